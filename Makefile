@@ -1,0 +1,33 @@
+# Two commands set everything up on a fresh machine with python3 (>= 3.11):
+#   make generate   spec/ -> generated/ and tests/generated/
+#   make test       freshness check, static checks and every test
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cksum < requirements.lock | cut -d' ' -f1)
+
+.PHONY: generate check lint test clean
+
+$(STAMP): requirements.lock
+	@$(PYTHON) -c 'import sys; sys.exit("chunkspec needs Python >= 3.11, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
+	rm -rf $(VENV)
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	touch $@
+
+generate: $(STAMP)
+	$(PY) -m generator generate
+
+check: $(STAMP)
+	$(PY) -m generator check
+
+lint: $(STAMP)
+	$(PY) -m ruff check generator generated tests
+	$(PY) -m black --check --quiet generator tests/*.py
+	$(PY) -m mypy
+
+test: check lint
+	$(PY) -m pytest
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,348 @@
+"""Turn the loaded spec files into the intermediate model (stage 2 of the pipeline).
+
+Here the decisions are made once for every target: which vendor adds which field,
+how a vendor quirk loosens a core field, the order of types and fields, and the
+Python name of every field in every target.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from generator import naming
+from generator.ir import (
+    Enum,
+    EnumRef,
+    EnumValue,
+    ErrorWhen,
+    Field,
+    ListOf,
+    MapOf,
+    Model,
+    ModelRef,
+    Provenance,
+    Scalar,
+    Spec,
+    TypeExpr,
+    Union,
+    Vendor,
+)
+from generator.load import RawEnum, RawField, RawRelax, RawSpec, RawType, Where
+from generator.typeexpr import TypeSyntaxError, parse_type
+
+
+def build_spec(raw: RawSpec) -> Spec:
+    """Validate the spec as a whole and build its intermediate model."""
+    return _Builder(raw).build()
+
+
+class _Builder:
+    def __init__(self, raw: RawSpec) -> None:
+        self.raw = raw
+        self.vendor_names = tuple(v.name for v in raw.vendors)
+        # name -> (raw definition, vendor or None for core)
+        self.types: dict[str, tuple[RawType, str | None]] = {}
+        self.enums: dict[str, tuple[RawEnum, str | None]] = {}
+        self.field_where: dict[tuple[str, str], Where] = {}
+
+    # --- declarations ---------------------------------------------------------
+
+    def declare(self) -> None:
+        sources: list[tuple[str | None, Iterable[RawType], Iterable[RawEnum]]] = [
+            (None, self.raw.core.types, self.raw.core.enums)
+        ]
+        sources += [(v.name, v.types, v.enums) for v in self.raw.vendors]
+        seen: dict[str, Where] = {}
+        for vendor, types, enums in sources:
+            for decl in [*types, *enums]:
+                if decl.name in seen:
+                    first = seen[decl.name]
+                    raise decl.where.error(
+                        f"type {decl.name!r} is already defined at {first.file}:{first.line}"
+                    )
+                seen[decl.name] = decl.where
+                if isinstance(decl, RawType):
+                    self.types[decl.name] = (decl, vendor)
+                else:
+                    self.enums[decl.name] = (decl, vendor)
+
+    def resolve(self, name: str) -> TypeExpr:
+        if name in self.types:
+            return ModelRef(name)
+        if name in self.enums:
+            return EnumRef(name, self.enums[name][0].open)
+        raise KeyError(name)
+
+    def parse(self, text: str, where: Where) -> TypeExpr:
+        try:
+            return parse_type(text, self.resolve)
+        except TypeSyntaxError as exc:
+            raise where.error(str(exc)) from None
+
+    # --- fields -------------------------------------------------------------------
+
+    def build(self) -> Spec:
+        self.declare()
+        core = self.raw.core
+        if core.root not in self.types:
+            raise core.where.error(f"root type {core.root!r} is not defined")
+        fields: dict[str, list[tuple[RawField, Provenance | None]]] = {}
+        for name, (decl, vendor) in self.types.items():
+            origin = self.provenance(vendor, None, ())
+            fields[name] = [(f, origin) for f in decl.fields]
+        self.add_vendor_fields(fields)
+        relaxations = self.collect_relaxations(fields)
+        models = {name: self.model(name, entries, relaxations) for name, entries in fields.items()}
+        order = self.order(core.root, models)
+        enums_used = _enums_used(order)
+        for name, (decl, _) in self.enums.items():
+            if name not in enums_used:
+                raise decl.where.error(f"enum {name!r} is defined but no field uses it")
+        return Spec(
+            root=core.root,
+            models=tuple(naming.assign(order, self.types_and_enums(), self.locate)),
+            enums=tuple(self.enum(name) for name in self.enums if name in enums_used),
+            vendors=tuple(self.vendor(v.name) for v in self.raw.vendors),
+            files=self.raw.files,
+        )
+
+    def locate(self, model: str, wire: str) -> tuple[str, int | None]:
+        where = self.field_where[(model, wire)]
+        return where.file, where.line
+
+    def types_and_enums(self) -> frozenset[str]:
+        return frozenset(self.types) | frozenset(self.enums)
+
+    def provenance(self, vendor: str | None, source: str | None, also: tuple[str, ...]) -> Provenance | None:
+        if vendor is None:
+            return None
+        return Provenance(vendors=(vendor, *also), source=source or self.vendor_source(vendor))
+
+    def vendor_source(self, vendor: str) -> str:
+        return next(v.source for v in self.raw.vendors if v.name == vendor)
+
+    def add_vendor_fields(self, fields: dict[str, list[tuple[RawField, Provenance | None]]]) -> None:
+        owners: dict[tuple[str, str], tuple[Where, str | None]] = {}
+        for name, entries in fields.items():
+            for f, origin in entries:
+                owners[(name, f.wire)] = (f.where, origin.vendors[0] if origin else None)
+        for vendor in self.raw.vendors:
+            for owner, owner_where, added in vendor.fields:
+                if owner not in fields:
+                    raise owner_where.error(f"vendor {vendor.name!r} adds fields to unknown type {owner!r}")
+                for f in added:
+                    for other in f.also:
+                        if other not in self.vendor_names:
+                            raise f.where.error(f"'also' names {other!r}, which has no file in spec/vendors")
+                        if other == vendor.name:
+                            raise f.where.error(f"'also' lists {other!r}, the vendor of this file")
+                    key = (owner, f.wire)
+                    if key in owners:
+                        first, by = owners[key]
+                        whose = "the core field" if by is None else f"the field of vendor {by!r}"
+                        hint = "" if by is None else f"; declare it once and list {vendor.name!r} under 'also'"
+                        raise f.where.error(
+                            f"{owner}.{f.wire} collides with {whose} at {first.file}:{first.line}{hint}"
+                        )
+                    owners[key] = (f.where, vendor.name)
+                    fields[owner].append((f, self.provenance(vendor.name, f.source, f.also)))
+
+    def collect_relaxations(
+        self, fields: dict[str, list[tuple[RawField, Provenance | None]]]
+    ) -> dict[tuple[str, str], list[tuple[RawRelax, str]]]:
+        found: dict[tuple[str, str], list[tuple[RawRelax, str]]] = {}
+        for vendor in self.raw.vendors:
+            for owner, owner_where, relaxes in vendor.relax:
+                if owner not in fields or self.types[owner][1] is not None:
+                    raise owner_where.error(f"vendor {vendor.name!r} relaxes {owner!r}, which is not a core type")
+                core_wires = {f.wire for f, origin in fields[owner] if origin is None}
+                for relax in relaxes:
+                    if relax.wire not in core_wires:
+                        raise relax.where.error(f"{owner}.{relax.wire} is not a core field, so it cannot be relaxed")
+                    found.setdefault((owner, relax.wire), []).append((relax, vendor.name))
+        return found
+
+    def model(
+        self,
+        name: str,
+        entries: list[tuple[RawField, Provenance | None]],
+        relaxations: dict[tuple[str, str], list[tuple[RawRelax, str]]],
+    ) -> Model:
+        decl, vendor = self.types[name]
+        built = []
+        for raw, origin in entries:
+            self.field_where[(name, raw.wire)] = raw.where
+            type_ = self.parse(raw.type, raw.type_where)
+            required, nullable = raw.required, raw.nullable
+            notes = []
+            for relax, by in relaxations.get((name, raw.wire), []):
+                required = required and relax.required is not False
+                nullable = nullable or relax.nullable is True
+                if relax.also_type is not None:
+                    type_ = _widen(type_, self.parse(relax.also_type, relax.where), relax.where)
+                notes.append(Provenance((by,), relax.source or self.vendor_source(by), relax.doc))
+            if raw.discriminator is not None:
+                type_ = self.discriminated(type_, raw.discriminator, raw.where)
+            built.append(
+                Field(
+                    wire=raw.wire,
+                    names=naming.PLACEHOLDER,
+                    type=type_,
+                    required=required,
+                    nullable=nullable,
+                    default=raw.default,
+                    doc=raw.doc,
+                    deprecated=raw.deprecated,
+                    origin=origin,
+                    relaxations=tuple(notes),
+                )
+            )
+            _check_union_kinds(type_, raw.where)
+            _check_default(built[-1], raw.where)
+        error_when = None
+        if decl.error_when is not None:
+            rule = decl.error_when
+            error_when = ErrorWhen(rule.has, rule.lacks, rule.doc)
+        return Model(
+            name=name,
+            doc=decl.doc,
+            fields=tuple(built),
+            origin=self.provenance(vendor, None, ()),
+            error_when=error_when,
+        )
+
+    def discriminated(self, type_: TypeExpr, key: str, where: Where) -> Union:
+        if not isinstance(type_, Union) or not all(isinstance(o, ModelRef) for o in type_.options):
+            raise where.error("'discriminator' needs a union of object types")
+        seen: dict[str, str] = {}
+        for option in type_.options:
+            assert isinstance(option, ModelRef)
+            decl = self.types[option.name][0]
+            tag = next((f for f in decl.fields if f.wire == key), None)
+            tag_type = self.parse(tag.type, tag.type_where) if tag else None
+            if tag is None or not tag.required or not isinstance(tag_type, EnumRef):
+                raise where.error(f"{option.name} needs a required enum field {key!r} to be told apart")
+            for value, _ in self.enums[tag_type.name][0].values:
+                if value in seen:
+                    raise where.error(f"{option.name} and {seen[value]} share the {key!r} value {value!r}")
+                seen[value] = option.name
+        return Union(type_.options, key)
+
+    # --- ordering -----------------------------------------------------------------
+
+    def order(self, root: str, models: dict[str, Model]) -> list[Model]:
+        """Dependency order (leaves first), spec order breaking ties; rejects cycles and orphans."""
+        done: list[str] = []
+        visiting: list[str] = []
+
+        def visit(name: str) -> None:
+            if name in done:
+                return
+            if name in visiting:
+                cycle = " -> ".join([*visiting[visiting.index(name) :], name])
+                raise self.types[name][0].where.error(f"type cycle: {cycle}")
+            visiting.append(name)
+            for field in models[name].fields:
+                for ref in _model_refs(field.type):
+                    visit(ref)
+            visiting.pop()
+            done.append(name)
+
+        visit(root)
+        for name, (decl, _) in self.types.items():
+            if name not in done:
+                raise decl.where.error(f"type {name!r} is defined but never reached from {root!r}")
+        return [models[name] for name in done]
+
+    def enum(self, name: str) -> Enum:
+        decl, vendor = self.enums[name]
+        return Enum(
+            name=name,
+            doc=decl.doc,
+            values=tuple(EnumValue(v, d) for v, d in decl.values),
+            open=decl.open,
+            origin=self.provenance(vendor, None, ()),
+        )
+
+    def vendor(self, name: str) -> Vendor:
+        raw = next(v for v in self.raw.vendors if v.name == name)
+        return Vendor(name=raw.name, title=raw.title, source=raw.source, file=raw.where.file)
+
+
+def _widen(base: TypeExpr, extra: TypeExpr, where: Where) -> Union:
+    options = list(base.options) if isinstance(base, Union) else [base]
+    for option in extra.options if isinstance(extra, Union) else (extra,):
+        if option in options:
+            raise where.error("also_type adds a type the field already has")
+        options.append(option)
+    return Union(tuple(options))
+
+
+def _json_kind(expr: TypeExpr) -> str:
+    if isinstance(expr, Scalar):
+        return expr.kind
+    if isinstance(expr, EnumRef):
+        return "string"
+    if isinstance(expr, ListOf):
+        return "list"
+    if isinstance(expr, (MapOf, ModelRef)):
+        return "object"
+    return "union"
+
+
+def _check_default(field: Field, where: Where) -> None:
+    """A default normalises a missing or null list to `[]`; nothing else is supported."""
+    if field.default is None:
+        return
+    if field.required or field.nullable:
+        raise where.error("a field with a default can be neither required nor nullable")
+    if field.default != [] or not isinstance(field.type, ListOf):
+        raise where.error(f"default {field.default!r} is not supported: only [] on a list")
+
+
+def _check_union_kinds(expr: TypeExpr, where: Where) -> None:
+    """Alternatives must differ in JSON kind; objects may share it only with a discriminator."""
+    if isinstance(expr, (ListOf, MapOf)):
+        _check_union_kinds(expr.item if isinstance(expr, ListOf) else expr.value, where)
+    if not isinstance(expr, Union):
+        return
+    kinds: set[str] = set()
+    for option in expr.options:
+        _check_union_kinds(option, where)
+        kind = _json_kind(option)
+        if kind == "any":
+            raise where.error("'any' cannot be part of a union: it already accepts every value")
+        if kind in kinds and not (kind == "object" and expr.discriminator):
+            raise where.error(
+                f"two alternatives of the union are both JSON {kind}s; only object types with a"
+                " 'discriminator' can share a kind"
+            )
+        kinds.add(kind)
+
+
+def _model_refs(expr: TypeExpr) -> list[str]:
+    if isinstance(expr, ModelRef):
+        return [expr.name]
+    if isinstance(expr, ListOf):
+        return _model_refs(expr.item)
+    if isinstance(expr, MapOf):
+        return _model_refs(expr.value)
+    if isinstance(expr, Union):
+        return [name for option in expr.options for name in _model_refs(option)]
+    return []
+
+
+def _enum_refs(expr: TypeExpr) -> list[str]:
+    if isinstance(expr, EnumRef):
+        return [expr.name]
+    if isinstance(expr, ListOf):
+        return _enum_refs(expr.item)
+    if isinstance(expr, MapOf):
+        return _enum_refs(expr.value)
+    if isinstance(expr, Union):
+        return [name for option in expr.options for name in _enum_refs(option)]
+    return []
+
+
+def _enums_used(models: Iterable[Model]) -> set[str]:
+    return {name for m in models for f in m.fields for name in _enum_refs(f.type)}

@@ -1,0 +1,168 @@
+"""The typed intermediate model every target is rendered from.
+
+Everything here is frozen and ordered: templates iterate tuples, never dicts or sets,
+so output does not depend on hashing. Wire names and per-target Python names are both
+kept on each field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+ScalarKind: TypeAlias = Literal["string", "int", "float", "bool", "any"]
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A JSON scalar (or, for `any`, any JSON value kept as decoded)."""
+
+    kind: ScalarKind
+
+
+@dataclass(frozen=True)
+class ListOf:
+    """A JSON array whose items all have one type."""
+
+    item: TypeExpr
+
+
+@dataclass(frozen=True)
+class MapOf:
+    """A JSON object with arbitrary string keys whose values all have one type."""
+
+    value: TypeExpr
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """A named object type of the spec."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class EnumRef:
+    """A named string enum of the spec."""
+
+    name: str
+    open: bool
+
+
+@dataclass(frozen=True)
+class Union:
+    """Alternatives told apart by their JSON kind, or among objects by a discriminator key."""
+
+    options: tuple[TypeExpr, ...]
+    discriminator: str | None = None
+
+
+TypeExpr: TypeAlias = Scalar | ListOf | MapOf | ModelRef | EnumRef | Union
+
+
+@dataclass(frozen=True)
+class Names:
+    """The Python attribute name of a field in each target that has attributes."""
+
+    dataclasses: str
+    pydantic: str
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Who adds or changes a field and where that is documented."""
+
+    vendors: tuple[str, ...]
+    source: str | None
+    doc: str | None = None
+
+
+@dataclass(frozen=True)
+class Field:
+    """One key of an object type."""
+
+    wire: str
+    names: Names
+    type: TypeExpr
+    required: bool
+    nullable: bool
+    default: object | None
+    doc: str
+    deprecated: str | None
+    origin: Provenance | None
+    """The vendors that add this field; None for a core field."""
+    relaxations: tuple[Provenance, ...]
+    """Vendor quirks that loosened a core field (optional, or another type)."""
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not None
+
+
+@dataclass(frozen=True)
+class ErrorWhen:
+    """A payload with key `has` and without key `lacks` is an error report, not this type."""
+
+    has: str
+    lacks: str
+    doc: str
+
+
+@dataclass(frozen=True)
+class Model:
+    """An object type: its fields in spec order (core first, then vendors by name)."""
+
+    name: str
+    doc: str
+    fields: tuple[Field, ...]
+    origin: Provenance | None
+    error_when: ErrorWhen | None = None
+
+
+@dataclass(frozen=True)
+class EnumValue:
+    value: str
+    doc: str
+
+
+@dataclass(frozen=True)
+class Enum:
+    """A named set of string values; open enums also accept values not listed."""
+
+    name: str
+    doc: str
+    values: tuple[EnumValue, ...]
+    open: bool
+    origin: Provenance | None
+
+
+@dataclass(frozen=True)
+class Vendor:
+    name: str
+    title: str
+    source: str
+    file: str
+
+
+@dataclass(frozen=True)
+class Spec:
+    """The whole spec: models in dependency order (leaves first, the root last)."""
+
+    root: str
+    models: tuple[Model, ...]
+    enums: tuple[Enum, ...]
+    vendors: tuple[Vendor, ...]
+    files: tuple[str, ...]
+    """Spec files it was built from, relative to the project root."""
+
+    def model(self, name: str) -> Model:
+        for model in self.models:
+            if model.name == name:
+                return model
+        raise KeyError(name)
+
+    def enum(self, name: str) -> Enum:
+        for enum in self.enums:
+            if enum.name == name:
+                return enum
+        raise KeyError(name)

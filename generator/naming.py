@@ -1,0 +1,75 @@
+"""Python names for wire keys, per target.
+
+A wire key stays the Python name whenever it is a valid, unreserved identifier in that
+target (`id`, `type`, `object` stay as they are). Otherwise it is sanitised and given a
+trailing underscore, and the target keeps the wire name as an alias. Two keys that end
+up with the same Python name stop generation; nothing is numbered.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+
+from generator.errors import SpecError
+from generator.ir import Model, Names
+
+PLACEHOLDER = Names(dataclasses="", pydantic="")
+
+# Names the generated classes use themselves, and builtins their annotations use.
+_ANNOTATION_NAMES = frozenset({"str", "int", "float", "bool", "list", "dict", "Any", "Literal", "None"})
+DATACLASS_RESERVED = _ANNOTATION_NAMES | {"extra", "from_dict", "to_dict"}
+# Public attributes of pydantic 2.x BaseModel (fixed here so output never depends on
+# the installed pydantic); every `model_` name is reserved by pydantic as well.
+PYDANTIC_RESERVED = _ANNOTATION_NAMES | {
+    "construct", "copy", "dict", "from_orm", "json", "parse_file", "parse_obj",
+    "parse_raw", "schema", "schema_json", "update_forward_refs", "validate",
+}  # fmt: skip
+
+
+def python_name(wire: str, reserved: frozenset[str] | set[str]) -> str:
+    """The identifier for `wire`: itself when allowed, otherwise sanitised plus `_`."""
+    name = re.sub(r"\W", "_", wire, flags=re.ASCII)
+    name = name.lstrip("_")  # leading underscores are private (and mangled) in a class body
+    if not name:
+        name = "field"
+    if name[0].isdigit():
+        name = "field_" + name
+    if name != wire or keyword.iskeyword(name) or name in reserved or name.startswith("model_"):
+        # `model_` only matters to pydantic, but one rule for both targets keeps them alike.
+        if not name.endswith("_") or name == wire:
+            name += "_"
+    return name
+
+
+def assign(
+    models: Iterable[Model],
+    type_names: frozenset[str],
+    where: Callable[[str, str], tuple[str, int | None]],
+) -> list[Model]:
+    """Give every field its per-target names; `where(model, wire)` locates a field for errors."""
+    out = []
+    for model in models:
+        taken: dict[tuple[str, str], str] = {}
+        fields = []
+        for field in model.fields:
+            names = Names(
+                dataclasses=python_name(field.wire, DATACLASS_RESERVED | type_names),
+                pydantic=python_name(field.wire, PYDANTIC_RESERVED | type_names),
+            )
+            for target, name in (("dataclasses", names.dataclasses), ("pydantic", names.pydantic)):
+                other = taken.get((target, name))
+                if other is not None:
+                    file, line = where(model.name, field.wire)
+                    raise SpecError(
+                        f"{model.name}: keys {other!r} and {field.wire!r} both become the Python"
+                        f" name {name!r}; rename one on the wire side or drop it",
+                        file,
+                        line,
+                    )
+                taken[(target, name)] = field.wire
+            fields.append(replace(field, names=names))
+        out.append(replace(model, fields=tuple(fields)))
+    return out

@@ -1,0 +1,232 @@
+"""Render every target from templates/ (stage 3 of the pipeline).
+
+The Jinja environment is strict (an undefined name is an error) and gets its values
+from the intermediate model through a few named filters; the templates only lay code
+out. Every spec string that reaches code goes through `pyrepr` or `docstring`.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+import textwrap
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from generator import examples, spelling
+from generator.codecs import Codecs, stdlib_codecs
+from generator.ir import Enum, Field, Model, Spec
+
+MODULE_TARGETS = ("dataclasses", "typeddicts", "pydantic")
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One output file: its path relative to the project root and its unformatted text."""
+
+    path: str
+    text: str
+    python: bool
+
+
+def environment(templates: Path) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    env.filters["pyrepr"] = _pyrepr
+    env.filters["docstring"] = docstring
+    env.filters["comment"] = comment
+    return env
+
+
+def _pyrepr(value: object) -> str:
+    # repr() of str/int/list/dict is valid Python source for the same value.
+    return repr(value)
+
+
+def docstring(paragraphs: str | Sequence[str], indent: int = 0) -> str:
+    """A triple-quoted docstring, wrapped to the line length, safe for any text."""
+    if isinstance(paragraphs, str):
+        paragraphs = [paragraphs]
+    width = 88 - indent
+    lines: list[str] = []
+    for paragraph in paragraphs:
+        if lines:
+            lines.append("")
+        lines.extend(textwrap.wrap(_escape_docstring(paragraph), width=width, break_long_words=False, break_on_hyphens=False) or [""])
+    pad = " " * indent
+    if len(lines) == 1 and len(lines[0]) + 6 <= width:
+        return f'"""{lines[0]}"""'
+    body = "\n".join((pad + line) if line else "" for line in lines)
+    return f'"""{body.lstrip()}\n{pad}"""'
+
+
+def _escape_docstring(text: str) -> str:
+    text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    if text.endswith('"'):
+        text = text[:-1] + '\\"'
+    # Line breaks in a spec doc are folded; the wrapper decides where lines end.
+    return " ".join(text.split())
+
+
+def comment(paragraphs: str | Sequence[str], indent: int = 0) -> str:
+    """The same text as `docstring`, as `#` comment lines (for where a docstring cannot go)."""
+    if isinstance(paragraphs, str):
+        paragraphs = [paragraphs]
+    pad = " " * indent
+    lines: list[str] = []
+    for paragraph in paragraphs:
+        if lines:
+            lines.append(pad + "#")
+        for line in textwrap.wrap(" ".join(paragraph.split()), width=86 - indent, break_long_words=False) or [""]:
+            lines.append(f"{pad}# {line}")
+    return "\n".join(lines).lstrip()
+
+
+# --- doc text composed from the spec ------------------------------------------
+
+
+def field_doc(field: Field) -> list[str]:
+    """The paragraphs of a field's docstring: doc, deprecation, vendor credits, quirks."""
+    paragraphs = [field.doc]
+    if field.deprecated:
+        paragraphs.append(f"Deprecated: {field.deprecated}")
+    if field.origin is not None:
+        paragraphs.append(f"Vendor: {', '.join(field.origin.vendors)} ({field.origin.source}).")
+    for note in field.relaxations:
+        paragraphs.append(f"{', '.join(note.vendors)}: {note.doc} ({note.source})")
+    return paragraphs
+
+
+def model_doc(model: Model) -> list[str]:
+    paragraphs = [model.doc]
+    if model.origin is not None:
+        paragraphs.append(f"Vendor: {', '.join(model.origin.vendors)}.")
+    if model.error_when is not None:
+        paragraphs.append(model.error_when.doc)
+    return paragraphs
+
+
+def enum_doc(enum: Enum) -> list[str]:
+    values = "; ".join(f"`{v.value}`: {v.doc.rstrip('.')}" for v in enum.values)
+    tail = "Values not listed here are accepted and kept." if enum.open else "No other value is accepted."
+    paragraphs = [enum.doc, f"{values}. {tail}"]
+    if enum.origin is not None:
+        paragraphs.append(f"Vendor: {', '.join(enum.origin.vendors)}.")
+    return paragraphs
+
+
+# --- per-target helpers exposed to templates ----------------------------------
+
+
+def snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def keys_constant(model: Model) -> str:
+    return f"_{snake(model.name).upper()}_KEYS"
+
+
+def validator_name(name: str) -> str:
+    return f"validate_{snake(name)}"
+
+
+def functional_typeddict(model: Model) -> bool:
+    """Class syntax cannot hold keys that are not identifiers (or would be name-mangled)."""
+    return any(
+        not f.wire.isidentifier() or keyword.iskeyword(f.wire) or f.wire.startswith("__")
+        for f in model.fields
+    )
+
+
+def reader(field: Field) -> str:
+    """The helper that reads a field's key from a decoded object."""
+    if field.has_default:
+        return "_defaulted"
+    base = "_required" if field.required else "_optional"
+    return base + ("_nullable" if field.nullable else "")
+
+
+def encode_expr(field: Field, encoder: str | None) -> str:
+    """The expression `to_dict` writes for a field of a dataclass."""
+    value = f"self.{field.names.dataclasses}"
+    if encoder is None:
+        return value
+    if field.nullable:
+        return f"None if {value} is None else {encoder}({value})"
+    return f"{encoder}({value})"
+
+
+def header(spec: Spec, spec_hash: str, target: str) -> list[str]:
+    return [
+        "Code generated by chunkspec from the spec files below. DO NOT EDIT.",
+        f"Sources: {', '.join(spec.files)}",
+        f"Spec hash: {spec_hash}. Target: {target}. Regenerate with `make generate`.",
+    ]
+
+
+def _context(spec: Spec, spec_hash: str, target: str) -> dict[str, Any]:
+    helpers: dict[str, Callable[..., Any]] = {
+        "annotation": lambda f: spelling.field_annotation(f, target),
+        "pydantic_field": spelling.pydantic_field,
+        "field_doc": field_doc,
+        "model_doc": model_doc,
+        "enum_doc": enum_doc,
+        "keys_constant": keys_constant,
+        "validator_name": validator_name,
+        "functional_typeddict": functional_typeddict,
+        "reader": reader,
+        "default_factory": spelling.default_factory,
+        "python_name": lambda f: getattr(f.names, "pydantic" if target == "pydantic" else "dataclasses"),
+    }
+    context: dict[str, Any] = {
+        "spec": spec,
+        "target": target,
+        "header": header(spec, spec_hash, target),
+        "root": spec.model(spec.root),
+        "uses_any": any(spelling.uses(f.type, "any") for m in spec.models for f in m.fields),
+        **helpers,
+    }
+    if target != "pydantic":
+        model_decoder = (lambda n: f"{n}.from_dict") if target == "dataclasses" else validator_name
+        codecs: Codecs = stdlib_codecs(spec, target, model_decoder)
+        fields = [f for m in spec.models for f in m.fields]
+        context["codecs"] = codecs
+        context["readers"] = sorted({reader(f) for f in fields})
+        context["decoder"] = lambda f: codecs.decoder_of(f.type)
+        context["encode"] = lambda f: encode_expr(f, codecs.encoder_of(f.type))
+    return context
+
+
+def render_all(spec: Spec, spec_hash: str, templates: Path) -> list[Rendered]:
+    """Every generated Python file of the project, in a fixed order."""
+    env = environment(templates)
+    out = []
+    for target in MODULE_TARGETS:
+        context = _context(spec, spec_hash, target)
+        text = env.get_template(f"{target}.py.jinja").render(context)
+        out.append(Rendered(f"generated/chunk_{target}.py", text, python=True))
+        test_context = {**context, "examples": examples.for_spec(spec)}
+        test = env.get_template("test_roundtrip.py.jinja").render(test_context)
+        out.append(Rendered(f"tests/generated/test_roundtrip_{target}.py", test, python=True))
+    agree_context = {"header": header(spec, spec_hash, "all"), "targets": MODULE_TARGETS}
+    agree = env.get_template("test_targets_agree.py.jinja").render(agree_context)
+    out.append(Rendered("tests/generated/test_targets_agree.py", agree, python=True))
+    packages = {
+        "generated/__init__.py": "Generated chunk models; each module also works copied on its own.",
+        "tests/generated/__init__.py": "Generated round-trip tests.",
+    }
+    init = env.get_template("package_init.py.jinja")
+    for path, doc in packages.items():
+        text = init.render({"header": header(spec, spec_hash, "package"), "doc": doc})
+        out.append(Rendered(path, text, python=True))
+    return out

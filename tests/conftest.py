@@ -1,0 +1,16 @@
+"""Prints how many captured chunks each target round-tripped."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support import FIXTURE_STREAMS, ROUND_TRIPS
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not ROUND_TRIPS:
+        return
+    total = sum(len(s.chunks) for s in FIXTURE_STREAMS)
+    terminalreporter.section("lossless round trips of captured chunks")
+    for target, count in sorted(ROUND_TRIPS.items()):
+        terminalreporter.write_line(f"{target}: {count} of {total} chunks from {len(FIXTURE_STREAMS)} streams")

@@ -1,0 +1,69 @@
+"""What the hand-written and the generated tests share: the captured streams, a
+type-strict JSON comparison and the round-trip counts printed at the end of a run."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "streams"
+
+ROUND_TRIPS: Counter[str] = Counter()
+"""Chunks round-tripped per target in this run, reported by conftest.py."""
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One captured stream: a chunk JSON per line, with the line number of each."""
+
+    name: str
+    chunks: tuple[tuple[int, str], ...]
+
+
+def load_streams() -> tuple[Stream, ...]:
+    streams = []
+    for path in sorted(FIXTURES.glob("*.jsonl")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        chunks = tuple((number, text) for number, text in enumerate(lines, 1) if text.strip())
+        streams.append(Stream(path.stem, chunks))
+    return tuple(streams)
+
+
+FIXTURE_STREAMS = load_streams()
+
+
+def count_round_trip(target: str, chunks: int) -> None:
+    ROUND_TRIPS[target] += chunks
+
+
+def normalised(payload: Any, defaults: dict[str, Any]) -> Any:
+    """The payload as a lossless decoder must give it back: missing or null keys that
+    have a default read as that default (for the chunk: `choices`)."""
+    if not isinstance(payload, dict):
+        return payload
+    out = dict(payload)
+    for key, default in defaults.items():
+        if out.get(key) is None:
+            out[key] = json.loads(json.dumps(default))
+    return out
+
+
+def assert_same_json(actual: Any, expected: Any, where: str = "", path: str = "$") -> None:
+    """Equal as JSON and type for type: 1 is not 1.0 or True, null is not absent."""
+    prefix = f"{where}: " if where else ""
+    assert type(actual) is type(expected), f"{prefix}{path}: {actual!r} is not {expected!r}"
+    if isinstance(expected, dict):
+        assert list(actual) == list(expected) or set(actual) == set(expected), (
+            f"{prefix}{path}: keys {sorted(actual)} != {sorted(expected)}"
+        )
+        for key in expected:
+            assert_same_json(actual[key], expected[key], where, f"{path}.{key}")
+    elif isinstance(expected, list):
+        assert len(actual) == len(expected), f"{prefix}{path}: {len(actual)} items, expected {len(expected)}"
+        for index, (a, e) in enumerate(zip(actual, expected)):
+            assert_same_json(a, e, where, f"{path}[{index}]")
+    else:
+        assert actual == expected, f"{prefix}{path}: {actual!r} != {expected!r}"
