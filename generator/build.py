@@ -54,7 +54,8 @@ class _Builder:
         sources += [(v.name, v.types, v.enums) for v in self.raw.vendors]
         seen: dict[str, Where] = {}
         for vendor, types, enums in sources:
-            for decl in [*types, *enums]:
+            declarations: list[RawType | RawEnum] = [*types, *enums]
+            for decl in declarations:
                 if decl.name in seen:
                     first = seen[decl.name]
                     raise decl.where.error(
@@ -95,9 +96,9 @@ class _Builder:
         models = {name: self.model(name, entries, relaxations) for name, entries in fields.items()}
         order = self.order(core.root, models)
         enums_used = _enums_used(order)
-        for name, (decl, _) in self.enums.items():
+        for name, (enum_decl, _) in self.enums.items():
             if name not in enums_used:
-                raise decl.where.error(f"enum {name!r} is defined but no field uses it")
+                raise enum_decl.where.error(f"enum {name!r} is defined but no field uses it")
         return Spec(
             root=core.root,
             models=tuple(naming.assign(order, self.types_and_enums(), self.locate)),
@@ -113,7 +114,9 @@ class _Builder:
     def types_and_enums(self) -> frozenset[str]:
         return frozenset(self.types) | frozenset(self.enums)
 
-    def provenance(self, vendor: str | None, source: str | None, also: tuple[str, ...]) -> Provenance | None:
+    def provenance(
+        self, vendor: str | None, source: str | None, also: tuple[str, ...]
+    ) -> Provenance | None:
         if vendor is None:
             return None
         return Provenance(vendors=(vendor, *also), source=source or self.vendor_source(vendor))
@@ -121,7 +124,9 @@ class _Builder:
     def vendor_source(self, vendor: str) -> str:
         return next(v.source for v in self.raw.vendors if v.name == vendor)
 
-    def add_vendor_fields(self, fields: dict[str, list[tuple[RawField, Provenance | None]]]) -> None:
+    def add_vendor_fields(
+        self, fields: dict[str, list[tuple[RawField, Provenance | None]]]
+    ) -> None:
         owners: dict[tuple[str, str], tuple[Where, str | None]] = {}
         for name, entries in fields.items():
             for f, origin in entries:
@@ -129,18 +134,26 @@ class _Builder:
         for vendor in self.raw.vendors:
             for owner, owner_where, added in vendor.fields:
                 if owner not in fields:
-                    raise owner_where.error(f"vendor {vendor.name!r} adds fields to unknown type {owner!r}")
+                    raise owner_where.error(
+                        f"vendor {vendor.name!r} adds fields to unknown type {owner!r}"
+                    )
                 for f in added:
                     for other in f.also:
                         if other not in self.vendor_names:
-                            raise f.where.error(f"'also' names {other!r}, which has no file in spec/vendors")
+                            raise f.where.error(
+                                f"'also' names {other!r}, which has no file in spec/vendors"
+                            )
                         if other == vendor.name:
                             raise f.where.error(f"'also' lists {other!r}, the vendor of this file")
                     key = (owner, f.wire)
                     if key in owners:
                         first, by = owners[key]
                         whose = "the core field" if by is None else f"the field of vendor {by!r}"
-                        hint = "" if by is None else f"; declare it once and list {vendor.name!r} under 'also'"
+                        hint = (
+                            ""
+                            if by is None
+                            else f"; declare it once and list {vendor.name!r} under 'also'"
+                        )
                         raise f.where.error(
                             f"{owner}.{f.wire} collides with {whose} at {first.file}:{first.line}{hint}"
                         )
@@ -154,11 +167,15 @@ class _Builder:
         for vendor in self.raw.vendors:
             for owner, owner_where, relaxes in vendor.relax:
                 if owner not in fields or self.types[owner][1] is not None:
-                    raise owner_where.error(f"vendor {vendor.name!r} relaxes {owner!r}, which is not a core type")
+                    raise owner_where.error(
+                        f"vendor {vendor.name!r} relaxes {owner!r}, which is not a core type"
+                    )
                 core_wires = {f.wire for f, origin in fields[owner] if origin is None}
                 for relax in relaxes:
                     if relax.wire not in core_wires:
-                        raise relax.where.error(f"{owner}.{relax.wire} is not a core field, so it cannot be relaxed")
+                        raise relax.where.error(
+                            f"{owner}.{relax.wire} is not a core field, so it cannot be relaxed"
+                        )
                     found.setdefault((owner, relax.wire), []).append((relax, vendor.name))
         return found
 
@@ -221,10 +238,14 @@ class _Builder:
             tag = next((f for f in decl.fields if f.wire == key), None)
             tag_type = self.parse(tag.type, tag.type_where) if tag else None
             if tag is None or not tag.required or not isinstance(tag_type, EnumRef):
-                raise where.error(f"{option.name} needs a required enum field {key!r} to be told apart")
+                raise where.error(
+                    f"{option.name} needs a required enum field {key!r} to be told apart"
+                )
             for value, _ in self.enums[tag_type.name][0].values:
                 if value in seen:
-                    raise where.error(f"{option.name} and {seen[value]} share the {key!r} value {value!r}")
+                    raise where.error(
+                        f"{option.name} and {seen[value]} share the {key!r} value {value!r}"
+                    )
                 seen[value] = option.name
         return Union(type_.options, key)
 
@@ -270,7 +291,7 @@ class _Builder:
 
 
 def _widen(base: TypeExpr, extra: TypeExpr, where: Where) -> Union:
-    options = list(base.options) if isinstance(base, Union) else [base]
+    options: list[TypeExpr] = list(base.options) if isinstance(base, Union) else [base]
     for option in extra.options if isinstance(extra, Union) else (extra,):
         if option in options:
             raise where.error("also_type adds a type the field already has")

@@ -166,13 +166,18 @@ class _Builder:
             tags = []
             for option in expr.options:
                 assert isinstance(option, ModelRef)
-                tag_field = next(f for f in self.spec.model(option.name).fields if f.wire == expr.discriminator)
+                tag_field = next(
+                    f for f in self.spec.model(option.name).fields if f.wire == expr.discriminator
+                )
                 assert isinstance(tag_field.type, EnumRef)
                 for value in self.spec.enum(tag_field.type.name).values:
                     tags.append((value.value, self.decoder(option)))
             return Codec(name, "tagged", spelled, key=expr.discriminator, tags=tuple(tags))
         assert isinstance(expr, ModelRef | Union)
-        options = sorted(expr.options if isinstance(expr, Union) else (expr,), key=lambda o: _KIND_ORDER.index(_kind(o)))
+        options = sorted(
+            expr.options if isinstance(expr, Union) else (expr,),
+            key=lambda o: _KIND_ORDER.index(_kind(o)),
+        )
         return Codec(
             name,
             "union",
@@ -207,7 +212,11 @@ class _Builder:
             for option in expr.options:
                 function = self.encoder(option)
                 if function is not None:
-                    check = f"isinstance(value, {option.name})" if isinstance(option, ModelRef) else _CHECKS[_kind(option)]
+                    check = (
+                        f"isinstance(value, {option.name})"
+                        if isinstance(option, ModelRef)
+                        else _CHECKS[_kind(option)]
+                    )
                     options.append(Option(check, function))
             codec = Codec(name, "union", spelled, options=tuple(options))
         self.encoders[name] = codec

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import black
+from black.mode import TargetVersion
 
 from generator.render import Rendered
 
 BLACK_MODE = black.Mode(
-    target_versions={black.TargetVersion.PY311},
+    target_versions={TargetVersion.PY311},
     line_length=88,
     string_normalization=True,
     magic_trailing_comma=True,
@@ -41,7 +42,9 @@ class RenderError(Exception):
 def spec_hash(root: Path, spec_files: Iterable[str]) -> str:
     """A short hash of the spec files and the templates, stable across machines."""
     digest = hashlib.sha256()
-    template_files = sorted(p.relative_to(root).as_posix() for p in (root / "templates").glob("*.jinja"))
+    template_files = sorted(
+        p.relative_to(root).as_posix() for p in (root / "templates").glob("*.jinja")
+    )
     for name in [*spec_files, *template_files]:
         digest.update(name.encode() + b"\0")
         digest.update((root / name).read_bytes().replace(b"\r\n", b"\n") + b"\0")
@@ -55,7 +58,9 @@ def finish(rendered: Rendered) -> Output:
     try:
         compile(rendered.text, rendered.path, "exec")
     except SyntaxError as exc:
-        raise RenderError(f"{rendered.path}:{exc.lineno}: generated code does not compile: {exc.msg}") from exc
+        raise RenderError(
+            f"{rendered.path}:{exc.lineno}: generated code does not compile: {exc.msg}"
+        ) from exc
     return Output(rendered.path, black.format_str(rendered.text, mode=BLACK_MODE))
 
 

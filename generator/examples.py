@@ -53,7 +53,9 @@ class _Maker:
         out: dict[str, Any] = {}
         for field in model.fields:
             if field.has_default:
-                out[field.wire] = field.default if variant == "minimal" else self.value(field.type, variant)
+                out[field.wire] = (
+                    field.default if variant == "minimal" else self.value(field.type, variant)
+                )
             elif field.required:
                 out[field.wire] = self.value(field.type, variant)
             elif variant == "nulls":

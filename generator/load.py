@@ -181,7 +181,9 @@ def _vendor(doc: Located, file: str, stem: str) -> RawVendor:
     if not _VENDOR_NAME.match(name):
         raise _at(doc, file, "vendor").error(f"vendor name {name!r} must be lower_snake_case")
     if name != stem:
-        raise _at(doc, file, "vendor").error(f"vendor {name!r} must live in spec/vendors/{name}.yaml")
+        raise _at(doc, file, "vendor").error(
+            f"vendor {name!r} must live in spec/vendors/{name}.yaml"
+        )
     source = _text(doc, file, "source", "a vendor file")
     fields = []
     for owner, owner_where, body in _owners(doc, file, "fields"):
@@ -250,7 +252,16 @@ def _error_when(body: Located, file: str, name: str) -> RawErrorWhen | None:
     )
 
 
-_FIELD_KEYS = {"type", "doc", "required", "nullable", "default", "deprecated", "discriminator", "source"}
+_FIELD_KEYS = {
+    "type",
+    "doc",
+    "required",
+    "nullable",
+    "default",
+    "deprecated",
+    "discriminator",
+    "source",
+}
 
 
 def _fields(section: Located, file: str, owner: str, *, vendor: bool) -> tuple[RawField, ...]:
@@ -265,7 +276,9 @@ def _fields(section: Located, file: str, owner: str, *, vendor: bool) -> tuple[R
         _keys(body, file, what, allowed, {"type", "doc"})
         deprecated = body.get("deprecated")
         if deprecated is not None and not (isinstance(deprecated, str) and deprecated.strip()):
-            raise _at(body, file, "deprecated").error("'deprecated' must say why, as a non-empty string")
+            raise _at(body, file, "deprecated").error(
+                "'deprecated' must say why, as a non-empty string"
+            )
         also = body.get("also", [])
         if not isinstance(also, list) or not all(isinstance(v, str) for v in also):
             raise _at(body, file, "also").error("'also' must be a list of vendor names")
@@ -278,7 +291,9 @@ def _fields(section: Located, file: str, owner: str, *, vendor: bool) -> tuple[R
                 nullable=_flag(body, file, "nullable", False),
                 default=body.get("default"),
                 deprecated=" ".join(deprecated.split()) if isinstance(deprecated, str) else None,
-                discriminator=_text(body, file, "discriminator", what) if "discriminator" in body else None,
+                discriminator=(
+                    _text(body, file, "discriminator", what) if "discriminator" in body else None
+                ),
                 source=_text(body, file, "source", what) if "source" in body else None,
                 also=tuple(also),
                 where=where,
@@ -331,7 +346,9 @@ def _enums(doc: Located, file: str) -> tuple[RawEnum, ...]:
         for value in values:
             doc_text = values[value]
             if not isinstance(doc_text, str) or not doc_text.strip():
-                raise _at(values, file, value).error(f"value {value!r} of {name} needs a doc string")
+                raise _at(values, file, value).error(
+                    f"value {value!r} of {name} needs a doc string"
+                )
             pairs.append((value, " ".join(doc_text.split())))
         out.append(
             RawEnum(

@@ -19,7 +19,9 @@ from generator.ir import Model, Names
 PLACEHOLDER = Names(dataclasses="", pydantic="")
 
 # Names the generated classes use themselves, and builtins their annotations use.
-_ANNOTATION_NAMES = frozenset({"str", "int", "float", "bool", "list", "dict", "Any", "Literal", "None"})
+_ANNOTATION_NAMES = frozenset(
+    {"str", "int", "float", "bool", "list", "dict", "Any", "Literal", "None"}
+)
 DATACLASS_RESERVED = _ANNOTATION_NAMES | {"extra", "from_dict", "to_dict"}
 # Public attributes of pydantic 2.x BaseModel (fixed here so output never depends on
 # the installed pydantic); every `model_` name is reserved by pydantic as well.
@@ -37,10 +39,10 @@ def python_name(wire: str, reserved: frozenset[str] | set[str]) -> str:
         name = "field"
     if name[0].isdigit():
         name = "field_" + name
-    if name != wire or keyword.iskeyword(name) or name in reserved or name.startswith("model_"):
-        # `model_` only matters to pydantic, but one rule for both targets keeps them alike.
-        if not name.endswith("_") or name == wire:
-            name += "_"
+    # `model_` only matters to pydantic, but one rule for both targets keeps them alike.
+    clash = keyword.iskeyword(name) or name in reserved or name.startswith("model_")
+    if clash or (name != wire and not name.endswith("_")):
+        name += "_"
     return name
 
 

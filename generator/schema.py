@@ -11,7 +11,18 @@ import json
 from typing import Any
 
 from generator.emit import Output
-from generator.ir import Enum, EnumRef, Field, ListOf, MapOf, Model, ModelRef, Scalar, Spec, TypeExpr, Union
+from generator.ir import (
+    Enum,
+    EnumRef,
+    Field,
+    ListOf,
+    MapOf,
+    Model,
+    ModelRef,
+    Scalar,
+    Spec,
+    TypeExpr,
+)
 
 SCHEMA_PATH = "generated/chunk.schema.json"
 

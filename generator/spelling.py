@@ -32,10 +32,10 @@ def field_annotation(field: Field, target: str) -> str:
     """The annotation of a field: its type, `| None` when nullable, and (for
     dataclasses) the unset marker when the key may be absent."""
     text = annotation(field.type, target)
-    if field.nullable:
-        text += " | None"
     if target == "dataclasses" and not field.required and not field.has_default:
         text += " | _Unset"
+    if field.nullable:
+        text += " | None"
     return text
 
 

@@ -65,8 +65,9 @@ class _Parser:
             if not self.eat("]"):
                 raise TypeSyntaxError(f"missing ']' in type {self.text!r}")
             return ListOf(inner) if name == "list" else MapOf(inner)
-        if name in SCALARS:
-            return Scalar(name)  # type: ignore[arg-type]
+        for kind in SCALARS:
+            if name == kind:
+                return Scalar(kind)
         try:
             return self.resolve(name)
         except KeyError:
@@ -75,7 +76,9 @@ class _Parser:
     def name(self) -> str:
         self.skip_space()
         start = self.pos
-        while self.pos < len(self.text) and (self.text[self.pos].isalnum() or self.text[self.pos] == "_"):
+        while self.pos < len(self.text) and (
+            self.text[self.pos].isalnum() or self.text[self.pos] == "_"
+        ):
             self.pos += 1
         if start == self.pos:
             found = self.text[self.pos : self.pos + 1] or "end of text"

@@ -43,7 +43,9 @@ class _Loader(yaml.SafeLoader):
                 )
             if key in mapping:
                 first = mapping.key_lines[key]
-                raise SpecError(f"duplicate key {key!r} (first defined on line {first})", self.file, line)
+                raise SpecError(
+                    f"duplicate key {key!r} (first defined on line {first})", self.file, line
+                )
             mapping[key] = self.construct_object(value_node, deep=True)
             mapping.key_lines[key] = line
         return mapping
@@ -51,7 +53,7 @@ class _Loader(yaml.SafeLoader):
 
 _Loader.add_constructor(
     yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _Loader.construct_mapping,  # type: ignore[arg-type]
+    _Loader.construct_mapping,
 )
 
 

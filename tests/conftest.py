@@ -13,4 +13,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     total = sum(len(s.chunks) for s in FIXTURE_STREAMS)
     terminalreporter.section("lossless round trips of captured chunks")
     for target, count in sorted(ROUND_TRIPS.items()):
-        terminalreporter.write_line(f"{target}: {count} of {total} chunks from {len(FIXTURE_STREAMS)} streams")
+        terminalreporter.write_line(
+            f"{target}: {count} of {total} chunks from {len(FIXTURE_STREAMS)} streams"
+        )

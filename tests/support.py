@@ -56,14 +56,16 @@ def assert_same_json(actual: Any, expected: Any, where: str = "", path: str = "$
     prefix = f"{where}: " if where else ""
     assert type(actual) is type(expected), f"{prefix}{path}: {actual!r} is not {expected!r}"
     if isinstance(expected, dict):
-        assert list(actual) == list(expected) or set(actual) == set(expected), (
-            f"{prefix}{path}: keys {sorted(actual)} != {sorted(expected)}"
-        )
+        assert list(actual) == list(expected) or set(actual) == set(
+            expected
+        ), f"{prefix}{path}: keys {sorted(actual)} != {sorted(expected)}"
         for key in expected:
             assert_same_json(actual[key], expected[key], where, f"{path}.{key}")
     elif isinstance(expected, list):
-        assert len(actual) == len(expected), f"{prefix}{path}: {len(actual)} items, expected {len(expected)}"
-        for index, (a, e) in enumerate(zip(actual, expected)):
+        assert len(actual) == len(
+            expected
+        ), f"{prefix}{path}: {len(actual)} items, expected {len(expected)}"
+        for index, (a, e) in enumerate(zip(actual, expected, strict=True)):
             assert_same_json(a, e, where, f"{path}[{index}]")
     else:
         assert actual == expected, f"{prefix}{path}: {actual!r} != {expected!r}"

@@ -1,0 +1,1 @@
+"""chunkspec's generator: spec/ -> a typed intermediate model -> templates/ -> generated/."""
