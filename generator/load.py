@@ -133,14 +133,22 @@ def _at(mapping: Located, file: str, key: str | None = None) -> Where:
     return Where(file, line)
 
 
-def _keys(mapping: Located, file: str, what: str, allowed: set[str], required: set[str]) -> None:
+def _keys(
+    mapping: Located,
+    file: str,
+    what: str,
+    allowed: set[str],
+    required: set[str],
+    where: Where | None = None,
+) -> None:
+    """Reject unknown keys; a missing one is reported at `where` (the line naming the thing)."""
     for key in mapping:
         if key not in allowed:
             known = ", ".join(sorted(allowed))
             raise _at(mapping, file, key).error(f"unknown key {key!r} in {what} (known: {known})")
     for key in sorted(required):
         if key not in mapping:
-            raise _at(mapping, file).error(f"{what} needs {key!r}")
+            raise (where or _at(mapping, file)).error(f"{what} needs {key!r}")
 
 
 def _mapping(value: Any, where: Where, what: str) -> Located:
@@ -224,7 +232,7 @@ def _types(doc: Located, file: str) -> tuple[RawType, ...]:
         if not _TYPE_NAME.match(name):
             raise where.error(f"type name {name!r} must be PascalCase")
         body = _mapping(section[name], where, f"type {name}")
-        _keys(body, file, f"type {name}", {"doc", "fields", "error_when"}, {"doc", "fields"})
+        _keys(body, file, f"type {name}", {"doc", "fields", "error_when"}, {"doc", "fields"}, where)
         fields_map = _mapping(body["fields"], _at(body, file, "fields"), f"fields of {name}")
         if not fields_map:
             raise _at(body, file, "fields").error(f"type {name} has no fields")
@@ -273,7 +281,7 @@ def _fields(section: Located, file: str, owner: str, *, vendor: bool) -> tuple[R
             raise where.error(f"empty field name in {owner}")
         body = _mapping(section[wire], where, what)
         allowed = _FIELD_KEYS | ({"also"} if vendor else set())
-        _keys(body, file, what, allowed, {"type", "doc"})
+        _keys(body, file, what, allowed, {"type", "doc"}, where)
         deprecated = body.get("deprecated")
         if deprecated is not None and not (isinstance(deprecated, str) and deprecated.strip()):
             raise _at(body, file, "deprecated").error(
@@ -307,7 +315,7 @@ def _relax(section: Located, file: str, owner: str, wire: str) -> RawRelax:
     where = _at(section, file, wire)
     what = f"relaxation of {owner}.{wire}"
     body = _mapping(section[wire], where, what)
-    _keys(body, file, what, {"required", "nullable", "also_type", "doc", "source"}, {"doc"})
+    _keys(body, file, what, {"required", "nullable", "also_type", "doc", "source"}, {"doc"}, where)
     required = body.get("required")
     nullable = body.get("nullable")
     if required not in (None, False):
@@ -338,7 +346,7 @@ def _enums(doc: Located, file: str) -> tuple[RawEnum, ...]:
         if not _TYPE_NAME.match(name):
             raise where.error(f"enum name {name!r} must be PascalCase")
         body = _mapping(section[name], where, f"enum {name}")
-        _keys(body, file, f"enum {name}", {"doc", "values", "open"}, {"doc", "values"})
+        _keys(body, file, f"enum {name}", {"doc", "values", "open"}, {"doc", "values"}, where)
         values = _mapping(body["values"], _at(body, file, "values"), f"values of {name}")
         if not values:
             raise _at(body, file, "values").error(f"enum {name} has no values")

@@ -37,7 +37,8 @@ class _Loader(yaml.SafeLoader):
             line = key_node.start_mark.line + 1
             if not isinstance(key, str):
                 raise SpecError(
-                    f"key {key!r} must be a string (quote it: YAML reads it as {type(key).__name__})",
+                    f"key {key_node.value!r} must be a string (quote it: YAML reads it as"
+                    f" {type(key).__name__})",
                     self.file,
                     line,
                 )
