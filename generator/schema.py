@@ -93,8 +93,11 @@ def _model(model: Model) -> dict[str, Any]:
         del schema["required"]
     if model.error_when is not None:
         rule = model.error_when
-        schema["not"] = {"required": [rule.has], "not": {"required": [rule.lacks]}}
-        schema["$comment"] = rule.doc
+        schema["not"] = {
+            "description": rule.doc,
+            "required": [rule.has],
+            "not": {"required": [rule.lacks]},
+        }
     return schema
 
 
