@@ -64,7 +64,8 @@ def test_what_the_models_reject_the_schema_rejects(payload: dict[str, Any]) -> N
 
 @pytest.fixture(scope="module")
 def dmcg_models(tmp_path_factory: pytest.TempPathFactory) -> ModuleType:
-    from datamodel_code_generator import DataModelType, InputFileType, PythonVersion, generate
+    from datamodel_code_generator import InputFileType, PythonVersion, generate
+    from datamodel_code_generator.enums import DataModelType
 
     out = tmp_path_factory.mktemp("dmcg") / "dmcg_chunk_models.py"
     with warnings.catch_warnings():
