@@ -88,9 +88,9 @@ class _Builder:
         if core.root not in self.types:
             raise core.where.error(f"root type {core.root!r} is not defined")
         fields: dict[str, list[tuple[RawField, Provenance | None]]] = {}
-        for name, (decl, vendor) in self.types.items():
-            origin = self.provenance(vendor, None, ())
-            fields[name] = [(f, origin) for f in decl.fields]
+        for name, (decl, _) in self.types.items():
+            # A field of a vendor's own type is credited through its type.
+            fields[name] = [(f, None) for f in decl.fields]
         self.add_vendor_fields(fields)
         relaxations = self.collect_relaxations(fields)
         models = {name: self.model(name, entries, relaxations) for name, entries in fields.items()}
@@ -130,7 +130,7 @@ class _Builder:
         owners: dict[tuple[str, str], tuple[Where, str | None]] = {}
         for name, entries in fields.items():
             for f, origin in entries:
-                owners[(name, f.wire)] = (f.where, origin.vendors[0] if origin else None)
+                owners[(name, f.wire)] = (f.where, origin.vendors[0] if origin else self.types[name][1])
         for vendor in self.raw.vendors:
             for owner, owner_where, added in vendor.fields:
                 if owner not in fields:

@@ -39,16 +39,14 @@ def field_annotation(field: Field, target: str) -> str:
     return text
 
 
-def uses(expr: TypeExpr, kind: str) -> bool:
-    """Whether a type mentions a scalar kind (`any`, `float`, ...) anywhere."""
-    if isinstance(expr, Scalar):
-        return expr.kind == kind
+def uses_discriminator(expr: TypeExpr) -> bool:
+    """Whether a type holds a union told apart by a discriminator key."""
     if isinstance(expr, ListOf):
-        return uses(expr.item, kind)
+        return uses_discriminator(expr.item)
     if isinstance(expr, MapOf):
-        return uses(expr.value, kind)
+        return uses_discriminator(expr.value)
     if isinstance(expr, Union):
-        return any(uses(option, kind) for option in expr.options)
+        return expr.discriminator is not None or any(uses_discriminator(o) for o in expr.options)
     return False
 
 
