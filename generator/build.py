@@ -130,7 +130,10 @@ class _Builder:
         owners: dict[tuple[str, str], tuple[Where, str | None]] = {}
         for name, entries in fields.items():
             for f, origin in entries:
-                owners[(name, f.wire)] = (f.where, origin.vendors[0] if origin else self.types[name][1])
+                owners[(name, f.wire)] = (
+                    f.where,
+                    origin.vendors[0] if origin else self.types[name][1],
+                )
         for vendor in self.raw.vendors:
             for owner, owner_where, added in vendor.fields:
                 if owner not in fields:

@@ -234,10 +234,14 @@ def _context(spec: Spec, spec_hash: str, target: str) -> dict[str, Any]:
         "header": header(spec, spec_hash, target),
         "root": spec.model(spec.root),
         "exports": exports(spec, target),
-        "uses_discriminator": any(spelling.uses_discriminator(f.type) for m in spec.models for f in m.fields),
+        "uses_discriminator": any(
+            spelling.uses_discriminator(f.type) for m in spec.models for f in m.fields
+        ),
         "uses_default": any(f.has_default for m in spec.models for f in m.fields),
         "uses_not_null": any(
-            not f.required and not f.nullable and not f.has_default for m in spec.models for f in m.fields
+            not f.required and not f.nullable and not f.has_default
+            for m in spec.models
+            for f in m.fields
         ),
         **helpers,
     }
