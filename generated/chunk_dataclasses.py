@@ -6,7 +6,7 @@
 #          spec/vendors/nvidia_dynamo.yaml
 #          spec/vendors/vllm.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 57f9cd1ec6a25fbe (spec files and templates). Target: dataclasses.
+# Spec hash: ad8b6dc8d96227d0 (spec files and templates). Target: dataclasses.
 # Regenerate with `make generate`.
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -596,7 +596,7 @@ AzureSeverity: TypeAlias = Literal["safe", "low", "medium", "high"]
 `safe`: Nothing harmful was detected; `low`: Low severity; `medium`: Medium severity;
 `high`: High severity. Values not listed here are accepted and kept.
 
-Vendor: azure.
+Sent by Azure OpenAI.
 """
 
 
@@ -606,7 +606,7 @@ MistralContentPartType: TypeAlias = Literal["text", "thinking"]
 `text`: Plain text; `thinking`: A block of reasoning. Values not listed here are
 accepted and kept.
 
-Vendor: mistral.
+Sent by Mistral AI.
 """
 
 
@@ -614,7 +614,8 @@ Vendor: mistral.
 class MistralThinkingPart:
     """One part of a Mistral thinking block.
 
-    Vendor: mistral.
+    Sent by Mistral AI; see
+    https://docs.mistral.ai/api/#tag/chat/operation/chat_completion_v1_chat_completions_post
     """
 
     type: MistralContentPartType | str
@@ -651,7 +652,8 @@ _MISTRAL_THINKING_PART_KEYS = frozenset({"type", "text"})
 class MistralContentPart:
     """One typed part of a Mistral message, such as text or a block of thinking.
 
-    Vendor: mistral.
+    Sent by Mistral AI; see
+    https://docs.mistral.ai/api/#tag/chat/operation/chat_completion_v1_chat_completions_post
     """
 
     type: MistralContentPartType | str
@@ -733,8 +735,8 @@ class ChoiceDeltaToolCall:
     index: int | _Unset = UNSET
     """Which tool call of the choice this fragment belongs to.
 
-    mistral: Mistral sends each tool call whole, without `index` or `type`.
-    (https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-tool-call.chunks.txt)
+    Mistral AI: Mistral sends each tool call whole, without `index` or `type`. See
+    https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-tool-call.chunks.txt
     """
     id: str | _Unset | None = UNSET
     """Identifier of the tool call; sent on its first fragment."""
@@ -873,9 +875,9 @@ class ChoiceDelta:
     content: str | list[MistralContentPart] | _Unset | None = UNSET
     """A piece of the message text, to be appended to the pieces before it.
 
-    mistral: Magistral models stream `content` as a list of typed parts (thinking, then
-    text).
-    (https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-reasoning.chunks.txt)
+    Mistral AI: Magistral models stream `content` as a list of typed parts (thinking,
+    then text). See
+    https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-reasoning.chunks.txt
     """
     refusal: str | _Unset | None = UNSET
     """A piece of the refusal message, streamed when the model declines a structured-output
@@ -894,20 +896,21 @@ class ChoiceDelta:
     """A piece of the chain of thought of a reasoning model, streamed before the answer;
     null while the answer is streamed.
 
-    Vendor: deepseek, vllm, zai (https://api-docs.deepseek.com/guides/reasoning_model).
+    Sent by DeepSeek, vLLM, Z.ai (GLM); see
+    https://api-docs.deepseek.com/guides/reasoning_model
     """
     index: int | _Unset = UNSET
     """Index of the choice repeated inside the delta (seen with GLM models served by
     Mistral).
 
-    Vendor: mistral
-    (https://github.com/vercel/ai/blob/b8100f3369/packages/mistral/src/__fixtures__/mistral-incremental-tool-call.chunks.txt).
+    Sent by Mistral AI; see
+    https://github.com/vercel/ai/blob/b8100f3369/packages/mistral/src/__fixtures__/mistral-incremental-tool-call.chunks.txt
     """
     reasoning: str | _Unset | None = UNSET
     """A piece of the model's reasoning, streamed apart from the answer.
 
-    Vendor: vllm
-    (https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py).
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -1126,7 +1129,8 @@ _CHOICE_LOGPROBS_KEYS = frozenset({"content", "refusal"})
 class AzureSeverityResult:
     """A severity verdict of one filter category.
 
-    Vendor: azure.
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
     filtered: bool
@@ -1163,7 +1167,8 @@ _AZURE_SEVERITY_RESULT_KEYS = frozenset({"filtered", "severity"})
 class AzureDetectionResult:
     """A detection verdict of one filter category.
 
-    Vendor: azure.
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
     filtered: bool
@@ -1200,7 +1205,8 @@ _AZURE_DETECTION_RESULT_KEYS = frozenset({"filtered", "detected"})
 class AzureBlocklistResult:
     """A verdict of one custom blocklist.
 
-    Vendor: azure.
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
     filtered: bool
@@ -1237,7 +1243,8 @@ _AZURE_BLOCKLIST_RESULT_KEYS = frozenset({"filtered", "id"})
 class AzureFilterError:
     """Why the content filter could not run.
 
-    Vendor: azure.
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
     code: str | _Unset = UNSET
@@ -1276,7 +1283,8 @@ class AzureContentFilterResults:
     """The verdict of each Azure content-filter category; a category is absent when it did
     not run.
 
-    Vendor: azure.
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
     hate: AzureSeverityResult | _Unset = UNSET
@@ -1373,7 +1381,8 @@ _AZURE_CONTENT_FILTER_RESULTS_KEYS = frozenset(
 class AzureContentFilterOffsets:
     """The span of the output that an asynchronous-filter annotation covers, in characters.
 
-    Vendor: azure.
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
     check_offset: int
@@ -1420,43 +1429,40 @@ class Choice:
     delta: ChoiceDelta | _Unset = UNSET
     """The new part of the assistant message.
 
-    azure: Annotation chunks of the asynchronous content filter carry a choice without
-    `delta`.
-    (https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md)
+    Azure OpenAI: Annotation chunks of the asynchronous content filter carry a choice
+    without `delta`. See
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     finish_reason: FinishReason | str | _Unset | None = UNSET
     """Why the model stopped generating this choice; null until the last fragment of the
     choice.
-
-    zai: GLM leaves out `finish_reason` on every chunk but the last.
-    (https://docs.z.ai/guides/capabilities/streaming)
     """
     logprobs: ChoiceLogprobs | _Unset | None = UNSET
     """Log probabilities of the tokens in this fragment, when they were requested."""
     content_filter_results: AzureContentFilterResults | _Unset = UNSET
     """Content-filter verdicts on the text of this choice so far; may be empty.
 
-    Vendor: azure
-    (https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md).
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     content_filter_offsets: AzureContentFilterOffsets | _Unset = UNSET
     """Which span of the output an asynchronous-filter annotation chunk refers to.
 
-    Vendor: azure
-    (https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md).
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     stop_reason: int | str | _Unset | None = UNSET
     """The stop token id or stop string that ended the choice; null when it ended another
     way.
 
-    Vendor: vllm
-    (https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py).
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     token_ids: list[int] | _Unset | None = UNSET
     """Token ids generated in this fragment, when `return_token_ids` is set.
 
-    Vendor: vllm
-    (https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py).
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -1666,12 +1672,12 @@ class CompletionUsage:
     prompt_cache_hit_tokens: int | _Unset | None = UNSET
     """Prompt tokens served from DeepSeek's context cache.
 
-    Vendor: deepseek (https://api-docs.deepseek.com/guides/kv_cache).
+    Sent by DeepSeek; see https://api-docs.deepseek.com/guides/kv_cache
     """
     prompt_cache_miss_tokens: int | _Unset | None = UNSET
     """Prompt tokens that were not in DeepSeek's context cache.
 
-    Vendor: deepseek (https://api-docs.deepseek.com/guides/kv_cache).
+    Sent by DeepSeek; see https://api-docs.deepseek.com/guides/kv_cache
     """
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -1915,7 +1921,8 @@ _MODERATION_KEYS = frozenset({"input", "output"})
 class AzurePromptFilterResult:
     """Content-filter verdicts on one prompt.
 
-    Vendor: azure.
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
     prompt_index: int
@@ -1970,16 +1977,16 @@ class ChatCompletionChunk:
     created: int | _Unset = UNSET
     """Unix time in seconds at which the completion was created; the same on every chunk.
 
-    mistral: The first chunk of some Mistral-served models has no `created`.
-    (https://github.com/zed-industries/zed/pull/62517)
+    Mistral AI: The first chunk of some Mistral-served models has no `created`. See
+    https://github.com/zed-industries/zed/pull/62517
     """
     model: str
     """Name of the model that produced the chunk, often a dated snapshot."""
     object: ChunkObject | str | _Unset = UNSET
     """Type tag of the payload.
 
-    mistral: The first chunk of some Mistral-served models has no `object`.
-    (https://github.com/zed-industries/zed/pull/62517)
+    Mistral AI: The first chunk of some Mistral-served models has no `object`. See
+    https://github.com/zed-industries/zed/pull/62517
     """
     service_tier: ServiceTier | str | _Unset | None = UNSET
     """Processing tier that served the request."""
@@ -2004,43 +2011,43 @@ class ChatCompletionChunk:
     prompt_filter_results: list[AzurePromptFilterResult] | _Unset = UNSET
     """Content-filter verdicts on each prompt, sent on a first chunk that has no choices.
 
-    Vendor: azure
-    (https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md).
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     prompt_annotations: list[AzurePromptFilterResult] | _Unset = UNSET
     """Content-filter verdicts on each prompt, under their legacy name.
 
     Deprecated: Older API versions' name for `prompt_filter_results`.
 
-    Vendor: azure
-    (https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md).
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     nvext: dict[str, Any] | _Unset | None = UNSET
     """NVIDIA response extensions (worker ids, timing, token ids and more), present only
     for the `extra_fields` the request asked for.
 
-    Vendor: nvidia_dynamo
-    (https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs).
+    Sent by NVIDIA Dynamo; see
+    https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
     """
     prompt_token_ids: list[int] | _Unset | None = UNSET
     """Token ids of the rendered prompt; sent on the first chunk only, null when not
     requested.
 
-    Vendor: vllm
-    (https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py).
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     prompt_text: str | _Unset | None = UNSET
     """The prompt after the chat template was applied; sent on the first chunk only when
     `return_prompt_text` is set.
 
-    Vendor: vllm
-    (https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py).
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     request_id: str | _Unset | None = UNSET
     """The request id the client sent or the server assigned, echoed back.
 
-    Vendor: zai, vllm
-    (https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html).
+    Sent by Z.ai (GLM), vLLM; see
+    https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
     """
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""

@@ -6,7 +6,7 @@
 #          spec/vendors/nvidia_dynamo.yaml
 #          spec/vendors/vllm.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 57f9cd1ec6a25fbe (spec files and templates). Target: pydantic.
+# Spec hash: ad8b6dc8d96227d0 (spec files and templates). Target: pydantic.
 # Regenerate with `make generate`.
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -229,7 +229,7 @@ AzureSeverity: TypeAlias = Literal["safe", "low", "medium", "high"]
 `safe`: Nothing harmful was detected; `low`: Low severity; `medium`: Medium severity;
 `high`: High severity. Values not listed here are accepted and kept.
 
-Vendor: azure.
+Sent by Azure OpenAI.
 """
 
 
@@ -239,14 +239,15 @@ MistralContentPartType: TypeAlias = Literal["text", "thinking"]
 `text`: Plain text; `thinking`: A block of reasoning. Values not listed here are
 accepted and kept.
 
-Vendor: mistral.
+Sent by Mistral AI.
 """
 
 
 class MistralThinkingPart(_Model):
     """One part of a Mistral thinking block.
 
-    Vendor: mistral.
+    Sent by Mistral AI; see
+    https://docs.mistral.ai/api/#tag/chat/operation/chat_completion_v1_chat_completions_post
     """
 
     type: MistralContentPartType | str
@@ -258,7 +259,8 @@ class MistralThinkingPart(_Model):
 class MistralContentPart(_Model):
     """One typed part of a Mistral message, such as text or a block of thinking.
 
-    Vendor: mistral.
+    Sent by Mistral AI; see
+    https://docs.mistral.ai/api/#tag/chat/operation/chat_completion_v1_chat_completions_post
     """
 
     type: MistralContentPartType | str
@@ -286,8 +288,8 @@ class ChoiceDeltaToolCall(_Model):
     index: Annotated[int | None, _NOT_NULL] = None
     """Which tool call of the choice this fragment belongs to.
 
-    mistral: Mistral sends each tool call whole, without `index` or `type`.
-    (https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-tool-call.chunks.txt)
+    Mistral AI: Mistral sends each tool call whole, without `index` or `type`. See
+    https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-tool-call.chunks.txt
     """
     id: str | None = None
     """Identifier of the tool call; sent on its first fragment."""
@@ -330,9 +332,9 @@ class ChoiceDelta(_Model):
     content: str | list[MistralContentPart] | None = None
     """A piece of the message text, to be appended to the pieces before it.
 
-    mistral: Magistral models stream `content` as a list of typed parts (thinking, then
-    text).
-    (https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-reasoning.chunks.txt)
+    Mistral AI: Magistral models stream `content` as a list of typed parts (thinking,
+    then text). See
+    https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-reasoning.chunks.txt
     """
     refusal: str | None = None
     """A piece of the refusal message, streamed when the model declines a structured-output
@@ -351,20 +353,21 @@ class ChoiceDelta(_Model):
     """A piece of the chain of thought of a reasoning model, streamed before the answer;
     null while the answer is streamed.
 
-    Vendor: deepseek, vllm, zai (https://api-docs.deepseek.com/guides/reasoning_model).
+    Sent by DeepSeek, vLLM, Z.ai (GLM); see
+    https://api-docs.deepseek.com/guides/reasoning_model
     """
     index: Annotated[int | None, _NOT_NULL] = None
     """Index of the choice repeated inside the delta (seen with GLM models served by
     Mistral).
 
-    Vendor: mistral
-    (https://github.com/vercel/ai/blob/b8100f3369/packages/mistral/src/__fixtures__/mistral-incremental-tool-call.chunks.txt).
+    Sent by Mistral AI; see
+    https://github.com/vercel/ai/blob/b8100f3369/packages/mistral/src/__fixtures__/mistral-incremental-tool-call.chunks.txt
     """
     reasoning: str | None = None
     """A piece of the model's reasoning, streamed apart from the answer.
 
-    Vendor: vllm
-    (https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py).
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
 
 
@@ -408,7 +411,8 @@ class ChoiceLogprobs(_Model):
 class AzureSeverityResult(_Model):
     """A severity verdict of one filter category.
 
-    Vendor: azure.
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
     filtered: bool
@@ -420,7 +424,8 @@ class AzureSeverityResult(_Model):
 class AzureDetectionResult(_Model):
     """A detection verdict of one filter category.
 
-    Vendor: azure.
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
     filtered: bool
@@ -432,7 +437,8 @@ class AzureDetectionResult(_Model):
 class AzureBlocklistResult(_Model):
     """A verdict of one custom blocklist.
 
-    Vendor: azure.
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
     filtered: bool
@@ -444,7 +450,8 @@ class AzureBlocklistResult(_Model):
 class AzureFilterError(_Model):
     """Why the content filter could not run.
 
-    Vendor: azure.
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
     code: Annotated[str | None, _NOT_NULL] = None
@@ -457,7 +464,8 @@ class AzureContentFilterResults(_Model):
     """The verdict of each Azure content-filter category; a category is absent when it did
     not run.
 
-    Vendor: azure.
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
     hate: Annotated[AzureSeverityResult | None, _NOT_NULL] = None
@@ -483,7 +491,8 @@ class AzureContentFilterResults(_Model):
 class AzureContentFilterOffsets(_Model):
     """The span of the output that an asynchronous-filter annotation covers, in characters.
 
-    Vendor: azure.
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
     check_offset: int
@@ -502,16 +511,13 @@ class Choice(_Model):
     delta: Annotated[ChoiceDelta | None, _NOT_NULL] = None
     """The new part of the assistant message.
 
-    azure: Annotation chunks of the asynchronous content filter carry a choice without
-    `delta`.
-    (https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md)
+    Azure OpenAI: Annotation chunks of the asynchronous content filter carry a choice
+    without `delta`. See
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     finish_reason: FinishReason | str | None = None
     """Why the model stopped generating this choice; null until the last fragment of the
     choice.
-
-    zai: GLM leaves out `finish_reason` on every chunk but the last.
-    (https://docs.z.ai/guides/capabilities/streaming)
     """
     logprobs: ChoiceLogprobs | None = None
     """Log probabilities of the tokens in this fragment, when they were requested."""
@@ -520,29 +526,29 @@ class Choice(_Model):
     )
     """Content-filter verdicts on the text of this choice so far; may be empty.
 
-    Vendor: azure
-    (https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md).
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     content_filter_offsets: Annotated[AzureContentFilterOffsets | None, _NOT_NULL] = (
         None
     )
     """Which span of the output an asynchronous-filter annotation chunk refers to.
 
-    Vendor: azure
-    (https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md).
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     stop_reason: int | str | None = None
     """The stop token id or stop string that ended the choice; null when it ended another
     way.
 
-    Vendor: vllm
-    (https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py).
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     token_ids: list[int] | None = None
     """Token ids generated in this fragment, when `return_token_ids` is set.
 
-    Vendor: vllm
-    (https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py).
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
 
 
@@ -594,12 +600,12 @@ class CompletionUsage(_Model):
     prompt_cache_hit_tokens: int | None = None
     """Prompt tokens served from DeepSeek's context cache.
 
-    Vendor: deepseek (https://api-docs.deepseek.com/guides/kv_cache).
+    Sent by DeepSeek; see https://api-docs.deepseek.com/guides/kv_cache
     """
     prompt_cache_miss_tokens: int | None = None
     """Prompt tokens that were not in DeepSeek's context cache.
 
-    Vendor: deepseek (https://api-docs.deepseek.com/guides/kv_cache).
+    Sent by DeepSeek; see https://api-docs.deepseek.com/guides/kv_cache
     """
 
 
@@ -656,7 +662,8 @@ class Moderation(_Model):
 class AzurePromptFilterResult(_Model):
     """Content-filter verdicts on one prompt.
 
-    Vendor: azure.
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
     prompt_index: int
@@ -684,16 +691,16 @@ class ChatCompletionChunk(_Model):
     created: Annotated[int | None, _NOT_NULL] = None
     """Unix time in seconds at which the completion was created; the same on every chunk.
 
-    mistral: The first chunk of some Mistral-served models has no `created`.
-    (https://github.com/zed-industries/zed/pull/62517)
+    Mistral AI: The first chunk of some Mistral-served models has no `created`. See
+    https://github.com/zed-industries/zed/pull/62517
     """
     model: str
     """Name of the model that produced the chunk, often a dated snapshot."""
     object: Annotated[ChunkObject | str | None, _NOT_NULL] = None
     """Type tag of the payload.
 
-    mistral: The first chunk of some Mistral-served models has no `object`.
-    (https://github.com/zed-industries/zed/pull/62517)
+    Mistral AI: The first chunk of some Mistral-served models has no `object`. See
+    https://github.com/zed-industries/zed/pull/62517
     """
     service_tier: ServiceTier | str | None = None
     """Processing tier that served the request."""
@@ -720,8 +727,8 @@ class ChatCompletionChunk(_Model):
     ] = None
     """Content-filter verdicts on each prompt, sent on a first chunk that has no choices.
 
-    Vendor: azure
-    (https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md).
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     prompt_annotations: Annotated[list[AzurePromptFilterResult] | None, _NOT_NULL] = (
         None
@@ -730,35 +737,35 @@ class ChatCompletionChunk(_Model):
 
     Deprecated: Older API versions' name for `prompt_filter_results`.
 
-    Vendor: azure
-    (https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md).
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     nvext: dict[str, Any] | None = None
     """NVIDIA response extensions (worker ids, timing, token ids and more), present only
     for the `extra_fields` the request asked for.
 
-    Vendor: nvidia_dynamo
-    (https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs).
+    Sent by NVIDIA Dynamo; see
+    https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
     """
     prompt_token_ids: list[int] | None = None
     """Token ids of the rendered prompt; sent on the first chunk only, null when not
     requested.
 
-    Vendor: vllm
-    (https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py).
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     prompt_text: str | None = None
     """The prompt after the chat template was applied; sent on the first chunk only when
     `return_prompt_text` is set.
 
-    Vendor: vllm
-    (https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py).
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     request_id: str | None = None
     """The request id the client sent or the server assigned, echoed back.
 
-    Vendor: zai, vllm
-    (https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html).
+    Sent by Z.ai (GLM), vLLM; see
+    https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
     """
 
     def model_post_init(self, context: Any, /) -> None:
@@ -815,7 +822,10 @@ def _decode_error(exc: ValidationError, data: str | bytes) -> ChunkDecodeError:
 def loads(data: str | bytes) -> ChatCompletionChunk:
     """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
     try:
-        return ChatCompletionChunk.model_validate_json(data)
+        # By wire name only: an unknown key that happens to be a Python name stays unknown.
+        return ChatCompletionChunk.model_validate_json(
+            data, by_alias=True, by_name=False
+        )
     except ValidationError as exc:
         raise _decode_error(exc, data) from None
 

@@ -6,7 +6,7 @@
 #          spec/vendors/nvidia_dynamo.yaml
 #          spec/vendors/vllm.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 57f9cd1ec6a25fbe (spec files and templates). Target: typeddicts.
+# Spec hash: ad8b6dc8d96227d0 (spec files and templates). Target: typeddicts.
 # Regenerate with `make generate`.
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -629,7 +629,7 @@ AzureSeverity: TypeAlias = Literal["safe", "low", "medium", "high"]
 `safe`: Nothing harmful was detected; `low`: Low severity; `medium`: Medium severity;
 `high`: High severity. Values not listed here are accepted and kept.
 
-Vendor: azure.
+Sent by Azure OpenAI.
 """
 
 
@@ -639,14 +639,15 @@ MistralContentPartType: TypeAlias = Literal["text", "thinking"]
 `text`: Plain text; `thinking`: A block of reasoning. Values not listed here are
 accepted and kept.
 
-Vendor: mistral.
+Sent by Mistral AI.
 """
 
 
 class MistralThinkingPart(TypedDict, total=False):
     """One part of a Mistral thinking block.
 
-    Vendor: mistral.
+    Sent by Mistral AI; see
+    https://docs.mistral.ai/api/#tag/chat/operation/chat_completion_v1_chat_completions_post
     """
 
     type: Required[MistralContentPartType | str]
@@ -671,7 +672,8 @@ def validate_mistral_thinking_part(data: Any) -> MistralThinkingPart:
 class MistralContentPart(TypedDict, total=False):
     """One typed part of a Mistral message, such as text or a block of thinking.
 
-    Vendor: mistral.
+    Sent by Mistral AI; see
+    https://docs.mistral.ai/api/#tag/chat/operation/chat_completion_v1_chat_completions_post
     """
 
     type: Required[MistralContentPartType | str]
@@ -726,8 +728,8 @@ class ChoiceDeltaToolCall(TypedDict, total=False):
     index: int
     """Which tool call of the choice this fragment belongs to.
 
-    mistral: Mistral sends each tool call whole, without `index` or `type`.
-    (https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-tool-call.chunks.txt)
+    Mistral AI: Mistral sends each tool call whole, without `index` or `type`. See
+    https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-tool-call.chunks.txt
     """
     id: str | None
     """Identifier of the tool call; sent on its first fragment."""
@@ -817,9 +819,9 @@ class ChoiceDelta(TypedDict, total=False):
     content: str | list[MistralContentPart] | None
     """A piece of the message text, to be appended to the pieces before it.
 
-    mistral: Magistral models stream `content` as a list of typed parts (thinking, then
-    text).
-    (https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-reasoning.chunks.txt)
+    Mistral AI: Magistral models stream `content` as a list of typed parts (thinking,
+    then text). See
+    https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-reasoning.chunks.txt
     """
     refusal: str | None
     """A piece of the refusal message, streamed when the model declines a structured-output
@@ -838,20 +840,21 @@ class ChoiceDelta(TypedDict, total=False):
     """A piece of the chain of thought of a reasoning model, streamed before the answer;
     null while the answer is streamed.
 
-    Vendor: deepseek, vllm, zai (https://api-docs.deepseek.com/guides/reasoning_model).
+    Sent by DeepSeek, vLLM, Z.ai (GLM); see
+    https://api-docs.deepseek.com/guides/reasoning_model
     """
     index: int
     """Index of the choice repeated inside the delta (seen with GLM models served by
     Mistral).
 
-    Vendor: mistral
-    (https://github.com/vercel/ai/blob/b8100f3369/packages/mistral/src/__fixtures__/mistral-incremental-tool-call.chunks.txt).
+    Sent by Mistral AI; see
+    https://github.com/vercel/ai/blob/b8100f3369/packages/mistral/src/__fixtures__/mistral-incremental-tool-call.chunks.txt
     """
     reasoning: str | None
     """A piece of the model's reasoning, streamed apart from the answer.
 
-    Vendor: vllm
-    (https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py).
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
 
 
@@ -995,7 +998,8 @@ def validate_choice_logprobs(data: Any) -> ChoiceLogprobs:
 class AzureSeverityResult(TypedDict, total=False):
     """A severity verdict of one filter category.
 
-    Vendor: azure.
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
     filtered: Required[bool]
@@ -1020,7 +1024,8 @@ def validate_azure_severity_result(data: Any) -> AzureSeverityResult:
 class AzureDetectionResult(TypedDict, total=False):
     """A detection verdict of one filter category.
 
-    Vendor: azure.
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
     filtered: Required[bool]
@@ -1045,7 +1050,8 @@ def validate_azure_detection_result(data: Any) -> AzureDetectionResult:
 class AzureBlocklistResult(TypedDict, total=False):
     """A verdict of one custom blocklist.
 
-    Vendor: azure.
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
     filtered: Required[bool]
@@ -1070,7 +1076,8 @@ def validate_azure_blocklist_result(data: Any) -> AzureBlocklistResult:
 class AzureFilterError(TypedDict, total=False):
     """Why the content filter could not run.
 
-    Vendor: azure.
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
     code: str
@@ -1096,7 +1103,8 @@ class AzureContentFilterResults(TypedDict, total=False):
     """The verdict of each Azure content-filter category; a category is absent when it did
     not run.
 
-    Vendor: azure.
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
     hate: AzureSeverityResult
@@ -1166,7 +1174,8 @@ def validate_azure_content_filter_results(data: Any) -> AzureContentFilterResult
 class AzureContentFilterOffsets(TypedDict, total=False):
     """The span of the output that an asynchronous-filter annotation covers, in characters.
 
-    Vendor: azure.
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
     check_offset: Required[int]
@@ -1201,43 +1210,40 @@ class Choice(TypedDict, total=False):
     delta: ChoiceDelta
     """The new part of the assistant message.
 
-    azure: Annotation chunks of the asynchronous content filter carry a choice without
-    `delta`.
-    (https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md)
+    Azure OpenAI: Annotation chunks of the asynchronous content filter carry a choice
+    without `delta`. See
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     finish_reason: FinishReason | str | None
     """Why the model stopped generating this choice; null until the last fragment of the
     choice.
-
-    zai: GLM leaves out `finish_reason` on every chunk but the last.
-    (https://docs.z.ai/guides/capabilities/streaming)
     """
     logprobs: ChoiceLogprobs | None
     """Log probabilities of the tokens in this fragment, when they were requested."""
     content_filter_results: AzureContentFilterResults
     """Content-filter verdicts on the text of this choice so far; may be empty.
 
-    Vendor: azure
-    (https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md).
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     content_filter_offsets: AzureContentFilterOffsets
     """Which span of the output an asynchronous-filter annotation chunk refers to.
 
-    Vendor: azure
-    (https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md).
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     stop_reason: int | str | None
     """The stop token id or stop string that ended the choice; null when it ended another
     way.
 
-    Vendor: vllm
-    (https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py).
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     token_ids: list[int] | None
     """Token ids generated in this fragment, when `return_token_ids` is set.
 
-    Vendor: vllm
-    (https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py).
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
 
 
@@ -1395,12 +1401,12 @@ class CompletionUsage(TypedDict, total=False):
     prompt_cache_hit_tokens: int | None
     """Prompt tokens served from DeepSeek's context cache.
 
-    Vendor: deepseek (https://api-docs.deepseek.com/guides/kv_cache).
+    Sent by DeepSeek; see https://api-docs.deepseek.com/guides/kv_cache
     """
     prompt_cache_miss_tokens: int | None
     """Prompt tokens that were not in DeepSeek's context cache.
 
-    Vendor: deepseek (https://api-docs.deepseek.com/guides/kv_cache).
+    Sent by DeepSeek; see https://api-docs.deepseek.com/guides/kv_cache
     """
 
 
@@ -1576,7 +1582,8 @@ def validate_moderation(data: Any) -> Moderation:
 class AzurePromptFilterResult(TypedDict, total=False):
     """Content-filter verdicts on one prompt.
 
-    Vendor: azure.
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
     prompt_index: Required[int]
@@ -1619,16 +1626,16 @@ class ChatCompletionChunk(TypedDict, total=False):
     created: int
     """Unix time in seconds at which the completion was created; the same on every chunk.
 
-    mistral: The first chunk of some Mistral-served models has no `created`.
-    (https://github.com/zed-industries/zed/pull/62517)
+    Mistral AI: The first chunk of some Mistral-served models has no `created`. See
+    https://github.com/zed-industries/zed/pull/62517
     """
     model: Required[str]
     """Name of the model that produced the chunk, often a dated snapshot."""
     object: ChunkObject | str
     """Type tag of the payload.
 
-    mistral: The first chunk of some Mistral-served models has no `object`.
-    (https://github.com/zed-industries/zed/pull/62517)
+    Mistral AI: The first chunk of some Mistral-served models has no `object`. See
+    https://github.com/zed-industries/zed/pull/62517
     """
     service_tier: ServiceTier | str | None
     """Processing tier that served the request."""
@@ -1653,43 +1660,43 @@ class ChatCompletionChunk(TypedDict, total=False):
     prompt_filter_results: list[AzurePromptFilterResult]
     """Content-filter verdicts on each prompt, sent on a first chunk that has no choices.
 
-    Vendor: azure
-    (https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md).
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     prompt_annotations: list[AzurePromptFilterResult]
     """Content-filter verdicts on each prompt, under their legacy name.
 
     Deprecated: Older API versions' name for `prompt_filter_results`.
 
-    Vendor: azure
-    (https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md).
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     nvext: dict[str, Any] | None
     """NVIDIA response extensions (worker ids, timing, token ids and more), present only
     for the `extra_fields` the request asked for.
 
-    Vendor: nvidia_dynamo
-    (https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs).
+    Sent by NVIDIA Dynamo; see
+    https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
     """
     prompt_token_ids: list[int] | None
     """Token ids of the rendered prompt; sent on the first chunk only, null when not
     requested.
 
-    Vendor: vllm
-    (https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py).
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     prompt_text: str | None
     """The prompt after the chat template was applied; sent on the first chunk only when
     `return_prompt_text` is set.
 
-    Vendor: vllm
-    (https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py).
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     request_id: str | None
     """The request id the client sent or the server assigned, echoed back.
 
-    Vendor: zai, vllm
-    (https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html).
+    Sent by Z.ai (GLM), vLLM; see
+    https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
     """
 
 

@@ -148,6 +148,10 @@ class _Builder:
                             )
                         if other == vendor.name:
                             raise f.where.error(f"'also' lists {other!r}, the vendor of this file")
+                    if f.required and self.types[owner][1] != vendor.name:
+                        raise f.where.error(
+                            f"{owner}.{f.wire} cannot be required: payloads of other backends lack it"
+                        )
                     key = (owner, f.wire)
                     if key in owners:
                         first, by = owners[key]
@@ -196,6 +200,14 @@ class _Builder:
             required, nullable = raw.required, raw.nullable
             notes = []
             for relax, by in relaxations.get((name, raw.wire), []):
+                if relax.required is False and not raw.required:
+                    raise relax.where.error(
+                        f"{name}.{raw.wire} is already optional in the core spec"
+                    )
+                if relax.nullable is True and raw.nullable:
+                    raise relax.where.error(
+                        f"{name}.{raw.wire} is already nullable in the core spec"
+                    )
                 required = required and relax.required is not False
                 nullable = nullable or relax.nullable is True
                 if relax.also_type is not None:
@@ -240,9 +252,15 @@ class _Builder:
             decl = self.types[option.name][0]
             tag = next((f for f in decl.fields if f.wire == key), None)
             tag_type = self.parse(tag.type, tag.type_where) if tag else None
-            if tag is None or not tag.required or not isinstance(tag_type, EnumRef):
+            if (
+                tag is None
+                or not tag.required
+                or not isinstance(tag_type, EnumRef)
+                or tag_type.open
+            ):
                 raise where.error(
-                    f"{option.name} needs a required enum field {key!r} to be told apart"
+                    f"{option.name} needs a required field {key!r} whose enum has 'open: false'"
+                    " to be told apart"
                 )
             for value, _ in self.enums[tag_type.name][0].values:
                 if value in seen:

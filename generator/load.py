@@ -280,7 +280,9 @@ def _fields(section: Located, file: str, owner: str, *, vendor: bool) -> tuple[R
         if not wire:
             raise where.error(f"empty field name in {owner}")
         body = _mapping(section[wire], where, what)
-        allowed = _FIELD_KEYS | ({"also"} if vendor else set())
+        # A field a vendor adds to another type says who else sends it and where that is
+        # documented; the fields of a type are credited through the type's file.
+        allowed = _FIELD_KEYS | ({"also", "source"} if vendor else set())
         _keys(body, file, what, allowed, {"type", "doc"}, where)
         deprecated = body.get("deprecated")
         if deprecated is not None and not (isinstance(deprecated, str) and deprecated.strip()):

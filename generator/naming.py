@@ -18,14 +18,16 @@ from generator.ir import Model, Names
 
 PLACEHOLDER = Names(dataclasses="", pydantic="")
 
-# Names the generated classes use themselves, and builtins their annotations use.
-_ANNOTATION_NAMES = frozenset(
-    {"str", "int", "float", "bool", "list", "dict", "Any", "Literal", "None"}
+# Names a generated class body evaluates or its annotations use: a field of the same name
+# would shadow them inside the class (a field `field` would break `field(...)` defaults).
+_CLASS_BODY_NAMES = frozenset(
+    {"str", "int", "float", "bool", "list", "dict", "None", "classmethod", "field", "UNSET"}
+    | {"Any", "Annotated", "Literal", "TypeAlias", "Final", "Field", "Discriminator"}
 )
-DATACLASS_RESERVED = _ANNOTATION_NAMES | {"extra", "from_dict", "to_dict"}
+DATACLASS_RESERVED = _CLASS_BODY_NAMES | {"extra", "from_dict", "to_dict"}
 # Public attributes of pydantic 2.x BaseModel (fixed here so output never depends on
 # the installed pydantic); every `model_` name is reserved by pydantic as well.
-PYDANTIC_RESERVED = _ANNOTATION_NAMES | {
+PYDANTIC_RESERVED = _CLASS_BODY_NAMES | {
     "construct", "copy", "dict", "from_orm", "json", "parse_file", "parse_obj",
     "parse_raw", "schema", "schema_json", "update_forward_refs", "validate",
 }  # fmt: skip

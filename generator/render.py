@@ -105,38 +105,50 @@ def comment(paragraphs: str | Sequence[str], indent: int = 0) -> str:
 # --- doc text composed from the spec ------------------------------------------
 
 
-def field_doc(field: Field) -> list[str]:
-    """The paragraphs of a field's docstring: doc, deprecation, vendor credits, quirks."""
-    paragraphs = [field.doc]
-    if field.deprecated:
-        paragraphs.append(f"Deprecated: {field.deprecated}")
-    if field.origin is not None:
-        paragraphs.append(f"Vendor: {', '.join(field.origin.vendors)} ({field.origin.source}).")
-    for note in field.relaxations:
-        paragraphs.append(f"{', '.join(note.vendors)}: {note.doc} ({note.source})")
-    return paragraphs
+@dataclass(frozen=True)
+class Docs:
+    """The paragraphs of generated docstrings, composed from spec text."""
 
+    titles: dict[str, str]
+    """Vendor name -> its title, as the docs credit vendors."""
 
-def model_doc(model: Model) -> list[str]:
-    paragraphs = [model.doc]
-    if model.origin is not None:
-        paragraphs.append(f"Vendor: {', '.join(model.origin.vendors)}.")
-    if model.error_when is not None:
-        paragraphs.append(model.error_when.doc)
-    return paragraphs
+    def credit(self, vendors: Sequence[str]) -> str:
+        return ", ".join(self.titles[v] for v in vendors)
 
+    def field(self, field: Field) -> list[str]:
+        """Doc, deprecation, the vendors that send the field, and vendor quirks."""
+        paragraphs = [field.doc]
+        if field.deprecated:
+            paragraphs.append(f"Deprecated: {field.deprecated}")
+        if field.origin is not None:
+            paragraphs.append(
+                f"Sent by {self.credit(field.origin.vendors)}; see {field.origin.source}"
+            )
+        for note in field.relaxations:
+            paragraphs.append(f"{self.credit(note.vendors)}: {note.doc} See {note.source}")
+        return paragraphs
 
-def enum_doc(enum: Enum) -> list[str]:
-    values = "; ".join(f"`{v.value}`: {v.doc.rstrip('.')}" for v in enum.values)
-    tail = (
-        "Values not listed here are accepted and kept."
-        if enum.open
-        else "No other value is accepted."
-    )
-    paragraphs = [enum.doc, f"{values}. {tail}"]
-    if enum.origin is not None:
-        paragraphs.append(f"Vendor: {', '.join(enum.origin.vendors)}.")
-    return paragraphs
+    def model(self, model: Model) -> list[str]:
+        paragraphs = [model.doc]
+        if model.origin is not None:
+            paragraphs.append(
+                f"Sent by {self.credit(model.origin.vendors)}; see {model.origin.source}"
+            )
+        if model.error_when is not None:
+            paragraphs.append(model.error_when.doc)
+        return paragraphs
+
+    def enum(self, enum: Enum) -> list[str]:
+        values = "; ".join(f"`{v.value}`: {v.doc.rstrip('.')}" for v in enum.values)
+        tail = (
+            "Values not listed here are accepted and kept."
+            if enum.open
+            else "No other value is accepted."
+        )
+        paragraphs = [enum.doc, f"{values}. {tail}"]
+        if enum.origin is not None:
+            paragraphs.append(f"Sent by {self.credit(enum.origin.vendors)}.")
+        return paragraphs
 
 
 # --- per-target helpers exposed to templates ----------------------------------
@@ -212,13 +224,14 @@ def header(spec: Spec, spec_hash: str, target: str) -> list[str]:
 
 
 def _context(spec: Spec, spec_hash: str, target: str) -> dict[str, Any]:
+    docs = Docs({v.name: v.title for v in spec.vendors})
     helpers: dict[str, Callable[..., Any]] = {
         "annotation": lambda f: spelling.field_annotation(f, target),
         "pydantic_field": spelling.pydantic_field,
         "error_value": error_value,
-        "field_doc": field_doc,
-        "model_doc": model_doc,
-        "enum_doc": enum_doc,
+        "field_doc": docs.field,
+        "model_doc": docs.model,
+        "enum_doc": docs.enum,
         "keys_constant": keys_constant,
         "validator_name": validator_name,
         "functional_typeddict": functional_typeddict,

@@ -140,6 +140,25 @@ SPEC_ERRORS = {
         "spec/vendors/zzbad.yaml:5",
         "never reached",
     ),
+    "required vendor field": (
+        VENDOR + "fields:\n  Choice:\n    extra_a:\n" + FIELD + "      required: true\n",
+        "spec/vendors/zzbad.yaml:6",
+        "Choice.extra_a cannot be required",
+    ),
+    "relaxation that changes nothing": (
+        VENDOR + "relax:\n  Choice:\n    finish_reason:\n      required: false\n      doc: No.\n",
+        "spec/vendors/zzbad.yaml:6",
+        "Choice.finish_reason is already optional",
+    ),
+    "open discriminator": (
+        VENDOR
+        + "fields:\n  Choice:\n    extra_a:\n      type: BadA | BadB\n      discriminator: kind\n      doc: A.\n"
+        + "types:\n  BadA:\n    doc: A.\n    fields:\n      kind:\n        type: BadKind\n        required: true\n        doc: K.\n"
+        + "  BadB:\n    doc: B.\n    fields:\n      kind:\n        type: BadKind\n        required: true\n        doc: K.\n"
+        + "enums:\n  BadKind:\n    doc: K.\n    values:\n      a: A.\n",
+        "spec/vendors/zzbad.yaml:6",
+        "whose enum has 'open: false'",
+    ),
     "file named after another vendor": (
         VENDOR.replace("vendor: zzbad", "vendor: vllm"),
         "spec/vendors/zzbad.yaml:1",
@@ -263,6 +282,12 @@ fields:
     x-request-id:
       type: string
       doc: Not an identifier.
+    field:
+      type: int
+      doc: The name of the dataclasses helper.
+    Annotated:
+      type: int
+      doc: The name of a typing helper.
 """
 
 
@@ -282,7 +307,7 @@ def test_awkward_wire_names_generate_importable_aliased_code(project: Path) -> N
     payload = (
         '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],'
         '"from":3,"class":null,"model_config":true,"schema":{"a":[1]},"__verbose":{"k":1},'
-        '"x-request-id":"r"}'
+        '"x-request-id":"r","field":1,"Annotated":2,"class_":"not the class key"}'
     )
     texts = set()
     for target in ("dataclasses", "typeddicts", "pydantic"):
@@ -295,6 +320,8 @@ def test_awkward_wire_names_generate_importable_aliased_code(project: Path) -> N
             assert parsed.model_config_ is True
             assert parsed.verbose_ == {"k": 1}
             assert parsed.x_request_id_ == "r"
+            assert parsed.field_ == 1
+            assert parsed.Annotated_ == 2
     assert len(texts) == 1
     assert json.loads(texts.pop()) == json.loads(payload)
     # The doc text arrives intact as a docstring, and no spec string became code.

@@ -6,6 +6,6 @@
 #          spec/vendors/nvidia_dynamo.yaml
 #          spec/vendors/vllm.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 57f9cd1ec6a25fbe (spec files and templates). Target: package.
+# Spec hash: ad8b6dc8d96227d0 (spec files and templates). Target: package.
 # Regenerate with `make generate`.
 """Generated round-trip tests."""

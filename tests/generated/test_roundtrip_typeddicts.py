@@ -6,7 +6,7 @@
 #          spec/vendors/nvidia_dynamo.yaml
 #          spec/vendors/vllm.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 57f9cd1ec6a25fbe (spec files and templates). Target: typeddicts.
+# Spec hash: ad8b6dc8d96227d0 (spec files and templates). Target: typeddicts.
 # Regenerate with `make generate`.
 """Round-trip tests of generated/chunk_typeddicts.py.
 

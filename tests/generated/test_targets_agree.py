@@ -6,7 +6,7 @@
 #          spec/vendors/nvidia_dynamo.yaml
 #          spec/vendors/vllm.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 57f9cd1ec6a25fbe (spec files and templates). Target: all.
+# Spec hash: ad8b6dc8d96227d0 (spec files and templates). Target: all.
 # Regenerate with `make generate`.
 """Every target gives the same `dumps` text for the same input, fixture by fixture."""
 
