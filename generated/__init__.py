@@ -2,10 +2,16 @@
 # Sources: spec/chat_completion_chunk.yaml
 #          spec/vendors/azure.yaml
 #          spec/vendors/deepseek.yaml
+#          spec/vendors/gemini.yaml
+#          spec/vendors/llamacpp.yaml
+#          spec/vendors/minimax.yaml
 #          spec/vendors/mistral.yaml
 #          spec/vendors/nvidia_dynamo.yaml
+#          spec/vendors/openvino.yaml
+#          spec/vendors/sambanova.yaml
+#          spec/vendors/tensorrt_edge_llm.yaml
 #          spec/vendors/vllm.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: ad8b6dc8d96227d0 (spec files and templates). Target: package.
+# Spec hash: 9250e3eab6ebaf26 (spec files and templates). Target: package.
 # Regenerate with `make generate`.
 """Generated chunk models; each module also works copied on its own."""

@@ -2,11 +2,17 @@
 # Sources: spec/chat_completion_chunk.yaml
 #          spec/vendors/azure.yaml
 #          spec/vendors/deepseek.yaml
+#          spec/vendors/gemini.yaml
+#          spec/vendors/llamacpp.yaml
+#          spec/vendors/minimax.yaml
 #          spec/vendors/mistral.yaml
 #          spec/vendors/nvidia_dynamo.yaml
+#          spec/vendors/openvino.yaml
+#          spec/vendors/sambanova.yaml
+#          spec/vendors/tensorrt_edge_llm.yaml
 #          spec/vendors/vllm.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: ad8b6dc8d96227d0 (spec files and templates). Target: dataclasses.
+# Spec hash: 9250e3eab6ebaf26 (spec files and templates). Target: dataclasses.
 # Regenerate with `make generate`.
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -99,7 +105,11 @@ class ChunkDecodeError(ValueError):
 
 def _key(key: str) -> str:
     """The path segment of an object key."""
-    return "." + key if _IDENTIFIER.match(key) else "[" + json.dumps(key) + "]"
+    return (
+        "." + key
+        if _IDENTIFIER.match(key)
+        else "[" + json.dumps(key, ensure_ascii=False) + "]"
+    )
 
 
 def _error_payload(error: object) -> ChunkDecodeError:
@@ -217,12 +227,6 @@ def _defaulted(
         raise exc.under(_key(key)) from None
 
 
-def _decode_MistralContentPartType(value: Any) -> str:
-    if type(value) is str:
-        return value
-    raise _unexpected("a string", value)
-
-
 def _decode_str(value: Any) -> str:
     if type(value) is str:
         return value
@@ -241,22 +245,24 @@ def _decode_list_MistralThinkingPart(value: Any) -> list[MistralThinkingPart]:
     return out
 
 
+def _decode_map_any(value: Any) -> dict[str, Any]:
+    if type(value) is not dict:
+        raise _unexpected("an object", value)
+    return value
+
+
+def _decode_str_or_map_any(value: Any) -> str | dict[str, Any]:
+    if type(value) is str:
+        return value
+    if type(value) is dict:
+        return _decode_map_any(value)
+    raise _unexpected("a string or an object", value)
+
+
 def _decode_int(value: Any) -> int:
     if type(value) is int:
         return value
     raise _unexpected("an integer", value)
-
-
-def _decode_ToolType(value: Any) -> str:
-    if type(value) is str:
-        return value
-    raise _unexpected("a string", value)
-
-
-def _decode_Role(value: Any) -> str:
-    if type(value) is str:
-        return value
-    raise _unexpected("a string", value)
 
 
 def _decode_list_MistralContentPart(value: Any) -> list[MistralContentPart]:
@@ -343,12 +349,6 @@ def _decode_bool(value: Any) -> bool:
     raise _unexpected("a boolean", value)
 
 
-def _decode_AzureSeverity(value: Any) -> str:
-    if type(value) is str:
-        return value
-    raise _unexpected("a string", value)
-
-
 def _decode_list_AzureBlocklistResult(value: Any) -> list[AzureBlocklistResult]:
     if type(value) is not list:
         raise _unexpected("a list", value)
@@ -361,24 +361,12 @@ def _decode_list_AzureBlocklistResult(value: Any) -> list[AzureBlocklistResult]:
     return out
 
 
-def _decode_FinishReason(value: Any) -> str:
-    if type(value) is str:
-        return value
-    raise _unexpected("a string", value)
-
-
 def _decode_int_or_str(value: Any) -> int | str:
     if type(value) is int:
         return value
     if type(value) is str:
         return value
     raise _unexpected("an integer or a string", value)
-
-
-def _decode_ModerationResultBodyType(value: Any) -> str:
-    if type(value) is str:
-        return value
-    raise _unexpected("a string", value)
 
 
 def _decode_map_bool(value: Any) -> dict[str, bool]:
@@ -405,19 +393,13 @@ def _decode_map_float(value: Any) -> dict[str, float]:
     return out
 
 
-def _decode_ModerationInputType(value: Any) -> str:
-    if type(value) is str:
-        return value
-    raise _unexpected("a string", value)
-
-
 def _decode_list_ModerationInputType(value: Any) -> list[ModerationInputType | str]:
     if type(value) is not list:
         raise _unexpected("a list", value)
     out = []
     for index, item in enumerate(value):
         try:
-            out.append(_decode_ModerationInputType(item))
+            out.append(_decode_str(item))
         except ChunkDecodeError as exc:
             raise exc.under(f"[{index}]") from None
     return out
@@ -469,8 +451,7 @@ def _decode_ModerationResults_or_ModerationError(
         return ModerationResults.from_dict(value)
     if tag == "error":
         return ModerationError.from_dict(value)
-    expected = "one of 'moderation_results', 'error'"
-    raise _unexpected(expected, tag).under(_key("type"))
+    raise _unexpected("", tag).under(_key("type"))
 
 
 def _decode_list_Choice(value: Any) -> list[Choice]:
@@ -485,16 +466,12 @@ def _decode_list_Choice(value: Any) -> list[Choice]:
     return out
 
 
-def _decode_ChunkObject(value: Any) -> str:
-    if type(value) is str:
+def _decode_int_or_float(value: Any) -> int | float:
+    if type(value) is int:
         return value
-    raise _unexpected("a string", value)
-
-
-def _decode_ServiceTier(value: Any) -> str:
-    if type(value) is str:
+    if type(value) is float or type(value) is int:
         return value
-    raise _unexpected("a string", value)
+    raise _unexpected("an integer or a number", value)
 
 
 def _decode_list_AzurePromptFilterResult(value: Any) -> list[AzurePromptFilterResult]:
@@ -507,12 +484,6 @@ def _decode_list_AzurePromptFilterResult(value: Any) -> list[AzurePromptFilterRe
         except ChunkDecodeError as exc:
             raise exc.under(f"[{index}]") from None
     return out
-
-
-def _decode_map_any(value: Any) -> dict[str, Any]:
-    if type(value) is not dict:
-        raise _unexpected("an object", value)
-    return value
 
 
 ChunkObject: TypeAlias = Literal["chat.completion.chunk"]
@@ -630,7 +601,7 @@ class MistralThinkingPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         return cls(
-            type=_required(obj, "type", _decode_MistralContentPartType),
+            type=_required(obj, "type", _decode_str),
             text=_optional(obj, "text", _decode_str),
             extra=_extra(obj, _MISTRAL_THINKING_PART_KEYS),
         )
@@ -670,7 +641,7 @@ class MistralContentPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         return cls(
-            type=_required(obj, "type", _decode_MistralContentPartType),
+            type=_required(obj, "type", _decode_str),
             text=_optional(obj, "text", _decode_str),
             thinking=_optional(obj, "thinking", _decode_list_MistralThinkingPart),
             extra=_extra(obj, _MISTRAL_CONTENT_PART_KEYS),
@@ -695,9 +666,15 @@ _MISTRAL_CONTENT_PART_KEYS = frozenset({"type", "text", "thinking"})
 class ChoiceDeltaToolCallFunction:
     """The function part of a tool-call fragment."""
 
-    arguments: str | _Unset | None = UNSET
+    arguments: str | dict[str, Any] | _Unset | None = UNSET
     """A piece of the JSON-encoded arguments; the pieces concatenated may still be invalid
     JSON.
+
+    llama.cpp server: Some builds stream tool arguments as a JSON object instead of a
+    string. See https://github.com/ggml-org/llama.cpp/issues/20198
+
+    MiniMax: The Coding Plan streams tool arguments as a JSON object, not a string. See
+    https://github.com/can1357/oh-my-pi/pull/1779
     """
     name: str | _Unset | None = UNSET
     """Name of the function; sent on the first fragment."""
@@ -709,7 +686,7 @@ class ChoiceDeltaToolCallFunction:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         return cls(
-            arguments=_optional_nullable(obj, "arguments", _decode_str),
+            arguments=_optional_nullable(obj, "arguments", _decode_str_or_map_any),
             name=_optional_nullable(obj, "name", _decode_str),
             extra=_extra(obj, _CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS),
         )
@@ -757,7 +734,7 @@ class ChoiceDeltaToolCall:
             function=_optional_nullable(
                 obj, "function", ChoiceDeltaToolCallFunction.from_dict
             ),
-            type=_optional_nullable(obj, "type", _decode_ToolType),
+            type=_optional_nullable(obj, "type", _decode_str),
             extra=_extra(obj, _CHOICE_DELTA_TOOL_CALL_KEYS),
         )
 
@@ -769,11 +746,7 @@ class ChoiceDeltaToolCall:
         if not isinstance(self.id, _Unset):
             out["id"] = self.id
         if not isinstance(self.function, _Unset):
-            out["function"] = (
-                None
-                if self.function is None
-                else ChoiceDeltaToolCallFunction.to_dict(self.function)
-            )
+            out["function"] = None if self.function is None else self.function.to_dict()
         if not isinstance(self.type, _Unset):
             out["type"] = self.type
         out.update(self.extra)
@@ -920,7 +893,7 @@ class ChoiceDelta:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         return cls(
-            role=_optional_nullable(obj, "role", _decode_Role),
+            role=_optional_nullable(obj, "role", _decode_str),
             content=_optional_nullable(
                 obj, "content", _decode_str_or_list_MistralContentPart
             ),
@@ -959,14 +932,10 @@ class ChoiceDelta:
             )
         if not isinstance(self.function_call, _Unset):
             out["function_call"] = (
-                None
-                if self.function_call is None
-                else ChoiceDeltaFunctionCall.to_dict(self.function_call)
+                None if self.function_call is None else self.function_call.to_dict()
             )
         if not isinstance(self.audio, _Unset):
-            out["audio"] = (
-                None if self.audio is None else ChoiceDeltaAudio.to_dict(self.audio)
-            )
+            out["audio"] = None if self.audio is None else self.audio.to_dict()
         if not isinstance(self.reasoning_content, _Unset):
             out["reasoning_content"] = self.reasoning_content
         if not isinstance(self.index, _Unset):
@@ -1146,7 +1115,7 @@ class AzureSeverityResult:
         obj = _object(data)
         return cls(
             filtered=_required(obj, "filtered", _decode_bool),
-            severity=_optional(obj, "severity", _decode_AzureSeverity),
+            severity=_optional(obj, "severity", _decode_str),
             extra=_extra(obj, _AZURE_SEVERITY_RESULT_KEYS),
         )
 
@@ -1335,29 +1304,25 @@ class AzureContentFilterResults:
         """The JSON object of this AzureContentFilterResults: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         if not isinstance(self.hate, _Unset):
-            out["hate"] = AzureSeverityResult.to_dict(self.hate)
+            out["hate"] = self.hate.to_dict()
         if not isinstance(self.self_harm, _Unset):
-            out["self_harm"] = AzureSeverityResult.to_dict(self.self_harm)
+            out["self_harm"] = self.self_harm.to_dict()
         if not isinstance(self.sexual, _Unset):
-            out["sexual"] = AzureSeverityResult.to_dict(self.sexual)
+            out["sexual"] = self.sexual.to_dict()
         if not isinstance(self.violence, _Unset):
-            out["violence"] = AzureSeverityResult.to_dict(self.violence)
+            out["violence"] = self.violence.to_dict()
         if not isinstance(self.jailbreak, _Unset):
-            out["jailbreak"] = AzureDetectionResult.to_dict(self.jailbreak)
+            out["jailbreak"] = self.jailbreak.to_dict()
         if not isinstance(self.protected_material_text, _Unset):
-            out["protected_material_text"] = AzureDetectionResult.to_dict(
-                self.protected_material_text
-            )
+            out["protected_material_text"] = self.protected_material_text.to_dict()
         if not isinstance(self.protected_material_code, _Unset):
-            out["protected_material_code"] = AzureDetectionResult.to_dict(
-                self.protected_material_code
-            )
+            out["protected_material_code"] = self.protected_material_code.to_dict()
         if not isinstance(self.custom_blocklists, _Unset):
             out["custom_blocklists"] = _encode_list_AzureBlocklistResult(
                 self.custom_blocklists
             )
         if not isinstance(self.error, _Unset):
-            out["error"] = AzureFilterError.to_dict(self.error)
+            out["error"] = self.error.to_dict()
         out.update(self.extra)
         return out
 
@@ -1474,9 +1439,7 @@ class Choice:
         return cls(
             index=_required(obj, "index", _decode_int),
             delta=_optional(obj, "delta", ChoiceDelta.from_dict),
-            finish_reason=_optional_nullable(
-                obj, "finish_reason", _decode_FinishReason
-            ),
+            finish_reason=_optional_nullable(obj, "finish_reason", _decode_str),
             logprobs=_optional_nullable(obj, "logprobs", ChoiceLogprobs.from_dict),
             content_filter_results=_optional(
                 obj, "content_filter_results", AzureContentFilterResults.from_dict
@@ -1494,21 +1457,15 @@ class Choice:
         out: dict[str, Any] = {}
         out["index"] = self.index
         if not isinstance(self.delta, _Unset):
-            out["delta"] = ChoiceDelta.to_dict(self.delta)
+            out["delta"] = self.delta.to_dict()
         if not isinstance(self.finish_reason, _Unset):
             out["finish_reason"] = self.finish_reason
         if not isinstance(self.logprobs, _Unset):
-            out["logprobs"] = (
-                None if self.logprobs is None else ChoiceLogprobs.to_dict(self.logprobs)
-            )
+            out["logprobs"] = None if self.logprobs is None else self.logprobs.to_dict()
         if not isinstance(self.content_filter_results, _Unset):
-            out["content_filter_results"] = AzureContentFilterResults.to_dict(
-                self.content_filter_results
-            )
+            out["content_filter_results"] = self.content_filter_results.to_dict()
         if not isinstance(self.content_filter_offsets, _Unset):
-            out["content_filter_offsets"] = AzureContentFilterOffsets.to_dict(
-                self.content_filter_offsets
-            )
+            out["content_filter_offsets"] = self.content_filter_offsets.to_dict()
         if not isinstance(self.stop_reason, _Unset):
             out["stop_reason"] = self.stop_reason
         if not isinstance(self.token_ids, _Unset):
@@ -1659,12 +1616,24 @@ _PROMPT_TOKENS_DETAILS_KEYS = frozenset(
 class CompletionUsage:
     """Token counts for a request."""
 
-    completion_tokens: int
-    """Tokens generated, reasoning tokens included."""
-    prompt_tokens: int
-    """Tokens in the prompt."""
-    total_tokens: int
-    """Prompt and completion tokens together."""
+    completion_tokens: int | _Unset = UNSET
+    """Tokens generated, reasoning tokens included.
+
+    MiniMax: Streams send `"usage": {}`, or usage with other counters only. See
+    https://github.com/zed-industries/zed/issues/42893
+    """
+    prompt_tokens: int | _Unset = UNSET
+    """Tokens in the prompt.
+
+    MiniMax: Streams send `"usage": {}`, or usage with other counters only. See
+    https://github.com/zed-industries/zed/issues/42893
+    """
+    total_tokens: int | _Unset = UNSET
+    """Prompt and completion tokens together.
+
+    MiniMax: Streams send `"usage": {}`, or usage with other counters only. See
+    https://github.com/danwritecode/looper-rs/issues/2
+    """
     completion_tokens_details: CompletionTokensDetails | _Unset | None = UNSET
     """How the generated tokens break down."""
     prompt_tokens_details: PromptTokensDetails | _Unset | None = UNSET
@@ -1687,9 +1656,9 @@ class CompletionUsage:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         return cls(
-            completion_tokens=_required(obj, "completion_tokens", _decode_int),
-            prompt_tokens=_required(obj, "prompt_tokens", _decode_int),
-            total_tokens=_required(obj, "total_tokens", _decode_int),
+            completion_tokens=_optional(obj, "completion_tokens", _decode_int),
+            prompt_tokens=_optional(obj, "prompt_tokens", _decode_int),
+            total_tokens=_optional(obj, "total_tokens", _decode_int),
             completion_tokens_details=_optional_nullable(
                 obj, "completion_tokens_details", CompletionTokensDetails.from_dict
             ),
@@ -1708,20 +1677,23 @@ class CompletionUsage:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this CompletionUsage: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["completion_tokens"] = self.completion_tokens
-        out["prompt_tokens"] = self.prompt_tokens
-        out["total_tokens"] = self.total_tokens
+        if not isinstance(self.completion_tokens, _Unset):
+            out["completion_tokens"] = self.completion_tokens
+        if not isinstance(self.prompt_tokens, _Unset):
+            out["prompt_tokens"] = self.prompt_tokens
+        if not isinstance(self.total_tokens, _Unset):
+            out["total_tokens"] = self.total_tokens
         if not isinstance(self.completion_tokens_details, _Unset):
             out["completion_tokens_details"] = (
                 None
                 if self.completion_tokens_details is None
-                else CompletionTokensDetails.to_dict(self.completion_tokens_details)
+                else self.completion_tokens_details.to_dict()
             )
         if not isinstance(self.prompt_tokens_details, _Unset):
             out["prompt_tokens_details"] = (
                 None
                 if self.prompt_tokens_details is None
-                else PromptTokensDetails.to_dict(self.prompt_tokens_details)
+                else self.prompt_tokens_details.to_dict()
             )
         if not isinstance(self.prompt_cache_hit_tokens, _Unset):
             out["prompt_cache_hit_tokens"] = self.prompt_cache_hit_tokens
@@ -1770,7 +1742,7 @@ class ModerationResultBody:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         return cls(
-            type=_required(obj, "type", _decode_ModerationResultBodyType),
+            type=_required(obj, "type", _decode_str),
             model=_required(obj, "model", _decode_str),
             flagged=_required(obj, "flagged", _decode_bool),
             categories=_required(obj, "categories", _decode_map_bool),
@@ -1949,9 +1921,7 @@ class AzurePromptFilterResult:
         out: dict[str, Any] = {}
         out["prompt_index"] = self.prompt_index
         if not isinstance(self.content_filter_results, _Unset):
-            out["content_filter_results"] = AzureContentFilterResults.to_dict(
-                self.content_filter_results
-            )
+            out["content_filter_results"] = self.content_filter_results.to_dict()
         out.update(self.extra)
         return out
 
@@ -1968,25 +1938,38 @@ class ChatCompletionChunk:
     a chunk.
     """
 
-    id: str
-    """Identifier of the completion; the same on every chunk of one stream."""
+    id: str | _Unset = UNSET
+    """Identifier of the completion; the same on every chunk of one stream.
+
+    Google Gemini: Responses had no top-level `id` (seen in 2025; reported fixed in
+    2026). See https://github.com/softwaremill/sttp-ai/issues/338
+
+    OpenVINO Model Server: Streamed chunks carry no `id`. See
+    https://github.com/openvinotoolkit/model_server/issues/3553
+    """
     choices: list[Choice] = field(default_factory=list)
     """The fragments of each choice in this event; empty on the usage chunk and on other
     control chunks. A missing or null list reads as empty.
     """
-    created: int | _Unset = UNSET
+    created: int | float | _Unset = UNSET
     """Unix time in seconds at which the completion was created; the same on every chunk.
 
     Mistral AI: The first chunk of some Mistral-served models has no `created`. See
     https://github.com/zed-industries/zed/pull/62517
+
+    SambaNova: `created` is a float timestamp. See
+    https://github.com/BerriAI/litellm/pull/11971
     """
     model: str
     """Name of the model that produced the chunk, often a dated snapshot."""
-    object: ChunkObject | str | _Unset = UNSET
+    object: ChunkObject | str | _Unset | None = UNSET
     """Type tag of the payload.
 
     Mistral AI: The first chunk of some Mistral-served models has no `object`. See
     https://github.com/zed-industries/zed/pull/62517
+
+    NVIDIA TensorRT-Edge-LLM: Chunks come without `object`, or with `"object": null`.
+    See https://github.com/ai-dynamo/aiperf/issues/1010
     """
     service_tier: ServiceTier | str | _Unset | None = UNSET
     """Processing tier that served the request."""
@@ -2056,15 +2039,15 @@ class ChatCompletionChunk:
     def from_dict(cls, data: Any) -> ChatCompletionChunk:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        if "error" in obj and "choices" not in obj:
+        if obj.get("error") is not None and "choices" not in obj:
             raise _error_payload(obj["error"]).under(_key("error"))
         return cls(
-            id=_required(obj, "id", _decode_str),
+            id=_optional(obj, "id", _decode_str),
             choices=_defaulted(obj, "choices", _decode_list_Choice, list),
-            created=_optional(obj, "created", _decode_int),
+            created=_optional(obj, "created", _decode_int_or_float),
             model=_required(obj, "model", _decode_str),
-            object=_optional(obj, "object", _decode_ChunkObject),
-            service_tier=_optional_nullable(obj, "service_tier", _decode_ServiceTier),
+            object=_optional_nullable(obj, "object", _decode_str),
+            service_tier=_optional_nullable(obj, "service_tier", _decode_str),
             system_fingerprint=_optional_nullable(
                 obj, "system_fingerprint", _decode_str
             ),
@@ -2089,7 +2072,8 @@ class ChatCompletionChunk:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionChunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["id"] = self.id
+        if not isinstance(self.id, _Unset):
+            out["id"] = self.id
         out["choices"] = _encode_list_Choice(self.choices)
         if not isinstance(self.created, _Unset):
             out["created"] = self.created
@@ -2101,14 +2085,12 @@ class ChatCompletionChunk:
         if not isinstance(self.system_fingerprint, _Unset):
             out["system_fingerprint"] = self.system_fingerprint
         if not isinstance(self.usage, _Unset):
-            out["usage"] = (
-                None if self.usage is None else CompletionUsage.to_dict(self.usage)
-            )
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
         if not isinstance(self.obfuscation, _Unset):
             out["obfuscation"] = self.obfuscation
         if not isinstance(self.moderation, _Unset):
             out["moderation"] = (
-                None if self.moderation is None else Moderation.to_dict(self.moderation)
+                None if self.moderation is None else self.moderation.to_dict()
             )
         if not isinstance(self.prompt_filter_results, _Unset):
             out["prompt_filter_results"] = _encode_list_AzurePromptFilterResult(
@@ -2195,9 +2177,7 @@ def _encode_ModerationResults_or_ModerationError(
 ) -> Any:
     if isinstance(value, ModerationResults):
         return ModerationResults.to_dict(value)
-    if isinstance(value, ModerationError):
-        return ModerationError.to_dict(value)
-    return value
+    return ModerationError.to_dict(value)
 
 
 def _encode_list_Choice(value: list[Choice]) -> Any:
@@ -2211,9 +2191,13 @@ def _encode_list_AzurePromptFilterResult(value: list[AzurePromptFilterResult]) -
 def loads(data: str | bytes) -> ChatCompletionChunk:
     """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
     try:
-        obj = json.loads(data)
-    except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
+        # Bytes must be UTF-8, as JSON on the wire is (json.loads would guess UTF-16 too).
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        obj = json.loads(text)
+    except ValueError as exc:  # JSONDecodeError or UnicodeDecodeError
         raise ChunkDecodeError(f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise ChunkDecodeError("invalid JSON: nested too deeply") from None
     return ChatCompletionChunk.from_dict(obj)
 
 

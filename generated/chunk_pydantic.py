@@ -2,11 +2,17 @@
 # Sources: spec/chat_completion_chunk.yaml
 #          spec/vendors/azure.yaml
 #          spec/vendors/deepseek.yaml
+#          spec/vendors/gemini.yaml
+#          spec/vendors/llamacpp.yaml
+#          spec/vendors/minimax.yaml
 #          spec/vendors/mistral.yaml
 #          spec/vendors/nvidia_dynamo.yaml
+#          spec/vendors/openvino.yaml
+#          spec/vendors/sambanova.yaml
+#          spec/vendors/tensorrt_edge_llm.yaml
 #          spec/vendors/vllm.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: ad8b6dc8d96227d0 (spec files and templates). Target: pydantic.
+# Spec hash: 9250e3eab6ebaf26 (spec files and templates). Target: pydantic.
 # Regenerate with `make generate`.
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal, TypeAlias, TypeVar
 
 from pydantic import (
@@ -31,6 +38,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    Tag,
     ValidationError,
 )
 
@@ -105,7 +113,11 @@ class ChunkDecodeError(ValueError):
 
 def _key(key: str) -> str:
     """The path segment of an object key."""
-    return "." + key if _IDENTIFIER.match(key) else "[" + json.dumps(key) + "]"
+    return (
+        "." + key
+        if _IDENTIFIER.match(key)
+        else "[" + json.dumps(key, ensure_ascii=False) + "]"
+    )
 
 
 def _error_payload(error: object) -> ChunkDecodeError:
@@ -113,6 +125,21 @@ def _error_payload(error: object) -> ChunkDecodeError:
     return ChunkDecodeError(
         f"the payload reports an error instead of a chunk: {message!r}"
     )
+
+
+def _json_kind(value: object) -> str:
+    """The tag of a union alternative: the JSON kind of the value (or of a model)."""
+    if value is True or value is False:
+        return "~boolean"
+    if isinstance(value, int):
+        return "~integer"
+    if isinstance(value, float):
+        return "~number"
+    if isinstance(value, str):
+        return "~string"
+    if isinstance(value, list):
+        return "~array"
+    return "~object"
 
 
 _T = TypeVar("_T")
@@ -274,9 +301,21 @@ class MistralContentPart(_Model):
 class ChoiceDeltaToolCallFunction(_Model):
     """The function part of a tool-call fragment."""
 
-    arguments: str | None = None
+    arguments: (
+        Annotated[
+            Annotated[str, Tag("~string")] | Annotated[dict[str, Any], Tag("~object")],
+            Discriminator(_json_kind),
+        ]
+        | None
+    ) = None
     """A piece of the JSON-encoded arguments; the pieces concatenated may still be invalid
     JSON.
+
+    llama.cpp server: Some builds stream tool arguments as a JSON object instead of a
+    string. See https://github.com/ggml-org/llama.cpp/issues/20198
+
+    MiniMax: The Coding Plan streams tool arguments as a JSON object, not a string. See
+    https://github.com/can1357/oh-my-pi/pull/1779
     """
     name: str | None = None
     """Name of the function; sent on the first fragment."""
@@ -329,7 +368,14 @@ class ChoiceDelta(_Model):
 
     role: Role | str | None = None
     """Author of the message; normally only on the first fragment of a choice."""
-    content: str | list[MistralContentPart] | None = None
+    content: (
+        Annotated[
+            Annotated[str, Tag("~string")]
+            | Annotated[list[MistralContentPart], Tag("~array")],
+            Discriminator(_json_kind),
+        ]
+        | None
+    ) = None
     """A piece of the message text, to be appended to the pieces before it.
 
     Mistral AI: Magistral models stream `content` as a list of typed parts (thinking,
@@ -537,7 +583,13 @@ class Choice(_Model):
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
-    stop_reason: int | str | None = None
+    stop_reason: (
+        Annotated[
+            Annotated[int, Tag("~integer")] | Annotated[str, Tag("~string")],
+            Discriminator(_json_kind),
+        ]
+        | None
+    ) = None
     """The stop token id or stop string that ended the choice; null when it ended another
     way.
 
@@ -587,12 +639,24 @@ class PromptTokensDetails(_Model):
 class CompletionUsage(_Model):
     """Token counts for a request."""
 
-    completion_tokens: int
-    """Tokens generated, reasoning tokens included."""
-    prompt_tokens: int
-    """Tokens in the prompt."""
-    total_tokens: int
-    """Prompt and completion tokens together."""
+    completion_tokens: Annotated[int | None, _NOT_NULL] = None
+    """Tokens generated, reasoning tokens included.
+
+    MiniMax: Streams send `"usage": {}`, or usage with other counters only. See
+    https://github.com/zed-industries/zed/issues/42893
+    """
+    prompt_tokens: Annotated[int | None, _NOT_NULL] = None
+    """Tokens in the prompt.
+
+    MiniMax: Streams send `"usage": {}`, or usage with other counters only. See
+    https://github.com/zed-industries/zed/issues/42893
+    """
+    total_tokens: Annotated[int | None, _NOT_NULL] = None
+    """Prompt and completion tokens together.
+
+    MiniMax: Streams send `"usage": {}`, or usage with other counters only. See
+    https://github.com/danwritecode/looper-rs/issues/2
+    """
     completion_tokens_details: CompletionTokensDetails | None = None
     """How the generated tokens break down."""
     prompt_tokens_details: PromptTokensDetails | None = None
@@ -682,25 +746,45 @@ class ChatCompletionChunk(_Model):
     a chunk.
     """
 
-    id: str
-    """Identifier of the completion; the same on every chunk of one stream."""
+    id: Annotated[str | None, _NOT_NULL] = None
+    """Identifier of the completion; the same on every chunk of one stream.
+
+    Google Gemini: Responses had no top-level `id` (seen in 2025; reported fixed in
+    2026). See https://github.com/softwaremill/sttp-ai/issues/338
+
+    OpenVINO Model Server: Streamed chunks carry no `id`. See
+    https://github.com/openvinotoolkit/model_server/issues/3553
+    """
     choices: Annotated[list[Choice], _NULL_AS_EMPTY] = Field(default_factory=list)
     """The fragments of each choice in this event; empty on the usage chunk and on other
     control chunks. A missing or null list reads as empty.
     """
-    created: Annotated[int | None, _NOT_NULL] = None
+    created: Annotated[
+        Annotated[
+            Annotated[int, Tag("~integer")] | Annotated[float, Tag("~number")],
+            Discriminator(_json_kind),
+        ]
+        | None,
+        _NOT_NULL,
+    ] = None
     """Unix time in seconds at which the completion was created; the same on every chunk.
 
     Mistral AI: The first chunk of some Mistral-served models has no `created`. See
     https://github.com/zed-industries/zed/pull/62517
+
+    SambaNova: `created` is a float timestamp. See
+    https://github.com/BerriAI/litellm/pull/11971
     """
     model: str
     """Name of the model that produced the chunk, often a dated snapshot."""
-    object: Annotated[ChunkObject | str | None, _NOT_NULL] = None
+    object: ChunkObject | str | None = None
     """Type tag of the payload.
 
     Mistral AI: The first chunk of some Mistral-served models has no `object`. See
     https://github.com/zed-industries/zed/pull/62517
+
+    NVIDIA TensorRT-Edge-LLM: Chunks come without `object`, or with `"object": null`.
+    See https://github.com/ai-dynamo/aiperf/issues/1010
     """
     service_tier: ServiceTier | str | None = None
     """Processing tier that served the request."""
@@ -770,36 +854,30 @@ class ChatCompletionChunk(_Model):
 
     def model_post_init(self, context: Any, /) -> None:
         fields_set = self.__pydantic_fields_set__
-        if "error" in fields_set and "choices" not in fields_set:
-            raise _error_payload((self.__pydantic_extra__ or {}).get("error")).under(
-                _key("error")
-            )
+        error = (self.__pydantic_extra__ or {}).get("error")
+        if error is not None and "choices" not in fields_set:
+            raise _error_payload(error).under(_key("error"))
         # A missing or null key that has a default is written back as the default.
         fields_set.add("choices")
 
 
-def _decode_error(exc: ValidationError, data: str | bytes) -> ChunkDecodeError:
-    """Turn pydantic's most specific error into a ChunkDecodeError whose path follows the data."""
-    errors = exc.errors(include_url=False)
-    if errors[0]["type"] == "json_invalid":
-        return ChunkDecodeError(f"invalid JSON: {errors[0]['msg']}")
-    value: Any = json.loads(data)
-    if type(value) is dict and "error" in value and "choices" not in value:
-        return _error_payload(value["error"]).under(_key("error"))
-    # Of the errors of a union's members, the deepest one names the real problem.
-    error = max(errors, key=lambda e: len(e["loc"]))
-    cause = error.get("ctx", {}).get("error")
-    if isinstance(cause, ChunkDecodeError):
-        result = cause
-    else:
-        result = ChunkDecodeError(
-            str(cause) if isinstance(cause, ValueError) else error["msg"]
-        )
-    # pydantic's location mixes keys with the names of union members; keep only the
-    # steps that exist in the data (and the key itself when it is the missing one).
+_TAG_KEYS = ("type",)
+"""The keys that tell the alternatives of a discriminated union apart."""
+
+
+def _data_path(error: Mapping[str, Any], value: Any) -> list[str]:
+    """The path segments of an error's location that exist in the data.
+
+    pydantic's location mixes keys with the names of union members; only the steps
+    found in the data are kept, plus the key itself when it is the missing one.
+    """
     segments = []
     location = error["loc"]
     for step, part in enumerate(location):
+        if isinstance(part, str) and part.startswith("~"):
+            continue  # the JSON-kind tag of a union alternative
+        if type(value) is dict and any(value.get(key) == part for key in _TAG_KEYS):
+            continue  # the tag value of a discriminated union
         if isinstance(part, str) and type(value) is dict and part in value:
             segments.append(_key(part))
             value = value[part]
@@ -813,7 +891,43 @@ def _decode_error(exc: ValidationError, data: str | bytes) -> ChunkDecodeError:
         ):
             segments.append(_key(part))
     if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
-        segments.append(_key(error["ctx"]["discriminator"].strip("'")))
+        discriminator = error["ctx"]["discriminator"]
+        if discriminator.startswith("'"):  # a key, not the JSON-kind function
+            segments.append(_key(discriminator.strip("'")))
+    return segments
+
+
+def _decode_error(exc: ValidationError, data: str | bytes) -> ChunkDecodeError:
+    """Turn pydantic's most specific error into a ChunkDecodeError whose path follows the data."""
+    errors = exc.errors(include_url=False)
+    if errors[0]["type"] == "json_invalid":
+        return ChunkDecodeError(f"invalid JSON: {errors[0]['msg']}")
+    value: Any = json.loads(data)
+    if (
+        type(value) is dict
+        and value.get("error") is not None
+        and "choices" not in value
+    ):
+        return _error_payload(value["error"]).under(_key("error"))
+    # pydantic reports every member of a failed union; the first error names the key
+    # that failed (keys are checked in spec order, as in the other targets), and the
+    # deepest error under that key names the real problem.
+    located = [(_data_path(e, value), e) for e in errors]
+    first = located[0][0]
+    segments, error = max(
+        (pair for pair in located if pair[0][: len(first)] == first),
+        key=lambda pair: len(pair[0]),
+    )
+    cause = error.get("ctx", {}).get("error")
+    if error["type"] == "union_tag_invalid" and error["ctx"]["tag"].startswith("~"):
+        expected = error["ctx"]["expected_tags"].replace("'~", "").replace("'", "")
+        result = ChunkDecodeError(f"expected {expected}, got {error['ctx']['tag'][1:]}")
+    elif isinstance(cause, ChunkDecodeError):
+        result = cause
+    else:
+        result = ChunkDecodeError(
+            str(cause) if isinstance(cause, ValueError) else error["msg"]
+        )
     for segment in reversed(segments):
         result.under(segment)
     return result

@@ -2,11 +2,17 @@
 # Sources: spec/chat_completion_chunk.yaml
 #          spec/vendors/azure.yaml
 #          spec/vendors/deepseek.yaml
+#          spec/vendors/gemini.yaml
+#          spec/vendors/llamacpp.yaml
+#          spec/vendors/minimax.yaml
 #          spec/vendors/mistral.yaml
 #          spec/vendors/nvidia_dynamo.yaml
+#          spec/vendors/openvino.yaml
+#          spec/vendors/sambanova.yaml
+#          spec/vendors/tensorrt_edge_llm.yaml
 #          spec/vendors/vllm.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: ad8b6dc8d96227d0 (spec files and templates). Target: typeddicts.
+# Spec hash: 9250e3eab6ebaf26 (spec files and templates). Target: typeddicts.
 # Regenerate with `make generate`.
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -127,7 +133,11 @@ class ChunkDecodeError(ValueError):
 
 def _key(key: str) -> str:
     """The path segment of an object key."""
-    return "." + key if _IDENTIFIER.match(key) else "[" + json.dumps(key) + "]"
+    return (
+        "." + key
+        if _IDENTIFIER.match(key)
+        else "[" + json.dumps(key, ensure_ascii=False) + "]"
+    )
 
 
 def _error_payload(error: object) -> ChunkDecodeError:
@@ -245,12 +255,6 @@ def _defaulted(
         raise exc.under(_key(key)) from None
 
 
-def _decode_MistralContentPartType(value: Any) -> str:
-    if type(value) is str:
-        return value
-    raise _unexpected("a string", value)
-
-
 def _decode_str(value: Any) -> str:
     if type(value) is str:
         return value
@@ -269,22 +273,24 @@ def _decode_list_MistralThinkingPart(value: Any) -> list[MistralThinkingPart]:
     return out
 
 
+def _decode_map_any(value: Any) -> dict[str, Any]:
+    if type(value) is not dict:
+        raise _unexpected("an object", value)
+    return value
+
+
+def _decode_str_or_map_any(value: Any) -> str | dict[str, Any]:
+    if type(value) is str:
+        return value
+    if type(value) is dict:
+        return _decode_map_any(value)
+    raise _unexpected("a string or an object", value)
+
+
 def _decode_int(value: Any) -> int:
     if type(value) is int:
         return value
     raise _unexpected("an integer", value)
-
-
-def _decode_ToolType(value: Any) -> str:
-    if type(value) is str:
-        return value
-    raise _unexpected("a string", value)
-
-
-def _decode_Role(value: Any) -> str:
-    if type(value) is str:
-        return value
-    raise _unexpected("a string", value)
 
 
 def _decode_list_MistralContentPart(value: Any) -> list[MistralContentPart]:
@@ -371,12 +377,6 @@ def _decode_bool(value: Any) -> bool:
     raise _unexpected("a boolean", value)
 
 
-def _decode_AzureSeverity(value: Any) -> str:
-    if type(value) is str:
-        return value
-    raise _unexpected("a string", value)
-
-
 def _decode_list_AzureBlocklistResult(value: Any) -> list[AzureBlocklistResult]:
     if type(value) is not list:
         raise _unexpected("a list", value)
@@ -389,24 +389,12 @@ def _decode_list_AzureBlocklistResult(value: Any) -> list[AzureBlocklistResult]:
     return out
 
 
-def _decode_FinishReason(value: Any) -> str:
-    if type(value) is str:
-        return value
-    raise _unexpected("a string", value)
-
-
 def _decode_int_or_str(value: Any) -> int | str:
     if type(value) is int:
         return value
     if type(value) is str:
         return value
     raise _unexpected("an integer or a string", value)
-
-
-def _decode_ModerationResultBodyType(value: Any) -> str:
-    if type(value) is str:
-        return value
-    raise _unexpected("a string", value)
 
 
 def _decode_map_bool(value: Any) -> dict[str, bool]:
@@ -433,19 +421,13 @@ def _decode_map_float(value: Any) -> dict[str, float]:
     return out
 
 
-def _decode_ModerationInputType(value: Any) -> str:
-    if type(value) is str:
-        return value
-    raise _unexpected("a string", value)
-
-
 def _decode_list_ModerationInputType(value: Any) -> list[ModerationInputType | str]:
     if type(value) is not list:
         raise _unexpected("a list", value)
     out = []
     for index, item in enumerate(value):
         try:
-            out.append(_decode_ModerationInputType(item))
+            out.append(_decode_str(item))
         except ChunkDecodeError as exc:
             raise exc.under(f"[{index}]") from None
     return out
@@ -497,8 +479,7 @@ def _decode_ModerationResults_or_ModerationError(
         return validate_moderation_results(value)
     if tag == "error":
         return validate_moderation_error(value)
-    expected = "one of 'moderation_results', 'error'"
-    raise _unexpected(expected, tag).under(_key("type"))
+    raise _unexpected("", tag).under(_key("type"))
 
 
 def _decode_list_Choice(value: Any) -> list[Choice]:
@@ -513,16 +494,12 @@ def _decode_list_Choice(value: Any) -> list[Choice]:
     return out
 
 
-def _decode_ChunkObject(value: Any) -> str:
-    if type(value) is str:
+def _decode_int_or_float(value: Any) -> int | float:
+    if type(value) is int:
         return value
-    raise _unexpected("a string", value)
-
-
-def _decode_ServiceTier(value: Any) -> str:
-    if type(value) is str:
+    if type(value) is float or type(value) is int:
         return value
-    raise _unexpected("a string", value)
+    raise _unexpected("an integer or a number", value)
 
 
 def _decode_list_AzurePromptFilterResult(value: Any) -> list[AzurePromptFilterResult]:
@@ -535,12 +512,6 @@ def _decode_list_AzurePromptFilterResult(value: Any) -> list[AzurePromptFilterRe
         except ChunkDecodeError as exc:
             raise exc.under(f"[{index}]") from None
     return out
-
-
-def _decode_map_any(value: Any) -> dict[str, Any]:
-    if type(value) is not dict:
-        raise _unexpected("an object", value)
-    return value
 
 
 def _put(out: dict[str, Any], key: str, value: object) -> None:
@@ -651,8 +622,10 @@ class MistralThinkingPart(TypedDict, total=False):
     """
 
     type: Required[MistralContentPartType | str]
+
     """Kind of part; `text` in practice."""
     text: str
+
     """A piece of reasoning text."""
 
 
@@ -663,7 +636,7 @@ def validate_mistral_thinking_part(data: Any) -> MistralThinkingPart:
     """Check a decoded JSON object as a MistralThinkingPart; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    out["type"] = _required(obj, "type", _decode_MistralContentPartType)
+    out["type"] = _required(obj, "type", _decode_str)
     _put(out, "text", _optional(obj, "text", _decode_str))
     out.update(_extra(obj, _MISTRAL_THINKING_PART_KEYS))
     return cast(MistralThinkingPart, out)
@@ -677,10 +650,13 @@ class MistralContentPart(TypedDict, total=False):
     """
 
     type: Required[MistralContentPartType | str]
+
     """Kind of part."""
     text: str
+
     """The text of a `text` part."""
     thinking: list[MistralThinkingPart]
+
     """The reasoning of a `thinking` part, itself split into parts."""
 
 
@@ -691,7 +667,7 @@ def validate_mistral_content_part(data: Any) -> MistralContentPart:
     """Check a decoded JSON object as a MistralContentPart; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    out["type"] = _required(obj, "type", _decode_MistralContentPartType)
+    out["type"] = _required(obj, "type", _decode_str)
     _put(out, "text", _optional(obj, "text", _decode_str))
     _put(out, "thinking", _optional(obj, "thinking", _decode_list_MistralThinkingPart))
     out.update(_extra(obj, _MISTRAL_CONTENT_PART_KEYS))
@@ -701,11 +677,19 @@ def validate_mistral_content_part(data: Any) -> MistralContentPart:
 class ChoiceDeltaToolCallFunction(TypedDict, total=False):
     """The function part of a tool-call fragment."""
 
-    arguments: str | None
+    arguments: str | dict[str, Any] | None
+
     """A piece of the JSON-encoded arguments; the pieces concatenated may still be invalid
     JSON.
+
+    llama.cpp server: Some builds stream tool arguments as a JSON object instead of a
+    string. See https://github.com/ggml-org/llama.cpp/issues/20198
+
+    MiniMax: The Coding Plan streams tool arguments as a JSON object, not a string. See
+    https://github.com/can1357/oh-my-pi/pull/1779
     """
     name: str | None
+
     """Name of the function; sent on the first fragment."""
 
 
@@ -716,7 +700,7 @@ def validate_choice_delta_tool_call_function(data: Any) -> ChoiceDeltaToolCallFu
     """Check a decoded JSON object as a ChoiceDeltaToolCallFunction; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "arguments", _optional_nullable(obj, "arguments", _decode_str))
+    _put(out, "arguments", _optional_nullable(obj, "arguments", _decode_str_or_map_any))
     _put(out, "name", _optional_nullable(obj, "name", _decode_str))
     out.update(_extra(obj, _CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS))
     return cast(ChoiceDeltaToolCallFunction, out)
@@ -726,16 +710,20 @@ class ChoiceDeltaToolCall(TypedDict, total=False):
     """A fragment of one tool call."""
 
     index: int
+
     """Which tool call of the choice this fragment belongs to.
 
     Mistral AI: Mistral sends each tool call whole, without `index` or `type`. See
     https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-tool-call.chunks.txt
     """
     id: str | None
+
     """Identifier of the tool call; sent on its first fragment."""
     function: ChoiceDeltaToolCallFunction | None
+
     """The function being called and a piece of its arguments."""
     type: ToolType | str | None
+
     """Kind of tool; sent on the first fragment."""
 
 
@@ -753,7 +741,7 @@ def validate_choice_delta_tool_call(data: Any) -> ChoiceDeltaToolCall:
         "function",
         _optional_nullable(obj, "function", validate_choice_delta_tool_call_function),
     )
-    _put(out, "type", _optional_nullable(obj, "type", _decode_ToolType))
+    _put(out, "type", _optional_nullable(obj, "type", _decode_str))
     out.update(_extra(obj, _CHOICE_DELTA_TOOL_CALL_KEYS))
     return cast(ChoiceDeltaToolCall, out)
 
@@ -762,9 +750,11 @@ class ChoiceDeltaFunctionCall(TypedDict, total=False):
     """A fragment of a legacy function call."""
 
     arguments: str | None
+
     """A piece of the JSON-encoded arguments, to be concatenated with the other pieces.
     """
     name: str | None
+
     """Name of the function to call; sent on the first fragment."""
 
 
@@ -785,14 +775,18 @@ class ChoiceDeltaAudio(TypedDict, total=False):
     """A fragment of an audio answer."""
 
     id: str | None
+
     """Identifier of the audio answer, for use in later turns."""
     data: str | None
+
     """A piece of the base64-encoded audio in the requested format."""
     expires_at: int | None
+
     """Unix time in seconds after which the audio can no longer be referenced; sent on the
     last fragment.
     """
     transcript: str | None
+
     """A piece of the transcript of the audio."""
 
 
@@ -815,8 +809,10 @@ class ChoiceDelta(TypedDict, total=False):
     """An increment of the assistant message; every key is optional."""
 
     role: Role | str | None
+
     """Author of the message; normally only on the first fragment of a choice."""
     content: str | list[MistralContentPart] | None
+
     """A piece of the message text, to be appended to the pieces before it.
 
     Mistral AI: Magistral models stream `content` as a list of typed parts (thinking,
@@ -824,19 +820,24 @@ class ChoiceDelta(TypedDict, total=False):
     https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-reasoning.chunks.txt
     """
     refusal: str | None
+
     """A piece of the refusal message, streamed when the model declines a structured-output
     request.
     """
     tool_calls: list[ChoiceDeltaToolCall] | None
+
     """Fragments of the tool calls the model is making, keyed by their index."""
     function_call: ChoiceDeltaFunctionCall | None
+
     """A fragment of the single function call of the legacy functions API.
 
     Deprecated: Replaced by `tool_calls`.
     """
     audio: ChoiceDeltaAudio | None
+
     """A piece of the audio answer, when audio output was requested."""
     reasoning_content: str | None
+
     """A piece of the chain of thought of a reasoning model, streamed before the answer;
     null while the answer is streamed.
 
@@ -844,6 +845,7 @@ class ChoiceDelta(TypedDict, total=False):
     https://api-docs.deepseek.com/guides/reasoning_model
     """
     index: int
+
     """Index of the choice repeated inside the delta (seen with GLM models served by
     Mistral).
 
@@ -851,6 +853,7 @@ class ChoiceDelta(TypedDict, total=False):
     https://github.com/vercel/ai/blob/b8100f3369/packages/mistral/src/__fixtures__/mistral-incremental-tool-call.chunks.txt
     """
     reasoning: str | None
+
     """A piece of the model's reasoning, streamed apart from the answer.
 
     Sent by vLLM; see
@@ -877,7 +880,7 @@ def validate_choice_delta(data: Any) -> ChoiceDelta:
     """Check a decoded JSON object as a ChoiceDelta; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "role", _optional_nullable(obj, "role", _decode_Role))
+    _put(out, "role", _optional_nullable(obj, "role", _decode_str))
     _put(
         out,
         "content",
@@ -910,10 +913,13 @@ class TopLogprob(TypedDict, total=False):
     """One alternative token at a position."""
 
     token: Required[str]
+
     """The token as text."""
     bytes: list[int] | None
+
     """The UTF-8 bytes of the token; null when the token has no byte form."""
     logprob: Required[float]
+
     """Natural log of the probability of the token."""
 
 
@@ -935,16 +941,20 @@ class ChatCompletionTokenLogprob(TypedDict, total=False):
     """A generated token with its log probability and the most likely alternatives."""
 
     token: Required[str]
+
     """The token as text."""
     bytes: list[int] | None
+
     """The UTF-8 bytes of the token, needed to rebuild characters split across tokens; null
     when the token has no byte form.
     """
     logprob: Required[float]
+
     """Natural log of the probability of the token; -9999.0 stands for a probability too
     small to report.
     """
     top_logprobs: Required[list[TopLogprob]]
+
     """The most likely tokens at this position, possibly fewer than requested."""
 
 
@@ -969,8 +979,10 @@ class ChoiceLogprobs(TypedDict, total=False):
     """Log probabilities of the tokens in a fragment."""
 
     content: list[ChatCompletionTokenLogprob] | None
+
     """One entry per content token of the fragment."""
     refusal: list[ChatCompletionTokenLogprob] | None
+
     """One entry per refusal token of the fragment."""
 
 
@@ -1003,8 +1015,10 @@ class AzureSeverityResult(TypedDict, total=False):
     """
 
     filtered: Required[bool]
+
     """Whether the content was withheld."""
     severity: AzureSeverity | str
+
     """How severe the detected content is."""
 
 
@@ -1016,7 +1030,7 @@ def validate_azure_severity_result(data: Any) -> AzureSeverityResult:
     obj = _object(data)
     out: dict[str, Any] = {}
     out["filtered"] = _required(obj, "filtered", _decode_bool)
-    _put(out, "severity", _optional(obj, "severity", _decode_AzureSeverity))
+    _put(out, "severity", _optional(obj, "severity", _decode_str))
     out.update(_extra(obj, _AZURE_SEVERITY_RESULT_KEYS))
     return cast(AzureSeverityResult, out)
 
@@ -1029,8 +1043,10 @@ class AzureDetectionResult(TypedDict, total=False):
     """
 
     filtered: Required[bool]
+
     """Whether the content was withheld."""
     detected: bool
+
     """Whether the category was detected."""
 
 
@@ -1055,8 +1071,10 @@ class AzureBlocklistResult(TypedDict, total=False):
     """
 
     filtered: Required[bool]
+
     """Whether the content was withheld."""
     id: str
+
     """Name of the blocklist."""
 
 
@@ -1081,8 +1099,10 @@ class AzureFilterError(TypedDict, total=False):
     """
 
     code: str
+
     """Machine-readable error code."""
     message: str
+
     """Human-readable explanation."""
 
 
@@ -1108,22 +1128,31 @@ class AzureContentFilterResults(TypedDict, total=False):
     """
 
     hate: AzureSeverityResult
+
     """Hateful content."""
     self_harm: AzureSeverityResult
+
     """Content about self-harm."""
     sexual: AzureSeverityResult
+
     """Sexual content."""
     violence: AzureSeverityResult
+
     """Violent content."""
     jailbreak: AzureDetectionResult
+
     """Attempts to make the model ignore its instructions."""
     protected_material_text: AzureDetectionResult
+
     """Known copyrighted text."""
     protected_material_code: AzureDetectionResult
+
     """Known licensed source code."""
     custom_blocklists: list[AzureBlocklistResult]
+
     """Matches against the caller's own blocklists."""
     error: AzureFilterError
+
     """Why filtering could not run."""
 
 
@@ -1179,10 +1208,13 @@ class AzureContentFilterOffsets(TypedDict, total=False):
     """
 
     check_offset: Required[int]
+
     """Offset up to which the output has been checked."""
     start_offset: Required[int]
+
     """Start of the annotated span."""
     end_offset: Required[int]
+
     """End of the annotated span."""
 
 
@@ -1206,8 +1238,10 @@ class Choice(TypedDict, total=False):
     """The fragment of one choice carried by a chunk."""
 
     index: Required[int]
+
     """Position of this choice among the choices of the completion."""
     delta: ChoiceDelta
+
     """The new part of the assistant message.
 
     Azure OpenAI: Annotation chunks of the asynchronous content filter carry a choice
@@ -1215,24 +1249,29 @@ class Choice(TypedDict, total=False):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     finish_reason: FinishReason | str | None
+
     """Why the model stopped generating this choice; null until the last fragment of the
     choice.
     """
     logprobs: ChoiceLogprobs | None
+
     """Log probabilities of the tokens in this fragment, when they were requested."""
     content_filter_results: AzureContentFilterResults
+
     """Content-filter verdicts on the text of this choice so far; may be empty.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     content_filter_offsets: AzureContentFilterOffsets
+
     """Which span of the output an asynchronous-filter annotation chunk refers to.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     stop_reason: int | str | None
+
     """The stop token id or stop string that ended the choice; null when it ended another
     way.
 
@@ -1240,6 +1279,7 @@ class Choice(TypedDict, total=False):
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     token_ids: list[int] | None
+
     """Token ids generated in this fragment, when `return_token_ids` is set.
 
     Sent by vLLM; see
@@ -1267,11 +1307,7 @@ def validate_choice(data: Any) -> Choice:
     out: dict[str, Any] = {}
     out["index"] = _required(obj, "index", _decode_int)
     _put(out, "delta", _optional(obj, "delta", validate_choice_delta))
-    _put(
-        out,
-        "finish_reason",
-        _optional_nullable(obj, "finish_reason", _decode_FinishReason),
-    )
+    _put(out, "finish_reason", _optional_nullable(obj, "finish_reason", _decode_str))
     _put(out, "logprobs", _optional_nullable(obj, "logprobs", validate_choice_logprobs))
     _put(
         out,
@@ -1293,16 +1329,21 @@ class CompletionTokensDetails(TypedDict, total=False):
     """Breakdown of the generated tokens."""
 
     accepted_prediction_tokens: int | None
+
     """Tokens of a predicted output that appeared in the completion."""
     audio_tokens: int | None
+
     """Audio tokens generated."""
     reasoning_tokens: int | None
+
     """Tokens spent on hidden reasoning."""
     rejected_prediction_tokens: int | None
+
     """Tokens of a predicted output that did not appear in the completion; they are billed
     all the same.
     """
     text_tokens: int | None
+
     """Text tokens generated."""
 
 
@@ -1346,14 +1387,19 @@ class PromptTokensDetails(TypedDict, total=False):
     """Breakdown of the prompt tokens."""
 
     audio_tokens: int | None
+
     """Audio tokens in the prompt."""
     cached_tokens: int | None
+
     """Prompt tokens served from the prompt cache."""
     cache_write_tokens: int | None
+
     """Prompt tokens written to the prompt cache."""
     image_tokens: int | None
+
     """Image tokens in the prompt."""
     text_tokens: int | None
+
     """Text tokens in the prompt."""
 
 
@@ -1388,22 +1434,41 @@ def validate_prompt_tokens_details(data: Any) -> PromptTokensDetails:
 class CompletionUsage(TypedDict, total=False):
     """Token counts for a request."""
 
-    completion_tokens: Required[int]
-    """Tokens generated, reasoning tokens included."""
-    prompt_tokens: Required[int]
-    """Tokens in the prompt."""
-    total_tokens: Required[int]
-    """Prompt and completion tokens together."""
+    completion_tokens: int
+
+    """Tokens generated, reasoning tokens included.
+
+    MiniMax: Streams send `"usage": {}`, or usage with other counters only. See
+    https://github.com/zed-industries/zed/issues/42893
+    """
+    prompt_tokens: int
+
+    """Tokens in the prompt.
+
+    MiniMax: Streams send `"usage": {}`, or usage with other counters only. See
+    https://github.com/zed-industries/zed/issues/42893
+    """
+    total_tokens: int
+
+    """Prompt and completion tokens together.
+
+    MiniMax: Streams send `"usage": {}`, or usage with other counters only. See
+    https://github.com/danwritecode/looper-rs/issues/2
+    """
     completion_tokens_details: CompletionTokensDetails | None
+
     """How the generated tokens break down."""
     prompt_tokens_details: PromptTokensDetails | None
+
     """How the prompt tokens break down."""
     prompt_cache_hit_tokens: int | None
+
     """Prompt tokens served from DeepSeek's context cache.
 
     Sent by DeepSeek; see https://api-docs.deepseek.com/guides/kv_cache
     """
     prompt_cache_miss_tokens: int | None
+
     """Prompt tokens that were not in DeepSeek's context cache.
 
     Sent by DeepSeek; see https://api-docs.deepseek.com/guides/kv_cache
@@ -1427,9 +1492,9 @@ def validate_completion_usage(data: Any) -> CompletionUsage:
     """Check a decoded JSON object as a CompletionUsage; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    out["completion_tokens"] = _required(obj, "completion_tokens", _decode_int)
-    out["prompt_tokens"] = _required(obj, "prompt_tokens", _decode_int)
-    out["total_tokens"] = _required(obj, "total_tokens", _decode_int)
+    _put(out, "completion_tokens", _optional(obj, "completion_tokens", _decode_int))
+    _put(out, "prompt_tokens", _optional(obj, "prompt_tokens", _decode_int))
+    _put(out, "total_tokens", _optional(obj, "total_tokens", _decode_int))
     _put(
         out,
         "completion_tokens_details",
@@ -1462,18 +1527,24 @@ class ModerationResultBody(TypedDict, total=False):
     """The verdict of the moderation model on one input."""
 
     type: Required[ModerationResultBodyType | str]
+
     """Tag of this object."""
     model: Required[str]
+
     """Moderation model that produced the verdict."""
     flagged: Required[bool]
+
     """Whether any category was flagged."""
     categories: Required[dict[str, bool]]
+
     """Whether each category was flagged, keyed by category name (such as
     `self-harm/intent`).
     """
     category_scores: Required[dict[str, float]]
+
     """The score of each category, keyed by category name."""
     category_applied_input_types: Required[dict[str, list[ModerationInputType | str]]]
+
     """The input types each category was applied to, keyed by category name."""
 
 
@@ -1493,7 +1564,7 @@ def validate_moderation_result_body(data: Any) -> ModerationResultBody:
     """Check a decoded JSON object as a ModerationResultBody; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    out["type"] = _required(obj, "type", _decode_ModerationResultBodyType)
+    out["type"] = _required(obj, "type", _decode_str)
     out["model"] = _required(obj, "model", _decode_str)
     out["flagged"] = _required(obj, "flagged", _decode_bool)
     out["categories"] = _required(obj, "categories", _decode_map_bool)
@@ -1509,10 +1580,13 @@ class ModerationResults(TypedDict, total=False):
     """The moderation results for one side of a request."""
 
     type: Required[ModerationResultsType]
+
     """Tag of this variant."""
     model: Required[str]
+
     """Moderation model that produced the results."""
     results: Required[list[ModerationResultBody]]
+
     """One result per moderated input."""
 
 
@@ -1534,10 +1608,13 @@ class ModerationError(TypedDict, total=False):
     """Why moderation of one side of a request failed."""
 
     type: Required[ModerationErrorType]
+
     """Tag of this variant."""
     code: Required[str]
+
     """Machine-readable error code."""
     message: Required[str]
+
     """Human-readable explanation."""
 
 
@@ -1559,8 +1636,10 @@ class Moderation(TypedDict, total=False):
     """Moderation verdicts for a request, one for its input and one for its output."""
 
     input: Required[ModerationResults | ModerationError]
+
     """Verdict on the request input, or the error that prevented it."""
     output: Required[ModerationResults | ModerationError]
+
     """Verdict on the generated output, or the error that prevented it."""
 
 
@@ -1587,8 +1666,10 @@ class AzurePromptFilterResult(TypedDict, total=False):
     """
 
     prompt_index: Required[int]
+
     """Index of the prompt the verdicts refer to."""
     content_filter_results: AzureContentFilterResults
+
     """The verdict of each filter category."""
 
 
@@ -1617,53 +1698,78 @@ class ChatCompletionChunk(TypedDict, total=False):
     a chunk.
     """
 
-    id: Required[str]
-    """Identifier of the completion; the same on every chunk of one stream."""
+    id: str
+
+    """Identifier of the completion; the same on every chunk of one stream.
+
+    Google Gemini: Responses had no top-level `id` (seen in 2025; reported fixed in
+    2026). See https://github.com/softwaremill/sttp-ai/issues/338
+
+    OpenVINO Model Server: Streamed chunks carry no `id`. See
+    https://github.com/openvinotoolkit/model_server/issues/3553
+    """
     choices: list[Choice]
+
     """The fragments of each choice in this event; empty on the usage chunk and on other
     control chunks. A missing or null list reads as empty.
     """
-    created: int
+    created: int | float
+
     """Unix time in seconds at which the completion was created; the same on every chunk.
 
     Mistral AI: The first chunk of some Mistral-served models has no `created`. See
     https://github.com/zed-industries/zed/pull/62517
+
+    SambaNova: `created` is a float timestamp. See
+    https://github.com/BerriAI/litellm/pull/11971
     """
     model: Required[str]
+
     """Name of the model that produced the chunk, often a dated snapshot."""
-    object: ChunkObject | str
+    object: ChunkObject | str | None
+
     """Type tag of the payload.
 
     Mistral AI: The first chunk of some Mistral-served models has no `object`. See
     https://github.com/zed-industries/zed/pull/62517
+
+    NVIDIA TensorRT-Edge-LLM: Chunks come without `object`, or with `"object": null`.
+    See https://github.com/ai-dynamo/aiperf/issues/1010
     """
     service_tier: ServiceTier | str | None
+
     """Processing tier that served the request."""
     system_fingerprint: str | None
+
     """Fingerprint of the backend configuration, to be compared across requests that use a
     seed.
 
     Deprecated: OpenAI marks it deprecated and sends null on newer models.
     """
     usage: CompletionUsage | None
+
     """Token counts for the whole request; only sent when `stream_options.include_usage` is
     set, and then null on every chunk but the last.
     """
     obfuscation: str
+
     """Random padding that hides the length of each event from network observers; may be
     empty.
     """
     moderation: Moderation | None
+
     """Moderation verdicts on the input and the output, sent on a dedicated chunk when
     moderation was requested.
     """
     prompt_filter_results: list[AzurePromptFilterResult]
+
     """Content-filter verdicts on each prompt, sent on a first chunk that has no choices.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     prompt_annotations: list[AzurePromptFilterResult]
+
     """Content-filter verdicts on each prompt, under their legacy name.
 
     Deprecated: Older API versions' name for `prompt_filter_results`.
@@ -1672,6 +1778,7 @@ class ChatCompletionChunk(TypedDict, total=False):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     nvext: dict[str, Any] | None
+
     """NVIDIA response extensions (worker ids, timing, token ids and more), present only
     for the `extra_fields` the request asked for.
 
@@ -1679,6 +1786,7 @@ class ChatCompletionChunk(TypedDict, total=False):
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
     """
     prompt_token_ids: list[int] | None
+
     """Token ids of the rendered prompt; sent on the first chunk only, null when not
     requested.
 
@@ -1686,6 +1794,7 @@ class ChatCompletionChunk(TypedDict, total=False):
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     prompt_text: str | None
+
     """The prompt after the chat template was applied; sent on the first chunk only when
     `return_prompt_text` is set.
 
@@ -1693,6 +1802,7 @@ class ChatCompletionChunk(TypedDict, total=False):
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     request_id: str | None
+
     """The request id the client sent or the server assigned, echoed back.
 
     Sent by Z.ai (GLM), vLLM; see
@@ -1725,19 +1835,15 @@ _CHAT_COMPLETION_CHUNK_KEYS = frozenset(
 def validate_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
     """Check a decoded JSON object as a ChatCompletionChunk; raises `ChunkDecodeError`."""
     obj = _object(data)
-    if "error" in obj and "choices" not in obj:
+    if obj.get("error") is not None and "choices" not in obj:
         raise _error_payload(obj["error"]).under(_key("error"))
     out: dict[str, Any] = {}
-    out["id"] = _required(obj, "id", _decode_str)
+    _put(out, "id", _optional(obj, "id", _decode_str))
     out["choices"] = _defaulted(obj, "choices", _decode_list_Choice, list)
-    _put(out, "created", _optional(obj, "created", _decode_int))
+    _put(out, "created", _optional(obj, "created", _decode_int_or_float))
     out["model"] = _required(obj, "model", _decode_str)
-    _put(out, "object", _optional(obj, "object", _decode_ChunkObject))
-    _put(
-        out,
-        "service_tier",
-        _optional_nullable(obj, "service_tier", _decode_ServiceTier),
-    )
+    _put(out, "object", _optional_nullable(obj, "object", _decode_str))
+    _put(out, "service_tier", _optional_nullable(obj, "service_tier", _decode_str))
     _put(
         out,
         "system_fingerprint",
@@ -1771,9 +1877,13 @@ def validate_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
 def loads(data: str | bytes) -> ChatCompletionChunk:
     """Decode and validate one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
     try:
-        obj = json.loads(data)
-    except ValueError as exc:  # JSONDecodeError, or bytes that are not UTF-8
+        # Bytes must be UTF-8, as JSON on the wire is (json.loads would guess UTF-16 too).
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        obj = json.loads(text)
+    except ValueError as exc:  # JSONDecodeError or UnicodeDecodeError
         raise ChunkDecodeError(f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise ChunkDecodeError("invalid JSON: nested too deeply") from None
     return validate_chat_completion_chunk(obj)
 
 

@@ -21,11 +21,11 @@ from generator.ir import (
     Model,
     ModelRef,
     Provenance,
-    Scalar,
     Spec,
     TypeExpr,
     Union,
     Vendor,
+    json_kind,
 )
 from generator.load import RawEnum, RawField, RawRelax, RawSpec, RawType, Where
 from generator.typeexpr import TypeSyntaxError, parse_type
@@ -44,6 +44,7 @@ class _Builder:
         self.types: dict[str, tuple[RawType, str | None]] = {}
         self.enums: dict[str, tuple[RawEnum, str | None]] = {}
         self.field_where: dict[tuple[str, str], Where] = {}
+        self.relax_where: dict[tuple[str, str], Where] = {}
 
     # --- declarations ---------------------------------------------------------
 
@@ -60,6 +61,10 @@ class _Builder:
                     first = seen[decl.name]
                     raise decl.where.error(
                         f"type {decl.name!r} is already defined at {first.file}:{first.line}"
+                    )
+                if decl.name in naming.MODULE_NAMES:
+                    raise decl.where.error(
+                        f"type {decl.name!r} would shadow a name the generated modules use"
                     )
                 seen[decl.name] = decl.where
                 if isinstance(decl, RawType):
@@ -94,6 +99,7 @@ class _Builder:
         self.add_vendor_fields(fields)
         relaxations = self.collect_relaxations(fields)
         models = {name: self.model(name, entries, relaxations) for name, entries in fields.items()}
+        self.check_tags(models)
         order = self.order(core.root, models)
         enums_used = _enums_used(order)
         for name, (enum_decl, _) in self.enums.items():
@@ -196,7 +202,7 @@ class _Builder:
         built = []
         for raw, origin in entries:
             self.field_where[(name, raw.wire)] = raw.where
-            type_ = self.parse(raw.type, raw.type_where)
+            type_ = core_type = self.parse(raw.type, raw.type_where)
             required, nullable = raw.required, raw.nullable
             notes = []
             for relax, by in relaxations.get((name, raw.wire), []):
@@ -211,7 +217,10 @@ class _Builder:
                 required = required and relax.required is not False
                 nullable = nullable or relax.nullable is True
                 if relax.also_type is not None:
-                    type_ = _widen(type_, self.parse(relax.also_type, relax.where), relax.where)
+                    extra = self.parse(relax.also_type, relax.where)
+                    type_ = _widen(core_type, type_, extra, relax.where)
+                    _check_union_kinds(type_, relax.where)
+                self.relax_where.setdefault((name, raw.wire), relax.where)
                 notes.append(Provenance((by,), relax.source or self.vendor_source(by), relax.doc))
             if raw.discriminator is not None:
                 type_ = self.discriminated(type_, raw.discriminator, raw.where)
@@ -229,7 +238,8 @@ class _Builder:
                     relaxations=tuple(notes),
                 )
             )
-            _check_union_kinds(type_, raw.where)
+            if not notes:
+                _check_union_kinds(type_, raw.where)
             _check_default(built[-1], raw.where)
         error_when = None
         if decl.error_when is not None:
@@ -246,6 +256,10 @@ class _Builder:
     def discriminated(self, type_: TypeExpr, key: str, where: Where) -> Union:
         if not isinstance(type_, Union) or not all(isinstance(o, ModelRef) for o in type_.options):
             raise where.error("'discriminator' needs a union of object types")
+        if naming.python_name(key, naming.PYDANTIC_RESERVED) != key:
+            raise where.error(
+                f"discriminator {key!r} must be a plain identifier (it is not renamed)"
+            )
         seen: dict[str, str] = {}
         for option in type_.options:
             assert isinstance(option, ModelRef)
@@ -269,6 +283,26 @@ class _Builder:
                     )
                 seen[value] = option.name
         return Union(type_.options, key)
+
+    def check_tags(self, models: dict[str, Model]) -> None:
+        """A key that tells union alternatives apart must stay as declared: no vendor may
+        make it optional, nullable or of another type."""
+        for model in models.values():
+            for field in model.fields:
+                union = field.type
+                if not isinstance(union, Union) or union.discriminator is None:
+                    continue
+                for option in union.options:
+                    assert isinstance(option, ModelRef)
+                    tag = next(
+                        f for f in models[option.name].fields if f.wire == union.discriminator
+                    )
+                    if tag.relaxations:
+                        where = self.relax_where[(option.name, tag.wire)]
+                        raise where.error(
+                            f"{option.name}.{tag.wire} tells the alternatives of"
+                            f" {model.name}.{field.wire} apart and cannot be relaxed"
+                        )
 
     # --- ordering -----------------------------------------------------------------
 
@@ -311,25 +345,19 @@ class _Builder:
         return Vendor(name=raw.name, title=raw.title, source=raw.source, file=raw.where.file)
 
 
-def _widen(base: TypeExpr, extra: TypeExpr, where: Where) -> Union:
-    options: list[TypeExpr] = list(base.options) if isinstance(base, Union) else [base]
-    for option in extra.options if isinstance(extra, Union) else (extra,):
-        if option in options:
-            raise where.error("also_type adds a type the field already has")
-        options.append(option)
+def _options(expr: TypeExpr) -> tuple[TypeExpr, ...]:
+    return expr.options if isinstance(expr, Union) else (expr,)
+
+
+def _widen(core: TypeExpr, current: TypeExpr, extra: TypeExpr, where: Where) -> Union:
+    """`current` plus the alternatives of `extra`; two vendors may add the same one."""
+    options = list(_options(current))
+    for option in _options(extra):
+        if option in _options(core):
+            raise where.error("also_type adds a type the core field already has")
+        if option not in options:
+            options.append(option)
     return Union(tuple(options))
-
-
-def _json_kind(expr: TypeExpr) -> str:
-    if isinstance(expr, Scalar):
-        return expr.kind
-    if isinstance(expr, EnumRef):
-        return "string"
-    if isinstance(expr, ListOf):
-        return "list"
-    if isinstance(expr, (MapOf, ModelRef)):
-        return "object"
-    return "union"
 
 
 def _check_default(field: Field, where: Where) -> None:
@@ -351,7 +379,7 @@ def _check_union_kinds(expr: TypeExpr, where: Where) -> None:
     kinds: set[str] = set()
     for option in expr.options:
         _check_union_kinds(option, where)
-        kind = _json_kind(option)
+        kind = json_kind(option)
         if kind == "any":
             raise where.error("'any' cannot be part of a union: it already accepts every value")
         if kind in kinds and not (kind == "object" and expr.discriminator):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from generator.ir import EnumRef, ListOf, MapOf, ModelRef, Scalar, Spec, TypeExpr, Union
+from generator.ir import EnumRef, ListOf, MapOf, ModelRef, Scalar, Spec, TypeExpr, Union, json_kind
 from generator.spelling import annotation
 
 # JSON kind checks on a decoded value; int before float so an int stays an int.
@@ -58,6 +58,8 @@ class Codec:
     key: str = ""
     tags: tuple[tuple[str, str], ...] = ()
     values: tuple[str, ...] = ()
+    passthrough: bool = False
+    """An encoder union with alternatives that are JSON already: they are returned as is."""
 
 
 @dataclass(frozen=True)
@@ -84,27 +86,21 @@ def stdlib_codecs(spec: Spec, target: str, model_decoder: Callable[[str], str]) 
     )
 
 
-def _kind(expr: TypeExpr) -> str:
-    if isinstance(expr, Scalar):
-        return expr.kind
-    if isinstance(expr, EnumRef):
-        return "string"
-    if isinstance(expr, ListOf):
-        return "list"
-    return "object"
-
-
 def _slug(expr: TypeExpr) -> str:
+    """A function-name part that differs for different types (`list_of_int_or_str_` is
+    `list[int | string]`, `list_int_or_str` is `list[int] | string`)."""
     if isinstance(expr, Scalar):
         return {"string": "str"}.get(expr.kind, expr.kind)
-    if isinstance(expr, EnumRef):
+    if isinstance(expr, (EnumRef, ModelRef)):
         return expr.name
-    if isinstance(expr, ListOf):
-        return f"list_{_slug(expr.item)}"
-    if isinstance(expr, MapOf):
-        return f"map_{_slug(expr.value)}"
-    if isinstance(expr, ModelRef):
-        return expr.name
+    if isinstance(expr, (ListOf, MapOf)):
+        inner = expr.item if isinstance(expr, ListOf) else expr.value
+        prefix = "list" if isinstance(expr, ListOf) else "map"
+        return (
+            f"{prefix}_of_{_slug(inner)}_"
+            if isinstance(inner, Union)
+            else f"{prefix}_{_slug(inner)}"
+        )
     return "_or_".join(_slug(option) for option in expr.options)
 
 
@@ -127,6 +123,7 @@ class _Builder:
         self.model_decoder = model_decoder
         self.decoders: dict[str, Codec] = {}
         self.encoders: dict[str, Codec] = {}
+        self.sources: dict[str, TypeExpr] = {}
 
     def describe(self, expr: TypeExpr) -> str:
         if isinstance(expr, EnumRef) and not expr.open:
@@ -134,15 +131,21 @@ class _Builder:
             return f"one of {values}"
         if isinstance(expr, Union):
             return " or ".join(self.describe(option) for option in expr.options)
-        return _WORDS[_kind(expr)]
+        return _WORDS[json_kind(expr)]
 
     def decoder(self, expr: TypeExpr) -> str:
         """The name of the function that decodes `expr`, emitting it on first use."""
         if isinstance(expr, ModelRef):
             return self.model_decoder(expr.name)
+        if isinstance(expr, EnumRef) and expr.open:
+            # Any string is accepted; a list of them keeps its own function for its type.
+            return self.decoder(Scalar("string"))
         name = f"_decode_{_slug(expr)}"
         if name not in self.decoders:
             self.decoders[name] = self.decode_codec(name, expr)
+            self.sources[name] = expr
+        elif self.sources[name] != expr:
+            raise AssertionError(f"{name} would decode both {self.sources[name]} and {expr}")
         return name
 
     def item_decoder(self, expr: TypeExpr) -> str | None:
@@ -154,8 +157,6 @@ class _Builder:
             kind = expr.kind
             return Codec(name, "scalar", spelled, _CHECKS.get(kind, ""), _WORDS.get(kind, ""))
         if isinstance(expr, EnumRef):
-            if expr.open:
-                return self.decode_codec(name, Scalar("string"))
             values = tuple(v.value for v in self.spec.enum(expr.name).values)
             return Codec(name, "enum", spelled, expected=self.describe(expr), values=values)
         if isinstance(expr, ListOf):
@@ -172,18 +173,21 @@ class _Builder:
                 assert isinstance(tag_field.type, EnumRef)
                 for value in self.spec.enum(tag_field.type.name).values:
                     tags.append((value.value, self.decoder(option)))
-            return Codec(name, "tagged", spelled, key=expr.discriminator, tags=tuple(tags))
+            expected = "one of " + ", ".join(repr(tag) for tag, _ in tags)
+            return Codec(
+                name, "tagged", spelled, expected, key=expr.discriminator, tags=tuple(tags)
+            )
         assert isinstance(expr, ModelRef | Union)
         options = sorted(
             expr.options if isinstance(expr, Union) else (expr,),
-            key=lambda o: _KIND_ORDER.index(_kind(o)),
+            key=lambda o: _KIND_ORDER.index(json_kind(o)),
         )
         return Codec(
             name,
             "union",
             spelled,
             expected=self.describe(expr),
-            options=tuple(Option(_CHECKS[_kind(o)], self.option_decoder(o)) for o in options),
+            options=tuple(Option(_CHECKS[json_kind(o)], self.option_decoder(o)) for o in options),
         )
 
     def option_decoder(self, expr: TypeExpr) -> str | None:
@@ -199,6 +203,9 @@ class _Builder:
         if isinstance(expr, ModelRef):
             return f"{expr.name}.to_dict"
         name = f"_encode_{_slug(expr)}"
+        self.sources.setdefault(name, expr)
+        if self.sources[name] != expr:
+            raise AssertionError(f"{name} would encode both {self.sources[name]} and {expr}")
         if name in self.encoders:
             return name
         spelled = annotation(expr, self.target)
@@ -215,9 +222,10 @@ class _Builder:
                     check = (
                         f"isinstance(value, {option.name})"
                         if isinstance(option, ModelRef)
-                        else _CHECKS[_kind(option)]
+                        else _CHECKS[json_kind(option)]
                     )
                     options.append(Option(check, function))
-            codec = Codec(name, "union", spelled, options=tuple(options))
+            passthrough = len(options) < len(expr.options)
+            codec = Codec(name, "union", spelled, options=tuple(options), passthrough=passthrough)
         self.encoders[name] = codec
         return name

@@ -60,6 +60,19 @@ class Union:
 TypeExpr: TypeAlias = Scalar | ListOf | MapOf | ModelRef | EnumRef | Union
 
 
+def json_kind(expr: TypeExpr) -> str:
+    """The JSON kind of a type's values: a scalar kind, `list`, `object`, or `union`."""
+    if isinstance(expr, Scalar):
+        return expr.kind
+    if isinstance(expr, EnumRef):
+        return "string"
+    if isinstance(expr, ListOf):
+        return "list"
+    if isinstance(expr, (MapOf, ModelRef)):
+        return "object"
+    return "union"
+
+
 @dataclass(frozen=True)
 class Names:
     """The Python attribute name of a field in each target that has attributes."""

@@ -117,6 +117,10 @@ def load_spec(root: Path) -> RawSpec:
     """Read the core file and every vendor file (sorted by name) under `root`."""
     core = _core(load_yaml(root / CORE_FILE, CORE_FILE), CORE_FILE)
     vendor_files = sorted((root / VENDOR_DIR).glob("*.yaml"))
+    for stray in sorted((root / VENDOR_DIR).glob("*.yml")):
+        raise SpecError(
+            "vendor files end in .yaml; this one would be ignored", f"{VENDOR_DIR}/{stray.name}"
+        )
     vendors = []
     for path in vendor_files:
         display = f"{VENDOR_DIR}/{path.name}"
@@ -292,6 +296,8 @@ def _fields(section: Located, file: str, owner: str, *, vendor: bool) -> tuple[R
         also = body.get("also", [])
         if not isinstance(also, list) or not all(isinstance(v, str) for v in also):
             raise _at(body, file, "also").error("'also' must be a list of vendor names")
+        if len(set(also)) != len(also):
+            raise _at(body, file, "also").error("'also' names a vendor twice")
         out.append(
             RawField(
                 wire=wire,

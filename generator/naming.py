@@ -18,6 +18,13 @@ from generator.ir import Model, Names
 
 PLACEHOLDER = Names(dataclasses="", pydantic="")
 
+# Module-level names the templates define or import; no spec type may take one.
+MODULE_NAMES = frozenset(
+    {"Any", "Annotated", "Callable", "Final", "Literal", "Required", "TypeAlias", "TypeVar"}
+    | {"TypedDict", "BaseModel", "ConfigDict", "Field", "Discriminator", "ValidationError"}
+    | {"AfterValidator", "BeforeValidator", "ChunkDecodeError", "UNSET"}
+)
+
 # Names a generated class body evaluates or its annotations use: a field of the same name
 # would shadow them inside the class (a field `field` would break `field(...)` defaults).
 _CLASS_BODY_NAMES = frozenset(

@@ -19,7 +19,7 @@ import jinja2
 
 from generator import examples, spelling
 from generator.codecs import Codecs, stdlib_codecs
-from generator.ir import Enum, Field, Model, Spec
+from generator.ir import Enum, Field, Model, ModelRef, Spec
 
 MODULE_TARGETS = ("dataclasses", "typeddicts", "pydantic")
 
@@ -187,9 +187,8 @@ def encode_expr(field: Field, encoder: str | None) -> str:
     value = f"self.{field.names.dataclasses}"
     if encoder is None:
         return value
-    if field.nullable:
-        return f"None if {value} is None else {encoder}({value})"
-    return f"{encoder}({value})"
+    call = f"{value}.to_dict()" if isinstance(field.type, ModelRef) else f"{encoder}({value})"
+    return f"None if {value} is None else {call}" if field.nullable else call
 
 
 def error_value(model: Model) -> str:
@@ -229,6 +228,7 @@ def _context(spec: Spec, spec_hash: str, target: str) -> dict[str, Any]:
         "annotation": lambda f: spelling.field_annotation(f, target),
         "pydantic_field": spelling.pydantic_field,
         "error_value": error_value,
+        "defaulted": lambda m: [f.names.pydantic for f in m.fields if f.has_default],
         "field_doc": docs.field,
         "model_doc": docs.model,
         "enum_doc": docs.enum,
@@ -251,6 +251,11 @@ def _context(spec: Spec, spec_hash: str, target: str) -> dict[str, Any]:
             spelling.uses_discriminator(f.type) for m in spec.models for f in m.fields
         ),
         "uses_default": any(f.has_default for m in spec.models for f in m.fields),
+        "error_rules": any(m.error_when for m in spec.models),
+        "uses_kind_union": any(
+            spelling.uses_kind_union(f.type) for m in spec.models for f in m.fields
+        ),
+        "tag_keys": tuple(sorted(spelling.tag_keys(spec))),
         "uses_not_null": any(
             not f.required and not f.nullable and not f.has_default
             for m in spec.models

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from generator.ir import EnumRef, Field, ListOf, MapOf, ModelRef, Scalar, TypeExpr, Union
+from generator.ir import (
+    EnumRef,
+    Field,
+    ListOf,
+    MapOf,
+    ModelRef,
+    Scalar,
+    Spec,
+    TypeExpr,
+    Union,
+    json_kind,
+)
 
 _STDLIB_SCALARS = {"string": "str", "int": "int", "float": "float", "bool": "bool", "any": "Any"}
 # pydantic turns an int read into a `float` field into a float, and `1` would come back
@@ -22,10 +33,41 @@ def annotation(expr: TypeExpr, target: str) -> str:
         return expr.name
     if isinstance(expr, EnumRef):
         return f"{expr.name} | str" if expr.open else expr.name
-    spelled = " | ".join(annotation(option, target) for option in expr.options)
-    if target == "pydantic" and expr.discriminator is not None:
+    if target != "pydantic":
+        return " | ".join(annotation(option, target) for option in expr.options)
+    if expr.discriminator is not None:
+        spelled = " | ".join(annotation(option, target) for option in expr.options)
         return f"Annotated[{spelled}, Discriminator({expr.discriminator!r})]"
-    return spelled
+    # pydantic picks the alternative by the value's JSON kind, so a failure names one
+    # alternative instead of listing the error of every member.
+    tagged = " | ".join(
+        f'Annotated[{spelled}, Tag("~{kind}")]' for kind, spelled in _kind_choices(expr)
+    )
+    return f"Annotated[{tagged}, Discriminator(_json_kind)]"
+
+
+def _kind_choices(union: Union) -> list[tuple[str, str]]:
+    """(JSON kind, pydantic annotation) for each alternative; a float alternative takes
+    integers too unless an int alternative does."""
+    has_int = Scalar("int") in union.options
+    choices = []
+    for option in union.options:
+        if option == Scalar("float"):
+            if not has_int:
+                choices.append(("integer", "int"))
+            choices.append(("number", "float"))
+        else:
+            choices.append((_JSON_KINDS[json_kind(option)], annotation(option, "pydantic")))
+    return choices
+
+
+_JSON_KINDS = {
+    "string": "string",
+    "int": "integer",
+    "bool": "boolean",
+    "list": "array",
+    "object": "object",
+}
 
 
 def field_annotation(field: Field, target: str) -> str:
@@ -36,18 +78,40 @@ def field_annotation(field: Field, target: str) -> str:
         text += " | _Unset"
     if field.nullable:
         text += " | None"
+    if target == "typeddicts" and field.required:
+        text = f"Required[{text}]"
     return text
+
+
+def _unions(expr: TypeExpr) -> list[Union]:
+    if isinstance(expr, ListOf):
+        return _unions(expr.item)
+    if isinstance(expr, MapOf):
+        return _unions(expr.value)
+    if isinstance(expr, Union):
+        return [expr, *(u for option in expr.options for u in _unions(option))]
+    return []
+
+
+def uses_kind_union(expr: TypeExpr) -> bool:
+    """Whether a type holds a union told apart by JSON kind."""
+    return any(u.discriminator is None for u in _unions(expr))
+
+
+def tag_keys(spec: Spec) -> set[str]:
+    """The discriminator keys of every union in the spec."""
+    return {
+        u.discriminator
+        for m in spec.models
+        for f in m.fields
+        for u in _unions(f.type)
+        if u.discriminator is not None
+    }
 
 
 def uses_discriminator(expr: TypeExpr) -> bool:
     """Whether a type holds a union told apart by a discriminator key."""
-    if isinstance(expr, ListOf):
-        return uses_discriminator(expr.item)
-    if isinstance(expr, MapOf):
-        return uses_discriminator(expr.value)
-    if isinstance(expr, Union):
-        return expr.discriminator is not None or any(uses_discriminator(o) for o in expr.options)
-    return False
+    return any(u.discriminator is not None for u in _unions(expr))
 
 
 def pydantic_field(field: Field) -> str:
