@@ -12,7 +12,7 @@
 #          spec/vendors/tensorrt_edge_llm.yaml
 #          spec/vendors/vllm.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 9250e3eab6ebaf26 (spec files and templates). Target: pydantic.
+# Spec hash: 0fc022210f6ac893 (spec files and templates). Target: pydantic.
 # Regenerate with `make generate`.
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 

@@ -39,15 +39,20 @@ class RenderError(Exception):
     """A template produced code that does not compile (a generator bug, not a spec error)."""
 
 
+GENERATOR = Path(__file__).resolve().parent
+GENERATED_FOLDERS = ("generated", "tests/generated")
+
+
 def spec_hash(root: Path, spec_files: Iterable[str]) -> str:
-    """A short hash of the spec files and the templates, stable across machines."""
+    """A short hash of everything the output is made from: the spec files, the templates
+    and the generator's own code; stable across machines."""
     digest = hashlib.sha256()
-    template_files = sorted(
-        p.relative_to(root).as_posix() for p in (root / "templates").glob("*.jinja")
-    )
-    for name in [*spec_files, *template_files]:
-        digest.update(name.encode() + b"\0")
-        digest.update((root / name).read_bytes().replace(b"\r\n", b"\n") + b"\0")
+    inputs = [root / name for name in spec_files]
+    inputs += sorted((root / "templates").glob("*.jinja")) + sorted(GENERATOR.glob("*.py"))
+    for path in inputs:
+        name = path.relative_to(root if path.is_relative_to(root) else GENERATOR.parent)
+        digest.update(name.as_posix().encode() + b"\0")
+        digest.update(path.read_bytes().replace(b"\r\n", b"\n") + b"\0")
     return digest.hexdigest()[:16]
 
 
@@ -57,32 +62,50 @@ def finish(rendered: Rendered) -> Output:
         return Output(rendered.path, rendered.text)
     try:
         compile(rendered.text, rendered.path, "exec")
-    except SyntaxError as exc:
-        raise RenderError(
-            f"{rendered.path}:{exc.lineno}: generated code does not compile: {exc.msg}"
-        ) from exc
+    except (SyntaxError, ValueError) as exc:  # ValueError: a NUL byte in the source
+        line = f":{exc.lineno}" if isinstance(exc, SyntaxError) and exc.lineno else ""
+        raise RenderError(f"{rendered.path}{line}: generated code does not compile: {exc}") from exc
     return Output(rendered.path, black.format_str(rendered.text, mode=BLACK_MODE))
 
 
 def write_all(root: Path, outputs: Iterable[Output]) -> list[str]:
-    """Write the outputs that differ from disk; returns the paths written."""
-    written = []
-    for output in outputs:
-        target = root / output.path
-        data = output.content.encode("utf-8")
-        if target.exists() and target.read_bytes() == data:
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        try:
+    """Write the outputs that differ from disk; returns the paths written.
+
+    Every changed file is first written in full next to its target; only then are they
+    renamed into place, so a failure while writing leaves the old files as they were.
+    """
+    staged: list[tuple[Path, Path, str]] = []
+    try:
+        for output in outputs:
+            target = root / output.path
+            data = output.content.encode("utf-8")
+            if target.is_file() and target.read_bytes() == data:
+                continue
+            if target.exists() and not target.is_file():
+                raise IsADirectoryError(f"{output.path} is in the way: it is not a file")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        written.append(output.path)
-    return written
+            staged.append((Path(tmp), target, output.path))
+        for tmp_path, target, _ in staged:
+            os.replace(tmp_path, target)
+    finally:
+        for tmp_path, _, _ in staged:
+            tmp_path.unlink(missing_ok=True)
+    return [path for _, _, path in staged]
+
+
+def strays(root: Path, outputs: Iterable[Output]) -> list[str]:
+    """Files in the generated folders that the spec no longer produces."""
+    expected = {output.path for output in outputs}
+    found = []
+    for folder in GENERATED_FOLDERS:
+        for path in sorted((root / folder).rglob("*")):
+            relative = path.relative_to(root).as_posix()
+            if path.is_file() and "__pycache__" not in path.parts and relative not in expected:
+                found.append(relative)
+    return found
 
 
 def stale(root: Path, outputs: Iterable[Output]) -> list[str]:

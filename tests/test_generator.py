@@ -159,6 +159,24 @@ SPEC_ERRORS = {
         "spec/vendors/zzbad.yaml:6",
         "whose enum has 'open: false'",
     ),
+    "relaxed discriminator tag": (
+        VENDOR + "relax:\n  ModerationError:\n    type:\n      required: false\n      doc: No.\n",
+        "spec/vendors/zzbad.yaml:6",
+        "ModerationError.type tells the alternatives of Moderation.input apart",
+    ),
+    "type shadows a module name": (
+        VENDOR
+        + "fields:\n  Choice:\n    extra_a:\n      type: Field\n      doc: A.\n"
+        + "types:\n  Field:\n    doc: F.\n    fields:\n      a:\n"
+        + FIELD.replace("      ", "        "),
+        "spec/vendors/zzbad.yaml:10",
+        "would shadow a name the generated modules use",
+    ),
+    "a vendor named twice in also": (
+        VENDOR + "fields:\n  Choice:\n    extra_a:\n" + FIELD + "      also: [vllm, vllm]\n",
+        "spec/vendors/zzbad.yaml:9",
+        "'also' names a vendor twice",
+    ),
     "file named after another vendor": (
         VENDOR.replace("vendor: zzbad", "vendor: vllm"),
         "spec/vendors/zzbad.yaml:1",
@@ -210,6 +228,29 @@ def test_check_fails_on_a_hand_edited_file(project: Path) -> None:
     assert result.returncode == 1
     assert "generated/chunk_dataclasses.py" in result.stdout
     assert "stale" in result.stderr
+
+
+def test_check_fails_on_a_stray_generated_file(project: Path) -> None:
+    (project / "generated/chunk_old.py").write_text("# left over\n")
+    result = run_generator(project, "check")
+    assert result.returncode == 1
+    assert "generated/chunk_old.py: not produced by the spec" in result.stdout
+
+
+def test_a_failed_write_changes_nothing(project: Path) -> None:
+    (project / "spec/vendors/zzextra.yaml").write_text(
+        "vendor: zzextra\ntitle: Extra\nsource: https://example.com\n"
+        "fields:\n  Choice:\n    extra_a:\n      type: string\n      doc: A field.\n"
+    )
+    blocker = project / "tests/generated/test_targets_agree.py"
+    blocker.unlink()
+    blocker.mkdir()  # the last file cannot be written
+    before = snapshot(project)
+    result = run_generator(project, "generate")
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: nothing was changed: ")
+    assert snapshot(project) == before
+    assert not list(project.rglob("*.tmp"))
 
 
 def test_generate_repairs_what_check_reports(project: Path) -> None:

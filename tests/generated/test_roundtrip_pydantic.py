@@ -12,7 +12,7 @@
 #          spec/vendors/tensorrt_edge_llm.yaml
 #          spec/vendors/vllm.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 9250e3eab6ebaf26 (spec files and templates). Target: pydantic.
+# Spec hash: 0fc022210f6ac893 (spec files and templates). Target: pydantic.
 # Regenerate with `make generate`.
 """Round-trip tests of generated/chunk_pydantic.py.
 
@@ -2223,7 +2223,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
 
 def round_trip(type_name: str, value: Any) -> Any:
     """Decode `value` as the named type, encode it again, and return the JSON data."""
-    model = getattr(target, type_name).model_validate_json(json.dumps(value))
+    model = getattr(target, type_name).model_validate_json(
+        json.dumps(value), by_name=False
+    )
     return json.loads(json.dumps(model.model_dump(by_alias=True, exclude_unset=True)))
 
 

@@ -12,7 +12,7 @@
 #          spec/vendors/tensorrt_edge_llm.yaml
 #          spec/vendors/vllm.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 9250e3eab6ebaf26 (spec files and templates). Target: typeddicts.
+# Spec hash: 0fc022210f6ac893 (spec files and templates). Target: typeddicts.
 # Regenerate with `make generate`.
 """Round-trip tests of generated/chunk_typeddicts.py.
 

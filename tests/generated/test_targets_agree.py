@@ -12,15 +12,24 @@
 #          spec/vendors/tensorrt_edge_llm.yaml
 #          spec/vendors/vllm.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 9250e3eab6ebaf26 (spec files and templates). Target: all.
+# Spec hash: 0fc022210f6ac893 (spec files and templates). Target: all.
 # Regenerate with `make generate`.
-"""Every target gives the same `dumps` text for the same input, fixture by fixture."""
+"""Every target gives the same result for the same input: the same `dumps` text for
+every captured chunk, and the same JSON for every spec example of every type."""
 
 from __future__ import annotations
+
+import json
+from typing import Any
 
 import pytest
 
 from generated import chunk_dataclasses, chunk_pydantic, chunk_typeddicts
+from tests.generated import (
+    test_roundtrip_dataclasses,
+    test_roundtrip_pydantic,
+    test_roundtrip_typeddicts,
+)
 from tests.support import FIXTURE_STREAMS, Stream
 
 TARGETS = {
@@ -28,6 +37,12 @@ TARGETS = {
     "pydantic": chunk_pydantic,
     "typeddicts": chunk_typeddicts,
 }
+ROUND_TRIPS = {
+    "dataclasses": test_roundtrip_dataclasses.round_trip,
+    "pydantic": test_roundtrip_pydantic.round_trip,
+    "typeddicts": test_roundtrip_typeddicts.round_trip,
+}
+EXAMPLES = test_roundtrip_dataclasses.EXAMPLES
 
 
 @pytest.mark.parametrize("stream", FIXTURE_STREAMS, ids=lambda s: s.name)
@@ -39,3 +54,19 @@ def test_targets_dump_the_same_text(stream: Stream) -> None:
         assert (
             len(set(texts.values())) == 1
         ), f"{stream.name}:{line}: targets disagree: {texts}"
+
+
+@pytest.mark.parametrize(
+    ("type_name", "variant", "value"),
+    EXAMPLES,
+    ids=[f"{t}-{v}" for t, v, _ in EXAMPLES],
+)
+def test_targets_agree_on_every_spec_example(
+    type_name: str, variant: str, value: Any
+) -> None:
+    texts = {
+        name: json.dumps(trip(type_name, value)) for name, trip in ROUND_TRIPS.items()
+    }
+    assert (
+        len(set(texts.values())) == 1
+    ), f"{type_name} {variant}: targets disagree: {texts}"
