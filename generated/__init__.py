@@ -12,6 +12,6 @@
 #          spec/vendors/tensorrt_edge_llm.yaml
 #          spec/vendors/vllm.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 0fc022210f6ac893 (spec files and templates). Target: package.
+# Spec hash: 5e4db880ee8b4d4b (spec, templates and generator). Target: package.
 # Regenerate with `make generate`.
 """Generated chunk models; each module also works copied on its own."""

@@ -12,7 +12,7 @@
 #          spec/vendors/tensorrt_edge_llm.yaml
 #          spec/vendors/vllm.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 0fc022210f6ac893 (spec files and templates). Target: dataclasses.
+# Spec hash: 5e4db880ee8b4d4b (spec, templates and generator). Target: dataclasses.
 # Regenerate with `make generate`.
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
