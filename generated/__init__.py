@@ -12,6 +12,7 @@
 #          spec/vendors/tensorrt_edge_llm.yaml
 #          spec/vendors/vllm.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 5e4db880ee8b4d4b (spec, templates and generator). Target: package.
-# Regenerate with `make generate`.
+# Spec hash: af5e20913558161a (spec, templates and generator).
+# Target: package. Vendors: all. Profile: lenient.
+# Regenerate with: make generate
 """Generated chunk models; each module also works copied on its own."""

@@ -12,8 +12,9 @@
 #          spec/vendors/tensorrt_edge_llm.yaml
 #          spec/vendors/vllm.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 5e4db880ee8b4d4b (spec, templates and generator). Target: dataclasses.
-# Regenerate with `make generate`.
+# Spec hash: af5e20913558161a (spec, templates and generator).
+# Target: dataclasses. Vendors: all. Profile: lenient.
+# Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
 Decode with `loads(text)` or `ChatCompletionChunk.from_dict(obj)`, encode with

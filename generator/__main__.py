@@ -1,31 +1,80 @@
-"""Command line: `python -m generator generate` writes generated/ and tests/generated/;
-`python -m generator check` fails when what is committed differs from the spec."""
+"""Command line of the generator.
+
+  python -m generator generate [--vendors V] [--profile P]   spec -> generated/, tests/generated/
+  python -m generator check [--vendored PATH ...]            fail when output is stale
+  python -m generator vendor --target T --out PATH [...]     one module for another repo
+  python -m generator new-vendor NAME                        scaffold spec/vendors/NAME.yaml
+
+`generate` reads its defaults from `[tool.chunkspec]` (`vendors`, `profile`) in the
+project's pyproject.toml; the flags override them.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tomllib
 from pathlib import Path
 
 import jinja2
 
 from generator.emit import Output, RenderError, stale, strays, write_all
 from generator.errors import SpecError
+from generator.ir import Options
 from generator.pipeline import generate
+from generator.scaffold import new_vendor
+from generator.vendoring import (
+    Request,
+    add_request_arguments,
+    add_selection_arguments,
+    options_from,
+    problems,
+    render_vendored,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m generator", description=__doc__)
-    parser.add_argument("command", choices=("generate", "check"))
-    parser.add_argument(
+def parser() -> argparse.ArgumentParser:
+    main = argparse.ArgumentParser(
+        prog="python -m generator",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    main.add_argument(
         "--root", type=Path, default=ROOT, help="project root (default: this checkout)"
     )
-    args = parser.parse_args(argv)
+    commands = main.add_subparsers(dest="command", required=True)
+    add_selection_arguments(
+        commands.add_parser("generate", help="write generated/ and tests/generated/")
+    )
+    check = commands.add_parser("check", help="fail when generated files are stale")
+    check.add_argument(
+        "--vendored", nargs="+", type=Path, metavar="PATH", help="check vendored modules instead"
+    )
+    add_request_arguments(commands.add_parser("vendor", help="write one self-contained module"))
+    scaffold = commands.add_parser("new-vendor", help="create spec/vendors/NAME.yaml")
+    scaffold.add_argument("name")
+    return main
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     root: Path = args.root.resolve()
     try:
-        outputs = generate(root)
+        if args.command == "new-vendor":
+            path = new_vendor(root, args.name)
+            print(f"wrote {path.relative_to(root)}; fill it in and run `make generate`")
+            return 0
+        if args.command == "vendor":
+            request = Request(args.target, options_from(args.vendors, args.profile), args.out)
+            return write_vendored(root, request)
+        if args.command == "check" and args.vendored:
+            return check_vendored(root, args.vendored)
+        options = project_options(
+            root, getattr(args, "vendors", None), getattr(args, "profile", None)
+        )
+        outputs = generate(root, options)
     except (SpecError, RenderError) as exc:
         return fail(str(exc))
     except jinja2.TemplateError as exc:
@@ -43,9 +92,56 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         return fail(f"nothing was changed: {exc}")
     print(f"{len(outputs)} files generated, {len(written)} changed")
-    for path in written:
-        print(f"  {path}")
+    for name in written:
+        print(f"  {name}")
     return 0
+
+
+def project_options(root: Path, vendors: str | None, profile: str | None) -> Options:
+    """Flags, else `[tool.chunkspec]` of the project's pyproject.toml, else everything."""
+    config: dict[str, object] = {}
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            config = (
+                tomllib.loads(pyproject.read_text(encoding="utf-8"))
+                .get("tool", {})
+                .get("chunkspec", {})
+            )
+        except tomllib.TOMLDecodeError as exc:
+            raise SpecError(f"invalid TOML: {exc}", "pyproject.toml") from exc
+    if vendors is None and "vendors" in config:
+        listed = config["vendors"]
+        vendors = listed if isinstance(listed, str) else ",".join(map(str, listed))  # type: ignore[call-overload]
+    if profile is None and isinstance(config.get("profile"), str):
+        profile = str(config["profile"])
+    return options_from(vendors, profile)
+
+
+def write_vendored(root: Path, request: Request) -> int:
+    output = render_vendored(root, request)
+    target = Path(request.out)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_all(target.parent, [Output(target.name, output.content)])
+    except OSError as exc:
+        return fail(f"{request.out}: cannot write: {exc}")
+    print(
+        f"wrote {request.out}; check it later with: python -m generator check --vendored {request.out}"
+    )
+    return 0
+
+
+def check_vendored(root: Path, paths: list[Path]) -> int:
+    failed = 0
+    for path in paths:
+        problem = problems(root, path)
+        if problem is None:
+            print(f"{path}: up to date")
+        else:
+            failed += 1
+            print(f"error: {path}: {problem}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def check(root: Path, outputs: list[Output]) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from generator import naming
+from generator.errors import SpecError
 from generator.ir import (
     Enum,
     EnumRef,
@@ -20,7 +21,9 @@ from generator.ir import (
     MapOf,
     Model,
     ModelRef,
+    Options,
     Provenance,
+    Scalar,
     Spec,
     TypeExpr,
     Union,
@@ -31,14 +34,25 @@ from generator.load import RawEnum, RawField, RawRelax, RawSpec, RawType, Where
 from generator.typeexpr import TypeSyntaxError, parse_type
 
 
-def build_spec(raw: RawSpec) -> Spec:
-    """Validate the spec as a whole and build its intermediate model."""
-    return _Builder(raw).build()
+def build_spec(raw: RawSpec, options: Options | None = None) -> Spec:
+    """Validate the spec as a whole and build its intermediate model, narrowed to the
+    selected vendors and profile (the whole spec is always checked first)."""
+    full = _Builder(raw, Options()).build()
+    if options is None or options == Options():
+        return full
+    unknown = sorted(set(options.vendors or ()) - {v.name for v in raw.vendors})
+    if unknown:
+        known = ", ".join(v.name for v in raw.vendors)
+        raise SpecError(
+            f"unknown vendor {', '.join(map(repr, unknown))} (known: {known})", "--vendors"
+        )
+    return _Builder(raw, options).build()
 
 
 class _Builder:
-    def __init__(self, raw: RawSpec) -> None:
+    def __init__(self, raw: RawSpec, options: Options) -> None:
         self.raw = raw
+        self.options = options
         self.vendor_names = tuple(v.name for v in raw.vendors)
         # name -> (raw definition, vendor or None for core)
         self.types: dict[str, tuple[RawType, str | None]] = {}
@@ -76,7 +90,7 @@ class _Builder:
         if name in self.types:
             return ModelRef(name)
         if name in self.enums:
-            return EnumRef(name, self.enums[name][0].open)
+            return EnumRef(name, self.enums[name][0].open and not self.options.strict)
         raise KeyError(name)
 
     def parse(self, text: str, where: Where) -> TypeExpr:
@@ -103,7 +117,7 @@ class _Builder:
         order = self.order(core.root, models)
         enums_used = _enums_used(order)
         for name, (enum_decl, _) in self.enums.items():
-            if name not in enums_used:
+            if name not in enums_used and self.options == Options():
                 raise enum_decl.where.error(f"enum {name!r} is defined but no field uses it")
         return Spec(
             root=core.root,
@@ -111,6 +125,7 @@ class _Builder:
             enums=tuple(self.enum(name) for name in self.enums if name in enums_used),
             vendors=tuple(self.vendor(v.name) for v in self.raw.vendors),
             files=self.raw.files,
+            options=self.options,
         )
 
     def locate(self, model: str, wire: str) -> tuple[str, int | None]:
@@ -171,7 +186,9 @@ class _Builder:
                             f"{owner}.{f.wire} collides with {whose} at {first.file}:{first.line}{hint}"
                         )
                     owners[key] = (f.where, vendor.name)
-                    fields[owner].append((f, self.provenance(vendor.name, f.source, f.also)))
+                    origin = self.provenance(vendor.name, f.source, f.also)
+                    if origin is not None and self.options.keeps(origin.vendors):
+                        fields[owner].append((f, origin))
 
     def collect_relaxations(
         self, fields: dict[str, list[tuple[RawField, Provenance | None]]]
@@ -190,7 +207,8 @@ class _Builder:
                             f"{owner}.{relax.wire} is not a core field, so it cannot be relaxed"
                         )
                     found.setdefault((owner, relax.wire), []).append((relax, vendor.name))
-        return found
+        # The strict profile checks chunks against OpenAI's own spec: no vendor quirk.
+        return {} if self.options.strict else found
 
     def model(
         self,
@@ -218,6 +236,9 @@ class _Builder:
                 nullable = nullable or relax.nullable is True
                 if relax.also_type is not None:
                     extra = self.parse(relax.also_type, relax.where)
+                    if not self.options.keeps((by,)):
+                        # Still accepted, but as plain JSON: the vendor's types are left out.
+                        extra = _untyped(extra)
                     type_ = _widen(core_type, type_, extra, relax.where)
                     _check_union_kinds(type_, relax.where)
                 self.relax_where.setdefault((name, raw.wire), relax.where)
@@ -326,7 +347,8 @@ class _Builder:
 
         visit(root)
         for name, (decl, _) in self.types.items():
-            if name not in done:
+            # A narrowed build drops the types that only left-out fields or quirks use.
+            if name not in done and self.options == Options():
                 raise decl.where.error(f"type {name!r} is defined but never reached from {root!r}")
         return [models[name] for name in done]
 
@@ -343,6 +365,21 @@ class _Builder:
     def vendor(self, name: str) -> Vendor:
         raw = next(v for v in self.raw.vendors if v.name == name)
         return Vendor(name=raw.name, title=raw.title, source=raw.source, file=raw.where.file)
+
+
+def _untyped(expr: TypeExpr) -> TypeExpr:
+    """The same JSON shape with every named type replaced by plain JSON."""
+    if isinstance(expr, ModelRef):
+        return MapOf(Scalar("any"))
+    if isinstance(expr, EnumRef):
+        return Scalar("string")
+    if isinstance(expr, ListOf):
+        return ListOf(_untyped(expr.item))
+    if isinstance(expr, MapOf):
+        return MapOf(_untyped(expr.value))
+    if isinstance(expr, Union):
+        return Union(tuple(_untyped(option) for option in expr.options), expr.discriminator)
+    return expr
 
 
 def _options(expr: TypeExpr) -> tuple[TypeExpr, ...]:

@@ -157,6 +157,30 @@ class Vendor:
     file: str
 
 
+Profile: TypeAlias = Literal["lenient", "strict"]
+
+
+@dataclass(frozen=True)
+class Options:
+    """What to render from the spec.
+
+    `vendors`: the vendors whose fields are typed (None: all). Vendor quirks (`relax`)
+    apply whatever the selection, so every real stream still parses.
+    `profile`: `lenient` keeps unknown keys and enum values; `strict` rejects them and
+    applies no vendor quirk, for servers checking the chunks they emit.
+    """
+
+    vendors: tuple[str, ...] | None = None
+    profile: Profile = "lenient"
+
+    @property
+    def strict(self) -> bool:
+        return self.profile == "strict"
+
+    def keeps(self, vendors: tuple[str, ...]) -> bool:
+        return self.vendors is None or any(v in self.vendors for v in vendors)
+
+
 @dataclass(frozen=True)
 class Spec:
     """The whole spec: models in dependency order (leaves first, the root last)."""
@@ -167,6 +191,7 @@ class Spec:
     vendors: tuple[Vendor, ...]
     files: tuple[str, ...]
     """Spec files it was built from, relative to the project root."""
+    options: Options = Options()
 
     def model(self, name: str) -> Model:
         for model in self.models:

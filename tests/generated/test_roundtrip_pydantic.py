@@ -12,8 +12,9 @@
 #          spec/vendors/tensorrt_edge_llm.yaml
 #          spec/vendors/vllm.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 5e4db880ee8b4d4b (spec, templates and generator). Target: pydantic.
-# Regenerate with `make generate`.
+# Spec hash: af5e20913558161a (spec, templates and generator).
+# Target: pydantic. Vendors: all. Profile: lenient.
+# Regenerate with: make generate
 """Round-trip tests of generated/chunk_pydantic.py.
 
 Every captured chunk in tests/fixtures/streams and four examples of every spec type

@@ -12,8 +12,9 @@
 #          spec/vendors/tensorrt_edge_llm.yaml
 #          spec/vendors/vllm.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 5e4db880ee8b4d4b (spec, templates and generator). Target: all.
-# Regenerate with `make generate`.
+# Spec hash: af5e20913558161a (spec, templates and generator).
+# Target: all. Vendors: all. Profile: lenient.
+# Regenerate with: make generate
 """Every target gives the same result for the same input: the same `dumps` text for
 every captured chunk, and the same JSON for every spec example of every type."""
 

@@ -1,0 +1,139 @@
+"""One module written into another repository, and the check that it is still what the
+spec produces.
+
+A vendored module's header records the exact command that wrote it and a checksum of
+its own text, so `check --vendored` can tell a hand-edited copy (the checksum no longer
+matches) from a stale one (the spec, templates or generator changed since).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.build import build_spec
+from generator.emit import Output, finish, spec_hash
+from generator.ir import Options
+from generator.load import load_spec
+from generator.render import MODULE_TARGETS, Rendered, render_module
+
+COMMAND_PREFIX = "# Regenerate with: "
+CHECKSUM_PREFIX = "# Checksum: "
+
+
+@dataclass(frozen=True)
+class Request:
+    """What `vendor` was asked for: everything needed to write the same file again."""
+
+    target: str
+    options: Options
+    out: str
+
+    def command(self) -> str:
+        args = ["python", "-m", "generator", "vendor", "--target", self.target]
+        if self.options.vendors is not None:
+            args += ["--vendors", ",".join(self.options.vendors) or "none"]
+        if self.options.strict:
+            args += ["--profile", "strict"]
+        return shlex.join([*args, "--out", self.out])
+
+
+def render_vendored(root: Path, request: Request) -> Output:
+    """The module `request` asks for, formatted and sealed with its checksum."""
+    spec = build_spec(load_spec(root), request.options)
+    text = render_module(
+        spec, spec_hash(root, spec.files), root / "templates", request.target, request.command()
+    )
+    formatted = finish(Rendered(request.out, text, python=True)).content
+    return Output(request.out, seal(formatted))
+
+
+def seal(text: str) -> str:
+    """Insert, after the command line of the header, a checksum of the whole text."""
+    lines = text.splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith(COMMAND_PREFIX)) + 1
+    lines.insert(at, f"{CHECKSUM_PREFIX}{_checksum(text)}\n")
+    return "".join(lines)
+
+
+def unseal(text: str) -> tuple[str, str | None]:
+    """The text without its checksum line, and the checksum it recorded (if any)."""
+    kept, recorded = [], None
+    for line in text.splitlines(keepends=True):
+        if recorded is None and line.startswith(CHECKSUM_PREFIX):
+            recorded = line[len(CHECKSUM_PREFIX) :].strip()
+        else:
+            kept.append(line)
+    return "".join(kept), recorded
+
+
+def _checksum(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def recorded_command(text: str) -> str | None:
+    for line in text.splitlines()[:40]:
+        if line.startswith(COMMAND_PREFIX):
+            return line[len(COMMAND_PREFIX) :]
+    return None
+
+
+def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every rendering command takes."""
+    parser.add_argument(
+        "--vendors", help="comma-separated vendors whose fields are typed, or 'all'"
+    )
+    parser.add_argument("--profile", choices=("lenient", "strict"), help="default: lenient")
+
+
+def add_request_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--target", required=True, choices=MODULE_TARGETS)
+    add_selection_arguments(parser)
+    parser.add_argument("--out", required=True, help="where to write the module")
+
+
+def options_from(vendors: str | None, profile: str | None) -> Options:
+    """Options from the command-line spelling (`--vendors vllm,zai`, `all`, `none`)."""
+    selected: tuple[str, ...] | None
+    if vendors is None or vendors == "all":
+        selected = None
+    elif vendors == "none":
+        selected = ()
+    else:
+        selected = tuple(v.strip() for v in vendors.split(",") if v.strip())
+    return Options(selected, "strict" if profile == "strict" else "lenient")
+
+
+def parse_command(command: str) -> Request:
+    """The request a recorded `python -m generator vendor ...` command made."""
+    words = shlex.split(command)
+    parser = argparse.ArgumentParser(prog="vendor", add_help=False, exit_on_error=False)
+    add_request_arguments(parser)
+    args = parser.parse_args(words[words.index("vendor") + 1 :])
+    return Request(args.target, options_from(args.vendors, args.profile), args.out)
+
+
+def problems(root: Path, path: Path) -> str | None:
+    """Why the vendored module at `path` is not what its command writes; None if it is."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"cannot read: {exc}"
+    body, recorded = unseal(text)
+    command = recorded_command(text)
+    if recorded is None or command is None or "vendor" not in shlex.split(command):
+        return "not a module written by `python -m generator vendor` (no command or checksum in its header)"
+    if _checksum(body) != recorded:
+        return f"edited by hand (its checksum does not match); regenerate with: {command}"
+    try:
+        request = parse_command(command)
+    except (argparse.ArgumentError, ValueError) as exc:
+        return f"its header's command cannot be read ({exc}); regenerate it"
+    if render_vendored(root, request).content != text:
+        return (
+            f"stale: the spec or generator changed since it was written; regenerate with: {command}"
+        )
+    return None
