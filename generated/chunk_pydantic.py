@@ -12,7 +12,7 @@
 #          spec/vendors/tensorrt_edge_llm.yaml
 #          spec/vendors/vllm.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: af5e20913558161a (spec, templates and generator).
+# Spec hash: 31c04d728b7d1ef9 (spec, templates and generator).
 # Target: pydantic. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.

@@ -41,19 +41,26 @@ def parser() -> argparse.ArgumentParser:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    main.add_argument(
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
         "--root", type=Path, default=ROOT, help="project root (default: this checkout)"
     )
     commands = main.add_subparsers(dest="command", required=True)
-    add_selection_arguments(
-        commands.add_parser("generate", help="write generated/ and tests/generated/")
+    generate_ = commands.add_parser(
+        "generate", parents=[common], help="write generated/ and tests/generated/"
     )
-    check = commands.add_parser("check", help="fail when generated files are stale")
-    check.add_argument(
+    add_selection_arguments(generate_)
+    check_ = commands.add_parser(
+        "check", parents=[common], help="fail when generated files are stale"
+    )
+    check_.add_argument(
         "--vendored", nargs="+", type=Path, metavar="PATH", help="check vendored modules instead"
     )
-    add_request_arguments(commands.add_parser("vendor", help="write one self-contained module"))
-    scaffold = commands.add_parser("new-vendor", help="create spec/vendors/NAME.yaml")
+    vendor = commands.add_parser("vendor", parents=[common], help="write one self-contained module")
+    add_request_arguments(vendor)
+    scaffold = commands.add_parser(
+        "new-vendor", parents=[common], help="create spec/vendors/NAME.yaml"
+    )
     scaffold.add_argument("name")
     return main
 

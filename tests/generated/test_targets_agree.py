@@ -12,7 +12,7 @@
 #          spec/vendors/tensorrt_edge_llm.yaml
 #          spec/vendors/vllm.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: af5e20913558161a (spec, templates and generator).
+# Spec hash: 31c04d728b7d1ef9 (spec, templates and generator).
 # Target: all. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Every target gives the same result for the same input: the same `dumps` text for
