@@ -2,17 +2,31 @@
 # Sources: spec/chat_completion_chunk.yaml
 #          spec/vendors/azure.yaml
 #          spec/vendors/deepseek.yaml
+#          spec/vendors/fireworks.yaml
 #          spec/vendors/gemini.yaml
+#          spec/vendors/groq.yaml
+#          spec/vendors/litellm.yaml
 #          spec/vendors/llamacpp.yaml
 #          spec/vendors/minimax.yaml
 #          spec/vendors/mistral.yaml
+#          spec/vendors/mlx.yaml
+#          spec/vendors/moonshot.yaml
+#          spec/vendors/novita.yaml
 #          spec/vendors/nvidia_dynamo.yaml
+#          spec/vendors/ollama.yaml
+#          spec/vendors/openrouter.yaml
 #          spec/vendors/openvino.yaml
+#          spec/vendors/perplexity.yaml
+#          spec/vendors/qwen_dashscope.yaml
 #          spec/vendors/sambanova.yaml
+#          spec/vendors/sglang.yaml
+#          spec/vendors/snowflake.yaml
 #          spec/vendors/tensorrt_edge_llm.yaml
+#          spec/vendors/together.yaml
 #          spec/vendors/vllm.yaml
+#          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 31c04d728b7d1ef9 (spec, templates and generator).
+# Spec hash: 6c05e407eb09e137 (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
@@ -39,7 +53,9 @@ __all__ = [
     "AzureContentFilterResults",
     "AzureDetectionResult",
     "AzureFilterError",
+    "AzureLatencyCheckpoint",
     "AzurePromptFilterResult",
+    "AzureRouting",
     "AzureSeverity",
     "AzureSeverityResult",
     "ChatCompletionChunk",
@@ -56,6 +72,23 @@ __all__ = [
     "CompletionTokensDetails",
     "CompletionUsage",
     "FinishReason",
+    "GroqBrowserResult",
+    "GroqChart",
+    "GroqChartElement",
+    "GroqChartType",
+    "GroqCodeResult",
+    "GroqDebug",
+    "GroqDocumentCitation",
+    "GroqExecutedTool",
+    "GroqFunctionCitation",
+    "GroqModelUsage",
+    "GroqSearchResult",
+    "GroqSearchResults",
+    "GroqUsageBreakdown",
+    "GroqXGroq",
+    "LiteLLMThinkingBlock",
+    "LiteLLMThinkingBlockType",
+    "LlamaCppTimings",
     "MistralContentPart",
     "MistralContentPartType",
     "MistralThinkingPart",
@@ -67,11 +100,35 @@ __all__ = [
     "ModerationResultBodyType",
     "ModerationResults",
     "ModerationResultsType",
+    "MoonshotInternalContent",
+    "NovitaSlaMetrics",
+    "NvExt",
+    "NvExtTiming",
+    "NvExtWorkerId",
+    "OpenRouterAnnotation",
+    "OpenRouterAnnotationType",
+    "OpenRouterCostDetails",
+    "OpenRouterError",
+    "OpenRouterFileAnnotation",
+    "OpenRouterFileContentPart",
+    "OpenRouterReasoningDetail",
+    "OpenRouterReasoningDetailType",
+    "OpenRouterReasoningFormat",
+    "OpenRouterServerToolUseDetails",
+    "OpenRouterUrlCitation",
+    "PerplexityCost",
+    "PerplexitySearchResult",
     "PromptTokensDetails",
     "Role",
     "ServiceTier",
+    "SglangCachedTokensDetails",
+    "SglangSglExt",
+    "TogetherWarning",
     "ToolType",
     "TopLogprob",
+    "VllmRequestMetrics",
+    "VllmSpeculativeDecodingMetrics",
+    "ZaiWebSearchResult",
     "dumps",
     "loads",
 ]
@@ -266,6 +323,134 @@ def _decode_int(value: Any) -> int:
     raise _unexpected("an integer", value)
 
 
+def _decode_float(value: Any) -> float:
+    if type(value) is float or type(value) is int:
+        return value
+    raise _unexpected("a number", value)
+
+
+def _decode_list_GroqSearchResult(value: Any) -> list[GroqSearchResult]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(GroqSearchResult.from_dict(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_str(value: Any) -> list[str]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(_decode_str(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_float(value: Any) -> list[float]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(_decode_float(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_list_float(value: Any) -> list[list[float]]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(_decode_list_float(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_GroqChartElement(value: Any) -> list[GroqChartElement]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(GroqChartElement.from_dict(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_GroqChart(value: Any) -> list[GroqChart]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(GroqChart.from_dict(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_GroqBrowserResult(value: Any) -> list[GroqBrowserResult]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(GroqBrowserResult.from_dict(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_GroqCodeResult(value: Any) -> list[GroqCodeResult]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(GroqCodeResult.from_dict(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_int(value: Any) -> list[int]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(_decode_int(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_OpenRouterFileContentPart(
+    value: Any,
+) -> list[OpenRouterFileContentPart]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(OpenRouterFileContentPart.from_dict(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
 def _decode_list_MistralContentPart(value: Any) -> list[MistralContentPart]:
     if type(value) is not list:
         raise _unexpected("a list", value)
@@ -300,22 +485,58 @@ def _decode_list_ChoiceDeltaToolCall(value: Any) -> list[ChoiceDeltaToolCall]:
     return out
 
 
-def _decode_list_int(value: Any) -> list[int]:
+def _decode_list_GroqExecutedTool(value: Any) -> list[GroqExecutedTool]:
     if type(value) is not list:
         raise _unexpected("a list", value)
     out = []
     for index, item in enumerate(value):
         try:
-            out.append(_decode_int(item))
+            out.append(GroqExecutedTool.from_dict(item))
         except ChunkDecodeError as exc:
             raise exc.under(f"[{index}]") from None
     return out
 
 
-def _decode_float(value: Any) -> float:
-    if type(value) is float or type(value) is int:
-        return value
-    raise _unexpected("a number", value)
+def _decode_list_LiteLLMThinkingBlock(value: Any) -> list[LiteLLMThinkingBlock]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(LiteLLMThinkingBlock.from_dict(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_OpenRouterReasoningDetail(
+    value: Any,
+) -> list[OpenRouterReasoningDetail]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(OpenRouterReasoningDetail.from_dict(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_OpenRouterAnnotation(value: Any) -> list[OpenRouterAnnotation]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(OpenRouterAnnotation.from_dict(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_any(value: Any) -> Any:
+    return value
 
 
 def _decode_list_TopLogprob(value: Any) -> list[TopLogprob]:
@@ -360,6 +581,28 @@ def _decode_list_AzureBlocklistResult(value: Any) -> list[AzureBlocklistResult]:
         except ChunkDecodeError as exc:
             raise exc.under(f"[{index}]") from None
     return out
+
+
+def _decode_float_or_PerplexityCost(value: Any) -> float | PerplexityCost:
+    if type(value) is float or type(value) is int:
+        return value
+    if type(value) is dict:
+        return PerplexityCost.from_dict(value)
+    raise _unexpected("a number or an object", value)
+
+
+def _decode_ChoiceLogprobs_or_float(value: Any) -> ChoiceLogprobs | float:
+    if type(value) is float or type(value) is int:
+        return value
+    if type(value) is dict:
+        return ChoiceLogprobs.from_dict(value)
+    raise _unexpected("an object or a number", value)
+
+
+def _decode_list_any(value: Any) -> list[Any]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    return value
 
 
 def _decode_int_or_str(value: Any) -> int | str:
@@ -455,6 +698,18 @@ def _decode_ModerationResults_or_ModerationError(
     raise _unexpected("", tag).under(_key("type"))
 
 
+def _decode_list_GroqModelUsage(value: Any) -> list[GroqModelUsage]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(GroqModelUsage.from_dict(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
 def _decode_list_Choice(value: Any) -> list[Choice]:
     if type(value) is not list:
         raise _unexpected("a list", value)
@@ -482,6 +737,42 @@ def _decode_list_AzurePromptFilterResult(value: Any) -> list[AzurePromptFilterRe
     for index, item in enumerate(value):
         try:
             out.append(AzurePromptFilterResult.from_dict(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_PerplexitySearchResult(value: Any) -> list[PerplexitySearchResult]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(PerplexitySearchResult.from_dict(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_TogetherWarning(value: Any) -> list[TogetherWarning]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(TogetherWarning.from_dict(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_ZaiWebSearchResult(value: Any) -> list[ZaiWebSearchResult]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(ZaiWebSearchResult.from_dict(item))
         except ChunkDecodeError as exc:
             raise exc.under(f"[{index}]") from None
     return out
@@ -572,6 +863,31 @@ Sent by Azure OpenAI.
 """
 
 
+GroqChartType: TypeAlias = Literal[
+    "bar", "box_and_whisker", "line", "pie", "scatter", "superchart", "unknown"
+]
+"""The kind of a chart produced by code execution.
+
+`bar`: A bar chart; `box_and_whisker`: A box plot; `line`: A line chart; `pie`: A pie
+chart; `scatter`: A scatter plot; `superchart`: A chart made of several charts;
+`unknown`: A chart of a kind Groq did not identify. Values not listed here are accepted
+and kept.
+
+Sent by Groq.
+"""
+
+
+LiteLLMThinkingBlockType: TypeAlias = Literal["thinking", "redacted_thinking"]
+"""The kind of a LiteLLM thinking block.
+
+`thinking`: Readable reasoning text; `redacted_thinking`: Reasoning the provider
+withheld and returned only in encrypted form. Values not listed here are accepted and
+kept.
+
+Sent by LiteLLM.
+"""
+
+
 MistralContentPartType: TypeAlias = Literal["text", "thinking"]
 """The kind of a Mistral content part.
 
@@ -579,6 +895,53 @@ MistralContentPartType: TypeAlias = Literal["text", "thinking"]
 accepted and kept.
 
 Sent by Mistral AI.
+"""
+
+
+OpenRouterReasoningDetailType: TypeAlias = Literal[
+    "reasoning.text", "reasoning.summary", "reasoning.encrypted"
+]
+"""The kind of a structured reasoning piece.
+
+`reasoning.text`: Plain reasoning text, possibly signed; `reasoning.summary`: A summary
+of the reasoning; `reasoning.encrypted`: Reasoning the provider returns only in
+encrypted form. Values not listed here are accepted and kept.
+
+Sent by OpenRouter.
+"""
+
+
+OpenRouterReasoningFormat: TypeAlias = Literal[
+    "unknown",
+    "openai-responses-v1",
+    "azure-openai-responses-v1",
+    "xai-responses-v1",
+    "anthropic-claude-v1",
+    "google-gemini-v1",
+]
+"""The provider convention a reasoning piece follows.
+
+`unknown`: The convention is not known; `openai-responses-v1`: OpenAI Responses API
+reasoning items; `azure-openai-responses-v1`: Azure OpenAI Responses API reasoning
+items; `xai-responses-v1`: xAI Responses API reasoning items; `anthropic-claude-v1`:
+Anthropic Claude thinking blocks; `google-gemini-v1`: Google Gemini thought signatures.
+Values not listed here are accepted and kept.
+
+Sent by OpenRouter.
+"""
+
+
+OpenRouterAnnotationType: TypeAlias = Literal[
+    "url_citation", "file", "document_citation", "function_citation"
+]
+"""The kind of a citation.
+
+`url_citation`: A cited web page; `file`: A cited file parsed by OpenRouter;
+`document_citation`: A cited document supplied with the request (Groq);
+`function_citation`: A cited tool-call result (Groq). Values not listed here are
+accepted and kept.
+
+Sent by OpenRouter.
 """
 
 
@@ -601,11 +964,12 @@ class MistralThinkingPart:
     def from_dict(cls, data: Any) -> MistralThinkingPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             type=_required(obj, "type", _decode_str),
             text=_optional(obj, "text", _decode_str),
             extra=_extra(obj, _MISTRAL_THINKING_PART_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MistralThinkingPart: known keys in spec order, then `extra`."""
@@ -641,12 +1005,13 @@ class MistralContentPart:
     def from_dict(cls, data: Any) -> MistralContentPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             type=_required(obj, "type", _decode_str),
             text=_optional(obj, "text", _decode_str),
             thinking=_optional(obj, "thinking", _decode_list_MistralThinkingPart),
             extra=_extra(obj, _MISTRAL_CONTENT_PART_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MistralContentPart: known keys in spec order, then `extra`."""
@@ -686,11 +1051,12 @@ class ChoiceDeltaToolCallFunction:
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCallFunction:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             arguments=_optional_nullable(obj, "arguments", _decode_str_or_map_any),
             name=_optional_nullable(obj, "name", _decode_str),
             extra=_extra(obj, _CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCallFunction: known keys in spec order, then `extra`."""
@@ -729,7 +1095,7 @@ class ChoiceDeltaToolCall:
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             index=_optional(obj, "index", _decode_int),
             id=_optional_nullable(obj, "id", _decode_str),
             function=_optional_nullable(
@@ -738,6 +1104,7 @@ class ChoiceDeltaToolCall:
             type=_optional_nullable(obj, "type", _decode_str),
             extra=_extra(obj, _CHOICE_DELTA_TOOL_CALL_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCall: known keys in spec order, then `extra`."""
@@ -773,11 +1140,12 @@ class ChoiceDeltaFunctionCall:
     def from_dict(cls, data: Any) -> ChoiceDeltaFunctionCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             arguments=_optional_nullable(obj, "arguments", _decode_str),
             name=_optional_nullable(obj, "name", _decode_str),
             extra=_extra(obj, _CHOICE_DELTA_FUNCTION_CALL_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaFunctionCall: known keys in spec order, then `extra`."""
@@ -814,13 +1182,14 @@ class ChoiceDeltaAudio:
     def from_dict(cls, data: Any) -> ChoiceDeltaAudio:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             id=_optional_nullable(obj, "id", _decode_str),
             data=_optional_nullable(obj, "data", _decode_str),
             expires_at=_optional_nullable(obj, "expires_at", _decode_int),
             transcript=_optional_nullable(obj, "transcript", _decode_str),
             extra=_extra(obj, _CHOICE_DELTA_AUDIO_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaAudio: known keys in spec order, then `extra`."""
@@ -838,6 +1207,955 @@ class ChoiceDeltaAudio:
 
 
 _CHOICE_DELTA_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
+
+
+@dataclass(slots=True, kw_only=True)
+class GroqSearchResult:
+    """One page found by a server-side search.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    title: str | _Unset = UNSET
+    """Title of the page."""
+    url: str | _Unset = UNSET
+    """Address of the page."""
+    content: str | _Unset = UNSET
+    """Text extracted from the page."""
+    score: float | _Unset = UNSET
+    """Relevance of the page to the query."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> GroqSearchResult:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            title=_optional(obj, "title", _decode_str),
+            url=_optional(obj, "url", _decode_str),
+            content=_optional(obj, "content", _decode_str),
+            score=_optional(obj, "score", _decode_float),
+            extra=_extra(obj, _GROQ_SEARCH_RESULT_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this GroqSearchResult: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.title, _Unset):
+            out["title"] = self.title
+        if not isinstance(self.url, _Unset):
+            out["url"] = self.url
+        if not isinstance(self.content, _Unset):
+            out["content"] = self.content
+        if not isinstance(self.score, _Unset):
+            out["score"] = self.score
+        out.update(self.extra)
+        return out
+
+
+_GROQ_SEARCH_RESULT_KEYS = frozenset({"title", "url", "content", "score"})
+
+
+@dataclass(slots=True, kw_only=True)
+class GroqSearchResults:
+    """The results of a server-side search.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    results: list[GroqSearchResult] | _Unset = UNSET
+    """The pages found, possibly none."""
+    images: list[str] | _Unset = UNSET
+    """Addresses of images the search returned."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> GroqSearchResults:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            results=_optional(obj, "results", _decode_list_GroqSearchResult),
+            images=_optional(obj, "images", _decode_list_str),
+            extra=_extra(obj, _GROQ_SEARCH_RESULTS_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this GroqSearchResults: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.results, _Unset):
+            out["results"] = _encode_list_GroqSearchResult(self.results)
+        if not isinstance(self.images, _Unset):
+            out["images"] = self.images
+        out.update(self.extra)
+        return out
+
+
+_GROQ_SEARCH_RESULTS_KEYS = frozenset({"results", "images"})
+
+
+@dataclass(slots=True, kw_only=True)
+class GroqBrowserResult:
+    """One page visited by a server-side browser tool.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    title: str | _Unset = UNSET
+    """Title of the browser window."""
+    url: str | _Unset = UNSET
+    """Address of the page."""
+    content: str | _Unset = UNSET
+    """Content read from the page."""
+    live_view_url: str | _Unset = UNSET
+    """Address where the browser session can be watched."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> GroqBrowserResult:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            title=_optional(obj, "title", _decode_str),
+            url=_optional(obj, "url", _decode_str),
+            content=_optional(obj, "content", _decode_str),
+            live_view_url=_optional(obj, "live_view_url", _decode_str),
+            extra=_extra(obj, _GROQ_BROWSER_RESULT_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this GroqBrowserResult: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.title, _Unset):
+            out["title"] = self.title
+        if not isinstance(self.url, _Unset):
+            out["url"] = self.url
+        if not isinstance(self.content, _Unset):
+            out["content"] = self.content
+        if not isinstance(self.live_view_url, _Unset):
+            out["live_view_url"] = self.live_view_url
+        out.update(self.extra)
+        return out
+
+
+_GROQ_BROWSER_RESULT_KEYS = frozenset({"title", "url", "content", "live_view_url"})
+
+
+@dataclass(slots=True, kw_only=True)
+class GroqChartElement:
+    """One element of a chart, such as a bar, a slice or a series.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    label: str | _Unset = UNSET
+    """Label of the element."""
+    group: str | _Unset = UNSET
+    """Group the element belongs to."""
+    value: float | _Unset = UNSET
+    """Value of the element."""
+    points: list[list[float]] | _Unset = UNSET
+    """Coordinates of the points of the element."""
+    angle: float | _Unset = UNSET
+    """Angle of the element, for pie charts."""
+    radius: float | _Unset = UNSET
+    """Radius of the element, for pie charts."""
+    min: float | _Unset = UNSET
+    """Smallest value, for box plots."""
+    first_quartile: float | _Unset = UNSET
+    """First quartile, for box plots."""
+    median: float | _Unset = UNSET
+    """Median, for box plots."""
+    third_quartile: float | _Unset = UNSET
+    """Third quartile, for box plots."""
+    max: float | _Unset = UNSET
+    """Largest value, for box plots."""
+    outliers: list[float] | _Unset = UNSET
+    """Outlying values, for box plots."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> GroqChartElement:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            label=_optional(obj, "label", _decode_str),
+            group=_optional(obj, "group", _decode_str),
+            value=_optional(obj, "value", _decode_float),
+            points=_optional(obj, "points", _decode_list_list_float),
+            angle=_optional(obj, "angle", _decode_float),
+            radius=_optional(obj, "radius", _decode_float),
+            min=_optional(obj, "min", _decode_float),
+            first_quartile=_optional(obj, "first_quartile", _decode_float),
+            median=_optional(obj, "median", _decode_float),
+            third_quartile=_optional(obj, "third_quartile", _decode_float),
+            max=_optional(obj, "max", _decode_float),
+            outliers=_optional(obj, "outliers", _decode_list_float),
+            extra=_extra(obj, _GROQ_CHART_ELEMENT_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this GroqChartElement: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.label, _Unset):
+            out["label"] = self.label
+        if not isinstance(self.group, _Unset):
+            out["group"] = self.group
+        if not isinstance(self.value, _Unset):
+            out["value"] = self.value
+        if not isinstance(self.points, _Unset):
+            out["points"] = self.points
+        if not isinstance(self.angle, _Unset):
+            out["angle"] = self.angle
+        if not isinstance(self.radius, _Unset):
+            out["radius"] = self.radius
+        if not isinstance(self.min, _Unset):
+            out["min"] = self.min
+        if not isinstance(self.first_quartile, _Unset):
+            out["first_quartile"] = self.first_quartile
+        if not isinstance(self.median, _Unset):
+            out["median"] = self.median
+        if not isinstance(self.third_quartile, _Unset):
+            out["third_quartile"] = self.third_quartile
+        if not isinstance(self.max, _Unset):
+            out["max"] = self.max
+        if not isinstance(self.outliers, _Unset):
+            out["outliers"] = self.outliers
+        out.update(self.extra)
+        return out
+
+
+_GROQ_CHART_ELEMENT_KEYS = frozenset(
+    {
+        "label",
+        "group",
+        "value",
+        "points",
+        "angle",
+        "radius",
+        "min",
+        "first_quartile",
+        "median",
+        "third_quartile",
+        "max",
+        "outliers",
+    }
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class GroqChart:
+    """A chart produced by server-side code execution.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    type: GroqChartType | str | _Unset = UNSET
+    """Kind of chart."""
+    title: str | _Unset = UNSET
+    """Title of the chart."""
+    elements: list[GroqChartElement] | _Unset = UNSET
+    """The data series and points of the chart."""
+    x_label: str | _Unset = UNSET
+    """Label of the x axis."""
+    x_scale: str | _Unset = UNSET
+    """Scale of the x axis."""
+    x_unit: str | _Unset = UNSET
+    """Unit of the x axis."""
+    x_ticks: list[float] | _Unset = UNSET
+    """Tick positions on the x axis."""
+    x_tick_labels: list[str] | _Unset = UNSET
+    """Tick labels on the x axis."""
+    y_label: str | _Unset = UNSET
+    """Label of the y axis."""
+    y_scale: str | _Unset = UNSET
+    """Scale of the y axis."""
+    y_unit: str | _Unset = UNSET
+    """Unit of the y axis."""
+    y_ticks: list[float] | _Unset = UNSET
+    """Tick positions on the y axis."""
+    y_tick_labels: list[str] | _Unset = UNSET
+    """Tick labels on the y axis."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> GroqChart:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            type=_optional(obj, "type", _decode_str),
+            title=_optional(obj, "title", _decode_str),
+            elements=_optional(obj, "elements", _decode_list_GroqChartElement),
+            x_label=_optional(obj, "x_label", _decode_str),
+            x_scale=_optional(obj, "x_scale", _decode_str),
+            x_unit=_optional(obj, "x_unit", _decode_str),
+            x_ticks=_optional(obj, "x_ticks", _decode_list_float),
+            x_tick_labels=_optional(obj, "x_tick_labels", _decode_list_str),
+            y_label=_optional(obj, "y_label", _decode_str),
+            y_scale=_optional(obj, "y_scale", _decode_str),
+            y_unit=_optional(obj, "y_unit", _decode_str),
+            y_ticks=_optional(obj, "y_ticks", _decode_list_float),
+            y_tick_labels=_optional(obj, "y_tick_labels", _decode_list_str),
+            extra=_extra(obj, _GROQ_CHART_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this GroqChart: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.type, _Unset):
+            out["type"] = self.type
+        if not isinstance(self.title, _Unset):
+            out["title"] = self.title
+        if not isinstance(self.elements, _Unset):
+            out["elements"] = _encode_list_GroqChartElement(self.elements)
+        if not isinstance(self.x_label, _Unset):
+            out["x_label"] = self.x_label
+        if not isinstance(self.x_scale, _Unset):
+            out["x_scale"] = self.x_scale
+        if not isinstance(self.x_unit, _Unset):
+            out["x_unit"] = self.x_unit
+        if not isinstance(self.x_ticks, _Unset):
+            out["x_ticks"] = self.x_ticks
+        if not isinstance(self.x_tick_labels, _Unset):
+            out["x_tick_labels"] = self.x_tick_labels
+        if not isinstance(self.y_label, _Unset):
+            out["y_label"] = self.y_label
+        if not isinstance(self.y_scale, _Unset):
+            out["y_scale"] = self.y_scale
+        if not isinstance(self.y_unit, _Unset):
+            out["y_unit"] = self.y_unit
+        if not isinstance(self.y_ticks, _Unset):
+            out["y_ticks"] = self.y_ticks
+        if not isinstance(self.y_tick_labels, _Unset):
+            out["y_tick_labels"] = self.y_tick_labels
+        out.update(self.extra)
+        return out
+
+
+_GROQ_CHART_KEYS = frozenset(
+    {
+        "type",
+        "title",
+        "elements",
+        "x_label",
+        "x_scale",
+        "x_unit",
+        "x_ticks",
+        "x_tick_labels",
+        "y_label",
+        "y_scale",
+        "y_unit",
+        "y_ticks",
+        "y_tick_labels",
+    }
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class GroqCodeResult:
+    """One result of server-side code execution.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    text: str | _Unset = UNSET
+    """The result as text."""
+    png: str | _Unset = UNSET
+    """A base64-encoded PNG image the code produced."""
+    chart: GroqChart | _Unset = UNSET
+    """A chart the code produced."""
+    charts: list[GroqChart] | _Unset = UNSET
+    """The charts making up a superchart."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> GroqCodeResult:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            text=_optional(obj, "text", _decode_str),
+            png=_optional(obj, "png", _decode_str),
+            chart=_optional(obj, "chart", GroqChart.from_dict),
+            charts=_optional(obj, "charts", _decode_list_GroqChart),
+            extra=_extra(obj, _GROQ_CODE_RESULT_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this GroqCodeResult: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.text, _Unset):
+            out["text"] = self.text
+        if not isinstance(self.png, _Unset):
+            out["png"] = self.png
+        if not isinstance(self.chart, _Unset):
+            out["chart"] = self.chart.to_dict()
+        if not isinstance(self.charts, _Unset):
+            out["charts"] = _encode_list_GroqChart(self.charts)
+        out.update(self.extra)
+        return out
+
+
+_GROQ_CODE_RESULT_KEYS = frozenset({"text", "png", "chart", "charts"})
+
+
+@dataclass(slots=True, kw_only=True)
+class GroqExecutedTool:
+    """One server-side tool run by a compound system.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    index: int
+    """Which tool run of the message this entry describes; repeated when its result
+    arrives.
+    """
+    type: str | _Unset = UNSET
+    """Kind of tool, such as `search`."""
+    arguments: str | _Unset = UNSET
+    """The JSON-encoded arguments the tool was called with."""
+    output: str | _Unset = UNSET
+    """The tool's output as text; sent once the tool has finished."""
+    search_results: GroqSearchResults | _Unset = UNSET
+    """Structured results of a search tool."""
+    browser_results: list[GroqBrowserResult] | _Unset = UNSET
+    """Pages visited by a browser tool."""
+    code_results: list[GroqCodeResult] | _Unset = UNSET
+    """Results of a code-execution tool."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> GroqExecutedTool:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            index=_required(obj, "index", _decode_int),
+            type=_optional(obj, "type", _decode_str),
+            arguments=_optional(obj, "arguments", _decode_str),
+            output=_optional(obj, "output", _decode_str),
+            search_results=_optional(
+                obj, "search_results", GroqSearchResults.from_dict
+            ),
+            browser_results=_optional(
+                obj, "browser_results", _decode_list_GroqBrowserResult
+            ),
+            code_results=_optional(obj, "code_results", _decode_list_GroqCodeResult),
+            extra=_extra(obj, _GROQ_EXECUTED_TOOL_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this GroqExecutedTool: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        out["index"] = self.index
+        if not isinstance(self.type, _Unset):
+            out["type"] = self.type
+        if not isinstance(self.arguments, _Unset):
+            out["arguments"] = self.arguments
+        if not isinstance(self.output, _Unset):
+            out["output"] = self.output
+        if not isinstance(self.search_results, _Unset):
+            out["search_results"] = self.search_results.to_dict()
+        if not isinstance(self.browser_results, _Unset):
+            out["browser_results"] = _encode_list_GroqBrowserResult(
+                self.browser_results
+            )
+        if not isinstance(self.code_results, _Unset):
+            out["code_results"] = _encode_list_GroqCodeResult(self.code_results)
+        out.update(self.extra)
+        return out
+
+
+_GROQ_EXECUTED_TOOL_KEYS = frozenset(
+    {
+        "index",
+        "type",
+        "arguments",
+        "output",
+        "search_results",
+        "browser_results",
+        "code_results",
+    }
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class LiteLLMThinkingBlock:
+    """One block of thinking, either readable or redacted by the provider.
+
+    Sent by LiteLLM; see
+    https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
+    """
+
+    type: LiteLLMThinkingBlockType | str
+    """Whether the block is readable thinking or a redacted one."""
+    thinking: str | _Unset = UNSET
+    """The text of a readable thinking block."""
+    signature: str | _Unset = UNSET
+    """Provider signature that lets the thinking be sent back on a later turn."""
+    data: str | _Unset = UNSET
+    """The opaque, encrypted content of a redacted block."""
+    cache_control: dict[str, Any] | _Unset | None = UNSET
+    """Prompt-caching directive attached to the block, such as `{"type":"ephemeral"}`.
+    """
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> LiteLLMThinkingBlock:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            type=_required(obj, "type", _decode_str),
+            thinking=_optional(obj, "thinking", _decode_str),
+            signature=_optional(obj, "signature", _decode_str),
+            data=_optional(obj, "data", _decode_str),
+            cache_control=_optional_nullable(obj, "cache_control", _decode_map_any),
+            extra=_extra(obj, _LITE_L_L_M_THINKING_BLOCK_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this LiteLLMThinkingBlock: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        out["type"] = self.type
+        if not isinstance(self.thinking, _Unset):
+            out["thinking"] = self.thinking
+        if not isinstance(self.signature, _Unset):
+            out["signature"] = self.signature
+        if not isinstance(self.data, _Unset):
+            out["data"] = self.data
+        if not isinstance(self.cache_control, _Unset):
+            out["cache_control"] = self.cache_control
+        out.update(self.extra)
+        return out
+
+
+_LITE_L_L_M_THINKING_BLOCK_KEYS = frozenset(
+    {"type", "thinking", "signature", "data", "cache_control"}
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class MoonshotInternalContent:
+    """Internal generation data attached to a Kimi delta.
+
+    Sent by Moonshot AI (Kimi); see
+    https://platform.kimi.ai/docs/guide/utilize-the-streaming-output-feature-of-kimi-api
+    """
+
+    token_ids: list[int] | _Unset = UNSET
+    """Ids of the tokens generated in this fragment."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> MoonshotInternalContent:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            token_ids=_optional(obj, "token_ids", _decode_list_int),
+            extra=_extra(obj, _MOONSHOT_INTERNAL_CONTENT_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this MoonshotInternalContent: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.token_ids, _Unset):
+            out["token_ids"] = self.token_ids
+        out.update(self.extra)
+        return out
+
+
+_MOONSHOT_INTERNAL_CONTENT_KEYS = frozenset({"token_ids"})
+
+
+@dataclass(slots=True, kw_only=True)
+class OpenRouterReasoningDetail:
+    """One structured piece of reasoning; which fields are set depends on its type.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    type: OpenRouterReasoningDetailType | str | _Unset = UNSET
+    """Kind of piece."""
+    id: str | _Unset | None = UNSET
+    """Identifier of the reasoning block the piece belongs to."""
+    format: OpenRouterReasoningFormat | str | _Unset | None = UNSET
+    """The provider convention the piece follows, needed to send it back correctly."""
+    index: int | _Unset = UNSET
+    """Position of the block the piece belongs to; pieces with the same index are merged.
+    """
+    text: str | _Unset | None = UNSET
+    """A piece of plain reasoning text, for `reasoning.text`."""
+    signature: str | _Unset | None = UNSET
+    """A signature that lets the provider verify the reasoning when it is sent back."""
+    summary: str | _Unset = UNSET
+    """A piece of a reasoning summary, for `reasoning.summary`."""
+    data: str | _Unset = UNSET
+    """Opaque encrypted reasoning, for `reasoning.encrypted`."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> OpenRouterReasoningDetail:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            type=_optional(obj, "type", _decode_str),
+            id=_optional_nullable(obj, "id", _decode_str),
+            format=_optional_nullable(obj, "format", _decode_str),
+            index=_optional(obj, "index", _decode_int),
+            text=_optional_nullable(obj, "text", _decode_str),
+            signature=_optional_nullable(obj, "signature", _decode_str),
+            summary=_optional(obj, "summary", _decode_str),
+            data=_optional(obj, "data", _decode_str),
+            extra=_extra(obj, _OPEN_ROUTER_REASONING_DETAIL_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this OpenRouterReasoningDetail: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.type, _Unset):
+            out["type"] = self.type
+        if not isinstance(self.id, _Unset):
+            out["id"] = self.id
+        if not isinstance(self.format, _Unset):
+            out["format"] = self.format
+        if not isinstance(self.index, _Unset):
+            out["index"] = self.index
+        if not isinstance(self.text, _Unset):
+            out["text"] = self.text
+        if not isinstance(self.signature, _Unset):
+            out["signature"] = self.signature
+        if not isinstance(self.summary, _Unset):
+            out["summary"] = self.summary
+        if not isinstance(self.data, _Unset):
+            out["data"] = self.data
+        out.update(self.extra)
+        return out
+
+
+_OPEN_ROUTER_REASONING_DETAIL_KEYS = frozenset(
+    {"type", "id", "format", "index", "text", "signature", "summary", "data"}
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class OpenRouterUrlCitation:
+    """A web page cited by an answer.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    url: str
+    """Address of the page."""
+    title: str | _Unset = UNSET
+    """Title of the page; may be empty."""
+    start_index: int | _Unset = UNSET
+    """Offset in the answer where the cited span starts."""
+    end_index: int | _Unset = UNSET
+    """Offset in the answer where the cited span ends."""
+    content: str | _Unset = UNSET
+    """Excerpt of the page that the search returned."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> OpenRouterUrlCitation:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            url=_required(obj, "url", _decode_str),
+            title=_optional(obj, "title", _decode_str),
+            start_index=_optional(obj, "start_index", _decode_int),
+            end_index=_optional(obj, "end_index", _decode_int),
+            content=_optional(obj, "content", _decode_str),
+            extra=_extra(obj, _OPEN_ROUTER_URL_CITATION_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this OpenRouterUrlCitation: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        out["url"] = self.url
+        if not isinstance(self.title, _Unset):
+            out["title"] = self.title
+        if not isinstance(self.start_index, _Unset):
+            out["start_index"] = self.start_index
+        if not isinstance(self.end_index, _Unset):
+            out["end_index"] = self.end_index
+        if not isinstance(self.content, _Unset):
+            out["content"] = self.content
+        out.update(self.extra)
+        return out
+
+
+_OPEN_ROUTER_URL_CITATION_KEYS = frozenset(
+    {"url", "title", "start_index", "end_index", "content"}
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class OpenRouterFileContentPart:
+    """One part of the parsed content of a cited file.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    type: str | _Unset = UNSET
+    """Kind of part, such as `text`."""
+    text: str | _Unset = UNSET
+    """The text of the part."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> OpenRouterFileContentPart:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            type=_optional(obj, "type", _decode_str),
+            text=_optional(obj, "text", _decode_str),
+            extra=_extra(obj, _OPEN_ROUTER_FILE_CONTENT_PART_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this OpenRouterFileContentPart: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.type, _Unset):
+            out["type"] = self.type
+        if not isinstance(self.text, _Unset):
+            out["text"] = self.text
+        out.update(self.extra)
+        return out
+
+
+_OPEN_ROUTER_FILE_CONTENT_PART_KEYS = frozenset({"type", "text"})
+
+
+@dataclass(slots=True, kw_only=True)
+class OpenRouterFileAnnotation:
+    """A file, parsed by OpenRouter's file parser, that an answer cites.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    hash: str | _Unset = UNSET
+    """Content hash identifying the parsed file."""
+    name: str | _Unset = UNSET
+    """File name."""
+    content: list[OpenRouterFileContentPart] | _Unset = UNSET
+    """The parsed content of the file, as typed parts."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> OpenRouterFileAnnotation:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            hash=_optional(obj, "hash", _decode_str),
+            name=_optional(obj, "name", _decode_str),
+            content=_optional(obj, "content", _decode_list_OpenRouterFileContentPart),
+            extra=_extra(obj, _OPEN_ROUTER_FILE_ANNOTATION_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this OpenRouterFileAnnotation: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.hash, _Unset):
+            out["hash"] = self.hash
+        if not isinstance(self.name, _Unset):
+            out["name"] = self.name
+        if not isinstance(self.content, _Unset):
+            out["content"] = _encode_list_OpenRouterFileContentPart(self.content)
+        out.update(self.extra)
+        return out
+
+
+_OPEN_ROUTER_FILE_ANNOTATION_KEYS = frozenset({"hash", "name", "content"})
+
+
+@dataclass(slots=True, kw_only=True)
+class GroqDocumentCitation:
+    """A citation of a document supplied with the request.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    document_id: str | _Unset = UNSET
+    """Id of the cited document, as given in the request."""
+    start_index: int | _Unset = UNSET
+    """Offset in the answer where the cited span starts."""
+    end_index: int | _Unset = UNSET
+    """Offset in the answer where the cited span ends."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> GroqDocumentCitation:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            document_id=_optional(obj, "document_id", _decode_str),
+            start_index=_optional(obj, "start_index", _decode_int),
+            end_index=_optional(obj, "end_index", _decode_int),
+            extra=_extra(obj, _GROQ_DOCUMENT_CITATION_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this GroqDocumentCitation: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.document_id, _Unset):
+            out["document_id"] = self.document_id
+        if not isinstance(self.start_index, _Unset):
+            out["start_index"] = self.start_index
+        if not isinstance(self.end_index, _Unset):
+            out["end_index"] = self.end_index
+        out.update(self.extra)
+        return out
+
+
+_GROQ_DOCUMENT_CITATION_KEYS = frozenset({"document_id", "start_index", "end_index"})
+
+
+@dataclass(slots=True, kw_only=True)
+class GroqFunctionCitation:
+    """A citation of the result of a tool call.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    tool_call_id: str | _Unset = UNSET
+    """Id of the cited tool call."""
+    start_index: int | _Unset = UNSET
+    """Offset in the answer where the cited span starts."""
+    end_index: int | _Unset = UNSET
+    """Offset in the answer where the cited span ends."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> GroqFunctionCitation:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            tool_call_id=_optional(obj, "tool_call_id", _decode_str),
+            start_index=_optional(obj, "start_index", _decode_int),
+            end_index=_optional(obj, "end_index", _decode_int),
+            extra=_extra(obj, _GROQ_FUNCTION_CITATION_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this GroqFunctionCitation: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.tool_call_id, _Unset):
+            out["tool_call_id"] = self.tool_call_id
+        if not isinstance(self.start_index, _Unset):
+            out["start_index"] = self.start_index
+        if not isinstance(self.end_index, _Unset):
+            out["end_index"] = self.end_index
+        out.update(self.extra)
+        return out
+
+
+_GROQ_FUNCTION_CITATION_KEYS = frozenset({"tool_call_id", "start_index", "end_index"})
+
+
+@dataclass(slots=True, kw_only=True)
+class OpenRouterAnnotation:
+    """One citation attached to an answer; the key named after its type holds the details.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    type: OpenRouterAnnotationType | str
+    """Kind of citation."""
+    url_citation: OpenRouterUrlCitation | _Unset = UNSET
+    """The cited web page, for `url_citation`."""
+    file: OpenRouterFileAnnotation | _Unset = UNSET
+    """The cited file, for `file`."""
+    document_citation: GroqDocumentCitation | _Unset = UNSET
+    """The cited document, for Groq's `document_citation` annotations.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/b410a6201a995be36012af36ffbc138145d97ccb/src/groq/types/chat/chat_completion_message.py
+    """
+    function_citation: GroqFunctionCitation | _Unset = UNSET
+    """The cited tool result, for Groq's `function_citation` annotations.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/b410a6201a995be36012af36ffbc138145d97ccb/src/groq/types/chat/chat_completion_message.py
+    """
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> OpenRouterAnnotation:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            type=_required(obj, "type", _decode_str),
+            url_citation=_optional(
+                obj, "url_citation", OpenRouterUrlCitation.from_dict
+            ),
+            file=_optional(obj, "file", OpenRouterFileAnnotation.from_dict),
+            document_citation=_optional(
+                obj, "document_citation", GroqDocumentCitation.from_dict
+            ),
+            function_citation=_optional(
+                obj, "function_citation", GroqFunctionCitation.from_dict
+            ),
+            extra=_extra(obj, _OPEN_ROUTER_ANNOTATION_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this OpenRouterAnnotation: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        out["type"] = self.type
+        if not isinstance(self.url_citation, _Unset):
+            out["url_citation"] = self.url_citation.to_dict()
+        if not isinstance(self.file, _Unset):
+            out["file"] = self.file.to_dict()
+        if not isinstance(self.document_citation, _Unset):
+            out["document_citation"] = self.document_citation.to_dict()
+        if not isinstance(self.function_citation, _Unset):
+            out["function_citation"] = self.function_citation.to_dict()
+        out.update(self.extra)
+        return out
+
+
+_OPEN_ROUTER_ANNOTATION_KEYS = frozenset(
+    {"type", "url_citation", "file", "document_citation", "function_citation"}
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -870,8 +2188,36 @@ class ChoiceDelta:
     """A piece of the chain of thought of a reasoning model, streamed before the answer;
     null while the answer is streamed.
 
-    Sent by DeepSeek, vLLM, Z.ai (GLM); see
-    https://api-docs.deepseek.com/guides/reasoning_model
+    Sent by DeepSeek, vLLM, Z.ai (GLM), SGLang, xAI (Grok), Moonshot AI (Kimi), Qwen
+    (Alibaba Cloud DashScope), llama.cpp server, LiteLLM, MLX-VLM server, Fireworks AI;
+    see https://api-docs.deepseek.com/guides/reasoning_model
+    """
+    channel: str | _Unset = UNSET
+    """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning of
+    gpt-oss models.
+
+    Sent by Groq; see
+    https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_groq/test_tool_use_failed_error_streaming.yaml
+    """
+    executed_tools: list[GroqExecutedTool] | _Unset = UNSET
+    """Tools that Groq's compound systems ran on the server, such as web search or code
+    execution: first with their arguments, then again with their results.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/b410a6201a995be36012af36ffbc138145d97ccb/src/groq/types/chat/chat_completion_message.py
+    """
+    thinking_blocks: list[LiteLLMThinkingBlock] | _Unset | None = UNSET
+    """Anthropic-style blocks of the model's thinking, normalized by LiteLLM from the
+    upstream provider; usually only sent when the provider has them.
+
+    Sent by LiteLLM; see
+    https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
+    """
+    provider_specific_fields: dict[str, Any] | _Unset | None = UNSET
+    """Upstream keys LiteLLM has no standard slot for, passed through as they came.
+
+    Sent by LiteLLM; see
+    https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
     """
     index: int | _Unset = UNSET
     """Index of the choice repeated inside the delta (seen with GLM models served by
@@ -880,10 +2226,59 @@ class ChoiceDelta:
     Sent by Mistral AI; see
     https://github.com/vercel/ai/blob/b8100f3369/packages/mistral/src/__fixtures__/mistral-incremental-tool-call.chunks.txt
     """
+    tool_call_id: str | _Unset | None = UNSET
+    """Id of the tool call a tool message answers; the server's shared message model sends
+    it as null on deltas.
+
+    Sent by MLX-VLM server; see
+    https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
+    """
+    name: str | _Unset | None = UNSET
+    """Name of the tool or function behind the message; the server's shared message model
+    sends it as null on deltas.
+
+    Sent by MLX-VLM server; see
+    https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
+    """
+    internal_content: MoonshotInternalContent | _Unset | None = UNSET
+    """The raw token ids behind this fragment, sent only when the request asked for
+    internal content.
+
+    Sent by Moonshot AI (Kimi); see Kimi stream rules as implemented by an SGLang-based
+    serving fork (StreamDelta.internal_content in its sse_utils.py, sent only with
+    stream_options.include_internal_content); no public Moonshot document found
+    """
+    reasoning_details: list[OpenRouterReasoningDetail] | _Unset | None = UNSET
+    """Structured pieces of the model's reasoning (plain text, summaries or encrypted
+    blobs), to be merged by `index` and sent back unchanged on the next turn; often an
+    empty list.
+
+    Sent by OpenRouter, Snowflake Cortex; see
+    https://github.com/OpenRouterTeam/ai-sdk-provider/blob/162f21a6ee5580710fecd8d714e85ca0d961de02/src/schemas/reasoning-details.ts
+    """
+    annotations: list[OpenRouterAnnotation] | _Unset | None = UNSET
+    """Citations attached to the answer, such as the web pages a search plugin used; sent
+    in deltas of their own before or alongside the text.
+
+    Sent by OpenRouter, LiteLLM, Groq; see
+    https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
+    """
+    hidden_states: Any | _Unset = UNSET
+    """Hidden states of the model for this fragment, only when the request asked for them.
+
+    Sent by SGLang; see
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+    """
+    token_id: int | _Unset = UNSET
+    """Id of the token this fragment carries.
+
+    Sent by Together AI; see
+    https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+    """
     reasoning: str | _Unset | None = UNSET
     """A piece of the model's reasoning, streamed apart from the answer.
 
-    Sent by vLLM; see
+    Sent by vLLM, Groq, Ollama, OpenRouter, Together AI, MLX-VLM server; see
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     extra: dict[str, Any] = field(default_factory=dict)
@@ -893,7 +2288,7 @@ class ChoiceDelta:
     def from_dict(cls, data: Any) -> ChoiceDelta:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             role=_optional_nullable(obj, "role", _decode_str),
             content=_optional_nullable(
                 obj, "content", _decode_str_or_list_MistralContentPart
@@ -907,10 +2302,34 @@ class ChoiceDelta:
             ),
             audio=_optional_nullable(obj, "audio", ChoiceDeltaAudio.from_dict),
             reasoning_content=_optional_nullable(obj, "reasoning_content", _decode_str),
+            channel=_optional(obj, "channel", _decode_str),
+            executed_tools=_optional(
+                obj, "executed_tools", _decode_list_GroqExecutedTool
+            ),
+            thinking_blocks=_optional_nullable(
+                obj, "thinking_blocks", _decode_list_LiteLLMThinkingBlock
+            ),
+            provider_specific_fields=_optional_nullable(
+                obj, "provider_specific_fields", _decode_map_any
+            ),
             index=_optional(obj, "index", _decode_int),
+            tool_call_id=_optional_nullable(obj, "tool_call_id", _decode_str),
+            name=_optional_nullable(obj, "name", _decode_str),
+            internal_content=_optional_nullable(
+                obj, "internal_content", MoonshotInternalContent.from_dict
+            ),
+            reasoning_details=_optional_nullable(
+                obj, "reasoning_details", _decode_list_OpenRouterReasoningDetail
+            ),
+            annotations=_optional_nullable(
+                obj, "annotations", _decode_list_OpenRouterAnnotation
+            ),
+            hidden_states=_optional(obj, "hidden_states", _decode_any),
+            token_id=_optional(obj, "token_id", _decode_int),
             reasoning=_optional_nullable(obj, "reasoning", _decode_str),
             extra=_extra(obj, _CHOICE_DELTA_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDelta: known keys in spec order, then `extra`."""
@@ -939,8 +2358,46 @@ class ChoiceDelta:
             out["audio"] = None if self.audio is None else self.audio.to_dict()
         if not isinstance(self.reasoning_content, _Unset):
             out["reasoning_content"] = self.reasoning_content
+        if not isinstance(self.channel, _Unset):
+            out["channel"] = self.channel
+        if not isinstance(self.executed_tools, _Unset):
+            out["executed_tools"] = _encode_list_GroqExecutedTool(self.executed_tools)
+        if not isinstance(self.thinking_blocks, _Unset):
+            out["thinking_blocks"] = (
+                None
+                if self.thinking_blocks is None
+                else _encode_list_LiteLLMThinkingBlock(self.thinking_blocks)
+            )
+        if not isinstance(self.provider_specific_fields, _Unset):
+            out["provider_specific_fields"] = self.provider_specific_fields
         if not isinstance(self.index, _Unset):
             out["index"] = self.index
+        if not isinstance(self.tool_call_id, _Unset):
+            out["tool_call_id"] = self.tool_call_id
+        if not isinstance(self.name, _Unset):
+            out["name"] = self.name
+        if not isinstance(self.internal_content, _Unset):
+            out["internal_content"] = (
+                None
+                if self.internal_content is None
+                else self.internal_content.to_dict()
+            )
+        if not isinstance(self.reasoning_details, _Unset):
+            out["reasoning_details"] = (
+                None
+                if self.reasoning_details is None
+                else _encode_list_OpenRouterReasoningDetail(self.reasoning_details)
+            )
+        if not isinstance(self.annotations, _Unset):
+            out["annotations"] = (
+                None
+                if self.annotations is None
+                else _encode_list_OpenRouterAnnotation(self.annotations)
+            )
+        if not isinstance(self.hidden_states, _Unset):
+            out["hidden_states"] = self.hidden_states
+        if not isinstance(self.token_id, _Unset):
+            out["token_id"] = self.token_id
         if not isinstance(self.reasoning, _Unset):
             out["reasoning"] = self.reasoning
         out.update(self.extra)
@@ -956,7 +2413,18 @@ _CHOICE_DELTA_KEYS = frozenset(
         "function_call",
         "audio",
         "reasoning_content",
+        "channel",
+        "executed_tools",
+        "thinking_blocks",
+        "provider_specific_fields",
         "index",
+        "tool_call_id",
+        "name",
+        "internal_content",
+        "reasoning_details",
+        "annotations",
+        "hidden_states",
+        "token_id",
         "reasoning",
     }
 )
@@ -979,12 +2447,13 @@ class TopLogprob:
     def from_dict(cls, data: Any) -> TopLogprob:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             token=_required(obj, "token", _decode_str),
             bytes=_optional_nullable(obj, "bytes", _decode_list_int),
             logprob=_required(obj, "logprob", _decode_float),
             extra=_extra(obj, _TOP_LOGPROB_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this TopLogprob: known keys in spec order, then `extra`."""
@@ -1023,13 +2492,14 @@ class ChatCompletionTokenLogprob:
     def from_dict(cls, data: Any) -> ChatCompletionTokenLogprob:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             token=_required(obj, "token", _decode_str),
             bytes=_optional_nullable(obj, "bytes", _decode_list_int),
             logprob=_required(obj, "logprob", _decode_float),
             top_logprobs=_required(obj, "top_logprobs", _decode_list_TopLogprob),
             extra=_extra(obj, _CHAT_COMPLETION_TOKEN_LOGPROB_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionTokenLogprob: known keys in spec order, then `extra`."""
@@ -1063,7 +2533,7 @@ class ChoiceLogprobs:
     def from_dict(cls, data: Any) -> ChoiceLogprobs:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             content=_optional_nullable(
                 obj, "content", _decode_list_ChatCompletionTokenLogprob
             ),
@@ -1072,6 +2542,7 @@ class ChoiceLogprobs:
             ),
             extra=_extra(obj, _CHOICE_LOGPROBS_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceLogprobs: known keys in spec order, then `extra`."""
@@ -1114,11 +2585,12 @@ class AzureSeverityResult:
     def from_dict(cls, data: Any) -> AzureSeverityResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             filtered=_required(obj, "filtered", _decode_bool),
             severity=_optional(obj, "severity", _decode_str),
             extra=_extra(obj, _AZURE_SEVERITY_RESULT_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureSeverityResult: known keys in spec order, then `extra`."""
@@ -1152,11 +2624,12 @@ class AzureDetectionResult:
     def from_dict(cls, data: Any) -> AzureDetectionResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             filtered=_required(obj, "filtered", _decode_bool),
             detected=_optional(obj, "detected", _decode_bool),
             extra=_extra(obj, _AZURE_DETECTION_RESULT_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureDetectionResult: known keys in spec order, then `extra`."""
@@ -1190,11 +2663,12 @@ class AzureBlocklistResult:
     def from_dict(cls, data: Any) -> AzureBlocklistResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             filtered=_required(obj, "filtered", _decode_bool),
             id=_optional(obj, "id", _decode_str),
             extra=_extra(obj, _AZURE_BLOCKLIST_RESULT_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureBlocklistResult: known keys in spec order, then `extra`."""
@@ -1228,11 +2702,12 @@ class AzureFilterError:
     def from_dict(cls, data: Any) -> AzureFilterError:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             code=_optional(obj, "code", _decode_str),
             message=_optional(obj, "message", _decode_str),
             extra=_extra(obj, _AZURE_FILTER_ERROR_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureFilterError: known keys in spec order, then `extra`."""
@@ -1282,7 +2757,7 @@ class AzureContentFilterResults:
     def from_dict(cls, data: Any) -> AzureContentFilterResults:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             hate=_optional(obj, "hate", AzureSeverityResult.from_dict),
             self_harm=_optional(obj, "self_harm", AzureSeverityResult.from_dict),
             sexual=_optional(obj, "sexual", AzureSeverityResult.from_dict),
@@ -1300,6 +2775,7 @@ class AzureContentFilterResults:
             error=_optional(obj, "error", AzureFilterError.from_dict),
             extra=_extra(obj, _AZURE_CONTENT_FILTER_RESULTS_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureContentFilterResults: known keys in spec order, then `extra`."""
@@ -1364,12 +2840,13 @@ class AzureContentFilterOffsets:
     def from_dict(cls, data: Any) -> AzureContentFilterOffsets:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             check_offset=_required(obj, "check_offset", _decode_int),
             start_offset=_required(obj, "start_offset", _decode_int),
             end_offset=_required(obj, "end_offset", _decode_int),
             extra=_extra(obj, _AZURE_CONTENT_FILTER_OFFSETS_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureContentFilterOffsets: known keys in spec order, then `extra`."""
@@ -1383,109 +2860,6 @@ class AzureContentFilterOffsets:
 
 _AZURE_CONTENT_FILTER_OFFSETS_KEYS = frozenset(
     {"check_offset", "start_offset", "end_offset"}
-)
-
-
-@dataclass(slots=True, kw_only=True)
-class Choice:
-    """The fragment of one choice carried by a chunk."""
-
-    index: int
-    """Position of this choice among the choices of the completion."""
-    delta: ChoiceDelta | _Unset = UNSET
-    """The new part of the assistant message.
-
-    Azure OpenAI: Annotation chunks of the asynchronous content filter carry a choice
-    without `delta`. See
-    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
-    """
-    finish_reason: FinishReason | str | _Unset | None = UNSET
-    """Why the model stopped generating this choice; null until the last fragment of the
-    choice.
-    """
-    logprobs: ChoiceLogprobs | _Unset | None = UNSET
-    """Log probabilities of the tokens in this fragment, when they were requested."""
-    content_filter_results: AzureContentFilterResults | _Unset = UNSET
-    """Content-filter verdicts on the text of this choice so far; may be empty.
-
-    Sent by Azure OpenAI; see
-    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
-    """
-    content_filter_offsets: AzureContentFilterOffsets | _Unset = UNSET
-    """Which span of the output an asynchronous-filter annotation chunk refers to.
-
-    Sent by Azure OpenAI; see
-    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
-    """
-    stop_reason: int | str | _Unset | None = UNSET
-    """The stop token id or stop string that ended the choice; null when it ended another
-    way.
-
-    Sent by vLLM; see
-    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
-    """
-    token_ids: list[int] | _Unset | None = UNSET
-    """Token ids generated in this fragment, when `return_token_ids` is set.
-
-    Sent by vLLM; see
-    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
-    """
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Choice:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        return cls(
-            index=_required(obj, "index", _decode_int),
-            delta=_optional(obj, "delta", ChoiceDelta.from_dict),
-            finish_reason=_optional_nullable(obj, "finish_reason", _decode_str),
-            logprobs=_optional_nullable(obj, "logprobs", ChoiceLogprobs.from_dict),
-            content_filter_results=_optional(
-                obj, "content_filter_results", AzureContentFilterResults.from_dict
-            ),
-            content_filter_offsets=_optional(
-                obj, "content_filter_offsets", AzureContentFilterOffsets.from_dict
-            ),
-            stop_reason=_optional_nullable(obj, "stop_reason", _decode_int_or_str),
-            token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
-            extra=_extra(obj, _CHOICE_KEYS),
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this Choice: known keys in spec order, then `extra`."""
-        out: dict[str, Any] = {}
-        out["index"] = self.index
-        if not isinstance(self.delta, _Unset):
-            out["delta"] = self.delta.to_dict()
-        if not isinstance(self.finish_reason, _Unset):
-            out["finish_reason"] = self.finish_reason
-        if not isinstance(self.logprobs, _Unset):
-            out["logprobs"] = None if self.logprobs is None else self.logprobs.to_dict()
-        if not isinstance(self.content_filter_results, _Unset):
-            out["content_filter_results"] = self.content_filter_results.to_dict()
-        if not isinstance(self.content_filter_offsets, _Unset):
-            out["content_filter_offsets"] = self.content_filter_offsets.to_dict()
-        if not isinstance(self.stop_reason, _Unset):
-            out["stop_reason"] = self.stop_reason
-        if not isinstance(self.token_ids, _Unset):
-            out["token_ids"] = self.token_ids
-        out.update(self.extra)
-        return out
-
-
-_CHOICE_KEYS = frozenset(
-    {
-        "index",
-        "delta",
-        "finish_reason",
-        "logprobs",
-        "content_filter_results",
-        "content_filter_offsets",
-        "stop_reason",
-        "token_ids",
-    }
 )
 
 
@@ -1505,6 +2879,12 @@ class CompletionTokensDetails:
     """
     text_tokens: int | _Unset | None = UNSET
     """Text tokens generated."""
+    image_tokens: int | _Unset = UNSET
+    """Image tokens generated.
+
+    Sent by OpenRouter; see
+    https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/openrouter/cassettes/test_cache/test_openrouter_cache_streaming_e2e.yaml
+    """
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
 
@@ -1512,7 +2892,7 @@ class CompletionTokensDetails:
     def from_dict(cls, data: Any) -> CompletionTokensDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             accepted_prediction_tokens=_optional_nullable(
                 obj, "accepted_prediction_tokens", _decode_int
             ),
@@ -1522,8 +2902,10 @@ class CompletionTokensDetails:
                 obj, "rejected_prediction_tokens", _decode_int
             ),
             text_tokens=_optional_nullable(obj, "text_tokens", _decode_int),
+            image_tokens=_optional(obj, "image_tokens", _decode_int),
             extra=_extra(obj, _COMPLETION_TOKENS_DETAILS_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this CompletionTokensDetails: known keys in spec order, then `extra`."""
@@ -1538,6 +2920,8 @@ class CompletionTokensDetails:
             out["rejected_prediction_tokens"] = self.rejected_prediction_tokens
         if not isinstance(self.text_tokens, _Unset):
             out["text_tokens"] = self.text_tokens
+        if not isinstance(self.image_tokens, _Unset):
+            out["image_tokens"] = self.image_tokens
         out.update(self.extra)
         return out
 
@@ -1549,6 +2933,7 @@ _COMPLETION_TOKENS_DETAILS_KEYS = frozenset(
         "reasoning_tokens",
         "rejected_prediction_tokens",
         "text_tokens",
+        "image_tokens",
     }
 )
 
@@ -1567,6 +2952,12 @@ class PromptTokensDetails:
     """Image tokens in the prompt."""
     text_tokens: int | _Unset | None = UNSET
     """Text tokens in the prompt."""
+    video_tokens: int | _Unset = UNSET
+    """Video tokens in the prompt.
+
+    Sent by OpenRouter; see
+    https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/openrouter/cassettes/test_cache/test_openrouter_cache_streaming_e2e.yaml
+    """
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
 
@@ -1574,7 +2965,7 @@ class PromptTokensDetails:
     def from_dict(cls, data: Any) -> PromptTokensDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             audio_tokens=_optional_nullable(obj, "audio_tokens", _decode_int),
             cached_tokens=_optional_nullable(obj, "cached_tokens", _decode_int),
             cache_write_tokens=_optional_nullable(
@@ -1582,8 +2973,10 @@ class PromptTokensDetails:
             ),
             image_tokens=_optional_nullable(obj, "image_tokens", _decode_int),
             text_tokens=_optional_nullable(obj, "text_tokens", _decode_int),
+            video_tokens=_optional(obj, "video_tokens", _decode_int),
             extra=_extra(obj, _PROMPT_TOKENS_DETAILS_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PromptTokensDetails: known keys in spec order, then `extra`."""
@@ -1598,6 +2991,8 @@ class PromptTokensDetails:
             out["image_tokens"] = self.image_tokens
         if not isinstance(self.text_tokens, _Unset):
             out["text_tokens"] = self.text_tokens
+        if not isinstance(self.video_tokens, _Unset):
+            out["video_tokens"] = self.video_tokens
         out.update(self.extra)
         return out
 
@@ -1609,7 +3004,193 @@ _PROMPT_TOKENS_DETAILS_KEYS = frozenset(
         "cache_write_tokens",
         "image_tokens",
         "text_tokens",
+        "video_tokens",
     }
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class PerplexityCost:
+    """What a Perplexity request cost, in US dollars, by component.
+
+    Sent by Perplexity; see
+    https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
+    """
+
+    input_tokens_cost: float | _Unset = UNSET
+    """Cost of the prompt tokens."""
+    output_tokens_cost: float | _Unset = UNSET
+    """Cost of the generated tokens."""
+    reasoning_tokens_cost: float | _Unset = UNSET
+    """Cost of the reasoning tokens."""
+    citation_tokens_cost: float | _Unset = UNSET
+    """Cost of the source tokens fed to the model."""
+    search_queries_cost: float | _Unset = UNSET
+    """Cost of the web searches."""
+    request_cost: float | _Unset = UNSET
+    """The flat fee of the request; left out of the zero-cost placeholder on interim
+    chunks.
+    """
+    total_cost: float | _Unset = UNSET
+    """Sum of all the costs."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> PerplexityCost:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            input_tokens_cost=_optional(obj, "input_tokens_cost", _decode_float),
+            output_tokens_cost=_optional(obj, "output_tokens_cost", _decode_float),
+            reasoning_tokens_cost=_optional(
+                obj, "reasoning_tokens_cost", _decode_float
+            ),
+            citation_tokens_cost=_optional(obj, "citation_tokens_cost", _decode_float),
+            search_queries_cost=_optional(obj, "search_queries_cost", _decode_float),
+            request_cost=_optional(obj, "request_cost", _decode_float),
+            total_cost=_optional(obj, "total_cost", _decode_float),
+            extra=_extra(obj, _PERPLEXITY_COST_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this PerplexityCost: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.input_tokens_cost, _Unset):
+            out["input_tokens_cost"] = self.input_tokens_cost
+        if not isinstance(self.output_tokens_cost, _Unset):
+            out["output_tokens_cost"] = self.output_tokens_cost
+        if not isinstance(self.reasoning_tokens_cost, _Unset):
+            out["reasoning_tokens_cost"] = self.reasoning_tokens_cost
+        if not isinstance(self.citation_tokens_cost, _Unset):
+            out["citation_tokens_cost"] = self.citation_tokens_cost
+        if not isinstance(self.search_queries_cost, _Unset):
+            out["search_queries_cost"] = self.search_queries_cost
+        if not isinstance(self.request_cost, _Unset):
+            out["request_cost"] = self.request_cost
+        if not isinstance(self.total_cost, _Unset):
+            out["total_cost"] = self.total_cost
+        out.update(self.extra)
+        return out
+
+
+_PERPLEXITY_COST_KEYS = frozenset(
+    {
+        "input_tokens_cost",
+        "output_tokens_cost",
+        "reasoning_tokens_cost",
+        "citation_tokens_cost",
+        "search_queries_cost",
+        "request_cost",
+        "total_cost",
+    }
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class OpenRouterCostDetails:
+    """The cost of a request at the upstream provider.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    upstream_inference_cost: float | _Unset | None = UNSET
+    """What the upstream provider charged in total; null when OpenRouter does not pass it
+    on.
+    """
+    upstream_inference_prompt_cost: float | _Unset = UNSET
+    """The part of the upstream cost due to the prompt."""
+    upstream_inference_completions_cost: float | _Unset = UNSET
+    """The part of the upstream cost due to the completion."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> OpenRouterCostDetails:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            upstream_inference_cost=_optional_nullable(
+                obj, "upstream_inference_cost", _decode_float
+            ),
+            upstream_inference_prompt_cost=_optional(
+                obj, "upstream_inference_prompt_cost", _decode_float
+            ),
+            upstream_inference_completions_cost=_optional(
+                obj, "upstream_inference_completions_cost", _decode_float
+            ),
+            extra=_extra(obj, _OPEN_ROUTER_COST_DETAILS_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this OpenRouterCostDetails: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.upstream_inference_cost, _Unset):
+            out["upstream_inference_cost"] = self.upstream_inference_cost
+        if not isinstance(self.upstream_inference_prompt_cost, _Unset):
+            out["upstream_inference_prompt_cost"] = self.upstream_inference_prompt_cost
+        if not isinstance(self.upstream_inference_completions_cost, _Unset):
+            out["upstream_inference_completions_cost"] = (
+                self.upstream_inference_completions_cost
+            )
+        out.update(self.extra)
+        return out
+
+
+_OPEN_ROUTER_COST_DETAILS_KEYS = frozenset(
+    {
+        "upstream_inference_cost",
+        "upstream_inference_prompt_cost",
+        "upstream_inference_completions_cost",
+    }
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class OpenRouterServerToolUseDetails:
+    """Counts of server-side tool use during a request.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    web_search_requests: int | _Unset = UNSET
+    """Web searches run."""
+    tool_calls_requested: int | _Unset = UNSET
+    """Server-side tool calls the model asked for."""
+    tool_calls_executed: int | _Unset = UNSET
+    """Server-side tool calls that were run."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> OpenRouterServerToolUseDetails:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            web_search_requests=_optional(obj, "web_search_requests", _decode_int),
+            tool_calls_requested=_optional(obj, "tool_calls_requested", _decode_int),
+            tool_calls_executed=_optional(obj, "tool_calls_executed", _decode_int),
+            extra=_extra(obj, _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this OpenRouterServerToolUseDetails: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.web_search_requests, _Unset):
+            out["web_search_requests"] = self.web_search_requests
+        if not isinstance(self.tool_calls_requested, _Unset):
+            out["tool_calls_requested"] = self.tool_calls_requested
+        if not isinstance(self.tool_calls_executed, _Unset):
+            out["tool_calls_executed"] = self.tool_calls_executed
+        out.update(self.extra)
+        return out
+
+
+_OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS = frozenset(
+    {"web_search_requests", "tool_calls_requested", "tool_calls_executed"}
 )
 
 
@@ -1649,6 +3230,99 @@ class CompletionUsage:
 
     Sent by DeepSeek; see https://api-docs.deepseek.com/guides/kv_cache
     """
+    queue_time: float | _Unset = UNSET
+    """Seconds the request waited in Groq's queue before it was processed.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
+    """
+    prompt_time: float | _Unset = UNSET
+    """Seconds spent processing the prompt.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
+    """
+    completion_time: float | _Unset = UNSET
+    """Seconds spent generating the completion.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
+    """
+    total_time: float | _Unset = UNSET
+    """Seconds spent on the prompt and the completion together.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
+    """
+    cost: float | PerplexityCost | _Unset | None = UNSET
+    """What the request cost: OpenRouter sends the credits charged as a number, Perplexity
+    sends an object that breaks the price in US dollars down by component.
+
+    Sent by OpenRouter, Perplexity; see
+    https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
+    """
+    is_byok: bool | _Unset = UNSET
+    """Whether the request ran on the caller's own provider key (bring your own key).
+
+    Sent by OpenRouter; see
+    https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
+    """
+    cost_details: OpenRouterCostDetails | _Unset | None = UNSET
+    """How the cost splits between the prompt and the completion at the upstream provider.
+
+    Sent by OpenRouter; see
+    https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
+    """
+    server_tool_use_details: OpenRouterServerToolUseDetails | _Unset = UNSET
+    """Counts of the tools OpenRouter ran on the server side, such as web searches.
+
+    Sent by OpenRouter; see
+    https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_web_search_annotations_stream.yaml
+    """
+    citation_tokens: int | _Unset = UNSET
+    """Tokens of the retrieved sources that were fed to the model.
+
+    Sent by Perplexity; see
+    https://github.com/perplexityai/perplexity-py/blob/7c203118363c6a28fe1e1559afa3cf15a295d36a/src/perplexity/types/shared/usage_info.py
+    """
+    num_search_queries: int | _Unset = UNSET
+    """Web searches run for the request.
+
+    Sent by Perplexity; see
+    https://github.com/perplexityai/perplexity-py/blob/7c203118363c6a28fe1e1559afa3cf15a295d36a/src/perplexity/types/shared/usage_info.py
+    """
+    search_context_size: str | _Unset = UNSET
+    """How much search context was used (`low`, `medium` or `high`), which sets the request
+    fee.
+
+    Sent by Perplexity; see
+    https://github.com/perplexityai/perplexity-py/blob/7c203118363c6a28fe1e1559afa3cf15a295d36a/src/perplexity/types/shared/usage_info.py
+    """
+    reasoning_tokens: int | _Unset | None = UNSET
+    """Tokens spent on reasoning, counted at the top level of usage rather than inside
+    `completion_tokens_details`.
+
+    Sent by SGLang, Azure OpenAI, Perplexity; see
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+    """
+    cached_tokens: int | _Unset = UNSET
+    """Prompt tokens served from the prompt cache, reported at the top level of `usage`
+    rather than in `prompt_tokens_details`.
+
+    Sent by Together AI; see
+    https://docs.stigg.io/documentation/ai-agents/providers/together
+    """
+    num_sources_used: int | _Unset = UNSET
+    """Sources Live Search consulted for the request, each billed separately.
+
+    Sent by xAI (Grok); see https://docs.x.ai/docs/guides/live-search
+    """
+    cost_in_usd_ticks: int | _Unset = UNSET
+    """What the request cost, in ticks of 1e-10 US dollars (divide by 10,000,000,000 for
+    dollars), after discounts and including server-side tools.
+
+    Sent by xAI (Grok); see https://docs.x.ai/developers/cost-tracking
+    """
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
 
@@ -1656,7 +3330,7 @@ class CompletionUsage:
     def from_dict(cls, data: Any) -> CompletionUsage:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             completion_tokens=_optional(obj, "completion_tokens", _decode_int),
             prompt_tokens=_optional(obj, "prompt_tokens", _decode_int),
             total_tokens=_optional(obj, "total_tokens", _decode_int),
@@ -1672,8 +3346,28 @@ class CompletionUsage:
             prompt_cache_miss_tokens=_optional_nullable(
                 obj, "prompt_cache_miss_tokens", _decode_int
             ),
+            queue_time=_optional(obj, "queue_time", _decode_float),
+            prompt_time=_optional(obj, "prompt_time", _decode_float),
+            completion_time=_optional(obj, "completion_time", _decode_float),
+            total_time=_optional(obj, "total_time", _decode_float),
+            cost=_optional_nullable(obj, "cost", _decode_float_or_PerplexityCost),
+            is_byok=_optional(obj, "is_byok", _decode_bool),
+            cost_details=_optional_nullable(
+                obj, "cost_details", OpenRouterCostDetails.from_dict
+            ),
+            server_tool_use_details=_optional(
+                obj, "server_tool_use_details", OpenRouterServerToolUseDetails.from_dict
+            ),
+            citation_tokens=_optional(obj, "citation_tokens", _decode_int),
+            num_search_queries=_optional(obj, "num_search_queries", _decode_int),
+            search_context_size=_optional(obj, "search_context_size", _decode_str),
+            reasoning_tokens=_optional_nullable(obj, "reasoning_tokens", _decode_int),
+            cached_tokens=_optional(obj, "cached_tokens", _decode_int),
+            num_sources_used=_optional(obj, "num_sources_used", _decode_int),
+            cost_in_usd_ticks=_optional(obj, "cost_in_usd_ticks", _decode_int),
             extra=_extra(obj, _COMPLETION_USAGE_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this CompletionUsage: known keys in spec order, then `extra`."""
@@ -1700,6 +3394,42 @@ class CompletionUsage:
             out["prompt_cache_hit_tokens"] = self.prompt_cache_hit_tokens
         if not isinstance(self.prompt_cache_miss_tokens, _Unset):
             out["prompt_cache_miss_tokens"] = self.prompt_cache_miss_tokens
+        if not isinstance(self.queue_time, _Unset):
+            out["queue_time"] = self.queue_time
+        if not isinstance(self.prompt_time, _Unset):
+            out["prompt_time"] = self.prompt_time
+        if not isinstance(self.completion_time, _Unset):
+            out["completion_time"] = self.completion_time
+        if not isinstance(self.total_time, _Unset):
+            out["total_time"] = self.total_time
+        if not isinstance(self.cost, _Unset):
+            out["cost"] = (
+                None
+                if self.cost is None
+                else _encode_float_or_PerplexityCost(self.cost)
+            )
+        if not isinstance(self.is_byok, _Unset):
+            out["is_byok"] = self.is_byok
+        if not isinstance(self.cost_details, _Unset):
+            out["cost_details"] = (
+                None if self.cost_details is None else self.cost_details.to_dict()
+            )
+        if not isinstance(self.server_tool_use_details, _Unset):
+            out["server_tool_use_details"] = self.server_tool_use_details.to_dict()
+        if not isinstance(self.citation_tokens, _Unset):
+            out["citation_tokens"] = self.citation_tokens
+        if not isinstance(self.num_search_queries, _Unset):
+            out["num_search_queries"] = self.num_search_queries
+        if not isinstance(self.search_context_size, _Unset):
+            out["search_context_size"] = self.search_context_size
+        if not isinstance(self.reasoning_tokens, _Unset):
+            out["reasoning_tokens"] = self.reasoning_tokens
+        if not isinstance(self.cached_tokens, _Unset):
+            out["cached_tokens"] = self.cached_tokens
+        if not isinstance(self.num_sources_used, _Unset):
+            out["num_sources_used"] = self.num_sources_used
+        if not isinstance(self.cost_in_usd_ticks, _Unset):
+            out["cost_in_usd_ticks"] = self.cost_in_usd_ticks
         out.update(self.extra)
         return out
 
@@ -1713,6 +3443,204 @@ _COMPLETION_USAGE_KEYS = frozenset(
         "prompt_tokens_details",
         "prompt_cache_hit_tokens",
         "prompt_cache_miss_tokens",
+        "queue_time",
+        "prompt_time",
+        "completion_time",
+        "total_time",
+        "cost",
+        "is_byok",
+        "cost_details",
+        "server_tool_use_details",
+        "citation_tokens",
+        "num_search_queries",
+        "search_context_size",
+        "reasoning_tokens",
+        "cached_tokens",
+        "num_sources_used",
+        "cost_in_usd_ticks",
+    }
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class Choice:
+    """The fragment of one choice carried by a chunk."""
+
+    index: int
+    """Position of this choice among the choices of the completion."""
+    delta: ChoiceDelta | _Unset = UNSET
+    """The new part of the assistant message.
+
+    Azure OpenAI: Annotation chunks of the asynchronous content filter carry a choice
+    without `delta`. See
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+    finish_reason: FinishReason | str | _Unset | None = UNSET
+    """Why the model stopped generating this choice; null until the last fragment of the
+    choice.
+    """
+    logprobs: ChoiceLogprobs | float | _Unset | None = UNSET
+    """Log probabilities of the tokens in this fragment, when they were requested.
+
+    Together AI: The choice carries the log probability of the sampled token as a bare
+    number. See
+    https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+    """
+    content_filter_results: AzureContentFilterResults | _Unset = UNSET
+    """Content-filter verdicts on the text of this choice so far; may be empty.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+    content_filter_offsets: AzureContentFilterOffsets | _Unset = UNSET
+    """Which span of the output an asynchronous-filter annotation chunk refers to.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+    content_filter_raw: list[Any] | _Unset = UNSET
+    """Raw output of the content filters on an asynchronous-filter annotation chunk; its
+    entries are not documented.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+    usage: CompletionUsage | _Unset | None = UNSET
+    """Token counts for the whole request, carried on the choice of the final chunk instead
+    of (or besides) the top-level `usage`; null or absent on the chunks before it.
+
+    Sent by Moonshot AI (Kimi); see
+    https://platform.kimi.ai/docs/guide/utilize-the-streaming-output-feature-of-kimi-api
+    """
+    native_finish_reason: str | _Unset | None = UNSET
+    """The finish reason exactly as the upstream provider reported it (such as `end_turn`
+    or `STOP`), before OpenRouter mapped it onto `finish_reason`; null until the choice
+    ends.
+
+    Sent by OpenRouter; see
+    https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_streaming_reasoning.yaml
+    """
+    matched_stop: int | str | _Unset | None = UNSET
+    """The stop token id or stop string that ended the choice; null while the choice is
+    still running or when it ended another way.
+
+    Sent by SGLang, Azure OpenAI; see
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+    """
+    text: str | _Unset = UNSET
+    """The text of this fragment again, as in the legacy completions format.
+
+    Sent by Together AI; see
+    https://github.com/lzell/AIProxySwift/blob/360fabbc05b80f33994b9bd31a9d8f9d310b586c/Tests/AIProxyTests/TogetherAIChatCompletionStreamingChunkTests.swift
+    """
+    seed: int | _Unset | None = UNSET
+    """The sampling seed of the choice; null until the last fragment. Values beyond 2**53
+    are common, so clients that read JSON numbers as doubles lose digits.
+
+    Sent by Together AI; see
+    https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+    """
+    stop_reason: int | str | _Unset | None = UNSET
+    """The stop token id or stop string that ended the choice; null when it ended another
+    way.
+
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+    """
+    token_ids: list[int] | _Unset | None = UNSET
+    """Token ids generated in this fragment, when `return_token_ids` is set.
+
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+    """
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Choice:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            index=_required(obj, "index", _decode_int),
+            delta=_optional(obj, "delta", ChoiceDelta.from_dict),
+            finish_reason=_optional_nullable(obj, "finish_reason", _decode_str),
+            logprobs=_optional_nullable(
+                obj, "logprobs", _decode_ChoiceLogprobs_or_float
+            ),
+            content_filter_results=_optional(
+                obj, "content_filter_results", AzureContentFilterResults.from_dict
+            ),
+            content_filter_offsets=_optional(
+                obj, "content_filter_offsets", AzureContentFilterOffsets.from_dict
+            ),
+            content_filter_raw=_optional(obj, "content_filter_raw", _decode_list_any),
+            usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
+            native_finish_reason=_optional_nullable(
+                obj, "native_finish_reason", _decode_str
+            ),
+            matched_stop=_optional_nullable(obj, "matched_stop", _decode_int_or_str),
+            text=_optional(obj, "text", _decode_str),
+            seed=_optional_nullable(obj, "seed", _decode_int),
+            stop_reason=_optional_nullable(obj, "stop_reason", _decode_int_or_str),
+            token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
+            extra=_extra(obj, _CHOICE_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this Choice: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        out["index"] = self.index
+        if not isinstance(self.delta, _Unset):
+            out["delta"] = self.delta.to_dict()
+        if not isinstance(self.finish_reason, _Unset):
+            out["finish_reason"] = self.finish_reason
+        if not isinstance(self.logprobs, _Unset):
+            out["logprobs"] = (
+                None
+                if self.logprobs is None
+                else _encode_ChoiceLogprobs_or_float(self.logprobs)
+            )
+        if not isinstance(self.content_filter_results, _Unset):
+            out["content_filter_results"] = self.content_filter_results.to_dict()
+        if not isinstance(self.content_filter_offsets, _Unset):
+            out["content_filter_offsets"] = self.content_filter_offsets.to_dict()
+        if not isinstance(self.content_filter_raw, _Unset):
+            out["content_filter_raw"] = self.content_filter_raw
+        if not isinstance(self.usage, _Unset):
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
+        if not isinstance(self.native_finish_reason, _Unset):
+            out["native_finish_reason"] = self.native_finish_reason
+        if not isinstance(self.matched_stop, _Unset):
+            out["matched_stop"] = self.matched_stop
+        if not isinstance(self.text, _Unset):
+            out["text"] = self.text
+        if not isinstance(self.seed, _Unset):
+            out["seed"] = self.seed
+        if not isinstance(self.stop_reason, _Unset):
+            out["stop_reason"] = self.stop_reason
+        if not isinstance(self.token_ids, _Unset):
+            out["token_ids"] = self.token_ids
+        out.update(self.extra)
+        return out
+
+
+_CHOICE_KEYS = frozenset(
+    {
+        "index",
+        "delta",
+        "finish_reason",
+        "logprobs",
+        "content_filter_results",
+        "content_filter_offsets",
+        "content_filter_raw",
+        "usage",
+        "native_finish_reason",
+        "matched_stop",
+        "text",
+        "seed",
+        "stop_reason",
+        "token_ids",
     }
 )
 
@@ -1742,7 +3670,7 @@ class ModerationResultBody:
     def from_dict(cls, data: Any) -> ModerationResultBody:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             type=_required(obj, "type", _decode_str),
             model=_required(obj, "model", _decode_str),
             flagged=_required(obj, "flagged", _decode_bool),
@@ -1755,6 +3683,7 @@ class ModerationResultBody:
             ),
             extra=_extra(obj, _MODERATION_RESULT_BODY_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ModerationResultBody: known keys in spec order, then `extra`."""
@@ -1798,12 +3727,13 @@ class ModerationResults:
     def from_dict(cls, data: Any) -> ModerationResults:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             type=_required(obj, "type", _decode_ModerationResultsType),
             model=_required(obj, "model", _decode_str),
             results=_required(obj, "results", _decode_list_ModerationResultBody),
             extra=_extra(obj, _MODERATION_RESULTS_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ModerationResults: known keys in spec order, then `extra`."""
@@ -1835,12 +3765,13 @@ class ModerationError:
     def from_dict(cls, data: Any) -> ModerationError:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             type=_required(obj, "type", _decode_ModerationErrorType),
             code=_required(obj, "code", _decode_str),
             message=_required(obj, "message", _decode_str),
             extra=_extra(obj, _MODERATION_ERROR_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ModerationError: known keys in spec order, then `extra`."""
@@ -1870,13 +3801,14 @@ class Moderation:
     def from_dict(cls, data: Any) -> Moderation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             input=_required(obj, "input", _decode_ModerationResults_or_ModerationError),
             output=_required(
                 obj, "output", _decode_ModerationResults_or_ModerationError
             ),
             extra=_extra(obj, _MODERATION_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Moderation: known keys in spec order, then `extra`."""
@@ -1909,13 +3841,14 @@ class AzurePromptFilterResult:
     def from_dict(cls, data: Any) -> AzurePromptFilterResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
-        return cls(
+        decoded = cls(
             prompt_index=_required(obj, "prompt_index", _decode_int),
             content_filter_results=_optional(
                 obj, "content_filter_results", AzureContentFilterResults.from_dict
             ),
             extra=_extra(obj, _AZURE_PROMPT_FILTER_RESULT_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzurePromptFilterResult: known keys in spec order, then `extra`."""
@@ -1928,6 +3861,1223 @@ class AzurePromptFilterResult:
 
 
 _AZURE_PROMPT_FILTER_RESULT_KEYS = frozenset({"prompt_index", "content_filter_results"})
+
+
+@dataclass(slots=True, kw_only=True)
+class AzureLatencyCheckpoint:
+    """Latency of one request as Azure AI Foundry measured it, in milliseconds; `engine_`
+    values are measured at the model engine, `service_` values at the Azure service
+    around it.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+
+    engine_tbt_ms: float | _Unset = UNSET
+    """Average time between tokens at the engine."""
+    engine_ttft_ms: float | _Unset = UNSET
+    """Time to the first token at the engine."""
+    engine_ttlt_ms: float | _Unset = UNSET
+    """Time to the last token at the engine."""
+    pre_inference_ms: float | _Unset = UNSET
+    """Time spent before inference started, such as queueing and input filtering."""
+    service_tbt_ms: float | _Unset = UNSET
+    """Average time between tokens at the service."""
+    service_ttft_ms: float | _Unset = UNSET
+    """Time to the first token at the service."""
+    service_ttlt_ms: float | _Unset = UNSET
+    """Time to the last token at the service."""
+    user_visible_ttft_ms: float | _Unset = UNSET
+    """Time until the first token was released to the caller."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> AzureLatencyCheckpoint:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            engine_tbt_ms=_optional(obj, "engine_tbt_ms", _decode_float),
+            engine_ttft_ms=_optional(obj, "engine_ttft_ms", _decode_float),
+            engine_ttlt_ms=_optional(obj, "engine_ttlt_ms", _decode_float),
+            pre_inference_ms=_optional(obj, "pre_inference_ms", _decode_float),
+            service_tbt_ms=_optional(obj, "service_tbt_ms", _decode_float),
+            service_ttft_ms=_optional(obj, "service_ttft_ms", _decode_float),
+            service_ttlt_ms=_optional(obj, "service_ttlt_ms", _decode_float),
+            user_visible_ttft_ms=_optional(obj, "user_visible_ttft_ms", _decode_float),
+            extra=_extra(obj, _AZURE_LATENCY_CHECKPOINT_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this AzureLatencyCheckpoint: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.engine_tbt_ms, _Unset):
+            out["engine_tbt_ms"] = self.engine_tbt_ms
+        if not isinstance(self.engine_ttft_ms, _Unset):
+            out["engine_ttft_ms"] = self.engine_ttft_ms
+        if not isinstance(self.engine_ttlt_ms, _Unset):
+            out["engine_ttlt_ms"] = self.engine_ttlt_ms
+        if not isinstance(self.pre_inference_ms, _Unset):
+            out["pre_inference_ms"] = self.pre_inference_ms
+        if not isinstance(self.service_tbt_ms, _Unset):
+            out["service_tbt_ms"] = self.service_tbt_ms
+        if not isinstance(self.service_ttft_ms, _Unset):
+            out["service_ttft_ms"] = self.service_ttft_ms
+        if not isinstance(self.service_ttlt_ms, _Unset):
+            out["service_ttlt_ms"] = self.service_ttlt_ms
+        if not isinstance(self.user_visible_ttft_ms, _Unset):
+            out["user_visible_ttft_ms"] = self.user_visible_ttft_ms
+        out.update(self.extra)
+        return out
+
+
+_AZURE_LATENCY_CHECKPOINT_KEYS = frozenset(
+    {
+        "engine_tbt_ms",
+        "engine_ttft_ms",
+        "engine_ttlt_ms",
+        "pre_inference_ms",
+        "service_tbt_ms",
+        "service_ttft_ms",
+        "service_ttlt_ms",
+        "user_visible_ttft_ms",
+    }
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class AzureRouting:
+    """Where Azure AI Foundry routed a request.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+
+    serving_pipereplica: str | _Unset = UNSET
+    """Identifier of the serving replica (pipeline and data-parallel rank) that produced
+    the response.
+    """
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> AzureRouting:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            serving_pipereplica=_optional(obj, "serving_pipereplica", _decode_str),
+            extra=_extra(obj, _AZURE_ROUTING_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this AzureRouting: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.serving_pipereplica, _Unset):
+            out["serving_pipereplica"] = self.serving_pipereplica
+        out.update(self.extra)
+        return out
+
+
+_AZURE_ROUTING_KEYS = frozenset({"serving_pipereplica"})
+
+
+@dataclass(slots=True, kw_only=True)
+class GroqModelUsage:
+    """The usage of one model call within a compound request.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    model: str
+    """Name of the model that was called."""
+    usage: CompletionUsage
+    """Token counts and timings of that call."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> GroqModelUsage:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            model=_required(obj, "model", _decode_str),
+            usage=_required(obj, "usage", CompletionUsage.from_dict),
+            extra=_extra(obj, _GROQ_MODEL_USAGE_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this GroqModelUsage: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        out["model"] = self.model
+        out["usage"] = self.usage.to_dict()
+        out.update(self.extra)
+        return out
+
+
+_GROQ_MODEL_USAGE_KEYS = frozenset({"model", "usage"})
+
+
+@dataclass(slots=True, kw_only=True)
+class GroqUsageBreakdown:
+    """The usage of every model that took part in a compound request.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    models: list[GroqModelUsage]
+    """One entry per model call."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> GroqUsageBreakdown:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            models=_required(obj, "models", _decode_list_GroqModelUsage),
+            extra=_extra(obj, _GROQ_USAGE_BREAKDOWN_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this GroqUsageBreakdown: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        out["models"] = _encode_list_GroqModelUsage(self.models)
+        out.update(self.extra)
+        return out
+
+
+_GROQ_USAGE_BREAKDOWN_KEYS = frozenset({"models"})
+
+
+@dataclass(slots=True, kw_only=True)
+class GroqDebug:
+    """The tokens of a request, returned when debug output was requested.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    input_token_ids: list[int] | _Unset = UNSET
+    """Token ids of the input."""
+    input_tokens: list[str] | _Unset = UNSET
+    """Token strings of the input."""
+    output_token_ids: list[int] | _Unset = UNSET
+    """Token ids of the output."""
+    output_tokens: list[str] | _Unset = UNSET
+    """Token strings of the output."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> GroqDebug:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            input_token_ids=_optional(obj, "input_token_ids", _decode_list_int),
+            input_tokens=_optional(obj, "input_tokens", _decode_list_str),
+            output_token_ids=_optional(obj, "output_token_ids", _decode_list_int),
+            output_tokens=_optional(obj, "output_tokens", _decode_list_str),
+            extra=_extra(obj, _GROQ_DEBUG_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this GroqDebug: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.input_token_ids, _Unset):
+            out["input_token_ids"] = self.input_token_ids
+        if not isinstance(self.input_tokens, _Unset):
+            out["input_tokens"] = self.input_tokens
+        if not isinstance(self.output_token_ids, _Unset):
+            out["output_token_ids"] = self.output_token_ids
+        if not isinstance(self.output_tokens, _Unset):
+            out["output_tokens"] = self.output_tokens
+        out.update(self.extra)
+        return out
+
+
+_GROQ_DEBUG_KEYS = frozenset(
+    {"input_token_ids", "input_tokens", "output_token_ids", "output_tokens"}
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class GroqXGroq:
+    """Groq's metadata about a streamed request.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    id: str | _Unset = UNSET
+    """Groq's request id (`req_...`), to quote to Groq support; sent on the first and the
+    last chunk, and absent for compound systems.
+    """
+    seed: int | _Unset = UNSET
+    """The sampling seed used for the request."""
+    usage: CompletionUsage | _Unset = UNSET
+    """Token counts and timings for the whole request; sent on the last chunk."""
+    usage_breakdown: GroqUsageBreakdown | _Unset = UNSET
+    """Usage of each model a compound system called; sent on the last chunk."""
+    error: str | _Unset = UNSET
+    """Why the stream was stopped early."""
+    debug: GroqDebug | _Unset = UNSET
+    """Input and output tokens, present only when the request asked for debug output."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> GroqXGroq:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            id=_optional(obj, "id", _decode_str),
+            seed=_optional(obj, "seed", _decode_int),
+            usage=_optional(obj, "usage", CompletionUsage.from_dict),
+            usage_breakdown=_optional(
+                obj, "usage_breakdown", GroqUsageBreakdown.from_dict
+            ),
+            error=_optional(obj, "error", _decode_str),
+            debug=_optional(obj, "debug", GroqDebug.from_dict),
+            extra=_extra(obj, _GROQ_X_GROQ_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this GroqXGroq: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.id, _Unset):
+            out["id"] = self.id
+        if not isinstance(self.seed, _Unset):
+            out["seed"] = self.seed
+        if not isinstance(self.usage, _Unset):
+            out["usage"] = self.usage.to_dict()
+        if not isinstance(self.usage_breakdown, _Unset):
+            out["usage_breakdown"] = self.usage_breakdown.to_dict()
+        if not isinstance(self.error, _Unset):
+            out["error"] = self.error
+        if not isinstance(self.debug, _Unset):
+            out["debug"] = self.debug.to_dict()
+        out.update(self.extra)
+        return out
+
+
+_GROQ_X_GROQ_KEYS = frozenset(
+    {"id", "seed", "usage", "usage_breakdown", "error", "debug"}
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class LlamaCppTimings:
+    """Token counts and timings of one request, in the shape llama-server reports them.
+
+    Sent by llama.cpp server; see
+    https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md
+    """
+
+    cache_n: int | _Unset = UNSET
+    """Prompt tokens reused from the KV cache instead of being processed again."""
+    prompt_n: int | _Unset = UNSET
+    """Prompt tokens that were processed."""
+    prompt_ms: float | _Unset = UNSET
+    """Time spent processing the prompt, in milliseconds."""
+    prompt_per_token_ms: float | _Unset = UNSET
+    """Average prompt-processing time per token, in milliseconds."""
+    prompt_per_second: float | _Unset = UNSET
+    """Prompt-processing speed, in tokens per second."""
+    predicted_n: int | _Unset = UNSET
+    """Tokens generated."""
+    predicted_ms: float | _Unset = UNSET
+    """Time spent generating, in milliseconds."""
+    predicted_per_token_ms: float | _Unset = UNSET
+    """Average generation time per token, in milliseconds."""
+    predicted_per_second: float | _Unset | None = UNSET
+    """Generation speed, in tokens per second; MLX servers send null until two tokens have
+    been generated.
+    """
+    draft_n: int | _Unset | None = UNSET
+    """Tokens proposed by the speculative draft model; llama.cpp sends it only when a draft
+    model ran, MLX servers send null otherwise.
+    """
+    draft_n_accepted: int | _Unset | None = UNSET
+    """Draft tokens the main model accepted; llama.cpp sends it only when a draft model
+    ran, MLX servers send null otherwise.
+    """
+    peak_memory: float | _Unset = UNSET
+    """Peak memory the generation used on the device, in gigabytes.
+
+    Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1216
+    """
+    draft_kind: str | _Unset | None = UNSET
+    """Kind of speculative drafter that ran (such as `mtp`, `dflash` or `eagle3`); null
+    when no draft model was used.
+
+    Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1788
+    """
+    draft_rounds: int | _Unset | None = UNSET
+    """Number of draft-and-verify rounds of speculative decoding; null when no draft model
+    was used.
+
+    Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1788
+    """
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> LlamaCppTimings:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            cache_n=_optional(obj, "cache_n", _decode_int),
+            prompt_n=_optional(obj, "prompt_n", _decode_int),
+            prompt_ms=_optional(obj, "prompt_ms", _decode_float),
+            prompt_per_token_ms=_optional(obj, "prompt_per_token_ms", _decode_float),
+            prompt_per_second=_optional(obj, "prompt_per_second", _decode_float),
+            predicted_n=_optional(obj, "predicted_n", _decode_int),
+            predicted_ms=_optional(obj, "predicted_ms", _decode_float),
+            predicted_per_token_ms=_optional(
+                obj, "predicted_per_token_ms", _decode_float
+            ),
+            predicted_per_second=_optional_nullable(
+                obj, "predicted_per_second", _decode_float
+            ),
+            draft_n=_optional_nullable(obj, "draft_n", _decode_int),
+            draft_n_accepted=_optional_nullable(obj, "draft_n_accepted", _decode_int),
+            peak_memory=_optional(obj, "peak_memory", _decode_float),
+            draft_kind=_optional_nullable(obj, "draft_kind", _decode_str),
+            draft_rounds=_optional_nullable(obj, "draft_rounds", _decode_int),
+            extra=_extra(obj, _LLAMA_CPP_TIMINGS_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this LlamaCppTimings: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.cache_n, _Unset):
+            out["cache_n"] = self.cache_n
+        if not isinstance(self.prompt_n, _Unset):
+            out["prompt_n"] = self.prompt_n
+        if not isinstance(self.prompt_ms, _Unset):
+            out["prompt_ms"] = self.prompt_ms
+        if not isinstance(self.prompt_per_token_ms, _Unset):
+            out["prompt_per_token_ms"] = self.prompt_per_token_ms
+        if not isinstance(self.prompt_per_second, _Unset):
+            out["prompt_per_second"] = self.prompt_per_second
+        if not isinstance(self.predicted_n, _Unset):
+            out["predicted_n"] = self.predicted_n
+        if not isinstance(self.predicted_ms, _Unset):
+            out["predicted_ms"] = self.predicted_ms
+        if not isinstance(self.predicted_per_token_ms, _Unset):
+            out["predicted_per_token_ms"] = self.predicted_per_token_ms
+        if not isinstance(self.predicted_per_second, _Unset):
+            out["predicted_per_second"] = self.predicted_per_second
+        if not isinstance(self.draft_n, _Unset):
+            out["draft_n"] = self.draft_n
+        if not isinstance(self.draft_n_accepted, _Unset):
+            out["draft_n_accepted"] = self.draft_n_accepted
+        if not isinstance(self.peak_memory, _Unset):
+            out["peak_memory"] = self.peak_memory
+        if not isinstance(self.draft_kind, _Unset):
+            out["draft_kind"] = self.draft_kind
+        if not isinstance(self.draft_rounds, _Unset):
+            out["draft_rounds"] = self.draft_rounds
+        out.update(self.extra)
+        return out
+
+
+_LLAMA_CPP_TIMINGS_KEYS = frozenset(
+    {
+        "cache_n",
+        "prompt_n",
+        "prompt_ms",
+        "prompt_per_token_ms",
+        "prompt_per_second",
+        "predicted_n",
+        "predicted_ms",
+        "predicted_per_token_ms",
+        "predicted_per_second",
+        "draft_n",
+        "draft_n_accepted",
+        "peak_memory",
+        "draft_kind",
+        "draft_rounds",
+    }
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class NovitaSlaMetrics:
+    """Latency figures Novita reports for a streamed request.
+
+    Sent by Novita AI; see
+    https://github.com/sdcb/chats/blob/a12e6e5c2160775d40912c034edb6f861021ff52/src/BE/tests/Chats.BE.UnitTest/ChatServices/ChatCompletions/NovitaChatUsageTests.cs
+    """
+
+    ttft_ms: float | _Unset = UNSET
+    """Milliseconds until the first token was produced."""
+    ts_us: int | _Unset = UNSET
+    """A Unix timestamp in microseconds that Novita attaches to the chunk."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> NovitaSlaMetrics:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            ttft_ms=_optional(obj, "ttft_ms", _decode_float),
+            ts_us=_optional(obj, "ts_us", _decode_int),
+            extra=_extra(obj, _NOVITA_SLA_METRICS_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this NovitaSlaMetrics: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.ttft_ms, _Unset):
+            out["ttft_ms"] = self.ttft_ms
+        if not isinstance(self.ts_us, _Unset):
+            out["ts_us"] = self.ts_us
+        out.update(self.extra)
+        return out
+
+
+_NOVITA_SLA_METRICS_KEYS = frozenset({"ttft_ms", "ts_us"})
+
+
+@dataclass(slots=True, kw_only=True)
+class NvExtWorkerId:
+    """The workers that handled a request, for disaggregated or aggregated serving.
+
+    Sent by NVIDIA Dynamo; see
+    https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
+    """
+
+    prefill_worker_id: int | _Unset = UNSET
+    """Id of the prefill worker; ids are 64-bit and may exceed the range a JavaScript
+    number holds exactly.
+    """
+    prefill_dp_rank: int | _Unset = UNSET
+    """Data-parallel rank of the engine on the prefill worker."""
+    decode_worker_id: int | _Unset = UNSET
+    """Id of the decode worker; ids are 64-bit and may exceed the range a JavaScript number
+    holds exactly.
+    """
+    decode_dp_rank: int | _Unset = UNSET
+    """Data-parallel rank of the engine on the decode worker."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> NvExtWorkerId:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            prefill_worker_id=_optional(obj, "prefill_worker_id", _decode_int),
+            prefill_dp_rank=_optional(obj, "prefill_dp_rank", _decode_int),
+            decode_worker_id=_optional(obj, "decode_worker_id", _decode_int),
+            decode_dp_rank=_optional(obj, "decode_dp_rank", _decode_int),
+            extra=_extra(obj, _NV_EXT_WORKER_ID_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this NvExtWorkerId: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.prefill_worker_id, _Unset):
+            out["prefill_worker_id"] = self.prefill_worker_id
+        if not isinstance(self.prefill_dp_rank, _Unset):
+            out["prefill_dp_rank"] = self.prefill_dp_rank
+        if not isinstance(self.decode_worker_id, _Unset):
+            out["decode_worker_id"] = self.decode_worker_id
+        if not isinstance(self.decode_dp_rank, _Unset):
+            out["decode_dp_rank"] = self.decode_dp_rank
+        out.update(self.extra)
+        return out
+
+
+_NV_EXT_WORKER_ID_KEYS = frozenset(
+    {"prefill_worker_id", "prefill_dp_rank", "decode_worker_id", "decode_dp_rank"}
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class NvExtTiming:
+    """How long the phases of one request took, measured by the Dynamo frontend.
+
+    Sent by NVIDIA Dynamo; see
+    https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
+    """
+
+    request_received_ms: int | _Unset = UNSET
+    """Unix time in milliseconds at which the request arrived; always sent by Dynamo."""
+    prefill_wait_time_ms: float | _Unset = UNSET
+    """Milliseconds from arrival until prefill started (queueing)."""
+    prefill_time_ms: float | _Unset = UNSET
+    """Milliseconds from the start of prefill to the first token."""
+    ttft_ms: float | _Unset = UNSET
+    """Milliseconds from arrival to the first token."""
+    total_time_ms: float | _Unset = UNSET
+    """Milliseconds from arrival until the request finished."""
+    kv_hit_rate: float | _Unset = UNSET
+    """Share of the prompt's KV blocks found in cache, from 0 to 1."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> NvExtTiming:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            request_received_ms=_optional(obj, "request_received_ms", _decode_int),
+            prefill_wait_time_ms=_optional(obj, "prefill_wait_time_ms", _decode_float),
+            prefill_time_ms=_optional(obj, "prefill_time_ms", _decode_float),
+            ttft_ms=_optional(obj, "ttft_ms", _decode_float),
+            total_time_ms=_optional(obj, "total_time_ms", _decode_float),
+            kv_hit_rate=_optional(obj, "kv_hit_rate", _decode_float),
+            extra=_extra(obj, _NV_EXT_TIMING_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this NvExtTiming: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.request_received_ms, _Unset):
+            out["request_received_ms"] = self.request_received_ms
+        if not isinstance(self.prefill_wait_time_ms, _Unset):
+            out["prefill_wait_time_ms"] = self.prefill_wait_time_ms
+        if not isinstance(self.prefill_time_ms, _Unset):
+            out["prefill_time_ms"] = self.prefill_time_ms
+        if not isinstance(self.ttft_ms, _Unset):
+            out["ttft_ms"] = self.ttft_ms
+        if not isinstance(self.total_time_ms, _Unset):
+            out["total_time_ms"] = self.total_time_ms
+        if not isinstance(self.kv_hit_rate, _Unset):
+            out["kv_hit_rate"] = self.kv_hit_rate
+        out.update(self.extra)
+        return out
+
+
+_NV_EXT_TIMING_KEYS = frozenset(
+    {
+        "request_received_ms",
+        "prefill_wait_time_ms",
+        "prefill_time_ms",
+        "ttft_ms",
+        "total_time_ms",
+        "kv_hit_rate",
+    }
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class NvExt:
+    """Dynamo's response extension object; each key is sent only when the request listed it
+    in `nvext.extra_fields` (or, for GAIE query-only requests, automatically).
+
+    Sent by NVIDIA Dynamo; see
+    https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
+    """
+
+    worker_id: NvExtWorkerId | _Unset = UNSET
+    """Which prefill and decode workers served the request."""
+    timing: NvExtTiming | _Unset = UNSET
+    """Timing of the request, sent on the final chunk."""
+    token_ids: list[int] | _Unset = UNSET
+    """The tokenized prompt, returned by the query-only first stage of GAIE routing for
+    reuse in the second stage.
+    """
+    routed_experts: Any | _Unset = UNSET
+    """Mixture-of-experts routing record passed through from an SGLang backend unchanged.
+    """
+    engine_data: Any | _Unset = UNSET
+    """Backend-specific data Dynamo forwards without looking at it."""
+    stop_reason: int | str | _Unset = UNSET
+    """The stop token id or stop string the backend matched, for the single choice of the
+    response.
+    """
+    completion_token_ids: list[int] | _Unset = UNSET
+    """Ids of the tokens generated in this chunk; concatenated over the stream they give
+    the whole output.
+    """
+    prompt_logprobs: list[Any] | _Unset = UNSET
+    """Log probabilities of the prompt tokens, sent on the final chunk: one entry per
+    prompt position, null for the first one, otherwise an object that maps a token id
+    (as a string) to `{logprob, rank, decoded_token}`.
+    """
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> NvExt:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            worker_id=_optional(obj, "worker_id", NvExtWorkerId.from_dict),
+            timing=_optional(obj, "timing", NvExtTiming.from_dict),
+            token_ids=_optional(obj, "token_ids", _decode_list_int),
+            routed_experts=_optional(obj, "routed_experts", _decode_any),
+            engine_data=_optional(obj, "engine_data", _decode_any),
+            stop_reason=_optional(obj, "stop_reason", _decode_int_or_str),
+            completion_token_ids=_optional(
+                obj, "completion_token_ids", _decode_list_int
+            ),
+            prompt_logprobs=_optional(obj, "prompt_logprobs", _decode_list_any),
+            extra=_extra(obj, _NV_EXT_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this NvExt: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.worker_id, _Unset):
+            out["worker_id"] = self.worker_id.to_dict()
+        if not isinstance(self.timing, _Unset):
+            out["timing"] = self.timing.to_dict()
+        if not isinstance(self.token_ids, _Unset):
+            out["token_ids"] = self.token_ids
+        if not isinstance(self.routed_experts, _Unset):
+            out["routed_experts"] = self.routed_experts
+        if not isinstance(self.engine_data, _Unset):
+            out["engine_data"] = self.engine_data
+        if not isinstance(self.stop_reason, _Unset):
+            out["stop_reason"] = self.stop_reason
+        if not isinstance(self.completion_token_ids, _Unset):
+            out["completion_token_ids"] = self.completion_token_ids
+        if not isinstance(self.prompt_logprobs, _Unset):
+            out["prompt_logprobs"] = self.prompt_logprobs
+        out.update(self.extra)
+        return out
+
+
+_NV_EXT_KEYS = frozenset(
+    {
+        "worker_id",
+        "timing",
+        "token_ids",
+        "routed_experts",
+        "engine_data",
+        "stop_reason",
+        "completion_token_ids",
+        "prompt_logprobs",
+    }
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class OpenRouterError:
+    """An error OpenRouter reports in the middle of a stream that had started normally.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    message: str
+    """Human-readable explanation, often just `Provider returned error`."""
+    code: int | str | _Unset = UNSET
+    """The error code: usually an HTTP status such as 429 or 502, sometimes a string tag;
+    OpenRouter sends it with every error.
+    """
+    type: str | _Unset | None = UNSET
+    """A category of the error, when one is given."""
+    param: Any | _Unset | None = UNSET
+    """The request parameter the error is about, when one is given."""
+    metadata: dict[str, Any] | _Unset = UNSET
+    """Free-form details, such as the upstream `provider_name`, an `error_type` tag and the
+    `raw` error text of the upstream provider.
+    """
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> OpenRouterError:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            message=_required(obj, "message", _decode_str),
+            code=_optional(obj, "code", _decode_int_or_str),
+            type=_optional_nullable(obj, "type", _decode_str),
+            param=_optional_nullable(obj, "param", _decode_any),
+            metadata=_optional(obj, "metadata", _decode_map_any),
+            extra=_extra(obj, _OPEN_ROUTER_ERROR_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this OpenRouterError: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        out["message"] = self.message
+        if not isinstance(self.code, _Unset):
+            out["code"] = self.code
+        if not isinstance(self.type, _Unset):
+            out["type"] = self.type
+        if not isinstance(self.param, _Unset):
+            out["param"] = self.param
+        if not isinstance(self.metadata, _Unset):
+            out["metadata"] = self.metadata
+        out.update(self.extra)
+        return out
+
+
+_OPEN_ROUTER_ERROR_KEYS = frozenset({"message", "code", "type", "param", "metadata"})
+
+
+@dataclass(slots=True, kw_only=True)
+class PerplexitySearchResult:
+    """One web page Perplexity's search returned.
+
+    Sent by Perplexity; see
+    https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
+    """
+
+    id: int | _Unset = UNSET
+    """Number of the result, as used by the references in the answer."""
+    title: str | _Unset = UNSET
+    """Title of the page."""
+    url: str | _Unset = UNSET
+    """Address of the page."""
+    snippet: str | _Unset = UNSET
+    """Excerpt of the page."""
+    date: str | _Unset = UNSET
+    """Publication date of the page."""
+    last_updated: str | _Unset = UNSET
+    """Date the page was last updated."""
+    source: str | _Unset = UNSET
+    """Where the result comes from, such as `web`."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> PerplexitySearchResult:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            id=_optional(obj, "id", _decode_int),
+            title=_optional(obj, "title", _decode_str),
+            url=_optional(obj, "url", _decode_str),
+            snippet=_optional(obj, "snippet", _decode_str),
+            date=_optional(obj, "date", _decode_str),
+            last_updated=_optional(obj, "last_updated", _decode_str),
+            source=_optional(obj, "source", _decode_str),
+            extra=_extra(obj, _PERPLEXITY_SEARCH_RESULT_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this PerplexitySearchResult: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.id, _Unset):
+            out["id"] = self.id
+        if not isinstance(self.title, _Unset):
+            out["title"] = self.title
+        if not isinstance(self.url, _Unset):
+            out["url"] = self.url
+        if not isinstance(self.snippet, _Unset):
+            out["snippet"] = self.snippet
+        if not isinstance(self.date, _Unset):
+            out["date"] = self.date
+        if not isinstance(self.last_updated, _Unset):
+            out["last_updated"] = self.last_updated
+        if not isinstance(self.source, _Unset):
+            out["source"] = self.source
+        out.update(self.extra)
+        return out
+
+
+_PERPLEXITY_SEARCH_RESULT_KEYS = frozenset(
+    {"id", "title", "url", "snippet", "date", "last_updated", "source"}
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class SglangCachedTokensDetails:
+    """Cached prompt tokens broken down by the cache tier that held them.
+
+    Sent by SGLang; see
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+    """
+
+    device: int | _Unset = UNSET
+    """Tokens found in the GPU-resident cache."""
+    host: int | _Unset = UNSET
+    """Tokens found in the host-memory cache."""
+    storage: int | _Unset = UNSET
+    """Tokens loaded from the third-tier storage backend; present only when one is
+    configured.
+    """
+    storage_backend: str | _Unset = UNSET
+    """Name of the third-tier storage backend; present only when one is configured."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SglangCachedTokensDetails:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            device=_optional(obj, "device", _decode_int),
+            host=_optional(obj, "host", _decode_int),
+            storage=_optional(obj, "storage", _decode_int),
+            storage_backend=_optional(obj, "storage_backend", _decode_str),
+            extra=_extra(obj, _SGLANG_CACHED_TOKENS_DETAILS_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this SglangCachedTokensDetails: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.device, _Unset):
+            out["device"] = self.device
+        if not isinstance(self.host, _Unset):
+            out["host"] = self.host
+        if not isinstance(self.storage, _Unset):
+            out["storage"] = self.storage
+        if not isinstance(self.storage_backend, _Unset):
+            out["storage_backend"] = self.storage_backend
+        out.update(self.extra)
+        return out
+
+
+_SGLANG_CACHED_TOKENS_DETAILS_KEYS = frozenset(
+    {"device", "host", "storage", "storage_backend"}
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class SglangSglExt:
+    """Extension fields SGLang attaches to a response outside the OpenAI schema.
+
+    Sent by SGLang; see
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+    """
+
+    routed_experts: str | _Unset | None = UNSET
+    """Encoded record of which mixture-of-experts experts handled the tokens, when
+    requested.
+    """
+    cached_tokens_details: SglangCachedTokensDetails | _Unset | None = UNSET
+    """Where the prompt tokens served from cache came from, when requested."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SglangSglExt:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            routed_experts=_optional_nullable(obj, "routed_experts", _decode_str),
+            cached_tokens_details=_optional_nullable(
+                obj, "cached_tokens_details", SglangCachedTokensDetails.from_dict
+            ),
+            extra=_extra(obj, _SGLANG_SGL_EXT_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this SglangSglExt: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.routed_experts, _Unset):
+            out["routed_experts"] = self.routed_experts
+        if not isinstance(self.cached_tokens_details, _Unset):
+            out["cached_tokens_details"] = (
+                None
+                if self.cached_tokens_details is None
+                else self.cached_tokens_details.to_dict()
+            )
+        out.update(self.extra)
+        return out
+
+
+_SGLANG_SGL_EXT_KEYS = frozenset({"routed_experts", "cached_tokens_details"})
+
+
+@dataclass(slots=True, kw_only=True)
+class TogetherWarning:
+    """A warning about a request.
+
+    Sent by Together AI; see
+    https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+    """
+
+    message: str
+    """What the warning is about."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> TogetherWarning:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            message=_required(obj, "message", _decode_str),
+            extra=_extra(obj, _TOGETHER_WARNING_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this TogetherWarning: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        out["message"] = self.message
+        out.update(self.extra)
+        return out
+
+
+_TOGETHER_WARNING_KEYS = frozenset({"message"})
+
+
+@dataclass(slots=True, kw_only=True)
+class VllmSpeculativeDecodingMetrics:
+    """How well the draft tokens of speculative decoding were accepted for one request
+    (experimental).
+
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+    """
+
+    mean_acceptance_length: float | _Unset = UNSET
+    """Average number of tokens accepted per verification step."""
+    draft_acceptance_rate: float | _Unset = UNSET
+    """Share of draft tokens that were accepted."""
+    acceptance_histogram: list[int] | _Unset = UNSET
+    """Entry j counts the verification steps that accepted exactly j draft tokens."""
+    num_spec_steps: int | _Unset = UNSET
+    """Number of verification steps."""
+    num_accepted_draft_tokens: int | _Unset = UNSET
+    """Draft tokens accepted in total."""
+    num_draft_tokens: int | _Unset = UNSET
+    """Draft tokens proposed in total."""
+    num_spec_tokens: int | _Unset = UNSET
+    """Draft tokens proposed per step."""
+    per_step_accepted: list[int] | _Unset | None = UNSET
+    """Tokens accepted at each step, in order; only at the detailed metrics level."""
+    per_step_drafted: list[int] | _Unset | None = UNSET
+    """Tokens drafted at each step, in order; only at the detailed metrics level."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> VllmSpeculativeDecodingMetrics:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            mean_acceptance_length=_optional(
+                obj, "mean_acceptance_length", _decode_float
+            ),
+            draft_acceptance_rate=_optional(
+                obj, "draft_acceptance_rate", _decode_float
+            ),
+            acceptance_histogram=_optional(
+                obj, "acceptance_histogram", _decode_list_int
+            ),
+            num_spec_steps=_optional(obj, "num_spec_steps", _decode_int),
+            num_accepted_draft_tokens=_optional(
+                obj, "num_accepted_draft_tokens", _decode_int
+            ),
+            num_draft_tokens=_optional(obj, "num_draft_tokens", _decode_int),
+            num_spec_tokens=_optional(obj, "num_spec_tokens", _decode_int),
+            per_step_accepted=_optional_nullable(
+                obj, "per_step_accepted", _decode_list_int
+            ),
+            per_step_drafted=_optional_nullable(
+                obj, "per_step_drafted", _decode_list_int
+            ),
+            extra=_extra(obj, _VLLM_SPECULATIVE_DECODING_METRICS_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this VllmSpeculativeDecodingMetrics: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.mean_acceptance_length, _Unset):
+            out["mean_acceptance_length"] = self.mean_acceptance_length
+        if not isinstance(self.draft_acceptance_rate, _Unset):
+            out["draft_acceptance_rate"] = self.draft_acceptance_rate
+        if not isinstance(self.acceptance_histogram, _Unset):
+            out["acceptance_histogram"] = self.acceptance_histogram
+        if not isinstance(self.num_spec_steps, _Unset):
+            out["num_spec_steps"] = self.num_spec_steps
+        if not isinstance(self.num_accepted_draft_tokens, _Unset):
+            out["num_accepted_draft_tokens"] = self.num_accepted_draft_tokens
+        if not isinstance(self.num_draft_tokens, _Unset):
+            out["num_draft_tokens"] = self.num_draft_tokens
+        if not isinstance(self.num_spec_tokens, _Unset):
+            out["num_spec_tokens"] = self.num_spec_tokens
+        if not isinstance(self.per_step_accepted, _Unset):
+            out["per_step_accepted"] = self.per_step_accepted
+        if not isinstance(self.per_step_drafted, _Unset):
+            out["per_step_drafted"] = self.per_step_drafted
+        out.update(self.extra)
+        return out
+
+
+_VLLM_SPECULATIVE_DECODING_METRICS_KEYS = frozenset(
+    {
+        "mean_acceptance_length",
+        "draft_acceptance_rate",
+        "acceptance_histogram",
+        "num_spec_steps",
+        "num_accepted_draft_tokens",
+        "num_draft_tokens",
+        "num_spec_tokens",
+        "per_step_accepted",
+        "per_step_drafted",
+    }
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class VllmRequestMetrics:
+    """Latency and throughput of one request as vLLM measured it.
+
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+    """
+
+    time_to_first_token_ms: float | _Unset | None = UNSET
+    """Milliseconds until the first token was produced."""
+    generation_time_ms: float | _Unset | None = UNSET
+    """Milliseconds spent generating."""
+    queue_time_ms: float | _Unset | None = UNSET
+    """Milliseconds the request waited in the scheduler queue."""
+    mean_itl_ms: float | _Unset | None = UNSET
+    """Mean inter-token latency, in milliseconds."""
+    tokens_per_second: float | _Unset | None = UNSET
+    """Generation throughput of the request."""
+    speculative_decoding: VllmSpeculativeDecodingMetrics | _Unset | None = UNSET
+    """Acceptance statistics of speculative decoding (experimental); null when it did not
+    run or for n > 1.
+    """
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> VllmRequestMetrics:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            time_to_first_token_ms=_optional_nullable(
+                obj, "time_to_first_token_ms", _decode_float
+            ),
+            generation_time_ms=_optional_nullable(
+                obj, "generation_time_ms", _decode_float
+            ),
+            queue_time_ms=_optional_nullable(obj, "queue_time_ms", _decode_float),
+            mean_itl_ms=_optional_nullable(obj, "mean_itl_ms", _decode_float),
+            tokens_per_second=_optional_nullable(
+                obj, "tokens_per_second", _decode_float
+            ),
+            speculative_decoding=_optional_nullable(
+                obj, "speculative_decoding", VllmSpeculativeDecodingMetrics.from_dict
+            ),
+            extra=_extra(obj, _VLLM_REQUEST_METRICS_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this VllmRequestMetrics: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.time_to_first_token_ms, _Unset):
+            out["time_to_first_token_ms"] = self.time_to_first_token_ms
+        if not isinstance(self.generation_time_ms, _Unset):
+            out["generation_time_ms"] = self.generation_time_ms
+        if not isinstance(self.queue_time_ms, _Unset):
+            out["queue_time_ms"] = self.queue_time_ms
+        if not isinstance(self.mean_itl_ms, _Unset):
+            out["mean_itl_ms"] = self.mean_itl_ms
+        if not isinstance(self.tokens_per_second, _Unset):
+            out["tokens_per_second"] = self.tokens_per_second
+        if not isinstance(self.speculative_decoding, _Unset):
+            out["speculative_decoding"] = (
+                None
+                if self.speculative_decoding is None
+                else self.speculative_decoding.to_dict()
+            )
+        out.update(self.extra)
+        return out
+
+
+_VLLM_REQUEST_METRICS_KEYS = frozenset(
+    {
+        "time_to_first_token_ms",
+        "generation_time_ms",
+        "queue_time_ms",
+        "mean_itl_ms",
+        "tokens_per_second",
+        "speculative_decoding",
+    }
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class ZaiWebSearchResult:
+    """One web page found by Z.ai's search, in the shape its Web Search API documents.
+
+    Sent by Z.ai (GLM); see
+    https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
+    """
+
+    title: str | _Unset = UNSET
+    """Title of the page."""
+    content: str | _Unset = UNSET
+    """Summary or excerpt of the page."""
+    link: str | _Unset = UNSET
+    """URL of the page."""
+    media: str | _Unset = UNSET
+    """Name of the site the page belongs to."""
+    icon: str | _Unset = UNSET
+    """URL of the site's icon."""
+    refer: str | _Unset = UNSET
+    """Citation marker (such as `ref_1`) that the answer uses to point at this page."""
+    publish_date: str | _Unset = UNSET
+    """When the page was published, as text."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ZaiWebSearchResult:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            title=_optional(obj, "title", _decode_str),
+            content=_optional(obj, "content", _decode_str),
+            link=_optional(obj, "link", _decode_str),
+            media=_optional(obj, "media", _decode_str),
+            icon=_optional(obj, "icon", _decode_str),
+            refer=_optional(obj, "refer", _decode_str),
+            publish_date=_optional(obj, "publish_date", _decode_str),
+            extra=_extra(obj, _ZAI_WEB_SEARCH_RESULT_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this ZaiWebSearchResult: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.title, _Unset):
+            out["title"] = self.title
+        if not isinstance(self.content, _Unset):
+            out["content"] = self.content
+        if not isinstance(self.link, _Unset):
+            out["link"] = self.link
+        if not isinstance(self.media, _Unset):
+            out["media"] = self.media
+        if not isinstance(self.icon, _Unset):
+            out["icon"] = self.icon
+        if not isinstance(self.refer, _Unset):
+            out["refer"] = self.refer
+        if not isinstance(self.publish_date, _Unset):
+            out["publish_date"] = self.publish_date
+        out.update(self.extra)
+        return out
+
+
+_ZAI_WEB_SEARCH_RESULT_KEYS = frozenset(
+    {"title", "content", "link", "media", "icon", "refer", "publish_date"}
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2006,12 +5156,103 @@ class ChatCompletionChunk:
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
-    nvext: dict[str, Any] | _Unset | None = UNSET
+    latency_checkpoint: AzureLatencyCheckpoint | _Unset = UNSET
+    """Latency measurements of the request inside the engine and the service, sent by
+    Foundry on the usage chunk.
+
+    Sent by Azure OpenAI; see
+    https://github.com/RomanEmreis/svir/blob/99a68b19ec380b7948969e6fee4e323125288885/tests/conformance/decoder/azure.sse
+    """
+    routing: AzureRouting | _Unset = UNSET
+    """Which serving replica handled the request, sent by Foundry on the usage chunk.
+
+    Sent by Azure OpenAI; see
+    https://github.com/RomanEmreis/svir/blob/99a68b19ec380b7948969e6fee4e323125288885/tests/conformance/decoder/azure.sse
+    """
+    perf_metrics: dict[str, Any] | _Unset = UNSET
+    """Per-request performance metrics, keyed like Fireworks' response headers (such as
+    `fireworks-server-time-to-first-token`); sent on the chunk with the finish reason
+    when the request set `perf_metrics_in_response`.
+
+    Sent by Fireworks AI; see
+    https://docs.fireworks.ai/faq-new/models-inference/how-to-get-performance-metrics-for-streaming-responses
+    """
+    x_groq: GroqXGroq | _Unset = UNSET
+    """Groq's own metadata: the request id and seed on the first chunk, the usage (with
+    timings) on the last one.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+    timings: LlamaCppTimings | _Unset = UNSET
+    """Prompt-processing and generation speed of the request, sent on the final chunk (MLX
+    servers send it on every chunk).
+
+    Sent by llama.cpp server, MLX-VLM server; see
+    https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
+    """
+    verbose_: dict[str, Any] | _Unset = UNSET
+    """The server's native, non-OpenAI result (generation settings, grammar, token counts
+    and more), added for debugging when the server runs in verbose mode; can be very
+    large.
+
+    Sent by llama.cpp server; see
+    https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
+    """
+    sla_metrics: NovitaSlaMetrics | _Unset = UNSET
+    """Latency figures Novita measures for the request, repeated on every chunk.
+
+    Sent by Novita AI; see
+    https://github.com/sdcb/chats/blob/a12e6e5c2160775d40912c034edb6f861021ff52/src/BE/tests/Chats.BE.UnitTest/ChatServices/ChatCompletions/NovitaChatUsageTests.cs
+    """
+    nvext: NvExt | _Unset | None = UNSET
     """NVIDIA response extensions (worker ids, timing, token ids and more), present only
     for the `extra_fields` the request asked for.
 
     Sent by NVIDIA Dynamo; see
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
+    """
+    provider: str | _Unset = UNSET
+    """Name of the upstream provider that served the request (`OpenAI`, `Amazon Bedrock`,
+    `Google` and so on), which need not be the maker of the model.
+
+    Sent by OpenRouter; see
+    https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
+    """
+    error: OpenRouterError | _Unset | None = UNSET
+    """A failure that happened after the stream had started, reported inside a chunk that
+    still carries `choices` (with finish reason `error`) and possibly `usage`; a payload
+    with `error` and no `choices` is rejected as an error report instead.
+
+    Sent by OpenRouter; see
+    https://openrouter.ai/docs/sdks/python/api-reference/components/chatstreamchunk
+    """
+    citations: list[str] | _Unset = UNSET
+    """Addresses of the sources the answer draws on, in the order the numbered references
+    in the text (`[1]`, `[2]`) use; Perplexity repeats the list on every chunk, xAI's
+    Live Search sends it on the last one.
+
+    Sent by Perplexity, xAI (Grok); see
+    https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
+    """
+    search_results: list[PerplexitySearchResult] | _Unset = UNSET
+    """The search results the answer draws on, with titles and snippets.
+
+    Sent by Perplexity; see
+    https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
+    """
+    sglext: SglangSglExt | _Unset = UNSET
+    """SGLang's own response extensions (routed experts, cache-source breakdown); left out
+    when none of them were produced.
+
+    Sent by SGLang; see
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+    """
+    warnings: list[TogetherWarning] | _Unset = UNSET
+    """Warnings about the request, such as parameters that were ignored.
+
+    Sent by Together AI; see
+    https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
     """
     prompt_token_ids: list[int] | _Unset | None = UNSET
     """Token ids of the rendered prompt; sent on the first chunk only, null when not
@@ -2027,11 +5268,23 @@ class ChatCompletionChunk:
     Sent by vLLM; see
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
+    metrics: VllmRequestMetrics | _Unset | None = UNSET
+    """Per-request performance measurements; null on chunks that do not carry them.
+
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+    """
     request_id: str | _Unset | None = UNSET
     """The request id the client sent or the server assigned, echoed back.
 
     Sent by Z.ai (GLM), vLLM; see
     https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
+    """
+    web_search: list[ZaiWebSearchResult] | _Unset = UNSET
+    """The web pages the built-in `web_search` tool found and the answer draws on, returned
+    at the top level of the response.
+
+    Sent by Z.ai (GLM); see https://docs.bigmodel.cn/cn/guide/tools/web-search
     """
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -2042,7 +5295,7 @@ class ChatCompletionChunk:
         obj = _object(data)
         if obj.get("error") is not None and "choices" not in obj:
             raise _error_payload(obj["error"]).under(_key("error"))
-        return cls(
+        decoded = cls(
             id=_optional(obj, "id", _decode_str),
             choices=_defaulted(obj, "choices", _decode_list_Choice, list),
             created=_optional(obj, "created", _decode_int_or_float),
@@ -2061,14 +5314,34 @@ class ChatCompletionChunk:
             prompt_annotations=_optional(
                 obj, "prompt_annotations", _decode_list_AzurePromptFilterResult
             ),
-            nvext=_optional_nullable(obj, "nvext", _decode_map_any),
+            latency_checkpoint=_optional(
+                obj, "latency_checkpoint", AzureLatencyCheckpoint.from_dict
+            ),
+            routing=_optional(obj, "routing", AzureRouting.from_dict),
+            perf_metrics=_optional(obj, "perf_metrics", _decode_map_any),
+            x_groq=_optional(obj, "x_groq", GroqXGroq.from_dict),
+            timings=_optional(obj, "timings", LlamaCppTimings.from_dict),
+            verbose_=_optional(obj, "__verbose", _decode_map_any),
+            sla_metrics=_optional(obj, "sla_metrics", NovitaSlaMetrics.from_dict),
+            nvext=_optional_nullable(obj, "nvext", NvExt.from_dict),
+            provider=_optional(obj, "provider", _decode_str),
+            error=_optional_nullable(obj, "error", OpenRouterError.from_dict),
+            citations=_optional(obj, "citations", _decode_list_str),
+            search_results=_optional(
+                obj, "search_results", _decode_list_PerplexitySearchResult
+            ),
+            sglext=_optional(obj, "sglext", SglangSglExt.from_dict),
+            warnings=_optional(obj, "warnings", _decode_list_TogetherWarning),
             prompt_token_ids=_optional_nullable(
                 obj, "prompt_token_ids", _decode_list_int
             ),
             prompt_text=_optional_nullable(obj, "prompt_text", _decode_str),
+            metrics=_optional_nullable(obj, "metrics", VllmRequestMetrics.from_dict),
             request_id=_optional_nullable(obj, "request_id", _decode_str),
+            web_search=_optional(obj, "web_search", _decode_list_ZaiWebSearchResult),
             extra=_extra(obj, _CHAT_COMPLETION_CHUNK_KEYS),
         )
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionChunk: known keys in spec order, then `extra`."""
@@ -2101,14 +5374,46 @@ class ChatCompletionChunk:
             out["prompt_annotations"] = _encode_list_AzurePromptFilterResult(
                 self.prompt_annotations
             )
+        if not isinstance(self.latency_checkpoint, _Unset):
+            out["latency_checkpoint"] = self.latency_checkpoint.to_dict()
+        if not isinstance(self.routing, _Unset):
+            out["routing"] = self.routing.to_dict()
+        if not isinstance(self.perf_metrics, _Unset):
+            out["perf_metrics"] = self.perf_metrics
+        if not isinstance(self.x_groq, _Unset):
+            out["x_groq"] = self.x_groq.to_dict()
+        if not isinstance(self.timings, _Unset):
+            out["timings"] = self.timings.to_dict()
+        if not isinstance(self.verbose_, _Unset):
+            out["__verbose"] = self.verbose_
+        if not isinstance(self.sla_metrics, _Unset):
+            out["sla_metrics"] = self.sla_metrics.to_dict()
         if not isinstance(self.nvext, _Unset):
-            out["nvext"] = self.nvext
+            out["nvext"] = None if self.nvext is None else self.nvext.to_dict()
+        if not isinstance(self.provider, _Unset):
+            out["provider"] = self.provider
+        if not isinstance(self.error, _Unset):
+            out["error"] = None if self.error is None else self.error.to_dict()
+        if not isinstance(self.citations, _Unset):
+            out["citations"] = self.citations
+        if not isinstance(self.search_results, _Unset):
+            out["search_results"] = _encode_list_PerplexitySearchResult(
+                self.search_results
+            )
+        if not isinstance(self.sglext, _Unset):
+            out["sglext"] = self.sglext.to_dict()
+        if not isinstance(self.warnings, _Unset):
+            out["warnings"] = _encode_list_TogetherWarning(self.warnings)
         if not isinstance(self.prompt_token_ids, _Unset):
             out["prompt_token_ids"] = self.prompt_token_ids
         if not isinstance(self.prompt_text, _Unset):
             out["prompt_text"] = self.prompt_text
+        if not isinstance(self.metrics, _Unset):
+            out["metrics"] = None if self.metrics is None else self.metrics.to_dict()
         if not isinstance(self.request_id, _Unset):
             out["request_id"] = self.request_id
+        if not isinstance(self.web_search, _Unset):
+            out["web_search"] = _encode_list_ZaiWebSearchResult(self.web_search)
         out.update(self.extra)
         return out
 
@@ -2127,16 +5432,57 @@ _CHAT_COMPLETION_CHUNK_KEYS = frozenset(
         "moderation",
         "prompt_filter_results",
         "prompt_annotations",
+        "latency_checkpoint",
+        "routing",
+        "perf_metrics",
+        "x_groq",
+        "timings",
+        "__verbose",
+        "sla_metrics",
         "nvext",
+        "provider",
+        "error",
+        "citations",
+        "search_results",
+        "sglext",
+        "warnings",
         "prompt_token_ids",
         "prompt_text",
+        "metrics",
         "request_id",
+        "web_search",
     }
 )
 
 
 def _encode_list_MistralThinkingPart(value: list[MistralThinkingPart]) -> Any:
     return [MistralThinkingPart.to_dict(item) for item in value]
+
+
+def _encode_list_GroqSearchResult(value: list[GroqSearchResult]) -> Any:
+    return [GroqSearchResult.to_dict(item) for item in value]
+
+
+def _encode_list_GroqChartElement(value: list[GroqChartElement]) -> Any:
+    return [GroqChartElement.to_dict(item) for item in value]
+
+
+def _encode_list_GroqChart(value: list[GroqChart]) -> Any:
+    return [GroqChart.to_dict(item) for item in value]
+
+
+def _encode_list_GroqBrowserResult(value: list[GroqBrowserResult]) -> Any:
+    return [GroqBrowserResult.to_dict(item) for item in value]
+
+
+def _encode_list_GroqCodeResult(value: list[GroqCodeResult]) -> Any:
+    return [GroqCodeResult.to_dict(item) for item in value]
+
+
+def _encode_list_OpenRouterFileContentPart(
+    value: list[OpenRouterFileContentPart],
+) -> Any:
+    return [OpenRouterFileContentPart.to_dict(item) for item in value]
 
 
 def _encode_list_MistralContentPart(value: list[MistralContentPart]) -> Any:
@@ -2155,6 +5501,24 @@ def _encode_list_ChoiceDeltaToolCall(value: list[ChoiceDeltaToolCall]) -> Any:
     return [ChoiceDeltaToolCall.to_dict(item) for item in value]
 
 
+def _encode_list_GroqExecutedTool(value: list[GroqExecutedTool]) -> Any:
+    return [GroqExecutedTool.to_dict(item) for item in value]
+
+
+def _encode_list_LiteLLMThinkingBlock(value: list[LiteLLMThinkingBlock]) -> Any:
+    return [LiteLLMThinkingBlock.to_dict(item) for item in value]
+
+
+def _encode_list_OpenRouterReasoningDetail(
+    value: list[OpenRouterReasoningDetail],
+) -> Any:
+    return [OpenRouterReasoningDetail.to_dict(item) for item in value]
+
+
+def _encode_list_OpenRouterAnnotation(value: list[OpenRouterAnnotation]) -> Any:
+    return [OpenRouterAnnotation.to_dict(item) for item in value]
+
+
 def _encode_list_TopLogprob(value: list[TopLogprob]) -> Any:
     return [TopLogprob.to_dict(item) for item in value]
 
@@ -2169,6 +5533,18 @@ def _encode_list_AzureBlocklistResult(value: list[AzureBlocklistResult]) -> Any:
     return [AzureBlocklistResult.to_dict(item) for item in value]
 
 
+def _encode_float_or_PerplexityCost(value: float | PerplexityCost) -> Any:
+    if isinstance(value, PerplexityCost):
+        return PerplexityCost.to_dict(value)
+    return value
+
+
+def _encode_ChoiceLogprobs_or_float(value: ChoiceLogprobs | float) -> Any:
+    if isinstance(value, ChoiceLogprobs):
+        return ChoiceLogprobs.to_dict(value)
+    return value
+
+
 def _encode_list_ModerationResultBody(value: list[ModerationResultBody]) -> Any:
     return [ModerationResultBody.to_dict(item) for item in value]
 
@@ -2181,12 +5557,28 @@ def _encode_ModerationResults_or_ModerationError(
     return ModerationError.to_dict(value)
 
 
+def _encode_list_GroqModelUsage(value: list[GroqModelUsage]) -> Any:
+    return [GroqModelUsage.to_dict(item) for item in value]
+
+
 def _encode_list_Choice(value: list[Choice]) -> Any:
     return [Choice.to_dict(item) for item in value]
 
 
 def _encode_list_AzurePromptFilterResult(value: list[AzurePromptFilterResult]) -> Any:
     return [AzurePromptFilterResult.to_dict(item) for item in value]
+
+
+def _encode_list_PerplexitySearchResult(value: list[PerplexitySearchResult]) -> Any:
+    return [PerplexitySearchResult.to_dict(item) for item in value]
+
+
+def _encode_list_TogetherWarning(value: list[TogetherWarning]) -> Any:
+    return [TogetherWarning.to_dict(item) for item in value]
+
+
+def _encode_list_ZaiWebSearchResult(value: list[ZaiWebSearchResult]) -> Any:
+    return [ZaiWebSearchResult.to_dict(item) for item in value]
 
 
 def loads(data: str | bytes) -> ChatCompletionChunk:

@@ -2,17 +2,31 @@
 # Sources: spec/chat_completion_chunk.yaml
 #          spec/vendors/azure.yaml
 #          spec/vendors/deepseek.yaml
+#          spec/vendors/fireworks.yaml
 #          spec/vendors/gemini.yaml
+#          spec/vendors/groq.yaml
+#          spec/vendors/litellm.yaml
 #          spec/vendors/llamacpp.yaml
 #          spec/vendors/minimax.yaml
 #          spec/vendors/mistral.yaml
+#          spec/vendors/mlx.yaml
+#          spec/vendors/moonshot.yaml
+#          spec/vendors/novita.yaml
 #          spec/vendors/nvidia_dynamo.yaml
+#          spec/vendors/ollama.yaml
+#          spec/vendors/openrouter.yaml
 #          spec/vendors/openvino.yaml
+#          spec/vendors/perplexity.yaml
+#          spec/vendors/qwen_dashscope.yaml
 #          spec/vendors/sambanova.yaml
+#          spec/vendors/sglang.yaml
+#          spec/vendors/snowflake.yaml
 #          spec/vendors/tensorrt_edge_llm.yaml
+#          spec/vendors/together.yaml
 #          spec/vendors/vllm.yaml
+#          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 31c04d728b7d1ef9 (spec, templates and generator).
+# Spec hash: 6c05e407eb09e137 (spec, templates and generator).
 # Target: pydantic. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
@@ -49,7 +63,9 @@ __all__ = [
     "AzureContentFilterResults",
     "AzureDetectionResult",
     "AzureFilterError",
+    "AzureLatencyCheckpoint",
     "AzurePromptFilterResult",
+    "AzureRouting",
     "AzureSeverity",
     "AzureSeverityResult",
     "ChatCompletionChunk",
@@ -66,6 +82,23 @@ __all__ = [
     "CompletionTokensDetails",
     "CompletionUsage",
     "FinishReason",
+    "GroqBrowserResult",
+    "GroqChart",
+    "GroqChartElement",
+    "GroqChartType",
+    "GroqCodeResult",
+    "GroqDebug",
+    "GroqDocumentCitation",
+    "GroqExecutedTool",
+    "GroqFunctionCitation",
+    "GroqModelUsage",
+    "GroqSearchResult",
+    "GroqSearchResults",
+    "GroqUsageBreakdown",
+    "GroqXGroq",
+    "LiteLLMThinkingBlock",
+    "LiteLLMThinkingBlockType",
+    "LlamaCppTimings",
     "MistralContentPart",
     "MistralContentPartType",
     "MistralThinkingPart",
@@ -77,11 +110,35 @@ __all__ = [
     "ModerationResultBodyType",
     "ModerationResults",
     "ModerationResultsType",
+    "MoonshotInternalContent",
+    "NovitaSlaMetrics",
+    "NvExt",
+    "NvExtTiming",
+    "NvExtWorkerId",
+    "OpenRouterAnnotation",
+    "OpenRouterAnnotationType",
+    "OpenRouterCostDetails",
+    "OpenRouterError",
+    "OpenRouterFileAnnotation",
+    "OpenRouterFileContentPart",
+    "OpenRouterReasoningDetail",
+    "OpenRouterReasoningDetailType",
+    "OpenRouterReasoningFormat",
+    "OpenRouterServerToolUseDetails",
+    "OpenRouterUrlCitation",
+    "PerplexityCost",
+    "PerplexitySearchResult",
     "PromptTokensDetails",
     "Role",
     "ServiceTier",
+    "SglangCachedTokensDetails",
+    "SglangSglExt",
+    "TogetherWarning",
     "ToolType",
     "TopLogprob",
+    "VllmRequestMetrics",
+    "VllmSpeculativeDecodingMetrics",
+    "ZaiWebSearchResult",
     "dumps",
     "loads",
 ]
@@ -261,6 +318,31 @@ Sent by Azure OpenAI.
 """
 
 
+GroqChartType: TypeAlias = Literal[
+    "bar", "box_and_whisker", "line", "pie", "scatter", "superchart", "unknown"
+]
+"""The kind of a chart produced by code execution.
+
+`bar`: A bar chart; `box_and_whisker`: A box plot; `line`: A line chart; `pie`: A pie
+chart; `scatter`: A scatter plot; `superchart`: A chart made of several charts;
+`unknown`: A chart of a kind Groq did not identify. Values not listed here are accepted
+and kept.
+
+Sent by Groq.
+"""
+
+
+LiteLLMThinkingBlockType: TypeAlias = Literal["thinking", "redacted_thinking"]
+"""The kind of a LiteLLM thinking block.
+
+`thinking`: Readable reasoning text; `redacted_thinking`: Reasoning the provider
+withheld and returned only in encrypted form. Values not listed here are accepted and
+kept.
+
+Sent by LiteLLM.
+"""
+
+
 MistralContentPartType: TypeAlias = Literal["text", "thinking"]
 """The kind of a Mistral content part.
 
@@ -268,6 +350,53 @@ MistralContentPartType: TypeAlias = Literal["text", "thinking"]
 accepted and kept.
 
 Sent by Mistral AI.
+"""
+
+
+OpenRouterReasoningDetailType: TypeAlias = Literal[
+    "reasoning.text", "reasoning.summary", "reasoning.encrypted"
+]
+"""The kind of a structured reasoning piece.
+
+`reasoning.text`: Plain reasoning text, possibly signed; `reasoning.summary`: A summary
+of the reasoning; `reasoning.encrypted`: Reasoning the provider returns only in
+encrypted form. Values not listed here are accepted and kept.
+
+Sent by OpenRouter.
+"""
+
+
+OpenRouterReasoningFormat: TypeAlias = Literal[
+    "unknown",
+    "openai-responses-v1",
+    "azure-openai-responses-v1",
+    "xai-responses-v1",
+    "anthropic-claude-v1",
+    "google-gemini-v1",
+]
+"""The provider convention a reasoning piece follows.
+
+`unknown`: The convention is not known; `openai-responses-v1`: OpenAI Responses API
+reasoning items; `azure-openai-responses-v1`: Azure OpenAI Responses API reasoning
+items; `xai-responses-v1`: xAI Responses API reasoning items; `anthropic-claude-v1`:
+Anthropic Claude thinking blocks; `google-gemini-v1`: Google Gemini thought signatures.
+Values not listed here are accepted and kept.
+
+Sent by OpenRouter.
+"""
+
+
+OpenRouterAnnotationType: TypeAlias = Literal[
+    "url_citation", "file", "document_citation", "function_citation"
+]
+"""The kind of a citation.
+
+`url_citation`: A cited web page; `file`: A cited file parsed by OpenRouter;
+`document_citation`: A cited document supplied with the request (Groq);
+`function_citation`: A cited tool-call result (Groq). Values not listed here are
+accepted and kept.
+
+Sent by OpenRouter.
 """
 
 
@@ -364,6 +493,319 @@ class ChoiceDeltaAudio(_Model):
     """A piece of the transcript of the audio."""
 
 
+class GroqSearchResult(_Model):
+    """One page found by a server-side search.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    title: Annotated[str | None, _NOT_NULL] = None
+    """Title of the page."""
+    url: Annotated[str | None, _NOT_NULL] = None
+    """Address of the page."""
+    content: Annotated[str | None, _NOT_NULL] = None
+    """Text extracted from the page."""
+    score: Annotated[int | float | None, _NOT_NULL] = None
+    """Relevance of the page to the query."""
+
+
+class GroqSearchResults(_Model):
+    """The results of a server-side search.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    results: Annotated[list[GroqSearchResult] | None, _NOT_NULL] = None
+    """The pages found, possibly none."""
+    images: Annotated[list[str] | None, _NOT_NULL] = None
+    """Addresses of images the search returned."""
+
+
+class GroqBrowserResult(_Model):
+    """One page visited by a server-side browser tool.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    title: Annotated[str | None, _NOT_NULL] = None
+    """Title of the browser window."""
+    url: Annotated[str | None, _NOT_NULL] = None
+    """Address of the page."""
+    content: Annotated[str | None, _NOT_NULL] = None
+    """Content read from the page."""
+    live_view_url: Annotated[str | None, _NOT_NULL] = None
+    """Address where the browser session can be watched."""
+
+
+class GroqChartElement(_Model):
+    """One element of a chart, such as a bar, a slice or a series.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    label: Annotated[str | None, _NOT_NULL] = None
+    """Label of the element."""
+    group: Annotated[str | None, _NOT_NULL] = None
+    """Group the element belongs to."""
+    value: Annotated[int | float | None, _NOT_NULL] = None
+    """Value of the element."""
+    points: Annotated[list[list[int | float]] | None, _NOT_NULL] = None
+    """Coordinates of the points of the element."""
+    angle: Annotated[int | float | None, _NOT_NULL] = None
+    """Angle of the element, for pie charts."""
+    radius: Annotated[int | float | None, _NOT_NULL] = None
+    """Radius of the element, for pie charts."""
+    min: Annotated[int | float | None, _NOT_NULL] = None
+    """Smallest value, for box plots."""
+    first_quartile: Annotated[int | float | None, _NOT_NULL] = None
+    """First quartile, for box plots."""
+    median: Annotated[int | float | None, _NOT_NULL] = None
+    """Median, for box plots."""
+    third_quartile: Annotated[int | float | None, _NOT_NULL] = None
+    """Third quartile, for box plots."""
+    max: Annotated[int | float | None, _NOT_NULL] = None
+    """Largest value, for box plots."""
+    outliers: Annotated[list[int | float] | None, _NOT_NULL] = None
+    """Outlying values, for box plots."""
+
+
+class GroqChart(_Model):
+    """A chart produced by server-side code execution.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    type: Annotated[GroqChartType | str | None, _NOT_NULL] = None
+    """Kind of chart."""
+    title: Annotated[str | None, _NOT_NULL] = None
+    """Title of the chart."""
+    elements: Annotated[list[GroqChartElement] | None, _NOT_NULL] = None
+    """The data series and points of the chart."""
+    x_label: Annotated[str | None, _NOT_NULL] = None
+    """Label of the x axis."""
+    x_scale: Annotated[str | None, _NOT_NULL] = None
+    """Scale of the x axis."""
+    x_unit: Annotated[str | None, _NOT_NULL] = None
+    """Unit of the x axis."""
+    x_ticks: Annotated[list[int | float] | None, _NOT_NULL] = None
+    """Tick positions on the x axis."""
+    x_tick_labels: Annotated[list[str] | None, _NOT_NULL] = None
+    """Tick labels on the x axis."""
+    y_label: Annotated[str | None, _NOT_NULL] = None
+    """Label of the y axis."""
+    y_scale: Annotated[str | None, _NOT_NULL] = None
+    """Scale of the y axis."""
+    y_unit: Annotated[str | None, _NOT_NULL] = None
+    """Unit of the y axis."""
+    y_ticks: Annotated[list[int | float] | None, _NOT_NULL] = None
+    """Tick positions on the y axis."""
+    y_tick_labels: Annotated[list[str] | None, _NOT_NULL] = None
+    """Tick labels on the y axis."""
+
+
+class GroqCodeResult(_Model):
+    """One result of server-side code execution.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    text: Annotated[str | None, _NOT_NULL] = None
+    """The result as text."""
+    png: Annotated[str | None, _NOT_NULL] = None
+    """A base64-encoded PNG image the code produced."""
+    chart: Annotated[GroqChart | None, _NOT_NULL] = None
+    """A chart the code produced."""
+    charts: Annotated[list[GroqChart] | None, _NOT_NULL] = None
+    """The charts making up a superchart."""
+
+
+class GroqExecutedTool(_Model):
+    """One server-side tool run by a compound system.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    index: int
+    """Which tool run of the message this entry describes; repeated when its result
+    arrives.
+    """
+    type: Annotated[str | None, _NOT_NULL] = None
+    """Kind of tool, such as `search`."""
+    arguments: Annotated[str | None, _NOT_NULL] = None
+    """The JSON-encoded arguments the tool was called with."""
+    output: Annotated[str | None, _NOT_NULL] = None
+    """The tool's output as text; sent once the tool has finished."""
+    search_results: Annotated[GroqSearchResults | None, _NOT_NULL] = None
+    """Structured results of a search tool."""
+    browser_results: Annotated[list[GroqBrowserResult] | None, _NOT_NULL] = None
+    """Pages visited by a browser tool."""
+    code_results: Annotated[list[GroqCodeResult] | None, _NOT_NULL] = None
+    """Results of a code-execution tool."""
+
+
+class LiteLLMThinkingBlock(_Model):
+    """One block of thinking, either readable or redacted by the provider.
+
+    Sent by LiteLLM; see
+    https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
+    """
+
+    type: LiteLLMThinkingBlockType | str
+    """Whether the block is readable thinking or a redacted one."""
+    thinking: Annotated[str | None, _NOT_NULL] = None
+    """The text of a readable thinking block."""
+    signature: Annotated[str | None, _NOT_NULL] = None
+    """Provider signature that lets the thinking be sent back on a later turn."""
+    data: Annotated[str | None, _NOT_NULL] = None
+    """The opaque, encrypted content of a redacted block."""
+    cache_control: dict[str, Any] | None = None
+    """Prompt-caching directive attached to the block, such as `{"type":"ephemeral"}`.
+    """
+
+
+class MoonshotInternalContent(_Model):
+    """Internal generation data attached to a Kimi delta.
+
+    Sent by Moonshot AI (Kimi); see
+    https://platform.kimi.ai/docs/guide/utilize-the-streaming-output-feature-of-kimi-api
+    """
+
+    token_ids: Annotated[list[int] | None, _NOT_NULL] = None
+    """Ids of the tokens generated in this fragment."""
+
+
+class OpenRouterReasoningDetail(_Model):
+    """One structured piece of reasoning; which fields are set depends on its type.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    type: Annotated[OpenRouterReasoningDetailType | str | None, _NOT_NULL] = None
+    """Kind of piece."""
+    id: str | None = None
+    """Identifier of the reasoning block the piece belongs to."""
+    format: OpenRouterReasoningFormat | str | None = None
+    """The provider convention the piece follows, needed to send it back correctly."""
+    index: Annotated[int | None, _NOT_NULL] = None
+    """Position of the block the piece belongs to; pieces with the same index are merged.
+    """
+    text: str | None = None
+    """A piece of plain reasoning text, for `reasoning.text`."""
+    signature: str | None = None
+    """A signature that lets the provider verify the reasoning when it is sent back."""
+    summary: Annotated[str | None, _NOT_NULL] = None
+    """A piece of a reasoning summary, for `reasoning.summary`."""
+    data: Annotated[str | None, _NOT_NULL] = None
+    """Opaque encrypted reasoning, for `reasoning.encrypted`."""
+
+
+class OpenRouterUrlCitation(_Model):
+    """A web page cited by an answer.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    url: str
+    """Address of the page."""
+    title: Annotated[str | None, _NOT_NULL] = None
+    """Title of the page; may be empty."""
+    start_index: Annotated[int | None, _NOT_NULL] = None
+    """Offset in the answer where the cited span starts."""
+    end_index: Annotated[int | None, _NOT_NULL] = None
+    """Offset in the answer where the cited span ends."""
+    content: Annotated[str | None, _NOT_NULL] = None
+    """Excerpt of the page that the search returned."""
+
+
+class OpenRouterFileContentPart(_Model):
+    """One part of the parsed content of a cited file.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    type: Annotated[str | None, _NOT_NULL] = None
+    """Kind of part, such as `text`."""
+    text: Annotated[str | None, _NOT_NULL] = None
+    """The text of the part."""
+
+
+class OpenRouterFileAnnotation(_Model):
+    """A file, parsed by OpenRouter's file parser, that an answer cites.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    hash: Annotated[str | None, _NOT_NULL] = None
+    """Content hash identifying the parsed file."""
+    name: Annotated[str | None, _NOT_NULL] = None
+    """File name."""
+    content: Annotated[list[OpenRouterFileContentPart] | None, _NOT_NULL] = None
+    """The parsed content of the file, as typed parts."""
+
+
+class GroqDocumentCitation(_Model):
+    """A citation of a document supplied with the request.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    document_id: Annotated[str | None, _NOT_NULL] = None
+    """Id of the cited document, as given in the request."""
+    start_index: Annotated[int | None, _NOT_NULL] = None
+    """Offset in the answer where the cited span starts."""
+    end_index: Annotated[int | None, _NOT_NULL] = None
+    """Offset in the answer where the cited span ends."""
+
+
+class GroqFunctionCitation(_Model):
+    """A citation of the result of a tool call.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    tool_call_id: Annotated[str | None, _NOT_NULL] = None
+    """Id of the cited tool call."""
+    start_index: Annotated[int | None, _NOT_NULL] = None
+    """Offset in the answer where the cited span starts."""
+    end_index: Annotated[int | None, _NOT_NULL] = None
+    """Offset in the answer where the cited span ends."""
+
+
+class OpenRouterAnnotation(_Model):
+    """One citation attached to an answer; the key named after its type holds the details.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    type: OpenRouterAnnotationType | str
+    """Kind of citation."""
+    url_citation: Annotated[OpenRouterUrlCitation | None, _NOT_NULL] = None
+    """The cited web page, for `url_citation`."""
+    file: Annotated[OpenRouterFileAnnotation | None, _NOT_NULL] = None
+    """The cited file, for `file`."""
+    document_citation: Annotated[GroqDocumentCitation | None, _NOT_NULL] = None
+    """The cited document, for Groq's `document_citation` annotations.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/b410a6201a995be36012af36ffbc138145d97ccb/src/groq/types/chat/chat_completion_message.py
+    """
+    function_citation: Annotated[GroqFunctionCitation | None, _NOT_NULL] = None
+    """The cited tool result, for Groq's `function_citation` annotations.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/b410a6201a995be36012af36ffbc138145d97ccb/src/groq/types/chat/chat_completion_message.py
+    """
+
+
 class ChoiceDelta(_Model):
     """An increment of the assistant message; every key is optional."""
 
@@ -400,8 +842,36 @@ class ChoiceDelta(_Model):
     """A piece of the chain of thought of a reasoning model, streamed before the answer;
     null while the answer is streamed.
 
-    Sent by DeepSeek, vLLM, Z.ai (GLM); see
-    https://api-docs.deepseek.com/guides/reasoning_model
+    Sent by DeepSeek, vLLM, Z.ai (GLM), SGLang, xAI (Grok), Moonshot AI (Kimi), Qwen
+    (Alibaba Cloud DashScope), llama.cpp server, LiteLLM, MLX-VLM server, Fireworks AI;
+    see https://api-docs.deepseek.com/guides/reasoning_model
+    """
+    channel: Annotated[str | None, _NOT_NULL] = None
+    """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning of
+    gpt-oss models.
+
+    Sent by Groq; see
+    https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_groq/test_tool_use_failed_error_streaming.yaml
+    """
+    executed_tools: Annotated[list[GroqExecutedTool] | None, _NOT_NULL] = None
+    """Tools that Groq's compound systems ran on the server, such as web search or code
+    execution: first with their arguments, then again with their results.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/b410a6201a995be36012af36ffbc138145d97ccb/src/groq/types/chat/chat_completion_message.py
+    """
+    thinking_blocks: list[LiteLLMThinkingBlock] | None = None
+    """Anthropic-style blocks of the model's thinking, normalized by LiteLLM from the
+    upstream provider; usually only sent when the provider has them.
+
+    Sent by LiteLLM; see
+    https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
+    """
+    provider_specific_fields: dict[str, Any] | None = None
+    """Upstream keys LiteLLM has no standard slot for, passed through as they came.
+
+    Sent by LiteLLM; see
+    https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
     """
     index: Annotated[int | None, _NOT_NULL] = None
     """Index of the choice repeated inside the delta (seen with GLM models served by
@@ -410,10 +880,59 @@ class ChoiceDelta(_Model):
     Sent by Mistral AI; see
     https://github.com/vercel/ai/blob/b8100f3369/packages/mistral/src/__fixtures__/mistral-incremental-tool-call.chunks.txt
     """
+    tool_call_id: str | None = None
+    """Id of the tool call a tool message answers; the server's shared message model sends
+    it as null on deltas.
+
+    Sent by MLX-VLM server; see
+    https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
+    """
+    name: str | None = None
+    """Name of the tool or function behind the message; the server's shared message model
+    sends it as null on deltas.
+
+    Sent by MLX-VLM server; see
+    https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
+    """
+    internal_content: MoonshotInternalContent | None = None
+    """The raw token ids behind this fragment, sent only when the request asked for
+    internal content.
+
+    Sent by Moonshot AI (Kimi); see Kimi stream rules as implemented by an SGLang-based
+    serving fork (StreamDelta.internal_content in its sse_utils.py, sent only with
+    stream_options.include_internal_content); no public Moonshot document found
+    """
+    reasoning_details: list[OpenRouterReasoningDetail] | None = None
+    """Structured pieces of the model's reasoning (plain text, summaries or encrypted
+    blobs), to be merged by `index` and sent back unchanged on the next turn; often an
+    empty list.
+
+    Sent by OpenRouter, Snowflake Cortex; see
+    https://github.com/OpenRouterTeam/ai-sdk-provider/blob/162f21a6ee5580710fecd8d714e85ca0d961de02/src/schemas/reasoning-details.ts
+    """
+    annotations: list[OpenRouterAnnotation] | None = None
+    """Citations attached to the answer, such as the web pages a search plugin used; sent
+    in deltas of their own before or alongside the text.
+
+    Sent by OpenRouter, LiteLLM, Groq; see
+    https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
+    """
+    hidden_states: Annotated[Any | None, _NOT_NULL] = None
+    """Hidden states of the model for this fragment, only when the request asked for them.
+
+    Sent by SGLang; see
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+    """
+    token_id: Annotated[int | None, _NOT_NULL] = None
+    """Id of the token this fragment carries.
+
+    Sent by Together AI; see
+    https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+    """
     reasoning: str | None = None
     """A piece of the model's reasoning, streamed apart from the answer.
 
-    Sent by vLLM; see
+    Sent by vLLM, Groq, Ollama, OpenRouter, Together AI, MLX-VLM server; see
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
 
@@ -550,61 +1069,6 @@ class AzureContentFilterOffsets(_Model):
     """End of the annotated span."""
 
 
-class Choice(_Model):
-    """The fragment of one choice carried by a chunk."""
-
-    index: int
-    """Position of this choice among the choices of the completion."""
-    delta: Annotated[ChoiceDelta | None, _NOT_NULL] = None
-    """The new part of the assistant message.
-
-    Azure OpenAI: Annotation chunks of the asynchronous content filter carry a choice
-    without `delta`. See
-    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
-    """
-    finish_reason: FinishReason | str | None = None
-    """Why the model stopped generating this choice; null until the last fragment of the
-    choice.
-    """
-    logprobs: ChoiceLogprobs | None = None
-    """Log probabilities of the tokens in this fragment, when they were requested."""
-    content_filter_results: Annotated[AzureContentFilterResults | None, _NOT_NULL] = (
-        None
-    )
-    """Content-filter verdicts on the text of this choice so far; may be empty.
-
-    Sent by Azure OpenAI; see
-    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
-    """
-    content_filter_offsets: Annotated[AzureContentFilterOffsets | None, _NOT_NULL] = (
-        None
-    )
-    """Which span of the output an asynchronous-filter annotation chunk refers to.
-
-    Sent by Azure OpenAI; see
-    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
-    """
-    stop_reason: (
-        Annotated[
-            Annotated[int, Tag("~integer")] | Annotated[str, Tag("~string")],
-            Discriminator(_json_kind),
-        ]
-        | None
-    ) = None
-    """The stop token id or stop string that ended the choice; null when it ended another
-    way.
-
-    Sent by vLLM; see
-    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
-    """
-    token_ids: list[int] | None = None
-    """Token ids generated in this fragment, when `return_token_ids` is set.
-
-    Sent by vLLM; see
-    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
-    """
-
-
 class CompletionTokensDetails(_Model):
     """Breakdown of the generated tokens."""
 
@@ -620,6 +1084,12 @@ class CompletionTokensDetails(_Model):
     """
     text_tokens: int | None = None
     """Text tokens generated."""
+    image_tokens: Annotated[int | None, _NOT_NULL] = None
+    """Image tokens generated.
+
+    Sent by OpenRouter; see
+    https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/openrouter/cassettes/test_cache/test_openrouter_cache_streaming_e2e.yaml
+    """
 
 
 class PromptTokensDetails(_Model):
@@ -635,6 +1105,67 @@ class PromptTokensDetails(_Model):
     """Image tokens in the prompt."""
     text_tokens: int | None = None
     """Text tokens in the prompt."""
+    video_tokens: Annotated[int | None, _NOT_NULL] = None
+    """Video tokens in the prompt.
+
+    Sent by OpenRouter; see
+    https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/openrouter/cassettes/test_cache/test_openrouter_cache_streaming_e2e.yaml
+    """
+
+
+class PerplexityCost(_Model):
+    """What a Perplexity request cost, in US dollars, by component.
+
+    Sent by Perplexity; see
+    https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
+    """
+
+    input_tokens_cost: Annotated[int | float | None, _NOT_NULL] = None
+    """Cost of the prompt tokens."""
+    output_tokens_cost: Annotated[int | float | None, _NOT_NULL] = None
+    """Cost of the generated tokens."""
+    reasoning_tokens_cost: Annotated[int | float | None, _NOT_NULL] = None
+    """Cost of the reasoning tokens."""
+    citation_tokens_cost: Annotated[int | float | None, _NOT_NULL] = None
+    """Cost of the source tokens fed to the model."""
+    search_queries_cost: Annotated[int | float | None, _NOT_NULL] = None
+    """Cost of the web searches."""
+    request_cost: Annotated[int | float | None, _NOT_NULL] = None
+    """The flat fee of the request; left out of the zero-cost placeholder on interim
+    chunks.
+    """
+    total_cost: Annotated[int | float | None, _NOT_NULL] = None
+    """Sum of all the costs."""
+
+
+class OpenRouterCostDetails(_Model):
+    """The cost of a request at the upstream provider.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    upstream_inference_cost: int | float | None = None
+    """What the upstream provider charged in total; null when OpenRouter does not pass it
+    on.
+    """
+    upstream_inference_prompt_cost: Annotated[int | float | None, _NOT_NULL] = None
+    """The part of the upstream cost due to the prompt."""
+    upstream_inference_completions_cost: Annotated[int | float | None, _NOT_NULL] = None
+    """The part of the upstream cost due to the completion."""
+
+
+class OpenRouterServerToolUseDetails(_Model):
+    """Counts of server-side tool use during a request.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    web_search_requests: Annotated[int | None, _NOT_NULL] = None
+    """Web searches run."""
+    tool_calls_requested: Annotated[int | None, _NOT_NULL] = None
+    """Server-side tool calls the model asked for."""
+    tool_calls_executed: Annotated[int | None, _NOT_NULL] = None
+    """Server-side tool calls that were run."""
 
 
 class CompletionUsage(_Model):
@@ -671,6 +1202,225 @@ class CompletionUsage(_Model):
     """Prompt tokens that were not in DeepSeek's context cache.
 
     Sent by DeepSeek; see https://api-docs.deepseek.com/guides/kv_cache
+    """
+    queue_time: Annotated[int | float | None, _NOT_NULL] = None
+    """Seconds the request waited in Groq's queue before it was processed.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
+    """
+    prompt_time: Annotated[int | float | None, _NOT_NULL] = None
+    """Seconds spent processing the prompt.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
+    """
+    completion_time: Annotated[int | float | None, _NOT_NULL] = None
+    """Seconds spent generating the completion.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
+    """
+    total_time: Annotated[int | float | None, _NOT_NULL] = None
+    """Seconds spent on the prompt and the completion together.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
+    """
+    cost: (
+        Annotated[
+            Annotated[int, Tag("~integer")]
+            | Annotated[float, Tag("~number")]
+            | Annotated[PerplexityCost, Tag("~object")],
+            Discriminator(_json_kind),
+        ]
+        | None
+    ) = None
+    """What the request cost: OpenRouter sends the credits charged as a number, Perplexity
+    sends an object that breaks the price in US dollars down by component.
+
+    Sent by OpenRouter, Perplexity; see
+    https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
+    """
+    is_byok: Annotated[bool | None, _NOT_NULL] = None
+    """Whether the request ran on the caller's own provider key (bring your own key).
+
+    Sent by OpenRouter; see
+    https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
+    """
+    cost_details: OpenRouterCostDetails | None = None
+    """How the cost splits between the prompt and the completion at the upstream provider.
+
+    Sent by OpenRouter; see
+    https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
+    """
+    server_tool_use_details: Annotated[
+        OpenRouterServerToolUseDetails | None, _NOT_NULL
+    ] = None
+    """Counts of the tools OpenRouter ran on the server side, such as web searches.
+
+    Sent by OpenRouter; see
+    https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_web_search_annotations_stream.yaml
+    """
+    citation_tokens: Annotated[int | None, _NOT_NULL] = None
+    """Tokens of the retrieved sources that were fed to the model.
+
+    Sent by Perplexity; see
+    https://github.com/perplexityai/perplexity-py/blob/7c203118363c6a28fe1e1559afa3cf15a295d36a/src/perplexity/types/shared/usage_info.py
+    """
+    num_search_queries: Annotated[int | None, _NOT_NULL] = None
+    """Web searches run for the request.
+
+    Sent by Perplexity; see
+    https://github.com/perplexityai/perplexity-py/blob/7c203118363c6a28fe1e1559afa3cf15a295d36a/src/perplexity/types/shared/usage_info.py
+    """
+    search_context_size: Annotated[str | None, _NOT_NULL] = None
+    """How much search context was used (`low`, `medium` or `high`), which sets the request
+    fee.
+
+    Sent by Perplexity; see
+    https://github.com/perplexityai/perplexity-py/blob/7c203118363c6a28fe1e1559afa3cf15a295d36a/src/perplexity/types/shared/usage_info.py
+    """
+    reasoning_tokens: int | None = None
+    """Tokens spent on reasoning, counted at the top level of usage rather than inside
+    `completion_tokens_details`.
+
+    Sent by SGLang, Azure OpenAI, Perplexity; see
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+    """
+    cached_tokens: Annotated[int | None, _NOT_NULL] = None
+    """Prompt tokens served from the prompt cache, reported at the top level of `usage`
+    rather than in `prompt_tokens_details`.
+
+    Sent by Together AI; see
+    https://docs.stigg.io/documentation/ai-agents/providers/together
+    """
+    num_sources_used: Annotated[int | None, _NOT_NULL] = None
+    """Sources Live Search consulted for the request, each billed separately.
+
+    Sent by xAI (Grok); see https://docs.x.ai/docs/guides/live-search
+    """
+    cost_in_usd_ticks: Annotated[int | None, _NOT_NULL] = None
+    """What the request cost, in ticks of 1e-10 US dollars (divide by 10,000,000,000 for
+    dollars), after discounts and including server-side tools.
+
+    Sent by xAI (Grok); see https://docs.x.ai/developers/cost-tracking
+    """
+
+
+class Choice(_Model):
+    """The fragment of one choice carried by a chunk."""
+
+    index: int
+    """Position of this choice among the choices of the completion."""
+    delta: Annotated[ChoiceDelta | None, _NOT_NULL] = None
+    """The new part of the assistant message.
+
+    Azure OpenAI: Annotation chunks of the asynchronous content filter carry a choice
+    without `delta`. See
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+    finish_reason: FinishReason | str | None = None
+    """Why the model stopped generating this choice; null until the last fragment of the
+    choice.
+    """
+    logprobs: (
+        Annotated[
+            Annotated[ChoiceLogprobs, Tag("~object")]
+            | Annotated[int, Tag("~integer")]
+            | Annotated[float, Tag("~number")],
+            Discriminator(_json_kind),
+        ]
+        | None
+    ) = None
+    """Log probabilities of the tokens in this fragment, when they were requested.
+
+    Together AI: The choice carries the log probability of the sampled token as a bare
+    number. See
+    https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+    """
+    content_filter_results: Annotated[AzureContentFilterResults | None, _NOT_NULL] = (
+        None
+    )
+    """Content-filter verdicts on the text of this choice so far; may be empty.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+    content_filter_offsets: Annotated[AzureContentFilterOffsets | None, _NOT_NULL] = (
+        None
+    )
+    """Which span of the output an asynchronous-filter annotation chunk refers to.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+    content_filter_raw: Annotated[list[Any] | None, _NOT_NULL] = None
+    """Raw output of the content filters on an asynchronous-filter annotation chunk; its
+    entries are not documented.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+    usage: CompletionUsage | None = None
+    """Token counts for the whole request, carried on the choice of the final chunk instead
+    of (or besides) the top-level `usage`; null or absent on the chunks before it.
+
+    Sent by Moonshot AI (Kimi); see
+    https://platform.kimi.ai/docs/guide/utilize-the-streaming-output-feature-of-kimi-api
+    """
+    native_finish_reason: str | None = None
+    """The finish reason exactly as the upstream provider reported it (such as `end_turn`
+    or `STOP`), before OpenRouter mapped it onto `finish_reason`; null until the choice
+    ends.
+
+    Sent by OpenRouter; see
+    https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_streaming_reasoning.yaml
+    """
+    matched_stop: (
+        Annotated[
+            Annotated[int, Tag("~integer")] | Annotated[str, Tag("~string")],
+            Discriminator(_json_kind),
+        ]
+        | None
+    ) = None
+    """The stop token id or stop string that ended the choice; null while the choice is
+    still running or when it ended another way.
+
+    Sent by SGLang, Azure OpenAI; see
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+    """
+    text: Annotated[str | None, _NOT_NULL] = None
+    """The text of this fragment again, as in the legacy completions format.
+
+    Sent by Together AI; see
+    https://github.com/lzell/AIProxySwift/blob/360fabbc05b80f33994b9bd31a9d8f9d310b586c/Tests/AIProxyTests/TogetherAIChatCompletionStreamingChunkTests.swift
+    """
+    seed: int | None = None
+    """The sampling seed of the choice; null until the last fragment. Values beyond 2**53
+    are common, so clients that read JSON numbers as doubles lose digits.
+
+    Sent by Together AI; see
+    https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+    """
+    stop_reason: (
+        Annotated[
+            Annotated[int, Tag("~integer")] | Annotated[str, Tag("~string")],
+            Discriminator(_json_kind),
+        ]
+        | None
+    ) = None
+    """The stop token id or stop string that ended the choice; null when it ended another
+    way.
+
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+    """
+    token_ids: list[int] | None = None
+    """Token ids generated in this fragment, when `return_token_ids` is set.
+
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
 
 
@@ -737,6 +1487,433 @@ class AzurePromptFilterResult(_Model):
         None
     )
     """The verdict of each filter category."""
+
+
+class AzureLatencyCheckpoint(_Model):
+    """Latency of one request as Azure AI Foundry measured it, in milliseconds; `engine_`
+    values are measured at the model engine, `service_` values at the Azure service
+    around it.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+
+    engine_tbt_ms: Annotated[int | float | None, _NOT_NULL] = None
+    """Average time between tokens at the engine."""
+    engine_ttft_ms: Annotated[int | float | None, _NOT_NULL] = None
+    """Time to the first token at the engine."""
+    engine_ttlt_ms: Annotated[int | float | None, _NOT_NULL] = None
+    """Time to the last token at the engine."""
+    pre_inference_ms: Annotated[int | float | None, _NOT_NULL] = None
+    """Time spent before inference started, such as queueing and input filtering."""
+    service_tbt_ms: Annotated[int | float | None, _NOT_NULL] = None
+    """Average time between tokens at the service."""
+    service_ttft_ms: Annotated[int | float | None, _NOT_NULL] = None
+    """Time to the first token at the service."""
+    service_ttlt_ms: Annotated[int | float | None, _NOT_NULL] = None
+    """Time to the last token at the service."""
+    user_visible_ttft_ms: Annotated[int | float | None, _NOT_NULL] = None
+    """Time until the first token was released to the caller."""
+
+
+class AzureRouting(_Model):
+    """Where Azure AI Foundry routed a request.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+
+    serving_pipereplica: Annotated[str | None, _NOT_NULL] = None
+    """Identifier of the serving replica (pipeline and data-parallel rank) that produced
+    the response.
+    """
+
+
+class GroqModelUsage(_Model):
+    """The usage of one model call within a compound request.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    model: str
+    """Name of the model that was called."""
+    usage: CompletionUsage
+    """Token counts and timings of that call."""
+
+
+class GroqUsageBreakdown(_Model):
+    """The usage of every model that took part in a compound request.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    models: list[GroqModelUsage]
+    """One entry per model call."""
+
+
+class GroqDebug(_Model):
+    """The tokens of a request, returned when debug output was requested.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    input_token_ids: Annotated[list[int] | None, _NOT_NULL] = None
+    """Token ids of the input."""
+    input_tokens: Annotated[list[str] | None, _NOT_NULL] = None
+    """Token strings of the input."""
+    output_token_ids: Annotated[list[int] | None, _NOT_NULL] = None
+    """Token ids of the output."""
+    output_tokens: Annotated[list[str] | None, _NOT_NULL] = None
+    """Token strings of the output."""
+
+
+class GroqXGroq(_Model):
+    """Groq's metadata about a streamed request.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    id: Annotated[str | None, _NOT_NULL] = None
+    """Groq's request id (`req_...`), to quote to Groq support; sent on the first and the
+    last chunk, and absent for compound systems.
+    """
+    seed: Annotated[int | None, _NOT_NULL] = None
+    """The sampling seed used for the request."""
+    usage: Annotated[CompletionUsage | None, _NOT_NULL] = None
+    """Token counts and timings for the whole request; sent on the last chunk."""
+    usage_breakdown: Annotated[GroqUsageBreakdown | None, _NOT_NULL] = None
+    """Usage of each model a compound system called; sent on the last chunk."""
+    error: Annotated[str | None, _NOT_NULL] = None
+    """Why the stream was stopped early."""
+    debug: Annotated[GroqDebug | None, _NOT_NULL] = None
+    """Input and output tokens, present only when the request asked for debug output."""
+
+
+class LlamaCppTimings(_Model):
+    """Token counts and timings of one request, in the shape llama-server reports them.
+
+    Sent by llama.cpp server; see
+    https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md
+    """
+
+    cache_n: Annotated[int | None, _NOT_NULL] = None
+    """Prompt tokens reused from the KV cache instead of being processed again."""
+    prompt_n: Annotated[int | None, _NOT_NULL] = None
+    """Prompt tokens that were processed."""
+    prompt_ms: Annotated[int | float | None, _NOT_NULL] = None
+    """Time spent processing the prompt, in milliseconds."""
+    prompt_per_token_ms: Annotated[int | float | None, _NOT_NULL] = None
+    """Average prompt-processing time per token, in milliseconds."""
+    prompt_per_second: Annotated[int | float | None, _NOT_NULL] = None
+    """Prompt-processing speed, in tokens per second."""
+    predicted_n: Annotated[int | None, _NOT_NULL] = None
+    """Tokens generated."""
+    predicted_ms: Annotated[int | float | None, _NOT_NULL] = None
+    """Time spent generating, in milliseconds."""
+    predicted_per_token_ms: Annotated[int | float | None, _NOT_NULL] = None
+    """Average generation time per token, in milliseconds."""
+    predicted_per_second: int | float | None = None
+    """Generation speed, in tokens per second; MLX servers send null until two tokens have
+    been generated.
+    """
+    draft_n: int | None = None
+    """Tokens proposed by the speculative draft model; llama.cpp sends it only when a draft
+    model ran, MLX servers send null otherwise.
+    """
+    draft_n_accepted: int | None = None
+    """Draft tokens the main model accepted; llama.cpp sends it only when a draft model
+    ran, MLX servers send null otherwise.
+    """
+    peak_memory: Annotated[int | float | None, _NOT_NULL] = None
+    """Peak memory the generation used on the device, in gigabytes.
+
+    Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1216
+    """
+    draft_kind: str | None = None
+    """Kind of speculative drafter that ran (such as `mtp`, `dflash` or `eagle3`); null
+    when no draft model was used.
+
+    Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1788
+    """
+    draft_rounds: int | None = None
+    """Number of draft-and-verify rounds of speculative decoding; null when no draft model
+    was used.
+
+    Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1788
+    """
+
+
+class NovitaSlaMetrics(_Model):
+    """Latency figures Novita reports for a streamed request.
+
+    Sent by Novita AI; see
+    https://github.com/sdcb/chats/blob/a12e6e5c2160775d40912c034edb6f861021ff52/src/BE/tests/Chats.BE.UnitTest/ChatServices/ChatCompletions/NovitaChatUsageTests.cs
+    """
+
+    ttft_ms: Annotated[int | float | None, _NOT_NULL] = None
+    """Milliseconds until the first token was produced."""
+    ts_us: Annotated[int | None, _NOT_NULL] = None
+    """A Unix timestamp in microseconds that Novita attaches to the chunk."""
+
+
+class NvExtWorkerId(_Model):
+    """The workers that handled a request, for disaggregated or aggregated serving.
+
+    Sent by NVIDIA Dynamo; see
+    https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
+    """
+
+    prefill_worker_id: Annotated[int | None, _NOT_NULL] = None
+    """Id of the prefill worker; ids are 64-bit and may exceed the range a JavaScript
+    number holds exactly.
+    """
+    prefill_dp_rank: Annotated[int | None, _NOT_NULL] = None
+    """Data-parallel rank of the engine on the prefill worker."""
+    decode_worker_id: Annotated[int | None, _NOT_NULL] = None
+    """Id of the decode worker; ids are 64-bit and may exceed the range a JavaScript number
+    holds exactly.
+    """
+    decode_dp_rank: Annotated[int | None, _NOT_NULL] = None
+    """Data-parallel rank of the engine on the decode worker."""
+
+
+class NvExtTiming(_Model):
+    """How long the phases of one request took, measured by the Dynamo frontend.
+
+    Sent by NVIDIA Dynamo; see
+    https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
+    """
+
+    request_received_ms: Annotated[int | None, _NOT_NULL] = None
+    """Unix time in milliseconds at which the request arrived; always sent by Dynamo."""
+    prefill_wait_time_ms: Annotated[int | float | None, _NOT_NULL] = None
+    """Milliseconds from arrival until prefill started (queueing)."""
+    prefill_time_ms: Annotated[int | float | None, _NOT_NULL] = None
+    """Milliseconds from the start of prefill to the first token."""
+    ttft_ms: Annotated[int | float | None, _NOT_NULL] = None
+    """Milliseconds from arrival to the first token."""
+    total_time_ms: Annotated[int | float | None, _NOT_NULL] = None
+    """Milliseconds from arrival until the request finished."""
+    kv_hit_rate: Annotated[int | float | None, _NOT_NULL] = None
+    """Share of the prompt's KV blocks found in cache, from 0 to 1."""
+
+
+class NvExt(_Model):
+    """Dynamo's response extension object; each key is sent only when the request listed it
+    in `nvext.extra_fields` (or, for GAIE query-only requests, automatically).
+
+    Sent by NVIDIA Dynamo; see
+    https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
+    """
+
+    worker_id: Annotated[NvExtWorkerId | None, _NOT_NULL] = None
+    """Which prefill and decode workers served the request."""
+    timing: Annotated[NvExtTiming | None, _NOT_NULL] = None
+    """Timing of the request, sent on the final chunk."""
+    token_ids: Annotated[list[int] | None, _NOT_NULL] = None
+    """The tokenized prompt, returned by the query-only first stage of GAIE routing for
+    reuse in the second stage.
+    """
+    routed_experts: Annotated[Any | None, _NOT_NULL] = None
+    """Mixture-of-experts routing record passed through from an SGLang backend unchanged.
+    """
+    engine_data: Annotated[Any | None, _NOT_NULL] = None
+    """Backend-specific data Dynamo forwards without looking at it."""
+    stop_reason: Annotated[
+        Annotated[
+            Annotated[int, Tag("~integer")] | Annotated[str, Tag("~string")],
+            Discriminator(_json_kind),
+        ]
+        | None,
+        _NOT_NULL,
+    ] = None
+    """The stop token id or stop string the backend matched, for the single choice of the
+    response.
+    """
+    completion_token_ids: Annotated[list[int] | None, _NOT_NULL] = None
+    """Ids of the tokens generated in this chunk; concatenated over the stream they give
+    the whole output.
+    """
+    prompt_logprobs: Annotated[list[Any] | None, _NOT_NULL] = None
+    """Log probabilities of the prompt tokens, sent on the final chunk: one entry per
+    prompt position, null for the first one, otherwise an object that maps a token id
+    (as a string) to `{logprob, rank, decoded_token}`.
+    """
+
+
+class OpenRouterError(_Model):
+    """An error OpenRouter reports in the middle of a stream that had started normally.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    message: str
+    """Human-readable explanation, often just `Provider returned error`."""
+    code: Annotated[
+        Annotated[
+            Annotated[int, Tag("~integer")] | Annotated[str, Tag("~string")],
+            Discriminator(_json_kind),
+        ]
+        | None,
+        _NOT_NULL,
+    ] = None
+    """The error code: usually an HTTP status such as 429 or 502, sometimes a string tag;
+    OpenRouter sends it with every error.
+    """
+    type: str | None = None
+    """A category of the error, when one is given."""
+    param: Any | None = None
+    """The request parameter the error is about, when one is given."""
+    metadata: Annotated[dict[str, Any] | None, _NOT_NULL] = None
+    """Free-form details, such as the upstream `provider_name`, an `error_type` tag and the
+    `raw` error text of the upstream provider.
+    """
+
+
+class PerplexitySearchResult(_Model):
+    """One web page Perplexity's search returned.
+
+    Sent by Perplexity; see
+    https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
+    """
+
+    id: Annotated[int | None, _NOT_NULL] = None
+    """Number of the result, as used by the references in the answer."""
+    title: Annotated[str | None, _NOT_NULL] = None
+    """Title of the page."""
+    url: Annotated[str | None, _NOT_NULL] = None
+    """Address of the page."""
+    snippet: Annotated[str | None, _NOT_NULL] = None
+    """Excerpt of the page."""
+    date: Annotated[str | None, _NOT_NULL] = None
+    """Publication date of the page."""
+    last_updated: Annotated[str | None, _NOT_NULL] = None
+    """Date the page was last updated."""
+    source: Annotated[str | None, _NOT_NULL] = None
+    """Where the result comes from, such as `web`."""
+
+
+class SglangCachedTokensDetails(_Model):
+    """Cached prompt tokens broken down by the cache tier that held them.
+
+    Sent by SGLang; see
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+    """
+
+    device: Annotated[int | None, _NOT_NULL] = None
+    """Tokens found in the GPU-resident cache."""
+    host: Annotated[int | None, _NOT_NULL] = None
+    """Tokens found in the host-memory cache."""
+    storage: Annotated[int | None, _NOT_NULL] = None
+    """Tokens loaded from the third-tier storage backend; present only when one is
+    configured.
+    """
+    storage_backend: Annotated[str | None, _NOT_NULL] = None
+    """Name of the third-tier storage backend; present only when one is configured."""
+
+
+class SglangSglExt(_Model):
+    """Extension fields SGLang attaches to a response outside the OpenAI schema.
+
+    Sent by SGLang; see
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+    """
+
+    routed_experts: str | None = None
+    """Encoded record of which mixture-of-experts experts handled the tokens, when
+    requested.
+    """
+    cached_tokens_details: SglangCachedTokensDetails | None = None
+    """Where the prompt tokens served from cache came from, when requested."""
+
+
+class TogetherWarning(_Model):
+    """A warning about a request.
+
+    Sent by Together AI; see
+    https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+    """
+
+    message: str
+    """What the warning is about."""
+
+
+class VllmSpeculativeDecodingMetrics(_Model):
+    """How well the draft tokens of speculative decoding were accepted for one request
+    (experimental).
+
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+    """
+
+    mean_acceptance_length: Annotated[int | float | None, _NOT_NULL] = None
+    """Average number of tokens accepted per verification step."""
+    draft_acceptance_rate: Annotated[int | float | None, _NOT_NULL] = None
+    """Share of draft tokens that were accepted."""
+    acceptance_histogram: Annotated[list[int] | None, _NOT_NULL] = None
+    """Entry j counts the verification steps that accepted exactly j draft tokens."""
+    num_spec_steps: Annotated[int | None, _NOT_NULL] = None
+    """Number of verification steps."""
+    num_accepted_draft_tokens: Annotated[int | None, _NOT_NULL] = None
+    """Draft tokens accepted in total."""
+    num_draft_tokens: Annotated[int | None, _NOT_NULL] = None
+    """Draft tokens proposed in total."""
+    num_spec_tokens: Annotated[int | None, _NOT_NULL] = None
+    """Draft tokens proposed per step."""
+    per_step_accepted: list[int] | None = None
+    """Tokens accepted at each step, in order; only at the detailed metrics level."""
+    per_step_drafted: list[int] | None = None
+    """Tokens drafted at each step, in order; only at the detailed metrics level."""
+
+
+class VllmRequestMetrics(_Model):
+    """Latency and throughput of one request as vLLM measured it.
+
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+    """
+
+    time_to_first_token_ms: int | float | None = None
+    """Milliseconds until the first token was produced."""
+    generation_time_ms: int | float | None = None
+    """Milliseconds spent generating."""
+    queue_time_ms: int | float | None = None
+    """Milliseconds the request waited in the scheduler queue."""
+    mean_itl_ms: int | float | None = None
+    """Mean inter-token latency, in milliseconds."""
+    tokens_per_second: int | float | None = None
+    """Generation throughput of the request."""
+    speculative_decoding: VllmSpeculativeDecodingMetrics | None = None
+    """Acceptance statistics of speculative decoding (experimental); null when it did not
+    run or for n > 1.
+    """
+
+
+class ZaiWebSearchResult(_Model):
+    """One web page found by Z.ai's search, in the shape its Web Search API documents.
+
+    Sent by Z.ai (GLM); see
+    https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
+    """
+
+    title: Annotated[str | None, _NOT_NULL] = None
+    """Title of the page."""
+    content: Annotated[str | None, _NOT_NULL] = None
+    """Summary or excerpt of the page."""
+    link: Annotated[str | None, _NOT_NULL] = None
+    """URL of the page."""
+    media: Annotated[str | None, _NOT_NULL] = None
+    """Name of the site the page belongs to."""
+    icon: Annotated[str | None, _NOT_NULL] = None
+    """URL of the site's icon."""
+    refer: Annotated[str | None, _NOT_NULL] = None
+    """Citation marker (such as `ref_1`) that the answer uses to point at this page."""
+    publish_date: Annotated[str | None, _NOT_NULL] = None
+    """When the page was published, as text."""
 
 
 class ChatCompletionChunk(_Model):
@@ -825,12 +2002,105 @@ class ChatCompletionChunk(_Model):
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
-    nvext: dict[str, Any] | None = None
+    latency_checkpoint: Annotated[AzureLatencyCheckpoint | None, _NOT_NULL] = None
+    """Latency measurements of the request inside the engine and the service, sent by
+    Foundry on the usage chunk.
+
+    Sent by Azure OpenAI; see
+    https://github.com/RomanEmreis/svir/blob/99a68b19ec380b7948969e6fee4e323125288885/tests/conformance/decoder/azure.sse
+    """
+    routing: Annotated[AzureRouting | None, _NOT_NULL] = None
+    """Which serving replica handled the request, sent by Foundry on the usage chunk.
+
+    Sent by Azure OpenAI; see
+    https://github.com/RomanEmreis/svir/blob/99a68b19ec380b7948969e6fee4e323125288885/tests/conformance/decoder/azure.sse
+    """
+    perf_metrics: Annotated[dict[str, Any] | None, _NOT_NULL] = None
+    """Per-request performance metrics, keyed like Fireworks' response headers (such as
+    `fireworks-server-time-to-first-token`); sent on the chunk with the finish reason
+    when the request set `perf_metrics_in_response`.
+
+    Sent by Fireworks AI; see
+    https://docs.fireworks.ai/faq-new/models-inference/how-to-get-performance-metrics-for-streaming-responses
+    """
+    x_groq: Annotated[GroqXGroq | None, _NOT_NULL] = None
+    """Groq's own metadata: the request id and seed on the first chunk, the usage (with
+    timings) on the last one.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+    timings: Annotated[LlamaCppTimings | None, _NOT_NULL] = None
+    """Prompt-processing and generation speed of the request, sent on the final chunk (MLX
+    servers send it on every chunk).
+
+    Sent by llama.cpp server, MLX-VLM server; see
+    https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
+    """
+    verbose_: Annotated[dict[str, Any] | None, _NOT_NULL] = Field(
+        default=None, alias="__verbose"
+    )
+    """The server's native, non-OpenAI result (generation settings, grammar, token counts
+    and more), added for debugging when the server runs in verbose mode; can be very
+    large.
+
+    Sent by llama.cpp server; see
+    https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
+    """
+    sla_metrics: Annotated[NovitaSlaMetrics | None, _NOT_NULL] = None
+    """Latency figures Novita measures for the request, repeated on every chunk.
+
+    Sent by Novita AI; see
+    https://github.com/sdcb/chats/blob/a12e6e5c2160775d40912c034edb6f861021ff52/src/BE/tests/Chats.BE.UnitTest/ChatServices/ChatCompletions/NovitaChatUsageTests.cs
+    """
+    nvext: NvExt | None = None
     """NVIDIA response extensions (worker ids, timing, token ids and more), present only
     for the `extra_fields` the request asked for.
 
     Sent by NVIDIA Dynamo; see
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
+    """
+    provider: Annotated[str | None, _NOT_NULL] = None
+    """Name of the upstream provider that served the request (`OpenAI`, `Amazon Bedrock`,
+    `Google` and so on), which need not be the maker of the model.
+
+    Sent by OpenRouter; see
+    https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
+    """
+    error: OpenRouterError | None = None
+    """A failure that happened after the stream had started, reported inside a chunk that
+    still carries `choices` (with finish reason `error`) and possibly `usage`; a payload
+    with `error` and no `choices` is rejected as an error report instead.
+
+    Sent by OpenRouter; see
+    https://openrouter.ai/docs/sdks/python/api-reference/components/chatstreamchunk
+    """
+    citations: Annotated[list[str] | None, _NOT_NULL] = None
+    """Addresses of the sources the answer draws on, in the order the numbered references
+    in the text (`[1]`, `[2]`) use; Perplexity repeats the list on every chunk, xAI's
+    Live Search sends it on the last one.
+
+    Sent by Perplexity, xAI (Grok); see
+    https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
+    """
+    search_results: Annotated[list[PerplexitySearchResult] | None, _NOT_NULL] = None
+    """The search results the answer draws on, with titles and snippets.
+
+    Sent by Perplexity; see
+    https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
+    """
+    sglext: Annotated[SglangSglExt | None, _NOT_NULL] = None
+    """SGLang's own response extensions (routed experts, cache-source breakdown); left out
+    when none of them were produced.
+
+    Sent by SGLang; see
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+    """
+    warnings: Annotated[list[TogetherWarning] | None, _NOT_NULL] = None
+    """Warnings about the request, such as parameters that were ignored.
+
+    Sent by Together AI; see
+    https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
     """
     prompt_token_ids: list[int] | None = None
     """Token ids of the rendered prompt; sent on the first chunk only, null when not
@@ -846,16 +2116,28 @@ class ChatCompletionChunk(_Model):
     Sent by vLLM; see
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
+    metrics: VllmRequestMetrics | None = None
+    """Per-request performance measurements; null on chunks that do not carry them.
+
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+    """
     request_id: str | None = None
     """The request id the client sent or the server assigned, echoed back.
 
     Sent by Z.ai (GLM), vLLM; see
     https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
     """
+    web_search: Annotated[list[ZaiWebSearchResult] | None, _NOT_NULL] = None
+    """The web pages the built-in `web_search` tool found and the answer draws on, returned
+    at the top level of the response.
+
+    Sent by Z.ai (GLM); see https://docs.bigmodel.cn/cn/guide/tools/web-search
+    """
 
     def model_post_init(self, context: Any, /) -> None:
         fields_set = self.__pydantic_fields_set__
-        error = (self.__pydantic_extra__ or {}).get("error")
+        error = self.error
         if error is not None and "choices" not in fields_set:
             raise _error_payload(error).under(_key("error"))
         # A missing or null key that has a default is written back as the default.

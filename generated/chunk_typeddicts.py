@@ -2,17 +2,31 @@
 # Sources: spec/chat_completion_chunk.yaml
 #          spec/vendors/azure.yaml
 #          spec/vendors/deepseek.yaml
+#          spec/vendors/fireworks.yaml
 #          spec/vendors/gemini.yaml
+#          spec/vendors/groq.yaml
+#          spec/vendors/litellm.yaml
 #          spec/vendors/llamacpp.yaml
 #          spec/vendors/minimax.yaml
 #          spec/vendors/mistral.yaml
+#          spec/vendors/mlx.yaml
+#          spec/vendors/moonshot.yaml
+#          spec/vendors/novita.yaml
 #          spec/vendors/nvidia_dynamo.yaml
+#          spec/vendors/ollama.yaml
+#          spec/vendors/openrouter.yaml
 #          spec/vendors/openvino.yaml
+#          spec/vendors/perplexity.yaml
+#          spec/vendors/qwen_dashscope.yaml
 #          spec/vendors/sambanova.yaml
+#          spec/vendors/sglang.yaml
+#          spec/vendors/snowflake.yaml
 #          spec/vendors/tensorrt_edge_llm.yaml
+#          spec/vendors/together.yaml
 #          spec/vendors/vllm.yaml
+#          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 31c04d728b7d1ef9 (spec, templates and generator).
+# Spec hash: 6c05e407eb09e137 (spec, templates and generator).
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
@@ -41,7 +55,9 @@ __all__ = [
     "AzureContentFilterResults",
     "AzureDetectionResult",
     "AzureFilterError",
+    "AzureLatencyCheckpoint",
     "AzurePromptFilterResult",
+    "AzureRouting",
     "AzureSeverity",
     "AzureSeverityResult",
     "ChatCompletionChunk",
@@ -58,6 +74,23 @@ __all__ = [
     "CompletionTokensDetails",
     "CompletionUsage",
     "FinishReason",
+    "GroqBrowserResult",
+    "GroqChart",
+    "GroqChartElement",
+    "GroqChartType",
+    "GroqCodeResult",
+    "GroqDebug",
+    "GroqDocumentCitation",
+    "GroqExecutedTool",
+    "GroqFunctionCitation",
+    "GroqModelUsage",
+    "GroqSearchResult",
+    "GroqSearchResults",
+    "GroqUsageBreakdown",
+    "GroqXGroq",
+    "LiteLLMThinkingBlock",
+    "LiteLLMThinkingBlockType",
+    "LlamaCppTimings",
     "MistralContentPart",
     "MistralContentPartType",
     "MistralThinkingPart",
@@ -69,11 +102,35 @@ __all__ = [
     "ModerationResultBodyType",
     "ModerationResults",
     "ModerationResultsType",
+    "MoonshotInternalContent",
+    "NovitaSlaMetrics",
+    "NvExt",
+    "NvExtTiming",
+    "NvExtWorkerId",
+    "OpenRouterAnnotation",
+    "OpenRouterAnnotationType",
+    "OpenRouterCostDetails",
+    "OpenRouterError",
+    "OpenRouterFileAnnotation",
+    "OpenRouterFileContentPart",
+    "OpenRouterReasoningDetail",
+    "OpenRouterReasoningDetailType",
+    "OpenRouterReasoningFormat",
+    "OpenRouterServerToolUseDetails",
+    "OpenRouterUrlCitation",
+    "PerplexityCost",
+    "PerplexitySearchResult",
     "PromptTokensDetails",
     "Role",
     "ServiceTier",
+    "SglangCachedTokensDetails",
+    "SglangSglExt",
+    "TogetherWarning",
     "ToolType",
     "TopLogprob",
+    "VllmRequestMetrics",
+    "VllmSpeculativeDecodingMetrics",
+    "ZaiWebSearchResult",
     "dumps",
     "loads",
     "validate_azure_blocklist_result",
@@ -81,7 +138,9 @@ __all__ = [
     "validate_azure_content_filter_results",
     "validate_azure_detection_result",
     "validate_azure_filter_error",
+    "validate_azure_latency_checkpoint",
     "validate_azure_prompt_filter_result",
+    "validate_azure_routing",
     "validate_azure_severity_result",
     "validate_chat_completion_chunk",
     "validate_chat_completion_token_logprob",
@@ -94,14 +153,50 @@ __all__ = [
     "validate_choice_logprobs",
     "validate_completion_tokens_details",
     "validate_completion_usage",
+    "validate_groq_browser_result",
+    "validate_groq_chart",
+    "validate_groq_chart_element",
+    "validate_groq_code_result",
+    "validate_groq_debug",
+    "validate_groq_document_citation",
+    "validate_groq_executed_tool",
+    "validate_groq_function_citation",
+    "validate_groq_model_usage",
+    "validate_groq_search_result",
+    "validate_groq_search_results",
+    "validate_groq_usage_breakdown",
+    "validate_groq_x_groq",
+    "validate_lite_l_l_m_thinking_block",
+    "validate_llama_cpp_timings",
     "validate_mistral_content_part",
     "validate_mistral_thinking_part",
     "validate_moderation",
     "validate_moderation_error",
     "validate_moderation_result_body",
     "validate_moderation_results",
+    "validate_moonshot_internal_content",
+    "validate_novita_sla_metrics",
+    "validate_nv_ext",
+    "validate_nv_ext_timing",
+    "validate_nv_ext_worker_id",
+    "validate_open_router_annotation",
+    "validate_open_router_cost_details",
+    "validate_open_router_error",
+    "validate_open_router_file_annotation",
+    "validate_open_router_file_content_part",
+    "validate_open_router_reasoning_detail",
+    "validate_open_router_server_tool_use_details",
+    "validate_open_router_url_citation",
+    "validate_perplexity_cost",
+    "validate_perplexity_search_result",
     "validate_prompt_tokens_details",
+    "validate_sglang_cached_tokens_details",
+    "validate_sglang_sgl_ext",
+    "validate_together_warning",
     "validate_top_logprob",
+    "validate_vllm_request_metrics",
+    "validate_vllm_speculative_decoding_metrics",
+    "validate_zai_web_search_result",
 ]
 
 _T = TypeVar("_T")
@@ -294,6 +389,134 @@ def _decode_int(value: Any) -> int:
     raise _unexpected("an integer", value)
 
 
+def _decode_float(value: Any) -> float:
+    if type(value) is float or type(value) is int:
+        return value
+    raise _unexpected("a number", value)
+
+
+def _decode_list_GroqSearchResult(value: Any) -> list[GroqSearchResult]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(validate_groq_search_result(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_str(value: Any) -> list[str]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(_decode_str(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_float(value: Any) -> list[float]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(_decode_float(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_list_float(value: Any) -> list[list[float]]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(_decode_list_float(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_GroqChartElement(value: Any) -> list[GroqChartElement]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(validate_groq_chart_element(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_GroqChart(value: Any) -> list[GroqChart]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(validate_groq_chart(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_GroqBrowserResult(value: Any) -> list[GroqBrowserResult]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(validate_groq_browser_result(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_GroqCodeResult(value: Any) -> list[GroqCodeResult]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(validate_groq_code_result(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_int(value: Any) -> list[int]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(_decode_int(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_OpenRouterFileContentPart(
+    value: Any,
+) -> list[OpenRouterFileContentPart]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(validate_open_router_file_content_part(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
 def _decode_list_MistralContentPart(value: Any) -> list[MistralContentPart]:
     if type(value) is not list:
         raise _unexpected("a list", value)
@@ -328,22 +551,58 @@ def _decode_list_ChoiceDeltaToolCall(value: Any) -> list[ChoiceDeltaToolCall]:
     return out
 
 
-def _decode_list_int(value: Any) -> list[int]:
+def _decode_list_GroqExecutedTool(value: Any) -> list[GroqExecutedTool]:
     if type(value) is not list:
         raise _unexpected("a list", value)
     out = []
     for index, item in enumerate(value):
         try:
-            out.append(_decode_int(item))
+            out.append(validate_groq_executed_tool(item))
         except ChunkDecodeError as exc:
             raise exc.under(f"[{index}]") from None
     return out
 
 
-def _decode_float(value: Any) -> float:
-    if type(value) is float or type(value) is int:
-        return value
-    raise _unexpected("a number", value)
+def _decode_list_LiteLLMThinkingBlock(value: Any) -> list[LiteLLMThinkingBlock]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(validate_lite_l_l_m_thinking_block(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_OpenRouterReasoningDetail(
+    value: Any,
+) -> list[OpenRouterReasoningDetail]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(validate_open_router_reasoning_detail(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_OpenRouterAnnotation(value: Any) -> list[OpenRouterAnnotation]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(validate_open_router_annotation(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_any(value: Any) -> Any:
+    return value
 
 
 def _decode_list_TopLogprob(value: Any) -> list[TopLogprob]:
@@ -388,6 +647,28 @@ def _decode_list_AzureBlocklistResult(value: Any) -> list[AzureBlocklistResult]:
         except ChunkDecodeError as exc:
             raise exc.under(f"[{index}]") from None
     return out
+
+
+def _decode_float_or_PerplexityCost(value: Any) -> float | PerplexityCost:
+    if type(value) is float or type(value) is int:
+        return value
+    if type(value) is dict:
+        return validate_perplexity_cost(value)
+    raise _unexpected("a number or an object", value)
+
+
+def _decode_ChoiceLogprobs_or_float(value: Any) -> ChoiceLogprobs | float:
+    if type(value) is float or type(value) is int:
+        return value
+    if type(value) is dict:
+        return validate_choice_logprobs(value)
+    raise _unexpected("an object or a number", value)
+
+
+def _decode_list_any(value: Any) -> list[Any]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    return value
 
 
 def _decode_int_or_str(value: Any) -> int | str:
@@ -483,6 +764,18 @@ def _decode_ModerationResults_or_ModerationError(
     raise _unexpected("", tag).under(_key("type"))
 
 
+def _decode_list_GroqModelUsage(value: Any) -> list[GroqModelUsage]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(validate_groq_model_usage(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
 def _decode_list_Choice(value: Any) -> list[Choice]:
     if type(value) is not list:
         raise _unexpected("a list", value)
@@ -510,6 +803,42 @@ def _decode_list_AzurePromptFilterResult(value: Any) -> list[AzurePromptFilterRe
     for index, item in enumerate(value):
         try:
             out.append(validate_azure_prompt_filter_result(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_PerplexitySearchResult(value: Any) -> list[PerplexitySearchResult]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(validate_perplexity_search_result(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_TogetherWarning(value: Any) -> list[TogetherWarning]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(validate_together_warning(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_ZaiWebSearchResult(value: Any) -> list[ZaiWebSearchResult]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(validate_zai_web_search_result(item))
         except ChunkDecodeError as exc:
             raise exc.under(f"[{index}]") from None
     return out
@@ -605,6 +934,31 @@ Sent by Azure OpenAI.
 """
 
 
+GroqChartType: TypeAlias = Literal[
+    "bar", "box_and_whisker", "line", "pie", "scatter", "superchart", "unknown"
+]
+"""The kind of a chart produced by code execution.
+
+`bar`: A bar chart; `box_and_whisker`: A box plot; `line`: A line chart; `pie`: A pie
+chart; `scatter`: A scatter plot; `superchart`: A chart made of several charts;
+`unknown`: A chart of a kind Groq did not identify. Values not listed here are accepted
+and kept.
+
+Sent by Groq.
+"""
+
+
+LiteLLMThinkingBlockType: TypeAlias = Literal["thinking", "redacted_thinking"]
+"""The kind of a LiteLLM thinking block.
+
+`thinking`: Readable reasoning text; `redacted_thinking`: Reasoning the provider
+withheld and returned only in encrypted form. Values not listed here are accepted and
+kept.
+
+Sent by LiteLLM.
+"""
+
+
 MistralContentPartType: TypeAlias = Literal["text", "thinking"]
 """The kind of a Mistral content part.
 
@@ -612,6 +966,53 @@ MistralContentPartType: TypeAlias = Literal["text", "thinking"]
 accepted and kept.
 
 Sent by Mistral AI.
+"""
+
+
+OpenRouterReasoningDetailType: TypeAlias = Literal[
+    "reasoning.text", "reasoning.summary", "reasoning.encrypted"
+]
+"""The kind of a structured reasoning piece.
+
+`reasoning.text`: Plain reasoning text, possibly signed; `reasoning.summary`: A summary
+of the reasoning; `reasoning.encrypted`: Reasoning the provider returns only in
+encrypted form. Values not listed here are accepted and kept.
+
+Sent by OpenRouter.
+"""
+
+
+OpenRouterReasoningFormat: TypeAlias = Literal[
+    "unknown",
+    "openai-responses-v1",
+    "azure-openai-responses-v1",
+    "xai-responses-v1",
+    "anthropic-claude-v1",
+    "google-gemini-v1",
+]
+"""The provider convention a reasoning piece follows.
+
+`unknown`: The convention is not known; `openai-responses-v1`: OpenAI Responses API
+reasoning items; `azure-openai-responses-v1`: Azure OpenAI Responses API reasoning
+items; `xai-responses-v1`: xAI Responses API reasoning items; `anthropic-claude-v1`:
+Anthropic Claude thinking blocks; `google-gemini-v1`: Google Gemini thought signatures.
+Values not listed here are accepted and kept.
+
+Sent by OpenRouter.
+"""
+
+
+OpenRouterAnnotationType: TypeAlias = Literal[
+    "url_citation", "file", "document_citation", "function_citation"
+]
+"""The kind of a citation.
+
+`url_citation`: A cited web page; `file`: A cited file parsed by OpenRouter;
+`document_citation`: A cited document supplied with the request (Groq);
+`function_citation`: A cited tool-call result (Groq). Values not listed here are
+accepted and kept.
+
+Sent by OpenRouter.
 """
 
 
@@ -806,6 +1207,734 @@ def validate_choice_delta_audio(data: Any) -> ChoiceDeltaAudio:
     return cast(ChoiceDeltaAudio, out)
 
 
+class GroqSearchResult(TypedDict, total=False):
+    """One page found by a server-side search.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    title: str
+
+    """Title of the page."""
+    url: str
+
+    """Address of the page."""
+    content: str
+
+    """Text extracted from the page."""
+    score: float
+
+    """Relevance of the page to the query."""
+
+
+_GROQ_SEARCH_RESULT_KEYS = frozenset({"title", "url", "content", "score"})
+
+
+def validate_groq_search_result(data: Any) -> GroqSearchResult:
+    """Check a decoded JSON object as a GroqSearchResult; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "title", _optional(obj, "title", _decode_str))
+    _put(out, "url", _optional(obj, "url", _decode_str))
+    _put(out, "content", _optional(obj, "content", _decode_str))
+    _put(out, "score", _optional(obj, "score", _decode_float))
+    out.update(_extra(obj, _GROQ_SEARCH_RESULT_KEYS))
+    return cast(GroqSearchResult, out)
+
+
+class GroqSearchResults(TypedDict, total=False):
+    """The results of a server-side search.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    results: list[GroqSearchResult]
+
+    """The pages found, possibly none."""
+    images: list[str]
+
+    """Addresses of images the search returned."""
+
+
+_GROQ_SEARCH_RESULTS_KEYS = frozenset({"results", "images"})
+
+
+def validate_groq_search_results(data: Any) -> GroqSearchResults:
+    """Check a decoded JSON object as a GroqSearchResults; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "results", _optional(obj, "results", _decode_list_GroqSearchResult))
+    _put(out, "images", _optional(obj, "images", _decode_list_str))
+    out.update(_extra(obj, _GROQ_SEARCH_RESULTS_KEYS))
+    return cast(GroqSearchResults, out)
+
+
+class GroqBrowserResult(TypedDict, total=False):
+    """One page visited by a server-side browser tool.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    title: str
+
+    """Title of the browser window."""
+    url: str
+
+    """Address of the page."""
+    content: str
+
+    """Content read from the page."""
+    live_view_url: str
+
+    """Address where the browser session can be watched."""
+
+
+_GROQ_BROWSER_RESULT_KEYS = frozenset({"title", "url", "content", "live_view_url"})
+
+
+def validate_groq_browser_result(data: Any) -> GroqBrowserResult:
+    """Check a decoded JSON object as a GroqBrowserResult; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "title", _optional(obj, "title", _decode_str))
+    _put(out, "url", _optional(obj, "url", _decode_str))
+    _put(out, "content", _optional(obj, "content", _decode_str))
+    _put(out, "live_view_url", _optional(obj, "live_view_url", _decode_str))
+    out.update(_extra(obj, _GROQ_BROWSER_RESULT_KEYS))
+    return cast(GroqBrowserResult, out)
+
+
+class GroqChartElement(TypedDict, total=False):
+    """One element of a chart, such as a bar, a slice or a series.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    label: str
+
+    """Label of the element."""
+    group: str
+
+    """Group the element belongs to."""
+    value: float
+
+    """Value of the element."""
+    points: list[list[float]]
+
+    """Coordinates of the points of the element."""
+    angle: float
+
+    """Angle of the element, for pie charts."""
+    radius: float
+
+    """Radius of the element, for pie charts."""
+    min: float
+
+    """Smallest value, for box plots."""
+    first_quartile: float
+
+    """First quartile, for box plots."""
+    median: float
+
+    """Median, for box plots."""
+    third_quartile: float
+
+    """Third quartile, for box plots."""
+    max: float
+
+    """Largest value, for box plots."""
+    outliers: list[float]
+
+    """Outlying values, for box plots."""
+
+
+_GROQ_CHART_ELEMENT_KEYS = frozenset(
+    {
+        "label",
+        "group",
+        "value",
+        "points",
+        "angle",
+        "radius",
+        "min",
+        "first_quartile",
+        "median",
+        "third_quartile",
+        "max",
+        "outliers",
+    }
+)
+
+
+def validate_groq_chart_element(data: Any) -> GroqChartElement:
+    """Check a decoded JSON object as a GroqChartElement; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "label", _optional(obj, "label", _decode_str))
+    _put(out, "group", _optional(obj, "group", _decode_str))
+    _put(out, "value", _optional(obj, "value", _decode_float))
+    _put(out, "points", _optional(obj, "points", _decode_list_list_float))
+    _put(out, "angle", _optional(obj, "angle", _decode_float))
+    _put(out, "radius", _optional(obj, "radius", _decode_float))
+    _put(out, "min", _optional(obj, "min", _decode_float))
+    _put(out, "first_quartile", _optional(obj, "first_quartile", _decode_float))
+    _put(out, "median", _optional(obj, "median", _decode_float))
+    _put(out, "third_quartile", _optional(obj, "third_quartile", _decode_float))
+    _put(out, "max", _optional(obj, "max", _decode_float))
+    _put(out, "outliers", _optional(obj, "outliers", _decode_list_float))
+    out.update(_extra(obj, _GROQ_CHART_ELEMENT_KEYS))
+    return cast(GroqChartElement, out)
+
+
+class GroqChart(TypedDict, total=False):
+    """A chart produced by server-side code execution.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    type: GroqChartType | str
+
+    """Kind of chart."""
+    title: str
+
+    """Title of the chart."""
+    elements: list[GroqChartElement]
+
+    """The data series and points of the chart."""
+    x_label: str
+
+    """Label of the x axis."""
+    x_scale: str
+
+    """Scale of the x axis."""
+    x_unit: str
+
+    """Unit of the x axis."""
+    x_ticks: list[float]
+
+    """Tick positions on the x axis."""
+    x_tick_labels: list[str]
+
+    """Tick labels on the x axis."""
+    y_label: str
+
+    """Label of the y axis."""
+    y_scale: str
+
+    """Scale of the y axis."""
+    y_unit: str
+
+    """Unit of the y axis."""
+    y_ticks: list[float]
+
+    """Tick positions on the y axis."""
+    y_tick_labels: list[str]
+
+    """Tick labels on the y axis."""
+
+
+_GROQ_CHART_KEYS = frozenset(
+    {
+        "type",
+        "title",
+        "elements",
+        "x_label",
+        "x_scale",
+        "x_unit",
+        "x_ticks",
+        "x_tick_labels",
+        "y_label",
+        "y_scale",
+        "y_unit",
+        "y_ticks",
+        "y_tick_labels",
+    }
+)
+
+
+def validate_groq_chart(data: Any) -> GroqChart:
+    """Check a decoded JSON object as a GroqChart; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "type", _optional(obj, "type", _decode_str))
+    _put(out, "title", _optional(obj, "title", _decode_str))
+    _put(out, "elements", _optional(obj, "elements", _decode_list_GroqChartElement))
+    _put(out, "x_label", _optional(obj, "x_label", _decode_str))
+    _put(out, "x_scale", _optional(obj, "x_scale", _decode_str))
+    _put(out, "x_unit", _optional(obj, "x_unit", _decode_str))
+    _put(out, "x_ticks", _optional(obj, "x_ticks", _decode_list_float))
+    _put(out, "x_tick_labels", _optional(obj, "x_tick_labels", _decode_list_str))
+    _put(out, "y_label", _optional(obj, "y_label", _decode_str))
+    _put(out, "y_scale", _optional(obj, "y_scale", _decode_str))
+    _put(out, "y_unit", _optional(obj, "y_unit", _decode_str))
+    _put(out, "y_ticks", _optional(obj, "y_ticks", _decode_list_float))
+    _put(out, "y_tick_labels", _optional(obj, "y_tick_labels", _decode_list_str))
+    out.update(_extra(obj, _GROQ_CHART_KEYS))
+    return cast(GroqChart, out)
+
+
+class GroqCodeResult(TypedDict, total=False):
+    """One result of server-side code execution.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    text: str
+
+    """The result as text."""
+    png: str
+
+    """A base64-encoded PNG image the code produced."""
+    chart: GroqChart
+
+    """A chart the code produced."""
+    charts: list[GroqChart]
+
+    """The charts making up a superchart."""
+
+
+_GROQ_CODE_RESULT_KEYS = frozenset({"text", "png", "chart", "charts"})
+
+
+def validate_groq_code_result(data: Any) -> GroqCodeResult:
+    """Check a decoded JSON object as a GroqCodeResult; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "text", _optional(obj, "text", _decode_str))
+    _put(out, "png", _optional(obj, "png", _decode_str))
+    _put(out, "chart", _optional(obj, "chart", validate_groq_chart))
+    _put(out, "charts", _optional(obj, "charts", _decode_list_GroqChart))
+    out.update(_extra(obj, _GROQ_CODE_RESULT_KEYS))
+    return cast(GroqCodeResult, out)
+
+
+class GroqExecutedTool(TypedDict, total=False):
+    """One server-side tool run by a compound system.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    index: Required[int]
+
+    """Which tool run of the message this entry describes; repeated when its result
+    arrives.
+    """
+    type: str
+
+    """Kind of tool, such as `search`."""
+    arguments: str
+
+    """The JSON-encoded arguments the tool was called with."""
+    output: str
+
+    """The tool's output as text; sent once the tool has finished."""
+    search_results: GroqSearchResults
+
+    """Structured results of a search tool."""
+    browser_results: list[GroqBrowserResult]
+
+    """Pages visited by a browser tool."""
+    code_results: list[GroqCodeResult]
+
+    """Results of a code-execution tool."""
+
+
+_GROQ_EXECUTED_TOOL_KEYS = frozenset(
+    {
+        "index",
+        "type",
+        "arguments",
+        "output",
+        "search_results",
+        "browser_results",
+        "code_results",
+    }
+)
+
+
+def validate_groq_executed_tool(data: Any) -> GroqExecutedTool:
+    """Check a decoded JSON object as a GroqExecutedTool; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    out["index"] = _required(obj, "index", _decode_int)
+    _put(out, "type", _optional(obj, "type", _decode_str))
+    _put(out, "arguments", _optional(obj, "arguments", _decode_str))
+    _put(out, "output", _optional(obj, "output", _decode_str))
+    _put(
+        out,
+        "search_results",
+        _optional(obj, "search_results", validate_groq_search_results),
+    )
+    _put(
+        out,
+        "browser_results",
+        _optional(obj, "browser_results", _decode_list_GroqBrowserResult),
+    )
+    _put(
+        out, "code_results", _optional(obj, "code_results", _decode_list_GroqCodeResult)
+    )
+    out.update(_extra(obj, _GROQ_EXECUTED_TOOL_KEYS))
+    return cast(GroqExecutedTool, out)
+
+
+class LiteLLMThinkingBlock(TypedDict, total=False):
+    """One block of thinking, either readable or redacted by the provider.
+
+    Sent by LiteLLM; see
+    https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
+    """
+
+    type: Required[LiteLLMThinkingBlockType | str]
+
+    """Whether the block is readable thinking or a redacted one."""
+    thinking: str
+
+    """The text of a readable thinking block."""
+    signature: str
+
+    """Provider signature that lets the thinking be sent back on a later turn."""
+    data: str
+
+    """The opaque, encrypted content of a redacted block."""
+    cache_control: dict[str, Any] | None
+
+    """Prompt-caching directive attached to the block, such as `{"type":"ephemeral"}`.
+    """
+
+
+_LITE_L_L_M_THINKING_BLOCK_KEYS = frozenset(
+    {"type", "thinking", "signature", "data", "cache_control"}
+)
+
+
+def validate_lite_l_l_m_thinking_block(data: Any) -> LiteLLMThinkingBlock:
+    """Check a decoded JSON object as a LiteLLMThinkingBlock; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    out["type"] = _required(obj, "type", _decode_str)
+    _put(out, "thinking", _optional(obj, "thinking", _decode_str))
+    _put(out, "signature", _optional(obj, "signature", _decode_str))
+    _put(out, "data", _optional(obj, "data", _decode_str))
+    _put(
+        out, "cache_control", _optional_nullable(obj, "cache_control", _decode_map_any)
+    )
+    out.update(_extra(obj, _LITE_L_L_M_THINKING_BLOCK_KEYS))
+    return cast(LiteLLMThinkingBlock, out)
+
+
+class MoonshotInternalContent(TypedDict, total=False):
+    """Internal generation data attached to a Kimi delta.
+
+    Sent by Moonshot AI (Kimi); see
+    https://platform.kimi.ai/docs/guide/utilize-the-streaming-output-feature-of-kimi-api
+    """
+
+    token_ids: list[int]
+
+    """Ids of the tokens generated in this fragment."""
+
+
+_MOONSHOT_INTERNAL_CONTENT_KEYS = frozenset({"token_ids"})
+
+
+def validate_moonshot_internal_content(data: Any) -> MoonshotInternalContent:
+    """Check a decoded JSON object as a MoonshotInternalContent; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "token_ids", _optional(obj, "token_ids", _decode_list_int))
+    out.update(_extra(obj, _MOONSHOT_INTERNAL_CONTENT_KEYS))
+    return cast(MoonshotInternalContent, out)
+
+
+class OpenRouterReasoningDetail(TypedDict, total=False):
+    """One structured piece of reasoning; which fields are set depends on its type.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    type: OpenRouterReasoningDetailType | str
+
+    """Kind of piece."""
+    id: str | None
+
+    """Identifier of the reasoning block the piece belongs to."""
+    format: OpenRouterReasoningFormat | str | None
+
+    """The provider convention the piece follows, needed to send it back correctly."""
+    index: int
+
+    """Position of the block the piece belongs to; pieces with the same index are merged.
+    """
+    text: str | None
+
+    """A piece of plain reasoning text, for `reasoning.text`."""
+    signature: str | None
+
+    """A signature that lets the provider verify the reasoning when it is sent back."""
+    summary: str
+
+    """A piece of a reasoning summary, for `reasoning.summary`."""
+    data: str
+
+    """Opaque encrypted reasoning, for `reasoning.encrypted`."""
+
+
+_OPEN_ROUTER_REASONING_DETAIL_KEYS = frozenset(
+    {"type", "id", "format", "index", "text", "signature", "summary", "data"}
+)
+
+
+def validate_open_router_reasoning_detail(data: Any) -> OpenRouterReasoningDetail:
+    """Check a decoded JSON object as a OpenRouterReasoningDetail; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "type", _optional(obj, "type", _decode_str))
+    _put(out, "id", _optional_nullable(obj, "id", _decode_str))
+    _put(out, "format", _optional_nullable(obj, "format", _decode_str))
+    _put(out, "index", _optional(obj, "index", _decode_int))
+    _put(out, "text", _optional_nullable(obj, "text", _decode_str))
+    _put(out, "signature", _optional_nullable(obj, "signature", _decode_str))
+    _put(out, "summary", _optional(obj, "summary", _decode_str))
+    _put(out, "data", _optional(obj, "data", _decode_str))
+    out.update(_extra(obj, _OPEN_ROUTER_REASONING_DETAIL_KEYS))
+    return cast(OpenRouterReasoningDetail, out)
+
+
+class OpenRouterUrlCitation(TypedDict, total=False):
+    """A web page cited by an answer.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    url: Required[str]
+
+    """Address of the page."""
+    title: str
+
+    """Title of the page; may be empty."""
+    start_index: int
+
+    """Offset in the answer where the cited span starts."""
+    end_index: int
+
+    """Offset in the answer where the cited span ends."""
+    content: str
+
+    """Excerpt of the page that the search returned."""
+
+
+_OPEN_ROUTER_URL_CITATION_KEYS = frozenset(
+    {"url", "title", "start_index", "end_index", "content"}
+)
+
+
+def validate_open_router_url_citation(data: Any) -> OpenRouterUrlCitation:
+    """Check a decoded JSON object as a OpenRouterUrlCitation; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    out["url"] = _required(obj, "url", _decode_str)
+    _put(out, "title", _optional(obj, "title", _decode_str))
+    _put(out, "start_index", _optional(obj, "start_index", _decode_int))
+    _put(out, "end_index", _optional(obj, "end_index", _decode_int))
+    _put(out, "content", _optional(obj, "content", _decode_str))
+    out.update(_extra(obj, _OPEN_ROUTER_URL_CITATION_KEYS))
+    return cast(OpenRouterUrlCitation, out)
+
+
+class OpenRouterFileContentPart(TypedDict, total=False):
+    """One part of the parsed content of a cited file.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    type: str
+
+    """Kind of part, such as `text`."""
+    text: str
+
+    """The text of the part."""
+
+
+_OPEN_ROUTER_FILE_CONTENT_PART_KEYS = frozenset({"type", "text"})
+
+
+def validate_open_router_file_content_part(data: Any) -> OpenRouterFileContentPart:
+    """Check a decoded JSON object as a OpenRouterFileContentPart; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "type", _optional(obj, "type", _decode_str))
+    _put(out, "text", _optional(obj, "text", _decode_str))
+    out.update(_extra(obj, _OPEN_ROUTER_FILE_CONTENT_PART_KEYS))
+    return cast(OpenRouterFileContentPart, out)
+
+
+class OpenRouterFileAnnotation(TypedDict, total=False):
+    """A file, parsed by OpenRouter's file parser, that an answer cites.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    hash: str
+
+    """Content hash identifying the parsed file."""
+    name: str
+
+    """File name."""
+    content: list[OpenRouterFileContentPart]
+
+    """The parsed content of the file, as typed parts."""
+
+
+_OPEN_ROUTER_FILE_ANNOTATION_KEYS = frozenset({"hash", "name", "content"})
+
+
+def validate_open_router_file_annotation(data: Any) -> OpenRouterFileAnnotation:
+    """Check a decoded JSON object as a OpenRouterFileAnnotation; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "hash", _optional(obj, "hash", _decode_str))
+    _put(out, "name", _optional(obj, "name", _decode_str))
+    _put(
+        out,
+        "content",
+        _optional(obj, "content", _decode_list_OpenRouterFileContentPart),
+    )
+    out.update(_extra(obj, _OPEN_ROUTER_FILE_ANNOTATION_KEYS))
+    return cast(OpenRouterFileAnnotation, out)
+
+
+class GroqDocumentCitation(TypedDict, total=False):
+    """A citation of a document supplied with the request.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    document_id: str
+
+    """Id of the cited document, as given in the request."""
+    start_index: int
+
+    """Offset in the answer where the cited span starts."""
+    end_index: int
+
+    """Offset in the answer where the cited span ends."""
+
+
+_GROQ_DOCUMENT_CITATION_KEYS = frozenset({"document_id", "start_index", "end_index"})
+
+
+def validate_groq_document_citation(data: Any) -> GroqDocumentCitation:
+    """Check a decoded JSON object as a GroqDocumentCitation; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "document_id", _optional(obj, "document_id", _decode_str))
+    _put(out, "start_index", _optional(obj, "start_index", _decode_int))
+    _put(out, "end_index", _optional(obj, "end_index", _decode_int))
+    out.update(_extra(obj, _GROQ_DOCUMENT_CITATION_KEYS))
+    return cast(GroqDocumentCitation, out)
+
+
+class GroqFunctionCitation(TypedDict, total=False):
+    """A citation of the result of a tool call.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    tool_call_id: str
+
+    """Id of the cited tool call."""
+    start_index: int
+
+    """Offset in the answer where the cited span starts."""
+    end_index: int
+
+    """Offset in the answer where the cited span ends."""
+
+
+_GROQ_FUNCTION_CITATION_KEYS = frozenset({"tool_call_id", "start_index", "end_index"})
+
+
+def validate_groq_function_citation(data: Any) -> GroqFunctionCitation:
+    """Check a decoded JSON object as a GroqFunctionCitation; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "tool_call_id", _optional(obj, "tool_call_id", _decode_str))
+    _put(out, "start_index", _optional(obj, "start_index", _decode_int))
+    _put(out, "end_index", _optional(obj, "end_index", _decode_int))
+    out.update(_extra(obj, _GROQ_FUNCTION_CITATION_KEYS))
+    return cast(GroqFunctionCitation, out)
+
+
+class OpenRouterAnnotation(TypedDict, total=False):
+    """One citation attached to an answer; the key named after its type holds the details.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    type: Required[OpenRouterAnnotationType | str]
+
+    """Kind of citation."""
+    url_citation: OpenRouterUrlCitation
+
+    """The cited web page, for `url_citation`."""
+    file: OpenRouterFileAnnotation
+
+    """The cited file, for `file`."""
+    document_citation: GroqDocumentCitation
+
+    """The cited document, for Groq's `document_citation` annotations.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/b410a6201a995be36012af36ffbc138145d97ccb/src/groq/types/chat/chat_completion_message.py
+    """
+    function_citation: GroqFunctionCitation
+
+    """The cited tool result, for Groq's `function_citation` annotations.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/b410a6201a995be36012af36ffbc138145d97ccb/src/groq/types/chat/chat_completion_message.py
+    """
+
+
+_OPEN_ROUTER_ANNOTATION_KEYS = frozenset(
+    {"type", "url_citation", "file", "document_citation", "function_citation"}
+)
+
+
+def validate_open_router_annotation(data: Any) -> OpenRouterAnnotation:
+    """Check a decoded JSON object as a OpenRouterAnnotation; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    out["type"] = _required(obj, "type", _decode_str)
+    _put(
+        out,
+        "url_citation",
+        _optional(obj, "url_citation", validate_open_router_url_citation),
+    )
+    _put(out, "file", _optional(obj, "file", validate_open_router_file_annotation))
+    _put(
+        out,
+        "document_citation",
+        _optional(obj, "document_citation", validate_groq_document_citation),
+    )
+    _put(
+        out,
+        "function_citation",
+        _optional(obj, "function_citation", validate_groq_function_citation),
+    )
+    out.update(_extra(obj, _OPEN_ROUTER_ANNOTATION_KEYS))
+    return cast(OpenRouterAnnotation, out)
+
+
 class ChoiceDelta(TypedDict, total=False):
     """An increment of the assistant message; every key is optional."""
 
@@ -842,8 +1971,40 @@ class ChoiceDelta(TypedDict, total=False):
     """A piece of the chain of thought of a reasoning model, streamed before the answer;
     null while the answer is streamed.
 
-    Sent by DeepSeek, vLLM, Z.ai (GLM); see
-    https://api-docs.deepseek.com/guides/reasoning_model
+    Sent by DeepSeek, vLLM, Z.ai (GLM), SGLang, xAI (Grok), Moonshot AI (Kimi), Qwen
+    (Alibaba Cloud DashScope), llama.cpp server, LiteLLM, MLX-VLM server, Fireworks AI;
+    see https://api-docs.deepseek.com/guides/reasoning_model
+    """
+    channel: str
+
+    """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning of
+    gpt-oss models.
+
+    Sent by Groq; see
+    https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_groq/test_tool_use_failed_error_streaming.yaml
+    """
+    executed_tools: list[GroqExecutedTool]
+
+    """Tools that Groq's compound systems ran on the server, such as web search or code
+    execution: first with their arguments, then again with their results.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/b410a6201a995be36012af36ffbc138145d97ccb/src/groq/types/chat/chat_completion_message.py
+    """
+    thinking_blocks: list[LiteLLMThinkingBlock] | None
+
+    """Anthropic-style blocks of the model's thinking, normalized by LiteLLM from the
+    upstream provider; usually only sent when the provider has them.
+
+    Sent by LiteLLM; see
+    https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
+    """
+    provider_specific_fields: dict[str, Any] | None
+
+    """Upstream keys LiteLLM has no standard slot for, passed through as they came.
+
+    Sent by LiteLLM; see
+    https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
     """
     index: int
 
@@ -853,11 +2014,67 @@ class ChoiceDelta(TypedDict, total=False):
     Sent by Mistral AI; see
     https://github.com/vercel/ai/blob/b8100f3369/packages/mistral/src/__fixtures__/mistral-incremental-tool-call.chunks.txt
     """
+    tool_call_id: str | None
+
+    """Id of the tool call a tool message answers; the server's shared message model sends
+    it as null on deltas.
+
+    Sent by MLX-VLM server; see
+    https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
+    """
+    name: str | None
+
+    """Name of the tool or function behind the message; the server's shared message model
+    sends it as null on deltas.
+
+    Sent by MLX-VLM server; see
+    https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
+    """
+    internal_content: MoonshotInternalContent | None
+
+    """The raw token ids behind this fragment, sent only when the request asked for
+    internal content.
+
+    Sent by Moonshot AI (Kimi); see Kimi stream rules as implemented by an SGLang-based
+    serving fork (StreamDelta.internal_content in its sse_utils.py, sent only with
+    stream_options.include_internal_content); no public Moonshot document found
+    """
+    reasoning_details: list[OpenRouterReasoningDetail] | None
+
+    """Structured pieces of the model's reasoning (plain text, summaries or encrypted
+    blobs), to be merged by `index` and sent back unchanged on the next turn; often an
+    empty list.
+
+    Sent by OpenRouter, Snowflake Cortex; see
+    https://github.com/OpenRouterTeam/ai-sdk-provider/blob/162f21a6ee5580710fecd8d714e85ca0d961de02/src/schemas/reasoning-details.ts
+    """
+    annotations: list[OpenRouterAnnotation] | None
+
+    """Citations attached to the answer, such as the web pages a search plugin used; sent
+    in deltas of their own before or alongside the text.
+
+    Sent by OpenRouter, LiteLLM, Groq; see
+    https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
+    """
+    hidden_states: Any
+
+    """Hidden states of the model for this fragment, only when the request asked for them.
+
+    Sent by SGLang; see
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+    """
+    token_id: int
+
+    """Id of the token this fragment carries.
+
+    Sent by Together AI; see
+    https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+    """
     reasoning: str | None
 
     """A piece of the model's reasoning, streamed apart from the answer.
 
-    Sent by vLLM; see
+    Sent by vLLM, Groq, Ollama, OpenRouter, Together AI, MLX-VLM server; see
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
 
@@ -871,7 +2088,18 @@ _CHOICE_DELTA_KEYS = frozenset(
         "function_call",
         "audio",
         "reasoning_content",
+        "channel",
+        "executed_tools",
+        "thinking_blocks",
+        "provider_specific_fields",
         "index",
+        "tool_call_id",
+        "name",
+        "internal_content",
+        "reasoning_details",
+        "annotations",
+        "hidden_states",
+        "token_id",
         "reasoning",
     }
 )
@@ -904,7 +2132,44 @@ def validate_choice_delta(data: Any) -> ChoiceDelta:
         "reasoning_content",
         _optional_nullable(obj, "reasoning_content", _decode_str),
     )
+    _put(out, "channel", _optional(obj, "channel", _decode_str))
+    _put(
+        out,
+        "executed_tools",
+        _optional(obj, "executed_tools", _decode_list_GroqExecutedTool),
+    )
+    _put(
+        out,
+        "thinking_blocks",
+        _optional_nullable(obj, "thinking_blocks", _decode_list_LiteLLMThinkingBlock),
+    )
+    _put(
+        out,
+        "provider_specific_fields",
+        _optional_nullable(obj, "provider_specific_fields", _decode_map_any),
+    )
     _put(out, "index", _optional(obj, "index", _decode_int))
+    _put(out, "tool_call_id", _optional_nullable(obj, "tool_call_id", _decode_str))
+    _put(out, "name", _optional_nullable(obj, "name", _decode_str))
+    _put(
+        out,
+        "internal_content",
+        _optional_nullable(obj, "internal_content", validate_moonshot_internal_content),
+    )
+    _put(
+        out,
+        "reasoning_details",
+        _optional_nullable(
+            obj, "reasoning_details", _decode_list_OpenRouterReasoningDetail
+        ),
+    )
+    _put(
+        out,
+        "annotations",
+        _optional_nullable(obj, "annotations", _decode_list_OpenRouterAnnotation),
+    )
+    _put(out, "hidden_states", _optional(obj, "hidden_states", _decode_any))
+    _put(out, "token_id", _optional(obj, "token_id", _decode_int))
     _put(out, "reasoning", _optional_nullable(obj, "reasoning", _decode_str))
     out.update(_extra(obj, _CHOICE_DELTA_KEYS))
     return cast(ChoiceDelta, out)
@@ -1235,97 +2500,6 @@ def validate_azure_content_filter_offsets(data: Any) -> AzureContentFilterOffset
     return cast(AzureContentFilterOffsets, out)
 
 
-class Choice(TypedDict, total=False):
-    """The fragment of one choice carried by a chunk."""
-
-    index: Required[int]
-
-    """Position of this choice among the choices of the completion."""
-    delta: ChoiceDelta
-
-    """The new part of the assistant message.
-
-    Azure OpenAI: Annotation chunks of the asynchronous content filter carry a choice
-    without `delta`. See
-    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
-    """
-    finish_reason: FinishReason | str | None
-
-    """Why the model stopped generating this choice; null until the last fragment of the
-    choice.
-    """
-    logprobs: ChoiceLogprobs | None
-
-    """Log probabilities of the tokens in this fragment, when they were requested."""
-    content_filter_results: AzureContentFilterResults
-
-    """Content-filter verdicts on the text of this choice so far; may be empty.
-
-    Sent by Azure OpenAI; see
-    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
-    """
-    content_filter_offsets: AzureContentFilterOffsets
-
-    """Which span of the output an asynchronous-filter annotation chunk refers to.
-
-    Sent by Azure OpenAI; see
-    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
-    """
-    stop_reason: int | str | None
-
-    """The stop token id or stop string that ended the choice; null when it ended another
-    way.
-
-    Sent by vLLM; see
-    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
-    """
-    token_ids: list[int] | None
-
-    """Token ids generated in this fragment, when `return_token_ids` is set.
-
-    Sent by vLLM; see
-    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
-    """
-
-
-_CHOICE_KEYS = frozenset(
-    {
-        "index",
-        "delta",
-        "finish_reason",
-        "logprobs",
-        "content_filter_results",
-        "content_filter_offsets",
-        "stop_reason",
-        "token_ids",
-    }
-)
-
-
-def validate_choice(data: Any) -> Choice:
-    """Check a decoded JSON object as a Choice; raises `ChunkDecodeError`."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["index"] = _required(obj, "index", _decode_int)
-    _put(out, "delta", _optional(obj, "delta", validate_choice_delta))
-    _put(out, "finish_reason", _optional_nullable(obj, "finish_reason", _decode_str))
-    _put(out, "logprobs", _optional_nullable(obj, "logprobs", validate_choice_logprobs))
-    _put(
-        out,
-        "content_filter_results",
-        _optional(obj, "content_filter_results", validate_azure_content_filter_results),
-    )
-    _put(
-        out,
-        "content_filter_offsets",
-        _optional(obj, "content_filter_offsets", validate_azure_content_filter_offsets),
-    )
-    _put(out, "stop_reason", _optional_nullable(obj, "stop_reason", _decode_int_or_str))
-    _put(out, "token_ids", _optional_nullable(obj, "token_ids", _decode_list_int))
-    out.update(_extra(obj, _CHOICE_KEYS))
-    return cast(Choice, out)
-
-
 class CompletionTokensDetails(TypedDict, total=False):
     """Breakdown of the generated tokens."""
 
@@ -1346,6 +2520,13 @@ class CompletionTokensDetails(TypedDict, total=False):
     text_tokens: int | None
 
     """Text tokens generated."""
+    image_tokens: int
+
+    """Image tokens generated.
+
+    Sent by OpenRouter; see
+    https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/openrouter/cassettes/test_cache/test_openrouter_cache_streaming_e2e.yaml
+    """
 
 
 _COMPLETION_TOKENS_DETAILS_KEYS = frozenset(
@@ -1355,6 +2536,7 @@ _COMPLETION_TOKENS_DETAILS_KEYS = frozenset(
         "reasoning_tokens",
         "rejected_prediction_tokens",
         "text_tokens",
+        "image_tokens",
     }
 )
 
@@ -1380,6 +2562,7 @@ def validate_completion_tokens_details(data: Any) -> CompletionTokensDetails:
         _optional_nullable(obj, "rejected_prediction_tokens", _decode_int),
     )
     _put(out, "text_tokens", _optional_nullable(obj, "text_tokens", _decode_int))
+    _put(out, "image_tokens", _optional(obj, "image_tokens", _decode_int))
     out.update(_extra(obj, _COMPLETION_TOKENS_DETAILS_KEYS))
     return cast(CompletionTokensDetails, out)
 
@@ -1402,6 +2585,13 @@ class PromptTokensDetails(TypedDict, total=False):
     text_tokens: int | None
 
     """Text tokens in the prompt."""
+    video_tokens: int
+
+    """Video tokens in the prompt.
+
+    Sent by OpenRouter; see
+    https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/openrouter/cassettes/test_cache/test_openrouter_cache_streaming_e2e.yaml
+    """
 
 
 _PROMPT_TOKENS_DETAILS_KEYS = frozenset(
@@ -1411,6 +2601,7 @@ _PROMPT_TOKENS_DETAILS_KEYS = frozenset(
         "cache_write_tokens",
         "image_tokens",
         "text_tokens",
+        "video_tokens",
     }
 )
 
@@ -1428,8 +2619,167 @@ def validate_prompt_tokens_details(data: Any) -> PromptTokensDetails:
     )
     _put(out, "image_tokens", _optional_nullable(obj, "image_tokens", _decode_int))
     _put(out, "text_tokens", _optional_nullable(obj, "text_tokens", _decode_int))
+    _put(out, "video_tokens", _optional(obj, "video_tokens", _decode_int))
     out.update(_extra(obj, _PROMPT_TOKENS_DETAILS_KEYS))
     return cast(PromptTokensDetails, out)
+
+
+class PerplexityCost(TypedDict, total=False):
+    """What a Perplexity request cost, in US dollars, by component.
+
+    Sent by Perplexity; see
+    https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
+    """
+
+    input_tokens_cost: float
+
+    """Cost of the prompt tokens."""
+    output_tokens_cost: float
+
+    """Cost of the generated tokens."""
+    reasoning_tokens_cost: float
+
+    """Cost of the reasoning tokens."""
+    citation_tokens_cost: float
+
+    """Cost of the source tokens fed to the model."""
+    search_queries_cost: float
+
+    """Cost of the web searches."""
+    request_cost: float
+
+    """The flat fee of the request; left out of the zero-cost placeholder on interim
+    chunks.
+    """
+    total_cost: float
+
+    """Sum of all the costs."""
+
+
+_PERPLEXITY_COST_KEYS = frozenset(
+    {
+        "input_tokens_cost",
+        "output_tokens_cost",
+        "reasoning_tokens_cost",
+        "citation_tokens_cost",
+        "search_queries_cost",
+        "request_cost",
+        "total_cost",
+    }
+)
+
+
+def validate_perplexity_cost(data: Any) -> PerplexityCost:
+    """Check a decoded JSON object as a PerplexityCost; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "input_tokens_cost", _optional(obj, "input_tokens_cost", _decode_float))
+    _put(out, "output_tokens_cost", _optional(obj, "output_tokens_cost", _decode_float))
+    _put(
+        out,
+        "reasoning_tokens_cost",
+        _optional(obj, "reasoning_tokens_cost", _decode_float),
+    )
+    _put(
+        out,
+        "citation_tokens_cost",
+        _optional(obj, "citation_tokens_cost", _decode_float),
+    )
+    _put(
+        out, "search_queries_cost", _optional(obj, "search_queries_cost", _decode_float)
+    )
+    _put(out, "request_cost", _optional(obj, "request_cost", _decode_float))
+    _put(out, "total_cost", _optional(obj, "total_cost", _decode_float))
+    out.update(_extra(obj, _PERPLEXITY_COST_KEYS))
+    return cast(PerplexityCost, out)
+
+
+class OpenRouterCostDetails(TypedDict, total=False):
+    """The cost of a request at the upstream provider.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    upstream_inference_cost: float | None
+
+    """What the upstream provider charged in total; null when OpenRouter does not pass it
+    on.
+    """
+    upstream_inference_prompt_cost: float
+
+    """The part of the upstream cost due to the prompt."""
+    upstream_inference_completions_cost: float
+
+    """The part of the upstream cost due to the completion."""
+
+
+_OPEN_ROUTER_COST_DETAILS_KEYS = frozenset(
+    {
+        "upstream_inference_cost",
+        "upstream_inference_prompt_cost",
+        "upstream_inference_completions_cost",
+    }
+)
+
+
+def validate_open_router_cost_details(data: Any) -> OpenRouterCostDetails:
+    """Check a decoded JSON object as a OpenRouterCostDetails; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(
+        out,
+        "upstream_inference_cost",
+        _optional_nullable(obj, "upstream_inference_cost", _decode_float),
+    )
+    _put(
+        out,
+        "upstream_inference_prompt_cost",
+        _optional(obj, "upstream_inference_prompt_cost", _decode_float),
+    )
+    _put(
+        out,
+        "upstream_inference_completions_cost",
+        _optional(obj, "upstream_inference_completions_cost", _decode_float),
+    )
+    out.update(_extra(obj, _OPEN_ROUTER_COST_DETAILS_KEYS))
+    return cast(OpenRouterCostDetails, out)
+
+
+class OpenRouterServerToolUseDetails(TypedDict, total=False):
+    """Counts of server-side tool use during a request.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    web_search_requests: int
+
+    """Web searches run."""
+    tool_calls_requested: int
+
+    """Server-side tool calls the model asked for."""
+    tool_calls_executed: int
+
+    """Server-side tool calls that were run."""
+
+
+_OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS = frozenset(
+    {"web_search_requests", "tool_calls_requested", "tool_calls_executed"}
+)
+
+
+def validate_open_router_server_tool_use_details(
+    data: Any,
+) -> OpenRouterServerToolUseDetails:
+    """Check a decoded JSON object as a OpenRouterServerToolUseDetails; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "web_search_requests", _optional(obj, "web_search_requests", _decode_int))
+    _put(
+        out, "tool_calls_requested", _optional(obj, "tool_calls_requested", _decode_int)
+    )
+    _put(out, "tool_calls_executed", _optional(obj, "tool_calls_executed", _decode_int))
+    out.update(_extra(obj, _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS))
+    return cast(OpenRouterServerToolUseDetails, out)
 
 
 class CompletionUsage(TypedDict, total=False):
@@ -1474,6 +2824,114 @@ class CompletionUsage(TypedDict, total=False):
 
     Sent by DeepSeek; see https://api-docs.deepseek.com/guides/kv_cache
     """
+    queue_time: float
+
+    """Seconds the request waited in Groq's queue before it was processed.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
+    """
+    prompt_time: float
+
+    """Seconds spent processing the prompt.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
+    """
+    completion_time: float
+
+    """Seconds spent generating the completion.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
+    """
+    total_time: float
+
+    """Seconds spent on the prompt and the completion together.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
+    """
+    cost: float | PerplexityCost | None
+
+    """What the request cost: OpenRouter sends the credits charged as a number, Perplexity
+    sends an object that breaks the price in US dollars down by component.
+
+    Sent by OpenRouter, Perplexity; see
+    https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
+    """
+    is_byok: bool
+
+    """Whether the request ran on the caller's own provider key (bring your own key).
+
+    Sent by OpenRouter; see
+    https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
+    """
+    cost_details: OpenRouterCostDetails | None
+
+    """How the cost splits between the prompt and the completion at the upstream provider.
+
+    Sent by OpenRouter; see
+    https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
+    """
+    server_tool_use_details: OpenRouterServerToolUseDetails
+
+    """Counts of the tools OpenRouter ran on the server side, such as web searches.
+
+    Sent by OpenRouter; see
+    https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_web_search_annotations_stream.yaml
+    """
+    citation_tokens: int
+
+    """Tokens of the retrieved sources that were fed to the model.
+
+    Sent by Perplexity; see
+    https://github.com/perplexityai/perplexity-py/blob/7c203118363c6a28fe1e1559afa3cf15a295d36a/src/perplexity/types/shared/usage_info.py
+    """
+    num_search_queries: int
+
+    """Web searches run for the request.
+
+    Sent by Perplexity; see
+    https://github.com/perplexityai/perplexity-py/blob/7c203118363c6a28fe1e1559afa3cf15a295d36a/src/perplexity/types/shared/usage_info.py
+    """
+    search_context_size: str
+
+    """How much search context was used (`low`, `medium` or `high`), which sets the request
+    fee.
+
+    Sent by Perplexity; see
+    https://github.com/perplexityai/perplexity-py/blob/7c203118363c6a28fe1e1559afa3cf15a295d36a/src/perplexity/types/shared/usage_info.py
+    """
+    reasoning_tokens: int | None
+
+    """Tokens spent on reasoning, counted at the top level of usage rather than inside
+    `completion_tokens_details`.
+
+    Sent by SGLang, Azure OpenAI, Perplexity; see
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+    """
+    cached_tokens: int
+
+    """Prompt tokens served from the prompt cache, reported at the top level of `usage`
+    rather than in `prompt_tokens_details`.
+
+    Sent by Together AI; see
+    https://docs.stigg.io/documentation/ai-agents/providers/together
+    """
+    num_sources_used: int
+
+    """Sources Live Search consulted for the request, each billed separately.
+
+    Sent by xAI (Grok); see https://docs.x.ai/docs/guides/live-search
+    """
+    cost_in_usd_ticks: int
+
+    """What the request cost, in ticks of 1e-10 US dollars (divide by 10,000,000,000 for
+    dollars), after discounts and including server-side tools.
+
+    Sent by xAI (Grok); see https://docs.x.ai/developers/cost-tracking
+    """
 
 
 _COMPLETION_USAGE_KEYS = frozenset(
@@ -1485,6 +2943,21 @@ _COMPLETION_USAGE_KEYS = frozenset(
         "prompt_tokens_details",
         "prompt_cache_hit_tokens",
         "prompt_cache_miss_tokens",
+        "queue_time",
+        "prompt_time",
+        "completion_time",
+        "total_time",
+        "cost",
+        "is_byok",
+        "cost_details",
+        "server_tool_use_details",
+        "citation_tokens",
+        "num_search_queries",
+        "search_context_size",
+        "reasoning_tokens",
+        "cached_tokens",
+        "num_sources_used",
+        "cost_in_usd_ticks",
     }
 )
 
@@ -1520,8 +2993,207 @@ def validate_completion_usage(data: Any) -> CompletionUsage:
         "prompt_cache_miss_tokens",
         _optional_nullable(obj, "prompt_cache_miss_tokens", _decode_int),
     )
+    _put(out, "queue_time", _optional(obj, "queue_time", _decode_float))
+    _put(out, "prompt_time", _optional(obj, "prompt_time", _decode_float))
+    _put(out, "completion_time", _optional(obj, "completion_time", _decode_float))
+    _put(out, "total_time", _optional(obj, "total_time", _decode_float))
+    _put(out, "cost", _optional_nullable(obj, "cost", _decode_float_or_PerplexityCost))
+    _put(out, "is_byok", _optional(obj, "is_byok", _decode_bool))
+    _put(
+        out,
+        "cost_details",
+        _optional_nullable(obj, "cost_details", validate_open_router_cost_details),
+    )
+    _put(
+        out,
+        "server_tool_use_details",
+        _optional(
+            obj, "server_tool_use_details", validate_open_router_server_tool_use_details
+        ),
+    )
+    _put(out, "citation_tokens", _optional(obj, "citation_tokens", _decode_int))
+    _put(out, "num_search_queries", _optional(obj, "num_search_queries", _decode_int))
+    _put(out, "search_context_size", _optional(obj, "search_context_size", _decode_str))
+    _put(
+        out,
+        "reasoning_tokens",
+        _optional_nullable(obj, "reasoning_tokens", _decode_int),
+    )
+    _put(out, "cached_tokens", _optional(obj, "cached_tokens", _decode_int))
+    _put(out, "num_sources_used", _optional(obj, "num_sources_used", _decode_int))
+    _put(out, "cost_in_usd_ticks", _optional(obj, "cost_in_usd_ticks", _decode_int))
     out.update(_extra(obj, _COMPLETION_USAGE_KEYS))
     return cast(CompletionUsage, out)
+
+
+class Choice(TypedDict, total=False):
+    """The fragment of one choice carried by a chunk."""
+
+    index: Required[int]
+
+    """Position of this choice among the choices of the completion."""
+    delta: ChoiceDelta
+
+    """The new part of the assistant message.
+
+    Azure OpenAI: Annotation chunks of the asynchronous content filter carry a choice
+    without `delta`. See
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+    finish_reason: FinishReason | str | None
+
+    """Why the model stopped generating this choice; null until the last fragment of the
+    choice.
+    """
+    logprobs: ChoiceLogprobs | float | None
+
+    """Log probabilities of the tokens in this fragment, when they were requested.
+
+    Together AI: The choice carries the log probability of the sampled token as a bare
+    number. See
+    https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+    """
+    content_filter_results: AzureContentFilterResults
+
+    """Content-filter verdicts on the text of this choice so far; may be empty.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+    content_filter_offsets: AzureContentFilterOffsets
+
+    """Which span of the output an asynchronous-filter annotation chunk refers to.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+    content_filter_raw: list[Any]
+
+    """Raw output of the content filters on an asynchronous-filter annotation chunk; its
+    entries are not documented.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+    usage: CompletionUsage | None
+
+    """Token counts for the whole request, carried on the choice of the final chunk instead
+    of (or besides) the top-level `usage`; null or absent on the chunks before it.
+
+    Sent by Moonshot AI (Kimi); see
+    https://platform.kimi.ai/docs/guide/utilize-the-streaming-output-feature-of-kimi-api
+    """
+    native_finish_reason: str | None
+
+    """The finish reason exactly as the upstream provider reported it (such as `end_turn`
+    or `STOP`), before OpenRouter mapped it onto `finish_reason`; null until the choice
+    ends.
+
+    Sent by OpenRouter; see
+    https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_streaming_reasoning.yaml
+    """
+    matched_stop: int | str | None
+
+    """The stop token id or stop string that ended the choice; null while the choice is
+    still running or when it ended another way.
+
+    Sent by SGLang, Azure OpenAI; see
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+    """
+    text: str
+
+    """The text of this fragment again, as in the legacy completions format.
+
+    Sent by Together AI; see
+    https://github.com/lzell/AIProxySwift/blob/360fabbc05b80f33994b9bd31a9d8f9d310b586c/Tests/AIProxyTests/TogetherAIChatCompletionStreamingChunkTests.swift
+    """
+    seed: int | None
+
+    """The sampling seed of the choice; null until the last fragment. Values beyond 2**53
+    are common, so clients that read JSON numbers as doubles lose digits.
+
+    Sent by Together AI; see
+    https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+    """
+    stop_reason: int | str | None
+
+    """The stop token id or stop string that ended the choice; null when it ended another
+    way.
+
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+    """
+    token_ids: list[int] | None
+
+    """Token ids generated in this fragment, when `return_token_ids` is set.
+
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+    """
+
+
+_CHOICE_KEYS = frozenset(
+    {
+        "index",
+        "delta",
+        "finish_reason",
+        "logprobs",
+        "content_filter_results",
+        "content_filter_offsets",
+        "content_filter_raw",
+        "usage",
+        "native_finish_reason",
+        "matched_stop",
+        "text",
+        "seed",
+        "stop_reason",
+        "token_ids",
+    }
+)
+
+
+def validate_choice(data: Any) -> Choice:
+    """Check a decoded JSON object as a Choice; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    out["index"] = _required(obj, "index", _decode_int)
+    _put(out, "delta", _optional(obj, "delta", validate_choice_delta))
+    _put(out, "finish_reason", _optional_nullable(obj, "finish_reason", _decode_str))
+    _put(
+        out,
+        "logprobs",
+        _optional_nullable(obj, "logprobs", _decode_ChoiceLogprobs_or_float),
+    )
+    _put(
+        out,
+        "content_filter_results",
+        _optional(obj, "content_filter_results", validate_azure_content_filter_results),
+    )
+    _put(
+        out,
+        "content_filter_offsets",
+        _optional(obj, "content_filter_offsets", validate_azure_content_filter_offsets),
+    )
+    _put(
+        out,
+        "content_filter_raw",
+        _optional(obj, "content_filter_raw", _decode_list_any),
+    )
+    _put(out, "usage", _optional_nullable(obj, "usage", validate_completion_usage))
+    _put(
+        out,
+        "native_finish_reason",
+        _optional_nullable(obj, "native_finish_reason", _decode_str),
+    )
+    _put(
+        out, "matched_stop", _optional_nullable(obj, "matched_stop", _decode_int_or_str)
+    )
+    _put(out, "text", _optional(obj, "text", _decode_str))
+    _put(out, "seed", _optional_nullable(obj, "seed", _decode_int))
+    _put(out, "stop_reason", _optional_nullable(obj, "stop_reason", _decode_int_or_str))
+    _put(out, "token_ids", _optional_nullable(obj, "token_ids", _decode_list_int))
+    out.update(_extra(obj, _CHOICE_KEYS))
+    return cast(Choice, out)
 
 
 class ModerationResultBody(TypedDict, total=False):
@@ -1691,124 +3363,1169 @@ def validate_azure_prompt_filter_result(data: Any) -> AzurePromptFilterResult:
     return cast(AzurePromptFilterResult, out)
 
 
-class ChatCompletionChunk(TypedDict, total=False):
-    """One server-sent event of a streamed chat completion, carrying a fragment of every
-    choice.
+class AzureLatencyCheckpoint(TypedDict, total=False):
+    """Latency of one request as Azure AI Foundry measured it, in milliseconds; `engine_`
+    values are measured at the model engine, `service_` values at the Azure service
+    around it.
 
-    A payload with an `error` object and no `choices` reports a failed stream; it is not
-    a chunk.
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+
+    engine_tbt_ms: float
+
+    """Average time between tokens at the engine."""
+    engine_ttft_ms: float
+
+    """Time to the first token at the engine."""
+    engine_ttlt_ms: float
+
+    """Time to the last token at the engine."""
+    pre_inference_ms: float
+
+    """Time spent before inference started, such as queueing and input filtering."""
+    service_tbt_ms: float
+
+    """Average time between tokens at the service."""
+    service_ttft_ms: float
+
+    """Time to the first token at the service."""
+    service_ttlt_ms: float
+
+    """Time to the last token at the service."""
+    user_visible_ttft_ms: float
+
+    """Time until the first token was released to the caller."""
+
+
+_AZURE_LATENCY_CHECKPOINT_KEYS = frozenset(
+    {
+        "engine_tbt_ms",
+        "engine_ttft_ms",
+        "engine_ttlt_ms",
+        "pre_inference_ms",
+        "service_tbt_ms",
+        "service_ttft_ms",
+        "service_ttlt_ms",
+        "user_visible_ttft_ms",
+    }
+)
+
+
+def validate_azure_latency_checkpoint(data: Any) -> AzureLatencyCheckpoint:
+    """Check a decoded JSON object as a AzureLatencyCheckpoint; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "engine_tbt_ms", _optional(obj, "engine_tbt_ms", _decode_float))
+    _put(out, "engine_ttft_ms", _optional(obj, "engine_ttft_ms", _decode_float))
+    _put(out, "engine_ttlt_ms", _optional(obj, "engine_ttlt_ms", _decode_float))
+    _put(out, "pre_inference_ms", _optional(obj, "pre_inference_ms", _decode_float))
+    _put(out, "service_tbt_ms", _optional(obj, "service_tbt_ms", _decode_float))
+    _put(out, "service_ttft_ms", _optional(obj, "service_ttft_ms", _decode_float))
+    _put(out, "service_ttlt_ms", _optional(obj, "service_ttlt_ms", _decode_float))
+    _put(
+        out,
+        "user_visible_ttft_ms",
+        _optional(obj, "user_visible_ttft_ms", _decode_float),
+    )
+    out.update(_extra(obj, _AZURE_LATENCY_CHECKPOINT_KEYS))
+    return cast(AzureLatencyCheckpoint, out)
+
+
+class AzureRouting(TypedDict, total=False):
+    """Where Azure AI Foundry routed a request.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+
+    serving_pipereplica: str
+
+    """Identifier of the serving replica (pipeline and data-parallel rank) that produced
+    the response.
+    """
+
+
+_AZURE_ROUTING_KEYS = frozenset({"serving_pipereplica"})
+
+
+def validate_azure_routing(data: Any) -> AzureRouting:
+    """Check a decoded JSON object as a AzureRouting; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "serving_pipereplica", _optional(obj, "serving_pipereplica", _decode_str))
+    out.update(_extra(obj, _AZURE_ROUTING_KEYS))
+    return cast(AzureRouting, out)
+
+
+class GroqModelUsage(TypedDict, total=False):
+    """The usage of one model call within a compound request.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    model: Required[str]
+
+    """Name of the model that was called."""
+    usage: Required[CompletionUsage]
+
+    """Token counts and timings of that call."""
+
+
+_GROQ_MODEL_USAGE_KEYS = frozenset({"model", "usage"})
+
+
+def validate_groq_model_usage(data: Any) -> GroqModelUsage:
+    """Check a decoded JSON object as a GroqModelUsage; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    out["model"] = _required(obj, "model", _decode_str)
+    out["usage"] = _required(obj, "usage", validate_completion_usage)
+    out.update(_extra(obj, _GROQ_MODEL_USAGE_KEYS))
+    return cast(GroqModelUsage, out)
+
+
+class GroqUsageBreakdown(TypedDict, total=False):
+    """The usage of every model that took part in a compound request.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    models: Required[list[GroqModelUsage]]
+
+    """One entry per model call."""
+
+
+_GROQ_USAGE_BREAKDOWN_KEYS = frozenset({"models"})
+
+
+def validate_groq_usage_breakdown(data: Any) -> GroqUsageBreakdown:
+    """Check a decoded JSON object as a GroqUsageBreakdown; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    out["models"] = _required(obj, "models", _decode_list_GroqModelUsage)
+    out.update(_extra(obj, _GROQ_USAGE_BREAKDOWN_KEYS))
+    return cast(GroqUsageBreakdown, out)
+
+
+class GroqDebug(TypedDict, total=False):
+    """The tokens of a request, returned when debug output was requested.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+
+    input_token_ids: list[int]
+
+    """Token ids of the input."""
+    input_tokens: list[str]
+
+    """Token strings of the input."""
+    output_token_ids: list[int]
+
+    """Token ids of the output."""
+    output_tokens: list[str]
+
+    """Token strings of the output."""
+
+
+_GROQ_DEBUG_KEYS = frozenset(
+    {"input_token_ids", "input_tokens", "output_token_ids", "output_tokens"}
+)
+
+
+def validate_groq_debug(data: Any) -> GroqDebug:
+    """Check a decoded JSON object as a GroqDebug; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "input_token_ids", _optional(obj, "input_token_ids", _decode_list_int))
+    _put(out, "input_tokens", _optional(obj, "input_tokens", _decode_list_str))
+    _put(out, "output_token_ids", _optional(obj, "output_token_ids", _decode_list_int))
+    _put(out, "output_tokens", _optional(obj, "output_tokens", _decode_list_str))
+    out.update(_extra(obj, _GROQ_DEBUG_KEYS))
+    return cast(GroqDebug, out)
+
+
+class GroqXGroq(TypedDict, total=False):
+    """Groq's metadata about a streamed request.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
     id: str
 
-    """Identifier of the completion; the same on every chunk of one stream.
-
-    Google Gemini: Responses had no top-level `id` (seen in 2025; reported fixed in
-    2026). See https://github.com/softwaremill/sttp-ai/issues/338
-
-    OpenVINO Model Server: Streamed chunks carry no `id`. See
-    https://github.com/openvinotoolkit/model_server/issues/3553
+    """Groq's request id (`req_...`), to quote to Groq support; sent on the first and the
+    last chunk, and absent for compound systems.
     """
-    choices: list[Choice]
+    seed: int
 
-    """The fragments of each choice in this event; empty on the usage chunk and on other
-    control chunks. A missing or null list reads as empty.
+    """The sampling seed used for the request."""
+    usage: CompletionUsage
+
+    """Token counts and timings for the whole request; sent on the last chunk."""
+    usage_breakdown: GroqUsageBreakdown
+
+    """Usage of each model a compound system called; sent on the last chunk."""
+    error: str
+
+    """Why the stream was stopped early."""
+    debug: GroqDebug
+
+    """Input and output tokens, present only when the request asked for debug output."""
+
+
+_GROQ_X_GROQ_KEYS = frozenset(
+    {"id", "seed", "usage", "usage_breakdown", "error", "debug"}
+)
+
+
+def validate_groq_x_groq(data: Any) -> GroqXGroq:
+    """Check a decoded JSON object as a GroqXGroq; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "id", _optional(obj, "id", _decode_str))
+    _put(out, "seed", _optional(obj, "seed", _decode_int))
+    _put(out, "usage", _optional(obj, "usage", validate_completion_usage))
+    _put(
+        out,
+        "usage_breakdown",
+        _optional(obj, "usage_breakdown", validate_groq_usage_breakdown),
+    )
+    _put(out, "error", _optional(obj, "error", _decode_str))
+    _put(out, "debug", _optional(obj, "debug", validate_groq_debug))
+    out.update(_extra(obj, _GROQ_X_GROQ_KEYS))
+    return cast(GroqXGroq, out)
+
+
+class LlamaCppTimings(TypedDict, total=False):
+    """Token counts and timings of one request, in the shape llama-server reports them.
+
+    Sent by llama.cpp server; see
+    https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md
     """
-    created: int | float
 
-    """Unix time in seconds at which the completion was created; the same on every chunk.
+    cache_n: int
 
-    Mistral AI: The first chunk of some Mistral-served models has no `created`. See
-    https://github.com/zed-industries/zed/pull/62517
+    """Prompt tokens reused from the KV cache instead of being processed again."""
+    prompt_n: int
 
-    SambaNova: `created` is a float timestamp. See
-    https://github.com/BerriAI/litellm/pull/11971
+    """Prompt tokens that were processed."""
+    prompt_ms: float
+
+    """Time spent processing the prompt, in milliseconds."""
+    prompt_per_token_ms: float
+
+    """Average prompt-processing time per token, in milliseconds."""
+    prompt_per_second: float
+
+    """Prompt-processing speed, in tokens per second."""
+    predicted_n: int
+
+    """Tokens generated."""
+    predicted_ms: float
+
+    """Time spent generating, in milliseconds."""
+    predicted_per_token_ms: float
+
+    """Average generation time per token, in milliseconds."""
+    predicted_per_second: float | None
+
+    """Generation speed, in tokens per second; MLX servers send null until two tokens have
+    been generated.
     """
-    model: Required[str]
+    draft_n: int | None
 
-    """Name of the model that produced the chunk, often a dated snapshot."""
-    object: ChunkObject | str | None
-
-    """Type tag of the payload.
-
-    Mistral AI: The first chunk of some Mistral-served models has no `object`. See
-    https://github.com/zed-industries/zed/pull/62517
-
-    NVIDIA TensorRT-Edge-LLM: Chunks come without `object`, or with `"object": null`.
-    See https://github.com/ai-dynamo/aiperf/issues/1010
+    """Tokens proposed by the speculative draft model; llama.cpp sends it only when a draft
+    model ran, MLX servers send null otherwise.
     """
-    service_tier: ServiceTier | str | None
+    draft_n_accepted: int | None
 
-    """Processing tier that served the request."""
-    system_fingerprint: str | None
-
-    """Fingerprint of the backend configuration, to be compared across requests that use a
-    seed.
-
-    Deprecated: OpenAI marks it deprecated and sends null on newer models.
+    """Draft tokens the main model accepted; llama.cpp sends it only when a draft model
+    ran, MLX servers send null otherwise.
     """
-    usage: CompletionUsage | None
+    peak_memory: float
 
-    """Token counts for the whole request; only sent when `stream_options.include_usage` is
-    set, and then null on every chunk but the last.
+    """Peak memory the generation used on the device, in gigabytes.
+
+    Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1216
     """
-    obfuscation: str
+    draft_kind: str | None
 
-    """Random padding that hides the length of each event from network observers; may be
-    empty.
+    """Kind of speculative drafter that ran (such as `mtp`, `dflash` or `eagle3`); null
+    when no draft model was used.
+
+    Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1788
     """
-    moderation: Moderation | None
+    draft_rounds: int | None
 
-    """Moderation verdicts on the input and the output, sent on a dedicated chunk when
-    moderation was requested.
+    """Number of draft-and-verify rounds of speculative decoding; null when no draft model
+    was used.
+
+    Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1788
     """
-    prompt_filter_results: list[AzurePromptFilterResult]
 
-    """Content-filter verdicts on each prompt, sent on a first chunk that has no choices.
 
-    Sent by Azure OpenAI; see
-    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+_LLAMA_CPP_TIMINGS_KEYS = frozenset(
+    {
+        "cache_n",
+        "prompt_n",
+        "prompt_ms",
+        "prompt_per_token_ms",
+        "prompt_per_second",
+        "predicted_n",
+        "predicted_ms",
+        "predicted_per_token_ms",
+        "predicted_per_second",
+        "draft_n",
+        "draft_n_accepted",
+        "peak_memory",
+        "draft_kind",
+        "draft_rounds",
+    }
+)
+
+
+def validate_llama_cpp_timings(data: Any) -> LlamaCppTimings:
+    """Check a decoded JSON object as a LlamaCppTimings; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "cache_n", _optional(obj, "cache_n", _decode_int))
+    _put(out, "prompt_n", _optional(obj, "prompt_n", _decode_int))
+    _put(out, "prompt_ms", _optional(obj, "prompt_ms", _decode_float))
+    _put(
+        out, "prompt_per_token_ms", _optional(obj, "prompt_per_token_ms", _decode_float)
+    )
+    _put(out, "prompt_per_second", _optional(obj, "prompt_per_second", _decode_float))
+    _put(out, "predicted_n", _optional(obj, "predicted_n", _decode_int))
+    _put(out, "predicted_ms", _optional(obj, "predicted_ms", _decode_float))
+    _put(
+        out,
+        "predicted_per_token_ms",
+        _optional(obj, "predicted_per_token_ms", _decode_float),
+    )
+    _put(
+        out,
+        "predicted_per_second",
+        _optional_nullable(obj, "predicted_per_second", _decode_float),
+    )
+    _put(out, "draft_n", _optional_nullable(obj, "draft_n", _decode_int))
+    _put(
+        out,
+        "draft_n_accepted",
+        _optional_nullable(obj, "draft_n_accepted", _decode_int),
+    )
+    _put(out, "peak_memory", _optional(obj, "peak_memory", _decode_float))
+    _put(out, "draft_kind", _optional_nullable(obj, "draft_kind", _decode_str))
+    _put(out, "draft_rounds", _optional_nullable(obj, "draft_rounds", _decode_int))
+    out.update(_extra(obj, _LLAMA_CPP_TIMINGS_KEYS))
+    return cast(LlamaCppTimings, out)
+
+
+class NovitaSlaMetrics(TypedDict, total=False):
+    """Latency figures Novita reports for a streamed request.
+
+    Sent by Novita AI; see
+    https://github.com/sdcb/chats/blob/a12e6e5c2160775d40912c034edb6f861021ff52/src/BE/tests/Chats.BE.UnitTest/ChatServices/ChatCompletions/NovitaChatUsageTests.cs
     """
-    prompt_annotations: list[AzurePromptFilterResult]
 
-    """Content-filter verdicts on each prompt, under their legacy name.
+    ttft_ms: float
 
-    Deprecated: Older API versions' name for `prompt_filter_results`.
+    """Milliseconds until the first token was produced."""
+    ts_us: int
 
-    Sent by Azure OpenAI; see
-    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
-    """
-    nvext: dict[str, Any] | None
+    """A Unix timestamp in microseconds that Novita attaches to the chunk."""
 
-    """NVIDIA response extensions (worker ids, timing, token ids and more), present only
-    for the `extra_fields` the request asked for.
+
+_NOVITA_SLA_METRICS_KEYS = frozenset({"ttft_ms", "ts_us"})
+
+
+def validate_novita_sla_metrics(data: Any) -> NovitaSlaMetrics:
+    """Check a decoded JSON object as a NovitaSlaMetrics; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "ttft_ms", _optional(obj, "ttft_ms", _decode_float))
+    _put(out, "ts_us", _optional(obj, "ts_us", _decode_int))
+    out.update(_extra(obj, _NOVITA_SLA_METRICS_KEYS))
+    return cast(NovitaSlaMetrics, out)
+
+
+class NvExtWorkerId(TypedDict, total=False):
+    """The workers that handled a request, for disaggregated or aggregated serving.
 
     Sent by NVIDIA Dynamo; see
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
     """
-    prompt_token_ids: list[int] | None
 
-    """Token ids of the rendered prompt; sent on the first chunk only, null when not
+    prefill_worker_id: int
+
+    """Id of the prefill worker; ids are 64-bit and may exceed the range a JavaScript
+    number holds exactly.
+    """
+    prefill_dp_rank: int
+
+    """Data-parallel rank of the engine on the prefill worker."""
+    decode_worker_id: int
+
+    """Id of the decode worker; ids are 64-bit and may exceed the range a JavaScript number
+    holds exactly.
+    """
+    decode_dp_rank: int
+
+    """Data-parallel rank of the engine on the decode worker."""
+
+
+_NV_EXT_WORKER_ID_KEYS = frozenset(
+    {"prefill_worker_id", "prefill_dp_rank", "decode_worker_id", "decode_dp_rank"}
+)
+
+
+def validate_nv_ext_worker_id(data: Any) -> NvExtWorkerId:
+    """Check a decoded JSON object as a NvExtWorkerId; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "prefill_worker_id", _optional(obj, "prefill_worker_id", _decode_int))
+    _put(out, "prefill_dp_rank", _optional(obj, "prefill_dp_rank", _decode_int))
+    _put(out, "decode_worker_id", _optional(obj, "decode_worker_id", _decode_int))
+    _put(out, "decode_dp_rank", _optional(obj, "decode_dp_rank", _decode_int))
+    out.update(_extra(obj, _NV_EXT_WORKER_ID_KEYS))
+    return cast(NvExtWorkerId, out)
+
+
+class NvExtTiming(TypedDict, total=False):
+    """How long the phases of one request took, measured by the Dynamo frontend.
+
+    Sent by NVIDIA Dynamo; see
+    https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
+    """
+
+    request_received_ms: int
+
+    """Unix time in milliseconds at which the request arrived; always sent by Dynamo."""
+    prefill_wait_time_ms: float
+
+    """Milliseconds from arrival until prefill started (queueing)."""
+    prefill_time_ms: float
+
+    """Milliseconds from the start of prefill to the first token."""
+    ttft_ms: float
+
+    """Milliseconds from arrival to the first token."""
+    total_time_ms: float
+
+    """Milliseconds from arrival until the request finished."""
+    kv_hit_rate: float
+
+    """Share of the prompt's KV blocks found in cache, from 0 to 1."""
+
+
+_NV_EXT_TIMING_KEYS = frozenset(
+    {
+        "request_received_ms",
+        "prefill_wait_time_ms",
+        "prefill_time_ms",
+        "ttft_ms",
+        "total_time_ms",
+        "kv_hit_rate",
+    }
+)
+
+
+def validate_nv_ext_timing(data: Any) -> NvExtTiming:
+    """Check a decoded JSON object as a NvExtTiming; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "request_received_ms", _optional(obj, "request_received_ms", _decode_int))
+    _put(
+        out,
+        "prefill_wait_time_ms",
+        _optional(obj, "prefill_wait_time_ms", _decode_float),
+    )
+    _put(out, "prefill_time_ms", _optional(obj, "prefill_time_ms", _decode_float))
+    _put(out, "ttft_ms", _optional(obj, "ttft_ms", _decode_float))
+    _put(out, "total_time_ms", _optional(obj, "total_time_ms", _decode_float))
+    _put(out, "kv_hit_rate", _optional(obj, "kv_hit_rate", _decode_float))
+    out.update(_extra(obj, _NV_EXT_TIMING_KEYS))
+    return cast(NvExtTiming, out)
+
+
+class NvExt(TypedDict, total=False):
+    """Dynamo's response extension object; each key is sent only when the request listed it
+    in `nvext.extra_fields` (or, for GAIE query-only requests, automatically).
+
+    Sent by NVIDIA Dynamo; see
+    https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
+    """
+
+    worker_id: NvExtWorkerId
+
+    """Which prefill and decode workers served the request."""
+    timing: NvExtTiming
+
+    """Timing of the request, sent on the final chunk."""
+    token_ids: list[int]
+
+    """The tokenized prompt, returned by the query-only first stage of GAIE routing for
+    reuse in the second stage.
+    """
+    routed_experts: Any
+
+    """Mixture-of-experts routing record passed through from an SGLang backend unchanged.
+    """
+    engine_data: Any
+
+    """Backend-specific data Dynamo forwards without looking at it."""
+    stop_reason: int | str
+
+    """The stop token id or stop string the backend matched, for the single choice of the
+    response.
+    """
+    completion_token_ids: list[int]
+
+    """Ids of the tokens generated in this chunk; concatenated over the stream they give
+    the whole output.
+    """
+    prompt_logprobs: list[Any]
+
+    """Log probabilities of the prompt tokens, sent on the final chunk: one entry per
+    prompt position, null for the first one, otherwise an object that maps a token id
+    (as a string) to `{logprob, rank, decoded_token}`.
+    """
+
+
+_NV_EXT_KEYS = frozenset(
+    {
+        "worker_id",
+        "timing",
+        "token_ids",
+        "routed_experts",
+        "engine_data",
+        "stop_reason",
+        "completion_token_ids",
+        "prompt_logprobs",
+    }
+)
+
+
+def validate_nv_ext(data: Any) -> NvExt:
+    """Check a decoded JSON object as a NvExt; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "worker_id", _optional(obj, "worker_id", validate_nv_ext_worker_id))
+    _put(out, "timing", _optional(obj, "timing", validate_nv_ext_timing))
+    _put(out, "token_ids", _optional(obj, "token_ids", _decode_list_int))
+    _put(out, "routed_experts", _optional(obj, "routed_experts", _decode_any))
+    _put(out, "engine_data", _optional(obj, "engine_data", _decode_any))
+    _put(out, "stop_reason", _optional(obj, "stop_reason", _decode_int_or_str))
+    _put(
+        out,
+        "completion_token_ids",
+        _optional(obj, "completion_token_ids", _decode_list_int),
+    )
+    _put(out, "prompt_logprobs", _optional(obj, "prompt_logprobs", _decode_list_any))
+    out.update(_extra(obj, _NV_EXT_KEYS))
+    return cast(NvExt, out)
+
+
+class OpenRouterError(TypedDict, total=False):
+    """An error OpenRouter reports in the middle of a stream that had started normally.
+
+    Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
+    """
+
+    message: Required[str]
+
+    """Human-readable explanation, often just `Provider returned error`."""
+    code: int | str
+
+    """The error code: usually an HTTP status such as 429 or 502, sometimes a string tag;
+    OpenRouter sends it with every error.
+    """
+    type: str | None
+
+    """A category of the error, when one is given."""
+    param: Any | None
+
+    """The request parameter the error is about, when one is given."""
+    metadata: dict[str, Any]
+
+    """Free-form details, such as the upstream `provider_name`, an `error_type` tag and the
+    `raw` error text of the upstream provider.
+    """
+
+
+_OPEN_ROUTER_ERROR_KEYS = frozenset({"message", "code", "type", "param", "metadata"})
+
+
+def validate_open_router_error(data: Any) -> OpenRouterError:
+    """Check a decoded JSON object as a OpenRouterError; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    out["message"] = _required(obj, "message", _decode_str)
+    _put(out, "code", _optional(obj, "code", _decode_int_or_str))
+    _put(out, "type", _optional_nullable(obj, "type", _decode_str))
+    _put(out, "param", _optional_nullable(obj, "param", _decode_any))
+    _put(out, "metadata", _optional(obj, "metadata", _decode_map_any))
+    out.update(_extra(obj, _OPEN_ROUTER_ERROR_KEYS))
+    return cast(OpenRouterError, out)
+
+
+class PerplexitySearchResult(TypedDict, total=False):
+    """One web page Perplexity's search returned.
+
+    Sent by Perplexity; see
+    https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
+    """
+
+    id: int
+
+    """Number of the result, as used by the references in the answer."""
+    title: str
+
+    """Title of the page."""
+    url: str
+
+    """Address of the page."""
+    snippet: str
+
+    """Excerpt of the page."""
+    date: str
+
+    """Publication date of the page."""
+    last_updated: str
+
+    """Date the page was last updated."""
+    source: str
+
+    """Where the result comes from, such as `web`."""
+
+
+_PERPLEXITY_SEARCH_RESULT_KEYS = frozenset(
+    {"id", "title", "url", "snippet", "date", "last_updated", "source"}
+)
+
+
+def validate_perplexity_search_result(data: Any) -> PerplexitySearchResult:
+    """Check a decoded JSON object as a PerplexitySearchResult; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "id", _optional(obj, "id", _decode_int))
+    _put(out, "title", _optional(obj, "title", _decode_str))
+    _put(out, "url", _optional(obj, "url", _decode_str))
+    _put(out, "snippet", _optional(obj, "snippet", _decode_str))
+    _put(out, "date", _optional(obj, "date", _decode_str))
+    _put(out, "last_updated", _optional(obj, "last_updated", _decode_str))
+    _put(out, "source", _optional(obj, "source", _decode_str))
+    out.update(_extra(obj, _PERPLEXITY_SEARCH_RESULT_KEYS))
+    return cast(PerplexitySearchResult, out)
+
+
+class SglangCachedTokensDetails(TypedDict, total=False):
+    """Cached prompt tokens broken down by the cache tier that held them.
+
+    Sent by SGLang; see
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+    """
+
+    device: int
+
+    """Tokens found in the GPU-resident cache."""
+    host: int
+
+    """Tokens found in the host-memory cache."""
+    storage: int
+
+    """Tokens loaded from the third-tier storage backend; present only when one is
+    configured.
+    """
+    storage_backend: str
+
+    """Name of the third-tier storage backend; present only when one is configured."""
+
+
+_SGLANG_CACHED_TOKENS_DETAILS_KEYS = frozenset(
+    {"device", "host", "storage", "storage_backend"}
+)
+
+
+def validate_sglang_cached_tokens_details(data: Any) -> SglangCachedTokensDetails:
+    """Check a decoded JSON object as a SglangCachedTokensDetails; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "device", _optional(obj, "device", _decode_int))
+    _put(out, "host", _optional(obj, "host", _decode_int))
+    _put(out, "storage", _optional(obj, "storage", _decode_int))
+    _put(out, "storage_backend", _optional(obj, "storage_backend", _decode_str))
+    out.update(_extra(obj, _SGLANG_CACHED_TOKENS_DETAILS_KEYS))
+    return cast(SglangCachedTokensDetails, out)
+
+
+class SglangSglExt(TypedDict, total=False):
+    """Extension fields SGLang attaches to a response outside the OpenAI schema.
+
+    Sent by SGLang; see
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+    """
+
+    routed_experts: str | None
+
+    """Encoded record of which mixture-of-experts experts handled the tokens, when
     requested.
+    """
+    cached_tokens_details: SglangCachedTokensDetails | None
+
+    """Where the prompt tokens served from cache came from, when requested."""
+
+
+_SGLANG_SGL_EXT_KEYS = frozenset({"routed_experts", "cached_tokens_details"})
+
+
+def validate_sglang_sgl_ext(data: Any) -> SglangSglExt:
+    """Check a decoded JSON object as a SglangSglExt; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "routed_experts", _optional_nullable(obj, "routed_experts", _decode_str))
+    _put(
+        out,
+        "cached_tokens_details",
+        _optional_nullable(
+            obj, "cached_tokens_details", validate_sglang_cached_tokens_details
+        ),
+    )
+    out.update(_extra(obj, _SGLANG_SGL_EXT_KEYS))
+    return cast(SglangSglExt, out)
+
+
+class TogetherWarning(TypedDict, total=False):
+    """A warning about a request.
+
+    Sent by Together AI; see
+    https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+    """
+
+    message: Required[str]
+
+    """What the warning is about."""
+
+
+_TOGETHER_WARNING_KEYS = frozenset({"message"})
+
+
+def validate_together_warning(data: Any) -> TogetherWarning:
+    """Check a decoded JSON object as a TogetherWarning; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    out["message"] = _required(obj, "message", _decode_str)
+    out.update(_extra(obj, _TOGETHER_WARNING_KEYS))
+    return cast(TogetherWarning, out)
+
+
+class VllmSpeculativeDecodingMetrics(TypedDict, total=False):
+    """How well the draft tokens of speculative decoding were accepted for one request
+    (experimental).
 
     Sent by vLLM; see
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
-    prompt_text: str | None
 
-    """The prompt after the chat template was applied; sent on the first chunk only when
-    `return_prompt_text` is set.
+    mean_acceptance_length: float
+
+    """Average number of tokens accepted per verification step."""
+    draft_acceptance_rate: float
+
+    """Share of draft tokens that were accepted."""
+    acceptance_histogram: list[int]
+
+    """Entry j counts the verification steps that accepted exactly j draft tokens."""
+    num_spec_steps: int
+
+    """Number of verification steps."""
+    num_accepted_draft_tokens: int
+
+    """Draft tokens accepted in total."""
+    num_draft_tokens: int
+
+    """Draft tokens proposed in total."""
+    num_spec_tokens: int
+
+    """Draft tokens proposed per step."""
+    per_step_accepted: list[int] | None
+
+    """Tokens accepted at each step, in order; only at the detailed metrics level."""
+    per_step_drafted: list[int] | None
+
+    """Tokens drafted at each step, in order; only at the detailed metrics level."""
+
+
+_VLLM_SPECULATIVE_DECODING_METRICS_KEYS = frozenset(
+    {
+        "mean_acceptance_length",
+        "draft_acceptance_rate",
+        "acceptance_histogram",
+        "num_spec_steps",
+        "num_accepted_draft_tokens",
+        "num_draft_tokens",
+        "num_spec_tokens",
+        "per_step_accepted",
+        "per_step_drafted",
+    }
+)
+
+
+def validate_vllm_speculative_decoding_metrics(
+    data: Any,
+) -> VllmSpeculativeDecodingMetrics:
+    """Check a decoded JSON object as a VllmSpeculativeDecodingMetrics; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(
+        out,
+        "mean_acceptance_length",
+        _optional(obj, "mean_acceptance_length", _decode_float),
+    )
+    _put(
+        out,
+        "draft_acceptance_rate",
+        _optional(obj, "draft_acceptance_rate", _decode_float),
+    )
+    _put(
+        out,
+        "acceptance_histogram",
+        _optional(obj, "acceptance_histogram", _decode_list_int),
+    )
+    _put(out, "num_spec_steps", _optional(obj, "num_spec_steps", _decode_int))
+    _put(
+        out,
+        "num_accepted_draft_tokens",
+        _optional(obj, "num_accepted_draft_tokens", _decode_int),
+    )
+    _put(out, "num_draft_tokens", _optional(obj, "num_draft_tokens", _decode_int))
+    _put(out, "num_spec_tokens", _optional(obj, "num_spec_tokens", _decode_int))
+    _put(
+        out,
+        "per_step_accepted",
+        _optional_nullable(obj, "per_step_accepted", _decode_list_int),
+    )
+    _put(
+        out,
+        "per_step_drafted",
+        _optional_nullable(obj, "per_step_drafted", _decode_list_int),
+    )
+    out.update(_extra(obj, _VLLM_SPECULATIVE_DECODING_METRICS_KEYS))
+    return cast(VllmSpeculativeDecodingMetrics, out)
+
+
+class VllmRequestMetrics(TypedDict, total=False):
+    """Latency and throughput of one request as vLLM measured it.
 
     Sent by vLLM; see
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
-    request_id: str | None
 
-    """The request id the client sent or the server assigned, echoed back.
+    time_to_first_token_ms: float | None
 
-    Sent by Z.ai (GLM), vLLM; see
+    """Milliseconds until the first token was produced."""
+    generation_time_ms: float | None
+
+    """Milliseconds spent generating."""
+    queue_time_ms: float | None
+
+    """Milliseconds the request waited in the scheduler queue."""
+    mean_itl_ms: float | None
+
+    """Mean inter-token latency, in milliseconds."""
+    tokens_per_second: float | None
+
+    """Generation throughput of the request."""
+    speculative_decoding: VllmSpeculativeDecodingMetrics | None
+
+    """Acceptance statistics of speculative decoding (experimental); null when it did not
+    run or for n > 1.
+    """
+
+
+_VLLM_REQUEST_METRICS_KEYS = frozenset(
+    {
+        "time_to_first_token_ms",
+        "generation_time_ms",
+        "queue_time_ms",
+        "mean_itl_ms",
+        "tokens_per_second",
+        "speculative_decoding",
+    }
+)
+
+
+def validate_vllm_request_metrics(data: Any) -> VllmRequestMetrics:
+    """Check a decoded JSON object as a VllmRequestMetrics; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(
+        out,
+        "time_to_first_token_ms",
+        _optional_nullable(obj, "time_to_first_token_ms", _decode_float),
+    )
+    _put(
+        out,
+        "generation_time_ms",
+        _optional_nullable(obj, "generation_time_ms", _decode_float),
+    )
+    _put(out, "queue_time_ms", _optional_nullable(obj, "queue_time_ms", _decode_float))
+    _put(out, "mean_itl_ms", _optional_nullable(obj, "mean_itl_ms", _decode_float))
+    _put(
+        out,
+        "tokens_per_second",
+        _optional_nullable(obj, "tokens_per_second", _decode_float),
+    )
+    _put(
+        out,
+        "speculative_decoding",
+        _optional_nullable(
+            obj, "speculative_decoding", validate_vllm_speculative_decoding_metrics
+        ),
+    )
+    out.update(_extra(obj, _VLLM_REQUEST_METRICS_KEYS))
+    return cast(VllmRequestMetrics, out)
+
+
+class ZaiWebSearchResult(TypedDict, total=False):
+    """One web page found by Z.ai's search, in the shape its Web Search API documents.
+
+    Sent by Z.ai (GLM); see
     https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
     """
+
+    title: str
+
+    """Title of the page."""
+    content: str
+
+    """Summary or excerpt of the page."""
+    link: str
+
+    """URL of the page."""
+    media: str
+
+    """Name of the site the page belongs to."""
+    icon: str
+
+    """URL of the site's icon."""
+    refer: str
+
+    """Citation marker (such as `ref_1`) that the answer uses to point at this page."""
+    publish_date: str
+
+    """When the page was published, as text."""
+
+
+_ZAI_WEB_SEARCH_RESULT_KEYS = frozenset(
+    {"title", "content", "link", "media", "icon", "refer", "publish_date"}
+)
+
+
+def validate_zai_web_search_result(data: Any) -> ZaiWebSearchResult:
+    """Check a decoded JSON object as a ZaiWebSearchResult; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "title", _optional(obj, "title", _decode_str))
+    _put(out, "content", _optional(obj, "content", _decode_str))
+    _put(out, "link", _optional(obj, "link", _decode_str))
+    _put(out, "media", _optional(obj, "media", _decode_str))
+    _put(out, "icon", _optional(obj, "icon", _decode_str))
+    _put(out, "refer", _optional(obj, "refer", _decode_str))
+    _put(out, "publish_date", _optional(obj, "publish_date", _decode_str))
+    out.update(_extra(obj, _ZAI_WEB_SEARCH_RESULT_KEYS))
+    return cast(ZaiWebSearchResult, out)
+
+
+# One server-sent event of a streamed chat completion, carrying a fragment of every
+# choice.
+#
+# A payload with an `error` object and no `choices` reports a failed stream; it is not a
+# chunk.
+ChatCompletionChunk = TypedDict(
+    "ChatCompletionChunk",
+    {
+        # Identifier of the completion; the same on every chunk of one stream.
+        #
+        # Google Gemini: Responses had no top-level `id` (seen in 2025; reported fixed
+        # in 2026). See https://github.com/softwaremill/sttp-ai/issues/338
+        #
+        # OpenVINO Model Server: Streamed chunks carry no `id`. See
+        # https://github.com/openvinotoolkit/model_server/issues/3553
+        "id": str,
+        # The fragments of each choice in this event; empty on the usage chunk and on
+        # other control chunks. A missing or null list reads as empty.
+        "choices": list[Choice],
+        # Unix time in seconds at which the completion was created; the same on every
+        # chunk.
+        #
+        # Mistral AI: The first chunk of some Mistral-served models has no `created`.
+        # See https://github.com/zed-industries/zed/pull/62517
+        #
+        # SambaNova: `created` is a float timestamp. See
+        # https://github.com/BerriAI/litellm/pull/11971
+        "created": int | float,
+        # Name of the model that produced the chunk, often a dated snapshot.
+        "model": Required[str],
+        # Type tag of the payload.
+        #
+        # Mistral AI: The first chunk of some Mistral-served models has no `object`. See
+        # https://github.com/zed-industries/zed/pull/62517
+        #
+        # NVIDIA TensorRT-Edge-LLM: Chunks come without `object`, or with `"object":
+        # null`. See https://github.com/ai-dynamo/aiperf/issues/1010
+        "object": ChunkObject | str | None,
+        # Processing tier that served the request.
+        "service_tier": ServiceTier | str | None,
+        # Fingerprint of the backend configuration, to be compared across requests that
+        # use a seed.
+        #
+        # Deprecated: OpenAI marks it deprecated and sends null on newer models.
+        "system_fingerprint": str | None,
+        # Token counts for the whole request; only sent when
+        # `stream_options.include_usage` is set, and then null on every chunk but the
+        # last.
+        "usage": CompletionUsage | None,
+        # Random padding that hides the length of each event from network observers; may
+        # be empty.
+        "obfuscation": str,
+        # Moderation verdicts on the input and the output, sent on a dedicated chunk
+        # when moderation was requested.
+        "moderation": Moderation | None,
+        # Content-filter verdicts on each prompt, sent on a first chunk that has no
+        # choices.
+        #
+        # Sent by Azure OpenAI; see https://github.com/MicrosoftDocs/azure-ai-
+        # docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-
+        # foundry/openai/concepts/content-streaming.md
+        "prompt_filter_results": list[AzurePromptFilterResult],
+        # Content-filter verdicts on each prompt, under their legacy name.
+        #
+        # Deprecated: Older API versions' name for `prompt_filter_results`.
+        #
+        # Sent by Azure OpenAI; see https://github.com/MicrosoftDocs/azure-ai-
+        # docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-
+        # foundry/openai/concepts/content-streaming.md
+        "prompt_annotations": list[AzurePromptFilterResult],
+        # Latency measurements of the request inside the engine and the service, sent by
+        # Foundry on the usage chunk.
+        #
+        # Sent by Azure OpenAI; see
+        # https://github.com/RomanEmreis/svir/blob/99a68b19ec380b7948969e6fee4e323125288885/tests/conformance/decoder/azure.sse
+        "latency_checkpoint": AzureLatencyCheckpoint,
+        # Which serving replica handled the request, sent by Foundry on the usage chunk.
+        #
+        # Sent by Azure OpenAI; see
+        # https://github.com/RomanEmreis/svir/blob/99a68b19ec380b7948969e6fee4e323125288885/tests/conformance/decoder/azure.sse
+        "routing": AzureRouting,
+        # Per-request performance metrics, keyed like Fireworks' response headers (such
+        # as `fireworks-server-time-to-first-token`); sent on the chunk with the finish
+        # reason when the request set `perf_metrics_in_response`.
+        #
+        # Sent by Fireworks AI; see https://docs.fireworks.ai/faq-new/models-
+        # inference/how-to-get-performance-metrics-for-streaming-responses
+        "perf_metrics": dict[str, Any],
+        # Groq's own metadata: the request id and seed on the first chunk, the usage
+        # (with timings) on the last one.
+        #
+        # Sent by Groq; see https://github.com/groq/groq-
+        # python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+        "x_groq": GroqXGroq,
+        # Prompt-processing and generation speed of the request, sent on the final chunk
+        # (MLX servers send it on every chunk).
+        #
+        # Sent by llama.cpp server, MLX-VLM server; see https://github.com/ggml-
+        # org/llama.cpp/blob/master/tools/server/server-task.cpp
+        "timings": LlamaCppTimings,
+        # The server's native, non-OpenAI result (generation settings, grammar, token
+        # counts and more), added for debugging when the server runs in verbose mode;
+        # can be very large.
+        #
+        # Sent by llama.cpp server; see https://github.com/ggml-
+        # org/llama.cpp/blob/master/tools/server/server-task.cpp
+        "__verbose": dict[str, Any],
+        # Latency figures Novita measures for the request, repeated on every chunk.
+        #
+        # Sent by Novita AI; see
+        # https://github.com/sdcb/chats/blob/a12e6e5c2160775d40912c034edb6f861021ff52/src/BE/tests/Chats.BE.UnitTest/ChatServices/ChatCompletions/NovitaChatUsageTests.cs
+        "sla_metrics": NovitaSlaMetrics,
+        # NVIDIA response extensions (worker ids, timing, token ids and more), present
+        # only for the `extra_fields` the request asked for.
+        #
+        # Sent by NVIDIA Dynamo; see https://github.com/ai-
+        # dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
+        "nvext": NvExt | None,
+        # Name of the upstream provider that served the request (`OpenAI`, `Amazon
+        # Bedrock`, `Google` and so on), which need not be the maker of the model.
+        #
+        # Sent by OpenRouter; see https://github.com/OpenRouterTeam/ai-sdk-
+        # provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
+        "provider": str,
+        # A failure that happened after the stream had started, reported inside a chunk
+        # that still carries `choices` (with finish reason `error`) and possibly
+        # `usage`; a payload with `error` and no `choices` is rejected as an error
+        # report instead.
+        #
+        # Sent by OpenRouter; see https://openrouter.ai/docs/sdks/python/api-
+        # reference/components/chatstreamchunk
+        "error": OpenRouterError | None,
+        # Addresses of the sources the answer draws on, in the order the numbered
+        # references in the text (`[1]`, `[2]`) use; Perplexity repeats the list on
+        # every chunk, xAI's Live Search sends it on the last one.
+        #
+        # Sent by Perplexity, xAI (Grok); see
+        # https://github.com/perplexityai/perplexity-
+        # py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
+        "citations": list[str],
+        # The search results the answer draws on, with titles and snippets.
+        #
+        # Sent by Perplexity; see https://github.com/perplexityai/perplexity-
+        # py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
+        "search_results": list[PerplexitySearchResult],
+        # SGLang's own response extensions (routed experts, cache-source breakdown);
+        # left out when none of them were produced.
+        #
+        # Sent by SGLang; see https://github.com/sgl-
+        # project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+        "sglext": SglangSglExt,
+        # Warnings about the request, such as parameters that were ignored.
+        #
+        # Sent by Together AI; see https://github.com/togethercomputer/together-
+        # py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+        "warnings": list[TogetherWarning],
+        # Token ids of the rendered prompt; sent on the first chunk only, null when not
+        # requested.
+        #
+        # Sent by vLLM; see https://github.com/vllm-
+        # project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+        "prompt_token_ids": list[int] | None,
+        # The prompt after the chat template was applied; sent on the first chunk only
+        # when `return_prompt_text` is set.
+        #
+        # Sent by vLLM; see https://github.com/vllm-
+        # project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+        "prompt_text": str | None,
+        # Per-request performance measurements; null on chunks that do not carry them.
+        #
+        # Sent by vLLM; see https://github.com/vllm-
+        # project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+        "metrics": VllmRequestMetrics | None,
+        # The request id the client sent or the server assigned, echoed back.
+        #
+        # Sent by Z.ai (GLM), vLLM; see https://docs.rs/openai-
+        # interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
+        "request_id": str | None,
+        # The web pages the built-in `web_search` tool found and the answer draws on,
+        # returned at the top level of the response.
+        #
+        # Sent by Z.ai (GLM); see https://docs.bigmodel.cn/cn/guide/tools/web-search
+        "web_search": list[ZaiWebSearchResult],
+    },
+    total=False,
+)
 
 
 _CHAT_COMPLETION_CHUNK_KEYS = frozenset(
@@ -1825,10 +4542,25 @@ _CHAT_COMPLETION_CHUNK_KEYS = frozenset(
         "moderation",
         "prompt_filter_results",
         "prompt_annotations",
+        "latency_checkpoint",
+        "routing",
+        "perf_metrics",
+        "x_groq",
+        "timings",
+        "__verbose",
+        "sla_metrics",
         "nvext",
+        "provider",
+        "error",
+        "citations",
+        "search_results",
+        "sglext",
+        "warnings",
         "prompt_token_ids",
         "prompt_text",
+        "metrics",
         "request_id",
+        "web_search",
     }
 )
 
@@ -1863,14 +4595,43 @@ def validate_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
         "prompt_annotations",
         _optional(obj, "prompt_annotations", _decode_list_AzurePromptFilterResult),
     )
-    _put(out, "nvext", _optional_nullable(obj, "nvext", _decode_map_any))
+    _put(
+        out,
+        "latency_checkpoint",
+        _optional(obj, "latency_checkpoint", validate_azure_latency_checkpoint),
+    )
+    _put(out, "routing", _optional(obj, "routing", validate_azure_routing))
+    _put(out, "perf_metrics", _optional(obj, "perf_metrics", _decode_map_any))
+    _put(out, "x_groq", _optional(obj, "x_groq", validate_groq_x_groq))
+    _put(out, "timings", _optional(obj, "timings", validate_llama_cpp_timings))
+    _put(out, "__verbose", _optional(obj, "__verbose", _decode_map_any))
+    _put(out, "sla_metrics", _optional(obj, "sla_metrics", validate_novita_sla_metrics))
+    _put(out, "nvext", _optional_nullable(obj, "nvext", validate_nv_ext))
+    _put(out, "provider", _optional(obj, "provider", _decode_str))
+    _put(out, "error", _optional_nullable(obj, "error", validate_open_router_error))
+    _put(out, "citations", _optional(obj, "citations", _decode_list_str))
+    _put(
+        out,
+        "search_results",
+        _optional(obj, "search_results", _decode_list_PerplexitySearchResult),
+    )
+    _put(out, "sglext", _optional(obj, "sglext", validate_sglang_sgl_ext))
+    _put(out, "warnings", _optional(obj, "warnings", _decode_list_TogetherWarning))
     _put(
         out,
         "prompt_token_ids",
         _optional_nullable(obj, "prompt_token_ids", _decode_list_int),
     )
     _put(out, "prompt_text", _optional_nullable(obj, "prompt_text", _decode_str))
+    _put(
+        out,
+        "metrics",
+        _optional_nullable(obj, "metrics", validate_vllm_request_metrics),
+    )
     _put(out, "request_id", _optional_nullable(obj, "request_id", _decode_str))
+    _put(
+        out, "web_search", _optional(obj, "web_search", _decode_list_ZaiWebSearchResult)
+    )
     out.update(_extra(obj, _CHAT_COMPLETION_CHUNK_KEYS))
     return cast(ChatCompletionChunk, out)
 

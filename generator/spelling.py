@@ -129,7 +129,7 @@ def pydantic_field(field: Field) -> str:
         text = f"{base} | None" if field.nullable else base
         return f"{text} = Field({alias})" if alias else text
     text = f"{base} | None" if field.nullable else f"Annotated[{base} | None, _NOT_NULL]"
-    return f"{text} = Field(None, {alias})" if alias else f"{text} = None"
+    return f"{text} = Field(default=None, {alias})" if alias else f"{text} = None"
 
 
 def default_factory(field: Field) -> str:

@@ -317,7 +317,7 @@ fields:
     schema:
       type: map[any]
       doc: A BaseModel method name.
-    __verbose:
+    __private:
       type: any
       doc: A private-looking name.
     x-request-id:
@@ -347,7 +347,7 @@ def test_awkward_wire_names_generate_importable_aliased_code(project: Path) -> N
     assert result.returncode == 0, result.stderr
     payload = (
         '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],'
-        '"from":3,"class":null,"model_config":true,"schema":{"a":[1]},"__verbose":{"k":1},'
+        '"from":3,"class":null,"model_config":true,"schema":{"a":[1]},"__private":{"k":1},'
         '"x-request-id":"r","field":1,"Annotated":2,"class_":"not the class key"}'
     )
     texts = set()
@@ -359,7 +359,7 @@ def test_awkward_wire_names_generate_importable_aliased_code(project: Path) -> N
             assert parsed.from_ == 3
             assert parsed.class_ is None
             assert parsed.model_config_ is True
-            assert parsed.verbose_ == {"k": 1}
+            assert parsed.private_ == {"k": 1}
             assert parsed.x_request_id_ == "r"
             assert parsed.field_ == 1
             assert parsed.Annotated_ == 2

@@ -230,10 +230,11 @@ def test_vendor_fields_are_typed_attributes() -> None:
     text = REAL_SHAPES["vendor heavy"]
     dc = chunk_dataclasses.loads(text)
     assert dc.request_id == "r1"
-    assert dc.nvext == {
-        "worker_id": {"decode_worker_id": 9007199254740993},
-        "timing": {"ttft_ms": 1.5},
-    }
+    assert isinstance(dc.nvext, chunk_dataclasses.NvExt)
+    assert isinstance(dc.nvext.worker_id, chunk_dataclasses.NvExtWorkerId)
+    assert dc.nvext.worker_id.decode_worker_id == 9007199254740993
+    assert isinstance(dc.nvext.timing, chunk_dataclasses.NvExtTiming)
+    assert dc.nvext.timing.ttft_ms == 1.5
     assert dc.prompt_token_ids is None
     assert dc.choices[0].token_ids == [1, 2]
     dc_delta = dc.choices[0].delta

@@ -2,17 +2,31 @@
 # Sources: spec/chat_completion_chunk.yaml
 #          spec/vendors/azure.yaml
 #          spec/vendors/deepseek.yaml
+#          spec/vendors/fireworks.yaml
 #          spec/vendors/gemini.yaml
+#          spec/vendors/groq.yaml
+#          spec/vendors/litellm.yaml
 #          spec/vendors/llamacpp.yaml
 #          spec/vendors/minimax.yaml
 #          spec/vendors/mistral.yaml
+#          spec/vendors/mlx.yaml
+#          spec/vendors/moonshot.yaml
+#          spec/vendors/novita.yaml
 #          spec/vendors/nvidia_dynamo.yaml
+#          spec/vendors/ollama.yaml
+#          spec/vendors/openrouter.yaml
 #          spec/vendors/openvino.yaml
+#          spec/vendors/perplexity.yaml
+#          spec/vendors/qwen_dashscope.yaml
 #          spec/vendors/sambanova.yaml
+#          spec/vendors/sglang.yaml
+#          spec/vendors/snowflake.yaml
 #          spec/vendors/tensorrt_edge_llm.yaml
+#          spec/vendors/together.yaml
 #          spec/vendors/vllm.yaml
+#          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 31c04d728b7d1ef9 (spec, templates and generator).
+# Spec hash: 6c05e407eb09e137 (spec, templates and generator).
 # Target: all. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Every target gives the same result for the same input: the same `dumps` text for

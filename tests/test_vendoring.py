@@ -1,0 +1,393 @@
+"""Vendor selection, vendoring one module into another repository, the strict profile,
+a new vendor in one edit, and the generated vendor reference."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from generator.build import build_spec
+from generator.load import load_spec
+from tests.support import FIXTURE_STREAMS, Stream, assert_same_json, normalised
+from tests.test_generator import REPO, copy_project, run_generator
+
+TARGETS = ("dataclasses", "typeddicts", "pydantic")
+
+
+def load_module(path: Path) -> ModuleType:
+    name = f"vendored_{path.stem}_{abs(hash(str(path)))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses resolve their module through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+def run_tests(root: Path, *paths: str) -> subprocess.CompletedProcess[str]:
+    """pytest in a project copy, against the copy's own generated modules and tests."""
+    shutil.copytree(
+        REPO / "tests",
+        root / "tests",
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("generated", "__pycache__"),
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *paths],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+# --- vendor selection ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def vllm_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = copy_project(tmp_path_factory.mktemp("select") / "project")
+    result = run_generator(root, "generate", "--vendors", "vllm")
+    assert result.returncode == 0, result.stderr
+    return root
+
+
+def test_selection_types_only_the_chosen_vendors(vllm_only: Path) -> None:
+    source = (vllm_only / "generated/chunk_dataclasses.py").read_text()
+    assert re.search(r"^    prompt_token_ids: list\[int\] \| _Unset \| None = UNSET$", source, re.M)
+    assert "Vendors: vllm. Profile: lenient." in source
+    for left_out in ("nvext", "prompt_filter_results", "x_groq", "AzureContentFilterResults"):
+        assert left_out not in source, left_out
+    module = load_module(vllm_only / "generated/chunk_dataclasses.py")
+    chunk = module.loads(
+        '{"id":"c","model":"m","created":1,"object":"chat.completion.chunk","choices":[],"prompt_token_ids":[1],"x_groq":{"id":"r"},"nvext":{"a":1}}'
+    )
+    assert chunk.prompt_token_ids == [1]
+    assert chunk.extra == {"x_groq": {"id": "r"}, "nvext": {"a": 1}}
+
+
+def test_selection_still_round_trips_every_fixture(vllm_only: Path) -> None:
+    result = run_tests(vllm_only, "tests/generated")
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "2457 of 2457 chunks" in result.stdout
+
+
+def test_pyproject_setting_selects_like_the_flag(vllm_only: Path, tmp_path: Path) -> None:
+    root = copy_project(tmp_path / "project")
+    (root / "pyproject.toml").write_text('[tool.chunkspec]\nvendors = ["vllm"]\n')
+    assert run_generator(root, "generate").returncode == 0
+    for target in TARGETS:
+        path = f"generated/chunk_{target}.py"
+        assert (root / path).read_bytes() == (vllm_only / path).read_bytes(), path
+
+
+def test_unknown_vendor_is_an_error(tmp_path: Path) -> None:
+    root = copy_project(tmp_path / "project")
+    result = run_generator(root, "generate", "--vendors", "vllm,nobody")
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: --vendors: unknown vendor 'nobody' (known: ")
+
+
+# --- vendoring ----------------------------------------------------------------------
+
+
+def test_vendored_module_is_checked_and_edits_are_caught(tmp_path: Path) -> None:
+    out = tmp_path / "elsewhere" / "chunks.py"
+    result = run_generator(
+        REPO, "vendor", "--target", "dataclasses", "--vendors", "vllm", "--out", str(out)
+    )
+    assert result.returncode == 0, result.stderr
+    text = out.read_text()
+    assert (
+        f"# Regenerate with: python -m generator vendor --target dataclasses --vendors vllm --out {out}"
+        in text
+    )
+    assert re.search(r"^# Checksum: [0-9a-f]{16}$", text, re.M)
+    assert run_generator(REPO, "check", "--vendored", str(out)).returncode == 0
+
+    module = load_module(out)  # self-contained: works where it was written
+    chunk = module.loads(
+        '{"id":"c","model":"m","created":1,"object":"o","choices":[],"prompt_text":"p"}'
+    )
+    assert chunk.prompt_text == "p"
+
+    out.write_text(text.replace("        return out\n", "        return dict(out)\n", 1))
+    result = run_generator(REPO, "check", "--vendored", str(out))
+    assert result.returncode == 1
+    assert f"error: {out}: edited by hand" in result.stderr
+
+
+def test_vendored_module_goes_stale_when_the_spec_changes(tmp_path: Path) -> None:
+    root = copy_project(tmp_path / "project")
+    out = tmp_path / "chunks_pydantic.py"
+    assert run_generator(root, "vendor", "--target", "pydantic", "--out", str(out)).returncode == 0
+    vllm = root / "spec/vendors/vllm.yaml"
+    vllm.write_text(
+        vllm.read_text().replace("Token ids of the rendered prompt", "Token ids of the prompt")
+    )
+    result = run_generator(root, "check", "--vendored", str(out))
+    assert result.returncode == 1
+    assert "stale: the spec or generator changed" in result.stderr
+
+
+def test_a_file_that_is_not_vendored_is_reported(tmp_path: Path) -> None:
+    other = tmp_path / "other.py"
+    other.write_text("x = 1\n")
+    result = run_generator(REPO, "check", "--vendored", str(other))
+    assert result.returncode == 1
+    assert "not a module written by `python -m generator vendor`" in result.stderr
+
+
+def test_pre_commit_hook_runs_the_vendored_check() -> None:
+    hooks = (REPO / ".pre-commit-hooks.yaml").read_text()
+    assert "entry: python -m generator check --vendored" in hooks
+
+
+# --- strict profile -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def strict_modules(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ModuleType]:
+    folder = tmp_path_factory.mktemp("strict")
+    modules = {}
+    for target in TARGETS:
+        out = folder / f"strict_{target}.py"
+        args = (
+            "vendor",
+            "--target",
+            target,
+            "--profile",
+            "strict",
+            "--vendors",
+            "none",
+            "--out",
+            str(out),
+        )
+        result = run_generator(REPO, *args)
+        assert result.returncode == 0, result.stderr
+        modules[target] = load_module(out)
+    return modules
+
+
+SURPRISE = (
+    '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"surprise":1}'
+)
+
+# What the strict profile (OpenAI's spec, no vendor) rejects in each captured stream:
+# the first rejected line, the path, and why that is off-spec for OpenAI. Every stream
+# not listed is accepted whole.
+STRICT_REJECTIONS = {
+    "azure__docs-async-filter-prompt-annotations-elided": (
+        1,
+        "$.object",
+        "Azure's filter chunk has object ''",
+    ),
+    "azure__foundry-default-filter-latency-checkpoint-routing": (1, "$.object", "object ''"),
+    "azure__model-router-prompt-filter-first-chunk": (1, "$.object", "object ''"),
+    "deepseek__reasoner-thinking-cache-hit-miss": (
+        1,
+        "$.choices[0].delta.reasoning_content",
+        "a vendor key",
+    ),
+    "groq__gpt-oss-reasoning-channel-tool-call": (1, "$.x_groq", "a vendor key"),
+    "groq__llama33-tool-call-x-groq-usage": (1, "$.x_groq", "a vendor key"),
+    "groq__qwen3-32b-reasoning-field": (1, "$.x_groq", "a vendor key"),
+    "llamacpp__gptoss-raw-harmony-usage-timings": (43, "$.timings", "a vendor key"),
+    "llamacpp__tool-args-tail-timings-verbose": (4, "$.timings", "a vendor key"),
+    "mistral__glm-incremental-tool-call-delta-index": (
+        1,
+        "$.choices[0].delta.index",
+        "a vendor key",
+    ),
+    "mistral__magistral-content-array-short": (
+        1,
+        "$.choices[0].delta.content",
+        "content as a list of parts",
+    ),
+    "mistral__tool-call-no-index-no-type": (
+        2,
+        "$.choices[0].delta.tool_calls[0].index",
+        "tool call without index",
+    ),
+    "openrouter__bedrock-cache-usage": (1, "$.choices[0].native_finish_reason", "a vendor key"),
+    "openrouter__reasoning-details": (1, "$.choices[0].delta.reasoning", "a vendor key"),
+    "openrouter__web-search-annotations": (1, "$.choices[0].delta.annotations", "a vendor key"),
+    "qwen-dashscope__qwen3-max-reasoning": (
+        1,
+        "$.choices[0].delta.reasoning_content",
+        "a vendor key",
+    ),
+    "vllm__named-tool-choice-finish-stop-reasoning-field": (
+        1,
+        "$.prompt_token_ids",
+        "a vendor key",
+    ),
+    "vllm__qwen-tool-call-empty-model-stop-reason": (6, "$.choices[0].stop_reason", "a vendor key"),
+    "zai__glm47-thinking-no-finish-key": (
+        1,
+        "$.choices[0].delta.reasoning_content",
+        "a vendor key",
+    ),
+}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_strict_rejects_an_unknown_key_by_path(
+    strict_modules: dict[str, ModuleType], target: str
+) -> None:
+    module = strict_modules[target]
+    with pytest.raises(module.ChunkDecodeError) as caught:
+        module.loads(SURPRISE)
+    assert caught.value.path == "$.surprise"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        (
+            '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"abort"}]}',
+            "$.choices[0].finish_reason",
+        ),
+        (
+            '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"service_tier":"on_demand"}',
+            "$.service_tier",
+        ),
+        ('{"id":"c","object":"chat.completion.chunk","model":"m","choices":[]}', "$.created"),
+        (
+            '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0}]}',
+            "$.choices[0].delta",
+        ),
+    ],
+    ids=[
+        "unknown finish_reason",
+        "unknown service_tier",
+        "missing created",
+        "choice without delta",
+    ],
+)
+def test_strict_rejects_what_lenient_accepts(
+    strict_modules: dict[str, ModuleType], target: str, text: str, path: str
+) -> None:
+    module = strict_modules[target]
+    with pytest.raises(module.ChunkDecodeError) as caught:
+        module.loads(text)
+    assert caught.value.path == path
+
+
+@pytest.mark.parametrize("stream", FIXTURE_STREAMS, ids=lambda s: s.name)
+def test_strict_profile_on_every_fixture(
+    strict_modules: dict[str, ModuleType], stream: Stream
+) -> None:
+    for target, module in strict_modules.items():
+        rejected = None
+        for line, text in stream.chunks:
+            try:
+                out = module.dumps(module.loads(text))
+            except module.ChunkDecodeError as exc:
+                rejected = rejected or (line, exc.path)
+                continue
+            assert_same_json(json.loads(out), normalised(json.loads(text), {"choices": []}))
+        expected = STRICT_REJECTIONS.get(stream.name)
+        assert rejected == (expected[:2] if expected else None), f"{target}: {rejected}"
+
+
+def test_strict_accepts_every_openai_fixture() -> None:
+    openai = [s.name for s in FIXTURE_STREAMS if s.name.startswith("openai__")]
+    assert len(openai) == 9
+    assert not set(openai) & set(STRICT_REJECTIONS)
+
+
+# --- a new vendor in one edit -------------------------------------------------------
+
+ACME_FIELDS = """
+fields:
+  ChatCompletionChunk:
+    acme_trace:
+      type: AcmeTrace
+      nullable: true
+      doc: Where Acme served the request.
+  ChoiceDelta:
+    acme_hint:
+      type: string
+      doc: A hint Acme streams beside the content.
+types:
+  AcmeTrace:
+    doc: Acme's record of how it served a request.
+    fields:
+      region:
+        type: string
+        required: true
+        doc: The region that answered.
+      hops:
+        type: list[int]
+        doc: Latency of each hop, in milliseconds.
+"""
+
+
+def test_a_new_vendor_field_needs_one_yaml_edit(tmp_path: Path) -> None:
+    root = copy_project(tmp_path / "project")
+    shutil.copytree(
+        REPO / "generator", root / "generator", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    untouched = {
+        p: p.read_bytes()
+        for p in sorted([*(root / "templates").glob("*"), *(root / "generator").glob("*.py")])
+    }
+
+    result = run_generator(root, "new-vendor", "acme")
+    assert result.returncode == 0, result.stderr
+    vendor_file = root / "spec/vendors/acme.yaml"
+    assert run_generator(root, "generate").returncode == 0  # the scaffold alone is valid
+    vendor_file.write_text(
+        vendor_file.read_text().replace("title: acme ", 'title: "Acme AI" ') + ACME_FIELDS
+    )
+    result = run_generator(root, "generate")
+    assert result.returncode == 0, result.stderr
+    assert untouched == {p: p.read_bytes() for p in untouched}, "no template or generator change"
+
+    text = (
+        '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","acme_trace":'
+        '{"region":"eu","hops":[3,4],"zz":1},"choices":[{"index":0,"delta":{"acme_hint":"h"}}]}'
+    )
+    dumped = set()
+    for target in TARGETS:
+        path = root / f"generated/chunk_{target}.py"
+        source = path.read_text()
+        assert "Where Acme served the request." in source and "Sent by Acme AI" in source
+        module = load_module(path)
+        chunk = module.loads(text)
+        dumped.add(module.dumps(chunk))
+        if target == "typeddicts":
+            assert chunk["acme_trace"]["region"] == "eu"
+        else:
+            assert type(chunk.acme_trace).__name__ == "AcmeTrace"
+            assert chunk.choices[0].delta.acme_hint == "h"
+    assert len(dumped) == 1 and json.loads(dumped.pop()) == json.loads(text)
+
+    examples = (root / "tests/generated/test_roundtrip_pydantic.py").read_text()
+    assert re.search(r'\(\s*"AcmeTrace",\s*"maximal",', examples) and '"acme_hint"' in examples
+    result = run_tests(root, "tests/generated")
+    assert result.returncode == 0, result.stdout[-3000:]
+
+
+# --- the vendor reference -----------------------------------------------------------
+
+
+def test_vendor_reference_lists_every_vendor_field() -> None:
+    spec = build_spec(load_spec(REPO))
+    doc = (REPO / "docs/vendors.md").read_text()
+    for vendor in spec.vendors:
+        assert f"(`{vendor.name}`)" in doc, vendor.name
+    for model in spec.models:
+        for field in model.fields:
+            if field.origin is not None or model.origin is not None or field.relaxations:
+                assert f"{field.wire}`" in doc, f"{model.name}.{field.wire}"
