@@ -21,11 +21,12 @@ def render_vendor_docs(spec: Spec, spec_hash: str) -> Output:
         "Every field and wire quirk that an OpenAI-compatible backend adds to the streamed",
         "chunk, as declared in `spec/vendors/`. Paths start at the chunk (`choices[]` is any",
         "choice). A field shared by several backends is listed under each of them.",
+        "A source is shown where it is not the vendor's own (given under its heading).",
         "Regenerate with `make generate`; add a vendor with `python -m generator new-vendor NAME`.",
     ]
     for vendor in spec.vendors:
-        fields = _vendor_fields(spec, vendor.name, paths)
-        quirks = _vendor_quirks(spec, vendor.name, paths)
+        fields = sorted(_vendor_fields(spec, vendor.name, paths, vendor.source), key=_by_path)
+        quirks = sorted(_vendor_quirks(spec, vendor.name, paths, vendor.source), key=_by_path)
         lines += ["", f"## {vendor.title} (`{vendor.name}`)", "", f"Source: {vendor.source}", ""]
         if fields:
             lines += ["| field | type | doc | source |", "|---|---|---|---|", *fields, ""]
@@ -57,14 +58,23 @@ def type_text(expr: TypeExpr) -> str:
 
 def _field_type(field: Field) -> str:
     text = type_text(field.type)
-    return f"{text} \\| null" if field.nullable else text
+    return f"{text} | null" if field.nullable else text
 
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _vendor_fields(spec: Spec, vendor: str, paths: dict[str, str]) -> list[str]:
+def _by_path(row: str) -> str:
+    """Rows sort by their path, parents before their members."""
+    return row.split("`")[1]
+
+
+def _row(*cells: str) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _vendor_fields(spec: Spec, vendor: str, paths: dict[str, str], default: str) -> list[str]:
     rows = []
     for model in spec.models:
         owned = model.origin is not None and vendor in model.origin.vendors
@@ -76,21 +86,21 @@ def _vendor_fields(spec: Spec, vendor: str, paths: dict[str, str]) -> list[str]:
             else:
                 continue
             path = f"`{paths[model.name]}{field.wire}`"
-            rows.append(
-                f"| {path} | `{_cell(_field_type(field))}` | {_cell(field.doc)} | {source} |"
-            )
+            shown = "" if source in (None, default) else str(source)
+            rows.append(_row(path, f"`{_cell(_field_type(field))}`", _cell(field.doc), shown))
     return rows
 
 
-def _vendor_quirks(spec: Spec, vendor: str, paths: dict[str, str]) -> list[str]:
+def _vendor_quirks(spec: Spec, vendor: str, paths: dict[str, str], default: str) -> list[str]:
     rows = []
     for model in spec.models:
         for field in model.fields:
             for note in field.relaxations:
                 if vendor in note.vendors:
                     path = f"`{paths[model.name]}{field.wire}`"
+                    shown = "" if note.source == default else str(note.source)
                     rows.append(
-                        f"| {path} | `{_cell(_field_type(field))}` | {_cell(note.doc or '')} | {note.source} |"
+                        _row(path, f"`{_cell(_field_type(field))}`", _cell(note.doc or ""), shown)
                     )
     return rows
 
