@@ -32,7 +32,16 @@ from generator.vendoring import (
     render_vendored,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+
+def default_root() -> Path:
+    """This checkout, or where `pip install` put the spec and templates."""
+    checkout = Path(__file__).resolve().parent.parent
+    if (checkout / "spec").is_dir():
+        return checkout
+    return Path(sys.prefix) / "share" / "chunkspec"
+
+
+ROOT = default_root()
 
 
 def parser() -> argparse.ArgumentParser:
@@ -168,5 +177,10 @@ def fail(message: str) -> int:
     return 1
 
 
-if __name__ == "__main__":
+def run() -> None:
+    """The `chunkspec` console script."""
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

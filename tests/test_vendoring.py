@@ -148,7 +148,7 @@ def test_a_file_that_is_not_vendored_is_reported(tmp_path: Path) -> None:
 
 def test_pre_commit_hook_runs_the_vendored_check() -> None:
     hooks = (REPO / ".pre-commit-hooks.yaml").read_text()
-    assert "entry: python -m generator check --vendored" in hooks
+    assert "entry: chunkspec check --vendored" in hooks
 
 
 # --- strict profile -----------------------------------------------------------------

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: f219f40d631fb1e6 (spec, templates and generator).
+# Spec hash: bd32c6191fae75c7 (spec, templates and generator).
 # Target: package. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Generated round-trip tests."""
