@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: bd32c6191fae75c7 (spec, templates and generator).
+# Spec hash: 896e2cad3ba34980 (spec, templates and generator).
 # Target: pydantic. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
@@ -179,7 +179,12 @@ def _key(key: str) -> str:
 
 
 def _error_payload(error: object) -> ChunkDecodeError:
-    message = error.get("message") if isinstance(error, dict) else error
+    # A JSON object, or (pydantic, when a vendor types the key) a model with `message`.
+    message = (
+        error.get("message")
+        if isinstance(error, dict)
+        else getattr(error, "message", error)
+    )
     return ChunkDecodeError(
         f"the payload reports an error instead of a chunk: {message!r}"
     )
