@@ -5,13 +5,14 @@
   python -m generator vendor --target T --out PATH [...]     one module for another repo
   python -m generator new-vendor NAME                        scaffold spec/vendors/NAME.yaml
 
-`generate` reads its defaults from `[tool.chunkspec]` (`vendors`, `profile`) in the
-project's pyproject.toml; the flags override them.
+`generate` and `check` read their defaults from `[tool.chunkspec]` (`vendors`,
+`profile`) in the project's pyproject.toml; the flags override them.
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import tomllib
 from pathlib import Path
@@ -22,6 +23,7 @@ from generator.emit import Output, RenderError, stale, strays, write_all
 from generator.errors import SpecError
 from generator.ir import Options
 from generator.pipeline import generate
+from generator.render import PROJECT_COMMAND
 from generator.scaffold import new_vendor
 from generator.vendoring import (
     Request,
@@ -87,10 +89,9 @@ def main(argv: list[str] | None = None) -> int:
             return write_vendored(root, request)
         if args.command == "check" and args.vendored:
             return check_vendored(root, args.vendored)
-        options = project_options(
-            root, getattr(args, "vendors", None), getattr(args, "profile", None)
-        )
-        outputs = generate(root, options)
+        flags = getattr(args, "vendors", None), getattr(args, "profile", None)
+        options = project_options(root, *flags)
+        outputs = generate(root, options, generate_command(*flags))
     except (SpecError, RenderError) as exc:
         return fail(str(exc))
     except jinja2.TemplateError as exc:
@@ -126,12 +127,40 @@ def project_options(root: Path, vendors: str | None, profile: str | None) -> Opt
             )
         except tomllib.TOMLDecodeError as exc:
             raise SpecError(f"invalid TOML: {exc}", "pyproject.toml") from exc
+    unknown = sorted(set(config) - {"vendors", "profile"})
+    if unknown:
+        raise SpecError(
+            f"[tool.chunkspec] has unknown keys {unknown} (known: vendors, profile)",
+            "pyproject.toml",
+        )
     if vendors is None and "vendors" in config:
         listed = config["vendors"]
-        vendors = listed if isinstance(listed, str) else ",".join(map(str, listed))  # type: ignore[call-overload]
-    if profile is None and isinstance(config.get("profile"), str):
+        if isinstance(listed, str):
+            vendors = listed
+        elif isinstance(listed, list) and all(isinstance(v, str) for v in listed):
+            vendors = ",".join(listed) or "none"
+        else:
+            raise SpecError(
+                '[tool.chunkspec] vendors must be a list of names or "all"', "pyproject.toml"
+            )
+    if profile is None and "profile" in config:
         profile = str(config["profile"])
+        if profile not in ("lenient", "strict"):
+            raise SpecError(
+                f'[tool.chunkspec] profile must be "lenient" or "strict", not {profile!r}',
+                "pyproject.toml",
+            )
     return options_from(vendors, profile)
+
+
+def generate_command(vendors: str | None, profile: str | None) -> str:
+    """The command a generated header names: the flags given, if any, else make's."""
+    if vendors is None and profile is None:
+        return PROJECT_COMMAND
+    args = ["python", "-m", "generator", "generate"]
+    args += ["--vendors", vendors] if vendors is not None else []
+    args += ["--profile", profile] if profile is not None else []
+    return shlex.join(args)
 
 
 def write_vendored(root: Path, request: Request) -> int:

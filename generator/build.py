@@ -358,7 +358,7 @@ class _Builder:
             name=name,
             doc=decl.doc,
             values=tuple(EnumValue(v, d) for v, d in decl.values),
-            open=decl.open,
+            open=decl.open and not self.options.strict,
             origin=self.provenance(vendor, None, ()),
         )
 

@@ -272,7 +272,6 @@ _FIELD_KEYS = {
     "default",
     "deprecated",
     "discriminator",
-    "source",
 }
 
 

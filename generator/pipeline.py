@@ -8,18 +8,22 @@ from generator.build import build_spec
 from generator.emit import Output, finish, spec_hash
 from generator.ir import Options
 from generator.load import load_spec
-from generator.render import render_all
+from generator.render import PROJECT_COMMAND, render_all
 from generator.schema import render_schema
 from generator.vendor_docs import render_vendor_docs
 
 
-def generate(root: Path, options: Options | None = None) -> list[Output]:
+def generate(
+    root: Path, options: Options | None = None, command: str = PROJECT_COMMAND
+) -> list[Output]:
     """Every generated file of the project, formatted, in memory; raises SpecError on a
     bad spec. The vendor reference always covers the whole spec."""
     raw = load_spec(root)
     spec = build_spec(raw, options)
     digest = spec_hash(root, spec.files)
-    outputs = [finish(rendered) for rendered in render_all(spec, digest, root / "templates")]
+    outputs = [
+        finish(rendered) for rendered in render_all(spec, digest, root / "templates", command)
+    ]
     outputs.append(render_schema(spec, digest))
     outputs.append(render_vendor_docs(build_spec(raw), digest))
     return outputs

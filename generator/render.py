@@ -289,18 +289,23 @@ def render_module(spec: Spec, spec_hash: str, templates: Path, target: str, comm
     return environment(templates).get_template(f"{target}.py.jinja").render(context)
 
 
-def render_all(spec: Spec, spec_hash: str, templates: Path) -> list[Rendered]:
+def render_all(
+    spec: Spec, spec_hash: str, templates: Path, command: str = PROJECT_COMMAND
+) -> list[Rendered]:
     """Every generated Python file of the project, in a fixed order."""
     env = environment(templates)
     out = []
     for target in MODULE_TARGETS:
-        context = _context(spec, spec_hash, target)
+        context = _context(spec, spec_hash, target, command)
         text = env.get_template(f"{target}.py.jinja").render(context)
         out.append(Rendered(f"generated/chunk_{target}.py", text, python=True))
         test_context = {**context, "examples": examples.for_spec(spec)}
         test = env.get_template("test_roundtrip.py.jinja").render(test_context)
         out.append(Rendered(f"tests/generated/test_roundtrip_{target}.py", test, python=True))
-    agree_context = {"header": header(spec, spec_hash, "all"), "targets": sorted(MODULE_TARGETS)}
+    agree_context = {
+        "header": header(spec, spec_hash, "all", command),
+        "targets": sorted(MODULE_TARGETS),
+    }
     agree = env.get_template("test_targets_agree.py.jinja").render(agree_context)
     out.append(Rendered("tests/generated/test_targets_agree.py", agree, python=True))
     packages = {
@@ -309,6 +314,6 @@ def render_all(spec: Spec, spec_hash: str, templates: Path) -> list[Rendered]:
     }
     init = env.get_template("package_init.py.jinja")
     for path, doc in packages.items():
-        text = init.render({"header": header(spec, spec_hash, "package"), "doc": doc})
+        text = init.render({"header": header(spec, spec_hash, "package", command), "doc": doc})
         out.append(Rendered(path, text, python=True))
     return out
