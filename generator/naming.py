@@ -22,7 +22,8 @@ PLACEHOLDER = Names(dataclasses="", pydantic="")
 MODULE_NAMES = frozenset(
     {"Any", "Annotated", "Callable", "Final", "Literal", "Required", "TypeAlias", "TypeVar"}
     | {"TypedDict", "BaseModel", "ConfigDict", "Field", "Discriminator", "ValidationError"}
-    | {"AfterValidator", "BeforeValidator", "ChunkDecodeError", "UNSET"}
+    | {"AfterValidator", "BeforeValidator", "ChunkDecodeError", "UNSET", "ErrorReport"}
+    | {"ServerSentEvent", "StreamError", "ChunkStream", "Iterable", "Iterator", "Mapping"}
 )
 
 # Names a generated class body evaluates or its annotations use: a field of the same name

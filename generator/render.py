@@ -202,7 +202,8 @@ def error_value(model: Model) -> str:
 
 def exports(spec: Spec, target: str) -> list[str]:
     """The sorted `__all__` of a target module."""
-    names = ["ChunkDecodeError", "loads", "dumps"]
+    names = ["ChunkDecodeError", "ErrorReport", "loads", "dumps"]
+    names += ["ChunkStream", "ServerSentEvent", "StreamError", "iter_chunks"]
     names += [m.name for m in spec.models] + [e.name for e in spec.enums]
     if target == "dataclasses":
         names.append("UNSET")
