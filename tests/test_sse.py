@@ -48,7 +48,7 @@ HOW = ("whole", "text", "bytes", "random")
 
 def contents(module: ModuleType, text: str, how: str) -> tuple[list[str], ModuleType]:
     stream = module.iter_chunks(pieces(text, how))
-    out = []
+    out: list[str] = []
     for chunk in stream:
         dumped = json.loads(module.dumps(chunk))
         out.extend(c["delta"].get("content") for c in dumped["choices"])
