@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 89694894d7cce444 (spec, templates and generator).
+# Spec hash: 34852de3b4f6b4c0 (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
@@ -49,6 +49,7 @@ from typing import Any, Final, Literal, TypeAlias, TypeVar
 
 __all__ = [
     "UNSET",
+    "AzureBlocklistDetails",
     "AzureBlocklistResult",
     "AzureContentFilterOffsets",
     "AzureContentFilterResults",
@@ -597,6 +598,16 @@ def _decode_list_AzureBlocklistResult(value: Any) -> list[AzureBlocklistResult]:
     return out
 
 
+def _decode_list_AzureBlocklistResult_or_AzureBlocklistDetails(
+    value: Any,
+) -> list[AzureBlocklistResult] | AzureBlocklistDetails:
+    if type(value) is list:
+        return _decode_list_AzureBlocklistResult(value)
+    if type(value) is dict:
+        return AzureBlocklistDetails.from_dict(value)
+    raise _unexpected("a list or an object", value)
+
+
 def _decode_float_or_PerplexityCost(value: Any) -> float | PerplexityCost:
     if type(value) is float or type(value) is int:
         return value
@@ -969,7 +980,7 @@ class MistralThinkingPart:
 
     type: MistralContentPartType | str
     """Kind of part; `text` in practice."""
-    text: str | _Unset = UNSET
+    text: str | _Unset | None = UNSET
     """A piece of reasoning text."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -980,7 +991,7 @@ class MistralThinkingPart:
         obj = _object(data)
         decoded = cls(
             type=_required(obj, "type", _decode_str),
-            text=_optional(obj, "text", _decode_str),
+            text=_optional_nullable(obj, "text", _decode_str),
             extra=_extra(obj, _MISTRAL_THINKING_PART_KEYS),
         )
         return decoded
@@ -1008,9 +1019,9 @@ class MistralContentPart:
 
     type: MistralContentPartType | str
     """Kind of part."""
-    text: str | _Unset = UNSET
+    text: str | _Unset | None = UNSET
     """The text of a `text` part."""
-    thinking: list[MistralThinkingPart] | _Unset = UNSET
+    thinking: list[MistralThinkingPart] | _Unset | None = UNSET
     """The reasoning of a `thinking` part, itself split into parts."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -1021,8 +1032,10 @@ class MistralContentPart:
         obj = _object(data)
         decoded = cls(
             type=_required(obj, "type", _decode_str),
-            text=_optional(obj, "text", _decode_str),
-            thinking=_optional(obj, "thinking", _decode_list_MistralThinkingPart),
+            text=_optional_nullable(obj, "text", _decode_str),
+            thinking=_optional_nullable(
+                obj, "thinking", _decode_list_MistralThinkingPart
+            ),
             extra=_extra(obj, _MISTRAL_CONTENT_PART_KEYS),
         )
         return decoded
@@ -1034,7 +1047,11 @@ class MistralContentPart:
         if not isinstance(self.text, _Unset):
             out["text"] = self.text
         if not isinstance(self.thinking, _Unset):
-            out["thinking"] = _encode_list_MistralThinkingPart(self.thinking)
+            out["thinking"] = (
+                None
+                if self.thinking is None
+                else _encode_list_MistralThinkingPart(self.thinking)
+            )
         out.update(self.extra)
         return out
 
@@ -1231,13 +1248,13 @@ class GroqSearchResult:
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    title: str | _Unset = UNSET
+    title: str | _Unset | None = UNSET
     """Title of the page."""
-    url: str | _Unset = UNSET
+    url: str | _Unset | None = UNSET
     """Address of the page."""
-    content: str | _Unset = UNSET
+    content: str | _Unset | None = UNSET
     """Text extracted from the page."""
-    score: float | _Unset = UNSET
+    score: float | _Unset | None = UNSET
     """Relevance of the page to the query."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -1247,10 +1264,10 @@ class GroqSearchResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            title=_optional(obj, "title", _decode_str),
-            url=_optional(obj, "url", _decode_str),
-            content=_optional(obj, "content", _decode_str),
-            score=_optional(obj, "score", _decode_float),
+            title=_optional_nullable(obj, "title", _decode_str),
+            url=_optional_nullable(obj, "url", _decode_str),
+            content=_optional_nullable(obj, "content", _decode_str),
+            score=_optional_nullable(obj, "score", _decode_float),
             extra=_extra(obj, _GROQ_SEARCH_RESULT_KEYS),
         )
         return decoded
@@ -1281,9 +1298,9 @@ class GroqSearchResults:
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    results: list[GroqSearchResult] | _Unset = UNSET
+    results: list[GroqSearchResult] | _Unset | None = UNSET
     """The pages found, possibly none."""
-    images: list[str] | _Unset = UNSET
+    images: list[str] | _Unset | None = UNSET
     """Addresses of images the search returned."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -1293,8 +1310,8 @@ class GroqSearchResults:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            results=_optional(obj, "results", _decode_list_GroqSearchResult),
-            images=_optional(obj, "images", _decode_list_str),
+            results=_optional_nullable(obj, "results", _decode_list_GroqSearchResult),
+            images=_optional_nullable(obj, "images", _decode_list_str),
             extra=_extra(obj, _GROQ_SEARCH_RESULTS_KEYS),
         )
         return decoded
@@ -1303,7 +1320,11 @@ class GroqSearchResults:
         """The JSON object of this GroqSearchResults: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         if not isinstance(self.results, _Unset):
-            out["results"] = _encode_list_GroqSearchResult(self.results)
+            out["results"] = (
+                None
+                if self.results is None
+                else _encode_list_GroqSearchResult(self.results)
+            )
         if not isinstance(self.images, _Unset):
             out["images"] = self.images
         out.update(self.extra)
@@ -1321,13 +1342,13 @@ class GroqBrowserResult:
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    title: str | _Unset = UNSET
+    title: str | _Unset | None = UNSET
     """Title of the browser window."""
-    url: str | _Unset = UNSET
+    url: str | _Unset | None = UNSET
     """Address of the page."""
-    content: str | _Unset = UNSET
+    content: str | _Unset | None = UNSET
     """Content read from the page."""
-    live_view_url: str | _Unset = UNSET
+    live_view_url: str | _Unset | None = UNSET
     """Address where the browser session can be watched."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -1337,10 +1358,10 @@ class GroqBrowserResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            title=_optional(obj, "title", _decode_str),
-            url=_optional(obj, "url", _decode_str),
-            content=_optional(obj, "content", _decode_str),
-            live_view_url=_optional(obj, "live_view_url", _decode_str),
+            title=_optional_nullable(obj, "title", _decode_str),
+            url=_optional_nullable(obj, "url", _decode_str),
+            content=_optional_nullable(obj, "content", _decode_str),
+            live_view_url=_optional_nullable(obj, "live_view_url", _decode_str),
             extra=_extra(obj, _GROQ_BROWSER_RESULT_KEYS),
         )
         return decoded
@@ -1371,29 +1392,29 @@ class GroqChartElement:
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    label: str | _Unset = UNSET
+    label: str | _Unset | None = UNSET
     """Label of the element."""
-    group: str | _Unset = UNSET
+    group: str | _Unset | None = UNSET
     """Group the element belongs to."""
-    value: float | _Unset = UNSET
+    value: float | _Unset | None = UNSET
     """Value of the element."""
-    points: list[list[float]] | _Unset = UNSET
+    points: list[list[float]] | _Unset | None = UNSET
     """Coordinates of the points of the element."""
-    angle: float | _Unset = UNSET
+    angle: float | _Unset | None = UNSET
     """Angle of the element, for pie charts."""
-    radius: float | _Unset = UNSET
+    radius: float | _Unset | None = UNSET
     """Radius of the element, for pie charts."""
-    min: float | _Unset = UNSET
+    min: float | _Unset | None = UNSET
     """Smallest value, for box plots."""
-    first_quartile: float | _Unset = UNSET
+    first_quartile: float | _Unset | None = UNSET
     """First quartile, for box plots."""
-    median: float | _Unset = UNSET
+    median: float | _Unset | None = UNSET
     """Median, for box plots."""
-    third_quartile: float | _Unset = UNSET
+    third_quartile: float | _Unset | None = UNSET
     """Third quartile, for box plots."""
-    max: float | _Unset = UNSET
+    max: float | _Unset | None = UNSET
     """Largest value, for box plots."""
-    outliers: list[float] | _Unset = UNSET
+    outliers: list[float] | _Unset | None = UNSET
     """Outlying values, for box plots."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -1403,18 +1424,18 @@ class GroqChartElement:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            label=_optional(obj, "label", _decode_str),
-            group=_optional(obj, "group", _decode_str),
-            value=_optional(obj, "value", _decode_float),
-            points=_optional(obj, "points", _decode_list_list_float),
-            angle=_optional(obj, "angle", _decode_float),
-            radius=_optional(obj, "radius", _decode_float),
-            min=_optional(obj, "min", _decode_float),
-            first_quartile=_optional(obj, "first_quartile", _decode_float),
-            median=_optional(obj, "median", _decode_float),
-            third_quartile=_optional(obj, "third_quartile", _decode_float),
-            max=_optional(obj, "max", _decode_float),
-            outliers=_optional(obj, "outliers", _decode_list_float),
+            label=_optional_nullable(obj, "label", _decode_str),
+            group=_optional_nullable(obj, "group", _decode_str),
+            value=_optional_nullable(obj, "value", _decode_float),
+            points=_optional_nullable(obj, "points", _decode_list_list_float),
+            angle=_optional_nullable(obj, "angle", _decode_float),
+            radius=_optional_nullable(obj, "radius", _decode_float),
+            min=_optional_nullable(obj, "min", _decode_float),
+            first_quartile=_optional_nullable(obj, "first_quartile", _decode_float),
+            median=_optional_nullable(obj, "median", _decode_float),
+            third_quartile=_optional_nullable(obj, "third_quartile", _decode_float),
+            max=_optional_nullable(obj, "max", _decode_float),
+            outliers=_optional_nullable(obj, "outliers", _decode_list_float),
             extra=_extra(obj, _GROQ_CHART_ELEMENT_KEYS),
         )
         return decoded
@@ -1476,31 +1497,31 @@ class GroqChart:
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    type: GroqChartType | str | _Unset = UNSET
+    type: GroqChartType | str | _Unset | None = UNSET
     """Kind of chart."""
-    title: str | _Unset = UNSET
+    title: str | _Unset | None = UNSET
     """Title of the chart."""
-    elements: list[GroqChartElement] | _Unset = UNSET
+    elements: list[GroqChartElement] | _Unset | None = UNSET
     """The data series and points of the chart."""
-    x_label: str | _Unset = UNSET
+    x_label: str | _Unset | None = UNSET
     """Label of the x axis."""
-    x_scale: str | _Unset = UNSET
+    x_scale: str | _Unset | None = UNSET
     """Scale of the x axis."""
-    x_unit: str | _Unset = UNSET
+    x_unit: str | _Unset | None = UNSET
     """Unit of the x axis."""
-    x_ticks: list[float] | _Unset = UNSET
+    x_ticks: list[float] | _Unset | None = UNSET
     """Tick positions on the x axis."""
-    x_tick_labels: list[str] | _Unset = UNSET
+    x_tick_labels: list[str] | _Unset | None = UNSET
     """Tick labels on the x axis."""
-    y_label: str | _Unset = UNSET
+    y_label: str | _Unset | None = UNSET
     """Label of the y axis."""
-    y_scale: str | _Unset = UNSET
+    y_scale: str | _Unset | None = UNSET
     """Scale of the y axis."""
-    y_unit: str | _Unset = UNSET
+    y_unit: str | _Unset | None = UNSET
     """Unit of the y axis."""
-    y_ticks: list[float] | _Unset = UNSET
+    y_ticks: list[float] | _Unset | None = UNSET
     """Tick positions on the y axis."""
-    y_tick_labels: list[str] | _Unset = UNSET
+    y_tick_labels: list[str] | _Unset | None = UNSET
     """Tick labels on the y axis."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -1510,19 +1531,19 @@ class GroqChart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            type=_optional(obj, "type", _decode_str),
-            title=_optional(obj, "title", _decode_str),
-            elements=_optional(obj, "elements", _decode_list_GroqChartElement),
-            x_label=_optional(obj, "x_label", _decode_str),
-            x_scale=_optional(obj, "x_scale", _decode_str),
-            x_unit=_optional(obj, "x_unit", _decode_str),
-            x_ticks=_optional(obj, "x_ticks", _decode_list_float),
-            x_tick_labels=_optional(obj, "x_tick_labels", _decode_list_str),
-            y_label=_optional(obj, "y_label", _decode_str),
-            y_scale=_optional(obj, "y_scale", _decode_str),
-            y_unit=_optional(obj, "y_unit", _decode_str),
-            y_ticks=_optional(obj, "y_ticks", _decode_list_float),
-            y_tick_labels=_optional(obj, "y_tick_labels", _decode_list_str),
+            type=_optional_nullable(obj, "type", _decode_str),
+            title=_optional_nullable(obj, "title", _decode_str),
+            elements=_optional_nullable(obj, "elements", _decode_list_GroqChartElement),
+            x_label=_optional_nullable(obj, "x_label", _decode_str),
+            x_scale=_optional_nullable(obj, "x_scale", _decode_str),
+            x_unit=_optional_nullable(obj, "x_unit", _decode_str),
+            x_ticks=_optional_nullable(obj, "x_ticks", _decode_list_float),
+            x_tick_labels=_optional_nullable(obj, "x_tick_labels", _decode_list_str),
+            y_label=_optional_nullable(obj, "y_label", _decode_str),
+            y_scale=_optional_nullable(obj, "y_scale", _decode_str),
+            y_unit=_optional_nullable(obj, "y_unit", _decode_str),
+            y_ticks=_optional_nullable(obj, "y_ticks", _decode_list_float),
+            y_tick_labels=_optional_nullable(obj, "y_tick_labels", _decode_list_str),
             extra=_extra(obj, _GROQ_CHART_KEYS),
         )
         return decoded
@@ -1535,7 +1556,11 @@ class GroqChart:
         if not isinstance(self.title, _Unset):
             out["title"] = self.title
         if not isinstance(self.elements, _Unset):
-            out["elements"] = _encode_list_GroqChartElement(self.elements)
+            out["elements"] = (
+                None
+                if self.elements is None
+                else _encode_list_GroqChartElement(self.elements)
+            )
         if not isinstance(self.x_label, _Unset):
             out["x_label"] = self.x_label
         if not isinstance(self.x_scale, _Unset):
@@ -1587,13 +1612,13 @@ class GroqCodeResult:
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    text: str | _Unset = UNSET
+    text: str | _Unset | None = UNSET
     """The result as text."""
-    png: str | _Unset = UNSET
+    png: str | _Unset | None = UNSET
     """A base64-encoded PNG image the code produced."""
-    chart: GroqChart | _Unset = UNSET
+    chart: GroqChart | _Unset | None = UNSET
     """A chart the code produced."""
-    charts: list[GroqChart] | _Unset = UNSET
+    charts: list[GroqChart] | _Unset | None = UNSET
     """The charts making up a superchart."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -1603,10 +1628,10 @@ class GroqCodeResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            text=_optional(obj, "text", _decode_str),
-            png=_optional(obj, "png", _decode_str),
-            chart=_optional(obj, "chart", GroqChart.from_dict),
-            charts=_optional(obj, "charts", _decode_list_GroqChart),
+            text=_optional_nullable(obj, "text", _decode_str),
+            png=_optional_nullable(obj, "png", _decode_str),
+            chart=_optional_nullable(obj, "chart", GroqChart.from_dict),
+            charts=_optional_nullable(obj, "charts", _decode_list_GroqChart),
             extra=_extra(obj, _GROQ_CODE_RESULT_KEYS),
         )
         return decoded
@@ -1619,9 +1644,11 @@ class GroqCodeResult:
         if not isinstance(self.png, _Unset):
             out["png"] = self.png
         if not isinstance(self.chart, _Unset):
-            out["chart"] = self.chart.to_dict()
+            out["chart"] = None if self.chart is None else self.chart.to_dict()
         if not isinstance(self.charts, _Unset):
-            out["charts"] = _encode_list_GroqChart(self.charts)
+            out["charts"] = (
+                None if self.charts is None else _encode_list_GroqChart(self.charts)
+            )
         out.update(self.extra)
         return out
 
@@ -1641,17 +1668,17 @@ class GroqExecutedTool:
     """Which tool run of the message this entry describes; repeated when its result
     arrives.
     """
-    type: str | _Unset = UNSET
+    type: str | _Unset | None = UNSET
     """Kind of tool, such as `search`."""
-    arguments: str | _Unset = UNSET
+    arguments: str | _Unset | None = UNSET
     """The JSON-encoded arguments the tool was called with."""
-    output: str | _Unset = UNSET
+    output: str | _Unset | None = UNSET
     """The tool's output as text; sent once the tool has finished."""
-    search_results: GroqSearchResults | _Unset = UNSET
+    search_results: GroqSearchResults | _Unset | None = UNSET
     """Structured results of a search tool."""
-    browser_results: list[GroqBrowserResult] | _Unset = UNSET
+    browser_results: list[GroqBrowserResult] | _Unset | None = UNSET
     """Pages visited by a browser tool."""
-    code_results: list[GroqCodeResult] | _Unset = UNSET
+    code_results: list[GroqCodeResult] | _Unset | None = UNSET
     """Results of a code-execution tool."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -1662,16 +1689,18 @@ class GroqExecutedTool:
         obj = _object(data)
         decoded = cls(
             index=_required(obj, "index", _decode_int),
-            type=_optional(obj, "type", _decode_str),
-            arguments=_optional(obj, "arguments", _decode_str),
-            output=_optional(obj, "output", _decode_str),
-            search_results=_optional(
+            type=_optional_nullable(obj, "type", _decode_str),
+            arguments=_optional_nullable(obj, "arguments", _decode_str),
+            output=_optional_nullable(obj, "output", _decode_str),
+            search_results=_optional_nullable(
                 obj, "search_results", GroqSearchResults.from_dict
             ),
-            browser_results=_optional(
+            browser_results=_optional_nullable(
                 obj, "browser_results", _decode_list_GroqBrowserResult
             ),
-            code_results=_optional(obj, "code_results", _decode_list_GroqCodeResult),
+            code_results=_optional_nullable(
+                obj, "code_results", _decode_list_GroqCodeResult
+            ),
             extra=_extra(obj, _GROQ_EXECUTED_TOOL_KEYS),
         )
         return decoded
@@ -1687,13 +1716,21 @@ class GroqExecutedTool:
         if not isinstance(self.output, _Unset):
             out["output"] = self.output
         if not isinstance(self.search_results, _Unset):
-            out["search_results"] = self.search_results.to_dict()
+            out["search_results"] = (
+                None if self.search_results is None else self.search_results.to_dict()
+            )
         if not isinstance(self.browser_results, _Unset):
-            out["browser_results"] = _encode_list_GroqBrowserResult(
-                self.browser_results
+            out["browser_results"] = (
+                None
+                if self.browser_results is None
+                else _encode_list_GroqBrowserResult(self.browser_results)
             )
         if not isinstance(self.code_results, _Unset):
-            out["code_results"] = _encode_list_GroqCodeResult(self.code_results)
+            out["code_results"] = (
+                None
+                if self.code_results is None
+                else _encode_list_GroqCodeResult(self.code_results)
+            )
         out.update(self.extra)
         return out
 
@@ -1721,11 +1758,11 @@ class LiteLLMThinkingBlock:
 
     type: LiteLLMThinkingBlockType | str
     """Whether the block is readable thinking or a redacted one."""
-    thinking: str | _Unset = UNSET
+    thinking: str | _Unset | None = UNSET
     """The text of a readable thinking block."""
-    signature: str | _Unset = UNSET
+    signature: str | _Unset | None = UNSET
     """Provider signature that lets the thinking be sent back on a later turn."""
-    data: str | _Unset = UNSET
+    data: str | _Unset | None = UNSET
     """The opaque, encrypted content of a redacted block."""
     cache_control: dict[str, Any] | _Unset | None = UNSET
     """Prompt-caching directive attached to the block, such as `{"type":"ephemeral"}`.
@@ -1739,9 +1776,9 @@ class LiteLLMThinkingBlock:
         obj = _object(data)
         decoded = cls(
             type=_required(obj, "type", _decode_str),
-            thinking=_optional(obj, "thinking", _decode_str),
-            signature=_optional(obj, "signature", _decode_str),
-            data=_optional(obj, "data", _decode_str),
+            thinking=_optional_nullable(obj, "thinking", _decode_str),
+            signature=_optional_nullable(obj, "signature", _decode_str),
+            data=_optional_nullable(obj, "data", _decode_str),
             cache_control=_optional_nullable(obj, "cache_control", _decode_map_any),
             extra=_extra(obj, _LITE_L_L_M_THINKING_BLOCK_KEYS),
         )
@@ -1776,7 +1813,7 @@ class MoonshotInternalContent:
     https://platform.kimi.ai/docs/guide/utilize-the-streaming-output-feature-of-kimi-api
     """
 
-    token_ids: list[int] | _Unset = UNSET
+    token_ids: list[int] | _Unset | None = UNSET
     """Ids of the tokens generated in this fragment."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -1786,7 +1823,7 @@ class MoonshotInternalContent:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            token_ids=_optional(obj, "token_ids", _decode_list_int),
+            token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
             extra=_extra(obj, _MOONSHOT_INTERNAL_CONTENT_KEYS),
         )
         return decoded
@@ -1810,22 +1847,22 @@ class OpenRouterReasoningDetail:
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    type: OpenRouterReasoningDetailType | str | _Unset = UNSET
+    type: OpenRouterReasoningDetailType | str | _Unset | None = UNSET
     """Kind of piece."""
     id: str | _Unset | None = UNSET
     """Identifier of the reasoning block the piece belongs to."""
     format: OpenRouterReasoningFormat | str | _Unset | None = UNSET
     """The provider convention the piece follows, needed to send it back correctly."""
-    index: int | _Unset = UNSET
+    index: int | _Unset | None = UNSET
     """Position of the block the piece belongs to; pieces with the same index are merged.
     """
     text: str | _Unset | None = UNSET
     """A piece of plain reasoning text, for `reasoning.text`."""
     signature: str | _Unset | None = UNSET
     """A signature that lets the provider verify the reasoning when it is sent back."""
-    summary: str | _Unset = UNSET
+    summary: str | _Unset | None = UNSET
     """A piece of a reasoning summary, for `reasoning.summary`."""
-    data: str | _Unset = UNSET
+    data: str | _Unset | None = UNSET
     """Opaque encrypted reasoning, for `reasoning.encrypted`."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -1835,14 +1872,14 @@ class OpenRouterReasoningDetail:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            type=_optional(obj, "type", _decode_str),
+            type=_optional_nullable(obj, "type", _decode_str),
             id=_optional_nullable(obj, "id", _decode_str),
             format=_optional_nullable(obj, "format", _decode_str),
-            index=_optional(obj, "index", _decode_int),
+            index=_optional_nullable(obj, "index", _decode_int),
             text=_optional_nullable(obj, "text", _decode_str),
             signature=_optional_nullable(obj, "signature", _decode_str),
-            summary=_optional(obj, "summary", _decode_str),
-            data=_optional(obj, "data", _decode_str),
+            summary=_optional_nullable(obj, "summary", _decode_str),
+            data=_optional_nullable(obj, "data", _decode_str),
             extra=_extra(obj, _OPEN_ROUTER_REASONING_DETAIL_KEYS),
         )
         return decoded
@@ -1884,13 +1921,13 @@ class OpenRouterUrlCitation:
 
     url: str
     """Address of the page."""
-    title: str | _Unset = UNSET
+    title: str | _Unset | None = UNSET
     """Title of the page; may be empty."""
-    start_index: int | _Unset = UNSET
+    start_index: int | _Unset | None = UNSET
     """Offset in the answer where the cited span starts."""
-    end_index: int | _Unset = UNSET
+    end_index: int | _Unset | None = UNSET
     """Offset in the answer where the cited span ends."""
-    content: str | _Unset = UNSET
+    content: str | _Unset | None = UNSET
     """Excerpt of the page that the search returned."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -1901,10 +1938,10 @@ class OpenRouterUrlCitation:
         obj = _object(data)
         decoded = cls(
             url=_required(obj, "url", _decode_str),
-            title=_optional(obj, "title", _decode_str),
-            start_index=_optional(obj, "start_index", _decode_int),
-            end_index=_optional(obj, "end_index", _decode_int),
-            content=_optional(obj, "content", _decode_str),
+            title=_optional_nullable(obj, "title", _decode_str),
+            start_index=_optional_nullable(obj, "start_index", _decode_int),
+            end_index=_optional_nullable(obj, "end_index", _decode_int),
+            content=_optional_nullable(obj, "content", _decode_str),
             extra=_extra(obj, _OPEN_ROUTER_URL_CITATION_KEYS),
         )
         return decoded
@@ -1937,9 +1974,9 @@ class OpenRouterFileContentPart:
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    type: str | _Unset = UNSET
+    type: str | _Unset | None = UNSET
     """Kind of part, such as `text`."""
-    text: str | _Unset = UNSET
+    text: str | _Unset | None = UNSET
     """The text of the part."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -1949,8 +1986,8 @@ class OpenRouterFileContentPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            type=_optional(obj, "type", _decode_str),
-            text=_optional(obj, "text", _decode_str),
+            type=_optional_nullable(obj, "type", _decode_str),
+            text=_optional_nullable(obj, "text", _decode_str),
             extra=_extra(obj, _OPEN_ROUTER_FILE_CONTENT_PART_KEYS),
         )
         return decoded
@@ -1976,11 +2013,11 @@ class OpenRouterFileAnnotation:
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    hash: str | _Unset = UNSET
+    hash: str | _Unset | None = UNSET
     """Content hash identifying the parsed file."""
-    name: str | _Unset = UNSET
+    name: str | _Unset | None = UNSET
     """File name."""
-    content: list[OpenRouterFileContentPart] | _Unset = UNSET
+    content: list[OpenRouterFileContentPart] | _Unset | None = UNSET
     """The parsed content of the file, as typed parts."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -1990,9 +2027,11 @@ class OpenRouterFileAnnotation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            hash=_optional(obj, "hash", _decode_str),
-            name=_optional(obj, "name", _decode_str),
-            content=_optional(obj, "content", _decode_list_OpenRouterFileContentPart),
+            hash=_optional_nullable(obj, "hash", _decode_str),
+            name=_optional_nullable(obj, "name", _decode_str),
+            content=_optional_nullable(
+                obj, "content", _decode_list_OpenRouterFileContentPart
+            ),
             extra=_extra(obj, _OPEN_ROUTER_FILE_ANNOTATION_KEYS),
         )
         return decoded
@@ -2005,7 +2044,11 @@ class OpenRouterFileAnnotation:
         if not isinstance(self.name, _Unset):
             out["name"] = self.name
         if not isinstance(self.content, _Unset):
-            out["content"] = _encode_list_OpenRouterFileContentPart(self.content)
+            out["content"] = (
+                None
+                if self.content is None
+                else _encode_list_OpenRouterFileContentPart(self.content)
+            )
         out.update(self.extra)
         return out
 
@@ -2021,11 +2064,11 @@ class GroqDocumentCitation:
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    document_id: str | _Unset = UNSET
+    document_id: str | _Unset | None = UNSET
     """Id of the cited document, as given in the request."""
-    start_index: int | _Unset = UNSET
+    start_index: int | _Unset | None = UNSET
     """Offset in the answer where the cited span starts."""
-    end_index: int | _Unset = UNSET
+    end_index: int | _Unset | None = UNSET
     """Offset in the answer where the cited span ends."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -2035,9 +2078,9 @@ class GroqDocumentCitation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            document_id=_optional(obj, "document_id", _decode_str),
-            start_index=_optional(obj, "start_index", _decode_int),
-            end_index=_optional(obj, "end_index", _decode_int),
+            document_id=_optional_nullable(obj, "document_id", _decode_str),
+            start_index=_optional_nullable(obj, "start_index", _decode_int),
+            end_index=_optional_nullable(obj, "end_index", _decode_int),
             extra=_extra(obj, _GROQ_DOCUMENT_CITATION_KEYS),
         )
         return decoded
@@ -2066,11 +2109,11 @@ class GroqFunctionCitation:
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    tool_call_id: str | _Unset = UNSET
+    tool_call_id: str | _Unset | None = UNSET
     """Id of the cited tool call."""
-    start_index: int | _Unset = UNSET
+    start_index: int | _Unset | None = UNSET
     """Offset in the answer where the cited span starts."""
-    end_index: int | _Unset = UNSET
+    end_index: int | _Unset | None = UNSET
     """Offset in the answer where the cited span ends."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -2080,9 +2123,9 @@ class GroqFunctionCitation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            tool_call_id=_optional(obj, "tool_call_id", _decode_str),
-            start_index=_optional(obj, "start_index", _decode_int),
-            end_index=_optional(obj, "end_index", _decode_int),
+            tool_call_id=_optional_nullable(obj, "tool_call_id", _decode_str),
+            start_index=_optional_nullable(obj, "start_index", _decode_int),
+            end_index=_optional_nullable(obj, "end_index", _decode_int),
             extra=_extra(obj, _GROQ_FUNCTION_CITATION_KEYS),
         )
         return decoded
@@ -2112,17 +2155,17 @@ class OpenRouterAnnotation:
 
     type: OpenRouterAnnotationType | str
     """Kind of citation."""
-    url_citation: OpenRouterUrlCitation | _Unset = UNSET
+    url_citation: OpenRouterUrlCitation | _Unset | None = UNSET
     """The cited web page, for `url_citation`."""
-    file: OpenRouterFileAnnotation | _Unset = UNSET
+    file: OpenRouterFileAnnotation | _Unset | None = UNSET
     """The cited file, for `file`."""
-    document_citation: GroqDocumentCitation | _Unset = UNSET
+    document_citation: GroqDocumentCitation | _Unset | None = UNSET
     """The cited document, for Groq's `document_citation` annotations.
 
     Sent by Groq; see
     https://github.com/groq/groq-python/blob/b410a6201a995be36012af36ffbc138145d97ccb/src/groq/types/chat/chat_completion_message.py
     """
-    function_citation: GroqFunctionCitation | _Unset = UNSET
+    function_citation: GroqFunctionCitation | _Unset | None = UNSET
     """The cited tool result, for Groq's `function_citation` annotations.
 
     Sent by Groq; see
@@ -2137,14 +2180,14 @@ class OpenRouterAnnotation:
         obj = _object(data)
         decoded = cls(
             type=_required(obj, "type", _decode_str),
-            url_citation=_optional(
+            url_citation=_optional_nullable(
                 obj, "url_citation", OpenRouterUrlCitation.from_dict
             ),
-            file=_optional(obj, "file", OpenRouterFileAnnotation.from_dict),
-            document_citation=_optional(
+            file=_optional_nullable(obj, "file", OpenRouterFileAnnotation.from_dict),
+            document_citation=_optional_nullable(
                 obj, "document_citation", GroqDocumentCitation.from_dict
             ),
-            function_citation=_optional(
+            function_citation=_optional_nullable(
                 obj, "function_citation", GroqFunctionCitation.from_dict
             ),
             extra=_extra(obj, _OPEN_ROUTER_ANNOTATION_KEYS),
@@ -2156,13 +2199,23 @@ class OpenRouterAnnotation:
         out: dict[str, Any] = {}
         out["type"] = self.type
         if not isinstance(self.url_citation, _Unset):
-            out["url_citation"] = self.url_citation.to_dict()
+            out["url_citation"] = (
+                None if self.url_citation is None else self.url_citation.to_dict()
+            )
         if not isinstance(self.file, _Unset):
-            out["file"] = self.file.to_dict()
+            out["file"] = None if self.file is None else self.file.to_dict()
         if not isinstance(self.document_citation, _Unset):
-            out["document_citation"] = self.document_citation.to_dict()
+            out["document_citation"] = (
+                None
+                if self.document_citation is None
+                else self.document_citation.to_dict()
+            )
         if not isinstance(self.function_citation, _Unset):
-            out["function_citation"] = self.function_citation.to_dict()
+            out["function_citation"] = (
+                None
+                if self.function_citation is None
+                else self.function_citation.to_dict()
+            )
         out.update(self.extra)
         return out
 
@@ -2206,14 +2259,14 @@ class ChoiceDelta:
     (Alibaba Cloud DashScope), llama.cpp server, LiteLLM, MLX-VLM server, Fireworks AI;
     see https://api-docs.deepseek.com/guides/reasoning_model
     """
-    channel: str | _Unset = UNSET
+    channel: str | _Unset | None = UNSET
     """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning of
     gpt-oss models.
 
     Sent by Groq; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_groq/test_tool_use_failed_error_streaming.yaml
     """
-    executed_tools: list[GroqExecutedTool] | _Unset = UNSET
+    executed_tools: list[GroqExecutedTool] | _Unset | None = UNSET
     """Tools that Groq's compound systems ran on the server, such as web search or code
     execution: first with their arguments, then again with their results.
 
@@ -2233,7 +2286,7 @@ class ChoiceDelta:
     Sent by LiteLLM; see
     https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
     """
-    index: int | _Unset = UNSET
+    index: int | _Unset | None = UNSET
     """Index of the choice repeated inside the delta (seen with GLM models served by
     Mistral).
 
@@ -2277,13 +2330,13 @@ class ChoiceDelta:
     Sent by OpenRouter, LiteLLM, Groq; see
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
     """
-    hidden_states: Any | _Unset = UNSET
+    hidden_states: Any | _Unset | None = UNSET
     """Hidden states of the model for this fragment, only when the request asked for them.
 
     Sent by SGLang; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
     """
-    token_id: int | _Unset = UNSET
+    token_id: int | _Unset | None = UNSET
     """Id of the token this fragment carries.
 
     Sent by Together AI; see
@@ -2316,8 +2369,8 @@ class ChoiceDelta:
             ),
             audio=_optional_nullable(obj, "audio", ChoiceDeltaAudio.from_dict),
             reasoning_content=_optional_nullable(obj, "reasoning_content", _decode_str),
-            channel=_optional(obj, "channel", _decode_str),
-            executed_tools=_optional(
+            channel=_optional_nullable(obj, "channel", _decode_str),
+            executed_tools=_optional_nullable(
                 obj, "executed_tools", _decode_list_GroqExecutedTool
             ),
             thinking_blocks=_optional_nullable(
@@ -2326,7 +2379,7 @@ class ChoiceDelta:
             provider_specific_fields=_optional_nullable(
                 obj, "provider_specific_fields", _decode_map_any
             ),
-            index=_optional(obj, "index", _decode_int),
+            index=_optional_nullable(obj, "index", _decode_int),
             tool_call_id=_optional_nullable(obj, "tool_call_id", _decode_str),
             name=_optional_nullable(obj, "name", _decode_str),
             internal_content=_optional_nullable(
@@ -2338,8 +2391,8 @@ class ChoiceDelta:
             annotations=_optional_nullable(
                 obj, "annotations", _decode_list_OpenRouterAnnotation
             ),
-            hidden_states=_optional(obj, "hidden_states", _decode_any),
-            token_id=_optional(obj, "token_id", _decode_int),
+            hidden_states=_optional_nullable(obj, "hidden_states", _decode_any),
+            token_id=_optional_nullable(obj, "token_id", _decode_int),
             reasoning=_optional_nullable(obj, "reasoning", _decode_str),
             extra=_extra(obj, _CHOICE_DELTA_KEYS),
         )
@@ -2375,7 +2428,11 @@ class ChoiceDelta:
         if not isinstance(self.channel, _Unset):
             out["channel"] = self.channel
         if not isinstance(self.executed_tools, _Unset):
-            out["executed_tools"] = _encode_list_GroqExecutedTool(self.executed_tools)
+            out["executed_tools"] = (
+                None
+                if self.executed_tools is None
+                else _encode_list_GroqExecutedTool(self.executed_tools)
+            )
         if not isinstance(self.thinking_blocks, _Unset):
             out["thinking_blocks"] = (
                 None
@@ -2590,7 +2647,7 @@ class AzureSeverityResult:
 
     filtered: bool
     """Whether the content was withheld."""
-    severity: AzureSeverity | str | _Unset = UNSET
+    severity: AzureSeverity | str | _Unset | None = UNSET
     """How severe the detected content is."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -2601,7 +2658,7 @@ class AzureSeverityResult:
         obj = _object(data)
         decoded = cls(
             filtered=_required(obj, "filtered", _decode_bool),
-            severity=_optional(obj, "severity", _decode_str),
+            severity=_optional_nullable(obj, "severity", _decode_str),
             extra=_extra(obj, _AZURE_SEVERITY_RESULT_KEYS),
         )
         return decoded
@@ -2629,7 +2686,7 @@ class AzureDetectionResult:
 
     filtered: bool
     """Whether the content was withheld."""
-    detected: bool | _Unset = UNSET
+    detected: bool | _Unset | None = UNSET
     """Whether the category was detected."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -2640,7 +2697,7 @@ class AzureDetectionResult:
         obj = _object(data)
         decoded = cls(
             filtered=_required(obj, "filtered", _decode_bool),
-            detected=_optional(obj, "detected", _decode_bool),
+            detected=_optional_nullable(obj, "detected", _decode_bool),
             extra=_extra(obj, _AZURE_DETECTION_RESULT_KEYS),
         )
         return decoded
@@ -2668,7 +2725,7 @@ class AzureBlocklistResult:
 
     filtered: bool
     """Whether the content was withheld."""
-    id: str | _Unset = UNSET
+    id: str | _Unset | None = UNSET
     """Name of the blocklist."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -2679,7 +2736,7 @@ class AzureBlocklistResult:
         obj = _object(data)
         decoded = cls(
             filtered=_required(obj, "filtered", _decode_bool),
-            id=_optional(obj, "id", _decode_str),
+            id=_optional_nullable(obj, "id", _decode_str),
             extra=_extra(obj, _AZURE_BLOCKLIST_RESULT_KEYS),
         )
         return decoded
@@ -2698,6 +2755,51 @@ _AZURE_BLOCKLIST_RESULT_KEYS = frozenset({"filtered", "id"})
 
 
 @dataclass(slots=True, kw_only=True)
+class AzureBlocklistDetails:
+    """The verdicts of the caller's blocklists, as newer API versions send them.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+
+    filtered: bool
+    """Whether any blocklist withheld the content."""
+    details: list[AzureBlocklistResult] | _Unset | None = UNSET
+    """The verdict of each blocklist."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> AzureBlocklistDetails:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            filtered=_required(obj, "filtered", _decode_bool),
+            details=_optional_nullable(
+                obj, "details", _decode_list_AzureBlocklistResult
+            ),
+            extra=_extra(obj, _AZURE_BLOCKLIST_DETAILS_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this AzureBlocklistDetails: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        out["filtered"] = self.filtered
+        if not isinstance(self.details, _Unset):
+            out["details"] = (
+                None
+                if self.details is None
+                else _encode_list_AzureBlocklistResult(self.details)
+            )
+        out.update(self.extra)
+        return out
+
+
+_AZURE_BLOCKLIST_DETAILS_KEYS = frozenset({"filtered", "details"})
+
+
+@dataclass(slots=True, kw_only=True)
 class AzureFilterError:
     """Why the content filter could not run.
 
@@ -2705,9 +2807,9 @@ class AzureFilterError:
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    code: str | _Unset = UNSET
+    code: str | _Unset | None = UNSET
     """Machine-readable error code."""
-    message: str | _Unset = UNSET
+    message: str | _Unset | None = UNSET
     """Human-readable explanation."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -2717,8 +2819,8 @@ class AzureFilterError:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            code=_optional(obj, "code", _decode_str),
-            message=_optional(obj, "message", _decode_str),
+            code=_optional_nullable(obj, "code", _decode_str),
+            message=_optional_nullable(obj, "message", _decode_str),
             extra=_extra(obj, _AZURE_FILTER_ERROR_KEYS),
         )
         return decoded
@@ -2746,23 +2848,27 @@ class AzureContentFilterResults:
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    hate: AzureSeverityResult | _Unset = UNSET
+    hate: AzureSeverityResult | _Unset | None = UNSET
     """Hateful content."""
-    self_harm: AzureSeverityResult | _Unset = UNSET
+    self_harm: AzureSeverityResult | _Unset | None = UNSET
     """Content about self-harm."""
-    sexual: AzureSeverityResult | _Unset = UNSET
+    sexual: AzureSeverityResult | _Unset | None = UNSET
     """Sexual content."""
-    violence: AzureSeverityResult | _Unset = UNSET
+    violence: AzureSeverityResult | _Unset | None = UNSET
     """Violent content."""
-    jailbreak: AzureDetectionResult | _Unset = UNSET
+    jailbreak: AzureDetectionResult | _Unset | None = UNSET
     """Attempts to make the model ignore its instructions."""
-    protected_material_text: AzureDetectionResult | _Unset = UNSET
+    protected_material_text: AzureDetectionResult | _Unset | None = UNSET
     """Known copyrighted text."""
-    protected_material_code: AzureDetectionResult | _Unset = UNSET
+    protected_material_code: AzureDetectionResult | _Unset | None = UNSET
     """Known licensed source code."""
-    custom_blocklists: list[AzureBlocklistResult] | _Unset = UNSET
-    """Matches against the caller's own blocklists."""
-    error: AzureFilterError | _Unset = UNSET
+    custom_blocklists: (
+        list[AzureBlocklistResult] | AzureBlocklistDetails | _Unset | None
+    ) = UNSET
+    """Matches against the caller's own blocklists: a list of verdicts, or (in newer API
+    versions) an object with the overall verdict and the list under `details`.
+    """
+    error: AzureFilterError | _Unset | None = UNSET
     """Why filtering could not run."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -2772,21 +2878,27 @@ class AzureContentFilterResults:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            hate=_optional(obj, "hate", AzureSeverityResult.from_dict),
-            self_harm=_optional(obj, "self_harm", AzureSeverityResult.from_dict),
-            sexual=_optional(obj, "sexual", AzureSeverityResult.from_dict),
-            violence=_optional(obj, "violence", AzureSeverityResult.from_dict),
-            jailbreak=_optional(obj, "jailbreak", AzureDetectionResult.from_dict),
-            protected_material_text=_optional(
+            hate=_optional_nullable(obj, "hate", AzureSeverityResult.from_dict),
+            self_harm=_optional_nullable(
+                obj, "self_harm", AzureSeverityResult.from_dict
+            ),
+            sexual=_optional_nullable(obj, "sexual", AzureSeverityResult.from_dict),
+            violence=_optional_nullable(obj, "violence", AzureSeverityResult.from_dict),
+            jailbreak=_optional_nullable(
+                obj, "jailbreak", AzureDetectionResult.from_dict
+            ),
+            protected_material_text=_optional_nullable(
                 obj, "protected_material_text", AzureDetectionResult.from_dict
             ),
-            protected_material_code=_optional(
+            protected_material_code=_optional_nullable(
                 obj, "protected_material_code", AzureDetectionResult.from_dict
             ),
-            custom_blocklists=_optional(
-                obj, "custom_blocklists", _decode_list_AzureBlocklistResult
+            custom_blocklists=_optional_nullable(
+                obj,
+                "custom_blocklists",
+                _decode_list_AzureBlocklistResult_or_AzureBlocklistDetails,
             ),
-            error=_optional(obj, "error", AzureFilterError.from_dict),
+            error=_optional_nullable(obj, "error", AzureFilterError.from_dict),
             extra=_extra(obj, _AZURE_CONTENT_FILTER_RESULTS_KEYS),
         )
         return decoded
@@ -2795,25 +2907,41 @@ class AzureContentFilterResults:
         """The JSON object of this AzureContentFilterResults: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         if not isinstance(self.hate, _Unset):
-            out["hate"] = self.hate.to_dict()
+            out["hate"] = None if self.hate is None else self.hate.to_dict()
         if not isinstance(self.self_harm, _Unset):
-            out["self_harm"] = self.self_harm.to_dict()
+            out["self_harm"] = (
+                None if self.self_harm is None else self.self_harm.to_dict()
+            )
         if not isinstance(self.sexual, _Unset):
-            out["sexual"] = self.sexual.to_dict()
+            out["sexual"] = None if self.sexual is None else self.sexual.to_dict()
         if not isinstance(self.violence, _Unset):
-            out["violence"] = self.violence.to_dict()
+            out["violence"] = None if self.violence is None else self.violence.to_dict()
         if not isinstance(self.jailbreak, _Unset):
-            out["jailbreak"] = self.jailbreak.to_dict()
+            out["jailbreak"] = (
+                None if self.jailbreak is None else self.jailbreak.to_dict()
+            )
         if not isinstance(self.protected_material_text, _Unset):
-            out["protected_material_text"] = self.protected_material_text.to_dict()
+            out["protected_material_text"] = (
+                None
+                if self.protected_material_text is None
+                else self.protected_material_text.to_dict()
+            )
         if not isinstance(self.protected_material_code, _Unset):
-            out["protected_material_code"] = self.protected_material_code.to_dict()
+            out["protected_material_code"] = (
+                None
+                if self.protected_material_code is None
+                else self.protected_material_code.to_dict()
+            )
         if not isinstance(self.custom_blocklists, _Unset):
-            out["custom_blocklists"] = _encode_list_AzureBlocklistResult(
-                self.custom_blocklists
+            out["custom_blocklists"] = (
+                None
+                if self.custom_blocklists is None
+                else _encode_list_AzureBlocklistResult_or_AzureBlocklistDetails(
+                    self.custom_blocklists
+                )
             )
         if not isinstance(self.error, _Unset):
-            out["error"] = self.error.to_dict()
+            out["error"] = None if self.error is None else self.error.to_dict()
         out.update(self.extra)
         return out
 
@@ -2893,7 +3021,7 @@ class CompletionTokensDetails:
     """
     text_tokens: int | _Unset | None = UNSET
     """Text tokens generated."""
-    image_tokens: int | _Unset = UNSET
+    image_tokens: int | _Unset | None = UNSET
     """Image tokens generated.
 
     Sent by OpenRouter; see
@@ -2916,7 +3044,7 @@ class CompletionTokensDetails:
                 obj, "rejected_prediction_tokens", _decode_int
             ),
             text_tokens=_optional_nullable(obj, "text_tokens", _decode_int),
-            image_tokens=_optional(obj, "image_tokens", _decode_int),
+            image_tokens=_optional_nullable(obj, "image_tokens", _decode_int),
             extra=_extra(obj, _COMPLETION_TOKENS_DETAILS_KEYS),
         )
         return decoded
@@ -2966,10 +3094,10 @@ class PromptTokensDetails:
     """Image tokens in the prompt."""
     text_tokens: int | _Unset | None = UNSET
     """Text tokens in the prompt."""
-    video_tokens: int | _Unset = UNSET
+    video_tokens: int | _Unset | None = UNSET
     """Video tokens in the prompt.
 
-    Sent by OpenRouter; see
+    Sent by OpenRouter, SGLang; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/openrouter/cassettes/test_cache/test_openrouter_cache_streaming_e2e.yaml
     """
     extra: dict[str, Any] = field(default_factory=dict)
@@ -2987,7 +3115,7 @@ class PromptTokensDetails:
             ),
             image_tokens=_optional_nullable(obj, "image_tokens", _decode_int),
             text_tokens=_optional_nullable(obj, "text_tokens", _decode_int),
-            video_tokens=_optional(obj, "video_tokens", _decode_int),
+            video_tokens=_optional_nullable(obj, "video_tokens", _decode_int),
             extra=_extra(obj, _PROMPT_TOKENS_DETAILS_KEYS),
         )
         return decoded
@@ -3031,21 +3159,21 @@ class PerplexityCost:
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
     """
 
-    input_tokens_cost: float | _Unset = UNSET
+    input_tokens_cost: float | _Unset | None = UNSET
     """Cost of the prompt tokens."""
-    output_tokens_cost: float | _Unset = UNSET
+    output_tokens_cost: float | _Unset | None = UNSET
     """Cost of the generated tokens."""
-    reasoning_tokens_cost: float | _Unset = UNSET
+    reasoning_tokens_cost: float | _Unset | None = UNSET
     """Cost of the reasoning tokens."""
-    citation_tokens_cost: float | _Unset = UNSET
+    citation_tokens_cost: float | _Unset | None = UNSET
     """Cost of the source tokens fed to the model."""
-    search_queries_cost: float | _Unset = UNSET
+    search_queries_cost: float | _Unset | None = UNSET
     """Cost of the web searches."""
-    request_cost: float | _Unset = UNSET
+    request_cost: float | _Unset | None = UNSET
     """The flat fee of the request; left out of the zero-cost placeholder on interim
     chunks.
     """
-    total_cost: float | _Unset = UNSET
+    total_cost: float | _Unset | None = UNSET
     """Sum of all the costs."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -3055,15 +3183,23 @@ class PerplexityCost:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            input_tokens_cost=_optional(obj, "input_tokens_cost", _decode_float),
-            output_tokens_cost=_optional(obj, "output_tokens_cost", _decode_float),
-            reasoning_tokens_cost=_optional(
+            input_tokens_cost=_optional_nullable(
+                obj, "input_tokens_cost", _decode_float
+            ),
+            output_tokens_cost=_optional_nullable(
+                obj, "output_tokens_cost", _decode_float
+            ),
+            reasoning_tokens_cost=_optional_nullable(
                 obj, "reasoning_tokens_cost", _decode_float
             ),
-            citation_tokens_cost=_optional(obj, "citation_tokens_cost", _decode_float),
-            search_queries_cost=_optional(obj, "search_queries_cost", _decode_float),
-            request_cost=_optional(obj, "request_cost", _decode_float),
-            total_cost=_optional(obj, "total_cost", _decode_float),
+            citation_tokens_cost=_optional_nullable(
+                obj, "citation_tokens_cost", _decode_float
+            ),
+            search_queries_cost=_optional_nullable(
+                obj, "search_queries_cost", _decode_float
+            ),
+            request_cost=_optional_nullable(obj, "request_cost", _decode_float),
+            total_cost=_optional_nullable(obj, "total_cost", _decode_float),
             extra=_extra(obj, _PERPLEXITY_COST_KEYS),
         )
         return decoded
@@ -3113,9 +3249,9 @@ class OpenRouterCostDetails:
     """What the upstream provider charged in total; null when OpenRouter does not pass it
     on.
     """
-    upstream_inference_prompt_cost: float | _Unset = UNSET
+    upstream_inference_prompt_cost: float | _Unset | None = UNSET
     """The part of the upstream cost due to the prompt."""
-    upstream_inference_completions_cost: float | _Unset = UNSET
+    upstream_inference_completions_cost: float | _Unset | None = UNSET
     """The part of the upstream cost due to the completion."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -3128,10 +3264,10 @@ class OpenRouterCostDetails:
             upstream_inference_cost=_optional_nullable(
                 obj, "upstream_inference_cost", _decode_float
             ),
-            upstream_inference_prompt_cost=_optional(
+            upstream_inference_prompt_cost=_optional_nullable(
                 obj, "upstream_inference_prompt_cost", _decode_float
             ),
-            upstream_inference_completions_cost=_optional(
+            upstream_inference_completions_cost=_optional_nullable(
                 obj, "upstream_inference_completions_cost", _decode_float
             ),
             extra=_extra(obj, _OPEN_ROUTER_COST_DETAILS_KEYS),
@@ -3169,11 +3305,11 @@ class OpenRouterServerToolUseDetails:
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    web_search_requests: int | _Unset = UNSET
+    web_search_requests: int | _Unset | None = UNSET
     """Web searches run."""
-    tool_calls_requested: int | _Unset = UNSET
+    tool_calls_requested: int | _Unset | None = UNSET
     """Server-side tool calls the model asked for."""
-    tool_calls_executed: int | _Unset = UNSET
+    tool_calls_executed: int | _Unset | None = UNSET
     """Server-side tool calls that were run."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -3183,9 +3319,15 @@ class OpenRouterServerToolUseDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            web_search_requests=_optional(obj, "web_search_requests", _decode_int),
-            tool_calls_requested=_optional(obj, "tool_calls_requested", _decode_int),
-            tool_calls_executed=_optional(obj, "tool_calls_executed", _decode_int),
+            web_search_requests=_optional_nullable(
+                obj, "web_search_requests", _decode_int
+            ),
+            tool_calls_requested=_optional_nullable(
+                obj, "tool_calls_requested", _decode_int
+            ),
+            tool_calls_executed=_optional_nullable(
+                obj, "tool_calls_executed", _decode_int
+            ),
             extra=_extra(obj, _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS),
         )
         return decoded
@@ -3244,25 +3386,25 @@ class CompletionUsage:
 
     Sent by DeepSeek; see https://api-docs.deepseek.com/guides/kv_cache
     """
-    queue_time: float | _Unset = UNSET
+    queue_time: float | _Unset | None = UNSET
     """Seconds the request waited in Groq's queue before it was processed.
 
     Sent by Groq; see
     https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
     """
-    prompt_time: float | _Unset = UNSET
+    prompt_time: float | _Unset | None = UNSET
     """Seconds spent processing the prompt.
 
     Sent by Groq; see
     https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
     """
-    completion_time: float | _Unset = UNSET
+    completion_time: float | _Unset | None = UNSET
     """Seconds spent generating the completion.
 
     Sent by Groq; see
     https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
     """
-    total_time: float | _Unset = UNSET
+    total_time: float | _Unset | None = UNSET
     """Seconds spent on the prompt and the completion together.
 
     Sent by Groq; see
@@ -3275,7 +3417,7 @@ class CompletionUsage:
     Sent by OpenRouter, Perplexity; see
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
     """
-    is_byok: bool | _Unset = UNSET
+    is_byok: bool | _Unset | None = UNSET
     """Whether the request ran on the caller's own provider key (bring your own key).
 
     Sent by OpenRouter; see
@@ -3287,25 +3429,25 @@ class CompletionUsage:
     Sent by OpenRouter; see
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
     """
-    server_tool_use_details: OpenRouterServerToolUseDetails | _Unset = UNSET
+    server_tool_use_details: OpenRouterServerToolUseDetails | _Unset | None = UNSET
     """Counts of the tools OpenRouter ran on the server side, such as web searches.
 
     Sent by OpenRouter; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_web_search_annotations_stream.yaml
     """
-    citation_tokens: int | _Unset = UNSET
+    citation_tokens: int | _Unset | None = UNSET
     """Tokens of the retrieved sources that were fed to the model.
 
     Sent by Perplexity; see
     https://github.com/perplexityai/perplexity-py/blob/7c203118363c6a28fe1e1559afa3cf15a295d36a/src/perplexity/types/shared/usage_info.py
     """
-    num_search_queries: int | _Unset = UNSET
+    num_search_queries: int | _Unset | None = UNSET
     """Web searches run for the request.
 
     Sent by Perplexity; see
     https://github.com/perplexityai/perplexity-py/blob/7c203118363c6a28fe1e1559afa3cf15a295d36a/src/perplexity/types/shared/usage_info.py
     """
-    search_context_size: str | _Unset = UNSET
+    search_context_size: str | _Unset | None = UNSET
     """How much search context was used (`low`, `medium` or `high`), which sets the request
     fee.
 
@@ -3319,19 +3461,19 @@ class CompletionUsage:
     Sent by SGLang, Azure OpenAI, Perplexity; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
     """
-    cached_tokens: int | _Unset = UNSET
+    cached_tokens: int | _Unset | None = UNSET
     """Prompt tokens served from the prompt cache, reported at the top level of `usage`
     rather than in `prompt_tokens_details`.
 
     Sent by Together AI; see
     https://docs.stigg.io/documentation/ai-agents/providers/together
     """
-    num_sources_used: int | _Unset = UNSET
+    num_sources_used: int | _Unset | None = UNSET
     """Sources Live Search consulted for the request, each billed separately.
 
     Sent by xAI (Grok); see https://docs.x.ai/docs/guides/live-search
     """
-    cost_in_usd_ticks: int | _Unset = UNSET
+    cost_in_usd_ticks: int | _Unset | None = UNSET
     """What the request cost, in ticks of 1e-10 US dollars (divide by 10,000,000,000 for
     dollars), after discounts and including server-side tools.
 
@@ -3360,25 +3502,29 @@ class CompletionUsage:
             prompt_cache_miss_tokens=_optional_nullable(
                 obj, "prompt_cache_miss_tokens", _decode_int
             ),
-            queue_time=_optional(obj, "queue_time", _decode_float),
-            prompt_time=_optional(obj, "prompt_time", _decode_float),
-            completion_time=_optional(obj, "completion_time", _decode_float),
-            total_time=_optional(obj, "total_time", _decode_float),
+            queue_time=_optional_nullable(obj, "queue_time", _decode_float),
+            prompt_time=_optional_nullable(obj, "prompt_time", _decode_float),
+            completion_time=_optional_nullable(obj, "completion_time", _decode_float),
+            total_time=_optional_nullable(obj, "total_time", _decode_float),
             cost=_optional_nullable(obj, "cost", _decode_float_or_PerplexityCost),
-            is_byok=_optional(obj, "is_byok", _decode_bool),
+            is_byok=_optional_nullable(obj, "is_byok", _decode_bool),
             cost_details=_optional_nullable(
                 obj, "cost_details", OpenRouterCostDetails.from_dict
             ),
-            server_tool_use_details=_optional(
+            server_tool_use_details=_optional_nullable(
                 obj, "server_tool_use_details", OpenRouterServerToolUseDetails.from_dict
             ),
-            citation_tokens=_optional(obj, "citation_tokens", _decode_int),
-            num_search_queries=_optional(obj, "num_search_queries", _decode_int),
-            search_context_size=_optional(obj, "search_context_size", _decode_str),
+            citation_tokens=_optional_nullable(obj, "citation_tokens", _decode_int),
+            num_search_queries=_optional_nullable(
+                obj, "num_search_queries", _decode_int
+            ),
+            search_context_size=_optional_nullable(
+                obj, "search_context_size", _decode_str
+            ),
             reasoning_tokens=_optional_nullable(obj, "reasoning_tokens", _decode_int),
-            cached_tokens=_optional(obj, "cached_tokens", _decode_int),
-            num_sources_used=_optional(obj, "num_sources_used", _decode_int),
-            cost_in_usd_ticks=_optional(obj, "cost_in_usd_ticks", _decode_int),
+            cached_tokens=_optional_nullable(obj, "cached_tokens", _decode_int),
+            num_sources_used=_optional_nullable(obj, "num_sources_used", _decode_int),
+            cost_in_usd_ticks=_optional_nullable(obj, "cost_in_usd_ticks", _decode_int),
             extra=_extra(obj, _COMPLETION_USAGE_KEYS),
         )
         return decoded
@@ -3429,7 +3575,11 @@ class CompletionUsage:
                 None if self.cost_details is None else self.cost_details.to_dict()
             )
         if not isinstance(self.server_tool_use_details, _Unset):
-            out["server_tool_use_details"] = self.server_tool_use_details.to_dict()
+            out["server_tool_use_details"] = (
+                None
+                if self.server_tool_use_details is None
+                else self.server_tool_use_details.to_dict()
+            )
         if not isinstance(self.citation_tokens, _Unset):
             out["citation_tokens"] = self.citation_tokens
         if not isinstance(self.num_search_queries, _Unset):
@@ -3500,19 +3650,19 @@ class Choice:
     number. See
     https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
     """
-    content_filter_results: AzureContentFilterResults | _Unset = UNSET
+    content_filter_results: AzureContentFilterResults | _Unset | None = UNSET
     """Content-filter verdicts on the text of this choice so far; may be empty.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
-    content_filter_offsets: AzureContentFilterOffsets | _Unset = UNSET
+    content_filter_offsets: AzureContentFilterOffsets | _Unset | None = UNSET
     """Which span of the output an asynchronous-filter annotation chunk refers to.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
-    content_filter_raw: list[Any] | _Unset = UNSET
+    content_filter_raw: list[Any] | _Unset | None = UNSET
     """Raw output of the content filters on an asynchronous-filter annotation chunk; its
     entries are not documented.
 
@@ -3541,7 +3691,7 @@ class Choice:
     Sent by SGLang, Azure OpenAI; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
     """
-    text: str | _Unset = UNSET
+    text: str | _Unset | None = UNSET
     """The text of this fragment again, as in the legacy completions format.
 
     Sent by Together AI; see
@@ -3581,19 +3731,21 @@ class Choice:
             logprobs=_optional_nullable(
                 obj, "logprobs", _decode_ChoiceLogprobs_or_float
             ),
-            content_filter_results=_optional(
+            content_filter_results=_optional_nullable(
                 obj, "content_filter_results", AzureContentFilterResults.from_dict
             ),
-            content_filter_offsets=_optional(
+            content_filter_offsets=_optional_nullable(
                 obj, "content_filter_offsets", AzureContentFilterOffsets.from_dict
             ),
-            content_filter_raw=_optional(obj, "content_filter_raw", _decode_list_any),
+            content_filter_raw=_optional_nullable(
+                obj, "content_filter_raw", _decode_list_any
+            ),
             usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
             native_finish_reason=_optional_nullable(
                 obj, "native_finish_reason", _decode_str
             ),
             matched_stop=_optional_nullable(obj, "matched_stop", _decode_int_or_str),
-            text=_optional(obj, "text", _decode_str),
+            text=_optional_nullable(obj, "text", _decode_str),
             seed=_optional_nullable(obj, "seed", _decode_int),
             stop_reason=_optional_nullable(obj, "stop_reason", _decode_int_or_str),
             token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
@@ -3616,9 +3768,17 @@ class Choice:
                 else _encode_ChoiceLogprobs_or_float(self.logprobs)
             )
         if not isinstance(self.content_filter_results, _Unset):
-            out["content_filter_results"] = self.content_filter_results.to_dict()
+            out["content_filter_results"] = (
+                None
+                if self.content_filter_results is None
+                else self.content_filter_results.to_dict()
+            )
         if not isinstance(self.content_filter_offsets, _Unset):
-            out["content_filter_offsets"] = self.content_filter_offsets.to_dict()
+            out["content_filter_offsets"] = (
+                None
+                if self.content_filter_offsets is None
+                else self.content_filter_offsets.to_dict()
+            )
         if not isinstance(self.content_filter_raw, _Unset):
             out["content_filter_raw"] = self.content_filter_raw
         if not isinstance(self.usage, _Unset):
@@ -3846,7 +4006,7 @@ class AzurePromptFilterResult:
 
     prompt_index: int
     """Index of the prompt the verdicts refer to."""
-    content_filter_results: AzureContentFilterResults | _Unset = UNSET
+    content_filter_results: AzureContentFilterResults | _Unset | None = UNSET
     """The verdict of each filter category."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -3857,7 +4017,7 @@ class AzurePromptFilterResult:
         obj = _object(data)
         decoded = cls(
             prompt_index=_required(obj, "prompt_index", _decode_int),
-            content_filter_results=_optional(
+            content_filter_results=_optional_nullable(
                 obj, "content_filter_results", AzureContentFilterResults.from_dict
             ),
             extra=_extra(obj, _AZURE_PROMPT_FILTER_RESULT_KEYS),
@@ -3869,7 +4029,11 @@ class AzurePromptFilterResult:
         out: dict[str, Any] = {}
         out["prompt_index"] = self.prompt_index
         if not isinstance(self.content_filter_results, _Unset):
-            out["content_filter_results"] = self.content_filter_results.to_dict()
+            out["content_filter_results"] = (
+                None
+                if self.content_filter_results is None
+                else self.content_filter_results.to_dict()
+            )
         out.update(self.extra)
         return out
 
@@ -3887,21 +4051,21 @@ class AzureLatencyCheckpoint:
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    engine_tbt_ms: float | _Unset = UNSET
+    engine_tbt_ms: float | _Unset | None = UNSET
     """Average time between tokens at the engine."""
-    engine_ttft_ms: float | _Unset = UNSET
+    engine_ttft_ms: float | _Unset | None = UNSET
     """Time to the first token at the engine."""
-    engine_ttlt_ms: float | _Unset = UNSET
+    engine_ttlt_ms: float | _Unset | None = UNSET
     """Time to the last token at the engine."""
-    pre_inference_ms: float | _Unset = UNSET
+    pre_inference_ms: float | _Unset | None = UNSET
     """Time spent before inference started, such as queueing and input filtering."""
-    service_tbt_ms: float | _Unset = UNSET
+    service_tbt_ms: float | _Unset | None = UNSET
     """Average time between tokens at the service."""
-    service_ttft_ms: float | _Unset = UNSET
+    service_ttft_ms: float | _Unset | None = UNSET
     """Time to the first token at the service."""
-    service_ttlt_ms: float | _Unset = UNSET
+    service_ttlt_ms: float | _Unset | None = UNSET
     """Time to the last token at the service."""
-    user_visible_ttft_ms: float | _Unset = UNSET
+    user_visible_ttft_ms: float | _Unset | None = UNSET
     """Time until the first token was released to the caller."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -3911,14 +4075,16 @@ class AzureLatencyCheckpoint:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            engine_tbt_ms=_optional(obj, "engine_tbt_ms", _decode_float),
-            engine_ttft_ms=_optional(obj, "engine_ttft_ms", _decode_float),
-            engine_ttlt_ms=_optional(obj, "engine_ttlt_ms", _decode_float),
-            pre_inference_ms=_optional(obj, "pre_inference_ms", _decode_float),
-            service_tbt_ms=_optional(obj, "service_tbt_ms", _decode_float),
-            service_ttft_ms=_optional(obj, "service_ttft_ms", _decode_float),
-            service_ttlt_ms=_optional(obj, "service_ttlt_ms", _decode_float),
-            user_visible_ttft_ms=_optional(obj, "user_visible_ttft_ms", _decode_float),
+            engine_tbt_ms=_optional_nullable(obj, "engine_tbt_ms", _decode_float),
+            engine_ttft_ms=_optional_nullable(obj, "engine_ttft_ms", _decode_float),
+            engine_ttlt_ms=_optional_nullable(obj, "engine_ttlt_ms", _decode_float),
+            pre_inference_ms=_optional_nullable(obj, "pre_inference_ms", _decode_float),
+            service_tbt_ms=_optional_nullable(obj, "service_tbt_ms", _decode_float),
+            service_ttft_ms=_optional_nullable(obj, "service_ttft_ms", _decode_float),
+            service_ttlt_ms=_optional_nullable(obj, "service_ttlt_ms", _decode_float),
+            user_visible_ttft_ms=_optional_nullable(
+                obj, "user_visible_ttft_ms", _decode_float
+            ),
             extra=_extra(obj, _AZURE_LATENCY_CHECKPOINT_KEYS),
         )
         return decoded
@@ -3968,7 +4134,7 @@ class AzureRouting:
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    serving_pipereplica: str | _Unset = UNSET
+    serving_pipereplica: str | _Unset | None = UNSET
     """Identifier of the serving replica (pipeline and data-parallel rank) that produced
     the response.
     """
@@ -3980,7 +4146,9 @@ class AzureRouting:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            serving_pipereplica=_optional(obj, "serving_pipereplica", _decode_str),
+            serving_pipereplica=_optional_nullable(
+                obj, "serving_pipereplica", _decode_str
+            ),
             extra=_extra(obj, _AZURE_ROUTING_KEYS),
         )
         return decoded
@@ -4077,13 +4245,13 @@ class GroqDebug:
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    input_token_ids: list[int] | _Unset = UNSET
+    input_token_ids: list[int] | _Unset | None = UNSET
     """Token ids of the input."""
-    input_tokens: list[str] | _Unset = UNSET
+    input_tokens: list[str] | _Unset | None = UNSET
     """Token strings of the input."""
-    output_token_ids: list[int] | _Unset = UNSET
+    output_token_ids: list[int] | _Unset | None = UNSET
     """Token ids of the output."""
-    output_tokens: list[str] | _Unset = UNSET
+    output_tokens: list[str] | _Unset | None = UNSET
     """Token strings of the output."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -4093,10 +4261,14 @@ class GroqDebug:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            input_token_ids=_optional(obj, "input_token_ids", _decode_list_int),
-            input_tokens=_optional(obj, "input_tokens", _decode_list_str),
-            output_token_ids=_optional(obj, "output_token_ids", _decode_list_int),
-            output_tokens=_optional(obj, "output_tokens", _decode_list_str),
+            input_token_ids=_optional_nullable(
+                obj, "input_token_ids", _decode_list_int
+            ),
+            input_tokens=_optional_nullable(obj, "input_tokens", _decode_list_str),
+            output_token_ids=_optional_nullable(
+                obj, "output_token_ids", _decode_list_int
+            ),
+            output_tokens=_optional_nullable(obj, "output_tokens", _decode_list_str),
             extra=_extra(obj, _GROQ_DEBUG_KEYS),
         )
         return decoded
@@ -4129,19 +4301,19 @@ class GroqXGroq:
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    id: str | _Unset = UNSET
+    id: str | _Unset | None = UNSET
     """Groq's request id (`req_...`), to quote to Groq support; sent on the first and the
     last chunk, and absent for compound systems.
     """
-    seed: int | _Unset = UNSET
+    seed: int | _Unset | None = UNSET
     """The sampling seed used for the request."""
-    usage: CompletionUsage | _Unset = UNSET
+    usage: CompletionUsage | _Unset | None = UNSET
     """Token counts and timings for the whole request; sent on the last chunk."""
-    usage_breakdown: GroqUsageBreakdown | _Unset = UNSET
+    usage_breakdown: GroqUsageBreakdown | _Unset | None = UNSET
     """Usage of each model a compound system called; sent on the last chunk."""
-    error: str | _Unset = UNSET
+    error: str | _Unset | None = UNSET
     """Why the stream was stopped early."""
-    debug: GroqDebug | _Unset = UNSET
+    debug: GroqDebug | _Unset | None = UNSET
     """Input and output tokens, present only when the request asked for debug output."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -4151,14 +4323,14 @@ class GroqXGroq:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            id=_optional(obj, "id", _decode_str),
-            seed=_optional(obj, "seed", _decode_int),
-            usage=_optional(obj, "usage", CompletionUsage.from_dict),
-            usage_breakdown=_optional(
+            id=_optional_nullable(obj, "id", _decode_str),
+            seed=_optional_nullable(obj, "seed", _decode_int),
+            usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
+            usage_breakdown=_optional_nullable(
                 obj, "usage_breakdown", GroqUsageBreakdown.from_dict
             ),
-            error=_optional(obj, "error", _decode_str),
-            debug=_optional(obj, "debug", GroqDebug.from_dict),
+            error=_optional_nullable(obj, "error", _decode_str),
+            debug=_optional_nullable(obj, "debug", GroqDebug.from_dict),
             extra=_extra(obj, _GROQ_X_GROQ_KEYS),
         )
         return decoded
@@ -4171,13 +4343,15 @@ class GroqXGroq:
         if not isinstance(self.seed, _Unset):
             out["seed"] = self.seed
         if not isinstance(self.usage, _Unset):
-            out["usage"] = self.usage.to_dict()
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
         if not isinstance(self.usage_breakdown, _Unset):
-            out["usage_breakdown"] = self.usage_breakdown.to_dict()
+            out["usage_breakdown"] = (
+                None if self.usage_breakdown is None else self.usage_breakdown.to_dict()
+            )
         if not isinstance(self.error, _Unset):
             out["error"] = self.error
         if not isinstance(self.debug, _Unset):
-            out["debug"] = self.debug.to_dict()
+            out["debug"] = None if self.debug is None else self.debug.to_dict()
         out.update(self.extra)
         return out
 
@@ -4195,21 +4369,21 @@ class LlamaCppTimings:
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md
     """
 
-    cache_n: int | _Unset = UNSET
+    cache_n: int | _Unset | None = UNSET
     """Prompt tokens reused from the KV cache instead of being processed again."""
-    prompt_n: int | _Unset = UNSET
+    prompt_n: int | _Unset | None = UNSET
     """Prompt tokens that were processed."""
-    prompt_ms: float | _Unset = UNSET
+    prompt_ms: float | _Unset | None = UNSET
     """Time spent processing the prompt, in milliseconds."""
-    prompt_per_token_ms: float | _Unset = UNSET
+    prompt_per_token_ms: float | _Unset | None = UNSET
     """Average prompt-processing time per token, in milliseconds."""
-    prompt_per_second: float | _Unset = UNSET
+    prompt_per_second: float | _Unset | None = UNSET
     """Prompt-processing speed, in tokens per second."""
-    predicted_n: int | _Unset = UNSET
+    predicted_n: int | _Unset | None = UNSET
     """Tokens generated."""
-    predicted_ms: float | _Unset = UNSET
+    predicted_ms: float | _Unset | None = UNSET
     """Time spent generating, in milliseconds."""
-    predicted_per_token_ms: float | _Unset = UNSET
+    predicted_per_token_ms: float | _Unset | None = UNSET
     """Average generation time per token, in milliseconds."""
     predicted_per_second: float | _Unset | None = UNSET
     """Generation speed, in tokens per second; MLX servers send null until two tokens have
@@ -4223,7 +4397,7 @@ class LlamaCppTimings:
     """Draft tokens the main model accepted; llama.cpp sends it only when a draft model
     ran, MLX servers send null otherwise.
     """
-    peak_memory: float | _Unset = UNSET
+    peak_memory: float | _Unset | None = UNSET
     """Peak memory the generation used on the device, in gigabytes.
 
     Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1216
@@ -4248,14 +4422,18 @@ class LlamaCppTimings:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            cache_n=_optional(obj, "cache_n", _decode_int),
-            prompt_n=_optional(obj, "prompt_n", _decode_int),
-            prompt_ms=_optional(obj, "prompt_ms", _decode_float),
-            prompt_per_token_ms=_optional(obj, "prompt_per_token_ms", _decode_float),
-            prompt_per_second=_optional(obj, "prompt_per_second", _decode_float),
-            predicted_n=_optional(obj, "predicted_n", _decode_int),
-            predicted_ms=_optional(obj, "predicted_ms", _decode_float),
-            predicted_per_token_ms=_optional(
+            cache_n=_optional_nullable(obj, "cache_n", _decode_int),
+            prompt_n=_optional_nullable(obj, "prompt_n", _decode_int),
+            prompt_ms=_optional_nullable(obj, "prompt_ms", _decode_float),
+            prompt_per_token_ms=_optional_nullable(
+                obj, "prompt_per_token_ms", _decode_float
+            ),
+            prompt_per_second=_optional_nullable(
+                obj, "prompt_per_second", _decode_float
+            ),
+            predicted_n=_optional_nullable(obj, "predicted_n", _decode_int),
+            predicted_ms=_optional_nullable(obj, "predicted_ms", _decode_float),
+            predicted_per_token_ms=_optional_nullable(
                 obj, "predicted_per_token_ms", _decode_float
             ),
             predicted_per_second=_optional_nullable(
@@ -4263,7 +4441,7 @@ class LlamaCppTimings:
             ),
             draft_n=_optional_nullable(obj, "draft_n", _decode_int),
             draft_n_accepted=_optional_nullable(obj, "draft_n_accepted", _decode_int),
-            peak_memory=_optional(obj, "peak_memory", _decode_float),
+            peak_memory=_optional_nullable(obj, "peak_memory", _decode_float),
             draft_kind=_optional_nullable(obj, "draft_kind", _decode_str),
             draft_rounds=_optional_nullable(obj, "draft_rounds", _decode_int),
             extra=_extra(obj, _LLAMA_CPP_TIMINGS_KEYS),
@@ -4333,9 +4511,9 @@ class NovitaSlaMetrics:
     https://github.com/sdcb/chats/blob/a12e6e5c2160775d40912c034edb6f861021ff52/src/BE/tests/Chats.BE.UnitTest/ChatServices/ChatCompletions/NovitaChatUsageTests.cs
     """
 
-    ttft_ms: float | _Unset = UNSET
+    ttft_ms: float | _Unset | None = UNSET
     """Milliseconds until the first token was produced."""
-    ts_us: int | _Unset = UNSET
+    ts_us: int | _Unset | None = UNSET
     """A Unix timestamp in microseconds that Novita attaches to the chunk."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -4345,8 +4523,8 @@ class NovitaSlaMetrics:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            ttft_ms=_optional(obj, "ttft_ms", _decode_float),
-            ts_us=_optional(obj, "ts_us", _decode_int),
+            ttft_ms=_optional_nullable(obj, "ttft_ms", _decode_float),
+            ts_us=_optional_nullable(obj, "ts_us", _decode_int),
             extra=_extra(obj, _NOVITA_SLA_METRICS_KEYS),
         )
         return decoded
@@ -4373,17 +4551,17 @@ class NvExtWorkerId:
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
     """
 
-    prefill_worker_id: int | _Unset = UNSET
+    prefill_worker_id: int | _Unset | None = UNSET
     """Id of the prefill worker; ids are 64-bit and may exceed the range a JavaScript
     number holds exactly.
     """
-    prefill_dp_rank: int | _Unset = UNSET
+    prefill_dp_rank: int | _Unset | None = UNSET
     """Data-parallel rank of the engine on the prefill worker."""
-    decode_worker_id: int | _Unset = UNSET
+    decode_worker_id: int | _Unset | None = UNSET
     """Id of the decode worker; ids are 64-bit and may exceed the range a JavaScript number
     holds exactly.
     """
-    decode_dp_rank: int | _Unset = UNSET
+    decode_dp_rank: int | _Unset | None = UNSET
     """Data-parallel rank of the engine on the decode worker."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -4393,10 +4571,10 @@ class NvExtWorkerId:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            prefill_worker_id=_optional(obj, "prefill_worker_id", _decode_int),
-            prefill_dp_rank=_optional(obj, "prefill_dp_rank", _decode_int),
-            decode_worker_id=_optional(obj, "decode_worker_id", _decode_int),
-            decode_dp_rank=_optional(obj, "decode_dp_rank", _decode_int),
+            prefill_worker_id=_optional_nullable(obj, "prefill_worker_id", _decode_int),
+            prefill_dp_rank=_optional_nullable(obj, "prefill_dp_rank", _decode_int),
+            decode_worker_id=_optional_nullable(obj, "decode_worker_id", _decode_int),
+            decode_dp_rank=_optional_nullable(obj, "decode_dp_rank", _decode_int),
             extra=_extra(obj, _NV_EXT_WORKER_ID_KEYS),
         )
         return decoded
@@ -4429,17 +4607,17 @@ class NvExtTiming:
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
     """
 
-    request_received_ms: int | _Unset = UNSET
+    request_received_ms: int | _Unset | None = UNSET
     """Unix time in milliseconds at which the request arrived; always sent by Dynamo."""
-    prefill_wait_time_ms: float | _Unset = UNSET
+    prefill_wait_time_ms: float | _Unset | None = UNSET
     """Milliseconds from arrival until prefill started (queueing)."""
-    prefill_time_ms: float | _Unset = UNSET
+    prefill_time_ms: float | _Unset | None = UNSET
     """Milliseconds from the start of prefill to the first token."""
-    ttft_ms: float | _Unset = UNSET
+    ttft_ms: float | _Unset | None = UNSET
     """Milliseconds from arrival to the first token."""
-    total_time_ms: float | _Unset = UNSET
+    total_time_ms: float | _Unset | None = UNSET
     """Milliseconds from arrival until the request finished."""
-    kv_hit_rate: float | _Unset = UNSET
+    kv_hit_rate: float | _Unset | None = UNSET
     """Share of the prompt's KV blocks found in cache, from 0 to 1."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -4449,12 +4627,16 @@ class NvExtTiming:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            request_received_ms=_optional(obj, "request_received_ms", _decode_int),
-            prefill_wait_time_ms=_optional(obj, "prefill_wait_time_ms", _decode_float),
-            prefill_time_ms=_optional(obj, "prefill_time_ms", _decode_float),
-            ttft_ms=_optional(obj, "ttft_ms", _decode_float),
-            total_time_ms=_optional(obj, "total_time_ms", _decode_float),
-            kv_hit_rate=_optional(obj, "kv_hit_rate", _decode_float),
+            request_received_ms=_optional_nullable(
+                obj, "request_received_ms", _decode_int
+            ),
+            prefill_wait_time_ms=_optional_nullable(
+                obj, "prefill_wait_time_ms", _decode_float
+            ),
+            prefill_time_ms=_optional_nullable(obj, "prefill_time_ms", _decode_float),
+            ttft_ms=_optional_nullable(obj, "ttft_ms", _decode_float),
+            total_time_ms=_optional_nullable(obj, "total_time_ms", _decode_float),
+            kv_hit_rate=_optional_nullable(obj, "kv_hit_rate", _decode_float),
             extra=_extra(obj, _NV_EXT_TIMING_KEYS),
         )
         return decoded
@@ -4499,28 +4681,28 @@ class NvExt:
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
     """
 
-    worker_id: NvExtWorkerId | _Unset = UNSET
+    worker_id: NvExtWorkerId | _Unset | None = UNSET
     """Which prefill and decode workers served the request."""
-    timing: NvExtTiming | _Unset = UNSET
+    timing: NvExtTiming | _Unset | None = UNSET
     """Timing of the request, sent on the final chunk."""
-    token_ids: list[int] | _Unset = UNSET
+    token_ids: list[int] | _Unset | None = UNSET
     """The tokenized prompt, returned by the query-only first stage of GAIE routing for
     reuse in the second stage.
     """
-    routed_experts: Any | _Unset = UNSET
+    routed_experts: Any | _Unset | None = UNSET
     """Mixture-of-experts routing record passed through from an SGLang backend unchanged.
     """
-    engine_data: Any | _Unset = UNSET
+    engine_data: Any | _Unset | None = UNSET
     """Backend-specific data Dynamo forwards without looking at it."""
-    stop_reason: int | str | _Unset = UNSET
+    stop_reason: int | str | _Unset | None = UNSET
     """The stop token id or stop string the backend matched, for the single choice of the
     response.
     """
-    completion_token_ids: list[int] | _Unset = UNSET
+    completion_token_ids: list[int] | _Unset | None = UNSET
     """Ids of the tokens generated in this chunk; concatenated over the stream they give
     the whole output.
     """
-    prompt_logprobs: list[Any] | _Unset = UNSET
+    prompt_logprobs: list[Any] | _Unset | None = UNSET
     """Log probabilities of the prompt tokens, sent on the final chunk: one entry per
     prompt position, null for the first one, otherwise an object that maps a token id
     (as a string) to `{logprob, rank, decoded_token}`.
@@ -4533,16 +4715,18 @@ class NvExt:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            worker_id=_optional(obj, "worker_id", NvExtWorkerId.from_dict),
-            timing=_optional(obj, "timing", NvExtTiming.from_dict),
-            token_ids=_optional(obj, "token_ids", _decode_list_int),
-            routed_experts=_optional(obj, "routed_experts", _decode_any),
-            engine_data=_optional(obj, "engine_data", _decode_any),
-            stop_reason=_optional(obj, "stop_reason", _decode_int_or_str),
-            completion_token_ids=_optional(
+            worker_id=_optional_nullable(obj, "worker_id", NvExtWorkerId.from_dict),
+            timing=_optional_nullable(obj, "timing", NvExtTiming.from_dict),
+            token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
+            routed_experts=_optional_nullable(obj, "routed_experts", _decode_any),
+            engine_data=_optional_nullable(obj, "engine_data", _decode_any),
+            stop_reason=_optional_nullable(obj, "stop_reason", _decode_int_or_str),
+            completion_token_ids=_optional_nullable(
                 obj, "completion_token_ids", _decode_list_int
             ),
-            prompt_logprobs=_optional(obj, "prompt_logprobs", _decode_list_any),
+            prompt_logprobs=_optional_nullable(
+                obj, "prompt_logprobs", _decode_list_any
+            ),
             extra=_extra(obj, _NV_EXT_KEYS),
         )
         return decoded
@@ -4551,9 +4735,11 @@ class NvExt:
         """The JSON object of this NvExt: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         if not isinstance(self.worker_id, _Unset):
-            out["worker_id"] = self.worker_id.to_dict()
+            out["worker_id"] = (
+                None if self.worker_id is None else self.worker_id.to_dict()
+            )
         if not isinstance(self.timing, _Unset):
-            out["timing"] = self.timing.to_dict()
+            out["timing"] = None if self.timing is None else self.timing.to_dict()
         if not isinstance(self.token_ids, _Unset):
             out["token_ids"] = self.token_ids
         if not isinstance(self.routed_experts, _Unset):
@@ -4593,7 +4779,7 @@ class OpenRouterError:
 
     message: str
     """Human-readable explanation, often just `Provider returned error`."""
-    code: int | str | _Unset = UNSET
+    code: int | str | _Unset | None = UNSET
     """The error code: usually an HTTP status such as 429 or 502, sometimes a string tag;
     OpenRouter sends it with every error.
     """
@@ -4601,7 +4787,7 @@ class OpenRouterError:
     """A category of the error, when one is given."""
     param: Any | _Unset | None = UNSET
     """The request parameter the error is about, when one is given."""
-    metadata: dict[str, Any] | _Unset = UNSET
+    metadata: dict[str, Any] | _Unset | None = UNSET
     """Free-form details, such as the upstream `provider_name`, an `error_type` tag and the
     `raw` error text of the upstream provider.
     """
@@ -4614,10 +4800,10 @@ class OpenRouterError:
         obj = _object(data)
         decoded = cls(
             message=_required(obj, "message", _decode_str),
-            code=_optional(obj, "code", _decode_int_or_str),
+            code=_optional_nullable(obj, "code", _decode_int_or_str),
             type=_optional_nullable(obj, "type", _decode_str),
             param=_optional_nullable(obj, "param", _decode_any),
-            metadata=_optional(obj, "metadata", _decode_map_any),
+            metadata=_optional_nullable(obj, "metadata", _decode_map_any),
             extra=_extra(obj, _OPEN_ROUTER_ERROR_KEYS),
         )
         return decoded
@@ -4649,19 +4835,19 @@ class PerplexitySearchResult:
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
     """
 
-    id: int | _Unset = UNSET
+    id: int | _Unset | None = UNSET
     """Number of the result, as used by the references in the answer."""
-    title: str | _Unset = UNSET
+    title: str | _Unset | None = UNSET
     """Title of the page."""
-    url: str | _Unset = UNSET
+    url: str | _Unset | None = UNSET
     """Address of the page."""
-    snippet: str | _Unset = UNSET
+    snippet: str | _Unset | None = UNSET
     """Excerpt of the page."""
-    date: str | _Unset = UNSET
+    date: str | _Unset | None = UNSET
     """Publication date of the page."""
-    last_updated: str | _Unset = UNSET
+    last_updated: str | _Unset | None = UNSET
     """Date the page was last updated."""
-    source: str | _Unset = UNSET
+    source: str | _Unset | None = UNSET
     """Where the result comes from, such as `web`."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -4671,13 +4857,13 @@ class PerplexitySearchResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            id=_optional(obj, "id", _decode_int),
-            title=_optional(obj, "title", _decode_str),
-            url=_optional(obj, "url", _decode_str),
-            snippet=_optional(obj, "snippet", _decode_str),
-            date=_optional(obj, "date", _decode_str),
-            last_updated=_optional(obj, "last_updated", _decode_str),
-            source=_optional(obj, "source", _decode_str),
+            id=_optional_nullable(obj, "id", _decode_int),
+            title=_optional_nullable(obj, "title", _decode_str),
+            url=_optional_nullable(obj, "url", _decode_str),
+            snippet=_optional_nullable(obj, "snippet", _decode_str),
+            date=_optional_nullable(obj, "date", _decode_str),
+            last_updated=_optional_nullable(obj, "last_updated", _decode_str),
+            source=_optional_nullable(obj, "source", _decode_str),
             extra=_extra(obj, _PERPLEXITY_SEARCH_RESULT_KEYS),
         )
         return decoded
@@ -4716,15 +4902,15 @@ class SglangCachedTokensDetails:
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
     """
 
-    device: int | _Unset = UNSET
+    device: int | _Unset | None = UNSET
     """Tokens found in the GPU-resident cache."""
-    host: int | _Unset = UNSET
+    host: int | _Unset | None = UNSET
     """Tokens found in the host-memory cache."""
-    storage: int | _Unset = UNSET
+    storage: int | _Unset | None = UNSET
     """Tokens loaded from the third-tier storage backend; present only when one is
     configured.
     """
-    storage_backend: str | _Unset = UNSET
+    storage_backend: str | _Unset | None = UNSET
     """Name of the third-tier storage backend; present only when one is configured."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -4734,10 +4920,10 @@ class SglangCachedTokensDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            device=_optional(obj, "device", _decode_int),
-            host=_optional(obj, "host", _decode_int),
-            storage=_optional(obj, "storage", _decode_int),
-            storage_backend=_optional(obj, "storage_backend", _decode_str),
+            device=_optional_nullable(obj, "device", _decode_int),
+            host=_optional_nullable(obj, "host", _decode_int),
+            storage=_optional_nullable(obj, "storage", _decode_int),
+            storage_backend=_optional_nullable(obj, "storage_backend", _decode_str),
             extra=_extra(obj, _SGLANG_CACHED_TOKENS_DETAILS_KEYS),
         )
         return decoded
@@ -4853,19 +5039,19 @@ class VllmSpeculativeDecodingMetrics:
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
 
-    mean_acceptance_length: float | _Unset = UNSET
+    mean_acceptance_length: float | _Unset | None = UNSET
     """Average number of tokens accepted per verification step."""
-    draft_acceptance_rate: float | _Unset = UNSET
+    draft_acceptance_rate: float | _Unset | None = UNSET
     """Share of draft tokens that were accepted."""
-    acceptance_histogram: list[int] | _Unset = UNSET
+    acceptance_histogram: list[int] | _Unset | None = UNSET
     """Entry j counts the verification steps that accepted exactly j draft tokens."""
-    num_spec_steps: int | _Unset = UNSET
+    num_spec_steps: int | _Unset | None = UNSET
     """Number of verification steps."""
-    num_accepted_draft_tokens: int | _Unset = UNSET
+    num_accepted_draft_tokens: int | _Unset | None = UNSET
     """Draft tokens accepted in total."""
-    num_draft_tokens: int | _Unset = UNSET
+    num_draft_tokens: int | _Unset | None = UNSET
     """Draft tokens proposed in total."""
-    num_spec_tokens: int | _Unset = UNSET
+    num_spec_tokens: int | _Unset | None = UNSET
     """Draft tokens proposed per step."""
     per_step_accepted: list[int] | _Unset | None = UNSET
     """Tokens accepted at each step, in order; only at the detailed metrics level."""
@@ -4879,21 +5065,21 @@ class VllmSpeculativeDecodingMetrics:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            mean_acceptance_length=_optional(
+            mean_acceptance_length=_optional_nullable(
                 obj, "mean_acceptance_length", _decode_float
             ),
-            draft_acceptance_rate=_optional(
+            draft_acceptance_rate=_optional_nullable(
                 obj, "draft_acceptance_rate", _decode_float
             ),
-            acceptance_histogram=_optional(
+            acceptance_histogram=_optional_nullable(
                 obj, "acceptance_histogram", _decode_list_int
             ),
-            num_spec_steps=_optional(obj, "num_spec_steps", _decode_int),
-            num_accepted_draft_tokens=_optional(
+            num_spec_steps=_optional_nullable(obj, "num_spec_steps", _decode_int),
+            num_accepted_draft_tokens=_optional_nullable(
                 obj, "num_accepted_draft_tokens", _decode_int
             ),
-            num_draft_tokens=_optional(obj, "num_draft_tokens", _decode_int),
-            num_spec_tokens=_optional(obj, "num_spec_tokens", _decode_int),
+            num_draft_tokens=_optional_nullable(obj, "num_draft_tokens", _decode_int),
+            num_spec_tokens=_optional_nullable(obj, "num_spec_tokens", _decode_int),
             per_step_accepted=_optional_nullable(
                 obj, "per_step_accepted", _decode_list_int
             ),
@@ -5035,19 +5221,19 @@ class ZaiWebSearchResult:
     https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
     """
 
-    title: str | _Unset = UNSET
+    title: str | _Unset | None = UNSET
     """Title of the page."""
-    content: str | _Unset = UNSET
+    content: str | _Unset | None = UNSET
     """Summary or excerpt of the page."""
-    link: str | _Unset = UNSET
+    link: str | _Unset | None = UNSET
     """URL of the page."""
-    media: str | _Unset = UNSET
+    media: str | _Unset | None = UNSET
     """Name of the site the page belongs to."""
-    icon: str | _Unset = UNSET
+    icon: str | _Unset | None = UNSET
     """URL of the site's icon."""
-    refer: str | _Unset = UNSET
+    refer: str | _Unset | None = UNSET
     """Citation marker (such as `ref_1`) that the answer uses to point at this page."""
-    publish_date: str | _Unset = UNSET
+    publish_date: str | _Unset | None = UNSET
     """When the page was published, as text."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
@@ -5057,13 +5243,13 @@ class ZaiWebSearchResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            title=_optional(obj, "title", _decode_str),
-            content=_optional(obj, "content", _decode_str),
-            link=_optional(obj, "link", _decode_str),
-            media=_optional(obj, "media", _decode_str),
-            icon=_optional(obj, "icon", _decode_str),
-            refer=_optional(obj, "refer", _decode_str),
-            publish_date=_optional(obj, "publish_date", _decode_str),
+            title=_optional_nullable(obj, "title", _decode_str),
+            content=_optional_nullable(obj, "content", _decode_str),
+            link=_optional_nullable(obj, "link", _decode_str),
+            media=_optional_nullable(obj, "media", _decode_str),
+            icon=_optional_nullable(obj, "icon", _decode_str),
+            refer=_optional_nullable(obj, "refer", _decode_str),
+            publish_date=_optional_nullable(obj, "publish_date", _decode_str),
             extra=_extra(obj, _ZAI_WEB_SEARCH_RESULT_KEYS),
         )
         return decoded
@@ -5156,13 +5342,13 @@ class ChatCompletionChunk:
     """Moderation verdicts on the input and the output, sent on a dedicated chunk when
     moderation was requested.
     """
-    prompt_filter_results: list[AzurePromptFilterResult] | _Unset = UNSET
+    prompt_filter_results: list[AzurePromptFilterResult] | _Unset | None = UNSET
     """Content-filter verdicts on each prompt, sent on a first chunk that has no choices.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
-    prompt_annotations: list[AzurePromptFilterResult] | _Unset = UNSET
+    prompt_annotations: list[AzurePromptFilterResult] | _Unset | None = UNSET
     """Content-filter verdicts on each prompt, under their legacy name.
 
     Deprecated: Older API versions' name for `prompt_filter_results`.
@@ -5170,20 +5356,20 @@ class ChatCompletionChunk:
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
-    latency_checkpoint: AzureLatencyCheckpoint | _Unset = UNSET
+    latency_checkpoint: AzureLatencyCheckpoint | _Unset | None = UNSET
     """Latency measurements of the request inside the engine and the service, sent by
     Foundry on the usage chunk.
 
     Sent by Azure OpenAI; see
     https://github.com/RomanEmreis/svir/blob/99a68b19ec380b7948969e6fee4e323125288885/tests/conformance/decoder/azure.sse
     """
-    routing: AzureRouting | _Unset = UNSET
+    routing: AzureRouting | _Unset | None = UNSET
     """Which serving replica handled the request, sent by Foundry on the usage chunk.
 
     Sent by Azure OpenAI; see
     https://github.com/RomanEmreis/svir/blob/99a68b19ec380b7948969e6fee4e323125288885/tests/conformance/decoder/azure.sse
     """
-    perf_metrics: dict[str, Any] | _Unset = UNSET
+    perf_metrics: dict[str, Any] | _Unset | None = UNSET
     """Per-request performance metrics, keyed like Fireworks' response headers (such as
     `fireworks-server-time-to-first-token`); sent on the chunk with the finish reason
     when the request set `perf_metrics_in_response`.
@@ -5191,21 +5377,21 @@ class ChatCompletionChunk:
     Sent by Fireworks AI; see
     https://docs.fireworks.ai/faq-new/models-inference/how-to-get-performance-metrics-for-streaming-responses
     """
-    x_groq: GroqXGroq | _Unset = UNSET
+    x_groq: GroqXGroq | _Unset | None = UNSET
     """Groq's own metadata: the request id and seed on the first chunk, the usage (with
     timings) on the last one.
 
     Sent by Groq; see
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
-    timings: LlamaCppTimings | _Unset = UNSET
+    timings: LlamaCppTimings | _Unset | None = UNSET
     """Prompt-processing and generation speed of the request, sent on the final chunk (MLX
     servers send it on every chunk).
 
     Sent by llama.cpp server, MLX-VLM server; see
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
     """
-    verbose_: dict[str, Any] | _Unset = UNSET
+    verbose_: dict[str, Any] | _Unset | None = UNSET
     """The server's native, non-OpenAI result (generation settings, grammar, token counts
     and more), added for debugging when the server runs in verbose mode; can be very
     large.
@@ -5213,7 +5399,7 @@ class ChatCompletionChunk:
     Sent by llama.cpp server; see
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
     """
-    sla_metrics: NovitaSlaMetrics | _Unset = UNSET
+    sla_metrics: NovitaSlaMetrics | _Unset | None = UNSET
     """Latency figures Novita measures for the request, repeated on every chunk.
 
     Sent by Novita AI; see
@@ -5226,7 +5412,7 @@ class ChatCompletionChunk:
     Sent by NVIDIA Dynamo; see
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
     """
-    provider: str | _Unset = UNSET
+    provider: str | _Unset | None = UNSET
     """Name of the upstream provider that served the request (`OpenAI`, `Amazon Bedrock`,
     `Google` and so on), which need not be the maker of the model.
 
@@ -5241,7 +5427,7 @@ class ChatCompletionChunk:
     Sent by OpenRouter; see
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatstreamchunk
     """
-    citations: list[str] | _Unset = UNSET
+    citations: list[str] | _Unset | None = UNSET
     """Addresses of the sources the answer draws on, in the order the numbered references
     in the text (`[1]`, `[2]`) use; Perplexity repeats the list on every chunk, xAI's
     Live Search sends it on the last one.
@@ -5249,20 +5435,20 @@ class ChatCompletionChunk:
     Sent by Perplexity, xAI (Grok); see
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
     """
-    search_results: list[PerplexitySearchResult] | _Unset = UNSET
+    search_results: list[PerplexitySearchResult] | _Unset | None = UNSET
     """The search results the answer draws on, with titles and snippets.
 
     Sent by Perplexity; see
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
     """
-    sglext: SglangSglExt | _Unset = UNSET
+    sglext: SglangSglExt | _Unset | None = UNSET
     """SGLang's own response extensions (routed experts, cache-source breakdown); left out
     when none of them were produced.
 
     Sent by SGLang; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
     """
-    warnings: list[TogetherWarning] | _Unset = UNSET
+    warnings: list[TogetherWarning] | _Unset | None = UNSET
     """Warnings about the request, such as parameters that were ignored.
 
     Sent by Together AI; see
@@ -5291,10 +5477,10 @@ class ChatCompletionChunk:
     request_id: str | _Unset | None = UNSET
     """The request id the client sent or the server assigned, echoed back.
 
-    Sent by Z.ai (GLM), vLLM; see
+    Sent by Z.ai (GLM); see
     https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
     """
-    web_search: list[ZaiWebSearchResult] | _Unset = UNSET
+    web_search: list[ZaiWebSearchResult] | _Unset | None = UNSET
     """The web pages the built-in `web_search` tool found and the answer draws on, returned
     at the top level of the response.
 
@@ -5322,37 +5508,41 @@ class ChatCompletionChunk:
             usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
             obfuscation=_optional(obj, "obfuscation", _decode_str),
             moderation=_optional_nullable(obj, "moderation", Moderation.from_dict),
-            prompt_filter_results=_optional(
+            prompt_filter_results=_optional_nullable(
                 obj, "prompt_filter_results", _decode_list_AzurePromptFilterResult
             ),
-            prompt_annotations=_optional(
+            prompt_annotations=_optional_nullable(
                 obj, "prompt_annotations", _decode_list_AzurePromptFilterResult
             ),
-            latency_checkpoint=_optional(
+            latency_checkpoint=_optional_nullable(
                 obj, "latency_checkpoint", AzureLatencyCheckpoint.from_dict
             ),
-            routing=_optional(obj, "routing", AzureRouting.from_dict),
-            perf_metrics=_optional(obj, "perf_metrics", _decode_map_any),
-            x_groq=_optional(obj, "x_groq", GroqXGroq.from_dict),
-            timings=_optional(obj, "timings", LlamaCppTimings.from_dict),
-            verbose_=_optional(obj, "__verbose", _decode_map_any),
-            sla_metrics=_optional(obj, "sla_metrics", NovitaSlaMetrics.from_dict),
+            routing=_optional_nullable(obj, "routing", AzureRouting.from_dict),
+            perf_metrics=_optional_nullable(obj, "perf_metrics", _decode_map_any),
+            x_groq=_optional_nullable(obj, "x_groq", GroqXGroq.from_dict),
+            timings=_optional_nullable(obj, "timings", LlamaCppTimings.from_dict),
+            verbose_=_optional_nullable(obj, "__verbose", _decode_map_any),
+            sla_metrics=_optional_nullable(
+                obj, "sla_metrics", NovitaSlaMetrics.from_dict
+            ),
             nvext=_optional_nullable(obj, "nvext", NvExt.from_dict),
-            provider=_optional(obj, "provider", _decode_str),
+            provider=_optional_nullable(obj, "provider", _decode_str),
             error=_optional_nullable(obj, "error", OpenRouterError.from_dict),
-            citations=_optional(obj, "citations", _decode_list_str),
-            search_results=_optional(
+            citations=_optional_nullable(obj, "citations", _decode_list_str),
+            search_results=_optional_nullable(
                 obj, "search_results", _decode_list_PerplexitySearchResult
             ),
-            sglext=_optional(obj, "sglext", SglangSglExt.from_dict),
-            warnings=_optional(obj, "warnings", _decode_list_TogetherWarning),
+            sglext=_optional_nullable(obj, "sglext", SglangSglExt.from_dict),
+            warnings=_optional_nullable(obj, "warnings", _decode_list_TogetherWarning),
             prompt_token_ids=_optional_nullable(
                 obj, "prompt_token_ids", _decode_list_int
             ),
             prompt_text=_optional_nullable(obj, "prompt_text", _decode_str),
             metrics=_optional_nullable(obj, "metrics", VllmRequestMetrics.from_dict),
             request_id=_optional_nullable(obj, "request_id", _decode_str),
-            web_search=_optional(obj, "web_search", _decode_list_ZaiWebSearchResult),
+            web_search=_optional_nullable(
+                obj, "web_search", _decode_list_ZaiWebSearchResult
+            ),
             extra=_extra(obj, _CHAT_COMPLETION_CHUNK_KEYS),
         )
         return decoded
@@ -5381,27 +5571,37 @@ class ChatCompletionChunk:
                 None if self.moderation is None else self.moderation.to_dict()
             )
         if not isinstance(self.prompt_filter_results, _Unset):
-            out["prompt_filter_results"] = _encode_list_AzurePromptFilterResult(
-                self.prompt_filter_results
+            out["prompt_filter_results"] = (
+                None
+                if self.prompt_filter_results is None
+                else _encode_list_AzurePromptFilterResult(self.prompt_filter_results)
             )
         if not isinstance(self.prompt_annotations, _Unset):
-            out["prompt_annotations"] = _encode_list_AzurePromptFilterResult(
-                self.prompt_annotations
+            out["prompt_annotations"] = (
+                None
+                if self.prompt_annotations is None
+                else _encode_list_AzurePromptFilterResult(self.prompt_annotations)
             )
         if not isinstance(self.latency_checkpoint, _Unset):
-            out["latency_checkpoint"] = self.latency_checkpoint.to_dict()
+            out["latency_checkpoint"] = (
+                None
+                if self.latency_checkpoint is None
+                else self.latency_checkpoint.to_dict()
+            )
         if not isinstance(self.routing, _Unset):
-            out["routing"] = self.routing.to_dict()
+            out["routing"] = None if self.routing is None else self.routing.to_dict()
         if not isinstance(self.perf_metrics, _Unset):
             out["perf_metrics"] = self.perf_metrics
         if not isinstance(self.x_groq, _Unset):
-            out["x_groq"] = self.x_groq.to_dict()
+            out["x_groq"] = None if self.x_groq is None else self.x_groq.to_dict()
         if not isinstance(self.timings, _Unset):
-            out["timings"] = self.timings.to_dict()
+            out["timings"] = None if self.timings is None else self.timings.to_dict()
         if not isinstance(self.verbose_, _Unset):
             out["__verbose"] = self.verbose_
         if not isinstance(self.sla_metrics, _Unset):
-            out["sla_metrics"] = self.sla_metrics.to_dict()
+            out["sla_metrics"] = (
+                None if self.sla_metrics is None else self.sla_metrics.to_dict()
+            )
         if not isinstance(self.nvext, _Unset):
             out["nvext"] = None if self.nvext is None else self.nvext.to_dict()
         if not isinstance(self.provider, _Unset):
@@ -5411,13 +5611,19 @@ class ChatCompletionChunk:
         if not isinstance(self.citations, _Unset):
             out["citations"] = self.citations
         if not isinstance(self.search_results, _Unset):
-            out["search_results"] = _encode_list_PerplexitySearchResult(
-                self.search_results
+            out["search_results"] = (
+                None
+                if self.search_results is None
+                else _encode_list_PerplexitySearchResult(self.search_results)
             )
         if not isinstance(self.sglext, _Unset):
-            out["sglext"] = self.sglext.to_dict()
+            out["sglext"] = None if self.sglext is None else self.sglext.to_dict()
         if not isinstance(self.warnings, _Unset):
-            out["warnings"] = _encode_list_TogetherWarning(self.warnings)
+            out["warnings"] = (
+                None
+                if self.warnings is None
+                else _encode_list_TogetherWarning(self.warnings)
+            )
         if not isinstance(self.prompt_token_ids, _Unset):
             out["prompt_token_ids"] = self.prompt_token_ids
         if not isinstance(self.prompt_text, _Unset):
@@ -5427,7 +5633,11 @@ class ChatCompletionChunk:
         if not isinstance(self.request_id, _Unset):
             out["request_id"] = self.request_id
         if not isinstance(self.web_search, _Unset):
-            out["web_search"] = _encode_list_ZaiWebSearchResult(self.web_search)
+            out["web_search"] = (
+                None
+                if self.web_search is None
+                else _encode_list_ZaiWebSearchResult(self.web_search)
+            )
         out.update(self.extra)
         return out
 
@@ -5506,7 +5716,7 @@ def _encode_list_MistralContentPart(value: list[MistralContentPart]) -> Any:
 def _encode_str_or_list_MistralContentPart(
     value: str | list[MistralContentPart],
 ) -> Any:
-    if type(value) is list:
+    if isinstance(value, list):
         return _encode_list_MistralContentPart(value)
     return value
 
@@ -5545,6 +5755,14 @@ def _encode_list_ChatCompletionTokenLogprob(
 
 def _encode_list_AzureBlocklistResult(value: list[AzureBlocklistResult]) -> Any:
     return [AzureBlocklistResult.to_dict(item) for item in value]
+
+
+def _encode_list_AzureBlocklistResult_or_AzureBlocklistDetails(
+    value: list[AzureBlocklistResult] | AzureBlocklistDetails,
+) -> Any:
+    if isinstance(value, list):
+        return _encode_list_AzureBlocklistResult(value)
+    return AzureBlocklistDetails.to_dict(value)
 
 
 def _encode_float_or_PerplexityCost(value: float | PerplexityCost) -> Any:

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 89694894d7cce444 (spec, templates and generator).
+# Spec hash: 34852de3b4f6b4c0 (spec, templates and generator).
 # Target: pydantic. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
@@ -60,6 +60,7 @@ from pydantic import (
 )
 
 __all__ = [
+    "AzureBlocklistDetails",
     "AzureBlocklistResult",
     "AzureContentFilterOffsets",
     "AzureContentFilterResults",
@@ -424,7 +425,7 @@ class MistralThinkingPart(_Model):
 
     type: MistralContentPartType | str
     """Kind of part; `text` in practice."""
-    text: Annotated[str | None, _NOT_NULL] = None
+    text: str | None = None
     """A piece of reasoning text."""
 
 
@@ -437,9 +438,9 @@ class MistralContentPart(_Model):
 
     type: MistralContentPartType | str
     """Kind of part."""
-    text: Annotated[str | None, _NOT_NULL] = None
+    text: str | None = None
     """The text of a `text` part."""
-    thinking: Annotated[list[MistralThinkingPart] | None, _NOT_NULL] = None
+    thinking: list[MistralThinkingPart] | None = None
     """The reasoning of a `thinking` part, itself split into parts."""
 
 
@@ -515,13 +516,13 @@ class GroqSearchResult(_Model):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    title: Annotated[str | None, _NOT_NULL] = None
+    title: str | None = None
     """Title of the page."""
-    url: Annotated[str | None, _NOT_NULL] = None
+    url: str | None = None
     """Address of the page."""
-    content: Annotated[str | None, _NOT_NULL] = None
+    content: str | None = None
     """Text extracted from the page."""
-    score: Annotated[int | float | None, _NOT_NULL] = None
+    score: int | float | None = None
     """Relevance of the page to the query."""
 
 
@@ -532,9 +533,9 @@ class GroqSearchResults(_Model):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    results: Annotated[list[GroqSearchResult] | None, _NOT_NULL] = None
+    results: list[GroqSearchResult] | None = None
     """The pages found, possibly none."""
-    images: Annotated[list[str] | None, _NOT_NULL] = None
+    images: list[str] | None = None
     """Addresses of images the search returned."""
 
 
@@ -545,13 +546,13 @@ class GroqBrowserResult(_Model):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    title: Annotated[str | None, _NOT_NULL] = None
+    title: str | None = None
     """Title of the browser window."""
-    url: Annotated[str | None, _NOT_NULL] = None
+    url: str | None = None
     """Address of the page."""
-    content: Annotated[str | None, _NOT_NULL] = None
+    content: str | None = None
     """Content read from the page."""
-    live_view_url: Annotated[str | None, _NOT_NULL] = None
+    live_view_url: str | None = None
     """Address where the browser session can be watched."""
 
 
@@ -562,29 +563,29 @@ class GroqChartElement(_Model):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    label: Annotated[str | None, _NOT_NULL] = None
+    label: str | None = None
     """Label of the element."""
-    group: Annotated[str | None, _NOT_NULL] = None
+    group: str | None = None
     """Group the element belongs to."""
-    value: Annotated[int | float | None, _NOT_NULL] = None
+    value: int | float | None = None
     """Value of the element."""
-    points: Annotated[list[list[int | float]] | None, _NOT_NULL] = None
+    points: list[list[int | float]] | None = None
     """Coordinates of the points of the element."""
-    angle: Annotated[int | float | None, _NOT_NULL] = None
+    angle: int | float | None = None
     """Angle of the element, for pie charts."""
-    radius: Annotated[int | float | None, _NOT_NULL] = None
+    radius: int | float | None = None
     """Radius of the element, for pie charts."""
-    min: Annotated[int | float | None, _NOT_NULL] = None
+    min: int | float | None = None
     """Smallest value, for box plots."""
-    first_quartile: Annotated[int | float | None, _NOT_NULL] = None
+    first_quartile: int | float | None = None
     """First quartile, for box plots."""
-    median: Annotated[int | float | None, _NOT_NULL] = None
+    median: int | float | None = None
     """Median, for box plots."""
-    third_quartile: Annotated[int | float | None, _NOT_NULL] = None
+    third_quartile: int | float | None = None
     """Third quartile, for box plots."""
-    max: Annotated[int | float | None, _NOT_NULL] = None
+    max: int | float | None = None
     """Largest value, for box plots."""
-    outliers: Annotated[list[int | float] | None, _NOT_NULL] = None
+    outliers: list[int | float] | None = None
     """Outlying values, for box plots."""
 
 
@@ -595,31 +596,31 @@ class GroqChart(_Model):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    type: Annotated[GroqChartType | str | None, _NOT_NULL] = None
+    type: GroqChartType | str | None = None
     """Kind of chart."""
-    title: Annotated[str | None, _NOT_NULL] = None
+    title: str | None = None
     """Title of the chart."""
-    elements: Annotated[list[GroqChartElement] | None, _NOT_NULL] = None
+    elements: list[GroqChartElement] | None = None
     """The data series and points of the chart."""
-    x_label: Annotated[str | None, _NOT_NULL] = None
+    x_label: str | None = None
     """Label of the x axis."""
-    x_scale: Annotated[str | None, _NOT_NULL] = None
+    x_scale: str | None = None
     """Scale of the x axis."""
-    x_unit: Annotated[str | None, _NOT_NULL] = None
+    x_unit: str | None = None
     """Unit of the x axis."""
-    x_ticks: Annotated[list[int | float] | None, _NOT_NULL] = None
+    x_ticks: list[int | float] | None = None
     """Tick positions on the x axis."""
-    x_tick_labels: Annotated[list[str] | None, _NOT_NULL] = None
+    x_tick_labels: list[str] | None = None
     """Tick labels on the x axis."""
-    y_label: Annotated[str | None, _NOT_NULL] = None
+    y_label: str | None = None
     """Label of the y axis."""
-    y_scale: Annotated[str | None, _NOT_NULL] = None
+    y_scale: str | None = None
     """Scale of the y axis."""
-    y_unit: Annotated[str | None, _NOT_NULL] = None
+    y_unit: str | None = None
     """Unit of the y axis."""
-    y_ticks: Annotated[list[int | float] | None, _NOT_NULL] = None
+    y_ticks: list[int | float] | None = None
     """Tick positions on the y axis."""
-    y_tick_labels: Annotated[list[str] | None, _NOT_NULL] = None
+    y_tick_labels: list[str] | None = None
     """Tick labels on the y axis."""
 
 
@@ -630,13 +631,13 @@ class GroqCodeResult(_Model):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    text: Annotated[str | None, _NOT_NULL] = None
+    text: str | None = None
     """The result as text."""
-    png: Annotated[str | None, _NOT_NULL] = None
+    png: str | None = None
     """A base64-encoded PNG image the code produced."""
-    chart: Annotated[GroqChart | None, _NOT_NULL] = None
+    chart: GroqChart | None = None
     """A chart the code produced."""
-    charts: Annotated[list[GroqChart] | None, _NOT_NULL] = None
+    charts: list[GroqChart] | None = None
     """The charts making up a superchart."""
 
 
@@ -651,17 +652,17 @@ class GroqExecutedTool(_Model):
     """Which tool run of the message this entry describes; repeated when its result
     arrives.
     """
-    type: Annotated[str | None, _NOT_NULL] = None
+    type: str | None = None
     """Kind of tool, such as `search`."""
-    arguments: Annotated[str | None, _NOT_NULL] = None
+    arguments: str | None = None
     """The JSON-encoded arguments the tool was called with."""
-    output: Annotated[str | None, _NOT_NULL] = None
+    output: str | None = None
     """The tool's output as text; sent once the tool has finished."""
-    search_results: Annotated[GroqSearchResults | None, _NOT_NULL] = None
+    search_results: GroqSearchResults | None = None
     """Structured results of a search tool."""
-    browser_results: Annotated[list[GroqBrowserResult] | None, _NOT_NULL] = None
+    browser_results: list[GroqBrowserResult] | None = None
     """Pages visited by a browser tool."""
-    code_results: Annotated[list[GroqCodeResult] | None, _NOT_NULL] = None
+    code_results: list[GroqCodeResult] | None = None
     """Results of a code-execution tool."""
 
 
@@ -674,11 +675,11 @@ class LiteLLMThinkingBlock(_Model):
 
     type: LiteLLMThinkingBlockType | str
     """Whether the block is readable thinking or a redacted one."""
-    thinking: Annotated[str | None, _NOT_NULL] = None
+    thinking: str | None = None
     """The text of a readable thinking block."""
-    signature: Annotated[str | None, _NOT_NULL] = None
+    signature: str | None = None
     """Provider signature that lets the thinking be sent back on a later turn."""
-    data: Annotated[str | None, _NOT_NULL] = None
+    data: str | None = None
     """The opaque, encrypted content of a redacted block."""
     cache_control: dict[str, Any] | None = None
     """Prompt-caching directive attached to the block, such as `{"type":"ephemeral"}`.
@@ -692,7 +693,7 @@ class MoonshotInternalContent(_Model):
     https://platform.kimi.ai/docs/guide/utilize-the-streaming-output-feature-of-kimi-api
     """
 
-    token_ids: Annotated[list[int] | None, _NOT_NULL] = None
+    token_ids: list[int] | None = None
     """Ids of the tokens generated in this fragment."""
 
 
@@ -702,22 +703,22 @@ class OpenRouterReasoningDetail(_Model):
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    type: Annotated[OpenRouterReasoningDetailType | str | None, _NOT_NULL] = None
+    type: OpenRouterReasoningDetailType | str | None = None
     """Kind of piece."""
     id: str | None = None
     """Identifier of the reasoning block the piece belongs to."""
     format: OpenRouterReasoningFormat | str | None = None
     """The provider convention the piece follows, needed to send it back correctly."""
-    index: Annotated[int | None, _NOT_NULL] = None
+    index: int | None = None
     """Position of the block the piece belongs to; pieces with the same index are merged.
     """
     text: str | None = None
     """A piece of plain reasoning text, for `reasoning.text`."""
     signature: str | None = None
     """A signature that lets the provider verify the reasoning when it is sent back."""
-    summary: Annotated[str | None, _NOT_NULL] = None
+    summary: str | None = None
     """A piece of a reasoning summary, for `reasoning.summary`."""
-    data: Annotated[str | None, _NOT_NULL] = None
+    data: str | None = None
     """Opaque encrypted reasoning, for `reasoning.encrypted`."""
 
 
@@ -729,13 +730,13 @@ class OpenRouterUrlCitation(_Model):
 
     url: str
     """Address of the page."""
-    title: Annotated[str | None, _NOT_NULL] = None
+    title: str | None = None
     """Title of the page; may be empty."""
-    start_index: Annotated[int | None, _NOT_NULL] = None
+    start_index: int | None = None
     """Offset in the answer where the cited span starts."""
-    end_index: Annotated[int | None, _NOT_NULL] = None
+    end_index: int | None = None
     """Offset in the answer where the cited span ends."""
-    content: Annotated[str | None, _NOT_NULL] = None
+    content: str | None = None
     """Excerpt of the page that the search returned."""
 
 
@@ -745,9 +746,9 @@ class OpenRouterFileContentPart(_Model):
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    type: Annotated[str | None, _NOT_NULL] = None
+    type: str | None = None
     """Kind of part, such as `text`."""
-    text: Annotated[str | None, _NOT_NULL] = None
+    text: str | None = None
     """The text of the part."""
 
 
@@ -757,11 +758,11 @@ class OpenRouterFileAnnotation(_Model):
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    hash: Annotated[str | None, _NOT_NULL] = None
+    hash: str | None = None
     """Content hash identifying the parsed file."""
-    name: Annotated[str | None, _NOT_NULL] = None
+    name: str | None = None
     """File name."""
-    content: Annotated[list[OpenRouterFileContentPart] | None, _NOT_NULL] = None
+    content: list[OpenRouterFileContentPart] | None = None
     """The parsed content of the file, as typed parts."""
 
 
@@ -772,11 +773,11 @@ class GroqDocumentCitation(_Model):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    document_id: Annotated[str | None, _NOT_NULL] = None
+    document_id: str | None = None
     """Id of the cited document, as given in the request."""
-    start_index: Annotated[int | None, _NOT_NULL] = None
+    start_index: int | None = None
     """Offset in the answer where the cited span starts."""
-    end_index: Annotated[int | None, _NOT_NULL] = None
+    end_index: int | None = None
     """Offset in the answer where the cited span ends."""
 
 
@@ -787,11 +788,11 @@ class GroqFunctionCitation(_Model):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    tool_call_id: Annotated[str | None, _NOT_NULL] = None
+    tool_call_id: str | None = None
     """Id of the cited tool call."""
-    start_index: Annotated[int | None, _NOT_NULL] = None
+    start_index: int | None = None
     """Offset in the answer where the cited span starts."""
-    end_index: Annotated[int | None, _NOT_NULL] = None
+    end_index: int | None = None
     """Offset in the answer where the cited span ends."""
 
 
@@ -803,17 +804,17 @@ class OpenRouterAnnotation(_Model):
 
     type: OpenRouterAnnotationType | str
     """Kind of citation."""
-    url_citation: Annotated[OpenRouterUrlCitation | None, _NOT_NULL] = None
+    url_citation: OpenRouterUrlCitation | None = None
     """The cited web page, for `url_citation`."""
-    file: Annotated[OpenRouterFileAnnotation | None, _NOT_NULL] = None
+    file: OpenRouterFileAnnotation | None = None
     """The cited file, for `file`."""
-    document_citation: Annotated[GroqDocumentCitation | None, _NOT_NULL] = None
+    document_citation: GroqDocumentCitation | None = None
     """The cited document, for Groq's `document_citation` annotations.
 
     Sent by Groq; see
     https://github.com/groq/groq-python/blob/b410a6201a995be36012af36ffbc138145d97ccb/src/groq/types/chat/chat_completion_message.py
     """
-    function_citation: Annotated[GroqFunctionCitation | None, _NOT_NULL] = None
+    function_citation: GroqFunctionCitation | None = None
     """The cited tool result, for Groq's `function_citation` annotations.
 
     Sent by Groq; see
@@ -861,14 +862,14 @@ class ChoiceDelta(_Model):
     (Alibaba Cloud DashScope), llama.cpp server, LiteLLM, MLX-VLM server, Fireworks AI;
     see https://api-docs.deepseek.com/guides/reasoning_model
     """
-    channel: Annotated[str | None, _NOT_NULL] = None
+    channel: str | None = None
     """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning of
     gpt-oss models.
 
     Sent by Groq; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_groq/test_tool_use_failed_error_streaming.yaml
     """
-    executed_tools: Annotated[list[GroqExecutedTool] | None, _NOT_NULL] = None
+    executed_tools: list[GroqExecutedTool] | None = None
     """Tools that Groq's compound systems ran on the server, such as web search or code
     execution: first with their arguments, then again with their results.
 
@@ -888,7 +889,7 @@ class ChoiceDelta(_Model):
     Sent by LiteLLM; see
     https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
     """
-    index: Annotated[int | None, _NOT_NULL] = None
+    index: int | None = None
     """Index of the choice repeated inside the delta (seen with GLM models served by
     Mistral).
 
@@ -932,13 +933,13 @@ class ChoiceDelta(_Model):
     Sent by OpenRouter, LiteLLM, Groq; see
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
     """
-    hidden_states: Annotated[Any | None, _NOT_NULL] = None
+    hidden_states: Any | None = None
     """Hidden states of the model for this fragment, only when the request asked for them.
 
     Sent by SGLang; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
     """
-    token_id: Annotated[int | None, _NOT_NULL] = None
+    token_id: int | None = None
     """Id of the token this fragment carries.
 
     Sent by Together AI; see
@@ -998,7 +999,7 @@ class AzureSeverityResult(_Model):
 
     filtered: bool
     """Whether the content was withheld."""
-    severity: Annotated[AzureSeverity | str | None, _NOT_NULL] = None
+    severity: AzureSeverity | str | None = None
     """How severe the detected content is."""
 
 
@@ -1011,7 +1012,7 @@ class AzureDetectionResult(_Model):
 
     filtered: bool
     """Whether the content was withheld."""
-    detected: Annotated[bool | None, _NOT_NULL] = None
+    detected: bool | None = None
     """Whether the category was detected."""
 
 
@@ -1024,8 +1025,21 @@ class AzureBlocklistResult(_Model):
 
     filtered: bool
     """Whether the content was withheld."""
-    id: Annotated[str | None, _NOT_NULL] = None
+    id: str | None = None
     """Name of the blocklist."""
+
+
+class AzureBlocklistDetails(_Model):
+    """The verdicts of the caller's blocklists, as newer API versions send them.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+
+    filtered: bool
+    """Whether any blocklist withheld the content."""
+    details: list[AzureBlocklistResult] | None = None
+    """The verdict of each blocklist."""
 
 
 class AzureFilterError(_Model):
@@ -1035,9 +1049,9 @@ class AzureFilterError(_Model):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    code: Annotated[str | None, _NOT_NULL] = None
+    code: str | None = None
     """Machine-readable error code."""
-    message: Annotated[str | None, _NOT_NULL] = None
+    message: str | None = None
     """Human-readable explanation."""
 
 
@@ -1049,23 +1063,32 @@ class AzureContentFilterResults(_Model):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    hate: Annotated[AzureSeverityResult | None, _NOT_NULL] = None
+    hate: AzureSeverityResult | None = None
     """Hateful content."""
-    self_harm: Annotated[AzureSeverityResult | None, _NOT_NULL] = None
+    self_harm: AzureSeverityResult | None = None
     """Content about self-harm."""
-    sexual: Annotated[AzureSeverityResult | None, _NOT_NULL] = None
+    sexual: AzureSeverityResult | None = None
     """Sexual content."""
-    violence: Annotated[AzureSeverityResult | None, _NOT_NULL] = None
+    violence: AzureSeverityResult | None = None
     """Violent content."""
-    jailbreak: Annotated[AzureDetectionResult | None, _NOT_NULL] = None
+    jailbreak: AzureDetectionResult | None = None
     """Attempts to make the model ignore its instructions."""
-    protected_material_text: Annotated[AzureDetectionResult | None, _NOT_NULL] = None
+    protected_material_text: AzureDetectionResult | None = None
     """Known copyrighted text."""
-    protected_material_code: Annotated[AzureDetectionResult | None, _NOT_NULL] = None
+    protected_material_code: AzureDetectionResult | None = None
     """Known licensed source code."""
-    custom_blocklists: Annotated[list[AzureBlocklistResult] | None, _NOT_NULL] = None
-    """Matches against the caller's own blocklists."""
-    error: Annotated[AzureFilterError | None, _NOT_NULL] = None
+    custom_blocklists: (
+        Annotated[
+            Annotated[list[AzureBlocklistResult], Tag("~array")]
+            | Annotated[AzureBlocklistDetails, Tag("~object")],
+            Discriminator(_json_kind),
+        ]
+        | None
+    ) = None
+    """Matches against the caller's own blocklists: a list of verdicts, or (in newer API
+    versions) an object with the overall verdict and the list under `details`.
+    """
+    error: AzureFilterError | None = None
     """Why filtering could not run."""
 
 
@@ -1099,7 +1122,7 @@ class CompletionTokensDetails(_Model):
     """
     text_tokens: int | None = None
     """Text tokens generated."""
-    image_tokens: Annotated[int | None, _NOT_NULL] = None
+    image_tokens: int | None = None
     """Image tokens generated.
 
     Sent by OpenRouter; see
@@ -1120,10 +1143,10 @@ class PromptTokensDetails(_Model):
     """Image tokens in the prompt."""
     text_tokens: int | None = None
     """Text tokens in the prompt."""
-    video_tokens: Annotated[int | None, _NOT_NULL] = None
+    video_tokens: int | None = None
     """Video tokens in the prompt.
 
-    Sent by OpenRouter; see
+    Sent by OpenRouter, SGLang; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/openrouter/cassettes/test_cache/test_openrouter_cache_streaming_e2e.yaml
     """
 
@@ -1135,21 +1158,21 @@ class PerplexityCost(_Model):
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
     """
 
-    input_tokens_cost: Annotated[int | float | None, _NOT_NULL] = None
+    input_tokens_cost: int | float | None = None
     """Cost of the prompt tokens."""
-    output_tokens_cost: Annotated[int | float | None, _NOT_NULL] = None
+    output_tokens_cost: int | float | None = None
     """Cost of the generated tokens."""
-    reasoning_tokens_cost: Annotated[int | float | None, _NOT_NULL] = None
+    reasoning_tokens_cost: int | float | None = None
     """Cost of the reasoning tokens."""
-    citation_tokens_cost: Annotated[int | float | None, _NOT_NULL] = None
+    citation_tokens_cost: int | float | None = None
     """Cost of the source tokens fed to the model."""
-    search_queries_cost: Annotated[int | float | None, _NOT_NULL] = None
+    search_queries_cost: int | float | None = None
     """Cost of the web searches."""
-    request_cost: Annotated[int | float | None, _NOT_NULL] = None
+    request_cost: int | float | None = None
     """The flat fee of the request; left out of the zero-cost placeholder on interim
     chunks.
     """
-    total_cost: Annotated[int | float | None, _NOT_NULL] = None
+    total_cost: int | float | None = None
     """Sum of all the costs."""
 
 
@@ -1163,9 +1186,9 @@ class OpenRouterCostDetails(_Model):
     """What the upstream provider charged in total; null when OpenRouter does not pass it
     on.
     """
-    upstream_inference_prompt_cost: Annotated[int | float | None, _NOT_NULL] = None
+    upstream_inference_prompt_cost: int | float | None = None
     """The part of the upstream cost due to the prompt."""
-    upstream_inference_completions_cost: Annotated[int | float | None, _NOT_NULL] = None
+    upstream_inference_completions_cost: int | float | None = None
     """The part of the upstream cost due to the completion."""
 
 
@@ -1175,11 +1198,11 @@ class OpenRouterServerToolUseDetails(_Model):
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    web_search_requests: Annotated[int | None, _NOT_NULL] = None
+    web_search_requests: int | None = None
     """Web searches run."""
-    tool_calls_requested: Annotated[int | None, _NOT_NULL] = None
+    tool_calls_requested: int | None = None
     """Server-side tool calls the model asked for."""
-    tool_calls_executed: Annotated[int | None, _NOT_NULL] = None
+    tool_calls_executed: int | None = None
     """Server-side tool calls that were run."""
 
 
@@ -1218,25 +1241,25 @@ class CompletionUsage(_Model):
 
     Sent by DeepSeek; see https://api-docs.deepseek.com/guides/kv_cache
     """
-    queue_time: Annotated[int | float | None, _NOT_NULL] = None
+    queue_time: int | float | None = None
     """Seconds the request waited in Groq's queue before it was processed.
 
     Sent by Groq; see
     https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
     """
-    prompt_time: Annotated[int | float | None, _NOT_NULL] = None
+    prompt_time: int | float | None = None
     """Seconds spent processing the prompt.
 
     Sent by Groq; see
     https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
     """
-    completion_time: Annotated[int | float | None, _NOT_NULL] = None
+    completion_time: int | float | None = None
     """Seconds spent generating the completion.
 
     Sent by Groq; see
     https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
     """
-    total_time: Annotated[int | float | None, _NOT_NULL] = None
+    total_time: int | float | None = None
     """Seconds spent on the prompt and the completion together.
 
     Sent by Groq; see
@@ -1257,7 +1280,7 @@ class CompletionUsage(_Model):
     Sent by OpenRouter, Perplexity; see
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
     """
-    is_byok: Annotated[bool | None, _NOT_NULL] = None
+    is_byok: bool | None = None
     """Whether the request ran on the caller's own provider key (bring your own key).
 
     Sent by OpenRouter; see
@@ -1269,27 +1292,25 @@ class CompletionUsage(_Model):
     Sent by OpenRouter; see
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
     """
-    server_tool_use_details: Annotated[
-        OpenRouterServerToolUseDetails | None, _NOT_NULL
-    ] = None
+    server_tool_use_details: OpenRouterServerToolUseDetails | None = None
     """Counts of the tools OpenRouter ran on the server side, such as web searches.
 
     Sent by OpenRouter; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_web_search_annotations_stream.yaml
     """
-    citation_tokens: Annotated[int | None, _NOT_NULL] = None
+    citation_tokens: int | None = None
     """Tokens of the retrieved sources that were fed to the model.
 
     Sent by Perplexity; see
     https://github.com/perplexityai/perplexity-py/blob/7c203118363c6a28fe1e1559afa3cf15a295d36a/src/perplexity/types/shared/usage_info.py
     """
-    num_search_queries: Annotated[int | None, _NOT_NULL] = None
+    num_search_queries: int | None = None
     """Web searches run for the request.
 
     Sent by Perplexity; see
     https://github.com/perplexityai/perplexity-py/blob/7c203118363c6a28fe1e1559afa3cf15a295d36a/src/perplexity/types/shared/usage_info.py
     """
-    search_context_size: Annotated[str | None, _NOT_NULL] = None
+    search_context_size: str | None = None
     """How much search context was used (`low`, `medium` or `high`), which sets the request
     fee.
 
@@ -1303,19 +1324,19 @@ class CompletionUsage(_Model):
     Sent by SGLang, Azure OpenAI, Perplexity; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
     """
-    cached_tokens: Annotated[int | None, _NOT_NULL] = None
+    cached_tokens: int | None = None
     """Prompt tokens served from the prompt cache, reported at the top level of `usage`
     rather than in `prompt_tokens_details`.
 
     Sent by Together AI; see
     https://docs.stigg.io/documentation/ai-agents/providers/together
     """
-    num_sources_used: Annotated[int | None, _NOT_NULL] = None
+    num_sources_used: int | None = None
     """Sources Live Search consulted for the request, each billed separately.
 
     Sent by xAI (Grok); see https://docs.x.ai/docs/guides/live-search
     """
-    cost_in_usd_ticks: Annotated[int | None, _NOT_NULL] = None
+    cost_in_usd_ticks: int | None = None
     """What the request cost, in ticks of 1e-10 US dollars (divide by 10,000,000,000 for
     dollars), after discounts and including server-side tools.
 
@@ -1354,23 +1375,19 @@ class Choice(_Model):
     number. See
     https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
     """
-    content_filter_results: Annotated[AzureContentFilterResults | None, _NOT_NULL] = (
-        None
-    )
+    content_filter_results: AzureContentFilterResults | None = None
     """Content-filter verdicts on the text of this choice so far; may be empty.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
-    content_filter_offsets: Annotated[AzureContentFilterOffsets | None, _NOT_NULL] = (
-        None
-    )
+    content_filter_offsets: AzureContentFilterOffsets | None = None
     """Which span of the output an asynchronous-filter annotation chunk refers to.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
-    content_filter_raw: Annotated[list[Any] | None, _NOT_NULL] = None
+    content_filter_raw: list[Any] | None = None
     """Raw output of the content filters on an asynchronous-filter annotation chunk; its
     entries are not documented.
 
@@ -1405,7 +1422,7 @@ class Choice(_Model):
     Sent by SGLang, Azure OpenAI; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
     """
-    text: Annotated[str | None, _NOT_NULL] = None
+    text: str | None = None
     """The text of this fragment again, as in the legacy completions format.
 
     Sent by Together AI; see
@@ -1498,9 +1515,7 @@ class AzurePromptFilterResult(_Model):
 
     prompt_index: int
     """Index of the prompt the verdicts refer to."""
-    content_filter_results: Annotated[AzureContentFilterResults | None, _NOT_NULL] = (
-        None
-    )
+    content_filter_results: AzureContentFilterResults | None = None
     """The verdict of each filter category."""
 
 
@@ -1513,21 +1528,21 @@ class AzureLatencyCheckpoint(_Model):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    engine_tbt_ms: Annotated[int | float | None, _NOT_NULL] = None
+    engine_tbt_ms: int | float | None = None
     """Average time between tokens at the engine."""
-    engine_ttft_ms: Annotated[int | float | None, _NOT_NULL] = None
+    engine_ttft_ms: int | float | None = None
     """Time to the first token at the engine."""
-    engine_ttlt_ms: Annotated[int | float | None, _NOT_NULL] = None
+    engine_ttlt_ms: int | float | None = None
     """Time to the last token at the engine."""
-    pre_inference_ms: Annotated[int | float | None, _NOT_NULL] = None
+    pre_inference_ms: int | float | None = None
     """Time spent before inference started, such as queueing and input filtering."""
-    service_tbt_ms: Annotated[int | float | None, _NOT_NULL] = None
+    service_tbt_ms: int | float | None = None
     """Average time between tokens at the service."""
-    service_ttft_ms: Annotated[int | float | None, _NOT_NULL] = None
+    service_ttft_ms: int | float | None = None
     """Time to the first token at the service."""
-    service_ttlt_ms: Annotated[int | float | None, _NOT_NULL] = None
+    service_ttlt_ms: int | float | None = None
     """Time to the last token at the service."""
-    user_visible_ttft_ms: Annotated[int | float | None, _NOT_NULL] = None
+    user_visible_ttft_ms: int | float | None = None
     """Time until the first token was released to the caller."""
 
 
@@ -1538,7 +1553,7 @@ class AzureRouting(_Model):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    serving_pipereplica: Annotated[str | None, _NOT_NULL] = None
+    serving_pipereplica: str | None = None
     """Identifier of the serving replica (pipeline and data-parallel rank) that produced
     the response.
     """
@@ -1575,13 +1590,13 @@ class GroqDebug(_Model):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    input_token_ids: Annotated[list[int] | None, _NOT_NULL] = None
+    input_token_ids: list[int] | None = None
     """Token ids of the input."""
-    input_tokens: Annotated[list[str] | None, _NOT_NULL] = None
+    input_tokens: list[str] | None = None
     """Token strings of the input."""
-    output_token_ids: Annotated[list[int] | None, _NOT_NULL] = None
+    output_token_ids: list[int] | None = None
     """Token ids of the output."""
-    output_tokens: Annotated[list[str] | None, _NOT_NULL] = None
+    output_tokens: list[str] | None = None
     """Token strings of the output."""
 
 
@@ -1592,19 +1607,19 @@ class GroqXGroq(_Model):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    id: Annotated[str | None, _NOT_NULL] = None
+    id: str | None = None
     """Groq's request id (`req_...`), to quote to Groq support; sent on the first and the
     last chunk, and absent for compound systems.
     """
-    seed: Annotated[int | None, _NOT_NULL] = None
+    seed: int | None = None
     """The sampling seed used for the request."""
-    usage: Annotated[CompletionUsage | None, _NOT_NULL] = None
+    usage: CompletionUsage | None = None
     """Token counts and timings for the whole request; sent on the last chunk."""
-    usage_breakdown: Annotated[GroqUsageBreakdown | None, _NOT_NULL] = None
+    usage_breakdown: GroqUsageBreakdown | None = None
     """Usage of each model a compound system called; sent on the last chunk."""
-    error: Annotated[str | None, _NOT_NULL] = None
+    error: str | None = None
     """Why the stream was stopped early."""
-    debug: Annotated[GroqDebug | None, _NOT_NULL] = None
+    debug: GroqDebug | None = None
     """Input and output tokens, present only when the request asked for debug output."""
 
 
@@ -1615,21 +1630,21 @@ class LlamaCppTimings(_Model):
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md
     """
 
-    cache_n: Annotated[int | None, _NOT_NULL] = None
+    cache_n: int | None = None
     """Prompt tokens reused from the KV cache instead of being processed again."""
-    prompt_n: Annotated[int | None, _NOT_NULL] = None
+    prompt_n: int | None = None
     """Prompt tokens that were processed."""
-    prompt_ms: Annotated[int | float | None, _NOT_NULL] = None
+    prompt_ms: int | float | None = None
     """Time spent processing the prompt, in milliseconds."""
-    prompt_per_token_ms: Annotated[int | float | None, _NOT_NULL] = None
+    prompt_per_token_ms: int | float | None = None
     """Average prompt-processing time per token, in milliseconds."""
-    prompt_per_second: Annotated[int | float | None, _NOT_NULL] = None
+    prompt_per_second: int | float | None = None
     """Prompt-processing speed, in tokens per second."""
-    predicted_n: Annotated[int | None, _NOT_NULL] = None
+    predicted_n: int | None = None
     """Tokens generated."""
-    predicted_ms: Annotated[int | float | None, _NOT_NULL] = None
+    predicted_ms: int | float | None = None
     """Time spent generating, in milliseconds."""
-    predicted_per_token_ms: Annotated[int | float | None, _NOT_NULL] = None
+    predicted_per_token_ms: int | float | None = None
     """Average generation time per token, in milliseconds."""
     predicted_per_second: int | float | None = None
     """Generation speed, in tokens per second; MLX servers send null until two tokens have
@@ -1643,7 +1658,7 @@ class LlamaCppTimings(_Model):
     """Draft tokens the main model accepted; llama.cpp sends it only when a draft model
     ran, MLX servers send null otherwise.
     """
-    peak_memory: Annotated[int | float | None, _NOT_NULL] = None
+    peak_memory: int | float | None = None
     """Peak memory the generation used on the device, in gigabytes.
 
     Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1216
@@ -1669,9 +1684,9 @@ class NovitaSlaMetrics(_Model):
     https://github.com/sdcb/chats/blob/a12e6e5c2160775d40912c034edb6f861021ff52/src/BE/tests/Chats.BE.UnitTest/ChatServices/ChatCompletions/NovitaChatUsageTests.cs
     """
 
-    ttft_ms: Annotated[int | float | None, _NOT_NULL] = None
+    ttft_ms: int | float | None = None
     """Milliseconds until the first token was produced."""
-    ts_us: Annotated[int | None, _NOT_NULL] = None
+    ts_us: int | None = None
     """A Unix timestamp in microseconds that Novita attaches to the chunk."""
 
 
@@ -1682,17 +1697,17 @@ class NvExtWorkerId(_Model):
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
     """
 
-    prefill_worker_id: Annotated[int | None, _NOT_NULL] = None
+    prefill_worker_id: int | None = None
     """Id of the prefill worker; ids are 64-bit and may exceed the range a JavaScript
     number holds exactly.
     """
-    prefill_dp_rank: Annotated[int | None, _NOT_NULL] = None
+    prefill_dp_rank: int | None = None
     """Data-parallel rank of the engine on the prefill worker."""
-    decode_worker_id: Annotated[int | None, _NOT_NULL] = None
+    decode_worker_id: int | None = None
     """Id of the decode worker; ids are 64-bit and may exceed the range a JavaScript number
     holds exactly.
     """
-    decode_dp_rank: Annotated[int | None, _NOT_NULL] = None
+    decode_dp_rank: int | None = None
     """Data-parallel rank of the engine on the decode worker."""
 
 
@@ -1703,17 +1718,17 @@ class NvExtTiming(_Model):
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
     """
 
-    request_received_ms: Annotated[int | None, _NOT_NULL] = None
+    request_received_ms: int | None = None
     """Unix time in milliseconds at which the request arrived; always sent by Dynamo."""
-    prefill_wait_time_ms: Annotated[int | float | None, _NOT_NULL] = None
+    prefill_wait_time_ms: int | float | None = None
     """Milliseconds from arrival until prefill started (queueing)."""
-    prefill_time_ms: Annotated[int | float | None, _NOT_NULL] = None
+    prefill_time_ms: int | float | None = None
     """Milliseconds from the start of prefill to the first token."""
-    ttft_ms: Annotated[int | float | None, _NOT_NULL] = None
+    ttft_ms: int | float | None = None
     """Milliseconds from arrival to the first token."""
-    total_time_ms: Annotated[int | float | None, _NOT_NULL] = None
+    total_time_ms: int | float | None = None
     """Milliseconds from arrival until the request finished."""
-    kv_hit_rate: Annotated[int | float | None, _NOT_NULL] = None
+    kv_hit_rate: int | float | None = None
     """Share of the prompt's KV blocks found in cache, from 0 to 1."""
 
 
@@ -1725,35 +1740,34 @@ class NvExt(_Model):
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
     """
 
-    worker_id: Annotated[NvExtWorkerId | None, _NOT_NULL] = None
+    worker_id: NvExtWorkerId | None = None
     """Which prefill and decode workers served the request."""
-    timing: Annotated[NvExtTiming | None, _NOT_NULL] = None
+    timing: NvExtTiming | None = None
     """Timing of the request, sent on the final chunk."""
-    token_ids: Annotated[list[int] | None, _NOT_NULL] = None
+    token_ids: list[int] | None = None
     """The tokenized prompt, returned by the query-only first stage of GAIE routing for
     reuse in the second stage.
     """
-    routed_experts: Annotated[Any | None, _NOT_NULL] = None
+    routed_experts: Any | None = None
     """Mixture-of-experts routing record passed through from an SGLang backend unchanged.
     """
-    engine_data: Annotated[Any | None, _NOT_NULL] = None
+    engine_data: Any | None = None
     """Backend-specific data Dynamo forwards without looking at it."""
-    stop_reason: Annotated[
+    stop_reason: (
         Annotated[
             Annotated[int, Tag("~integer")] | Annotated[str, Tag("~string")],
             Discriminator(_json_kind),
         ]
-        | None,
-        _NOT_NULL,
-    ] = None
+        | None
+    ) = None
     """The stop token id or stop string the backend matched, for the single choice of the
     response.
     """
-    completion_token_ids: Annotated[list[int] | None, _NOT_NULL] = None
+    completion_token_ids: list[int] | None = None
     """Ids of the tokens generated in this chunk; concatenated over the stream they give
     the whole output.
     """
-    prompt_logprobs: Annotated[list[Any] | None, _NOT_NULL] = None
+    prompt_logprobs: list[Any] | None = None
     """Log probabilities of the prompt tokens, sent on the final chunk: one entry per
     prompt position, null for the first one, otherwise an object that maps a token id
     (as a string) to `{logprob, rank, decoded_token}`.
@@ -1768,14 +1782,13 @@ class OpenRouterError(_Model):
 
     message: str
     """Human-readable explanation, often just `Provider returned error`."""
-    code: Annotated[
+    code: (
         Annotated[
             Annotated[int, Tag("~integer")] | Annotated[str, Tag("~string")],
             Discriminator(_json_kind),
         ]
-        | None,
-        _NOT_NULL,
-    ] = None
+        | None
+    ) = None
     """The error code: usually an HTTP status such as 429 or 502, sometimes a string tag;
     OpenRouter sends it with every error.
     """
@@ -1783,7 +1796,7 @@ class OpenRouterError(_Model):
     """A category of the error, when one is given."""
     param: Any | None = None
     """The request parameter the error is about, when one is given."""
-    metadata: Annotated[dict[str, Any] | None, _NOT_NULL] = None
+    metadata: dict[str, Any] | None = None
     """Free-form details, such as the upstream `provider_name`, an `error_type` tag and the
     `raw` error text of the upstream provider.
     """
@@ -1796,19 +1809,19 @@ class PerplexitySearchResult(_Model):
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
     """
 
-    id: Annotated[int | None, _NOT_NULL] = None
+    id: int | None = None
     """Number of the result, as used by the references in the answer."""
-    title: Annotated[str | None, _NOT_NULL] = None
+    title: str | None = None
     """Title of the page."""
-    url: Annotated[str | None, _NOT_NULL] = None
+    url: str | None = None
     """Address of the page."""
-    snippet: Annotated[str | None, _NOT_NULL] = None
+    snippet: str | None = None
     """Excerpt of the page."""
-    date: Annotated[str | None, _NOT_NULL] = None
+    date: str | None = None
     """Publication date of the page."""
-    last_updated: Annotated[str | None, _NOT_NULL] = None
+    last_updated: str | None = None
     """Date the page was last updated."""
-    source: Annotated[str | None, _NOT_NULL] = None
+    source: str | None = None
     """Where the result comes from, such as `web`."""
 
 
@@ -1819,15 +1832,15 @@ class SglangCachedTokensDetails(_Model):
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
     """
 
-    device: Annotated[int | None, _NOT_NULL] = None
+    device: int | None = None
     """Tokens found in the GPU-resident cache."""
-    host: Annotated[int | None, _NOT_NULL] = None
+    host: int | None = None
     """Tokens found in the host-memory cache."""
-    storage: Annotated[int | None, _NOT_NULL] = None
+    storage: int | None = None
     """Tokens loaded from the third-tier storage backend; present only when one is
     configured.
     """
-    storage_backend: Annotated[str | None, _NOT_NULL] = None
+    storage_backend: str | None = None
     """Name of the third-tier storage backend; present only when one is configured."""
 
 
@@ -1865,19 +1878,19 @@ class VllmSpeculativeDecodingMetrics(_Model):
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
 
-    mean_acceptance_length: Annotated[int | float | None, _NOT_NULL] = None
+    mean_acceptance_length: int | float | None = None
     """Average number of tokens accepted per verification step."""
-    draft_acceptance_rate: Annotated[int | float | None, _NOT_NULL] = None
+    draft_acceptance_rate: int | float | None = None
     """Share of draft tokens that were accepted."""
-    acceptance_histogram: Annotated[list[int] | None, _NOT_NULL] = None
+    acceptance_histogram: list[int] | None = None
     """Entry j counts the verification steps that accepted exactly j draft tokens."""
-    num_spec_steps: Annotated[int | None, _NOT_NULL] = None
+    num_spec_steps: int | None = None
     """Number of verification steps."""
-    num_accepted_draft_tokens: Annotated[int | None, _NOT_NULL] = None
+    num_accepted_draft_tokens: int | None = None
     """Draft tokens accepted in total."""
-    num_draft_tokens: Annotated[int | None, _NOT_NULL] = None
+    num_draft_tokens: int | None = None
     """Draft tokens proposed in total."""
-    num_spec_tokens: Annotated[int | None, _NOT_NULL] = None
+    num_spec_tokens: int | None = None
     """Draft tokens proposed per step."""
     per_step_accepted: list[int] | None = None
     """Tokens accepted at each step, in order; only at the detailed metrics level."""
@@ -1915,19 +1928,19 @@ class ZaiWebSearchResult(_Model):
     https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
     """
 
-    title: Annotated[str | None, _NOT_NULL] = None
+    title: str | None = None
     """Title of the page."""
-    content: Annotated[str | None, _NOT_NULL] = None
+    content: str | None = None
     """Summary or excerpt of the page."""
-    link: Annotated[str | None, _NOT_NULL] = None
+    link: str | None = None
     """URL of the page."""
-    media: Annotated[str | None, _NOT_NULL] = None
+    media: str | None = None
     """Name of the site the page belongs to."""
-    icon: Annotated[str | None, _NOT_NULL] = None
+    icon: str | None = None
     """URL of the site's icon."""
-    refer: Annotated[str | None, _NOT_NULL] = None
+    refer: str | None = None
     """Citation marker (such as `ref_1`) that the answer uses to point at this page."""
-    publish_date: Annotated[str | None, _NOT_NULL] = None
+    publish_date: str | None = None
     """When the page was published, as text."""
 
 
@@ -1999,17 +2012,13 @@ class ChatCompletionChunk(_Model):
     """Moderation verdicts on the input and the output, sent on a dedicated chunk when
     moderation was requested.
     """
-    prompt_filter_results: Annotated[
-        list[AzurePromptFilterResult] | None, _NOT_NULL
-    ] = None
+    prompt_filter_results: list[AzurePromptFilterResult] | None = None
     """Content-filter verdicts on each prompt, sent on a first chunk that has no choices.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
-    prompt_annotations: Annotated[list[AzurePromptFilterResult] | None, _NOT_NULL] = (
-        None
-    )
+    prompt_annotations: list[AzurePromptFilterResult] | None = None
     """Content-filter verdicts on each prompt, under their legacy name.
 
     Deprecated: Older API versions' name for `prompt_filter_results`.
@@ -2017,20 +2026,20 @@ class ChatCompletionChunk(_Model):
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
-    latency_checkpoint: Annotated[AzureLatencyCheckpoint | None, _NOT_NULL] = None
+    latency_checkpoint: AzureLatencyCheckpoint | None = None
     """Latency measurements of the request inside the engine and the service, sent by
     Foundry on the usage chunk.
 
     Sent by Azure OpenAI; see
     https://github.com/RomanEmreis/svir/blob/99a68b19ec380b7948969e6fee4e323125288885/tests/conformance/decoder/azure.sse
     """
-    routing: Annotated[AzureRouting | None, _NOT_NULL] = None
+    routing: AzureRouting | None = None
     """Which serving replica handled the request, sent by Foundry on the usage chunk.
 
     Sent by Azure OpenAI; see
     https://github.com/RomanEmreis/svir/blob/99a68b19ec380b7948969e6fee4e323125288885/tests/conformance/decoder/azure.sse
     """
-    perf_metrics: Annotated[dict[str, Any] | None, _NOT_NULL] = None
+    perf_metrics: dict[str, Any] | None = None
     """Per-request performance metrics, keyed like Fireworks' response headers (such as
     `fireworks-server-time-to-first-token`); sent on the chunk with the finish reason
     when the request set `perf_metrics_in_response`.
@@ -2038,23 +2047,21 @@ class ChatCompletionChunk(_Model):
     Sent by Fireworks AI; see
     https://docs.fireworks.ai/faq-new/models-inference/how-to-get-performance-metrics-for-streaming-responses
     """
-    x_groq: Annotated[GroqXGroq | None, _NOT_NULL] = None
+    x_groq: GroqXGroq | None = None
     """Groq's own metadata: the request id and seed on the first chunk, the usage (with
     timings) on the last one.
 
     Sent by Groq; see
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
-    timings: Annotated[LlamaCppTimings | None, _NOT_NULL] = None
+    timings: LlamaCppTimings | None = None
     """Prompt-processing and generation speed of the request, sent on the final chunk (MLX
     servers send it on every chunk).
 
     Sent by llama.cpp server, MLX-VLM server; see
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
     """
-    verbose_: Annotated[dict[str, Any] | None, _NOT_NULL] = Field(
-        default=None, alias="__verbose"
-    )
+    verbose_: dict[str, Any] | None = Field(default=None, alias="__verbose")
     """The server's native, non-OpenAI result (generation settings, grammar, token counts
     and more), added for debugging when the server runs in verbose mode; can be very
     large.
@@ -2062,7 +2069,7 @@ class ChatCompletionChunk(_Model):
     Sent by llama.cpp server; see
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
     """
-    sla_metrics: Annotated[NovitaSlaMetrics | None, _NOT_NULL] = None
+    sla_metrics: NovitaSlaMetrics | None = None
     """Latency figures Novita measures for the request, repeated on every chunk.
 
     Sent by Novita AI; see
@@ -2075,7 +2082,7 @@ class ChatCompletionChunk(_Model):
     Sent by NVIDIA Dynamo; see
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
     """
-    provider: Annotated[str | None, _NOT_NULL] = None
+    provider: str | None = None
     """Name of the upstream provider that served the request (`OpenAI`, `Amazon Bedrock`,
     `Google` and so on), which need not be the maker of the model.
 
@@ -2090,7 +2097,7 @@ class ChatCompletionChunk(_Model):
     Sent by OpenRouter; see
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatstreamchunk
     """
-    citations: Annotated[list[str] | None, _NOT_NULL] = None
+    citations: list[str] | None = None
     """Addresses of the sources the answer draws on, in the order the numbered references
     in the text (`[1]`, `[2]`) use; Perplexity repeats the list on every chunk, xAI's
     Live Search sends it on the last one.
@@ -2098,20 +2105,20 @@ class ChatCompletionChunk(_Model):
     Sent by Perplexity, xAI (Grok); see
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
     """
-    search_results: Annotated[list[PerplexitySearchResult] | None, _NOT_NULL] = None
+    search_results: list[PerplexitySearchResult] | None = None
     """The search results the answer draws on, with titles and snippets.
 
     Sent by Perplexity; see
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
     """
-    sglext: Annotated[SglangSglExt | None, _NOT_NULL] = None
+    sglext: SglangSglExt | None = None
     """SGLang's own response extensions (routed experts, cache-source breakdown); left out
     when none of them were produced.
 
     Sent by SGLang; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
     """
-    warnings: Annotated[list[TogetherWarning] | None, _NOT_NULL] = None
+    warnings: list[TogetherWarning] | None = None
     """Warnings about the request, such as parameters that were ignored.
 
     Sent by Together AI; see
@@ -2140,10 +2147,10 @@ class ChatCompletionChunk(_Model):
     request_id: str | None = None
     """The request id the client sent or the server assigned, echoed back.
 
-    Sent by Z.ai (GLM), vLLM; see
+    Sent by Z.ai (GLM); see
     https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
     """
-    web_search: Annotated[list[ZaiWebSearchResult] | None, _NOT_NULL] = None
+    web_search: list[ZaiWebSearchResult] | None = None
     """The web pages the built-in `web_search` tool found and the answer draws on, returned
     at the top level of the response.
 

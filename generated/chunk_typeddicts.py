@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 89694894d7cce444 (spec, templates and generator).
+# Spec hash: 34852de3b4f6b4c0 (spec, templates and generator).
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
@@ -52,6 +52,7 @@ from typing import Any, Final, Literal, Required, TypeAlias, TypeVar, cast
 from typing_extensions import TypedDict
 
 __all__ = [
+    "AzureBlocklistDetails",
     "AzureBlocklistResult",
     "AzureContentFilterOffsets",
     "AzureContentFilterResults",
@@ -140,6 +141,7 @@ __all__ = [
     "dumps",
     "iter_chunks",
     "loads",
+    "validate_azure_blocklist_details",
     "validate_azure_blocklist_result",
     "validate_azure_content_filter_offsets",
     "validate_azure_content_filter_results",
@@ -664,6 +666,16 @@ def _decode_list_AzureBlocklistResult(value: Any) -> list[AzureBlocklistResult]:
     return out
 
 
+def _decode_list_AzureBlocklistResult_or_AzureBlocklistDetails(
+    value: Any,
+) -> list[AzureBlocklistResult] | AzureBlocklistDetails:
+    if type(value) is list:
+        return _decode_list_AzureBlocklistResult(value)
+    if type(value) is dict:
+        return validate_azure_blocklist_details(value)
+    raise _unexpected("a list or an object", value)
+
+
 def _decode_float_or_PerplexityCost(value: Any) -> float | PerplexityCost:
     if type(value) is float or type(value) is int:
         return value
@@ -1041,7 +1053,7 @@ class MistralThinkingPart(TypedDict, total=False):
     type: Required[MistralContentPartType | str]
 
     """Kind of part; `text` in practice."""
-    text: str
+    text: str | None
 
     """A piece of reasoning text."""
 
@@ -1054,7 +1066,7 @@ def validate_mistral_thinking_part(data: Any) -> MistralThinkingPart:
     obj = _object(data)
     out: dict[str, Any] = {}
     out["type"] = _required(obj, "type", _decode_str)
-    _put(out, "text", _optional(obj, "text", _decode_str))
+    _put(out, "text", _optional_nullable(obj, "text", _decode_str))
     out.update(_extra(obj, _MISTRAL_THINKING_PART_KEYS))
     return cast(MistralThinkingPart, out)
 
@@ -1069,10 +1081,10 @@ class MistralContentPart(TypedDict, total=False):
     type: Required[MistralContentPartType | str]
 
     """Kind of part."""
-    text: str
+    text: str | None
 
     """The text of a `text` part."""
-    thinking: list[MistralThinkingPart]
+    thinking: list[MistralThinkingPart] | None
 
     """The reasoning of a `thinking` part, itself split into parts."""
 
@@ -1085,8 +1097,12 @@ def validate_mistral_content_part(data: Any) -> MistralContentPart:
     obj = _object(data)
     out: dict[str, Any] = {}
     out["type"] = _required(obj, "type", _decode_str)
-    _put(out, "text", _optional(obj, "text", _decode_str))
-    _put(out, "thinking", _optional(obj, "thinking", _decode_list_MistralThinkingPart))
+    _put(out, "text", _optional_nullable(obj, "text", _decode_str))
+    _put(
+        out,
+        "thinking",
+        _optional_nullable(obj, "thinking", _decode_list_MistralThinkingPart),
+    )
     out.update(_extra(obj, _MISTRAL_CONTENT_PART_KEYS))
     return cast(MistralContentPart, out)
 
@@ -1229,16 +1245,16 @@ class GroqSearchResult(TypedDict, total=False):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    title: str
+    title: str | None
 
     """Title of the page."""
-    url: str
+    url: str | None
 
     """Address of the page."""
-    content: str
+    content: str | None
 
     """Text extracted from the page."""
-    score: float
+    score: float | None
 
     """Relevance of the page to the query."""
 
@@ -1250,10 +1266,10 @@ def validate_groq_search_result(data: Any) -> GroqSearchResult:
     """Check a decoded JSON object as a GroqSearchResult; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "title", _optional(obj, "title", _decode_str))
-    _put(out, "url", _optional(obj, "url", _decode_str))
-    _put(out, "content", _optional(obj, "content", _decode_str))
-    _put(out, "score", _optional(obj, "score", _decode_float))
+    _put(out, "title", _optional_nullable(obj, "title", _decode_str))
+    _put(out, "url", _optional_nullable(obj, "url", _decode_str))
+    _put(out, "content", _optional_nullable(obj, "content", _decode_str))
+    _put(out, "score", _optional_nullable(obj, "score", _decode_float))
     out.update(_extra(obj, _GROQ_SEARCH_RESULT_KEYS))
     return cast(GroqSearchResult, out)
 
@@ -1265,10 +1281,10 @@ class GroqSearchResults(TypedDict, total=False):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    results: list[GroqSearchResult]
+    results: list[GroqSearchResult] | None
 
     """The pages found, possibly none."""
-    images: list[str]
+    images: list[str] | None
 
     """Addresses of images the search returned."""
 
@@ -1280,8 +1296,12 @@ def validate_groq_search_results(data: Any) -> GroqSearchResults:
     """Check a decoded JSON object as a GroqSearchResults; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "results", _optional(obj, "results", _decode_list_GroqSearchResult))
-    _put(out, "images", _optional(obj, "images", _decode_list_str))
+    _put(
+        out,
+        "results",
+        _optional_nullable(obj, "results", _decode_list_GroqSearchResult),
+    )
+    _put(out, "images", _optional_nullable(obj, "images", _decode_list_str))
     out.update(_extra(obj, _GROQ_SEARCH_RESULTS_KEYS))
     return cast(GroqSearchResults, out)
 
@@ -1293,16 +1313,16 @@ class GroqBrowserResult(TypedDict, total=False):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    title: str
+    title: str | None
 
     """Title of the browser window."""
-    url: str
+    url: str | None
 
     """Address of the page."""
-    content: str
+    content: str | None
 
     """Content read from the page."""
-    live_view_url: str
+    live_view_url: str | None
 
     """Address where the browser session can be watched."""
 
@@ -1314,10 +1334,10 @@ def validate_groq_browser_result(data: Any) -> GroqBrowserResult:
     """Check a decoded JSON object as a GroqBrowserResult; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "title", _optional(obj, "title", _decode_str))
-    _put(out, "url", _optional(obj, "url", _decode_str))
-    _put(out, "content", _optional(obj, "content", _decode_str))
-    _put(out, "live_view_url", _optional(obj, "live_view_url", _decode_str))
+    _put(out, "title", _optional_nullable(obj, "title", _decode_str))
+    _put(out, "url", _optional_nullable(obj, "url", _decode_str))
+    _put(out, "content", _optional_nullable(obj, "content", _decode_str))
+    _put(out, "live_view_url", _optional_nullable(obj, "live_view_url", _decode_str))
     out.update(_extra(obj, _GROQ_BROWSER_RESULT_KEYS))
     return cast(GroqBrowserResult, out)
 
@@ -1329,40 +1349,40 @@ class GroqChartElement(TypedDict, total=False):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    label: str
+    label: str | None
 
     """Label of the element."""
-    group: str
+    group: str | None
 
     """Group the element belongs to."""
-    value: float
+    value: float | None
 
     """Value of the element."""
-    points: list[list[float]]
+    points: list[list[float]] | None
 
     """Coordinates of the points of the element."""
-    angle: float
+    angle: float | None
 
     """Angle of the element, for pie charts."""
-    radius: float
+    radius: float | None
 
     """Radius of the element, for pie charts."""
-    min: float
+    min: float | None
 
     """Smallest value, for box plots."""
-    first_quartile: float
+    first_quartile: float | None
 
     """First quartile, for box plots."""
-    median: float
+    median: float | None
 
     """Median, for box plots."""
-    third_quartile: float
+    third_quartile: float | None
 
     """Third quartile, for box plots."""
-    max: float
+    max: float | None
 
     """Largest value, for box plots."""
-    outliers: list[float]
+    outliers: list[float] | None
 
     """Outlying values, for box plots."""
 
@@ -1389,18 +1409,22 @@ def validate_groq_chart_element(data: Any) -> GroqChartElement:
     """Check a decoded JSON object as a GroqChartElement; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "label", _optional(obj, "label", _decode_str))
-    _put(out, "group", _optional(obj, "group", _decode_str))
-    _put(out, "value", _optional(obj, "value", _decode_float))
-    _put(out, "points", _optional(obj, "points", _decode_list_list_float))
-    _put(out, "angle", _optional(obj, "angle", _decode_float))
-    _put(out, "radius", _optional(obj, "radius", _decode_float))
-    _put(out, "min", _optional(obj, "min", _decode_float))
-    _put(out, "first_quartile", _optional(obj, "first_quartile", _decode_float))
-    _put(out, "median", _optional(obj, "median", _decode_float))
-    _put(out, "third_quartile", _optional(obj, "third_quartile", _decode_float))
-    _put(out, "max", _optional(obj, "max", _decode_float))
-    _put(out, "outliers", _optional(obj, "outliers", _decode_list_float))
+    _put(out, "label", _optional_nullable(obj, "label", _decode_str))
+    _put(out, "group", _optional_nullable(obj, "group", _decode_str))
+    _put(out, "value", _optional_nullable(obj, "value", _decode_float))
+    _put(out, "points", _optional_nullable(obj, "points", _decode_list_list_float))
+    _put(out, "angle", _optional_nullable(obj, "angle", _decode_float))
+    _put(out, "radius", _optional_nullable(obj, "radius", _decode_float))
+    _put(out, "min", _optional_nullable(obj, "min", _decode_float))
+    _put(
+        out, "first_quartile", _optional_nullable(obj, "first_quartile", _decode_float)
+    )
+    _put(out, "median", _optional_nullable(obj, "median", _decode_float))
+    _put(
+        out, "third_quartile", _optional_nullable(obj, "third_quartile", _decode_float)
+    )
+    _put(out, "max", _optional_nullable(obj, "max", _decode_float))
+    _put(out, "outliers", _optional_nullable(obj, "outliers", _decode_list_float))
     out.update(_extra(obj, _GROQ_CHART_ELEMENT_KEYS))
     return cast(GroqChartElement, out)
 
@@ -1412,43 +1436,43 @@ class GroqChart(TypedDict, total=False):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    type: GroqChartType | str
+    type: GroqChartType | str | None
 
     """Kind of chart."""
-    title: str
+    title: str | None
 
     """Title of the chart."""
-    elements: list[GroqChartElement]
+    elements: list[GroqChartElement] | None
 
     """The data series and points of the chart."""
-    x_label: str
+    x_label: str | None
 
     """Label of the x axis."""
-    x_scale: str
+    x_scale: str | None
 
     """Scale of the x axis."""
-    x_unit: str
+    x_unit: str | None
 
     """Unit of the x axis."""
-    x_ticks: list[float]
+    x_ticks: list[float] | None
 
     """Tick positions on the x axis."""
-    x_tick_labels: list[str]
+    x_tick_labels: list[str] | None
 
     """Tick labels on the x axis."""
-    y_label: str
+    y_label: str | None
 
     """Label of the y axis."""
-    y_scale: str
+    y_scale: str | None
 
     """Scale of the y axis."""
-    y_unit: str
+    y_unit: str | None
 
     """Unit of the y axis."""
-    y_ticks: list[float]
+    y_ticks: list[float] | None
 
     """Tick positions on the y axis."""
-    y_tick_labels: list[str]
+    y_tick_labels: list[str] | None
 
     """Tick labels on the y axis."""
 
@@ -1476,19 +1500,27 @@ def validate_groq_chart(data: Any) -> GroqChart:
     """Check a decoded JSON object as a GroqChart; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "type", _optional(obj, "type", _decode_str))
-    _put(out, "title", _optional(obj, "title", _decode_str))
-    _put(out, "elements", _optional(obj, "elements", _decode_list_GroqChartElement))
-    _put(out, "x_label", _optional(obj, "x_label", _decode_str))
-    _put(out, "x_scale", _optional(obj, "x_scale", _decode_str))
-    _put(out, "x_unit", _optional(obj, "x_unit", _decode_str))
-    _put(out, "x_ticks", _optional(obj, "x_ticks", _decode_list_float))
-    _put(out, "x_tick_labels", _optional(obj, "x_tick_labels", _decode_list_str))
-    _put(out, "y_label", _optional(obj, "y_label", _decode_str))
-    _put(out, "y_scale", _optional(obj, "y_scale", _decode_str))
-    _put(out, "y_unit", _optional(obj, "y_unit", _decode_str))
-    _put(out, "y_ticks", _optional(obj, "y_ticks", _decode_list_float))
-    _put(out, "y_tick_labels", _optional(obj, "y_tick_labels", _decode_list_str))
+    _put(out, "type", _optional_nullable(obj, "type", _decode_str))
+    _put(out, "title", _optional_nullable(obj, "title", _decode_str))
+    _put(
+        out,
+        "elements",
+        _optional_nullable(obj, "elements", _decode_list_GroqChartElement),
+    )
+    _put(out, "x_label", _optional_nullable(obj, "x_label", _decode_str))
+    _put(out, "x_scale", _optional_nullable(obj, "x_scale", _decode_str))
+    _put(out, "x_unit", _optional_nullable(obj, "x_unit", _decode_str))
+    _put(out, "x_ticks", _optional_nullable(obj, "x_ticks", _decode_list_float))
+    _put(
+        out, "x_tick_labels", _optional_nullable(obj, "x_tick_labels", _decode_list_str)
+    )
+    _put(out, "y_label", _optional_nullable(obj, "y_label", _decode_str))
+    _put(out, "y_scale", _optional_nullable(obj, "y_scale", _decode_str))
+    _put(out, "y_unit", _optional_nullable(obj, "y_unit", _decode_str))
+    _put(out, "y_ticks", _optional_nullable(obj, "y_ticks", _decode_list_float))
+    _put(
+        out, "y_tick_labels", _optional_nullable(obj, "y_tick_labels", _decode_list_str)
+    )
     out.update(_extra(obj, _GROQ_CHART_KEYS))
     return cast(GroqChart, out)
 
@@ -1500,16 +1532,16 @@ class GroqCodeResult(TypedDict, total=False):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    text: str
+    text: str | None
 
     """The result as text."""
-    png: str
+    png: str | None
 
     """A base64-encoded PNG image the code produced."""
-    chart: GroqChart
+    chart: GroqChart | None
 
     """A chart the code produced."""
-    charts: list[GroqChart]
+    charts: list[GroqChart] | None
 
     """The charts making up a superchart."""
 
@@ -1521,10 +1553,10 @@ def validate_groq_code_result(data: Any) -> GroqCodeResult:
     """Check a decoded JSON object as a GroqCodeResult; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "text", _optional(obj, "text", _decode_str))
-    _put(out, "png", _optional(obj, "png", _decode_str))
-    _put(out, "chart", _optional(obj, "chart", validate_groq_chart))
-    _put(out, "charts", _optional(obj, "charts", _decode_list_GroqChart))
+    _put(out, "text", _optional_nullable(obj, "text", _decode_str))
+    _put(out, "png", _optional_nullable(obj, "png", _decode_str))
+    _put(out, "chart", _optional_nullable(obj, "chart", validate_groq_chart))
+    _put(out, "charts", _optional_nullable(obj, "charts", _decode_list_GroqChart))
     out.update(_extra(obj, _GROQ_CODE_RESULT_KEYS))
     return cast(GroqCodeResult, out)
 
@@ -1541,22 +1573,22 @@ class GroqExecutedTool(TypedDict, total=False):
     """Which tool run of the message this entry describes; repeated when its result
     arrives.
     """
-    type: str
+    type: str | None
 
     """Kind of tool, such as `search`."""
-    arguments: str
+    arguments: str | None
 
     """The JSON-encoded arguments the tool was called with."""
-    output: str
+    output: str | None
 
     """The tool's output as text; sent once the tool has finished."""
-    search_results: GroqSearchResults
+    search_results: GroqSearchResults | None
 
     """Structured results of a search tool."""
-    browser_results: list[GroqBrowserResult]
+    browser_results: list[GroqBrowserResult] | None
 
     """Pages visited by a browser tool."""
-    code_results: list[GroqCodeResult]
+    code_results: list[GroqCodeResult] | None
 
     """Results of a code-execution tool."""
 
@@ -1579,21 +1611,23 @@ def validate_groq_executed_tool(data: Any) -> GroqExecutedTool:
     obj = _object(data)
     out: dict[str, Any] = {}
     out["index"] = _required(obj, "index", _decode_int)
-    _put(out, "type", _optional(obj, "type", _decode_str))
-    _put(out, "arguments", _optional(obj, "arguments", _decode_str))
-    _put(out, "output", _optional(obj, "output", _decode_str))
+    _put(out, "type", _optional_nullable(obj, "type", _decode_str))
+    _put(out, "arguments", _optional_nullable(obj, "arguments", _decode_str))
+    _put(out, "output", _optional_nullable(obj, "output", _decode_str))
     _put(
         out,
         "search_results",
-        _optional(obj, "search_results", validate_groq_search_results),
+        _optional_nullable(obj, "search_results", validate_groq_search_results),
     )
     _put(
         out,
         "browser_results",
-        _optional(obj, "browser_results", _decode_list_GroqBrowserResult),
+        _optional_nullable(obj, "browser_results", _decode_list_GroqBrowserResult),
     )
     _put(
-        out, "code_results", _optional(obj, "code_results", _decode_list_GroqCodeResult)
+        out,
+        "code_results",
+        _optional_nullable(obj, "code_results", _decode_list_GroqCodeResult),
     )
     out.update(_extra(obj, _GROQ_EXECUTED_TOOL_KEYS))
     return cast(GroqExecutedTool, out)
@@ -1609,13 +1643,13 @@ class LiteLLMThinkingBlock(TypedDict, total=False):
     type: Required[LiteLLMThinkingBlockType | str]
 
     """Whether the block is readable thinking or a redacted one."""
-    thinking: str
+    thinking: str | None
 
     """The text of a readable thinking block."""
-    signature: str
+    signature: str | None
 
     """Provider signature that lets the thinking be sent back on a later turn."""
-    data: str
+    data: str | None
 
     """The opaque, encrypted content of a redacted block."""
     cache_control: dict[str, Any] | None
@@ -1634,9 +1668,9 @@ def validate_lite_l_l_m_thinking_block(data: Any) -> LiteLLMThinkingBlock:
     obj = _object(data)
     out: dict[str, Any] = {}
     out["type"] = _required(obj, "type", _decode_str)
-    _put(out, "thinking", _optional(obj, "thinking", _decode_str))
-    _put(out, "signature", _optional(obj, "signature", _decode_str))
-    _put(out, "data", _optional(obj, "data", _decode_str))
+    _put(out, "thinking", _optional_nullable(obj, "thinking", _decode_str))
+    _put(out, "signature", _optional_nullable(obj, "signature", _decode_str))
+    _put(out, "data", _optional_nullable(obj, "data", _decode_str))
     _put(
         out, "cache_control", _optional_nullable(obj, "cache_control", _decode_map_any)
     )
@@ -1651,7 +1685,7 @@ class MoonshotInternalContent(TypedDict, total=False):
     https://platform.kimi.ai/docs/guide/utilize-the-streaming-output-feature-of-kimi-api
     """
 
-    token_ids: list[int]
+    token_ids: list[int] | None
 
     """Ids of the tokens generated in this fragment."""
 
@@ -1663,7 +1697,7 @@ def validate_moonshot_internal_content(data: Any) -> MoonshotInternalContent:
     """Check a decoded JSON object as a MoonshotInternalContent; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "token_ids", _optional(obj, "token_ids", _decode_list_int))
+    _put(out, "token_ids", _optional_nullable(obj, "token_ids", _decode_list_int))
     out.update(_extra(obj, _MOONSHOT_INTERNAL_CONTENT_KEYS))
     return cast(MoonshotInternalContent, out)
 
@@ -1674,7 +1708,7 @@ class OpenRouterReasoningDetail(TypedDict, total=False):
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    type: OpenRouterReasoningDetailType | str
+    type: OpenRouterReasoningDetailType | str | None
 
     """Kind of piece."""
     id: str | None
@@ -1683,7 +1717,7 @@ class OpenRouterReasoningDetail(TypedDict, total=False):
     format: OpenRouterReasoningFormat | str | None
 
     """The provider convention the piece follows, needed to send it back correctly."""
-    index: int
+    index: int | None
 
     """Position of the block the piece belongs to; pieces with the same index are merged.
     """
@@ -1693,10 +1727,10 @@ class OpenRouterReasoningDetail(TypedDict, total=False):
     signature: str | None
 
     """A signature that lets the provider verify the reasoning when it is sent back."""
-    summary: str
+    summary: str | None
 
     """A piece of a reasoning summary, for `reasoning.summary`."""
-    data: str
+    data: str | None
 
     """Opaque encrypted reasoning, for `reasoning.encrypted`."""
 
@@ -1710,14 +1744,14 @@ def validate_open_router_reasoning_detail(data: Any) -> OpenRouterReasoningDetai
     """Check a decoded JSON object as a OpenRouterReasoningDetail; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "type", _optional(obj, "type", _decode_str))
+    _put(out, "type", _optional_nullable(obj, "type", _decode_str))
     _put(out, "id", _optional_nullable(obj, "id", _decode_str))
     _put(out, "format", _optional_nullable(obj, "format", _decode_str))
-    _put(out, "index", _optional(obj, "index", _decode_int))
+    _put(out, "index", _optional_nullable(obj, "index", _decode_int))
     _put(out, "text", _optional_nullable(obj, "text", _decode_str))
     _put(out, "signature", _optional_nullable(obj, "signature", _decode_str))
-    _put(out, "summary", _optional(obj, "summary", _decode_str))
-    _put(out, "data", _optional(obj, "data", _decode_str))
+    _put(out, "summary", _optional_nullable(obj, "summary", _decode_str))
+    _put(out, "data", _optional_nullable(obj, "data", _decode_str))
     out.update(_extra(obj, _OPEN_ROUTER_REASONING_DETAIL_KEYS))
     return cast(OpenRouterReasoningDetail, out)
 
@@ -1731,16 +1765,16 @@ class OpenRouterUrlCitation(TypedDict, total=False):
     url: Required[str]
 
     """Address of the page."""
-    title: str
+    title: str | None
 
     """Title of the page; may be empty."""
-    start_index: int
+    start_index: int | None
 
     """Offset in the answer where the cited span starts."""
-    end_index: int
+    end_index: int | None
 
     """Offset in the answer where the cited span ends."""
-    content: str
+    content: str | None
 
     """Excerpt of the page that the search returned."""
 
@@ -1755,10 +1789,10 @@ def validate_open_router_url_citation(data: Any) -> OpenRouterUrlCitation:
     obj = _object(data)
     out: dict[str, Any] = {}
     out["url"] = _required(obj, "url", _decode_str)
-    _put(out, "title", _optional(obj, "title", _decode_str))
-    _put(out, "start_index", _optional(obj, "start_index", _decode_int))
-    _put(out, "end_index", _optional(obj, "end_index", _decode_int))
-    _put(out, "content", _optional(obj, "content", _decode_str))
+    _put(out, "title", _optional_nullable(obj, "title", _decode_str))
+    _put(out, "start_index", _optional_nullable(obj, "start_index", _decode_int))
+    _put(out, "end_index", _optional_nullable(obj, "end_index", _decode_int))
+    _put(out, "content", _optional_nullable(obj, "content", _decode_str))
     out.update(_extra(obj, _OPEN_ROUTER_URL_CITATION_KEYS))
     return cast(OpenRouterUrlCitation, out)
 
@@ -1769,10 +1803,10 @@ class OpenRouterFileContentPart(TypedDict, total=False):
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    type: str
+    type: str | None
 
     """Kind of part, such as `text`."""
-    text: str
+    text: str | None
 
     """The text of the part."""
 
@@ -1784,8 +1818,8 @@ def validate_open_router_file_content_part(data: Any) -> OpenRouterFileContentPa
     """Check a decoded JSON object as a OpenRouterFileContentPart; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "type", _optional(obj, "type", _decode_str))
-    _put(out, "text", _optional(obj, "text", _decode_str))
+    _put(out, "type", _optional_nullable(obj, "type", _decode_str))
+    _put(out, "text", _optional_nullable(obj, "text", _decode_str))
     out.update(_extra(obj, _OPEN_ROUTER_FILE_CONTENT_PART_KEYS))
     return cast(OpenRouterFileContentPart, out)
 
@@ -1796,13 +1830,13 @@ class OpenRouterFileAnnotation(TypedDict, total=False):
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    hash: str
+    hash: str | None
 
     """Content hash identifying the parsed file."""
-    name: str
+    name: str | None
 
     """File name."""
-    content: list[OpenRouterFileContentPart]
+    content: list[OpenRouterFileContentPart] | None
 
     """The parsed content of the file, as typed parts."""
 
@@ -1814,12 +1848,12 @@ def validate_open_router_file_annotation(data: Any) -> OpenRouterFileAnnotation:
     """Check a decoded JSON object as a OpenRouterFileAnnotation; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "hash", _optional(obj, "hash", _decode_str))
-    _put(out, "name", _optional(obj, "name", _decode_str))
+    _put(out, "hash", _optional_nullable(obj, "hash", _decode_str))
+    _put(out, "name", _optional_nullable(obj, "name", _decode_str))
     _put(
         out,
         "content",
-        _optional(obj, "content", _decode_list_OpenRouterFileContentPart),
+        _optional_nullable(obj, "content", _decode_list_OpenRouterFileContentPart),
     )
     out.update(_extra(obj, _OPEN_ROUTER_FILE_ANNOTATION_KEYS))
     return cast(OpenRouterFileAnnotation, out)
@@ -1832,13 +1866,13 @@ class GroqDocumentCitation(TypedDict, total=False):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    document_id: str
+    document_id: str | None
 
     """Id of the cited document, as given in the request."""
-    start_index: int
+    start_index: int | None
 
     """Offset in the answer where the cited span starts."""
-    end_index: int
+    end_index: int | None
 
     """Offset in the answer where the cited span ends."""
 
@@ -1850,9 +1884,9 @@ def validate_groq_document_citation(data: Any) -> GroqDocumentCitation:
     """Check a decoded JSON object as a GroqDocumentCitation; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "document_id", _optional(obj, "document_id", _decode_str))
-    _put(out, "start_index", _optional(obj, "start_index", _decode_int))
-    _put(out, "end_index", _optional(obj, "end_index", _decode_int))
+    _put(out, "document_id", _optional_nullable(obj, "document_id", _decode_str))
+    _put(out, "start_index", _optional_nullable(obj, "start_index", _decode_int))
+    _put(out, "end_index", _optional_nullable(obj, "end_index", _decode_int))
     out.update(_extra(obj, _GROQ_DOCUMENT_CITATION_KEYS))
     return cast(GroqDocumentCitation, out)
 
@@ -1864,13 +1898,13 @@ class GroqFunctionCitation(TypedDict, total=False):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    tool_call_id: str
+    tool_call_id: str | None
 
     """Id of the cited tool call."""
-    start_index: int
+    start_index: int | None
 
     """Offset in the answer where the cited span starts."""
-    end_index: int
+    end_index: int | None
 
     """Offset in the answer where the cited span ends."""
 
@@ -1882,9 +1916,9 @@ def validate_groq_function_citation(data: Any) -> GroqFunctionCitation:
     """Check a decoded JSON object as a GroqFunctionCitation; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "tool_call_id", _optional(obj, "tool_call_id", _decode_str))
-    _put(out, "start_index", _optional(obj, "start_index", _decode_int))
-    _put(out, "end_index", _optional(obj, "end_index", _decode_int))
+    _put(out, "tool_call_id", _optional_nullable(obj, "tool_call_id", _decode_str))
+    _put(out, "start_index", _optional_nullable(obj, "start_index", _decode_int))
+    _put(out, "end_index", _optional_nullable(obj, "end_index", _decode_int))
     out.update(_extra(obj, _GROQ_FUNCTION_CITATION_KEYS))
     return cast(GroqFunctionCitation, out)
 
@@ -1898,20 +1932,20 @@ class OpenRouterAnnotation(TypedDict, total=False):
     type: Required[OpenRouterAnnotationType | str]
 
     """Kind of citation."""
-    url_citation: OpenRouterUrlCitation
+    url_citation: OpenRouterUrlCitation | None
 
     """The cited web page, for `url_citation`."""
-    file: OpenRouterFileAnnotation
+    file: OpenRouterFileAnnotation | None
 
     """The cited file, for `file`."""
-    document_citation: GroqDocumentCitation
+    document_citation: GroqDocumentCitation | None
 
     """The cited document, for Groq's `document_citation` annotations.
 
     Sent by Groq; see
     https://github.com/groq/groq-python/blob/b410a6201a995be36012af36ffbc138145d97ccb/src/groq/types/chat/chat_completion_message.py
     """
-    function_citation: GroqFunctionCitation
+    function_citation: GroqFunctionCitation | None
 
     """The cited tool result, for Groq's `function_citation` annotations.
 
@@ -1933,18 +1967,22 @@ def validate_open_router_annotation(data: Any) -> OpenRouterAnnotation:
     _put(
         out,
         "url_citation",
-        _optional(obj, "url_citation", validate_open_router_url_citation),
+        _optional_nullable(obj, "url_citation", validate_open_router_url_citation),
     )
-    _put(out, "file", _optional(obj, "file", validate_open_router_file_annotation))
+    _put(
+        out,
+        "file",
+        _optional_nullable(obj, "file", validate_open_router_file_annotation),
+    )
     _put(
         out,
         "document_citation",
-        _optional(obj, "document_citation", validate_groq_document_citation),
+        _optional_nullable(obj, "document_citation", validate_groq_document_citation),
     )
     _put(
         out,
         "function_citation",
-        _optional(obj, "function_citation", validate_groq_function_citation),
+        _optional_nullable(obj, "function_citation", validate_groq_function_citation),
     )
     out.update(_extra(obj, _OPEN_ROUTER_ANNOTATION_KEYS))
     return cast(OpenRouterAnnotation, out)
@@ -1990,7 +2028,7 @@ class ChoiceDelta(TypedDict, total=False):
     (Alibaba Cloud DashScope), llama.cpp server, LiteLLM, MLX-VLM server, Fireworks AI;
     see https://api-docs.deepseek.com/guides/reasoning_model
     """
-    channel: str
+    channel: str | None
 
     """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning of
     gpt-oss models.
@@ -1998,7 +2036,7 @@ class ChoiceDelta(TypedDict, total=False):
     Sent by Groq; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_groq/test_tool_use_failed_error_streaming.yaml
     """
-    executed_tools: list[GroqExecutedTool]
+    executed_tools: list[GroqExecutedTool] | None
 
     """Tools that Groq's compound systems ran on the server, such as web search or code
     execution: first with their arguments, then again with their results.
@@ -2021,7 +2059,7 @@ class ChoiceDelta(TypedDict, total=False):
     Sent by LiteLLM; see
     https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
     """
-    index: int
+    index: int | None
 
     """Index of the choice repeated inside the delta (seen with GLM models served by
     Mistral).
@@ -2071,14 +2109,14 @@ class ChoiceDelta(TypedDict, total=False):
     Sent by OpenRouter, LiteLLM, Groq; see
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
     """
-    hidden_states: Any
+    hidden_states: Any | None
 
     """Hidden states of the model for this fragment, only when the request asked for them.
 
     Sent by SGLang; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
     """
-    token_id: int
+    token_id: int | None
 
     """Id of the token this fragment carries.
 
@@ -2147,11 +2185,11 @@ def validate_choice_delta(data: Any) -> ChoiceDelta:
         "reasoning_content",
         _optional_nullable(obj, "reasoning_content", _decode_str),
     )
-    _put(out, "channel", _optional(obj, "channel", _decode_str))
+    _put(out, "channel", _optional_nullable(obj, "channel", _decode_str))
     _put(
         out,
         "executed_tools",
-        _optional(obj, "executed_tools", _decode_list_GroqExecutedTool),
+        _optional_nullable(obj, "executed_tools", _decode_list_GroqExecutedTool),
     )
     _put(
         out,
@@ -2163,7 +2201,7 @@ def validate_choice_delta(data: Any) -> ChoiceDelta:
         "provider_specific_fields",
         _optional_nullable(obj, "provider_specific_fields", _decode_map_any),
     )
-    _put(out, "index", _optional(obj, "index", _decode_int))
+    _put(out, "index", _optional_nullable(obj, "index", _decode_int))
     _put(out, "tool_call_id", _optional_nullable(obj, "tool_call_id", _decode_str))
     _put(out, "name", _optional_nullable(obj, "name", _decode_str))
     _put(
@@ -2183,8 +2221,8 @@ def validate_choice_delta(data: Any) -> ChoiceDelta:
         "annotations",
         _optional_nullable(obj, "annotations", _decode_list_OpenRouterAnnotation),
     )
-    _put(out, "hidden_states", _optional(obj, "hidden_states", _decode_any))
-    _put(out, "token_id", _optional(obj, "token_id", _decode_int))
+    _put(out, "hidden_states", _optional_nullable(obj, "hidden_states", _decode_any))
+    _put(out, "token_id", _optional_nullable(obj, "token_id", _decode_int))
     _put(out, "reasoning", _optional_nullable(obj, "reasoning", _decode_str))
     out.update(_extra(obj, _CHOICE_DELTA_KEYS))
     return cast(ChoiceDelta, out)
@@ -2298,7 +2336,7 @@ class AzureSeverityResult(TypedDict, total=False):
     filtered: Required[bool]
 
     """Whether the content was withheld."""
-    severity: AzureSeverity | str
+    severity: AzureSeverity | str | None
 
     """How severe the detected content is."""
 
@@ -2311,7 +2349,7 @@ def validate_azure_severity_result(data: Any) -> AzureSeverityResult:
     obj = _object(data)
     out: dict[str, Any] = {}
     out["filtered"] = _required(obj, "filtered", _decode_bool)
-    _put(out, "severity", _optional(obj, "severity", _decode_str))
+    _put(out, "severity", _optional_nullable(obj, "severity", _decode_str))
     out.update(_extra(obj, _AZURE_SEVERITY_RESULT_KEYS))
     return cast(AzureSeverityResult, out)
 
@@ -2326,7 +2364,7 @@ class AzureDetectionResult(TypedDict, total=False):
     filtered: Required[bool]
 
     """Whether the content was withheld."""
-    detected: bool
+    detected: bool | None
 
     """Whether the category was detected."""
 
@@ -2339,7 +2377,7 @@ def validate_azure_detection_result(data: Any) -> AzureDetectionResult:
     obj = _object(data)
     out: dict[str, Any] = {}
     out["filtered"] = _required(obj, "filtered", _decode_bool)
-    _put(out, "detected", _optional(obj, "detected", _decode_bool))
+    _put(out, "detected", _optional_nullable(obj, "detected", _decode_bool))
     out.update(_extra(obj, _AZURE_DETECTION_RESULT_KEYS))
     return cast(AzureDetectionResult, out)
 
@@ -2354,7 +2392,7 @@ class AzureBlocklistResult(TypedDict, total=False):
     filtered: Required[bool]
 
     """Whether the content was withheld."""
-    id: str
+    id: str | None
 
     """Name of the blocklist."""
 
@@ -2367,9 +2405,41 @@ def validate_azure_blocklist_result(data: Any) -> AzureBlocklistResult:
     obj = _object(data)
     out: dict[str, Any] = {}
     out["filtered"] = _required(obj, "filtered", _decode_bool)
-    _put(out, "id", _optional(obj, "id", _decode_str))
+    _put(out, "id", _optional_nullable(obj, "id", _decode_str))
     out.update(_extra(obj, _AZURE_BLOCKLIST_RESULT_KEYS))
     return cast(AzureBlocklistResult, out)
+
+
+class AzureBlocklistDetails(TypedDict, total=False):
+    """The verdicts of the caller's blocklists, as newer API versions send them.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+
+    filtered: Required[bool]
+
+    """Whether any blocklist withheld the content."""
+    details: list[AzureBlocklistResult] | None
+
+    """The verdict of each blocklist."""
+
+
+_AZURE_BLOCKLIST_DETAILS_KEYS = frozenset({"filtered", "details"})
+
+
+def validate_azure_blocklist_details(data: Any) -> AzureBlocklistDetails:
+    """Check a decoded JSON object as a AzureBlocklistDetails; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    out["filtered"] = _required(obj, "filtered", _decode_bool)
+    _put(
+        out,
+        "details",
+        _optional_nullable(obj, "details", _decode_list_AzureBlocklistResult),
+    )
+    out.update(_extra(obj, _AZURE_BLOCKLIST_DETAILS_KEYS))
+    return cast(AzureBlocklistDetails, out)
 
 
 class AzureFilterError(TypedDict, total=False):
@@ -2379,10 +2449,10 @@ class AzureFilterError(TypedDict, total=False):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    code: str
+    code: str | None
 
     """Machine-readable error code."""
-    message: str
+    message: str | None
 
     """Human-readable explanation."""
 
@@ -2394,8 +2464,8 @@ def validate_azure_filter_error(data: Any) -> AzureFilterError:
     """Check a decoded JSON object as a AzureFilterError; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "code", _optional(obj, "code", _decode_str))
-    _put(out, "message", _optional(obj, "message", _decode_str))
+    _put(out, "code", _optional_nullable(obj, "code", _decode_str))
+    _put(out, "message", _optional_nullable(obj, "message", _decode_str))
     out.update(_extra(obj, _AZURE_FILTER_ERROR_KEYS))
     return cast(AzureFilterError, out)
 
@@ -2408,31 +2478,33 @@ class AzureContentFilterResults(TypedDict, total=False):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    hate: AzureSeverityResult
+    hate: AzureSeverityResult | None
 
     """Hateful content."""
-    self_harm: AzureSeverityResult
+    self_harm: AzureSeverityResult | None
 
     """Content about self-harm."""
-    sexual: AzureSeverityResult
+    sexual: AzureSeverityResult | None
 
     """Sexual content."""
-    violence: AzureSeverityResult
+    violence: AzureSeverityResult | None
 
     """Violent content."""
-    jailbreak: AzureDetectionResult
+    jailbreak: AzureDetectionResult | None
 
     """Attempts to make the model ignore its instructions."""
-    protected_material_text: AzureDetectionResult
+    protected_material_text: AzureDetectionResult | None
 
     """Known copyrighted text."""
-    protected_material_code: AzureDetectionResult
+    protected_material_code: AzureDetectionResult | None
 
     """Known licensed source code."""
-    custom_blocklists: list[AzureBlocklistResult]
+    custom_blocklists: list[AzureBlocklistResult] | AzureBlocklistDetails | None
 
-    """Matches against the caller's own blocklists."""
-    error: AzureFilterError
+    """Matches against the caller's own blocklists: a list of verdicts, or (in newer API
+    versions) an object with the overall verdict and the list under `details`.
+    """
+    error: AzureFilterError | None
 
     """Why filtering could not run."""
 
@@ -2456,27 +2528,49 @@ def validate_azure_content_filter_results(data: Any) -> AzureContentFilterResult
     """Check a decoded JSON object as a AzureContentFilterResults; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "hate", _optional(obj, "hate", validate_azure_severity_result))
-    _put(out, "self_harm", _optional(obj, "self_harm", validate_azure_severity_result))
-    _put(out, "sexual", _optional(obj, "sexual", validate_azure_severity_result))
-    _put(out, "violence", _optional(obj, "violence", validate_azure_severity_result))
-    _put(out, "jailbreak", _optional(obj, "jailbreak", validate_azure_detection_result))
+    _put(out, "hate", _optional_nullable(obj, "hate", validate_azure_severity_result))
+    _put(
+        out,
+        "self_harm",
+        _optional_nullable(obj, "self_harm", validate_azure_severity_result),
+    )
+    _put(
+        out, "sexual", _optional_nullable(obj, "sexual", validate_azure_severity_result)
+    )
+    _put(
+        out,
+        "violence",
+        _optional_nullable(obj, "violence", validate_azure_severity_result),
+    )
+    _put(
+        out,
+        "jailbreak",
+        _optional_nullable(obj, "jailbreak", validate_azure_detection_result),
+    )
     _put(
         out,
         "protected_material_text",
-        _optional(obj, "protected_material_text", validate_azure_detection_result),
+        _optional_nullable(
+            obj, "protected_material_text", validate_azure_detection_result
+        ),
     )
     _put(
         out,
         "protected_material_code",
-        _optional(obj, "protected_material_code", validate_azure_detection_result),
+        _optional_nullable(
+            obj, "protected_material_code", validate_azure_detection_result
+        ),
     )
     _put(
         out,
         "custom_blocklists",
-        _optional(obj, "custom_blocklists", _decode_list_AzureBlocklistResult),
+        _optional_nullable(
+            obj,
+            "custom_blocklists",
+            _decode_list_AzureBlocklistResult_or_AzureBlocklistDetails,
+        ),
     )
-    _put(out, "error", _optional(obj, "error", validate_azure_filter_error))
+    _put(out, "error", _optional_nullable(obj, "error", validate_azure_filter_error))
     out.update(_extra(obj, _AZURE_CONTENT_FILTER_RESULTS_KEYS))
     return cast(AzureContentFilterResults, out)
 
@@ -2535,7 +2629,7 @@ class CompletionTokensDetails(TypedDict, total=False):
     text_tokens: int | None
 
     """Text tokens generated."""
-    image_tokens: int
+    image_tokens: int | None
 
     """Image tokens generated.
 
@@ -2577,7 +2671,7 @@ def validate_completion_tokens_details(data: Any) -> CompletionTokensDetails:
         _optional_nullable(obj, "rejected_prediction_tokens", _decode_int),
     )
     _put(out, "text_tokens", _optional_nullable(obj, "text_tokens", _decode_int))
-    _put(out, "image_tokens", _optional(obj, "image_tokens", _decode_int))
+    _put(out, "image_tokens", _optional_nullable(obj, "image_tokens", _decode_int))
     out.update(_extra(obj, _COMPLETION_TOKENS_DETAILS_KEYS))
     return cast(CompletionTokensDetails, out)
 
@@ -2600,11 +2694,11 @@ class PromptTokensDetails(TypedDict, total=False):
     text_tokens: int | None
 
     """Text tokens in the prompt."""
-    video_tokens: int
+    video_tokens: int | None
 
     """Video tokens in the prompt.
 
-    Sent by OpenRouter; see
+    Sent by OpenRouter, SGLang; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/openrouter/cassettes/test_cache/test_openrouter_cache_streaming_e2e.yaml
     """
 
@@ -2634,7 +2728,7 @@ def validate_prompt_tokens_details(data: Any) -> PromptTokensDetails:
     )
     _put(out, "image_tokens", _optional_nullable(obj, "image_tokens", _decode_int))
     _put(out, "text_tokens", _optional_nullable(obj, "text_tokens", _decode_int))
-    _put(out, "video_tokens", _optional(obj, "video_tokens", _decode_int))
+    _put(out, "video_tokens", _optional_nullable(obj, "video_tokens", _decode_int))
     out.update(_extra(obj, _PROMPT_TOKENS_DETAILS_KEYS))
     return cast(PromptTokensDetails, out)
 
@@ -2646,27 +2740,27 @@ class PerplexityCost(TypedDict, total=False):
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
     """
 
-    input_tokens_cost: float
+    input_tokens_cost: float | None
 
     """Cost of the prompt tokens."""
-    output_tokens_cost: float
+    output_tokens_cost: float | None
 
     """Cost of the generated tokens."""
-    reasoning_tokens_cost: float
+    reasoning_tokens_cost: float | None
 
     """Cost of the reasoning tokens."""
-    citation_tokens_cost: float
+    citation_tokens_cost: float | None
 
     """Cost of the source tokens fed to the model."""
-    search_queries_cost: float
+    search_queries_cost: float | None
 
     """Cost of the web searches."""
-    request_cost: float
+    request_cost: float | None
 
     """The flat fee of the request; left out of the zero-cost placeholder on interim
     chunks.
     """
-    total_cost: float
+    total_cost: float | None
 
     """Sum of all the costs."""
 
@@ -2688,23 +2782,33 @@ def validate_perplexity_cost(data: Any) -> PerplexityCost:
     """Check a decoded JSON object as a PerplexityCost; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "input_tokens_cost", _optional(obj, "input_tokens_cost", _decode_float))
-    _put(out, "output_tokens_cost", _optional(obj, "output_tokens_cost", _decode_float))
+    _put(
+        out,
+        "input_tokens_cost",
+        _optional_nullable(obj, "input_tokens_cost", _decode_float),
+    )
+    _put(
+        out,
+        "output_tokens_cost",
+        _optional_nullable(obj, "output_tokens_cost", _decode_float),
+    )
     _put(
         out,
         "reasoning_tokens_cost",
-        _optional(obj, "reasoning_tokens_cost", _decode_float),
+        _optional_nullable(obj, "reasoning_tokens_cost", _decode_float),
     )
     _put(
         out,
         "citation_tokens_cost",
-        _optional(obj, "citation_tokens_cost", _decode_float),
+        _optional_nullable(obj, "citation_tokens_cost", _decode_float),
     )
     _put(
-        out, "search_queries_cost", _optional(obj, "search_queries_cost", _decode_float)
+        out,
+        "search_queries_cost",
+        _optional_nullable(obj, "search_queries_cost", _decode_float),
     )
-    _put(out, "request_cost", _optional(obj, "request_cost", _decode_float))
-    _put(out, "total_cost", _optional(obj, "total_cost", _decode_float))
+    _put(out, "request_cost", _optional_nullable(obj, "request_cost", _decode_float))
+    _put(out, "total_cost", _optional_nullable(obj, "total_cost", _decode_float))
     out.update(_extra(obj, _PERPLEXITY_COST_KEYS))
     return cast(PerplexityCost, out)
 
@@ -2720,10 +2824,10 @@ class OpenRouterCostDetails(TypedDict, total=False):
     """What the upstream provider charged in total; null when OpenRouter does not pass it
     on.
     """
-    upstream_inference_prompt_cost: float
+    upstream_inference_prompt_cost: float | None
 
     """The part of the upstream cost due to the prompt."""
-    upstream_inference_completions_cost: float
+    upstream_inference_completions_cost: float | None
 
     """The part of the upstream cost due to the completion."""
 
@@ -2749,12 +2853,12 @@ def validate_open_router_cost_details(data: Any) -> OpenRouterCostDetails:
     _put(
         out,
         "upstream_inference_prompt_cost",
-        _optional(obj, "upstream_inference_prompt_cost", _decode_float),
+        _optional_nullable(obj, "upstream_inference_prompt_cost", _decode_float),
     )
     _put(
         out,
         "upstream_inference_completions_cost",
-        _optional(obj, "upstream_inference_completions_cost", _decode_float),
+        _optional_nullable(obj, "upstream_inference_completions_cost", _decode_float),
     )
     out.update(_extra(obj, _OPEN_ROUTER_COST_DETAILS_KEYS))
     return cast(OpenRouterCostDetails, out)
@@ -2766,13 +2870,13 @@ class OpenRouterServerToolUseDetails(TypedDict, total=False):
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    web_search_requests: int
+    web_search_requests: int | None
 
     """Web searches run."""
-    tool_calls_requested: int
+    tool_calls_requested: int | None
 
     """Server-side tool calls the model asked for."""
-    tool_calls_executed: int
+    tool_calls_executed: int | None
 
     """Server-side tool calls that were run."""
 
@@ -2788,11 +2892,21 @@ def validate_open_router_server_tool_use_details(
     """Check a decoded JSON object as a OpenRouterServerToolUseDetails; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "web_search_requests", _optional(obj, "web_search_requests", _decode_int))
     _put(
-        out, "tool_calls_requested", _optional(obj, "tool_calls_requested", _decode_int)
+        out,
+        "web_search_requests",
+        _optional_nullable(obj, "web_search_requests", _decode_int),
     )
-    _put(out, "tool_calls_executed", _optional(obj, "tool_calls_executed", _decode_int))
+    _put(
+        out,
+        "tool_calls_requested",
+        _optional_nullable(obj, "tool_calls_requested", _decode_int),
+    )
+    _put(
+        out,
+        "tool_calls_executed",
+        _optional_nullable(obj, "tool_calls_executed", _decode_int),
+    )
     out.update(_extra(obj, _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS))
     return cast(OpenRouterServerToolUseDetails, out)
 
@@ -2839,28 +2953,28 @@ class CompletionUsage(TypedDict, total=False):
 
     Sent by DeepSeek; see https://api-docs.deepseek.com/guides/kv_cache
     """
-    queue_time: float
+    queue_time: float | None
 
     """Seconds the request waited in Groq's queue before it was processed.
 
     Sent by Groq; see
     https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
     """
-    prompt_time: float
+    prompt_time: float | None
 
     """Seconds spent processing the prompt.
 
     Sent by Groq; see
     https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
     """
-    completion_time: float
+    completion_time: float | None
 
     """Seconds spent generating the completion.
 
     Sent by Groq; see
     https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
     """
-    total_time: float
+    total_time: float | None
 
     """Seconds spent on the prompt and the completion together.
 
@@ -2875,7 +2989,7 @@ class CompletionUsage(TypedDict, total=False):
     Sent by OpenRouter, Perplexity; see
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
     """
-    is_byok: bool
+    is_byok: bool | None
 
     """Whether the request ran on the caller's own provider key (bring your own key).
 
@@ -2889,28 +3003,28 @@ class CompletionUsage(TypedDict, total=False):
     Sent by OpenRouter; see
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
     """
-    server_tool_use_details: OpenRouterServerToolUseDetails
+    server_tool_use_details: OpenRouterServerToolUseDetails | None
 
     """Counts of the tools OpenRouter ran on the server side, such as web searches.
 
     Sent by OpenRouter; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_web_search_annotations_stream.yaml
     """
-    citation_tokens: int
+    citation_tokens: int | None
 
     """Tokens of the retrieved sources that were fed to the model.
 
     Sent by Perplexity; see
     https://github.com/perplexityai/perplexity-py/blob/7c203118363c6a28fe1e1559afa3cf15a295d36a/src/perplexity/types/shared/usage_info.py
     """
-    num_search_queries: int
+    num_search_queries: int | None
 
     """Web searches run for the request.
 
     Sent by Perplexity; see
     https://github.com/perplexityai/perplexity-py/blob/7c203118363c6a28fe1e1559afa3cf15a295d36a/src/perplexity/types/shared/usage_info.py
     """
-    search_context_size: str
+    search_context_size: str | None
 
     """How much search context was used (`low`, `medium` or `high`), which sets the request
     fee.
@@ -2926,7 +3040,7 @@ class CompletionUsage(TypedDict, total=False):
     Sent by SGLang, Azure OpenAI, Perplexity; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
     """
-    cached_tokens: int
+    cached_tokens: int | None
 
     """Prompt tokens served from the prompt cache, reported at the top level of `usage`
     rather than in `prompt_tokens_details`.
@@ -2934,13 +3048,13 @@ class CompletionUsage(TypedDict, total=False):
     Sent by Together AI; see
     https://docs.stigg.io/documentation/ai-agents/providers/together
     """
-    num_sources_used: int
+    num_sources_used: int | None
 
     """Sources Live Search consulted for the request, each billed separately.
 
     Sent by xAI (Grok); see https://docs.x.ai/docs/guides/live-search
     """
-    cost_in_usd_ticks: int
+    cost_in_usd_ticks: int | None
 
     """What the request cost, in ticks of 1e-10 US dollars (divide by 10,000,000,000 for
     dollars), after discounts and including server-side tools.
@@ -3008,12 +3122,16 @@ def validate_completion_usage(data: Any) -> CompletionUsage:
         "prompt_cache_miss_tokens",
         _optional_nullable(obj, "prompt_cache_miss_tokens", _decode_int),
     )
-    _put(out, "queue_time", _optional(obj, "queue_time", _decode_float))
-    _put(out, "prompt_time", _optional(obj, "prompt_time", _decode_float))
-    _put(out, "completion_time", _optional(obj, "completion_time", _decode_float))
-    _put(out, "total_time", _optional(obj, "total_time", _decode_float))
+    _put(out, "queue_time", _optional_nullable(obj, "queue_time", _decode_float))
+    _put(out, "prompt_time", _optional_nullable(obj, "prompt_time", _decode_float))
+    _put(
+        out,
+        "completion_time",
+        _optional_nullable(obj, "completion_time", _decode_float),
+    )
+    _put(out, "total_time", _optional_nullable(obj, "total_time", _decode_float))
     _put(out, "cost", _optional_nullable(obj, "cost", _decode_float_or_PerplexityCost))
-    _put(out, "is_byok", _optional(obj, "is_byok", _decode_bool))
+    _put(out, "is_byok", _optional_nullable(obj, "is_byok", _decode_bool))
     _put(
         out,
         "cost_details",
@@ -3022,21 +3140,39 @@ def validate_completion_usage(data: Any) -> CompletionUsage:
     _put(
         out,
         "server_tool_use_details",
-        _optional(
+        _optional_nullable(
             obj, "server_tool_use_details", validate_open_router_server_tool_use_details
         ),
     )
-    _put(out, "citation_tokens", _optional(obj, "citation_tokens", _decode_int))
-    _put(out, "num_search_queries", _optional(obj, "num_search_queries", _decode_int))
-    _put(out, "search_context_size", _optional(obj, "search_context_size", _decode_str))
+    _put(
+        out, "citation_tokens", _optional_nullable(obj, "citation_tokens", _decode_int)
+    )
+    _put(
+        out,
+        "num_search_queries",
+        _optional_nullable(obj, "num_search_queries", _decode_int),
+    )
+    _put(
+        out,
+        "search_context_size",
+        _optional_nullable(obj, "search_context_size", _decode_str),
+    )
     _put(
         out,
         "reasoning_tokens",
         _optional_nullable(obj, "reasoning_tokens", _decode_int),
     )
-    _put(out, "cached_tokens", _optional(obj, "cached_tokens", _decode_int))
-    _put(out, "num_sources_used", _optional(obj, "num_sources_used", _decode_int))
-    _put(out, "cost_in_usd_ticks", _optional(obj, "cost_in_usd_ticks", _decode_int))
+    _put(out, "cached_tokens", _optional_nullable(obj, "cached_tokens", _decode_int))
+    _put(
+        out,
+        "num_sources_used",
+        _optional_nullable(obj, "num_sources_used", _decode_int),
+    )
+    _put(
+        out,
+        "cost_in_usd_ticks",
+        _optional_nullable(obj, "cost_in_usd_ticks", _decode_int),
+    )
     out.update(_extra(obj, _COMPLETION_USAGE_KEYS))
     return cast(CompletionUsage, out)
 
@@ -3068,21 +3204,21 @@ class Choice(TypedDict, total=False):
     number. See
     https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
     """
-    content_filter_results: AzureContentFilterResults
+    content_filter_results: AzureContentFilterResults | None
 
     """Content-filter verdicts on the text of this choice so far; may be empty.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
-    content_filter_offsets: AzureContentFilterOffsets
+    content_filter_offsets: AzureContentFilterOffsets | None
 
     """Which span of the output an asynchronous-filter annotation chunk refers to.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
-    content_filter_raw: list[Any]
+    content_filter_raw: list[Any] | None
 
     """Raw output of the content filters on an asynchronous-filter annotation chunk; its
     entries are not documented.
@@ -3115,7 +3251,7 @@ class Choice(TypedDict, total=False):
     Sent by SGLang, Azure OpenAI; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
     """
-    text: str
+    text: str | None
 
     """The text of this fragment again, as in the legacy completions format.
 
@@ -3182,17 +3318,21 @@ def validate_choice(data: Any) -> Choice:
     _put(
         out,
         "content_filter_results",
-        _optional(obj, "content_filter_results", validate_azure_content_filter_results),
+        _optional_nullable(
+            obj, "content_filter_results", validate_azure_content_filter_results
+        ),
     )
     _put(
         out,
         "content_filter_offsets",
-        _optional(obj, "content_filter_offsets", validate_azure_content_filter_offsets),
+        _optional_nullable(
+            obj, "content_filter_offsets", validate_azure_content_filter_offsets
+        ),
     )
     _put(
         out,
         "content_filter_raw",
-        _optional(obj, "content_filter_raw", _decode_list_any),
+        _optional_nullable(obj, "content_filter_raw", _decode_list_any),
     )
     _put(out, "usage", _optional_nullable(obj, "usage", validate_completion_usage))
     _put(
@@ -3203,7 +3343,7 @@ def validate_choice(data: Any) -> Choice:
     _put(
         out, "matched_stop", _optional_nullable(obj, "matched_stop", _decode_int_or_str)
     )
-    _put(out, "text", _optional(obj, "text", _decode_str))
+    _put(out, "text", _optional_nullable(obj, "text", _decode_str))
     _put(out, "seed", _optional_nullable(obj, "seed", _decode_int))
     _put(out, "stop_reason", _optional_nullable(obj, "stop_reason", _decode_int_or_str))
     _put(out, "token_ids", _optional_nullable(obj, "token_ids", _decode_list_int))
@@ -3356,7 +3496,7 @@ class AzurePromptFilterResult(TypedDict, total=False):
     prompt_index: Required[int]
 
     """Index of the prompt the verdicts refer to."""
-    content_filter_results: AzureContentFilterResults
+    content_filter_results: AzureContentFilterResults | None
 
     """The verdict of each filter category."""
 
@@ -3372,7 +3512,9 @@ def validate_azure_prompt_filter_result(data: Any) -> AzurePromptFilterResult:
     _put(
         out,
         "content_filter_results",
-        _optional(obj, "content_filter_results", validate_azure_content_filter_results),
+        _optional_nullable(
+            obj, "content_filter_results", validate_azure_content_filter_results
+        ),
     )
     out.update(_extra(obj, _AZURE_PROMPT_FILTER_RESULT_KEYS))
     return cast(AzurePromptFilterResult, out)
@@ -3387,28 +3529,28 @@ class AzureLatencyCheckpoint(TypedDict, total=False):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    engine_tbt_ms: float
+    engine_tbt_ms: float | None
 
     """Average time between tokens at the engine."""
-    engine_ttft_ms: float
+    engine_ttft_ms: float | None
 
     """Time to the first token at the engine."""
-    engine_ttlt_ms: float
+    engine_ttlt_ms: float | None
 
     """Time to the last token at the engine."""
-    pre_inference_ms: float
+    pre_inference_ms: float | None
 
     """Time spent before inference started, such as queueing and input filtering."""
-    service_tbt_ms: float
+    service_tbt_ms: float | None
 
     """Average time between tokens at the service."""
-    service_ttft_ms: float
+    service_ttft_ms: float | None
 
     """Time to the first token at the service."""
-    service_ttlt_ms: float
+    service_ttlt_ms: float | None
 
     """Time to the last token at the service."""
-    user_visible_ttft_ms: float
+    user_visible_ttft_ms: float | None
 
     """Time until the first token was released to the caller."""
 
@@ -3431,17 +3573,35 @@ def validate_azure_latency_checkpoint(data: Any) -> AzureLatencyCheckpoint:
     """Check a decoded JSON object as a AzureLatencyCheckpoint; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "engine_tbt_ms", _optional(obj, "engine_tbt_ms", _decode_float))
-    _put(out, "engine_ttft_ms", _optional(obj, "engine_ttft_ms", _decode_float))
-    _put(out, "engine_ttlt_ms", _optional(obj, "engine_ttlt_ms", _decode_float))
-    _put(out, "pre_inference_ms", _optional(obj, "pre_inference_ms", _decode_float))
-    _put(out, "service_tbt_ms", _optional(obj, "service_tbt_ms", _decode_float))
-    _put(out, "service_ttft_ms", _optional(obj, "service_ttft_ms", _decode_float))
-    _put(out, "service_ttlt_ms", _optional(obj, "service_ttlt_ms", _decode_float))
+    _put(out, "engine_tbt_ms", _optional_nullable(obj, "engine_tbt_ms", _decode_float))
+    _put(
+        out, "engine_ttft_ms", _optional_nullable(obj, "engine_ttft_ms", _decode_float)
+    )
+    _put(
+        out, "engine_ttlt_ms", _optional_nullable(obj, "engine_ttlt_ms", _decode_float)
+    )
+    _put(
+        out,
+        "pre_inference_ms",
+        _optional_nullable(obj, "pre_inference_ms", _decode_float),
+    )
+    _put(
+        out, "service_tbt_ms", _optional_nullable(obj, "service_tbt_ms", _decode_float)
+    )
+    _put(
+        out,
+        "service_ttft_ms",
+        _optional_nullable(obj, "service_ttft_ms", _decode_float),
+    )
+    _put(
+        out,
+        "service_ttlt_ms",
+        _optional_nullable(obj, "service_ttlt_ms", _decode_float),
+    )
     _put(
         out,
         "user_visible_ttft_ms",
-        _optional(obj, "user_visible_ttft_ms", _decode_float),
+        _optional_nullable(obj, "user_visible_ttft_ms", _decode_float),
     )
     out.update(_extra(obj, _AZURE_LATENCY_CHECKPOINT_KEYS))
     return cast(AzureLatencyCheckpoint, out)
@@ -3454,7 +3614,7 @@ class AzureRouting(TypedDict, total=False):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    serving_pipereplica: str
+    serving_pipereplica: str | None
 
     """Identifier of the serving replica (pipeline and data-parallel rank) that produced
     the response.
@@ -3468,7 +3628,11 @@ def validate_azure_routing(data: Any) -> AzureRouting:
     """Check a decoded JSON object as a AzureRouting; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "serving_pipereplica", _optional(obj, "serving_pipereplica", _decode_str))
+    _put(
+        out,
+        "serving_pipereplica",
+        _optional_nullable(obj, "serving_pipereplica", _decode_str),
+    )
     out.update(_extra(obj, _AZURE_ROUTING_KEYS))
     return cast(AzureRouting, out)
 
@@ -3532,16 +3696,16 @@ class GroqDebug(TypedDict, total=False):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    input_token_ids: list[int]
+    input_token_ids: list[int] | None
 
     """Token ids of the input."""
-    input_tokens: list[str]
+    input_tokens: list[str] | None
 
     """Token strings of the input."""
-    output_token_ids: list[int]
+    output_token_ids: list[int] | None
 
     """Token ids of the output."""
-    output_tokens: list[str]
+    output_tokens: list[str] | None
 
     """Token strings of the output."""
 
@@ -3555,10 +3719,20 @@ def validate_groq_debug(data: Any) -> GroqDebug:
     """Check a decoded JSON object as a GroqDebug; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "input_token_ids", _optional(obj, "input_token_ids", _decode_list_int))
-    _put(out, "input_tokens", _optional(obj, "input_tokens", _decode_list_str))
-    _put(out, "output_token_ids", _optional(obj, "output_token_ids", _decode_list_int))
-    _put(out, "output_tokens", _optional(obj, "output_tokens", _decode_list_str))
+    _put(
+        out,
+        "input_token_ids",
+        _optional_nullable(obj, "input_token_ids", _decode_list_int),
+    )
+    _put(out, "input_tokens", _optional_nullable(obj, "input_tokens", _decode_list_str))
+    _put(
+        out,
+        "output_token_ids",
+        _optional_nullable(obj, "output_token_ids", _decode_list_int),
+    )
+    _put(
+        out, "output_tokens", _optional_nullable(obj, "output_tokens", _decode_list_str)
+    )
     out.update(_extra(obj, _GROQ_DEBUG_KEYS))
     return cast(GroqDebug, out)
 
@@ -3570,24 +3744,24 @@ class GroqXGroq(TypedDict, total=False):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    id: str
+    id: str | None
 
     """Groq's request id (`req_...`), to quote to Groq support; sent on the first and the
     last chunk, and absent for compound systems.
     """
-    seed: int
+    seed: int | None
 
     """The sampling seed used for the request."""
-    usage: CompletionUsage
+    usage: CompletionUsage | None
 
     """Token counts and timings for the whole request; sent on the last chunk."""
-    usage_breakdown: GroqUsageBreakdown
+    usage_breakdown: GroqUsageBreakdown | None
 
     """Usage of each model a compound system called; sent on the last chunk."""
-    error: str
+    error: str | None
 
     """Why the stream was stopped early."""
-    debug: GroqDebug
+    debug: GroqDebug | None
 
     """Input and output tokens, present only when the request asked for debug output."""
 
@@ -3601,16 +3775,16 @@ def validate_groq_x_groq(data: Any) -> GroqXGroq:
     """Check a decoded JSON object as a GroqXGroq; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "id", _optional(obj, "id", _decode_str))
-    _put(out, "seed", _optional(obj, "seed", _decode_int))
-    _put(out, "usage", _optional(obj, "usage", validate_completion_usage))
+    _put(out, "id", _optional_nullable(obj, "id", _decode_str))
+    _put(out, "seed", _optional_nullable(obj, "seed", _decode_int))
+    _put(out, "usage", _optional_nullable(obj, "usage", validate_completion_usage))
     _put(
         out,
         "usage_breakdown",
-        _optional(obj, "usage_breakdown", validate_groq_usage_breakdown),
+        _optional_nullable(obj, "usage_breakdown", validate_groq_usage_breakdown),
     )
-    _put(out, "error", _optional(obj, "error", _decode_str))
-    _put(out, "debug", _optional(obj, "debug", validate_groq_debug))
+    _put(out, "error", _optional_nullable(obj, "error", _decode_str))
+    _put(out, "debug", _optional_nullable(obj, "debug", validate_groq_debug))
     out.update(_extra(obj, _GROQ_X_GROQ_KEYS))
     return cast(GroqXGroq, out)
 
@@ -3622,28 +3796,28 @@ class LlamaCppTimings(TypedDict, total=False):
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md
     """
 
-    cache_n: int
+    cache_n: int | None
 
     """Prompt tokens reused from the KV cache instead of being processed again."""
-    prompt_n: int
+    prompt_n: int | None
 
     """Prompt tokens that were processed."""
-    prompt_ms: float
+    prompt_ms: float | None
 
     """Time spent processing the prompt, in milliseconds."""
-    prompt_per_token_ms: float
+    prompt_per_token_ms: float | None
 
     """Average prompt-processing time per token, in milliseconds."""
-    prompt_per_second: float
+    prompt_per_second: float | None
 
     """Prompt-processing speed, in tokens per second."""
-    predicted_n: int
+    predicted_n: int | None
 
     """Tokens generated."""
-    predicted_ms: float
+    predicted_ms: float | None
 
     """Time spent generating, in milliseconds."""
-    predicted_per_token_ms: float
+    predicted_per_token_ms: float | None
 
     """Average generation time per token, in milliseconds."""
     predicted_per_second: float | None
@@ -3661,7 +3835,7 @@ class LlamaCppTimings(TypedDict, total=False):
     """Draft tokens the main model accepted; llama.cpp sends it only when a draft model
     ran, MLX servers send null otherwise.
     """
-    peak_memory: float
+    peak_memory: float | None
 
     """Peak memory the generation used on the device, in gigabytes.
 
@@ -3707,19 +3881,25 @@ def validate_llama_cpp_timings(data: Any) -> LlamaCppTimings:
     """Check a decoded JSON object as a LlamaCppTimings; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "cache_n", _optional(obj, "cache_n", _decode_int))
-    _put(out, "prompt_n", _optional(obj, "prompt_n", _decode_int))
-    _put(out, "prompt_ms", _optional(obj, "prompt_ms", _decode_float))
+    _put(out, "cache_n", _optional_nullable(obj, "cache_n", _decode_int))
+    _put(out, "prompt_n", _optional_nullable(obj, "prompt_n", _decode_int))
+    _put(out, "prompt_ms", _optional_nullable(obj, "prompt_ms", _decode_float))
     _put(
-        out, "prompt_per_token_ms", _optional(obj, "prompt_per_token_ms", _decode_float)
+        out,
+        "prompt_per_token_ms",
+        _optional_nullable(obj, "prompt_per_token_ms", _decode_float),
     )
-    _put(out, "prompt_per_second", _optional(obj, "prompt_per_second", _decode_float))
-    _put(out, "predicted_n", _optional(obj, "predicted_n", _decode_int))
-    _put(out, "predicted_ms", _optional(obj, "predicted_ms", _decode_float))
+    _put(
+        out,
+        "prompt_per_second",
+        _optional_nullable(obj, "prompt_per_second", _decode_float),
+    )
+    _put(out, "predicted_n", _optional_nullable(obj, "predicted_n", _decode_int))
+    _put(out, "predicted_ms", _optional_nullable(obj, "predicted_ms", _decode_float))
     _put(
         out,
         "predicted_per_token_ms",
-        _optional(obj, "predicted_per_token_ms", _decode_float),
+        _optional_nullable(obj, "predicted_per_token_ms", _decode_float),
     )
     _put(
         out,
@@ -3732,7 +3912,7 @@ def validate_llama_cpp_timings(data: Any) -> LlamaCppTimings:
         "draft_n_accepted",
         _optional_nullable(obj, "draft_n_accepted", _decode_int),
     )
-    _put(out, "peak_memory", _optional(obj, "peak_memory", _decode_float))
+    _put(out, "peak_memory", _optional_nullable(obj, "peak_memory", _decode_float))
     _put(out, "draft_kind", _optional_nullable(obj, "draft_kind", _decode_str))
     _put(out, "draft_rounds", _optional_nullable(obj, "draft_rounds", _decode_int))
     out.update(_extra(obj, _LLAMA_CPP_TIMINGS_KEYS))
@@ -3746,10 +3926,10 @@ class NovitaSlaMetrics(TypedDict, total=False):
     https://github.com/sdcb/chats/blob/a12e6e5c2160775d40912c034edb6f861021ff52/src/BE/tests/Chats.BE.UnitTest/ChatServices/ChatCompletions/NovitaChatUsageTests.cs
     """
 
-    ttft_ms: float
+    ttft_ms: float | None
 
     """Milliseconds until the first token was produced."""
-    ts_us: int
+    ts_us: int | None
 
     """A Unix timestamp in microseconds that Novita attaches to the chunk."""
 
@@ -3761,8 +3941,8 @@ def validate_novita_sla_metrics(data: Any) -> NovitaSlaMetrics:
     """Check a decoded JSON object as a NovitaSlaMetrics; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "ttft_ms", _optional(obj, "ttft_ms", _decode_float))
-    _put(out, "ts_us", _optional(obj, "ts_us", _decode_int))
+    _put(out, "ttft_ms", _optional_nullable(obj, "ttft_ms", _decode_float))
+    _put(out, "ts_us", _optional_nullable(obj, "ts_us", _decode_int))
     out.update(_extra(obj, _NOVITA_SLA_METRICS_KEYS))
     return cast(NovitaSlaMetrics, out)
 
@@ -3774,20 +3954,20 @@ class NvExtWorkerId(TypedDict, total=False):
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
     """
 
-    prefill_worker_id: int
+    prefill_worker_id: int | None
 
     """Id of the prefill worker; ids are 64-bit and may exceed the range a JavaScript
     number holds exactly.
     """
-    prefill_dp_rank: int
+    prefill_dp_rank: int | None
 
     """Data-parallel rank of the engine on the prefill worker."""
-    decode_worker_id: int
+    decode_worker_id: int | None
 
     """Id of the decode worker; ids are 64-bit and may exceed the range a JavaScript number
     holds exactly.
     """
-    decode_dp_rank: int
+    decode_dp_rank: int | None
 
     """Data-parallel rank of the engine on the decode worker."""
 
@@ -3801,10 +3981,20 @@ def validate_nv_ext_worker_id(data: Any) -> NvExtWorkerId:
     """Check a decoded JSON object as a NvExtWorkerId; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "prefill_worker_id", _optional(obj, "prefill_worker_id", _decode_int))
-    _put(out, "prefill_dp_rank", _optional(obj, "prefill_dp_rank", _decode_int))
-    _put(out, "decode_worker_id", _optional(obj, "decode_worker_id", _decode_int))
-    _put(out, "decode_dp_rank", _optional(obj, "decode_dp_rank", _decode_int))
+    _put(
+        out,
+        "prefill_worker_id",
+        _optional_nullable(obj, "prefill_worker_id", _decode_int),
+    )
+    _put(
+        out, "prefill_dp_rank", _optional_nullable(obj, "prefill_dp_rank", _decode_int)
+    )
+    _put(
+        out,
+        "decode_worker_id",
+        _optional_nullable(obj, "decode_worker_id", _decode_int),
+    )
+    _put(out, "decode_dp_rank", _optional_nullable(obj, "decode_dp_rank", _decode_int))
     out.update(_extra(obj, _NV_EXT_WORKER_ID_KEYS))
     return cast(NvExtWorkerId, out)
 
@@ -3816,22 +4006,22 @@ class NvExtTiming(TypedDict, total=False):
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
     """
 
-    request_received_ms: int
+    request_received_ms: int | None
 
     """Unix time in milliseconds at which the request arrived; always sent by Dynamo."""
-    prefill_wait_time_ms: float
+    prefill_wait_time_ms: float | None
 
     """Milliseconds from arrival until prefill started (queueing)."""
-    prefill_time_ms: float
+    prefill_time_ms: float | None
 
     """Milliseconds from the start of prefill to the first token."""
-    ttft_ms: float
+    ttft_ms: float | None
 
     """Milliseconds from arrival to the first token."""
-    total_time_ms: float
+    total_time_ms: float | None
 
     """Milliseconds from arrival until the request finished."""
-    kv_hit_rate: float
+    kv_hit_rate: float | None
 
     """Share of the prompt's KV blocks found in cache, from 0 to 1."""
 
@@ -3852,16 +4042,24 @@ def validate_nv_ext_timing(data: Any) -> NvExtTiming:
     """Check a decoded JSON object as a NvExtTiming; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "request_received_ms", _optional(obj, "request_received_ms", _decode_int))
+    _put(
+        out,
+        "request_received_ms",
+        _optional_nullable(obj, "request_received_ms", _decode_int),
+    )
     _put(
         out,
         "prefill_wait_time_ms",
-        _optional(obj, "prefill_wait_time_ms", _decode_float),
+        _optional_nullable(obj, "prefill_wait_time_ms", _decode_float),
     )
-    _put(out, "prefill_time_ms", _optional(obj, "prefill_time_ms", _decode_float))
-    _put(out, "ttft_ms", _optional(obj, "ttft_ms", _decode_float))
-    _put(out, "total_time_ms", _optional(obj, "total_time_ms", _decode_float))
-    _put(out, "kv_hit_rate", _optional(obj, "kv_hit_rate", _decode_float))
+    _put(
+        out,
+        "prefill_time_ms",
+        _optional_nullable(obj, "prefill_time_ms", _decode_float),
+    )
+    _put(out, "ttft_ms", _optional_nullable(obj, "ttft_ms", _decode_float))
+    _put(out, "total_time_ms", _optional_nullable(obj, "total_time_ms", _decode_float))
+    _put(out, "kv_hit_rate", _optional_nullable(obj, "kv_hit_rate", _decode_float))
     out.update(_extra(obj, _NV_EXT_TIMING_KEYS))
     return cast(NvExtTiming, out)
 
@@ -3874,35 +4072,35 @@ class NvExt(TypedDict, total=False):
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
     """
 
-    worker_id: NvExtWorkerId
+    worker_id: NvExtWorkerId | None
 
     """Which prefill and decode workers served the request."""
-    timing: NvExtTiming
+    timing: NvExtTiming | None
 
     """Timing of the request, sent on the final chunk."""
-    token_ids: list[int]
+    token_ids: list[int] | None
 
     """The tokenized prompt, returned by the query-only first stage of GAIE routing for
     reuse in the second stage.
     """
-    routed_experts: Any
+    routed_experts: Any | None
 
     """Mixture-of-experts routing record passed through from an SGLang backend unchanged.
     """
-    engine_data: Any
+    engine_data: Any | None
 
     """Backend-specific data Dynamo forwards without looking at it."""
-    stop_reason: int | str
+    stop_reason: int | str | None
 
     """The stop token id or stop string the backend matched, for the single choice of the
     response.
     """
-    completion_token_ids: list[int]
+    completion_token_ids: list[int] | None
 
     """Ids of the tokens generated in this chunk; concatenated over the stream they give
     the whole output.
     """
-    prompt_logprobs: list[Any]
+    prompt_logprobs: list[Any] | None
 
     """Log probabilities of the prompt tokens, sent on the final chunk: one entry per
     prompt position, null for the first one, otherwise an object that maps a token id
@@ -3928,18 +4126,26 @@ def validate_nv_ext(data: Any) -> NvExt:
     """Check a decoded JSON object as a NvExt; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "worker_id", _optional(obj, "worker_id", validate_nv_ext_worker_id))
-    _put(out, "timing", _optional(obj, "timing", validate_nv_ext_timing))
-    _put(out, "token_ids", _optional(obj, "token_ids", _decode_list_int))
-    _put(out, "routed_experts", _optional(obj, "routed_experts", _decode_any))
-    _put(out, "engine_data", _optional(obj, "engine_data", _decode_any))
-    _put(out, "stop_reason", _optional(obj, "stop_reason", _decode_int_or_str))
+    _put(
+        out,
+        "worker_id",
+        _optional_nullable(obj, "worker_id", validate_nv_ext_worker_id),
+    )
+    _put(out, "timing", _optional_nullable(obj, "timing", validate_nv_ext_timing))
+    _put(out, "token_ids", _optional_nullable(obj, "token_ids", _decode_list_int))
+    _put(out, "routed_experts", _optional_nullable(obj, "routed_experts", _decode_any))
+    _put(out, "engine_data", _optional_nullable(obj, "engine_data", _decode_any))
+    _put(out, "stop_reason", _optional_nullable(obj, "stop_reason", _decode_int_or_str))
     _put(
         out,
         "completion_token_ids",
-        _optional(obj, "completion_token_ids", _decode_list_int),
+        _optional_nullable(obj, "completion_token_ids", _decode_list_int),
     )
-    _put(out, "prompt_logprobs", _optional(obj, "prompt_logprobs", _decode_list_any))
+    _put(
+        out,
+        "prompt_logprobs",
+        _optional_nullable(obj, "prompt_logprobs", _decode_list_any),
+    )
     out.update(_extra(obj, _NV_EXT_KEYS))
     return cast(NvExt, out)
 
@@ -3953,7 +4159,7 @@ class OpenRouterError(TypedDict, total=False):
     message: Required[str]
 
     """Human-readable explanation, often just `Provider returned error`."""
-    code: int | str
+    code: int | str | None
 
     """The error code: usually an HTTP status such as 429 or 502, sometimes a string tag;
     OpenRouter sends it with every error.
@@ -3964,7 +4170,7 @@ class OpenRouterError(TypedDict, total=False):
     param: Any | None
 
     """The request parameter the error is about, when one is given."""
-    metadata: dict[str, Any]
+    metadata: dict[str, Any] | None
 
     """Free-form details, such as the upstream `provider_name`, an `error_type` tag and the
     `raw` error text of the upstream provider.
@@ -3979,10 +4185,10 @@ def validate_open_router_error(data: Any) -> OpenRouterError:
     obj = _object(data)
     out: dict[str, Any] = {}
     out["message"] = _required(obj, "message", _decode_str)
-    _put(out, "code", _optional(obj, "code", _decode_int_or_str))
+    _put(out, "code", _optional_nullable(obj, "code", _decode_int_or_str))
     _put(out, "type", _optional_nullable(obj, "type", _decode_str))
     _put(out, "param", _optional_nullable(obj, "param", _decode_any))
-    _put(out, "metadata", _optional(obj, "metadata", _decode_map_any))
+    _put(out, "metadata", _optional_nullable(obj, "metadata", _decode_map_any))
     out.update(_extra(obj, _OPEN_ROUTER_ERROR_KEYS))
     return cast(OpenRouterError, out)
 
@@ -3994,25 +4200,25 @@ class PerplexitySearchResult(TypedDict, total=False):
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
     """
 
-    id: int
+    id: int | None
 
     """Number of the result, as used by the references in the answer."""
-    title: str
+    title: str | None
 
     """Title of the page."""
-    url: str
+    url: str | None
 
     """Address of the page."""
-    snippet: str
+    snippet: str | None
 
     """Excerpt of the page."""
-    date: str
+    date: str | None
 
     """Publication date of the page."""
-    last_updated: str
+    last_updated: str | None
 
     """Date the page was last updated."""
-    source: str
+    source: str | None
 
     """Where the result comes from, such as `web`."""
 
@@ -4026,13 +4232,13 @@ def validate_perplexity_search_result(data: Any) -> PerplexitySearchResult:
     """Check a decoded JSON object as a PerplexitySearchResult; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "id", _optional(obj, "id", _decode_int))
-    _put(out, "title", _optional(obj, "title", _decode_str))
-    _put(out, "url", _optional(obj, "url", _decode_str))
-    _put(out, "snippet", _optional(obj, "snippet", _decode_str))
-    _put(out, "date", _optional(obj, "date", _decode_str))
-    _put(out, "last_updated", _optional(obj, "last_updated", _decode_str))
-    _put(out, "source", _optional(obj, "source", _decode_str))
+    _put(out, "id", _optional_nullable(obj, "id", _decode_int))
+    _put(out, "title", _optional_nullable(obj, "title", _decode_str))
+    _put(out, "url", _optional_nullable(obj, "url", _decode_str))
+    _put(out, "snippet", _optional_nullable(obj, "snippet", _decode_str))
+    _put(out, "date", _optional_nullable(obj, "date", _decode_str))
+    _put(out, "last_updated", _optional_nullable(obj, "last_updated", _decode_str))
+    _put(out, "source", _optional_nullable(obj, "source", _decode_str))
     out.update(_extra(obj, _PERPLEXITY_SEARCH_RESULT_KEYS))
     return cast(PerplexitySearchResult, out)
 
@@ -4044,18 +4250,18 @@ class SglangCachedTokensDetails(TypedDict, total=False):
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
     """
 
-    device: int
+    device: int | None
 
     """Tokens found in the GPU-resident cache."""
-    host: int
+    host: int | None
 
     """Tokens found in the host-memory cache."""
-    storage: int
+    storage: int | None
 
     """Tokens loaded from the third-tier storage backend; present only when one is
     configured.
     """
-    storage_backend: str
+    storage_backend: str | None
 
     """Name of the third-tier storage backend; present only when one is configured."""
 
@@ -4069,10 +4275,12 @@ def validate_sglang_cached_tokens_details(data: Any) -> SglangCachedTokensDetail
     """Check a decoded JSON object as a SglangCachedTokensDetails; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "device", _optional(obj, "device", _decode_int))
-    _put(out, "host", _optional(obj, "host", _decode_int))
-    _put(out, "storage", _optional(obj, "storage", _decode_int))
-    _put(out, "storage_backend", _optional(obj, "storage_backend", _decode_str))
+    _put(out, "device", _optional_nullable(obj, "device", _decode_int))
+    _put(out, "host", _optional_nullable(obj, "host", _decode_int))
+    _put(out, "storage", _optional_nullable(obj, "storage", _decode_int))
+    _put(
+        out, "storage_backend", _optional_nullable(obj, "storage_backend", _decode_str)
+    )
     out.update(_extra(obj, _SGLANG_CACHED_TOKENS_DETAILS_KEYS))
     return cast(SglangCachedTokensDetails, out)
 
@@ -4145,25 +4353,25 @@ class VllmSpeculativeDecodingMetrics(TypedDict, total=False):
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
 
-    mean_acceptance_length: float
+    mean_acceptance_length: float | None
 
     """Average number of tokens accepted per verification step."""
-    draft_acceptance_rate: float
+    draft_acceptance_rate: float | None
 
     """Share of draft tokens that were accepted."""
-    acceptance_histogram: list[int]
+    acceptance_histogram: list[int] | None
 
     """Entry j counts the verification steps that accepted exactly j draft tokens."""
-    num_spec_steps: int
+    num_spec_steps: int | None
 
     """Number of verification steps."""
-    num_accepted_draft_tokens: int
+    num_accepted_draft_tokens: int | None
 
     """Draft tokens accepted in total."""
-    num_draft_tokens: int
+    num_draft_tokens: int | None
 
     """Draft tokens proposed in total."""
-    num_spec_tokens: int
+    num_spec_tokens: int | None
 
     """Draft tokens proposed per step."""
     per_step_accepted: list[int] | None
@@ -4198,26 +4406,32 @@ def validate_vllm_speculative_decoding_metrics(
     _put(
         out,
         "mean_acceptance_length",
-        _optional(obj, "mean_acceptance_length", _decode_float),
+        _optional_nullable(obj, "mean_acceptance_length", _decode_float),
     )
     _put(
         out,
         "draft_acceptance_rate",
-        _optional(obj, "draft_acceptance_rate", _decode_float),
+        _optional_nullable(obj, "draft_acceptance_rate", _decode_float),
     )
     _put(
         out,
         "acceptance_histogram",
-        _optional(obj, "acceptance_histogram", _decode_list_int),
+        _optional_nullable(obj, "acceptance_histogram", _decode_list_int),
     )
-    _put(out, "num_spec_steps", _optional(obj, "num_spec_steps", _decode_int))
+    _put(out, "num_spec_steps", _optional_nullable(obj, "num_spec_steps", _decode_int))
     _put(
         out,
         "num_accepted_draft_tokens",
-        _optional(obj, "num_accepted_draft_tokens", _decode_int),
+        _optional_nullable(obj, "num_accepted_draft_tokens", _decode_int),
     )
-    _put(out, "num_draft_tokens", _optional(obj, "num_draft_tokens", _decode_int))
-    _put(out, "num_spec_tokens", _optional(obj, "num_spec_tokens", _decode_int))
+    _put(
+        out,
+        "num_draft_tokens",
+        _optional_nullable(obj, "num_draft_tokens", _decode_int),
+    )
+    _put(
+        out, "num_spec_tokens", _optional_nullable(obj, "num_spec_tokens", _decode_int)
+    )
     _put(
         out,
         "per_step_accepted",
@@ -4312,25 +4526,25 @@ class ZaiWebSearchResult(TypedDict, total=False):
     https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
     """
 
-    title: str
+    title: str | None
 
     """Title of the page."""
-    content: str
+    content: str | None
 
     """Summary or excerpt of the page."""
-    link: str
+    link: str | None
 
     """URL of the page."""
-    media: str
+    media: str | None
 
     """Name of the site the page belongs to."""
-    icon: str
+    icon: str | None
 
     """URL of the site's icon."""
-    refer: str
+    refer: str | None
 
     """Citation marker (such as `ref_1`) that the answer uses to point at this page."""
-    publish_date: str
+    publish_date: str | None
 
     """When the page was published, as text."""
 
@@ -4344,13 +4558,13 @@ def validate_zai_web_search_result(data: Any) -> ZaiWebSearchResult:
     """Check a decoded JSON object as a ZaiWebSearchResult; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "title", _optional(obj, "title", _decode_str))
-    _put(out, "content", _optional(obj, "content", _decode_str))
-    _put(out, "link", _optional(obj, "link", _decode_str))
-    _put(out, "media", _optional(obj, "media", _decode_str))
-    _put(out, "icon", _optional(obj, "icon", _decode_str))
-    _put(out, "refer", _optional(obj, "refer", _decode_str))
-    _put(out, "publish_date", _optional(obj, "publish_date", _decode_str))
+    _put(out, "title", _optional_nullable(obj, "title", _decode_str))
+    _put(out, "content", _optional_nullable(obj, "content", _decode_str))
+    _put(out, "link", _optional_nullable(obj, "link", _decode_str))
+    _put(out, "media", _optional_nullable(obj, "media", _decode_str))
+    _put(out, "icon", _optional_nullable(obj, "icon", _decode_str))
+    _put(out, "refer", _optional_nullable(obj, "refer", _decode_str))
+    _put(out, "publish_date", _optional_nullable(obj, "publish_date", _decode_str))
     out.update(_extra(obj, _ZAI_WEB_SEARCH_RESULT_KEYS))
     return cast(ZaiWebSearchResult, out)
 
@@ -4416,7 +4630,7 @@ ChatCompletionChunk = TypedDict(
         # Sent by Azure OpenAI; see https://github.com/MicrosoftDocs/azure-ai-
         # docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-
         # foundry/openai/concepts/content-streaming.md
-        "prompt_filter_results": list[AzurePromptFilterResult],
+        "prompt_filter_results": list[AzurePromptFilterResult] | None,
         # Content-filter verdicts on each prompt, under their legacy name.
         #
         # Deprecated: Older API versions' name for `prompt_filter_results`.
@@ -4424,49 +4638,49 @@ ChatCompletionChunk = TypedDict(
         # Sent by Azure OpenAI; see https://github.com/MicrosoftDocs/azure-ai-
         # docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-
         # foundry/openai/concepts/content-streaming.md
-        "prompt_annotations": list[AzurePromptFilterResult],
+        "prompt_annotations": list[AzurePromptFilterResult] | None,
         # Latency measurements of the request inside the engine and the service, sent by
         # Foundry on the usage chunk.
         #
         # Sent by Azure OpenAI; see
         # https://github.com/RomanEmreis/svir/blob/99a68b19ec380b7948969e6fee4e323125288885/tests/conformance/decoder/azure.sse
-        "latency_checkpoint": AzureLatencyCheckpoint,
+        "latency_checkpoint": AzureLatencyCheckpoint | None,
         # Which serving replica handled the request, sent by Foundry on the usage chunk.
         #
         # Sent by Azure OpenAI; see
         # https://github.com/RomanEmreis/svir/blob/99a68b19ec380b7948969e6fee4e323125288885/tests/conformance/decoder/azure.sse
-        "routing": AzureRouting,
+        "routing": AzureRouting | None,
         # Per-request performance metrics, keyed like Fireworks' response headers (such
         # as `fireworks-server-time-to-first-token`); sent on the chunk with the finish
         # reason when the request set `perf_metrics_in_response`.
         #
         # Sent by Fireworks AI; see https://docs.fireworks.ai/faq-new/models-
         # inference/how-to-get-performance-metrics-for-streaming-responses
-        "perf_metrics": dict[str, Any],
+        "perf_metrics": dict[str, Any] | None,
         # Groq's own metadata: the request id and seed on the first chunk, the usage
         # (with timings) on the last one.
         #
         # Sent by Groq; see https://github.com/groq/groq-
         # python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
-        "x_groq": GroqXGroq,
+        "x_groq": GroqXGroq | None,
         # Prompt-processing and generation speed of the request, sent on the final chunk
         # (MLX servers send it on every chunk).
         #
         # Sent by llama.cpp server, MLX-VLM server; see https://github.com/ggml-
         # org/llama.cpp/blob/master/tools/server/server-task.cpp
-        "timings": LlamaCppTimings,
+        "timings": LlamaCppTimings | None,
         # The server's native, non-OpenAI result (generation settings, grammar, token
         # counts and more), added for debugging when the server runs in verbose mode;
         # can be very large.
         #
         # Sent by llama.cpp server; see https://github.com/ggml-
         # org/llama.cpp/blob/master/tools/server/server-task.cpp
-        "__verbose": dict[str, Any],
+        "__verbose": dict[str, Any] | None,
         # Latency figures Novita measures for the request, repeated on every chunk.
         #
         # Sent by Novita AI; see
         # https://github.com/sdcb/chats/blob/a12e6e5c2160775d40912c034edb6f861021ff52/src/BE/tests/Chats.BE.UnitTest/ChatServices/ChatCompletions/NovitaChatUsageTests.cs
-        "sla_metrics": NovitaSlaMetrics,
+        "sla_metrics": NovitaSlaMetrics | None,
         # NVIDIA response extensions (worker ids, timing, token ids and more), present
         # only for the `extra_fields` the request asked for.
         #
@@ -4478,7 +4692,7 @@ ChatCompletionChunk = TypedDict(
         #
         # Sent by OpenRouter; see https://github.com/OpenRouterTeam/ai-sdk-
         # provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
-        "provider": str,
+        "provider": str | None,
         # A failure that happened after the stream had started, reported inside a chunk
         # that still carries `choices` (with finish reason `error`) and possibly
         # `usage`; a payload with `error` and no `choices` is rejected as an error
@@ -4494,23 +4708,23 @@ ChatCompletionChunk = TypedDict(
         # Sent by Perplexity, xAI (Grok); see
         # https://github.com/perplexityai/perplexity-
         # py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
-        "citations": list[str],
+        "citations": list[str] | None,
         # The search results the answer draws on, with titles and snippets.
         #
         # Sent by Perplexity; see https://github.com/perplexityai/perplexity-
         # py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
-        "search_results": list[PerplexitySearchResult],
+        "search_results": list[PerplexitySearchResult] | None,
         # SGLang's own response extensions (routed experts, cache-source breakdown);
         # left out when none of them were produced.
         #
         # Sent by SGLang; see https://github.com/sgl-
         # project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
-        "sglext": SglangSglExt,
+        "sglext": SglangSglExt | None,
         # Warnings about the request, such as parameters that were ignored.
         #
         # Sent by Together AI; see https://github.com/togethercomputer/together-
         # py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
-        "warnings": list[TogetherWarning],
+        "warnings": list[TogetherWarning] | None,
         # Token ids of the rendered prompt; sent on the first chunk only, null when not
         # requested.
         #
@@ -4530,14 +4744,14 @@ ChatCompletionChunk = TypedDict(
         "metrics": VllmRequestMetrics | None,
         # The request id the client sent or the server assigned, echoed back.
         #
-        # Sent by Z.ai (GLM), vLLM; see https://docs.rs/openai-
+        # Sent by Z.ai (GLM); see https://docs.rs/openai-
         # interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
         "request_id": str | None,
         # The web pages the built-in `web_search` tool found and the answer draws on,
         # returned at the top level of the response.
         #
         # Sent by Z.ai (GLM); see https://docs.bigmodel.cn/cn/guide/tools/web-search
-        "web_search": list[ZaiWebSearchResult],
+        "web_search": list[ZaiWebSearchResult] | None,
     },
     total=False,
 )
@@ -4603,35 +4817,49 @@ def validate_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
     _put(
         out,
         "prompt_filter_results",
-        _optional(obj, "prompt_filter_results", _decode_list_AzurePromptFilterResult),
+        _optional_nullable(
+            obj, "prompt_filter_results", _decode_list_AzurePromptFilterResult
+        ),
     )
     _put(
         out,
         "prompt_annotations",
-        _optional(obj, "prompt_annotations", _decode_list_AzurePromptFilterResult),
+        _optional_nullable(
+            obj, "prompt_annotations", _decode_list_AzurePromptFilterResult
+        ),
     )
     _put(
         out,
         "latency_checkpoint",
-        _optional(obj, "latency_checkpoint", validate_azure_latency_checkpoint),
+        _optional_nullable(
+            obj, "latency_checkpoint", validate_azure_latency_checkpoint
+        ),
     )
-    _put(out, "routing", _optional(obj, "routing", validate_azure_routing))
-    _put(out, "perf_metrics", _optional(obj, "perf_metrics", _decode_map_any))
-    _put(out, "x_groq", _optional(obj, "x_groq", validate_groq_x_groq))
-    _put(out, "timings", _optional(obj, "timings", validate_llama_cpp_timings))
-    _put(out, "__verbose", _optional(obj, "__verbose", _decode_map_any))
-    _put(out, "sla_metrics", _optional(obj, "sla_metrics", validate_novita_sla_metrics))
+    _put(out, "routing", _optional_nullable(obj, "routing", validate_azure_routing))
+    _put(out, "perf_metrics", _optional_nullable(obj, "perf_metrics", _decode_map_any))
+    _put(out, "x_groq", _optional_nullable(obj, "x_groq", validate_groq_x_groq))
+    _put(out, "timings", _optional_nullable(obj, "timings", validate_llama_cpp_timings))
+    _put(out, "__verbose", _optional_nullable(obj, "__verbose", _decode_map_any))
+    _put(
+        out,
+        "sla_metrics",
+        _optional_nullable(obj, "sla_metrics", validate_novita_sla_metrics),
+    )
     _put(out, "nvext", _optional_nullable(obj, "nvext", validate_nv_ext))
-    _put(out, "provider", _optional(obj, "provider", _decode_str))
+    _put(out, "provider", _optional_nullable(obj, "provider", _decode_str))
     _put(out, "error", _optional_nullable(obj, "error", validate_open_router_error))
-    _put(out, "citations", _optional(obj, "citations", _decode_list_str))
+    _put(out, "citations", _optional_nullable(obj, "citations", _decode_list_str))
     _put(
         out,
         "search_results",
-        _optional(obj, "search_results", _decode_list_PerplexitySearchResult),
+        _optional_nullable(obj, "search_results", _decode_list_PerplexitySearchResult),
     )
-    _put(out, "sglext", _optional(obj, "sglext", validate_sglang_sgl_ext))
-    _put(out, "warnings", _optional(obj, "warnings", _decode_list_TogetherWarning))
+    _put(out, "sglext", _optional_nullable(obj, "sglext", validate_sglang_sgl_ext))
+    _put(
+        out,
+        "warnings",
+        _optional_nullable(obj, "warnings", _decode_list_TogetherWarning),
+    )
     _put(
         out,
         "prompt_token_ids",
@@ -4645,7 +4873,9 @@ def validate_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
     )
     _put(out, "request_id", _optional_nullable(obj, "request_id", _decode_str))
     _put(
-        out, "web_search", _optional(obj, "web_search", _decode_list_ZaiWebSearchResult)
+        out,
+        "web_search",
+        _optional_nullable(obj, "web_search", _decode_list_ZaiWebSearchResult),
     )
     out.update(_extra(obj, _CHAT_COMPLETION_CHUNK_KEYS))
     return cast(ChatCompletionChunk, out)

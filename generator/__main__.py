@@ -85,7 +85,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"wrote {path.relative_to(root)}; fill it in and run `make generate`")
             return 0
         if args.command == "vendor":
-            request = Request(args.target, options_from(args.vendors, args.profile), args.out)
+            own_root = None if root == ROOT else str(args.root)
+            request = Request(
+                args.target, options_from(args.vendors, args.profile), args.out, own_root
+            )
             return write_vendored(root, request)
         if args.command == "check" and args.vendored:
             return check_vendored(root, args.vendored)

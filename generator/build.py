@@ -245,6 +245,13 @@ class _Builder:
                 notes.append(Provenance((by,), relax.source or self.vendor_source(by), relax.doc))
             if raw.discriminator is not None:
                 type_ = self.discriminated(type_, raw.discriminator, raw.where)
+            default = raw.default
+            if self.options.strict and default is not None:
+                # OpenAI requires the key; only the lenient profile normalises it.
+                required, default = True, None
+            elif not self.options.strict and (origin is not None or (vendor and not required)):
+                # A vendor's keys are kept when null, whatever its docs say.
+                nullable = True
             built.append(
                 Field(
                     wire=raw.wire,
@@ -252,7 +259,7 @@ class _Builder:
                     type=type_,
                     required=required,
                     nullable=nullable,
-                    default=raw.default,
+                    default=default,
                     doc=raw.doc,
                     deprecated=raw.deprecated,
                     origin=origin,

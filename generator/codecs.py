@@ -23,6 +23,7 @@ _CHECKS = {
     "list": "type(value) is list",
     "object": "type(value) is dict",
 }
+_PY_TYPES = {"list": "list", "object": "dict"}
 _WORDS = {
     "bool": "a boolean",
     "int": "an integer",
@@ -219,11 +220,13 @@ class _Builder:
             for option in expr.options:
                 function = self.encoder(option)
                 if function is not None:
-                    check = (
-                        f"isinstance(value, {option.name})"
+                    # isinstance, so that type checkers narrow the value.
+                    kind = (
+                        option.name
                         if isinstance(option, ModelRef)
-                        else _CHECKS[json_kind(option)]
+                        else _PY_TYPES[json_kind(option)]
                     )
+                    check = f"isinstance(value, {kind})"
                     options.append(Option(check, function))
             passthrough = len(options) < len(expr.options)
             codec = Codec(name, "union", spelled, options=tuple(options), passthrough=passthrough)

@@ -54,6 +54,10 @@ def new_vendor(root: Path, name: str) -> Path:
     """Write spec/vendors/NAME.yaml; refuses a bad name or an existing file."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
         raise SpecError(f"vendor name {name!r} must be lower_snake_case", "new-vendor")
+    if name in ("all", "none"):
+        raise SpecError(f"{name!r} is a word of --vendors, not a usable vendor name", "new-vendor")
+    if not (root / VENDOR_DIR).is_dir():
+        raise SpecError("no such folder: is --root the project root?", VENDOR_DIR)
     path = root / VENDOR_DIR / f"{name}.yaml"
     if path.exists():
         raise SpecError("already exists; edit it instead", f"{VENDOR_DIR}/{name}.yaml")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from generator.build import build_spec
 from generator.emit import Output, finish, spec_hash
+from generator.errors import SpecError
 from generator.ir import Options
 from generator.load import load_spec
 from generator.render import MODULE_TARGETS, Rendered, render_module
@@ -31,9 +32,13 @@ class Request:
     target: str
     options: Options
     out: str
+    root: str | None = None
+    """The project root, when it is not the generator's own checkout."""
 
     def command(self) -> str:
         args = ["python", "-m", "generator", "vendor", "--target", self.target]
+        if self.root is not None:
+            args += ["--root", self.root]
         if self.options.vendors is not None:
             args += ["--vendors", ",".join(self.options.vendors) or "none"]
         if self.options.strict:
@@ -75,7 +80,10 @@ def _checksum(text: str) -> str:
 
 
 def recorded_command(text: str) -> str | None:
-    for line in text.splitlines()[:40]:
+    """The command in the header (the comment lines the module starts with)."""
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
         if line.startswith(COMMAND_PREFIX):
             return line[len(COMMAND_PREFIX) :]
     return None
@@ -107,13 +115,23 @@ def options_from(vendors: str | None, profile: str | None) -> Options:
     return Options(selected, "strict" if profile == "strict" else "lenient")
 
 
+class CommandError(ValueError):
+    """A recorded command that cannot be read back."""
+
+
 def parse_command(command: str) -> Request:
     """The request a recorded `python -m generator vendor ...` command made."""
-    words = shlex.split(command)
     parser = argparse.ArgumentParser(prog="vendor", add_help=False, exit_on_error=False)
     add_request_arguments(parser)
-    args = parser.parse_args(words[words.index("vendor") + 1 :])
-    return Request(args.target, options_from(args.vendors, args.profile), args.out)
+    parser.add_argument("--root")
+    try:
+        words = shlex.split(command)
+        args, unknown = parser.parse_known_args(words[words.index("vendor") + 1 :])
+    except (ValueError, argparse.ArgumentError, SystemExit) as exc:
+        raise CommandError(str(exc) or "unreadable") from None
+    if unknown:
+        raise CommandError(f"unknown arguments {unknown}")
+    return Request(args.target, options_from(args.vendors, args.profile), args.out, args.root)
 
 
 def problems(root: Path, path: Path) -> str | None:
@@ -124,15 +142,18 @@ def problems(root: Path, path: Path) -> str | None:
         return f"cannot read: {exc}"
     body, recorded = unseal(text)
     command = recorded_command(text)
-    if recorded is None or command is None or "vendor" not in shlex.split(command):
+    if recorded is None or command is None or " vendor " not in f" {command} ":
         return "not a module written by `python -m generator vendor` (no command or checksum in its header)"
     if _checksum(body) != recorded:
         return f"edited by hand (its checksum does not match); regenerate with: {command}"
     try:
         request = parse_command(command)
-    except (argparse.ArgumentError, ValueError) as exc:
+        current = render_vendored(root, request).content
+    except CommandError as exc:
         return f"its header's command cannot be read ({exc}); regenerate it"
-    if render_vendored(root, request).content != text:
+    except SpecError as exc:
+        return f"stale: it cannot be made from the current spec ({exc})"
+    if current != text:
         return (
             f"stale: the spec or generator changed since it was written; regenerate with: {command}"
         )

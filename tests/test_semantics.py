@@ -99,6 +99,13 @@ REAL_SHAPES = {
         '{"index":0,"delta":{"reasoning":"r","reasoning_content":"rc"},"token_ids":[1,2],"stop_reason":null}',
         ',"prompt_token_ids":null,"prompt_text":null,"request_id":"r1","nvext":{"worker_id":{"decode_worker_id":9007199254740993},"timing":{"ttft_ms":1.5}}',
     ),
+    "vendor fields null": chunk(
+        '{"index":0,"delta":{"channel":null,"executed_tools":null},"text":null}',
+        ',"x_groq":null,"citations":null,"timings":null,"sla_metrics":null,"provider":null',
+    ),
+    "azure blocklists as an object": chunk(
+        '{"index":0,"delta":{},"content_filter_results":{"custom_blocklists":{"filtered":false,"details":[{"filtered":false,"id":"b1"}]}}}'
+    ),
     "moderation chunk": '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"moderation":{"input":{"type":"moderation_results","model":"omni","results":[{"type":"moderation_result","model":"omni","flagged":false,"categories":{"self-harm/intent":false},"category_scores":{"self-harm/intent":0.001},"category_applied_input_types":{"self-harm/intent":["text"]}}]},"output":{"type":"error","code":"timeout","message":"slow"}}}',
     "non-ascii and escapes": delta(
         '{"content":"caf\\u00e9 \\ud83d\\ude00 \\"q\\" \\\\ \\u2028 ✓"}'

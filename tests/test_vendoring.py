@@ -147,6 +147,40 @@ def test_vendored_module_goes_stale_when_the_spec_changes(tmp_path: Path) -> Non
     assert "stale: the spec or generator changed" in result.stderr
 
 
+def test_vendored_from_another_root_records_it(tmp_path: Path) -> None:
+    root = copy_project(tmp_path / "project")
+    out = tmp_path / "m.py"
+    assert (
+        run_generator(root, "vendor", "--target", "typeddicts", "--out", str(out)).returncode == 0
+    )
+    assert f"--root {root}" in out.read_text()
+    assert run_generator(REPO, "check", "--vendored", str(out)).returncode == 0
+
+
+def test_an_unreadable_header_command_is_reported_not_raised(tmp_path: Path) -> None:
+    from generator.vendoring import seal, unseal
+
+    out = tmp_path / "m.py"
+    assert (
+        run_generator(REPO, "vendor", "--target", "dataclasses", "--out", str(out)).returncode == 0
+    )
+    body, _ = unseal(out.read_text())
+    out.write_text(
+        seal(body.replace("--out ", "--out 'unclosed "))
+    )  # resealed: only the command is bad
+    result = run_generator(REPO, "check", "--vendored", str(out))
+    assert result.returncode == 1
+    assert "its header's command cannot be read" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_new_vendor_refuses_selection_words(tmp_path: Path) -> None:
+    root = copy_project(tmp_path / "project")
+    result = run_generator(root, "new-vendor", "all")
+    assert result.returncode == 1
+    assert "not a usable vendor name" in result.stderr
+
+
 def test_a_file_that_is_not_vendored_is_reported(tmp_path: Path) -> None:
     other = tmp_path / "other.py"
     other.write_text("x = 1\n")
@@ -275,12 +309,19 @@ def test_strict_rejects_an_unknown_key_by_path(
             '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0}]}',
             "$.choices[0].delta",
         ),
+        ('{"id":"c","object":"chat.completion.chunk","created":1,"model":"m"}', "$.choices"),
+        (
+            '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":null}',
+            "$.choices",
+        ),
     ],
     ids=[
         "unknown finish_reason",
         "unknown service_tier",
         "missing created",
         "choice without delta",
+        "missing choices",
+        "null choices",
     ],
 )
 def test_strict_rejects_what_lenient_accepts(

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 89694894d7cce444 (spec, templates and generator).
+# Spec hash: 34852de3b4f6b4c0 (spec, templates and generator).
 # Target: pydantic. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_pydantic.py.
@@ -65,7 +65,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("MistralThinkingPart", "nulls", {"type": "zz_not_in_the_spec"}),
+    ("MistralThinkingPart", "nulls", {"type": "zz_not_in_the_spec", "text": None}),
     (
         "MistralThinkingPart",
         "alternates",
@@ -92,7 +92,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("MistralContentPart", "nulls", {"type": "zz_not_in_the_spec"}),
+    (
+        "MistralContentPart",
+        "nulls",
+        {"type": "zz_not_in_the_spec", "text": None, "thinking": None},
+    ),
     (
         "MistralContentPart",
         "alternates",
@@ -225,7 +229,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("GroqSearchResult", "nulls", {}),
+    (
+        "GroqSearchResult",
+        "nulls",
+        {"title": None, "url": None, "content": None, "score": None},
+    ),
     (
         "GroqSearchResult",
         "alternates",
@@ -255,7 +263,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("GroqSearchResults", "nulls", {}),
+    ("GroqSearchResults", "nulls", {"results": None, "images": None}),
     (
         "GroqSearchResults",
         "alternates",
@@ -285,7 +293,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("GroqBrowserResult", "nulls", {}),
+    (
+        "GroqBrowserResult",
+        "nulls",
+        {"title": None, "url": None, "content": None, "live_view_url": None},
+    ),
     (
         "GroqBrowserResult",
         "alternates",
@@ -317,7 +329,24 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("GroqChartElement", "nulls", {}),
+    (
+        "GroqChartElement",
+        "nulls",
+        {
+            "label": None,
+            "group": None,
+            "value": None,
+            "points": None,
+            "angle": None,
+            "radius": None,
+            "min": None,
+            "first_quartile": None,
+            "median": None,
+            "third_quartile": None,
+            "max": None,
+            "outliers": None,
+        },
+    ),
     (
         "GroqChartElement",
         "alternates",
@@ -374,7 +403,25 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("GroqChart", "nulls", {}),
+    (
+        "GroqChart",
+        "nulls",
+        {
+            "type": None,
+            "title": None,
+            "elements": None,
+            "x_label": None,
+            "x_scale": None,
+            "x_unit": None,
+            "x_ticks": None,
+            "x_tick_labels": None,
+            "y_label": None,
+            "y_scale": None,
+            "y_unit": None,
+            "y_ticks": None,
+            "y_tick_labels": None,
+        },
+    ),
     (
         "GroqChart",
         "alternates",
@@ -487,7 +534,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("GroqCodeResult", "nulls", {}),
+    (
+        "GroqCodeResult",
+        "nulls",
+        {"text": None, "png": None, "chart": None, "charts": None},
+    ),
     (
         "GroqCodeResult",
         "alternates",
@@ -670,7 +721,19 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("GroqExecutedTool", "nulls", {"index": 18446744073709551617}),
+    (
+        "GroqExecutedTool",
+        "nulls",
+        {
+            "index": 18446744073709551617,
+            "type": None,
+            "arguments": None,
+            "output": None,
+            "search_results": None,
+            "browser_results": None,
+            "code_results": None,
+        },
+    ),
     (
         "GroqExecutedTool",
         "alternates",
@@ -795,7 +858,13 @@ EXAMPLES: list[tuple[str, str, Any]] = [
     (
         "LiteLLMThinkingBlock",
         "nulls",
-        {"type": "zz_not_in_the_spec", "cache_control": None},
+        {
+            "type": "zz_not_in_the_spec",
+            "thinking": None,
+            "signature": None,
+            "data": None,
+            "cache_control": None,
+        },
     ),
     (
         "LiteLLMThinkingBlock",
@@ -820,7 +889,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("MoonshotInternalContent", "nulls", {}),
+    ("MoonshotInternalContent", "nulls", {"token_ids": None}),
     (
         "MoonshotInternalContent",
         "alternates",
@@ -848,7 +917,16 @@ EXAMPLES: list[tuple[str, str, Any]] = [
     (
         "OpenRouterReasoningDetail",
         "nulls",
-        {"id": None, "format": None, "text": None, "signature": None},
+        {
+            "type": None,
+            "id": None,
+            "format": None,
+            "index": None,
+            "text": None,
+            "signature": None,
+            "summary": None,
+            "data": None,
+        },
     ),
     (
         "OpenRouterReasoningDetail",
@@ -878,7 +956,17 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("OpenRouterUrlCitation", "nulls", {"url": 'héllo ✓ "q" \\n'}),
+    (
+        "OpenRouterUrlCitation",
+        "nulls",
+        {
+            "url": 'héllo ✓ "q" \\n',
+            "title": None,
+            "start_index": None,
+            "end_index": None,
+            "content": None,
+        },
+    ),
     (
         "OpenRouterUrlCitation",
         "alternates",
@@ -901,7 +989,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("OpenRouterFileContentPart", "nulls", {}),
+    ("OpenRouterFileContentPart", "nulls", {"type": None, "text": None}),
     (
         "OpenRouterFileContentPart",
         "alternates",
@@ -928,7 +1016,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("OpenRouterFileAnnotation", "nulls", {}),
+    (
+        "OpenRouterFileAnnotation",
+        "nulls",
+        {"hash": None, "name": None, "content": None},
+    ),
     (
         "OpenRouterFileAnnotation",
         "alternates",
@@ -956,7 +1048,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("GroqDocumentCitation", "nulls", {}),
+    (
+        "GroqDocumentCitation",
+        "nulls",
+        {"document_id": None, "start_index": None, "end_index": None},
+    ),
     (
         "GroqDocumentCitation",
         "alternates",
@@ -978,7 +1074,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("GroqFunctionCitation", "nulls", {}),
+    (
+        "GroqFunctionCitation",
+        "nulls",
+        {"tool_call_id": None, "start_index": None, "end_index": None},
+    ),
     (
         "GroqFunctionCitation",
         "alternates",
@@ -1030,7 +1130,17 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("OpenRouterAnnotation", "nulls", {"type": "zz_not_in_the_spec"}),
+    (
+        "OpenRouterAnnotation",
+        "nulls",
+        {
+            "type": "zz_not_in_the_spec",
+            "url_citation": None,
+            "file": None,
+            "document_citation": None,
+            "function_citation": None,
+        },
+    ),
     (
         "OpenRouterAnnotation",
         "alternates",
@@ -1302,13 +1412,18 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "function_call": None,
             "audio": None,
             "reasoning_content": None,
+            "channel": None,
+            "executed_tools": None,
             "thinking_blocks": None,
             "provider_specific_fields": None,
+            "index": None,
             "tool_call_id": None,
             "name": None,
             "internal_content": None,
             "reasoning_details": None,
             "annotations": None,
+            "hidden_states": None,
+            "token_id": None,
             "reasoning": None,
         },
     ),
@@ -1721,7 +1836,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("AzureSeverityResult", "nulls", {"filtered": True}),
+    ("AzureSeverityResult", "nulls", {"filtered": True, "severity": None}),
     (
         "AzureSeverityResult",
         "alternates",
@@ -1741,7 +1856,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("AzureDetectionResult", "nulls", {"filtered": True}),
+    ("AzureDetectionResult", "nulls", {"filtered": True, "detected": None}),
     (
         "AzureDetectionResult",
         "alternates",
@@ -1761,13 +1876,45 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("AzureBlocklistResult", "nulls", {"filtered": True}),
+    ("AzureBlocklistResult", "nulls", {"filtered": True, "id": None}),
     (
         "AzureBlocklistResult",
         "alternates",
         {
             "filtered": True,
             "id": 'héllo ✓ "q" \\n',
+            "x_unknown": {"nested": [1, "two", None, 3.5]},
+        },
+    ),
+    ("AzureBlocklistDetails", "minimal", {"filtered": True}),
+    (
+        "AzureBlocklistDetails",
+        "maximal",
+        {
+            "filtered": True,
+            "details": [
+                {
+                    "filtered": True,
+                    "id": 'héllo ✓ "q" \\n',
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "x_unknown": {"nested": [1, "two", None, 3.5]},
+        },
+    ),
+    ("AzureBlocklistDetails", "nulls", {"filtered": True, "details": None}),
+    (
+        "AzureBlocklistDetails",
+        "alternates",
+        {
+            "filtered": True,
+            "details": [
+                {
+                    "filtered": True,
+                    "id": 'héllo ✓ "q" \\n',
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
@@ -1781,7 +1928,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("AzureFilterError", "nulls", {}),
+    ("AzureFilterError", "nulls", {"code": None, "message": None}),
     (
         "AzureFilterError",
         "alternates",
@@ -1846,7 +1993,21 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("AzureContentFilterResults", "nulls", {}),
+    (
+        "AzureContentFilterResults",
+        "nulls",
+        {
+            "hate": None,
+            "self_harm": None,
+            "sexual": None,
+            "violence": None,
+            "jailbreak": None,
+            "protected_material_text": None,
+            "protected_material_code": None,
+            "custom_blocklists": None,
+            "error": None,
+        },
+    ),
     (
         "AzureContentFilterResults",
         "alternates",
@@ -1886,13 +2047,17 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "detected": True,
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "custom_blocklists": [
-                {
-                    "filtered": True,
-                    "id": 'héllo ✓ "q" \\n',
-                    "x_unknown": {"nested": [1, "two", None, 3.5]},
-                }
-            ],
+            "custom_blocklists": {
+                "filtered": True,
+                "details": [
+                    {
+                        "filtered": True,
+                        "id": 'héllo ✓ "q" \\n',
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    }
+                ],
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
             "error": {
                 "code": 'héllo ✓ "q" \\n',
                 "message": 'héllo ✓ "q" \\n',
@@ -1962,6 +2127,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "reasoning_tokens": None,
             "rejected_prediction_tokens": None,
             "text_tokens": None,
+            "image_tokens": None,
         },
     ),
     (
@@ -2000,6 +2166,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "cache_write_tokens": None,
             "image_tokens": None,
             "text_tokens": None,
+            "video_tokens": None,
         },
     ),
     (
@@ -2030,7 +2197,19 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("PerplexityCost", "nulls", {}),
+    (
+        "PerplexityCost",
+        "nulls",
+        {
+            "input_tokens_cost": None,
+            "output_tokens_cost": None,
+            "reasoning_tokens_cost": None,
+            "citation_tokens_cost": None,
+            "search_queries_cost": None,
+            "request_cost": None,
+            "total_cost": None,
+        },
+    ),
     (
         "PerplexityCost",
         "alternates",
@@ -2056,7 +2235,15 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("OpenRouterCostDetails", "nulls", {"upstream_inference_cost": None}),
+    (
+        "OpenRouterCostDetails",
+        "nulls",
+        {
+            "upstream_inference_cost": None,
+            "upstream_inference_prompt_cost": None,
+            "upstream_inference_completions_cost": None,
+        },
+    ),
     (
         "OpenRouterCostDetails",
         "alternates",
@@ -2078,7 +2265,15 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("OpenRouterServerToolUseDetails", "nulls", {}),
+    (
+        "OpenRouterServerToolUseDetails",
+        "nulls",
+        {
+            "web_search_requests": None,
+            "tool_calls_requested": None,
+            "tool_calls_executed": None,
+        },
+    ),
     (
         "OpenRouterServerToolUseDetails",
         "alternates",
@@ -2153,9 +2348,21 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "prompt_tokens_details": None,
             "prompt_cache_hit_tokens": None,
             "prompt_cache_miss_tokens": None,
+            "queue_time": None,
+            "prompt_time": None,
+            "completion_time": None,
+            "total_time": None,
             "cost": None,
+            "is_byok": None,
             "cost_details": None,
+            "server_tool_use_details": None,
+            "citation_tokens": None,
+            "num_search_queries": None,
+            "search_context_size": None,
             "reasoning_tokens": None,
+            "cached_tokens": None,
+            "num_sources_used": None,
+            "cost_in_usd_ticks": None,
         },
     ),
     (
@@ -2607,9 +2814,13 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "index": 18446744073709551617,
             "finish_reason": None,
             "logprobs": None,
+            "content_filter_results": None,
+            "content_filter_offsets": None,
+            "content_filter_raw": None,
             "usage": None,
             "native_finish_reason": None,
             "matched_stop": None,
+            "text": None,
             "seed": None,
             "stop_reason": None,
             "token_ids": None,
@@ -2894,13 +3105,17 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                     "detected": True,
                     "x_unknown": {"nested": [1, "two", None, 3.5]},
                 },
-                "custom_blocklists": [
-                    {
-                        "filtered": True,
-                        "id": 'héllo ✓ "q" \\n',
-                        "x_unknown": {"nested": [1, "two", None, 3.5]},
-                    }
-                ],
+                "custom_blocklists": {
+                    "filtered": True,
+                    "details": [
+                        {
+                            "filtered": True,
+                            "id": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        }
+                    ],
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
                 "error": {
                     "code": 'héllo ✓ "q" \\n',
                     "message": 'héllo ✓ "q" \\n',
@@ -3333,7 +3548,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("AzurePromptFilterResult", "nulls", {"prompt_index": 18446744073709551617}),
+    (
+        "AzurePromptFilterResult",
+        "nulls",
+        {"prompt_index": 18446744073709551617, "content_filter_results": None},
+    ),
     (
         "AzurePromptFilterResult",
         "alternates",
@@ -3375,13 +3594,17 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                     "detected": True,
                     "x_unknown": {"nested": [1, "two", None, 3.5]},
                 },
-                "custom_blocklists": [
-                    {
-                        "filtered": True,
-                        "id": 'héllo ✓ "q" \\n',
-                        "x_unknown": {"nested": [1, "two", None, 3.5]},
-                    }
-                ],
+                "custom_blocklists": {
+                    "filtered": True,
+                    "details": [
+                        {
+                            "filtered": True,
+                            "id": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        }
+                    ],
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
                 "error": {
                     "code": 'héllo ✓ "q" \\n',
                     "message": 'héllo ✓ "q" \\n',
@@ -3408,7 +3631,20 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("AzureLatencyCheckpoint", "nulls", {}),
+    (
+        "AzureLatencyCheckpoint",
+        "nulls",
+        {
+            "engine_tbt_ms": None,
+            "engine_ttft_ms": None,
+            "engine_ttlt_ms": None,
+            "pre_inference_ms": None,
+            "service_tbt_ms": None,
+            "service_ttft_ms": None,
+            "service_ttlt_ms": None,
+            "user_visible_ttft_ms": None,
+        },
+    ),
     (
         "AzureLatencyCheckpoint",
         "alternates",
@@ -3433,7 +3669,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("AzureRouting", "nulls", {}),
+    ("AzureRouting", "nulls", {"serving_pipereplica": None}),
     (
         "AzureRouting",
         "alternates",
@@ -3512,9 +3748,21 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "prompt_tokens_details": None,
                 "prompt_cache_hit_tokens": None,
                 "prompt_cache_miss_tokens": None,
+                "queue_time": None,
+                "prompt_time": None,
+                "completion_time": None,
+                "total_time": None,
                 "cost": None,
+                "is_byok": None,
                 "cost_details": None,
+                "server_tool_use_details": None,
+                "citation_tokens": None,
+                "num_search_queries": None,
+                "search_context_size": None,
                 "reasoning_tokens": None,
+                "cached_tokens": None,
+                "num_sources_used": None,
+                "cost_in_usd_ticks": None,
             },
         },
     ),
@@ -3667,9 +3915,21 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                         "prompt_tokens_details": None,
                         "prompt_cache_hit_tokens": None,
                         "prompt_cache_miss_tokens": None,
+                        "queue_time": None,
+                        "prompt_time": None,
+                        "completion_time": None,
+                        "total_time": None,
                         "cost": None,
+                        "is_byok": None,
                         "cost_details": None,
+                        "server_tool_use_details": None,
+                        "citation_tokens": None,
+                        "num_search_queries": None,
+                        "search_context_size": None,
                         "reasoning_tokens": None,
+                        "cached_tokens": None,
+                        "num_sources_used": None,
+                        "cost_in_usd_ticks": None,
                     },
                 }
             ]
@@ -3760,7 +4020,16 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("GroqDebug", "nulls", {}),
+    (
+        "GroqDebug",
+        "nulls",
+        {
+            "input_token_ids": None,
+            "input_tokens": None,
+            "output_token_ids": None,
+            "output_tokens": None,
+        },
+    ),
     (
         "GroqDebug",
         "alternates",
@@ -3901,7 +4170,18 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("GroqXGroq", "nulls", {}),
+    (
+        "GroqXGroq",
+        "nulls",
+        {
+            "id": None,
+            "seed": None,
+            "usage": None,
+            "usage_breakdown": None,
+            "error": None,
+            "debug": None,
+        },
+    ),
     (
         "GroqXGroq",
         "alternates",
@@ -4074,9 +4354,18 @@ EXAMPLES: list[tuple[str, str, Any]] = [
         "LlamaCppTimings",
         "nulls",
         {
+            "cache_n": None,
+            "prompt_n": None,
+            "prompt_ms": None,
+            "prompt_per_token_ms": None,
+            "prompt_per_second": None,
+            "predicted_n": None,
+            "predicted_ms": None,
+            "predicted_per_token_ms": None,
             "predicted_per_second": None,
             "draft_n": None,
             "draft_n_accepted": None,
+            "peak_memory": None,
             "draft_kind": None,
             "draft_rounds": None,
         },
@@ -4112,7 +4401,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("NovitaSlaMetrics", "nulls", {}),
+    ("NovitaSlaMetrics", "nulls", {"ttft_ms": None, "ts_us": None}),
     (
         "NovitaSlaMetrics",
         "alternates",
@@ -4134,7 +4423,16 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("NvExtWorkerId", "nulls", {}),
+    (
+        "NvExtWorkerId",
+        "nulls",
+        {
+            "prefill_worker_id": None,
+            "prefill_dp_rank": None,
+            "decode_worker_id": None,
+            "decode_dp_rank": None,
+        },
+    ),
     (
         "NvExtWorkerId",
         "alternates",
@@ -4160,7 +4458,18 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("NvExtTiming", "nulls", {}),
+    (
+        "NvExtTiming",
+        "nulls",
+        {
+            "request_received_ms": None,
+            "prefill_wait_time_ms": None,
+            "prefill_time_ms": None,
+            "ttft_ms": None,
+            "total_time_ms": None,
+            "kv_hit_rate": None,
+        },
+    ),
     (
         "NvExtTiming",
         "alternates",
@@ -4204,7 +4513,20 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("NvExt", "nulls", {}),
+    (
+        "NvExt",
+        "nulls",
+        {
+            "worker_id": None,
+            "timing": None,
+            "token_ids": None,
+            "routed_experts": None,
+            "engine_data": None,
+            "stop_reason": None,
+            "completion_token_ids": None,
+            "prompt_logprobs": None,
+        },
+    ),
     (
         "NvExt",
         "alternates",
@@ -4250,7 +4572,13 @@ EXAMPLES: list[tuple[str, str, Any]] = [
     (
         "OpenRouterError",
         "nulls",
-        {"message": 'héllo ✓ "q" \\n', "type": None, "param": None},
+        {
+            "message": 'héllo ✓ "q" \\n',
+            "code": None,
+            "type": None,
+            "param": None,
+            "metadata": None,
+        },
     ),
     (
         "OpenRouterError",
@@ -4279,7 +4607,19 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("PerplexitySearchResult", "nulls", {}),
+    (
+        "PerplexitySearchResult",
+        "nulls",
+        {
+            "id": None,
+            "title": None,
+            "url": None,
+            "snippet": None,
+            "date": None,
+            "last_updated": None,
+            "source": None,
+        },
+    ),
     (
         "PerplexitySearchResult",
         "alternates",
@@ -4306,7 +4646,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("SglangCachedTokensDetails", "nulls", {}),
+    (
+        "SglangCachedTokensDetails",
+        "nulls",
+        {"device": None, "host": None, "storage": None, "storage_backend": None},
+    ),
     (
         "SglangCachedTokensDetails",
         "alternates",
@@ -4382,7 +4726,17 @@ EXAMPLES: list[tuple[str, str, Any]] = [
     (
         "VllmSpeculativeDecodingMetrics",
         "nulls",
-        {"per_step_accepted": None, "per_step_drafted": None},
+        {
+            "mean_acceptance_length": None,
+            "draft_acceptance_rate": None,
+            "acceptance_histogram": None,
+            "num_spec_steps": None,
+            "num_accepted_draft_tokens": None,
+            "num_draft_tokens": None,
+            "num_spec_tokens": None,
+            "per_step_accepted": None,
+            "per_step_drafted": None,
+        },
     ),
     (
         "VllmSpeculativeDecodingMetrics",
@@ -4476,7 +4830,19 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("ZaiWebSearchResult", "nulls", {}),
+    (
+        "ZaiWebSearchResult",
+        "nulls",
+        {
+            "title": None,
+            "content": None,
+            "link": None,
+            "media": None,
+            "icon": None,
+            "refer": None,
+            "publish_date": None,
+        },
+    ),
     (
         "ZaiWebSearchResult",
         "alternates",
@@ -5375,9 +5741,13 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                     "index": 18446744073709551617,
                     "finish_reason": None,
                     "logprobs": None,
+                    "content_filter_results": None,
+                    "content_filter_offsets": None,
+                    "content_filter_raw": None,
                     "usage": None,
                     "native_finish_reason": None,
                     "matched_stop": None,
+                    "text": None,
                     "seed": None,
                     "stop_reason": None,
                     "token_ids": None,
@@ -5389,12 +5759,27 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "system_fingerprint": None,
             "usage": None,
             "moderation": None,
+            "prompt_filter_results": None,
+            "prompt_annotations": None,
+            "latency_checkpoint": None,
+            "routing": None,
+            "perf_metrics": None,
+            "x_groq": None,
+            "timings": None,
+            "__verbose": None,
+            "sla_metrics": None,
             "nvext": None,
+            "provider": None,
             "error": None,
+            "citations": None,
+            "search_results": None,
+            "sglext": None,
+            "warnings": None,
             "prompt_token_ids": None,
             "prompt_text": None,
             "metrics": None,
             "request_id": None,
+            "web_search": None,
         },
     ),
     (
@@ -5694,13 +6079,17 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                             "detected": True,
                             "x_unknown": {"nested": [1, "two", None, 3.5]},
                         },
-                        "custom_blocklists": [
-                            {
-                                "filtered": True,
-                                "id": 'héllo ✓ "q" \\n',
-                                "x_unknown": {"nested": [1, "two", None, 3.5]},
-                            }
-                        ],
+                        "custom_blocklists": {
+                            "filtered": True,
+                            "details": [
+                                {
+                                    "filtered": True,
+                                    "id": 'héllo ✓ "q" \\n',
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                }
+                            ],
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
                         "error": {
                             "code": 'héllo ✓ "q" \\n',
                             "message": 'héllo ✓ "q" \\n',
@@ -5904,13 +6293,17 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                             "detected": True,
                             "x_unknown": {"nested": [1, "two", None, 3.5]},
                         },
-                        "custom_blocklists": [
-                            {
-                                "filtered": True,
-                                "id": 'héllo ✓ "q" \\n',
-                                "x_unknown": {"nested": [1, "two", None, 3.5]},
-                            }
-                        ],
+                        "custom_blocklists": {
+                            "filtered": True,
+                            "details": [
+                                {
+                                    "filtered": True,
+                                    "id": 'héllo ✓ "q" \\n',
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                }
+                            ],
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
                         "error": {
                             "code": 'héllo ✓ "q" \\n',
                             "message": 'héllo ✓ "q" \\n',
@@ -5960,13 +6353,17 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                             "detected": True,
                             "x_unknown": {"nested": [1, "two", None, 3.5]},
                         },
-                        "custom_blocklists": [
-                            {
-                                "filtered": True,
-                                "id": 'héllo ✓ "q" \\n',
-                                "x_unknown": {"nested": [1, "two", None, 3.5]},
-                            }
-                        ],
+                        "custom_blocklists": {
+                            "filtered": True,
+                            "details": [
+                                {
+                                    "filtered": True,
+                                    "id": 'héllo ✓ "q" \\n',
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                }
+                            ],
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
                         "error": {
                             "code": 'héllo ✓ "q" \\n',
                             "message": 'héllo ✓ "q" \\n',
