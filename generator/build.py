@@ -29,6 +29,7 @@ from generator.ir import (
     Union,
     Vendor,
     json_kind,
+    parts,
 )
 from generator.load import RawEnum, RawField, RawRelax, RawSpec, RawType, Where
 from generator.typeexpr import TypeSyntaxError, parse_type
@@ -435,28 +436,10 @@ def _check_union_kinds(expr: TypeExpr, where: Where) -> None:
 
 
 def _model_refs(expr: TypeExpr) -> list[str]:
-    if isinstance(expr, ModelRef):
-        return [expr.name]
-    if isinstance(expr, ListOf):
-        return _model_refs(expr.item)
-    if isinstance(expr, MapOf):
-        return _model_refs(expr.value)
-    if isinstance(expr, Union):
-        return [name for option in expr.options for name in _model_refs(option)]
-    return []
-
-
-def _enum_refs(expr: TypeExpr) -> list[str]:
-    if isinstance(expr, EnumRef):
-        return [expr.name]
-    if isinstance(expr, ListOf):
-        return _enum_refs(expr.item)
-    if isinstance(expr, MapOf):
-        return _enum_refs(expr.value)
-    if isinstance(expr, Union):
-        return [name for option in expr.options for name in _enum_refs(option)]
-    return []
+    return [p.name for p in parts(expr) if isinstance(p, ModelRef)]
 
 
 def _enums_used(models: Iterable[Model]) -> set[str]:
-    return {name for m in models for f in m.fields for name in _enum_refs(f.type)}
+    return {
+        p.name for m in models for f in m.fields for p in parts(f.type) if isinstance(p, EnumRef)
+    }

@@ -10,7 +10,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from generator.ir import EnumRef, ListOf, MapOf, ModelRef, Scalar, Spec, TypeExpr, Union, json_kind
+from generator.ir import (
+    EnumRef,
+    ListOf,
+    MapOf,
+    ModelRef,
+    Scalar,
+    Spec,
+    TypeExpr,
+    Union,
+    json_kind,
+    parts,
+)
 from generator.spelling import annotation
 
 # JSON kind checks on a decoded value; int before float so an int stays an int.
@@ -106,15 +117,7 @@ def _slug(expr: TypeExpr) -> str:
 
 
 def _has_model(expr: TypeExpr) -> bool:
-    if isinstance(expr, ModelRef):
-        return True
-    if isinstance(expr, ListOf):
-        return _has_model(expr.item)
-    if isinstance(expr, MapOf):
-        return _has_model(expr.value)
-    if isinstance(expr, Union):
-        return any(_has_model(option) for option in expr.options)
-    return False
+    return any(isinstance(p, ModelRef) for p in parts(expr))
 
 
 class _Builder:

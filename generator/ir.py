@@ -60,6 +60,17 @@ class Union:
 TypeExpr: TypeAlias = Scalar | ListOf | MapOf | ModelRef | EnumRef | Union
 
 
+def parts(expr: TypeExpr) -> list[TypeExpr]:
+    """A type and every type nested in it (list items, map values, union alternatives)."""
+    if isinstance(expr, ListOf):
+        return [expr, *parts(expr.item)]
+    if isinstance(expr, MapOf):
+        return [expr, *parts(expr.value)]
+    if isinstance(expr, Union):
+        return [expr, *(p for option in expr.options for p in parts(option))]
+    return [expr]
+
+
 def json_kind(expr: TypeExpr) -> str:
     """The JSON kind of a type's values: a scalar kind, `list`, `object`, or `union`."""
     if isinstance(expr, Scalar):

@@ -13,6 +13,7 @@ from generator.ir import (
     TypeExpr,
     Union,
     json_kind,
+    parts,
 )
 
 _STDLIB_SCALARS = {"string": "str", "int": "int", "float": "float", "bool": "bool", "any": "Any"}
@@ -84,13 +85,7 @@ def field_annotation(field: Field, target: str) -> str:
 
 
 def _unions(expr: TypeExpr) -> list[Union]:
-    if isinstance(expr, ListOf):
-        return _unions(expr.item)
-    if isinstance(expr, MapOf):
-        return _unions(expr.value)
-    if isinstance(expr, Union):
-        return [expr, *(u for option in expr.options for u in _unions(option))]
-    return []
+    return [p for p in parts(expr) if isinstance(p, Union)]
 
 
 def uses_kind_union(expr: TypeExpr) -> bool:

@@ -3,10 +3,13 @@ type-strict JSON comparison and the round-trip counts printed at the end of a ru
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "streams"
@@ -69,3 +72,14 @@ def assert_same_json(actual: Any, expected: Any, where: str = "", path: str = "$
             assert_same_json(a, e, where, f"{path}[{index}]")
     else:
         assert actual == expected, f"{prefix}{path}: {actual!r} != {expected!r}"
+
+
+def load_module(path: Path) -> ModuleType:
+    """Import a module from a file, under a name unique to that file."""
+    name = f"loaded_{path.stem}_{abs(hash(str(path)))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses resolve their module through sys.modules
+    spec.loader.exec_module(module)
+    return module

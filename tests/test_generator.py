@@ -5,7 +5,6 @@ wire names become importable, aliased code."""
 from __future__ import annotations
 
 import ast
-import importlib.util
 import io
 import json
 import os
@@ -14,11 +13,11 @@ import subprocess
 import sys
 import tokenize
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from generator.naming import python_name
+from tests.support import load_module
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -332,15 +331,6 @@ fields:
 """
 
 
-def load_module(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses resolve their module through sys.modules
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_awkward_wire_names_generate_importable_aliased_code(project: Path) -> None:
     (project / "spec/vendors/awkward.yaml").write_text(AWKWARD)
     result = run_generator(project, "generate")
@@ -352,7 +342,7 @@ def test_awkward_wire_names_generate_importable_aliased_code(project: Path) -> N
     )
     texts = set()
     for target in ("dataclasses", "typeddicts", "pydantic"):
-        module = load_module(project / f"generated/chunk_{target}.py", f"awkward_{target}")
+        module = load_module(project / f"generated/chunk_{target}.py")
         parsed = module.loads(payload)
         texts.add(module.dumps(parsed))
         if target != "typeddicts":

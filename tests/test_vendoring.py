@@ -3,7 +3,6 @@ a new vendor in one edit, and the generated vendor reference."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
@@ -16,20 +15,10 @@ import pytest
 
 from generator.build import build_spec
 from generator.load import load_spec
-from tests.support import FIXTURE_STREAMS, Stream, assert_same_json, normalised
+from tests.support import FIXTURE_STREAMS, Stream, assert_same_json, load_module, normalised
 from tests.test_generator import REPO, copy_project, run_generator
 
 TARGETS = ("dataclasses", "typeddicts", "pydantic")
-
-
-def load_module(path: Path) -> ModuleType:
-    name = f"vendored_{path.stem}_{abs(hash(str(path)))}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses resolve their module through sys.modules
-    spec.loader.exec_module(module)
-    return module
 
 
 def run_tests(root: Path, *paths: str) -> subprocess.CompletedProcess[str]:
