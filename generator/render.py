@@ -300,9 +300,12 @@ def render_all(
         context = _context(spec, spec_hash, target, command)
         text = env.get_template(f"{target}.py.jinja").render(context)
         out.append(Rendered(f"generated/chunk_{target}.py", text, python=True))
-        test_context = {**context, "examples": examples.for_spec(spec)}
-        test = env.get_template("test_roundtrip.py.jinja").render(test_context)
+        test = env.get_template("test_roundtrip.py.jinja").render(context)
         out.append(Rendered(f"tests/generated/test_roundtrip_{target}.py", test, python=True))
+    shared = {"header": header(spec, spec_hash, "all", command), "root": spec.model(spec.root)}
+    shared["examples"] = examples.for_spec(spec)
+    text = env.get_template("examples.py.jinja").render(shared)
+    out.append(Rendered("tests/generated/examples.py", text, python=True))
     agree_context = {
         "header": header(spec, spec_hash, "all", command),
         "targets": sorted(MODULE_TARGETS),

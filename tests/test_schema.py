@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from tests.generated.test_roundtrip_dataclasses import EXAMPLES
+from tests.generated.examples import EXAMPLES
 from tests.support import FIXTURE_STREAMS, Stream
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "generated" / "chunk.schema.json"

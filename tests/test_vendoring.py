@@ -414,7 +414,7 @@ def test_a_new_vendor_field_needs_one_yaml_edit(tmp_path: Path) -> None:
             assert chunk.choices[0].delta.probe_hint == "h"
     assert len(dumped) == 1 and json.loads(dumped.pop()) == json.loads(text)
 
-    examples = (root / "tests/generated/test_roundtrip_pydantic.py").read_text()
+    examples = (root / "tests/generated/examples.py").read_text()
     assert re.search(r'\(\s*"ProbeTrace",\s*"maximal",', examples) and '"probe_hint"' in examples
     result = run_tests(root, "tests/generated")
     assert result.returncode == 0, result.stdout[-3000:]

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 0d1b76de566fd16b (spec, templates and generator).
+# Spec hash: d4ec2404fb08d169 (spec, templates and generator).
 # Target: package. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Generated round-trip tests."""

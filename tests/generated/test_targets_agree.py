@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 0d1b76de566fd16b (spec, templates and generator).
+# Spec hash: d4ec2404fb08d169 (spec, templates and generator).
 # Target: all. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Every target gives the same result for the same input: the same `dumps` text for
@@ -45,6 +45,7 @@ from tests.generated import (
     test_roundtrip_pydantic,
     test_roundtrip_typeddicts,
 )
+from tests.generated.examples import EXAMPLES
 from tests.support import FIXTURE_STREAMS, Stream
 
 TARGETS = {
@@ -57,7 +58,6 @@ ROUND_TRIPS = {
     "pydantic": test_roundtrip_pydantic.round_trip,
     "typeddicts": test_roundtrip_typeddicts.round_trip,
 }
-EXAMPLES = test_roundtrip_dataclasses.EXAMPLES
 
 
 @pytest.mark.parametrize("stream", FIXTURE_STREAMS, ids=lambda s: s.name)
