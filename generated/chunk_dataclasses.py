@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: d4ec2404fb08d169 (spec, templates and generator).
+# Spec hash: 602b8322a27c02ba (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
@@ -43,9 +43,9 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, TypeAlias, TypeVar
+from typing import Any, Final, Literal, NamedTuple, TypeAlias, TypeVar
 
 __all__ = [
     "UNSET",
@@ -60,7 +60,14 @@ __all__ = [
     "AzureRouting",
     "AzureSeverity",
     "AzureSeverityResult",
+    "ChatCompletion",
+    "ChatCompletionAudio",
+    "ChatCompletionChoice",
     "ChatCompletionChunk",
+    "ChatCompletionMessage",
+    "ChatCompletionMessageFunctionCall",
+    "ChatCompletionMessageToolCall",
+    "ChatCompletionMessageToolCallFunction",
     "ChatCompletionTokenLogprob",
     "Choice",
     "ChoiceDelta",
@@ -69,9 +76,11 @@ __all__ = [
     "ChoiceDeltaToolCall",
     "ChoiceDeltaToolCallFunction",
     "ChoiceLogprobs",
+    "ChunkAccumulator",
     "ChunkDecodeError",
     "ChunkObject",
     "ChunkStream",
+    "CompletionObject",
     "CompletionTokensDetails",
     "CompletionUsage",
     "ErrorReport",
@@ -138,6 +147,7 @@ __all__ = [
     "dumps",
     "iter_chunks",
     "loads",
+    "loads_completion",
 ]
 
 _T = TypeVar("_T")
@@ -233,6 +243,17 @@ def _describe(value: object) -> str:
     return type(value).__name__
 
 
+def _json(data: str | bytes) -> Any:
+    """The JSON value of a payload; raises `ChunkDecodeError` when it is not JSON."""
+    try:
+        # Bytes must be UTF-8, as JSON on the wire is (json.loads would guess UTF-16 too).
+        return json.loads(data.decode("utf-8") if isinstance(data, bytes) else data)
+    except ValueError as exc:  # JSONDecodeError or UnicodeDecodeError
+        raise ChunkDecodeError(f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise ChunkDecodeError("invalid JSON: nested too deeply") from None
+
+
 def _object(value: Any) -> dict[str, Any]:
     if type(value) is dict:
         return value
@@ -250,6 +271,20 @@ def _required(obj: dict[str, Any], key: str, decode: Callable[[Any], _T]) -> _T:
     value = obj[key]
     if value is None:
         raise ChunkDecodeError("must not be null").under(_key(key))
+    try:
+        return decode(value)
+    except ChunkDecodeError as exc:
+        raise exc.under(_key(key)) from None
+
+
+def _required_nullable(
+    obj: dict[str, Any], key: str, decode: Callable[[Any], _T]
+) -> _T | None:
+    if key not in obj:
+        raise ChunkDecodeError("missing required key").under(_key(key))
+    value = obj[key]
+    if value is None:
+        return None
     try:
         return decode(value)
     except ChunkDecodeError as exc:
@@ -488,13 +523,15 @@ def _decode_str_or_list_MistralContentPart(
     raise _unexpected("a string or a list", value)
 
 
-def _decode_list_ChoiceDeltaToolCall(value: Any) -> list[ChoiceDeltaToolCall]:
+def _decode_list_ChatCompletionMessageToolCall(
+    value: Any,
+) -> list[ChatCompletionMessageToolCall]:
     if type(value) is not list:
         raise _unexpected("a list", value)
     out = []
     for index, item in enumerate(value):
         try:
-            out.append(ChoiceDeltaToolCall.from_dict(item))
+            out.append(ChatCompletionMessageToolCall.from_dict(item))
         except ChunkDecodeError as exc:
             raise exc.under(f"[{index}]") from None
     return out
@@ -735,13 +772,13 @@ def _decode_list_GroqModelUsage(value: Any) -> list[GroqModelUsage]:
     return out
 
 
-def _decode_list_Choice(value: Any) -> list[Choice]:
+def _decode_list_ChatCompletionChoice(value: Any) -> list[ChatCompletionChoice]:
     if type(value) is not list:
         raise _unexpected("a list", value)
     out = []
     for index, item in enumerate(value):
         try:
-            out.append(Choice.from_dict(item))
+            out.append(ChatCompletionChoice.from_dict(item))
         except ChunkDecodeError as exc:
             raise exc.under(f"[{index}]") from None
     return out
@@ -801,6 +838,37 @@ def _decode_list_ZaiWebSearchResult(value: Any) -> list[ZaiWebSearchResult]:
         except ChunkDecodeError as exc:
             raise exc.under(f"[{index}]") from None
     return out
+
+
+def _decode_list_ChoiceDeltaToolCall(value: Any) -> list[ChoiceDeltaToolCall]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(ChoiceDeltaToolCall.from_dict(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_Choice(value: Any) -> list[Choice]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(Choice.from_dict(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+CompletionObject: TypeAlias = Literal["chat.completion"]
+"""The type tag of a completion.
+
+`chat.completion`: A chat completion. Values not listed here are accepted and kept.
+"""
 
 
 ChunkObject: TypeAlias = Literal["chat.completion.chunk"]
@@ -1060,12 +1128,12 @@ _MISTRAL_CONTENT_PART_KEYS = frozenset({"type", "text", "thinking"})
 
 
 @dataclass(slots=True, kw_only=True)
-class ChoiceDeltaToolCallFunction:
-    """The function part of a tool-call fragment."""
+class ChatCompletionMessageToolCallFunction:
+    """The function a tool call calls."""
 
-    arguments: str | dict[str, Any] | _Unset | None = UNSET
-    """A piece of the JSON-encoded arguments; the pieces concatenated may still be invalid
-    JSON.
+    arguments: str | dict[str, Any]
+    """The arguments as JSON text, exactly as the model wrote them (it may be invalid
+    JSON); empty when no fragment carried any.
 
     llama.cpp server: Some builds stream tool arguments as a JSON object instead of a
     string. See https://github.com/ggml-org/llama.cpp/issues/20198
@@ -1073,157 +1141,149 @@ class ChoiceDeltaToolCallFunction:
     MiniMax: The Coding Plan streams tool arguments as a JSON object, not a string. See
     https://github.com/can1357/oh-my-pi/pull/1779
     """
-    name: str | _Unset | None = UNSET
-    """Name of the function; sent on the first fragment."""
+    name: str | _Unset = UNSET
+    """Name of the function; OpenAI always sends it."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
 
     @classmethod
-    def from_dict(cls, data: Any) -> ChoiceDeltaToolCallFunction:
+    def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallFunction:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            arguments=_optional_nullable(obj, "arguments", _decode_str_or_map_any),
-            name=_optional_nullable(obj, "name", _decode_str),
-            extra=_extra(obj, _CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS),
+            arguments=_required(obj, "arguments", _decode_str_or_map_any),
+            name=_optional(obj, "name", _decode_str),
+            extra=_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_KEYS),
         )
         return decoded
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChoiceDeltaToolCallFunction: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionMessageToolCallFunction: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.arguments, _Unset):
-            out["arguments"] = self.arguments
+        out["arguments"] = self.arguments
         if not isinstance(self.name, _Unset):
             out["name"] = self.name
         out.update(self.extra)
         return out
 
 
-_CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
 
 
 @dataclass(slots=True, kw_only=True)
-class ChoiceDeltaToolCall:
-    """A fragment of one tool call."""
+class ChatCompletionMessageToolCall:
+    """A call the model made to a tool."""
 
     index: int | _Unset = UNSET
-    """Which tool call of the choice this fragment belongs to.
-
-    Mistral AI: Mistral sends each tool call whole, without `index` or `type`. See
-    https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-tool-call.chunks.txt
+    """Position of the call in the stream it was merged from; a response without streaming
+    leaves it out, and the list is in index order either way.
     """
-    id: str | _Unset | None = UNSET
-    """Identifier of the tool call; sent on its first fragment."""
-    function: ChoiceDeltaToolCallFunction | _Unset | None = UNSET
-    """The function being called and a piece of its arguments."""
-    type: ToolType | str | _Unset | None = UNSET
-    """Kind of tool; sent on the first fragment."""
+    id: str | _Unset = UNSET
+    """Identifier of the call, to be quoted by the tool result; OpenAI always sends it.
+    """
+    type: ToolType | str
+    """Kind of tool."""
+    function: ChatCompletionMessageToolCallFunction
+    """The function called and its arguments."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
 
     @classmethod
-    def from_dict(cls, data: Any) -> ChoiceDeltaToolCall:
+    def from_dict(cls, data: Any) -> ChatCompletionMessageToolCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
             index=_optional(obj, "index", _decode_int),
-            id=_optional_nullable(obj, "id", _decode_str),
-            function=_optional_nullable(
-                obj, "function", ChoiceDeltaToolCallFunction.from_dict
+            id=_optional(obj, "id", _decode_str),
+            type=_required(obj, "type", _decode_str),
+            function=_required(
+                obj, "function", ChatCompletionMessageToolCallFunction.from_dict
             ),
-            type=_optional_nullable(obj, "type", _decode_str),
-            extra=_extra(obj, _CHOICE_DELTA_TOOL_CALL_KEYS),
+            extra=_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS),
         )
         return decoded
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChoiceDeltaToolCall: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionMessageToolCall: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         if not isinstance(self.index, _Unset):
             out["index"] = self.index
         if not isinstance(self.id, _Unset):
             out["id"] = self.id
-        if not isinstance(self.function, _Unset):
-            out["function"] = None if self.function is None else self.function.to_dict()
-        if not isinstance(self.type, _Unset):
-            out["type"] = self.type
+        out["type"] = self.type
+        out["function"] = self.function.to_dict()
         out.update(self.extra)
         return out
 
 
-_CHOICE_DELTA_TOOL_CALL_KEYS = frozenset({"index", "id", "function", "type"})
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS = frozenset({"index", "id", "type", "function"})
 
 
 @dataclass(slots=True, kw_only=True)
-class ChoiceDeltaFunctionCall:
-    """A fragment of a legacy function call."""
+class ChatCompletionMessageFunctionCall:
+    """The function call of the legacy functions API."""
 
-    arguments: str | _Unset | None = UNSET
-    """A piece of the JSON-encoded arguments, to be concatenated with the other pieces.
-    """
-    name: str | _Unset | None = UNSET
-    """Name of the function to call; sent on the first fragment."""
+    arguments: str
+    """The arguments as JSON text, exactly as the model wrote them."""
+    name: str | _Unset = UNSET
+    """Name of the function; OpenAI always sends it."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
 
     @classmethod
-    def from_dict(cls, data: Any) -> ChoiceDeltaFunctionCall:
+    def from_dict(cls, data: Any) -> ChatCompletionMessageFunctionCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            arguments=_optional_nullable(obj, "arguments", _decode_str),
-            name=_optional_nullable(obj, "name", _decode_str),
-            extra=_extra(obj, _CHOICE_DELTA_FUNCTION_CALL_KEYS),
+            arguments=_required(obj, "arguments", _decode_str),
+            name=_optional(obj, "name", _decode_str),
+            extra=_extra(obj, _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_KEYS),
         )
         return decoded
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChoiceDeltaFunctionCall: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionMessageFunctionCall: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.arguments, _Unset):
-            out["arguments"] = self.arguments
+        out["arguments"] = self.arguments
         if not isinstance(self.name, _Unset):
             out["name"] = self.name
         out.update(self.extra)
         return out
 
 
-_CHOICE_DELTA_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
+_CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
 
 
 @dataclass(slots=True, kw_only=True)
-class ChoiceDeltaAudio:
-    """A fragment of an audio answer."""
+class ChatCompletionAudio:
+    """An audio answer."""
 
-    id: str | _Unset | None = UNSET
+    id: str | _Unset = UNSET
     """Identifier of the audio answer, for use in later turns."""
-    data: str | _Unset | None = UNSET
-    """A piece of the base64-encoded audio in the requested format."""
-    expires_at: int | _Unset | None = UNSET
-    """Unix time in seconds after which the audio can no longer be referenced; sent on the
-    last fragment.
-    """
-    transcript: str | _Unset | None = UNSET
-    """A piece of the transcript of the audio."""
+    data: str | _Unset = UNSET
+    """The base64-encoded audio in the requested format."""
+    expires_at: int | _Unset = UNSET
+    """Unix time in seconds after which the audio can no longer be referenced."""
+    transcript: str | _Unset = UNSET
+    """Transcript of the audio."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
 
     @classmethod
-    def from_dict(cls, data: Any) -> ChoiceDeltaAudio:
+    def from_dict(cls, data: Any) -> ChatCompletionAudio:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            id=_optional_nullable(obj, "id", _decode_str),
-            data=_optional_nullable(obj, "data", _decode_str),
-            expires_at=_optional_nullable(obj, "expires_at", _decode_int),
-            transcript=_optional_nullable(obj, "transcript", _decode_str),
-            extra=_extra(obj, _CHOICE_DELTA_AUDIO_KEYS),
+            id=_optional(obj, "id", _decode_str),
+            data=_optional(obj, "data", _decode_str),
+            expires_at=_optional(obj, "expires_at", _decode_int),
+            transcript=_optional(obj, "transcript", _decode_str),
+            extra=_extra(obj, _CHAT_COMPLETION_AUDIO_KEYS),
         )
         return decoded
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChoiceDeltaAudio: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionAudio: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         if not isinstance(self.id, _Unset):
             out["id"] = self.id
@@ -1237,7 +1297,7 @@ class ChoiceDeltaAudio:
         return out
 
 
-_CHOICE_DELTA_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
+_CHAT_COMPLETION_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2226,31 +2286,29 @@ _OPEN_ROUTER_ANNOTATION_KEYS = frozenset(
 
 
 @dataclass(slots=True, kw_only=True)
-class ChoiceDelta:
-    """An increment of the assistant message; every key is optional."""
+class ChatCompletionMessage:
+    """A message the model wrote."""
 
-    role: Role | str | _Unset | None = UNSET
-    """Author of the message; normally only on the first fragment of a choice."""
-    content: str | list[MistralContentPart] | _Unset | None = UNSET
-    """A piece of the message text, to be appended to the pieces before it.
+    role: Role | str
+    """Author of the message, `assistant` for a model's answer."""
+    content: str | list[MistralContentPart] | None
+    """The text of the message; null when the model only called tools or refused.
 
     Mistral AI: Magistral models stream `content` as a list of typed parts (thinking,
     then text). See
     https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-reasoning.chunks.txt
     """
     refusal: str | _Unset | None = UNSET
-    """A piece of the refusal message, streamed when the model declines a structured-output
-    request.
-    """
-    tool_calls: list[ChoiceDeltaToolCall] | _Unset | None = UNSET
-    """Fragments of the tool calls the model is making, keyed by their index."""
-    function_call: ChoiceDeltaFunctionCall | _Unset | None = UNSET
-    """A fragment of the single function call of the legacy functions API.
+    """The refusal message, when the model declined a structured-output request."""
+    tool_calls: list[ChatCompletionMessageToolCall] | _Unset | None = UNSET
+    """The tool calls the model made, in index order."""
+    function_call: ChatCompletionMessageFunctionCall | _Unset | None = UNSET
+    """The single function call of the legacy functions API.
 
     Deprecated: Replaced by `tool_calls`.
     """
-    audio: ChoiceDeltaAudio | _Unset | None = UNSET
-    """A piece of the audio answer, when audio output was requested."""
+    audio: ChatCompletionAudio | _Unset | None = UNSET
+    """The audio answer, when audio output was requested."""
     reasoning_content: str | _Unset | None = UNSET
     """A piece of the chain of thought of a reasoning model, streamed before the answer;
     null while the answer is streamed.
@@ -2352,22 +2410,22 @@ class ChoiceDelta:
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
 
     @classmethod
-    def from_dict(cls, data: Any) -> ChoiceDelta:
+    def from_dict(cls, data: Any) -> ChatCompletionMessage:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
-            role=_optional_nullable(obj, "role", _decode_str),
-            content=_optional_nullable(
+            role=_required(obj, "role", _decode_str),
+            content=_required_nullable(
                 obj, "content", _decode_str_or_list_MistralContentPart
             ),
             refusal=_optional_nullable(obj, "refusal", _decode_str),
             tool_calls=_optional_nullable(
-                obj, "tool_calls", _decode_list_ChoiceDeltaToolCall
+                obj, "tool_calls", _decode_list_ChatCompletionMessageToolCall
             ),
             function_call=_optional_nullable(
-                obj, "function_call", ChoiceDeltaFunctionCall.from_dict
+                obj, "function_call", ChatCompletionMessageFunctionCall.from_dict
             ),
-            audio=_optional_nullable(obj, "audio", ChoiceDeltaAudio.from_dict),
+            audio=_optional_nullable(obj, "audio", ChatCompletionAudio.from_dict),
             reasoning_content=_optional_nullable(obj, "reasoning_content", _decode_str),
             channel=_optional_nullable(obj, "channel", _decode_str),
             executed_tools=_optional_nullable(
@@ -2394,28 +2452,26 @@ class ChoiceDelta:
             hidden_states=_optional_nullable(obj, "hidden_states", _decode_any),
             token_id=_optional_nullable(obj, "token_id", _decode_int),
             reasoning=_optional_nullable(obj, "reasoning", _decode_str),
-            extra=_extra(obj, _CHOICE_DELTA_KEYS),
+            extra=_extra(obj, _CHAT_COMPLETION_MESSAGE_KEYS),
         )
         return decoded
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChoiceDelta: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionMessage: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.role, _Unset):
-            out["role"] = self.role
-        if not isinstance(self.content, _Unset):
-            out["content"] = (
-                None
-                if self.content is None
-                else _encode_str_or_list_MistralContentPart(self.content)
-            )
+        out["role"] = self.role
+        out["content"] = (
+            None
+            if self.content is None
+            else _encode_str_or_list_MistralContentPart(self.content)
+        )
         if not isinstance(self.refusal, _Unset):
             out["refusal"] = self.refusal
         if not isinstance(self.tool_calls, _Unset):
             out["tool_calls"] = (
                 None
                 if self.tool_calls is None
-                else _encode_list_ChoiceDeltaToolCall(self.tool_calls)
+                else _encode_list_ChatCompletionMessageToolCall(self.tool_calls)
             )
         if not isinstance(self.function_call, _Unset):
             out["function_call"] = (
@@ -2475,7 +2531,7 @@ class ChoiceDelta:
         return out
 
 
-_CHOICE_DELTA_KEYS = frozenset(
+_CHAT_COMPLETION_MESSAGE_KEYS = frozenset(
     {
         "role",
         "content",
@@ -2594,9 +2650,11 @@ class ChoiceLogprobs:
     """Log probabilities of the tokens in a fragment."""
 
     content: list[ChatCompletionTokenLogprob] | _Unset | None = UNSET
-    """One entry per content token of the fragment."""
+    """One entry per content token of the fragment (of the whole message, once merged).
+    """
     refusal: list[ChatCompletionTokenLogprob] | _Unset | None = UNSET
-    """One entry per refusal token of the fragment."""
+    """One entry per refusal token of the fragment (of the whole refusal, once merged).
+    """
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
 
@@ -3627,24 +3685,17 @@ _COMPLETION_USAGE_KEYS = frozenset(
 
 
 @dataclass(slots=True, kw_only=True)
-class Choice:
-    """The fragment of one choice carried by a chunk."""
+class ChatCompletionChoice:
+    """One choice of a completion."""
 
     index: int
     """Position of this choice among the choices of the completion."""
-    delta: ChoiceDelta | _Unset = UNSET
-    """The new part of the assistant message.
-
-    Azure OpenAI: Annotation chunks of the asynchronous content filter carry a choice
-    without `delta`. See
-    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
-    """
-    finish_reason: FinishReason | str | _Unset | None = UNSET
-    """Why the model stopped generating this choice; null until the last fragment of the
-    choice.
-    """
+    message: ChatCompletionMessage
+    """The message the model wrote."""
+    finish_reason: FinishReason | str | None
+    """Why the model stopped generating; null when a stream ended before saying."""
     logprobs: ChoiceLogprobs | float | _Unset | None = UNSET
-    """Log probabilities of the tokens in this fragment, when they were requested.
+    """Log probabilities of the message tokens, when they were requested.
 
     Together AI: The choice carries the log probability of the sampled token as a bare
     number. See
@@ -3721,13 +3772,13 @@ class Choice:
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
 
     @classmethod
-    def from_dict(cls, data: Any) -> Choice:
+    def from_dict(cls, data: Any) -> ChatCompletionChoice:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         obj = _object(data)
         decoded = cls(
             index=_required(obj, "index", _decode_int),
-            delta=_optional(obj, "delta", ChoiceDelta.from_dict),
-            finish_reason=_optional_nullable(obj, "finish_reason", _decode_str),
+            message=_required(obj, "message", ChatCompletionMessage.from_dict),
+            finish_reason=_required_nullable(obj, "finish_reason", _decode_str),
             logprobs=_optional_nullable(
                 obj, "logprobs", _decode_ChoiceLogprobs_or_float
             ),
@@ -3749,18 +3800,16 @@ class Choice:
             seed=_optional_nullable(obj, "seed", _decode_int),
             stop_reason=_optional_nullable(obj, "stop_reason", _decode_int_or_str),
             token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
-            extra=_extra(obj, _CHOICE_KEYS),
+            extra=_extra(obj, _CHAT_COMPLETION_CHOICE_KEYS),
         )
         return decoded
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this Choice: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionChoice: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["index"] = self.index
-        if not isinstance(self.delta, _Unset):
-            out["delta"] = self.delta.to_dict()
-        if not isinstance(self.finish_reason, _Unset):
-            out["finish_reason"] = self.finish_reason
+        out["message"] = self.message.to_dict()
+        out["finish_reason"] = self.finish_reason
         if not isinstance(self.logprobs, _Unset):
             out["logprobs"] = (
                 None
@@ -3799,10 +3848,10 @@ class Choice:
         return out
 
 
-_CHOICE_KEYS = frozenset(
+_CHAT_COMPLETION_CHOICE_KEYS = frozenset(
     {
         "index",
-        "delta",
+        "message",
         "finish_reason",
         "logprobs",
         "content_filter_results",
@@ -5281,6 +5330,1033 @@ _ZAI_WEB_SEARCH_RESULT_KEYS = frozenset(
 
 
 @dataclass(slots=True, kw_only=True)
+class ChatCompletion:
+    """A whole chat completion: what a request without streaming returns, and what the
+    chunks of a stream add up to (see `ChunkAccumulator`).
+
+    A payload with an `error` object and no `choices` reports a failed request; it is
+    not a completion.
+    """
+
+    id: str | _Unset = UNSET
+    """Identifier of the completion; OpenAI always sends it, a stream whose chunks lack it
+    leaves it out.
+    """
+    choices: list[ChatCompletionChoice] = field(default_factory=list)
+    """The completion choices, one per requested choice, in index order."""
+    created: int | float | _Unset = UNSET
+    """Unix time in seconds at which the completion was created.
+
+    Mistral AI: The first chunk of some Mistral-served models has no `created`. See
+    https://github.com/zed-industries/zed/pull/62517
+
+    SambaNova: `created` is a float timestamp. See
+    https://github.com/BerriAI/litellm/pull/11971
+    """
+    model: str | _Unset = UNSET
+    """Name of the model that produced the completion."""
+    object: CompletionObject | str
+    """Type tag of the payload."""
+    service_tier: ServiceTier | str | _Unset | None = UNSET
+    """Processing tier that served the request."""
+    system_fingerprint: str | _Unset | None = UNSET
+    """Fingerprint of the backend configuration, to be compared across requests that use a
+    seed.
+
+    Deprecated: OpenAI marks it deprecated and sends null on newer models.
+    """
+    usage: CompletionUsage | _Unset | None = UNSET
+    """Token counts for the whole request."""
+    moderation: Moderation | _Unset | None = UNSET
+    """Moderation verdicts on the input and the output, when moderation was requested.
+    """
+    prompt_filter_results: list[AzurePromptFilterResult] | _Unset | None = UNSET
+    """Content-filter verdicts on each prompt, sent on a first chunk that has no choices.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+    prompt_annotations: list[AzurePromptFilterResult] | _Unset | None = UNSET
+    """Content-filter verdicts on each prompt, under their legacy name.
+
+    Deprecated: Older API versions' name for `prompt_filter_results`.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+    latency_checkpoint: AzureLatencyCheckpoint | _Unset | None = UNSET
+    """Latency measurements of the request inside the engine and the service, sent by
+    Foundry on the usage chunk.
+
+    Sent by Azure OpenAI; see
+    https://github.com/RomanEmreis/svir/blob/99a68b19ec380b7948969e6fee4e323125288885/tests/conformance/decoder/azure.sse
+    """
+    routing: AzureRouting | _Unset | None = UNSET
+    """Which serving replica handled the request, sent by Foundry on the usage chunk.
+
+    Sent by Azure OpenAI; see
+    https://github.com/RomanEmreis/svir/blob/99a68b19ec380b7948969e6fee4e323125288885/tests/conformance/decoder/azure.sse
+    """
+    perf_metrics: dict[str, Any] | _Unset | None = UNSET
+    """Per-request performance metrics, keyed like Fireworks' response headers (such as
+    `fireworks-server-time-to-first-token`); sent on the chunk with the finish reason
+    when the request set `perf_metrics_in_response`.
+
+    Sent by Fireworks AI; see
+    https://docs.fireworks.ai/faq-new/models-inference/how-to-get-performance-metrics-for-streaming-responses
+    """
+    x_groq: GroqXGroq | _Unset | None = UNSET
+    """Groq's own metadata: the request id and seed on the first chunk, the usage (with
+    timings) on the last one.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+    """
+    timings: LlamaCppTimings | _Unset | None = UNSET
+    """Prompt-processing and generation speed of the request, sent on the final chunk (MLX
+    servers send it on every chunk).
+
+    Sent by llama.cpp server, MLX-VLM server; see
+    https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
+    """
+    verbose_: dict[str, Any] | _Unset | None = UNSET
+    """The server's native, non-OpenAI result (generation settings, grammar, token counts
+    and more), added for debugging when the server runs in verbose mode; can be very
+    large.
+
+    Sent by llama.cpp server; see
+    https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
+    """
+    sla_metrics: NovitaSlaMetrics | _Unset | None = UNSET
+    """Latency figures Novita measures for the request, repeated on every chunk.
+
+    Sent by Novita AI; see
+    https://github.com/sdcb/chats/blob/a12e6e5c2160775d40912c034edb6f861021ff52/src/BE/tests/Chats.BE.UnitTest/ChatServices/ChatCompletions/NovitaChatUsageTests.cs
+    """
+    nvext: NvExt | _Unset | None = UNSET
+    """NVIDIA response extensions (worker ids, timing, token ids and more), present only
+    for the `extra_fields` the request asked for.
+
+    Sent by NVIDIA Dynamo; see
+    https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
+    """
+    provider: str | _Unset | None = UNSET
+    """Name of the upstream provider that served the request (`OpenAI`, `Amazon Bedrock`,
+    `Google` and so on), which need not be the maker of the model.
+
+    Sent by OpenRouter; see
+    https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
+    """
+    error: OpenRouterError | _Unset | None = UNSET
+    """A failure that happened after the stream had started, reported inside a chunk that
+    still carries `choices` (with finish reason `error`) and possibly `usage`; a payload
+    with `error` and no `choices` is rejected as an error report instead.
+
+    Sent by OpenRouter; see
+    https://openrouter.ai/docs/sdks/python/api-reference/components/chatstreamchunk
+    """
+    citations: list[str] | _Unset | None = UNSET
+    """Addresses of the sources the answer draws on, in the order the numbered references
+    in the text (`[1]`, `[2]`) use; Perplexity repeats the list on every chunk, xAI's
+    Live Search sends it on the last one.
+
+    Sent by Perplexity, xAI (Grok); see
+    https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
+    """
+    search_results: list[PerplexitySearchResult] | _Unset | None = UNSET
+    """The search results the answer draws on, with titles and snippets.
+
+    Sent by Perplexity; see
+    https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
+    """
+    sglext: SglangSglExt | _Unset | None = UNSET
+    """SGLang's own response extensions (routed experts, cache-source breakdown); left out
+    when none of them were produced.
+
+    Sent by SGLang; see
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+    """
+    warnings: list[TogetherWarning] | _Unset | None = UNSET
+    """Warnings about the request, such as parameters that were ignored.
+
+    Sent by Together AI; see
+    https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+    """
+    prompt_token_ids: list[int] | _Unset | None = UNSET
+    """Token ids of the rendered prompt; sent on the first chunk only, null when not
+    requested.
+
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+    """
+    prompt_text: str | _Unset | None = UNSET
+    """The prompt after the chat template was applied; sent on the first chunk only when
+    `return_prompt_text` is set.
+
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+    """
+    metrics: VllmRequestMetrics | _Unset | None = UNSET
+    """Per-request performance measurements; null on chunks that do not carry them.
+
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+    """
+    request_id: str | _Unset | None = UNSET
+    """The request id the client sent or the server assigned, echoed back.
+
+    Sent by Z.ai (GLM); see
+    https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
+    """
+    web_search: list[ZaiWebSearchResult] | _Unset | None = UNSET
+    """The web pages the built-in `web_search` tool found and the answer draws on, returned
+    at the top level of the response.
+
+    Sent by Z.ai (GLM); see https://docs.bigmodel.cn/cn/guide/tools/web-search
+    """
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ChatCompletion:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        if obj.get("error") is not None and "choices" not in obj:
+            raise _error_payload(obj["error"]).under(_key("error"))
+        decoded = cls(
+            id=_optional(obj, "id", _decode_str),
+            choices=_defaulted(obj, "choices", _decode_list_ChatCompletionChoice, list),
+            created=_optional(obj, "created", _decode_int_or_float),
+            model=_optional(obj, "model", _decode_str),
+            object=_required(obj, "object", _decode_str),
+            service_tier=_optional_nullable(obj, "service_tier", _decode_str),
+            system_fingerprint=_optional_nullable(
+                obj, "system_fingerprint", _decode_str
+            ),
+            usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
+            moderation=_optional_nullable(obj, "moderation", Moderation.from_dict),
+            prompt_filter_results=_optional_nullable(
+                obj, "prompt_filter_results", _decode_list_AzurePromptFilterResult
+            ),
+            prompt_annotations=_optional_nullable(
+                obj, "prompt_annotations", _decode_list_AzurePromptFilterResult
+            ),
+            latency_checkpoint=_optional_nullable(
+                obj, "latency_checkpoint", AzureLatencyCheckpoint.from_dict
+            ),
+            routing=_optional_nullable(obj, "routing", AzureRouting.from_dict),
+            perf_metrics=_optional_nullable(obj, "perf_metrics", _decode_map_any),
+            x_groq=_optional_nullable(obj, "x_groq", GroqXGroq.from_dict),
+            timings=_optional_nullable(obj, "timings", LlamaCppTimings.from_dict),
+            verbose_=_optional_nullable(obj, "__verbose", _decode_map_any),
+            sla_metrics=_optional_nullable(
+                obj, "sla_metrics", NovitaSlaMetrics.from_dict
+            ),
+            nvext=_optional_nullable(obj, "nvext", NvExt.from_dict),
+            provider=_optional_nullable(obj, "provider", _decode_str),
+            error=_optional_nullable(obj, "error", OpenRouterError.from_dict),
+            citations=_optional_nullable(obj, "citations", _decode_list_str),
+            search_results=_optional_nullable(
+                obj, "search_results", _decode_list_PerplexitySearchResult
+            ),
+            sglext=_optional_nullable(obj, "sglext", SglangSglExt.from_dict),
+            warnings=_optional_nullable(obj, "warnings", _decode_list_TogetherWarning),
+            prompt_token_ids=_optional_nullable(
+                obj, "prompt_token_ids", _decode_list_int
+            ),
+            prompt_text=_optional_nullable(obj, "prompt_text", _decode_str),
+            metrics=_optional_nullable(obj, "metrics", VllmRequestMetrics.from_dict),
+            request_id=_optional_nullable(obj, "request_id", _decode_str),
+            web_search=_optional_nullable(
+                obj, "web_search", _decode_list_ZaiWebSearchResult
+            ),
+            extra=_extra(obj, _CHAT_COMPLETION_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this ChatCompletion: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.id, _Unset):
+            out["id"] = self.id
+        out["choices"] = _encode_list_ChatCompletionChoice(self.choices)
+        if not isinstance(self.created, _Unset):
+            out["created"] = self.created
+        if not isinstance(self.model, _Unset):
+            out["model"] = self.model
+        out["object"] = self.object
+        if not isinstance(self.service_tier, _Unset):
+            out["service_tier"] = self.service_tier
+        if not isinstance(self.system_fingerprint, _Unset):
+            out["system_fingerprint"] = self.system_fingerprint
+        if not isinstance(self.usage, _Unset):
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
+        if not isinstance(self.moderation, _Unset):
+            out["moderation"] = (
+                None if self.moderation is None else self.moderation.to_dict()
+            )
+        if not isinstance(self.prompt_filter_results, _Unset):
+            out["prompt_filter_results"] = (
+                None
+                if self.prompt_filter_results is None
+                else _encode_list_AzurePromptFilterResult(self.prompt_filter_results)
+            )
+        if not isinstance(self.prompt_annotations, _Unset):
+            out["prompt_annotations"] = (
+                None
+                if self.prompt_annotations is None
+                else _encode_list_AzurePromptFilterResult(self.prompt_annotations)
+            )
+        if not isinstance(self.latency_checkpoint, _Unset):
+            out["latency_checkpoint"] = (
+                None
+                if self.latency_checkpoint is None
+                else self.latency_checkpoint.to_dict()
+            )
+        if not isinstance(self.routing, _Unset):
+            out["routing"] = None if self.routing is None else self.routing.to_dict()
+        if not isinstance(self.perf_metrics, _Unset):
+            out["perf_metrics"] = self.perf_metrics
+        if not isinstance(self.x_groq, _Unset):
+            out["x_groq"] = None if self.x_groq is None else self.x_groq.to_dict()
+        if not isinstance(self.timings, _Unset):
+            out["timings"] = None if self.timings is None else self.timings.to_dict()
+        if not isinstance(self.verbose_, _Unset):
+            out["__verbose"] = self.verbose_
+        if not isinstance(self.sla_metrics, _Unset):
+            out["sla_metrics"] = (
+                None if self.sla_metrics is None else self.sla_metrics.to_dict()
+            )
+        if not isinstance(self.nvext, _Unset):
+            out["nvext"] = None if self.nvext is None else self.nvext.to_dict()
+        if not isinstance(self.provider, _Unset):
+            out["provider"] = self.provider
+        if not isinstance(self.error, _Unset):
+            out["error"] = None if self.error is None else self.error.to_dict()
+        if not isinstance(self.citations, _Unset):
+            out["citations"] = self.citations
+        if not isinstance(self.search_results, _Unset):
+            out["search_results"] = (
+                None
+                if self.search_results is None
+                else _encode_list_PerplexitySearchResult(self.search_results)
+            )
+        if not isinstance(self.sglext, _Unset):
+            out["sglext"] = None if self.sglext is None else self.sglext.to_dict()
+        if not isinstance(self.warnings, _Unset):
+            out["warnings"] = (
+                None
+                if self.warnings is None
+                else _encode_list_TogetherWarning(self.warnings)
+            )
+        if not isinstance(self.prompt_token_ids, _Unset):
+            out["prompt_token_ids"] = self.prompt_token_ids
+        if not isinstance(self.prompt_text, _Unset):
+            out["prompt_text"] = self.prompt_text
+        if not isinstance(self.metrics, _Unset):
+            out["metrics"] = None if self.metrics is None else self.metrics.to_dict()
+        if not isinstance(self.request_id, _Unset):
+            out["request_id"] = self.request_id
+        if not isinstance(self.web_search, _Unset):
+            out["web_search"] = (
+                None
+                if self.web_search is None
+                else _encode_list_ZaiWebSearchResult(self.web_search)
+            )
+        out.update(self.extra)
+        return out
+
+
+_CHAT_COMPLETION_KEYS = frozenset(
+    {
+        "id",
+        "choices",
+        "created",
+        "model",
+        "object",
+        "service_tier",
+        "system_fingerprint",
+        "usage",
+        "moderation",
+        "prompt_filter_results",
+        "prompt_annotations",
+        "latency_checkpoint",
+        "routing",
+        "perf_metrics",
+        "x_groq",
+        "timings",
+        "__verbose",
+        "sla_metrics",
+        "nvext",
+        "provider",
+        "error",
+        "citations",
+        "search_results",
+        "sglext",
+        "warnings",
+        "prompt_token_ids",
+        "prompt_text",
+        "metrics",
+        "request_id",
+        "web_search",
+    }
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class ChoiceDeltaToolCallFunction:
+    """The function part of a tool-call fragment."""
+
+    arguments: str | dict[str, Any] | _Unset | None = UNSET
+    """A piece of the JSON-encoded arguments; the pieces concatenated may still be invalid
+    JSON.
+
+    llama.cpp server: Some builds stream tool arguments as a JSON object instead of a
+    string. See https://github.com/ggml-org/llama.cpp/issues/20198
+
+    MiniMax: The Coding Plan streams tool arguments as a JSON object, not a string. See
+    https://github.com/can1357/oh-my-pi/pull/1779
+    """
+    name: str | _Unset | None = UNSET
+    """Name of the function; sent on the first fragment. Some backends repeat it on every
+    fragment and a few split it, so a fragment is appended unless it repeats the name so
+    far.
+    """
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ChoiceDeltaToolCallFunction:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            arguments=_optional_nullable(obj, "arguments", _decode_str_or_map_any),
+            name=_optional_nullable(obj, "name", _decode_str),
+            extra=_extra(obj, _CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this ChoiceDeltaToolCallFunction: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.arguments, _Unset):
+            out["arguments"] = self.arguments
+        if not isinstance(self.name, _Unset):
+            out["name"] = self.name
+        out.update(self.extra)
+        return out
+
+
+_CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
+
+
+@dataclass(slots=True, kw_only=True)
+class ChoiceDeltaToolCall:
+    """A fragment of one tool call."""
+
+    index: int | _Unset = UNSET
+    """Which tool call of the choice this fragment belongs to.
+
+    Mistral AI: Mistral sends each tool call whole, without `index` or `type`. See
+    https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-tool-call.chunks.txt
+    """
+    id: str | _Unset | None = UNSET
+    """Identifier of the tool call; sent on its first fragment."""
+    function: ChoiceDeltaToolCallFunction | _Unset | None = UNSET
+    """The function being called and a piece of its arguments."""
+    type: ToolType | str | _Unset | None = UNSET
+    """Kind of tool; sent on the first fragment."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ChoiceDeltaToolCall:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            index=_optional(obj, "index", _decode_int),
+            id=_optional_nullable(obj, "id", _decode_str),
+            function=_optional_nullable(
+                obj, "function", ChoiceDeltaToolCallFunction.from_dict
+            ),
+            type=_optional_nullable(obj, "type", _decode_str),
+            extra=_extra(obj, _CHOICE_DELTA_TOOL_CALL_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this ChoiceDeltaToolCall: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.index, _Unset):
+            out["index"] = self.index
+        if not isinstance(self.id, _Unset):
+            out["id"] = self.id
+        if not isinstance(self.function, _Unset):
+            out["function"] = None if self.function is None else self.function.to_dict()
+        if not isinstance(self.type, _Unset):
+            out["type"] = self.type
+        out.update(self.extra)
+        return out
+
+
+_CHOICE_DELTA_TOOL_CALL_KEYS = frozenset({"index", "id", "function", "type"})
+
+
+@dataclass(slots=True, kw_only=True)
+class ChoiceDeltaFunctionCall:
+    """A fragment of a legacy function call."""
+
+    arguments: str | _Unset | None = UNSET
+    """A piece of the JSON-encoded arguments, to be concatenated with the other pieces.
+    """
+    name: str | _Unset | None = UNSET
+    """Name of the function to call; sent on the first fragment."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ChoiceDeltaFunctionCall:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            arguments=_optional_nullable(obj, "arguments", _decode_str),
+            name=_optional_nullable(obj, "name", _decode_str),
+            extra=_extra(obj, _CHOICE_DELTA_FUNCTION_CALL_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this ChoiceDeltaFunctionCall: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.arguments, _Unset):
+            out["arguments"] = self.arguments
+        if not isinstance(self.name, _Unset):
+            out["name"] = self.name
+        out.update(self.extra)
+        return out
+
+
+_CHOICE_DELTA_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
+
+
+@dataclass(slots=True, kw_only=True)
+class ChoiceDeltaAudio:
+    """A fragment of an audio answer."""
+
+    id: str | _Unset | None = UNSET
+    """Identifier of the audio answer, for use in later turns."""
+    data: str | _Unset | None = UNSET
+    """A piece of the base64-encoded audio in the requested format."""
+    expires_at: int | _Unset | None = UNSET
+    """Unix time in seconds after which the audio can no longer be referenced; sent on the
+    last fragment.
+    """
+    transcript: str | _Unset | None = UNSET
+    """A piece of the transcript of the audio."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ChoiceDeltaAudio:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            id=_optional_nullable(obj, "id", _decode_str),
+            data=_optional_nullable(obj, "data", _decode_str),
+            expires_at=_optional_nullable(obj, "expires_at", _decode_int),
+            transcript=_optional_nullable(obj, "transcript", _decode_str),
+            extra=_extra(obj, _CHOICE_DELTA_AUDIO_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this ChoiceDeltaAudio: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.id, _Unset):
+            out["id"] = self.id
+        if not isinstance(self.data, _Unset):
+            out["data"] = self.data
+        if not isinstance(self.expires_at, _Unset):
+            out["expires_at"] = self.expires_at
+        if not isinstance(self.transcript, _Unset):
+            out["transcript"] = self.transcript
+        out.update(self.extra)
+        return out
+
+
+_CHOICE_DELTA_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
+
+
+@dataclass(slots=True, kw_only=True)
+class ChoiceDelta:
+    """An increment of the assistant message; every key is optional."""
+
+    role: Role | str | _Unset | None = UNSET
+    """Author of the message; normally only on the first fragment of a choice."""
+    content: str | list[MistralContentPart] | _Unset | None = UNSET
+    """A piece of the message text, to be appended to the pieces before it.
+
+    Mistral AI: Magistral models stream `content` as a list of typed parts (thinking,
+    then text). See
+    https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-reasoning.chunks.txt
+    """
+    refusal: str | _Unset | None = UNSET
+    """A piece of the refusal message, streamed when the model declines a structured-output
+    request.
+    """
+    tool_calls: list[ChoiceDeltaToolCall] | _Unset | None = UNSET
+    """Fragments of the tool calls the model is making, keyed by their index."""
+    function_call: ChoiceDeltaFunctionCall | _Unset | None = UNSET
+    """A fragment of the single function call of the legacy functions API.
+
+    Deprecated: Replaced by `tool_calls`.
+    """
+    audio: ChoiceDeltaAudio | _Unset | None = UNSET
+    """A piece of the audio answer, when audio output was requested."""
+    reasoning_content: str | _Unset | None = UNSET
+    """A piece of the chain of thought of a reasoning model, streamed before the answer;
+    null while the answer is streamed.
+
+    Sent by DeepSeek, vLLM, Z.ai (GLM), SGLang, xAI (Grok), Moonshot AI (Kimi), Qwen
+    (Alibaba Cloud DashScope), llama.cpp server, LiteLLM, MLX-VLM server, Fireworks AI;
+    see https://api-docs.deepseek.com/guides/reasoning_model
+    """
+    channel: str | _Unset | None = UNSET
+    """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning of
+    gpt-oss models.
+
+    Sent by Groq; see
+    https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_groq/test_tool_use_failed_error_streaming.yaml
+    """
+    executed_tools: list[GroqExecutedTool] | _Unset | None = UNSET
+    """Tools that Groq's compound systems ran on the server, such as web search or code
+    execution: first with their arguments, then again with their results.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/b410a6201a995be36012af36ffbc138145d97ccb/src/groq/types/chat/chat_completion_message.py
+    """
+    thinking_blocks: list[LiteLLMThinkingBlock] | _Unset | None = UNSET
+    """Anthropic-style blocks of the model's thinking, normalized by LiteLLM from the
+    upstream provider; usually only sent when the provider has them.
+
+    Sent by LiteLLM; see
+    https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
+    """
+    provider_specific_fields: dict[str, Any] | _Unset | None = UNSET
+    """Upstream keys LiteLLM has no standard slot for, passed through as they came.
+
+    Sent by LiteLLM; see
+    https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
+    """
+    index: int | _Unset | None = UNSET
+    """Index of the choice repeated inside the delta (seen with GLM models served by
+    Mistral).
+
+    Sent by Mistral AI; see
+    https://github.com/vercel/ai/blob/b8100f3369/packages/mistral/src/__fixtures__/mistral-incremental-tool-call.chunks.txt
+    """
+    tool_call_id: str | _Unset | None = UNSET
+    """Id of the tool call a tool message answers; the server's shared message model sends
+    it as null on deltas.
+
+    Sent by MLX-VLM server; see
+    https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
+    """
+    name: str | _Unset | None = UNSET
+    """Name of the tool or function behind the message; the server's shared message model
+    sends it as null on deltas.
+
+    Sent by MLX-VLM server; see
+    https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
+    """
+    internal_content: MoonshotInternalContent | _Unset | None = UNSET
+    """The raw token ids behind this fragment, sent only when the request asked for
+    internal content.
+
+    Sent by Moonshot AI (Kimi); see Kimi stream rules as implemented by an SGLang-based
+    serving fork (StreamDelta.internal_content in its sse_utils.py, sent only with
+    stream_options.include_internal_content); no public Moonshot document found
+    """
+    reasoning_details: list[OpenRouterReasoningDetail] | _Unset | None = UNSET
+    """Structured pieces of the model's reasoning (plain text, summaries or encrypted
+    blobs), to be merged by `index` and sent back unchanged on the next turn; often an
+    empty list.
+
+    Sent by OpenRouter, Snowflake Cortex; see
+    https://github.com/OpenRouterTeam/ai-sdk-provider/blob/162f21a6ee5580710fecd8d714e85ca0d961de02/src/schemas/reasoning-details.ts
+    """
+    annotations: list[OpenRouterAnnotation] | _Unset | None = UNSET
+    """Citations attached to the answer, such as the web pages a search plugin used; sent
+    in deltas of their own before or alongside the text.
+
+    Sent by OpenRouter, LiteLLM, Groq; see
+    https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
+    """
+    hidden_states: Any | _Unset | None = UNSET
+    """Hidden states of the model for this fragment, only when the request asked for them.
+
+    Sent by SGLang; see
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+    """
+    token_id: int | _Unset | None = UNSET
+    """Id of the token this fragment carries.
+
+    Sent by Together AI; see
+    https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+    """
+    reasoning: str | _Unset | None = UNSET
+    """A piece of the model's reasoning, streamed apart from the answer.
+
+    Sent by vLLM, Groq, Ollama, OpenRouter, Together AI, MLX-VLM server; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+    """
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ChoiceDelta:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            role=_optional_nullable(obj, "role", _decode_str),
+            content=_optional_nullable(
+                obj, "content", _decode_str_or_list_MistralContentPart
+            ),
+            refusal=_optional_nullable(obj, "refusal", _decode_str),
+            tool_calls=_optional_nullable(
+                obj, "tool_calls", _decode_list_ChoiceDeltaToolCall
+            ),
+            function_call=_optional_nullable(
+                obj, "function_call", ChoiceDeltaFunctionCall.from_dict
+            ),
+            audio=_optional_nullable(obj, "audio", ChoiceDeltaAudio.from_dict),
+            reasoning_content=_optional_nullable(obj, "reasoning_content", _decode_str),
+            channel=_optional_nullable(obj, "channel", _decode_str),
+            executed_tools=_optional_nullable(
+                obj, "executed_tools", _decode_list_GroqExecutedTool
+            ),
+            thinking_blocks=_optional_nullable(
+                obj, "thinking_blocks", _decode_list_LiteLLMThinkingBlock
+            ),
+            provider_specific_fields=_optional_nullable(
+                obj, "provider_specific_fields", _decode_map_any
+            ),
+            index=_optional_nullable(obj, "index", _decode_int),
+            tool_call_id=_optional_nullable(obj, "tool_call_id", _decode_str),
+            name=_optional_nullable(obj, "name", _decode_str),
+            internal_content=_optional_nullable(
+                obj, "internal_content", MoonshotInternalContent.from_dict
+            ),
+            reasoning_details=_optional_nullable(
+                obj, "reasoning_details", _decode_list_OpenRouterReasoningDetail
+            ),
+            annotations=_optional_nullable(
+                obj, "annotations", _decode_list_OpenRouterAnnotation
+            ),
+            hidden_states=_optional_nullable(obj, "hidden_states", _decode_any),
+            token_id=_optional_nullable(obj, "token_id", _decode_int),
+            reasoning=_optional_nullable(obj, "reasoning", _decode_str),
+            extra=_extra(obj, _CHOICE_DELTA_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this ChoiceDelta: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.role, _Unset):
+            out["role"] = self.role
+        if not isinstance(self.content, _Unset):
+            out["content"] = (
+                None
+                if self.content is None
+                else _encode_str_or_list_MistralContentPart(self.content)
+            )
+        if not isinstance(self.refusal, _Unset):
+            out["refusal"] = self.refusal
+        if not isinstance(self.tool_calls, _Unset):
+            out["tool_calls"] = (
+                None
+                if self.tool_calls is None
+                else _encode_list_ChoiceDeltaToolCall(self.tool_calls)
+            )
+        if not isinstance(self.function_call, _Unset):
+            out["function_call"] = (
+                None if self.function_call is None else self.function_call.to_dict()
+            )
+        if not isinstance(self.audio, _Unset):
+            out["audio"] = None if self.audio is None else self.audio.to_dict()
+        if not isinstance(self.reasoning_content, _Unset):
+            out["reasoning_content"] = self.reasoning_content
+        if not isinstance(self.channel, _Unset):
+            out["channel"] = self.channel
+        if not isinstance(self.executed_tools, _Unset):
+            out["executed_tools"] = (
+                None
+                if self.executed_tools is None
+                else _encode_list_GroqExecutedTool(self.executed_tools)
+            )
+        if not isinstance(self.thinking_blocks, _Unset):
+            out["thinking_blocks"] = (
+                None
+                if self.thinking_blocks is None
+                else _encode_list_LiteLLMThinkingBlock(self.thinking_blocks)
+            )
+        if not isinstance(self.provider_specific_fields, _Unset):
+            out["provider_specific_fields"] = self.provider_specific_fields
+        if not isinstance(self.index, _Unset):
+            out["index"] = self.index
+        if not isinstance(self.tool_call_id, _Unset):
+            out["tool_call_id"] = self.tool_call_id
+        if not isinstance(self.name, _Unset):
+            out["name"] = self.name
+        if not isinstance(self.internal_content, _Unset):
+            out["internal_content"] = (
+                None
+                if self.internal_content is None
+                else self.internal_content.to_dict()
+            )
+        if not isinstance(self.reasoning_details, _Unset):
+            out["reasoning_details"] = (
+                None
+                if self.reasoning_details is None
+                else _encode_list_OpenRouterReasoningDetail(self.reasoning_details)
+            )
+        if not isinstance(self.annotations, _Unset):
+            out["annotations"] = (
+                None
+                if self.annotations is None
+                else _encode_list_OpenRouterAnnotation(self.annotations)
+            )
+        if not isinstance(self.hidden_states, _Unset):
+            out["hidden_states"] = self.hidden_states
+        if not isinstance(self.token_id, _Unset):
+            out["token_id"] = self.token_id
+        if not isinstance(self.reasoning, _Unset):
+            out["reasoning"] = self.reasoning
+        out.update(self.extra)
+        return out
+
+
+_CHOICE_DELTA_KEYS = frozenset(
+    {
+        "role",
+        "content",
+        "refusal",
+        "tool_calls",
+        "function_call",
+        "audio",
+        "reasoning_content",
+        "channel",
+        "executed_tools",
+        "thinking_blocks",
+        "provider_specific_fields",
+        "index",
+        "tool_call_id",
+        "name",
+        "internal_content",
+        "reasoning_details",
+        "annotations",
+        "hidden_states",
+        "token_id",
+        "reasoning",
+    }
+)
+
+
+@dataclass(slots=True, kw_only=True)
+class Choice:
+    """The fragment of one choice carried by a chunk."""
+
+    index: int
+    """Position of this choice among the choices of the completion."""
+    delta: ChoiceDelta | _Unset = UNSET
+    """The new part of the assistant message.
+
+    Azure OpenAI: Annotation chunks of the asynchronous content filter carry a choice
+    without `delta`. See
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+    finish_reason: FinishReason | str | _Unset | None = UNSET
+    """Why the model stopped generating this choice; null until the last fragment of the
+    choice.
+    """
+    logprobs: ChoiceLogprobs | float | _Unset | None = UNSET
+    """Log probabilities of the tokens in this fragment, when they were requested.
+
+    Together AI: The choice carries the log probability of the sampled token as a bare
+    number. See
+    https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+    """
+    content_filter_results: AzureContentFilterResults | _Unset | None = UNSET
+    """Content-filter verdicts on the text of this choice so far; may be empty.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+    content_filter_offsets: AzureContentFilterOffsets | _Unset | None = UNSET
+    """Which span of the output an asynchronous-filter annotation chunk refers to.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+    content_filter_raw: list[Any] | _Unset | None = UNSET
+    """Raw output of the content filters on an asynchronous-filter annotation chunk; its
+    entries are not documented.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+    usage: CompletionUsage | _Unset | None = UNSET
+    """Token counts for the whole request, carried on the choice of the final chunk instead
+    of (or besides) the top-level `usage`; null or absent on the chunks before it.
+
+    Sent by Moonshot AI (Kimi); see
+    https://platform.kimi.ai/docs/guide/utilize-the-streaming-output-feature-of-kimi-api
+    """
+    native_finish_reason: str | _Unset | None = UNSET
+    """The finish reason exactly as the upstream provider reported it (such as `end_turn`
+    or `STOP`), before OpenRouter mapped it onto `finish_reason`; null until the choice
+    ends.
+
+    Sent by OpenRouter; see
+    https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_streaming_reasoning.yaml
+    """
+    matched_stop: int | str | _Unset | None = UNSET
+    """The stop token id or stop string that ended the choice; null while the choice is
+    still running or when it ended another way.
+
+    Sent by SGLang, Azure OpenAI; see
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+    """
+    text: str | _Unset | None = UNSET
+    """The text of this fragment again, as in the legacy completions format.
+
+    Sent by Together AI; see
+    https://github.com/lzell/AIProxySwift/blob/360fabbc05b80f33994b9bd31a9d8f9d310b586c/Tests/AIProxyTests/TogetherAIChatCompletionStreamingChunkTests.swift
+    """
+    seed: int | _Unset | None = UNSET
+    """The sampling seed of the choice; null until the last fragment. Values beyond 2**53
+    are common, so clients that read JSON numbers as doubles lose digits.
+
+    Sent by Together AI; see
+    https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+    """
+    stop_reason: int | str | _Unset | None = UNSET
+    """The stop token id or stop string that ended the choice; null when it ended another
+    way.
+
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+    """
+    token_ids: list[int] | _Unset | None = UNSET
+    """Token ids generated in this fragment, when `return_token_ids` is set.
+
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+    """
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Choice:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            index=_required(obj, "index", _decode_int),
+            delta=_optional(obj, "delta", ChoiceDelta.from_dict),
+            finish_reason=_optional_nullable(obj, "finish_reason", _decode_str),
+            logprobs=_optional_nullable(
+                obj, "logprobs", _decode_ChoiceLogprobs_or_float
+            ),
+            content_filter_results=_optional_nullable(
+                obj, "content_filter_results", AzureContentFilterResults.from_dict
+            ),
+            content_filter_offsets=_optional_nullable(
+                obj, "content_filter_offsets", AzureContentFilterOffsets.from_dict
+            ),
+            content_filter_raw=_optional_nullable(
+                obj, "content_filter_raw", _decode_list_any
+            ),
+            usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
+            native_finish_reason=_optional_nullable(
+                obj, "native_finish_reason", _decode_str
+            ),
+            matched_stop=_optional_nullable(obj, "matched_stop", _decode_int_or_str),
+            text=_optional_nullable(obj, "text", _decode_str),
+            seed=_optional_nullable(obj, "seed", _decode_int),
+            stop_reason=_optional_nullable(obj, "stop_reason", _decode_int_or_str),
+            token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
+            extra=_extra(obj, _CHOICE_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this Choice: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        out["index"] = self.index
+        if not isinstance(self.delta, _Unset):
+            out["delta"] = self.delta.to_dict()
+        if not isinstance(self.finish_reason, _Unset):
+            out["finish_reason"] = self.finish_reason
+        if not isinstance(self.logprobs, _Unset):
+            out["logprobs"] = (
+                None
+                if self.logprobs is None
+                else _encode_ChoiceLogprobs_or_float(self.logprobs)
+            )
+        if not isinstance(self.content_filter_results, _Unset):
+            out["content_filter_results"] = (
+                None
+                if self.content_filter_results is None
+                else self.content_filter_results.to_dict()
+            )
+        if not isinstance(self.content_filter_offsets, _Unset):
+            out["content_filter_offsets"] = (
+                None
+                if self.content_filter_offsets is None
+                else self.content_filter_offsets.to_dict()
+            )
+        if not isinstance(self.content_filter_raw, _Unset):
+            out["content_filter_raw"] = self.content_filter_raw
+        if not isinstance(self.usage, _Unset):
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
+        if not isinstance(self.native_finish_reason, _Unset):
+            out["native_finish_reason"] = self.native_finish_reason
+        if not isinstance(self.matched_stop, _Unset):
+            out["matched_stop"] = self.matched_stop
+        if not isinstance(self.text, _Unset):
+            out["text"] = self.text
+        if not isinstance(self.seed, _Unset):
+            out["seed"] = self.seed
+        if not isinstance(self.stop_reason, _Unset):
+            out["stop_reason"] = self.stop_reason
+        if not isinstance(self.token_ids, _Unset):
+            out["token_ids"] = self.token_ids
+        out.update(self.extra)
+        return out
+
+
+_CHOICE_KEYS = frozenset(
+    {
+        "index",
+        "delta",
+        "finish_reason",
+        "logprobs",
+        "content_filter_results",
+        "content_filter_offsets",
+        "content_filter_raw",
+        "usage",
+        "native_finish_reason",
+        "matched_stop",
+        "text",
+        "seed",
+        "stop_reason",
+        "token_ids",
+    }
+)
+
+
+@dataclass(slots=True, kw_only=True)
 class ChatCompletionChunk:
     """One server-sent event of a streamed chat completion, carrying a fragment of every
     choice.
@@ -5721,8 +6797,10 @@ def _encode_str_or_list_MistralContentPart(
     return value
 
 
-def _encode_list_ChoiceDeltaToolCall(value: list[ChoiceDeltaToolCall]) -> Any:
-    return [ChoiceDeltaToolCall.to_dict(item) for item in value]
+def _encode_list_ChatCompletionMessageToolCall(
+    value: list[ChatCompletionMessageToolCall],
+) -> Any:
+    return [ChatCompletionMessageToolCall.to_dict(item) for item in value]
 
 
 def _encode_list_GroqExecutedTool(value: list[GroqExecutedTool]) -> Any:
@@ -5793,8 +6871,8 @@ def _encode_list_GroqModelUsage(value: list[GroqModelUsage]) -> Any:
     return [GroqModelUsage.to_dict(item) for item in value]
 
 
-def _encode_list_Choice(value: list[Choice]) -> Any:
-    return [Choice.to_dict(item) for item in value]
+def _encode_list_ChatCompletionChoice(value: list[ChatCompletionChoice]) -> Any:
+    return [ChatCompletionChoice.to_dict(item) for item in value]
 
 
 def _encode_list_AzurePromptFilterResult(value: list[AzurePromptFilterResult]) -> Any:
@@ -5813,22 +6891,27 @@ def _encode_list_ZaiWebSearchResult(value: list[ZaiWebSearchResult]) -> Any:
     return [ZaiWebSearchResult.to_dict(item) for item in value]
 
 
+def _encode_list_ChoiceDeltaToolCall(value: list[ChoiceDeltaToolCall]) -> Any:
+    return [ChoiceDeltaToolCall.to_dict(item) for item in value]
+
+
+def _encode_list_Choice(value: list[Choice]) -> Any:
+    return [Choice.to_dict(item) for item in value]
+
+
 def loads(data: str | bytes) -> ChatCompletionChunk:
     """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
-    try:
-        # Bytes must be UTF-8, as JSON on the wire is (json.loads would guess UTF-16 too).
-        text = data.decode("utf-8") if isinstance(data, bytes) else data
-        obj = json.loads(text)
-    except ValueError as exc:  # JSONDecodeError or UnicodeDecodeError
-        raise ChunkDecodeError(f"invalid JSON: {exc}") from None
-    except RecursionError:
-        raise ChunkDecodeError("invalid JSON: nested too deeply") from None
-    return ChatCompletionChunk.from_dict(obj)
+    return ChatCompletionChunk.from_dict(_json(data))
 
 
-def dumps(chunk: ChatCompletionChunk) -> str:
-    """Encode a chunk as compact JSON text (UTF-8 characters are written as they are)."""
-    return json.dumps(chunk.to_dict(), ensure_ascii=False, separators=(",", ":"))
+def loads_completion(data: str | bytes) -> ChatCompletion:
+    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad input."""
+    return ChatCompletion.from_dict(_json(data))
+
+
+def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:
+    """Encode a chunk or a completion as compact JSON text (UTF-8 characters are written as they are)."""
+    return json.dumps(value.to_dict(), ensure_ascii=False, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
@@ -6003,3 +7086,558 @@ class _EventParser:
 
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+class ChunkAccumulator:
+    """Adds up the chunks of one stream into the `ChatCompletion` they make.
+
+    `add(chunk)` merges a chunk as it arrives, at a cost in proportion to the chunk;
+    `snapshot()` builds the completion so far, at a cost in proportion to the completion
+    (the text pieces are joined then, once). `result()` is the same, named for the end
+    of the stream: the completion is done at `[DONE]` or the end of the input, not at a
+    `finish_reason`, since usage and late fragments may follow it.
+
+    Each key merges by the rule the spec gives it: text is appended; identifiers keep
+    the first value that is not empty (nor 0); lists of objects with an `index` merge item by
+    item (an item without an index continues the latest one, or starts a new one when
+    it brings a new `id`); objects merge key by key; anything else, keys the spec does
+    not describe included, keeps the last value that is not null. Nothing is summed and
+    nothing repeated is concatenated, so cumulative usage stays right.
+    """
+
+    __slots__ = ("_merged", "chunks")
+
+    def __init__(self) -> None:
+        self._merged = _Merged("ChatCompletionChunk")
+        self.chunks = 0
+        """How many chunks were added."""
+
+    def add(self, chunk: ChatCompletionChunk) -> None:
+        """Merge the next chunk of the stream."""
+        _merge(self._merged, chunk.to_dict())
+        self.chunks += 1
+
+    def snapshot(self) -> ChatCompletion:
+        """The completion the chunks added so far make."""
+        return ChatCompletion.from_dict(_finish(self._merged))
+
+    def result(self) -> ChatCompletion:
+        """The whole completion; call it once the stream has ended."""
+        return self.snapshot()
+
+
+class _Plan(NamedTuple):
+    """How the objects of one chunk type merge into one object of the completion."""
+
+    rules: dict[str, tuple[str, str, str]]
+    """Key -> (rule, key in the completion, chunk type of the value); a key not listed
+    keeps its last value that is not null."""
+    fills: tuple[tuple[str, object, str], ...]
+    """(key, value, chunk type) for keys no chunk supplied: the value, or, when a chunk
+    type is named, an empty object merged as that type."""
+
+
+_PLANS: Final[dict[str, _Plan]] = {
+    # ChatCompletionChunk -> ChatCompletion
+    "ChatCompletionChunk": _Plan(
+        rules={
+            "id": ("first", "id", ""),
+            "choices": ("by_index", "choices", "Choice"),
+            "created": ("first", "created", ""),
+            "model": ("first", "model", ""),
+            "object": ("drop", "", ""),
+            "usage": ("merge", "usage", "CompletionUsage"),
+            "obfuscation": ("drop", "", ""),
+            "moderation": ("merge", "moderation", "Moderation"),
+            "latency_checkpoint": (
+                "merge",
+                "latency_checkpoint",
+                "AzureLatencyCheckpoint",
+            ),
+            "routing": ("merge", "routing", "AzureRouting"),
+            "x_groq": ("merge", "x_groq", "GroqXGroq"),
+            "timings": ("merge", "timings", "LlamaCppTimings"),
+            "sla_metrics": ("merge", "sla_metrics", "NovitaSlaMetrics"),
+            "nvext": ("merge", "nvext", "NvExt"),
+            "error": ("merge", "error", "OpenRouterError"),
+            "sglext": ("merge", "sglext", "SglangSglExt"),
+            "metrics": ("merge", "metrics", "VllmRequestMetrics"),
+        },
+        fills=(("object", "chat.completion", ""),),
+    ),
+    # Choice -> ChatCompletionChoice
+    "Choice": _Plan(
+        rules={
+            "index": ("first", "index", ""),
+            "delta": ("merge", "message", "ChoiceDelta"),
+            "logprobs": ("merge", "logprobs", "ChoiceLogprobs"),
+            "content_filter_results": (
+                "merge",
+                "content_filter_results",
+                "AzureContentFilterResults",
+            ),
+            "content_filter_offsets": (
+                "merge",
+                "content_filter_offsets",
+                "AzureContentFilterOffsets",
+            ),
+            "usage": ("merge", "usage", "CompletionUsage"),
+            "text": ("append", "text", ""),
+            "token_ids": ("append", "token_ids", ""),
+        },
+        fills=(
+            ("message", None, "ChoiceDelta"),
+            ("finish_reason", None, ""),
+        ),
+    ),
+    # CompletionUsage -> CompletionUsage
+    "CompletionUsage": _Plan(
+        rules={
+            "completion_tokens_details": (
+                "merge",
+                "completion_tokens_details",
+                "CompletionTokensDetails",
+            ),
+            "prompt_tokens_details": (
+                "merge",
+                "prompt_tokens_details",
+                "PromptTokensDetails",
+            ),
+            "cost": ("merge", "cost", "PerplexityCost"),
+            "cost_details": ("merge", "cost_details", "OpenRouterCostDetails"),
+            "server_tool_use_details": (
+                "merge",
+                "server_tool_use_details",
+                "OpenRouterServerToolUseDetails",
+            ),
+        },
+        fills=(),
+    ),
+    # Moderation -> Moderation
+    "Moderation": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # AzureLatencyCheckpoint -> AzureLatencyCheckpoint
+    "AzureLatencyCheckpoint": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # AzureRouting -> AzureRouting
+    "AzureRouting": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # GroqXGroq -> GroqXGroq
+    "GroqXGroq": _Plan(
+        rules={
+            "usage": ("merge", "usage", "CompletionUsage"),
+            "usage_breakdown": ("merge", "usage_breakdown", "GroqUsageBreakdown"),
+            "debug": ("merge", "debug", "GroqDebug"),
+        },
+        fills=(),
+    ),
+    # LlamaCppTimings -> LlamaCppTimings
+    "LlamaCppTimings": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # NovitaSlaMetrics -> NovitaSlaMetrics
+    "NovitaSlaMetrics": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # NvExt -> NvExt
+    "NvExt": _Plan(
+        rules={
+            "worker_id": ("merge", "worker_id", "NvExtWorkerId"),
+            "timing": ("merge", "timing", "NvExtTiming"),
+            "token_ids": ("append", "token_ids", ""),
+            "completion_token_ids": ("append", "completion_token_ids", ""),
+        },
+        fills=(),
+    ),
+    # OpenRouterError -> OpenRouterError
+    "OpenRouterError": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # SglangSglExt -> SglangSglExt
+    "SglangSglExt": _Plan(
+        rules={
+            "cached_tokens_details": (
+                "merge",
+                "cached_tokens_details",
+                "SglangCachedTokensDetails",
+            )
+        },
+        fills=(),
+    ),
+    # VllmRequestMetrics -> VllmRequestMetrics
+    "VllmRequestMetrics": _Plan(
+        rules={
+            "speculative_decoding": (
+                "merge",
+                "speculative_decoding",
+                "VllmSpeculativeDecodingMetrics",
+            )
+        },
+        fills=(),
+    ),
+    # ChoiceDelta -> ChatCompletionMessage
+    "ChoiceDelta": _Plan(
+        rules={
+            "role": ("first", "role", ""),
+            "content": ("append", "content", ""),
+            "refusal": ("append", "refusal", ""),
+            "tool_calls": ("by_index", "tool_calls", "ChoiceDeltaToolCall"),
+            "function_call": ("merge", "function_call", "ChoiceDeltaFunctionCall"),
+            "audio": ("merge", "audio", "ChoiceDeltaAudio"),
+            "reasoning_content": ("append", "reasoning_content", ""),
+            "executed_tools": ("by_index", "executed_tools", "GroqExecutedTool"),
+            "thinking_blocks": ("append", "thinking_blocks", ""),
+            "internal_content": (
+                "merge",
+                "internal_content",
+                "MoonshotInternalContent",
+            ),
+            "reasoning_details": (
+                "by_index",
+                "reasoning_details",
+                "OpenRouterReasoningDetail",
+            ),
+            "annotations": ("append", "annotations", ""),
+            "reasoning": ("append", "reasoning", ""),
+        },
+        fills=(
+            ("role", "assistant", ""),
+            ("content", None, ""),
+        ),
+    ),
+    # ChoiceLogprobs -> ChoiceLogprobs
+    "ChoiceLogprobs": _Plan(
+        rules={
+            "content": ("append", "content", ""),
+            "refusal": ("append", "refusal", ""),
+        },
+        fills=(),
+    ),
+    # AzureContentFilterResults -> AzureContentFilterResults
+    "AzureContentFilterResults": _Plan(
+        rules={
+            "hate": ("merge", "hate", "AzureSeverityResult"),
+            "self_harm": ("merge", "self_harm", "AzureSeverityResult"),
+            "sexual": ("merge", "sexual", "AzureSeverityResult"),
+            "violence": ("merge", "violence", "AzureSeverityResult"),
+            "jailbreak": ("merge", "jailbreak", "AzureDetectionResult"),
+            "protected_material_text": (
+                "merge",
+                "protected_material_text",
+                "AzureDetectionResult",
+            ),
+            "protected_material_code": (
+                "merge",
+                "protected_material_code",
+                "AzureDetectionResult",
+            ),
+            "custom_blocklists": (
+                "merge",
+                "custom_blocklists",
+                "AzureBlocklistDetails",
+            ),
+            "error": ("merge", "error", "AzureFilterError"),
+        },
+        fills=(),
+    ),
+    # AzureContentFilterOffsets -> AzureContentFilterOffsets
+    "AzureContentFilterOffsets": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # CompletionTokensDetails -> CompletionTokensDetails
+    "CompletionTokensDetails": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # PromptTokensDetails -> PromptTokensDetails
+    "PromptTokensDetails": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # PerplexityCost -> PerplexityCost
+    "PerplexityCost": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # OpenRouterCostDetails -> OpenRouterCostDetails
+    "OpenRouterCostDetails": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # OpenRouterServerToolUseDetails -> OpenRouterServerToolUseDetails
+    "OpenRouterServerToolUseDetails": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # GroqUsageBreakdown -> GroqUsageBreakdown
+    "GroqUsageBreakdown": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # GroqDebug -> GroqDebug
+    "GroqDebug": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # NvExtWorkerId -> NvExtWorkerId
+    "NvExtWorkerId": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # NvExtTiming -> NvExtTiming
+    "NvExtTiming": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # SglangCachedTokensDetails -> SglangCachedTokensDetails
+    "SglangCachedTokensDetails": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # VllmSpeculativeDecodingMetrics -> VllmSpeculativeDecodingMetrics
+    "VllmSpeculativeDecodingMetrics": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # ChoiceDeltaToolCall -> ChatCompletionMessageToolCall
+    "ChoiceDeltaToolCall": _Plan(
+        rules={
+            "index": ("first", "index", ""),
+            "id": ("first", "id", ""),
+            "function": ("merge", "function", "ChoiceDeltaToolCallFunction"),
+            "type": ("first", "type", ""),
+        },
+        fills=(
+            ("type", "function", ""),
+            ("function", None, "ChoiceDeltaToolCallFunction"),
+        ),
+    ),
+    # ChoiceDeltaFunctionCall -> ChatCompletionMessageFunctionCall
+    "ChoiceDeltaFunctionCall": _Plan(
+        rules={
+            "arguments": ("append", "arguments", ""),
+            "name": ("append_unless_repeated", "name", ""),
+        },
+        fills=(("arguments", "", ""),),
+    ),
+    # ChoiceDeltaAudio -> ChatCompletionAudio
+    "ChoiceDeltaAudio": _Plan(
+        rules={
+            "id": ("first", "id", ""),
+            "data": ("append", "data", ""),
+            "transcript": ("append", "transcript", ""),
+        },
+        fills=(),
+    ),
+    # GroqExecutedTool -> GroqExecutedTool
+    "GroqExecutedTool": _Plan(
+        rules={"search_results": ("merge", "search_results", "GroqSearchResults")},
+        fills=(),
+    ),
+    # MoonshotInternalContent -> MoonshotInternalContent
+    "MoonshotInternalContent": _Plan(
+        rules={"token_ids": ("append", "token_ids", "")},
+        fills=(),
+    ),
+    # OpenRouterReasoningDetail -> OpenRouterReasoningDetail
+    "OpenRouterReasoningDetail": _Plan(
+        rules={
+            "format": ("first", "format", ""),
+            "text": ("append", "text", ""),
+            "summary": ("append", "summary", ""),
+            "data": ("append", "data", ""),
+        },
+        fills=(),
+    ),
+    # AzureSeverityResult -> AzureSeverityResult
+    "AzureSeverityResult": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # AzureDetectionResult -> AzureDetectionResult
+    "AzureDetectionResult": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # AzureBlocklistDetails -> AzureBlocklistDetails
+    "AzureBlocklistDetails": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # AzureFilterError -> AzureFilterError
+    "AzureFilterError": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # ChoiceDeltaToolCallFunction -> ChatCompletionMessageToolCallFunction
+    "ChoiceDeltaToolCallFunction": _Plan(
+        rules={
+            "arguments": ("append", "arguments", ""),
+            "name": ("append_unless_repeated", "name", ""),
+        },
+        fills=(("arguments", "", ""),),
+    ),
+    # GroqSearchResults -> GroqSearchResults
+    "GroqSearchResults": _Plan(
+        rules={},
+        fills=(),
+    ),
+}
+
+
+class _Merged(dict[str, Any]):
+    """The keys merged so far into one object of the completion."""
+
+    __slots__ = ("kind",)
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+        """The chunk type whose objects merge into it."""
+
+
+class _Text(list[str]):
+    """The pieces of a text, joined when the completion is read (never `+=` in a loop)."""
+
+    __slots__ = ()
+
+
+class _Items(list[Any]):
+    """The items of a list, gathered from every chunk."""
+
+    __slots__ = ()
+
+
+class _Slots(dict[int, _Merged]):
+    """The objects of a list, merged by their `index`."""
+
+    __slots__ = ("latest",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.latest = 0
+        """The index merged most recently."""
+
+    def place(self, item: Mapping[str, Any]) -> int:
+        """The index of an item that has none: the latest object's, unless the item
+        brings an `id` that object does not have."""
+        if not self:
+            return 0
+        ident = item.get("id")
+        if ident and ident != self[self.latest].get("id"):
+            return max(self) + 1
+        return self.latest
+
+
+def _merge(merged: _Merged, obj: Mapping[str, Any]) -> None:
+    """Merge one object of a chunk into what the chunks before it left."""
+    rules = _PLANS[merged.kind].rules
+    for key, value in obj.items():
+        if value is None:
+            continue  # null brings nothing, whatever the rule
+        rule = rules.get(key)
+        if rule is None:
+            merged[key] = value
+            continue
+        how, into, inner = rule
+        if how == "append":
+            _append(merged, into, value)
+        elif how == "first":
+            # "" and 0 are placeholders (Azure's filter chunks send id "" and created 0).
+            if into not in merged and value != "" and (value or type(value) is not int):
+                merged[into] = value
+        elif how == "merge" and type(value) is dict:
+            part = merged.get(into)
+            if type(part) is not _Merged:
+                part = merged[into] = _Merged(inner)
+            _merge(part, value)
+        elif how == "by_index" and type(value) is list:
+            _merge_items(merged, into, inner, value)
+        elif how == "append_unless_repeated":
+            so_far = merged.get(into)
+            if type(so_far) is not str or type(value) is not str:
+                merged[into] = value
+            elif value and value != so_far:
+                merged[into] = so_far + value  # a split name: short, and rare
+        elif how != "drop":
+            merged[into] = value  # "last", or a value of another type a vendor sends
+
+
+def _append(merged: _Merged, key: str, value: Any) -> None:
+    if type(value) is str:
+        pieces = merged.get(key)
+        if type(pieces) is _Text:
+            pieces.append(value)
+        else:
+            merged[key] = _Text((value,))
+    elif type(value) is list:
+        items = merged.get(key)
+        if type(items) is _Items:
+            items.extend(value)
+        else:
+            merged[key] = _Items(value)
+    else:
+        merged[key] = value  # a value of another type a vendor sends: the last one wins
+
+
+def _merge_items(merged: _Merged, key: str, kind: str, items: list[Any]) -> None:
+    slots = merged.get(key)
+    if type(slots) is not _Slots:
+        slots = merged[key] = _Slots()
+    for item in items:
+        index = item.get("index")
+        if type(index) is not int:
+            index = slots.place(item)
+        slot = slots.get(index)
+        if slot is None:
+            slot = slots[index] = _Merged(kind)
+            slot["index"] = index
+        slots.latest = index
+        _merge(slot, item)
+
+
+def _finish(merged: _Merged) -> dict[str, Any]:
+    """The JSON object merged so far, with the fills for keys no chunk supplied."""
+    out = {key: _finished(value) for key, value in merged.items()}
+    for key, value, inner in _PLANS[merged.kind].fills:
+        if key not in out:
+            out[key] = _finish(_Merged(inner)) if inner else value
+    return out
+
+
+def _finished(value: Any) -> Any:
+    kind = type(value)
+    if kind is _Text:
+        text = "".join(value)
+        value[:] = (text,)  # the next read starts from one piece
+        return _paired(text)
+    if kind is _Items:
+        return list(value)
+    if kind is _Slots:
+        return [_finish(value[index]) for index in sorted(value)]
+    if kind is _Merged:
+        return _finish(value)
+    return value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _paired(text: str) -> str:
+    """The text with UTF-16 surrogate halves that arrived in separate chunks (as JSON
+    escapes) joined into one character; a lone half is kept as it is."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode(
+        "utf-16-le", "surrogatepass"
+    )

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: d4ec2404fb08d169 (spec, templates and generator).
+# Spec hash: 602b8322a27c02ba (spec, templates and generator).
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
@@ -44,9 +44,9 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal, Required, TypeAlias, TypeVar, cast
+from typing import Any, Final, Literal, NamedTuple, Required, TypeAlias, TypeVar, cast
 
 # typing.TypedDict before Python 3.12 cannot be validated by pydantic; this one can.
 from typing_extensions import TypedDict
@@ -63,7 +63,14 @@ __all__ = [
     "AzureRouting",
     "AzureSeverity",
     "AzureSeverityResult",
+    "ChatCompletion",
+    "ChatCompletionAudio",
+    "ChatCompletionChoice",
     "ChatCompletionChunk",
+    "ChatCompletionMessage",
+    "ChatCompletionMessageFunctionCall",
+    "ChatCompletionMessageToolCall",
+    "ChatCompletionMessageToolCallFunction",
     "ChatCompletionTokenLogprob",
     "Choice",
     "ChoiceDelta",
@@ -72,9 +79,11 @@ __all__ = [
     "ChoiceDeltaToolCall",
     "ChoiceDeltaToolCallFunction",
     "ChoiceLogprobs",
+    "ChunkAccumulator",
     "ChunkDecodeError",
     "ChunkObject",
     "ChunkStream",
+    "CompletionObject",
     "CompletionTokensDetails",
     "CompletionUsage",
     "ErrorReport",
@@ -141,6 +150,7 @@ __all__ = [
     "dumps",
     "iter_chunks",
     "loads",
+    "loads_completion",
     "validate_azure_blocklist_details",
     "validate_azure_blocklist_result",
     "validate_azure_content_filter_offsets",
@@ -151,7 +161,14 @@ __all__ = [
     "validate_azure_prompt_filter_result",
     "validate_azure_routing",
     "validate_azure_severity_result",
+    "validate_chat_completion",
+    "validate_chat_completion_audio",
+    "validate_chat_completion_choice",
     "validate_chat_completion_chunk",
+    "validate_chat_completion_message",
+    "validate_chat_completion_message_function_call",
+    "validate_chat_completion_message_tool_call",
+    "validate_chat_completion_message_tool_call_function",
     "validate_chat_completion_token_logprob",
     "validate_choice",
     "validate_choice_delta",
@@ -301,6 +318,17 @@ def _describe(value: object) -> str:
     return type(value).__name__
 
 
+def _json(data: str | bytes) -> Any:
+    """The JSON value of a payload; raises `ChunkDecodeError` when it is not JSON."""
+    try:
+        # Bytes must be UTF-8, as JSON on the wire is (json.loads would guess UTF-16 too).
+        return json.loads(data.decode("utf-8") if isinstance(data, bytes) else data)
+    except ValueError as exc:  # JSONDecodeError or UnicodeDecodeError
+        raise ChunkDecodeError(f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise ChunkDecodeError("invalid JSON: nested too deeply") from None
+
+
 def _object(value: Any) -> dict[str, Any]:
     if type(value) is dict:
         return value
@@ -318,6 +346,20 @@ def _required(obj: dict[str, Any], key: str, decode: Callable[[Any], _T]) -> _T:
     value = obj[key]
     if value is None:
         raise ChunkDecodeError("must not be null").under(_key(key))
+    try:
+        return decode(value)
+    except ChunkDecodeError as exc:
+        raise exc.under(_key(key)) from None
+
+
+def _required_nullable(
+    obj: dict[str, Any], key: str, decode: Callable[[Any], _T]
+) -> _T | None:
+    if key not in obj:
+        raise ChunkDecodeError("missing required key").under(_key(key))
+    value = obj[key]
+    if value is None:
+        return None
     try:
         return decode(value)
     except ChunkDecodeError as exc:
@@ -556,13 +598,15 @@ def _decode_str_or_list_MistralContentPart(
     raise _unexpected("a string or a list", value)
 
 
-def _decode_list_ChoiceDeltaToolCall(value: Any) -> list[ChoiceDeltaToolCall]:
+def _decode_list_ChatCompletionMessageToolCall(
+    value: Any,
+) -> list[ChatCompletionMessageToolCall]:
     if type(value) is not list:
         raise _unexpected("a list", value)
     out = []
     for index, item in enumerate(value):
         try:
-            out.append(validate_choice_delta_tool_call(item))
+            out.append(validate_chat_completion_message_tool_call(item))
         except ChunkDecodeError as exc:
             raise exc.under(f"[{index}]") from None
     return out
@@ -803,13 +847,13 @@ def _decode_list_GroqModelUsage(value: Any) -> list[GroqModelUsage]:
     return out
 
 
-def _decode_list_Choice(value: Any) -> list[Choice]:
+def _decode_list_ChatCompletionChoice(value: Any) -> list[ChatCompletionChoice]:
     if type(value) is not list:
         raise _unexpected("a list", value)
     out = []
     for index, item in enumerate(value):
         try:
-            out.append(validate_choice(item))
+            out.append(validate_chat_completion_choice(item))
         except ChunkDecodeError as exc:
             raise exc.under(f"[{index}]") from None
     return out
@@ -871,9 +915,40 @@ def _decode_list_ZaiWebSearchResult(value: Any) -> list[ZaiWebSearchResult]:
     return out
 
 
+def _decode_list_ChoiceDeltaToolCall(value: Any) -> list[ChoiceDeltaToolCall]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(validate_choice_delta_tool_call(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
+def _decode_list_Choice(value: Any) -> list[Choice]:
+    if type(value) is not list:
+        raise _unexpected("a list", value)
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(validate_choice(item))
+        except ChunkDecodeError as exc:
+            raise exc.under(f"[{index}]") from None
+    return out
+
+
 def _put(out: dict[str, Any], key: str, value: object) -> None:
     if not isinstance(value, _Unset):
         out[key] = value
+
+
+CompletionObject: TypeAlias = Literal["chat.completion"]
+"""The type tag of a completion.
+
+`chat.completion`: A chat completion. Values not listed here are accepted and kept.
+"""
 
 
 ChunkObject: TypeAlias = Literal["chat.completion.chunk"]
@@ -1107,13 +1182,13 @@ def validate_mistral_content_part(data: Any) -> MistralContentPart:
     return cast(MistralContentPart, out)
 
 
-class ChoiceDeltaToolCallFunction(TypedDict, total=False):
-    """The function part of a tool-call fragment."""
+class ChatCompletionMessageToolCallFunction(TypedDict, total=False):
+    """The function a tool call calls."""
 
-    arguments: str | dict[str, Any] | None
+    arguments: Required[str | dict[str, Any]]
 
-    """A piece of the JSON-encoded arguments; the pieces concatenated may still be invalid
-    JSON.
+    """The arguments as JSON text, exactly as the model wrote them (it may be invalid
+    JSON); empty when no fragment carried any.
 
     llama.cpp server: Some builds stream tool arguments as a JSON object instead of a
     string. See https://github.com/ggml-org/llama.cpp/issues/20198
@@ -1121,121 +1196,121 @@ class ChoiceDeltaToolCallFunction(TypedDict, total=False):
     MiniMax: The Coding Plan streams tool arguments as a JSON object, not a string. See
     https://github.com/can1357/oh-my-pi/pull/1779
     """
-    name: str | None
+    name: str
 
-    """Name of the function; sent on the first fragment."""
-
-
-_CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
+    """Name of the function; OpenAI always sends it."""
 
 
-def validate_choice_delta_tool_call_function(data: Any) -> ChoiceDeltaToolCallFunction:
-    """Check a decoded JSON object as a ChoiceDeltaToolCallFunction; raises `ChunkDecodeError`."""
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
+
+
+def validate_chat_completion_message_tool_call_function(
+    data: Any,
+) -> ChatCompletionMessageToolCallFunction:
+    """Check a decoded JSON object as a ChatCompletionMessageToolCallFunction; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "arguments", _optional_nullable(obj, "arguments", _decode_str_or_map_any))
-    _put(out, "name", _optional_nullable(obj, "name", _decode_str))
-    out.update(_extra(obj, _CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS))
-    return cast(ChoiceDeltaToolCallFunction, out)
+    out["arguments"] = _required(obj, "arguments", _decode_str_or_map_any)
+    _put(out, "name", _optional(obj, "name", _decode_str))
+    out.update(_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_KEYS))
+    return cast(ChatCompletionMessageToolCallFunction, out)
 
 
-class ChoiceDeltaToolCall(TypedDict, total=False):
-    """A fragment of one tool call."""
+class ChatCompletionMessageToolCall(TypedDict, total=False):
+    """A call the model made to a tool."""
 
     index: int
 
-    """Which tool call of the choice this fragment belongs to.
-
-    Mistral AI: Mistral sends each tool call whole, without `index` or `type`. See
-    https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-tool-call.chunks.txt
+    """Position of the call in the stream it was merged from; a response without streaming
+    leaves it out, and the list is in index order either way.
     """
-    id: str | None
+    id: str
 
-    """Identifier of the tool call; sent on its first fragment."""
-    function: ChoiceDeltaToolCallFunction | None
+    """Identifier of the call, to be quoted by the tool result; OpenAI always sends it.
+    """
+    type: Required[ToolType | str]
 
-    """The function being called and a piece of its arguments."""
-    type: ToolType | str | None
+    """Kind of tool."""
+    function: Required[ChatCompletionMessageToolCallFunction]
 
-    """Kind of tool; sent on the first fragment."""
-
-
-_CHOICE_DELTA_TOOL_CALL_KEYS = frozenset({"index", "id", "function", "type"})
+    """The function called and its arguments."""
 
 
-def validate_choice_delta_tool_call(data: Any) -> ChoiceDeltaToolCall:
-    """Check a decoded JSON object as a ChoiceDeltaToolCall; raises `ChunkDecodeError`."""
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS = frozenset({"index", "id", "type", "function"})
+
+
+def validate_chat_completion_message_tool_call(
+    data: Any,
+) -> ChatCompletionMessageToolCall:
+    """Check a decoded JSON object as a ChatCompletionMessageToolCall; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "index", _optional(obj, "index", _decode_int))
-    _put(out, "id", _optional_nullable(obj, "id", _decode_str))
-    _put(
-        out,
-        "function",
-        _optional_nullable(obj, "function", validate_choice_delta_tool_call_function),
+    _put(out, "id", _optional(obj, "id", _decode_str))
+    out["type"] = _required(obj, "type", _decode_str)
+    out["function"] = _required(
+        obj, "function", validate_chat_completion_message_tool_call_function
     )
-    _put(out, "type", _optional_nullable(obj, "type", _decode_str))
-    out.update(_extra(obj, _CHOICE_DELTA_TOOL_CALL_KEYS))
-    return cast(ChoiceDeltaToolCall, out)
+    out.update(_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS))
+    return cast(ChatCompletionMessageToolCall, out)
 
 
-class ChoiceDeltaFunctionCall(TypedDict, total=False):
-    """A fragment of a legacy function call."""
+class ChatCompletionMessageFunctionCall(TypedDict, total=False):
+    """The function call of the legacy functions API."""
 
-    arguments: str | None
+    arguments: Required[str]
 
-    """A piece of the JSON-encoded arguments, to be concatenated with the other pieces.
-    """
-    name: str | None
+    """The arguments as JSON text, exactly as the model wrote them."""
+    name: str
 
-    """Name of the function to call; sent on the first fragment."""
-
-
-_CHOICE_DELTA_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
+    """Name of the function; OpenAI always sends it."""
 
 
-def validate_choice_delta_function_call(data: Any) -> ChoiceDeltaFunctionCall:
-    """Check a decoded JSON object as a ChoiceDeltaFunctionCall; raises `ChunkDecodeError`."""
+_CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
+
+
+def validate_chat_completion_message_function_call(
+    data: Any,
+) -> ChatCompletionMessageFunctionCall:
+    """Check a decoded JSON object as a ChatCompletionMessageFunctionCall; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "arguments", _optional_nullable(obj, "arguments", _decode_str))
-    _put(out, "name", _optional_nullable(obj, "name", _decode_str))
-    out.update(_extra(obj, _CHOICE_DELTA_FUNCTION_CALL_KEYS))
-    return cast(ChoiceDeltaFunctionCall, out)
+    out["arguments"] = _required(obj, "arguments", _decode_str)
+    _put(out, "name", _optional(obj, "name", _decode_str))
+    out.update(_extra(obj, _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_KEYS))
+    return cast(ChatCompletionMessageFunctionCall, out)
 
 
-class ChoiceDeltaAudio(TypedDict, total=False):
-    """A fragment of an audio answer."""
+class ChatCompletionAudio(TypedDict, total=False):
+    """An audio answer."""
 
-    id: str | None
+    id: str
 
     """Identifier of the audio answer, for use in later turns."""
-    data: str | None
+    data: str
 
-    """A piece of the base64-encoded audio in the requested format."""
-    expires_at: int | None
+    """The base64-encoded audio in the requested format."""
+    expires_at: int
 
-    """Unix time in seconds after which the audio can no longer be referenced; sent on the
-    last fragment.
-    """
-    transcript: str | None
+    """Unix time in seconds after which the audio can no longer be referenced."""
+    transcript: str
 
-    """A piece of the transcript of the audio."""
+    """Transcript of the audio."""
 
 
-_CHOICE_DELTA_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
+_CHAT_COMPLETION_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
 
 
-def validate_choice_delta_audio(data: Any) -> ChoiceDeltaAudio:
-    """Check a decoded JSON object as a ChoiceDeltaAudio; raises `ChunkDecodeError`."""
+def validate_chat_completion_audio(data: Any) -> ChatCompletionAudio:
+    """Check a decoded JSON object as a ChatCompletionAudio; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "id", _optional_nullable(obj, "id", _decode_str))
-    _put(out, "data", _optional_nullable(obj, "data", _decode_str))
-    _put(out, "expires_at", _optional_nullable(obj, "expires_at", _decode_int))
-    _put(out, "transcript", _optional_nullable(obj, "transcript", _decode_str))
-    out.update(_extra(obj, _CHOICE_DELTA_AUDIO_KEYS))
-    return cast(ChoiceDeltaAudio, out)
+    _put(out, "id", _optional(obj, "id", _decode_str))
+    _put(out, "data", _optional(obj, "data", _decode_str))
+    _put(out, "expires_at", _optional(obj, "expires_at", _decode_int))
+    _put(out, "transcript", _optional(obj, "transcript", _decode_str))
+    out.update(_extra(obj, _CHAT_COMPLETION_AUDIO_KEYS))
+    return cast(ChatCompletionAudio, out)
 
 
 class GroqSearchResult(TypedDict, total=False):
@@ -1988,15 +2063,15 @@ def validate_open_router_annotation(data: Any) -> OpenRouterAnnotation:
     return cast(OpenRouterAnnotation, out)
 
 
-class ChoiceDelta(TypedDict, total=False):
-    """An increment of the assistant message; every key is optional."""
+class ChatCompletionMessage(TypedDict, total=False):
+    """A message the model wrote."""
 
-    role: Role | str | None
+    role: Required[Role | str]
 
-    """Author of the message; normally only on the first fragment of a choice."""
-    content: str | list[MistralContentPart] | None
+    """Author of the message, `assistant` for a model's answer."""
+    content: Required[str | list[MistralContentPart] | None]
 
-    """A piece of the message text, to be appended to the pieces before it.
+    """The text of the message; null when the model only called tools or refused.
 
     Mistral AI: Magistral models stream `content` as a list of typed parts (thinking,
     then text). See
@@ -2004,21 +2079,19 @@ class ChoiceDelta(TypedDict, total=False):
     """
     refusal: str | None
 
-    """A piece of the refusal message, streamed when the model declines a structured-output
-    request.
-    """
-    tool_calls: list[ChoiceDeltaToolCall] | None
+    """The refusal message, when the model declined a structured-output request."""
+    tool_calls: list[ChatCompletionMessageToolCall] | None
 
-    """Fragments of the tool calls the model is making, keyed by their index."""
-    function_call: ChoiceDeltaFunctionCall | None
+    """The tool calls the model made, in index order."""
+    function_call: ChatCompletionMessageFunctionCall | None
 
-    """A fragment of the single function call of the legacy functions API.
+    """The single function call of the legacy functions API.
 
     Deprecated: Replaced by `tool_calls`.
     """
-    audio: ChoiceDeltaAudio | None
+    audio: ChatCompletionAudio | None
 
-    """A piece of the audio answer, when audio output was requested."""
+    """The audio answer, when audio output was requested."""
     reasoning_content: str | None
 
     """A piece of the chain of thought of a reasoning model, streamed before the answer;
@@ -2132,7 +2205,7 @@ class ChoiceDelta(TypedDict, total=False):
     """
 
 
-_CHOICE_DELTA_KEYS = frozenset(
+_CHAT_COMPLETION_MESSAGE_KEYS = frozenset(
     {
         "role",
         "content",
@@ -2158,28 +2231,30 @@ _CHOICE_DELTA_KEYS = frozenset(
 )
 
 
-def validate_choice_delta(data: Any) -> ChoiceDelta:
-    """Check a decoded JSON object as a ChoiceDelta; raises `ChunkDecodeError`."""
+def validate_chat_completion_message(data: Any) -> ChatCompletionMessage:
+    """Check a decoded JSON object as a ChatCompletionMessage; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
-    _put(out, "role", _optional_nullable(obj, "role", _decode_str))
-    _put(
-        out,
-        "content",
-        _optional_nullable(obj, "content", _decode_str_or_list_MistralContentPart),
+    out["role"] = _required(obj, "role", _decode_str)
+    out["content"] = _required_nullable(
+        obj, "content", _decode_str_or_list_MistralContentPart
     )
     _put(out, "refusal", _optional_nullable(obj, "refusal", _decode_str))
     _put(
         out,
         "tool_calls",
-        _optional_nullable(obj, "tool_calls", _decode_list_ChoiceDeltaToolCall),
+        _optional_nullable(
+            obj, "tool_calls", _decode_list_ChatCompletionMessageToolCall
+        ),
     )
     _put(
         out,
         "function_call",
-        _optional_nullable(obj, "function_call", validate_choice_delta_function_call),
+        _optional_nullable(
+            obj, "function_call", validate_chat_completion_message_function_call
+        ),
     )
-    _put(out, "audio", _optional_nullable(obj, "audio", validate_choice_delta_audio))
+    _put(out, "audio", _optional_nullable(obj, "audio", validate_chat_completion_audio))
     _put(
         out,
         "reasoning_content",
@@ -2224,8 +2299,8 @@ def validate_choice_delta(data: Any) -> ChoiceDelta:
     _put(out, "hidden_states", _optional_nullable(obj, "hidden_states", _decode_any))
     _put(out, "token_id", _optional_nullable(obj, "token_id", _decode_int))
     _put(out, "reasoning", _optional_nullable(obj, "reasoning", _decode_str))
-    out.update(_extra(obj, _CHOICE_DELTA_KEYS))
-    return cast(ChoiceDelta, out)
+    out.update(_extra(obj, _CHAT_COMPLETION_MESSAGE_KEYS))
+    return cast(ChatCompletionMessage, out)
 
 
 class TopLogprob(TypedDict, total=False):
@@ -2299,10 +2374,12 @@ class ChoiceLogprobs(TypedDict, total=False):
 
     content: list[ChatCompletionTokenLogprob] | None
 
-    """One entry per content token of the fragment."""
+    """One entry per content token of the fragment (of the whole message, once merged).
+    """
     refusal: list[ChatCompletionTokenLogprob] | None
 
-    """One entry per refusal token of the fragment."""
+    """One entry per refusal token of the fragment (of the whole refusal, once merged).
+    """
 
 
 _CHOICE_LOGPROBS_KEYS = frozenset({"content", "refusal"})
@@ -3177,28 +3254,21 @@ def validate_completion_usage(data: Any) -> CompletionUsage:
     return cast(CompletionUsage, out)
 
 
-class Choice(TypedDict, total=False):
-    """The fragment of one choice carried by a chunk."""
+class ChatCompletionChoice(TypedDict, total=False):
+    """One choice of a completion."""
 
     index: Required[int]
 
     """Position of this choice among the choices of the completion."""
-    delta: ChoiceDelta
+    message: Required[ChatCompletionMessage]
 
-    """The new part of the assistant message.
+    """The message the model wrote."""
+    finish_reason: Required[FinishReason | str | None]
 
-    Azure OpenAI: Annotation chunks of the asynchronous content filter carry a choice
-    without `delta`. See
-    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
-    """
-    finish_reason: FinishReason | str | None
-
-    """Why the model stopped generating this choice; null until the last fragment of the
-    choice.
-    """
+    """Why the model stopped generating; null when a stream ended before saying."""
     logprobs: ChoiceLogprobs | float | None
 
-    """Log probabilities of the tokens in this fragment, when they were requested.
+    """Log probabilities of the message tokens, when they were requested.
 
     Together AI: The choice carries the log probability of the sampled token as a bare
     number. See
@@ -3283,10 +3353,10 @@ class Choice(TypedDict, total=False):
     """
 
 
-_CHOICE_KEYS = frozenset(
+_CHAT_COMPLETION_CHOICE_KEYS = frozenset(
     {
         "index",
-        "delta",
+        "message",
         "finish_reason",
         "logprobs",
         "content_filter_results",
@@ -3303,13 +3373,13 @@ _CHOICE_KEYS = frozenset(
 )
 
 
-def validate_choice(data: Any) -> Choice:
-    """Check a decoded JSON object as a Choice; raises `ChunkDecodeError`."""
+def validate_chat_completion_choice(data: Any) -> ChatCompletionChoice:
+    """Check a decoded JSON object as a ChatCompletionChoice; raises `ChunkDecodeError`."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["index"] = _required(obj, "index", _decode_int)
-    _put(out, "delta", _optional(obj, "delta", validate_choice_delta))
-    _put(out, "finish_reason", _optional_nullable(obj, "finish_reason", _decode_str))
+    out["message"] = _required(obj, "message", validate_chat_completion_message)
+    out["finish_reason"] = _required_nullable(obj, "finish_reason", _decode_str)
     _put(
         out,
         "logprobs",
@@ -3347,8 +3417,8 @@ def validate_choice(data: Any) -> Choice:
     _put(out, "seed", _optional_nullable(obj, "seed", _decode_int))
     _put(out, "stop_reason", _optional_nullable(obj, "stop_reason", _decode_int_or_str))
     _put(out, "token_ids", _optional_nullable(obj, "token_ids", _decode_list_int))
-    out.update(_extra(obj, _CHOICE_KEYS))
-    return cast(Choice, out)
+    out.update(_extra(obj, _CHAT_COMPLETION_CHOICE_KEYS))
+    return cast(ChatCompletionChoice, out)
 
 
 class ModerationResultBody(TypedDict, total=False):
@@ -4569,6 +4639,846 @@ def validate_zai_web_search_result(data: Any) -> ZaiWebSearchResult:
     return cast(ZaiWebSearchResult, out)
 
 
+# A whole chat completion: what a request without streaming returns, and what the chunks
+# of a stream add up to (see `ChunkAccumulator`).
+#
+# A payload with an `error` object and no `choices` reports a failed request; it is not
+# a completion.
+ChatCompletion = TypedDict(
+    "ChatCompletion",
+    {
+        # Identifier of the completion; OpenAI always sends it, a stream whose chunks
+        # lack it leaves it out.
+        "id": str,
+        # The completion choices, one per requested choice, in index order.
+        "choices": list[ChatCompletionChoice],
+        # Unix time in seconds at which the completion was created.
+        #
+        # Mistral AI: The first chunk of some Mistral-served models has no `created`.
+        # See https://github.com/zed-industries/zed/pull/62517
+        #
+        # SambaNova: `created` is a float timestamp. See
+        # https://github.com/BerriAI/litellm/pull/11971
+        "created": int | float,
+        # Name of the model that produced the completion.
+        "model": str,
+        # Type tag of the payload.
+        "object": Required[CompletionObject | str],
+        # Processing tier that served the request.
+        "service_tier": ServiceTier | str | None,
+        # Fingerprint of the backend configuration, to be compared across requests that
+        # use a seed.
+        #
+        # Deprecated: OpenAI marks it deprecated and sends null on newer models.
+        "system_fingerprint": str | None,
+        # Token counts for the whole request.
+        "usage": CompletionUsage | None,
+        # Moderation verdicts on the input and the output, when moderation was
+        # requested.
+        "moderation": Moderation | None,
+        # Content-filter verdicts on each prompt, sent on a first chunk that has no
+        # choices.
+        #
+        # Sent by Azure OpenAI; see https://github.com/MicrosoftDocs/azure-ai-
+        # docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-
+        # foundry/openai/concepts/content-streaming.md
+        "prompt_filter_results": list[AzurePromptFilterResult] | None,
+        # Content-filter verdicts on each prompt, under their legacy name.
+        #
+        # Deprecated: Older API versions' name for `prompt_filter_results`.
+        #
+        # Sent by Azure OpenAI; see https://github.com/MicrosoftDocs/azure-ai-
+        # docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-
+        # foundry/openai/concepts/content-streaming.md
+        "prompt_annotations": list[AzurePromptFilterResult] | None,
+        # Latency measurements of the request inside the engine and the service, sent by
+        # Foundry on the usage chunk.
+        #
+        # Sent by Azure OpenAI; see
+        # https://github.com/RomanEmreis/svir/blob/99a68b19ec380b7948969e6fee4e323125288885/tests/conformance/decoder/azure.sse
+        "latency_checkpoint": AzureLatencyCheckpoint | None,
+        # Which serving replica handled the request, sent by Foundry on the usage chunk.
+        #
+        # Sent by Azure OpenAI; see
+        # https://github.com/RomanEmreis/svir/blob/99a68b19ec380b7948969e6fee4e323125288885/tests/conformance/decoder/azure.sse
+        "routing": AzureRouting | None,
+        # Per-request performance metrics, keyed like Fireworks' response headers (such
+        # as `fireworks-server-time-to-first-token`); sent on the chunk with the finish
+        # reason when the request set `perf_metrics_in_response`.
+        #
+        # Sent by Fireworks AI; see https://docs.fireworks.ai/faq-new/models-
+        # inference/how-to-get-performance-metrics-for-streaming-responses
+        "perf_metrics": dict[str, Any] | None,
+        # Groq's own metadata: the request id and seed on the first chunk, the usage
+        # (with timings) on the last one.
+        #
+        # Sent by Groq; see https://github.com/groq/groq-
+        # python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+        "x_groq": GroqXGroq | None,
+        # Prompt-processing and generation speed of the request, sent on the final chunk
+        # (MLX servers send it on every chunk).
+        #
+        # Sent by llama.cpp server, MLX-VLM server; see https://github.com/ggml-
+        # org/llama.cpp/blob/master/tools/server/server-task.cpp
+        "timings": LlamaCppTimings | None,
+        # The server's native, non-OpenAI result (generation settings, grammar, token
+        # counts and more), added for debugging when the server runs in verbose mode;
+        # can be very large.
+        #
+        # Sent by llama.cpp server; see https://github.com/ggml-
+        # org/llama.cpp/blob/master/tools/server/server-task.cpp
+        "__verbose": dict[str, Any] | None,
+        # Latency figures Novita measures for the request, repeated on every chunk.
+        #
+        # Sent by Novita AI; see
+        # https://github.com/sdcb/chats/blob/a12e6e5c2160775d40912c034edb6f861021ff52/src/BE/tests/Chats.BE.UnitTest/ChatServices/ChatCompletions/NovitaChatUsageTests.cs
+        "sla_metrics": NovitaSlaMetrics | None,
+        # NVIDIA response extensions (worker ids, timing, token ids and more), present
+        # only for the `extra_fields` the request asked for.
+        #
+        # Sent by NVIDIA Dynamo; see https://github.com/ai-
+        # dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
+        "nvext": NvExt | None,
+        # Name of the upstream provider that served the request (`OpenAI`, `Amazon
+        # Bedrock`, `Google` and so on), which need not be the maker of the model.
+        #
+        # Sent by OpenRouter; see https://github.com/OpenRouterTeam/ai-sdk-
+        # provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
+        "provider": str | None,
+        # A failure that happened after the stream had started, reported inside a chunk
+        # that still carries `choices` (with finish reason `error`) and possibly
+        # `usage`; a payload with `error` and no `choices` is rejected as an error
+        # report instead.
+        #
+        # Sent by OpenRouter; see https://openrouter.ai/docs/sdks/python/api-
+        # reference/components/chatstreamchunk
+        "error": OpenRouterError | None,
+        # Addresses of the sources the answer draws on, in the order the numbered
+        # references in the text (`[1]`, `[2]`) use; Perplexity repeats the list on
+        # every chunk, xAI's Live Search sends it on the last one.
+        #
+        # Sent by Perplexity, xAI (Grok); see
+        # https://github.com/perplexityai/perplexity-
+        # py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
+        "citations": list[str] | None,
+        # The search results the answer draws on, with titles and snippets.
+        #
+        # Sent by Perplexity; see https://github.com/perplexityai/perplexity-
+        # py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
+        "search_results": list[PerplexitySearchResult] | None,
+        # SGLang's own response extensions (routed experts, cache-source breakdown);
+        # left out when none of them were produced.
+        #
+        # Sent by SGLang; see https://github.com/sgl-
+        # project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+        "sglext": SglangSglExt | None,
+        # Warnings about the request, such as parameters that were ignored.
+        #
+        # Sent by Together AI; see https://github.com/togethercomputer/together-
+        # py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+        "warnings": list[TogetherWarning] | None,
+        # Token ids of the rendered prompt; sent on the first chunk only, null when not
+        # requested.
+        #
+        # Sent by vLLM; see https://github.com/vllm-
+        # project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+        "prompt_token_ids": list[int] | None,
+        # The prompt after the chat template was applied; sent on the first chunk only
+        # when `return_prompt_text` is set.
+        #
+        # Sent by vLLM; see https://github.com/vllm-
+        # project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+        "prompt_text": str | None,
+        # Per-request performance measurements; null on chunks that do not carry them.
+        #
+        # Sent by vLLM; see https://github.com/vllm-
+        # project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+        "metrics": VllmRequestMetrics | None,
+        # The request id the client sent or the server assigned, echoed back.
+        #
+        # Sent by Z.ai (GLM); see https://docs.rs/openai-
+        # interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
+        "request_id": str | None,
+        # The web pages the built-in `web_search` tool found and the answer draws on,
+        # returned at the top level of the response.
+        #
+        # Sent by Z.ai (GLM); see https://docs.bigmodel.cn/cn/guide/tools/web-search
+        "web_search": list[ZaiWebSearchResult] | None,
+    },
+    total=False,
+)
+
+
+_CHAT_COMPLETION_KEYS = frozenset(
+    {
+        "id",
+        "choices",
+        "created",
+        "model",
+        "object",
+        "service_tier",
+        "system_fingerprint",
+        "usage",
+        "moderation",
+        "prompt_filter_results",
+        "prompt_annotations",
+        "latency_checkpoint",
+        "routing",
+        "perf_metrics",
+        "x_groq",
+        "timings",
+        "__verbose",
+        "sla_metrics",
+        "nvext",
+        "provider",
+        "error",
+        "citations",
+        "search_results",
+        "sglext",
+        "warnings",
+        "prompt_token_ids",
+        "prompt_text",
+        "metrics",
+        "request_id",
+        "web_search",
+    }
+)
+
+
+def validate_chat_completion(data: Any) -> ChatCompletion:
+    """Check a decoded JSON object as a ChatCompletion; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    if obj.get("error") is not None and "choices" not in obj:
+        raise _error_payload(obj["error"]).under(_key("error"))
+    out: dict[str, Any] = {}
+    _put(out, "id", _optional(obj, "id", _decode_str))
+    out["choices"] = _defaulted(obj, "choices", _decode_list_ChatCompletionChoice, list)
+    _put(out, "created", _optional(obj, "created", _decode_int_or_float))
+    _put(out, "model", _optional(obj, "model", _decode_str))
+    out["object"] = _required(obj, "object", _decode_str)
+    _put(out, "service_tier", _optional_nullable(obj, "service_tier", _decode_str))
+    _put(
+        out,
+        "system_fingerprint",
+        _optional_nullable(obj, "system_fingerprint", _decode_str),
+    )
+    _put(out, "usage", _optional_nullable(obj, "usage", validate_completion_usage))
+    _put(out, "moderation", _optional_nullable(obj, "moderation", validate_moderation))
+    _put(
+        out,
+        "prompt_filter_results",
+        _optional_nullable(
+            obj, "prompt_filter_results", _decode_list_AzurePromptFilterResult
+        ),
+    )
+    _put(
+        out,
+        "prompt_annotations",
+        _optional_nullable(
+            obj, "prompt_annotations", _decode_list_AzurePromptFilterResult
+        ),
+    )
+    _put(
+        out,
+        "latency_checkpoint",
+        _optional_nullable(
+            obj, "latency_checkpoint", validate_azure_latency_checkpoint
+        ),
+    )
+    _put(out, "routing", _optional_nullable(obj, "routing", validate_azure_routing))
+    _put(out, "perf_metrics", _optional_nullable(obj, "perf_metrics", _decode_map_any))
+    _put(out, "x_groq", _optional_nullable(obj, "x_groq", validate_groq_x_groq))
+    _put(out, "timings", _optional_nullable(obj, "timings", validate_llama_cpp_timings))
+    _put(out, "__verbose", _optional_nullable(obj, "__verbose", _decode_map_any))
+    _put(
+        out,
+        "sla_metrics",
+        _optional_nullable(obj, "sla_metrics", validate_novita_sla_metrics),
+    )
+    _put(out, "nvext", _optional_nullable(obj, "nvext", validate_nv_ext))
+    _put(out, "provider", _optional_nullable(obj, "provider", _decode_str))
+    _put(out, "error", _optional_nullable(obj, "error", validate_open_router_error))
+    _put(out, "citations", _optional_nullable(obj, "citations", _decode_list_str))
+    _put(
+        out,
+        "search_results",
+        _optional_nullable(obj, "search_results", _decode_list_PerplexitySearchResult),
+    )
+    _put(out, "sglext", _optional_nullable(obj, "sglext", validate_sglang_sgl_ext))
+    _put(
+        out,
+        "warnings",
+        _optional_nullable(obj, "warnings", _decode_list_TogetherWarning),
+    )
+    _put(
+        out,
+        "prompt_token_ids",
+        _optional_nullable(obj, "prompt_token_ids", _decode_list_int),
+    )
+    _put(out, "prompt_text", _optional_nullable(obj, "prompt_text", _decode_str))
+    _put(
+        out,
+        "metrics",
+        _optional_nullable(obj, "metrics", validate_vllm_request_metrics),
+    )
+    _put(out, "request_id", _optional_nullable(obj, "request_id", _decode_str))
+    _put(
+        out,
+        "web_search",
+        _optional_nullable(obj, "web_search", _decode_list_ZaiWebSearchResult),
+    )
+    out.update(_extra(obj, _CHAT_COMPLETION_KEYS))
+    return cast(ChatCompletion, out)
+
+
+class ChoiceDeltaToolCallFunction(TypedDict, total=False):
+    """The function part of a tool-call fragment."""
+
+    arguments: str | dict[str, Any] | None
+
+    """A piece of the JSON-encoded arguments; the pieces concatenated may still be invalid
+    JSON.
+
+    llama.cpp server: Some builds stream tool arguments as a JSON object instead of a
+    string. See https://github.com/ggml-org/llama.cpp/issues/20198
+
+    MiniMax: The Coding Plan streams tool arguments as a JSON object, not a string. See
+    https://github.com/can1357/oh-my-pi/pull/1779
+    """
+    name: str | None
+
+    """Name of the function; sent on the first fragment. Some backends repeat it on every
+    fragment and a few split it, so a fragment is appended unless it repeats the name so
+    far.
+    """
+
+
+_CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
+
+
+def validate_choice_delta_tool_call_function(data: Any) -> ChoiceDeltaToolCallFunction:
+    """Check a decoded JSON object as a ChoiceDeltaToolCallFunction; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "arguments", _optional_nullable(obj, "arguments", _decode_str_or_map_any))
+    _put(out, "name", _optional_nullable(obj, "name", _decode_str))
+    out.update(_extra(obj, _CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS))
+    return cast(ChoiceDeltaToolCallFunction, out)
+
+
+class ChoiceDeltaToolCall(TypedDict, total=False):
+    """A fragment of one tool call."""
+
+    index: int
+
+    """Which tool call of the choice this fragment belongs to.
+
+    Mistral AI: Mistral sends each tool call whole, without `index` or `type`. See
+    https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-tool-call.chunks.txt
+    """
+    id: str | None
+
+    """Identifier of the tool call; sent on its first fragment."""
+    function: ChoiceDeltaToolCallFunction | None
+
+    """The function being called and a piece of its arguments."""
+    type: ToolType | str | None
+
+    """Kind of tool; sent on the first fragment."""
+
+
+_CHOICE_DELTA_TOOL_CALL_KEYS = frozenset({"index", "id", "function", "type"})
+
+
+def validate_choice_delta_tool_call(data: Any) -> ChoiceDeltaToolCall:
+    """Check a decoded JSON object as a ChoiceDeltaToolCall; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "index", _optional(obj, "index", _decode_int))
+    _put(out, "id", _optional_nullable(obj, "id", _decode_str))
+    _put(
+        out,
+        "function",
+        _optional_nullable(obj, "function", validate_choice_delta_tool_call_function),
+    )
+    _put(out, "type", _optional_nullable(obj, "type", _decode_str))
+    out.update(_extra(obj, _CHOICE_DELTA_TOOL_CALL_KEYS))
+    return cast(ChoiceDeltaToolCall, out)
+
+
+class ChoiceDeltaFunctionCall(TypedDict, total=False):
+    """A fragment of a legacy function call."""
+
+    arguments: str | None
+
+    """A piece of the JSON-encoded arguments, to be concatenated with the other pieces.
+    """
+    name: str | None
+
+    """Name of the function to call; sent on the first fragment."""
+
+
+_CHOICE_DELTA_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
+
+
+def validate_choice_delta_function_call(data: Any) -> ChoiceDeltaFunctionCall:
+    """Check a decoded JSON object as a ChoiceDeltaFunctionCall; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "arguments", _optional_nullable(obj, "arguments", _decode_str))
+    _put(out, "name", _optional_nullable(obj, "name", _decode_str))
+    out.update(_extra(obj, _CHOICE_DELTA_FUNCTION_CALL_KEYS))
+    return cast(ChoiceDeltaFunctionCall, out)
+
+
+class ChoiceDeltaAudio(TypedDict, total=False):
+    """A fragment of an audio answer."""
+
+    id: str | None
+
+    """Identifier of the audio answer, for use in later turns."""
+    data: str | None
+
+    """A piece of the base64-encoded audio in the requested format."""
+    expires_at: int | None
+
+    """Unix time in seconds after which the audio can no longer be referenced; sent on the
+    last fragment.
+    """
+    transcript: str | None
+
+    """A piece of the transcript of the audio."""
+
+
+_CHOICE_DELTA_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
+
+
+def validate_choice_delta_audio(data: Any) -> ChoiceDeltaAudio:
+    """Check a decoded JSON object as a ChoiceDeltaAudio; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "id", _optional_nullable(obj, "id", _decode_str))
+    _put(out, "data", _optional_nullable(obj, "data", _decode_str))
+    _put(out, "expires_at", _optional_nullable(obj, "expires_at", _decode_int))
+    _put(out, "transcript", _optional_nullable(obj, "transcript", _decode_str))
+    out.update(_extra(obj, _CHOICE_DELTA_AUDIO_KEYS))
+    return cast(ChoiceDeltaAudio, out)
+
+
+class ChoiceDelta(TypedDict, total=False):
+    """An increment of the assistant message; every key is optional."""
+
+    role: Role | str | None
+
+    """Author of the message; normally only on the first fragment of a choice."""
+    content: str | list[MistralContentPart] | None
+
+    """A piece of the message text, to be appended to the pieces before it.
+
+    Mistral AI: Magistral models stream `content` as a list of typed parts (thinking,
+    then text). See
+    https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-reasoning.chunks.txt
+    """
+    refusal: str | None
+
+    """A piece of the refusal message, streamed when the model declines a structured-output
+    request.
+    """
+    tool_calls: list[ChoiceDeltaToolCall] | None
+
+    """Fragments of the tool calls the model is making, keyed by their index."""
+    function_call: ChoiceDeltaFunctionCall | None
+
+    """A fragment of the single function call of the legacy functions API.
+
+    Deprecated: Replaced by `tool_calls`.
+    """
+    audio: ChoiceDeltaAudio | None
+
+    """A piece of the audio answer, when audio output was requested."""
+    reasoning_content: str | None
+
+    """A piece of the chain of thought of a reasoning model, streamed before the answer;
+    null while the answer is streamed.
+
+    Sent by DeepSeek, vLLM, Z.ai (GLM), SGLang, xAI (Grok), Moonshot AI (Kimi), Qwen
+    (Alibaba Cloud DashScope), llama.cpp server, LiteLLM, MLX-VLM server, Fireworks AI;
+    see https://api-docs.deepseek.com/guides/reasoning_model
+    """
+    channel: str | None
+
+    """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning of
+    gpt-oss models.
+
+    Sent by Groq; see
+    https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_groq/test_tool_use_failed_error_streaming.yaml
+    """
+    executed_tools: list[GroqExecutedTool] | None
+
+    """Tools that Groq's compound systems ran on the server, such as web search or code
+    execution: first with their arguments, then again with their results.
+
+    Sent by Groq; see
+    https://github.com/groq/groq-python/blob/b410a6201a995be36012af36ffbc138145d97ccb/src/groq/types/chat/chat_completion_message.py
+    """
+    thinking_blocks: list[LiteLLMThinkingBlock] | None
+
+    """Anthropic-style blocks of the model's thinking, normalized by LiteLLM from the
+    upstream provider; usually only sent when the provider has them.
+
+    Sent by LiteLLM; see
+    https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
+    """
+    provider_specific_fields: dict[str, Any] | None
+
+    """Upstream keys LiteLLM has no standard slot for, passed through as they came.
+
+    Sent by LiteLLM; see
+    https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
+    """
+    index: int | None
+
+    """Index of the choice repeated inside the delta (seen with GLM models served by
+    Mistral).
+
+    Sent by Mistral AI; see
+    https://github.com/vercel/ai/blob/b8100f3369/packages/mistral/src/__fixtures__/mistral-incremental-tool-call.chunks.txt
+    """
+    tool_call_id: str | None
+
+    """Id of the tool call a tool message answers; the server's shared message model sends
+    it as null on deltas.
+
+    Sent by MLX-VLM server; see
+    https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
+    """
+    name: str | None
+
+    """Name of the tool or function behind the message; the server's shared message model
+    sends it as null on deltas.
+
+    Sent by MLX-VLM server; see
+    https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
+    """
+    internal_content: MoonshotInternalContent | None
+
+    """The raw token ids behind this fragment, sent only when the request asked for
+    internal content.
+
+    Sent by Moonshot AI (Kimi); see Kimi stream rules as implemented by an SGLang-based
+    serving fork (StreamDelta.internal_content in its sse_utils.py, sent only with
+    stream_options.include_internal_content); no public Moonshot document found
+    """
+    reasoning_details: list[OpenRouterReasoningDetail] | None
+
+    """Structured pieces of the model's reasoning (plain text, summaries or encrypted
+    blobs), to be merged by `index` and sent back unchanged on the next turn; often an
+    empty list.
+
+    Sent by OpenRouter, Snowflake Cortex; see
+    https://github.com/OpenRouterTeam/ai-sdk-provider/blob/162f21a6ee5580710fecd8d714e85ca0d961de02/src/schemas/reasoning-details.ts
+    """
+    annotations: list[OpenRouterAnnotation] | None
+
+    """Citations attached to the answer, such as the web pages a search plugin used; sent
+    in deltas of their own before or alongside the text.
+
+    Sent by OpenRouter, LiteLLM, Groq; see
+    https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
+    """
+    hidden_states: Any | None
+
+    """Hidden states of the model for this fragment, only when the request asked for them.
+
+    Sent by SGLang; see
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+    """
+    token_id: int | None
+
+    """Id of the token this fragment carries.
+
+    Sent by Together AI; see
+    https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+    """
+    reasoning: str | None
+
+    """A piece of the model's reasoning, streamed apart from the answer.
+
+    Sent by vLLM, Groq, Ollama, OpenRouter, Together AI, MLX-VLM server; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+    """
+
+
+_CHOICE_DELTA_KEYS = frozenset(
+    {
+        "role",
+        "content",
+        "refusal",
+        "tool_calls",
+        "function_call",
+        "audio",
+        "reasoning_content",
+        "channel",
+        "executed_tools",
+        "thinking_blocks",
+        "provider_specific_fields",
+        "index",
+        "tool_call_id",
+        "name",
+        "internal_content",
+        "reasoning_details",
+        "annotations",
+        "hidden_states",
+        "token_id",
+        "reasoning",
+    }
+)
+
+
+def validate_choice_delta(data: Any) -> ChoiceDelta:
+    """Check a decoded JSON object as a ChoiceDelta; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "role", _optional_nullable(obj, "role", _decode_str))
+    _put(
+        out,
+        "content",
+        _optional_nullable(obj, "content", _decode_str_or_list_MistralContentPart),
+    )
+    _put(out, "refusal", _optional_nullable(obj, "refusal", _decode_str))
+    _put(
+        out,
+        "tool_calls",
+        _optional_nullable(obj, "tool_calls", _decode_list_ChoiceDeltaToolCall),
+    )
+    _put(
+        out,
+        "function_call",
+        _optional_nullable(obj, "function_call", validate_choice_delta_function_call),
+    )
+    _put(out, "audio", _optional_nullable(obj, "audio", validate_choice_delta_audio))
+    _put(
+        out,
+        "reasoning_content",
+        _optional_nullable(obj, "reasoning_content", _decode_str),
+    )
+    _put(out, "channel", _optional_nullable(obj, "channel", _decode_str))
+    _put(
+        out,
+        "executed_tools",
+        _optional_nullable(obj, "executed_tools", _decode_list_GroqExecutedTool),
+    )
+    _put(
+        out,
+        "thinking_blocks",
+        _optional_nullable(obj, "thinking_blocks", _decode_list_LiteLLMThinkingBlock),
+    )
+    _put(
+        out,
+        "provider_specific_fields",
+        _optional_nullable(obj, "provider_specific_fields", _decode_map_any),
+    )
+    _put(out, "index", _optional_nullable(obj, "index", _decode_int))
+    _put(out, "tool_call_id", _optional_nullable(obj, "tool_call_id", _decode_str))
+    _put(out, "name", _optional_nullable(obj, "name", _decode_str))
+    _put(
+        out,
+        "internal_content",
+        _optional_nullable(obj, "internal_content", validate_moonshot_internal_content),
+    )
+    _put(
+        out,
+        "reasoning_details",
+        _optional_nullable(
+            obj, "reasoning_details", _decode_list_OpenRouterReasoningDetail
+        ),
+    )
+    _put(
+        out,
+        "annotations",
+        _optional_nullable(obj, "annotations", _decode_list_OpenRouterAnnotation),
+    )
+    _put(out, "hidden_states", _optional_nullable(obj, "hidden_states", _decode_any))
+    _put(out, "token_id", _optional_nullable(obj, "token_id", _decode_int))
+    _put(out, "reasoning", _optional_nullable(obj, "reasoning", _decode_str))
+    out.update(_extra(obj, _CHOICE_DELTA_KEYS))
+    return cast(ChoiceDelta, out)
+
+
+class Choice(TypedDict, total=False):
+    """The fragment of one choice carried by a chunk."""
+
+    index: Required[int]
+
+    """Position of this choice among the choices of the completion."""
+    delta: ChoiceDelta
+
+    """The new part of the assistant message.
+
+    Azure OpenAI: Annotation chunks of the asynchronous content filter carry a choice
+    without `delta`. See
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+    finish_reason: FinishReason | str | None
+
+    """Why the model stopped generating this choice; null until the last fragment of the
+    choice.
+    """
+    logprobs: ChoiceLogprobs | float | None
+
+    """Log probabilities of the tokens in this fragment, when they were requested.
+
+    Together AI: The choice carries the log probability of the sampled token as a bare
+    number. See
+    https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+    """
+    content_filter_results: AzureContentFilterResults | None
+
+    """Content-filter verdicts on the text of this choice so far; may be empty.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+    content_filter_offsets: AzureContentFilterOffsets | None
+
+    """Which span of the output an asynchronous-filter annotation chunk refers to.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+    content_filter_raw: list[Any] | None
+
+    """Raw output of the content filters on an asynchronous-filter annotation chunk; its
+    entries are not documented.
+
+    Sent by Azure OpenAI; see
+    https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
+    """
+    usage: CompletionUsage | None
+
+    """Token counts for the whole request, carried on the choice of the final chunk instead
+    of (or besides) the top-level `usage`; null or absent on the chunks before it.
+
+    Sent by Moonshot AI (Kimi); see
+    https://platform.kimi.ai/docs/guide/utilize-the-streaming-output-feature-of-kimi-api
+    """
+    native_finish_reason: str | None
+
+    """The finish reason exactly as the upstream provider reported it (such as `end_turn`
+    or `STOP`), before OpenRouter mapped it onto `finish_reason`; null until the choice
+    ends.
+
+    Sent by OpenRouter; see
+    https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_streaming_reasoning.yaml
+    """
+    matched_stop: int | str | None
+
+    """The stop token id or stop string that ended the choice; null while the choice is
+    still running or when it ended another way.
+
+    Sent by SGLang, Azure OpenAI; see
+    https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+    """
+    text: str | None
+
+    """The text of this fragment again, as in the legacy completions format.
+
+    Sent by Together AI; see
+    https://github.com/lzell/AIProxySwift/blob/360fabbc05b80f33994b9bd31a9d8f9d310b586c/Tests/AIProxyTests/TogetherAIChatCompletionStreamingChunkTests.swift
+    """
+    seed: int | None
+
+    """The sampling seed of the choice; null until the last fragment. Values beyond 2**53
+    are common, so clients that read JSON numbers as doubles lose digits.
+
+    Sent by Together AI; see
+    https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+    """
+    stop_reason: int | str | None
+
+    """The stop token id or stop string that ended the choice; null when it ended another
+    way.
+
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+    """
+    token_ids: list[int] | None
+
+    """Token ids generated in this fragment, when `return_token_ids` is set.
+
+    Sent by vLLM; see
+    https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+    """
+
+
+_CHOICE_KEYS = frozenset(
+    {
+        "index",
+        "delta",
+        "finish_reason",
+        "logprobs",
+        "content_filter_results",
+        "content_filter_offsets",
+        "content_filter_raw",
+        "usage",
+        "native_finish_reason",
+        "matched_stop",
+        "text",
+        "seed",
+        "stop_reason",
+        "token_ids",
+    }
+)
+
+
+def validate_choice(data: Any) -> Choice:
+    """Check a decoded JSON object as a Choice; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    out["index"] = _required(obj, "index", _decode_int)
+    _put(out, "delta", _optional(obj, "delta", validate_choice_delta))
+    _put(out, "finish_reason", _optional_nullable(obj, "finish_reason", _decode_str))
+    _put(
+        out,
+        "logprobs",
+        _optional_nullable(obj, "logprobs", _decode_ChoiceLogprobs_or_float),
+    )
+    _put(
+        out,
+        "content_filter_results",
+        _optional_nullable(
+            obj, "content_filter_results", validate_azure_content_filter_results
+        ),
+    )
+    _put(
+        out,
+        "content_filter_offsets",
+        _optional_nullable(
+            obj, "content_filter_offsets", validate_azure_content_filter_offsets
+        ),
+    )
+    _put(
+        out,
+        "content_filter_raw",
+        _optional_nullable(obj, "content_filter_raw", _decode_list_any),
+    )
+    _put(out, "usage", _optional_nullable(obj, "usage", validate_completion_usage))
+    _put(
+        out,
+        "native_finish_reason",
+        _optional_nullable(obj, "native_finish_reason", _decode_str),
+    )
+    _put(
+        out, "matched_stop", _optional_nullable(obj, "matched_stop", _decode_int_or_str)
+    )
+    _put(out, "text", _optional_nullable(obj, "text", _decode_str))
+    _put(out, "seed", _optional_nullable(obj, "seed", _decode_int))
+    _put(out, "stop_reason", _optional_nullable(obj, "stop_reason", _decode_int_or_str))
+    _put(out, "token_ids", _optional_nullable(obj, "token_ids", _decode_list_int))
+    out.update(_extra(obj, _CHOICE_KEYS))
+    return cast(Choice, out)
+
+
 # One server-sent event of a streamed chat completion, carrying a fragment of every
 # choice.
 #
@@ -4883,20 +5793,17 @@ def validate_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
 
 def loads(data: str | bytes) -> ChatCompletionChunk:
     """Decode and validate one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
-    try:
-        # Bytes must be UTF-8, as JSON on the wire is (json.loads would guess UTF-16 too).
-        text = data.decode("utf-8") if isinstance(data, bytes) else data
-        obj = json.loads(text)
-    except ValueError as exc:  # JSONDecodeError or UnicodeDecodeError
-        raise ChunkDecodeError(f"invalid JSON: {exc}") from None
-    except RecursionError:
-        raise ChunkDecodeError("invalid JSON: nested too deeply") from None
-    return validate_chat_completion_chunk(obj)
+    return validate_chat_completion_chunk(_json(data))
 
 
-def dumps(chunk: ChatCompletionChunk) -> str:
-    """Encode a chunk as compact JSON text (UTF-8 characters are written as they are)."""
-    return json.dumps(chunk, ensure_ascii=False, separators=(",", ":"))
+def loads_completion(data: str | bytes) -> ChatCompletion:
+    """Decode and validate a whole completion from JSON text; raises `ChunkDecodeError` for any bad input."""
+    return validate_chat_completion(_json(data))
+
+
+def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:
+    """Encode a chunk or a completion as compact JSON text (UTF-8 characters are written as they are)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
@@ -5071,3 +5978,558 @@ class _EventParser:
 
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+class ChunkAccumulator:
+    """Adds up the chunks of one stream into the `ChatCompletion` they make.
+
+    `add(chunk)` merges a chunk as it arrives, at a cost in proportion to the chunk;
+    `snapshot()` builds the completion so far, at a cost in proportion to the completion
+    (the text pieces are joined then, once). `result()` is the same, named for the end
+    of the stream: the completion is done at `[DONE]` or the end of the input, not at a
+    `finish_reason`, since usage and late fragments may follow it.
+
+    Each key merges by the rule the spec gives it: text is appended; identifiers keep
+    the first value that is not empty (nor 0); lists of objects with an `index` merge item by
+    item (an item without an index continues the latest one, or starts a new one when
+    it brings a new `id`); objects merge key by key; anything else, keys the spec does
+    not describe included, keeps the last value that is not null. Nothing is summed and
+    nothing repeated is concatenated, so cumulative usage stays right.
+    """
+
+    __slots__ = ("_merged", "chunks")
+
+    def __init__(self) -> None:
+        self._merged = _Merged("ChatCompletionChunk")
+        self.chunks = 0
+        """How many chunks were added."""
+
+    def add(self, chunk: ChatCompletionChunk) -> None:
+        """Merge the next chunk of the stream."""
+        _merge(self._merged, chunk)
+        self.chunks += 1
+
+    def snapshot(self) -> ChatCompletion:
+        """The completion the chunks added so far make."""
+        return validate_chat_completion(_finish(self._merged))
+
+    def result(self) -> ChatCompletion:
+        """The whole completion; call it once the stream has ended."""
+        return self.snapshot()
+
+
+class _Plan(NamedTuple):
+    """How the objects of one chunk type merge into one object of the completion."""
+
+    rules: dict[str, tuple[str, str, str]]
+    """Key -> (rule, key in the completion, chunk type of the value); a key not listed
+    keeps its last value that is not null."""
+    fills: tuple[tuple[str, object, str], ...]
+    """(key, value, chunk type) for keys no chunk supplied: the value, or, when a chunk
+    type is named, an empty object merged as that type."""
+
+
+_PLANS: Final[dict[str, _Plan]] = {
+    # ChatCompletionChunk -> ChatCompletion
+    "ChatCompletionChunk": _Plan(
+        rules={
+            "id": ("first", "id", ""),
+            "choices": ("by_index", "choices", "Choice"),
+            "created": ("first", "created", ""),
+            "model": ("first", "model", ""),
+            "object": ("drop", "", ""),
+            "usage": ("merge", "usage", "CompletionUsage"),
+            "obfuscation": ("drop", "", ""),
+            "moderation": ("merge", "moderation", "Moderation"),
+            "latency_checkpoint": (
+                "merge",
+                "latency_checkpoint",
+                "AzureLatencyCheckpoint",
+            ),
+            "routing": ("merge", "routing", "AzureRouting"),
+            "x_groq": ("merge", "x_groq", "GroqXGroq"),
+            "timings": ("merge", "timings", "LlamaCppTimings"),
+            "sla_metrics": ("merge", "sla_metrics", "NovitaSlaMetrics"),
+            "nvext": ("merge", "nvext", "NvExt"),
+            "error": ("merge", "error", "OpenRouterError"),
+            "sglext": ("merge", "sglext", "SglangSglExt"),
+            "metrics": ("merge", "metrics", "VllmRequestMetrics"),
+        },
+        fills=(("object", "chat.completion", ""),),
+    ),
+    # Choice -> ChatCompletionChoice
+    "Choice": _Plan(
+        rules={
+            "index": ("first", "index", ""),
+            "delta": ("merge", "message", "ChoiceDelta"),
+            "logprobs": ("merge", "logprobs", "ChoiceLogprobs"),
+            "content_filter_results": (
+                "merge",
+                "content_filter_results",
+                "AzureContentFilterResults",
+            ),
+            "content_filter_offsets": (
+                "merge",
+                "content_filter_offsets",
+                "AzureContentFilterOffsets",
+            ),
+            "usage": ("merge", "usage", "CompletionUsage"),
+            "text": ("append", "text", ""),
+            "token_ids": ("append", "token_ids", ""),
+        },
+        fills=(
+            ("message", None, "ChoiceDelta"),
+            ("finish_reason", None, ""),
+        ),
+    ),
+    # CompletionUsage -> CompletionUsage
+    "CompletionUsage": _Plan(
+        rules={
+            "completion_tokens_details": (
+                "merge",
+                "completion_tokens_details",
+                "CompletionTokensDetails",
+            ),
+            "prompt_tokens_details": (
+                "merge",
+                "prompt_tokens_details",
+                "PromptTokensDetails",
+            ),
+            "cost": ("merge", "cost", "PerplexityCost"),
+            "cost_details": ("merge", "cost_details", "OpenRouterCostDetails"),
+            "server_tool_use_details": (
+                "merge",
+                "server_tool_use_details",
+                "OpenRouterServerToolUseDetails",
+            ),
+        },
+        fills=(),
+    ),
+    # Moderation -> Moderation
+    "Moderation": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # AzureLatencyCheckpoint -> AzureLatencyCheckpoint
+    "AzureLatencyCheckpoint": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # AzureRouting -> AzureRouting
+    "AzureRouting": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # GroqXGroq -> GroqXGroq
+    "GroqXGroq": _Plan(
+        rules={
+            "usage": ("merge", "usage", "CompletionUsage"),
+            "usage_breakdown": ("merge", "usage_breakdown", "GroqUsageBreakdown"),
+            "debug": ("merge", "debug", "GroqDebug"),
+        },
+        fills=(),
+    ),
+    # LlamaCppTimings -> LlamaCppTimings
+    "LlamaCppTimings": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # NovitaSlaMetrics -> NovitaSlaMetrics
+    "NovitaSlaMetrics": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # NvExt -> NvExt
+    "NvExt": _Plan(
+        rules={
+            "worker_id": ("merge", "worker_id", "NvExtWorkerId"),
+            "timing": ("merge", "timing", "NvExtTiming"),
+            "token_ids": ("append", "token_ids", ""),
+            "completion_token_ids": ("append", "completion_token_ids", ""),
+        },
+        fills=(),
+    ),
+    # OpenRouterError -> OpenRouterError
+    "OpenRouterError": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # SglangSglExt -> SglangSglExt
+    "SglangSglExt": _Plan(
+        rules={
+            "cached_tokens_details": (
+                "merge",
+                "cached_tokens_details",
+                "SglangCachedTokensDetails",
+            )
+        },
+        fills=(),
+    ),
+    # VllmRequestMetrics -> VllmRequestMetrics
+    "VllmRequestMetrics": _Plan(
+        rules={
+            "speculative_decoding": (
+                "merge",
+                "speculative_decoding",
+                "VllmSpeculativeDecodingMetrics",
+            )
+        },
+        fills=(),
+    ),
+    # ChoiceDelta -> ChatCompletionMessage
+    "ChoiceDelta": _Plan(
+        rules={
+            "role": ("first", "role", ""),
+            "content": ("append", "content", ""),
+            "refusal": ("append", "refusal", ""),
+            "tool_calls": ("by_index", "tool_calls", "ChoiceDeltaToolCall"),
+            "function_call": ("merge", "function_call", "ChoiceDeltaFunctionCall"),
+            "audio": ("merge", "audio", "ChoiceDeltaAudio"),
+            "reasoning_content": ("append", "reasoning_content", ""),
+            "executed_tools": ("by_index", "executed_tools", "GroqExecutedTool"),
+            "thinking_blocks": ("append", "thinking_blocks", ""),
+            "internal_content": (
+                "merge",
+                "internal_content",
+                "MoonshotInternalContent",
+            ),
+            "reasoning_details": (
+                "by_index",
+                "reasoning_details",
+                "OpenRouterReasoningDetail",
+            ),
+            "annotations": ("append", "annotations", ""),
+            "reasoning": ("append", "reasoning", ""),
+        },
+        fills=(
+            ("role", "assistant", ""),
+            ("content", None, ""),
+        ),
+    ),
+    # ChoiceLogprobs -> ChoiceLogprobs
+    "ChoiceLogprobs": _Plan(
+        rules={
+            "content": ("append", "content", ""),
+            "refusal": ("append", "refusal", ""),
+        },
+        fills=(),
+    ),
+    # AzureContentFilterResults -> AzureContentFilterResults
+    "AzureContentFilterResults": _Plan(
+        rules={
+            "hate": ("merge", "hate", "AzureSeverityResult"),
+            "self_harm": ("merge", "self_harm", "AzureSeverityResult"),
+            "sexual": ("merge", "sexual", "AzureSeverityResult"),
+            "violence": ("merge", "violence", "AzureSeverityResult"),
+            "jailbreak": ("merge", "jailbreak", "AzureDetectionResult"),
+            "protected_material_text": (
+                "merge",
+                "protected_material_text",
+                "AzureDetectionResult",
+            ),
+            "protected_material_code": (
+                "merge",
+                "protected_material_code",
+                "AzureDetectionResult",
+            ),
+            "custom_blocklists": (
+                "merge",
+                "custom_blocklists",
+                "AzureBlocklistDetails",
+            ),
+            "error": ("merge", "error", "AzureFilterError"),
+        },
+        fills=(),
+    ),
+    # AzureContentFilterOffsets -> AzureContentFilterOffsets
+    "AzureContentFilterOffsets": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # CompletionTokensDetails -> CompletionTokensDetails
+    "CompletionTokensDetails": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # PromptTokensDetails -> PromptTokensDetails
+    "PromptTokensDetails": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # PerplexityCost -> PerplexityCost
+    "PerplexityCost": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # OpenRouterCostDetails -> OpenRouterCostDetails
+    "OpenRouterCostDetails": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # OpenRouterServerToolUseDetails -> OpenRouterServerToolUseDetails
+    "OpenRouterServerToolUseDetails": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # GroqUsageBreakdown -> GroqUsageBreakdown
+    "GroqUsageBreakdown": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # GroqDebug -> GroqDebug
+    "GroqDebug": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # NvExtWorkerId -> NvExtWorkerId
+    "NvExtWorkerId": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # NvExtTiming -> NvExtTiming
+    "NvExtTiming": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # SglangCachedTokensDetails -> SglangCachedTokensDetails
+    "SglangCachedTokensDetails": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # VllmSpeculativeDecodingMetrics -> VllmSpeculativeDecodingMetrics
+    "VllmSpeculativeDecodingMetrics": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # ChoiceDeltaToolCall -> ChatCompletionMessageToolCall
+    "ChoiceDeltaToolCall": _Plan(
+        rules={
+            "index": ("first", "index", ""),
+            "id": ("first", "id", ""),
+            "function": ("merge", "function", "ChoiceDeltaToolCallFunction"),
+            "type": ("first", "type", ""),
+        },
+        fills=(
+            ("type", "function", ""),
+            ("function", None, "ChoiceDeltaToolCallFunction"),
+        ),
+    ),
+    # ChoiceDeltaFunctionCall -> ChatCompletionMessageFunctionCall
+    "ChoiceDeltaFunctionCall": _Plan(
+        rules={
+            "arguments": ("append", "arguments", ""),
+            "name": ("append_unless_repeated", "name", ""),
+        },
+        fills=(("arguments", "", ""),),
+    ),
+    # ChoiceDeltaAudio -> ChatCompletionAudio
+    "ChoiceDeltaAudio": _Plan(
+        rules={
+            "id": ("first", "id", ""),
+            "data": ("append", "data", ""),
+            "transcript": ("append", "transcript", ""),
+        },
+        fills=(),
+    ),
+    # GroqExecutedTool -> GroqExecutedTool
+    "GroqExecutedTool": _Plan(
+        rules={"search_results": ("merge", "search_results", "GroqSearchResults")},
+        fills=(),
+    ),
+    # MoonshotInternalContent -> MoonshotInternalContent
+    "MoonshotInternalContent": _Plan(
+        rules={"token_ids": ("append", "token_ids", "")},
+        fills=(),
+    ),
+    # OpenRouterReasoningDetail -> OpenRouterReasoningDetail
+    "OpenRouterReasoningDetail": _Plan(
+        rules={
+            "format": ("first", "format", ""),
+            "text": ("append", "text", ""),
+            "summary": ("append", "summary", ""),
+            "data": ("append", "data", ""),
+        },
+        fills=(),
+    ),
+    # AzureSeverityResult -> AzureSeverityResult
+    "AzureSeverityResult": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # AzureDetectionResult -> AzureDetectionResult
+    "AzureDetectionResult": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # AzureBlocklistDetails -> AzureBlocklistDetails
+    "AzureBlocklistDetails": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # AzureFilterError -> AzureFilterError
+    "AzureFilterError": _Plan(
+        rules={},
+        fills=(),
+    ),
+    # ChoiceDeltaToolCallFunction -> ChatCompletionMessageToolCallFunction
+    "ChoiceDeltaToolCallFunction": _Plan(
+        rules={
+            "arguments": ("append", "arguments", ""),
+            "name": ("append_unless_repeated", "name", ""),
+        },
+        fills=(("arguments", "", ""),),
+    ),
+    # GroqSearchResults -> GroqSearchResults
+    "GroqSearchResults": _Plan(
+        rules={},
+        fills=(),
+    ),
+}
+
+
+class _Merged(dict[str, Any]):
+    """The keys merged so far into one object of the completion."""
+
+    __slots__ = ("kind",)
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+        """The chunk type whose objects merge into it."""
+
+
+class _Text(list[str]):
+    """The pieces of a text, joined when the completion is read (never `+=` in a loop)."""
+
+    __slots__ = ()
+
+
+class _Items(list[Any]):
+    """The items of a list, gathered from every chunk."""
+
+    __slots__ = ()
+
+
+class _Slots(dict[int, _Merged]):
+    """The objects of a list, merged by their `index`."""
+
+    __slots__ = ("latest",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.latest = 0
+        """The index merged most recently."""
+
+    def place(self, item: Mapping[str, Any]) -> int:
+        """The index of an item that has none: the latest object's, unless the item
+        brings an `id` that object does not have."""
+        if not self:
+            return 0
+        ident = item.get("id")
+        if ident and ident != self[self.latest].get("id"):
+            return max(self) + 1
+        return self.latest
+
+
+def _merge(merged: _Merged, obj: Mapping[str, Any]) -> None:
+    """Merge one object of a chunk into what the chunks before it left."""
+    rules = _PLANS[merged.kind].rules
+    for key, value in obj.items():
+        if value is None:
+            continue  # null brings nothing, whatever the rule
+        rule = rules.get(key)
+        if rule is None:
+            merged[key] = value
+            continue
+        how, into, inner = rule
+        if how == "append":
+            _append(merged, into, value)
+        elif how == "first":
+            # "" and 0 are placeholders (Azure's filter chunks send id "" and created 0).
+            if into not in merged and value != "" and (value or type(value) is not int):
+                merged[into] = value
+        elif how == "merge" and type(value) is dict:
+            part = merged.get(into)
+            if type(part) is not _Merged:
+                part = merged[into] = _Merged(inner)
+            _merge(part, value)
+        elif how == "by_index" and type(value) is list:
+            _merge_items(merged, into, inner, value)
+        elif how == "append_unless_repeated":
+            so_far = merged.get(into)
+            if type(so_far) is not str or type(value) is not str:
+                merged[into] = value
+            elif value and value != so_far:
+                merged[into] = so_far + value  # a split name: short, and rare
+        elif how != "drop":
+            merged[into] = value  # "last", or a value of another type a vendor sends
+
+
+def _append(merged: _Merged, key: str, value: Any) -> None:
+    if type(value) is str:
+        pieces = merged.get(key)
+        if type(pieces) is _Text:
+            pieces.append(value)
+        else:
+            merged[key] = _Text((value,))
+    elif type(value) is list:
+        items = merged.get(key)
+        if type(items) is _Items:
+            items.extend(value)
+        else:
+            merged[key] = _Items(value)
+    else:
+        merged[key] = value  # a value of another type a vendor sends: the last one wins
+
+
+def _merge_items(merged: _Merged, key: str, kind: str, items: list[Any]) -> None:
+    slots = merged.get(key)
+    if type(slots) is not _Slots:
+        slots = merged[key] = _Slots()
+    for item in items:
+        index = item.get("index")
+        if type(index) is not int:
+            index = slots.place(item)
+        slot = slots.get(index)
+        if slot is None:
+            slot = slots[index] = _Merged(kind)
+            slot["index"] = index
+        slots.latest = index
+        _merge(slot, item)
+
+
+def _finish(merged: _Merged) -> dict[str, Any]:
+    """The JSON object merged so far, with the fills for keys no chunk supplied."""
+    out = {key: _finished(value) for key, value in merged.items()}
+    for key, value, inner in _PLANS[merged.kind].fills:
+        if key not in out:
+            out[key] = _finish(_Merged(inner)) if inner else value
+    return out
+
+
+def _finished(value: Any) -> Any:
+    kind = type(value)
+    if kind is _Text:
+        text = "".join(value)
+        value[:] = (text,)  # the next read starts from one piece
+        return _paired(text)
+    if kind is _Items:
+        return list(value)
+    if kind is _Slots:
+        return [_finish(value[index]) for index in sorted(value)]
+    if kind is _Merged:
+        return _finish(value)
+    return value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _paired(text: str) -> str:
+    """The text with UTF-16 surrogate halves that arrived in separate chunks (as JSON
+    escapes) joined into one character; a lone half is kept as it is."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode(
+        "utf-16-le", "surrogatepass"
+    )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from generator import naming
+from generator import merging, naming
 from generator.errors import SpecError
 from generator.ir import (
     Enum,
@@ -19,6 +19,7 @@ from generator.ir import (
     Field,
     ListOf,
     MapOf,
+    MergePlan,
     Model,
     ModelRef,
     Options,
@@ -115,7 +116,12 @@ class _Builder:
         relaxations = self.collect_relaxations(fields)
         models = {name: self.model(name, entries, relaxations) for name, entries in fields.items()}
         self.check_tags(models)
-        order = self.order(core.root, models)
+        plans: tuple[MergePlan, ...] = ()
+        if core.completion is not None:
+            models, plans = merging.plan(
+                models, core.root, core.completion, self.field_where, self.where_type
+            )
+        order = self.order((core.completion or core.root, core.root), models)
         enums_used = _enums_used(order)
         for name, (enum_decl, _) in self.enums.items():
             if name not in enums_used and self.options == Options():
@@ -127,7 +133,12 @@ class _Builder:
             vendors=tuple(self.vendor(v.name) for v in self.raw.vendors),
             files=self.raw.files,
             options=self.options,
+            completion=core.completion,
+            merging=plans,
         )
+
+    def where_type(self, name: str) -> Where:
+        return self.types[name][0].where
 
     def locate(self, model: str, wire: str) -> tuple[str, int | None]:
         where = self.field_where[(model, wire)]
@@ -265,6 +276,8 @@ class _Builder:
                     deprecated=raw.deprecated,
                     origin=origin,
                     relaxations=tuple(notes),
+                    merge=raw.merge,
+                    into=raw.into,
                 )
             )
             if not notes:
@@ -280,6 +293,7 @@ class _Builder:
             fields=tuple(built),
             origin=self.provenance(vendor, None, ()),
             error_when=error_when,
+            fill=tuple((key, value) for key, value, _ in decl.fill),
         )
 
     def discriminated(self, type_: TypeExpr, key: str, where: Where) -> Union:
@@ -335,8 +349,9 @@ class _Builder:
 
     # --- ordering -----------------------------------------------------------------
 
-    def order(self, root: str, models: dict[str, Model]) -> list[Model]:
-        """Dependency order (leaves first), spec order breaking ties; rejects cycles and orphans."""
+    def order(self, roots: tuple[str, ...], models: dict[str, Model]) -> list[Model]:
+        """Dependency order (leaves first, the last root last), spec order breaking ties;
+        rejects cycles and orphans."""
         done: list[str] = []
         visiting: list[str] = []
 
@@ -353,11 +368,15 @@ class _Builder:
             visiting.pop()
             done.append(name)
 
-        visit(root)
+        for root in roots:
+            visit(root)
         for name, (decl, _) in self.types.items():
             # A narrowed build drops the types that only left-out fields or quirks use.
             if name not in done and self.options == Options():
-                raise decl.where.error(f"type {name!r} is defined but never reached from {root!r}")
+                reached_from = " or ".join(repr(root) for root in dict.fromkeys(roots))
+                raise decl.where.error(
+                    f"type {name!r} is defined but never reached from {reached_from}"
+                )
         return [models[name] for name in done]
 
     def enum(self, name: str) -> Enum:

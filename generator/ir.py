@@ -117,6 +117,10 @@ class Field:
     """The vendors that add this field; None for a core field."""
     relaxations: tuple[Provenance, ...]
     """Vendor quirks that loosened a core field (optional, or another type)."""
+    merge: str | None = None
+    """How values in successive chunks merge, as the spec declares it (None: the default)."""
+    into: str | None = None
+    """The key of the merged object it goes to, when not its own wire name."""
 
     @property
     def has_default(self) -> bool:
@@ -141,6 +145,8 @@ class Model:
     fields: tuple[Field, ...]
     origin: Provenance | None
     error_when: ErrorWhen | None = None
+    fill: tuple[tuple[str, object], ...] = ()
+    """Values the accumulator writes for keys no chunk supplied (JSON scalars, null or {})."""
 
 
 @dataclass(frozen=True)
@@ -166,6 +172,46 @@ class Vendor:
     title: str
     source: str
     file: str
+
+
+MergeHow: TypeAlias = Literal[
+    "append", "append_unless_repeated", "by_index", "drop", "first", "last", "merge"
+]
+
+
+@dataclass(frozen=True)
+class MergeRule:
+    """How one key of a chunk object merges into the completion object."""
+
+    wire: str
+    how: MergeHow
+    into: str
+    """The key in the completion object ("" when dropped)."""
+    inner: str | None
+    """For `merge` and `by_index`: the chunk type of the value, merged by its own plan."""
+
+
+@dataclass(frozen=True)
+class Fill:
+    """A value the accumulator writes for a key that no chunk supplied."""
+
+    key: str
+    value: object
+    """A JSON scalar or null; unused when `inner` is set."""
+    inner: str | None
+    """An empty object merged as this chunk type (so its own fills apply)."""
+
+
+@dataclass(frozen=True)
+class MergePlan:
+    """How the objects of one chunk type add up to one object of the completion."""
+
+    chunk_type: str
+    completion_type: str
+    rules: tuple[MergeRule, ...]
+    keys: tuple[str, ...]
+    """The completion type's keys in spec order: the order of the merged object."""
+    fills: tuple[Fill, ...]
 
 
 Profile: TypeAlias = Literal["lenient", "strict"]
@@ -203,6 +249,10 @@ class Spec:
     files: tuple[str, ...]
     """Spec files it was built from, relative to the project root."""
     options: Options = Options()
+    completion: str | None = None
+    """The type the chunks of a stream merge into (None: no accumulator is generated)."""
+    merging: tuple[MergePlan, ...] = ()
+    """One plan per chunk type that merges, the root's first."""
 
     def model(self, name: str) -> Model:
         for model in self.models:

@@ -43,6 +43,8 @@ class RawField:
     discriminator: str | None
     source: str | None
     also: tuple[str, ...]
+    merge: str | None
+    into: str | None
     where: Where
     type_where: Where
 
@@ -73,6 +75,8 @@ class RawType:
     doc: str
     fields: tuple[RawField, ...]
     error_when: RawErrorWhen | None
+    fill: tuple[tuple[str, object, Where], ...]
+    """Values the accumulator writes for keys no chunk supplied: (wire key, JSON value, where)."""
     where: Where
 
 
@@ -101,6 +105,8 @@ class RawVendor:
 @dataclass(frozen=True)
 class RawCore:
     root: str
+    completion: str | None
+    """The type the chunks of a stream merge into."""
     types: tuple[RawType, ...]
     enums: tuple[RawEnum, ...]
     where: Where
@@ -176,10 +182,13 @@ def _flag(mapping: Located, file: str, key: str, default: bool) -> bool:
 
 
 def _core(doc: Located, file: str) -> RawCore:
-    _keys(doc, file, "the core spec", {"root", "types", "enums"}, {"root", "types"})
+    _keys(doc, file, "the core spec", {"root", "completion", "types", "enums"}, {"root", "types"})
     root = _text(doc, file, "root", "the core spec")
     return RawCore(
         root=root,
+        completion=(
+            _text(doc, file, "completion", "the core spec") if "completion" in doc else None
+        ),
         types=_types(doc, file),
         enums=_enums(doc, file),
         where=_at(doc, file),
@@ -236,7 +245,8 @@ def _types(doc: Located, file: str) -> tuple[RawType, ...]:
         if not _TYPE_NAME.match(name):
             raise where.error(f"type name {name!r} must be PascalCase")
         body = _mapping(section[name], where, f"type {name}")
-        _keys(body, file, f"type {name}", {"doc", "fields", "error_when"}, {"doc", "fields"}, where)
+        allowed = {"doc", "fields", "error_when", "fill"}
+        _keys(body, file, f"type {name}", allowed, {"doc", "fields"}, where)
         fields_map = _mapping(body["fields"], _at(body, file, "fields"), f"fields of {name}")
         if not fields_map:
             raise _at(body, file, "fields").error(f"type {name} has no fields")
@@ -246,6 +256,7 @@ def _types(doc: Located, file: str) -> tuple[RawType, ...]:
                 doc=_text(body, file, "doc", f"type {name}"),
                 fields=_fields(fields_map, file, name, vendor=False),
                 error_when=_error_when(body, file, name),
+                fill=_fill(body, file, name),
                 where=where,
             )
         )
@@ -264,6 +275,35 @@ def _error_when(body: Located, file: str, name: str) -> RawErrorWhen | None:
     )
 
 
+def _fill(body: Located, file: str, name: str) -> tuple[tuple[str, object, Where], ...]:
+    if "fill" not in body:
+        return ()
+    section = _mapping(body["fill"], _at(body, file, "fill"), f"fill of {name}")
+    out = []
+    for wire in section:
+        value = section[wire]
+        where = _at(section, file, wire)
+        if isinstance(value, Located):
+            if value:
+                raise where.error("a fill value is a JSON scalar, null or {} (an empty object)")
+            value = {}
+        elif value is not None and not isinstance(value, (str, int, float)):
+            raise where.error("a fill value is a JSON scalar, null or {} (an empty object)")
+        out.append((wire, value, where))
+    return tuple(out)
+
+
+# How the values of a field in successive chunks merge (see docs/spec-format.md).
+MERGE_RULES = (
+    "append",
+    "append_unless_repeated",
+    "by_index",
+    "drop",
+    "first",
+    "last",
+    "merge",
+)
+
 _FIELD_KEYS = {
     "type",
     "doc",
@@ -272,6 +312,8 @@ _FIELD_KEYS = {
     "default",
     "deprecated",
     "discriminator",
+    "merge",
+    "into",
 }
 
 
@@ -311,11 +353,24 @@ def _fields(section: Located, file: str, owner: str, *, vendor: bool) -> tuple[R
                 ),
                 source=_text(body, file, "source", what) if "source" in body else None,
                 also=tuple(also),
+                merge=_merge_rule(body, file),
+                into=_text(body, file, "into", what) if "into" in body else None,
                 where=where,
                 type_where=_at(body, file, "type"),
             )
         )
     return tuple(out)
+
+
+def _merge_rule(body: Located, file: str) -> str | None:
+    if "merge" not in body:
+        return None
+    rule = body["merge"]
+    if rule not in MERGE_RULES:
+        raise _at(body, file, "merge").error(
+            f"unknown merge rule {rule!r} (known: {', '.join(MERGE_RULES)})"
+        )
+    return str(rule)
 
 
 def _relax(section: Located, file: str, owner: str, wire: str) -> RawRelax:

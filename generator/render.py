@@ -11,7 +11,7 @@ import keyword
 import re
 import textwrap
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ import jinja2
 
 from generator import examples, spelling
 from generator.codecs import Codecs, stdlib_codecs
-from generator.ir import Enum, Field, Model, ModelRef, Spec
+from generator.ir import Enum, Field, MergePlan, Model, ModelRef, Spec
 
 MODULE_TARGETS = ("dataclasses", "typeddicts", "pydantic")
 
@@ -204,6 +204,8 @@ def exports(spec: Spec, target: str) -> list[str]:
     """The sorted `__all__` of a target module."""
     names = ["ChunkDecodeError", "ErrorReport", "loads", "dumps"]
     names += ["ChunkStream", "ServerSentEvent", "StreamError", "iter_chunks"]
+    if spec.completion is not None:
+        names += ["ChunkAccumulator", "loads_completion"]
     names += [m.name for m in spec.models] + [e.name for e in spec.enums]
     if target == "dataclasses":
         names.append("UNSET")
@@ -211,6 +213,30 @@ def exports(spec: Spec, target: str) -> list[str]:
         names += [validator_name(m.name) for m in spec.models]
     # The order ruff's RUF022 checks: CONSTANTS, then Classes, then functions.
     return sorted(names, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n))
+
+
+def merge_tables(spec: Spec) -> list[MergePlan]:
+    """The merge plans as the accumulator's table spells them: a rule that keeps the last
+    value under the same key is what happens to any key not listed, so it is left out."""
+    return [
+        replace(plan, rules=tuple(r for r in plan.rules if (r.how, r.into) != ("last", r.wire)))
+        for plan in spec.merging
+    ]
+
+
+# How the accumulator reads a chunk as JSON data, and decodes the merged JSON data.
+_CHUNK_TO_JSON: dict[str, Callable[[str], str]] = {
+    "dataclasses": lambda chunk: f"{chunk}.to_dict()",
+    "typeddicts": lambda chunk: chunk,
+    "pydantic": lambda chunk: f"{chunk}.model_dump(by_alias=True, exclude_unset=True)",
+}
+_COMPLETION_FROM_JSON: dict[str, Callable[[Spec, str], str]] = {
+    "dataclasses": lambda spec, data: f"{spec.completion}.from_dict({data})",
+    "typeddicts": lambda spec, data: f"{validator_name(spec.completion or '')}({data})",
+    "pydantic": lambda spec, data: (
+        f"{spec.completion}.model_validate({data}, by_alias=True, by_name=False)"
+    ),
+}
 
 
 PROJECT_COMMAND = "make generate"
@@ -256,6 +282,10 @@ def _context(
         "header": header(spec, spec_hash, target, command),
         "strict": spec.options.strict,
         "root": spec.model(spec.root),
+        "completion": spec.model(spec.completion) if spec.completion else None,
+        "plans": merge_tables(spec),
+        "chunk_to_json": _CHUNK_TO_JSON[target],
+        "completion_from_json": lambda arg: _COMPLETION_FROM_JSON[target](spec, arg),
         "exports": exports(spec, target),
         "uses_discriminator": any(
             spelling.uses_discriminator(f.type) for m in spec.models for f in m.fields

@@ -6,7 +6,18 @@ Built from the whole spec (every vendor), whatever selection the modules use.
 from __future__ import annotations
 
 from generator.emit import Output
-from generator.ir import EnumRef, Field, ListOf, MapOf, ModelRef, Scalar, Spec, TypeExpr, Union
+from generator.ir import (
+    EnumRef,
+    Field,
+    ListOf,
+    MapOf,
+    Model,
+    ModelRef,
+    Scalar,
+    Spec,
+    TypeExpr,
+    Union,
+)
 
 VENDORS_DOC = "docs/vendors.md"
 
@@ -22,6 +33,7 @@ def render_vendor_docs(spec: Spec, spec_hash: str) -> Output:
         "chunk, as declared in `spec/vendors/`. Paths start at the chunk (`choices[]` is any",
         "choice). A field shared by several backends is listed under each of them.",
         "A source is shown where it is not the vendor's own (given under its heading).",
+        "Each field is also carried into the accumulated completion, merged as the spec says.",
         "Regenerate with `make generate`; add a vendor with `python -m generator new-vendor NAME`.",
     ]
     for vendor in spec.vendors:
@@ -76,7 +88,7 @@ def _row(*cells: str) -> str:
 
 def _vendor_fields(spec: Spec, vendor: str, paths: dict[str, str], default: str) -> list[str]:
     rows = []
-    for model in spec.models:
+    for model in _chunk_models(spec, paths):
         owned = model.origin is not None and vendor in model.origin.vendors
         for field in model.fields:
             if field.origin is not None and vendor in field.origin.vendors:
@@ -93,7 +105,7 @@ def _vendor_fields(spec: Spec, vendor: str, paths: dict[str, str], default: str)
 
 def _vendor_quirks(spec: Spec, vendor: str, paths: dict[str, str], default: str) -> list[str]:
     rows = []
-    for model in spec.models:
+    for model in _chunk_models(spec, paths):
         for field in model.fields:
             for note in field.relaxations:
                 if vendor in note.vendors:
@@ -103,6 +115,11 @@ def _vendor_quirks(spec: Spec, vendor: str, paths: dict[str, str], default: str)
                         _row(path, f"`{_cell(_field_type(field))}`", _cell(note.doc or ""), shown)
                     )
     return rows
+
+
+def _chunk_models(spec: Spec, paths: dict[str, str]) -> list[Model]:
+    """The types of the chunk; the completion carries the same vendor fields, merged."""
+    return [model for model in spec.models if model.name in paths]
 
 
 def _paths(spec: Spec) -> dict[str, str]:

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: d4ec2404fb08d169 (spec, templates and generator).
+# Spec hash: 602b8322a27c02ba (spec, templates and generator).
 # Target: all. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Example payloads of every spec type, shared by the generated tests of every target.
@@ -101,9 +101,13 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("ChoiceDeltaToolCallFunction", "minimal", {}),
     (
-        "ChoiceDeltaToolCallFunction",
+        "ChatCompletionMessageToolCallFunction",
+        "minimal",
+        {"arguments": 'héllo ✓ "q" \\n'},
+    ),
+    (
+        "ChatCompletionMessageToolCallFunction",
         "maximal",
         {
             "arguments": 'héllo ✓ "q" \\n',
@@ -111,9 +115,13 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("ChoiceDeltaToolCallFunction", "nulls", {"arguments": None, "name": None}),
     (
-        "ChoiceDeltaToolCallFunction",
+        "ChatCompletionMessageToolCallFunction",
+        "nulls",
+        {"arguments": 'héllo ✓ "q" \\n'},
+    ),
+    (
+        "ChatCompletionMessageToolCallFunction",
         "alternates",
         {
             "arguments": {
@@ -123,29 +131,38 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("ChoiceDeltaToolCall", "minimal", {}),
     (
-        "ChoiceDeltaToolCall",
+        "ChatCompletionMessageToolCall",
+        "minimal",
+        {"type": "function", "function": {"arguments": 'héllo ✓ "q" \\n'}},
+    ),
+    (
+        "ChatCompletionMessageToolCall",
         "maximal",
         {
             "index": 18446744073709551617,
             "id": 'héllo ✓ "q" \\n',
+            "type": "function",
             "function": {
                 "arguments": 'héllo ✓ "q" \\n',
                 "name": 'héllo ✓ "q" \\n',
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "type": "function",
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("ChoiceDeltaToolCall", "nulls", {"id": None, "function": None, "type": None}),
     (
-        "ChoiceDeltaToolCall",
+        "ChatCompletionMessageToolCall",
+        "nulls",
+        {"type": "zz_not_in_the_spec", "function": {"arguments": 'héllo ✓ "q" \\n'}},
+    ),
+    (
+        "ChatCompletionMessageToolCall",
         "alternates",
         {
             "index": 18446744073709551617,
             "id": 'héllo ✓ "q" \\n',
+            "type": "zz_not_in_the_spec",
             "function": {
                 "arguments": {
                     "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
@@ -153,13 +170,12 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "name": 'héllo ✓ "q" \\n',
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "type": "zz_not_in_the_spec",
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("ChoiceDeltaFunctionCall", "minimal", {}),
+    ("ChatCompletionMessageFunctionCall", "minimal", {"arguments": 'héllo ✓ "q" \\n'}),
     (
-        "ChoiceDeltaFunctionCall",
+        "ChatCompletionMessageFunctionCall",
         "maximal",
         {
             "arguments": 'héllo ✓ "q" \\n',
@@ -167,9 +183,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("ChoiceDeltaFunctionCall", "nulls", {"arguments": None, "name": None}),
+    ("ChatCompletionMessageFunctionCall", "nulls", {"arguments": 'héllo ✓ "q" \\n'}),
     (
-        "ChoiceDeltaFunctionCall",
+        "ChatCompletionMessageFunctionCall",
         "alternates",
         {
             "arguments": 'héllo ✓ "q" \\n',
@@ -177,9 +193,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("ChoiceDeltaAudio", "minimal", {}),
+    ("ChatCompletionAudio", "minimal", {}),
     (
-        "ChoiceDeltaAudio",
+        "ChatCompletionAudio",
         "maximal",
         {
             "id": 'héllo ✓ "q" \\n',
@@ -189,13 +205,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
+    ("ChatCompletionAudio", "nulls", {}),
     (
-        "ChoiceDeltaAudio",
-        "nulls",
-        {"id": None, "data": None, "expires_at": None, "transcript": None},
-    ),
-    (
-        "ChoiceDeltaAudio",
+        "ChatCompletionAudio",
         "alternates",
         {
             "id": 'héllo ✓ "q" \\n',
@@ -1169,9 +1181,13 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("ChoiceDelta", "minimal", {}),
     (
-        "ChoiceDelta",
+        "ChatCompletionMessage",
+        "minimal",
+        {"role": "developer", "content": 'héllo ✓ "q" \\n'},
+    ),
+    (
+        "ChatCompletionMessage",
         "maximal",
         {
             "role": "developer",
@@ -1181,12 +1197,12 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 {
                     "index": 18446744073709551617,
                     "id": 'héllo ✓ "q" \\n',
+                    "type": "function",
                     "function": {
                         "arguments": 'héllo ✓ "q" \\n',
                         "name": 'héllo ✓ "q" \\n',
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
                     },
-                    "type": "function",
                     "x_unknown": {"nested": [1, "two", None, 3.5]},
                 }
             ],
@@ -1390,11 +1406,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
         },
     ),
     (
-        "ChoiceDelta",
+        "ChatCompletionMessage",
         "nulls",
         {
-            "role": None,
-            "content": None,
+            "role": "zz_not_in_the_spec",
+            "content": 'héllo ✓ "q" \\n',
             "refusal": None,
             "tool_calls": None,
             "function_call": None,
@@ -1416,7 +1432,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
         },
     ),
     (
-        "ChoiceDelta",
+        "ChatCompletionMessage",
         "alternates",
         {
             "role": "zz_not_in_the_spec",
@@ -1439,6 +1455,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 {
                     "index": 18446744073709551617,
                     "id": 'héllo ✓ "q" \\n',
+                    "type": "zz_not_in_the_spec",
                     "function": {
                         "arguments": {
                             "key/with-slash": {
@@ -1448,7 +1465,6 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                         "name": 'héllo ✓ "q" \\n',
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
                     },
-                    "type": "zz_not_in_the_spec",
                     "x_unknown": {"nested": [1, "two", None, 3.5]},
                 }
             ],
@@ -2417,13 +2433,21 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("Choice", "minimal", {"index": 18446744073709551617}),
     (
-        "Choice",
+        "ChatCompletionChoice",
+        "minimal",
+        {
+            "index": 18446744073709551617,
+            "message": {"role": "developer", "content": 'héllo ✓ "q" \\n'},
+            "finish_reason": "stop",
+        },
+    ),
+    (
+        "ChatCompletionChoice",
         "maximal",
         {
             "index": 18446744073709551617,
-            "delta": {
+            "message": {
                 "role": "developer",
                 "content": 'héllo ✓ "q" \\n',
                 "refusal": 'héllo ✓ "q" \\n',
@@ -2431,12 +2455,12 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                     {
                         "index": 18446744073709551617,
                         "id": 'héllo ✓ "q" \\n',
+                        "type": "function",
                         "function": {
                             "arguments": 'héllo ✓ "q" \\n',
                             "name": 'héllo ✓ "q" \\n',
                             "x_unknown": {"nested": [1, "two", None, 3.5]},
                         },
-                        "type": "function",
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
                     }
                 ],
@@ -2796,11 +2820,33 @@ EXAMPLES: list[tuple[str, str, Any]] = [
         },
     ),
     (
-        "Choice",
+        "ChatCompletionChoice",
         "nulls",
         {
             "index": 18446744073709551617,
-            "finish_reason": None,
+            "message": {
+                "role": "zz_not_in_the_spec",
+                "content": 'héllo ✓ "q" \\n',
+                "refusal": None,
+                "tool_calls": None,
+                "function_call": None,
+                "audio": None,
+                "reasoning_content": None,
+                "channel": None,
+                "executed_tools": None,
+                "thinking_blocks": None,
+                "provider_specific_fields": None,
+                "index": None,
+                "tool_call_id": None,
+                "name": None,
+                "internal_content": None,
+                "reasoning_details": None,
+                "annotations": None,
+                "hidden_states": None,
+                "token_id": None,
+                "reasoning": None,
+            },
+            "finish_reason": "zz_not_in_the_spec",
             "logprobs": None,
             "content_filter_results": None,
             "content_filter_offsets": None,
@@ -2815,11 +2861,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
         },
     ),
     (
-        "Choice",
+        "ChatCompletionChoice",
         "alternates",
         {
             "index": 18446744073709551617,
-            "delta": {
+            "message": {
                 "role": "zz_not_in_the_spec",
                 "content": [
                     {
@@ -2840,6 +2886,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                     {
                         "index": 18446744073709551617,
                         "id": 'héllo ✓ "q" \\n',
+                        "type": "zz_not_in_the_spec",
                         "function": {
                             "arguments": {
                                 "key/with-slash": {
@@ -2849,7 +2896,6 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                             "name": 'héllo ✓ "q" \\n',
                             "x_unknown": {"nested": [1, "two", None, 3.5]},
                         },
-                        "type": "zz_not_in_the_spec",
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
                     }
                 ],
@@ -4842,6 +4888,3187 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "icon": 'héllo ✓ "q" \\n',
             "refer": 'héllo ✓ "q" \\n',
             "publish_date": 'héllo ✓ "q" \\n',
+            "x_unknown": {"nested": [1, "two", None, 3.5]},
+        },
+    ),
+    ("ChatCompletion", "minimal", {"choices": [], "object": "chat.completion"}),
+    (
+        "ChatCompletion",
+        "maximal",
+        {
+            "id": 'héllo ✓ "q" \\n',
+            "choices": [
+                {
+                    "index": 18446744073709551617,
+                    "message": {
+                        "role": "developer",
+                        "content": 'héllo ✓ "q" \\n',
+                        "refusal": 'héllo ✓ "q" \\n',
+                        "tool_calls": [
+                            {
+                                "index": 18446744073709551617,
+                                "id": 'héllo ✓ "q" \\n',
+                                "type": "function",
+                                "function": {
+                                    "arguments": 'héllo ✓ "q" \\n',
+                                    "name": 'héllo ✓ "q" \\n',
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "function_call": {
+                            "arguments": 'héllo ✓ "q" \\n',
+                            "name": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "audio": {
+                            "id": 'héllo ✓ "q" \\n',
+                            "data": 'héllo ✓ "q" \\n',
+                            "expires_at": 18446744073709551617,
+                            "transcript": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "reasoning_content": 'héllo ✓ "q" \\n',
+                        "channel": 'héllo ✓ "q" \\n',
+                        "executed_tools": [
+                            {
+                                "index": 18446744073709551617,
+                                "type": 'héllo ✓ "q" \\n',
+                                "arguments": 'héllo ✓ "q" \\n',
+                                "output": 'héllo ✓ "q" \\n',
+                                "search_results": {
+                                    "results": [
+                                        {
+                                            "title": 'héllo ✓ "q" \\n',
+                                            "url": 'héllo ✓ "q" \\n',
+                                            "content": 'héllo ✓ "q" \\n',
+                                            "score": -0.000125,
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
+                                        }
+                                    ],
+                                    "images": ['héllo ✓ "q" \\n'],
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "browser_results": [
+                                    {
+                                        "title": 'héllo ✓ "q" \\n',
+                                        "url": 'héllo ✓ "q" \\n',
+                                        "content": 'héllo ✓ "q" \\n',
+                                        "live_view_url": 'héllo ✓ "q" \\n',
+                                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                    }
+                                ],
+                                "code_results": [
+                                    {
+                                        "text": 'héllo ✓ "q" \\n',
+                                        "png": 'héllo ✓ "q" \\n',
+                                        "chart": {
+                                            "type": "bar",
+                                            "title": 'héllo ✓ "q" \\n',
+                                            "elements": [
+                                                {
+                                                    "label": 'héllo ✓ "q" \\n',
+                                                    "group": 'héllo ✓ "q" \\n',
+                                                    "value": -0.000125,
+                                                    "points": [[-0.000125]],
+                                                    "angle": -0.000125,
+                                                    "radius": -0.000125,
+                                                    "min": -0.000125,
+                                                    "first_quartile": -0.000125,
+                                                    "median": -0.000125,
+                                                    "third_quartile": -0.000125,
+                                                    "max": -0.000125,
+                                                    "outliers": [-0.000125],
+                                                    "x_unknown": {
+                                                        "nested": [1, "two", None, 3.5]
+                                                    },
+                                                }
+                                            ],
+                                            "x_label": 'héllo ✓ "q" \\n',
+                                            "x_scale": 'héllo ✓ "q" \\n',
+                                            "x_unit": 'héllo ✓ "q" \\n',
+                                            "x_ticks": [-0.000125],
+                                            "x_tick_labels": ['héllo ✓ "q" \\n'],
+                                            "y_label": 'héllo ✓ "q" \\n',
+                                            "y_scale": 'héllo ✓ "q" \\n',
+                                            "y_unit": 'héllo ✓ "q" \\n',
+                                            "y_ticks": [-0.000125],
+                                            "y_tick_labels": ['héllo ✓ "q" \\n'],
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
+                                        },
+                                        "charts": [
+                                            {
+                                                "type": "bar",
+                                                "title": 'héllo ✓ "q" \\n',
+                                                "elements": [
+                                                    {
+                                                        "label": 'héllo ✓ "q" \\n',
+                                                        "group": 'héllo ✓ "q" \\n',
+                                                        "value": -0.000125,
+                                                        "points": [[-0.000125]],
+                                                        "angle": -0.000125,
+                                                        "radius": -0.000125,
+                                                        "min": -0.000125,
+                                                        "first_quartile": -0.000125,
+                                                        "median": -0.000125,
+                                                        "third_quartile": -0.000125,
+                                                        "max": -0.000125,
+                                                        "outliers": [-0.000125],
+                                                        "x_unknown": {
+                                                            "nested": [
+                                                                1,
+                                                                "two",
+                                                                None,
+                                                                3.5,
+                                                            ]
+                                                        },
+                                                    }
+                                                ],
+                                                "x_label": 'héllo ✓ "q" \\n',
+                                                "x_scale": 'héllo ✓ "q" \\n',
+                                                "x_unit": 'héllo ✓ "q" \\n',
+                                                "x_ticks": [-0.000125],
+                                                "x_tick_labels": ['héllo ✓ "q" \\n'],
+                                                "y_label": 'héllo ✓ "q" \\n',
+                                                "y_scale": 'héllo ✓ "q" \\n',
+                                                "y_unit": 'héllo ✓ "q" \\n',
+                                                "y_ticks": [-0.000125],
+                                                "y_tick_labels": ['héllo ✓ "q" \\n'],
+                                                "x_unknown": {
+                                                    "nested": [1, "two", None, 3.5]
+                                                },
+                                            }
+                                        ],
+                                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                    }
+                                ],
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "thinking_blocks": [
+                            {
+                                "type": "thinking",
+                                "thinking": 'héllo ✓ "q" \\n',
+                                "signature": 'héllo ✓ "q" \\n',
+                                "data": 'héllo ✓ "q" \\n',
+                                "cache_control": {
+                                    "key/with-slash": {
+                                        "k": [1, 2.5, None, "v", {"deep": False}]
+                                    }
+                                },
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "provider_specific_fields": {
+                            "key/with-slash": {
+                                "k": [1, 2.5, None, "v", {"deep": False}]
+                            }
+                        },
+                        "index": 18446744073709551617,
+                        "tool_call_id": 'héllo ✓ "q" \\n',
+                        "name": 'héllo ✓ "q" \\n',
+                        "internal_content": {
+                            "token_ids": [18446744073709551617],
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "reasoning_details": [
+                            {
+                                "type": "reasoning.text",
+                                "id": 'héllo ✓ "q" \\n',
+                                "format": "unknown",
+                                "index": 18446744073709551617,
+                                "text": 'héllo ✓ "q" \\n',
+                                "signature": 'héllo ✓ "q" \\n',
+                                "summary": 'héllo ✓ "q" \\n',
+                                "data": 'héllo ✓ "q" \\n',
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "annotations": [
+                            {
+                                "type": "url_citation",
+                                "url_citation": {
+                                    "url": 'héllo ✓ "q" \\n',
+                                    "title": 'héllo ✓ "q" \\n',
+                                    "start_index": 18446744073709551617,
+                                    "end_index": 18446744073709551617,
+                                    "content": 'héllo ✓ "q" \\n',
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "file": {
+                                    "hash": 'héllo ✓ "q" \\n',
+                                    "name": 'héllo ✓ "q" \\n',
+                                    "content": [
+                                        {
+                                            "type": 'héllo ✓ "q" \\n',
+                                            "text": 'héllo ✓ "q" \\n',
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
+                                        }
+                                    ],
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "document_citation": {
+                                    "document_id": 'héllo ✓ "q" \\n',
+                                    "start_index": 18446744073709551617,
+                                    "end_index": 18446744073709551617,
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "function_citation": {
+                                    "tool_call_id": 'héllo ✓ "q" \\n',
+                                    "start_index": 18446744073709551617,
+                                    "end_index": 18446744073709551617,
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "hidden_states": {"k": [1, 2.5, None, "v", {"deep": False}]},
+                        "token_id": 18446744073709551617,
+                        "reasoning": 'héllo ✓ "q" \\n',
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "finish_reason": "stop",
+                    "logprobs": {
+                        "content": [
+                            {
+                                "token": 'héllo ✓ "q" \\n',
+                                "bytes": [18446744073709551617],
+                                "logprob": -0.000125,
+                                "top_logprobs": [
+                                    {
+                                        "token": 'héllo ✓ "q" \\n',
+                                        "bytes": [18446744073709551617],
+                                        "logprob": -0.000125,
+                                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                    }
+                                ],
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "refusal": [
+                            {
+                                "token": 'héllo ✓ "q" \\n',
+                                "bytes": [18446744073709551617],
+                                "logprob": -0.000125,
+                                "top_logprobs": [
+                                    {
+                                        "token": 'héllo ✓ "q" \\n',
+                                        "bytes": [18446744073709551617],
+                                        "logprob": -0.000125,
+                                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                    }
+                                ],
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "content_filter_results": {
+                        "hate": {
+                            "filtered": True,
+                            "severity": "safe",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "self_harm": {
+                            "filtered": True,
+                            "severity": "safe",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "sexual": {
+                            "filtered": True,
+                            "severity": "safe",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "violence": {
+                            "filtered": True,
+                            "severity": "safe",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "jailbreak": {
+                            "filtered": True,
+                            "detected": True,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "protected_material_text": {
+                            "filtered": True,
+                            "detected": True,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "protected_material_code": {
+                            "filtered": True,
+                            "detected": True,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "custom_blocklists": [
+                            {
+                                "filtered": True,
+                                "id": 'héllo ✓ "q" \\n',
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "error": {
+                            "code": 'héllo ✓ "q" \\n',
+                            "message": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "content_filter_offsets": {
+                        "check_offset": 18446744073709551617,
+                        "start_offset": 18446744073709551617,
+                        "end_offset": 18446744073709551617,
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "content_filter_raw": [{"k": [1, 2.5, None, "v", {"deep": False}]}],
+                    "usage": {
+                        "completion_tokens": 18446744073709551617,
+                        "prompt_tokens": 18446744073709551617,
+                        "total_tokens": 18446744073709551617,
+                        "completion_tokens_details": {
+                            "accepted_prediction_tokens": 18446744073709551617,
+                            "audio_tokens": 18446744073709551617,
+                            "reasoning_tokens": 18446744073709551617,
+                            "rejected_prediction_tokens": 18446744073709551617,
+                            "text_tokens": 18446744073709551617,
+                            "image_tokens": 18446744073709551617,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "prompt_tokens_details": {
+                            "audio_tokens": 18446744073709551617,
+                            "cached_tokens": 18446744073709551617,
+                            "cache_write_tokens": 18446744073709551617,
+                            "image_tokens": 18446744073709551617,
+                            "text_tokens": 18446744073709551617,
+                            "video_tokens": 18446744073709551617,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "prompt_cache_hit_tokens": 18446744073709551617,
+                        "prompt_cache_miss_tokens": 18446744073709551617,
+                        "queue_time": -0.000125,
+                        "prompt_time": -0.000125,
+                        "completion_time": -0.000125,
+                        "total_time": -0.000125,
+                        "cost": -0.000125,
+                        "is_byok": True,
+                        "cost_details": {
+                            "upstream_inference_cost": -0.000125,
+                            "upstream_inference_prompt_cost": -0.000125,
+                            "upstream_inference_completions_cost": -0.000125,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "server_tool_use_details": {
+                            "web_search_requests": 18446744073709551617,
+                            "tool_calls_requested": 18446744073709551617,
+                            "tool_calls_executed": 18446744073709551617,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "citation_tokens": 18446744073709551617,
+                        "num_search_queries": 18446744073709551617,
+                        "search_context_size": 'héllo ✓ "q" \\n',
+                        "reasoning_tokens": 18446744073709551617,
+                        "cached_tokens": 18446744073709551617,
+                        "num_sources_used": 18446744073709551617,
+                        "cost_in_usd_ticks": 18446744073709551617,
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "native_finish_reason": 'héllo ✓ "q" \\n',
+                    "matched_stop": 18446744073709551617,
+                    "text": 'héllo ✓ "q" \\n',
+                    "seed": 18446744073709551617,
+                    "stop_reason": 18446744073709551617,
+                    "token_ids": [18446744073709551617],
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "created": 18446744073709551617,
+            "model": 'héllo ✓ "q" \\n',
+            "object": "chat.completion",
+            "service_tier": "auto",
+            "system_fingerprint": 'héllo ✓ "q" \\n',
+            "usage": {
+                "completion_tokens": 18446744073709551617,
+                "prompt_tokens": 18446744073709551617,
+                "total_tokens": 18446744073709551617,
+                "completion_tokens_details": {
+                    "accepted_prediction_tokens": 18446744073709551617,
+                    "audio_tokens": 18446744073709551617,
+                    "reasoning_tokens": 18446744073709551617,
+                    "rejected_prediction_tokens": 18446744073709551617,
+                    "text_tokens": 18446744073709551617,
+                    "image_tokens": 18446744073709551617,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "prompt_tokens_details": {
+                    "audio_tokens": 18446744073709551617,
+                    "cached_tokens": 18446744073709551617,
+                    "cache_write_tokens": 18446744073709551617,
+                    "image_tokens": 18446744073709551617,
+                    "text_tokens": 18446744073709551617,
+                    "video_tokens": 18446744073709551617,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "prompt_cache_hit_tokens": 18446744073709551617,
+                "prompt_cache_miss_tokens": 18446744073709551617,
+                "queue_time": -0.000125,
+                "prompt_time": -0.000125,
+                "completion_time": -0.000125,
+                "total_time": -0.000125,
+                "cost": -0.000125,
+                "is_byok": True,
+                "cost_details": {
+                    "upstream_inference_cost": -0.000125,
+                    "upstream_inference_prompt_cost": -0.000125,
+                    "upstream_inference_completions_cost": -0.000125,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "server_tool_use_details": {
+                    "web_search_requests": 18446744073709551617,
+                    "tool_calls_requested": 18446744073709551617,
+                    "tool_calls_executed": 18446744073709551617,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "citation_tokens": 18446744073709551617,
+                "num_search_queries": 18446744073709551617,
+                "search_context_size": 'héllo ✓ "q" \\n',
+                "reasoning_tokens": 18446744073709551617,
+                "cached_tokens": 18446744073709551617,
+                "num_sources_used": 18446744073709551617,
+                "cost_in_usd_ticks": 18446744073709551617,
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "moderation": {
+                "input": {
+                    "type": "moderation_results",
+                    "model": 'héllo ✓ "q" \\n',
+                    "results": [
+                        {
+                            "type": "moderation_result",
+                            "model": 'héllo ✓ "q" \\n',
+                            "flagged": True,
+                            "categories": {"key/with-slash": True},
+                            "category_scores": {"key/with-slash": -0.000125},
+                            "category_applied_input_types": {
+                                "key/with-slash": ["text"]
+                            },
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        }
+                    ],
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "output": {
+                    "type": "moderation_results",
+                    "model": 'héllo ✓ "q" \\n',
+                    "results": [
+                        {
+                            "type": "moderation_result",
+                            "model": 'héllo ✓ "q" \\n',
+                            "flagged": True,
+                            "categories": {"key/with-slash": True},
+                            "category_scores": {"key/with-slash": -0.000125},
+                            "category_applied_input_types": {
+                                "key/with-slash": ["text"]
+                            },
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        }
+                    ],
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "prompt_filter_results": [
+                {
+                    "prompt_index": 18446744073709551617,
+                    "content_filter_results": {
+                        "hate": {
+                            "filtered": True,
+                            "severity": "safe",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "self_harm": {
+                            "filtered": True,
+                            "severity": "safe",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "sexual": {
+                            "filtered": True,
+                            "severity": "safe",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "violence": {
+                            "filtered": True,
+                            "severity": "safe",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "jailbreak": {
+                            "filtered": True,
+                            "detected": True,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "protected_material_text": {
+                            "filtered": True,
+                            "detected": True,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "protected_material_code": {
+                            "filtered": True,
+                            "detected": True,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "custom_blocklists": [
+                            {
+                                "filtered": True,
+                                "id": 'héllo ✓ "q" \\n',
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "error": {
+                            "code": 'héllo ✓ "q" \\n',
+                            "message": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "prompt_annotations": [
+                {
+                    "prompt_index": 18446744073709551617,
+                    "content_filter_results": {
+                        "hate": {
+                            "filtered": True,
+                            "severity": "safe",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "self_harm": {
+                            "filtered": True,
+                            "severity": "safe",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "sexual": {
+                            "filtered": True,
+                            "severity": "safe",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "violence": {
+                            "filtered": True,
+                            "severity": "safe",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "jailbreak": {
+                            "filtered": True,
+                            "detected": True,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "protected_material_text": {
+                            "filtered": True,
+                            "detected": True,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "protected_material_code": {
+                            "filtered": True,
+                            "detected": True,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "custom_blocklists": [
+                            {
+                                "filtered": True,
+                                "id": 'héllo ✓ "q" \\n',
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "error": {
+                            "code": 'héllo ✓ "q" \\n',
+                            "message": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "latency_checkpoint": {
+                "engine_tbt_ms": -0.000125,
+                "engine_ttft_ms": -0.000125,
+                "engine_ttlt_ms": -0.000125,
+                "pre_inference_ms": -0.000125,
+                "service_tbt_ms": -0.000125,
+                "service_ttft_ms": -0.000125,
+                "service_ttlt_ms": -0.000125,
+                "user_visible_ttft_ms": -0.000125,
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "routing": {
+                "serving_pipereplica": 'héllo ✓ "q" \\n',
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "perf_metrics": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
+            "x_groq": {
+                "id": 'héllo ✓ "q" \\n',
+                "seed": 18446744073709551617,
+                "usage": {
+                    "completion_tokens": 18446744073709551617,
+                    "prompt_tokens": 18446744073709551617,
+                    "total_tokens": 18446744073709551617,
+                    "completion_tokens_details": {
+                        "accepted_prediction_tokens": 18446744073709551617,
+                        "audio_tokens": 18446744073709551617,
+                        "reasoning_tokens": 18446744073709551617,
+                        "rejected_prediction_tokens": 18446744073709551617,
+                        "text_tokens": 18446744073709551617,
+                        "image_tokens": 18446744073709551617,
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "prompt_tokens_details": {
+                        "audio_tokens": 18446744073709551617,
+                        "cached_tokens": 18446744073709551617,
+                        "cache_write_tokens": 18446744073709551617,
+                        "image_tokens": 18446744073709551617,
+                        "text_tokens": 18446744073709551617,
+                        "video_tokens": 18446744073709551617,
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "prompt_cache_hit_tokens": 18446744073709551617,
+                    "prompt_cache_miss_tokens": 18446744073709551617,
+                    "queue_time": -0.000125,
+                    "prompt_time": -0.000125,
+                    "completion_time": -0.000125,
+                    "total_time": -0.000125,
+                    "cost": -0.000125,
+                    "is_byok": True,
+                    "cost_details": {
+                        "upstream_inference_cost": -0.000125,
+                        "upstream_inference_prompt_cost": -0.000125,
+                        "upstream_inference_completions_cost": -0.000125,
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "server_tool_use_details": {
+                        "web_search_requests": 18446744073709551617,
+                        "tool_calls_requested": 18446744073709551617,
+                        "tool_calls_executed": 18446744073709551617,
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "citation_tokens": 18446744073709551617,
+                    "num_search_queries": 18446744073709551617,
+                    "search_context_size": 'héllo ✓ "q" \\n',
+                    "reasoning_tokens": 18446744073709551617,
+                    "cached_tokens": 18446744073709551617,
+                    "num_sources_used": 18446744073709551617,
+                    "cost_in_usd_ticks": 18446744073709551617,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "usage_breakdown": {
+                    "models": [
+                        {
+                            "model": 'héllo ✓ "q" \\n',
+                            "usage": {
+                                "completion_tokens": 18446744073709551617,
+                                "prompt_tokens": 18446744073709551617,
+                                "total_tokens": 18446744073709551617,
+                                "completion_tokens_details": {
+                                    "accepted_prediction_tokens": 18446744073709551617,
+                                    "audio_tokens": 18446744073709551617,
+                                    "reasoning_tokens": 18446744073709551617,
+                                    "rejected_prediction_tokens": 18446744073709551617,
+                                    "text_tokens": 18446744073709551617,
+                                    "image_tokens": 18446744073709551617,
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "prompt_tokens_details": {
+                                    "audio_tokens": 18446744073709551617,
+                                    "cached_tokens": 18446744073709551617,
+                                    "cache_write_tokens": 18446744073709551617,
+                                    "image_tokens": 18446744073709551617,
+                                    "text_tokens": 18446744073709551617,
+                                    "video_tokens": 18446744073709551617,
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "prompt_cache_hit_tokens": 18446744073709551617,
+                                "prompt_cache_miss_tokens": 18446744073709551617,
+                                "queue_time": -0.000125,
+                                "prompt_time": -0.000125,
+                                "completion_time": -0.000125,
+                                "total_time": -0.000125,
+                                "cost": -0.000125,
+                                "is_byok": True,
+                                "cost_details": {
+                                    "upstream_inference_cost": -0.000125,
+                                    "upstream_inference_prompt_cost": -0.000125,
+                                    "upstream_inference_completions_cost": -0.000125,
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "server_tool_use_details": {
+                                    "web_search_requests": 18446744073709551617,
+                                    "tool_calls_requested": 18446744073709551617,
+                                    "tool_calls_executed": 18446744073709551617,
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "citation_tokens": 18446744073709551617,
+                                "num_search_queries": 18446744073709551617,
+                                "search_context_size": 'héllo ✓ "q" \\n',
+                                "reasoning_tokens": 18446744073709551617,
+                                "cached_tokens": 18446744073709551617,
+                                "num_sources_used": 18446744073709551617,
+                                "cost_in_usd_ticks": 18446744073709551617,
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            },
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        }
+                    ],
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "error": 'héllo ✓ "q" \\n',
+                "debug": {
+                    "input_token_ids": [18446744073709551617],
+                    "input_tokens": ['héllo ✓ "q" \\n'],
+                    "output_token_ids": [18446744073709551617],
+                    "output_tokens": ['héllo ✓ "q" \\n'],
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "timings": {
+                "cache_n": 18446744073709551617,
+                "prompt_n": 18446744073709551617,
+                "prompt_ms": -0.000125,
+                "prompt_per_token_ms": -0.000125,
+                "prompt_per_second": -0.000125,
+                "predicted_n": 18446744073709551617,
+                "predicted_ms": -0.000125,
+                "predicted_per_token_ms": -0.000125,
+                "predicted_per_second": -0.000125,
+                "draft_n": 18446744073709551617,
+                "draft_n_accepted": 18446744073709551617,
+                "peak_memory": -0.000125,
+                "draft_kind": 'héllo ✓ "q" \\n',
+                "draft_rounds": 18446744073709551617,
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "__verbose": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
+            "sla_metrics": {
+                "ttft_ms": -0.000125,
+                "ts_us": 18446744073709551617,
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "nvext": {
+                "worker_id": {
+                    "prefill_worker_id": 18446744073709551617,
+                    "prefill_dp_rank": 18446744073709551617,
+                    "decode_worker_id": 18446744073709551617,
+                    "decode_dp_rank": 18446744073709551617,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "timing": {
+                    "request_received_ms": 18446744073709551617,
+                    "prefill_wait_time_ms": -0.000125,
+                    "prefill_time_ms": -0.000125,
+                    "ttft_ms": -0.000125,
+                    "total_time_ms": -0.000125,
+                    "kv_hit_rate": -0.000125,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "token_ids": [18446744073709551617],
+                "routed_experts": {"k": [1, 2.5, None, "v", {"deep": False}]},
+                "engine_data": {"k": [1, 2.5, None, "v", {"deep": False}]},
+                "stop_reason": 18446744073709551617,
+                "completion_token_ids": [18446744073709551617],
+                "prompt_logprobs": [{"k": [1, 2.5, None, "v", {"deep": False}]}],
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "provider": 'héllo ✓ "q" \\n',
+            "error": {
+                "message": 'héllo ✓ "q" \\n',
+                "code": 18446744073709551617,
+                "type": 'héllo ✓ "q" \\n',
+                "param": {"k": [1, 2.5, None, "v", {"deep": False}]},
+                "metadata": {
+                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                },
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "citations": ['héllo ✓ "q" \\n'],
+            "search_results": [
+                {
+                    "id": 18446744073709551617,
+                    "title": 'héllo ✓ "q" \\n',
+                    "url": 'héllo ✓ "q" \\n',
+                    "snippet": 'héllo ✓ "q" \\n',
+                    "date": 'héllo ✓ "q" \\n',
+                    "last_updated": 'héllo ✓ "q" \\n',
+                    "source": 'héllo ✓ "q" \\n',
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "sglext": {
+                "routed_experts": 'héllo ✓ "q" \\n',
+                "cached_tokens_details": {
+                    "device": 18446744073709551617,
+                    "host": 18446744073709551617,
+                    "storage": 18446744073709551617,
+                    "storage_backend": 'héllo ✓ "q" \\n',
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "warnings": [
+                {
+                    "message": 'héllo ✓ "q" \\n',
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "prompt_token_ids": [18446744073709551617],
+            "prompt_text": 'héllo ✓ "q" \\n',
+            "metrics": {
+                "time_to_first_token_ms": -0.000125,
+                "generation_time_ms": -0.000125,
+                "queue_time_ms": -0.000125,
+                "mean_itl_ms": -0.000125,
+                "tokens_per_second": -0.000125,
+                "speculative_decoding": {
+                    "mean_acceptance_length": -0.000125,
+                    "draft_acceptance_rate": -0.000125,
+                    "acceptance_histogram": [18446744073709551617],
+                    "num_spec_steps": 18446744073709551617,
+                    "num_accepted_draft_tokens": 18446744073709551617,
+                    "num_draft_tokens": 18446744073709551617,
+                    "num_spec_tokens": 18446744073709551617,
+                    "per_step_accepted": [18446744073709551617],
+                    "per_step_drafted": [18446744073709551617],
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "request_id": 'héllo ✓ "q" \\n',
+            "web_search": [
+                {
+                    "title": 'héllo ✓ "q" \\n',
+                    "content": 'héllo ✓ "q" \\n',
+                    "link": 'héllo ✓ "q" \\n',
+                    "media": 'héllo ✓ "q" \\n',
+                    "icon": 'héllo ✓ "q" \\n',
+                    "refer": 'héllo ✓ "q" \\n',
+                    "publish_date": 'héllo ✓ "q" \\n',
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "x_unknown": {"nested": [1, "two", None, 3.5]},
+        },
+    ),
+    (
+        "ChatCompletion",
+        "nulls",
+        {
+            "choices": [
+                {
+                    "index": 18446744073709551617,
+                    "message": {
+                        "role": "zz_not_in_the_spec",
+                        "content": 'héllo ✓ "q" \\n',
+                        "refusal": None,
+                        "tool_calls": None,
+                        "function_call": None,
+                        "audio": None,
+                        "reasoning_content": None,
+                        "channel": None,
+                        "executed_tools": None,
+                        "thinking_blocks": None,
+                        "provider_specific_fields": None,
+                        "index": None,
+                        "tool_call_id": None,
+                        "name": None,
+                        "internal_content": None,
+                        "reasoning_details": None,
+                        "annotations": None,
+                        "hidden_states": None,
+                        "token_id": None,
+                        "reasoning": None,
+                    },
+                    "finish_reason": "zz_not_in_the_spec",
+                    "logprobs": None,
+                    "content_filter_results": None,
+                    "content_filter_offsets": None,
+                    "content_filter_raw": None,
+                    "usage": None,
+                    "native_finish_reason": None,
+                    "matched_stop": None,
+                    "text": None,
+                    "seed": None,
+                    "stop_reason": None,
+                    "token_ids": None,
+                }
+            ],
+            "object": "zz_not_in_the_spec",
+            "service_tier": None,
+            "system_fingerprint": None,
+            "usage": None,
+            "moderation": None,
+            "prompt_filter_results": None,
+            "prompt_annotations": None,
+            "latency_checkpoint": None,
+            "routing": None,
+            "perf_metrics": None,
+            "x_groq": None,
+            "timings": None,
+            "__verbose": None,
+            "sla_metrics": None,
+            "nvext": None,
+            "provider": None,
+            "error": None,
+            "citations": None,
+            "search_results": None,
+            "sglext": None,
+            "warnings": None,
+            "prompt_token_ids": None,
+            "prompt_text": None,
+            "metrics": None,
+            "request_id": None,
+            "web_search": None,
+        },
+    ),
+    (
+        "ChatCompletion",
+        "alternates",
+        {
+            "id": 'héllo ✓ "q" \\n',
+            "choices": [
+                {
+                    "index": 18446744073709551617,
+                    "message": {
+                        "role": "zz_not_in_the_spec",
+                        "content": [
+                            {
+                                "type": "zz_not_in_the_spec",
+                                "text": 'héllo ✓ "q" \\n',
+                                "thinking": [
+                                    {
+                                        "type": "zz_not_in_the_spec",
+                                        "text": 'héllo ✓ "q" \\n',
+                                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                    }
+                                ],
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "refusal": 'héllo ✓ "q" \\n',
+                        "tool_calls": [
+                            {
+                                "index": 18446744073709551617,
+                                "id": 'héllo ✓ "q" \\n',
+                                "type": "zz_not_in_the_spec",
+                                "function": {
+                                    "arguments": {
+                                        "key/with-slash": {
+                                            "k": [1, 2.5, None, "v", {"deep": False}]
+                                        }
+                                    },
+                                    "name": 'héllo ✓ "q" \\n',
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "function_call": {
+                            "arguments": 'héllo ✓ "q" \\n',
+                            "name": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "audio": {
+                            "id": 'héllo ✓ "q" \\n',
+                            "data": 'héllo ✓ "q" \\n',
+                            "expires_at": 18446744073709551617,
+                            "transcript": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "reasoning_content": 'héllo ✓ "q" \\n',
+                        "channel": 'héllo ✓ "q" \\n',
+                        "executed_tools": [
+                            {
+                                "index": 18446744073709551617,
+                                "type": 'héllo ✓ "q" \\n',
+                                "arguments": 'héllo ✓ "q" \\n',
+                                "output": 'héllo ✓ "q" \\n',
+                                "search_results": {
+                                    "results": [
+                                        {
+                                            "title": 'héllo ✓ "q" \\n',
+                                            "url": 'héllo ✓ "q" \\n',
+                                            "content": 'héllo ✓ "q" \\n',
+                                            "score": -0.000125,
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
+                                        }
+                                    ],
+                                    "images": ['héllo ✓ "q" \\n'],
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "browser_results": [
+                                    {
+                                        "title": 'héllo ✓ "q" \\n',
+                                        "url": 'héllo ✓ "q" \\n',
+                                        "content": 'héllo ✓ "q" \\n',
+                                        "live_view_url": 'héllo ✓ "q" \\n',
+                                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                    }
+                                ],
+                                "code_results": [
+                                    {
+                                        "text": 'héllo ✓ "q" \\n',
+                                        "png": 'héllo ✓ "q" \\n',
+                                        "chart": {
+                                            "type": "zz_not_in_the_spec",
+                                            "title": 'héllo ✓ "q" \\n',
+                                            "elements": [
+                                                {
+                                                    "label": 'héllo ✓ "q" \\n',
+                                                    "group": 'héllo ✓ "q" \\n',
+                                                    "value": -0.000125,
+                                                    "points": [[-0.000125]],
+                                                    "angle": -0.000125,
+                                                    "radius": -0.000125,
+                                                    "min": -0.000125,
+                                                    "first_quartile": -0.000125,
+                                                    "median": -0.000125,
+                                                    "third_quartile": -0.000125,
+                                                    "max": -0.000125,
+                                                    "outliers": [-0.000125],
+                                                    "x_unknown": {
+                                                        "nested": [1, "two", None, 3.5]
+                                                    },
+                                                }
+                                            ],
+                                            "x_label": 'héllo ✓ "q" \\n',
+                                            "x_scale": 'héllo ✓ "q" \\n',
+                                            "x_unit": 'héllo ✓ "q" \\n',
+                                            "x_ticks": [-0.000125],
+                                            "x_tick_labels": ['héllo ✓ "q" \\n'],
+                                            "y_label": 'héllo ✓ "q" \\n',
+                                            "y_scale": 'héllo ✓ "q" \\n',
+                                            "y_unit": 'héllo ✓ "q" \\n',
+                                            "y_ticks": [-0.000125],
+                                            "y_tick_labels": ['héllo ✓ "q" \\n'],
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
+                                        },
+                                        "charts": [
+                                            {
+                                                "type": "zz_not_in_the_spec",
+                                                "title": 'héllo ✓ "q" \\n',
+                                                "elements": [
+                                                    {
+                                                        "label": 'héllo ✓ "q" \\n',
+                                                        "group": 'héllo ✓ "q" \\n',
+                                                        "value": -0.000125,
+                                                        "points": [[-0.000125]],
+                                                        "angle": -0.000125,
+                                                        "radius": -0.000125,
+                                                        "min": -0.000125,
+                                                        "first_quartile": -0.000125,
+                                                        "median": -0.000125,
+                                                        "third_quartile": -0.000125,
+                                                        "max": -0.000125,
+                                                        "outliers": [-0.000125],
+                                                        "x_unknown": {
+                                                            "nested": [
+                                                                1,
+                                                                "two",
+                                                                None,
+                                                                3.5,
+                                                            ]
+                                                        },
+                                                    }
+                                                ],
+                                                "x_label": 'héllo ✓ "q" \\n',
+                                                "x_scale": 'héllo ✓ "q" \\n',
+                                                "x_unit": 'héllo ✓ "q" \\n',
+                                                "x_ticks": [-0.000125],
+                                                "x_tick_labels": ['héllo ✓ "q" \\n'],
+                                                "y_label": 'héllo ✓ "q" \\n',
+                                                "y_scale": 'héllo ✓ "q" \\n',
+                                                "y_unit": 'héllo ✓ "q" \\n',
+                                                "y_ticks": [-0.000125],
+                                                "y_tick_labels": ['héllo ✓ "q" \\n'],
+                                                "x_unknown": {
+                                                    "nested": [1, "two", None, 3.5]
+                                                },
+                                            }
+                                        ],
+                                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                    }
+                                ],
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "thinking_blocks": [
+                            {
+                                "type": "zz_not_in_the_spec",
+                                "thinking": 'héllo ✓ "q" \\n',
+                                "signature": 'héllo ✓ "q" \\n',
+                                "data": 'héllo ✓ "q" \\n',
+                                "cache_control": {
+                                    "key/with-slash": {
+                                        "k": [1, 2.5, None, "v", {"deep": False}]
+                                    }
+                                },
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "provider_specific_fields": {
+                            "key/with-slash": {
+                                "k": [1, 2.5, None, "v", {"deep": False}]
+                            }
+                        },
+                        "index": 18446744073709551617,
+                        "tool_call_id": 'héllo ✓ "q" \\n',
+                        "name": 'héllo ✓ "q" \\n',
+                        "internal_content": {
+                            "token_ids": [18446744073709551617],
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "reasoning_details": [
+                            {
+                                "type": "zz_not_in_the_spec",
+                                "id": 'héllo ✓ "q" \\n',
+                                "format": "zz_not_in_the_spec",
+                                "index": 18446744073709551617,
+                                "text": 'héllo ✓ "q" \\n',
+                                "signature": 'héllo ✓ "q" \\n',
+                                "summary": 'héllo ✓ "q" \\n',
+                                "data": 'héllo ✓ "q" \\n',
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "annotations": [
+                            {
+                                "type": "zz_not_in_the_spec",
+                                "url_citation": {
+                                    "url": 'héllo ✓ "q" \\n',
+                                    "title": 'héllo ✓ "q" \\n',
+                                    "start_index": 18446744073709551617,
+                                    "end_index": 18446744073709551617,
+                                    "content": 'héllo ✓ "q" \\n',
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "file": {
+                                    "hash": 'héllo ✓ "q" \\n',
+                                    "name": 'héllo ✓ "q" \\n',
+                                    "content": [
+                                        {
+                                            "type": 'héllo ✓ "q" \\n',
+                                            "text": 'héllo ✓ "q" \\n',
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
+                                        }
+                                    ],
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "document_citation": {
+                                    "document_id": 'héllo ✓ "q" \\n',
+                                    "start_index": 18446744073709551617,
+                                    "end_index": 18446744073709551617,
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "function_citation": {
+                                    "tool_call_id": 'héllo ✓ "q" \\n',
+                                    "start_index": 18446744073709551617,
+                                    "end_index": 18446744073709551617,
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "hidden_states": {"k": [1, 2.5, None, "v", {"deep": False}]},
+                        "token_id": 18446744073709551617,
+                        "reasoning": 'héllo ✓ "q" \\n',
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "finish_reason": "zz_not_in_the_spec",
+                    "logprobs": -0.000125,
+                    "content_filter_results": {
+                        "hate": {
+                            "filtered": True,
+                            "severity": "zz_not_in_the_spec",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "self_harm": {
+                            "filtered": True,
+                            "severity": "zz_not_in_the_spec",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "sexual": {
+                            "filtered": True,
+                            "severity": "zz_not_in_the_spec",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "violence": {
+                            "filtered": True,
+                            "severity": "zz_not_in_the_spec",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "jailbreak": {
+                            "filtered": True,
+                            "detected": True,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "protected_material_text": {
+                            "filtered": True,
+                            "detected": True,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "protected_material_code": {
+                            "filtered": True,
+                            "detected": True,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "custom_blocklists": {
+                            "filtered": True,
+                            "details": [
+                                {
+                                    "filtered": True,
+                                    "id": 'héllo ✓ "q" \\n',
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                }
+                            ],
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "error": {
+                            "code": 'héllo ✓ "q" \\n',
+                            "message": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "content_filter_offsets": {
+                        "check_offset": 18446744073709551617,
+                        "start_offset": 18446744073709551617,
+                        "end_offset": 18446744073709551617,
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "content_filter_raw": [{"k": [1, 2.5, None, "v", {"deep": False}]}],
+                    "usage": {
+                        "completion_tokens": 18446744073709551617,
+                        "prompt_tokens": 18446744073709551617,
+                        "total_tokens": 18446744073709551617,
+                        "completion_tokens_details": {
+                            "accepted_prediction_tokens": 18446744073709551617,
+                            "audio_tokens": 18446744073709551617,
+                            "reasoning_tokens": 18446744073709551617,
+                            "rejected_prediction_tokens": 18446744073709551617,
+                            "text_tokens": 18446744073709551617,
+                            "image_tokens": 18446744073709551617,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "prompt_tokens_details": {
+                            "audio_tokens": 18446744073709551617,
+                            "cached_tokens": 18446744073709551617,
+                            "cache_write_tokens": 18446744073709551617,
+                            "image_tokens": 18446744073709551617,
+                            "text_tokens": 18446744073709551617,
+                            "video_tokens": 18446744073709551617,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "prompt_cache_hit_tokens": 18446744073709551617,
+                        "prompt_cache_miss_tokens": 18446744073709551617,
+                        "queue_time": -0.000125,
+                        "prompt_time": -0.000125,
+                        "completion_time": -0.000125,
+                        "total_time": -0.000125,
+                        "cost": {
+                            "input_tokens_cost": -0.000125,
+                            "output_tokens_cost": -0.000125,
+                            "reasoning_tokens_cost": -0.000125,
+                            "citation_tokens_cost": -0.000125,
+                            "search_queries_cost": -0.000125,
+                            "request_cost": -0.000125,
+                            "total_cost": -0.000125,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "is_byok": True,
+                        "cost_details": {
+                            "upstream_inference_cost": -0.000125,
+                            "upstream_inference_prompt_cost": -0.000125,
+                            "upstream_inference_completions_cost": -0.000125,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "server_tool_use_details": {
+                            "web_search_requests": 18446744073709551617,
+                            "tool_calls_requested": 18446744073709551617,
+                            "tool_calls_executed": 18446744073709551617,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "citation_tokens": 18446744073709551617,
+                        "num_search_queries": 18446744073709551617,
+                        "search_context_size": 'héllo ✓ "q" \\n',
+                        "reasoning_tokens": 18446744073709551617,
+                        "cached_tokens": 18446744073709551617,
+                        "num_sources_used": 18446744073709551617,
+                        "cost_in_usd_ticks": 18446744073709551617,
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "native_finish_reason": 'héllo ✓ "q" \\n',
+                    "matched_stop": 'héllo ✓ "q" \\n',
+                    "text": 'héllo ✓ "q" \\n',
+                    "seed": 18446744073709551617,
+                    "stop_reason": 'héllo ✓ "q" \\n',
+                    "token_ids": [18446744073709551617],
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "created": -0.000125,
+            "model": 'héllo ✓ "q" \\n',
+            "object": "zz_not_in_the_spec",
+            "service_tier": "zz_not_in_the_spec",
+            "system_fingerprint": 'héllo ✓ "q" \\n',
+            "usage": {
+                "completion_tokens": 18446744073709551617,
+                "prompt_tokens": 18446744073709551617,
+                "total_tokens": 18446744073709551617,
+                "completion_tokens_details": {
+                    "accepted_prediction_tokens": 18446744073709551617,
+                    "audio_tokens": 18446744073709551617,
+                    "reasoning_tokens": 18446744073709551617,
+                    "rejected_prediction_tokens": 18446744073709551617,
+                    "text_tokens": 18446744073709551617,
+                    "image_tokens": 18446744073709551617,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "prompt_tokens_details": {
+                    "audio_tokens": 18446744073709551617,
+                    "cached_tokens": 18446744073709551617,
+                    "cache_write_tokens": 18446744073709551617,
+                    "image_tokens": 18446744073709551617,
+                    "text_tokens": 18446744073709551617,
+                    "video_tokens": 18446744073709551617,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "prompt_cache_hit_tokens": 18446744073709551617,
+                "prompt_cache_miss_tokens": 18446744073709551617,
+                "queue_time": -0.000125,
+                "prompt_time": -0.000125,
+                "completion_time": -0.000125,
+                "total_time": -0.000125,
+                "cost": {
+                    "input_tokens_cost": -0.000125,
+                    "output_tokens_cost": -0.000125,
+                    "reasoning_tokens_cost": -0.000125,
+                    "citation_tokens_cost": -0.000125,
+                    "search_queries_cost": -0.000125,
+                    "request_cost": -0.000125,
+                    "total_cost": -0.000125,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "is_byok": True,
+                "cost_details": {
+                    "upstream_inference_cost": -0.000125,
+                    "upstream_inference_prompt_cost": -0.000125,
+                    "upstream_inference_completions_cost": -0.000125,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "server_tool_use_details": {
+                    "web_search_requests": 18446744073709551617,
+                    "tool_calls_requested": 18446744073709551617,
+                    "tool_calls_executed": 18446744073709551617,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "citation_tokens": 18446744073709551617,
+                "num_search_queries": 18446744073709551617,
+                "search_context_size": 'héllo ✓ "q" \\n',
+                "reasoning_tokens": 18446744073709551617,
+                "cached_tokens": 18446744073709551617,
+                "num_sources_used": 18446744073709551617,
+                "cost_in_usd_ticks": 18446744073709551617,
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "moderation": {
+                "input": {
+                    "type": "error",
+                    "code": 'héllo ✓ "q" \\n',
+                    "message": 'héllo ✓ "q" \\n',
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "output": {
+                    "type": "error",
+                    "code": 'héllo ✓ "q" \\n',
+                    "message": 'héllo ✓ "q" \\n',
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "prompt_filter_results": [
+                {
+                    "prompt_index": 18446744073709551617,
+                    "content_filter_results": {
+                        "hate": {
+                            "filtered": True,
+                            "severity": "zz_not_in_the_spec",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "self_harm": {
+                            "filtered": True,
+                            "severity": "zz_not_in_the_spec",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "sexual": {
+                            "filtered": True,
+                            "severity": "zz_not_in_the_spec",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "violence": {
+                            "filtered": True,
+                            "severity": "zz_not_in_the_spec",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "jailbreak": {
+                            "filtered": True,
+                            "detected": True,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "protected_material_text": {
+                            "filtered": True,
+                            "detected": True,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "protected_material_code": {
+                            "filtered": True,
+                            "detected": True,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "custom_blocklists": {
+                            "filtered": True,
+                            "details": [
+                                {
+                                    "filtered": True,
+                                    "id": 'héllo ✓ "q" \\n',
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                }
+                            ],
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "error": {
+                            "code": 'héllo ✓ "q" \\n',
+                            "message": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "prompt_annotations": [
+                {
+                    "prompt_index": 18446744073709551617,
+                    "content_filter_results": {
+                        "hate": {
+                            "filtered": True,
+                            "severity": "zz_not_in_the_spec",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "self_harm": {
+                            "filtered": True,
+                            "severity": "zz_not_in_the_spec",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "sexual": {
+                            "filtered": True,
+                            "severity": "zz_not_in_the_spec",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "violence": {
+                            "filtered": True,
+                            "severity": "zz_not_in_the_spec",
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "jailbreak": {
+                            "filtered": True,
+                            "detected": True,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "protected_material_text": {
+                            "filtered": True,
+                            "detected": True,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "protected_material_code": {
+                            "filtered": True,
+                            "detected": True,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "custom_blocklists": {
+                            "filtered": True,
+                            "details": [
+                                {
+                                    "filtered": True,
+                                    "id": 'héllo ✓ "q" \\n',
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                }
+                            ],
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "error": {
+                            "code": 'héllo ✓ "q" \\n',
+                            "message": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "latency_checkpoint": {
+                "engine_tbt_ms": -0.000125,
+                "engine_ttft_ms": -0.000125,
+                "engine_ttlt_ms": -0.000125,
+                "pre_inference_ms": -0.000125,
+                "service_tbt_ms": -0.000125,
+                "service_ttft_ms": -0.000125,
+                "service_ttlt_ms": -0.000125,
+                "user_visible_ttft_ms": -0.000125,
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "routing": {
+                "serving_pipereplica": 'héllo ✓ "q" \\n',
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "perf_metrics": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
+            "x_groq": {
+                "id": 'héllo ✓ "q" \\n',
+                "seed": 18446744073709551617,
+                "usage": {
+                    "completion_tokens": 18446744073709551617,
+                    "prompt_tokens": 18446744073709551617,
+                    "total_tokens": 18446744073709551617,
+                    "completion_tokens_details": {
+                        "accepted_prediction_tokens": 18446744073709551617,
+                        "audio_tokens": 18446744073709551617,
+                        "reasoning_tokens": 18446744073709551617,
+                        "rejected_prediction_tokens": 18446744073709551617,
+                        "text_tokens": 18446744073709551617,
+                        "image_tokens": 18446744073709551617,
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "prompt_tokens_details": {
+                        "audio_tokens": 18446744073709551617,
+                        "cached_tokens": 18446744073709551617,
+                        "cache_write_tokens": 18446744073709551617,
+                        "image_tokens": 18446744073709551617,
+                        "text_tokens": 18446744073709551617,
+                        "video_tokens": 18446744073709551617,
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "prompt_cache_hit_tokens": 18446744073709551617,
+                    "prompt_cache_miss_tokens": 18446744073709551617,
+                    "queue_time": -0.000125,
+                    "prompt_time": -0.000125,
+                    "completion_time": -0.000125,
+                    "total_time": -0.000125,
+                    "cost": {
+                        "input_tokens_cost": -0.000125,
+                        "output_tokens_cost": -0.000125,
+                        "reasoning_tokens_cost": -0.000125,
+                        "citation_tokens_cost": -0.000125,
+                        "search_queries_cost": -0.000125,
+                        "request_cost": -0.000125,
+                        "total_cost": -0.000125,
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "is_byok": True,
+                    "cost_details": {
+                        "upstream_inference_cost": -0.000125,
+                        "upstream_inference_prompt_cost": -0.000125,
+                        "upstream_inference_completions_cost": -0.000125,
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "server_tool_use_details": {
+                        "web_search_requests": 18446744073709551617,
+                        "tool_calls_requested": 18446744073709551617,
+                        "tool_calls_executed": 18446744073709551617,
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "citation_tokens": 18446744073709551617,
+                    "num_search_queries": 18446744073709551617,
+                    "search_context_size": 'héllo ✓ "q" \\n',
+                    "reasoning_tokens": 18446744073709551617,
+                    "cached_tokens": 18446744073709551617,
+                    "num_sources_used": 18446744073709551617,
+                    "cost_in_usd_ticks": 18446744073709551617,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "usage_breakdown": {
+                    "models": [
+                        {
+                            "model": 'héllo ✓ "q" \\n',
+                            "usage": {
+                                "completion_tokens": 18446744073709551617,
+                                "prompt_tokens": 18446744073709551617,
+                                "total_tokens": 18446744073709551617,
+                                "completion_tokens_details": {
+                                    "accepted_prediction_tokens": 18446744073709551617,
+                                    "audio_tokens": 18446744073709551617,
+                                    "reasoning_tokens": 18446744073709551617,
+                                    "rejected_prediction_tokens": 18446744073709551617,
+                                    "text_tokens": 18446744073709551617,
+                                    "image_tokens": 18446744073709551617,
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "prompt_tokens_details": {
+                                    "audio_tokens": 18446744073709551617,
+                                    "cached_tokens": 18446744073709551617,
+                                    "cache_write_tokens": 18446744073709551617,
+                                    "image_tokens": 18446744073709551617,
+                                    "text_tokens": 18446744073709551617,
+                                    "video_tokens": 18446744073709551617,
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "prompt_cache_hit_tokens": 18446744073709551617,
+                                "prompt_cache_miss_tokens": 18446744073709551617,
+                                "queue_time": -0.000125,
+                                "prompt_time": -0.000125,
+                                "completion_time": -0.000125,
+                                "total_time": -0.000125,
+                                "cost": {
+                                    "input_tokens_cost": -0.000125,
+                                    "output_tokens_cost": -0.000125,
+                                    "reasoning_tokens_cost": -0.000125,
+                                    "citation_tokens_cost": -0.000125,
+                                    "search_queries_cost": -0.000125,
+                                    "request_cost": -0.000125,
+                                    "total_cost": -0.000125,
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "is_byok": True,
+                                "cost_details": {
+                                    "upstream_inference_cost": -0.000125,
+                                    "upstream_inference_prompt_cost": -0.000125,
+                                    "upstream_inference_completions_cost": -0.000125,
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "server_tool_use_details": {
+                                    "web_search_requests": 18446744073709551617,
+                                    "tool_calls_requested": 18446744073709551617,
+                                    "tool_calls_executed": 18446744073709551617,
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "citation_tokens": 18446744073709551617,
+                                "num_search_queries": 18446744073709551617,
+                                "search_context_size": 'héllo ✓ "q" \\n',
+                                "reasoning_tokens": 18446744073709551617,
+                                "cached_tokens": 18446744073709551617,
+                                "num_sources_used": 18446744073709551617,
+                                "cost_in_usd_ticks": 18446744073709551617,
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            },
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        }
+                    ],
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "error": 'héllo ✓ "q" \\n',
+                "debug": {
+                    "input_token_ids": [18446744073709551617],
+                    "input_tokens": ['héllo ✓ "q" \\n'],
+                    "output_token_ids": [18446744073709551617],
+                    "output_tokens": ['héllo ✓ "q" \\n'],
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "timings": {
+                "cache_n": 18446744073709551617,
+                "prompt_n": 18446744073709551617,
+                "prompt_ms": -0.000125,
+                "prompt_per_token_ms": -0.000125,
+                "prompt_per_second": -0.000125,
+                "predicted_n": 18446744073709551617,
+                "predicted_ms": -0.000125,
+                "predicted_per_token_ms": -0.000125,
+                "predicted_per_second": -0.000125,
+                "draft_n": 18446744073709551617,
+                "draft_n_accepted": 18446744073709551617,
+                "peak_memory": -0.000125,
+                "draft_kind": 'héllo ✓ "q" \\n',
+                "draft_rounds": 18446744073709551617,
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "__verbose": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
+            "sla_metrics": {
+                "ttft_ms": -0.000125,
+                "ts_us": 18446744073709551617,
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "nvext": {
+                "worker_id": {
+                    "prefill_worker_id": 18446744073709551617,
+                    "prefill_dp_rank": 18446744073709551617,
+                    "decode_worker_id": 18446744073709551617,
+                    "decode_dp_rank": 18446744073709551617,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "timing": {
+                    "request_received_ms": 18446744073709551617,
+                    "prefill_wait_time_ms": -0.000125,
+                    "prefill_time_ms": -0.000125,
+                    "ttft_ms": -0.000125,
+                    "total_time_ms": -0.000125,
+                    "kv_hit_rate": -0.000125,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "token_ids": [18446744073709551617],
+                "routed_experts": {"k": [1, 2.5, None, "v", {"deep": False}]},
+                "engine_data": {"k": [1, 2.5, None, "v", {"deep": False}]},
+                "stop_reason": 'héllo ✓ "q" \\n',
+                "completion_token_ids": [18446744073709551617],
+                "prompt_logprobs": [{"k": [1, 2.5, None, "v", {"deep": False}]}],
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "provider": 'héllo ✓ "q" \\n',
+            "error": {
+                "message": 'héllo ✓ "q" \\n',
+                "code": 'héllo ✓ "q" \\n',
+                "type": 'héllo ✓ "q" \\n',
+                "param": {"k": [1, 2.5, None, "v", {"deep": False}]},
+                "metadata": {
+                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                },
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "citations": ['héllo ✓ "q" \\n'],
+            "search_results": [
+                {
+                    "id": 18446744073709551617,
+                    "title": 'héllo ✓ "q" \\n',
+                    "url": 'héllo ✓ "q" \\n',
+                    "snippet": 'héllo ✓ "q" \\n',
+                    "date": 'héllo ✓ "q" \\n',
+                    "last_updated": 'héllo ✓ "q" \\n',
+                    "source": 'héllo ✓ "q" \\n',
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "sglext": {
+                "routed_experts": 'héllo ✓ "q" \\n',
+                "cached_tokens_details": {
+                    "device": 18446744073709551617,
+                    "host": 18446744073709551617,
+                    "storage": 18446744073709551617,
+                    "storage_backend": 'héllo ✓ "q" \\n',
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "warnings": [
+                {
+                    "message": 'héllo ✓ "q" \\n',
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "prompt_token_ids": [18446744073709551617],
+            "prompt_text": 'héllo ✓ "q" \\n',
+            "metrics": {
+                "time_to_first_token_ms": -0.000125,
+                "generation_time_ms": -0.000125,
+                "queue_time_ms": -0.000125,
+                "mean_itl_ms": -0.000125,
+                "tokens_per_second": -0.000125,
+                "speculative_decoding": {
+                    "mean_acceptance_length": -0.000125,
+                    "draft_acceptance_rate": -0.000125,
+                    "acceptance_histogram": [18446744073709551617],
+                    "num_spec_steps": 18446744073709551617,
+                    "num_accepted_draft_tokens": 18446744073709551617,
+                    "num_draft_tokens": 18446744073709551617,
+                    "num_spec_tokens": 18446744073709551617,
+                    "per_step_accepted": [18446744073709551617],
+                    "per_step_drafted": [18446744073709551617],
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "request_id": 'héllo ✓ "q" \\n',
+            "web_search": [
+                {
+                    "title": 'héllo ✓ "q" \\n',
+                    "content": 'héllo ✓ "q" \\n',
+                    "link": 'héllo ✓ "q" \\n',
+                    "media": 'héllo ✓ "q" \\n',
+                    "icon": 'héllo ✓ "q" \\n',
+                    "refer": 'héllo ✓ "q" \\n',
+                    "publish_date": 'héllo ✓ "q" \\n',
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "x_unknown": {"nested": [1, "two", None, 3.5]},
+        },
+    ),
+    ("ChoiceDeltaToolCallFunction", "minimal", {}),
+    (
+        "ChoiceDeltaToolCallFunction",
+        "maximal",
+        {
+            "arguments": 'héllo ✓ "q" \\n',
+            "name": 'héllo ✓ "q" \\n',
+            "x_unknown": {"nested": [1, "two", None, 3.5]},
+        },
+    ),
+    ("ChoiceDeltaToolCallFunction", "nulls", {"arguments": None, "name": None}),
+    (
+        "ChoiceDeltaToolCallFunction",
+        "alternates",
+        {
+            "arguments": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
+            "name": 'héllo ✓ "q" \\n',
+            "x_unknown": {"nested": [1, "two", None, 3.5]},
+        },
+    ),
+    ("ChoiceDeltaToolCall", "minimal", {}),
+    (
+        "ChoiceDeltaToolCall",
+        "maximal",
+        {
+            "index": 18446744073709551617,
+            "id": 'héllo ✓ "q" \\n',
+            "function": {
+                "arguments": 'héllo ✓ "q" \\n',
+                "name": 'héllo ✓ "q" \\n',
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "type": "function",
+            "x_unknown": {"nested": [1, "two", None, 3.5]},
+        },
+    ),
+    ("ChoiceDeltaToolCall", "nulls", {"id": None, "function": None, "type": None}),
+    (
+        "ChoiceDeltaToolCall",
+        "alternates",
+        {
+            "index": 18446744073709551617,
+            "id": 'héllo ✓ "q" \\n',
+            "function": {
+                "arguments": {
+                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                },
+                "name": 'héllo ✓ "q" \\n',
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "type": "zz_not_in_the_spec",
+            "x_unknown": {"nested": [1, "two", None, 3.5]},
+        },
+    ),
+    ("ChoiceDeltaFunctionCall", "minimal", {}),
+    (
+        "ChoiceDeltaFunctionCall",
+        "maximal",
+        {
+            "arguments": 'héllo ✓ "q" \\n',
+            "name": 'héllo ✓ "q" \\n',
+            "x_unknown": {"nested": [1, "two", None, 3.5]},
+        },
+    ),
+    ("ChoiceDeltaFunctionCall", "nulls", {"arguments": None, "name": None}),
+    (
+        "ChoiceDeltaFunctionCall",
+        "alternates",
+        {
+            "arguments": 'héllo ✓ "q" \\n',
+            "name": 'héllo ✓ "q" \\n',
+            "x_unknown": {"nested": [1, "two", None, 3.5]},
+        },
+    ),
+    ("ChoiceDeltaAudio", "minimal", {}),
+    (
+        "ChoiceDeltaAudio",
+        "maximal",
+        {
+            "id": 'héllo ✓ "q" \\n',
+            "data": 'héllo ✓ "q" \\n',
+            "expires_at": 18446744073709551617,
+            "transcript": 'héllo ✓ "q" \\n',
+            "x_unknown": {"nested": [1, "two", None, 3.5]},
+        },
+    ),
+    (
+        "ChoiceDeltaAudio",
+        "nulls",
+        {"id": None, "data": None, "expires_at": None, "transcript": None},
+    ),
+    (
+        "ChoiceDeltaAudio",
+        "alternates",
+        {
+            "id": 'héllo ✓ "q" \\n',
+            "data": 'héllo ✓ "q" \\n',
+            "expires_at": 18446744073709551617,
+            "transcript": 'héllo ✓ "q" \\n',
+            "x_unknown": {"nested": [1, "two", None, 3.5]},
+        },
+    ),
+    ("ChoiceDelta", "minimal", {}),
+    (
+        "ChoiceDelta",
+        "maximal",
+        {
+            "role": "developer",
+            "content": 'héllo ✓ "q" \\n',
+            "refusal": 'héllo ✓ "q" \\n',
+            "tool_calls": [
+                {
+                    "index": 18446744073709551617,
+                    "id": 'héllo ✓ "q" \\n',
+                    "function": {
+                        "arguments": 'héllo ✓ "q" \\n',
+                        "name": 'héllo ✓ "q" \\n',
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "type": "function",
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "function_call": {
+                "arguments": 'héllo ✓ "q" \\n',
+                "name": 'héllo ✓ "q" \\n',
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "audio": {
+                "id": 'héllo ✓ "q" \\n',
+                "data": 'héllo ✓ "q" \\n',
+                "expires_at": 18446744073709551617,
+                "transcript": 'héllo ✓ "q" \\n',
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "reasoning_content": 'héllo ✓ "q" \\n',
+            "channel": 'héllo ✓ "q" \\n',
+            "executed_tools": [
+                {
+                    "index": 18446744073709551617,
+                    "type": 'héllo ✓ "q" \\n',
+                    "arguments": 'héllo ✓ "q" \\n',
+                    "output": 'héllo ✓ "q" \\n',
+                    "search_results": {
+                        "results": [
+                            {
+                                "title": 'héllo ✓ "q" \\n',
+                                "url": 'héllo ✓ "q" \\n',
+                                "content": 'héllo ✓ "q" \\n',
+                                "score": -0.000125,
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "images": ['héllo ✓ "q" \\n'],
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "browser_results": [
+                        {
+                            "title": 'héllo ✓ "q" \\n',
+                            "url": 'héllo ✓ "q" \\n',
+                            "content": 'héllo ✓ "q" \\n',
+                            "live_view_url": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        }
+                    ],
+                    "code_results": [
+                        {
+                            "text": 'héllo ✓ "q" \\n',
+                            "png": 'héllo ✓ "q" \\n',
+                            "chart": {
+                                "type": "bar",
+                                "title": 'héllo ✓ "q" \\n',
+                                "elements": [
+                                    {
+                                        "label": 'héllo ✓ "q" \\n',
+                                        "group": 'héllo ✓ "q" \\n',
+                                        "value": -0.000125,
+                                        "points": [[-0.000125]],
+                                        "angle": -0.000125,
+                                        "radius": -0.000125,
+                                        "min": -0.000125,
+                                        "first_quartile": -0.000125,
+                                        "median": -0.000125,
+                                        "third_quartile": -0.000125,
+                                        "max": -0.000125,
+                                        "outliers": [-0.000125],
+                                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                    }
+                                ],
+                                "x_label": 'héllo ✓ "q" \\n',
+                                "x_scale": 'héllo ✓ "q" \\n',
+                                "x_unit": 'héllo ✓ "q" \\n',
+                                "x_ticks": [-0.000125],
+                                "x_tick_labels": ['héllo ✓ "q" \\n'],
+                                "y_label": 'héllo ✓ "q" \\n',
+                                "y_scale": 'héllo ✓ "q" \\n',
+                                "y_unit": 'héllo ✓ "q" \\n',
+                                "y_ticks": [-0.000125],
+                                "y_tick_labels": ['héllo ✓ "q" \\n'],
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            },
+                            "charts": [
+                                {
+                                    "type": "bar",
+                                    "title": 'héllo ✓ "q" \\n',
+                                    "elements": [
+                                        {
+                                            "label": 'héllo ✓ "q" \\n',
+                                            "group": 'héllo ✓ "q" \\n',
+                                            "value": -0.000125,
+                                            "points": [[-0.000125]],
+                                            "angle": -0.000125,
+                                            "radius": -0.000125,
+                                            "min": -0.000125,
+                                            "first_quartile": -0.000125,
+                                            "median": -0.000125,
+                                            "third_quartile": -0.000125,
+                                            "max": -0.000125,
+                                            "outliers": [-0.000125],
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
+                                        }
+                                    ],
+                                    "x_label": 'héllo ✓ "q" \\n',
+                                    "x_scale": 'héllo ✓ "q" \\n',
+                                    "x_unit": 'héllo ✓ "q" \\n',
+                                    "x_ticks": [-0.000125],
+                                    "x_tick_labels": ['héllo ✓ "q" \\n'],
+                                    "y_label": 'héllo ✓ "q" \\n',
+                                    "y_scale": 'héllo ✓ "q" \\n',
+                                    "y_unit": 'héllo ✓ "q" \\n',
+                                    "y_ticks": [-0.000125],
+                                    "y_tick_labels": ['héllo ✓ "q" \\n'],
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                }
+                            ],
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        }
+                    ],
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "thinking_blocks": [
+                {
+                    "type": "thinking",
+                    "thinking": 'héllo ✓ "q" \\n',
+                    "signature": 'héllo ✓ "q" \\n',
+                    "data": 'héllo ✓ "q" \\n',
+                    "cache_control": {
+                        "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                    },
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "provider_specific_fields": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
+            "index": 18446744073709551617,
+            "tool_call_id": 'héllo ✓ "q" \\n',
+            "name": 'héllo ✓ "q" \\n',
+            "internal_content": {
+                "token_ids": [18446744073709551617],
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "reasoning_details": [
+                {
+                    "type": "reasoning.text",
+                    "id": 'héllo ✓ "q" \\n',
+                    "format": "unknown",
+                    "index": 18446744073709551617,
+                    "text": 'héllo ✓ "q" \\n',
+                    "signature": 'héllo ✓ "q" \\n',
+                    "summary": 'héllo ✓ "q" \\n',
+                    "data": 'héllo ✓ "q" \\n',
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "annotations": [
+                {
+                    "type": "url_citation",
+                    "url_citation": {
+                        "url": 'héllo ✓ "q" \\n',
+                        "title": 'héllo ✓ "q" \\n',
+                        "start_index": 18446744073709551617,
+                        "end_index": 18446744073709551617,
+                        "content": 'héllo ✓ "q" \\n',
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "file": {
+                        "hash": 'héllo ✓ "q" \\n',
+                        "name": 'héllo ✓ "q" \\n',
+                        "content": [
+                            {
+                                "type": 'héllo ✓ "q" \\n',
+                                "text": 'héllo ✓ "q" \\n',
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "document_citation": {
+                        "document_id": 'héllo ✓ "q" \\n',
+                        "start_index": 18446744073709551617,
+                        "end_index": 18446744073709551617,
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "function_citation": {
+                        "tool_call_id": 'héllo ✓ "q" \\n',
+                        "start_index": 18446744073709551617,
+                        "end_index": 18446744073709551617,
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "hidden_states": {"k": [1, 2.5, None, "v", {"deep": False}]},
+            "token_id": 18446744073709551617,
+            "reasoning": 'héllo ✓ "q" \\n',
+            "x_unknown": {"nested": [1, "two", None, 3.5]},
+        },
+    ),
+    (
+        "ChoiceDelta",
+        "nulls",
+        {
+            "role": None,
+            "content": None,
+            "refusal": None,
+            "tool_calls": None,
+            "function_call": None,
+            "audio": None,
+            "reasoning_content": None,
+            "channel": None,
+            "executed_tools": None,
+            "thinking_blocks": None,
+            "provider_specific_fields": None,
+            "index": None,
+            "tool_call_id": None,
+            "name": None,
+            "internal_content": None,
+            "reasoning_details": None,
+            "annotations": None,
+            "hidden_states": None,
+            "token_id": None,
+            "reasoning": None,
+        },
+    ),
+    (
+        "ChoiceDelta",
+        "alternates",
+        {
+            "role": "zz_not_in_the_spec",
+            "content": [
+                {
+                    "type": "zz_not_in_the_spec",
+                    "text": 'héllo ✓ "q" \\n',
+                    "thinking": [
+                        {
+                            "type": "zz_not_in_the_spec",
+                            "text": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        }
+                    ],
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "refusal": 'héllo ✓ "q" \\n',
+            "tool_calls": [
+                {
+                    "index": 18446744073709551617,
+                    "id": 'héllo ✓ "q" \\n',
+                    "function": {
+                        "arguments": {
+                            "key/with-slash": {
+                                "k": [1, 2.5, None, "v", {"deep": False}]
+                            }
+                        },
+                        "name": 'héllo ✓ "q" \\n',
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "type": "zz_not_in_the_spec",
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "function_call": {
+                "arguments": 'héllo ✓ "q" \\n',
+                "name": 'héllo ✓ "q" \\n',
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "audio": {
+                "id": 'héllo ✓ "q" \\n',
+                "data": 'héllo ✓ "q" \\n',
+                "expires_at": 18446744073709551617,
+                "transcript": 'héllo ✓ "q" \\n',
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "reasoning_content": 'héllo ✓ "q" \\n',
+            "channel": 'héllo ✓ "q" \\n',
+            "executed_tools": [
+                {
+                    "index": 18446744073709551617,
+                    "type": 'héllo ✓ "q" \\n',
+                    "arguments": 'héllo ✓ "q" \\n',
+                    "output": 'héllo ✓ "q" \\n',
+                    "search_results": {
+                        "results": [
+                            {
+                                "title": 'héllo ✓ "q" \\n',
+                                "url": 'héllo ✓ "q" \\n',
+                                "content": 'héllo ✓ "q" \\n',
+                                "score": -0.000125,
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "images": ['héllo ✓ "q" \\n'],
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "browser_results": [
+                        {
+                            "title": 'héllo ✓ "q" \\n',
+                            "url": 'héllo ✓ "q" \\n',
+                            "content": 'héllo ✓ "q" \\n',
+                            "live_view_url": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        }
+                    ],
+                    "code_results": [
+                        {
+                            "text": 'héllo ✓ "q" \\n',
+                            "png": 'héllo ✓ "q" \\n',
+                            "chart": {
+                                "type": "zz_not_in_the_spec",
+                                "title": 'héllo ✓ "q" \\n',
+                                "elements": [
+                                    {
+                                        "label": 'héllo ✓ "q" \\n',
+                                        "group": 'héllo ✓ "q" \\n',
+                                        "value": -0.000125,
+                                        "points": [[-0.000125]],
+                                        "angle": -0.000125,
+                                        "radius": -0.000125,
+                                        "min": -0.000125,
+                                        "first_quartile": -0.000125,
+                                        "median": -0.000125,
+                                        "third_quartile": -0.000125,
+                                        "max": -0.000125,
+                                        "outliers": [-0.000125],
+                                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                    }
+                                ],
+                                "x_label": 'héllo ✓ "q" \\n',
+                                "x_scale": 'héllo ✓ "q" \\n',
+                                "x_unit": 'héllo ✓ "q" \\n',
+                                "x_ticks": [-0.000125],
+                                "x_tick_labels": ['héllo ✓ "q" \\n'],
+                                "y_label": 'héllo ✓ "q" \\n',
+                                "y_scale": 'héllo ✓ "q" \\n',
+                                "y_unit": 'héllo ✓ "q" \\n',
+                                "y_ticks": [-0.000125],
+                                "y_tick_labels": ['héllo ✓ "q" \\n'],
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            },
+                            "charts": [
+                                {
+                                    "type": "zz_not_in_the_spec",
+                                    "title": 'héllo ✓ "q" \\n',
+                                    "elements": [
+                                        {
+                                            "label": 'héllo ✓ "q" \\n',
+                                            "group": 'héllo ✓ "q" \\n',
+                                            "value": -0.000125,
+                                            "points": [[-0.000125]],
+                                            "angle": -0.000125,
+                                            "radius": -0.000125,
+                                            "min": -0.000125,
+                                            "first_quartile": -0.000125,
+                                            "median": -0.000125,
+                                            "third_quartile": -0.000125,
+                                            "max": -0.000125,
+                                            "outliers": [-0.000125],
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
+                                        }
+                                    ],
+                                    "x_label": 'héllo ✓ "q" \\n',
+                                    "x_scale": 'héllo ✓ "q" \\n',
+                                    "x_unit": 'héllo ✓ "q" \\n',
+                                    "x_ticks": [-0.000125],
+                                    "x_tick_labels": ['héllo ✓ "q" \\n'],
+                                    "y_label": 'héllo ✓ "q" \\n',
+                                    "y_scale": 'héllo ✓ "q" \\n',
+                                    "y_unit": 'héllo ✓ "q" \\n',
+                                    "y_ticks": [-0.000125],
+                                    "y_tick_labels": ['héllo ✓ "q" \\n'],
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                }
+                            ],
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        }
+                    ],
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "thinking_blocks": [
+                {
+                    "type": "zz_not_in_the_spec",
+                    "thinking": 'héllo ✓ "q" \\n',
+                    "signature": 'héllo ✓ "q" \\n',
+                    "data": 'héllo ✓ "q" \\n',
+                    "cache_control": {
+                        "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                    },
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "provider_specific_fields": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
+            "index": 18446744073709551617,
+            "tool_call_id": 'héllo ✓ "q" \\n',
+            "name": 'héllo ✓ "q" \\n',
+            "internal_content": {
+                "token_ids": [18446744073709551617],
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "reasoning_details": [
+                {
+                    "type": "zz_not_in_the_spec",
+                    "id": 'héllo ✓ "q" \\n',
+                    "format": "zz_not_in_the_spec",
+                    "index": 18446744073709551617,
+                    "text": 'héllo ✓ "q" \\n',
+                    "signature": 'héllo ✓ "q" \\n',
+                    "summary": 'héllo ✓ "q" \\n',
+                    "data": 'héllo ✓ "q" \\n',
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "annotations": [
+                {
+                    "type": "zz_not_in_the_spec",
+                    "url_citation": {
+                        "url": 'héllo ✓ "q" \\n',
+                        "title": 'héllo ✓ "q" \\n',
+                        "start_index": 18446744073709551617,
+                        "end_index": 18446744073709551617,
+                        "content": 'héllo ✓ "q" \\n',
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "file": {
+                        "hash": 'héllo ✓ "q" \\n',
+                        "name": 'héllo ✓ "q" \\n',
+                        "content": [
+                            {
+                                "type": 'héllo ✓ "q" \\n',
+                                "text": 'héllo ✓ "q" \\n',
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "document_citation": {
+                        "document_id": 'héllo ✓ "q" \\n',
+                        "start_index": 18446744073709551617,
+                        "end_index": 18446744073709551617,
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "function_citation": {
+                        "tool_call_id": 'héllo ✓ "q" \\n',
+                        "start_index": 18446744073709551617,
+                        "end_index": 18446744073709551617,
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                }
+            ],
+            "hidden_states": {"k": [1, 2.5, None, "v", {"deep": False}]},
+            "token_id": 18446744073709551617,
+            "reasoning": 'héllo ✓ "q" \\n',
+            "x_unknown": {"nested": [1, "two", None, 3.5]},
+        },
+    ),
+    ("Choice", "minimal", {"index": 18446744073709551617}),
+    (
+        "Choice",
+        "maximal",
+        {
+            "index": 18446744073709551617,
+            "delta": {
+                "role": "developer",
+                "content": 'héllo ✓ "q" \\n',
+                "refusal": 'héllo ✓ "q" \\n',
+                "tool_calls": [
+                    {
+                        "index": 18446744073709551617,
+                        "id": 'héllo ✓ "q" \\n',
+                        "function": {
+                            "arguments": 'héllo ✓ "q" \\n',
+                            "name": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "type": "function",
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    }
+                ],
+                "function_call": {
+                    "arguments": 'héllo ✓ "q" \\n',
+                    "name": 'héllo ✓ "q" \\n',
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "audio": {
+                    "id": 'héllo ✓ "q" \\n',
+                    "data": 'héllo ✓ "q" \\n',
+                    "expires_at": 18446744073709551617,
+                    "transcript": 'héllo ✓ "q" \\n',
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "reasoning_content": 'héllo ✓ "q" \\n',
+                "channel": 'héllo ✓ "q" \\n',
+                "executed_tools": [
+                    {
+                        "index": 18446744073709551617,
+                        "type": 'héllo ✓ "q" \\n',
+                        "arguments": 'héllo ✓ "q" \\n',
+                        "output": 'héllo ✓ "q" \\n',
+                        "search_results": {
+                            "results": [
+                                {
+                                    "title": 'héllo ✓ "q" \\n',
+                                    "url": 'héllo ✓ "q" \\n',
+                                    "content": 'héllo ✓ "q" \\n',
+                                    "score": -0.000125,
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                }
+                            ],
+                            "images": ['héllo ✓ "q" \\n'],
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "browser_results": [
+                            {
+                                "title": 'héllo ✓ "q" \\n',
+                                "url": 'héllo ✓ "q" \\n',
+                                "content": 'héllo ✓ "q" \\n',
+                                "live_view_url": 'héllo ✓ "q" \\n',
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "code_results": [
+                            {
+                                "text": 'héllo ✓ "q" \\n',
+                                "png": 'héllo ✓ "q" \\n',
+                                "chart": {
+                                    "type": "bar",
+                                    "title": 'héllo ✓ "q" \\n',
+                                    "elements": [
+                                        {
+                                            "label": 'héllo ✓ "q" \\n',
+                                            "group": 'héllo ✓ "q" \\n',
+                                            "value": -0.000125,
+                                            "points": [[-0.000125]],
+                                            "angle": -0.000125,
+                                            "radius": -0.000125,
+                                            "min": -0.000125,
+                                            "first_quartile": -0.000125,
+                                            "median": -0.000125,
+                                            "third_quartile": -0.000125,
+                                            "max": -0.000125,
+                                            "outliers": [-0.000125],
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
+                                        }
+                                    ],
+                                    "x_label": 'héllo ✓ "q" \\n',
+                                    "x_scale": 'héllo ✓ "q" \\n',
+                                    "x_unit": 'héllo ✓ "q" \\n',
+                                    "x_ticks": [-0.000125],
+                                    "x_tick_labels": ['héllo ✓ "q" \\n'],
+                                    "y_label": 'héllo ✓ "q" \\n',
+                                    "y_scale": 'héllo ✓ "q" \\n',
+                                    "y_unit": 'héllo ✓ "q" \\n',
+                                    "y_ticks": [-0.000125],
+                                    "y_tick_labels": ['héllo ✓ "q" \\n'],
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "charts": [
+                                    {
+                                        "type": "bar",
+                                        "title": 'héllo ✓ "q" \\n',
+                                        "elements": [
+                                            {
+                                                "label": 'héllo ✓ "q" \\n',
+                                                "group": 'héllo ✓ "q" \\n',
+                                                "value": -0.000125,
+                                                "points": [[-0.000125]],
+                                                "angle": -0.000125,
+                                                "radius": -0.000125,
+                                                "min": -0.000125,
+                                                "first_quartile": -0.000125,
+                                                "median": -0.000125,
+                                                "third_quartile": -0.000125,
+                                                "max": -0.000125,
+                                                "outliers": [-0.000125],
+                                                "x_unknown": {
+                                                    "nested": [1, "two", None, 3.5]
+                                                },
+                                            }
+                                        ],
+                                        "x_label": 'héllo ✓ "q" \\n',
+                                        "x_scale": 'héllo ✓ "q" \\n',
+                                        "x_unit": 'héllo ✓ "q" \\n',
+                                        "x_ticks": [-0.000125],
+                                        "x_tick_labels": ['héllo ✓ "q" \\n'],
+                                        "y_label": 'héllo ✓ "q" \\n',
+                                        "y_scale": 'héllo ✓ "q" \\n',
+                                        "y_unit": 'héllo ✓ "q" \\n',
+                                        "y_ticks": [-0.000125],
+                                        "y_tick_labels": ['héllo ✓ "q" \\n'],
+                                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                    }
+                                ],
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    }
+                ],
+                "thinking_blocks": [
+                    {
+                        "type": "thinking",
+                        "thinking": 'héllo ✓ "q" \\n',
+                        "signature": 'héllo ✓ "q" \\n',
+                        "data": 'héllo ✓ "q" \\n',
+                        "cache_control": {
+                            "key/with-slash": {
+                                "k": [1, 2.5, None, "v", {"deep": False}]
+                            }
+                        },
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    }
+                ],
+                "provider_specific_fields": {
+                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                },
+                "index": 18446744073709551617,
+                "tool_call_id": 'héllo ✓ "q" \\n',
+                "name": 'héllo ✓ "q" \\n',
+                "internal_content": {
+                    "token_ids": [18446744073709551617],
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "reasoning_details": [
+                    {
+                        "type": "reasoning.text",
+                        "id": 'héllo ✓ "q" \\n',
+                        "format": "unknown",
+                        "index": 18446744073709551617,
+                        "text": 'héllo ✓ "q" \\n',
+                        "signature": 'héllo ✓ "q" \\n',
+                        "summary": 'héllo ✓ "q" \\n',
+                        "data": 'héllo ✓ "q" \\n',
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    }
+                ],
+                "annotations": [
+                    {
+                        "type": "url_citation",
+                        "url_citation": {
+                            "url": 'héllo ✓ "q" \\n',
+                            "title": 'héllo ✓ "q" \\n',
+                            "start_index": 18446744073709551617,
+                            "end_index": 18446744073709551617,
+                            "content": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "file": {
+                            "hash": 'héllo ✓ "q" \\n',
+                            "name": 'héllo ✓ "q" \\n',
+                            "content": [
+                                {
+                                    "type": 'héllo ✓ "q" \\n',
+                                    "text": 'héllo ✓ "q" \\n',
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                }
+                            ],
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "document_citation": {
+                            "document_id": 'héllo ✓ "q" \\n',
+                            "start_index": 18446744073709551617,
+                            "end_index": 18446744073709551617,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "function_citation": {
+                            "tool_call_id": 'héllo ✓ "q" \\n',
+                            "start_index": 18446744073709551617,
+                            "end_index": 18446744073709551617,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    }
+                ],
+                "hidden_states": {"k": [1, 2.5, None, "v", {"deep": False}]},
+                "token_id": 18446744073709551617,
+                "reasoning": 'héllo ✓ "q" \\n',
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "finish_reason": "stop",
+            "logprobs": {
+                "content": [
+                    {
+                        "token": 'héllo ✓ "q" \\n',
+                        "bytes": [18446744073709551617],
+                        "logprob": -0.000125,
+                        "top_logprobs": [
+                            {
+                                "token": 'héllo ✓ "q" \\n',
+                                "bytes": [18446744073709551617],
+                                "logprob": -0.000125,
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    }
+                ],
+                "refusal": [
+                    {
+                        "token": 'héllo ✓ "q" \\n',
+                        "bytes": [18446744073709551617],
+                        "logprob": -0.000125,
+                        "top_logprobs": [
+                            {
+                                "token": 'héllo ✓ "q" \\n',
+                                "bytes": [18446744073709551617],
+                                "logprob": -0.000125,
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    }
+                ],
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "content_filter_results": {
+                "hate": {
+                    "filtered": True,
+                    "severity": "safe",
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "self_harm": {
+                    "filtered": True,
+                    "severity": "safe",
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "sexual": {
+                    "filtered": True,
+                    "severity": "safe",
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "violence": {
+                    "filtered": True,
+                    "severity": "safe",
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "jailbreak": {
+                    "filtered": True,
+                    "detected": True,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "protected_material_text": {
+                    "filtered": True,
+                    "detected": True,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "protected_material_code": {
+                    "filtered": True,
+                    "detected": True,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "custom_blocklists": [
+                    {
+                        "filtered": True,
+                        "id": 'héllo ✓ "q" \\n',
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    }
+                ],
+                "error": {
+                    "code": 'héllo ✓ "q" \\n',
+                    "message": 'héllo ✓ "q" \\n',
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "content_filter_offsets": {
+                "check_offset": 18446744073709551617,
+                "start_offset": 18446744073709551617,
+                "end_offset": 18446744073709551617,
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "content_filter_raw": [{"k": [1, 2.5, None, "v", {"deep": False}]}],
+            "usage": {
+                "completion_tokens": 18446744073709551617,
+                "prompt_tokens": 18446744073709551617,
+                "total_tokens": 18446744073709551617,
+                "completion_tokens_details": {
+                    "accepted_prediction_tokens": 18446744073709551617,
+                    "audio_tokens": 18446744073709551617,
+                    "reasoning_tokens": 18446744073709551617,
+                    "rejected_prediction_tokens": 18446744073709551617,
+                    "text_tokens": 18446744073709551617,
+                    "image_tokens": 18446744073709551617,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "prompt_tokens_details": {
+                    "audio_tokens": 18446744073709551617,
+                    "cached_tokens": 18446744073709551617,
+                    "cache_write_tokens": 18446744073709551617,
+                    "image_tokens": 18446744073709551617,
+                    "text_tokens": 18446744073709551617,
+                    "video_tokens": 18446744073709551617,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "prompt_cache_hit_tokens": 18446744073709551617,
+                "prompt_cache_miss_tokens": 18446744073709551617,
+                "queue_time": -0.000125,
+                "prompt_time": -0.000125,
+                "completion_time": -0.000125,
+                "total_time": -0.000125,
+                "cost": -0.000125,
+                "is_byok": True,
+                "cost_details": {
+                    "upstream_inference_cost": -0.000125,
+                    "upstream_inference_prompt_cost": -0.000125,
+                    "upstream_inference_completions_cost": -0.000125,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "server_tool_use_details": {
+                    "web_search_requests": 18446744073709551617,
+                    "tool_calls_requested": 18446744073709551617,
+                    "tool_calls_executed": 18446744073709551617,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "citation_tokens": 18446744073709551617,
+                "num_search_queries": 18446744073709551617,
+                "search_context_size": 'héllo ✓ "q" \\n',
+                "reasoning_tokens": 18446744073709551617,
+                "cached_tokens": 18446744073709551617,
+                "num_sources_used": 18446744073709551617,
+                "cost_in_usd_ticks": 18446744073709551617,
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "native_finish_reason": 'héllo ✓ "q" \\n',
+            "matched_stop": 18446744073709551617,
+            "text": 'héllo ✓ "q" \\n',
+            "seed": 18446744073709551617,
+            "stop_reason": 18446744073709551617,
+            "token_ids": [18446744073709551617],
+            "x_unknown": {"nested": [1, "two", None, 3.5]},
+        },
+    ),
+    (
+        "Choice",
+        "nulls",
+        {
+            "index": 18446744073709551617,
+            "finish_reason": None,
+            "logprobs": None,
+            "content_filter_results": None,
+            "content_filter_offsets": None,
+            "content_filter_raw": None,
+            "usage": None,
+            "native_finish_reason": None,
+            "matched_stop": None,
+            "text": None,
+            "seed": None,
+            "stop_reason": None,
+            "token_ids": None,
+        },
+    ),
+    (
+        "Choice",
+        "alternates",
+        {
+            "index": 18446744073709551617,
+            "delta": {
+                "role": "zz_not_in_the_spec",
+                "content": [
+                    {
+                        "type": "zz_not_in_the_spec",
+                        "text": 'héllo ✓ "q" \\n',
+                        "thinking": [
+                            {
+                                "type": "zz_not_in_the_spec",
+                                "text": 'héllo ✓ "q" \\n',
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    }
+                ],
+                "refusal": 'héllo ✓ "q" \\n',
+                "tool_calls": [
+                    {
+                        "index": 18446744073709551617,
+                        "id": 'héllo ✓ "q" \\n',
+                        "function": {
+                            "arguments": {
+                                "key/with-slash": {
+                                    "k": [1, 2.5, None, "v", {"deep": False}]
+                                }
+                            },
+                            "name": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "type": "zz_not_in_the_spec",
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    }
+                ],
+                "function_call": {
+                    "arguments": 'héllo ✓ "q" \\n',
+                    "name": 'héllo ✓ "q" \\n',
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "audio": {
+                    "id": 'héllo ✓ "q" \\n',
+                    "data": 'héllo ✓ "q" \\n',
+                    "expires_at": 18446744073709551617,
+                    "transcript": 'héllo ✓ "q" \\n',
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "reasoning_content": 'héllo ✓ "q" \\n',
+                "channel": 'héllo ✓ "q" \\n',
+                "executed_tools": [
+                    {
+                        "index": 18446744073709551617,
+                        "type": 'héllo ✓ "q" \\n',
+                        "arguments": 'héllo ✓ "q" \\n',
+                        "output": 'héllo ✓ "q" \\n',
+                        "search_results": {
+                            "results": [
+                                {
+                                    "title": 'héllo ✓ "q" \\n',
+                                    "url": 'héllo ✓ "q" \\n',
+                                    "content": 'héllo ✓ "q" \\n',
+                                    "score": -0.000125,
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                }
+                            ],
+                            "images": ['héllo ✓ "q" \\n'],
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "browser_results": [
+                            {
+                                "title": 'héllo ✓ "q" \\n',
+                                "url": 'héllo ✓ "q" \\n',
+                                "content": 'héllo ✓ "q" \\n',
+                                "live_view_url": 'héllo ✓ "q" \\n',
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "code_results": [
+                            {
+                                "text": 'héllo ✓ "q" \\n',
+                                "png": 'héllo ✓ "q" \\n',
+                                "chart": {
+                                    "type": "zz_not_in_the_spec",
+                                    "title": 'héllo ✓ "q" \\n',
+                                    "elements": [
+                                        {
+                                            "label": 'héllo ✓ "q" \\n',
+                                            "group": 'héllo ✓ "q" \\n',
+                                            "value": -0.000125,
+                                            "points": [[-0.000125]],
+                                            "angle": -0.000125,
+                                            "radius": -0.000125,
+                                            "min": -0.000125,
+                                            "first_quartile": -0.000125,
+                                            "median": -0.000125,
+                                            "third_quartile": -0.000125,
+                                            "max": -0.000125,
+                                            "outliers": [-0.000125],
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
+                                        }
+                                    ],
+                                    "x_label": 'héllo ✓ "q" \\n',
+                                    "x_scale": 'héllo ✓ "q" \\n',
+                                    "x_unit": 'héllo ✓ "q" \\n',
+                                    "x_ticks": [-0.000125],
+                                    "x_tick_labels": ['héllo ✓ "q" \\n'],
+                                    "y_label": 'héllo ✓ "q" \\n',
+                                    "y_scale": 'héllo ✓ "q" \\n',
+                                    "y_unit": 'héllo ✓ "q" \\n',
+                                    "y_ticks": [-0.000125],
+                                    "y_tick_labels": ['héllo ✓ "q" \\n'],
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
+                                "charts": [
+                                    {
+                                        "type": "zz_not_in_the_spec",
+                                        "title": 'héllo ✓ "q" \\n',
+                                        "elements": [
+                                            {
+                                                "label": 'héllo ✓ "q" \\n',
+                                                "group": 'héllo ✓ "q" \\n',
+                                                "value": -0.000125,
+                                                "points": [[-0.000125]],
+                                                "angle": -0.000125,
+                                                "radius": -0.000125,
+                                                "min": -0.000125,
+                                                "first_quartile": -0.000125,
+                                                "median": -0.000125,
+                                                "third_quartile": -0.000125,
+                                                "max": -0.000125,
+                                                "outliers": [-0.000125],
+                                                "x_unknown": {
+                                                    "nested": [1, "two", None, 3.5]
+                                                },
+                                            }
+                                        ],
+                                        "x_label": 'héllo ✓ "q" \\n',
+                                        "x_scale": 'héllo ✓ "q" \\n',
+                                        "x_unit": 'héllo ✓ "q" \\n',
+                                        "x_ticks": [-0.000125],
+                                        "x_tick_labels": ['héllo ✓ "q" \\n'],
+                                        "y_label": 'héllo ✓ "q" \\n',
+                                        "y_scale": 'héllo ✓ "q" \\n',
+                                        "y_unit": 'héllo ✓ "q" \\n',
+                                        "y_ticks": [-0.000125],
+                                        "y_tick_labels": ['héllo ✓ "q" \\n'],
+                                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                    }
+                                ],
+                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                            }
+                        ],
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    }
+                ],
+                "thinking_blocks": [
+                    {
+                        "type": "zz_not_in_the_spec",
+                        "thinking": 'héllo ✓ "q" \\n',
+                        "signature": 'héllo ✓ "q" \\n',
+                        "data": 'héllo ✓ "q" \\n',
+                        "cache_control": {
+                            "key/with-slash": {
+                                "k": [1, 2.5, None, "v", {"deep": False}]
+                            }
+                        },
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    }
+                ],
+                "provider_specific_fields": {
+                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                },
+                "index": 18446744073709551617,
+                "tool_call_id": 'héllo ✓ "q" \\n',
+                "name": 'héllo ✓ "q" \\n',
+                "internal_content": {
+                    "token_ids": [18446744073709551617],
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "reasoning_details": [
+                    {
+                        "type": "zz_not_in_the_spec",
+                        "id": 'héllo ✓ "q" \\n',
+                        "format": "zz_not_in_the_spec",
+                        "index": 18446744073709551617,
+                        "text": 'héllo ✓ "q" \\n',
+                        "signature": 'héllo ✓ "q" \\n',
+                        "summary": 'héllo ✓ "q" \\n',
+                        "data": 'héllo ✓ "q" \\n',
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    }
+                ],
+                "annotations": [
+                    {
+                        "type": "zz_not_in_the_spec",
+                        "url_citation": {
+                            "url": 'héllo ✓ "q" \\n',
+                            "title": 'héllo ✓ "q" \\n',
+                            "start_index": 18446744073709551617,
+                            "end_index": 18446744073709551617,
+                            "content": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "file": {
+                            "hash": 'héllo ✓ "q" \\n',
+                            "name": 'héllo ✓ "q" \\n',
+                            "content": [
+                                {
+                                    "type": 'héllo ✓ "q" \\n',
+                                    "text": 'héllo ✓ "q" \\n',
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                }
+                            ],
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "document_citation": {
+                            "document_id": 'héllo ✓ "q" \\n',
+                            "start_index": 18446744073709551617,
+                            "end_index": 18446744073709551617,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "function_citation": {
+                            "tool_call_id": 'héllo ✓ "q" \\n',
+                            "start_index": 18446744073709551617,
+                            "end_index": 18446744073709551617,
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    }
+                ],
+                "hidden_states": {"k": [1, 2.5, None, "v", {"deep": False}]},
+                "token_id": 18446744073709551617,
+                "reasoning": 'héllo ✓ "q" \\n',
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "finish_reason": "zz_not_in_the_spec",
+            "logprobs": -0.000125,
+            "content_filter_results": {
+                "hate": {
+                    "filtered": True,
+                    "severity": "zz_not_in_the_spec",
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "self_harm": {
+                    "filtered": True,
+                    "severity": "zz_not_in_the_spec",
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "sexual": {
+                    "filtered": True,
+                    "severity": "zz_not_in_the_spec",
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "violence": {
+                    "filtered": True,
+                    "severity": "zz_not_in_the_spec",
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "jailbreak": {
+                    "filtered": True,
+                    "detected": True,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "protected_material_text": {
+                    "filtered": True,
+                    "detected": True,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "protected_material_code": {
+                    "filtered": True,
+                    "detected": True,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "custom_blocklists": {
+                    "filtered": True,
+                    "details": [
+                        {
+                            "filtered": True,
+                            "id": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        }
+                    ],
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "error": {
+                    "code": 'héllo ✓ "q" \\n',
+                    "message": 'héllo ✓ "q" \\n',
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "content_filter_offsets": {
+                "check_offset": 18446744073709551617,
+                "start_offset": 18446744073709551617,
+                "end_offset": 18446744073709551617,
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "content_filter_raw": [{"k": [1, 2.5, None, "v", {"deep": False}]}],
+            "usage": {
+                "completion_tokens": 18446744073709551617,
+                "prompt_tokens": 18446744073709551617,
+                "total_tokens": 18446744073709551617,
+                "completion_tokens_details": {
+                    "accepted_prediction_tokens": 18446744073709551617,
+                    "audio_tokens": 18446744073709551617,
+                    "reasoning_tokens": 18446744073709551617,
+                    "rejected_prediction_tokens": 18446744073709551617,
+                    "text_tokens": 18446744073709551617,
+                    "image_tokens": 18446744073709551617,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "prompt_tokens_details": {
+                    "audio_tokens": 18446744073709551617,
+                    "cached_tokens": 18446744073709551617,
+                    "cache_write_tokens": 18446744073709551617,
+                    "image_tokens": 18446744073709551617,
+                    "text_tokens": 18446744073709551617,
+                    "video_tokens": 18446744073709551617,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "prompt_cache_hit_tokens": 18446744073709551617,
+                "prompt_cache_miss_tokens": 18446744073709551617,
+                "queue_time": -0.000125,
+                "prompt_time": -0.000125,
+                "completion_time": -0.000125,
+                "total_time": -0.000125,
+                "cost": {
+                    "input_tokens_cost": -0.000125,
+                    "output_tokens_cost": -0.000125,
+                    "reasoning_tokens_cost": -0.000125,
+                    "citation_tokens_cost": -0.000125,
+                    "search_queries_cost": -0.000125,
+                    "request_cost": -0.000125,
+                    "total_cost": -0.000125,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "is_byok": True,
+                "cost_details": {
+                    "upstream_inference_cost": -0.000125,
+                    "upstream_inference_prompt_cost": -0.000125,
+                    "upstream_inference_completions_cost": -0.000125,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "server_tool_use_details": {
+                    "web_search_requests": 18446744073709551617,
+                    "tool_calls_requested": 18446744073709551617,
+                    "tool_calls_executed": 18446744073709551617,
+                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                },
+                "citation_tokens": 18446744073709551617,
+                "num_search_queries": 18446744073709551617,
+                "search_context_size": 'héllo ✓ "q" \\n',
+                "reasoning_tokens": 18446744073709551617,
+                "cached_tokens": 18446744073709551617,
+                "num_sources_used": 18446744073709551617,
+                "cost_in_usd_ticks": 18446744073709551617,
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "native_finish_reason": 'héllo ✓ "q" \\n',
+            "matched_stop": 'héllo ✓ "q" \\n',
+            "text": 'héllo ✓ "q" \\n',
+            "seed": 18446744073709551617,
+            "stop_reason": 'héllo ✓ "q" \\n',
+            "token_ids": [18446744073709551617],
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: d4ec2404fb08d169 (spec, templates and generator).
+# Spec hash: 602b8322a27c02ba (spec, templates and generator).
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_typeddicts.py.
@@ -58,10 +58,10 @@ def round_trip(type_name: str, value: Any) -> Any:
     validators = {
         "MistralThinkingPart": target.validate_mistral_thinking_part,
         "MistralContentPart": target.validate_mistral_content_part,
-        "ChoiceDeltaToolCallFunction": target.validate_choice_delta_tool_call_function,
-        "ChoiceDeltaToolCall": target.validate_choice_delta_tool_call,
-        "ChoiceDeltaFunctionCall": target.validate_choice_delta_function_call,
-        "ChoiceDeltaAudio": target.validate_choice_delta_audio,
+        "ChatCompletionMessageToolCallFunction": target.validate_chat_completion_message_tool_call_function,
+        "ChatCompletionMessageToolCall": target.validate_chat_completion_message_tool_call,
+        "ChatCompletionMessageFunctionCall": target.validate_chat_completion_message_function_call,
+        "ChatCompletionAudio": target.validate_chat_completion_audio,
         "GroqSearchResult": target.validate_groq_search_result,
         "GroqSearchResults": target.validate_groq_search_results,
         "GroqBrowserResult": target.validate_groq_browser_result,
@@ -78,7 +78,7 @@ def round_trip(type_name: str, value: Any) -> Any:
         "GroqDocumentCitation": target.validate_groq_document_citation,
         "GroqFunctionCitation": target.validate_groq_function_citation,
         "OpenRouterAnnotation": target.validate_open_router_annotation,
-        "ChoiceDelta": target.validate_choice_delta,
+        "ChatCompletionMessage": target.validate_chat_completion_message,
         "TopLogprob": target.validate_top_logprob,
         "ChatCompletionTokenLogprob": target.validate_chat_completion_token_logprob,
         "ChoiceLogprobs": target.validate_choice_logprobs,
@@ -95,7 +95,7 @@ def round_trip(type_name: str, value: Any) -> Any:
         "OpenRouterCostDetails": target.validate_open_router_cost_details,
         "OpenRouterServerToolUseDetails": target.validate_open_router_server_tool_use_details,
         "CompletionUsage": target.validate_completion_usage,
-        "Choice": target.validate_choice,
+        "ChatCompletionChoice": target.validate_chat_completion_choice,
         "ModerationResultBody": target.validate_moderation_result_body,
         "ModerationResults": target.validate_moderation_results,
         "ModerationError": target.validate_moderation_error,
@@ -120,6 +120,13 @@ def round_trip(type_name: str, value: Any) -> Any:
         "VllmSpeculativeDecodingMetrics": target.validate_vllm_speculative_decoding_metrics,
         "VllmRequestMetrics": target.validate_vllm_request_metrics,
         "ZaiWebSearchResult": target.validate_zai_web_search_result,
+        "ChatCompletion": target.validate_chat_completion,
+        "ChoiceDeltaToolCallFunction": target.validate_choice_delta_tool_call_function,
+        "ChoiceDeltaToolCall": target.validate_choice_delta_tool_call,
+        "ChoiceDeltaFunctionCall": target.validate_choice_delta_function_call,
+        "ChoiceDeltaAudio": target.validate_choice_delta_audio,
+        "ChoiceDelta": target.validate_choice_delta,
+        "Choice": target.validate_choice,
         "ChatCompletionChunk": target.validate_chat_completion_chunk,
     }
     return validators[type_name](value)
