@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 602b8322a27c02ba (spec, templates and generator).
+# Spec hash: 23768686db7751ad (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
@@ -7543,18 +7543,20 @@ def _merge(merged: _Merged, obj: Mapping[str, Any]) -> None:
     """Merge one object of a chunk into what the chunks before it left."""
     rules = _PLANS[merged.kind].rules
     for key, value in obj.items():
-        if value is None:
-            continue  # null brings nothing, whatever the rule
-        rule = rules.get(key)
-        if rule is None:
-            merged[key] = value
+        how, into, inner = rules.get(key) or _LAST
+        if how == "drop":
             continue
-        how, into, inner = rule
-        if how == "append":
+        into = into or key
+        if value is None:
+            merged.setdefault(
+                into, None
+            )  # a null replaces nothing, and stays until a value
+        elif how == "last":
+            merged[into] = value
+        elif how == "append":
             _append(merged, into, value)
         elif how == "first":
-            # "" and 0 are placeholders (Azure's filter chunks send id "" and created 0).
-            if into not in merged and value != "" and (value or type(value) is not int):
+            if _blank(merged.get(into)):
                 merged[into] = value
         elif how == "merge" and type(value) is dict:
             part = merged.get(into)
@@ -7563,14 +7565,23 @@ def _merge(merged: _Merged, obj: Mapping[str, Any]) -> None:
             _merge(part, value)
         elif how == "by_index" and type(value) is list:
             _merge_items(merged, into, inner, value)
-        elif how == "append_unless_repeated":
+        elif how == "append_unless_repeated" and type(value) is str:
             so_far = merged.get(into)
-            if type(so_far) is not str or type(value) is not str:
+            if type(so_far) is not str:
                 merged[into] = value
             elif value and value != so_far:
                 merged[into] = so_far + value  # a split name: short, and rare
-        elif how != "drop":
-            merged[into] = value  # "last", or a value of another type a vendor sends
+        else:
+            merged[into] = value  # a value of another type than the rule expects
+
+
+_LAST: Final = ("last", "", "")
+"""The rule of a key not listed: its last value that is not null, under the same key."""
+
+
+def _blank(value: Any) -> bool:
+    """No value yet, or a placeholder: Azure's filter chunks send id "" and created 0."""
+    return value is None or value == "" or (value == 0 and type(value) is int)
 
 
 def _append(merged: _Merged, key: str, value: Any) -> None:
@@ -7578,7 +7589,7 @@ def _append(merged: _Merged, key: str, value: Any) -> None:
         pieces = merged.get(key)
         if type(pieces) is _Text:
             pieces.append(value)
-        else:
+        elif pieces is None or value:  # "" adds nothing to a list of parts (Mistral)
             merged[key] = _Text((value,))
     elif type(value) is list:
         items = merged.get(key)

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 602b8322a27c02ba (spec, templates and generator).
+# Spec hash: 23768686db7751ad (spec, templates and generator).
 # Target: package. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Generated round-trip tests."""

@@ -1,0 +1,670 @@
+"""Accumulating a stream into a `chat.completion`, in every target.
+
+Every captured stream adds up to what its deltas say; every hazard of pain.md group D
+gives the behaviour stated there (or the documented choice, named in the test); the
+merge table is pinned; and text is never concatenated in a loop.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from generated import chunk_dataclasses, chunk_pydantic, chunk_typeddicts
+from tests.support import FIXTURE_STREAMS, Stream
+
+TARGETS = {
+    "dataclasses": chunk_dataclasses,
+    "typeddicts": chunk_typeddicts,
+    "pydantic": chunk_pydantic,
+}
+
+
+@pytest.fixture(params=sorted(TARGETS))
+def target(request: pytest.FixtureRequest) -> ModuleType:
+    return TARGETS[request.param]
+
+
+def chunk(*choices: dict[str, Any], **top: Any) -> dict[str, Any]:
+    return {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": list(choices),
+        **top,
+    }
+
+
+def choice(delta: dict[str, Any] | None = None, index: int = 0, **keys: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"index": index, "delta": delta or {}, "finish_reason": None}
+    out.update(keys)
+    return out
+
+
+def deltas(*items: dict[str, Any]) -> list[dict[str, Any]]:
+    """One chunk per delta, all for choice 0."""
+    return [chunk(choice(item)) for item in items]
+
+
+def tool(**keys: Any) -> dict[str, Any]:
+    """A delta carrying one tool-call fragment."""
+    return {"tool_calls": [keys]}
+
+
+def accumulate(module: ModuleType, chunks: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """The completion the chunks add up to, as JSON data, read through `loads` and `dumps`."""
+    accumulator = module.ChunkAccumulator()
+    for payload in chunks:
+        accumulator.add(module.loads(json.dumps(payload)))
+    data: dict[str, Any] = json.loads(module.dumps(accumulator.result()))
+    return data
+
+
+def message(completion: dict[str, Any], index: int = 0) -> dict[str, Any]:
+    found = [c for c in completion["choices"] if c["index"] == index]
+    assert len(found) == 1, completion
+    result: dict[str, Any] = found[0]["message"]
+    return result
+
+
+def calls(completion: dict[str, Any]) -> list[dict[str, Any]]:
+    result: list[dict[str, Any]] = message(completion)["tool_calls"]
+    return result
+
+
+# --- every captured stream -------------------------------------------------------
+
+
+def _is_error(payload: dict[str, Any]) -> bool:
+    return payload.get("error") is not None and "choices" not in payload
+
+
+class _Expected:
+    """What a stream's deltas say, worked out from the raw JSON without the generated code."""
+
+    def __init__(self, payloads: list[dict[str, Any]]) -> None:
+        self.content: dict[int, list[Any]] = defaultdict(list)
+        self.reasoning: dict[tuple[int, str], list[str]] = defaultdict(list)
+        self.finish: dict[int, str] = {}
+        self.calls: dict[tuple[int, int], dict[str, Any]] = {}
+        self.usage: Any = None
+        latest: dict[int, int] = {}
+        for payload in payloads:
+            if payload.get("usage") is not None:
+                self.usage = payload["usage"]
+            for item in payload.get("choices") or []:
+                self._choice(item, latest)
+
+    def _choice(self, item: dict[str, Any], latest: dict[int, int]) -> None:
+        index = item["index"]
+        if item.get("finish_reason") is not None:
+            self.finish[index] = item["finish_reason"]
+        delta = item.get("delta") or {}
+        if delta.get("content") is not None:
+            self.content[index].append(delta["content"])
+        for key in ("reasoning_content", "reasoning"):
+            if isinstance(delta.get(key), str):
+                self.reasoning[(index, key)].append(delta[key])
+        for call in delta.get("tool_calls") or []:
+            position = call.get("index")
+            if position is None:  # the documented rule for a fragment without an index
+                known = [k for c, k in self.calls if c == index]
+                same = self.calls.get((index, latest.get(index, 0)), {}).get("id")
+                new = call.get("id") and call["id"] != same
+                position = (max(known) + 1 if new else latest[index]) if known else 0
+            latest[index] = position
+            slot = self.calls.setdefault((index, position), {"args": []})
+            function = call.get("function") or {}
+            for key, value in (("id", call.get("id")), ("name", function.get("name"))):
+                if value and key not in slot:
+                    slot[key] = value  # the first non-empty one
+            if isinstance(function.get("arguments"), str):
+                slot["args"].append(function["arguments"])
+
+
+@pytest.mark.parametrize("stream", FIXTURE_STREAMS, ids=lambda s: s.name)
+def test_every_captured_stream_adds_up_to_its_deltas(stream: Stream) -> None:
+    payloads = [json.loads(text) for _, text in stream.chunks]
+    expected = _Expected([p for p in payloads if not _is_error(p)])
+    texts = {}
+    for name, module in TARGETS.items():
+        accumulator = module.ChunkAccumulator()
+        for _, text in stream.chunks:
+            try:
+                accumulator.add(module.loads(text))
+            except module.ErrorReport:
+                continue
+        texts[name] = module.dumps(accumulator.result())
+    assert len(set(texts.values())) == 1, f"{stream.name}: targets disagree: {texts}"
+    completion = json.loads(texts["dataclasses"])
+
+    for index, pieces in expected.content.items():
+        parts = [p for p in pieces if isinstance(p, list)]
+        if parts:  # Mistral's content parts; an empty string among them adds nothing
+            assert all(p == "" for p in pieces if isinstance(p, str))
+            assert message(completion, index)["content"] == [p for part in parts for p in part]
+        else:
+            assert message(completion, index)["content"] == "".join(pieces), index
+    for (index, key), pieces in expected.reasoning.items():
+        assert message(completion, index)[key] == "".join(pieces), (index, key)
+    for index, reason in expected.finish.items():
+        found = next(c for c in completion["choices"] if c["index"] == index)
+        assert found["finish_reason"] == reason, index
+    for (index, position), want in expected.calls.items():
+        got = next(c for c in message(completion, index)["tool_calls"] if c["index"] == position)
+        function = got["function"]
+        if all(isinstance(a, str) for a in want["args"]):
+            assert function["arguments"] == "".join(want["args"]), (index, position)
+        assert got.get("id") == want.get("id") and function.get("name") == want.get("name")
+    assert completion.get("usage") == expected.usage
+    assert completion["object"] == "chat.completion"
+
+
+def test_a_completion_without_streaming_round_trips(target: ModuleType) -> None:
+    text = json.dumps(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1741569952,
+            "model": "gpt-4.1-2025-04-14",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {
+                        "role": "assistant",
+                        "content": None,
+                        "refusal": None,
+                        "tool_calls": [
+                            {
+                                "id": "call_1",
+                                "type": "function",
+                                "function": {"name": "f", "arguments": '{"a":1}'},
+                            }
+                        ],
+                        "annotations": [],
+                    },
+                    "logprobs": None,
+                    "finish_reason": "tool_calls",
+                }
+            ],
+            "usage": {"prompt_tokens": 19, "completion_tokens": 10, "total_tokens": 29},
+            "service_tier": "default",
+            "system_fingerprint": None,
+        },
+        separators=(",", ":"),
+    )
+    assert json.loads(target.dumps(target.loads_completion(text))) == json.loads(text)
+
+
+def test_an_error_instead_of_a_completion_is_reported(target: ModuleType) -> None:
+    with pytest.raises(target.ErrorReport) as caught:
+        target.loads_completion('{"error":{"message":"busy","code":"overloaded"}}')
+    assert caught.value.path == "$.error"
+
+
+# --- pain.md group D ---------------------------------------------------------------
+
+
+def test_d1_tool_calls_without_index(target: ModuleType) -> None:
+    got = accumulate(
+        target,
+        deltas(
+            tool(id="a", type="function", function={"name": "f", "arguments": '{"x":'}),
+            tool(function={"arguments": "1}"}),
+            tool(id="b", type="function", function={"name": "g", "arguments": "{}"}),
+        ),
+    )
+    assert [(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in calls(got)] == [
+        ("a", "f", '{"x":1}'),
+        ("b", "g", "{}"),
+    ]
+
+
+def test_d2_sparse_tool_indexes_and_interleaved_choices(target: ModuleType) -> None:
+    got = accumulate(
+        target,
+        deltas(
+            tool(index=1, id="c", type="function", function={"name": "f", "arguments": "{"}),
+            tool(index=1, function={"arguments": "}"}),
+        ),
+    )
+    assert [(c["index"], c["function"]["arguments"]) for c in calls(got)] == [(1, "{}")]
+
+    got = accumulate(
+        target,
+        [
+            chunk(choice({"role": "assistant", "content": "B1"}, index=1)),
+            chunk(choice({"role": "assistant", "content": "A1"}, index=0)),
+            chunk(choice({"content": "B2"}, index=1, finish_reason="stop")),
+            chunk(choice({"content": "A2"}, index=0, finish_reason="length")),
+        ],
+    )
+    assert [(c["index"], c["message"]["content"], c["finish_reason"]) for c in got["choices"]] == [
+        (0, "A1A2", "length"),
+        (1, "B1B2", "stop"),
+    ]
+
+
+def test_d3_identity_fields_repeated_on_every_delta_are_kept_once(target: ModuleType) -> None:
+    parts = ['{"path":', ' "a.txt"', "}"]
+    got = accumulate(
+        target,
+        deltas(
+            *(
+                {
+                    "role": "assistant",
+                    **tool(
+                        index=0,
+                        id="call_1",
+                        type="function",
+                        function={"name": "read_file", "arguments": part},
+                    ),
+                }
+                for part in parts
+            )
+        ),
+    )
+    assert message(got)["role"] == "assistant"
+    [call] = calls(got)
+    assert (call["id"], call["type"], call["function"]["name"]) == (
+        "call_1",
+        "function",
+        "read_file",
+    )
+    assert call["function"]["arguments"] == "".join(parts)
+
+    detail = {"type": "reasoning.text", "format": "anthropic-claude-v1", "index": 0}
+    got = accumulate(
+        target,
+        deltas(
+            {"reasoning_details": [{**detail, "text": "Let"}]},
+            {"reasoning_details": [{**detail, "text": " me"}]},
+        ),
+    )
+    assert message(got)["reasoning_details"] == [{**detail, "text": "Let me"}]
+
+
+@pytest.mark.parametrize(
+    ("names", "expected"),
+    [
+        (["get_wea", "ther"], "get_weather"),
+        (["get_weather", "get_weather"], "get_weather"),
+        (["get_weather", None, None], "get_weather"),
+        # Ambiguous, and pinned: a fragment equal to the whole name so far is a repeat.
+        (["ab", "ab"], "ab"),
+    ],
+)
+def test_d4_a_name_split_or_repeated(target: ModuleType, names: list[Any], expected: str) -> None:
+    fragments = [tool(index=0, function={"name": name, "arguments": ""}) for name in names]
+    [call] = calls(accumulate(target, deltas(*fragments)))
+    assert call["function"]["name"] == expected
+
+
+def test_d5_empty_id_and_name_on_continuations_do_not_overwrite(target: ModuleType) -> None:
+    payloads = deltas(
+        tool(index=0, id="call_a1", type="function", function={"name": "bash", "arguments": ""}),
+        tool(index=0, id="", type="function", function={"name": "", "arguments": '{"command": '}),
+        tool(index=0, id="", function={"arguments": '"ls"}'}),
+    )
+    [call] = calls(accumulate(target, payloads))
+    assert (call["id"], call["function"]["name"]) == ("call_a1", "bash")
+    assert call["function"]["arguments"] == '{"command": "ls"}'
+    # Each chunk on its own keeps its "" (the round trip is lossless).
+    assert json.loads(target.dumps(target.loads(json.dumps(payloads[1])))) == payloads[1]
+
+
+def test_d6_arguments_whole_split_or_resent(target: ModuleType) -> None:
+    def arguments(*pieces: str, finish_with_last: bool = False) -> str:
+        payloads = [
+            chunk(choice(tool(index=0, id="c", type="function", function={"arguments": p})))
+            for p in pieces
+        ]
+        if finish_with_last:
+            payloads[-1]["choices"][0]["finish_reason"] = "tool_calls"
+        else:
+            payloads.append(chunk(choice({}, finish_reason="tool_calls")))
+        got = accumulate(target, payloads)
+        assert got["choices"][0]["finish_reason"] == "tool_calls"
+        result: str = calls(got)[0]["function"]["arguments"]
+        return result
+
+    assert arguments('{"city": "Paris"}') == '{"city": "Paris"}'  # (a) whole, then finish
+    assert arguments('{"command":"before ', "{}", ' after"}') == '{"command":"before {} after"}'
+    # (c) Documented choice: no snapshot heuristic, so a cumulative resend is concatenated.
+    assert arguments('{"a"', '{"a":1', '{"a":1}') == '{"a"{"a":1{"a":1}'
+    assert arguments('{"a":', "1}", finish_with_last=True) == '{"a":1}'  # (d)
+
+
+def test_d7_arguments_absent_at_first_start_from_empty(target: ModuleType) -> None:
+    got = accumulate(
+        target,
+        deltas(
+            tool(index=0, id="c", type="function", function={"name": "f"}),
+            tool(index=0, function={"arguments": '{"location": "Boston"}'}),
+        ),
+    )
+    assert calls(got)[0]["function"]["arguments"] == '{"location": "Boston"}'
+    got = accumulate(target, deltas(tool(index=0, id="c", function={"name": "f"})))
+    assert calls(got)[0]["function"] == {"name": "f", "arguments": ""}
+    assert calls(got)[0]["type"] == "function"
+
+
+def test_d8_arguments_before_the_identity(target: ModuleType) -> None:
+    got = accumulate(
+        target,
+        deltas(
+            tool(index=0, function={"arguments": '{"a"'}),
+            tool(index=0, id="c", type="function", function={"name": "f", "arguments": ":1}"}),
+        ),
+    )
+    [call] = calls(got)
+    assert (call["id"], call["function"]["name"], call["function"]["arguments"]) == (
+        "c",
+        "f",
+        '{"a":1}',
+    )
+
+
+def test_d9_text_split_inside_an_escape_or_a_surrogate_pair(target: ModuleType) -> None:
+    first, second = '{"t":"\\ud83d', '\\ude00 ok"}'
+    got = accumulate(
+        target,
+        deltas(
+            tool(index=0, id="c", function={"name": "f", "arguments": first}),
+            tool(index=0, function={"arguments": second}),
+        ),
+    )
+    arguments = calls(got)[0]["function"]["arguments"]
+    assert arguments == first + second
+    assert json.loads(arguments) == {"t": "\N{GRINNING FACE} ok"}
+
+    accumulator = target.ChunkAccumulator()
+    for text in ('"\\ud83d"', '"\\ude00"'):
+        payload = json.dumps(chunk(choice({"content": "x"}))).replace('"x"', text)
+        accumulator.add(target.loads(payload))
+        target.dumps(accumulator.snapshot())  # a lone half in the snapshot does not raise
+    assert json.loads(target.dumps(accumulator.result()))["choices"][0]["message"]["content"] == (
+        "\N{GRINNING FACE}"
+    )
+
+
+def test_d10_usage_wherever_it_arrives(target: ModuleType) -> None:
+    full = {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+    # (i) Usage on one chunk, then chunks without it.
+    got = accumulate(
+        target, [chunk(choice({"content": "a"}), usage=full), *deltas({"content": "b"})]
+    )
+    assert got["usage"] == full
+    # (ii) Null, then empty usage on the finish chunk, then the real usage in a tail chunk.
+    got = accumulate(
+        target,
+        [
+            chunk(choice({"content": "a"}), usage=None),
+            chunk(choice({}, finish_reason="stop"), usage={}),
+            chunk(usage=full),
+        ],
+    )
+    assert got["usage"] == full
+    # (iii) Cumulative usage on every chunk: the last one, not a sum.
+    got = accumulate(
+        target,
+        [
+            chunk(choice({"content": str(n)}), usage={**full, "completion_tokens": n})
+            for n in (1, 2, 3)
+        ],
+    )
+    assert got["usage"]["completion_tokens"] == 3
+    # (iv) Groq's usage inside x_groq stays typed and readable in the completion.
+    got = accumulate(
+        target, [chunk(choice({}, finish_reason="stop"), x_groq={"id": "req_1", "usage": full})]
+    )
+    assert got["x_groq"] == {"id": "req_1", "usage": full}
+    assert "usage" not in got  # documented: no normalised usage is made up
+    # (v) The usage chunk after the finish chunk still counts: done means end of stream.
+    got = accumulate(
+        target, [chunk(choice({"content": "a"}, finish_reason="stop")), chunk(usage=full)]
+    )
+    assert got["usage"] == full
+
+
+def test_d11_several_finish_reasons_and_content_after_one(target: ModuleType) -> None:
+    usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+    got = accumulate(
+        target,
+        [
+            chunk(choice(tool(index=0, id="c", type="function", function={"name": "f"}))),
+            chunk(choice({}, finish_reason="tool_calls")),
+            chunk(choice({}, finish_reason="tool_calls"), usage=usage),
+        ],
+    )
+    assert got["choices"][0]["finish_reason"] == "tool_calls"  # (a) not "tool_callstool_calls"
+    assert len(calls(got)) == 1 and got["usage"] == usage
+    got = accumulate(target, [chunk(choice({"content": "last words"}, finish_reason="stop"))])
+    assert message(got)["content"] == "last words"  # (b)
+    # (c) Documented choice: the raw "stop" after tool calls is kept as sent.
+    got = accumulate(
+        target,
+        [
+            chunk(choice(tool(index=0, id="c", type="function", function={"name": "f"}))),
+            chunk(choice({}, finish_reason="stop")),
+        ],
+    )
+    assert got["choices"][0]["finish_reason"] == "stop" and calls(got)
+    # (d) Content after the finish reason is appended, without an exception.
+    got = accumulate(
+        target,
+        [chunk(choice({"content": "a"}, finish_reason="stop")), *deltas({"content": "b"})],
+    )
+    assert message(got)["content"] == "ab" and got["choices"][0]["finish_reason"] == "stop"
+
+
+def test_d12_an_id_that_changes_keeps_the_first_non_empty(target: ModuleType) -> None:
+    got = accumulate(
+        target,
+        [
+            chunk(id="", created=0, model="", choices=[]),  # an Azure filter chunk
+            chunk(choice({"content": "a"}), id="chat.id.1", created=7),
+            chunk(choice({"content": "b"}), id="chat.id.2", created=8),
+        ],
+    )
+    assert (got["id"], got["created"], got["model"]) == ("chat.id.1", 7, "m")
+
+
+def test_d13_reasoning_fields_accumulate_under_their_own_names(target: ModuleType) -> None:
+    for key in ("reasoning_content", "reasoning"):
+        got = accumulate(
+            target,
+            deltas({"role": "assistant", key: "Let"}, {key: " me"}, {"content": "Hi"}),
+        )
+        assert message(got) == {"role": "assistant", "content": "Hi", key: "Let me"}
+
+
+def test_d14_vendor_data_per_chunk(target: ModuleType) -> None:
+    timing = {"ttft_ms": 12.5, "total_time_ms": 40.0}
+    got = accumulate(
+        target,
+        [
+            chunk(choice({"content": "a"}), nvext={"completion_token_ids": [1]}),
+            chunk(choice({"content": "b"}), nvext={"completion_token_ids": [2]}),
+            chunk(choice({}), nvext={"completion_token_ids": [3], "timing": timing}),
+        ],
+    )
+    assert got["nvext"] == {"completion_token_ids": [1, 2, 3], "timing": timing}
+    token = {"token": "a", "bytes": [97], "logprob": -0.1, "top_logprobs": []}
+    got = accumulate(
+        target,
+        [
+            chunk(choice({"content": "a"}, logprobs={"content": [token]}, stop_reason=None)),
+            chunk(choice({"content": "a"}, logprobs={"content": [token]}, stop_reason="</s>")),
+            chunk(choice({}, stop_reason=None)),
+        ],
+    )
+    assert got["choices"][0]["logprobs"] == {"content": [token, token]}
+    assert got["choices"][0]["stop_reason"] == "</s>"  # the last value that is not null
+
+
+def test_d14_the_merge_rules_are_the_spec_s(target: ModuleType) -> None:
+    """The policy table for the core fields, pinned: a change to the spec shows up here."""
+    plans = target._PLANS
+    assert plans["ChatCompletionChunk"].rules == {
+        "id": ("first", "id", ""),
+        "choices": ("by_index", "choices", "Choice"),
+        "created": ("first", "created", ""),
+        "model": ("first", "model", ""),
+        "object": ("drop", "", ""),
+        "usage": ("merge", "usage", "CompletionUsage"),
+        "obfuscation": ("drop", "", ""),
+        "moderation": ("merge", "moderation", "Moderation"),
+        **{
+            k: v
+            for k, v in plans["ChatCompletionChunk"].rules.items()
+            if v[2].startswith(
+                ("Azure", "Groq", "LlamaCpp", "Novita", "NvExt", "OpenRouter", "Sglang", "Vllm")
+            )
+        },
+    }
+    delta = plans["ChoiceDelta"].rules
+    assert {k: delta[k][0] for k in ("role", "content", "refusal", "tool_calls")} == {
+        "role": "first",
+        "content": "append",
+        "refusal": "append",
+        "tool_calls": "by_index",
+    }
+    assert delta["reasoning_content"] == ("append", "reasoning_content", "")
+    assert plans["Choice"].rules["delta"] == ("merge", "message", "ChoiceDelta")
+    function = plans["ChoiceDeltaToolCallFunction"].rules
+    assert function == {
+        "arguments": ("append", "arguments", ""),
+        "name": ("append_unless_repeated", "name", ""),
+    }
+
+
+def test_d15_two_identical_calls_stay_two(target: ModuleType) -> None:
+    same = {"name": "roll_die", "arguments": "{}"}
+    got = accumulate(
+        target,
+        deltas(
+            tool(index=0, id="a", type="function", function=same),
+            tool(index=1, id="b", type="function", function=same),
+        ),
+    )
+    assert [c["function"] for c in calls(got)] == [same, same]
+
+
+# --- the other stream shapes the issue names -------------------------------------------
+
+
+def test_azure_filter_chunks_and_a_delta_less_choice(target: ModuleType) -> None:
+    verdict = {"hate": {"filtered": False, "severity": "safe"}}
+    got = accumulate(
+        target,
+        [
+            chunk(
+                id="",
+                created=0,
+                model="",
+                prompt_filter_results=[{"prompt_index": 0, "content_filter_results": verdict}],
+            ),
+            chunk(choice({"role": "assistant", "content": "Hi"}), id="chatcmpl-1"),
+            chunk({"index": 0, "finish_reason": None, "content_filter_results": verdict}),
+            chunk(choice({}, finish_reason="stop"), id="chatcmpl-1"),
+        ],
+    )
+    assert got["id"] == "chatcmpl-1" and message(got)["content"] == "Hi"
+    assert got["prompt_filter_results"][0]["content_filter_results"] == verdict
+    assert got["choices"][0]["content_filter_results"] == verdict
+
+
+def test_the_moderation_chunk(target: ModuleType) -> None:
+    body = {
+        "type": "moderation_result",
+        "model": "omni-moderation-latest",
+        "flagged": False,
+        "categories": {"violence": False},
+        "category_scores": {"violence": 0.01},
+        "category_applied_input_types": {"violence": ["text"]},
+    }
+    results = {"type": "moderation_results", "model": "omni-moderation-latest", "results": [body]}
+    failed = {"type": "error", "code": "timeout", "message": "moderation timed out"}
+    got = accumulate(
+        target,
+        [*deltas({"content": "ok"}), chunk(moderation={"input": results, "output": failed})],
+    )
+    assert got["moderation"] == {"input": results, "output": failed}
+
+
+def test_refusal_and_logprobs_are_appended(target: ModuleType) -> None:
+    def token(text: str) -> dict[str, Any]:
+        return {"token": text, "bytes": None, "logprob": -1.0, "top_logprobs": []}
+
+    got = accumulate(
+        target,
+        [
+            chunk(choice({"refusal": "I can't"}, logprobs={"refusal": [token("I can't")]})),
+            chunk(choice({"refusal": " help."}, logprobs={"refusal": [token(" help.")]})),
+        ],
+    )
+    assert message(got)["refusal"] == "I can't help."
+    assert message(got)["content"] is None
+    assert got["choices"][0]["logprobs"] == {"refusal": [token("I can't"), token(" help.")]}
+
+
+def test_keys_the_spec_does_not_describe_survive(target: ModuleType) -> None:
+    items = [{"id": "r1", "encrypted_content": "opaque"}]
+    got = accumulate(
+        target,
+        [chunk(choice({"content": "a", "reasoning_items": items}), surprise={"x": 1})],
+    )
+    assert message(got)["reasoning_items"] == items and got["surprise"] == {"x": 1}
+
+
+def test_the_partial_completion_survives_a_stream_error(target: ModuleType) -> None:
+    lines = [f"data: {json.dumps(p)}\n\n" for p in deltas({"content": "Hel"}, {"content": "lo"})]
+    lines.append('data: {"error":{"message":"Upstream overloaded","code":529}}\n\n')
+    accumulator = target.ChunkAccumulator()
+    with pytest.raises(target.StreamError) as caught:
+        for item in target.iter_chunks(lines):
+            accumulator.add(item)
+    assert (caught.value.message, caught.value.code) == ("Upstream overloaded", 529)
+    assert json.loads(target.dumps(accumulator.snapshot()))["choices"][0]["message"] == {
+        "role": "assistant",
+        "content": "Hello",
+    }
+
+
+def test_a_snapshot_at_every_chunk_changes_nothing(target: ModuleType) -> None:
+    payloads = deltas({"role": "assistant", "content": "a"}, {"content": "b"}, {"content": "c"})
+    accumulator = target.ChunkAccumulator()
+    seen = []
+    for payload in payloads:
+        accumulator.add(target.loads(json.dumps(payload)))
+        seen.append(json.loads(target.dumps(accumulator.snapshot()))["choices"][0]["message"])
+    assert [m["content"] for m in seen] == ["a", "ab", "abc"]
+    assert json.loads(target.dumps(accumulator.result())) == accumulate(target, payloads)
+    assert accumulator.chunks == 3
+
+
+def test_text_is_gathered_in_pieces_and_joined_once(target: ModuleType) -> None:
+    """Linear cost by construction: each piece goes into a list, and the list is joined
+    when the completion is read (then kept as one piece); no text grows by `+`."""
+    accumulator = target.ChunkAccumulator()
+    pieces = [str(n % 10) for n in range(2_000)]
+    for piece in pieces:
+        call = {"index": 0, "function": {"arguments": piece}}
+        delta = {"content": piece, "reasoning_content": piece, "tool_calls": [call]}
+        accumulator.add(target.loads(json.dumps(chunk(choice(delta)))))
+    merged = accumulator._merged["choices"][0]["message"]
+    held = [merged["content"], merged["reasoning_content"]]
+    held.append(merged["tool_calls"][0]["function"]["arguments"])
+    assert [list(h) for h in held] == [pieces] * 3
+    got = json.loads(target.dumps(accumulator.result()))["choices"][0]["message"]
+    text = "".join(pieces)
+    assert got["content"] == got["reasoning_content"] == text
+    assert got["tool_calls"][0]["function"]["arguments"] == text
+    assert [list(h) for h in held] == [[text]] * 3
