@@ -1,12 +1,13 @@
 # Two commands set everything up on a fresh machine with python3 (>= 3.11):
 #   make generate   spec/ -> generated/ and tests/generated/
 #   make test       freshness check, static checks and every test
+#   make bench      benchmarks (ratios and growth, never asserted wall times)
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum < requirements.lock | cut -d' ' -f1)
 
-.PHONY: generate check lint test clean
+.PHONY: generate check lint test bench clean
 
 $(STAMP): requirements.lock
 	@$(PYTHON) -c 'import sys; sys.exit("chunkspec needs Python >= 3.11, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -22,12 +23,15 @@ check: $(STAMP)
 	$(PY) -m generator check
 
 lint: $(STAMP)
-	$(PY) -m ruff check generator generated tests
-	$(PY) -m black --check --quiet generator tests/*.py
+	$(PY) -m ruff check generator generated tests bench
+	$(PY) -m black --check --quiet generator bench tests/*.py
 	$(PY) -m mypy
 
 test: check lint
 	$(PY) -m pytest
+
+bench: $(STAMP)
+	$(PY) -m bench.accumulation
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
