@@ -106,8 +106,9 @@ class _Builder:
     def build(self) -> Spec:
         self.declare()
         core = self.raw.core
-        if core.root not in self.types:
-            raise core.where.error(f"root type {core.root!r} is not defined")
+        for role, name in (("root", core.root), ("completion", core.completion)):
+            if name is not None and name not in self.types:
+                raise core.where.error(f"{role} type {name!r} is not defined")
         fields: dict[str, list[tuple[RawField, Provenance | None]]] = {}
         for name, (decl, _) in self.types.items():
             # A field of a vendor's own type is credited through its type.
@@ -119,7 +120,11 @@ class _Builder:
         plans: tuple[MergePlan, ...] = ()
         if core.completion is not None:
             models, plans = merging.plan(
-                models, core.root, core.completion, self.field_where, self.where_type
+                models,
+                core.root,
+                core.completion,
+                self.field_where,
+                self.where_fill,
             )
         order = self.order((core.completion or core.root, core.root), models)
         enums_used = _enums_used(order)
@@ -137,8 +142,8 @@ class _Builder:
             merging=plans,
         )
 
-    def where_type(self, name: str) -> Where:
-        return self.types[name][0].where
+    def where_fill(self, name: str, key: str) -> Where:
+        return next(where for wire, _, where in self.types[name][0].fill if wire == key)
 
     def locate(self, model: str, wire: str) -> tuple[str, int | None]:
         where = self.field_where[(model, wire)]

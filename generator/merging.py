@@ -41,11 +41,9 @@ def plan(
     chunk_root: str,
     completion_root: str,
     field_where: FieldWhere,
-    type_where: Callable[[str], Where],
+    fill_where: Callable[[str, str], Where],
 ) -> tuple[dict[str, Model], tuple[MergePlan, ...]]:
     """The merge plans, and the models with the completion types completed."""
-    if completion_root not in models:
-        raise type_where(chunk_root).error(f"completion type {completion_root!r} is not defined")
     models = dict(models)
     mapping = {chunk_root: completion_root}
     queue = [chunk_root]
@@ -64,9 +62,11 @@ def plan(
                 f"{name} is not merged from any chunk, so {field.wire!r} takes no merge rule"
             )
         if model.fill and name not in mapping.values():
-            raise type_where(name).error(f"{name} is not merged into, so it takes no 'fill'")
+            raise fill_where(name, model.fill[0][0]).error(
+                f"{name} is not merged into, so it takes no 'fill'"
+            )
     plans = tuple(
-        _plan(models, source, mapping[source], source_rules, type_where)
+        _plan(models, source, mapping[source], source_rules, fill_where)
         for source, source_rules in rules.items()
     )
     return models, plans
@@ -198,13 +198,13 @@ def _plan(
     source: str,
     target_name: str,
     rules: tuple[MergeRule, ...],
-    type_where: Callable[[str], Where],
+    fill_where: Callable[[str, str], Where],
 ) -> MergePlan:
     target = models[target_name]
     fills = []
     for key, value in target.fill:
         field = next((f for f in target.fields if f.wire == key), None)
-        where = type_where(target_name)
+        where = fill_where(target_name, key)
         if field is None:
             raise where.error(f"fill names {key!r}, which is not a field of {target_name}")
         if value == {}:

@@ -176,6 +176,79 @@ SPEC_ERRORS = {
         "spec/vendors/zzbad.yaml:9",
         "'also' names a vendor twice",
     ),
+    "unknown merge rule": (
+        VENDOR + "fields:\n  ChoiceDelta:\n    extra_a:\n" + FIELD + "      merge: concat\n",
+        "spec/vendors/zzbad.yaml:9",
+        "unknown merge rule 'concat'",
+    ),
+    "append to a number": (
+        VENDOR + "fields:\n  ChoiceDelta:\n    extra_a:\n      type: int\n      merge: append\n"
+        "      doc: A.\n",
+        "spec/vendors/zzbad.yaml:6",
+        "'merge: append' needs a string or a list",
+    ),
+    "by index without an index": (
+        VENDOR
+        + "fields:\n  ChoiceDelta:\n    extra_a:\n      type: list[BadItem]\n      merge: by_index\n"
+        + "      doc: A.\ntypes:\n  BadItem:\n    doc: An item.\n    fields:\n      a:\n"
+        + FIELD.replace("      ", "        "),
+        "spec/vendors/zzbad.yaml:6",
+        "needs a list of objects with an int 'index'",
+    ),
+    "merge rule on the completion": (
+        VENDOR
+        + "fields:\n  ChatCompletionMessage:\n    extra_a:\n"
+        + FIELD
+        + "      merge: append\n",
+        "spec/vendors/zzbad.yaml:6",
+        "ChatCompletionMessage is not merged from any chunk, so 'extra_a' takes no merge rule",
+    ),
+    "merged into a field of another type": (
+        VENDOR
+        + "fields:\n  ChoiceDelta:\n    extra_a:\n      type: int\n      into: content\n"
+        + "      doc: A.\n",
+        "spec/vendors/zzbad.yaml:6",
+        "ChoiceDelta.extra_a and ChatCompletionMessage.content have different types",
+    ),
+    "a dropped field with a destination": (
+        VENDOR + "fields:\n  ChoiceDelta:\n    extra_a:\n" + FIELD + "      merge: drop\n"
+        "      into: elsewhere\n",
+        "spec/vendors/zzbad.yaml:6",
+        "a dropped field goes nowhere",
+    ),
+    "fill on a type nothing merges into": (
+        VENDOR
+        + "fields:\n  ChoiceDelta:\n    extra_a:\n      type: BadBox\n      merge: last\n"
+        + "      doc: A.\ntypes:\n  BadBox:\n    doc: A box.\n    fill:\n      a: x\n"
+        + "    fields:\n      a:\n"
+        + FIELD.replace("      ", "        "),
+        "spec/vendors/zzbad.yaml:14",
+        "BadBox is not merged into, so it takes no 'fill'",
+    ),
+    "fill of an unknown key": (
+        VENDOR
+        + "fields:\n  ChoiceDelta:\n    extra_a:\n      type: BadBox\n      doc: A.\n"
+        + "types:\n  BadBox:\n    doc: A box.\n    fill:\n      b: x\n    fields:\n      a:\n"
+        + FIELD.replace("      ", "        "),
+        "spec/vendors/zzbad.yaml:13",
+        "fill names 'b', which is not a field of BadBox",
+    ),
+    "fill that does not fit": (
+        VENDOR
+        + "fields:\n  ChoiceDelta:\n    extra_a:\n      type: BadBox\n      doc: A.\n"
+        + "types:\n  BadBox:\n    doc: A box.\n    fill:\n      a: 1\n    fields:\n      a:\n"
+        + FIELD.replace("      ", "        "),
+        "spec/vendors/zzbad.yaml:13",
+        "fill 'a': 1 does not fit BadBox.a",
+    ),
+    "fill with a list": (
+        VENDOR
+        + "fields:\n  ChoiceDelta:\n    extra_a:\n      type: BadBox\n      doc: A.\n"
+        + "types:\n  BadBox:\n    doc: A box.\n    fill:\n      a: [x]\n    fields:\n      a:\n"
+        + FIELD.replace("      ", "        "),
+        "spec/vendors/zzbad.yaml:13",
+        "a fill value is a JSON scalar, null or {}",
+    ),
     "file named after another vendor": (
         VENDOR.replace("vendor: zzbad", "vendor: vllm"),
         "spec/vendors/zzbad.yaml:1",

@@ -1,5 +1,5 @@
-"""Each generated module, copied alone into an empty folder, imports and round-trips a
-chunk in a Python that sees no site-packages: only the standard library, plus the one
+"""Each generated module, copied alone into an empty folder, imports, round-trips a
+chunk and accumulates a server-sent-event stream in a Python that sees no site-packages: only the standard library, plus the one
 dependency of its target (typing_extensions; pydantic with what pydantic requires)."""
 
 from __future__ import annotations
@@ -34,6 +34,15 @@ except m.ChunkDecodeError as exc:
     assert exc.path == "$.error", exc.path
 else:
     raise AssertionError("an error payload must not decode")
+stream = [b"data: " + text.encode() + b"\\n\\n", b"data: " + text.encode() + b"\\n\\ndata: [DONE]\\n"]
+accumulator = m.ChunkAccumulator()
+chunks = m.iter_chunks(stream)
+for chunk in chunks:
+    accumulator.add(chunk)
+assert chunks.done
+completion = json.loads(m.dumps(accumulator.result()))
+assert completion["choices"][0]["message"]["content"] == "HiHi", completion
+assert json.loads(m.dumps(m.loads_completion(json.dumps(completion)))) == completion
 print("ok", sorted(k for k in sys.modules if k.split(".")[0] in DEPS))
 """
 

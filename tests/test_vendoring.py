@@ -357,6 +357,7 @@ fields:
   ChoiceDelta:
     probe_hint:
       type: string
+      merge: append
       doc: A hint the probe vendor streams beside the content.
 types:
   ProbeTrace:
@@ -368,6 +369,7 @@ types:
         doc: The region that answered.
       hops:
         type: list[int]
+        merge: append
         doc: Latency of each hop, in milliseconds.
 """
 
@@ -397,7 +399,8 @@ def test_a_new_vendor_field_needs_one_yaml_edit(tmp_path: Path) -> None:
         '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","probe_trace":'
         '{"region":"eu","hops":[3,4],"zz":1},"choices":[{"index":0,"delta":{"probe_hint":"h"}}]}'
     )
-    dumped = set()
+    later = text.replace('"eu","hops":[3,4],"zz":1', '"us","hops":[5]').replace('"h"', '"i"')
+    dumped, merged = set(), set()
     for target in TARGETS:
         path = root / f"generated/chunk_{target}.py"
         source = path.read_text()
@@ -407,12 +410,23 @@ def test_a_new_vendor_field_needs_one_yaml_edit(tmp_path: Path) -> None:
         module = load_module(path)
         chunk = module.loads(text)
         dumped.add(module.dumps(chunk))
+        accumulator = module.ChunkAccumulator()
+        accumulator.add(chunk)
+        accumulator.add(module.loads(later))
+        completion = accumulator.result()
+        merged.add(module.dumps(completion))
         if target == "typeddicts":
             assert chunk["probe_trace"]["region"] == "eu"
         else:
             assert type(chunk.probe_trace).__name__ == "ProbeTrace"
             assert chunk.choices[0].delta.probe_hint == "h"
+            assert type(completion.probe_trace).__name__ == "ProbeTrace"  # typed there too
+            assert completion.choices[0].message.probe_hint == "hi"
     assert len(dumped) == 1 and json.loads(dumped.pop()) == json.loads(text)
+    # The completion merges the new fields by their rules: text and lists appended.
+    [result] = merged
+    assert json.loads(result)["probe_trace"] == {"region": "us", "hops": [3, 4, 5], "zz": 1}
+    assert json.loads(result)["choices"][0]["message"]["probe_hint"] == "hi"
 
     examples = (root / "tests/generated/examples.py").read_text()
     assert re.search(r'\(\s*"ProbeTrace",\s*"maximal",', examples) and '"probe_hint"' in examples
