@@ -345,6 +345,20 @@ def test_strict_accepts_every_openai_fixture() -> None:
     assert not set(openai) & set(STRICT_REJECTIONS)
 
 
+def test_strict_modules_accumulate_openai_streams_as_the_lenient_ones_do(
+    strict_modules: dict[str, ModuleType],
+) -> None:
+    lenient = load_module(REPO / "generated/chunk_dataclasses.py")
+    for stream in (s for s in FIXTURE_STREAMS if s.name.startswith("openai__")):
+        results = set()
+        for module in (lenient, *strict_modules.values()):
+            accumulator = module.ChunkAccumulator()
+            for _, text in stream.chunks:
+                accumulator.add(module.loads(text))
+            results.add(module.dumps(accumulator.result()))
+        assert len(results) == 1, stream.name
+
+
 # --- a new vendor in one edit -------------------------------------------------------
 
 PROBE_FIELDS = """
