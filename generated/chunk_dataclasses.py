@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: c30366311d2f10e1 (spec, templates and generator).
+# Spec hash: 825a65d658a61812 (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
@@ -67,6 +67,7 @@ __all__ = [
     "ChatCompletionMessage",
     "ChatCompletionMessageFunctionCall",
     "ChatCompletionMessageToolCall",
+    "ChatCompletionMessageToolCallCustom",
     "ChatCompletionMessageToolCallFunction",
     "ChatCompletionTokenLogprob",
     "Choice",
@@ -74,6 +75,7 @@ __all__ = [
     "ChoiceDeltaAudio",
     "ChoiceDeltaFunctionCall",
     "ChoiceDeltaToolCall",
+    "ChoiceDeltaToolCallCustom",
     "ChoiceDeltaToolCallFunction",
     "ChoiceLogprobs",
     "ChunkAccumulator",
@@ -910,10 +912,11 @@ here are accepted and kept.
 """
 
 
-ToolType: TypeAlias = Literal["function"]
+ToolType: TypeAlias = Literal["function", "custom"]
 """The kind of a tool.
 
-`function`: A function defined by the caller. Values not listed here are accepted and
+`function`: A function defined by the caller; `custom`: A custom tool with free-form
+input (openai-python 3.57 does not list it). Values not listed here are accepted and
 kept.
 """
 
@@ -1171,6 +1174,43 @@ _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name
 
 
 @dataclass(slots=True, kw_only=True)
+class ChatCompletionMessageToolCallCustom:
+    """The custom tool a tool call calls."""
+
+    input: str
+    """The free-form input, exactly as the model wrote it; empty when no fragment carried
+    any.
+    """
+    name: str | _Unset = UNSET
+    """Name of the custom tool; OpenAI always sends it."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallCustom:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            input=_required(obj, "input", _decode_str),
+            name=_optional(obj, "name", _decode_str),
+            extra=_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this ChatCompletionMessageToolCallCustom: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        out["input"] = self.input
+        if not isinstance(self.name, _Unset):
+            out["name"] = self.name
+        out.update(self.extra)
+        return out
+
+
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_KEYS = frozenset({"input", "name"})
+
+
+@dataclass(slots=True, kw_only=True)
 class ChatCompletionMessageToolCall:
     """A call the model made to a tool."""
 
@@ -1183,8 +1223,10 @@ class ChatCompletionMessageToolCall:
     """
     type: ToolType | str
     """Kind of tool."""
-    function: ChatCompletionMessageToolCallFunction
-    """The function called and its arguments."""
+    function: ChatCompletionMessageToolCallFunction | _Unset = UNSET
+    """The function called and its arguments; absent for a custom tool call."""
+    custom: ChatCompletionMessageToolCallCustom | _Unset = UNSET
+    """The custom tool called and its input, for a call of type `custom`."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
 
@@ -1196,8 +1238,11 @@ class ChatCompletionMessageToolCall:
             index=_optional(obj, "index", _decode_int),
             id=_optional(obj, "id", _decode_str),
             type=_required(obj, "type", _decode_str),
-            function=_required(
+            function=_optional(
                 obj, "function", ChatCompletionMessageToolCallFunction.from_dict
+            ),
+            custom=_optional(
+                obj, "custom", ChatCompletionMessageToolCallCustom.from_dict
             ),
             extra=_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS),
         )
@@ -1211,12 +1256,17 @@ class ChatCompletionMessageToolCall:
         if not isinstance(self.id, _Unset):
             out["id"] = self.id
         out["type"] = self.type
-        out["function"] = self.function.to_dict()
+        if not isinstance(self.function, _Unset):
+            out["function"] = self.function.to_dict()
+        if not isinstance(self.custom, _Unset):
+            out["custom"] = self.custom.to_dict()
         out.update(self.extra)
         return out
 
 
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS = frozenset({"index", "id", "type", "function"})
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS = frozenset(
+    {"index", "id", "type", "function", "custom"}
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5751,6 +5801,42 @@ _CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
 
 
 @dataclass(slots=True, kw_only=True)
+class ChoiceDeltaToolCallCustom:
+    """The custom-tool part of a tool-call fragment."""
+
+    input: str | _Unset | None = UNSET
+    """A piece of the free-form input to the tool."""
+    name: str | _Unset | None = UNSET
+    """Name of the custom tool; sent on the first fragment."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ChoiceDeltaToolCallCustom:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        obj = _object(data)
+        decoded = cls(
+            input=_optional_nullable(obj, "input", _decode_str),
+            name=_optional_nullable(obj, "name", _decode_str),
+            extra=_extra(obj, _CHOICE_DELTA_TOOL_CALL_CUSTOM_KEYS),
+        )
+        return decoded
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this ChoiceDeltaToolCallCustom: known keys in spec order, then `extra`."""
+        out: dict[str, Any] = {}
+        if not isinstance(self.input, _Unset):
+            out["input"] = self.input
+        if not isinstance(self.name, _Unset):
+            out["name"] = self.name
+        out.update(self.extra)
+        return out
+
+
+_CHOICE_DELTA_TOOL_CALL_CUSTOM_KEYS = frozenset({"input", "name"})
+
+
+@dataclass(slots=True, kw_only=True)
 class ChoiceDeltaToolCall:
     """A fragment of one tool call."""
 
@@ -5766,6 +5852,10 @@ class ChoiceDeltaToolCall:
     """The function being called and a piece of its arguments."""
     type: ToolType | str | _Unset | None = UNSET
     """Kind of tool; sent on the first fragment."""
+    custom: ChoiceDeltaToolCallCustom | _Unset | None = UNSET
+    """The custom tool being called and a piece of its input, for a call of type `custom`.
+    OpenAI sends it; openai-python 3.57 does not declare it (openai-node does).
+    """
     extra: dict[str, Any] = field(default_factory=dict)
     """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
 
@@ -5780,6 +5870,9 @@ class ChoiceDeltaToolCall:
                 obj, "function", ChoiceDeltaToolCallFunction.from_dict
             ),
             type=_optional_nullable(obj, "type", _decode_str),
+            custom=_optional_nullable(
+                obj, "custom", ChoiceDeltaToolCallCustom.from_dict
+            ),
             extra=_extra(obj, _CHOICE_DELTA_TOOL_CALL_KEYS),
         )
         return decoded
@@ -5795,11 +5888,13 @@ class ChoiceDeltaToolCall:
             out["function"] = None if self.function is None else self.function.to_dict()
         if not isinstance(self.type, _Unset):
             out["type"] = self.type
+        if not isinstance(self.custom, _Unset):
+            out["custom"] = None if self.custom is None else self.custom.to_dict()
         out.update(self.extra)
         return out
 
 
-_CHOICE_DELTA_TOOL_CALL_KEYS = frozenset({"index", "id", "function", "type"})
+_CHOICE_DELTA_TOOL_CALL_KEYS = frozenset({"index", "id", "function", "type", "custom"})
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6911,7 +7006,20 @@ def loads_completion(data: str | bytes) -> ChatCompletion:
 
 def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:
     """Encode a chunk or a completion as compact JSON text (UTF-8 characters are written as they are)."""
-    return json.dumps(value.to_dict(), ensure_ascii=False, separators=(",", ":"))
+    return _wire_text(value.to_dict())
+
+
+def _wire_text(data: Any) -> str:
+    """Compact JSON text with UTF-8 characters as they are, except a lone UTF-16
+    surrogate (half of a pair a stream split across chunks, D9), which UTF-8 cannot
+    encode: it is written as its JSON escape, the same value."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -7132,6 +7240,8 @@ class _Plan(NamedTuple):
     rules: dict[str, tuple[str, str, str]]
     """Key -> (rule, key in the completion, chunk type of the value); a key not listed
     keeps its last value that is not null."""
+    not_null: frozenset[str]
+    """Keys of the completion that cannot be null: a null sent for one is not kept."""
     fills: tuple[tuple[str, object, str], ...]
     """(key, value, chunk type) for keys no chunk supplied: the value, or, when a chunk
     type is named, an empty object merged as that type."""
@@ -7163,6 +7273,7 @@ _PLANS: Final[dict[str, _Plan]] = {
             "sglext": ("merge", "sglext", "SglangSglExt"),
             "metrics": ("merge", "metrics", "VllmRequestMetrics"),
         },
+        not_null=frozenset({"id", "choices", "created", "model", "object"}),
         fills=(("object", "chat.completion", ""),),
     ),
     # Choice -> ChatCompletionChoice
@@ -7184,7 +7295,9 @@ _PLANS: Final[dict[str, _Plan]] = {
             "usage": ("merge", "usage", "CompletionUsage"),
             "text": ("append", "text", ""),
             "token_ids": ("append", "token_ids", ""),
+            "message": ("drop", "", ""),
         },
+        not_null=frozenset({"index", "message"}),
         fills=(
             ("message", None, "ChoiceDelta"),
             ("finish_reason", None, ""),
@@ -7211,21 +7324,25 @@ _PLANS: Final[dict[str, _Plan]] = {
                 "OpenRouterServerToolUseDetails",
             ),
         },
+        not_null=frozenset({"completion_tokens", "prompt_tokens", "total_tokens"}),
         fills=(),
     ),
     # Moderation -> Moderation
     "Moderation": _Plan(
         rules={},
+        not_null=frozenset({"input", "output"}),
         fills=(),
     ),
     # AzureLatencyCheckpoint -> AzureLatencyCheckpoint
     "AzureLatencyCheckpoint": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # AzureRouting -> AzureRouting
     "AzureRouting": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # GroqXGroq -> GroqXGroq
@@ -7235,16 +7352,19 @@ _PLANS: Final[dict[str, _Plan]] = {
             "usage_breakdown": ("merge", "usage_breakdown", "GroqUsageBreakdown"),
             "debug": ("merge", "debug", "GroqDebug"),
         },
+        not_null=frozenset({}),
         fills=(),
     ),
     # LlamaCppTimings -> LlamaCppTimings
     "LlamaCppTimings": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # NovitaSlaMetrics -> NovitaSlaMetrics
     "NovitaSlaMetrics": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # NvExt -> NvExt
@@ -7255,11 +7375,13 @@ _PLANS: Final[dict[str, _Plan]] = {
             "token_ids": ("append", "token_ids", ""),
             "completion_token_ids": ("append", "completion_token_ids", ""),
         },
+        not_null=frozenset({}),
         fills=(),
     ),
     # OpenRouterError -> OpenRouterError
     "OpenRouterError": _Plan(
         rules={},
+        not_null=frozenset({"message"}),
         fills=(),
     ),
     # SglangSglExt -> SglangSglExt
@@ -7271,6 +7393,7 @@ _PLANS: Final[dict[str, _Plan]] = {
                 "SglangCachedTokensDetails",
             )
         },
+        not_null=frozenset({}),
         fills=(),
     ),
     # VllmRequestMetrics -> VllmRequestMetrics
@@ -7282,6 +7405,7 @@ _PLANS: Final[dict[str, _Plan]] = {
                 "VllmSpeculativeDecodingMetrics",
             )
         },
+        not_null=frozenset({}),
         fills=(),
     ),
     # ChoiceDelta -> ChatCompletionMessage
@@ -7309,6 +7433,7 @@ _PLANS: Final[dict[str, _Plan]] = {
             "annotations": ("append", "annotations", ""),
             "reasoning": ("append", "reasoning", ""),
         },
+        not_null=frozenset({"role"}),
         fills=(
             ("role", "assistant", ""),
             ("content", None, ""),
@@ -7320,6 +7445,7 @@ _PLANS: Final[dict[str, _Plan]] = {
             "content": ("append", "content", ""),
             "refusal": ("append", "refusal", ""),
         },
+        not_null=frozenset({}),
         fills=(),
     ),
     # AzureContentFilterResults -> AzureContentFilterResults
@@ -7347,66 +7473,79 @@ _PLANS: Final[dict[str, _Plan]] = {
             ),
             "error": ("merge", "error", "AzureFilterError"),
         },
+        not_null=frozenset({}),
         fills=(),
     ),
     # AzureContentFilterOffsets -> AzureContentFilterOffsets
     "AzureContentFilterOffsets": _Plan(
         rules={},
+        not_null=frozenset({"check_offset", "start_offset", "end_offset"}),
         fills=(),
     ),
     # CompletionTokensDetails -> CompletionTokensDetails
     "CompletionTokensDetails": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # PromptTokensDetails -> PromptTokensDetails
     "PromptTokensDetails": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # PerplexityCost -> PerplexityCost
     "PerplexityCost": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # OpenRouterCostDetails -> OpenRouterCostDetails
     "OpenRouterCostDetails": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # OpenRouterServerToolUseDetails -> OpenRouterServerToolUseDetails
     "OpenRouterServerToolUseDetails": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # GroqUsageBreakdown -> GroqUsageBreakdown
     "GroqUsageBreakdown": _Plan(
         rules={},
+        not_null=frozenset({"models"}),
         fills=(),
     ),
     # GroqDebug -> GroqDebug
     "GroqDebug": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # NvExtWorkerId -> NvExtWorkerId
     "NvExtWorkerId": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # NvExtTiming -> NvExtTiming
     "NvExtTiming": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # SglangCachedTokensDetails -> SglangCachedTokensDetails
     "SglangCachedTokensDetails": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # VllmSpeculativeDecodingMetrics -> VllmSpeculativeDecodingMetrics
     "VllmSpeculativeDecodingMetrics": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # ChoiceDeltaToolCall -> ChatCompletionMessageToolCall
@@ -7416,11 +7555,10 @@ _PLANS: Final[dict[str, _Plan]] = {
             "id": ("first", "id", ""),
             "function": ("merge", "function", "ChoiceDeltaToolCallFunction"),
             "type": ("first", "type", ""),
+            "custom": ("merge", "custom", "ChoiceDeltaToolCallCustom"),
         },
-        fills=(
-            ("type", "function", ""),
-            ("function", None, "ChoiceDeltaToolCallFunction"),
-        ),
+        not_null=frozenset({"index", "id", "type", "function", "custom"}),
+        fills=(("type", "function", ""),),
     ),
     # ChoiceDeltaFunctionCall -> ChatCompletionMessageFunctionCall
     "ChoiceDeltaFunctionCall": _Plan(
@@ -7428,6 +7566,7 @@ _PLANS: Final[dict[str, _Plan]] = {
             "arguments": ("append", "arguments", ""),
             "name": ("append_unless_repeated", "name", ""),
         },
+        not_null=frozenset({"arguments", "name"}),
         fills=(("arguments", "", ""),),
     ),
     # ChoiceDeltaAudio -> ChatCompletionAudio
@@ -7437,16 +7576,19 @@ _PLANS: Final[dict[str, _Plan]] = {
             "data": ("append", "data", ""),
             "transcript": ("append", "transcript", ""),
         },
+        not_null=frozenset({"id", "data", "expires_at", "transcript"}),
         fills=(),
     ),
     # GroqExecutedTool -> GroqExecutedTool
     "GroqExecutedTool": _Plan(
         rules={"search_results": ("merge", "search_results", "GroqSearchResults")},
+        not_null=frozenset({"index"}),
         fills=(),
     ),
     # MoonshotInternalContent -> MoonshotInternalContent
     "MoonshotInternalContent": _Plan(
         rules={"token_ids": ("append", "token_ids", "")},
+        not_null=frozenset({}),
         fills=(),
     ),
     # OpenRouterReasoningDetail -> OpenRouterReasoningDetail
@@ -7457,26 +7599,31 @@ _PLANS: Final[dict[str, _Plan]] = {
             "summary": ("append", "summary", ""),
             "data": ("append", "data", ""),
         },
+        not_null=frozenset({}),
         fills=(),
     ),
     # AzureSeverityResult -> AzureSeverityResult
     "AzureSeverityResult": _Plan(
         rules={},
+        not_null=frozenset({"filtered"}),
         fills=(),
     ),
     # AzureDetectionResult -> AzureDetectionResult
     "AzureDetectionResult": _Plan(
         rules={},
+        not_null=frozenset({"filtered"}),
         fills=(),
     ),
     # AzureBlocklistDetails -> AzureBlocklistDetails
     "AzureBlocklistDetails": _Plan(
         rules={},
+        not_null=frozenset({"filtered"}),
         fills=(),
     ),
     # AzureFilterError -> AzureFilterError
     "AzureFilterError": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # ChoiceDeltaToolCallFunction -> ChatCompletionMessageToolCallFunction
@@ -7485,11 +7632,22 @@ _PLANS: Final[dict[str, _Plan]] = {
             "arguments": ("append", "arguments", ""),
             "name": ("append_unless_repeated", "name", ""),
         },
+        not_null=frozenset({"arguments", "name"}),
         fills=(("arguments", "", ""),),
+    ),
+    # ChoiceDeltaToolCallCustom -> ChatCompletionMessageToolCallCustom
+    "ChoiceDeltaToolCallCustom": _Plan(
+        rules={
+            "input": ("append", "input", ""),
+            "name": ("append_unless_repeated", "name", ""),
+        },
+        not_null=frozenset({"input", "name"}),
+        fills=(("input", "", ""),),
     ),
     # GroqSearchResults -> GroqSearchResults
     "GroqSearchResults": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
 }
@@ -7530,29 +7688,32 @@ class _Slots(dict[int, _Merged]):
 
     def place(self, item: Mapping[str, Any]) -> int:
         """The index of an item that has none: the latest object's, unless the item
-        brings an `id` that object does not have."""
+        brings an `id` and that object has another one."""
         if not self:
             return 0
-        ident = item.get("id")
-        if ident and ident != self[self.latest].get("id"):
+        ident, latest = item.get("id"), self[self.latest].get("id")
+        if ident and latest and ident != latest:
             return max(self) + 1
         return self.latest
 
 
 def _merge(merged: _Merged, obj: Mapping[str, Any]) -> None:
     """Merge one object of a chunk into what the chunks before it left."""
-    rules = _PLANS[merged.kind].rules
+    plan = _PLANS[merged.kind]
     for key, value in obj.items():
-        how, into, inner = rules.get(key) or _LAST
+        how, into, inner = plan.rules.get(key) or _LAST
         if how == "drop":
             continue
         into = into or key
         if value is None:
-            merged.setdefault(
-                into, None
-            )  # a null replaces nothing, and stays until a value
+            # A null replaces nothing, and stays only while no value comes.
+            if into not in plan.not_null:
+                merged.setdefault(into, None)
         elif how == "last":
-            merged[into] = value
+            if (
+                value != "" or merged.get(into) is None
+            ):  # nor does "" (B1: finish_reason)
+                merged[into] = value
         elif how == "append":
             _append(merged, into, value)
         elif how == "first":
@@ -7621,8 +7782,14 @@ def _finish(merged: _Merged) -> dict[str, Any]:
     """The JSON object merged so far, with the fills for keys no chunk supplied."""
     out = {key: _finished(value) for key, value in merged.items()}
     for key, value, inner in _PLANS[merged.kind].fills:
-        if key not in out:
-            out[key] = _finish(_Merged(inner)) if inner else value
+        current = out.get(key)
+        if inner:
+            if current is None:
+                out[key] = _finish(_Merged(inner))
+        elif key not in out or (value is not None and _blank(current)):
+            out[key] = (
+                value  # a placeholder ("" role) gives way to a fill, null to none
+            )
     return out
 
 
@@ -7639,9 +7806,6 @@ def _finished(value: Any) -> Any:
     if kind is _Merged:
         return _finish(value)
     return value
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _paired(text: str) -> str:

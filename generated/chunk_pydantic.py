@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: c30366311d2f10e1 (spec, templates and generator).
+# Spec hash: 825a65d658a61812 (spec, templates and generator).
 # Target: pydantic. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
@@ -78,6 +78,7 @@ __all__ = [
     "ChatCompletionMessage",
     "ChatCompletionMessageFunctionCall",
     "ChatCompletionMessageToolCall",
+    "ChatCompletionMessageToolCallCustom",
     "ChatCompletionMessageToolCallFunction",
     "ChatCompletionTokenLogprob",
     "Choice",
@@ -85,6 +86,7 @@ __all__ = [
     "ChoiceDeltaAudio",
     "ChoiceDeltaFunctionCall",
     "ChoiceDeltaToolCall",
+    "ChoiceDeltaToolCallCustom",
     "ChoiceDeltaToolCallFunction",
     "ChoiceLogprobs",
     "ChunkAccumulator",
@@ -305,10 +307,11 @@ here are accepted and kept.
 """
 
 
-ToolType: TypeAlias = Literal["function"]
+ToolType: TypeAlias = Literal["function", "custom"]
 """The kind of a tool.
 
-`function`: A function defined by the caller. Values not listed here are accepted and
+`function`: A function defined by the caller; `custom`: A custom tool with free-form
+input (openai-python 3.57 does not list it). Values not listed here are accepted and
 kept.
 """
 
@@ -481,6 +484,17 @@ class ChatCompletionMessageToolCallFunction(_Model):
     """Name of the function; OpenAI always sends it."""
 
 
+class ChatCompletionMessageToolCallCustom(_Model):
+    """The custom tool a tool call calls."""
+
+    input: str
+    """The free-form input, exactly as the model wrote it; empty when no fragment carried
+    any.
+    """
+    name: Annotated[str | None, _NOT_NULL] = None
+    """Name of the custom tool; OpenAI always sends it."""
+
+
 class ChatCompletionMessageToolCall(_Model):
     """A call the model made to a tool."""
 
@@ -493,8 +507,10 @@ class ChatCompletionMessageToolCall(_Model):
     """
     type: ToolType | str
     """Kind of tool."""
-    function: ChatCompletionMessageToolCallFunction
-    """The function called and its arguments."""
+    function: Annotated[ChatCompletionMessageToolCallFunction | None, _NOT_NULL] = None
+    """The function called and its arguments; absent for a custom tool call."""
+    custom: Annotated[ChatCompletionMessageToolCallCustom | None, _NOT_NULL] = None
+    """The custom tool called and its input, for a call of type `custom`."""
 
 
 class ChatCompletionMessageFunctionCall(_Model):
@@ -2176,6 +2192,15 @@ class ChoiceDeltaToolCallFunction(_Model):
     """
 
 
+class ChoiceDeltaToolCallCustom(_Model):
+    """The custom-tool part of a tool-call fragment."""
+
+    input: str | None = None
+    """A piece of the free-form input to the tool."""
+    name: str | None = None
+    """Name of the custom tool; sent on the first fragment."""
+
+
 class ChoiceDeltaToolCall(_Model):
     """A fragment of one tool call."""
 
@@ -2191,6 +2216,10 @@ class ChoiceDeltaToolCall(_Model):
     """The function being called and a piece of its arguments."""
     type: ToolType | str | None = None
     """Kind of tool; sent on the first fragment."""
+    custom: ChoiceDeltaToolCallCustom | None = None
+    """The custom tool being called and a piece of its input, for a call of type `custom`.
+    OpenAI sends it; openai-python 3.57 does not declare it (openai-node does).
+    """
 
 
 class ChoiceDeltaFunctionCall(_Model):
@@ -2781,12 +2810,17 @@ def _validate(model: type[_M], data: str | bytes) -> _M:
             value = json.loads(
                 data.decode("utf-8") if isinstance(data, bytes) else data
             )
-            return model.model_validate(value, by_alias=True, by_name=False)
-        except ValidationError as exc:
-            error = exc
         except (ValueError, RecursionError):
-            pass
+            raise _decode_error(error, data) from None
+        return _validate_value(model, value)
     raise _decode_error(error, data) from None
+
+
+def _validate_value(model: type[_M], value: Any) -> _M:
+    try:
+        return model.model_validate(value, by_alias=True, by_name=False)
+    except ValidationError as exc:
+        raise _decode_error(exc, json.dumps(value)) from None
 
 
 def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:
@@ -2795,8 +2829,20 @@ def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:
     The same text as the other targets give; `model_dump_json(exclude_unset=True)`
     gives the same JSON value, with floats spelled the way pydantic spells them.
     """
-    data = value.model_dump(by_alias=True, exclude_unset=True)
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return _wire_text(value.model_dump(by_alias=True, exclude_unset=True))
+
+
+def _wire_text(data: Any) -> str:
+    """Compact JSON text with UTF-8 characters as they are, except a lone UTF-16
+    surrogate (half of a pair a stream split across chunks, D9), which UTF-8 cannot
+    encode: it is written as its JSON escape, the same value."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -3004,9 +3050,7 @@ class ChunkAccumulator:
 
     def snapshot(self) -> ChatCompletion:
         """The completion the chunks added so far make."""
-        return ChatCompletion.model_validate(
-            _finish(self._merged), by_alias=True, by_name=False
-        )
+        return _validate_value(ChatCompletion, _finish(self._merged))
 
     def result(self) -> ChatCompletion:
         """The whole completion; call it once the stream has ended."""
@@ -3019,6 +3063,8 @@ class _Plan(NamedTuple):
     rules: dict[str, tuple[str, str, str]]
     """Key -> (rule, key in the completion, chunk type of the value); a key not listed
     keeps its last value that is not null."""
+    not_null: frozenset[str]
+    """Keys of the completion that cannot be null: a null sent for one is not kept."""
     fills: tuple[tuple[str, object, str], ...]
     """(key, value, chunk type) for keys no chunk supplied: the value, or, when a chunk
     type is named, an empty object merged as that type."""
@@ -3050,6 +3096,7 @@ _PLANS: Final[dict[str, _Plan]] = {
             "sglext": ("merge", "sglext", "SglangSglExt"),
             "metrics": ("merge", "metrics", "VllmRequestMetrics"),
         },
+        not_null=frozenset({"id", "choices", "created", "model", "object"}),
         fills=(("object", "chat.completion", ""),),
     ),
     # Choice -> ChatCompletionChoice
@@ -3071,7 +3118,9 @@ _PLANS: Final[dict[str, _Plan]] = {
             "usage": ("merge", "usage", "CompletionUsage"),
             "text": ("append", "text", ""),
             "token_ids": ("append", "token_ids", ""),
+            "message": ("drop", "", ""),
         },
+        not_null=frozenset({"index", "message"}),
         fills=(
             ("message", None, "ChoiceDelta"),
             ("finish_reason", None, ""),
@@ -3098,21 +3147,25 @@ _PLANS: Final[dict[str, _Plan]] = {
                 "OpenRouterServerToolUseDetails",
             ),
         },
+        not_null=frozenset({"completion_tokens", "prompt_tokens", "total_tokens"}),
         fills=(),
     ),
     # Moderation -> Moderation
     "Moderation": _Plan(
         rules={},
+        not_null=frozenset({"input", "output"}),
         fills=(),
     ),
     # AzureLatencyCheckpoint -> AzureLatencyCheckpoint
     "AzureLatencyCheckpoint": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # AzureRouting -> AzureRouting
     "AzureRouting": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # GroqXGroq -> GroqXGroq
@@ -3122,16 +3175,19 @@ _PLANS: Final[dict[str, _Plan]] = {
             "usage_breakdown": ("merge", "usage_breakdown", "GroqUsageBreakdown"),
             "debug": ("merge", "debug", "GroqDebug"),
         },
+        not_null=frozenset({}),
         fills=(),
     ),
     # LlamaCppTimings -> LlamaCppTimings
     "LlamaCppTimings": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # NovitaSlaMetrics -> NovitaSlaMetrics
     "NovitaSlaMetrics": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # NvExt -> NvExt
@@ -3142,11 +3198,13 @@ _PLANS: Final[dict[str, _Plan]] = {
             "token_ids": ("append", "token_ids", ""),
             "completion_token_ids": ("append", "completion_token_ids", ""),
         },
+        not_null=frozenset({}),
         fills=(),
     ),
     # OpenRouterError -> OpenRouterError
     "OpenRouterError": _Plan(
         rules={},
+        not_null=frozenset({"message"}),
         fills=(),
     ),
     # SglangSglExt -> SglangSglExt
@@ -3158,6 +3216,7 @@ _PLANS: Final[dict[str, _Plan]] = {
                 "SglangCachedTokensDetails",
             )
         },
+        not_null=frozenset({}),
         fills=(),
     ),
     # VllmRequestMetrics -> VllmRequestMetrics
@@ -3169,6 +3228,7 @@ _PLANS: Final[dict[str, _Plan]] = {
                 "VllmSpeculativeDecodingMetrics",
             )
         },
+        not_null=frozenset({}),
         fills=(),
     ),
     # ChoiceDelta -> ChatCompletionMessage
@@ -3196,6 +3256,7 @@ _PLANS: Final[dict[str, _Plan]] = {
             "annotations": ("append", "annotations", ""),
             "reasoning": ("append", "reasoning", ""),
         },
+        not_null=frozenset({"role"}),
         fills=(
             ("role", "assistant", ""),
             ("content", None, ""),
@@ -3207,6 +3268,7 @@ _PLANS: Final[dict[str, _Plan]] = {
             "content": ("append", "content", ""),
             "refusal": ("append", "refusal", ""),
         },
+        not_null=frozenset({}),
         fills=(),
     ),
     # AzureContentFilterResults -> AzureContentFilterResults
@@ -3234,66 +3296,79 @@ _PLANS: Final[dict[str, _Plan]] = {
             ),
             "error": ("merge", "error", "AzureFilterError"),
         },
+        not_null=frozenset({}),
         fills=(),
     ),
     # AzureContentFilterOffsets -> AzureContentFilterOffsets
     "AzureContentFilterOffsets": _Plan(
         rules={},
+        not_null=frozenset({"check_offset", "start_offset", "end_offset"}),
         fills=(),
     ),
     # CompletionTokensDetails -> CompletionTokensDetails
     "CompletionTokensDetails": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # PromptTokensDetails -> PromptTokensDetails
     "PromptTokensDetails": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # PerplexityCost -> PerplexityCost
     "PerplexityCost": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # OpenRouterCostDetails -> OpenRouterCostDetails
     "OpenRouterCostDetails": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # OpenRouterServerToolUseDetails -> OpenRouterServerToolUseDetails
     "OpenRouterServerToolUseDetails": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # GroqUsageBreakdown -> GroqUsageBreakdown
     "GroqUsageBreakdown": _Plan(
         rules={},
+        not_null=frozenset({"models"}),
         fills=(),
     ),
     # GroqDebug -> GroqDebug
     "GroqDebug": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # NvExtWorkerId -> NvExtWorkerId
     "NvExtWorkerId": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # NvExtTiming -> NvExtTiming
     "NvExtTiming": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # SglangCachedTokensDetails -> SglangCachedTokensDetails
     "SglangCachedTokensDetails": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # VllmSpeculativeDecodingMetrics -> VllmSpeculativeDecodingMetrics
     "VllmSpeculativeDecodingMetrics": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # ChoiceDeltaToolCall -> ChatCompletionMessageToolCall
@@ -3303,11 +3378,10 @@ _PLANS: Final[dict[str, _Plan]] = {
             "id": ("first", "id", ""),
             "function": ("merge", "function", "ChoiceDeltaToolCallFunction"),
             "type": ("first", "type", ""),
+            "custom": ("merge", "custom", "ChoiceDeltaToolCallCustom"),
         },
-        fills=(
-            ("type", "function", ""),
-            ("function", None, "ChoiceDeltaToolCallFunction"),
-        ),
+        not_null=frozenset({"index", "id", "type", "function", "custom"}),
+        fills=(("type", "function", ""),),
     ),
     # ChoiceDeltaFunctionCall -> ChatCompletionMessageFunctionCall
     "ChoiceDeltaFunctionCall": _Plan(
@@ -3315,6 +3389,7 @@ _PLANS: Final[dict[str, _Plan]] = {
             "arguments": ("append", "arguments", ""),
             "name": ("append_unless_repeated", "name", ""),
         },
+        not_null=frozenset({"arguments", "name"}),
         fills=(("arguments", "", ""),),
     ),
     # ChoiceDeltaAudio -> ChatCompletionAudio
@@ -3324,16 +3399,19 @@ _PLANS: Final[dict[str, _Plan]] = {
             "data": ("append", "data", ""),
             "transcript": ("append", "transcript", ""),
         },
+        not_null=frozenset({"id", "data", "expires_at", "transcript"}),
         fills=(),
     ),
     # GroqExecutedTool -> GroqExecutedTool
     "GroqExecutedTool": _Plan(
         rules={"search_results": ("merge", "search_results", "GroqSearchResults")},
+        not_null=frozenset({"index"}),
         fills=(),
     ),
     # MoonshotInternalContent -> MoonshotInternalContent
     "MoonshotInternalContent": _Plan(
         rules={"token_ids": ("append", "token_ids", "")},
+        not_null=frozenset({}),
         fills=(),
     ),
     # OpenRouterReasoningDetail -> OpenRouterReasoningDetail
@@ -3344,26 +3422,31 @@ _PLANS: Final[dict[str, _Plan]] = {
             "summary": ("append", "summary", ""),
             "data": ("append", "data", ""),
         },
+        not_null=frozenset({}),
         fills=(),
     ),
     # AzureSeverityResult -> AzureSeverityResult
     "AzureSeverityResult": _Plan(
         rules={},
+        not_null=frozenset({"filtered"}),
         fills=(),
     ),
     # AzureDetectionResult -> AzureDetectionResult
     "AzureDetectionResult": _Plan(
         rules={},
+        not_null=frozenset({"filtered"}),
         fills=(),
     ),
     # AzureBlocklistDetails -> AzureBlocklistDetails
     "AzureBlocklistDetails": _Plan(
         rules={},
+        not_null=frozenset({"filtered"}),
         fills=(),
     ),
     # AzureFilterError -> AzureFilterError
     "AzureFilterError": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # ChoiceDeltaToolCallFunction -> ChatCompletionMessageToolCallFunction
@@ -3372,11 +3455,22 @@ _PLANS: Final[dict[str, _Plan]] = {
             "arguments": ("append", "arguments", ""),
             "name": ("append_unless_repeated", "name", ""),
         },
+        not_null=frozenset({"arguments", "name"}),
         fills=(("arguments", "", ""),),
+    ),
+    # ChoiceDeltaToolCallCustom -> ChatCompletionMessageToolCallCustom
+    "ChoiceDeltaToolCallCustom": _Plan(
+        rules={
+            "input": ("append", "input", ""),
+            "name": ("append_unless_repeated", "name", ""),
+        },
+        not_null=frozenset({"input", "name"}),
+        fills=(("input", "", ""),),
     ),
     # GroqSearchResults -> GroqSearchResults
     "GroqSearchResults": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
 }
@@ -3417,29 +3511,32 @@ class _Slots(dict[int, _Merged]):
 
     def place(self, item: Mapping[str, Any]) -> int:
         """The index of an item that has none: the latest object's, unless the item
-        brings an `id` that object does not have."""
+        brings an `id` and that object has another one."""
         if not self:
             return 0
-        ident = item.get("id")
-        if ident and ident != self[self.latest].get("id"):
+        ident, latest = item.get("id"), self[self.latest].get("id")
+        if ident and latest and ident != latest:
             return max(self) + 1
         return self.latest
 
 
 def _merge(merged: _Merged, obj: Mapping[str, Any]) -> None:
     """Merge one object of a chunk into what the chunks before it left."""
-    rules = _PLANS[merged.kind].rules
+    plan = _PLANS[merged.kind]
     for key, value in obj.items():
-        how, into, inner = rules.get(key) or _LAST
+        how, into, inner = plan.rules.get(key) or _LAST
         if how == "drop":
             continue
         into = into or key
         if value is None:
-            merged.setdefault(
-                into, None
-            )  # a null replaces nothing, and stays until a value
+            # A null replaces nothing, and stays only while no value comes.
+            if into not in plan.not_null:
+                merged.setdefault(into, None)
         elif how == "last":
-            merged[into] = value
+            if (
+                value != "" or merged.get(into) is None
+            ):  # nor does "" (B1: finish_reason)
+                merged[into] = value
         elif how == "append":
             _append(merged, into, value)
         elif how == "first":
@@ -3508,8 +3605,14 @@ def _finish(merged: _Merged) -> dict[str, Any]:
     """The JSON object merged so far, with the fills for keys no chunk supplied."""
     out = {key: _finished(value) for key, value in merged.items()}
     for key, value, inner in _PLANS[merged.kind].fills:
-        if key not in out:
-            out[key] = _finish(_Merged(inner)) if inner else value
+        current = out.get(key)
+        if inner:
+            if current is None:
+                out[key] = _finish(_Merged(inner))
+        elif key not in out or (value is not None and _blank(current)):
+            out[key] = (
+                value  # a placeholder ("" role) gives way to a fill, null to none
+            )
     return out
 
 
@@ -3526,9 +3629,6 @@ def _finished(value: Any) -> Any:
     if kind is _Merged:
         return _finish(value)
     return value
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _paired(text: str) -> str:

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: c30366311d2f10e1 (spec, templates and generator).
+# Spec hash: 825a65d658a61812 (spec, templates and generator).
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
@@ -70,6 +70,7 @@ __all__ = [
     "ChatCompletionMessage",
     "ChatCompletionMessageFunctionCall",
     "ChatCompletionMessageToolCall",
+    "ChatCompletionMessageToolCallCustom",
     "ChatCompletionMessageToolCallFunction",
     "ChatCompletionTokenLogprob",
     "Choice",
@@ -77,6 +78,7 @@ __all__ = [
     "ChoiceDeltaAudio",
     "ChoiceDeltaFunctionCall",
     "ChoiceDeltaToolCall",
+    "ChoiceDeltaToolCallCustom",
     "ChoiceDeltaToolCallFunction",
     "ChoiceLogprobs",
     "ChunkAccumulator",
@@ -168,6 +170,7 @@ __all__ = [
     "validate_chat_completion_message",
     "validate_chat_completion_message_function_call",
     "validate_chat_completion_message_tool_call",
+    "validate_chat_completion_message_tool_call_custom",
     "validate_chat_completion_message_tool_call_function",
     "validate_chat_completion_token_logprob",
     "validate_choice",
@@ -175,6 +178,7 @@ __all__ = [
     "validate_choice_delta_audio",
     "validate_choice_delta_function_call",
     "validate_choice_delta_tool_call",
+    "validate_choice_delta_tool_call_custom",
     "validate_choice_delta_tool_call_function",
     "validate_choice_logprobs",
     "validate_completion_tokens_details",
@@ -990,10 +994,11 @@ here are accepted and kept.
 """
 
 
-ToolType: TypeAlias = Literal["function"]
+ToolType: TypeAlias = Literal["function", "custom"]
 """The kind of a tool.
 
-`function`: A function defined by the caller. Values not listed here are accepted and
+`function`: A function defined by the caller; `custom`: A custom tool with free-form
+input (openai-python 3.57 does not list it). Values not listed here are accepted and
 kept.
 """
 
@@ -1216,6 +1221,34 @@ def validate_chat_completion_message_tool_call_function(
     return cast(ChatCompletionMessageToolCallFunction, out)
 
 
+class ChatCompletionMessageToolCallCustom(TypedDict, total=False):
+    """The custom tool a tool call calls."""
+
+    input: Required[str]
+
+    """The free-form input, exactly as the model wrote it; empty when no fragment carried
+    any.
+    """
+    name: str
+
+    """Name of the custom tool; OpenAI always sends it."""
+
+
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_KEYS = frozenset({"input", "name"})
+
+
+def validate_chat_completion_message_tool_call_custom(
+    data: Any,
+) -> ChatCompletionMessageToolCallCustom:
+    """Check a decoded JSON object as a ChatCompletionMessageToolCallCustom; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    out["input"] = _required(obj, "input", _decode_str)
+    _put(out, "name", _optional(obj, "name", _decode_str))
+    out.update(_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_KEYS))
+    return cast(ChatCompletionMessageToolCallCustom, out)
+
+
 class ChatCompletionMessageToolCall(TypedDict, total=False):
     """A call the model made to a tool."""
 
@@ -1231,12 +1264,17 @@ class ChatCompletionMessageToolCall(TypedDict, total=False):
     type: Required[ToolType | str]
 
     """Kind of tool."""
-    function: Required[ChatCompletionMessageToolCallFunction]
+    function: ChatCompletionMessageToolCallFunction
 
-    """The function called and its arguments."""
+    """The function called and its arguments; absent for a custom tool call."""
+    custom: ChatCompletionMessageToolCallCustom
+
+    """The custom tool called and its input, for a call of type `custom`."""
 
 
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS = frozenset({"index", "id", "type", "function"})
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS = frozenset(
+    {"index", "id", "type", "function", "custom"}
+)
 
 
 def validate_chat_completion_message_tool_call(
@@ -1248,8 +1286,15 @@ def validate_chat_completion_message_tool_call(
     _put(out, "index", _optional(obj, "index", _decode_int))
     _put(out, "id", _optional(obj, "id", _decode_str))
     out["type"] = _required(obj, "type", _decode_str)
-    out["function"] = _required(
-        obj, "function", validate_chat_completion_message_tool_call_function
+    _put(
+        out,
+        "function",
+        _optional(obj, "function", validate_chat_completion_message_tool_call_function),
+    )
+    _put(
+        out,
+        "custom",
+        _optional(obj, "custom", validate_chat_completion_message_tool_call_custom),
     )
     out.update(_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS))
     return cast(ChatCompletionMessageToolCall, out)
@@ -4966,6 +5011,30 @@ def validate_choice_delta_tool_call_function(data: Any) -> ChoiceDeltaToolCallFu
     return cast(ChoiceDeltaToolCallFunction, out)
 
 
+class ChoiceDeltaToolCallCustom(TypedDict, total=False):
+    """The custom-tool part of a tool-call fragment."""
+
+    input: str | None
+
+    """A piece of the free-form input to the tool."""
+    name: str | None
+
+    """Name of the custom tool; sent on the first fragment."""
+
+
+_CHOICE_DELTA_TOOL_CALL_CUSTOM_KEYS = frozenset({"input", "name"})
+
+
+def validate_choice_delta_tool_call_custom(data: Any) -> ChoiceDeltaToolCallCustom:
+    """Check a decoded JSON object as a ChoiceDeltaToolCallCustom; raises `ChunkDecodeError`."""
+    obj = _object(data)
+    out: dict[str, Any] = {}
+    _put(out, "input", _optional_nullable(obj, "input", _decode_str))
+    _put(out, "name", _optional_nullable(obj, "name", _decode_str))
+    out.update(_extra(obj, _CHOICE_DELTA_TOOL_CALL_CUSTOM_KEYS))
+    return cast(ChoiceDeltaToolCallCustom, out)
+
+
 class ChoiceDeltaToolCall(TypedDict, total=False):
     """A fragment of one tool call."""
 
@@ -4985,9 +5054,14 @@ class ChoiceDeltaToolCall(TypedDict, total=False):
     type: ToolType | str | None
 
     """Kind of tool; sent on the first fragment."""
+    custom: ChoiceDeltaToolCallCustom | None
+
+    """The custom tool being called and a piece of its input, for a call of type `custom`.
+    OpenAI sends it; openai-python 3.57 does not declare it (openai-node does).
+    """
 
 
-_CHOICE_DELTA_TOOL_CALL_KEYS = frozenset({"index", "id", "function", "type"})
+_CHOICE_DELTA_TOOL_CALL_KEYS = frozenset({"index", "id", "function", "type", "custom"})
 
 
 def validate_choice_delta_tool_call(data: Any) -> ChoiceDeltaToolCall:
@@ -5002,6 +5076,11 @@ def validate_choice_delta_tool_call(data: Any) -> ChoiceDeltaToolCall:
         _optional_nullable(obj, "function", validate_choice_delta_tool_call_function),
     )
     _put(out, "type", _optional_nullable(obj, "type", _decode_str))
+    _put(
+        out,
+        "custom",
+        _optional_nullable(obj, "custom", validate_choice_delta_tool_call_custom),
+    )
     out.update(_extra(obj, _CHOICE_DELTA_TOOL_CALL_KEYS))
     return cast(ChoiceDeltaToolCall, out)
 
@@ -5803,7 +5882,20 @@ def loads_completion(data: str | bytes) -> ChatCompletion:
 
 def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:
     """Encode a chunk or a completion as compact JSON text (UTF-8 characters are written as they are)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _wire_text(value)
+
+
+def _wire_text(data: Any) -> str:
+    """Compact JSON text with UTF-8 characters as they are, except a lone UTF-16
+    surrogate (half of a pair a stream split across chunks, D9), which UTF-8 cannot
+    encode: it is written as its JSON escape, the same value."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -6024,6 +6116,8 @@ class _Plan(NamedTuple):
     rules: dict[str, tuple[str, str, str]]
     """Key -> (rule, key in the completion, chunk type of the value); a key not listed
     keeps its last value that is not null."""
+    not_null: frozenset[str]
+    """Keys of the completion that cannot be null: a null sent for one is not kept."""
     fills: tuple[tuple[str, object, str], ...]
     """(key, value, chunk type) for keys no chunk supplied: the value, or, when a chunk
     type is named, an empty object merged as that type."""
@@ -6055,6 +6149,7 @@ _PLANS: Final[dict[str, _Plan]] = {
             "sglext": ("merge", "sglext", "SglangSglExt"),
             "metrics": ("merge", "metrics", "VllmRequestMetrics"),
         },
+        not_null=frozenset({"id", "choices", "created", "model", "object"}),
         fills=(("object", "chat.completion", ""),),
     ),
     # Choice -> ChatCompletionChoice
@@ -6076,7 +6171,9 @@ _PLANS: Final[dict[str, _Plan]] = {
             "usage": ("merge", "usage", "CompletionUsage"),
             "text": ("append", "text", ""),
             "token_ids": ("append", "token_ids", ""),
+            "message": ("drop", "", ""),
         },
+        not_null=frozenset({"index", "message"}),
         fills=(
             ("message", None, "ChoiceDelta"),
             ("finish_reason", None, ""),
@@ -6103,21 +6200,25 @@ _PLANS: Final[dict[str, _Plan]] = {
                 "OpenRouterServerToolUseDetails",
             ),
         },
+        not_null=frozenset({"completion_tokens", "prompt_tokens", "total_tokens"}),
         fills=(),
     ),
     # Moderation -> Moderation
     "Moderation": _Plan(
         rules={},
+        not_null=frozenset({"input", "output"}),
         fills=(),
     ),
     # AzureLatencyCheckpoint -> AzureLatencyCheckpoint
     "AzureLatencyCheckpoint": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # AzureRouting -> AzureRouting
     "AzureRouting": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # GroqXGroq -> GroqXGroq
@@ -6127,16 +6228,19 @@ _PLANS: Final[dict[str, _Plan]] = {
             "usage_breakdown": ("merge", "usage_breakdown", "GroqUsageBreakdown"),
             "debug": ("merge", "debug", "GroqDebug"),
         },
+        not_null=frozenset({}),
         fills=(),
     ),
     # LlamaCppTimings -> LlamaCppTimings
     "LlamaCppTimings": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # NovitaSlaMetrics -> NovitaSlaMetrics
     "NovitaSlaMetrics": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # NvExt -> NvExt
@@ -6147,11 +6251,13 @@ _PLANS: Final[dict[str, _Plan]] = {
             "token_ids": ("append", "token_ids", ""),
             "completion_token_ids": ("append", "completion_token_ids", ""),
         },
+        not_null=frozenset({}),
         fills=(),
     ),
     # OpenRouterError -> OpenRouterError
     "OpenRouterError": _Plan(
         rules={},
+        not_null=frozenset({"message"}),
         fills=(),
     ),
     # SglangSglExt -> SglangSglExt
@@ -6163,6 +6269,7 @@ _PLANS: Final[dict[str, _Plan]] = {
                 "SglangCachedTokensDetails",
             )
         },
+        not_null=frozenset({}),
         fills=(),
     ),
     # VllmRequestMetrics -> VllmRequestMetrics
@@ -6174,6 +6281,7 @@ _PLANS: Final[dict[str, _Plan]] = {
                 "VllmSpeculativeDecodingMetrics",
             )
         },
+        not_null=frozenset({}),
         fills=(),
     ),
     # ChoiceDelta -> ChatCompletionMessage
@@ -6201,6 +6309,7 @@ _PLANS: Final[dict[str, _Plan]] = {
             "annotations": ("append", "annotations", ""),
             "reasoning": ("append", "reasoning", ""),
         },
+        not_null=frozenset({"role"}),
         fills=(
             ("role", "assistant", ""),
             ("content", None, ""),
@@ -6212,6 +6321,7 @@ _PLANS: Final[dict[str, _Plan]] = {
             "content": ("append", "content", ""),
             "refusal": ("append", "refusal", ""),
         },
+        not_null=frozenset({}),
         fills=(),
     ),
     # AzureContentFilterResults -> AzureContentFilterResults
@@ -6239,66 +6349,79 @@ _PLANS: Final[dict[str, _Plan]] = {
             ),
             "error": ("merge", "error", "AzureFilterError"),
         },
+        not_null=frozenset({}),
         fills=(),
     ),
     # AzureContentFilterOffsets -> AzureContentFilterOffsets
     "AzureContentFilterOffsets": _Plan(
         rules={},
+        not_null=frozenset({"check_offset", "start_offset", "end_offset"}),
         fills=(),
     ),
     # CompletionTokensDetails -> CompletionTokensDetails
     "CompletionTokensDetails": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # PromptTokensDetails -> PromptTokensDetails
     "PromptTokensDetails": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # PerplexityCost -> PerplexityCost
     "PerplexityCost": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # OpenRouterCostDetails -> OpenRouterCostDetails
     "OpenRouterCostDetails": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # OpenRouterServerToolUseDetails -> OpenRouterServerToolUseDetails
     "OpenRouterServerToolUseDetails": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # GroqUsageBreakdown -> GroqUsageBreakdown
     "GroqUsageBreakdown": _Plan(
         rules={},
+        not_null=frozenset({"models"}),
         fills=(),
     ),
     # GroqDebug -> GroqDebug
     "GroqDebug": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # NvExtWorkerId -> NvExtWorkerId
     "NvExtWorkerId": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # NvExtTiming -> NvExtTiming
     "NvExtTiming": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # SglangCachedTokensDetails -> SglangCachedTokensDetails
     "SglangCachedTokensDetails": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # VllmSpeculativeDecodingMetrics -> VllmSpeculativeDecodingMetrics
     "VllmSpeculativeDecodingMetrics": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # ChoiceDeltaToolCall -> ChatCompletionMessageToolCall
@@ -6308,11 +6431,10 @@ _PLANS: Final[dict[str, _Plan]] = {
             "id": ("first", "id", ""),
             "function": ("merge", "function", "ChoiceDeltaToolCallFunction"),
             "type": ("first", "type", ""),
+            "custom": ("merge", "custom", "ChoiceDeltaToolCallCustom"),
         },
-        fills=(
-            ("type", "function", ""),
-            ("function", None, "ChoiceDeltaToolCallFunction"),
-        ),
+        not_null=frozenset({"index", "id", "type", "function", "custom"}),
+        fills=(("type", "function", ""),),
     ),
     # ChoiceDeltaFunctionCall -> ChatCompletionMessageFunctionCall
     "ChoiceDeltaFunctionCall": _Plan(
@@ -6320,6 +6442,7 @@ _PLANS: Final[dict[str, _Plan]] = {
             "arguments": ("append", "arguments", ""),
             "name": ("append_unless_repeated", "name", ""),
         },
+        not_null=frozenset({"arguments", "name"}),
         fills=(("arguments", "", ""),),
     ),
     # ChoiceDeltaAudio -> ChatCompletionAudio
@@ -6329,16 +6452,19 @@ _PLANS: Final[dict[str, _Plan]] = {
             "data": ("append", "data", ""),
             "transcript": ("append", "transcript", ""),
         },
+        not_null=frozenset({"id", "data", "expires_at", "transcript"}),
         fills=(),
     ),
     # GroqExecutedTool -> GroqExecutedTool
     "GroqExecutedTool": _Plan(
         rules={"search_results": ("merge", "search_results", "GroqSearchResults")},
+        not_null=frozenset({"index"}),
         fills=(),
     ),
     # MoonshotInternalContent -> MoonshotInternalContent
     "MoonshotInternalContent": _Plan(
         rules={"token_ids": ("append", "token_ids", "")},
+        not_null=frozenset({}),
         fills=(),
     ),
     # OpenRouterReasoningDetail -> OpenRouterReasoningDetail
@@ -6349,26 +6475,31 @@ _PLANS: Final[dict[str, _Plan]] = {
             "summary": ("append", "summary", ""),
             "data": ("append", "data", ""),
         },
+        not_null=frozenset({}),
         fills=(),
     ),
     # AzureSeverityResult -> AzureSeverityResult
     "AzureSeverityResult": _Plan(
         rules={},
+        not_null=frozenset({"filtered"}),
         fills=(),
     ),
     # AzureDetectionResult -> AzureDetectionResult
     "AzureDetectionResult": _Plan(
         rules={},
+        not_null=frozenset({"filtered"}),
         fills=(),
     ),
     # AzureBlocklistDetails -> AzureBlocklistDetails
     "AzureBlocklistDetails": _Plan(
         rules={},
+        not_null=frozenset({"filtered"}),
         fills=(),
     ),
     # AzureFilterError -> AzureFilterError
     "AzureFilterError": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
     # ChoiceDeltaToolCallFunction -> ChatCompletionMessageToolCallFunction
@@ -6377,11 +6508,22 @@ _PLANS: Final[dict[str, _Plan]] = {
             "arguments": ("append", "arguments", ""),
             "name": ("append_unless_repeated", "name", ""),
         },
+        not_null=frozenset({"arguments", "name"}),
         fills=(("arguments", "", ""),),
+    ),
+    # ChoiceDeltaToolCallCustom -> ChatCompletionMessageToolCallCustom
+    "ChoiceDeltaToolCallCustom": _Plan(
+        rules={
+            "input": ("append", "input", ""),
+            "name": ("append_unless_repeated", "name", ""),
+        },
+        not_null=frozenset({"input", "name"}),
+        fills=(("input", "", ""),),
     ),
     # GroqSearchResults -> GroqSearchResults
     "GroqSearchResults": _Plan(
         rules={},
+        not_null=frozenset({}),
         fills=(),
     ),
 }
@@ -6422,29 +6564,32 @@ class _Slots(dict[int, _Merged]):
 
     def place(self, item: Mapping[str, Any]) -> int:
         """The index of an item that has none: the latest object's, unless the item
-        brings an `id` that object does not have."""
+        brings an `id` and that object has another one."""
         if not self:
             return 0
-        ident = item.get("id")
-        if ident and ident != self[self.latest].get("id"):
+        ident, latest = item.get("id"), self[self.latest].get("id")
+        if ident and latest and ident != latest:
             return max(self) + 1
         return self.latest
 
 
 def _merge(merged: _Merged, obj: Mapping[str, Any]) -> None:
     """Merge one object of a chunk into what the chunks before it left."""
-    rules = _PLANS[merged.kind].rules
+    plan = _PLANS[merged.kind]
     for key, value in obj.items():
-        how, into, inner = rules.get(key) or _LAST
+        how, into, inner = plan.rules.get(key) or _LAST
         if how == "drop":
             continue
         into = into or key
         if value is None:
-            merged.setdefault(
-                into, None
-            )  # a null replaces nothing, and stays until a value
+            # A null replaces nothing, and stays only while no value comes.
+            if into not in plan.not_null:
+                merged.setdefault(into, None)
         elif how == "last":
-            merged[into] = value
+            if (
+                value != "" or merged.get(into) is None
+            ):  # nor does "" (B1: finish_reason)
+                merged[into] = value
         elif how == "append":
             _append(merged, into, value)
         elif how == "first":
@@ -6513,8 +6658,14 @@ def _finish(merged: _Merged) -> dict[str, Any]:
     """The JSON object merged so far, with the fills for keys no chunk supplied."""
     out = {key: _finished(value) for key, value in merged.items()}
     for key, value, inner in _PLANS[merged.kind].fills:
-        if key not in out:
-            out[key] = _finish(_Merged(inner)) if inner else value
+        current = out.get(key)
+        if inner:
+            if current is None:
+                out[key] = _finish(_Merged(inner))
+        elif key not in out or (value is not None and _blank(current)):
+            out[key] = (
+                value  # a placeholder ("" role) gives way to a fill, null to none
+            )
     return out
 
 
@@ -6531,9 +6682,6 @@ def _finished(value: Any) -> Any:
     if kind is _Merged:
         return _finish(value)
     return value
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _paired(text: str) -> str:

@@ -8,6 +8,7 @@ Python name of every field in every target.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from generator import merging, naming
 from generator.errors import SpecError
@@ -48,7 +49,12 @@ def build_spec(raw: RawSpec, options: Options | None = None) -> Spec:
         raise SpecError(
             f"unknown vendor {', '.join(map(repr, unknown))} (known: {known})", "--vendors"
         )
-    return _Builder(raw, options).build()
+    narrowed = _Builder(raw, options).build()
+    if options.strict:
+        return narrowed
+    # Merge rules need no types: the fields of a vendor left out are unknown keys, and
+    # still merge as its file says (reasoning_content is appended, not replaced).
+    return replace(narrowed, merging=full.merging)
 
 
 class _Builder:

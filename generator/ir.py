@@ -209,8 +209,8 @@ class MergePlan:
     chunk_type: str
     completion_type: str
     rules: tuple[MergeRule, ...]
-    keys: tuple[str, ...]
-    """The completion type's keys in spec order: the order of the merged object."""
+    not_null: tuple[str, ...]
+    """Keys of the completion type that cannot be null: a null sent for one is not kept."""
     fills: tuple[Fill, ...]
 
 

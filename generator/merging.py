@@ -50,9 +50,13 @@ def plan(
     rules: dict[str, tuple[MergeRule, ...]] = {}
     while queue:
         source = queue.pop(0)
-        rules[source] = tuple(
-            _rule(models, mapping, queue, source, field, field_where)
-            for field in models[source].fields
+        rules[source] = _guarded(
+            tuple(
+                _rule(models, mapping, queue, source, field, field_where)
+                for field in models[source].fields
+            ),
+            source,
+            field_where,
         )
     for name in _reached(models, (chunk_root, completion_root)):
         model = models[name]
@@ -82,6 +86,27 @@ def _reached(models: dict[str, Model], roots: tuple[str, ...]) -> list[str]:
                 if isinstance(part, ModelRef) and part.name not in seen:
                     seen.append(part.name)
     return seen
+
+
+def _guarded(
+    rules: tuple[MergeRule, ...], source: str, field_where: FieldWhere
+) -> tuple[MergeRule, ...]:
+    """The rules, checked for two keys merging into one, plus a `drop` rule for each key
+    a field is renamed into: a chunk that also sends that key itself (Perplexity sends
+    `message` beside `delta`) must not overwrite what the renamed field merged."""
+    taken: dict[str, str] = {}
+    for rule in rules:
+        if rule.how == "drop":
+            continue
+        if rule.into in taken:
+            raise field_where[(source, rule.wire)].error(
+                f"{source}.{rule.wire} and {source}.{taken[rule.into]} both merge into"
+                f" {rule.into!r}"
+            )
+        taken[rule.into] = rule.wire
+    wires = {rule.wire for rule in rules}
+    shadowed = sorted({r.into for r in rules if r.how != "drop" and r.into not in wires})
+    return (*rules, *(MergeRule(key, "drop", "", None) for key in shadowed))
 
 
 def rule_of(field: Field) -> MergeHow:
@@ -220,7 +245,7 @@ def _plan(
         chunk_type=source,
         completion_type=target_name,
         rules=rules,
-        keys=tuple(f.wire for f in target.fields),
+        not_null=tuple(f.wire for f in target.fields if not f.nullable),
         fills=tuple(fills),
     )
 

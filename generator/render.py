@@ -233,9 +233,7 @@ _CHUNK_TO_JSON: dict[str, Callable[[str], str]] = {
 _COMPLETION_FROM_JSON: dict[str, Callable[[Spec, str], str]] = {
     "dataclasses": lambda spec, data: f"{spec.completion}.from_dict({data})",
     "typeddicts": lambda spec, data: f"{validator_name(spec.completion or '')}({data})",
-    "pydantic": lambda spec, data: (
-        f"{spec.completion}.model_validate({data}, by_alias=True, by_name=False)"
-    ),
+    "pydantic": lambda spec, data: f"_validate_value({spec.completion}, {data})",
 }
 
 

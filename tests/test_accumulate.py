@@ -353,6 +353,13 @@ def test_d7_arguments_absent_at_first_start_from_empty(target: ModuleType) -> No
     got = accumulate(target, deltas(tool(index=0, id="c", function={"name": "f"})))
     assert calls(got)[0]["function"] == {"name": "f", "arguments": ""}
     assert calls(got)[0]["type"] == "function"
+    # vLLM sends null arguments (and null id and type) where OpenAI sends nothing.
+    nulls = tool(index=0, id=None, type=None, function={"name": "f", "arguments": None})
+    got = accumulate(target, deltas({"role": None, **nulls}))
+    assert message(got)["role"] == "assistant"
+    assert calls(got) == [
+        {"index": 0, "type": "function", "function": {"arguments": "", "name": "f"}}
+    ]
 
 
 def test_d8_arguments_before_the_identity(target: ModuleType) -> None:
@@ -369,6 +376,15 @@ def test_d8_arguments_before_the_identity(target: ModuleType) -> None:
         "f",
         '{"a":1}',
     )
+    # The same without indexes: the id that comes second names the call so far.
+    got = accumulate(
+        target,
+        deltas(
+            tool(function={"arguments": '{"a"'}),
+            tool(id="c", type="function", function={"name": "f", "arguments": ":1}"}),
+        ),
+    )
+    assert [(c["id"], c["function"]["arguments"]) for c in calls(got)] == [("c", '{"a":1}')]
 
 
 def test_d9_text_split_inside_an_escape_or_a_surrogate_pair(target: ModuleType) -> None:
@@ -388,7 +404,8 @@ def test_d9_text_split_inside_an_escape_or_a_surrogate_pair(target: ModuleType) 
     for text in ('"\\ud83d"', '"\\ude00"'):
         payload = json.dumps(chunk(choice({"content": "x"}))).replace('"x"', text)
         accumulator.add(target.loads(payload))
-        target.dumps(accumulator.snapshot())  # a lone half in the snapshot does not raise
+        # A lone half in the snapshot is written as its escape, so the text encodes.
+        target.dumps(accumulator.snapshot()).encode("utf-8")
     assert json.loads(target.dumps(accumulator.result()))["choices"][0]["message"]["content"] == (
         "\N{GRINNING FACE}"
     )
@@ -507,28 +524,27 @@ def test_d14_vendor_data_per_chunk(target: ModuleType) -> None:
     )
     assert got["choices"][0]["logprobs"] == {"content": [token, token]}
     assert got["choices"][0]["stop_reason"] == "</s>"  # the last value that is not null
+    # Documented choice: items are appended as sent, so a chunk a server sends twice
+    # (Dynamo before #13150) counts twice; nothing tells a repeat from a new token.
+    got = accumulate(target, [chunk(nvext={"completion_token_ids": [42]})] * 2)
+    assert got["nvext"] == {"completion_token_ids": [42, 42]}
 
 
 def test_d14_the_merge_rules_are_the_spec_s(target: ModuleType) -> None:
     """The policy table for the core fields, pinned: a change to the spec shows up here."""
     plans = target._PLANS
-    assert plans["ChatCompletionChunk"].rules == {
+    top = plans["ChatCompletionChunk"].rules
+    assert {key: top[key] for key in ("id", "choices", "created", "model", "object")} == {
         "id": ("first", "id", ""),
         "choices": ("by_index", "choices", "Choice"),
         "created": ("first", "created", ""),
         "model": ("first", "model", ""),
         "object": ("drop", "", ""),
-        "usage": ("merge", "usage", "CompletionUsage"),
-        "obfuscation": ("drop", "", ""),
-        "moderation": ("merge", "moderation", "Moderation"),
-        **{
-            k: v
-            for k, v in plans["ChatCompletionChunk"].rules.items()
-            if v[2].startswith(
-                ("Azure", "Groq", "LlamaCpp", "Novita", "NvExt", "OpenRouter", "Sglang", "Vllm")
-            )
-        },
     }
+    assert (top["usage"], top["obfuscation"]) == (
+        ("merge", "usage", "CompletionUsage"),
+        ("drop", "", ""),
+    )
     delta = plans["ChoiceDelta"].rules
     assert {k: delta[k][0] for k in ("role", "content", "refusal", "tool_calls")} == {
         "role": "first",
@@ -538,6 +554,7 @@ def test_d14_the_merge_rules_are_the_spec_s(target: ModuleType) -> None:
     }
     assert delta["reasoning_content"] == ("append", "reasoning_content", "")
     assert plans["Choice"].rules["delta"] == ("merge", "message", "ChoiceDelta")
+    assert plans["Choice"].rules["message"] == ("drop", "", "")  # see the Perplexity test
     function = plans["ChoiceDeltaToolCallFunction"].rules
     assert function == {
         "arguments": ("append", "arguments", ""),
@@ -619,9 +636,64 @@ def test_keys_the_spec_does_not_describe_survive(target: ModuleType) -> None:
     items = [{"id": "r1", "encrypted_content": "opaque"}]
     got = accumulate(
         target,
-        [chunk(choice({"content": "a", "reasoning_items": items}), surprise={"x": 1})],
+        [
+            chunk(choice({"content": "a", "reasoning_items": items}), surprise={"x": 1}),
+            chunk(choice({"content": "b", "reasoning_items": None}), surprise={"x": 2}),
+        ],
     )
-    assert message(got)["reasoning_items"] == items and got["surprise"] == {"x": 1}
+    # Documented choice: a key the spec does not describe keeps its last value that is
+    # not null (declare it in a vendor file to append it instead).
+    assert message(got)["reasoning_items"] == items and got["surprise"] == {"x": 2}
+
+
+def test_b1_an_empty_finish_reason_means_not_finished(target: ModuleType) -> None:
+    call = tool(index=0, id="c", type="function", function={"name": "f", "arguments": "{}"})
+    got = accumulate(
+        target,
+        [
+            chunk(choice({"content": "a"}, finish_reason="")),
+            chunk(choice(call, finish_reason="")),
+            chunk(choice({}, finish_reason="tool_calls")),
+            chunk(choice({}, finish_reason="")),
+        ],
+    )
+    assert got["choices"][0]["finish_reason"] == "tool_calls"
+    assert calls(got)[0]["function"] == {"arguments": "{}", "name": "f"}
+
+
+@pytest.mark.parametrize("role", ["", None, "assistant"])
+def test_b4_an_empty_null_or_repeated_role(target: ModuleType, role: str | None) -> None:
+    got = accumulate(target, deltas({"role": role, "content": "a"}, {"role": role}))
+    assert message(got)["role"] == "assistant"
+
+
+def test_b5_custom_tool_calls(target: ModuleType) -> None:
+    got = accumulate(
+        target,
+        deltas(
+            tool(index=0, id="call_c1", type="custom", custom={"name": "apply_patch", "input": ""}),
+            tool(index=0, custom={"input": "*** Begin Patch"}),
+            tool(index=0, type="", custom={"input": "\n*** End Patch"}),
+        ),
+    )
+    assert calls(got) == [
+        {
+            "index": 0,
+            "id": "call_c1",
+            "type": "custom",
+            "custom": {"input": "*** Begin Patch\n*** End Patch", "name": "apply_patch"},
+        }
+    ]
+
+
+def test_a_message_sent_beside_the_delta_does_not_overwrite_it(target: ModuleType) -> None:
+    """Perplexity repeats the fragment as `message` beside `delta` (open-webui#9927)."""
+    payloads = [
+        chunk(choice({"content": "Hel"}, message={"role": "assistant", "content": "Hel"})),
+        chunk(choice({"content": "lo"}, message={"role": "assistant", "content": "lo"})),
+        chunk(choice({"content": " world"})),
+    ]
+    assert message(accumulate(target, payloads))["content"] == "Hello world"
 
 
 def test_the_partial_completion_survives_a_stream_error(target: ModuleType) -> None:

@@ -210,6 +210,12 @@ SPEC_ERRORS = {
         "spec/vendors/zzbad.yaml:6",
         "ChoiceDelta.extra_a and ChatCompletionMessage.content have different types",
     ),
+    "two fields into one key": (
+        VENDOR + "fields:\n  ChoiceDelta:\n    extra_a:\n" + FIELD + "      into: refusal\n"
+        "      merge: append\n",
+        "spec/vendors/zzbad.yaml:6",
+        "ChoiceDelta.extra_a and ChoiceDelta.refusal both merge into 'refusal'",
+    ),
     "a dropped field with a destination": (
         VENDOR + "fields:\n  ChoiceDelta:\n    extra_a:\n" + FIELD + "      merge: drop\n"
         "      into: elsewhere\n",

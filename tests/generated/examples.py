@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: c30366311d2f10e1 (spec, templates and generator).
+# Spec hash: 825a65d658a61812 (spec, templates and generator).
 # Target: all. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Example payloads of every spec type, shared by the generated tests of every target.
@@ -131,11 +131,27 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
+    ("ChatCompletionMessageToolCallCustom", "minimal", {"input": 'héllo ✓ "q" \\n'}),
     (
-        "ChatCompletionMessageToolCall",
-        "minimal",
-        {"type": "function", "function": {"arguments": 'héllo ✓ "q" \\n'}},
+        "ChatCompletionMessageToolCallCustom",
+        "maximal",
+        {
+            "input": 'héllo ✓ "q" \\n',
+            "name": 'héllo ✓ "q" \\n',
+            "x_unknown": {"nested": [1, "two", None, 3.5]},
+        },
     ),
+    ("ChatCompletionMessageToolCallCustom", "nulls", {"input": 'héllo ✓ "q" \\n'}),
+    (
+        "ChatCompletionMessageToolCallCustom",
+        "alternates",
+        {
+            "input": 'héllo ✓ "q" \\n',
+            "name": 'héllo ✓ "q" \\n',
+            "x_unknown": {"nested": [1, "two", None, 3.5]},
+        },
+    ),
+    ("ChatCompletionMessageToolCall", "minimal", {"type": "function"}),
     (
         "ChatCompletionMessageToolCall",
         "maximal",
@@ -148,14 +164,15 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "name": 'héllo ✓ "q" \\n',
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
+            "custom": {
+                "input": 'héllo ✓ "q" \\n',
+                "name": 'héllo ✓ "q" \\n',
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    (
-        "ChatCompletionMessageToolCall",
-        "nulls",
-        {"type": "zz_not_in_the_spec", "function": {"arguments": 'héllo ✓ "q" \\n'}},
-    ),
+    ("ChatCompletionMessageToolCall", "nulls", {"type": "zz_not_in_the_spec"}),
     (
         "ChatCompletionMessageToolCall",
         "alternates",
@@ -167,6 +184,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "arguments": {
                     "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
                 },
+                "name": 'héllo ✓ "q" \\n',
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
+            "custom": {
+                "input": 'héllo ✓ "q" \\n',
                 "name": 'héllo ✓ "q" \\n',
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
@@ -1203,6 +1225,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                         "name": 'héllo ✓ "q" \\n',
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
                     },
+                    "custom": {
+                        "input": 'héllo ✓ "q" \\n',
+                        "name": 'héllo ✓ "q" \\n',
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
                     "x_unknown": {"nested": [1, "two", None, 3.5]},
                 }
             ],
@@ -1462,6 +1489,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                 "k": [1, 2.5, None, "v", {"deep": False}]
                             }
                         },
+                        "name": 'héllo ✓ "q" \\n',
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
+                    "custom": {
+                        "input": 'héllo ✓ "q" \\n',
                         "name": 'héllo ✓ "q" \\n',
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
                     },
@@ -2461,6 +2493,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                             "name": 'héllo ✓ "q" \\n',
                             "x_unknown": {"nested": [1, "two", None, 3.5]},
                         },
+                        "custom": {
+                            "input": 'héllo ✓ "q" \\n',
+                            "name": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
                     }
                 ],
@@ -2893,6 +2930,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                     "k": [1, 2.5, None, "v", {"deep": False}]
                                 }
                             },
+                            "name": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
+                        "custom": {
+                            "input": 'héllo ✓ "q" \\n',
                             "name": 'héllo ✓ "q" \\n',
                             "x_unknown": {"nested": [1, "two", None, 3.5]},
                         },
@@ -4914,6 +4956,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                     "name": 'héllo ✓ "q" \\n',
                                     "x_unknown": {"nested": [1, "two", None, 3.5]},
                                 },
+                                "custom": {
+                                    "input": 'héllo ✓ "q" \\n',
+                                    "name": 'héllo ✓ "q" \\n',
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
                                 "x_unknown": {"nested": [1, "two", None, 3.5]},
                             }
                         ],
@@ -5875,6 +5922,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                     "name": 'héllo ✓ "q" \\n',
                                     "x_unknown": {"nested": [1, "two", None, 3.5]},
                                 },
+                                "custom": {
+                                    "input": 'héllo ✓ "q" \\n',
+                                    "name": 'héllo ✓ "q" \\n',
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
                                 "x_unknown": {"nested": [1, "two", None, 3.5]},
                             }
                         ],
@@ -6738,6 +6790,26 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
+    ("ChoiceDeltaToolCallCustom", "minimal", {}),
+    (
+        "ChoiceDeltaToolCallCustom",
+        "maximal",
+        {
+            "input": 'héllo ✓ "q" \\n',
+            "name": 'héllo ✓ "q" \\n',
+            "x_unknown": {"nested": [1, "two", None, 3.5]},
+        },
+    ),
+    ("ChoiceDeltaToolCallCustom", "nulls", {"input": None, "name": None}),
+    (
+        "ChoiceDeltaToolCallCustom",
+        "alternates",
+        {
+            "input": 'héllo ✓ "q" \\n',
+            "name": 'héllo ✓ "q" \\n',
+            "x_unknown": {"nested": [1, "two", None, 3.5]},
+        },
+    ),
     ("ChoiceDeltaToolCall", "minimal", {}),
     (
         "ChoiceDeltaToolCall",
@@ -6751,10 +6823,19 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
             "type": "function",
+            "custom": {
+                "input": 'héllo ✓ "q" \\n',
+                "name": 'héllo ✓ "q" \\n',
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("ChoiceDeltaToolCall", "nulls", {"id": None, "function": None, "type": None}),
+    (
+        "ChoiceDeltaToolCall",
+        "nulls",
+        {"id": None, "function": None, "type": None, "custom": None},
+    ),
     (
         "ChoiceDeltaToolCall",
         "alternates",
@@ -6769,6 +6850,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
             "type": "zz_not_in_the_spec",
+            "custom": {
+                "input": 'héllo ✓ "q" \\n',
+                "name": 'héllo ✓ "q" \\n',
+                "x_unknown": {"nested": [1, "two", None, 3.5]},
+            },
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
@@ -6838,6 +6924,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
                     },
                     "type": "function",
+                    "custom": {
+                        "input": 'héllo ✓ "q" \\n',
+                        "name": 'héllo ✓ "q" \\n',
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
                     "x_unknown": {"nested": [1, "two", None, 3.5]},
                 }
             ],
@@ -7100,6 +7191,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
                     },
                     "type": "zz_not_in_the_spec",
+                    "custom": {
+                        "input": 'héllo ✓ "q" \\n',
+                        "name": 'héllo ✓ "q" \\n',
+                        "x_unknown": {"nested": [1, "two", None, 3.5]},
+                    },
                     "x_unknown": {"nested": [1, "two", None, 3.5]},
                 }
             ],
@@ -7322,6 +7418,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                             "x_unknown": {"nested": [1, "two", None, 3.5]},
                         },
                         "type": "function",
+                        "custom": {
+                            "input": 'héllo ✓ "q" \\n',
+                            "name": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
                     }
                 ],
@@ -7735,6 +7836,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                             "x_unknown": {"nested": [1, "two", None, 3.5]},
                         },
                         "type": "zz_not_in_the_spec",
+                        "custom": {
+                            "input": 'héllo ✓ "q" \\n',
+                            "name": 'héllo ✓ "q" \\n',
+                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                        },
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
                     }
                 ],
@@ -8095,6 +8201,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                     "x_unknown": {"nested": [1, "two", None, 3.5]},
                                 },
                                 "type": "function",
+                                "custom": {
+                                    "input": 'héllo ✓ "q" \\n',
+                                    "name": 'héllo ✓ "q" \\n',
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
                                 "x_unknown": {"nested": [1, "two", None, 3.5]},
                             }
                         ],
@@ -9036,6 +9147,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                     "x_unknown": {"nested": [1, "two", None, 3.5]},
                                 },
                                 "type": "zz_not_in_the_spec",
+                                "custom": {
+                                    "input": 'héllo ✓ "q" \\n',
+                                    "name": 'héllo ✓ "q" \\n',
+                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                },
                                 "x_unknown": {"nested": [1, "two", None, 3.5]},
                             }
                         ],

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: c30366311d2f10e1 (spec, templates and generator).
+# Spec hash: 825a65d658a61812 (spec, templates and generator).
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_typeddicts.py.
@@ -59,6 +59,7 @@ def round_trip(type_name: str, value: Any) -> Any:
         "MistralThinkingPart": target.validate_mistral_thinking_part,
         "MistralContentPart": target.validate_mistral_content_part,
         "ChatCompletionMessageToolCallFunction": target.validate_chat_completion_message_tool_call_function,
+        "ChatCompletionMessageToolCallCustom": target.validate_chat_completion_message_tool_call_custom,
         "ChatCompletionMessageToolCall": target.validate_chat_completion_message_tool_call,
         "ChatCompletionMessageFunctionCall": target.validate_chat_completion_message_function_call,
         "ChatCompletionAudio": target.validate_chat_completion_audio,
@@ -122,6 +123,7 @@ def round_trip(type_name: str, value: Any) -> Any:
         "ZaiWebSearchResult": target.validate_zai_web_search_result,
         "ChatCompletion": target.validate_chat_completion,
         "ChoiceDeltaToolCallFunction": target.validate_choice_delta_tool_call_function,
+        "ChoiceDeltaToolCallCustom": target.validate_choice_delta_tool_call_custom,
         "ChoiceDeltaToolCall": target.validate_choice_delta_tool_call,
         "ChoiceDeltaFunctionCall": target.validate_choice_delta_function_call,
         "ChoiceDeltaAudio": target.validate_choice_delta_audio,
