@@ -1,9 +1,11 @@
 """Format the rendered files and write them, or compare them with what is on disk
 (stage 4 of the pipeline).
 
-Output must be byte-identical everywhere, so black runs in-process with a mode fixed
-here: no configuration file of the caller is read. Writes are all-or-nothing: every
-file is rendered and formatted in memory first, then each one is replaced atomically.
+Output must be byte-identical everywhere, so the formatter (ruff's, black's style; the
+pinned ruff of requirements.lock) runs with its options fixed here and `--isolated`: no
+configuration file of the caller is read. It formats the ~30,000 generated lines in a
+fraction of a second, where black took eight. Writes are all-or-nothing: every file is
+rendered and formatted in memory first, then each one is replaced atomically.
 """
 
 from __future__ import annotations
@@ -11,21 +13,23 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
+import subprocess
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import black
-from black.mode import TargetVersion
+from ruff.__main__ import find_ruff_bin
 
 from generator.render import Rendered
 
-BLACK_MODE = black.Mode(
-    target_versions={TargetVersion.PY311},
-    line_length=88,
-    string_normalization=True,
-    magic_trailing_comma=True,
+FORMAT_COMMAND = (
+    "format",
+    "--isolated",
+    "--line-length=88",
+    "--target-version=py311",
+    "--stdin-filename=generated.py",
+    "-",
 )
 
 
@@ -65,7 +69,20 @@ def finish(rendered: Rendered) -> Output:
     except (SyntaxError, ValueError) as exc:  # ValueError: a NUL byte in the source
         line = f":{exc.lineno}" if isinstance(exc, SyntaxError) and exc.lineno else ""
         raise RenderError(f"{rendered.path}{line}: generated code does not compile: {exc}") from exc
-    return Output(rendered.path, black.format_str(rendered.text, mode=BLACK_MODE))
+    return Output(rendered.path, _formatted(rendered))
+
+
+def _formatted(rendered: Rendered) -> str:
+    result = subprocess.run(
+        [find_ruff_bin(), *FORMAT_COMMAND],
+        input=rendered.text,
+        capture_output=True,
+        encoding="utf-8",
+        check=False,
+    )
+    if result.returncode != 0:
+        raise RenderError(f"{rendered.path}: the formatter failed: {result.stderr.strip()}")
+    return result.stdout
 
 
 def write_all(root: Path, outputs: Iterable[Output]) -> list[str]:

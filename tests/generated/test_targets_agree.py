@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 825a65d658a61812 (spec, templates and generator).
+# Spec hash: f27a10bd326e3cca (spec, templates and generator).
 # Target: all. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Every target gives the same result for the same input: the same `dumps` text for
@@ -66,9 +66,9 @@ def test_targets_dump_the_same_text(stream: Stream) -> None:
         texts = {
             name: module.dumps(module.loads(text)) for name, module in TARGETS.items()
         }
-        assert (
-            len(set(texts.values())) == 1
-        ), f"{stream.name}:{line}: targets disagree: {texts}"
+        assert len(set(texts.values())) == 1, (
+            f"{stream.name}:{line}: targets disagree: {texts}"
+        )
 
 
 @pytest.mark.parametrize(
@@ -82,6 +82,6 @@ def test_targets_agree_on_every_spec_example(
     texts = {
         name: json.dumps(trip(type_name, value)) for name, trip in ROUND_TRIPS.items()
     }
-    assert (
-        len(set(texts.values())) == 1
-    ), f"{type_name} {variant}: targets disagree: {texts}"
+    assert len(set(texts.values())) == 1, (
+        f"{type_name} {variant}: targets disagree: {texts}"
+    )
