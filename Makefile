@@ -31,6 +31,7 @@ test: check lint
 	$(PY) -m pytest
 
 bench: $(STAMP)
+	$(PY) -m bench.throughput
 	$(PY) -m bench.accumulation
 
 clean:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench import accumulation
+from bench import accumulation, throughput
 
 
 def test_the_accumulation_benchmark_reports_every_target(
@@ -16,3 +16,15 @@ def test_the_accumulation_benchmark_reports_every_target(
     for row in rows[1:]:
         cells = row.strip("| ").split(" | ")
         assert [float(cell) for cell in cells[1:3]] and cells[3].split()[1] in ("flat", "NOT")
+
+
+def test_the_throughput_benchmark_reports_every_path_and_goal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert throughput.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    for path in [*throughput.PARSERS, *throughput.SERIALISERS, *throughput.MEMORY_PATHS]:
+        assert f"| {path} |" in out, path
+    for goal in throughput.GOALS:
+        row = next(line for line in out.splitlines() if line.startswith(f"| {goal.name} |"))
+        assert row.rstrip(" |").endswith(("yes", "**no**")), row
