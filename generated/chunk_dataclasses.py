@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: f27a10bd326e3cca (spec, templates and generator).
+# Spec hash: 836ddc1f6728d4f1 (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
@@ -260,6 +260,48 @@ def _object(value: Any) -> dict[str, Any]:
     if type(value) is dict:
         return value
     raise _unexpected("an object", value)
+
+
+class _Retry(Exception):
+    """Raised by `_read` on anything to report: the checked reading then says what and
+    where, key by key in spec order, as every target does."""
+
+
+_REJECT: Final = 0
+_KEEP: Final = 1
+_EMPTY: Final = 2
+"""What `_read` does with a null: report it, keep it, or read it as the empty default."""
+
+_Fields: TypeAlias = dict[str, tuple[str, Callable[[Any], Any], int]]
+"""Wire key -> (name of the value, its decoder, what a null does)."""
+
+
+def _read(
+    data: Any, fields: _Fields, required: tuple[str, ...]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The fast reading of an object: its known values by name and its other keys, both
+    in arrival order. Only the keys present cost time, which matters when the spec
+    describes many keys (every vendor's) and a chunk carries a few."""
+    if type(data) is not dict:
+        raise _Retry
+    known: dict[str, Any] = {}
+    other: dict[str, Any] = {}
+    for key, value in data.items():
+        field = fields.get(key)
+        if field is None:
+            other[key] = value
+        elif value is not None:
+            known[field[0]] = field[1](value)
+        elif field[2] == _KEEP:
+            known[field[0]] = None
+        elif field[2] == _EMPTY:
+            known[field[0]] = field[1]([])
+        else:
+            raise _Retry
+    for name in required:
+        if name not in known:
+            raise _Retry
+    return known, other
 
 
 def _extra(obj: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
@@ -1059,13 +1101,14 @@ class MistralThinkingPart:
     @classmethod
     def from_dict(cls, data: Any) -> MistralThinkingPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            type=_required(obj, "type", _decode_str),
-            text=_optional_nullable(obj, "text", _decode_str),
-            extra=_extra(obj, _MISTRAL_THINKING_PART_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _MISTRAL_THINKING_PART_FIELDS, _MISTRAL_THINKING_PART_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_mistral_thinking_part(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MistralThinkingPart: known keys in spec order, then `extra`."""
@@ -1078,6 +1121,23 @@ class MistralThinkingPart:
 
 
 _MISTRAL_THINKING_PART_KEYS = frozenset({"type", "text"})
+_MISTRAL_THINKING_PART_FIELDS: Final[_Fields] = {
+    "type": ("type", _decode_str, _REJECT),
+    "text": ("text", _decode_str, _KEEP),
+}
+_MISTRAL_THINKING_PART_REQUIRED: Final = ("type",)
+
+
+def _checked_mistral_thinking_part(data: Any) -> MistralThinkingPart:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = MistralThinkingPart(
+        type=_required(obj, "type", _decode_str),
+        text=_optional_nullable(obj, "text", _decode_str),
+        extra=_extra(obj, _MISTRAL_THINKING_PART_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1100,16 +1160,14 @@ class MistralContentPart:
     @classmethod
     def from_dict(cls, data: Any) -> MistralContentPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            type=_required(obj, "type", _decode_str),
-            text=_optional_nullable(obj, "text", _decode_str),
-            thinking=_optional_nullable(
-                obj, "thinking", _decode_list_MistralThinkingPart
-            ),
-            extra=_extra(obj, _MISTRAL_CONTENT_PART_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _MISTRAL_CONTENT_PART_FIELDS, _MISTRAL_CONTENT_PART_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_mistral_content_part(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MistralContentPart: known keys in spec order, then `extra`."""
@@ -1128,6 +1186,25 @@ class MistralContentPart:
 
 
 _MISTRAL_CONTENT_PART_KEYS = frozenset({"type", "text", "thinking"})
+_MISTRAL_CONTENT_PART_FIELDS: Final[_Fields] = {
+    "type": ("type", _decode_str, _REJECT),
+    "text": ("text", _decode_str, _KEEP),
+    "thinking": ("thinking", _decode_list_MistralThinkingPart, _KEEP),
+}
+_MISTRAL_CONTENT_PART_REQUIRED: Final = ("type",)
+
+
+def _checked_mistral_content_part(data: Any) -> MistralContentPart:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = MistralContentPart(
+        type=_required(obj, "type", _decode_str),
+        text=_optional_nullable(obj, "text", _decode_str),
+        thinking=_optional_nullable(obj, "thinking", _decode_list_MistralThinkingPart),
+        extra=_extra(obj, _MISTRAL_CONTENT_PART_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1152,13 +1229,16 @@ class ChatCompletionMessageToolCallFunction:
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallFunction:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            arguments=_required(obj, "arguments", _decode_str_or_map_any),
-            name=_optional(obj, "name", _decode_str),
-            extra=_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS,
+                _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_chat_completion_message_tool_call_function(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageToolCallFunction: known keys in spec order, then `extra`."""
@@ -1171,6 +1251,25 @@ class ChatCompletionMessageToolCallFunction:
 
 
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS: Final[_Fields] = {
+    "arguments": ("arguments", _decode_str_or_map_any, _REJECT),
+    "name": ("name", _decode_str, _REJECT),
+}
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_REQUIRED: Final = ("arguments",)
+
+
+def _checked_chat_completion_message_tool_call_function(
+    data: Any,
+) -> ChatCompletionMessageToolCallFunction:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = ChatCompletionMessageToolCallFunction(
+        arguments=_required(obj, "arguments", _decode_str_or_map_any),
+        name=_optional(obj, "name", _decode_str),
+        extra=_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1189,13 +1288,16 @@ class ChatCompletionMessageToolCallCustom:
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallCustom:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            input=_required(obj, "input", _decode_str),
-            name=_optional(obj, "name", _decode_str),
-            extra=_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS,
+                _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_chat_completion_message_tool_call_custom(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageToolCallCustom: known keys in spec order, then `extra`."""
@@ -1208,6 +1310,25 @@ class ChatCompletionMessageToolCallCustom:
 
 
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_KEYS = frozenset({"input", "name"})
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS: Final[_Fields] = {
+    "input": ("input", _decode_str, _REJECT),
+    "name": ("name", _decode_str, _REJECT),
+}
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_REQUIRED: Final = ("input",)
+
+
+def _checked_chat_completion_message_tool_call_custom(
+    data: Any,
+) -> ChatCompletionMessageToolCallCustom:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = ChatCompletionMessageToolCallCustom(
+        input=_required(obj, "input", _decode_str),
+        name=_optional(obj, "name", _decode_str),
+        extra=_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1233,20 +1354,16 @@ class ChatCompletionMessageToolCall:
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            index=_optional(obj, "index", _decode_int),
-            id=_optional(obj, "id", _decode_str),
-            type=_required(obj, "type", _decode_str),
-            function=_optional(
-                obj, "function", ChatCompletionMessageToolCallFunction.from_dict
-            ),
-            custom=_optional(
-                obj, "custom", ChatCompletionMessageToolCallCustom.from_dict
-            ),
-            extra=_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS,
+                _CHAT_COMPLETION_MESSAGE_TOOL_CALL_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_chat_completion_message_tool_call(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageToolCall: known keys in spec order, then `extra`."""
@@ -1267,6 +1384,33 @@ class ChatCompletionMessageToolCall:
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS = frozenset(
     {"index", "id", "type", "function", "custom"}
 )
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS: Final[_Fields] = {
+    "index": ("index", _decode_int, _REJECT),
+    "id": ("id", _decode_str, _REJECT),
+    "type": ("type", _decode_str, _REJECT),
+    "function": ("function", ChatCompletionMessageToolCallFunction.from_dict, _REJECT),
+    "custom": ("custom", ChatCompletionMessageToolCallCustom.from_dict, _REJECT),
+}
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_REQUIRED: Final = ("type",)
+
+
+def _checked_chat_completion_message_tool_call(
+    data: Any,
+) -> ChatCompletionMessageToolCall:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = ChatCompletionMessageToolCall(
+        index=_optional(obj, "index", _decode_int),
+        id=_optional(obj, "id", _decode_str),
+        type=_required(obj, "type", _decode_str),
+        function=_optional(
+            obj, "function", ChatCompletionMessageToolCallFunction.from_dict
+        ),
+        custom=_optional(obj, "custom", ChatCompletionMessageToolCallCustom.from_dict),
+        extra=_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1283,13 +1427,16 @@ class ChatCompletionMessageFunctionCall:
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageFunctionCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            arguments=_required(obj, "arguments", _decode_str),
-            name=_optional(obj, "name", _decode_str),
-            extra=_extra(obj, _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS,
+                _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_chat_completion_message_function_call(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageFunctionCall: known keys in spec order, then `extra`."""
@@ -1302,6 +1449,25 @@ class ChatCompletionMessageFunctionCall:
 
 
 _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
+_CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS: Final[_Fields] = {
+    "arguments": ("arguments", _decode_str, _REJECT),
+    "name": ("name", _decode_str, _REJECT),
+}
+_CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_REQUIRED: Final = ("arguments",)
+
+
+def _checked_chat_completion_message_function_call(
+    data: Any,
+) -> ChatCompletionMessageFunctionCall:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = ChatCompletionMessageFunctionCall(
+        arguments=_required(obj, "arguments", _decode_str),
+        name=_optional(obj, "name", _decode_str),
+        extra=_extra(obj, _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1322,15 +1488,14 @@ class ChatCompletionAudio:
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionAudio:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            id=_optional(obj, "id", _decode_str),
-            data=_optional(obj, "data", _decode_str),
-            expires_at=_optional(obj, "expires_at", _decode_int),
-            transcript=_optional(obj, "transcript", _decode_str),
-            extra=_extra(obj, _CHAT_COMPLETION_AUDIO_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _CHAT_COMPLETION_AUDIO_FIELDS, _CHAT_COMPLETION_AUDIO_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_chat_completion_audio(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionAudio: known keys in spec order, then `extra`."""
@@ -1348,6 +1513,27 @@ class ChatCompletionAudio:
 
 
 _CHAT_COMPLETION_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
+_CHAT_COMPLETION_AUDIO_FIELDS: Final[_Fields] = {
+    "id": ("id", _decode_str, _REJECT),
+    "data": ("data", _decode_str, _REJECT),
+    "expires_at": ("expires_at", _decode_int, _REJECT),
+    "transcript": ("transcript", _decode_str, _REJECT),
+}
+_CHAT_COMPLETION_AUDIO_REQUIRED: Final = ()
+
+
+def _checked_chat_completion_audio(data: Any) -> ChatCompletionAudio:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = ChatCompletionAudio(
+        id=_optional(obj, "id", _decode_str),
+        data=_optional(obj, "data", _decode_str),
+        expires_at=_optional(obj, "expires_at", _decode_int),
+        transcript=_optional(obj, "transcript", _decode_str),
+        extra=_extra(obj, _CHAT_COMPLETION_AUDIO_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1372,15 +1558,14 @@ class GroqSearchResult:
     @classmethod
     def from_dict(cls, data: Any) -> GroqSearchResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            title=_optional_nullable(obj, "title", _decode_str),
-            url=_optional_nullable(obj, "url", _decode_str),
-            content=_optional_nullable(obj, "content", _decode_str),
-            score=_optional_nullable(obj, "score", _decode_float),
-            extra=_extra(obj, _GROQ_SEARCH_RESULT_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _GROQ_SEARCH_RESULT_FIELDS, _GROQ_SEARCH_RESULT_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_groq_search_result(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqSearchResult: known keys in spec order, then `extra`."""
@@ -1398,6 +1583,27 @@ class GroqSearchResult:
 
 
 _GROQ_SEARCH_RESULT_KEYS = frozenset({"title", "url", "content", "score"})
+_GROQ_SEARCH_RESULT_FIELDS: Final[_Fields] = {
+    "title": ("title", _decode_str, _KEEP),
+    "url": ("url", _decode_str, _KEEP),
+    "content": ("content", _decode_str, _KEEP),
+    "score": ("score", _decode_float, _KEEP),
+}
+_GROQ_SEARCH_RESULT_REQUIRED: Final = ()
+
+
+def _checked_groq_search_result(data: Any) -> GroqSearchResult:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = GroqSearchResult(
+        title=_optional_nullable(obj, "title", _decode_str),
+        url=_optional_nullable(obj, "url", _decode_str),
+        content=_optional_nullable(obj, "content", _decode_str),
+        score=_optional_nullable(obj, "score", _decode_float),
+        extra=_extra(obj, _GROQ_SEARCH_RESULT_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1418,13 +1624,14 @@ class GroqSearchResults:
     @classmethod
     def from_dict(cls, data: Any) -> GroqSearchResults:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            results=_optional_nullable(obj, "results", _decode_list_GroqSearchResult),
-            images=_optional_nullable(obj, "images", _decode_list_str),
-            extra=_extra(obj, _GROQ_SEARCH_RESULTS_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _GROQ_SEARCH_RESULTS_FIELDS, _GROQ_SEARCH_RESULTS_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_groq_search_results(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqSearchResults: known keys in spec order, then `extra`."""
@@ -1442,6 +1649,23 @@ class GroqSearchResults:
 
 
 _GROQ_SEARCH_RESULTS_KEYS = frozenset({"results", "images"})
+_GROQ_SEARCH_RESULTS_FIELDS: Final[_Fields] = {
+    "results": ("results", _decode_list_GroqSearchResult, _KEEP),
+    "images": ("images", _decode_list_str, _KEEP),
+}
+_GROQ_SEARCH_RESULTS_REQUIRED: Final = ()
+
+
+def _checked_groq_search_results(data: Any) -> GroqSearchResults:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = GroqSearchResults(
+        results=_optional_nullable(obj, "results", _decode_list_GroqSearchResult),
+        images=_optional_nullable(obj, "images", _decode_list_str),
+        extra=_extra(obj, _GROQ_SEARCH_RESULTS_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1466,15 +1690,14 @@ class GroqBrowserResult:
     @classmethod
     def from_dict(cls, data: Any) -> GroqBrowserResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            title=_optional_nullable(obj, "title", _decode_str),
-            url=_optional_nullable(obj, "url", _decode_str),
-            content=_optional_nullable(obj, "content", _decode_str),
-            live_view_url=_optional_nullable(obj, "live_view_url", _decode_str),
-            extra=_extra(obj, _GROQ_BROWSER_RESULT_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _GROQ_BROWSER_RESULT_FIELDS, _GROQ_BROWSER_RESULT_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_groq_browser_result(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqBrowserResult: known keys in spec order, then `extra`."""
@@ -1492,6 +1715,27 @@ class GroqBrowserResult:
 
 
 _GROQ_BROWSER_RESULT_KEYS = frozenset({"title", "url", "content", "live_view_url"})
+_GROQ_BROWSER_RESULT_FIELDS: Final[_Fields] = {
+    "title": ("title", _decode_str, _KEEP),
+    "url": ("url", _decode_str, _KEEP),
+    "content": ("content", _decode_str, _KEEP),
+    "live_view_url": ("live_view_url", _decode_str, _KEEP),
+}
+_GROQ_BROWSER_RESULT_REQUIRED: Final = ()
+
+
+def _checked_groq_browser_result(data: Any) -> GroqBrowserResult:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = GroqBrowserResult(
+        title=_optional_nullable(obj, "title", _decode_str),
+        url=_optional_nullable(obj, "url", _decode_str),
+        content=_optional_nullable(obj, "content", _decode_str),
+        live_view_url=_optional_nullable(obj, "live_view_url", _decode_str),
+        extra=_extra(obj, _GROQ_BROWSER_RESULT_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1532,23 +1776,14 @@ class GroqChartElement:
     @classmethod
     def from_dict(cls, data: Any) -> GroqChartElement:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            label=_optional_nullable(obj, "label", _decode_str),
-            group=_optional_nullable(obj, "group", _decode_str),
-            value=_optional_nullable(obj, "value", _decode_float),
-            points=_optional_nullable(obj, "points", _decode_list_list_float),
-            angle=_optional_nullable(obj, "angle", _decode_float),
-            radius=_optional_nullable(obj, "radius", _decode_float),
-            min=_optional_nullable(obj, "min", _decode_float),
-            first_quartile=_optional_nullable(obj, "first_quartile", _decode_float),
-            median=_optional_nullable(obj, "median", _decode_float),
-            third_quartile=_optional_nullable(obj, "third_quartile", _decode_float),
-            max=_optional_nullable(obj, "max", _decode_float),
-            outliers=_optional_nullable(obj, "outliers", _decode_list_float),
-            extra=_extra(obj, _GROQ_CHART_ELEMENT_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _GROQ_CHART_ELEMENT_FIELDS, _GROQ_CHART_ELEMENT_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_groq_chart_element(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqChartElement: known keys in spec order, then `extra`."""
@@ -1597,6 +1832,43 @@ _GROQ_CHART_ELEMENT_KEYS = frozenset(
         "outliers",
     }
 )
+_GROQ_CHART_ELEMENT_FIELDS: Final[_Fields] = {
+    "label": ("label", _decode_str, _KEEP),
+    "group": ("group", _decode_str, _KEEP),
+    "value": ("value", _decode_float, _KEEP),
+    "points": ("points", _decode_list_list_float, _KEEP),
+    "angle": ("angle", _decode_float, _KEEP),
+    "radius": ("radius", _decode_float, _KEEP),
+    "min": ("min", _decode_float, _KEEP),
+    "first_quartile": ("first_quartile", _decode_float, _KEEP),
+    "median": ("median", _decode_float, _KEEP),
+    "third_quartile": ("third_quartile", _decode_float, _KEEP),
+    "max": ("max", _decode_float, _KEEP),
+    "outliers": ("outliers", _decode_list_float, _KEEP),
+}
+_GROQ_CHART_ELEMENT_REQUIRED: Final = ()
+
+
+def _checked_groq_chart_element(data: Any) -> GroqChartElement:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = GroqChartElement(
+        label=_optional_nullable(obj, "label", _decode_str),
+        group=_optional_nullable(obj, "group", _decode_str),
+        value=_optional_nullable(obj, "value", _decode_float),
+        points=_optional_nullable(obj, "points", _decode_list_list_float),
+        angle=_optional_nullable(obj, "angle", _decode_float),
+        radius=_optional_nullable(obj, "radius", _decode_float),
+        min=_optional_nullable(obj, "min", _decode_float),
+        first_quartile=_optional_nullable(obj, "first_quartile", _decode_float),
+        median=_optional_nullable(obj, "median", _decode_float),
+        third_quartile=_optional_nullable(obj, "third_quartile", _decode_float),
+        max=_optional_nullable(obj, "max", _decode_float),
+        outliers=_optional_nullable(obj, "outliers", _decode_list_float),
+        extra=_extra(obj, _GROQ_CHART_ELEMENT_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1639,24 +1911,12 @@ class GroqChart:
     @classmethod
     def from_dict(cls, data: Any) -> GroqChart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            type=_optional_nullable(obj, "type", _decode_str),
-            title=_optional_nullable(obj, "title", _decode_str),
-            elements=_optional_nullable(obj, "elements", _decode_list_GroqChartElement),
-            x_label=_optional_nullable(obj, "x_label", _decode_str),
-            x_scale=_optional_nullable(obj, "x_scale", _decode_str),
-            x_unit=_optional_nullable(obj, "x_unit", _decode_str),
-            x_ticks=_optional_nullable(obj, "x_ticks", _decode_list_float),
-            x_tick_labels=_optional_nullable(obj, "x_tick_labels", _decode_list_str),
-            y_label=_optional_nullable(obj, "y_label", _decode_str),
-            y_scale=_optional_nullable(obj, "y_scale", _decode_str),
-            y_unit=_optional_nullable(obj, "y_unit", _decode_str),
-            y_ticks=_optional_nullable(obj, "y_ticks", _decode_list_float),
-            y_tick_labels=_optional_nullable(obj, "y_tick_labels", _decode_list_str),
-            extra=_extra(obj, _GROQ_CHART_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(data, _GROQ_CHART_FIELDS, _GROQ_CHART_REQUIRED)
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_groq_chart(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqChart: known keys in spec order, then `extra`."""
@@ -1712,6 +1972,45 @@ _GROQ_CHART_KEYS = frozenset(
         "y_tick_labels",
     }
 )
+_GROQ_CHART_FIELDS: Final[_Fields] = {
+    "type": ("type", _decode_str, _KEEP),
+    "title": ("title", _decode_str, _KEEP),
+    "elements": ("elements", _decode_list_GroqChartElement, _KEEP),
+    "x_label": ("x_label", _decode_str, _KEEP),
+    "x_scale": ("x_scale", _decode_str, _KEEP),
+    "x_unit": ("x_unit", _decode_str, _KEEP),
+    "x_ticks": ("x_ticks", _decode_list_float, _KEEP),
+    "x_tick_labels": ("x_tick_labels", _decode_list_str, _KEEP),
+    "y_label": ("y_label", _decode_str, _KEEP),
+    "y_scale": ("y_scale", _decode_str, _KEEP),
+    "y_unit": ("y_unit", _decode_str, _KEEP),
+    "y_ticks": ("y_ticks", _decode_list_float, _KEEP),
+    "y_tick_labels": ("y_tick_labels", _decode_list_str, _KEEP),
+}
+_GROQ_CHART_REQUIRED: Final = ()
+
+
+def _checked_groq_chart(data: Any) -> GroqChart:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = GroqChart(
+        type=_optional_nullable(obj, "type", _decode_str),
+        title=_optional_nullable(obj, "title", _decode_str),
+        elements=_optional_nullable(obj, "elements", _decode_list_GroqChartElement),
+        x_label=_optional_nullable(obj, "x_label", _decode_str),
+        x_scale=_optional_nullable(obj, "x_scale", _decode_str),
+        x_unit=_optional_nullable(obj, "x_unit", _decode_str),
+        x_ticks=_optional_nullable(obj, "x_ticks", _decode_list_float),
+        x_tick_labels=_optional_nullable(obj, "x_tick_labels", _decode_list_str),
+        y_label=_optional_nullable(obj, "y_label", _decode_str),
+        y_scale=_optional_nullable(obj, "y_scale", _decode_str),
+        y_unit=_optional_nullable(obj, "y_unit", _decode_str),
+        y_ticks=_optional_nullable(obj, "y_ticks", _decode_list_float),
+        y_tick_labels=_optional_nullable(obj, "y_tick_labels", _decode_list_str),
+        extra=_extra(obj, _GROQ_CHART_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1736,15 +2035,14 @@ class GroqCodeResult:
     @classmethod
     def from_dict(cls, data: Any) -> GroqCodeResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            text=_optional_nullable(obj, "text", _decode_str),
-            png=_optional_nullable(obj, "png", _decode_str),
-            chart=_optional_nullable(obj, "chart", GroqChart.from_dict),
-            charts=_optional_nullable(obj, "charts", _decode_list_GroqChart),
-            extra=_extra(obj, _GROQ_CODE_RESULT_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _GROQ_CODE_RESULT_FIELDS, _GROQ_CODE_RESULT_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_groq_code_result(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqCodeResult: known keys in spec order, then `extra`."""
@@ -1764,6 +2062,27 @@ class GroqCodeResult:
 
 
 _GROQ_CODE_RESULT_KEYS = frozenset({"text", "png", "chart", "charts"})
+_GROQ_CODE_RESULT_FIELDS: Final[_Fields] = {
+    "text": ("text", _decode_str, _KEEP),
+    "png": ("png", _decode_str, _KEEP),
+    "chart": ("chart", GroqChart.from_dict, _KEEP),
+    "charts": ("charts", _decode_list_GroqChart, _KEEP),
+}
+_GROQ_CODE_RESULT_REQUIRED: Final = ()
+
+
+def _checked_groq_code_result(data: Any) -> GroqCodeResult:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = GroqCodeResult(
+        text=_optional_nullable(obj, "text", _decode_str),
+        png=_optional_nullable(obj, "png", _decode_str),
+        chart=_optional_nullable(obj, "chart", GroqChart.from_dict),
+        charts=_optional_nullable(obj, "charts", _decode_list_GroqChart),
+        extra=_extra(obj, _GROQ_CODE_RESULT_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1796,24 +2115,14 @@ class GroqExecutedTool:
     @classmethod
     def from_dict(cls, data: Any) -> GroqExecutedTool:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            index=_required(obj, "index", _decode_int),
-            type=_optional_nullable(obj, "type", _decode_str),
-            arguments=_optional_nullable(obj, "arguments", _decode_str),
-            output=_optional_nullable(obj, "output", _decode_str),
-            search_results=_optional_nullable(
-                obj, "search_results", GroqSearchResults.from_dict
-            ),
-            browser_results=_optional_nullable(
-                obj, "browser_results", _decode_list_GroqBrowserResult
-            ),
-            code_results=_optional_nullable(
-                obj, "code_results", _decode_list_GroqCodeResult
-            ),
-            extra=_extra(obj, _GROQ_EXECUTED_TOOL_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _GROQ_EXECUTED_TOOL_FIELDS, _GROQ_EXECUTED_TOOL_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_groq_executed_tool(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqExecutedTool: known keys in spec order, then `extra`."""
@@ -1856,6 +2165,39 @@ _GROQ_EXECUTED_TOOL_KEYS = frozenset(
         "code_results",
     }
 )
+_GROQ_EXECUTED_TOOL_FIELDS: Final[_Fields] = {
+    "index": ("index", _decode_int, _REJECT),
+    "type": ("type", _decode_str, _KEEP),
+    "arguments": ("arguments", _decode_str, _KEEP),
+    "output": ("output", _decode_str, _KEEP),
+    "search_results": ("search_results", GroqSearchResults.from_dict, _KEEP),
+    "browser_results": ("browser_results", _decode_list_GroqBrowserResult, _KEEP),
+    "code_results": ("code_results", _decode_list_GroqCodeResult, _KEEP),
+}
+_GROQ_EXECUTED_TOOL_REQUIRED: Final = ("index",)
+
+
+def _checked_groq_executed_tool(data: Any) -> GroqExecutedTool:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = GroqExecutedTool(
+        index=_required(obj, "index", _decode_int),
+        type=_optional_nullable(obj, "type", _decode_str),
+        arguments=_optional_nullable(obj, "arguments", _decode_str),
+        output=_optional_nullable(obj, "output", _decode_str),
+        search_results=_optional_nullable(
+            obj, "search_results", GroqSearchResults.from_dict
+        ),
+        browser_results=_optional_nullable(
+            obj, "browser_results", _decode_list_GroqBrowserResult
+        ),
+        code_results=_optional_nullable(
+            obj, "code_results", _decode_list_GroqCodeResult
+        ),
+        extra=_extra(obj, _GROQ_EXECUTED_TOOL_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1883,16 +2225,16 @@ class LiteLLMThinkingBlock:
     @classmethod
     def from_dict(cls, data: Any) -> LiteLLMThinkingBlock:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            type=_required(obj, "type", _decode_str),
-            thinking=_optional_nullable(obj, "thinking", _decode_str),
-            signature=_optional_nullable(obj, "signature", _decode_str),
-            data=_optional_nullable(obj, "data", _decode_str),
-            cache_control=_optional_nullable(obj, "cache_control", _decode_map_any),
-            extra=_extra(obj, _LITE_L_L_M_THINKING_BLOCK_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _LITE_L_L_M_THINKING_BLOCK_FIELDS,
+                _LITE_L_L_M_THINKING_BLOCK_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_lite_l_l_m_thinking_block(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this LiteLLMThinkingBlock: known keys in spec order, then `extra`."""
@@ -1913,6 +2255,29 @@ class LiteLLMThinkingBlock:
 _LITE_L_L_M_THINKING_BLOCK_KEYS = frozenset(
     {"type", "thinking", "signature", "data", "cache_control"}
 )
+_LITE_L_L_M_THINKING_BLOCK_FIELDS: Final[_Fields] = {
+    "type": ("type", _decode_str, _REJECT),
+    "thinking": ("thinking", _decode_str, _KEEP),
+    "signature": ("signature", _decode_str, _KEEP),
+    "data": ("data", _decode_str, _KEEP),
+    "cache_control": ("cache_control", _decode_map_any, _KEEP),
+}
+_LITE_L_L_M_THINKING_BLOCK_REQUIRED: Final = ("type",)
+
+
+def _checked_lite_l_l_m_thinking_block(data: Any) -> LiteLLMThinkingBlock:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = LiteLLMThinkingBlock(
+        type=_required(obj, "type", _decode_str),
+        thinking=_optional_nullable(obj, "thinking", _decode_str),
+        signature=_optional_nullable(obj, "signature", _decode_str),
+        data=_optional_nullable(obj, "data", _decode_str),
+        cache_control=_optional_nullable(obj, "cache_control", _decode_map_any),
+        extra=_extra(obj, _LITE_L_L_M_THINKING_BLOCK_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1931,12 +2296,16 @@ class MoonshotInternalContent:
     @classmethod
     def from_dict(cls, data: Any) -> MoonshotInternalContent:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
-            extra=_extra(obj, _MOONSHOT_INTERNAL_CONTENT_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _MOONSHOT_INTERNAL_CONTENT_FIELDS,
+                _MOONSHOT_INTERNAL_CONTENT_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_moonshot_internal_content(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MoonshotInternalContent: known keys in spec order, then `extra`."""
@@ -1948,6 +2317,21 @@ class MoonshotInternalContent:
 
 
 _MOONSHOT_INTERNAL_CONTENT_KEYS = frozenset({"token_ids"})
+_MOONSHOT_INTERNAL_CONTENT_FIELDS: Final[_Fields] = {
+    "token_ids": ("token_ids", _decode_list_int, _KEEP),
+}
+_MOONSHOT_INTERNAL_CONTENT_REQUIRED: Final = ()
+
+
+def _checked_moonshot_internal_content(data: Any) -> MoonshotInternalContent:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = MoonshotInternalContent(
+        token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
+        extra=_extra(obj, _MOONSHOT_INTERNAL_CONTENT_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1980,19 +2364,16 @@ class OpenRouterReasoningDetail:
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterReasoningDetail:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            type=_optional_nullable(obj, "type", _decode_str),
-            id=_optional_nullable(obj, "id", _decode_str),
-            format=_optional_nullable(obj, "format", _decode_str),
-            index=_optional_nullable(obj, "index", _decode_int),
-            text=_optional_nullable(obj, "text", _decode_str),
-            signature=_optional_nullable(obj, "signature", _decode_str),
-            summary=_optional_nullable(obj, "summary", _decode_str),
-            data=_optional_nullable(obj, "data", _decode_str),
-            extra=_extra(obj, _OPEN_ROUTER_REASONING_DETAIL_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _OPEN_ROUTER_REASONING_DETAIL_FIELDS,
+                _OPEN_ROUTER_REASONING_DETAIL_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_open_router_reasoning_detail(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterReasoningDetail: known keys in spec order, then `extra`."""
@@ -2020,6 +2401,35 @@ class OpenRouterReasoningDetail:
 _OPEN_ROUTER_REASONING_DETAIL_KEYS = frozenset(
     {"type", "id", "format", "index", "text", "signature", "summary", "data"}
 )
+_OPEN_ROUTER_REASONING_DETAIL_FIELDS: Final[_Fields] = {
+    "type": ("type", _decode_str, _KEEP),
+    "id": ("id", _decode_str, _KEEP),
+    "format": ("format", _decode_str, _KEEP),
+    "index": ("index", _decode_int, _KEEP),
+    "text": ("text", _decode_str, _KEEP),
+    "signature": ("signature", _decode_str, _KEEP),
+    "summary": ("summary", _decode_str, _KEEP),
+    "data": ("data", _decode_str, _KEEP),
+}
+_OPEN_ROUTER_REASONING_DETAIL_REQUIRED: Final = ()
+
+
+def _checked_open_router_reasoning_detail(data: Any) -> OpenRouterReasoningDetail:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = OpenRouterReasoningDetail(
+        type=_optional_nullable(obj, "type", _decode_str),
+        id=_optional_nullable(obj, "id", _decode_str),
+        format=_optional_nullable(obj, "format", _decode_str),
+        index=_optional_nullable(obj, "index", _decode_int),
+        text=_optional_nullable(obj, "text", _decode_str),
+        signature=_optional_nullable(obj, "signature", _decode_str),
+        summary=_optional_nullable(obj, "summary", _decode_str),
+        data=_optional_nullable(obj, "data", _decode_str),
+        extra=_extra(obj, _OPEN_ROUTER_REASONING_DETAIL_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2045,16 +2455,16 @@ class OpenRouterUrlCitation:
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterUrlCitation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            url=_required(obj, "url", _decode_str),
-            title=_optional_nullable(obj, "title", _decode_str),
-            start_index=_optional_nullable(obj, "start_index", _decode_int),
-            end_index=_optional_nullable(obj, "end_index", _decode_int),
-            content=_optional_nullable(obj, "content", _decode_str),
-            extra=_extra(obj, _OPEN_ROUTER_URL_CITATION_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _OPEN_ROUTER_URL_CITATION_FIELDS,
+                _OPEN_ROUTER_URL_CITATION_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_open_router_url_citation(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterUrlCitation: known keys in spec order, then `extra`."""
@@ -2075,6 +2485,29 @@ class OpenRouterUrlCitation:
 _OPEN_ROUTER_URL_CITATION_KEYS = frozenset(
     {"url", "title", "start_index", "end_index", "content"}
 )
+_OPEN_ROUTER_URL_CITATION_FIELDS: Final[_Fields] = {
+    "url": ("url", _decode_str, _REJECT),
+    "title": ("title", _decode_str, _KEEP),
+    "start_index": ("start_index", _decode_int, _KEEP),
+    "end_index": ("end_index", _decode_int, _KEEP),
+    "content": ("content", _decode_str, _KEEP),
+}
+_OPEN_ROUTER_URL_CITATION_REQUIRED: Final = ("url",)
+
+
+def _checked_open_router_url_citation(data: Any) -> OpenRouterUrlCitation:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = OpenRouterUrlCitation(
+        url=_required(obj, "url", _decode_str),
+        title=_optional_nullable(obj, "title", _decode_str),
+        start_index=_optional_nullable(obj, "start_index", _decode_int),
+        end_index=_optional_nullable(obj, "end_index", _decode_int),
+        content=_optional_nullable(obj, "content", _decode_str),
+        extra=_extra(obj, _OPEN_ROUTER_URL_CITATION_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2094,13 +2527,16 @@ class OpenRouterFileContentPart:
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterFileContentPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            type=_optional_nullable(obj, "type", _decode_str),
-            text=_optional_nullable(obj, "text", _decode_str),
-            extra=_extra(obj, _OPEN_ROUTER_FILE_CONTENT_PART_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _OPEN_ROUTER_FILE_CONTENT_PART_FIELDS,
+                _OPEN_ROUTER_FILE_CONTENT_PART_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_open_router_file_content_part(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterFileContentPart: known keys in spec order, then `extra`."""
@@ -2114,6 +2550,23 @@ class OpenRouterFileContentPart:
 
 
 _OPEN_ROUTER_FILE_CONTENT_PART_KEYS = frozenset({"type", "text"})
+_OPEN_ROUTER_FILE_CONTENT_PART_FIELDS: Final[_Fields] = {
+    "type": ("type", _decode_str, _KEEP),
+    "text": ("text", _decode_str, _KEEP),
+}
+_OPEN_ROUTER_FILE_CONTENT_PART_REQUIRED: Final = ()
+
+
+def _checked_open_router_file_content_part(data: Any) -> OpenRouterFileContentPart:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = OpenRouterFileContentPart(
+        type=_optional_nullable(obj, "type", _decode_str),
+        text=_optional_nullable(obj, "text", _decode_str),
+        extra=_extra(obj, _OPEN_ROUTER_FILE_CONTENT_PART_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2135,16 +2588,16 @@ class OpenRouterFileAnnotation:
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterFileAnnotation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            hash=_optional_nullable(obj, "hash", _decode_str),
-            name=_optional_nullable(obj, "name", _decode_str),
-            content=_optional_nullable(
-                obj, "content", _decode_list_OpenRouterFileContentPart
-            ),
-            extra=_extra(obj, _OPEN_ROUTER_FILE_ANNOTATION_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _OPEN_ROUTER_FILE_ANNOTATION_FIELDS,
+                _OPEN_ROUTER_FILE_ANNOTATION_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_open_router_file_annotation(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterFileAnnotation: known keys in spec order, then `extra`."""
@@ -2164,6 +2617,27 @@ class OpenRouterFileAnnotation:
 
 
 _OPEN_ROUTER_FILE_ANNOTATION_KEYS = frozenset({"hash", "name", "content"})
+_OPEN_ROUTER_FILE_ANNOTATION_FIELDS: Final[_Fields] = {
+    "hash": ("hash", _decode_str, _KEEP),
+    "name": ("name", _decode_str, _KEEP),
+    "content": ("content", _decode_list_OpenRouterFileContentPart, _KEEP),
+}
+_OPEN_ROUTER_FILE_ANNOTATION_REQUIRED: Final = ()
+
+
+def _checked_open_router_file_annotation(data: Any) -> OpenRouterFileAnnotation:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = OpenRouterFileAnnotation(
+        hash=_optional_nullable(obj, "hash", _decode_str),
+        name=_optional_nullable(obj, "name", _decode_str),
+        content=_optional_nullable(
+            obj, "content", _decode_list_OpenRouterFileContentPart
+        ),
+        extra=_extra(obj, _OPEN_ROUTER_FILE_ANNOTATION_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2186,14 +2660,14 @@ class GroqDocumentCitation:
     @classmethod
     def from_dict(cls, data: Any) -> GroqDocumentCitation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            document_id=_optional_nullable(obj, "document_id", _decode_str),
-            start_index=_optional_nullable(obj, "start_index", _decode_int),
-            end_index=_optional_nullable(obj, "end_index", _decode_int),
-            extra=_extra(obj, _GROQ_DOCUMENT_CITATION_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _GROQ_DOCUMENT_CITATION_FIELDS, _GROQ_DOCUMENT_CITATION_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_groq_document_citation(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqDocumentCitation: known keys in spec order, then `extra`."""
@@ -2209,6 +2683,25 @@ class GroqDocumentCitation:
 
 
 _GROQ_DOCUMENT_CITATION_KEYS = frozenset({"document_id", "start_index", "end_index"})
+_GROQ_DOCUMENT_CITATION_FIELDS: Final[_Fields] = {
+    "document_id": ("document_id", _decode_str, _KEEP),
+    "start_index": ("start_index", _decode_int, _KEEP),
+    "end_index": ("end_index", _decode_int, _KEEP),
+}
+_GROQ_DOCUMENT_CITATION_REQUIRED: Final = ()
+
+
+def _checked_groq_document_citation(data: Any) -> GroqDocumentCitation:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = GroqDocumentCitation(
+        document_id=_optional_nullable(obj, "document_id", _decode_str),
+        start_index=_optional_nullable(obj, "start_index", _decode_int),
+        end_index=_optional_nullable(obj, "end_index", _decode_int),
+        extra=_extra(obj, _GROQ_DOCUMENT_CITATION_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2231,14 +2724,14 @@ class GroqFunctionCitation:
     @classmethod
     def from_dict(cls, data: Any) -> GroqFunctionCitation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            tool_call_id=_optional_nullable(obj, "tool_call_id", _decode_str),
-            start_index=_optional_nullable(obj, "start_index", _decode_int),
-            end_index=_optional_nullable(obj, "end_index", _decode_int),
-            extra=_extra(obj, _GROQ_FUNCTION_CITATION_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _GROQ_FUNCTION_CITATION_FIELDS, _GROQ_FUNCTION_CITATION_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_groq_function_citation(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqFunctionCitation: known keys in spec order, then `extra`."""
@@ -2254,6 +2747,25 @@ class GroqFunctionCitation:
 
 
 _GROQ_FUNCTION_CITATION_KEYS = frozenset({"tool_call_id", "start_index", "end_index"})
+_GROQ_FUNCTION_CITATION_FIELDS: Final[_Fields] = {
+    "tool_call_id": ("tool_call_id", _decode_str, _KEEP),
+    "start_index": ("start_index", _decode_int, _KEEP),
+    "end_index": ("end_index", _decode_int, _KEEP),
+}
+_GROQ_FUNCTION_CITATION_REQUIRED: Final = ()
+
+
+def _checked_groq_function_citation(data: Any) -> GroqFunctionCitation:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = GroqFunctionCitation(
+        tool_call_id=_optional_nullable(obj, "tool_call_id", _decode_str),
+        start_index=_optional_nullable(obj, "start_index", _decode_int),
+        end_index=_optional_nullable(obj, "end_index", _decode_int),
+        extra=_extra(obj, _GROQ_FUNCTION_CITATION_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2287,22 +2799,14 @@ class OpenRouterAnnotation:
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterAnnotation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            type=_required(obj, "type", _decode_str),
-            url_citation=_optional_nullable(
-                obj, "url_citation", OpenRouterUrlCitation.from_dict
-            ),
-            file=_optional_nullable(obj, "file", OpenRouterFileAnnotation.from_dict),
-            document_citation=_optional_nullable(
-                obj, "document_citation", GroqDocumentCitation.from_dict
-            ),
-            function_citation=_optional_nullable(
-                obj, "function_citation", GroqFunctionCitation.from_dict
-            ),
-            extra=_extra(obj, _OPEN_ROUTER_ANNOTATION_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _OPEN_ROUTER_ANNOTATION_FIELDS, _OPEN_ROUTER_ANNOTATION_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_open_router_annotation(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterAnnotation: known keys in spec order, then `extra`."""
@@ -2333,6 +2837,35 @@ class OpenRouterAnnotation:
 _OPEN_ROUTER_ANNOTATION_KEYS = frozenset(
     {"type", "url_citation", "file", "document_citation", "function_citation"}
 )
+_OPEN_ROUTER_ANNOTATION_FIELDS: Final[_Fields] = {
+    "type": ("type", _decode_str, _REJECT),
+    "url_citation": ("url_citation", OpenRouterUrlCitation.from_dict, _KEEP),
+    "file": ("file", OpenRouterFileAnnotation.from_dict, _KEEP),
+    "document_citation": ("document_citation", GroqDocumentCitation.from_dict, _KEEP),
+    "function_citation": ("function_citation", GroqFunctionCitation.from_dict, _KEEP),
+}
+_OPEN_ROUTER_ANNOTATION_REQUIRED: Final = ("type",)
+
+
+def _checked_open_router_annotation(data: Any) -> OpenRouterAnnotation:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = OpenRouterAnnotation(
+        type=_required(obj, "type", _decode_str),
+        url_citation=_optional_nullable(
+            obj, "url_citation", OpenRouterUrlCitation.from_dict
+        ),
+        file=_optional_nullable(obj, "file", OpenRouterFileAnnotation.from_dict),
+        document_citation=_optional_nullable(
+            obj, "document_citation", GroqDocumentCitation.from_dict
+        ),
+        function_citation=_optional_nullable(
+            obj, "function_citation", GroqFunctionCitation.from_dict
+        ),
+        extra=_extra(obj, _OPEN_ROUTER_ANNOTATION_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2462,49 +2995,14 @@ class ChatCompletionMessage:
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessage:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            role=_required(obj, "role", _decode_str),
-            content=_required_nullable(
-                obj, "content", _decode_str_or_list_MistralContentPart
-            ),
-            refusal=_optional_nullable(obj, "refusal", _decode_str),
-            tool_calls=_optional_nullable(
-                obj, "tool_calls", _decode_list_ChatCompletionMessageToolCall
-            ),
-            function_call=_optional_nullable(
-                obj, "function_call", ChatCompletionMessageFunctionCall.from_dict
-            ),
-            audio=_optional_nullable(obj, "audio", ChatCompletionAudio.from_dict),
-            reasoning_content=_optional_nullable(obj, "reasoning_content", _decode_str),
-            channel=_optional_nullable(obj, "channel", _decode_str),
-            executed_tools=_optional_nullable(
-                obj, "executed_tools", _decode_list_GroqExecutedTool
-            ),
-            thinking_blocks=_optional_nullable(
-                obj, "thinking_blocks", _decode_list_LiteLLMThinkingBlock
-            ),
-            provider_specific_fields=_optional_nullable(
-                obj, "provider_specific_fields", _decode_map_any
-            ),
-            index=_optional_nullable(obj, "index", _decode_int),
-            tool_call_id=_optional_nullable(obj, "tool_call_id", _decode_str),
-            name=_optional_nullable(obj, "name", _decode_str),
-            internal_content=_optional_nullable(
-                obj, "internal_content", MoonshotInternalContent.from_dict
-            ),
-            reasoning_details=_optional_nullable(
-                obj, "reasoning_details", _decode_list_OpenRouterReasoningDetail
-            ),
-            annotations=_optional_nullable(
-                obj, "annotations", _decode_list_OpenRouterAnnotation
-            ),
-            hidden_states=_optional_nullable(obj, "hidden_states", _decode_any),
-            token_id=_optional_nullable(obj, "token_id", _decode_int),
-            reasoning=_optional_nullable(obj, "reasoning", _decode_str),
-            extra=_extra(obj, _CHAT_COMPLETION_MESSAGE_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _CHAT_COMPLETION_MESSAGE_FIELDS, _CHAT_COMPLETION_MESSAGE_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_chat_completion_message(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessage: known keys in spec order, then `extra`."""
@@ -2605,6 +3103,88 @@ _CHAT_COMPLETION_MESSAGE_KEYS = frozenset(
         "reasoning",
     }
 )
+_CHAT_COMPLETION_MESSAGE_FIELDS: Final[_Fields] = {
+    "role": ("role", _decode_str, _REJECT),
+    "content": ("content", _decode_str_or_list_MistralContentPart, _KEEP),
+    "refusal": ("refusal", _decode_str, _KEEP),
+    "tool_calls": ("tool_calls", _decode_list_ChatCompletionMessageToolCall, _KEEP),
+    "function_call": (
+        "function_call",
+        ChatCompletionMessageFunctionCall.from_dict,
+        _KEEP,
+    ),
+    "audio": ("audio", ChatCompletionAudio.from_dict, _KEEP),
+    "reasoning_content": ("reasoning_content", _decode_str, _KEEP),
+    "channel": ("channel", _decode_str, _KEEP),
+    "executed_tools": ("executed_tools", _decode_list_GroqExecutedTool, _KEEP),
+    "thinking_blocks": ("thinking_blocks", _decode_list_LiteLLMThinkingBlock, _KEEP),
+    "provider_specific_fields": ("provider_specific_fields", _decode_map_any, _KEEP),
+    "index": ("index", _decode_int, _KEEP),
+    "tool_call_id": ("tool_call_id", _decode_str, _KEEP),
+    "name": ("name", _decode_str, _KEEP),
+    "internal_content": ("internal_content", MoonshotInternalContent.from_dict, _KEEP),
+    "reasoning_details": (
+        "reasoning_details",
+        _decode_list_OpenRouterReasoningDetail,
+        _KEEP,
+    ),
+    "annotations": ("annotations", _decode_list_OpenRouterAnnotation, _KEEP),
+    "hidden_states": ("hidden_states", _decode_any, _KEEP),
+    "token_id": ("token_id", _decode_int, _KEEP),
+    "reasoning": ("reasoning", _decode_str, _KEEP),
+}
+_CHAT_COMPLETION_MESSAGE_REQUIRED: Final = (
+    "role",
+    "content",
+)
+
+
+def _checked_chat_completion_message(data: Any) -> ChatCompletionMessage:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = ChatCompletionMessage(
+        role=_required(obj, "role", _decode_str),
+        content=_required_nullable(
+            obj, "content", _decode_str_or_list_MistralContentPart
+        ),
+        refusal=_optional_nullable(obj, "refusal", _decode_str),
+        tool_calls=_optional_nullable(
+            obj, "tool_calls", _decode_list_ChatCompletionMessageToolCall
+        ),
+        function_call=_optional_nullable(
+            obj, "function_call", ChatCompletionMessageFunctionCall.from_dict
+        ),
+        audio=_optional_nullable(obj, "audio", ChatCompletionAudio.from_dict),
+        reasoning_content=_optional_nullable(obj, "reasoning_content", _decode_str),
+        channel=_optional_nullable(obj, "channel", _decode_str),
+        executed_tools=_optional_nullable(
+            obj, "executed_tools", _decode_list_GroqExecutedTool
+        ),
+        thinking_blocks=_optional_nullable(
+            obj, "thinking_blocks", _decode_list_LiteLLMThinkingBlock
+        ),
+        provider_specific_fields=_optional_nullable(
+            obj, "provider_specific_fields", _decode_map_any
+        ),
+        index=_optional_nullable(obj, "index", _decode_int),
+        tool_call_id=_optional_nullable(obj, "tool_call_id", _decode_str),
+        name=_optional_nullable(obj, "name", _decode_str),
+        internal_content=_optional_nullable(
+            obj, "internal_content", MoonshotInternalContent.from_dict
+        ),
+        reasoning_details=_optional_nullable(
+            obj, "reasoning_details", _decode_list_OpenRouterReasoningDetail
+        ),
+        annotations=_optional_nullable(
+            obj, "annotations", _decode_list_OpenRouterAnnotation
+        ),
+        hidden_states=_optional_nullable(obj, "hidden_states", _decode_any),
+        token_id=_optional_nullable(obj, "token_id", _decode_int),
+        reasoning=_optional_nullable(obj, "reasoning", _decode_str),
+        extra=_extra(obj, _CHAT_COMPLETION_MESSAGE_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2623,14 +3203,12 @@ class TopLogprob:
     @classmethod
     def from_dict(cls, data: Any) -> TopLogprob:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            token=_required(obj, "token", _decode_str),
-            bytes=_optional_nullable(obj, "bytes", _decode_list_int),
-            logprob=_required(obj, "logprob", _decode_float),
-            extra=_extra(obj, _TOP_LOGPROB_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(data, _TOP_LOGPROB_FIELDS, _TOP_LOGPROB_REQUIRED)
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_top_logprob(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this TopLogprob: known keys in spec order, then `extra`."""
@@ -2644,6 +3222,28 @@ class TopLogprob:
 
 
 _TOP_LOGPROB_KEYS = frozenset({"token", "bytes", "logprob"})
+_TOP_LOGPROB_FIELDS: Final[_Fields] = {
+    "token": ("token", _decode_str, _REJECT),
+    "bytes": ("bytes", _decode_list_int, _KEEP),
+    "logprob": ("logprob", _decode_float, _REJECT),
+}
+_TOP_LOGPROB_REQUIRED: Final = (
+    "token",
+    "logprob",
+)
+
+
+def _checked_top_logprob(data: Any) -> TopLogprob:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = TopLogprob(
+        token=_required(obj, "token", _decode_str),
+        bytes=_optional_nullable(obj, "bytes", _decode_list_int),
+        logprob=_required(obj, "logprob", _decode_float),
+        extra=_extra(obj, _TOP_LOGPROB_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2668,15 +3268,16 @@ class ChatCompletionTokenLogprob:
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionTokenLogprob:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            token=_required(obj, "token", _decode_str),
-            bytes=_optional_nullable(obj, "bytes", _decode_list_int),
-            logprob=_required(obj, "logprob", _decode_float),
-            top_logprobs=_required(obj, "top_logprobs", _decode_list_TopLogprob),
-            extra=_extra(obj, _CHAT_COMPLETION_TOKEN_LOGPROB_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS,
+                _CHAT_COMPLETION_TOKEN_LOGPROB_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_chat_completion_token_logprob(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionTokenLogprob: known keys in spec order, then `extra`."""
@@ -2693,6 +3294,31 @@ class ChatCompletionTokenLogprob:
 _CHAT_COMPLETION_TOKEN_LOGPROB_KEYS = frozenset(
     {"token", "bytes", "logprob", "top_logprobs"}
 )
+_CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS: Final[_Fields] = {
+    "token": ("token", _decode_str, _REJECT),
+    "bytes": ("bytes", _decode_list_int, _KEEP),
+    "logprob": ("logprob", _decode_float, _REJECT),
+    "top_logprobs": ("top_logprobs", _decode_list_TopLogprob, _REJECT),
+}
+_CHAT_COMPLETION_TOKEN_LOGPROB_REQUIRED: Final = (
+    "token",
+    "logprob",
+    "top_logprobs",
+)
+
+
+def _checked_chat_completion_token_logprob(data: Any) -> ChatCompletionTokenLogprob:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = ChatCompletionTokenLogprob(
+        token=_required(obj, "token", _decode_str),
+        bytes=_optional_nullable(obj, "bytes", _decode_list_int),
+        logprob=_required(obj, "logprob", _decode_float),
+        top_logprobs=_required(obj, "top_logprobs", _decode_list_TopLogprob),
+        extra=_extra(obj, _CHAT_COMPLETION_TOKEN_LOGPROB_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2711,17 +3337,14 @@ class ChoiceLogprobs:
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceLogprobs:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            content=_optional_nullable(
-                obj, "content", _decode_list_ChatCompletionTokenLogprob
-            ),
-            refusal=_optional_nullable(
-                obj, "refusal", _decode_list_ChatCompletionTokenLogprob
-            ),
-            extra=_extra(obj, _CHOICE_LOGPROBS_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _CHOICE_LOGPROBS_FIELDS, _CHOICE_LOGPROBS_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_choice_logprobs(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceLogprobs: known keys in spec order, then `extra`."""
@@ -2743,6 +3366,27 @@ class ChoiceLogprobs:
 
 
 _CHOICE_LOGPROBS_KEYS = frozenset({"content", "refusal"})
+_CHOICE_LOGPROBS_FIELDS: Final[_Fields] = {
+    "content": ("content", _decode_list_ChatCompletionTokenLogprob, _KEEP),
+    "refusal": ("refusal", _decode_list_ChatCompletionTokenLogprob, _KEEP),
+}
+_CHOICE_LOGPROBS_REQUIRED: Final = ()
+
+
+def _checked_choice_logprobs(data: Any) -> ChoiceLogprobs:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = ChoiceLogprobs(
+        content=_optional_nullable(
+            obj, "content", _decode_list_ChatCompletionTokenLogprob
+        ),
+        refusal=_optional_nullable(
+            obj, "refusal", _decode_list_ChatCompletionTokenLogprob
+        ),
+        extra=_extra(obj, _CHOICE_LOGPROBS_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2763,13 +3407,14 @@ class AzureSeverityResult:
     @classmethod
     def from_dict(cls, data: Any) -> AzureSeverityResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            filtered=_required(obj, "filtered", _decode_bool),
-            severity=_optional_nullable(obj, "severity", _decode_str),
-            extra=_extra(obj, _AZURE_SEVERITY_RESULT_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _AZURE_SEVERITY_RESULT_FIELDS, _AZURE_SEVERITY_RESULT_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_azure_severity_result(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureSeverityResult: known keys in spec order, then `extra`."""
@@ -2782,6 +3427,23 @@ class AzureSeverityResult:
 
 
 _AZURE_SEVERITY_RESULT_KEYS = frozenset({"filtered", "severity"})
+_AZURE_SEVERITY_RESULT_FIELDS: Final[_Fields] = {
+    "filtered": ("filtered", _decode_bool, _REJECT),
+    "severity": ("severity", _decode_str, _KEEP),
+}
+_AZURE_SEVERITY_RESULT_REQUIRED: Final = ("filtered",)
+
+
+def _checked_azure_severity_result(data: Any) -> AzureSeverityResult:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = AzureSeverityResult(
+        filtered=_required(obj, "filtered", _decode_bool),
+        severity=_optional_nullable(obj, "severity", _decode_str),
+        extra=_extra(obj, _AZURE_SEVERITY_RESULT_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2802,13 +3464,14 @@ class AzureDetectionResult:
     @classmethod
     def from_dict(cls, data: Any) -> AzureDetectionResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            filtered=_required(obj, "filtered", _decode_bool),
-            detected=_optional_nullable(obj, "detected", _decode_bool),
-            extra=_extra(obj, _AZURE_DETECTION_RESULT_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _AZURE_DETECTION_RESULT_FIELDS, _AZURE_DETECTION_RESULT_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_azure_detection_result(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureDetectionResult: known keys in spec order, then `extra`."""
@@ -2821,6 +3484,23 @@ class AzureDetectionResult:
 
 
 _AZURE_DETECTION_RESULT_KEYS = frozenset({"filtered", "detected"})
+_AZURE_DETECTION_RESULT_FIELDS: Final[_Fields] = {
+    "filtered": ("filtered", _decode_bool, _REJECT),
+    "detected": ("detected", _decode_bool, _KEEP),
+}
+_AZURE_DETECTION_RESULT_REQUIRED: Final = ("filtered",)
+
+
+def _checked_azure_detection_result(data: Any) -> AzureDetectionResult:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = AzureDetectionResult(
+        filtered=_required(obj, "filtered", _decode_bool),
+        detected=_optional_nullable(obj, "detected", _decode_bool),
+        extra=_extra(obj, _AZURE_DETECTION_RESULT_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2841,13 +3521,14 @@ class AzureBlocklistResult:
     @classmethod
     def from_dict(cls, data: Any) -> AzureBlocklistResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            filtered=_required(obj, "filtered", _decode_bool),
-            id=_optional_nullable(obj, "id", _decode_str),
-            extra=_extra(obj, _AZURE_BLOCKLIST_RESULT_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _AZURE_BLOCKLIST_RESULT_FIELDS, _AZURE_BLOCKLIST_RESULT_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_azure_blocklist_result(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureBlocklistResult: known keys in spec order, then `extra`."""
@@ -2860,6 +3541,23 @@ class AzureBlocklistResult:
 
 
 _AZURE_BLOCKLIST_RESULT_KEYS = frozenset({"filtered", "id"})
+_AZURE_BLOCKLIST_RESULT_FIELDS: Final[_Fields] = {
+    "filtered": ("filtered", _decode_bool, _REJECT),
+    "id": ("id", _decode_str, _KEEP),
+}
+_AZURE_BLOCKLIST_RESULT_REQUIRED: Final = ("filtered",)
+
+
+def _checked_azure_blocklist_result(data: Any) -> AzureBlocklistResult:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = AzureBlocklistResult(
+        filtered=_required(obj, "filtered", _decode_bool),
+        id=_optional_nullable(obj, "id", _decode_str),
+        extra=_extra(obj, _AZURE_BLOCKLIST_RESULT_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2880,15 +3578,14 @@ class AzureBlocklistDetails:
     @classmethod
     def from_dict(cls, data: Any) -> AzureBlocklistDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            filtered=_required(obj, "filtered", _decode_bool),
-            details=_optional_nullable(
-                obj, "details", _decode_list_AzureBlocklistResult
-            ),
-            extra=_extra(obj, _AZURE_BLOCKLIST_DETAILS_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _AZURE_BLOCKLIST_DETAILS_FIELDS, _AZURE_BLOCKLIST_DETAILS_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_azure_blocklist_details(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureBlocklistDetails: known keys in spec order, then `extra`."""
@@ -2905,6 +3602,23 @@ class AzureBlocklistDetails:
 
 
 _AZURE_BLOCKLIST_DETAILS_KEYS = frozenset({"filtered", "details"})
+_AZURE_BLOCKLIST_DETAILS_FIELDS: Final[_Fields] = {
+    "filtered": ("filtered", _decode_bool, _REJECT),
+    "details": ("details", _decode_list_AzureBlocklistResult, _KEEP),
+}
+_AZURE_BLOCKLIST_DETAILS_REQUIRED: Final = ("filtered",)
+
+
+def _checked_azure_blocklist_details(data: Any) -> AzureBlocklistDetails:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = AzureBlocklistDetails(
+        filtered=_required(obj, "filtered", _decode_bool),
+        details=_optional_nullable(obj, "details", _decode_list_AzureBlocklistResult),
+        extra=_extra(obj, _AZURE_BLOCKLIST_DETAILS_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2925,13 +3639,14 @@ class AzureFilterError:
     @classmethod
     def from_dict(cls, data: Any) -> AzureFilterError:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            code=_optional_nullable(obj, "code", _decode_str),
-            message=_optional_nullable(obj, "message", _decode_str),
-            extra=_extra(obj, _AZURE_FILTER_ERROR_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _AZURE_FILTER_ERROR_FIELDS, _AZURE_FILTER_ERROR_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_azure_filter_error(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureFilterError: known keys in spec order, then `extra`."""
@@ -2945,6 +3660,23 @@ class AzureFilterError:
 
 
 _AZURE_FILTER_ERROR_KEYS = frozenset({"code", "message"})
+_AZURE_FILTER_ERROR_FIELDS: Final[_Fields] = {
+    "code": ("code", _decode_str, _KEEP),
+    "message": ("message", _decode_str, _KEEP),
+}
+_AZURE_FILTER_ERROR_REQUIRED: Final = ()
+
+
+def _checked_azure_filter_error(data: Any) -> AzureFilterError:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = AzureFilterError(
+        code=_optional_nullable(obj, "code", _decode_str),
+        message=_optional_nullable(obj, "message", _decode_str),
+        extra=_extra(obj, _AZURE_FILTER_ERROR_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2984,32 +3716,16 @@ class AzureContentFilterResults:
     @classmethod
     def from_dict(cls, data: Any) -> AzureContentFilterResults:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            hate=_optional_nullable(obj, "hate", AzureSeverityResult.from_dict),
-            self_harm=_optional_nullable(
-                obj, "self_harm", AzureSeverityResult.from_dict
-            ),
-            sexual=_optional_nullable(obj, "sexual", AzureSeverityResult.from_dict),
-            violence=_optional_nullable(obj, "violence", AzureSeverityResult.from_dict),
-            jailbreak=_optional_nullable(
-                obj, "jailbreak", AzureDetectionResult.from_dict
-            ),
-            protected_material_text=_optional_nullable(
-                obj, "protected_material_text", AzureDetectionResult.from_dict
-            ),
-            protected_material_code=_optional_nullable(
-                obj, "protected_material_code", AzureDetectionResult.from_dict
-            ),
-            custom_blocklists=_optional_nullable(
-                obj,
-                "custom_blocklists",
-                _decode_list_AzureBlocklistResult_or_AzureBlocklistDetails,
-            ),
-            error=_optional_nullable(obj, "error", AzureFilterError.from_dict),
-            extra=_extra(obj, _AZURE_CONTENT_FILTER_RESULTS_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _AZURE_CONTENT_FILTER_RESULTS_FIELDS,
+                _AZURE_CONTENT_FILTER_RESULTS_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_azure_content_filter_results(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureContentFilterResults: known keys in spec order, then `extra`."""
@@ -3067,6 +3783,57 @@ _AZURE_CONTENT_FILTER_RESULTS_KEYS = frozenset(
         "error",
     }
 )
+_AZURE_CONTENT_FILTER_RESULTS_FIELDS: Final[_Fields] = {
+    "hate": ("hate", AzureSeverityResult.from_dict, _KEEP),
+    "self_harm": ("self_harm", AzureSeverityResult.from_dict, _KEEP),
+    "sexual": ("sexual", AzureSeverityResult.from_dict, _KEEP),
+    "violence": ("violence", AzureSeverityResult.from_dict, _KEEP),
+    "jailbreak": ("jailbreak", AzureDetectionResult.from_dict, _KEEP),
+    "protected_material_text": (
+        "protected_material_text",
+        AzureDetectionResult.from_dict,
+        _KEEP,
+    ),
+    "protected_material_code": (
+        "protected_material_code",
+        AzureDetectionResult.from_dict,
+        _KEEP,
+    ),
+    "custom_blocklists": (
+        "custom_blocklists",
+        _decode_list_AzureBlocklistResult_or_AzureBlocklistDetails,
+        _KEEP,
+    ),
+    "error": ("error", AzureFilterError.from_dict, _KEEP),
+}
+_AZURE_CONTENT_FILTER_RESULTS_REQUIRED: Final = ()
+
+
+def _checked_azure_content_filter_results(data: Any) -> AzureContentFilterResults:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = AzureContentFilterResults(
+        hate=_optional_nullable(obj, "hate", AzureSeverityResult.from_dict),
+        self_harm=_optional_nullable(obj, "self_harm", AzureSeverityResult.from_dict),
+        sexual=_optional_nullable(obj, "sexual", AzureSeverityResult.from_dict),
+        violence=_optional_nullable(obj, "violence", AzureSeverityResult.from_dict),
+        jailbreak=_optional_nullable(obj, "jailbreak", AzureDetectionResult.from_dict),
+        protected_material_text=_optional_nullable(
+            obj, "protected_material_text", AzureDetectionResult.from_dict
+        ),
+        protected_material_code=_optional_nullable(
+            obj, "protected_material_code", AzureDetectionResult.from_dict
+        ),
+        custom_blocklists=_optional_nullable(
+            obj,
+            "custom_blocklists",
+            _decode_list_AzureBlocklistResult_or_AzureBlocklistDetails,
+        ),
+        error=_optional_nullable(obj, "error", AzureFilterError.from_dict),
+        extra=_extra(obj, _AZURE_CONTENT_FILTER_RESULTS_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3089,14 +3856,16 @@ class AzureContentFilterOffsets:
     @classmethod
     def from_dict(cls, data: Any) -> AzureContentFilterOffsets:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            check_offset=_required(obj, "check_offset", _decode_int),
-            start_offset=_required(obj, "start_offset", _decode_int),
-            end_offset=_required(obj, "end_offset", _decode_int),
-            extra=_extra(obj, _AZURE_CONTENT_FILTER_OFFSETS_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _AZURE_CONTENT_FILTER_OFFSETS_FIELDS,
+                _AZURE_CONTENT_FILTER_OFFSETS_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_azure_content_filter_offsets(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureContentFilterOffsets: known keys in spec order, then `extra`."""
@@ -3111,6 +3880,29 @@ class AzureContentFilterOffsets:
 _AZURE_CONTENT_FILTER_OFFSETS_KEYS = frozenset(
     {"check_offset", "start_offset", "end_offset"}
 )
+_AZURE_CONTENT_FILTER_OFFSETS_FIELDS: Final[_Fields] = {
+    "check_offset": ("check_offset", _decode_int, _REJECT),
+    "start_offset": ("start_offset", _decode_int, _REJECT),
+    "end_offset": ("end_offset", _decode_int, _REJECT),
+}
+_AZURE_CONTENT_FILTER_OFFSETS_REQUIRED: Final = (
+    "check_offset",
+    "start_offset",
+    "end_offset",
+)
+
+
+def _checked_azure_content_filter_offsets(data: Any) -> AzureContentFilterOffsets:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = AzureContentFilterOffsets(
+        check_offset=_required(obj, "check_offset", _decode_int),
+        start_offset=_required(obj, "start_offset", _decode_int),
+        end_offset=_required(obj, "end_offset", _decode_int),
+        extra=_extra(obj, _AZURE_CONTENT_FILTER_OFFSETS_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3141,21 +3933,16 @@ class CompletionTokensDetails:
     @classmethod
     def from_dict(cls, data: Any) -> CompletionTokensDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            accepted_prediction_tokens=_optional_nullable(
-                obj, "accepted_prediction_tokens", _decode_int
-            ),
-            audio_tokens=_optional_nullable(obj, "audio_tokens", _decode_int),
-            reasoning_tokens=_optional_nullable(obj, "reasoning_tokens", _decode_int),
-            rejected_prediction_tokens=_optional_nullable(
-                obj, "rejected_prediction_tokens", _decode_int
-            ),
-            text_tokens=_optional_nullable(obj, "text_tokens", _decode_int),
-            image_tokens=_optional_nullable(obj, "image_tokens", _decode_int),
-            extra=_extra(obj, _COMPLETION_TOKENS_DETAILS_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _COMPLETION_TOKENS_DETAILS_FIELDS,
+                _COMPLETION_TOKENS_DETAILS_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_completion_tokens_details(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this CompletionTokensDetails: known keys in spec order, then `extra`."""
@@ -3186,6 +3973,35 @@ _COMPLETION_TOKENS_DETAILS_KEYS = frozenset(
         "image_tokens",
     }
 )
+_COMPLETION_TOKENS_DETAILS_FIELDS: Final[_Fields] = {
+    "accepted_prediction_tokens": ("accepted_prediction_tokens", _decode_int, _KEEP),
+    "audio_tokens": ("audio_tokens", _decode_int, _KEEP),
+    "reasoning_tokens": ("reasoning_tokens", _decode_int, _KEEP),
+    "rejected_prediction_tokens": ("rejected_prediction_tokens", _decode_int, _KEEP),
+    "text_tokens": ("text_tokens", _decode_int, _KEEP),
+    "image_tokens": ("image_tokens", _decode_int, _KEEP),
+}
+_COMPLETION_TOKENS_DETAILS_REQUIRED: Final = ()
+
+
+def _checked_completion_tokens_details(data: Any) -> CompletionTokensDetails:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = CompletionTokensDetails(
+        accepted_prediction_tokens=_optional_nullable(
+            obj, "accepted_prediction_tokens", _decode_int
+        ),
+        audio_tokens=_optional_nullable(obj, "audio_tokens", _decode_int),
+        reasoning_tokens=_optional_nullable(obj, "reasoning_tokens", _decode_int),
+        rejected_prediction_tokens=_optional_nullable(
+            obj, "rejected_prediction_tokens", _decode_int
+        ),
+        text_tokens=_optional_nullable(obj, "text_tokens", _decode_int),
+        image_tokens=_optional_nullable(obj, "image_tokens", _decode_int),
+        extra=_extra(obj, _COMPLETION_TOKENS_DETAILS_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3214,19 +4030,14 @@ class PromptTokensDetails:
     @classmethod
     def from_dict(cls, data: Any) -> PromptTokensDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            audio_tokens=_optional_nullable(obj, "audio_tokens", _decode_int),
-            cached_tokens=_optional_nullable(obj, "cached_tokens", _decode_int),
-            cache_write_tokens=_optional_nullable(
-                obj, "cache_write_tokens", _decode_int
-            ),
-            image_tokens=_optional_nullable(obj, "image_tokens", _decode_int),
-            text_tokens=_optional_nullable(obj, "text_tokens", _decode_int),
-            video_tokens=_optional_nullable(obj, "video_tokens", _decode_int),
-            extra=_extra(obj, _PROMPT_TOKENS_DETAILS_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _PROMPT_TOKENS_DETAILS_FIELDS, _PROMPT_TOKENS_DETAILS_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_prompt_tokens_details(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PromptTokensDetails: known keys in spec order, then `extra`."""
@@ -3257,6 +4068,31 @@ _PROMPT_TOKENS_DETAILS_KEYS = frozenset(
         "video_tokens",
     }
 )
+_PROMPT_TOKENS_DETAILS_FIELDS: Final[_Fields] = {
+    "audio_tokens": ("audio_tokens", _decode_int, _KEEP),
+    "cached_tokens": ("cached_tokens", _decode_int, _KEEP),
+    "cache_write_tokens": ("cache_write_tokens", _decode_int, _KEEP),
+    "image_tokens": ("image_tokens", _decode_int, _KEEP),
+    "text_tokens": ("text_tokens", _decode_int, _KEEP),
+    "video_tokens": ("video_tokens", _decode_int, _KEEP),
+}
+_PROMPT_TOKENS_DETAILS_REQUIRED: Final = ()
+
+
+def _checked_prompt_tokens_details(data: Any) -> PromptTokensDetails:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = PromptTokensDetails(
+        audio_tokens=_optional_nullable(obj, "audio_tokens", _decode_int),
+        cached_tokens=_optional_nullable(obj, "cached_tokens", _decode_int),
+        cache_write_tokens=_optional_nullable(obj, "cache_write_tokens", _decode_int),
+        image_tokens=_optional_nullable(obj, "image_tokens", _decode_int),
+        text_tokens=_optional_nullable(obj, "text_tokens", _decode_int),
+        video_tokens=_optional_nullable(obj, "video_tokens", _decode_int),
+        extra=_extra(obj, _PROMPT_TOKENS_DETAILS_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3289,28 +4125,14 @@ class PerplexityCost:
     @classmethod
     def from_dict(cls, data: Any) -> PerplexityCost:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            input_tokens_cost=_optional_nullable(
-                obj, "input_tokens_cost", _decode_float
-            ),
-            output_tokens_cost=_optional_nullable(
-                obj, "output_tokens_cost", _decode_float
-            ),
-            reasoning_tokens_cost=_optional_nullable(
-                obj, "reasoning_tokens_cost", _decode_float
-            ),
-            citation_tokens_cost=_optional_nullable(
-                obj, "citation_tokens_cost", _decode_float
-            ),
-            search_queries_cost=_optional_nullable(
-                obj, "search_queries_cost", _decode_float
-            ),
-            request_cost=_optional_nullable(obj, "request_cost", _decode_float),
-            total_cost=_optional_nullable(obj, "total_cost", _decode_float),
-            extra=_extra(obj, _PERPLEXITY_COST_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _PERPLEXITY_COST_FIELDS, _PERPLEXITY_COST_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_perplexity_cost(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PerplexityCost: known keys in spec order, then `extra`."""
@@ -3344,6 +4166,39 @@ _PERPLEXITY_COST_KEYS = frozenset(
         "total_cost",
     }
 )
+_PERPLEXITY_COST_FIELDS: Final[_Fields] = {
+    "input_tokens_cost": ("input_tokens_cost", _decode_float, _KEEP),
+    "output_tokens_cost": ("output_tokens_cost", _decode_float, _KEEP),
+    "reasoning_tokens_cost": ("reasoning_tokens_cost", _decode_float, _KEEP),
+    "citation_tokens_cost": ("citation_tokens_cost", _decode_float, _KEEP),
+    "search_queries_cost": ("search_queries_cost", _decode_float, _KEEP),
+    "request_cost": ("request_cost", _decode_float, _KEEP),
+    "total_cost": ("total_cost", _decode_float, _KEEP),
+}
+_PERPLEXITY_COST_REQUIRED: Final = ()
+
+
+def _checked_perplexity_cost(data: Any) -> PerplexityCost:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = PerplexityCost(
+        input_tokens_cost=_optional_nullable(obj, "input_tokens_cost", _decode_float),
+        output_tokens_cost=_optional_nullable(obj, "output_tokens_cost", _decode_float),
+        reasoning_tokens_cost=_optional_nullable(
+            obj, "reasoning_tokens_cost", _decode_float
+        ),
+        citation_tokens_cost=_optional_nullable(
+            obj, "citation_tokens_cost", _decode_float
+        ),
+        search_queries_cost=_optional_nullable(
+            obj, "search_queries_cost", _decode_float
+        ),
+        request_cost=_optional_nullable(obj, "request_cost", _decode_float),
+        total_cost=_optional_nullable(obj, "total_cost", _decode_float),
+        extra=_extra(obj, _PERPLEXITY_COST_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3367,20 +4222,16 @@ class OpenRouterCostDetails:
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterCostDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            upstream_inference_cost=_optional_nullable(
-                obj, "upstream_inference_cost", _decode_float
-            ),
-            upstream_inference_prompt_cost=_optional_nullable(
-                obj, "upstream_inference_prompt_cost", _decode_float
-            ),
-            upstream_inference_completions_cost=_optional_nullable(
-                obj, "upstream_inference_completions_cost", _decode_float
-            ),
-            extra=_extra(obj, _OPEN_ROUTER_COST_DETAILS_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _OPEN_ROUTER_COST_DETAILS_FIELDS,
+                _OPEN_ROUTER_COST_DETAILS_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_open_router_cost_details(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterCostDetails: known keys in spec order, then `extra`."""
@@ -3404,6 +4255,39 @@ _OPEN_ROUTER_COST_DETAILS_KEYS = frozenset(
         "upstream_inference_completions_cost",
     }
 )
+_OPEN_ROUTER_COST_DETAILS_FIELDS: Final[_Fields] = {
+    "upstream_inference_cost": ("upstream_inference_cost", _decode_float, _KEEP),
+    "upstream_inference_prompt_cost": (
+        "upstream_inference_prompt_cost",
+        _decode_float,
+        _KEEP,
+    ),
+    "upstream_inference_completions_cost": (
+        "upstream_inference_completions_cost",
+        _decode_float,
+        _KEEP,
+    ),
+}
+_OPEN_ROUTER_COST_DETAILS_REQUIRED: Final = ()
+
+
+def _checked_open_router_cost_details(data: Any) -> OpenRouterCostDetails:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = OpenRouterCostDetails(
+        upstream_inference_cost=_optional_nullable(
+            obj, "upstream_inference_cost", _decode_float
+        ),
+        upstream_inference_prompt_cost=_optional_nullable(
+            obj, "upstream_inference_prompt_cost", _decode_float
+        ),
+        upstream_inference_completions_cost=_optional_nullable(
+            obj, "upstream_inference_completions_cost", _decode_float
+        ),
+        extra=_extra(obj, _OPEN_ROUTER_COST_DETAILS_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3425,20 +4309,16 @@ class OpenRouterServerToolUseDetails:
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterServerToolUseDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            web_search_requests=_optional_nullable(
-                obj, "web_search_requests", _decode_int
-            ),
-            tool_calls_requested=_optional_nullable(
-                obj, "tool_calls_requested", _decode_int
-            ),
-            tool_calls_executed=_optional_nullable(
-                obj, "tool_calls_executed", _decode_int
-            ),
-            extra=_extra(obj, _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS,
+                _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_open_router_server_tool_use_details(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterServerToolUseDetails: known keys in spec order, then `extra`."""
@@ -3456,6 +4336,29 @@ class OpenRouterServerToolUseDetails:
 _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS = frozenset(
     {"web_search_requests", "tool_calls_requested", "tool_calls_executed"}
 )
+_OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS: Final[_Fields] = {
+    "web_search_requests": ("web_search_requests", _decode_int, _KEEP),
+    "tool_calls_requested": ("tool_calls_requested", _decode_int, _KEEP),
+    "tool_calls_executed": ("tool_calls_executed", _decode_int, _KEEP),
+}
+_OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_REQUIRED: Final = ()
+
+
+def _checked_open_router_server_tool_use_details(
+    data: Any,
+) -> OpenRouterServerToolUseDetails:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = OpenRouterServerToolUseDetails(
+        web_search_requests=_optional_nullable(obj, "web_search_requests", _decode_int),
+        tool_calls_requested=_optional_nullable(
+            obj, "tool_calls_requested", _decode_int
+        ),
+        tool_calls_executed=_optional_nullable(obj, "tool_calls_executed", _decode_int),
+        extra=_extra(obj, _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3593,49 +4496,14 @@ class CompletionUsage:
     @classmethod
     def from_dict(cls, data: Any) -> CompletionUsage:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            completion_tokens=_optional(obj, "completion_tokens", _decode_int),
-            prompt_tokens=_optional(obj, "prompt_tokens", _decode_int),
-            total_tokens=_optional(obj, "total_tokens", _decode_int),
-            completion_tokens_details=_optional_nullable(
-                obj, "completion_tokens_details", CompletionTokensDetails.from_dict
-            ),
-            prompt_tokens_details=_optional_nullable(
-                obj, "prompt_tokens_details", PromptTokensDetails.from_dict
-            ),
-            prompt_cache_hit_tokens=_optional_nullable(
-                obj, "prompt_cache_hit_tokens", _decode_int
-            ),
-            prompt_cache_miss_tokens=_optional_nullable(
-                obj, "prompt_cache_miss_tokens", _decode_int
-            ),
-            queue_time=_optional_nullable(obj, "queue_time", _decode_float),
-            prompt_time=_optional_nullable(obj, "prompt_time", _decode_float),
-            completion_time=_optional_nullable(obj, "completion_time", _decode_float),
-            total_time=_optional_nullable(obj, "total_time", _decode_float),
-            cost=_optional_nullable(obj, "cost", _decode_float_or_PerplexityCost),
-            is_byok=_optional_nullable(obj, "is_byok", _decode_bool),
-            cost_details=_optional_nullable(
-                obj, "cost_details", OpenRouterCostDetails.from_dict
-            ),
-            server_tool_use_details=_optional_nullable(
-                obj, "server_tool_use_details", OpenRouterServerToolUseDetails.from_dict
-            ),
-            citation_tokens=_optional_nullable(obj, "citation_tokens", _decode_int),
-            num_search_queries=_optional_nullable(
-                obj, "num_search_queries", _decode_int
-            ),
-            search_context_size=_optional_nullable(
-                obj, "search_context_size", _decode_str
-            ),
-            reasoning_tokens=_optional_nullable(obj, "reasoning_tokens", _decode_int),
-            cached_tokens=_optional_nullable(obj, "cached_tokens", _decode_int),
-            num_sources_used=_optional_nullable(obj, "num_sources_used", _decode_int),
-            cost_in_usd_ticks=_optional_nullable(obj, "cost_in_usd_ticks", _decode_int),
-            extra=_extra(obj, _COMPLETION_USAGE_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _COMPLETION_USAGE_FIELDS, _COMPLETION_USAGE_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_completion_usage(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this CompletionUsage: known keys in spec order, then `extra`."""
@@ -3732,6 +4600,87 @@ _COMPLETION_USAGE_KEYS = frozenset(
         "cost_in_usd_ticks",
     }
 )
+_COMPLETION_USAGE_FIELDS: Final[_Fields] = {
+    "completion_tokens": ("completion_tokens", _decode_int, _REJECT),
+    "prompt_tokens": ("prompt_tokens", _decode_int, _REJECT),
+    "total_tokens": ("total_tokens", _decode_int, _REJECT),
+    "completion_tokens_details": (
+        "completion_tokens_details",
+        CompletionTokensDetails.from_dict,
+        _KEEP,
+    ),
+    "prompt_tokens_details": (
+        "prompt_tokens_details",
+        PromptTokensDetails.from_dict,
+        _KEEP,
+    ),
+    "prompt_cache_hit_tokens": ("prompt_cache_hit_tokens", _decode_int, _KEEP),
+    "prompt_cache_miss_tokens": ("prompt_cache_miss_tokens", _decode_int, _KEEP),
+    "queue_time": ("queue_time", _decode_float, _KEEP),
+    "prompt_time": ("prompt_time", _decode_float, _KEEP),
+    "completion_time": ("completion_time", _decode_float, _KEEP),
+    "total_time": ("total_time", _decode_float, _KEEP),
+    "cost": ("cost", _decode_float_or_PerplexityCost, _KEEP),
+    "is_byok": ("is_byok", _decode_bool, _KEEP),
+    "cost_details": ("cost_details", OpenRouterCostDetails.from_dict, _KEEP),
+    "server_tool_use_details": (
+        "server_tool_use_details",
+        OpenRouterServerToolUseDetails.from_dict,
+        _KEEP,
+    ),
+    "citation_tokens": ("citation_tokens", _decode_int, _KEEP),
+    "num_search_queries": ("num_search_queries", _decode_int, _KEEP),
+    "search_context_size": ("search_context_size", _decode_str, _KEEP),
+    "reasoning_tokens": ("reasoning_tokens", _decode_int, _KEEP),
+    "cached_tokens": ("cached_tokens", _decode_int, _KEEP),
+    "num_sources_used": ("num_sources_used", _decode_int, _KEEP),
+    "cost_in_usd_ticks": ("cost_in_usd_ticks", _decode_int, _KEEP),
+}
+_COMPLETION_USAGE_REQUIRED: Final = ()
+
+
+def _checked_completion_usage(data: Any) -> CompletionUsage:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = CompletionUsage(
+        completion_tokens=_optional(obj, "completion_tokens", _decode_int),
+        prompt_tokens=_optional(obj, "prompt_tokens", _decode_int),
+        total_tokens=_optional(obj, "total_tokens", _decode_int),
+        completion_tokens_details=_optional_nullable(
+            obj, "completion_tokens_details", CompletionTokensDetails.from_dict
+        ),
+        prompt_tokens_details=_optional_nullable(
+            obj, "prompt_tokens_details", PromptTokensDetails.from_dict
+        ),
+        prompt_cache_hit_tokens=_optional_nullable(
+            obj, "prompt_cache_hit_tokens", _decode_int
+        ),
+        prompt_cache_miss_tokens=_optional_nullable(
+            obj, "prompt_cache_miss_tokens", _decode_int
+        ),
+        queue_time=_optional_nullable(obj, "queue_time", _decode_float),
+        prompt_time=_optional_nullable(obj, "prompt_time", _decode_float),
+        completion_time=_optional_nullable(obj, "completion_time", _decode_float),
+        total_time=_optional_nullable(obj, "total_time", _decode_float),
+        cost=_optional_nullable(obj, "cost", _decode_float_or_PerplexityCost),
+        is_byok=_optional_nullable(obj, "is_byok", _decode_bool),
+        cost_details=_optional_nullable(
+            obj, "cost_details", OpenRouterCostDetails.from_dict
+        ),
+        server_tool_use_details=_optional_nullable(
+            obj, "server_tool_use_details", OpenRouterServerToolUseDetails.from_dict
+        ),
+        citation_tokens=_optional_nullable(obj, "citation_tokens", _decode_int),
+        num_search_queries=_optional_nullable(obj, "num_search_queries", _decode_int),
+        search_context_size=_optional_nullable(obj, "search_context_size", _decode_str),
+        reasoning_tokens=_optional_nullable(obj, "reasoning_tokens", _decode_int),
+        cached_tokens=_optional_nullable(obj, "cached_tokens", _decode_int),
+        num_sources_used=_optional_nullable(obj, "num_sources_used", _decode_int),
+        cost_in_usd_ticks=_optional_nullable(obj, "cost_in_usd_ticks", _decode_int),
+        extra=_extra(obj, _COMPLETION_USAGE_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3824,35 +4773,14 @@ class ChatCompletionChoice:
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChoice:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            index=_required(obj, "index", _decode_int),
-            message=_required(obj, "message", ChatCompletionMessage.from_dict),
-            finish_reason=_required_nullable(obj, "finish_reason", _decode_str),
-            logprobs=_optional_nullable(
-                obj, "logprobs", _decode_ChoiceLogprobs_or_float
-            ),
-            content_filter_results=_optional_nullable(
-                obj, "content_filter_results", AzureContentFilterResults.from_dict
-            ),
-            content_filter_offsets=_optional_nullable(
-                obj, "content_filter_offsets", AzureContentFilterOffsets.from_dict
-            ),
-            content_filter_raw=_optional_nullable(
-                obj, "content_filter_raw", _decode_list_any
-            ),
-            usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
-            native_finish_reason=_optional_nullable(
-                obj, "native_finish_reason", _decode_str
-            ),
-            matched_stop=_optional_nullable(obj, "matched_stop", _decode_int_or_str),
-            text=_optional_nullable(obj, "text", _decode_str),
-            seed=_optional_nullable(obj, "seed", _decode_int),
-            stop_reason=_optional_nullable(obj, "stop_reason", _decode_int_or_str),
-            token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
-            extra=_extra(obj, _CHAT_COMPLETION_CHOICE_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _CHAT_COMPLETION_CHOICE_FIELDS, _CHAT_COMPLETION_CHOICE_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_chat_completion_choice(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionChoice: known keys in spec order, then `extra`."""
@@ -3916,6 +4844,67 @@ _CHAT_COMPLETION_CHOICE_KEYS = frozenset(
         "token_ids",
     }
 )
+_CHAT_COMPLETION_CHOICE_FIELDS: Final[_Fields] = {
+    "index": ("index", _decode_int, _REJECT),
+    "message": ("message", ChatCompletionMessage.from_dict, _REJECT),
+    "finish_reason": ("finish_reason", _decode_str, _KEEP),
+    "logprobs": ("logprobs", _decode_ChoiceLogprobs_or_float, _KEEP),
+    "content_filter_results": (
+        "content_filter_results",
+        AzureContentFilterResults.from_dict,
+        _KEEP,
+    ),
+    "content_filter_offsets": (
+        "content_filter_offsets",
+        AzureContentFilterOffsets.from_dict,
+        _KEEP,
+    ),
+    "content_filter_raw": ("content_filter_raw", _decode_list_any, _KEEP),
+    "usage": ("usage", CompletionUsage.from_dict, _KEEP),
+    "native_finish_reason": ("native_finish_reason", _decode_str, _KEEP),
+    "matched_stop": ("matched_stop", _decode_int_or_str, _KEEP),
+    "text": ("text", _decode_str, _KEEP),
+    "seed": ("seed", _decode_int, _KEEP),
+    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP),
+    "token_ids": ("token_ids", _decode_list_int, _KEEP),
+}
+_CHAT_COMPLETION_CHOICE_REQUIRED: Final = (
+    "index",
+    "message",
+    "finish_reason",
+)
+
+
+def _checked_chat_completion_choice(data: Any) -> ChatCompletionChoice:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = ChatCompletionChoice(
+        index=_required(obj, "index", _decode_int),
+        message=_required(obj, "message", ChatCompletionMessage.from_dict),
+        finish_reason=_required_nullable(obj, "finish_reason", _decode_str),
+        logprobs=_optional_nullable(obj, "logprobs", _decode_ChoiceLogprobs_or_float),
+        content_filter_results=_optional_nullable(
+            obj, "content_filter_results", AzureContentFilterResults.from_dict
+        ),
+        content_filter_offsets=_optional_nullable(
+            obj, "content_filter_offsets", AzureContentFilterOffsets.from_dict
+        ),
+        content_filter_raw=_optional_nullable(
+            obj, "content_filter_raw", _decode_list_any
+        ),
+        usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
+        native_finish_reason=_optional_nullable(
+            obj, "native_finish_reason", _decode_str
+        ),
+        matched_stop=_optional_nullable(obj, "matched_stop", _decode_int_or_str),
+        text=_optional_nullable(obj, "text", _decode_str),
+        seed=_optional_nullable(obj, "seed", _decode_int),
+        stop_reason=_optional_nullable(obj, "stop_reason", _decode_int_or_str),
+        token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
+        extra=_extra(obj, _CHAT_COMPLETION_CHOICE_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3942,21 +4931,14 @@ class ModerationResultBody:
     @classmethod
     def from_dict(cls, data: Any) -> ModerationResultBody:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            type=_required(obj, "type", _decode_str),
-            model=_required(obj, "model", _decode_str),
-            flagged=_required(obj, "flagged", _decode_bool),
-            categories=_required(obj, "categories", _decode_map_bool),
-            category_scores=_required(obj, "category_scores", _decode_map_float),
-            category_applied_input_types=_required(
-                obj,
-                "category_applied_input_types",
-                _decode_map_list_ModerationInputType,
-            ),
-            extra=_extra(obj, _MODERATION_RESULT_BODY_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _MODERATION_RESULT_BODY_FIELDS, _MODERATION_RESULT_BODY_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_moderation_result_body(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ModerationResultBody: known keys in spec order, then `extra`."""
@@ -3981,6 +4963,44 @@ _MODERATION_RESULT_BODY_KEYS = frozenset(
         "category_applied_input_types",
     }
 )
+_MODERATION_RESULT_BODY_FIELDS: Final[_Fields] = {
+    "type": ("type", _decode_str, _REJECT),
+    "model": ("model", _decode_str, _REJECT),
+    "flagged": ("flagged", _decode_bool, _REJECT),
+    "categories": ("categories", _decode_map_bool, _REJECT),
+    "category_scores": ("category_scores", _decode_map_float, _REJECT),
+    "category_applied_input_types": (
+        "category_applied_input_types",
+        _decode_map_list_ModerationInputType,
+        _REJECT,
+    ),
+}
+_MODERATION_RESULT_BODY_REQUIRED: Final = (
+    "type",
+    "model",
+    "flagged",
+    "categories",
+    "category_scores",
+    "category_applied_input_types",
+)
+
+
+def _checked_moderation_result_body(data: Any) -> ModerationResultBody:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = ModerationResultBody(
+        type=_required(obj, "type", _decode_str),
+        model=_required(obj, "model", _decode_str),
+        flagged=_required(obj, "flagged", _decode_bool),
+        categories=_required(obj, "categories", _decode_map_bool),
+        category_scores=_required(obj, "category_scores", _decode_map_float),
+        category_applied_input_types=_required(
+            obj, "category_applied_input_types", _decode_map_list_ModerationInputType
+        ),
+        extra=_extra(obj, _MODERATION_RESULT_BODY_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3999,14 +5019,14 @@ class ModerationResults:
     @classmethod
     def from_dict(cls, data: Any) -> ModerationResults:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            type=_required(obj, "type", _decode_ModerationResultsType),
-            model=_required(obj, "model", _decode_str),
-            results=_required(obj, "results", _decode_list_ModerationResultBody),
-            extra=_extra(obj, _MODERATION_RESULTS_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _MODERATION_RESULTS_FIELDS, _MODERATION_RESULTS_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_moderation_results(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ModerationResults: known keys in spec order, then `extra`."""
@@ -4019,6 +5039,29 @@ class ModerationResults:
 
 
 _MODERATION_RESULTS_KEYS = frozenset({"type", "model", "results"})
+_MODERATION_RESULTS_FIELDS: Final[_Fields] = {
+    "type": ("type", _decode_ModerationResultsType, _REJECT),
+    "model": ("model", _decode_str, _REJECT),
+    "results": ("results", _decode_list_ModerationResultBody, _REJECT),
+}
+_MODERATION_RESULTS_REQUIRED: Final = (
+    "type",
+    "model",
+    "results",
+)
+
+
+def _checked_moderation_results(data: Any) -> ModerationResults:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = ModerationResults(
+        type=_required(obj, "type", _decode_ModerationResultsType),
+        model=_required(obj, "model", _decode_str),
+        results=_required(obj, "results", _decode_list_ModerationResultBody),
+        extra=_extra(obj, _MODERATION_RESULTS_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4037,14 +5080,14 @@ class ModerationError:
     @classmethod
     def from_dict(cls, data: Any) -> ModerationError:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            type=_required(obj, "type", _decode_ModerationErrorType),
-            code=_required(obj, "code", _decode_str),
-            message=_required(obj, "message", _decode_str),
-            extra=_extra(obj, _MODERATION_ERROR_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _MODERATION_ERROR_FIELDS, _MODERATION_ERROR_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_moderation_error(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ModerationError: known keys in spec order, then `extra`."""
@@ -4057,6 +5100,29 @@ class ModerationError:
 
 
 _MODERATION_ERROR_KEYS = frozenset({"type", "code", "message"})
+_MODERATION_ERROR_FIELDS: Final[_Fields] = {
+    "type": ("type", _decode_ModerationErrorType, _REJECT),
+    "code": ("code", _decode_str, _REJECT),
+    "message": ("message", _decode_str, _REJECT),
+}
+_MODERATION_ERROR_REQUIRED: Final = (
+    "type",
+    "code",
+    "message",
+)
+
+
+def _checked_moderation_error(data: Any) -> ModerationError:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = ModerationError(
+        type=_required(obj, "type", _decode_ModerationErrorType),
+        code=_required(obj, "code", _decode_str),
+        message=_required(obj, "message", _decode_str),
+        extra=_extra(obj, _MODERATION_ERROR_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4073,15 +5139,12 @@ class Moderation:
     @classmethod
     def from_dict(cls, data: Any) -> Moderation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            input=_required(obj, "input", _decode_ModerationResults_or_ModerationError),
-            output=_required(
-                obj, "output", _decode_ModerationResults_or_ModerationError
-            ),
-            extra=_extra(obj, _MODERATION_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(data, _MODERATION_FIELDS, _MODERATION_REQUIRED)
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_moderation(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Moderation: known keys in spec order, then `extra`."""
@@ -4093,6 +5156,26 @@ class Moderation:
 
 
 _MODERATION_KEYS = frozenset({"input", "output"})
+_MODERATION_FIELDS: Final[_Fields] = {
+    "input": ("input", _decode_ModerationResults_or_ModerationError, _REJECT),
+    "output": ("output", _decode_ModerationResults_or_ModerationError, _REJECT),
+}
+_MODERATION_REQUIRED: Final = (
+    "input",
+    "output",
+)
+
+
+def _checked_moderation(data: Any) -> Moderation:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = Moderation(
+        input=_required(obj, "input", _decode_ModerationResults_or_ModerationError),
+        output=_required(obj, "output", _decode_ModerationResults_or_ModerationError),
+        extra=_extra(obj, _MODERATION_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4113,15 +5196,16 @@ class AzurePromptFilterResult:
     @classmethod
     def from_dict(cls, data: Any) -> AzurePromptFilterResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            prompt_index=_required(obj, "prompt_index", _decode_int),
-            content_filter_results=_optional_nullable(
-                obj, "content_filter_results", AzureContentFilterResults.from_dict
-            ),
-            extra=_extra(obj, _AZURE_PROMPT_FILTER_RESULT_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _AZURE_PROMPT_FILTER_RESULT_FIELDS,
+                _AZURE_PROMPT_FILTER_RESULT_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_azure_prompt_filter_result(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzurePromptFilterResult: known keys in spec order, then `extra`."""
@@ -4138,6 +5222,29 @@ class AzurePromptFilterResult:
 
 
 _AZURE_PROMPT_FILTER_RESULT_KEYS = frozenset({"prompt_index", "content_filter_results"})
+_AZURE_PROMPT_FILTER_RESULT_FIELDS: Final[_Fields] = {
+    "prompt_index": ("prompt_index", _decode_int, _REJECT),
+    "content_filter_results": (
+        "content_filter_results",
+        AzureContentFilterResults.from_dict,
+        _KEEP,
+    ),
+}
+_AZURE_PROMPT_FILTER_RESULT_REQUIRED: Final = ("prompt_index",)
+
+
+def _checked_azure_prompt_filter_result(data: Any) -> AzurePromptFilterResult:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = AzurePromptFilterResult(
+        prompt_index=_required(obj, "prompt_index", _decode_int),
+        content_filter_results=_optional_nullable(
+            obj, "content_filter_results", AzureContentFilterResults.from_dict
+        ),
+        extra=_extra(obj, _AZURE_PROMPT_FILTER_RESULT_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4172,21 +5279,16 @@ class AzureLatencyCheckpoint:
     @classmethod
     def from_dict(cls, data: Any) -> AzureLatencyCheckpoint:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            engine_tbt_ms=_optional_nullable(obj, "engine_tbt_ms", _decode_float),
-            engine_ttft_ms=_optional_nullable(obj, "engine_ttft_ms", _decode_float),
-            engine_ttlt_ms=_optional_nullable(obj, "engine_ttlt_ms", _decode_float),
-            pre_inference_ms=_optional_nullable(obj, "pre_inference_ms", _decode_float),
-            service_tbt_ms=_optional_nullable(obj, "service_tbt_ms", _decode_float),
-            service_ttft_ms=_optional_nullable(obj, "service_ttft_ms", _decode_float),
-            service_ttlt_ms=_optional_nullable(obj, "service_ttlt_ms", _decode_float),
-            user_visible_ttft_ms=_optional_nullable(
-                obj, "user_visible_ttft_ms", _decode_float
-            ),
-            extra=_extra(obj, _AZURE_LATENCY_CHECKPOINT_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _AZURE_LATENCY_CHECKPOINT_FIELDS,
+                _AZURE_LATENCY_CHECKPOINT_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_azure_latency_checkpoint(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureLatencyCheckpoint: known keys in spec order, then `extra`."""
@@ -4223,6 +5325,37 @@ _AZURE_LATENCY_CHECKPOINT_KEYS = frozenset(
         "user_visible_ttft_ms",
     }
 )
+_AZURE_LATENCY_CHECKPOINT_FIELDS: Final[_Fields] = {
+    "engine_tbt_ms": ("engine_tbt_ms", _decode_float, _KEEP),
+    "engine_ttft_ms": ("engine_ttft_ms", _decode_float, _KEEP),
+    "engine_ttlt_ms": ("engine_ttlt_ms", _decode_float, _KEEP),
+    "pre_inference_ms": ("pre_inference_ms", _decode_float, _KEEP),
+    "service_tbt_ms": ("service_tbt_ms", _decode_float, _KEEP),
+    "service_ttft_ms": ("service_ttft_ms", _decode_float, _KEEP),
+    "service_ttlt_ms": ("service_ttlt_ms", _decode_float, _KEEP),
+    "user_visible_ttft_ms": ("user_visible_ttft_ms", _decode_float, _KEEP),
+}
+_AZURE_LATENCY_CHECKPOINT_REQUIRED: Final = ()
+
+
+def _checked_azure_latency_checkpoint(data: Any) -> AzureLatencyCheckpoint:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = AzureLatencyCheckpoint(
+        engine_tbt_ms=_optional_nullable(obj, "engine_tbt_ms", _decode_float),
+        engine_ttft_ms=_optional_nullable(obj, "engine_ttft_ms", _decode_float),
+        engine_ttlt_ms=_optional_nullable(obj, "engine_ttlt_ms", _decode_float),
+        pre_inference_ms=_optional_nullable(obj, "pre_inference_ms", _decode_float),
+        service_tbt_ms=_optional_nullable(obj, "service_tbt_ms", _decode_float),
+        service_ttft_ms=_optional_nullable(obj, "service_ttft_ms", _decode_float),
+        service_ttlt_ms=_optional_nullable(obj, "service_ttlt_ms", _decode_float),
+        user_visible_ttft_ms=_optional_nullable(
+            obj, "user_visible_ttft_ms", _decode_float
+        ),
+        extra=_extra(obj, _AZURE_LATENCY_CHECKPOINT_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4243,14 +5376,12 @@ class AzureRouting:
     @classmethod
     def from_dict(cls, data: Any) -> AzureRouting:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            serving_pipereplica=_optional_nullable(
-                obj, "serving_pipereplica", _decode_str
-            ),
-            extra=_extra(obj, _AZURE_ROUTING_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(data, _AZURE_ROUTING_FIELDS, _AZURE_ROUTING_REQUIRED)
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_azure_routing(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureRouting: known keys in spec order, then `extra`."""
@@ -4262,6 +5393,21 @@ class AzureRouting:
 
 
 _AZURE_ROUTING_KEYS = frozenset({"serving_pipereplica"})
+_AZURE_ROUTING_FIELDS: Final[_Fields] = {
+    "serving_pipereplica": ("serving_pipereplica", _decode_str, _KEEP),
+}
+_AZURE_ROUTING_REQUIRED: Final = ()
+
+
+def _checked_azure_routing(data: Any) -> AzureRouting:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = AzureRouting(
+        serving_pipereplica=_optional_nullable(obj, "serving_pipereplica", _decode_str),
+        extra=_extra(obj, _AZURE_ROUTING_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4282,13 +5428,14 @@ class GroqModelUsage:
     @classmethod
     def from_dict(cls, data: Any) -> GroqModelUsage:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            model=_required(obj, "model", _decode_str),
-            usage=_required(obj, "usage", CompletionUsage.from_dict),
-            extra=_extra(obj, _GROQ_MODEL_USAGE_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _GROQ_MODEL_USAGE_FIELDS, _GROQ_MODEL_USAGE_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_groq_model_usage(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqModelUsage: known keys in spec order, then `extra`."""
@@ -4300,6 +5447,26 @@ class GroqModelUsage:
 
 
 _GROQ_MODEL_USAGE_KEYS = frozenset({"model", "usage"})
+_GROQ_MODEL_USAGE_FIELDS: Final[_Fields] = {
+    "model": ("model", _decode_str, _REJECT),
+    "usage": ("usage", CompletionUsage.from_dict, _REJECT),
+}
+_GROQ_MODEL_USAGE_REQUIRED: Final = (
+    "model",
+    "usage",
+)
+
+
+def _checked_groq_model_usage(data: Any) -> GroqModelUsage:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = GroqModelUsage(
+        model=_required(obj, "model", _decode_str),
+        usage=_required(obj, "usage", CompletionUsage.from_dict),
+        extra=_extra(obj, _GROQ_MODEL_USAGE_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4318,12 +5485,14 @@ class GroqUsageBreakdown:
     @classmethod
     def from_dict(cls, data: Any) -> GroqUsageBreakdown:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            models=_required(obj, "models", _decode_list_GroqModelUsage),
-            extra=_extra(obj, _GROQ_USAGE_BREAKDOWN_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _GROQ_USAGE_BREAKDOWN_FIELDS, _GROQ_USAGE_BREAKDOWN_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_groq_usage_breakdown(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqUsageBreakdown: known keys in spec order, then `extra`."""
@@ -4334,6 +5503,21 @@ class GroqUsageBreakdown:
 
 
 _GROQ_USAGE_BREAKDOWN_KEYS = frozenset({"models"})
+_GROQ_USAGE_BREAKDOWN_FIELDS: Final[_Fields] = {
+    "models": ("models", _decode_list_GroqModelUsage, _REJECT),
+}
+_GROQ_USAGE_BREAKDOWN_REQUIRED: Final = ("models",)
+
+
+def _checked_groq_usage_breakdown(data: Any) -> GroqUsageBreakdown:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = GroqUsageBreakdown(
+        models=_required(obj, "models", _decode_list_GroqModelUsage),
+        extra=_extra(obj, _GROQ_USAGE_BREAKDOWN_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4358,19 +5542,12 @@ class GroqDebug:
     @classmethod
     def from_dict(cls, data: Any) -> GroqDebug:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            input_token_ids=_optional_nullable(
-                obj, "input_token_ids", _decode_list_int
-            ),
-            input_tokens=_optional_nullable(obj, "input_tokens", _decode_list_str),
-            output_token_ids=_optional_nullable(
-                obj, "output_token_ids", _decode_list_int
-            ),
-            output_tokens=_optional_nullable(obj, "output_tokens", _decode_list_str),
-            extra=_extra(obj, _GROQ_DEBUG_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(data, _GROQ_DEBUG_FIELDS, _GROQ_DEBUG_REQUIRED)
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_groq_debug(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqDebug: known keys in spec order, then `extra`."""
@@ -4390,6 +5567,27 @@ class GroqDebug:
 _GROQ_DEBUG_KEYS = frozenset(
     {"input_token_ids", "input_tokens", "output_token_ids", "output_tokens"}
 )
+_GROQ_DEBUG_FIELDS: Final[_Fields] = {
+    "input_token_ids": ("input_token_ids", _decode_list_int, _KEEP),
+    "input_tokens": ("input_tokens", _decode_list_str, _KEEP),
+    "output_token_ids": ("output_token_ids", _decode_list_int, _KEEP),
+    "output_tokens": ("output_tokens", _decode_list_str, _KEEP),
+}
+_GROQ_DEBUG_REQUIRED: Final = ()
+
+
+def _checked_groq_debug(data: Any) -> GroqDebug:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = GroqDebug(
+        input_token_ids=_optional_nullable(obj, "input_token_ids", _decode_list_int),
+        input_tokens=_optional_nullable(obj, "input_tokens", _decode_list_str),
+        output_token_ids=_optional_nullable(obj, "output_token_ids", _decode_list_int),
+        output_tokens=_optional_nullable(obj, "output_tokens", _decode_list_str),
+        extra=_extra(obj, _GROQ_DEBUG_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4420,19 +5618,12 @@ class GroqXGroq:
     @classmethod
     def from_dict(cls, data: Any) -> GroqXGroq:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            id=_optional_nullable(obj, "id", _decode_str),
-            seed=_optional_nullable(obj, "seed", _decode_int),
-            usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
-            usage_breakdown=_optional_nullable(
-                obj, "usage_breakdown", GroqUsageBreakdown.from_dict
-            ),
-            error=_optional_nullable(obj, "error", _decode_str),
-            debug=_optional_nullable(obj, "debug", GroqDebug.from_dict),
-            extra=_extra(obj, _GROQ_X_GROQ_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(data, _GROQ_X_GROQ_FIELDS, _GROQ_X_GROQ_REQUIRED)
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_groq_x_groq(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqXGroq: known keys in spec order, then `extra`."""
@@ -4458,6 +5649,33 @@ class GroqXGroq:
 _GROQ_X_GROQ_KEYS = frozenset(
     {"id", "seed", "usage", "usage_breakdown", "error", "debug"}
 )
+_GROQ_X_GROQ_FIELDS: Final[_Fields] = {
+    "id": ("id", _decode_str, _KEEP),
+    "seed": ("seed", _decode_int, _KEEP),
+    "usage": ("usage", CompletionUsage.from_dict, _KEEP),
+    "usage_breakdown": ("usage_breakdown", GroqUsageBreakdown.from_dict, _KEEP),
+    "error": ("error", _decode_str, _KEEP),
+    "debug": ("debug", GroqDebug.from_dict, _KEEP),
+}
+_GROQ_X_GROQ_REQUIRED: Final = ()
+
+
+def _checked_groq_x_groq(data: Any) -> GroqXGroq:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = GroqXGroq(
+        id=_optional_nullable(obj, "id", _decode_str),
+        seed=_optional_nullable(obj, "seed", _decode_int),
+        usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
+        usage_breakdown=_optional_nullable(
+            obj, "usage_breakdown", GroqUsageBreakdown.from_dict
+        ),
+        error=_optional_nullable(obj, "error", _decode_str),
+        debug=_optional_nullable(obj, "debug", GroqDebug.from_dict),
+        extra=_extra(obj, _GROQ_X_GROQ_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4519,33 +5737,14 @@ class LlamaCppTimings:
     @classmethod
     def from_dict(cls, data: Any) -> LlamaCppTimings:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            cache_n=_optional_nullable(obj, "cache_n", _decode_int),
-            prompt_n=_optional_nullable(obj, "prompt_n", _decode_int),
-            prompt_ms=_optional_nullable(obj, "prompt_ms", _decode_float),
-            prompt_per_token_ms=_optional_nullable(
-                obj, "prompt_per_token_ms", _decode_float
-            ),
-            prompt_per_second=_optional_nullable(
-                obj, "prompt_per_second", _decode_float
-            ),
-            predicted_n=_optional_nullable(obj, "predicted_n", _decode_int),
-            predicted_ms=_optional_nullable(obj, "predicted_ms", _decode_float),
-            predicted_per_token_ms=_optional_nullable(
-                obj, "predicted_per_token_ms", _decode_float
-            ),
-            predicted_per_second=_optional_nullable(
-                obj, "predicted_per_second", _decode_float
-            ),
-            draft_n=_optional_nullable(obj, "draft_n", _decode_int),
-            draft_n_accepted=_optional_nullable(obj, "draft_n_accepted", _decode_int),
-            peak_memory=_optional_nullable(obj, "peak_memory", _decode_float),
-            draft_kind=_optional_nullable(obj, "draft_kind", _decode_str),
-            draft_rounds=_optional_nullable(obj, "draft_rounds", _decode_int),
-            extra=_extra(obj, _LLAMA_CPP_TIMINGS_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _LLAMA_CPP_TIMINGS_FIELDS, _LLAMA_CPP_TIMINGS_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_llama_cpp_timings(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this LlamaCppTimings: known keys in spec order, then `extra`."""
@@ -4600,6 +5799,53 @@ _LLAMA_CPP_TIMINGS_KEYS = frozenset(
         "draft_rounds",
     }
 )
+_LLAMA_CPP_TIMINGS_FIELDS: Final[_Fields] = {
+    "cache_n": ("cache_n", _decode_int, _KEEP),
+    "prompt_n": ("prompt_n", _decode_int, _KEEP),
+    "prompt_ms": ("prompt_ms", _decode_float, _KEEP),
+    "prompt_per_token_ms": ("prompt_per_token_ms", _decode_float, _KEEP),
+    "prompt_per_second": ("prompt_per_second", _decode_float, _KEEP),
+    "predicted_n": ("predicted_n", _decode_int, _KEEP),
+    "predicted_ms": ("predicted_ms", _decode_float, _KEEP),
+    "predicted_per_token_ms": ("predicted_per_token_ms", _decode_float, _KEEP),
+    "predicted_per_second": ("predicted_per_second", _decode_float, _KEEP),
+    "draft_n": ("draft_n", _decode_int, _KEEP),
+    "draft_n_accepted": ("draft_n_accepted", _decode_int, _KEEP),
+    "peak_memory": ("peak_memory", _decode_float, _KEEP),
+    "draft_kind": ("draft_kind", _decode_str, _KEEP),
+    "draft_rounds": ("draft_rounds", _decode_int, _KEEP),
+}
+_LLAMA_CPP_TIMINGS_REQUIRED: Final = ()
+
+
+def _checked_llama_cpp_timings(data: Any) -> LlamaCppTimings:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = LlamaCppTimings(
+        cache_n=_optional_nullable(obj, "cache_n", _decode_int),
+        prompt_n=_optional_nullable(obj, "prompt_n", _decode_int),
+        prompt_ms=_optional_nullable(obj, "prompt_ms", _decode_float),
+        prompt_per_token_ms=_optional_nullable(
+            obj, "prompt_per_token_ms", _decode_float
+        ),
+        prompt_per_second=_optional_nullable(obj, "prompt_per_second", _decode_float),
+        predicted_n=_optional_nullable(obj, "predicted_n", _decode_int),
+        predicted_ms=_optional_nullable(obj, "predicted_ms", _decode_float),
+        predicted_per_token_ms=_optional_nullable(
+            obj, "predicted_per_token_ms", _decode_float
+        ),
+        predicted_per_second=_optional_nullable(
+            obj, "predicted_per_second", _decode_float
+        ),
+        draft_n=_optional_nullable(obj, "draft_n", _decode_int),
+        draft_n_accepted=_optional_nullable(obj, "draft_n_accepted", _decode_int),
+        peak_memory=_optional_nullable(obj, "peak_memory", _decode_float),
+        draft_kind=_optional_nullable(obj, "draft_kind", _decode_str),
+        draft_rounds=_optional_nullable(obj, "draft_rounds", _decode_int),
+        extra=_extra(obj, _LLAMA_CPP_TIMINGS_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4620,13 +5866,14 @@ class NovitaSlaMetrics:
     @classmethod
     def from_dict(cls, data: Any) -> NovitaSlaMetrics:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            ttft_ms=_optional_nullable(obj, "ttft_ms", _decode_float),
-            ts_us=_optional_nullable(obj, "ts_us", _decode_int),
-            extra=_extra(obj, _NOVITA_SLA_METRICS_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _NOVITA_SLA_METRICS_FIELDS, _NOVITA_SLA_METRICS_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_novita_sla_metrics(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NovitaSlaMetrics: known keys in spec order, then `extra`."""
@@ -4640,6 +5887,23 @@ class NovitaSlaMetrics:
 
 
 _NOVITA_SLA_METRICS_KEYS = frozenset({"ttft_ms", "ts_us"})
+_NOVITA_SLA_METRICS_FIELDS: Final[_Fields] = {
+    "ttft_ms": ("ttft_ms", _decode_float, _KEEP),
+    "ts_us": ("ts_us", _decode_int, _KEEP),
+}
+_NOVITA_SLA_METRICS_REQUIRED: Final = ()
+
+
+def _checked_novita_sla_metrics(data: Any) -> NovitaSlaMetrics:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = NovitaSlaMetrics(
+        ttft_ms=_optional_nullable(obj, "ttft_ms", _decode_float),
+        ts_us=_optional_nullable(obj, "ts_us", _decode_int),
+        extra=_extra(obj, _NOVITA_SLA_METRICS_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4668,15 +5932,14 @@ class NvExtWorkerId:
     @classmethod
     def from_dict(cls, data: Any) -> NvExtWorkerId:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            prefill_worker_id=_optional_nullable(obj, "prefill_worker_id", _decode_int),
-            prefill_dp_rank=_optional_nullable(obj, "prefill_dp_rank", _decode_int),
-            decode_worker_id=_optional_nullable(obj, "decode_worker_id", _decode_int),
-            decode_dp_rank=_optional_nullable(obj, "decode_dp_rank", _decode_int),
-            extra=_extra(obj, _NV_EXT_WORKER_ID_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _NV_EXT_WORKER_ID_FIELDS, _NV_EXT_WORKER_ID_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_nv_ext_worker_id(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExtWorkerId: known keys in spec order, then `extra`."""
@@ -4696,6 +5959,27 @@ class NvExtWorkerId:
 _NV_EXT_WORKER_ID_KEYS = frozenset(
     {"prefill_worker_id", "prefill_dp_rank", "decode_worker_id", "decode_dp_rank"}
 )
+_NV_EXT_WORKER_ID_FIELDS: Final[_Fields] = {
+    "prefill_worker_id": ("prefill_worker_id", _decode_int, _KEEP),
+    "prefill_dp_rank": ("prefill_dp_rank", _decode_int, _KEEP),
+    "decode_worker_id": ("decode_worker_id", _decode_int, _KEEP),
+    "decode_dp_rank": ("decode_dp_rank", _decode_int, _KEEP),
+}
+_NV_EXT_WORKER_ID_REQUIRED: Final = ()
+
+
+def _checked_nv_ext_worker_id(data: Any) -> NvExtWorkerId:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = NvExtWorkerId(
+        prefill_worker_id=_optional_nullable(obj, "prefill_worker_id", _decode_int),
+        prefill_dp_rank=_optional_nullable(obj, "prefill_dp_rank", _decode_int),
+        decode_worker_id=_optional_nullable(obj, "decode_worker_id", _decode_int),
+        decode_dp_rank=_optional_nullable(obj, "decode_dp_rank", _decode_int),
+        extra=_extra(obj, _NV_EXT_WORKER_ID_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4724,21 +6008,12 @@ class NvExtTiming:
     @classmethod
     def from_dict(cls, data: Any) -> NvExtTiming:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            request_received_ms=_optional_nullable(
-                obj, "request_received_ms", _decode_int
-            ),
-            prefill_wait_time_ms=_optional_nullable(
-                obj, "prefill_wait_time_ms", _decode_float
-            ),
-            prefill_time_ms=_optional_nullable(obj, "prefill_time_ms", _decode_float),
-            ttft_ms=_optional_nullable(obj, "ttft_ms", _decode_float),
-            total_time_ms=_optional_nullable(obj, "total_time_ms", _decode_float),
-            kv_hit_rate=_optional_nullable(obj, "kv_hit_rate", _decode_float),
-            extra=_extra(obj, _NV_EXT_TIMING_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(data, _NV_EXT_TIMING_FIELDS, _NV_EXT_TIMING_REQUIRED)
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_nv_ext_timing(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExtTiming: known keys in spec order, then `extra`."""
@@ -4769,6 +6044,33 @@ _NV_EXT_TIMING_KEYS = frozenset(
         "kv_hit_rate",
     }
 )
+_NV_EXT_TIMING_FIELDS: Final[_Fields] = {
+    "request_received_ms": ("request_received_ms", _decode_int, _KEEP),
+    "prefill_wait_time_ms": ("prefill_wait_time_ms", _decode_float, _KEEP),
+    "prefill_time_ms": ("prefill_time_ms", _decode_float, _KEEP),
+    "ttft_ms": ("ttft_ms", _decode_float, _KEEP),
+    "total_time_ms": ("total_time_ms", _decode_float, _KEEP),
+    "kv_hit_rate": ("kv_hit_rate", _decode_float, _KEEP),
+}
+_NV_EXT_TIMING_REQUIRED: Final = ()
+
+
+def _checked_nv_ext_timing(data: Any) -> NvExtTiming:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = NvExtTiming(
+        request_received_ms=_optional_nullable(obj, "request_received_ms", _decode_int),
+        prefill_wait_time_ms=_optional_nullable(
+            obj, "prefill_wait_time_ms", _decode_float
+        ),
+        prefill_time_ms=_optional_nullable(obj, "prefill_time_ms", _decode_float),
+        ttft_ms=_optional_nullable(obj, "ttft_ms", _decode_float),
+        total_time_ms=_optional_nullable(obj, "total_time_ms", _decode_float),
+        kv_hit_rate=_optional_nullable(obj, "kv_hit_rate", _decode_float),
+        extra=_extra(obj, _NV_EXT_TIMING_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4812,23 +6114,12 @@ class NvExt:
     @classmethod
     def from_dict(cls, data: Any) -> NvExt:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            worker_id=_optional_nullable(obj, "worker_id", NvExtWorkerId.from_dict),
-            timing=_optional_nullable(obj, "timing", NvExtTiming.from_dict),
-            token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
-            routed_experts=_optional_nullable(obj, "routed_experts", _decode_any),
-            engine_data=_optional_nullable(obj, "engine_data", _decode_any),
-            stop_reason=_optional_nullable(obj, "stop_reason", _decode_int_or_str),
-            completion_token_ids=_optional_nullable(
-                obj, "completion_token_ids", _decode_list_int
-            ),
-            prompt_logprobs=_optional_nullable(
-                obj, "prompt_logprobs", _decode_list_any
-            ),
-            extra=_extra(obj, _NV_EXT_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(data, _NV_EXT_FIELDS, _NV_EXT_REQUIRED)
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_nv_ext(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExt: known keys in spec order, then `extra`."""
@@ -4867,6 +6158,37 @@ _NV_EXT_KEYS = frozenset(
         "prompt_logprobs",
     }
 )
+_NV_EXT_FIELDS: Final[_Fields] = {
+    "worker_id": ("worker_id", NvExtWorkerId.from_dict, _KEEP),
+    "timing": ("timing", NvExtTiming.from_dict, _KEEP),
+    "token_ids": ("token_ids", _decode_list_int, _KEEP),
+    "routed_experts": ("routed_experts", _decode_any, _KEEP),
+    "engine_data": ("engine_data", _decode_any, _KEEP),
+    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP),
+    "completion_token_ids": ("completion_token_ids", _decode_list_int, _KEEP),
+    "prompt_logprobs": ("prompt_logprobs", _decode_list_any, _KEEP),
+}
+_NV_EXT_REQUIRED: Final = ()
+
+
+def _checked_nv_ext(data: Any) -> NvExt:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = NvExt(
+        worker_id=_optional_nullable(obj, "worker_id", NvExtWorkerId.from_dict),
+        timing=_optional_nullable(obj, "timing", NvExtTiming.from_dict),
+        token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
+        routed_experts=_optional_nullable(obj, "routed_experts", _decode_any),
+        engine_data=_optional_nullable(obj, "engine_data", _decode_any),
+        stop_reason=_optional_nullable(obj, "stop_reason", _decode_int_or_str),
+        completion_token_ids=_optional_nullable(
+            obj, "completion_token_ids", _decode_list_int
+        ),
+        prompt_logprobs=_optional_nullable(obj, "prompt_logprobs", _decode_list_any),
+        extra=_extra(obj, _NV_EXT_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4896,16 +6218,14 @@ class OpenRouterError:
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterError:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            message=_required(obj, "message", _decode_str),
-            code=_optional_nullable(obj, "code", _decode_int_or_str),
-            type=_optional_nullable(obj, "type", _decode_str),
-            param=_optional_nullable(obj, "param", _decode_any),
-            metadata=_optional_nullable(obj, "metadata", _decode_map_any),
-            extra=_extra(obj, _OPEN_ROUTER_ERROR_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _OPEN_ROUTER_ERROR_FIELDS, _OPEN_ROUTER_ERROR_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_open_router_error(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterError: known keys in spec order, then `extra`."""
@@ -4924,6 +6244,29 @@ class OpenRouterError:
 
 
 _OPEN_ROUTER_ERROR_KEYS = frozenset({"message", "code", "type", "param", "metadata"})
+_OPEN_ROUTER_ERROR_FIELDS: Final[_Fields] = {
+    "message": ("message", _decode_str, _REJECT),
+    "code": ("code", _decode_int_or_str, _KEEP),
+    "type": ("type", _decode_str, _KEEP),
+    "param": ("param", _decode_any, _KEEP),
+    "metadata": ("metadata", _decode_map_any, _KEEP),
+}
+_OPEN_ROUTER_ERROR_REQUIRED: Final = ("message",)
+
+
+def _checked_open_router_error(data: Any) -> OpenRouterError:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = OpenRouterError(
+        message=_required(obj, "message", _decode_str),
+        code=_optional_nullable(obj, "code", _decode_int_or_str),
+        type=_optional_nullable(obj, "type", _decode_str),
+        param=_optional_nullable(obj, "param", _decode_any),
+        metadata=_optional_nullable(obj, "metadata", _decode_map_any),
+        extra=_extra(obj, _OPEN_ROUTER_ERROR_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4954,18 +6297,16 @@ class PerplexitySearchResult:
     @classmethod
     def from_dict(cls, data: Any) -> PerplexitySearchResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            id=_optional_nullable(obj, "id", _decode_int),
-            title=_optional_nullable(obj, "title", _decode_str),
-            url=_optional_nullable(obj, "url", _decode_str),
-            snippet=_optional_nullable(obj, "snippet", _decode_str),
-            date=_optional_nullable(obj, "date", _decode_str),
-            last_updated=_optional_nullable(obj, "last_updated", _decode_str),
-            source=_optional_nullable(obj, "source", _decode_str),
-            extra=_extra(obj, _PERPLEXITY_SEARCH_RESULT_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _PERPLEXITY_SEARCH_RESULT_FIELDS,
+                _PERPLEXITY_SEARCH_RESULT_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_perplexity_search_result(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PerplexitySearchResult: known keys in spec order, then `extra`."""
@@ -4991,6 +6332,33 @@ class PerplexitySearchResult:
 _PERPLEXITY_SEARCH_RESULT_KEYS = frozenset(
     {"id", "title", "url", "snippet", "date", "last_updated", "source"}
 )
+_PERPLEXITY_SEARCH_RESULT_FIELDS: Final[_Fields] = {
+    "id": ("id", _decode_int, _KEEP),
+    "title": ("title", _decode_str, _KEEP),
+    "url": ("url", _decode_str, _KEEP),
+    "snippet": ("snippet", _decode_str, _KEEP),
+    "date": ("date", _decode_str, _KEEP),
+    "last_updated": ("last_updated", _decode_str, _KEEP),
+    "source": ("source", _decode_str, _KEEP),
+}
+_PERPLEXITY_SEARCH_RESULT_REQUIRED: Final = ()
+
+
+def _checked_perplexity_search_result(data: Any) -> PerplexitySearchResult:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = PerplexitySearchResult(
+        id=_optional_nullable(obj, "id", _decode_int),
+        title=_optional_nullable(obj, "title", _decode_str),
+        url=_optional_nullable(obj, "url", _decode_str),
+        snippet=_optional_nullable(obj, "snippet", _decode_str),
+        date=_optional_nullable(obj, "date", _decode_str),
+        last_updated=_optional_nullable(obj, "last_updated", _decode_str),
+        source=_optional_nullable(obj, "source", _decode_str),
+        extra=_extra(obj, _PERPLEXITY_SEARCH_RESULT_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5017,15 +6385,16 @@ class SglangCachedTokensDetails:
     @classmethod
     def from_dict(cls, data: Any) -> SglangCachedTokensDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            device=_optional_nullable(obj, "device", _decode_int),
-            host=_optional_nullable(obj, "host", _decode_int),
-            storage=_optional_nullable(obj, "storage", _decode_int),
-            storage_backend=_optional_nullable(obj, "storage_backend", _decode_str),
-            extra=_extra(obj, _SGLANG_CACHED_TOKENS_DETAILS_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _SGLANG_CACHED_TOKENS_DETAILS_FIELDS,
+                _SGLANG_CACHED_TOKENS_DETAILS_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_sglang_cached_tokens_details(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this SglangCachedTokensDetails: known keys in spec order, then `extra`."""
@@ -5045,6 +6414,27 @@ class SglangCachedTokensDetails:
 _SGLANG_CACHED_TOKENS_DETAILS_KEYS = frozenset(
     {"device", "host", "storage", "storage_backend"}
 )
+_SGLANG_CACHED_TOKENS_DETAILS_FIELDS: Final[_Fields] = {
+    "device": ("device", _decode_int, _KEEP),
+    "host": ("host", _decode_int, _KEEP),
+    "storage": ("storage", _decode_int, _KEEP),
+    "storage_backend": ("storage_backend", _decode_str, _KEEP),
+}
+_SGLANG_CACHED_TOKENS_DETAILS_REQUIRED: Final = ()
+
+
+def _checked_sglang_cached_tokens_details(data: Any) -> SglangCachedTokensDetails:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = SglangCachedTokensDetails(
+        device=_optional_nullable(obj, "device", _decode_int),
+        host=_optional_nullable(obj, "host", _decode_int),
+        storage=_optional_nullable(obj, "storage", _decode_int),
+        storage_backend=_optional_nullable(obj, "storage_backend", _decode_str),
+        extra=_extra(obj, _SGLANG_CACHED_TOKENS_DETAILS_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5067,15 +6457,12 @@ class SglangSglExt:
     @classmethod
     def from_dict(cls, data: Any) -> SglangSglExt:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            routed_experts=_optional_nullable(obj, "routed_experts", _decode_str),
-            cached_tokens_details=_optional_nullable(
-                obj, "cached_tokens_details", SglangCachedTokensDetails.from_dict
-            ),
-            extra=_extra(obj, _SGLANG_SGL_EXT_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(data, _SGLANG_SGL_EXT_FIELDS, _SGLANG_SGL_EXT_REQUIRED)
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_sglang_sgl_ext(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this SglangSglExt: known keys in spec order, then `extra`."""
@@ -5093,6 +6480,29 @@ class SglangSglExt:
 
 
 _SGLANG_SGL_EXT_KEYS = frozenset({"routed_experts", "cached_tokens_details"})
+_SGLANG_SGL_EXT_FIELDS: Final[_Fields] = {
+    "routed_experts": ("routed_experts", _decode_str, _KEEP),
+    "cached_tokens_details": (
+        "cached_tokens_details",
+        SglangCachedTokensDetails.from_dict,
+        _KEEP,
+    ),
+}
+_SGLANG_SGL_EXT_REQUIRED: Final = ()
+
+
+def _checked_sglang_sgl_ext(data: Any) -> SglangSglExt:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = SglangSglExt(
+        routed_experts=_optional_nullable(obj, "routed_experts", _decode_str),
+        cached_tokens_details=_optional_nullable(
+            obj, "cached_tokens_details", SglangCachedTokensDetails.from_dict
+        ),
+        extra=_extra(obj, _SGLANG_SGL_EXT_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5111,12 +6521,14 @@ class TogetherWarning:
     @classmethod
     def from_dict(cls, data: Any) -> TogetherWarning:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            message=_required(obj, "message", _decode_str),
-            extra=_extra(obj, _TOGETHER_WARNING_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _TOGETHER_WARNING_FIELDS, _TOGETHER_WARNING_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_together_warning(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this TogetherWarning: known keys in spec order, then `extra`."""
@@ -5127,6 +6539,21 @@ class TogetherWarning:
 
 
 _TOGETHER_WARNING_KEYS = frozenset({"message"})
+_TOGETHER_WARNING_FIELDS: Final[_Fields] = {
+    "message": ("message", _decode_str, _REJECT),
+}
+_TOGETHER_WARNING_REQUIRED: Final = ("message",)
+
+
+def _checked_together_warning(data: Any) -> TogetherWarning:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = TogetherWarning(
+        message=_required(obj, "message", _decode_str),
+        extra=_extra(obj, _TOGETHER_WARNING_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5162,32 +6589,16 @@ class VllmSpeculativeDecodingMetrics:
     @classmethod
     def from_dict(cls, data: Any) -> VllmSpeculativeDecodingMetrics:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            mean_acceptance_length=_optional_nullable(
-                obj, "mean_acceptance_length", _decode_float
-            ),
-            draft_acceptance_rate=_optional_nullable(
-                obj, "draft_acceptance_rate", _decode_float
-            ),
-            acceptance_histogram=_optional_nullable(
-                obj, "acceptance_histogram", _decode_list_int
-            ),
-            num_spec_steps=_optional_nullable(obj, "num_spec_steps", _decode_int),
-            num_accepted_draft_tokens=_optional_nullable(
-                obj, "num_accepted_draft_tokens", _decode_int
-            ),
-            num_draft_tokens=_optional_nullable(obj, "num_draft_tokens", _decode_int),
-            num_spec_tokens=_optional_nullable(obj, "num_spec_tokens", _decode_int),
-            per_step_accepted=_optional_nullable(
-                obj, "per_step_accepted", _decode_list_int
-            ),
-            per_step_drafted=_optional_nullable(
-                obj, "per_step_drafted", _decode_list_int
-            ),
-            extra=_extra(obj, _VLLM_SPECULATIVE_DECODING_METRICS_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _VLLM_SPECULATIVE_DECODING_METRICS_FIELDS,
+                _VLLM_SPECULATIVE_DECODING_METRICS_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_vllm_speculative_decoding_metrics(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this VllmSpeculativeDecodingMetrics: known keys in spec order, then `extra`."""
@@ -5227,6 +6638,49 @@ _VLLM_SPECULATIVE_DECODING_METRICS_KEYS = frozenset(
         "per_step_drafted",
     }
 )
+_VLLM_SPECULATIVE_DECODING_METRICS_FIELDS: Final[_Fields] = {
+    "mean_acceptance_length": ("mean_acceptance_length", _decode_float, _KEEP),
+    "draft_acceptance_rate": ("draft_acceptance_rate", _decode_float, _KEEP),
+    "acceptance_histogram": ("acceptance_histogram", _decode_list_int, _KEEP),
+    "num_spec_steps": ("num_spec_steps", _decode_int, _KEEP),
+    "num_accepted_draft_tokens": ("num_accepted_draft_tokens", _decode_int, _KEEP),
+    "num_draft_tokens": ("num_draft_tokens", _decode_int, _KEEP),
+    "num_spec_tokens": ("num_spec_tokens", _decode_int, _KEEP),
+    "per_step_accepted": ("per_step_accepted", _decode_list_int, _KEEP),
+    "per_step_drafted": ("per_step_drafted", _decode_list_int, _KEEP),
+}
+_VLLM_SPECULATIVE_DECODING_METRICS_REQUIRED: Final = ()
+
+
+def _checked_vllm_speculative_decoding_metrics(
+    data: Any,
+) -> VllmSpeculativeDecodingMetrics:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = VllmSpeculativeDecodingMetrics(
+        mean_acceptance_length=_optional_nullable(
+            obj, "mean_acceptance_length", _decode_float
+        ),
+        draft_acceptance_rate=_optional_nullable(
+            obj, "draft_acceptance_rate", _decode_float
+        ),
+        acceptance_histogram=_optional_nullable(
+            obj, "acceptance_histogram", _decode_list_int
+        ),
+        num_spec_steps=_optional_nullable(obj, "num_spec_steps", _decode_int),
+        num_accepted_draft_tokens=_optional_nullable(
+            obj, "num_accepted_draft_tokens", _decode_int
+        ),
+        num_draft_tokens=_optional_nullable(obj, "num_draft_tokens", _decode_int),
+        num_spec_tokens=_optional_nullable(obj, "num_spec_tokens", _decode_int),
+        per_step_accepted=_optional_nullable(
+            obj, "per_step_accepted", _decode_list_int
+        ),
+        per_step_drafted=_optional_nullable(obj, "per_step_drafted", _decode_list_int),
+        extra=_extra(obj, _VLLM_SPECULATIVE_DECODING_METRICS_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5257,25 +6711,14 @@ class VllmRequestMetrics:
     @classmethod
     def from_dict(cls, data: Any) -> VllmRequestMetrics:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            time_to_first_token_ms=_optional_nullable(
-                obj, "time_to_first_token_ms", _decode_float
-            ),
-            generation_time_ms=_optional_nullable(
-                obj, "generation_time_ms", _decode_float
-            ),
-            queue_time_ms=_optional_nullable(obj, "queue_time_ms", _decode_float),
-            mean_itl_ms=_optional_nullable(obj, "mean_itl_ms", _decode_float),
-            tokens_per_second=_optional_nullable(
-                obj, "tokens_per_second", _decode_float
-            ),
-            speculative_decoding=_optional_nullable(
-                obj, "speculative_decoding", VllmSpeculativeDecodingMetrics.from_dict
-            ),
-            extra=_extra(obj, _VLLM_REQUEST_METRICS_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _VLLM_REQUEST_METRICS_FIELDS, _VLLM_REQUEST_METRICS_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_vllm_request_metrics(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this VllmRequestMetrics: known keys in spec order, then `extra`."""
@@ -5310,6 +6753,39 @@ _VLLM_REQUEST_METRICS_KEYS = frozenset(
         "speculative_decoding",
     }
 )
+_VLLM_REQUEST_METRICS_FIELDS: Final[_Fields] = {
+    "time_to_first_token_ms": ("time_to_first_token_ms", _decode_float, _KEEP),
+    "generation_time_ms": ("generation_time_ms", _decode_float, _KEEP),
+    "queue_time_ms": ("queue_time_ms", _decode_float, _KEEP),
+    "mean_itl_ms": ("mean_itl_ms", _decode_float, _KEEP),
+    "tokens_per_second": ("tokens_per_second", _decode_float, _KEEP),
+    "speculative_decoding": (
+        "speculative_decoding",
+        VllmSpeculativeDecodingMetrics.from_dict,
+        _KEEP,
+    ),
+}
+_VLLM_REQUEST_METRICS_REQUIRED: Final = ()
+
+
+def _checked_vllm_request_metrics(data: Any) -> VllmRequestMetrics:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = VllmRequestMetrics(
+        time_to_first_token_ms=_optional_nullable(
+            obj, "time_to_first_token_ms", _decode_float
+        ),
+        generation_time_ms=_optional_nullable(obj, "generation_time_ms", _decode_float),
+        queue_time_ms=_optional_nullable(obj, "queue_time_ms", _decode_float),
+        mean_itl_ms=_optional_nullable(obj, "mean_itl_ms", _decode_float),
+        tokens_per_second=_optional_nullable(obj, "tokens_per_second", _decode_float),
+        speculative_decoding=_optional_nullable(
+            obj, "speculative_decoding", VllmSpeculativeDecodingMetrics.from_dict
+        ),
+        extra=_extra(obj, _VLLM_REQUEST_METRICS_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5340,18 +6816,14 @@ class ZaiWebSearchResult:
     @classmethod
     def from_dict(cls, data: Any) -> ZaiWebSearchResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            title=_optional_nullable(obj, "title", _decode_str),
-            content=_optional_nullable(obj, "content", _decode_str),
-            link=_optional_nullable(obj, "link", _decode_str),
-            media=_optional_nullable(obj, "media", _decode_str),
-            icon=_optional_nullable(obj, "icon", _decode_str),
-            refer=_optional_nullable(obj, "refer", _decode_str),
-            publish_date=_optional_nullable(obj, "publish_date", _decode_str),
-            extra=_extra(obj, _ZAI_WEB_SEARCH_RESULT_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _ZAI_WEB_SEARCH_RESULT_FIELDS, _ZAI_WEB_SEARCH_RESULT_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_zai_web_search_result(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ZaiWebSearchResult: known keys in spec order, then `extra`."""
@@ -5377,6 +6849,33 @@ class ZaiWebSearchResult:
 _ZAI_WEB_SEARCH_RESULT_KEYS = frozenset(
     {"title", "content", "link", "media", "icon", "refer", "publish_date"}
 )
+_ZAI_WEB_SEARCH_RESULT_FIELDS: Final[_Fields] = {
+    "title": ("title", _decode_str, _KEEP),
+    "content": ("content", _decode_str, _KEEP),
+    "link": ("link", _decode_str, _KEEP),
+    "media": ("media", _decode_str, _KEEP),
+    "icon": ("icon", _decode_str, _KEEP),
+    "refer": ("refer", _decode_str, _KEEP),
+    "publish_date": ("publish_date", _decode_str, _KEEP),
+}
+_ZAI_WEB_SEARCH_RESULT_REQUIRED: Final = ()
+
+
+def _checked_zai_web_search_result(data: Any) -> ZaiWebSearchResult:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = ZaiWebSearchResult(
+        title=_optional_nullable(obj, "title", _decode_str),
+        content=_optional_nullable(obj, "content", _decode_str),
+        link=_optional_nullable(obj, "link", _decode_str),
+        media=_optional_nullable(obj, "media", _decode_str),
+        icon=_optional_nullable(obj, "icon", _decode_str),
+        refer=_optional_nullable(obj, "refer", _decode_str),
+        publish_date=_optional_nullable(obj, "publish_date", _decode_str),
+        extra=_extra(obj, _ZAI_WEB_SEARCH_RESULT_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5570,59 +7069,20 @@ class ChatCompletion:
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletion:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        if obj.get("error") is not None and "choices" not in obj:
-            raise _error_payload(obj["error"]).under(_key("error"))
-        decoded = cls(
-            id=_optional(obj, "id", _decode_str),
-            choices=_defaulted(obj, "choices", _decode_list_ChatCompletionChoice, list),
-            created=_optional(obj, "created", _decode_int_or_float),
-            model=_optional(obj, "model", _decode_str),
-            object=_required(obj, "object", _decode_str),
-            service_tier=_optional_nullable(obj, "service_tier", _decode_str),
-            system_fingerprint=_optional_nullable(
-                obj, "system_fingerprint", _decode_str
-            ),
-            usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
-            moderation=_optional_nullable(obj, "moderation", Moderation.from_dict),
-            prompt_filter_results=_optional_nullable(
-                obj, "prompt_filter_results", _decode_list_AzurePromptFilterResult
-            ),
-            prompt_annotations=_optional_nullable(
-                obj, "prompt_annotations", _decode_list_AzurePromptFilterResult
-            ),
-            latency_checkpoint=_optional_nullable(
-                obj, "latency_checkpoint", AzureLatencyCheckpoint.from_dict
-            ),
-            routing=_optional_nullable(obj, "routing", AzureRouting.from_dict),
-            perf_metrics=_optional_nullable(obj, "perf_metrics", _decode_map_any),
-            x_groq=_optional_nullable(obj, "x_groq", GroqXGroq.from_dict),
-            timings=_optional_nullable(obj, "timings", LlamaCppTimings.from_dict),
-            verbose_=_optional_nullable(obj, "__verbose", _decode_map_any),
-            sla_metrics=_optional_nullable(
-                obj, "sla_metrics", NovitaSlaMetrics.from_dict
-            ),
-            nvext=_optional_nullable(obj, "nvext", NvExt.from_dict),
-            provider=_optional_nullable(obj, "provider", _decode_str),
-            error=_optional_nullable(obj, "error", OpenRouterError.from_dict),
-            citations=_optional_nullable(obj, "citations", _decode_list_str),
-            search_results=_optional_nullable(
-                obj, "search_results", _decode_list_PerplexitySearchResult
-            ),
-            sglext=_optional_nullable(obj, "sglext", SglangSglExt.from_dict),
-            warnings=_optional_nullable(obj, "warnings", _decode_list_TogetherWarning),
-            prompt_token_ids=_optional_nullable(
-                obj, "prompt_token_ids", _decode_list_int
-            ),
-            prompt_text=_optional_nullable(obj, "prompt_text", _decode_str),
-            metrics=_optional_nullable(obj, "metrics", VllmRequestMetrics.from_dict),
-            request_id=_optional_nullable(obj, "request_id", _decode_str),
-            web_search=_optional_nullable(
-                obj, "web_search", _decode_list_ZaiWebSearchResult
-            ),
-            extra=_extra(obj, _CHAT_COMPLETION_KEYS),
-        )
-        return decoded
+        if (
+            type(data) is dict
+            and data.get("error") is not None
+            and "choices" not in data
+        ):
+            raise _error_payload(data["error"]).under(_key("error"))
+        try:
+            known, other = _read(
+                data, _CHAT_COMPLETION_FIELDS, _CHAT_COMPLETION_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_chat_completion(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletion: known keys in spec order, then `extra`."""
@@ -5751,6 +7211,103 @@ _CHAT_COMPLETION_KEYS = frozenset(
         "web_search",
     }
 )
+_CHAT_COMPLETION_FIELDS: Final[_Fields] = {
+    "id": ("id", _decode_str, _REJECT),
+    "choices": ("choices", _decode_list_ChatCompletionChoice, _EMPTY),
+    "created": ("created", _decode_int_or_float, _REJECT),
+    "model": ("model", _decode_str, _REJECT),
+    "object": ("object", _decode_str, _REJECT),
+    "service_tier": ("service_tier", _decode_str, _KEEP),
+    "system_fingerprint": ("system_fingerprint", _decode_str, _KEEP),
+    "usage": ("usage", CompletionUsage.from_dict, _KEEP),
+    "moderation": ("moderation", Moderation.from_dict, _KEEP),
+    "prompt_filter_results": (
+        "prompt_filter_results",
+        _decode_list_AzurePromptFilterResult,
+        _KEEP,
+    ),
+    "prompt_annotations": (
+        "prompt_annotations",
+        _decode_list_AzurePromptFilterResult,
+        _KEEP,
+    ),
+    "latency_checkpoint": (
+        "latency_checkpoint",
+        AzureLatencyCheckpoint.from_dict,
+        _KEEP,
+    ),
+    "routing": ("routing", AzureRouting.from_dict, _KEEP),
+    "perf_metrics": ("perf_metrics", _decode_map_any, _KEEP),
+    "x_groq": ("x_groq", GroqXGroq.from_dict, _KEEP),
+    "timings": ("timings", LlamaCppTimings.from_dict, _KEEP),
+    "__verbose": ("verbose_", _decode_map_any, _KEEP),
+    "sla_metrics": ("sla_metrics", NovitaSlaMetrics.from_dict, _KEEP),
+    "nvext": ("nvext", NvExt.from_dict, _KEEP),
+    "provider": ("provider", _decode_str, _KEEP),
+    "error": ("error", OpenRouterError.from_dict, _KEEP),
+    "citations": ("citations", _decode_list_str, _KEEP),
+    "search_results": ("search_results", _decode_list_PerplexitySearchResult, _KEEP),
+    "sglext": ("sglext", SglangSglExt.from_dict, _KEEP),
+    "warnings": ("warnings", _decode_list_TogetherWarning, _KEEP),
+    "prompt_token_ids": ("prompt_token_ids", _decode_list_int, _KEEP),
+    "prompt_text": ("prompt_text", _decode_str, _KEEP),
+    "metrics": ("metrics", VllmRequestMetrics.from_dict, _KEEP),
+    "request_id": ("request_id", _decode_str, _KEEP),
+    "web_search": ("web_search", _decode_list_ZaiWebSearchResult, _KEEP),
+}
+_CHAT_COMPLETION_REQUIRED: Final = ("object",)
+
+
+def _checked_chat_completion(data: Any) -> ChatCompletion:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    if obj.get("error") is not None and "choices" not in obj:
+        raise _error_payload(obj["error"]).under(_key("error"))
+    decoded = ChatCompletion(
+        id=_optional(obj, "id", _decode_str),
+        choices=_defaulted(obj, "choices", _decode_list_ChatCompletionChoice, list),
+        created=_optional(obj, "created", _decode_int_or_float),
+        model=_optional(obj, "model", _decode_str),
+        object=_required(obj, "object", _decode_str),
+        service_tier=_optional_nullable(obj, "service_tier", _decode_str),
+        system_fingerprint=_optional_nullable(obj, "system_fingerprint", _decode_str),
+        usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
+        moderation=_optional_nullable(obj, "moderation", Moderation.from_dict),
+        prompt_filter_results=_optional_nullable(
+            obj, "prompt_filter_results", _decode_list_AzurePromptFilterResult
+        ),
+        prompt_annotations=_optional_nullable(
+            obj, "prompt_annotations", _decode_list_AzurePromptFilterResult
+        ),
+        latency_checkpoint=_optional_nullable(
+            obj, "latency_checkpoint", AzureLatencyCheckpoint.from_dict
+        ),
+        routing=_optional_nullable(obj, "routing", AzureRouting.from_dict),
+        perf_metrics=_optional_nullable(obj, "perf_metrics", _decode_map_any),
+        x_groq=_optional_nullable(obj, "x_groq", GroqXGroq.from_dict),
+        timings=_optional_nullable(obj, "timings", LlamaCppTimings.from_dict),
+        verbose_=_optional_nullable(obj, "__verbose", _decode_map_any),
+        sla_metrics=_optional_nullable(obj, "sla_metrics", NovitaSlaMetrics.from_dict),
+        nvext=_optional_nullable(obj, "nvext", NvExt.from_dict),
+        provider=_optional_nullable(obj, "provider", _decode_str),
+        error=_optional_nullable(obj, "error", OpenRouterError.from_dict),
+        citations=_optional_nullable(obj, "citations", _decode_list_str),
+        search_results=_optional_nullable(
+            obj, "search_results", _decode_list_PerplexitySearchResult
+        ),
+        sglext=_optional_nullable(obj, "sglext", SglangSglExt.from_dict),
+        warnings=_optional_nullable(obj, "warnings", _decode_list_TogetherWarning),
+        prompt_token_ids=_optional_nullable(obj, "prompt_token_ids", _decode_list_int),
+        prompt_text=_optional_nullable(obj, "prompt_text", _decode_str),
+        metrics=_optional_nullable(obj, "metrics", VllmRequestMetrics.from_dict),
+        request_id=_optional_nullable(obj, "request_id", _decode_str),
+        web_search=_optional_nullable(
+            obj, "web_search", _decode_list_ZaiWebSearchResult
+        ),
+        extra=_extra(obj, _CHAT_COMPLETION_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5778,13 +7335,16 @@ class ChoiceDeltaToolCallFunction:
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCallFunction:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            arguments=_optional_nullable(obj, "arguments", _decode_str_or_map_any),
-            name=_optional_nullable(obj, "name", _decode_str),
-            extra=_extra(obj, _CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _CHOICE_DELTA_TOOL_CALL_FUNCTION_FIELDS,
+                _CHOICE_DELTA_TOOL_CALL_FUNCTION_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_choice_delta_tool_call_function(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCallFunction: known keys in spec order, then `extra`."""
@@ -5798,6 +7358,23 @@ class ChoiceDeltaToolCallFunction:
 
 
 _CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
+_CHOICE_DELTA_TOOL_CALL_FUNCTION_FIELDS: Final[_Fields] = {
+    "arguments": ("arguments", _decode_str_or_map_any, _KEEP),
+    "name": ("name", _decode_str, _KEEP),
+}
+_CHOICE_DELTA_TOOL_CALL_FUNCTION_REQUIRED: Final = ()
+
+
+def _checked_choice_delta_tool_call_function(data: Any) -> ChoiceDeltaToolCallFunction:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = ChoiceDeltaToolCallFunction(
+        arguments=_optional_nullable(obj, "arguments", _decode_str_or_map_any),
+        name=_optional_nullable(obj, "name", _decode_str),
+        extra=_extra(obj, _CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5814,13 +7391,16 @@ class ChoiceDeltaToolCallCustom:
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCallCustom:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            input=_optional_nullable(obj, "input", _decode_str),
-            name=_optional_nullable(obj, "name", _decode_str),
-            extra=_extra(obj, _CHOICE_DELTA_TOOL_CALL_CUSTOM_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS,
+                _CHOICE_DELTA_TOOL_CALL_CUSTOM_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_choice_delta_tool_call_custom(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCallCustom: known keys in spec order, then `extra`."""
@@ -5834,6 +7414,23 @@ class ChoiceDeltaToolCallCustom:
 
 
 _CHOICE_DELTA_TOOL_CALL_CUSTOM_KEYS = frozenset({"input", "name"})
+_CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS: Final[_Fields] = {
+    "input": ("input", _decode_str, _KEEP),
+    "name": ("name", _decode_str, _KEEP),
+}
+_CHOICE_DELTA_TOOL_CALL_CUSTOM_REQUIRED: Final = ()
+
+
+def _checked_choice_delta_tool_call_custom(data: Any) -> ChoiceDeltaToolCallCustom:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = ChoiceDeltaToolCallCustom(
+        input=_optional_nullable(obj, "input", _decode_str),
+        name=_optional_nullable(obj, "name", _decode_str),
+        extra=_extra(obj, _CHOICE_DELTA_TOOL_CALL_CUSTOM_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5862,20 +7459,14 @@ class ChoiceDeltaToolCall:
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            index=_optional(obj, "index", _decode_int),
-            id=_optional_nullable(obj, "id", _decode_str),
-            function=_optional_nullable(
-                obj, "function", ChoiceDeltaToolCallFunction.from_dict
-            ),
-            type=_optional_nullable(obj, "type", _decode_str),
-            custom=_optional_nullable(
-                obj, "custom", ChoiceDeltaToolCallCustom.from_dict
-            ),
-            extra=_extra(obj, _CHOICE_DELTA_TOOL_CALL_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _CHOICE_DELTA_TOOL_CALL_FIELDS, _CHOICE_DELTA_TOOL_CALL_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_choice_delta_tool_call(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCall: known keys in spec order, then `extra`."""
@@ -5895,6 +7486,31 @@ class ChoiceDeltaToolCall:
 
 
 _CHOICE_DELTA_TOOL_CALL_KEYS = frozenset({"index", "id", "function", "type", "custom"})
+_CHOICE_DELTA_TOOL_CALL_FIELDS: Final[_Fields] = {
+    "index": ("index", _decode_int, _REJECT),
+    "id": ("id", _decode_str, _KEEP),
+    "function": ("function", ChoiceDeltaToolCallFunction.from_dict, _KEEP),
+    "type": ("type", _decode_str, _KEEP),
+    "custom": ("custom", ChoiceDeltaToolCallCustom.from_dict, _KEEP),
+}
+_CHOICE_DELTA_TOOL_CALL_REQUIRED: Final = ()
+
+
+def _checked_choice_delta_tool_call(data: Any) -> ChoiceDeltaToolCall:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = ChoiceDeltaToolCall(
+        index=_optional(obj, "index", _decode_int),
+        id=_optional_nullable(obj, "id", _decode_str),
+        function=_optional_nullable(
+            obj, "function", ChoiceDeltaToolCallFunction.from_dict
+        ),
+        type=_optional_nullable(obj, "type", _decode_str),
+        custom=_optional_nullable(obj, "custom", ChoiceDeltaToolCallCustom.from_dict),
+        extra=_extra(obj, _CHOICE_DELTA_TOOL_CALL_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5912,13 +7528,16 @@ class ChoiceDeltaFunctionCall:
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaFunctionCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            arguments=_optional_nullable(obj, "arguments", _decode_str),
-            name=_optional_nullable(obj, "name", _decode_str),
-            extra=_extra(obj, _CHOICE_DELTA_FUNCTION_CALL_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data,
+                _CHOICE_DELTA_FUNCTION_CALL_FIELDS,
+                _CHOICE_DELTA_FUNCTION_CALL_REQUIRED,
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_choice_delta_function_call(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaFunctionCall: known keys in spec order, then `extra`."""
@@ -5932,6 +7551,23 @@ class ChoiceDeltaFunctionCall:
 
 
 _CHOICE_DELTA_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
+_CHOICE_DELTA_FUNCTION_CALL_FIELDS: Final[_Fields] = {
+    "arguments": ("arguments", _decode_str, _KEEP),
+    "name": ("name", _decode_str, _KEEP),
+}
+_CHOICE_DELTA_FUNCTION_CALL_REQUIRED: Final = ()
+
+
+def _checked_choice_delta_function_call(data: Any) -> ChoiceDeltaFunctionCall:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = ChoiceDeltaFunctionCall(
+        arguments=_optional_nullable(obj, "arguments", _decode_str),
+        name=_optional_nullable(obj, "name", _decode_str),
+        extra=_extra(obj, _CHOICE_DELTA_FUNCTION_CALL_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5954,15 +7590,14 @@ class ChoiceDeltaAudio:
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaAudio:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            id=_optional_nullable(obj, "id", _decode_str),
-            data=_optional_nullable(obj, "data", _decode_str),
-            expires_at=_optional_nullable(obj, "expires_at", _decode_int),
-            transcript=_optional_nullable(obj, "transcript", _decode_str),
-            extra=_extra(obj, _CHOICE_DELTA_AUDIO_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(
+                data, _CHOICE_DELTA_AUDIO_FIELDS, _CHOICE_DELTA_AUDIO_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_choice_delta_audio(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaAudio: known keys in spec order, then `extra`."""
@@ -5980,6 +7615,27 @@ class ChoiceDeltaAudio:
 
 
 _CHOICE_DELTA_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
+_CHOICE_DELTA_AUDIO_FIELDS: Final[_Fields] = {
+    "id": ("id", _decode_str, _KEEP),
+    "data": ("data", _decode_str, _KEEP),
+    "expires_at": ("expires_at", _decode_int, _KEEP),
+    "transcript": ("transcript", _decode_str, _KEEP),
+}
+_CHOICE_DELTA_AUDIO_REQUIRED: Final = ()
+
+
+def _checked_choice_delta_audio(data: Any) -> ChoiceDeltaAudio:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = ChoiceDeltaAudio(
+        id=_optional_nullable(obj, "id", _decode_str),
+        data=_optional_nullable(obj, "data", _decode_str),
+        expires_at=_optional_nullable(obj, "expires_at", _decode_int),
+        transcript=_optional_nullable(obj, "transcript", _decode_str),
+        extra=_extra(obj, _CHOICE_DELTA_AUDIO_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6111,49 +7767,12 @@ class ChoiceDelta:
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDelta:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            role=_optional_nullable(obj, "role", _decode_str),
-            content=_optional_nullable(
-                obj, "content", _decode_str_or_list_MistralContentPart
-            ),
-            refusal=_optional_nullable(obj, "refusal", _decode_str),
-            tool_calls=_optional_nullable(
-                obj, "tool_calls", _decode_list_ChoiceDeltaToolCall
-            ),
-            function_call=_optional_nullable(
-                obj, "function_call", ChoiceDeltaFunctionCall.from_dict
-            ),
-            audio=_optional_nullable(obj, "audio", ChoiceDeltaAudio.from_dict),
-            reasoning_content=_optional_nullable(obj, "reasoning_content", _decode_str),
-            channel=_optional_nullable(obj, "channel", _decode_str),
-            executed_tools=_optional_nullable(
-                obj, "executed_tools", _decode_list_GroqExecutedTool
-            ),
-            thinking_blocks=_optional_nullable(
-                obj, "thinking_blocks", _decode_list_LiteLLMThinkingBlock
-            ),
-            provider_specific_fields=_optional_nullable(
-                obj, "provider_specific_fields", _decode_map_any
-            ),
-            index=_optional_nullable(obj, "index", _decode_int),
-            tool_call_id=_optional_nullable(obj, "tool_call_id", _decode_str),
-            name=_optional_nullable(obj, "name", _decode_str),
-            internal_content=_optional_nullable(
-                obj, "internal_content", MoonshotInternalContent.from_dict
-            ),
-            reasoning_details=_optional_nullable(
-                obj, "reasoning_details", _decode_list_OpenRouterReasoningDetail
-            ),
-            annotations=_optional_nullable(
-                obj, "annotations", _decode_list_OpenRouterAnnotation
-            ),
-            hidden_states=_optional_nullable(obj, "hidden_states", _decode_any),
-            token_id=_optional_nullable(obj, "token_id", _decode_int),
-            reasoning=_optional_nullable(obj, "reasoning", _decode_str),
-            extra=_extra(obj, _CHOICE_DELTA_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(data, _CHOICE_DELTA_FIELDS, _CHOICE_DELTA_REQUIRED)
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_choice_delta(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDelta: known keys in spec order, then `extra`."""
@@ -6256,6 +7875,81 @@ _CHOICE_DELTA_KEYS = frozenset(
         "reasoning",
     }
 )
+_CHOICE_DELTA_FIELDS: Final[_Fields] = {
+    "role": ("role", _decode_str, _KEEP),
+    "content": ("content", _decode_str_or_list_MistralContentPart, _KEEP),
+    "refusal": ("refusal", _decode_str, _KEEP),
+    "tool_calls": ("tool_calls", _decode_list_ChoiceDeltaToolCall, _KEEP),
+    "function_call": ("function_call", ChoiceDeltaFunctionCall.from_dict, _KEEP),
+    "audio": ("audio", ChoiceDeltaAudio.from_dict, _KEEP),
+    "reasoning_content": ("reasoning_content", _decode_str, _KEEP),
+    "channel": ("channel", _decode_str, _KEEP),
+    "executed_tools": ("executed_tools", _decode_list_GroqExecutedTool, _KEEP),
+    "thinking_blocks": ("thinking_blocks", _decode_list_LiteLLMThinkingBlock, _KEEP),
+    "provider_specific_fields": ("provider_specific_fields", _decode_map_any, _KEEP),
+    "index": ("index", _decode_int, _KEEP),
+    "tool_call_id": ("tool_call_id", _decode_str, _KEEP),
+    "name": ("name", _decode_str, _KEEP),
+    "internal_content": ("internal_content", MoonshotInternalContent.from_dict, _KEEP),
+    "reasoning_details": (
+        "reasoning_details",
+        _decode_list_OpenRouterReasoningDetail,
+        _KEEP,
+    ),
+    "annotations": ("annotations", _decode_list_OpenRouterAnnotation, _KEEP),
+    "hidden_states": ("hidden_states", _decode_any, _KEEP),
+    "token_id": ("token_id", _decode_int, _KEEP),
+    "reasoning": ("reasoning", _decode_str, _KEEP),
+}
+_CHOICE_DELTA_REQUIRED: Final = ()
+
+
+def _checked_choice_delta(data: Any) -> ChoiceDelta:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = ChoiceDelta(
+        role=_optional_nullable(obj, "role", _decode_str),
+        content=_optional_nullable(
+            obj, "content", _decode_str_or_list_MistralContentPart
+        ),
+        refusal=_optional_nullable(obj, "refusal", _decode_str),
+        tool_calls=_optional_nullable(
+            obj, "tool_calls", _decode_list_ChoiceDeltaToolCall
+        ),
+        function_call=_optional_nullable(
+            obj, "function_call", ChoiceDeltaFunctionCall.from_dict
+        ),
+        audio=_optional_nullable(obj, "audio", ChoiceDeltaAudio.from_dict),
+        reasoning_content=_optional_nullable(obj, "reasoning_content", _decode_str),
+        channel=_optional_nullable(obj, "channel", _decode_str),
+        executed_tools=_optional_nullable(
+            obj, "executed_tools", _decode_list_GroqExecutedTool
+        ),
+        thinking_blocks=_optional_nullable(
+            obj, "thinking_blocks", _decode_list_LiteLLMThinkingBlock
+        ),
+        provider_specific_fields=_optional_nullable(
+            obj, "provider_specific_fields", _decode_map_any
+        ),
+        index=_optional_nullable(obj, "index", _decode_int),
+        tool_call_id=_optional_nullable(obj, "tool_call_id", _decode_str),
+        name=_optional_nullable(obj, "name", _decode_str),
+        internal_content=_optional_nullable(
+            obj, "internal_content", MoonshotInternalContent.from_dict
+        ),
+        reasoning_details=_optional_nullable(
+            obj, "reasoning_details", _decode_list_OpenRouterReasoningDetail
+        ),
+        annotations=_optional_nullable(
+            obj, "annotations", _decode_list_OpenRouterAnnotation
+        ),
+        hidden_states=_optional_nullable(obj, "hidden_states", _decode_any),
+        token_id=_optional_nullable(obj, "token_id", _decode_int),
+        reasoning=_optional_nullable(obj, "reasoning", _decode_str),
+        extra=_extra(obj, _CHOICE_DELTA_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6355,35 +8049,12 @@ class Choice:
     @classmethod
     def from_dict(cls, data: Any) -> Choice:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        decoded = cls(
-            index=_required(obj, "index", _decode_int),
-            delta=_optional(obj, "delta", ChoiceDelta.from_dict),
-            finish_reason=_optional_nullable(obj, "finish_reason", _decode_str),
-            logprobs=_optional_nullable(
-                obj, "logprobs", _decode_ChoiceLogprobs_or_float
-            ),
-            content_filter_results=_optional_nullable(
-                obj, "content_filter_results", AzureContentFilterResults.from_dict
-            ),
-            content_filter_offsets=_optional_nullable(
-                obj, "content_filter_offsets", AzureContentFilterOffsets.from_dict
-            ),
-            content_filter_raw=_optional_nullable(
-                obj, "content_filter_raw", _decode_list_any
-            ),
-            usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
-            native_finish_reason=_optional_nullable(
-                obj, "native_finish_reason", _decode_str
-            ),
-            matched_stop=_optional_nullable(obj, "matched_stop", _decode_int_or_str),
-            text=_optional_nullable(obj, "text", _decode_str),
-            seed=_optional_nullable(obj, "seed", _decode_int),
-            stop_reason=_optional_nullable(obj, "stop_reason", _decode_int_or_str),
-            token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
-            extra=_extra(obj, _CHOICE_KEYS),
-        )
-        return decoded
+        try:
+            known, other = _read(data, _CHOICE_FIELDS, _CHOICE_REQUIRED)
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_choice(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Choice: known keys in spec order, then `extra`."""
@@ -6449,6 +8120,63 @@ _CHOICE_KEYS = frozenset(
         "token_ids",
     }
 )
+_CHOICE_FIELDS: Final[_Fields] = {
+    "index": ("index", _decode_int, _REJECT),
+    "delta": ("delta", ChoiceDelta.from_dict, _REJECT),
+    "finish_reason": ("finish_reason", _decode_str, _KEEP),
+    "logprobs": ("logprobs", _decode_ChoiceLogprobs_or_float, _KEEP),
+    "content_filter_results": (
+        "content_filter_results",
+        AzureContentFilterResults.from_dict,
+        _KEEP,
+    ),
+    "content_filter_offsets": (
+        "content_filter_offsets",
+        AzureContentFilterOffsets.from_dict,
+        _KEEP,
+    ),
+    "content_filter_raw": ("content_filter_raw", _decode_list_any, _KEEP),
+    "usage": ("usage", CompletionUsage.from_dict, _KEEP),
+    "native_finish_reason": ("native_finish_reason", _decode_str, _KEEP),
+    "matched_stop": ("matched_stop", _decode_int_or_str, _KEEP),
+    "text": ("text", _decode_str, _KEEP),
+    "seed": ("seed", _decode_int, _KEEP),
+    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP),
+    "token_ids": ("token_ids", _decode_list_int, _KEEP),
+}
+_CHOICE_REQUIRED: Final = ("index",)
+
+
+def _checked_choice(data: Any) -> Choice:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    decoded = Choice(
+        index=_required(obj, "index", _decode_int),
+        delta=_optional(obj, "delta", ChoiceDelta.from_dict),
+        finish_reason=_optional_nullable(obj, "finish_reason", _decode_str),
+        logprobs=_optional_nullable(obj, "logprobs", _decode_ChoiceLogprobs_or_float),
+        content_filter_results=_optional_nullable(
+            obj, "content_filter_results", AzureContentFilterResults.from_dict
+        ),
+        content_filter_offsets=_optional_nullable(
+            obj, "content_filter_offsets", AzureContentFilterOffsets.from_dict
+        ),
+        content_filter_raw=_optional_nullable(
+            obj, "content_filter_raw", _decode_list_any
+        ),
+        usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
+        native_finish_reason=_optional_nullable(
+            obj, "native_finish_reason", _decode_str
+        ),
+        matched_stop=_optional_nullable(obj, "matched_stop", _decode_int_or_str),
+        text=_optional_nullable(obj, "text", _decode_str),
+        seed=_optional_nullable(obj, "seed", _decode_int),
+        stop_reason=_optional_nullable(obj, "stop_reason", _decode_int_or_str),
+        token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
+        extra=_extra(obj, _CHOICE_KEYS),
+    )
+    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6663,60 +8391,20 @@ class ChatCompletionChunk:
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChunk:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        obj = _object(data)
-        if obj.get("error") is not None and "choices" not in obj:
-            raise _error_payload(obj["error"]).under(_key("error"))
-        decoded = cls(
-            id=_optional(obj, "id", _decode_str),
-            choices=_defaulted(obj, "choices", _decode_list_Choice, list),
-            created=_optional(obj, "created", _decode_int_or_float),
-            model=_required(obj, "model", _decode_str),
-            object=_optional_nullable(obj, "object", _decode_str),
-            service_tier=_optional_nullable(obj, "service_tier", _decode_str),
-            system_fingerprint=_optional_nullable(
-                obj, "system_fingerprint", _decode_str
-            ),
-            usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
-            obfuscation=_optional(obj, "obfuscation", _decode_str),
-            moderation=_optional_nullable(obj, "moderation", Moderation.from_dict),
-            prompt_filter_results=_optional_nullable(
-                obj, "prompt_filter_results", _decode_list_AzurePromptFilterResult
-            ),
-            prompt_annotations=_optional_nullable(
-                obj, "prompt_annotations", _decode_list_AzurePromptFilterResult
-            ),
-            latency_checkpoint=_optional_nullable(
-                obj, "latency_checkpoint", AzureLatencyCheckpoint.from_dict
-            ),
-            routing=_optional_nullable(obj, "routing", AzureRouting.from_dict),
-            perf_metrics=_optional_nullable(obj, "perf_metrics", _decode_map_any),
-            x_groq=_optional_nullable(obj, "x_groq", GroqXGroq.from_dict),
-            timings=_optional_nullable(obj, "timings", LlamaCppTimings.from_dict),
-            verbose_=_optional_nullable(obj, "__verbose", _decode_map_any),
-            sla_metrics=_optional_nullable(
-                obj, "sla_metrics", NovitaSlaMetrics.from_dict
-            ),
-            nvext=_optional_nullable(obj, "nvext", NvExt.from_dict),
-            provider=_optional_nullable(obj, "provider", _decode_str),
-            error=_optional_nullable(obj, "error", OpenRouterError.from_dict),
-            citations=_optional_nullable(obj, "citations", _decode_list_str),
-            search_results=_optional_nullable(
-                obj, "search_results", _decode_list_PerplexitySearchResult
-            ),
-            sglext=_optional_nullable(obj, "sglext", SglangSglExt.from_dict),
-            warnings=_optional_nullable(obj, "warnings", _decode_list_TogetherWarning),
-            prompt_token_ids=_optional_nullable(
-                obj, "prompt_token_ids", _decode_list_int
-            ),
-            prompt_text=_optional_nullable(obj, "prompt_text", _decode_str),
-            metrics=_optional_nullable(obj, "metrics", VllmRequestMetrics.from_dict),
-            request_id=_optional_nullable(obj, "request_id", _decode_str),
-            web_search=_optional_nullable(
-                obj, "web_search", _decode_list_ZaiWebSearchResult
-            ),
-            extra=_extra(obj, _CHAT_COMPLETION_CHUNK_KEYS),
-        )
-        return decoded
+        if (
+            type(data) is dict
+            and data.get("error") is not None
+            and "choices" not in data
+        ):
+            raise _error_payload(data["error"]).under(_key("error"))
+        try:
+            known, other = _read(
+                data, _CHAT_COMPLETION_CHUNK_FIELDS, _CHAT_COMPLETION_CHUNK_REQUIRED
+            )
+            return cls(**known, extra=other)
+        except (_Retry, ChunkDecodeError):
+            pass
+        return _checked_chat_completion_chunk(data)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionChunk: known keys in spec order, then `extra`."""
@@ -6848,6 +8536,105 @@ _CHAT_COMPLETION_CHUNK_KEYS = frozenset(
         "web_search",
     }
 )
+_CHAT_COMPLETION_CHUNK_FIELDS: Final[_Fields] = {
+    "id": ("id", _decode_str, _REJECT),
+    "choices": ("choices", _decode_list_Choice, _EMPTY),
+    "created": ("created", _decode_int_or_float, _REJECT),
+    "model": ("model", _decode_str, _REJECT),
+    "object": ("object", _decode_str, _KEEP),
+    "service_tier": ("service_tier", _decode_str, _KEEP),
+    "system_fingerprint": ("system_fingerprint", _decode_str, _KEEP),
+    "usage": ("usage", CompletionUsage.from_dict, _KEEP),
+    "obfuscation": ("obfuscation", _decode_str, _REJECT),
+    "moderation": ("moderation", Moderation.from_dict, _KEEP),
+    "prompt_filter_results": (
+        "prompt_filter_results",
+        _decode_list_AzurePromptFilterResult,
+        _KEEP,
+    ),
+    "prompt_annotations": (
+        "prompt_annotations",
+        _decode_list_AzurePromptFilterResult,
+        _KEEP,
+    ),
+    "latency_checkpoint": (
+        "latency_checkpoint",
+        AzureLatencyCheckpoint.from_dict,
+        _KEEP,
+    ),
+    "routing": ("routing", AzureRouting.from_dict, _KEEP),
+    "perf_metrics": ("perf_metrics", _decode_map_any, _KEEP),
+    "x_groq": ("x_groq", GroqXGroq.from_dict, _KEEP),
+    "timings": ("timings", LlamaCppTimings.from_dict, _KEEP),
+    "__verbose": ("verbose_", _decode_map_any, _KEEP),
+    "sla_metrics": ("sla_metrics", NovitaSlaMetrics.from_dict, _KEEP),
+    "nvext": ("nvext", NvExt.from_dict, _KEEP),
+    "provider": ("provider", _decode_str, _KEEP),
+    "error": ("error", OpenRouterError.from_dict, _KEEP),
+    "citations": ("citations", _decode_list_str, _KEEP),
+    "search_results": ("search_results", _decode_list_PerplexitySearchResult, _KEEP),
+    "sglext": ("sglext", SglangSglExt.from_dict, _KEEP),
+    "warnings": ("warnings", _decode_list_TogetherWarning, _KEEP),
+    "prompt_token_ids": ("prompt_token_ids", _decode_list_int, _KEEP),
+    "prompt_text": ("prompt_text", _decode_str, _KEEP),
+    "metrics": ("metrics", VllmRequestMetrics.from_dict, _KEEP),
+    "request_id": ("request_id", _decode_str, _KEEP),
+    "web_search": ("web_search", _decode_list_ZaiWebSearchResult, _KEEP),
+}
+_CHAT_COMPLETION_CHUNK_REQUIRED: Final = ("model",)
+
+
+def _checked_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
+    obj = _object(data)
+    if obj.get("error") is not None and "choices" not in obj:
+        raise _error_payload(obj["error"]).under(_key("error"))
+    decoded = ChatCompletionChunk(
+        id=_optional(obj, "id", _decode_str),
+        choices=_defaulted(obj, "choices", _decode_list_Choice, list),
+        created=_optional(obj, "created", _decode_int_or_float),
+        model=_required(obj, "model", _decode_str),
+        object=_optional_nullable(obj, "object", _decode_str),
+        service_tier=_optional_nullable(obj, "service_tier", _decode_str),
+        system_fingerprint=_optional_nullable(obj, "system_fingerprint", _decode_str),
+        usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
+        obfuscation=_optional(obj, "obfuscation", _decode_str),
+        moderation=_optional_nullable(obj, "moderation", Moderation.from_dict),
+        prompt_filter_results=_optional_nullable(
+            obj, "prompt_filter_results", _decode_list_AzurePromptFilterResult
+        ),
+        prompt_annotations=_optional_nullable(
+            obj, "prompt_annotations", _decode_list_AzurePromptFilterResult
+        ),
+        latency_checkpoint=_optional_nullable(
+            obj, "latency_checkpoint", AzureLatencyCheckpoint.from_dict
+        ),
+        routing=_optional_nullable(obj, "routing", AzureRouting.from_dict),
+        perf_metrics=_optional_nullable(obj, "perf_metrics", _decode_map_any),
+        x_groq=_optional_nullable(obj, "x_groq", GroqXGroq.from_dict),
+        timings=_optional_nullable(obj, "timings", LlamaCppTimings.from_dict),
+        verbose_=_optional_nullable(obj, "__verbose", _decode_map_any),
+        sla_metrics=_optional_nullable(obj, "sla_metrics", NovitaSlaMetrics.from_dict),
+        nvext=_optional_nullable(obj, "nvext", NvExt.from_dict),
+        provider=_optional_nullable(obj, "provider", _decode_str),
+        error=_optional_nullable(obj, "error", OpenRouterError.from_dict),
+        citations=_optional_nullable(obj, "citations", _decode_list_str),
+        search_results=_optional_nullable(
+            obj, "search_results", _decode_list_PerplexitySearchResult
+        ),
+        sglext=_optional_nullable(obj, "sglext", SglangSglExt.from_dict),
+        warnings=_optional_nullable(obj, "warnings", _decode_list_TogetherWarning),
+        prompt_token_ids=_optional_nullable(obj, "prompt_token_ids", _decode_list_int),
+        prompt_text=_optional_nullable(obj, "prompt_text", _decode_str),
+        metrics=_optional_nullable(obj, "metrics", VllmRequestMetrics.from_dict),
+        request_id=_optional_nullable(obj, "request_id", _decode_str),
+        web_search=_optional_nullable(
+            obj, "web_search", _decode_list_ZaiWebSearchResult
+        ),
+        extra=_extra(obj, _CHAT_COMPLETION_CHUNK_KEYS),
+    )
+    return decoded
 
 
 def _encode_list_MistralThinkingPart(value: list[MistralThinkingPart]) -> Any:

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: f27a10bd326e3cca (spec, templates and generator).
+# Spec hash: 836ddc1f6728d4f1 (spec, templates and generator).
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
@@ -337,6 +337,48 @@ def _object(value: Any) -> dict[str, Any]:
     if type(value) is dict:
         return value
     raise _unexpected("an object", value)
+
+
+class _Retry(Exception):
+    """Raised by `_read` on anything to report: the checked reading then says what and
+    where, key by key in spec order, as every target does."""
+
+
+_REJECT: Final = 0
+_KEEP: Final = 1
+_EMPTY: Final = 2
+"""What `_read` does with a null: report it, keep it, or read it as the empty default."""
+
+_Fields: TypeAlias = dict[str, tuple[str, Callable[[Any], Any], int]]
+"""Wire key -> (name of the value, its decoder, what a null does)."""
+
+
+def _read(
+    data: Any, fields: _Fields, required: tuple[str, ...]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The fast reading of an object: its known values by name and its other keys, both
+    in arrival order. Only the keys present cost time, which matters when the spec
+    describes many keys (every vendor's) and a chunk carries a few."""
+    if type(data) is not dict:
+        raise _Retry
+    known: dict[str, Any] = {}
+    other: dict[str, Any] = {}
+    for key, value in data.items():
+        field = fields.get(key)
+        if field is None:
+            other[key] = value
+        elif value is not None:
+            known[field[0]] = field[1](value)
+        elif field[2] == _KEEP:
+            known[field[0]] = None
+        elif field[2] == _EMPTY:
+            known[field[0]] = field[1]([])
+        else:
+            raise _Retry
+    for name in required:
+        if name not in known:
+            raise _Retry
+    return known, other
 
 
 def _extra(obj: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
@@ -948,6 +990,13 @@ def _put(out: dict[str, Any], key: str, value: object) -> None:
         out[key] = value
 
 
+def _in_order(known: dict[str, Any], order: dict[str, int]) -> dict[str, Any]:
+    """The known keys in spec order, as every target writes them."""
+    if len(known) < 2:
+        return known
+    return {key: known[key] for key in sorted(known, key=order.__getitem__)}
+
+
 CompletionObject: TypeAlias = Literal["chat.completion"]
 """The type tag of a completion.
 
@@ -1141,8 +1190,31 @@ class MistralThinkingPart(TypedDict, total=False):
 _MISTRAL_THINKING_PART_KEYS = frozenset({"type", "text"})
 
 
+_MISTRAL_THINKING_PART_FIELDS: Final[_Fields] = {
+    "type": ("type", _decode_str, _REJECT),
+    "text": ("text", _decode_str, _KEEP),
+}
+_MISTRAL_THINKING_PART_REQUIRED: Final = ("type",)
+_MISTRAL_THINKING_PART_ORDER: Final = {"type": 0, "text": 1}
+
+
 def validate_mistral_thinking_part(data: Any) -> MistralThinkingPart:
     """Check a decoded JSON object as a MistralThinkingPart; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _MISTRAL_THINKING_PART_FIELDS, _MISTRAL_THINKING_PART_REQUIRED
+        )
+        out = _in_order(known, _MISTRAL_THINKING_PART_ORDER)
+        out.update(other)
+        return cast(MistralThinkingPart, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_mistral_thinking_part(data)
+
+
+def _checked_mistral_thinking_part(data: Any) -> MistralThinkingPart:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["type"] = _required(obj, "type", _decode_str)
@@ -1172,8 +1244,32 @@ class MistralContentPart(TypedDict, total=False):
 _MISTRAL_CONTENT_PART_KEYS = frozenset({"type", "text", "thinking"})
 
 
+_MISTRAL_CONTENT_PART_FIELDS: Final[_Fields] = {
+    "type": ("type", _decode_str, _REJECT),
+    "text": ("text", _decode_str, _KEEP),
+    "thinking": ("thinking", _decode_list_MistralThinkingPart, _KEEP),
+}
+_MISTRAL_CONTENT_PART_REQUIRED: Final = ("type",)
+_MISTRAL_CONTENT_PART_ORDER: Final = {"type": 0, "text": 1, "thinking": 2}
+
+
 def validate_mistral_content_part(data: Any) -> MistralContentPart:
     """Check a decoded JSON object as a MistralContentPart; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _MISTRAL_CONTENT_PART_FIELDS, _MISTRAL_CONTENT_PART_REQUIRED
+        )
+        out = _in_order(known, _MISTRAL_CONTENT_PART_ORDER)
+        out.update(other)
+        return cast(MistralContentPart, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_mistral_content_part(data)
+
+
+def _checked_mistral_content_part(data: Any) -> MistralContentPart:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["type"] = _required(obj, "type", _decode_str)
@@ -1209,10 +1305,37 @@ class ChatCompletionMessageToolCallFunction(TypedDict, total=False):
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
 
 
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS: Final[_Fields] = {
+    "arguments": ("arguments", _decode_str_or_map_any, _REJECT),
+    "name": ("name", _decode_str, _REJECT),
+}
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_REQUIRED: Final = ("arguments",)
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_ORDER: Final = {"arguments": 0, "name": 1}
+
+
 def validate_chat_completion_message_tool_call_function(
     data: Any,
 ) -> ChatCompletionMessageToolCallFunction:
     """Check a decoded JSON object as a ChatCompletionMessageToolCallFunction; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data,
+            _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS,
+            _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_REQUIRED,
+        )
+        out = _in_order(known, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_ORDER)
+        out.update(other)
+        return cast(ChatCompletionMessageToolCallFunction, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_chat_completion_message_tool_call_function(data)
+
+
+def _checked_chat_completion_message_tool_call_function(
+    data: Any,
+) -> ChatCompletionMessageToolCallFunction:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["arguments"] = _required(obj, "arguments", _decode_str_or_map_any)
@@ -1237,10 +1360,37 @@ class ChatCompletionMessageToolCallCustom(TypedDict, total=False):
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_KEYS = frozenset({"input", "name"})
 
 
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS: Final[_Fields] = {
+    "input": ("input", _decode_str, _REJECT),
+    "name": ("name", _decode_str, _REJECT),
+}
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_REQUIRED: Final = ("input",)
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_ORDER: Final = {"input": 0, "name": 1}
+
+
 def validate_chat_completion_message_tool_call_custom(
     data: Any,
 ) -> ChatCompletionMessageToolCallCustom:
     """Check a decoded JSON object as a ChatCompletionMessageToolCallCustom; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data,
+            _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS,
+            _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_REQUIRED,
+        )
+        out = _in_order(known, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_ORDER)
+        out.update(other)
+        return cast(ChatCompletionMessageToolCallCustom, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_chat_completion_message_tool_call_custom(data)
+
+
+def _checked_chat_completion_message_tool_call_custom(
+    data: Any,
+) -> ChatCompletionMessageToolCallCustom:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["input"] = _required(obj, "input", _decode_str)
@@ -1277,10 +1427,50 @@ _CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS = frozenset(
 )
 
 
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS: Final[_Fields] = {
+    "index": ("index", _decode_int, _REJECT),
+    "id": ("id", _decode_str, _REJECT),
+    "type": ("type", _decode_str, _REJECT),
+    "function": (
+        "function",
+        validate_chat_completion_message_tool_call_function,
+        _REJECT,
+    ),
+    "custom": ("custom", validate_chat_completion_message_tool_call_custom, _REJECT),
+}
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_REQUIRED: Final = ("type",)
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_ORDER: Final = {
+    "index": 0,
+    "id": 1,
+    "type": 2,
+    "function": 3,
+    "custom": 4,
+}
+
+
 def validate_chat_completion_message_tool_call(
     data: Any,
 ) -> ChatCompletionMessageToolCall:
     """Check a decoded JSON object as a ChatCompletionMessageToolCall; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data,
+            _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS,
+            _CHAT_COMPLETION_MESSAGE_TOOL_CALL_REQUIRED,
+        )
+        out = _in_order(known, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_ORDER)
+        out.update(other)
+        return cast(ChatCompletionMessageToolCall, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_chat_completion_message_tool_call(data)
+
+
+def _checked_chat_completion_message_tool_call(
+    data: Any,
+) -> ChatCompletionMessageToolCall:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "index", _optional(obj, "index", _decode_int))
@@ -1314,10 +1504,37 @@ class ChatCompletionMessageFunctionCall(TypedDict, total=False):
 _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
 
 
+_CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS: Final[_Fields] = {
+    "arguments": ("arguments", _decode_str, _REJECT),
+    "name": ("name", _decode_str, _REJECT),
+}
+_CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_REQUIRED: Final = ("arguments",)
+_CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_ORDER: Final = {"arguments": 0, "name": 1}
+
+
 def validate_chat_completion_message_function_call(
     data: Any,
 ) -> ChatCompletionMessageFunctionCall:
     """Check a decoded JSON object as a ChatCompletionMessageFunctionCall; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data,
+            _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS,
+            _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_REQUIRED,
+        )
+        out = _in_order(known, _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_ORDER)
+        out.update(other)
+        return cast(ChatCompletionMessageFunctionCall, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_chat_completion_message_function_call(data)
+
+
+def _checked_chat_completion_message_function_call(
+    data: Any,
+) -> ChatCompletionMessageFunctionCall:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["arguments"] = _required(obj, "arguments", _decode_str)
@@ -1346,8 +1563,38 @@ class ChatCompletionAudio(TypedDict, total=False):
 _CHAT_COMPLETION_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
 
 
+_CHAT_COMPLETION_AUDIO_FIELDS: Final[_Fields] = {
+    "id": ("id", _decode_str, _REJECT),
+    "data": ("data", _decode_str, _REJECT),
+    "expires_at": ("expires_at", _decode_int, _REJECT),
+    "transcript": ("transcript", _decode_str, _REJECT),
+}
+_CHAT_COMPLETION_AUDIO_REQUIRED: Final = ()
+_CHAT_COMPLETION_AUDIO_ORDER: Final = {
+    "id": 0,
+    "data": 1,
+    "expires_at": 2,
+    "transcript": 3,
+}
+
+
 def validate_chat_completion_audio(data: Any) -> ChatCompletionAudio:
     """Check a decoded JSON object as a ChatCompletionAudio; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _CHAT_COMPLETION_AUDIO_FIELDS, _CHAT_COMPLETION_AUDIO_REQUIRED
+        )
+        out = _in_order(known, _CHAT_COMPLETION_AUDIO_ORDER)
+        out.update(other)
+        return cast(ChatCompletionAudio, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_chat_completion_audio(data)
+
+
+def _checked_chat_completion_audio(data: Any) -> ChatCompletionAudio:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "id", _optional(obj, "id", _decode_str))
@@ -1382,8 +1629,33 @@ class GroqSearchResult(TypedDict, total=False):
 _GROQ_SEARCH_RESULT_KEYS = frozenset({"title", "url", "content", "score"})
 
 
+_GROQ_SEARCH_RESULT_FIELDS: Final[_Fields] = {
+    "title": ("title", _decode_str, _KEEP),
+    "url": ("url", _decode_str, _KEEP),
+    "content": ("content", _decode_str, _KEEP),
+    "score": ("score", _decode_float, _KEEP),
+}
+_GROQ_SEARCH_RESULT_REQUIRED: Final = ()
+_GROQ_SEARCH_RESULT_ORDER: Final = {"title": 0, "url": 1, "content": 2, "score": 3}
+
+
 def validate_groq_search_result(data: Any) -> GroqSearchResult:
     """Check a decoded JSON object as a GroqSearchResult; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _GROQ_SEARCH_RESULT_FIELDS, _GROQ_SEARCH_RESULT_REQUIRED
+        )
+        out = _in_order(known, _GROQ_SEARCH_RESULT_ORDER)
+        out.update(other)
+        return cast(GroqSearchResult, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_groq_search_result(data)
+
+
+def _checked_groq_search_result(data: Any) -> GroqSearchResult:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "title", _optional_nullable(obj, "title", _decode_str))
@@ -1412,8 +1684,31 @@ class GroqSearchResults(TypedDict, total=False):
 _GROQ_SEARCH_RESULTS_KEYS = frozenset({"results", "images"})
 
 
+_GROQ_SEARCH_RESULTS_FIELDS: Final[_Fields] = {
+    "results": ("results", _decode_list_GroqSearchResult, _KEEP),
+    "images": ("images", _decode_list_str, _KEEP),
+}
+_GROQ_SEARCH_RESULTS_REQUIRED: Final = ()
+_GROQ_SEARCH_RESULTS_ORDER: Final = {"results": 0, "images": 1}
+
+
 def validate_groq_search_results(data: Any) -> GroqSearchResults:
     """Check a decoded JSON object as a GroqSearchResults; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _GROQ_SEARCH_RESULTS_FIELDS, _GROQ_SEARCH_RESULTS_REQUIRED
+        )
+        out = _in_order(known, _GROQ_SEARCH_RESULTS_ORDER)
+        out.update(other)
+        return cast(GroqSearchResults, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_groq_search_results(data)
+
+
+def _checked_groq_search_results(data: Any) -> GroqSearchResults:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(
@@ -1450,8 +1745,38 @@ class GroqBrowserResult(TypedDict, total=False):
 _GROQ_BROWSER_RESULT_KEYS = frozenset({"title", "url", "content", "live_view_url"})
 
 
+_GROQ_BROWSER_RESULT_FIELDS: Final[_Fields] = {
+    "title": ("title", _decode_str, _KEEP),
+    "url": ("url", _decode_str, _KEEP),
+    "content": ("content", _decode_str, _KEEP),
+    "live_view_url": ("live_view_url", _decode_str, _KEEP),
+}
+_GROQ_BROWSER_RESULT_REQUIRED: Final = ()
+_GROQ_BROWSER_RESULT_ORDER: Final = {
+    "title": 0,
+    "url": 1,
+    "content": 2,
+    "live_view_url": 3,
+}
+
+
 def validate_groq_browser_result(data: Any) -> GroqBrowserResult:
     """Check a decoded JSON object as a GroqBrowserResult; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _GROQ_BROWSER_RESULT_FIELDS, _GROQ_BROWSER_RESULT_REQUIRED
+        )
+        out = _in_order(known, _GROQ_BROWSER_RESULT_ORDER)
+        out.update(other)
+        return cast(GroqBrowserResult, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_groq_browser_result(data)
+
+
+def _checked_groq_browser_result(data: Any) -> GroqBrowserResult:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "title", _optional_nullable(obj, "title", _decode_str))
@@ -1525,8 +1850,54 @@ _GROQ_CHART_ELEMENT_KEYS = frozenset(
 )
 
 
+_GROQ_CHART_ELEMENT_FIELDS: Final[_Fields] = {
+    "label": ("label", _decode_str, _KEEP),
+    "group": ("group", _decode_str, _KEEP),
+    "value": ("value", _decode_float, _KEEP),
+    "points": ("points", _decode_list_list_float, _KEEP),
+    "angle": ("angle", _decode_float, _KEEP),
+    "radius": ("radius", _decode_float, _KEEP),
+    "min": ("min", _decode_float, _KEEP),
+    "first_quartile": ("first_quartile", _decode_float, _KEEP),
+    "median": ("median", _decode_float, _KEEP),
+    "third_quartile": ("third_quartile", _decode_float, _KEEP),
+    "max": ("max", _decode_float, _KEEP),
+    "outliers": ("outliers", _decode_list_float, _KEEP),
+}
+_GROQ_CHART_ELEMENT_REQUIRED: Final = ()
+_GROQ_CHART_ELEMENT_ORDER: Final = {
+    "label": 0,
+    "group": 1,
+    "value": 2,
+    "points": 3,
+    "angle": 4,
+    "radius": 5,
+    "min": 6,
+    "first_quartile": 7,
+    "median": 8,
+    "third_quartile": 9,
+    "max": 10,
+    "outliers": 11,
+}
+
+
 def validate_groq_chart_element(data: Any) -> GroqChartElement:
     """Check a decoded JSON object as a GroqChartElement; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _GROQ_CHART_ELEMENT_FIELDS, _GROQ_CHART_ELEMENT_REQUIRED
+        )
+        out = _in_order(known, _GROQ_CHART_ELEMENT_ORDER)
+        out.update(other)
+        return cast(GroqChartElement, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_groq_chart_element(data)
+
+
+def _checked_groq_chart_element(data: Any) -> GroqChartElement:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "label", _optional_nullable(obj, "label", _decode_str))
@@ -1616,8 +1987,54 @@ _GROQ_CHART_KEYS = frozenset(
 )
 
 
+_GROQ_CHART_FIELDS: Final[_Fields] = {
+    "type": ("type", _decode_str, _KEEP),
+    "title": ("title", _decode_str, _KEEP),
+    "elements": ("elements", _decode_list_GroqChartElement, _KEEP),
+    "x_label": ("x_label", _decode_str, _KEEP),
+    "x_scale": ("x_scale", _decode_str, _KEEP),
+    "x_unit": ("x_unit", _decode_str, _KEEP),
+    "x_ticks": ("x_ticks", _decode_list_float, _KEEP),
+    "x_tick_labels": ("x_tick_labels", _decode_list_str, _KEEP),
+    "y_label": ("y_label", _decode_str, _KEEP),
+    "y_scale": ("y_scale", _decode_str, _KEEP),
+    "y_unit": ("y_unit", _decode_str, _KEEP),
+    "y_ticks": ("y_ticks", _decode_list_float, _KEEP),
+    "y_tick_labels": ("y_tick_labels", _decode_list_str, _KEEP),
+}
+_GROQ_CHART_REQUIRED: Final = ()
+_GROQ_CHART_ORDER: Final = {
+    "type": 0,
+    "title": 1,
+    "elements": 2,
+    "x_label": 3,
+    "x_scale": 4,
+    "x_unit": 5,
+    "x_ticks": 6,
+    "x_tick_labels": 7,
+    "y_label": 8,
+    "y_scale": 9,
+    "y_unit": 10,
+    "y_ticks": 11,
+    "y_tick_labels": 12,
+}
+
+
 def validate_groq_chart(data: Any) -> GroqChart:
     """Check a decoded JSON object as a GroqChart; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(data, _GROQ_CHART_FIELDS, _GROQ_CHART_REQUIRED)
+        out = _in_order(known, _GROQ_CHART_ORDER)
+        out.update(other)
+        return cast(GroqChart, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_groq_chart(data)
+
+
+def _checked_groq_chart(data: Any) -> GroqChart:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "type", _optional_nullable(obj, "type", _decode_str))
@@ -1669,8 +2086,31 @@ class GroqCodeResult(TypedDict, total=False):
 _GROQ_CODE_RESULT_KEYS = frozenset({"text", "png", "chart", "charts"})
 
 
+_GROQ_CODE_RESULT_FIELDS: Final[_Fields] = {
+    "text": ("text", _decode_str, _KEEP),
+    "png": ("png", _decode_str, _KEEP),
+    "chart": ("chart", validate_groq_chart, _KEEP),
+    "charts": ("charts", _decode_list_GroqChart, _KEEP),
+}
+_GROQ_CODE_RESULT_REQUIRED: Final = ()
+_GROQ_CODE_RESULT_ORDER: Final = {"text": 0, "png": 1, "chart": 2, "charts": 3}
+
+
 def validate_groq_code_result(data: Any) -> GroqCodeResult:
     """Check a decoded JSON object as a GroqCodeResult; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(data, _GROQ_CODE_RESULT_FIELDS, _GROQ_CODE_RESULT_REQUIRED)
+        out = _in_order(known, _GROQ_CODE_RESULT_ORDER)
+        out.update(other)
+        return cast(GroqCodeResult, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_groq_code_result(data)
+
+
+def _checked_groq_code_result(data: Any) -> GroqCodeResult:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "text", _optional_nullable(obj, "text", _decode_str))
@@ -1726,8 +2166,44 @@ _GROQ_EXECUTED_TOOL_KEYS = frozenset(
 )
 
 
+_GROQ_EXECUTED_TOOL_FIELDS: Final[_Fields] = {
+    "index": ("index", _decode_int, _REJECT),
+    "type": ("type", _decode_str, _KEEP),
+    "arguments": ("arguments", _decode_str, _KEEP),
+    "output": ("output", _decode_str, _KEEP),
+    "search_results": ("search_results", validate_groq_search_results, _KEEP),
+    "browser_results": ("browser_results", _decode_list_GroqBrowserResult, _KEEP),
+    "code_results": ("code_results", _decode_list_GroqCodeResult, _KEEP),
+}
+_GROQ_EXECUTED_TOOL_REQUIRED: Final = ("index",)
+_GROQ_EXECUTED_TOOL_ORDER: Final = {
+    "index": 0,
+    "type": 1,
+    "arguments": 2,
+    "output": 3,
+    "search_results": 4,
+    "browser_results": 5,
+    "code_results": 6,
+}
+
+
 def validate_groq_executed_tool(data: Any) -> GroqExecutedTool:
     """Check a decoded JSON object as a GroqExecutedTool; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _GROQ_EXECUTED_TOOL_FIELDS, _GROQ_EXECUTED_TOOL_REQUIRED
+        )
+        out = _in_order(known, _GROQ_EXECUTED_TOOL_ORDER)
+        out.update(other)
+        return cast(GroqExecutedTool, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_groq_executed_tool(data)
+
+
+def _checked_groq_executed_tool(data: Any) -> GroqExecutedTool:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["index"] = _required(obj, "index", _decode_int)
@@ -1783,8 +2259,40 @@ _LITE_L_L_M_THINKING_BLOCK_KEYS = frozenset(
 )
 
 
+_LITE_L_L_M_THINKING_BLOCK_FIELDS: Final[_Fields] = {
+    "type": ("type", _decode_str, _REJECT),
+    "thinking": ("thinking", _decode_str, _KEEP),
+    "signature": ("signature", _decode_str, _KEEP),
+    "data": ("data", _decode_str, _KEEP),
+    "cache_control": ("cache_control", _decode_map_any, _KEEP),
+}
+_LITE_L_L_M_THINKING_BLOCK_REQUIRED: Final = ("type",)
+_LITE_L_L_M_THINKING_BLOCK_ORDER: Final = {
+    "type": 0,
+    "thinking": 1,
+    "signature": 2,
+    "data": 3,
+    "cache_control": 4,
+}
+
+
 def validate_lite_l_l_m_thinking_block(data: Any) -> LiteLLMThinkingBlock:
     """Check a decoded JSON object as a LiteLLMThinkingBlock; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _LITE_L_L_M_THINKING_BLOCK_FIELDS, _LITE_L_L_M_THINKING_BLOCK_REQUIRED
+        )
+        out = _in_order(known, _LITE_L_L_M_THINKING_BLOCK_ORDER)
+        out.update(other)
+        return cast(LiteLLMThinkingBlock, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_lite_l_l_m_thinking_block(data)
+
+
+def _checked_lite_l_l_m_thinking_block(data: Any) -> LiteLLMThinkingBlock:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["type"] = _required(obj, "type", _decode_str)
@@ -1813,8 +2321,30 @@ class MoonshotInternalContent(TypedDict, total=False):
 _MOONSHOT_INTERNAL_CONTENT_KEYS = frozenset({"token_ids"})
 
 
+_MOONSHOT_INTERNAL_CONTENT_FIELDS: Final[_Fields] = {
+    "token_ids": ("token_ids", _decode_list_int, _KEEP),
+}
+_MOONSHOT_INTERNAL_CONTENT_REQUIRED: Final = ()
+_MOONSHOT_INTERNAL_CONTENT_ORDER: Final = {"token_ids": 0}
+
+
 def validate_moonshot_internal_content(data: Any) -> MoonshotInternalContent:
     """Check a decoded JSON object as a MoonshotInternalContent; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _MOONSHOT_INTERNAL_CONTENT_FIELDS, _MOONSHOT_INTERNAL_CONTENT_REQUIRED
+        )
+        out = _in_order(known, _MOONSHOT_INTERNAL_CONTENT_ORDER)
+        out.update(other)
+        return cast(MoonshotInternalContent, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_moonshot_internal_content(data)
+
+
+def _checked_moonshot_internal_content(data: Any) -> MoonshotInternalContent:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "token_ids", _optional_nullable(obj, "token_ids", _decode_list_int))
@@ -1860,8 +2390,48 @@ _OPEN_ROUTER_REASONING_DETAIL_KEYS = frozenset(
 )
 
 
+_OPEN_ROUTER_REASONING_DETAIL_FIELDS: Final[_Fields] = {
+    "type": ("type", _decode_str, _KEEP),
+    "id": ("id", _decode_str, _KEEP),
+    "format": ("format", _decode_str, _KEEP),
+    "index": ("index", _decode_int, _KEEP),
+    "text": ("text", _decode_str, _KEEP),
+    "signature": ("signature", _decode_str, _KEEP),
+    "summary": ("summary", _decode_str, _KEEP),
+    "data": ("data", _decode_str, _KEEP),
+}
+_OPEN_ROUTER_REASONING_DETAIL_REQUIRED: Final = ()
+_OPEN_ROUTER_REASONING_DETAIL_ORDER: Final = {
+    "type": 0,
+    "id": 1,
+    "format": 2,
+    "index": 3,
+    "text": 4,
+    "signature": 5,
+    "summary": 6,
+    "data": 7,
+}
+
+
 def validate_open_router_reasoning_detail(data: Any) -> OpenRouterReasoningDetail:
     """Check a decoded JSON object as a OpenRouterReasoningDetail; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data,
+            _OPEN_ROUTER_REASONING_DETAIL_FIELDS,
+            _OPEN_ROUTER_REASONING_DETAIL_REQUIRED,
+        )
+        out = _in_order(known, _OPEN_ROUTER_REASONING_DETAIL_ORDER)
+        out.update(other)
+        return cast(OpenRouterReasoningDetail, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_open_router_reasoning_detail(data)
+
+
+def _checked_open_router_reasoning_detail(data: Any) -> OpenRouterReasoningDetail:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "type", _optional_nullable(obj, "type", _decode_str))
@@ -1904,8 +2474,40 @@ _OPEN_ROUTER_URL_CITATION_KEYS = frozenset(
 )
 
 
+_OPEN_ROUTER_URL_CITATION_FIELDS: Final[_Fields] = {
+    "url": ("url", _decode_str, _REJECT),
+    "title": ("title", _decode_str, _KEEP),
+    "start_index": ("start_index", _decode_int, _KEEP),
+    "end_index": ("end_index", _decode_int, _KEEP),
+    "content": ("content", _decode_str, _KEEP),
+}
+_OPEN_ROUTER_URL_CITATION_REQUIRED: Final = ("url",)
+_OPEN_ROUTER_URL_CITATION_ORDER: Final = {
+    "url": 0,
+    "title": 1,
+    "start_index": 2,
+    "end_index": 3,
+    "content": 4,
+}
+
+
 def validate_open_router_url_citation(data: Any) -> OpenRouterUrlCitation:
     """Check a decoded JSON object as a OpenRouterUrlCitation; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _OPEN_ROUTER_URL_CITATION_FIELDS, _OPEN_ROUTER_URL_CITATION_REQUIRED
+        )
+        out = _in_order(known, _OPEN_ROUTER_URL_CITATION_ORDER)
+        out.update(other)
+        return cast(OpenRouterUrlCitation, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_open_router_url_citation(data)
+
+
+def _checked_open_router_url_citation(data: Any) -> OpenRouterUrlCitation:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["url"] = _required(obj, "url", _decode_str)
@@ -1934,8 +2536,33 @@ class OpenRouterFileContentPart(TypedDict, total=False):
 _OPEN_ROUTER_FILE_CONTENT_PART_KEYS = frozenset({"type", "text"})
 
 
+_OPEN_ROUTER_FILE_CONTENT_PART_FIELDS: Final[_Fields] = {
+    "type": ("type", _decode_str, _KEEP),
+    "text": ("text", _decode_str, _KEEP),
+}
+_OPEN_ROUTER_FILE_CONTENT_PART_REQUIRED: Final = ()
+_OPEN_ROUTER_FILE_CONTENT_PART_ORDER: Final = {"type": 0, "text": 1}
+
+
 def validate_open_router_file_content_part(data: Any) -> OpenRouterFileContentPart:
     """Check a decoded JSON object as a OpenRouterFileContentPart; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data,
+            _OPEN_ROUTER_FILE_CONTENT_PART_FIELDS,
+            _OPEN_ROUTER_FILE_CONTENT_PART_REQUIRED,
+        )
+        out = _in_order(known, _OPEN_ROUTER_FILE_CONTENT_PART_ORDER)
+        out.update(other)
+        return cast(OpenRouterFileContentPart, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_open_router_file_content_part(data)
+
+
+def _checked_open_router_file_content_part(data: Any) -> OpenRouterFileContentPart:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "type", _optional_nullable(obj, "type", _decode_str))
@@ -1964,8 +2591,34 @@ class OpenRouterFileAnnotation(TypedDict, total=False):
 _OPEN_ROUTER_FILE_ANNOTATION_KEYS = frozenset({"hash", "name", "content"})
 
 
+_OPEN_ROUTER_FILE_ANNOTATION_FIELDS: Final[_Fields] = {
+    "hash": ("hash", _decode_str, _KEEP),
+    "name": ("name", _decode_str, _KEEP),
+    "content": ("content", _decode_list_OpenRouterFileContentPart, _KEEP),
+}
+_OPEN_ROUTER_FILE_ANNOTATION_REQUIRED: Final = ()
+_OPEN_ROUTER_FILE_ANNOTATION_ORDER: Final = {"hash": 0, "name": 1, "content": 2}
+
+
 def validate_open_router_file_annotation(data: Any) -> OpenRouterFileAnnotation:
     """Check a decoded JSON object as a OpenRouterFileAnnotation; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data,
+            _OPEN_ROUTER_FILE_ANNOTATION_FIELDS,
+            _OPEN_ROUTER_FILE_ANNOTATION_REQUIRED,
+        )
+        out = _in_order(known, _OPEN_ROUTER_FILE_ANNOTATION_ORDER)
+        out.update(other)
+        return cast(OpenRouterFileAnnotation, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_open_router_file_annotation(data)
+
+
+def _checked_open_router_file_annotation(data: Any) -> OpenRouterFileAnnotation:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "hash", _optional_nullable(obj, "hash", _decode_str))
@@ -2000,8 +2653,36 @@ class GroqDocumentCitation(TypedDict, total=False):
 _GROQ_DOCUMENT_CITATION_KEYS = frozenset({"document_id", "start_index", "end_index"})
 
 
+_GROQ_DOCUMENT_CITATION_FIELDS: Final[_Fields] = {
+    "document_id": ("document_id", _decode_str, _KEEP),
+    "start_index": ("start_index", _decode_int, _KEEP),
+    "end_index": ("end_index", _decode_int, _KEEP),
+}
+_GROQ_DOCUMENT_CITATION_REQUIRED: Final = ()
+_GROQ_DOCUMENT_CITATION_ORDER: Final = {
+    "document_id": 0,
+    "start_index": 1,
+    "end_index": 2,
+}
+
+
 def validate_groq_document_citation(data: Any) -> GroqDocumentCitation:
     """Check a decoded JSON object as a GroqDocumentCitation; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _GROQ_DOCUMENT_CITATION_FIELDS, _GROQ_DOCUMENT_CITATION_REQUIRED
+        )
+        out = _in_order(known, _GROQ_DOCUMENT_CITATION_ORDER)
+        out.update(other)
+        return cast(GroqDocumentCitation, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_groq_document_citation(data)
+
+
+def _checked_groq_document_citation(data: Any) -> GroqDocumentCitation:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "document_id", _optional_nullable(obj, "document_id", _decode_str))
@@ -2032,8 +2713,36 @@ class GroqFunctionCitation(TypedDict, total=False):
 _GROQ_FUNCTION_CITATION_KEYS = frozenset({"tool_call_id", "start_index", "end_index"})
 
 
+_GROQ_FUNCTION_CITATION_FIELDS: Final[_Fields] = {
+    "tool_call_id": ("tool_call_id", _decode_str, _KEEP),
+    "start_index": ("start_index", _decode_int, _KEEP),
+    "end_index": ("end_index", _decode_int, _KEEP),
+}
+_GROQ_FUNCTION_CITATION_REQUIRED: Final = ()
+_GROQ_FUNCTION_CITATION_ORDER: Final = {
+    "tool_call_id": 0,
+    "start_index": 1,
+    "end_index": 2,
+}
+
+
 def validate_groq_function_citation(data: Any) -> GroqFunctionCitation:
     """Check a decoded JSON object as a GroqFunctionCitation; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _GROQ_FUNCTION_CITATION_FIELDS, _GROQ_FUNCTION_CITATION_REQUIRED
+        )
+        out = _in_order(known, _GROQ_FUNCTION_CITATION_ORDER)
+        out.update(other)
+        return cast(GroqFunctionCitation, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_groq_function_citation(data)
+
+
+def _checked_groq_function_citation(data: Any) -> GroqFunctionCitation:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "tool_call_id", _optional_nullable(obj, "tool_call_id", _decode_str))
@@ -2079,8 +2788,40 @@ _OPEN_ROUTER_ANNOTATION_KEYS = frozenset(
 )
 
 
+_OPEN_ROUTER_ANNOTATION_FIELDS: Final[_Fields] = {
+    "type": ("type", _decode_str, _REJECT),
+    "url_citation": ("url_citation", validate_open_router_url_citation, _KEEP),
+    "file": ("file", validate_open_router_file_annotation, _KEEP),
+    "document_citation": ("document_citation", validate_groq_document_citation, _KEEP),
+    "function_citation": ("function_citation", validate_groq_function_citation, _KEEP),
+}
+_OPEN_ROUTER_ANNOTATION_REQUIRED: Final = ("type",)
+_OPEN_ROUTER_ANNOTATION_ORDER: Final = {
+    "type": 0,
+    "url_citation": 1,
+    "file": 2,
+    "document_citation": 3,
+    "function_citation": 4,
+}
+
+
 def validate_open_router_annotation(data: Any) -> OpenRouterAnnotation:
     """Check a decoded JSON object as a OpenRouterAnnotation; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _OPEN_ROUTER_ANNOTATION_FIELDS, _OPEN_ROUTER_ANNOTATION_REQUIRED
+        )
+        out = _in_order(known, _OPEN_ROUTER_ANNOTATION_ORDER)
+        out.update(other)
+        return cast(OpenRouterAnnotation, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_open_router_annotation(data)
+
+
+def _checked_open_router_annotation(data: Any) -> OpenRouterAnnotation:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["type"] = _required(obj, "type", _decode_str)
@@ -2276,8 +3017,81 @@ _CHAT_COMPLETION_MESSAGE_KEYS = frozenset(
 )
 
 
+_CHAT_COMPLETION_MESSAGE_FIELDS: Final[_Fields] = {
+    "role": ("role", _decode_str, _REJECT),
+    "content": ("content", _decode_str_or_list_MistralContentPart, _KEEP),
+    "refusal": ("refusal", _decode_str, _KEEP),
+    "tool_calls": ("tool_calls", _decode_list_ChatCompletionMessageToolCall, _KEEP),
+    "function_call": (
+        "function_call",
+        validate_chat_completion_message_function_call,
+        _KEEP,
+    ),
+    "audio": ("audio", validate_chat_completion_audio, _KEEP),
+    "reasoning_content": ("reasoning_content", _decode_str, _KEEP),
+    "channel": ("channel", _decode_str, _KEEP),
+    "executed_tools": ("executed_tools", _decode_list_GroqExecutedTool, _KEEP),
+    "thinking_blocks": ("thinking_blocks", _decode_list_LiteLLMThinkingBlock, _KEEP),
+    "provider_specific_fields": ("provider_specific_fields", _decode_map_any, _KEEP),
+    "index": ("index", _decode_int, _KEEP),
+    "tool_call_id": ("tool_call_id", _decode_str, _KEEP),
+    "name": ("name", _decode_str, _KEEP),
+    "internal_content": ("internal_content", validate_moonshot_internal_content, _KEEP),
+    "reasoning_details": (
+        "reasoning_details",
+        _decode_list_OpenRouterReasoningDetail,
+        _KEEP,
+    ),
+    "annotations": ("annotations", _decode_list_OpenRouterAnnotation, _KEEP),
+    "hidden_states": ("hidden_states", _decode_any, _KEEP),
+    "token_id": ("token_id", _decode_int, _KEEP),
+    "reasoning": ("reasoning", _decode_str, _KEEP),
+}
+_CHAT_COMPLETION_MESSAGE_REQUIRED: Final = (
+    "role",
+    "content",
+)
+_CHAT_COMPLETION_MESSAGE_ORDER: Final = {
+    "role": 0,
+    "content": 1,
+    "refusal": 2,
+    "tool_calls": 3,
+    "function_call": 4,
+    "audio": 5,
+    "reasoning_content": 6,
+    "channel": 7,
+    "executed_tools": 8,
+    "thinking_blocks": 9,
+    "provider_specific_fields": 10,
+    "index": 11,
+    "tool_call_id": 12,
+    "name": 13,
+    "internal_content": 14,
+    "reasoning_details": 15,
+    "annotations": 16,
+    "hidden_states": 17,
+    "token_id": 18,
+    "reasoning": 19,
+}
+
+
 def validate_chat_completion_message(data: Any) -> ChatCompletionMessage:
     """Check a decoded JSON object as a ChatCompletionMessage; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _CHAT_COMPLETION_MESSAGE_FIELDS, _CHAT_COMPLETION_MESSAGE_REQUIRED
+        )
+        out = _in_order(known, _CHAT_COMPLETION_MESSAGE_ORDER)
+        out.update(other)
+        return cast(ChatCompletionMessage, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_chat_completion_message(data)
+
+
+def _checked_chat_completion_message(data: Any) -> ChatCompletionMessage:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["role"] = _required(obj, "role", _decode_str)
@@ -2365,8 +3179,33 @@ class TopLogprob(TypedDict, total=False):
 _TOP_LOGPROB_KEYS = frozenset({"token", "bytes", "logprob"})
 
 
+_TOP_LOGPROB_FIELDS: Final[_Fields] = {
+    "token": ("token", _decode_str, _REJECT),
+    "bytes": ("bytes", _decode_list_int, _KEEP),
+    "logprob": ("logprob", _decode_float, _REJECT),
+}
+_TOP_LOGPROB_REQUIRED: Final = (
+    "token",
+    "logprob",
+)
+_TOP_LOGPROB_ORDER: Final = {"token": 0, "bytes": 1, "logprob": 2}
+
+
 def validate_top_logprob(data: Any) -> TopLogprob:
     """Check a decoded JSON object as a TopLogprob; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(data, _TOP_LOGPROB_FIELDS, _TOP_LOGPROB_REQUIRED)
+        out = _in_order(known, _TOP_LOGPROB_ORDER)
+        out.update(other)
+        return cast(TopLogprob, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_top_logprob(data)
+
+
+def _checked_top_logprob(data: Any) -> TopLogprob:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["token"] = _required(obj, "token", _decode_str)
@@ -2402,8 +3241,44 @@ _CHAT_COMPLETION_TOKEN_LOGPROB_KEYS = frozenset(
 )
 
 
+_CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS: Final[_Fields] = {
+    "token": ("token", _decode_str, _REJECT),
+    "bytes": ("bytes", _decode_list_int, _KEEP),
+    "logprob": ("logprob", _decode_float, _REJECT),
+    "top_logprobs": ("top_logprobs", _decode_list_TopLogprob, _REJECT),
+}
+_CHAT_COMPLETION_TOKEN_LOGPROB_REQUIRED: Final = (
+    "token",
+    "logprob",
+    "top_logprobs",
+)
+_CHAT_COMPLETION_TOKEN_LOGPROB_ORDER: Final = {
+    "token": 0,
+    "bytes": 1,
+    "logprob": 2,
+    "top_logprobs": 3,
+}
+
+
 def validate_chat_completion_token_logprob(data: Any) -> ChatCompletionTokenLogprob:
     """Check a decoded JSON object as a ChatCompletionTokenLogprob; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data,
+            _CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS,
+            _CHAT_COMPLETION_TOKEN_LOGPROB_REQUIRED,
+        )
+        out = _in_order(known, _CHAT_COMPLETION_TOKEN_LOGPROB_ORDER)
+        out.update(other)
+        return cast(ChatCompletionTokenLogprob, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_chat_completion_token_logprob(data)
+
+
+def _checked_chat_completion_token_logprob(data: Any) -> ChatCompletionTokenLogprob:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["token"] = _required(obj, "token", _decode_str)
@@ -2430,8 +3305,29 @@ class ChoiceLogprobs(TypedDict, total=False):
 _CHOICE_LOGPROBS_KEYS = frozenset({"content", "refusal"})
 
 
+_CHOICE_LOGPROBS_FIELDS: Final[_Fields] = {
+    "content": ("content", _decode_list_ChatCompletionTokenLogprob, _KEEP),
+    "refusal": ("refusal", _decode_list_ChatCompletionTokenLogprob, _KEEP),
+}
+_CHOICE_LOGPROBS_REQUIRED: Final = ()
+_CHOICE_LOGPROBS_ORDER: Final = {"content": 0, "refusal": 1}
+
+
 def validate_choice_logprobs(data: Any) -> ChoiceLogprobs:
     """Check a decoded JSON object as a ChoiceLogprobs; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(data, _CHOICE_LOGPROBS_FIELDS, _CHOICE_LOGPROBS_REQUIRED)
+        out = _in_order(known, _CHOICE_LOGPROBS_ORDER)
+        out.update(other)
+        return cast(ChoiceLogprobs, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_choice_logprobs(data)
+
+
+def _checked_choice_logprobs(data: Any) -> ChoiceLogprobs:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(
@@ -2466,8 +3362,31 @@ class AzureSeverityResult(TypedDict, total=False):
 _AZURE_SEVERITY_RESULT_KEYS = frozenset({"filtered", "severity"})
 
 
+_AZURE_SEVERITY_RESULT_FIELDS: Final[_Fields] = {
+    "filtered": ("filtered", _decode_bool, _REJECT),
+    "severity": ("severity", _decode_str, _KEEP),
+}
+_AZURE_SEVERITY_RESULT_REQUIRED: Final = ("filtered",)
+_AZURE_SEVERITY_RESULT_ORDER: Final = {"filtered": 0, "severity": 1}
+
+
 def validate_azure_severity_result(data: Any) -> AzureSeverityResult:
     """Check a decoded JSON object as a AzureSeverityResult; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _AZURE_SEVERITY_RESULT_FIELDS, _AZURE_SEVERITY_RESULT_REQUIRED
+        )
+        out = _in_order(known, _AZURE_SEVERITY_RESULT_ORDER)
+        out.update(other)
+        return cast(AzureSeverityResult, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_azure_severity_result(data)
+
+
+def _checked_azure_severity_result(data: Any) -> AzureSeverityResult:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["filtered"] = _required(obj, "filtered", _decode_bool)
@@ -2494,8 +3413,31 @@ class AzureDetectionResult(TypedDict, total=False):
 _AZURE_DETECTION_RESULT_KEYS = frozenset({"filtered", "detected"})
 
 
+_AZURE_DETECTION_RESULT_FIELDS: Final[_Fields] = {
+    "filtered": ("filtered", _decode_bool, _REJECT),
+    "detected": ("detected", _decode_bool, _KEEP),
+}
+_AZURE_DETECTION_RESULT_REQUIRED: Final = ("filtered",)
+_AZURE_DETECTION_RESULT_ORDER: Final = {"filtered": 0, "detected": 1}
+
+
 def validate_azure_detection_result(data: Any) -> AzureDetectionResult:
     """Check a decoded JSON object as a AzureDetectionResult; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _AZURE_DETECTION_RESULT_FIELDS, _AZURE_DETECTION_RESULT_REQUIRED
+        )
+        out = _in_order(known, _AZURE_DETECTION_RESULT_ORDER)
+        out.update(other)
+        return cast(AzureDetectionResult, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_azure_detection_result(data)
+
+
+def _checked_azure_detection_result(data: Any) -> AzureDetectionResult:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["filtered"] = _required(obj, "filtered", _decode_bool)
@@ -2522,8 +3464,31 @@ class AzureBlocklistResult(TypedDict, total=False):
 _AZURE_BLOCKLIST_RESULT_KEYS = frozenset({"filtered", "id"})
 
 
+_AZURE_BLOCKLIST_RESULT_FIELDS: Final[_Fields] = {
+    "filtered": ("filtered", _decode_bool, _REJECT),
+    "id": ("id", _decode_str, _KEEP),
+}
+_AZURE_BLOCKLIST_RESULT_REQUIRED: Final = ("filtered",)
+_AZURE_BLOCKLIST_RESULT_ORDER: Final = {"filtered": 0, "id": 1}
+
+
 def validate_azure_blocklist_result(data: Any) -> AzureBlocklistResult:
     """Check a decoded JSON object as a AzureBlocklistResult; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _AZURE_BLOCKLIST_RESULT_FIELDS, _AZURE_BLOCKLIST_RESULT_REQUIRED
+        )
+        out = _in_order(known, _AZURE_BLOCKLIST_RESULT_ORDER)
+        out.update(other)
+        return cast(AzureBlocklistResult, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_azure_blocklist_result(data)
+
+
+def _checked_azure_blocklist_result(data: Any) -> AzureBlocklistResult:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["filtered"] = _required(obj, "filtered", _decode_bool)
@@ -2550,8 +3515,31 @@ class AzureBlocklistDetails(TypedDict, total=False):
 _AZURE_BLOCKLIST_DETAILS_KEYS = frozenset({"filtered", "details"})
 
 
+_AZURE_BLOCKLIST_DETAILS_FIELDS: Final[_Fields] = {
+    "filtered": ("filtered", _decode_bool, _REJECT),
+    "details": ("details", _decode_list_AzureBlocklistResult, _KEEP),
+}
+_AZURE_BLOCKLIST_DETAILS_REQUIRED: Final = ("filtered",)
+_AZURE_BLOCKLIST_DETAILS_ORDER: Final = {"filtered": 0, "details": 1}
+
+
 def validate_azure_blocklist_details(data: Any) -> AzureBlocklistDetails:
     """Check a decoded JSON object as a AzureBlocklistDetails; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _AZURE_BLOCKLIST_DETAILS_FIELDS, _AZURE_BLOCKLIST_DETAILS_REQUIRED
+        )
+        out = _in_order(known, _AZURE_BLOCKLIST_DETAILS_ORDER)
+        out.update(other)
+        return cast(AzureBlocklistDetails, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_azure_blocklist_details(data)
+
+
+def _checked_azure_blocklist_details(data: Any) -> AzureBlocklistDetails:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["filtered"] = _required(obj, "filtered", _decode_bool)
@@ -2582,8 +3570,31 @@ class AzureFilterError(TypedDict, total=False):
 _AZURE_FILTER_ERROR_KEYS = frozenset({"code", "message"})
 
 
+_AZURE_FILTER_ERROR_FIELDS: Final[_Fields] = {
+    "code": ("code", _decode_str, _KEEP),
+    "message": ("message", _decode_str, _KEEP),
+}
+_AZURE_FILTER_ERROR_REQUIRED: Final = ()
+_AZURE_FILTER_ERROR_ORDER: Final = {"code": 0, "message": 1}
+
+
 def validate_azure_filter_error(data: Any) -> AzureFilterError:
     """Check a decoded JSON object as a AzureFilterError; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _AZURE_FILTER_ERROR_FIELDS, _AZURE_FILTER_ERROR_REQUIRED
+        )
+        out = _in_order(known, _AZURE_FILTER_ERROR_ORDER)
+        out.update(other)
+        return cast(AzureFilterError, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_azure_filter_error(data)
+
+
+def _checked_azure_filter_error(data: Any) -> AzureFilterError:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "code", _optional_nullable(obj, "code", _decode_str))
@@ -2646,8 +3657,62 @@ _AZURE_CONTENT_FILTER_RESULTS_KEYS = frozenset(
 )
 
 
+_AZURE_CONTENT_FILTER_RESULTS_FIELDS: Final[_Fields] = {
+    "hate": ("hate", validate_azure_severity_result, _KEEP),
+    "self_harm": ("self_harm", validate_azure_severity_result, _KEEP),
+    "sexual": ("sexual", validate_azure_severity_result, _KEEP),
+    "violence": ("violence", validate_azure_severity_result, _KEEP),
+    "jailbreak": ("jailbreak", validate_azure_detection_result, _KEEP),
+    "protected_material_text": (
+        "protected_material_text",
+        validate_azure_detection_result,
+        _KEEP,
+    ),
+    "protected_material_code": (
+        "protected_material_code",
+        validate_azure_detection_result,
+        _KEEP,
+    ),
+    "custom_blocklists": (
+        "custom_blocklists",
+        _decode_list_AzureBlocklistResult_or_AzureBlocklistDetails,
+        _KEEP,
+    ),
+    "error": ("error", validate_azure_filter_error, _KEEP),
+}
+_AZURE_CONTENT_FILTER_RESULTS_REQUIRED: Final = ()
+_AZURE_CONTENT_FILTER_RESULTS_ORDER: Final = {
+    "hate": 0,
+    "self_harm": 1,
+    "sexual": 2,
+    "violence": 3,
+    "jailbreak": 4,
+    "protected_material_text": 5,
+    "protected_material_code": 6,
+    "custom_blocklists": 7,
+    "error": 8,
+}
+
+
 def validate_azure_content_filter_results(data: Any) -> AzureContentFilterResults:
     """Check a decoded JSON object as a AzureContentFilterResults; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data,
+            _AZURE_CONTENT_FILTER_RESULTS_FIELDS,
+            _AZURE_CONTENT_FILTER_RESULTS_REQUIRED,
+        )
+        out = _in_order(known, _AZURE_CONTENT_FILTER_RESULTS_ORDER)
+        out.update(other)
+        return cast(AzureContentFilterResults, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_azure_content_filter_results(data)
+
+
+def _checked_azure_content_filter_results(data: Any) -> AzureContentFilterResults:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "hate", _optional_nullable(obj, "hate", validate_azure_severity_result))
@@ -2720,8 +3785,42 @@ _AZURE_CONTENT_FILTER_OFFSETS_KEYS = frozenset(
 )
 
 
+_AZURE_CONTENT_FILTER_OFFSETS_FIELDS: Final[_Fields] = {
+    "check_offset": ("check_offset", _decode_int, _REJECT),
+    "start_offset": ("start_offset", _decode_int, _REJECT),
+    "end_offset": ("end_offset", _decode_int, _REJECT),
+}
+_AZURE_CONTENT_FILTER_OFFSETS_REQUIRED: Final = (
+    "check_offset",
+    "start_offset",
+    "end_offset",
+)
+_AZURE_CONTENT_FILTER_OFFSETS_ORDER: Final = {
+    "check_offset": 0,
+    "start_offset": 1,
+    "end_offset": 2,
+}
+
+
 def validate_azure_content_filter_offsets(data: Any) -> AzureContentFilterOffsets:
     """Check a decoded JSON object as a AzureContentFilterOffsets; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data,
+            _AZURE_CONTENT_FILTER_OFFSETS_FIELDS,
+            _AZURE_CONTENT_FILTER_OFFSETS_REQUIRED,
+        )
+        out = _in_order(known, _AZURE_CONTENT_FILTER_OFFSETS_ORDER)
+        out.update(other)
+        return cast(AzureContentFilterOffsets, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_azure_content_filter_offsets(data)
+
+
+def _checked_azure_content_filter_offsets(data: Any) -> AzureContentFilterOffsets:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["check_offset"] = _required(obj, "check_offset", _decode_int)
@@ -2772,8 +3871,42 @@ _COMPLETION_TOKENS_DETAILS_KEYS = frozenset(
 )
 
 
+_COMPLETION_TOKENS_DETAILS_FIELDS: Final[_Fields] = {
+    "accepted_prediction_tokens": ("accepted_prediction_tokens", _decode_int, _KEEP),
+    "audio_tokens": ("audio_tokens", _decode_int, _KEEP),
+    "reasoning_tokens": ("reasoning_tokens", _decode_int, _KEEP),
+    "rejected_prediction_tokens": ("rejected_prediction_tokens", _decode_int, _KEEP),
+    "text_tokens": ("text_tokens", _decode_int, _KEEP),
+    "image_tokens": ("image_tokens", _decode_int, _KEEP),
+}
+_COMPLETION_TOKENS_DETAILS_REQUIRED: Final = ()
+_COMPLETION_TOKENS_DETAILS_ORDER: Final = {
+    "accepted_prediction_tokens": 0,
+    "audio_tokens": 1,
+    "reasoning_tokens": 2,
+    "rejected_prediction_tokens": 3,
+    "text_tokens": 4,
+    "image_tokens": 5,
+}
+
+
 def validate_completion_tokens_details(data: Any) -> CompletionTokensDetails:
     """Check a decoded JSON object as a CompletionTokensDetails; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _COMPLETION_TOKENS_DETAILS_FIELDS, _COMPLETION_TOKENS_DETAILS_REQUIRED
+        )
+        out = _in_order(known, _COMPLETION_TOKENS_DETAILS_ORDER)
+        out.update(other)
+        return cast(CompletionTokensDetails, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_completion_tokens_details(data)
+
+
+def _checked_completion_tokens_details(data: Any) -> CompletionTokensDetails:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(
@@ -2837,8 +3970,42 @@ _PROMPT_TOKENS_DETAILS_KEYS = frozenset(
 )
 
 
+_PROMPT_TOKENS_DETAILS_FIELDS: Final[_Fields] = {
+    "audio_tokens": ("audio_tokens", _decode_int, _KEEP),
+    "cached_tokens": ("cached_tokens", _decode_int, _KEEP),
+    "cache_write_tokens": ("cache_write_tokens", _decode_int, _KEEP),
+    "image_tokens": ("image_tokens", _decode_int, _KEEP),
+    "text_tokens": ("text_tokens", _decode_int, _KEEP),
+    "video_tokens": ("video_tokens", _decode_int, _KEEP),
+}
+_PROMPT_TOKENS_DETAILS_REQUIRED: Final = ()
+_PROMPT_TOKENS_DETAILS_ORDER: Final = {
+    "audio_tokens": 0,
+    "cached_tokens": 1,
+    "cache_write_tokens": 2,
+    "image_tokens": 3,
+    "text_tokens": 4,
+    "video_tokens": 5,
+}
+
+
 def validate_prompt_tokens_details(data: Any) -> PromptTokensDetails:
     """Check a decoded JSON object as a PromptTokensDetails; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _PROMPT_TOKENS_DETAILS_FIELDS, _PROMPT_TOKENS_DETAILS_REQUIRED
+        )
+        out = _in_order(known, _PROMPT_TOKENS_DETAILS_ORDER)
+        out.update(other)
+        return cast(PromptTokensDetails, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_prompt_tokens_details(data)
+
+
+def _checked_prompt_tokens_details(data: Any) -> PromptTokensDetails:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "audio_tokens", _optional_nullable(obj, "audio_tokens", _decode_int))
@@ -2900,8 +4067,42 @@ _PERPLEXITY_COST_KEYS = frozenset(
 )
 
 
+_PERPLEXITY_COST_FIELDS: Final[_Fields] = {
+    "input_tokens_cost": ("input_tokens_cost", _decode_float, _KEEP),
+    "output_tokens_cost": ("output_tokens_cost", _decode_float, _KEEP),
+    "reasoning_tokens_cost": ("reasoning_tokens_cost", _decode_float, _KEEP),
+    "citation_tokens_cost": ("citation_tokens_cost", _decode_float, _KEEP),
+    "search_queries_cost": ("search_queries_cost", _decode_float, _KEEP),
+    "request_cost": ("request_cost", _decode_float, _KEEP),
+    "total_cost": ("total_cost", _decode_float, _KEEP),
+}
+_PERPLEXITY_COST_REQUIRED: Final = ()
+_PERPLEXITY_COST_ORDER: Final = {
+    "input_tokens_cost": 0,
+    "output_tokens_cost": 1,
+    "reasoning_tokens_cost": 2,
+    "citation_tokens_cost": 3,
+    "search_queries_cost": 4,
+    "request_cost": 5,
+    "total_cost": 6,
+}
+
+
 def validate_perplexity_cost(data: Any) -> PerplexityCost:
     """Check a decoded JSON object as a PerplexityCost; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(data, _PERPLEXITY_COST_FIELDS, _PERPLEXITY_COST_REQUIRED)
+        out = _in_order(known, _PERPLEXITY_COST_ORDER)
+        out.update(other)
+        return cast(PerplexityCost, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_perplexity_cost(data)
+
+
+def _checked_perplexity_cost(data: Any) -> PerplexityCost:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(
@@ -2963,8 +4164,44 @@ _OPEN_ROUTER_COST_DETAILS_KEYS = frozenset(
 )
 
 
+_OPEN_ROUTER_COST_DETAILS_FIELDS: Final[_Fields] = {
+    "upstream_inference_cost": ("upstream_inference_cost", _decode_float, _KEEP),
+    "upstream_inference_prompt_cost": (
+        "upstream_inference_prompt_cost",
+        _decode_float,
+        _KEEP,
+    ),
+    "upstream_inference_completions_cost": (
+        "upstream_inference_completions_cost",
+        _decode_float,
+        _KEEP,
+    ),
+}
+_OPEN_ROUTER_COST_DETAILS_REQUIRED: Final = ()
+_OPEN_ROUTER_COST_DETAILS_ORDER: Final = {
+    "upstream_inference_cost": 0,
+    "upstream_inference_prompt_cost": 1,
+    "upstream_inference_completions_cost": 2,
+}
+
+
 def validate_open_router_cost_details(data: Any) -> OpenRouterCostDetails:
     """Check a decoded JSON object as a OpenRouterCostDetails; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _OPEN_ROUTER_COST_DETAILS_FIELDS, _OPEN_ROUTER_COST_DETAILS_REQUIRED
+        )
+        out = _in_order(known, _OPEN_ROUTER_COST_DETAILS_ORDER)
+        out.update(other)
+        return cast(OpenRouterCostDetails, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_open_router_cost_details(data)
+
+
+def _checked_open_router_cost_details(data: Any) -> OpenRouterCostDetails:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(
@@ -3008,10 +4245,42 @@ _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS = frozenset(
 )
 
 
+_OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS: Final[_Fields] = {
+    "web_search_requests": ("web_search_requests", _decode_int, _KEEP),
+    "tool_calls_requested": ("tool_calls_requested", _decode_int, _KEEP),
+    "tool_calls_executed": ("tool_calls_executed", _decode_int, _KEEP),
+}
+_OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_REQUIRED: Final = ()
+_OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_ORDER: Final = {
+    "web_search_requests": 0,
+    "tool_calls_requested": 1,
+    "tool_calls_executed": 2,
+}
+
+
 def validate_open_router_server_tool_use_details(
     data: Any,
 ) -> OpenRouterServerToolUseDetails:
     """Check a decoded JSON object as a OpenRouterServerToolUseDetails; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data,
+            _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS,
+            _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_REQUIRED,
+        )
+        out = _in_order(known, _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_ORDER)
+        out.update(other)
+        return cast(OpenRouterServerToolUseDetails, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_open_router_server_tool_use_details(data)
+
+
+def _checked_open_router_server_tool_use_details(
+    data: Any,
+) -> OpenRouterServerToolUseDetails:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(
@@ -3213,8 +4482,84 @@ _COMPLETION_USAGE_KEYS = frozenset(
 )
 
 
+_COMPLETION_USAGE_FIELDS: Final[_Fields] = {
+    "completion_tokens": ("completion_tokens", _decode_int, _REJECT),
+    "prompt_tokens": ("prompt_tokens", _decode_int, _REJECT),
+    "total_tokens": ("total_tokens", _decode_int, _REJECT),
+    "completion_tokens_details": (
+        "completion_tokens_details",
+        validate_completion_tokens_details,
+        _KEEP,
+    ),
+    "prompt_tokens_details": (
+        "prompt_tokens_details",
+        validate_prompt_tokens_details,
+        _KEEP,
+    ),
+    "prompt_cache_hit_tokens": ("prompt_cache_hit_tokens", _decode_int, _KEEP),
+    "prompt_cache_miss_tokens": ("prompt_cache_miss_tokens", _decode_int, _KEEP),
+    "queue_time": ("queue_time", _decode_float, _KEEP),
+    "prompt_time": ("prompt_time", _decode_float, _KEEP),
+    "completion_time": ("completion_time", _decode_float, _KEEP),
+    "total_time": ("total_time", _decode_float, _KEEP),
+    "cost": ("cost", _decode_float_or_PerplexityCost, _KEEP),
+    "is_byok": ("is_byok", _decode_bool, _KEEP),
+    "cost_details": ("cost_details", validate_open_router_cost_details, _KEEP),
+    "server_tool_use_details": (
+        "server_tool_use_details",
+        validate_open_router_server_tool_use_details,
+        _KEEP,
+    ),
+    "citation_tokens": ("citation_tokens", _decode_int, _KEEP),
+    "num_search_queries": ("num_search_queries", _decode_int, _KEEP),
+    "search_context_size": ("search_context_size", _decode_str, _KEEP),
+    "reasoning_tokens": ("reasoning_tokens", _decode_int, _KEEP),
+    "cached_tokens": ("cached_tokens", _decode_int, _KEEP),
+    "num_sources_used": ("num_sources_used", _decode_int, _KEEP),
+    "cost_in_usd_ticks": ("cost_in_usd_ticks", _decode_int, _KEEP),
+}
+_COMPLETION_USAGE_REQUIRED: Final = ()
+_COMPLETION_USAGE_ORDER: Final = {
+    "completion_tokens": 0,
+    "prompt_tokens": 1,
+    "total_tokens": 2,
+    "completion_tokens_details": 3,
+    "prompt_tokens_details": 4,
+    "prompt_cache_hit_tokens": 5,
+    "prompt_cache_miss_tokens": 6,
+    "queue_time": 7,
+    "prompt_time": 8,
+    "completion_time": 9,
+    "total_time": 10,
+    "cost": 11,
+    "is_byok": 12,
+    "cost_details": 13,
+    "server_tool_use_details": 14,
+    "citation_tokens": 15,
+    "num_search_queries": 16,
+    "search_context_size": 17,
+    "reasoning_tokens": 18,
+    "cached_tokens": 19,
+    "num_sources_used": 20,
+    "cost_in_usd_ticks": 21,
+}
+
+
 def validate_completion_usage(data: Any) -> CompletionUsage:
     """Check a decoded JSON object as a CompletionUsage; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(data, _COMPLETION_USAGE_FIELDS, _COMPLETION_USAGE_REQUIRED)
+        out = _in_order(known, _COMPLETION_USAGE_ORDER)
+        out.update(other)
+        return cast(CompletionUsage, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_completion_usage(data)
+
+
+def _checked_completion_usage(data: Any) -> CompletionUsage:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "completion_tokens", _optional(obj, "completion_tokens", _decode_int))
@@ -3418,8 +4763,70 @@ _CHAT_COMPLETION_CHOICE_KEYS = frozenset(
 )
 
 
+_CHAT_COMPLETION_CHOICE_FIELDS: Final[_Fields] = {
+    "index": ("index", _decode_int, _REJECT),
+    "message": ("message", validate_chat_completion_message, _REJECT),
+    "finish_reason": ("finish_reason", _decode_str, _KEEP),
+    "logprobs": ("logprobs", _decode_ChoiceLogprobs_or_float, _KEEP),
+    "content_filter_results": (
+        "content_filter_results",
+        validate_azure_content_filter_results,
+        _KEEP,
+    ),
+    "content_filter_offsets": (
+        "content_filter_offsets",
+        validate_azure_content_filter_offsets,
+        _KEEP,
+    ),
+    "content_filter_raw": ("content_filter_raw", _decode_list_any, _KEEP),
+    "usage": ("usage", validate_completion_usage, _KEEP),
+    "native_finish_reason": ("native_finish_reason", _decode_str, _KEEP),
+    "matched_stop": ("matched_stop", _decode_int_or_str, _KEEP),
+    "text": ("text", _decode_str, _KEEP),
+    "seed": ("seed", _decode_int, _KEEP),
+    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP),
+    "token_ids": ("token_ids", _decode_list_int, _KEEP),
+}
+_CHAT_COMPLETION_CHOICE_REQUIRED: Final = (
+    "index",
+    "message",
+    "finish_reason",
+)
+_CHAT_COMPLETION_CHOICE_ORDER: Final = {
+    "index": 0,
+    "message": 1,
+    "finish_reason": 2,
+    "logprobs": 3,
+    "content_filter_results": 4,
+    "content_filter_offsets": 5,
+    "content_filter_raw": 6,
+    "usage": 7,
+    "native_finish_reason": 8,
+    "matched_stop": 9,
+    "text": 10,
+    "seed": 11,
+    "stop_reason": 12,
+    "token_ids": 13,
+}
+
+
 def validate_chat_completion_choice(data: Any) -> ChatCompletionChoice:
     """Check a decoded JSON object as a ChatCompletionChoice; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _CHAT_COMPLETION_CHOICE_FIELDS, _CHAT_COMPLETION_CHOICE_REQUIRED
+        )
+        out = _in_order(known, _CHAT_COMPLETION_CHOICE_ORDER)
+        out.update(other)
+        return cast(ChatCompletionChoice, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_chat_completion_choice(data)
+
+
+def _checked_chat_completion_choice(data: Any) -> ChatCompletionChoice:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["index"] = _required(obj, "index", _decode_int)
@@ -3503,8 +4910,53 @@ _MODERATION_RESULT_BODY_KEYS = frozenset(
 )
 
 
+_MODERATION_RESULT_BODY_FIELDS: Final[_Fields] = {
+    "type": ("type", _decode_str, _REJECT),
+    "model": ("model", _decode_str, _REJECT),
+    "flagged": ("flagged", _decode_bool, _REJECT),
+    "categories": ("categories", _decode_map_bool, _REJECT),
+    "category_scores": ("category_scores", _decode_map_float, _REJECT),
+    "category_applied_input_types": (
+        "category_applied_input_types",
+        _decode_map_list_ModerationInputType,
+        _REJECT,
+    ),
+}
+_MODERATION_RESULT_BODY_REQUIRED: Final = (
+    "type",
+    "model",
+    "flagged",
+    "categories",
+    "category_scores",
+    "category_applied_input_types",
+)
+_MODERATION_RESULT_BODY_ORDER: Final = {
+    "type": 0,
+    "model": 1,
+    "flagged": 2,
+    "categories": 3,
+    "category_scores": 4,
+    "category_applied_input_types": 5,
+}
+
+
 def validate_moderation_result_body(data: Any) -> ModerationResultBody:
     """Check a decoded JSON object as a ModerationResultBody; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _MODERATION_RESULT_BODY_FIELDS, _MODERATION_RESULT_BODY_REQUIRED
+        )
+        out = _in_order(known, _MODERATION_RESULT_BODY_ORDER)
+        out.update(other)
+        return cast(ModerationResultBody, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_moderation_result_body(data)
+
+
+def _checked_moderation_result_body(data: Any) -> ModerationResultBody:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["type"] = _required(obj, "type", _decode_str)
@@ -3536,8 +4988,36 @@ class ModerationResults(TypedDict, total=False):
 _MODERATION_RESULTS_KEYS = frozenset({"type", "model", "results"})
 
 
+_MODERATION_RESULTS_FIELDS: Final[_Fields] = {
+    "type": ("type", _decode_ModerationResultsType, _REJECT),
+    "model": ("model", _decode_str, _REJECT),
+    "results": ("results", _decode_list_ModerationResultBody, _REJECT),
+}
+_MODERATION_RESULTS_REQUIRED: Final = (
+    "type",
+    "model",
+    "results",
+)
+_MODERATION_RESULTS_ORDER: Final = {"type": 0, "model": 1, "results": 2}
+
+
 def validate_moderation_results(data: Any) -> ModerationResults:
     """Check a decoded JSON object as a ModerationResults; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _MODERATION_RESULTS_FIELDS, _MODERATION_RESULTS_REQUIRED
+        )
+        out = _in_order(known, _MODERATION_RESULTS_ORDER)
+        out.update(other)
+        return cast(ModerationResults, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_moderation_results(data)
+
+
+def _checked_moderation_results(data: Any) -> ModerationResults:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["type"] = _required(obj, "type", _decode_ModerationResultsType)
@@ -3564,8 +5044,34 @@ class ModerationError(TypedDict, total=False):
 _MODERATION_ERROR_KEYS = frozenset({"type", "code", "message"})
 
 
+_MODERATION_ERROR_FIELDS: Final[_Fields] = {
+    "type": ("type", _decode_ModerationErrorType, _REJECT),
+    "code": ("code", _decode_str, _REJECT),
+    "message": ("message", _decode_str, _REJECT),
+}
+_MODERATION_ERROR_REQUIRED: Final = (
+    "type",
+    "code",
+    "message",
+)
+_MODERATION_ERROR_ORDER: Final = {"type": 0, "code": 1, "message": 2}
+
+
 def validate_moderation_error(data: Any) -> ModerationError:
     """Check a decoded JSON object as a ModerationError; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(data, _MODERATION_ERROR_FIELDS, _MODERATION_ERROR_REQUIRED)
+        out = _in_order(known, _MODERATION_ERROR_ORDER)
+        out.update(other)
+        return cast(ModerationError, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_moderation_error(data)
+
+
+def _checked_moderation_error(data: Any) -> ModerationError:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["type"] = _required(obj, "type", _decode_ModerationErrorType)
@@ -3589,8 +5095,32 @@ class Moderation(TypedDict, total=False):
 _MODERATION_KEYS = frozenset({"input", "output"})
 
 
+_MODERATION_FIELDS: Final[_Fields] = {
+    "input": ("input", _decode_ModerationResults_or_ModerationError, _REJECT),
+    "output": ("output", _decode_ModerationResults_or_ModerationError, _REJECT),
+}
+_MODERATION_REQUIRED: Final = (
+    "input",
+    "output",
+)
+_MODERATION_ORDER: Final = {"input": 0, "output": 1}
+
+
 def validate_moderation(data: Any) -> Moderation:
     """Check a decoded JSON object as a Moderation; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(data, _MODERATION_FIELDS, _MODERATION_REQUIRED)
+        out = _in_order(known, _MODERATION_ORDER)
+        out.update(other)
+        return cast(Moderation, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_moderation(data)
+
+
+def _checked_moderation(data: Any) -> Moderation:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["input"] = _required(obj, "input", _decode_ModerationResults_or_ModerationError)
@@ -3619,8 +5149,40 @@ class AzurePromptFilterResult(TypedDict, total=False):
 _AZURE_PROMPT_FILTER_RESULT_KEYS = frozenset({"prompt_index", "content_filter_results"})
 
 
+_AZURE_PROMPT_FILTER_RESULT_FIELDS: Final[_Fields] = {
+    "prompt_index": ("prompt_index", _decode_int, _REJECT),
+    "content_filter_results": (
+        "content_filter_results",
+        validate_azure_content_filter_results,
+        _KEEP,
+    ),
+}
+_AZURE_PROMPT_FILTER_RESULT_REQUIRED: Final = ("prompt_index",)
+_AZURE_PROMPT_FILTER_RESULT_ORDER: Final = {
+    "prompt_index": 0,
+    "content_filter_results": 1,
+}
+
+
 def validate_azure_prompt_filter_result(data: Any) -> AzurePromptFilterResult:
     """Check a decoded JSON object as a AzurePromptFilterResult; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data,
+            _AZURE_PROMPT_FILTER_RESULT_FIELDS,
+            _AZURE_PROMPT_FILTER_RESULT_REQUIRED,
+        )
+        out = _in_order(known, _AZURE_PROMPT_FILTER_RESULT_ORDER)
+        out.update(other)
+        return cast(AzurePromptFilterResult, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_azure_prompt_filter_result(data)
+
+
+def _checked_azure_prompt_filter_result(data: Any) -> AzurePromptFilterResult:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["prompt_index"] = _required(obj, "prompt_index", _decode_int)
@@ -3684,8 +5246,46 @@ _AZURE_LATENCY_CHECKPOINT_KEYS = frozenset(
 )
 
 
+_AZURE_LATENCY_CHECKPOINT_FIELDS: Final[_Fields] = {
+    "engine_tbt_ms": ("engine_tbt_ms", _decode_float, _KEEP),
+    "engine_ttft_ms": ("engine_ttft_ms", _decode_float, _KEEP),
+    "engine_ttlt_ms": ("engine_ttlt_ms", _decode_float, _KEEP),
+    "pre_inference_ms": ("pre_inference_ms", _decode_float, _KEEP),
+    "service_tbt_ms": ("service_tbt_ms", _decode_float, _KEEP),
+    "service_ttft_ms": ("service_ttft_ms", _decode_float, _KEEP),
+    "service_ttlt_ms": ("service_ttlt_ms", _decode_float, _KEEP),
+    "user_visible_ttft_ms": ("user_visible_ttft_ms", _decode_float, _KEEP),
+}
+_AZURE_LATENCY_CHECKPOINT_REQUIRED: Final = ()
+_AZURE_LATENCY_CHECKPOINT_ORDER: Final = {
+    "engine_tbt_ms": 0,
+    "engine_ttft_ms": 1,
+    "engine_ttlt_ms": 2,
+    "pre_inference_ms": 3,
+    "service_tbt_ms": 4,
+    "service_ttft_ms": 5,
+    "service_ttlt_ms": 6,
+    "user_visible_ttft_ms": 7,
+}
+
+
 def validate_azure_latency_checkpoint(data: Any) -> AzureLatencyCheckpoint:
     """Check a decoded JSON object as a AzureLatencyCheckpoint; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _AZURE_LATENCY_CHECKPOINT_FIELDS, _AZURE_LATENCY_CHECKPOINT_REQUIRED
+        )
+        out = _in_order(known, _AZURE_LATENCY_CHECKPOINT_ORDER)
+        out.update(other)
+        return cast(AzureLatencyCheckpoint, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_azure_latency_checkpoint(data)
+
+
+def _checked_azure_latency_checkpoint(data: Any) -> AzureLatencyCheckpoint:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "engine_tbt_ms", _optional_nullable(obj, "engine_tbt_ms", _decode_float))
@@ -3739,8 +5339,28 @@ class AzureRouting(TypedDict, total=False):
 _AZURE_ROUTING_KEYS = frozenset({"serving_pipereplica"})
 
 
+_AZURE_ROUTING_FIELDS: Final[_Fields] = {
+    "serving_pipereplica": ("serving_pipereplica", _decode_str, _KEEP),
+}
+_AZURE_ROUTING_REQUIRED: Final = ()
+_AZURE_ROUTING_ORDER: Final = {"serving_pipereplica": 0}
+
+
 def validate_azure_routing(data: Any) -> AzureRouting:
     """Check a decoded JSON object as a AzureRouting; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(data, _AZURE_ROUTING_FIELDS, _AZURE_ROUTING_REQUIRED)
+        out = _in_order(known, _AZURE_ROUTING_ORDER)
+        out.update(other)
+        return cast(AzureRouting, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_azure_routing(data)
+
+
+def _checked_azure_routing(data: Any) -> AzureRouting:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(
@@ -3770,8 +5390,32 @@ class GroqModelUsage(TypedDict, total=False):
 _GROQ_MODEL_USAGE_KEYS = frozenset({"model", "usage"})
 
 
+_GROQ_MODEL_USAGE_FIELDS: Final[_Fields] = {
+    "model": ("model", _decode_str, _REJECT),
+    "usage": ("usage", validate_completion_usage, _REJECT),
+}
+_GROQ_MODEL_USAGE_REQUIRED: Final = (
+    "model",
+    "usage",
+)
+_GROQ_MODEL_USAGE_ORDER: Final = {"model": 0, "usage": 1}
+
+
 def validate_groq_model_usage(data: Any) -> GroqModelUsage:
     """Check a decoded JSON object as a GroqModelUsage; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(data, _GROQ_MODEL_USAGE_FIELDS, _GROQ_MODEL_USAGE_REQUIRED)
+        out = _in_order(known, _GROQ_MODEL_USAGE_ORDER)
+        out.update(other)
+        return cast(GroqModelUsage, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_groq_model_usage(data)
+
+
+def _checked_groq_model_usage(data: Any) -> GroqModelUsage:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["model"] = _required(obj, "model", _decode_str)
@@ -3795,8 +5439,30 @@ class GroqUsageBreakdown(TypedDict, total=False):
 _GROQ_USAGE_BREAKDOWN_KEYS = frozenset({"models"})
 
 
+_GROQ_USAGE_BREAKDOWN_FIELDS: Final[_Fields] = {
+    "models": ("models", _decode_list_GroqModelUsage, _REJECT),
+}
+_GROQ_USAGE_BREAKDOWN_REQUIRED: Final = ("models",)
+_GROQ_USAGE_BREAKDOWN_ORDER: Final = {"models": 0}
+
+
 def validate_groq_usage_breakdown(data: Any) -> GroqUsageBreakdown:
     """Check a decoded JSON object as a GroqUsageBreakdown; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _GROQ_USAGE_BREAKDOWN_FIELDS, _GROQ_USAGE_BREAKDOWN_REQUIRED
+        )
+        out = _in_order(known, _GROQ_USAGE_BREAKDOWN_ORDER)
+        out.update(other)
+        return cast(GroqUsageBreakdown, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_groq_usage_breakdown(data)
+
+
+def _checked_groq_usage_breakdown(data: Any) -> GroqUsageBreakdown:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["models"] = _required(obj, "models", _decode_list_GroqModelUsage)
@@ -3830,8 +5496,36 @@ _GROQ_DEBUG_KEYS = frozenset(
 )
 
 
+_GROQ_DEBUG_FIELDS: Final[_Fields] = {
+    "input_token_ids": ("input_token_ids", _decode_list_int, _KEEP),
+    "input_tokens": ("input_tokens", _decode_list_str, _KEEP),
+    "output_token_ids": ("output_token_ids", _decode_list_int, _KEEP),
+    "output_tokens": ("output_tokens", _decode_list_str, _KEEP),
+}
+_GROQ_DEBUG_REQUIRED: Final = ()
+_GROQ_DEBUG_ORDER: Final = {
+    "input_token_ids": 0,
+    "input_tokens": 1,
+    "output_token_ids": 2,
+    "output_tokens": 3,
+}
+
+
 def validate_groq_debug(data: Any) -> GroqDebug:
     """Check a decoded JSON object as a GroqDebug; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(data, _GROQ_DEBUG_FIELDS, _GROQ_DEBUG_REQUIRED)
+        out = _in_order(known, _GROQ_DEBUG_ORDER)
+        out.update(other)
+        return cast(GroqDebug, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_groq_debug(data)
+
+
+def _checked_groq_debug(data: Any) -> GroqDebug:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(
@@ -3886,8 +5580,40 @@ _GROQ_X_GROQ_KEYS = frozenset(
 )
 
 
+_GROQ_X_GROQ_FIELDS: Final[_Fields] = {
+    "id": ("id", _decode_str, _KEEP),
+    "seed": ("seed", _decode_int, _KEEP),
+    "usage": ("usage", validate_completion_usage, _KEEP),
+    "usage_breakdown": ("usage_breakdown", validate_groq_usage_breakdown, _KEEP),
+    "error": ("error", _decode_str, _KEEP),
+    "debug": ("debug", validate_groq_debug, _KEEP),
+}
+_GROQ_X_GROQ_REQUIRED: Final = ()
+_GROQ_X_GROQ_ORDER: Final = {
+    "id": 0,
+    "seed": 1,
+    "usage": 2,
+    "usage_breakdown": 3,
+    "error": 4,
+    "debug": 5,
+}
+
+
 def validate_groq_x_groq(data: Any) -> GroqXGroq:
     """Check a decoded JSON object as a GroqXGroq; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(data, _GROQ_X_GROQ_FIELDS, _GROQ_X_GROQ_REQUIRED)
+        out = _in_order(known, _GROQ_X_GROQ_ORDER)
+        out.update(other)
+        return cast(GroqXGroq, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_groq_x_groq(data)
+
+
+def _checked_groq_x_groq(data: Any) -> GroqXGroq:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "id", _optional_nullable(obj, "id", _decode_str))
@@ -3992,8 +5718,58 @@ _LLAMA_CPP_TIMINGS_KEYS = frozenset(
 )
 
 
+_LLAMA_CPP_TIMINGS_FIELDS: Final[_Fields] = {
+    "cache_n": ("cache_n", _decode_int, _KEEP),
+    "prompt_n": ("prompt_n", _decode_int, _KEEP),
+    "prompt_ms": ("prompt_ms", _decode_float, _KEEP),
+    "prompt_per_token_ms": ("prompt_per_token_ms", _decode_float, _KEEP),
+    "prompt_per_second": ("prompt_per_second", _decode_float, _KEEP),
+    "predicted_n": ("predicted_n", _decode_int, _KEEP),
+    "predicted_ms": ("predicted_ms", _decode_float, _KEEP),
+    "predicted_per_token_ms": ("predicted_per_token_ms", _decode_float, _KEEP),
+    "predicted_per_second": ("predicted_per_second", _decode_float, _KEEP),
+    "draft_n": ("draft_n", _decode_int, _KEEP),
+    "draft_n_accepted": ("draft_n_accepted", _decode_int, _KEEP),
+    "peak_memory": ("peak_memory", _decode_float, _KEEP),
+    "draft_kind": ("draft_kind", _decode_str, _KEEP),
+    "draft_rounds": ("draft_rounds", _decode_int, _KEEP),
+}
+_LLAMA_CPP_TIMINGS_REQUIRED: Final = ()
+_LLAMA_CPP_TIMINGS_ORDER: Final = {
+    "cache_n": 0,
+    "prompt_n": 1,
+    "prompt_ms": 2,
+    "prompt_per_token_ms": 3,
+    "prompt_per_second": 4,
+    "predicted_n": 5,
+    "predicted_ms": 6,
+    "predicted_per_token_ms": 7,
+    "predicted_per_second": 8,
+    "draft_n": 9,
+    "draft_n_accepted": 10,
+    "peak_memory": 11,
+    "draft_kind": 12,
+    "draft_rounds": 13,
+}
+
+
 def validate_llama_cpp_timings(data: Any) -> LlamaCppTimings:
     """Check a decoded JSON object as a LlamaCppTimings; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _LLAMA_CPP_TIMINGS_FIELDS, _LLAMA_CPP_TIMINGS_REQUIRED
+        )
+        out = _in_order(known, _LLAMA_CPP_TIMINGS_ORDER)
+        out.update(other)
+        return cast(LlamaCppTimings, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_llama_cpp_timings(data)
+
+
+def _checked_llama_cpp_timings(data: Any) -> LlamaCppTimings:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "cache_n", _optional_nullable(obj, "cache_n", _decode_int))
@@ -4052,8 +5828,31 @@ class NovitaSlaMetrics(TypedDict, total=False):
 _NOVITA_SLA_METRICS_KEYS = frozenset({"ttft_ms", "ts_us"})
 
 
+_NOVITA_SLA_METRICS_FIELDS: Final[_Fields] = {
+    "ttft_ms": ("ttft_ms", _decode_float, _KEEP),
+    "ts_us": ("ts_us", _decode_int, _KEEP),
+}
+_NOVITA_SLA_METRICS_REQUIRED: Final = ()
+_NOVITA_SLA_METRICS_ORDER: Final = {"ttft_ms": 0, "ts_us": 1}
+
+
 def validate_novita_sla_metrics(data: Any) -> NovitaSlaMetrics:
     """Check a decoded JSON object as a NovitaSlaMetrics; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _NOVITA_SLA_METRICS_FIELDS, _NOVITA_SLA_METRICS_REQUIRED
+        )
+        out = _in_order(known, _NOVITA_SLA_METRICS_ORDER)
+        out.update(other)
+        return cast(NovitaSlaMetrics, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_novita_sla_metrics(data)
+
+
+def _checked_novita_sla_metrics(data: Any) -> NovitaSlaMetrics:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "ttft_ms", _optional_nullable(obj, "ttft_ms", _decode_float))
@@ -4092,8 +5891,36 @@ _NV_EXT_WORKER_ID_KEYS = frozenset(
 )
 
 
+_NV_EXT_WORKER_ID_FIELDS: Final[_Fields] = {
+    "prefill_worker_id": ("prefill_worker_id", _decode_int, _KEEP),
+    "prefill_dp_rank": ("prefill_dp_rank", _decode_int, _KEEP),
+    "decode_worker_id": ("decode_worker_id", _decode_int, _KEEP),
+    "decode_dp_rank": ("decode_dp_rank", _decode_int, _KEEP),
+}
+_NV_EXT_WORKER_ID_REQUIRED: Final = ()
+_NV_EXT_WORKER_ID_ORDER: Final = {
+    "prefill_worker_id": 0,
+    "prefill_dp_rank": 1,
+    "decode_worker_id": 2,
+    "decode_dp_rank": 3,
+}
+
+
 def validate_nv_ext_worker_id(data: Any) -> NvExtWorkerId:
     """Check a decoded JSON object as a NvExtWorkerId; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(data, _NV_EXT_WORKER_ID_FIELDS, _NV_EXT_WORKER_ID_REQUIRED)
+        out = _in_order(known, _NV_EXT_WORKER_ID_ORDER)
+        out.update(other)
+        return cast(NvExtWorkerId, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_nv_ext_worker_id(data)
+
+
+def _checked_nv_ext_worker_id(data: Any) -> NvExtWorkerId:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(
@@ -4153,8 +5980,40 @@ _NV_EXT_TIMING_KEYS = frozenset(
 )
 
 
+_NV_EXT_TIMING_FIELDS: Final[_Fields] = {
+    "request_received_ms": ("request_received_ms", _decode_int, _KEEP),
+    "prefill_wait_time_ms": ("prefill_wait_time_ms", _decode_float, _KEEP),
+    "prefill_time_ms": ("prefill_time_ms", _decode_float, _KEEP),
+    "ttft_ms": ("ttft_ms", _decode_float, _KEEP),
+    "total_time_ms": ("total_time_ms", _decode_float, _KEEP),
+    "kv_hit_rate": ("kv_hit_rate", _decode_float, _KEEP),
+}
+_NV_EXT_TIMING_REQUIRED: Final = ()
+_NV_EXT_TIMING_ORDER: Final = {
+    "request_received_ms": 0,
+    "prefill_wait_time_ms": 1,
+    "prefill_time_ms": 2,
+    "ttft_ms": 3,
+    "total_time_ms": 4,
+    "kv_hit_rate": 5,
+}
+
+
 def validate_nv_ext_timing(data: Any) -> NvExtTiming:
     """Check a decoded JSON object as a NvExtTiming; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(data, _NV_EXT_TIMING_FIELDS, _NV_EXT_TIMING_REQUIRED)
+        out = _in_order(known, _NV_EXT_TIMING_ORDER)
+        out.update(other)
+        return cast(NvExtTiming, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_nv_ext_timing(data)
+
+
+def _checked_nv_ext_timing(data: Any) -> NvExtTiming:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(
@@ -4237,8 +6096,44 @@ _NV_EXT_KEYS = frozenset(
 )
 
 
+_NV_EXT_FIELDS: Final[_Fields] = {
+    "worker_id": ("worker_id", validate_nv_ext_worker_id, _KEEP),
+    "timing": ("timing", validate_nv_ext_timing, _KEEP),
+    "token_ids": ("token_ids", _decode_list_int, _KEEP),
+    "routed_experts": ("routed_experts", _decode_any, _KEEP),
+    "engine_data": ("engine_data", _decode_any, _KEEP),
+    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP),
+    "completion_token_ids": ("completion_token_ids", _decode_list_int, _KEEP),
+    "prompt_logprobs": ("prompt_logprobs", _decode_list_any, _KEEP),
+}
+_NV_EXT_REQUIRED: Final = ()
+_NV_EXT_ORDER: Final = {
+    "worker_id": 0,
+    "timing": 1,
+    "token_ids": 2,
+    "routed_experts": 3,
+    "engine_data": 4,
+    "stop_reason": 5,
+    "completion_token_ids": 6,
+    "prompt_logprobs": 7,
+}
+
+
 def validate_nv_ext(data: Any) -> NvExt:
     """Check a decoded JSON object as a NvExt; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(data, _NV_EXT_FIELDS, _NV_EXT_REQUIRED)
+        out = _in_order(known, _NV_EXT_ORDER)
+        out.update(other)
+        return cast(NvExt, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_nv_ext(data)
+
+
+def _checked_nv_ext(data: Any) -> NvExt:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(
@@ -4295,8 +6190,40 @@ class OpenRouterError(TypedDict, total=False):
 _OPEN_ROUTER_ERROR_KEYS = frozenset({"message", "code", "type", "param", "metadata"})
 
 
+_OPEN_ROUTER_ERROR_FIELDS: Final[_Fields] = {
+    "message": ("message", _decode_str, _REJECT),
+    "code": ("code", _decode_int_or_str, _KEEP),
+    "type": ("type", _decode_str, _KEEP),
+    "param": ("param", _decode_any, _KEEP),
+    "metadata": ("metadata", _decode_map_any, _KEEP),
+}
+_OPEN_ROUTER_ERROR_REQUIRED: Final = ("message",)
+_OPEN_ROUTER_ERROR_ORDER: Final = {
+    "message": 0,
+    "code": 1,
+    "type": 2,
+    "param": 3,
+    "metadata": 4,
+}
+
+
 def validate_open_router_error(data: Any) -> OpenRouterError:
     """Check a decoded JSON object as a OpenRouterError; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _OPEN_ROUTER_ERROR_FIELDS, _OPEN_ROUTER_ERROR_REQUIRED
+        )
+        out = _in_order(known, _OPEN_ROUTER_ERROR_ORDER)
+        out.update(other)
+        return cast(OpenRouterError, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_open_router_error(data)
+
+
+def _checked_open_router_error(data: Any) -> OpenRouterError:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["message"] = _required(obj, "message", _decode_str)
@@ -4343,8 +6270,44 @@ _PERPLEXITY_SEARCH_RESULT_KEYS = frozenset(
 )
 
 
+_PERPLEXITY_SEARCH_RESULT_FIELDS: Final[_Fields] = {
+    "id": ("id", _decode_int, _KEEP),
+    "title": ("title", _decode_str, _KEEP),
+    "url": ("url", _decode_str, _KEEP),
+    "snippet": ("snippet", _decode_str, _KEEP),
+    "date": ("date", _decode_str, _KEEP),
+    "last_updated": ("last_updated", _decode_str, _KEEP),
+    "source": ("source", _decode_str, _KEEP),
+}
+_PERPLEXITY_SEARCH_RESULT_REQUIRED: Final = ()
+_PERPLEXITY_SEARCH_RESULT_ORDER: Final = {
+    "id": 0,
+    "title": 1,
+    "url": 2,
+    "snippet": 3,
+    "date": 4,
+    "last_updated": 5,
+    "source": 6,
+}
+
+
 def validate_perplexity_search_result(data: Any) -> PerplexitySearchResult:
     """Check a decoded JSON object as a PerplexitySearchResult; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _PERPLEXITY_SEARCH_RESULT_FIELDS, _PERPLEXITY_SEARCH_RESULT_REQUIRED
+        )
+        out = _in_order(known, _PERPLEXITY_SEARCH_RESULT_ORDER)
+        out.update(other)
+        return cast(PerplexitySearchResult, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_perplexity_search_result(data)
+
+
+def _checked_perplexity_search_result(data: Any) -> PerplexitySearchResult:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "id", _optional_nullable(obj, "id", _decode_int))
@@ -4386,8 +6349,40 @@ _SGLANG_CACHED_TOKENS_DETAILS_KEYS = frozenset(
 )
 
 
+_SGLANG_CACHED_TOKENS_DETAILS_FIELDS: Final[_Fields] = {
+    "device": ("device", _decode_int, _KEEP),
+    "host": ("host", _decode_int, _KEEP),
+    "storage": ("storage", _decode_int, _KEEP),
+    "storage_backend": ("storage_backend", _decode_str, _KEEP),
+}
+_SGLANG_CACHED_TOKENS_DETAILS_REQUIRED: Final = ()
+_SGLANG_CACHED_TOKENS_DETAILS_ORDER: Final = {
+    "device": 0,
+    "host": 1,
+    "storage": 2,
+    "storage_backend": 3,
+}
+
+
 def validate_sglang_cached_tokens_details(data: Any) -> SglangCachedTokensDetails:
     """Check a decoded JSON object as a SglangCachedTokensDetails; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data,
+            _SGLANG_CACHED_TOKENS_DETAILS_FIELDS,
+            _SGLANG_CACHED_TOKENS_DETAILS_REQUIRED,
+        )
+        out = _in_order(known, _SGLANG_CACHED_TOKENS_DETAILS_ORDER)
+        out.update(other)
+        return cast(SglangCachedTokensDetails, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_sglang_cached_tokens_details(data)
+
+
+def _checked_sglang_cached_tokens_details(data: Any) -> SglangCachedTokensDetails:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "device", _optional_nullable(obj, "device", _decode_int))
@@ -4420,8 +6415,33 @@ class SglangSglExt(TypedDict, total=False):
 _SGLANG_SGL_EXT_KEYS = frozenset({"routed_experts", "cached_tokens_details"})
 
 
+_SGLANG_SGL_EXT_FIELDS: Final[_Fields] = {
+    "routed_experts": ("routed_experts", _decode_str, _KEEP),
+    "cached_tokens_details": (
+        "cached_tokens_details",
+        validate_sglang_cached_tokens_details,
+        _KEEP,
+    ),
+}
+_SGLANG_SGL_EXT_REQUIRED: Final = ()
+_SGLANG_SGL_EXT_ORDER: Final = {"routed_experts": 0, "cached_tokens_details": 1}
+
+
 def validate_sglang_sgl_ext(data: Any) -> SglangSglExt:
     """Check a decoded JSON object as a SglangSglExt; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(data, _SGLANG_SGL_EXT_FIELDS, _SGLANG_SGL_EXT_REQUIRED)
+        out = _in_order(known, _SGLANG_SGL_EXT_ORDER)
+        out.update(other)
+        return cast(SglangSglExt, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_sglang_sgl_ext(data)
+
+
+def _checked_sglang_sgl_ext(data: Any) -> SglangSglExt:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "routed_experts", _optional_nullable(obj, "routed_experts", _decode_str))
@@ -4451,8 +6471,28 @@ class TogetherWarning(TypedDict, total=False):
 _TOGETHER_WARNING_KEYS = frozenset({"message"})
 
 
+_TOGETHER_WARNING_FIELDS: Final[_Fields] = {
+    "message": ("message", _decode_str, _REJECT),
+}
+_TOGETHER_WARNING_REQUIRED: Final = ("message",)
+_TOGETHER_WARNING_ORDER: Final = {"message": 0}
+
+
 def validate_together_warning(data: Any) -> TogetherWarning:
     """Check a decoded JSON object as a TogetherWarning; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(data, _TOGETHER_WARNING_FIELDS, _TOGETHER_WARNING_REQUIRED)
+        out = _in_order(known, _TOGETHER_WARNING_ORDER)
+        out.update(other)
+        return cast(TogetherWarning, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_together_warning(data)
+
+
+def _checked_together_warning(data: Any) -> TogetherWarning:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["message"] = _required(obj, "message", _decode_str)
@@ -4512,10 +6552,54 @@ _VLLM_SPECULATIVE_DECODING_METRICS_KEYS = frozenset(
 )
 
 
+_VLLM_SPECULATIVE_DECODING_METRICS_FIELDS: Final[_Fields] = {
+    "mean_acceptance_length": ("mean_acceptance_length", _decode_float, _KEEP),
+    "draft_acceptance_rate": ("draft_acceptance_rate", _decode_float, _KEEP),
+    "acceptance_histogram": ("acceptance_histogram", _decode_list_int, _KEEP),
+    "num_spec_steps": ("num_spec_steps", _decode_int, _KEEP),
+    "num_accepted_draft_tokens": ("num_accepted_draft_tokens", _decode_int, _KEEP),
+    "num_draft_tokens": ("num_draft_tokens", _decode_int, _KEEP),
+    "num_spec_tokens": ("num_spec_tokens", _decode_int, _KEEP),
+    "per_step_accepted": ("per_step_accepted", _decode_list_int, _KEEP),
+    "per_step_drafted": ("per_step_drafted", _decode_list_int, _KEEP),
+}
+_VLLM_SPECULATIVE_DECODING_METRICS_REQUIRED: Final = ()
+_VLLM_SPECULATIVE_DECODING_METRICS_ORDER: Final = {
+    "mean_acceptance_length": 0,
+    "draft_acceptance_rate": 1,
+    "acceptance_histogram": 2,
+    "num_spec_steps": 3,
+    "num_accepted_draft_tokens": 4,
+    "num_draft_tokens": 5,
+    "num_spec_tokens": 6,
+    "per_step_accepted": 7,
+    "per_step_drafted": 8,
+}
+
+
 def validate_vllm_speculative_decoding_metrics(
     data: Any,
 ) -> VllmSpeculativeDecodingMetrics:
     """Check a decoded JSON object as a VllmSpeculativeDecodingMetrics; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data,
+            _VLLM_SPECULATIVE_DECODING_METRICS_FIELDS,
+            _VLLM_SPECULATIVE_DECODING_METRICS_REQUIRED,
+        )
+        out = _in_order(known, _VLLM_SPECULATIVE_DECODING_METRICS_ORDER)
+        out.update(other)
+        return cast(VllmSpeculativeDecodingMetrics, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_vllm_speculative_decoding_metrics(data)
+
+
+def _checked_vllm_speculative_decoding_metrics(
+    data: Any,
+) -> VllmSpeculativeDecodingMetrics:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(
@@ -4602,8 +6686,46 @@ _VLLM_REQUEST_METRICS_KEYS = frozenset(
 )
 
 
+_VLLM_REQUEST_METRICS_FIELDS: Final[_Fields] = {
+    "time_to_first_token_ms": ("time_to_first_token_ms", _decode_float, _KEEP),
+    "generation_time_ms": ("generation_time_ms", _decode_float, _KEEP),
+    "queue_time_ms": ("queue_time_ms", _decode_float, _KEEP),
+    "mean_itl_ms": ("mean_itl_ms", _decode_float, _KEEP),
+    "tokens_per_second": ("tokens_per_second", _decode_float, _KEEP),
+    "speculative_decoding": (
+        "speculative_decoding",
+        validate_vllm_speculative_decoding_metrics,
+        _KEEP,
+    ),
+}
+_VLLM_REQUEST_METRICS_REQUIRED: Final = ()
+_VLLM_REQUEST_METRICS_ORDER: Final = {
+    "time_to_first_token_ms": 0,
+    "generation_time_ms": 1,
+    "queue_time_ms": 2,
+    "mean_itl_ms": 3,
+    "tokens_per_second": 4,
+    "speculative_decoding": 5,
+}
+
+
 def validate_vllm_request_metrics(data: Any) -> VllmRequestMetrics:
     """Check a decoded JSON object as a VllmRequestMetrics; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _VLLM_REQUEST_METRICS_FIELDS, _VLLM_REQUEST_METRICS_REQUIRED
+        )
+        out = _in_order(known, _VLLM_REQUEST_METRICS_ORDER)
+        out.update(other)
+        return cast(VllmRequestMetrics, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_vllm_request_metrics(data)
+
+
+def _checked_vllm_request_metrics(data: Any) -> VllmRequestMetrics:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(
@@ -4669,8 +6791,44 @@ _ZAI_WEB_SEARCH_RESULT_KEYS = frozenset(
 )
 
 
+_ZAI_WEB_SEARCH_RESULT_FIELDS: Final[_Fields] = {
+    "title": ("title", _decode_str, _KEEP),
+    "content": ("content", _decode_str, _KEEP),
+    "link": ("link", _decode_str, _KEEP),
+    "media": ("media", _decode_str, _KEEP),
+    "icon": ("icon", _decode_str, _KEEP),
+    "refer": ("refer", _decode_str, _KEEP),
+    "publish_date": ("publish_date", _decode_str, _KEEP),
+}
+_ZAI_WEB_SEARCH_RESULT_REQUIRED: Final = ()
+_ZAI_WEB_SEARCH_RESULT_ORDER: Final = {
+    "title": 0,
+    "content": 1,
+    "link": 2,
+    "media": 3,
+    "icon": 4,
+    "refer": 5,
+    "publish_date": 6,
+}
+
+
 def validate_zai_web_search_result(data: Any) -> ZaiWebSearchResult:
     """Check a decoded JSON object as a ZaiWebSearchResult; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _ZAI_WEB_SEARCH_RESULT_FIELDS, _ZAI_WEB_SEARCH_RESULT_REQUIRED
+        )
+        out = _in_order(known, _ZAI_WEB_SEARCH_RESULT_ORDER)
+        out.update(other)
+        return cast(ZaiWebSearchResult, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_zai_web_search_result(data)
+
+
+def _checked_zai_web_search_result(data: Any) -> ZaiWebSearchResult:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "title", _optional_nullable(obj, "title", _decode_str))
@@ -4890,8 +7048,104 @@ _CHAT_COMPLETION_KEYS = frozenset(
 )
 
 
+_CHAT_COMPLETION_FIELDS: Final[_Fields] = {
+    "id": ("id", _decode_str, _REJECT),
+    "choices": ("choices", _decode_list_ChatCompletionChoice, _EMPTY),
+    "created": ("created", _decode_int_or_float, _REJECT),
+    "model": ("model", _decode_str, _REJECT),
+    "object": ("object", _decode_str, _REJECT),
+    "service_tier": ("service_tier", _decode_str, _KEEP),
+    "system_fingerprint": ("system_fingerprint", _decode_str, _KEEP),
+    "usage": ("usage", validate_completion_usage, _KEEP),
+    "moderation": ("moderation", validate_moderation, _KEEP),
+    "prompt_filter_results": (
+        "prompt_filter_results",
+        _decode_list_AzurePromptFilterResult,
+        _KEEP,
+    ),
+    "prompt_annotations": (
+        "prompt_annotations",
+        _decode_list_AzurePromptFilterResult,
+        _KEEP,
+    ),
+    "latency_checkpoint": (
+        "latency_checkpoint",
+        validate_azure_latency_checkpoint,
+        _KEEP,
+    ),
+    "routing": ("routing", validate_azure_routing, _KEEP),
+    "perf_metrics": ("perf_metrics", _decode_map_any, _KEEP),
+    "x_groq": ("x_groq", validate_groq_x_groq, _KEEP),
+    "timings": ("timings", validate_llama_cpp_timings, _KEEP),
+    "__verbose": ("__verbose", _decode_map_any, _KEEP),
+    "sla_metrics": ("sla_metrics", validate_novita_sla_metrics, _KEEP),
+    "nvext": ("nvext", validate_nv_ext, _KEEP),
+    "provider": ("provider", _decode_str, _KEEP),
+    "error": ("error", validate_open_router_error, _KEEP),
+    "citations": ("citations", _decode_list_str, _KEEP),
+    "search_results": ("search_results", _decode_list_PerplexitySearchResult, _KEEP),
+    "sglext": ("sglext", validate_sglang_sgl_ext, _KEEP),
+    "warnings": ("warnings", _decode_list_TogetherWarning, _KEEP),
+    "prompt_token_ids": ("prompt_token_ids", _decode_list_int, _KEEP),
+    "prompt_text": ("prompt_text", _decode_str, _KEEP),
+    "metrics": ("metrics", validate_vllm_request_metrics, _KEEP),
+    "request_id": ("request_id", _decode_str, _KEEP),
+    "web_search": ("web_search", _decode_list_ZaiWebSearchResult, _KEEP),
+}
+_CHAT_COMPLETION_REQUIRED: Final = ("object",)
+_CHAT_COMPLETION_ORDER: Final = {
+    "id": 0,
+    "choices": 1,
+    "created": 2,
+    "model": 3,
+    "object": 4,
+    "service_tier": 5,
+    "system_fingerprint": 6,
+    "usage": 7,
+    "moderation": 8,
+    "prompt_filter_results": 9,
+    "prompt_annotations": 10,
+    "latency_checkpoint": 11,
+    "routing": 12,
+    "perf_metrics": 13,
+    "x_groq": 14,
+    "timings": 15,
+    "__verbose": 16,
+    "sla_metrics": 17,
+    "nvext": 18,
+    "provider": 19,
+    "error": 20,
+    "citations": 21,
+    "search_results": 22,
+    "sglext": 23,
+    "warnings": 24,
+    "prompt_token_ids": 25,
+    "prompt_text": 26,
+    "metrics": 27,
+    "request_id": 28,
+    "web_search": 29,
+}
+
+
 def validate_chat_completion(data: Any) -> ChatCompletion:
     """Check a decoded JSON object as a ChatCompletion; raises `ChunkDecodeError`."""
+    if type(data) is dict and data.get("error") is not None and "choices" not in data:
+        raise _error_payload(data["error"]).under(_key("error"))
+    try:
+        known, other = _read(data, _CHAT_COMPLETION_FIELDS, _CHAT_COMPLETION_REQUIRED)
+        if "choices" not in known:
+            known["choices"] = []
+        out = _in_order(known, _CHAT_COMPLETION_ORDER)
+        out.update(other)
+        return cast(ChatCompletion, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_chat_completion(data)
+
+
+def _checked_chat_completion(data: Any) -> ChatCompletion:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     if obj.get("error") is not None and "choices" not in obj:
         raise _error_payload(obj["error"]).under(_key("error"))
@@ -5001,8 +7255,33 @@ class ChoiceDeltaToolCallFunction(TypedDict, total=False):
 _CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
 
 
+_CHOICE_DELTA_TOOL_CALL_FUNCTION_FIELDS: Final[_Fields] = {
+    "arguments": ("arguments", _decode_str_or_map_any, _KEEP),
+    "name": ("name", _decode_str, _KEEP),
+}
+_CHOICE_DELTA_TOOL_CALL_FUNCTION_REQUIRED: Final = ()
+_CHOICE_DELTA_TOOL_CALL_FUNCTION_ORDER: Final = {"arguments": 0, "name": 1}
+
+
 def validate_choice_delta_tool_call_function(data: Any) -> ChoiceDeltaToolCallFunction:
     """Check a decoded JSON object as a ChoiceDeltaToolCallFunction; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data,
+            _CHOICE_DELTA_TOOL_CALL_FUNCTION_FIELDS,
+            _CHOICE_DELTA_TOOL_CALL_FUNCTION_REQUIRED,
+        )
+        out = _in_order(known, _CHOICE_DELTA_TOOL_CALL_FUNCTION_ORDER)
+        out.update(other)
+        return cast(ChoiceDeltaToolCallFunction, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_choice_delta_tool_call_function(data)
+
+
+def _checked_choice_delta_tool_call_function(data: Any) -> ChoiceDeltaToolCallFunction:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "arguments", _optional_nullable(obj, "arguments", _decode_str_or_map_any))
@@ -5025,8 +7304,33 @@ class ChoiceDeltaToolCallCustom(TypedDict, total=False):
 _CHOICE_DELTA_TOOL_CALL_CUSTOM_KEYS = frozenset({"input", "name"})
 
 
+_CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS: Final[_Fields] = {
+    "input": ("input", _decode_str, _KEEP),
+    "name": ("name", _decode_str, _KEEP),
+}
+_CHOICE_DELTA_TOOL_CALL_CUSTOM_REQUIRED: Final = ()
+_CHOICE_DELTA_TOOL_CALL_CUSTOM_ORDER: Final = {"input": 0, "name": 1}
+
+
 def validate_choice_delta_tool_call_custom(data: Any) -> ChoiceDeltaToolCallCustom:
     """Check a decoded JSON object as a ChoiceDeltaToolCallCustom; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data,
+            _CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS,
+            _CHOICE_DELTA_TOOL_CALL_CUSTOM_REQUIRED,
+        )
+        out = _in_order(known, _CHOICE_DELTA_TOOL_CALL_CUSTOM_ORDER)
+        out.update(other)
+        return cast(ChoiceDeltaToolCallCustom, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_choice_delta_tool_call_custom(data)
+
+
+def _checked_choice_delta_tool_call_custom(data: Any) -> ChoiceDeltaToolCallCustom:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "input", _optional_nullable(obj, "input", _decode_str))
@@ -5064,8 +7368,40 @@ class ChoiceDeltaToolCall(TypedDict, total=False):
 _CHOICE_DELTA_TOOL_CALL_KEYS = frozenset({"index", "id", "function", "type", "custom"})
 
 
+_CHOICE_DELTA_TOOL_CALL_FIELDS: Final[_Fields] = {
+    "index": ("index", _decode_int, _REJECT),
+    "id": ("id", _decode_str, _KEEP),
+    "function": ("function", validate_choice_delta_tool_call_function, _KEEP),
+    "type": ("type", _decode_str, _KEEP),
+    "custom": ("custom", validate_choice_delta_tool_call_custom, _KEEP),
+}
+_CHOICE_DELTA_TOOL_CALL_REQUIRED: Final = ()
+_CHOICE_DELTA_TOOL_CALL_ORDER: Final = {
+    "index": 0,
+    "id": 1,
+    "function": 2,
+    "type": 3,
+    "custom": 4,
+}
+
+
 def validate_choice_delta_tool_call(data: Any) -> ChoiceDeltaToolCall:
     """Check a decoded JSON object as a ChoiceDeltaToolCall; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _CHOICE_DELTA_TOOL_CALL_FIELDS, _CHOICE_DELTA_TOOL_CALL_REQUIRED
+        )
+        out = _in_order(known, _CHOICE_DELTA_TOOL_CALL_ORDER)
+        out.update(other)
+        return cast(ChoiceDeltaToolCall, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_choice_delta_tool_call(data)
+
+
+def _checked_choice_delta_tool_call(data: Any) -> ChoiceDeltaToolCall:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "index", _optional(obj, "index", _decode_int))
@@ -5100,8 +7436,33 @@ class ChoiceDeltaFunctionCall(TypedDict, total=False):
 _CHOICE_DELTA_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
 
 
+_CHOICE_DELTA_FUNCTION_CALL_FIELDS: Final[_Fields] = {
+    "arguments": ("arguments", _decode_str, _KEEP),
+    "name": ("name", _decode_str, _KEEP),
+}
+_CHOICE_DELTA_FUNCTION_CALL_REQUIRED: Final = ()
+_CHOICE_DELTA_FUNCTION_CALL_ORDER: Final = {"arguments": 0, "name": 1}
+
+
 def validate_choice_delta_function_call(data: Any) -> ChoiceDeltaFunctionCall:
     """Check a decoded JSON object as a ChoiceDeltaFunctionCall; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data,
+            _CHOICE_DELTA_FUNCTION_CALL_FIELDS,
+            _CHOICE_DELTA_FUNCTION_CALL_REQUIRED,
+        )
+        out = _in_order(known, _CHOICE_DELTA_FUNCTION_CALL_ORDER)
+        out.update(other)
+        return cast(ChoiceDeltaFunctionCall, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_choice_delta_function_call(data)
+
+
+def _checked_choice_delta_function_call(data: Any) -> ChoiceDeltaFunctionCall:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "arguments", _optional_nullable(obj, "arguments", _decode_str))
@@ -5132,8 +7493,38 @@ class ChoiceDeltaAudio(TypedDict, total=False):
 _CHOICE_DELTA_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
 
 
+_CHOICE_DELTA_AUDIO_FIELDS: Final[_Fields] = {
+    "id": ("id", _decode_str, _KEEP),
+    "data": ("data", _decode_str, _KEEP),
+    "expires_at": ("expires_at", _decode_int, _KEEP),
+    "transcript": ("transcript", _decode_str, _KEEP),
+}
+_CHOICE_DELTA_AUDIO_REQUIRED: Final = ()
+_CHOICE_DELTA_AUDIO_ORDER: Final = {
+    "id": 0,
+    "data": 1,
+    "expires_at": 2,
+    "transcript": 3,
+}
+
+
 def validate_choice_delta_audio(data: Any) -> ChoiceDeltaAudio:
     """Check a decoded JSON object as a ChoiceDeltaAudio; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(
+            data, _CHOICE_DELTA_AUDIO_FIELDS, _CHOICE_DELTA_AUDIO_REQUIRED
+        )
+        out = _in_order(known, _CHOICE_DELTA_AUDIO_ORDER)
+        out.update(other)
+        return cast(ChoiceDeltaAudio, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_choice_delta_audio(data)
+
+
+def _checked_choice_delta_audio(data: Any) -> ChoiceDeltaAudio:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "id", _optional_nullable(obj, "id", _decode_str))
@@ -5314,8 +7705,72 @@ _CHOICE_DELTA_KEYS = frozenset(
 )
 
 
+_CHOICE_DELTA_FIELDS: Final[_Fields] = {
+    "role": ("role", _decode_str, _KEEP),
+    "content": ("content", _decode_str_or_list_MistralContentPart, _KEEP),
+    "refusal": ("refusal", _decode_str, _KEEP),
+    "tool_calls": ("tool_calls", _decode_list_ChoiceDeltaToolCall, _KEEP),
+    "function_call": ("function_call", validate_choice_delta_function_call, _KEEP),
+    "audio": ("audio", validate_choice_delta_audio, _KEEP),
+    "reasoning_content": ("reasoning_content", _decode_str, _KEEP),
+    "channel": ("channel", _decode_str, _KEEP),
+    "executed_tools": ("executed_tools", _decode_list_GroqExecutedTool, _KEEP),
+    "thinking_blocks": ("thinking_blocks", _decode_list_LiteLLMThinkingBlock, _KEEP),
+    "provider_specific_fields": ("provider_specific_fields", _decode_map_any, _KEEP),
+    "index": ("index", _decode_int, _KEEP),
+    "tool_call_id": ("tool_call_id", _decode_str, _KEEP),
+    "name": ("name", _decode_str, _KEEP),
+    "internal_content": ("internal_content", validate_moonshot_internal_content, _KEEP),
+    "reasoning_details": (
+        "reasoning_details",
+        _decode_list_OpenRouterReasoningDetail,
+        _KEEP,
+    ),
+    "annotations": ("annotations", _decode_list_OpenRouterAnnotation, _KEEP),
+    "hidden_states": ("hidden_states", _decode_any, _KEEP),
+    "token_id": ("token_id", _decode_int, _KEEP),
+    "reasoning": ("reasoning", _decode_str, _KEEP),
+}
+_CHOICE_DELTA_REQUIRED: Final = ()
+_CHOICE_DELTA_ORDER: Final = {
+    "role": 0,
+    "content": 1,
+    "refusal": 2,
+    "tool_calls": 3,
+    "function_call": 4,
+    "audio": 5,
+    "reasoning_content": 6,
+    "channel": 7,
+    "executed_tools": 8,
+    "thinking_blocks": 9,
+    "provider_specific_fields": 10,
+    "index": 11,
+    "tool_call_id": 12,
+    "name": 13,
+    "internal_content": 14,
+    "reasoning_details": 15,
+    "annotations": 16,
+    "hidden_states": 17,
+    "token_id": 18,
+    "reasoning": 19,
+}
+
+
 def validate_choice_delta(data: Any) -> ChoiceDelta:
     """Check a decoded JSON object as a ChoiceDelta; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(data, _CHOICE_DELTA_FIELDS, _CHOICE_DELTA_REQUIRED)
+        out = _in_order(known, _CHOICE_DELTA_ORDER)
+        out.update(other)
+        return cast(ChoiceDelta, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_choice_delta(data)
+
+
+def _checked_choice_delta(data: Any) -> ChoiceDelta:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "role", _optional_nullable(obj, "role", _decode_str))
@@ -5510,8 +7965,64 @@ _CHOICE_KEYS = frozenset(
 )
 
 
+_CHOICE_FIELDS: Final[_Fields] = {
+    "index": ("index", _decode_int, _REJECT),
+    "delta": ("delta", validate_choice_delta, _REJECT),
+    "finish_reason": ("finish_reason", _decode_str, _KEEP),
+    "logprobs": ("logprobs", _decode_ChoiceLogprobs_or_float, _KEEP),
+    "content_filter_results": (
+        "content_filter_results",
+        validate_azure_content_filter_results,
+        _KEEP,
+    ),
+    "content_filter_offsets": (
+        "content_filter_offsets",
+        validate_azure_content_filter_offsets,
+        _KEEP,
+    ),
+    "content_filter_raw": ("content_filter_raw", _decode_list_any, _KEEP),
+    "usage": ("usage", validate_completion_usage, _KEEP),
+    "native_finish_reason": ("native_finish_reason", _decode_str, _KEEP),
+    "matched_stop": ("matched_stop", _decode_int_or_str, _KEEP),
+    "text": ("text", _decode_str, _KEEP),
+    "seed": ("seed", _decode_int, _KEEP),
+    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP),
+    "token_ids": ("token_ids", _decode_list_int, _KEEP),
+}
+_CHOICE_REQUIRED: Final = ("index",)
+_CHOICE_ORDER: Final = {
+    "index": 0,
+    "delta": 1,
+    "finish_reason": 2,
+    "logprobs": 3,
+    "content_filter_results": 4,
+    "content_filter_offsets": 5,
+    "content_filter_raw": 6,
+    "usage": 7,
+    "native_finish_reason": 8,
+    "matched_stop": 9,
+    "text": 10,
+    "seed": 11,
+    "stop_reason": 12,
+    "token_ids": 13,
+}
+
+
 def validate_choice(data: Any) -> Choice:
     """Check a decoded JSON object as a Choice; raises `ChunkDecodeError`."""
+    try:
+        known, other = _read(data, _CHOICE_FIELDS, _CHOICE_REQUIRED)
+        out = _in_order(known, _CHOICE_ORDER)
+        out.update(other)
+        return cast(Choice, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_choice(data)
+
+
+def _checked_choice(data: Any) -> Choice:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     out: dict[str, Any] = {}
     out["index"] = _required(obj, "index", _decode_int)
@@ -5783,8 +8294,108 @@ _CHAT_COMPLETION_CHUNK_KEYS = frozenset(
 )
 
 
+_CHAT_COMPLETION_CHUNK_FIELDS: Final[_Fields] = {
+    "id": ("id", _decode_str, _REJECT),
+    "choices": ("choices", _decode_list_Choice, _EMPTY),
+    "created": ("created", _decode_int_or_float, _REJECT),
+    "model": ("model", _decode_str, _REJECT),
+    "object": ("object", _decode_str, _KEEP),
+    "service_tier": ("service_tier", _decode_str, _KEEP),
+    "system_fingerprint": ("system_fingerprint", _decode_str, _KEEP),
+    "usage": ("usage", validate_completion_usage, _KEEP),
+    "obfuscation": ("obfuscation", _decode_str, _REJECT),
+    "moderation": ("moderation", validate_moderation, _KEEP),
+    "prompt_filter_results": (
+        "prompt_filter_results",
+        _decode_list_AzurePromptFilterResult,
+        _KEEP,
+    ),
+    "prompt_annotations": (
+        "prompt_annotations",
+        _decode_list_AzurePromptFilterResult,
+        _KEEP,
+    ),
+    "latency_checkpoint": (
+        "latency_checkpoint",
+        validate_azure_latency_checkpoint,
+        _KEEP,
+    ),
+    "routing": ("routing", validate_azure_routing, _KEEP),
+    "perf_metrics": ("perf_metrics", _decode_map_any, _KEEP),
+    "x_groq": ("x_groq", validate_groq_x_groq, _KEEP),
+    "timings": ("timings", validate_llama_cpp_timings, _KEEP),
+    "__verbose": ("__verbose", _decode_map_any, _KEEP),
+    "sla_metrics": ("sla_metrics", validate_novita_sla_metrics, _KEEP),
+    "nvext": ("nvext", validate_nv_ext, _KEEP),
+    "provider": ("provider", _decode_str, _KEEP),
+    "error": ("error", validate_open_router_error, _KEEP),
+    "citations": ("citations", _decode_list_str, _KEEP),
+    "search_results": ("search_results", _decode_list_PerplexitySearchResult, _KEEP),
+    "sglext": ("sglext", validate_sglang_sgl_ext, _KEEP),
+    "warnings": ("warnings", _decode_list_TogetherWarning, _KEEP),
+    "prompt_token_ids": ("prompt_token_ids", _decode_list_int, _KEEP),
+    "prompt_text": ("prompt_text", _decode_str, _KEEP),
+    "metrics": ("metrics", validate_vllm_request_metrics, _KEEP),
+    "request_id": ("request_id", _decode_str, _KEEP),
+    "web_search": ("web_search", _decode_list_ZaiWebSearchResult, _KEEP),
+}
+_CHAT_COMPLETION_CHUNK_REQUIRED: Final = ("model",)
+_CHAT_COMPLETION_CHUNK_ORDER: Final = {
+    "id": 0,
+    "choices": 1,
+    "created": 2,
+    "model": 3,
+    "object": 4,
+    "service_tier": 5,
+    "system_fingerprint": 6,
+    "usage": 7,
+    "obfuscation": 8,
+    "moderation": 9,
+    "prompt_filter_results": 10,
+    "prompt_annotations": 11,
+    "latency_checkpoint": 12,
+    "routing": 13,
+    "perf_metrics": 14,
+    "x_groq": 15,
+    "timings": 16,
+    "__verbose": 17,
+    "sla_metrics": 18,
+    "nvext": 19,
+    "provider": 20,
+    "error": 21,
+    "citations": 22,
+    "search_results": 23,
+    "sglext": 24,
+    "warnings": 25,
+    "prompt_token_ids": 26,
+    "prompt_text": 27,
+    "metrics": 28,
+    "request_id": 29,
+    "web_search": 30,
+}
+
+
 def validate_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
     """Check a decoded JSON object as a ChatCompletionChunk; raises `ChunkDecodeError`."""
+    if type(data) is dict and data.get("error") is not None and "choices" not in data:
+        raise _error_payload(data["error"]).under(_key("error"))
+    try:
+        known, other = _read(
+            data, _CHAT_COMPLETION_CHUNK_FIELDS, _CHAT_COMPLETION_CHUNK_REQUIRED
+        )
+        if "choices" not in known:
+            known["choices"] = []
+        out = _in_order(known, _CHAT_COMPLETION_CHUNK_ORDER)
+        out.update(other)
+        return cast(ChatCompletionChunk, out)
+    except (_Retry, ChunkDecodeError):
+        pass
+    return _checked_chat_completion_chunk(data)
+
+
+def _checked_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
+    """The checked reading: key by key in spec order, so that the problem reported is
+    the one every target reports."""
     obj = _object(data)
     if obj.get("error") is not None and "choices" not in obj:
         raise _error_payload(obj["error"]).under(_key("error"))

@@ -162,6 +162,29 @@ def keys_constant(model: Model) -> str:
     return f"_{snake(model.name).upper()}_KEYS"
 
 
+def fields_constant(model: Model) -> str:
+    return f"_{snake(model.name).upper()}_FIELDS"
+
+
+def required_constant(model: Model) -> str:
+    return f"_{snake(model.name).upper()}_REQUIRED"
+
+
+def order_constant(model: Model) -> str:
+    return f"_{snake(model.name).upper()}_ORDER"
+
+
+def checked_name(model: Model) -> str:
+    return f"_checked_{snake(model.name)}"
+
+
+def null_policy(field: Field) -> str:
+    """What the fast reader does with a null in this field."""
+    if field.has_default:
+        return "_EMPTY"
+    return "_KEEP" if field.nullable else "_REJECT"
+
+
 def validator_name(name: str) -> str:
     return f"validate_{snake(name)}"
 
@@ -266,6 +289,11 @@ def _context(
         "model_doc": docs.model,
         "enum_doc": docs.enum,
         "keys_constant": keys_constant,
+        "fields_constant": fields_constant,
+        "required_constant": required_constant,
+        "checked_name": checked_name,
+        "order_constant": order_constant,
+        "null_policy": null_policy,
         "validator_name": validator_name,
         "functional_typeddict": functional_typeddict,
         "reader": reader,
