@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 836ddc1f6728d4f1 (spec, templates and generator).
+# Spec hash: e5e54e1d68175039 (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
@@ -260,48 +260,6 @@ def _object(value: Any) -> dict[str, Any]:
     if type(value) is dict:
         return value
     raise _unexpected("an object", value)
-
-
-class _Retry(Exception):
-    """Raised by `_read` on anything to report: the checked reading then says what and
-    where, key by key in spec order, as every target does."""
-
-
-_REJECT: Final = 0
-_KEEP: Final = 1
-_EMPTY: Final = 2
-"""What `_read` does with a null: report it, keep it, or read it as the empty default."""
-
-_Fields: TypeAlias = dict[str, tuple[str, Callable[[Any], Any], int]]
-"""Wire key -> (name of the value, its decoder, what a null does)."""
-
-
-def _read(
-    data: Any, fields: _Fields, required: tuple[str, ...]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The fast reading of an object: its known values by name and its other keys, both
-    in arrival order. Only the keys present cost time, which matters when the spec
-    describes many keys (every vendor's) and a chunk carries a few."""
-    if type(data) is not dict:
-        raise _Retry
-    known: dict[str, Any] = {}
-    other: dict[str, Any] = {}
-    for key, value in data.items():
-        field = fields.get(key)
-        if field is None:
-            other[key] = value
-        elif value is not None:
-            known[field[0]] = field[1](value)
-        elif field[2] == _KEEP:
-            known[field[0]] = None
-        elif field[2] == _EMPTY:
-            known[field[0]] = field[1]([])
-        else:
-            raise _Retry
-    for name in required:
-        if name not in known:
-            raise _Retry
-    return known, other
 
 
 def _extra(obj: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
@@ -906,6 +864,48 @@ def _decode_list_Choice(value: Any) -> list[Choice]:
         except ChunkDecodeError as exc:
             raise exc.under(f"[{index}]") from None
     return out
+
+
+class _Retry(Exception):
+    """Raised by `_read` on anything to report: the checked reading then says what and
+    where, key by key in spec order, as every target does."""
+
+
+_REJECT: Final = 0
+_KEEP: Final = 1
+_EMPTY: Final = 2
+"""What `_read` does with a null: report it, keep it, or read it as the empty default."""
+
+_Fields: TypeAlias = dict[str, tuple[str, Callable[[Any], Any], int]]
+"""Wire key -> (name of the value, its decoder, what a null does)."""
+
+
+def _read(
+    data: Any, fields: _Fields, required: tuple[str, ...]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The fast reading of an object: its known values by name and its other keys, both
+    in arrival order. Only the keys present cost time, which matters when the spec
+    describes many keys (every vendor's) and a chunk carries a few."""
+    if type(data) is not dict:
+        raise _Retry
+    known: dict[str, Any] = {}
+    other: dict[str, Any] = {}
+    for key, value in data.items():
+        field = fields.get(key)
+        if field is None:
+            other[key] = value
+        elif value is not None:
+            known[field[0]] = field[1](value)
+        elif field[2] == _KEEP:
+            known[field[0]] = None
+        elif field[2] == _EMPTY:
+            known[field[0]] = field[1]([])
+        else:
+            raise _Retry
+    for name in required:
+        if name not in known:
+            raise _Retry
+    return known, other
 
 
 CompletionObject: TypeAlias = Literal["chat.completion"]

@@ -2,7 +2,7 @@
 
 The spec's types are turned into a flat, ordered list of `Codec` records that the
 templates lay out; each field then names the function that decodes (and, for
-dataclasses, encodes) its value. Nothing is emitted that no field uses.
+the targets with `to_dict`, encodes) its value. Nothing is emitted that no field uses.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def stdlib_codecs(spec: Spec, target: str, model_decoder: Callable[[str], str]) 
     for model in spec.models:
         for field in model.fields:
             builder.decoder(field.type)
-            if target == "dataclasses":
+            if target in ("dataclasses", "msgspec"):  # the targets with `to_dict`
                 builder.encoder(field.type)
     return Codecs(
         decoders=tuple(builder.decoders.values()),

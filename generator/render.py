@@ -21,7 +21,9 @@ from generator import examples, spelling
 from generator.codecs import Codecs, stdlib_codecs
 from generator.ir import Enum, Field, MergePlan, Model, ModelRef, Spec
 
-MODULE_TARGETS = ("dataclasses", "typeddicts", "pydantic")
+MODULE_TARGETS = ("dataclasses", "typeddicts", "pydantic", "msgspec")
+EXACT_TEXT_TARGETS = ("dataclasses", "typeddicts", "pydantic")
+"""The targets whose `dumps` writes the very same text; msgspec spells some floats its own way."""
 
 
 @dataclass(frozen=True)
@@ -185,6 +187,53 @@ def null_policy(field: Field) -> str:
     return "_KEEP" if field.nullable else "_REJECT"
 
 
+class MsgspecLayout:
+    """What the msgspec target needs beyond the stdlib helpers: struct options, the
+    fields a struct declares (a union's tag is msgspec's, not a field) and defaults."""
+
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec
+        self.tags = spelling.msgspec_tags(spec)
+
+    def tag_of(self, model: Model) -> dict[str, str]:
+        key_value = self.tags.get(model.name)
+        return dict([key_value]) if key_value else {}
+
+    def fields(self, model: Model) -> list[Field]:
+        return [f for f in model.fields if f.wire not in self.tag_of(model)]
+
+    def bases(self, model: Model) -> str:
+        options = ["msgspec.Struct", "kw_only=True", "dict=True", "forbid_unknown_fields=True"]
+        for key, value in self.tag_of(model).items():
+            options += [f"tag_field={key!r}", f"tag={value!r}"]
+        return ", ".join(options)
+
+    @staticmethod
+    def default(field: Field) -> str:
+        name = field.names.dataclasses
+        rename = [f"name={field.wire!r}"] if name != field.wire else []
+        if field.has_default:
+            return f" = msgspec.field({', '.join(['default_factory=list', *rename])})"
+        if not field.required:
+            return (
+                f" = msgspec.field({', '.join(['default=UNSET', *rename])})"
+                if rename
+                else " = UNSET"
+            )
+        return f" = msgspec.field({rename[0]})" if rename else ""
+
+    @staticmethod
+    def error_check(model: Model, var: str) -> str:
+        """A check that a payload msgspec read may be an error report after all."""
+        rule = model.error_when
+        if rule is None:
+            return ""
+        names = {f.wire: f.names.dataclasses for f in model.fields}
+        if rule.has not in names or rule.lacks not in names:
+            return ""
+        return f"{var}.{names[rule.has]} is not None and not {var}.{names[rule.lacks]}"
+
+
 def validator_name(name: str) -> str:
     return f"validate_{snake(name)}"
 
@@ -230,7 +279,7 @@ def exports(spec: Spec, target: str) -> list[str]:
     if spec.completion is not None:
         names += ["ChunkAccumulator", "loads_completion"]
     names += [m.name for m in spec.models] + [e.name for e in spec.enums]
-    if target == "dataclasses":
+    if target in ("dataclasses", "msgspec"):
         names.append("UNSET")
     if target == "typeddicts":
         names += [validator_name(m.name) for m in spec.models]
@@ -250,11 +299,13 @@ def merge_tables(spec: Spec) -> list[MergePlan]:
 # How the accumulator reads a chunk as JSON data, and decodes the merged JSON data.
 _CHUNK_TO_JSON: dict[str, Callable[[str], str]] = {
     "dataclasses": lambda chunk: f"{chunk}.to_dict()",
+    "msgspec": lambda chunk: f"{chunk}.to_dict()",
     "typeddicts": lambda chunk: chunk,
     "pydantic": lambda chunk: f"{chunk}.model_dump(by_alias=True, exclude_unset=True)",
 }
 _COMPLETION_FROM_JSON: dict[str, Callable[[Spec, str], str]] = {
     "dataclasses": lambda spec, data: f"{spec.completion}.from_dict({data})",
+    "msgspec": lambda spec, data: f"{spec.completion}.from_dict({data})",
     "typeddicts": lambda spec, data: f"{validator_name(spec.completion or '')}({data})",
     "pydantic": lambda spec, data: f"_validate_value({spec.completion}, {data})",
 }
@@ -329,8 +380,15 @@ def _context(
         ),
         **helpers,
     }
+    if target == "msgspec":
+        layout = MsgspecLayout(spec)
+        context["tag_of"] = layout.tag_of
+        context["struct_fields"] = layout.fields
+        context["struct_bases"] = layout.bases
+        context["struct_default"] = layout.default
+        context["error_check"] = layout.error_check
     if target != "pydantic":
-        model_decoder = (lambda n: f"{n}.from_dict") if target == "dataclasses" else validator_name
+        model_decoder = validator_name if target == "typeddicts" else (lambda n: f"{n}.from_dict")
         codecs: Codecs = stdlib_codecs(spec, target, model_decoder)
         fields = [f for m in spec.models for f in m.fields]
         context["codecs"] = codecs
@@ -365,6 +423,7 @@ def render_all(
     agree_context = {
         "header": header(spec, spec_hash, "all", command),
         "targets": sorted(MODULE_TARGETS),
+        "exact_text": sorted(EXACT_TEXT_TARGETS),
     }
     agree = env.get_template("test_targets_agree.py.jinja").render(agree_context)
     out.append(Rendered("tests/generated/test_targets_agree.py", agree, python=True))

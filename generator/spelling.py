@@ -24,6 +24,8 @@ _PYDANTIC_SCALARS = {**_STDLIB_SCALARS, "float": "int | float"}
 
 def annotation(expr: TypeExpr, target: str) -> str:
     """The annotation of a type, without the nullable or unset parts of a field."""
+    if target == "msgspec":
+        return _msgspec(expr)
     if isinstance(expr, Scalar):
         return (_PYDANTIC_SCALARS if target == "pydantic" else _STDLIB_SCALARS)[expr.kind]
     if isinstance(expr, ListOf):
@@ -45,6 +47,40 @@ def annotation(expr: TypeExpr, target: str) -> str:
         f'Annotated[{spelled}, Tag("~{kind}")]' for kind, spelled in _kind_choices(expr)
     )
     return f"Annotated[{tagged}, Discriminator(_json_kind)]"
+
+
+def _msgspec(expr: TypeExpr) -> str:
+    """msgspec's spelling: like pydantic's scalars (it reads an int into a `float` as a
+    float), an open enum as plain `str` (msgspec allows one string type per union), and
+    a discriminated union as the union of its tagged structs."""
+    if isinstance(expr, Scalar):
+        return _PYDANTIC_SCALARS[expr.kind]
+    if isinstance(expr, ListOf):
+        return f"list[{_msgspec(expr.item)}]"
+    if isinstance(expr, MapOf):
+        return f"dict[str, {_msgspec(expr.value)}]"
+    if isinstance(expr, ModelRef):
+        return expr.name
+    if isinstance(expr, EnumRef):
+        return "str" if expr.open else expr.name
+    spelled = [part for option in expr.options for part in _msgspec(option).split(" | ")]
+    return " | ".join(dict.fromkeys(spelled))
+
+
+def msgspec_tags(spec: Spec) -> dict[str, tuple[str, str]]:
+    """Model name -> (tag key, tag value) of the structs a discriminated union tells
+    apart: msgspec writes and reads the tag itself, so it is not a field of the struct."""
+    tags: dict[str, tuple[str, str]] = {}
+    for union in (u for m in spec.models for f in m.fields for u in _unions(f.type)):
+        if union.discriminator is None:
+            continue
+        for option in union.options:
+            assert isinstance(option, ModelRef)
+            field = next(f for f in spec.model(option.name).fields if f.wire == union.discriminator)
+            assert isinstance(field.type, EnumRef)
+            [value] = [v.value for v in spec.enum(field.type.name).values]
+            tags[option.name] = (union.discriminator, value)
+    return tags
 
 
 def _kind_choices(union: Union) -> list[tuple[str, str]]:
@@ -75,7 +111,7 @@ def field_annotation(field: Field, target: str) -> str:
     """The annotation of a field: its type, `| None` when nullable, and (for
     dataclasses) the unset marker when the key may be absent."""
     text = annotation(field.type, target)
-    if target == "dataclasses" and not field.required and not field.has_default:
+    if target in ("dataclasses", "msgspec") and not field.required and not field.has_default:
         text += " | _Unset"
     if field.nullable:
         text += " | None"
