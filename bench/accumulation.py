@@ -19,12 +19,13 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-from generated import chunk_dataclasses, chunk_pydantic, chunk_typeddicts
+from generated import chunk_dataclasses, chunk_msgspec, chunk_pydantic, chunk_typeddicts
 
 TARGETS: dict[str, ModuleType] = {
     "dataclasses": chunk_dataclasses,
     "typeddicts": chunk_typeddicts,
     "pydantic": chunk_pydantic,
+    "msgspec": chunk_msgspec,
 }
 FLAT_WITHIN = 1.5
 """The goal: time per delta at the largest size within this factor of the smallest."""

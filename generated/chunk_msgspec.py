@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: e5e54e1d68175039 (spec, templates and generator).
+# Spec hash: 666cb3bae8ebff1d (spec, templates and generator).
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
@@ -1057,9 +1057,13 @@ class MistralThinkingPart(
     def from_dict(cls, data: Any) -> MistralThinkingPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_mistral_thinking_part(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MistralThinkingPart: known keys in spec order, then `extra`."""
@@ -1116,9 +1120,13 @@ class MistralContentPart(
     def from_dict(cls, data: Any) -> MistralContentPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_mistral_content_part(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MistralContentPart: known keys in spec order, then `extra`."""
@@ -1184,9 +1192,13 @@ class ChatCompletionMessageToolCallFunction(
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallFunction:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_chat_completion_message_tool_call_function(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageToolCallFunction: known keys in spec order, then `extra`."""
@@ -1241,9 +1253,13 @@ class ChatCompletionMessageToolCallCustom(
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallCustom:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_chat_completion_message_tool_call_custom(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageToolCallCustom: known keys in spec order, then `extra`."""
@@ -1305,9 +1321,13 @@ class ChatCompletionMessageToolCall(
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_chat_completion_message_tool_call(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageToolCall: known keys in spec order, then `extra`."""
@@ -1373,9 +1393,13 @@ class ChatCompletionMessageFunctionCall(
     def from_dict(cls, data: Any) -> ChatCompletionMessageFunctionCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_chat_completion_message_function_call(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageFunctionCall: known keys in spec order, then `extra`."""
@@ -1432,9 +1456,13 @@ class ChatCompletionAudio(
     def from_dict(cls, data: Any) -> ChatCompletionAudio:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_chat_completion_audio(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionAudio: known keys in spec order, then `extra`."""
@@ -1500,9 +1528,13 @@ class GroqSearchResult(
     def from_dict(cls, data: Any) -> GroqSearchResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_groq_search_result(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqSearchResult: known keys in spec order, then `extra`."""
@@ -1564,9 +1596,13 @@ class GroqSearchResults(
     def from_dict(cls, data: Any) -> GroqSearchResults:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_groq_search_results(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqSearchResults: known keys in spec order, then `extra`."""
@@ -1630,9 +1666,13 @@ class GroqBrowserResult(
     def from_dict(cls, data: Any) -> GroqBrowserResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_groq_browser_result(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqBrowserResult: known keys in spec order, then `extra`."""
@@ -1714,9 +1754,13 @@ class GroqChartElement(
     def from_dict(cls, data: Any) -> GroqChartElement:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_groq_chart_element(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqChartElement: known keys in spec order, then `extra`."""
@@ -1837,9 +1881,13 @@ class GroqChart(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=T
     def from_dict(cls, data: Any) -> GroqChart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_groq_chart(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqChart: known keys in spec order, then `extra`."""
@@ -1952,9 +2000,13 @@ class GroqCodeResult(
     def from_dict(cls, data: Any) -> GroqCodeResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_groq_code_result(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqCodeResult: known keys in spec order, then `extra`."""
@@ -2030,9 +2082,13 @@ class GroqExecutedTool(
     def from_dict(cls, data: Any) -> GroqExecutedTool:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_groq_executed_tool(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqExecutedTool: known keys in spec order, then `extra`."""
@@ -2135,9 +2191,13 @@ class LiteLLMThinkingBlock(
     def from_dict(cls, data: Any) -> LiteLLMThinkingBlock:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_lite_l_l_m_thinking_block(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this LiteLLMThinkingBlock: known keys in spec order, then `extra`."""
@@ -2201,9 +2261,13 @@ class MoonshotInternalContent(
     def from_dict(cls, data: Any) -> MoonshotInternalContent:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_moonshot_internal_content(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MoonshotInternalContent: known keys in spec order, then `extra`."""
@@ -2268,9 +2332,13 @@ class OpenRouterReasoningDetail(
     def from_dict(cls, data: Any) -> OpenRouterReasoningDetail:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_open_router_reasoning_detail(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterReasoningDetail: known keys in spec order, then `extra`."""
@@ -2351,9 +2419,13 @@ class OpenRouterUrlCitation(
     def from_dict(cls, data: Any) -> OpenRouterUrlCitation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_open_router_url_citation(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterUrlCitation: known keys in spec order, then `extra`."""
@@ -2418,9 +2490,13 @@ class OpenRouterFileContentPart(
     def from_dict(cls, data: Any) -> OpenRouterFileContentPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_open_router_file_content_part(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterFileContentPart: known keys in spec order, then `extra`."""
@@ -2477,9 +2553,13 @@ class OpenRouterFileAnnotation(
     def from_dict(cls, data: Any) -> OpenRouterFileAnnotation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_open_router_file_annotation(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterFileAnnotation: known keys in spec order, then `extra`."""
@@ -2546,9 +2626,13 @@ class GroqDocumentCitation(
     def from_dict(cls, data: Any) -> GroqDocumentCitation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_groq_document_citation(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqDocumentCitation: known keys in spec order, then `extra`."""
@@ -2609,9 +2693,13 @@ class GroqFunctionCitation(
     def from_dict(cls, data: Any) -> GroqFunctionCitation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_groq_function_citation(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqFunctionCitation: known keys in spec order, then `extra`."""
@@ -2683,9 +2771,13 @@ class OpenRouterAnnotation(
     def from_dict(cls, data: Any) -> OpenRouterAnnotation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_open_router_annotation(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterAnnotation: known keys in spec order, then `extra`."""
@@ -2876,9 +2968,13 @@ class ChatCompletionMessage(
     def from_dict(cls, data: Any) -> ChatCompletionMessage:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_chat_completion_message(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessage: known keys in spec order, then `extra`."""
@@ -3053,9 +3149,13 @@ class TopLogprob(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=
     def from_dict(cls, data: Any) -> TopLogprob:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_top_logprob(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this TopLogprob: known keys in spec order, then `extra`."""
@@ -3116,9 +3216,13 @@ class ChatCompletionTokenLogprob(
     def from_dict(cls, data: Any) -> ChatCompletionTokenLogprob:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_chat_completion_token_logprob(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionTokenLogprob: known keys in spec order, then `extra`."""
@@ -3177,9 +3281,13 @@ class ChoiceLogprobs(
     def from_dict(cls, data: Any) -> ChoiceLogprobs:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_choice_logprobs(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceLogprobs: known keys in spec order, then `extra`."""
@@ -3247,9 +3355,13 @@ class AzureSeverityResult(
     def from_dict(cls, data: Any) -> AzureSeverityResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_azure_severity_result(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureSeverityResult: known keys in spec order, then `extra`."""
@@ -3304,9 +3416,13 @@ class AzureDetectionResult(
     def from_dict(cls, data: Any) -> AzureDetectionResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_azure_detection_result(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureDetectionResult: known keys in spec order, then `extra`."""
@@ -3361,9 +3477,13 @@ class AzureBlocklistResult(
     def from_dict(cls, data: Any) -> AzureBlocklistResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_azure_blocklist_result(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureBlocklistResult: known keys in spec order, then `extra`."""
@@ -3418,9 +3538,13 @@ class AzureBlocklistDetails(
     def from_dict(cls, data: Any) -> AzureBlocklistDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_azure_blocklist_details(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureBlocklistDetails: known keys in spec order, then `extra`."""
@@ -3479,9 +3603,13 @@ class AzureFilterError(
     def from_dict(cls, data: Any) -> AzureFilterError:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_azure_filter_error(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureFilterError: known keys in spec order, then `extra`."""
@@ -3556,9 +3684,13 @@ class AzureContentFilterResults(
     def from_dict(cls, data: Any) -> AzureContentFilterResults:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_azure_content_filter_results(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureContentFilterResults: known keys in spec order, then `extra`."""
@@ -3675,9 +3807,13 @@ class AzureContentFilterOffsets(
     def from_dict(cls, data: Any) -> AzureContentFilterOffsets:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_azure_content_filter_offsets(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureContentFilterOffsets: known keys in spec order, then `extra`."""
@@ -3745,9 +3881,13 @@ class CompletionTokensDetails(
     def from_dict(cls, data: Any) -> CompletionTokensDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_completion_tokens_details(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this CompletionTokensDetails: known keys in spec order, then `extra`."""
@@ -3836,9 +3976,13 @@ class PromptTokensDetails(
     def from_dict(cls, data: Any) -> PromptTokensDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_prompt_tokens_details(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PromptTokensDetails: known keys in spec order, then `extra`."""
@@ -3927,9 +4071,13 @@ class PerplexityCost(
     def from_dict(cls, data: Any) -> PerplexityCost:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_perplexity_cost(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PerplexityCost: known keys in spec order, then `extra`."""
@@ -4019,9 +4167,13 @@ class OpenRouterCostDetails(
     def from_dict(cls, data: Any) -> OpenRouterCostDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_open_router_cost_details(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterCostDetails: known keys in spec order, then `extra`."""
@@ -4095,9 +4247,13 @@ class OpenRouterServerToolUseDetails(
     def from_dict(cls, data: Any) -> OpenRouterServerToolUseDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_open_router_server_tool_use_details(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterServerToolUseDetails: known keys in spec order, then `extra`."""
@@ -4279,9 +4435,13 @@ class CompletionUsage(
     def from_dict(cls, data: Any) -> CompletionUsage:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_completion_usage(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this CompletionUsage: known keys in spec order, then `extra`."""
@@ -4524,9 +4684,13 @@ class ChatCompletionChoice(
     def from_dict(cls, data: Any) -> ChatCompletionChoice:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_chat_completion_choice(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionChoice: known keys in spec order, then `extra`."""
@@ -4658,9 +4822,13 @@ class ModerationResultBody(
     def from_dict(cls, data: Any) -> ModerationResultBody:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_moderation_result_body(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ModerationResultBody: known keys in spec order, then `extra`."""
@@ -4734,9 +4902,13 @@ class ModerationResults(
     def from_dict(cls, data: Any) -> ModerationResults:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_moderation_results(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ModerationResults: known keys in spec order, then `extra`."""
@@ -4795,9 +4967,13 @@ class ModerationError(
     def from_dict(cls, data: Any) -> ModerationError:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_moderation_error(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ModerationError: known keys in spec order, then `extra`."""
@@ -4847,9 +5023,13 @@ class Moderation(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=
     def from_dict(cls, data: Any) -> Moderation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_moderation(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Moderation: known keys in spec order, then `extra`."""
@@ -4903,9 +5083,13 @@ class AzurePromptFilterResult(
     def from_dict(cls, data: Any) -> AzurePromptFilterResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_azure_prompt_filter_result(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzurePromptFilterResult: known keys in spec order, then `extra`."""
@@ -4980,9 +5164,13 @@ class AzureLatencyCheckpoint(
     def from_dict(cls, data: Any) -> AzureLatencyCheckpoint:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_azure_latency_checkpoint(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureLatencyCheckpoint: known keys in spec order, then `extra`."""
@@ -5067,9 +5255,13 @@ class AzureRouting(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_field
     def from_dict(cls, data: Any) -> AzureRouting:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_azure_routing(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureRouting: known keys in spec order, then `extra`."""
@@ -5122,9 +5314,13 @@ class GroqModelUsage(
     def from_dict(cls, data: Any) -> GroqModelUsage:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_groq_model_usage(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqModelUsage: known keys in spec order, then `extra`."""
@@ -5176,9 +5372,13 @@ class GroqUsageBreakdown(
     def from_dict(cls, data: Any) -> GroqUsageBreakdown:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_groq_usage_breakdown(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqUsageBreakdown: known keys in spec order, then `extra`."""
@@ -5232,9 +5432,13 @@ class GroqDebug(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=T
     def from_dict(cls, data: Any) -> GroqDebug:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_groq_debug(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqDebug: known keys in spec order, then `extra`."""
@@ -5306,9 +5510,13 @@ class GroqXGroq(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=T
     def from_dict(cls, data: Any) -> GroqXGroq:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_groq_x_groq(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqXGroq: known keys in spec order, then `extra`."""
@@ -5423,9 +5631,13 @@ class LlamaCppTimings(
     def from_dict(cls, data: Any) -> LlamaCppTimings:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_llama_cpp_timings(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this LlamaCppTimings: known keys in spec order, then `extra`."""
@@ -5540,9 +5752,13 @@ class NovitaSlaMetrics(
     def from_dict(cls, data: Any) -> NovitaSlaMetrics:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_novita_sla_metrics(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NovitaSlaMetrics: known keys in spec order, then `extra`."""
@@ -5606,9 +5822,13 @@ class NvExtWorkerId(
     def from_dict(cls, data: Any) -> NvExtWorkerId:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_nv_ext_worker_id(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExtWorkerId: known keys in spec order, then `extra`."""
@@ -5678,9 +5898,13 @@ class NvExtTiming(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields
     def from_dict(cls, data: Any) -> NvExtTiming:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_nv_ext_timing(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExtTiming: known keys in spec order, then `extra`."""
@@ -5780,9 +6004,13 @@ class NvExt(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True)
     def from_dict(cls, data: Any) -> NvExt:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_nv_ext(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExt: known keys in spec order, then `extra`."""
@@ -5880,9 +6108,13 @@ class OpenRouterError(
     def from_dict(cls, data: Any) -> OpenRouterError:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_open_router_error(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterError: known keys in spec order, then `extra`."""
@@ -5956,9 +6188,13 @@ class PerplexitySearchResult(
     def from_dict(cls, data: Any) -> PerplexitySearchResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_perplexity_search_result(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PerplexitySearchResult: known keys in spec order, then `extra`."""
@@ -6037,9 +6273,13 @@ class SglangCachedTokensDetails(
     def from_dict(cls, data: Any) -> SglangCachedTokensDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_sglang_cached_tokens_details(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this SglangCachedTokensDetails: known keys in spec order, then `extra`."""
@@ -6103,9 +6343,13 @@ class SglangSglExt(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_field
     def from_dict(cls, data: Any) -> SglangSglExt:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_sglang_sgl_ext(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this SglangSglExt: known keys in spec order, then `extra`."""
@@ -6165,9 +6409,13 @@ class TogetherWarning(
     def from_dict(cls, data: Any) -> TogetherWarning:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_together_warning(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this TogetherWarning: known keys in spec order, then `extra`."""
@@ -6234,9 +6482,13 @@ class VllmSpeculativeDecodingMetrics(
     def from_dict(cls, data: Any) -> VllmSpeculativeDecodingMetrics:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_vllm_speculative_decoding_metrics(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this VllmSpeculativeDecodingMetrics: known keys in spec order, then `extra`."""
@@ -6347,9 +6599,13 @@ class VllmRequestMetrics(
     def from_dict(cls, data: Any) -> VllmRequestMetrics:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_vllm_request_metrics(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this VllmRequestMetrics: known keys in spec order, then `extra`."""
@@ -6444,9 +6700,13 @@ class ZaiWebSearchResult(
     def from_dict(cls, data: Any) -> ZaiWebSearchResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_zai_web_search_result(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ZaiWebSearchResult: known keys in spec order, then `extra`."""
@@ -6700,9 +6960,13 @@ class ChatCompletion(
         ):
             raise _error_payload(data["error"]).under(_key("error"))
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_chat_completion(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletion: known keys in spec order, then `extra`."""
@@ -6920,9 +7184,13 @@ class ChoiceDeltaToolCallFunction(
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCallFunction:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_choice_delta_tool_call_function(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCallFunction: known keys in spec order, then `extra`."""
@@ -6974,9 +7242,13 @@ class ChoiceDeltaToolCallCustom(
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCallCustom:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_choice_delta_tool_call_custom(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCallCustom: known keys in spec order, then `extra`."""
@@ -7040,9 +7312,13 @@ class ChoiceDeltaToolCall(
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_choice_delta_tool_call(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCall: known keys in spec order, then `extra`."""
@@ -7106,9 +7382,13 @@ class ChoiceDeltaFunctionCall(
     def from_dict(cls, data: Any) -> ChoiceDeltaFunctionCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_choice_delta_function_call(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaFunctionCall: known keys in spec order, then `extra`."""
@@ -7166,9 +7446,13 @@ class ChoiceDeltaAudio(
     def from_dict(cls, data: Any) -> ChoiceDeltaAudio:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_choice_delta_audio(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaAudio: known keys in spec order, then `extra`."""
@@ -7339,9 +7623,13 @@ class ChoiceDelta(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields
     def from_dict(cls, data: Any) -> ChoiceDelta:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_choice_delta(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDelta: known keys in spec order, then `extra`."""
@@ -7599,9 +7887,13 @@ class Choice(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
     def from_dict(cls, data: Any) -> Choice:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_choice(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Choice: known keys in spec order, then `extra`."""
@@ -7931,9 +8223,13 @@ class ChatCompletionChunk(
         ):
             raise _error_payload(data["error"]).under(_key("error"))
         try:
-            return msgspec.convert(data, cls)
+            decoded = msgspec.convert(data, cls)
         except msgspec.ValidationError:
             return _checked_chat_completion_chunk(data)
+        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
+        # of a surrogate pair): dumps writes it key by key.
+        vars(decoded)["_checked"] = True
+        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionChunk: known keys in spec order, then `extra`."""

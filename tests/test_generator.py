@@ -420,7 +420,7 @@ def test_awkward_wire_names_generate_importable_aliased_code(project: Path) -> N
         '"x-request-id":"r","field":1,"Annotated":2,"class_":"not the class key"}'
     )
     texts = set()
-    for target in ("dataclasses", "typeddicts", "pydantic"):
+    for target in ("dataclasses", "typeddicts", "pydantic", "msgspec"):
         module = load_module(project / f"generated/chunk_{target}.py")
         parsed = module.loads(payload)
         texts.add(module.dumps(parsed))
@@ -436,7 +436,7 @@ def test_awkward_wire_names_generate_importable_aliased_code(project: Path) -> N
     assert json.loads(texts.pop()) == json.loads(payload)
     # The doc text arrives intact as a docstring, and no spec string became code.
     doc = 'Quotes """; import os and a backslash \\\\ and {{ braces }} and café.'
-    for target in ("dataclasses", "typeddicts", "pydantic"):
+    for target in ("dataclasses", "typeddicts", "pydantic", "msgspec"):
         source = (project / f"generated/chunk_{target}.py").read_text()
         tree = ast.parse(source)
         strings = [

@@ -10,10 +10,10 @@ from types import ModuleType
 
 import pytest
 
-from generated import chunk_dataclasses, chunk_pydantic, chunk_typeddicts
+from generated import chunk_dataclasses, chunk_msgspec, chunk_pydantic, chunk_typeddicts
 from tests.support import FIXTURE_STREAMS
 
-TARGETS = [chunk_dataclasses, chunk_typeddicts, chunk_pydantic]
+TARGETS = [chunk_dataclasses, chunk_typeddicts, chunk_pydantic, chunk_msgspec]
 
 
 def content_chunk(text: str, **extra: object) -> str:

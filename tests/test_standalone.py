@@ -50,6 +50,7 @@ print("ok", sorted(k for k in sys.modules if k.split(".")[0] in DEPS))
 DEPENDENCIES = {
     "dataclasses": (),
     "typeddicts": ("typing_extensions",),
+    "msgspec": ("msgspec",),
     "pydantic": (
         "pydantic",
         "pydantic_core",
@@ -58,7 +59,7 @@ DEPENDENCIES = {
         "typing_inspection",
     ),
 }
-ABSENT = ("pydantic", "typing_extensions", "yaml", "jinja2", "generator", "generated")
+ABSENT = ("pydantic", "msgspec", "typing_extensions", "yaml", "jinja2", "generator", "generated")
 
 
 def copy_dependency(name: str, dest: Path) -> None:

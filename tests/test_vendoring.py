@@ -18,7 +18,7 @@ from generator.load import load_spec
 from tests.support import FIXTURE_STREAMS, Stream, assert_same_json, load_module, normalised
 from tests.test_generator import REPO, copy_project, run_generator
 
-TARGETS = ("dataclasses", "typeddicts", "pydantic")
+TARGETS = ("dataclasses", "typeddicts", "pydantic", "msgspec")
 
 
 def run_tests(root: Path, *paths: str) -> subprocess.CompletedProcess[str]:
