@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 666cb3bae8ebff1d (spec, templates and generator).
+# Spec hash: 6cf41f267664da0b (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
@@ -245,8 +245,30 @@ def _describe(value: object) -> str:
     return type(value).__name__
 
 
+_fast_loads: Callable[[str | bytes], Any] | None
+try:  # orjson only reads faster: the standard library suffices, and decides every doubt
+    from orjson import loads as _fast_loads
+except ImportError:
+    _fast_loads = None
+
+
+# orjson reads an integer past 64 bits as a float, so a payload with 20 digits in a row
+# is left to json: the digits are found by mapping each to "0" (and all else to " ").
+_DIGITS_AS_ZEROS: Final = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+_LONG_NUMBER: Final = b"0" * 20
+
+
 def _json(data: str | bytes) -> Any:
     """The JSON value of a payload; raises `ChunkDecodeError` when it is not JSON."""
+    if _fast_loads is not None:
+        try:
+            raw = data if isinstance(data, bytes) else data.encode()
+            if _LONG_NUMBER not in raw.translate(_DIGITS_AS_ZEROS):
+                return _fast_loads(raw)
+        except (
+            ValueError
+        ):  # what orjson refuses and json may read: NaN, lone surrogates
+            pass
     try:
         # Bytes must be UTF-8, as JSON on the wire is (json.loads would guess UTF-16 too).
         return json.loads(data.decode("utf-8") if isinstance(data, bytes) else data)
@@ -876,8 +898,9 @@ _KEEP: Final = 1
 _EMPTY: Final = 2
 """What `_read` does with a null: report it, keep it, or read it as the empty default."""
 
-_Fields: TypeAlias = dict[str, tuple[str, Callable[[Any], Any], int]]
-"""Wire key -> (name of the value, its decoder, what a null does)."""
+_Fields: TypeAlias = dict[str, tuple[str, Callable[[Any], Any], int, type | None]]
+"""Wire key -> (name of the value, its decoder, what a null does, the type of a value
+the decoder would return as it is: it is taken without calling the decoder)."""
 
 
 def _read(
@@ -895,7 +918,7 @@ def _read(
         if field is None:
             other[key] = value
         elif value is not None:
-            known[field[0]] = field[1](value)
+            known[field[0]] = value if type(value) is field[3] else field[1](value)
         elif field[2] == _KEEP:
             known[field[0]] = None
         elif field[2] == _EMPTY:
@@ -1122,8 +1145,8 @@ class MistralThinkingPart:
 
 _MISTRAL_THINKING_PART_KEYS = frozenset({"type", "text"})
 _MISTRAL_THINKING_PART_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _REJECT),
-    "text": ("text", _decode_str, _KEEP),
+    "type": ("type", _decode_str, _REJECT, str),
+    "text": ("text", _decode_str, _KEEP, str),
 }
 _MISTRAL_THINKING_PART_REQUIRED: Final = ("type",)
 
@@ -1187,9 +1210,9 @@ class MistralContentPart:
 
 _MISTRAL_CONTENT_PART_KEYS = frozenset({"type", "text", "thinking"})
 _MISTRAL_CONTENT_PART_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _REJECT),
-    "text": ("text", _decode_str, _KEEP),
-    "thinking": ("thinking", _decode_list_MistralThinkingPart, _KEEP),
+    "type": ("type", _decode_str, _REJECT, str),
+    "text": ("text", _decode_str, _KEEP, str),
+    "thinking": ("thinking", _decode_list_MistralThinkingPart, _KEEP, None),
 }
 _MISTRAL_CONTENT_PART_REQUIRED: Final = ("type",)
 
@@ -1252,8 +1275,8 @@ class ChatCompletionMessageToolCallFunction:
 
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS: Final[_Fields] = {
-    "arguments": ("arguments", _decode_str_or_map_any, _REJECT),
-    "name": ("name", _decode_str, _REJECT),
+    "arguments": ("arguments", _decode_str_or_map_any, _REJECT, None),
+    "name": ("name", _decode_str, _REJECT, str),
 }
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_REQUIRED: Final = ("arguments",)
 
@@ -1311,8 +1334,8 @@ class ChatCompletionMessageToolCallCustom:
 
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_KEYS = frozenset({"input", "name"})
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS: Final[_Fields] = {
-    "input": ("input", _decode_str, _REJECT),
-    "name": ("name", _decode_str, _REJECT),
+    "input": ("input", _decode_str, _REJECT, str),
+    "name": ("name", _decode_str, _REJECT, str),
 }
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_REQUIRED: Final = ("input",)
 
@@ -1385,11 +1408,16 @@ _CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS = frozenset(
     {"index", "id", "type", "function", "custom"}
 )
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS: Final[_Fields] = {
-    "index": ("index", _decode_int, _REJECT),
-    "id": ("id", _decode_str, _REJECT),
-    "type": ("type", _decode_str, _REJECT),
-    "function": ("function", ChatCompletionMessageToolCallFunction.from_dict, _REJECT),
-    "custom": ("custom", ChatCompletionMessageToolCallCustom.from_dict, _REJECT),
+    "index": ("index", _decode_int, _REJECT, int),
+    "id": ("id", _decode_str, _REJECT, str),
+    "type": ("type", _decode_str, _REJECT, str),
+    "function": (
+        "function",
+        ChatCompletionMessageToolCallFunction.from_dict,
+        _REJECT,
+        None,
+    ),
+    "custom": ("custom", ChatCompletionMessageToolCallCustom.from_dict, _REJECT, None),
 }
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_REQUIRED: Final = ("type",)
 
@@ -1450,8 +1478,8 @@ class ChatCompletionMessageFunctionCall:
 
 _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
 _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS: Final[_Fields] = {
-    "arguments": ("arguments", _decode_str, _REJECT),
-    "name": ("name", _decode_str, _REJECT),
+    "arguments": ("arguments", _decode_str, _REJECT, str),
+    "name": ("name", _decode_str, _REJECT, str),
 }
 _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_REQUIRED: Final = ("arguments",)
 
@@ -1514,10 +1542,10 @@ class ChatCompletionAudio:
 
 _CHAT_COMPLETION_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
 _CHAT_COMPLETION_AUDIO_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_str, _REJECT),
-    "data": ("data", _decode_str, _REJECT),
-    "expires_at": ("expires_at", _decode_int, _REJECT),
-    "transcript": ("transcript", _decode_str, _REJECT),
+    "id": ("id", _decode_str, _REJECT, str),
+    "data": ("data", _decode_str, _REJECT, str),
+    "expires_at": ("expires_at", _decode_int, _REJECT, int),
+    "transcript": ("transcript", _decode_str, _REJECT, str),
 }
 _CHAT_COMPLETION_AUDIO_REQUIRED: Final = ()
 
@@ -1584,10 +1612,10 @@ class GroqSearchResult:
 
 _GROQ_SEARCH_RESULT_KEYS = frozenset({"title", "url", "content", "score"})
 _GROQ_SEARCH_RESULT_FIELDS: Final[_Fields] = {
-    "title": ("title", _decode_str, _KEEP),
-    "url": ("url", _decode_str, _KEEP),
-    "content": ("content", _decode_str, _KEEP),
-    "score": ("score", _decode_float, _KEEP),
+    "title": ("title", _decode_str, _KEEP, str),
+    "url": ("url", _decode_str, _KEEP, str),
+    "content": ("content", _decode_str, _KEEP, str),
+    "score": ("score", _decode_float, _KEEP, float),
 }
 _GROQ_SEARCH_RESULT_REQUIRED: Final = ()
 
@@ -1650,8 +1678,8 @@ class GroqSearchResults:
 
 _GROQ_SEARCH_RESULTS_KEYS = frozenset({"results", "images"})
 _GROQ_SEARCH_RESULTS_FIELDS: Final[_Fields] = {
-    "results": ("results", _decode_list_GroqSearchResult, _KEEP),
-    "images": ("images", _decode_list_str, _KEEP),
+    "results": ("results", _decode_list_GroqSearchResult, _KEEP, None),
+    "images": ("images", _decode_list_str, _KEEP, None),
 }
 _GROQ_SEARCH_RESULTS_REQUIRED: Final = ()
 
@@ -1716,10 +1744,10 @@ class GroqBrowserResult:
 
 _GROQ_BROWSER_RESULT_KEYS = frozenset({"title", "url", "content", "live_view_url"})
 _GROQ_BROWSER_RESULT_FIELDS: Final[_Fields] = {
-    "title": ("title", _decode_str, _KEEP),
-    "url": ("url", _decode_str, _KEEP),
-    "content": ("content", _decode_str, _KEEP),
-    "live_view_url": ("live_view_url", _decode_str, _KEEP),
+    "title": ("title", _decode_str, _KEEP, str),
+    "url": ("url", _decode_str, _KEEP, str),
+    "content": ("content", _decode_str, _KEEP, str),
+    "live_view_url": ("live_view_url", _decode_str, _KEEP, str),
 }
 _GROQ_BROWSER_RESULT_REQUIRED: Final = ()
 
@@ -1833,18 +1861,18 @@ _GROQ_CHART_ELEMENT_KEYS = frozenset(
     }
 )
 _GROQ_CHART_ELEMENT_FIELDS: Final[_Fields] = {
-    "label": ("label", _decode_str, _KEEP),
-    "group": ("group", _decode_str, _KEEP),
-    "value": ("value", _decode_float, _KEEP),
-    "points": ("points", _decode_list_list_float, _KEEP),
-    "angle": ("angle", _decode_float, _KEEP),
-    "radius": ("radius", _decode_float, _KEEP),
-    "min": ("min", _decode_float, _KEEP),
-    "first_quartile": ("first_quartile", _decode_float, _KEEP),
-    "median": ("median", _decode_float, _KEEP),
-    "third_quartile": ("third_quartile", _decode_float, _KEEP),
-    "max": ("max", _decode_float, _KEEP),
-    "outliers": ("outliers", _decode_list_float, _KEEP),
+    "label": ("label", _decode_str, _KEEP, str),
+    "group": ("group", _decode_str, _KEEP, str),
+    "value": ("value", _decode_float, _KEEP, float),
+    "points": ("points", _decode_list_list_float, _KEEP, None),
+    "angle": ("angle", _decode_float, _KEEP, float),
+    "radius": ("radius", _decode_float, _KEEP, float),
+    "min": ("min", _decode_float, _KEEP, float),
+    "first_quartile": ("first_quartile", _decode_float, _KEEP, float),
+    "median": ("median", _decode_float, _KEEP, float),
+    "third_quartile": ("third_quartile", _decode_float, _KEEP, float),
+    "max": ("max", _decode_float, _KEEP, float),
+    "outliers": ("outliers", _decode_list_float, _KEEP, None),
 }
 _GROQ_CHART_ELEMENT_REQUIRED: Final = ()
 
@@ -1973,19 +2001,19 @@ _GROQ_CHART_KEYS = frozenset(
     }
 )
 _GROQ_CHART_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _KEEP),
-    "title": ("title", _decode_str, _KEEP),
-    "elements": ("elements", _decode_list_GroqChartElement, _KEEP),
-    "x_label": ("x_label", _decode_str, _KEEP),
-    "x_scale": ("x_scale", _decode_str, _KEEP),
-    "x_unit": ("x_unit", _decode_str, _KEEP),
-    "x_ticks": ("x_ticks", _decode_list_float, _KEEP),
-    "x_tick_labels": ("x_tick_labels", _decode_list_str, _KEEP),
-    "y_label": ("y_label", _decode_str, _KEEP),
-    "y_scale": ("y_scale", _decode_str, _KEEP),
-    "y_unit": ("y_unit", _decode_str, _KEEP),
-    "y_ticks": ("y_ticks", _decode_list_float, _KEEP),
-    "y_tick_labels": ("y_tick_labels", _decode_list_str, _KEEP),
+    "type": ("type", _decode_str, _KEEP, str),
+    "title": ("title", _decode_str, _KEEP, str),
+    "elements": ("elements", _decode_list_GroqChartElement, _KEEP, None),
+    "x_label": ("x_label", _decode_str, _KEEP, str),
+    "x_scale": ("x_scale", _decode_str, _KEEP, str),
+    "x_unit": ("x_unit", _decode_str, _KEEP, str),
+    "x_ticks": ("x_ticks", _decode_list_float, _KEEP, None),
+    "x_tick_labels": ("x_tick_labels", _decode_list_str, _KEEP, None),
+    "y_label": ("y_label", _decode_str, _KEEP, str),
+    "y_scale": ("y_scale", _decode_str, _KEEP, str),
+    "y_unit": ("y_unit", _decode_str, _KEEP, str),
+    "y_ticks": ("y_ticks", _decode_list_float, _KEEP, None),
+    "y_tick_labels": ("y_tick_labels", _decode_list_str, _KEEP, None),
 }
 _GROQ_CHART_REQUIRED: Final = ()
 
@@ -2063,10 +2091,10 @@ class GroqCodeResult:
 
 _GROQ_CODE_RESULT_KEYS = frozenset({"text", "png", "chart", "charts"})
 _GROQ_CODE_RESULT_FIELDS: Final[_Fields] = {
-    "text": ("text", _decode_str, _KEEP),
-    "png": ("png", _decode_str, _KEEP),
-    "chart": ("chart", GroqChart.from_dict, _KEEP),
-    "charts": ("charts", _decode_list_GroqChart, _KEEP),
+    "text": ("text", _decode_str, _KEEP, str),
+    "png": ("png", _decode_str, _KEEP, str),
+    "chart": ("chart", GroqChart.from_dict, _KEEP, None),
+    "charts": ("charts", _decode_list_GroqChart, _KEEP, None),
 }
 _GROQ_CODE_RESULT_REQUIRED: Final = ()
 
@@ -2166,13 +2194,13 @@ _GROQ_EXECUTED_TOOL_KEYS = frozenset(
     }
 )
 _GROQ_EXECUTED_TOOL_FIELDS: Final[_Fields] = {
-    "index": ("index", _decode_int, _REJECT),
-    "type": ("type", _decode_str, _KEEP),
-    "arguments": ("arguments", _decode_str, _KEEP),
-    "output": ("output", _decode_str, _KEEP),
-    "search_results": ("search_results", GroqSearchResults.from_dict, _KEEP),
-    "browser_results": ("browser_results", _decode_list_GroqBrowserResult, _KEEP),
-    "code_results": ("code_results", _decode_list_GroqCodeResult, _KEEP),
+    "index": ("index", _decode_int, _REJECT, int),
+    "type": ("type", _decode_str, _KEEP, str),
+    "arguments": ("arguments", _decode_str, _KEEP, str),
+    "output": ("output", _decode_str, _KEEP, str),
+    "search_results": ("search_results", GroqSearchResults.from_dict, _KEEP, None),
+    "browser_results": ("browser_results", _decode_list_GroqBrowserResult, _KEEP, None),
+    "code_results": ("code_results", _decode_list_GroqCodeResult, _KEEP, None),
 }
 _GROQ_EXECUTED_TOOL_REQUIRED: Final = ("index",)
 
@@ -2256,11 +2284,11 @@ _LITE_L_L_M_THINKING_BLOCK_KEYS = frozenset(
     {"type", "thinking", "signature", "data", "cache_control"}
 )
 _LITE_L_L_M_THINKING_BLOCK_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _REJECT),
-    "thinking": ("thinking", _decode_str, _KEEP),
-    "signature": ("signature", _decode_str, _KEEP),
-    "data": ("data", _decode_str, _KEEP),
-    "cache_control": ("cache_control", _decode_map_any, _KEEP),
+    "type": ("type", _decode_str, _REJECT, str),
+    "thinking": ("thinking", _decode_str, _KEEP, str),
+    "signature": ("signature", _decode_str, _KEEP, str),
+    "data": ("data", _decode_str, _KEEP, str),
+    "cache_control": ("cache_control", _decode_map_any, _KEEP, None),
 }
 _LITE_L_L_M_THINKING_BLOCK_REQUIRED: Final = ("type",)
 
@@ -2318,7 +2346,7 @@ class MoonshotInternalContent:
 
 _MOONSHOT_INTERNAL_CONTENT_KEYS = frozenset({"token_ids"})
 _MOONSHOT_INTERNAL_CONTENT_FIELDS: Final[_Fields] = {
-    "token_ids": ("token_ids", _decode_list_int, _KEEP),
+    "token_ids": ("token_ids", _decode_list_int, _KEEP, None),
 }
 _MOONSHOT_INTERNAL_CONTENT_REQUIRED: Final = ()
 
@@ -2402,14 +2430,14 @@ _OPEN_ROUTER_REASONING_DETAIL_KEYS = frozenset(
     {"type", "id", "format", "index", "text", "signature", "summary", "data"}
 )
 _OPEN_ROUTER_REASONING_DETAIL_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _KEEP),
-    "id": ("id", _decode_str, _KEEP),
-    "format": ("format", _decode_str, _KEEP),
-    "index": ("index", _decode_int, _KEEP),
-    "text": ("text", _decode_str, _KEEP),
-    "signature": ("signature", _decode_str, _KEEP),
-    "summary": ("summary", _decode_str, _KEEP),
-    "data": ("data", _decode_str, _KEEP),
+    "type": ("type", _decode_str, _KEEP, str),
+    "id": ("id", _decode_str, _KEEP, str),
+    "format": ("format", _decode_str, _KEEP, str),
+    "index": ("index", _decode_int, _KEEP, int),
+    "text": ("text", _decode_str, _KEEP, str),
+    "signature": ("signature", _decode_str, _KEEP, str),
+    "summary": ("summary", _decode_str, _KEEP, str),
+    "data": ("data", _decode_str, _KEEP, str),
 }
 _OPEN_ROUTER_REASONING_DETAIL_REQUIRED: Final = ()
 
@@ -2486,11 +2514,11 @@ _OPEN_ROUTER_URL_CITATION_KEYS = frozenset(
     {"url", "title", "start_index", "end_index", "content"}
 )
 _OPEN_ROUTER_URL_CITATION_FIELDS: Final[_Fields] = {
-    "url": ("url", _decode_str, _REJECT),
-    "title": ("title", _decode_str, _KEEP),
-    "start_index": ("start_index", _decode_int, _KEEP),
-    "end_index": ("end_index", _decode_int, _KEEP),
-    "content": ("content", _decode_str, _KEEP),
+    "url": ("url", _decode_str, _REJECT, str),
+    "title": ("title", _decode_str, _KEEP, str),
+    "start_index": ("start_index", _decode_int, _KEEP, int),
+    "end_index": ("end_index", _decode_int, _KEEP, int),
+    "content": ("content", _decode_str, _KEEP, str),
 }
 _OPEN_ROUTER_URL_CITATION_REQUIRED: Final = ("url",)
 
@@ -2551,8 +2579,8 @@ class OpenRouterFileContentPart:
 
 _OPEN_ROUTER_FILE_CONTENT_PART_KEYS = frozenset({"type", "text"})
 _OPEN_ROUTER_FILE_CONTENT_PART_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _KEEP),
-    "text": ("text", _decode_str, _KEEP),
+    "type": ("type", _decode_str, _KEEP, str),
+    "text": ("text", _decode_str, _KEEP, str),
 }
 _OPEN_ROUTER_FILE_CONTENT_PART_REQUIRED: Final = ()
 
@@ -2618,9 +2646,9 @@ class OpenRouterFileAnnotation:
 
 _OPEN_ROUTER_FILE_ANNOTATION_KEYS = frozenset({"hash", "name", "content"})
 _OPEN_ROUTER_FILE_ANNOTATION_FIELDS: Final[_Fields] = {
-    "hash": ("hash", _decode_str, _KEEP),
-    "name": ("name", _decode_str, _KEEP),
-    "content": ("content", _decode_list_OpenRouterFileContentPart, _KEEP),
+    "hash": ("hash", _decode_str, _KEEP, str),
+    "name": ("name", _decode_str, _KEEP, str),
+    "content": ("content", _decode_list_OpenRouterFileContentPart, _KEEP, None),
 }
 _OPEN_ROUTER_FILE_ANNOTATION_REQUIRED: Final = ()
 
@@ -2684,9 +2712,9 @@ class GroqDocumentCitation:
 
 _GROQ_DOCUMENT_CITATION_KEYS = frozenset({"document_id", "start_index", "end_index"})
 _GROQ_DOCUMENT_CITATION_FIELDS: Final[_Fields] = {
-    "document_id": ("document_id", _decode_str, _KEEP),
-    "start_index": ("start_index", _decode_int, _KEEP),
-    "end_index": ("end_index", _decode_int, _KEEP),
+    "document_id": ("document_id", _decode_str, _KEEP, str),
+    "start_index": ("start_index", _decode_int, _KEEP, int),
+    "end_index": ("end_index", _decode_int, _KEEP, int),
 }
 _GROQ_DOCUMENT_CITATION_REQUIRED: Final = ()
 
@@ -2748,9 +2776,9 @@ class GroqFunctionCitation:
 
 _GROQ_FUNCTION_CITATION_KEYS = frozenset({"tool_call_id", "start_index", "end_index"})
 _GROQ_FUNCTION_CITATION_FIELDS: Final[_Fields] = {
-    "tool_call_id": ("tool_call_id", _decode_str, _KEEP),
-    "start_index": ("start_index", _decode_int, _KEEP),
-    "end_index": ("end_index", _decode_int, _KEEP),
+    "tool_call_id": ("tool_call_id", _decode_str, _KEEP, str),
+    "start_index": ("start_index", _decode_int, _KEEP, int),
+    "end_index": ("end_index", _decode_int, _KEEP, int),
 }
 _GROQ_FUNCTION_CITATION_REQUIRED: Final = ()
 
@@ -2838,11 +2866,21 @@ _OPEN_ROUTER_ANNOTATION_KEYS = frozenset(
     {"type", "url_citation", "file", "document_citation", "function_citation"}
 )
 _OPEN_ROUTER_ANNOTATION_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _REJECT),
-    "url_citation": ("url_citation", OpenRouterUrlCitation.from_dict, _KEEP),
-    "file": ("file", OpenRouterFileAnnotation.from_dict, _KEEP),
-    "document_citation": ("document_citation", GroqDocumentCitation.from_dict, _KEEP),
-    "function_citation": ("function_citation", GroqFunctionCitation.from_dict, _KEEP),
+    "type": ("type", _decode_str, _REJECT, str),
+    "url_citation": ("url_citation", OpenRouterUrlCitation.from_dict, _KEEP, None),
+    "file": ("file", OpenRouterFileAnnotation.from_dict, _KEEP, None),
+    "document_citation": (
+        "document_citation",
+        GroqDocumentCitation.from_dict,
+        _KEEP,
+        None,
+    ),
+    "function_citation": (
+        "function_citation",
+        GroqFunctionCitation.from_dict,
+        _KEEP,
+        None,
+    ),
 }
 _OPEN_ROUTER_ANNOTATION_REQUIRED: Final = ("type",)
 
@@ -3104,34 +3142,56 @@ _CHAT_COMPLETION_MESSAGE_KEYS = frozenset(
     }
 )
 _CHAT_COMPLETION_MESSAGE_FIELDS: Final[_Fields] = {
-    "role": ("role", _decode_str, _REJECT),
-    "content": ("content", _decode_str_or_list_MistralContentPart, _KEEP),
-    "refusal": ("refusal", _decode_str, _KEEP),
-    "tool_calls": ("tool_calls", _decode_list_ChatCompletionMessageToolCall, _KEEP),
+    "role": ("role", _decode_str, _REJECT, str),
+    "content": ("content", _decode_str_or_list_MistralContentPart, _KEEP, None),
+    "refusal": ("refusal", _decode_str, _KEEP, str),
+    "tool_calls": (
+        "tool_calls",
+        _decode_list_ChatCompletionMessageToolCall,
+        _KEEP,
+        None,
+    ),
     "function_call": (
         "function_call",
         ChatCompletionMessageFunctionCall.from_dict,
         _KEEP,
+        None,
     ),
-    "audio": ("audio", ChatCompletionAudio.from_dict, _KEEP),
-    "reasoning_content": ("reasoning_content", _decode_str, _KEEP),
-    "channel": ("channel", _decode_str, _KEEP),
-    "executed_tools": ("executed_tools", _decode_list_GroqExecutedTool, _KEEP),
-    "thinking_blocks": ("thinking_blocks", _decode_list_LiteLLMThinkingBlock, _KEEP),
-    "provider_specific_fields": ("provider_specific_fields", _decode_map_any, _KEEP),
-    "index": ("index", _decode_int, _KEEP),
-    "tool_call_id": ("tool_call_id", _decode_str, _KEEP),
-    "name": ("name", _decode_str, _KEEP),
-    "internal_content": ("internal_content", MoonshotInternalContent.from_dict, _KEEP),
+    "audio": ("audio", ChatCompletionAudio.from_dict, _KEEP, None),
+    "reasoning_content": ("reasoning_content", _decode_str, _KEEP, str),
+    "channel": ("channel", _decode_str, _KEEP, str),
+    "executed_tools": ("executed_tools", _decode_list_GroqExecutedTool, _KEEP, None),
+    "thinking_blocks": (
+        "thinking_blocks",
+        _decode_list_LiteLLMThinkingBlock,
+        _KEEP,
+        None,
+    ),
+    "provider_specific_fields": (
+        "provider_specific_fields",
+        _decode_map_any,
+        _KEEP,
+        None,
+    ),
+    "index": ("index", _decode_int, _KEEP, int),
+    "tool_call_id": ("tool_call_id", _decode_str, _KEEP, str),
+    "name": ("name", _decode_str, _KEEP, str),
+    "internal_content": (
+        "internal_content",
+        MoonshotInternalContent.from_dict,
+        _KEEP,
+        None,
+    ),
     "reasoning_details": (
         "reasoning_details",
         _decode_list_OpenRouterReasoningDetail,
         _KEEP,
+        None,
     ),
-    "annotations": ("annotations", _decode_list_OpenRouterAnnotation, _KEEP),
-    "hidden_states": ("hidden_states", _decode_any, _KEEP),
-    "token_id": ("token_id", _decode_int, _KEEP),
-    "reasoning": ("reasoning", _decode_str, _KEEP),
+    "annotations": ("annotations", _decode_list_OpenRouterAnnotation, _KEEP, None),
+    "hidden_states": ("hidden_states", _decode_any, _KEEP, None),
+    "token_id": ("token_id", _decode_int, _KEEP, int),
+    "reasoning": ("reasoning", _decode_str, _KEEP, str),
 }
 _CHAT_COMPLETION_MESSAGE_REQUIRED: Final = (
     "role",
@@ -3223,9 +3283,9 @@ class TopLogprob:
 
 _TOP_LOGPROB_KEYS = frozenset({"token", "bytes", "logprob"})
 _TOP_LOGPROB_FIELDS: Final[_Fields] = {
-    "token": ("token", _decode_str, _REJECT),
-    "bytes": ("bytes", _decode_list_int, _KEEP),
-    "logprob": ("logprob", _decode_float, _REJECT),
+    "token": ("token", _decode_str, _REJECT, str),
+    "bytes": ("bytes", _decode_list_int, _KEEP, None),
+    "logprob": ("logprob", _decode_float, _REJECT, float),
 }
 _TOP_LOGPROB_REQUIRED: Final = (
     "token",
@@ -3295,10 +3355,10 @@ _CHAT_COMPLETION_TOKEN_LOGPROB_KEYS = frozenset(
     {"token", "bytes", "logprob", "top_logprobs"}
 )
 _CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS: Final[_Fields] = {
-    "token": ("token", _decode_str, _REJECT),
-    "bytes": ("bytes", _decode_list_int, _KEEP),
-    "logprob": ("logprob", _decode_float, _REJECT),
-    "top_logprobs": ("top_logprobs", _decode_list_TopLogprob, _REJECT),
+    "token": ("token", _decode_str, _REJECT, str),
+    "bytes": ("bytes", _decode_list_int, _KEEP, None),
+    "logprob": ("logprob", _decode_float, _REJECT, float),
+    "top_logprobs": ("top_logprobs", _decode_list_TopLogprob, _REJECT, None),
 }
 _CHAT_COMPLETION_TOKEN_LOGPROB_REQUIRED: Final = (
     "token",
@@ -3367,8 +3427,8 @@ class ChoiceLogprobs:
 
 _CHOICE_LOGPROBS_KEYS = frozenset({"content", "refusal"})
 _CHOICE_LOGPROBS_FIELDS: Final[_Fields] = {
-    "content": ("content", _decode_list_ChatCompletionTokenLogprob, _KEEP),
-    "refusal": ("refusal", _decode_list_ChatCompletionTokenLogprob, _KEEP),
+    "content": ("content", _decode_list_ChatCompletionTokenLogprob, _KEEP, None),
+    "refusal": ("refusal", _decode_list_ChatCompletionTokenLogprob, _KEEP, None),
 }
 _CHOICE_LOGPROBS_REQUIRED: Final = ()
 
@@ -3428,8 +3488,8 @@ class AzureSeverityResult:
 
 _AZURE_SEVERITY_RESULT_KEYS = frozenset({"filtered", "severity"})
 _AZURE_SEVERITY_RESULT_FIELDS: Final[_Fields] = {
-    "filtered": ("filtered", _decode_bool, _REJECT),
-    "severity": ("severity", _decode_str, _KEEP),
+    "filtered": ("filtered", _decode_bool, _REJECT, bool),
+    "severity": ("severity", _decode_str, _KEEP, str),
 }
 _AZURE_SEVERITY_RESULT_REQUIRED: Final = ("filtered",)
 
@@ -3485,8 +3545,8 @@ class AzureDetectionResult:
 
 _AZURE_DETECTION_RESULT_KEYS = frozenset({"filtered", "detected"})
 _AZURE_DETECTION_RESULT_FIELDS: Final[_Fields] = {
-    "filtered": ("filtered", _decode_bool, _REJECT),
-    "detected": ("detected", _decode_bool, _KEEP),
+    "filtered": ("filtered", _decode_bool, _REJECT, bool),
+    "detected": ("detected", _decode_bool, _KEEP, bool),
 }
 _AZURE_DETECTION_RESULT_REQUIRED: Final = ("filtered",)
 
@@ -3542,8 +3602,8 @@ class AzureBlocklistResult:
 
 _AZURE_BLOCKLIST_RESULT_KEYS = frozenset({"filtered", "id"})
 _AZURE_BLOCKLIST_RESULT_FIELDS: Final[_Fields] = {
-    "filtered": ("filtered", _decode_bool, _REJECT),
-    "id": ("id", _decode_str, _KEEP),
+    "filtered": ("filtered", _decode_bool, _REJECT, bool),
+    "id": ("id", _decode_str, _KEEP, str),
 }
 _AZURE_BLOCKLIST_RESULT_REQUIRED: Final = ("filtered",)
 
@@ -3603,8 +3663,8 @@ class AzureBlocklistDetails:
 
 _AZURE_BLOCKLIST_DETAILS_KEYS = frozenset({"filtered", "details"})
 _AZURE_BLOCKLIST_DETAILS_FIELDS: Final[_Fields] = {
-    "filtered": ("filtered", _decode_bool, _REJECT),
-    "details": ("details", _decode_list_AzureBlocklistResult, _KEEP),
+    "filtered": ("filtered", _decode_bool, _REJECT, bool),
+    "details": ("details", _decode_list_AzureBlocklistResult, _KEEP, None),
 }
 _AZURE_BLOCKLIST_DETAILS_REQUIRED: Final = ("filtered",)
 
@@ -3661,8 +3721,8 @@ class AzureFilterError:
 
 _AZURE_FILTER_ERROR_KEYS = frozenset({"code", "message"})
 _AZURE_FILTER_ERROR_FIELDS: Final[_Fields] = {
-    "code": ("code", _decode_str, _KEEP),
-    "message": ("message", _decode_str, _KEEP),
+    "code": ("code", _decode_str, _KEEP, str),
+    "message": ("message", _decode_str, _KEEP, str),
 }
 _AZURE_FILTER_ERROR_REQUIRED: Final = ()
 
@@ -3784,27 +3844,30 @@ _AZURE_CONTENT_FILTER_RESULTS_KEYS = frozenset(
     }
 )
 _AZURE_CONTENT_FILTER_RESULTS_FIELDS: Final[_Fields] = {
-    "hate": ("hate", AzureSeverityResult.from_dict, _KEEP),
-    "self_harm": ("self_harm", AzureSeverityResult.from_dict, _KEEP),
-    "sexual": ("sexual", AzureSeverityResult.from_dict, _KEEP),
-    "violence": ("violence", AzureSeverityResult.from_dict, _KEEP),
-    "jailbreak": ("jailbreak", AzureDetectionResult.from_dict, _KEEP),
+    "hate": ("hate", AzureSeverityResult.from_dict, _KEEP, None),
+    "self_harm": ("self_harm", AzureSeverityResult.from_dict, _KEEP, None),
+    "sexual": ("sexual", AzureSeverityResult.from_dict, _KEEP, None),
+    "violence": ("violence", AzureSeverityResult.from_dict, _KEEP, None),
+    "jailbreak": ("jailbreak", AzureDetectionResult.from_dict, _KEEP, None),
     "protected_material_text": (
         "protected_material_text",
         AzureDetectionResult.from_dict,
         _KEEP,
+        None,
     ),
     "protected_material_code": (
         "protected_material_code",
         AzureDetectionResult.from_dict,
         _KEEP,
+        None,
     ),
     "custom_blocklists": (
         "custom_blocklists",
         _decode_list_AzureBlocklistResult_or_AzureBlocklistDetails,
         _KEEP,
+        None,
     ),
-    "error": ("error", AzureFilterError.from_dict, _KEEP),
+    "error": ("error", AzureFilterError.from_dict, _KEEP, None),
 }
 _AZURE_CONTENT_FILTER_RESULTS_REQUIRED: Final = ()
 
@@ -3881,9 +3944,9 @@ _AZURE_CONTENT_FILTER_OFFSETS_KEYS = frozenset(
     {"check_offset", "start_offset", "end_offset"}
 )
 _AZURE_CONTENT_FILTER_OFFSETS_FIELDS: Final[_Fields] = {
-    "check_offset": ("check_offset", _decode_int, _REJECT),
-    "start_offset": ("start_offset", _decode_int, _REJECT),
-    "end_offset": ("end_offset", _decode_int, _REJECT),
+    "check_offset": ("check_offset", _decode_int, _REJECT, int),
+    "start_offset": ("start_offset", _decode_int, _REJECT, int),
+    "end_offset": ("end_offset", _decode_int, _REJECT, int),
 }
 _AZURE_CONTENT_FILTER_OFFSETS_REQUIRED: Final = (
     "check_offset",
@@ -3974,12 +4037,22 @@ _COMPLETION_TOKENS_DETAILS_KEYS = frozenset(
     }
 )
 _COMPLETION_TOKENS_DETAILS_FIELDS: Final[_Fields] = {
-    "accepted_prediction_tokens": ("accepted_prediction_tokens", _decode_int, _KEEP),
-    "audio_tokens": ("audio_tokens", _decode_int, _KEEP),
-    "reasoning_tokens": ("reasoning_tokens", _decode_int, _KEEP),
-    "rejected_prediction_tokens": ("rejected_prediction_tokens", _decode_int, _KEEP),
-    "text_tokens": ("text_tokens", _decode_int, _KEEP),
-    "image_tokens": ("image_tokens", _decode_int, _KEEP),
+    "accepted_prediction_tokens": (
+        "accepted_prediction_tokens",
+        _decode_int,
+        _KEEP,
+        int,
+    ),
+    "audio_tokens": ("audio_tokens", _decode_int, _KEEP, int),
+    "reasoning_tokens": ("reasoning_tokens", _decode_int, _KEEP, int),
+    "rejected_prediction_tokens": (
+        "rejected_prediction_tokens",
+        _decode_int,
+        _KEEP,
+        int,
+    ),
+    "text_tokens": ("text_tokens", _decode_int, _KEEP, int),
+    "image_tokens": ("image_tokens", _decode_int, _KEEP, int),
 }
 _COMPLETION_TOKENS_DETAILS_REQUIRED: Final = ()
 
@@ -4069,12 +4142,12 @@ _PROMPT_TOKENS_DETAILS_KEYS = frozenset(
     }
 )
 _PROMPT_TOKENS_DETAILS_FIELDS: Final[_Fields] = {
-    "audio_tokens": ("audio_tokens", _decode_int, _KEEP),
-    "cached_tokens": ("cached_tokens", _decode_int, _KEEP),
-    "cache_write_tokens": ("cache_write_tokens", _decode_int, _KEEP),
-    "image_tokens": ("image_tokens", _decode_int, _KEEP),
-    "text_tokens": ("text_tokens", _decode_int, _KEEP),
-    "video_tokens": ("video_tokens", _decode_int, _KEEP),
+    "audio_tokens": ("audio_tokens", _decode_int, _KEEP, int),
+    "cached_tokens": ("cached_tokens", _decode_int, _KEEP, int),
+    "cache_write_tokens": ("cache_write_tokens", _decode_int, _KEEP, int),
+    "image_tokens": ("image_tokens", _decode_int, _KEEP, int),
+    "text_tokens": ("text_tokens", _decode_int, _KEEP, int),
+    "video_tokens": ("video_tokens", _decode_int, _KEEP, int),
 }
 _PROMPT_TOKENS_DETAILS_REQUIRED: Final = ()
 
@@ -4167,13 +4240,13 @@ _PERPLEXITY_COST_KEYS = frozenset(
     }
 )
 _PERPLEXITY_COST_FIELDS: Final[_Fields] = {
-    "input_tokens_cost": ("input_tokens_cost", _decode_float, _KEEP),
-    "output_tokens_cost": ("output_tokens_cost", _decode_float, _KEEP),
-    "reasoning_tokens_cost": ("reasoning_tokens_cost", _decode_float, _KEEP),
-    "citation_tokens_cost": ("citation_tokens_cost", _decode_float, _KEEP),
-    "search_queries_cost": ("search_queries_cost", _decode_float, _KEEP),
-    "request_cost": ("request_cost", _decode_float, _KEEP),
-    "total_cost": ("total_cost", _decode_float, _KEEP),
+    "input_tokens_cost": ("input_tokens_cost", _decode_float, _KEEP, float),
+    "output_tokens_cost": ("output_tokens_cost", _decode_float, _KEEP, float),
+    "reasoning_tokens_cost": ("reasoning_tokens_cost", _decode_float, _KEEP, float),
+    "citation_tokens_cost": ("citation_tokens_cost", _decode_float, _KEEP, float),
+    "search_queries_cost": ("search_queries_cost", _decode_float, _KEEP, float),
+    "request_cost": ("request_cost", _decode_float, _KEEP, float),
+    "total_cost": ("total_cost", _decode_float, _KEEP, float),
 }
 _PERPLEXITY_COST_REQUIRED: Final = ()
 
@@ -4256,16 +4329,18 @@ _OPEN_ROUTER_COST_DETAILS_KEYS = frozenset(
     }
 )
 _OPEN_ROUTER_COST_DETAILS_FIELDS: Final[_Fields] = {
-    "upstream_inference_cost": ("upstream_inference_cost", _decode_float, _KEEP),
+    "upstream_inference_cost": ("upstream_inference_cost", _decode_float, _KEEP, float),
     "upstream_inference_prompt_cost": (
         "upstream_inference_prompt_cost",
         _decode_float,
         _KEEP,
+        float,
     ),
     "upstream_inference_completions_cost": (
         "upstream_inference_completions_cost",
         _decode_float,
         _KEEP,
+        float,
     ),
 }
 _OPEN_ROUTER_COST_DETAILS_REQUIRED: Final = ()
@@ -4337,9 +4412,9 @@ _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS = frozenset(
     {"web_search_requests", "tool_calls_requested", "tool_calls_executed"}
 )
 _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS: Final[_Fields] = {
-    "web_search_requests": ("web_search_requests", _decode_int, _KEEP),
-    "tool_calls_requested": ("tool_calls_requested", _decode_int, _KEEP),
-    "tool_calls_executed": ("tool_calls_executed", _decode_int, _KEEP),
+    "web_search_requests": ("web_search_requests", _decode_int, _KEEP, int),
+    "tool_calls_requested": ("tool_calls_requested", _decode_int, _KEEP, int),
+    "tool_calls_executed": ("tool_calls_executed", _decode_int, _KEEP, int),
 }
 _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_REQUIRED: Final = ()
 
@@ -4601,40 +4676,43 @@ _COMPLETION_USAGE_KEYS = frozenset(
     }
 )
 _COMPLETION_USAGE_FIELDS: Final[_Fields] = {
-    "completion_tokens": ("completion_tokens", _decode_int, _REJECT),
-    "prompt_tokens": ("prompt_tokens", _decode_int, _REJECT),
-    "total_tokens": ("total_tokens", _decode_int, _REJECT),
+    "completion_tokens": ("completion_tokens", _decode_int, _REJECT, int),
+    "prompt_tokens": ("prompt_tokens", _decode_int, _REJECT, int),
+    "total_tokens": ("total_tokens", _decode_int, _REJECT, int),
     "completion_tokens_details": (
         "completion_tokens_details",
         CompletionTokensDetails.from_dict,
         _KEEP,
+        None,
     ),
     "prompt_tokens_details": (
         "prompt_tokens_details",
         PromptTokensDetails.from_dict,
         _KEEP,
+        None,
     ),
-    "prompt_cache_hit_tokens": ("prompt_cache_hit_tokens", _decode_int, _KEEP),
-    "prompt_cache_miss_tokens": ("prompt_cache_miss_tokens", _decode_int, _KEEP),
-    "queue_time": ("queue_time", _decode_float, _KEEP),
-    "prompt_time": ("prompt_time", _decode_float, _KEEP),
-    "completion_time": ("completion_time", _decode_float, _KEEP),
-    "total_time": ("total_time", _decode_float, _KEEP),
-    "cost": ("cost", _decode_float_or_PerplexityCost, _KEEP),
-    "is_byok": ("is_byok", _decode_bool, _KEEP),
-    "cost_details": ("cost_details", OpenRouterCostDetails.from_dict, _KEEP),
+    "prompt_cache_hit_tokens": ("prompt_cache_hit_tokens", _decode_int, _KEEP, int),
+    "prompt_cache_miss_tokens": ("prompt_cache_miss_tokens", _decode_int, _KEEP, int),
+    "queue_time": ("queue_time", _decode_float, _KEEP, float),
+    "prompt_time": ("prompt_time", _decode_float, _KEEP, float),
+    "completion_time": ("completion_time", _decode_float, _KEEP, float),
+    "total_time": ("total_time", _decode_float, _KEEP, float),
+    "cost": ("cost", _decode_float_or_PerplexityCost, _KEEP, None),
+    "is_byok": ("is_byok", _decode_bool, _KEEP, bool),
+    "cost_details": ("cost_details", OpenRouterCostDetails.from_dict, _KEEP, None),
     "server_tool_use_details": (
         "server_tool_use_details",
         OpenRouterServerToolUseDetails.from_dict,
         _KEEP,
+        None,
     ),
-    "citation_tokens": ("citation_tokens", _decode_int, _KEEP),
-    "num_search_queries": ("num_search_queries", _decode_int, _KEEP),
-    "search_context_size": ("search_context_size", _decode_str, _KEEP),
-    "reasoning_tokens": ("reasoning_tokens", _decode_int, _KEEP),
-    "cached_tokens": ("cached_tokens", _decode_int, _KEEP),
-    "num_sources_used": ("num_sources_used", _decode_int, _KEEP),
-    "cost_in_usd_ticks": ("cost_in_usd_ticks", _decode_int, _KEEP),
+    "citation_tokens": ("citation_tokens", _decode_int, _KEEP, int),
+    "num_search_queries": ("num_search_queries", _decode_int, _KEEP, int),
+    "search_context_size": ("search_context_size", _decode_str, _KEEP, str),
+    "reasoning_tokens": ("reasoning_tokens", _decode_int, _KEEP, int),
+    "cached_tokens": ("cached_tokens", _decode_int, _KEEP, int),
+    "num_sources_used": ("num_sources_used", _decode_int, _KEEP, int),
+    "cost_in_usd_ticks": ("cost_in_usd_ticks", _decode_int, _KEEP, int),
 }
 _COMPLETION_USAGE_REQUIRED: Final = ()
 
@@ -4845,28 +4923,30 @@ _CHAT_COMPLETION_CHOICE_KEYS = frozenset(
     }
 )
 _CHAT_COMPLETION_CHOICE_FIELDS: Final[_Fields] = {
-    "index": ("index", _decode_int, _REJECT),
-    "message": ("message", ChatCompletionMessage.from_dict, _REJECT),
-    "finish_reason": ("finish_reason", _decode_str, _KEEP),
-    "logprobs": ("logprobs", _decode_ChoiceLogprobs_or_float, _KEEP),
+    "index": ("index", _decode_int, _REJECT, int),
+    "message": ("message", ChatCompletionMessage.from_dict, _REJECT, None),
+    "finish_reason": ("finish_reason", _decode_str, _KEEP, str),
+    "logprobs": ("logprobs", _decode_ChoiceLogprobs_or_float, _KEEP, None),
     "content_filter_results": (
         "content_filter_results",
         AzureContentFilterResults.from_dict,
         _KEEP,
+        None,
     ),
     "content_filter_offsets": (
         "content_filter_offsets",
         AzureContentFilterOffsets.from_dict,
         _KEEP,
+        None,
     ),
-    "content_filter_raw": ("content_filter_raw", _decode_list_any, _KEEP),
-    "usage": ("usage", CompletionUsage.from_dict, _KEEP),
-    "native_finish_reason": ("native_finish_reason", _decode_str, _KEEP),
-    "matched_stop": ("matched_stop", _decode_int_or_str, _KEEP),
-    "text": ("text", _decode_str, _KEEP),
-    "seed": ("seed", _decode_int, _KEEP),
-    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP),
-    "token_ids": ("token_ids", _decode_list_int, _KEEP),
+    "content_filter_raw": ("content_filter_raw", _decode_list_any, _KEEP, None),
+    "usage": ("usage", CompletionUsage.from_dict, _KEEP, None),
+    "native_finish_reason": ("native_finish_reason", _decode_str, _KEEP, str),
+    "matched_stop": ("matched_stop", _decode_int_or_str, _KEEP, None),
+    "text": ("text", _decode_str, _KEEP, str),
+    "seed": ("seed", _decode_int, _KEEP, int),
+    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP, None),
+    "token_ids": ("token_ids", _decode_list_int, _KEEP, None),
 }
 _CHAT_COMPLETION_CHOICE_REQUIRED: Final = (
     "index",
@@ -4964,15 +5044,16 @@ _MODERATION_RESULT_BODY_KEYS = frozenset(
     }
 )
 _MODERATION_RESULT_BODY_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _REJECT),
-    "model": ("model", _decode_str, _REJECT),
-    "flagged": ("flagged", _decode_bool, _REJECT),
-    "categories": ("categories", _decode_map_bool, _REJECT),
-    "category_scores": ("category_scores", _decode_map_float, _REJECT),
+    "type": ("type", _decode_str, _REJECT, str),
+    "model": ("model", _decode_str, _REJECT, str),
+    "flagged": ("flagged", _decode_bool, _REJECT, bool),
+    "categories": ("categories", _decode_map_bool, _REJECT, None),
+    "category_scores": ("category_scores", _decode_map_float, _REJECT, None),
     "category_applied_input_types": (
         "category_applied_input_types",
         _decode_map_list_ModerationInputType,
         _REJECT,
+        None,
     ),
 }
 _MODERATION_RESULT_BODY_REQUIRED: Final = (
@@ -5040,9 +5121,9 @@ class ModerationResults:
 
 _MODERATION_RESULTS_KEYS = frozenset({"type", "model", "results"})
 _MODERATION_RESULTS_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_ModerationResultsType, _REJECT),
-    "model": ("model", _decode_str, _REJECT),
-    "results": ("results", _decode_list_ModerationResultBody, _REJECT),
+    "type": ("type", _decode_ModerationResultsType, _REJECT, None),
+    "model": ("model", _decode_str, _REJECT, str),
+    "results": ("results", _decode_list_ModerationResultBody, _REJECT, None),
 }
 _MODERATION_RESULTS_REQUIRED: Final = (
     "type",
@@ -5101,9 +5182,9 @@ class ModerationError:
 
 _MODERATION_ERROR_KEYS = frozenset({"type", "code", "message"})
 _MODERATION_ERROR_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_ModerationErrorType, _REJECT),
-    "code": ("code", _decode_str, _REJECT),
-    "message": ("message", _decode_str, _REJECT),
+    "type": ("type", _decode_ModerationErrorType, _REJECT, None),
+    "code": ("code", _decode_str, _REJECT, str),
+    "message": ("message", _decode_str, _REJECT, str),
 }
 _MODERATION_ERROR_REQUIRED: Final = (
     "type",
@@ -5157,8 +5238,8 @@ class Moderation:
 
 _MODERATION_KEYS = frozenset({"input", "output"})
 _MODERATION_FIELDS: Final[_Fields] = {
-    "input": ("input", _decode_ModerationResults_or_ModerationError, _REJECT),
-    "output": ("output", _decode_ModerationResults_or_ModerationError, _REJECT),
+    "input": ("input", _decode_ModerationResults_or_ModerationError, _REJECT, None),
+    "output": ("output", _decode_ModerationResults_or_ModerationError, _REJECT, None),
 }
 _MODERATION_REQUIRED: Final = (
     "input",
@@ -5223,11 +5304,12 @@ class AzurePromptFilterResult:
 
 _AZURE_PROMPT_FILTER_RESULT_KEYS = frozenset({"prompt_index", "content_filter_results"})
 _AZURE_PROMPT_FILTER_RESULT_FIELDS: Final[_Fields] = {
-    "prompt_index": ("prompt_index", _decode_int, _REJECT),
+    "prompt_index": ("prompt_index", _decode_int, _REJECT, int),
     "content_filter_results": (
         "content_filter_results",
         AzureContentFilterResults.from_dict,
         _KEEP,
+        None,
     ),
 }
 _AZURE_PROMPT_FILTER_RESULT_REQUIRED: Final = ("prompt_index",)
@@ -5326,14 +5408,14 @@ _AZURE_LATENCY_CHECKPOINT_KEYS = frozenset(
     }
 )
 _AZURE_LATENCY_CHECKPOINT_FIELDS: Final[_Fields] = {
-    "engine_tbt_ms": ("engine_tbt_ms", _decode_float, _KEEP),
-    "engine_ttft_ms": ("engine_ttft_ms", _decode_float, _KEEP),
-    "engine_ttlt_ms": ("engine_ttlt_ms", _decode_float, _KEEP),
-    "pre_inference_ms": ("pre_inference_ms", _decode_float, _KEEP),
-    "service_tbt_ms": ("service_tbt_ms", _decode_float, _KEEP),
-    "service_ttft_ms": ("service_ttft_ms", _decode_float, _KEEP),
-    "service_ttlt_ms": ("service_ttlt_ms", _decode_float, _KEEP),
-    "user_visible_ttft_ms": ("user_visible_ttft_ms", _decode_float, _KEEP),
+    "engine_tbt_ms": ("engine_tbt_ms", _decode_float, _KEEP, float),
+    "engine_ttft_ms": ("engine_ttft_ms", _decode_float, _KEEP, float),
+    "engine_ttlt_ms": ("engine_ttlt_ms", _decode_float, _KEEP, float),
+    "pre_inference_ms": ("pre_inference_ms", _decode_float, _KEEP, float),
+    "service_tbt_ms": ("service_tbt_ms", _decode_float, _KEEP, float),
+    "service_ttft_ms": ("service_ttft_ms", _decode_float, _KEEP, float),
+    "service_ttlt_ms": ("service_ttlt_ms", _decode_float, _KEEP, float),
+    "user_visible_ttft_ms": ("user_visible_ttft_ms", _decode_float, _KEEP, float),
 }
 _AZURE_LATENCY_CHECKPOINT_REQUIRED: Final = ()
 
@@ -5394,7 +5476,7 @@ class AzureRouting:
 
 _AZURE_ROUTING_KEYS = frozenset({"serving_pipereplica"})
 _AZURE_ROUTING_FIELDS: Final[_Fields] = {
-    "serving_pipereplica": ("serving_pipereplica", _decode_str, _KEEP),
+    "serving_pipereplica": ("serving_pipereplica", _decode_str, _KEEP, str),
 }
 _AZURE_ROUTING_REQUIRED: Final = ()
 
@@ -5448,8 +5530,8 @@ class GroqModelUsage:
 
 _GROQ_MODEL_USAGE_KEYS = frozenset({"model", "usage"})
 _GROQ_MODEL_USAGE_FIELDS: Final[_Fields] = {
-    "model": ("model", _decode_str, _REJECT),
-    "usage": ("usage", CompletionUsage.from_dict, _REJECT),
+    "model": ("model", _decode_str, _REJECT, str),
+    "usage": ("usage", CompletionUsage.from_dict, _REJECT, None),
 }
 _GROQ_MODEL_USAGE_REQUIRED: Final = (
     "model",
@@ -5504,7 +5586,7 @@ class GroqUsageBreakdown:
 
 _GROQ_USAGE_BREAKDOWN_KEYS = frozenset({"models"})
 _GROQ_USAGE_BREAKDOWN_FIELDS: Final[_Fields] = {
-    "models": ("models", _decode_list_GroqModelUsage, _REJECT),
+    "models": ("models", _decode_list_GroqModelUsage, _REJECT, None),
 }
 _GROQ_USAGE_BREAKDOWN_REQUIRED: Final = ("models",)
 
@@ -5568,10 +5650,10 @@ _GROQ_DEBUG_KEYS = frozenset(
     {"input_token_ids", "input_tokens", "output_token_ids", "output_tokens"}
 )
 _GROQ_DEBUG_FIELDS: Final[_Fields] = {
-    "input_token_ids": ("input_token_ids", _decode_list_int, _KEEP),
-    "input_tokens": ("input_tokens", _decode_list_str, _KEEP),
-    "output_token_ids": ("output_token_ids", _decode_list_int, _KEEP),
-    "output_tokens": ("output_tokens", _decode_list_str, _KEEP),
+    "input_token_ids": ("input_token_ids", _decode_list_int, _KEEP, None),
+    "input_tokens": ("input_tokens", _decode_list_str, _KEEP, None),
+    "output_token_ids": ("output_token_ids", _decode_list_int, _KEEP, None),
+    "output_tokens": ("output_tokens", _decode_list_str, _KEEP, None),
 }
 _GROQ_DEBUG_REQUIRED: Final = ()
 
@@ -5650,12 +5732,12 @@ _GROQ_X_GROQ_KEYS = frozenset(
     {"id", "seed", "usage", "usage_breakdown", "error", "debug"}
 )
 _GROQ_X_GROQ_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_str, _KEEP),
-    "seed": ("seed", _decode_int, _KEEP),
-    "usage": ("usage", CompletionUsage.from_dict, _KEEP),
-    "usage_breakdown": ("usage_breakdown", GroqUsageBreakdown.from_dict, _KEEP),
-    "error": ("error", _decode_str, _KEEP),
-    "debug": ("debug", GroqDebug.from_dict, _KEEP),
+    "id": ("id", _decode_str, _KEEP, str),
+    "seed": ("seed", _decode_int, _KEEP, int),
+    "usage": ("usage", CompletionUsage.from_dict, _KEEP, None),
+    "usage_breakdown": ("usage_breakdown", GroqUsageBreakdown.from_dict, _KEEP, None),
+    "error": ("error", _decode_str, _KEEP, str),
+    "debug": ("debug", GroqDebug.from_dict, _KEEP, None),
 }
 _GROQ_X_GROQ_REQUIRED: Final = ()
 
@@ -5800,20 +5882,20 @@ _LLAMA_CPP_TIMINGS_KEYS = frozenset(
     }
 )
 _LLAMA_CPP_TIMINGS_FIELDS: Final[_Fields] = {
-    "cache_n": ("cache_n", _decode_int, _KEEP),
-    "prompt_n": ("prompt_n", _decode_int, _KEEP),
-    "prompt_ms": ("prompt_ms", _decode_float, _KEEP),
-    "prompt_per_token_ms": ("prompt_per_token_ms", _decode_float, _KEEP),
-    "prompt_per_second": ("prompt_per_second", _decode_float, _KEEP),
-    "predicted_n": ("predicted_n", _decode_int, _KEEP),
-    "predicted_ms": ("predicted_ms", _decode_float, _KEEP),
-    "predicted_per_token_ms": ("predicted_per_token_ms", _decode_float, _KEEP),
-    "predicted_per_second": ("predicted_per_second", _decode_float, _KEEP),
-    "draft_n": ("draft_n", _decode_int, _KEEP),
-    "draft_n_accepted": ("draft_n_accepted", _decode_int, _KEEP),
-    "peak_memory": ("peak_memory", _decode_float, _KEEP),
-    "draft_kind": ("draft_kind", _decode_str, _KEEP),
-    "draft_rounds": ("draft_rounds", _decode_int, _KEEP),
+    "cache_n": ("cache_n", _decode_int, _KEEP, int),
+    "prompt_n": ("prompt_n", _decode_int, _KEEP, int),
+    "prompt_ms": ("prompt_ms", _decode_float, _KEEP, float),
+    "prompt_per_token_ms": ("prompt_per_token_ms", _decode_float, _KEEP, float),
+    "prompt_per_second": ("prompt_per_second", _decode_float, _KEEP, float),
+    "predicted_n": ("predicted_n", _decode_int, _KEEP, int),
+    "predicted_ms": ("predicted_ms", _decode_float, _KEEP, float),
+    "predicted_per_token_ms": ("predicted_per_token_ms", _decode_float, _KEEP, float),
+    "predicted_per_second": ("predicted_per_second", _decode_float, _KEEP, float),
+    "draft_n": ("draft_n", _decode_int, _KEEP, int),
+    "draft_n_accepted": ("draft_n_accepted", _decode_int, _KEEP, int),
+    "peak_memory": ("peak_memory", _decode_float, _KEEP, float),
+    "draft_kind": ("draft_kind", _decode_str, _KEEP, str),
+    "draft_rounds": ("draft_rounds", _decode_int, _KEEP, int),
 }
 _LLAMA_CPP_TIMINGS_REQUIRED: Final = ()
 
@@ -5888,8 +5970,8 @@ class NovitaSlaMetrics:
 
 _NOVITA_SLA_METRICS_KEYS = frozenset({"ttft_ms", "ts_us"})
 _NOVITA_SLA_METRICS_FIELDS: Final[_Fields] = {
-    "ttft_ms": ("ttft_ms", _decode_float, _KEEP),
-    "ts_us": ("ts_us", _decode_int, _KEEP),
+    "ttft_ms": ("ttft_ms", _decode_float, _KEEP, float),
+    "ts_us": ("ts_us", _decode_int, _KEEP, int),
 }
 _NOVITA_SLA_METRICS_REQUIRED: Final = ()
 
@@ -5960,10 +6042,10 @@ _NV_EXT_WORKER_ID_KEYS = frozenset(
     {"prefill_worker_id", "prefill_dp_rank", "decode_worker_id", "decode_dp_rank"}
 )
 _NV_EXT_WORKER_ID_FIELDS: Final[_Fields] = {
-    "prefill_worker_id": ("prefill_worker_id", _decode_int, _KEEP),
-    "prefill_dp_rank": ("prefill_dp_rank", _decode_int, _KEEP),
-    "decode_worker_id": ("decode_worker_id", _decode_int, _KEEP),
-    "decode_dp_rank": ("decode_dp_rank", _decode_int, _KEEP),
+    "prefill_worker_id": ("prefill_worker_id", _decode_int, _KEEP, int),
+    "prefill_dp_rank": ("prefill_dp_rank", _decode_int, _KEEP, int),
+    "decode_worker_id": ("decode_worker_id", _decode_int, _KEEP, int),
+    "decode_dp_rank": ("decode_dp_rank", _decode_int, _KEEP, int),
 }
 _NV_EXT_WORKER_ID_REQUIRED: Final = ()
 
@@ -6045,12 +6127,12 @@ _NV_EXT_TIMING_KEYS = frozenset(
     }
 )
 _NV_EXT_TIMING_FIELDS: Final[_Fields] = {
-    "request_received_ms": ("request_received_ms", _decode_int, _KEEP),
-    "prefill_wait_time_ms": ("prefill_wait_time_ms", _decode_float, _KEEP),
-    "prefill_time_ms": ("prefill_time_ms", _decode_float, _KEEP),
-    "ttft_ms": ("ttft_ms", _decode_float, _KEEP),
-    "total_time_ms": ("total_time_ms", _decode_float, _KEEP),
-    "kv_hit_rate": ("kv_hit_rate", _decode_float, _KEEP),
+    "request_received_ms": ("request_received_ms", _decode_int, _KEEP, int),
+    "prefill_wait_time_ms": ("prefill_wait_time_ms", _decode_float, _KEEP, float),
+    "prefill_time_ms": ("prefill_time_ms", _decode_float, _KEEP, float),
+    "ttft_ms": ("ttft_ms", _decode_float, _KEEP, float),
+    "total_time_ms": ("total_time_ms", _decode_float, _KEEP, float),
+    "kv_hit_rate": ("kv_hit_rate", _decode_float, _KEEP, float),
 }
 _NV_EXT_TIMING_REQUIRED: Final = ()
 
@@ -6159,14 +6241,14 @@ _NV_EXT_KEYS = frozenset(
     }
 )
 _NV_EXT_FIELDS: Final[_Fields] = {
-    "worker_id": ("worker_id", NvExtWorkerId.from_dict, _KEEP),
-    "timing": ("timing", NvExtTiming.from_dict, _KEEP),
-    "token_ids": ("token_ids", _decode_list_int, _KEEP),
-    "routed_experts": ("routed_experts", _decode_any, _KEEP),
-    "engine_data": ("engine_data", _decode_any, _KEEP),
-    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP),
-    "completion_token_ids": ("completion_token_ids", _decode_list_int, _KEEP),
-    "prompt_logprobs": ("prompt_logprobs", _decode_list_any, _KEEP),
+    "worker_id": ("worker_id", NvExtWorkerId.from_dict, _KEEP, None),
+    "timing": ("timing", NvExtTiming.from_dict, _KEEP, None),
+    "token_ids": ("token_ids", _decode_list_int, _KEEP, None),
+    "routed_experts": ("routed_experts", _decode_any, _KEEP, None),
+    "engine_data": ("engine_data", _decode_any, _KEEP, None),
+    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP, None),
+    "completion_token_ids": ("completion_token_ids", _decode_list_int, _KEEP, None),
+    "prompt_logprobs": ("prompt_logprobs", _decode_list_any, _KEEP, None),
 }
 _NV_EXT_REQUIRED: Final = ()
 
@@ -6245,11 +6327,11 @@ class OpenRouterError:
 
 _OPEN_ROUTER_ERROR_KEYS = frozenset({"message", "code", "type", "param", "metadata"})
 _OPEN_ROUTER_ERROR_FIELDS: Final[_Fields] = {
-    "message": ("message", _decode_str, _REJECT),
-    "code": ("code", _decode_int_or_str, _KEEP),
-    "type": ("type", _decode_str, _KEEP),
-    "param": ("param", _decode_any, _KEEP),
-    "metadata": ("metadata", _decode_map_any, _KEEP),
+    "message": ("message", _decode_str, _REJECT, str),
+    "code": ("code", _decode_int_or_str, _KEEP, None),
+    "type": ("type", _decode_str, _KEEP, str),
+    "param": ("param", _decode_any, _KEEP, None),
+    "metadata": ("metadata", _decode_map_any, _KEEP, None),
 }
 _OPEN_ROUTER_ERROR_REQUIRED: Final = ("message",)
 
@@ -6333,13 +6415,13 @@ _PERPLEXITY_SEARCH_RESULT_KEYS = frozenset(
     {"id", "title", "url", "snippet", "date", "last_updated", "source"}
 )
 _PERPLEXITY_SEARCH_RESULT_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_int, _KEEP),
-    "title": ("title", _decode_str, _KEEP),
-    "url": ("url", _decode_str, _KEEP),
-    "snippet": ("snippet", _decode_str, _KEEP),
-    "date": ("date", _decode_str, _KEEP),
-    "last_updated": ("last_updated", _decode_str, _KEEP),
-    "source": ("source", _decode_str, _KEEP),
+    "id": ("id", _decode_int, _KEEP, int),
+    "title": ("title", _decode_str, _KEEP, str),
+    "url": ("url", _decode_str, _KEEP, str),
+    "snippet": ("snippet", _decode_str, _KEEP, str),
+    "date": ("date", _decode_str, _KEEP, str),
+    "last_updated": ("last_updated", _decode_str, _KEEP, str),
+    "source": ("source", _decode_str, _KEEP, str),
 }
 _PERPLEXITY_SEARCH_RESULT_REQUIRED: Final = ()
 
@@ -6415,10 +6497,10 @@ _SGLANG_CACHED_TOKENS_DETAILS_KEYS = frozenset(
     {"device", "host", "storage", "storage_backend"}
 )
 _SGLANG_CACHED_TOKENS_DETAILS_FIELDS: Final[_Fields] = {
-    "device": ("device", _decode_int, _KEEP),
-    "host": ("host", _decode_int, _KEEP),
-    "storage": ("storage", _decode_int, _KEEP),
-    "storage_backend": ("storage_backend", _decode_str, _KEEP),
+    "device": ("device", _decode_int, _KEEP, int),
+    "host": ("host", _decode_int, _KEEP, int),
+    "storage": ("storage", _decode_int, _KEEP, int),
+    "storage_backend": ("storage_backend", _decode_str, _KEEP, str),
 }
 _SGLANG_CACHED_TOKENS_DETAILS_REQUIRED: Final = ()
 
@@ -6481,11 +6563,12 @@ class SglangSglExt:
 
 _SGLANG_SGL_EXT_KEYS = frozenset({"routed_experts", "cached_tokens_details"})
 _SGLANG_SGL_EXT_FIELDS: Final[_Fields] = {
-    "routed_experts": ("routed_experts", _decode_str, _KEEP),
+    "routed_experts": ("routed_experts", _decode_str, _KEEP, str),
     "cached_tokens_details": (
         "cached_tokens_details",
         SglangCachedTokensDetails.from_dict,
         _KEEP,
+        None,
     ),
 }
 _SGLANG_SGL_EXT_REQUIRED: Final = ()
@@ -6540,7 +6623,7 @@ class TogetherWarning:
 
 _TOGETHER_WARNING_KEYS = frozenset({"message"})
 _TOGETHER_WARNING_FIELDS: Final[_Fields] = {
-    "message": ("message", _decode_str, _REJECT),
+    "message": ("message", _decode_str, _REJECT, str),
 }
 _TOGETHER_WARNING_REQUIRED: Final = ("message",)
 
@@ -6639,15 +6722,15 @@ _VLLM_SPECULATIVE_DECODING_METRICS_KEYS = frozenset(
     }
 )
 _VLLM_SPECULATIVE_DECODING_METRICS_FIELDS: Final[_Fields] = {
-    "mean_acceptance_length": ("mean_acceptance_length", _decode_float, _KEEP),
-    "draft_acceptance_rate": ("draft_acceptance_rate", _decode_float, _KEEP),
-    "acceptance_histogram": ("acceptance_histogram", _decode_list_int, _KEEP),
-    "num_spec_steps": ("num_spec_steps", _decode_int, _KEEP),
-    "num_accepted_draft_tokens": ("num_accepted_draft_tokens", _decode_int, _KEEP),
-    "num_draft_tokens": ("num_draft_tokens", _decode_int, _KEEP),
-    "num_spec_tokens": ("num_spec_tokens", _decode_int, _KEEP),
-    "per_step_accepted": ("per_step_accepted", _decode_list_int, _KEEP),
-    "per_step_drafted": ("per_step_drafted", _decode_list_int, _KEEP),
+    "mean_acceptance_length": ("mean_acceptance_length", _decode_float, _KEEP, float),
+    "draft_acceptance_rate": ("draft_acceptance_rate", _decode_float, _KEEP, float),
+    "acceptance_histogram": ("acceptance_histogram", _decode_list_int, _KEEP, None),
+    "num_spec_steps": ("num_spec_steps", _decode_int, _KEEP, int),
+    "num_accepted_draft_tokens": ("num_accepted_draft_tokens", _decode_int, _KEEP, int),
+    "num_draft_tokens": ("num_draft_tokens", _decode_int, _KEEP, int),
+    "num_spec_tokens": ("num_spec_tokens", _decode_int, _KEEP, int),
+    "per_step_accepted": ("per_step_accepted", _decode_list_int, _KEEP, None),
+    "per_step_drafted": ("per_step_drafted", _decode_list_int, _KEEP, None),
 }
 _VLLM_SPECULATIVE_DECODING_METRICS_REQUIRED: Final = ()
 
@@ -6754,15 +6837,16 @@ _VLLM_REQUEST_METRICS_KEYS = frozenset(
     }
 )
 _VLLM_REQUEST_METRICS_FIELDS: Final[_Fields] = {
-    "time_to_first_token_ms": ("time_to_first_token_ms", _decode_float, _KEEP),
-    "generation_time_ms": ("generation_time_ms", _decode_float, _KEEP),
-    "queue_time_ms": ("queue_time_ms", _decode_float, _KEEP),
-    "mean_itl_ms": ("mean_itl_ms", _decode_float, _KEEP),
-    "tokens_per_second": ("tokens_per_second", _decode_float, _KEEP),
+    "time_to_first_token_ms": ("time_to_first_token_ms", _decode_float, _KEEP, float),
+    "generation_time_ms": ("generation_time_ms", _decode_float, _KEEP, float),
+    "queue_time_ms": ("queue_time_ms", _decode_float, _KEEP, float),
+    "mean_itl_ms": ("mean_itl_ms", _decode_float, _KEEP, float),
+    "tokens_per_second": ("tokens_per_second", _decode_float, _KEEP, float),
     "speculative_decoding": (
         "speculative_decoding",
         VllmSpeculativeDecodingMetrics.from_dict,
         _KEEP,
+        None,
     ),
 }
 _VLLM_REQUEST_METRICS_REQUIRED: Final = ()
@@ -6850,13 +6934,13 @@ _ZAI_WEB_SEARCH_RESULT_KEYS = frozenset(
     {"title", "content", "link", "media", "icon", "refer", "publish_date"}
 )
 _ZAI_WEB_SEARCH_RESULT_FIELDS: Final[_Fields] = {
-    "title": ("title", _decode_str, _KEEP),
-    "content": ("content", _decode_str, _KEEP),
-    "link": ("link", _decode_str, _KEEP),
-    "media": ("media", _decode_str, _KEEP),
-    "icon": ("icon", _decode_str, _KEEP),
-    "refer": ("refer", _decode_str, _KEEP),
-    "publish_date": ("publish_date", _decode_str, _KEEP),
+    "title": ("title", _decode_str, _KEEP, str),
+    "content": ("content", _decode_str, _KEEP, str),
+    "link": ("link", _decode_str, _KEEP, str),
+    "media": ("media", _decode_str, _KEEP, str),
+    "icon": ("icon", _decode_str, _KEEP, str),
+    "refer": ("refer", _decode_str, _KEEP, str),
+    "publish_date": ("publish_date", _decode_str, _KEEP, str),
 }
 _ZAI_WEB_SEARCH_RESULT_REQUIRED: Final = ()
 
@@ -7212,48 +7296,56 @@ _CHAT_COMPLETION_KEYS = frozenset(
     }
 )
 _CHAT_COMPLETION_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_str, _REJECT),
-    "choices": ("choices", _decode_list_ChatCompletionChoice, _EMPTY),
-    "created": ("created", _decode_int_or_float, _REJECT),
-    "model": ("model", _decode_str, _REJECT),
-    "object": ("object", _decode_str, _REJECT),
-    "service_tier": ("service_tier", _decode_str, _KEEP),
-    "system_fingerprint": ("system_fingerprint", _decode_str, _KEEP),
-    "usage": ("usage", CompletionUsage.from_dict, _KEEP),
-    "moderation": ("moderation", Moderation.from_dict, _KEEP),
+    "id": ("id", _decode_str, _REJECT, str),
+    "choices": ("choices", _decode_list_ChatCompletionChoice, _EMPTY, None),
+    "created": ("created", _decode_int_or_float, _REJECT, None),
+    "model": ("model", _decode_str, _REJECT, str),
+    "object": ("object", _decode_str, _REJECT, str),
+    "service_tier": ("service_tier", _decode_str, _KEEP, str),
+    "system_fingerprint": ("system_fingerprint", _decode_str, _KEEP, str),
+    "usage": ("usage", CompletionUsage.from_dict, _KEEP, None),
+    "moderation": ("moderation", Moderation.from_dict, _KEEP, None),
     "prompt_filter_results": (
         "prompt_filter_results",
         _decode_list_AzurePromptFilterResult,
         _KEEP,
+        None,
     ),
     "prompt_annotations": (
         "prompt_annotations",
         _decode_list_AzurePromptFilterResult,
         _KEEP,
+        None,
     ),
     "latency_checkpoint": (
         "latency_checkpoint",
         AzureLatencyCheckpoint.from_dict,
         _KEEP,
+        None,
     ),
-    "routing": ("routing", AzureRouting.from_dict, _KEEP),
-    "perf_metrics": ("perf_metrics", _decode_map_any, _KEEP),
-    "x_groq": ("x_groq", GroqXGroq.from_dict, _KEEP),
-    "timings": ("timings", LlamaCppTimings.from_dict, _KEEP),
-    "__verbose": ("verbose_", _decode_map_any, _KEEP),
-    "sla_metrics": ("sla_metrics", NovitaSlaMetrics.from_dict, _KEEP),
-    "nvext": ("nvext", NvExt.from_dict, _KEEP),
-    "provider": ("provider", _decode_str, _KEEP),
-    "error": ("error", OpenRouterError.from_dict, _KEEP),
-    "citations": ("citations", _decode_list_str, _KEEP),
-    "search_results": ("search_results", _decode_list_PerplexitySearchResult, _KEEP),
-    "sglext": ("sglext", SglangSglExt.from_dict, _KEEP),
-    "warnings": ("warnings", _decode_list_TogetherWarning, _KEEP),
-    "prompt_token_ids": ("prompt_token_ids", _decode_list_int, _KEEP),
-    "prompt_text": ("prompt_text", _decode_str, _KEEP),
-    "metrics": ("metrics", VllmRequestMetrics.from_dict, _KEEP),
-    "request_id": ("request_id", _decode_str, _KEEP),
-    "web_search": ("web_search", _decode_list_ZaiWebSearchResult, _KEEP),
+    "routing": ("routing", AzureRouting.from_dict, _KEEP, None),
+    "perf_metrics": ("perf_metrics", _decode_map_any, _KEEP, None),
+    "x_groq": ("x_groq", GroqXGroq.from_dict, _KEEP, None),
+    "timings": ("timings", LlamaCppTimings.from_dict, _KEEP, None),
+    "__verbose": ("verbose_", _decode_map_any, _KEEP, None),
+    "sla_metrics": ("sla_metrics", NovitaSlaMetrics.from_dict, _KEEP, None),
+    "nvext": ("nvext", NvExt.from_dict, _KEEP, None),
+    "provider": ("provider", _decode_str, _KEEP, str),
+    "error": ("error", OpenRouterError.from_dict, _KEEP, None),
+    "citations": ("citations", _decode_list_str, _KEEP, None),
+    "search_results": (
+        "search_results",
+        _decode_list_PerplexitySearchResult,
+        _KEEP,
+        None,
+    ),
+    "sglext": ("sglext", SglangSglExt.from_dict, _KEEP, None),
+    "warnings": ("warnings", _decode_list_TogetherWarning, _KEEP, None),
+    "prompt_token_ids": ("prompt_token_ids", _decode_list_int, _KEEP, None),
+    "prompt_text": ("prompt_text", _decode_str, _KEEP, str),
+    "metrics": ("metrics", VllmRequestMetrics.from_dict, _KEEP, None),
+    "request_id": ("request_id", _decode_str, _KEEP, str),
+    "web_search": ("web_search", _decode_list_ZaiWebSearchResult, _KEEP, None),
 }
 _CHAT_COMPLETION_REQUIRED: Final = ("object",)
 
@@ -7359,8 +7451,8 @@ class ChoiceDeltaToolCallFunction:
 
 _CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
 _CHOICE_DELTA_TOOL_CALL_FUNCTION_FIELDS: Final[_Fields] = {
-    "arguments": ("arguments", _decode_str_or_map_any, _KEEP),
-    "name": ("name", _decode_str, _KEEP),
+    "arguments": ("arguments", _decode_str_or_map_any, _KEEP, None),
+    "name": ("name", _decode_str, _KEEP, str),
 }
 _CHOICE_DELTA_TOOL_CALL_FUNCTION_REQUIRED: Final = ()
 
@@ -7415,8 +7507,8 @@ class ChoiceDeltaToolCallCustom:
 
 _CHOICE_DELTA_TOOL_CALL_CUSTOM_KEYS = frozenset({"input", "name"})
 _CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS: Final[_Fields] = {
-    "input": ("input", _decode_str, _KEEP),
-    "name": ("name", _decode_str, _KEEP),
+    "input": ("input", _decode_str, _KEEP, str),
+    "name": ("name", _decode_str, _KEEP, str),
 }
 _CHOICE_DELTA_TOOL_CALL_CUSTOM_REQUIRED: Final = ()
 
@@ -7487,11 +7579,11 @@ class ChoiceDeltaToolCall:
 
 _CHOICE_DELTA_TOOL_CALL_KEYS = frozenset({"index", "id", "function", "type", "custom"})
 _CHOICE_DELTA_TOOL_CALL_FIELDS: Final[_Fields] = {
-    "index": ("index", _decode_int, _REJECT),
-    "id": ("id", _decode_str, _KEEP),
-    "function": ("function", ChoiceDeltaToolCallFunction.from_dict, _KEEP),
-    "type": ("type", _decode_str, _KEEP),
-    "custom": ("custom", ChoiceDeltaToolCallCustom.from_dict, _KEEP),
+    "index": ("index", _decode_int, _REJECT, int),
+    "id": ("id", _decode_str, _KEEP, str),
+    "function": ("function", ChoiceDeltaToolCallFunction.from_dict, _KEEP, None),
+    "type": ("type", _decode_str, _KEEP, str),
+    "custom": ("custom", ChoiceDeltaToolCallCustom.from_dict, _KEEP, None),
 }
 _CHOICE_DELTA_TOOL_CALL_REQUIRED: Final = ()
 
@@ -7552,8 +7644,8 @@ class ChoiceDeltaFunctionCall:
 
 _CHOICE_DELTA_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
 _CHOICE_DELTA_FUNCTION_CALL_FIELDS: Final[_Fields] = {
-    "arguments": ("arguments", _decode_str, _KEEP),
-    "name": ("name", _decode_str, _KEEP),
+    "arguments": ("arguments", _decode_str, _KEEP, str),
+    "name": ("name", _decode_str, _KEEP, str),
 }
 _CHOICE_DELTA_FUNCTION_CALL_REQUIRED: Final = ()
 
@@ -7616,10 +7708,10 @@ class ChoiceDeltaAudio:
 
 _CHOICE_DELTA_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
 _CHOICE_DELTA_AUDIO_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_str, _KEEP),
-    "data": ("data", _decode_str, _KEEP),
-    "expires_at": ("expires_at", _decode_int, _KEEP),
-    "transcript": ("transcript", _decode_str, _KEEP),
+    "id": ("id", _decode_str, _KEEP, str),
+    "data": ("data", _decode_str, _KEEP, str),
+    "expires_at": ("expires_at", _decode_int, _KEEP, int),
+    "transcript": ("transcript", _decode_str, _KEEP, str),
 }
 _CHOICE_DELTA_AUDIO_REQUIRED: Final = ()
 
@@ -7876,30 +7968,46 @@ _CHOICE_DELTA_KEYS = frozenset(
     }
 )
 _CHOICE_DELTA_FIELDS: Final[_Fields] = {
-    "role": ("role", _decode_str, _KEEP),
-    "content": ("content", _decode_str_or_list_MistralContentPart, _KEEP),
-    "refusal": ("refusal", _decode_str, _KEEP),
-    "tool_calls": ("tool_calls", _decode_list_ChoiceDeltaToolCall, _KEEP),
-    "function_call": ("function_call", ChoiceDeltaFunctionCall.from_dict, _KEEP),
-    "audio": ("audio", ChoiceDeltaAudio.from_dict, _KEEP),
-    "reasoning_content": ("reasoning_content", _decode_str, _KEEP),
-    "channel": ("channel", _decode_str, _KEEP),
-    "executed_tools": ("executed_tools", _decode_list_GroqExecutedTool, _KEEP),
-    "thinking_blocks": ("thinking_blocks", _decode_list_LiteLLMThinkingBlock, _KEEP),
-    "provider_specific_fields": ("provider_specific_fields", _decode_map_any, _KEEP),
-    "index": ("index", _decode_int, _KEEP),
-    "tool_call_id": ("tool_call_id", _decode_str, _KEEP),
-    "name": ("name", _decode_str, _KEEP),
-    "internal_content": ("internal_content", MoonshotInternalContent.from_dict, _KEEP),
+    "role": ("role", _decode_str, _KEEP, str),
+    "content": ("content", _decode_str_or_list_MistralContentPart, _KEEP, None),
+    "refusal": ("refusal", _decode_str, _KEEP, str),
+    "tool_calls": ("tool_calls", _decode_list_ChoiceDeltaToolCall, _KEEP, None),
+    "function_call": ("function_call", ChoiceDeltaFunctionCall.from_dict, _KEEP, None),
+    "audio": ("audio", ChoiceDeltaAudio.from_dict, _KEEP, None),
+    "reasoning_content": ("reasoning_content", _decode_str, _KEEP, str),
+    "channel": ("channel", _decode_str, _KEEP, str),
+    "executed_tools": ("executed_tools", _decode_list_GroqExecutedTool, _KEEP, None),
+    "thinking_blocks": (
+        "thinking_blocks",
+        _decode_list_LiteLLMThinkingBlock,
+        _KEEP,
+        None,
+    ),
+    "provider_specific_fields": (
+        "provider_specific_fields",
+        _decode_map_any,
+        _KEEP,
+        None,
+    ),
+    "index": ("index", _decode_int, _KEEP, int),
+    "tool_call_id": ("tool_call_id", _decode_str, _KEEP, str),
+    "name": ("name", _decode_str, _KEEP, str),
+    "internal_content": (
+        "internal_content",
+        MoonshotInternalContent.from_dict,
+        _KEEP,
+        None,
+    ),
     "reasoning_details": (
         "reasoning_details",
         _decode_list_OpenRouterReasoningDetail,
         _KEEP,
+        None,
     ),
-    "annotations": ("annotations", _decode_list_OpenRouterAnnotation, _KEEP),
-    "hidden_states": ("hidden_states", _decode_any, _KEEP),
-    "token_id": ("token_id", _decode_int, _KEEP),
-    "reasoning": ("reasoning", _decode_str, _KEEP),
+    "annotations": ("annotations", _decode_list_OpenRouterAnnotation, _KEEP, None),
+    "hidden_states": ("hidden_states", _decode_any, _KEEP, None),
+    "token_id": ("token_id", _decode_int, _KEEP, int),
+    "reasoning": ("reasoning", _decode_str, _KEEP, str),
 }
 _CHOICE_DELTA_REQUIRED: Final = ()
 
@@ -8121,28 +8229,30 @@ _CHOICE_KEYS = frozenset(
     }
 )
 _CHOICE_FIELDS: Final[_Fields] = {
-    "index": ("index", _decode_int, _REJECT),
-    "delta": ("delta", ChoiceDelta.from_dict, _REJECT),
-    "finish_reason": ("finish_reason", _decode_str, _KEEP),
-    "logprobs": ("logprobs", _decode_ChoiceLogprobs_or_float, _KEEP),
+    "index": ("index", _decode_int, _REJECT, int),
+    "delta": ("delta", ChoiceDelta.from_dict, _REJECT, None),
+    "finish_reason": ("finish_reason", _decode_str, _KEEP, str),
+    "logprobs": ("logprobs", _decode_ChoiceLogprobs_or_float, _KEEP, None),
     "content_filter_results": (
         "content_filter_results",
         AzureContentFilterResults.from_dict,
         _KEEP,
+        None,
     ),
     "content_filter_offsets": (
         "content_filter_offsets",
         AzureContentFilterOffsets.from_dict,
         _KEEP,
+        None,
     ),
-    "content_filter_raw": ("content_filter_raw", _decode_list_any, _KEEP),
-    "usage": ("usage", CompletionUsage.from_dict, _KEEP),
-    "native_finish_reason": ("native_finish_reason", _decode_str, _KEEP),
-    "matched_stop": ("matched_stop", _decode_int_or_str, _KEEP),
-    "text": ("text", _decode_str, _KEEP),
-    "seed": ("seed", _decode_int, _KEEP),
-    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP),
-    "token_ids": ("token_ids", _decode_list_int, _KEEP),
+    "content_filter_raw": ("content_filter_raw", _decode_list_any, _KEEP, None),
+    "usage": ("usage", CompletionUsage.from_dict, _KEEP, None),
+    "native_finish_reason": ("native_finish_reason", _decode_str, _KEEP, str),
+    "matched_stop": ("matched_stop", _decode_int_or_str, _KEEP, None),
+    "text": ("text", _decode_str, _KEEP, str),
+    "seed": ("seed", _decode_int, _KEEP, int),
+    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP, None),
+    "token_ids": ("token_ids", _decode_list_int, _KEEP, None),
 }
 _CHOICE_REQUIRED: Final = ("index",)
 
@@ -8537,49 +8647,57 @@ _CHAT_COMPLETION_CHUNK_KEYS = frozenset(
     }
 )
 _CHAT_COMPLETION_CHUNK_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_str, _REJECT),
-    "choices": ("choices", _decode_list_Choice, _EMPTY),
-    "created": ("created", _decode_int_or_float, _REJECT),
-    "model": ("model", _decode_str, _REJECT),
-    "object": ("object", _decode_str, _KEEP),
-    "service_tier": ("service_tier", _decode_str, _KEEP),
-    "system_fingerprint": ("system_fingerprint", _decode_str, _KEEP),
-    "usage": ("usage", CompletionUsage.from_dict, _KEEP),
-    "obfuscation": ("obfuscation", _decode_str, _REJECT),
-    "moderation": ("moderation", Moderation.from_dict, _KEEP),
+    "id": ("id", _decode_str, _REJECT, str),
+    "choices": ("choices", _decode_list_Choice, _EMPTY, None),
+    "created": ("created", _decode_int_or_float, _REJECT, None),
+    "model": ("model", _decode_str, _REJECT, str),
+    "object": ("object", _decode_str, _KEEP, str),
+    "service_tier": ("service_tier", _decode_str, _KEEP, str),
+    "system_fingerprint": ("system_fingerprint", _decode_str, _KEEP, str),
+    "usage": ("usage", CompletionUsage.from_dict, _KEEP, None),
+    "obfuscation": ("obfuscation", _decode_str, _REJECT, str),
+    "moderation": ("moderation", Moderation.from_dict, _KEEP, None),
     "prompt_filter_results": (
         "prompt_filter_results",
         _decode_list_AzurePromptFilterResult,
         _KEEP,
+        None,
     ),
     "prompt_annotations": (
         "prompt_annotations",
         _decode_list_AzurePromptFilterResult,
         _KEEP,
+        None,
     ),
     "latency_checkpoint": (
         "latency_checkpoint",
         AzureLatencyCheckpoint.from_dict,
         _KEEP,
+        None,
     ),
-    "routing": ("routing", AzureRouting.from_dict, _KEEP),
-    "perf_metrics": ("perf_metrics", _decode_map_any, _KEEP),
-    "x_groq": ("x_groq", GroqXGroq.from_dict, _KEEP),
-    "timings": ("timings", LlamaCppTimings.from_dict, _KEEP),
-    "__verbose": ("verbose_", _decode_map_any, _KEEP),
-    "sla_metrics": ("sla_metrics", NovitaSlaMetrics.from_dict, _KEEP),
-    "nvext": ("nvext", NvExt.from_dict, _KEEP),
-    "provider": ("provider", _decode_str, _KEEP),
-    "error": ("error", OpenRouterError.from_dict, _KEEP),
-    "citations": ("citations", _decode_list_str, _KEEP),
-    "search_results": ("search_results", _decode_list_PerplexitySearchResult, _KEEP),
-    "sglext": ("sglext", SglangSglExt.from_dict, _KEEP),
-    "warnings": ("warnings", _decode_list_TogetherWarning, _KEEP),
-    "prompt_token_ids": ("prompt_token_ids", _decode_list_int, _KEEP),
-    "prompt_text": ("prompt_text", _decode_str, _KEEP),
-    "metrics": ("metrics", VllmRequestMetrics.from_dict, _KEEP),
-    "request_id": ("request_id", _decode_str, _KEEP),
-    "web_search": ("web_search", _decode_list_ZaiWebSearchResult, _KEEP),
+    "routing": ("routing", AzureRouting.from_dict, _KEEP, None),
+    "perf_metrics": ("perf_metrics", _decode_map_any, _KEEP, None),
+    "x_groq": ("x_groq", GroqXGroq.from_dict, _KEEP, None),
+    "timings": ("timings", LlamaCppTimings.from_dict, _KEEP, None),
+    "__verbose": ("verbose_", _decode_map_any, _KEEP, None),
+    "sla_metrics": ("sla_metrics", NovitaSlaMetrics.from_dict, _KEEP, None),
+    "nvext": ("nvext", NvExt.from_dict, _KEEP, None),
+    "provider": ("provider", _decode_str, _KEEP, str),
+    "error": ("error", OpenRouterError.from_dict, _KEEP, None),
+    "citations": ("citations", _decode_list_str, _KEEP, None),
+    "search_results": (
+        "search_results",
+        _decode_list_PerplexitySearchResult,
+        _KEEP,
+        None,
+    ),
+    "sglext": ("sglext", SglangSglExt.from_dict, _KEEP, None),
+    "warnings": ("warnings", _decode_list_TogetherWarning, _KEEP, None),
+    "prompt_token_ids": ("prompt_token_ids", _decode_list_int, _KEEP, None),
+    "prompt_text": ("prompt_text", _decode_str, _KEEP, str),
+    "metrics": ("metrics", VllmRequestMetrics.from_dict, _KEEP, None),
+    "request_id": ("request_id", _decode_str, _KEEP, str),
+    "web_search": ("web_search", _decode_list_ZaiWebSearchResult, _KEEP, None),
 }
 _CHAT_COMPLETION_CHUNK_REQUIRED: Final = ("model",)
 

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 666cb3bae8ebff1d (spec, templates and generator).
+# Spec hash: 6cf41f267664da0b (spec, templates and generator).
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
@@ -322,8 +322,30 @@ def _describe(value: object) -> str:
     return type(value).__name__
 
 
+_fast_loads: Callable[[str | bytes], Any] | None
+try:  # orjson only reads faster: the standard library suffices, and decides every doubt
+    from orjson import loads as _fast_loads
+except ImportError:
+    _fast_loads = None
+
+
+# orjson reads an integer past 64 bits as a float, so a payload with 20 digits in a row
+# is left to json: the digits are found by mapping each to "0" (and all else to " ").
+_DIGITS_AS_ZEROS: Final = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+_LONG_NUMBER: Final = b"0" * 20
+
+
 def _json(data: str | bytes) -> Any:
     """The JSON value of a payload; raises `ChunkDecodeError` when it is not JSON."""
+    if _fast_loads is not None:
+        try:
+            raw = data if isinstance(data, bytes) else data.encode()
+            if _LONG_NUMBER not in raw.translate(_DIGITS_AS_ZEROS):
+                return _fast_loads(raw)
+        except (
+            ValueError
+        ):  # what orjson refuses and json may read: NaN, lone surrogates
+            pass
     try:
         # Bytes must be UTF-8, as JSON on the wire is (json.loads would guess UTF-16 too).
         return json.loads(data.decode("utf-8") if isinstance(data, bytes) else data)
@@ -953,8 +975,9 @@ _KEEP: Final = 1
 _EMPTY: Final = 2
 """What `_read` does with a null: report it, keep it, or read it as the empty default."""
 
-_Fields: TypeAlias = dict[str, tuple[str, Callable[[Any], Any], int]]
-"""Wire key -> (name of the value, its decoder, what a null does)."""
+_Fields: TypeAlias = dict[str, tuple[str, Callable[[Any], Any], int, type | None]]
+"""Wire key -> (name of the value, its decoder, what a null does, the type of a value
+the decoder would return as it is: it is taken without calling the decoder)."""
 
 
 def _read(
@@ -972,7 +995,7 @@ def _read(
         if field is None:
             other[key] = value
         elif value is not None:
-            known[field[0]] = field[1](value)
+            known[field[0]] = value if type(value) is field[3] else field[1](value)
         elif field[2] == _KEEP:
             known[field[0]] = None
         elif field[2] == _EMPTY:
@@ -1191,8 +1214,8 @@ _MISTRAL_THINKING_PART_KEYS = frozenset({"type", "text"})
 
 
 _MISTRAL_THINKING_PART_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _REJECT),
-    "text": ("text", _decode_str, _KEEP),
+    "type": ("type", _decode_str, _REJECT, str),
+    "text": ("text", _decode_str, _KEEP, str),
 }
 _MISTRAL_THINKING_PART_REQUIRED: Final = ("type",)
 _MISTRAL_THINKING_PART_ORDER: Final = {"type": 0, "text": 1}
@@ -1245,9 +1268,9 @@ _MISTRAL_CONTENT_PART_KEYS = frozenset({"type", "text", "thinking"})
 
 
 _MISTRAL_CONTENT_PART_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _REJECT),
-    "text": ("text", _decode_str, _KEEP),
-    "thinking": ("thinking", _decode_list_MistralThinkingPart, _KEEP),
+    "type": ("type", _decode_str, _REJECT, str),
+    "text": ("text", _decode_str, _KEEP, str),
+    "thinking": ("thinking", _decode_list_MistralThinkingPart, _KEEP, None),
 }
 _MISTRAL_CONTENT_PART_REQUIRED: Final = ("type",)
 _MISTRAL_CONTENT_PART_ORDER: Final = {"type": 0, "text": 1, "thinking": 2}
@@ -1306,8 +1329,8 @@ _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name
 
 
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS: Final[_Fields] = {
-    "arguments": ("arguments", _decode_str_or_map_any, _REJECT),
-    "name": ("name", _decode_str, _REJECT),
+    "arguments": ("arguments", _decode_str_or_map_any, _REJECT, None),
+    "name": ("name", _decode_str, _REJECT, str),
 }
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_REQUIRED: Final = ("arguments",)
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_ORDER: Final = {"arguments": 0, "name": 1}
@@ -1361,8 +1384,8 @@ _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_KEYS = frozenset({"input", "name"})
 
 
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS: Final[_Fields] = {
-    "input": ("input", _decode_str, _REJECT),
-    "name": ("name", _decode_str, _REJECT),
+    "input": ("input", _decode_str, _REJECT, str),
+    "name": ("name", _decode_str, _REJECT, str),
 }
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_REQUIRED: Final = ("input",)
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_ORDER: Final = {"input": 0, "name": 1}
@@ -1428,15 +1451,21 @@ _CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS = frozenset(
 
 
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS: Final[_Fields] = {
-    "index": ("index", _decode_int, _REJECT),
-    "id": ("id", _decode_str, _REJECT),
-    "type": ("type", _decode_str, _REJECT),
+    "index": ("index", _decode_int, _REJECT, int),
+    "id": ("id", _decode_str, _REJECT, str),
+    "type": ("type", _decode_str, _REJECT, str),
     "function": (
         "function",
         validate_chat_completion_message_tool_call_function,
         _REJECT,
+        None,
     ),
-    "custom": ("custom", validate_chat_completion_message_tool_call_custom, _REJECT),
+    "custom": (
+        "custom",
+        validate_chat_completion_message_tool_call_custom,
+        _REJECT,
+        None,
+    ),
 }
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_REQUIRED: Final = ("type",)
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_ORDER: Final = {
@@ -1505,8 +1534,8 @@ _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
 
 
 _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS: Final[_Fields] = {
-    "arguments": ("arguments", _decode_str, _REJECT),
-    "name": ("name", _decode_str, _REJECT),
+    "arguments": ("arguments", _decode_str, _REJECT, str),
+    "name": ("name", _decode_str, _REJECT, str),
 }
 _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_REQUIRED: Final = ("arguments",)
 _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_ORDER: Final = {"arguments": 0, "name": 1}
@@ -1564,10 +1593,10 @@ _CHAT_COMPLETION_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript
 
 
 _CHAT_COMPLETION_AUDIO_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_str, _REJECT),
-    "data": ("data", _decode_str, _REJECT),
-    "expires_at": ("expires_at", _decode_int, _REJECT),
-    "transcript": ("transcript", _decode_str, _REJECT),
+    "id": ("id", _decode_str, _REJECT, str),
+    "data": ("data", _decode_str, _REJECT, str),
+    "expires_at": ("expires_at", _decode_int, _REJECT, int),
+    "transcript": ("transcript", _decode_str, _REJECT, str),
 }
 _CHAT_COMPLETION_AUDIO_REQUIRED: Final = ()
 _CHAT_COMPLETION_AUDIO_ORDER: Final = {
@@ -1630,10 +1659,10 @@ _GROQ_SEARCH_RESULT_KEYS = frozenset({"title", "url", "content", "score"})
 
 
 _GROQ_SEARCH_RESULT_FIELDS: Final[_Fields] = {
-    "title": ("title", _decode_str, _KEEP),
-    "url": ("url", _decode_str, _KEEP),
-    "content": ("content", _decode_str, _KEEP),
-    "score": ("score", _decode_float, _KEEP),
+    "title": ("title", _decode_str, _KEEP, str),
+    "url": ("url", _decode_str, _KEEP, str),
+    "content": ("content", _decode_str, _KEEP, str),
+    "score": ("score", _decode_float, _KEEP, float),
 }
 _GROQ_SEARCH_RESULT_REQUIRED: Final = ()
 _GROQ_SEARCH_RESULT_ORDER: Final = {"title": 0, "url": 1, "content": 2, "score": 3}
@@ -1685,8 +1714,8 @@ _GROQ_SEARCH_RESULTS_KEYS = frozenset({"results", "images"})
 
 
 _GROQ_SEARCH_RESULTS_FIELDS: Final[_Fields] = {
-    "results": ("results", _decode_list_GroqSearchResult, _KEEP),
-    "images": ("images", _decode_list_str, _KEEP),
+    "results": ("results", _decode_list_GroqSearchResult, _KEEP, None),
+    "images": ("images", _decode_list_str, _KEEP, None),
 }
 _GROQ_SEARCH_RESULTS_REQUIRED: Final = ()
 _GROQ_SEARCH_RESULTS_ORDER: Final = {"results": 0, "images": 1}
@@ -1746,10 +1775,10 @@ _GROQ_BROWSER_RESULT_KEYS = frozenset({"title", "url", "content", "live_view_url
 
 
 _GROQ_BROWSER_RESULT_FIELDS: Final[_Fields] = {
-    "title": ("title", _decode_str, _KEEP),
-    "url": ("url", _decode_str, _KEEP),
-    "content": ("content", _decode_str, _KEEP),
-    "live_view_url": ("live_view_url", _decode_str, _KEEP),
+    "title": ("title", _decode_str, _KEEP, str),
+    "url": ("url", _decode_str, _KEEP, str),
+    "content": ("content", _decode_str, _KEEP, str),
+    "live_view_url": ("live_view_url", _decode_str, _KEEP, str),
 }
 _GROQ_BROWSER_RESULT_REQUIRED: Final = ()
 _GROQ_BROWSER_RESULT_ORDER: Final = {
@@ -1851,18 +1880,18 @@ _GROQ_CHART_ELEMENT_KEYS = frozenset(
 
 
 _GROQ_CHART_ELEMENT_FIELDS: Final[_Fields] = {
-    "label": ("label", _decode_str, _KEEP),
-    "group": ("group", _decode_str, _KEEP),
-    "value": ("value", _decode_float, _KEEP),
-    "points": ("points", _decode_list_list_float, _KEEP),
-    "angle": ("angle", _decode_float, _KEEP),
-    "radius": ("radius", _decode_float, _KEEP),
-    "min": ("min", _decode_float, _KEEP),
-    "first_quartile": ("first_quartile", _decode_float, _KEEP),
-    "median": ("median", _decode_float, _KEEP),
-    "third_quartile": ("third_quartile", _decode_float, _KEEP),
-    "max": ("max", _decode_float, _KEEP),
-    "outliers": ("outliers", _decode_list_float, _KEEP),
+    "label": ("label", _decode_str, _KEEP, str),
+    "group": ("group", _decode_str, _KEEP, str),
+    "value": ("value", _decode_float, _KEEP, float),
+    "points": ("points", _decode_list_list_float, _KEEP, None),
+    "angle": ("angle", _decode_float, _KEEP, float),
+    "radius": ("radius", _decode_float, _KEEP, float),
+    "min": ("min", _decode_float, _KEEP, float),
+    "first_quartile": ("first_quartile", _decode_float, _KEEP, float),
+    "median": ("median", _decode_float, _KEEP, float),
+    "third_quartile": ("third_quartile", _decode_float, _KEEP, float),
+    "max": ("max", _decode_float, _KEEP, float),
+    "outliers": ("outliers", _decode_list_float, _KEEP, None),
 }
 _GROQ_CHART_ELEMENT_REQUIRED: Final = ()
 _GROQ_CHART_ELEMENT_ORDER: Final = {
@@ -1988,19 +2017,19 @@ _GROQ_CHART_KEYS = frozenset(
 
 
 _GROQ_CHART_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _KEEP),
-    "title": ("title", _decode_str, _KEEP),
-    "elements": ("elements", _decode_list_GroqChartElement, _KEEP),
-    "x_label": ("x_label", _decode_str, _KEEP),
-    "x_scale": ("x_scale", _decode_str, _KEEP),
-    "x_unit": ("x_unit", _decode_str, _KEEP),
-    "x_ticks": ("x_ticks", _decode_list_float, _KEEP),
-    "x_tick_labels": ("x_tick_labels", _decode_list_str, _KEEP),
-    "y_label": ("y_label", _decode_str, _KEEP),
-    "y_scale": ("y_scale", _decode_str, _KEEP),
-    "y_unit": ("y_unit", _decode_str, _KEEP),
-    "y_ticks": ("y_ticks", _decode_list_float, _KEEP),
-    "y_tick_labels": ("y_tick_labels", _decode_list_str, _KEEP),
+    "type": ("type", _decode_str, _KEEP, str),
+    "title": ("title", _decode_str, _KEEP, str),
+    "elements": ("elements", _decode_list_GroqChartElement, _KEEP, None),
+    "x_label": ("x_label", _decode_str, _KEEP, str),
+    "x_scale": ("x_scale", _decode_str, _KEEP, str),
+    "x_unit": ("x_unit", _decode_str, _KEEP, str),
+    "x_ticks": ("x_ticks", _decode_list_float, _KEEP, None),
+    "x_tick_labels": ("x_tick_labels", _decode_list_str, _KEEP, None),
+    "y_label": ("y_label", _decode_str, _KEEP, str),
+    "y_scale": ("y_scale", _decode_str, _KEEP, str),
+    "y_unit": ("y_unit", _decode_str, _KEEP, str),
+    "y_ticks": ("y_ticks", _decode_list_float, _KEEP, None),
+    "y_tick_labels": ("y_tick_labels", _decode_list_str, _KEEP, None),
 }
 _GROQ_CHART_REQUIRED: Final = ()
 _GROQ_CHART_ORDER: Final = {
@@ -2087,10 +2116,10 @@ _GROQ_CODE_RESULT_KEYS = frozenset({"text", "png", "chart", "charts"})
 
 
 _GROQ_CODE_RESULT_FIELDS: Final[_Fields] = {
-    "text": ("text", _decode_str, _KEEP),
-    "png": ("png", _decode_str, _KEEP),
-    "chart": ("chart", validate_groq_chart, _KEEP),
-    "charts": ("charts", _decode_list_GroqChart, _KEEP),
+    "text": ("text", _decode_str, _KEEP, str),
+    "png": ("png", _decode_str, _KEEP, str),
+    "chart": ("chart", validate_groq_chart, _KEEP, None),
+    "charts": ("charts", _decode_list_GroqChart, _KEEP, None),
 }
 _GROQ_CODE_RESULT_REQUIRED: Final = ()
 _GROQ_CODE_RESULT_ORDER: Final = {"text": 0, "png": 1, "chart": 2, "charts": 3}
@@ -2167,13 +2196,13 @@ _GROQ_EXECUTED_TOOL_KEYS = frozenset(
 
 
 _GROQ_EXECUTED_TOOL_FIELDS: Final[_Fields] = {
-    "index": ("index", _decode_int, _REJECT),
-    "type": ("type", _decode_str, _KEEP),
-    "arguments": ("arguments", _decode_str, _KEEP),
-    "output": ("output", _decode_str, _KEEP),
-    "search_results": ("search_results", validate_groq_search_results, _KEEP),
-    "browser_results": ("browser_results", _decode_list_GroqBrowserResult, _KEEP),
-    "code_results": ("code_results", _decode_list_GroqCodeResult, _KEEP),
+    "index": ("index", _decode_int, _REJECT, int),
+    "type": ("type", _decode_str, _KEEP, str),
+    "arguments": ("arguments", _decode_str, _KEEP, str),
+    "output": ("output", _decode_str, _KEEP, str),
+    "search_results": ("search_results", validate_groq_search_results, _KEEP, None),
+    "browser_results": ("browser_results", _decode_list_GroqBrowserResult, _KEEP, None),
+    "code_results": ("code_results", _decode_list_GroqCodeResult, _KEEP, None),
 }
 _GROQ_EXECUTED_TOOL_REQUIRED: Final = ("index",)
 _GROQ_EXECUTED_TOOL_ORDER: Final = {
@@ -2260,11 +2289,11 @@ _LITE_L_L_M_THINKING_BLOCK_KEYS = frozenset(
 
 
 _LITE_L_L_M_THINKING_BLOCK_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _REJECT),
-    "thinking": ("thinking", _decode_str, _KEEP),
-    "signature": ("signature", _decode_str, _KEEP),
-    "data": ("data", _decode_str, _KEEP),
-    "cache_control": ("cache_control", _decode_map_any, _KEEP),
+    "type": ("type", _decode_str, _REJECT, str),
+    "thinking": ("thinking", _decode_str, _KEEP, str),
+    "signature": ("signature", _decode_str, _KEEP, str),
+    "data": ("data", _decode_str, _KEEP, str),
+    "cache_control": ("cache_control", _decode_map_any, _KEEP, None),
 }
 _LITE_L_L_M_THINKING_BLOCK_REQUIRED: Final = ("type",)
 _LITE_L_L_M_THINKING_BLOCK_ORDER: Final = {
@@ -2322,7 +2351,7 @@ _MOONSHOT_INTERNAL_CONTENT_KEYS = frozenset({"token_ids"})
 
 
 _MOONSHOT_INTERNAL_CONTENT_FIELDS: Final[_Fields] = {
-    "token_ids": ("token_ids", _decode_list_int, _KEEP),
+    "token_ids": ("token_ids", _decode_list_int, _KEEP, None),
 }
 _MOONSHOT_INTERNAL_CONTENT_REQUIRED: Final = ()
 _MOONSHOT_INTERNAL_CONTENT_ORDER: Final = {"token_ids": 0}
@@ -2391,14 +2420,14 @@ _OPEN_ROUTER_REASONING_DETAIL_KEYS = frozenset(
 
 
 _OPEN_ROUTER_REASONING_DETAIL_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _KEEP),
-    "id": ("id", _decode_str, _KEEP),
-    "format": ("format", _decode_str, _KEEP),
-    "index": ("index", _decode_int, _KEEP),
-    "text": ("text", _decode_str, _KEEP),
-    "signature": ("signature", _decode_str, _KEEP),
-    "summary": ("summary", _decode_str, _KEEP),
-    "data": ("data", _decode_str, _KEEP),
+    "type": ("type", _decode_str, _KEEP, str),
+    "id": ("id", _decode_str, _KEEP, str),
+    "format": ("format", _decode_str, _KEEP, str),
+    "index": ("index", _decode_int, _KEEP, int),
+    "text": ("text", _decode_str, _KEEP, str),
+    "signature": ("signature", _decode_str, _KEEP, str),
+    "summary": ("summary", _decode_str, _KEEP, str),
+    "data": ("data", _decode_str, _KEEP, str),
 }
 _OPEN_ROUTER_REASONING_DETAIL_REQUIRED: Final = ()
 _OPEN_ROUTER_REASONING_DETAIL_ORDER: Final = {
@@ -2475,11 +2504,11 @@ _OPEN_ROUTER_URL_CITATION_KEYS = frozenset(
 
 
 _OPEN_ROUTER_URL_CITATION_FIELDS: Final[_Fields] = {
-    "url": ("url", _decode_str, _REJECT),
-    "title": ("title", _decode_str, _KEEP),
-    "start_index": ("start_index", _decode_int, _KEEP),
-    "end_index": ("end_index", _decode_int, _KEEP),
-    "content": ("content", _decode_str, _KEEP),
+    "url": ("url", _decode_str, _REJECT, str),
+    "title": ("title", _decode_str, _KEEP, str),
+    "start_index": ("start_index", _decode_int, _KEEP, int),
+    "end_index": ("end_index", _decode_int, _KEEP, int),
+    "content": ("content", _decode_str, _KEEP, str),
 }
 _OPEN_ROUTER_URL_CITATION_REQUIRED: Final = ("url",)
 _OPEN_ROUTER_URL_CITATION_ORDER: Final = {
@@ -2537,8 +2566,8 @@ _OPEN_ROUTER_FILE_CONTENT_PART_KEYS = frozenset({"type", "text"})
 
 
 _OPEN_ROUTER_FILE_CONTENT_PART_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _KEEP),
-    "text": ("text", _decode_str, _KEEP),
+    "type": ("type", _decode_str, _KEEP, str),
+    "text": ("text", _decode_str, _KEEP, str),
 }
 _OPEN_ROUTER_FILE_CONTENT_PART_REQUIRED: Final = ()
 _OPEN_ROUTER_FILE_CONTENT_PART_ORDER: Final = {"type": 0, "text": 1}
@@ -2592,9 +2621,9 @@ _OPEN_ROUTER_FILE_ANNOTATION_KEYS = frozenset({"hash", "name", "content"})
 
 
 _OPEN_ROUTER_FILE_ANNOTATION_FIELDS: Final[_Fields] = {
-    "hash": ("hash", _decode_str, _KEEP),
-    "name": ("name", _decode_str, _KEEP),
-    "content": ("content", _decode_list_OpenRouterFileContentPart, _KEEP),
+    "hash": ("hash", _decode_str, _KEEP, str),
+    "name": ("name", _decode_str, _KEEP, str),
+    "content": ("content", _decode_list_OpenRouterFileContentPart, _KEEP, None),
 }
 _OPEN_ROUTER_FILE_ANNOTATION_REQUIRED: Final = ()
 _OPEN_ROUTER_FILE_ANNOTATION_ORDER: Final = {"hash": 0, "name": 1, "content": 2}
@@ -2654,9 +2683,9 @@ _GROQ_DOCUMENT_CITATION_KEYS = frozenset({"document_id", "start_index", "end_ind
 
 
 _GROQ_DOCUMENT_CITATION_FIELDS: Final[_Fields] = {
-    "document_id": ("document_id", _decode_str, _KEEP),
-    "start_index": ("start_index", _decode_int, _KEEP),
-    "end_index": ("end_index", _decode_int, _KEEP),
+    "document_id": ("document_id", _decode_str, _KEEP, str),
+    "start_index": ("start_index", _decode_int, _KEEP, int),
+    "end_index": ("end_index", _decode_int, _KEEP, int),
 }
 _GROQ_DOCUMENT_CITATION_REQUIRED: Final = ()
 _GROQ_DOCUMENT_CITATION_ORDER: Final = {
@@ -2714,9 +2743,9 @@ _GROQ_FUNCTION_CITATION_KEYS = frozenset({"tool_call_id", "start_index", "end_in
 
 
 _GROQ_FUNCTION_CITATION_FIELDS: Final[_Fields] = {
-    "tool_call_id": ("tool_call_id", _decode_str, _KEEP),
-    "start_index": ("start_index", _decode_int, _KEEP),
-    "end_index": ("end_index", _decode_int, _KEEP),
+    "tool_call_id": ("tool_call_id", _decode_str, _KEEP, str),
+    "start_index": ("start_index", _decode_int, _KEEP, int),
+    "end_index": ("end_index", _decode_int, _KEEP, int),
 }
 _GROQ_FUNCTION_CITATION_REQUIRED: Final = ()
 _GROQ_FUNCTION_CITATION_ORDER: Final = {
@@ -2789,11 +2818,21 @@ _OPEN_ROUTER_ANNOTATION_KEYS = frozenset(
 
 
 _OPEN_ROUTER_ANNOTATION_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _REJECT),
-    "url_citation": ("url_citation", validate_open_router_url_citation, _KEEP),
-    "file": ("file", validate_open_router_file_annotation, _KEEP),
-    "document_citation": ("document_citation", validate_groq_document_citation, _KEEP),
-    "function_citation": ("function_citation", validate_groq_function_citation, _KEEP),
+    "type": ("type", _decode_str, _REJECT, str),
+    "url_citation": ("url_citation", validate_open_router_url_citation, _KEEP, None),
+    "file": ("file", validate_open_router_file_annotation, _KEEP, None),
+    "document_citation": (
+        "document_citation",
+        validate_groq_document_citation,
+        _KEEP,
+        None,
+    ),
+    "function_citation": (
+        "function_citation",
+        validate_groq_function_citation,
+        _KEEP,
+        None,
+    ),
 }
 _OPEN_ROUTER_ANNOTATION_REQUIRED: Final = ("type",)
 _OPEN_ROUTER_ANNOTATION_ORDER: Final = {
@@ -3018,34 +3057,56 @@ _CHAT_COMPLETION_MESSAGE_KEYS = frozenset(
 
 
 _CHAT_COMPLETION_MESSAGE_FIELDS: Final[_Fields] = {
-    "role": ("role", _decode_str, _REJECT),
-    "content": ("content", _decode_str_or_list_MistralContentPart, _KEEP),
-    "refusal": ("refusal", _decode_str, _KEEP),
-    "tool_calls": ("tool_calls", _decode_list_ChatCompletionMessageToolCall, _KEEP),
+    "role": ("role", _decode_str, _REJECT, str),
+    "content": ("content", _decode_str_or_list_MistralContentPart, _KEEP, None),
+    "refusal": ("refusal", _decode_str, _KEEP, str),
+    "tool_calls": (
+        "tool_calls",
+        _decode_list_ChatCompletionMessageToolCall,
+        _KEEP,
+        None,
+    ),
     "function_call": (
         "function_call",
         validate_chat_completion_message_function_call,
         _KEEP,
+        None,
     ),
-    "audio": ("audio", validate_chat_completion_audio, _KEEP),
-    "reasoning_content": ("reasoning_content", _decode_str, _KEEP),
-    "channel": ("channel", _decode_str, _KEEP),
-    "executed_tools": ("executed_tools", _decode_list_GroqExecutedTool, _KEEP),
-    "thinking_blocks": ("thinking_blocks", _decode_list_LiteLLMThinkingBlock, _KEEP),
-    "provider_specific_fields": ("provider_specific_fields", _decode_map_any, _KEEP),
-    "index": ("index", _decode_int, _KEEP),
-    "tool_call_id": ("tool_call_id", _decode_str, _KEEP),
-    "name": ("name", _decode_str, _KEEP),
-    "internal_content": ("internal_content", validate_moonshot_internal_content, _KEEP),
+    "audio": ("audio", validate_chat_completion_audio, _KEEP, None),
+    "reasoning_content": ("reasoning_content", _decode_str, _KEEP, str),
+    "channel": ("channel", _decode_str, _KEEP, str),
+    "executed_tools": ("executed_tools", _decode_list_GroqExecutedTool, _KEEP, None),
+    "thinking_blocks": (
+        "thinking_blocks",
+        _decode_list_LiteLLMThinkingBlock,
+        _KEEP,
+        None,
+    ),
+    "provider_specific_fields": (
+        "provider_specific_fields",
+        _decode_map_any,
+        _KEEP,
+        None,
+    ),
+    "index": ("index", _decode_int, _KEEP, int),
+    "tool_call_id": ("tool_call_id", _decode_str, _KEEP, str),
+    "name": ("name", _decode_str, _KEEP, str),
+    "internal_content": (
+        "internal_content",
+        validate_moonshot_internal_content,
+        _KEEP,
+        None,
+    ),
     "reasoning_details": (
         "reasoning_details",
         _decode_list_OpenRouterReasoningDetail,
         _KEEP,
+        None,
     ),
-    "annotations": ("annotations", _decode_list_OpenRouterAnnotation, _KEEP),
-    "hidden_states": ("hidden_states", _decode_any, _KEEP),
-    "token_id": ("token_id", _decode_int, _KEEP),
-    "reasoning": ("reasoning", _decode_str, _KEEP),
+    "annotations": ("annotations", _decode_list_OpenRouterAnnotation, _KEEP, None),
+    "hidden_states": ("hidden_states", _decode_any, _KEEP, None),
+    "token_id": ("token_id", _decode_int, _KEEP, int),
+    "reasoning": ("reasoning", _decode_str, _KEEP, str),
 }
 _CHAT_COMPLETION_MESSAGE_REQUIRED: Final = (
     "role",
@@ -3180,9 +3241,9 @@ _TOP_LOGPROB_KEYS = frozenset({"token", "bytes", "logprob"})
 
 
 _TOP_LOGPROB_FIELDS: Final[_Fields] = {
-    "token": ("token", _decode_str, _REJECT),
-    "bytes": ("bytes", _decode_list_int, _KEEP),
-    "logprob": ("logprob", _decode_float, _REJECT),
+    "token": ("token", _decode_str, _REJECT, str),
+    "bytes": ("bytes", _decode_list_int, _KEEP, None),
+    "logprob": ("logprob", _decode_float, _REJECT, float),
 }
 _TOP_LOGPROB_REQUIRED: Final = (
     "token",
@@ -3242,10 +3303,10 @@ _CHAT_COMPLETION_TOKEN_LOGPROB_KEYS = frozenset(
 
 
 _CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS: Final[_Fields] = {
-    "token": ("token", _decode_str, _REJECT),
-    "bytes": ("bytes", _decode_list_int, _KEEP),
-    "logprob": ("logprob", _decode_float, _REJECT),
-    "top_logprobs": ("top_logprobs", _decode_list_TopLogprob, _REJECT),
+    "token": ("token", _decode_str, _REJECT, str),
+    "bytes": ("bytes", _decode_list_int, _KEEP, None),
+    "logprob": ("logprob", _decode_float, _REJECT, float),
+    "top_logprobs": ("top_logprobs", _decode_list_TopLogprob, _REJECT, None),
 }
 _CHAT_COMPLETION_TOKEN_LOGPROB_REQUIRED: Final = (
     "token",
@@ -3306,8 +3367,8 @@ _CHOICE_LOGPROBS_KEYS = frozenset({"content", "refusal"})
 
 
 _CHOICE_LOGPROBS_FIELDS: Final[_Fields] = {
-    "content": ("content", _decode_list_ChatCompletionTokenLogprob, _KEEP),
-    "refusal": ("refusal", _decode_list_ChatCompletionTokenLogprob, _KEEP),
+    "content": ("content", _decode_list_ChatCompletionTokenLogprob, _KEEP, None),
+    "refusal": ("refusal", _decode_list_ChatCompletionTokenLogprob, _KEEP, None),
 }
 _CHOICE_LOGPROBS_REQUIRED: Final = ()
 _CHOICE_LOGPROBS_ORDER: Final = {"content": 0, "refusal": 1}
@@ -3363,8 +3424,8 @@ _AZURE_SEVERITY_RESULT_KEYS = frozenset({"filtered", "severity"})
 
 
 _AZURE_SEVERITY_RESULT_FIELDS: Final[_Fields] = {
-    "filtered": ("filtered", _decode_bool, _REJECT),
-    "severity": ("severity", _decode_str, _KEEP),
+    "filtered": ("filtered", _decode_bool, _REJECT, bool),
+    "severity": ("severity", _decode_str, _KEEP, str),
 }
 _AZURE_SEVERITY_RESULT_REQUIRED: Final = ("filtered",)
 _AZURE_SEVERITY_RESULT_ORDER: Final = {"filtered": 0, "severity": 1}
@@ -3414,8 +3475,8 @@ _AZURE_DETECTION_RESULT_KEYS = frozenset({"filtered", "detected"})
 
 
 _AZURE_DETECTION_RESULT_FIELDS: Final[_Fields] = {
-    "filtered": ("filtered", _decode_bool, _REJECT),
-    "detected": ("detected", _decode_bool, _KEEP),
+    "filtered": ("filtered", _decode_bool, _REJECT, bool),
+    "detected": ("detected", _decode_bool, _KEEP, bool),
 }
 _AZURE_DETECTION_RESULT_REQUIRED: Final = ("filtered",)
 _AZURE_DETECTION_RESULT_ORDER: Final = {"filtered": 0, "detected": 1}
@@ -3465,8 +3526,8 @@ _AZURE_BLOCKLIST_RESULT_KEYS = frozenset({"filtered", "id"})
 
 
 _AZURE_BLOCKLIST_RESULT_FIELDS: Final[_Fields] = {
-    "filtered": ("filtered", _decode_bool, _REJECT),
-    "id": ("id", _decode_str, _KEEP),
+    "filtered": ("filtered", _decode_bool, _REJECT, bool),
+    "id": ("id", _decode_str, _KEEP, str),
 }
 _AZURE_BLOCKLIST_RESULT_REQUIRED: Final = ("filtered",)
 _AZURE_BLOCKLIST_RESULT_ORDER: Final = {"filtered": 0, "id": 1}
@@ -3516,8 +3577,8 @@ _AZURE_BLOCKLIST_DETAILS_KEYS = frozenset({"filtered", "details"})
 
 
 _AZURE_BLOCKLIST_DETAILS_FIELDS: Final[_Fields] = {
-    "filtered": ("filtered", _decode_bool, _REJECT),
-    "details": ("details", _decode_list_AzureBlocklistResult, _KEEP),
+    "filtered": ("filtered", _decode_bool, _REJECT, bool),
+    "details": ("details", _decode_list_AzureBlocklistResult, _KEEP, None),
 }
 _AZURE_BLOCKLIST_DETAILS_REQUIRED: Final = ("filtered",)
 _AZURE_BLOCKLIST_DETAILS_ORDER: Final = {"filtered": 0, "details": 1}
@@ -3571,8 +3632,8 @@ _AZURE_FILTER_ERROR_KEYS = frozenset({"code", "message"})
 
 
 _AZURE_FILTER_ERROR_FIELDS: Final[_Fields] = {
-    "code": ("code", _decode_str, _KEEP),
-    "message": ("message", _decode_str, _KEEP),
+    "code": ("code", _decode_str, _KEEP, str),
+    "message": ("message", _decode_str, _KEEP, str),
 }
 _AZURE_FILTER_ERROR_REQUIRED: Final = ()
 _AZURE_FILTER_ERROR_ORDER: Final = {"code": 0, "message": 1}
@@ -3658,27 +3719,30 @@ _AZURE_CONTENT_FILTER_RESULTS_KEYS = frozenset(
 
 
 _AZURE_CONTENT_FILTER_RESULTS_FIELDS: Final[_Fields] = {
-    "hate": ("hate", validate_azure_severity_result, _KEEP),
-    "self_harm": ("self_harm", validate_azure_severity_result, _KEEP),
-    "sexual": ("sexual", validate_azure_severity_result, _KEEP),
-    "violence": ("violence", validate_azure_severity_result, _KEEP),
-    "jailbreak": ("jailbreak", validate_azure_detection_result, _KEEP),
+    "hate": ("hate", validate_azure_severity_result, _KEEP, None),
+    "self_harm": ("self_harm", validate_azure_severity_result, _KEEP, None),
+    "sexual": ("sexual", validate_azure_severity_result, _KEEP, None),
+    "violence": ("violence", validate_azure_severity_result, _KEEP, None),
+    "jailbreak": ("jailbreak", validate_azure_detection_result, _KEEP, None),
     "protected_material_text": (
         "protected_material_text",
         validate_azure_detection_result,
         _KEEP,
+        None,
     ),
     "protected_material_code": (
         "protected_material_code",
         validate_azure_detection_result,
         _KEEP,
+        None,
     ),
     "custom_blocklists": (
         "custom_blocklists",
         _decode_list_AzureBlocklistResult_or_AzureBlocklistDetails,
         _KEEP,
+        None,
     ),
-    "error": ("error", validate_azure_filter_error, _KEEP),
+    "error": ("error", validate_azure_filter_error, _KEEP, None),
 }
 _AZURE_CONTENT_FILTER_RESULTS_REQUIRED: Final = ()
 _AZURE_CONTENT_FILTER_RESULTS_ORDER: Final = {
@@ -3786,9 +3850,9 @@ _AZURE_CONTENT_FILTER_OFFSETS_KEYS = frozenset(
 
 
 _AZURE_CONTENT_FILTER_OFFSETS_FIELDS: Final[_Fields] = {
-    "check_offset": ("check_offset", _decode_int, _REJECT),
-    "start_offset": ("start_offset", _decode_int, _REJECT),
-    "end_offset": ("end_offset", _decode_int, _REJECT),
+    "check_offset": ("check_offset", _decode_int, _REJECT, int),
+    "start_offset": ("start_offset", _decode_int, _REJECT, int),
+    "end_offset": ("end_offset", _decode_int, _REJECT, int),
 }
 _AZURE_CONTENT_FILTER_OFFSETS_REQUIRED: Final = (
     "check_offset",
@@ -3872,12 +3936,22 @@ _COMPLETION_TOKENS_DETAILS_KEYS = frozenset(
 
 
 _COMPLETION_TOKENS_DETAILS_FIELDS: Final[_Fields] = {
-    "accepted_prediction_tokens": ("accepted_prediction_tokens", _decode_int, _KEEP),
-    "audio_tokens": ("audio_tokens", _decode_int, _KEEP),
-    "reasoning_tokens": ("reasoning_tokens", _decode_int, _KEEP),
-    "rejected_prediction_tokens": ("rejected_prediction_tokens", _decode_int, _KEEP),
-    "text_tokens": ("text_tokens", _decode_int, _KEEP),
-    "image_tokens": ("image_tokens", _decode_int, _KEEP),
+    "accepted_prediction_tokens": (
+        "accepted_prediction_tokens",
+        _decode_int,
+        _KEEP,
+        int,
+    ),
+    "audio_tokens": ("audio_tokens", _decode_int, _KEEP, int),
+    "reasoning_tokens": ("reasoning_tokens", _decode_int, _KEEP, int),
+    "rejected_prediction_tokens": (
+        "rejected_prediction_tokens",
+        _decode_int,
+        _KEEP,
+        int,
+    ),
+    "text_tokens": ("text_tokens", _decode_int, _KEEP, int),
+    "image_tokens": ("image_tokens", _decode_int, _KEEP, int),
 }
 _COMPLETION_TOKENS_DETAILS_REQUIRED: Final = ()
 _COMPLETION_TOKENS_DETAILS_ORDER: Final = {
@@ -3971,12 +4045,12 @@ _PROMPT_TOKENS_DETAILS_KEYS = frozenset(
 
 
 _PROMPT_TOKENS_DETAILS_FIELDS: Final[_Fields] = {
-    "audio_tokens": ("audio_tokens", _decode_int, _KEEP),
-    "cached_tokens": ("cached_tokens", _decode_int, _KEEP),
-    "cache_write_tokens": ("cache_write_tokens", _decode_int, _KEEP),
-    "image_tokens": ("image_tokens", _decode_int, _KEEP),
-    "text_tokens": ("text_tokens", _decode_int, _KEEP),
-    "video_tokens": ("video_tokens", _decode_int, _KEEP),
+    "audio_tokens": ("audio_tokens", _decode_int, _KEEP, int),
+    "cached_tokens": ("cached_tokens", _decode_int, _KEEP, int),
+    "cache_write_tokens": ("cache_write_tokens", _decode_int, _KEEP, int),
+    "image_tokens": ("image_tokens", _decode_int, _KEEP, int),
+    "text_tokens": ("text_tokens", _decode_int, _KEEP, int),
+    "video_tokens": ("video_tokens", _decode_int, _KEEP, int),
 }
 _PROMPT_TOKENS_DETAILS_REQUIRED: Final = ()
 _PROMPT_TOKENS_DETAILS_ORDER: Final = {
@@ -4068,13 +4142,13 @@ _PERPLEXITY_COST_KEYS = frozenset(
 
 
 _PERPLEXITY_COST_FIELDS: Final[_Fields] = {
-    "input_tokens_cost": ("input_tokens_cost", _decode_float, _KEEP),
-    "output_tokens_cost": ("output_tokens_cost", _decode_float, _KEEP),
-    "reasoning_tokens_cost": ("reasoning_tokens_cost", _decode_float, _KEEP),
-    "citation_tokens_cost": ("citation_tokens_cost", _decode_float, _KEEP),
-    "search_queries_cost": ("search_queries_cost", _decode_float, _KEEP),
-    "request_cost": ("request_cost", _decode_float, _KEEP),
-    "total_cost": ("total_cost", _decode_float, _KEEP),
+    "input_tokens_cost": ("input_tokens_cost", _decode_float, _KEEP, float),
+    "output_tokens_cost": ("output_tokens_cost", _decode_float, _KEEP, float),
+    "reasoning_tokens_cost": ("reasoning_tokens_cost", _decode_float, _KEEP, float),
+    "citation_tokens_cost": ("citation_tokens_cost", _decode_float, _KEEP, float),
+    "search_queries_cost": ("search_queries_cost", _decode_float, _KEEP, float),
+    "request_cost": ("request_cost", _decode_float, _KEEP, float),
+    "total_cost": ("total_cost", _decode_float, _KEEP, float),
 }
 _PERPLEXITY_COST_REQUIRED: Final = ()
 _PERPLEXITY_COST_ORDER: Final = {
@@ -4165,16 +4239,18 @@ _OPEN_ROUTER_COST_DETAILS_KEYS = frozenset(
 
 
 _OPEN_ROUTER_COST_DETAILS_FIELDS: Final[_Fields] = {
-    "upstream_inference_cost": ("upstream_inference_cost", _decode_float, _KEEP),
+    "upstream_inference_cost": ("upstream_inference_cost", _decode_float, _KEEP, float),
     "upstream_inference_prompt_cost": (
         "upstream_inference_prompt_cost",
         _decode_float,
         _KEEP,
+        float,
     ),
     "upstream_inference_completions_cost": (
         "upstream_inference_completions_cost",
         _decode_float,
         _KEEP,
+        float,
     ),
 }
 _OPEN_ROUTER_COST_DETAILS_REQUIRED: Final = ()
@@ -4246,9 +4322,9 @@ _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS = frozenset(
 
 
 _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS: Final[_Fields] = {
-    "web_search_requests": ("web_search_requests", _decode_int, _KEEP),
-    "tool_calls_requested": ("tool_calls_requested", _decode_int, _KEEP),
-    "tool_calls_executed": ("tool_calls_executed", _decode_int, _KEEP),
+    "web_search_requests": ("web_search_requests", _decode_int, _KEEP, int),
+    "tool_calls_requested": ("tool_calls_requested", _decode_int, _KEEP, int),
+    "tool_calls_executed": ("tool_calls_executed", _decode_int, _KEEP, int),
 }
 _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_REQUIRED: Final = ()
 _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_ORDER: Final = {
@@ -4483,40 +4559,43 @@ _COMPLETION_USAGE_KEYS = frozenset(
 
 
 _COMPLETION_USAGE_FIELDS: Final[_Fields] = {
-    "completion_tokens": ("completion_tokens", _decode_int, _REJECT),
-    "prompt_tokens": ("prompt_tokens", _decode_int, _REJECT),
-    "total_tokens": ("total_tokens", _decode_int, _REJECT),
+    "completion_tokens": ("completion_tokens", _decode_int, _REJECT, int),
+    "prompt_tokens": ("prompt_tokens", _decode_int, _REJECT, int),
+    "total_tokens": ("total_tokens", _decode_int, _REJECT, int),
     "completion_tokens_details": (
         "completion_tokens_details",
         validate_completion_tokens_details,
         _KEEP,
+        None,
     ),
     "prompt_tokens_details": (
         "prompt_tokens_details",
         validate_prompt_tokens_details,
         _KEEP,
+        None,
     ),
-    "prompt_cache_hit_tokens": ("prompt_cache_hit_tokens", _decode_int, _KEEP),
-    "prompt_cache_miss_tokens": ("prompt_cache_miss_tokens", _decode_int, _KEEP),
-    "queue_time": ("queue_time", _decode_float, _KEEP),
-    "prompt_time": ("prompt_time", _decode_float, _KEEP),
-    "completion_time": ("completion_time", _decode_float, _KEEP),
-    "total_time": ("total_time", _decode_float, _KEEP),
-    "cost": ("cost", _decode_float_or_PerplexityCost, _KEEP),
-    "is_byok": ("is_byok", _decode_bool, _KEEP),
-    "cost_details": ("cost_details", validate_open_router_cost_details, _KEEP),
+    "prompt_cache_hit_tokens": ("prompt_cache_hit_tokens", _decode_int, _KEEP, int),
+    "prompt_cache_miss_tokens": ("prompt_cache_miss_tokens", _decode_int, _KEEP, int),
+    "queue_time": ("queue_time", _decode_float, _KEEP, float),
+    "prompt_time": ("prompt_time", _decode_float, _KEEP, float),
+    "completion_time": ("completion_time", _decode_float, _KEEP, float),
+    "total_time": ("total_time", _decode_float, _KEEP, float),
+    "cost": ("cost", _decode_float_or_PerplexityCost, _KEEP, None),
+    "is_byok": ("is_byok", _decode_bool, _KEEP, bool),
+    "cost_details": ("cost_details", validate_open_router_cost_details, _KEEP, None),
     "server_tool_use_details": (
         "server_tool_use_details",
         validate_open_router_server_tool_use_details,
         _KEEP,
+        None,
     ),
-    "citation_tokens": ("citation_tokens", _decode_int, _KEEP),
-    "num_search_queries": ("num_search_queries", _decode_int, _KEEP),
-    "search_context_size": ("search_context_size", _decode_str, _KEEP),
-    "reasoning_tokens": ("reasoning_tokens", _decode_int, _KEEP),
-    "cached_tokens": ("cached_tokens", _decode_int, _KEEP),
-    "num_sources_used": ("num_sources_used", _decode_int, _KEEP),
-    "cost_in_usd_ticks": ("cost_in_usd_ticks", _decode_int, _KEEP),
+    "citation_tokens": ("citation_tokens", _decode_int, _KEEP, int),
+    "num_search_queries": ("num_search_queries", _decode_int, _KEEP, int),
+    "search_context_size": ("search_context_size", _decode_str, _KEEP, str),
+    "reasoning_tokens": ("reasoning_tokens", _decode_int, _KEEP, int),
+    "cached_tokens": ("cached_tokens", _decode_int, _KEEP, int),
+    "num_sources_used": ("num_sources_used", _decode_int, _KEEP, int),
+    "cost_in_usd_ticks": ("cost_in_usd_ticks", _decode_int, _KEEP, int),
 }
 _COMPLETION_USAGE_REQUIRED: Final = ()
 _COMPLETION_USAGE_ORDER: Final = {
@@ -4764,28 +4843,30 @@ _CHAT_COMPLETION_CHOICE_KEYS = frozenset(
 
 
 _CHAT_COMPLETION_CHOICE_FIELDS: Final[_Fields] = {
-    "index": ("index", _decode_int, _REJECT),
-    "message": ("message", validate_chat_completion_message, _REJECT),
-    "finish_reason": ("finish_reason", _decode_str, _KEEP),
-    "logprobs": ("logprobs", _decode_ChoiceLogprobs_or_float, _KEEP),
+    "index": ("index", _decode_int, _REJECT, int),
+    "message": ("message", validate_chat_completion_message, _REJECT, None),
+    "finish_reason": ("finish_reason", _decode_str, _KEEP, str),
+    "logprobs": ("logprobs", _decode_ChoiceLogprobs_or_float, _KEEP, None),
     "content_filter_results": (
         "content_filter_results",
         validate_azure_content_filter_results,
         _KEEP,
+        None,
     ),
     "content_filter_offsets": (
         "content_filter_offsets",
         validate_azure_content_filter_offsets,
         _KEEP,
+        None,
     ),
-    "content_filter_raw": ("content_filter_raw", _decode_list_any, _KEEP),
-    "usage": ("usage", validate_completion_usage, _KEEP),
-    "native_finish_reason": ("native_finish_reason", _decode_str, _KEEP),
-    "matched_stop": ("matched_stop", _decode_int_or_str, _KEEP),
-    "text": ("text", _decode_str, _KEEP),
-    "seed": ("seed", _decode_int, _KEEP),
-    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP),
-    "token_ids": ("token_ids", _decode_list_int, _KEEP),
+    "content_filter_raw": ("content_filter_raw", _decode_list_any, _KEEP, None),
+    "usage": ("usage", validate_completion_usage, _KEEP, None),
+    "native_finish_reason": ("native_finish_reason", _decode_str, _KEEP, str),
+    "matched_stop": ("matched_stop", _decode_int_or_str, _KEEP, None),
+    "text": ("text", _decode_str, _KEEP, str),
+    "seed": ("seed", _decode_int, _KEEP, int),
+    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP, None),
+    "token_ids": ("token_ids", _decode_list_int, _KEEP, None),
 }
 _CHAT_COMPLETION_CHOICE_REQUIRED: Final = (
     "index",
@@ -4911,15 +4992,16 @@ _MODERATION_RESULT_BODY_KEYS = frozenset(
 
 
 _MODERATION_RESULT_BODY_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _REJECT),
-    "model": ("model", _decode_str, _REJECT),
-    "flagged": ("flagged", _decode_bool, _REJECT),
-    "categories": ("categories", _decode_map_bool, _REJECT),
-    "category_scores": ("category_scores", _decode_map_float, _REJECT),
+    "type": ("type", _decode_str, _REJECT, str),
+    "model": ("model", _decode_str, _REJECT, str),
+    "flagged": ("flagged", _decode_bool, _REJECT, bool),
+    "categories": ("categories", _decode_map_bool, _REJECT, None),
+    "category_scores": ("category_scores", _decode_map_float, _REJECT, None),
     "category_applied_input_types": (
         "category_applied_input_types",
         _decode_map_list_ModerationInputType,
         _REJECT,
+        None,
     ),
 }
 _MODERATION_RESULT_BODY_REQUIRED: Final = (
@@ -4989,9 +5071,9 @@ _MODERATION_RESULTS_KEYS = frozenset({"type", "model", "results"})
 
 
 _MODERATION_RESULTS_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_ModerationResultsType, _REJECT),
-    "model": ("model", _decode_str, _REJECT),
-    "results": ("results", _decode_list_ModerationResultBody, _REJECT),
+    "type": ("type", _decode_ModerationResultsType, _REJECT, None),
+    "model": ("model", _decode_str, _REJECT, str),
+    "results": ("results", _decode_list_ModerationResultBody, _REJECT, None),
 }
 _MODERATION_RESULTS_REQUIRED: Final = (
     "type",
@@ -5045,9 +5127,9 @@ _MODERATION_ERROR_KEYS = frozenset({"type", "code", "message"})
 
 
 _MODERATION_ERROR_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_ModerationErrorType, _REJECT),
-    "code": ("code", _decode_str, _REJECT),
-    "message": ("message", _decode_str, _REJECT),
+    "type": ("type", _decode_ModerationErrorType, _REJECT, None),
+    "code": ("code", _decode_str, _REJECT, str),
+    "message": ("message", _decode_str, _REJECT, str),
 }
 _MODERATION_ERROR_REQUIRED: Final = (
     "type",
@@ -5096,8 +5178,8 @@ _MODERATION_KEYS = frozenset({"input", "output"})
 
 
 _MODERATION_FIELDS: Final[_Fields] = {
-    "input": ("input", _decode_ModerationResults_or_ModerationError, _REJECT),
-    "output": ("output", _decode_ModerationResults_or_ModerationError, _REJECT),
+    "input": ("input", _decode_ModerationResults_or_ModerationError, _REJECT, None),
+    "output": ("output", _decode_ModerationResults_or_ModerationError, _REJECT, None),
 }
 _MODERATION_REQUIRED: Final = (
     "input",
@@ -5150,11 +5232,12 @@ _AZURE_PROMPT_FILTER_RESULT_KEYS = frozenset({"prompt_index", "content_filter_re
 
 
 _AZURE_PROMPT_FILTER_RESULT_FIELDS: Final[_Fields] = {
-    "prompt_index": ("prompt_index", _decode_int, _REJECT),
+    "prompt_index": ("prompt_index", _decode_int, _REJECT, int),
     "content_filter_results": (
         "content_filter_results",
         validate_azure_content_filter_results,
         _KEEP,
+        None,
     ),
 }
 _AZURE_PROMPT_FILTER_RESULT_REQUIRED: Final = ("prompt_index",)
@@ -5247,14 +5330,14 @@ _AZURE_LATENCY_CHECKPOINT_KEYS = frozenset(
 
 
 _AZURE_LATENCY_CHECKPOINT_FIELDS: Final[_Fields] = {
-    "engine_tbt_ms": ("engine_tbt_ms", _decode_float, _KEEP),
-    "engine_ttft_ms": ("engine_ttft_ms", _decode_float, _KEEP),
-    "engine_ttlt_ms": ("engine_ttlt_ms", _decode_float, _KEEP),
-    "pre_inference_ms": ("pre_inference_ms", _decode_float, _KEEP),
-    "service_tbt_ms": ("service_tbt_ms", _decode_float, _KEEP),
-    "service_ttft_ms": ("service_ttft_ms", _decode_float, _KEEP),
-    "service_ttlt_ms": ("service_ttlt_ms", _decode_float, _KEEP),
-    "user_visible_ttft_ms": ("user_visible_ttft_ms", _decode_float, _KEEP),
+    "engine_tbt_ms": ("engine_tbt_ms", _decode_float, _KEEP, float),
+    "engine_ttft_ms": ("engine_ttft_ms", _decode_float, _KEEP, float),
+    "engine_ttlt_ms": ("engine_ttlt_ms", _decode_float, _KEEP, float),
+    "pre_inference_ms": ("pre_inference_ms", _decode_float, _KEEP, float),
+    "service_tbt_ms": ("service_tbt_ms", _decode_float, _KEEP, float),
+    "service_ttft_ms": ("service_ttft_ms", _decode_float, _KEEP, float),
+    "service_ttlt_ms": ("service_ttlt_ms", _decode_float, _KEEP, float),
+    "user_visible_ttft_ms": ("user_visible_ttft_ms", _decode_float, _KEEP, float),
 }
 _AZURE_LATENCY_CHECKPOINT_REQUIRED: Final = ()
 _AZURE_LATENCY_CHECKPOINT_ORDER: Final = {
@@ -5340,7 +5423,7 @@ _AZURE_ROUTING_KEYS = frozenset({"serving_pipereplica"})
 
 
 _AZURE_ROUTING_FIELDS: Final[_Fields] = {
-    "serving_pipereplica": ("serving_pipereplica", _decode_str, _KEEP),
+    "serving_pipereplica": ("serving_pipereplica", _decode_str, _KEEP, str),
 }
 _AZURE_ROUTING_REQUIRED: Final = ()
 _AZURE_ROUTING_ORDER: Final = {"serving_pipereplica": 0}
@@ -5391,8 +5474,8 @@ _GROQ_MODEL_USAGE_KEYS = frozenset({"model", "usage"})
 
 
 _GROQ_MODEL_USAGE_FIELDS: Final[_Fields] = {
-    "model": ("model", _decode_str, _REJECT),
-    "usage": ("usage", validate_completion_usage, _REJECT),
+    "model": ("model", _decode_str, _REJECT, str),
+    "usage": ("usage", validate_completion_usage, _REJECT, None),
 }
 _GROQ_MODEL_USAGE_REQUIRED: Final = (
     "model",
@@ -5440,7 +5523,7 @@ _GROQ_USAGE_BREAKDOWN_KEYS = frozenset({"models"})
 
 
 _GROQ_USAGE_BREAKDOWN_FIELDS: Final[_Fields] = {
-    "models": ("models", _decode_list_GroqModelUsage, _REJECT),
+    "models": ("models", _decode_list_GroqModelUsage, _REJECT, None),
 }
 _GROQ_USAGE_BREAKDOWN_REQUIRED: Final = ("models",)
 _GROQ_USAGE_BREAKDOWN_ORDER: Final = {"models": 0}
@@ -5497,10 +5580,10 @@ _GROQ_DEBUG_KEYS = frozenset(
 
 
 _GROQ_DEBUG_FIELDS: Final[_Fields] = {
-    "input_token_ids": ("input_token_ids", _decode_list_int, _KEEP),
-    "input_tokens": ("input_tokens", _decode_list_str, _KEEP),
-    "output_token_ids": ("output_token_ids", _decode_list_int, _KEEP),
-    "output_tokens": ("output_tokens", _decode_list_str, _KEEP),
+    "input_token_ids": ("input_token_ids", _decode_list_int, _KEEP, None),
+    "input_tokens": ("input_tokens", _decode_list_str, _KEEP, None),
+    "output_token_ids": ("output_token_ids", _decode_list_int, _KEEP, None),
+    "output_tokens": ("output_tokens", _decode_list_str, _KEEP, None),
 }
 _GROQ_DEBUG_REQUIRED: Final = ()
 _GROQ_DEBUG_ORDER: Final = {
@@ -5581,12 +5664,12 @@ _GROQ_X_GROQ_KEYS = frozenset(
 
 
 _GROQ_X_GROQ_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_str, _KEEP),
-    "seed": ("seed", _decode_int, _KEEP),
-    "usage": ("usage", validate_completion_usage, _KEEP),
-    "usage_breakdown": ("usage_breakdown", validate_groq_usage_breakdown, _KEEP),
-    "error": ("error", _decode_str, _KEEP),
-    "debug": ("debug", validate_groq_debug, _KEEP),
+    "id": ("id", _decode_str, _KEEP, str),
+    "seed": ("seed", _decode_int, _KEEP, int),
+    "usage": ("usage", validate_completion_usage, _KEEP, None),
+    "usage_breakdown": ("usage_breakdown", validate_groq_usage_breakdown, _KEEP, None),
+    "error": ("error", _decode_str, _KEEP, str),
+    "debug": ("debug", validate_groq_debug, _KEEP, None),
 }
 _GROQ_X_GROQ_REQUIRED: Final = ()
 _GROQ_X_GROQ_ORDER: Final = {
@@ -5719,20 +5802,20 @@ _LLAMA_CPP_TIMINGS_KEYS = frozenset(
 
 
 _LLAMA_CPP_TIMINGS_FIELDS: Final[_Fields] = {
-    "cache_n": ("cache_n", _decode_int, _KEEP),
-    "prompt_n": ("prompt_n", _decode_int, _KEEP),
-    "prompt_ms": ("prompt_ms", _decode_float, _KEEP),
-    "prompt_per_token_ms": ("prompt_per_token_ms", _decode_float, _KEEP),
-    "prompt_per_second": ("prompt_per_second", _decode_float, _KEEP),
-    "predicted_n": ("predicted_n", _decode_int, _KEEP),
-    "predicted_ms": ("predicted_ms", _decode_float, _KEEP),
-    "predicted_per_token_ms": ("predicted_per_token_ms", _decode_float, _KEEP),
-    "predicted_per_second": ("predicted_per_second", _decode_float, _KEEP),
-    "draft_n": ("draft_n", _decode_int, _KEEP),
-    "draft_n_accepted": ("draft_n_accepted", _decode_int, _KEEP),
-    "peak_memory": ("peak_memory", _decode_float, _KEEP),
-    "draft_kind": ("draft_kind", _decode_str, _KEEP),
-    "draft_rounds": ("draft_rounds", _decode_int, _KEEP),
+    "cache_n": ("cache_n", _decode_int, _KEEP, int),
+    "prompt_n": ("prompt_n", _decode_int, _KEEP, int),
+    "prompt_ms": ("prompt_ms", _decode_float, _KEEP, float),
+    "prompt_per_token_ms": ("prompt_per_token_ms", _decode_float, _KEEP, float),
+    "prompt_per_second": ("prompt_per_second", _decode_float, _KEEP, float),
+    "predicted_n": ("predicted_n", _decode_int, _KEEP, int),
+    "predicted_ms": ("predicted_ms", _decode_float, _KEEP, float),
+    "predicted_per_token_ms": ("predicted_per_token_ms", _decode_float, _KEEP, float),
+    "predicted_per_second": ("predicted_per_second", _decode_float, _KEEP, float),
+    "draft_n": ("draft_n", _decode_int, _KEEP, int),
+    "draft_n_accepted": ("draft_n_accepted", _decode_int, _KEEP, int),
+    "peak_memory": ("peak_memory", _decode_float, _KEEP, float),
+    "draft_kind": ("draft_kind", _decode_str, _KEEP, str),
+    "draft_rounds": ("draft_rounds", _decode_int, _KEEP, int),
 }
 _LLAMA_CPP_TIMINGS_REQUIRED: Final = ()
 _LLAMA_CPP_TIMINGS_ORDER: Final = {
@@ -5829,8 +5912,8 @@ _NOVITA_SLA_METRICS_KEYS = frozenset({"ttft_ms", "ts_us"})
 
 
 _NOVITA_SLA_METRICS_FIELDS: Final[_Fields] = {
-    "ttft_ms": ("ttft_ms", _decode_float, _KEEP),
-    "ts_us": ("ts_us", _decode_int, _KEEP),
+    "ttft_ms": ("ttft_ms", _decode_float, _KEEP, float),
+    "ts_us": ("ts_us", _decode_int, _KEEP, int),
 }
 _NOVITA_SLA_METRICS_REQUIRED: Final = ()
 _NOVITA_SLA_METRICS_ORDER: Final = {"ttft_ms": 0, "ts_us": 1}
@@ -5892,10 +5975,10 @@ _NV_EXT_WORKER_ID_KEYS = frozenset(
 
 
 _NV_EXT_WORKER_ID_FIELDS: Final[_Fields] = {
-    "prefill_worker_id": ("prefill_worker_id", _decode_int, _KEEP),
-    "prefill_dp_rank": ("prefill_dp_rank", _decode_int, _KEEP),
-    "decode_worker_id": ("decode_worker_id", _decode_int, _KEEP),
-    "decode_dp_rank": ("decode_dp_rank", _decode_int, _KEEP),
+    "prefill_worker_id": ("prefill_worker_id", _decode_int, _KEEP, int),
+    "prefill_dp_rank": ("prefill_dp_rank", _decode_int, _KEEP, int),
+    "decode_worker_id": ("decode_worker_id", _decode_int, _KEEP, int),
+    "decode_dp_rank": ("decode_dp_rank", _decode_int, _KEEP, int),
 }
 _NV_EXT_WORKER_ID_REQUIRED: Final = ()
 _NV_EXT_WORKER_ID_ORDER: Final = {
@@ -5981,12 +6064,12 @@ _NV_EXT_TIMING_KEYS = frozenset(
 
 
 _NV_EXT_TIMING_FIELDS: Final[_Fields] = {
-    "request_received_ms": ("request_received_ms", _decode_int, _KEEP),
-    "prefill_wait_time_ms": ("prefill_wait_time_ms", _decode_float, _KEEP),
-    "prefill_time_ms": ("prefill_time_ms", _decode_float, _KEEP),
-    "ttft_ms": ("ttft_ms", _decode_float, _KEEP),
-    "total_time_ms": ("total_time_ms", _decode_float, _KEEP),
-    "kv_hit_rate": ("kv_hit_rate", _decode_float, _KEEP),
+    "request_received_ms": ("request_received_ms", _decode_int, _KEEP, int),
+    "prefill_wait_time_ms": ("prefill_wait_time_ms", _decode_float, _KEEP, float),
+    "prefill_time_ms": ("prefill_time_ms", _decode_float, _KEEP, float),
+    "ttft_ms": ("ttft_ms", _decode_float, _KEEP, float),
+    "total_time_ms": ("total_time_ms", _decode_float, _KEEP, float),
+    "kv_hit_rate": ("kv_hit_rate", _decode_float, _KEEP, float),
 }
 _NV_EXT_TIMING_REQUIRED: Final = ()
 _NV_EXT_TIMING_ORDER: Final = {
@@ -6097,14 +6180,14 @@ _NV_EXT_KEYS = frozenset(
 
 
 _NV_EXT_FIELDS: Final[_Fields] = {
-    "worker_id": ("worker_id", validate_nv_ext_worker_id, _KEEP),
-    "timing": ("timing", validate_nv_ext_timing, _KEEP),
-    "token_ids": ("token_ids", _decode_list_int, _KEEP),
-    "routed_experts": ("routed_experts", _decode_any, _KEEP),
-    "engine_data": ("engine_data", _decode_any, _KEEP),
-    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP),
-    "completion_token_ids": ("completion_token_ids", _decode_list_int, _KEEP),
-    "prompt_logprobs": ("prompt_logprobs", _decode_list_any, _KEEP),
+    "worker_id": ("worker_id", validate_nv_ext_worker_id, _KEEP, None),
+    "timing": ("timing", validate_nv_ext_timing, _KEEP, None),
+    "token_ids": ("token_ids", _decode_list_int, _KEEP, None),
+    "routed_experts": ("routed_experts", _decode_any, _KEEP, None),
+    "engine_data": ("engine_data", _decode_any, _KEEP, None),
+    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP, None),
+    "completion_token_ids": ("completion_token_ids", _decode_list_int, _KEEP, None),
+    "prompt_logprobs": ("prompt_logprobs", _decode_list_any, _KEEP, None),
 }
 _NV_EXT_REQUIRED: Final = ()
 _NV_EXT_ORDER: Final = {
@@ -6191,11 +6274,11 @@ _OPEN_ROUTER_ERROR_KEYS = frozenset({"message", "code", "type", "param", "metada
 
 
 _OPEN_ROUTER_ERROR_FIELDS: Final[_Fields] = {
-    "message": ("message", _decode_str, _REJECT),
-    "code": ("code", _decode_int_or_str, _KEEP),
-    "type": ("type", _decode_str, _KEEP),
-    "param": ("param", _decode_any, _KEEP),
-    "metadata": ("metadata", _decode_map_any, _KEEP),
+    "message": ("message", _decode_str, _REJECT, str),
+    "code": ("code", _decode_int_or_str, _KEEP, None),
+    "type": ("type", _decode_str, _KEEP, str),
+    "param": ("param", _decode_any, _KEEP, None),
+    "metadata": ("metadata", _decode_map_any, _KEEP, None),
 }
 _OPEN_ROUTER_ERROR_REQUIRED: Final = ("message",)
 _OPEN_ROUTER_ERROR_ORDER: Final = {
@@ -6271,13 +6354,13 @@ _PERPLEXITY_SEARCH_RESULT_KEYS = frozenset(
 
 
 _PERPLEXITY_SEARCH_RESULT_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_int, _KEEP),
-    "title": ("title", _decode_str, _KEEP),
-    "url": ("url", _decode_str, _KEEP),
-    "snippet": ("snippet", _decode_str, _KEEP),
-    "date": ("date", _decode_str, _KEEP),
-    "last_updated": ("last_updated", _decode_str, _KEEP),
-    "source": ("source", _decode_str, _KEEP),
+    "id": ("id", _decode_int, _KEEP, int),
+    "title": ("title", _decode_str, _KEEP, str),
+    "url": ("url", _decode_str, _KEEP, str),
+    "snippet": ("snippet", _decode_str, _KEEP, str),
+    "date": ("date", _decode_str, _KEEP, str),
+    "last_updated": ("last_updated", _decode_str, _KEEP, str),
+    "source": ("source", _decode_str, _KEEP, str),
 }
 _PERPLEXITY_SEARCH_RESULT_REQUIRED: Final = ()
 _PERPLEXITY_SEARCH_RESULT_ORDER: Final = {
@@ -6350,10 +6433,10 @@ _SGLANG_CACHED_TOKENS_DETAILS_KEYS = frozenset(
 
 
 _SGLANG_CACHED_TOKENS_DETAILS_FIELDS: Final[_Fields] = {
-    "device": ("device", _decode_int, _KEEP),
-    "host": ("host", _decode_int, _KEEP),
-    "storage": ("storage", _decode_int, _KEEP),
-    "storage_backend": ("storage_backend", _decode_str, _KEEP),
+    "device": ("device", _decode_int, _KEEP, int),
+    "host": ("host", _decode_int, _KEEP, int),
+    "storage": ("storage", _decode_int, _KEEP, int),
+    "storage_backend": ("storage_backend", _decode_str, _KEEP, str),
 }
 _SGLANG_CACHED_TOKENS_DETAILS_REQUIRED: Final = ()
 _SGLANG_CACHED_TOKENS_DETAILS_ORDER: Final = {
@@ -6416,11 +6499,12 @@ _SGLANG_SGL_EXT_KEYS = frozenset({"routed_experts", "cached_tokens_details"})
 
 
 _SGLANG_SGL_EXT_FIELDS: Final[_Fields] = {
-    "routed_experts": ("routed_experts", _decode_str, _KEEP),
+    "routed_experts": ("routed_experts", _decode_str, _KEEP, str),
     "cached_tokens_details": (
         "cached_tokens_details",
         validate_sglang_cached_tokens_details,
         _KEEP,
+        None,
     ),
 }
 _SGLANG_SGL_EXT_REQUIRED: Final = ()
@@ -6472,7 +6556,7 @@ _TOGETHER_WARNING_KEYS = frozenset({"message"})
 
 
 _TOGETHER_WARNING_FIELDS: Final[_Fields] = {
-    "message": ("message", _decode_str, _REJECT),
+    "message": ("message", _decode_str, _REJECT, str),
 }
 _TOGETHER_WARNING_REQUIRED: Final = ("message",)
 _TOGETHER_WARNING_ORDER: Final = {"message": 0}
@@ -6553,15 +6637,15 @@ _VLLM_SPECULATIVE_DECODING_METRICS_KEYS = frozenset(
 
 
 _VLLM_SPECULATIVE_DECODING_METRICS_FIELDS: Final[_Fields] = {
-    "mean_acceptance_length": ("mean_acceptance_length", _decode_float, _KEEP),
-    "draft_acceptance_rate": ("draft_acceptance_rate", _decode_float, _KEEP),
-    "acceptance_histogram": ("acceptance_histogram", _decode_list_int, _KEEP),
-    "num_spec_steps": ("num_spec_steps", _decode_int, _KEEP),
-    "num_accepted_draft_tokens": ("num_accepted_draft_tokens", _decode_int, _KEEP),
-    "num_draft_tokens": ("num_draft_tokens", _decode_int, _KEEP),
-    "num_spec_tokens": ("num_spec_tokens", _decode_int, _KEEP),
-    "per_step_accepted": ("per_step_accepted", _decode_list_int, _KEEP),
-    "per_step_drafted": ("per_step_drafted", _decode_list_int, _KEEP),
+    "mean_acceptance_length": ("mean_acceptance_length", _decode_float, _KEEP, float),
+    "draft_acceptance_rate": ("draft_acceptance_rate", _decode_float, _KEEP, float),
+    "acceptance_histogram": ("acceptance_histogram", _decode_list_int, _KEEP, None),
+    "num_spec_steps": ("num_spec_steps", _decode_int, _KEEP, int),
+    "num_accepted_draft_tokens": ("num_accepted_draft_tokens", _decode_int, _KEEP, int),
+    "num_draft_tokens": ("num_draft_tokens", _decode_int, _KEEP, int),
+    "num_spec_tokens": ("num_spec_tokens", _decode_int, _KEEP, int),
+    "per_step_accepted": ("per_step_accepted", _decode_list_int, _KEEP, None),
+    "per_step_drafted": ("per_step_drafted", _decode_list_int, _KEEP, None),
 }
 _VLLM_SPECULATIVE_DECODING_METRICS_REQUIRED: Final = ()
 _VLLM_SPECULATIVE_DECODING_METRICS_ORDER: Final = {
@@ -6687,15 +6771,16 @@ _VLLM_REQUEST_METRICS_KEYS = frozenset(
 
 
 _VLLM_REQUEST_METRICS_FIELDS: Final[_Fields] = {
-    "time_to_first_token_ms": ("time_to_first_token_ms", _decode_float, _KEEP),
-    "generation_time_ms": ("generation_time_ms", _decode_float, _KEEP),
-    "queue_time_ms": ("queue_time_ms", _decode_float, _KEEP),
-    "mean_itl_ms": ("mean_itl_ms", _decode_float, _KEEP),
-    "tokens_per_second": ("tokens_per_second", _decode_float, _KEEP),
+    "time_to_first_token_ms": ("time_to_first_token_ms", _decode_float, _KEEP, float),
+    "generation_time_ms": ("generation_time_ms", _decode_float, _KEEP, float),
+    "queue_time_ms": ("queue_time_ms", _decode_float, _KEEP, float),
+    "mean_itl_ms": ("mean_itl_ms", _decode_float, _KEEP, float),
+    "tokens_per_second": ("tokens_per_second", _decode_float, _KEEP, float),
     "speculative_decoding": (
         "speculative_decoding",
         validate_vllm_speculative_decoding_metrics,
         _KEEP,
+        None,
     ),
 }
 _VLLM_REQUEST_METRICS_REQUIRED: Final = ()
@@ -6792,13 +6877,13 @@ _ZAI_WEB_SEARCH_RESULT_KEYS = frozenset(
 
 
 _ZAI_WEB_SEARCH_RESULT_FIELDS: Final[_Fields] = {
-    "title": ("title", _decode_str, _KEEP),
-    "content": ("content", _decode_str, _KEEP),
-    "link": ("link", _decode_str, _KEEP),
-    "media": ("media", _decode_str, _KEEP),
-    "icon": ("icon", _decode_str, _KEEP),
-    "refer": ("refer", _decode_str, _KEEP),
-    "publish_date": ("publish_date", _decode_str, _KEEP),
+    "title": ("title", _decode_str, _KEEP, str),
+    "content": ("content", _decode_str, _KEEP, str),
+    "link": ("link", _decode_str, _KEEP, str),
+    "media": ("media", _decode_str, _KEEP, str),
+    "icon": ("icon", _decode_str, _KEEP, str),
+    "refer": ("refer", _decode_str, _KEEP, str),
+    "publish_date": ("publish_date", _decode_str, _KEEP, str),
 }
 _ZAI_WEB_SEARCH_RESULT_REQUIRED: Final = ()
 _ZAI_WEB_SEARCH_RESULT_ORDER: Final = {
@@ -7049,48 +7134,56 @@ _CHAT_COMPLETION_KEYS = frozenset(
 
 
 _CHAT_COMPLETION_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_str, _REJECT),
-    "choices": ("choices", _decode_list_ChatCompletionChoice, _EMPTY),
-    "created": ("created", _decode_int_or_float, _REJECT),
-    "model": ("model", _decode_str, _REJECT),
-    "object": ("object", _decode_str, _REJECT),
-    "service_tier": ("service_tier", _decode_str, _KEEP),
-    "system_fingerprint": ("system_fingerprint", _decode_str, _KEEP),
-    "usage": ("usage", validate_completion_usage, _KEEP),
-    "moderation": ("moderation", validate_moderation, _KEEP),
+    "id": ("id", _decode_str, _REJECT, str),
+    "choices": ("choices", _decode_list_ChatCompletionChoice, _EMPTY, None),
+    "created": ("created", _decode_int_or_float, _REJECT, None),
+    "model": ("model", _decode_str, _REJECT, str),
+    "object": ("object", _decode_str, _REJECT, str),
+    "service_tier": ("service_tier", _decode_str, _KEEP, str),
+    "system_fingerprint": ("system_fingerprint", _decode_str, _KEEP, str),
+    "usage": ("usage", validate_completion_usage, _KEEP, None),
+    "moderation": ("moderation", validate_moderation, _KEEP, None),
     "prompt_filter_results": (
         "prompt_filter_results",
         _decode_list_AzurePromptFilterResult,
         _KEEP,
+        None,
     ),
     "prompt_annotations": (
         "prompt_annotations",
         _decode_list_AzurePromptFilterResult,
         _KEEP,
+        None,
     ),
     "latency_checkpoint": (
         "latency_checkpoint",
         validate_azure_latency_checkpoint,
         _KEEP,
+        None,
     ),
-    "routing": ("routing", validate_azure_routing, _KEEP),
-    "perf_metrics": ("perf_metrics", _decode_map_any, _KEEP),
-    "x_groq": ("x_groq", validate_groq_x_groq, _KEEP),
-    "timings": ("timings", validate_llama_cpp_timings, _KEEP),
-    "__verbose": ("__verbose", _decode_map_any, _KEEP),
-    "sla_metrics": ("sla_metrics", validate_novita_sla_metrics, _KEEP),
-    "nvext": ("nvext", validate_nv_ext, _KEEP),
-    "provider": ("provider", _decode_str, _KEEP),
-    "error": ("error", validate_open_router_error, _KEEP),
-    "citations": ("citations", _decode_list_str, _KEEP),
-    "search_results": ("search_results", _decode_list_PerplexitySearchResult, _KEEP),
-    "sglext": ("sglext", validate_sglang_sgl_ext, _KEEP),
-    "warnings": ("warnings", _decode_list_TogetherWarning, _KEEP),
-    "prompt_token_ids": ("prompt_token_ids", _decode_list_int, _KEEP),
-    "prompt_text": ("prompt_text", _decode_str, _KEEP),
-    "metrics": ("metrics", validate_vllm_request_metrics, _KEEP),
-    "request_id": ("request_id", _decode_str, _KEEP),
-    "web_search": ("web_search", _decode_list_ZaiWebSearchResult, _KEEP),
+    "routing": ("routing", validate_azure_routing, _KEEP, None),
+    "perf_metrics": ("perf_metrics", _decode_map_any, _KEEP, None),
+    "x_groq": ("x_groq", validate_groq_x_groq, _KEEP, None),
+    "timings": ("timings", validate_llama_cpp_timings, _KEEP, None),
+    "__verbose": ("__verbose", _decode_map_any, _KEEP, None),
+    "sla_metrics": ("sla_metrics", validate_novita_sla_metrics, _KEEP, None),
+    "nvext": ("nvext", validate_nv_ext, _KEEP, None),
+    "provider": ("provider", _decode_str, _KEEP, str),
+    "error": ("error", validate_open_router_error, _KEEP, None),
+    "citations": ("citations", _decode_list_str, _KEEP, None),
+    "search_results": (
+        "search_results",
+        _decode_list_PerplexitySearchResult,
+        _KEEP,
+        None,
+    ),
+    "sglext": ("sglext", validate_sglang_sgl_ext, _KEEP, None),
+    "warnings": ("warnings", _decode_list_TogetherWarning, _KEEP, None),
+    "prompt_token_ids": ("prompt_token_ids", _decode_list_int, _KEEP, None),
+    "prompt_text": ("prompt_text", _decode_str, _KEEP, str),
+    "metrics": ("metrics", validate_vllm_request_metrics, _KEEP, None),
+    "request_id": ("request_id", _decode_str, _KEEP, str),
+    "web_search": ("web_search", _decode_list_ZaiWebSearchResult, _KEEP, None),
 }
 _CHAT_COMPLETION_REQUIRED: Final = ("object",)
 _CHAT_COMPLETION_ORDER: Final = {
@@ -7256,8 +7349,8 @@ _CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
 
 
 _CHOICE_DELTA_TOOL_CALL_FUNCTION_FIELDS: Final[_Fields] = {
-    "arguments": ("arguments", _decode_str_or_map_any, _KEEP),
-    "name": ("name", _decode_str, _KEEP),
+    "arguments": ("arguments", _decode_str_or_map_any, _KEEP, None),
+    "name": ("name", _decode_str, _KEEP, str),
 }
 _CHOICE_DELTA_TOOL_CALL_FUNCTION_REQUIRED: Final = ()
 _CHOICE_DELTA_TOOL_CALL_FUNCTION_ORDER: Final = {"arguments": 0, "name": 1}
@@ -7305,8 +7398,8 @@ _CHOICE_DELTA_TOOL_CALL_CUSTOM_KEYS = frozenset({"input", "name"})
 
 
 _CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS: Final[_Fields] = {
-    "input": ("input", _decode_str, _KEEP),
-    "name": ("name", _decode_str, _KEEP),
+    "input": ("input", _decode_str, _KEEP, str),
+    "name": ("name", _decode_str, _KEEP, str),
 }
 _CHOICE_DELTA_TOOL_CALL_CUSTOM_REQUIRED: Final = ()
 _CHOICE_DELTA_TOOL_CALL_CUSTOM_ORDER: Final = {"input": 0, "name": 1}
@@ -7369,11 +7462,11 @@ _CHOICE_DELTA_TOOL_CALL_KEYS = frozenset({"index", "id", "function", "type", "cu
 
 
 _CHOICE_DELTA_TOOL_CALL_FIELDS: Final[_Fields] = {
-    "index": ("index", _decode_int, _REJECT),
-    "id": ("id", _decode_str, _KEEP),
-    "function": ("function", validate_choice_delta_tool_call_function, _KEEP),
-    "type": ("type", _decode_str, _KEEP),
-    "custom": ("custom", validate_choice_delta_tool_call_custom, _KEEP),
+    "index": ("index", _decode_int, _REJECT, int),
+    "id": ("id", _decode_str, _KEEP, str),
+    "function": ("function", validate_choice_delta_tool_call_function, _KEEP, None),
+    "type": ("type", _decode_str, _KEEP, str),
+    "custom": ("custom", validate_choice_delta_tool_call_custom, _KEEP, None),
 }
 _CHOICE_DELTA_TOOL_CALL_REQUIRED: Final = ()
 _CHOICE_DELTA_TOOL_CALL_ORDER: Final = {
@@ -7437,8 +7530,8 @@ _CHOICE_DELTA_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
 
 
 _CHOICE_DELTA_FUNCTION_CALL_FIELDS: Final[_Fields] = {
-    "arguments": ("arguments", _decode_str, _KEEP),
-    "name": ("name", _decode_str, _KEEP),
+    "arguments": ("arguments", _decode_str, _KEEP, str),
+    "name": ("name", _decode_str, _KEEP, str),
 }
 _CHOICE_DELTA_FUNCTION_CALL_REQUIRED: Final = ()
 _CHOICE_DELTA_FUNCTION_CALL_ORDER: Final = {"arguments": 0, "name": 1}
@@ -7494,10 +7587,10 @@ _CHOICE_DELTA_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
 
 
 _CHOICE_DELTA_AUDIO_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_str, _KEEP),
-    "data": ("data", _decode_str, _KEEP),
-    "expires_at": ("expires_at", _decode_int, _KEEP),
-    "transcript": ("transcript", _decode_str, _KEEP),
+    "id": ("id", _decode_str, _KEEP, str),
+    "data": ("data", _decode_str, _KEEP, str),
+    "expires_at": ("expires_at", _decode_int, _KEEP, int),
+    "transcript": ("transcript", _decode_str, _KEEP, str),
 }
 _CHOICE_DELTA_AUDIO_REQUIRED: Final = ()
 _CHOICE_DELTA_AUDIO_ORDER: Final = {
@@ -7706,30 +7799,51 @@ _CHOICE_DELTA_KEYS = frozenset(
 
 
 _CHOICE_DELTA_FIELDS: Final[_Fields] = {
-    "role": ("role", _decode_str, _KEEP),
-    "content": ("content", _decode_str_or_list_MistralContentPart, _KEEP),
-    "refusal": ("refusal", _decode_str, _KEEP),
-    "tool_calls": ("tool_calls", _decode_list_ChoiceDeltaToolCall, _KEEP),
-    "function_call": ("function_call", validate_choice_delta_function_call, _KEEP),
-    "audio": ("audio", validate_choice_delta_audio, _KEEP),
-    "reasoning_content": ("reasoning_content", _decode_str, _KEEP),
-    "channel": ("channel", _decode_str, _KEEP),
-    "executed_tools": ("executed_tools", _decode_list_GroqExecutedTool, _KEEP),
-    "thinking_blocks": ("thinking_blocks", _decode_list_LiteLLMThinkingBlock, _KEEP),
-    "provider_specific_fields": ("provider_specific_fields", _decode_map_any, _KEEP),
-    "index": ("index", _decode_int, _KEEP),
-    "tool_call_id": ("tool_call_id", _decode_str, _KEEP),
-    "name": ("name", _decode_str, _KEEP),
-    "internal_content": ("internal_content", validate_moonshot_internal_content, _KEEP),
+    "role": ("role", _decode_str, _KEEP, str),
+    "content": ("content", _decode_str_or_list_MistralContentPart, _KEEP, None),
+    "refusal": ("refusal", _decode_str, _KEEP, str),
+    "tool_calls": ("tool_calls", _decode_list_ChoiceDeltaToolCall, _KEEP, None),
+    "function_call": (
+        "function_call",
+        validate_choice_delta_function_call,
+        _KEEP,
+        None,
+    ),
+    "audio": ("audio", validate_choice_delta_audio, _KEEP, None),
+    "reasoning_content": ("reasoning_content", _decode_str, _KEEP, str),
+    "channel": ("channel", _decode_str, _KEEP, str),
+    "executed_tools": ("executed_tools", _decode_list_GroqExecutedTool, _KEEP, None),
+    "thinking_blocks": (
+        "thinking_blocks",
+        _decode_list_LiteLLMThinkingBlock,
+        _KEEP,
+        None,
+    ),
+    "provider_specific_fields": (
+        "provider_specific_fields",
+        _decode_map_any,
+        _KEEP,
+        None,
+    ),
+    "index": ("index", _decode_int, _KEEP, int),
+    "tool_call_id": ("tool_call_id", _decode_str, _KEEP, str),
+    "name": ("name", _decode_str, _KEEP, str),
+    "internal_content": (
+        "internal_content",
+        validate_moonshot_internal_content,
+        _KEEP,
+        None,
+    ),
     "reasoning_details": (
         "reasoning_details",
         _decode_list_OpenRouterReasoningDetail,
         _KEEP,
+        None,
     ),
-    "annotations": ("annotations", _decode_list_OpenRouterAnnotation, _KEEP),
-    "hidden_states": ("hidden_states", _decode_any, _KEEP),
-    "token_id": ("token_id", _decode_int, _KEEP),
-    "reasoning": ("reasoning", _decode_str, _KEEP),
+    "annotations": ("annotations", _decode_list_OpenRouterAnnotation, _KEEP, None),
+    "hidden_states": ("hidden_states", _decode_any, _KEEP, None),
+    "token_id": ("token_id", _decode_int, _KEEP, int),
+    "reasoning": ("reasoning", _decode_str, _KEEP, str),
 }
 _CHOICE_DELTA_REQUIRED: Final = ()
 _CHOICE_DELTA_ORDER: Final = {
@@ -7966,28 +8080,30 @@ _CHOICE_KEYS = frozenset(
 
 
 _CHOICE_FIELDS: Final[_Fields] = {
-    "index": ("index", _decode_int, _REJECT),
-    "delta": ("delta", validate_choice_delta, _REJECT),
-    "finish_reason": ("finish_reason", _decode_str, _KEEP),
-    "logprobs": ("logprobs", _decode_ChoiceLogprobs_or_float, _KEEP),
+    "index": ("index", _decode_int, _REJECT, int),
+    "delta": ("delta", validate_choice_delta, _REJECT, None),
+    "finish_reason": ("finish_reason", _decode_str, _KEEP, str),
+    "logprobs": ("logprobs", _decode_ChoiceLogprobs_or_float, _KEEP, None),
     "content_filter_results": (
         "content_filter_results",
         validate_azure_content_filter_results,
         _KEEP,
+        None,
     ),
     "content_filter_offsets": (
         "content_filter_offsets",
         validate_azure_content_filter_offsets,
         _KEEP,
+        None,
     ),
-    "content_filter_raw": ("content_filter_raw", _decode_list_any, _KEEP),
-    "usage": ("usage", validate_completion_usage, _KEEP),
-    "native_finish_reason": ("native_finish_reason", _decode_str, _KEEP),
-    "matched_stop": ("matched_stop", _decode_int_or_str, _KEEP),
-    "text": ("text", _decode_str, _KEEP),
-    "seed": ("seed", _decode_int, _KEEP),
-    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP),
-    "token_ids": ("token_ids", _decode_list_int, _KEEP),
+    "content_filter_raw": ("content_filter_raw", _decode_list_any, _KEEP, None),
+    "usage": ("usage", validate_completion_usage, _KEEP, None),
+    "native_finish_reason": ("native_finish_reason", _decode_str, _KEEP, str),
+    "matched_stop": ("matched_stop", _decode_int_or_str, _KEEP, None),
+    "text": ("text", _decode_str, _KEEP, str),
+    "seed": ("seed", _decode_int, _KEEP, int),
+    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP, None),
+    "token_ids": ("token_ids", _decode_list_int, _KEEP, None),
 }
 _CHOICE_REQUIRED: Final = ("index",)
 _CHOICE_ORDER: Final = {
@@ -8295,49 +8411,57 @@ _CHAT_COMPLETION_CHUNK_KEYS = frozenset(
 
 
 _CHAT_COMPLETION_CHUNK_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_str, _REJECT),
-    "choices": ("choices", _decode_list_Choice, _EMPTY),
-    "created": ("created", _decode_int_or_float, _REJECT),
-    "model": ("model", _decode_str, _REJECT),
-    "object": ("object", _decode_str, _KEEP),
-    "service_tier": ("service_tier", _decode_str, _KEEP),
-    "system_fingerprint": ("system_fingerprint", _decode_str, _KEEP),
-    "usage": ("usage", validate_completion_usage, _KEEP),
-    "obfuscation": ("obfuscation", _decode_str, _REJECT),
-    "moderation": ("moderation", validate_moderation, _KEEP),
+    "id": ("id", _decode_str, _REJECT, str),
+    "choices": ("choices", _decode_list_Choice, _EMPTY, None),
+    "created": ("created", _decode_int_or_float, _REJECT, None),
+    "model": ("model", _decode_str, _REJECT, str),
+    "object": ("object", _decode_str, _KEEP, str),
+    "service_tier": ("service_tier", _decode_str, _KEEP, str),
+    "system_fingerprint": ("system_fingerprint", _decode_str, _KEEP, str),
+    "usage": ("usage", validate_completion_usage, _KEEP, None),
+    "obfuscation": ("obfuscation", _decode_str, _REJECT, str),
+    "moderation": ("moderation", validate_moderation, _KEEP, None),
     "prompt_filter_results": (
         "prompt_filter_results",
         _decode_list_AzurePromptFilterResult,
         _KEEP,
+        None,
     ),
     "prompt_annotations": (
         "prompt_annotations",
         _decode_list_AzurePromptFilterResult,
         _KEEP,
+        None,
     ),
     "latency_checkpoint": (
         "latency_checkpoint",
         validate_azure_latency_checkpoint,
         _KEEP,
+        None,
     ),
-    "routing": ("routing", validate_azure_routing, _KEEP),
-    "perf_metrics": ("perf_metrics", _decode_map_any, _KEEP),
-    "x_groq": ("x_groq", validate_groq_x_groq, _KEEP),
-    "timings": ("timings", validate_llama_cpp_timings, _KEEP),
-    "__verbose": ("__verbose", _decode_map_any, _KEEP),
-    "sla_metrics": ("sla_metrics", validate_novita_sla_metrics, _KEEP),
-    "nvext": ("nvext", validate_nv_ext, _KEEP),
-    "provider": ("provider", _decode_str, _KEEP),
-    "error": ("error", validate_open_router_error, _KEEP),
-    "citations": ("citations", _decode_list_str, _KEEP),
-    "search_results": ("search_results", _decode_list_PerplexitySearchResult, _KEEP),
-    "sglext": ("sglext", validate_sglang_sgl_ext, _KEEP),
-    "warnings": ("warnings", _decode_list_TogetherWarning, _KEEP),
-    "prompt_token_ids": ("prompt_token_ids", _decode_list_int, _KEEP),
-    "prompt_text": ("prompt_text", _decode_str, _KEEP),
-    "metrics": ("metrics", validate_vllm_request_metrics, _KEEP),
-    "request_id": ("request_id", _decode_str, _KEEP),
-    "web_search": ("web_search", _decode_list_ZaiWebSearchResult, _KEEP),
+    "routing": ("routing", validate_azure_routing, _KEEP, None),
+    "perf_metrics": ("perf_metrics", _decode_map_any, _KEEP, None),
+    "x_groq": ("x_groq", validate_groq_x_groq, _KEEP, None),
+    "timings": ("timings", validate_llama_cpp_timings, _KEEP, None),
+    "__verbose": ("__verbose", _decode_map_any, _KEEP, None),
+    "sla_metrics": ("sla_metrics", validate_novita_sla_metrics, _KEEP, None),
+    "nvext": ("nvext", validate_nv_ext, _KEEP, None),
+    "provider": ("provider", _decode_str, _KEEP, str),
+    "error": ("error", validate_open_router_error, _KEEP, None),
+    "citations": ("citations", _decode_list_str, _KEEP, None),
+    "search_results": (
+        "search_results",
+        _decode_list_PerplexitySearchResult,
+        _KEEP,
+        None,
+    ),
+    "sglext": ("sglext", validate_sglang_sgl_ext, _KEEP, None),
+    "warnings": ("warnings", _decode_list_TogetherWarning, _KEEP, None),
+    "prompt_token_ids": ("prompt_token_ids", _decode_list_int, _KEEP, None),
+    "prompt_text": ("prompt_text", _decode_str, _KEEP, str),
+    "metrics": ("metrics", validate_vllm_request_metrics, _KEEP, None),
+    "request_id": ("request_id", _decode_str, _KEEP, str),
+    "web_search": ("web_search", _decode_list_ZaiWebSearchResult, _KEEP, None),
 }
 _CHAT_COMPLETION_CHUNK_REQUIRED: Final = ("model",)
 _CHAT_COMPLETION_CHUNK_ORDER: Final = {

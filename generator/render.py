@@ -19,7 +19,7 @@ import jinja2
 
 from generator import examples, spelling
 from generator.codecs import Codecs, stdlib_codecs
-from generator.ir import Enum, Field, MergePlan, Model, ModelRef, Spec
+from generator.ir import Enum, EnumRef, Field, MergePlan, Model, ModelRef, Scalar, Spec
 
 MODULE_TARGETS = ("dataclasses", "typeddicts", "pydantic", "msgspec")
 EXACT_TEXT_TARGETS = ("dataclasses", "typeddicts", "pydantic")
@@ -234,6 +234,17 @@ class MsgspecLayout:
         return f"{var}.{names[rule.has]} is not None and not {var}.{names[rule.lacks]}"
 
 
+def exact_type(field: Field) -> str:
+    """The Python type of a value its decoder returns unchanged (so the fast reader need
+    not call it), or None."""
+    expr = field.type
+    if isinstance(expr, EnumRef) and expr.open:
+        return "str"
+    if isinstance(expr, Scalar) and expr.kind != "any":
+        return {"string": "str"}.get(expr.kind, expr.kind)
+    return "None"
+
+
 def validator_name(name: str) -> str:
     return f"validate_{snake(name)}"
 
@@ -345,6 +356,7 @@ def _context(
         "checked_name": checked_name,
         "order_constant": order_constant,
         "null_policy": null_policy,
+        "exact_type": exact_type,
         "validator_name": validator_name,
         "functional_typeddict": functional_typeddict,
         "reader": reader,

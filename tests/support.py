@@ -83,3 +83,16 @@ def load_module(path: Path) -> ModuleType:
     sys.modules[name] = module  # dataclasses resolve their module through sys.modules
     spec.loader.exec_module(module)
     return module
+
+
+def load_without(path: Path, absent: str) -> ModuleType:
+    """Import a module from a file as if the package `absent` were not installed."""
+    saved = sys.modules.get(absent)
+    sys.modules[absent] = None  # type: ignore[assignment]  # makes `import absent` fail
+    try:
+        return load_module(path)
+    finally:
+        if saved is None:
+            del sys.modules[absent]
+        else:
+            sys.modules[absent] = saved

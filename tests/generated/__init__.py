@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 666cb3bae8ebff1d (spec, templates and generator).
+# Spec hash: 6cf41f267664da0b (spec, templates and generator).
 # Target: package. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Generated round-trip tests."""
