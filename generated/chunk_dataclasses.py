@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 6cf41f267664da0b (spec, templates and generator).
+# Spec hash: fc58ac07a9dee393 (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
@@ -41,6 +41,7 @@ raises `ChunkDecodeError`, whose `path` names the offending place.
 from __future__ import annotations
 
 import codecs
+import enum
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -204,10 +205,11 @@ def _error_payload(error: object) -> ErrorReport:
     return ErrorReport(f"the payload reports an error instead of a chunk: {message!r}")
 
 
-class _Unset:
-    """The type of `UNSET`, which marks a key that was absent from the payload."""
+class _Unset(enum.Enum):
+    """The type of `UNSET`, which marks a key that was absent from the payload (an enum,
+    so that `value is not UNSET` narrows the type as `isinstance` would, only faster)."""
 
-    __slots__ = ()
+    UNSET = "UNSET"
 
     def __repr__(self) -> str:
         return "UNSET"
@@ -216,7 +218,7 @@ class _Unset:
         return False
 
 
-UNSET: Final[_Unset] = _Unset()
+UNSET: Final = _Unset.UNSET
 """Stands for a key that was absent; distinct from None, which stands for JSON null."""
 
 
@@ -1137,7 +1139,7 @@ class MistralThinkingPart:
         """The JSON object of this MistralThinkingPart: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["type"] = self.type
-        if not isinstance(self.text, _Unset):
+        if self.text is not UNSET:
             out["text"] = self.text
         out.update(self.extra)
         return out
@@ -1196,9 +1198,9 @@ class MistralContentPart:
         """The JSON object of this MistralContentPart: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["type"] = self.type
-        if not isinstance(self.text, _Unset):
+        if self.text is not UNSET:
             out["text"] = self.text
-        if not isinstance(self.thinking, _Unset):
+        if self.thinking is not UNSET:
             out["thinking"] = (
                 None
                 if self.thinking is None
@@ -1267,7 +1269,7 @@ class ChatCompletionMessageToolCallFunction:
         """The JSON object of this ChatCompletionMessageToolCallFunction: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["arguments"] = self.arguments
-        if not isinstance(self.name, _Unset):
+        if self.name is not UNSET:
             out["name"] = self.name
         out.update(self.extra)
         return out
@@ -1326,7 +1328,7 @@ class ChatCompletionMessageToolCallCustom:
         """The JSON object of this ChatCompletionMessageToolCallCustom: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["input"] = self.input
-        if not isinstance(self.name, _Unset):
+        if self.name is not UNSET:
             out["name"] = self.name
         out.update(self.extra)
         return out
@@ -1391,14 +1393,14 @@ class ChatCompletionMessageToolCall:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageToolCall: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.index, _Unset):
+        if self.index is not UNSET:
             out["index"] = self.index
-        if not isinstance(self.id, _Unset):
+        if self.id is not UNSET:
             out["id"] = self.id
         out["type"] = self.type
-        if not isinstance(self.function, _Unset):
+        if self.function is not UNSET:
             out["function"] = self.function.to_dict()
-        if not isinstance(self.custom, _Unset):
+        if self.custom is not UNSET:
             out["custom"] = self.custom.to_dict()
         out.update(self.extra)
         return out
@@ -1470,7 +1472,7 @@ class ChatCompletionMessageFunctionCall:
         """The JSON object of this ChatCompletionMessageFunctionCall: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["arguments"] = self.arguments
-        if not isinstance(self.name, _Unset):
+        if self.name is not UNSET:
             out["name"] = self.name
         out.update(self.extra)
         return out
@@ -1528,13 +1530,13 @@ class ChatCompletionAudio:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionAudio: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.id, _Unset):
+        if self.id is not UNSET:
             out["id"] = self.id
-        if not isinstance(self.data, _Unset):
+        if self.data is not UNSET:
             out["data"] = self.data
-        if not isinstance(self.expires_at, _Unset):
+        if self.expires_at is not UNSET:
             out["expires_at"] = self.expires_at
-        if not isinstance(self.transcript, _Unset):
+        if self.transcript is not UNSET:
             out["transcript"] = self.transcript
         out.update(self.extra)
         return out
@@ -1598,13 +1600,13 @@ class GroqSearchResult:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqSearchResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.title, _Unset):
+        if self.title is not UNSET:
             out["title"] = self.title
-        if not isinstance(self.url, _Unset):
+        if self.url is not UNSET:
             out["url"] = self.url
-        if not isinstance(self.content, _Unset):
+        if self.content is not UNSET:
             out["content"] = self.content
-        if not isinstance(self.score, _Unset):
+        if self.score is not UNSET:
             out["score"] = self.score
         out.update(self.extra)
         return out
@@ -1664,13 +1666,13 @@ class GroqSearchResults:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqSearchResults: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.results, _Unset):
+        if self.results is not UNSET:
             out["results"] = (
                 None
                 if self.results is None
                 else _encode_list_GroqSearchResult(self.results)
             )
-        if not isinstance(self.images, _Unset):
+        if self.images is not UNSET:
             out["images"] = self.images
         out.update(self.extra)
         return out
@@ -1730,13 +1732,13 @@ class GroqBrowserResult:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqBrowserResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.title, _Unset):
+        if self.title is not UNSET:
             out["title"] = self.title
-        if not isinstance(self.url, _Unset):
+        if self.url is not UNSET:
             out["url"] = self.url
-        if not isinstance(self.content, _Unset):
+        if self.content is not UNSET:
             out["content"] = self.content
-        if not isinstance(self.live_view_url, _Unset):
+        if self.live_view_url is not UNSET:
             out["live_view_url"] = self.live_view_url
         out.update(self.extra)
         return out
@@ -1816,29 +1818,29 @@ class GroqChartElement:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqChartElement: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.label, _Unset):
+        if self.label is not UNSET:
             out["label"] = self.label
-        if not isinstance(self.group, _Unset):
+        if self.group is not UNSET:
             out["group"] = self.group
-        if not isinstance(self.value, _Unset):
+        if self.value is not UNSET:
             out["value"] = self.value
-        if not isinstance(self.points, _Unset):
+        if self.points is not UNSET:
             out["points"] = self.points
-        if not isinstance(self.angle, _Unset):
+        if self.angle is not UNSET:
             out["angle"] = self.angle
-        if not isinstance(self.radius, _Unset):
+        if self.radius is not UNSET:
             out["radius"] = self.radius
-        if not isinstance(self.min, _Unset):
+        if self.min is not UNSET:
             out["min"] = self.min
-        if not isinstance(self.first_quartile, _Unset):
+        if self.first_quartile is not UNSET:
             out["first_quartile"] = self.first_quartile
-        if not isinstance(self.median, _Unset):
+        if self.median is not UNSET:
             out["median"] = self.median
-        if not isinstance(self.third_quartile, _Unset):
+        if self.third_quartile is not UNSET:
             out["third_quartile"] = self.third_quartile
-        if not isinstance(self.max, _Unset):
+        if self.max is not UNSET:
             out["max"] = self.max
-        if not isinstance(self.outliers, _Unset):
+        if self.outliers is not UNSET:
             out["outliers"] = self.outliers
         out.update(self.extra)
         return out
@@ -1949,35 +1951,35 @@ class GroqChart:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqChart: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.type, _Unset):
+        if self.type is not UNSET:
             out["type"] = self.type
-        if not isinstance(self.title, _Unset):
+        if self.title is not UNSET:
             out["title"] = self.title
-        if not isinstance(self.elements, _Unset):
+        if self.elements is not UNSET:
             out["elements"] = (
                 None
                 if self.elements is None
                 else _encode_list_GroqChartElement(self.elements)
             )
-        if not isinstance(self.x_label, _Unset):
+        if self.x_label is not UNSET:
             out["x_label"] = self.x_label
-        if not isinstance(self.x_scale, _Unset):
+        if self.x_scale is not UNSET:
             out["x_scale"] = self.x_scale
-        if not isinstance(self.x_unit, _Unset):
+        if self.x_unit is not UNSET:
             out["x_unit"] = self.x_unit
-        if not isinstance(self.x_ticks, _Unset):
+        if self.x_ticks is not UNSET:
             out["x_ticks"] = self.x_ticks
-        if not isinstance(self.x_tick_labels, _Unset):
+        if self.x_tick_labels is not UNSET:
             out["x_tick_labels"] = self.x_tick_labels
-        if not isinstance(self.y_label, _Unset):
+        if self.y_label is not UNSET:
             out["y_label"] = self.y_label
-        if not isinstance(self.y_scale, _Unset):
+        if self.y_scale is not UNSET:
             out["y_scale"] = self.y_scale
-        if not isinstance(self.y_unit, _Unset):
+        if self.y_unit is not UNSET:
             out["y_unit"] = self.y_unit
-        if not isinstance(self.y_ticks, _Unset):
+        if self.y_ticks is not UNSET:
             out["y_ticks"] = self.y_ticks
-        if not isinstance(self.y_tick_labels, _Unset):
+        if self.y_tick_labels is not UNSET:
             out["y_tick_labels"] = self.y_tick_labels
         out.update(self.extra)
         return out
@@ -2075,13 +2077,13 @@ class GroqCodeResult:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqCodeResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.text, _Unset):
+        if self.text is not UNSET:
             out["text"] = self.text
-        if not isinstance(self.png, _Unset):
+        if self.png is not UNSET:
             out["png"] = self.png
-        if not isinstance(self.chart, _Unset):
+        if self.chart is not UNSET:
             out["chart"] = None if self.chart is None else self.chart.to_dict()
-        if not isinstance(self.charts, _Unset):
+        if self.charts is not UNSET:
             out["charts"] = (
                 None if self.charts is None else _encode_list_GroqChart(self.charts)
             )
@@ -2156,23 +2158,23 @@ class GroqExecutedTool:
         """The JSON object of this GroqExecutedTool: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["index"] = self.index
-        if not isinstance(self.type, _Unset):
+        if self.type is not UNSET:
             out["type"] = self.type
-        if not isinstance(self.arguments, _Unset):
+        if self.arguments is not UNSET:
             out["arguments"] = self.arguments
-        if not isinstance(self.output, _Unset):
+        if self.output is not UNSET:
             out["output"] = self.output
-        if not isinstance(self.search_results, _Unset):
+        if self.search_results is not UNSET:
             out["search_results"] = (
                 None if self.search_results is None else self.search_results.to_dict()
             )
-        if not isinstance(self.browser_results, _Unset):
+        if self.browser_results is not UNSET:
             out["browser_results"] = (
                 None
                 if self.browser_results is None
                 else _encode_list_GroqBrowserResult(self.browser_results)
             )
-        if not isinstance(self.code_results, _Unset):
+        if self.code_results is not UNSET:
             out["code_results"] = (
                 None
                 if self.code_results is None
@@ -2268,13 +2270,13 @@ class LiteLLMThinkingBlock:
         """The JSON object of this LiteLLMThinkingBlock: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["type"] = self.type
-        if not isinstance(self.thinking, _Unset):
+        if self.thinking is not UNSET:
             out["thinking"] = self.thinking
-        if not isinstance(self.signature, _Unset):
+        if self.signature is not UNSET:
             out["signature"] = self.signature
-        if not isinstance(self.data, _Unset):
+        if self.data is not UNSET:
             out["data"] = self.data
-        if not isinstance(self.cache_control, _Unset):
+        if self.cache_control is not UNSET:
             out["cache_control"] = self.cache_control
         out.update(self.extra)
         return out
@@ -2338,7 +2340,7 @@ class MoonshotInternalContent:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MoonshotInternalContent: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.token_ids, _Unset):
+        if self.token_ids is not UNSET:
             out["token_ids"] = self.token_ids
         out.update(self.extra)
         return out
@@ -2406,21 +2408,21 @@ class OpenRouterReasoningDetail:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterReasoningDetail: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.type, _Unset):
+        if self.type is not UNSET:
             out["type"] = self.type
-        if not isinstance(self.id, _Unset):
+        if self.id is not UNSET:
             out["id"] = self.id
-        if not isinstance(self.format, _Unset):
+        if self.format is not UNSET:
             out["format"] = self.format
-        if not isinstance(self.index, _Unset):
+        if self.index is not UNSET:
             out["index"] = self.index
-        if not isinstance(self.text, _Unset):
+        if self.text is not UNSET:
             out["text"] = self.text
-        if not isinstance(self.signature, _Unset):
+        if self.signature is not UNSET:
             out["signature"] = self.signature
-        if not isinstance(self.summary, _Unset):
+        if self.summary is not UNSET:
             out["summary"] = self.summary
-        if not isinstance(self.data, _Unset):
+        if self.data is not UNSET:
             out["data"] = self.data
         out.update(self.extra)
         return out
@@ -2498,13 +2500,13 @@ class OpenRouterUrlCitation:
         """The JSON object of this OpenRouterUrlCitation: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["url"] = self.url
-        if not isinstance(self.title, _Unset):
+        if self.title is not UNSET:
             out["title"] = self.title
-        if not isinstance(self.start_index, _Unset):
+        if self.start_index is not UNSET:
             out["start_index"] = self.start_index
-        if not isinstance(self.end_index, _Unset):
+        if self.end_index is not UNSET:
             out["end_index"] = self.end_index
-        if not isinstance(self.content, _Unset):
+        if self.content is not UNSET:
             out["content"] = self.content
         out.update(self.extra)
         return out
@@ -2569,9 +2571,9 @@ class OpenRouterFileContentPart:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterFileContentPart: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.type, _Unset):
+        if self.type is not UNSET:
             out["type"] = self.type
-        if not isinstance(self.text, _Unset):
+        if self.text is not UNSET:
             out["text"] = self.text
         out.update(self.extra)
         return out
@@ -2630,11 +2632,11 @@ class OpenRouterFileAnnotation:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterFileAnnotation: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.hash, _Unset):
+        if self.hash is not UNSET:
             out["hash"] = self.hash
-        if not isinstance(self.name, _Unset):
+        if self.name is not UNSET:
             out["name"] = self.name
-        if not isinstance(self.content, _Unset):
+        if self.content is not UNSET:
             out["content"] = (
                 None
                 if self.content is None
@@ -2700,11 +2702,11 @@ class GroqDocumentCitation:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqDocumentCitation: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.document_id, _Unset):
+        if self.document_id is not UNSET:
             out["document_id"] = self.document_id
-        if not isinstance(self.start_index, _Unset):
+        if self.start_index is not UNSET:
             out["start_index"] = self.start_index
-        if not isinstance(self.end_index, _Unset):
+        if self.end_index is not UNSET:
             out["end_index"] = self.end_index
         out.update(self.extra)
         return out
@@ -2764,11 +2766,11 @@ class GroqFunctionCitation:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqFunctionCitation: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.tool_call_id, _Unset):
+        if self.tool_call_id is not UNSET:
             out["tool_call_id"] = self.tool_call_id
-        if not isinstance(self.start_index, _Unset):
+        if self.start_index is not UNSET:
             out["start_index"] = self.start_index
-        if not isinstance(self.end_index, _Unset):
+        if self.end_index is not UNSET:
             out["end_index"] = self.end_index
         out.update(self.extra)
         return out
@@ -2840,19 +2842,19 @@ class OpenRouterAnnotation:
         """The JSON object of this OpenRouterAnnotation: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["type"] = self.type
-        if not isinstance(self.url_citation, _Unset):
+        if self.url_citation is not UNSET:
             out["url_citation"] = (
                 None if self.url_citation is None else self.url_citation.to_dict()
             )
-        if not isinstance(self.file, _Unset):
+        if self.file is not UNSET:
             out["file"] = None if self.file is None else self.file.to_dict()
-        if not isinstance(self.document_citation, _Unset):
+        if self.document_citation is not UNSET:
             out["document_citation"] = (
                 None
                 if self.document_citation is None
                 else self.document_citation.to_dict()
             )
-        if not isinstance(self.function_citation, _Unset):
+        if self.function_citation is not UNSET:
             out["function_citation"] = (
                 None
                 if self.function_citation is None
@@ -3051,67 +3053,67 @@ class ChatCompletionMessage:
             if self.content is None
             else _encode_str_or_list_MistralContentPart(self.content)
         )
-        if not isinstance(self.refusal, _Unset):
+        if self.refusal is not UNSET:
             out["refusal"] = self.refusal
-        if not isinstance(self.tool_calls, _Unset):
+        if self.tool_calls is not UNSET:
             out["tool_calls"] = (
                 None
                 if self.tool_calls is None
                 else _encode_list_ChatCompletionMessageToolCall(self.tool_calls)
             )
-        if not isinstance(self.function_call, _Unset):
+        if self.function_call is not UNSET:
             out["function_call"] = (
                 None if self.function_call is None else self.function_call.to_dict()
             )
-        if not isinstance(self.audio, _Unset):
+        if self.audio is not UNSET:
             out["audio"] = None if self.audio is None else self.audio.to_dict()
-        if not isinstance(self.reasoning_content, _Unset):
+        if self.reasoning_content is not UNSET:
             out["reasoning_content"] = self.reasoning_content
-        if not isinstance(self.channel, _Unset):
+        if self.channel is not UNSET:
             out["channel"] = self.channel
-        if not isinstance(self.executed_tools, _Unset):
+        if self.executed_tools is not UNSET:
             out["executed_tools"] = (
                 None
                 if self.executed_tools is None
                 else _encode_list_GroqExecutedTool(self.executed_tools)
             )
-        if not isinstance(self.thinking_blocks, _Unset):
+        if self.thinking_blocks is not UNSET:
             out["thinking_blocks"] = (
                 None
                 if self.thinking_blocks is None
                 else _encode_list_LiteLLMThinkingBlock(self.thinking_blocks)
             )
-        if not isinstance(self.provider_specific_fields, _Unset):
+        if self.provider_specific_fields is not UNSET:
             out["provider_specific_fields"] = self.provider_specific_fields
-        if not isinstance(self.index, _Unset):
+        if self.index is not UNSET:
             out["index"] = self.index
-        if not isinstance(self.tool_call_id, _Unset):
+        if self.tool_call_id is not UNSET:
             out["tool_call_id"] = self.tool_call_id
-        if not isinstance(self.name, _Unset):
+        if self.name is not UNSET:
             out["name"] = self.name
-        if not isinstance(self.internal_content, _Unset):
+        if self.internal_content is not UNSET:
             out["internal_content"] = (
                 None
                 if self.internal_content is None
                 else self.internal_content.to_dict()
             )
-        if not isinstance(self.reasoning_details, _Unset):
+        if self.reasoning_details is not UNSET:
             out["reasoning_details"] = (
                 None
                 if self.reasoning_details is None
                 else _encode_list_OpenRouterReasoningDetail(self.reasoning_details)
             )
-        if not isinstance(self.annotations, _Unset):
+        if self.annotations is not UNSET:
             out["annotations"] = (
                 None
                 if self.annotations is None
                 else _encode_list_OpenRouterAnnotation(self.annotations)
             )
-        if not isinstance(self.hidden_states, _Unset):
+        if self.hidden_states is not UNSET:
             out["hidden_states"] = self.hidden_states
-        if not isinstance(self.token_id, _Unset):
+        if self.token_id is not UNSET:
             out["token_id"] = self.token_id
-        if not isinstance(self.reasoning, _Unset):
+        if self.reasoning is not UNSET:
             out["reasoning"] = self.reasoning
         out.update(self.extra)
         return out
@@ -3274,7 +3276,7 @@ class TopLogprob:
         """The JSON object of this TopLogprob: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["token"] = self.token
-        if not isinstance(self.bytes, _Unset):
+        if self.bytes is not UNSET:
             out["bytes"] = self.bytes
         out["logprob"] = self.logprob
         out.update(self.extra)
@@ -3343,7 +3345,7 @@ class ChatCompletionTokenLogprob:
         """The JSON object of this ChatCompletionTokenLogprob: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["token"] = self.token
-        if not isinstance(self.bytes, _Unset):
+        if self.bytes is not UNSET:
             out["bytes"] = self.bytes
         out["logprob"] = self.logprob
         out["top_logprobs"] = _encode_list_TopLogprob(self.top_logprobs)
@@ -3409,13 +3411,13 @@ class ChoiceLogprobs:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceLogprobs: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.content, _Unset):
+        if self.content is not UNSET:
             out["content"] = (
                 None
                 if self.content is None
                 else _encode_list_ChatCompletionTokenLogprob(self.content)
             )
-        if not isinstance(self.refusal, _Unset):
+        if self.refusal is not UNSET:
             out["refusal"] = (
                 None
                 if self.refusal is None
@@ -3480,7 +3482,7 @@ class AzureSeverityResult:
         """The JSON object of this AzureSeverityResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["filtered"] = self.filtered
-        if not isinstance(self.severity, _Unset):
+        if self.severity is not UNSET:
             out["severity"] = self.severity
         out.update(self.extra)
         return out
@@ -3537,7 +3539,7 @@ class AzureDetectionResult:
         """The JSON object of this AzureDetectionResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["filtered"] = self.filtered
-        if not isinstance(self.detected, _Unset):
+        if self.detected is not UNSET:
             out["detected"] = self.detected
         out.update(self.extra)
         return out
@@ -3594,7 +3596,7 @@ class AzureBlocklistResult:
         """The JSON object of this AzureBlocklistResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["filtered"] = self.filtered
-        if not isinstance(self.id, _Unset):
+        if self.id is not UNSET:
             out["id"] = self.id
         out.update(self.extra)
         return out
@@ -3651,7 +3653,7 @@ class AzureBlocklistDetails:
         """The JSON object of this AzureBlocklistDetails: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["filtered"] = self.filtered
-        if not isinstance(self.details, _Unset):
+        if self.details is not UNSET:
             out["details"] = (
                 None
                 if self.details is None
@@ -3711,9 +3713,9 @@ class AzureFilterError:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureFilterError: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.code, _Unset):
+        if self.code is not UNSET:
             out["code"] = self.code
-        if not isinstance(self.message, _Unset):
+        if self.message is not UNSET:
             out["message"] = self.message
         out.update(self.extra)
         return out
@@ -3790,33 +3792,33 @@ class AzureContentFilterResults:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureContentFilterResults: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.hate, _Unset):
+        if self.hate is not UNSET:
             out["hate"] = None if self.hate is None else self.hate.to_dict()
-        if not isinstance(self.self_harm, _Unset):
+        if self.self_harm is not UNSET:
             out["self_harm"] = (
                 None if self.self_harm is None else self.self_harm.to_dict()
             )
-        if not isinstance(self.sexual, _Unset):
+        if self.sexual is not UNSET:
             out["sexual"] = None if self.sexual is None else self.sexual.to_dict()
-        if not isinstance(self.violence, _Unset):
+        if self.violence is not UNSET:
             out["violence"] = None if self.violence is None else self.violence.to_dict()
-        if not isinstance(self.jailbreak, _Unset):
+        if self.jailbreak is not UNSET:
             out["jailbreak"] = (
                 None if self.jailbreak is None else self.jailbreak.to_dict()
             )
-        if not isinstance(self.protected_material_text, _Unset):
+        if self.protected_material_text is not UNSET:
             out["protected_material_text"] = (
                 None
                 if self.protected_material_text is None
                 else self.protected_material_text.to_dict()
             )
-        if not isinstance(self.protected_material_code, _Unset):
+        if self.protected_material_code is not UNSET:
             out["protected_material_code"] = (
                 None
                 if self.protected_material_code is None
                 else self.protected_material_code.to_dict()
             )
-        if not isinstance(self.custom_blocklists, _Unset):
+        if self.custom_blocklists is not UNSET:
             out["custom_blocklists"] = (
                 None
                 if self.custom_blocklists is None
@@ -3824,7 +3826,7 @@ class AzureContentFilterResults:
                     self.custom_blocklists
                 )
             )
-        if not isinstance(self.error, _Unset):
+        if self.error is not UNSET:
             out["error"] = None if self.error is None else self.error.to_dict()
         out.update(self.extra)
         return out
@@ -4010,17 +4012,17 @@ class CompletionTokensDetails:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this CompletionTokensDetails: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.accepted_prediction_tokens, _Unset):
+        if self.accepted_prediction_tokens is not UNSET:
             out["accepted_prediction_tokens"] = self.accepted_prediction_tokens
-        if not isinstance(self.audio_tokens, _Unset):
+        if self.audio_tokens is not UNSET:
             out["audio_tokens"] = self.audio_tokens
-        if not isinstance(self.reasoning_tokens, _Unset):
+        if self.reasoning_tokens is not UNSET:
             out["reasoning_tokens"] = self.reasoning_tokens
-        if not isinstance(self.rejected_prediction_tokens, _Unset):
+        if self.rejected_prediction_tokens is not UNSET:
             out["rejected_prediction_tokens"] = self.rejected_prediction_tokens
-        if not isinstance(self.text_tokens, _Unset):
+        if self.text_tokens is not UNSET:
             out["text_tokens"] = self.text_tokens
-        if not isinstance(self.image_tokens, _Unset):
+        if self.image_tokens is not UNSET:
             out["image_tokens"] = self.image_tokens
         out.update(self.extra)
         return out
@@ -4115,17 +4117,17 @@ class PromptTokensDetails:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PromptTokensDetails: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.audio_tokens, _Unset):
+        if self.audio_tokens is not UNSET:
             out["audio_tokens"] = self.audio_tokens
-        if not isinstance(self.cached_tokens, _Unset):
+        if self.cached_tokens is not UNSET:
             out["cached_tokens"] = self.cached_tokens
-        if not isinstance(self.cache_write_tokens, _Unset):
+        if self.cache_write_tokens is not UNSET:
             out["cache_write_tokens"] = self.cache_write_tokens
-        if not isinstance(self.image_tokens, _Unset):
+        if self.image_tokens is not UNSET:
             out["image_tokens"] = self.image_tokens
-        if not isinstance(self.text_tokens, _Unset):
+        if self.text_tokens is not UNSET:
             out["text_tokens"] = self.text_tokens
-        if not isinstance(self.video_tokens, _Unset):
+        if self.video_tokens is not UNSET:
             out["video_tokens"] = self.video_tokens
         out.update(self.extra)
         return out
@@ -4210,19 +4212,19 @@ class PerplexityCost:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PerplexityCost: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.input_tokens_cost, _Unset):
+        if self.input_tokens_cost is not UNSET:
             out["input_tokens_cost"] = self.input_tokens_cost
-        if not isinstance(self.output_tokens_cost, _Unset):
+        if self.output_tokens_cost is not UNSET:
             out["output_tokens_cost"] = self.output_tokens_cost
-        if not isinstance(self.reasoning_tokens_cost, _Unset):
+        if self.reasoning_tokens_cost is not UNSET:
             out["reasoning_tokens_cost"] = self.reasoning_tokens_cost
-        if not isinstance(self.citation_tokens_cost, _Unset):
+        if self.citation_tokens_cost is not UNSET:
             out["citation_tokens_cost"] = self.citation_tokens_cost
-        if not isinstance(self.search_queries_cost, _Unset):
+        if self.search_queries_cost is not UNSET:
             out["search_queries_cost"] = self.search_queries_cost
-        if not isinstance(self.request_cost, _Unset):
+        if self.request_cost is not UNSET:
             out["request_cost"] = self.request_cost
-        if not isinstance(self.total_cost, _Unset):
+        if self.total_cost is not UNSET:
             out["total_cost"] = self.total_cost
         out.update(self.extra)
         return out
@@ -4309,11 +4311,11 @@ class OpenRouterCostDetails:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterCostDetails: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.upstream_inference_cost, _Unset):
+        if self.upstream_inference_cost is not UNSET:
             out["upstream_inference_cost"] = self.upstream_inference_cost
-        if not isinstance(self.upstream_inference_prompt_cost, _Unset):
+        if self.upstream_inference_prompt_cost is not UNSET:
             out["upstream_inference_prompt_cost"] = self.upstream_inference_prompt_cost
-        if not isinstance(self.upstream_inference_completions_cost, _Unset):
+        if self.upstream_inference_completions_cost is not UNSET:
             out["upstream_inference_completions_cost"] = (
                 self.upstream_inference_completions_cost
             )
@@ -4398,11 +4400,11 @@ class OpenRouterServerToolUseDetails:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterServerToolUseDetails: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.web_search_requests, _Unset):
+        if self.web_search_requests is not UNSET:
             out["web_search_requests"] = self.web_search_requests
-        if not isinstance(self.tool_calls_requested, _Unset):
+        if self.tool_calls_requested is not UNSET:
             out["tool_calls_requested"] = self.tool_calls_requested
-        if not isinstance(self.tool_calls_executed, _Unset):
+        if self.tool_calls_executed is not UNSET:
             out["tool_calls_executed"] = self.tool_calls_executed
         out.update(self.extra)
         return out
@@ -4583,67 +4585,67 @@ class CompletionUsage:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this CompletionUsage: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.completion_tokens, _Unset):
+        if self.completion_tokens is not UNSET:
             out["completion_tokens"] = self.completion_tokens
-        if not isinstance(self.prompt_tokens, _Unset):
+        if self.prompt_tokens is not UNSET:
             out["prompt_tokens"] = self.prompt_tokens
-        if not isinstance(self.total_tokens, _Unset):
+        if self.total_tokens is not UNSET:
             out["total_tokens"] = self.total_tokens
-        if not isinstance(self.completion_tokens_details, _Unset):
+        if self.completion_tokens_details is not UNSET:
             out["completion_tokens_details"] = (
                 None
                 if self.completion_tokens_details is None
                 else self.completion_tokens_details.to_dict()
             )
-        if not isinstance(self.prompt_tokens_details, _Unset):
+        if self.prompt_tokens_details is not UNSET:
             out["prompt_tokens_details"] = (
                 None
                 if self.prompt_tokens_details is None
                 else self.prompt_tokens_details.to_dict()
             )
-        if not isinstance(self.prompt_cache_hit_tokens, _Unset):
+        if self.prompt_cache_hit_tokens is not UNSET:
             out["prompt_cache_hit_tokens"] = self.prompt_cache_hit_tokens
-        if not isinstance(self.prompt_cache_miss_tokens, _Unset):
+        if self.prompt_cache_miss_tokens is not UNSET:
             out["prompt_cache_miss_tokens"] = self.prompt_cache_miss_tokens
-        if not isinstance(self.queue_time, _Unset):
+        if self.queue_time is not UNSET:
             out["queue_time"] = self.queue_time
-        if not isinstance(self.prompt_time, _Unset):
+        if self.prompt_time is not UNSET:
             out["prompt_time"] = self.prompt_time
-        if not isinstance(self.completion_time, _Unset):
+        if self.completion_time is not UNSET:
             out["completion_time"] = self.completion_time
-        if not isinstance(self.total_time, _Unset):
+        if self.total_time is not UNSET:
             out["total_time"] = self.total_time
-        if not isinstance(self.cost, _Unset):
+        if self.cost is not UNSET:
             out["cost"] = (
                 None
                 if self.cost is None
                 else _encode_float_or_PerplexityCost(self.cost)
             )
-        if not isinstance(self.is_byok, _Unset):
+        if self.is_byok is not UNSET:
             out["is_byok"] = self.is_byok
-        if not isinstance(self.cost_details, _Unset):
+        if self.cost_details is not UNSET:
             out["cost_details"] = (
                 None if self.cost_details is None else self.cost_details.to_dict()
             )
-        if not isinstance(self.server_tool_use_details, _Unset):
+        if self.server_tool_use_details is not UNSET:
             out["server_tool_use_details"] = (
                 None
                 if self.server_tool_use_details is None
                 else self.server_tool_use_details.to_dict()
             )
-        if not isinstance(self.citation_tokens, _Unset):
+        if self.citation_tokens is not UNSET:
             out["citation_tokens"] = self.citation_tokens
-        if not isinstance(self.num_search_queries, _Unset):
+        if self.num_search_queries is not UNSET:
             out["num_search_queries"] = self.num_search_queries
-        if not isinstance(self.search_context_size, _Unset):
+        if self.search_context_size is not UNSET:
             out["search_context_size"] = self.search_context_size
-        if not isinstance(self.reasoning_tokens, _Unset):
+        if self.reasoning_tokens is not UNSET:
             out["reasoning_tokens"] = self.reasoning_tokens
-        if not isinstance(self.cached_tokens, _Unset):
+        if self.cached_tokens is not UNSET:
             out["cached_tokens"] = self.cached_tokens
-        if not isinstance(self.num_sources_used, _Unset):
+        if self.num_sources_used is not UNSET:
             out["num_sources_used"] = self.num_sources_used
-        if not isinstance(self.cost_in_usd_ticks, _Unset):
+        if self.cost_in_usd_ticks is not UNSET:
             out["cost_in_usd_ticks"] = self.cost_in_usd_ticks
         out.update(self.extra)
         return out
@@ -4866,39 +4868,39 @@ class ChatCompletionChoice:
         out["index"] = self.index
         out["message"] = self.message.to_dict()
         out["finish_reason"] = self.finish_reason
-        if not isinstance(self.logprobs, _Unset):
+        if self.logprobs is not UNSET:
             out["logprobs"] = (
                 None
                 if self.logprobs is None
                 else _encode_ChoiceLogprobs_or_float(self.logprobs)
             )
-        if not isinstance(self.content_filter_results, _Unset):
+        if self.content_filter_results is not UNSET:
             out["content_filter_results"] = (
                 None
                 if self.content_filter_results is None
                 else self.content_filter_results.to_dict()
             )
-        if not isinstance(self.content_filter_offsets, _Unset):
+        if self.content_filter_offsets is not UNSET:
             out["content_filter_offsets"] = (
                 None
                 if self.content_filter_offsets is None
                 else self.content_filter_offsets.to_dict()
             )
-        if not isinstance(self.content_filter_raw, _Unset):
+        if self.content_filter_raw is not UNSET:
             out["content_filter_raw"] = self.content_filter_raw
-        if not isinstance(self.usage, _Unset):
+        if self.usage is not UNSET:
             out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if not isinstance(self.native_finish_reason, _Unset):
+        if self.native_finish_reason is not UNSET:
             out["native_finish_reason"] = self.native_finish_reason
-        if not isinstance(self.matched_stop, _Unset):
+        if self.matched_stop is not UNSET:
             out["matched_stop"] = self.matched_stop
-        if not isinstance(self.text, _Unset):
+        if self.text is not UNSET:
             out["text"] = self.text
-        if not isinstance(self.seed, _Unset):
+        if self.seed is not UNSET:
             out["seed"] = self.seed
-        if not isinstance(self.stop_reason, _Unset):
+        if self.stop_reason is not UNSET:
             out["stop_reason"] = self.stop_reason
-        if not isinstance(self.token_ids, _Unset):
+        if self.token_ids is not UNSET:
             out["token_ids"] = self.token_ids
         out.update(self.extra)
         return out
@@ -5292,7 +5294,7 @@ class AzurePromptFilterResult:
         """The JSON object of this AzurePromptFilterResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["prompt_index"] = self.prompt_index
-        if not isinstance(self.content_filter_results, _Unset):
+        if self.content_filter_results is not UNSET:
             out["content_filter_results"] = (
                 None
                 if self.content_filter_results is None
@@ -5375,21 +5377,21 @@ class AzureLatencyCheckpoint:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureLatencyCheckpoint: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.engine_tbt_ms, _Unset):
+        if self.engine_tbt_ms is not UNSET:
             out["engine_tbt_ms"] = self.engine_tbt_ms
-        if not isinstance(self.engine_ttft_ms, _Unset):
+        if self.engine_ttft_ms is not UNSET:
             out["engine_ttft_ms"] = self.engine_ttft_ms
-        if not isinstance(self.engine_ttlt_ms, _Unset):
+        if self.engine_ttlt_ms is not UNSET:
             out["engine_ttlt_ms"] = self.engine_ttlt_ms
-        if not isinstance(self.pre_inference_ms, _Unset):
+        if self.pre_inference_ms is not UNSET:
             out["pre_inference_ms"] = self.pre_inference_ms
-        if not isinstance(self.service_tbt_ms, _Unset):
+        if self.service_tbt_ms is not UNSET:
             out["service_tbt_ms"] = self.service_tbt_ms
-        if not isinstance(self.service_ttft_ms, _Unset):
+        if self.service_ttft_ms is not UNSET:
             out["service_ttft_ms"] = self.service_ttft_ms
-        if not isinstance(self.service_ttlt_ms, _Unset):
+        if self.service_ttlt_ms is not UNSET:
             out["service_ttlt_ms"] = self.service_ttlt_ms
-        if not isinstance(self.user_visible_ttft_ms, _Unset):
+        if self.user_visible_ttft_ms is not UNSET:
             out["user_visible_ttft_ms"] = self.user_visible_ttft_ms
         out.update(self.extra)
         return out
@@ -5468,7 +5470,7 @@ class AzureRouting:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureRouting: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.serving_pipereplica, _Unset):
+        if self.serving_pipereplica is not UNSET:
             out["serving_pipereplica"] = self.serving_pipereplica
         out.update(self.extra)
         return out
@@ -5634,13 +5636,13 @@ class GroqDebug:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqDebug: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.input_token_ids, _Unset):
+        if self.input_token_ids is not UNSET:
             out["input_token_ids"] = self.input_token_ids
-        if not isinstance(self.input_tokens, _Unset):
+        if self.input_tokens is not UNSET:
             out["input_tokens"] = self.input_tokens
-        if not isinstance(self.output_token_ids, _Unset):
+        if self.output_token_ids is not UNSET:
             out["output_token_ids"] = self.output_token_ids
-        if not isinstance(self.output_tokens, _Unset):
+        if self.output_tokens is not UNSET:
             out["output_tokens"] = self.output_tokens
         out.update(self.extra)
         return out
@@ -5710,19 +5712,19 @@ class GroqXGroq:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqXGroq: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.id, _Unset):
+        if self.id is not UNSET:
             out["id"] = self.id
-        if not isinstance(self.seed, _Unset):
+        if self.seed is not UNSET:
             out["seed"] = self.seed
-        if not isinstance(self.usage, _Unset):
+        if self.usage is not UNSET:
             out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if not isinstance(self.usage_breakdown, _Unset):
+        if self.usage_breakdown is not UNSET:
             out["usage_breakdown"] = (
                 None if self.usage_breakdown is None else self.usage_breakdown.to_dict()
             )
-        if not isinstance(self.error, _Unset):
+        if self.error is not UNSET:
             out["error"] = self.error
-        if not isinstance(self.debug, _Unset):
+        if self.debug is not UNSET:
             out["debug"] = None if self.debug is None else self.debug.to_dict()
         out.update(self.extra)
         return out
@@ -5831,33 +5833,33 @@ class LlamaCppTimings:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this LlamaCppTimings: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.cache_n, _Unset):
+        if self.cache_n is not UNSET:
             out["cache_n"] = self.cache_n
-        if not isinstance(self.prompt_n, _Unset):
+        if self.prompt_n is not UNSET:
             out["prompt_n"] = self.prompt_n
-        if not isinstance(self.prompt_ms, _Unset):
+        if self.prompt_ms is not UNSET:
             out["prompt_ms"] = self.prompt_ms
-        if not isinstance(self.prompt_per_token_ms, _Unset):
+        if self.prompt_per_token_ms is not UNSET:
             out["prompt_per_token_ms"] = self.prompt_per_token_ms
-        if not isinstance(self.prompt_per_second, _Unset):
+        if self.prompt_per_second is not UNSET:
             out["prompt_per_second"] = self.prompt_per_second
-        if not isinstance(self.predicted_n, _Unset):
+        if self.predicted_n is not UNSET:
             out["predicted_n"] = self.predicted_n
-        if not isinstance(self.predicted_ms, _Unset):
+        if self.predicted_ms is not UNSET:
             out["predicted_ms"] = self.predicted_ms
-        if not isinstance(self.predicted_per_token_ms, _Unset):
+        if self.predicted_per_token_ms is not UNSET:
             out["predicted_per_token_ms"] = self.predicted_per_token_ms
-        if not isinstance(self.predicted_per_second, _Unset):
+        if self.predicted_per_second is not UNSET:
             out["predicted_per_second"] = self.predicted_per_second
-        if not isinstance(self.draft_n, _Unset):
+        if self.draft_n is not UNSET:
             out["draft_n"] = self.draft_n
-        if not isinstance(self.draft_n_accepted, _Unset):
+        if self.draft_n_accepted is not UNSET:
             out["draft_n_accepted"] = self.draft_n_accepted
-        if not isinstance(self.peak_memory, _Unset):
+        if self.peak_memory is not UNSET:
             out["peak_memory"] = self.peak_memory
-        if not isinstance(self.draft_kind, _Unset):
+        if self.draft_kind is not UNSET:
             out["draft_kind"] = self.draft_kind
-        if not isinstance(self.draft_rounds, _Unset):
+        if self.draft_rounds is not UNSET:
             out["draft_rounds"] = self.draft_rounds
         out.update(self.extra)
         return out
@@ -5960,9 +5962,9 @@ class NovitaSlaMetrics:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NovitaSlaMetrics: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.ttft_ms, _Unset):
+        if self.ttft_ms is not UNSET:
             out["ttft_ms"] = self.ttft_ms
-        if not isinstance(self.ts_us, _Unset):
+        if self.ts_us is not UNSET:
             out["ts_us"] = self.ts_us
         out.update(self.extra)
         return out
@@ -6026,13 +6028,13 @@ class NvExtWorkerId:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExtWorkerId: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.prefill_worker_id, _Unset):
+        if self.prefill_worker_id is not UNSET:
             out["prefill_worker_id"] = self.prefill_worker_id
-        if not isinstance(self.prefill_dp_rank, _Unset):
+        if self.prefill_dp_rank is not UNSET:
             out["prefill_dp_rank"] = self.prefill_dp_rank
-        if not isinstance(self.decode_worker_id, _Unset):
+        if self.decode_worker_id is not UNSET:
             out["decode_worker_id"] = self.decode_worker_id
-        if not isinstance(self.decode_dp_rank, _Unset):
+        if self.decode_dp_rank is not UNSET:
             out["decode_dp_rank"] = self.decode_dp_rank
         out.update(self.extra)
         return out
@@ -6100,17 +6102,17 @@ class NvExtTiming:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExtTiming: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.request_received_ms, _Unset):
+        if self.request_received_ms is not UNSET:
             out["request_received_ms"] = self.request_received_ms
-        if not isinstance(self.prefill_wait_time_ms, _Unset):
+        if self.prefill_wait_time_ms is not UNSET:
             out["prefill_wait_time_ms"] = self.prefill_wait_time_ms
-        if not isinstance(self.prefill_time_ms, _Unset):
+        if self.prefill_time_ms is not UNSET:
             out["prefill_time_ms"] = self.prefill_time_ms
-        if not isinstance(self.ttft_ms, _Unset):
+        if self.ttft_ms is not UNSET:
             out["ttft_ms"] = self.ttft_ms
-        if not isinstance(self.total_time_ms, _Unset):
+        if self.total_time_ms is not UNSET:
             out["total_time_ms"] = self.total_time_ms
-        if not isinstance(self.kv_hit_rate, _Unset):
+        if self.kv_hit_rate is not UNSET:
             out["kv_hit_rate"] = self.kv_hit_rate
         out.update(self.extra)
         return out
@@ -6206,23 +6208,23 @@ class NvExt:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExt: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.worker_id, _Unset):
+        if self.worker_id is not UNSET:
             out["worker_id"] = (
                 None if self.worker_id is None else self.worker_id.to_dict()
             )
-        if not isinstance(self.timing, _Unset):
+        if self.timing is not UNSET:
             out["timing"] = None if self.timing is None else self.timing.to_dict()
-        if not isinstance(self.token_ids, _Unset):
+        if self.token_ids is not UNSET:
             out["token_ids"] = self.token_ids
-        if not isinstance(self.routed_experts, _Unset):
+        if self.routed_experts is not UNSET:
             out["routed_experts"] = self.routed_experts
-        if not isinstance(self.engine_data, _Unset):
+        if self.engine_data is not UNSET:
             out["engine_data"] = self.engine_data
-        if not isinstance(self.stop_reason, _Unset):
+        if self.stop_reason is not UNSET:
             out["stop_reason"] = self.stop_reason
-        if not isinstance(self.completion_token_ids, _Unset):
+        if self.completion_token_ids is not UNSET:
             out["completion_token_ids"] = self.completion_token_ids
-        if not isinstance(self.prompt_logprobs, _Unset):
+        if self.prompt_logprobs is not UNSET:
             out["prompt_logprobs"] = self.prompt_logprobs
         out.update(self.extra)
         return out
@@ -6313,13 +6315,13 @@ class OpenRouterError:
         """The JSON object of this OpenRouterError: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["message"] = self.message
-        if not isinstance(self.code, _Unset):
+        if self.code is not UNSET:
             out["code"] = self.code
-        if not isinstance(self.type, _Unset):
+        if self.type is not UNSET:
             out["type"] = self.type
-        if not isinstance(self.param, _Unset):
+        if self.param is not UNSET:
             out["param"] = self.param
-        if not isinstance(self.metadata, _Unset):
+        if self.metadata is not UNSET:
             out["metadata"] = self.metadata
         out.update(self.extra)
         return out
@@ -6393,19 +6395,19 @@ class PerplexitySearchResult:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PerplexitySearchResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.id, _Unset):
+        if self.id is not UNSET:
             out["id"] = self.id
-        if not isinstance(self.title, _Unset):
+        if self.title is not UNSET:
             out["title"] = self.title
-        if not isinstance(self.url, _Unset):
+        if self.url is not UNSET:
             out["url"] = self.url
-        if not isinstance(self.snippet, _Unset):
+        if self.snippet is not UNSET:
             out["snippet"] = self.snippet
-        if not isinstance(self.date, _Unset):
+        if self.date is not UNSET:
             out["date"] = self.date
-        if not isinstance(self.last_updated, _Unset):
+        if self.last_updated is not UNSET:
             out["last_updated"] = self.last_updated
-        if not isinstance(self.source, _Unset):
+        if self.source is not UNSET:
             out["source"] = self.source
         out.update(self.extra)
         return out
@@ -6481,13 +6483,13 @@ class SglangCachedTokensDetails:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this SglangCachedTokensDetails: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.device, _Unset):
+        if self.device is not UNSET:
             out["device"] = self.device
-        if not isinstance(self.host, _Unset):
+        if self.host is not UNSET:
             out["host"] = self.host
-        if not isinstance(self.storage, _Unset):
+        if self.storage is not UNSET:
             out["storage"] = self.storage
-        if not isinstance(self.storage_backend, _Unset):
+        if self.storage_backend is not UNSET:
             out["storage_backend"] = self.storage_backend
         out.update(self.extra)
         return out
@@ -6549,9 +6551,9 @@ class SglangSglExt:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this SglangSglExt: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.routed_experts, _Unset):
+        if self.routed_experts is not UNSET:
             out["routed_experts"] = self.routed_experts
-        if not isinstance(self.cached_tokens_details, _Unset):
+        if self.cached_tokens_details is not UNSET:
             out["cached_tokens_details"] = (
                 None
                 if self.cached_tokens_details is None
@@ -6686,23 +6688,23 @@ class VllmSpeculativeDecodingMetrics:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this VllmSpeculativeDecodingMetrics: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.mean_acceptance_length, _Unset):
+        if self.mean_acceptance_length is not UNSET:
             out["mean_acceptance_length"] = self.mean_acceptance_length
-        if not isinstance(self.draft_acceptance_rate, _Unset):
+        if self.draft_acceptance_rate is not UNSET:
             out["draft_acceptance_rate"] = self.draft_acceptance_rate
-        if not isinstance(self.acceptance_histogram, _Unset):
+        if self.acceptance_histogram is not UNSET:
             out["acceptance_histogram"] = self.acceptance_histogram
-        if not isinstance(self.num_spec_steps, _Unset):
+        if self.num_spec_steps is not UNSET:
             out["num_spec_steps"] = self.num_spec_steps
-        if not isinstance(self.num_accepted_draft_tokens, _Unset):
+        if self.num_accepted_draft_tokens is not UNSET:
             out["num_accepted_draft_tokens"] = self.num_accepted_draft_tokens
-        if not isinstance(self.num_draft_tokens, _Unset):
+        if self.num_draft_tokens is not UNSET:
             out["num_draft_tokens"] = self.num_draft_tokens
-        if not isinstance(self.num_spec_tokens, _Unset):
+        if self.num_spec_tokens is not UNSET:
             out["num_spec_tokens"] = self.num_spec_tokens
-        if not isinstance(self.per_step_accepted, _Unset):
+        if self.per_step_accepted is not UNSET:
             out["per_step_accepted"] = self.per_step_accepted
-        if not isinstance(self.per_step_drafted, _Unset):
+        if self.per_step_drafted is not UNSET:
             out["per_step_drafted"] = self.per_step_drafted
         out.update(self.extra)
         return out
@@ -6806,17 +6808,17 @@ class VllmRequestMetrics:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this VllmRequestMetrics: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.time_to_first_token_ms, _Unset):
+        if self.time_to_first_token_ms is not UNSET:
             out["time_to_first_token_ms"] = self.time_to_first_token_ms
-        if not isinstance(self.generation_time_ms, _Unset):
+        if self.generation_time_ms is not UNSET:
             out["generation_time_ms"] = self.generation_time_ms
-        if not isinstance(self.queue_time_ms, _Unset):
+        if self.queue_time_ms is not UNSET:
             out["queue_time_ms"] = self.queue_time_ms
-        if not isinstance(self.mean_itl_ms, _Unset):
+        if self.mean_itl_ms is not UNSET:
             out["mean_itl_ms"] = self.mean_itl_ms
-        if not isinstance(self.tokens_per_second, _Unset):
+        if self.tokens_per_second is not UNSET:
             out["tokens_per_second"] = self.tokens_per_second
-        if not isinstance(self.speculative_decoding, _Unset):
+        if self.speculative_decoding is not UNSET:
             out["speculative_decoding"] = (
                 None
                 if self.speculative_decoding is None
@@ -6912,19 +6914,19 @@ class ZaiWebSearchResult:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ZaiWebSearchResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.title, _Unset):
+        if self.title is not UNSET:
             out["title"] = self.title
-        if not isinstance(self.content, _Unset):
+        if self.content is not UNSET:
             out["content"] = self.content
-        if not isinstance(self.link, _Unset):
+        if self.link is not UNSET:
             out["link"] = self.link
-        if not isinstance(self.media, _Unset):
+        if self.media is not UNSET:
             out["media"] = self.media
-        if not isinstance(self.icon, _Unset):
+        if self.icon is not UNSET:
             out["icon"] = self.icon
-        if not isinstance(self.refer, _Unset):
+        if self.refer is not UNSET:
             out["refer"] = self.refer
-        if not isinstance(self.publish_date, _Unset):
+        if self.publish_date is not UNSET:
             out["publish_date"] = self.publish_date
         out.update(self.extra)
         return out
@@ -7171,87 +7173,87 @@ class ChatCompletion:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletion: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.id, _Unset):
+        if self.id is not UNSET:
             out["id"] = self.id
         out["choices"] = _encode_list_ChatCompletionChoice(self.choices)
-        if not isinstance(self.created, _Unset):
+        if self.created is not UNSET:
             out["created"] = self.created
-        if not isinstance(self.model, _Unset):
+        if self.model is not UNSET:
             out["model"] = self.model
         out["object"] = self.object
-        if not isinstance(self.service_tier, _Unset):
+        if self.service_tier is not UNSET:
             out["service_tier"] = self.service_tier
-        if not isinstance(self.system_fingerprint, _Unset):
+        if self.system_fingerprint is not UNSET:
             out["system_fingerprint"] = self.system_fingerprint
-        if not isinstance(self.usage, _Unset):
+        if self.usage is not UNSET:
             out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if not isinstance(self.moderation, _Unset):
+        if self.moderation is not UNSET:
             out["moderation"] = (
                 None if self.moderation is None else self.moderation.to_dict()
             )
-        if not isinstance(self.prompt_filter_results, _Unset):
+        if self.prompt_filter_results is not UNSET:
             out["prompt_filter_results"] = (
                 None
                 if self.prompt_filter_results is None
                 else _encode_list_AzurePromptFilterResult(self.prompt_filter_results)
             )
-        if not isinstance(self.prompt_annotations, _Unset):
+        if self.prompt_annotations is not UNSET:
             out["prompt_annotations"] = (
                 None
                 if self.prompt_annotations is None
                 else _encode_list_AzurePromptFilterResult(self.prompt_annotations)
             )
-        if not isinstance(self.latency_checkpoint, _Unset):
+        if self.latency_checkpoint is not UNSET:
             out["latency_checkpoint"] = (
                 None
                 if self.latency_checkpoint is None
                 else self.latency_checkpoint.to_dict()
             )
-        if not isinstance(self.routing, _Unset):
+        if self.routing is not UNSET:
             out["routing"] = None if self.routing is None else self.routing.to_dict()
-        if not isinstance(self.perf_metrics, _Unset):
+        if self.perf_metrics is not UNSET:
             out["perf_metrics"] = self.perf_metrics
-        if not isinstance(self.x_groq, _Unset):
+        if self.x_groq is not UNSET:
             out["x_groq"] = None if self.x_groq is None else self.x_groq.to_dict()
-        if not isinstance(self.timings, _Unset):
+        if self.timings is not UNSET:
             out["timings"] = None if self.timings is None else self.timings.to_dict()
-        if not isinstance(self.verbose_, _Unset):
+        if self.verbose_ is not UNSET:
             out["__verbose"] = self.verbose_
-        if not isinstance(self.sla_metrics, _Unset):
+        if self.sla_metrics is not UNSET:
             out["sla_metrics"] = (
                 None if self.sla_metrics is None else self.sla_metrics.to_dict()
             )
-        if not isinstance(self.nvext, _Unset):
+        if self.nvext is not UNSET:
             out["nvext"] = None if self.nvext is None else self.nvext.to_dict()
-        if not isinstance(self.provider, _Unset):
+        if self.provider is not UNSET:
             out["provider"] = self.provider
-        if not isinstance(self.error, _Unset):
+        if self.error is not UNSET:
             out["error"] = None if self.error is None else self.error.to_dict()
-        if not isinstance(self.citations, _Unset):
+        if self.citations is not UNSET:
             out["citations"] = self.citations
-        if not isinstance(self.search_results, _Unset):
+        if self.search_results is not UNSET:
             out["search_results"] = (
                 None
                 if self.search_results is None
                 else _encode_list_PerplexitySearchResult(self.search_results)
             )
-        if not isinstance(self.sglext, _Unset):
+        if self.sglext is not UNSET:
             out["sglext"] = None if self.sglext is None else self.sglext.to_dict()
-        if not isinstance(self.warnings, _Unset):
+        if self.warnings is not UNSET:
             out["warnings"] = (
                 None
                 if self.warnings is None
                 else _encode_list_TogetherWarning(self.warnings)
             )
-        if not isinstance(self.prompt_token_ids, _Unset):
+        if self.prompt_token_ids is not UNSET:
             out["prompt_token_ids"] = self.prompt_token_ids
-        if not isinstance(self.prompt_text, _Unset):
+        if self.prompt_text is not UNSET:
             out["prompt_text"] = self.prompt_text
-        if not isinstance(self.metrics, _Unset):
+        if self.metrics is not UNSET:
             out["metrics"] = None if self.metrics is None else self.metrics.to_dict()
-        if not isinstance(self.request_id, _Unset):
+        if self.request_id is not UNSET:
             out["request_id"] = self.request_id
-        if not isinstance(self.web_search, _Unset):
+        if self.web_search is not UNSET:
             out["web_search"] = (
                 None
                 if self.web_search is None
@@ -7441,9 +7443,9 @@ class ChoiceDeltaToolCallFunction:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCallFunction: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.arguments, _Unset):
+        if self.arguments is not UNSET:
             out["arguments"] = self.arguments
-        if not isinstance(self.name, _Unset):
+        if self.name is not UNSET:
             out["name"] = self.name
         out.update(self.extra)
         return out
@@ -7497,9 +7499,9 @@ class ChoiceDeltaToolCallCustom:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCallCustom: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.input, _Unset):
+        if self.input is not UNSET:
             out["input"] = self.input
-        if not isinstance(self.name, _Unset):
+        if self.name is not UNSET:
             out["name"] = self.name
         out.update(self.extra)
         return out
@@ -7563,15 +7565,15 @@ class ChoiceDeltaToolCall:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCall: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.index, _Unset):
+        if self.index is not UNSET:
             out["index"] = self.index
-        if not isinstance(self.id, _Unset):
+        if self.id is not UNSET:
             out["id"] = self.id
-        if not isinstance(self.function, _Unset):
+        if self.function is not UNSET:
             out["function"] = None if self.function is None else self.function.to_dict()
-        if not isinstance(self.type, _Unset):
+        if self.type is not UNSET:
             out["type"] = self.type
-        if not isinstance(self.custom, _Unset):
+        if self.custom is not UNSET:
             out["custom"] = None if self.custom is None else self.custom.to_dict()
         out.update(self.extra)
         return out
@@ -7634,9 +7636,9 @@ class ChoiceDeltaFunctionCall:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaFunctionCall: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.arguments, _Unset):
+        if self.arguments is not UNSET:
             out["arguments"] = self.arguments
-        if not isinstance(self.name, _Unset):
+        if self.name is not UNSET:
             out["name"] = self.name
         out.update(self.extra)
         return out
@@ -7694,13 +7696,13 @@ class ChoiceDeltaAudio:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaAudio: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.id, _Unset):
+        if self.id is not UNSET:
             out["id"] = self.id
-        if not isinstance(self.data, _Unset):
+        if self.data is not UNSET:
             out["data"] = self.data
-        if not isinstance(self.expires_at, _Unset):
+        if self.expires_at is not UNSET:
             out["expires_at"] = self.expires_at
-        if not isinstance(self.transcript, _Unset):
+        if self.transcript is not UNSET:
             out["transcript"] = self.transcript
         out.update(self.extra)
         return out
@@ -7869,75 +7871,75 @@ class ChoiceDelta:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDelta: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.role, _Unset):
+        if self.role is not UNSET:
             out["role"] = self.role
-        if not isinstance(self.content, _Unset):
+        if self.content is not UNSET:
             out["content"] = (
                 None
                 if self.content is None
                 else _encode_str_or_list_MistralContentPart(self.content)
             )
-        if not isinstance(self.refusal, _Unset):
+        if self.refusal is not UNSET:
             out["refusal"] = self.refusal
-        if not isinstance(self.tool_calls, _Unset):
+        if self.tool_calls is not UNSET:
             out["tool_calls"] = (
                 None
                 if self.tool_calls is None
                 else _encode_list_ChoiceDeltaToolCall(self.tool_calls)
             )
-        if not isinstance(self.function_call, _Unset):
+        if self.function_call is not UNSET:
             out["function_call"] = (
                 None if self.function_call is None else self.function_call.to_dict()
             )
-        if not isinstance(self.audio, _Unset):
+        if self.audio is not UNSET:
             out["audio"] = None if self.audio is None else self.audio.to_dict()
-        if not isinstance(self.reasoning_content, _Unset):
+        if self.reasoning_content is not UNSET:
             out["reasoning_content"] = self.reasoning_content
-        if not isinstance(self.channel, _Unset):
+        if self.channel is not UNSET:
             out["channel"] = self.channel
-        if not isinstance(self.executed_tools, _Unset):
+        if self.executed_tools is not UNSET:
             out["executed_tools"] = (
                 None
                 if self.executed_tools is None
                 else _encode_list_GroqExecutedTool(self.executed_tools)
             )
-        if not isinstance(self.thinking_blocks, _Unset):
+        if self.thinking_blocks is not UNSET:
             out["thinking_blocks"] = (
                 None
                 if self.thinking_blocks is None
                 else _encode_list_LiteLLMThinkingBlock(self.thinking_blocks)
             )
-        if not isinstance(self.provider_specific_fields, _Unset):
+        if self.provider_specific_fields is not UNSET:
             out["provider_specific_fields"] = self.provider_specific_fields
-        if not isinstance(self.index, _Unset):
+        if self.index is not UNSET:
             out["index"] = self.index
-        if not isinstance(self.tool_call_id, _Unset):
+        if self.tool_call_id is not UNSET:
             out["tool_call_id"] = self.tool_call_id
-        if not isinstance(self.name, _Unset):
+        if self.name is not UNSET:
             out["name"] = self.name
-        if not isinstance(self.internal_content, _Unset):
+        if self.internal_content is not UNSET:
             out["internal_content"] = (
                 None
                 if self.internal_content is None
                 else self.internal_content.to_dict()
             )
-        if not isinstance(self.reasoning_details, _Unset):
+        if self.reasoning_details is not UNSET:
             out["reasoning_details"] = (
                 None
                 if self.reasoning_details is None
                 else _encode_list_OpenRouterReasoningDetail(self.reasoning_details)
             )
-        if not isinstance(self.annotations, _Unset):
+        if self.annotations is not UNSET:
             out["annotations"] = (
                 None
                 if self.annotations is None
                 else _encode_list_OpenRouterAnnotation(self.annotations)
             )
-        if not isinstance(self.hidden_states, _Unset):
+        if self.hidden_states is not UNSET:
             out["hidden_states"] = self.hidden_states
-        if not isinstance(self.token_id, _Unset):
+        if self.token_id is not UNSET:
             out["token_id"] = self.token_id
-        if not isinstance(self.reasoning, _Unset):
+        if self.reasoning is not UNSET:
             out["reasoning"] = self.reasoning
         out.update(self.extra)
         return out
@@ -8168,43 +8170,43 @@ class Choice:
         """The JSON object of this Choice: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["index"] = self.index
-        if not isinstance(self.delta, _Unset):
+        if self.delta is not UNSET:
             out["delta"] = self.delta.to_dict()
-        if not isinstance(self.finish_reason, _Unset):
+        if self.finish_reason is not UNSET:
             out["finish_reason"] = self.finish_reason
-        if not isinstance(self.logprobs, _Unset):
+        if self.logprobs is not UNSET:
             out["logprobs"] = (
                 None
                 if self.logprobs is None
                 else _encode_ChoiceLogprobs_or_float(self.logprobs)
             )
-        if not isinstance(self.content_filter_results, _Unset):
+        if self.content_filter_results is not UNSET:
             out["content_filter_results"] = (
                 None
                 if self.content_filter_results is None
                 else self.content_filter_results.to_dict()
             )
-        if not isinstance(self.content_filter_offsets, _Unset):
+        if self.content_filter_offsets is not UNSET:
             out["content_filter_offsets"] = (
                 None
                 if self.content_filter_offsets is None
                 else self.content_filter_offsets.to_dict()
             )
-        if not isinstance(self.content_filter_raw, _Unset):
+        if self.content_filter_raw is not UNSET:
             out["content_filter_raw"] = self.content_filter_raw
-        if not isinstance(self.usage, _Unset):
+        if self.usage is not UNSET:
             out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if not isinstance(self.native_finish_reason, _Unset):
+        if self.native_finish_reason is not UNSET:
             out["native_finish_reason"] = self.native_finish_reason
-        if not isinstance(self.matched_stop, _Unset):
+        if self.matched_stop is not UNSET:
             out["matched_stop"] = self.matched_stop
-        if not isinstance(self.text, _Unset):
+        if self.text is not UNSET:
             out["text"] = self.text
-        if not isinstance(self.seed, _Unset):
+        if self.seed is not UNSET:
             out["seed"] = self.seed
-        if not isinstance(self.stop_reason, _Unset):
+        if self.stop_reason is not UNSET:
             out["stop_reason"] = self.stop_reason
-        if not isinstance(self.token_ids, _Unset):
+        if self.token_ids is not UNSET:
             out["token_ids"] = self.token_ids
         out.update(self.extra)
         return out
@@ -8519,89 +8521,89 @@ class ChatCompletionChunk:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionChunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if not isinstance(self.id, _Unset):
+        if self.id is not UNSET:
             out["id"] = self.id
         out["choices"] = _encode_list_Choice(self.choices)
-        if not isinstance(self.created, _Unset):
+        if self.created is not UNSET:
             out["created"] = self.created
         out["model"] = self.model
-        if not isinstance(self.object, _Unset):
+        if self.object is not UNSET:
             out["object"] = self.object
-        if not isinstance(self.service_tier, _Unset):
+        if self.service_tier is not UNSET:
             out["service_tier"] = self.service_tier
-        if not isinstance(self.system_fingerprint, _Unset):
+        if self.system_fingerprint is not UNSET:
             out["system_fingerprint"] = self.system_fingerprint
-        if not isinstance(self.usage, _Unset):
+        if self.usage is not UNSET:
             out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if not isinstance(self.obfuscation, _Unset):
+        if self.obfuscation is not UNSET:
             out["obfuscation"] = self.obfuscation
-        if not isinstance(self.moderation, _Unset):
+        if self.moderation is not UNSET:
             out["moderation"] = (
                 None if self.moderation is None else self.moderation.to_dict()
             )
-        if not isinstance(self.prompt_filter_results, _Unset):
+        if self.prompt_filter_results is not UNSET:
             out["prompt_filter_results"] = (
                 None
                 if self.prompt_filter_results is None
                 else _encode_list_AzurePromptFilterResult(self.prompt_filter_results)
             )
-        if not isinstance(self.prompt_annotations, _Unset):
+        if self.prompt_annotations is not UNSET:
             out["prompt_annotations"] = (
                 None
                 if self.prompt_annotations is None
                 else _encode_list_AzurePromptFilterResult(self.prompt_annotations)
             )
-        if not isinstance(self.latency_checkpoint, _Unset):
+        if self.latency_checkpoint is not UNSET:
             out["latency_checkpoint"] = (
                 None
                 if self.latency_checkpoint is None
                 else self.latency_checkpoint.to_dict()
             )
-        if not isinstance(self.routing, _Unset):
+        if self.routing is not UNSET:
             out["routing"] = None if self.routing is None else self.routing.to_dict()
-        if not isinstance(self.perf_metrics, _Unset):
+        if self.perf_metrics is not UNSET:
             out["perf_metrics"] = self.perf_metrics
-        if not isinstance(self.x_groq, _Unset):
+        if self.x_groq is not UNSET:
             out["x_groq"] = None if self.x_groq is None else self.x_groq.to_dict()
-        if not isinstance(self.timings, _Unset):
+        if self.timings is not UNSET:
             out["timings"] = None if self.timings is None else self.timings.to_dict()
-        if not isinstance(self.verbose_, _Unset):
+        if self.verbose_ is not UNSET:
             out["__verbose"] = self.verbose_
-        if not isinstance(self.sla_metrics, _Unset):
+        if self.sla_metrics is not UNSET:
             out["sla_metrics"] = (
                 None if self.sla_metrics is None else self.sla_metrics.to_dict()
             )
-        if not isinstance(self.nvext, _Unset):
+        if self.nvext is not UNSET:
             out["nvext"] = None if self.nvext is None else self.nvext.to_dict()
-        if not isinstance(self.provider, _Unset):
+        if self.provider is not UNSET:
             out["provider"] = self.provider
-        if not isinstance(self.error, _Unset):
+        if self.error is not UNSET:
             out["error"] = None if self.error is None else self.error.to_dict()
-        if not isinstance(self.citations, _Unset):
+        if self.citations is not UNSET:
             out["citations"] = self.citations
-        if not isinstance(self.search_results, _Unset):
+        if self.search_results is not UNSET:
             out["search_results"] = (
                 None
                 if self.search_results is None
                 else _encode_list_PerplexitySearchResult(self.search_results)
             )
-        if not isinstance(self.sglext, _Unset):
+        if self.sglext is not UNSET:
             out["sglext"] = None if self.sglext is None else self.sglext.to_dict()
-        if not isinstance(self.warnings, _Unset):
+        if self.warnings is not UNSET:
             out["warnings"] = (
                 None
                 if self.warnings is None
                 else _encode_list_TogetherWarning(self.warnings)
             )
-        if not isinstance(self.prompt_token_ids, _Unset):
+        if self.prompt_token_ids is not UNSET:
             out["prompt_token_ids"] = self.prompt_token_ids
-        if not isinstance(self.prompt_text, _Unset):
+        if self.prompt_text is not UNSET:
             out["prompt_text"] = self.prompt_text
-        if not isinstance(self.metrics, _Unset):
+        if self.metrics is not UNSET:
             out["metrics"] = None if self.metrics is None else self.metrics.to_dict()
-        if not isinstance(self.request_id, _Unset):
+        if self.request_id is not UNSET:
             out["request_id"] = self.request_id
-        if not isinstance(self.web_search, _Unset):
+        if self.web_search is not UNSET:
             out["web_search"] = (
                 None
                 if self.web_search is None
@@ -8919,9 +8921,13 @@ def _wire_text(data: Any) -> str:
     surrogate (half of a pair a stream split across chunks, D9), which UTF-8 cannot
     encode: it is written as its JSON escape, the same value."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    if _SURROGATE.search(text) is None:
+    if text.isascii():
         return text
-    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    return text
 
 
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 6cf41f267664da0b (spec, templates and generator).
+# Spec hash: fc58ac07a9dee393 (spec, templates and generator).
 # Target: pydantic. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
@@ -2837,9 +2837,13 @@ def _wire_text(data: Any) -> str:
     surrogate (half of a pair a stream split across chunks, D9), which UTF-8 cannot
     encode: it is written as its JSON escape, the same value."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    if _SURROGATE.search(text) is None:
+    if text.isascii():
         return text
-    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    return text
 
 
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")

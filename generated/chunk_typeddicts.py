@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 6cf41f267664da0b (spec, templates and generator).
+# Spec hash: fc58ac07a9dee393 (spec, templates and generator).
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
@@ -42,6 +42,7 @@ are kept. An absent key stays absent and JSON null stays None. Bad input raises
 from __future__ import annotations
 
 import codecs
+import enum
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -281,10 +282,11 @@ def _error_payload(error: object) -> ErrorReport:
     return ErrorReport(f"the payload reports an error instead of a chunk: {message!r}")
 
 
-class _Unset:
-    """The type of `UNSET`, which marks a key that was absent from the payload."""
+class _Unset(enum.Enum):
+    """The type of `UNSET`, which marks a key that was absent from the payload (an enum,
+    so that `value is not UNSET` narrows the type as `isinstance` would, only faster)."""
 
-    __slots__ = ()
+    UNSET = "UNSET"
 
     def __repr__(self) -> str:
         return "UNSET"
@@ -293,7 +295,7 @@ class _Unset:
         return False
 
 
-UNSET: Final[_Unset] = _Unset()
+UNSET: Final = _Unset.UNSET
 """Stands for a key that was absent; distinct from None, which stands for JSON null."""
 
 
@@ -1009,7 +1011,7 @@ def _read(
 
 
 def _put(out: dict[str, Any], key: str, value: object) -> None:
-    if not isinstance(value, _Unset):
+    if value is not UNSET:
         out[key] = value
 
 
@@ -8625,9 +8627,13 @@ def _wire_text(data: Any) -> str:
     surrogate (half of a pair a stream split across chunks, D9), which UTF-8 cannot
     encode: it is written as its JSON escape, the same value."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    if _SURROGATE.search(text) is None:
+    if text.isascii():
         return text
-    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    return text
 
 
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
