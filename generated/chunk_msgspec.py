@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: fc58ac07a9dee393 (spec, templates and generator).
+# Spec hash: c5deaf14f0a7cda5 (spec, templates and generator).
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
@@ -48,6 +48,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Final, Literal, NamedTuple, TypeAlias, TypeVar
 
 import msgspec
@@ -213,6 +214,11 @@ _Unset: TypeAlias = msgspec.UnsetType
 UNSET: Final = msgspec.UNSET
 """Stands for a key that was absent; distinct from None, which stands for JSON null."""
 
+_MSGSPEC_REFUSES: Final = (msgspec.MsgspecError, UnicodeEncodeError)
+"""What msgspec raises on a payload the key-by-key reading must look at (an unknown key,
+NaN, half of a surrogate pair, an error)."""
+_NO_EXTRA: Final[dict[str, Any]] = {}
+
 
 def _unexpected(expected: str, value: object) -> ChunkDecodeError:
     return ChunkDecodeError(f"expected {expected}, got {_describe(value)}")
@@ -246,10 +252,11 @@ except ImportError:
     _fast_loads = None
 
 
-# orjson reads an integer past 64 bits as a float, so a payload with 20 digits in a row
-# is left to json: the digits are found by mapping each to "0" (and all else to " ").
+# orjson reads an integer past 64 bits as a float (from -9223372036854775809, 19 digits),
+# so a payload with 19 digits in a row is left to json: they are found by mapping each
+# digit to "0" and every other byte to " ".
 _DIGITS_AS_ZEROS: Final = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
-_LONG_NUMBER: Final = b"0" * 20
+_LONG_NUMBER: Final = b"0" * 19
 
 
 def _json(data: str | bytes) -> Any:
@@ -1070,17 +1077,16 @@ class MistralThinkingPart(
     """A piece of reasoning text."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> MistralThinkingPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_mistral_thinking_part(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -1133,17 +1139,16 @@ class MistralContentPart(
     """The reasoning of a `thinking` part, itself split into parts."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> MistralContentPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_mistral_content_part(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -1205,17 +1210,16 @@ class ChatCompletionMessageToolCallFunction(
     """Name of the function; OpenAI always sends it."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallFunction:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_chat_completion_message_tool_call_function(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -1266,17 +1270,16 @@ class ChatCompletionMessageToolCallCustom(
     """Name of the custom tool; OpenAI always sends it."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallCustom:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_chat_completion_message_tool_call_custom(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -1334,17 +1337,16 @@ class ChatCompletionMessageToolCall(
     """The custom tool called and its input, for a call of type `custom`."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_chat_completion_message_tool_call(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -1406,17 +1408,16 @@ class ChatCompletionMessageFunctionCall(
     """Name of the function; OpenAI always sends it."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageFunctionCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_chat_completion_message_function_call(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -1469,17 +1470,16 @@ class ChatCompletionAudio(
     """Transcript of the audio."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionAudio:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_chat_completion_audio(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -1541,17 +1541,16 @@ class GroqSearchResult(
     """Relevance of the page to the query."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqSearchResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_groq_search_result(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -1609,17 +1608,16 @@ class GroqSearchResults(
     """Addresses of images the search returned."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqSearchResults:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_groq_search_results(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -1679,17 +1677,16 @@ class GroqBrowserResult(
     """Address where the browser session can be watched."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqBrowserResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_groq_browser_result(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -1767,17 +1764,16 @@ class GroqChartElement(
     """Outlying values, for box plots."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqChartElement:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_groq_chart_element(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -1894,17 +1890,16 @@ class GroqChart(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=T
     """Tick labels on the y axis."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqChart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_groq_chart(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -2013,17 +2008,16 @@ class GroqCodeResult(
     """The charts making up a superchart."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqCodeResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_groq_code_result(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -2095,17 +2089,16 @@ class GroqExecutedTool(
     """Results of a code-execution tool."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqExecutedTool:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_groq_executed_tool(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -2204,17 +2197,16 @@ class LiteLLMThinkingBlock(
     """
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> LiteLLMThinkingBlock:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_lite_l_l_m_thinking_block(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -2274,17 +2266,16 @@ class MoonshotInternalContent(
     """Ids of the tokens generated in this fragment."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> MoonshotInternalContent:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_moonshot_internal_content(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -2345,17 +2336,16 @@ class OpenRouterReasoningDetail(
     """Opaque encrypted reasoning, for `reasoning.encrypted`."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterReasoningDetail:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_open_router_reasoning_detail(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -2432,17 +2422,16 @@ class OpenRouterUrlCitation(
     """Excerpt of the page that the search returned."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterUrlCitation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_open_router_url_citation(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -2503,17 +2492,16 @@ class OpenRouterFileContentPart(
     """The text of the part."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterFileContentPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_open_router_file_content_part(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -2566,17 +2554,16 @@ class OpenRouterFileAnnotation(
     """The parsed content of the file, as typed parts."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterFileAnnotation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_open_router_file_annotation(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -2639,17 +2626,16 @@ class GroqDocumentCitation(
     """Offset in the answer where the cited span ends."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqDocumentCitation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_groq_document_citation(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -2706,17 +2692,16 @@ class GroqFunctionCitation(
     """Offset in the answer where the cited span ends."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqFunctionCitation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_groq_function_citation(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -2784,17 +2769,16 @@ class OpenRouterAnnotation(
     """
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterAnnotation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_open_router_annotation(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -2981,17 +2965,16 @@ class ChatCompletionMessage(
     """
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessage:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_chat_completion_message(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -3162,17 +3145,16 @@ class TopLogprob(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=
     """Natural log of the probability of the token."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> TopLogprob:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_top_logprob(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -3229,17 +3211,16 @@ class ChatCompletionTokenLogprob(
     """The most likely tokens at this position, possibly fewer than requested."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionTokenLogprob:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_chat_completion_token_logprob(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -3294,17 +3275,16 @@ class ChoiceLogprobs(
     """
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceLogprobs:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_choice_logprobs(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -3368,17 +3348,16 @@ class AzureSeverityResult(
     """How severe the detected content is."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureSeverityResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_azure_severity_result(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -3429,17 +3408,16 @@ class AzureDetectionResult(
     """Whether the category was detected."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureDetectionResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_azure_detection_result(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -3490,17 +3468,16 @@ class AzureBlocklistResult(
     """Name of the blocklist."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureBlocklistResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_azure_blocklist_result(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -3551,17 +3528,16 @@ class AzureBlocklistDetails(
     """The verdict of each blocklist."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureBlocklistDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_azure_blocklist_details(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -3616,17 +3592,16 @@ class AzureFilterError(
     """Human-readable explanation."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureFilterError:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_azure_filter_error(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -3697,17 +3672,16 @@ class AzureContentFilterResults(
     """Why filtering could not run."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureContentFilterResults:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_azure_content_filter_results(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -3820,17 +3794,16 @@ class AzureContentFilterOffsets(
     """End of the annotated span."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureContentFilterOffsets:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_azure_content_filter_offsets(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -3894,17 +3867,16 @@ class CompletionTokensDetails(
     """
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> CompletionTokensDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_completion_tokens_details(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -3989,17 +3961,16 @@ class PromptTokensDetails(
     """
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> PromptTokensDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_prompt_tokens_details(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -4084,17 +4055,16 @@ class PerplexityCost(
     """Sum of all the costs."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> PerplexityCost:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_perplexity_cost(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -4180,17 +4150,16 @@ class OpenRouterCostDetails(
     """The part of the upstream cost due to the completion."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterCostDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_open_router_cost_details(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -4260,17 +4229,16 @@ class OpenRouterServerToolUseDetails(
     """Server-side tool calls that were run."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterServerToolUseDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_open_router_server_tool_use_details(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -4448,17 +4416,16 @@ class CompletionUsage(
     """
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> CompletionUsage:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_completion_usage(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -4697,17 +4664,16 @@ class ChatCompletionChoice(
     """
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChoice:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_chat_completion_choice(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -4835,17 +4801,16 @@ class ModerationResultBody(
     """The input types each category was applied to, keyed by category name."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationResultBody:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_moderation_result_body(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -4915,17 +4880,16 @@ class ModerationResults(
     """One result per moderated input."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationResults:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_moderation_results(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -4980,17 +4944,16 @@ class ModerationError(
     """Human-readable explanation."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationError:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_moderation_error(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -5036,17 +4999,16 @@ class Moderation(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=
     """Verdict on the generated output, or the error that prevented it."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> Moderation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_moderation(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -5096,17 +5058,16 @@ class AzurePromptFilterResult(
     """The verdict of each filter category."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzurePromptFilterResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_azure_prompt_filter_result(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -5177,17 +5138,16 @@ class AzureLatencyCheckpoint(
     """Time until the first token was released to the caller."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureLatencyCheckpoint:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_azure_latency_checkpoint(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -5268,17 +5228,16 @@ class AzureRouting(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_field
     """
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureRouting:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_azure_routing(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -5327,17 +5286,16 @@ class GroqModelUsage(
     """Token counts and timings of that call."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqModelUsage:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_groq_model_usage(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -5385,17 +5343,16 @@ class GroqUsageBreakdown(
     """One entry per model call."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqUsageBreakdown:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_groq_usage_breakdown(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -5445,17 +5402,16 @@ class GroqDebug(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=T
     """Token strings of the output."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqDebug:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_groq_debug(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -5523,17 +5479,16 @@ class GroqXGroq(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=T
     """Input and output tokens, present only when the request asked for debug output."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqXGroq:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_groq_x_groq(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -5644,17 +5599,16 @@ class LlamaCppTimings(
     """
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> LlamaCppTimings:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_llama_cpp_timings(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -5765,17 +5719,16 @@ class NovitaSlaMetrics(
     """A Unix timestamp in microseconds that Novita attaches to the chunk."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> NovitaSlaMetrics:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_novita_sla_metrics(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -5835,17 +5788,16 @@ class NvExtWorkerId(
     """Data-parallel rank of the engine on the decode worker."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExtWorkerId:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_nv_ext_worker_id(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -5911,17 +5863,16 @@ class NvExtTiming(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields
     """Share of the prompt's KV blocks found in cache, from 0 to 1."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExtTiming:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_nv_ext_timing(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -6017,17 +5968,16 @@ class NvExt(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True)
     """
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExt:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_nv_ext(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -6121,17 +6071,16 @@ class OpenRouterError(
     """
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterError:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_open_router_error(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -6201,17 +6150,16 @@ class PerplexitySearchResult(
     """Where the result comes from, such as `web`."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> PerplexitySearchResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_perplexity_search_result(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -6286,17 +6234,16 @@ class SglangCachedTokensDetails(
     """Name of the third-tier storage backend; present only when one is configured."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> SglangCachedTokensDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_sglang_cached_tokens_details(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -6356,17 +6303,16 @@ class SglangSglExt(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_field
     """Where the prompt tokens served from cache came from, when requested."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> SglangSglExt:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_sglang_sgl_ext(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -6422,17 +6368,16 @@ class TogetherWarning(
     """What the warning is about."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> TogetherWarning:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_together_warning(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -6495,17 +6440,16 @@ class VllmSpeculativeDecodingMetrics(
     """Tokens drafted at each step, in order; only at the detailed metrics level."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> VllmSpeculativeDecodingMetrics:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_vllm_speculative_decoding_metrics(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -6612,17 +6556,16 @@ class VllmRequestMetrics(
     """
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> VllmRequestMetrics:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_vllm_request_metrics(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -6713,17 +6656,16 @@ class ZaiWebSearchResult(
     """When the page was published, as text."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ZaiWebSearchResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_zai_web_search_result(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -6967,10 +6909,9 @@ class ChatCompletion(
     """
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletion:
@@ -6983,7 +6924,7 @@ class ChatCompletion(
             raise _error_payload(data["error"]).under(_key("error"))
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_chat_completion(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -7197,17 +7138,16 @@ class ChoiceDeltaToolCallFunction(
     """
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCallFunction:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_choice_delta_tool_call_function(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -7255,17 +7195,16 @@ class ChoiceDeltaToolCallCustom(
     """Name of the custom tool; sent on the first fragment."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCallCustom:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_choice_delta_tool_call_custom(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -7325,17 +7264,16 @@ class ChoiceDeltaToolCall(
     """
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_choice_delta_tool_call(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -7395,17 +7333,16 @@ class ChoiceDeltaFunctionCall(
     """Name of the function to call; sent on the first fragment."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaFunctionCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_choice_delta_function_call(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -7459,17 +7396,16 @@ class ChoiceDeltaAudio(
     """A piece of the transcript of the audio."""
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaAudio:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_choice_delta_audio(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -7636,17 +7572,16 @@ class ChoiceDelta(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields
     """
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDelta:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_choice_delta(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -7900,17 +7835,16 @@ class Choice(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
     """
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> Choice:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_choice(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -8230,10 +8164,9 @@ class ChatCompletionChunk(
     """
 
     @property
-    def extra(self) -> dict[str, Any]:
-        """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
-        extra: dict[str, Any] = getattr(self, "_extra", {})
-        return extra
+    def extra(self) -> Mapping[str, Any]:
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChunk:
@@ -8246,7 +8179,7 @@ class ChatCompletionChunk(
             raise _error_payload(data["error"]).under(_key("error"))
         try:
             decoded = msgspec.convert(data, cls)
-        except msgspec.ValidationError:
+        except _MSGSPEC_REFUSES:
             return _checked_chat_completion_chunk(data)
         # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
         # of a surrogate pair): dumps writes it key by key.
@@ -8595,9 +8528,9 @@ def loads(data: str | bytes) -> ChatCompletionChunk:
     """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
     try:
         chunk = _CHUNK_DECODER.decode(data)
-    except msgspec.MsgspecError:
+    except _MSGSPEC_REFUSES:
         return _checked_chat_completion_chunk(_json(data))
-    if chunk.error is not None and not chunk.choices:
+    if chunk.error is not None and chunk.error is not UNSET and not chunk.choices:
         return _checked_chat_completion_chunk(
             _json(data)
         )  # perhaps an error report: look closer
@@ -8608,9 +8541,13 @@ def loads_completion(data: str | bytes) -> ChatCompletion:
     """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad input."""
     try:
         completion = _COMPLETION_DECODER.decode(data)
-    except msgspec.MsgspecError:
+    except _MSGSPEC_REFUSES:
         return _checked_chat_completion(_json(data))
-    if completion.error is not None and not completion.choices:
+    if (
+        completion.error is not None
+        and completion.error is not UNSET
+        and not completion.choices
+    ):
         return _checked_chat_completion(_json(data))  # perhaps an error report
     return completion
 

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: fc58ac07a9dee393 (spec, templates and generator).
+# Spec hash: c5deaf14f0a7cda5 (spec, templates and generator).
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
@@ -331,10 +331,11 @@ except ImportError:
     _fast_loads = None
 
 
-# orjson reads an integer past 64 bits as a float, so a payload with 20 digits in a row
-# is left to json: the digits are found by mapping each to "0" (and all else to " ").
+# orjson reads an integer past 64 bits as a float (from -9223372036854775809, 19 digits),
+# so a payload with 19 digits in a row is left to json: they are found by mapping each
+# digit to "0" and every other byte to " ".
 _DIGITS_AS_ZEROS: Final = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
-_LONG_NUMBER: Final = b"0" * 20
+_LONG_NUMBER: Final = b"0" * 19
 
 
 def _json(data: str | bytes) -> Any:

@@ -228,10 +228,14 @@ class MsgspecLayout:
         rule = model.error_when
         if rule is None:
             return ""
-        names = {f.wire: f.names.dataclasses for f in model.fields}
-        if rule.has not in names or rule.lacks not in names:
+        fields = {f.wire: f for f in model.fields}
+        if rule.has not in fields or rule.lacks not in fields:
             return ""
-        return f"{var}.{names[rule.has]} is not None and not {var}.{names[rule.lacks]}"
+        has = f"{var}.{fields[rule.has].names.dataclasses}"
+        present = f"{has} is not None" + (
+            "" if fields[rule.has].required else f" and {has} is not UNSET"
+        )
+        return f"{present} and not {var}.{fields[rule.lacks].names.dataclasses}"
 
 
 def exact_type(field: Field) -> str:

@@ -17,6 +17,8 @@ GENERATED = Path(__file__).resolve().parent.parent / "generated"
 TRICKY = [
     '{"id":"c","model":"m","choices":[],"seed":123456789012345678901234567890}',
     '{"id":"c","model":"m","choices":[],"seed":18446744073709551615,"big":-9223372036854775808}',
+    '{"id":"c","model":"m","choices":[{"index":-9223372036854775809,"delta":{}}]}',
+    '{"id":"c","model":"m","choices":[],"x":-9999999999999999999}',
     '{"id":"c","model":"m","choices":[],"x":NaN,"y":-Infinity,"z":1E400}',
     '{"id":"c","model":"m","choices":[{"index":0,"delta":{"content":"\\ud83d"}}]}',
     '{"id":"c","model":"m","choices":[],"x":0.1,"y":-0.0,"z":1e-7,"w":[1.0,2]}',

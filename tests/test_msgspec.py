@@ -1,0 +1,57 @@
+"""What is particular to the msgspec target: msgspec reads a chunk whose keys are all
+known in one pass, anything else goes key by key, and both give what the other targets
+give."""
+
+from __future__ import annotations
+
+import json
+from types import ModuleType
+
+import pytest
+
+from generated import chunk_dataclasses, chunk_msgspec
+
+USAGE_CHUNK = (
+    '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],'
+    '"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}'
+)
+
+
+def test_a_chunk_of_known_keys_is_read_by_msgspec_alone() -> None:
+    for text in (
+        USAGE_CHUNK,
+        USAGE_CHUNK.replace('"choices":[]', '"choices":[{"index":0,"delta":{}}]'),
+    ):
+        chunk = chunk_msgspec.loads(text)
+        assert not getattr(chunk, "_checked", False), text  # no second, key-by-key reading
+        assert json.loads(chunk_msgspec.dumps(chunk)) == json.loads(text)
+
+
+def test_an_unknown_key_is_read_key_by_key_and_kept_read_only() -> None:
+    chunk = chunk_msgspec.loads(USAGE_CHUNK.replace('"choices"', '"zz":[1],"choices"'))
+    assert getattr(chunk, "_checked", False)
+    assert dict(chunk.extra) == {"zz": [1]}
+    with pytest.raises(TypeError):
+        chunk.extra["x"] = 1  # type: ignore[index]
+    assert json.loads(chunk_msgspec.dumps(chunk))["zz"] == [1]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"id":"a","model":"m","choices":["\\udc00"]}',
+        '{"id":"a","model":"m","choices":[{"index":0,"delta":{},"\\ud800":1}]}',
+        '{"id":"a","model":"m","choices":[],"x":"\\ud83d"}',
+    ],
+)
+def test_lone_surrogates_read_as_in_the_stdlib_targets(text: str) -> None:
+    def outcome(module: ModuleType) -> str:
+        try:
+            dumped: str = module.dumps(module.loads(text))
+        except module.ChunkDecodeError as exc:
+            return f"error {exc.path}"
+        return "ok " + dumped
+
+    assert outcome(chunk_msgspec) == outcome(chunk_dataclasses)
+    with pytest.raises(chunk_msgspec.ChunkDecodeError):
+        chunk_msgspec.ChatCompletionChunk.from_dict("\ud800")
