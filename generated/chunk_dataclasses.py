@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: c5deaf14f0a7cda5 (spec, templates and generator).
+# Spec hash: 205220d1834d1a58 (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
@@ -1139,8 +1139,9 @@ class MistralThinkingPart:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MistralThinkingPart: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
+        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["type"] = self.type
-        if self.text is not UNSET:
+        if self.text is not unset:
             out["text"] = self.text
         out.update(self.extra)
         return out
@@ -1198,10 +1199,11 @@ class MistralContentPart:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MistralContentPart: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
+        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["type"] = self.type
-        if self.text is not UNSET:
+        if self.text is not unset:
             out["text"] = self.text
-        if self.thinking is not UNSET:
+        if self.thinking is not unset:
             out["thinking"] = (
                 None
                 if self.thinking is None
@@ -1269,8 +1271,9 @@ class ChatCompletionMessageToolCallFunction:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageToolCallFunction: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
+        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["arguments"] = self.arguments
-        if self.name is not UNSET:
+        if self.name is not unset:
             out["name"] = self.name
         out.update(self.extra)
         return out
@@ -1328,8 +1331,9 @@ class ChatCompletionMessageToolCallCustom:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageToolCallCustom: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
+        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["input"] = self.input
-        if self.name is not UNSET:
+        if self.name is not unset:
             out["name"] = self.name
         out.update(self.extra)
         return out
@@ -1394,14 +1398,15 @@ class ChatCompletionMessageToolCall:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageToolCall: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.index is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.index is not unset:
             out["index"] = self.index
-        if self.id is not UNSET:
+        if self.id is not unset:
             out["id"] = self.id
         out["type"] = self.type
-        if self.function is not UNSET:
+        if self.function is not unset:
             out["function"] = self.function.to_dict()
-        if self.custom is not UNSET:
+        if self.custom is not unset:
             out["custom"] = self.custom.to_dict()
         out.update(self.extra)
         return out
@@ -1472,8 +1477,9 @@ class ChatCompletionMessageFunctionCall:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageFunctionCall: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
+        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["arguments"] = self.arguments
-        if self.name is not UNSET:
+        if self.name is not unset:
             out["name"] = self.name
         out.update(self.extra)
         return out
@@ -1531,13 +1537,14 @@ class ChatCompletionAudio:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionAudio: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.id is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.id is not unset:
             out["id"] = self.id
-        if self.data is not UNSET:
+        if self.data is not unset:
             out["data"] = self.data
-        if self.expires_at is not UNSET:
+        if self.expires_at is not unset:
             out["expires_at"] = self.expires_at
-        if self.transcript is not UNSET:
+        if self.transcript is not unset:
             out["transcript"] = self.transcript
         out.update(self.extra)
         return out
@@ -1601,13 +1608,14 @@ class GroqSearchResult:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqSearchResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.title is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.title is not unset:
             out["title"] = self.title
-        if self.url is not UNSET:
+        if self.url is not unset:
             out["url"] = self.url
-        if self.content is not UNSET:
+        if self.content is not unset:
             out["content"] = self.content
-        if self.score is not UNSET:
+        if self.score is not unset:
             out["score"] = self.score
         out.update(self.extra)
         return out
@@ -1667,13 +1675,14 @@ class GroqSearchResults:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqSearchResults: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.results is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.results is not unset:
             out["results"] = (
                 None
                 if self.results is None
                 else _encode_list_GroqSearchResult(self.results)
             )
-        if self.images is not UNSET:
+        if self.images is not unset:
             out["images"] = self.images
         out.update(self.extra)
         return out
@@ -1733,13 +1742,14 @@ class GroqBrowserResult:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqBrowserResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.title is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.title is not unset:
             out["title"] = self.title
-        if self.url is not UNSET:
+        if self.url is not unset:
             out["url"] = self.url
-        if self.content is not UNSET:
+        if self.content is not unset:
             out["content"] = self.content
-        if self.live_view_url is not UNSET:
+        if self.live_view_url is not unset:
             out["live_view_url"] = self.live_view_url
         out.update(self.extra)
         return out
@@ -1819,29 +1829,30 @@ class GroqChartElement:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqChartElement: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.label is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.label is not unset:
             out["label"] = self.label
-        if self.group is not UNSET:
+        if self.group is not unset:
             out["group"] = self.group
-        if self.value is not UNSET:
+        if self.value is not unset:
             out["value"] = self.value
-        if self.points is not UNSET:
+        if self.points is not unset:
             out["points"] = self.points
-        if self.angle is not UNSET:
+        if self.angle is not unset:
             out["angle"] = self.angle
-        if self.radius is not UNSET:
+        if self.radius is not unset:
             out["radius"] = self.radius
-        if self.min is not UNSET:
+        if self.min is not unset:
             out["min"] = self.min
-        if self.first_quartile is not UNSET:
+        if self.first_quartile is not unset:
             out["first_quartile"] = self.first_quartile
-        if self.median is not UNSET:
+        if self.median is not unset:
             out["median"] = self.median
-        if self.third_quartile is not UNSET:
+        if self.third_quartile is not unset:
             out["third_quartile"] = self.third_quartile
-        if self.max is not UNSET:
+        if self.max is not unset:
             out["max"] = self.max
-        if self.outliers is not UNSET:
+        if self.outliers is not unset:
             out["outliers"] = self.outliers
         out.update(self.extra)
         return out
@@ -1952,35 +1963,36 @@ class GroqChart:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqChart: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.type is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.type is not unset:
             out["type"] = self.type
-        if self.title is not UNSET:
+        if self.title is not unset:
             out["title"] = self.title
-        if self.elements is not UNSET:
+        if self.elements is not unset:
             out["elements"] = (
                 None
                 if self.elements is None
                 else _encode_list_GroqChartElement(self.elements)
             )
-        if self.x_label is not UNSET:
+        if self.x_label is not unset:
             out["x_label"] = self.x_label
-        if self.x_scale is not UNSET:
+        if self.x_scale is not unset:
             out["x_scale"] = self.x_scale
-        if self.x_unit is not UNSET:
+        if self.x_unit is not unset:
             out["x_unit"] = self.x_unit
-        if self.x_ticks is not UNSET:
+        if self.x_ticks is not unset:
             out["x_ticks"] = self.x_ticks
-        if self.x_tick_labels is not UNSET:
+        if self.x_tick_labels is not unset:
             out["x_tick_labels"] = self.x_tick_labels
-        if self.y_label is not UNSET:
+        if self.y_label is not unset:
             out["y_label"] = self.y_label
-        if self.y_scale is not UNSET:
+        if self.y_scale is not unset:
             out["y_scale"] = self.y_scale
-        if self.y_unit is not UNSET:
+        if self.y_unit is not unset:
             out["y_unit"] = self.y_unit
-        if self.y_ticks is not UNSET:
+        if self.y_ticks is not unset:
             out["y_ticks"] = self.y_ticks
-        if self.y_tick_labels is not UNSET:
+        if self.y_tick_labels is not unset:
             out["y_tick_labels"] = self.y_tick_labels
         out.update(self.extra)
         return out
@@ -2078,13 +2090,14 @@ class GroqCodeResult:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqCodeResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.text is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.text is not unset:
             out["text"] = self.text
-        if self.png is not UNSET:
+        if self.png is not unset:
             out["png"] = self.png
-        if self.chart is not UNSET:
+        if self.chart is not unset:
             out["chart"] = None if self.chart is None else self.chart.to_dict()
-        if self.charts is not UNSET:
+        if self.charts is not unset:
             out["charts"] = (
                 None if self.charts is None else _encode_list_GroqChart(self.charts)
             )
@@ -2158,24 +2171,25 @@ class GroqExecutedTool:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqExecutedTool: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
+        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["index"] = self.index
-        if self.type is not UNSET:
+        if self.type is not unset:
             out["type"] = self.type
-        if self.arguments is not UNSET:
+        if self.arguments is not unset:
             out["arguments"] = self.arguments
-        if self.output is not UNSET:
+        if self.output is not unset:
             out["output"] = self.output
-        if self.search_results is not UNSET:
+        if self.search_results is not unset:
             out["search_results"] = (
                 None if self.search_results is None else self.search_results.to_dict()
             )
-        if self.browser_results is not UNSET:
+        if self.browser_results is not unset:
             out["browser_results"] = (
                 None
                 if self.browser_results is None
                 else _encode_list_GroqBrowserResult(self.browser_results)
             )
-        if self.code_results is not UNSET:
+        if self.code_results is not unset:
             out["code_results"] = (
                 None
                 if self.code_results is None
@@ -2270,14 +2284,15 @@ class LiteLLMThinkingBlock:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this LiteLLMThinkingBlock: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
+        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["type"] = self.type
-        if self.thinking is not UNSET:
+        if self.thinking is not unset:
             out["thinking"] = self.thinking
-        if self.signature is not UNSET:
+        if self.signature is not unset:
             out["signature"] = self.signature
-        if self.data is not UNSET:
+        if self.data is not unset:
             out["data"] = self.data
-        if self.cache_control is not UNSET:
+        if self.cache_control is not unset:
             out["cache_control"] = self.cache_control
         out.update(self.extra)
         return out
@@ -2341,7 +2356,8 @@ class MoonshotInternalContent:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MoonshotInternalContent: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.token_ids is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.token_ids is not unset:
             out["token_ids"] = self.token_ids
         out.update(self.extra)
         return out
@@ -2409,21 +2425,22 @@ class OpenRouterReasoningDetail:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterReasoningDetail: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.type is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.type is not unset:
             out["type"] = self.type
-        if self.id is not UNSET:
+        if self.id is not unset:
             out["id"] = self.id
-        if self.format is not UNSET:
+        if self.format is not unset:
             out["format"] = self.format
-        if self.index is not UNSET:
+        if self.index is not unset:
             out["index"] = self.index
-        if self.text is not UNSET:
+        if self.text is not unset:
             out["text"] = self.text
-        if self.signature is not UNSET:
+        if self.signature is not unset:
             out["signature"] = self.signature
-        if self.summary is not UNSET:
+        if self.summary is not unset:
             out["summary"] = self.summary
-        if self.data is not UNSET:
+        if self.data is not unset:
             out["data"] = self.data
         out.update(self.extra)
         return out
@@ -2500,14 +2517,15 @@ class OpenRouterUrlCitation:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterUrlCitation: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
+        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["url"] = self.url
-        if self.title is not UNSET:
+        if self.title is not unset:
             out["title"] = self.title
-        if self.start_index is not UNSET:
+        if self.start_index is not unset:
             out["start_index"] = self.start_index
-        if self.end_index is not UNSET:
+        if self.end_index is not unset:
             out["end_index"] = self.end_index
-        if self.content is not UNSET:
+        if self.content is not unset:
             out["content"] = self.content
         out.update(self.extra)
         return out
@@ -2572,9 +2590,10 @@ class OpenRouterFileContentPart:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterFileContentPart: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.type is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.type is not unset:
             out["type"] = self.type
-        if self.text is not UNSET:
+        if self.text is not unset:
             out["text"] = self.text
         out.update(self.extra)
         return out
@@ -2633,11 +2652,12 @@ class OpenRouterFileAnnotation:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterFileAnnotation: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.hash is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.hash is not unset:
             out["hash"] = self.hash
-        if self.name is not UNSET:
+        if self.name is not unset:
             out["name"] = self.name
-        if self.content is not UNSET:
+        if self.content is not unset:
             out["content"] = (
                 None
                 if self.content is None
@@ -2703,11 +2723,12 @@ class GroqDocumentCitation:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqDocumentCitation: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.document_id is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.document_id is not unset:
             out["document_id"] = self.document_id
-        if self.start_index is not UNSET:
+        if self.start_index is not unset:
             out["start_index"] = self.start_index
-        if self.end_index is not UNSET:
+        if self.end_index is not unset:
             out["end_index"] = self.end_index
         out.update(self.extra)
         return out
@@ -2767,11 +2788,12 @@ class GroqFunctionCitation:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqFunctionCitation: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.tool_call_id is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.tool_call_id is not unset:
             out["tool_call_id"] = self.tool_call_id
-        if self.start_index is not UNSET:
+        if self.start_index is not unset:
             out["start_index"] = self.start_index
-        if self.end_index is not UNSET:
+        if self.end_index is not unset:
             out["end_index"] = self.end_index
         out.update(self.extra)
         return out
@@ -2842,20 +2864,21 @@ class OpenRouterAnnotation:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterAnnotation: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
+        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["type"] = self.type
-        if self.url_citation is not UNSET:
+        if self.url_citation is not unset:
             out["url_citation"] = (
                 None if self.url_citation is None else self.url_citation.to_dict()
             )
-        if self.file is not UNSET:
+        if self.file is not unset:
             out["file"] = None if self.file is None else self.file.to_dict()
-        if self.document_citation is not UNSET:
+        if self.document_citation is not unset:
             out["document_citation"] = (
                 None
                 if self.document_citation is None
                 else self.document_citation.to_dict()
             )
-        if self.function_citation is not UNSET:
+        if self.function_citation is not unset:
             out["function_citation"] = (
                 None
                 if self.function_citation is None
@@ -3048,73 +3071,74 @@ class ChatCompletionMessage:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessage: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
+        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["role"] = self.role
         out["content"] = (
             None
             if self.content is None
             else _encode_str_or_list_MistralContentPart(self.content)
         )
-        if self.refusal is not UNSET:
+        if self.refusal is not unset:
             out["refusal"] = self.refusal
-        if self.tool_calls is not UNSET:
+        if self.tool_calls is not unset:
             out["tool_calls"] = (
                 None
                 if self.tool_calls is None
                 else _encode_list_ChatCompletionMessageToolCall(self.tool_calls)
             )
-        if self.function_call is not UNSET:
+        if self.function_call is not unset:
             out["function_call"] = (
                 None if self.function_call is None else self.function_call.to_dict()
             )
-        if self.audio is not UNSET:
+        if self.audio is not unset:
             out["audio"] = None if self.audio is None else self.audio.to_dict()
-        if self.reasoning_content is not UNSET:
+        if self.reasoning_content is not unset:
             out["reasoning_content"] = self.reasoning_content
-        if self.channel is not UNSET:
+        if self.channel is not unset:
             out["channel"] = self.channel
-        if self.executed_tools is not UNSET:
+        if self.executed_tools is not unset:
             out["executed_tools"] = (
                 None
                 if self.executed_tools is None
                 else _encode_list_GroqExecutedTool(self.executed_tools)
             )
-        if self.thinking_blocks is not UNSET:
+        if self.thinking_blocks is not unset:
             out["thinking_blocks"] = (
                 None
                 if self.thinking_blocks is None
                 else _encode_list_LiteLLMThinkingBlock(self.thinking_blocks)
             )
-        if self.provider_specific_fields is not UNSET:
+        if self.provider_specific_fields is not unset:
             out["provider_specific_fields"] = self.provider_specific_fields
-        if self.index is not UNSET:
+        if self.index is not unset:
             out["index"] = self.index
-        if self.tool_call_id is not UNSET:
+        if self.tool_call_id is not unset:
             out["tool_call_id"] = self.tool_call_id
-        if self.name is not UNSET:
+        if self.name is not unset:
             out["name"] = self.name
-        if self.internal_content is not UNSET:
+        if self.internal_content is not unset:
             out["internal_content"] = (
                 None
                 if self.internal_content is None
                 else self.internal_content.to_dict()
             )
-        if self.reasoning_details is not UNSET:
+        if self.reasoning_details is not unset:
             out["reasoning_details"] = (
                 None
                 if self.reasoning_details is None
                 else _encode_list_OpenRouterReasoningDetail(self.reasoning_details)
             )
-        if self.annotations is not UNSET:
+        if self.annotations is not unset:
             out["annotations"] = (
                 None
                 if self.annotations is None
                 else _encode_list_OpenRouterAnnotation(self.annotations)
             )
-        if self.hidden_states is not UNSET:
+        if self.hidden_states is not unset:
             out["hidden_states"] = self.hidden_states
-        if self.token_id is not UNSET:
+        if self.token_id is not unset:
             out["token_id"] = self.token_id
-        if self.reasoning is not UNSET:
+        if self.reasoning is not unset:
             out["reasoning"] = self.reasoning
         out.update(self.extra)
         return out
@@ -3276,8 +3300,9 @@ class TopLogprob:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this TopLogprob: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
+        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["token"] = self.token
-        if self.bytes is not UNSET:
+        if self.bytes is not unset:
             out["bytes"] = self.bytes
         out["logprob"] = self.logprob
         out.update(self.extra)
@@ -3345,8 +3370,9 @@ class ChatCompletionTokenLogprob:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionTokenLogprob: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
+        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["token"] = self.token
-        if self.bytes is not UNSET:
+        if self.bytes is not unset:
             out["bytes"] = self.bytes
         out["logprob"] = self.logprob
         out["top_logprobs"] = _encode_list_TopLogprob(self.top_logprobs)
@@ -3412,13 +3438,14 @@ class ChoiceLogprobs:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceLogprobs: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.content is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.content is not unset:
             out["content"] = (
                 None
                 if self.content is None
                 else _encode_list_ChatCompletionTokenLogprob(self.content)
             )
-        if self.refusal is not UNSET:
+        if self.refusal is not unset:
             out["refusal"] = (
                 None
                 if self.refusal is None
@@ -3482,8 +3509,9 @@ class AzureSeverityResult:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureSeverityResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
+        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["filtered"] = self.filtered
-        if self.severity is not UNSET:
+        if self.severity is not unset:
             out["severity"] = self.severity
         out.update(self.extra)
         return out
@@ -3539,8 +3567,9 @@ class AzureDetectionResult:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureDetectionResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
+        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["filtered"] = self.filtered
-        if self.detected is not UNSET:
+        if self.detected is not unset:
             out["detected"] = self.detected
         out.update(self.extra)
         return out
@@ -3596,8 +3625,9 @@ class AzureBlocklistResult:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureBlocklistResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
+        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["filtered"] = self.filtered
-        if self.id is not UNSET:
+        if self.id is not unset:
             out["id"] = self.id
         out.update(self.extra)
         return out
@@ -3653,8 +3683,9 @@ class AzureBlocklistDetails:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureBlocklistDetails: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
+        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["filtered"] = self.filtered
-        if self.details is not UNSET:
+        if self.details is not unset:
             out["details"] = (
                 None
                 if self.details is None
@@ -3714,9 +3745,10 @@ class AzureFilterError:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureFilterError: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.code is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.code is not unset:
             out["code"] = self.code
-        if self.message is not UNSET:
+        if self.message is not unset:
             out["message"] = self.message
         out.update(self.extra)
         return out
@@ -3793,33 +3825,34 @@ class AzureContentFilterResults:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureContentFilterResults: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.hate is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.hate is not unset:
             out["hate"] = None if self.hate is None else self.hate.to_dict()
-        if self.self_harm is not UNSET:
+        if self.self_harm is not unset:
             out["self_harm"] = (
                 None if self.self_harm is None else self.self_harm.to_dict()
             )
-        if self.sexual is not UNSET:
+        if self.sexual is not unset:
             out["sexual"] = None if self.sexual is None else self.sexual.to_dict()
-        if self.violence is not UNSET:
+        if self.violence is not unset:
             out["violence"] = None if self.violence is None else self.violence.to_dict()
-        if self.jailbreak is not UNSET:
+        if self.jailbreak is not unset:
             out["jailbreak"] = (
                 None if self.jailbreak is None else self.jailbreak.to_dict()
             )
-        if self.protected_material_text is not UNSET:
+        if self.protected_material_text is not unset:
             out["protected_material_text"] = (
                 None
                 if self.protected_material_text is None
                 else self.protected_material_text.to_dict()
             )
-        if self.protected_material_code is not UNSET:
+        if self.protected_material_code is not unset:
             out["protected_material_code"] = (
                 None
                 if self.protected_material_code is None
                 else self.protected_material_code.to_dict()
             )
-        if self.custom_blocklists is not UNSET:
+        if self.custom_blocklists is not unset:
             out["custom_blocklists"] = (
                 None
                 if self.custom_blocklists is None
@@ -3827,7 +3860,7 @@ class AzureContentFilterResults:
                     self.custom_blocklists
                 )
             )
-        if self.error is not UNSET:
+        if self.error is not unset:
             out["error"] = None if self.error is None else self.error.to_dict()
         out.update(self.extra)
         return out
@@ -4013,17 +4046,18 @@ class CompletionTokensDetails:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this CompletionTokensDetails: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.accepted_prediction_tokens is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.accepted_prediction_tokens is not unset:
             out["accepted_prediction_tokens"] = self.accepted_prediction_tokens
-        if self.audio_tokens is not UNSET:
+        if self.audio_tokens is not unset:
             out["audio_tokens"] = self.audio_tokens
-        if self.reasoning_tokens is not UNSET:
+        if self.reasoning_tokens is not unset:
             out["reasoning_tokens"] = self.reasoning_tokens
-        if self.rejected_prediction_tokens is not UNSET:
+        if self.rejected_prediction_tokens is not unset:
             out["rejected_prediction_tokens"] = self.rejected_prediction_tokens
-        if self.text_tokens is not UNSET:
+        if self.text_tokens is not unset:
             out["text_tokens"] = self.text_tokens
-        if self.image_tokens is not UNSET:
+        if self.image_tokens is not unset:
             out["image_tokens"] = self.image_tokens
         out.update(self.extra)
         return out
@@ -4118,17 +4152,18 @@ class PromptTokensDetails:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PromptTokensDetails: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.audio_tokens is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.audio_tokens is not unset:
             out["audio_tokens"] = self.audio_tokens
-        if self.cached_tokens is not UNSET:
+        if self.cached_tokens is not unset:
             out["cached_tokens"] = self.cached_tokens
-        if self.cache_write_tokens is not UNSET:
+        if self.cache_write_tokens is not unset:
             out["cache_write_tokens"] = self.cache_write_tokens
-        if self.image_tokens is not UNSET:
+        if self.image_tokens is not unset:
             out["image_tokens"] = self.image_tokens
-        if self.text_tokens is not UNSET:
+        if self.text_tokens is not unset:
             out["text_tokens"] = self.text_tokens
-        if self.video_tokens is not UNSET:
+        if self.video_tokens is not unset:
             out["video_tokens"] = self.video_tokens
         out.update(self.extra)
         return out
@@ -4213,19 +4248,20 @@ class PerplexityCost:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PerplexityCost: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.input_tokens_cost is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.input_tokens_cost is not unset:
             out["input_tokens_cost"] = self.input_tokens_cost
-        if self.output_tokens_cost is not UNSET:
+        if self.output_tokens_cost is not unset:
             out["output_tokens_cost"] = self.output_tokens_cost
-        if self.reasoning_tokens_cost is not UNSET:
+        if self.reasoning_tokens_cost is not unset:
             out["reasoning_tokens_cost"] = self.reasoning_tokens_cost
-        if self.citation_tokens_cost is not UNSET:
+        if self.citation_tokens_cost is not unset:
             out["citation_tokens_cost"] = self.citation_tokens_cost
-        if self.search_queries_cost is not UNSET:
+        if self.search_queries_cost is not unset:
             out["search_queries_cost"] = self.search_queries_cost
-        if self.request_cost is not UNSET:
+        if self.request_cost is not unset:
             out["request_cost"] = self.request_cost
-        if self.total_cost is not UNSET:
+        if self.total_cost is not unset:
             out["total_cost"] = self.total_cost
         out.update(self.extra)
         return out
@@ -4312,11 +4348,12 @@ class OpenRouterCostDetails:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterCostDetails: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.upstream_inference_cost is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.upstream_inference_cost is not unset:
             out["upstream_inference_cost"] = self.upstream_inference_cost
-        if self.upstream_inference_prompt_cost is not UNSET:
+        if self.upstream_inference_prompt_cost is not unset:
             out["upstream_inference_prompt_cost"] = self.upstream_inference_prompt_cost
-        if self.upstream_inference_completions_cost is not UNSET:
+        if self.upstream_inference_completions_cost is not unset:
             out["upstream_inference_completions_cost"] = (
                 self.upstream_inference_completions_cost
             )
@@ -4401,11 +4438,12 @@ class OpenRouterServerToolUseDetails:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterServerToolUseDetails: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.web_search_requests is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.web_search_requests is not unset:
             out["web_search_requests"] = self.web_search_requests
-        if self.tool_calls_requested is not UNSET:
+        if self.tool_calls_requested is not unset:
             out["tool_calls_requested"] = self.tool_calls_requested
-        if self.tool_calls_executed is not UNSET:
+        if self.tool_calls_executed is not unset:
             out["tool_calls_executed"] = self.tool_calls_executed
         out.update(self.extra)
         return out
@@ -4586,67 +4624,68 @@ class CompletionUsage:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this CompletionUsage: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.completion_tokens is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.completion_tokens is not unset:
             out["completion_tokens"] = self.completion_tokens
-        if self.prompt_tokens is not UNSET:
+        if self.prompt_tokens is not unset:
             out["prompt_tokens"] = self.prompt_tokens
-        if self.total_tokens is not UNSET:
+        if self.total_tokens is not unset:
             out["total_tokens"] = self.total_tokens
-        if self.completion_tokens_details is not UNSET:
+        if self.completion_tokens_details is not unset:
             out["completion_tokens_details"] = (
                 None
                 if self.completion_tokens_details is None
                 else self.completion_tokens_details.to_dict()
             )
-        if self.prompt_tokens_details is not UNSET:
+        if self.prompt_tokens_details is not unset:
             out["prompt_tokens_details"] = (
                 None
                 if self.prompt_tokens_details is None
                 else self.prompt_tokens_details.to_dict()
             )
-        if self.prompt_cache_hit_tokens is not UNSET:
+        if self.prompt_cache_hit_tokens is not unset:
             out["prompt_cache_hit_tokens"] = self.prompt_cache_hit_tokens
-        if self.prompt_cache_miss_tokens is not UNSET:
+        if self.prompt_cache_miss_tokens is not unset:
             out["prompt_cache_miss_tokens"] = self.prompt_cache_miss_tokens
-        if self.queue_time is not UNSET:
+        if self.queue_time is not unset:
             out["queue_time"] = self.queue_time
-        if self.prompt_time is not UNSET:
+        if self.prompt_time is not unset:
             out["prompt_time"] = self.prompt_time
-        if self.completion_time is not UNSET:
+        if self.completion_time is not unset:
             out["completion_time"] = self.completion_time
-        if self.total_time is not UNSET:
+        if self.total_time is not unset:
             out["total_time"] = self.total_time
-        if self.cost is not UNSET:
+        if self.cost is not unset:
             out["cost"] = (
                 None
                 if self.cost is None
                 else _encode_float_or_PerplexityCost(self.cost)
             )
-        if self.is_byok is not UNSET:
+        if self.is_byok is not unset:
             out["is_byok"] = self.is_byok
-        if self.cost_details is not UNSET:
+        if self.cost_details is not unset:
             out["cost_details"] = (
                 None if self.cost_details is None else self.cost_details.to_dict()
             )
-        if self.server_tool_use_details is not UNSET:
+        if self.server_tool_use_details is not unset:
             out["server_tool_use_details"] = (
                 None
                 if self.server_tool_use_details is None
                 else self.server_tool_use_details.to_dict()
             )
-        if self.citation_tokens is not UNSET:
+        if self.citation_tokens is not unset:
             out["citation_tokens"] = self.citation_tokens
-        if self.num_search_queries is not UNSET:
+        if self.num_search_queries is not unset:
             out["num_search_queries"] = self.num_search_queries
-        if self.search_context_size is not UNSET:
+        if self.search_context_size is not unset:
             out["search_context_size"] = self.search_context_size
-        if self.reasoning_tokens is not UNSET:
+        if self.reasoning_tokens is not unset:
             out["reasoning_tokens"] = self.reasoning_tokens
-        if self.cached_tokens is not UNSET:
+        if self.cached_tokens is not unset:
             out["cached_tokens"] = self.cached_tokens
-        if self.num_sources_used is not UNSET:
+        if self.num_sources_used is not unset:
             out["num_sources_used"] = self.num_sources_used
-        if self.cost_in_usd_ticks is not UNSET:
+        if self.cost_in_usd_ticks is not unset:
             out["cost_in_usd_ticks"] = self.cost_in_usd_ticks
         out.update(self.extra)
         return out
@@ -4866,42 +4905,43 @@ class ChatCompletionChoice:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionChoice: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
+        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["index"] = self.index
         out["message"] = self.message.to_dict()
         out["finish_reason"] = self.finish_reason
-        if self.logprobs is not UNSET:
+        if self.logprobs is not unset:
             out["logprobs"] = (
                 None
                 if self.logprobs is None
                 else _encode_ChoiceLogprobs_or_float(self.logprobs)
             )
-        if self.content_filter_results is not UNSET:
+        if self.content_filter_results is not unset:
             out["content_filter_results"] = (
                 None
                 if self.content_filter_results is None
                 else self.content_filter_results.to_dict()
             )
-        if self.content_filter_offsets is not UNSET:
+        if self.content_filter_offsets is not unset:
             out["content_filter_offsets"] = (
                 None
                 if self.content_filter_offsets is None
                 else self.content_filter_offsets.to_dict()
             )
-        if self.content_filter_raw is not UNSET:
+        if self.content_filter_raw is not unset:
             out["content_filter_raw"] = self.content_filter_raw
-        if self.usage is not UNSET:
+        if self.usage is not unset:
             out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.native_finish_reason is not UNSET:
+        if self.native_finish_reason is not unset:
             out["native_finish_reason"] = self.native_finish_reason
-        if self.matched_stop is not UNSET:
+        if self.matched_stop is not unset:
             out["matched_stop"] = self.matched_stop
-        if self.text is not UNSET:
+        if self.text is not unset:
             out["text"] = self.text
-        if self.seed is not UNSET:
+        if self.seed is not unset:
             out["seed"] = self.seed
-        if self.stop_reason is not UNSET:
+        if self.stop_reason is not unset:
             out["stop_reason"] = self.stop_reason
-        if self.token_ids is not UNSET:
+        if self.token_ids is not unset:
             out["token_ids"] = self.token_ids
         out.update(self.extra)
         return out
@@ -5294,8 +5334,9 @@ class AzurePromptFilterResult:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzurePromptFilterResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
+        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["prompt_index"] = self.prompt_index
-        if self.content_filter_results is not UNSET:
+        if self.content_filter_results is not unset:
             out["content_filter_results"] = (
                 None
                 if self.content_filter_results is None
@@ -5378,21 +5419,22 @@ class AzureLatencyCheckpoint:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureLatencyCheckpoint: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.engine_tbt_ms is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.engine_tbt_ms is not unset:
             out["engine_tbt_ms"] = self.engine_tbt_ms
-        if self.engine_ttft_ms is not UNSET:
+        if self.engine_ttft_ms is not unset:
             out["engine_ttft_ms"] = self.engine_ttft_ms
-        if self.engine_ttlt_ms is not UNSET:
+        if self.engine_ttlt_ms is not unset:
             out["engine_ttlt_ms"] = self.engine_ttlt_ms
-        if self.pre_inference_ms is not UNSET:
+        if self.pre_inference_ms is not unset:
             out["pre_inference_ms"] = self.pre_inference_ms
-        if self.service_tbt_ms is not UNSET:
+        if self.service_tbt_ms is not unset:
             out["service_tbt_ms"] = self.service_tbt_ms
-        if self.service_ttft_ms is not UNSET:
+        if self.service_ttft_ms is not unset:
             out["service_ttft_ms"] = self.service_ttft_ms
-        if self.service_ttlt_ms is not UNSET:
+        if self.service_ttlt_ms is not unset:
             out["service_ttlt_ms"] = self.service_ttlt_ms
-        if self.user_visible_ttft_ms is not UNSET:
+        if self.user_visible_ttft_ms is not unset:
             out["user_visible_ttft_ms"] = self.user_visible_ttft_ms
         out.update(self.extra)
         return out
@@ -5471,7 +5513,8 @@ class AzureRouting:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureRouting: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.serving_pipereplica is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.serving_pipereplica is not unset:
             out["serving_pipereplica"] = self.serving_pipereplica
         out.update(self.extra)
         return out
@@ -5637,13 +5680,14 @@ class GroqDebug:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqDebug: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.input_token_ids is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.input_token_ids is not unset:
             out["input_token_ids"] = self.input_token_ids
-        if self.input_tokens is not UNSET:
+        if self.input_tokens is not unset:
             out["input_tokens"] = self.input_tokens
-        if self.output_token_ids is not UNSET:
+        if self.output_token_ids is not unset:
             out["output_token_ids"] = self.output_token_ids
-        if self.output_tokens is not UNSET:
+        if self.output_tokens is not unset:
             out["output_tokens"] = self.output_tokens
         out.update(self.extra)
         return out
@@ -5713,19 +5757,20 @@ class GroqXGroq:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqXGroq: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.id is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.id is not unset:
             out["id"] = self.id
-        if self.seed is not UNSET:
+        if self.seed is not unset:
             out["seed"] = self.seed
-        if self.usage is not UNSET:
+        if self.usage is not unset:
             out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.usage_breakdown is not UNSET:
+        if self.usage_breakdown is not unset:
             out["usage_breakdown"] = (
                 None if self.usage_breakdown is None else self.usage_breakdown.to_dict()
             )
-        if self.error is not UNSET:
+        if self.error is not unset:
             out["error"] = self.error
-        if self.debug is not UNSET:
+        if self.debug is not unset:
             out["debug"] = None if self.debug is None else self.debug.to_dict()
         out.update(self.extra)
         return out
@@ -5834,33 +5879,34 @@ class LlamaCppTimings:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this LlamaCppTimings: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.cache_n is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.cache_n is not unset:
             out["cache_n"] = self.cache_n
-        if self.prompt_n is not UNSET:
+        if self.prompt_n is not unset:
             out["prompt_n"] = self.prompt_n
-        if self.prompt_ms is not UNSET:
+        if self.prompt_ms is not unset:
             out["prompt_ms"] = self.prompt_ms
-        if self.prompt_per_token_ms is not UNSET:
+        if self.prompt_per_token_ms is not unset:
             out["prompt_per_token_ms"] = self.prompt_per_token_ms
-        if self.prompt_per_second is not UNSET:
+        if self.prompt_per_second is not unset:
             out["prompt_per_second"] = self.prompt_per_second
-        if self.predicted_n is not UNSET:
+        if self.predicted_n is not unset:
             out["predicted_n"] = self.predicted_n
-        if self.predicted_ms is not UNSET:
+        if self.predicted_ms is not unset:
             out["predicted_ms"] = self.predicted_ms
-        if self.predicted_per_token_ms is not UNSET:
+        if self.predicted_per_token_ms is not unset:
             out["predicted_per_token_ms"] = self.predicted_per_token_ms
-        if self.predicted_per_second is not UNSET:
+        if self.predicted_per_second is not unset:
             out["predicted_per_second"] = self.predicted_per_second
-        if self.draft_n is not UNSET:
+        if self.draft_n is not unset:
             out["draft_n"] = self.draft_n
-        if self.draft_n_accepted is not UNSET:
+        if self.draft_n_accepted is not unset:
             out["draft_n_accepted"] = self.draft_n_accepted
-        if self.peak_memory is not UNSET:
+        if self.peak_memory is not unset:
             out["peak_memory"] = self.peak_memory
-        if self.draft_kind is not UNSET:
+        if self.draft_kind is not unset:
             out["draft_kind"] = self.draft_kind
-        if self.draft_rounds is not UNSET:
+        if self.draft_rounds is not unset:
             out["draft_rounds"] = self.draft_rounds
         out.update(self.extra)
         return out
@@ -5963,9 +6009,10 @@ class NovitaSlaMetrics:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NovitaSlaMetrics: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.ttft_ms is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.ttft_ms is not unset:
             out["ttft_ms"] = self.ttft_ms
-        if self.ts_us is not UNSET:
+        if self.ts_us is not unset:
             out["ts_us"] = self.ts_us
         out.update(self.extra)
         return out
@@ -6029,13 +6076,14 @@ class NvExtWorkerId:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExtWorkerId: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.prefill_worker_id is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.prefill_worker_id is not unset:
             out["prefill_worker_id"] = self.prefill_worker_id
-        if self.prefill_dp_rank is not UNSET:
+        if self.prefill_dp_rank is not unset:
             out["prefill_dp_rank"] = self.prefill_dp_rank
-        if self.decode_worker_id is not UNSET:
+        if self.decode_worker_id is not unset:
             out["decode_worker_id"] = self.decode_worker_id
-        if self.decode_dp_rank is not UNSET:
+        if self.decode_dp_rank is not unset:
             out["decode_dp_rank"] = self.decode_dp_rank
         out.update(self.extra)
         return out
@@ -6103,17 +6151,18 @@ class NvExtTiming:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExtTiming: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.request_received_ms is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.request_received_ms is not unset:
             out["request_received_ms"] = self.request_received_ms
-        if self.prefill_wait_time_ms is not UNSET:
+        if self.prefill_wait_time_ms is not unset:
             out["prefill_wait_time_ms"] = self.prefill_wait_time_ms
-        if self.prefill_time_ms is not UNSET:
+        if self.prefill_time_ms is not unset:
             out["prefill_time_ms"] = self.prefill_time_ms
-        if self.ttft_ms is not UNSET:
+        if self.ttft_ms is not unset:
             out["ttft_ms"] = self.ttft_ms
-        if self.total_time_ms is not UNSET:
+        if self.total_time_ms is not unset:
             out["total_time_ms"] = self.total_time_ms
-        if self.kv_hit_rate is not UNSET:
+        if self.kv_hit_rate is not unset:
             out["kv_hit_rate"] = self.kv_hit_rate
         out.update(self.extra)
         return out
@@ -6209,23 +6258,24 @@ class NvExt:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExt: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.worker_id is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.worker_id is not unset:
             out["worker_id"] = (
                 None if self.worker_id is None else self.worker_id.to_dict()
             )
-        if self.timing is not UNSET:
+        if self.timing is not unset:
             out["timing"] = None if self.timing is None else self.timing.to_dict()
-        if self.token_ids is not UNSET:
+        if self.token_ids is not unset:
             out["token_ids"] = self.token_ids
-        if self.routed_experts is not UNSET:
+        if self.routed_experts is not unset:
             out["routed_experts"] = self.routed_experts
-        if self.engine_data is not UNSET:
+        if self.engine_data is not unset:
             out["engine_data"] = self.engine_data
-        if self.stop_reason is not UNSET:
+        if self.stop_reason is not unset:
             out["stop_reason"] = self.stop_reason
-        if self.completion_token_ids is not UNSET:
+        if self.completion_token_ids is not unset:
             out["completion_token_ids"] = self.completion_token_ids
-        if self.prompt_logprobs is not UNSET:
+        if self.prompt_logprobs is not unset:
             out["prompt_logprobs"] = self.prompt_logprobs
         out.update(self.extra)
         return out
@@ -6315,14 +6365,15 @@ class OpenRouterError:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterError: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
+        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["message"] = self.message
-        if self.code is not UNSET:
+        if self.code is not unset:
             out["code"] = self.code
-        if self.type is not UNSET:
+        if self.type is not unset:
             out["type"] = self.type
-        if self.param is not UNSET:
+        if self.param is not unset:
             out["param"] = self.param
-        if self.metadata is not UNSET:
+        if self.metadata is not unset:
             out["metadata"] = self.metadata
         out.update(self.extra)
         return out
@@ -6396,19 +6447,20 @@ class PerplexitySearchResult:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PerplexitySearchResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.id is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.id is not unset:
             out["id"] = self.id
-        if self.title is not UNSET:
+        if self.title is not unset:
             out["title"] = self.title
-        if self.url is not UNSET:
+        if self.url is not unset:
             out["url"] = self.url
-        if self.snippet is not UNSET:
+        if self.snippet is not unset:
             out["snippet"] = self.snippet
-        if self.date is not UNSET:
+        if self.date is not unset:
             out["date"] = self.date
-        if self.last_updated is not UNSET:
+        if self.last_updated is not unset:
             out["last_updated"] = self.last_updated
-        if self.source is not UNSET:
+        if self.source is not unset:
             out["source"] = self.source
         out.update(self.extra)
         return out
@@ -6484,13 +6536,14 @@ class SglangCachedTokensDetails:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this SglangCachedTokensDetails: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.device is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.device is not unset:
             out["device"] = self.device
-        if self.host is not UNSET:
+        if self.host is not unset:
             out["host"] = self.host
-        if self.storage is not UNSET:
+        if self.storage is not unset:
             out["storage"] = self.storage
-        if self.storage_backend is not UNSET:
+        if self.storage_backend is not unset:
             out["storage_backend"] = self.storage_backend
         out.update(self.extra)
         return out
@@ -6552,9 +6605,10 @@ class SglangSglExt:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this SglangSglExt: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.routed_experts is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.routed_experts is not unset:
             out["routed_experts"] = self.routed_experts
-        if self.cached_tokens_details is not UNSET:
+        if self.cached_tokens_details is not unset:
             out["cached_tokens_details"] = (
                 None
                 if self.cached_tokens_details is None
@@ -6689,23 +6743,24 @@ class VllmSpeculativeDecodingMetrics:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this VllmSpeculativeDecodingMetrics: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.mean_acceptance_length is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.mean_acceptance_length is not unset:
             out["mean_acceptance_length"] = self.mean_acceptance_length
-        if self.draft_acceptance_rate is not UNSET:
+        if self.draft_acceptance_rate is not unset:
             out["draft_acceptance_rate"] = self.draft_acceptance_rate
-        if self.acceptance_histogram is not UNSET:
+        if self.acceptance_histogram is not unset:
             out["acceptance_histogram"] = self.acceptance_histogram
-        if self.num_spec_steps is not UNSET:
+        if self.num_spec_steps is not unset:
             out["num_spec_steps"] = self.num_spec_steps
-        if self.num_accepted_draft_tokens is not UNSET:
+        if self.num_accepted_draft_tokens is not unset:
             out["num_accepted_draft_tokens"] = self.num_accepted_draft_tokens
-        if self.num_draft_tokens is not UNSET:
+        if self.num_draft_tokens is not unset:
             out["num_draft_tokens"] = self.num_draft_tokens
-        if self.num_spec_tokens is not UNSET:
+        if self.num_spec_tokens is not unset:
             out["num_spec_tokens"] = self.num_spec_tokens
-        if self.per_step_accepted is not UNSET:
+        if self.per_step_accepted is not unset:
             out["per_step_accepted"] = self.per_step_accepted
-        if self.per_step_drafted is not UNSET:
+        if self.per_step_drafted is not unset:
             out["per_step_drafted"] = self.per_step_drafted
         out.update(self.extra)
         return out
@@ -6809,17 +6864,18 @@ class VllmRequestMetrics:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this VllmRequestMetrics: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.time_to_first_token_ms is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.time_to_first_token_ms is not unset:
             out["time_to_first_token_ms"] = self.time_to_first_token_ms
-        if self.generation_time_ms is not UNSET:
+        if self.generation_time_ms is not unset:
             out["generation_time_ms"] = self.generation_time_ms
-        if self.queue_time_ms is not UNSET:
+        if self.queue_time_ms is not unset:
             out["queue_time_ms"] = self.queue_time_ms
-        if self.mean_itl_ms is not UNSET:
+        if self.mean_itl_ms is not unset:
             out["mean_itl_ms"] = self.mean_itl_ms
-        if self.tokens_per_second is not UNSET:
+        if self.tokens_per_second is not unset:
             out["tokens_per_second"] = self.tokens_per_second
-        if self.speculative_decoding is not UNSET:
+        if self.speculative_decoding is not unset:
             out["speculative_decoding"] = (
                 None
                 if self.speculative_decoding is None
@@ -6915,19 +6971,20 @@ class ZaiWebSearchResult:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ZaiWebSearchResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.title is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.title is not unset:
             out["title"] = self.title
-        if self.content is not UNSET:
+        if self.content is not unset:
             out["content"] = self.content
-        if self.link is not UNSET:
+        if self.link is not unset:
             out["link"] = self.link
-        if self.media is not UNSET:
+        if self.media is not unset:
             out["media"] = self.media
-        if self.icon is not UNSET:
+        if self.icon is not unset:
             out["icon"] = self.icon
-        if self.refer is not UNSET:
+        if self.refer is not unset:
             out["refer"] = self.refer
-        if self.publish_date is not UNSET:
+        if self.publish_date is not unset:
             out["publish_date"] = self.publish_date
         out.update(self.extra)
         return out
@@ -7174,87 +7231,88 @@ class ChatCompletion:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletion: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.id is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.id is not unset:
             out["id"] = self.id
         out["choices"] = _encode_list_ChatCompletionChoice(self.choices)
-        if self.created is not UNSET:
+        if self.created is not unset:
             out["created"] = self.created
-        if self.model is not UNSET:
+        if self.model is not unset:
             out["model"] = self.model
         out["object"] = self.object
-        if self.service_tier is not UNSET:
+        if self.service_tier is not unset:
             out["service_tier"] = self.service_tier
-        if self.system_fingerprint is not UNSET:
+        if self.system_fingerprint is not unset:
             out["system_fingerprint"] = self.system_fingerprint
-        if self.usage is not UNSET:
+        if self.usage is not unset:
             out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.moderation is not UNSET:
+        if self.moderation is not unset:
             out["moderation"] = (
                 None if self.moderation is None else self.moderation.to_dict()
             )
-        if self.prompt_filter_results is not UNSET:
+        if self.prompt_filter_results is not unset:
             out["prompt_filter_results"] = (
                 None
                 if self.prompt_filter_results is None
                 else _encode_list_AzurePromptFilterResult(self.prompt_filter_results)
             )
-        if self.prompt_annotations is not UNSET:
+        if self.prompt_annotations is not unset:
             out["prompt_annotations"] = (
                 None
                 if self.prompt_annotations is None
                 else _encode_list_AzurePromptFilterResult(self.prompt_annotations)
             )
-        if self.latency_checkpoint is not UNSET:
+        if self.latency_checkpoint is not unset:
             out["latency_checkpoint"] = (
                 None
                 if self.latency_checkpoint is None
                 else self.latency_checkpoint.to_dict()
             )
-        if self.routing is not UNSET:
+        if self.routing is not unset:
             out["routing"] = None if self.routing is None else self.routing.to_dict()
-        if self.perf_metrics is not UNSET:
+        if self.perf_metrics is not unset:
             out["perf_metrics"] = self.perf_metrics
-        if self.x_groq is not UNSET:
+        if self.x_groq is not unset:
             out["x_groq"] = None if self.x_groq is None else self.x_groq.to_dict()
-        if self.timings is not UNSET:
+        if self.timings is not unset:
             out["timings"] = None if self.timings is None else self.timings.to_dict()
-        if self.verbose_ is not UNSET:
+        if self.verbose_ is not unset:
             out["__verbose"] = self.verbose_
-        if self.sla_metrics is not UNSET:
+        if self.sla_metrics is not unset:
             out["sla_metrics"] = (
                 None if self.sla_metrics is None else self.sla_metrics.to_dict()
             )
-        if self.nvext is not UNSET:
+        if self.nvext is not unset:
             out["nvext"] = None if self.nvext is None else self.nvext.to_dict()
-        if self.provider is not UNSET:
+        if self.provider is not unset:
             out["provider"] = self.provider
-        if self.error is not UNSET:
+        if self.error is not unset:
             out["error"] = None if self.error is None else self.error.to_dict()
-        if self.citations is not UNSET:
+        if self.citations is not unset:
             out["citations"] = self.citations
-        if self.search_results is not UNSET:
+        if self.search_results is not unset:
             out["search_results"] = (
                 None
                 if self.search_results is None
                 else _encode_list_PerplexitySearchResult(self.search_results)
             )
-        if self.sglext is not UNSET:
+        if self.sglext is not unset:
             out["sglext"] = None if self.sglext is None else self.sglext.to_dict()
-        if self.warnings is not UNSET:
+        if self.warnings is not unset:
             out["warnings"] = (
                 None
                 if self.warnings is None
                 else _encode_list_TogetherWarning(self.warnings)
             )
-        if self.prompt_token_ids is not UNSET:
+        if self.prompt_token_ids is not unset:
             out["prompt_token_ids"] = self.prompt_token_ids
-        if self.prompt_text is not UNSET:
+        if self.prompt_text is not unset:
             out["prompt_text"] = self.prompt_text
-        if self.metrics is not UNSET:
+        if self.metrics is not unset:
             out["metrics"] = None if self.metrics is None else self.metrics.to_dict()
-        if self.request_id is not UNSET:
+        if self.request_id is not unset:
             out["request_id"] = self.request_id
-        if self.web_search is not UNSET:
+        if self.web_search is not unset:
             out["web_search"] = (
                 None
                 if self.web_search is None
@@ -7444,9 +7502,10 @@ class ChoiceDeltaToolCallFunction:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCallFunction: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.arguments is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.arguments is not unset:
             out["arguments"] = self.arguments
-        if self.name is not UNSET:
+        if self.name is not unset:
             out["name"] = self.name
         out.update(self.extra)
         return out
@@ -7500,9 +7559,10 @@ class ChoiceDeltaToolCallCustom:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCallCustom: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.input is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.input is not unset:
             out["input"] = self.input
-        if self.name is not UNSET:
+        if self.name is not unset:
             out["name"] = self.name
         out.update(self.extra)
         return out
@@ -7566,15 +7626,16 @@ class ChoiceDeltaToolCall:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCall: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.index is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.index is not unset:
             out["index"] = self.index
-        if self.id is not UNSET:
+        if self.id is not unset:
             out["id"] = self.id
-        if self.function is not UNSET:
+        if self.function is not unset:
             out["function"] = None if self.function is None else self.function.to_dict()
-        if self.type is not UNSET:
+        if self.type is not unset:
             out["type"] = self.type
-        if self.custom is not UNSET:
+        if self.custom is not unset:
             out["custom"] = None if self.custom is None else self.custom.to_dict()
         out.update(self.extra)
         return out
@@ -7637,9 +7698,10 @@ class ChoiceDeltaFunctionCall:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaFunctionCall: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.arguments is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.arguments is not unset:
             out["arguments"] = self.arguments
-        if self.name is not UNSET:
+        if self.name is not unset:
             out["name"] = self.name
         out.update(self.extra)
         return out
@@ -7697,13 +7759,14 @@ class ChoiceDeltaAudio:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaAudio: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.id is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.id is not unset:
             out["id"] = self.id
-        if self.data is not UNSET:
+        if self.data is not unset:
             out["data"] = self.data
-        if self.expires_at is not UNSET:
+        if self.expires_at is not unset:
             out["expires_at"] = self.expires_at
-        if self.transcript is not UNSET:
+        if self.transcript is not unset:
             out["transcript"] = self.transcript
         out.update(self.extra)
         return out
@@ -7872,75 +7935,76 @@ class ChoiceDelta:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDelta: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.role is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.role is not unset:
             out["role"] = self.role
-        if self.content is not UNSET:
+        if self.content is not unset:
             out["content"] = (
                 None
                 if self.content is None
                 else _encode_str_or_list_MistralContentPart(self.content)
             )
-        if self.refusal is not UNSET:
+        if self.refusal is not unset:
             out["refusal"] = self.refusal
-        if self.tool_calls is not UNSET:
+        if self.tool_calls is not unset:
             out["tool_calls"] = (
                 None
                 if self.tool_calls is None
                 else _encode_list_ChoiceDeltaToolCall(self.tool_calls)
             )
-        if self.function_call is not UNSET:
+        if self.function_call is not unset:
             out["function_call"] = (
                 None if self.function_call is None else self.function_call.to_dict()
             )
-        if self.audio is not UNSET:
+        if self.audio is not unset:
             out["audio"] = None if self.audio is None else self.audio.to_dict()
-        if self.reasoning_content is not UNSET:
+        if self.reasoning_content is not unset:
             out["reasoning_content"] = self.reasoning_content
-        if self.channel is not UNSET:
+        if self.channel is not unset:
             out["channel"] = self.channel
-        if self.executed_tools is not UNSET:
+        if self.executed_tools is not unset:
             out["executed_tools"] = (
                 None
                 if self.executed_tools is None
                 else _encode_list_GroqExecutedTool(self.executed_tools)
             )
-        if self.thinking_blocks is not UNSET:
+        if self.thinking_blocks is not unset:
             out["thinking_blocks"] = (
                 None
                 if self.thinking_blocks is None
                 else _encode_list_LiteLLMThinkingBlock(self.thinking_blocks)
             )
-        if self.provider_specific_fields is not UNSET:
+        if self.provider_specific_fields is not unset:
             out["provider_specific_fields"] = self.provider_specific_fields
-        if self.index is not UNSET:
+        if self.index is not unset:
             out["index"] = self.index
-        if self.tool_call_id is not UNSET:
+        if self.tool_call_id is not unset:
             out["tool_call_id"] = self.tool_call_id
-        if self.name is not UNSET:
+        if self.name is not unset:
             out["name"] = self.name
-        if self.internal_content is not UNSET:
+        if self.internal_content is not unset:
             out["internal_content"] = (
                 None
                 if self.internal_content is None
                 else self.internal_content.to_dict()
             )
-        if self.reasoning_details is not UNSET:
+        if self.reasoning_details is not unset:
             out["reasoning_details"] = (
                 None
                 if self.reasoning_details is None
                 else _encode_list_OpenRouterReasoningDetail(self.reasoning_details)
             )
-        if self.annotations is not UNSET:
+        if self.annotations is not unset:
             out["annotations"] = (
                 None
                 if self.annotations is None
                 else _encode_list_OpenRouterAnnotation(self.annotations)
             )
-        if self.hidden_states is not UNSET:
+        if self.hidden_states is not unset:
             out["hidden_states"] = self.hidden_states
-        if self.token_id is not UNSET:
+        if self.token_id is not unset:
             out["token_id"] = self.token_id
-        if self.reasoning is not UNSET:
+        if self.reasoning is not unset:
             out["reasoning"] = self.reasoning
         out.update(self.extra)
         return out
@@ -8170,44 +8234,45 @@ class Choice:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Choice: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
+        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["index"] = self.index
-        if self.delta is not UNSET:
+        if self.delta is not unset:
             out["delta"] = self.delta.to_dict()
-        if self.finish_reason is not UNSET:
+        if self.finish_reason is not unset:
             out["finish_reason"] = self.finish_reason
-        if self.logprobs is not UNSET:
+        if self.logprobs is not unset:
             out["logprobs"] = (
                 None
                 if self.logprobs is None
                 else _encode_ChoiceLogprobs_or_float(self.logprobs)
             )
-        if self.content_filter_results is not UNSET:
+        if self.content_filter_results is not unset:
             out["content_filter_results"] = (
                 None
                 if self.content_filter_results is None
                 else self.content_filter_results.to_dict()
             )
-        if self.content_filter_offsets is not UNSET:
+        if self.content_filter_offsets is not unset:
             out["content_filter_offsets"] = (
                 None
                 if self.content_filter_offsets is None
                 else self.content_filter_offsets.to_dict()
             )
-        if self.content_filter_raw is not UNSET:
+        if self.content_filter_raw is not unset:
             out["content_filter_raw"] = self.content_filter_raw
-        if self.usage is not UNSET:
+        if self.usage is not unset:
             out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.native_finish_reason is not UNSET:
+        if self.native_finish_reason is not unset:
             out["native_finish_reason"] = self.native_finish_reason
-        if self.matched_stop is not UNSET:
+        if self.matched_stop is not unset:
             out["matched_stop"] = self.matched_stop
-        if self.text is not UNSET:
+        if self.text is not unset:
             out["text"] = self.text
-        if self.seed is not UNSET:
+        if self.seed is not unset:
             out["seed"] = self.seed
-        if self.stop_reason is not UNSET:
+        if self.stop_reason is not unset:
             out["stop_reason"] = self.stop_reason
-        if self.token_ids is not UNSET:
+        if self.token_ids is not unset:
             out["token_ids"] = self.token_ids
         out.update(self.extra)
         return out
@@ -8522,89 +8587,90 @@ class ChatCompletionChunk:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionChunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        if self.id is not UNSET:
+        unset: Final = UNSET  # a local costs less than a global, read once per field
+        if self.id is not unset:
             out["id"] = self.id
         out["choices"] = _encode_list_Choice(self.choices)
-        if self.created is not UNSET:
+        if self.created is not unset:
             out["created"] = self.created
         out["model"] = self.model
-        if self.object is not UNSET:
+        if self.object is not unset:
             out["object"] = self.object
-        if self.service_tier is not UNSET:
+        if self.service_tier is not unset:
             out["service_tier"] = self.service_tier
-        if self.system_fingerprint is not UNSET:
+        if self.system_fingerprint is not unset:
             out["system_fingerprint"] = self.system_fingerprint
-        if self.usage is not UNSET:
+        if self.usage is not unset:
             out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.obfuscation is not UNSET:
+        if self.obfuscation is not unset:
             out["obfuscation"] = self.obfuscation
-        if self.moderation is not UNSET:
+        if self.moderation is not unset:
             out["moderation"] = (
                 None if self.moderation is None else self.moderation.to_dict()
             )
-        if self.prompt_filter_results is not UNSET:
+        if self.prompt_filter_results is not unset:
             out["prompt_filter_results"] = (
                 None
                 if self.prompt_filter_results is None
                 else _encode_list_AzurePromptFilterResult(self.prompt_filter_results)
             )
-        if self.prompt_annotations is not UNSET:
+        if self.prompt_annotations is not unset:
             out["prompt_annotations"] = (
                 None
                 if self.prompt_annotations is None
                 else _encode_list_AzurePromptFilterResult(self.prompt_annotations)
             )
-        if self.latency_checkpoint is not UNSET:
+        if self.latency_checkpoint is not unset:
             out["latency_checkpoint"] = (
                 None
                 if self.latency_checkpoint is None
                 else self.latency_checkpoint.to_dict()
             )
-        if self.routing is not UNSET:
+        if self.routing is not unset:
             out["routing"] = None if self.routing is None else self.routing.to_dict()
-        if self.perf_metrics is not UNSET:
+        if self.perf_metrics is not unset:
             out["perf_metrics"] = self.perf_metrics
-        if self.x_groq is not UNSET:
+        if self.x_groq is not unset:
             out["x_groq"] = None if self.x_groq is None else self.x_groq.to_dict()
-        if self.timings is not UNSET:
+        if self.timings is not unset:
             out["timings"] = None if self.timings is None else self.timings.to_dict()
-        if self.verbose_ is not UNSET:
+        if self.verbose_ is not unset:
             out["__verbose"] = self.verbose_
-        if self.sla_metrics is not UNSET:
+        if self.sla_metrics is not unset:
             out["sla_metrics"] = (
                 None if self.sla_metrics is None else self.sla_metrics.to_dict()
             )
-        if self.nvext is not UNSET:
+        if self.nvext is not unset:
             out["nvext"] = None if self.nvext is None else self.nvext.to_dict()
-        if self.provider is not UNSET:
+        if self.provider is not unset:
             out["provider"] = self.provider
-        if self.error is not UNSET:
+        if self.error is not unset:
             out["error"] = None if self.error is None else self.error.to_dict()
-        if self.citations is not UNSET:
+        if self.citations is not unset:
             out["citations"] = self.citations
-        if self.search_results is not UNSET:
+        if self.search_results is not unset:
             out["search_results"] = (
                 None
                 if self.search_results is None
                 else _encode_list_PerplexitySearchResult(self.search_results)
             )
-        if self.sglext is not UNSET:
+        if self.sglext is not unset:
             out["sglext"] = None if self.sglext is None else self.sglext.to_dict()
-        if self.warnings is not UNSET:
+        if self.warnings is not unset:
             out["warnings"] = (
                 None
                 if self.warnings is None
                 else _encode_list_TogetherWarning(self.warnings)
             )
-        if self.prompt_token_ids is not UNSET:
+        if self.prompt_token_ids is not unset:
             out["prompt_token_ids"] = self.prompt_token_ids
-        if self.prompt_text is not UNSET:
+        if self.prompt_text is not unset:
             out["prompt_text"] = self.prompt_text
-        if self.metrics is not UNSET:
+        if self.metrics is not unset:
             out["metrics"] = None if self.metrics is None else self.metrics.to_dict()
-        if self.request_id is not UNSET:
+        if self.request_id is not unset:
             out["request_id"] = self.request_id
-        if self.web_search is not UNSET:
+        if self.web_search is not unset:
             out["web_search"] = (
                 None
                 if self.web_search is None
@@ -8921,7 +8987,7 @@ def _wire_text(data: Any) -> str:
     """Compact JSON text with UTF-8 characters as they are, except a lone UTF-16
     surrogate (half of a pair a stream split across chunks, D9), which UTF-8 cannot
     encode: it is written as its JSON escape, the same value."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    text = _JSON_TEXT.encode(data)
     if text.isascii():
         return text
     try:
@@ -8932,6 +8998,8 @@ def _wire_text(data: Any) -> str:
 
 
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_JSON_TEXT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""json.dumps with these options, without building an encoder on every call."""
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: c5deaf14f0a7cda5 (spec, templates and generator).
+# Spec hash: 205220d1834d1a58 (spec, templates and generator).
 # Target: pydantic. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
@@ -2836,7 +2836,7 @@ def _wire_text(data: Any) -> str:
     """Compact JSON text with UTF-8 characters as they are, except a lone UTF-16
     surrogate (half of a pair a stream split across chunks, D9), which UTF-8 cannot
     encode: it is written as its JSON escape, the same value."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    text = _JSON_TEXT.encode(data)
     if text.isascii():
         return text
     try:
@@ -2847,6 +2847,8 @@ def _wire_text(data: Any) -> str:
 
 
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_JSON_TEXT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""json.dumps with these options, without building an encoder on every call."""
 
 
 @dataclass(frozen=True)

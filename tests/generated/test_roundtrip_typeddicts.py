@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: c5deaf14f0a7cda5 (spec, templates and generator).
+# Spec hash: 205220d1834d1a58 (spec, templates and generator).
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_typeddicts.py.
