@@ -330,7 +330,13 @@ class _Builder:
                     f"{option.name} needs a required field {key!r} whose enum has 'open: false'"
                     " to be told apart"
                 )
-            for value, _ in self.enums[tag_type.name][0].values:
+            values = self.enums[tag_type.name][0].values
+            if len(values) != 1:
+                raise where.error(
+                    f"{option.name}.{key} must have exactly one value to tell it apart"
+                    " (msgspec tags each struct with one)"
+                )
+            for value, _ in values:
                 if value in seen:
                     raise where.error(
                         f"{option.name} and {seen[value]} share the {key!r} value {value!r}"

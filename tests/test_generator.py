@@ -158,6 +158,16 @@ SPEC_ERRORS = {
         "spec/vendors/zzbad.yaml:6",
         "whose enum has 'open: false'",
     ),
+    "a union member with two tag values": (
+        VENDOR
+        + "fields:\n  Choice:\n    extra_a:\n      type: BadA | BadB\n      discriminator: kind\n      doc: A.\n"
+        + "types:\n  BadA:\n    doc: A.\n    fields:\n      kind:\n        type: BadKindA\n        required: true\n        doc: K.\n"
+        + "  BadB:\n    doc: B.\n    fields:\n      kind:\n        type: BadKindB\n        required: true\n        doc: K.\n"
+        + "enums:\n  BadKindA:\n    doc: K.\n    open: false\n    values:\n      a: A.\n      aa: AA.\n"
+        + "  BadKindB:\n    doc: K.\n    open: false\n    values:\n      b: B.\n",
+        "spec/vendors/zzbad.yaml:6",
+        "BadA.kind must have exactly one value to tell it apart",
+    ),
     "relaxed discriminator tag": (
         VENDOR + "relax:\n  ModerationError:\n    type:\n      required: false\n      doc: No.\n",
         "spec/vendors/zzbad.yaml:6",
