@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: d6fec533ee412291 (spec, templates and generator).
+# Spec hash: d94bc824355c050b (spec, templates and generator).
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
@@ -218,6 +218,12 @@ _MSGSPEC_REFUSES: Final = (msgspec.MsgspecError, UnicodeEncodeError)
 """What msgspec raises on a payload the key-by-key reading must look at (an unknown key,
 NaN, half of a surrogate pair, an error)."""
 _NO_EXTRA: Final[dict[str, Any]] = {}
+_EXTRA: Final[dict[int, dict[str, Any]]] = {}
+"""The keys the spec does not describe of each object read key by key, by id. A struct
+holds its fields only (structs are not tracked by the garbage collector, which would
+halve the reading speed with many chunks alive, and so they can have neither a `__dict__`
+nor weak references); an object read key by key is of a `_Read` subclass whose
+`__del__` drops its entry."""
 
 
 def _unexpected(expected: str, value: object) -> ChunkDecodeError:
@@ -1063,7 +1069,7 @@ Sent by OpenRouter.
 
 
 class MistralThinkingPart(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """One part of a Mistral thinking block.
 
@@ -1079,19 +1085,17 @@ class MistralThinkingPart(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> MistralThinkingPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _MistralThinkingPartRead)
         except _MSGSPEC_REFUSES:
             return _checked_mistral_thinking_part(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MistralThinkingPart: known keys in spec order, then `extra`."""
@@ -1103,6 +1107,13 @@ class MistralThinkingPart(
         return out
 
 
+class _MistralThinkingPartRead(MistralThinkingPart):
+    """A MistralThinkingPart read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _MISTRAL_THINKING_PART_KEYS = frozenset({"type", "text"})
 
 
@@ -1111,19 +1122,18 @@ def _checked_mistral_thinking_part(data: Any) -> MistralThinkingPart:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = MistralThinkingPart(
+    decoded = _MistralThinkingPartRead(
         type=_required(obj, "type", _decode_str),
         text=_optional_nullable(obj, "text", _decode_str),
     )
     extra = _extra(obj, _MISTRAL_THINKING_PART_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class MistralContentPart(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """One typed part of a Mistral message, such as text or a block of thinking.
 
@@ -1141,19 +1151,17 @@ class MistralContentPart(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> MistralContentPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _MistralContentPartRead)
         except _MSGSPEC_REFUSES:
             return _checked_mistral_content_part(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MistralContentPart: known keys in spec order, then `extra`."""
@@ -1171,6 +1179,13 @@ class MistralContentPart(
         return out
 
 
+class _MistralContentPartRead(MistralContentPart):
+    """A MistralContentPart read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _MISTRAL_CONTENT_PART_KEYS = frozenset({"type", "text", "thinking"})
 
 
@@ -1179,20 +1194,19 @@ def _checked_mistral_content_part(data: Any) -> MistralContentPart:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = MistralContentPart(
+    decoded = _MistralContentPartRead(
         type=_required(obj, "type", _decode_str),
         text=_optional_nullable(obj, "text", _decode_str),
         thinking=_optional_nullable(obj, "thinking", _decode_list_MistralThinkingPart),
     )
     extra = _extra(obj, _MISTRAL_CONTENT_PART_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class ChatCompletionMessageToolCallFunction(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """The function a tool call calls."""
 
@@ -1212,19 +1226,17 @@ class ChatCompletionMessageToolCallFunction(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallFunction:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ChatCompletionMessageToolCallFunctionRead)
         except _MSGSPEC_REFUSES:
             return _checked_chat_completion_message_tool_call_function(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageToolCallFunction: known keys in spec order, then `extra`."""
@@ -1234,6 +1246,13 @@ class ChatCompletionMessageToolCallFunction(
             out["name"] = self.name
         out.update(self.extra)
         return out
+
+
+class _ChatCompletionMessageToolCallFunctionRead(ChatCompletionMessageToolCallFunction):
+    """A ChatCompletionMessageToolCallFunction read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
 
 
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
@@ -1246,19 +1265,18 @@ def _checked_chat_completion_message_tool_call_function(
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = ChatCompletionMessageToolCallFunction(
+    decoded = _ChatCompletionMessageToolCallFunctionRead(
         arguments=_required(obj, "arguments", _decode_str_or_map_any),
         name=_optional(obj, "name", _decode_str),
     )
     extra = _extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class ChatCompletionMessageToolCallCustom(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """The custom tool a tool call calls."""
 
@@ -1272,19 +1290,17 @@ class ChatCompletionMessageToolCallCustom(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallCustom:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ChatCompletionMessageToolCallCustomRead)
         except _MSGSPEC_REFUSES:
             return _checked_chat_completion_message_tool_call_custom(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageToolCallCustom: known keys in spec order, then `extra`."""
@@ -1294,6 +1310,13 @@ class ChatCompletionMessageToolCallCustom(
             out["name"] = self.name
         out.update(self.extra)
         return out
+
+
+class _ChatCompletionMessageToolCallCustomRead(ChatCompletionMessageToolCallCustom):
+    """A ChatCompletionMessageToolCallCustom read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
 
 
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_KEYS = frozenset({"input", "name"})
@@ -1306,19 +1329,18 @@ def _checked_chat_completion_message_tool_call_custom(
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = ChatCompletionMessageToolCallCustom(
+    decoded = _ChatCompletionMessageToolCallCustomRead(
         input=_required(obj, "input", _decode_str),
         name=_optional(obj, "name", _decode_str),
     )
     extra = _extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class ChatCompletionMessageToolCall(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """A call the model made to a tool."""
 
@@ -1339,19 +1361,17 @@ class ChatCompletionMessageToolCall(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ChatCompletionMessageToolCallRead)
         except _MSGSPEC_REFUSES:
             return _checked_chat_completion_message_tool_call(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageToolCall: known keys in spec order, then `extra`."""
@@ -1369,6 +1389,13 @@ class ChatCompletionMessageToolCall(
         return out
 
 
+class _ChatCompletionMessageToolCallRead(ChatCompletionMessageToolCall):
+    """A ChatCompletionMessageToolCall read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS = frozenset(
     {"index", "id", "type", "function", "custom"}
 )
@@ -1381,7 +1408,7 @@ def _checked_chat_completion_message_tool_call(
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = ChatCompletionMessageToolCall(
+    decoded = _ChatCompletionMessageToolCallRead(
         index=_optional(obj, "index", _decode_int),
         id=_optional(obj, "id", _decode_str),
         type=_required(obj, "type", _decode_str),
@@ -1392,13 +1419,12 @@ def _checked_chat_completion_message_tool_call(
     )
     extra = _extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class ChatCompletionMessageFunctionCall(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """The function call of the legacy functions API."""
 
@@ -1410,19 +1436,17 @@ class ChatCompletionMessageFunctionCall(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageFunctionCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ChatCompletionMessageFunctionCallRead)
         except _MSGSPEC_REFUSES:
             return _checked_chat_completion_message_function_call(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageFunctionCall: known keys in spec order, then `extra`."""
@@ -1432,6 +1456,13 @@ class ChatCompletionMessageFunctionCall(
             out["name"] = self.name
         out.update(self.extra)
         return out
+
+
+class _ChatCompletionMessageFunctionCallRead(ChatCompletionMessageFunctionCall):
+    """A ChatCompletionMessageFunctionCall read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
 
 
 _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
@@ -1444,19 +1475,18 @@ def _checked_chat_completion_message_function_call(
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = ChatCompletionMessageFunctionCall(
+    decoded = _ChatCompletionMessageFunctionCallRead(
         arguments=_required(obj, "arguments", _decode_str),
         name=_optional(obj, "name", _decode_str),
     )
     extra = _extra(obj, _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class ChatCompletionAudio(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """An audio answer."""
 
@@ -1472,19 +1502,17 @@ class ChatCompletionAudio(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionAudio:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ChatCompletionAudioRead)
         except _MSGSPEC_REFUSES:
             return _checked_chat_completion_audio(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionAudio: known keys in spec order, then `extra`."""
@@ -1501,6 +1529,13 @@ class ChatCompletionAudio(
         return out
 
 
+class _ChatCompletionAudioRead(ChatCompletionAudio):
+    """A ChatCompletionAudio read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _CHAT_COMPLETION_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
 
 
@@ -1509,7 +1544,7 @@ def _checked_chat_completion_audio(data: Any) -> ChatCompletionAudio:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = ChatCompletionAudio(
+    decoded = _ChatCompletionAudioRead(
         id=_optional(obj, "id", _decode_str),
         data=_optional(obj, "data", _decode_str),
         expires_at=_optional(obj, "expires_at", _decode_int),
@@ -1517,13 +1552,12 @@ def _checked_chat_completion_audio(data: Any) -> ChatCompletionAudio:
     )
     extra = _extra(obj, _CHAT_COMPLETION_AUDIO_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class GroqSearchResult(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """One page found by a server-side search.
 
@@ -1543,19 +1577,17 @@ class GroqSearchResult(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqSearchResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _GroqSearchResultRead)
         except _MSGSPEC_REFUSES:
             return _checked_groq_search_result(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqSearchResult: known keys in spec order, then `extra`."""
@@ -1572,6 +1604,13 @@ class GroqSearchResult(
         return out
 
 
+class _GroqSearchResultRead(GroqSearchResult):
+    """A GroqSearchResult read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _GROQ_SEARCH_RESULT_KEYS = frozenset({"title", "url", "content", "score"})
 
 
@@ -1580,7 +1619,7 @@ def _checked_groq_search_result(data: Any) -> GroqSearchResult:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = GroqSearchResult(
+    decoded = _GroqSearchResultRead(
         title=_optional_nullable(obj, "title", _decode_str),
         url=_optional_nullable(obj, "url", _decode_str),
         content=_optional_nullable(obj, "content", _decode_str),
@@ -1588,13 +1627,12 @@ def _checked_groq_search_result(data: Any) -> GroqSearchResult:
     )
     extra = _extra(obj, _GROQ_SEARCH_RESULT_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class GroqSearchResults(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """The results of a server-side search.
 
@@ -1610,19 +1648,17 @@ class GroqSearchResults(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqSearchResults:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _GroqSearchResultsRead)
         except _MSGSPEC_REFUSES:
             return _checked_groq_search_results(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqSearchResults: known keys in spec order, then `extra`."""
@@ -1639,6 +1675,13 @@ class GroqSearchResults(
         return out
 
 
+class _GroqSearchResultsRead(GroqSearchResults):
+    """A GroqSearchResults read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _GROQ_SEARCH_RESULTS_KEYS = frozenset({"results", "images"})
 
 
@@ -1647,19 +1690,18 @@ def _checked_groq_search_results(data: Any) -> GroqSearchResults:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = GroqSearchResults(
+    decoded = _GroqSearchResultsRead(
         results=_optional_nullable(obj, "results", _decode_list_GroqSearchResult),
         images=_optional_nullable(obj, "images", _decode_list_str),
     )
     extra = _extra(obj, _GROQ_SEARCH_RESULTS_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class GroqBrowserResult(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """One page visited by a server-side browser tool.
 
@@ -1679,19 +1721,17 @@ class GroqBrowserResult(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqBrowserResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _GroqBrowserResultRead)
         except _MSGSPEC_REFUSES:
             return _checked_groq_browser_result(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqBrowserResult: known keys in spec order, then `extra`."""
@@ -1708,6 +1748,13 @@ class GroqBrowserResult(
         return out
 
 
+class _GroqBrowserResultRead(GroqBrowserResult):
+    """A GroqBrowserResult read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _GROQ_BROWSER_RESULT_KEYS = frozenset({"title", "url", "content", "live_view_url"})
 
 
@@ -1716,7 +1763,7 @@ def _checked_groq_browser_result(data: Any) -> GroqBrowserResult:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = GroqBrowserResult(
+    decoded = _GroqBrowserResultRead(
         title=_optional_nullable(obj, "title", _decode_str),
         url=_optional_nullable(obj, "url", _decode_str),
         content=_optional_nullable(obj, "content", _decode_str),
@@ -1724,13 +1771,12 @@ def _checked_groq_browser_result(data: Any) -> GroqBrowserResult:
     )
     extra = _extra(obj, _GROQ_BROWSER_RESULT_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class GroqChartElement(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """One element of a chart, such as a bar, a slice or a series.
 
@@ -1766,19 +1812,17 @@ class GroqChartElement(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqChartElement:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _GroqChartElementRead)
         except _MSGSPEC_REFUSES:
             return _checked_groq_chart_element(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqChartElement: known keys in spec order, then `extra`."""
@@ -1811,6 +1855,13 @@ class GroqChartElement(
         return out
 
 
+class _GroqChartElementRead(GroqChartElement):
+    """A GroqChartElement read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _GROQ_CHART_ELEMENT_KEYS = frozenset(
     {
         "label",
@@ -1834,7 +1885,7 @@ def _checked_groq_chart_element(data: Any) -> GroqChartElement:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = GroqChartElement(
+    decoded = _GroqChartElementRead(
         label=_optional_nullable(obj, "label", _decode_str),
         group=_optional_nullable(obj, "group", _decode_str),
         value=_optional_nullable(obj, "value", _decode_float),
@@ -1850,12 +1901,11 @@ def _checked_groq_chart_element(data: Any) -> GroqChartElement:
     )
     extra = _extra(obj, _GROQ_CHART_ELEMENT_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
-class GroqChart(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True):
+class GroqChart(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """A chart produced by server-side code execution.
 
     Sent by Groq; see
@@ -1892,19 +1942,17 @@ class GroqChart(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=T
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqChart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _GroqChartRead)
         except _MSGSPEC_REFUSES:
             return _checked_groq_chart(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqChart: known keys in spec order, then `extra`."""
@@ -1943,6 +1991,13 @@ class GroqChart(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=T
         return out
 
 
+class _GroqChartRead(GroqChart):
+    """A GroqChart read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _GROQ_CHART_KEYS = frozenset(
     {
         "type",
@@ -1967,7 +2022,7 @@ def _checked_groq_chart(data: Any) -> GroqChart:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = GroqChart(
+    decoded = _GroqChartRead(
         type=_optional_nullable(obj, "type", _decode_str),
         title=_optional_nullable(obj, "title", _decode_str),
         elements=_optional_nullable(obj, "elements", _decode_list_GroqChartElement),
@@ -1984,13 +2039,12 @@ def _checked_groq_chart(data: Any) -> GroqChart:
     )
     extra = _extra(obj, _GROQ_CHART_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class GroqCodeResult(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """One result of server-side code execution.
 
@@ -2010,19 +2064,17 @@ class GroqCodeResult(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqCodeResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _GroqCodeResultRead)
         except _MSGSPEC_REFUSES:
             return _checked_groq_code_result(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqCodeResult: known keys in spec order, then `extra`."""
@@ -2041,6 +2093,13 @@ class GroqCodeResult(
         return out
 
 
+class _GroqCodeResultRead(GroqCodeResult):
+    """A GroqCodeResult read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _GROQ_CODE_RESULT_KEYS = frozenset({"text", "png", "chart", "charts"})
 
 
@@ -2049,7 +2108,7 @@ def _checked_groq_code_result(data: Any) -> GroqCodeResult:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = GroqCodeResult(
+    decoded = _GroqCodeResultRead(
         text=_optional_nullable(obj, "text", _decode_str),
         png=_optional_nullable(obj, "png", _decode_str),
         chart=_optional_nullable(obj, "chart", GroqChart.from_dict),
@@ -2057,13 +2116,12 @@ def _checked_groq_code_result(data: Any) -> GroqCodeResult:
     )
     extra = _extra(obj, _GROQ_CODE_RESULT_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class GroqExecutedTool(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """One server-side tool run by a compound system.
 
@@ -2091,19 +2149,17 @@ class GroqExecutedTool(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqExecutedTool:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _GroqExecutedToolRead)
         except _MSGSPEC_REFUSES:
             return _checked_groq_executed_tool(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqExecutedTool: known keys in spec order, then `extra`."""
@@ -2135,6 +2191,13 @@ class GroqExecutedTool(
         return out
 
 
+class _GroqExecutedToolRead(GroqExecutedTool):
+    """A GroqExecutedTool read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _GROQ_EXECUTED_TOOL_KEYS = frozenset(
     {
         "index",
@@ -2153,7 +2216,7 @@ def _checked_groq_executed_tool(data: Any) -> GroqExecutedTool:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = GroqExecutedTool(
+    decoded = _GroqExecutedToolRead(
         index=_required(obj, "index", _decode_int),
         type=_optional_nullable(obj, "type", _decode_str),
         arguments=_optional_nullable(obj, "arguments", _decode_str),
@@ -2170,13 +2233,12 @@ def _checked_groq_executed_tool(data: Any) -> GroqExecutedTool:
     )
     extra = _extra(obj, _GROQ_EXECUTED_TOOL_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class LiteLLMThinkingBlock(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """One block of thinking, either readable or redacted by the provider.
 
@@ -2199,19 +2261,17 @@ class LiteLLMThinkingBlock(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> LiteLLMThinkingBlock:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _LiteLLMThinkingBlockRead)
         except _MSGSPEC_REFUSES:
             return _checked_lite_l_l_m_thinking_block(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this LiteLLMThinkingBlock: known keys in spec order, then `extra`."""
@@ -2229,6 +2289,13 @@ class LiteLLMThinkingBlock(
         return out
 
 
+class _LiteLLMThinkingBlockRead(LiteLLMThinkingBlock):
+    """A LiteLLMThinkingBlock read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _LITE_L_L_M_THINKING_BLOCK_KEYS = frozenset(
     {"type", "thinking", "signature", "data", "cache_control"}
 )
@@ -2239,7 +2306,7 @@ def _checked_lite_l_l_m_thinking_block(data: Any) -> LiteLLMThinkingBlock:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = LiteLLMThinkingBlock(
+    decoded = _LiteLLMThinkingBlockRead(
         type=_required(obj, "type", _decode_str),
         thinking=_optional_nullable(obj, "thinking", _decode_str),
         signature=_optional_nullable(obj, "signature", _decode_str),
@@ -2248,13 +2315,12 @@ def _checked_lite_l_l_m_thinking_block(data: Any) -> LiteLLMThinkingBlock:
     )
     extra = _extra(obj, _LITE_L_L_M_THINKING_BLOCK_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class MoonshotInternalContent(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """Internal generation data attached to a Kimi delta.
 
@@ -2268,19 +2334,17 @@ class MoonshotInternalContent(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> MoonshotInternalContent:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _MoonshotInternalContentRead)
         except _MSGSPEC_REFUSES:
             return _checked_moonshot_internal_content(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MoonshotInternalContent: known keys in spec order, then `extra`."""
@@ -2291,6 +2355,13 @@ class MoonshotInternalContent(
         return out
 
 
+class _MoonshotInternalContentRead(MoonshotInternalContent):
+    """A MoonshotInternalContent read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _MOONSHOT_INTERNAL_CONTENT_KEYS = frozenset({"token_ids"})
 
 
@@ -2299,18 +2370,17 @@ def _checked_moonshot_internal_content(data: Any) -> MoonshotInternalContent:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = MoonshotInternalContent(
+    decoded = _MoonshotInternalContentRead(
         token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
     )
     extra = _extra(obj, _MOONSHOT_INTERNAL_CONTENT_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class OpenRouterReasoningDetail(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """One structured piece of reasoning; which fields are set depends on its type.
 
@@ -2338,19 +2408,17 @@ class OpenRouterReasoningDetail(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterReasoningDetail:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _OpenRouterReasoningDetailRead)
         except _MSGSPEC_REFUSES:
             return _checked_open_router_reasoning_detail(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterReasoningDetail: known keys in spec order, then `extra`."""
@@ -2375,6 +2443,13 @@ class OpenRouterReasoningDetail(
         return out
 
 
+class _OpenRouterReasoningDetailRead(OpenRouterReasoningDetail):
+    """A OpenRouterReasoningDetail read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _OPEN_ROUTER_REASONING_DETAIL_KEYS = frozenset(
     {"type", "id", "format", "index", "text", "signature", "summary", "data"}
 )
@@ -2385,7 +2460,7 @@ def _checked_open_router_reasoning_detail(data: Any) -> OpenRouterReasoningDetai
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = OpenRouterReasoningDetail(
+    decoded = _OpenRouterReasoningDetailRead(
         type=_optional_nullable(obj, "type", _decode_str),
         id=_optional_nullable(obj, "id", _decode_str),
         format=_optional_nullable(obj, "format", _decode_str),
@@ -2397,13 +2472,12 @@ def _checked_open_router_reasoning_detail(data: Any) -> OpenRouterReasoningDetai
     )
     extra = _extra(obj, _OPEN_ROUTER_REASONING_DETAIL_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class OpenRouterUrlCitation(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """A web page cited by an answer.
 
@@ -2424,19 +2498,17 @@ class OpenRouterUrlCitation(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterUrlCitation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _OpenRouterUrlCitationRead)
         except _MSGSPEC_REFUSES:
             return _checked_open_router_url_citation(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterUrlCitation: known keys in spec order, then `extra`."""
@@ -2454,6 +2526,13 @@ class OpenRouterUrlCitation(
         return out
 
 
+class _OpenRouterUrlCitationRead(OpenRouterUrlCitation):
+    """A OpenRouterUrlCitation read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _OPEN_ROUTER_URL_CITATION_KEYS = frozenset(
     {"url", "title", "start_index", "end_index", "content"}
 )
@@ -2464,7 +2543,7 @@ def _checked_open_router_url_citation(data: Any) -> OpenRouterUrlCitation:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = OpenRouterUrlCitation(
+    decoded = _OpenRouterUrlCitationRead(
         url=_required(obj, "url", _decode_str),
         title=_optional_nullable(obj, "title", _decode_str),
         start_index=_optional_nullable(obj, "start_index", _decode_int),
@@ -2473,13 +2552,12 @@ def _checked_open_router_url_citation(data: Any) -> OpenRouterUrlCitation:
     )
     extra = _extra(obj, _OPEN_ROUTER_URL_CITATION_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class OpenRouterFileContentPart(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """One part of the parsed content of a cited file.
 
@@ -2494,19 +2572,17 @@ class OpenRouterFileContentPart(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterFileContentPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _OpenRouterFileContentPartRead)
         except _MSGSPEC_REFUSES:
             return _checked_open_router_file_content_part(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterFileContentPart: known keys in spec order, then `extra`."""
@@ -2519,6 +2595,13 @@ class OpenRouterFileContentPart(
         return out
 
 
+class _OpenRouterFileContentPartRead(OpenRouterFileContentPart):
+    """A OpenRouterFileContentPart read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _OPEN_ROUTER_FILE_CONTENT_PART_KEYS = frozenset({"type", "text"})
 
 
@@ -2527,19 +2610,18 @@ def _checked_open_router_file_content_part(data: Any) -> OpenRouterFileContentPa
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = OpenRouterFileContentPart(
+    decoded = _OpenRouterFileContentPartRead(
         type=_optional_nullable(obj, "type", _decode_str),
         text=_optional_nullable(obj, "text", _decode_str),
     )
     extra = _extra(obj, _OPEN_ROUTER_FILE_CONTENT_PART_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class OpenRouterFileAnnotation(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """A file, parsed by OpenRouter's file parser, that an answer cites.
 
@@ -2556,19 +2638,17 @@ class OpenRouterFileAnnotation(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterFileAnnotation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _OpenRouterFileAnnotationRead)
         except _MSGSPEC_REFUSES:
             return _checked_open_router_file_annotation(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterFileAnnotation: known keys in spec order, then `extra`."""
@@ -2587,6 +2667,13 @@ class OpenRouterFileAnnotation(
         return out
 
 
+class _OpenRouterFileAnnotationRead(OpenRouterFileAnnotation):
+    """A OpenRouterFileAnnotation read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _OPEN_ROUTER_FILE_ANNOTATION_KEYS = frozenset({"hash", "name", "content"})
 
 
@@ -2595,7 +2682,7 @@ def _checked_open_router_file_annotation(data: Any) -> OpenRouterFileAnnotation:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = OpenRouterFileAnnotation(
+    decoded = _OpenRouterFileAnnotationRead(
         hash=_optional_nullable(obj, "hash", _decode_str),
         name=_optional_nullable(obj, "name", _decode_str),
         content=_optional_nullable(
@@ -2604,13 +2691,12 @@ def _checked_open_router_file_annotation(data: Any) -> OpenRouterFileAnnotation:
     )
     extra = _extra(obj, _OPEN_ROUTER_FILE_ANNOTATION_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class GroqDocumentCitation(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """A citation of a document supplied with the request.
 
@@ -2628,19 +2714,17 @@ class GroqDocumentCitation(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqDocumentCitation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _GroqDocumentCitationRead)
         except _MSGSPEC_REFUSES:
             return _checked_groq_document_citation(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqDocumentCitation: known keys in spec order, then `extra`."""
@@ -2655,6 +2739,13 @@ class GroqDocumentCitation(
         return out
 
 
+class _GroqDocumentCitationRead(GroqDocumentCitation):
+    """A GroqDocumentCitation read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _GROQ_DOCUMENT_CITATION_KEYS = frozenset({"document_id", "start_index", "end_index"})
 
 
@@ -2663,20 +2754,19 @@ def _checked_groq_document_citation(data: Any) -> GroqDocumentCitation:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = GroqDocumentCitation(
+    decoded = _GroqDocumentCitationRead(
         document_id=_optional_nullable(obj, "document_id", _decode_str),
         start_index=_optional_nullable(obj, "start_index", _decode_int),
         end_index=_optional_nullable(obj, "end_index", _decode_int),
     )
     extra = _extra(obj, _GROQ_DOCUMENT_CITATION_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class GroqFunctionCitation(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """A citation of the result of a tool call.
 
@@ -2694,19 +2784,17 @@ class GroqFunctionCitation(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqFunctionCitation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _GroqFunctionCitationRead)
         except _MSGSPEC_REFUSES:
             return _checked_groq_function_citation(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqFunctionCitation: known keys in spec order, then `extra`."""
@@ -2721,6 +2809,13 @@ class GroqFunctionCitation(
         return out
 
 
+class _GroqFunctionCitationRead(GroqFunctionCitation):
+    """A GroqFunctionCitation read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _GROQ_FUNCTION_CITATION_KEYS = frozenset({"tool_call_id", "start_index", "end_index"})
 
 
@@ -2729,20 +2824,19 @@ def _checked_groq_function_citation(data: Any) -> GroqFunctionCitation:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = GroqFunctionCitation(
+    decoded = _GroqFunctionCitationRead(
         tool_call_id=_optional_nullable(obj, "tool_call_id", _decode_str),
         start_index=_optional_nullable(obj, "start_index", _decode_int),
         end_index=_optional_nullable(obj, "end_index", _decode_int),
     )
     extra = _extra(obj, _GROQ_FUNCTION_CITATION_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class OpenRouterAnnotation(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """One citation attached to an answer; the key named after its type holds the details.
 
@@ -2771,19 +2865,17 @@ class OpenRouterAnnotation(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterAnnotation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _OpenRouterAnnotationRead)
         except _MSGSPEC_REFUSES:
             return _checked_open_router_annotation(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterAnnotation: known keys in spec order, then `extra`."""
@@ -2811,6 +2903,13 @@ class OpenRouterAnnotation(
         return out
 
 
+class _OpenRouterAnnotationRead(OpenRouterAnnotation):
+    """A OpenRouterAnnotation read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _OPEN_ROUTER_ANNOTATION_KEYS = frozenset(
     {"type", "url_citation", "file", "document_citation", "function_citation"}
 )
@@ -2821,7 +2920,7 @@ def _checked_open_router_annotation(data: Any) -> OpenRouterAnnotation:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = OpenRouterAnnotation(
+    decoded = _OpenRouterAnnotationRead(
         type=_required(obj, "type", _decode_str),
         url_citation=_optional_nullable(
             obj, "url_citation", OpenRouterUrlCitation.from_dict
@@ -2836,13 +2935,12 @@ def _checked_open_router_annotation(data: Any) -> OpenRouterAnnotation:
     )
     extra = _extra(obj, _OPEN_ROUTER_ANNOTATION_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class ChatCompletionMessage(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """A message the model wrote."""
 
@@ -2967,19 +3065,17 @@ class ChatCompletionMessage(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessage:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ChatCompletionMessageRead)
         except _MSGSPEC_REFUSES:
             return _checked_chat_completion_message(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessage: known keys in spec order, then `extra`."""
@@ -3056,6 +3152,13 @@ class ChatCompletionMessage(
         return out
 
 
+class _ChatCompletionMessageRead(ChatCompletionMessage):
+    """A ChatCompletionMessage read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _CHAT_COMPLETION_MESSAGE_KEYS = frozenset(
     {
         "role",
@@ -3087,7 +3190,7 @@ def _checked_chat_completion_message(data: Any) -> ChatCompletionMessage:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = ChatCompletionMessage(
+    decoded = _ChatCompletionMessageRead(
         role=_required(obj, "role", _decode_str),
         content=_required_nullable(
             obj, "content", _decode_str_or_list_MistralContentPart
@@ -3129,12 +3232,11 @@ def _checked_chat_completion_message(data: Any) -> ChatCompletionMessage:
     )
     extra = _extra(obj, _CHAT_COMPLETION_MESSAGE_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
-class TopLogprob(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True):
+class TopLogprob(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """One alternative token at a position."""
 
     token: str
@@ -3147,19 +3249,17 @@ class TopLogprob(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> TopLogprob:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _TopLogprobRead)
         except _MSGSPEC_REFUSES:
             return _checked_top_logprob(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this TopLogprob: known keys in spec order, then `extra`."""
@@ -3172,6 +3272,13 @@ class TopLogprob(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=
         return out
 
 
+class _TopLogprobRead(TopLogprob):
+    """A TopLogprob read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _TOP_LOGPROB_KEYS = frozenset({"token", "bytes", "logprob"})
 
 
@@ -3180,20 +3287,19 @@ def _checked_top_logprob(data: Any) -> TopLogprob:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = TopLogprob(
+    decoded = _TopLogprobRead(
         token=_required(obj, "token", _decode_str),
         bytes=_optional_nullable(obj, "bytes", _decode_list_int),
         logprob=_required(obj, "logprob", _decode_float),
     )
     extra = _extra(obj, _TOP_LOGPROB_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class ChatCompletionTokenLogprob(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """A generated token with its log probability and the most likely alternatives."""
 
@@ -3213,19 +3319,17 @@ class ChatCompletionTokenLogprob(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionTokenLogprob:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ChatCompletionTokenLogprobRead)
         except _MSGSPEC_REFUSES:
             return _checked_chat_completion_token_logprob(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionTokenLogprob: known keys in spec order, then `extra`."""
@@ -3239,6 +3343,13 @@ class ChatCompletionTokenLogprob(
         return out
 
 
+class _ChatCompletionTokenLogprobRead(ChatCompletionTokenLogprob):
+    """A ChatCompletionTokenLogprob read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _CHAT_COMPLETION_TOKEN_LOGPROB_KEYS = frozenset(
     {"token", "bytes", "logprob", "top_logprobs"}
 )
@@ -3249,7 +3360,7 @@ def _checked_chat_completion_token_logprob(data: Any) -> ChatCompletionTokenLogp
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = ChatCompletionTokenLogprob(
+    decoded = _ChatCompletionTokenLogprobRead(
         token=_required(obj, "token", _decode_str),
         bytes=_optional_nullable(obj, "bytes", _decode_list_int),
         logprob=_required(obj, "logprob", _decode_float),
@@ -3257,13 +3368,12 @@ def _checked_chat_completion_token_logprob(data: Any) -> ChatCompletionTokenLogp
     )
     extra = _extra(obj, _CHAT_COMPLETION_TOKEN_LOGPROB_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class ChoiceLogprobs(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """Log probabilities of the tokens in a fragment."""
 
@@ -3277,19 +3387,17 @@ class ChoiceLogprobs(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceLogprobs:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ChoiceLogprobsRead)
         except _MSGSPEC_REFUSES:
             return _checked_choice_logprobs(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceLogprobs: known keys in spec order, then `extra`."""
@@ -3310,6 +3418,13 @@ class ChoiceLogprobs(
         return out
 
 
+class _ChoiceLogprobsRead(ChoiceLogprobs):
+    """A ChoiceLogprobs read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _CHOICE_LOGPROBS_KEYS = frozenset({"content", "refusal"})
 
 
@@ -3318,7 +3433,7 @@ def _checked_choice_logprobs(data: Any) -> ChoiceLogprobs:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = ChoiceLogprobs(
+    decoded = _ChoiceLogprobsRead(
         content=_optional_nullable(
             obj, "content", _decode_list_ChatCompletionTokenLogprob
         ),
@@ -3328,13 +3443,12 @@ def _checked_choice_logprobs(data: Any) -> ChoiceLogprobs:
     )
     extra = _extra(obj, _CHOICE_LOGPROBS_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class AzureSeverityResult(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """A severity verdict of one filter category.
 
@@ -3350,19 +3464,17 @@ class AzureSeverityResult(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureSeverityResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _AzureSeverityResultRead)
         except _MSGSPEC_REFUSES:
             return _checked_azure_severity_result(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureSeverityResult: known keys in spec order, then `extra`."""
@@ -3374,6 +3486,13 @@ class AzureSeverityResult(
         return out
 
 
+class _AzureSeverityResultRead(AzureSeverityResult):
+    """A AzureSeverityResult read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _AZURE_SEVERITY_RESULT_KEYS = frozenset({"filtered", "severity"})
 
 
@@ -3382,19 +3501,18 @@ def _checked_azure_severity_result(data: Any) -> AzureSeverityResult:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = AzureSeverityResult(
+    decoded = _AzureSeverityResultRead(
         filtered=_required(obj, "filtered", _decode_bool),
         severity=_optional_nullable(obj, "severity", _decode_str),
     )
     extra = _extra(obj, _AZURE_SEVERITY_RESULT_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class AzureDetectionResult(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """A detection verdict of one filter category.
 
@@ -3410,19 +3528,17 @@ class AzureDetectionResult(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureDetectionResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _AzureDetectionResultRead)
         except _MSGSPEC_REFUSES:
             return _checked_azure_detection_result(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureDetectionResult: known keys in spec order, then `extra`."""
@@ -3434,6 +3550,13 @@ class AzureDetectionResult(
         return out
 
 
+class _AzureDetectionResultRead(AzureDetectionResult):
+    """A AzureDetectionResult read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _AZURE_DETECTION_RESULT_KEYS = frozenset({"filtered", "detected"})
 
 
@@ -3442,19 +3565,18 @@ def _checked_azure_detection_result(data: Any) -> AzureDetectionResult:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = AzureDetectionResult(
+    decoded = _AzureDetectionResultRead(
         filtered=_required(obj, "filtered", _decode_bool),
         detected=_optional_nullable(obj, "detected", _decode_bool),
     )
     extra = _extra(obj, _AZURE_DETECTION_RESULT_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class AzureBlocklistResult(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """A verdict of one custom blocklist.
 
@@ -3470,19 +3592,17 @@ class AzureBlocklistResult(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureBlocklistResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _AzureBlocklistResultRead)
         except _MSGSPEC_REFUSES:
             return _checked_azure_blocklist_result(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureBlocklistResult: known keys in spec order, then `extra`."""
@@ -3494,6 +3614,13 @@ class AzureBlocklistResult(
         return out
 
 
+class _AzureBlocklistResultRead(AzureBlocklistResult):
+    """A AzureBlocklistResult read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _AZURE_BLOCKLIST_RESULT_KEYS = frozenset({"filtered", "id"})
 
 
@@ -3502,19 +3629,18 @@ def _checked_azure_blocklist_result(data: Any) -> AzureBlocklistResult:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = AzureBlocklistResult(
+    decoded = _AzureBlocklistResultRead(
         filtered=_required(obj, "filtered", _decode_bool),
         id=_optional_nullable(obj, "id", _decode_str),
     )
     extra = _extra(obj, _AZURE_BLOCKLIST_RESULT_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class AzureBlocklistDetails(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """The verdicts of the caller's blocklists, as newer API versions send them.
 
@@ -3530,19 +3656,17 @@ class AzureBlocklistDetails(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureBlocklistDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _AzureBlocklistDetailsRead)
         except _MSGSPEC_REFUSES:
             return _checked_azure_blocklist_details(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureBlocklistDetails: known keys in spec order, then `extra`."""
@@ -3558,6 +3682,13 @@ class AzureBlocklistDetails(
         return out
 
 
+class _AzureBlocklistDetailsRead(AzureBlocklistDetails):
+    """A AzureBlocklistDetails read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _AZURE_BLOCKLIST_DETAILS_KEYS = frozenset({"filtered", "details"})
 
 
@@ -3566,19 +3697,18 @@ def _checked_azure_blocklist_details(data: Any) -> AzureBlocklistDetails:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = AzureBlocklistDetails(
+    decoded = _AzureBlocklistDetailsRead(
         filtered=_required(obj, "filtered", _decode_bool),
         details=_optional_nullable(obj, "details", _decode_list_AzureBlocklistResult),
     )
     extra = _extra(obj, _AZURE_BLOCKLIST_DETAILS_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class AzureFilterError(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """Why the content filter could not run.
 
@@ -3594,19 +3724,17 @@ class AzureFilterError(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureFilterError:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _AzureFilterErrorRead)
         except _MSGSPEC_REFUSES:
             return _checked_azure_filter_error(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureFilterError: known keys in spec order, then `extra`."""
@@ -3619,6 +3747,13 @@ class AzureFilterError(
         return out
 
 
+class _AzureFilterErrorRead(AzureFilterError):
+    """A AzureFilterError read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _AZURE_FILTER_ERROR_KEYS = frozenset({"code", "message"})
 
 
@@ -3627,19 +3762,18 @@ def _checked_azure_filter_error(data: Any) -> AzureFilterError:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = AzureFilterError(
+    decoded = _AzureFilterErrorRead(
         code=_optional_nullable(obj, "code", _decode_str),
         message=_optional_nullable(obj, "message", _decode_str),
     )
     extra = _extra(obj, _AZURE_FILTER_ERROR_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class AzureContentFilterResults(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """The verdict of each Azure content-filter category; a category is absent when it did
     not run.
@@ -3674,19 +3808,17 @@ class AzureContentFilterResults(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureContentFilterResults:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _AzureContentFilterResultsRead)
         except _MSGSPEC_REFUSES:
             return _checked_azure_content_filter_results(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureContentFilterResults: known keys in spec order, then `extra`."""
@@ -3731,6 +3863,13 @@ class AzureContentFilterResults(
         return out
 
 
+class _AzureContentFilterResultsRead(AzureContentFilterResults):
+    """A AzureContentFilterResults read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _AZURE_CONTENT_FILTER_RESULTS_KEYS = frozenset(
     {
         "hate",
@@ -3751,7 +3890,7 @@ def _checked_azure_content_filter_results(data: Any) -> AzureContentFilterResult
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = AzureContentFilterResults(
+    decoded = _AzureContentFilterResultsRead(
         hate=_optional_nullable(obj, "hate", AzureSeverityResult.from_dict),
         self_harm=_optional_nullable(obj, "self_harm", AzureSeverityResult.from_dict),
         sexual=_optional_nullable(obj, "sexual", AzureSeverityResult.from_dict),
@@ -3772,13 +3911,12 @@ def _checked_azure_content_filter_results(data: Any) -> AzureContentFilterResult
     )
     extra = _extra(obj, _AZURE_CONTENT_FILTER_RESULTS_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class AzureContentFilterOffsets(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """The span of the output that an asynchronous-filter annotation covers, in characters.
 
@@ -3796,19 +3934,17 @@ class AzureContentFilterOffsets(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureContentFilterOffsets:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _AzureContentFilterOffsetsRead)
         except _MSGSPEC_REFUSES:
             return _checked_azure_content_filter_offsets(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureContentFilterOffsets: known keys in spec order, then `extra`."""
@@ -3818,6 +3954,13 @@ class AzureContentFilterOffsets(
         out["end_offset"] = self.end_offset
         out.update(self.extra)
         return out
+
+
+class _AzureContentFilterOffsetsRead(AzureContentFilterOffsets):
+    """A AzureContentFilterOffsets read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
 
 
 _AZURE_CONTENT_FILTER_OFFSETS_KEYS = frozenset(
@@ -3830,20 +3973,19 @@ def _checked_azure_content_filter_offsets(data: Any) -> AzureContentFilterOffset
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = AzureContentFilterOffsets(
+    decoded = _AzureContentFilterOffsetsRead(
         check_offset=_required(obj, "check_offset", _decode_int),
         start_offset=_required(obj, "start_offset", _decode_int),
         end_offset=_required(obj, "end_offset", _decode_int),
     )
     extra = _extra(obj, _AZURE_CONTENT_FILTER_OFFSETS_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class CompletionTokensDetails(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """Breakdown of the generated tokens."""
 
@@ -3869,19 +4011,17 @@ class CompletionTokensDetails(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> CompletionTokensDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _CompletionTokensDetailsRead)
         except _MSGSPEC_REFUSES:
             return _checked_completion_tokens_details(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this CompletionTokensDetails: known keys in spec order, then `extra`."""
@@ -3902,6 +4042,13 @@ class CompletionTokensDetails(
         return out
 
 
+class _CompletionTokensDetailsRead(CompletionTokensDetails):
+    """A CompletionTokensDetails read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _COMPLETION_TOKENS_DETAILS_KEYS = frozenset(
     {
         "accepted_prediction_tokens",
@@ -3919,7 +4066,7 @@ def _checked_completion_tokens_details(data: Any) -> CompletionTokensDetails:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = CompletionTokensDetails(
+    decoded = _CompletionTokensDetailsRead(
         accepted_prediction_tokens=_optional_nullable(
             obj, "accepted_prediction_tokens", _decode_int
         ),
@@ -3933,13 +4080,12 @@ def _checked_completion_tokens_details(data: Any) -> CompletionTokensDetails:
     )
     extra = _extra(obj, _COMPLETION_TOKENS_DETAILS_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class PromptTokensDetails(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """Breakdown of the prompt tokens."""
 
@@ -3963,19 +4109,17 @@ class PromptTokensDetails(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> PromptTokensDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _PromptTokensDetailsRead)
         except _MSGSPEC_REFUSES:
             return _checked_prompt_tokens_details(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PromptTokensDetails: known keys in spec order, then `extra`."""
@@ -3996,6 +4140,13 @@ class PromptTokensDetails(
         return out
 
 
+class _PromptTokensDetailsRead(PromptTokensDetails):
+    """A PromptTokensDetails read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _PROMPT_TOKENS_DETAILS_KEYS = frozenset(
     {
         "audio_tokens",
@@ -4013,7 +4164,7 @@ def _checked_prompt_tokens_details(data: Any) -> PromptTokensDetails:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = PromptTokensDetails(
+    decoded = _PromptTokensDetailsRead(
         audio_tokens=_optional_nullable(obj, "audio_tokens", _decode_int),
         cached_tokens=_optional_nullable(obj, "cached_tokens", _decode_int),
         cache_write_tokens=_optional_nullable(obj, "cache_write_tokens", _decode_int),
@@ -4023,13 +4174,12 @@ def _checked_prompt_tokens_details(data: Any) -> PromptTokensDetails:
     )
     extra = _extra(obj, _PROMPT_TOKENS_DETAILS_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class PerplexityCost(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """What a Perplexity request cost, in US dollars, by component.
 
@@ -4057,19 +4207,17 @@ class PerplexityCost(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> PerplexityCost:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _PerplexityCostRead)
         except _MSGSPEC_REFUSES:
             return _checked_perplexity_cost(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PerplexityCost: known keys in spec order, then `extra`."""
@@ -4092,6 +4240,13 @@ class PerplexityCost(
         return out
 
 
+class _PerplexityCostRead(PerplexityCost):
+    """A PerplexityCost read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _PERPLEXITY_COST_KEYS = frozenset(
     {
         "input_tokens_cost",
@@ -4110,7 +4265,7 @@ def _checked_perplexity_cost(data: Any) -> PerplexityCost:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = PerplexityCost(
+    decoded = _PerplexityCostRead(
         input_tokens_cost=_optional_nullable(obj, "input_tokens_cost", _decode_float),
         output_tokens_cost=_optional_nullable(obj, "output_tokens_cost", _decode_float),
         reasoning_tokens_cost=_optional_nullable(
@@ -4127,13 +4282,12 @@ def _checked_perplexity_cost(data: Any) -> PerplexityCost:
     )
     extra = _extra(obj, _PERPLEXITY_COST_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class OpenRouterCostDetails(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """The cost of a request at the upstream provider.
 
@@ -4152,19 +4306,17 @@ class OpenRouterCostDetails(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterCostDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _OpenRouterCostDetailsRead)
         except _MSGSPEC_REFUSES:
             return _checked_open_router_cost_details(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterCostDetails: known keys in spec order, then `extra`."""
@@ -4181,6 +4333,13 @@ class OpenRouterCostDetails(
         return out
 
 
+class _OpenRouterCostDetailsRead(OpenRouterCostDetails):
+    """A OpenRouterCostDetails read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _OPEN_ROUTER_COST_DETAILS_KEYS = frozenset(
     {
         "upstream_inference_cost",
@@ -4195,7 +4354,7 @@ def _checked_open_router_cost_details(data: Any) -> OpenRouterCostDetails:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = OpenRouterCostDetails(
+    decoded = _OpenRouterCostDetailsRead(
         upstream_inference_cost=_optional_nullable(
             obj, "upstream_inference_cost", _decode_float
         ),
@@ -4208,13 +4367,12 @@ def _checked_open_router_cost_details(data: Any) -> OpenRouterCostDetails:
     )
     extra = _extra(obj, _OPEN_ROUTER_COST_DETAILS_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class OpenRouterServerToolUseDetails(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """Counts of server-side tool use during a request.
 
@@ -4231,19 +4389,17 @@ class OpenRouterServerToolUseDetails(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterServerToolUseDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _OpenRouterServerToolUseDetailsRead)
         except _MSGSPEC_REFUSES:
             return _checked_open_router_server_tool_use_details(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterServerToolUseDetails: known keys in spec order, then `extra`."""
@@ -4258,6 +4414,13 @@ class OpenRouterServerToolUseDetails(
         return out
 
 
+class _OpenRouterServerToolUseDetailsRead(OpenRouterServerToolUseDetails):
+    """A OpenRouterServerToolUseDetails read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS = frozenset(
     {"web_search_requests", "tool_calls_requested", "tool_calls_executed"}
 )
@@ -4270,7 +4433,7 @@ def _checked_open_router_server_tool_use_details(
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = OpenRouterServerToolUseDetails(
+    decoded = _OpenRouterServerToolUseDetailsRead(
         web_search_requests=_optional_nullable(obj, "web_search_requests", _decode_int),
         tool_calls_requested=_optional_nullable(
             obj, "tool_calls_requested", _decode_int
@@ -4279,13 +4442,12 @@ def _checked_open_router_server_tool_use_details(
     )
     extra = _extra(obj, _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class CompletionUsage(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """Token counts for a request."""
 
@@ -4418,19 +4580,17 @@ class CompletionUsage(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> CompletionUsage:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _CompletionUsageRead)
         except _MSGSPEC_REFUSES:
             return _checked_completion_usage(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this CompletionUsage: known keys in spec order, then `extra`."""
@@ -4501,6 +4661,13 @@ class CompletionUsage(
         return out
 
 
+class _CompletionUsageRead(CompletionUsage):
+    """A CompletionUsage read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _COMPLETION_USAGE_KEYS = frozenset(
     {
         "completion_tokens",
@@ -4534,7 +4701,7 @@ def _checked_completion_usage(data: Any) -> CompletionUsage:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = CompletionUsage(
+    decoded = _CompletionUsageRead(
         completion_tokens=_optional(obj, "completion_tokens", _decode_int),
         prompt_tokens=_optional(obj, "prompt_tokens", _decode_int),
         total_tokens=_optional(obj, "total_tokens", _decode_int),
@@ -4572,13 +4739,12 @@ def _checked_completion_usage(data: Any) -> CompletionUsage:
     )
     extra = _extra(obj, _COMPLETION_USAGE_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class ChatCompletionChoice(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """One choice of a completion."""
 
@@ -4666,19 +4832,17 @@ class ChatCompletionChoice(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChoice:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ChatCompletionChoiceRead)
         except _MSGSPEC_REFUSES:
             return _checked_chat_completion_choice(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionChoice: known keys in spec order, then `extra`."""
@@ -4724,6 +4888,13 @@ class ChatCompletionChoice(
         return out
 
 
+class _ChatCompletionChoiceRead(ChatCompletionChoice):
+    """A ChatCompletionChoice read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _CHAT_COMPLETION_CHOICE_KEYS = frozenset(
     {
         "index",
@@ -4749,7 +4920,7 @@ def _checked_chat_completion_choice(data: Any) -> ChatCompletionChoice:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = ChatCompletionChoice(
+    decoded = _ChatCompletionChoiceRead(
         index=_required(obj, "index", _decode_int),
         message=_required(obj, "message", ChatCompletionMessage.from_dict),
         finish_reason=_required_nullable(obj, "finish_reason", _decode_str),
@@ -4775,13 +4946,12 @@ def _checked_chat_completion_choice(data: Any) -> ChatCompletionChoice:
     )
     extra = _extra(obj, _CHAT_COMPLETION_CHOICE_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class ModerationResultBody(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """The verdict of the moderation model on one input."""
 
@@ -4803,19 +4973,17 @@ class ModerationResultBody(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationResultBody:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ModerationResultBodyRead)
         except _MSGSPEC_REFUSES:
             return _checked_moderation_result_body(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ModerationResultBody: known keys in spec order, then `extra`."""
@@ -4828,6 +4996,13 @@ class ModerationResultBody(
         out["category_applied_input_types"] = self.category_applied_input_types
         out.update(self.extra)
         return out
+
+
+class _ModerationResultBodyRead(ModerationResultBody):
+    """A ModerationResultBody read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
 
 
 _MODERATION_RESULT_BODY_KEYS = frozenset(
@@ -4847,7 +5022,7 @@ def _checked_moderation_result_body(data: Any) -> ModerationResultBody:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = ModerationResultBody(
+    decoded = _ModerationResultBodyRead(
         type=_required(obj, "type", _decode_str),
         model=_required(obj, "model", _decode_str),
         flagged=_required(obj, "flagged", _decode_bool),
@@ -4859,16 +5034,15 @@ def _checked_moderation_result_body(data: Any) -> ModerationResultBody:
     )
     extra = _extra(obj, _MODERATION_RESULT_BODY_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class ModerationResults(
     msgspec.Struct,
     kw_only=True,
-    dict=True,
     forbid_unknown_fields=True,
+    gc=False,
     tag_field="type",
     tag="moderation_results",
 ):
@@ -4882,19 +5056,17 @@ class ModerationResults(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationResults:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ModerationResultsRead)
         except _MSGSPEC_REFUSES:
             return _checked_moderation_results(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ModerationResults: known keys in spec order, then `extra`."""
@@ -4904,6 +5076,13 @@ class ModerationResults(
         out["results"] = _encode_list_ModerationResultBody(self.results)
         out.update(self.extra)
         return out
+
+
+class _ModerationResultsRead(ModerationResults):
+    """A ModerationResults read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
 
 
 _MODERATION_RESULTS_KEYS = frozenset({"type", "model", "results"})
@@ -4917,22 +5096,21 @@ def _checked_moderation_results(data: Any) -> ModerationResults:
     _required(
         obj, "type", _decode_ModerationResultsType
     )  # msgspec writes the tag itself
-    decoded = ModerationResults(
+    decoded = _ModerationResultsRead(
         model=_required(obj, "model", _decode_str),
         results=_required(obj, "results", _decode_list_ModerationResultBody),
     )
     extra = _extra(obj, _MODERATION_RESULTS_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class ModerationError(
     msgspec.Struct,
     kw_only=True,
-    dict=True,
     forbid_unknown_fields=True,
+    gc=False,
     tag_field="type",
     tag="error",
 ):
@@ -4946,19 +5124,17 @@ class ModerationError(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationError:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ModerationErrorRead)
         except _MSGSPEC_REFUSES:
             return _checked_moderation_error(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ModerationError: known keys in spec order, then `extra`."""
@@ -4970,6 +5146,13 @@ class ModerationError(
         return out
 
 
+class _ModerationErrorRead(ModerationError):
+    """A ModerationError read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _MODERATION_ERROR_KEYS = frozenset({"type", "code", "message"})
 
 
@@ -4979,18 +5162,17 @@ def _checked_moderation_error(data: Any) -> ModerationError:
     reports."""
     obj = _object(data)
     _required(obj, "type", _decode_ModerationErrorType)  # msgspec writes the tag itself
-    decoded = ModerationError(
+    decoded = _ModerationErrorRead(
         code=_required(obj, "code", _decode_str),
         message=_required(obj, "message", _decode_str),
     )
     extra = _extra(obj, _MODERATION_ERROR_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
-class Moderation(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True):
+class Moderation(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """Moderation verdicts for a request, one for its input and one for its output."""
 
     input: ModerationResults | ModerationError
@@ -5001,19 +5183,17 @@ class Moderation(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> Moderation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ModerationRead)
         except _MSGSPEC_REFUSES:
             return _checked_moderation(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Moderation: known keys in spec order, then `extra`."""
@@ -5024,6 +5204,13 @@ class Moderation(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=
         return out
 
 
+class _ModerationRead(Moderation):
+    """A Moderation read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _MODERATION_KEYS = frozenset({"input", "output"})
 
 
@@ -5032,19 +5219,18 @@ def _checked_moderation(data: Any) -> Moderation:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = Moderation(
+    decoded = _ModerationRead(
         input=_required(obj, "input", _decode_ModerationResults_or_ModerationError),
         output=_required(obj, "output", _decode_ModerationResults_or_ModerationError),
     )
     extra = _extra(obj, _MODERATION_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class AzurePromptFilterResult(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """Content-filter verdicts on one prompt.
 
@@ -5060,19 +5246,17 @@ class AzurePromptFilterResult(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzurePromptFilterResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _AzurePromptFilterResultRead)
         except _MSGSPEC_REFUSES:
             return _checked_azure_prompt_filter_result(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzurePromptFilterResult: known keys in spec order, then `extra`."""
@@ -5088,6 +5272,13 @@ class AzurePromptFilterResult(
         return out
 
 
+class _AzurePromptFilterResultRead(AzurePromptFilterResult):
+    """A AzurePromptFilterResult read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _AZURE_PROMPT_FILTER_RESULT_KEYS = frozenset({"prompt_index", "content_filter_results"})
 
 
@@ -5096,7 +5287,7 @@ def _checked_azure_prompt_filter_result(data: Any) -> AzurePromptFilterResult:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = AzurePromptFilterResult(
+    decoded = _AzurePromptFilterResultRead(
         prompt_index=_required(obj, "prompt_index", _decode_int),
         content_filter_results=_optional_nullable(
             obj, "content_filter_results", AzureContentFilterResults.from_dict
@@ -5104,13 +5295,12 @@ def _checked_azure_prompt_filter_result(data: Any) -> AzurePromptFilterResult:
     )
     extra = _extra(obj, _AZURE_PROMPT_FILTER_RESULT_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class AzureLatencyCheckpoint(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """Latency of one request as Azure AI Foundry measured it, in milliseconds; `engine_`
     values are measured at the model engine, `service_` values at the Azure service
@@ -5140,19 +5330,17 @@ class AzureLatencyCheckpoint(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureLatencyCheckpoint:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _AzureLatencyCheckpointRead)
         except _MSGSPEC_REFUSES:
             return _checked_azure_latency_checkpoint(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureLatencyCheckpoint: known keys in spec order, then `extra`."""
@@ -5177,6 +5365,13 @@ class AzureLatencyCheckpoint(
         return out
 
 
+class _AzureLatencyCheckpointRead(AzureLatencyCheckpoint):
+    """A AzureLatencyCheckpoint read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _AZURE_LATENCY_CHECKPOINT_KEYS = frozenset(
     {
         "engine_tbt_ms",
@@ -5196,7 +5391,7 @@ def _checked_azure_latency_checkpoint(data: Any) -> AzureLatencyCheckpoint:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = AzureLatencyCheckpoint(
+    decoded = _AzureLatencyCheckpointRead(
         engine_tbt_ms=_optional_nullable(obj, "engine_tbt_ms", _decode_float),
         engine_ttft_ms=_optional_nullable(obj, "engine_ttft_ms", _decode_float),
         engine_ttlt_ms=_optional_nullable(obj, "engine_ttlt_ms", _decode_float),
@@ -5210,12 +5405,11 @@ def _checked_azure_latency_checkpoint(data: Any) -> AzureLatencyCheckpoint:
     )
     extra = _extra(obj, _AZURE_LATENCY_CHECKPOINT_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
-class AzureRouting(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True):
+class AzureRouting(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """Where Azure AI Foundry routed a request.
 
     Sent by Azure OpenAI; see
@@ -5230,19 +5424,17 @@ class AzureRouting(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_field
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureRouting:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _AzureRoutingRead)
         except _MSGSPEC_REFUSES:
             return _checked_azure_routing(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureRouting: known keys in spec order, then `extra`."""
@@ -5253,6 +5445,13 @@ class AzureRouting(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_field
         return out
 
 
+class _AzureRoutingRead(AzureRouting):
+    """A AzureRouting read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _AZURE_ROUTING_KEYS = frozenset({"serving_pipereplica"})
 
 
@@ -5261,18 +5460,17 @@ def _checked_azure_routing(data: Any) -> AzureRouting:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = AzureRouting(
+    decoded = _AzureRoutingRead(
         serving_pipereplica=_optional_nullable(obj, "serving_pipereplica", _decode_str),
     )
     extra = _extra(obj, _AZURE_ROUTING_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class GroqModelUsage(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """The usage of one model call within a compound request.
 
@@ -5288,19 +5486,17 @@ class GroqModelUsage(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqModelUsage:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _GroqModelUsageRead)
         except _MSGSPEC_REFUSES:
             return _checked_groq_model_usage(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqModelUsage: known keys in spec order, then `extra`."""
@@ -5311,6 +5507,13 @@ class GroqModelUsage(
         return out
 
 
+class _GroqModelUsageRead(GroqModelUsage):
+    """A GroqModelUsage read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _GROQ_MODEL_USAGE_KEYS = frozenset({"model", "usage"})
 
 
@@ -5319,19 +5522,18 @@ def _checked_groq_model_usage(data: Any) -> GroqModelUsage:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = GroqModelUsage(
+    decoded = _GroqModelUsageRead(
         model=_required(obj, "model", _decode_str),
         usage=_required(obj, "usage", CompletionUsage.from_dict),
     )
     extra = _extra(obj, _GROQ_MODEL_USAGE_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class GroqUsageBreakdown(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """The usage of every model that took part in a compound request.
 
@@ -5345,19 +5547,17 @@ class GroqUsageBreakdown(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqUsageBreakdown:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _GroqUsageBreakdownRead)
         except _MSGSPEC_REFUSES:
             return _checked_groq_usage_breakdown(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqUsageBreakdown: known keys in spec order, then `extra`."""
@@ -5365,6 +5565,13 @@ class GroqUsageBreakdown(
         out["models"] = _encode_list_GroqModelUsage(self.models)
         out.update(self.extra)
         return out
+
+
+class _GroqUsageBreakdownRead(GroqUsageBreakdown):
+    """A GroqUsageBreakdown read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
 
 
 _GROQ_USAGE_BREAKDOWN_KEYS = frozenset({"models"})
@@ -5375,17 +5582,16 @@ def _checked_groq_usage_breakdown(data: Any) -> GroqUsageBreakdown:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = GroqUsageBreakdown(
+    decoded = _GroqUsageBreakdownRead(
         models=_required(obj, "models", _decode_list_GroqModelUsage),
     )
     extra = _extra(obj, _GROQ_USAGE_BREAKDOWN_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
-class GroqDebug(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True):
+class GroqDebug(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """The tokens of a request, returned when debug output was requested.
 
     Sent by Groq; see
@@ -5404,19 +5610,17 @@ class GroqDebug(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=T
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqDebug:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _GroqDebugRead)
         except _MSGSPEC_REFUSES:
             return _checked_groq_debug(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqDebug: known keys in spec order, then `extra`."""
@@ -5433,6 +5637,13 @@ class GroqDebug(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=T
         return out
 
 
+class _GroqDebugRead(GroqDebug):
+    """A GroqDebug read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _GROQ_DEBUG_KEYS = frozenset(
     {"input_token_ids", "input_tokens", "output_token_ids", "output_tokens"}
 )
@@ -5443,7 +5654,7 @@ def _checked_groq_debug(data: Any) -> GroqDebug:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = GroqDebug(
+    decoded = _GroqDebugRead(
         input_token_ids=_optional_nullable(obj, "input_token_ids", _decode_list_int),
         input_tokens=_optional_nullable(obj, "input_tokens", _decode_list_str),
         output_token_ids=_optional_nullable(obj, "output_token_ids", _decode_list_int),
@@ -5451,12 +5662,11 @@ def _checked_groq_debug(data: Any) -> GroqDebug:
     )
     extra = _extra(obj, _GROQ_DEBUG_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
-class GroqXGroq(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True):
+class GroqXGroq(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """Groq's metadata about a streamed request.
 
     Sent by Groq; see
@@ -5481,19 +5691,17 @@ class GroqXGroq(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=T
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqXGroq:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _GroqXGroqRead)
         except _MSGSPEC_REFUSES:
             return _checked_groq_x_groq(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqXGroq: known keys in spec order, then `extra`."""
@@ -5516,6 +5724,13 @@ class GroqXGroq(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=T
         return out
 
 
+class _GroqXGroqRead(GroqXGroq):
+    """A GroqXGroq read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _GROQ_X_GROQ_KEYS = frozenset(
     {"id", "seed", "usage", "usage_breakdown", "error", "debug"}
 )
@@ -5526,7 +5741,7 @@ def _checked_groq_x_groq(data: Any) -> GroqXGroq:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = GroqXGroq(
+    decoded = _GroqXGroqRead(
         id=_optional_nullable(obj, "id", _decode_str),
         seed=_optional_nullable(obj, "seed", _decode_int),
         usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
@@ -5538,13 +5753,12 @@ def _checked_groq_x_groq(data: Any) -> GroqXGroq:
     )
     extra = _extra(obj, _GROQ_X_GROQ_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class LlamaCppTimings(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """Token counts and timings of one request, in the shape llama-server reports them.
 
@@ -5601,19 +5815,17 @@ class LlamaCppTimings(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> LlamaCppTimings:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _LlamaCppTimingsRead)
         except _MSGSPEC_REFUSES:
             return _checked_llama_cpp_timings(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this LlamaCppTimings: known keys in spec order, then `extra`."""
@@ -5650,6 +5862,13 @@ class LlamaCppTimings(
         return out
 
 
+class _LlamaCppTimingsRead(LlamaCppTimings):
+    """A LlamaCppTimings read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _LLAMA_CPP_TIMINGS_KEYS = frozenset(
     {
         "cache_n",
@@ -5675,7 +5894,7 @@ def _checked_llama_cpp_timings(data: Any) -> LlamaCppTimings:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = LlamaCppTimings(
+    decoded = _LlamaCppTimingsRead(
         cache_n=_optional_nullable(obj, "cache_n", _decode_int),
         prompt_n=_optional_nullable(obj, "prompt_n", _decode_int),
         prompt_ms=_optional_nullable(obj, "prompt_ms", _decode_float),
@@ -5699,13 +5918,12 @@ def _checked_llama_cpp_timings(data: Any) -> LlamaCppTimings:
     )
     extra = _extra(obj, _LLAMA_CPP_TIMINGS_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class NovitaSlaMetrics(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """Latency figures Novita reports for a streamed request.
 
@@ -5721,19 +5939,17 @@ class NovitaSlaMetrics(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> NovitaSlaMetrics:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _NovitaSlaMetricsRead)
         except _MSGSPEC_REFUSES:
             return _checked_novita_sla_metrics(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NovitaSlaMetrics: known keys in spec order, then `extra`."""
@@ -5746,6 +5962,13 @@ class NovitaSlaMetrics(
         return out
 
 
+class _NovitaSlaMetricsRead(NovitaSlaMetrics):
+    """A NovitaSlaMetrics read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _NOVITA_SLA_METRICS_KEYS = frozenset({"ttft_ms", "ts_us"})
 
 
@@ -5754,20 +5977,17 @@ def _checked_novita_sla_metrics(data: Any) -> NovitaSlaMetrics:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = NovitaSlaMetrics(
+    decoded = _NovitaSlaMetricsRead(
         ttft_ms=_optional_nullable(obj, "ttft_ms", _decode_float),
         ts_us=_optional_nullable(obj, "ts_us", _decode_int),
     )
     extra = _extra(obj, _NOVITA_SLA_METRICS_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
-class NvExtWorkerId(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
-):
+class NvExtWorkerId(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """The workers that handled a request, for disaggregated or aggregated serving.
 
     Sent by NVIDIA Dynamo; see
@@ -5790,19 +6010,17 @@ class NvExtWorkerId(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExtWorkerId:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _NvExtWorkerIdRead)
         except _MSGSPEC_REFUSES:
             return _checked_nv_ext_worker_id(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExtWorkerId: known keys in spec order, then `extra`."""
@@ -5819,6 +6037,13 @@ class NvExtWorkerId(
         return out
 
 
+class _NvExtWorkerIdRead(NvExtWorkerId):
+    """A NvExtWorkerId read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _NV_EXT_WORKER_ID_KEYS = frozenset(
     {"prefill_worker_id", "prefill_dp_rank", "decode_worker_id", "decode_dp_rank"}
 )
@@ -5829,7 +6054,7 @@ def _checked_nv_ext_worker_id(data: Any) -> NvExtWorkerId:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = NvExtWorkerId(
+    decoded = _NvExtWorkerIdRead(
         prefill_worker_id=_optional_nullable(obj, "prefill_worker_id", _decode_int),
         prefill_dp_rank=_optional_nullable(obj, "prefill_dp_rank", _decode_int),
         decode_worker_id=_optional_nullable(obj, "decode_worker_id", _decode_int),
@@ -5837,12 +6062,11 @@ def _checked_nv_ext_worker_id(data: Any) -> NvExtWorkerId:
     )
     extra = _extra(obj, _NV_EXT_WORKER_ID_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
-class NvExtTiming(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True):
+class NvExtTiming(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """How long the phases of one request took, measured by the Dynamo frontend.
 
     Sent by NVIDIA Dynamo; see
@@ -5865,19 +6089,17 @@ class NvExtTiming(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExtTiming:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _NvExtTimingRead)
         except _MSGSPEC_REFUSES:
             return _checked_nv_ext_timing(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExtTiming: known keys in spec order, then `extra`."""
@@ -5898,6 +6120,13 @@ class NvExtTiming(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields
         return out
 
 
+class _NvExtTimingRead(NvExtTiming):
+    """A NvExtTiming read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _NV_EXT_TIMING_KEYS = frozenset(
     {
         "request_received_ms",
@@ -5915,7 +6144,7 @@ def _checked_nv_ext_timing(data: Any) -> NvExtTiming:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = NvExtTiming(
+    decoded = _NvExtTimingRead(
         request_received_ms=_optional_nullable(obj, "request_received_ms", _decode_int),
         prefill_wait_time_ms=_optional_nullable(
             obj, "prefill_wait_time_ms", _decode_float
@@ -5927,12 +6156,11 @@ def _checked_nv_ext_timing(data: Any) -> NvExtTiming:
     )
     extra = _extra(obj, _NV_EXT_TIMING_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
-class NvExt(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True):
+class NvExt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """Dynamo's response extension object; each key is sent only when the request listed it
     in `nvext.extra_fields` (or, for GAIE query-only requests, automatically).
 
@@ -5970,19 +6198,17 @@ class NvExt(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True)
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExt:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _NvExtRead)
         except _MSGSPEC_REFUSES:
             return _checked_nv_ext(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExt: known keys in spec order, then `extra`."""
@@ -6009,6 +6235,13 @@ class NvExt(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True)
         return out
 
 
+class _NvExtRead(NvExt):
+    """A NvExt read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _NV_EXT_KEYS = frozenset(
     {
         "worker_id",
@@ -6028,7 +6261,7 @@ def _checked_nv_ext(data: Any) -> NvExt:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = NvExt(
+    decoded = _NvExtRead(
         worker_id=_optional_nullable(obj, "worker_id", NvExtWorkerId.from_dict),
         timing=_optional_nullable(obj, "timing", NvExtTiming.from_dict),
         token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
@@ -6042,13 +6275,12 @@ def _checked_nv_ext(data: Any) -> NvExt:
     )
     extra = _extra(obj, _NV_EXT_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class OpenRouterError(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """An error OpenRouter reports in the middle of a stream that had started normally.
 
@@ -6073,19 +6305,17 @@ class OpenRouterError(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterError:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _OpenRouterErrorRead)
         except _MSGSPEC_REFUSES:
             return _checked_open_router_error(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterError: known keys in spec order, then `extra`."""
@@ -6103,6 +6333,13 @@ class OpenRouterError(
         return out
 
 
+class _OpenRouterErrorRead(OpenRouterError):
+    """A OpenRouterError read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _OPEN_ROUTER_ERROR_KEYS = frozenset({"message", "code", "type", "param", "metadata"})
 
 
@@ -6111,7 +6348,7 @@ def _checked_open_router_error(data: Any) -> OpenRouterError:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = OpenRouterError(
+    decoded = _OpenRouterErrorRead(
         message=_required(obj, "message", _decode_str),
         code=_optional_nullable(obj, "code", _decode_int_or_str),
         type=_optional_nullable(obj, "type", _decode_str),
@@ -6120,13 +6357,12 @@ def _checked_open_router_error(data: Any) -> OpenRouterError:
     )
     extra = _extra(obj, _OPEN_ROUTER_ERROR_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class PerplexitySearchResult(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """One web page Perplexity's search returned.
 
@@ -6152,19 +6388,17 @@ class PerplexitySearchResult(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> PerplexitySearchResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _PerplexitySearchResultRead)
         except _MSGSPEC_REFUSES:
             return _checked_perplexity_search_result(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PerplexitySearchResult: known keys in spec order, then `extra`."""
@@ -6187,6 +6421,13 @@ class PerplexitySearchResult(
         return out
 
 
+class _PerplexitySearchResultRead(PerplexitySearchResult):
+    """A PerplexitySearchResult read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _PERPLEXITY_SEARCH_RESULT_KEYS = frozenset(
     {"id", "title", "url", "snippet", "date", "last_updated", "source"}
 )
@@ -6197,7 +6438,7 @@ def _checked_perplexity_search_result(data: Any) -> PerplexitySearchResult:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = PerplexitySearchResult(
+    decoded = _PerplexitySearchResultRead(
         id=_optional_nullable(obj, "id", _decode_int),
         title=_optional_nullable(obj, "title", _decode_str),
         url=_optional_nullable(obj, "url", _decode_str),
@@ -6208,13 +6449,12 @@ def _checked_perplexity_search_result(data: Any) -> PerplexitySearchResult:
     )
     extra = _extra(obj, _PERPLEXITY_SEARCH_RESULT_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class SglangCachedTokensDetails(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """Cached prompt tokens broken down by the cache tier that held them.
 
@@ -6236,19 +6476,17 @@ class SglangCachedTokensDetails(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> SglangCachedTokensDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _SglangCachedTokensDetailsRead)
         except _MSGSPEC_REFUSES:
             return _checked_sglang_cached_tokens_details(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this SglangCachedTokensDetails: known keys in spec order, then `extra`."""
@@ -6265,6 +6503,13 @@ class SglangCachedTokensDetails(
         return out
 
 
+class _SglangCachedTokensDetailsRead(SglangCachedTokensDetails):
+    """A SglangCachedTokensDetails read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _SGLANG_CACHED_TOKENS_DETAILS_KEYS = frozenset(
     {"device", "host", "storage", "storage_backend"}
 )
@@ -6275,7 +6520,7 @@ def _checked_sglang_cached_tokens_details(data: Any) -> SglangCachedTokensDetail
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = SglangCachedTokensDetails(
+    decoded = _SglangCachedTokensDetailsRead(
         device=_optional_nullable(obj, "device", _decode_int),
         host=_optional_nullable(obj, "host", _decode_int),
         storage=_optional_nullable(obj, "storage", _decode_int),
@@ -6283,12 +6528,11 @@ def _checked_sglang_cached_tokens_details(data: Any) -> SglangCachedTokensDetail
     )
     extra = _extra(obj, _SGLANG_CACHED_TOKENS_DETAILS_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
-class SglangSglExt(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True):
+class SglangSglExt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """Extension fields SGLang attaches to a response outside the OpenAI schema.
 
     Sent by SGLang; see
@@ -6305,19 +6549,17 @@ class SglangSglExt(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_field
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> SglangSglExt:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _SglangSglExtRead)
         except _MSGSPEC_REFUSES:
             return _checked_sglang_sgl_ext(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this SglangSglExt: known keys in spec order, then `extra`."""
@@ -6334,6 +6576,13 @@ class SglangSglExt(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_field
         return out
 
 
+class _SglangSglExtRead(SglangSglExt):
+    """A SglangSglExt read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _SGLANG_SGL_EXT_KEYS = frozenset({"routed_experts", "cached_tokens_details"})
 
 
@@ -6342,7 +6591,7 @@ def _checked_sglang_sgl_ext(data: Any) -> SglangSglExt:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = SglangSglExt(
+    decoded = _SglangSglExtRead(
         routed_experts=_optional_nullable(obj, "routed_experts", _decode_str),
         cached_tokens_details=_optional_nullable(
             obj, "cached_tokens_details", SglangCachedTokensDetails.from_dict
@@ -6350,13 +6599,12 @@ def _checked_sglang_sgl_ext(data: Any) -> SglangSglExt:
     )
     extra = _extra(obj, _SGLANG_SGL_EXT_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class TogetherWarning(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """A warning about a request.
 
@@ -6370,19 +6618,17 @@ class TogetherWarning(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> TogetherWarning:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _TogetherWarningRead)
         except _MSGSPEC_REFUSES:
             return _checked_together_warning(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this TogetherWarning: known keys in spec order, then `extra`."""
@@ -6390,6 +6636,13 @@ class TogetherWarning(
         out["message"] = self.message
         out.update(self.extra)
         return out
+
+
+class _TogetherWarningRead(TogetherWarning):
+    """A TogetherWarning read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
 
 
 _TOGETHER_WARNING_KEYS = frozenset({"message"})
@@ -6400,18 +6653,17 @@ def _checked_together_warning(data: Any) -> TogetherWarning:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = TogetherWarning(
+    decoded = _TogetherWarningRead(
         message=_required(obj, "message", _decode_str),
     )
     extra = _extra(obj, _TOGETHER_WARNING_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class VllmSpeculativeDecodingMetrics(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """How well the draft tokens of speculative decoding were accepted for one request
     (experimental).
@@ -6442,19 +6694,17 @@ class VllmSpeculativeDecodingMetrics(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> VllmSpeculativeDecodingMetrics:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _VllmSpeculativeDecodingMetricsRead)
         except _MSGSPEC_REFUSES:
             return _checked_vllm_speculative_decoding_metrics(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this VllmSpeculativeDecodingMetrics: known keys in spec order, then `extra`."""
@@ -6481,6 +6731,13 @@ class VllmSpeculativeDecodingMetrics(
         return out
 
 
+class _VllmSpeculativeDecodingMetricsRead(VllmSpeculativeDecodingMetrics):
+    """A VllmSpeculativeDecodingMetrics read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _VLLM_SPECULATIVE_DECODING_METRICS_KEYS = frozenset(
     {
         "mean_acceptance_length",
@@ -6503,7 +6760,7 @@ def _checked_vllm_speculative_decoding_metrics(
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = VllmSpeculativeDecodingMetrics(
+    decoded = _VllmSpeculativeDecodingMetricsRead(
         mean_acceptance_length=_optional_nullable(
             obj, "mean_acceptance_length", _decode_float
         ),
@@ -6526,13 +6783,12 @@ def _checked_vllm_speculative_decoding_metrics(
     )
     extra = _extra(obj, _VLLM_SPECULATIVE_DECODING_METRICS_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class VllmRequestMetrics(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """Latency and throughput of one request as vLLM measured it.
 
@@ -6558,19 +6814,17 @@ class VllmRequestMetrics(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> VllmRequestMetrics:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _VllmRequestMetricsRead)
         except _MSGSPEC_REFUSES:
             return _checked_vllm_request_metrics(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this VllmRequestMetrics: known keys in spec order, then `extra`."""
@@ -6595,6 +6849,13 @@ class VllmRequestMetrics(
         return out
 
 
+class _VllmRequestMetricsRead(VllmRequestMetrics):
+    """A VllmRequestMetrics read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _VLLM_REQUEST_METRICS_KEYS = frozenset(
     {
         "time_to_first_token_ms",
@@ -6612,7 +6873,7 @@ def _checked_vllm_request_metrics(data: Any) -> VllmRequestMetrics:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = VllmRequestMetrics(
+    decoded = _VllmRequestMetricsRead(
         time_to_first_token_ms=_optional_nullable(
             obj, "time_to_first_token_ms", _decode_float
         ),
@@ -6626,13 +6887,12 @@ def _checked_vllm_request_metrics(data: Any) -> VllmRequestMetrics:
     )
     extra = _extra(obj, _VLLM_REQUEST_METRICS_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class ZaiWebSearchResult(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """One web page found by Z.ai's search, in the shape its Web Search API documents.
 
@@ -6658,19 +6918,17 @@ class ZaiWebSearchResult(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ZaiWebSearchResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ZaiWebSearchResultRead)
         except _MSGSPEC_REFUSES:
             return _checked_zai_web_search_result(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ZaiWebSearchResult: known keys in spec order, then `extra`."""
@@ -6693,6 +6951,13 @@ class ZaiWebSearchResult(
         return out
 
 
+class _ZaiWebSearchResultRead(ZaiWebSearchResult):
+    """A ZaiWebSearchResult read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _ZAI_WEB_SEARCH_RESULT_KEYS = frozenset(
     {"title", "content", "link", "media", "icon", "refer", "publish_date"}
 )
@@ -6703,7 +6968,7 @@ def _checked_zai_web_search_result(data: Any) -> ZaiWebSearchResult:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = ZaiWebSearchResult(
+    decoded = _ZaiWebSearchResultRead(
         title=_optional_nullable(obj, "title", _decode_str),
         content=_optional_nullable(obj, "content", _decode_str),
         link=_optional_nullable(obj, "link", _decode_str),
@@ -6714,13 +6979,12 @@ def _checked_zai_web_search_result(data: Any) -> ZaiWebSearchResult:
     )
     extra = _extra(obj, _ZAI_WEB_SEARCH_RESULT_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class ChatCompletion(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """A whole chat completion: what a request without streaming returns, and what the
     chunks of a stream add up to (see `ChunkAccumulator`).
@@ -6911,7 +7175,7 @@ class ChatCompletion(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletion:
@@ -6923,13 +7187,11 @@ class ChatCompletion(
         ):
             raise _error_payload(data["error"]).under(_key("error"))
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ChatCompletionRead)
         except _MSGSPEC_REFUSES:
             return _checked_chat_completion(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletion: known keys in spec order, then `extra`."""
@@ -7024,6 +7286,13 @@ class ChatCompletion(
         return out
 
 
+class _ChatCompletionRead(ChatCompletion):
+    """A ChatCompletion read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _CHAT_COMPLETION_KEYS = frozenset(
     {
         "id",
@@ -7067,7 +7336,7 @@ def _checked_chat_completion(data: Any) -> ChatCompletion:
     obj = _object(data)
     if obj.get("error") is not None and "choices" not in obj:
         raise _error_payload(obj["error"]).under(_key("error"))
-    decoded = ChatCompletion(
+    decoded = _ChatCompletionRead(
         id=_optional(obj, "id", _decode_str),
         choices=_defaulted(obj, "choices", _decode_list_ChatCompletionChoice, list),
         created=_optional(obj, "created", _decode_int_or_float),
@@ -7111,13 +7380,12 @@ def _checked_chat_completion(data: Any) -> ChatCompletion:
     )
     extra = _extra(obj, _CHAT_COMPLETION_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class ChoiceDeltaToolCallFunction(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """The function part of a tool-call fragment."""
 
@@ -7140,19 +7408,17 @@ class ChoiceDeltaToolCallFunction(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCallFunction:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ChoiceDeltaToolCallFunctionRead)
         except _MSGSPEC_REFUSES:
             return _checked_choice_delta_tool_call_function(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCallFunction: known keys in spec order, then `extra`."""
@@ -7165,6 +7431,13 @@ class ChoiceDeltaToolCallFunction(
         return out
 
 
+class _ChoiceDeltaToolCallFunctionRead(ChoiceDeltaToolCallFunction):
+    """A ChoiceDeltaToolCallFunction read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
 
 
@@ -7173,19 +7446,18 @@ def _checked_choice_delta_tool_call_function(data: Any) -> ChoiceDeltaToolCallFu
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = ChoiceDeltaToolCallFunction(
+    decoded = _ChoiceDeltaToolCallFunctionRead(
         arguments=_optional_nullable(obj, "arguments", _decode_str_or_map_any),
         name=_optional_nullable(obj, "name", _decode_str),
     )
     extra = _extra(obj, _CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class ChoiceDeltaToolCallCustom(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """The custom-tool part of a tool-call fragment."""
 
@@ -7197,19 +7469,17 @@ class ChoiceDeltaToolCallCustom(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCallCustom:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ChoiceDeltaToolCallCustomRead)
         except _MSGSPEC_REFUSES:
             return _checked_choice_delta_tool_call_custom(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCallCustom: known keys in spec order, then `extra`."""
@@ -7222,6 +7492,13 @@ class ChoiceDeltaToolCallCustom(
         return out
 
 
+class _ChoiceDeltaToolCallCustomRead(ChoiceDeltaToolCallCustom):
+    """A ChoiceDeltaToolCallCustom read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _CHOICE_DELTA_TOOL_CALL_CUSTOM_KEYS = frozenset({"input", "name"})
 
 
@@ -7230,19 +7507,18 @@ def _checked_choice_delta_tool_call_custom(data: Any) -> ChoiceDeltaToolCallCust
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = ChoiceDeltaToolCallCustom(
+    decoded = _ChoiceDeltaToolCallCustomRead(
         input=_optional_nullable(obj, "input", _decode_str),
         name=_optional_nullable(obj, "name", _decode_str),
     )
     extra = _extra(obj, _CHOICE_DELTA_TOOL_CALL_CUSTOM_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class ChoiceDeltaToolCall(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """A fragment of one tool call."""
 
@@ -7266,19 +7542,17 @@ class ChoiceDeltaToolCall(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ChoiceDeltaToolCallRead)
         except _MSGSPEC_REFUSES:
             return _checked_choice_delta_tool_call(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCall: known keys in spec order, then `extra`."""
@@ -7297,6 +7571,13 @@ class ChoiceDeltaToolCall(
         return out
 
 
+class _ChoiceDeltaToolCallRead(ChoiceDeltaToolCall):
+    """A ChoiceDeltaToolCall read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _CHOICE_DELTA_TOOL_CALL_KEYS = frozenset({"index", "id", "function", "type", "custom"})
 
 
@@ -7305,7 +7586,7 @@ def _checked_choice_delta_tool_call(data: Any) -> ChoiceDeltaToolCall:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = ChoiceDeltaToolCall(
+    decoded = _ChoiceDeltaToolCallRead(
         index=_optional(obj, "index", _decode_int),
         id=_optional_nullable(obj, "id", _decode_str),
         function=_optional_nullable(
@@ -7316,13 +7597,12 @@ def _checked_choice_delta_tool_call(data: Any) -> ChoiceDeltaToolCall:
     )
     extra = _extra(obj, _CHOICE_DELTA_TOOL_CALL_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class ChoiceDeltaFunctionCall(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """A fragment of a legacy function call."""
 
@@ -7335,19 +7615,17 @@ class ChoiceDeltaFunctionCall(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaFunctionCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ChoiceDeltaFunctionCallRead)
         except _MSGSPEC_REFUSES:
             return _checked_choice_delta_function_call(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaFunctionCall: known keys in spec order, then `extra`."""
@@ -7360,6 +7638,13 @@ class ChoiceDeltaFunctionCall(
         return out
 
 
+class _ChoiceDeltaFunctionCallRead(ChoiceDeltaFunctionCall):
+    """A ChoiceDeltaFunctionCall read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _CHOICE_DELTA_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
 
 
@@ -7368,19 +7653,18 @@ def _checked_choice_delta_function_call(data: Any) -> ChoiceDeltaFunctionCall:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = ChoiceDeltaFunctionCall(
+    decoded = _ChoiceDeltaFunctionCallRead(
         arguments=_optional_nullable(obj, "arguments", _decode_str),
         name=_optional_nullable(obj, "name", _decode_str),
     )
     extra = _extra(obj, _CHOICE_DELTA_FUNCTION_CALL_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class ChoiceDeltaAudio(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """A fragment of an audio answer."""
 
@@ -7398,19 +7682,17 @@ class ChoiceDeltaAudio(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaAudio:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ChoiceDeltaAudioRead)
         except _MSGSPEC_REFUSES:
             return _checked_choice_delta_audio(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaAudio: known keys in spec order, then `extra`."""
@@ -7427,6 +7709,13 @@ class ChoiceDeltaAudio(
         return out
 
 
+class _ChoiceDeltaAudioRead(ChoiceDeltaAudio):
+    """A ChoiceDeltaAudio read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _CHOICE_DELTA_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
 
 
@@ -7435,7 +7724,7 @@ def _checked_choice_delta_audio(data: Any) -> ChoiceDeltaAudio:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = ChoiceDeltaAudio(
+    decoded = _ChoiceDeltaAudioRead(
         id=_optional_nullable(obj, "id", _decode_str),
         data=_optional_nullable(obj, "data", _decode_str),
         expires_at=_optional_nullable(obj, "expires_at", _decode_int),
@@ -7443,12 +7732,11 @@ def _checked_choice_delta_audio(data: Any) -> ChoiceDeltaAudio:
     )
     extra = _extra(obj, _CHOICE_DELTA_AUDIO_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
-class ChoiceDelta(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True):
+class ChoiceDelta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """An increment of the assistant message; every key is optional."""
 
     role: str | _Unset | None = UNSET
@@ -7574,19 +7862,17 @@ class ChoiceDelta(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDelta:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ChoiceDeltaRead)
         except _MSGSPEC_REFUSES:
             return _checked_choice_delta(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDelta: known keys in spec order, then `extra`."""
@@ -7665,6 +7951,13 @@ class ChoiceDelta(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields
         return out
 
 
+class _ChoiceDeltaRead(ChoiceDelta):
+    """A ChoiceDelta read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _CHOICE_DELTA_KEYS = frozenset(
     {
         "role",
@@ -7696,7 +7989,7 @@ def _checked_choice_delta(data: Any) -> ChoiceDelta:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = ChoiceDelta(
+    decoded = _ChoiceDeltaRead(
         role=_optional_nullable(obj, "role", _decode_str),
         content=_optional_nullable(
             obj, "content", _decode_str_or_list_MistralContentPart
@@ -7738,12 +8031,11 @@ def _checked_choice_delta(data: Any) -> ChoiceDelta:
     )
     extra = _extra(obj, _CHOICE_DELTA_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
-class Choice(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True):
+class Choice(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """The fragment of one choice carried by a chunk."""
 
     index: int
@@ -7837,19 +8129,17 @@ class Choice(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> Choice:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ChoiceRead)
         except _MSGSPEC_REFUSES:
             return _checked_choice(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Choice: known keys in spec order, then `extra`."""
@@ -7897,6 +8187,13 @@ class Choice(msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
         return out
 
 
+class _ChoiceRead(Choice):
+    """A Choice read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _CHOICE_KEYS = frozenset(
     {
         "index",
@@ -7922,7 +8219,7 @@ def _checked_choice(data: Any) -> Choice:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    decoded = Choice(
+    decoded = _ChoiceRead(
         index=_required(obj, "index", _decode_int),
         delta=_optional(obj, "delta", ChoiceDelta.from_dict),
         finish_reason=_optional_nullable(obj, "finish_reason", _decode_str),
@@ -7948,13 +8245,12 @@ def _checked_choice(data: Any) -> Choice:
     )
     extra = _extra(obj, _CHOICE_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
 class ChatCompletionChunk(
-    msgspec.Struct, kw_only=True, dict=True, forbid_unknown_fields=True
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
     """One server-sent event of a streamed chat completion, carrying a fragment of every
     choice.
@@ -8166,7 +8462,7 @@ class ChatCompletionChunk(
     @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
-        return MappingProxyType(getattr(self, "_extra", _NO_EXTRA))
+        return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChunk:
@@ -8178,13 +8474,11 @@ class ChatCompletionChunk(
         ):
             raise _error_payload(data["error"]).under(_key("error"))
         try:
-            decoded = msgspec.convert(data, cls)
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
+            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            return msgspec.convert(data, _ChatCompletionChunkRead)
         except _MSGSPEC_REFUSES:
             return _checked_chat_completion_chunk(data)
-        # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN, half
-        # of a surrogate pair): dumps writes it key by key.
-        vars(decoded)["_checked"] = True
-        return decoded
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionChunk: known keys in spec order, then `extra`."""
@@ -8281,6 +8575,13 @@ class ChatCompletionChunk(
         return out
 
 
+class _ChatCompletionChunkRead(ChatCompletionChunk):
+    """A ChatCompletionChunk read key by key, or not from JSON: `dumps` writes it key by key."""
+
+    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+        _forget(id(self), None)
+
+
 _CHAT_COMPLETION_CHUNK_KEYS = frozenset(
     {
         "id",
@@ -8325,7 +8626,7 @@ def _checked_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
     obj = _object(data)
     if obj.get("error") is not None and "choices" not in obj:
         raise _error_payload(obj["error"]).under(_key("error"))
-    decoded = ChatCompletionChunk(
+    decoded = _ChatCompletionChunkRead(
         id=_optional(obj, "id", _decode_str),
         choices=_defaulted(obj, "choices", _decode_list_Choice, list),
         created=_optional(obj, "created", _decode_int_or_float),
@@ -8370,8 +8671,7 @@ def _checked_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
     )
     extra = _extra(obj, _CHAT_COMPLETION_CHUNK_KEYS)
     if extra:
-        vars(decoded)["_extra"] = extra
-    vars(decoded)["_checked"] = True  # dumps writes it key by key too
+        _EXTRA[id(decoded)] = extra
     return decoded
 
 
@@ -8519,6 +8819,84 @@ def _encode_list_Choice(value: list[Choice]) -> Any:
     return [Choice.to_dict(item) for item in value]
 
 
+_READ_KEY_BY_KEY: Final = frozenset(
+    {
+        _MistralThinkingPartRead,
+        _MistralContentPartRead,
+        _ChatCompletionMessageToolCallFunctionRead,
+        _ChatCompletionMessageToolCallCustomRead,
+        _ChatCompletionMessageToolCallRead,
+        _ChatCompletionMessageFunctionCallRead,
+        _ChatCompletionAudioRead,
+        _GroqSearchResultRead,
+        _GroqSearchResultsRead,
+        _GroqBrowserResultRead,
+        _GroqChartElementRead,
+        _GroqChartRead,
+        _GroqCodeResultRead,
+        _GroqExecutedToolRead,
+        _LiteLLMThinkingBlockRead,
+        _MoonshotInternalContentRead,
+        _OpenRouterReasoningDetailRead,
+        _OpenRouterUrlCitationRead,
+        _OpenRouterFileContentPartRead,
+        _OpenRouterFileAnnotationRead,
+        _GroqDocumentCitationRead,
+        _GroqFunctionCitationRead,
+        _OpenRouterAnnotationRead,
+        _ChatCompletionMessageRead,
+        _TopLogprobRead,
+        _ChatCompletionTokenLogprobRead,
+        _ChoiceLogprobsRead,
+        _AzureSeverityResultRead,
+        _AzureDetectionResultRead,
+        _AzureBlocklistResultRead,
+        _AzureBlocklistDetailsRead,
+        _AzureFilterErrorRead,
+        _AzureContentFilterResultsRead,
+        _AzureContentFilterOffsetsRead,
+        _CompletionTokensDetailsRead,
+        _PromptTokensDetailsRead,
+        _PerplexityCostRead,
+        _OpenRouterCostDetailsRead,
+        _OpenRouterServerToolUseDetailsRead,
+        _CompletionUsageRead,
+        _ChatCompletionChoiceRead,
+        _ModerationResultBodyRead,
+        _ModerationResultsRead,
+        _ModerationErrorRead,
+        _ModerationRead,
+        _AzurePromptFilterResultRead,
+        _AzureLatencyCheckpointRead,
+        _AzureRoutingRead,
+        _GroqModelUsageRead,
+        _GroqUsageBreakdownRead,
+        _GroqDebugRead,
+        _GroqXGroqRead,
+        _LlamaCppTimingsRead,
+        _NovitaSlaMetricsRead,
+        _NvExtWorkerIdRead,
+        _NvExtTimingRead,
+        _NvExtRead,
+        _OpenRouterErrorRead,
+        _PerplexitySearchResultRead,
+        _SglangCachedTokensDetailsRead,
+        _SglangSglExtRead,
+        _TogetherWarningRead,
+        _VllmSpeculativeDecodingMetricsRead,
+        _VllmRequestMetricsRead,
+        _ZaiWebSearchResultRead,
+        _ChatCompletionRead,
+        _ChoiceDeltaToolCallFunctionRead,
+        _ChoiceDeltaToolCallCustomRead,
+        _ChoiceDeltaToolCallRead,
+        _ChoiceDeltaFunctionCallRead,
+        _ChoiceDeltaAudioRead,
+        _ChoiceDeltaRead,
+        _ChoiceRead,
+        _ChatCompletionChunkRead,
+    }
+)
 _ENCODER: Final = msgspec.json.Encoder()
 _CHUNK_DECODER: Final = msgspec.json.Decoder(ChatCompletionChunk)
 _COMPLETION_DECODER: Final = msgspec.json.Decoder(ChatCompletion)
@@ -8554,7 +8932,7 @@ def loads_completion(data: str | bytes) -> ChatCompletion:
 
 def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:
     """Encode a chunk or a completion as compact JSON text (UTF-8 characters are written as they are)."""
-    if getattr(value, "_checked", False):
+    if type(value) in _READ_KEY_BY_KEY:
         return _wire_text(value.to_dict())
     return _ENCODER.encode(value).decode()
 

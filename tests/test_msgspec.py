@@ -23,13 +23,13 @@ def test_a_chunk_of_known_keys_is_read_by_msgspec_alone() -> None:
         USAGE_CHUNK.replace('"choices":[]', '"choices":[{"index":0,"delta":{}}]'),
     ):
         chunk = chunk_msgspec.loads(text)
-        assert not getattr(chunk, "_checked", False), text  # no second, key-by-key reading
+        assert type(chunk) is chunk_msgspec.ChatCompletionChunk, text  # no second reading
         assert json.loads(chunk_msgspec.dumps(chunk)) == json.loads(text)
 
 
 def test_an_unknown_key_is_read_key_by_key_and_kept_read_only() -> None:
     chunk = chunk_msgspec.loads(USAGE_CHUNK.replace('"choices"', '"zz":[1],"choices"'))
-    assert getattr(chunk, "_checked", False)
+    assert type(chunk) in chunk_msgspec._READ_KEY_BY_KEY
     assert dict(chunk.extra) == {"zz": [1]}
     with pytest.raises(TypeError):
         chunk.extra["x"] = 1  # type: ignore[index]
@@ -55,3 +55,16 @@ def test_lone_surrogates_read_as_in_the_stdlib_targets(text: str) -> None:
     assert outcome(chunk_msgspec) == outcome(chunk_dataclasses)
     with pytest.raises(chunk_msgspec.ChunkDecodeError):
         chunk_msgspec.ChatCompletionChunk.from_dict("\ud800")
+
+
+def test_what_an_object_read_key_by_key_keeps_goes_with_it() -> None:
+    before = len(chunk_msgspec._EXTRA)
+    chunk = chunk_msgspec.loads(
+        USAGE_CHUNK.replace('"choices":[]', '"zz":1,"choices":[{"index":0,"delta":{"yy":2}}]')
+    )
+    delta = chunk.choices[0].delta
+    assert isinstance(delta, chunk_msgspec.ChoiceDelta) and dict(delta.extra) == {"yy": 2}
+    del delta
+    assert len(chunk_msgspec._EXTRA) == before + 2
+    del chunk
+    assert len(chunk_msgspec._EXTRA) == before

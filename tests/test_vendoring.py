@@ -451,9 +451,9 @@ def test_a_new_vendor_field_needs_one_yaml_edit(tmp_path: Path) -> None:
         if target == "typeddicts":
             assert chunk["probe_trace"]["region"] == "eu"
         else:
-            assert type(chunk.probe_trace).__name__ == "ProbeTrace"
+            assert isinstance(chunk.probe_trace, module.ProbeTrace)
             assert chunk.choices[0].delta.probe_hint == "h"
-            assert type(completion.probe_trace).__name__ == "ProbeTrace"  # typed there too
+            assert isinstance(completion.probe_trace, module.ProbeTrace)  # typed there too
             assert completion.choices[0].message.probe_hint == "hi"
     assert len(dumped) == 1 and json.loads(dumped.pop()) == json.loads(text)
     # The completion merges the new fields by their rules: text and lists appended.
