@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: d94bc824355c050b (spec, templates and generator).
+# Spec hash: 63daf45df4071b1d (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
@@ -1143,7 +1143,8 @@ class MistralThinkingPart:
         out["type"] = self.type
         if self.text is not unset:
             out["text"] = self.text
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1209,7 +1210,8 @@ class MistralContentPart:
                 if self.thinking is None
                 else _encode_list_MistralThinkingPart(self.thinking)
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1275,7 +1277,8 @@ class ChatCompletionMessageToolCallFunction:
         out["arguments"] = self.arguments
         if self.name is not unset:
             out["name"] = self.name
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1335,7 +1338,8 @@ class ChatCompletionMessageToolCallCustom:
         out["input"] = self.input
         if self.name is not unset:
             out["name"] = self.name
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1408,7 +1412,8 @@ class ChatCompletionMessageToolCall:
             out["function"] = self.function.to_dict()
         if self.custom is not unset:
             out["custom"] = self.custom.to_dict()
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1481,7 +1486,8 @@ class ChatCompletionMessageFunctionCall:
         out["arguments"] = self.arguments
         if self.name is not unset:
             out["name"] = self.name
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1546,7 +1552,8 @@ class ChatCompletionAudio:
             out["expires_at"] = self.expires_at
         if self.transcript is not unset:
             out["transcript"] = self.transcript
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1617,7 +1624,8 @@ class GroqSearchResult:
             out["content"] = self.content
         if self.score is not unset:
             out["score"] = self.score
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1684,7 +1692,8 @@ class GroqSearchResults:
             )
         if self.images is not unset:
             out["images"] = self.images
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1751,7 +1760,8 @@ class GroqBrowserResult:
             out["content"] = self.content
         if self.live_view_url is not unset:
             out["live_view_url"] = self.live_view_url
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1854,7 +1864,8 @@ class GroqChartElement:
             out["max"] = self.max
         if self.outliers is not unset:
             out["outliers"] = self.outliers
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1994,7 +2005,8 @@ class GroqChart:
             out["y_ticks"] = self.y_ticks
         if self.y_tick_labels is not unset:
             out["y_tick_labels"] = self.y_tick_labels
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2101,7 +2113,8 @@ class GroqCodeResult:
             out["charts"] = (
                 None if self.charts is None else _encode_list_GroqChart(self.charts)
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2195,7 +2208,8 @@ class GroqExecutedTool:
                 if self.code_results is None
                 else _encode_list_GroqCodeResult(self.code_results)
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2294,7 +2308,8 @@ class LiteLLMThinkingBlock:
             out["data"] = self.data
         if self.cache_control is not unset:
             out["cache_control"] = self.cache_control
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2359,7 +2374,8 @@ class MoonshotInternalContent:
         unset: Final = UNSET  # a local costs less than a global, read once per field
         if self.token_ids is not unset:
             out["token_ids"] = self.token_ids
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2442,7 +2458,8 @@ class OpenRouterReasoningDetail:
             out["summary"] = self.summary
         if self.data is not unset:
             out["data"] = self.data
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2527,7 +2544,8 @@ class OpenRouterUrlCitation:
             out["end_index"] = self.end_index
         if self.content is not unset:
             out["content"] = self.content
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2595,7 +2613,8 @@ class OpenRouterFileContentPart:
             out["type"] = self.type
         if self.text is not unset:
             out["text"] = self.text
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2663,7 +2682,8 @@ class OpenRouterFileAnnotation:
                 if self.content is None
                 else _encode_list_OpenRouterFileContentPart(self.content)
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2730,7 +2750,8 @@ class GroqDocumentCitation:
             out["start_index"] = self.start_index
         if self.end_index is not unset:
             out["end_index"] = self.end_index
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2795,7 +2816,8 @@ class GroqFunctionCitation:
             out["start_index"] = self.start_index
         if self.end_index is not unset:
             out["end_index"] = self.end_index
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2884,7 +2906,8 @@ class OpenRouterAnnotation:
                 if self.function_citation is None
                 else self.function_citation.to_dict()
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3140,7 +3163,8 @@ class ChatCompletionMessage:
             out["token_id"] = self.token_id
         if self.reasoning is not unset:
             out["reasoning"] = self.reasoning
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3305,7 +3329,8 @@ class TopLogprob:
         if self.bytes is not unset:
             out["bytes"] = self.bytes
         out["logprob"] = self.logprob
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3376,7 +3401,8 @@ class ChatCompletionTokenLogprob:
             out["bytes"] = self.bytes
         out["logprob"] = self.logprob
         out["top_logprobs"] = _encode_list_TopLogprob(self.top_logprobs)
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3451,7 +3477,8 @@ class ChoiceLogprobs:
                 if self.refusal is None
                 else _encode_list_ChatCompletionTokenLogprob(self.refusal)
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3513,7 +3540,8 @@ class AzureSeverityResult:
         out["filtered"] = self.filtered
         if self.severity is not unset:
             out["severity"] = self.severity
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3571,7 +3599,8 @@ class AzureDetectionResult:
         out["filtered"] = self.filtered
         if self.detected is not unset:
             out["detected"] = self.detected
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3629,7 +3658,8 @@ class AzureBlocklistResult:
         out["filtered"] = self.filtered
         if self.id is not unset:
             out["id"] = self.id
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3691,7 +3721,8 @@ class AzureBlocklistDetails:
                 if self.details is None
                 else _encode_list_AzureBlocklistResult(self.details)
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3750,7 +3781,8 @@ class AzureFilterError:
             out["code"] = self.code
         if self.message is not unset:
             out["message"] = self.message
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3862,7 +3894,8 @@ class AzureContentFilterResults:
             )
         if self.error is not unset:
             out["error"] = None if self.error is None else self.error.to_dict()
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3972,7 +4005,8 @@ class AzureContentFilterOffsets:
         out["check_offset"] = self.check_offset
         out["start_offset"] = self.start_offset
         out["end_offset"] = self.end_offset
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -4059,7 +4093,8 @@ class CompletionTokensDetails:
             out["text_tokens"] = self.text_tokens
         if self.image_tokens is not unset:
             out["image_tokens"] = self.image_tokens
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -4165,7 +4200,8 @@ class PromptTokensDetails:
             out["text_tokens"] = self.text_tokens
         if self.video_tokens is not unset:
             out["video_tokens"] = self.video_tokens
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -4263,7 +4299,8 @@ class PerplexityCost:
             out["request_cost"] = self.request_cost
         if self.total_cost is not unset:
             out["total_cost"] = self.total_cost
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -4357,7 +4394,8 @@ class OpenRouterCostDetails:
             out["upstream_inference_completions_cost"] = (
                 self.upstream_inference_completions_cost
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -4445,7 +4483,8 @@ class OpenRouterServerToolUseDetails:
             out["tool_calls_requested"] = self.tool_calls_requested
         if self.tool_calls_executed is not unset:
             out["tool_calls_executed"] = self.tool_calls_executed
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -4687,7 +4726,8 @@ class CompletionUsage:
             out["num_sources_used"] = self.num_sources_used
         if self.cost_in_usd_ticks is not unset:
             out["cost_in_usd_ticks"] = self.cost_in_usd_ticks
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -4943,7 +4983,8 @@ class ChatCompletionChoice:
             out["stop_reason"] = self.stop_reason
         if self.token_ids is not unset:
             out["token_ids"] = self.token_ids
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -5072,7 +5113,8 @@ class ModerationResultBody:
         out["categories"] = self.categories
         out["category_scores"] = self.category_scores
         out["category_applied_input_types"] = self.category_applied_input_types
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -5158,7 +5200,8 @@ class ModerationResults:
         out["type"] = self.type
         out["model"] = self.model
         out["results"] = _encode_list_ModerationResultBody(self.results)
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -5219,7 +5262,8 @@ class ModerationError:
         out["type"] = self.type
         out["code"] = self.code
         out["message"] = self.message
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -5275,7 +5319,8 @@ class Moderation:
         out: dict[str, Any] = {}
         out["input"] = _encode_ModerationResults_or_ModerationError(self.input)
         out["output"] = _encode_ModerationResults_or_ModerationError(self.output)
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -5342,7 +5387,8 @@ class AzurePromptFilterResult:
                 if self.content_filter_results is None
                 else self.content_filter_results.to_dict()
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -5436,7 +5482,8 @@ class AzureLatencyCheckpoint:
             out["service_ttlt_ms"] = self.service_ttlt_ms
         if self.user_visible_ttft_ms is not unset:
             out["user_visible_ttft_ms"] = self.user_visible_ttft_ms
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -5516,7 +5563,8 @@ class AzureRouting:
         unset: Final = UNSET  # a local costs less than a global, read once per field
         if self.serving_pipereplica is not unset:
             out["serving_pipereplica"] = self.serving_pipereplica
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -5570,7 +5618,8 @@ class GroqModelUsage:
         out: dict[str, Any] = {}
         out["model"] = self.model
         out["usage"] = self.usage.to_dict()
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -5626,7 +5675,8 @@ class GroqUsageBreakdown:
         """The JSON object of this GroqUsageBreakdown: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["models"] = _encode_list_GroqModelUsage(self.models)
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -5689,7 +5739,8 @@ class GroqDebug:
             out["output_token_ids"] = self.output_token_ids
         if self.output_tokens is not unset:
             out["output_tokens"] = self.output_tokens
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -5772,7 +5823,8 @@ class GroqXGroq:
             out["error"] = self.error
         if self.debug is not unset:
             out["debug"] = None if self.debug is None else self.debug.to_dict()
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -5908,7 +5960,8 @@ class LlamaCppTimings:
             out["draft_kind"] = self.draft_kind
         if self.draft_rounds is not unset:
             out["draft_rounds"] = self.draft_rounds
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -6014,7 +6067,8 @@ class NovitaSlaMetrics:
             out["ttft_ms"] = self.ttft_ms
         if self.ts_us is not unset:
             out["ts_us"] = self.ts_us
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -6085,7 +6139,8 @@ class NvExtWorkerId:
             out["decode_worker_id"] = self.decode_worker_id
         if self.decode_dp_rank is not unset:
             out["decode_dp_rank"] = self.decode_dp_rank
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -6164,7 +6219,8 @@ class NvExtTiming:
             out["total_time_ms"] = self.total_time_ms
         if self.kv_hit_rate is not unset:
             out["kv_hit_rate"] = self.kv_hit_rate
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -6277,7 +6333,8 @@ class NvExt:
             out["completion_token_ids"] = self.completion_token_ids
         if self.prompt_logprobs is not unset:
             out["prompt_logprobs"] = self.prompt_logprobs
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -6375,7 +6432,8 @@ class OpenRouterError:
             out["param"] = self.param
         if self.metadata is not unset:
             out["metadata"] = self.metadata
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -6462,7 +6520,8 @@ class PerplexitySearchResult:
             out["last_updated"] = self.last_updated
         if self.source is not unset:
             out["source"] = self.source
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -6545,7 +6604,8 @@ class SglangCachedTokensDetails:
             out["storage"] = self.storage
         if self.storage_backend is not unset:
             out["storage_backend"] = self.storage_backend
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -6614,7 +6674,8 @@ class SglangSglExt:
                 if self.cached_tokens_details is None
                 else self.cached_tokens_details.to_dict()
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -6674,7 +6735,8 @@ class TogetherWarning:
         """The JSON object of this TogetherWarning: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["message"] = self.message
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -6762,7 +6824,8 @@ class VllmSpeculativeDecodingMetrics:
             out["per_step_accepted"] = self.per_step_accepted
         if self.per_step_drafted is not unset:
             out["per_step_drafted"] = self.per_step_drafted
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -6881,7 +6944,8 @@ class VllmRequestMetrics:
                 if self.speculative_decoding is None
                 else self.speculative_decoding.to_dict()
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -6986,7 +7050,8 @@ class ZaiWebSearchResult:
             out["refer"] = self.refer
         if self.publish_date is not unset:
             out["publish_date"] = self.publish_date
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -7318,7 +7383,8 @@ class ChatCompletion:
                 if self.web_search is None
                 else _encode_list_ZaiWebSearchResult(self.web_search)
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -7507,7 +7573,8 @@ class ChoiceDeltaToolCallFunction:
             out["arguments"] = self.arguments
         if self.name is not unset:
             out["name"] = self.name
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -7564,7 +7631,8 @@ class ChoiceDeltaToolCallCustom:
             out["input"] = self.input
         if self.name is not unset:
             out["name"] = self.name
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -7637,7 +7705,8 @@ class ChoiceDeltaToolCall:
             out["type"] = self.type
         if self.custom is not unset:
             out["custom"] = None if self.custom is None else self.custom.to_dict()
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -7703,7 +7772,8 @@ class ChoiceDeltaFunctionCall:
             out["arguments"] = self.arguments
         if self.name is not unset:
             out["name"] = self.name
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -7768,7 +7838,8 @@ class ChoiceDeltaAudio:
             out["expires_at"] = self.expires_at
         if self.transcript is not unset:
             out["transcript"] = self.transcript
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -8006,7 +8077,8 @@ class ChoiceDelta:
             out["token_id"] = self.token_id
         if self.reasoning is not unset:
             out["reasoning"] = self.reasoning
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -8274,7 +8346,8 @@ class Choice:
             out["stop_reason"] = self.stop_reason
         if self.token_ids is not unset:
             out["token_ids"] = self.token_ids
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -8676,7 +8749,8 @@ class ChatCompletionChunk:
                 if self.web_search is None
                 else _encode_list_ZaiWebSearchResult(self.web_search)
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
