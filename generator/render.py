@@ -20,6 +20,7 @@ import jinja2
 from generator import examples, spelling
 from generator.codecs import Codecs, stdlib_codecs
 from generator.ir import Enum, EnumRef, Field, MergePlan, Model, ModelRef, Scalar, Spec
+from generator.msgspec_layout import MsgspecLayout
 
 MODULE_TARGETS = ("dataclasses", "typeddicts", "pydantic", "msgspec")
 EXACT_TEXT_TARGETS = ("dataclasses", "typeddicts", "pydantic")
@@ -185,59 +186,6 @@ def null_policy(field: Field) -> str:
     if field.has_default:
         return "_EMPTY"
     return "_KEEP" if field.nullable else "_REJECT"
-
-
-class MsgspecLayout:
-    """What the msgspec target needs beyond the stdlib helpers: struct options, the
-    fields a struct declares (a union's tag is msgspec's, not a field) and defaults."""
-
-    def __init__(self, spec: Spec) -> None:
-        self.spec = spec
-        self.tags = spelling.msgspec_tags(spec)
-
-    def tag_of(self, model: Model) -> dict[str, str]:
-        key_value = self.tags.get(model.name)
-        return dict([key_value]) if key_value else {}
-
-    def fields(self, model: Model) -> list[Field]:
-        return [f for f in model.fields if f.wire not in self.tag_of(model)]
-
-    def bases(self, model: Model) -> str:
-        # gc=False: the structs hold JSON data, which has no cycles; tracked, every chunk
-        # read feeds the garbage collector (half the reading speed with many chunks alive).
-        options = ["msgspec.Struct", "kw_only=True", "forbid_unknown_fields=True", "gc=False"]
-        for key, value in self.tag_of(model).items():
-            options += [f"tag_field={key!r}", f"tag={value!r}"]
-        return ", ".join(options)
-
-    @staticmethod
-    def default(field: Field) -> str:
-        name = field.names.dataclasses
-        rename = [f"name={field.wire!r}"] if name != field.wire else []
-        if field.has_default:
-            return f" = msgspec.field({', '.join(['default_factory=list', *rename])})"
-        if not field.required:
-            return (
-                f" = msgspec.field({', '.join(['default=UNSET', *rename])})"
-                if rename
-                else " = UNSET"
-            )
-        return f" = msgspec.field({rename[0]})" if rename else ""
-
-    @staticmethod
-    def error_check(model: Model, var: str) -> str:
-        """A check that a payload msgspec read may be an error report after all."""
-        rule = model.error_when
-        if rule is None:
-            return ""
-        fields = {f.wire: f for f in model.fields}
-        if rule.has not in fields or rule.lacks not in fields:
-            return ""
-        has = f"{var}.{fields[rule.has].names.dataclasses}"
-        present = f"{has} is not None" + (
-            "" if fields[rule.has].required else f" and {has} is not UNSET"
-        )
-        return f"{present} and not {var}.{fields[rule.lacks].names.dataclasses}"
 
 
 def exact_type(field: Field) -> str:
