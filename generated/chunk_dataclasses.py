@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: a0f6c4a0c0e1a6be (spec, templates and generator).
+# Spec hash: 07b8948374ce09af (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
@@ -279,6 +279,12 @@ def _json(data: str | bytes) -> Any:
         raise ChunkDecodeError(f"invalid JSON: {exc}") from None
     except RecursionError:
         raise ChunkDecodeError("invalid JSON: nested too deeply") from None
+
+
+def _reject_error_report(data: Any, has: str, lacks: str) -> None:
+    """Raise the report of a payload that has `has` and lacks `lacks` (an `error_when`)."""
+    if type(data) is dict and data.get(has) is not None and lacks not in data:
+        raise _error_payload(data[has]).under(_key(has))
 
 
 def _object(value: Any) -> dict[str, Any]:
@@ -7278,12 +7284,7 @@ class ChatCompletion:
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletion:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        if (
-            type(data) is dict
-            and data.get("error") is not None
-            and "choices" not in data
-        ):
-            raise _error_payload(data["error"]).under(_key("error"))
+        _reject_error_report(data, "error", "choices")
         try:
             known, other = _read(
                 data, _CHAT_COMPLETION_FIELDS, _CHAT_COMPLETION_REQUIRED
@@ -7481,8 +7482,6 @@ def _checked_chat_completion(data: Any) -> ChatCompletion:
     """The checked reading: key by key in spec order, so that the problem reported is
     the one every target reports."""
     obj = _object(data)
-    if obj.get("error") is not None and "choices" not in obj:
-        raise _error_payload(obj["error"]).under(_key("error"))
     decoded = ChatCompletion(
         id=_optional(obj, "id", _decode_str),
         choices=_defaulted(obj, "choices", _decode_list_ChatCompletionChoice, list),
@@ -8642,12 +8641,7 @@ class ChatCompletionChunk:
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChunk:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        if (
-            type(data) is dict
-            and data.get("error") is not None
-            and "choices" not in data
-        ):
-            raise _error_payload(data["error"]).under(_key("error"))
+        _reject_error_report(data, "error", "choices")
         try:
             known, other = _read(
                 data, _CHAT_COMPLETION_CHUNK_FIELDS, _CHAT_COMPLETION_CHUNK_REQUIRED
@@ -8849,8 +8843,6 @@ def _checked_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
     """The checked reading: key by key in spec order, so that the problem reported is
     the one every target reports."""
     obj = _object(data)
-    if obj.get("error") is not None and "choices" not in obj:
-        raise _error_payload(obj["error"]).under(_key("error"))
     decoded = ChatCompletionChunk(
         id=_optional(obj, "id", _decode_str),
         choices=_defaulted(obj, "choices", _decode_list_Choice, list),

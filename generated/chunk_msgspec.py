@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: a0f6c4a0c0e1a6be (spec, templates and generator).
+# Spec hash: 07b8948374ce09af (spec, templates and generator).
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
@@ -283,6 +283,12 @@ def _json(data: str | bytes) -> Any:
         raise ChunkDecodeError(f"invalid JSON: {exc}") from None
     except RecursionError:
         raise ChunkDecodeError("invalid JSON: nested too deeply") from None
+
+
+def _reject_error_report(data: Any, has: str, lacks: str) -> None:
+    """Raise the report of a payload that has `has` and lacks `lacks` (an `error_when`)."""
+    if type(data) is dict and data.get(has) is not None and lacks not in data:
+        raise _error_payload(data[has]).under(_key(has))
 
 
 def _object(value: Any) -> dict[str, Any]:
@@ -7180,12 +7186,7 @@ class ChatCompletion(
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletion:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        if (
-            type(data) is dict
-            and data.get("error") is not None
-            and "choices" not in data
-        ):
-            raise _error_payload(data["error"]).under(_key("error"))
+        _reject_error_report(data, "error", "choices")
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
@@ -7334,8 +7335,6 @@ def _checked_chat_completion(data: Any) -> ChatCompletion:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    if obj.get("error") is not None and "choices" not in obj:
-        raise _error_payload(obj["error"]).under(_key("error"))
     decoded = _ChatCompletionRead(
         id=_optional(obj, "id", _decode_str),
         choices=_defaulted(obj, "choices", _decode_list_ChatCompletionChoice, list),
@@ -8467,12 +8466,7 @@ class ChatCompletionChunk(
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChunk:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        if (
-            type(data) is dict
-            and data.get("error") is not None
-            and "choices" not in data
-        ):
-            raise _error_payload(data["error"]).under(_key("error"))
+        _reject_error_report(data, "error", "choices")
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
@@ -8624,8 +8618,6 @@ def _checked_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
     does not describe, lone surrogate halves, NaN) and reports the problem every target
     reports."""
     obj = _object(data)
-    if obj.get("error") is not None and "choices" not in obj:
-        raise _error_payload(obj["error"]).under(_key("error"))
     decoded = _ChatCompletionChunkRead(
         id=_optional(obj, "id", _decode_str),
         choices=_defaulted(obj, "choices", _decode_list_Choice, list),
@@ -8907,9 +8899,9 @@ def loads(data: str | bytes) -> ChatCompletionChunk:
     try:
         chunk = _CHUNK_DECODER.decode(data)
     except _MSGSPEC_REFUSES:
-        return _checked_chat_completion_chunk(_json(data))
+        return ChatCompletionChunk.from_dict(_json(data))
     if chunk.error is not None and chunk.error is not UNSET and not chunk.choices:
-        return _checked_chat_completion_chunk(
+        return ChatCompletionChunk.from_dict(
             _json(data)
         )  # perhaps an error report: look closer
     return chunk
@@ -8920,13 +8912,13 @@ def loads_completion(data: str | bytes) -> ChatCompletion:
     try:
         completion = _COMPLETION_DECODER.decode(data)
     except _MSGSPEC_REFUSES:
-        return _checked_chat_completion(_json(data))
+        return ChatCompletion.from_dict(_json(data))
     if (
         completion.error is not None
         and completion.error is not UNSET
         and not completion.choices
     ):
-        return _checked_chat_completion(_json(data))  # perhaps an error report
+        return ChatCompletion.from_dict(_json(data))  # perhaps an error report
     return completion
 
 

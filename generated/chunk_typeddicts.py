@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: a0f6c4a0c0e1a6be (spec, templates and generator).
+# Spec hash: 07b8948374ce09af (spec, templates and generator).
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
@@ -356,6 +356,12 @@ def _json(data: str | bytes) -> Any:
         raise ChunkDecodeError(f"invalid JSON: {exc}") from None
     except RecursionError:
         raise ChunkDecodeError("invalid JSON: nested too deeply") from None
+
+
+def _reject_error_report(data: Any, has: str, lacks: str) -> None:
+    """Raise the report of a payload that has `has` and lacks `lacks` (an `error_when`)."""
+    if type(data) is dict and data.get(has) is not None and lacks not in data:
+        raise _error_payload(data[has]).under(_key(has))
 
 
 def _object(value: Any) -> dict[str, Any]:
@@ -7225,8 +7231,7 @@ _CHAT_COMPLETION_ORDER: Final = {
 
 def validate_chat_completion(data: Any) -> ChatCompletion:
     """Check a decoded JSON object as a ChatCompletion; raises `ChunkDecodeError`."""
-    if type(data) is dict and data.get("error") is not None and "choices" not in data:
-        raise _error_payload(data["error"]).under(_key("error"))
+    _reject_error_report(data, "error", "choices")
     try:
         known, other = _read(data, _CHAT_COMPLETION_FIELDS, _CHAT_COMPLETION_REQUIRED)
         if "choices" not in known:
@@ -7243,8 +7248,6 @@ def _checked_chat_completion(data: Any) -> ChatCompletion:
     """The checked reading: key by key in spec order, so that the problem reported is
     the one every target reports."""
     obj = _object(data)
-    if obj.get("error") is not None and "choices" not in obj:
-        raise _error_payload(obj["error"]).under(_key("error"))
     out: dict[str, Any] = {}
     _put(out, "id", _optional(obj, "id", _decode_str))
     out["choices"] = _defaulted(obj, "choices", _decode_list_ChatCompletionChoice, list)
@@ -8504,8 +8507,7 @@ _CHAT_COMPLETION_CHUNK_ORDER: Final = {
 
 def validate_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
     """Check a decoded JSON object as a ChatCompletionChunk; raises `ChunkDecodeError`."""
-    if type(data) is dict and data.get("error") is not None and "choices" not in data:
-        raise _error_payload(data["error"]).under(_key("error"))
+    _reject_error_report(data, "error", "choices")
     try:
         known, other = _read(
             data, _CHAT_COMPLETION_CHUNK_FIELDS, _CHAT_COMPLETION_CHUNK_REQUIRED
@@ -8524,8 +8526,6 @@ def _checked_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
     """The checked reading: key by key in spec order, so that the problem reported is
     the one every target reports."""
     obj = _object(data)
-    if obj.get("error") is not None and "choices" not in obj:
-        raise _error_payload(obj["error"]).under(_key("error"))
     out: dict[str, Any] = {}
     _put(out, "id", _optional(obj, "id", _decode_str))
     out["choices"] = _defaulted(obj, "choices", _decode_list_Choice, list)
