@@ -19,14 +19,8 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-from generated import chunk_dataclasses, chunk_msgspec, chunk_pydantic, chunk_typeddicts
+from bench.targets import TARGETS
 
-TARGETS: dict[str, ModuleType] = {
-    "dataclasses": chunk_dataclasses,
-    "typeddicts": chunk_typeddicts,
-    "pydantic": chunk_pydantic,
-    "msgspec": chunk_msgspec,
-}
 FLAT_WITHIN = 1.5
 """The goal: time per delta at the largest size within this factor of the smallest."""
 

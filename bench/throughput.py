@@ -32,16 +32,10 @@ from openai.types.chat import ChatCompletionChunk as OpenAIChunk
 
 from bench import structs
 from bench.corpus import CORPORA, corpus
-from generated import chunk_dataclasses, chunk_msgspec, chunk_pydantic, chunk_typeddicts
+from bench.targets import TARGETS
 
 RESULTS = Path(__file__).resolve().parent / "results.md"
 GENERATED = Path(__file__).resolve().parent.parent / "generated"
-TARGETS = {
-    "dataclasses": chunk_dataclasses,
-    "typeddicts": chunk_typeddicts,
-    "pydantic": chunk_pydantic,
-    "msgspec": chunk_msgspec,
-}
 
 
 def without_orjson(name: str) -> ModuleType:

@@ -12,7 +12,17 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from generated import chunk_dataclasses, chunk_msgspec, chunk_pydantic, chunk_typeddicts
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "streams"
+
+TARGETS: dict[str, ModuleType] = {
+    "dataclasses": chunk_dataclasses,
+    "typeddicts": chunk_typeddicts,
+    "pydantic": chunk_pydantic,
+    "msgspec": chunk_msgspec,
+}
+"""Every generated target module, by name."""
 
 ROUND_TRIPS: Counter[str] = Counter()
 """Chunks round-tripped per target in this run, reported by conftest.py."""
@@ -96,3 +106,12 @@ def load_without(path: Path, absent: str) -> ModuleType:
             del sys.modules[absent]
         else:
             sys.modules[absent] = saved
+
+
+def outcome(module: ModuleType, data: str | bytes) -> str:
+    """What a target makes of a payload: "ok" and the text it writes back, or the error."""
+    try:
+        text: str = module.dumps(module.loads(data))
+    except module.ChunkDecodeError as exc:
+        return f"error {exc}"
+    return "ok " + text

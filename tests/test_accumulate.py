@@ -15,15 +15,7 @@ from typing import Any
 
 import pytest
 
-from generated import chunk_dataclasses, chunk_msgspec, chunk_pydantic, chunk_typeddicts
-from tests.support import FIXTURE_STREAMS, Stream
-
-TARGETS = {
-    "dataclasses": chunk_dataclasses,
-    "typeddicts": chunk_typeddicts,
-    "pydantic": chunk_pydantic,
-    "msgspec": chunk_msgspec,
-}
+from tests.support import FIXTURE_STREAMS, TARGETS, Stream
 
 
 @pytest.fixture(params=sorted(TARGETS))

@@ -11,7 +11,7 @@ from types import ModuleType
 import pytest
 
 from generated import chunk_dataclasses, chunk_typeddicts
-from tests.support import FIXTURE_STREAMS, load_without
+from tests.support import FIXTURE_STREAMS, load_without, outcome
 
 GENERATED = Path(__file__).resolve().parent.parent / "generated"
 TRICKY = [
@@ -27,14 +27,6 @@ TRICKY = [
     '\ufeff{"id":"c","model":"m","choices":[]}',
     '{"error":{"message":"overloaded","code":529}}',
 ]
-
-
-def outcome(module: ModuleType, data: str | bytes) -> str:
-    try:
-        text: str = module.dumps(module.loads(data))
-        return "ok " + text
-    except module.ChunkDecodeError as exc:
-        return f"error {exc}"
 
 
 @pytest.mark.parametrize("fast", [chunk_dataclasses, chunk_typeddicts], ids=["dc", "td"])

@@ -5,11 +5,11 @@ give."""
 from __future__ import annotations
 
 import json
-from types import ModuleType
 
 import pytest
 
 from generated import chunk_dataclasses, chunk_msgspec
+from tests.support import outcome
 
 USAGE_CHUNK = (
     '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],'
@@ -45,14 +45,7 @@ def test_an_unknown_key_is_read_key_by_key_and_kept_read_only() -> None:
     ],
 )
 def test_lone_surrogates_read_as_in_the_stdlib_targets(text: str) -> None:
-    def outcome(module: ModuleType) -> str:
-        try:
-            dumped: str = module.dumps(module.loads(text))
-        except module.ChunkDecodeError as exc:
-            return f"error {exc.path}"
-        return "ok " + dumped
-
-    assert outcome(chunk_msgspec) == outcome(chunk_dataclasses)
+    assert outcome(chunk_msgspec, text) == outcome(chunk_dataclasses, text)
     with pytest.raises(chunk_msgspec.ChunkDecodeError):
         chunk_msgspec.ChatCompletionChunk.from_dict("\ud800")
 

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from generated import chunk_dataclasses, chunk_msgspec, chunk_pydantic, chunk_typeddicts
+from generated import chunk_dataclasses, chunk_pydantic, chunk_typeddicts
+from tests.support import TARGETS as ALL_TARGETS
 from tests.support import assert_same_json, normalised
 
-TARGETS = [chunk_dataclasses, chunk_typeddicts, chunk_pydantic, chunk_msgspec]
+TARGETS = list(ALL_TARGETS.values())
 HEAD = '"id":"c1","object":"chat.completion.chunk","created":1,"model":"m"'
 
 

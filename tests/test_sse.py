@@ -10,10 +10,10 @@ from types import ModuleType
 
 import pytest
 
-from generated import chunk_dataclasses, chunk_msgspec, chunk_pydantic, chunk_typeddicts
 from tests.support import FIXTURE_STREAMS
+from tests.support import TARGETS as ALL_TARGETS
 
-TARGETS = [chunk_dataclasses, chunk_typeddicts, chunk_pydantic, chunk_msgspec]
+TARGETS = list(ALL_TARGETS.values())
 
 
 def content_chunk(text: str, **extra: object) -> str:
