@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 07b8948374ce09af (spec, templates and generator).
+# Spec hash: bbb863aa16c49c9f (spec, templates and generator).
 # Target: pydantic. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
@@ -51,13 +51,14 @@ from typing import Annotated, Any, Final, Literal, NamedTuple, TypeAlias, TypeVa
 from pydantic import (
     AfterValidator,
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Discriminator,
     Field,
+    GetCoreSchemaHandler,
     Tag,
     ValidationError,
 )
+from pydantic_core import PydanticSerializationError, core_schema
 
 __all__ = [
     "AzureBlocklistDetails",
@@ -245,8 +246,23 @@ def _null_as_empty(value: object) -> object:
     return [] if value is None else value
 
 
-_NULL_AS_EMPTY = BeforeValidator(_null_as_empty)
-"""On a list that reads as empty when it is null or absent."""
+class _NullAsEmpty:
+    """On a list that reads as empty when it is null or absent.
+
+    The list is validated as a nullable list and a null replaced afterwards: a
+    before-validator would first turn the whole list from JSON into Python objects.
+    """
+
+    @staticmethod
+    def __get_pydantic_core_schema__(
+        source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(
+            _null_as_empty, core_schema.nullable_schema(handler(source))
+        )
+
+
+_NULL_AS_EMPTY = _NullAsEmpty()
 
 
 class _Model(BaseModel):
@@ -258,6 +274,7 @@ class _Model(BaseModel):
         validate_by_name=True,
         validate_by_alias=True,
         serialize_by_alias=True,
+        ser_json_inf_nan="constants",  # NaN and Infinity are written back as read
     )
 
 
@@ -2826,10 +2843,16 @@ def _validate_value(model: type[_M], value: Any) -> _M:
 def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:
     """Encode a chunk or a completion as compact JSON text (UTF-8 characters are written as they are).
 
-    The same text as the other targets give; `model_dump_json(exclude_unset=True)`
-    gives the same JSON value, with floats spelled the way pydantic spells them.
+    This is `model_dump_json(exclude_unset=True)`: the same JSON value as the other
+    targets give, with some floats spelled the way pydantic spells them (`0.00001` for
+    `1e-05`).
     """
-    return _wire_text(value.model_dump(by_alias=True, exclude_unset=True))
+    try:
+        return value.model_dump_json(by_alias=True, exclude_unset=True)
+    except PydanticSerializationError:
+        # A lone UTF-16 surrogate (half of a pair a stream split across chunks, D9)
+        # has no UTF-8 spelling, so pydantic cannot write it; json writes its escape.
+        return _wire_text(value.model_dump(by_alias=True, exclude_unset=True))
 
 
 def _wire_text(data: Any) -> str:

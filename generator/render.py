@@ -23,7 +23,7 @@ from generator.ir import Enum, EnumRef, Field, MergePlan, Model, ModelRef, Scala
 from generator.msgspec_layout import MsgspecLayout
 
 MODULE_TARGETS = ("dataclasses", "typeddicts", "pydantic", "msgspec")
-EXACT_TEXT_TARGETS = ("dataclasses", "typeddicts", "pydantic")
+EXACT_TEXT_TARGETS = ("dataclasses", "typeddicts")
 """The targets whose `dumps` writes the very same text; msgspec spells some floats its own way."""
 
 

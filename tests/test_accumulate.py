@@ -134,8 +134,9 @@ def test_every_captured_stream_adds_up_to_its_deltas(stream: Stream) -> None:
             except module.ErrorReport:
                 continue
         texts[name] = module.dumps(accumulator.result())
-    # msgspec spells some floats its own way: the same JSON value, not the same text.
-    exact = {texts[name] for name in TARGETS if name != "msgspec"}
+    # msgspec and pydantic spell some floats their own way: the same JSON value, not
+    # the same text.
+    exact = {texts[name] for name in ("dataclasses", "typeddicts")}
     values = {json.dumps(json.loads(text), sort_keys=True) for text in texts.values()}
     assert len(exact) == len(values) == 1, f"{stream.name}: targets disagree: {texts}"
     completion = json.loads(texts["dataclasses"])
