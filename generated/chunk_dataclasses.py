@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: bbb863aa16c49c9f (spec, templates and generator).
+# Spec hash: fb334ab7283dde77 (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
@@ -34,7 +34,8 @@
 Decode with `loads(text)` or `ChatCompletionChunk.from_dict(obj)`, encode with
 `dumps(chunk)` or `chunk.to_dict()`. Nothing is lost on the way: a key that was absent
 reads as `UNSET` and stays absent, JSON null reads as None and stays null, and keys the
-spec does not describe are kept, in order, in each object's `extra` dict. Bad input
+spec does not describe are kept, in order, in each object's read-only `extra`
+mapping. Bad input
 raises `ChunkDecodeError`, whose `path` names the offending place.
 """
 
@@ -44,9 +45,10 @@ import codecs
 import enum
 import json
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, NamedTuple, TypeAlias, TypeVar
+from typing import Any, Final, Literal, NamedTuple, NoReturn, TypeAlias, TypeVar
 
 __all__ = [
     "UNSET",
@@ -940,6 +942,29 @@ def _read(
     return known, other
 
 
+class _Extra(dict[str, Any]):
+    """The keys of an object that the spec does not describe. Read-only, so that one
+    empty instance serves every object without any (most objects)."""
+
+    __slots__ = ()
+
+    def _read_only(self, *args: object, **kwargs: object) -> NoReturn:
+        raise TypeError("extra is read-only: assign a new mapping to change it")
+
+    __setitem__ = __delitem__ = __ior__ = _read_only
+    clear = pop = popitem = setdefault = update = _read_only
+
+    def __reduce__(self) -> tuple[type[_Extra], tuple[dict[str, Any]]]:
+        return (_Extra, (dict(self),))  # copied and pickled as a plain dict's items
+
+
+_NO_EXTRA: Final = _Extra()
+
+
+def _no_extra() -> _Extra:
+    return _NO_EXTRA
+
+
 CompletionObject: TypeAlias = Literal["chat.completion"]
 """The type tag of a completion.
 
@@ -1127,8 +1152,9 @@ class MistralThinkingPart:
     """Kind of part; `text` in practice."""
     text: str | _Unset | None = UNSET
     """A piece of reasoning text."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> MistralThinkingPart:
@@ -1137,7 +1163,7 @@ class MistralThinkingPart:
             known, other = _read(
                 data, _MISTRAL_THINKING_PART_FIELDS, _MISTRAL_THINKING_PART_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_mistral_thinking_part(data)
@@ -1169,7 +1195,7 @@ def _checked_mistral_thinking_part(data: Any) -> MistralThinkingPart:
     decoded = MistralThinkingPart(
         type=_required(obj, "type", _decode_str),
         text=_optional_nullable(obj, "text", _decode_str),
-        extra=_extra(obj, _MISTRAL_THINKING_PART_KEYS),
+        extra=_Extra(_extra(obj, _MISTRAL_THINKING_PART_KEYS)),
     )
     return decoded
 
@@ -1188,8 +1214,9 @@ class MistralContentPart:
     """The text of a `text` part."""
     thinking: list[MistralThinkingPart] | _Unset | None = UNSET
     """The reasoning of a `thinking` part, itself split into parts."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> MistralContentPart:
@@ -1198,7 +1225,7 @@ class MistralContentPart:
             known, other = _read(
                 data, _MISTRAL_CONTENT_PART_FIELDS, _MISTRAL_CONTENT_PART_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_mistral_content_part(data)
@@ -1238,7 +1265,7 @@ def _checked_mistral_content_part(data: Any) -> MistralContentPart:
         type=_required(obj, "type", _decode_str),
         text=_optional_nullable(obj, "text", _decode_str),
         thinking=_optional_nullable(obj, "thinking", _decode_list_MistralThinkingPart),
-        extra=_extra(obj, _MISTRAL_CONTENT_PART_KEYS),
+        extra=_Extra(_extra(obj, _MISTRAL_CONTENT_PART_KEYS)),
     )
     return decoded
 
@@ -1259,8 +1286,9 @@ class ChatCompletionMessageToolCallFunction:
     """
     name: str | _Unset = UNSET
     """Name of the function; OpenAI always sends it."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallFunction:
@@ -1271,7 +1299,7 @@ class ChatCompletionMessageToolCallFunction:
                 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS,
                 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_chat_completion_message_tool_call_function(data)
@@ -1305,7 +1333,7 @@ def _checked_chat_completion_message_tool_call_function(
     decoded = ChatCompletionMessageToolCallFunction(
         arguments=_required(obj, "arguments", _decode_str_or_map_any),
         name=_optional(obj, "name", _decode_str),
-        extra=_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_KEYS),
+        extra=_Extra(_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_KEYS)),
     )
     return decoded
 
@@ -1320,8 +1348,9 @@ class ChatCompletionMessageToolCallCustom:
     """
     name: str | _Unset = UNSET
     """Name of the custom tool; OpenAI always sends it."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallCustom:
@@ -1332,7 +1361,7 @@ class ChatCompletionMessageToolCallCustom:
                 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS,
                 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_chat_completion_message_tool_call_custom(data)
@@ -1366,7 +1395,7 @@ def _checked_chat_completion_message_tool_call_custom(
     decoded = ChatCompletionMessageToolCallCustom(
         input=_required(obj, "input", _decode_str),
         name=_optional(obj, "name", _decode_str),
-        extra=_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_KEYS),
+        extra=_Extra(_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_KEYS)),
     )
     return decoded
 
@@ -1388,8 +1417,9 @@ class ChatCompletionMessageToolCall:
     """The function called and its arguments; absent for a custom tool call."""
     custom: ChatCompletionMessageToolCallCustom | _Unset = UNSET
     """The custom tool called and its input, for a call of type `custom`."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCall:
@@ -1400,7 +1430,7 @@ class ChatCompletionMessageToolCall:
                 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS,
                 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_chat_completion_message_tool_call(data)
@@ -1455,7 +1485,7 @@ def _checked_chat_completion_message_tool_call(
             obj, "function", ChatCompletionMessageToolCallFunction.from_dict
         ),
         custom=_optional(obj, "custom", ChatCompletionMessageToolCallCustom.from_dict),
-        extra=_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS),
+        extra=_Extra(_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS)),
     )
     return decoded
 
@@ -1468,8 +1498,9 @@ class ChatCompletionMessageFunctionCall:
     """The arguments as JSON text, exactly as the model wrote them."""
     name: str | _Unset = UNSET
     """Name of the function; OpenAI always sends it."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageFunctionCall:
@@ -1480,7 +1511,7 @@ class ChatCompletionMessageFunctionCall:
                 _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS,
                 _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_chat_completion_message_function_call(data)
@@ -1514,7 +1545,7 @@ def _checked_chat_completion_message_function_call(
     decoded = ChatCompletionMessageFunctionCall(
         arguments=_required(obj, "arguments", _decode_str),
         name=_optional(obj, "name", _decode_str),
-        extra=_extra(obj, _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_KEYS),
+        extra=_Extra(_extra(obj, _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_KEYS)),
     )
     return decoded
 
@@ -1531,8 +1562,9 @@ class ChatCompletionAudio:
     """Unix time in seconds after which the audio can no longer be referenced."""
     transcript: str | _Unset = UNSET
     """Transcript of the audio."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionAudio:
@@ -1541,7 +1573,7 @@ class ChatCompletionAudio:
             known, other = _read(
                 data, _CHAT_COMPLETION_AUDIO_FIELDS, _CHAT_COMPLETION_AUDIO_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_chat_completion_audio(data)
@@ -1582,7 +1614,7 @@ def _checked_chat_completion_audio(data: Any) -> ChatCompletionAudio:
         data=_optional(obj, "data", _decode_str),
         expires_at=_optional(obj, "expires_at", _decode_int),
         transcript=_optional(obj, "transcript", _decode_str),
-        extra=_extra(obj, _CHAT_COMPLETION_AUDIO_KEYS),
+        extra=_Extra(_extra(obj, _CHAT_COMPLETION_AUDIO_KEYS)),
     )
     return decoded
 
@@ -1603,8 +1635,9 @@ class GroqSearchResult:
     """Text extracted from the page."""
     score: float | _Unset | None = UNSET
     """Relevance of the page to the query."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqSearchResult:
@@ -1613,7 +1646,7 @@ class GroqSearchResult:
             known, other = _read(
                 data, _GROQ_SEARCH_RESULT_FIELDS, _GROQ_SEARCH_RESULT_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_groq_search_result(data)
@@ -1654,7 +1687,7 @@ def _checked_groq_search_result(data: Any) -> GroqSearchResult:
         url=_optional_nullable(obj, "url", _decode_str),
         content=_optional_nullable(obj, "content", _decode_str),
         score=_optional_nullable(obj, "score", _decode_float),
-        extra=_extra(obj, _GROQ_SEARCH_RESULT_KEYS),
+        extra=_Extra(_extra(obj, _GROQ_SEARCH_RESULT_KEYS)),
     )
     return decoded
 
@@ -1671,8 +1704,9 @@ class GroqSearchResults:
     """The pages found, possibly none."""
     images: list[str] | _Unset | None = UNSET
     """Addresses of images the search returned."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqSearchResults:
@@ -1681,7 +1715,7 @@ class GroqSearchResults:
             known, other = _read(
                 data, _GROQ_SEARCH_RESULTS_FIELDS, _GROQ_SEARCH_RESULTS_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_groq_search_results(data)
@@ -1718,7 +1752,7 @@ def _checked_groq_search_results(data: Any) -> GroqSearchResults:
     decoded = GroqSearchResults(
         results=_optional_nullable(obj, "results", _decode_list_GroqSearchResult),
         images=_optional_nullable(obj, "images", _decode_list_str),
-        extra=_extra(obj, _GROQ_SEARCH_RESULTS_KEYS),
+        extra=_Extra(_extra(obj, _GROQ_SEARCH_RESULTS_KEYS)),
     )
     return decoded
 
@@ -1739,8 +1773,9 @@ class GroqBrowserResult:
     """Content read from the page."""
     live_view_url: str | _Unset | None = UNSET
     """Address where the browser session can be watched."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqBrowserResult:
@@ -1749,7 +1784,7 @@ class GroqBrowserResult:
             known, other = _read(
                 data, _GROQ_BROWSER_RESULT_FIELDS, _GROQ_BROWSER_RESULT_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_groq_browser_result(data)
@@ -1790,7 +1825,7 @@ def _checked_groq_browser_result(data: Any) -> GroqBrowserResult:
         url=_optional_nullable(obj, "url", _decode_str),
         content=_optional_nullable(obj, "content", _decode_str),
         live_view_url=_optional_nullable(obj, "live_view_url", _decode_str),
-        extra=_extra(obj, _GROQ_BROWSER_RESULT_KEYS),
+        extra=_Extra(_extra(obj, _GROQ_BROWSER_RESULT_KEYS)),
     )
     return decoded
 
@@ -1827,8 +1862,9 @@ class GroqChartElement:
     """Largest value, for box plots."""
     outliers: list[float] | _Unset | None = UNSET
     """Outlying values, for box plots."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqChartElement:
@@ -1837,7 +1873,7 @@ class GroqChartElement:
             known, other = _read(
                 data, _GROQ_CHART_ELEMENT_FIELDS, _GROQ_CHART_ELEMENT_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_groq_chart_element(data)
@@ -1925,7 +1961,7 @@ def _checked_groq_chart_element(data: Any) -> GroqChartElement:
         third_quartile=_optional_nullable(obj, "third_quartile", _decode_float),
         max=_optional_nullable(obj, "max", _decode_float),
         outliers=_optional_nullable(obj, "outliers", _decode_list_float),
-        extra=_extra(obj, _GROQ_CHART_ELEMENT_KEYS),
+        extra=_Extra(_extra(obj, _GROQ_CHART_ELEMENT_KEYS)),
     )
     return decoded
 
@@ -1964,15 +2000,16 @@ class GroqChart:
     """Tick positions on the y axis."""
     y_tick_labels: list[str] | _Unset | None = UNSET
     """Tick labels on the y axis."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqChart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             known, other = _read(data, _GROQ_CHART_FIELDS, _GROQ_CHART_REQUIRED)
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_groq_chart(data)
@@ -2069,7 +2106,7 @@ def _checked_groq_chart(data: Any) -> GroqChart:
         y_unit=_optional_nullable(obj, "y_unit", _decode_str),
         y_ticks=_optional_nullable(obj, "y_ticks", _decode_list_float),
         y_tick_labels=_optional_nullable(obj, "y_tick_labels", _decode_list_str),
-        extra=_extra(obj, _GROQ_CHART_KEYS),
+        extra=_Extra(_extra(obj, _GROQ_CHART_KEYS)),
     )
     return decoded
 
@@ -2090,8 +2127,9 @@ class GroqCodeResult:
     """A chart the code produced."""
     charts: list[GroqChart] | _Unset | None = UNSET
     """The charts making up a superchart."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqCodeResult:
@@ -2100,7 +2138,7 @@ class GroqCodeResult:
             known, other = _read(
                 data, _GROQ_CODE_RESULT_FIELDS, _GROQ_CODE_RESULT_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_groq_code_result(data)
@@ -2143,7 +2181,7 @@ def _checked_groq_code_result(data: Any) -> GroqCodeResult:
         png=_optional_nullable(obj, "png", _decode_str),
         chart=_optional_nullable(obj, "chart", GroqChart.from_dict),
         charts=_optional_nullable(obj, "charts", _decode_list_GroqChart),
-        extra=_extra(obj, _GROQ_CODE_RESULT_KEYS),
+        extra=_Extra(_extra(obj, _GROQ_CODE_RESULT_KEYS)),
     )
     return decoded
 
@@ -2172,8 +2210,9 @@ class GroqExecutedTool:
     """Pages visited by a browser tool."""
     code_results: list[GroqCodeResult] | _Unset | None = UNSET
     """Results of a code-execution tool."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqExecutedTool:
@@ -2182,7 +2221,7 @@ class GroqExecutedTool:
             known, other = _read(
                 data, _GROQ_EXECUTED_TOOL_FIELDS, _GROQ_EXECUTED_TOOL_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_groq_executed_tool(data)
@@ -2260,7 +2299,7 @@ def _checked_groq_executed_tool(data: Any) -> GroqExecutedTool:
         code_results=_optional_nullable(
             obj, "code_results", _decode_list_GroqCodeResult
         ),
-        extra=_extra(obj, _GROQ_EXECUTED_TOOL_KEYS),
+        extra=_Extra(_extra(obj, _GROQ_EXECUTED_TOOL_KEYS)),
     )
     return decoded
 
@@ -2284,8 +2323,9 @@ class LiteLLMThinkingBlock:
     cache_control: dict[str, Any] | _Unset | None = UNSET
     """Prompt-caching directive attached to the block, such as `{"type":"ephemeral"}`.
     """
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> LiteLLMThinkingBlock:
@@ -2296,7 +2336,7 @@ class LiteLLMThinkingBlock:
                 _LITE_L_L_M_THINKING_BLOCK_FIELDS,
                 _LITE_L_L_M_THINKING_BLOCK_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_lite_l_l_m_thinking_block(data)
@@ -2342,7 +2382,7 @@ def _checked_lite_l_l_m_thinking_block(data: Any) -> LiteLLMThinkingBlock:
         signature=_optional_nullable(obj, "signature", _decode_str),
         data=_optional_nullable(obj, "data", _decode_str),
         cache_control=_optional_nullable(obj, "cache_control", _decode_map_any),
-        extra=_extra(obj, _LITE_L_L_M_THINKING_BLOCK_KEYS),
+        extra=_Extra(_extra(obj, _LITE_L_L_M_THINKING_BLOCK_KEYS)),
     )
     return decoded
 
@@ -2357,8 +2397,9 @@ class MoonshotInternalContent:
 
     token_ids: list[int] | _Unset | None = UNSET
     """Ids of the tokens generated in this fragment."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> MoonshotInternalContent:
@@ -2369,7 +2410,7 @@ class MoonshotInternalContent:
                 _MOONSHOT_INTERNAL_CONTENT_FIELDS,
                 _MOONSHOT_INTERNAL_CONTENT_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_moonshot_internal_content(data)
@@ -2398,7 +2439,7 @@ def _checked_moonshot_internal_content(data: Any) -> MoonshotInternalContent:
     obj = _object(data)
     decoded = MoonshotInternalContent(
         token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
-        extra=_extra(obj, _MOONSHOT_INTERNAL_CONTENT_KEYS),
+        extra=_Extra(_extra(obj, _MOONSHOT_INTERNAL_CONTENT_KEYS)),
     )
     return decoded
 
@@ -2427,8 +2468,9 @@ class OpenRouterReasoningDetail:
     """A piece of a reasoning summary, for `reasoning.summary`."""
     data: str | _Unset | None = UNSET
     """Opaque encrypted reasoning, for `reasoning.encrypted`."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterReasoningDetail:
@@ -2439,7 +2481,7 @@ class OpenRouterReasoningDetail:
                 _OPEN_ROUTER_REASONING_DETAIL_FIELDS,
                 _OPEN_ROUTER_REASONING_DETAIL_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_open_router_reasoning_detail(data)
@@ -2498,7 +2540,7 @@ def _checked_open_router_reasoning_detail(data: Any) -> OpenRouterReasoningDetai
         signature=_optional_nullable(obj, "signature", _decode_str),
         summary=_optional_nullable(obj, "summary", _decode_str),
         data=_optional_nullable(obj, "data", _decode_str),
-        extra=_extra(obj, _OPEN_ROUTER_REASONING_DETAIL_KEYS),
+        extra=_Extra(_extra(obj, _OPEN_ROUTER_REASONING_DETAIL_KEYS)),
     )
     return decoded
 
@@ -2520,8 +2562,9 @@ class OpenRouterUrlCitation:
     """Offset in the answer where the cited span ends."""
     content: str | _Unset | None = UNSET
     """Excerpt of the page that the search returned."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterUrlCitation:
@@ -2532,7 +2575,7 @@ class OpenRouterUrlCitation:
                 _OPEN_ROUTER_URL_CITATION_FIELDS,
                 _OPEN_ROUTER_URL_CITATION_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_open_router_url_citation(data)
@@ -2578,7 +2621,7 @@ def _checked_open_router_url_citation(data: Any) -> OpenRouterUrlCitation:
         start_index=_optional_nullable(obj, "start_index", _decode_int),
         end_index=_optional_nullable(obj, "end_index", _decode_int),
         content=_optional_nullable(obj, "content", _decode_str),
-        extra=_extra(obj, _OPEN_ROUTER_URL_CITATION_KEYS),
+        extra=_Extra(_extra(obj, _OPEN_ROUTER_URL_CITATION_KEYS)),
     )
     return decoded
 
@@ -2594,8 +2637,9 @@ class OpenRouterFileContentPart:
     """Kind of part, such as `text`."""
     text: str | _Unset | None = UNSET
     """The text of the part."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterFileContentPart:
@@ -2606,7 +2650,7 @@ class OpenRouterFileContentPart:
                 _OPEN_ROUTER_FILE_CONTENT_PART_FIELDS,
                 _OPEN_ROUTER_FILE_CONTENT_PART_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_open_router_file_content_part(data)
@@ -2639,7 +2683,7 @@ def _checked_open_router_file_content_part(data: Any) -> OpenRouterFileContentPa
     decoded = OpenRouterFileContentPart(
         type=_optional_nullable(obj, "type", _decode_str),
         text=_optional_nullable(obj, "text", _decode_str),
-        extra=_extra(obj, _OPEN_ROUTER_FILE_CONTENT_PART_KEYS),
+        extra=_Extra(_extra(obj, _OPEN_ROUTER_FILE_CONTENT_PART_KEYS)),
     )
     return decoded
 
@@ -2657,8 +2701,9 @@ class OpenRouterFileAnnotation:
     """File name."""
     content: list[OpenRouterFileContentPart] | _Unset | None = UNSET
     """The parsed content of the file, as typed parts."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterFileAnnotation:
@@ -2669,7 +2714,7 @@ class OpenRouterFileAnnotation:
                 _OPEN_ROUTER_FILE_ANNOTATION_FIELDS,
                 _OPEN_ROUTER_FILE_ANNOTATION_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_open_router_file_annotation(data)
@@ -2712,7 +2757,7 @@ def _checked_open_router_file_annotation(data: Any) -> OpenRouterFileAnnotation:
         content=_optional_nullable(
             obj, "content", _decode_list_OpenRouterFileContentPart
         ),
-        extra=_extra(obj, _OPEN_ROUTER_FILE_ANNOTATION_KEYS),
+        extra=_Extra(_extra(obj, _OPEN_ROUTER_FILE_ANNOTATION_KEYS)),
     )
     return decoded
 
@@ -2731,8 +2776,9 @@ class GroqDocumentCitation:
     """Offset in the answer where the cited span starts."""
     end_index: int | _Unset | None = UNSET
     """Offset in the answer where the cited span ends."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqDocumentCitation:
@@ -2741,7 +2787,7 @@ class GroqDocumentCitation:
             known, other = _read(
                 data, _GROQ_DOCUMENT_CITATION_FIELDS, _GROQ_DOCUMENT_CITATION_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_groq_document_citation(data)
@@ -2778,7 +2824,7 @@ def _checked_groq_document_citation(data: Any) -> GroqDocumentCitation:
         document_id=_optional_nullable(obj, "document_id", _decode_str),
         start_index=_optional_nullable(obj, "start_index", _decode_int),
         end_index=_optional_nullable(obj, "end_index", _decode_int),
-        extra=_extra(obj, _GROQ_DOCUMENT_CITATION_KEYS),
+        extra=_Extra(_extra(obj, _GROQ_DOCUMENT_CITATION_KEYS)),
     )
     return decoded
 
@@ -2797,8 +2843,9 @@ class GroqFunctionCitation:
     """Offset in the answer where the cited span starts."""
     end_index: int | _Unset | None = UNSET
     """Offset in the answer where the cited span ends."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqFunctionCitation:
@@ -2807,7 +2854,7 @@ class GroqFunctionCitation:
             known, other = _read(
                 data, _GROQ_FUNCTION_CITATION_FIELDS, _GROQ_FUNCTION_CITATION_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_groq_function_citation(data)
@@ -2844,7 +2891,7 @@ def _checked_groq_function_citation(data: Any) -> GroqFunctionCitation:
         tool_call_id=_optional_nullable(obj, "tool_call_id", _decode_str),
         start_index=_optional_nullable(obj, "start_index", _decode_int),
         end_index=_optional_nullable(obj, "end_index", _decode_int),
-        extra=_extra(obj, _GROQ_FUNCTION_CITATION_KEYS),
+        extra=_Extra(_extra(obj, _GROQ_FUNCTION_CITATION_KEYS)),
     )
     return decoded
 
@@ -2874,8 +2921,9 @@ class OpenRouterAnnotation:
     Sent by Groq; see
     https://github.com/groq/groq-python/blob/b410a6201a995be36012af36ffbc138145d97ccb/src/groq/types/chat/chat_completion_message.py
     """
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterAnnotation:
@@ -2884,7 +2932,7 @@ class OpenRouterAnnotation:
             known, other = _read(
                 data, _OPEN_ROUTER_ANNOTATION_FIELDS, _OPEN_ROUTER_ANNOTATION_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_open_router_annotation(data)
@@ -2956,7 +3004,7 @@ def _checked_open_router_annotation(data: Any) -> OpenRouterAnnotation:
         function_citation=_optional_nullable(
             obj, "function_citation", GroqFunctionCitation.from_dict
         ),
-        extra=_extra(obj, _OPEN_ROUTER_ANNOTATION_KEYS),
+        extra=_Extra(_extra(obj, _OPEN_ROUTER_ANNOTATION_KEYS)),
     )
     return decoded
 
@@ -3082,8 +3130,9 @@ class ChatCompletionMessage:
     Sent by vLLM, Groq, Ollama, OpenRouter, Together AI, MLX-VLM server; see
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessage:
@@ -3092,7 +3141,7 @@ class ChatCompletionMessage:
             known, other = _read(
                 data, _CHAT_COMPLETION_MESSAGE_FIELDS, _CHAT_COMPLETION_MESSAGE_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_chat_completion_message(data)
@@ -3299,7 +3348,7 @@ def _checked_chat_completion_message(data: Any) -> ChatCompletionMessage:
         hidden_states=_optional_nullable(obj, "hidden_states", _decode_any),
         token_id=_optional_nullable(obj, "token_id", _decode_int),
         reasoning=_optional_nullable(obj, "reasoning", _decode_str),
-        extra=_extra(obj, _CHAT_COMPLETION_MESSAGE_KEYS),
+        extra=_Extra(_extra(obj, _CHAT_COMPLETION_MESSAGE_KEYS)),
     )
     return decoded
 
@@ -3314,15 +3363,22 @@ class TopLogprob:
     """The UTF-8 bytes of the token; null when the token has no byte form."""
     logprob: float
     """Natural log of the probability of the token."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
+
+    def __post_init__(self) -> None:
+        # The values of these keys recur across a stream's chunks: one copy of each is
+        # kept for every chunk held, rather than one per chunk.
+        if type(self.token) is str:
+            self.token = sys.intern(self.token)
 
     @classmethod
     def from_dict(cls, data: Any) -> TopLogprob:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             known, other = _read(data, _TOP_LOGPROB_FIELDS, _TOP_LOGPROB_REQUIRED)
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_top_logprob(data)
@@ -3360,7 +3416,7 @@ def _checked_top_logprob(data: Any) -> TopLogprob:
         token=_required(obj, "token", _decode_str),
         bytes=_optional_nullable(obj, "bytes", _decode_list_int),
         logprob=_required(obj, "logprob", _decode_float),
-        extra=_extra(obj, _TOP_LOGPROB_KEYS),
+        extra=_Extra(_extra(obj, _TOP_LOGPROB_KEYS)),
     )
     return decoded
 
@@ -3381,8 +3437,15 @@ class ChatCompletionTokenLogprob:
     """
     top_logprobs: list[TopLogprob]
     """The most likely tokens at this position, possibly fewer than requested."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
+
+    def __post_init__(self) -> None:
+        # The values of these keys recur across a stream's chunks: one copy of each is
+        # kept for every chunk held, rather than one per chunk.
+        if type(self.token) is str:
+            self.token = sys.intern(self.token)
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionTokenLogprob:
@@ -3393,7 +3456,7 @@ class ChatCompletionTokenLogprob:
                 _CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS,
                 _CHAT_COMPLETION_TOKEN_LOGPROB_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_chat_completion_token_logprob(data)
@@ -3437,7 +3500,7 @@ def _checked_chat_completion_token_logprob(data: Any) -> ChatCompletionTokenLogp
         bytes=_optional_nullable(obj, "bytes", _decode_list_int),
         logprob=_required(obj, "logprob", _decode_float),
         top_logprobs=_required(obj, "top_logprobs", _decode_list_TopLogprob),
-        extra=_extra(obj, _CHAT_COMPLETION_TOKEN_LOGPROB_KEYS),
+        extra=_Extra(_extra(obj, _CHAT_COMPLETION_TOKEN_LOGPROB_KEYS)),
     )
     return decoded
 
@@ -3452,8 +3515,9 @@ class ChoiceLogprobs:
     refusal: list[ChatCompletionTokenLogprob] | _Unset | None = UNSET
     """One entry per refusal token of the fragment (of the whole refusal, once merged).
     """
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceLogprobs:
@@ -3462,7 +3526,7 @@ class ChoiceLogprobs:
             known, other = _read(
                 data, _CHOICE_LOGPROBS_FIELDS, _CHOICE_LOGPROBS_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_choice_logprobs(data)
@@ -3507,7 +3571,7 @@ def _checked_choice_logprobs(data: Any) -> ChoiceLogprobs:
         refusal=_optional_nullable(
             obj, "refusal", _decode_list_ChatCompletionTokenLogprob
         ),
-        extra=_extra(obj, _CHOICE_LOGPROBS_KEYS),
+        extra=_Extra(_extra(obj, _CHOICE_LOGPROBS_KEYS)),
     )
     return decoded
 
@@ -3524,8 +3588,9 @@ class AzureSeverityResult:
     """Whether the content was withheld."""
     severity: AzureSeverity | str | _Unset | None = UNSET
     """How severe the detected content is."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureSeverityResult:
@@ -3534,7 +3599,7 @@ class AzureSeverityResult:
             known, other = _read(
                 data, _AZURE_SEVERITY_RESULT_FIELDS, _AZURE_SEVERITY_RESULT_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_azure_severity_result(data)
@@ -3566,7 +3631,7 @@ def _checked_azure_severity_result(data: Any) -> AzureSeverityResult:
     decoded = AzureSeverityResult(
         filtered=_required(obj, "filtered", _decode_bool),
         severity=_optional_nullable(obj, "severity", _decode_str),
-        extra=_extra(obj, _AZURE_SEVERITY_RESULT_KEYS),
+        extra=_Extra(_extra(obj, _AZURE_SEVERITY_RESULT_KEYS)),
     )
     return decoded
 
@@ -3583,8 +3648,9 @@ class AzureDetectionResult:
     """Whether the content was withheld."""
     detected: bool | _Unset | None = UNSET
     """Whether the category was detected."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureDetectionResult:
@@ -3593,7 +3659,7 @@ class AzureDetectionResult:
             known, other = _read(
                 data, _AZURE_DETECTION_RESULT_FIELDS, _AZURE_DETECTION_RESULT_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_azure_detection_result(data)
@@ -3625,7 +3691,7 @@ def _checked_azure_detection_result(data: Any) -> AzureDetectionResult:
     decoded = AzureDetectionResult(
         filtered=_required(obj, "filtered", _decode_bool),
         detected=_optional_nullable(obj, "detected", _decode_bool),
-        extra=_extra(obj, _AZURE_DETECTION_RESULT_KEYS),
+        extra=_Extra(_extra(obj, _AZURE_DETECTION_RESULT_KEYS)),
     )
     return decoded
 
@@ -3642,8 +3708,9 @@ class AzureBlocklistResult:
     """Whether the content was withheld."""
     id: str | _Unset | None = UNSET
     """Name of the blocklist."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureBlocklistResult:
@@ -3652,7 +3719,7 @@ class AzureBlocklistResult:
             known, other = _read(
                 data, _AZURE_BLOCKLIST_RESULT_FIELDS, _AZURE_BLOCKLIST_RESULT_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_azure_blocklist_result(data)
@@ -3684,7 +3751,7 @@ def _checked_azure_blocklist_result(data: Any) -> AzureBlocklistResult:
     decoded = AzureBlocklistResult(
         filtered=_required(obj, "filtered", _decode_bool),
         id=_optional_nullable(obj, "id", _decode_str),
-        extra=_extra(obj, _AZURE_BLOCKLIST_RESULT_KEYS),
+        extra=_Extra(_extra(obj, _AZURE_BLOCKLIST_RESULT_KEYS)),
     )
     return decoded
 
@@ -3701,8 +3768,9 @@ class AzureBlocklistDetails:
     """Whether any blocklist withheld the content."""
     details: list[AzureBlocklistResult] | _Unset | None = UNSET
     """The verdict of each blocklist."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureBlocklistDetails:
@@ -3711,7 +3779,7 @@ class AzureBlocklistDetails:
             known, other = _read(
                 data, _AZURE_BLOCKLIST_DETAILS_FIELDS, _AZURE_BLOCKLIST_DETAILS_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_azure_blocklist_details(data)
@@ -3747,7 +3815,7 @@ def _checked_azure_blocklist_details(data: Any) -> AzureBlocklistDetails:
     decoded = AzureBlocklistDetails(
         filtered=_required(obj, "filtered", _decode_bool),
         details=_optional_nullable(obj, "details", _decode_list_AzureBlocklistResult),
-        extra=_extra(obj, _AZURE_BLOCKLIST_DETAILS_KEYS),
+        extra=_Extra(_extra(obj, _AZURE_BLOCKLIST_DETAILS_KEYS)),
     )
     return decoded
 
@@ -3764,8 +3832,9 @@ class AzureFilterError:
     """Machine-readable error code."""
     message: str | _Unset | None = UNSET
     """Human-readable explanation."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureFilterError:
@@ -3774,7 +3843,7 @@ class AzureFilterError:
             known, other = _read(
                 data, _AZURE_FILTER_ERROR_FIELDS, _AZURE_FILTER_ERROR_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_azure_filter_error(data)
@@ -3807,7 +3876,7 @@ def _checked_azure_filter_error(data: Any) -> AzureFilterError:
     decoded = AzureFilterError(
         code=_optional_nullable(obj, "code", _decode_str),
         message=_optional_nullable(obj, "message", _decode_str),
-        extra=_extra(obj, _AZURE_FILTER_ERROR_KEYS),
+        extra=_Extra(_extra(obj, _AZURE_FILTER_ERROR_KEYS)),
     )
     return decoded
 
@@ -3843,8 +3912,9 @@ class AzureContentFilterResults:
     """
     error: AzureFilterError | _Unset | None = UNSET
     """Why filtering could not run."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureContentFilterResults:
@@ -3855,7 +3925,7 @@ class AzureContentFilterResults:
                 _AZURE_CONTENT_FILTER_RESULTS_FIELDS,
                 _AZURE_CONTENT_FILTER_RESULTS_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_azure_content_filter_results(data)
@@ -3969,7 +4039,7 @@ def _checked_azure_content_filter_results(data: Any) -> AzureContentFilterResult
             _decode_list_AzureBlocklistResult_or_AzureBlocklistDetails,
         ),
         error=_optional_nullable(obj, "error", AzureFilterError.from_dict),
-        extra=_extra(obj, _AZURE_CONTENT_FILTER_RESULTS_KEYS),
+        extra=_Extra(_extra(obj, _AZURE_CONTENT_FILTER_RESULTS_KEYS)),
     )
     return decoded
 
@@ -3988,8 +4058,9 @@ class AzureContentFilterOffsets:
     """Start of the annotated span."""
     end_offset: int
     """End of the annotated span."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureContentFilterOffsets:
@@ -4000,7 +4071,7 @@ class AzureContentFilterOffsets:
                 _AZURE_CONTENT_FILTER_OFFSETS_FIELDS,
                 _AZURE_CONTENT_FILTER_OFFSETS_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_azure_content_filter_offsets(data)
@@ -4039,7 +4110,7 @@ def _checked_azure_content_filter_offsets(data: Any) -> AzureContentFilterOffset
         check_offset=_required(obj, "check_offset", _decode_int),
         start_offset=_required(obj, "start_offset", _decode_int),
         end_offset=_required(obj, "end_offset", _decode_int),
-        extra=_extra(obj, _AZURE_CONTENT_FILTER_OFFSETS_KEYS),
+        extra=_Extra(_extra(obj, _AZURE_CONTENT_FILTER_OFFSETS_KEYS)),
     )
     return decoded
 
@@ -4066,8 +4137,9 @@ class CompletionTokensDetails:
     Sent by OpenRouter; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/openrouter/cassettes/test_cache/test_openrouter_cache_streaming_e2e.yaml
     """
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> CompletionTokensDetails:
@@ -4078,7 +4150,7 @@ class CompletionTokensDetails:
                 _COMPLETION_TOKENS_DETAILS_FIELDS,
                 _COMPLETION_TOKENS_DETAILS_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_completion_tokens_details(data)
@@ -4150,7 +4222,7 @@ def _checked_completion_tokens_details(data: Any) -> CompletionTokensDetails:
         ),
         text_tokens=_optional_nullable(obj, "text_tokens", _decode_int),
         image_tokens=_optional_nullable(obj, "image_tokens", _decode_int),
-        extra=_extra(obj, _COMPLETION_TOKENS_DETAILS_KEYS),
+        extra=_Extra(_extra(obj, _COMPLETION_TOKENS_DETAILS_KEYS)),
     )
     return decoded
 
@@ -4175,8 +4247,9 @@ class PromptTokensDetails:
     Sent by OpenRouter, SGLang; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/openrouter/cassettes/test_cache/test_openrouter_cache_streaming_e2e.yaml
     """
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> PromptTokensDetails:
@@ -4185,7 +4258,7 @@ class PromptTokensDetails:
             known, other = _read(
                 data, _PROMPT_TOKENS_DETAILS_FIELDS, _PROMPT_TOKENS_DETAILS_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_prompt_tokens_details(data)
@@ -4243,7 +4316,7 @@ def _checked_prompt_tokens_details(data: Any) -> PromptTokensDetails:
         image_tokens=_optional_nullable(obj, "image_tokens", _decode_int),
         text_tokens=_optional_nullable(obj, "text_tokens", _decode_int),
         video_tokens=_optional_nullable(obj, "video_tokens", _decode_int),
-        extra=_extra(obj, _PROMPT_TOKENS_DETAILS_KEYS),
+        extra=_Extra(_extra(obj, _PROMPT_TOKENS_DETAILS_KEYS)),
     )
     return decoded
 
@@ -4272,8 +4345,9 @@ class PerplexityCost:
     """
     total_cost: float | _Unset | None = UNSET
     """Sum of all the costs."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> PerplexityCost:
@@ -4282,7 +4356,7 @@ class PerplexityCost:
             known, other = _read(
                 data, _PERPLEXITY_COST_FIELDS, _PERPLEXITY_COST_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_perplexity_cost(data)
@@ -4351,7 +4425,7 @@ def _checked_perplexity_cost(data: Any) -> PerplexityCost:
         ),
         request_cost=_optional_nullable(obj, "request_cost", _decode_float),
         total_cost=_optional_nullable(obj, "total_cost", _decode_float),
-        extra=_extra(obj, _PERPLEXITY_COST_KEYS),
+        extra=_Extra(_extra(obj, _PERPLEXITY_COST_KEYS)),
     )
     return decoded
 
@@ -4371,8 +4445,9 @@ class OpenRouterCostDetails:
     """The part of the upstream cost due to the prompt."""
     upstream_inference_completions_cost: float | _Unset | None = UNSET
     """The part of the upstream cost due to the completion."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterCostDetails:
@@ -4383,7 +4458,7 @@ class OpenRouterCostDetails:
                 _OPEN_ROUTER_COST_DETAILS_FIELDS,
                 _OPEN_ROUTER_COST_DETAILS_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_open_router_cost_details(data)
@@ -4444,7 +4519,7 @@ def _checked_open_router_cost_details(data: Any) -> OpenRouterCostDetails:
         upstream_inference_completions_cost=_optional_nullable(
             obj, "upstream_inference_completions_cost", _decode_float
         ),
-        extra=_extra(obj, _OPEN_ROUTER_COST_DETAILS_KEYS),
+        extra=_Extra(_extra(obj, _OPEN_ROUTER_COST_DETAILS_KEYS)),
     )
     return decoded
 
@@ -4462,8 +4537,9 @@ class OpenRouterServerToolUseDetails:
     """Server-side tool calls the model asked for."""
     tool_calls_executed: int | _Unset | None = UNSET
     """Server-side tool calls that were run."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterServerToolUseDetails:
@@ -4474,7 +4550,7 @@ class OpenRouterServerToolUseDetails:
                 _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS,
                 _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_open_router_server_tool_use_details(data)
@@ -4517,7 +4593,7 @@ def _checked_open_router_server_tool_use_details(
             obj, "tool_calls_requested", _decode_int
         ),
         tool_calls_executed=_optional_nullable(obj, "tool_calls_executed", _decode_int),
-        extra=_extra(obj, _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS),
+        extra=_Extra(_extra(obj, _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS)),
     )
     return decoded
 
@@ -4651,8 +4727,9 @@ class CompletionUsage:
 
     Sent by xAI (Grok); see https://docs.x.ai/developers/cost-tracking
     """
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> CompletionUsage:
@@ -4661,7 +4738,7 @@ class CompletionUsage:
             known, other = _read(
                 data, _COMPLETION_USAGE_FIELDS, _COMPLETION_USAGE_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_completion_usage(data)
@@ -4844,7 +4921,7 @@ def _checked_completion_usage(data: Any) -> CompletionUsage:
         cached_tokens=_optional_nullable(obj, "cached_tokens", _decode_int),
         num_sources_used=_optional_nullable(obj, "num_sources_used", _decode_int),
         cost_in_usd_ticks=_optional_nullable(obj, "cost_in_usd_ticks", _decode_int),
-        extra=_extra(obj, _COMPLETION_USAGE_KEYS),
+        extra=_Extra(_extra(obj, _COMPLETION_USAGE_KEYS)),
     )
     return decoded
 
@@ -4933,8 +5010,9 @@ class ChatCompletionChoice:
     Sent by vLLM; see
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChoice:
@@ -4943,7 +5021,7 @@ class ChatCompletionChoice:
             known, other = _read(
                 data, _CHAT_COMPLETION_CHOICE_FIELDS, _CHAT_COMPLETION_CHOICE_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_chat_completion_choice(data)
@@ -5072,7 +5150,7 @@ def _checked_chat_completion_choice(data: Any) -> ChatCompletionChoice:
         seed=_optional_nullable(obj, "seed", _decode_int),
         stop_reason=_optional_nullable(obj, "stop_reason", _decode_int_or_str),
         token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
-        extra=_extra(obj, _CHAT_COMPLETION_CHOICE_KEYS),
+        extra=_Extra(_extra(obj, _CHAT_COMPLETION_CHOICE_KEYS)),
     )
     return decoded
 
@@ -5095,8 +5173,9 @@ class ModerationResultBody:
     """The score of each category, keyed by category name."""
     category_applied_input_types: dict[str, list[ModerationInputType | str]]
     """The input types each category was applied to, keyed by category name."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationResultBody:
@@ -5105,7 +5184,7 @@ class ModerationResultBody:
             known, other = _read(
                 data, _MODERATION_RESULT_BODY_FIELDS, _MODERATION_RESULT_BODY_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_moderation_result_body(data)
@@ -5170,7 +5249,7 @@ def _checked_moderation_result_body(data: Any) -> ModerationResultBody:
         category_applied_input_types=_required(
             obj, "category_applied_input_types", _decode_map_list_ModerationInputType
         ),
-        extra=_extra(obj, _MODERATION_RESULT_BODY_KEYS),
+        extra=_Extra(_extra(obj, _MODERATION_RESULT_BODY_KEYS)),
     )
     return decoded
 
@@ -5185,8 +5264,9 @@ class ModerationResults:
     """Moderation model that produced the results."""
     results: list[ModerationResultBody]
     """One result per moderated input."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationResults:
@@ -5195,7 +5275,7 @@ class ModerationResults:
             known, other = _read(
                 data, _MODERATION_RESULTS_FIELDS, _MODERATION_RESULTS_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_moderation_results(data)
@@ -5232,7 +5312,7 @@ def _checked_moderation_results(data: Any) -> ModerationResults:
         type=_required(obj, "type", _decode_ModerationResultsType),
         model=_required(obj, "model", _decode_str),
         results=_required(obj, "results", _decode_list_ModerationResultBody),
-        extra=_extra(obj, _MODERATION_RESULTS_KEYS),
+        extra=_Extra(_extra(obj, _MODERATION_RESULTS_KEYS)),
     )
     return decoded
 
@@ -5247,8 +5327,9 @@ class ModerationError:
     """Machine-readable error code."""
     message: str
     """Human-readable explanation."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationError:
@@ -5257,7 +5338,7 @@ class ModerationError:
             known, other = _read(
                 data, _MODERATION_ERROR_FIELDS, _MODERATION_ERROR_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_moderation_error(data)
@@ -5294,7 +5375,7 @@ def _checked_moderation_error(data: Any) -> ModerationError:
         type=_required(obj, "type", _decode_ModerationErrorType),
         code=_required(obj, "code", _decode_str),
         message=_required(obj, "message", _decode_str),
-        extra=_extra(obj, _MODERATION_ERROR_KEYS),
+        extra=_Extra(_extra(obj, _MODERATION_ERROR_KEYS)),
     )
     return decoded
 
@@ -5307,15 +5388,16 @@ class Moderation:
     """Verdict on the request input, or the error that prevented it."""
     output: ModerationResults | ModerationError
     """Verdict on the generated output, or the error that prevented it."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> Moderation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             known, other = _read(data, _MODERATION_FIELDS, _MODERATION_REQUIRED)
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_moderation(data)
@@ -5348,7 +5430,7 @@ def _checked_moderation(data: Any) -> Moderation:
     decoded = Moderation(
         input=_required(obj, "input", _decode_ModerationResults_or_ModerationError),
         output=_required(obj, "output", _decode_ModerationResults_or_ModerationError),
-        extra=_extra(obj, _MODERATION_KEYS),
+        extra=_Extra(_extra(obj, _MODERATION_KEYS)),
     )
     return decoded
 
@@ -5365,8 +5447,9 @@ class AzurePromptFilterResult:
     """Index of the prompt the verdicts refer to."""
     content_filter_results: AzureContentFilterResults | _Unset | None = UNSET
     """The verdict of each filter category."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> AzurePromptFilterResult:
@@ -5377,7 +5460,7 @@ class AzurePromptFilterResult:
                 _AZURE_PROMPT_FILTER_RESULT_FIELDS,
                 _AZURE_PROMPT_FILTER_RESULT_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_azure_prompt_filter_result(data)
@@ -5420,7 +5503,7 @@ def _checked_azure_prompt_filter_result(data: Any) -> AzurePromptFilterResult:
         content_filter_results=_optional_nullable(
             obj, "content_filter_results", AzureContentFilterResults.from_dict
         ),
-        extra=_extra(obj, _AZURE_PROMPT_FILTER_RESULT_KEYS),
+        extra=_Extra(_extra(obj, _AZURE_PROMPT_FILTER_RESULT_KEYS)),
     )
     return decoded
 
@@ -5451,8 +5534,9 @@ class AzureLatencyCheckpoint:
     """Time to the last token at the service."""
     user_visible_ttft_ms: float | _Unset | None = UNSET
     """Time until the first token was released to the caller."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureLatencyCheckpoint:
@@ -5463,7 +5547,7 @@ class AzureLatencyCheckpoint:
                 _AZURE_LATENCY_CHECKPOINT_FIELDS,
                 _AZURE_LATENCY_CHECKPOINT_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_azure_latency_checkpoint(data)
@@ -5533,7 +5617,7 @@ def _checked_azure_latency_checkpoint(data: Any) -> AzureLatencyCheckpoint:
         user_visible_ttft_ms=_optional_nullable(
             obj, "user_visible_ttft_ms", _decode_float
         ),
-        extra=_extra(obj, _AZURE_LATENCY_CHECKPOINT_KEYS),
+        extra=_Extra(_extra(obj, _AZURE_LATENCY_CHECKPOINT_KEYS)),
     )
     return decoded
 
@@ -5550,15 +5634,16 @@ class AzureRouting:
     """Identifier of the serving replica (pipeline and data-parallel rank) that produced
     the response.
     """
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureRouting:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             known, other = _read(data, _AZURE_ROUTING_FIELDS, _AZURE_ROUTING_REQUIRED)
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_azure_routing(data)
@@ -5587,7 +5672,7 @@ def _checked_azure_routing(data: Any) -> AzureRouting:
     obj = _object(data)
     decoded = AzureRouting(
         serving_pipereplica=_optional_nullable(obj, "serving_pipereplica", _decode_str),
-        extra=_extra(obj, _AZURE_ROUTING_KEYS),
+        extra=_Extra(_extra(obj, _AZURE_ROUTING_KEYS)),
     )
     return decoded
 
@@ -5604,8 +5689,9 @@ class GroqModelUsage:
     """Name of the model that was called."""
     usage: CompletionUsage
     """Token counts and timings of that call."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqModelUsage:
@@ -5614,7 +5700,7 @@ class GroqModelUsage:
             known, other = _read(
                 data, _GROQ_MODEL_USAGE_FIELDS, _GROQ_MODEL_USAGE_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_groq_model_usage(data)
@@ -5647,7 +5733,7 @@ def _checked_groq_model_usage(data: Any) -> GroqModelUsage:
     decoded = GroqModelUsage(
         model=_required(obj, "model", _decode_str),
         usage=_required(obj, "usage", CompletionUsage.from_dict),
-        extra=_extra(obj, _GROQ_MODEL_USAGE_KEYS),
+        extra=_Extra(_extra(obj, _GROQ_MODEL_USAGE_KEYS)),
     )
     return decoded
 
@@ -5662,8 +5748,9 @@ class GroqUsageBreakdown:
 
     models: list[GroqModelUsage]
     """One entry per model call."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqUsageBreakdown:
@@ -5672,7 +5759,7 @@ class GroqUsageBreakdown:
             known, other = _read(
                 data, _GROQ_USAGE_BREAKDOWN_FIELDS, _GROQ_USAGE_BREAKDOWN_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_groq_usage_breakdown(data)
@@ -5699,7 +5786,7 @@ def _checked_groq_usage_breakdown(data: Any) -> GroqUsageBreakdown:
     obj = _object(data)
     decoded = GroqUsageBreakdown(
         models=_required(obj, "models", _decode_list_GroqModelUsage),
-        extra=_extra(obj, _GROQ_USAGE_BREAKDOWN_KEYS),
+        extra=_Extra(_extra(obj, _GROQ_USAGE_BREAKDOWN_KEYS)),
     )
     return decoded
 
@@ -5720,15 +5807,16 @@ class GroqDebug:
     """Token ids of the output."""
     output_tokens: list[str] | _Unset | None = UNSET
     """Token strings of the output."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqDebug:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             known, other = _read(data, _GROQ_DEBUG_FIELDS, _GROQ_DEBUG_REQUIRED)
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_groq_debug(data)
@@ -5771,7 +5859,7 @@ def _checked_groq_debug(data: Any) -> GroqDebug:
         input_tokens=_optional_nullable(obj, "input_tokens", _decode_list_str),
         output_token_ids=_optional_nullable(obj, "output_token_ids", _decode_list_int),
         output_tokens=_optional_nullable(obj, "output_tokens", _decode_list_str),
-        extra=_extra(obj, _GROQ_DEBUG_KEYS),
+        extra=_Extra(_extra(obj, _GROQ_DEBUG_KEYS)),
     )
     return decoded
 
@@ -5798,15 +5886,16 @@ class GroqXGroq:
     """Why the stream was stopped early."""
     debug: GroqDebug | _Unset | None = UNSET
     """Input and output tokens, present only when the request asked for debug output."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqXGroq:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             known, other = _read(data, _GROQ_X_GROQ_FIELDS, _GROQ_X_GROQ_REQUIRED)
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_groq_x_groq(data)
@@ -5861,7 +5950,7 @@ def _checked_groq_x_groq(data: Any) -> GroqXGroq:
         ),
         error=_optional_nullable(obj, "error", _decode_str),
         debug=_optional_nullable(obj, "debug", GroqDebug.from_dict),
-        extra=_extra(obj, _GROQ_X_GROQ_KEYS),
+        extra=_Extra(_extra(obj, _GROQ_X_GROQ_KEYS)),
     )
     return decoded
 
@@ -5919,8 +6008,9 @@ class LlamaCppTimings:
 
     Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1788
     """
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> LlamaCppTimings:
@@ -5929,7 +6019,7 @@ class LlamaCppTimings:
             known, other = _read(
                 data, _LLAMA_CPP_TIMINGS_FIELDS, _LLAMA_CPP_TIMINGS_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_llama_cpp_timings(data)
@@ -6033,7 +6123,7 @@ def _checked_llama_cpp_timings(data: Any) -> LlamaCppTimings:
         peak_memory=_optional_nullable(obj, "peak_memory", _decode_float),
         draft_kind=_optional_nullable(obj, "draft_kind", _decode_str),
         draft_rounds=_optional_nullable(obj, "draft_rounds", _decode_int),
-        extra=_extra(obj, _LLAMA_CPP_TIMINGS_KEYS),
+        extra=_Extra(_extra(obj, _LLAMA_CPP_TIMINGS_KEYS)),
     )
     return decoded
 
@@ -6050,8 +6140,9 @@ class NovitaSlaMetrics:
     """Milliseconds until the first token was produced."""
     ts_us: int | _Unset | None = UNSET
     """A Unix timestamp in microseconds that Novita attaches to the chunk."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> NovitaSlaMetrics:
@@ -6060,7 +6151,7 @@ class NovitaSlaMetrics:
             known, other = _read(
                 data, _NOVITA_SLA_METRICS_FIELDS, _NOVITA_SLA_METRICS_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_novita_sla_metrics(data)
@@ -6093,7 +6184,7 @@ def _checked_novita_sla_metrics(data: Any) -> NovitaSlaMetrics:
     decoded = NovitaSlaMetrics(
         ttft_ms=_optional_nullable(obj, "ttft_ms", _decode_float),
         ts_us=_optional_nullable(obj, "ts_us", _decode_int),
-        extra=_extra(obj, _NOVITA_SLA_METRICS_KEYS),
+        extra=_Extra(_extra(obj, _NOVITA_SLA_METRICS_KEYS)),
     )
     return decoded
 
@@ -6118,8 +6209,9 @@ class NvExtWorkerId:
     """
     decode_dp_rank: int | _Unset | None = UNSET
     """Data-parallel rank of the engine on the decode worker."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExtWorkerId:
@@ -6128,7 +6220,7 @@ class NvExtWorkerId:
             known, other = _read(
                 data, _NV_EXT_WORKER_ID_FIELDS, _NV_EXT_WORKER_ID_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_nv_ext_worker_id(data)
@@ -6171,7 +6263,7 @@ def _checked_nv_ext_worker_id(data: Any) -> NvExtWorkerId:
         prefill_dp_rank=_optional_nullable(obj, "prefill_dp_rank", _decode_int),
         decode_worker_id=_optional_nullable(obj, "decode_worker_id", _decode_int),
         decode_dp_rank=_optional_nullable(obj, "decode_dp_rank", _decode_int),
-        extra=_extra(obj, _NV_EXT_WORKER_ID_KEYS),
+        extra=_Extra(_extra(obj, _NV_EXT_WORKER_ID_KEYS)),
     )
     return decoded
 
@@ -6196,15 +6288,16 @@ class NvExtTiming:
     """Milliseconds from arrival until the request finished."""
     kv_hit_rate: float | _Unset | None = UNSET
     """Share of the prompt's KV blocks found in cache, from 0 to 1."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExtTiming:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             known, other = _read(data, _NV_EXT_TIMING_FIELDS, _NV_EXT_TIMING_REQUIRED)
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_nv_ext_timing(data)
@@ -6264,7 +6357,7 @@ def _checked_nv_ext_timing(data: Any) -> NvExtTiming:
         ttft_ms=_optional_nullable(obj, "ttft_ms", _decode_float),
         total_time_ms=_optional_nullable(obj, "total_time_ms", _decode_float),
         kv_hit_rate=_optional_nullable(obj, "kv_hit_rate", _decode_float),
-        extra=_extra(obj, _NV_EXT_TIMING_KEYS),
+        extra=_Extra(_extra(obj, _NV_EXT_TIMING_KEYS)),
     )
     return decoded
 
@@ -6304,15 +6397,16 @@ class NvExt:
     prompt position, null for the first one, otherwise an object that maps a token id
     (as a string) to `{logprob, rank, decoded_token}`.
     """
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExt:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             known, other = _read(data, _NV_EXT_FIELDS, _NV_EXT_REQUIRED)
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_nv_ext(data)
@@ -6384,7 +6478,7 @@ def _checked_nv_ext(data: Any) -> NvExt:
             obj, "completion_token_ids", _decode_list_int
         ),
         prompt_logprobs=_optional_nullable(obj, "prompt_logprobs", _decode_list_any),
-        extra=_extra(obj, _NV_EXT_KEYS),
+        extra=_Extra(_extra(obj, _NV_EXT_KEYS)),
     )
     return decoded
 
@@ -6410,8 +6504,9 @@ class OpenRouterError:
     """Free-form details, such as the upstream `provider_name`, an `error_type` tag and the
     `raw` error text of the upstream provider.
     """
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterError:
@@ -6420,7 +6515,7 @@ class OpenRouterError:
             known, other = _read(
                 data, _OPEN_ROUTER_ERROR_FIELDS, _OPEN_ROUTER_ERROR_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_open_router_error(data)
@@ -6464,7 +6559,7 @@ def _checked_open_router_error(data: Any) -> OpenRouterError:
         type=_optional_nullable(obj, "type", _decode_str),
         param=_optional_nullable(obj, "param", _decode_any),
         metadata=_optional_nullable(obj, "metadata", _decode_map_any),
-        extra=_extra(obj, _OPEN_ROUTER_ERROR_KEYS),
+        extra=_Extra(_extra(obj, _OPEN_ROUTER_ERROR_KEYS)),
     )
     return decoded
 
@@ -6491,8 +6586,9 @@ class PerplexitySearchResult:
     """Date the page was last updated."""
     source: str | _Unset | None = UNSET
     """Where the result comes from, such as `web`."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> PerplexitySearchResult:
@@ -6503,7 +6599,7 @@ class PerplexitySearchResult:
                 _PERPLEXITY_SEARCH_RESULT_FIELDS,
                 _PERPLEXITY_SEARCH_RESULT_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_perplexity_search_result(data)
@@ -6558,7 +6654,7 @@ def _checked_perplexity_search_result(data: Any) -> PerplexitySearchResult:
         date=_optional_nullable(obj, "date", _decode_str),
         last_updated=_optional_nullable(obj, "last_updated", _decode_str),
         source=_optional_nullable(obj, "source", _decode_str),
-        extra=_extra(obj, _PERPLEXITY_SEARCH_RESULT_KEYS),
+        extra=_Extra(_extra(obj, _PERPLEXITY_SEARCH_RESULT_KEYS)),
     )
     return decoded
 
@@ -6581,8 +6677,9 @@ class SglangCachedTokensDetails:
     """
     storage_backend: str | _Unset | None = UNSET
     """Name of the third-tier storage backend; present only when one is configured."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> SglangCachedTokensDetails:
@@ -6593,7 +6690,7 @@ class SglangCachedTokensDetails:
                 _SGLANG_CACHED_TOKENS_DETAILS_FIELDS,
                 _SGLANG_CACHED_TOKENS_DETAILS_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_sglang_cached_tokens_details(data)
@@ -6636,7 +6733,7 @@ def _checked_sglang_cached_tokens_details(data: Any) -> SglangCachedTokensDetail
         host=_optional_nullable(obj, "host", _decode_int),
         storage=_optional_nullable(obj, "storage", _decode_int),
         storage_backend=_optional_nullable(obj, "storage_backend", _decode_str),
-        extra=_extra(obj, _SGLANG_CACHED_TOKENS_DETAILS_KEYS),
+        extra=_Extra(_extra(obj, _SGLANG_CACHED_TOKENS_DETAILS_KEYS)),
     )
     return decoded
 
@@ -6655,15 +6752,16 @@ class SglangSglExt:
     """
     cached_tokens_details: SglangCachedTokensDetails | _Unset | None = UNSET
     """Where the prompt tokens served from cache came from, when requested."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> SglangSglExt:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             known, other = _read(data, _SGLANG_SGL_EXT_FIELDS, _SGLANG_SGL_EXT_REQUIRED)
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_sglang_sgl_ext(data)
@@ -6707,7 +6805,7 @@ def _checked_sglang_sgl_ext(data: Any) -> SglangSglExt:
         cached_tokens_details=_optional_nullable(
             obj, "cached_tokens_details", SglangCachedTokensDetails.from_dict
         ),
-        extra=_extra(obj, _SGLANG_SGL_EXT_KEYS),
+        extra=_Extra(_extra(obj, _SGLANG_SGL_EXT_KEYS)),
     )
     return decoded
 
@@ -6722,8 +6820,9 @@ class TogetherWarning:
 
     message: str
     """What the warning is about."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> TogetherWarning:
@@ -6732,7 +6831,7 @@ class TogetherWarning:
             known, other = _read(
                 data, _TOGETHER_WARNING_FIELDS, _TOGETHER_WARNING_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_together_warning(data)
@@ -6759,7 +6858,7 @@ def _checked_together_warning(data: Any) -> TogetherWarning:
     obj = _object(data)
     decoded = TogetherWarning(
         message=_required(obj, "message", _decode_str),
-        extra=_extra(obj, _TOGETHER_WARNING_KEYS),
+        extra=_Extra(_extra(obj, _TOGETHER_WARNING_KEYS)),
     )
     return decoded
 
@@ -6791,8 +6890,9 @@ class VllmSpeculativeDecodingMetrics:
     """Tokens accepted at each step, in order; only at the detailed metrics level."""
     per_step_drafted: list[int] | _Unset | None = UNSET
     """Tokens drafted at each step, in order; only at the detailed metrics level."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> VllmSpeculativeDecodingMetrics:
@@ -6803,7 +6903,7 @@ class VllmSpeculativeDecodingMetrics:
                 _VLLM_SPECULATIVE_DECODING_METRICS_FIELDS,
                 _VLLM_SPECULATIVE_DECODING_METRICS_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_vllm_speculative_decoding_metrics(data)
@@ -6888,7 +6988,7 @@ def _checked_vllm_speculative_decoding_metrics(
             obj, "per_step_accepted", _decode_list_int
         ),
         per_step_drafted=_optional_nullable(obj, "per_step_drafted", _decode_list_int),
-        extra=_extra(obj, _VLLM_SPECULATIVE_DECODING_METRICS_KEYS),
+        extra=_Extra(_extra(obj, _VLLM_SPECULATIVE_DECODING_METRICS_KEYS)),
     )
     return decoded
 
@@ -6915,8 +7015,9 @@ class VllmRequestMetrics:
     """Acceptance statistics of speculative decoding (experimental); null when it did not
     run or for n > 1.
     """
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> VllmRequestMetrics:
@@ -6925,7 +7026,7 @@ class VllmRequestMetrics:
             known, other = _read(
                 data, _VLLM_REQUEST_METRICS_FIELDS, _VLLM_REQUEST_METRICS_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_vllm_request_metrics(data)
@@ -6996,7 +7097,7 @@ def _checked_vllm_request_metrics(data: Any) -> VllmRequestMetrics:
         speculative_decoding=_optional_nullable(
             obj, "speculative_decoding", VllmSpeculativeDecodingMetrics.from_dict
         ),
-        extra=_extra(obj, _VLLM_REQUEST_METRICS_KEYS),
+        extra=_Extra(_extra(obj, _VLLM_REQUEST_METRICS_KEYS)),
     )
     return decoded
 
@@ -7023,8 +7124,9 @@ class ZaiWebSearchResult:
     """Citation marker (such as `ref_1`) that the answer uses to point at this page."""
     publish_date: str | _Unset | None = UNSET
     """When the page was published, as text."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ZaiWebSearchResult:
@@ -7033,7 +7135,7 @@ class ZaiWebSearchResult:
             known, other = _read(
                 data, _ZAI_WEB_SEARCH_RESULT_FIELDS, _ZAI_WEB_SEARCH_RESULT_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_zai_web_search_result(data)
@@ -7088,7 +7190,7 @@ def _checked_zai_web_search_result(data: Any) -> ZaiWebSearchResult:
         icon=_optional_nullable(obj, "icon", _decode_str),
         refer=_optional_nullable(obj, "refer", _decode_str),
         publish_date=_optional_nullable(obj, "publish_date", _decode_str),
-        extra=_extra(obj, _ZAI_WEB_SEARCH_RESULT_KEYS),
+        extra=_Extra(_extra(obj, _ZAI_WEB_SEARCH_RESULT_KEYS)),
     )
     return decoded
 
@@ -7278,8 +7380,9 @@ class ChatCompletion:
 
     Sent by Z.ai (GLM); see https://docs.bigmodel.cn/cn/guide/tools/web-search
     """
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletion:
@@ -7289,7 +7392,7 @@ class ChatCompletion:
             known, other = _read(
                 data, _CHAT_COMPLETION_FIELDS, _CHAT_COMPLETION_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_chat_completion(data)
@@ -7523,7 +7626,7 @@ def _checked_chat_completion(data: Any) -> ChatCompletion:
         web_search=_optional_nullable(
             obj, "web_search", _decode_list_ZaiWebSearchResult
         ),
-        extra=_extra(obj, _CHAT_COMPLETION_KEYS),
+        extra=_Extra(_extra(obj, _CHAT_COMPLETION_KEYS)),
     )
     return decoded
 
@@ -7547,8 +7650,9 @@ class ChoiceDeltaToolCallFunction:
     fragment and a few split it, so a fragment is appended unless it repeats the name so
     far.
     """
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCallFunction:
@@ -7559,7 +7663,7 @@ class ChoiceDeltaToolCallFunction:
                 _CHOICE_DELTA_TOOL_CALL_FUNCTION_FIELDS,
                 _CHOICE_DELTA_TOOL_CALL_FUNCTION_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_choice_delta_tool_call_function(data)
@@ -7592,7 +7696,7 @@ def _checked_choice_delta_tool_call_function(data: Any) -> ChoiceDeltaToolCallFu
     decoded = ChoiceDeltaToolCallFunction(
         arguments=_optional_nullable(obj, "arguments", _decode_str_or_map_any),
         name=_optional_nullable(obj, "name", _decode_str),
-        extra=_extra(obj, _CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS),
+        extra=_Extra(_extra(obj, _CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS)),
     )
     return decoded
 
@@ -7605,8 +7709,9 @@ class ChoiceDeltaToolCallCustom:
     """A piece of the free-form input to the tool."""
     name: str | _Unset | None = UNSET
     """Name of the custom tool; sent on the first fragment."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCallCustom:
@@ -7617,7 +7722,7 @@ class ChoiceDeltaToolCallCustom:
                 _CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS,
                 _CHOICE_DELTA_TOOL_CALL_CUSTOM_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_choice_delta_tool_call_custom(data)
@@ -7650,7 +7755,7 @@ def _checked_choice_delta_tool_call_custom(data: Any) -> ChoiceDeltaToolCallCust
     decoded = ChoiceDeltaToolCallCustom(
         input=_optional_nullable(obj, "input", _decode_str),
         name=_optional_nullable(obj, "name", _decode_str),
-        extra=_extra(obj, _CHOICE_DELTA_TOOL_CALL_CUSTOM_KEYS),
+        extra=_Extra(_extra(obj, _CHOICE_DELTA_TOOL_CALL_CUSTOM_KEYS)),
     )
     return decoded
 
@@ -7675,8 +7780,9 @@ class ChoiceDeltaToolCall:
     """The custom tool being called and a piece of its input, for a call of type `custom`.
     OpenAI sends it; openai-python 3.57 does not declare it (openai-node does).
     """
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCall:
@@ -7685,7 +7791,7 @@ class ChoiceDeltaToolCall:
             known, other = _read(
                 data, _CHOICE_DELTA_TOOL_CALL_FIELDS, _CHOICE_DELTA_TOOL_CALL_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_choice_delta_tool_call(data)
@@ -7732,7 +7838,7 @@ def _checked_choice_delta_tool_call(data: Any) -> ChoiceDeltaToolCall:
         ),
         type=_optional_nullable(obj, "type", _decode_str),
         custom=_optional_nullable(obj, "custom", ChoiceDeltaToolCallCustom.from_dict),
-        extra=_extra(obj, _CHOICE_DELTA_TOOL_CALL_KEYS),
+        extra=_Extra(_extra(obj, _CHOICE_DELTA_TOOL_CALL_KEYS)),
     )
     return decoded
 
@@ -7746,8 +7852,9 @@ class ChoiceDeltaFunctionCall:
     """
     name: str | _Unset | None = UNSET
     """Name of the function to call; sent on the first fragment."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaFunctionCall:
@@ -7758,7 +7865,7 @@ class ChoiceDeltaFunctionCall:
                 _CHOICE_DELTA_FUNCTION_CALL_FIELDS,
                 _CHOICE_DELTA_FUNCTION_CALL_REQUIRED,
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_choice_delta_function_call(data)
@@ -7791,7 +7898,7 @@ def _checked_choice_delta_function_call(data: Any) -> ChoiceDeltaFunctionCall:
     decoded = ChoiceDeltaFunctionCall(
         arguments=_optional_nullable(obj, "arguments", _decode_str),
         name=_optional_nullable(obj, "name", _decode_str),
-        extra=_extra(obj, _CHOICE_DELTA_FUNCTION_CALL_KEYS),
+        extra=_Extra(_extra(obj, _CHOICE_DELTA_FUNCTION_CALL_KEYS)),
     )
     return decoded
 
@@ -7810,8 +7917,9 @@ class ChoiceDeltaAudio:
     """
     transcript: str | _Unset | None = UNSET
     """A piece of the transcript of the audio."""
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaAudio:
@@ -7820,7 +7928,7 @@ class ChoiceDeltaAudio:
             known, other = _read(
                 data, _CHOICE_DELTA_AUDIO_FIELDS, _CHOICE_DELTA_AUDIO_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_choice_delta_audio(data)
@@ -7861,7 +7969,7 @@ def _checked_choice_delta_audio(data: Any) -> ChoiceDeltaAudio:
         data=_optional_nullable(obj, "data", _decode_str),
         expires_at=_optional_nullable(obj, "expires_at", _decode_int),
         transcript=_optional_nullable(obj, "transcript", _decode_str),
-        extra=_extra(obj, _CHOICE_DELTA_AUDIO_KEYS),
+        extra=_Extra(_extra(obj, _CHOICE_DELTA_AUDIO_KEYS)),
     )
     return decoded
 
@@ -7989,15 +8097,16 @@ class ChoiceDelta:
     Sent by vLLM, Groq, Ollama, OpenRouter, Together AI, MLX-VLM server; see
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDelta:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             known, other = _read(data, _CHOICE_DELTA_FIELDS, _CHOICE_DELTA_REQUIRED)
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_choice_delta(data)
@@ -8193,7 +8302,7 @@ def _checked_choice_delta(data: Any) -> ChoiceDelta:
         hidden_states=_optional_nullable(obj, "hidden_states", _decode_any),
         token_id=_optional_nullable(obj, "token_id", _decode_int),
         reasoning=_optional_nullable(obj, "reasoning", _decode_str),
-        extra=_extra(obj, _CHOICE_DELTA_KEYS),
+        extra=_Extra(_extra(obj, _CHOICE_DELTA_KEYS)),
     )
     return decoded
 
@@ -8289,15 +8398,16 @@ class Choice:
     Sent by vLLM; see
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> Choice:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             known, other = _read(data, _CHOICE_FIELDS, _CHOICE_REQUIRED)
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_choice(data)
@@ -8424,7 +8534,7 @@ def _checked_choice(data: Any) -> Choice:
         seed=_optional_nullable(obj, "seed", _decode_int),
         stop_reason=_optional_nullable(obj, "stop_reason", _decode_int_or_str),
         token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
-        extra=_extra(obj, _CHOICE_KEYS),
+        extra=_Extra(_extra(obj, _CHOICE_KEYS)),
     )
     return decoded
 
@@ -8635,8 +8745,23 @@ class ChatCompletionChunk:
 
     Sent by Z.ai (GLM); see https://docs.bigmodel.cn/cn/guide/tools/web-search
     """
-    extra: dict[str, Any] = field(default_factory=dict)
-    """Keys the spec does not describe, as they arrived; `to_dict` writes them back."""
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
+    to change them); `to_dict` writes them back."""
+
+    def __post_init__(self) -> None:
+        # The values of these keys recur across a stream's chunks: one copy of each is
+        # kept for every chunk held, rather than one per chunk.
+        if type(self.id) is str:
+            self.id = sys.intern(self.id)
+        if type(self.model) is str:
+            self.model = sys.intern(self.model)
+        if type(self.object) is str:
+            self.object = sys.intern(self.object)
+        if type(self.service_tier) is str:
+            self.service_tier = sys.intern(self.service_tier)
+        if type(self.system_fingerprint) is str:
+            self.system_fingerprint = sys.intern(self.system_fingerprint)
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChunk:
@@ -8646,7 +8771,7 @@ class ChatCompletionChunk:
             known, other = _read(
                 data, _CHAT_COMPLETION_CHUNK_FIELDS, _CHAT_COMPLETION_CHUNK_REQUIRED
             )
-            return cls(**known, extra=other)
+            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
             pass
         return _checked_chat_completion_chunk(data)
@@ -8885,7 +9010,7 @@ def _checked_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
         web_search=_optional_nullable(
             obj, "web_search", _decode_list_ZaiWebSearchResult
         ),
-        extra=_extra(obj, _CHAT_COMPLETION_CHUNK_KEYS),
+        extra=_Extra(_extra(obj, _CHAT_COMPLETION_CHUNK_KEYS)),
     )
     return decoded
 

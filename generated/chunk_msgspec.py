@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: bbb863aa16c49c9f (spec, templates and generator).
+# Spec hash: fb334ab7283dde77 (spec, templates and generator).
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
@@ -46,6 +46,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -1119,6 +1120,19 @@ class _MistralThinkingPartRead(MistralThinkingPart):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], MistralThinkingPart], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_mistral_thinking_part, (self.to_dict(),))
+
+    def __copy__(self) -> MistralThinkingPart:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _MISTRAL_THINKING_PART_KEYS = frozenset({"type", "text"})
 
@@ -1191,6 +1205,19 @@ class _MistralContentPartRead(MistralContentPart):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], MistralContentPart], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_mistral_content_part, (self.to_dict(),))
+
+    def __copy__(self) -> MistralContentPart:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _MISTRAL_CONTENT_PART_KEYS = frozenset({"type", "text", "thinking"})
 
@@ -1260,6 +1287,21 @@ class _ChatCompletionMessageToolCallFunctionRead(ChatCompletionMessageToolCallFu
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[
+        Callable[[Any], ChatCompletionMessageToolCallFunction], tuple[dict[str, Any]]
+    ]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_chat_completion_message_tool_call_function, (self.to_dict(),))
+
+    def __copy__(self) -> ChatCompletionMessageToolCallFunction:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
 
@@ -1323,6 +1365,21 @@ class _ChatCompletionMessageToolCallCustomRead(ChatCompletionMessageToolCallCust
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[
+        Callable[[Any], ChatCompletionMessageToolCallCustom], tuple[dict[str, Any]]
+    ]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_chat_completion_message_tool_call_custom, (self.to_dict(),))
+
+    def __copy__(self) -> ChatCompletionMessageToolCallCustom:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_KEYS = frozenset({"input", "name"})
@@ -1401,6 +1458,19 @@ class _ChatCompletionMessageToolCallRead(ChatCompletionMessageToolCall):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], ChatCompletionMessageToolCall], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_chat_completion_message_tool_call, (self.to_dict(),))
+
+    def __copy__(self) -> ChatCompletionMessageToolCall:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS = frozenset(
     {"index", "id", "type", "function", "custom"}
@@ -1469,6 +1539,21 @@ class _ChatCompletionMessageFunctionCallRead(ChatCompletionMessageFunctionCall):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[
+        Callable[[Any], ChatCompletionMessageFunctionCall], tuple[dict[str, Any]]
+    ]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_chat_completion_message_function_call, (self.to_dict(),))
+
+    def __copy__(self) -> ChatCompletionMessageFunctionCall:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
@@ -1540,6 +1625,19 @@ class _ChatCompletionAudioRead(ChatCompletionAudio):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], ChatCompletionAudio], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_chat_completion_audio, (self.to_dict(),))
+
+    def __copy__(self) -> ChatCompletionAudio:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _CHAT_COMPLETION_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
@@ -1616,6 +1714,19 @@ class _GroqSearchResultRead(GroqSearchResult):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], GroqSearchResult], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_groq_search_result, (self.to_dict(),))
+
+    def __copy__(self) -> GroqSearchResult:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _GROQ_SEARCH_RESULT_KEYS = frozenset({"title", "url", "content", "score"})
 
@@ -1686,6 +1797,19 @@ class _GroqSearchResultsRead(GroqSearchResults):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], GroqSearchResults], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_groq_search_results, (self.to_dict(),))
+
+    def __copy__(self) -> GroqSearchResults:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _GROQ_SEARCH_RESULTS_KEYS = frozenset({"results", "images"})
@@ -1759,6 +1883,19 @@ class _GroqBrowserResultRead(GroqBrowserResult):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], GroqBrowserResult], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_groq_browser_result, (self.to_dict(),))
+
+    def __copy__(self) -> GroqBrowserResult:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _GROQ_BROWSER_RESULT_KEYS = frozenset({"title", "url", "content", "live_view_url"})
@@ -1866,6 +2003,19 @@ class _GroqChartElementRead(GroqChartElement):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], GroqChartElement], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_groq_chart_element, (self.to_dict(),))
+
+    def __copy__(self) -> GroqChartElement:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _GROQ_CHART_ELEMENT_KEYS = frozenset(
@@ -2003,6 +2153,17 @@ class _GroqChartRead(GroqChart):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(self) -> tuple[Callable[[Any], GroqChart], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_groq_chart, (self.to_dict(),))
+
+    def __copy__(self) -> GroqChart:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _GROQ_CHART_KEYS = frozenset(
     {
@@ -2105,6 +2266,19 @@ class _GroqCodeResultRead(GroqCodeResult):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], GroqCodeResult], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_groq_code_result, (self.to_dict(),))
+
+    def __copy__(self) -> GroqCodeResult:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _GROQ_CODE_RESULT_KEYS = frozenset({"text", "png", "chart", "charts"})
 
@@ -2202,6 +2376,19 @@ class _GroqExecutedToolRead(GroqExecutedTool):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], GroqExecutedTool], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_groq_executed_tool, (self.to_dict(),))
+
+    def __copy__(self) -> GroqExecutedTool:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _GROQ_EXECUTED_TOOL_KEYS = frozenset(
@@ -2301,6 +2488,19 @@ class _LiteLLMThinkingBlockRead(LiteLLMThinkingBlock):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], LiteLLMThinkingBlock], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_lite_l_l_m_thinking_block, (self.to_dict(),))
+
+    def __copy__(self) -> LiteLLMThinkingBlock:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _LITE_L_L_M_THINKING_BLOCK_KEYS = frozenset(
     {"type", "thinking", "signature", "data", "cache_control"}
@@ -2366,6 +2566,19 @@ class _MoonshotInternalContentRead(MoonshotInternalContent):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], MoonshotInternalContent], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_moonshot_internal_content, (self.to_dict(),))
+
+    def __copy__(self) -> MoonshotInternalContent:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _MOONSHOT_INTERNAL_CONTENT_KEYS = frozenset({"token_ids"})
@@ -2455,6 +2668,19 @@ class _OpenRouterReasoningDetailRead(OpenRouterReasoningDetail):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], OpenRouterReasoningDetail], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_open_router_reasoning_detail, (self.to_dict(),))
+
+    def __copy__(self) -> OpenRouterReasoningDetail:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _OPEN_ROUTER_REASONING_DETAIL_KEYS = frozenset(
     {"type", "id", "format", "index", "text", "signature", "summary", "data"}
@@ -2538,6 +2764,19 @@ class _OpenRouterUrlCitationRead(OpenRouterUrlCitation):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], OpenRouterUrlCitation], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_open_router_url_citation, (self.to_dict(),))
+
+    def __copy__(self) -> OpenRouterUrlCitation:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _OPEN_ROUTER_URL_CITATION_KEYS = frozenset(
     {"url", "title", "start_index", "end_index", "content"}
@@ -2606,6 +2845,19 @@ class _OpenRouterFileContentPartRead(OpenRouterFileContentPart):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], OpenRouterFileContentPart], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_open_router_file_content_part, (self.to_dict(),))
+
+    def __copy__(self) -> OpenRouterFileContentPart:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _OPEN_ROUTER_FILE_CONTENT_PART_KEYS = frozenset({"type", "text"})
@@ -2679,6 +2931,19 @@ class _OpenRouterFileAnnotationRead(OpenRouterFileAnnotation):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], OpenRouterFileAnnotation], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_open_router_file_annotation, (self.to_dict(),))
+
+    def __copy__(self) -> OpenRouterFileAnnotation:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _OPEN_ROUTER_FILE_ANNOTATION_KEYS = frozenset({"hash", "name", "content"})
 
@@ -2751,6 +3016,19 @@ class _GroqDocumentCitationRead(GroqDocumentCitation):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], GroqDocumentCitation], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_groq_document_citation, (self.to_dict(),))
+
+    def __copy__(self) -> GroqDocumentCitation:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _GROQ_DOCUMENT_CITATION_KEYS = frozenset({"document_id", "start_index", "end_index"})
 
@@ -2820,6 +3098,19 @@ class _GroqFunctionCitationRead(GroqFunctionCitation):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], GroqFunctionCitation], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_groq_function_citation, (self.to_dict(),))
+
+    def __copy__(self) -> GroqFunctionCitation:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _GROQ_FUNCTION_CITATION_KEYS = frozenset({"tool_call_id", "start_index", "end_index"})
@@ -2914,6 +3205,19 @@ class _OpenRouterAnnotationRead(OpenRouterAnnotation):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], OpenRouterAnnotation], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_open_router_annotation, (self.to_dict(),))
+
+    def __copy__(self) -> OpenRouterAnnotation:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _OPEN_ROUTER_ANNOTATION_KEYS = frozenset(
@@ -3164,6 +3468,19 @@ class _ChatCompletionMessageRead(ChatCompletionMessage):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], ChatCompletionMessage], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_chat_completion_message, (self.to_dict(),))
+
+    def __copy__(self) -> ChatCompletionMessage:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _CHAT_COMPLETION_MESSAGE_KEYS = frozenset(
     {
@@ -3257,6 +3574,12 @@ class TopLogprob(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
+    def __post_init__(self) -> None:
+        # The values of these keys recur across a stream's chunks: one copy of each is
+        # kept for every chunk held, rather than one per chunk.
+        if type(self.token) is str:
+            self.token = sys.intern(self.token)
+
     @classmethod
     def from_dict(cls, data: Any) -> TopLogprob:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
@@ -3283,6 +3606,17 @@ class _TopLogprobRead(TopLogprob):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(self) -> tuple[Callable[[Any], TopLogprob], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_top_logprob, (self.to_dict(),))
+
+    def __copy__(self) -> TopLogprob:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _TOP_LOGPROB_KEYS = frozenset({"token", "bytes", "logprob"})
@@ -3327,6 +3661,12 @@ class ChatCompletionTokenLogprob(
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
+    def __post_init__(self) -> None:
+        # The values of these keys recur across a stream's chunks: one copy of each is
+        # kept for every chunk held, rather than one per chunk.
+        if type(self.token) is str:
+            self.token = sys.intern(self.token)
+
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionTokenLogprob:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
@@ -3354,6 +3694,19 @@ class _ChatCompletionTokenLogprobRead(ChatCompletionTokenLogprob):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], ChatCompletionTokenLogprob], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_chat_completion_token_logprob, (self.to_dict(),))
+
+    def __copy__(self) -> ChatCompletionTokenLogprob:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _CHAT_COMPLETION_TOKEN_LOGPROB_KEYS = frozenset(
@@ -3430,6 +3783,19 @@ class _ChoiceLogprobsRead(ChoiceLogprobs):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], ChoiceLogprobs], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_choice_logprobs, (self.to_dict(),))
+
+    def __copy__(self) -> ChoiceLogprobs:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _CHOICE_LOGPROBS_KEYS = frozenset({"content", "refusal"})
 
@@ -3498,6 +3864,19 @@ class _AzureSeverityResultRead(AzureSeverityResult):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], AzureSeverityResult], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_azure_severity_result, (self.to_dict(),))
+
+    def __copy__(self) -> AzureSeverityResult:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _AZURE_SEVERITY_RESULT_KEYS = frozenset({"filtered", "severity"})
 
@@ -3562,6 +3941,19 @@ class _AzureDetectionResultRead(AzureDetectionResult):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], AzureDetectionResult], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_azure_detection_result, (self.to_dict(),))
+
+    def __copy__(self) -> AzureDetectionResult:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _AZURE_DETECTION_RESULT_KEYS = frozenset({"filtered", "detected"})
 
@@ -3625,6 +4017,19 @@ class _AzureBlocklistResultRead(AzureBlocklistResult):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], AzureBlocklistResult], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_azure_blocklist_result, (self.to_dict(),))
+
+    def __copy__(self) -> AzureBlocklistResult:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _AZURE_BLOCKLIST_RESULT_KEYS = frozenset({"filtered", "id"})
@@ -3694,6 +4099,19 @@ class _AzureBlocklistDetailsRead(AzureBlocklistDetails):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], AzureBlocklistDetails], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_azure_blocklist_details, (self.to_dict(),))
+
+    def __copy__(self) -> AzureBlocklistDetails:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _AZURE_BLOCKLIST_DETAILS_KEYS = frozenset({"filtered", "details"})
 
@@ -3758,6 +4176,19 @@ class _AzureFilterErrorRead(AzureFilterError):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], AzureFilterError], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_azure_filter_error, (self.to_dict(),))
+
+    def __copy__(self) -> AzureFilterError:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _AZURE_FILTER_ERROR_KEYS = frozenset({"code", "message"})
@@ -3875,6 +4306,19 @@ class _AzureContentFilterResultsRead(AzureContentFilterResults):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], AzureContentFilterResults], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_azure_content_filter_results, (self.to_dict(),))
+
+    def __copy__(self) -> AzureContentFilterResults:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _AZURE_CONTENT_FILTER_RESULTS_KEYS = frozenset(
     {
@@ -3968,6 +4412,19 @@ class _AzureContentFilterOffsetsRead(AzureContentFilterOffsets):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], AzureContentFilterOffsets], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_azure_content_filter_offsets, (self.to_dict(),))
+
+    def __copy__(self) -> AzureContentFilterOffsets:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _AZURE_CONTENT_FILTER_OFFSETS_KEYS = frozenset(
     {"check_offset", "start_offset", "end_offset"}
@@ -4053,6 +4510,19 @@ class _CompletionTokensDetailsRead(CompletionTokensDetails):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], CompletionTokensDetails], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_completion_tokens_details, (self.to_dict(),))
+
+    def __copy__(self) -> CompletionTokensDetails:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _COMPLETION_TOKENS_DETAILS_KEYS = frozenset(
@@ -4151,6 +4621,19 @@ class _PromptTokensDetailsRead(PromptTokensDetails):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], PromptTokensDetails], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_prompt_tokens_details, (self.to_dict(),))
+
+    def __copy__(self) -> PromptTokensDetails:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _PROMPT_TOKENS_DETAILS_KEYS = frozenset(
@@ -4252,6 +4735,19 @@ class _PerplexityCostRead(PerplexityCost):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], PerplexityCost], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_perplexity_cost, (self.to_dict(),))
+
+    def __copy__(self) -> PerplexityCost:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _PERPLEXITY_COST_KEYS = frozenset(
     {
@@ -4345,6 +4841,19 @@ class _OpenRouterCostDetailsRead(OpenRouterCostDetails):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], OpenRouterCostDetails], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_open_router_cost_details, (self.to_dict(),))
+
+    def __copy__(self) -> OpenRouterCostDetails:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _OPEN_ROUTER_COST_DETAILS_KEYS = frozenset(
     {
@@ -4425,6 +4934,19 @@ class _OpenRouterServerToolUseDetailsRead(OpenRouterServerToolUseDetails):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], OpenRouterServerToolUseDetails], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_open_router_server_tool_use_details, (self.to_dict(),))
+
+    def __copy__(self) -> OpenRouterServerToolUseDetails:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS = frozenset(
@@ -4673,6 +5195,19 @@ class _CompletionUsageRead(CompletionUsage):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], CompletionUsage], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_completion_usage, (self.to_dict(),))
+
+    def __copy__(self) -> CompletionUsage:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _COMPLETION_USAGE_KEYS = frozenset(
     {
@@ -4900,6 +5435,19 @@ class _ChatCompletionChoiceRead(ChatCompletionChoice):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], ChatCompletionChoice], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_chat_completion_choice, (self.to_dict(),))
+
+    def __copy__(self) -> ChatCompletionChoice:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _CHAT_COMPLETION_CHOICE_KEYS = frozenset(
     {
@@ -5010,6 +5558,19 @@ class _ModerationResultBodyRead(ModerationResultBody):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], ModerationResultBody], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_moderation_result_body, (self.to_dict(),))
+
+    def __copy__(self) -> ModerationResultBody:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _MODERATION_RESULT_BODY_KEYS = frozenset(
     {
@@ -5090,6 +5651,19 @@ class _ModerationResultsRead(ModerationResults):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], ModerationResults], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_moderation_results, (self.to_dict(),))
+
+    def __copy__(self) -> ModerationResults:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _MODERATION_RESULTS_KEYS = frozenset({"type", "model", "results"})
 
@@ -5158,6 +5732,19 @@ class _ModerationErrorRead(ModerationError):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], ModerationError], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_moderation_error, (self.to_dict(),))
+
+    def __copy__(self) -> ModerationError:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _MODERATION_ERROR_KEYS = frozenset({"type", "code", "message"})
 
@@ -5215,6 +5802,17 @@ class _ModerationRead(Moderation):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(self) -> tuple[Callable[[Any], Moderation], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_moderation, (self.to_dict(),))
+
+    def __copy__(self) -> Moderation:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _MODERATION_KEYS = frozenset({"input", "output"})
@@ -5283,6 +5881,19 @@ class _AzurePromptFilterResultRead(AzurePromptFilterResult):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], AzurePromptFilterResult], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_azure_prompt_filter_result, (self.to_dict(),))
+
+    def __copy__(self) -> AzurePromptFilterResult:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _AZURE_PROMPT_FILTER_RESULT_KEYS = frozenset({"prompt_index", "content_filter_results"})
@@ -5377,6 +5988,19 @@ class _AzureLatencyCheckpointRead(AzureLatencyCheckpoint):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], AzureLatencyCheckpoint], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_azure_latency_checkpoint, (self.to_dict(),))
+
+    def __copy__(self) -> AzureLatencyCheckpoint:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _AZURE_LATENCY_CHECKPOINT_KEYS = frozenset(
     {
@@ -5457,6 +6081,17 @@ class _AzureRoutingRead(AzureRouting):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(self) -> tuple[Callable[[Any], AzureRouting], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_azure_routing, (self.to_dict(),))
+
+    def __copy__(self) -> AzureRouting:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _AZURE_ROUTING_KEYS = frozenset({"serving_pipereplica"})
 
@@ -5519,6 +6154,19 @@ class _GroqModelUsageRead(GroqModelUsage):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], GroqModelUsage], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_groq_model_usage, (self.to_dict(),))
+
+    def __copy__(self) -> GroqModelUsage:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _GROQ_MODEL_USAGE_KEYS = frozenset({"model", "usage"})
 
@@ -5578,6 +6226,19 @@ class _GroqUsageBreakdownRead(GroqUsageBreakdown):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], GroqUsageBreakdown], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_groq_usage_breakdown, (self.to_dict(),))
+
+    def __copy__(self) -> GroqUsageBreakdown:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _GROQ_USAGE_BREAKDOWN_KEYS = frozenset({"models"})
@@ -5648,6 +6309,17 @@ class _GroqDebugRead(GroqDebug):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(self) -> tuple[Callable[[Any], GroqDebug], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_groq_debug, (self.to_dict(),))
+
+    def __copy__(self) -> GroqDebug:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _GROQ_DEBUG_KEYS = frozenset(
@@ -5735,6 +6407,17 @@ class _GroqXGroqRead(GroqXGroq):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(self) -> tuple[Callable[[Any], GroqXGroq], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_groq_x_groq, (self.to_dict(),))
+
+    def __copy__(self) -> GroqXGroq:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _GROQ_X_GROQ_KEYS = frozenset(
@@ -5874,6 +6557,19 @@ class _LlamaCppTimingsRead(LlamaCppTimings):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], LlamaCppTimings], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_llama_cpp_timings, (self.to_dict(),))
+
+    def __copy__(self) -> LlamaCppTimings:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _LLAMA_CPP_TIMINGS_KEYS = frozenset(
     {
@@ -5974,6 +6670,19 @@ class _NovitaSlaMetricsRead(NovitaSlaMetrics):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], NovitaSlaMetrics], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_novita_sla_metrics, (self.to_dict(),))
+
+    def __copy__(self) -> NovitaSlaMetrics:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _NOVITA_SLA_METRICS_KEYS = frozenset({"ttft_ms", "ts_us"})
 
@@ -6048,6 +6757,19 @@ class _NvExtWorkerIdRead(NvExtWorkerId):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], NvExtWorkerId], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_nv_ext_worker_id, (self.to_dict(),))
+
+    def __copy__(self) -> NvExtWorkerId:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _NV_EXT_WORKER_ID_KEYS = frozenset(
@@ -6131,6 +6853,17 @@ class _NvExtTimingRead(NvExtTiming):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(self) -> tuple[Callable[[Any], NvExtTiming], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_nv_ext_timing, (self.to_dict(),))
+
+    def __copy__(self) -> NvExtTiming:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _NV_EXT_TIMING_KEYS = frozenset(
@@ -6247,6 +6980,17 @@ class _NvExtRead(NvExt):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(self) -> tuple[Callable[[Any], NvExt], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_nv_ext, (self.to_dict(),))
+
+    def __copy__(self) -> NvExt:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _NV_EXT_KEYS = frozenset(
     {
@@ -6345,6 +7089,19 @@ class _OpenRouterErrorRead(OpenRouterError):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], OpenRouterError], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_open_router_error, (self.to_dict(),))
+
+    def __copy__(self) -> OpenRouterError:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _OPEN_ROUTER_ERROR_KEYS = frozenset({"message", "code", "type", "param", "metadata"})
 
@@ -6433,6 +7190,19 @@ class _PerplexitySearchResultRead(PerplexitySearchResult):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], PerplexitySearchResult], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_perplexity_search_result, (self.to_dict(),))
+
+    def __copy__(self) -> PerplexitySearchResult:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _PERPLEXITY_SEARCH_RESULT_KEYS = frozenset(
     {"id", "title", "url", "snippet", "date", "last_updated", "source"}
@@ -6515,6 +7285,19 @@ class _SglangCachedTokensDetailsRead(SglangCachedTokensDetails):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], SglangCachedTokensDetails], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_sglang_cached_tokens_details, (self.to_dict(),))
+
+    def __copy__(self) -> SglangCachedTokensDetails:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _SGLANG_CACHED_TOKENS_DETAILS_KEYS = frozenset(
     {"device", "host", "storage", "storage_backend"}
@@ -6588,6 +7371,17 @@ class _SglangSglExtRead(SglangSglExt):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(self) -> tuple[Callable[[Any], SglangSglExt], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_sglang_sgl_ext, (self.to_dict(),))
+
+    def __copy__(self) -> SglangSglExt:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _SGLANG_SGL_EXT_KEYS = frozenset({"routed_experts", "cached_tokens_details"})
 
@@ -6649,6 +7443,19 @@ class _TogetherWarningRead(TogetherWarning):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], TogetherWarning], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_together_warning, (self.to_dict(),))
+
+    def __copy__(self) -> TogetherWarning:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _TOGETHER_WARNING_KEYS = frozenset({"message"})
@@ -6742,6 +7549,19 @@ class _VllmSpeculativeDecodingMetricsRead(VllmSpeculativeDecodingMetrics):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], VllmSpeculativeDecodingMetrics], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_vllm_speculative_decoding_metrics, (self.to_dict(),))
+
+    def __copy__(self) -> VllmSpeculativeDecodingMetrics:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _VLLM_SPECULATIVE_DECODING_METRICS_KEYS = frozenset(
@@ -6861,6 +7681,19 @@ class _VllmRequestMetricsRead(VllmRequestMetrics):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], VllmRequestMetrics], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_vllm_request_metrics, (self.to_dict(),))
+
+    def __copy__(self) -> VllmRequestMetrics:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _VLLM_REQUEST_METRICS_KEYS = frozenset(
     {
@@ -6962,6 +7795,19 @@ class _ZaiWebSearchResultRead(ZaiWebSearchResult):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], ZaiWebSearchResult], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_zai_web_search_result, (self.to_dict(),))
+
+    def __copy__(self) -> ZaiWebSearchResult:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _ZAI_WEB_SEARCH_RESULT_KEYS = frozenset(
@@ -7293,6 +8139,19 @@ class _ChatCompletionRead(ChatCompletion):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], ChatCompletion], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_chat_completion, (self.to_dict(),))
+
+    def __copy__(self) -> ChatCompletion:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _CHAT_COMPLETION_KEYS = frozenset(
     {
@@ -7436,6 +8295,19 @@ class _ChoiceDeltaToolCallFunctionRead(ChoiceDeltaToolCallFunction):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], ChoiceDeltaToolCallFunction], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_choice_delta_tool_call_function, (self.to_dict(),))
+
+    def __copy__(self) -> ChoiceDeltaToolCallFunction:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
 
@@ -7496,6 +8368,19 @@ class _ChoiceDeltaToolCallCustomRead(ChoiceDeltaToolCallCustom):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], ChoiceDeltaToolCallCustom], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_choice_delta_tool_call_custom, (self.to_dict(),))
+
+    def __copy__(self) -> ChoiceDeltaToolCallCustom:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _CHOICE_DELTA_TOOL_CALL_CUSTOM_KEYS = frozenset({"input", "name"})
@@ -7576,6 +8461,19 @@ class _ChoiceDeltaToolCallRead(ChoiceDeltaToolCall):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], ChoiceDeltaToolCall], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_choice_delta_tool_call, (self.to_dict(),))
+
+    def __copy__(self) -> ChoiceDeltaToolCall:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _CHOICE_DELTA_TOOL_CALL_KEYS = frozenset({"index", "id", "function", "type", "custom"})
 
@@ -7642,6 +8540,19 @@ class _ChoiceDeltaFunctionCallRead(ChoiceDeltaFunctionCall):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], ChoiceDeltaFunctionCall], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_choice_delta_function_call, (self.to_dict(),))
+
+    def __copy__(self) -> ChoiceDeltaFunctionCall:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _CHOICE_DELTA_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
@@ -7713,6 +8624,19 @@ class _ChoiceDeltaAudioRead(ChoiceDeltaAudio):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], ChoiceDeltaAudio], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_choice_delta_audio, (self.to_dict(),))
+
+    def __copy__(self) -> ChoiceDeltaAudio:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _CHOICE_DELTA_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
@@ -7956,6 +8880,17 @@ class _ChoiceDeltaRead(ChoiceDelta):
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
 
+    def __reduce__(self) -> tuple[Callable[[Any], ChoiceDelta], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_choice_delta, (self.to_dict(),))
+
+    def __copy__(self) -> ChoiceDelta:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
+
 
 _CHOICE_DELTA_KEYS = frozenset(
     {
@@ -8191,6 +9126,17 @@ class _ChoiceRead(Choice):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(self) -> tuple[Callable[[Any], Choice], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_choice, (self.to_dict(),))
+
+    def __copy__(self) -> Choice:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _CHOICE_KEYS = frozenset(
@@ -8463,6 +9409,20 @@ class ChatCompletionChunk(
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
+    def __post_init__(self) -> None:
+        # The values of these keys recur across a stream's chunks: one copy of each is
+        # kept for every chunk held, rather than one per chunk.
+        if type(self.id) is str:
+            self.id = sys.intern(self.id)
+        if type(self.model) is str:
+            self.model = sys.intern(self.model)
+        if type(self.object) is str:
+            self.object = sys.intern(self.object)
+        if type(self.service_tier) is str:
+            self.service_tier = sys.intern(self.service_tier)
+        if type(self.system_fingerprint) is str:
+            self.system_fingerprint = sys.intern(self.system_fingerprint)
+
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChunk:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
@@ -8574,6 +9534,19 @@ class _ChatCompletionChunkRead(ChatCompletionChunk):
 
     def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
         _forget(id(self), None)
+
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[[Any], ChatCompletionChunk], tuple[dict[str, Any]]]:
+        # The unknown keys live beside the struct: a copy or a pickle reads them back.
+        return (_checked_chat_completion_chunk, (self.to_dict(),))
+
+    def __copy__(self) -> ChatCompletionChunk:
+        copied = msgspec.structs.replace(self)
+        extra = _EXTRA.get(id(self))
+        if extra is not None:
+            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
+        return copied
 
 
 _CHAT_COMPLETION_CHUNK_KEYS = frozenset(

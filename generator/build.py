@@ -289,8 +289,15 @@ class _Builder:
                     relaxations=tuple(notes),
                     merge=raw.merge,
                     into=raw.into,
+                    repeats=raw.repeats,
                 )
             )
+            if raw.repeats and not (
+                isinstance(core_type, EnumRef) or core_type == Scalar("string")
+            ):
+                raise raw.where.error(
+                    f"{name}.{raw.wire} says it repeats, which only a string field can"
+                )
             if not notes:
                 _check_union_kinds(type_, raw.where)
             _check_default(built[-1], raw.where)

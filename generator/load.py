@@ -45,6 +45,7 @@ class RawField:
     also: tuple[str, ...]
     merge: str | None
     into: str | None
+    repeats: bool
     where: Where
     type_where: Where
 
@@ -314,6 +315,7 @@ _FIELD_KEYS = {
     "discriminator",
     "merge",
     "into",
+    "repeats",
 }
 
 
@@ -355,6 +357,7 @@ def _fields(section: Located, file: str, owner: str, *, vendor: bool) -> tuple[R
                 also=tuple(also),
                 merge=_merge_rule(body, file),
                 into=_text(body, file, "into", what) if "into" in body else None,
+                repeats=_flag(body, file, "repeats", False),
                 where=where,
                 type_where=_at(body, file, "type"),
             )

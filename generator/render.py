@@ -315,6 +315,7 @@ def _context(
         "functional_typeddict": functional_typeddict,
         "reader": reader,
         "default_factory": spelling.default_factory,
+        "interned": lambda m: [f.names.dataclasses for f in m.fields if f.repeats],
         "python_name": lambda f: getattr(
             f.names, "pydantic" if target == "pydantic" else "dataclasses"
         ),
@@ -334,6 +335,7 @@ def _context(
             spelling.uses_discriminator(f.type) for m in spec.models for f in m.fields
         ),
         "uses_default": any(f.has_default for m in spec.models for f in m.fields),
+        "uses_interning": any(f.repeats for m in spec.models for f in m.fields),
         "error_rules": any(m.error_when for m in spec.models),
         "uses_kind_union": any(
             spelling.uses_kind_union(f.type) for m in spec.models for f in m.fields

@@ -92,6 +92,13 @@ SPEC_ERRORS = {
         "spec/vendors/zzbad.yaml:5",
         "unknown type 'Nope'",
     ),
+    "repeats on a number": (
+        VENDOR
+        + "fields:\n  Choice:\n    extra_a:\n      type: int\n      repeats: true\n"
+        + "      doc: A field.\n",
+        "spec/vendors/zzbad.yaml:6",
+        "Choice.extra_a says it repeats, which only a string field can",
+    ),
     "unknown field key": (
         VENDOR + "fields:\n  Choice:\n    extra_a:\n" + FIELD + "      optional: true\n",
         "spec/vendors/zzbad.yaml:9",
