@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: fb334ab7283dde77 (spec, templates and generator).
+# Spec hash: 8b061d891a55bafb (spec, templates and generator).
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
@@ -9874,9 +9874,8 @@ def loads(data: str | bytes) -> ChatCompletionChunk:
     except _MSGSPEC_REFUSES:
         return ChatCompletionChunk.from_dict(_json(data))
     if chunk.error is not None and chunk.error is not UNSET and not chunk.choices:
-        return ChatCompletionChunk.from_dict(
-            _json(data)
-        )  # perhaps an error report: look closer
+        # Perhaps an error report: the key-by-key reading looks closer.
+        return ChatCompletionChunk.from_dict(_json(data))
     return chunk
 
 
@@ -9891,7 +9890,8 @@ def loads_completion(data: str | bytes) -> ChatCompletion:
         and completion.error is not UNSET
         and not completion.choices
     ):
-        return ChatCompletion.from_dict(_json(data))  # perhaps an error report
+        # Perhaps an error report: the key-by-key reading looks closer.
+        return ChatCompletion.from_dict(_json(data))
     return completion
 
 
