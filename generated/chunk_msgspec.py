@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 8b061d891a55bafb (spec, templates and generator).
+# Spec hash: a1514ee3a8f80e47 (spec, templates and generator).
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
@@ -3574,12 +3574,6 @@ class TopLogprob(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
-    def __post_init__(self) -> None:
-        # The values of these keys recur across a stream's chunks: one copy of each is
-        # kept for every chunk held, rather than one per chunk.
-        if type(self.token) is str:
-            self.token = sys.intern(self.token)
-
     @classmethod
     def from_dict(cls, data: Any) -> TopLogprob:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
@@ -3660,12 +3654,6 @@ class ChatCompletionTokenLogprob(
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
-
-    def __post_init__(self) -> None:
-        # The values of these keys recur across a stream's chunks: one copy of each is
-        # kept for every chunk held, rather than one per chunk.
-        if type(self.token) is str:
-            self.token = sys.intern(self.token)
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionTokenLogprob:

@@ -121,9 +121,9 @@ class Field:
     """How values in successive chunks merge, as the spec declares it (None: the default)."""
     into: str | None = None
     """The key of the merged object it goes to, when not its own wire name."""
-    repeats: bool = False
-    """A string whose few values recur across chunks: targets that build objects keep one
-    copy of each value (`sys.intern`) instead of one per chunk."""
+    repeats: str | None = None
+    """How a string's values recur across chunks: `stream` (the same value on every chunk
+    of a stream) or `vocabulary` (one of a small set, such as a token)."""
 
     @property
     def has_default(self) -> bool:

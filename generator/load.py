@@ -45,7 +45,7 @@ class RawField:
     also: tuple[str, ...]
     merge: str | None
     into: str | None
-    repeats: bool
+    repeats: str | None
     where: Where
     type_where: Where
 
@@ -305,6 +305,9 @@ MERGE_RULES = (
     "merge",
 )
 
+# How the values of a field recur across chunks (see docs/spec-format.md).
+REPEATS = ("stream", "vocabulary")
+
 _FIELD_KEYS = {
     "type",
     "doc",
@@ -355,9 +358,9 @@ def _fields(section: Located, file: str, owner: str, *, vendor: bool) -> tuple[R
                 ),
                 source=_text(body, file, "source", what) if "source" in body else None,
                 also=tuple(also),
-                merge=_merge_rule(body, file),
+                merge=_choice(body, file, "merge", MERGE_RULES, "merge rule"),
                 into=_text(body, file, "into", what) if "into" in body else None,
-                repeats=_flag(body, file, "repeats", False),
+                repeats=_choice(body, file, "repeats", REPEATS, "kind of repeat"),
                 where=where,
                 type_where=_at(body, file, "type"),
             )
@@ -365,15 +368,13 @@ def _fields(section: Located, file: str, owner: str, *, vendor: bool) -> tuple[R
     return tuple(out)
 
 
-def _merge_rule(body: Located, file: str) -> str | None:
-    if "merge" not in body:
+def _choice(body: Located, file: str, key: str, known: tuple[str, ...], what: str) -> str | None:
+    if key not in body:
         return None
-    rule = body["merge"]
-    if rule not in MERGE_RULES:
-        raise _at(body, file, "merge").error(
-            f"unknown merge rule {rule!r} (known: {', '.join(MERGE_RULES)})"
-        )
-    return str(rule)
+    value = body[key]
+    if value not in known:
+        raise _at(body, file, key).error(f"unknown {what} {value!r} (known: {', '.join(known)})")
+    return str(value)
 
 
 def _relax(section: Located, file: str, owner: str, wire: str) -> RawRelax:

@@ -261,6 +261,23 @@ def merge_tables(spec: Spec) -> list[MergePlan]:
     ]
 
 
+# The kinds of `repeats` each target keeps one copy of. TypedDicts hold the JSON as read
+# and pydantic would pay a validator call per value. A msgspec struct is read in C, where
+# a Python `__post_init__` on every logprob token costs more than the copy saves
+# (measured: logprob chunks read 25 % slower), so only per-stream values are interned.
+_INTERNS: dict[str, tuple[str, ...]] = {
+    "dataclasses": ("stream", "vocabulary"),
+    "msgspec": ("stream",),
+    "typeddicts": (),
+    "pydantic": (),
+}
+
+
+def interned(field: Field, target: str) -> bool:
+    """Whether the target keeps one copy of each of the field's values (`sys.intern`)."""
+    return field.repeats in _INTERNS[target]
+
+
 # How the accumulator reads a chunk as JSON data, and decodes the merged JSON data.
 _CHUNK_TO_JSON: dict[str, Callable[[str], str]] = {
     "dataclasses": lambda chunk: f"{chunk}.to_dict()",
@@ -315,7 +332,7 @@ def _context(
         "functional_typeddict": functional_typeddict,
         "reader": reader,
         "default_factory": spelling.default_factory,
-        "interned": lambda m: [f.names.dataclasses for f in m.fields if f.repeats],
+        "interned": lambda m: [f.names.dataclasses for f in m.fields if interned(f, target)],
         "python_name": lambda f: getattr(
             f.names, "pydantic" if target == "pydantic" else "dataclasses"
         ),
@@ -335,7 +352,7 @@ def _context(
             spelling.uses_discriminator(f.type) for m in spec.models for f in m.fields
         ),
         "uses_default": any(f.has_default for m in spec.models for f in m.fields),
-        "uses_interning": any(f.repeats for m in spec.models for f in m.fields),
+        "uses_interning": any(interned(f, target) for m in spec.models for f in m.fields),
         "error_rules": any(m.error_when for m in spec.models),
         "uses_kind_union": any(
             spelling.uses_kind_union(f.type) for m in spec.models for f in m.fields

@@ -94,10 +94,15 @@ SPEC_ERRORS = {
     ),
     "repeats on a number": (
         VENDOR
-        + "fields:\n  Choice:\n    extra_a:\n      type: int\n      repeats: true\n"
+        + "fields:\n  Choice:\n    extra_a:\n      type: int\n      repeats: stream\n"
         + "      doc: A field.\n",
         "spec/vendors/zzbad.yaml:6",
         "Choice.extra_a says it repeats, which only a string field can",
+    ),
+    "unknown kind of repeat": (
+        VENDOR + "fields:\n  Choice:\n    extra_a:\n" + FIELD + "      repeats: always\n",
+        "spec/vendors/zzbad.yaml:9",
+        "unknown kind of repeat 'always' (known: stream, vocabulary)",
     ),
     "unknown field key": (
         VENDOR + "fields:\n  Choice:\n    extra_a:\n" + FIELD + "      optional: true\n",
