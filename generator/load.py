@@ -329,6 +329,11 @@ def _fields(section: Located, file: str, owner: str, *, vendor: bool) -> tuple[R
         what = f"field {owner}.{wire}"
         if not wire:
             raise where.error(f"empty field name in {owner}")
+        if any(c in '"\\' or c < " " for c in wire):
+            raise where.error(
+                f"field name {wire!r} has a quote, a backslash or a control character,"
+                " which msgspec cannot name a field with"
+            )
         body = _mapping(section[wire], where, what)
         # A field a vendor adds to another type says who else sends it and where that is
         # documented; the fields of a type are credited through the type's file.

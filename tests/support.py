@@ -25,6 +25,8 @@ TARGETS: dict[str, ModuleType] = {
 """Every generated target module, by name."""
 
 ROUND_TRIPS: Counter[str] = Counter()
+REPORT: dict[str, str] = {}
+"""Lines for the end of the test run, by topic: what the corpus and fuzzing tests ran."""
 """Chunks round-tripped per target in this run, reported by conftest.py."""
 
 

@@ -1,0 +1,129 @@
+"""The bad-spec corpus, tests/spec_errors/: each file is dropped into a copy of the
+project as a vendor file. A file whose header says `# error: FILE:LINE: TEXT` must stop
+the generator with one message at that place, changing nothing; a file whose header
+says `# generates` must give modules that import, alias every awkward name, keep every
+doc as text (nothing in a spec string becomes code) and round-trip its `# payload:`."""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import tokenize
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from generator.build import build_spec
+from generator.load import load_spec
+from tests.support import REPORT, load_module
+from tests.test_generator import REPO, copy_project, run_generator, snapshot
+
+CORPUS = Path(__file__).resolve().parent / "spec_errors"
+TARGETS = ("dataclasses", "typeddicts", "pydantic", "msgspec")
+CHUNK = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": []}
+
+
+def header(case: Path) -> dict[str, str]:
+    """The `# key: value` lines at the top of a case (a bare `# key` has value "")."""
+    out = {}
+    for line in case.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            break
+        key, _, value = line[1:].strip().partition(": ")
+        if key in ("error", "generates", "payload"):
+            out[key] = value
+    return out
+
+
+CASES = sorted(CORPUS.glob("*.yaml"))
+ERRORS = [c for c in CASES if "error" in header(c)]
+GENERATES = [c for c in CASES if "generates" in header(c)]
+
+
+def test_every_case_says_what_it_expects() -> None:
+    assert len(CASES) >= 20
+    assert sorted(ERRORS + GENERATES) == CASES
+    REPORT["spec-error corpus"] = (
+        f"{len(CASES)} specs: {len(ERRORS)} stop with a located message,"
+        f" {len(GENERATES)} generate working code"
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return copy_project(tmp_path / "project")
+
+
+@pytest.mark.parametrize("case", ERRORS, ids=lambda c: c.stem)
+def test_a_bad_spec_stops_at_its_place_and_changes_nothing(project: Path, case: Path) -> None:
+    where, message = header(case)["error"].split(": ", 1)
+    (project / "spec/vendors/zzbad.yaml").write_bytes(case.read_bytes())
+    before = snapshot(project)
+    result = run_generator(project, "generate")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stderr.startswith(f"error: {where}: "), result.stderr
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, "one message, no traceback"
+    assert snapshot(project) == before
+
+
+def _strings_and_comments(source: str) -> str:
+    """Every string constant and comment of a module, whitespace collapsed."""
+    tree = ast.parse(source)
+    strings = [
+        n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    ]
+    comments = [
+        t.string[1:]
+        for t in tokenize.generate_tokens(io.StringIO(source).readline)
+        if t.type == tokenize.COMMENT
+    ]
+    return " ".join(" ".join(s.split()) for s in [*strings, " ".join(comments)])
+
+
+def _imports(source: str) -> set[str]:
+    tree = ast.parse(source)
+    plain = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    start = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    return plain | start
+
+
+def _docs(value: Any) -> list[str]:
+    """Every `doc` string of a spec file, and the descriptions of enum values."""
+    if isinstance(value, dict):
+        found = [v for k, v in value.items() if k == "doc" and isinstance(v, str)]
+        if isinstance(value.get("values"), dict):
+            found += [v for v in value["values"].values() if isinstance(v, str)]
+        return found + [d for v in value.values() for d in _docs(v)]
+    return [d for v in value for d in _docs(v)] if isinstance(value, list) else []
+
+
+@pytest.mark.parametrize("case", GENERATES, ids=lambda c: c.stem)
+def test_an_awkward_spec_generates_working_code(project: Path, case: Path) -> None:
+    (project / "spec/vendors/zzbad.yaml").write_bytes(case.read_bytes())
+    result = run_generator(project, "generate")
+    assert result.returncode == 0, result.stderr
+    added = json.loads(header(case)["payload"])
+    payload = {**CHUNK, **added}
+    fields = {f.wire: f for f in build_spec(load_spec(project)).model("ChatCompletionChunk").fields}
+    docs = [" ".join(d.split()) for d in _docs(yaml.safe_load(case.read_text(encoding="utf-8")))]
+    for target in TARGETS:
+        path = project / f"generated/chunk_{target}.py"
+        module = load_module(path)
+        parsed = module.loads(json.dumps(payload))
+        assert json.loads(module.dumps(parsed)) == payload, target
+        if target != "typeddicts":
+            for wire in added.keys() & fields.keys():
+                names = fields[wire].names
+                name = names.pydantic if target == "pydantic" else names.dataclasses
+                assert name.isidentifier(), name
+                assert getattr(parsed, name) == added[wire], (target, wire, name)
+        source = path.read_text(encoding="utf-8")
+        text = _strings_and_comments(source)
+        for doc in docs:
+            assert doc in text, (target, doc)
+        committed = (REPO / f"generated/chunk_{target}.py").read_text(encoding="utf-8")
+        assert _imports(source) == _imports(committed), "a spec string became an import"
