@@ -24,12 +24,17 @@ def copy_project(dest: Path) -> Path:
     return dest
 
 
-def run_generator(root: Path, *args: str, hash_seed: str = "0") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+def run_generator(
+    root: Path,
+    *args: str,
+    hash_seed: str = "0",
+    env: dict[str, str] | None = None,
+    cwd: Path = REPO,
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "generator", *args, "--root", str(root)],
-        cwd=REPO,
-        env=env,
+        cwd=cwd,
+        env={**os.environ, "PYTHONHASHSEED": hash_seed, **(env or {})},
         capture_output=True,
         text=True,
         check=False,
@@ -123,6 +128,44 @@ def test_output_is_byte_identical_under_any_hash_seed(tmp_path: Path) -> None:
         outputs.append(snapshot(root))
     assert outputs[0] == outputs[1] == outputs[2]
     assert outputs[0] == snapshot(REPO)
+
+
+FORMATTER_CONFIG = """\
+line-length = 40
+indent-width = 2
+[format]
+quote-style = "single"
+indent-style = "tab"
+line-ending = "cr-lf"
+"""
+
+
+def test_output_ignores_the_callers_formatter_configuration(tmp_path: Path) -> None:
+    """A caller's ruff and black settings, in the project, its output folders and the
+    user's configuration folder, change no byte of the output."""
+    root = copy_project(tmp_path / "configured")
+    shutil.rmtree(root / "generated")
+    shutil.rmtree(root / "tests/generated")
+    for folder in (root, root / "generated", root / "tests/generated"):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "ruff.toml").write_text(FORMATTER_CONFIG)
+        (folder / ".ruff.toml").write_text(FORMATTER_CONFIG)
+    (root / "pyproject.toml").write_text(
+        "[tool.ruff]\n"
+        + FORMATTER_CONFIG.replace("[format]", "[tool.ruff.format]")
+        + "[tool.black]\nline-length = 40\nskip-string-normalization = true\n"
+    )
+    user = tmp_path / "user-config"
+    (user / "ruff").mkdir(parents=True)
+    (user / "ruff/ruff.toml").write_text(FORMATTER_CONFIG)
+    (user / "black").write_text("[tool.black]\nline-length = 40\n")
+    # Run from inside the configured project, where a formatter would look first.
+    result = run_generator(
+        root, "generate", env={"XDG_CONFIG_HOME": str(user), "PYTHONPATH": str(REPO)}, cwd=root
+    )
+    assert result.returncode == 0, result.stderr
+    output = {path: data for path, data in snapshot(root).items() if "ruff.toml" not in path}
+    assert output == snapshot(REPO)
 
 
 @pytest.mark.parametrize(
