@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: ae252de1c091cd7c (spec, templates and generator).
+# Spec hash: 872fbd62cfaabc35 (spec, templates and generator).
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
@@ -201,11 +201,11 @@ def _key(key: str) -> str:
     )
 
 
-def _error_payload(error: object) -> ErrorReport:
+def _error_payload(error: Any) -> ErrorReport:
     # A JSON object, or (pydantic, when a vendor types the key) a model with `message`.
     message = (
         error.get("message")
-        if isinstance(error, dict)
+        if error.__class__ is dict
         else getattr(error, "message", error)
     )
     return ErrorReport(f"the payload reports an error instead of a chunk: {message!r}")
@@ -245,9 +245,9 @@ def _describe(value: object) -> str:
         return "a number"
     if type(value) is str:
         return "a string"
-    if type(value) is list:
+    if value.__class__ is list:
         return "a list"
-    if type(value) is dict:
+    if value.__class__ is dict:
         return "an object"
     return type(value).__name__
 
@@ -288,12 +288,12 @@ def _json(data: str | bytes) -> Any:
 
 def _reject_error_report(data: Any, has: str, lacks: str) -> None:
     """Raise the report of a payload that has `has` and lacks `lacks` (an `error_when`)."""
-    if type(data) is dict and data.get(has) is not None and lacks not in data:
+    if data.__class__ is dict and data.get(has) is not None and lacks not in data:
         raise _error_payload(data[has]).under(_key(has))
 
 
 def _object(value: Any) -> dict[str, Any]:
-    if type(value) is dict:
+    if value.__class__ is dict:
         return value
     raise _unexpected("an object", value)
 
@@ -380,9 +380,9 @@ def _decode_str(value: Any) -> str:
 
 
 def _decode_list_MistralThinkingPart(value: Any) -> list[MistralThinkingPart]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[MistralThinkingPart] = []
     for index, item in enumerate(value):
         try:
             out.append(MistralThinkingPart.from_dict(item))
@@ -392,7 +392,7 @@ def _decode_list_MistralThinkingPart(value: Any) -> list[MistralThinkingPart]:
 
 
 def _decode_map_any(value: Any) -> dict[str, Any]:
-    if type(value) is not dict:
+    if value.__class__ is not dict:  # leaves `value` typed Any, its items too
         raise _unexpected("an object", value)
     return value
 
@@ -418,9 +418,9 @@ def _decode_float(value: Any) -> int | float:
 
 
 def _decode_list_GroqSearchResult(value: Any) -> list[GroqSearchResult]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[GroqSearchResult] = []
     for index, item in enumerate(value):
         try:
             out.append(GroqSearchResult.from_dict(item))
@@ -430,9 +430,9 @@ def _decode_list_GroqSearchResult(value: Any) -> list[GroqSearchResult]:
 
 
 def _decode_list_str(value: Any) -> list[str]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[str] = []
     for index, item in enumerate(value):
         try:
             out.append(_decode_str(item))
@@ -442,9 +442,9 @@ def _decode_list_str(value: Any) -> list[str]:
 
 
 def _decode_list_float(value: Any) -> list[int | float]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[int | float] = []
     for index, item in enumerate(value):
         try:
             out.append(_decode_float(item))
@@ -454,9 +454,9 @@ def _decode_list_float(value: Any) -> list[int | float]:
 
 
 def _decode_list_list_float(value: Any) -> list[list[int | float]]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[list[int | float]] = []
     for index, item in enumerate(value):
         try:
             out.append(_decode_list_float(item))
@@ -466,9 +466,9 @@ def _decode_list_list_float(value: Any) -> list[list[int | float]]:
 
 
 def _decode_list_GroqChartElement(value: Any) -> list[GroqChartElement]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[GroqChartElement] = []
     for index, item in enumerate(value):
         try:
             out.append(GroqChartElement.from_dict(item))
@@ -478,9 +478,9 @@ def _decode_list_GroqChartElement(value: Any) -> list[GroqChartElement]:
 
 
 def _decode_list_GroqChart(value: Any) -> list[GroqChart]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[GroqChart] = []
     for index, item in enumerate(value):
         try:
             out.append(GroqChart.from_dict(item))
@@ -490,9 +490,9 @@ def _decode_list_GroqChart(value: Any) -> list[GroqChart]:
 
 
 def _decode_list_GroqBrowserResult(value: Any) -> list[GroqBrowserResult]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[GroqBrowserResult] = []
     for index, item in enumerate(value):
         try:
             out.append(GroqBrowserResult.from_dict(item))
@@ -502,9 +502,9 @@ def _decode_list_GroqBrowserResult(value: Any) -> list[GroqBrowserResult]:
 
 
 def _decode_list_GroqCodeResult(value: Any) -> list[GroqCodeResult]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[GroqCodeResult] = []
     for index, item in enumerate(value):
         try:
             out.append(GroqCodeResult.from_dict(item))
@@ -514,9 +514,9 @@ def _decode_list_GroqCodeResult(value: Any) -> list[GroqCodeResult]:
 
 
 def _decode_list_int(value: Any) -> list[int]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[int] = []
     for index, item in enumerate(value):
         try:
             out.append(_decode_int(item))
@@ -528,9 +528,9 @@ def _decode_list_int(value: Any) -> list[int]:
 def _decode_list_OpenRouterFileContentPart(
     value: Any,
 ) -> list[OpenRouterFileContentPart]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[OpenRouterFileContentPart] = []
     for index, item in enumerate(value):
         try:
             out.append(OpenRouterFileContentPart.from_dict(item))
@@ -540,9 +540,9 @@ def _decode_list_OpenRouterFileContentPart(
 
 
 def _decode_list_MistralContentPart(value: Any) -> list[MistralContentPart]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[MistralContentPart] = []
     for index, item in enumerate(value):
         try:
             out.append(MistralContentPart.from_dict(item))
@@ -564,9 +564,9 @@ def _decode_str_or_list_MistralContentPart(
 def _decode_list_ChatCompletionMessageToolCall(
     value: Any,
 ) -> list[ChatCompletionMessageToolCall]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[ChatCompletionMessageToolCall] = []
     for index, item in enumerate(value):
         try:
             out.append(ChatCompletionMessageToolCall.from_dict(item))
@@ -576,9 +576,9 @@ def _decode_list_ChatCompletionMessageToolCall(
 
 
 def _decode_list_GroqExecutedTool(value: Any) -> list[GroqExecutedTool]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[GroqExecutedTool] = []
     for index, item in enumerate(value):
         try:
             out.append(GroqExecutedTool.from_dict(item))
@@ -588,9 +588,9 @@ def _decode_list_GroqExecutedTool(value: Any) -> list[GroqExecutedTool]:
 
 
 def _decode_list_LiteLLMThinkingBlock(value: Any) -> list[LiteLLMThinkingBlock]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[LiteLLMThinkingBlock] = []
     for index, item in enumerate(value):
         try:
             out.append(LiteLLMThinkingBlock.from_dict(item))
@@ -602,9 +602,9 @@ def _decode_list_LiteLLMThinkingBlock(value: Any) -> list[LiteLLMThinkingBlock]:
 def _decode_list_OpenRouterReasoningDetail(
     value: Any,
 ) -> list[OpenRouterReasoningDetail]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[OpenRouterReasoningDetail] = []
     for index, item in enumerate(value):
         try:
             out.append(OpenRouterReasoningDetail.from_dict(item))
@@ -614,9 +614,9 @@ def _decode_list_OpenRouterReasoningDetail(
 
 
 def _decode_list_OpenRouterAnnotation(value: Any) -> list[OpenRouterAnnotation]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[OpenRouterAnnotation] = []
     for index, item in enumerate(value):
         try:
             out.append(OpenRouterAnnotation.from_dict(item))
@@ -630,9 +630,9 @@ def _decode_any(value: Any) -> Any:
 
 
 def _decode_list_TopLogprob(value: Any) -> list[TopLogprob]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[TopLogprob] = []
     for index, item in enumerate(value):
         try:
             out.append(TopLogprob.from_dict(item))
@@ -644,9 +644,9 @@ def _decode_list_TopLogprob(value: Any) -> list[TopLogprob]:
 def _decode_list_ChatCompletionTokenLogprob(
     value: Any,
 ) -> list[ChatCompletionTokenLogprob]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[ChatCompletionTokenLogprob] = []
     for index, item in enumerate(value):
         try:
             out.append(ChatCompletionTokenLogprob.from_dict(item))
@@ -662,9 +662,9 @@ def _decode_bool(value: Any) -> bool:
 
 
 def _decode_list_AzureBlocklistResult(value: Any) -> list[AzureBlocklistResult]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[AzureBlocklistResult] = []
     for index, item in enumerate(value):
         try:
             out.append(AzureBlocklistResult.from_dict(item))
@@ -700,7 +700,7 @@ def _decode_ChoiceLogprobs_or_float(value: Any) -> ChoiceLogprobs | int | float:
 
 
 def _decode_list_any(value: Any) -> list[Any]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
     return value
 
@@ -714,9 +714,9 @@ def _decode_int_or_str(value: Any) -> int | str:
 
 
 def _decode_map_bool(value: Any) -> dict[str, bool]:
-    if type(value) is not dict:
+    if value.__class__ is not dict:  # leaves `value` typed Any, its items too
         raise _unexpected("an object", value)
-    out = {}
+    out: dict[str, bool] = {}
     for key, item in value.items():
         try:
             out[key] = _decode_bool(item)
@@ -726,9 +726,9 @@ def _decode_map_bool(value: Any) -> dict[str, bool]:
 
 
 def _decode_map_float(value: Any) -> dict[str, int | float]:
-    if type(value) is not dict:
+    if value.__class__ is not dict:  # leaves `value` typed Any, its items too
         raise _unexpected("an object", value)
-    out = {}
+    out: dict[str, int | float] = {}
     for key, item in value.items():
         try:
             out[key] = _decode_float(item)
@@ -738,9 +738,9 @@ def _decode_map_float(value: Any) -> dict[str, int | float]:
 
 
 def _decode_list_ModerationInputType(value: Any) -> list[str]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[str] = []
     for index, item in enumerate(value):
         try:
             out.append(_decode_str(item))
@@ -750,9 +750,9 @@ def _decode_list_ModerationInputType(value: Any) -> list[str]:
 
 
 def _decode_map_list_ModerationInputType(value: Any) -> dict[str, list[str]]:
-    if type(value) is not dict:
+    if value.__class__ is not dict:  # leaves `value` typed Any, its items too
         raise _unexpected("an object", value)
-    out = {}
+    out: dict[str, list[str]] = {}
     for key, item in value.items():
         try:
             out[key] = _decode_list_ModerationInputType(item)
@@ -768,9 +768,9 @@ def _decode_ModerationResultsType(value: Any) -> ModerationResultsType:
 
 
 def _decode_list_ModerationResultBody(value: Any) -> list[ModerationResultBody]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[ModerationResultBody] = []
     for index, item in enumerate(value):
         try:
             out.append(ModerationResultBody.from_dict(item))
@@ -797,9 +797,9 @@ def _decode_ModerationResults_or_ModerationError(
 
 
 def _decode_list_GroqModelUsage(value: Any) -> list[GroqModelUsage]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[GroqModelUsage] = []
     for index, item in enumerate(value):
         try:
             out.append(GroqModelUsage.from_dict(item))
@@ -809,9 +809,9 @@ def _decode_list_GroqModelUsage(value: Any) -> list[GroqModelUsage]:
 
 
 def _decode_list_ChatCompletionChoice(value: Any) -> list[ChatCompletionChoice]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[ChatCompletionChoice] = []
     for index, item in enumerate(value):
         try:
             out.append(ChatCompletionChoice.from_dict(item))
@@ -829,9 +829,9 @@ def _decode_int_or_float(value: Any) -> int | float:
 
 
 def _decode_list_AzurePromptFilterResult(value: Any) -> list[AzurePromptFilterResult]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[AzurePromptFilterResult] = []
     for index, item in enumerate(value):
         try:
             out.append(AzurePromptFilterResult.from_dict(item))
@@ -841,9 +841,9 @@ def _decode_list_AzurePromptFilterResult(value: Any) -> list[AzurePromptFilterRe
 
 
 def _decode_list_PerplexitySearchResult(value: Any) -> list[PerplexitySearchResult]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[PerplexitySearchResult] = []
     for index, item in enumerate(value):
         try:
             out.append(PerplexitySearchResult.from_dict(item))
@@ -853,9 +853,9 @@ def _decode_list_PerplexitySearchResult(value: Any) -> list[PerplexitySearchResu
 
 
 def _decode_list_TogetherWarning(value: Any) -> list[TogetherWarning]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[TogetherWarning] = []
     for index, item in enumerate(value):
         try:
             out.append(TogetherWarning.from_dict(item))
@@ -865,9 +865,9 @@ def _decode_list_TogetherWarning(value: Any) -> list[TogetherWarning]:
 
 
 def _decode_list_ZaiWebSearchResult(value: Any) -> list[ZaiWebSearchResult]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[ZaiWebSearchResult] = []
     for index, item in enumerate(value):
         try:
             out.append(ZaiWebSearchResult.from_dict(item))
@@ -877,9 +877,9 @@ def _decode_list_ZaiWebSearchResult(value: Any) -> list[ZaiWebSearchResult]:
 
 
 def _decode_list_ChoiceDeltaToolCall(value: Any) -> list[ChoiceDeltaToolCall]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[ChoiceDeltaToolCall] = []
     for index, item in enumerate(value):
         try:
             out.append(ChoiceDeltaToolCall.from_dict(item))
@@ -889,9 +889,9 @@ def _decode_list_ChoiceDeltaToolCall(value: Any) -> list[ChoiceDeltaToolCall]:
 
 
 def _decode_list_Choice(value: Any) -> list[Choice]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[Choice] = []
     for index, item in enumerate(value):
         try:
             out.append(Choice.from_dict(item))
@@ -7837,7 +7837,9 @@ class ChatCompletion(
     """Identifier of the completion; OpenAI always sends it, a stream whose chunks lack it
     leaves it out.
     """
-    choices: list[ChatCompletionChoice] = msgspec.field(default_factory=list)
+    choices: list[ChatCompletionChoice] = msgspec.field(
+        default_factory=list[ChatCompletionChoice]
+    )
     """The completion choices, one per requested choice, in index order."""
     created: int | float | _Unset = UNSET
     """Unix time in seconds at which the completion was created.
@@ -8184,7 +8186,12 @@ def _checked_chat_completion(data: Any) -> ChatCompletion:
     obj = _object(data)
     decoded = _ChatCompletionRead(
         id=_optional(obj, "id", _decode_str),
-        choices=_defaulted(obj, "choices", _decode_list_ChatCompletionChoice, list),
+        choices=_defaulted(
+            obj,
+            "choices",
+            _decode_list_ChatCompletionChoice,
+            list[ChatCompletionChoice],
+        ),
         created=_optional(obj, "created", _decode_int_or_float),
         model=_optional(obj, "model", _decode_str),
         object=_required(obj, "object", _decode_str),
@@ -9201,7 +9208,7 @@ class ChatCompletionChunk(
     OpenVINO Model Server: Streamed chunks carry no `id`. See
     https://github.com/openvinotoolkit/model_server/issues/3553
     """
-    choices: list[Choice] = msgspec.field(default_factory=list)
+    choices: list[Choice] = msgspec.field(default_factory=list[Choice])
     """The fragments of each choice in this event; empty on the usage chunk and on other
     control chunks. A missing or null list reads as empty.
     """
@@ -9581,7 +9588,7 @@ def _checked_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
     obj = _object(data)
     decoded = _ChatCompletionChunkRead(
         id=_optional(obj, "id", _decode_str),
-        choices=_defaulted(obj, "choices", _decode_list_Choice, list),
+        choices=_defaulted(obj, "choices", _decode_list_Choice, list[Choice]),
         created=_optional(obj, "created", _decode_int_or_float),
         model=_required(obj, "model", _decode_str),
         object=_optional_nullable(obj, "object", _decode_str),
@@ -9927,13 +9934,13 @@ class StreamError(Exception):
     """The server reported an error instead of (more) chunks: an `event: error`, or a
     payload with an `error` object and no `choices`. Chunks before it were yielded."""
 
-    def __init__(self, error: object, event: ServerSentEvent) -> None:
+    def __init__(self, error: Any, event: ServerSentEvent) -> None:
         self.error = error
         """The error object (or the whole payload, when it has no `error` key)."""
         self.payload = event.data
         """The raw data of the event."""
         self.event = event.event
-        details = error if isinstance(error, dict) else {}
+        details: dict[str, Any] = error if error.__class__ is dict else {}
         self.message: object = details.get(
             "message", error if isinstance(error, str) else None
         )
@@ -10003,13 +10010,13 @@ def iter_chunks(source: Iterable[bytes | str]) -> ChunkStream:
     return ChunkStream(source)
 
 
-def _error_of(data: str) -> object:
+def _error_of(data: str) -> Any:
     """The error object of an error event's data (or the data itself, if not JSON)."""
     try:
         payload = json.loads(data)
     except ValueError:
         return data
-    return payload.get("error", payload) if isinstance(payload, dict) else payload
+    return payload.get("error", payload) if payload.__class__ is dict else payload
 
 
 class _EventParser:
@@ -10017,7 +10024,7 @@ class _EventParser:
 
     def __init__(self) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")()
-        self._text = ""
+        self._text: str = ""
         self._started = False
         self._after_cr = False  # a CR ended the last piece: an LF next is part of it
         self._data: list[str] = []
@@ -10606,12 +10613,12 @@ def _merge(merged: _Merged, obj: Mapping[str, Any]) -> None:
         elif how == "first":
             if _blank(merged.get(into)):
                 merged[into] = value
-        elif how == "merge" and type(value) is dict:
+        elif how == "merge" and value.__class__ is dict:
             part = merged.get(into)
             if type(part) is not _Merged:
                 part = merged[into] = _Merged(inner)
             _merge(part, value)
-        elif how == "by_index" and type(value) is list:
+        elif how == "by_index" and value.__class__ is list:
             _merge_items(merged, into, inner, value)
         elif how == "append_unless_repeated" and type(value) is str:
             so_far = merged.get(into)
@@ -10639,7 +10646,7 @@ def _append(merged: _Merged, key: str, value: Any) -> None:
             pieces.append(value)
         elif pieces is None or value:  # "" adds nothing to a list of parts (Mistral)
             merged[key] = _Text((value,))
-    elif type(value) is list:
+    elif value.__class__ is list:
         items = merged.get(key)
         if type(items) is _Items:
             items.extend(value)
@@ -10681,7 +10688,7 @@ def _finish(merged: _Merged) -> dict[str, Any]:
 
 
 def _finished(value: Any) -> Any:
-    kind = type(value)
+    kind = value.__class__
     if kind is _Text:
         text = "".join(value)
         value[:] = (text,)  # the next read starts from one piece

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: ae252de1c091cd7c (spec, templates and generator).
+# Spec hash: 872fbd62cfaabc35 (spec, templates and generator).
 # Target: pydantic. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
@@ -204,11 +204,11 @@ def _key(key: str) -> str:
     )
 
 
-def _error_payload(error: object) -> ErrorReport:
+def _error_payload(error: Any) -> ErrorReport:
     # A JSON object, or (pydantic, when a vendor types the key) a model with `message`.
     message = (
         error.get("message")
-        if isinstance(error, dict)
+        if error.__class__ is dict
         else getattr(error, "message", error)
     )
     return ErrorReport(f"the payload reports an error instead of a chunk: {message!r}")
@@ -1993,7 +1993,7 @@ class ChatCompletion(_Model):
     leaves it out.
     """
     choices: Annotated[list[ChatCompletionChoice], _NULL_AS_EMPTY] = Field(
-        default_factory=list
+        default_factory=list[ChatCompletionChoice]
     )
     """The completion choices, one per requested choice, in index order."""
     created: Annotated[
@@ -2524,7 +2524,9 @@ class ChatCompletionChunk(_Model):
     OpenVINO Model Server: Streamed chunks carry no `id`. See
     https://github.com/openvinotoolkit/model_server/issues/3553
     """
-    choices: Annotated[list[Choice], _NULL_AS_EMPTY] = Field(default_factory=list)
+    choices: Annotated[list[Choice], _NULL_AS_EMPTY] = Field(
+        default_factory=list[Choice]
+    )
     """The fragments of each choice in this event; empty on the usage chunk and on other
     control chunks. A missing or null list reads as empty.
     """
@@ -2739,17 +2741,19 @@ def _data_path(error: Mapping[str, Any], value: Any) -> list[str]:
     pydantic's location mixes keys with the names of union members; only the steps
     found in the data are kept, plus the key itself when it is the missing one.
     """
-    segments = []
+    segments: list[str] = []
     location = error["loc"]
     for step, part in enumerate(location):
         if isinstance(part, str) and part.startswith("~"):
             continue  # the JSON-kind tag of a union alternative
-        if type(value) is dict and any(value.get(key) == part for key in _TAG_KEYS):
+        if value.__class__ is dict and any(value.get(key) == part for key in _TAG_KEYS):
             continue  # the tag value of a discriminated union
-        if isinstance(part, str) and type(value) is dict and part in value:
+        if isinstance(part, str) and value.__class__ is dict and part in value:
             segments.append(_key(part))
             value = value[part]
-        elif isinstance(part, int) and type(value) is list and 0 <= part < len(value):
+        elif (
+            isinstance(part, int) and value.__class__ is list and 0 <= part < len(value)
+        ):
             segments.append(f"[{part}]")
             value = value[part]
         elif (
@@ -2772,7 +2776,7 @@ def _decode_error(exc: ValidationError, data: str | bytes) -> ChunkDecodeError:
         return ChunkDecodeError(f"invalid JSON: {errors[0]['msg']}")
     value: Any = json.loads(data)
     if (
-        type(value) is dict
+        value.__class__ is dict
         and value.get("error") is not None
         and "choices" not in value
     ):
@@ -2786,10 +2790,11 @@ def _decode_error(exc: ValidationError, data: str | bytes) -> ChunkDecodeError:
         (pair for pair in located if pair[0][: len(first)] == first),
         key=lambda pair: len(pair[0]),
     )
-    cause = error.get("ctx", {}).get("error")
-    if error["type"] == "union_tag_invalid" and error["ctx"]["tag"].startswith("~"):
-        expected = error["ctx"]["expected_tags"].replace("'~", "").replace("'", "")
-        result = ChunkDecodeError(f"expected {expected}, got {error['ctx']['tag'][1:]}")
+    context = error.get("ctx", {})
+    cause = context.get("error")
+    if error["type"] == "union_tag_invalid" and context["tag"].startswith("~"):
+        expected = context["expected_tags"].replace("'~", "").replace("'", "")
+        result = ChunkDecodeError(f"expected {expected}, got {context['tag'][1:]}")
     elif isinstance(cause, ChunkDecodeError):
         result = cause
     else:
@@ -2892,13 +2897,13 @@ class StreamError(Exception):
     """The server reported an error instead of (more) chunks: an `event: error`, or a
     payload with an `error` object and no `choices`. Chunks before it were yielded."""
 
-    def __init__(self, error: object, event: ServerSentEvent) -> None:
+    def __init__(self, error: Any, event: ServerSentEvent) -> None:
         self.error = error
         """The error object (or the whole payload, when it has no `error` key)."""
         self.payload = event.data
         """The raw data of the event."""
         self.event = event.event
-        details = error if isinstance(error, dict) else {}
+        details: dict[str, Any] = error if error.__class__ is dict else {}
         self.message: object = details.get(
             "message", error if isinstance(error, str) else None
         )
@@ -2968,13 +2973,13 @@ def iter_chunks(source: Iterable[bytes | str]) -> ChunkStream:
     return ChunkStream(source)
 
 
-def _error_of(data: str) -> object:
+def _error_of(data: str) -> Any:
     """The error object of an error event's data (or the data itself, if not JSON)."""
     try:
         payload = json.loads(data)
     except ValueError:
         return data
-    return payload.get("error", payload) if isinstance(payload, dict) else payload
+    return payload.get("error", payload) if payload.__class__ is dict else payload
 
 
 class _EventParser:
@@ -2982,7 +2987,7 @@ class _EventParser:
 
     def __init__(self) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")()
-        self._text = ""
+        self._text: str = ""
         self._started = False
         self._after_cr = False  # a CR ended the last piece: an LF next is part of it
         self._data: list[str] = []
@@ -3571,12 +3576,12 @@ def _merge(merged: _Merged, obj: Mapping[str, Any]) -> None:
         elif how == "first":
             if _blank(merged.get(into)):
                 merged[into] = value
-        elif how == "merge" and type(value) is dict:
+        elif how == "merge" and value.__class__ is dict:
             part = merged.get(into)
             if type(part) is not _Merged:
                 part = merged[into] = _Merged(inner)
             _merge(part, value)
-        elif how == "by_index" and type(value) is list:
+        elif how == "by_index" and value.__class__ is list:
             _merge_items(merged, into, inner, value)
         elif how == "append_unless_repeated" and type(value) is str:
             so_far = merged.get(into)
@@ -3604,7 +3609,7 @@ def _append(merged: _Merged, key: str, value: Any) -> None:
             pieces.append(value)
         elif pieces is None or value:  # "" adds nothing to a list of parts (Mistral)
             merged[key] = _Text((value,))
-    elif type(value) is list:
+    elif value.__class__ is list:
         items = merged.get(key)
         if type(items) is _Items:
             items.extend(value)
@@ -3646,7 +3651,7 @@ def _finish(merged: _Merged) -> dict[str, Any]:
 
 
 def _finished(value: Any) -> Any:
-    kind = type(value)
+    kind = value.__class__
     if kind is _Text:
         text = "".join(value)
         value[:] = (text,)  # the next read starts from one piece

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: ae252de1c091cd7c (spec, templates and generator).
+# Spec hash: 872fbd62cfaabc35 (spec, templates and generator).
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
@@ -272,11 +272,11 @@ def _key(key: str) -> str:
     )
 
 
-def _error_payload(error: object) -> ErrorReport:
+def _error_payload(error: Any) -> ErrorReport:
     # A JSON object, or (pydantic, when a vendor types the key) a model with `message`.
     message = (
         error.get("message")
-        if isinstance(error, dict)
+        if error.__class__ is dict
         else getattr(error, "message", error)
     )
     return ErrorReport(f"the payload reports an error instead of a chunk: {message!r}")
@@ -284,7 +284,7 @@ def _error_payload(error: object) -> ErrorReport:
 
 class _Unset(enum.Enum):
     """The type of `UNSET`, which marks a key that was absent from the payload (an enum,
-    so that `value is not UNSET` narrows the type as `isinstance` would, only faster)."""
+    so that `value is not UNSET` narrows the type as `isinstance` would, but faster)."""
 
     UNSET = "UNSET"
 
@@ -317,9 +317,9 @@ def _describe(value: object) -> str:
         return "a number"
     if type(value) is str:
         return "a string"
-    if type(value) is list:
+    if value.__class__ is list:
         return "a list"
-    if type(value) is dict:
+    if value.__class__ is dict:
         return "an object"
     return type(value).__name__
 
@@ -360,12 +360,12 @@ def _json(data: str | bytes) -> Any:
 
 def _reject_error_report(data: Any, has: str, lacks: str) -> None:
     """Raise the report of a payload that has `has` and lacks `lacks` (an `error_when`)."""
-    if type(data) is dict and data.get(has) is not None and lacks not in data:
+    if data.__class__ is dict and data.get(has) is not None and lacks not in data:
         raise _error_payload(data[has]).under(_key(has))
 
 
 def _object(value: Any) -> dict[str, Any]:
-    if type(value) is dict:
+    if value.__class__ is dict:
         return value
     raise _unexpected("an object", value)
 
@@ -452,9 +452,9 @@ def _decode_str(value: Any) -> str:
 
 
 def _decode_list_MistralThinkingPart(value: Any) -> list[MistralThinkingPart]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[MistralThinkingPart] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_mistral_thinking_part(item))
@@ -464,7 +464,7 @@ def _decode_list_MistralThinkingPart(value: Any) -> list[MistralThinkingPart]:
 
 
 def _decode_map_any(value: Any) -> dict[str, Any]:
-    if type(value) is not dict:
+    if value.__class__ is not dict:  # leaves `value` typed Any, its items too
         raise _unexpected("an object", value)
     return value
 
@@ -490,9 +490,9 @@ def _decode_float(value: Any) -> float:
 
 
 def _decode_list_GroqSearchResult(value: Any) -> list[GroqSearchResult]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[GroqSearchResult] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_groq_search_result(item))
@@ -502,9 +502,9 @@ def _decode_list_GroqSearchResult(value: Any) -> list[GroqSearchResult]:
 
 
 def _decode_list_str(value: Any) -> list[str]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[str] = []
     for index, item in enumerate(value):
         try:
             out.append(_decode_str(item))
@@ -514,9 +514,9 @@ def _decode_list_str(value: Any) -> list[str]:
 
 
 def _decode_list_float(value: Any) -> list[float]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[float] = []
     for index, item in enumerate(value):
         try:
             out.append(_decode_float(item))
@@ -526,9 +526,9 @@ def _decode_list_float(value: Any) -> list[float]:
 
 
 def _decode_list_list_float(value: Any) -> list[list[float]]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[list[float]] = []
     for index, item in enumerate(value):
         try:
             out.append(_decode_list_float(item))
@@ -538,9 +538,9 @@ def _decode_list_list_float(value: Any) -> list[list[float]]:
 
 
 def _decode_list_GroqChartElement(value: Any) -> list[GroqChartElement]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[GroqChartElement] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_groq_chart_element(item))
@@ -550,9 +550,9 @@ def _decode_list_GroqChartElement(value: Any) -> list[GroqChartElement]:
 
 
 def _decode_list_GroqChart(value: Any) -> list[GroqChart]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[GroqChart] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_groq_chart(item))
@@ -562,9 +562,9 @@ def _decode_list_GroqChart(value: Any) -> list[GroqChart]:
 
 
 def _decode_list_GroqBrowserResult(value: Any) -> list[GroqBrowserResult]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[GroqBrowserResult] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_groq_browser_result(item))
@@ -574,9 +574,9 @@ def _decode_list_GroqBrowserResult(value: Any) -> list[GroqBrowserResult]:
 
 
 def _decode_list_GroqCodeResult(value: Any) -> list[GroqCodeResult]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[GroqCodeResult] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_groq_code_result(item))
@@ -586,9 +586,9 @@ def _decode_list_GroqCodeResult(value: Any) -> list[GroqCodeResult]:
 
 
 def _decode_list_int(value: Any) -> list[int]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[int] = []
     for index, item in enumerate(value):
         try:
             out.append(_decode_int(item))
@@ -600,9 +600,9 @@ def _decode_list_int(value: Any) -> list[int]:
 def _decode_list_OpenRouterFileContentPart(
     value: Any,
 ) -> list[OpenRouterFileContentPart]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[OpenRouterFileContentPart] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_open_router_file_content_part(item))
@@ -612,9 +612,9 @@ def _decode_list_OpenRouterFileContentPart(
 
 
 def _decode_list_MistralContentPart(value: Any) -> list[MistralContentPart]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[MistralContentPart] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_mistral_content_part(item))
@@ -636,9 +636,9 @@ def _decode_str_or_list_MistralContentPart(
 def _decode_list_ChatCompletionMessageToolCall(
     value: Any,
 ) -> list[ChatCompletionMessageToolCall]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[ChatCompletionMessageToolCall] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_chat_completion_message_tool_call(item))
@@ -648,9 +648,9 @@ def _decode_list_ChatCompletionMessageToolCall(
 
 
 def _decode_list_GroqExecutedTool(value: Any) -> list[GroqExecutedTool]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[GroqExecutedTool] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_groq_executed_tool(item))
@@ -660,9 +660,9 @@ def _decode_list_GroqExecutedTool(value: Any) -> list[GroqExecutedTool]:
 
 
 def _decode_list_LiteLLMThinkingBlock(value: Any) -> list[LiteLLMThinkingBlock]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[LiteLLMThinkingBlock] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_lite_l_l_m_thinking_block(item))
@@ -674,9 +674,9 @@ def _decode_list_LiteLLMThinkingBlock(value: Any) -> list[LiteLLMThinkingBlock]:
 def _decode_list_OpenRouterReasoningDetail(
     value: Any,
 ) -> list[OpenRouterReasoningDetail]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[OpenRouterReasoningDetail] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_open_router_reasoning_detail(item))
@@ -686,9 +686,9 @@ def _decode_list_OpenRouterReasoningDetail(
 
 
 def _decode_list_OpenRouterAnnotation(value: Any) -> list[OpenRouterAnnotation]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[OpenRouterAnnotation] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_open_router_annotation(item))
@@ -702,9 +702,9 @@ def _decode_any(value: Any) -> Any:
 
 
 def _decode_list_TopLogprob(value: Any) -> list[TopLogprob]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[TopLogprob] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_top_logprob(item))
@@ -716,9 +716,9 @@ def _decode_list_TopLogprob(value: Any) -> list[TopLogprob]:
 def _decode_list_ChatCompletionTokenLogprob(
     value: Any,
 ) -> list[ChatCompletionTokenLogprob]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[ChatCompletionTokenLogprob] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_chat_completion_token_logprob(item))
@@ -734,9 +734,9 @@ def _decode_bool(value: Any) -> bool:
 
 
 def _decode_list_AzureBlocklistResult(value: Any) -> list[AzureBlocklistResult]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[AzureBlocklistResult] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_azure_blocklist_result(item))
@@ -772,7 +772,7 @@ def _decode_ChoiceLogprobs_or_float(value: Any) -> ChoiceLogprobs | float:
 
 
 def _decode_list_any(value: Any) -> list[Any]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
     return value
 
@@ -786,9 +786,9 @@ def _decode_int_or_str(value: Any) -> int | str:
 
 
 def _decode_map_bool(value: Any) -> dict[str, bool]:
-    if type(value) is not dict:
+    if value.__class__ is not dict:  # leaves `value` typed Any, its items too
         raise _unexpected("an object", value)
-    out = {}
+    out: dict[str, bool] = {}
     for key, item in value.items():
         try:
             out[key] = _decode_bool(item)
@@ -798,9 +798,9 @@ def _decode_map_bool(value: Any) -> dict[str, bool]:
 
 
 def _decode_map_float(value: Any) -> dict[str, float]:
-    if type(value) is not dict:
+    if value.__class__ is not dict:  # leaves `value` typed Any, its items too
         raise _unexpected("an object", value)
-    out = {}
+    out: dict[str, float] = {}
     for key, item in value.items():
         try:
             out[key] = _decode_float(item)
@@ -810,9 +810,9 @@ def _decode_map_float(value: Any) -> dict[str, float]:
 
 
 def _decode_list_ModerationInputType(value: Any) -> list[ModerationInputType | str]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[ModerationInputType | str] = []
     for index, item in enumerate(value):
         try:
             out.append(_decode_str(item))
@@ -824,9 +824,9 @@ def _decode_list_ModerationInputType(value: Any) -> list[ModerationInputType | s
 def _decode_map_list_ModerationInputType(
     value: Any,
 ) -> dict[str, list[ModerationInputType | str]]:
-    if type(value) is not dict:
+    if value.__class__ is not dict:  # leaves `value` typed Any, its items too
         raise _unexpected("an object", value)
-    out = {}
+    out: dict[str, list[ModerationInputType | str]] = {}
     for key, item in value.items():
         try:
             out[key] = _decode_list_ModerationInputType(item)
@@ -842,9 +842,9 @@ def _decode_ModerationResultsType(value: Any) -> ModerationResultsType:
 
 
 def _decode_list_ModerationResultBody(value: Any) -> list[ModerationResultBody]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[ModerationResultBody] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_moderation_result_body(item))
@@ -871,9 +871,9 @@ def _decode_ModerationResults_or_ModerationError(
 
 
 def _decode_list_GroqModelUsage(value: Any) -> list[GroqModelUsage]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[GroqModelUsage] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_groq_model_usage(item))
@@ -883,9 +883,9 @@ def _decode_list_GroqModelUsage(value: Any) -> list[GroqModelUsage]:
 
 
 def _decode_list_ChatCompletionChoice(value: Any) -> list[ChatCompletionChoice]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[ChatCompletionChoice] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_chat_completion_choice(item))
@@ -903,9 +903,9 @@ def _decode_int_or_float(value: Any) -> int | float:
 
 
 def _decode_list_AzurePromptFilterResult(value: Any) -> list[AzurePromptFilterResult]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[AzurePromptFilterResult] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_azure_prompt_filter_result(item))
@@ -915,9 +915,9 @@ def _decode_list_AzurePromptFilterResult(value: Any) -> list[AzurePromptFilterRe
 
 
 def _decode_list_PerplexitySearchResult(value: Any) -> list[PerplexitySearchResult]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[PerplexitySearchResult] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_perplexity_search_result(item))
@@ -927,9 +927,9 @@ def _decode_list_PerplexitySearchResult(value: Any) -> list[PerplexitySearchResu
 
 
 def _decode_list_TogetherWarning(value: Any) -> list[TogetherWarning]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[TogetherWarning] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_together_warning(item))
@@ -939,9 +939,9 @@ def _decode_list_TogetherWarning(value: Any) -> list[TogetherWarning]:
 
 
 def _decode_list_ZaiWebSearchResult(value: Any) -> list[ZaiWebSearchResult]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[ZaiWebSearchResult] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_zai_web_search_result(item))
@@ -951,9 +951,9 @@ def _decode_list_ZaiWebSearchResult(value: Any) -> list[ZaiWebSearchResult]:
 
 
 def _decode_list_ChoiceDeltaToolCall(value: Any) -> list[ChoiceDeltaToolCall]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[ChoiceDeltaToolCall] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_choice_delta_tool_call(item))
@@ -963,9 +963,9 @@ def _decode_list_ChoiceDeltaToolCall(value: Any) -> list[ChoiceDeltaToolCall]:
 
 
 def _decode_list_Choice(value: Any) -> list[Choice]:
-    if type(value) is not list:
+    if value.__class__ is not list:  # leaves `value` typed Any, its items too
         raise _unexpected("a list", value)
-    out = []
+    out: list[Choice] = []
     for index, item in enumerate(value):
         try:
             out.append(validate_choice(item))
@@ -995,7 +995,7 @@ def _read(
     """The fast reading of an object: its known values by name and its other keys, both
     in arrival order. Only the keys present cost time, which matters when the spec
     describes many keys (every vendor's) and a chunk carries a few."""
-    if type(data) is not dict:
+    if data.__class__ is not dict:
         raise _Retry
     known: dict[str, Any] = {}
     other: dict[str, Any] = {}
@@ -7250,7 +7250,9 @@ def _checked_chat_completion(data: Any) -> ChatCompletion:
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "id", _optional(obj, "id", _decode_str))
-    out["choices"] = _defaulted(obj, "choices", _decode_list_ChatCompletionChoice, list)
+    out["choices"] = _defaulted(
+        obj, "choices", _decode_list_ChatCompletionChoice, list[ChatCompletionChoice]
+    )
     _put(out, "created", _optional(obj, "created", _decode_int_or_float))
     _put(out, "model", _optional(obj, "model", _decode_str))
     out["object"] = _required(obj, "object", _decode_str)
@@ -8528,7 +8530,7 @@ def _checked_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
     obj = _object(data)
     out: dict[str, Any] = {}
     _put(out, "id", _optional(obj, "id", _decode_str))
-    out["choices"] = _defaulted(obj, "choices", _decode_list_Choice, list)
+    out["choices"] = _defaulted(obj, "choices", _decode_list_Choice, list[Choice])
     _put(out, "created", _optional(obj, "created", _decode_int_or_float))
     out["model"] = _required(obj, "model", _decode_str)
     _put(out, "object", _optional_nullable(obj, "object", _decode_str))
@@ -8660,13 +8662,13 @@ class StreamError(Exception):
     """The server reported an error instead of (more) chunks: an `event: error`, or a
     payload with an `error` object and no `choices`. Chunks before it were yielded."""
 
-    def __init__(self, error: object, event: ServerSentEvent) -> None:
+    def __init__(self, error: Any, event: ServerSentEvent) -> None:
         self.error = error
         """The error object (or the whole payload, when it has no `error` key)."""
         self.payload = event.data
         """The raw data of the event."""
         self.event = event.event
-        details = error if isinstance(error, dict) else {}
+        details: dict[str, Any] = error if error.__class__ is dict else {}
         self.message: object = details.get(
             "message", error if isinstance(error, str) else None
         )
@@ -8736,13 +8738,13 @@ def iter_chunks(source: Iterable[bytes | str]) -> ChunkStream:
     return ChunkStream(source)
 
 
-def _error_of(data: str) -> object:
+def _error_of(data: str) -> Any:
     """The error object of an error event's data (or the data itself, if not JSON)."""
     try:
         payload = json.loads(data)
     except ValueError:
         return data
-    return payload.get("error", payload) if isinstance(payload, dict) else payload
+    return payload.get("error", payload) if payload.__class__ is dict else payload
 
 
 class _EventParser:
@@ -8750,7 +8752,7 @@ class _EventParser:
 
     def __init__(self) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")()
-        self._text = ""
+        self._text: str = ""
         self._started = False
         self._after_cr = False  # a CR ended the last piece: an LF next is part of it
         self._data: list[str] = []
@@ -9339,12 +9341,12 @@ def _merge(merged: _Merged, obj: Mapping[str, Any]) -> None:
         elif how == "first":
             if _blank(merged.get(into)):
                 merged[into] = value
-        elif how == "merge" and type(value) is dict:
+        elif how == "merge" and value.__class__ is dict:
             part = merged.get(into)
             if type(part) is not _Merged:
                 part = merged[into] = _Merged(inner)
             _merge(part, value)
-        elif how == "by_index" and type(value) is list:
+        elif how == "by_index" and value.__class__ is list:
             _merge_items(merged, into, inner, value)
         elif how == "append_unless_repeated" and type(value) is str:
             so_far = merged.get(into)
@@ -9372,7 +9374,7 @@ def _append(merged: _Merged, key: str, value: Any) -> None:
             pieces.append(value)
         elif pieces is None or value:  # "" adds nothing to a list of parts (Mistral)
             merged[key] = _Text((value,))
-    elif type(value) is list:
+    elif value.__class__ is list:
         items = merged.get(key)
         if type(items) is _Items:
             items.extend(value)
@@ -9414,7 +9416,7 @@ def _finish(merged: _Merged) -> dict[str, Any]:
 
 
 def _finished(value: Any) -> Any:
-    kind = type(value)
+    kind = value.__class__
     if kind is _Text:
         text = "".join(value)
         value[:] = (text,)  # the next read starts from one piece

@@ -37,7 +37,8 @@ class MsgspecLayout:
         name = field.names.dataclasses
         rename = [f"name={field.wire!r}"] if name != field.wire else []
         if field.has_default:
-            return f" = msgspec.field({', '.join(['default_factory=list', *rename])})"
+            factory = f"default_factory={spelling.default_factory(field, 'msgspec')}"
+            return f" = msgspec.field({', '.join([factory, *rename])})"
         if not field.required:
             return (
                 f" = msgspec.field({', '.join(['default=UNSET', *rename])})"

@@ -331,7 +331,7 @@ def _context(
         "validator_name": validator_name,
         "functional_typeddict": functional_typeddict,
         "reader": reader,
-        "default_factory": spelling.default_factory,
+        "default_factory": lambda f: spelling.default_factory(f, target),
         "interned": lambda m: [f.names.dataclasses for f in m.fields if interned(f, target)],
         "python_name": lambda f: getattr(
             f.names, "pydantic" if target == "pydantic" else "dataclasses"

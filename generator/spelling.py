@@ -154,7 +154,9 @@ def pydantic_field(field: Field) -> str:
     base = annotation(field.type, "pydantic")
     alias = f"alias={field.wire!r}" if field.names.pydantic != field.wire else ""
     if field.has_default:
-        args = ", ".join(a for a in (f"default_factory={default_factory(field)}", alias) if a)
+        args = ", ".join(
+            a for a in (f"default_factory={default_factory(field, 'pydantic')}", alias) if a
+        )
         return f"Annotated[{base}, _NULL_AS_EMPTY] = Field({args})"
     if field.required:
         text = f"{base} | None" if field.nullable else base
@@ -163,7 +165,8 @@ def pydantic_field(field: Field) -> str:
     return f"{text} = Field(default=None, {alias})" if alias else f"{text} = None"
 
 
-def default_factory(field: Field) -> str:
-    """The callable that makes a field's default; the spec only allows `[]`."""
-    assert field.default == []
-    return "list"
+def default_factory(field: Field, target: str) -> str:
+    """The callable that makes a field's default; the spec only allows `[]`. It is the
+    list type itself (`list[Choice]`), so type checkers know the items' type."""
+    assert field.default == [] and isinstance(field.type, ListOf)
+    return annotation(field.type, target)
