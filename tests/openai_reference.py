@@ -1,0 +1,49 @@
+"""Comparison with the real openai-python SDK: what its `ChatCompletionChunk` reads from a
+payload, field by field, against what a target reads. Shared by the differential tests
+of the captured streams and of the property-test examples."""
+
+from __future__ import annotations
+
+import json
+from types import ModuleType
+from typing import Any
+
+from openai.types.chat import ChatCompletionChunk
+from pydantic import BaseModel, ValidationError
+
+
+def openai_reads(text: str) -> ChatCompletionChunk | None:
+    """openai's reading of a payload, or None when openai rejects it."""
+    try:
+        return ChatCompletionChunk.model_validate_json(text)
+    except ValidationError:
+        return None
+
+
+def assert_same_as_openai(target: ModuleType, text: str, theirs: ChatCompletionChunk) -> None:
+    """The target reads every field openai declares to the same value, and writes the same
+    JSON value as openai's `model_dump_json(exclude_unset=True)`."""
+    ours = target.loads(text)
+    _same_fields(theirs, ours, "chunk")
+    written = json.loads(target.dumps(ours))
+    assert written == json.loads(theirs.model_dump_json(exclude_unset=True)), written
+
+
+def _same_fields(theirs: BaseModel, ours: Any, path: str) -> None:
+    for name in type(theirs).model_fields.keys() & theirs.model_fields_set:
+        got = ours[name] if isinstance(ours, dict) else getattr(ours, name)
+        _same_value(getattr(theirs, name), got, f"{path}.{name}")
+
+
+def _same_value(want: Any, got: Any, path: str) -> None:
+    if isinstance(want, BaseModel):
+        _same_fields(want, got, path)
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), f"{path}: {got!r}"
+        for index, (item, ours) in enumerate(zip(want, got, strict=True)):
+            _same_value(item, ours, f"{path}[{index}]")
+    else:
+        # openai turns a float that is a whole number into an int where it declares an
+        # int; the targets keep what was sent (1.0 stays 1.0), the same number.
+        numbers = {type(got), type(want)} <= {int, float}
+        assert got == want and (type(got) is type(want) or numbers), f"{path}: {got!r} != {want!r}"
