@@ -2,12 +2,13 @@
 #   make generate   spec/ -> generated/ and tests/generated/
 #   make test       freshness check, static checks and every test
 #   make bench      benchmarks (ratios and growth, never asserted wall times)
+#   make fuzz       the property tests and the mutation fuzzer, with many more inputs
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum < requirements.lock | cut -d' ' -f1)
 
-.PHONY: generate check lint test bench clean
+.PHONY: generate check lint test bench fuzz clean
 
 $(STAMP): requirements.lock
 	@$(PYTHON) -c 'import sys; sys.exit("chunkspec needs Python >= 3.11, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -31,6 +32,9 @@ lint: $(STAMP)
 
 test: check lint
 	$(PY) -m pytest
+
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest tests/generated/test_properties.py tests/test_openai_differential.py
 
 bench: $(STAMP)
 	$(PY) -m bench.throughput

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 872fbd62cfaabc35 (spec, templates and generator).
+# Spec hash: 7d30cde4e93318dd (spec, templates and generator).
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
@@ -5609,6 +5609,14 @@ class ModerationResults(
     """One result per moderated input."""
 
     @property
+    def type(self) -> ModerationResultsType:
+        """Tag of this variant.
+
+        msgspec reads and writes it as the struct's tag.
+        """
+        return "moderation_results"
+
+    @property
     def extra(self) -> Mapping[str, Any]:
         """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
@@ -5688,6 +5696,14 @@ class ModerationError(
     """Machine-readable error code."""
     message: str
     """Human-readable explanation."""
+
+    @property
+    def type(self) -> ModerationErrorType:
+        """Tag of this variant.
+
+        msgspec reads and writes it as the struct's tag.
+        """
+        return "error"
 
     @property
     def extra(self) -> Mapping[str, Any]:

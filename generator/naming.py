@@ -41,6 +41,11 @@ PYDANTIC_RESERVED = _CLASS_BODY_NAMES | {
 }  # fmt: skip
 
 
+def snake(name: str) -> str:
+    """A PascalCase type name in snake_case: `ChatCompletionChunk` -> `chat_completion_chunk`."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
 def python_name(wire: str, reserved: frozenset[str] | set[str]) -> str:
     """The identifier for `wire`: itself when allowed, otherwise sanitised plus `_`."""
     name = re.sub(r"\W", "_", wire, flags=re.ASCII)

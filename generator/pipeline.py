@@ -20,10 +20,10 @@ def generate(
     bad spec. The vendor reference always covers the whole spec."""
     raw = load_spec(root)
     spec = build_spec(raw, options)
+    openai = build_spec(raw, Options(vendors=(), profile="strict"))
     digest = spec_hash(root, spec.files)
-    outputs = [
-        finish(rendered) for rendered in render_all(spec, digest, root / "templates", command)
-    ]
+    rendered = render_all(spec, openai, digest, root / "templates", command)
+    outputs = [finish(one) for one in rendered]
     outputs.append(render_schema(spec, digest))
     outputs.append(render_vendor_docs(build_spec(raw), digest))
     return outputs

@@ -8,7 +8,6 @@ out. Every spec string that reaches code goes through `pyrepr` or `docstring`.
 from __future__ import annotations
 
 import keyword
-import re
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -17,10 +16,11 @@ from typing import Any
 
 import jinja2
 
-from generator import examples, spelling
+from generator import examples, spelling, strategies
 from generator.codecs import Codecs, stdlib_codecs
 from generator.ir import Enum, EnumRef, Field, MergePlan, Model, ModelRef, Scalar, Spec
 from generator.msgspec_layout import MsgspecLayout
+from generator.naming import snake
 
 MODULE_TARGETS = ("dataclasses", "typeddicts", "pydantic", "msgspec")
 EXACT_TEXT_TARGETS = ("dataclasses", "typeddicts")
@@ -155,10 +155,6 @@ class Docs:
 
 
 # --- per-target helpers exposed to templates ----------------------------------
-
-
-def snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 def keys_constant(model: Model) -> str:
@@ -391,9 +387,10 @@ def render_module(spec: Spec, spec_hash: str, templates: Path, target: str, comm
 
 
 def render_all(
-    spec: Spec, spec_hash: str, templates: Path, command: str = PROJECT_COMMAND
+    spec: Spec, openai: Spec, spec_hash: str, templates: Path, command: str = PROJECT_COMMAND
 ) -> list[Rendered]:
-    """Every generated Python file of the project, in a fixed order."""
+    """Every generated Python file of the project, in a fixed order. `openai` is OpenAI's
+    own spec (the strict profile, no vendor), whose strategies feed the differential tests."""
     env = environment(templates)
     out = []
     for target in MODULE_TARGETS:
@@ -406,6 +403,17 @@ def render_all(
     shared["examples"] = examples.for_spec(spec)
     text = env.get_template("examples.py.jinja").render(shared)
     out.append(Rendered("tests/generated/examples.py", text, python=True))
+    properties = {
+        "header": header(spec, spec_hash, "all", command),
+        "families": [
+            (strategies.for_spec(spec), "the spec allows"),
+            (strategies.for_spec(openai, prefix="openai_"), "of OpenAI's own spec"),
+        ],
+        "root_strategy": strategies.strategy_name(spec.root),
+    }
+    for name in ("strategies", "test_properties"):
+        text = env.get_template(f"{name}.py.jinja").render(properties)
+        out.append(Rendered(f"tests/generated/{name}.py", text, python=True))
     agree_context = {
         "header": header(spec, spec_hash, "all", command),
         "targets": sorted(MODULE_TARGETS),

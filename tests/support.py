@@ -27,6 +27,8 @@ TARGETS: dict[str, ModuleType] = {
 ROUND_TRIPS: Counter[str] = Counter()
 REPORT: dict[str, str] = {}
 """Lines for the end of the test run, by topic: what the corpus and fuzzing tests ran."""
+EXAMPLES_RUN: Counter[str] = Counter()
+"""Examples each property test ran, by test."""
 """Chunks round-tripped per target in this run, reported by conftest.py."""
 
 
@@ -52,6 +54,10 @@ FIXTURE_STREAMS = load_streams()
 
 def count_round_trip(target: str, chunks: int) -> None:
     ROUND_TRIPS[target] += chunks
+
+
+def count_examples(test: str) -> None:
+    EXAMPLES_RUN[test] += 1
 
 
 def normalised(payload: Any, defaults: dict[str, Any]) -> Any:
