@@ -34,7 +34,8 @@ test: check lint
 	$(PY) -m pytest
 
 fuzz: $(STAMP)
-	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest tests/generated/test_properties.py tests/test_openai_differential.py
+	HYPOTHESIS_PROFILE=fuzz CHUNKSPEC_FUZZ_INPUTS=200000 $(PY) -m pytest \
+		tests/generated/test_properties.py tests/test_openai_differential.py tests/test_fuzz.py
 
 bench: $(STAMP)
 	$(PY) -m bench.throughput

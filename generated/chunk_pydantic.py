@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 7d30cde4e93318dd (spec, templates and generator).
+# Spec hash: f6792d15ce49203a (spec, templates and generator).
 # Target: pydantic. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
@@ -2731,8 +2731,9 @@ class ChatCompletionChunk(_Model):
         fields_set.add("choices")
 
 
-_TAG_KEYS = ("type",)
-"""The keys that tell the alternatives of a discriminated union apart."""
+_UNION_TAGS = (("type", "error"), ("type", "moderation_results"))
+"""The (key, value) pairs that tell the members of a discriminated union apart: a step
+of pydantic's location that names a member, not a key."""
 
 
 def _data_path(error: Mapping[str, Any], value: Any) -> list[str]:
@@ -2746,7 +2747,9 @@ def _data_path(error: Mapping[str, Any], value: Any) -> list[str]:
     for step, part in enumerate(location):
         if isinstance(part, str) and part.startswith("~"):
             continue  # the JSON-kind tag of a union alternative
-        if value.__class__ is dict and any(value.get(key) == part for key in _TAG_KEYS):
+        if value.__class__ is dict and any(
+            tag == part == value.get(key) for key, tag in _UNION_TAGS
+        ):
             continue  # the tag value of a discriminated union
         if isinstance(part, str) and value.__class__ is dict and part in value:
             segments.append(_key(part))

@@ -353,7 +353,7 @@ def _context(
         "uses_kind_union": any(
             spelling.uses_kind_union(f.type) for m in spec.models for f in m.fields
         ),
-        "tag_keys": tuple(sorted(spelling.tag_keys(spec))),
+        "union_tags": spelling.union_tags(spec),
         "uses_not_null": any(
             not f.required and not f.nullable and not f.has_default
             for m in spec.models

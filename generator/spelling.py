@@ -68,8 +68,8 @@ def _msgspec(expr: TypeExpr) -> str:
 
 
 def msgspec_tags(spec: Spec) -> dict[str, tuple[str, str]]:
-    """Model name -> (tag key, tag value) of the structs a discriminated union tells
-    apart: msgspec writes and reads the tag itself, so it is not a field of the struct."""
+    """Model name -> (tag key, tag value) of the types a discriminated union tells apart
+    (msgspec writes and reads the tag itself, so it is not a field of its struct)."""
     tags: dict[str, tuple[str, str]] = {}
     for union in (u for m in spec.models for f in m.fields for u in _unions(f.type)):
         if union.discriminator is None:
@@ -129,15 +129,9 @@ def uses_kind_union(expr: TypeExpr) -> bool:
     return any(u.discriminator is None for u in _unions(expr))
 
 
-def tag_keys(spec: Spec) -> set[str]:
-    """The discriminator keys of every union in the spec."""
-    return {
-        u.discriminator
-        for m in spec.models
-        for f in m.fields
-        for u in _unions(f.type)
-        if u.discriminator is not None
-    }
+def union_tags(spec: Spec) -> tuple[tuple[str, str], ...]:
+    """The (key, value) pairs that tell the members of discriminated unions apart."""
+    return tuple(sorted(set(msgspec_tags(spec).values())))
 
 
 def uses_discriminator(expr: TypeExpr) -> bool:

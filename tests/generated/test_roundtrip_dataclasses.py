@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 7d30cde4e93318dd (spec, templates and generator).
+# Spec hash: f6792d15ce49203a (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_dataclasses.py.
