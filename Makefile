@@ -26,7 +26,7 @@ check: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check generator generated tests bench
 	$(PY) -m black --check --quiet generator bench tests/*.py
-	$(PY) -m black --check --quiet --line-length=88 generated tests/generated
+	$(PY) -m black --check --line-length=88 generated tests/generated
 	$(PY) -m mypy
 	$(PY) -m pyright
 
