@@ -34,7 +34,7 @@ test: check lint
 	$(PY) -m pytest
 
 fuzz: $(STAMP)
-	HYPOTHESIS_PROFILE=fuzz CHUNKSPEC_FUZZ_INPUTS=200000 $(PY) -m pytest \
+	HYPOTHESIS_PROFILE=fuzz CHUNKSPEC_FUZZ_INPUTS=200000 CHUNKSPEC_FUZZ_SEED=random $(PY) -m pytest \
 		tests/generated/test_properties.py tests/test_openai_differential.py tests/test_fuzz.py
 
 bench: $(STAMP)

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: f6792d15ce49203a (spec, templates and generator).
+# Spec hash: eb9195490864ded4 (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
@@ -45,10 +45,9 @@ import codecs
 import enum
 import json
 import re
-import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, NamedTuple, NoReturn, TypeAlias, TypeVar
+from typing import Any, Final, Literal, NamedTuple, NoReturn, TypeAlias, TypeVar, cast
 
 __all__ = [
     "UNSET",
@@ -200,8 +199,8 @@ def _key(key: str) -> str:
 def _error_payload(error: Any) -> ErrorReport:
     # A JSON object, or (pydantic, when a vendor types the key) a model with `message`.
     message = (
-        error.get("message")
-        if error.__class__ is dict
+        cast("dict[str, Any]", error).get("message")
+        if isinstance(error, dict)
         else getattr(error, "message", error)
     )
     return ErrorReport(f"the payload reports an error instead of a chunk: {message!r}")
@@ -940,6 +939,14 @@ def _read(
         if name not in known:
             raise _Retry
     return known, other
+
+
+_KEPT: Final[dict[str, str]] = {}
+"""One copy of each value of the keys the spec says repeat (`id`, `model`, ...), shared
+by every object that holds it. Not `sys.intern`: some Python versions never free an
+interned string, and a stream's id is new with every stream."""
+_KEEP_AT_MOST: Final = 10_000
+"""Past this many values the table starts again: it bounds memory, never correctness."""
 
 
 def _read_only(*args: Any, **kwargs: Any) -> NoReturn:
@@ -3370,8 +3377,11 @@ class TopLogprob:
     def __post_init__(self) -> None:
         # The values of these keys recur across a stream's chunks: one copy of each is
         # kept for every chunk held, rather than one per chunk.
+        keep = _KEPT.setdefault
         if type(self.token) is str:
-            self.token = sys.intern(self.token)
+            self.token = keep(self.token, self.token)
+        if len(_KEPT) > _KEEP_AT_MOST:
+            _KEPT.clear()
 
     @classmethod
     def from_dict(cls, data: Any) -> TopLogprob:
@@ -3444,8 +3454,11 @@ class ChatCompletionTokenLogprob:
     def __post_init__(self) -> None:
         # The values of these keys recur across a stream's chunks: one copy of each is
         # kept for every chunk held, rather than one per chunk.
+        keep = _KEPT.setdefault
         if type(self.token) is str:
-            self.token = sys.intern(self.token)
+            self.token = keep(self.token, self.token)
+        if len(_KEPT) > _KEEP_AT_MOST:
+            _KEPT.clear()
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionTokenLogprob:
@@ -8759,16 +8772,21 @@ class ChatCompletionChunk:
     def __post_init__(self) -> None:
         # The values of these keys recur across a stream's chunks: one copy of each is
         # kept for every chunk held, rather than one per chunk.
+        keep = _KEPT.setdefault
         if type(self.id) is str:
-            self.id = sys.intern(self.id)
+            self.id = keep(self.id, self.id)
         if type(self.model) is str:
-            self.model = sys.intern(self.model)
+            self.model = keep(self.model, self.model)
         if type(self.object) is str:
-            self.object = sys.intern(self.object)
+            self.object = keep(self.object, self.object)
         if type(self.service_tier) is str:
-            self.service_tier = sys.intern(self.service_tier)
+            self.service_tier = keep(self.service_tier, self.service_tier)
         if type(self.system_fingerprint) is str:
-            self.system_fingerprint = sys.intern(self.system_fingerprint)
+            self.system_fingerprint = keep(
+                self.system_fingerprint, self.system_fingerprint
+            )
+        if len(_KEPT) > _KEEP_AT_MOST:
+            _KEPT.clear()
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChunk:
@@ -9224,7 +9242,7 @@ class StreamError(Exception):
         self.payload = event.data
         """The raw data of the event."""
         self.event = event.event
-        details: dict[str, Any] = error if error.__class__ is dict else {}
+        details = cast("dict[str, Any]", error) if isinstance(error, dict) else {}
         self.message: object = details.get(
             "message", error if isinstance(error, str) else None
         )
@@ -9300,7 +9318,11 @@ def _error_of(data: str) -> Any:
         payload = json.loads(data)
     except ValueError:
         return data
-    return payload.get("error", payload) if payload.__class__ is dict else payload
+    return (
+        cast("dict[str, Any]", payload).get("error", payload)
+        if isinstance(payload, dict)
+        else payload
+    )
 
 
 class _EventParser:

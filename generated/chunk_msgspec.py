@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: f6792d15ce49203a (spec, templates and generator).
+# Spec hash: eb9195490864ded4 (spec, templates and generator).
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
@@ -46,11 +46,10 @@ from __future__ import annotations
 import codecs
 import json
 import re
-import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Final, Literal, NamedTuple, TypeAlias, TypeVar
+from typing import Any, Final, Literal, NamedTuple, TypeAlias, TypeVar, cast
 
 import msgspec
 
@@ -204,8 +203,8 @@ def _key(key: str) -> str:
 def _error_payload(error: Any) -> ErrorReport:
     # A JSON object, or (pydantic, when a vendor types the key) a model with `message`.
     message = (
-        error.get("message")
-        if error.__class__ is dict
+        cast("dict[str, Any]", error).get("message")
+        if isinstance(error, dict)
         else getattr(error, "message", error)
     )
     return ErrorReport(f"the payload reports an error instead of a chunk: {message!r}")
@@ -225,6 +224,12 @@ holds its fields only (structs are not tracked by the garbage collector, which w
 halve the reading speed with many chunks alive, and so they can have neither a `__dict__`
 nor weak references); an object read key by key is of a `_Read` subclass whose
 `__del__` drops its entry."""
+_KEPT: Final[dict[str, str]] = {}
+"""One copy of each value of the keys the spec says repeat (`id`, `model`, ...), shared
+by every object that holds it. Not `sys.intern`: some Python versions never free an
+interned string, and a stream's id is new with every stream."""
+_KEEP_AT_MOST: Final = 10_000
+"""Past this many values the table starts again: it bounds memory, never correctness."""
 
 
 def _unexpected(expected: str, value: object) -> ChunkDecodeError:
@@ -9423,16 +9428,21 @@ class ChatCompletionChunk(
     def __post_init__(self) -> None:
         # The values of these keys recur across a stream's chunks: one copy of each is
         # kept for every chunk held, rather than one per chunk.
+        keep = _KEPT.setdefault
         if type(self.id) is str:
-            self.id = sys.intern(self.id)
+            self.id = keep(self.id, self.id)
         if type(self.model) is str:
-            self.model = sys.intern(self.model)
+            self.model = keep(self.model, self.model)
         if type(self.object) is str:
-            self.object = sys.intern(self.object)
+            self.object = keep(self.object, self.object)
         if type(self.service_tier) is str:
-            self.service_tier = sys.intern(self.service_tier)
+            self.service_tier = keep(self.service_tier, self.service_tier)
         if type(self.system_fingerprint) is str:
-            self.system_fingerprint = sys.intern(self.system_fingerprint)
+            self.system_fingerprint = keep(
+                self.system_fingerprint, self.system_fingerprint
+            )
+        if len(_KEPT) > _KEEP_AT_MOST:
+            _KEPT.clear()
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChunk:
@@ -9956,7 +9966,7 @@ class StreamError(Exception):
         self.payload = event.data
         """The raw data of the event."""
         self.event = event.event
-        details: dict[str, Any] = error if error.__class__ is dict else {}
+        details = cast("dict[str, Any]", error) if isinstance(error, dict) else {}
         self.message: object = details.get(
             "message", error if isinstance(error, str) else None
         )
@@ -10032,7 +10042,11 @@ def _error_of(data: str) -> Any:
         payload = json.loads(data)
     except ValueError:
         return data
-    return payload.get("error", payload) if payload.__class__ is dict else payload
+    return (
+        cast("dict[str, Any]", payload).get("error", payload)
+        if isinstance(payload, dict)
+        else payload
+    )
 
 
 class _EventParser:

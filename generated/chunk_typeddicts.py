@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: f6792d15ce49203a (spec, templates and generator).
+# Spec hash: eb9195490864ded4 (spec, templates and generator).
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
@@ -275,8 +275,8 @@ def _key(key: str) -> str:
 def _error_payload(error: Any) -> ErrorReport:
     # A JSON object, or (pydantic, when a vendor types the key) a model with `message`.
     message = (
-        error.get("message")
-        if error.__class__ is dict
+        cast("dict[str, Any]", error).get("message")
+        if isinstance(error, dict)
         else getattr(error, "message", error)
     )
     return ErrorReport(f"the payload reports an error instead of a chunk: {message!r}")
@@ -8668,7 +8668,7 @@ class StreamError(Exception):
         self.payload = event.data
         """The raw data of the event."""
         self.event = event.event
-        details: dict[str, Any] = error if error.__class__ is dict else {}
+        details = cast("dict[str, Any]", error) if isinstance(error, dict) else {}
         self.message: object = details.get(
             "message", error if isinstance(error, str) else None
         )
@@ -8744,7 +8744,11 @@ def _error_of(data: str) -> Any:
         payload = json.loads(data)
     except ValueError:
         return data
-    return payload.get("error", payload) if payload.__class__ is dict else payload
+    return (
+        cast("dict[str, Any]", payload).get("error", payload)
+        if isinstance(payload, dict)
+        else payload
+    )
 
 
 class _EventParser:

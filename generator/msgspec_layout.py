@@ -24,6 +24,12 @@ class MsgspecLayout:
     def fields(self, model: Model) -> list[Field]:
         return [f for f in model.fields if f.wire not in self.tag_of(model)]
 
+    def tag_fields(self, model: Model) -> list[tuple[Field, str]]:
+        """The fields msgspec holds as the struct's tag, with the tag value: each becomes a
+        read-only property, so the API matches the other targets."""
+        tags = self.tag_of(model)
+        return [(f, tags[f.wire]) for f in model.fields if f.wire in tags]
+
     def bases(self, model: Model) -> str:
         # gc=False: the structs hold JSON data, which has no cycles; tracked, every chunk
         # read feeds the garbage collector (half the reading speed with many chunks alive).

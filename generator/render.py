@@ -24,7 +24,8 @@ from generator.naming import snake
 
 MODULE_TARGETS = ("dataclasses", "typeddicts", "pydantic", "msgspec")
 EXACT_TEXT_TARGETS = ("dataclasses", "typeddicts")
-"""The targets whose `dumps` writes the very same text; msgspec spells some floats its own way."""
+"""The targets whose `dumps` writes the very same text; msgspec and pydantic spell some
+floats their own way (the same JSON value)."""
 
 
 @dataclass(frozen=True)
@@ -270,7 +271,7 @@ _INTERNS: dict[str, tuple[str, ...]] = {
 
 
 def interned(field: Field, target: str) -> bool:
-    """Whether the target keeps one copy of each of the field's values (`sys.intern`)."""
+    """Whether the target keeps one copy of each of the field's values (`_KEPT`)."""
     return field.repeats in _INTERNS[target]
 
 
@@ -365,6 +366,7 @@ def _context(
         layout = MsgspecLayout(spec)
         context["tag_of"] = layout.tag_of
         context["struct_fields"] = layout.fields
+        context["tag_fields"] = layout.tag_fields
         context["struct_bases"] = layout.bases
         context["struct_default"] = layout.default
         context["error_check"] = layout.error_check

@@ -24,32 +24,35 @@ def assert_same_as_openai(target: ModuleType, text: str, theirs: ChatCompletionC
     """The target reads every field openai declares to the same value, and writes the same
     JSON value as openai's `model_dump_json(exclude_unset=True)`."""
     ours = target.loads(text)
-    _same_fields(theirs, ours, "chunk")
+    sent = json.loads(text)
+    _same_fields(theirs, ours, sent, "chunk")
     written = json.loads(target.dumps(ours))
-    _same_value(json.loads(theirs.model_dump_json(exclude_unset=True)), written, "dumps")
+    _same_value(json.loads(theirs.model_dump_json(exclude_unset=True)), written, sent, "dumps")
 
 
-def _same_fields(theirs: BaseModel, ours: Any, path: str) -> None:
+def _same_fields(theirs: BaseModel, ours: Any, sent: Any, path: str) -> None:
+    # openai's chat types name every field by its wire key.
     for name in type(theirs).model_fields.keys() & theirs.model_fields_set:
         got = ours[name] if isinstance(ours, dict) else getattr(ours, name)
-        _same_value(getattr(theirs, name), got, f"{path}.{name}")
+        _same_value(getattr(theirs, name), got, sent[name], f"{path}.{name}")
 
 
-def _same_value(want: Any, got: Any, path: str) -> None:
+def _same_value(want: Any, got: Any, sent: Any, path: str) -> None:
+    """`want` is openai's reading of `sent`, `got` the target's."""
     if isinstance(want, BaseModel):
-        _same_fields(want, got, path)
+        _same_fields(want, got, sent, path)
     elif isinstance(want, dict):
         assert isinstance(got, dict) and got.keys() == want.keys(), f"{path}: {got!r}"
         for key, item in want.items():
-            _same_value(item, got[key], f"{path}.{key}")
+            _same_value(item, got[key], sent[key], f"{path}.{key}")
     elif isinstance(want, list):
         assert isinstance(got, list) and len(got) == len(want), f"{path}: {got!r}"
         for index, (item, ours) in enumerate(zip(want, got, strict=True)):
-            _same_value(item, ours, f"{path}[{index}]")
+            _same_value(item, ours, sent[index], f"{path}[{index}]")
     elif {type(got), type(want)} == {int, float}:
         # openai turns a whole float into an int where it declares an int, and an int into
         # a float where it declares a float (losing digits past 2**53); the targets keep
-        # the number as sent. The same number as openai's type holds it:
-        assert type(want)(got) == want, f"{path}: {got!r} is not {want!r}"
+        # the number as sent. The number sent, as openai's type holds it:
+        assert type(got) is type(sent) and type(want)(got) == want, f"{path}: {got!r} != {want!r}"
     else:
         assert got == want and type(got) is type(want), f"{path}: {got!r} != {want!r}"

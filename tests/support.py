@@ -25,11 +25,11 @@ TARGETS: dict[str, ModuleType] = {
 """Every generated target module, by name."""
 
 ROUND_TRIPS: Counter[str] = Counter()
+"""Chunks round-tripped per target in this run, reported by conftest.py."""
 REPORT: dict[str, str] = {}
 """Lines for the end of the test run, by topic: what the corpus and fuzzing tests ran."""
 EXAMPLES_RUN: Counter[str] = Counter()
 """Examples each property test ran, by test."""
-"""Chunks round-tripped per target in this run, reported by conftest.py."""
 
 
 @dataclass(frozen=True)

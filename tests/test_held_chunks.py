@@ -93,3 +93,12 @@ def test_copies_and_pickles_keep_every_key(name: str, duplicate: Any) -> None:
     twin = duplicate(chunk)
     del chunk  # the original's unknown keys must not be what the twin reads
     assert json.loads(target.dumps(twin)) == CHUNK
+
+
+@pytest.mark.parametrize("name", ["dataclasses", "msgspec"])
+def test_the_table_of_kept_values_stays_bounded(name: str) -> None:
+    # A stream's id is new with every stream: a server reading many must not keep them all.
+    target = TARGETS[name]
+    for number in range(target._KEEP_AT_MOST + 10):
+        target.loads(_text({**CHUNK, "id": f"chatcmpl-{number}"}))
+    assert 0 < len(target._KEPT) <= target._KEEP_AT_MOST

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: f6792d15ce49203a (spec, templates and generator).
+# Spec hash: eb9195490864ded4 (spec, templates and generator).
 # Target: pydantic. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_pydantic.py.
