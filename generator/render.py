@@ -412,6 +412,13 @@ def render_all(
             (strategies.for_spec(openai, prefix="openai_"), "of OpenAI's own spec"),
         ],
         "root_strategy": strategies.strategy_name(spec.root),
+        "completion": spec.completion,
+        "completion_strategy": strategies.strategy_name(spec.completion or ""),
+        "completion_defaults": (
+            {f.wire: f.default for f in spec.model(spec.completion).fields if f.has_default}
+            if spec.completion
+            else {}
+        ),
     }
     for name in ("strategies", "test_properties"):
         text = env.get_template(f"{name}.py.jinja").render(properties)

@@ -26,12 +26,12 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: eb9195490864ded4 (spec, templates and generator).
+# Spec hash: 951a58a578bf54f7 (spec, templates and generator).
 # Target: all. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Property tests generated from the spec (strategies in tests/generated/strategies.py).
 
-Any chunk the spec allows, with unknown keys and enum values at every level, explicit
+Any chunk (and any completion) the spec allows, with unknown keys and enum values at every level, explicit
 nulls, absent keys, integers beyond 2**53, floats, non-ASCII text, read from compact
 JSON or from ASCII-escaped JSON (where characters beyond the BMP are surrogate pairs),
 comes back from every target as the same JSON, type for type; and all targets write
@@ -48,7 +48,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.generated.examples import ROOT_DEFAULTS
-from tests.generated.strategies import chat_completion_chunk
+from tests.generated.strategies import chat_completion, chat_completion_chunk
 from tests.support import TARGETS, assert_same_json, count_examples, normalised
 
 
@@ -69,3 +69,19 @@ def test_all_targets_write_the_same_json(payload: dict[str, Any], ascii: bool) -
     for name, value in written.items():
         assert_same_json(value, written["dataclasses"], where=f"{name}: {text}")
     count_examples("all targets agree")
+
+
+COMPLETION_DEFAULTS: dict[str, Any] = {"choices": []}
+"""Keys of a completion that read as their default when missing or null."""
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+@given(payload=chat_completion, ascii=st.booleans())
+def test_any_completion_round_trips(
+    name: str, payload: dict[str, Any], ascii: bool
+) -> None:
+    target = TARGETS[name]
+    text = json.dumps(payload, ensure_ascii=ascii)
+    written = json.loads(target.dumps(target.loads_completion(text)))
+    assert_same_json(written, normalised(payload, COMPLETION_DEFAULTS), where=text)
+    count_examples(f"completion round trip, {name}")
