@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 951a58a578bf54f7 (spec, templates and generator).
+# Spec hash: 37a91f6e509bdc30 (spec, templates and generator).
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 951a58a578bf54f7 (spec, templates and generator).
+# Spec hash: 37a91f6e509bdc30 (spec, templates and generator).
 # Target: pydantic. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
@@ -57,6 +57,7 @@ from pydantic import (
     GetCoreSchemaHandler,
     Tag,
     ValidationError,
+    ValidationInfo,
 )
 from pydantic_core import PydanticSerializationError, core_schema
 
@@ -263,6 +264,32 @@ class _NullAsEmpty:
 
 
 _NULL_AS_EMPTY = _NullAsEmpty()
+
+
+def _alias_read(value: _T, info: ValidationInfo) -> _T:
+    if info.context.__class__ is set:  # the context of `loads`
+        read = cast("_AliasesRead", info.context)
+        read.add((info.config.get("title") if info.config else None, info.field_name))
+    return value
+
+
+_ALIAS_READ = AfterValidator(_alias_read)
+"""On a field whose Python name is not its wire key: records, in the set `loads` passes
+as the validation context, that the wire key was read. pydantic also counts an unknown
+key that equals the Python name (`verbose_`) as setting the field; `model_post_init`
+tells the two apart."""
+
+
+def _unknown_key_named_like(model: BaseModel, name: str, context: object) -> bool:
+    """Whether field `name` is in the fields set only as an unknown key of that name."""
+    extra = model.__pydantic_extra__
+    if not extra or name not in extra:
+        return False
+    if isinstance(context, set):
+        return (type(model).__name__, name) not in context
+    return (
+        getattr(model, name) is None
+    )  # read without `loads`: a value means the wire key
 
 
 class _Model(BaseModel):
@@ -2078,7 +2105,9 @@ class ChatCompletion(_Model):
     Sent by llama.cpp server, MLX-VLM server; see
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
     """
-    verbose_: dict[str, Any] | None = Field(default=None, alias="__verbose")
+    verbose_: Annotated[dict[str, Any] | None, _ALIAS_READ] = Field(
+        default=None, alias="__verbose"
+    )
     """The server's native, non-OpenAI result (generation settings, grammar, token counts
     and more), added for debugging when the server runs in verbose mode; can be very
     large.
@@ -2176,6 +2205,8 @@ class ChatCompletion(_Model):
 
     def model_post_init(self, context: Any, /) -> None:
         fields_set = self.__pydantic_fields_set__
+        if _unknown_key_named_like(self, "verbose_", context):
+            fields_set.discard("verbose_")
         error = self.error
         if error is not None and "choices" not in fields_set:
             raise _error_payload(error).under(_key("error"))
@@ -2626,7 +2657,9 @@ class ChatCompletionChunk(_Model):
     Sent by llama.cpp server, MLX-VLM server; see
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
     """
-    verbose_: dict[str, Any] | None = Field(default=None, alias="__verbose")
+    verbose_: Annotated[dict[str, Any] | None, _ALIAS_READ] = Field(
+        default=None, alias="__verbose"
+    )
     """The server's native, non-OpenAI result (generation settings, grammar, token counts
     and more), added for debugging when the server runs in verbose mode; can be very
     large.
@@ -2724,6 +2757,8 @@ class ChatCompletionChunk(_Model):
 
     def model_post_init(self, context: Any, /) -> None:
         fields_set = self.__pydantic_fields_set__
+        if _unknown_key_named_like(self, "verbose_", context):
+            fields_set.discard("verbose_")
         error = self.error
         if error is not None and "choices" not in fields_set:
             raise _error_payload(error).under(_key("error"))
@@ -2820,12 +2855,18 @@ def loads_completion(data: str | bytes) -> ChatCompletion:
 
 
 _M = TypeVar("_M", bound=_Model)
+_AliasesRead: TypeAlias = set[tuple[str | None, str | None]]
+"""The validation context of `loads`: (model, field) of the fields read by a wire key
+that is not their Python name (`_ALIAS_READ`)."""
 
 
 def _validate(model: type[_M], data: str | bytes) -> _M:
+    read: _AliasesRead = set()
     try:
         # By wire name only: an unknown key that happens to be a Python name stays unknown.
-        return model.model_validate_json(data, by_alias=True, by_name=False)
+        return model.model_validate_json(
+            data, by_alias=True, by_name=False, context=read
+        )
     except ValidationError as exc:
         error = exc
     if error.errors()[0]["type"] == "json_invalid":
@@ -2842,8 +2883,9 @@ def _validate(model: type[_M], data: str | bytes) -> _M:
 
 
 def _validate_value(model: type[_M], value: Any) -> _M:
+    read: _AliasesRead = set()
     try:
-        return model.model_validate(value, by_alias=True, by_name=False)
+        return model.model_validate(value, by_alias=True, by_name=False, context=read)
     except ValidationError as exc:
         raise _decode_error(exc, json.dumps(value)) from None
 

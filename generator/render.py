@@ -270,6 +270,14 @@ _INTERNS: dict[str, tuple[str, ...]] = {
 }
 
 
+def aliased(model: Model, spec: Spec) -> list[str]:
+    """The pydantic names of a model's fields whose wire key is another string, where an
+    unknown key may equal the name (the strict profile has no unknown keys)."""
+    if spec.options.strict:
+        return []
+    return [f.names.pydantic for f in model.fields if f.names.pydantic != f.wire]
+
+
 def interned(field: Field, target: str) -> bool:
     """Whether the target keeps one copy of each of the field's values (`_KEPT`)."""
     return field.repeats in _INTERNS[target]
@@ -312,7 +320,8 @@ def _context(
     docs = Docs({v.name: v.title for v in spec.vendors})
     helpers: dict[str, Callable[..., Any]] = {
         "annotation": lambda f: spelling.field_annotation(f, target),
-        "pydantic_field": spelling.pydantic_field,
+        "pydantic_field": lambda f: spelling.pydantic_field(f, track_alias=not spec.options.strict),
+        "aliased": lambda m: aliased(m, spec),
         "error_value": error_value,
         "defaulted": lambda m: [f.names.pydantic for f in m.fields if f.has_default],
         "field_doc": docs.field,
@@ -350,6 +359,7 @@ def _context(
         ),
         "uses_default": any(f.has_default for m in spec.models for f in m.fields),
         "uses_interning": any(interned(f, target) for m in spec.models for f in m.fields),
+        "uses_alias_check": any(aliased(m, spec) for m in spec.models),
         "error_rules": any(m.error_when for m in spec.models),
         "uses_kind_union": any(
             spelling.uses_kind_union(f.type) for m in spec.models for f in m.fields

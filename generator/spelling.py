@@ -139,24 +139,31 @@ def uses_discriminator(expr: TypeExpr) -> bool:
     return any(u.discriminator is not None for u in _unions(expr))
 
 
-def pydantic_field(field: Field) -> str:
+def pydantic_field(field: Field, track_alias: bool) -> str:
     """The annotation and default of a field in a pydantic model, as `annotation = default`.
 
     A key that may be absent defaults to None and is told apart from null by
-    `model_fields_set`; where null itself is not allowed a validator rejects it.
+    `model_fields_set`; where null itself is not allowed a validator rejects it. With
+    `track_alias`, a field whose Python name is not its wire key records that its wire key
+    was read (`_ALIAS_READ`, for `model_post_init`).
     """
     base = annotation(field.type, "pydantic")
-    alias = f"alias={field.wire!r}" if field.names.pydantic != field.wire else ""
+    aliased = field.names.pydantic != field.wire
+    alias = f"alias={field.wire!r}" if aliased else ""
     if field.has_default:
         args = ", ".join(
             a for a in (f"default_factory={default_factory(field, 'pydantic')}", alias) if a
         )
-        return f"Annotated[{base}, _NULL_AS_EMPTY] = Field({args})"
-    if field.required:
+        text, default = f"Annotated[{base}, _NULL_AS_EMPTY]", f"Field({args})"
+    elif field.required:
         text = f"{base} | None" if field.nullable else base
-        return f"{text} = Field({alias})" if alias else text
-    text = f"{base} | None" if field.nullable else f"Annotated[{base} | None, _NOT_NULL]"
-    return f"{text} = Field(default=None, {alias})" if alias else f"{text} = None"
+        default = f"Field({alias})" if alias else ""
+    else:
+        text = f"{base} | None" if field.nullable else f"Annotated[{base} | None, _NOT_NULL]"
+        default = f"Field(default=None, {alias})" if alias else "None"
+    if aliased and track_alias:
+        text = f"Annotated[{text}, _ALIAS_READ]"
+    return f"{text} = {default}" if default else text
 
 
 def default_factory(field: Field, target: str) -> str:

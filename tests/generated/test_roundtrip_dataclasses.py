@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 951a58a578bf54f7 (spec, templates and generator).
+# Spec hash: 37a91f6e509bdc30 (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_dataclasses.py.
