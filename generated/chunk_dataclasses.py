@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 37a91f6e509bdc30 (spec, templates and generator).
+# Spec hash: 39e74f45bf6d9740 (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
@@ -942,9 +942,9 @@ def _read(
 
 
 _KEPT: Final[dict[str, str]] = {}
-"""One copy of each value of the keys the spec says repeat (`id`, `model`, ...), shared
-by every object that holds it. Not `sys.intern`: some Python versions never free an
-interned string, and a stream's id is new with every stream."""
+"""One copy of each value of the keys whose values the spec says come from a small
+vocabulary (a logprob's token), shared by every object that holds it. Not `sys.intern`:
+some Python versions never free an interned string."""
 _KEEP_AT_MOST: Final = 10_000
 """Past this many values the table starts again: it bounds memory, never correctness."""
 
@@ -3375,11 +3375,11 @@ class TopLogprob:
     to change them); `to_dict` writes them back."""
 
     def __post_init__(self) -> None:
-        # The values of these keys recur across a stream's chunks: one copy of each is
-        # kept for every chunk held, rather than one per chunk.
-        keep = _KEPT.setdefault
+        # Values that recur from chunk to chunk are shared, not held once per chunk: a
+        # per-stream value equal to the last one read is replaced by it, a vocabulary
+        # value (a token) comes from the module's table of them.
         if type(self.token) is str:
-            self.token = keep(self.token, self.token)
+            self.token = _KEPT.setdefault(self.token, self.token)
         if len(_KEPT) > _KEEP_AT_MOST:
             _KEPT.clear()
 
@@ -3452,11 +3452,11 @@ class ChatCompletionTokenLogprob:
     to change them); `to_dict` writes them back."""
 
     def __post_init__(self) -> None:
-        # The values of these keys recur across a stream's chunks: one copy of each is
-        # kept for every chunk held, rather than one per chunk.
-        keep = _KEPT.setdefault
+        # Values that recur from chunk to chunk are shared, not held once per chunk: a
+        # per-stream value equal to the last one read is replaced by it, a vocabulary
+        # value (a token) comes from the module's table of them.
         if type(self.token) is str:
-            self.token = keep(self.token, self.token)
+            self.token = _KEPT.setdefault(self.token, self.token)
         if len(_KEPT) > _KEEP_AT_MOST:
             _KEPT.clear()
 
@@ -8559,6 +8559,13 @@ def _checked_choice(data: Any) -> Choice:
     return decoded
 
 
+_CHAT_COMPLETION_CHUNK_LAST: Final[list[str]] = ["", "", "", "", ""]
+"""The last values of id, model, object, service_tier, system_fingerprint a
+ChatCompletionChunk was read with: the next one with an equal value shares it (the
+chunks of a stream repeat them).
+"""
+
+
 @dataclass(slots=True, kw_only=True)
 class ChatCompletionChunk:
     """One server-sent event of a streamed chat completion, carrying a fragment of every
@@ -8770,23 +8777,30 @@ class ChatCompletionChunk:
     to change them); `to_dict` writes them back."""
 
     def __post_init__(self) -> None:
-        # The values of these keys recur across a stream's chunks: one copy of each is
-        # kept for every chunk held, rather than one per chunk.
-        keep = _KEPT.setdefault
-        if type(self.id) is str:
-            self.id = keep(self.id, self.id)
-        if type(self.model) is str:
-            self.model = keep(self.model, self.model)
-        if type(self.object) is str:
-            self.object = keep(self.object, self.object)
-        if type(self.service_tier) is str:
-            self.service_tier = keep(self.service_tier, self.service_tier)
-        if type(self.system_fingerprint) is str:
-            self.system_fingerprint = keep(
-                self.system_fingerprint, self.system_fingerprint
-            )
-        if len(_KEPT) > _KEEP_AT_MOST:
-            _KEPT.clear()
+        # Values that recur from chunk to chunk are shared, not held once per chunk: a
+        # per-stream value equal to the last one read is replaced by it, a vocabulary
+        # value (a token) comes from the module's table of them.
+        last = _CHAT_COMPLETION_CHUNK_LAST
+        if self.id == last[0]:
+            self.id = last[0]
+        elif type(self.id) is str:
+            last[0] = self.id
+        if self.model == last[1]:
+            self.model = last[1]
+        elif type(self.model) is str:
+            last[1] = self.model
+        if self.object == last[2]:
+            self.object = last[2]
+        elif type(self.object) is str:
+            last[2] = self.object
+        if self.service_tier == last[3]:
+            self.service_tier = last[3]
+        elif type(self.service_tier) is str:
+            last[3] = self.service_tier
+        if self.system_fingerprint == last[4]:
+            self.system_fingerprint = last[4]
+        elif type(self.system_fingerprint) is str:
+            last[4] = self.system_fingerprint
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChunk:

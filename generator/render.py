@@ -258,16 +258,37 @@ def merge_tables(spec: Spec) -> list[MergePlan]:
     ]
 
 
-# The kinds of `repeats` each target keeps one copy of. TypedDicts hold the JSON as read
+# The kinds of `repeats` each target shares one copy of. TypedDicts hold the JSON as read
 # and pydantic would pay a validator call per value. A msgspec struct is read in C, where
 # a Python `__post_init__` on every logprob token costs more than the copy saves
-# (measured: logprob chunks read 25 % slower), so only per-stream values are interned.
-_INTERNS: dict[str, tuple[str, ...]] = {
+# (measured: logprob chunks read 25 % slower), so only per-stream values are shared.
+_SHARES: dict[str, tuple[str, ...]] = {
     "dataclasses": ("stream", "vocabulary"),
     "msgspec": ("stream",),
     "typeddicts": (),
     "pydantic": (),
 }
+
+
+@dataclass(frozen=True)
+class Shared:
+    """A field whose values a target shares between objects, and how: a `stream` value
+    is compared with the last one read (slot `slot` of the model's table), a
+    `vocabulary` value is looked up in the module's bounded table of values."""
+
+    name: str
+    how: str
+    slot: int
+
+
+def shared(model: Model, target: str) -> list[Shared]:
+    fields = [f for f in model.fields if f.repeats in _SHARES[target]]
+    slots = {f.wire: n for n, f in enumerate(f for f in fields if f.repeats == "stream")}
+    return [Shared(f.names.dataclasses, f.repeats or "", slots.get(f.wire, -1)) for f in fields]
+
+
+def last_constant(model: Model) -> str:
+    return f"_{snake(model.name).upper()}_LAST"
 
 
 def aliased(model: Model, spec: Spec) -> list[str]:
@@ -276,11 +297,6 @@ def aliased(model: Model, spec: Spec) -> list[str]:
     if spec.options.strict:
         return []
     return [f.names.pydantic for f in model.fields if f.names.pydantic != f.wire]
-
-
-def interned(field: Field, target: str) -> bool:
-    """Whether the target keeps one copy of each of the field's values (`_KEPT`)."""
-    return field.repeats in _INTERNS[target]
 
 
 # How the accumulator reads a chunk as JSON data, and decodes the merged JSON data.
@@ -338,7 +354,8 @@ def _context(
         "functional_typeddict": functional_typeddict,
         "reader": reader,
         "default_factory": lambda f: spelling.default_factory(f, target),
-        "interned": lambda m: [f.names.dataclasses for f in m.fields if interned(f, target)],
+        "shared": lambda m: shared(m, target),
+        "last_constant": last_constant,
         "python_name": lambda f: getattr(
             f.names, "pydantic" if target == "pydantic" else "dataclasses"
         ),
@@ -358,7 +375,9 @@ def _context(
             spelling.uses_discriminator(f.type) for m in spec.models for f in m.fields
         ),
         "uses_default": any(f.has_default for m in spec.models for f in m.fields),
-        "uses_interning": any(interned(f, target) for m in spec.models for f in m.fields),
+        "uses_vocabulary": any(
+            s.how == "vocabulary" for m in spec.models for s in shared(m, target)
+        ),
         "uses_alias_check": any(aliased(m, spec) for m in spec.models),
         "error_rules": any(m.error_when for m in spec.models),
         "uses_kind_union": any(

@@ -95,10 +95,23 @@ def test_copies_and_pickles_keep_every_key(name: str, duplicate: Any) -> None:
     assert json.loads(target.dumps(twin)) == CHUNK
 
 
-@pytest.mark.parametrize("name", ["dataclasses", "msgspec"])
-def test_the_table_of_kept_values_stays_bounded(name: str) -> None:
-    # A stream's id is new with every stream: a server reading many must not keep them all.
-    target = TARGETS[name]
+def test_the_table_of_tokens_stays_bounded() -> None:
+    # Tokens are shared through a table; a server reading endless streams must not keep
+    # every token it ever saw.
+    target = TARGETS["dataclasses"]
     for number in range(target._KEEP_AT_MOST + 10):
-        target.loads(_text({**CHUNK, "id": f"chatcmpl-{number}"}))
+        payload = copy.deepcopy(CHUNK)
+        payload["choices"][0]["logprobs"]["content"][0]["token"] = f"t{number}"
+        target.loads(_text(payload))
     assert 0 < len(target._KEPT) <= target._KEEP_AT_MOST
+
+
+@pytest.mark.parametrize("name", ["dataclasses", "msgspec"])
+def test_interleaved_streams_keep_their_own_values(name: str) -> None:
+    # A per-stream value is shared with the last chunk read; a gateway interleaving
+    # streams shares less, and never mixes them up.
+    target = TARGETS[name]
+    ids = ["chatcmpl-a", "chatcmpl-b", "chatcmpl-a", "chatcmpl-a", "chatcmpl-b"]
+    chunks = [target.loads(_text({**CHUNK, "id": one})) for one in ids]
+    assert [c.id for c in chunks] == ids
+    assert chunks[2].id is chunks[3].id
