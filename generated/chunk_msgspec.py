@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 39e74f45bf6d9740 (spec, templates and generator).
+# Spec hash: 91ae0f1d2868eb91 (spec, templates and generator).
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
@@ -214,9 +214,10 @@ _Unset: TypeAlias = msgspec.UnsetType
 UNSET: Final = msgspec.UNSET
 """Stands for a key that was absent; distinct from None, which stands for JSON null."""
 
-_MSGSPEC_REFUSES: Final = (msgspec.MsgspecError, UnicodeEncodeError)
+_MSGSPEC_REFUSES: Final = (msgspec.MsgspecError, UnicodeEncodeError, RecursionError)
 """What msgspec raises on a payload the key-by-key reading must look at (an unknown key,
-NaN, half of a surrogate pair, an error)."""
+NaN, half of a surrogate pair, an error, or a value nested deeper than msgspec goes from
+where it was called: the key-by-key reading keeps an `any` value as json read it)."""
 _NO_EXTRA: Final[dict[str, Any]] = {}
 _EXTRA: Final[dict[int, dict[str, Any]]] = {}
 """The keys the spec does not describe of each object read key by key, by id. A struct
@@ -9926,9 +9927,12 @@ def loads_completion(data: str | bytes) -> ChatCompletion:
 
 def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:
     """Encode a chunk or a completion as compact JSON text (UTF-8 characters are written as they are)."""
-    if type(value) in _READ_KEY_BY_KEY:
-        return _wire_text(value.to_dict())
-    return _ENCODER.encode(value).decode()
+    if type(value) not in _READ_KEY_BY_KEY:
+        try:
+            return _ENCODER.encode(value).decode()
+        except RecursionError:
+            pass  # a value nested deeper than msgspec goes from here: json may go further
+    return _wire_text(value.to_dict())
 
 
 def _wire_text(data: Any) -> str:

@@ -119,7 +119,7 @@ def test_loads_returns_a_chunk_or_a_located_error() -> None:
             except AssertionError as exc:
                 shown = repr(mutation.text[:400])
                 raise AssertionError(
-                    f"input {number} ({mutation.kind}), {name}: {exc}\n{shown}"
+                    f"seed {SEED}, input {number} ({mutation.kind}), {name}: {exc}\n{shown}"
                 ) from None
         if mutation.kind == "lone surrogate in a key":
             # pydantic-core holds the keys of the objects it models as UTF-8, which half a
@@ -128,7 +128,7 @@ def test_loads_returns_a_chunk_or_a_located_error() -> None:
             rejected = f"rejected at {json_path(mutation.where or ())}"
             assert results.pop("pydantic") in {rejected, *results.values()}, results
         assert len(set(results.values())) == 1, (
-            f"input {number} ({mutation.kind}): targets disagree: {results}\n"
+            f"seed {SEED}, input {number} ({mutation.kind}): targets disagree: {results}\n"
             f"{mutation.text[:400]!r}"
         )
         outcomes[next(iter(results.values())).split(" at ")[0]] += 1

@@ -155,6 +155,18 @@ BAD_INPUTS = {
     "BOM before the JSON": (b'\xef\xbb\xbf{"id":"c","model":"m"}', "$"),
     "UTF-16 bytes": ('{"id":"c","model":"m"}'.encode("utf-16"), "$"),
     "nested too deeply": ('{"id":"c","model":"m","x":' + "[" * 100000 + "]" * 100000 + "}", "$"),
+    # A typed value (arguments may be an object) that msgspec reads until its recursion
+    # limit (found by make fuzz).
+    "arguments nested too deeply": (
+        delta(
+            '{"tool_calls":[{"index":0,"function":{"arguments":'
+            + '{"a":' * 100000
+            + "1"
+            + "}" * 100000
+            + "}}]}"
+        ),
+        "$",
+    ),
     "id is a number": ('{"id":1,"object":"x","created":1,"model":"m","choices":[]}', "$.id"),
     "model missing": ('{"id":"c","object":"x","created":1,"choices":[]}', "$.model"),
     "created is a bool": ('{"id":"c","created":true,"model":"m","choices":[]}', "$.created"),
