@@ -272,19 +272,32 @@ _SHARES: dict[str, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class Shared:
-    """A field whose values a target shares between objects, and how: a `stream` value
-    is compared with the last one read (slot `slot` of the model's table), a
-    `vocabulary` value is looked up in the module's bounded table of values."""
+    """The fields whose values a target shares between objects, by Python name: a
+    `stream` value is compared with the one the last object was read with (slot n of the
+    model's table for the n-th name), a `vocabulary` value is looked up in the module's
+    bounded table of values."""
 
-    name: str
-    how: str
-    slot: int
+    stream: tuple[str, ...]
+    vocabulary: tuple[str, ...]
+
+    def __bool__(self) -> bool:
+        return bool(self.stream or self.vocabulary)
 
 
-def shared(model: Model, target: str) -> list[Shared]:
-    fields = [f for f in model.fields if f.repeats in _SHARES[target]]
-    slots = {f.wire: n for n, f in enumerate(f for f in fields if f.repeats == "stream")}
-    return [Shared(f.names.dataclasses, f.repeats or "", slots.get(f.wire, -1)) for f in fields]
+def shared(model: Model, target: str) -> Shared:
+    def names(how: str) -> tuple[str, ...]:
+        return tuple(f.names.dataclasses for f in model.fields if f.repeats == how)
+
+    kinds = _SHARES[target]
+    return Shared(
+        stream=names("stream") if "stream" in kinds else (),
+        vocabulary=names("vocabulary") if "vocabulary" in kinds else (),
+    )
+
+
+def wire_defaults(model: Model) -> dict[str, object]:
+    """The keys of a model that read as a default when missing or null, with the default."""
+    return {f.wire: f.default for f in model.fields if f.has_default}
 
 
 def last_constant(model: Model) -> str:
@@ -375,9 +388,7 @@ def _context(
             spelling.uses_discriminator(f.type) for m in spec.models for f in m.fields
         ),
         "uses_default": any(f.has_default for m in spec.models for f in m.fields),
-        "uses_vocabulary": any(
-            s.how == "vocabulary" for m in spec.models for s in shared(m, target)
-        ),
+        "uses_vocabulary": any(shared(m, target).vocabulary for m in spec.models),
         "uses_alias_check": any(aliased(m, spec) for m in spec.models),
         "error_rules": any(m.error_when for m in spec.models),
         "uses_kind_union": any(
@@ -430,9 +441,12 @@ def render_all(
         out.append(Rendered(f"generated/chunk_{target}.py", text, python=True))
         test = env.get_template("test_roundtrip.py.jinja").render(context)
         out.append(Rendered(f"tests/generated/test_roundtrip_{target}.py", test, python=True))
-    shared = {"header": header(spec, spec_hash, "all", command), "root": spec.model(spec.root)}
-    shared["examples"] = examples.for_spec(spec)
-    text = env.get_template("examples.py.jinja").render(shared)
+    examples_context = {
+        "header": header(spec, spec_hash, "all", command),
+        "examples": examples.for_spec(spec),
+        "root_defaults": wire_defaults(spec.model(spec.root)),
+    }
+    text = env.get_template("examples.py.jinja").render(examples_context)
     out.append(Rendered("tests/generated/examples.py", text, python=True))
     properties = {
         "header": header(spec, spec_hash, "all", command),
@@ -444,9 +458,7 @@ def render_all(
         "completion": spec.completion,
         "completion_strategy": strategies.strategy_name(spec.completion or ""),
         "completion_defaults": (
-            {f.wire: f.default for f in spec.model(spec.completion).fields if f.has_default}
-            if spec.completion
-            else {}
+            wire_defaults(spec.model(spec.completion)) if spec.completion else {}
         ),
     }
     for name in ("strategies", "test_properties"):
