@@ -25,8 +25,8 @@ check: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check generator generated tests bench
-	$(PY) -m black --check --quiet generator bench tests/*.py
-	$(PY) -m black --check --line-length=88 generated tests/generated
+	$(PY) -m black --check --quiet --extend-exclude generator/runtime generator bench tests/*.py
+	$(PY) -m black --check --line-length=88 generated tests/generated generator/runtime
 	$(PY) -m mypy
 	$(PY) -m pyright
 
@@ -36,6 +36,10 @@ test: check lint
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz CHUNKSPEC_FUZZ_INPUTS=200000 CHUNKSPEC_FUZZ_SEED=random $(PY) -m pytest \
 		tests/generated/test_properties.py tests/test_openai_differential.py tests/test_fuzz.py
+
+.PHONY: golden
+golden: $(STAMP)
+	$(PY) -m tests.golden
 
 bench: $(STAMP)
 	$(PY) -m bench.throughput

@@ -1,14 +1,12 @@
-"""The generated target modules the benchmarks measure, by name."""
+"""The generated target modules the benchmarks measure, by name (the registry's order)."""
 
 from __future__ import annotations
 
+import importlib
 from types import ModuleType
 
-from generated import chunk_dataclasses, chunk_msgspec, chunk_pydantic, chunk_typeddicts
+from generator.targets import TARGETS as REGISTRY
 
 TARGETS: dict[str, ModuleType] = {
-    "dataclasses": chunk_dataclasses,
-    "typeddicts": chunk_typeddicts,
-    "pydantic": chunk_pydantic,
-    "msgspec": chunk_msgspec,
+    name: importlib.import_module(f"generated.chunk_{name}") for name in REGISTRY
 }

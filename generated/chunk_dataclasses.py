@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 44e865dcafe6cd69 (spec, templates and generator).
+# Spec hash: 5dca1094cb33c07e (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
@@ -36,8 +36,7 @@ Decode with `loads(text)` or `ChatCompletionChunk.from_dict(obj)`, encode with
 reads as `UNSET` and stays absent, JSON null reads as None and stays null, and keys the
 spec does not describe are kept, in order, in each object's read-only `extra`
 mapping. Bad input
-raises `ChunkDecodeError`, whose `path` names the offending place.
-"""
+raises `ChunkDecodeError`, whose `path` names the offending place."""
 
 from __future__ import annotations
 
@@ -47,7 +46,18 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, NamedTuple, NoReturn, TypeAlias, TypeVar, cast
+from typing import (
+    Any,
+    ClassVar,
+    Final,
+    Generic,
+    Literal,
+    NamedTuple,
+    NoReturn,
+    TypeAlias,
+    TypeVar,
+    cast,
+)
 
 __all__ = [
     "UNSET",
@@ -154,7 +164,6 @@ __all__ = [
     "loads_completion",
 ]
 
-_T = TypeVar("_T")
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -189,21 +198,25 @@ class ErrorReport(ChunkDecodeError):
 
 def _key(key: str) -> str:
     """The path segment of an object key."""
-    return (
-        "." + key
-        if _IDENTIFIER.match(key)
-        else "[" + json.dumps(key, ensure_ascii=False) + "]"
-    )
+    if _IDENTIFIER.match(key):
+        return "." + key
+    return "[" + json.dumps(key, ensure_ascii=False) + "]"
 
 
 def _error_payload(error: Any) -> ErrorReport:
     # A JSON object, or (pydantic, when a vendor types the key) a model with `message`.
     message = (
-        cast("dict[str, Any]", error).get("message")
+        cast(dict[str, Any], error).get("message")
         if isinstance(error, dict)
         else getattr(error, "message", error)
     )
     return ErrorReport(f"the payload reports an error instead of a chunk: {message!r}")
+
+
+def _reject_error_report(data: Any, has: str, lacks: str) -> None:
+    """Raise the report of a payload that has `has` and lacks `lacks` (an `error_when`)."""
+    if data.__class__ is dict and data.get(has) is not None and lacks not in data:
+        raise _error_payload(data[has]).under(_key(has))
 
 
 class _Unset(enum.Enum):
@@ -221,6 +234,9 @@ class _Unset(enum.Enum):
 
 UNSET: Final = _Unset.UNSET
 """Stands for a key that was absent; distinct from None, which stands for JSON null."""
+
+
+_T = TypeVar("_T")
 
 
 def _unexpected(expected: str, value: object) -> ChunkDecodeError:
@@ -248,679 +264,226 @@ def _describe(value: object) -> str:
     return type(value).__name__
 
 
-_fast_loads: Callable[[str | bytes], Any] | None
-try:  # orjson only reads faster: the standard library suffices, and decides every doubt
-    from orjson import loads as _fast_loads
-except ImportError:
-    _fast_loads = None
-
-
-# orjson reads an integer past 64 bits as a float (from -9223372036854775809, 19 digits),
-# so a payload with 19 digits in a row is left to json: they are found by mapping each
-# digit to "0" and every other byte to " ".
-_DIGITS_AS_ZEROS: Final = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
-_LONG_NUMBER: Final = b"0" * 19
-
-
-def _json(data: str | bytes) -> Any:
-    """The JSON value of a payload; raises `ChunkDecodeError` when it is not JSON."""
-    if _fast_loads is not None:
-        try:
-            raw = data if isinstance(data, bytes) else data.encode()
-            if _LONG_NUMBER not in raw.translate(_DIGITS_AS_ZEROS):
-                return _fast_loads(raw)
-        except (
-            ValueError
-        ):  # what orjson refuses and json may read: NaN, lone surrogates
-            pass
-    try:
-        # Bytes must be UTF-8, as JSON on the wire is (json.loads would guess UTF-16 too).
-        return json.loads(data.decode("utf-8") if isinstance(data, bytes) else data)
-    except ValueError as exc:  # JSONDecodeError or UnicodeDecodeError
-        raise ChunkDecodeError(f"invalid JSON: {exc}") from None
-    except RecursionError:
-        raise ChunkDecodeError("invalid JSON: nested too deeply") from None
-
-
-def _reject_error_report(data: Any, has: str, lacks: str) -> None:
-    """Raise the report of a payload that has `has` and lacks `lacks` (an `error_when`)."""
-    if data.__class__ is dict and data.get(has) is not None and lacks not in data:
-        raise _error_payload(data[has]).under(_key(has))
-
-
 def _object(value: Any) -> dict[str, Any]:
     if value.__class__ is dict:
         return value
     raise _unexpected("an object", value)
 
 
-def _extra(obj: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
-    """The keys of `obj` that the spec does not describe, in arrival order."""
-    return {key: value for key, value in obj.items() if key not in known}
-
-
-def _required(obj: dict[str, Any], key: str, decode: Callable[[Any], _T]) -> _T:
-    if key not in obj:
-        raise ChunkDecodeError("missing required key").under(_key(key))
-    value = obj[key]
-    if value is None:
-        raise ChunkDecodeError("must not be null").under(_key(key))
-    try:
-        return decode(value)
-    except ChunkDecodeError as exc:
-        raise exc.under(_key(key)) from None
-
-
-def _required_nullable(
-    obj: dict[str, Any], key: str, decode: Callable[[Any], _T]
-) -> _T | None:
-    if key not in obj:
-        raise ChunkDecodeError("missing required key").under(_key(key))
-    value = obj[key]
-    if value is None:
-        return None
-    try:
-        return decode(value)
-    except ChunkDecodeError as exc:
-        raise exc.under(_key(key)) from None
-
-
-def _optional(
-    obj: dict[str, Any], key: str, decode: Callable[[Any], _T]
-) -> _T | _Unset:
-    if key not in obj:
-        return UNSET
-    value = obj[key]
-    if value is None:
-        raise ChunkDecodeError("must not be null").under(_key(key))
-    try:
-        return decode(value)
-    except ChunkDecodeError as exc:
-        raise exc.under(_key(key)) from None
-
-
-def _optional_nullable(
-    obj: dict[str, Any], key: str, decode: Callable[[Any], _T]
-) -> _T | _Unset | None:
-    if key not in obj:
-        return UNSET
-    value = obj[key]
-    if value is None:
-        return None
-    try:
-        return decode(value)
-    except ChunkDecodeError as exc:
-        raise exc.under(_key(key)) from None
-
-
-def _defaulted(
-    obj: dict[str, Any],
-    key: str,
-    decode: Callable[[Any], _T],
-    default: Callable[[], _T],
-) -> _T:
-    """Read a key whose absence or null reads as `default()` (and is written back so)."""
-    value = obj.get(key)
-    if value is None:
-        return default()
-    try:
-        return decode(value)
-    except ChunkDecodeError as exc:
-        raise exc.under(_key(key)) from None
-
-
-def _decode_str(value: Any) -> str:
+def _str(value: Any) -> str:
     if type(value) is str:
         return value
     raise _unexpected("a string", value)
 
 
-def _decode_list_MistralThinkingPart(value: Any) -> list[MistralThinkingPart]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[MistralThinkingPart] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(MistralThinkingPart.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_map_any(value: Any) -> dict[str, Any]:
-    if value.__class__ is not dict:  # leaves `value` typed Any, its items too
-        raise _unexpected("an object", value)
-    return value
-
-
-def _decode_str_or_map_any(value: Any) -> str | dict[str, Any]:
-    if type(value) is str:
-        return value
-    if type(value) is dict:
-        return _decode_map_any(value)
-    raise _unexpected("a string or an object", value)
-
-
-def _decode_int(value: Any) -> int:
+def _int(value: Any) -> int:
     if type(value) is int:
         return value
     raise _unexpected("an integer", value)
 
 
-def _decode_float(value: Any) -> float:
+def _float(value: Any) -> int | float:
     if type(value) is float or type(value) is int:
         return value
     raise _unexpected("a number", value)
 
 
-def _decode_list_GroqSearchResult(value: Any) -> list[GroqSearchResult]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[GroqSearchResult] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(GroqSearchResult.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_str(value: Any) -> list[str]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[str] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(_decode_str(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_float(value: Any) -> list[float]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[float] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(_decode_float(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_list_float(value: Any) -> list[list[float]]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[list[float]] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(_decode_list_float(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_GroqChartElement(value: Any) -> list[GroqChartElement]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[GroqChartElement] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(GroqChartElement.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_GroqChart(value: Any) -> list[GroqChart]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[GroqChart] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(GroqChart.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_GroqBrowserResult(value: Any) -> list[GroqBrowserResult]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[GroqBrowserResult] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(GroqBrowserResult.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_GroqCodeResult(value: Any) -> list[GroqCodeResult]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[GroqCodeResult] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(GroqCodeResult.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_int(value: Any) -> list[int]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[int] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(_decode_int(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_OpenRouterFileContentPart(
-    value: Any,
-) -> list[OpenRouterFileContentPart]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[OpenRouterFileContentPart] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(OpenRouterFileContentPart.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_MistralContentPart(value: Any) -> list[MistralContentPart]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[MistralContentPart] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(MistralContentPart.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_str_or_list_MistralContentPart(
-    value: Any,
-) -> str | list[MistralContentPart]:
-    if type(value) is str:
-        return value
-    if type(value) is list:
-        return _decode_list_MistralContentPart(value)
-    raise _unexpected("a string or a list", value)
-
-
-def _decode_list_ChatCompletionMessageToolCall(
-    value: Any,
-) -> list[ChatCompletionMessageToolCall]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[ChatCompletionMessageToolCall] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(ChatCompletionMessageToolCall.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_GroqExecutedTool(value: Any) -> list[GroqExecutedTool]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[GroqExecutedTool] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(GroqExecutedTool.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_LiteLLMThinkingBlock(value: Any) -> list[LiteLLMThinkingBlock]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[LiteLLMThinkingBlock] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(LiteLLMThinkingBlock.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_OpenRouterReasoningDetail(
-    value: Any,
-) -> list[OpenRouterReasoningDetail]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[OpenRouterReasoningDetail] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(OpenRouterReasoningDetail.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_OpenRouterAnnotation(value: Any) -> list[OpenRouterAnnotation]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[OpenRouterAnnotation] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(OpenRouterAnnotation.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_any(value: Any) -> Any:
-    return value
-
-
-def _decode_list_TopLogprob(value: Any) -> list[TopLogprob]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[TopLogprob] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(TopLogprob.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_ChatCompletionTokenLogprob(
-    value: Any,
-) -> list[ChatCompletionTokenLogprob]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[ChatCompletionTokenLogprob] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(ChatCompletionTokenLogprob.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_bool(value: Any) -> bool:
+def _bool(value: Any) -> bool:
     if value is True or value is False:
         return value
     raise _unexpected("a boolean", value)
 
 
-def _decode_list_AzureBlocklistResult(value: Any) -> list[AzureBlocklistResult]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[AzureBlocklistResult] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(AzureBlocklistResult.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_AzureBlocklistResult_or_AzureBlocklistDetails(
-    value: Any,
-) -> list[AzureBlocklistResult] | AzureBlocklistDetails:
-    if type(value) is list:
-        return _decode_list_AzureBlocklistResult(value)
-    if type(value) is dict:
-        return AzureBlocklistDetails.from_dict(value)
-    raise _unexpected("a list or an object", value)
-
-
-def _decode_float_or_PerplexityCost(value: Any) -> float | PerplexityCost:
-    if type(value) is float or type(value) is int:
-        return value
-    if type(value) is dict:
-        return PerplexityCost.from_dict(value)
-    raise _unexpected("a number or an object", value)
-
-
-def _decode_ChoiceLogprobs_or_float(value: Any) -> ChoiceLogprobs | float:
-    if type(value) is float or type(value) is int:
-        return value
-    if type(value) is dict:
-        return ChoiceLogprobs.from_dict(value)
-    raise _unexpected("an object or a number", value)
-
-
-def _decode_list_any(value: Any) -> list[Any]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
+def _any(value: Any) -> Any:
     return value
 
 
-def _decode_int_or_str(value: Any) -> int | str:
-    if type(value) is int:
+def _list(value: Any) -> list[Any]:
+    """A list whose items are any JSON values, kept as they are."""
+    if value.__class__ is list:
         return value
-    if type(value) is str:
+    raise _unexpected("a list", value)
+
+
+def _map(value: Any) -> dict[str, Any]:
+    """An object whose values are any JSON values, kept as they are."""
+    if value.__class__ is dict:
         return value
-    raise _unexpected("an integer or a string", value)
+    raise _unexpected("an object", value)
 
 
-def _decode_map_bool(value: Any) -> dict[str, bool]:
-    if value.__class__ is not dict:  # leaves `value` typed Any, its items too
-        raise _unexpected("an object", value)
-    out: dict[str, bool] = {}
-    for key, item in value.items():
+def _list_of(decode: Callable[[Any], _T]) -> Callable[[Any], list[_T]]:
+    """The decoder of a list whose items `decode` reads."""
+
+    def decode_list(value: Any) -> list[_T]:
+        if value.__class__ is not list:
+            raise _unexpected("a list", value)
+        out: list[_T] = []
+        for index, item in enumerate(value):
+            try:
+                out.append(decode(item))
+            except ChunkDecodeError as exc:
+                raise exc.under(f"[{index}]") from None
+        return out
+
+    return decode_list
+
+
+def _map_of(decode: Callable[[Any], _T]) -> Callable[[Any], dict[str, _T]]:
+    """The decoder of an object with any keys whose values `decode` reads."""
+
+    def decode_map(value: Any) -> dict[str, _T]:
+        if value.__class__ is not dict:
+            raise _unexpected("an object", value)
+        out: dict[str, _T] = {}
+        for key, item in value.items():
+            try:
+                out[key] = decode(item)
+            except ChunkDecodeError as exc:
+                raise exc.under(_key(key)) from None
+        return out
+
+    return decode_map
+
+
+def _one_of(*values: str) -> Callable[[Any], str]:
+    """The decoder of a closed enum: one of `values`, no other."""
+    allowed = frozenset(values)
+    expected = "one of " + ", ".join(map(repr, values))
+
+    def decode_enum(value: Any) -> str:
+        if type(value) is str and value in allowed:
+            return value
+        raise _unexpected(expected, value)
+
+    return decode_enum
+
+
+def _tagged(key: str, members: dict[str, Callable[[Any], _T]]) -> Callable[[Any], _T]:
+    """The decoder of a union of objects told apart by the value of `key`."""
+    expected = "one of " + ", ".join(map(repr, members))
+
+    def decode_tagged(value: Any) -> _T:
+        tag = _object(value).get(key)
+        decode = members.get(tag) if type(tag) is str else None
+        if decode is None:
+            raise _unexpected(expected, tag).under(_key(key))
+        return decode(value)
+
+    return decode_tagged
+
+
+def _either(
+    expected: str, options: dict[type, Callable[[Any], Any] | None]
+) -> Callable[[Any], Any]:
+    """The decoder of a union told apart by JSON kind: the Python type json gives a value
+    picks its alternative (an integer is a number too, unless an alternative takes
+    integers); None takes the value as it is."""
+
+    def decode_either(value: Any) -> Any:
         try:
-            out[key] = _decode_bool(item)
-        except ChunkDecodeError as exc:
-            raise exc.under(_key(key)) from None
-    return out
+            decode = options[type(value)]
+        except KeyError:
+            raise _unexpected(expected, value) from None
+        return value if decode is None else decode(value)
+
+    return decode_either
 
 
-def _decode_map_float(value: Any) -> dict[str, float]:
-    if value.__class__ is not dict:  # leaves `value` typed Any, its items too
-        raise _unexpected("an object", value)
-    out: dict[str, float] = {}
-    for key, item in value.items():
-        try:
-            out[key] = _decode_float(item)
-        except ChunkDecodeError as exc:
-            raise exc.under(_key(key)) from None
-    return out
-
-
-def _decode_list_ModerationInputType(value: Any) -> list[ModerationInputType | str]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[ModerationInputType | str] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(_decode_str(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_map_list_ModerationInputType(
-    value: Any,
-) -> dict[str, list[ModerationInputType | str]]:
-    if value.__class__ is not dict:  # leaves `value` typed Any, its items too
-        raise _unexpected("an object", value)
-    out: dict[str, list[ModerationInputType | str]] = {}
-    for key, item in value.items():
-        try:
-            out[key] = _decode_list_ModerationInputType(item)
-        except ChunkDecodeError as exc:
-            raise exc.under(_key(key)) from None
-    return out
-
-
-def _decode_ModerationResultsType(value: Any) -> ModerationResultsType:
-    if value == "moderation_results":
-        return "moderation_results"
-    raise _unexpected("one of 'moderation_results'", value)
-
-
-def _decode_list_ModerationResultBody(value: Any) -> list[ModerationResultBody]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[ModerationResultBody] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(ModerationResultBody.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_ModerationErrorType(value: Any) -> ModerationErrorType:
-    if value == "error":
-        return "error"
-    raise _unexpected("one of 'error'", value)
-
-
-def _decode_ModerationResults_or_ModerationError(
-    value: Any,
-) -> ModerationResults | ModerationError:
-    tag = _object(value).get("type")
-    if tag == "moderation_results":
-        return ModerationResults.from_dict(value)
-    if tag == "error":
-        return ModerationError.from_dict(value)
-    raise _unexpected("", tag).under(_key("type"))
-
-
-def _decode_list_GroqModelUsage(value: Any) -> list[GroqModelUsage]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[GroqModelUsage] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(GroqModelUsage.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_ChatCompletionChoice(value: Any) -> list[ChatCompletionChoice]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[ChatCompletionChoice] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(ChatCompletionChoice.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_int_or_float(value: Any) -> int | float:
-    if type(value) is int:
-        return value
-    if type(value) is float or type(value) is int:
-        return value
-    raise _unexpected("an integer or a number", value)
-
-
-def _decode_list_AzurePromptFilterResult(value: Any) -> list[AzurePromptFilterResult]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[AzurePromptFilterResult] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(AzurePromptFilterResult.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_PerplexitySearchResult(value: Any) -> list[PerplexitySearchResult]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[PerplexitySearchResult] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(PerplexitySearchResult.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_TogetherWarning(value: Any) -> list[TogetherWarning]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[TogetherWarning] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(TogetherWarning.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_ZaiWebSearchResult(value: Any) -> list[ZaiWebSearchResult]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[ZaiWebSearchResult] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(ZaiWebSearchResult.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_ChoiceDeltaToolCall(value: Any) -> list[ChoiceDeltaToolCall]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[ChoiceDeltaToolCall] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(ChoiceDeltaToolCall.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_Choice(value: Any) -> list[Choice]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[Choice] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(Choice.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-class _Retry(Exception):
-    """Raised by `_read` on anything to report: the checked reading then says what and
-    where, key by key in spec order, as every target does."""
+def _encoded(value: Any) -> Any:
+    """The JSON data of a value that holds objects somewhere in it (a union with an
+    object alternative, a map or a list of lists of objects)."""
+    to_dict = getattr(value, "to_dict", None)
+    if to_dict is not None:
+        return to_dict()
+    if value.__class__ is list:
+        return [_encoded(item) for item in value]
+    if value.__class__ is dict:
+        return {key: _encoded(item) for key, item in value.items()}
+    return value
 
 
 _REJECT: Final = 0
+
+
 _KEEP: Final = 1
+
+
 _EMPTY: Final = 2
-"""What `_read` does with a null: report it, keep it, or read it as the empty default."""
-
-_Fields: TypeAlias = dict[str, tuple[str, Callable[[Any], Any], int, type | None]]
-"""Wire key -> (name of the value, its decoder, what a null does, the type of a value
-the decoder would return as it is: it is taken without calling the decoder)."""
+"""What a null does: it is an error, it is kept, or it reads as the empty default."""
 
 
-def _read(
-    data: Any, fields: _Fields, required: tuple[str, ...]
-) -> tuple[dict[str, Any], dict[str, Any]]:
+_Row: TypeAlias = tuple[str, Callable[[Any], Any], int, bool]
+"""A field of a table: (Python name, or "" for the wire key; decoder; what a null does;
+whether the key is required)."""
+
+
+def _required(decode: Callable[[Any], Any], name: str = "") -> _Row:
+    """A key that must be present and not null."""
+    return (name, decode, _REJECT, True)
+
+
+def _required_nullable(decode: Callable[[Any], Any], name: str = "") -> _Row:
+    """A key that must be present, and may be null."""
+    return (name, decode, _KEEP, True)
+
+
+def _optional(decode: Callable[[Any], Any], name: str = "") -> _Row:
+    """A key that may be absent, and is not null when present."""
+    return (name, decode, _REJECT, False)
+
+
+def _nullable(decode: Callable[[Any], Any], name: str = "") -> _Row:
+    """A key that may be absent or null."""
+    return (name, decode, _KEEP, False)
+
+
+def _defaulted(decode: Callable[[Any], Any], name: str = "") -> _Row:
+    """A list that reads as empty when absent or null (and is written back so)."""
+    return (name, decode, _EMPTY, False)
+
+
+_EXACT: Final[dict[Callable[[Any], Any], type]] = {
+    _str: str,
+    _int: int,
+    _float: float,
+    _bool: bool,
+}
+"""The decoders that return a value of this type unchanged: such a value is taken as it
+is, without a call."""
+
+
+class _Shape:
+    """How the objects of one type are read: its fields by wire key, in spec order."""
+
+    __slots__ = ("fast", "order", "required", "rows")
+
+    def __init__(self, rows: dict[str, _Row]) -> None:
+        self.rows = {
+            key: (name or key, decode, nulls, required)
+            for key, (name, decode, nulls, required) in rows.items()
+        }
+        self.fast = {
+            key: (name, decode, nulls, _EXACT.get(decode))
+            for key, (name, decode, nulls, _) in self.rows.items()
+        }
+        """Wire key -> (name, decoder, what a null does, the type taken without a call)."""
+        self.required = tuple(row[0] for row in self.rows.values() if row[3])
+        self.order = {key: index for index, key in enumerate(rows)}
+        """The position of each key in spec order."""
+
+
+class _Retry(Exception):
+    """Raised by `_read` on anything to report: `_problem` then says what and where."""
+
+
+def _read(data: Any, shape: _Shape) -> tuple[dict[str, Any], dict[str, Any]]:
     """The fast reading of an object: its known values by name and its other keys, both
     in arrival order. Only the keys present cost time, which matters when the spec
     describes many keys (every vendor's) and a chunk carries a few."""
     if data.__class__ is not dict:
         raise _Retry
+    fields = shape.fast
     known: dict[str, Any] = {}
     other: dict[str, Any] = {}
     for key, value in data.items():
@@ -935,18 +498,36 @@ def _read(
             known[field[0]] = field[1]([])
         else:
             raise _Retry
-    for name in required:
+    for name in shape.required:
         if name not in known:
             raise _Retry
     return known, other
 
 
-_KEPT: Final[dict[str, str]] = {}
-"""One copy of each value of the keys whose values the spec says come from a small
-vocabulary (a logprob's token), shared by every object that holds it. Not `sys.intern`:
-some Python versions never free an interned string."""
-_KEEP_AT_MOST: Final = 10_000
-"""Past this many values the table starts again: it bounds memory, never correctness."""
+def _problem(data: Any, shape: _Shape, strict: bool = False) -> ChunkDecodeError:
+    """The first problem of an object `_read` refused, key by key in spec order (then an
+    unknown key, when `strict`), so that every target reports the same one."""
+    if data.__class__ is not dict:
+        return _unexpected("an object", data)
+    for key, (_, decode, nulls, required) in shape.rows.items():
+        if key not in data:
+            if required:
+                return ChunkDecodeError("missing required key").under(_key(key))
+            continue
+        value = data[key]
+        if value is None:
+            if nulls == _REJECT:
+                return ChunkDecodeError("must not be null").under(_key(key))
+            continue
+        try:
+            decode(value)
+        except ChunkDecodeError as exc:
+            return exc.under(_key(key))
+    if strict:
+        for key in data:
+            if key not in shape.rows:
+                return ChunkDecodeError("unknown key").under(_key(key))
+    raise AssertionError("_read refuses only what _problem finds")
 
 
 def _read_only(*args: Any, **kwargs: Any) -> NoReturn:
@@ -970,6 +551,75 @@ _NO_EXTRA: Final = _Extra()
 
 def _no_extra() -> _Extra:
     return _NO_EXTRA
+
+
+_KEPT: Final[dict[str, str]] = {}
+"""One copy of each value of the keys whose values the spec says come from a small
+vocabulary (a logprob's token), shared by every object that holds it. Not `sys.intern`:
+some Python versions never free an interned string."""
+
+
+_KEEP_AT_MOST: Final = 10_000
+"""Past this many values the table starts again: it bounds memory, never correctness."""
+
+
+_fast_loads: Callable[[str | bytes], Any] | None
+
+
+try:  # orjson only reads faster: the standard library suffices, and decides every doubt
+    from orjson import loads as _fast_loads
+except ImportError:
+    _fast_loads = None
+
+
+# orjson reads an integer past 64 bits as a float (from -9223372036854775809, 19 digits),
+# so a payload with 19 digits in a row is left to json: they are found by mapping each
+# digit to "0" and every other byte to " ".
+_DIGITS_AS_ZEROS: Final = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+
+
+_LONG_NUMBER: Final = b"0" * 19
+
+
+def _json(data: str | bytes) -> Any:
+    """The JSON value of a payload; raises `ChunkDecodeError` when it is not JSON."""
+    if _fast_loads is not None:
+        try:
+            raw = data if isinstance(data, bytes) else data.encode()
+            if _LONG_NUMBER not in raw.translate(_DIGITS_AS_ZEROS):
+                return _fast_loads(raw)
+        except (
+            ValueError
+        ):  # what orjson refuses and json may read: NaN, lone surrogates
+            pass
+    try:
+        # Bytes must be UTF-8, as JSON on the wire is (json.loads would guess UTF-16 too).
+        return json.loads(data.decode("utf-8") if isinstance(data, bytes) else data)
+    except ValueError as exc:  # JSONDecodeError or UnicodeDecodeError
+        raise ChunkDecodeError(f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise ChunkDecodeError("invalid JSON: nested too deeply") from None
+
+
+def _wire_text(data: Any) -> str:
+    """Compact JSON text with UTF-8 characters as they are, except a lone UTF-16
+    surrogate (half of a pair a stream split across chunks, D9), which UTF-8 cannot
+    encode: it is written as its JSON escape, the same value."""
+    text = _JSON_TEXT.encode(data)
+    if text.isascii():
+        return text
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    return text
+
+
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+_JSON_TEXT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""json.dumps with these options, without building an encoder on every call."""
 
 
 CompletionObject: TypeAlias = Literal["chat.completion"]
@@ -1160,20 +810,16 @@ class MistralThinkingPart:
     text: str | _Unset | None = UNSET
     """A piece of reasoning text."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> MistralThinkingPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _MISTRAL_THINKING_PART_FIELDS, _MISTRAL_THINKING_PART_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _MISTRAL_THINKING_PART_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_mistral_thinking_part(data)
+            raise _problem(data, _MISTRAL_THINKING_PART_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MistralThinkingPart: known keys in spec order, then `extra`."""
@@ -1187,24 +833,12 @@ class MistralThinkingPart:
         return out
 
 
-_MISTRAL_THINKING_PART_KEYS = frozenset({"type", "text"})
-_MISTRAL_THINKING_PART_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _REJECT, str),
-    "text": ("text", _decode_str, _KEEP, str),
-}
-_MISTRAL_THINKING_PART_REQUIRED: Final = ("type",)
-
-
-def _checked_mistral_thinking_part(data: Any) -> MistralThinkingPart:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = MistralThinkingPart(
-        type=_required(obj, "type", _decode_str),
-        text=_optional_nullable(obj, "text", _decode_str),
-        extra=_Extra(_extra(obj, _MISTRAL_THINKING_PART_KEYS)),
-    )
-    return decoded
+_MISTRAL_THINKING_PART_FIELDS: Final = _Shape(
+    {
+        "type": _required(_str),
+        "text": _nullable(_str),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1222,20 +856,16 @@ class MistralContentPart:
     thinking: list[MistralThinkingPart] | _Unset | None = UNSET
     """The reasoning of a `thinking` part, itself split into parts."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> MistralContentPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _MISTRAL_CONTENT_PART_FIELDS, _MISTRAL_CONTENT_PART_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _MISTRAL_CONTENT_PART_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_mistral_content_part(data)
+            raise _problem(data, _MISTRAL_CONTENT_PART_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MistralContentPart: known keys in spec order, then `extra`."""
@@ -1248,33 +878,20 @@ class MistralContentPart:
             out["thinking"] = (
                 None
                 if self.thinking is None
-                else _encode_list_MistralThinkingPart(self.thinking)
+                else [item.to_dict() for item in self.thinking]
             )
         if self.extra:
             out.update(self.extra)
         return out
 
 
-_MISTRAL_CONTENT_PART_KEYS = frozenset({"type", "text", "thinking"})
-_MISTRAL_CONTENT_PART_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _REJECT, str),
-    "text": ("text", _decode_str, _KEEP, str),
-    "thinking": ("thinking", _decode_list_MistralThinkingPart, _KEEP, None),
-}
-_MISTRAL_CONTENT_PART_REQUIRED: Final = ("type",)
-
-
-def _checked_mistral_content_part(data: Any) -> MistralContentPart:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = MistralContentPart(
-        type=_required(obj, "type", _decode_str),
-        text=_optional_nullable(obj, "text", _decode_str),
-        thinking=_optional_nullable(obj, "thinking", _decode_list_MistralThinkingPart),
-        extra=_Extra(_extra(obj, _MISTRAL_CONTENT_PART_KEYS)),
-    )
-    return decoded
+_MISTRAL_CONTENT_PART_FIELDS: Final = _Shape(
+    {
+        "type": _required(_str),
+        "text": _nullable(_str),
+        "thinking": _nullable(_list_of(MistralThinkingPart.from_dict)),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1294,22 +911,20 @@ class ChatCompletionMessageToolCallFunction:
     name: str | _Unset = UNSET
     """Name of the function; OpenAI always sends it."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallFunction:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
             known, other = _read(
-                data,
-                _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS,
-                _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_REQUIRED,
+                data, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS
             )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_chat_completion_message_tool_call_function(data)
+            raise _problem(
+                data, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS
+            ) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageToolCallFunction: known keys in spec order, then `extra`."""
@@ -1323,26 +938,14 @@ class ChatCompletionMessageToolCallFunction:
         return out
 
 
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS: Final[_Fields] = {
-    "arguments": ("arguments", _decode_str_or_map_any, _REJECT, None),
-    "name": ("name", _decode_str, _REJECT, str),
-}
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_REQUIRED: Final = ("arguments",)
-
-
-def _checked_chat_completion_message_tool_call_function(
-    data: Any,
-) -> ChatCompletionMessageToolCallFunction:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = ChatCompletionMessageToolCallFunction(
-        arguments=_required(obj, "arguments", _decode_str_or_map_any),
-        name=_optional(obj, "name", _decode_str),
-        extra=_Extra(_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_KEYS)),
-    )
-    return decoded
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS: Final = _Shape(
+    {
+        "arguments": _required(
+            _either("a string or an object", {str: None, dict: _map})
+        ),
+        "name": _optional(_str),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1356,22 +959,18 @@ class ChatCompletionMessageToolCallCustom:
     name: str | _Unset = UNSET
     """Name of the custom tool; OpenAI always sends it."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallCustom:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS,
-                _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_chat_completion_message_tool_call_custom(data)
+            raise _problem(
+                data, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS
+            ) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageToolCallCustom: known keys in spec order, then `extra`."""
@@ -1385,26 +984,12 @@ class ChatCompletionMessageToolCallCustom:
         return out
 
 
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_KEYS = frozenset({"input", "name"})
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS: Final[_Fields] = {
-    "input": ("input", _decode_str, _REJECT, str),
-    "name": ("name", _decode_str, _REJECT, str),
-}
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_REQUIRED: Final = ("input",)
-
-
-def _checked_chat_completion_message_tool_call_custom(
-    data: Any,
-) -> ChatCompletionMessageToolCallCustom:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = ChatCompletionMessageToolCallCustom(
-        input=_required(obj, "input", _decode_str),
-        name=_optional(obj, "name", _decode_str),
-        extra=_Extra(_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_KEYS)),
-    )
-    return decoded
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS: Final = _Shape(
+    {
+        "input": _required(_str),
+        "name": _optional(_str),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1425,22 +1010,16 @@ class ChatCompletionMessageToolCall:
     custom: ChatCompletionMessageToolCallCustom | _Unset = UNSET
     """The custom tool called and its input, for a call of type `custom`."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS,
-                _CHAT_COMPLETION_MESSAGE_TOOL_CALL_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_chat_completion_message_tool_call(data)
+            raise _problem(data, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageToolCall: known keys in spec order, then `extra`."""
@@ -1460,41 +1039,15 @@ class ChatCompletionMessageToolCall:
         return out
 
 
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS = frozenset(
-    {"index", "id", "type", "function", "custom"}
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS: Final = _Shape(
+    {
+        "index": _optional(_int),
+        "id": _optional(_str),
+        "type": _required(_str),
+        "function": _optional(ChatCompletionMessageToolCallFunction.from_dict),
+        "custom": _optional(ChatCompletionMessageToolCallCustom.from_dict),
+    }
 )
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS: Final[_Fields] = {
-    "index": ("index", _decode_int, _REJECT, int),
-    "id": ("id", _decode_str, _REJECT, str),
-    "type": ("type", _decode_str, _REJECT, str),
-    "function": (
-        "function",
-        ChatCompletionMessageToolCallFunction.from_dict,
-        _REJECT,
-        None,
-    ),
-    "custom": ("custom", ChatCompletionMessageToolCallCustom.from_dict, _REJECT, None),
-}
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_REQUIRED: Final = ("type",)
-
-
-def _checked_chat_completion_message_tool_call(
-    data: Any,
-) -> ChatCompletionMessageToolCall:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = ChatCompletionMessageToolCall(
-        index=_optional(obj, "index", _decode_int),
-        id=_optional(obj, "id", _decode_str),
-        type=_required(obj, "type", _decode_str),
-        function=_optional(
-            obj, "function", ChatCompletionMessageToolCallFunction.from_dict
-        ),
-        custom=_optional(obj, "custom", ChatCompletionMessageToolCallCustom.from_dict),
-        extra=_Extra(_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1506,22 +1059,18 @@ class ChatCompletionMessageFunctionCall:
     name: str | _Unset = UNSET
     """Name of the function; OpenAI always sends it."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageFunctionCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS,
-                _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_chat_completion_message_function_call(data)
+            raise _problem(
+                data, _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS
+            ) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageFunctionCall: known keys in spec order, then `extra`."""
@@ -1535,26 +1084,12 @@ class ChatCompletionMessageFunctionCall:
         return out
 
 
-_CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
-_CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS: Final[_Fields] = {
-    "arguments": ("arguments", _decode_str, _REJECT, str),
-    "name": ("name", _decode_str, _REJECT, str),
-}
-_CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_REQUIRED: Final = ("arguments",)
-
-
-def _checked_chat_completion_message_function_call(
-    data: Any,
-) -> ChatCompletionMessageFunctionCall:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = ChatCompletionMessageFunctionCall(
-        arguments=_required(obj, "arguments", _decode_str),
-        name=_optional(obj, "name", _decode_str),
-        extra=_Extra(_extra(obj, _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_KEYS)),
-    )
-    return decoded
+_CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS: Final = _Shape(
+    {
+        "arguments": _required(_str),
+        "name": _optional(_str),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1570,20 +1105,16 @@ class ChatCompletionAudio:
     transcript: str | _Unset = UNSET
     """Transcript of the audio."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionAudio:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _CHAT_COMPLETION_AUDIO_FIELDS, _CHAT_COMPLETION_AUDIO_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _CHAT_COMPLETION_AUDIO_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_chat_completion_audio(data)
+            raise _problem(data, _CHAT_COMPLETION_AUDIO_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionAudio: known keys in spec order, then `extra`."""
@@ -1602,28 +1133,14 @@ class ChatCompletionAudio:
         return out
 
 
-_CHAT_COMPLETION_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
-_CHAT_COMPLETION_AUDIO_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_str, _REJECT, str),
-    "data": ("data", _decode_str, _REJECT, str),
-    "expires_at": ("expires_at", _decode_int, _REJECT, int),
-    "transcript": ("transcript", _decode_str, _REJECT, str),
-}
-_CHAT_COMPLETION_AUDIO_REQUIRED: Final = ()
-
-
-def _checked_chat_completion_audio(data: Any) -> ChatCompletionAudio:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = ChatCompletionAudio(
-        id=_optional(obj, "id", _decode_str),
-        data=_optional(obj, "data", _decode_str),
-        expires_at=_optional(obj, "expires_at", _decode_int),
-        transcript=_optional(obj, "transcript", _decode_str),
-        extra=_Extra(_extra(obj, _CHAT_COMPLETION_AUDIO_KEYS)),
-    )
-    return decoded
+_CHAT_COMPLETION_AUDIO_FIELDS: Final = _Shape(
+    {
+        "id": _optional(_str),
+        "data": _optional(_str),
+        "expires_at": _optional(_int),
+        "transcript": _optional(_str),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1643,20 +1160,16 @@ class GroqSearchResult:
     score: float | _Unset | None = UNSET
     """Relevance of the page to the query."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqSearchResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _GROQ_SEARCH_RESULT_FIELDS, _GROQ_SEARCH_RESULT_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _GROQ_SEARCH_RESULT_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_groq_search_result(data)
+            raise _problem(data, _GROQ_SEARCH_RESULT_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqSearchResult: known keys in spec order, then `extra`."""
@@ -1675,28 +1188,14 @@ class GroqSearchResult:
         return out
 
 
-_GROQ_SEARCH_RESULT_KEYS = frozenset({"title", "url", "content", "score"})
-_GROQ_SEARCH_RESULT_FIELDS: Final[_Fields] = {
-    "title": ("title", _decode_str, _KEEP, str),
-    "url": ("url", _decode_str, _KEEP, str),
-    "content": ("content", _decode_str, _KEEP, str),
-    "score": ("score", _decode_float, _KEEP, float),
-}
-_GROQ_SEARCH_RESULT_REQUIRED: Final = ()
-
-
-def _checked_groq_search_result(data: Any) -> GroqSearchResult:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = GroqSearchResult(
-        title=_optional_nullable(obj, "title", _decode_str),
-        url=_optional_nullable(obj, "url", _decode_str),
-        content=_optional_nullable(obj, "content", _decode_str),
-        score=_optional_nullable(obj, "score", _decode_float),
-        extra=_Extra(_extra(obj, _GROQ_SEARCH_RESULT_KEYS)),
-    )
-    return decoded
+_GROQ_SEARCH_RESULT_FIELDS: Final = _Shape(
+    {
+        "title": _nullable(_str),
+        "url": _nullable(_str),
+        "content": _nullable(_str),
+        "score": _nullable(_float),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1712,20 +1211,16 @@ class GroqSearchResults:
     images: list[str] | _Unset | None = UNSET
     """Addresses of images the search returned."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqSearchResults:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _GROQ_SEARCH_RESULTS_FIELDS, _GROQ_SEARCH_RESULTS_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _GROQ_SEARCH_RESULTS_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_groq_search_results(data)
+            raise _problem(data, _GROQ_SEARCH_RESULTS_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqSearchResults: known keys in spec order, then `extra`."""
@@ -1735,7 +1230,7 @@ class GroqSearchResults:
             out["results"] = (
                 None
                 if self.results is None
-                else _encode_list_GroqSearchResult(self.results)
+                else [item.to_dict() for item in self.results]
             )
         if self.images is not unset:
             out["images"] = self.images
@@ -1744,24 +1239,12 @@ class GroqSearchResults:
         return out
 
 
-_GROQ_SEARCH_RESULTS_KEYS = frozenset({"results", "images"})
-_GROQ_SEARCH_RESULTS_FIELDS: Final[_Fields] = {
-    "results": ("results", _decode_list_GroqSearchResult, _KEEP, None),
-    "images": ("images", _decode_list_str, _KEEP, None),
-}
-_GROQ_SEARCH_RESULTS_REQUIRED: Final = ()
-
-
-def _checked_groq_search_results(data: Any) -> GroqSearchResults:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = GroqSearchResults(
-        results=_optional_nullable(obj, "results", _decode_list_GroqSearchResult),
-        images=_optional_nullable(obj, "images", _decode_list_str),
-        extra=_Extra(_extra(obj, _GROQ_SEARCH_RESULTS_KEYS)),
-    )
-    return decoded
+_GROQ_SEARCH_RESULTS_FIELDS: Final = _Shape(
+    {
+        "results": _nullable(_list_of(GroqSearchResult.from_dict)),
+        "images": _nullable(_list_of(_str)),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1781,20 +1264,16 @@ class GroqBrowserResult:
     live_view_url: str | _Unset | None = UNSET
     """Address where the browser session can be watched."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqBrowserResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _GROQ_BROWSER_RESULT_FIELDS, _GROQ_BROWSER_RESULT_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _GROQ_BROWSER_RESULT_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_groq_browser_result(data)
+            raise _problem(data, _GROQ_BROWSER_RESULT_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqBrowserResult: known keys in spec order, then `extra`."""
@@ -1813,28 +1292,14 @@ class GroqBrowserResult:
         return out
 
 
-_GROQ_BROWSER_RESULT_KEYS = frozenset({"title", "url", "content", "live_view_url"})
-_GROQ_BROWSER_RESULT_FIELDS: Final[_Fields] = {
-    "title": ("title", _decode_str, _KEEP, str),
-    "url": ("url", _decode_str, _KEEP, str),
-    "content": ("content", _decode_str, _KEEP, str),
-    "live_view_url": ("live_view_url", _decode_str, _KEEP, str),
-}
-_GROQ_BROWSER_RESULT_REQUIRED: Final = ()
-
-
-def _checked_groq_browser_result(data: Any) -> GroqBrowserResult:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = GroqBrowserResult(
-        title=_optional_nullable(obj, "title", _decode_str),
-        url=_optional_nullable(obj, "url", _decode_str),
-        content=_optional_nullable(obj, "content", _decode_str),
-        live_view_url=_optional_nullable(obj, "live_view_url", _decode_str),
-        extra=_Extra(_extra(obj, _GROQ_BROWSER_RESULT_KEYS)),
-    )
-    return decoded
+_GROQ_BROWSER_RESULT_FIELDS: Final = _Shape(
+    {
+        "title": _nullable(_str),
+        "url": _nullable(_str),
+        "content": _nullable(_str),
+        "live_view_url": _nullable(_str),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1870,20 +1335,16 @@ class GroqChartElement:
     outliers: list[float] | _Unset | None = UNSET
     """Outlying values, for box plots."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqChartElement:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _GROQ_CHART_ELEMENT_FIELDS, _GROQ_CHART_ELEMENT_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _GROQ_CHART_ELEMENT_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_groq_chart_element(data)
+            raise _problem(data, _GROQ_CHART_ELEMENT_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqChartElement: known keys in spec order, then `extra`."""
@@ -1918,59 +1379,22 @@ class GroqChartElement:
         return out
 
 
-_GROQ_CHART_ELEMENT_KEYS = frozenset(
+_GROQ_CHART_ELEMENT_FIELDS: Final = _Shape(
     {
-        "label",
-        "group",
-        "value",
-        "points",
-        "angle",
-        "radius",
-        "min",
-        "first_quartile",
-        "median",
-        "third_quartile",
-        "max",
-        "outliers",
+        "label": _nullable(_str),
+        "group": _nullable(_str),
+        "value": _nullable(_float),
+        "points": _nullable(_list_of(_list_of(_float))),
+        "angle": _nullable(_float),
+        "radius": _nullable(_float),
+        "min": _nullable(_float),
+        "first_quartile": _nullable(_float),
+        "median": _nullable(_float),
+        "third_quartile": _nullable(_float),
+        "max": _nullable(_float),
+        "outliers": _nullable(_list_of(_float)),
     }
 )
-_GROQ_CHART_ELEMENT_FIELDS: Final[_Fields] = {
-    "label": ("label", _decode_str, _KEEP, str),
-    "group": ("group", _decode_str, _KEEP, str),
-    "value": ("value", _decode_float, _KEEP, float),
-    "points": ("points", _decode_list_list_float, _KEEP, None),
-    "angle": ("angle", _decode_float, _KEEP, float),
-    "radius": ("radius", _decode_float, _KEEP, float),
-    "min": ("min", _decode_float, _KEEP, float),
-    "first_quartile": ("first_quartile", _decode_float, _KEEP, float),
-    "median": ("median", _decode_float, _KEEP, float),
-    "third_quartile": ("third_quartile", _decode_float, _KEEP, float),
-    "max": ("max", _decode_float, _KEEP, float),
-    "outliers": ("outliers", _decode_list_float, _KEEP, None),
-}
-_GROQ_CHART_ELEMENT_REQUIRED: Final = ()
-
-
-def _checked_groq_chart_element(data: Any) -> GroqChartElement:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = GroqChartElement(
-        label=_optional_nullable(obj, "label", _decode_str),
-        group=_optional_nullable(obj, "group", _decode_str),
-        value=_optional_nullable(obj, "value", _decode_float),
-        points=_optional_nullable(obj, "points", _decode_list_list_float),
-        angle=_optional_nullable(obj, "angle", _decode_float),
-        radius=_optional_nullable(obj, "radius", _decode_float),
-        min=_optional_nullable(obj, "min", _decode_float),
-        first_quartile=_optional_nullable(obj, "first_quartile", _decode_float),
-        median=_optional_nullable(obj, "median", _decode_float),
-        third_quartile=_optional_nullable(obj, "third_quartile", _decode_float),
-        max=_optional_nullable(obj, "max", _decode_float),
-        outliers=_optional_nullable(obj, "outliers", _decode_list_float),
-        extra=_Extra(_extra(obj, _GROQ_CHART_ELEMENT_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2008,18 +1432,16 @@ class GroqChart:
     y_tick_labels: list[str] | _Unset | None = UNSET
     """Tick labels on the y axis."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqChart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(data, _GROQ_CHART_FIELDS, _GROQ_CHART_REQUIRED)
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _GROQ_CHART_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_groq_chart(data)
+            raise _problem(data, _GROQ_CHART_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqChart: known keys in spec order, then `extra`."""
@@ -2033,7 +1455,7 @@ class GroqChart:
             out["elements"] = (
                 None
                 if self.elements is None
-                else _encode_list_GroqChartElement(self.elements)
+                else [item.to_dict() for item in self.elements]
             )
         if self.x_label is not unset:
             out["x_label"] = self.x_label
@@ -2060,62 +1482,23 @@ class GroqChart:
         return out
 
 
-_GROQ_CHART_KEYS = frozenset(
+_GROQ_CHART_FIELDS: Final = _Shape(
     {
-        "type",
-        "title",
-        "elements",
-        "x_label",
-        "x_scale",
-        "x_unit",
-        "x_ticks",
-        "x_tick_labels",
-        "y_label",
-        "y_scale",
-        "y_unit",
-        "y_ticks",
-        "y_tick_labels",
+        "type": _nullable(_str),
+        "title": _nullable(_str),
+        "elements": _nullable(_list_of(GroqChartElement.from_dict)),
+        "x_label": _nullable(_str),
+        "x_scale": _nullable(_str),
+        "x_unit": _nullable(_str),
+        "x_ticks": _nullable(_list_of(_float)),
+        "x_tick_labels": _nullable(_list_of(_str)),
+        "y_label": _nullable(_str),
+        "y_scale": _nullable(_str),
+        "y_unit": _nullable(_str),
+        "y_ticks": _nullable(_list_of(_float)),
+        "y_tick_labels": _nullable(_list_of(_str)),
     }
 )
-_GROQ_CHART_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _KEEP, str),
-    "title": ("title", _decode_str, _KEEP, str),
-    "elements": ("elements", _decode_list_GroqChartElement, _KEEP, None),
-    "x_label": ("x_label", _decode_str, _KEEP, str),
-    "x_scale": ("x_scale", _decode_str, _KEEP, str),
-    "x_unit": ("x_unit", _decode_str, _KEEP, str),
-    "x_ticks": ("x_ticks", _decode_list_float, _KEEP, None),
-    "x_tick_labels": ("x_tick_labels", _decode_list_str, _KEEP, None),
-    "y_label": ("y_label", _decode_str, _KEEP, str),
-    "y_scale": ("y_scale", _decode_str, _KEEP, str),
-    "y_unit": ("y_unit", _decode_str, _KEEP, str),
-    "y_ticks": ("y_ticks", _decode_list_float, _KEEP, None),
-    "y_tick_labels": ("y_tick_labels", _decode_list_str, _KEEP, None),
-}
-_GROQ_CHART_REQUIRED: Final = ()
-
-
-def _checked_groq_chart(data: Any) -> GroqChart:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = GroqChart(
-        type=_optional_nullable(obj, "type", _decode_str),
-        title=_optional_nullable(obj, "title", _decode_str),
-        elements=_optional_nullable(obj, "elements", _decode_list_GroqChartElement),
-        x_label=_optional_nullable(obj, "x_label", _decode_str),
-        x_scale=_optional_nullable(obj, "x_scale", _decode_str),
-        x_unit=_optional_nullable(obj, "x_unit", _decode_str),
-        x_ticks=_optional_nullable(obj, "x_ticks", _decode_list_float),
-        x_tick_labels=_optional_nullable(obj, "x_tick_labels", _decode_list_str),
-        y_label=_optional_nullable(obj, "y_label", _decode_str),
-        y_scale=_optional_nullable(obj, "y_scale", _decode_str),
-        y_unit=_optional_nullable(obj, "y_unit", _decode_str),
-        y_ticks=_optional_nullable(obj, "y_ticks", _decode_list_float),
-        y_tick_labels=_optional_nullable(obj, "y_tick_labels", _decode_list_str),
-        extra=_Extra(_extra(obj, _GROQ_CHART_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2135,20 +1518,16 @@ class GroqCodeResult:
     charts: list[GroqChart] | _Unset | None = UNSET
     """The charts making up a superchart."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqCodeResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _GROQ_CODE_RESULT_FIELDS, _GROQ_CODE_RESULT_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _GROQ_CODE_RESULT_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_groq_code_result(data)
+            raise _problem(data, _GROQ_CODE_RESULT_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqCodeResult: known keys in spec order, then `extra`."""
@@ -2162,35 +1541,23 @@ class GroqCodeResult:
             out["chart"] = None if self.chart is None else self.chart.to_dict()
         if self.charts is not unset:
             out["charts"] = (
-                None if self.charts is None else _encode_list_GroqChart(self.charts)
+                None
+                if self.charts is None
+                else [item.to_dict() for item in self.charts]
             )
         if self.extra:
             out.update(self.extra)
         return out
 
 
-_GROQ_CODE_RESULT_KEYS = frozenset({"text", "png", "chart", "charts"})
-_GROQ_CODE_RESULT_FIELDS: Final[_Fields] = {
-    "text": ("text", _decode_str, _KEEP, str),
-    "png": ("png", _decode_str, _KEEP, str),
-    "chart": ("chart", GroqChart.from_dict, _KEEP, None),
-    "charts": ("charts", _decode_list_GroqChart, _KEEP, None),
-}
-_GROQ_CODE_RESULT_REQUIRED: Final = ()
-
-
-def _checked_groq_code_result(data: Any) -> GroqCodeResult:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = GroqCodeResult(
-        text=_optional_nullable(obj, "text", _decode_str),
-        png=_optional_nullable(obj, "png", _decode_str),
-        chart=_optional_nullable(obj, "chart", GroqChart.from_dict),
-        charts=_optional_nullable(obj, "charts", _decode_list_GroqChart),
-        extra=_Extra(_extra(obj, _GROQ_CODE_RESULT_KEYS)),
-    )
-    return decoded
+_GROQ_CODE_RESULT_FIELDS: Final = _Shape(
+    {
+        "text": _nullable(_str),
+        "png": _nullable(_str),
+        "chart": _nullable(GroqChart.from_dict),
+        "charts": _nullable(_list_of(GroqChart.from_dict)),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2218,20 +1585,16 @@ class GroqExecutedTool:
     code_results: list[GroqCodeResult] | _Unset | None = UNSET
     """Results of a code-execution tool."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqExecutedTool:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _GROQ_EXECUTED_TOOL_FIELDS, _GROQ_EXECUTED_TOOL_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _GROQ_EXECUTED_TOOL_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_groq_executed_tool(data)
+            raise _problem(data, _GROQ_EXECUTED_TOOL_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqExecutedTool: known keys in spec order, then `extra`."""
@@ -2252,63 +1615,30 @@ class GroqExecutedTool:
             out["browser_results"] = (
                 None
                 if self.browser_results is None
-                else _encode_list_GroqBrowserResult(self.browser_results)
+                else [item.to_dict() for item in self.browser_results]
             )
         if self.code_results is not unset:
             out["code_results"] = (
                 None
                 if self.code_results is None
-                else _encode_list_GroqCodeResult(self.code_results)
+                else [item.to_dict() for item in self.code_results]
             )
         if self.extra:
             out.update(self.extra)
         return out
 
 
-_GROQ_EXECUTED_TOOL_KEYS = frozenset(
+_GROQ_EXECUTED_TOOL_FIELDS: Final = _Shape(
     {
-        "index",
-        "type",
-        "arguments",
-        "output",
-        "search_results",
-        "browser_results",
-        "code_results",
+        "index": _required(_int),
+        "type": _nullable(_str),
+        "arguments": _nullable(_str),
+        "output": _nullable(_str),
+        "search_results": _nullable(GroqSearchResults.from_dict),
+        "browser_results": _nullable(_list_of(GroqBrowserResult.from_dict)),
+        "code_results": _nullable(_list_of(GroqCodeResult.from_dict)),
     }
 )
-_GROQ_EXECUTED_TOOL_FIELDS: Final[_Fields] = {
-    "index": ("index", _decode_int, _REJECT, int),
-    "type": ("type", _decode_str, _KEEP, str),
-    "arguments": ("arguments", _decode_str, _KEEP, str),
-    "output": ("output", _decode_str, _KEEP, str),
-    "search_results": ("search_results", GroqSearchResults.from_dict, _KEEP, None),
-    "browser_results": ("browser_results", _decode_list_GroqBrowserResult, _KEEP, None),
-    "code_results": ("code_results", _decode_list_GroqCodeResult, _KEEP, None),
-}
-_GROQ_EXECUTED_TOOL_REQUIRED: Final = ("index",)
-
-
-def _checked_groq_executed_tool(data: Any) -> GroqExecutedTool:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = GroqExecutedTool(
-        index=_required(obj, "index", _decode_int),
-        type=_optional_nullable(obj, "type", _decode_str),
-        arguments=_optional_nullable(obj, "arguments", _decode_str),
-        output=_optional_nullable(obj, "output", _decode_str),
-        search_results=_optional_nullable(
-            obj, "search_results", GroqSearchResults.from_dict
-        ),
-        browser_results=_optional_nullable(
-            obj, "browser_results", _decode_list_GroqBrowserResult
-        ),
-        code_results=_optional_nullable(
-            obj, "code_results", _decode_list_GroqCodeResult
-        ),
-        extra=_Extra(_extra(obj, _GROQ_EXECUTED_TOOL_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2331,22 +1661,16 @@ class LiteLLMThinkingBlock:
     """Prompt-caching directive attached to the block, such as `{"type":"ephemeral"}`.
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> LiteLLMThinkingBlock:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _LITE_L_L_M_THINKING_BLOCK_FIELDS,
-                _LITE_L_L_M_THINKING_BLOCK_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _LITE_L_L_M_THINKING_BLOCK_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_lite_l_l_m_thinking_block(data)
+            raise _problem(data, _LITE_L_L_M_THINKING_BLOCK_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this LiteLLMThinkingBlock: known keys in spec order, then `extra`."""
@@ -2366,32 +1690,15 @@ class LiteLLMThinkingBlock:
         return out
 
 
-_LITE_L_L_M_THINKING_BLOCK_KEYS = frozenset(
-    {"type", "thinking", "signature", "data", "cache_control"}
+_LITE_L_L_M_THINKING_BLOCK_FIELDS: Final = _Shape(
+    {
+        "type": _required(_str),
+        "thinking": _nullable(_str),
+        "signature": _nullable(_str),
+        "data": _nullable(_str),
+        "cache_control": _nullable(_map),
+    }
 )
-_LITE_L_L_M_THINKING_BLOCK_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _REJECT, str),
-    "thinking": ("thinking", _decode_str, _KEEP, str),
-    "signature": ("signature", _decode_str, _KEEP, str),
-    "data": ("data", _decode_str, _KEEP, str),
-    "cache_control": ("cache_control", _decode_map_any, _KEEP, None),
-}
-_LITE_L_L_M_THINKING_BLOCK_REQUIRED: Final = ("type",)
-
-
-def _checked_lite_l_l_m_thinking_block(data: Any) -> LiteLLMThinkingBlock:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = LiteLLMThinkingBlock(
-        type=_required(obj, "type", _decode_str),
-        thinking=_optional_nullable(obj, "thinking", _decode_str),
-        signature=_optional_nullable(obj, "signature", _decode_str),
-        data=_optional_nullable(obj, "data", _decode_str),
-        cache_control=_optional_nullable(obj, "cache_control", _decode_map_any),
-        extra=_Extra(_extra(obj, _LITE_L_L_M_THINKING_BLOCK_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2405,22 +1712,16 @@ class MoonshotInternalContent:
     token_ids: list[int] | _Unset | None = UNSET
     """Ids of the tokens generated in this fragment."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> MoonshotInternalContent:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _MOONSHOT_INTERNAL_CONTENT_FIELDS,
-                _MOONSHOT_INTERNAL_CONTENT_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _MOONSHOT_INTERNAL_CONTENT_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_moonshot_internal_content(data)
+            raise _problem(data, _MOONSHOT_INTERNAL_CONTENT_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MoonshotInternalContent: known keys in spec order, then `extra`."""
@@ -2433,22 +1734,11 @@ class MoonshotInternalContent:
         return out
 
 
-_MOONSHOT_INTERNAL_CONTENT_KEYS = frozenset({"token_ids"})
-_MOONSHOT_INTERNAL_CONTENT_FIELDS: Final[_Fields] = {
-    "token_ids": ("token_ids", _decode_list_int, _KEEP, None),
-}
-_MOONSHOT_INTERNAL_CONTENT_REQUIRED: Final = ()
-
-
-def _checked_moonshot_internal_content(data: Any) -> MoonshotInternalContent:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = MoonshotInternalContent(
-        token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
-        extra=_Extra(_extra(obj, _MOONSHOT_INTERNAL_CONTENT_KEYS)),
-    )
-    return decoded
+_MOONSHOT_INTERNAL_CONTENT_FIELDS: Final = _Shape(
+    {
+        "token_ids": _nullable(_list_of(_int)),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2476,22 +1766,16 @@ class OpenRouterReasoningDetail:
     data: str | _Unset | None = UNSET
     """Opaque encrypted reasoning, for `reasoning.encrypted`."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterReasoningDetail:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _OPEN_ROUTER_REASONING_DETAIL_FIELDS,
-                _OPEN_ROUTER_REASONING_DETAIL_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _OPEN_ROUTER_REASONING_DETAIL_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_open_router_reasoning_detail(data)
+            raise _problem(data, _OPEN_ROUTER_REASONING_DETAIL_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterReasoningDetail: known keys in spec order, then `extra`."""
@@ -2518,38 +1802,18 @@ class OpenRouterReasoningDetail:
         return out
 
 
-_OPEN_ROUTER_REASONING_DETAIL_KEYS = frozenset(
-    {"type", "id", "format", "index", "text", "signature", "summary", "data"}
+_OPEN_ROUTER_REASONING_DETAIL_FIELDS: Final = _Shape(
+    {
+        "type": _nullable(_str),
+        "id": _nullable(_str),
+        "format": _nullable(_str),
+        "index": _nullable(_int),
+        "text": _nullable(_str),
+        "signature": _nullable(_str),
+        "summary": _nullable(_str),
+        "data": _nullable(_str),
+    }
 )
-_OPEN_ROUTER_REASONING_DETAIL_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _KEEP, str),
-    "id": ("id", _decode_str, _KEEP, str),
-    "format": ("format", _decode_str, _KEEP, str),
-    "index": ("index", _decode_int, _KEEP, int),
-    "text": ("text", _decode_str, _KEEP, str),
-    "signature": ("signature", _decode_str, _KEEP, str),
-    "summary": ("summary", _decode_str, _KEEP, str),
-    "data": ("data", _decode_str, _KEEP, str),
-}
-_OPEN_ROUTER_REASONING_DETAIL_REQUIRED: Final = ()
-
-
-def _checked_open_router_reasoning_detail(data: Any) -> OpenRouterReasoningDetail:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = OpenRouterReasoningDetail(
-        type=_optional_nullable(obj, "type", _decode_str),
-        id=_optional_nullable(obj, "id", _decode_str),
-        format=_optional_nullable(obj, "format", _decode_str),
-        index=_optional_nullable(obj, "index", _decode_int),
-        text=_optional_nullable(obj, "text", _decode_str),
-        signature=_optional_nullable(obj, "signature", _decode_str),
-        summary=_optional_nullable(obj, "summary", _decode_str),
-        data=_optional_nullable(obj, "data", _decode_str),
-        extra=_Extra(_extra(obj, _OPEN_ROUTER_REASONING_DETAIL_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2570,22 +1834,16 @@ class OpenRouterUrlCitation:
     content: str | _Unset | None = UNSET
     """Excerpt of the page that the search returned."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterUrlCitation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _OPEN_ROUTER_URL_CITATION_FIELDS,
-                _OPEN_ROUTER_URL_CITATION_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _OPEN_ROUTER_URL_CITATION_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_open_router_url_citation(data)
+            raise _problem(data, _OPEN_ROUTER_URL_CITATION_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterUrlCitation: known keys in spec order, then `extra`."""
@@ -2605,32 +1863,15 @@ class OpenRouterUrlCitation:
         return out
 
 
-_OPEN_ROUTER_URL_CITATION_KEYS = frozenset(
-    {"url", "title", "start_index", "end_index", "content"}
+_OPEN_ROUTER_URL_CITATION_FIELDS: Final = _Shape(
+    {
+        "url": _required(_str),
+        "title": _nullable(_str),
+        "start_index": _nullable(_int),
+        "end_index": _nullable(_int),
+        "content": _nullable(_str),
+    }
 )
-_OPEN_ROUTER_URL_CITATION_FIELDS: Final[_Fields] = {
-    "url": ("url", _decode_str, _REJECT, str),
-    "title": ("title", _decode_str, _KEEP, str),
-    "start_index": ("start_index", _decode_int, _KEEP, int),
-    "end_index": ("end_index", _decode_int, _KEEP, int),
-    "content": ("content", _decode_str, _KEEP, str),
-}
-_OPEN_ROUTER_URL_CITATION_REQUIRED: Final = ("url",)
-
-
-def _checked_open_router_url_citation(data: Any) -> OpenRouterUrlCitation:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = OpenRouterUrlCitation(
-        url=_required(obj, "url", _decode_str),
-        title=_optional_nullable(obj, "title", _decode_str),
-        start_index=_optional_nullable(obj, "start_index", _decode_int),
-        end_index=_optional_nullable(obj, "end_index", _decode_int),
-        content=_optional_nullable(obj, "content", _decode_str),
-        extra=_Extra(_extra(obj, _OPEN_ROUTER_URL_CITATION_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2645,22 +1886,16 @@ class OpenRouterFileContentPart:
     text: str | _Unset | None = UNSET
     """The text of the part."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterFileContentPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _OPEN_ROUTER_FILE_CONTENT_PART_FIELDS,
-                _OPEN_ROUTER_FILE_CONTENT_PART_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _OPEN_ROUTER_FILE_CONTENT_PART_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_open_router_file_content_part(data)
+            raise _problem(data, _OPEN_ROUTER_FILE_CONTENT_PART_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterFileContentPart: known keys in spec order, then `extra`."""
@@ -2675,24 +1910,12 @@ class OpenRouterFileContentPart:
         return out
 
 
-_OPEN_ROUTER_FILE_CONTENT_PART_KEYS = frozenset({"type", "text"})
-_OPEN_ROUTER_FILE_CONTENT_PART_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _KEEP, str),
-    "text": ("text", _decode_str, _KEEP, str),
-}
-_OPEN_ROUTER_FILE_CONTENT_PART_REQUIRED: Final = ()
-
-
-def _checked_open_router_file_content_part(data: Any) -> OpenRouterFileContentPart:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = OpenRouterFileContentPart(
-        type=_optional_nullable(obj, "type", _decode_str),
-        text=_optional_nullable(obj, "text", _decode_str),
-        extra=_Extra(_extra(obj, _OPEN_ROUTER_FILE_CONTENT_PART_KEYS)),
-    )
-    return decoded
+_OPEN_ROUTER_FILE_CONTENT_PART_FIELDS: Final = _Shape(
+    {
+        "type": _nullable(_str),
+        "text": _nullable(_str),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2709,22 +1932,16 @@ class OpenRouterFileAnnotation:
     content: list[OpenRouterFileContentPart] | _Unset | None = UNSET
     """The parsed content of the file, as typed parts."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterFileAnnotation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _OPEN_ROUTER_FILE_ANNOTATION_FIELDS,
-                _OPEN_ROUTER_FILE_ANNOTATION_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _OPEN_ROUTER_FILE_ANNOTATION_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_open_router_file_annotation(data)
+            raise _problem(data, _OPEN_ROUTER_FILE_ANNOTATION_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterFileAnnotation: known keys in spec order, then `extra`."""
@@ -2738,35 +1955,20 @@ class OpenRouterFileAnnotation:
             out["content"] = (
                 None
                 if self.content is None
-                else _encode_list_OpenRouterFileContentPart(self.content)
+                else [item.to_dict() for item in self.content]
             )
         if self.extra:
             out.update(self.extra)
         return out
 
 
-_OPEN_ROUTER_FILE_ANNOTATION_KEYS = frozenset({"hash", "name", "content"})
-_OPEN_ROUTER_FILE_ANNOTATION_FIELDS: Final[_Fields] = {
-    "hash": ("hash", _decode_str, _KEEP, str),
-    "name": ("name", _decode_str, _KEEP, str),
-    "content": ("content", _decode_list_OpenRouterFileContentPart, _KEEP, None),
-}
-_OPEN_ROUTER_FILE_ANNOTATION_REQUIRED: Final = ()
-
-
-def _checked_open_router_file_annotation(data: Any) -> OpenRouterFileAnnotation:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = OpenRouterFileAnnotation(
-        hash=_optional_nullable(obj, "hash", _decode_str),
-        name=_optional_nullable(obj, "name", _decode_str),
-        content=_optional_nullable(
-            obj, "content", _decode_list_OpenRouterFileContentPart
-        ),
-        extra=_Extra(_extra(obj, _OPEN_ROUTER_FILE_ANNOTATION_KEYS)),
-    )
-    return decoded
+_OPEN_ROUTER_FILE_ANNOTATION_FIELDS: Final = _Shape(
+    {
+        "hash": _nullable(_str),
+        "name": _nullable(_str),
+        "content": _nullable(_list_of(OpenRouterFileContentPart.from_dict)),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2784,20 +1986,16 @@ class GroqDocumentCitation:
     end_index: int | _Unset | None = UNSET
     """Offset in the answer where the cited span ends."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqDocumentCitation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _GROQ_DOCUMENT_CITATION_FIELDS, _GROQ_DOCUMENT_CITATION_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _GROQ_DOCUMENT_CITATION_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_groq_document_citation(data)
+            raise _problem(data, _GROQ_DOCUMENT_CITATION_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqDocumentCitation: known keys in spec order, then `extra`."""
@@ -2814,26 +2012,13 @@ class GroqDocumentCitation:
         return out
 
 
-_GROQ_DOCUMENT_CITATION_KEYS = frozenset({"document_id", "start_index", "end_index"})
-_GROQ_DOCUMENT_CITATION_FIELDS: Final[_Fields] = {
-    "document_id": ("document_id", _decode_str, _KEEP, str),
-    "start_index": ("start_index", _decode_int, _KEEP, int),
-    "end_index": ("end_index", _decode_int, _KEEP, int),
-}
-_GROQ_DOCUMENT_CITATION_REQUIRED: Final = ()
-
-
-def _checked_groq_document_citation(data: Any) -> GroqDocumentCitation:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = GroqDocumentCitation(
-        document_id=_optional_nullable(obj, "document_id", _decode_str),
-        start_index=_optional_nullable(obj, "start_index", _decode_int),
-        end_index=_optional_nullable(obj, "end_index", _decode_int),
-        extra=_Extra(_extra(obj, _GROQ_DOCUMENT_CITATION_KEYS)),
-    )
-    return decoded
+_GROQ_DOCUMENT_CITATION_FIELDS: Final = _Shape(
+    {
+        "document_id": _nullable(_str),
+        "start_index": _nullable(_int),
+        "end_index": _nullable(_int),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2851,20 +2036,16 @@ class GroqFunctionCitation:
     end_index: int | _Unset | None = UNSET
     """Offset in the answer where the cited span ends."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqFunctionCitation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _GROQ_FUNCTION_CITATION_FIELDS, _GROQ_FUNCTION_CITATION_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _GROQ_FUNCTION_CITATION_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_groq_function_citation(data)
+            raise _problem(data, _GROQ_FUNCTION_CITATION_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqFunctionCitation: known keys in spec order, then `extra`."""
@@ -2881,26 +2062,13 @@ class GroqFunctionCitation:
         return out
 
 
-_GROQ_FUNCTION_CITATION_KEYS = frozenset({"tool_call_id", "start_index", "end_index"})
-_GROQ_FUNCTION_CITATION_FIELDS: Final[_Fields] = {
-    "tool_call_id": ("tool_call_id", _decode_str, _KEEP, str),
-    "start_index": ("start_index", _decode_int, _KEEP, int),
-    "end_index": ("end_index", _decode_int, _KEEP, int),
-}
-_GROQ_FUNCTION_CITATION_REQUIRED: Final = ()
-
-
-def _checked_groq_function_citation(data: Any) -> GroqFunctionCitation:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = GroqFunctionCitation(
-        tool_call_id=_optional_nullable(obj, "tool_call_id", _decode_str),
-        start_index=_optional_nullable(obj, "start_index", _decode_int),
-        end_index=_optional_nullable(obj, "end_index", _decode_int),
-        extra=_Extra(_extra(obj, _GROQ_FUNCTION_CITATION_KEYS)),
-    )
-    return decoded
+_GROQ_FUNCTION_CITATION_FIELDS: Final = _Shape(
+    {
+        "tool_call_id": _nullable(_str),
+        "start_index": _nullable(_int),
+        "end_index": _nullable(_int),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2929,20 +2097,16 @@ class OpenRouterAnnotation:
     https://github.com/groq/groq-python/blob/b410a6201a995be36012af36ffbc138145d97ccb/src/groq/types/chat/chat_completion_message.py
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterAnnotation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _OPEN_ROUTER_ANNOTATION_FIELDS, _OPEN_ROUTER_ANNOTATION_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _OPEN_ROUTER_ANNOTATION_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_open_router_annotation(data)
+            raise _problem(data, _OPEN_ROUTER_ANNOTATION_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterAnnotation: known keys in spec order, then `extra`."""
@@ -2972,48 +2136,15 @@ class OpenRouterAnnotation:
         return out
 
 
-_OPEN_ROUTER_ANNOTATION_KEYS = frozenset(
-    {"type", "url_citation", "file", "document_citation", "function_citation"}
+_OPEN_ROUTER_ANNOTATION_FIELDS: Final = _Shape(
+    {
+        "type": _required(_str),
+        "url_citation": _nullable(OpenRouterUrlCitation.from_dict),
+        "file": _nullable(OpenRouterFileAnnotation.from_dict),
+        "document_citation": _nullable(GroqDocumentCitation.from_dict),
+        "function_citation": _nullable(GroqFunctionCitation.from_dict),
+    }
 )
-_OPEN_ROUTER_ANNOTATION_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _REJECT, str),
-    "url_citation": ("url_citation", OpenRouterUrlCitation.from_dict, _KEEP, None),
-    "file": ("file", OpenRouterFileAnnotation.from_dict, _KEEP, None),
-    "document_citation": (
-        "document_citation",
-        GroqDocumentCitation.from_dict,
-        _KEEP,
-        None,
-    ),
-    "function_citation": (
-        "function_citation",
-        GroqFunctionCitation.from_dict,
-        _KEEP,
-        None,
-    ),
-}
-_OPEN_ROUTER_ANNOTATION_REQUIRED: Final = ("type",)
-
-
-def _checked_open_router_annotation(data: Any) -> OpenRouterAnnotation:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = OpenRouterAnnotation(
-        type=_required(obj, "type", _decode_str),
-        url_citation=_optional_nullable(
-            obj, "url_citation", OpenRouterUrlCitation.from_dict
-        ),
-        file=_optional_nullable(obj, "file", OpenRouterFileAnnotation.from_dict),
-        document_citation=_optional_nullable(
-            obj, "document_citation", GroqDocumentCitation.from_dict
-        ),
-        function_citation=_optional_nullable(
-            obj, "function_citation", GroqFunctionCitation.from_dict
-        ),
-        extra=_Extra(_extra(obj, _OPEN_ROUTER_ANNOTATION_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3138,38 +2269,30 @@ class ChatCompletionMessage:
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessage:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _CHAT_COMPLETION_MESSAGE_FIELDS, _CHAT_COMPLETION_MESSAGE_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _CHAT_COMPLETION_MESSAGE_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_chat_completion_message(data)
+            raise _problem(data, _CHAT_COMPLETION_MESSAGE_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessage: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         unset: Final = UNSET  # a local costs less than a global, read once per field
         out["role"] = self.role
-        out["content"] = (
-            None
-            if self.content is None
-            else _encode_str_or_list_MistralContentPart(self.content)
-        )
+        out["content"] = _encoded(self.content)
         if self.refusal is not unset:
             out["refusal"] = self.refusal
         if self.tool_calls is not unset:
             out["tool_calls"] = (
                 None
                 if self.tool_calls is None
-                else _encode_list_ChatCompletionMessageToolCall(self.tool_calls)
+                else [item.to_dict() for item in self.tool_calls]
             )
         if self.function_call is not unset:
             out["function_call"] = (
@@ -3185,13 +2308,13 @@ class ChatCompletionMessage:
             out["executed_tools"] = (
                 None
                 if self.executed_tools is None
-                else _encode_list_GroqExecutedTool(self.executed_tools)
+                else [item.to_dict() for item in self.executed_tools]
             )
         if self.thinking_blocks is not unset:
             out["thinking_blocks"] = (
                 None
                 if self.thinking_blocks is None
-                else _encode_list_LiteLLMThinkingBlock(self.thinking_blocks)
+                else [item.to_dict() for item in self.thinking_blocks]
             )
         if self.provider_specific_fields is not unset:
             out["provider_specific_fields"] = self.provider_specific_fields
@@ -3211,13 +2334,13 @@ class ChatCompletionMessage:
             out["reasoning_details"] = (
                 None
                 if self.reasoning_details is None
-                else _encode_list_OpenRouterReasoningDetail(self.reasoning_details)
+                else [item.to_dict() for item in self.reasoning_details]
             )
         if self.annotations is not unset:
             out["annotations"] = (
                 None
                 if self.annotations is None
-                else _encode_list_OpenRouterAnnotation(self.annotations)
+                else [item.to_dict() for item in self.annotations]
             )
         if self.hidden_states is not unset:
             out["hidden_states"] = self.hidden_states
@@ -3230,134 +2353,35 @@ class ChatCompletionMessage:
         return out
 
 
-_CHAT_COMPLETION_MESSAGE_KEYS = frozenset(
+_CHAT_COMPLETION_MESSAGE_FIELDS: Final = _Shape(
     {
-        "role",
-        "content",
-        "refusal",
-        "tool_calls",
-        "function_call",
-        "audio",
-        "reasoning_content",
-        "channel",
-        "executed_tools",
-        "thinking_blocks",
-        "provider_specific_fields",
-        "index",
-        "tool_call_id",
-        "name",
-        "internal_content",
-        "reasoning_details",
-        "annotations",
-        "hidden_states",
-        "token_id",
-        "reasoning",
+        "role": _required(_str),
+        "content": _required_nullable(
+            _either(
+                "a string or a list",
+                {str: None, list: _list_of(MistralContentPart.from_dict)},
+            )
+        ),
+        "refusal": _nullable(_str),
+        "tool_calls": _nullable(_list_of(ChatCompletionMessageToolCall.from_dict)),
+        "function_call": _nullable(ChatCompletionMessageFunctionCall.from_dict),
+        "audio": _nullable(ChatCompletionAudio.from_dict),
+        "reasoning_content": _nullable(_str),
+        "channel": _nullable(_str),
+        "executed_tools": _nullable(_list_of(GroqExecutedTool.from_dict)),
+        "thinking_blocks": _nullable(_list_of(LiteLLMThinkingBlock.from_dict)),
+        "provider_specific_fields": _nullable(_map),
+        "index": _nullable(_int),
+        "tool_call_id": _nullable(_str),
+        "name": _nullable(_str),
+        "internal_content": _nullable(MoonshotInternalContent.from_dict),
+        "reasoning_details": _nullable(_list_of(OpenRouterReasoningDetail.from_dict)),
+        "annotations": _nullable(_list_of(OpenRouterAnnotation.from_dict)),
+        "hidden_states": _nullable(_any),
+        "token_id": _nullable(_int),
+        "reasoning": _nullable(_str),
     }
 )
-_CHAT_COMPLETION_MESSAGE_FIELDS: Final[_Fields] = {
-    "role": ("role", _decode_str, _REJECT, str),
-    "content": ("content", _decode_str_or_list_MistralContentPart, _KEEP, None),
-    "refusal": ("refusal", _decode_str, _KEEP, str),
-    "tool_calls": (
-        "tool_calls",
-        _decode_list_ChatCompletionMessageToolCall,
-        _KEEP,
-        None,
-    ),
-    "function_call": (
-        "function_call",
-        ChatCompletionMessageFunctionCall.from_dict,
-        _KEEP,
-        None,
-    ),
-    "audio": ("audio", ChatCompletionAudio.from_dict, _KEEP, None),
-    "reasoning_content": ("reasoning_content", _decode_str, _KEEP, str),
-    "channel": ("channel", _decode_str, _KEEP, str),
-    "executed_tools": ("executed_tools", _decode_list_GroqExecutedTool, _KEEP, None),
-    "thinking_blocks": (
-        "thinking_blocks",
-        _decode_list_LiteLLMThinkingBlock,
-        _KEEP,
-        None,
-    ),
-    "provider_specific_fields": (
-        "provider_specific_fields",
-        _decode_map_any,
-        _KEEP,
-        None,
-    ),
-    "index": ("index", _decode_int, _KEEP, int),
-    "tool_call_id": ("tool_call_id", _decode_str, _KEEP, str),
-    "name": ("name", _decode_str, _KEEP, str),
-    "internal_content": (
-        "internal_content",
-        MoonshotInternalContent.from_dict,
-        _KEEP,
-        None,
-    ),
-    "reasoning_details": (
-        "reasoning_details",
-        _decode_list_OpenRouterReasoningDetail,
-        _KEEP,
-        None,
-    ),
-    "annotations": ("annotations", _decode_list_OpenRouterAnnotation, _KEEP, None),
-    "hidden_states": ("hidden_states", _decode_any, _KEEP, None),
-    "token_id": ("token_id", _decode_int, _KEEP, int),
-    "reasoning": ("reasoning", _decode_str, _KEEP, str),
-}
-_CHAT_COMPLETION_MESSAGE_REQUIRED: Final = (
-    "role",
-    "content",
-)
-
-
-def _checked_chat_completion_message(data: Any) -> ChatCompletionMessage:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = ChatCompletionMessage(
-        role=_required(obj, "role", _decode_str),
-        content=_required_nullable(
-            obj, "content", _decode_str_or_list_MistralContentPart
-        ),
-        refusal=_optional_nullable(obj, "refusal", _decode_str),
-        tool_calls=_optional_nullable(
-            obj, "tool_calls", _decode_list_ChatCompletionMessageToolCall
-        ),
-        function_call=_optional_nullable(
-            obj, "function_call", ChatCompletionMessageFunctionCall.from_dict
-        ),
-        audio=_optional_nullable(obj, "audio", ChatCompletionAudio.from_dict),
-        reasoning_content=_optional_nullable(obj, "reasoning_content", _decode_str),
-        channel=_optional_nullable(obj, "channel", _decode_str),
-        executed_tools=_optional_nullable(
-            obj, "executed_tools", _decode_list_GroqExecutedTool
-        ),
-        thinking_blocks=_optional_nullable(
-            obj, "thinking_blocks", _decode_list_LiteLLMThinkingBlock
-        ),
-        provider_specific_fields=_optional_nullable(
-            obj, "provider_specific_fields", _decode_map_any
-        ),
-        index=_optional_nullable(obj, "index", _decode_int),
-        tool_call_id=_optional_nullable(obj, "tool_call_id", _decode_str),
-        name=_optional_nullable(obj, "name", _decode_str),
-        internal_content=_optional_nullable(
-            obj, "internal_content", MoonshotInternalContent.from_dict
-        ),
-        reasoning_details=_optional_nullable(
-            obj, "reasoning_details", _decode_list_OpenRouterReasoningDetail
-        ),
-        annotations=_optional_nullable(
-            obj, "annotations", _decode_list_OpenRouterAnnotation
-        ),
-        hidden_states=_optional_nullable(obj, "hidden_states", _decode_any),
-        token_id=_optional_nullable(obj, "token_id", _decode_int),
-        reasoning=_optional_nullable(obj, "reasoning", _decode_str),
-        extra=_Extra(_extra(obj, _CHAT_COMPLETION_MESSAGE_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3371,8 +2395,7 @@ class TopLogprob:
     logprob: float
     """Natural log of the probability of the token."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     def __post_init__(self) -> None:
         # Values that recur from chunk to chunk are shared, not held once per chunk: a
@@ -3387,11 +2410,10 @@ class TopLogprob:
     def from_dict(cls, data: Any) -> TopLogprob:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(data, _TOP_LOGPROB_FIELDS, _TOP_LOGPROB_REQUIRED)
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _TOP_LOGPROB_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_top_logprob(data)
+            raise _problem(data, _TOP_LOGPROB_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this TopLogprob: known keys in spec order, then `extra`."""
@@ -3406,29 +2428,13 @@ class TopLogprob:
         return out
 
 
-_TOP_LOGPROB_KEYS = frozenset({"token", "bytes", "logprob"})
-_TOP_LOGPROB_FIELDS: Final[_Fields] = {
-    "token": ("token", _decode_str, _REJECT, str),
-    "bytes": ("bytes", _decode_list_int, _KEEP, None),
-    "logprob": ("logprob", _decode_float, _REJECT, float),
-}
-_TOP_LOGPROB_REQUIRED: Final = (
-    "token",
-    "logprob",
+_TOP_LOGPROB_FIELDS: Final = _Shape(
+    {
+        "token": _required(_str),
+        "bytes": _nullable(_list_of(_int)),
+        "logprob": _required(_float),
+    }
 )
-
-
-def _checked_top_logprob(data: Any) -> TopLogprob:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = TopLogprob(
-        token=_required(obj, "token", _decode_str),
-        bytes=_optional_nullable(obj, "bytes", _decode_list_int),
-        logprob=_required(obj, "logprob", _decode_float),
-        extra=_Extra(_extra(obj, _TOP_LOGPROB_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3448,8 +2454,7 @@ class ChatCompletionTokenLogprob:
     top_logprobs: list[TopLogprob]
     """The most likely tokens at this position, possibly fewer than requested."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     def __post_init__(self) -> None:
         # Values that recur from chunk to chunk are shared, not held once per chunk: a
@@ -3464,15 +2469,10 @@ class ChatCompletionTokenLogprob:
     def from_dict(cls, data: Any) -> ChatCompletionTokenLogprob:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS,
-                _CHAT_COMPLETION_TOKEN_LOGPROB_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_chat_completion_token_logprob(data)
+            raise _problem(data, _CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionTokenLogprob: known keys in spec order, then `extra`."""
@@ -3482,40 +2482,20 @@ class ChatCompletionTokenLogprob:
         if self.bytes is not unset:
             out["bytes"] = self.bytes
         out["logprob"] = self.logprob
-        out["top_logprobs"] = _encode_list_TopLogprob(self.top_logprobs)
+        out["top_logprobs"] = [item.to_dict() for item in self.top_logprobs]
         if self.extra:
             out.update(self.extra)
         return out
 
 
-_CHAT_COMPLETION_TOKEN_LOGPROB_KEYS = frozenset(
-    {"token", "bytes", "logprob", "top_logprobs"}
+_CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS: Final = _Shape(
+    {
+        "token": _required(_str),
+        "bytes": _nullable(_list_of(_int)),
+        "logprob": _required(_float),
+        "top_logprobs": _required(_list_of(TopLogprob.from_dict)),
+    }
 )
-_CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS: Final[_Fields] = {
-    "token": ("token", _decode_str, _REJECT, str),
-    "bytes": ("bytes", _decode_list_int, _KEEP, None),
-    "logprob": ("logprob", _decode_float, _REJECT, float),
-    "top_logprobs": ("top_logprobs", _decode_list_TopLogprob, _REJECT, None),
-}
-_CHAT_COMPLETION_TOKEN_LOGPROB_REQUIRED: Final = (
-    "token",
-    "logprob",
-    "top_logprobs",
-)
-
-
-def _checked_chat_completion_token_logprob(data: Any) -> ChatCompletionTokenLogprob:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = ChatCompletionTokenLogprob(
-        token=_required(obj, "token", _decode_str),
-        bytes=_optional_nullable(obj, "bytes", _decode_list_int),
-        logprob=_required(obj, "logprob", _decode_float),
-        top_logprobs=_required(obj, "top_logprobs", _decode_list_TopLogprob),
-        extra=_Extra(_extra(obj, _CHAT_COMPLETION_TOKEN_LOGPROB_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3529,20 +2509,16 @@ class ChoiceLogprobs:
     """One entry per refusal token of the fragment (of the whole refusal, once merged).
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceLogprobs:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _CHOICE_LOGPROBS_FIELDS, _CHOICE_LOGPROBS_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _CHOICE_LOGPROBS_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_choice_logprobs(data)
+            raise _problem(data, _CHOICE_LOGPROBS_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceLogprobs: known keys in spec order, then `extra`."""
@@ -3552,41 +2528,25 @@ class ChoiceLogprobs:
             out["content"] = (
                 None
                 if self.content is None
-                else _encode_list_ChatCompletionTokenLogprob(self.content)
+                else [item.to_dict() for item in self.content]
             )
         if self.refusal is not unset:
             out["refusal"] = (
                 None
                 if self.refusal is None
-                else _encode_list_ChatCompletionTokenLogprob(self.refusal)
+                else [item.to_dict() for item in self.refusal]
             )
         if self.extra:
             out.update(self.extra)
         return out
 
 
-_CHOICE_LOGPROBS_KEYS = frozenset({"content", "refusal"})
-_CHOICE_LOGPROBS_FIELDS: Final[_Fields] = {
-    "content": ("content", _decode_list_ChatCompletionTokenLogprob, _KEEP, None),
-    "refusal": ("refusal", _decode_list_ChatCompletionTokenLogprob, _KEEP, None),
-}
-_CHOICE_LOGPROBS_REQUIRED: Final = ()
-
-
-def _checked_choice_logprobs(data: Any) -> ChoiceLogprobs:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = ChoiceLogprobs(
-        content=_optional_nullable(
-            obj, "content", _decode_list_ChatCompletionTokenLogprob
-        ),
-        refusal=_optional_nullable(
-            obj, "refusal", _decode_list_ChatCompletionTokenLogprob
-        ),
-        extra=_Extra(_extra(obj, _CHOICE_LOGPROBS_KEYS)),
-    )
-    return decoded
+_CHOICE_LOGPROBS_FIELDS: Final = _Shape(
+    {
+        "content": _nullable(_list_of(ChatCompletionTokenLogprob.from_dict)),
+        "refusal": _nullable(_list_of(ChatCompletionTokenLogprob.from_dict)),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3602,20 +2562,16 @@ class AzureSeverityResult:
     severity: AzureSeverity | str | _Unset | None = UNSET
     """How severe the detected content is."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureSeverityResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _AZURE_SEVERITY_RESULT_FIELDS, _AZURE_SEVERITY_RESULT_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _AZURE_SEVERITY_RESULT_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_azure_severity_result(data)
+            raise _problem(data, _AZURE_SEVERITY_RESULT_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureSeverityResult: known keys in spec order, then `extra`."""
@@ -3629,24 +2585,12 @@ class AzureSeverityResult:
         return out
 
 
-_AZURE_SEVERITY_RESULT_KEYS = frozenset({"filtered", "severity"})
-_AZURE_SEVERITY_RESULT_FIELDS: Final[_Fields] = {
-    "filtered": ("filtered", _decode_bool, _REJECT, bool),
-    "severity": ("severity", _decode_str, _KEEP, str),
-}
-_AZURE_SEVERITY_RESULT_REQUIRED: Final = ("filtered",)
-
-
-def _checked_azure_severity_result(data: Any) -> AzureSeverityResult:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = AzureSeverityResult(
-        filtered=_required(obj, "filtered", _decode_bool),
-        severity=_optional_nullable(obj, "severity", _decode_str),
-        extra=_Extra(_extra(obj, _AZURE_SEVERITY_RESULT_KEYS)),
-    )
-    return decoded
+_AZURE_SEVERITY_RESULT_FIELDS: Final = _Shape(
+    {
+        "filtered": _required(_bool),
+        "severity": _nullable(_str),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3662,20 +2606,16 @@ class AzureDetectionResult:
     detected: bool | _Unset | None = UNSET
     """Whether the category was detected."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureDetectionResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _AZURE_DETECTION_RESULT_FIELDS, _AZURE_DETECTION_RESULT_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _AZURE_DETECTION_RESULT_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_azure_detection_result(data)
+            raise _problem(data, _AZURE_DETECTION_RESULT_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureDetectionResult: known keys in spec order, then `extra`."""
@@ -3689,24 +2629,12 @@ class AzureDetectionResult:
         return out
 
 
-_AZURE_DETECTION_RESULT_KEYS = frozenset({"filtered", "detected"})
-_AZURE_DETECTION_RESULT_FIELDS: Final[_Fields] = {
-    "filtered": ("filtered", _decode_bool, _REJECT, bool),
-    "detected": ("detected", _decode_bool, _KEEP, bool),
-}
-_AZURE_DETECTION_RESULT_REQUIRED: Final = ("filtered",)
-
-
-def _checked_azure_detection_result(data: Any) -> AzureDetectionResult:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = AzureDetectionResult(
-        filtered=_required(obj, "filtered", _decode_bool),
-        detected=_optional_nullable(obj, "detected", _decode_bool),
-        extra=_Extra(_extra(obj, _AZURE_DETECTION_RESULT_KEYS)),
-    )
-    return decoded
+_AZURE_DETECTION_RESULT_FIELDS: Final = _Shape(
+    {
+        "filtered": _required(_bool),
+        "detected": _nullable(_bool),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3722,20 +2650,16 @@ class AzureBlocklistResult:
     id: str | _Unset | None = UNSET
     """Name of the blocklist."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureBlocklistResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _AZURE_BLOCKLIST_RESULT_FIELDS, _AZURE_BLOCKLIST_RESULT_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _AZURE_BLOCKLIST_RESULT_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_azure_blocklist_result(data)
+            raise _problem(data, _AZURE_BLOCKLIST_RESULT_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureBlocklistResult: known keys in spec order, then `extra`."""
@@ -3749,24 +2673,12 @@ class AzureBlocklistResult:
         return out
 
 
-_AZURE_BLOCKLIST_RESULT_KEYS = frozenset({"filtered", "id"})
-_AZURE_BLOCKLIST_RESULT_FIELDS: Final[_Fields] = {
-    "filtered": ("filtered", _decode_bool, _REJECT, bool),
-    "id": ("id", _decode_str, _KEEP, str),
-}
-_AZURE_BLOCKLIST_RESULT_REQUIRED: Final = ("filtered",)
-
-
-def _checked_azure_blocklist_result(data: Any) -> AzureBlocklistResult:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = AzureBlocklistResult(
-        filtered=_required(obj, "filtered", _decode_bool),
-        id=_optional_nullable(obj, "id", _decode_str),
-        extra=_Extra(_extra(obj, _AZURE_BLOCKLIST_RESULT_KEYS)),
-    )
-    return decoded
+_AZURE_BLOCKLIST_RESULT_FIELDS: Final = _Shape(
+    {
+        "filtered": _required(_bool),
+        "id": _nullable(_str),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3782,20 +2694,16 @@ class AzureBlocklistDetails:
     details: list[AzureBlocklistResult] | _Unset | None = UNSET
     """The verdict of each blocklist."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureBlocklistDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _AZURE_BLOCKLIST_DETAILS_FIELDS, _AZURE_BLOCKLIST_DETAILS_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _AZURE_BLOCKLIST_DETAILS_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_azure_blocklist_details(data)
+            raise _problem(data, _AZURE_BLOCKLIST_DETAILS_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureBlocklistDetails: known keys in spec order, then `extra`."""
@@ -3806,31 +2714,19 @@ class AzureBlocklistDetails:
             out["details"] = (
                 None
                 if self.details is None
-                else _encode_list_AzureBlocklistResult(self.details)
+                else [item.to_dict() for item in self.details]
             )
         if self.extra:
             out.update(self.extra)
         return out
 
 
-_AZURE_BLOCKLIST_DETAILS_KEYS = frozenset({"filtered", "details"})
-_AZURE_BLOCKLIST_DETAILS_FIELDS: Final[_Fields] = {
-    "filtered": ("filtered", _decode_bool, _REJECT, bool),
-    "details": ("details", _decode_list_AzureBlocklistResult, _KEEP, None),
-}
-_AZURE_BLOCKLIST_DETAILS_REQUIRED: Final = ("filtered",)
-
-
-def _checked_azure_blocklist_details(data: Any) -> AzureBlocklistDetails:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = AzureBlocklistDetails(
-        filtered=_required(obj, "filtered", _decode_bool),
-        details=_optional_nullable(obj, "details", _decode_list_AzureBlocklistResult),
-        extra=_Extra(_extra(obj, _AZURE_BLOCKLIST_DETAILS_KEYS)),
-    )
-    return decoded
+_AZURE_BLOCKLIST_DETAILS_FIELDS: Final = _Shape(
+    {
+        "filtered": _required(_bool),
+        "details": _nullable(_list_of(AzureBlocklistResult.from_dict)),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3846,20 +2742,16 @@ class AzureFilterError:
     message: str | _Unset | None = UNSET
     """Human-readable explanation."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureFilterError:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _AZURE_FILTER_ERROR_FIELDS, _AZURE_FILTER_ERROR_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _AZURE_FILTER_ERROR_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_azure_filter_error(data)
+            raise _problem(data, _AZURE_FILTER_ERROR_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureFilterError: known keys in spec order, then `extra`."""
@@ -3874,24 +2766,12 @@ class AzureFilterError:
         return out
 
 
-_AZURE_FILTER_ERROR_KEYS = frozenset({"code", "message"})
-_AZURE_FILTER_ERROR_FIELDS: Final[_Fields] = {
-    "code": ("code", _decode_str, _KEEP, str),
-    "message": ("message", _decode_str, _KEEP, str),
-}
-_AZURE_FILTER_ERROR_REQUIRED: Final = ()
-
-
-def _checked_azure_filter_error(data: Any) -> AzureFilterError:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = AzureFilterError(
-        code=_optional_nullable(obj, "code", _decode_str),
-        message=_optional_nullable(obj, "message", _decode_str),
-        extra=_Extra(_extra(obj, _AZURE_FILTER_ERROR_KEYS)),
-    )
-    return decoded
+_AZURE_FILTER_ERROR_FIELDS: Final = _Shape(
+    {
+        "code": _nullable(_str),
+        "message": _nullable(_str),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3926,22 +2806,16 @@ class AzureContentFilterResults:
     error: AzureFilterError | _Unset | None = UNSET
     """Why filtering could not run."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureContentFilterResults:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _AZURE_CONTENT_FILTER_RESULTS_FIELDS,
-                _AZURE_CONTENT_FILTER_RESULTS_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _AZURE_CONTENT_FILTER_RESULTS_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_azure_content_filter_results(data)
+            raise _problem(data, _AZURE_CONTENT_FILTER_RESULTS_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureContentFilterResults: known keys in spec order, then `extra`."""
@@ -3974,13 +2848,7 @@ class AzureContentFilterResults:
                 else self.protected_material_code.to_dict()
             )
         if self.custom_blocklists is not unset:
-            out["custom_blocklists"] = (
-                None
-                if self.custom_blocklists is None
-                else _encode_list_AzureBlocklistResult_or_AzureBlocklistDetails(
-                    self.custom_blocklists
-                )
-            )
+            out["custom_blocklists"] = _encoded(self.custom_blocklists)
         if self.error is not unset:
             out["error"] = None if self.error is None else self.error.to_dict()
         if self.extra:
@@ -3988,73 +2856,27 @@ class AzureContentFilterResults:
         return out
 
 
-_AZURE_CONTENT_FILTER_RESULTS_KEYS = frozenset(
+_AZURE_CONTENT_FILTER_RESULTS_FIELDS: Final = _Shape(
     {
-        "hate",
-        "self_harm",
-        "sexual",
-        "violence",
-        "jailbreak",
-        "protected_material_text",
-        "protected_material_code",
-        "custom_blocklists",
-        "error",
+        "hate": _nullable(AzureSeverityResult.from_dict),
+        "self_harm": _nullable(AzureSeverityResult.from_dict),
+        "sexual": _nullable(AzureSeverityResult.from_dict),
+        "violence": _nullable(AzureSeverityResult.from_dict),
+        "jailbreak": _nullable(AzureDetectionResult.from_dict),
+        "protected_material_text": _nullable(AzureDetectionResult.from_dict),
+        "protected_material_code": _nullable(AzureDetectionResult.from_dict),
+        "custom_blocklists": _nullable(
+            _either(
+                "a list or an object",
+                {
+                    list: _list_of(AzureBlocklistResult.from_dict),
+                    dict: AzureBlocklistDetails.from_dict,
+                },
+            )
+        ),
+        "error": _nullable(AzureFilterError.from_dict),
     }
 )
-_AZURE_CONTENT_FILTER_RESULTS_FIELDS: Final[_Fields] = {
-    "hate": ("hate", AzureSeverityResult.from_dict, _KEEP, None),
-    "self_harm": ("self_harm", AzureSeverityResult.from_dict, _KEEP, None),
-    "sexual": ("sexual", AzureSeverityResult.from_dict, _KEEP, None),
-    "violence": ("violence", AzureSeverityResult.from_dict, _KEEP, None),
-    "jailbreak": ("jailbreak", AzureDetectionResult.from_dict, _KEEP, None),
-    "protected_material_text": (
-        "protected_material_text",
-        AzureDetectionResult.from_dict,
-        _KEEP,
-        None,
-    ),
-    "protected_material_code": (
-        "protected_material_code",
-        AzureDetectionResult.from_dict,
-        _KEEP,
-        None,
-    ),
-    "custom_blocklists": (
-        "custom_blocklists",
-        _decode_list_AzureBlocklistResult_or_AzureBlocklistDetails,
-        _KEEP,
-        None,
-    ),
-    "error": ("error", AzureFilterError.from_dict, _KEEP, None),
-}
-_AZURE_CONTENT_FILTER_RESULTS_REQUIRED: Final = ()
-
-
-def _checked_azure_content_filter_results(data: Any) -> AzureContentFilterResults:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = AzureContentFilterResults(
-        hate=_optional_nullable(obj, "hate", AzureSeverityResult.from_dict),
-        self_harm=_optional_nullable(obj, "self_harm", AzureSeverityResult.from_dict),
-        sexual=_optional_nullable(obj, "sexual", AzureSeverityResult.from_dict),
-        violence=_optional_nullable(obj, "violence", AzureSeverityResult.from_dict),
-        jailbreak=_optional_nullable(obj, "jailbreak", AzureDetectionResult.from_dict),
-        protected_material_text=_optional_nullable(
-            obj, "protected_material_text", AzureDetectionResult.from_dict
-        ),
-        protected_material_code=_optional_nullable(
-            obj, "protected_material_code", AzureDetectionResult.from_dict
-        ),
-        custom_blocklists=_optional_nullable(
-            obj,
-            "custom_blocklists",
-            _decode_list_AzureBlocklistResult_or_AzureBlocklistDetails,
-        ),
-        error=_optional_nullable(obj, "error", AzureFilterError.from_dict),
-        extra=_Extra(_extra(obj, _AZURE_CONTENT_FILTER_RESULTS_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4072,22 +2894,16 @@ class AzureContentFilterOffsets:
     end_offset: int
     """End of the annotated span."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureContentFilterOffsets:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _AZURE_CONTENT_FILTER_OFFSETS_FIELDS,
-                _AZURE_CONTENT_FILTER_OFFSETS_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _AZURE_CONTENT_FILTER_OFFSETS_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_azure_content_filter_offsets(data)
+            raise _problem(data, _AZURE_CONTENT_FILTER_OFFSETS_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureContentFilterOffsets: known keys in spec order, then `extra`."""
@@ -4100,32 +2916,13 @@ class AzureContentFilterOffsets:
         return out
 
 
-_AZURE_CONTENT_FILTER_OFFSETS_KEYS = frozenset(
-    {"check_offset", "start_offset", "end_offset"}
+_AZURE_CONTENT_FILTER_OFFSETS_FIELDS: Final = _Shape(
+    {
+        "check_offset": _required(_int),
+        "start_offset": _required(_int),
+        "end_offset": _required(_int),
+    }
 )
-_AZURE_CONTENT_FILTER_OFFSETS_FIELDS: Final[_Fields] = {
-    "check_offset": ("check_offset", _decode_int, _REJECT, int),
-    "start_offset": ("start_offset", _decode_int, _REJECT, int),
-    "end_offset": ("end_offset", _decode_int, _REJECT, int),
-}
-_AZURE_CONTENT_FILTER_OFFSETS_REQUIRED: Final = (
-    "check_offset",
-    "start_offset",
-    "end_offset",
-)
-
-
-def _checked_azure_content_filter_offsets(data: Any) -> AzureContentFilterOffsets:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = AzureContentFilterOffsets(
-        check_offset=_required(obj, "check_offset", _decode_int),
-        start_offset=_required(obj, "start_offset", _decode_int),
-        end_offset=_required(obj, "end_offset", _decode_int),
-        extra=_Extra(_extra(obj, _AZURE_CONTENT_FILTER_OFFSETS_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4151,22 +2948,16 @@ class CompletionTokensDetails:
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/openrouter/cassettes/test_cache/test_openrouter_cache_streaming_e2e.yaml
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> CompletionTokensDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _COMPLETION_TOKENS_DETAILS_FIELDS,
-                _COMPLETION_TOKENS_DETAILS_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _COMPLETION_TOKENS_DETAILS_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_completion_tokens_details(data)
+            raise _problem(data, _COMPLETION_TOKENS_DETAILS_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this CompletionTokensDetails: known keys in spec order, then `extra`."""
@@ -4189,55 +2980,16 @@ class CompletionTokensDetails:
         return out
 
 
-_COMPLETION_TOKENS_DETAILS_KEYS = frozenset(
+_COMPLETION_TOKENS_DETAILS_FIELDS: Final = _Shape(
     {
-        "accepted_prediction_tokens",
-        "audio_tokens",
-        "reasoning_tokens",
-        "rejected_prediction_tokens",
-        "text_tokens",
-        "image_tokens",
+        "accepted_prediction_tokens": _nullable(_int),
+        "audio_tokens": _nullable(_int),
+        "reasoning_tokens": _nullable(_int),
+        "rejected_prediction_tokens": _nullable(_int),
+        "text_tokens": _nullable(_int),
+        "image_tokens": _nullable(_int),
     }
 )
-_COMPLETION_TOKENS_DETAILS_FIELDS: Final[_Fields] = {
-    "accepted_prediction_tokens": (
-        "accepted_prediction_tokens",
-        _decode_int,
-        _KEEP,
-        int,
-    ),
-    "audio_tokens": ("audio_tokens", _decode_int, _KEEP, int),
-    "reasoning_tokens": ("reasoning_tokens", _decode_int, _KEEP, int),
-    "rejected_prediction_tokens": (
-        "rejected_prediction_tokens",
-        _decode_int,
-        _KEEP,
-        int,
-    ),
-    "text_tokens": ("text_tokens", _decode_int, _KEEP, int),
-    "image_tokens": ("image_tokens", _decode_int, _KEEP, int),
-}
-_COMPLETION_TOKENS_DETAILS_REQUIRED: Final = ()
-
-
-def _checked_completion_tokens_details(data: Any) -> CompletionTokensDetails:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = CompletionTokensDetails(
-        accepted_prediction_tokens=_optional_nullable(
-            obj, "accepted_prediction_tokens", _decode_int
-        ),
-        audio_tokens=_optional_nullable(obj, "audio_tokens", _decode_int),
-        reasoning_tokens=_optional_nullable(obj, "reasoning_tokens", _decode_int),
-        rejected_prediction_tokens=_optional_nullable(
-            obj, "rejected_prediction_tokens", _decode_int
-        ),
-        text_tokens=_optional_nullable(obj, "text_tokens", _decode_int),
-        image_tokens=_optional_nullable(obj, "image_tokens", _decode_int),
-        extra=_Extra(_extra(obj, _COMPLETION_TOKENS_DETAILS_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4261,20 +3013,16 @@ class PromptTokensDetails:
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/openrouter/cassettes/test_cache/test_openrouter_cache_streaming_e2e.yaml
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> PromptTokensDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _PROMPT_TOKENS_DETAILS_FIELDS, _PROMPT_TOKENS_DETAILS_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _PROMPT_TOKENS_DETAILS_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_prompt_tokens_details(data)
+            raise _problem(data, _PROMPT_TOKENS_DETAILS_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PromptTokensDetails: known keys in spec order, then `extra`."""
@@ -4297,41 +3045,16 @@ class PromptTokensDetails:
         return out
 
 
-_PROMPT_TOKENS_DETAILS_KEYS = frozenset(
+_PROMPT_TOKENS_DETAILS_FIELDS: Final = _Shape(
     {
-        "audio_tokens",
-        "cached_tokens",
-        "cache_write_tokens",
-        "image_tokens",
-        "text_tokens",
-        "video_tokens",
+        "audio_tokens": _nullable(_int),
+        "cached_tokens": _nullable(_int),
+        "cache_write_tokens": _nullable(_int),
+        "image_tokens": _nullable(_int),
+        "text_tokens": _nullable(_int),
+        "video_tokens": _nullable(_int),
     }
 )
-_PROMPT_TOKENS_DETAILS_FIELDS: Final[_Fields] = {
-    "audio_tokens": ("audio_tokens", _decode_int, _KEEP, int),
-    "cached_tokens": ("cached_tokens", _decode_int, _KEEP, int),
-    "cache_write_tokens": ("cache_write_tokens", _decode_int, _KEEP, int),
-    "image_tokens": ("image_tokens", _decode_int, _KEEP, int),
-    "text_tokens": ("text_tokens", _decode_int, _KEEP, int),
-    "video_tokens": ("video_tokens", _decode_int, _KEEP, int),
-}
-_PROMPT_TOKENS_DETAILS_REQUIRED: Final = ()
-
-
-def _checked_prompt_tokens_details(data: Any) -> PromptTokensDetails:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = PromptTokensDetails(
-        audio_tokens=_optional_nullable(obj, "audio_tokens", _decode_int),
-        cached_tokens=_optional_nullable(obj, "cached_tokens", _decode_int),
-        cache_write_tokens=_optional_nullable(obj, "cache_write_tokens", _decode_int),
-        image_tokens=_optional_nullable(obj, "image_tokens", _decode_int),
-        text_tokens=_optional_nullable(obj, "text_tokens", _decode_int),
-        video_tokens=_optional_nullable(obj, "video_tokens", _decode_int),
-        extra=_Extra(_extra(obj, _PROMPT_TOKENS_DETAILS_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4359,20 +3082,16 @@ class PerplexityCost:
     total_cost: float | _Unset | None = UNSET
     """Sum of all the costs."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> PerplexityCost:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _PERPLEXITY_COST_FIELDS, _PERPLEXITY_COST_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _PERPLEXITY_COST_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_perplexity_cost(data)
+            raise _problem(data, _PERPLEXITY_COST_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PerplexityCost: known keys in spec order, then `extra`."""
@@ -4397,50 +3116,17 @@ class PerplexityCost:
         return out
 
 
-_PERPLEXITY_COST_KEYS = frozenset(
+_PERPLEXITY_COST_FIELDS: Final = _Shape(
     {
-        "input_tokens_cost",
-        "output_tokens_cost",
-        "reasoning_tokens_cost",
-        "citation_tokens_cost",
-        "search_queries_cost",
-        "request_cost",
-        "total_cost",
+        "input_tokens_cost": _nullable(_float),
+        "output_tokens_cost": _nullable(_float),
+        "reasoning_tokens_cost": _nullable(_float),
+        "citation_tokens_cost": _nullable(_float),
+        "search_queries_cost": _nullable(_float),
+        "request_cost": _nullable(_float),
+        "total_cost": _nullable(_float),
     }
 )
-_PERPLEXITY_COST_FIELDS: Final[_Fields] = {
-    "input_tokens_cost": ("input_tokens_cost", _decode_float, _KEEP, float),
-    "output_tokens_cost": ("output_tokens_cost", _decode_float, _KEEP, float),
-    "reasoning_tokens_cost": ("reasoning_tokens_cost", _decode_float, _KEEP, float),
-    "citation_tokens_cost": ("citation_tokens_cost", _decode_float, _KEEP, float),
-    "search_queries_cost": ("search_queries_cost", _decode_float, _KEEP, float),
-    "request_cost": ("request_cost", _decode_float, _KEEP, float),
-    "total_cost": ("total_cost", _decode_float, _KEEP, float),
-}
-_PERPLEXITY_COST_REQUIRED: Final = ()
-
-
-def _checked_perplexity_cost(data: Any) -> PerplexityCost:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = PerplexityCost(
-        input_tokens_cost=_optional_nullable(obj, "input_tokens_cost", _decode_float),
-        output_tokens_cost=_optional_nullable(obj, "output_tokens_cost", _decode_float),
-        reasoning_tokens_cost=_optional_nullable(
-            obj, "reasoning_tokens_cost", _decode_float
-        ),
-        citation_tokens_cost=_optional_nullable(
-            obj, "citation_tokens_cost", _decode_float
-        ),
-        search_queries_cost=_optional_nullable(
-            obj, "search_queries_cost", _decode_float
-        ),
-        request_cost=_optional_nullable(obj, "request_cost", _decode_float),
-        total_cost=_optional_nullable(obj, "total_cost", _decode_float),
-        extra=_Extra(_extra(obj, _PERPLEXITY_COST_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4459,22 +3145,16 @@ class OpenRouterCostDetails:
     upstream_inference_completions_cost: float | _Unset | None = UNSET
     """The part of the upstream cost due to the completion."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterCostDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _OPEN_ROUTER_COST_DETAILS_FIELDS,
-                _OPEN_ROUTER_COST_DETAILS_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _OPEN_ROUTER_COST_DETAILS_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_open_router_cost_details(data)
+            raise _problem(data, _OPEN_ROUTER_COST_DETAILS_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterCostDetails: known keys in spec order, then `extra`."""
@@ -4493,48 +3173,13 @@ class OpenRouterCostDetails:
         return out
 
 
-_OPEN_ROUTER_COST_DETAILS_KEYS = frozenset(
+_OPEN_ROUTER_COST_DETAILS_FIELDS: Final = _Shape(
     {
-        "upstream_inference_cost",
-        "upstream_inference_prompt_cost",
-        "upstream_inference_completions_cost",
+        "upstream_inference_cost": _nullable(_float),
+        "upstream_inference_prompt_cost": _nullable(_float),
+        "upstream_inference_completions_cost": _nullable(_float),
     }
 )
-_OPEN_ROUTER_COST_DETAILS_FIELDS: Final[_Fields] = {
-    "upstream_inference_cost": ("upstream_inference_cost", _decode_float, _KEEP, float),
-    "upstream_inference_prompt_cost": (
-        "upstream_inference_prompt_cost",
-        _decode_float,
-        _KEEP,
-        float,
-    ),
-    "upstream_inference_completions_cost": (
-        "upstream_inference_completions_cost",
-        _decode_float,
-        _KEEP,
-        float,
-    ),
-}
-_OPEN_ROUTER_COST_DETAILS_REQUIRED: Final = ()
-
-
-def _checked_open_router_cost_details(data: Any) -> OpenRouterCostDetails:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = OpenRouterCostDetails(
-        upstream_inference_cost=_optional_nullable(
-            obj, "upstream_inference_cost", _decode_float
-        ),
-        upstream_inference_prompt_cost=_optional_nullable(
-            obj, "upstream_inference_prompt_cost", _decode_float
-        ),
-        upstream_inference_completions_cost=_optional_nullable(
-            obj, "upstream_inference_completions_cost", _decode_float
-        ),
-        extra=_Extra(_extra(obj, _OPEN_ROUTER_COST_DETAILS_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4551,22 +3196,16 @@ class OpenRouterServerToolUseDetails:
     tool_calls_executed: int | _Unset | None = UNSET
     """Server-side tool calls that were run."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterServerToolUseDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS,
-                _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_open_router_server_tool_use_details(data)
+            raise _problem(data, _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterServerToolUseDetails: known keys in spec order, then `extra`."""
@@ -4583,32 +3222,13 @@ class OpenRouterServerToolUseDetails:
         return out
 
 
-_OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS = frozenset(
-    {"web_search_requests", "tool_calls_requested", "tool_calls_executed"}
+_OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS: Final = _Shape(
+    {
+        "web_search_requests": _nullable(_int),
+        "tool_calls_requested": _nullable(_int),
+        "tool_calls_executed": _nullable(_int),
+    }
 )
-_OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS: Final[_Fields] = {
-    "web_search_requests": ("web_search_requests", _decode_int, _KEEP, int),
-    "tool_calls_requested": ("tool_calls_requested", _decode_int, _KEEP, int),
-    "tool_calls_executed": ("tool_calls_executed", _decode_int, _KEEP, int),
-}
-_OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_REQUIRED: Final = ()
-
-
-def _checked_open_router_server_tool_use_details(
-    data: Any,
-) -> OpenRouterServerToolUseDetails:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = OpenRouterServerToolUseDetails(
-        web_search_requests=_optional_nullable(obj, "web_search_requests", _decode_int),
-        tool_calls_requested=_optional_nullable(
-            obj, "tool_calls_requested", _decode_int
-        ),
-        tool_calls_executed=_optional_nullable(obj, "tool_calls_executed", _decode_int),
-        extra=_Extra(_extra(obj, _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4741,20 +3361,16 @@ class CompletionUsage:
     Sent by xAI (Grok); see https://docs.x.ai/developers/cost-tracking
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> CompletionUsage:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _COMPLETION_USAGE_FIELDS, _COMPLETION_USAGE_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _COMPLETION_USAGE_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_completion_usage(data)
+            raise _problem(data, _COMPLETION_USAGE_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this CompletionUsage: known keys in spec order, then `extra`."""
@@ -4791,11 +3407,7 @@ class CompletionUsage:
         if self.total_time is not unset:
             out["total_time"] = self.total_time
         if self.cost is not unset:
-            out["cost"] = (
-                None
-                if self.cost is None
-                else _encode_float_or_PerplexityCost(self.cost)
-            )
+            out["cost"] = _encoded(self.cost)
         if self.is_byok is not unset:
             out["is_byok"] = self.is_byok
         if self.cost_details is not unset:
@@ -4827,116 +3439,37 @@ class CompletionUsage:
         return out
 
 
-_COMPLETION_USAGE_KEYS = frozenset(
+_COMPLETION_USAGE_FIELDS: Final = _Shape(
     {
-        "completion_tokens",
-        "prompt_tokens",
-        "total_tokens",
-        "completion_tokens_details",
-        "prompt_tokens_details",
-        "prompt_cache_hit_tokens",
-        "prompt_cache_miss_tokens",
-        "queue_time",
-        "prompt_time",
-        "completion_time",
-        "total_time",
-        "cost",
-        "is_byok",
-        "cost_details",
-        "server_tool_use_details",
-        "citation_tokens",
-        "num_search_queries",
-        "search_context_size",
-        "reasoning_tokens",
-        "cached_tokens",
-        "num_sources_used",
-        "cost_in_usd_ticks",
+        "completion_tokens": _optional(_int),
+        "prompt_tokens": _optional(_int),
+        "total_tokens": _optional(_int),
+        "completion_tokens_details": _nullable(CompletionTokensDetails.from_dict),
+        "prompt_tokens_details": _nullable(PromptTokensDetails.from_dict),
+        "prompt_cache_hit_tokens": _nullable(_int),
+        "prompt_cache_miss_tokens": _nullable(_int),
+        "queue_time": _nullable(_float),
+        "prompt_time": _nullable(_float),
+        "completion_time": _nullable(_float),
+        "total_time": _nullable(_float),
+        "cost": _nullable(
+            _either(
+                "a number or an object",
+                {int: None, float: None, dict: PerplexityCost.from_dict},
+            )
+        ),
+        "is_byok": _nullable(_bool),
+        "cost_details": _nullable(OpenRouterCostDetails.from_dict),
+        "server_tool_use_details": _nullable(OpenRouterServerToolUseDetails.from_dict),
+        "citation_tokens": _nullable(_int),
+        "num_search_queries": _nullable(_int),
+        "search_context_size": _nullable(_str),
+        "reasoning_tokens": _nullable(_int),
+        "cached_tokens": _nullable(_int),
+        "num_sources_used": _nullable(_int),
+        "cost_in_usd_ticks": _nullable(_int),
     }
 )
-_COMPLETION_USAGE_FIELDS: Final[_Fields] = {
-    "completion_tokens": ("completion_tokens", _decode_int, _REJECT, int),
-    "prompt_tokens": ("prompt_tokens", _decode_int, _REJECT, int),
-    "total_tokens": ("total_tokens", _decode_int, _REJECT, int),
-    "completion_tokens_details": (
-        "completion_tokens_details",
-        CompletionTokensDetails.from_dict,
-        _KEEP,
-        None,
-    ),
-    "prompt_tokens_details": (
-        "prompt_tokens_details",
-        PromptTokensDetails.from_dict,
-        _KEEP,
-        None,
-    ),
-    "prompt_cache_hit_tokens": ("prompt_cache_hit_tokens", _decode_int, _KEEP, int),
-    "prompt_cache_miss_tokens": ("prompt_cache_miss_tokens", _decode_int, _KEEP, int),
-    "queue_time": ("queue_time", _decode_float, _KEEP, float),
-    "prompt_time": ("prompt_time", _decode_float, _KEEP, float),
-    "completion_time": ("completion_time", _decode_float, _KEEP, float),
-    "total_time": ("total_time", _decode_float, _KEEP, float),
-    "cost": ("cost", _decode_float_or_PerplexityCost, _KEEP, None),
-    "is_byok": ("is_byok", _decode_bool, _KEEP, bool),
-    "cost_details": ("cost_details", OpenRouterCostDetails.from_dict, _KEEP, None),
-    "server_tool_use_details": (
-        "server_tool_use_details",
-        OpenRouterServerToolUseDetails.from_dict,
-        _KEEP,
-        None,
-    ),
-    "citation_tokens": ("citation_tokens", _decode_int, _KEEP, int),
-    "num_search_queries": ("num_search_queries", _decode_int, _KEEP, int),
-    "search_context_size": ("search_context_size", _decode_str, _KEEP, str),
-    "reasoning_tokens": ("reasoning_tokens", _decode_int, _KEEP, int),
-    "cached_tokens": ("cached_tokens", _decode_int, _KEEP, int),
-    "num_sources_used": ("num_sources_used", _decode_int, _KEEP, int),
-    "cost_in_usd_ticks": ("cost_in_usd_ticks", _decode_int, _KEEP, int),
-}
-_COMPLETION_USAGE_REQUIRED: Final = ()
-
-
-def _checked_completion_usage(data: Any) -> CompletionUsage:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = CompletionUsage(
-        completion_tokens=_optional(obj, "completion_tokens", _decode_int),
-        prompt_tokens=_optional(obj, "prompt_tokens", _decode_int),
-        total_tokens=_optional(obj, "total_tokens", _decode_int),
-        completion_tokens_details=_optional_nullable(
-            obj, "completion_tokens_details", CompletionTokensDetails.from_dict
-        ),
-        prompt_tokens_details=_optional_nullable(
-            obj, "prompt_tokens_details", PromptTokensDetails.from_dict
-        ),
-        prompt_cache_hit_tokens=_optional_nullable(
-            obj, "prompt_cache_hit_tokens", _decode_int
-        ),
-        prompt_cache_miss_tokens=_optional_nullable(
-            obj, "prompt_cache_miss_tokens", _decode_int
-        ),
-        queue_time=_optional_nullable(obj, "queue_time", _decode_float),
-        prompt_time=_optional_nullable(obj, "prompt_time", _decode_float),
-        completion_time=_optional_nullable(obj, "completion_time", _decode_float),
-        total_time=_optional_nullable(obj, "total_time", _decode_float),
-        cost=_optional_nullable(obj, "cost", _decode_float_or_PerplexityCost),
-        is_byok=_optional_nullable(obj, "is_byok", _decode_bool),
-        cost_details=_optional_nullable(
-            obj, "cost_details", OpenRouterCostDetails.from_dict
-        ),
-        server_tool_use_details=_optional_nullable(
-            obj, "server_tool_use_details", OpenRouterServerToolUseDetails.from_dict
-        ),
-        citation_tokens=_optional_nullable(obj, "citation_tokens", _decode_int),
-        num_search_queries=_optional_nullable(obj, "num_search_queries", _decode_int),
-        search_context_size=_optional_nullable(obj, "search_context_size", _decode_str),
-        reasoning_tokens=_optional_nullable(obj, "reasoning_tokens", _decode_int),
-        cached_tokens=_optional_nullable(obj, "cached_tokens", _decode_int),
-        num_sources_used=_optional_nullable(obj, "num_sources_used", _decode_int),
-        cost_in_usd_ticks=_optional_nullable(obj, "cost_in_usd_ticks", _decode_int),
-        extra=_Extra(_extra(obj, _COMPLETION_USAGE_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5024,20 +3557,16 @@ class ChatCompletionChoice:
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChoice:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _CHAT_COMPLETION_CHOICE_FIELDS, _CHAT_COMPLETION_CHOICE_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _CHAT_COMPLETION_CHOICE_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_chat_completion_choice(data)
+            raise _problem(data, _CHAT_COMPLETION_CHOICE_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionChoice: known keys in spec order, then `extra`."""
@@ -5047,11 +3576,7 @@ class ChatCompletionChoice:
         out["message"] = self.message.to_dict()
         out["finish_reason"] = self.finish_reason
         if self.logprobs is not unset:
-            out["logprobs"] = (
-                None
-                if self.logprobs is None
-                else _encode_ChoiceLogprobs_or_float(self.logprobs)
-            )
+            out["logprobs"] = _encoded(self.logprobs)
         if self.content_filter_results is not unset:
             out["content_filter_results"] = (
                 None
@@ -5085,87 +3610,33 @@ class ChatCompletionChoice:
         return out
 
 
-_CHAT_COMPLETION_CHOICE_KEYS = frozenset(
+_CHAT_COMPLETION_CHOICE_FIELDS: Final = _Shape(
     {
-        "index",
-        "message",
-        "finish_reason",
-        "logprobs",
-        "content_filter_results",
-        "content_filter_offsets",
-        "content_filter_raw",
-        "usage",
-        "native_finish_reason",
-        "matched_stop",
-        "text",
-        "seed",
-        "stop_reason",
-        "token_ids",
+        "index": _required(_int),
+        "message": _required(ChatCompletionMessage.from_dict),
+        "finish_reason": _required_nullable(_str),
+        "logprobs": _nullable(
+            _either(
+                "an object or a number",
+                {int: None, float: None, dict: ChoiceLogprobs.from_dict},
+            )
+        ),
+        "content_filter_results": _nullable(AzureContentFilterResults.from_dict),
+        "content_filter_offsets": _nullable(AzureContentFilterOffsets.from_dict),
+        "content_filter_raw": _nullable(_list),
+        "usage": _nullable(CompletionUsage.from_dict),
+        "native_finish_reason": _nullable(_str),
+        "matched_stop": _nullable(
+            _either("an integer or a string", {int: None, str: None})
+        ),
+        "text": _nullable(_str),
+        "seed": _nullable(_int),
+        "stop_reason": _nullable(
+            _either("an integer or a string", {int: None, str: None})
+        ),
+        "token_ids": _nullable(_list_of(_int)),
     }
 )
-_CHAT_COMPLETION_CHOICE_FIELDS: Final[_Fields] = {
-    "index": ("index", _decode_int, _REJECT, int),
-    "message": ("message", ChatCompletionMessage.from_dict, _REJECT, None),
-    "finish_reason": ("finish_reason", _decode_str, _KEEP, str),
-    "logprobs": ("logprobs", _decode_ChoiceLogprobs_or_float, _KEEP, None),
-    "content_filter_results": (
-        "content_filter_results",
-        AzureContentFilterResults.from_dict,
-        _KEEP,
-        None,
-    ),
-    "content_filter_offsets": (
-        "content_filter_offsets",
-        AzureContentFilterOffsets.from_dict,
-        _KEEP,
-        None,
-    ),
-    "content_filter_raw": ("content_filter_raw", _decode_list_any, _KEEP, None),
-    "usage": ("usage", CompletionUsage.from_dict, _KEEP, None),
-    "native_finish_reason": ("native_finish_reason", _decode_str, _KEEP, str),
-    "matched_stop": ("matched_stop", _decode_int_or_str, _KEEP, None),
-    "text": ("text", _decode_str, _KEEP, str),
-    "seed": ("seed", _decode_int, _KEEP, int),
-    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP, None),
-    "token_ids": ("token_ids", _decode_list_int, _KEEP, None),
-}
-_CHAT_COMPLETION_CHOICE_REQUIRED: Final = (
-    "index",
-    "message",
-    "finish_reason",
-)
-
-
-def _checked_chat_completion_choice(data: Any) -> ChatCompletionChoice:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = ChatCompletionChoice(
-        index=_required(obj, "index", _decode_int),
-        message=_required(obj, "message", ChatCompletionMessage.from_dict),
-        finish_reason=_required_nullable(obj, "finish_reason", _decode_str),
-        logprobs=_optional_nullable(obj, "logprobs", _decode_ChoiceLogprobs_or_float),
-        content_filter_results=_optional_nullable(
-            obj, "content_filter_results", AzureContentFilterResults.from_dict
-        ),
-        content_filter_offsets=_optional_nullable(
-            obj, "content_filter_offsets", AzureContentFilterOffsets.from_dict
-        ),
-        content_filter_raw=_optional_nullable(
-            obj, "content_filter_raw", _decode_list_any
-        ),
-        usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
-        native_finish_reason=_optional_nullable(
-            obj, "native_finish_reason", _decode_str
-        ),
-        matched_stop=_optional_nullable(obj, "matched_stop", _decode_int_or_str),
-        text=_optional_nullable(obj, "text", _decode_str),
-        seed=_optional_nullable(obj, "seed", _decode_int),
-        stop_reason=_optional_nullable(obj, "stop_reason", _decode_int_or_str),
-        token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
-        extra=_Extra(_extra(obj, _CHAT_COMPLETION_CHOICE_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5187,20 +3658,16 @@ class ModerationResultBody:
     category_applied_input_types: dict[str, list[ModerationInputType | str]]
     """The input types each category was applied to, keyed by category name."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationResultBody:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _MODERATION_RESULT_BODY_FIELDS, _MODERATION_RESULT_BODY_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _MODERATION_RESULT_BODY_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_moderation_result_body(data)
+            raise _problem(data, _MODERATION_RESULT_BODY_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ModerationResultBody: known keys in spec order, then `extra`."""
@@ -5216,55 +3683,16 @@ class ModerationResultBody:
         return out
 
 
-_MODERATION_RESULT_BODY_KEYS = frozenset(
+_MODERATION_RESULT_BODY_FIELDS: Final = _Shape(
     {
-        "type",
-        "model",
-        "flagged",
-        "categories",
-        "category_scores",
-        "category_applied_input_types",
+        "type": _required(_str),
+        "model": _required(_str),
+        "flagged": _required(_bool),
+        "categories": _required(_map_of(_bool)),
+        "category_scores": _required(_map_of(_float)),
+        "category_applied_input_types": _required(_map_of(_list_of(_str))),
     }
 )
-_MODERATION_RESULT_BODY_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _REJECT, str),
-    "model": ("model", _decode_str, _REJECT, str),
-    "flagged": ("flagged", _decode_bool, _REJECT, bool),
-    "categories": ("categories", _decode_map_bool, _REJECT, None),
-    "category_scores": ("category_scores", _decode_map_float, _REJECT, None),
-    "category_applied_input_types": (
-        "category_applied_input_types",
-        _decode_map_list_ModerationInputType,
-        _REJECT,
-        None,
-    ),
-}
-_MODERATION_RESULT_BODY_REQUIRED: Final = (
-    "type",
-    "model",
-    "flagged",
-    "categories",
-    "category_scores",
-    "category_applied_input_types",
-)
-
-
-def _checked_moderation_result_body(data: Any) -> ModerationResultBody:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = ModerationResultBody(
-        type=_required(obj, "type", _decode_str),
-        model=_required(obj, "model", _decode_str),
-        flagged=_required(obj, "flagged", _decode_bool),
-        categories=_required(obj, "categories", _decode_map_bool),
-        category_scores=_required(obj, "category_scores", _decode_map_float),
-        category_applied_input_types=_required(
-            obj, "category_applied_input_types", _decode_map_list_ModerationInputType
-        ),
-        extra=_Extra(_extra(obj, _MODERATION_RESULT_BODY_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5278,56 +3706,35 @@ class ModerationResults:
     results: list[ModerationResultBody]
     """One result per moderated input."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationResults:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _MODERATION_RESULTS_FIELDS, _MODERATION_RESULTS_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _MODERATION_RESULTS_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_moderation_results(data)
+            raise _problem(data, _MODERATION_RESULTS_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ModerationResults: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["type"] = self.type
         out["model"] = self.model
-        out["results"] = _encode_list_ModerationResultBody(self.results)
+        out["results"] = [item.to_dict() for item in self.results]
         if self.extra:
             out.update(self.extra)
         return out
 
 
-_MODERATION_RESULTS_KEYS = frozenset({"type", "model", "results"})
-_MODERATION_RESULTS_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_ModerationResultsType, _REJECT, None),
-    "model": ("model", _decode_str, _REJECT, str),
-    "results": ("results", _decode_list_ModerationResultBody, _REJECT, None),
-}
-_MODERATION_RESULTS_REQUIRED: Final = (
-    "type",
-    "model",
-    "results",
+_MODERATION_RESULTS_FIELDS: Final = _Shape(
+    {
+        "type": _required(_one_of("moderation_results")),
+        "model": _required(_str),
+        "results": _required(_list_of(ModerationResultBody.from_dict)),
+    }
 )
-
-
-def _checked_moderation_results(data: Any) -> ModerationResults:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = ModerationResults(
-        type=_required(obj, "type", _decode_ModerationResultsType),
-        model=_required(obj, "model", _decode_str),
-        results=_required(obj, "results", _decode_list_ModerationResultBody),
-        extra=_Extra(_extra(obj, _MODERATION_RESULTS_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5341,20 +3748,16 @@ class ModerationError:
     message: str
     """Human-readable explanation."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationError:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _MODERATION_ERROR_FIELDS, _MODERATION_ERROR_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _MODERATION_ERROR_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_moderation_error(data)
+            raise _problem(data, _MODERATION_ERROR_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ModerationError: known keys in spec order, then `extra`."""
@@ -5367,30 +3770,13 @@ class ModerationError:
         return out
 
 
-_MODERATION_ERROR_KEYS = frozenset({"type", "code", "message"})
-_MODERATION_ERROR_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_ModerationErrorType, _REJECT, None),
-    "code": ("code", _decode_str, _REJECT, str),
-    "message": ("message", _decode_str, _REJECT, str),
-}
-_MODERATION_ERROR_REQUIRED: Final = (
-    "type",
-    "code",
-    "message",
+_MODERATION_ERROR_FIELDS: Final = _Shape(
+    {
+        "type": _required(_one_of("error")),
+        "code": _required(_str),
+        "message": _required(_str),
+    }
 )
-
-
-def _checked_moderation_error(data: Any) -> ModerationError:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = ModerationError(
-        type=_required(obj, "type", _decode_ModerationErrorType),
-        code=_required(obj, "code", _decode_str),
-        message=_required(obj, "message", _decode_str),
-        extra=_Extra(_extra(obj, _MODERATION_ERROR_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5402,50 +3788,49 @@ class Moderation:
     output: ModerationResults | ModerationError
     """Verdict on the generated output, or the error that prevented it."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> Moderation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(data, _MODERATION_FIELDS, _MODERATION_REQUIRED)
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _MODERATION_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_moderation(data)
+            raise _problem(data, _MODERATION_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Moderation: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["input"] = _encode_ModerationResults_or_ModerationError(self.input)
-        out["output"] = _encode_ModerationResults_or_ModerationError(self.output)
+        out["input"] = _encoded(self.input)
+        out["output"] = _encoded(self.output)
         if self.extra:
             out.update(self.extra)
         return out
 
 
-_MODERATION_KEYS = frozenset({"input", "output"})
-_MODERATION_FIELDS: Final[_Fields] = {
-    "input": ("input", _decode_ModerationResults_or_ModerationError, _REJECT, None),
-    "output": ("output", _decode_ModerationResults_or_ModerationError, _REJECT, None),
-}
-_MODERATION_REQUIRED: Final = (
-    "input",
-    "output",
+_MODERATION_FIELDS: Final = _Shape(
+    {
+        "input": _required(
+            _tagged(
+                "type",
+                {
+                    "moderation_results": ModerationResults.from_dict,
+                    "error": ModerationError.from_dict,
+                },
+            )
+        ),
+        "output": _required(
+            _tagged(
+                "type",
+                {
+                    "moderation_results": ModerationResults.from_dict,
+                    "error": ModerationError.from_dict,
+                },
+            )
+        ),
+    }
 )
-
-
-def _checked_moderation(data: Any) -> Moderation:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = Moderation(
-        input=_required(obj, "input", _decode_ModerationResults_or_ModerationError),
-        output=_required(obj, "output", _decode_ModerationResults_or_ModerationError),
-        extra=_Extra(_extra(obj, _MODERATION_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5461,22 +3846,16 @@ class AzurePromptFilterResult:
     content_filter_results: AzureContentFilterResults | _Unset | None = UNSET
     """The verdict of each filter category."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> AzurePromptFilterResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _AZURE_PROMPT_FILTER_RESULT_FIELDS,
-                _AZURE_PROMPT_FILTER_RESULT_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _AZURE_PROMPT_FILTER_RESULT_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_azure_prompt_filter_result(data)
+            raise _problem(data, _AZURE_PROMPT_FILTER_RESULT_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzurePromptFilterResult: known keys in spec order, then `extra`."""
@@ -5494,31 +3873,12 @@ class AzurePromptFilterResult:
         return out
 
 
-_AZURE_PROMPT_FILTER_RESULT_KEYS = frozenset({"prompt_index", "content_filter_results"})
-_AZURE_PROMPT_FILTER_RESULT_FIELDS: Final[_Fields] = {
-    "prompt_index": ("prompt_index", _decode_int, _REJECT, int),
-    "content_filter_results": (
-        "content_filter_results",
-        AzureContentFilterResults.from_dict,
-        _KEEP,
-        None,
-    ),
-}
-_AZURE_PROMPT_FILTER_RESULT_REQUIRED: Final = ("prompt_index",)
-
-
-def _checked_azure_prompt_filter_result(data: Any) -> AzurePromptFilterResult:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = AzurePromptFilterResult(
-        prompt_index=_required(obj, "prompt_index", _decode_int),
-        content_filter_results=_optional_nullable(
-            obj, "content_filter_results", AzureContentFilterResults.from_dict
-        ),
-        extra=_Extra(_extra(obj, _AZURE_PROMPT_FILTER_RESULT_KEYS)),
-    )
-    return decoded
+_AZURE_PROMPT_FILTER_RESULT_FIELDS: Final = _Shape(
+    {
+        "prompt_index": _required(_int),
+        "content_filter_results": _nullable(AzureContentFilterResults.from_dict),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5548,22 +3908,16 @@ class AzureLatencyCheckpoint:
     user_visible_ttft_ms: float | _Unset | None = UNSET
     """Time until the first token was released to the caller."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureLatencyCheckpoint:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _AZURE_LATENCY_CHECKPOINT_FIELDS,
-                _AZURE_LATENCY_CHECKPOINT_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _AZURE_LATENCY_CHECKPOINT_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_azure_latency_checkpoint(data)
+            raise _problem(data, _AZURE_LATENCY_CHECKPOINT_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureLatencyCheckpoint: known keys in spec order, then `extra`."""
@@ -5590,49 +3944,18 @@ class AzureLatencyCheckpoint:
         return out
 
 
-_AZURE_LATENCY_CHECKPOINT_KEYS = frozenset(
+_AZURE_LATENCY_CHECKPOINT_FIELDS: Final = _Shape(
     {
-        "engine_tbt_ms",
-        "engine_ttft_ms",
-        "engine_ttlt_ms",
-        "pre_inference_ms",
-        "service_tbt_ms",
-        "service_ttft_ms",
-        "service_ttlt_ms",
-        "user_visible_ttft_ms",
+        "engine_tbt_ms": _nullable(_float),
+        "engine_ttft_ms": _nullable(_float),
+        "engine_ttlt_ms": _nullable(_float),
+        "pre_inference_ms": _nullable(_float),
+        "service_tbt_ms": _nullable(_float),
+        "service_ttft_ms": _nullable(_float),
+        "service_ttlt_ms": _nullable(_float),
+        "user_visible_ttft_ms": _nullable(_float),
     }
 )
-_AZURE_LATENCY_CHECKPOINT_FIELDS: Final[_Fields] = {
-    "engine_tbt_ms": ("engine_tbt_ms", _decode_float, _KEEP, float),
-    "engine_ttft_ms": ("engine_ttft_ms", _decode_float, _KEEP, float),
-    "engine_ttlt_ms": ("engine_ttlt_ms", _decode_float, _KEEP, float),
-    "pre_inference_ms": ("pre_inference_ms", _decode_float, _KEEP, float),
-    "service_tbt_ms": ("service_tbt_ms", _decode_float, _KEEP, float),
-    "service_ttft_ms": ("service_ttft_ms", _decode_float, _KEEP, float),
-    "service_ttlt_ms": ("service_ttlt_ms", _decode_float, _KEEP, float),
-    "user_visible_ttft_ms": ("user_visible_ttft_ms", _decode_float, _KEEP, float),
-}
-_AZURE_LATENCY_CHECKPOINT_REQUIRED: Final = ()
-
-
-def _checked_azure_latency_checkpoint(data: Any) -> AzureLatencyCheckpoint:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = AzureLatencyCheckpoint(
-        engine_tbt_ms=_optional_nullable(obj, "engine_tbt_ms", _decode_float),
-        engine_ttft_ms=_optional_nullable(obj, "engine_ttft_ms", _decode_float),
-        engine_ttlt_ms=_optional_nullable(obj, "engine_ttlt_ms", _decode_float),
-        pre_inference_ms=_optional_nullable(obj, "pre_inference_ms", _decode_float),
-        service_tbt_ms=_optional_nullable(obj, "service_tbt_ms", _decode_float),
-        service_ttft_ms=_optional_nullable(obj, "service_ttft_ms", _decode_float),
-        service_ttlt_ms=_optional_nullable(obj, "service_ttlt_ms", _decode_float),
-        user_visible_ttft_ms=_optional_nullable(
-            obj, "user_visible_ttft_ms", _decode_float
-        ),
-        extra=_Extra(_extra(obj, _AZURE_LATENCY_CHECKPOINT_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5648,18 +3971,16 @@ class AzureRouting:
     the response.
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureRouting:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(data, _AZURE_ROUTING_FIELDS, _AZURE_ROUTING_REQUIRED)
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _AZURE_ROUTING_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_azure_routing(data)
+            raise _problem(data, _AZURE_ROUTING_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureRouting: known keys in spec order, then `extra`."""
@@ -5672,22 +3993,11 @@ class AzureRouting:
         return out
 
 
-_AZURE_ROUTING_KEYS = frozenset({"serving_pipereplica"})
-_AZURE_ROUTING_FIELDS: Final[_Fields] = {
-    "serving_pipereplica": ("serving_pipereplica", _decode_str, _KEEP, str),
-}
-_AZURE_ROUTING_REQUIRED: Final = ()
-
-
-def _checked_azure_routing(data: Any) -> AzureRouting:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = AzureRouting(
-        serving_pipereplica=_optional_nullable(obj, "serving_pipereplica", _decode_str),
-        extra=_Extra(_extra(obj, _AZURE_ROUTING_KEYS)),
-    )
-    return decoded
+_AZURE_ROUTING_FIELDS: Final = _Shape(
+    {
+        "serving_pipereplica": _nullable(_str),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5703,20 +4013,16 @@ class GroqModelUsage:
     usage: CompletionUsage
     """Token counts and timings of that call."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqModelUsage:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _GROQ_MODEL_USAGE_FIELDS, _GROQ_MODEL_USAGE_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _GROQ_MODEL_USAGE_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_groq_model_usage(data)
+            raise _problem(data, _GROQ_MODEL_USAGE_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqModelUsage: known keys in spec order, then `extra`."""
@@ -5728,27 +4034,12 @@ class GroqModelUsage:
         return out
 
 
-_GROQ_MODEL_USAGE_KEYS = frozenset({"model", "usage"})
-_GROQ_MODEL_USAGE_FIELDS: Final[_Fields] = {
-    "model": ("model", _decode_str, _REJECT, str),
-    "usage": ("usage", CompletionUsage.from_dict, _REJECT, None),
-}
-_GROQ_MODEL_USAGE_REQUIRED: Final = (
-    "model",
-    "usage",
+_GROQ_MODEL_USAGE_FIELDS: Final = _Shape(
+    {
+        "model": _required(_str),
+        "usage": _required(CompletionUsage.from_dict),
+    }
 )
-
-
-def _checked_groq_model_usage(data: Any) -> GroqModelUsage:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = GroqModelUsage(
-        model=_required(obj, "model", _decode_str),
-        usage=_required(obj, "usage", CompletionUsage.from_dict),
-        extra=_Extra(_extra(obj, _GROQ_MODEL_USAGE_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5762,46 +4053,31 @@ class GroqUsageBreakdown:
     models: list[GroqModelUsage]
     """One entry per model call."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqUsageBreakdown:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _GROQ_USAGE_BREAKDOWN_FIELDS, _GROQ_USAGE_BREAKDOWN_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _GROQ_USAGE_BREAKDOWN_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_groq_usage_breakdown(data)
+            raise _problem(data, _GROQ_USAGE_BREAKDOWN_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqUsageBreakdown: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["models"] = _encode_list_GroqModelUsage(self.models)
+        out["models"] = [item.to_dict() for item in self.models]
         if self.extra:
             out.update(self.extra)
         return out
 
 
-_GROQ_USAGE_BREAKDOWN_KEYS = frozenset({"models"})
-_GROQ_USAGE_BREAKDOWN_FIELDS: Final[_Fields] = {
-    "models": ("models", _decode_list_GroqModelUsage, _REJECT, None),
-}
-_GROQ_USAGE_BREAKDOWN_REQUIRED: Final = ("models",)
-
-
-def _checked_groq_usage_breakdown(data: Any) -> GroqUsageBreakdown:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = GroqUsageBreakdown(
-        models=_required(obj, "models", _decode_list_GroqModelUsage),
-        extra=_Extra(_extra(obj, _GROQ_USAGE_BREAKDOWN_KEYS)),
-    )
-    return decoded
+_GROQ_USAGE_BREAKDOWN_FIELDS: Final = _Shape(
+    {
+        "models": _required(_list_of(GroqModelUsage.from_dict)),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5821,18 +4097,16 @@ class GroqDebug:
     output_tokens: list[str] | _Unset | None = UNSET
     """Token strings of the output."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqDebug:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(data, _GROQ_DEBUG_FIELDS, _GROQ_DEBUG_REQUIRED)
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _GROQ_DEBUG_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_groq_debug(data)
+            raise _problem(data, _GROQ_DEBUG_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqDebug: known keys in spec order, then `extra`."""
@@ -5851,30 +4125,14 @@ class GroqDebug:
         return out
 
 
-_GROQ_DEBUG_KEYS = frozenset(
-    {"input_token_ids", "input_tokens", "output_token_ids", "output_tokens"}
+_GROQ_DEBUG_FIELDS: Final = _Shape(
+    {
+        "input_token_ids": _nullable(_list_of(_int)),
+        "input_tokens": _nullable(_list_of(_str)),
+        "output_token_ids": _nullable(_list_of(_int)),
+        "output_tokens": _nullable(_list_of(_str)),
+    }
 )
-_GROQ_DEBUG_FIELDS: Final[_Fields] = {
-    "input_token_ids": ("input_token_ids", _decode_list_int, _KEEP, None),
-    "input_tokens": ("input_tokens", _decode_list_str, _KEEP, None),
-    "output_token_ids": ("output_token_ids", _decode_list_int, _KEEP, None),
-    "output_tokens": ("output_tokens", _decode_list_str, _KEEP, None),
-}
-_GROQ_DEBUG_REQUIRED: Final = ()
-
-
-def _checked_groq_debug(data: Any) -> GroqDebug:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = GroqDebug(
-        input_token_ids=_optional_nullable(obj, "input_token_ids", _decode_list_int),
-        input_tokens=_optional_nullable(obj, "input_tokens", _decode_list_str),
-        output_token_ids=_optional_nullable(obj, "output_token_ids", _decode_list_int),
-        output_tokens=_optional_nullable(obj, "output_tokens", _decode_list_str),
-        extra=_Extra(_extra(obj, _GROQ_DEBUG_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5900,18 +4158,16 @@ class GroqXGroq:
     debug: GroqDebug | _Unset | None = UNSET
     """Input and output tokens, present only when the request asked for debug output."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqXGroq:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(data, _GROQ_X_GROQ_FIELDS, _GROQ_X_GROQ_REQUIRED)
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _GROQ_X_GROQ_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_groq_x_groq(data)
+            raise _problem(data, _GROQ_X_GROQ_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqXGroq: known keys in spec order, then `extra`."""
@@ -5936,36 +4192,16 @@ class GroqXGroq:
         return out
 
 
-_GROQ_X_GROQ_KEYS = frozenset(
-    {"id", "seed", "usage", "usage_breakdown", "error", "debug"}
+_GROQ_X_GROQ_FIELDS: Final = _Shape(
+    {
+        "id": _nullable(_str),
+        "seed": _nullable(_int),
+        "usage": _nullable(CompletionUsage.from_dict),
+        "usage_breakdown": _nullable(GroqUsageBreakdown.from_dict),
+        "error": _nullable(_str),
+        "debug": _nullable(GroqDebug.from_dict),
+    }
 )
-_GROQ_X_GROQ_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_str, _KEEP, str),
-    "seed": ("seed", _decode_int, _KEEP, int),
-    "usage": ("usage", CompletionUsage.from_dict, _KEEP, None),
-    "usage_breakdown": ("usage_breakdown", GroqUsageBreakdown.from_dict, _KEEP, None),
-    "error": ("error", _decode_str, _KEEP, str),
-    "debug": ("debug", GroqDebug.from_dict, _KEEP, None),
-}
-_GROQ_X_GROQ_REQUIRED: Final = ()
-
-
-def _checked_groq_x_groq(data: Any) -> GroqXGroq:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = GroqXGroq(
-        id=_optional_nullable(obj, "id", _decode_str),
-        seed=_optional_nullable(obj, "seed", _decode_int),
-        usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
-        usage_breakdown=_optional_nullable(
-            obj, "usage_breakdown", GroqUsageBreakdown.from_dict
-        ),
-        error=_optional_nullable(obj, "error", _decode_str),
-        debug=_optional_nullable(obj, "debug", GroqDebug.from_dict),
-        extra=_Extra(_extra(obj, _GROQ_X_GROQ_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6022,20 +4258,16 @@ class LlamaCppTimings:
     Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1788
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> LlamaCppTimings:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _LLAMA_CPP_TIMINGS_FIELDS, _LLAMA_CPP_TIMINGS_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _LLAMA_CPP_TIMINGS_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_llama_cpp_timings(data)
+            raise _problem(data, _LLAMA_CPP_TIMINGS_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this LlamaCppTimings: known keys in spec order, then `extra`."""
@@ -6074,71 +4306,24 @@ class LlamaCppTimings:
         return out
 
 
-_LLAMA_CPP_TIMINGS_KEYS = frozenset(
+_LLAMA_CPP_TIMINGS_FIELDS: Final = _Shape(
     {
-        "cache_n",
-        "prompt_n",
-        "prompt_ms",
-        "prompt_per_token_ms",
-        "prompt_per_second",
-        "predicted_n",
-        "predicted_ms",
-        "predicted_per_token_ms",
-        "predicted_per_second",
-        "draft_n",
-        "draft_n_accepted",
-        "peak_memory",
-        "draft_kind",
-        "draft_rounds",
+        "cache_n": _nullable(_int),
+        "prompt_n": _nullable(_int),
+        "prompt_ms": _nullable(_float),
+        "prompt_per_token_ms": _nullable(_float),
+        "prompt_per_second": _nullable(_float),
+        "predicted_n": _nullable(_int),
+        "predicted_ms": _nullable(_float),
+        "predicted_per_token_ms": _nullable(_float),
+        "predicted_per_second": _nullable(_float),
+        "draft_n": _nullable(_int),
+        "draft_n_accepted": _nullable(_int),
+        "peak_memory": _nullable(_float),
+        "draft_kind": _nullable(_str),
+        "draft_rounds": _nullable(_int),
     }
 )
-_LLAMA_CPP_TIMINGS_FIELDS: Final[_Fields] = {
-    "cache_n": ("cache_n", _decode_int, _KEEP, int),
-    "prompt_n": ("prompt_n", _decode_int, _KEEP, int),
-    "prompt_ms": ("prompt_ms", _decode_float, _KEEP, float),
-    "prompt_per_token_ms": ("prompt_per_token_ms", _decode_float, _KEEP, float),
-    "prompt_per_second": ("prompt_per_second", _decode_float, _KEEP, float),
-    "predicted_n": ("predicted_n", _decode_int, _KEEP, int),
-    "predicted_ms": ("predicted_ms", _decode_float, _KEEP, float),
-    "predicted_per_token_ms": ("predicted_per_token_ms", _decode_float, _KEEP, float),
-    "predicted_per_second": ("predicted_per_second", _decode_float, _KEEP, float),
-    "draft_n": ("draft_n", _decode_int, _KEEP, int),
-    "draft_n_accepted": ("draft_n_accepted", _decode_int, _KEEP, int),
-    "peak_memory": ("peak_memory", _decode_float, _KEEP, float),
-    "draft_kind": ("draft_kind", _decode_str, _KEEP, str),
-    "draft_rounds": ("draft_rounds", _decode_int, _KEEP, int),
-}
-_LLAMA_CPP_TIMINGS_REQUIRED: Final = ()
-
-
-def _checked_llama_cpp_timings(data: Any) -> LlamaCppTimings:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = LlamaCppTimings(
-        cache_n=_optional_nullable(obj, "cache_n", _decode_int),
-        prompt_n=_optional_nullable(obj, "prompt_n", _decode_int),
-        prompt_ms=_optional_nullable(obj, "prompt_ms", _decode_float),
-        prompt_per_token_ms=_optional_nullable(
-            obj, "prompt_per_token_ms", _decode_float
-        ),
-        prompt_per_second=_optional_nullable(obj, "prompt_per_second", _decode_float),
-        predicted_n=_optional_nullable(obj, "predicted_n", _decode_int),
-        predicted_ms=_optional_nullable(obj, "predicted_ms", _decode_float),
-        predicted_per_token_ms=_optional_nullable(
-            obj, "predicted_per_token_ms", _decode_float
-        ),
-        predicted_per_second=_optional_nullable(
-            obj, "predicted_per_second", _decode_float
-        ),
-        draft_n=_optional_nullable(obj, "draft_n", _decode_int),
-        draft_n_accepted=_optional_nullable(obj, "draft_n_accepted", _decode_int),
-        peak_memory=_optional_nullable(obj, "peak_memory", _decode_float),
-        draft_kind=_optional_nullable(obj, "draft_kind", _decode_str),
-        draft_rounds=_optional_nullable(obj, "draft_rounds", _decode_int),
-        extra=_Extra(_extra(obj, _LLAMA_CPP_TIMINGS_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6154,20 +4339,16 @@ class NovitaSlaMetrics:
     ts_us: int | _Unset | None = UNSET
     """A Unix timestamp in microseconds that Novita attaches to the chunk."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> NovitaSlaMetrics:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _NOVITA_SLA_METRICS_FIELDS, _NOVITA_SLA_METRICS_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _NOVITA_SLA_METRICS_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_novita_sla_metrics(data)
+            raise _problem(data, _NOVITA_SLA_METRICS_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NovitaSlaMetrics: known keys in spec order, then `extra`."""
@@ -6182,24 +4363,12 @@ class NovitaSlaMetrics:
         return out
 
 
-_NOVITA_SLA_METRICS_KEYS = frozenset({"ttft_ms", "ts_us"})
-_NOVITA_SLA_METRICS_FIELDS: Final[_Fields] = {
-    "ttft_ms": ("ttft_ms", _decode_float, _KEEP, float),
-    "ts_us": ("ts_us", _decode_int, _KEEP, int),
-}
-_NOVITA_SLA_METRICS_REQUIRED: Final = ()
-
-
-def _checked_novita_sla_metrics(data: Any) -> NovitaSlaMetrics:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = NovitaSlaMetrics(
-        ttft_ms=_optional_nullable(obj, "ttft_ms", _decode_float),
-        ts_us=_optional_nullable(obj, "ts_us", _decode_int),
-        extra=_Extra(_extra(obj, _NOVITA_SLA_METRICS_KEYS)),
-    )
-    return decoded
+_NOVITA_SLA_METRICS_FIELDS: Final = _Shape(
+    {
+        "ttft_ms": _nullable(_float),
+        "ts_us": _nullable(_int),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6223,20 +4392,16 @@ class NvExtWorkerId:
     decode_dp_rank: int | _Unset | None = UNSET
     """Data-parallel rank of the engine on the decode worker."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExtWorkerId:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _NV_EXT_WORKER_ID_FIELDS, _NV_EXT_WORKER_ID_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _NV_EXT_WORKER_ID_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_nv_ext_worker_id(data)
+            raise _problem(data, _NV_EXT_WORKER_ID_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExtWorkerId: known keys in spec order, then `extra`."""
@@ -6255,30 +4420,14 @@ class NvExtWorkerId:
         return out
 
 
-_NV_EXT_WORKER_ID_KEYS = frozenset(
-    {"prefill_worker_id", "prefill_dp_rank", "decode_worker_id", "decode_dp_rank"}
+_NV_EXT_WORKER_ID_FIELDS: Final = _Shape(
+    {
+        "prefill_worker_id": _nullable(_int),
+        "prefill_dp_rank": _nullable(_int),
+        "decode_worker_id": _nullable(_int),
+        "decode_dp_rank": _nullable(_int),
+    }
 )
-_NV_EXT_WORKER_ID_FIELDS: Final[_Fields] = {
-    "prefill_worker_id": ("prefill_worker_id", _decode_int, _KEEP, int),
-    "prefill_dp_rank": ("prefill_dp_rank", _decode_int, _KEEP, int),
-    "decode_worker_id": ("decode_worker_id", _decode_int, _KEEP, int),
-    "decode_dp_rank": ("decode_dp_rank", _decode_int, _KEEP, int),
-}
-_NV_EXT_WORKER_ID_REQUIRED: Final = ()
-
-
-def _checked_nv_ext_worker_id(data: Any) -> NvExtWorkerId:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = NvExtWorkerId(
-        prefill_worker_id=_optional_nullable(obj, "prefill_worker_id", _decode_int),
-        prefill_dp_rank=_optional_nullable(obj, "prefill_dp_rank", _decode_int),
-        decode_worker_id=_optional_nullable(obj, "decode_worker_id", _decode_int),
-        decode_dp_rank=_optional_nullable(obj, "decode_dp_rank", _decode_int),
-        extra=_Extra(_extra(obj, _NV_EXT_WORKER_ID_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6302,18 +4451,16 @@ class NvExtTiming:
     kv_hit_rate: float | _Unset | None = UNSET
     """Share of the prompt's KV blocks found in cache, from 0 to 1."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExtTiming:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(data, _NV_EXT_TIMING_FIELDS, _NV_EXT_TIMING_REQUIRED)
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _NV_EXT_TIMING_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_nv_ext_timing(data)
+            raise _problem(data, _NV_EXT_TIMING_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExtTiming: known keys in spec order, then `extra`."""
@@ -6336,43 +4483,16 @@ class NvExtTiming:
         return out
 
 
-_NV_EXT_TIMING_KEYS = frozenset(
+_NV_EXT_TIMING_FIELDS: Final = _Shape(
     {
-        "request_received_ms",
-        "prefill_wait_time_ms",
-        "prefill_time_ms",
-        "ttft_ms",
-        "total_time_ms",
-        "kv_hit_rate",
+        "request_received_ms": _nullable(_int),
+        "prefill_wait_time_ms": _nullable(_float),
+        "prefill_time_ms": _nullable(_float),
+        "ttft_ms": _nullable(_float),
+        "total_time_ms": _nullable(_float),
+        "kv_hit_rate": _nullable(_float),
     }
 )
-_NV_EXT_TIMING_FIELDS: Final[_Fields] = {
-    "request_received_ms": ("request_received_ms", _decode_int, _KEEP, int),
-    "prefill_wait_time_ms": ("prefill_wait_time_ms", _decode_float, _KEEP, float),
-    "prefill_time_ms": ("prefill_time_ms", _decode_float, _KEEP, float),
-    "ttft_ms": ("ttft_ms", _decode_float, _KEEP, float),
-    "total_time_ms": ("total_time_ms", _decode_float, _KEEP, float),
-    "kv_hit_rate": ("kv_hit_rate", _decode_float, _KEEP, float),
-}
-_NV_EXT_TIMING_REQUIRED: Final = ()
-
-
-def _checked_nv_ext_timing(data: Any) -> NvExtTiming:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = NvExtTiming(
-        request_received_ms=_optional_nullable(obj, "request_received_ms", _decode_int),
-        prefill_wait_time_ms=_optional_nullable(
-            obj, "prefill_wait_time_ms", _decode_float
-        ),
-        prefill_time_ms=_optional_nullable(obj, "prefill_time_ms", _decode_float),
-        ttft_ms=_optional_nullable(obj, "ttft_ms", _decode_float),
-        total_time_ms=_optional_nullable(obj, "total_time_ms", _decode_float),
-        kv_hit_rate=_optional_nullable(obj, "kv_hit_rate", _decode_float),
-        extra=_Extra(_extra(obj, _NV_EXT_TIMING_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6411,18 +4531,16 @@ class NvExt:
     (as a string) to `{logprob, rank, decoded_token}`.
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExt:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(data, _NV_EXT_FIELDS, _NV_EXT_REQUIRED)
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _NV_EXT_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_nv_ext(data)
+            raise _problem(data, _NV_EXT_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExt: known keys in spec order, then `extra`."""
@@ -6451,49 +4569,20 @@ class NvExt:
         return out
 
 
-_NV_EXT_KEYS = frozenset(
+_NV_EXT_FIELDS: Final = _Shape(
     {
-        "worker_id",
-        "timing",
-        "token_ids",
-        "routed_experts",
-        "engine_data",
-        "stop_reason",
-        "completion_token_ids",
-        "prompt_logprobs",
+        "worker_id": _nullable(NvExtWorkerId.from_dict),
+        "timing": _nullable(NvExtTiming.from_dict),
+        "token_ids": _nullable(_list_of(_int)),
+        "routed_experts": _nullable(_any),
+        "engine_data": _nullable(_any),
+        "stop_reason": _nullable(
+            _either("an integer or a string", {int: None, str: None})
+        ),
+        "completion_token_ids": _nullable(_list_of(_int)),
+        "prompt_logprobs": _nullable(_list),
     }
 )
-_NV_EXT_FIELDS: Final[_Fields] = {
-    "worker_id": ("worker_id", NvExtWorkerId.from_dict, _KEEP, None),
-    "timing": ("timing", NvExtTiming.from_dict, _KEEP, None),
-    "token_ids": ("token_ids", _decode_list_int, _KEEP, None),
-    "routed_experts": ("routed_experts", _decode_any, _KEEP, None),
-    "engine_data": ("engine_data", _decode_any, _KEEP, None),
-    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP, None),
-    "completion_token_ids": ("completion_token_ids", _decode_list_int, _KEEP, None),
-    "prompt_logprobs": ("prompt_logprobs", _decode_list_any, _KEEP, None),
-}
-_NV_EXT_REQUIRED: Final = ()
-
-
-def _checked_nv_ext(data: Any) -> NvExt:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = NvExt(
-        worker_id=_optional_nullable(obj, "worker_id", NvExtWorkerId.from_dict),
-        timing=_optional_nullable(obj, "timing", NvExtTiming.from_dict),
-        token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
-        routed_experts=_optional_nullable(obj, "routed_experts", _decode_any),
-        engine_data=_optional_nullable(obj, "engine_data", _decode_any),
-        stop_reason=_optional_nullable(obj, "stop_reason", _decode_int_or_str),
-        completion_token_ids=_optional_nullable(
-            obj, "completion_token_ids", _decode_list_int
-        ),
-        prompt_logprobs=_optional_nullable(obj, "prompt_logprobs", _decode_list_any),
-        extra=_Extra(_extra(obj, _NV_EXT_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6518,20 +4607,16 @@ class OpenRouterError:
     `raw` error text of the upstream provider.
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterError:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _OPEN_ROUTER_ERROR_FIELDS, _OPEN_ROUTER_ERROR_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _OPEN_ROUTER_ERROR_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_open_router_error(data)
+            raise _problem(data, _OPEN_ROUTER_ERROR_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterError: known keys in spec order, then `extra`."""
@@ -6551,30 +4636,15 @@ class OpenRouterError:
         return out
 
 
-_OPEN_ROUTER_ERROR_KEYS = frozenset({"message", "code", "type", "param", "metadata"})
-_OPEN_ROUTER_ERROR_FIELDS: Final[_Fields] = {
-    "message": ("message", _decode_str, _REJECT, str),
-    "code": ("code", _decode_int_or_str, _KEEP, None),
-    "type": ("type", _decode_str, _KEEP, str),
-    "param": ("param", _decode_any, _KEEP, None),
-    "metadata": ("metadata", _decode_map_any, _KEEP, None),
-}
-_OPEN_ROUTER_ERROR_REQUIRED: Final = ("message",)
-
-
-def _checked_open_router_error(data: Any) -> OpenRouterError:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = OpenRouterError(
-        message=_required(obj, "message", _decode_str),
-        code=_optional_nullable(obj, "code", _decode_int_or_str),
-        type=_optional_nullable(obj, "type", _decode_str),
-        param=_optional_nullable(obj, "param", _decode_any),
-        metadata=_optional_nullable(obj, "metadata", _decode_map_any),
-        extra=_Extra(_extra(obj, _OPEN_ROUTER_ERROR_KEYS)),
-    )
-    return decoded
+_OPEN_ROUTER_ERROR_FIELDS: Final = _Shape(
+    {
+        "message": _required(_str),
+        "code": _nullable(_either("an integer or a string", {int: None, str: None})),
+        "type": _nullable(_str),
+        "param": _nullable(_any),
+        "metadata": _nullable(_map),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6600,22 +4670,16 @@ class PerplexitySearchResult:
     source: str | _Unset | None = UNSET
     """Where the result comes from, such as `web`."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> PerplexitySearchResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _PERPLEXITY_SEARCH_RESULT_FIELDS,
-                _PERPLEXITY_SEARCH_RESULT_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _PERPLEXITY_SEARCH_RESULT_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_perplexity_search_result(data)
+            raise _problem(data, _PERPLEXITY_SEARCH_RESULT_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PerplexitySearchResult: known keys in spec order, then `extra`."""
@@ -6640,36 +4704,17 @@ class PerplexitySearchResult:
         return out
 
 
-_PERPLEXITY_SEARCH_RESULT_KEYS = frozenset(
-    {"id", "title", "url", "snippet", "date", "last_updated", "source"}
+_PERPLEXITY_SEARCH_RESULT_FIELDS: Final = _Shape(
+    {
+        "id": _nullable(_int),
+        "title": _nullable(_str),
+        "url": _nullable(_str),
+        "snippet": _nullable(_str),
+        "date": _nullable(_str),
+        "last_updated": _nullable(_str),
+        "source": _nullable(_str),
+    }
 )
-_PERPLEXITY_SEARCH_RESULT_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_int, _KEEP, int),
-    "title": ("title", _decode_str, _KEEP, str),
-    "url": ("url", _decode_str, _KEEP, str),
-    "snippet": ("snippet", _decode_str, _KEEP, str),
-    "date": ("date", _decode_str, _KEEP, str),
-    "last_updated": ("last_updated", _decode_str, _KEEP, str),
-    "source": ("source", _decode_str, _KEEP, str),
-}
-_PERPLEXITY_SEARCH_RESULT_REQUIRED: Final = ()
-
-
-def _checked_perplexity_search_result(data: Any) -> PerplexitySearchResult:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = PerplexitySearchResult(
-        id=_optional_nullable(obj, "id", _decode_int),
-        title=_optional_nullable(obj, "title", _decode_str),
-        url=_optional_nullable(obj, "url", _decode_str),
-        snippet=_optional_nullable(obj, "snippet", _decode_str),
-        date=_optional_nullable(obj, "date", _decode_str),
-        last_updated=_optional_nullable(obj, "last_updated", _decode_str),
-        source=_optional_nullable(obj, "source", _decode_str),
-        extra=_Extra(_extra(obj, _PERPLEXITY_SEARCH_RESULT_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6691,22 +4736,16 @@ class SglangCachedTokensDetails:
     storage_backend: str | _Unset | None = UNSET
     """Name of the third-tier storage backend; present only when one is configured."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> SglangCachedTokensDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _SGLANG_CACHED_TOKENS_DETAILS_FIELDS,
-                _SGLANG_CACHED_TOKENS_DETAILS_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _SGLANG_CACHED_TOKENS_DETAILS_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_sglang_cached_tokens_details(data)
+            raise _problem(data, _SGLANG_CACHED_TOKENS_DETAILS_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this SglangCachedTokensDetails: known keys in spec order, then `extra`."""
@@ -6725,30 +4764,14 @@ class SglangCachedTokensDetails:
         return out
 
 
-_SGLANG_CACHED_TOKENS_DETAILS_KEYS = frozenset(
-    {"device", "host", "storage", "storage_backend"}
+_SGLANG_CACHED_TOKENS_DETAILS_FIELDS: Final = _Shape(
+    {
+        "device": _nullable(_int),
+        "host": _nullable(_int),
+        "storage": _nullable(_int),
+        "storage_backend": _nullable(_str),
+    }
 )
-_SGLANG_CACHED_TOKENS_DETAILS_FIELDS: Final[_Fields] = {
-    "device": ("device", _decode_int, _KEEP, int),
-    "host": ("host", _decode_int, _KEEP, int),
-    "storage": ("storage", _decode_int, _KEEP, int),
-    "storage_backend": ("storage_backend", _decode_str, _KEEP, str),
-}
-_SGLANG_CACHED_TOKENS_DETAILS_REQUIRED: Final = ()
-
-
-def _checked_sglang_cached_tokens_details(data: Any) -> SglangCachedTokensDetails:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = SglangCachedTokensDetails(
-        device=_optional_nullable(obj, "device", _decode_int),
-        host=_optional_nullable(obj, "host", _decode_int),
-        storage=_optional_nullable(obj, "storage", _decode_int),
-        storage_backend=_optional_nullable(obj, "storage_backend", _decode_str),
-        extra=_Extra(_extra(obj, _SGLANG_CACHED_TOKENS_DETAILS_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6766,18 +4789,16 @@ class SglangSglExt:
     cached_tokens_details: SglangCachedTokensDetails | _Unset | None = UNSET
     """Where the prompt tokens served from cache came from, when requested."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> SglangSglExt:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(data, _SGLANG_SGL_EXT_FIELDS, _SGLANG_SGL_EXT_REQUIRED)
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _SGLANG_SGL_EXT_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_sglang_sgl_ext(data)
+            raise _problem(data, _SGLANG_SGL_EXT_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this SglangSglExt: known keys in spec order, then `extra`."""
@@ -6796,31 +4817,12 @@ class SglangSglExt:
         return out
 
 
-_SGLANG_SGL_EXT_KEYS = frozenset({"routed_experts", "cached_tokens_details"})
-_SGLANG_SGL_EXT_FIELDS: Final[_Fields] = {
-    "routed_experts": ("routed_experts", _decode_str, _KEEP, str),
-    "cached_tokens_details": (
-        "cached_tokens_details",
-        SglangCachedTokensDetails.from_dict,
-        _KEEP,
-        None,
-    ),
-}
-_SGLANG_SGL_EXT_REQUIRED: Final = ()
-
-
-def _checked_sglang_sgl_ext(data: Any) -> SglangSglExt:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = SglangSglExt(
-        routed_experts=_optional_nullable(obj, "routed_experts", _decode_str),
-        cached_tokens_details=_optional_nullable(
-            obj, "cached_tokens_details", SglangCachedTokensDetails.from_dict
-        ),
-        extra=_Extra(_extra(obj, _SGLANG_SGL_EXT_KEYS)),
-    )
-    return decoded
+_SGLANG_SGL_EXT_FIELDS: Final = _Shape(
+    {
+        "routed_experts": _nullable(_str),
+        "cached_tokens_details": _nullable(SglangCachedTokensDetails.from_dict),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6834,20 +4836,16 @@ class TogetherWarning:
     message: str
     """What the warning is about."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> TogetherWarning:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _TOGETHER_WARNING_FIELDS, _TOGETHER_WARNING_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _TOGETHER_WARNING_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_together_warning(data)
+            raise _problem(data, _TOGETHER_WARNING_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this TogetherWarning: known keys in spec order, then `extra`."""
@@ -6858,22 +4856,11 @@ class TogetherWarning:
         return out
 
 
-_TOGETHER_WARNING_KEYS = frozenset({"message"})
-_TOGETHER_WARNING_FIELDS: Final[_Fields] = {
-    "message": ("message", _decode_str, _REJECT, str),
-}
-_TOGETHER_WARNING_REQUIRED: Final = ("message",)
-
-
-def _checked_together_warning(data: Any) -> TogetherWarning:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = TogetherWarning(
-        message=_required(obj, "message", _decode_str),
-        extra=_Extra(_extra(obj, _TOGETHER_WARNING_KEYS)),
-    )
-    return decoded
+_TOGETHER_WARNING_FIELDS: Final = _Shape(
+    {
+        "message": _required(_str),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -6904,22 +4891,16 @@ class VllmSpeculativeDecodingMetrics:
     per_step_drafted: list[int] | _Unset | None = UNSET
     """Tokens drafted at each step, in order; only at the detailed metrics level."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> VllmSpeculativeDecodingMetrics:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _VLLM_SPECULATIVE_DECODING_METRICS_FIELDS,
-                _VLLM_SPECULATIVE_DECODING_METRICS_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _VLLM_SPECULATIVE_DECODING_METRICS_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_vllm_speculative_decoding_metrics(data)
+            raise _problem(data, _VLLM_SPECULATIVE_DECODING_METRICS_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this VllmSpeculativeDecodingMetrics: known keys in spec order, then `extra`."""
@@ -6948,62 +4929,19 @@ class VllmSpeculativeDecodingMetrics:
         return out
 
 
-_VLLM_SPECULATIVE_DECODING_METRICS_KEYS = frozenset(
+_VLLM_SPECULATIVE_DECODING_METRICS_FIELDS: Final = _Shape(
     {
-        "mean_acceptance_length",
-        "draft_acceptance_rate",
-        "acceptance_histogram",
-        "num_spec_steps",
-        "num_accepted_draft_tokens",
-        "num_draft_tokens",
-        "num_spec_tokens",
-        "per_step_accepted",
-        "per_step_drafted",
+        "mean_acceptance_length": _nullable(_float),
+        "draft_acceptance_rate": _nullable(_float),
+        "acceptance_histogram": _nullable(_list_of(_int)),
+        "num_spec_steps": _nullable(_int),
+        "num_accepted_draft_tokens": _nullable(_int),
+        "num_draft_tokens": _nullable(_int),
+        "num_spec_tokens": _nullable(_int),
+        "per_step_accepted": _nullable(_list_of(_int)),
+        "per_step_drafted": _nullable(_list_of(_int)),
     }
 )
-_VLLM_SPECULATIVE_DECODING_METRICS_FIELDS: Final[_Fields] = {
-    "mean_acceptance_length": ("mean_acceptance_length", _decode_float, _KEEP, float),
-    "draft_acceptance_rate": ("draft_acceptance_rate", _decode_float, _KEEP, float),
-    "acceptance_histogram": ("acceptance_histogram", _decode_list_int, _KEEP, None),
-    "num_spec_steps": ("num_spec_steps", _decode_int, _KEEP, int),
-    "num_accepted_draft_tokens": ("num_accepted_draft_tokens", _decode_int, _KEEP, int),
-    "num_draft_tokens": ("num_draft_tokens", _decode_int, _KEEP, int),
-    "num_spec_tokens": ("num_spec_tokens", _decode_int, _KEEP, int),
-    "per_step_accepted": ("per_step_accepted", _decode_list_int, _KEEP, None),
-    "per_step_drafted": ("per_step_drafted", _decode_list_int, _KEEP, None),
-}
-_VLLM_SPECULATIVE_DECODING_METRICS_REQUIRED: Final = ()
-
-
-def _checked_vllm_speculative_decoding_metrics(
-    data: Any,
-) -> VllmSpeculativeDecodingMetrics:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = VllmSpeculativeDecodingMetrics(
-        mean_acceptance_length=_optional_nullable(
-            obj, "mean_acceptance_length", _decode_float
-        ),
-        draft_acceptance_rate=_optional_nullable(
-            obj, "draft_acceptance_rate", _decode_float
-        ),
-        acceptance_histogram=_optional_nullable(
-            obj, "acceptance_histogram", _decode_list_int
-        ),
-        num_spec_steps=_optional_nullable(obj, "num_spec_steps", _decode_int),
-        num_accepted_draft_tokens=_optional_nullable(
-            obj, "num_accepted_draft_tokens", _decode_int
-        ),
-        num_draft_tokens=_optional_nullable(obj, "num_draft_tokens", _decode_int),
-        num_spec_tokens=_optional_nullable(obj, "num_spec_tokens", _decode_int),
-        per_step_accepted=_optional_nullable(
-            obj, "per_step_accepted", _decode_list_int
-        ),
-        per_step_drafted=_optional_nullable(obj, "per_step_drafted", _decode_list_int),
-        extra=_Extra(_extra(obj, _VLLM_SPECULATIVE_DECODING_METRICS_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7029,20 +4967,16 @@ class VllmRequestMetrics:
     run or for n > 1.
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> VllmRequestMetrics:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _VLLM_REQUEST_METRICS_FIELDS, _VLLM_REQUEST_METRICS_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _VLLM_REQUEST_METRICS_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_vllm_request_metrics(data)
+            raise _problem(data, _VLLM_REQUEST_METRICS_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this VllmRequestMetrics: known keys in spec order, then `extra`."""
@@ -7069,50 +5003,16 @@ class VllmRequestMetrics:
         return out
 
 
-_VLLM_REQUEST_METRICS_KEYS = frozenset(
+_VLLM_REQUEST_METRICS_FIELDS: Final = _Shape(
     {
-        "time_to_first_token_ms",
-        "generation_time_ms",
-        "queue_time_ms",
-        "mean_itl_ms",
-        "tokens_per_second",
-        "speculative_decoding",
+        "time_to_first_token_ms": _nullable(_float),
+        "generation_time_ms": _nullable(_float),
+        "queue_time_ms": _nullable(_float),
+        "mean_itl_ms": _nullable(_float),
+        "tokens_per_second": _nullable(_float),
+        "speculative_decoding": _nullable(VllmSpeculativeDecodingMetrics.from_dict),
     }
 )
-_VLLM_REQUEST_METRICS_FIELDS: Final[_Fields] = {
-    "time_to_first_token_ms": ("time_to_first_token_ms", _decode_float, _KEEP, float),
-    "generation_time_ms": ("generation_time_ms", _decode_float, _KEEP, float),
-    "queue_time_ms": ("queue_time_ms", _decode_float, _KEEP, float),
-    "mean_itl_ms": ("mean_itl_ms", _decode_float, _KEEP, float),
-    "tokens_per_second": ("tokens_per_second", _decode_float, _KEEP, float),
-    "speculative_decoding": (
-        "speculative_decoding",
-        VllmSpeculativeDecodingMetrics.from_dict,
-        _KEEP,
-        None,
-    ),
-}
-_VLLM_REQUEST_METRICS_REQUIRED: Final = ()
-
-
-def _checked_vllm_request_metrics(data: Any) -> VllmRequestMetrics:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = VllmRequestMetrics(
-        time_to_first_token_ms=_optional_nullable(
-            obj, "time_to_first_token_ms", _decode_float
-        ),
-        generation_time_ms=_optional_nullable(obj, "generation_time_ms", _decode_float),
-        queue_time_ms=_optional_nullable(obj, "queue_time_ms", _decode_float),
-        mean_itl_ms=_optional_nullable(obj, "mean_itl_ms", _decode_float),
-        tokens_per_second=_optional_nullable(obj, "tokens_per_second", _decode_float),
-        speculative_decoding=_optional_nullable(
-            obj, "speculative_decoding", VllmSpeculativeDecodingMetrics.from_dict
-        ),
-        extra=_Extra(_extra(obj, _VLLM_REQUEST_METRICS_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7138,20 +5038,16 @@ class ZaiWebSearchResult:
     publish_date: str | _Unset | None = UNSET
     """When the page was published, as text."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ZaiWebSearchResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _ZAI_WEB_SEARCH_RESULT_FIELDS, _ZAI_WEB_SEARCH_RESULT_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _ZAI_WEB_SEARCH_RESULT_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_zai_web_search_result(data)
+            raise _problem(data, _ZAI_WEB_SEARCH_RESULT_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ZaiWebSearchResult: known keys in spec order, then `extra`."""
@@ -7176,36 +5072,17 @@ class ZaiWebSearchResult:
         return out
 
 
-_ZAI_WEB_SEARCH_RESULT_KEYS = frozenset(
-    {"title", "content", "link", "media", "icon", "refer", "publish_date"}
+_ZAI_WEB_SEARCH_RESULT_FIELDS: Final = _Shape(
+    {
+        "title": _nullable(_str),
+        "content": _nullable(_str),
+        "link": _nullable(_str),
+        "media": _nullable(_str),
+        "icon": _nullable(_str),
+        "refer": _nullable(_str),
+        "publish_date": _nullable(_str),
+    }
 )
-_ZAI_WEB_SEARCH_RESULT_FIELDS: Final[_Fields] = {
-    "title": ("title", _decode_str, _KEEP, str),
-    "content": ("content", _decode_str, _KEEP, str),
-    "link": ("link", _decode_str, _KEEP, str),
-    "media": ("media", _decode_str, _KEEP, str),
-    "icon": ("icon", _decode_str, _KEEP, str),
-    "refer": ("refer", _decode_str, _KEEP, str),
-    "publish_date": ("publish_date", _decode_str, _KEEP, str),
-}
-_ZAI_WEB_SEARCH_RESULT_REQUIRED: Final = ()
-
-
-def _checked_zai_web_search_result(data: Any) -> ZaiWebSearchResult:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = ZaiWebSearchResult(
-        title=_optional_nullable(obj, "title", _decode_str),
-        content=_optional_nullable(obj, "content", _decode_str),
-        link=_optional_nullable(obj, "link", _decode_str),
-        media=_optional_nullable(obj, "media", _decode_str),
-        icon=_optional_nullable(obj, "icon", _decode_str),
-        refer=_optional_nullable(obj, "refer", _decode_str),
-        publish_date=_optional_nullable(obj, "publish_date", _decode_str),
-        extra=_Extra(_extra(obj, _ZAI_WEB_SEARCH_RESULT_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7396,21 +5273,17 @@ class ChatCompletion:
     Sent by Z.ai (GLM); see https://docs.bigmodel.cn/cn/guide/tools/web-search
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletion:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         _reject_error_report(data, "error", "choices")
         try:
-            known, other = _read(
-                data, _CHAT_COMPLETION_FIELDS, _CHAT_COMPLETION_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _CHAT_COMPLETION_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_chat_completion(data)
+            raise _problem(data, _CHAT_COMPLETION_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletion: known keys in spec order, then `extra`."""
@@ -7418,7 +5291,7 @@ class ChatCompletion:
         unset: Final = UNSET  # a local costs less than a global, read once per field
         if self.id is not unset:
             out["id"] = self.id
-        out["choices"] = _encode_list_ChatCompletionChoice(self.choices)
+        out["choices"] = [item.to_dict() for item in self.choices]
         if self.created is not unset:
             out["created"] = self.created
         if self.model is not unset:
@@ -7438,13 +5311,13 @@ class ChatCompletion:
             out["prompt_filter_results"] = (
                 None
                 if self.prompt_filter_results is None
-                else _encode_list_AzurePromptFilterResult(self.prompt_filter_results)
+                else [item.to_dict() for item in self.prompt_filter_results]
             )
         if self.prompt_annotations is not unset:
             out["prompt_annotations"] = (
                 None
                 if self.prompt_annotations is None
-                else _encode_list_AzurePromptFilterResult(self.prompt_annotations)
+                else [item.to_dict() for item in self.prompt_annotations]
             )
         if self.latency_checkpoint is not unset:
             out["latency_checkpoint"] = (
@@ -7478,7 +5351,7 @@ class ChatCompletion:
             out["search_results"] = (
                 None
                 if self.search_results is None
-                else _encode_list_PerplexitySearchResult(self.search_results)
+                else [item.to_dict() for item in self.search_results]
             )
         if self.sglext is not unset:
             out["sglext"] = None if self.sglext is None else self.sglext.to_dict()
@@ -7486,7 +5359,7 @@ class ChatCompletion:
             out["warnings"] = (
                 None
                 if self.warnings is None
-                else _encode_list_TogetherWarning(self.warnings)
+                else [item.to_dict() for item in self.warnings]
             )
         if self.prompt_token_ids is not unset:
             out["prompt_token_ids"] = self.prompt_token_ids
@@ -7500,155 +5373,49 @@ class ChatCompletion:
             out["web_search"] = (
                 None
                 if self.web_search is None
-                else _encode_list_ZaiWebSearchResult(self.web_search)
+                else [item.to_dict() for item in self.web_search]
             )
         if self.extra:
             out.update(self.extra)
         return out
 
 
-_CHAT_COMPLETION_KEYS = frozenset(
+_CHAT_COMPLETION_FIELDS: Final = _Shape(
     {
-        "id",
-        "choices",
-        "created",
-        "model",
-        "object",
-        "service_tier",
-        "system_fingerprint",
-        "usage",
-        "moderation",
-        "prompt_filter_results",
-        "prompt_annotations",
-        "latency_checkpoint",
-        "routing",
-        "perf_metrics",
-        "x_groq",
-        "timings",
-        "__verbose",
-        "sla_metrics",
-        "nvext",
-        "provider",
-        "error",
-        "citations",
-        "search_results",
-        "sglext",
-        "warnings",
-        "prompt_token_ids",
-        "prompt_text",
-        "metrics",
-        "request_id",
-        "web_search",
+        "id": _optional(_str),
+        "choices": _defaulted(_list_of(ChatCompletionChoice.from_dict)),
+        "created": _optional(
+            _either("an integer or a number", {int: None, float: None})
+        ),
+        "model": _optional(_str),
+        "object": _required(_str),
+        "service_tier": _nullable(_str),
+        "system_fingerprint": _nullable(_str),
+        "usage": _nullable(CompletionUsage.from_dict),
+        "moderation": _nullable(Moderation.from_dict),
+        "prompt_filter_results": _nullable(_list_of(AzurePromptFilterResult.from_dict)),
+        "prompt_annotations": _nullable(_list_of(AzurePromptFilterResult.from_dict)),
+        "latency_checkpoint": _nullable(AzureLatencyCheckpoint.from_dict),
+        "routing": _nullable(AzureRouting.from_dict),
+        "perf_metrics": _nullable(_map),
+        "x_groq": _nullable(GroqXGroq.from_dict),
+        "timings": _nullable(LlamaCppTimings.from_dict),
+        "__verbose": _nullable(_map, "verbose_"),
+        "sla_metrics": _nullable(NovitaSlaMetrics.from_dict),
+        "nvext": _nullable(NvExt.from_dict),
+        "provider": _nullable(_str),
+        "error": _nullable(OpenRouterError.from_dict),
+        "citations": _nullable(_list_of(_str)),
+        "search_results": _nullable(_list_of(PerplexitySearchResult.from_dict)),
+        "sglext": _nullable(SglangSglExt.from_dict),
+        "warnings": _nullable(_list_of(TogetherWarning.from_dict)),
+        "prompt_token_ids": _nullable(_list_of(_int)),
+        "prompt_text": _nullable(_str),
+        "metrics": _nullable(VllmRequestMetrics.from_dict),
+        "request_id": _nullable(_str),
+        "web_search": _nullable(_list_of(ZaiWebSearchResult.from_dict)),
     }
 )
-_CHAT_COMPLETION_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_str, _REJECT, str),
-    "choices": ("choices", _decode_list_ChatCompletionChoice, _EMPTY, None),
-    "created": ("created", _decode_int_or_float, _REJECT, None),
-    "model": ("model", _decode_str, _REJECT, str),
-    "object": ("object", _decode_str, _REJECT, str),
-    "service_tier": ("service_tier", _decode_str, _KEEP, str),
-    "system_fingerprint": ("system_fingerprint", _decode_str, _KEEP, str),
-    "usage": ("usage", CompletionUsage.from_dict, _KEEP, None),
-    "moderation": ("moderation", Moderation.from_dict, _KEEP, None),
-    "prompt_filter_results": (
-        "prompt_filter_results",
-        _decode_list_AzurePromptFilterResult,
-        _KEEP,
-        None,
-    ),
-    "prompt_annotations": (
-        "prompt_annotations",
-        _decode_list_AzurePromptFilterResult,
-        _KEEP,
-        None,
-    ),
-    "latency_checkpoint": (
-        "latency_checkpoint",
-        AzureLatencyCheckpoint.from_dict,
-        _KEEP,
-        None,
-    ),
-    "routing": ("routing", AzureRouting.from_dict, _KEEP, None),
-    "perf_metrics": ("perf_metrics", _decode_map_any, _KEEP, None),
-    "x_groq": ("x_groq", GroqXGroq.from_dict, _KEEP, None),
-    "timings": ("timings", LlamaCppTimings.from_dict, _KEEP, None),
-    "__verbose": ("verbose_", _decode_map_any, _KEEP, None),
-    "sla_metrics": ("sla_metrics", NovitaSlaMetrics.from_dict, _KEEP, None),
-    "nvext": ("nvext", NvExt.from_dict, _KEEP, None),
-    "provider": ("provider", _decode_str, _KEEP, str),
-    "error": ("error", OpenRouterError.from_dict, _KEEP, None),
-    "citations": ("citations", _decode_list_str, _KEEP, None),
-    "search_results": (
-        "search_results",
-        _decode_list_PerplexitySearchResult,
-        _KEEP,
-        None,
-    ),
-    "sglext": ("sglext", SglangSglExt.from_dict, _KEEP, None),
-    "warnings": ("warnings", _decode_list_TogetherWarning, _KEEP, None),
-    "prompt_token_ids": ("prompt_token_ids", _decode_list_int, _KEEP, None),
-    "prompt_text": ("prompt_text", _decode_str, _KEEP, str),
-    "metrics": ("metrics", VllmRequestMetrics.from_dict, _KEEP, None),
-    "request_id": ("request_id", _decode_str, _KEEP, str),
-    "web_search": ("web_search", _decode_list_ZaiWebSearchResult, _KEEP, None),
-}
-_CHAT_COMPLETION_REQUIRED: Final = ("object",)
-
-
-def _checked_chat_completion(data: Any) -> ChatCompletion:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = ChatCompletion(
-        id=_optional(obj, "id", _decode_str),
-        choices=_defaulted(
-            obj,
-            "choices",
-            _decode_list_ChatCompletionChoice,
-            list[ChatCompletionChoice],
-        ),
-        created=_optional(obj, "created", _decode_int_or_float),
-        model=_optional(obj, "model", _decode_str),
-        object=_required(obj, "object", _decode_str),
-        service_tier=_optional_nullable(obj, "service_tier", _decode_str),
-        system_fingerprint=_optional_nullable(obj, "system_fingerprint", _decode_str),
-        usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
-        moderation=_optional_nullable(obj, "moderation", Moderation.from_dict),
-        prompt_filter_results=_optional_nullable(
-            obj, "prompt_filter_results", _decode_list_AzurePromptFilterResult
-        ),
-        prompt_annotations=_optional_nullable(
-            obj, "prompt_annotations", _decode_list_AzurePromptFilterResult
-        ),
-        latency_checkpoint=_optional_nullable(
-            obj, "latency_checkpoint", AzureLatencyCheckpoint.from_dict
-        ),
-        routing=_optional_nullable(obj, "routing", AzureRouting.from_dict),
-        perf_metrics=_optional_nullable(obj, "perf_metrics", _decode_map_any),
-        x_groq=_optional_nullable(obj, "x_groq", GroqXGroq.from_dict),
-        timings=_optional_nullable(obj, "timings", LlamaCppTimings.from_dict),
-        verbose_=_optional_nullable(obj, "__verbose", _decode_map_any),
-        sla_metrics=_optional_nullable(obj, "sla_metrics", NovitaSlaMetrics.from_dict),
-        nvext=_optional_nullable(obj, "nvext", NvExt.from_dict),
-        provider=_optional_nullable(obj, "provider", _decode_str),
-        error=_optional_nullable(obj, "error", OpenRouterError.from_dict),
-        citations=_optional_nullable(obj, "citations", _decode_list_str),
-        search_results=_optional_nullable(
-            obj, "search_results", _decode_list_PerplexitySearchResult
-        ),
-        sglext=_optional_nullable(obj, "sglext", SglangSglExt.from_dict),
-        warnings=_optional_nullable(obj, "warnings", _decode_list_TogetherWarning),
-        prompt_token_ids=_optional_nullable(obj, "prompt_token_ids", _decode_list_int),
-        prompt_text=_optional_nullable(obj, "prompt_text", _decode_str),
-        metrics=_optional_nullable(obj, "metrics", VllmRequestMetrics.from_dict),
-        request_id=_optional_nullable(obj, "request_id", _decode_str),
-        web_search=_optional_nullable(
-            obj, "web_search", _decode_list_ZaiWebSearchResult
-        ),
-        extra=_Extra(_extra(obj, _CHAT_COMPLETION_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7671,22 +5438,16 @@ class ChoiceDeltaToolCallFunction:
     far.
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCallFunction:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _CHOICE_DELTA_TOOL_CALL_FUNCTION_FIELDS,
-                _CHOICE_DELTA_TOOL_CALL_FUNCTION_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _CHOICE_DELTA_TOOL_CALL_FUNCTION_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_choice_delta_tool_call_function(data)
+            raise _problem(data, _CHOICE_DELTA_TOOL_CALL_FUNCTION_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCallFunction: known keys in spec order, then `extra`."""
@@ -7701,24 +5462,14 @@ class ChoiceDeltaToolCallFunction:
         return out
 
 
-_CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
-_CHOICE_DELTA_TOOL_CALL_FUNCTION_FIELDS: Final[_Fields] = {
-    "arguments": ("arguments", _decode_str_or_map_any, _KEEP, None),
-    "name": ("name", _decode_str, _KEEP, str),
-}
-_CHOICE_DELTA_TOOL_CALL_FUNCTION_REQUIRED: Final = ()
-
-
-def _checked_choice_delta_tool_call_function(data: Any) -> ChoiceDeltaToolCallFunction:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = ChoiceDeltaToolCallFunction(
-        arguments=_optional_nullable(obj, "arguments", _decode_str_or_map_any),
-        name=_optional_nullable(obj, "name", _decode_str),
-        extra=_Extra(_extra(obj, _CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS)),
-    )
-    return decoded
+_CHOICE_DELTA_TOOL_CALL_FUNCTION_FIELDS: Final = _Shape(
+    {
+        "arguments": _nullable(
+            _either("a string or an object", {str: None, dict: _map})
+        ),
+        "name": _nullable(_str),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7730,22 +5481,16 @@ class ChoiceDeltaToolCallCustom:
     name: str | _Unset | None = UNSET
     """Name of the custom tool; sent on the first fragment."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCallCustom:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS,
-                _CHOICE_DELTA_TOOL_CALL_CUSTOM_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_choice_delta_tool_call_custom(data)
+            raise _problem(data, _CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCallCustom: known keys in spec order, then `extra`."""
@@ -7760,24 +5505,12 @@ class ChoiceDeltaToolCallCustom:
         return out
 
 
-_CHOICE_DELTA_TOOL_CALL_CUSTOM_KEYS = frozenset({"input", "name"})
-_CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS: Final[_Fields] = {
-    "input": ("input", _decode_str, _KEEP, str),
-    "name": ("name", _decode_str, _KEEP, str),
-}
-_CHOICE_DELTA_TOOL_CALL_CUSTOM_REQUIRED: Final = ()
-
-
-def _checked_choice_delta_tool_call_custom(data: Any) -> ChoiceDeltaToolCallCustom:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = ChoiceDeltaToolCallCustom(
-        input=_optional_nullable(obj, "input", _decode_str),
-        name=_optional_nullable(obj, "name", _decode_str),
-        extra=_Extra(_extra(obj, _CHOICE_DELTA_TOOL_CALL_CUSTOM_KEYS)),
-    )
-    return decoded
+_CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS: Final = _Shape(
+    {
+        "input": _nullable(_str),
+        "name": _nullable(_str),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7801,20 +5534,16 @@ class ChoiceDeltaToolCall:
     OpenAI sends it; openai-python 3.57 does not declare it (openai-node does).
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _CHOICE_DELTA_TOOL_CALL_FIELDS, _CHOICE_DELTA_TOOL_CALL_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _CHOICE_DELTA_TOOL_CALL_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_choice_delta_tool_call(data)
+            raise _problem(data, _CHOICE_DELTA_TOOL_CALL_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCall: known keys in spec order, then `extra`."""
@@ -7835,32 +5564,15 @@ class ChoiceDeltaToolCall:
         return out
 
 
-_CHOICE_DELTA_TOOL_CALL_KEYS = frozenset({"index", "id", "function", "type", "custom"})
-_CHOICE_DELTA_TOOL_CALL_FIELDS: Final[_Fields] = {
-    "index": ("index", _decode_int, _REJECT, int),
-    "id": ("id", _decode_str, _KEEP, str),
-    "function": ("function", ChoiceDeltaToolCallFunction.from_dict, _KEEP, None),
-    "type": ("type", _decode_str, _KEEP, str),
-    "custom": ("custom", ChoiceDeltaToolCallCustom.from_dict, _KEEP, None),
-}
-_CHOICE_DELTA_TOOL_CALL_REQUIRED: Final = ()
-
-
-def _checked_choice_delta_tool_call(data: Any) -> ChoiceDeltaToolCall:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = ChoiceDeltaToolCall(
-        index=_optional(obj, "index", _decode_int),
-        id=_optional_nullable(obj, "id", _decode_str),
-        function=_optional_nullable(
-            obj, "function", ChoiceDeltaToolCallFunction.from_dict
-        ),
-        type=_optional_nullable(obj, "type", _decode_str),
-        custom=_optional_nullable(obj, "custom", ChoiceDeltaToolCallCustom.from_dict),
-        extra=_Extra(_extra(obj, _CHOICE_DELTA_TOOL_CALL_KEYS)),
-    )
-    return decoded
+_CHOICE_DELTA_TOOL_CALL_FIELDS: Final = _Shape(
+    {
+        "index": _optional(_int),
+        "id": _nullable(_str),
+        "function": _nullable(ChoiceDeltaToolCallFunction.from_dict),
+        "type": _nullable(_str),
+        "custom": _nullable(ChoiceDeltaToolCallCustom.from_dict),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7873,22 +5585,16 @@ class ChoiceDeltaFunctionCall:
     name: str | _Unset | None = UNSET
     """Name of the function to call; sent on the first fragment."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaFunctionCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data,
-                _CHOICE_DELTA_FUNCTION_CALL_FIELDS,
-                _CHOICE_DELTA_FUNCTION_CALL_REQUIRED,
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _CHOICE_DELTA_FUNCTION_CALL_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_choice_delta_function_call(data)
+            raise _problem(data, _CHOICE_DELTA_FUNCTION_CALL_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaFunctionCall: known keys in spec order, then `extra`."""
@@ -7903,24 +5609,12 @@ class ChoiceDeltaFunctionCall:
         return out
 
 
-_CHOICE_DELTA_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
-_CHOICE_DELTA_FUNCTION_CALL_FIELDS: Final[_Fields] = {
-    "arguments": ("arguments", _decode_str, _KEEP, str),
-    "name": ("name", _decode_str, _KEEP, str),
-}
-_CHOICE_DELTA_FUNCTION_CALL_REQUIRED: Final = ()
-
-
-def _checked_choice_delta_function_call(data: Any) -> ChoiceDeltaFunctionCall:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = ChoiceDeltaFunctionCall(
-        arguments=_optional_nullable(obj, "arguments", _decode_str),
-        name=_optional_nullable(obj, "name", _decode_str),
-        extra=_Extra(_extra(obj, _CHOICE_DELTA_FUNCTION_CALL_KEYS)),
-    )
-    return decoded
+_CHOICE_DELTA_FUNCTION_CALL_FIELDS: Final = _Shape(
+    {
+        "arguments": _nullable(_str),
+        "name": _nullable(_str),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -7938,20 +5632,16 @@ class ChoiceDeltaAudio:
     transcript: str | _Unset | None = UNSET
     """A piece of the transcript of the audio."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaAudio:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(
-                data, _CHOICE_DELTA_AUDIO_FIELDS, _CHOICE_DELTA_AUDIO_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _CHOICE_DELTA_AUDIO_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_choice_delta_audio(data)
+            raise _problem(data, _CHOICE_DELTA_AUDIO_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaAudio: known keys in spec order, then `extra`."""
@@ -7970,28 +5660,14 @@ class ChoiceDeltaAudio:
         return out
 
 
-_CHOICE_DELTA_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
-_CHOICE_DELTA_AUDIO_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_str, _KEEP, str),
-    "data": ("data", _decode_str, _KEEP, str),
-    "expires_at": ("expires_at", _decode_int, _KEEP, int),
-    "transcript": ("transcript", _decode_str, _KEEP, str),
-}
-_CHOICE_DELTA_AUDIO_REQUIRED: Final = ()
-
-
-def _checked_choice_delta_audio(data: Any) -> ChoiceDeltaAudio:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = ChoiceDeltaAudio(
-        id=_optional_nullable(obj, "id", _decode_str),
-        data=_optional_nullable(obj, "data", _decode_str),
-        expires_at=_optional_nullable(obj, "expires_at", _decode_int),
-        transcript=_optional_nullable(obj, "transcript", _decode_str),
-        extra=_Extra(_extra(obj, _CHOICE_DELTA_AUDIO_KEYS)),
-    )
-    return decoded
+_CHOICE_DELTA_AUDIO_FIELDS: Final = _Shape(
+    {
+        "id": _nullable(_str),
+        "data": _nullable(_str),
+        "expires_at": _nullable(_int),
+        "transcript": _nullable(_str),
+    }
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8118,18 +5794,16 @@ class ChoiceDelta:
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDelta:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(data, _CHOICE_DELTA_FIELDS, _CHOICE_DELTA_REQUIRED)
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _CHOICE_DELTA_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_choice_delta(data)
+            raise _problem(data, _CHOICE_DELTA_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDelta: known keys in spec order, then `extra`."""
@@ -8138,18 +5812,14 @@ class ChoiceDelta:
         if self.role is not unset:
             out["role"] = self.role
         if self.content is not unset:
-            out["content"] = (
-                None
-                if self.content is None
-                else _encode_str_or_list_MistralContentPart(self.content)
-            )
+            out["content"] = _encoded(self.content)
         if self.refusal is not unset:
             out["refusal"] = self.refusal
         if self.tool_calls is not unset:
             out["tool_calls"] = (
                 None
                 if self.tool_calls is None
-                else _encode_list_ChoiceDeltaToolCall(self.tool_calls)
+                else [item.to_dict() for item in self.tool_calls]
             )
         if self.function_call is not unset:
             out["function_call"] = (
@@ -8165,13 +5835,13 @@ class ChoiceDelta:
             out["executed_tools"] = (
                 None
                 if self.executed_tools is None
-                else _encode_list_GroqExecutedTool(self.executed_tools)
+                else [item.to_dict() for item in self.executed_tools]
             )
         if self.thinking_blocks is not unset:
             out["thinking_blocks"] = (
                 None
                 if self.thinking_blocks is None
-                else _encode_list_LiteLLMThinkingBlock(self.thinking_blocks)
+                else [item.to_dict() for item in self.thinking_blocks]
             )
         if self.provider_specific_fields is not unset:
             out["provider_specific_fields"] = self.provider_specific_fields
@@ -8191,13 +5861,13 @@ class ChoiceDelta:
             out["reasoning_details"] = (
                 None
                 if self.reasoning_details is None
-                else _encode_list_OpenRouterReasoningDetail(self.reasoning_details)
+                else [item.to_dict() for item in self.reasoning_details]
             )
         if self.annotations is not unset:
             out["annotations"] = (
                 None
                 if self.annotations is None
-                else _encode_list_OpenRouterAnnotation(self.annotations)
+                else [item.to_dict() for item in self.annotations]
             )
         if self.hidden_states is not unset:
             out["hidden_states"] = self.hidden_states
@@ -8210,121 +5880,35 @@ class ChoiceDelta:
         return out
 
 
-_CHOICE_DELTA_KEYS = frozenset(
+_CHOICE_DELTA_FIELDS: Final = _Shape(
     {
-        "role",
-        "content",
-        "refusal",
-        "tool_calls",
-        "function_call",
-        "audio",
-        "reasoning_content",
-        "channel",
-        "executed_tools",
-        "thinking_blocks",
-        "provider_specific_fields",
-        "index",
-        "tool_call_id",
-        "name",
-        "internal_content",
-        "reasoning_details",
-        "annotations",
-        "hidden_states",
-        "token_id",
-        "reasoning",
+        "role": _nullable(_str),
+        "content": _nullable(
+            _either(
+                "a string or a list",
+                {str: None, list: _list_of(MistralContentPart.from_dict)},
+            )
+        ),
+        "refusal": _nullable(_str),
+        "tool_calls": _nullable(_list_of(ChoiceDeltaToolCall.from_dict)),
+        "function_call": _nullable(ChoiceDeltaFunctionCall.from_dict),
+        "audio": _nullable(ChoiceDeltaAudio.from_dict),
+        "reasoning_content": _nullable(_str),
+        "channel": _nullable(_str),
+        "executed_tools": _nullable(_list_of(GroqExecutedTool.from_dict)),
+        "thinking_blocks": _nullable(_list_of(LiteLLMThinkingBlock.from_dict)),
+        "provider_specific_fields": _nullable(_map),
+        "index": _nullable(_int),
+        "tool_call_id": _nullable(_str),
+        "name": _nullable(_str),
+        "internal_content": _nullable(MoonshotInternalContent.from_dict),
+        "reasoning_details": _nullable(_list_of(OpenRouterReasoningDetail.from_dict)),
+        "annotations": _nullable(_list_of(OpenRouterAnnotation.from_dict)),
+        "hidden_states": _nullable(_any),
+        "token_id": _nullable(_int),
+        "reasoning": _nullable(_str),
     }
 )
-_CHOICE_DELTA_FIELDS: Final[_Fields] = {
-    "role": ("role", _decode_str, _KEEP, str),
-    "content": ("content", _decode_str_or_list_MistralContentPart, _KEEP, None),
-    "refusal": ("refusal", _decode_str, _KEEP, str),
-    "tool_calls": ("tool_calls", _decode_list_ChoiceDeltaToolCall, _KEEP, None),
-    "function_call": ("function_call", ChoiceDeltaFunctionCall.from_dict, _KEEP, None),
-    "audio": ("audio", ChoiceDeltaAudio.from_dict, _KEEP, None),
-    "reasoning_content": ("reasoning_content", _decode_str, _KEEP, str),
-    "channel": ("channel", _decode_str, _KEEP, str),
-    "executed_tools": ("executed_tools", _decode_list_GroqExecutedTool, _KEEP, None),
-    "thinking_blocks": (
-        "thinking_blocks",
-        _decode_list_LiteLLMThinkingBlock,
-        _KEEP,
-        None,
-    ),
-    "provider_specific_fields": (
-        "provider_specific_fields",
-        _decode_map_any,
-        _KEEP,
-        None,
-    ),
-    "index": ("index", _decode_int, _KEEP, int),
-    "tool_call_id": ("tool_call_id", _decode_str, _KEEP, str),
-    "name": ("name", _decode_str, _KEEP, str),
-    "internal_content": (
-        "internal_content",
-        MoonshotInternalContent.from_dict,
-        _KEEP,
-        None,
-    ),
-    "reasoning_details": (
-        "reasoning_details",
-        _decode_list_OpenRouterReasoningDetail,
-        _KEEP,
-        None,
-    ),
-    "annotations": ("annotations", _decode_list_OpenRouterAnnotation, _KEEP, None),
-    "hidden_states": ("hidden_states", _decode_any, _KEEP, None),
-    "token_id": ("token_id", _decode_int, _KEEP, int),
-    "reasoning": ("reasoning", _decode_str, _KEEP, str),
-}
-_CHOICE_DELTA_REQUIRED: Final = ()
-
-
-def _checked_choice_delta(data: Any) -> ChoiceDelta:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = ChoiceDelta(
-        role=_optional_nullable(obj, "role", _decode_str),
-        content=_optional_nullable(
-            obj, "content", _decode_str_or_list_MistralContentPart
-        ),
-        refusal=_optional_nullable(obj, "refusal", _decode_str),
-        tool_calls=_optional_nullable(
-            obj, "tool_calls", _decode_list_ChoiceDeltaToolCall
-        ),
-        function_call=_optional_nullable(
-            obj, "function_call", ChoiceDeltaFunctionCall.from_dict
-        ),
-        audio=_optional_nullable(obj, "audio", ChoiceDeltaAudio.from_dict),
-        reasoning_content=_optional_nullable(obj, "reasoning_content", _decode_str),
-        channel=_optional_nullable(obj, "channel", _decode_str),
-        executed_tools=_optional_nullable(
-            obj, "executed_tools", _decode_list_GroqExecutedTool
-        ),
-        thinking_blocks=_optional_nullable(
-            obj, "thinking_blocks", _decode_list_LiteLLMThinkingBlock
-        ),
-        provider_specific_fields=_optional_nullable(
-            obj, "provider_specific_fields", _decode_map_any
-        ),
-        index=_optional_nullable(obj, "index", _decode_int),
-        tool_call_id=_optional_nullable(obj, "tool_call_id", _decode_str),
-        name=_optional_nullable(obj, "name", _decode_str),
-        internal_content=_optional_nullable(
-            obj, "internal_content", MoonshotInternalContent.from_dict
-        ),
-        reasoning_details=_optional_nullable(
-            obj, "reasoning_details", _decode_list_OpenRouterReasoningDetail
-        ),
-        annotations=_optional_nullable(
-            obj, "annotations", _decode_list_OpenRouterAnnotation
-        ),
-        hidden_states=_optional_nullable(obj, "hidden_states", _decode_any),
-        token_id=_optional_nullable(obj, "token_id", _decode_int),
-        reasoning=_optional_nullable(obj, "reasoning", _decode_str),
-        extra=_Extra(_extra(obj, _CHOICE_DELTA_KEYS)),
-    )
-    return decoded
 
 
 @dataclass(slots=True, kw_only=True)
@@ -8419,18 +6003,16 @@ class Choice:
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     @classmethod
     def from_dict(cls, data: Any) -> Choice:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            known, other = _read(data, _CHOICE_FIELDS, _CHOICE_REQUIRED)
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _CHOICE_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_choice(data)
+            raise _problem(data, _CHOICE_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Choice: known keys in spec order, then `extra`."""
@@ -8442,11 +6024,7 @@ class Choice:
         if self.finish_reason is not unset:
             out["finish_reason"] = self.finish_reason
         if self.logprobs is not unset:
-            out["logprobs"] = (
-                None
-                if self.logprobs is None
-                else _encode_ChoiceLogprobs_or_float(self.logprobs)
-            )
+            out["logprobs"] = _encoded(self.logprobs)
         if self.content_filter_results is not unset:
             out["content_filter_results"] = (
                 None
@@ -8480,83 +6058,33 @@ class Choice:
         return out
 
 
-_CHOICE_KEYS = frozenset(
+_CHOICE_FIELDS: Final = _Shape(
     {
-        "index",
-        "delta",
-        "finish_reason",
-        "logprobs",
-        "content_filter_results",
-        "content_filter_offsets",
-        "content_filter_raw",
-        "usage",
-        "native_finish_reason",
-        "matched_stop",
-        "text",
-        "seed",
-        "stop_reason",
-        "token_ids",
+        "index": _required(_int),
+        "delta": _optional(ChoiceDelta.from_dict),
+        "finish_reason": _nullable(_str),
+        "logprobs": _nullable(
+            _either(
+                "an object or a number",
+                {int: None, float: None, dict: ChoiceLogprobs.from_dict},
+            )
+        ),
+        "content_filter_results": _nullable(AzureContentFilterResults.from_dict),
+        "content_filter_offsets": _nullable(AzureContentFilterOffsets.from_dict),
+        "content_filter_raw": _nullable(_list),
+        "usage": _nullable(CompletionUsage.from_dict),
+        "native_finish_reason": _nullable(_str),
+        "matched_stop": _nullable(
+            _either("an integer or a string", {int: None, str: None})
+        ),
+        "text": _nullable(_str),
+        "seed": _nullable(_int),
+        "stop_reason": _nullable(
+            _either("an integer or a string", {int: None, str: None})
+        ),
+        "token_ids": _nullable(_list_of(_int)),
     }
 )
-_CHOICE_FIELDS: Final[_Fields] = {
-    "index": ("index", _decode_int, _REJECT, int),
-    "delta": ("delta", ChoiceDelta.from_dict, _REJECT, None),
-    "finish_reason": ("finish_reason", _decode_str, _KEEP, str),
-    "logprobs": ("logprobs", _decode_ChoiceLogprobs_or_float, _KEEP, None),
-    "content_filter_results": (
-        "content_filter_results",
-        AzureContentFilterResults.from_dict,
-        _KEEP,
-        None,
-    ),
-    "content_filter_offsets": (
-        "content_filter_offsets",
-        AzureContentFilterOffsets.from_dict,
-        _KEEP,
-        None,
-    ),
-    "content_filter_raw": ("content_filter_raw", _decode_list_any, _KEEP, None),
-    "usage": ("usage", CompletionUsage.from_dict, _KEEP, None),
-    "native_finish_reason": ("native_finish_reason", _decode_str, _KEEP, str),
-    "matched_stop": ("matched_stop", _decode_int_or_str, _KEEP, None),
-    "text": ("text", _decode_str, _KEEP, str),
-    "seed": ("seed", _decode_int, _KEEP, int),
-    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP, None),
-    "token_ids": ("token_ids", _decode_list_int, _KEEP, None),
-}
-_CHOICE_REQUIRED: Final = ("index",)
-
-
-def _checked_choice(data: Any) -> Choice:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = Choice(
-        index=_required(obj, "index", _decode_int),
-        delta=_optional(obj, "delta", ChoiceDelta.from_dict),
-        finish_reason=_optional_nullable(obj, "finish_reason", _decode_str),
-        logprobs=_optional_nullable(obj, "logprobs", _decode_ChoiceLogprobs_or_float),
-        content_filter_results=_optional_nullable(
-            obj, "content_filter_results", AzureContentFilterResults.from_dict
-        ),
-        content_filter_offsets=_optional_nullable(
-            obj, "content_filter_offsets", AzureContentFilterOffsets.from_dict
-        ),
-        content_filter_raw=_optional_nullable(
-            obj, "content_filter_raw", _decode_list_any
-        ),
-        usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
-        native_finish_reason=_optional_nullable(
-            obj, "native_finish_reason", _decode_str
-        ),
-        matched_stop=_optional_nullable(obj, "matched_stop", _decode_int_or_str),
-        text=_optional_nullable(obj, "text", _decode_str),
-        seed=_optional_nullable(obj, "seed", _decode_int),
-        stop_reason=_optional_nullable(obj, "stop_reason", _decode_int_or_str),
-        token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
-        extra=_Extra(_extra(obj, _CHOICE_KEYS)),
-    )
-    return decoded
 
 
 _CHAT_COMPLETION_CHUNK_LAST: Final[list[str]] = ["", "", "", "", ""]
@@ -8773,8 +6301,7 @@ class ChatCompletionChunk:
     Sent by Z.ai (GLM); see https://docs.bigmodel.cn/cn/guide/tools/web-search
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Keys the spec does not describe, as they arrived (read-only: assign a new mapping
-    to change them); `to_dict` writes them back."""
+    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
     def __post_init__(self) -> None:
         # Values that recur from chunk to chunk are shared, not held once per chunk: a
@@ -8807,13 +6334,10 @@ class ChatCompletionChunk:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         _reject_error_report(data, "error", "choices")
         try:
-            known, other = _read(
-                data, _CHAT_COMPLETION_CHUNK_FIELDS, _CHAT_COMPLETION_CHUNK_REQUIRED
-            )
-            return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            known, other = _read(data, _CHAT_COMPLETION_CHUNK_FIELDS)
         except (_Retry, ChunkDecodeError):
-            pass
-        return _checked_chat_completion_chunk(data)
+            raise _problem(data, _CHAT_COMPLETION_CHUNK_FIELDS) from None
+        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionChunk: known keys in spec order, then `extra`."""
@@ -8821,7 +6345,7 @@ class ChatCompletionChunk:
         unset: Final = UNSET  # a local costs less than a global, read once per field
         if self.id is not unset:
             out["id"] = self.id
-        out["choices"] = _encode_list_Choice(self.choices)
+        out["choices"] = [item.to_dict() for item in self.choices]
         if self.created is not unset:
             out["created"] = self.created
         out["model"] = self.model
@@ -8843,13 +6367,13 @@ class ChatCompletionChunk:
             out["prompt_filter_results"] = (
                 None
                 if self.prompt_filter_results is None
-                else _encode_list_AzurePromptFilterResult(self.prompt_filter_results)
+                else [item.to_dict() for item in self.prompt_filter_results]
             )
         if self.prompt_annotations is not unset:
             out["prompt_annotations"] = (
                 None
                 if self.prompt_annotations is None
-                else _encode_list_AzurePromptFilterResult(self.prompt_annotations)
+                else [item.to_dict() for item in self.prompt_annotations]
             )
         if self.latency_checkpoint is not unset:
             out["latency_checkpoint"] = (
@@ -8883,7 +6407,7 @@ class ChatCompletionChunk:
             out["search_results"] = (
                 None
                 if self.search_results is None
-                else _encode_list_PerplexitySearchResult(self.search_results)
+                else [item.to_dict() for item in self.search_results]
             )
         if self.sglext is not unset:
             out["sglext"] = None if self.sglext is None else self.sglext.to_dict()
@@ -8891,7 +6415,7 @@ class ChatCompletionChunk:
             out["warnings"] = (
                 None
                 if self.warnings is None
-                else _encode_list_TogetherWarning(self.warnings)
+                else [item.to_dict() for item in self.warnings]
             )
         if self.prompt_token_ids is not unset:
             out["prompt_token_ids"] = self.prompt_token_ids
@@ -8905,297 +6429,50 @@ class ChatCompletionChunk:
             out["web_search"] = (
                 None
                 if self.web_search is None
-                else _encode_list_ZaiWebSearchResult(self.web_search)
+                else [item.to_dict() for item in self.web_search]
             )
         if self.extra:
             out.update(self.extra)
         return out
 
 
-_CHAT_COMPLETION_CHUNK_KEYS = frozenset(
+_CHAT_COMPLETION_CHUNK_FIELDS: Final = _Shape(
     {
-        "id",
-        "choices",
-        "created",
-        "model",
-        "object",
-        "service_tier",
-        "system_fingerprint",
-        "usage",
-        "obfuscation",
-        "moderation",
-        "prompt_filter_results",
-        "prompt_annotations",
-        "latency_checkpoint",
-        "routing",
-        "perf_metrics",
-        "x_groq",
-        "timings",
-        "__verbose",
-        "sla_metrics",
-        "nvext",
-        "provider",
-        "error",
-        "citations",
-        "search_results",
-        "sglext",
-        "warnings",
-        "prompt_token_ids",
-        "prompt_text",
-        "metrics",
-        "request_id",
-        "web_search",
+        "id": _optional(_str),
+        "choices": _defaulted(_list_of(Choice.from_dict)),
+        "created": _optional(
+            _either("an integer or a number", {int: None, float: None})
+        ),
+        "model": _required(_str),
+        "object": _nullable(_str),
+        "service_tier": _nullable(_str),
+        "system_fingerprint": _nullable(_str),
+        "usage": _nullable(CompletionUsage.from_dict),
+        "obfuscation": _optional(_str),
+        "moderation": _nullable(Moderation.from_dict),
+        "prompt_filter_results": _nullable(_list_of(AzurePromptFilterResult.from_dict)),
+        "prompt_annotations": _nullable(_list_of(AzurePromptFilterResult.from_dict)),
+        "latency_checkpoint": _nullable(AzureLatencyCheckpoint.from_dict),
+        "routing": _nullable(AzureRouting.from_dict),
+        "perf_metrics": _nullable(_map),
+        "x_groq": _nullable(GroqXGroq.from_dict),
+        "timings": _nullable(LlamaCppTimings.from_dict),
+        "__verbose": _nullable(_map, "verbose_"),
+        "sla_metrics": _nullable(NovitaSlaMetrics.from_dict),
+        "nvext": _nullable(NvExt.from_dict),
+        "provider": _nullable(_str),
+        "error": _nullable(OpenRouterError.from_dict),
+        "citations": _nullable(_list_of(_str)),
+        "search_results": _nullable(_list_of(PerplexitySearchResult.from_dict)),
+        "sglext": _nullable(SglangSglExt.from_dict),
+        "warnings": _nullable(_list_of(TogetherWarning.from_dict)),
+        "prompt_token_ids": _nullable(_list_of(_int)),
+        "prompt_text": _nullable(_str),
+        "metrics": _nullable(VllmRequestMetrics.from_dict),
+        "request_id": _nullable(_str),
+        "web_search": _nullable(_list_of(ZaiWebSearchResult.from_dict)),
     }
 )
-_CHAT_COMPLETION_CHUNK_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_str, _REJECT, str),
-    "choices": ("choices", _decode_list_Choice, _EMPTY, None),
-    "created": ("created", _decode_int_or_float, _REJECT, None),
-    "model": ("model", _decode_str, _REJECT, str),
-    "object": ("object", _decode_str, _KEEP, str),
-    "service_tier": ("service_tier", _decode_str, _KEEP, str),
-    "system_fingerprint": ("system_fingerprint", _decode_str, _KEEP, str),
-    "usage": ("usage", CompletionUsage.from_dict, _KEEP, None),
-    "obfuscation": ("obfuscation", _decode_str, _REJECT, str),
-    "moderation": ("moderation", Moderation.from_dict, _KEEP, None),
-    "prompt_filter_results": (
-        "prompt_filter_results",
-        _decode_list_AzurePromptFilterResult,
-        _KEEP,
-        None,
-    ),
-    "prompt_annotations": (
-        "prompt_annotations",
-        _decode_list_AzurePromptFilterResult,
-        _KEEP,
-        None,
-    ),
-    "latency_checkpoint": (
-        "latency_checkpoint",
-        AzureLatencyCheckpoint.from_dict,
-        _KEEP,
-        None,
-    ),
-    "routing": ("routing", AzureRouting.from_dict, _KEEP, None),
-    "perf_metrics": ("perf_metrics", _decode_map_any, _KEEP, None),
-    "x_groq": ("x_groq", GroqXGroq.from_dict, _KEEP, None),
-    "timings": ("timings", LlamaCppTimings.from_dict, _KEEP, None),
-    "__verbose": ("verbose_", _decode_map_any, _KEEP, None),
-    "sla_metrics": ("sla_metrics", NovitaSlaMetrics.from_dict, _KEEP, None),
-    "nvext": ("nvext", NvExt.from_dict, _KEEP, None),
-    "provider": ("provider", _decode_str, _KEEP, str),
-    "error": ("error", OpenRouterError.from_dict, _KEEP, None),
-    "citations": ("citations", _decode_list_str, _KEEP, None),
-    "search_results": (
-        "search_results",
-        _decode_list_PerplexitySearchResult,
-        _KEEP,
-        None,
-    ),
-    "sglext": ("sglext", SglangSglExt.from_dict, _KEEP, None),
-    "warnings": ("warnings", _decode_list_TogetherWarning, _KEEP, None),
-    "prompt_token_ids": ("prompt_token_ids", _decode_list_int, _KEEP, None),
-    "prompt_text": ("prompt_text", _decode_str, _KEEP, str),
-    "metrics": ("metrics", VllmRequestMetrics.from_dict, _KEEP, None),
-    "request_id": ("request_id", _decode_str, _KEEP, str),
-    "web_search": ("web_search", _decode_list_ZaiWebSearchResult, _KEEP, None),
-}
-_CHAT_COMPLETION_CHUNK_REQUIRED: Final = ("model",)
-
-
-def _checked_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    decoded = ChatCompletionChunk(
-        id=_optional(obj, "id", _decode_str),
-        choices=_defaulted(obj, "choices", _decode_list_Choice, list[Choice]),
-        created=_optional(obj, "created", _decode_int_or_float),
-        model=_required(obj, "model", _decode_str),
-        object=_optional_nullable(obj, "object", _decode_str),
-        service_tier=_optional_nullable(obj, "service_tier", _decode_str),
-        system_fingerprint=_optional_nullable(obj, "system_fingerprint", _decode_str),
-        usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
-        obfuscation=_optional(obj, "obfuscation", _decode_str),
-        moderation=_optional_nullable(obj, "moderation", Moderation.from_dict),
-        prompt_filter_results=_optional_nullable(
-            obj, "prompt_filter_results", _decode_list_AzurePromptFilterResult
-        ),
-        prompt_annotations=_optional_nullable(
-            obj, "prompt_annotations", _decode_list_AzurePromptFilterResult
-        ),
-        latency_checkpoint=_optional_nullable(
-            obj, "latency_checkpoint", AzureLatencyCheckpoint.from_dict
-        ),
-        routing=_optional_nullable(obj, "routing", AzureRouting.from_dict),
-        perf_metrics=_optional_nullable(obj, "perf_metrics", _decode_map_any),
-        x_groq=_optional_nullable(obj, "x_groq", GroqXGroq.from_dict),
-        timings=_optional_nullable(obj, "timings", LlamaCppTimings.from_dict),
-        verbose_=_optional_nullable(obj, "__verbose", _decode_map_any),
-        sla_metrics=_optional_nullable(obj, "sla_metrics", NovitaSlaMetrics.from_dict),
-        nvext=_optional_nullable(obj, "nvext", NvExt.from_dict),
-        provider=_optional_nullable(obj, "provider", _decode_str),
-        error=_optional_nullable(obj, "error", OpenRouterError.from_dict),
-        citations=_optional_nullable(obj, "citations", _decode_list_str),
-        search_results=_optional_nullable(
-            obj, "search_results", _decode_list_PerplexitySearchResult
-        ),
-        sglext=_optional_nullable(obj, "sglext", SglangSglExt.from_dict),
-        warnings=_optional_nullable(obj, "warnings", _decode_list_TogetherWarning),
-        prompt_token_ids=_optional_nullable(obj, "prompt_token_ids", _decode_list_int),
-        prompt_text=_optional_nullable(obj, "prompt_text", _decode_str),
-        metrics=_optional_nullable(obj, "metrics", VllmRequestMetrics.from_dict),
-        request_id=_optional_nullable(obj, "request_id", _decode_str),
-        web_search=_optional_nullable(
-            obj, "web_search", _decode_list_ZaiWebSearchResult
-        ),
-        extra=_Extra(_extra(obj, _CHAT_COMPLETION_CHUNK_KEYS)),
-    )
-    return decoded
-
-
-def _encode_list_MistralThinkingPart(value: list[MistralThinkingPart]) -> Any:
-    return [MistralThinkingPart.to_dict(item) for item in value]
-
-
-def _encode_list_GroqSearchResult(value: list[GroqSearchResult]) -> Any:
-    return [GroqSearchResult.to_dict(item) for item in value]
-
-
-def _encode_list_GroqChartElement(value: list[GroqChartElement]) -> Any:
-    return [GroqChartElement.to_dict(item) for item in value]
-
-
-def _encode_list_GroqChart(value: list[GroqChart]) -> Any:
-    return [GroqChart.to_dict(item) for item in value]
-
-
-def _encode_list_GroqBrowserResult(value: list[GroqBrowserResult]) -> Any:
-    return [GroqBrowserResult.to_dict(item) for item in value]
-
-
-def _encode_list_GroqCodeResult(value: list[GroqCodeResult]) -> Any:
-    return [GroqCodeResult.to_dict(item) for item in value]
-
-
-def _encode_list_OpenRouterFileContentPart(
-    value: list[OpenRouterFileContentPart],
-) -> Any:
-    return [OpenRouterFileContentPart.to_dict(item) for item in value]
-
-
-def _encode_list_MistralContentPart(value: list[MistralContentPart]) -> Any:
-    return [MistralContentPart.to_dict(item) for item in value]
-
-
-def _encode_str_or_list_MistralContentPart(
-    value: str | list[MistralContentPart],
-) -> Any:
-    if isinstance(value, list):
-        return _encode_list_MistralContentPart(value)
-    return value
-
-
-def _encode_list_ChatCompletionMessageToolCall(
-    value: list[ChatCompletionMessageToolCall],
-) -> Any:
-    return [ChatCompletionMessageToolCall.to_dict(item) for item in value]
-
-
-def _encode_list_GroqExecutedTool(value: list[GroqExecutedTool]) -> Any:
-    return [GroqExecutedTool.to_dict(item) for item in value]
-
-
-def _encode_list_LiteLLMThinkingBlock(value: list[LiteLLMThinkingBlock]) -> Any:
-    return [LiteLLMThinkingBlock.to_dict(item) for item in value]
-
-
-def _encode_list_OpenRouterReasoningDetail(
-    value: list[OpenRouterReasoningDetail],
-) -> Any:
-    return [OpenRouterReasoningDetail.to_dict(item) for item in value]
-
-
-def _encode_list_OpenRouterAnnotation(value: list[OpenRouterAnnotation]) -> Any:
-    return [OpenRouterAnnotation.to_dict(item) for item in value]
-
-
-def _encode_list_TopLogprob(value: list[TopLogprob]) -> Any:
-    return [TopLogprob.to_dict(item) for item in value]
-
-
-def _encode_list_ChatCompletionTokenLogprob(
-    value: list[ChatCompletionTokenLogprob],
-) -> Any:
-    return [ChatCompletionTokenLogprob.to_dict(item) for item in value]
-
-
-def _encode_list_AzureBlocklistResult(value: list[AzureBlocklistResult]) -> Any:
-    return [AzureBlocklistResult.to_dict(item) for item in value]
-
-
-def _encode_list_AzureBlocklistResult_or_AzureBlocklistDetails(
-    value: list[AzureBlocklistResult] | AzureBlocklistDetails,
-) -> Any:
-    if isinstance(value, list):
-        return _encode_list_AzureBlocklistResult(value)
-    return AzureBlocklistDetails.to_dict(value)
-
-
-def _encode_float_or_PerplexityCost(value: float | PerplexityCost) -> Any:
-    if isinstance(value, PerplexityCost):
-        return PerplexityCost.to_dict(value)
-    return value
-
-
-def _encode_ChoiceLogprobs_or_float(value: ChoiceLogprobs | float) -> Any:
-    if isinstance(value, ChoiceLogprobs):
-        return ChoiceLogprobs.to_dict(value)
-    return value
-
-
-def _encode_list_ModerationResultBody(value: list[ModerationResultBody]) -> Any:
-    return [ModerationResultBody.to_dict(item) for item in value]
-
-
-def _encode_ModerationResults_or_ModerationError(
-    value: ModerationResults | ModerationError,
-) -> Any:
-    if isinstance(value, ModerationResults):
-        return ModerationResults.to_dict(value)
-    return ModerationError.to_dict(value)
-
-
-def _encode_list_GroqModelUsage(value: list[GroqModelUsage]) -> Any:
-    return [GroqModelUsage.to_dict(item) for item in value]
-
-
-def _encode_list_ChatCompletionChoice(value: list[ChatCompletionChoice]) -> Any:
-    return [ChatCompletionChoice.to_dict(item) for item in value]
-
-
-def _encode_list_AzurePromptFilterResult(value: list[AzurePromptFilterResult]) -> Any:
-    return [AzurePromptFilterResult.to_dict(item) for item in value]
-
-
-def _encode_list_PerplexitySearchResult(value: list[PerplexitySearchResult]) -> Any:
-    return [PerplexitySearchResult.to_dict(item) for item in value]
-
-
-def _encode_list_TogetherWarning(value: list[TogetherWarning]) -> Any:
-    return [TogetherWarning.to_dict(item) for item in value]
-
-
-def _encode_list_ZaiWebSearchResult(value: list[ZaiWebSearchResult]) -> Any:
-    return [ZaiWebSearchResult.to_dict(item) for item in value]
-
-
-def _encode_list_ChoiceDeltaToolCall(value: list[ChoiceDeltaToolCall]) -> Any:
-    return [ChoiceDeltaToolCall.to_dict(item) for item in value]
-
-
-def _encode_list_Choice(value: list[Choice]) -> Any:
-    return [Choice.to_dict(item) for item in value]
 
 
 def loads(data: str | bytes) -> ChatCompletionChunk:
@@ -9213,23 +6490,18 @@ def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:
     return _wire_text(value.to_dict())
 
 
-def _wire_text(data: Any) -> str:
-    """Compact JSON text with UTF-8 characters as they are, except a lone UTF-16
-    surrogate (half of a pair a stream split across chunks, D9), which UTF-8 cannot
-    encode: it is written as its JSON escape, the same value."""
-    text = _JSON_TEXT.encode(data)
-    if text.isascii():
-        return text
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
-    return text
+def iter_chunks(source: Iterable[bytes | str]) -> ChunkStream[ChatCompletionChunk]:
+    """Decode the chunks of a server-sent-event stream.
+
+    `source` yields bytes or text in pieces of any size, split anywhere (inside a line
+    or a UTF-8 sequence too): what `httpx.Response.iter_bytes()` or `iter_lines()` or
+    an open file gives. Lines may end in LF, CRLF or CR. Raises `StreamError` when the
+    server reports an error and `ChunkDecodeError` for a chunk that does not decode.
+    """
+    return ChunkStream(source, loads)
 
 
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-_JSON_TEXT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-"""json.dumps with these options, without building an encoder on every call."""
+_Chunk = TypeVar("_Chunk")
 
 
 @dataclass(frozen=True)
@@ -9256,7 +6528,7 @@ class StreamError(Exception):
         self.payload = event.data
         """The raw data of the event."""
         self.event = event.event
-        details = cast("dict[str, Any]", error) if isinstance(error, dict) else {}
+        details = cast(dict[str, Any], error) if isinstance(error, dict) else {}
         self.message: object = details.get(
             "message", error if isinstance(error, str) else None
         )
@@ -9268,7 +6540,7 @@ class StreamError(Exception):
         )
 
 
-class ChunkStream:
+class ChunkStream(Generic[_Chunk]):
     """The chunks of a server-sent-event stream, decoded as they arrive.
 
     Iterate it once. Afterwards `done` tells whether the stream ended with
@@ -9278,12 +6550,15 @@ class ChunkStream:
     `other_events`, in order.
     """
 
-    def __init__(self, source: Iterable[bytes | str]) -> None:
+    def __init__(
+        self, source: Iterable[bytes | str], loads: Callable[[str], _Chunk]
+    ) -> None:
         self.done = False
         self.other_events: list[ServerSentEvent] = []
         self._source = source
+        self._loads = loads
 
-    def __iter__(self) -> Iterator[ChatCompletionChunk]:
+    def __iter__(self) -> Iterator[_Chunk]:
         parser = _EventParser()
         for piece in self._source:
             for event in parser.feed(piece):
@@ -9299,7 +6574,7 @@ class ChunkStream:
             if chunk is not None:
                 yield chunk
 
-    def _chunk(self, event: ServerSentEvent) -> ChatCompletionChunk | None:
+    def _chunk(self, event: ServerSentEvent) -> _Chunk | None:
         if event.event == "error":
             raise StreamError(_error_of(event.data), event)
         data = event.data.strip()
@@ -9310,20 +6585,9 @@ class ChunkStream:
                 self.other_events.append(event)
             return None
         try:
-            return loads(event.data)
+            return self._loads(event.data)
         except ErrorReport:
             raise StreamError(_error_of(event.data), event) from None
-
-
-def iter_chunks(source: Iterable[bytes | str]) -> ChunkStream:
-    """Decode the chunks of a server-sent-event stream.
-
-    `source` yields bytes or text in pieces of any size, split anywhere (inside a line
-    or a UTF-8 sequence too): what `httpx.Response.iter_bytes()` or `iter_lines()` or
-    an open file gives. Lines may end in LF, CRLF or CR. Raises `StreamError` when the
-    server reports an error and `ChunkDecodeError` for a chunk that does not decode.
-    """
-    return ChunkStream(source)
 
 
 def _error_of(data: str) -> Any:
@@ -9332,11 +6596,9 @@ def _error_of(data: str) -> Any:
         payload = json.loads(data)
     except ValueError:
         return data
-    return (
-        cast("dict[str, Any]", payload).get("error", payload)
-        if isinstance(payload, dict)
-        else payload
-    )
+    if isinstance(payload, dict):
+        return cast(dict[str, Any], payload).get("error", payload)
+    return payload
 
 
 class _EventParser:
@@ -9407,475 +6669,72 @@ class _EventParser:
             self._retry = int(value)
 
 
-_LINE_END = re.compile(r"\r\n|\r|\n")
+_LINE_END: Final = re.compile(r"\r\n|\r|\n")
 
 
-class ChunkAccumulator:
-    """Adds up the chunks of one stream into the `ChatCompletion` they make.
+_Completion = TypeVar("_Completion")
 
-    `add(chunk)` merges a chunk as it arrives, at a cost in proportion to the chunk;
-    `snapshot()` builds the completion so far, at a cost in proportion to the completion
-    (the text pieces are joined then, once). `result()` is the same, named for the end
-    of the stream: the completion is done at `[DONE]` or the end of the input, not at a
-    `finish_reason`, since usage and late fragments may follow it.
 
-    Each key merges by the rule the spec gives it: text is appended; identifiers keep
-    the first value that is not empty (nor 0); lists of objects with an `index` merge item by
-    item (an item without an index continues the latest one, or starts a new one when
-    it brings a new `id`); objects merge key by key; anything else, keys the spec does
-    not describe included, keeps the last value that is not null. Nothing is summed and
-    nothing repeated is concatenated, so cumulative usage stays right.
-    """
+class _Accumulator(Generic[_Chunk, _Completion]):
+    """What every `ChunkAccumulator` does; each target says how a chunk reads as JSON
+    data (`_json_of`) and how the merged data reads as a completion (`_completion`)."""
 
     __slots__ = ("_merged", "chunks")
+    _plans: ClassVar[dict[str, _Plan]]
+    """The merge plan of each chunk type, by name."""
+    _root: ClassVar[str]
+    """The chunk type of the stream."""
 
     def __init__(self) -> None:
-        self._merged = _Merged("ChatCompletionChunk")
+        self._merged = _Merged(self._root, self._plans)
         self.chunks = 0
         """How many chunks were added."""
 
-    def add(self, chunk: ChatCompletionChunk) -> None:
+    def add(self, chunk: _Chunk) -> None:
         """Merge the next chunk of the stream."""
-        _merge(self._merged, chunk.to_dict())
+        _merge(self._merged, self._json_of(chunk))
         self.chunks += 1
 
-    def snapshot(self) -> ChatCompletion:
+    def snapshot(self) -> _Completion:
         """The completion the chunks added so far make."""
-        return ChatCompletion.from_dict(_finish(self._merged))
+        return self._completion(_finish(self._merged))
 
-    def result(self) -> ChatCompletion:
+    def result(self) -> _Completion:
         """The whole completion; call it once the stream has ended."""
         return self.snapshot()
+
+    def _json_of(self, chunk: _Chunk) -> Mapping[str, Any]:
+        raise NotImplementedError
+
+    def _completion(self, data: dict[str, Any]) -> _Completion:
+        raise NotImplementedError
 
 
 class _Plan(NamedTuple):
     """How the objects of one chunk type merge into one object of the completion."""
 
-    rules: dict[str, tuple[str, str, str]]
+    rules: dict[str, tuple[str, str, str]] = {}  # noqa: RUF012 (never changed)
     """Key -> (rule, key in the completion, chunk type of the value); a key not listed
     keeps its last value that is not null."""
-    not_null: frozenset[str]
+    not_null: frozenset[str] = frozenset()
     """Keys of the completion that cannot be null: a null sent for one is not kept."""
-    fills: tuple[tuple[str, object, str], ...]
+    fills: tuple[tuple[str, object, str], ...] = ()
     """(key, value, chunk type) for keys no chunk supplied: the value, or, when a chunk
     type is named, an empty object merged as that type."""
-
-
-_PLANS: Final[dict[str, _Plan]] = {
-    # ChatCompletionChunk -> ChatCompletion
-    "ChatCompletionChunk": _Plan(
-        rules={
-            "id": ("first", "id", ""),
-            "choices": ("by_index", "choices", "Choice"),
-            "created": ("first", "created", ""),
-            "model": ("first", "model", ""),
-            "object": ("drop", "", ""),
-            "usage": ("merge", "usage", "CompletionUsage"),
-            "obfuscation": ("drop", "", ""),
-            "moderation": ("merge", "moderation", "Moderation"),
-            "latency_checkpoint": (
-                "merge",
-                "latency_checkpoint",
-                "AzureLatencyCheckpoint",
-            ),
-            "routing": ("merge", "routing", "AzureRouting"),
-            "x_groq": ("merge", "x_groq", "GroqXGroq"),
-            "timings": ("merge", "timings", "LlamaCppTimings"),
-            "sla_metrics": ("merge", "sla_metrics", "NovitaSlaMetrics"),
-            "nvext": ("merge", "nvext", "NvExt"),
-            "error": ("merge", "error", "OpenRouterError"),
-            "sglext": ("merge", "sglext", "SglangSglExt"),
-            "metrics": ("merge", "metrics", "VllmRequestMetrics"),
-        },
-        not_null=frozenset({"id", "choices", "created", "model", "object"}),
-        fills=(("object", "chat.completion", ""),),
-    ),
-    # Choice -> ChatCompletionChoice
-    "Choice": _Plan(
-        rules={
-            "index": ("first", "index", ""),
-            "delta": ("merge", "message", "ChoiceDelta"),
-            "logprobs": ("merge", "logprobs", "ChoiceLogprobs"),
-            "content_filter_results": (
-                "merge",
-                "content_filter_results",
-                "AzureContentFilterResults",
-            ),
-            "content_filter_offsets": (
-                "merge",
-                "content_filter_offsets",
-                "AzureContentFilterOffsets",
-            ),
-            "usage": ("merge", "usage", "CompletionUsage"),
-            "text": ("append", "text", ""),
-            "token_ids": ("append", "token_ids", ""),
-            "message": ("drop", "", ""),
-        },
-        not_null=frozenset({"index", "message"}),
-        fills=(
-            ("message", None, "ChoiceDelta"),
-            ("finish_reason", None, ""),
-        ),
-    ),
-    # CompletionUsage -> CompletionUsage
-    "CompletionUsage": _Plan(
-        rules={
-            "completion_tokens_details": (
-                "merge",
-                "completion_tokens_details",
-                "CompletionTokensDetails",
-            ),
-            "prompt_tokens_details": (
-                "merge",
-                "prompt_tokens_details",
-                "PromptTokensDetails",
-            ),
-            "cost": ("merge", "cost", "PerplexityCost"),
-            "cost_details": ("merge", "cost_details", "OpenRouterCostDetails"),
-            "server_tool_use_details": (
-                "merge",
-                "server_tool_use_details",
-                "OpenRouterServerToolUseDetails",
-            ),
-        },
-        not_null=frozenset({"completion_tokens", "prompt_tokens", "total_tokens"}),
-        fills=(),
-    ),
-    # Moderation -> Moderation
-    "Moderation": _Plan(
-        rules={},
-        not_null=frozenset({"input", "output"}),
-        fills=(),
-    ),
-    # AzureLatencyCheckpoint -> AzureLatencyCheckpoint
-    "AzureLatencyCheckpoint": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # AzureRouting -> AzureRouting
-    "AzureRouting": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # GroqXGroq -> GroqXGroq
-    "GroqXGroq": _Plan(
-        rules={
-            "usage": ("merge", "usage", "CompletionUsage"),
-            "usage_breakdown": ("merge", "usage_breakdown", "GroqUsageBreakdown"),
-            "debug": ("merge", "debug", "GroqDebug"),
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # LlamaCppTimings -> LlamaCppTimings
-    "LlamaCppTimings": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # NovitaSlaMetrics -> NovitaSlaMetrics
-    "NovitaSlaMetrics": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # NvExt -> NvExt
-    "NvExt": _Plan(
-        rules={
-            "worker_id": ("merge", "worker_id", "NvExtWorkerId"),
-            "timing": ("merge", "timing", "NvExtTiming"),
-            "token_ids": ("append", "token_ids", ""),
-            "completion_token_ids": ("append", "completion_token_ids", ""),
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # OpenRouterError -> OpenRouterError
-    "OpenRouterError": _Plan(
-        rules={},
-        not_null=frozenset({"message"}),
-        fills=(),
-    ),
-    # SglangSglExt -> SglangSglExt
-    "SglangSglExt": _Plan(
-        rules={
-            "cached_tokens_details": (
-                "merge",
-                "cached_tokens_details",
-                "SglangCachedTokensDetails",
-            )
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # VllmRequestMetrics -> VllmRequestMetrics
-    "VllmRequestMetrics": _Plan(
-        rules={
-            "speculative_decoding": (
-                "merge",
-                "speculative_decoding",
-                "VllmSpeculativeDecodingMetrics",
-            )
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # ChoiceDelta -> ChatCompletionMessage
-    "ChoiceDelta": _Plan(
-        rules={
-            "role": ("first", "role", ""),
-            "content": ("append", "content", ""),
-            "refusal": ("append", "refusal", ""),
-            "tool_calls": ("by_index", "tool_calls", "ChoiceDeltaToolCall"),
-            "function_call": ("merge", "function_call", "ChoiceDeltaFunctionCall"),
-            "audio": ("merge", "audio", "ChoiceDeltaAudio"),
-            "reasoning_content": ("append", "reasoning_content", ""),
-            "executed_tools": ("by_index", "executed_tools", "GroqExecutedTool"),
-            "thinking_blocks": ("append", "thinking_blocks", ""),
-            "internal_content": (
-                "merge",
-                "internal_content",
-                "MoonshotInternalContent",
-            ),
-            "reasoning_details": (
-                "by_index",
-                "reasoning_details",
-                "OpenRouterReasoningDetail",
-            ),
-            "annotations": ("append", "annotations", ""),
-            "reasoning": ("append", "reasoning", ""),
-        },
-        not_null=frozenset({"role"}),
-        fills=(
-            ("role", "assistant", ""),
-            ("content", None, ""),
-        ),
-    ),
-    # ChoiceLogprobs -> ChoiceLogprobs
-    "ChoiceLogprobs": _Plan(
-        rules={
-            "content": ("append", "content", ""),
-            "refusal": ("append", "refusal", ""),
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # AzureContentFilterResults -> AzureContentFilterResults
-    "AzureContentFilterResults": _Plan(
-        rules={
-            "hate": ("merge", "hate", "AzureSeverityResult"),
-            "self_harm": ("merge", "self_harm", "AzureSeverityResult"),
-            "sexual": ("merge", "sexual", "AzureSeverityResult"),
-            "violence": ("merge", "violence", "AzureSeverityResult"),
-            "jailbreak": ("merge", "jailbreak", "AzureDetectionResult"),
-            "protected_material_text": (
-                "merge",
-                "protected_material_text",
-                "AzureDetectionResult",
-            ),
-            "protected_material_code": (
-                "merge",
-                "protected_material_code",
-                "AzureDetectionResult",
-            ),
-            "custom_blocklists": (
-                "merge",
-                "custom_blocklists",
-                "AzureBlocklistDetails",
-            ),
-            "error": ("merge", "error", "AzureFilterError"),
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # AzureContentFilterOffsets -> AzureContentFilterOffsets
-    "AzureContentFilterOffsets": _Plan(
-        rules={},
-        not_null=frozenset({"check_offset", "start_offset", "end_offset"}),
-        fills=(),
-    ),
-    # CompletionTokensDetails -> CompletionTokensDetails
-    "CompletionTokensDetails": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # PromptTokensDetails -> PromptTokensDetails
-    "PromptTokensDetails": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # PerplexityCost -> PerplexityCost
-    "PerplexityCost": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # OpenRouterCostDetails -> OpenRouterCostDetails
-    "OpenRouterCostDetails": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # OpenRouterServerToolUseDetails -> OpenRouterServerToolUseDetails
-    "OpenRouterServerToolUseDetails": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # GroqUsageBreakdown -> GroqUsageBreakdown
-    "GroqUsageBreakdown": _Plan(
-        rules={},
-        not_null=frozenset({"models"}),
-        fills=(),
-    ),
-    # GroqDebug -> GroqDebug
-    "GroqDebug": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # NvExtWorkerId -> NvExtWorkerId
-    "NvExtWorkerId": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # NvExtTiming -> NvExtTiming
-    "NvExtTiming": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # SglangCachedTokensDetails -> SglangCachedTokensDetails
-    "SglangCachedTokensDetails": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # VllmSpeculativeDecodingMetrics -> VllmSpeculativeDecodingMetrics
-    "VllmSpeculativeDecodingMetrics": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # ChoiceDeltaToolCall -> ChatCompletionMessageToolCall
-    "ChoiceDeltaToolCall": _Plan(
-        rules={
-            "index": ("first", "index", ""),
-            "id": ("first", "id", ""),
-            "function": ("merge", "function", "ChoiceDeltaToolCallFunction"),
-            "type": ("first", "type", ""),
-            "custom": ("merge", "custom", "ChoiceDeltaToolCallCustom"),
-        },
-        not_null=frozenset({"index", "id", "type", "function", "custom"}),
-        fills=(("type", "function", ""),),
-    ),
-    # ChoiceDeltaFunctionCall -> ChatCompletionMessageFunctionCall
-    "ChoiceDeltaFunctionCall": _Plan(
-        rules={
-            "arguments": ("append", "arguments", ""),
-            "name": ("append_unless_repeated", "name", ""),
-        },
-        not_null=frozenset({"arguments", "name"}),
-        fills=(("arguments", "", ""),),
-    ),
-    # ChoiceDeltaAudio -> ChatCompletionAudio
-    "ChoiceDeltaAudio": _Plan(
-        rules={
-            "id": ("first", "id", ""),
-            "data": ("append", "data", ""),
-            "transcript": ("append", "transcript", ""),
-        },
-        not_null=frozenset({"id", "data", "expires_at", "transcript"}),
-        fills=(),
-    ),
-    # GroqExecutedTool -> GroqExecutedTool
-    "GroqExecutedTool": _Plan(
-        rules={"search_results": ("merge", "search_results", "GroqSearchResults")},
-        not_null=frozenset({"index"}),
-        fills=(),
-    ),
-    # MoonshotInternalContent -> MoonshotInternalContent
-    "MoonshotInternalContent": _Plan(
-        rules={"token_ids": ("append", "token_ids", "")},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # OpenRouterReasoningDetail -> OpenRouterReasoningDetail
-    "OpenRouterReasoningDetail": _Plan(
-        rules={
-            "format": ("first", "format", ""),
-            "text": ("append", "text", ""),
-            "summary": ("append", "summary", ""),
-            "data": ("append", "data", ""),
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # AzureSeverityResult -> AzureSeverityResult
-    "AzureSeverityResult": _Plan(
-        rules={},
-        not_null=frozenset({"filtered"}),
-        fills=(),
-    ),
-    # AzureDetectionResult -> AzureDetectionResult
-    "AzureDetectionResult": _Plan(
-        rules={},
-        not_null=frozenset({"filtered"}),
-        fills=(),
-    ),
-    # AzureBlocklistDetails -> AzureBlocklistDetails
-    "AzureBlocklistDetails": _Plan(
-        rules={},
-        not_null=frozenset({"filtered"}),
-        fills=(),
-    ),
-    # AzureFilterError -> AzureFilterError
-    "AzureFilterError": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # ChoiceDeltaToolCallFunction -> ChatCompletionMessageToolCallFunction
-    "ChoiceDeltaToolCallFunction": _Plan(
-        rules={
-            "arguments": ("append", "arguments", ""),
-            "name": ("append_unless_repeated", "name", ""),
-        },
-        not_null=frozenset({"arguments", "name"}),
-        fills=(("arguments", "", ""),),
-    ),
-    # ChoiceDeltaToolCallCustom -> ChatCompletionMessageToolCallCustom
-    "ChoiceDeltaToolCallCustom": _Plan(
-        rules={
-            "input": ("append", "input", ""),
-            "name": ("append_unless_repeated", "name", ""),
-        },
-        not_null=frozenset({"input", "name"}),
-        fills=(("input", "", ""),),
-    ),
-    # GroqSearchResults -> GroqSearchResults
-    "GroqSearchResults": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-}
 
 
 class _Merged(dict[str, Any]):
     """The keys merged so far into one object of the completion."""
 
-    __slots__ = ("kind",)
+    __slots__ = ("plan", "plans")
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, plans: dict[str, _Plan]) -> None:
         super().__init__()
-        self.kind = kind
-        """The chunk type whose objects merge into it."""
+        self.plan = plans.get(kind, _NO_RULES)
+        """The plan of the chunk type whose objects merge into it (a type without one
+        keeps the last value of every key)."""
+        self.plans = plans
+        """Every plan, by chunk type, for the values merged by their own."""
 
 
 class _Text(list[str]):
@@ -9913,53 +6772,37 @@ class _Slots(dict[int, _Merged]):
 
 def _merge(merged: _Merged, obj: Mapping[str, Any]) -> None:
     """Merge one object of a chunk into what the chunks before it left."""
-    plan = _PLANS[merged.kind]
+    plan = merged.plan
     for key, value in obj.items():
         how, into, inner = plan.rules.get(key) or _LAST
-        if how == "drop":
-            continue
         into = into or key
         if value is None:
             # A null replaces nothing, and stays only while no value comes.
-            if into not in plan.not_null:
+            if how != "drop" and into not in plan.not_null:
                 merged.setdefault(into, None)
-        elif how == "last":
-            if (
-                value != "" or merged.get(into) is None
-            ):  # nor does "" (B1: finish_reason)
-                merged[into] = value
-        elif how == "append":
-            _append(merged, into, value)
-        elif how == "first":
-            if _blank(merged.get(into)):
-                merged[into] = value
-        elif how == "merge" and value.__class__ is dict:
-            part = merged.get(into)
-            if type(part) is not _Merged:
-                part = merged[into] = _Merged(inner)
-            _merge(part, value)
-        elif how == "by_index" and value.__class__ is list:
-            _merge_items(merged, into, inner, value)
-        elif how == "append_unless_repeated" and type(value) is str:
-            so_far = merged.get(into)
-            if type(so_far) is not str:
-                merged[into] = value
-            elif value and value != so_far:
-                merged[into] = so_far + value  # a split name: short, and rare
         else:
-            merged[into] = value  # a value of another type than the rule expects
+            _RULES[how](merged, into, value, inner)
 
 
-_LAST: Final = ("last", "", "")
-"""The rule of a key not listed: its last value that is not null, under the same key."""
+def _last(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """The last value that is not null; nor "" (B1: finish_reason) once there is one."""
+    if value != "" or merged.get(key) is None:
+        merged[key] = value
 
 
-def _blank(value: Any) -> bool:
-    """No value yet, or a placeholder: Azure's filter chunks send id "" and created 0."""
-    return value is None or value == "" or (value == 0 and type(value) is int)
+def _drop(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """Not kept in the completion."""
 
 
-def _append(merged: _Merged, key: str, value: Any) -> None:
+def _first(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """The first value that is not blank."""
+    if _blank(merged.get(key)):
+        merged[key] = value
+
+
+def _append(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """Text joined, lists concatenated; a value of another type a vendor sends is kept
+    as the last one."""
     if type(value) is str:
         pieces = merged.get(key)
         if type(pieces) is _Text:
@@ -9973,33 +6816,82 @@ def _append(merged: _Merged, key: str, value: Any) -> None:
         else:
             merged[key] = _Items(value)
     else:
-        merged[key] = value  # a value of another type a vendor sends: the last one wins
+        merged[key] = value
 
 
-def _merge_items(merged: _Merged, key: str, kind: str, items: list[Any]) -> None:
+def _append_unless_repeated(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """Text appended unless a chunk sends the whole of it again (a name some servers
+    repeat on every chunk)."""
+    so_far = merged.get(key)
+    if type(value) is not str or type(so_far) is not str:
+        merged[key] = value
+    elif value and value != so_far:
+        merged[key] = so_far + value  # a split name: short, and rare
+
+
+def _merge_object(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """An object merged key by key, by the plan of its chunk type `inner`."""
+    if value.__class__ is not dict:
+        merged[key] = value  # a value of another type than the rule expects
+        return
+    part = merged.get(key)
+    if type(part) is not _Merged:
+        part = merged[key] = _Merged(inner, merged.plans)
+    _merge(part, value)
+
+
+def _by_index(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """A list of objects merged item by item, by their `index`."""
+    if value.__class__ is not list:
+        merged[key] = value  # a value of another type than the rule expects
+        return
     slots = merged.get(key)
     if type(slots) is not _Slots:
         slots = merged[key] = _Slots()
-    for item in items:
+    for item in value:
         index = item.get("index")
         if type(index) is not int:
             index = slots.place(item)
         slot = slots.get(index)
         if slot is None:
-            slot = slots[index] = _Merged(kind)
+            slot = slots[index] = _Merged(inner, merged.plans)
             slot["index"] = index
         slots.latest = index
         _merge(slot, item)
 
 
+_RULES: Final[dict[str, Callable[[_Merged, str, Any, str], None]]] = {
+    "append": _append,
+    "append_unless_repeated": _append_unless_repeated,
+    "by_index": _by_index,
+    "drop": _drop,
+    "first": _first,
+    "last": _last,
+    "merge": _merge_object,
+}
+"""The merge rules the spec may name, each applied to a key's value that is not null."""
+
+
+_NO_RULES: Final = _Plan()
+
+
+_LAST: Final = ("last", "", "")
+"""The rule of a key not listed: its last value that is not null, under the same key."""
+
+
+def _blank(value: Any) -> bool:
+    """No value yet, or a placeholder: Azure's filter chunks send id "" and created 0."""
+    return value is None or value == "" or (value == 0 and type(value) is int)
+
+
 def _finish(merged: _Merged) -> dict[str, Any]:
     """The JSON object merged so far, with the fills for keys no chunk supplied."""
     out = {key: _finished(value) for key, value in merged.items()}
-    for key, value, inner in _PLANS[merged.kind].fills:
+    for key, value, inner in merged.plan.fills:
         current = out.get(key)
         if inner:
             if current is None:
-                out[key] = _finish(_Merged(inner))
+                out[key] = _finish(_Merged(inner, merged.plans))
         elif key not in out or (value is not None and _blank(current)):
             out[key] = (
                 value  # a placeholder ("" role) gives way to a fill, null to none
@@ -10030,3 +6922,285 @@ def _paired(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode(
         "utf-16-le", "surrogatepass"
     )
+
+
+_PLANS: Final[dict[str, _Plan]] = {
+    "ChatCompletionChunk": _Plan(  # -> ChatCompletion
+        rules={
+            "id": ("first", "id", ""),
+            "choices": ("by_index", "choices", "Choice"),
+            "created": ("first", "created", ""),
+            "model": ("first", "model", ""),
+            "object": ("drop", "", ""),
+            "usage": ("merge", "usage", "CompletionUsage"),
+            "obfuscation": ("drop", "", ""),
+            "moderation": ("merge", "moderation", "Moderation"),
+            "latency_checkpoint": (
+                "merge",
+                "latency_checkpoint",
+                "AzureLatencyCheckpoint",
+            ),
+            "routing": ("merge", "routing", "AzureRouting"),
+            "x_groq": ("merge", "x_groq", "GroqXGroq"),
+            "timings": ("merge", "timings", "LlamaCppTimings"),
+            "sla_metrics": ("merge", "sla_metrics", "NovitaSlaMetrics"),
+            "nvext": ("merge", "nvext", "NvExt"),
+            "error": ("merge", "error", "OpenRouterError"),
+            "sglext": ("merge", "sglext", "SglangSglExt"),
+            "metrics": ("merge", "metrics", "VllmRequestMetrics"),
+        },
+        not_null=frozenset({"id", "choices", "created", "model", "object"}),
+        fills=(("object", "chat.completion", ""),),
+    ),
+    "Choice": _Plan(  # -> ChatCompletionChoice
+        rules={
+            "index": ("first", "index", ""),
+            "delta": ("merge", "message", "ChoiceDelta"),
+            "logprobs": ("merge", "logprobs", "ChoiceLogprobs"),
+            "content_filter_results": (
+                "merge",
+                "content_filter_results",
+                "AzureContentFilterResults",
+            ),
+            "content_filter_offsets": (
+                "merge",
+                "content_filter_offsets",
+                "AzureContentFilterOffsets",
+            ),
+            "usage": ("merge", "usage", "CompletionUsage"),
+            "text": ("append", "text", ""),
+            "token_ids": ("append", "token_ids", ""),
+            "message": ("drop", "", ""),
+        },
+        not_null=frozenset({"index", "message"}),
+        fills=(
+            ("message", None, "ChoiceDelta"),
+            ("finish_reason", None, ""),
+        ),
+    ),
+    "CompletionUsage": _Plan(  # -> CompletionUsage
+        rules={
+            "completion_tokens_details": (
+                "merge",
+                "completion_tokens_details",
+                "CompletionTokensDetails",
+            ),
+            "prompt_tokens_details": (
+                "merge",
+                "prompt_tokens_details",
+                "PromptTokensDetails",
+            ),
+            "cost": ("merge", "cost", "PerplexityCost"),
+            "cost_details": ("merge", "cost_details", "OpenRouterCostDetails"),
+            "server_tool_use_details": (
+                "merge",
+                "server_tool_use_details",
+                "OpenRouterServerToolUseDetails",
+            ),
+        },
+        not_null=frozenset({"completion_tokens", "prompt_tokens", "total_tokens"}),
+    ),
+    "Moderation": _Plan(  # -> Moderation
+        not_null=frozenset({"input", "output"}),
+    ),
+    "GroqXGroq": _Plan(  # -> GroqXGroq
+        rules={
+            "usage": ("merge", "usage", "CompletionUsage"),
+            "usage_breakdown": ("merge", "usage_breakdown", "GroqUsageBreakdown"),
+            "debug": ("merge", "debug", "GroqDebug"),
+        },
+    ),
+    "NvExt": _Plan(  # -> NvExt
+        rules={
+            "worker_id": ("merge", "worker_id", "NvExtWorkerId"),
+            "timing": ("merge", "timing", "NvExtTiming"),
+            "token_ids": ("append", "token_ids", ""),
+            "completion_token_ids": ("append", "completion_token_ids", ""),
+        },
+    ),
+    "OpenRouterError": _Plan(  # -> OpenRouterError
+        not_null=frozenset({"message"}),
+    ),
+    "SglangSglExt": _Plan(  # -> SglangSglExt
+        rules={
+            "cached_tokens_details": (
+                "merge",
+                "cached_tokens_details",
+                "SglangCachedTokensDetails",
+            )
+        },
+    ),
+    "VllmRequestMetrics": _Plan(  # -> VllmRequestMetrics
+        rules={
+            "speculative_decoding": (
+                "merge",
+                "speculative_decoding",
+                "VllmSpeculativeDecodingMetrics",
+            )
+        },
+    ),
+    "ChoiceDelta": _Plan(  # -> ChatCompletionMessage
+        rules={
+            "role": ("first", "role", ""),
+            "content": ("append", "content", ""),
+            "refusal": ("append", "refusal", ""),
+            "tool_calls": ("by_index", "tool_calls", "ChoiceDeltaToolCall"),
+            "function_call": ("merge", "function_call", "ChoiceDeltaFunctionCall"),
+            "audio": ("merge", "audio", "ChoiceDeltaAudio"),
+            "reasoning_content": ("append", "reasoning_content", ""),
+            "executed_tools": ("by_index", "executed_tools", "GroqExecutedTool"),
+            "thinking_blocks": ("append", "thinking_blocks", ""),
+            "internal_content": (
+                "merge",
+                "internal_content",
+                "MoonshotInternalContent",
+            ),
+            "reasoning_details": (
+                "by_index",
+                "reasoning_details",
+                "OpenRouterReasoningDetail",
+            ),
+            "annotations": ("append", "annotations", ""),
+            "reasoning": ("append", "reasoning", ""),
+        },
+        not_null=frozenset({"role"}),
+        fills=(
+            ("role", "assistant", ""),
+            ("content", None, ""),
+        ),
+    ),
+    "ChoiceLogprobs": _Plan(  # -> ChoiceLogprobs
+        rules={
+            "content": ("append", "content", ""),
+            "refusal": ("append", "refusal", ""),
+        },
+    ),
+    "AzureContentFilterResults": _Plan(  # -> AzureContentFilterResults
+        rules={
+            "hate": ("merge", "hate", "AzureSeverityResult"),
+            "self_harm": ("merge", "self_harm", "AzureSeverityResult"),
+            "sexual": ("merge", "sexual", "AzureSeverityResult"),
+            "violence": ("merge", "violence", "AzureSeverityResult"),
+            "jailbreak": ("merge", "jailbreak", "AzureDetectionResult"),
+            "protected_material_text": (
+                "merge",
+                "protected_material_text",
+                "AzureDetectionResult",
+            ),
+            "protected_material_code": (
+                "merge",
+                "protected_material_code",
+                "AzureDetectionResult",
+            ),
+            "custom_blocklists": (
+                "merge",
+                "custom_blocklists",
+                "AzureBlocklistDetails",
+            ),
+            "error": ("merge", "error", "AzureFilterError"),
+        },
+    ),
+    "AzureContentFilterOffsets": _Plan(  # -> AzureContentFilterOffsets
+        not_null=frozenset({"check_offset", "start_offset", "end_offset"}),
+    ),
+    "GroqUsageBreakdown": _Plan(  # -> GroqUsageBreakdown
+        not_null=frozenset({"models"}),
+    ),
+    "ChoiceDeltaToolCall": _Plan(  # -> ChatCompletionMessageToolCall
+        rules={
+            "index": ("first", "index", ""),
+            "id": ("first", "id", ""),
+            "function": ("merge", "function", "ChoiceDeltaToolCallFunction"),
+            "type": ("first", "type", ""),
+            "custom": ("merge", "custom", "ChoiceDeltaToolCallCustom"),
+        },
+        not_null=frozenset({"index", "id", "type", "function", "custom"}),
+        fills=(("type", "function", ""),),
+    ),
+    "ChoiceDeltaFunctionCall": _Plan(  # -> ChatCompletionMessageFunctionCall
+        rules={
+            "arguments": ("append", "arguments", ""),
+            "name": ("append_unless_repeated", "name", ""),
+        },
+        not_null=frozenset({"arguments", "name"}),
+        fills=(("arguments", "", ""),),
+    ),
+    "ChoiceDeltaAudio": _Plan(  # -> ChatCompletionAudio
+        rules={
+            "id": ("first", "id", ""),
+            "data": ("append", "data", ""),
+            "transcript": ("append", "transcript", ""),
+        },
+        not_null=frozenset({"id", "data", "expires_at", "transcript"}),
+    ),
+    "GroqExecutedTool": _Plan(  # -> GroqExecutedTool
+        rules={"search_results": ("merge", "search_results", "GroqSearchResults")},
+        not_null=frozenset({"index"}),
+    ),
+    "MoonshotInternalContent": _Plan(  # -> MoonshotInternalContent
+        rules={"token_ids": ("append", "token_ids", "")},
+    ),
+    "OpenRouterReasoningDetail": _Plan(  # -> OpenRouterReasoningDetail
+        rules={
+            "format": ("first", "format", ""),
+            "text": ("append", "text", ""),
+            "summary": ("append", "summary", ""),
+            "data": ("append", "data", ""),
+        },
+    ),
+    "AzureSeverityResult": _Plan(  # -> AzureSeverityResult
+        not_null=frozenset({"filtered"}),
+    ),
+    "AzureDetectionResult": _Plan(  # -> AzureDetectionResult
+        not_null=frozenset({"filtered"}),
+    ),
+    "AzureBlocklistDetails": _Plan(  # -> AzureBlocklistDetails
+        not_null=frozenset({"filtered"}),
+    ),
+    "ChoiceDeltaToolCallFunction": _Plan(  # -> ChatCompletionMessageToolCallFunction
+        rules={
+            "arguments": ("append", "arguments", ""),
+            "name": ("append_unless_repeated", "name", ""),
+        },
+        not_null=frozenset({"arguments", "name"}),
+        fills=(("arguments", "", ""),),
+    ),
+    "ChoiceDeltaToolCallCustom": _Plan(  # -> ChatCompletionMessageToolCallCustom
+        rules={
+            "input": ("append", "input", ""),
+            "name": ("append_unless_repeated", "name", ""),
+        },
+        not_null=frozenset({"input", "name"}),
+        fills=(("input", "", ""),),
+    ),
+}
+"""How the objects of each chunk type merge into the completion; a chunk type not listed
+keeps the last value of every key."""
+
+
+class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
+    """Adds up the chunks of one stream into the `ChatCompletion` they make.
+
+    `add(chunk)` merges a chunk as it arrives, at a cost in proportion to the chunk;
+    `snapshot()` builds the completion so far, at a cost in proportion to the completion
+    (the text pieces are joined then, once). `result()` is the same, named for the end
+    of the stream: the completion is done at `[DONE]` or the end of the input, not at a
+    `finish_reason`, since usage and late fragments may follow it.
+
+    Each key merges by the rule the spec gives it: text is appended; identifiers keep
+    the first value that is not empty (nor 0); lists of objects with an `index` merge item by
+    item (an item without an index continues the latest one, or starts a new one when
+    it brings a new `id`); objects merge key by key; anything else, keys the spec does
+    not describe included, keeps the last value that is not null. Nothing is summed and
+    nothing repeated is concatenated, so cumulative usage stays right.
+    """
+
+    __slots__ = ()
+    _plans = _PLANS
+    _root = "ChatCompletionChunk"
+
+    def _json_of(self, chunk: ChatCompletionChunk) -> Mapping[str, Any]:
+        return chunk.to_dict()
+
+    def _completion(self, data: dict[str, Any]) -> ChatCompletion:
+        return ChatCompletion.from_dict(data)

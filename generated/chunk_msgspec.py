@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 44e865dcafe6cd69 (spec, templates and generator).
+# Spec hash: 5dca1094cb33c07e (spec, templates and generator).
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
@@ -38,8 +38,7 @@ so that nothing is lost: a key that was absent reads as `UNSET` and stays absent
 null reads as None and stays null, and keys the spec does not describe are kept, in
 order, in each object's `extra`. Bad input raises `ChunkDecodeError`, whose `path`
 names the offending place. `dumps` writes the same JSON value as the other targets;
-msgspec spells some floats its own way (`0.00001` for `1e-05`).
-"""
+msgspec spells some floats their own way (`0.00001` for `1e-05`)."""
 
 from __future__ import annotations
 
@@ -49,9 +48,22 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Final, Literal, NamedTuple, TypeAlias, TypeVar, cast
+from typing import (
+    Any,
+    ClassVar,
+    Final,
+    Generic,
+    Literal,
+    NamedTuple,
+    Protocol,
+    TypeAlias,
+    TypeVar,
+    cast,
+)
 
 import msgspec
+from msgspec import UNSET
+from msgspec import UnsetType as _Unset
 
 __all__ = [
     "UNSET",
@@ -158,7 +170,6 @@ __all__ = [
     "loads_completion",
 ]
 
-_T = TypeVar("_T")
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -193,38 +204,28 @@ class ErrorReport(ChunkDecodeError):
 
 def _key(key: str) -> str:
     """The path segment of an object key."""
-    return (
-        "." + key
-        if _IDENTIFIER.match(key)
-        else "[" + json.dumps(key, ensure_ascii=False) + "]"
-    )
+    if _IDENTIFIER.match(key):
+        return "." + key
+    return "[" + json.dumps(key, ensure_ascii=False) + "]"
 
 
 def _error_payload(error: Any) -> ErrorReport:
     # A JSON object, or (pydantic, when a vendor types the key) a model with `message`.
     message = (
-        cast("dict[str, Any]", error).get("message")
+        cast(dict[str, Any], error).get("message")
         if isinstance(error, dict)
         else getattr(error, "message", error)
     )
     return ErrorReport(f"the payload reports an error instead of a chunk: {message!r}")
 
 
-_Unset: TypeAlias = msgspec.UnsetType
-UNSET: Final = msgspec.UNSET
-"""Stands for a key that was absent; distinct from None, which stands for JSON null."""
+def _reject_error_report(data: Any, has: str, lacks: str) -> None:
+    """Raise the report of a payload that has `has` and lacks `lacks` (an `error_when`)."""
+    if data.__class__ is dict and data.get(has) is not None and lacks not in data:
+        raise _error_payload(data[has]).under(_key(has))
 
-_MSGSPEC_REFUSES: Final = (msgspec.MsgspecError, UnicodeEncodeError, RecursionError)
-"""What msgspec raises on a payload the key-by-key reading must look at (an unknown key,
-NaN, half of a surrogate pair, an error, or a value nested deeper than msgspec goes from
-where it was called: the key-by-key reading keeps an `any` value as json read it)."""
-_NO_EXTRA: Final[dict[str, Any]] = {}
-_EXTRA: Final[dict[int, dict[str, Any]]] = {}
-"""The keys the spec does not describe of each object read key by key, by id. A struct
-holds its fields only (structs are not tracked by the garbage collector, which would
-halve the reading speed with many chunks alive, and so they can have neither a `__dict__`
-nor weak references); an object read key by key is of a `_Read` subclass whose
-`__del__` drops its entry."""
+
+_T = TypeVar("_T")
 
 
 def _unexpected(expected: str, value: object) -> ChunkDecodeError:
@@ -252,7 +253,388 @@ def _describe(value: object) -> str:
     return type(value).__name__
 
 
+def _object(value: Any) -> dict[str, Any]:
+    if value.__class__ is dict:
+        return value
+    raise _unexpected("an object", value)
+
+
+def _str(value: Any) -> str:
+    if type(value) is str:
+        return value
+    raise _unexpected("a string", value)
+
+
+def _int(value: Any) -> int:
+    if type(value) is int:
+        return value
+    raise _unexpected("an integer", value)
+
+
+def _float(value: Any) -> int | float:
+    if type(value) is float or type(value) is int:
+        return value
+    raise _unexpected("a number", value)
+
+
+def _bool(value: Any) -> bool:
+    if value is True or value is False:
+        return value
+    raise _unexpected("a boolean", value)
+
+
+def _any(value: Any) -> Any:
+    return value
+
+
+def _list(value: Any) -> list[Any]:
+    """A list whose items are any JSON values, kept as they are."""
+    if value.__class__ is list:
+        return value
+    raise _unexpected("a list", value)
+
+
+def _map(value: Any) -> dict[str, Any]:
+    """An object whose values are any JSON values, kept as they are."""
+    if value.__class__ is dict:
+        return value
+    raise _unexpected("an object", value)
+
+
+def _list_of(decode: Callable[[Any], _T]) -> Callable[[Any], list[_T]]:
+    """The decoder of a list whose items `decode` reads."""
+
+    def decode_list(value: Any) -> list[_T]:
+        if value.__class__ is not list:
+            raise _unexpected("a list", value)
+        out: list[_T] = []
+        for index, item in enumerate(value):
+            try:
+                out.append(decode(item))
+            except ChunkDecodeError as exc:
+                raise exc.under(f"[{index}]") from None
+        return out
+
+    return decode_list
+
+
+def _map_of(decode: Callable[[Any], _T]) -> Callable[[Any], dict[str, _T]]:
+    """The decoder of an object with any keys whose values `decode` reads."""
+
+    def decode_map(value: Any) -> dict[str, _T]:
+        if value.__class__ is not dict:
+            raise _unexpected("an object", value)
+        out: dict[str, _T] = {}
+        for key, item in value.items():
+            try:
+                out[key] = decode(item)
+            except ChunkDecodeError as exc:
+                raise exc.under(_key(key)) from None
+        return out
+
+    return decode_map
+
+
+def _one_of(*values: str) -> Callable[[Any], str]:
+    """The decoder of a closed enum: one of `values`, no other."""
+    allowed = frozenset(values)
+    expected = "one of " + ", ".join(map(repr, values))
+
+    def decode_enum(value: Any) -> str:
+        if type(value) is str and value in allowed:
+            return value
+        raise _unexpected(expected, value)
+
+    return decode_enum
+
+
+def _tagged(key: str, members: dict[str, Callable[[Any], _T]]) -> Callable[[Any], _T]:
+    """The decoder of a union of objects told apart by the value of `key`."""
+    expected = "one of " + ", ".join(map(repr, members))
+
+    def decode_tagged(value: Any) -> _T:
+        tag = _object(value).get(key)
+        decode = members.get(tag) if type(tag) is str else None
+        if decode is None:
+            raise _unexpected(expected, tag).under(_key(key))
+        return decode(value)
+
+    return decode_tagged
+
+
+def _either(
+    expected: str, options: dict[type, Callable[[Any], Any] | None]
+) -> Callable[[Any], Any]:
+    """The decoder of a union told apart by JSON kind: the Python type json gives a value
+    picks its alternative (an integer is a number too, unless an alternative takes
+    integers); None takes the value as it is."""
+
+    def decode_either(value: Any) -> Any:
+        try:
+            decode = options[type(value)]
+        except KeyError:
+            raise _unexpected(expected, value) from None
+        return value if decode is None else decode(value)
+
+    return decode_either
+
+
+def _encoded(value: Any) -> Any:
+    """The JSON data of a value that holds objects somewhere in it (a union with an
+    object alternative, a map or a list of lists of objects)."""
+    to_dict = getattr(value, "to_dict", None)
+    if to_dict is not None:
+        return to_dict()
+    if value.__class__ is list:
+        return [_encoded(item) for item in value]
+    if value.__class__ is dict:
+        return {key: _encoded(item) for key, item in value.items()}
+    return value
+
+
+_REJECT: Final = 0
+
+
+_KEEP: Final = 1
+
+
+_EMPTY: Final = 2
+"""What a null does: it is an error, it is kept, or it reads as the empty default."""
+
+
+_Row: TypeAlias = tuple[str, Callable[[Any], Any], int, bool]
+"""A field of a table: (Python name, or "" for the wire key; decoder; what a null does;
+whether the key is required)."""
+
+
+def _required(decode: Callable[[Any], Any], name: str = "") -> _Row:
+    """A key that must be present and not null."""
+    return (name, decode, _REJECT, True)
+
+
+def _required_nullable(decode: Callable[[Any], Any], name: str = "") -> _Row:
+    """A key that must be present, and may be null."""
+    return (name, decode, _KEEP, True)
+
+
+def _optional(decode: Callable[[Any], Any], name: str = "") -> _Row:
+    """A key that may be absent, and is not null when present."""
+    return (name, decode, _REJECT, False)
+
+
+def _nullable(decode: Callable[[Any], Any], name: str = "") -> _Row:
+    """A key that may be absent or null."""
+    return (name, decode, _KEEP, False)
+
+
+def _defaulted(decode: Callable[[Any], Any], name: str = "") -> _Row:
+    """A list that reads as empty when absent or null (and is written back so)."""
+    return (name, decode, _EMPTY, False)
+
+
+_EXACT: Final[dict[Callable[[Any], Any], type]] = {
+    _str: str,
+    _int: int,
+    _float: float,
+    _bool: bool,
+}
+"""The decoders that return a value of this type unchanged: such a value is taken as it
+is, without a call."""
+
+
+class _Shape:
+    """How the objects of one type are read: its fields by wire key, in spec order."""
+
+    __slots__ = ("fast", "order", "required", "rows")
+
+    def __init__(self, rows: dict[str, _Row]) -> None:
+        self.rows = {
+            key: (name or key, decode, nulls, required)
+            for key, (name, decode, nulls, required) in rows.items()
+        }
+        self.fast = {
+            key: (name, decode, nulls, _EXACT.get(decode))
+            for key, (name, decode, nulls, _) in self.rows.items()
+        }
+        """Wire key -> (name, decoder, what a null does, the type taken without a call)."""
+        self.required = tuple(row[0] for row in self.rows.values() if row[3])
+        self.order = {key: index for index, key in enumerate(rows)}
+        """The position of each key in spec order."""
+
+
+class _Retry(Exception):
+    """Raised by `_read` on anything to report: `_problem` then says what and where."""
+
+
+def _read(data: Any, shape: _Shape) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The fast reading of an object: its known values by name and its other keys, both
+    in arrival order. Only the keys present cost time, which matters when the spec
+    describes many keys (every vendor's) and a chunk carries a few."""
+    if data.__class__ is not dict:
+        raise _Retry
+    fields = shape.fast
+    known: dict[str, Any] = {}
+    other: dict[str, Any] = {}
+    for key, value in data.items():
+        field = fields.get(key)
+        if field is None:
+            other[key] = value
+        elif value is not None:
+            known[field[0]] = value if type(value) is field[3] else field[1](value)
+        elif field[2] == _KEEP:
+            known[field[0]] = None
+        elif field[2] == _EMPTY:
+            known[field[0]] = field[1]([])
+        else:
+            raise _Retry
+    for name in shape.required:
+        if name not in known:
+            raise _Retry
+    return known, other
+
+
+def _problem(data: Any, shape: _Shape, strict: bool = False) -> ChunkDecodeError:
+    """The first problem of an object `_read` refused, key by key in spec order (then an
+    unknown key, when `strict`), so that every target reports the same one."""
+    if data.__class__ is not dict:
+        return _unexpected("an object", data)
+    for key, (_, decode, nulls, required) in shape.rows.items():
+        if key not in data:
+            if required:
+                return ChunkDecodeError("missing required key").under(_key(key))
+            continue
+        value = data[key]
+        if value is None:
+            if nulls == _REJECT:
+                return ChunkDecodeError("must not be null").under(_key(key))
+            continue
+        try:
+            decode(value)
+        except ChunkDecodeError as exc:
+            return exc.under(_key(key))
+    if strict:
+        for key in data:
+            if key not in shape.rows:
+                return ChunkDecodeError("unknown key").under(_key(key))
+    raise AssertionError("_read refuses only what _problem finds")
+
+
+_S = TypeVar("_S")
+
+
+_Read = TypeVar("_Read", bound=msgspec.Struct)
+
+
+_MSGSPEC_REFUSES: Final = (msgspec.MsgspecError, UnicodeEncodeError, RecursionError)
+"""What msgspec raises on a payload the key-by-key reading must look at (an unknown key,
+NaN, half of a surrogate pair, an error, or a value nested deeper than msgspec goes from
+where it was called: the key-by-key reading keeps an `any` value as json read it)."""
+
+
+_NO_EXTRA: Final[dict[str, Any]] = {}
+
+
+_EXTRA: Final[dict[int, dict[str, Any]]] = {}
+"""The keys the spec does not describe of each object read key by key, by id. A struct
+holds its fields only (structs are not tracked by the garbage collector, which would
+halve the reading speed with many chunks alive, and so they can have neither a `__dict__`
+nor weak references); an object read key by key is of a `_Read` subclass whose
+`__del__` drops its entry."""
+
+
+_ENCODER: Final = msgspec.json.Encoder()
+
+
+class _Struct(Protocol):
+    @classmethod
+    def from_dict(cls, data: Any) -> Any: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+def _decoded(
+    decoder: msgspec.json.Decoder[_S],
+    from_dict: Callable[[Any], _S],
+    data: str | bytes,
+    report: tuple[str, str] | None = None,
+) -> _S:
+    """The payload read by msgspec in one pass, or key by key when msgspec refuses it,
+    or when it may be an error report (`report`: the fields that say so)."""
+    try:
+        value = decoder.decode(data)
+    except _MSGSPEC_REFUSES:
+        return from_dict(_json(data))
+    if report is not None:
+        has, lacks = report
+        error = getattr(value, has)
+        if (
+            error is not None
+            and error is not msgspec.UNSET
+            and not getattr(value, lacks)
+        ):
+            return from_dict(_json(data))  # perhaps an error report: look closer
+    return value
+
+
+def _read_struct(
+    cls: Callable[..., _S],
+    data: Any,
+    shape: _Shape,
+    tag: str = "",
+    strict: bool = False,
+) -> _S:
+    """An object read key by key by its type's table; its unknown keys are kept in
+    `_EXTRA` (with `strict`, they are an error). The `tag` field is msgspec's, not the
+    struct's: it is checked, not passed."""
+    try:
+        known, other = _read(data, shape)
+        if strict and other:
+            raise _Retry
+    except (_Retry, ChunkDecodeError):
+        raise _problem(data, shape, strict) from None
+    if tag:
+        known.pop(tag, None)
+    decoded = cls(**known)
+    if other:
+        _EXTRA[id(decoded)] = other
+    return decoded
+
+
+def _forget_extra(self: object, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+    """`__del__` of a struct read key by key."""
+    _forget(id(self), None)
+
+
+def _reduce_read(self: _Struct) -> tuple[Callable[[Any], Any], tuple[dict[str, Any]]]:
+    """`__reduce__` of a struct read key by key: its unknown keys live beside it, so a
+    copy or a pickle reads it back from its JSON."""
+    return (type(self).from_dict, (self.to_dict(),))
+
+
+def _copy_read(self: _Read) -> _Read:
+    """`__copy__` of a struct read key by key, sharing its unknown keys (read-only), as
+    a shallow copy shares."""
+    copied = msgspec.structs.replace(self)
+    extra = _EXTRA.get(id(self))
+    if extra is not None:
+        _EXTRA[id(copied)] = extra
+    return copied
+
+
+def _struct_text(value: _Struct, read_key_by_key: frozenset[type]) -> str:
+    """A struct as compact JSON text: by msgspec, unless it was read key by key (it may
+    hold what msgspec cannot write: NaN, half of a surrogate pair)."""
+    if type(value) not in read_key_by_key:
+        try:
+            return _ENCODER.encode(value).decode()
+        except RecursionError:
+            pass  # a value nested deeper than msgspec goes from here: json may go further
+    return _wire_text(value.to_dict())
+
+
 _fast_loads: Callable[[str | bytes], Any] | None
+
+
 try:  # orjson only reads faster: the standard library suffices, and decides every doubt
     from orjson import loads as _fast_loads
 except ImportError:
@@ -263,6 +645,8 @@ except ImportError:
 # so a payload with 19 digits in a row is left to json: they are found by mapping each
 # digit to "0" and every other byte to " ".
 _DIGITS_AS_ZEROS: Final = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+
+
 _LONG_NUMBER: Final = b"0" * 19
 
 
@@ -286,618 +670,25 @@ def _json(data: str | bytes) -> Any:
         raise ChunkDecodeError("invalid JSON: nested too deeply") from None
 
 
-def _reject_error_report(data: Any, has: str, lacks: str) -> None:
-    """Raise the report of a payload that has `has` and lacks `lacks` (an `error_when`)."""
-    if data.__class__ is dict and data.get(has) is not None and lacks not in data:
-        raise _error_payload(data[has]).under(_key(has))
-
-
-def _object(value: Any) -> dict[str, Any]:
-    if value.__class__ is dict:
-        return value
-    raise _unexpected("an object", value)
-
-
-def _extra(obj: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
-    """The keys of `obj` that the spec does not describe, in arrival order."""
-    return {key: value for key, value in obj.items() if key not in known}
-
-
-def _required(obj: dict[str, Any], key: str, decode: Callable[[Any], _T]) -> _T:
-    if key not in obj:
-        raise ChunkDecodeError("missing required key").under(_key(key))
-    value = obj[key]
-    if value is None:
-        raise ChunkDecodeError("must not be null").under(_key(key))
+def _wire_text(data: Any) -> str:
+    """Compact JSON text with UTF-8 characters as they are, except a lone UTF-16
+    surrogate (half of a pair a stream split across chunks, D9), which UTF-8 cannot
+    encode: it is written as its JSON escape, the same value."""
+    text = _JSON_TEXT.encode(data)
+    if text.isascii():
+        return text
     try:
-        return decode(value)
-    except ChunkDecodeError as exc:
-        raise exc.under(_key(key)) from None
+        text.encode()
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    return text
 
 
-def _required_nullable(
-    obj: dict[str, Any], key: str, decode: Callable[[Any], _T]
-) -> _T | None:
-    if key not in obj:
-        raise ChunkDecodeError("missing required key").under(_key(key))
-    value = obj[key]
-    if value is None:
-        return None
-    try:
-        return decode(value)
-    except ChunkDecodeError as exc:
-        raise exc.under(_key(key)) from None
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
-def _optional(
-    obj: dict[str, Any], key: str, decode: Callable[[Any], _T]
-) -> _T | _Unset:
-    if key not in obj:
-        return UNSET
-    value = obj[key]
-    if value is None:
-        raise ChunkDecodeError("must not be null").under(_key(key))
-    try:
-        return decode(value)
-    except ChunkDecodeError as exc:
-        raise exc.under(_key(key)) from None
-
-
-def _optional_nullable(
-    obj: dict[str, Any], key: str, decode: Callable[[Any], _T]
-) -> _T | _Unset | None:
-    if key not in obj:
-        return UNSET
-    value = obj[key]
-    if value is None:
-        return None
-    try:
-        return decode(value)
-    except ChunkDecodeError as exc:
-        raise exc.under(_key(key)) from None
-
-
-def _defaulted(
-    obj: dict[str, Any],
-    key: str,
-    decode: Callable[[Any], _T],
-    default: Callable[[], _T],
-) -> _T:
-    """Read a key whose absence or null reads as `default()` (and is written back so)."""
-    value = obj.get(key)
-    if value is None:
-        return default()
-    try:
-        return decode(value)
-    except ChunkDecodeError as exc:
-        raise exc.under(_key(key)) from None
-
-
-def _decode_str(value: Any) -> str:
-    if type(value) is str:
-        return value
-    raise _unexpected("a string", value)
-
-
-def _decode_list_MistralThinkingPart(value: Any) -> list[MistralThinkingPart]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[MistralThinkingPart] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(MistralThinkingPart.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_map_any(value: Any) -> dict[str, Any]:
-    if value.__class__ is not dict:  # leaves `value` typed Any, its items too
-        raise _unexpected("an object", value)
-    return value
-
-
-def _decode_str_or_map_any(value: Any) -> str | dict[str, Any]:
-    if type(value) is str:
-        return value
-    if type(value) is dict:
-        return _decode_map_any(value)
-    raise _unexpected("a string or an object", value)
-
-
-def _decode_int(value: Any) -> int:
-    if type(value) is int:
-        return value
-    raise _unexpected("an integer", value)
-
-
-def _decode_float(value: Any) -> int | float:
-    if type(value) is float or type(value) is int:
-        return value
-    raise _unexpected("a number", value)
-
-
-def _decode_list_GroqSearchResult(value: Any) -> list[GroqSearchResult]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[GroqSearchResult] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(GroqSearchResult.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_str(value: Any) -> list[str]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[str] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(_decode_str(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_float(value: Any) -> list[int | float]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[int | float] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(_decode_float(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_list_float(value: Any) -> list[list[int | float]]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[list[int | float]] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(_decode_list_float(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_GroqChartElement(value: Any) -> list[GroqChartElement]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[GroqChartElement] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(GroqChartElement.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_GroqChart(value: Any) -> list[GroqChart]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[GroqChart] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(GroqChart.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_GroqBrowserResult(value: Any) -> list[GroqBrowserResult]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[GroqBrowserResult] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(GroqBrowserResult.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_GroqCodeResult(value: Any) -> list[GroqCodeResult]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[GroqCodeResult] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(GroqCodeResult.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_int(value: Any) -> list[int]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[int] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(_decode_int(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_OpenRouterFileContentPart(
-    value: Any,
-) -> list[OpenRouterFileContentPart]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[OpenRouterFileContentPart] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(OpenRouterFileContentPart.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_MistralContentPart(value: Any) -> list[MistralContentPart]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[MistralContentPart] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(MistralContentPart.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_str_or_list_MistralContentPart(
-    value: Any,
-) -> str | list[MistralContentPart]:
-    if type(value) is str:
-        return value
-    if type(value) is list:
-        return _decode_list_MistralContentPart(value)
-    raise _unexpected("a string or a list", value)
-
-
-def _decode_list_ChatCompletionMessageToolCall(
-    value: Any,
-) -> list[ChatCompletionMessageToolCall]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[ChatCompletionMessageToolCall] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(ChatCompletionMessageToolCall.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_GroqExecutedTool(value: Any) -> list[GroqExecutedTool]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[GroqExecutedTool] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(GroqExecutedTool.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_LiteLLMThinkingBlock(value: Any) -> list[LiteLLMThinkingBlock]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[LiteLLMThinkingBlock] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(LiteLLMThinkingBlock.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_OpenRouterReasoningDetail(
-    value: Any,
-) -> list[OpenRouterReasoningDetail]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[OpenRouterReasoningDetail] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(OpenRouterReasoningDetail.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_OpenRouterAnnotation(value: Any) -> list[OpenRouterAnnotation]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[OpenRouterAnnotation] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(OpenRouterAnnotation.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_any(value: Any) -> Any:
-    return value
-
-
-def _decode_list_TopLogprob(value: Any) -> list[TopLogprob]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[TopLogprob] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(TopLogprob.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_ChatCompletionTokenLogprob(
-    value: Any,
-) -> list[ChatCompletionTokenLogprob]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[ChatCompletionTokenLogprob] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(ChatCompletionTokenLogprob.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_bool(value: Any) -> bool:
-    if value is True or value is False:
-        return value
-    raise _unexpected("a boolean", value)
-
-
-def _decode_list_AzureBlocklistResult(value: Any) -> list[AzureBlocklistResult]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[AzureBlocklistResult] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(AzureBlocklistResult.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_AzureBlocklistResult_or_AzureBlocklistDetails(
-    value: Any,
-) -> list[AzureBlocklistResult] | AzureBlocklistDetails:
-    if type(value) is list:
-        return _decode_list_AzureBlocklistResult(value)
-    if type(value) is dict:
-        return AzureBlocklistDetails.from_dict(value)
-    raise _unexpected("a list or an object", value)
-
-
-def _decode_float_or_PerplexityCost(value: Any) -> int | float | PerplexityCost:
-    if type(value) is float or type(value) is int:
-        return value
-    if type(value) is dict:
-        return PerplexityCost.from_dict(value)
-    raise _unexpected("a number or an object", value)
-
-
-def _decode_ChoiceLogprobs_or_float(value: Any) -> ChoiceLogprobs | int | float:
-    if type(value) is float or type(value) is int:
-        return value
-    if type(value) is dict:
-        return ChoiceLogprobs.from_dict(value)
-    raise _unexpected("an object or a number", value)
-
-
-def _decode_list_any(value: Any) -> list[Any]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    return value
-
-
-def _decode_int_or_str(value: Any) -> int | str:
-    if type(value) is int:
-        return value
-    if type(value) is str:
-        return value
-    raise _unexpected("an integer or a string", value)
-
-
-def _decode_map_bool(value: Any) -> dict[str, bool]:
-    if value.__class__ is not dict:  # leaves `value` typed Any, its items too
-        raise _unexpected("an object", value)
-    out: dict[str, bool] = {}
-    for key, item in value.items():
-        try:
-            out[key] = _decode_bool(item)
-        except ChunkDecodeError as exc:
-            raise exc.under(_key(key)) from None
-    return out
-
-
-def _decode_map_float(value: Any) -> dict[str, int | float]:
-    if value.__class__ is not dict:  # leaves `value` typed Any, its items too
-        raise _unexpected("an object", value)
-    out: dict[str, int | float] = {}
-    for key, item in value.items():
-        try:
-            out[key] = _decode_float(item)
-        except ChunkDecodeError as exc:
-            raise exc.under(_key(key)) from None
-    return out
-
-
-def _decode_list_ModerationInputType(value: Any) -> list[str]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[str] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(_decode_str(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_map_list_ModerationInputType(value: Any) -> dict[str, list[str]]:
-    if value.__class__ is not dict:  # leaves `value` typed Any, its items too
-        raise _unexpected("an object", value)
-    out: dict[str, list[str]] = {}
-    for key, item in value.items():
-        try:
-            out[key] = _decode_list_ModerationInputType(item)
-        except ChunkDecodeError as exc:
-            raise exc.under(_key(key)) from None
-    return out
-
-
-def _decode_ModerationResultsType(value: Any) -> ModerationResultsType:
-    if value == "moderation_results":
-        return "moderation_results"
-    raise _unexpected("one of 'moderation_results'", value)
-
-
-def _decode_list_ModerationResultBody(value: Any) -> list[ModerationResultBody]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[ModerationResultBody] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(ModerationResultBody.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_ModerationErrorType(value: Any) -> ModerationErrorType:
-    if value == "error":
-        return "error"
-    raise _unexpected("one of 'error'", value)
-
-
-def _decode_ModerationResults_or_ModerationError(
-    value: Any,
-) -> ModerationResults | ModerationError:
-    tag = _object(value).get("type")
-    if tag == "moderation_results":
-        return ModerationResults.from_dict(value)
-    if tag == "error":
-        return ModerationError.from_dict(value)
-    raise _unexpected("", tag).under(_key("type"))
-
-
-def _decode_list_GroqModelUsage(value: Any) -> list[GroqModelUsage]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[GroqModelUsage] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(GroqModelUsage.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_ChatCompletionChoice(value: Any) -> list[ChatCompletionChoice]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[ChatCompletionChoice] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(ChatCompletionChoice.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_int_or_float(value: Any) -> int | float:
-    if type(value) is int:
-        return value
-    if type(value) is float or type(value) is int:
-        return value
-    raise _unexpected("an integer or a number", value)
-
-
-def _decode_list_AzurePromptFilterResult(value: Any) -> list[AzurePromptFilterResult]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[AzurePromptFilterResult] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(AzurePromptFilterResult.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_PerplexitySearchResult(value: Any) -> list[PerplexitySearchResult]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[PerplexitySearchResult] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(PerplexitySearchResult.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_TogetherWarning(value: Any) -> list[TogetherWarning]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[TogetherWarning] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(TogetherWarning.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_ZaiWebSearchResult(value: Any) -> list[ZaiWebSearchResult]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[ZaiWebSearchResult] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(ZaiWebSearchResult.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_ChoiceDeltaToolCall(value: Any) -> list[ChoiceDeltaToolCall]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[ChoiceDeltaToolCall] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(ChoiceDeltaToolCall.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_Choice(value: Any) -> list[Choice]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[Choice] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(Choice.from_dict(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
+_JSON_TEXT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""json.dumps with these options, without building an encoder on every call."""
 
 
 CompletionObject: TypeAlias = Literal["chat.completion"]
@@ -1102,7 +893,9 @@ class MistralThinkingPart(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _MistralThinkingPartRead)
         except _MSGSPEC_REFUSES:
-            return _checked_mistral_thinking_part(data)
+            return _read_struct(
+                _MistralThinkingPartRead, data, _MISTRAL_THINKING_PART_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MistralThinkingPart: known keys in spec order, then `extra`."""
@@ -1117,39 +910,17 @@ class MistralThinkingPart(
 class _MistralThinkingPartRead(MistralThinkingPart):
     """A MistralThinkingPart read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], MistralThinkingPart], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_mistral_thinking_part, (self.to_dict(),))
-
-    def __copy__(self) -> MistralThinkingPart:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_MISTRAL_THINKING_PART_KEYS = frozenset({"type", "text"})
-
-
-def _checked_mistral_thinking_part(data: Any) -> MistralThinkingPart:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _MistralThinkingPartRead(
-        type=_required(obj, "type", _decode_str),
-        text=_optional_nullable(obj, "text", _decode_str),
-    )
-    extra = _extra(obj, _MISTRAL_THINKING_PART_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_MISTRAL_THINKING_PART_FIELDS: Final = _Shape(
+    {
+        "type": _required(_str),
+        "text": _nullable(_str),
+    }
+)
 
 
 class MistralContentPart(
@@ -1181,7 +952,9 @@ class MistralContentPart(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _MistralContentPartRead)
         except _MSGSPEC_REFUSES:
-            return _checked_mistral_content_part(data)
+            return _read_struct(
+                _MistralContentPartRead, data, _MISTRAL_CONTENT_PART_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MistralContentPart: known keys in spec order, then `extra`."""
@@ -1193,7 +966,7 @@ class MistralContentPart(
             out["thinking"] = (
                 None
                 if self.thinking is None
-                else _encode_list_MistralThinkingPart(self.thinking)
+                else [item.to_dict() for item in self.thinking]
             )
         out.update(self.extra)
         return out
@@ -1202,40 +975,18 @@ class MistralContentPart(
 class _MistralContentPartRead(MistralContentPart):
     """A MistralContentPart read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], MistralContentPart], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_mistral_content_part, (self.to_dict(),))
-
-    def __copy__(self) -> MistralContentPart:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_MISTRAL_CONTENT_PART_KEYS = frozenset({"type", "text", "thinking"})
-
-
-def _checked_mistral_content_part(data: Any) -> MistralContentPart:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _MistralContentPartRead(
-        type=_required(obj, "type", _decode_str),
-        text=_optional_nullable(obj, "text", _decode_str),
-        thinking=_optional_nullable(obj, "thinking", _decode_list_MistralThinkingPart),
-    )
-    extra = _extra(obj, _MISTRAL_CONTENT_PART_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_MISTRAL_CONTENT_PART_FIELDS: Final = _Shape(
+    {
+        "type": _required(_str),
+        "text": _nullable(_str),
+        "thinking": _nullable(_list_of(MistralThinkingPart.from_dict)),
+    }
+)
 
 
 class ChatCompletionMessageToolCallFunction(
@@ -1269,7 +1020,11 @@ class ChatCompletionMessageToolCallFunction(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ChatCompletionMessageToolCallFunctionRead)
         except _MSGSPEC_REFUSES:
-            return _checked_chat_completion_message_tool_call_function(data)
+            return _read_struct(
+                _ChatCompletionMessageToolCallFunctionRead,
+                data,
+                _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS,
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageToolCallFunction: known keys in spec order, then `extra`."""
@@ -1284,43 +1039,19 @@ class ChatCompletionMessageToolCallFunction(
 class _ChatCompletionMessageToolCallFunctionRead(ChatCompletionMessageToolCallFunction):
     """A ChatCompletionMessageToolCallFunction read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[
-        Callable[[Any], ChatCompletionMessageToolCallFunction], tuple[dict[str, Any]]
-    ]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_chat_completion_message_tool_call_function, (self.to_dict(),))
-
-    def __copy__(self) -> ChatCompletionMessageToolCallFunction:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
-
-
-def _checked_chat_completion_message_tool_call_function(
-    data: Any,
-) -> ChatCompletionMessageToolCallFunction:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _ChatCompletionMessageToolCallFunctionRead(
-        arguments=_required(obj, "arguments", _decode_str_or_map_any),
-        name=_optional(obj, "name", _decode_str),
-    )
-    extra = _extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS: Final = _Shape(
+    {
+        "arguments": _required(
+            _either("a string or an object", {str: None, dict: _map})
+        ),
+        "name": _optional(_str),
+    }
+)
 
 
 class ChatCompletionMessageToolCallCustom(
@@ -1348,7 +1079,11 @@ class ChatCompletionMessageToolCallCustom(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ChatCompletionMessageToolCallCustomRead)
         except _MSGSPEC_REFUSES:
-            return _checked_chat_completion_message_tool_call_custom(data)
+            return _read_struct(
+                _ChatCompletionMessageToolCallCustomRead,
+                data,
+                _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS,
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageToolCallCustom: known keys in spec order, then `extra`."""
@@ -1363,43 +1098,17 @@ class ChatCompletionMessageToolCallCustom(
 class _ChatCompletionMessageToolCallCustomRead(ChatCompletionMessageToolCallCustom):
     """A ChatCompletionMessageToolCallCustom read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[
-        Callable[[Any], ChatCompletionMessageToolCallCustom], tuple[dict[str, Any]]
-    ]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_chat_completion_message_tool_call_custom, (self.to_dict(),))
-
-    def __copy__(self) -> ChatCompletionMessageToolCallCustom:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_KEYS = frozenset({"input", "name"})
-
-
-def _checked_chat_completion_message_tool_call_custom(
-    data: Any,
-) -> ChatCompletionMessageToolCallCustom:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _ChatCompletionMessageToolCallCustomRead(
-        input=_required(obj, "input", _decode_str),
-        name=_optional(obj, "name", _decode_str),
-    )
-    extra = _extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS: Final = _Shape(
+    {
+        "input": _required(_str),
+        "name": _optional(_str),
+    }
+)
 
 
 class ChatCompletionMessageToolCall(
@@ -1434,7 +1143,11 @@ class ChatCompletionMessageToolCall(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ChatCompletionMessageToolCallRead)
         except _MSGSPEC_REFUSES:
-            return _checked_chat_completion_message_tool_call(data)
+            return _read_struct(
+                _ChatCompletionMessageToolCallRead,
+                data,
+                _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS,
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageToolCall: known keys in spec order, then `extra`."""
@@ -1455,48 +1168,20 @@ class ChatCompletionMessageToolCall(
 class _ChatCompletionMessageToolCallRead(ChatCompletionMessageToolCall):
     """A ChatCompletionMessageToolCall read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], ChatCompletionMessageToolCall], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_chat_completion_message_tool_call, (self.to_dict(),))
-
-    def __copy__(self) -> ChatCompletionMessageToolCall:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS = frozenset(
-    {"index", "id", "type", "function", "custom"}
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS: Final = _Shape(
+    {
+        "index": _optional(_int),
+        "id": _optional(_str),
+        "type": _required(_str),
+        "function": _optional(ChatCompletionMessageToolCallFunction.from_dict),
+        "custom": _optional(ChatCompletionMessageToolCallCustom.from_dict),
+    }
 )
-
-
-def _checked_chat_completion_message_tool_call(
-    data: Any,
-) -> ChatCompletionMessageToolCall:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _ChatCompletionMessageToolCallRead(
-        index=_optional(obj, "index", _decode_int),
-        id=_optional(obj, "id", _decode_str),
-        type=_required(obj, "type", _decode_str),
-        function=_optional(
-            obj, "function", ChatCompletionMessageToolCallFunction.from_dict
-        ),
-        custom=_optional(obj, "custom", ChatCompletionMessageToolCallCustom.from_dict),
-    )
-    extra = _extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class ChatCompletionMessageFunctionCall(
@@ -1522,7 +1207,11 @@ class ChatCompletionMessageFunctionCall(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ChatCompletionMessageFunctionCallRead)
         except _MSGSPEC_REFUSES:
-            return _checked_chat_completion_message_function_call(data)
+            return _read_struct(
+                _ChatCompletionMessageFunctionCallRead,
+                data,
+                _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS,
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageFunctionCall: known keys in spec order, then `extra`."""
@@ -1537,43 +1226,17 @@ class ChatCompletionMessageFunctionCall(
 class _ChatCompletionMessageFunctionCallRead(ChatCompletionMessageFunctionCall):
     """A ChatCompletionMessageFunctionCall read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[
-        Callable[[Any], ChatCompletionMessageFunctionCall], tuple[dict[str, Any]]
-    ]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_chat_completion_message_function_call, (self.to_dict(),))
-
-    def __copy__(self) -> ChatCompletionMessageFunctionCall:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
-
-
-def _checked_chat_completion_message_function_call(
-    data: Any,
-) -> ChatCompletionMessageFunctionCall:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _ChatCompletionMessageFunctionCallRead(
-        arguments=_required(obj, "arguments", _decode_str),
-        name=_optional(obj, "name", _decode_str),
-    )
-    extra = _extra(obj, _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS: Final = _Shape(
+    {
+        "arguments": _required(_str),
+        "name": _optional(_str),
+    }
+)
 
 
 class ChatCompletionAudio(
@@ -1603,7 +1266,9 @@ class ChatCompletionAudio(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ChatCompletionAudioRead)
         except _MSGSPEC_REFUSES:
-            return _checked_chat_completion_audio(data)
+            return _read_struct(
+                _ChatCompletionAudioRead, data, _CHAT_COMPLETION_AUDIO_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionAudio: known keys in spec order, then `extra`."""
@@ -1623,41 +1288,19 @@ class ChatCompletionAudio(
 class _ChatCompletionAudioRead(ChatCompletionAudio):
     """A ChatCompletionAudio read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], ChatCompletionAudio], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_chat_completion_audio, (self.to_dict(),))
-
-    def __copy__(self) -> ChatCompletionAudio:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_CHAT_COMPLETION_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
-
-
-def _checked_chat_completion_audio(data: Any) -> ChatCompletionAudio:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _ChatCompletionAudioRead(
-        id=_optional(obj, "id", _decode_str),
-        data=_optional(obj, "data", _decode_str),
-        expires_at=_optional(obj, "expires_at", _decode_int),
-        transcript=_optional(obj, "transcript", _decode_str),
-    )
-    extra = _extra(obj, _CHAT_COMPLETION_AUDIO_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_CHAT_COMPLETION_AUDIO_FIELDS: Final = _Shape(
+    {
+        "id": _optional(_str),
+        "data": _optional(_str),
+        "expires_at": _optional(_int),
+        "transcript": _optional(_str),
+    }
+)
 
 
 class GroqSearchResult(
@@ -1691,7 +1334,7 @@ class GroqSearchResult(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _GroqSearchResultRead)
         except _MSGSPEC_REFUSES:
-            return _checked_groq_search_result(data)
+            return _read_struct(_GroqSearchResultRead, data, _GROQ_SEARCH_RESULT_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqSearchResult: known keys in spec order, then `extra`."""
@@ -1711,41 +1354,19 @@ class GroqSearchResult(
 class _GroqSearchResultRead(GroqSearchResult):
     """A GroqSearchResult read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], GroqSearchResult], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_groq_search_result, (self.to_dict(),))
-
-    def __copy__(self) -> GroqSearchResult:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_GROQ_SEARCH_RESULT_KEYS = frozenset({"title", "url", "content", "score"})
-
-
-def _checked_groq_search_result(data: Any) -> GroqSearchResult:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _GroqSearchResultRead(
-        title=_optional_nullable(obj, "title", _decode_str),
-        url=_optional_nullable(obj, "url", _decode_str),
-        content=_optional_nullable(obj, "content", _decode_str),
-        score=_optional_nullable(obj, "score", _decode_float),
-    )
-    extra = _extra(obj, _GROQ_SEARCH_RESULT_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_GROQ_SEARCH_RESULT_FIELDS: Final = _Shape(
+    {
+        "title": _nullable(_str),
+        "url": _nullable(_str),
+        "content": _nullable(_str),
+        "score": _nullable(_float),
+    }
+)
 
 
 class GroqSearchResults(
@@ -1775,7 +1396,9 @@ class GroqSearchResults(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _GroqSearchResultsRead)
         except _MSGSPEC_REFUSES:
-            return _checked_groq_search_results(data)
+            return _read_struct(
+                _GroqSearchResultsRead, data, _GROQ_SEARCH_RESULTS_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqSearchResults: known keys in spec order, then `extra`."""
@@ -1784,7 +1407,7 @@ class GroqSearchResults(
             out["results"] = (
                 None
                 if self.results is None
-                else _encode_list_GroqSearchResult(self.results)
+                else [item.to_dict() for item in self.results]
             )
         if self.images is not UNSET:
             out["images"] = self.images
@@ -1795,39 +1418,17 @@ class GroqSearchResults(
 class _GroqSearchResultsRead(GroqSearchResults):
     """A GroqSearchResults read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], GroqSearchResults], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_groq_search_results, (self.to_dict(),))
-
-    def __copy__(self) -> GroqSearchResults:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_GROQ_SEARCH_RESULTS_KEYS = frozenset({"results", "images"})
-
-
-def _checked_groq_search_results(data: Any) -> GroqSearchResults:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _GroqSearchResultsRead(
-        results=_optional_nullable(obj, "results", _decode_list_GroqSearchResult),
-        images=_optional_nullable(obj, "images", _decode_list_str),
-    )
-    extra = _extra(obj, _GROQ_SEARCH_RESULTS_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_GROQ_SEARCH_RESULTS_FIELDS: Final = _Shape(
+    {
+        "results": _nullable(_list_of(GroqSearchResult.from_dict)),
+        "images": _nullable(_list_of(_str)),
+    }
+)
 
 
 class GroqBrowserResult(
@@ -1861,7 +1462,9 @@ class GroqBrowserResult(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _GroqBrowserResultRead)
         except _MSGSPEC_REFUSES:
-            return _checked_groq_browser_result(data)
+            return _read_struct(
+                _GroqBrowserResultRead, data, _GROQ_BROWSER_RESULT_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqBrowserResult: known keys in spec order, then `extra`."""
@@ -1881,41 +1484,19 @@ class GroqBrowserResult(
 class _GroqBrowserResultRead(GroqBrowserResult):
     """A GroqBrowserResult read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], GroqBrowserResult], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_groq_browser_result, (self.to_dict(),))
-
-    def __copy__(self) -> GroqBrowserResult:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_GROQ_BROWSER_RESULT_KEYS = frozenset({"title", "url", "content", "live_view_url"})
-
-
-def _checked_groq_browser_result(data: Any) -> GroqBrowserResult:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _GroqBrowserResultRead(
-        title=_optional_nullable(obj, "title", _decode_str),
-        url=_optional_nullable(obj, "url", _decode_str),
-        content=_optional_nullable(obj, "content", _decode_str),
-        live_view_url=_optional_nullable(obj, "live_view_url", _decode_str),
-    )
-    extra = _extra(obj, _GROQ_BROWSER_RESULT_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_GROQ_BROWSER_RESULT_FIELDS: Final = _Shape(
+    {
+        "title": _nullable(_str),
+        "url": _nullable(_str),
+        "content": _nullable(_str),
+        "live_view_url": _nullable(_str),
+    }
+)
 
 
 class GroqChartElement(
@@ -1965,7 +1546,7 @@ class GroqChartElement(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _GroqChartElementRead)
         except _MSGSPEC_REFUSES:
-            return _checked_groq_chart_element(data)
+            return _read_struct(_GroqChartElementRead, data, _GROQ_CHART_ELEMENT_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqChartElement: known keys in spec order, then `extra`."""
@@ -2001,64 +1582,27 @@ class GroqChartElement(
 class _GroqChartElementRead(GroqChartElement):
     """A GroqChartElement read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], GroqChartElement], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_groq_chart_element, (self.to_dict(),))
-
-    def __copy__(self) -> GroqChartElement:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_GROQ_CHART_ELEMENT_KEYS = frozenset(
+_GROQ_CHART_ELEMENT_FIELDS: Final = _Shape(
     {
-        "label",
-        "group",
-        "value",
-        "points",
-        "angle",
-        "radius",
-        "min",
-        "first_quartile",
-        "median",
-        "third_quartile",
-        "max",
-        "outliers",
+        "label": _nullable(_str),
+        "group": _nullable(_str),
+        "value": _nullable(_float),
+        "points": _nullable(_list_of(_list_of(_float))),
+        "angle": _nullable(_float),
+        "radius": _nullable(_float),
+        "min": _nullable(_float),
+        "first_quartile": _nullable(_float),
+        "median": _nullable(_float),
+        "third_quartile": _nullable(_float),
+        "max": _nullable(_float),
+        "outliers": _nullable(_list_of(_float)),
     }
 )
-
-
-def _checked_groq_chart_element(data: Any) -> GroqChartElement:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _GroqChartElementRead(
-        label=_optional_nullable(obj, "label", _decode_str),
-        group=_optional_nullable(obj, "group", _decode_str),
-        value=_optional_nullable(obj, "value", _decode_float),
-        points=_optional_nullable(obj, "points", _decode_list_list_float),
-        angle=_optional_nullable(obj, "angle", _decode_float),
-        radius=_optional_nullable(obj, "radius", _decode_float),
-        min=_optional_nullable(obj, "min", _decode_float),
-        first_quartile=_optional_nullable(obj, "first_quartile", _decode_float),
-        median=_optional_nullable(obj, "median", _decode_float),
-        third_quartile=_optional_nullable(obj, "third_quartile", _decode_float),
-        max=_optional_nullable(obj, "max", _decode_float),
-        outliers=_optional_nullable(obj, "outliers", _decode_list_float),
-    )
-    extra = _extra(obj, _GROQ_CHART_ELEMENT_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class GroqChart(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -2108,7 +1652,7 @@ class GroqChart(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _GroqChartRead)
         except _MSGSPEC_REFUSES:
-            return _checked_groq_chart(data)
+            return _read_struct(_GroqChartRead, data, _GROQ_CHART_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqChart: known keys in spec order, then `extra`."""
@@ -2121,7 +1665,7 @@ class GroqChart(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
             out["elements"] = (
                 None
                 if self.elements is None
-                else _encode_list_GroqChartElement(self.elements)
+                else [item.to_dict() for item in self.elements]
             )
         if self.x_label is not UNSET:
             out["x_label"] = self.x_label
@@ -2150,64 +1694,28 @@ class GroqChart(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 class _GroqChartRead(GroqChart):
     """A GroqChart read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(self) -> tuple[Callable[[Any], GroqChart], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_groq_chart, (self.to_dict(),))
-
-    def __copy__(self) -> GroqChart:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_GROQ_CHART_KEYS = frozenset(
+_GROQ_CHART_FIELDS: Final = _Shape(
     {
-        "type",
-        "title",
-        "elements",
-        "x_label",
-        "x_scale",
-        "x_unit",
-        "x_ticks",
-        "x_tick_labels",
-        "y_label",
-        "y_scale",
-        "y_unit",
-        "y_ticks",
-        "y_tick_labels",
+        "type": _nullable(_str),
+        "title": _nullable(_str),
+        "elements": _nullable(_list_of(GroqChartElement.from_dict)),
+        "x_label": _nullable(_str),
+        "x_scale": _nullable(_str),
+        "x_unit": _nullable(_str),
+        "x_ticks": _nullable(_list_of(_float)),
+        "x_tick_labels": _nullable(_list_of(_str)),
+        "y_label": _nullable(_str),
+        "y_scale": _nullable(_str),
+        "y_unit": _nullable(_str),
+        "y_ticks": _nullable(_list_of(_float)),
+        "y_tick_labels": _nullable(_list_of(_str)),
     }
 )
-
-
-def _checked_groq_chart(data: Any) -> GroqChart:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _GroqChartRead(
-        type=_optional_nullable(obj, "type", _decode_str),
-        title=_optional_nullable(obj, "title", _decode_str),
-        elements=_optional_nullable(obj, "elements", _decode_list_GroqChartElement),
-        x_label=_optional_nullable(obj, "x_label", _decode_str),
-        x_scale=_optional_nullable(obj, "x_scale", _decode_str),
-        x_unit=_optional_nullable(obj, "x_unit", _decode_str),
-        x_ticks=_optional_nullable(obj, "x_ticks", _decode_list_float),
-        x_tick_labels=_optional_nullable(obj, "x_tick_labels", _decode_list_str),
-        y_label=_optional_nullable(obj, "y_label", _decode_str),
-        y_scale=_optional_nullable(obj, "y_scale", _decode_str),
-        y_unit=_optional_nullable(obj, "y_unit", _decode_str),
-        y_ticks=_optional_nullable(obj, "y_ticks", _decode_list_float),
-        y_tick_labels=_optional_nullable(obj, "y_tick_labels", _decode_list_str),
-    )
-    extra = _extra(obj, _GROQ_CHART_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class GroqCodeResult(
@@ -2241,7 +1749,7 @@ class GroqCodeResult(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _GroqCodeResultRead)
         except _MSGSPEC_REFUSES:
-            return _checked_groq_code_result(data)
+            return _read_struct(_GroqCodeResultRead, data, _GROQ_CODE_RESULT_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqCodeResult: known keys in spec order, then `extra`."""
@@ -2254,7 +1762,9 @@ class GroqCodeResult(
             out["chart"] = None if self.chart is None else self.chart.to_dict()
         if self.charts is not UNSET:
             out["charts"] = (
-                None if self.charts is None else _encode_list_GroqChart(self.charts)
+                None
+                if self.charts is None
+                else [item.to_dict() for item in self.charts]
             )
         out.update(self.extra)
         return out
@@ -2263,41 +1773,19 @@ class GroqCodeResult(
 class _GroqCodeResultRead(GroqCodeResult):
     """A GroqCodeResult read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], GroqCodeResult], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_groq_code_result, (self.to_dict(),))
-
-    def __copy__(self) -> GroqCodeResult:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_GROQ_CODE_RESULT_KEYS = frozenset({"text", "png", "chart", "charts"})
-
-
-def _checked_groq_code_result(data: Any) -> GroqCodeResult:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _GroqCodeResultRead(
-        text=_optional_nullable(obj, "text", _decode_str),
-        png=_optional_nullable(obj, "png", _decode_str),
-        chart=_optional_nullable(obj, "chart", GroqChart.from_dict),
-        charts=_optional_nullable(obj, "charts", _decode_list_GroqChart),
-    )
-    extra = _extra(obj, _GROQ_CODE_RESULT_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_GROQ_CODE_RESULT_FIELDS: Final = _Shape(
+    {
+        "text": _nullable(_str),
+        "png": _nullable(_str),
+        "chart": _nullable(GroqChart.from_dict),
+        "charts": _nullable(_list_of(GroqChart.from_dict)),
+    }
+)
 
 
 class GroqExecutedTool(
@@ -2339,7 +1827,7 @@ class GroqExecutedTool(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _GroqExecutedToolRead)
         except _MSGSPEC_REFUSES:
-            return _checked_groq_executed_tool(data)
+            return _read_struct(_GroqExecutedToolRead, data, _GROQ_EXECUTED_TOOL_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqExecutedTool: known keys in spec order, then `extra`."""
@@ -2359,13 +1847,13 @@ class GroqExecutedTool(
             out["browser_results"] = (
                 None
                 if self.browser_results is None
-                else _encode_list_GroqBrowserResult(self.browser_results)
+                else [item.to_dict() for item in self.browser_results]
             )
         if self.code_results is not UNSET:
             out["code_results"] = (
                 None
                 if self.code_results is None
-                else _encode_list_GroqCodeResult(self.code_results)
+                else [item.to_dict() for item in self.code_results]
             )
         out.update(self.extra)
         return out
@@ -2374,60 +1862,22 @@ class GroqExecutedTool(
 class _GroqExecutedToolRead(GroqExecutedTool):
     """A GroqExecutedTool read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], GroqExecutedTool], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_groq_executed_tool, (self.to_dict(),))
-
-    def __copy__(self) -> GroqExecutedTool:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_GROQ_EXECUTED_TOOL_KEYS = frozenset(
+_GROQ_EXECUTED_TOOL_FIELDS: Final = _Shape(
     {
-        "index",
-        "type",
-        "arguments",
-        "output",
-        "search_results",
-        "browser_results",
-        "code_results",
+        "index": _required(_int),
+        "type": _nullable(_str),
+        "arguments": _nullable(_str),
+        "output": _nullable(_str),
+        "search_results": _nullable(GroqSearchResults.from_dict),
+        "browser_results": _nullable(_list_of(GroqBrowserResult.from_dict)),
+        "code_results": _nullable(_list_of(GroqCodeResult.from_dict)),
     }
 )
-
-
-def _checked_groq_executed_tool(data: Any) -> GroqExecutedTool:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _GroqExecutedToolRead(
-        index=_required(obj, "index", _decode_int),
-        type=_optional_nullable(obj, "type", _decode_str),
-        arguments=_optional_nullable(obj, "arguments", _decode_str),
-        output=_optional_nullable(obj, "output", _decode_str),
-        search_results=_optional_nullable(
-            obj, "search_results", GroqSearchResults.from_dict
-        ),
-        browser_results=_optional_nullable(
-            obj, "browser_results", _decode_list_GroqBrowserResult
-        ),
-        code_results=_optional_nullable(
-            obj, "code_results", _decode_list_GroqCodeResult
-        ),
-    )
-    extra = _extra(obj, _GROQ_EXECUTED_TOOL_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class LiteLLMThinkingBlock(
@@ -2464,7 +1914,9 @@ class LiteLLMThinkingBlock(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _LiteLLMThinkingBlockRead)
         except _MSGSPEC_REFUSES:
-            return _checked_lite_l_l_m_thinking_block(data)
+            return _read_struct(
+                _LiteLLMThinkingBlockRead, data, _LITE_L_L_M_THINKING_BLOCK_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this LiteLLMThinkingBlock: known keys in spec order, then `extra`."""
@@ -2485,44 +1937,20 @@ class LiteLLMThinkingBlock(
 class _LiteLLMThinkingBlockRead(LiteLLMThinkingBlock):
     """A LiteLLMThinkingBlock read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], LiteLLMThinkingBlock], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_lite_l_l_m_thinking_block, (self.to_dict(),))
-
-    def __copy__(self) -> LiteLLMThinkingBlock:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_LITE_L_L_M_THINKING_BLOCK_KEYS = frozenset(
-    {"type", "thinking", "signature", "data", "cache_control"}
+_LITE_L_L_M_THINKING_BLOCK_FIELDS: Final = _Shape(
+    {
+        "type": _required(_str),
+        "thinking": _nullable(_str),
+        "signature": _nullable(_str),
+        "data": _nullable(_str),
+        "cache_control": _nullable(_map),
+    }
 )
-
-
-def _checked_lite_l_l_m_thinking_block(data: Any) -> LiteLLMThinkingBlock:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _LiteLLMThinkingBlockRead(
-        type=_required(obj, "type", _decode_str),
-        thinking=_optional_nullable(obj, "thinking", _decode_str),
-        signature=_optional_nullable(obj, "signature", _decode_str),
-        data=_optional_nullable(obj, "data", _decode_str),
-        cache_control=_optional_nullable(obj, "cache_control", _decode_map_any),
-    )
-    extra = _extra(obj, _LITE_L_L_M_THINKING_BLOCK_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class MoonshotInternalContent(
@@ -2550,7 +1978,9 @@ class MoonshotInternalContent(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _MoonshotInternalContentRead)
         except _MSGSPEC_REFUSES:
-            return _checked_moonshot_internal_content(data)
+            return _read_struct(
+                _MoonshotInternalContentRead, data, _MOONSHOT_INTERNAL_CONTENT_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MoonshotInternalContent: known keys in spec order, then `extra`."""
@@ -2564,38 +1994,16 @@ class MoonshotInternalContent(
 class _MoonshotInternalContentRead(MoonshotInternalContent):
     """A MoonshotInternalContent read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], MoonshotInternalContent], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_moonshot_internal_content, (self.to_dict(),))
-
-    def __copy__(self) -> MoonshotInternalContent:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_MOONSHOT_INTERNAL_CONTENT_KEYS = frozenset({"token_ids"})
-
-
-def _checked_moonshot_internal_content(data: Any) -> MoonshotInternalContent:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _MoonshotInternalContentRead(
-        token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
-    )
-    extra = _extra(obj, _MOONSHOT_INTERNAL_CONTENT_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_MOONSHOT_INTERNAL_CONTENT_FIELDS: Final = _Shape(
+    {
+        "token_ids": _nullable(_list_of(_int)),
+    }
+)
 
 
 class OpenRouterReasoningDetail(
@@ -2637,7 +2045,11 @@ class OpenRouterReasoningDetail(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _OpenRouterReasoningDetailRead)
         except _MSGSPEC_REFUSES:
-            return _checked_open_router_reasoning_detail(data)
+            return _read_struct(
+                _OpenRouterReasoningDetailRead,
+                data,
+                _OPEN_ROUTER_REASONING_DETAIL_FIELDS,
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterReasoningDetail: known keys in spec order, then `extra`."""
@@ -2665,47 +2077,23 @@ class OpenRouterReasoningDetail(
 class _OpenRouterReasoningDetailRead(OpenRouterReasoningDetail):
     """A OpenRouterReasoningDetail read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], OpenRouterReasoningDetail], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_open_router_reasoning_detail, (self.to_dict(),))
-
-    def __copy__(self) -> OpenRouterReasoningDetail:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_OPEN_ROUTER_REASONING_DETAIL_KEYS = frozenset(
-    {"type", "id", "format", "index", "text", "signature", "summary", "data"}
+_OPEN_ROUTER_REASONING_DETAIL_FIELDS: Final = _Shape(
+    {
+        "type": _nullable(_str),
+        "id": _nullable(_str),
+        "format": _nullable(_str),
+        "index": _nullable(_int),
+        "text": _nullable(_str),
+        "signature": _nullable(_str),
+        "summary": _nullable(_str),
+        "data": _nullable(_str),
+    }
 )
-
-
-def _checked_open_router_reasoning_detail(data: Any) -> OpenRouterReasoningDetail:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _OpenRouterReasoningDetailRead(
-        type=_optional_nullable(obj, "type", _decode_str),
-        id=_optional_nullable(obj, "id", _decode_str),
-        format=_optional_nullable(obj, "format", _decode_str),
-        index=_optional_nullable(obj, "index", _decode_int),
-        text=_optional_nullable(obj, "text", _decode_str),
-        signature=_optional_nullable(obj, "signature", _decode_str),
-        summary=_optional_nullable(obj, "summary", _decode_str),
-        data=_optional_nullable(obj, "data", _decode_str),
-    )
-    extra = _extra(obj, _OPEN_ROUTER_REASONING_DETAIL_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class OpenRouterUrlCitation(
@@ -2740,7 +2128,9 @@ class OpenRouterUrlCitation(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _OpenRouterUrlCitationRead)
         except _MSGSPEC_REFUSES:
-            return _checked_open_router_url_citation(data)
+            return _read_struct(
+                _OpenRouterUrlCitationRead, data, _OPEN_ROUTER_URL_CITATION_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterUrlCitation: known keys in spec order, then `extra`."""
@@ -2761,44 +2151,20 @@ class OpenRouterUrlCitation(
 class _OpenRouterUrlCitationRead(OpenRouterUrlCitation):
     """A OpenRouterUrlCitation read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], OpenRouterUrlCitation], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_open_router_url_citation, (self.to_dict(),))
-
-    def __copy__(self) -> OpenRouterUrlCitation:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_OPEN_ROUTER_URL_CITATION_KEYS = frozenset(
-    {"url", "title", "start_index", "end_index", "content"}
+_OPEN_ROUTER_URL_CITATION_FIELDS: Final = _Shape(
+    {
+        "url": _required(_str),
+        "title": _nullable(_str),
+        "start_index": _nullable(_int),
+        "end_index": _nullable(_int),
+        "content": _nullable(_str),
+    }
 )
-
-
-def _checked_open_router_url_citation(data: Any) -> OpenRouterUrlCitation:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _OpenRouterUrlCitationRead(
-        url=_required(obj, "url", _decode_str),
-        title=_optional_nullable(obj, "title", _decode_str),
-        start_index=_optional_nullable(obj, "start_index", _decode_int),
-        end_index=_optional_nullable(obj, "end_index", _decode_int),
-        content=_optional_nullable(obj, "content", _decode_str),
-    )
-    extra = _extra(obj, _OPEN_ROUTER_URL_CITATION_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class OpenRouterFileContentPart(
@@ -2827,7 +2193,11 @@ class OpenRouterFileContentPart(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _OpenRouterFileContentPartRead)
         except _MSGSPEC_REFUSES:
-            return _checked_open_router_file_content_part(data)
+            return _read_struct(
+                _OpenRouterFileContentPartRead,
+                data,
+                _OPEN_ROUTER_FILE_CONTENT_PART_FIELDS,
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterFileContentPart: known keys in spec order, then `extra`."""
@@ -2843,39 +2213,17 @@ class OpenRouterFileContentPart(
 class _OpenRouterFileContentPartRead(OpenRouterFileContentPart):
     """A OpenRouterFileContentPart read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], OpenRouterFileContentPart], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_open_router_file_content_part, (self.to_dict(),))
-
-    def __copy__(self) -> OpenRouterFileContentPart:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_OPEN_ROUTER_FILE_CONTENT_PART_KEYS = frozenset({"type", "text"})
-
-
-def _checked_open_router_file_content_part(data: Any) -> OpenRouterFileContentPart:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _OpenRouterFileContentPartRead(
-        type=_optional_nullable(obj, "type", _decode_str),
-        text=_optional_nullable(obj, "text", _decode_str),
-    )
-    extra = _extra(obj, _OPEN_ROUTER_FILE_CONTENT_PART_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_OPEN_ROUTER_FILE_CONTENT_PART_FIELDS: Final = _Shape(
+    {
+        "type": _nullable(_str),
+        "text": _nullable(_str),
+    }
+)
 
 
 class OpenRouterFileAnnotation(
@@ -2906,7 +2254,9 @@ class OpenRouterFileAnnotation(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _OpenRouterFileAnnotationRead)
         except _MSGSPEC_REFUSES:
-            return _checked_open_router_file_annotation(data)
+            return _read_struct(
+                _OpenRouterFileAnnotationRead, data, _OPEN_ROUTER_FILE_ANNOTATION_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterFileAnnotation: known keys in spec order, then `extra`."""
@@ -2919,7 +2269,7 @@ class OpenRouterFileAnnotation(
             out["content"] = (
                 None
                 if self.content is None
-                else _encode_list_OpenRouterFileContentPart(self.content)
+                else [item.to_dict() for item in self.content]
             )
         out.update(self.extra)
         return out
@@ -2928,42 +2278,18 @@ class OpenRouterFileAnnotation(
 class _OpenRouterFileAnnotationRead(OpenRouterFileAnnotation):
     """A OpenRouterFileAnnotation read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], OpenRouterFileAnnotation], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_open_router_file_annotation, (self.to_dict(),))
-
-    def __copy__(self) -> OpenRouterFileAnnotation:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_OPEN_ROUTER_FILE_ANNOTATION_KEYS = frozenset({"hash", "name", "content"})
-
-
-def _checked_open_router_file_annotation(data: Any) -> OpenRouterFileAnnotation:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _OpenRouterFileAnnotationRead(
-        hash=_optional_nullable(obj, "hash", _decode_str),
-        name=_optional_nullable(obj, "name", _decode_str),
-        content=_optional_nullable(
-            obj, "content", _decode_list_OpenRouterFileContentPart
-        ),
-    )
-    extra = _extra(obj, _OPEN_ROUTER_FILE_ANNOTATION_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_OPEN_ROUTER_FILE_ANNOTATION_FIELDS: Final = _Shape(
+    {
+        "hash": _nullable(_str),
+        "name": _nullable(_str),
+        "content": _nullable(_list_of(OpenRouterFileContentPart.from_dict)),
+    }
+)
 
 
 class GroqDocumentCitation(
@@ -2995,7 +2321,9 @@ class GroqDocumentCitation(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _GroqDocumentCitationRead)
         except _MSGSPEC_REFUSES:
-            return _checked_groq_document_citation(data)
+            return _read_struct(
+                _GroqDocumentCitationRead, data, _GROQ_DOCUMENT_CITATION_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqDocumentCitation: known keys in spec order, then `extra`."""
@@ -3013,40 +2341,18 @@ class GroqDocumentCitation(
 class _GroqDocumentCitationRead(GroqDocumentCitation):
     """A GroqDocumentCitation read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], GroqDocumentCitation], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_groq_document_citation, (self.to_dict(),))
-
-    def __copy__(self) -> GroqDocumentCitation:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_GROQ_DOCUMENT_CITATION_KEYS = frozenset({"document_id", "start_index", "end_index"})
-
-
-def _checked_groq_document_citation(data: Any) -> GroqDocumentCitation:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _GroqDocumentCitationRead(
-        document_id=_optional_nullable(obj, "document_id", _decode_str),
-        start_index=_optional_nullable(obj, "start_index", _decode_int),
-        end_index=_optional_nullable(obj, "end_index", _decode_int),
-    )
-    extra = _extra(obj, _GROQ_DOCUMENT_CITATION_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_GROQ_DOCUMENT_CITATION_FIELDS: Final = _Shape(
+    {
+        "document_id": _nullable(_str),
+        "start_index": _nullable(_int),
+        "end_index": _nullable(_int),
+    }
+)
 
 
 class GroqFunctionCitation(
@@ -3078,7 +2384,9 @@ class GroqFunctionCitation(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _GroqFunctionCitationRead)
         except _MSGSPEC_REFUSES:
-            return _checked_groq_function_citation(data)
+            return _read_struct(
+                _GroqFunctionCitationRead, data, _GROQ_FUNCTION_CITATION_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqFunctionCitation: known keys in spec order, then `extra`."""
@@ -3096,40 +2404,18 @@ class GroqFunctionCitation(
 class _GroqFunctionCitationRead(GroqFunctionCitation):
     """A GroqFunctionCitation read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], GroqFunctionCitation], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_groq_function_citation, (self.to_dict(),))
-
-    def __copy__(self) -> GroqFunctionCitation:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_GROQ_FUNCTION_CITATION_KEYS = frozenset({"tool_call_id", "start_index", "end_index"})
-
-
-def _checked_groq_function_citation(data: Any) -> GroqFunctionCitation:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _GroqFunctionCitationRead(
-        tool_call_id=_optional_nullable(obj, "tool_call_id", _decode_str),
-        start_index=_optional_nullable(obj, "start_index", _decode_int),
-        end_index=_optional_nullable(obj, "end_index", _decode_int),
-    )
-    extra = _extra(obj, _GROQ_FUNCTION_CITATION_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_GROQ_FUNCTION_CITATION_FIELDS: Final = _Shape(
+    {
+        "tool_call_id": _nullable(_str),
+        "start_index": _nullable(_int),
+        "end_index": _nullable(_int),
+    }
+)
 
 
 class OpenRouterAnnotation(
@@ -3172,7 +2458,9 @@ class OpenRouterAnnotation(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _OpenRouterAnnotationRead)
         except _MSGSPEC_REFUSES:
-            return _checked_open_router_annotation(data)
+            return _read_struct(
+                _OpenRouterAnnotationRead, data, _OPEN_ROUTER_ANNOTATION_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterAnnotation: known keys in spec order, then `extra`."""
@@ -3203,50 +2491,20 @@ class OpenRouterAnnotation(
 class _OpenRouterAnnotationRead(OpenRouterAnnotation):
     """A OpenRouterAnnotation read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], OpenRouterAnnotation], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_open_router_annotation, (self.to_dict(),))
-
-    def __copy__(self) -> OpenRouterAnnotation:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_OPEN_ROUTER_ANNOTATION_KEYS = frozenset(
-    {"type", "url_citation", "file", "document_citation", "function_citation"}
+_OPEN_ROUTER_ANNOTATION_FIELDS: Final = _Shape(
+    {
+        "type": _required(_str),
+        "url_citation": _nullable(OpenRouterUrlCitation.from_dict),
+        "file": _nullable(OpenRouterFileAnnotation.from_dict),
+        "document_citation": _nullable(GroqDocumentCitation.from_dict),
+        "function_citation": _nullable(GroqFunctionCitation.from_dict),
+    }
 )
-
-
-def _checked_open_router_annotation(data: Any) -> OpenRouterAnnotation:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _OpenRouterAnnotationRead(
-        type=_required(obj, "type", _decode_str),
-        url_citation=_optional_nullable(
-            obj, "url_citation", OpenRouterUrlCitation.from_dict
-        ),
-        file=_optional_nullable(obj, "file", OpenRouterFileAnnotation.from_dict),
-        document_citation=_optional_nullable(
-            obj, "document_citation", GroqDocumentCitation.from_dict
-        ),
-        function_citation=_optional_nullable(
-            obj, "function_citation", GroqFunctionCitation.from_dict
-        ),
-    )
-    extra = _extra(obj, _OPEN_ROUTER_ANNOTATION_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class ChatCompletionMessage(
@@ -3385,24 +2643,22 @@ class ChatCompletionMessage(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ChatCompletionMessageRead)
         except _MSGSPEC_REFUSES:
-            return _checked_chat_completion_message(data)
+            return _read_struct(
+                _ChatCompletionMessageRead, data, _CHAT_COMPLETION_MESSAGE_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessage: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["role"] = self.role
-        out["content"] = (
-            None
-            if self.content is None
-            else _encode_str_or_list_MistralContentPart(self.content)
-        )
+        out["content"] = _encoded(self.content)
         if self.refusal is not UNSET:
             out["refusal"] = self.refusal
         if self.tool_calls is not UNSET:
             out["tool_calls"] = (
                 None
                 if self.tool_calls is None
-                else _encode_list_ChatCompletionMessageToolCall(self.tool_calls)
+                else [item.to_dict() for item in self.tool_calls]
             )
         if self.function_call is not UNSET:
             out["function_call"] = (
@@ -3418,13 +2674,13 @@ class ChatCompletionMessage(
             out["executed_tools"] = (
                 None
                 if self.executed_tools is None
-                else _encode_list_GroqExecutedTool(self.executed_tools)
+                else [item.to_dict() for item in self.executed_tools]
             )
         if self.thinking_blocks is not UNSET:
             out["thinking_blocks"] = (
                 None
                 if self.thinking_blocks is None
-                else _encode_list_LiteLLMThinkingBlock(self.thinking_blocks)
+                else [item.to_dict() for item in self.thinking_blocks]
             )
         if self.provider_specific_fields is not UNSET:
             out["provider_specific_fields"] = self.provider_specific_fields
@@ -3444,13 +2700,13 @@ class ChatCompletionMessage(
             out["reasoning_details"] = (
                 None
                 if self.reasoning_details is None
-                else _encode_list_OpenRouterReasoningDetail(self.reasoning_details)
+                else [item.to_dict() for item in self.reasoning_details]
             )
         if self.annotations is not UNSET:
             out["annotations"] = (
                 None
                 if self.annotations is None
-                else _encode_list_OpenRouterAnnotation(self.annotations)
+                else [item.to_dict() for item in self.annotations]
             )
         if self.hidden_states is not UNSET:
             out["hidden_states"] = self.hidden_states
@@ -3465,98 +2721,40 @@ class ChatCompletionMessage(
 class _ChatCompletionMessageRead(ChatCompletionMessage):
     """A ChatCompletionMessage read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], ChatCompletionMessage], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_chat_completion_message, (self.to_dict(),))
-
-    def __copy__(self) -> ChatCompletionMessage:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_CHAT_COMPLETION_MESSAGE_KEYS = frozenset(
+_CHAT_COMPLETION_MESSAGE_FIELDS: Final = _Shape(
     {
-        "role",
-        "content",
-        "refusal",
-        "tool_calls",
-        "function_call",
-        "audio",
-        "reasoning_content",
-        "channel",
-        "executed_tools",
-        "thinking_blocks",
-        "provider_specific_fields",
-        "index",
-        "tool_call_id",
-        "name",
-        "internal_content",
-        "reasoning_details",
-        "annotations",
-        "hidden_states",
-        "token_id",
-        "reasoning",
+        "role": _required(_str),
+        "content": _required_nullable(
+            _either(
+                "a string or a list",
+                {str: None, list: _list_of(MistralContentPart.from_dict)},
+            )
+        ),
+        "refusal": _nullable(_str),
+        "tool_calls": _nullable(_list_of(ChatCompletionMessageToolCall.from_dict)),
+        "function_call": _nullable(ChatCompletionMessageFunctionCall.from_dict),
+        "audio": _nullable(ChatCompletionAudio.from_dict),
+        "reasoning_content": _nullable(_str),
+        "channel": _nullable(_str),
+        "executed_tools": _nullable(_list_of(GroqExecutedTool.from_dict)),
+        "thinking_blocks": _nullable(_list_of(LiteLLMThinkingBlock.from_dict)),
+        "provider_specific_fields": _nullable(_map),
+        "index": _nullable(_int),
+        "tool_call_id": _nullable(_str),
+        "name": _nullable(_str),
+        "internal_content": _nullable(MoonshotInternalContent.from_dict),
+        "reasoning_details": _nullable(_list_of(OpenRouterReasoningDetail.from_dict)),
+        "annotations": _nullable(_list_of(OpenRouterAnnotation.from_dict)),
+        "hidden_states": _nullable(_any),
+        "token_id": _nullable(_int),
+        "reasoning": _nullable(_str),
     }
 )
-
-
-def _checked_chat_completion_message(data: Any) -> ChatCompletionMessage:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _ChatCompletionMessageRead(
-        role=_required(obj, "role", _decode_str),
-        content=_required_nullable(
-            obj, "content", _decode_str_or_list_MistralContentPart
-        ),
-        refusal=_optional_nullable(obj, "refusal", _decode_str),
-        tool_calls=_optional_nullable(
-            obj, "tool_calls", _decode_list_ChatCompletionMessageToolCall
-        ),
-        function_call=_optional_nullable(
-            obj, "function_call", ChatCompletionMessageFunctionCall.from_dict
-        ),
-        audio=_optional_nullable(obj, "audio", ChatCompletionAudio.from_dict),
-        reasoning_content=_optional_nullable(obj, "reasoning_content", _decode_str),
-        channel=_optional_nullable(obj, "channel", _decode_str),
-        executed_tools=_optional_nullable(
-            obj, "executed_tools", _decode_list_GroqExecutedTool
-        ),
-        thinking_blocks=_optional_nullable(
-            obj, "thinking_blocks", _decode_list_LiteLLMThinkingBlock
-        ),
-        provider_specific_fields=_optional_nullable(
-            obj, "provider_specific_fields", _decode_map_any
-        ),
-        index=_optional_nullable(obj, "index", _decode_int),
-        tool_call_id=_optional_nullable(obj, "tool_call_id", _decode_str),
-        name=_optional_nullable(obj, "name", _decode_str),
-        internal_content=_optional_nullable(
-            obj, "internal_content", MoonshotInternalContent.from_dict
-        ),
-        reasoning_details=_optional_nullable(
-            obj, "reasoning_details", _decode_list_OpenRouterReasoningDetail
-        ),
-        annotations=_optional_nullable(
-            obj, "annotations", _decode_list_OpenRouterAnnotation
-        ),
-        hidden_states=_optional_nullable(obj, "hidden_states", _decode_any),
-        token_id=_optional_nullable(obj, "token_id", _decode_int),
-        reasoning=_optional_nullable(obj, "reasoning", _decode_str),
-    )
-    extra = _extra(obj, _CHAT_COMPLETION_MESSAGE_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class TopLogprob(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -3582,7 +2780,7 @@ class TopLogprob(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _TopLogprobRead)
         except _MSGSPEC_REFUSES:
-            return _checked_top_logprob(data)
+            return _read_struct(_TopLogprobRead, data, _TOP_LOGPROB_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this TopLogprob: known keys in spec order, then `extra`."""
@@ -3598,38 +2796,18 @@ class TopLogprob(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
 class _TopLogprobRead(TopLogprob):
     """A TopLogprob read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(self) -> tuple[Callable[[Any], TopLogprob], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_top_logprob, (self.to_dict(),))
-
-    def __copy__(self) -> TopLogprob:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_TOP_LOGPROB_KEYS = frozenset({"token", "bytes", "logprob"})
-
-
-def _checked_top_logprob(data: Any) -> TopLogprob:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _TopLogprobRead(
-        token=_required(obj, "token", _decode_str),
-        bytes=_optional_nullable(obj, "bytes", _decode_list_int),
-        logprob=_required(obj, "logprob", _decode_float),
-    )
-    extra = _extra(obj, _TOP_LOGPROB_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_TOP_LOGPROB_FIELDS: Final = _Shape(
+    {
+        "token": _required(_str),
+        "bytes": _nullable(_list_of(_int)),
+        "logprob": _required(_float),
+    }
+)
 
 
 class ChatCompletionTokenLogprob(
@@ -3663,7 +2841,11 @@ class ChatCompletionTokenLogprob(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ChatCompletionTokenLogprobRead)
         except _MSGSPEC_REFUSES:
-            return _checked_chat_completion_token_logprob(data)
+            return _read_struct(
+                _ChatCompletionTokenLogprobRead,
+                data,
+                _CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS,
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionTokenLogprob: known keys in spec order, then `extra`."""
@@ -3672,7 +2854,7 @@ class ChatCompletionTokenLogprob(
         if self.bytes is not UNSET:
             out["bytes"] = self.bytes
         out["logprob"] = self.logprob
-        out["top_logprobs"] = _encode_list_TopLogprob(self.top_logprobs)
+        out["top_logprobs"] = [item.to_dict() for item in self.top_logprobs]
         out.update(self.extra)
         return out
 
@@ -3680,43 +2862,19 @@ class ChatCompletionTokenLogprob(
 class _ChatCompletionTokenLogprobRead(ChatCompletionTokenLogprob):
     """A ChatCompletionTokenLogprob read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], ChatCompletionTokenLogprob], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_chat_completion_token_logprob, (self.to_dict(),))
-
-    def __copy__(self) -> ChatCompletionTokenLogprob:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_CHAT_COMPLETION_TOKEN_LOGPROB_KEYS = frozenset(
-    {"token", "bytes", "logprob", "top_logprobs"}
+_CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS: Final = _Shape(
+    {
+        "token": _required(_str),
+        "bytes": _nullable(_list_of(_int)),
+        "logprob": _required(_float),
+        "top_logprobs": _required(_list_of(TopLogprob.from_dict)),
+    }
 )
-
-
-def _checked_chat_completion_token_logprob(data: Any) -> ChatCompletionTokenLogprob:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _ChatCompletionTokenLogprobRead(
-        token=_required(obj, "token", _decode_str),
-        bytes=_optional_nullable(obj, "bytes", _decode_list_int),
-        logprob=_required(obj, "logprob", _decode_float),
-        top_logprobs=_required(obj, "top_logprobs", _decode_list_TopLogprob),
-    )
-    extra = _extra(obj, _CHAT_COMPLETION_TOKEN_LOGPROB_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class ChoiceLogprobs(
@@ -3744,7 +2902,7 @@ class ChoiceLogprobs(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ChoiceLogprobsRead)
         except _MSGSPEC_REFUSES:
-            return _checked_choice_logprobs(data)
+            return _read_struct(_ChoiceLogprobsRead, data, _CHOICE_LOGPROBS_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceLogprobs: known keys in spec order, then `extra`."""
@@ -3753,13 +2911,13 @@ class ChoiceLogprobs(
             out["content"] = (
                 None
                 if self.content is None
-                else _encode_list_ChatCompletionTokenLogprob(self.content)
+                else [item.to_dict() for item in self.content]
             )
         if self.refusal is not UNSET:
             out["refusal"] = (
                 None
                 if self.refusal is None
-                else _encode_list_ChatCompletionTokenLogprob(self.refusal)
+                else [item.to_dict() for item in self.refusal]
             )
         out.update(self.extra)
         return out
@@ -3768,43 +2926,17 @@ class ChoiceLogprobs(
 class _ChoiceLogprobsRead(ChoiceLogprobs):
     """A ChoiceLogprobs read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], ChoiceLogprobs], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_choice_logprobs, (self.to_dict(),))
-
-    def __copy__(self) -> ChoiceLogprobs:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_CHOICE_LOGPROBS_KEYS = frozenset({"content", "refusal"})
-
-
-def _checked_choice_logprobs(data: Any) -> ChoiceLogprobs:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _ChoiceLogprobsRead(
-        content=_optional_nullable(
-            obj, "content", _decode_list_ChatCompletionTokenLogprob
-        ),
-        refusal=_optional_nullable(
-            obj, "refusal", _decode_list_ChatCompletionTokenLogprob
-        ),
-    )
-    extra = _extra(obj, _CHOICE_LOGPROBS_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_CHOICE_LOGPROBS_FIELDS: Final = _Shape(
+    {
+        "content": _nullable(_list_of(ChatCompletionTokenLogprob.from_dict)),
+        "refusal": _nullable(_list_of(ChatCompletionTokenLogprob.from_dict)),
+    }
+)
 
 
 class AzureSeverityResult(
@@ -3834,7 +2966,9 @@ class AzureSeverityResult(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _AzureSeverityResultRead)
         except _MSGSPEC_REFUSES:
-            return _checked_azure_severity_result(data)
+            return _read_struct(
+                _AzureSeverityResultRead, data, _AZURE_SEVERITY_RESULT_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureSeverityResult: known keys in spec order, then `extra`."""
@@ -3849,39 +2983,17 @@ class AzureSeverityResult(
 class _AzureSeverityResultRead(AzureSeverityResult):
     """A AzureSeverityResult read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], AzureSeverityResult], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_azure_severity_result, (self.to_dict(),))
-
-    def __copy__(self) -> AzureSeverityResult:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_AZURE_SEVERITY_RESULT_KEYS = frozenset({"filtered", "severity"})
-
-
-def _checked_azure_severity_result(data: Any) -> AzureSeverityResult:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _AzureSeverityResultRead(
-        filtered=_required(obj, "filtered", _decode_bool),
-        severity=_optional_nullable(obj, "severity", _decode_str),
-    )
-    extra = _extra(obj, _AZURE_SEVERITY_RESULT_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_AZURE_SEVERITY_RESULT_FIELDS: Final = _Shape(
+    {
+        "filtered": _required(_bool),
+        "severity": _nullable(_str),
+    }
+)
 
 
 class AzureDetectionResult(
@@ -3911,7 +3023,9 @@ class AzureDetectionResult(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _AzureDetectionResultRead)
         except _MSGSPEC_REFUSES:
-            return _checked_azure_detection_result(data)
+            return _read_struct(
+                _AzureDetectionResultRead, data, _AZURE_DETECTION_RESULT_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureDetectionResult: known keys in spec order, then `extra`."""
@@ -3926,39 +3040,17 @@ class AzureDetectionResult(
 class _AzureDetectionResultRead(AzureDetectionResult):
     """A AzureDetectionResult read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], AzureDetectionResult], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_azure_detection_result, (self.to_dict(),))
-
-    def __copy__(self) -> AzureDetectionResult:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_AZURE_DETECTION_RESULT_KEYS = frozenset({"filtered", "detected"})
-
-
-def _checked_azure_detection_result(data: Any) -> AzureDetectionResult:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _AzureDetectionResultRead(
-        filtered=_required(obj, "filtered", _decode_bool),
-        detected=_optional_nullable(obj, "detected", _decode_bool),
-    )
-    extra = _extra(obj, _AZURE_DETECTION_RESULT_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_AZURE_DETECTION_RESULT_FIELDS: Final = _Shape(
+    {
+        "filtered": _required(_bool),
+        "detected": _nullable(_bool),
+    }
+)
 
 
 class AzureBlocklistResult(
@@ -3988,7 +3080,9 @@ class AzureBlocklistResult(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _AzureBlocklistResultRead)
         except _MSGSPEC_REFUSES:
-            return _checked_azure_blocklist_result(data)
+            return _read_struct(
+                _AzureBlocklistResultRead, data, _AZURE_BLOCKLIST_RESULT_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureBlocklistResult: known keys in spec order, then `extra`."""
@@ -4003,39 +3097,17 @@ class AzureBlocklistResult(
 class _AzureBlocklistResultRead(AzureBlocklistResult):
     """A AzureBlocklistResult read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], AzureBlocklistResult], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_azure_blocklist_result, (self.to_dict(),))
-
-    def __copy__(self) -> AzureBlocklistResult:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_AZURE_BLOCKLIST_RESULT_KEYS = frozenset({"filtered", "id"})
-
-
-def _checked_azure_blocklist_result(data: Any) -> AzureBlocklistResult:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _AzureBlocklistResultRead(
-        filtered=_required(obj, "filtered", _decode_bool),
-        id=_optional_nullable(obj, "id", _decode_str),
-    )
-    extra = _extra(obj, _AZURE_BLOCKLIST_RESULT_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_AZURE_BLOCKLIST_RESULT_FIELDS: Final = _Shape(
+    {
+        "filtered": _required(_bool),
+        "id": _nullable(_str),
+    }
+)
 
 
 class AzureBlocklistDetails(
@@ -4065,7 +3137,9 @@ class AzureBlocklistDetails(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _AzureBlocklistDetailsRead)
         except _MSGSPEC_REFUSES:
-            return _checked_azure_blocklist_details(data)
+            return _read_struct(
+                _AzureBlocklistDetailsRead, data, _AZURE_BLOCKLIST_DETAILS_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureBlocklistDetails: known keys in spec order, then `extra`."""
@@ -4075,7 +3149,7 @@ class AzureBlocklistDetails(
             out["details"] = (
                 None
                 if self.details is None
-                else _encode_list_AzureBlocklistResult(self.details)
+                else [item.to_dict() for item in self.details]
             )
         out.update(self.extra)
         return out
@@ -4084,39 +3158,17 @@ class AzureBlocklistDetails(
 class _AzureBlocklistDetailsRead(AzureBlocklistDetails):
     """A AzureBlocklistDetails read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], AzureBlocklistDetails], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_azure_blocklist_details, (self.to_dict(),))
-
-    def __copy__(self) -> AzureBlocklistDetails:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_AZURE_BLOCKLIST_DETAILS_KEYS = frozenset({"filtered", "details"})
-
-
-def _checked_azure_blocklist_details(data: Any) -> AzureBlocklistDetails:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _AzureBlocklistDetailsRead(
-        filtered=_required(obj, "filtered", _decode_bool),
-        details=_optional_nullable(obj, "details", _decode_list_AzureBlocklistResult),
-    )
-    extra = _extra(obj, _AZURE_BLOCKLIST_DETAILS_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_AZURE_BLOCKLIST_DETAILS_FIELDS: Final = _Shape(
+    {
+        "filtered": _required(_bool),
+        "details": _nullable(_list_of(AzureBlocklistResult.from_dict)),
+    }
+)
 
 
 class AzureFilterError(
@@ -4146,7 +3198,7 @@ class AzureFilterError(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _AzureFilterErrorRead)
         except _MSGSPEC_REFUSES:
-            return _checked_azure_filter_error(data)
+            return _read_struct(_AzureFilterErrorRead, data, _AZURE_FILTER_ERROR_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureFilterError: known keys in spec order, then `extra`."""
@@ -4162,39 +3214,17 @@ class AzureFilterError(
 class _AzureFilterErrorRead(AzureFilterError):
     """A AzureFilterError read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], AzureFilterError], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_azure_filter_error, (self.to_dict(),))
-
-    def __copy__(self) -> AzureFilterError:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_AZURE_FILTER_ERROR_KEYS = frozenset({"code", "message"})
-
-
-def _checked_azure_filter_error(data: Any) -> AzureFilterError:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _AzureFilterErrorRead(
-        code=_optional_nullable(obj, "code", _decode_str),
-        message=_optional_nullable(obj, "message", _decode_str),
-    )
-    extra = _extra(obj, _AZURE_FILTER_ERROR_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_AZURE_FILTER_ERROR_FIELDS: Final = _Shape(
+    {
+        "code": _nullable(_str),
+        "message": _nullable(_str),
+    }
+)
 
 
 class AzureContentFilterResults(
@@ -4243,7 +3273,11 @@ class AzureContentFilterResults(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _AzureContentFilterResultsRead)
         except _MSGSPEC_REFUSES:
-            return _checked_azure_content_filter_results(data)
+            return _read_struct(
+                _AzureContentFilterResultsRead,
+                data,
+                _AZURE_CONTENT_FILTER_RESULTS_FIELDS,
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureContentFilterResults: known keys in spec order, then `extra`."""
@@ -4275,13 +3309,7 @@ class AzureContentFilterResults(
                 else self.protected_material_code.to_dict()
             )
         if self.custom_blocklists is not UNSET:
-            out["custom_blocklists"] = (
-                None
-                if self.custom_blocklists is None
-                else _encode_list_AzureBlocklistResult_or_AzureBlocklistDetails(
-                    self.custom_blocklists
-                )
-            )
+            out["custom_blocklists"] = _encoded(self.custom_blocklists)
         if self.error is not UNSET:
             out["error"] = None if self.error is None else self.error.to_dict()
         out.update(self.extra)
@@ -4291,66 +3319,32 @@ class AzureContentFilterResults(
 class _AzureContentFilterResultsRead(AzureContentFilterResults):
     """A AzureContentFilterResults read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], AzureContentFilterResults], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_azure_content_filter_results, (self.to_dict(),))
-
-    def __copy__(self) -> AzureContentFilterResults:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_AZURE_CONTENT_FILTER_RESULTS_KEYS = frozenset(
+_AZURE_CONTENT_FILTER_RESULTS_FIELDS: Final = _Shape(
     {
-        "hate",
-        "self_harm",
-        "sexual",
-        "violence",
-        "jailbreak",
-        "protected_material_text",
-        "protected_material_code",
-        "custom_blocklists",
-        "error",
+        "hate": _nullable(AzureSeverityResult.from_dict),
+        "self_harm": _nullable(AzureSeverityResult.from_dict),
+        "sexual": _nullable(AzureSeverityResult.from_dict),
+        "violence": _nullable(AzureSeverityResult.from_dict),
+        "jailbreak": _nullable(AzureDetectionResult.from_dict),
+        "protected_material_text": _nullable(AzureDetectionResult.from_dict),
+        "protected_material_code": _nullable(AzureDetectionResult.from_dict),
+        "custom_blocklists": _nullable(
+            _either(
+                "a list or an object",
+                {
+                    list: _list_of(AzureBlocklistResult.from_dict),
+                    dict: AzureBlocklistDetails.from_dict,
+                },
+            )
+        ),
+        "error": _nullable(AzureFilterError.from_dict),
     }
 )
-
-
-def _checked_azure_content_filter_results(data: Any) -> AzureContentFilterResults:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _AzureContentFilterResultsRead(
-        hate=_optional_nullable(obj, "hate", AzureSeverityResult.from_dict),
-        self_harm=_optional_nullable(obj, "self_harm", AzureSeverityResult.from_dict),
-        sexual=_optional_nullable(obj, "sexual", AzureSeverityResult.from_dict),
-        violence=_optional_nullable(obj, "violence", AzureSeverityResult.from_dict),
-        jailbreak=_optional_nullable(obj, "jailbreak", AzureDetectionResult.from_dict),
-        protected_material_text=_optional_nullable(
-            obj, "protected_material_text", AzureDetectionResult.from_dict
-        ),
-        protected_material_code=_optional_nullable(
-            obj, "protected_material_code", AzureDetectionResult.from_dict
-        ),
-        custom_blocklists=_optional_nullable(
-            obj,
-            "custom_blocklists",
-            _decode_list_AzureBlocklistResult_or_AzureBlocklistDetails,
-        ),
-        error=_optional_nullable(obj, "error", AzureFilterError.from_dict),
-    )
-    extra = _extra(obj, _AZURE_CONTENT_FILTER_RESULTS_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class AzureContentFilterOffsets(
@@ -4382,7 +3376,11 @@ class AzureContentFilterOffsets(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _AzureContentFilterOffsetsRead)
         except _MSGSPEC_REFUSES:
-            return _checked_azure_content_filter_offsets(data)
+            return _read_struct(
+                _AzureContentFilterOffsetsRead,
+                data,
+                _AZURE_CONTENT_FILTER_OFFSETS_FIELDS,
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureContentFilterOffsets: known keys in spec order, then `extra`."""
@@ -4397,42 +3395,18 @@ class AzureContentFilterOffsets(
 class _AzureContentFilterOffsetsRead(AzureContentFilterOffsets):
     """A AzureContentFilterOffsets read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], AzureContentFilterOffsets], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_azure_content_filter_offsets, (self.to_dict(),))
-
-    def __copy__(self) -> AzureContentFilterOffsets:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_AZURE_CONTENT_FILTER_OFFSETS_KEYS = frozenset(
-    {"check_offset", "start_offset", "end_offset"}
+_AZURE_CONTENT_FILTER_OFFSETS_FIELDS: Final = _Shape(
+    {
+        "check_offset": _required(_int),
+        "start_offset": _required(_int),
+        "end_offset": _required(_int),
+    }
 )
-
-
-def _checked_azure_content_filter_offsets(data: Any) -> AzureContentFilterOffsets:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _AzureContentFilterOffsetsRead(
-        check_offset=_required(obj, "check_offset", _decode_int),
-        start_offset=_required(obj, "start_offset", _decode_int),
-        end_offset=_required(obj, "end_offset", _decode_int),
-    )
-    extra = _extra(obj, _AZURE_CONTENT_FILTER_OFFSETS_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class CompletionTokensDetails(
@@ -4472,7 +3446,9 @@ class CompletionTokensDetails(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _CompletionTokensDetailsRead)
         except _MSGSPEC_REFUSES:
-            return _checked_completion_tokens_details(data)
+            return _read_struct(
+                _CompletionTokensDetailsRead, data, _COMPLETION_TOKENS_DETAILS_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this CompletionTokensDetails: known keys in spec order, then `extra`."""
@@ -4496,56 +3472,21 @@ class CompletionTokensDetails(
 class _CompletionTokensDetailsRead(CompletionTokensDetails):
     """A CompletionTokensDetails read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], CompletionTokensDetails], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_completion_tokens_details, (self.to_dict(),))
-
-    def __copy__(self) -> CompletionTokensDetails:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_COMPLETION_TOKENS_DETAILS_KEYS = frozenset(
+_COMPLETION_TOKENS_DETAILS_FIELDS: Final = _Shape(
     {
-        "accepted_prediction_tokens",
-        "audio_tokens",
-        "reasoning_tokens",
-        "rejected_prediction_tokens",
-        "text_tokens",
-        "image_tokens",
+        "accepted_prediction_tokens": _nullable(_int),
+        "audio_tokens": _nullable(_int),
+        "reasoning_tokens": _nullable(_int),
+        "rejected_prediction_tokens": _nullable(_int),
+        "text_tokens": _nullable(_int),
+        "image_tokens": _nullable(_int),
     }
 )
-
-
-def _checked_completion_tokens_details(data: Any) -> CompletionTokensDetails:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _CompletionTokensDetailsRead(
-        accepted_prediction_tokens=_optional_nullable(
-            obj, "accepted_prediction_tokens", _decode_int
-        ),
-        audio_tokens=_optional_nullable(obj, "audio_tokens", _decode_int),
-        reasoning_tokens=_optional_nullable(obj, "reasoning_tokens", _decode_int),
-        rejected_prediction_tokens=_optional_nullable(
-            obj, "rejected_prediction_tokens", _decode_int
-        ),
-        text_tokens=_optional_nullable(obj, "text_tokens", _decode_int),
-        image_tokens=_optional_nullable(obj, "image_tokens", _decode_int),
-    )
-    extra = _extra(obj, _COMPLETION_TOKENS_DETAILS_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class PromptTokensDetails(
@@ -4583,7 +3524,9 @@ class PromptTokensDetails(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _PromptTokensDetailsRead)
         except _MSGSPEC_REFUSES:
-            return _checked_prompt_tokens_details(data)
+            return _read_struct(
+                _PromptTokensDetailsRead, data, _PROMPT_TOKENS_DETAILS_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PromptTokensDetails: known keys in spec order, then `extra`."""
@@ -4607,52 +3550,21 @@ class PromptTokensDetails(
 class _PromptTokensDetailsRead(PromptTokensDetails):
     """A PromptTokensDetails read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], PromptTokensDetails], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_prompt_tokens_details, (self.to_dict(),))
-
-    def __copy__(self) -> PromptTokensDetails:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_PROMPT_TOKENS_DETAILS_KEYS = frozenset(
+_PROMPT_TOKENS_DETAILS_FIELDS: Final = _Shape(
     {
-        "audio_tokens",
-        "cached_tokens",
-        "cache_write_tokens",
-        "image_tokens",
-        "text_tokens",
-        "video_tokens",
+        "audio_tokens": _nullable(_int),
+        "cached_tokens": _nullable(_int),
+        "cache_write_tokens": _nullable(_int),
+        "image_tokens": _nullable(_int),
+        "text_tokens": _nullable(_int),
+        "video_tokens": _nullable(_int),
     }
 )
-
-
-def _checked_prompt_tokens_details(data: Any) -> PromptTokensDetails:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _PromptTokensDetailsRead(
-        audio_tokens=_optional_nullable(obj, "audio_tokens", _decode_int),
-        cached_tokens=_optional_nullable(obj, "cached_tokens", _decode_int),
-        cache_write_tokens=_optional_nullable(obj, "cache_write_tokens", _decode_int),
-        image_tokens=_optional_nullable(obj, "image_tokens", _decode_int),
-        text_tokens=_optional_nullable(obj, "text_tokens", _decode_int),
-        video_tokens=_optional_nullable(obj, "video_tokens", _decode_int),
-    )
-    extra = _extra(obj, _PROMPT_TOKENS_DETAILS_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class PerplexityCost(
@@ -4694,7 +3606,7 @@ class PerplexityCost(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _PerplexityCostRead)
         except _MSGSPEC_REFUSES:
-            return _checked_perplexity_cost(data)
+            return _read_struct(_PerplexityCostRead, data, _PERPLEXITY_COST_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PerplexityCost: known keys in spec order, then `extra`."""
@@ -4720,60 +3632,22 @@ class PerplexityCost(
 class _PerplexityCostRead(PerplexityCost):
     """A PerplexityCost read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], PerplexityCost], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_perplexity_cost, (self.to_dict(),))
-
-    def __copy__(self) -> PerplexityCost:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_PERPLEXITY_COST_KEYS = frozenset(
+_PERPLEXITY_COST_FIELDS: Final = _Shape(
     {
-        "input_tokens_cost",
-        "output_tokens_cost",
-        "reasoning_tokens_cost",
-        "citation_tokens_cost",
-        "search_queries_cost",
-        "request_cost",
-        "total_cost",
+        "input_tokens_cost": _nullable(_float),
+        "output_tokens_cost": _nullable(_float),
+        "reasoning_tokens_cost": _nullable(_float),
+        "citation_tokens_cost": _nullable(_float),
+        "search_queries_cost": _nullable(_float),
+        "request_cost": _nullable(_float),
+        "total_cost": _nullable(_float),
     }
 )
-
-
-def _checked_perplexity_cost(data: Any) -> PerplexityCost:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _PerplexityCostRead(
-        input_tokens_cost=_optional_nullable(obj, "input_tokens_cost", _decode_float),
-        output_tokens_cost=_optional_nullable(obj, "output_tokens_cost", _decode_float),
-        reasoning_tokens_cost=_optional_nullable(
-            obj, "reasoning_tokens_cost", _decode_float
-        ),
-        citation_tokens_cost=_optional_nullable(
-            obj, "citation_tokens_cost", _decode_float
-        ),
-        search_queries_cost=_optional_nullable(
-            obj, "search_queries_cost", _decode_float
-        ),
-        request_cost=_optional_nullable(obj, "request_cost", _decode_float),
-        total_cost=_optional_nullable(obj, "total_cost", _decode_float),
-    )
-    extra = _extra(obj, _PERPLEXITY_COST_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class OpenRouterCostDetails(
@@ -4806,7 +3680,9 @@ class OpenRouterCostDetails(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _OpenRouterCostDetailsRead)
         except _MSGSPEC_REFUSES:
-            return _checked_open_router_cost_details(data)
+            return _read_struct(
+                _OpenRouterCostDetailsRead, data, _OPEN_ROUTER_COST_DETAILS_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterCostDetails: known keys in spec order, then `extra`."""
@@ -4826,52 +3702,18 @@ class OpenRouterCostDetails(
 class _OpenRouterCostDetailsRead(OpenRouterCostDetails):
     """A OpenRouterCostDetails read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], OpenRouterCostDetails], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_open_router_cost_details, (self.to_dict(),))
-
-    def __copy__(self) -> OpenRouterCostDetails:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_OPEN_ROUTER_COST_DETAILS_KEYS = frozenset(
+_OPEN_ROUTER_COST_DETAILS_FIELDS: Final = _Shape(
     {
-        "upstream_inference_cost",
-        "upstream_inference_prompt_cost",
-        "upstream_inference_completions_cost",
+        "upstream_inference_cost": _nullable(_float),
+        "upstream_inference_prompt_cost": _nullable(_float),
+        "upstream_inference_completions_cost": _nullable(_float),
     }
 )
-
-
-def _checked_open_router_cost_details(data: Any) -> OpenRouterCostDetails:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _OpenRouterCostDetailsRead(
-        upstream_inference_cost=_optional_nullable(
-            obj, "upstream_inference_cost", _decode_float
-        ),
-        upstream_inference_prompt_cost=_optional_nullable(
-            obj, "upstream_inference_prompt_cost", _decode_float
-        ),
-        upstream_inference_completions_cost=_optional_nullable(
-            obj, "upstream_inference_completions_cost", _decode_float
-        ),
-    )
-    extra = _extra(obj, _OPEN_ROUTER_COST_DETAILS_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class OpenRouterServerToolUseDetails(
@@ -4902,7 +3744,11 @@ class OpenRouterServerToolUseDetails(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _OpenRouterServerToolUseDetailsRead)
         except _MSGSPEC_REFUSES:
-            return _checked_open_router_server_tool_use_details(data)
+            return _read_struct(
+                _OpenRouterServerToolUseDetailsRead,
+                data,
+                _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS,
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterServerToolUseDetails: known keys in spec order, then `extra`."""
@@ -4920,46 +3766,18 @@ class OpenRouterServerToolUseDetails(
 class _OpenRouterServerToolUseDetailsRead(OpenRouterServerToolUseDetails):
     """A OpenRouterServerToolUseDetails read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], OpenRouterServerToolUseDetails], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_open_router_server_tool_use_details, (self.to_dict(),))
-
-    def __copy__(self) -> OpenRouterServerToolUseDetails:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS = frozenset(
-    {"web_search_requests", "tool_calls_requested", "tool_calls_executed"}
+_OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS: Final = _Shape(
+    {
+        "web_search_requests": _nullable(_int),
+        "tool_calls_requested": _nullable(_int),
+        "tool_calls_executed": _nullable(_int),
+    }
 )
-
-
-def _checked_open_router_server_tool_use_details(
-    data: Any,
-) -> OpenRouterServerToolUseDetails:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _OpenRouterServerToolUseDetailsRead(
-        web_search_requests=_optional_nullable(obj, "web_search_requests", _decode_int),
-        tool_calls_requested=_optional_nullable(
-            obj, "tool_calls_requested", _decode_int
-        ),
-        tool_calls_executed=_optional_nullable(obj, "tool_calls_executed", _decode_int),
-    )
-    extra = _extra(obj, _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class CompletionUsage(
@@ -5106,7 +3924,7 @@ class CompletionUsage(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _CompletionUsageRead)
         except _MSGSPEC_REFUSES:
-            return _checked_completion_usage(data)
+            return _read_struct(_CompletionUsageRead, data, _COMPLETION_USAGE_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this CompletionUsage: known keys in spec order, then `extra`."""
@@ -5142,11 +3960,7 @@ class CompletionUsage(
         if self.total_time is not UNSET:
             out["total_time"] = self.total_time
         if self.cost is not UNSET:
-            out["cost"] = (
-                None
-                if self.cost is None
-                else _encode_float_or_PerplexityCost(self.cost)
-            )
+            out["cost"] = _encoded(self.cost)
         if self.is_byok is not UNSET:
             out["is_byok"] = self.is_byok
         if self.cost_details is not UNSET:
@@ -5180,96 +3994,42 @@ class CompletionUsage(
 class _CompletionUsageRead(CompletionUsage):
     """A CompletionUsage read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], CompletionUsage], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_completion_usage, (self.to_dict(),))
-
-    def __copy__(self) -> CompletionUsage:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_COMPLETION_USAGE_KEYS = frozenset(
+_COMPLETION_USAGE_FIELDS: Final = _Shape(
     {
-        "completion_tokens",
-        "prompt_tokens",
-        "total_tokens",
-        "completion_tokens_details",
-        "prompt_tokens_details",
-        "prompt_cache_hit_tokens",
-        "prompt_cache_miss_tokens",
-        "queue_time",
-        "prompt_time",
-        "completion_time",
-        "total_time",
-        "cost",
-        "is_byok",
-        "cost_details",
-        "server_tool_use_details",
-        "citation_tokens",
-        "num_search_queries",
-        "search_context_size",
-        "reasoning_tokens",
-        "cached_tokens",
-        "num_sources_used",
-        "cost_in_usd_ticks",
+        "completion_tokens": _optional(_int),
+        "prompt_tokens": _optional(_int),
+        "total_tokens": _optional(_int),
+        "completion_tokens_details": _nullable(CompletionTokensDetails.from_dict),
+        "prompt_tokens_details": _nullable(PromptTokensDetails.from_dict),
+        "prompt_cache_hit_tokens": _nullable(_int),
+        "prompt_cache_miss_tokens": _nullable(_int),
+        "queue_time": _nullable(_float),
+        "prompt_time": _nullable(_float),
+        "completion_time": _nullable(_float),
+        "total_time": _nullable(_float),
+        "cost": _nullable(
+            _either(
+                "a number or an object",
+                {int: None, float: None, dict: PerplexityCost.from_dict},
+            )
+        ),
+        "is_byok": _nullable(_bool),
+        "cost_details": _nullable(OpenRouterCostDetails.from_dict),
+        "server_tool_use_details": _nullable(OpenRouterServerToolUseDetails.from_dict),
+        "citation_tokens": _nullable(_int),
+        "num_search_queries": _nullable(_int),
+        "search_context_size": _nullable(_str),
+        "reasoning_tokens": _nullable(_int),
+        "cached_tokens": _nullable(_int),
+        "num_sources_used": _nullable(_int),
+        "cost_in_usd_ticks": _nullable(_int),
     }
 )
-
-
-def _checked_completion_usage(data: Any) -> CompletionUsage:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _CompletionUsageRead(
-        completion_tokens=_optional(obj, "completion_tokens", _decode_int),
-        prompt_tokens=_optional(obj, "prompt_tokens", _decode_int),
-        total_tokens=_optional(obj, "total_tokens", _decode_int),
-        completion_tokens_details=_optional_nullable(
-            obj, "completion_tokens_details", CompletionTokensDetails.from_dict
-        ),
-        prompt_tokens_details=_optional_nullable(
-            obj, "prompt_tokens_details", PromptTokensDetails.from_dict
-        ),
-        prompt_cache_hit_tokens=_optional_nullable(
-            obj, "prompt_cache_hit_tokens", _decode_int
-        ),
-        prompt_cache_miss_tokens=_optional_nullable(
-            obj, "prompt_cache_miss_tokens", _decode_int
-        ),
-        queue_time=_optional_nullable(obj, "queue_time", _decode_float),
-        prompt_time=_optional_nullable(obj, "prompt_time", _decode_float),
-        completion_time=_optional_nullable(obj, "completion_time", _decode_float),
-        total_time=_optional_nullable(obj, "total_time", _decode_float),
-        cost=_optional_nullable(obj, "cost", _decode_float_or_PerplexityCost),
-        is_byok=_optional_nullable(obj, "is_byok", _decode_bool),
-        cost_details=_optional_nullable(
-            obj, "cost_details", OpenRouterCostDetails.from_dict
-        ),
-        server_tool_use_details=_optional_nullable(
-            obj, "server_tool_use_details", OpenRouterServerToolUseDetails.from_dict
-        ),
-        citation_tokens=_optional_nullable(obj, "citation_tokens", _decode_int),
-        num_search_queries=_optional_nullable(obj, "num_search_queries", _decode_int),
-        search_context_size=_optional_nullable(obj, "search_context_size", _decode_str),
-        reasoning_tokens=_optional_nullable(obj, "reasoning_tokens", _decode_int),
-        cached_tokens=_optional_nullable(obj, "cached_tokens", _decode_int),
-        num_sources_used=_optional_nullable(obj, "num_sources_used", _decode_int),
-        cost_in_usd_ticks=_optional_nullable(obj, "cost_in_usd_ticks", _decode_int),
-    )
-    extra = _extra(obj, _COMPLETION_USAGE_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class ChatCompletionChoice(
@@ -5371,7 +4131,9 @@ class ChatCompletionChoice(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ChatCompletionChoiceRead)
         except _MSGSPEC_REFUSES:
-            return _checked_chat_completion_choice(data)
+            return _read_struct(
+                _ChatCompletionChoiceRead, data, _CHAT_COMPLETION_CHOICE_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionChoice: known keys in spec order, then `extra`."""
@@ -5380,11 +4142,7 @@ class ChatCompletionChoice(
         out["message"] = self.message.to_dict()
         out["finish_reason"] = self.finish_reason
         if self.logprobs is not UNSET:
-            out["logprobs"] = (
-                None
-                if self.logprobs is None
-                else _encode_ChoiceLogprobs_or_float(self.logprobs)
-            )
+            out["logprobs"] = _encoded(self.logprobs)
         if self.content_filter_results is not UNSET:
             out["content_filter_results"] = (
                 None
@@ -5420,76 +4178,38 @@ class ChatCompletionChoice(
 class _ChatCompletionChoiceRead(ChatCompletionChoice):
     """A ChatCompletionChoice read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], ChatCompletionChoice], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_chat_completion_choice, (self.to_dict(),))
-
-    def __copy__(self) -> ChatCompletionChoice:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_CHAT_COMPLETION_CHOICE_KEYS = frozenset(
+_CHAT_COMPLETION_CHOICE_FIELDS: Final = _Shape(
     {
-        "index",
-        "message",
-        "finish_reason",
-        "logprobs",
-        "content_filter_results",
-        "content_filter_offsets",
-        "content_filter_raw",
-        "usage",
-        "native_finish_reason",
-        "matched_stop",
-        "text",
-        "seed",
-        "stop_reason",
-        "token_ids",
+        "index": _required(_int),
+        "message": _required(ChatCompletionMessage.from_dict),
+        "finish_reason": _required_nullable(_str),
+        "logprobs": _nullable(
+            _either(
+                "an object or a number",
+                {int: None, float: None, dict: ChoiceLogprobs.from_dict},
+            )
+        ),
+        "content_filter_results": _nullable(AzureContentFilterResults.from_dict),
+        "content_filter_offsets": _nullable(AzureContentFilterOffsets.from_dict),
+        "content_filter_raw": _nullable(_list),
+        "usage": _nullable(CompletionUsage.from_dict),
+        "native_finish_reason": _nullable(_str),
+        "matched_stop": _nullable(
+            _either("an integer or a string", {int: None, str: None})
+        ),
+        "text": _nullable(_str),
+        "seed": _nullable(_int),
+        "stop_reason": _nullable(
+            _either("an integer or a string", {int: None, str: None})
+        ),
+        "token_ids": _nullable(_list_of(_int)),
     }
 )
-
-
-def _checked_chat_completion_choice(data: Any) -> ChatCompletionChoice:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _ChatCompletionChoiceRead(
-        index=_required(obj, "index", _decode_int),
-        message=_required(obj, "message", ChatCompletionMessage.from_dict),
-        finish_reason=_required_nullable(obj, "finish_reason", _decode_str),
-        logprobs=_optional_nullable(obj, "logprobs", _decode_ChoiceLogprobs_or_float),
-        content_filter_results=_optional_nullable(
-            obj, "content_filter_results", AzureContentFilterResults.from_dict
-        ),
-        content_filter_offsets=_optional_nullable(
-            obj, "content_filter_offsets", AzureContentFilterOffsets.from_dict
-        ),
-        content_filter_raw=_optional_nullable(
-            obj, "content_filter_raw", _decode_list_any
-        ),
-        usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
-        native_finish_reason=_optional_nullable(
-            obj, "native_finish_reason", _decode_str
-        ),
-        matched_stop=_optional_nullable(obj, "matched_stop", _decode_int_or_str),
-        text=_optional_nullable(obj, "text", _decode_str),
-        seed=_optional_nullable(obj, "seed", _decode_int),
-        stop_reason=_optional_nullable(obj, "stop_reason", _decode_int_or_str),
-        token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
-    )
-    extra = _extra(obj, _CHAT_COMPLETION_CHOICE_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class ModerationResultBody(
@@ -5525,7 +4245,9 @@ class ModerationResultBody(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ModerationResultBodyRead)
         except _MSGSPEC_REFUSES:
-            return _checked_moderation_result_body(data)
+            return _read_struct(
+                _ModerationResultBodyRead, data, _MODERATION_RESULT_BODY_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ModerationResultBody: known keys in spec order, then `extra`."""
@@ -5543,54 +4265,21 @@ class ModerationResultBody(
 class _ModerationResultBodyRead(ModerationResultBody):
     """A ModerationResultBody read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], ModerationResultBody], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_moderation_result_body, (self.to_dict(),))
-
-    def __copy__(self) -> ModerationResultBody:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_MODERATION_RESULT_BODY_KEYS = frozenset(
+_MODERATION_RESULT_BODY_FIELDS: Final = _Shape(
     {
-        "type",
-        "model",
-        "flagged",
-        "categories",
-        "category_scores",
-        "category_applied_input_types",
+        "type": _required(_str),
+        "model": _required(_str),
+        "flagged": _required(_bool),
+        "categories": _required(_map_of(_bool)),
+        "category_scores": _required(_map_of(_float)),
+        "category_applied_input_types": _required(_map_of(_list_of(_str))),
     }
 )
-
-
-def _checked_moderation_result_body(data: Any) -> ModerationResultBody:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _ModerationResultBodyRead(
-        type=_required(obj, "type", _decode_str),
-        model=_required(obj, "model", _decode_str),
-        flagged=_required(obj, "flagged", _decode_bool),
-        categories=_required(obj, "categories", _decode_map_bool),
-        category_scores=_required(obj, "category_scores", _decode_map_float),
-        category_applied_input_types=_required(
-            obj, "category_applied_input_types", _decode_map_list_ModerationInputType
-        ),
-    )
-    extra = _extra(obj, _MODERATION_RESULT_BODY_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class ModerationResults(
@@ -5629,14 +4318,16 @@ class ModerationResults(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ModerationResultsRead)
         except _MSGSPEC_REFUSES:
-            return _checked_moderation_results(data)
+            return _read_struct(
+                _ModerationResultsRead, data, _MODERATION_RESULTS_FIELDS, tag="type"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ModerationResults: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["type"] = "moderation_results"
         out["model"] = self.model
-        out["results"] = _encode_list_ModerationResultBody(self.results)
+        out["results"] = [item.to_dict() for item in self.results]
         out.update(self.extra)
         return out
 
@@ -5644,42 +4335,18 @@ class ModerationResults(
 class _ModerationResultsRead(ModerationResults):
     """A ModerationResults read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], ModerationResults], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_moderation_results, (self.to_dict(),))
-
-    def __copy__(self) -> ModerationResults:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_MODERATION_RESULTS_KEYS = frozenset({"type", "model", "results"})
-
-
-def _checked_moderation_results(data: Any) -> ModerationResults:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    _required(
-        obj, "type", _decode_ModerationResultsType
-    )  # msgspec writes the tag itself
-    decoded = _ModerationResultsRead(
-        model=_required(obj, "model", _decode_str),
-        results=_required(obj, "results", _decode_list_ModerationResultBody),
-    )
-    extra = _extra(obj, _MODERATION_RESULTS_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_MODERATION_RESULTS_FIELDS: Final = _Shape(
+    {
+        "type": _required(_one_of("moderation_results")),
+        "model": _required(_str),
+        "results": _required(_list_of(ModerationResultBody.from_dict)),
+    }
+)
 
 
 class ModerationError(
@@ -5718,7 +4385,9 @@ class ModerationError(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ModerationErrorRead)
         except _MSGSPEC_REFUSES:
-            return _checked_moderation_error(data)
+            return _read_struct(
+                _ModerationErrorRead, data, _MODERATION_ERROR_FIELDS, tag="type"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ModerationError: known keys in spec order, then `extra`."""
@@ -5733,40 +4402,18 @@ class ModerationError(
 class _ModerationErrorRead(ModerationError):
     """A ModerationError read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], ModerationError], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_moderation_error, (self.to_dict(),))
-
-    def __copy__(self) -> ModerationError:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_MODERATION_ERROR_KEYS = frozenset({"type", "code", "message"})
-
-
-def _checked_moderation_error(data: Any) -> ModerationError:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    _required(obj, "type", _decode_ModerationErrorType)  # msgspec writes the tag itself
-    decoded = _ModerationErrorRead(
-        code=_required(obj, "code", _decode_str),
-        message=_required(obj, "message", _decode_str),
-    )
-    extra = _extra(obj, _MODERATION_ERROR_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_MODERATION_ERROR_FIELDS: Final = _Shape(
+    {
+        "type": _required(_one_of("error")),
+        "code": _required(_str),
+        "message": _required(_str),
+    }
+)
 
 
 class Moderation(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -5790,13 +4437,13 @@ class Moderation(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ModerationRead)
         except _MSGSPEC_REFUSES:
-            return _checked_moderation(data)
+            return _read_struct(_ModerationRead, data, _MODERATION_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Moderation: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["input"] = _encode_ModerationResults_or_ModerationError(self.input)
-        out["output"] = _encode_ModerationResults_or_ModerationError(self.output)
+        out["input"] = _encoded(self.input)
+        out["output"] = _encoded(self.output)
         out.update(self.extra)
         return out
 
@@ -5804,37 +4451,33 @@ class Moderation(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
 class _ModerationRead(Moderation):
     """A Moderation read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(self) -> tuple[Callable[[Any], Moderation], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_moderation, (self.to_dict(),))
-
-    def __copy__(self) -> Moderation:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_MODERATION_KEYS = frozenset({"input", "output"})
-
-
-def _checked_moderation(data: Any) -> Moderation:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _ModerationRead(
-        input=_required(obj, "input", _decode_ModerationResults_or_ModerationError),
-        output=_required(obj, "output", _decode_ModerationResults_or_ModerationError),
-    )
-    extra = _extra(obj, _MODERATION_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_MODERATION_FIELDS: Final = _Shape(
+    {
+        "input": _required(
+            _tagged(
+                "type",
+                {
+                    "moderation_results": ModerationResults.from_dict,
+                    "error": ModerationError.from_dict,
+                },
+            )
+        ),
+        "output": _required(
+            _tagged(
+                "type",
+                {
+                    "moderation_results": ModerationResults.from_dict,
+                    "error": ModerationError.from_dict,
+                },
+            )
+        ),
+    }
+)
 
 
 class AzurePromptFilterResult(
@@ -5864,7 +4507,9 @@ class AzurePromptFilterResult(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _AzurePromptFilterResultRead)
         except _MSGSPEC_REFUSES:
-            return _checked_azure_prompt_filter_result(data)
+            return _read_struct(
+                _AzurePromptFilterResultRead, data, _AZURE_PROMPT_FILTER_RESULT_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzurePromptFilterResult: known keys in spec order, then `extra`."""
@@ -5883,41 +4528,17 @@ class AzurePromptFilterResult(
 class _AzurePromptFilterResultRead(AzurePromptFilterResult):
     """A AzurePromptFilterResult read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], AzurePromptFilterResult], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_azure_prompt_filter_result, (self.to_dict(),))
-
-    def __copy__(self) -> AzurePromptFilterResult:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_AZURE_PROMPT_FILTER_RESULT_KEYS = frozenset({"prompt_index", "content_filter_results"})
-
-
-def _checked_azure_prompt_filter_result(data: Any) -> AzurePromptFilterResult:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _AzurePromptFilterResultRead(
-        prompt_index=_required(obj, "prompt_index", _decode_int),
-        content_filter_results=_optional_nullable(
-            obj, "content_filter_results", AzureContentFilterResults.from_dict
-        ),
-    )
-    extra = _extra(obj, _AZURE_PROMPT_FILTER_RESULT_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_AZURE_PROMPT_FILTER_RESULT_FIELDS: Final = _Shape(
+    {
+        "prompt_index": _required(_int),
+        "content_filter_results": _nullable(AzureContentFilterResults.from_dict),
+    }
+)
 
 
 class AzureLatencyCheckpoint(
@@ -5961,7 +4582,9 @@ class AzureLatencyCheckpoint(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _AzureLatencyCheckpointRead)
         except _MSGSPEC_REFUSES:
-            return _checked_azure_latency_checkpoint(data)
+            return _read_struct(
+                _AzureLatencyCheckpointRead, data, _AZURE_LATENCY_CHECKPOINT_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureLatencyCheckpoint: known keys in spec order, then `extra`."""
@@ -5989,58 +4612,23 @@ class AzureLatencyCheckpoint(
 class _AzureLatencyCheckpointRead(AzureLatencyCheckpoint):
     """A AzureLatencyCheckpoint read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], AzureLatencyCheckpoint], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_azure_latency_checkpoint, (self.to_dict(),))
-
-    def __copy__(self) -> AzureLatencyCheckpoint:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_AZURE_LATENCY_CHECKPOINT_KEYS = frozenset(
+_AZURE_LATENCY_CHECKPOINT_FIELDS: Final = _Shape(
     {
-        "engine_tbt_ms",
-        "engine_ttft_ms",
-        "engine_ttlt_ms",
-        "pre_inference_ms",
-        "service_tbt_ms",
-        "service_ttft_ms",
-        "service_ttlt_ms",
-        "user_visible_ttft_ms",
+        "engine_tbt_ms": _nullable(_float),
+        "engine_ttft_ms": _nullable(_float),
+        "engine_ttlt_ms": _nullable(_float),
+        "pre_inference_ms": _nullable(_float),
+        "service_tbt_ms": _nullable(_float),
+        "service_ttft_ms": _nullable(_float),
+        "service_ttlt_ms": _nullable(_float),
+        "user_visible_ttft_ms": _nullable(_float),
     }
 )
-
-
-def _checked_azure_latency_checkpoint(data: Any) -> AzureLatencyCheckpoint:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _AzureLatencyCheckpointRead(
-        engine_tbt_ms=_optional_nullable(obj, "engine_tbt_ms", _decode_float),
-        engine_ttft_ms=_optional_nullable(obj, "engine_ttft_ms", _decode_float),
-        engine_ttlt_ms=_optional_nullable(obj, "engine_ttlt_ms", _decode_float),
-        pre_inference_ms=_optional_nullable(obj, "pre_inference_ms", _decode_float),
-        service_tbt_ms=_optional_nullable(obj, "service_tbt_ms", _decode_float),
-        service_ttft_ms=_optional_nullable(obj, "service_ttft_ms", _decode_float),
-        service_ttlt_ms=_optional_nullable(obj, "service_ttlt_ms", _decode_float),
-        user_visible_ttft_ms=_optional_nullable(
-            obj, "user_visible_ttft_ms", _decode_float
-        ),
-    )
-    extra = _extra(obj, _AZURE_LATENCY_CHECKPOINT_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class AzureRouting(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -6068,7 +4656,7 @@ class AzureRouting(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _AzureRoutingRead)
         except _MSGSPEC_REFUSES:
-            return _checked_azure_routing(data)
+            return _read_struct(_AzureRoutingRead, data, _AZURE_ROUTING_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureRouting: known keys in spec order, then `extra`."""
@@ -6082,36 +4670,16 @@ class AzureRouting(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
 class _AzureRoutingRead(AzureRouting):
     """A AzureRouting read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(self) -> tuple[Callable[[Any], AzureRouting], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_azure_routing, (self.to_dict(),))
-
-    def __copy__(self) -> AzureRouting:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_AZURE_ROUTING_KEYS = frozenset({"serving_pipereplica"})
-
-
-def _checked_azure_routing(data: Any) -> AzureRouting:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _AzureRoutingRead(
-        serving_pipereplica=_optional_nullable(obj, "serving_pipereplica", _decode_str),
-    )
-    extra = _extra(obj, _AZURE_ROUTING_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_AZURE_ROUTING_FIELDS: Final = _Shape(
+    {
+        "serving_pipereplica": _nullable(_str),
+    }
+)
 
 
 class GroqModelUsage(
@@ -6141,7 +4709,7 @@ class GroqModelUsage(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _GroqModelUsageRead)
         except _MSGSPEC_REFUSES:
-            return _checked_groq_model_usage(data)
+            return _read_struct(_GroqModelUsageRead, data, _GROQ_MODEL_USAGE_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqModelUsage: known keys in spec order, then `extra`."""
@@ -6155,39 +4723,17 @@ class GroqModelUsage(
 class _GroqModelUsageRead(GroqModelUsage):
     """A GroqModelUsage read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], GroqModelUsage], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_groq_model_usage, (self.to_dict(),))
-
-    def __copy__(self) -> GroqModelUsage:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_GROQ_MODEL_USAGE_KEYS = frozenset({"model", "usage"})
-
-
-def _checked_groq_model_usage(data: Any) -> GroqModelUsage:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _GroqModelUsageRead(
-        model=_required(obj, "model", _decode_str),
-        usage=_required(obj, "usage", CompletionUsage.from_dict),
-    )
-    extra = _extra(obj, _GROQ_MODEL_USAGE_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_GROQ_MODEL_USAGE_FIELDS: Final = _Shape(
+    {
+        "model": _required(_str),
+        "usage": _required(CompletionUsage.from_dict),
+    }
+)
 
 
 class GroqUsageBreakdown(
@@ -6215,12 +4761,14 @@ class GroqUsageBreakdown(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _GroqUsageBreakdownRead)
         except _MSGSPEC_REFUSES:
-            return _checked_groq_usage_breakdown(data)
+            return _read_struct(
+                _GroqUsageBreakdownRead, data, _GROQ_USAGE_BREAKDOWN_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqUsageBreakdown: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["models"] = _encode_list_GroqModelUsage(self.models)
+        out["models"] = [item.to_dict() for item in self.models]
         out.update(self.extra)
         return out
 
@@ -6228,38 +4776,16 @@ class GroqUsageBreakdown(
 class _GroqUsageBreakdownRead(GroqUsageBreakdown):
     """A GroqUsageBreakdown read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], GroqUsageBreakdown], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_groq_usage_breakdown, (self.to_dict(),))
-
-    def __copy__(self) -> GroqUsageBreakdown:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_GROQ_USAGE_BREAKDOWN_KEYS = frozenset({"models"})
-
-
-def _checked_groq_usage_breakdown(data: Any) -> GroqUsageBreakdown:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _GroqUsageBreakdownRead(
-        models=_required(obj, "models", _decode_list_GroqModelUsage),
-    )
-    extra = _extra(obj, _GROQ_USAGE_BREAKDOWN_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_GROQ_USAGE_BREAKDOWN_FIELDS: Final = _Shape(
+    {
+        "models": _required(_list_of(GroqModelUsage.from_dict)),
+    }
+)
 
 
 class GroqDebug(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -6291,7 +4817,7 @@ class GroqDebug(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _GroqDebugRead)
         except _MSGSPEC_REFUSES:
-            return _checked_groq_debug(data)
+            return _read_struct(_GroqDebugRead, data, _GROQ_DEBUG_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqDebug: known keys in spec order, then `extra`."""
@@ -6311,41 +4837,19 @@ class GroqDebug(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 class _GroqDebugRead(GroqDebug):
     """A GroqDebug read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(self) -> tuple[Callable[[Any], GroqDebug], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_groq_debug, (self.to_dict(),))
-
-    def __copy__(self) -> GroqDebug:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_GROQ_DEBUG_KEYS = frozenset(
-    {"input_token_ids", "input_tokens", "output_token_ids", "output_tokens"}
+_GROQ_DEBUG_FIELDS: Final = _Shape(
+    {
+        "input_token_ids": _nullable(_list_of(_int)),
+        "input_tokens": _nullable(_list_of(_str)),
+        "output_token_ids": _nullable(_list_of(_int)),
+        "output_tokens": _nullable(_list_of(_str)),
+    }
 )
-
-
-def _checked_groq_debug(data: Any) -> GroqDebug:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _GroqDebugRead(
-        input_token_ids=_optional_nullable(obj, "input_token_ids", _decode_list_int),
-        input_tokens=_optional_nullable(obj, "input_tokens", _decode_list_str),
-        output_token_ids=_optional_nullable(obj, "output_token_ids", _decode_list_int),
-        output_tokens=_optional_nullable(obj, "output_tokens", _decode_list_str),
-    )
-    extra = _extra(obj, _GROQ_DEBUG_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class GroqXGroq(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -6383,7 +4887,7 @@ class GroqXGroq(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _GroqXGroqRead)
         except _MSGSPEC_REFUSES:
-            return _checked_groq_x_groq(data)
+            return _read_struct(_GroqXGroqRead, data, _GROQ_X_GROQ_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqXGroq: known keys in spec order, then `extra`."""
@@ -6409,45 +4913,21 @@ class GroqXGroq(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 class _GroqXGroqRead(GroqXGroq):
     """A GroqXGroq read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(self) -> tuple[Callable[[Any], GroqXGroq], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_groq_x_groq, (self.to_dict(),))
-
-    def __copy__(self) -> GroqXGroq:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_GROQ_X_GROQ_KEYS = frozenset(
-    {"id", "seed", "usage", "usage_breakdown", "error", "debug"}
+_GROQ_X_GROQ_FIELDS: Final = _Shape(
+    {
+        "id": _nullable(_str),
+        "seed": _nullable(_int),
+        "usage": _nullable(CompletionUsage.from_dict),
+        "usage_breakdown": _nullable(GroqUsageBreakdown.from_dict),
+        "error": _nullable(_str),
+        "debug": _nullable(GroqDebug.from_dict),
+    }
 )
-
-
-def _checked_groq_x_groq(data: Any) -> GroqXGroq:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _GroqXGroqRead(
-        id=_optional_nullable(obj, "id", _decode_str),
-        seed=_optional_nullable(obj, "seed", _decode_int),
-        usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
-        usage_breakdown=_optional_nullable(
-            obj, "usage_breakdown", GroqUsageBreakdown.from_dict
-        ),
-        error=_optional_nullable(obj, "error", _decode_str),
-        debug=_optional_nullable(obj, "debug", GroqDebug.from_dict),
-    )
-    extra = _extra(obj, _GROQ_X_GROQ_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class LlamaCppTimings(
@@ -6518,7 +4998,7 @@ class LlamaCppTimings(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _LlamaCppTimingsRead)
         except _MSGSPEC_REFUSES:
-            return _checked_llama_cpp_timings(data)
+            return _read_struct(_LlamaCppTimingsRead, data, _LLAMA_CPP_TIMINGS_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this LlamaCppTimings: known keys in spec order, then `extra`."""
@@ -6558,74 +5038,29 @@ class LlamaCppTimings(
 class _LlamaCppTimingsRead(LlamaCppTimings):
     """A LlamaCppTimings read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], LlamaCppTimings], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_llama_cpp_timings, (self.to_dict(),))
-
-    def __copy__(self) -> LlamaCppTimings:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_LLAMA_CPP_TIMINGS_KEYS = frozenset(
+_LLAMA_CPP_TIMINGS_FIELDS: Final = _Shape(
     {
-        "cache_n",
-        "prompt_n",
-        "prompt_ms",
-        "prompt_per_token_ms",
-        "prompt_per_second",
-        "predicted_n",
-        "predicted_ms",
-        "predicted_per_token_ms",
-        "predicted_per_second",
-        "draft_n",
-        "draft_n_accepted",
-        "peak_memory",
-        "draft_kind",
-        "draft_rounds",
+        "cache_n": _nullable(_int),
+        "prompt_n": _nullable(_int),
+        "prompt_ms": _nullable(_float),
+        "prompt_per_token_ms": _nullable(_float),
+        "prompt_per_second": _nullable(_float),
+        "predicted_n": _nullable(_int),
+        "predicted_ms": _nullable(_float),
+        "predicted_per_token_ms": _nullable(_float),
+        "predicted_per_second": _nullable(_float),
+        "draft_n": _nullable(_int),
+        "draft_n_accepted": _nullable(_int),
+        "peak_memory": _nullable(_float),
+        "draft_kind": _nullable(_str),
+        "draft_rounds": _nullable(_int),
     }
 )
-
-
-def _checked_llama_cpp_timings(data: Any) -> LlamaCppTimings:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _LlamaCppTimingsRead(
-        cache_n=_optional_nullable(obj, "cache_n", _decode_int),
-        prompt_n=_optional_nullable(obj, "prompt_n", _decode_int),
-        prompt_ms=_optional_nullable(obj, "prompt_ms", _decode_float),
-        prompt_per_token_ms=_optional_nullable(
-            obj, "prompt_per_token_ms", _decode_float
-        ),
-        prompt_per_second=_optional_nullable(obj, "prompt_per_second", _decode_float),
-        predicted_n=_optional_nullable(obj, "predicted_n", _decode_int),
-        predicted_ms=_optional_nullable(obj, "predicted_ms", _decode_float),
-        predicted_per_token_ms=_optional_nullable(
-            obj, "predicted_per_token_ms", _decode_float
-        ),
-        predicted_per_second=_optional_nullable(
-            obj, "predicted_per_second", _decode_float
-        ),
-        draft_n=_optional_nullable(obj, "draft_n", _decode_int),
-        draft_n_accepted=_optional_nullable(obj, "draft_n_accepted", _decode_int),
-        peak_memory=_optional_nullable(obj, "peak_memory", _decode_float),
-        draft_kind=_optional_nullable(obj, "draft_kind", _decode_str),
-        draft_rounds=_optional_nullable(obj, "draft_rounds", _decode_int),
-    )
-    extra = _extra(obj, _LLAMA_CPP_TIMINGS_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class NovitaSlaMetrics(
@@ -6655,7 +5090,7 @@ class NovitaSlaMetrics(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _NovitaSlaMetricsRead)
         except _MSGSPEC_REFUSES:
-            return _checked_novita_sla_metrics(data)
+            return _read_struct(_NovitaSlaMetricsRead, data, _NOVITA_SLA_METRICS_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NovitaSlaMetrics: known keys in spec order, then `extra`."""
@@ -6671,39 +5106,17 @@ class NovitaSlaMetrics(
 class _NovitaSlaMetricsRead(NovitaSlaMetrics):
     """A NovitaSlaMetrics read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], NovitaSlaMetrics], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_novita_sla_metrics, (self.to_dict(),))
-
-    def __copy__(self) -> NovitaSlaMetrics:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_NOVITA_SLA_METRICS_KEYS = frozenset({"ttft_ms", "ts_us"})
-
-
-def _checked_novita_sla_metrics(data: Any) -> NovitaSlaMetrics:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _NovitaSlaMetricsRead(
-        ttft_ms=_optional_nullable(obj, "ttft_ms", _decode_float),
-        ts_us=_optional_nullable(obj, "ts_us", _decode_int),
-    )
-    extra = _extra(obj, _NOVITA_SLA_METRICS_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_NOVITA_SLA_METRICS_FIELDS: Final = _Shape(
+    {
+        "ttft_ms": _nullable(_float),
+        "ts_us": _nullable(_int),
+    }
+)
 
 
 class NvExtWorkerId(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -6739,7 +5152,7 @@ class NvExtWorkerId(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _NvExtWorkerIdRead)
         except _MSGSPEC_REFUSES:
-            return _checked_nv_ext_worker_id(data)
+            return _read_struct(_NvExtWorkerIdRead, data, _NV_EXT_WORKER_ID_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExtWorkerId: known keys in spec order, then `extra`."""
@@ -6759,43 +5172,19 @@ class NvExtWorkerId(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc
 class _NvExtWorkerIdRead(NvExtWorkerId):
     """A NvExtWorkerId read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], NvExtWorkerId], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_nv_ext_worker_id, (self.to_dict(),))
-
-    def __copy__(self) -> NvExtWorkerId:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_NV_EXT_WORKER_ID_KEYS = frozenset(
-    {"prefill_worker_id", "prefill_dp_rank", "decode_worker_id", "decode_dp_rank"}
+_NV_EXT_WORKER_ID_FIELDS: Final = _Shape(
+    {
+        "prefill_worker_id": _nullable(_int),
+        "prefill_dp_rank": _nullable(_int),
+        "decode_worker_id": _nullable(_int),
+        "decode_dp_rank": _nullable(_int),
+    }
 )
-
-
-def _checked_nv_ext_worker_id(data: Any) -> NvExtWorkerId:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _NvExtWorkerIdRead(
-        prefill_worker_id=_optional_nullable(obj, "prefill_worker_id", _decode_int),
-        prefill_dp_rank=_optional_nullable(obj, "prefill_dp_rank", _decode_int),
-        decode_worker_id=_optional_nullable(obj, "decode_worker_id", _decode_int),
-        decode_dp_rank=_optional_nullable(obj, "decode_dp_rank", _decode_int),
-    )
-    extra = _extra(obj, _NV_EXT_WORKER_ID_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class NvExtTiming(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -6831,7 +5220,7 @@ class NvExtTiming(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _NvExtTimingRead)
         except _MSGSPEC_REFUSES:
-            return _checked_nv_ext_timing(data)
+            return _read_struct(_NvExtTimingRead, data, _NV_EXT_TIMING_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExtTiming: known keys in spec order, then `extra`."""
@@ -6855,52 +5244,21 @@ class NvExtTiming(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
 class _NvExtTimingRead(NvExtTiming):
     """A NvExtTiming read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(self) -> tuple[Callable[[Any], NvExtTiming], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_nv_ext_timing, (self.to_dict(),))
-
-    def __copy__(self) -> NvExtTiming:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_NV_EXT_TIMING_KEYS = frozenset(
+_NV_EXT_TIMING_FIELDS: Final = _Shape(
     {
-        "request_received_ms",
-        "prefill_wait_time_ms",
-        "prefill_time_ms",
-        "ttft_ms",
-        "total_time_ms",
-        "kv_hit_rate",
+        "request_received_ms": _nullable(_int),
+        "prefill_wait_time_ms": _nullable(_float),
+        "prefill_time_ms": _nullable(_float),
+        "ttft_ms": _nullable(_float),
+        "total_time_ms": _nullable(_float),
+        "kv_hit_rate": _nullable(_float),
     }
 )
-
-
-def _checked_nv_ext_timing(data: Any) -> NvExtTiming:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _NvExtTimingRead(
-        request_received_ms=_optional_nullable(obj, "request_received_ms", _decode_int),
-        prefill_wait_time_ms=_optional_nullable(
-            obj, "prefill_wait_time_ms", _decode_float
-        ),
-        prefill_time_ms=_optional_nullable(obj, "prefill_time_ms", _decode_float),
-        ttft_ms=_optional_nullable(obj, "ttft_ms", _decode_float),
-        total_time_ms=_optional_nullable(obj, "total_time_ms", _decode_float),
-        kv_hit_rate=_optional_nullable(obj, "kv_hit_rate", _decode_float),
-    )
-    extra = _extra(obj, _NV_EXT_TIMING_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class NvExt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -6951,7 +5309,7 @@ class NvExt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _NvExtRead)
         except _MSGSPEC_REFUSES:
-            return _checked_nv_ext(data)
+            return _read_struct(_NvExtRead, data, _NV_EXT_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExt: known keys in spec order, then `extra`."""
@@ -6981,56 +5339,25 @@ class NvExt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 class _NvExtRead(NvExt):
     """A NvExt read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(self) -> tuple[Callable[[Any], NvExt], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_nv_ext, (self.to_dict(),))
-
-    def __copy__(self) -> NvExt:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_NV_EXT_KEYS = frozenset(
+_NV_EXT_FIELDS: Final = _Shape(
     {
-        "worker_id",
-        "timing",
-        "token_ids",
-        "routed_experts",
-        "engine_data",
-        "stop_reason",
-        "completion_token_ids",
-        "prompt_logprobs",
+        "worker_id": _nullable(NvExtWorkerId.from_dict),
+        "timing": _nullable(NvExtTiming.from_dict),
+        "token_ids": _nullable(_list_of(_int)),
+        "routed_experts": _nullable(_any),
+        "engine_data": _nullable(_any),
+        "stop_reason": _nullable(
+            _either("an integer or a string", {int: None, str: None})
+        ),
+        "completion_token_ids": _nullable(_list_of(_int)),
+        "prompt_logprobs": _nullable(_list),
     }
 )
-
-
-def _checked_nv_ext(data: Any) -> NvExt:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _NvExtRead(
-        worker_id=_optional_nullable(obj, "worker_id", NvExtWorkerId.from_dict),
-        timing=_optional_nullable(obj, "timing", NvExtTiming.from_dict),
-        token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
-        routed_experts=_optional_nullable(obj, "routed_experts", _decode_any),
-        engine_data=_optional_nullable(obj, "engine_data", _decode_any),
-        stop_reason=_optional_nullable(obj, "stop_reason", _decode_int_or_str),
-        completion_token_ids=_optional_nullable(
-            obj, "completion_token_ids", _decode_list_int
-        ),
-        prompt_logprobs=_optional_nullable(obj, "prompt_logprobs", _decode_list_any),
-    )
-    extra = _extra(obj, _NV_EXT_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class OpenRouterError(
@@ -7069,7 +5396,7 @@ class OpenRouterError(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _OpenRouterErrorRead)
         except _MSGSPEC_REFUSES:
-            return _checked_open_router_error(data)
+            return _read_struct(_OpenRouterErrorRead, data, _OPEN_ROUTER_ERROR_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterError: known keys in spec order, then `extra`."""
@@ -7090,42 +5417,20 @@ class OpenRouterError(
 class _OpenRouterErrorRead(OpenRouterError):
     """A OpenRouterError read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], OpenRouterError], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_open_router_error, (self.to_dict(),))
-
-    def __copy__(self) -> OpenRouterError:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_OPEN_ROUTER_ERROR_KEYS = frozenset({"message", "code", "type", "param", "metadata"})
-
-
-def _checked_open_router_error(data: Any) -> OpenRouterError:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _OpenRouterErrorRead(
-        message=_required(obj, "message", _decode_str),
-        code=_optional_nullable(obj, "code", _decode_int_or_str),
-        type=_optional_nullable(obj, "type", _decode_str),
-        param=_optional_nullable(obj, "param", _decode_any),
-        metadata=_optional_nullable(obj, "metadata", _decode_map_any),
-    )
-    extra = _extra(obj, _OPEN_ROUTER_ERROR_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_OPEN_ROUTER_ERROR_FIELDS: Final = _Shape(
+    {
+        "message": _required(_str),
+        "code": _nullable(_either("an integer or a string", {int: None, str: None})),
+        "type": _nullable(_str),
+        "param": _nullable(_any),
+        "metadata": _nullable(_map),
+    }
+)
 
 
 class PerplexitySearchResult(
@@ -7165,7 +5470,9 @@ class PerplexitySearchResult(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _PerplexitySearchResultRead)
         except _MSGSPEC_REFUSES:
-            return _checked_perplexity_search_result(data)
+            return _read_struct(
+                _PerplexitySearchResultRead, data, _PERPLEXITY_SEARCH_RESULT_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PerplexitySearchResult: known keys in spec order, then `extra`."""
@@ -7191,46 +5498,22 @@ class PerplexitySearchResult(
 class _PerplexitySearchResultRead(PerplexitySearchResult):
     """A PerplexitySearchResult read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], PerplexitySearchResult], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_perplexity_search_result, (self.to_dict(),))
-
-    def __copy__(self) -> PerplexitySearchResult:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_PERPLEXITY_SEARCH_RESULT_KEYS = frozenset(
-    {"id", "title", "url", "snippet", "date", "last_updated", "source"}
+_PERPLEXITY_SEARCH_RESULT_FIELDS: Final = _Shape(
+    {
+        "id": _nullable(_int),
+        "title": _nullable(_str),
+        "url": _nullable(_str),
+        "snippet": _nullable(_str),
+        "date": _nullable(_str),
+        "last_updated": _nullable(_str),
+        "source": _nullable(_str),
+    }
 )
-
-
-def _checked_perplexity_search_result(data: Any) -> PerplexitySearchResult:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _PerplexitySearchResultRead(
-        id=_optional_nullable(obj, "id", _decode_int),
-        title=_optional_nullable(obj, "title", _decode_str),
-        url=_optional_nullable(obj, "url", _decode_str),
-        snippet=_optional_nullable(obj, "snippet", _decode_str),
-        date=_optional_nullable(obj, "date", _decode_str),
-        last_updated=_optional_nullable(obj, "last_updated", _decode_str),
-        source=_optional_nullable(obj, "source", _decode_str),
-    )
-    extra = _extra(obj, _PERPLEXITY_SEARCH_RESULT_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class SglangCachedTokensDetails(
@@ -7266,7 +5549,11 @@ class SglangCachedTokensDetails(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _SglangCachedTokensDetailsRead)
         except _MSGSPEC_REFUSES:
-            return _checked_sglang_cached_tokens_details(data)
+            return _read_struct(
+                _SglangCachedTokensDetailsRead,
+                data,
+                _SGLANG_CACHED_TOKENS_DETAILS_FIELDS,
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this SglangCachedTokensDetails: known keys in spec order, then `extra`."""
@@ -7286,43 +5573,19 @@ class SglangCachedTokensDetails(
 class _SglangCachedTokensDetailsRead(SglangCachedTokensDetails):
     """A SglangCachedTokensDetails read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], SglangCachedTokensDetails], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_sglang_cached_tokens_details, (self.to_dict(),))
-
-    def __copy__(self) -> SglangCachedTokensDetails:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_SGLANG_CACHED_TOKENS_DETAILS_KEYS = frozenset(
-    {"device", "host", "storage", "storage_backend"}
+_SGLANG_CACHED_TOKENS_DETAILS_FIELDS: Final = _Shape(
+    {
+        "device": _nullable(_int),
+        "host": _nullable(_int),
+        "storage": _nullable(_int),
+        "storage_backend": _nullable(_str),
+    }
 )
-
-
-def _checked_sglang_cached_tokens_details(data: Any) -> SglangCachedTokensDetails:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _SglangCachedTokensDetailsRead(
-        device=_optional_nullable(obj, "device", _decode_int),
-        host=_optional_nullable(obj, "host", _decode_int),
-        storage=_optional_nullable(obj, "storage", _decode_int),
-        storage_backend=_optional_nullable(obj, "storage_backend", _decode_str),
-    )
-    extra = _extra(obj, _SGLANG_CACHED_TOKENS_DETAILS_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class SglangSglExt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -7352,7 +5615,7 @@ class SglangSglExt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _SglangSglExtRead)
         except _MSGSPEC_REFUSES:
-            return _checked_sglang_sgl_ext(data)
+            return _read_struct(_SglangSglExtRead, data, _SGLANG_SGL_EXT_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this SglangSglExt: known keys in spec order, then `extra`."""
@@ -7372,39 +5635,17 @@ class SglangSglExt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
 class _SglangSglExtRead(SglangSglExt):
     """A SglangSglExt read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(self) -> tuple[Callable[[Any], SglangSglExt], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_sglang_sgl_ext, (self.to_dict(),))
-
-    def __copy__(self) -> SglangSglExt:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_SGLANG_SGL_EXT_KEYS = frozenset({"routed_experts", "cached_tokens_details"})
-
-
-def _checked_sglang_sgl_ext(data: Any) -> SglangSglExt:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _SglangSglExtRead(
-        routed_experts=_optional_nullable(obj, "routed_experts", _decode_str),
-        cached_tokens_details=_optional_nullable(
-            obj, "cached_tokens_details", SglangCachedTokensDetails.from_dict
-        ),
-    )
-    extra = _extra(obj, _SGLANG_SGL_EXT_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_SGLANG_SGL_EXT_FIELDS: Final = _Shape(
+    {
+        "routed_experts": _nullable(_str),
+        "cached_tokens_details": _nullable(SglangCachedTokensDetails.from_dict),
+    }
+)
 
 
 class TogetherWarning(
@@ -7432,7 +5673,7 @@ class TogetherWarning(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _TogetherWarningRead)
         except _MSGSPEC_REFUSES:
-            return _checked_together_warning(data)
+            return _read_struct(_TogetherWarningRead, data, _TOGETHER_WARNING_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this TogetherWarning: known keys in spec order, then `extra`."""
@@ -7445,38 +5686,16 @@ class TogetherWarning(
 class _TogetherWarningRead(TogetherWarning):
     """A TogetherWarning read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], TogetherWarning], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_together_warning, (self.to_dict(),))
-
-    def __copy__(self) -> TogetherWarning:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_TOGETHER_WARNING_KEYS = frozenset({"message"})
-
-
-def _checked_together_warning(data: Any) -> TogetherWarning:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _TogetherWarningRead(
-        message=_required(obj, "message", _decode_str),
-    )
-    extra = _extra(obj, _TOGETHER_WARNING_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_TOGETHER_WARNING_FIELDS: Final = _Shape(
+    {
+        "message": _required(_str),
+    }
+)
 
 
 class VllmSpeculativeDecodingMetrics(
@@ -7521,7 +5740,11 @@ class VllmSpeculativeDecodingMetrics(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _VllmSpeculativeDecodingMetricsRead)
         except _MSGSPEC_REFUSES:
-            return _checked_vllm_speculative_decoding_metrics(data)
+            return _read_struct(
+                _VllmSpeculativeDecodingMetricsRead,
+                data,
+                _VLLM_SPECULATIVE_DECODING_METRICS_FIELDS,
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this VllmSpeculativeDecodingMetrics: known keys in spec order, then `extra`."""
@@ -7551,70 +5774,24 @@ class VllmSpeculativeDecodingMetrics(
 class _VllmSpeculativeDecodingMetricsRead(VllmSpeculativeDecodingMetrics):
     """A VllmSpeculativeDecodingMetrics read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], VllmSpeculativeDecodingMetrics], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_vllm_speculative_decoding_metrics, (self.to_dict(),))
-
-    def __copy__(self) -> VllmSpeculativeDecodingMetrics:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_VLLM_SPECULATIVE_DECODING_METRICS_KEYS = frozenset(
+_VLLM_SPECULATIVE_DECODING_METRICS_FIELDS: Final = _Shape(
     {
-        "mean_acceptance_length",
-        "draft_acceptance_rate",
-        "acceptance_histogram",
-        "num_spec_steps",
-        "num_accepted_draft_tokens",
-        "num_draft_tokens",
-        "num_spec_tokens",
-        "per_step_accepted",
-        "per_step_drafted",
+        "mean_acceptance_length": _nullable(_float),
+        "draft_acceptance_rate": _nullable(_float),
+        "acceptance_histogram": _nullable(_list_of(_int)),
+        "num_spec_steps": _nullable(_int),
+        "num_accepted_draft_tokens": _nullable(_int),
+        "num_draft_tokens": _nullable(_int),
+        "num_spec_tokens": _nullable(_int),
+        "per_step_accepted": _nullable(_list_of(_int)),
+        "per_step_drafted": _nullable(_list_of(_int)),
     }
 )
-
-
-def _checked_vllm_speculative_decoding_metrics(
-    data: Any,
-) -> VllmSpeculativeDecodingMetrics:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _VllmSpeculativeDecodingMetricsRead(
-        mean_acceptance_length=_optional_nullable(
-            obj, "mean_acceptance_length", _decode_float
-        ),
-        draft_acceptance_rate=_optional_nullable(
-            obj, "draft_acceptance_rate", _decode_float
-        ),
-        acceptance_histogram=_optional_nullable(
-            obj, "acceptance_histogram", _decode_list_int
-        ),
-        num_spec_steps=_optional_nullable(obj, "num_spec_steps", _decode_int),
-        num_accepted_draft_tokens=_optional_nullable(
-            obj, "num_accepted_draft_tokens", _decode_int
-        ),
-        num_draft_tokens=_optional_nullable(obj, "num_draft_tokens", _decode_int),
-        num_spec_tokens=_optional_nullable(obj, "num_spec_tokens", _decode_int),
-        per_step_accepted=_optional_nullable(
-            obj, "per_step_accepted", _decode_list_int
-        ),
-        per_step_drafted=_optional_nullable(obj, "per_step_drafted", _decode_list_int),
-    )
-    extra = _extra(obj, _VLLM_SPECULATIVE_DECODING_METRICS_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class VllmRequestMetrics(
@@ -7654,7 +5831,9 @@ class VllmRequestMetrics(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _VllmRequestMetricsRead)
         except _MSGSPEC_REFUSES:
-            return _checked_vllm_request_metrics(data)
+            return _read_struct(
+                _VllmRequestMetricsRead, data, _VLLM_REQUEST_METRICS_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this VllmRequestMetrics: known keys in spec order, then `extra`."""
@@ -7682,56 +5861,21 @@ class VllmRequestMetrics(
 class _VllmRequestMetricsRead(VllmRequestMetrics):
     """A VllmRequestMetrics read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], VllmRequestMetrics], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_vllm_request_metrics, (self.to_dict(),))
-
-    def __copy__(self) -> VllmRequestMetrics:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_VLLM_REQUEST_METRICS_KEYS = frozenset(
+_VLLM_REQUEST_METRICS_FIELDS: Final = _Shape(
     {
-        "time_to_first_token_ms",
-        "generation_time_ms",
-        "queue_time_ms",
-        "mean_itl_ms",
-        "tokens_per_second",
-        "speculative_decoding",
+        "time_to_first_token_ms": _nullable(_float),
+        "generation_time_ms": _nullable(_float),
+        "queue_time_ms": _nullable(_float),
+        "mean_itl_ms": _nullable(_float),
+        "tokens_per_second": _nullable(_float),
+        "speculative_decoding": _nullable(VllmSpeculativeDecodingMetrics.from_dict),
     }
 )
-
-
-def _checked_vllm_request_metrics(data: Any) -> VllmRequestMetrics:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _VllmRequestMetricsRead(
-        time_to_first_token_ms=_optional_nullable(
-            obj, "time_to_first_token_ms", _decode_float
-        ),
-        generation_time_ms=_optional_nullable(obj, "generation_time_ms", _decode_float),
-        queue_time_ms=_optional_nullable(obj, "queue_time_ms", _decode_float),
-        mean_itl_ms=_optional_nullable(obj, "mean_itl_ms", _decode_float),
-        tokens_per_second=_optional_nullable(obj, "tokens_per_second", _decode_float),
-        speculative_decoding=_optional_nullable(
-            obj, "speculative_decoding", VllmSpeculativeDecodingMetrics.from_dict
-        ),
-    )
-    extra = _extra(obj, _VLLM_REQUEST_METRICS_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class ZaiWebSearchResult(
@@ -7771,7 +5915,9 @@ class ZaiWebSearchResult(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ZaiWebSearchResultRead)
         except _MSGSPEC_REFUSES:
-            return _checked_zai_web_search_result(data)
+            return _read_struct(
+                _ZaiWebSearchResultRead, data, _ZAI_WEB_SEARCH_RESULT_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ZaiWebSearchResult: known keys in spec order, then `extra`."""
@@ -7797,46 +5943,22 @@ class ZaiWebSearchResult(
 class _ZaiWebSearchResultRead(ZaiWebSearchResult):
     """A ZaiWebSearchResult read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], ZaiWebSearchResult], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_zai_web_search_result, (self.to_dict(),))
-
-    def __copy__(self) -> ZaiWebSearchResult:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_ZAI_WEB_SEARCH_RESULT_KEYS = frozenset(
-    {"title", "content", "link", "media", "icon", "refer", "publish_date"}
+_ZAI_WEB_SEARCH_RESULT_FIELDS: Final = _Shape(
+    {
+        "title": _nullable(_str),
+        "content": _nullable(_str),
+        "link": _nullable(_str),
+        "media": _nullable(_str),
+        "icon": _nullable(_str),
+        "refer": _nullable(_str),
+        "publish_date": _nullable(_str),
+    }
 )
-
-
-def _checked_zai_web_search_result(data: Any) -> ZaiWebSearchResult:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _ZaiWebSearchResultRead(
-        title=_optional_nullable(obj, "title", _decode_str),
-        content=_optional_nullable(obj, "content", _decode_str),
-        link=_optional_nullable(obj, "link", _decode_str),
-        media=_optional_nullable(obj, "media", _decode_str),
-        icon=_optional_nullable(obj, "icon", _decode_str),
-        refer=_optional_nullable(obj, "refer", _decode_str),
-        publish_date=_optional_nullable(obj, "publish_date", _decode_str),
-    )
-    extra = _extra(obj, _ZAI_WEB_SEARCH_RESULT_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class ChatCompletion(
@@ -8044,14 +6166,14 @@ class ChatCompletion(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ChatCompletionRead)
         except _MSGSPEC_REFUSES:
-            return _checked_chat_completion(data)
+            return _read_struct(_ChatCompletionRead, data, _CHAT_COMPLETION_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletion: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         if self.id is not UNSET:
             out["id"] = self.id
-        out["choices"] = _encode_list_ChatCompletionChoice(self.choices)
+        out["choices"] = [item.to_dict() for item in self.choices]
         if self.created is not UNSET:
             out["created"] = self.created
         if self.model is not UNSET:
@@ -8071,13 +6193,13 @@ class ChatCompletion(
             out["prompt_filter_results"] = (
                 None
                 if self.prompt_filter_results is None
-                else _encode_list_AzurePromptFilterResult(self.prompt_filter_results)
+                else [item.to_dict() for item in self.prompt_filter_results]
             )
         if self.prompt_annotations is not UNSET:
             out["prompt_annotations"] = (
                 None
                 if self.prompt_annotations is None
-                else _encode_list_AzurePromptFilterResult(self.prompt_annotations)
+                else [item.to_dict() for item in self.prompt_annotations]
             )
         if self.latency_checkpoint is not UNSET:
             out["latency_checkpoint"] = (
@@ -8111,7 +6233,7 @@ class ChatCompletion(
             out["search_results"] = (
                 None
                 if self.search_results is None
-                else _encode_list_PerplexitySearchResult(self.search_results)
+                else [item.to_dict() for item in self.search_results]
             )
         if self.sglext is not UNSET:
             out["sglext"] = None if self.sglext is None else self.sglext.to_dict()
@@ -8119,7 +6241,7 @@ class ChatCompletion(
             out["warnings"] = (
                 None
                 if self.warnings is None
-                else _encode_list_TogetherWarning(self.warnings)
+                else [item.to_dict() for item in self.warnings]
             )
         if self.prompt_token_ids is not UNSET:
             out["prompt_token_ids"] = self.prompt_token_ids
@@ -8133,7 +6255,7 @@ class ChatCompletion(
             out["web_search"] = (
                 None
                 if self.web_search is None
-                else _encode_list_ZaiWebSearchResult(self.web_search)
+                else [item.to_dict() for item in self.web_search]
             )
         out.update(self.extra)
         return out
@@ -8142,115 +6264,47 @@ class ChatCompletion(
 class _ChatCompletionRead(ChatCompletion):
     """A ChatCompletion read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], ChatCompletion], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_chat_completion, (self.to_dict(),))
-
-    def __copy__(self) -> ChatCompletion:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_CHAT_COMPLETION_KEYS = frozenset(
+_CHAT_COMPLETION_FIELDS: Final = _Shape(
     {
-        "id",
-        "choices",
-        "created",
-        "model",
-        "object",
-        "service_tier",
-        "system_fingerprint",
-        "usage",
-        "moderation",
-        "prompt_filter_results",
-        "prompt_annotations",
-        "latency_checkpoint",
-        "routing",
-        "perf_metrics",
-        "x_groq",
-        "timings",
-        "__verbose",
-        "sla_metrics",
-        "nvext",
-        "provider",
-        "error",
-        "citations",
-        "search_results",
-        "sglext",
-        "warnings",
-        "prompt_token_ids",
-        "prompt_text",
-        "metrics",
-        "request_id",
-        "web_search",
+        "id": _optional(_str),
+        "choices": _defaulted(_list_of(ChatCompletionChoice.from_dict)),
+        "created": _optional(
+            _either("an integer or a number", {int: None, float: None})
+        ),
+        "model": _optional(_str),
+        "object": _required(_str),
+        "service_tier": _nullable(_str),
+        "system_fingerprint": _nullable(_str),
+        "usage": _nullable(CompletionUsage.from_dict),
+        "moderation": _nullable(Moderation.from_dict),
+        "prompt_filter_results": _nullable(_list_of(AzurePromptFilterResult.from_dict)),
+        "prompt_annotations": _nullable(_list_of(AzurePromptFilterResult.from_dict)),
+        "latency_checkpoint": _nullable(AzureLatencyCheckpoint.from_dict),
+        "routing": _nullable(AzureRouting.from_dict),
+        "perf_metrics": _nullable(_map),
+        "x_groq": _nullable(GroqXGroq.from_dict),
+        "timings": _nullable(LlamaCppTimings.from_dict),
+        "__verbose": _nullable(_map, "verbose_"),
+        "sla_metrics": _nullable(NovitaSlaMetrics.from_dict),
+        "nvext": _nullable(NvExt.from_dict),
+        "provider": _nullable(_str),
+        "error": _nullable(OpenRouterError.from_dict),
+        "citations": _nullable(_list_of(_str)),
+        "search_results": _nullable(_list_of(PerplexitySearchResult.from_dict)),
+        "sglext": _nullable(SglangSglExt.from_dict),
+        "warnings": _nullable(_list_of(TogetherWarning.from_dict)),
+        "prompt_token_ids": _nullable(_list_of(_int)),
+        "prompt_text": _nullable(_str),
+        "metrics": _nullable(VllmRequestMetrics.from_dict),
+        "request_id": _nullable(_str),
+        "web_search": _nullable(_list_of(ZaiWebSearchResult.from_dict)),
     }
 )
-
-
-def _checked_chat_completion(data: Any) -> ChatCompletion:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _ChatCompletionRead(
-        id=_optional(obj, "id", _decode_str),
-        choices=_defaulted(
-            obj,
-            "choices",
-            _decode_list_ChatCompletionChoice,
-            list[ChatCompletionChoice],
-        ),
-        created=_optional(obj, "created", _decode_int_or_float),
-        model=_optional(obj, "model", _decode_str),
-        object=_required(obj, "object", _decode_str),
-        service_tier=_optional_nullable(obj, "service_tier", _decode_str),
-        system_fingerprint=_optional_nullable(obj, "system_fingerprint", _decode_str),
-        usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
-        moderation=_optional_nullable(obj, "moderation", Moderation.from_dict),
-        prompt_filter_results=_optional_nullable(
-            obj, "prompt_filter_results", _decode_list_AzurePromptFilterResult
-        ),
-        prompt_annotations=_optional_nullable(
-            obj, "prompt_annotations", _decode_list_AzurePromptFilterResult
-        ),
-        latency_checkpoint=_optional_nullable(
-            obj, "latency_checkpoint", AzureLatencyCheckpoint.from_dict
-        ),
-        routing=_optional_nullable(obj, "routing", AzureRouting.from_dict),
-        perf_metrics=_optional_nullable(obj, "perf_metrics", _decode_map_any),
-        x_groq=_optional_nullable(obj, "x_groq", GroqXGroq.from_dict),
-        timings=_optional_nullable(obj, "timings", LlamaCppTimings.from_dict),
-        verbose_=_optional_nullable(obj, "__verbose", _decode_map_any),
-        sla_metrics=_optional_nullable(obj, "sla_metrics", NovitaSlaMetrics.from_dict),
-        nvext=_optional_nullable(obj, "nvext", NvExt.from_dict),
-        provider=_optional_nullable(obj, "provider", _decode_str),
-        error=_optional_nullable(obj, "error", OpenRouterError.from_dict),
-        citations=_optional_nullable(obj, "citations", _decode_list_str),
-        search_results=_optional_nullable(
-            obj, "search_results", _decode_list_PerplexitySearchResult
-        ),
-        sglext=_optional_nullable(obj, "sglext", SglangSglExt.from_dict),
-        warnings=_optional_nullable(obj, "warnings", _decode_list_TogetherWarning),
-        prompt_token_ids=_optional_nullable(obj, "prompt_token_ids", _decode_list_int),
-        prompt_text=_optional_nullable(obj, "prompt_text", _decode_str),
-        metrics=_optional_nullable(obj, "metrics", VllmRequestMetrics.from_dict),
-        request_id=_optional_nullable(obj, "request_id", _decode_str),
-        web_search=_optional_nullable(
-            obj, "web_search", _decode_list_ZaiWebSearchResult
-        ),
-    )
-    extra = _extra(obj, _CHAT_COMPLETION_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class ChoiceDeltaToolCallFunction(
@@ -8287,7 +6341,11 @@ class ChoiceDeltaToolCallFunction(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ChoiceDeltaToolCallFunctionRead)
         except _MSGSPEC_REFUSES:
-            return _checked_choice_delta_tool_call_function(data)
+            return _read_struct(
+                _ChoiceDeltaToolCallFunctionRead,
+                data,
+                _CHOICE_DELTA_TOOL_CALL_FUNCTION_FIELDS,
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCallFunction: known keys in spec order, then `extra`."""
@@ -8303,39 +6361,19 @@ class ChoiceDeltaToolCallFunction(
 class _ChoiceDeltaToolCallFunctionRead(ChoiceDeltaToolCallFunction):
     """A ChoiceDeltaToolCallFunction read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], ChoiceDeltaToolCallFunction], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_choice_delta_tool_call_function, (self.to_dict(),))
-
-    def __copy__(self) -> ChoiceDeltaToolCallFunction:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
-
-
-def _checked_choice_delta_tool_call_function(data: Any) -> ChoiceDeltaToolCallFunction:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _ChoiceDeltaToolCallFunctionRead(
-        arguments=_optional_nullable(obj, "arguments", _decode_str_or_map_any),
-        name=_optional_nullable(obj, "name", _decode_str),
-    )
-    extra = _extra(obj, _CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_CHOICE_DELTA_TOOL_CALL_FUNCTION_FIELDS: Final = _Shape(
+    {
+        "arguments": _nullable(
+            _either("a string or an object", {str: None, dict: _map})
+        ),
+        "name": _nullable(_str),
+    }
+)
 
 
 class ChoiceDeltaToolCallCustom(
@@ -8361,7 +6399,11 @@ class ChoiceDeltaToolCallCustom(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ChoiceDeltaToolCallCustomRead)
         except _MSGSPEC_REFUSES:
-            return _checked_choice_delta_tool_call_custom(data)
+            return _read_struct(
+                _ChoiceDeltaToolCallCustomRead,
+                data,
+                _CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS,
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCallCustom: known keys in spec order, then `extra`."""
@@ -8377,39 +6419,17 @@ class ChoiceDeltaToolCallCustom(
 class _ChoiceDeltaToolCallCustomRead(ChoiceDeltaToolCallCustom):
     """A ChoiceDeltaToolCallCustom read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], ChoiceDeltaToolCallCustom], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_choice_delta_tool_call_custom, (self.to_dict(),))
-
-    def __copy__(self) -> ChoiceDeltaToolCallCustom:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_CHOICE_DELTA_TOOL_CALL_CUSTOM_KEYS = frozenset({"input", "name"})
-
-
-def _checked_choice_delta_tool_call_custom(data: Any) -> ChoiceDeltaToolCallCustom:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _ChoiceDeltaToolCallCustomRead(
-        input=_optional_nullable(obj, "input", _decode_str),
-        name=_optional_nullable(obj, "name", _decode_str),
-    )
-    extra = _extra(obj, _CHOICE_DELTA_TOOL_CALL_CUSTOM_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS: Final = _Shape(
+    {
+        "input": _nullable(_str),
+        "name": _nullable(_str),
+    }
+)
 
 
 class ChoiceDeltaToolCall(
@@ -8447,7 +6467,9 @@ class ChoiceDeltaToolCall(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ChoiceDeltaToolCallRead)
         except _MSGSPEC_REFUSES:
-            return _checked_choice_delta_tool_call(data)
+            return _read_struct(
+                _ChoiceDeltaToolCallRead, data, _CHOICE_DELTA_TOOL_CALL_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCall: known keys in spec order, then `extra`."""
@@ -8469,44 +6491,20 @@ class ChoiceDeltaToolCall(
 class _ChoiceDeltaToolCallRead(ChoiceDeltaToolCall):
     """A ChoiceDeltaToolCall read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], ChoiceDeltaToolCall], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_choice_delta_tool_call, (self.to_dict(),))
-
-    def __copy__(self) -> ChoiceDeltaToolCall:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_CHOICE_DELTA_TOOL_CALL_KEYS = frozenset({"index", "id", "function", "type", "custom"})
-
-
-def _checked_choice_delta_tool_call(data: Any) -> ChoiceDeltaToolCall:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _ChoiceDeltaToolCallRead(
-        index=_optional(obj, "index", _decode_int),
-        id=_optional_nullable(obj, "id", _decode_str),
-        function=_optional_nullable(
-            obj, "function", ChoiceDeltaToolCallFunction.from_dict
-        ),
-        type=_optional_nullable(obj, "type", _decode_str),
-        custom=_optional_nullable(obj, "custom", ChoiceDeltaToolCallCustom.from_dict),
-    )
-    extra = _extra(obj, _CHOICE_DELTA_TOOL_CALL_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_CHOICE_DELTA_TOOL_CALL_FIELDS: Final = _Shape(
+    {
+        "index": _optional(_int),
+        "id": _nullable(_str),
+        "function": _nullable(ChoiceDeltaToolCallFunction.from_dict),
+        "type": _nullable(_str),
+        "custom": _nullable(ChoiceDeltaToolCallCustom.from_dict),
+    }
+)
 
 
 class ChoiceDeltaFunctionCall(
@@ -8533,7 +6531,9 @@ class ChoiceDeltaFunctionCall(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ChoiceDeltaFunctionCallRead)
         except _MSGSPEC_REFUSES:
-            return _checked_choice_delta_function_call(data)
+            return _read_struct(
+                _ChoiceDeltaFunctionCallRead, data, _CHOICE_DELTA_FUNCTION_CALL_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaFunctionCall: known keys in spec order, then `extra`."""
@@ -8549,39 +6549,17 @@ class ChoiceDeltaFunctionCall(
 class _ChoiceDeltaFunctionCallRead(ChoiceDeltaFunctionCall):
     """A ChoiceDeltaFunctionCall read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], ChoiceDeltaFunctionCall], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_choice_delta_function_call, (self.to_dict(),))
-
-    def __copy__(self) -> ChoiceDeltaFunctionCall:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_CHOICE_DELTA_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
-
-
-def _checked_choice_delta_function_call(data: Any) -> ChoiceDeltaFunctionCall:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _ChoiceDeltaFunctionCallRead(
-        arguments=_optional_nullable(obj, "arguments", _decode_str),
-        name=_optional_nullable(obj, "name", _decode_str),
-    )
-    extra = _extra(obj, _CHOICE_DELTA_FUNCTION_CALL_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_CHOICE_DELTA_FUNCTION_CALL_FIELDS: Final = _Shape(
+    {
+        "arguments": _nullable(_str),
+        "name": _nullable(_str),
+    }
+)
 
 
 class ChoiceDeltaAudio(
@@ -8613,7 +6591,7 @@ class ChoiceDeltaAudio(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ChoiceDeltaAudioRead)
         except _MSGSPEC_REFUSES:
-            return _checked_choice_delta_audio(data)
+            return _read_struct(_ChoiceDeltaAudioRead, data, _CHOICE_DELTA_AUDIO_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaAudio: known keys in spec order, then `extra`."""
@@ -8633,41 +6611,19 @@ class ChoiceDeltaAudio(
 class _ChoiceDeltaAudioRead(ChoiceDeltaAudio):
     """A ChoiceDeltaAudio read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], ChoiceDeltaAudio], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_choice_delta_audio, (self.to_dict(),))
-
-    def __copy__(self) -> ChoiceDeltaAudio:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_CHOICE_DELTA_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
-
-
-def _checked_choice_delta_audio(data: Any) -> ChoiceDeltaAudio:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _ChoiceDeltaAudioRead(
-        id=_optional_nullable(obj, "id", _decode_str),
-        data=_optional_nullable(obj, "data", _decode_str),
-        expires_at=_optional_nullable(obj, "expires_at", _decode_int),
-        transcript=_optional_nullable(obj, "transcript", _decode_str),
-    )
-    extra = _extra(obj, _CHOICE_DELTA_AUDIO_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
+_CHOICE_DELTA_AUDIO_FIELDS: Final = _Shape(
+    {
+        "id": _nullable(_str),
+        "data": _nullable(_str),
+        "expires_at": _nullable(_int),
+        "transcript": _nullable(_str),
+    }
+)
 
 
 class ChoiceDelta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -8806,7 +6762,7 @@ class ChoiceDelta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ChoiceDeltaRead)
         except _MSGSPEC_REFUSES:
-            return _checked_choice_delta(data)
+            return _read_struct(_ChoiceDeltaRead, data, _CHOICE_DELTA_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDelta: known keys in spec order, then `extra`."""
@@ -8814,18 +6770,14 @@ class ChoiceDelta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
         if self.role is not UNSET:
             out["role"] = self.role
         if self.content is not UNSET:
-            out["content"] = (
-                None
-                if self.content is None
-                else _encode_str_or_list_MistralContentPart(self.content)
-            )
+            out["content"] = _encoded(self.content)
         if self.refusal is not UNSET:
             out["refusal"] = self.refusal
         if self.tool_calls is not UNSET:
             out["tool_calls"] = (
                 None
                 if self.tool_calls is None
-                else _encode_list_ChoiceDeltaToolCall(self.tool_calls)
+                else [item.to_dict() for item in self.tool_calls]
             )
         if self.function_call is not UNSET:
             out["function_call"] = (
@@ -8841,13 +6793,13 @@ class ChoiceDelta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
             out["executed_tools"] = (
                 None
                 if self.executed_tools is None
-                else _encode_list_GroqExecutedTool(self.executed_tools)
+                else [item.to_dict() for item in self.executed_tools]
             )
         if self.thinking_blocks is not UNSET:
             out["thinking_blocks"] = (
                 None
                 if self.thinking_blocks is None
-                else _encode_list_LiteLLMThinkingBlock(self.thinking_blocks)
+                else [item.to_dict() for item in self.thinking_blocks]
             )
         if self.provider_specific_fields is not UNSET:
             out["provider_specific_fields"] = self.provider_specific_fields
@@ -8867,13 +6819,13 @@ class ChoiceDelta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
             out["reasoning_details"] = (
                 None
                 if self.reasoning_details is None
-                else _encode_list_OpenRouterReasoningDetail(self.reasoning_details)
+                else [item.to_dict() for item in self.reasoning_details]
             )
         if self.annotations is not UNSET:
             out["annotations"] = (
                 None
                 if self.annotations is None
-                else _encode_list_OpenRouterAnnotation(self.annotations)
+                else [item.to_dict() for item in self.annotations]
             )
         if self.hidden_states is not UNSET:
             out["hidden_states"] = self.hidden_states
@@ -8888,96 +6840,40 @@ class ChoiceDelta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
 class _ChoiceDeltaRead(ChoiceDelta):
     """A ChoiceDelta read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(self) -> tuple[Callable[[Any], ChoiceDelta], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_choice_delta, (self.to_dict(),))
-
-    def __copy__(self) -> ChoiceDelta:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_CHOICE_DELTA_KEYS = frozenset(
+_CHOICE_DELTA_FIELDS: Final = _Shape(
     {
-        "role",
-        "content",
-        "refusal",
-        "tool_calls",
-        "function_call",
-        "audio",
-        "reasoning_content",
-        "channel",
-        "executed_tools",
-        "thinking_blocks",
-        "provider_specific_fields",
-        "index",
-        "tool_call_id",
-        "name",
-        "internal_content",
-        "reasoning_details",
-        "annotations",
-        "hidden_states",
-        "token_id",
-        "reasoning",
+        "role": _nullable(_str),
+        "content": _nullable(
+            _either(
+                "a string or a list",
+                {str: None, list: _list_of(MistralContentPart.from_dict)},
+            )
+        ),
+        "refusal": _nullable(_str),
+        "tool_calls": _nullable(_list_of(ChoiceDeltaToolCall.from_dict)),
+        "function_call": _nullable(ChoiceDeltaFunctionCall.from_dict),
+        "audio": _nullable(ChoiceDeltaAudio.from_dict),
+        "reasoning_content": _nullable(_str),
+        "channel": _nullable(_str),
+        "executed_tools": _nullable(_list_of(GroqExecutedTool.from_dict)),
+        "thinking_blocks": _nullable(_list_of(LiteLLMThinkingBlock.from_dict)),
+        "provider_specific_fields": _nullable(_map),
+        "index": _nullable(_int),
+        "tool_call_id": _nullable(_str),
+        "name": _nullable(_str),
+        "internal_content": _nullable(MoonshotInternalContent.from_dict),
+        "reasoning_details": _nullable(_list_of(OpenRouterReasoningDetail.from_dict)),
+        "annotations": _nullable(_list_of(OpenRouterAnnotation.from_dict)),
+        "hidden_states": _nullable(_any),
+        "token_id": _nullable(_int),
+        "reasoning": _nullable(_str),
     }
 )
-
-
-def _checked_choice_delta(data: Any) -> ChoiceDelta:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _ChoiceDeltaRead(
-        role=_optional_nullable(obj, "role", _decode_str),
-        content=_optional_nullable(
-            obj, "content", _decode_str_or_list_MistralContentPart
-        ),
-        refusal=_optional_nullable(obj, "refusal", _decode_str),
-        tool_calls=_optional_nullable(
-            obj, "tool_calls", _decode_list_ChoiceDeltaToolCall
-        ),
-        function_call=_optional_nullable(
-            obj, "function_call", ChoiceDeltaFunctionCall.from_dict
-        ),
-        audio=_optional_nullable(obj, "audio", ChoiceDeltaAudio.from_dict),
-        reasoning_content=_optional_nullable(obj, "reasoning_content", _decode_str),
-        channel=_optional_nullable(obj, "channel", _decode_str),
-        executed_tools=_optional_nullable(
-            obj, "executed_tools", _decode_list_GroqExecutedTool
-        ),
-        thinking_blocks=_optional_nullable(
-            obj, "thinking_blocks", _decode_list_LiteLLMThinkingBlock
-        ),
-        provider_specific_fields=_optional_nullable(
-            obj, "provider_specific_fields", _decode_map_any
-        ),
-        index=_optional_nullable(obj, "index", _decode_int),
-        tool_call_id=_optional_nullable(obj, "tool_call_id", _decode_str),
-        name=_optional_nullable(obj, "name", _decode_str),
-        internal_content=_optional_nullable(
-            obj, "internal_content", MoonshotInternalContent.from_dict
-        ),
-        reasoning_details=_optional_nullable(
-            obj, "reasoning_details", _decode_list_OpenRouterReasoningDetail
-        ),
-        annotations=_optional_nullable(
-            obj, "annotations", _decode_list_OpenRouterAnnotation
-        ),
-        hidden_states=_optional_nullable(obj, "hidden_states", _decode_any),
-        token_id=_optional_nullable(obj, "token_id", _decode_int),
-        reasoning=_optional_nullable(obj, "reasoning", _decode_str),
-    )
-    extra = _extra(obj, _CHOICE_DELTA_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 class Choice(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
@@ -9084,7 +6980,7 @@ class Choice(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False)
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ChoiceRead)
         except _MSGSPEC_REFUSES:
-            return _checked_choice(data)
+            return _read_struct(_ChoiceRead, data, _CHOICE_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Choice: known keys in spec order, then `extra`."""
@@ -9095,11 +6991,7 @@ class Choice(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False)
         if self.finish_reason is not UNSET:
             out["finish_reason"] = self.finish_reason
         if self.logprobs is not UNSET:
-            out["logprobs"] = (
-                None
-                if self.logprobs is None
-                else _encode_ChoiceLogprobs_or_float(self.logprobs)
-            )
+            out["logprobs"] = _encoded(self.logprobs)
         if self.content_filter_results is not UNSET:
             out["content_filter_results"] = (
                 None
@@ -9135,74 +7027,38 @@ class Choice(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False)
 class _ChoiceRead(Choice):
     """A Choice read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(self) -> tuple[Callable[[Any], Choice], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_choice, (self.to_dict(),))
-
-    def __copy__(self) -> Choice:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_CHOICE_KEYS = frozenset(
+_CHOICE_FIELDS: Final = _Shape(
     {
-        "index",
-        "delta",
-        "finish_reason",
-        "logprobs",
-        "content_filter_results",
-        "content_filter_offsets",
-        "content_filter_raw",
-        "usage",
-        "native_finish_reason",
-        "matched_stop",
-        "text",
-        "seed",
-        "stop_reason",
-        "token_ids",
+        "index": _required(_int),
+        "delta": _optional(ChoiceDelta.from_dict),
+        "finish_reason": _nullable(_str),
+        "logprobs": _nullable(
+            _either(
+                "an object or a number",
+                {int: None, float: None, dict: ChoiceLogprobs.from_dict},
+            )
+        ),
+        "content_filter_results": _nullable(AzureContentFilterResults.from_dict),
+        "content_filter_offsets": _nullable(AzureContentFilterOffsets.from_dict),
+        "content_filter_raw": _nullable(_list),
+        "usage": _nullable(CompletionUsage.from_dict),
+        "native_finish_reason": _nullable(_str),
+        "matched_stop": _nullable(
+            _either("an integer or a string", {int: None, str: None})
+        ),
+        "text": _nullable(_str),
+        "seed": _nullable(_int),
+        "stop_reason": _nullable(
+            _either("an integer or a string", {int: None, str: None})
+        ),
+        "token_ids": _nullable(_list_of(_int)),
     }
 )
-
-
-def _checked_choice(data: Any) -> Choice:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _ChoiceRead(
-        index=_required(obj, "index", _decode_int),
-        delta=_optional(obj, "delta", ChoiceDelta.from_dict),
-        finish_reason=_optional_nullable(obj, "finish_reason", _decode_str),
-        logprobs=_optional_nullable(obj, "logprobs", _decode_ChoiceLogprobs_or_float),
-        content_filter_results=_optional_nullable(
-            obj, "content_filter_results", AzureContentFilterResults.from_dict
-        ),
-        content_filter_offsets=_optional_nullable(
-            obj, "content_filter_offsets", AzureContentFilterOffsets.from_dict
-        ),
-        content_filter_raw=_optional_nullable(
-            obj, "content_filter_raw", _decode_list_any
-        ),
-        usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
-        native_finish_reason=_optional_nullable(
-            obj, "native_finish_reason", _decode_str
-        ),
-        matched_stop=_optional_nullable(obj, "matched_stop", _decode_int_or_str),
-        text=_optional_nullable(obj, "text", _decode_str),
-        seed=_optional_nullable(obj, "seed", _decode_int),
-        stop_reason=_optional_nullable(obj, "stop_reason", _decode_int_or_str),
-        token_ids=_optional_nullable(obj, "token_ids", _decode_list_int),
-    )
-    extra = _extra(obj, _CHOICE_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
 
 
 _CHAT_COMPLETION_CHUNK_LAST: Final[list[str]] = ["", "", "", "", ""]
@@ -9462,14 +7318,16 @@ class ChatCompletionChunk(
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ChatCompletionChunkRead)
         except _MSGSPEC_REFUSES:
-            return _checked_chat_completion_chunk(data)
+            return _read_struct(
+                _ChatCompletionChunkRead, data, _CHAT_COMPLETION_CHUNK_FIELDS
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionChunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         if self.id is not UNSET:
             out["id"] = self.id
-        out["choices"] = _encode_list_Choice(self.choices)
+        out["choices"] = [item.to_dict() for item in self.choices]
         if self.created is not UNSET:
             out["created"] = self.created
         out["model"] = self.model
@@ -9491,13 +7349,13 @@ class ChatCompletionChunk(
             out["prompt_filter_results"] = (
                 None
                 if self.prompt_filter_results is None
-                else _encode_list_AzurePromptFilterResult(self.prompt_filter_results)
+                else [item.to_dict() for item in self.prompt_filter_results]
             )
         if self.prompt_annotations is not UNSET:
             out["prompt_annotations"] = (
                 None
                 if self.prompt_annotations is None
-                else _encode_list_AzurePromptFilterResult(self.prompt_annotations)
+                else [item.to_dict() for item in self.prompt_annotations]
             )
         if self.latency_checkpoint is not UNSET:
             out["latency_checkpoint"] = (
@@ -9531,7 +7389,7 @@ class ChatCompletionChunk(
             out["search_results"] = (
                 None
                 if self.search_results is None
-                else _encode_list_PerplexitySearchResult(self.search_results)
+                else [item.to_dict() for item in self.search_results]
             )
         if self.sglext is not UNSET:
             out["sglext"] = None if self.sglext is None else self.sglext.to_dict()
@@ -9539,7 +7397,7 @@ class ChatCompletionChunk(
             out["warnings"] = (
                 None
                 if self.warnings is None
-                else _encode_list_TogetherWarning(self.warnings)
+                else [item.to_dict() for item in self.warnings]
             )
         if self.prompt_token_ids is not UNSET:
             out["prompt_token_ids"] = self.prompt_token_ids
@@ -9553,7 +7411,7 @@ class ChatCompletionChunk(
             out["web_search"] = (
                 None
                 if self.web_search is None
-                else _encode_list_ZaiWebSearchResult(self.web_search)
+                else [item.to_dict() for item in self.web_search]
             )
         out.update(self.extra)
         return out
@@ -9562,256 +7420,48 @@ class ChatCompletionChunk(
 class _ChatCompletionChunkRead(ChatCompletionChunk):
     """A ChatCompletionChunk read key by key, or not from JSON: `dumps` writes it key by key."""
 
-    def __del__(self, _forget: Callable[..., object] = _EXTRA.pop) -> None:
-        _forget(id(self), None)
-
-    def __reduce__(
-        self,
-    ) -> tuple[Callable[[Any], ChatCompletionChunk], tuple[dict[str, Any]]]:
-        # The unknown keys live beside the struct: a copy or a pickle reads them back.
-        return (_checked_chat_completion_chunk, (self.to_dict(),))
-
-    def __copy__(self) -> ChatCompletionChunk:
-        copied = msgspec.structs.replace(self)
-        extra = _EXTRA.get(id(self))
-        if extra is not None:
-            _EXTRA[id(copied)] = extra  # shared, as a shallow copy shares; read-only
-        return copied
+    __del__ = _forget_extra
+    __reduce__ = _reduce_read
+    __copy__ = _copy_read
 
 
-_CHAT_COMPLETION_CHUNK_KEYS = frozenset(
+_CHAT_COMPLETION_CHUNK_FIELDS: Final = _Shape(
     {
-        "id",
-        "choices",
-        "created",
-        "model",
-        "object",
-        "service_tier",
-        "system_fingerprint",
-        "usage",
-        "obfuscation",
-        "moderation",
-        "prompt_filter_results",
-        "prompt_annotations",
-        "latency_checkpoint",
-        "routing",
-        "perf_metrics",
-        "x_groq",
-        "timings",
-        "__verbose",
-        "sla_metrics",
-        "nvext",
-        "provider",
-        "error",
-        "citations",
-        "search_results",
-        "sglext",
-        "warnings",
-        "prompt_token_ids",
-        "prompt_text",
-        "metrics",
-        "request_id",
-        "web_search",
+        "id": _optional(_str),
+        "choices": _defaulted(_list_of(Choice.from_dict)),
+        "created": _optional(
+            _either("an integer or a number", {int: None, float: None})
+        ),
+        "model": _required(_str),
+        "object": _nullable(_str),
+        "service_tier": _nullable(_str),
+        "system_fingerprint": _nullable(_str),
+        "usage": _nullable(CompletionUsage.from_dict),
+        "obfuscation": _optional(_str),
+        "moderation": _nullable(Moderation.from_dict),
+        "prompt_filter_results": _nullable(_list_of(AzurePromptFilterResult.from_dict)),
+        "prompt_annotations": _nullable(_list_of(AzurePromptFilterResult.from_dict)),
+        "latency_checkpoint": _nullable(AzureLatencyCheckpoint.from_dict),
+        "routing": _nullable(AzureRouting.from_dict),
+        "perf_metrics": _nullable(_map),
+        "x_groq": _nullable(GroqXGroq.from_dict),
+        "timings": _nullable(LlamaCppTimings.from_dict),
+        "__verbose": _nullable(_map, "verbose_"),
+        "sla_metrics": _nullable(NovitaSlaMetrics.from_dict),
+        "nvext": _nullable(NvExt.from_dict),
+        "provider": _nullable(_str),
+        "error": _nullable(OpenRouterError.from_dict),
+        "citations": _nullable(_list_of(_str)),
+        "search_results": _nullable(_list_of(PerplexitySearchResult.from_dict)),
+        "sglext": _nullable(SglangSglExt.from_dict),
+        "warnings": _nullable(_list_of(TogetherWarning.from_dict)),
+        "prompt_token_ids": _nullable(_list_of(_int)),
+        "prompt_text": _nullable(_str),
+        "metrics": _nullable(VllmRequestMetrics.from_dict),
+        "request_id": _nullable(_str),
+        "web_search": _nullable(_list_of(ZaiWebSearchResult.from_dict)),
     }
 )
-
-
-def _checked_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
-    """The reading key by key, in spec order: it keeps what msgspec cannot (keys the spec
-    does not describe, lone surrogate halves, NaN) and reports the problem every target
-    reports."""
-    obj = _object(data)
-    decoded = _ChatCompletionChunkRead(
-        id=_optional(obj, "id", _decode_str),
-        choices=_defaulted(obj, "choices", _decode_list_Choice, list[Choice]),
-        created=_optional(obj, "created", _decode_int_or_float),
-        model=_required(obj, "model", _decode_str),
-        object=_optional_nullable(obj, "object", _decode_str),
-        service_tier=_optional_nullable(obj, "service_tier", _decode_str),
-        system_fingerprint=_optional_nullable(obj, "system_fingerprint", _decode_str),
-        usage=_optional_nullable(obj, "usage", CompletionUsage.from_dict),
-        obfuscation=_optional(obj, "obfuscation", _decode_str),
-        moderation=_optional_nullable(obj, "moderation", Moderation.from_dict),
-        prompt_filter_results=_optional_nullable(
-            obj, "prompt_filter_results", _decode_list_AzurePromptFilterResult
-        ),
-        prompt_annotations=_optional_nullable(
-            obj, "prompt_annotations", _decode_list_AzurePromptFilterResult
-        ),
-        latency_checkpoint=_optional_nullable(
-            obj, "latency_checkpoint", AzureLatencyCheckpoint.from_dict
-        ),
-        routing=_optional_nullable(obj, "routing", AzureRouting.from_dict),
-        perf_metrics=_optional_nullable(obj, "perf_metrics", _decode_map_any),
-        x_groq=_optional_nullable(obj, "x_groq", GroqXGroq.from_dict),
-        timings=_optional_nullable(obj, "timings", LlamaCppTimings.from_dict),
-        verbose_=_optional_nullable(obj, "__verbose", _decode_map_any),
-        sla_metrics=_optional_nullable(obj, "sla_metrics", NovitaSlaMetrics.from_dict),
-        nvext=_optional_nullable(obj, "nvext", NvExt.from_dict),
-        provider=_optional_nullable(obj, "provider", _decode_str),
-        error=_optional_nullable(obj, "error", OpenRouterError.from_dict),
-        citations=_optional_nullable(obj, "citations", _decode_list_str),
-        search_results=_optional_nullable(
-            obj, "search_results", _decode_list_PerplexitySearchResult
-        ),
-        sglext=_optional_nullable(obj, "sglext", SglangSglExt.from_dict),
-        warnings=_optional_nullable(obj, "warnings", _decode_list_TogetherWarning),
-        prompt_token_ids=_optional_nullable(obj, "prompt_token_ids", _decode_list_int),
-        prompt_text=_optional_nullable(obj, "prompt_text", _decode_str),
-        metrics=_optional_nullable(obj, "metrics", VllmRequestMetrics.from_dict),
-        request_id=_optional_nullable(obj, "request_id", _decode_str),
-        web_search=_optional_nullable(
-            obj, "web_search", _decode_list_ZaiWebSearchResult
-        ),
-    )
-    extra = _extra(obj, _CHAT_COMPLETION_CHUNK_KEYS)
-    if extra:
-        _EXTRA[id(decoded)] = extra
-    return decoded
-
-
-def _encode_list_MistralThinkingPart(value: list[MistralThinkingPart]) -> Any:
-    return [MistralThinkingPart.to_dict(item) for item in value]
-
-
-def _encode_list_GroqSearchResult(value: list[GroqSearchResult]) -> Any:
-    return [GroqSearchResult.to_dict(item) for item in value]
-
-
-def _encode_list_GroqChartElement(value: list[GroqChartElement]) -> Any:
-    return [GroqChartElement.to_dict(item) for item in value]
-
-
-def _encode_list_GroqChart(value: list[GroqChart]) -> Any:
-    return [GroqChart.to_dict(item) for item in value]
-
-
-def _encode_list_GroqBrowserResult(value: list[GroqBrowserResult]) -> Any:
-    return [GroqBrowserResult.to_dict(item) for item in value]
-
-
-def _encode_list_GroqCodeResult(value: list[GroqCodeResult]) -> Any:
-    return [GroqCodeResult.to_dict(item) for item in value]
-
-
-def _encode_list_OpenRouterFileContentPart(
-    value: list[OpenRouterFileContentPart],
-) -> Any:
-    return [OpenRouterFileContentPart.to_dict(item) for item in value]
-
-
-def _encode_list_MistralContentPart(value: list[MistralContentPart]) -> Any:
-    return [MistralContentPart.to_dict(item) for item in value]
-
-
-def _encode_str_or_list_MistralContentPart(
-    value: str | list[MistralContentPart],
-) -> Any:
-    if isinstance(value, list):
-        return _encode_list_MistralContentPart(value)
-    return value
-
-
-def _encode_list_ChatCompletionMessageToolCall(
-    value: list[ChatCompletionMessageToolCall],
-) -> Any:
-    return [ChatCompletionMessageToolCall.to_dict(item) for item in value]
-
-
-def _encode_list_GroqExecutedTool(value: list[GroqExecutedTool]) -> Any:
-    return [GroqExecutedTool.to_dict(item) for item in value]
-
-
-def _encode_list_LiteLLMThinkingBlock(value: list[LiteLLMThinkingBlock]) -> Any:
-    return [LiteLLMThinkingBlock.to_dict(item) for item in value]
-
-
-def _encode_list_OpenRouterReasoningDetail(
-    value: list[OpenRouterReasoningDetail],
-) -> Any:
-    return [OpenRouterReasoningDetail.to_dict(item) for item in value]
-
-
-def _encode_list_OpenRouterAnnotation(value: list[OpenRouterAnnotation]) -> Any:
-    return [OpenRouterAnnotation.to_dict(item) for item in value]
-
-
-def _encode_list_TopLogprob(value: list[TopLogprob]) -> Any:
-    return [TopLogprob.to_dict(item) for item in value]
-
-
-def _encode_list_ChatCompletionTokenLogprob(
-    value: list[ChatCompletionTokenLogprob],
-) -> Any:
-    return [ChatCompletionTokenLogprob.to_dict(item) for item in value]
-
-
-def _encode_list_AzureBlocklistResult(value: list[AzureBlocklistResult]) -> Any:
-    return [AzureBlocklistResult.to_dict(item) for item in value]
-
-
-def _encode_list_AzureBlocklistResult_or_AzureBlocklistDetails(
-    value: list[AzureBlocklistResult] | AzureBlocklistDetails,
-) -> Any:
-    if isinstance(value, list):
-        return _encode_list_AzureBlocklistResult(value)
-    return AzureBlocklistDetails.to_dict(value)
-
-
-def _encode_float_or_PerplexityCost(value: int | float | PerplexityCost) -> Any:
-    if isinstance(value, PerplexityCost):
-        return PerplexityCost.to_dict(value)
-    return value
-
-
-def _encode_ChoiceLogprobs_or_float(value: ChoiceLogprobs | int | float) -> Any:
-    if isinstance(value, ChoiceLogprobs):
-        return ChoiceLogprobs.to_dict(value)
-    return value
-
-
-def _encode_list_ModerationResultBody(value: list[ModerationResultBody]) -> Any:
-    return [ModerationResultBody.to_dict(item) for item in value]
-
-
-def _encode_ModerationResults_or_ModerationError(
-    value: ModerationResults | ModerationError,
-) -> Any:
-    if isinstance(value, ModerationResults):
-        return ModerationResults.to_dict(value)
-    return ModerationError.to_dict(value)
-
-
-def _encode_list_GroqModelUsage(value: list[GroqModelUsage]) -> Any:
-    return [GroqModelUsage.to_dict(item) for item in value]
-
-
-def _encode_list_ChatCompletionChoice(value: list[ChatCompletionChoice]) -> Any:
-    return [ChatCompletionChoice.to_dict(item) for item in value]
-
-
-def _encode_list_AzurePromptFilterResult(value: list[AzurePromptFilterResult]) -> Any:
-    return [AzurePromptFilterResult.to_dict(item) for item in value]
-
-
-def _encode_list_PerplexitySearchResult(value: list[PerplexitySearchResult]) -> Any:
-    return [PerplexitySearchResult.to_dict(item) for item in value]
-
-
-def _encode_list_TogetherWarning(value: list[TogetherWarning]) -> Any:
-    return [TogetherWarning.to_dict(item) for item in value]
-
-
-def _encode_list_ZaiWebSearchResult(value: list[ZaiWebSearchResult]) -> Any:
-    return [ZaiWebSearchResult.to_dict(item) for item in value]
-
-
-def _encode_list_ChoiceDeltaToolCall(value: list[ChoiceDeltaToolCall]) -> Any:
-    return [ChoiceDeltaToolCall.to_dict(item) for item in value]
-
-
-def _encode_list_Choice(value: list[Choice]) -> Any:
-    return [Choice.to_dict(item) for item in value]
 
 
 _READ_KEY_BY_KEY: Final = frozenset(
@@ -9892,66 +7542,41 @@ _READ_KEY_BY_KEY: Final = frozenset(
         _ChatCompletionChunkRead,
     }
 )
-_ENCODER: Final = msgspec.json.Encoder()
 _CHUNK_DECODER: Final = msgspec.json.Decoder(ChatCompletionChunk)
 _COMPLETION_DECODER: Final = msgspec.json.Decoder(ChatCompletion)
 
 
 def loads(data: str | bytes) -> ChatCompletionChunk:
     """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
-    try:
-        chunk = _CHUNK_DECODER.decode(data)
-    except _MSGSPEC_REFUSES:
-        return ChatCompletionChunk.from_dict(_json(data))
-    if chunk.error is not None and chunk.error is not UNSET and not chunk.choices:
-        # Perhaps an error report: the key-by-key reading looks closer.
-        return ChatCompletionChunk.from_dict(_json(data))
-    return chunk
+    return _decoded(
+        _CHUNK_DECODER, ChatCompletionChunk.from_dict, data, report=("error", "choices")
+    )
 
 
 def loads_completion(data: str | bytes) -> ChatCompletion:
     """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad input."""
-    try:
-        completion = _COMPLETION_DECODER.decode(data)
-    except _MSGSPEC_REFUSES:
-        return ChatCompletion.from_dict(_json(data))
-    if (
-        completion.error is not None
-        and completion.error is not UNSET
-        and not completion.choices
-    ):
-        # Perhaps an error report: the key-by-key reading looks closer.
-        return ChatCompletion.from_dict(_json(data))
-    return completion
+    return _decoded(
+        _COMPLETION_DECODER, ChatCompletion.from_dict, data, report=("error", "choices")
+    )
 
 
 def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:
     """Encode a chunk or a completion as compact JSON text (UTF-8 characters are written as they are)."""
-    if type(value) not in _READ_KEY_BY_KEY:
-        try:
-            return _ENCODER.encode(value).decode()
-        except RecursionError:
-            pass  # a value nested deeper than msgspec goes from here: json may go further
-    return _wire_text(value.to_dict())
+    return _struct_text(value, _READ_KEY_BY_KEY)
 
 
-def _wire_text(data: Any) -> str:
-    """Compact JSON text with UTF-8 characters as they are, except a lone UTF-16
-    surrogate (half of a pair a stream split across chunks, D9), which UTF-8 cannot
-    encode: it is written as its JSON escape, the same value."""
-    text = _JSON_TEXT.encode(data)
-    if text.isascii():
-        return text
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
-    return text
+def iter_chunks(source: Iterable[bytes | str]) -> ChunkStream[ChatCompletionChunk]:
+    """Decode the chunks of a server-sent-event stream.
+
+    `source` yields bytes or text in pieces of any size, split anywhere (inside a line
+    or a UTF-8 sequence too): what `httpx.Response.iter_bytes()` or `iter_lines()` or
+    an open file gives. Lines may end in LF, CRLF or CR. Raises `StreamError` when the
+    server reports an error and `ChunkDecodeError` for a chunk that does not decode.
+    """
+    return ChunkStream(source, loads)
 
 
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-_JSON_TEXT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-"""json.dumps with these options, without building an encoder on every call."""
+_Chunk = TypeVar("_Chunk")
 
 
 @dataclass(frozen=True)
@@ -9978,7 +7603,7 @@ class StreamError(Exception):
         self.payload = event.data
         """The raw data of the event."""
         self.event = event.event
-        details = cast("dict[str, Any]", error) if isinstance(error, dict) else {}
+        details = cast(dict[str, Any], error) if isinstance(error, dict) else {}
         self.message: object = details.get(
             "message", error if isinstance(error, str) else None
         )
@@ -9990,7 +7615,7 @@ class StreamError(Exception):
         )
 
 
-class ChunkStream:
+class ChunkStream(Generic[_Chunk]):
     """The chunks of a server-sent-event stream, decoded as they arrive.
 
     Iterate it once. Afterwards `done` tells whether the stream ended with
@@ -10000,12 +7625,15 @@ class ChunkStream:
     `other_events`, in order.
     """
 
-    def __init__(self, source: Iterable[bytes | str]) -> None:
+    def __init__(
+        self, source: Iterable[bytes | str], loads: Callable[[str], _Chunk]
+    ) -> None:
         self.done = False
         self.other_events: list[ServerSentEvent] = []
         self._source = source
+        self._loads = loads
 
-    def __iter__(self) -> Iterator[ChatCompletionChunk]:
+    def __iter__(self) -> Iterator[_Chunk]:
         parser = _EventParser()
         for piece in self._source:
             for event in parser.feed(piece):
@@ -10021,7 +7649,7 @@ class ChunkStream:
             if chunk is not None:
                 yield chunk
 
-    def _chunk(self, event: ServerSentEvent) -> ChatCompletionChunk | None:
+    def _chunk(self, event: ServerSentEvent) -> _Chunk | None:
         if event.event == "error":
             raise StreamError(_error_of(event.data), event)
         data = event.data.strip()
@@ -10032,20 +7660,9 @@ class ChunkStream:
                 self.other_events.append(event)
             return None
         try:
-            return loads(event.data)
+            return self._loads(event.data)
         except ErrorReport:
             raise StreamError(_error_of(event.data), event) from None
-
-
-def iter_chunks(source: Iterable[bytes | str]) -> ChunkStream:
-    """Decode the chunks of a server-sent-event stream.
-
-    `source` yields bytes or text in pieces of any size, split anywhere (inside a line
-    or a UTF-8 sequence too): what `httpx.Response.iter_bytes()` or `iter_lines()` or
-    an open file gives. Lines may end in LF, CRLF or CR. Raises `StreamError` when the
-    server reports an error and `ChunkDecodeError` for a chunk that does not decode.
-    """
-    return ChunkStream(source)
 
 
 def _error_of(data: str) -> Any:
@@ -10054,11 +7671,9 @@ def _error_of(data: str) -> Any:
         payload = json.loads(data)
     except ValueError:
         return data
-    return (
-        cast("dict[str, Any]", payload).get("error", payload)
-        if isinstance(payload, dict)
-        else payload
-    )
+    if isinstance(payload, dict):
+        return cast(dict[str, Any], payload).get("error", payload)
+    return payload
 
 
 class _EventParser:
@@ -10129,475 +7744,72 @@ class _EventParser:
             self._retry = int(value)
 
 
-_LINE_END = re.compile(r"\r\n|\r|\n")
+_LINE_END: Final = re.compile(r"\r\n|\r|\n")
 
 
-class ChunkAccumulator:
-    """Adds up the chunks of one stream into the `ChatCompletion` they make.
+_Completion = TypeVar("_Completion")
 
-    `add(chunk)` merges a chunk as it arrives, at a cost in proportion to the chunk;
-    `snapshot()` builds the completion so far, at a cost in proportion to the completion
-    (the text pieces are joined then, once). `result()` is the same, named for the end
-    of the stream: the completion is done at `[DONE]` or the end of the input, not at a
-    `finish_reason`, since usage and late fragments may follow it.
 
-    Each key merges by the rule the spec gives it: text is appended; identifiers keep
-    the first value that is not empty (nor 0); lists of objects with an `index` merge item by
-    item (an item without an index continues the latest one, or starts a new one when
-    it brings a new `id`); objects merge key by key; anything else, keys the spec does
-    not describe included, keeps the last value that is not null. Nothing is summed and
-    nothing repeated is concatenated, so cumulative usage stays right.
-    """
+class _Accumulator(Generic[_Chunk, _Completion]):
+    """What every `ChunkAccumulator` does; each target says how a chunk reads as JSON
+    data (`_json_of`) and how the merged data reads as a completion (`_completion`)."""
 
     __slots__ = ("_merged", "chunks")
+    _plans: ClassVar[dict[str, _Plan]]
+    """The merge plan of each chunk type, by name."""
+    _root: ClassVar[str]
+    """The chunk type of the stream."""
 
     def __init__(self) -> None:
-        self._merged = _Merged("ChatCompletionChunk")
+        self._merged = _Merged(self._root, self._plans)
         self.chunks = 0
         """How many chunks were added."""
 
-    def add(self, chunk: ChatCompletionChunk) -> None:
+    def add(self, chunk: _Chunk) -> None:
         """Merge the next chunk of the stream."""
-        _merge(self._merged, chunk.to_dict())
+        _merge(self._merged, self._json_of(chunk))
         self.chunks += 1
 
-    def snapshot(self) -> ChatCompletion:
+    def snapshot(self) -> _Completion:
         """The completion the chunks added so far make."""
-        return ChatCompletion.from_dict(_finish(self._merged))
+        return self._completion(_finish(self._merged))
 
-    def result(self) -> ChatCompletion:
+    def result(self) -> _Completion:
         """The whole completion; call it once the stream has ended."""
         return self.snapshot()
+
+    def _json_of(self, chunk: _Chunk) -> Mapping[str, Any]:
+        raise NotImplementedError
+
+    def _completion(self, data: dict[str, Any]) -> _Completion:
+        raise NotImplementedError
 
 
 class _Plan(NamedTuple):
     """How the objects of one chunk type merge into one object of the completion."""
 
-    rules: dict[str, tuple[str, str, str]]
+    rules: dict[str, tuple[str, str, str]] = {}  # noqa: RUF012 (never changed)
     """Key -> (rule, key in the completion, chunk type of the value); a key not listed
     keeps its last value that is not null."""
-    not_null: frozenset[str]
+    not_null: frozenset[str] = frozenset()
     """Keys of the completion that cannot be null: a null sent for one is not kept."""
-    fills: tuple[tuple[str, object, str], ...]
+    fills: tuple[tuple[str, object, str], ...] = ()
     """(key, value, chunk type) for keys no chunk supplied: the value, or, when a chunk
     type is named, an empty object merged as that type."""
-
-
-_PLANS: Final[dict[str, _Plan]] = {
-    # ChatCompletionChunk -> ChatCompletion
-    "ChatCompletionChunk": _Plan(
-        rules={
-            "id": ("first", "id", ""),
-            "choices": ("by_index", "choices", "Choice"),
-            "created": ("first", "created", ""),
-            "model": ("first", "model", ""),
-            "object": ("drop", "", ""),
-            "usage": ("merge", "usage", "CompletionUsage"),
-            "obfuscation": ("drop", "", ""),
-            "moderation": ("merge", "moderation", "Moderation"),
-            "latency_checkpoint": (
-                "merge",
-                "latency_checkpoint",
-                "AzureLatencyCheckpoint",
-            ),
-            "routing": ("merge", "routing", "AzureRouting"),
-            "x_groq": ("merge", "x_groq", "GroqXGroq"),
-            "timings": ("merge", "timings", "LlamaCppTimings"),
-            "sla_metrics": ("merge", "sla_metrics", "NovitaSlaMetrics"),
-            "nvext": ("merge", "nvext", "NvExt"),
-            "error": ("merge", "error", "OpenRouterError"),
-            "sglext": ("merge", "sglext", "SglangSglExt"),
-            "metrics": ("merge", "metrics", "VllmRequestMetrics"),
-        },
-        not_null=frozenset({"id", "choices", "created", "model", "object"}),
-        fills=(("object", "chat.completion", ""),),
-    ),
-    # Choice -> ChatCompletionChoice
-    "Choice": _Plan(
-        rules={
-            "index": ("first", "index", ""),
-            "delta": ("merge", "message", "ChoiceDelta"),
-            "logprobs": ("merge", "logprobs", "ChoiceLogprobs"),
-            "content_filter_results": (
-                "merge",
-                "content_filter_results",
-                "AzureContentFilterResults",
-            ),
-            "content_filter_offsets": (
-                "merge",
-                "content_filter_offsets",
-                "AzureContentFilterOffsets",
-            ),
-            "usage": ("merge", "usage", "CompletionUsage"),
-            "text": ("append", "text", ""),
-            "token_ids": ("append", "token_ids", ""),
-            "message": ("drop", "", ""),
-        },
-        not_null=frozenset({"index", "message"}),
-        fills=(
-            ("message", None, "ChoiceDelta"),
-            ("finish_reason", None, ""),
-        ),
-    ),
-    # CompletionUsage -> CompletionUsage
-    "CompletionUsage": _Plan(
-        rules={
-            "completion_tokens_details": (
-                "merge",
-                "completion_tokens_details",
-                "CompletionTokensDetails",
-            ),
-            "prompt_tokens_details": (
-                "merge",
-                "prompt_tokens_details",
-                "PromptTokensDetails",
-            ),
-            "cost": ("merge", "cost", "PerplexityCost"),
-            "cost_details": ("merge", "cost_details", "OpenRouterCostDetails"),
-            "server_tool_use_details": (
-                "merge",
-                "server_tool_use_details",
-                "OpenRouterServerToolUseDetails",
-            ),
-        },
-        not_null=frozenset({"completion_tokens", "prompt_tokens", "total_tokens"}),
-        fills=(),
-    ),
-    # Moderation -> Moderation
-    "Moderation": _Plan(
-        rules={},
-        not_null=frozenset({"input", "output"}),
-        fills=(),
-    ),
-    # AzureLatencyCheckpoint -> AzureLatencyCheckpoint
-    "AzureLatencyCheckpoint": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # AzureRouting -> AzureRouting
-    "AzureRouting": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # GroqXGroq -> GroqXGroq
-    "GroqXGroq": _Plan(
-        rules={
-            "usage": ("merge", "usage", "CompletionUsage"),
-            "usage_breakdown": ("merge", "usage_breakdown", "GroqUsageBreakdown"),
-            "debug": ("merge", "debug", "GroqDebug"),
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # LlamaCppTimings -> LlamaCppTimings
-    "LlamaCppTimings": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # NovitaSlaMetrics -> NovitaSlaMetrics
-    "NovitaSlaMetrics": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # NvExt -> NvExt
-    "NvExt": _Plan(
-        rules={
-            "worker_id": ("merge", "worker_id", "NvExtWorkerId"),
-            "timing": ("merge", "timing", "NvExtTiming"),
-            "token_ids": ("append", "token_ids", ""),
-            "completion_token_ids": ("append", "completion_token_ids", ""),
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # OpenRouterError -> OpenRouterError
-    "OpenRouterError": _Plan(
-        rules={},
-        not_null=frozenset({"message"}),
-        fills=(),
-    ),
-    # SglangSglExt -> SglangSglExt
-    "SglangSglExt": _Plan(
-        rules={
-            "cached_tokens_details": (
-                "merge",
-                "cached_tokens_details",
-                "SglangCachedTokensDetails",
-            )
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # VllmRequestMetrics -> VllmRequestMetrics
-    "VllmRequestMetrics": _Plan(
-        rules={
-            "speculative_decoding": (
-                "merge",
-                "speculative_decoding",
-                "VllmSpeculativeDecodingMetrics",
-            )
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # ChoiceDelta -> ChatCompletionMessage
-    "ChoiceDelta": _Plan(
-        rules={
-            "role": ("first", "role", ""),
-            "content": ("append", "content", ""),
-            "refusal": ("append", "refusal", ""),
-            "tool_calls": ("by_index", "tool_calls", "ChoiceDeltaToolCall"),
-            "function_call": ("merge", "function_call", "ChoiceDeltaFunctionCall"),
-            "audio": ("merge", "audio", "ChoiceDeltaAudio"),
-            "reasoning_content": ("append", "reasoning_content", ""),
-            "executed_tools": ("by_index", "executed_tools", "GroqExecutedTool"),
-            "thinking_blocks": ("append", "thinking_blocks", ""),
-            "internal_content": (
-                "merge",
-                "internal_content",
-                "MoonshotInternalContent",
-            ),
-            "reasoning_details": (
-                "by_index",
-                "reasoning_details",
-                "OpenRouterReasoningDetail",
-            ),
-            "annotations": ("append", "annotations", ""),
-            "reasoning": ("append", "reasoning", ""),
-        },
-        not_null=frozenset({"role"}),
-        fills=(
-            ("role", "assistant", ""),
-            ("content", None, ""),
-        ),
-    ),
-    # ChoiceLogprobs -> ChoiceLogprobs
-    "ChoiceLogprobs": _Plan(
-        rules={
-            "content": ("append", "content", ""),
-            "refusal": ("append", "refusal", ""),
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # AzureContentFilterResults -> AzureContentFilterResults
-    "AzureContentFilterResults": _Plan(
-        rules={
-            "hate": ("merge", "hate", "AzureSeverityResult"),
-            "self_harm": ("merge", "self_harm", "AzureSeverityResult"),
-            "sexual": ("merge", "sexual", "AzureSeverityResult"),
-            "violence": ("merge", "violence", "AzureSeverityResult"),
-            "jailbreak": ("merge", "jailbreak", "AzureDetectionResult"),
-            "protected_material_text": (
-                "merge",
-                "protected_material_text",
-                "AzureDetectionResult",
-            ),
-            "protected_material_code": (
-                "merge",
-                "protected_material_code",
-                "AzureDetectionResult",
-            ),
-            "custom_blocklists": (
-                "merge",
-                "custom_blocklists",
-                "AzureBlocklistDetails",
-            ),
-            "error": ("merge", "error", "AzureFilterError"),
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # AzureContentFilterOffsets -> AzureContentFilterOffsets
-    "AzureContentFilterOffsets": _Plan(
-        rules={},
-        not_null=frozenset({"check_offset", "start_offset", "end_offset"}),
-        fills=(),
-    ),
-    # CompletionTokensDetails -> CompletionTokensDetails
-    "CompletionTokensDetails": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # PromptTokensDetails -> PromptTokensDetails
-    "PromptTokensDetails": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # PerplexityCost -> PerplexityCost
-    "PerplexityCost": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # OpenRouterCostDetails -> OpenRouterCostDetails
-    "OpenRouterCostDetails": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # OpenRouterServerToolUseDetails -> OpenRouterServerToolUseDetails
-    "OpenRouterServerToolUseDetails": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # GroqUsageBreakdown -> GroqUsageBreakdown
-    "GroqUsageBreakdown": _Plan(
-        rules={},
-        not_null=frozenset({"models"}),
-        fills=(),
-    ),
-    # GroqDebug -> GroqDebug
-    "GroqDebug": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # NvExtWorkerId -> NvExtWorkerId
-    "NvExtWorkerId": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # NvExtTiming -> NvExtTiming
-    "NvExtTiming": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # SglangCachedTokensDetails -> SglangCachedTokensDetails
-    "SglangCachedTokensDetails": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # VllmSpeculativeDecodingMetrics -> VllmSpeculativeDecodingMetrics
-    "VllmSpeculativeDecodingMetrics": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # ChoiceDeltaToolCall -> ChatCompletionMessageToolCall
-    "ChoiceDeltaToolCall": _Plan(
-        rules={
-            "index": ("first", "index", ""),
-            "id": ("first", "id", ""),
-            "function": ("merge", "function", "ChoiceDeltaToolCallFunction"),
-            "type": ("first", "type", ""),
-            "custom": ("merge", "custom", "ChoiceDeltaToolCallCustom"),
-        },
-        not_null=frozenset({"index", "id", "type", "function", "custom"}),
-        fills=(("type", "function", ""),),
-    ),
-    # ChoiceDeltaFunctionCall -> ChatCompletionMessageFunctionCall
-    "ChoiceDeltaFunctionCall": _Plan(
-        rules={
-            "arguments": ("append", "arguments", ""),
-            "name": ("append_unless_repeated", "name", ""),
-        },
-        not_null=frozenset({"arguments", "name"}),
-        fills=(("arguments", "", ""),),
-    ),
-    # ChoiceDeltaAudio -> ChatCompletionAudio
-    "ChoiceDeltaAudio": _Plan(
-        rules={
-            "id": ("first", "id", ""),
-            "data": ("append", "data", ""),
-            "transcript": ("append", "transcript", ""),
-        },
-        not_null=frozenset({"id", "data", "expires_at", "transcript"}),
-        fills=(),
-    ),
-    # GroqExecutedTool -> GroqExecutedTool
-    "GroqExecutedTool": _Plan(
-        rules={"search_results": ("merge", "search_results", "GroqSearchResults")},
-        not_null=frozenset({"index"}),
-        fills=(),
-    ),
-    # MoonshotInternalContent -> MoonshotInternalContent
-    "MoonshotInternalContent": _Plan(
-        rules={"token_ids": ("append", "token_ids", "")},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # OpenRouterReasoningDetail -> OpenRouterReasoningDetail
-    "OpenRouterReasoningDetail": _Plan(
-        rules={
-            "format": ("first", "format", ""),
-            "text": ("append", "text", ""),
-            "summary": ("append", "summary", ""),
-            "data": ("append", "data", ""),
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # AzureSeverityResult -> AzureSeverityResult
-    "AzureSeverityResult": _Plan(
-        rules={},
-        not_null=frozenset({"filtered"}),
-        fills=(),
-    ),
-    # AzureDetectionResult -> AzureDetectionResult
-    "AzureDetectionResult": _Plan(
-        rules={},
-        not_null=frozenset({"filtered"}),
-        fills=(),
-    ),
-    # AzureBlocklistDetails -> AzureBlocklistDetails
-    "AzureBlocklistDetails": _Plan(
-        rules={},
-        not_null=frozenset({"filtered"}),
-        fills=(),
-    ),
-    # AzureFilterError -> AzureFilterError
-    "AzureFilterError": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # ChoiceDeltaToolCallFunction -> ChatCompletionMessageToolCallFunction
-    "ChoiceDeltaToolCallFunction": _Plan(
-        rules={
-            "arguments": ("append", "arguments", ""),
-            "name": ("append_unless_repeated", "name", ""),
-        },
-        not_null=frozenset({"arguments", "name"}),
-        fills=(("arguments", "", ""),),
-    ),
-    # ChoiceDeltaToolCallCustom -> ChatCompletionMessageToolCallCustom
-    "ChoiceDeltaToolCallCustom": _Plan(
-        rules={
-            "input": ("append", "input", ""),
-            "name": ("append_unless_repeated", "name", ""),
-        },
-        not_null=frozenset({"input", "name"}),
-        fills=(("input", "", ""),),
-    ),
-    # GroqSearchResults -> GroqSearchResults
-    "GroqSearchResults": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-}
 
 
 class _Merged(dict[str, Any]):
     """The keys merged so far into one object of the completion."""
 
-    __slots__ = ("kind",)
+    __slots__ = ("plan", "plans")
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, plans: dict[str, _Plan]) -> None:
         super().__init__()
-        self.kind = kind
-        """The chunk type whose objects merge into it."""
+        self.plan = plans.get(kind, _NO_RULES)
+        """The plan of the chunk type whose objects merge into it (a type without one
+        keeps the last value of every key)."""
+        self.plans = plans
+        """Every plan, by chunk type, for the values merged by their own."""
 
 
 class _Text(list[str]):
@@ -10635,53 +7847,37 @@ class _Slots(dict[int, _Merged]):
 
 def _merge(merged: _Merged, obj: Mapping[str, Any]) -> None:
     """Merge one object of a chunk into what the chunks before it left."""
-    plan = _PLANS[merged.kind]
+    plan = merged.plan
     for key, value in obj.items():
         how, into, inner = plan.rules.get(key) or _LAST
-        if how == "drop":
-            continue
         into = into or key
         if value is None:
             # A null replaces nothing, and stays only while no value comes.
-            if into not in plan.not_null:
+            if how != "drop" and into not in plan.not_null:
                 merged.setdefault(into, None)
-        elif how == "last":
-            if (
-                value != "" or merged.get(into) is None
-            ):  # nor does "" (B1: finish_reason)
-                merged[into] = value
-        elif how == "append":
-            _append(merged, into, value)
-        elif how == "first":
-            if _blank(merged.get(into)):
-                merged[into] = value
-        elif how == "merge" and value.__class__ is dict:
-            part = merged.get(into)
-            if type(part) is not _Merged:
-                part = merged[into] = _Merged(inner)
-            _merge(part, value)
-        elif how == "by_index" and value.__class__ is list:
-            _merge_items(merged, into, inner, value)
-        elif how == "append_unless_repeated" and type(value) is str:
-            so_far = merged.get(into)
-            if type(so_far) is not str:
-                merged[into] = value
-            elif value and value != so_far:
-                merged[into] = so_far + value  # a split name: short, and rare
         else:
-            merged[into] = value  # a value of another type than the rule expects
+            _RULES[how](merged, into, value, inner)
 
 
-_LAST: Final = ("last", "", "")
-"""The rule of a key not listed: its last value that is not null, under the same key."""
+def _last(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """The last value that is not null; nor "" (B1: finish_reason) once there is one."""
+    if value != "" or merged.get(key) is None:
+        merged[key] = value
 
 
-def _blank(value: Any) -> bool:
-    """No value yet, or a placeholder: Azure's filter chunks send id "" and created 0."""
-    return value is None or value == "" or (value == 0 and type(value) is int)
+def _drop(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """Not kept in the completion."""
 
 
-def _append(merged: _Merged, key: str, value: Any) -> None:
+def _first(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """The first value that is not blank."""
+    if _blank(merged.get(key)):
+        merged[key] = value
+
+
+def _append(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """Text joined, lists concatenated; a value of another type a vendor sends is kept
+    as the last one."""
     if type(value) is str:
         pieces = merged.get(key)
         if type(pieces) is _Text:
@@ -10695,33 +7891,82 @@ def _append(merged: _Merged, key: str, value: Any) -> None:
         else:
             merged[key] = _Items(value)
     else:
-        merged[key] = value  # a value of another type a vendor sends: the last one wins
+        merged[key] = value
 
 
-def _merge_items(merged: _Merged, key: str, kind: str, items: list[Any]) -> None:
+def _append_unless_repeated(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """Text appended unless a chunk sends the whole of it again (a name some servers
+    repeat on every chunk)."""
+    so_far = merged.get(key)
+    if type(value) is not str or type(so_far) is not str:
+        merged[key] = value
+    elif value and value != so_far:
+        merged[key] = so_far + value  # a split name: short, and rare
+
+
+def _merge_object(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """An object merged key by key, by the plan of its chunk type `inner`."""
+    if value.__class__ is not dict:
+        merged[key] = value  # a value of another type than the rule expects
+        return
+    part = merged.get(key)
+    if type(part) is not _Merged:
+        part = merged[key] = _Merged(inner, merged.plans)
+    _merge(part, value)
+
+
+def _by_index(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """A list of objects merged item by item, by their `index`."""
+    if value.__class__ is not list:
+        merged[key] = value  # a value of another type than the rule expects
+        return
     slots = merged.get(key)
     if type(slots) is not _Slots:
         slots = merged[key] = _Slots()
-    for item in items:
+    for item in value:
         index = item.get("index")
         if type(index) is not int:
             index = slots.place(item)
         slot = slots.get(index)
         if slot is None:
-            slot = slots[index] = _Merged(kind)
+            slot = slots[index] = _Merged(inner, merged.plans)
             slot["index"] = index
         slots.latest = index
         _merge(slot, item)
 
 
+_RULES: Final[dict[str, Callable[[_Merged, str, Any, str], None]]] = {
+    "append": _append,
+    "append_unless_repeated": _append_unless_repeated,
+    "by_index": _by_index,
+    "drop": _drop,
+    "first": _first,
+    "last": _last,
+    "merge": _merge_object,
+}
+"""The merge rules the spec may name, each applied to a key's value that is not null."""
+
+
+_NO_RULES: Final = _Plan()
+
+
+_LAST: Final = ("last", "", "")
+"""The rule of a key not listed: its last value that is not null, under the same key."""
+
+
+def _blank(value: Any) -> bool:
+    """No value yet, or a placeholder: Azure's filter chunks send id "" and created 0."""
+    return value is None or value == "" or (value == 0 and type(value) is int)
+
+
 def _finish(merged: _Merged) -> dict[str, Any]:
     """The JSON object merged so far, with the fills for keys no chunk supplied."""
     out = {key: _finished(value) for key, value in merged.items()}
-    for key, value, inner in _PLANS[merged.kind].fills:
+    for key, value, inner in merged.plan.fills:
         current = out.get(key)
         if inner:
             if current is None:
-                out[key] = _finish(_Merged(inner))
+                out[key] = _finish(_Merged(inner, merged.plans))
         elif key not in out or (value is not None and _blank(current)):
             out[key] = (
                 value  # a placeholder ("" role) gives way to a fill, null to none
@@ -10752,3 +7997,285 @@ def _paired(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode(
         "utf-16-le", "surrogatepass"
     )
+
+
+_PLANS: Final[dict[str, _Plan]] = {
+    "ChatCompletionChunk": _Plan(  # -> ChatCompletion
+        rules={
+            "id": ("first", "id", ""),
+            "choices": ("by_index", "choices", "Choice"),
+            "created": ("first", "created", ""),
+            "model": ("first", "model", ""),
+            "object": ("drop", "", ""),
+            "usage": ("merge", "usage", "CompletionUsage"),
+            "obfuscation": ("drop", "", ""),
+            "moderation": ("merge", "moderation", "Moderation"),
+            "latency_checkpoint": (
+                "merge",
+                "latency_checkpoint",
+                "AzureLatencyCheckpoint",
+            ),
+            "routing": ("merge", "routing", "AzureRouting"),
+            "x_groq": ("merge", "x_groq", "GroqXGroq"),
+            "timings": ("merge", "timings", "LlamaCppTimings"),
+            "sla_metrics": ("merge", "sla_metrics", "NovitaSlaMetrics"),
+            "nvext": ("merge", "nvext", "NvExt"),
+            "error": ("merge", "error", "OpenRouterError"),
+            "sglext": ("merge", "sglext", "SglangSglExt"),
+            "metrics": ("merge", "metrics", "VllmRequestMetrics"),
+        },
+        not_null=frozenset({"id", "choices", "created", "model", "object"}),
+        fills=(("object", "chat.completion", ""),),
+    ),
+    "Choice": _Plan(  # -> ChatCompletionChoice
+        rules={
+            "index": ("first", "index", ""),
+            "delta": ("merge", "message", "ChoiceDelta"),
+            "logprobs": ("merge", "logprobs", "ChoiceLogprobs"),
+            "content_filter_results": (
+                "merge",
+                "content_filter_results",
+                "AzureContentFilterResults",
+            ),
+            "content_filter_offsets": (
+                "merge",
+                "content_filter_offsets",
+                "AzureContentFilterOffsets",
+            ),
+            "usage": ("merge", "usage", "CompletionUsage"),
+            "text": ("append", "text", ""),
+            "token_ids": ("append", "token_ids", ""),
+            "message": ("drop", "", ""),
+        },
+        not_null=frozenset({"index", "message"}),
+        fills=(
+            ("message", None, "ChoiceDelta"),
+            ("finish_reason", None, ""),
+        ),
+    ),
+    "CompletionUsage": _Plan(  # -> CompletionUsage
+        rules={
+            "completion_tokens_details": (
+                "merge",
+                "completion_tokens_details",
+                "CompletionTokensDetails",
+            ),
+            "prompt_tokens_details": (
+                "merge",
+                "prompt_tokens_details",
+                "PromptTokensDetails",
+            ),
+            "cost": ("merge", "cost", "PerplexityCost"),
+            "cost_details": ("merge", "cost_details", "OpenRouterCostDetails"),
+            "server_tool_use_details": (
+                "merge",
+                "server_tool_use_details",
+                "OpenRouterServerToolUseDetails",
+            ),
+        },
+        not_null=frozenset({"completion_tokens", "prompt_tokens", "total_tokens"}),
+    ),
+    "Moderation": _Plan(  # -> Moderation
+        not_null=frozenset({"input", "output"}),
+    ),
+    "GroqXGroq": _Plan(  # -> GroqXGroq
+        rules={
+            "usage": ("merge", "usage", "CompletionUsage"),
+            "usage_breakdown": ("merge", "usage_breakdown", "GroqUsageBreakdown"),
+            "debug": ("merge", "debug", "GroqDebug"),
+        },
+    ),
+    "NvExt": _Plan(  # -> NvExt
+        rules={
+            "worker_id": ("merge", "worker_id", "NvExtWorkerId"),
+            "timing": ("merge", "timing", "NvExtTiming"),
+            "token_ids": ("append", "token_ids", ""),
+            "completion_token_ids": ("append", "completion_token_ids", ""),
+        },
+    ),
+    "OpenRouterError": _Plan(  # -> OpenRouterError
+        not_null=frozenset({"message"}),
+    ),
+    "SglangSglExt": _Plan(  # -> SglangSglExt
+        rules={
+            "cached_tokens_details": (
+                "merge",
+                "cached_tokens_details",
+                "SglangCachedTokensDetails",
+            )
+        },
+    ),
+    "VllmRequestMetrics": _Plan(  # -> VllmRequestMetrics
+        rules={
+            "speculative_decoding": (
+                "merge",
+                "speculative_decoding",
+                "VllmSpeculativeDecodingMetrics",
+            )
+        },
+    ),
+    "ChoiceDelta": _Plan(  # -> ChatCompletionMessage
+        rules={
+            "role": ("first", "role", ""),
+            "content": ("append", "content", ""),
+            "refusal": ("append", "refusal", ""),
+            "tool_calls": ("by_index", "tool_calls", "ChoiceDeltaToolCall"),
+            "function_call": ("merge", "function_call", "ChoiceDeltaFunctionCall"),
+            "audio": ("merge", "audio", "ChoiceDeltaAudio"),
+            "reasoning_content": ("append", "reasoning_content", ""),
+            "executed_tools": ("by_index", "executed_tools", "GroqExecutedTool"),
+            "thinking_blocks": ("append", "thinking_blocks", ""),
+            "internal_content": (
+                "merge",
+                "internal_content",
+                "MoonshotInternalContent",
+            ),
+            "reasoning_details": (
+                "by_index",
+                "reasoning_details",
+                "OpenRouterReasoningDetail",
+            ),
+            "annotations": ("append", "annotations", ""),
+            "reasoning": ("append", "reasoning", ""),
+        },
+        not_null=frozenset({"role"}),
+        fills=(
+            ("role", "assistant", ""),
+            ("content", None, ""),
+        ),
+    ),
+    "ChoiceLogprobs": _Plan(  # -> ChoiceLogprobs
+        rules={
+            "content": ("append", "content", ""),
+            "refusal": ("append", "refusal", ""),
+        },
+    ),
+    "AzureContentFilterResults": _Plan(  # -> AzureContentFilterResults
+        rules={
+            "hate": ("merge", "hate", "AzureSeverityResult"),
+            "self_harm": ("merge", "self_harm", "AzureSeverityResult"),
+            "sexual": ("merge", "sexual", "AzureSeverityResult"),
+            "violence": ("merge", "violence", "AzureSeverityResult"),
+            "jailbreak": ("merge", "jailbreak", "AzureDetectionResult"),
+            "protected_material_text": (
+                "merge",
+                "protected_material_text",
+                "AzureDetectionResult",
+            ),
+            "protected_material_code": (
+                "merge",
+                "protected_material_code",
+                "AzureDetectionResult",
+            ),
+            "custom_blocklists": (
+                "merge",
+                "custom_blocklists",
+                "AzureBlocklistDetails",
+            ),
+            "error": ("merge", "error", "AzureFilterError"),
+        },
+    ),
+    "AzureContentFilterOffsets": _Plan(  # -> AzureContentFilterOffsets
+        not_null=frozenset({"check_offset", "start_offset", "end_offset"}),
+    ),
+    "GroqUsageBreakdown": _Plan(  # -> GroqUsageBreakdown
+        not_null=frozenset({"models"}),
+    ),
+    "ChoiceDeltaToolCall": _Plan(  # -> ChatCompletionMessageToolCall
+        rules={
+            "index": ("first", "index", ""),
+            "id": ("first", "id", ""),
+            "function": ("merge", "function", "ChoiceDeltaToolCallFunction"),
+            "type": ("first", "type", ""),
+            "custom": ("merge", "custom", "ChoiceDeltaToolCallCustom"),
+        },
+        not_null=frozenset({"index", "id", "type", "function", "custom"}),
+        fills=(("type", "function", ""),),
+    ),
+    "ChoiceDeltaFunctionCall": _Plan(  # -> ChatCompletionMessageFunctionCall
+        rules={
+            "arguments": ("append", "arguments", ""),
+            "name": ("append_unless_repeated", "name", ""),
+        },
+        not_null=frozenset({"arguments", "name"}),
+        fills=(("arguments", "", ""),),
+    ),
+    "ChoiceDeltaAudio": _Plan(  # -> ChatCompletionAudio
+        rules={
+            "id": ("first", "id", ""),
+            "data": ("append", "data", ""),
+            "transcript": ("append", "transcript", ""),
+        },
+        not_null=frozenset({"id", "data", "expires_at", "transcript"}),
+    ),
+    "GroqExecutedTool": _Plan(  # -> GroqExecutedTool
+        rules={"search_results": ("merge", "search_results", "GroqSearchResults")},
+        not_null=frozenset({"index"}),
+    ),
+    "MoonshotInternalContent": _Plan(  # -> MoonshotInternalContent
+        rules={"token_ids": ("append", "token_ids", "")},
+    ),
+    "OpenRouterReasoningDetail": _Plan(  # -> OpenRouterReasoningDetail
+        rules={
+            "format": ("first", "format", ""),
+            "text": ("append", "text", ""),
+            "summary": ("append", "summary", ""),
+            "data": ("append", "data", ""),
+        },
+    ),
+    "AzureSeverityResult": _Plan(  # -> AzureSeverityResult
+        not_null=frozenset({"filtered"}),
+    ),
+    "AzureDetectionResult": _Plan(  # -> AzureDetectionResult
+        not_null=frozenset({"filtered"}),
+    ),
+    "AzureBlocklistDetails": _Plan(  # -> AzureBlocklistDetails
+        not_null=frozenset({"filtered"}),
+    ),
+    "ChoiceDeltaToolCallFunction": _Plan(  # -> ChatCompletionMessageToolCallFunction
+        rules={
+            "arguments": ("append", "arguments", ""),
+            "name": ("append_unless_repeated", "name", ""),
+        },
+        not_null=frozenset({"arguments", "name"}),
+        fills=(("arguments", "", ""),),
+    ),
+    "ChoiceDeltaToolCallCustom": _Plan(  # -> ChatCompletionMessageToolCallCustom
+        rules={
+            "input": ("append", "input", ""),
+            "name": ("append_unless_repeated", "name", ""),
+        },
+        not_null=frozenset({"input", "name"}),
+        fills=(("input", "", ""),),
+    ),
+}
+"""How the objects of each chunk type merge into the completion; a chunk type not listed
+keeps the last value of every key."""
+
+
+class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
+    """Adds up the chunks of one stream into the `ChatCompletion` they make.
+
+    `add(chunk)` merges a chunk as it arrives, at a cost in proportion to the chunk;
+    `snapshot()` builds the completion so far, at a cost in proportion to the completion
+    (the text pieces are joined then, once). `result()` is the same, named for the end
+    of the stream: the completion is done at `[DONE]` or the end of the input, not at a
+    `finish_reason`, since usage and late fragments may follow it.
+
+    Each key merges by the rule the spec gives it: text is appended; identifiers keep
+    the first value that is not empty (nor 0); lists of objects with an `index` merge item by
+    item (an item without an index continues the latest one, or starts a new one when
+    it brings a new `id`); objects merge key by key; anything else, keys the spec does
+    not describe included, keeps the last value that is not null. Nothing is summed and
+    nothing repeated is concatenated, so cumulative usage stays right.
+    """
+
+    __slots__ = ()
+    _plans = _PLANS
+    _root = "ChatCompletionChunk"
+
+    def _json_of(self, chunk: ChatCompletionChunk) -> Mapping[str, Any]:
+        return chunk.to_dict()
+
+    def _completion(self, data: dict[str, Any]) -> ChatCompletion:
+        return ChatCompletion.from_dict(data)

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 44e865dcafe6cd69 (spec, templates and generator).
+# Spec hash: 5dca1094cb33c07e (spec, templates and generator).
 # Target: pydantic. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
@@ -36,17 +36,27 @@ Decode with `loads(text)` (or `ChatCompletionChunk.model_validate_json`), encode
 are checked strictly, so nothing is coerced and the JSON comes back as it was: a key
 that was absent stays absent (it is not in `model_fields_set`), JSON null stays null,
 and keys the spec does not describe are kept in `model_extra`. `loads` raises
-`ChunkDecodeError`, whose `path` names the offending place.
-"""
+`ChunkDecodeError`, whose `path` names the offending place."""
 
 from __future__ import annotations
 
 import codecs
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Final, Literal, NamedTuple, TypeAlias, TypeVar, cast
+from typing import (
+    Annotated,
+    Any,
+    ClassVar,
+    Final,
+    Generic,
+    Literal,
+    NamedTuple,
+    TypeAlias,
+    TypeVar,
+    cast,
+)
 
 from pydantic import (
     AfterValidator,
@@ -165,6 +175,7 @@ __all__ = [
     "loads_completion",
 ]
 
+
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -198,21 +209,25 @@ class ErrorReport(ChunkDecodeError):
 
 def _key(key: str) -> str:
     """The path segment of an object key."""
-    return (
-        "." + key
-        if _IDENTIFIER.match(key)
-        else "[" + json.dumps(key, ensure_ascii=False) + "]"
-    )
+    if _IDENTIFIER.match(key):
+        return "." + key
+    return "[" + json.dumps(key, ensure_ascii=False) + "]"
 
 
 def _error_payload(error: Any) -> ErrorReport:
     # A JSON object, or (pydantic, when a vendor types the key) a model with `message`.
     message = (
-        cast("dict[str, Any]", error).get("message")
+        cast(dict[str, Any], error).get("message")
         if isinstance(error, dict)
         else getattr(error, "message", error)
     )
     return ErrorReport(f"the payload reports an error instead of a chunk: {message!r}")
+
+
+_V = TypeVar("_V")
+
+
+_M = TypeVar("_M", bound=BaseModel)
 
 
 def _json_kind(value: object) -> str:
@@ -230,16 +245,13 @@ def _json_kind(value: object) -> str:
     return "~object"
 
 
-_T = TypeVar("_T")
-
-
-def _not_null(value: _T) -> _T:
+def _not_null(value: _V) -> _V:
     if value is None:
         raise ValueError("must not be null")
     return value
 
 
-_NOT_NULL = AfterValidator(_not_null)
+_NOT_NULL: Final = AfterValidator(_not_null)
 """On a key that may be absent but, when present, must not be null."""
 
 
@@ -263,17 +275,22 @@ class _NullAsEmpty:
         )
 
 
-_NULL_AS_EMPTY = _NullAsEmpty()
+_NULL_AS_EMPTY: Final = _NullAsEmpty()
 
 
-def _alias_read(value: _T, info: ValidationInfo) -> _T:
+_AliasesRead: TypeAlias = set[tuple[str | None, str | None]]
+"""The validation context of `loads`: (model, field) of the fields read by a wire key
+that is not their Python name (`_ALIAS_READ`)."""
+
+
+def _alias_read(value: _V, info: ValidationInfo) -> _V:
     if info.context.__class__ is set:  # the context of `loads`
-        read = cast("_AliasesRead", info.context)
+        read = cast(_AliasesRead, info.context)
         read.add((info.config.get("title") if info.config else None, info.field_name))
     return value
 
 
-_ALIAS_READ = AfterValidator(_alias_read)
+_ALIAS_READ: Final = AfterValidator(_alias_read)
 """On a field whose Python name is not its wire key: records, in the set `loads` passes
 as the validation context, that the wire key was read. pydantic also counts an unknown
 key that equals the Python name (`verbose_`) as setting the field; `model_post_init`
@@ -290,6 +307,165 @@ def _unknown_key_named_like(model: BaseModel, name: str, context: object) -> boo
     return (
         getattr(model, name) is None
     )  # read without `loads`: a value means the wire key
+
+
+def _validate(
+    model: type[_M],
+    data: str | bytes,
+    union_tags: tuple[tuple[str, str], ...],
+    report: tuple[str, str] | None = None,
+) -> _M:
+    """`data` validated as `model`; raises `ChunkDecodeError`. `union_tags` and `report`
+    (the keys of the model's `error_when`) help name the problem, as `_decode_error`
+    says."""
+    read: _AliasesRead = set()
+    try:
+        # By wire name only: an unknown key that happens to be a Python name stays unknown.
+        return model.model_validate_json(
+            data, by_alias=True, by_name=False, context=read
+        )
+    except ValidationError as exc:
+        error = exc
+    if error.errors()[0]["type"] == "json_invalid":
+        # pydantic's JSON parser rejects half of a UTF-16 surrogate pair ("\ud83d"), which
+        # streams send when they split a pair across chunks; Python's json reads it.
+        try:
+            value = json.loads(
+                data.decode("utf-8") if isinstance(data, bytes) else data
+            )
+        except (ValueError, RecursionError):
+            raise _decode_error(error, data, union_tags, report) from None
+        return _validate_value(model, value, union_tags, report)
+    raise _decode_error(error, data, union_tags, report) from None
+
+
+def _validate_value(
+    model: type[_M],
+    value: Any,
+    union_tags: tuple[tuple[str, str], ...],
+    report: tuple[str, str] | None = None,
+) -> _M:
+    read: _AliasesRead = set()
+    try:
+        return model.model_validate(value, by_alias=True, by_name=False, context=read)
+    except ValidationError as exc:
+        raise _decode_error(exc, json.dumps(value), union_tags, report) from None
+
+
+def _data_path(
+    error: Mapping[str, Any], value: Any, union_tags: tuple[tuple[str, str], ...]
+) -> list[str]:
+    """The path segments of an error's location that exist in the data.
+
+    pydantic's location mixes keys with the names of union members; only the steps
+    found in the data are kept, plus the key itself when it is the missing one.
+    `union_tags` are the (key, value) pairs that tell the members of a discriminated
+    union apart: a step that names a member, not a key.
+    """
+    segments: list[str] = []
+    location = error["loc"]
+    for step, part in enumerate(location):
+        if isinstance(part, str) and part.startswith("~"):
+            continue  # the JSON-kind tag of a union alternative
+        if value.__class__ is dict and any(
+            tag == part == value.get(key) for key, tag in union_tags
+        ):
+            continue  # the tag value of a discriminated union
+        if isinstance(part, str) and value.__class__ is dict and part in value:
+            segments.append(_key(part))
+            value = value[part]
+        elif (
+            isinstance(part, int) and value.__class__ is list and 0 <= part < len(value)
+        ):
+            segments.append(f"[{part}]")
+            value = value[part]
+        elif (
+            error["type"] == "missing"
+            and step == len(location) - 1
+            and isinstance(part, str)
+        ):
+            segments.append(_key(part))
+    if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
+        discriminator = error["ctx"]["discriminator"]
+        if discriminator.startswith("'"):  # a key, not the JSON-kind function
+            segments.append(_key(discriminator.strip("'")))
+    return segments
+
+
+def _decode_error(
+    exc: ValidationError,
+    data: str | bytes,
+    union_tags: tuple[tuple[str, str], ...],
+    report: tuple[str, str] | None,
+) -> ChunkDecodeError:
+    """Turn pydantic's most specific error into a ChunkDecodeError whose path follows
+    the data; a payload that `report` (has, lacks) calls an error report is one."""
+    errors = exc.errors(include_url=False)
+    if errors[0]["type"] == "json_invalid":
+        return ChunkDecodeError(f"invalid JSON: {errors[0]['msg']}")
+    value: Any = json.loads(data)
+    if report is not None:
+        has, lacks = report
+        if (
+            value.__class__ is dict
+            and value.get(has) is not None
+            and lacks not in value
+        ):
+            return _error_payload(value[has]).under(_key(has))
+    # pydantic reports every member of a failed union; the first error names the key
+    # that failed (keys are checked in spec order, as in the other targets), and the
+    # deepest error under that key names the real problem.
+    located = [(_data_path(e, value, union_tags), e) for e in errors]
+    first = located[0][0]
+    segments, error = max(
+        (pair for pair in located if pair[0][: len(first)] == first),
+        key=lambda pair: len(pair[0]),
+    )
+    context = error.get("ctx", {})
+    cause = context.get("error")
+    if error["type"] == "union_tag_invalid" and context["tag"].startswith("~"):
+        expected = context["expected_tags"].replace("'~", "").replace("'", "")
+        result = ChunkDecodeError(f"expected {expected}, got {context['tag'][1:]}")
+    elif isinstance(cause, ChunkDecodeError):
+        result = cause
+    else:
+        result = ChunkDecodeError(
+            str(cause) if isinstance(cause, ValueError) else error["msg"]
+        )
+    for segment in reversed(segments):
+        result.under(segment)
+    return result
+
+
+def _model_text(value: BaseModel) -> str:
+    """A model as compact JSON text: `model_dump_json(exclude_unset=True)`."""
+    try:
+        return value.model_dump_json(by_alias=True, exclude_unset=True)
+    except PydanticSerializationError:
+        # A lone UTF-16 surrogate (half of a pair a stream split across chunks, D9)
+        # has no UTF-8 spelling, so pydantic cannot write it; json writes its escape.
+        return _wire_text(value.model_dump(by_alias=True, exclude_unset=True))
+
+
+def _wire_text(data: Any) -> str:
+    """Compact JSON text with UTF-8 characters as they are, except a lone UTF-16
+    surrogate (half of a pair a stream split across chunks, D9), which UTF-8 cannot
+    encode: it is written as its JSON escape, the same value."""
+    text = _JSON_TEXT.encode(data)
+    if text.isascii():
+        return text
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    return text
+
+
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+_JSON_TEXT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""json.dumps with these options, without building an encoder on every call."""
 
 
 class _Model(BaseModel):
@@ -2766,162 +2942,43 @@ class ChatCompletionChunk(_Model):
         fields_set.add("choices")
 
 
-_UNION_TAGS = (("type", "error"), ("type", "moderation_results"))
+_UNION_TAGS: Final = (("type", "error"), ("type", "moderation_results"))
 """The (key, value) pairs that tell the members of a discriminated union apart: a step
 of pydantic's location that names a member, not a key."""
 
 
-def _data_path(error: Mapping[str, Any], value: Any) -> list[str]:
-    """The path segments of an error's location that exist in the data.
-
-    pydantic's location mixes keys with the names of union members; only the steps
-    found in the data are kept, plus the key itself when it is the missing one.
-    """
-    segments: list[str] = []
-    location = error["loc"]
-    for step, part in enumerate(location):
-        if isinstance(part, str) and part.startswith("~"):
-            continue  # the JSON-kind tag of a union alternative
-        if value.__class__ is dict and any(
-            tag == part == value.get(key) for key, tag in _UNION_TAGS
-        ):
-            continue  # the tag value of a discriminated union
-        if isinstance(part, str) and value.__class__ is dict and part in value:
-            segments.append(_key(part))
-            value = value[part]
-        elif (
-            isinstance(part, int) and value.__class__ is list and 0 <= part < len(value)
-        ):
-            segments.append(f"[{part}]")
-            value = value[part]
-        elif (
-            error["type"] == "missing"
-            and step == len(location) - 1
-            and isinstance(part, str)
-        ):
-            segments.append(_key(part))
-    if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
-        discriminator = error["ctx"]["discriminator"]
-        if discriminator.startswith("'"):  # a key, not the JSON-kind function
-            segments.append(_key(discriminator.strip("'")))
-    return segments
-
-
-def _decode_error(exc: ValidationError, data: str | bytes) -> ChunkDecodeError:
-    """Turn pydantic's most specific error into a ChunkDecodeError whose path follows the data."""
-    errors = exc.errors(include_url=False)
-    if errors[0]["type"] == "json_invalid":
-        return ChunkDecodeError(f"invalid JSON: {errors[0]['msg']}")
-    value: Any = json.loads(data)
-    if (
-        value.__class__ is dict
-        and value.get("error") is not None
-        and "choices" not in value
-    ):
-        return _error_payload(value["error"]).under(_key("error"))
-    # pydantic reports every member of a failed union; the first error names the key
-    # that failed (keys are checked in spec order, as in the other targets), and the
-    # deepest error under that key names the real problem.
-    located = [(_data_path(e, value), e) for e in errors]
-    first = located[0][0]
-    segments, error = max(
-        (pair for pair in located if pair[0][: len(first)] == first),
-        key=lambda pair: len(pair[0]),
-    )
-    context = error.get("ctx", {})
-    cause = context.get("error")
-    if error["type"] == "union_tag_invalid" and context["tag"].startswith("~"):
-        expected = context["expected_tags"].replace("'~", "").replace("'", "")
-        result = ChunkDecodeError(f"expected {expected}, got {context['tag'][1:]}")
-    elif isinstance(cause, ChunkDecodeError):
-        result = cause
-    else:
-        result = ChunkDecodeError(
-            str(cause) if isinstance(cause, ValueError) else error["msg"]
-        )
-    for segment in reversed(segments):
-        result.under(segment)
-    return result
-
-
 def loads(data: str | bytes) -> ChatCompletionChunk:
     """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
-    return _validate(ChatCompletionChunk, data)
+    return _validate(
+        ChatCompletionChunk, data, _UNION_TAGS, report=("error", "choices")
+    )
 
 
 def loads_completion(data: str | bytes) -> ChatCompletion:
     """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad input."""
-    return _validate(ChatCompletion, data)
-
-
-_M = TypeVar("_M", bound=_Model)
-_AliasesRead: TypeAlias = set[tuple[str | None, str | None]]
-"""The validation context of `loads`: (model, field) of the fields read by a wire key
-that is not their Python name (`_ALIAS_READ`)."""
-
-
-def _validate(model: type[_M], data: str | bytes) -> _M:
-    read: _AliasesRead = set()
-    try:
-        # By wire name only: an unknown key that happens to be a Python name stays unknown.
-        return model.model_validate_json(
-            data, by_alias=True, by_name=False, context=read
-        )
-    except ValidationError as exc:
-        error = exc
-    if error.errors()[0]["type"] == "json_invalid":
-        # pydantic's JSON parser rejects half of a UTF-16 surrogate pair ("\ud83d"), which
-        # streams send when they split a pair across chunks; Python's json reads it.
-        try:
-            value = json.loads(
-                data.decode("utf-8") if isinstance(data, bytes) else data
-            )
-        except (ValueError, RecursionError):
-            raise _decode_error(error, data) from None
-        return _validate_value(model, value)
-    raise _decode_error(error, data) from None
-
-
-def _validate_value(model: type[_M], value: Any) -> _M:
-    read: _AliasesRead = set()
-    try:
-        return model.model_validate(value, by_alias=True, by_name=False, context=read)
-    except ValidationError as exc:
-        raise _decode_error(exc, json.dumps(value)) from None
+    return _validate(ChatCompletion, data, _UNION_TAGS, report=("error", "choices"))
 
 
 def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:
     """Encode a chunk or a completion as compact JSON text (UTF-8 characters are written as they are).
 
-    This is `model_dump_json(exclude_unset=True)`: the same JSON value as the other
-    targets give, with some floats spelled the way pydantic spells them (`0.00001` for
-    `1e-05`).
+    This is `model_dump_json(exclude_unset=True)`: the same JSON value as the other targets give, with some floats spelled the way pydantic spells them (`0.00001` for `1e-05`).
     """
-    try:
-        return value.model_dump_json(by_alias=True, exclude_unset=True)
-    except PydanticSerializationError:
-        # A lone UTF-16 surrogate (half of a pair a stream split across chunks, D9)
-        # has no UTF-8 spelling, so pydantic cannot write it; json writes its escape.
-        return _wire_text(value.model_dump(by_alias=True, exclude_unset=True))
+    return _model_text(value)
 
 
-def _wire_text(data: Any) -> str:
-    """Compact JSON text with UTF-8 characters as they are, except a lone UTF-16
-    surrogate (half of a pair a stream split across chunks, D9), which UTF-8 cannot
-    encode: it is written as its JSON escape, the same value."""
-    text = _JSON_TEXT.encode(data)
-    if text.isascii():
-        return text
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
-    return text
+def iter_chunks(source: Iterable[bytes | str]) -> ChunkStream[ChatCompletionChunk]:
+    """Decode the chunks of a server-sent-event stream.
+
+    `source` yields bytes or text in pieces of any size, split anywhere (inside a line
+    or a UTF-8 sequence too): what `httpx.Response.iter_bytes()` or `iter_lines()` or
+    an open file gives. Lines may end in LF, CRLF or CR. Raises `StreamError` when the
+    server reports an error and `ChunkDecodeError` for a chunk that does not decode.
+    """
+    return ChunkStream(source, loads)
 
 
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-_JSON_TEXT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-"""json.dumps with these options, without building an encoder on every call."""
+_Chunk = TypeVar("_Chunk")
 
 
 @dataclass(frozen=True)
@@ -2948,7 +3005,7 @@ class StreamError(Exception):
         self.payload = event.data
         """The raw data of the event."""
         self.event = event.event
-        details = cast("dict[str, Any]", error) if isinstance(error, dict) else {}
+        details = cast(dict[str, Any], error) if isinstance(error, dict) else {}
         self.message: object = details.get(
             "message", error if isinstance(error, str) else None
         )
@@ -2960,7 +3017,7 @@ class StreamError(Exception):
         )
 
 
-class ChunkStream:
+class ChunkStream(Generic[_Chunk]):
     """The chunks of a server-sent-event stream, decoded as they arrive.
 
     Iterate it once. Afterwards `done` tells whether the stream ended with
@@ -2970,12 +3027,15 @@ class ChunkStream:
     `other_events`, in order.
     """
 
-    def __init__(self, source: Iterable[bytes | str]) -> None:
+    def __init__(
+        self, source: Iterable[bytes | str], loads: Callable[[str], _Chunk]
+    ) -> None:
         self.done = False
         self.other_events: list[ServerSentEvent] = []
         self._source = source
+        self._loads = loads
 
-    def __iter__(self) -> Iterator[ChatCompletionChunk]:
+    def __iter__(self) -> Iterator[_Chunk]:
         parser = _EventParser()
         for piece in self._source:
             for event in parser.feed(piece):
@@ -2991,7 +3051,7 @@ class ChunkStream:
             if chunk is not None:
                 yield chunk
 
-    def _chunk(self, event: ServerSentEvent) -> ChatCompletionChunk | None:
+    def _chunk(self, event: ServerSentEvent) -> _Chunk | None:
         if event.event == "error":
             raise StreamError(_error_of(event.data), event)
         data = event.data.strip()
@@ -3002,20 +3062,9 @@ class ChunkStream:
                 self.other_events.append(event)
             return None
         try:
-            return loads(event.data)
+            return self._loads(event.data)
         except ErrorReport:
             raise StreamError(_error_of(event.data), event) from None
-
-
-def iter_chunks(source: Iterable[bytes | str]) -> ChunkStream:
-    """Decode the chunks of a server-sent-event stream.
-
-    `source` yields bytes or text in pieces of any size, split anywhere (inside a line
-    or a UTF-8 sequence too): what `httpx.Response.iter_bytes()` or `iter_lines()` or
-    an open file gives. Lines may end in LF, CRLF or CR. Raises `StreamError` when the
-    server reports an error and `ChunkDecodeError` for a chunk that does not decode.
-    """
-    return ChunkStream(source)
 
 
 def _error_of(data: str) -> Any:
@@ -3024,11 +3073,9 @@ def _error_of(data: str) -> Any:
         payload = json.loads(data)
     except ValueError:
         return data
-    return (
-        cast("dict[str, Any]", payload).get("error", payload)
-        if isinstance(payload, dict)
-        else payload
-    )
+    if isinstance(payload, dict):
+        return cast(dict[str, Any], payload).get("error", payload)
+    return payload
 
 
 class _EventParser:
@@ -3099,475 +3146,72 @@ class _EventParser:
             self._retry = int(value)
 
 
-_LINE_END = re.compile(r"\r\n|\r|\n")
+_LINE_END: Final = re.compile(r"\r\n|\r|\n")
 
 
-class ChunkAccumulator:
-    """Adds up the chunks of one stream into the `ChatCompletion` they make.
+_Completion = TypeVar("_Completion")
 
-    `add(chunk)` merges a chunk as it arrives, at a cost in proportion to the chunk;
-    `snapshot()` builds the completion so far, at a cost in proportion to the completion
-    (the text pieces are joined then, once). `result()` is the same, named for the end
-    of the stream: the completion is done at `[DONE]` or the end of the input, not at a
-    `finish_reason`, since usage and late fragments may follow it.
 
-    Each key merges by the rule the spec gives it: text is appended; identifiers keep
-    the first value that is not empty (nor 0); lists of objects with an `index` merge item by
-    item (an item without an index continues the latest one, or starts a new one when
-    it brings a new `id`); objects merge key by key; anything else, keys the spec does
-    not describe included, keeps the last value that is not null. Nothing is summed and
-    nothing repeated is concatenated, so cumulative usage stays right.
-    """
+class _Accumulator(Generic[_Chunk, _Completion]):
+    """What every `ChunkAccumulator` does; each target says how a chunk reads as JSON
+    data (`_json_of`) and how the merged data reads as a completion (`_completion`)."""
 
     __slots__ = ("_merged", "chunks")
+    _plans: ClassVar[dict[str, _Plan]]
+    """The merge plan of each chunk type, by name."""
+    _root: ClassVar[str]
+    """The chunk type of the stream."""
 
     def __init__(self) -> None:
-        self._merged = _Merged("ChatCompletionChunk")
+        self._merged = _Merged(self._root, self._plans)
         self.chunks = 0
         """How many chunks were added."""
 
-    def add(self, chunk: ChatCompletionChunk) -> None:
+    def add(self, chunk: _Chunk) -> None:
         """Merge the next chunk of the stream."""
-        _merge(self._merged, chunk.model_dump(by_alias=True, exclude_unset=True))
+        _merge(self._merged, self._json_of(chunk))
         self.chunks += 1
 
-    def snapshot(self) -> ChatCompletion:
+    def snapshot(self) -> _Completion:
         """The completion the chunks added so far make."""
-        return _validate_value(ChatCompletion, _finish(self._merged))
+        return self._completion(_finish(self._merged))
 
-    def result(self) -> ChatCompletion:
+    def result(self) -> _Completion:
         """The whole completion; call it once the stream has ended."""
         return self.snapshot()
+
+    def _json_of(self, chunk: _Chunk) -> Mapping[str, Any]:
+        raise NotImplementedError
+
+    def _completion(self, data: dict[str, Any]) -> _Completion:
+        raise NotImplementedError
 
 
 class _Plan(NamedTuple):
     """How the objects of one chunk type merge into one object of the completion."""
 
-    rules: dict[str, tuple[str, str, str]]
+    rules: dict[str, tuple[str, str, str]] = {}  # noqa: RUF012 (never changed)
     """Key -> (rule, key in the completion, chunk type of the value); a key not listed
     keeps its last value that is not null."""
-    not_null: frozenset[str]
+    not_null: frozenset[str] = frozenset()
     """Keys of the completion that cannot be null: a null sent for one is not kept."""
-    fills: tuple[tuple[str, object, str], ...]
+    fills: tuple[tuple[str, object, str], ...] = ()
     """(key, value, chunk type) for keys no chunk supplied: the value, or, when a chunk
     type is named, an empty object merged as that type."""
-
-
-_PLANS: Final[dict[str, _Plan]] = {
-    # ChatCompletionChunk -> ChatCompletion
-    "ChatCompletionChunk": _Plan(
-        rules={
-            "id": ("first", "id", ""),
-            "choices": ("by_index", "choices", "Choice"),
-            "created": ("first", "created", ""),
-            "model": ("first", "model", ""),
-            "object": ("drop", "", ""),
-            "usage": ("merge", "usage", "CompletionUsage"),
-            "obfuscation": ("drop", "", ""),
-            "moderation": ("merge", "moderation", "Moderation"),
-            "latency_checkpoint": (
-                "merge",
-                "latency_checkpoint",
-                "AzureLatencyCheckpoint",
-            ),
-            "routing": ("merge", "routing", "AzureRouting"),
-            "x_groq": ("merge", "x_groq", "GroqXGroq"),
-            "timings": ("merge", "timings", "LlamaCppTimings"),
-            "sla_metrics": ("merge", "sla_metrics", "NovitaSlaMetrics"),
-            "nvext": ("merge", "nvext", "NvExt"),
-            "error": ("merge", "error", "OpenRouterError"),
-            "sglext": ("merge", "sglext", "SglangSglExt"),
-            "metrics": ("merge", "metrics", "VllmRequestMetrics"),
-        },
-        not_null=frozenset({"id", "choices", "created", "model", "object"}),
-        fills=(("object", "chat.completion", ""),),
-    ),
-    # Choice -> ChatCompletionChoice
-    "Choice": _Plan(
-        rules={
-            "index": ("first", "index", ""),
-            "delta": ("merge", "message", "ChoiceDelta"),
-            "logprobs": ("merge", "logprobs", "ChoiceLogprobs"),
-            "content_filter_results": (
-                "merge",
-                "content_filter_results",
-                "AzureContentFilterResults",
-            ),
-            "content_filter_offsets": (
-                "merge",
-                "content_filter_offsets",
-                "AzureContentFilterOffsets",
-            ),
-            "usage": ("merge", "usage", "CompletionUsage"),
-            "text": ("append", "text", ""),
-            "token_ids": ("append", "token_ids", ""),
-            "message": ("drop", "", ""),
-        },
-        not_null=frozenset({"index", "message"}),
-        fills=(
-            ("message", None, "ChoiceDelta"),
-            ("finish_reason", None, ""),
-        ),
-    ),
-    # CompletionUsage -> CompletionUsage
-    "CompletionUsage": _Plan(
-        rules={
-            "completion_tokens_details": (
-                "merge",
-                "completion_tokens_details",
-                "CompletionTokensDetails",
-            ),
-            "prompt_tokens_details": (
-                "merge",
-                "prompt_tokens_details",
-                "PromptTokensDetails",
-            ),
-            "cost": ("merge", "cost", "PerplexityCost"),
-            "cost_details": ("merge", "cost_details", "OpenRouterCostDetails"),
-            "server_tool_use_details": (
-                "merge",
-                "server_tool_use_details",
-                "OpenRouterServerToolUseDetails",
-            ),
-        },
-        not_null=frozenset({"completion_tokens", "prompt_tokens", "total_tokens"}),
-        fills=(),
-    ),
-    # Moderation -> Moderation
-    "Moderation": _Plan(
-        rules={},
-        not_null=frozenset({"input", "output"}),
-        fills=(),
-    ),
-    # AzureLatencyCheckpoint -> AzureLatencyCheckpoint
-    "AzureLatencyCheckpoint": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # AzureRouting -> AzureRouting
-    "AzureRouting": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # GroqXGroq -> GroqXGroq
-    "GroqXGroq": _Plan(
-        rules={
-            "usage": ("merge", "usage", "CompletionUsage"),
-            "usage_breakdown": ("merge", "usage_breakdown", "GroqUsageBreakdown"),
-            "debug": ("merge", "debug", "GroqDebug"),
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # LlamaCppTimings -> LlamaCppTimings
-    "LlamaCppTimings": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # NovitaSlaMetrics -> NovitaSlaMetrics
-    "NovitaSlaMetrics": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # NvExt -> NvExt
-    "NvExt": _Plan(
-        rules={
-            "worker_id": ("merge", "worker_id", "NvExtWorkerId"),
-            "timing": ("merge", "timing", "NvExtTiming"),
-            "token_ids": ("append", "token_ids", ""),
-            "completion_token_ids": ("append", "completion_token_ids", ""),
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # OpenRouterError -> OpenRouterError
-    "OpenRouterError": _Plan(
-        rules={},
-        not_null=frozenset({"message"}),
-        fills=(),
-    ),
-    # SglangSglExt -> SglangSglExt
-    "SglangSglExt": _Plan(
-        rules={
-            "cached_tokens_details": (
-                "merge",
-                "cached_tokens_details",
-                "SglangCachedTokensDetails",
-            )
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # VllmRequestMetrics -> VllmRequestMetrics
-    "VllmRequestMetrics": _Plan(
-        rules={
-            "speculative_decoding": (
-                "merge",
-                "speculative_decoding",
-                "VllmSpeculativeDecodingMetrics",
-            )
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # ChoiceDelta -> ChatCompletionMessage
-    "ChoiceDelta": _Plan(
-        rules={
-            "role": ("first", "role", ""),
-            "content": ("append", "content", ""),
-            "refusal": ("append", "refusal", ""),
-            "tool_calls": ("by_index", "tool_calls", "ChoiceDeltaToolCall"),
-            "function_call": ("merge", "function_call", "ChoiceDeltaFunctionCall"),
-            "audio": ("merge", "audio", "ChoiceDeltaAudio"),
-            "reasoning_content": ("append", "reasoning_content", ""),
-            "executed_tools": ("by_index", "executed_tools", "GroqExecutedTool"),
-            "thinking_blocks": ("append", "thinking_blocks", ""),
-            "internal_content": (
-                "merge",
-                "internal_content",
-                "MoonshotInternalContent",
-            ),
-            "reasoning_details": (
-                "by_index",
-                "reasoning_details",
-                "OpenRouterReasoningDetail",
-            ),
-            "annotations": ("append", "annotations", ""),
-            "reasoning": ("append", "reasoning", ""),
-        },
-        not_null=frozenset({"role"}),
-        fills=(
-            ("role", "assistant", ""),
-            ("content", None, ""),
-        ),
-    ),
-    # ChoiceLogprobs -> ChoiceLogprobs
-    "ChoiceLogprobs": _Plan(
-        rules={
-            "content": ("append", "content", ""),
-            "refusal": ("append", "refusal", ""),
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # AzureContentFilterResults -> AzureContentFilterResults
-    "AzureContentFilterResults": _Plan(
-        rules={
-            "hate": ("merge", "hate", "AzureSeverityResult"),
-            "self_harm": ("merge", "self_harm", "AzureSeverityResult"),
-            "sexual": ("merge", "sexual", "AzureSeverityResult"),
-            "violence": ("merge", "violence", "AzureSeverityResult"),
-            "jailbreak": ("merge", "jailbreak", "AzureDetectionResult"),
-            "protected_material_text": (
-                "merge",
-                "protected_material_text",
-                "AzureDetectionResult",
-            ),
-            "protected_material_code": (
-                "merge",
-                "protected_material_code",
-                "AzureDetectionResult",
-            ),
-            "custom_blocklists": (
-                "merge",
-                "custom_blocklists",
-                "AzureBlocklistDetails",
-            ),
-            "error": ("merge", "error", "AzureFilterError"),
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # AzureContentFilterOffsets -> AzureContentFilterOffsets
-    "AzureContentFilterOffsets": _Plan(
-        rules={},
-        not_null=frozenset({"check_offset", "start_offset", "end_offset"}),
-        fills=(),
-    ),
-    # CompletionTokensDetails -> CompletionTokensDetails
-    "CompletionTokensDetails": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # PromptTokensDetails -> PromptTokensDetails
-    "PromptTokensDetails": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # PerplexityCost -> PerplexityCost
-    "PerplexityCost": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # OpenRouterCostDetails -> OpenRouterCostDetails
-    "OpenRouterCostDetails": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # OpenRouterServerToolUseDetails -> OpenRouterServerToolUseDetails
-    "OpenRouterServerToolUseDetails": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # GroqUsageBreakdown -> GroqUsageBreakdown
-    "GroqUsageBreakdown": _Plan(
-        rules={},
-        not_null=frozenset({"models"}),
-        fills=(),
-    ),
-    # GroqDebug -> GroqDebug
-    "GroqDebug": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # NvExtWorkerId -> NvExtWorkerId
-    "NvExtWorkerId": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # NvExtTiming -> NvExtTiming
-    "NvExtTiming": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # SglangCachedTokensDetails -> SglangCachedTokensDetails
-    "SglangCachedTokensDetails": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # VllmSpeculativeDecodingMetrics -> VllmSpeculativeDecodingMetrics
-    "VllmSpeculativeDecodingMetrics": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # ChoiceDeltaToolCall -> ChatCompletionMessageToolCall
-    "ChoiceDeltaToolCall": _Plan(
-        rules={
-            "index": ("first", "index", ""),
-            "id": ("first", "id", ""),
-            "function": ("merge", "function", "ChoiceDeltaToolCallFunction"),
-            "type": ("first", "type", ""),
-            "custom": ("merge", "custom", "ChoiceDeltaToolCallCustom"),
-        },
-        not_null=frozenset({"index", "id", "type", "function", "custom"}),
-        fills=(("type", "function", ""),),
-    ),
-    # ChoiceDeltaFunctionCall -> ChatCompletionMessageFunctionCall
-    "ChoiceDeltaFunctionCall": _Plan(
-        rules={
-            "arguments": ("append", "arguments", ""),
-            "name": ("append_unless_repeated", "name", ""),
-        },
-        not_null=frozenset({"arguments", "name"}),
-        fills=(("arguments", "", ""),),
-    ),
-    # ChoiceDeltaAudio -> ChatCompletionAudio
-    "ChoiceDeltaAudio": _Plan(
-        rules={
-            "id": ("first", "id", ""),
-            "data": ("append", "data", ""),
-            "transcript": ("append", "transcript", ""),
-        },
-        not_null=frozenset({"id", "data", "expires_at", "transcript"}),
-        fills=(),
-    ),
-    # GroqExecutedTool -> GroqExecutedTool
-    "GroqExecutedTool": _Plan(
-        rules={"search_results": ("merge", "search_results", "GroqSearchResults")},
-        not_null=frozenset({"index"}),
-        fills=(),
-    ),
-    # MoonshotInternalContent -> MoonshotInternalContent
-    "MoonshotInternalContent": _Plan(
-        rules={"token_ids": ("append", "token_ids", "")},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # OpenRouterReasoningDetail -> OpenRouterReasoningDetail
-    "OpenRouterReasoningDetail": _Plan(
-        rules={
-            "format": ("first", "format", ""),
-            "text": ("append", "text", ""),
-            "summary": ("append", "summary", ""),
-            "data": ("append", "data", ""),
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # AzureSeverityResult -> AzureSeverityResult
-    "AzureSeverityResult": _Plan(
-        rules={},
-        not_null=frozenset({"filtered"}),
-        fills=(),
-    ),
-    # AzureDetectionResult -> AzureDetectionResult
-    "AzureDetectionResult": _Plan(
-        rules={},
-        not_null=frozenset({"filtered"}),
-        fills=(),
-    ),
-    # AzureBlocklistDetails -> AzureBlocklistDetails
-    "AzureBlocklistDetails": _Plan(
-        rules={},
-        not_null=frozenset({"filtered"}),
-        fills=(),
-    ),
-    # AzureFilterError -> AzureFilterError
-    "AzureFilterError": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # ChoiceDeltaToolCallFunction -> ChatCompletionMessageToolCallFunction
-    "ChoiceDeltaToolCallFunction": _Plan(
-        rules={
-            "arguments": ("append", "arguments", ""),
-            "name": ("append_unless_repeated", "name", ""),
-        },
-        not_null=frozenset({"arguments", "name"}),
-        fills=(("arguments", "", ""),),
-    ),
-    # ChoiceDeltaToolCallCustom -> ChatCompletionMessageToolCallCustom
-    "ChoiceDeltaToolCallCustom": _Plan(
-        rules={
-            "input": ("append", "input", ""),
-            "name": ("append_unless_repeated", "name", ""),
-        },
-        not_null=frozenset({"input", "name"}),
-        fills=(("input", "", ""),),
-    ),
-    # GroqSearchResults -> GroqSearchResults
-    "GroqSearchResults": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-}
 
 
 class _Merged(dict[str, Any]):
     """The keys merged so far into one object of the completion."""
 
-    __slots__ = ("kind",)
+    __slots__ = ("plan", "plans")
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, plans: dict[str, _Plan]) -> None:
         super().__init__()
-        self.kind = kind
-        """The chunk type whose objects merge into it."""
+        self.plan = plans.get(kind, _NO_RULES)
+        """The plan of the chunk type whose objects merge into it (a type without one
+        keeps the last value of every key)."""
+        self.plans = plans
+        """Every plan, by chunk type, for the values merged by their own."""
 
 
 class _Text(list[str]):
@@ -3605,53 +3249,37 @@ class _Slots(dict[int, _Merged]):
 
 def _merge(merged: _Merged, obj: Mapping[str, Any]) -> None:
     """Merge one object of a chunk into what the chunks before it left."""
-    plan = _PLANS[merged.kind]
+    plan = merged.plan
     for key, value in obj.items():
         how, into, inner = plan.rules.get(key) or _LAST
-        if how == "drop":
-            continue
         into = into or key
         if value is None:
             # A null replaces nothing, and stays only while no value comes.
-            if into not in plan.not_null:
+            if how != "drop" and into not in plan.not_null:
                 merged.setdefault(into, None)
-        elif how == "last":
-            if (
-                value != "" or merged.get(into) is None
-            ):  # nor does "" (B1: finish_reason)
-                merged[into] = value
-        elif how == "append":
-            _append(merged, into, value)
-        elif how == "first":
-            if _blank(merged.get(into)):
-                merged[into] = value
-        elif how == "merge" and value.__class__ is dict:
-            part = merged.get(into)
-            if type(part) is not _Merged:
-                part = merged[into] = _Merged(inner)
-            _merge(part, value)
-        elif how == "by_index" and value.__class__ is list:
-            _merge_items(merged, into, inner, value)
-        elif how == "append_unless_repeated" and type(value) is str:
-            so_far = merged.get(into)
-            if type(so_far) is not str:
-                merged[into] = value
-            elif value and value != so_far:
-                merged[into] = so_far + value  # a split name: short, and rare
         else:
-            merged[into] = value  # a value of another type than the rule expects
+            _RULES[how](merged, into, value, inner)
 
 
-_LAST: Final = ("last", "", "")
-"""The rule of a key not listed: its last value that is not null, under the same key."""
+def _last(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """The last value that is not null; nor "" (B1: finish_reason) once there is one."""
+    if value != "" or merged.get(key) is None:
+        merged[key] = value
 
 
-def _blank(value: Any) -> bool:
-    """No value yet, or a placeholder: Azure's filter chunks send id "" and created 0."""
-    return value is None or value == "" or (value == 0 and type(value) is int)
+def _drop(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """Not kept in the completion."""
 
 
-def _append(merged: _Merged, key: str, value: Any) -> None:
+def _first(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """The first value that is not blank."""
+    if _blank(merged.get(key)):
+        merged[key] = value
+
+
+def _append(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """Text joined, lists concatenated; a value of another type a vendor sends is kept
+    as the last one."""
     if type(value) is str:
         pieces = merged.get(key)
         if type(pieces) is _Text:
@@ -3665,33 +3293,82 @@ def _append(merged: _Merged, key: str, value: Any) -> None:
         else:
             merged[key] = _Items(value)
     else:
-        merged[key] = value  # a value of another type a vendor sends: the last one wins
+        merged[key] = value
 
 
-def _merge_items(merged: _Merged, key: str, kind: str, items: list[Any]) -> None:
+def _append_unless_repeated(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """Text appended unless a chunk sends the whole of it again (a name some servers
+    repeat on every chunk)."""
+    so_far = merged.get(key)
+    if type(value) is not str or type(so_far) is not str:
+        merged[key] = value
+    elif value and value != so_far:
+        merged[key] = so_far + value  # a split name: short, and rare
+
+
+def _merge_object(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """An object merged key by key, by the plan of its chunk type `inner`."""
+    if value.__class__ is not dict:
+        merged[key] = value  # a value of another type than the rule expects
+        return
+    part = merged.get(key)
+    if type(part) is not _Merged:
+        part = merged[key] = _Merged(inner, merged.plans)
+    _merge(part, value)
+
+
+def _by_index(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """A list of objects merged item by item, by their `index`."""
+    if value.__class__ is not list:
+        merged[key] = value  # a value of another type than the rule expects
+        return
     slots = merged.get(key)
     if type(slots) is not _Slots:
         slots = merged[key] = _Slots()
-    for item in items:
+    for item in value:
         index = item.get("index")
         if type(index) is not int:
             index = slots.place(item)
         slot = slots.get(index)
         if slot is None:
-            slot = slots[index] = _Merged(kind)
+            slot = slots[index] = _Merged(inner, merged.plans)
             slot["index"] = index
         slots.latest = index
         _merge(slot, item)
 
 
+_RULES: Final[dict[str, Callable[[_Merged, str, Any, str], None]]] = {
+    "append": _append,
+    "append_unless_repeated": _append_unless_repeated,
+    "by_index": _by_index,
+    "drop": _drop,
+    "first": _first,
+    "last": _last,
+    "merge": _merge_object,
+}
+"""The merge rules the spec may name, each applied to a key's value that is not null."""
+
+
+_NO_RULES: Final = _Plan()
+
+
+_LAST: Final = ("last", "", "")
+"""The rule of a key not listed: its last value that is not null, under the same key."""
+
+
+def _blank(value: Any) -> bool:
+    """No value yet, or a placeholder: Azure's filter chunks send id "" and created 0."""
+    return value is None or value == "" or (value == 0 and type(value) is int)
+
+
 def _finish(merged: _Merged) -> dict[str, Any]:
     """The JSON object merged so far, with the fills for keys no chunk supplied."""
     out = {key: _finished(value) for key, value in merged.items()}
-    for key, value, inner in _PLANS[merged.kind].fills:
+    for key, value, inner in merged.plan.fills:
         current = out.get(key)
         if inner:
             if current is None:
-                out[key] = _finish(_Merged(inner))
+                out[key] = _finish(_Merged(inner, merged.plans))
         elif key not in out or (value is not None and _blank(current)):
             out[key] = (
                 value  # a placeholder ("" role) gives way to a fill, null to none
@@ -3722,3 +3399,287 @@ def _paired(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode(
         "utf-16-le", "surrogatepass"
     )
+
+
+_PLANS: Final[dict[str, _Plan]] = {
+    "ChatCompletionChunk": _Plan(  # -> ChatCompletion
+        rules={
+            "id": ("first", "id", ""),
+            "choices": ("by_index", "choices", "Choice"),
+            "created": ("first", "created", ""),
+            "model": ("first", "model", ""),
+            "object": ("drop", "", ""),
+            "usage": ("merge", "usage", "CompletionUsage"),
+            "obfuscation": ("drop", "", ""),
+            "moderation": ("merge", "moderation", "Moderation"),
+            "latency_checkpoint": (
+                "merge",
+                "latency_checkpoint",
+                "AzureLatencyCheckpoint",
+            ),
+            "routing": ("merge", "routing", "AzureRouting"),
+            "x_groq": ("merge", "x_groq", "GroqXGroq"),
+            "timings": ("merge", "timings", "LlamaCppTimings"),
+            "sla_metrics": ("merge", "sla_metrics", "NovitaSlaMetrics"),
+            "nvext": ("merge", "nvext", "NvExt"),
+            "error": ("merge", "error", "OpenRouterError"),
+            "sglext": ("merge", "sglext", "SglangSglExt"),
+            "metrics": ("merge", "metrics", "VllmRequestMetrics"),
+        },
+        not_null=frozenset({"id", "choices", "created", "model", "object"}),
+        fills=(("object", "chat.completion", ""),),
+    ),
+    "Choice": _Plan(  # -> ChatCompletionChoice
+        rules={
+            "index": ("first", "index", ""),
+            "delta": ("merge", "message", "ChoiceDelta"),
+            "logprobs": ("merge", "logprobs", "ChoiceLogprobs"),
+            "content_filter_results": (
+                "merge",
+                "content_filter_results",
+                "AzureContentFilterResults",
+            ),
+            "content_filter_offsets": (
+                "merge",
+                "content_filter_offsets",
+                "AzureContentFilterOffsets",
+            ),
+            "usage": ("merge", "usage", "CompletionUsage"),
+            "text": ("append", "text", ""),
+            "token_ids": ("append", "token_ids", ""),
+            "message": ("drop", "", ""),
+        },
+        not_null=frozenset({"index", "message"}),
+        fills=(
+            ("message", None, "ChoiceDelta"),
+            ("finish_reason", None, ""),
+        ),
+    ),
+    "CompletionUsage": _Plan(  # -> CompletionUsage
+        rules={
+            "completion_tokens_details": (
+                "merge",
+                "completion_tokens_details",
+                "CompletionTokensDetails",
+            ),
+            "prompt_tokens_details": (
+                "merge",
+                "prompt_tokens_details",
+                "PromptTokensDetails",
+            ),
+            "cost": ("merge", "cost", "PerplexityCost"),
+            "cost_details": ("merge", "cost_details", "OpenRouterCostDetails"),
+            "server_tool_use_details": (
+                "merge",
+                "server_tool_use_details",
+                "OpenRouterServerToolUseDetails",
+            ),
+        },
+        not_null=frozenset({"completion_tokens", "prompt_tokens", "total_tokens"}),
+    ),
+    "Moderation": _Plan(  # -> Moderation
+        not_null=frozenset({"input", "output"}),
+    ),
+    "GroqXGroq": _Plan(  # -> GroqXGroq
+        rules={
+            "usage": ("merge", "usage", "CompletionUsage"),
+            "usage_breakdown": ("merge", "usage_breakdown", "GroqUsageBreakdown"),
+            "debug": ("merge", "debug", "GroqDebug"),
+        },
+    ),
+    "NvExt": _Plan(  # -> NvExt
+        rules={
+            "worker_id": ("merge", "worker_id", "NvExtWorkerId"),
+            "timing": ("merge", "timing", "NvExtTiming"),
+            "token_ids": ("append", "token_ids", ""),
+            "completion_token_ids": ("append", "completion_token_ids", ""),
+        },
+    ),
+    "OpenRouterError": _Plan(  # -> OpenRouterError
+        not_null=frozenset({"message"}),
+    ),
+    "SglangSglExt": _Plan(  # -> SglangSglExt
+        rules={
+            "cached_tokens_details": (
+                "merge",
+                "cached_tokens_details",
+                "SglangCachedTokensDetails",
+            )
+        },
+    ),
+    "VllmRequestMetrics": _Plan(  # -> VllmRequestMetrics
+        rules={
+            "speculative_decoding": (
+                "merge",
+                "speculative_decoding",
+                "VllmSpeculativeDecodingMetrics",
+            )
+        },
+    ),
+    "ChoiceDelta": _Plan(  # -> ChatCompletionMessage
+        rules={
+            "role": ("first", "role", ""),
+            "content": ("append", "content", ""),
+            "refusal": ("append", "refusal", ""),
+            "tool_calls": ("by_index", "tool_calls", "ChoiceDeltaToolCall"),
+            "function_call": ("merge", "function_call", "ChoiceDeltaFunctionCall"),
+            "audio": ("merge", "audio", "ChoiceDeltaAudio"),
+            "reasoning_content": ("append", "reasoning_content", ""),
+            "executed_tools": ("by_index", "executed_tools", "GroqExecutedTool"),
+            "thinking_blocks": ("append", "thinking_blocks", ""),
+            "internal_content": (
+                "merge",
+                "internal_content",
+                "MoonshotInternalContent",
+            ),
+            "reasoning_details": (
+                "by_index",
+                "reasoning_details",
+                "OpenRouterReasoningDetail",
+            ),
+            "annotations": ("append", "annotations", ""),
+            "reasoning": ("append", "reasoning", ""),
+        },
+        not_null=frozenset({"role"}),
+        fills=(
+            ("role", "assistant", ""),
+            ("content", None, ""),
+        ),
+    ),
+    "ChoiceLogprobs": _Plan(  # -> ChoiceLogprobs
+        rules={
+            "content": ("append", "content", ""),
+            "refusal": ("append", "refusal", ""),
+        },
+    ),
+    "AzureContentFilterResults": _Plan(  # -> AzureContentFilterResults
+        rules={
+            "hate": ("merge", "hate", "AzureSeverityResult"),
+            "self_harm": ("merge", "self_harm", "AzureSeverityResult"),
+            "sexual": ("merge", "sexual", "AzureSeverityResult"),
+            "violence": ("merge", "violence", "AzureSeverityResult"),
+            "jailbreak": ("merge", "jailbreak", "AzureDetectionResult"),
+            "protected_material_text": (
+                "merge",
+                "protected_material_text",
+                "AzureDetectionResult",
+            ),
+            "protected_material_code": (
+                "merge",
+                "protected_material_code",
+                "AzureDetectionResult",
+            ),
+            "custom_blocklists": (
+                "merge",
+                "custom_blocklists",
+                "AzureBlocklistDetails",
+            ),
+            "error": ("merge", "error", "AzureFilterError"),
+        },
+    ),
+    "AzureContentFilterOffsets": _Plan(  # -> AzureContentFilterOffsets
+        not_null=frozenset({"check_offset", "start_offset", "end_offset"}),
+    ),
+    "GroqUsageBreakdown": _Plan(  # -> GroqUsageBreakdown
+        not_null=frozenset({"models"}),
+    ),
+    "ChoiceDeltaToolCall": _Plan(  # -> ChatCompletionMessageToolCall
+        rules={
+            "index": ("first", "index", ""),
+            "id": ("first", "id", ""),
+            "function": ("merge", "function", "ChoiceDeltaToolCallFunction"),
+            "type": ("first", "type", ""),
+            "custom": ("merge", "custom", "ChoiceDeltaToolCallCustom"),
+        },
+        not_null=frozenset({"index", "id", "type", "function", "custom"}),
+        fills=(("type", "function", ""),),
+    ),
+    "ChoiceDeltaFunctionCall": _Plan(  # -> ChatCompletionMessageFunctionCall
+        rules={
+            "arguments": ("append", "arguments", ""),
+            "name": ("append_unless_repeated", "name", ""),
+        },
+        not_null=frozenset({"arguments", "name"}),
+        fills=(("arguments", "", ""),),
+    ),
+    "ChoiceDeltaAudio": _Plan(  # -> ChatCompletionAudio
+        rules={
+            "id": ("first", "id", ""),
+            "data": ("append", "data", ""),
+            "transcript": ("append", "transcript", ""),
+        },
+        not_null=frozenset({"id", "data", "expires_at", "transcript"}),
+    ),
+    "GroqExecutedTool": _Plan(  # -> GroqExecutedTool
+        rules={"search_results": ("merge", "search_results", "GroqSearchResults")},
+        not_null=frozenset({"index"}),
+    ),
+    "MoonshotInternalContent": _Plan(  # -> MoonshotInternalContent
+        rules={"token_ids": ("append", "token_ids", "")},
+    ),
+    "OpenRouterReasoningDetail": _Plan(  # -> OpenRouterReasoningDetail
+        rules={
+            "format": ("first", "format", ""),
+            "text": ("append", "text", ""),
+            "summary": ("append", "summary", ""),
+            "data": ("append", "data", ""),
+        },
+    ),
+    "AzureSeverityResult": _Plan(  # -> AzureSeverityResult
+        not_null=frozenset({"filtered"}),
+    ),
+    "AzureDetectionResult": _Plan(  # -> AzureDetectionResult
+        not_null=frozenset({"filtered"}),
+    ),
+    "AzureBlocklistDetails": _Plan(  # -> AzureBlocklistDetails
+        not_null=frozenset({"filtered"}),
+    ),
+    "ChoiceDeltaToolCallFunction": _Plan(  # -> ChatCompletionMessageToolCallFunction
+        rules={
+            "arguments": ("append", "arguments", ""),
+            "name": ("append_unless_repeated", "name", ""),
+        },
+        not_null=frozenset({"arguments", "name"}),
+        fills=(("arguments", "", ""),),
+    ),
+    "ChoiceDeltaToolCallCustom": _Plan(  # -> ChatCompletionMessageToolCallCustom
+        rules={
+            "input": ("append", "input", ""),
+            "name": ("append_unless_repeated", "name", ""),
+        },
+        not_null=frozenset({"input", "name"}),
+        fills=(("input", "", ""),),
+    ),
+}
+"""How the objects of each chunk type merge into the completion; a chunk type not listed
+keeps the last value of every key."""
+
+
+class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
+    """Adds up the chunks of one stream into the `ChatCompletion` they make.
+
+    `add(chunk)` merges a chunk as it arrives, at a cost in proportion to the chunk;
+    `snapshot()` builds the completion so far, at a cost in proportion to the completion
+    (the text pieces are joined then, once). `result()` is the same, named for the end
+    of the stream: the completion is done at `[DONE]` or the end of the input, not at a
+    `finish_reason`, since usage and late fragments may follow it.
+
+    Each key merges by the rule the spec gives it: text is appended; identifiers keep
+    the first value that is not empty (nor 0); lists of objects with an `index` merge item by
+    item (an item without an index continues the latest one, or starts a new one when
+    it brings a new `id`); objects merge key by key; anything else, keys the spec does
+    not describe included, keeps the last value that is not null. Nothing is summed and
+    nothing repeated is concatenated, so cumulative usage stays right.
+    """
+
+    __slots__ = ()
+    _plans = _PLANS
+    _root = "ChatCompletionChunk"
+
+    def _json_of(self, chunk: ChatCompletionChunk) -> Mapping[str, Any]:
+        return chunk.model_dump(by_alias=True, exclude_unset=True)
+
+    def _completion(self, data: dict[str, Any]) -> ChatCompletion:
+        return _validate_value(
+            ChatCompletion, data, _UNION_TAGS, report=("error", "choices")
+        )

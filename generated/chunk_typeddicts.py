@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 44e865dcafe6cd69 (spec, templates and generator).
+# Spec hash: 5dca1094cb33c07e (spec, templates and generator).
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
@@ -36,20 +36,29 @@ typed as `ChatCompletionChunk`; `dumps(chunk)` encodes it again. Each type also 
 `validate_<name>(obj)` function. Validation checks every known key and rebuilds each
 object with the known keys in spec order, then the other keys in arrival order, which
 are kept. An absent key stays absent and JSON null stays None. Bad input raises
-`ChunkDecodeError`, whose `path` names the offending place.
-"""
+`ChunkDecodeError`, whose `path` names the offending place. `TypedDict` comes from
+`typing_extensions`: pydantic cannot validate `typing.TypedDict` before Python 3.12."""
 
 from __future__ import annotations
 
 import codecs
-import enum
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal, NamedTuple, Required, TypeAlias, TypeVar, cast
+from typing import (
+    Any,
+    ClassVar,
+    Final,
+    Generic,
+    Literal,
+    NamedTuple,
+    Required,
+    TypeAlias,
+    TypeVar,
+    cast,
+)
 
-# typing.TypedDict before Python 3.12 cannot be validated by pydantic; this one can.
 from typing_extensions import TypedDict
 
 __all__ = [
@@ -230,7 +239,6 @@ __all__ = [
     "validate_zai_web_search_result",
 ]
 
-_T = TypeVar("_T")
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -265,38 +273,28 @@ class ErrorReport(ChunkDecodeError):
 
 def _key(key: str) -> str:
     """The path segment of an object key."""
-    return (
-        "." + key
-        if _IDENTIFIER.match(key)
-        else "[" + json.dumps(key, ensure_ascii=False) + "]"
-    )
+    if _IDENTIFIER.match(key):
+        return "." + key
+    return "[" + json.dumps(key, ensure_ascii=False) + "]"
 
 
 def _error_payload(error: Any) -> ErrorReport:
     # A JSON object, or (pydantic, when a vendor types the key) a model with `message`.
     message = (
-        cast("dict[str, Any]", error).get("message")
+        cast(dict[str, Any], error).get("message")
         if isinstance(error, dict)
         else getattr(error, "message", error)
     )
     return ErrorReport(f"the payload reports an error instead of a chunk: {message!r}")
 
 
-class _Unset(enum.Enum):
-    """The type of `UNSET`, which marks a key that was absent from the payload (an enum,
-    so that `value is not UNSET` narrows the type as `isinstance` would, but faster)."""
-
-    UNSET = "UNSET"
-
-    def __repr__(self) -> str:
-        return "UNSET"
-
-    def __bool__(self) -> bool:
-        return False
+def _reject_error_report(data: Any, has: str, lacks: str) -> None:
+    """Raise the report of a payload that has `has` and lacks `lacks` (an `error_when`)."""
+    if data.__class__ is dict and data.get(has) is not None and lacks not in data:
+        raise _error_payload(data[has]).under(_key(has))
 
 
-UNSET: Final = _Unset.UNSET
-"""Stands for a key that was absent; distinct from None, which stands for JSON null."""
+_T = TypeVar("_T")
 
 
 def _unexpected(expected: str, value: object) -> ChunkDecodeError:
@@ -324,7 +322,282 @@ def _describe(value: object) -> str:
     return type(value).__name__
 
 
+def _object(value: Any) -> dict[str, Any]:
+    if value.__class__ is dict:
+        return value
+    raise _unexpected("an object", value)
+
+
+def _str(value: Any) -> str:
+    if type(value) is str:
+        return value
+    raise _unexpected("a string", value)
+
+
+def _int(value: Any) -> int:
+    if type(value) is int:
+        return value
+    raise _unexpected("an integer", value)
+
+
+def _float(value: Any) -> int | float:
+    if type(value) is float or type(value) is int:
+        return value
+    raise _unexpected("a number", value)
+
+
+def _bool(value: Any) -> bool:
+    if value is True or value is False:
+        return value
+    raise _unexpected("a boolean", value)
+
+
+def _any(value: Any) -> Any:
+    return value
+
+
+def _list(value: Any) -> list[Any]:
+    """A list whose items are any JSON values, kept as they are."""
+    if value.__class__ is list:
+        return value
+    raise _unexpected("a list", value)
+
+
+def _map(value: Any) -> dict[str, Any]:
+    """An object whose values are any JSON values, kept as they are."""
+    if value.__class__ is dict:
+        return value
+    raise _unexpected("an object", value)
+
+
+def _list_of(decode: Callable[[Any], _T]) -> Callable[[Any], list[_T]]:
+    """The decoder of a list whose items `decode` reads."""
+
+    def decode_list(value: Any) -> list[_T]:
+        if value.__class__ is not list:
+            raise _unexpected("a list", value)
+        out: list[_T] = []
+        for index, item in enumerate(value):
+            try:
+                out.append(decode(item))
+            except ChunkDecodeError as exc:
+                raise exc.under(f"[{index}]") from None
+        return out
+
+    return decode_list
+
+
+def _map_of(decode: Callable[[Any], _T]) -> Callable[[Any], dict[str, _T]]:
+    """The decoder of an object with any keys whose values `decode` reads."""
+
+    def decode_map(value: Any) -> dict[str, _T]:
+        if value.__class__ is not dict:
+            raise _unexpected("an object", value)
+        out: dict[str, _T] = {}
+        for key, item in value.items():
+            try:
+                out[key] = decode(item)
+            except ChunkDecodeError as exc:
+                raise exc.under(_key(key)) from None
+        return out
+
+    return decode_map
+
+
+def _one_of(*values: str) -> Callable[[Any], str]:
+    """The decoder of a closed enum: one of `values`, no other."""
+    allowed = frozenset(values)
+    expected = "one of " + ", ".join(map(repr, values))
+
+    def decode_enum(value: Any) -> str:
+        if type(value) is str and value in allowed:
+            return value
+        raise _unexpected(expected, value)
+
+    return decode_enum
+
+
+def _tagged(key: str, members: dict[str, Callable[[Any], _T]]) -> Callable[[Any], _T]:
+    """The decoder of a union of objects told apart by the value of `key`."""
+    expected = "one of " + ", ".join(map(repr, members))
+
+    def decode_tagged(value: Any) -> _T:
+        tag = _object(value).get(key)
+        decode = members.get(tag) if type(tag) is str else None
+        if decode is None:
+            raise _unexpected(expected, tag).under(_key(key))
+        return decode(value)
+
+    return decode_tagged
+
+
+def _either(
+    expected: str, options: dict[type, Callable[[Any], Any] | None]
+) -> Callable[[Any], Any]:
+    """The decoder of a union told apart by JSON kind: the Python type json gives a value
+    picks its alternative (an integer is a number too, unless an alternative takes
+    integers); None takes the value as it is."""
+
+    def decode_either(value: Any) -> Any:
+        try:
+            decode = options[type(value)]
+        except KeyError:
+            raise _unexpected(expected, value) from None
+        return value if decode is None else decode(value)
+
+    return decode_either
+
+
+_REJECT: Final = 0
+
+
+_KEEP: Final = 1
+
+
+_EMPTY: Final = 2
+"""What a null does: it is an error, it is kept, or it reads as the empty default."""
+
+
+_Row: TypeAlias = tuple[str, Callable[[Any], Any], int, bool]
+"""A field of a table: (Python name, or "" for the wire key; decoder; what a null does;
+whether the key is required)."""
+
+
+def _required(decode: Callable[[Any], Any], name: str = "") -> _Row:
+    """A key that must be present and not null."""
+    return (name, decode, _REJECT, True)
+
+
+def _required_nullable(decode: Callable[[Any], Any], name: str = "") -> _Row:
+    """A key that must be present, and may be null."""
+    return (name, decode, _KEEP, True)
+
+
+def _optional(decode: Callable[[Any], Any], name: str = "") -> _Row:
+    """A key that may be absent, and is not null when present."""
+    return (name, decode, _REJECT, False)
+
+
+def _nullable(decode: Callable[[Any], Any], name: str = "") -> _Row:
+    """A key that may be absent or null."""
+    return (name, decode, _KEEP, False)
+
+
+def _defaulted(decode: Callable[[Any], Any], name: str = "") -> _Row:
+    """A list that reads as empty when absent or null (and is written back so)."""
+    return (name, decode, _EMPTY, False)
+
+
+_EXACT: Final[dict[Callable[[Any], Any], type]] = {
+    _str: str,
+    _int: int,
+    _float: float,
+    _bool: bool,
+}
+"""The decoders that return a value of this type unchanged: such a value is taken as it
+is, without a call."""
+
+
+class _Shape:
+    """How the objects of one type are read: its fields by wire key, in spec order."""
+
+    __slots__ = ("fast", "order", "required", "rows")
+
+    def __init__(self, rows: dict[str, _Row]) -> None:
+        self.rows = {
+            key: (name or key, decode, nulls, required)
+            for key, (name, decode, nulls, required) in rows.items()
+        }
+        self.fast = {
+            key: (name, decode, nulls, _EXACT.get(decode))
+            for key, (name, decode, nulls, _) in self.rows.items()
+        }
+        """Wire key -> (name, decoder, what a null does, the type taken without a call)."""
+        self.required = tuple(row[0] for row in self.rows.values() if row[3])
+        self.order = {key: index for index, key in enumerate(rows)}
+        """The position of each key in spec order."""
+
+
+class _Retry(Exception):
+    """Raised by `_read` on anything to report: `_problem` then says what and where."""
+
+
+def _read(data: Any, shape: _Shape) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The fast reading of an object: its known values by name and its other keys, both
+    in arrival order. Only the keys present cost time, which matters when the spec
+    describes many keys (every vendor's) and a chunk carries a few."""
+    if data.__class__ is not dict:
+        raise _Retry
+    fields = shape.fast
+    known: dict[str, Any] = {}
+    other: dict[str, Any] = {}
+    for key, value in data.items():
+        field = fields.get(key)
+        if field is None:
+            other[key] = value
+        elif value is not None:
+            known[field[0]] = value if type(value) is field[3] else field[1](value)
+        elif field[2] == _KEEP:
+            known[field[0]] = None
+        elif field[2] == _EMPTY:
+            known[field[0]] = field[1]([])
+        else:
+            raise _Retry
+    for name in shape.required:
+        if name not in known:
+            raise _Retry
+    return known, other
+
+
+def _problem(data: Any, shape: _Shape, strict: bool = False) -> ChunkDecodeError:
+    """The first problem of an object `_read` refused, key by key in spec order (then an
+    unknown key, when `strict`), so that every target reports the same one."""
+    if data.__class__ is not dict:
+        return _unexpected("an object", data)
+    for key, (_, decode, nulls, required) in shape.rows.items():
+        if key not in data:
+            if required:
+                return ChunkDecodeError("missing required key").under(_key(key))
+            continue
+        value = data[key]
+        if value is None:
+            if nulls == _REJECT:
+                return ChunkDecodeError("must not be null").under(_key(key))
+            continue
+        try:
+            decode(value)
+        except ChunkDecodeError as exc:
+            return exc.under(_key(key))
+    if strict:
+        for key in data:
+            if key not in shape.rows:
+                return ChunkDecodeError("unknown key").under(_key(key))
+    raise AssertionError("_read refuses only what _problem finds")
+
+
+def _checked(data: Any, shape: _Shape, strict: bool = False) -> dict[str, Any]:
+    """The object `data` checked by its type's table: known keys in spec order (a missing
+    defaulted key as its default), then the other keys in arrival order (with `strict`,
+    an other key is an error)."""
+    try:
+        known, other = _read(data, shape)
+        if strict and other:
+            raise _Retry
+    except (_Retry, ChunkDecodeError):
+        raise _problem(data, shape, strict) from None
+    for key, (_, decode, nulls, _) in shape.rows.items():
+        if nulls == _EMPTY and key not in known:
+            known[key] = decode([])
+    if len(known) > 1:
+        order = shape.order
+        known = {key: known[key] for key in sorted(known, key=order.__getitem__)}
+    known.update(other)
+    return known
+
+
 _fast_loads: Callable[[str | bytes], Any] | None
+
+
 try:  # orjson only reads faster: the standard library suffices, and decides every doubt
     from orjson import loads as _fast_loads
 except ImportError:
@@ -335,6 +608,8 @@ except ImportError:
 # so a payload with 19 digits in a row is left to json: they are found by mapping each
 # digit to "0" and every other byte to " ".
 _DIGITS_AS_ZEROS: Final = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+
+
 _LONG_NUMBER: Final = b"0" * 19
 
 
@@ -358,675 +633,25 @@ def _json(data: str | bytes) -> Any:
         raise ChunkDecodeError("invalid JSON: nested too deeply") from None
 
 
-def _reject_error_report(data: Any, has: str, lacks: str) -> None:
-    """Raise the report of a payload that has `has` and lacks `lacks` (an `error_when`)."""
-    if data.__class__ is dict and data.get(has) is not None and lacks not in data:
-        raise _error_payload(data[has]).under(_key(has))
-
-
-def _object(value: Any) -> dict[str, Any]:
-    if value.__class__ is dict:
-        return value
-    raise _unexpected("an object", value)
-
-
-def _extra(obj: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
-    """The keys of `obj` that the spec does not describe, in arrival order."""
-    return {key: value for key, value in obj.items() if key not in known}
-
-
-def _required(obj: dict[str, Any], key: str, decode: Callable[[Any], _T]) -> _T:
-    if key not in obj:
-        raise ChunkDecodeError("missing required key").under(_key(key))
-    value = obj[key]
-    if value is None:
-        raise ChunkDecodeError("must not be null").under(_key(key))
+def _wire_text(data: Any) -> str:
+    """Compact JSON text with UTF-8 characters as they are, except a lone UTF-16
+    surrogate (half of a pair a stream split across chunks, D9), which UTF-8 cannot
+    encode: it is written as its JSON escape, the same value."""
+    text = _JSON_TEXT.encode(data)
+    if text.isascii():
+        return text
     try:
-        return decode(value)
-    except ChunkDecodeError as exc:
-        raise exc.under(_key(key)) from None
+        text.encode()
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    return text
 
 
-def _required_nullable(
-    obj: dict[str, Any], key: str, decode: Callable[[Any], _T]
-) -> _T | None:
-    if key not in obj:
-        raise ChunkDecodeError("missing required key").under(_key(key))
-    value = obj[key]
-    if value is None:
-        return None
-    try:
-        return decode(value)
-    except ChunkDecodeError as exc:
-        raise exc.under(_key(key)) from None
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
-def _optional(
-    obj: dict[str, Any], key: str, decode: Callable[[Any], _T]
-) -> _T | _Unset:
-    if key not in obj:
-        return UNSET
-    value = obj[key]
-    if value is None:
-        raise ChunkDecodeError("must not be null").under(_key(key))
-    try:
-        return decode(value)
-    except ChunkDecodeError as exc:
-        raise exc.under(_key(key)) from None
-
-
-def _optional_nullable(
-    obj: dict[str, Any], key: str, decode: Callable[[Any], _T]
-) -> _T | _Unset | None:
-    if key not in obj:
-        return UNSET
-    value = obj[key]
-    if value is None:
-        return None
-    try:
-        return decode(value)
-    except ChunkDecodeError as exc:
-        raise exc.under(_key(key)) from None
-
-
-def _defaulted(
-    obj: dict[str, Any],
-    key: str,
-    decode: Callable[[Any], _T],
-    default: Callable[[], _T],
-) -> _T:
-    """Read a key whose absence or null reads as `default()` (and is written back so)."""
-    value = obj.get(key)
-    if value is None:
-        return default()
-    try:
-        return decode(value)
-    except ChunkDecodeError as exc:
-        raise exc.under(_key(key)) from None
-
-
-def _decode_str(value: Any) -> str:
-    if type(value) is str:
-        return value
-    raise _unexpected("a string", value)
-
-
-def _decode_list_MistralThinkingPart(value: Any) -> list[MistralThinkingPart]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[MistralThinkingPart] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_mistral_thinking_part(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_map_any(value: Any) -> dict[str, Any]:
-    if value.__class__ is not dict:  # leaves `value` typed Any, its items too
-        raise _unexpected("an object", value)
-    return value
-
-
-def _decode_str_or_map_any(value: Any) -> str | dict[str, Any]:
-    if type(value) is str:
-        return value
-    if type(value) is dict:
-        return _decode_map_any(value)
-    raise _unexpected("a string or an object", value)
-
-
-def _decode_int(value: Any) -> int:
-    if type(value) is int:
-        return value
-    raise _unexpected("an integer", value)
-
-
-def _decode_float(value: Any) -> float:
-    if type(value) is float or type(value) is int:
-        return value
-    raise _unexpected("a number", value)
-
-
-def _decode_list_GroqSearchResult(value: Any) -> list[GroqSearchResult]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[GroqSearchResult] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_groq_search_result(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_str(value: Any) -> list[str]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[str] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(_decode_str(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_float(value: Any) -> list[float]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[float] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(_decode_float(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_list_float(value: Any) -> list[list[float]]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[list[float]] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(_decode_list_float(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_GroqChartElement(value: Any) -> list[GroqChartElement]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[GroqChartElement] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_groq_chart_element(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_GroqChart(value: Any) -> list[GroqChart]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[GroqChart] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_groq_chart(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_GroqBrowserResult(value: Any) -> list[GroqBrowserResult]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[GroqBrowserResult] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_groq_browser_result(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_GroqCodeResult(value: Any) -> list[GroqCodeResult]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[GroqCodeResult] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_groq_code_result(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_int(value: Any) -> list[int]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[int] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(_decode_int(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_OpenRouterFileContentPart(
-    value: Any,
-) -> list[OpenRouterFileContentPart]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[OpenRouterFileContentPart] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_open_router_file_content_part(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_MistralContentPart(value: Any) -> list[MistralContentPart]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[MistralContentPart] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_mistral_content_part(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_str_or_list_MistralContentPart(
-    value: Any,
-) -> str | list[MistralContentPart]:
-    if type(value) is str:
-        return value
-    if type(value) is list:
-        return _decode_list_MistralContentPart(value)
-    raise _unexpected("a string or a list", value)
-
-
-def _decode_list_ChatCompletionMessageToolCall(
-    value: Any,
-) -> list[ChatCompletionMessageToolCall]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[ChatCompletionMessageToolCall] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_chat_completion_message_tool_call(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_GroqExecutedTool(value: Any) -> list[GroqExecutedTool]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[GroqExecutedTool] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_groq_executed_tool(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_LiteLLMThinkingBlock(value: Any) -> list[LiteLLMThinkingBlock]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[LiteLLMThinkingBlock] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_lite_l_l_m_thinking_block(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_OpenRouterReasoningDetail(
-    value: Any,
-) -> list[OpenRouterReasoningDetail]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[OpenRouterReasoningDetail] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_open_router_reasoning_detail(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_OpenRouterAnnotation(value: Any) -> list[OpenRouterAnnotation]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[OpenRouterAnnotation] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_open_router_annotation(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_any(value: Any) -> Any:
-    return value
-
-
-def _decode_list_TopLogprob(value: Any) -> list[TopLogprob]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[TopLogprob] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_top_logprob(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_ChatCompletionTokenLogprob(
-    value: Any,
-) -> list[ChatCompletionTokenLogprob]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[ChatCompletionTokenLogprob] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_chat_completion_token_logprob(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_bool(value: Any) -> bool:
-    if value is True or value is False:
-        return value
-    raise _unexpected("a boolean", value)
-
-
-def _decode_list_AzureBlocklistResult(value: Any) -> list[AzureBlocklistResult]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[AzureBlocklistResult] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_azure_blocklist_result(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_AzureBlocklistResult_or_AzureBlocklistDetails(
-    value: Any,
-) -> list[AzureBlocklistResult] | AzureBlocklistDetails:
-    if type(value) is list:
-        return _decode_list_AzureBlocklistResult(value)
-    if type(value) is dict:
-        return validate_azure_blocklist_details(value)
-    raise _unexpected("a list or an object", value)
-
-
-def _decode_float_or_PerplexityCost(value: Any) -> float | PerplexityCost:
-    if type(value) is float or type(value) is int:
-        return value
-    if type(value) is dict:
-        return validate_perplexity_cost(value)
-    raise _unexpected("a number or an object", value)
-
-
-def _decode_ChoiceLogprobs_or_float(value: Any) -> ChoiceLogprobs | float:
-    if type(value) is float or type(value) is int:
-        return value
-    if type(value) is dict:
-        return validate_choice_logprobs(value)
-    raise _unexpected("an object or a number", value)
-
-
-def _decode_list_any(value: Any) -> list[Any]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    return value
-
-
-def _decode_int_or_str(value: Any) -> int | str:
-    if type(value) is int:
-        return value
-    if type(value) is str:
-        return value
-    raise _unexpected("an integer or a string", value)
-
-
-def _decode_map_bool(value: Any) -> dict[str, bool]:
-    if value.__class__ is not dict:  # leaves `value` typed Any, its items too
-        raise _unexpected("an object", value)
-    out: dict[str, bool] = {}
-    for key, item in value.items():
-        try:
-            out[key] = _decode_bool(item)
-        except ChunkDecodeError as exc:
-            raise exc.under(_key(key)) from None
-    return out
-
-
-def _decode_map_float(value: Any) -> dict[str, float]:
-    if value.__class__ is not dict:  # leaves `value` typed Any, its items too
-        raise _unexpected("an object", value)
-    out: dict[str, float] = {}
-    for key, item in value.items():
-        try:
-            out[key] = _decode_float(item)
-        except ChunkDecodeError as exc:
-            raise exc.under(_key(key)) from None
-    return out
-
-
-def _decode_list_ModerationInputType(value: Any) -> list[ModerationInputType | str]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[ModerationInputType | str] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(_decode_str(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_map_list_ModerationInputType(
-    value: Any,
-) -> dict[str, list[ModerationInputType | str]]:
-    if value.__class__ is not dict:  # leaves `value` typed Any, its items too
-        raise _unexpected("an object", value)
-    out: dict[str, list[ModerationInputType | str]] = {}
-    for key, item in value.items():
-        try:
-            out[key] = _decode_list_ModerationInputType(item)
-        except ChunkDecodeError as exc:
-            raise exc.under(_key(key)) from None
-    return out
-
-
-def _decode_ModerationResultsType(value: Any) -> ModerationResultsType:
-    if value == "moderation_results":
-        return "moderation_results"
-    raise _unexpected("one of 'moderation_results'", value)
-
-
-def _decode_list_ModerationResultBody(value: Any) -> list[ModerationResultBody]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[ModerationResultBody] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_moderation_result_body(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_ModerationErrorType(value: Any) -> ModerationErrorType:
-    if value == "error":
-        return "error"
-    raise _unexpected("one of 'error'", value)
-
-
-def _decode_ModerationResults_or_ModerationError(
-    value: Any,
-) -> ModerationResults | ModerationError:
-    tag = _object(value).get("type")
-    if tag == "moderation_results":
-        return validate_moderation_results(value)
-    if tag == "error":
-        return validate_moderation_error(value)
-    raise _unexpected("", tag).under(_key("type"))
-
-
-def _decode_list_GroqModelUsage(value: Any) -> list[GroqModelUsage]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[GroqModelUsage] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_groq_model_usage(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_ChatCompletionChoice(value: Any) -> list[ChatCompletionChoice]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[ChatCompletionChoice] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_chat_completion_choice(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_int_or_float(value: Any) -> int | float:
-    if type(value) is int:
-        return value
-    if type(value) is float or type(value) is int:
-        return value
-    raise _unexpected("an integer or a number", value)
-
-
-def _decode_list_AzurePromptFilterResult(value: Any) -> list[AzurePromptFilterResult]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[AzurePromptFilterResult] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_azure_prompt_filter_result(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_PerplexitySearchResult(value: Any) -> list[PerplexitySearchResult]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[PerplexitySearchResult] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_perplexity_search_result(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_TogetherWarning(value: Any) -> list[TogetherWarning]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[TogetherWarning] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_together_warning(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_ZaiWebSearchResult(value: Any) -> list[ZaiWebSearchResult]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[ZaiWebSearchResult] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_zai_web_search_result(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_ChoiceDeltaToolCall(value: Any) -> list[ChoiceDeltaToolCall]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[ChoiceDeltaToolCall] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_choice_delta_tool_call(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-def _decode_list_Choice(value: Any) -> list[Choice]:
-    if value.__class__ is not list:  # leaves `value` typed Any, its items too
-        raise _unexpected("a list", value)
-    out: list[Choice] = []
-    for index, item in enumerate(value):
-        try:
-            out.append(validate_choice(item))
-        except ChunkDecodeError as exc:
-            raise exc.under(f"[{index}]") from None
-    return out
-
-
-class _Retry(Exception):
-    """Raised by `_read` on anything to report: the checked reading then says what and
-    where, key by key in spec order, as every target does."""
-
-
-_REJECT: Final = 0
-_KEEP: Final = 1
-_EMPTY: Final = 2
-"""What `_read` does with a null: report it, keep it, or read it as the empty default."""
-
-_Fields: TypeAlias = dict[str, tuple[str, Callable[[Any], Any], int, type | None]]
-"""Wire key -> (name of the value, its decoder, what a null does, the type of a value
-the decoder would return as it is: it is taken without calling the decoder)."""
-
-
-def _read(
-    data: Any, fields: _Fields, required: tuple[str, ...]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The fast reading of an object: its known values by name and its other keys, both
-    in arrival order. Only the keys present cost time, which matters when the spec
-    describes many keys (every vendor's) and a chunk carries a few."""
-    if data.__class__ is not dict:
-        raise _Retry
-    known: dict[str, Any] = {}
-    other: dict[str, Any] = {}
-    for key, value in data.items():
-        field = fields.get(key)
-        if field is None:
-            other[key] = value
-        elif value is not None:
-            known[field[0]] = value if type(value) is field[3] else field[1](value)
-        elif field[2] == _KEEP:
-            known[field[0]] = None
-        elif field[2] == _EMPTY:
-            known[field[0]] = field[1]([])
-        else:
-            raise _Retry
-    for name in required:
-        if name not in known:
-            raise _Retry
-    return known, other
-
-
-def _put(out: dict[str, Any], key: str, value: object) -> None:
-    if value is not UNSET:
-        out[key] = value
-
-
-def _in_order(known: dict[str, Any], order: dict[str, int]) -> dict[str, Any]:
-    """The known keys in spec order, as every target writes them."""
-    if len(known) < 2:
-        return known
-    return {key: known[key] for key in sorted(known, key=order.__getitem__)}
+_JSON_TEXT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""json.dumps with these options, without building an encoder on every call."""
 
 
 CompletionObject: TypeAlias = Literal["chat.completion"]
@@ -1219,40 +844,17 @@ class MistralThinkingPart(TypedDict, total=False):
     """A piece of reasoning text."""
 
 
-_MISTRAL_THINKING_PART_KEYS = frozenset({"type", "text"})
-
-
-_MISTRAL_THINKING_PART_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _REJECT, str),
-    "text": ("text", _decode_str, _KEEP, str),
-}
-_MISTRAL_THINKING_PART_REQUIRED: Final = ("type",)
-_MISTRAL_THINKING_PART_ORDER: Final = {"type": 0, "text": 1}
-
-
 def validate_mistral_thinking_part(data: Any) -> MistralThinkingPart:
     """Check a decoded JSON object as a MistralThinkingPart; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _MISTRAL_THINKING_PART_FIELDS, _MISTRAL_THINKING_PART_REQUIRED
-        )
-        out = _in_order(known, _MISTRAL_THINKING_PART_ORDER)
-        out.update(other)
-        return cast(MistralThinkingPart, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_mistral_thinking_part(data)
+    return cast(MistralThinkingPart, _checked(data, _MISTRAL_THINKING_PART_FIELDS))
 
 
-def _checked_mistral_thinking_part(data: Any) -> MistralThinkingPart:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["type"] = _required(obj, "type", _decode_str)
-    _put(out, "text", _optional_nullable(obj, "text", _decode_str))
-    out.update(_extra(obj, _MISTRAL_THINKING_PART_KEYS))
-    return cast(MistralThinkingPart, out)
+_MISTRAL_THINKING_PART_FIELDS: Final = _Shape(
+    {
+        "type": _required(_str),
+        "text": _nullable(_str),
+    }
+)
 
 
 class MistralContentPart(TypedDict, total=False):
@@ -1273,46 +875,18 @@ class MistralContentPart(TypedDict, total=False):
     """The reasoning of a `thinking` part, itself split into parts."""
 
 
-_MISTRAL_CONTENT_PART_KEYS = frozenset({"type", "text", "thinking"})
-
-
-_MISTRAL_CONTENT_PART_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _REJECT, str),
-    "text": ("text", _decode_str, _KEEP, str),
-    "thinking": ("thinking", _decode_list_MistralThinkingPart, _KEEP, None),
-}
-_MISTRAL_CONTENT_PART_REQUIRED: Final = ("type",)
-_MISTRAL_CONTENT_PART_ORDER: Final = {"type": 0, "text": 1, "thinking": 2}
-
-
 def validate_mistral_content_part(data: Any) -> MistralContentPart:
     """Check a decoded JSON object as a MistralContentPart; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _MISTRAL_CONTENT_PART_FIELDS, _MISTRAL_CONTENT_PART_REQUIRED
-        )
-        out = _in_order(known, _MISTRAL_CONTENT_PART_ORDER)
-        out.update(other)
-        return cast(MistralContentPart, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_mistral_content_part(data)
+    return cast(MistralContentPart, _checked(data, _MISTRAL_CONTENT_PART_FIELDS))
 
 
-def _checked_mistral_content_part(data: Any) -> MistralContentPart:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["type"] = _required(obj, "type", _decode_str)
-    _put(out, "text", _optional_nullable(obj, "text", _decode_str))
-    _put(
-        out,
-        "thinking",
-        _optional_nullable(obj, "thinking", _decode_list_MistralThinkingPart),
-    )
-    out.update(_extra(obj, _MISTRAL_CONTENT_PART_KEYS))
-    return cast(MistralContentPart, out)
+_MISTRAL_CONTENT_PART_FIELDS: Final = _Shape(
+    {
+        "type": _required(_str),
+        "text": _nullable(_str),
+        "thinking": _nullable(_list_of(validate_mistral_thinking_part)),
+    }
+)
 
 
 class ChatCompletionMessageToolCallFunction(TypedDict, total=False):
@@ -1334,46 +908,24 @@ class ChatCompletionMessageToolCallFunction(TypedDict, total=False):
     """Name of the function; OpenAI always sends it."""
 
 
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
-
-
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS: Final[_Fields] = {
-    "arguments": ("arguments", _decode_str_or_map_any, _REJECT, None),
-    "name": ("name", _decode_str, _REJECT, str),
-}
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_REQUIRED: Final = ("arguments",)
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_ORDER: Final = {"arguments": 0, "name": 1}
-
-
 def validate_chat_completion_message_tool_call_function(
     data: Any,
 ) -> ChatCompletionMessageToolCallFunction:
     """Check a decoded JSON object as a ChatCompletionMessageToolCallFunction; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data,
-            _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS,
-            _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_REQUIRED,
-        )
-        out = _in_order(known, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_ORDER)
-        out.update(other)
-        return cast(ChatCompletionMessageToolCallFunction, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_chat_completion_message_tool_call_function(data)
+    return cast(
+        ChatCompletionMessageToolCallFunction,
+        _checked(data, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS),
+    )
 
 
-def _checked_chat_completion_message_tool_call_function(
-    data: Any,
-) -> ChatCompletionMessageToolCallFunction:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["arguments"] = _required(obj, "arguments", _decode_str_or_map_any)
-    _put(out, "name", _optional(obj, "name", _decode_str))
-    out.update(_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_KEYS))
-    return cast(ChatCompletionMessageToolCallFunction, out)
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS: Final = _Shape(
+    {
+        "arguments": _required(
+            _either("a string or an object", {str: None, dict: _map})
+        ),
+        "name": _optional(_str),
+    }
+)
 
 
 class ChatCompletionMessageToolCallCustom(TypedDict, total=False):
@@ -1389,46 +941,22 @@ class ChatCompletionMessageToolCallCustom(TypedDict, total=False):
     """Name of the custom tool; OpenAI always sends it."""
 
 
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_KEYS = frozenset({"input", "name"})
-
-
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS: Final[_Fields] = {
-    "input": ("input", _decode_str, _REJECT, str),
-    "name": ("name", _decode_str, _REJECT, str),
-}
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_REQUIRED: Final = ("input",)
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_ORDER: Final = {"input": 0, "name": 1}
-
-
 def validate_chat_completion_message_tool_call_custom(
     data: Any,
 ) -> ChatCompletionMessageToolCallCustom:
     """Check a decoded JSON object as a ChatCompletionMessageToolCallCustom; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data,
-            _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS,
-            _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_REQUIRED,
-        )
-        out = _in_order(known, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_ORDER)
-        out.update(other)
-        return cast(ChatCompletionMessageToolCallCustom, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_chat_completion_message_tool_call_custom(data)
+    return cast(
+        ChatCompletionMessageToolCallCustom,
+        _checked(data, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS),
+    )
 
 
-def _checked_chat_completion_message_tool_call_custom(
-    data: Any,
-) -> ChatCompletionMessageToolCallCustom:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["input"] = _required(obj, "input", _decode_str)
-    _put(out, "name", _optional(obj, "name", _decode_str))
-    out.update(_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_KEYS))
-    return cast(ChatCompletionMessageToolCallCustom, out)
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS: Final = _Shape(
+    {
+        "input": _required(_str),
+        "name": _optional(_str),
+    }
+)
 
 
 class ChatCompletionMessageToolCall(TypedDict, total=False):
@@ -1454,78 +982,25 @@ class ChatCompletionMessageToolCall(TypedDict, total=False):
     """The custom tool called and its input, for a call of type `custom`."""
 
 
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS = frozenset(
-    {"index", "id", "type", "function", "custom"}
-)
-
-
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS: Final[_Fields] = {
-    "index": ("index", _decode_int, _REJECT, int),
-    "id": ("id", _decode_str, _REJECT, str),
-    "type": ("type", _decode_str, _REJECT, str),
-    "function": (
-        "function",
-        validate_chat_completion_message_tool_call_function,
-        _REJECT,
-        None,
-    ),
-    "custom": (
-        "custom",
-        validate_chat_completion_message_tool_call_custom,
-        _REJECT,
-        None,
-    ),
-}
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_REQUIRED: Final = ("type",)
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_ORDER: Final = {
-    "index": 0,
-    "id": 1,
-    "type": 2,
-    "function": 3,
-    "custom": 4,
-}
-
-
 def validate_chat_completion_message_tool_call(
     data: Any,
 ) -> ChatCompletionMessageToolCall:
     """Check a decoded JSON object as a ChatCompletionMessageToolCall; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data,
-            _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS,
-            _CHAT_COMPLETION_MESSAGE_TOOL_CALL_REQUIRED,
-        )
-        out = _in_order(known, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_ORDER)
-        out.update(other)
-        return cast(ChatCompletionMessageToolCall, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_chat_completion_message_tool_call(data)
+    return cast(
+        ChatCompletionMessageToolCall,
+        _checked(data, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS),
+    )
 
 
-def _checked_chat_completion_message_tool_call(
-    data: Any,
-) -> ChatCompletionMessageToolCall:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "index", _optional(obj, "index", _decode_int))
-    _put(out, "id", _optional(obj, "id", _decode_str))
-    out["type"] = _required(obj, "type", _decode_str)
-    _put(
-        out,
-        "function",
-        _optional(obj, "function", validate_chat_completion_message_tool_call_function),
-    )
-    _put(
-        out,
-        "custom",
-        _optional(obj, "custom", validate_chat_completion_message_tool_call_custom),
-    )
-    out.update(_extra(obj, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_KEYS))
-    return cast(ChatCompletionMessageToolCall, out)
+_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS: Final = _Shape(
+    {
+        "index": _optional(_int),
+        "id": _optional(_str),
+        "type": _required(_str),
+        "function": _optional(validate_chat_completion_message_tool_call_function),
+        "custom": _optional(validate_chat_completion_message_tool_call_custom),
+    }
+)
 
 
 class ChatCompletionMessageFunctionCall(TypedDict, total=False):
@@ -1539,46 +1014,22 @@ class ChatCompletionMessageFunctionCall(TypedDict, total=False):
     """Name of the function; OpenAI always sends it."""
 
 
-_CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
-
-
-_CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS: Final[_Fields] = {
-    "arguments": ("arguments", _decode_str, _REJECT, str),
-    "name": ("name", _decode_str, _REJECT, str),
-}
-_CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_REQUIRED: Final = ("arguments",)
-_CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_ORDER: Final = {"arguments": 0, "name": 1}
-
-
 def validate_chat_completion_message_function_call(
     data: Any,
 ) -> ChatCompletionMessageFunctionCall:
     """Check a decoded JSON object as a ChatCompletionMessageFunctionCall; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data,
-            _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS,
-            _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_REQUIRED,
-        )
-        out = _in_order(known, _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_ORDER)
-        out.update(other)
-        return cast(ChatCompletionMessageFunctionCall, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_chat_completion_message_function_call(data)
+    return cast(
+        ChatCompletionMessageFunctionCall,
+        _checked(data, _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS),
+    )
 
 
-def _checked_chat_completion_message_function_call(
-    data: Any,
-) -> ChatCompletionMessageFunctionCall:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["arguments"] = _required(obj, "arguments", _decode_str)
-    _put(out, "name", _optional(obj, "name", _decode_str))
-    out.update(_extra(obj, _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_KEYS))
-    return cast(ChatCompletionMessageFunctionCall, out)
+_CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS: Final = _Shape(
+    {
+        "arguments": _required(_str),
+        "name": _optional(_str),
+    }
+)
 
 
 class ChatCompletionAudio(TypedDict, total=False):
@@ -1598,49 +1049,19 @@ class ChatCompletionAudio(TypedDict, total=False):
     """Transcript of the audio."""
 
 
-_CHAT_COMPLETION_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
-
-
-_CHAT_COMPLETION_AUDIO_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_str, _REJECT, str),
-    "data": ("data", _decode_str, _REJECT, str),
-    "expires_at": ("expires_at", _decode_int, _REJECT, int),
-    "transcript": ("transcript", _decode_str, _REJECT, str),
-}
-_CHAT_COMPLETION_AUDIO_REQUIRED: Final = ()
-_CHAT_COMPLETION_AUDIO_ORDER: Final = {
-    "id": 0,
-    "data": 1,
-    "expires_at": 2,
-    "transcript": 3,
-}
-
-
 def validate_chat_completion_audio(data: Any) -> ChatCompletionAudio:
     """Check a decoded JSON object as a ChatCompletionAudio; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _CHAT_COMPLETION_AUDIO_FIELDS, _CHAT_COMPLETION_AUDIO_REQUIRED
-        )
-        out = _in_order(known, _CHAT_COMPLETION_AUDIO_ORDER)
-        out.update(other)
-        return cast(ChatCompletionAudio, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_chat_completion_audio(data)
+    return cast(ChatCompletionAudio, _checked(data, _CHAT_COMPLETION_AUDIO_FIELDS))
 
 
-def _checked_chat_completion_audio(data: Any) -> ChatCompletionAudio:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "id", _optional(obj, "id", _decode_str))
-    _put(out, "data", _optional(obj, "data", _decode_str))
-    _put(out, "expires_at", _optional(obj, "expires_at", _decode_int))
-    _put(out, "transcript", _optional(obj, "transcript", _decode_str))
-    out.update(_extra(obj, _CHAT_COMPLETION_AUDIO_KEYS))
-    return cast(ChatCompletionAudio, out)
+_CHAT_COMPLETION_AUDIO_FIELDS: Final = _Shape(
+    {
+        "id": _optional(_str),
+        "data": _optional(_str),
+        "expires_at": _optional(_int),
+        "transcript": _optional(_str),
+    }
+)
 
 
 class GroqSearchResult(TypedDict, total=False):
@@ -1664,44 +1085,19 @@ class GroqSearchResult(TypedDict, total=False):
     """Relevance of the page to the query."""
 
 
-_GROQ_SEARCH_RESULT_KEYS = frozenset({"title", "url", "content", "score"})
-
-
-_GROQ_SEARCH_RESULT_FIELDS: Final[_Fields] = {
-    "title": ("title", _decode_str, _KEEP, str),
-    "url": ("url", _decode_str, _KEEP, str),
-    "content": ("content", _decode_str, _KEEP, str),
-    "score": ("score", _decode_float, _KEEP, float),
-}
-_GROQ_SEARCH_RESULT_REQUIRED: Final = ()
-_GROQ_SEARCH_RESULT_ORDER: Final = {"title": 0, "url": 1, "content": 2, "score": 3}
-
-
 def validate_groq_search_result(data: Any) -> GroqSearchResult:
     """Check a decoded JSON object as a GroqSearchResult; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _GROQ_SEARCH_RESULT_FIELDS, _GROQ_SEARCH_RESULT_REQUIRED
-        )
-        out = _in_order(known, _GROQ_SEARCH_RESULT_ORDER)
-        out.update(other)
-        return cast(GroqSearchResult, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_groq_search_result(data)
+    return cast(GroqSearchResult, _checked(data, _GROQ_SEARCH_RESULT_FIELDS))
 
 
-def _checked_groq_search_result(data: Any) -> GroqSearchResult:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "title", _optional_nullable(obj, "title", _decode_str))
-    _put(out, "url", _optional_nullable(obj, "url", _decode_str))
-    _put(out, "content", _optional_nullable(obj, "content", _decode_str))
-    _put(out, "score", _optional_nullable(obj, "score", _decode_float))
-    out.update(_extra(obj, _GROQ_SEARCH_RESULT_KEYS))
-    return cast(GroqSearchResult, out)
+_GROQ_SEARCH_RESULT_FIELDS: Final = _Shape(
+    {
+        "title": _nullable(_str),
+        "url": _nullable(_str),
+        "content": _nullable(_str),
+        "score": _nullable(_float),
+    }
+)
 
 
 class GroqSearchResults(TypedDict, total=False):
@@ -1719,44 +1115,17 @@ class GroqSearchResults(TypedDict, total=False):
     """Addresses of images the search returned."""
 
 
-_GROQ_SEARCH_RESULTS_KEYS = frozenset({"results", "images"})
-
-
-_GROQ_SEARCH_RESULTS_FIELDS: Final[_Fields] = {
-    "results": ("results", _decode_list_GroqSearchResult, _KEEP, None),
-    "images": ("images", _decode_list_str, _KEEP, None),
-}
-_GROQ_SEARCH_RESULTS_REQUIRED: Final = ()
-_GROQ_SEARCH_RESULTS_ORDER: Final = {"results": 0, "images": 1}
-
-
 def validate_groq_search_results(data: Any) -> GroqSearchResults:
     """Check a decoded JSON object as a GroqSearchResults; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _GROQ_SEARCH_RESULTS_FIELDS, _GROQ_SEARCH_RESULTS_REQUIRED
-        )
-        out = _in_order(known, _GROQ_SEARCH_RESULTS_ORDER)
-        out.update(other)
-        return cast(GroqSearchResults, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_groq_search_results(data)
+    return cast(GroqSearchResults, _checked(data, _GROQ_SEARCH_RESULTS_FIELDS))
 
 
-def _checked_groq_search_results(data: Any) -> GroqSearchResults:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(
-        out,
-        "results",
-        _optional_nullable(obj, "results", _decode_list_GroqSearchResult),
-    )
-    _put(out, "images", _optional_nullable(obj, "images", _decode_list_str))
-    out.update(_extra(obj, _GROQ_SEARCH_RESULTS_KEYS))
-    return cast(GroqSearchResults, out)
+_GROQ_SEARCH_RESULTS_FIELDS: Final = _Shape(
+    {
+        "results": _nullable(_list_of(validate_groq_search_result)),
+        "images": _nullable(_list_of(_str)),
+    }
+)
 
 
 class GroqBrowserResult(TypedDict, total=False):
@@ -1780,49 +1149,19 @@ class GroqBrowserResult(TypedDict, total=False):
     """Address where the browser session can be watched."""
 
 
-_GROQ_BROWSER_RESULT_KEYS = frozenset({"title", "url", "content", "live_view_url"})
-
-
-_GROQ_BROWSER_RESULT_FIELDS: Final[_Fields] = {
-    "title": ("title", _decode_str, _KEEP, str),
-    "url": ("url", _decode_str, _KEEP, str),
-    "content": ("content", _decode_str, _KEEP, str),
-    "live_view_url": ("live_view_url", _decode_str, _KEEP, str),
-}
-_GROQ_BROWSER_RESULT_REQUIRED: Final = ()
-_GROQ_BROWSER_RESULT_ORDER: Final = {
-    "title": 0,
-    "url": 1,
-    "content": 2,
-    "live_view_url": 3,
-}
-
-
 def validate_groq_browser_result(data: Any) -> GroqBrowserResult:
     """Check a decoded JSON object as a GroqBrowserResult; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _GROQ_BROWSER_RESULT_FIELDS, _GROQ_BROWSER_RESULT_REQUIRED
-        )
-        out = _in_order(known, _GROQ_BROWSER_RESULT_ORDER)
-        out.update(other)
-        return cast(GroqBrowserResult, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_groq_browser_result(data)
+    return cast(GroqBrowserResult, _checked(data, _GROQ_BROWSER_RESULT_FIELDS))
 
 
-def _checked_groq_browser_result(data: Any) -> GroqBrowserResult:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "title", _optional_nullable(obj, "title", _decode_str))
-    _put(out, "url", _optional_nullable(obj, "url", _decode_str))
-    _put(out, "content", _optional_nullable(obj, "content", _decode_str))
-    _put(out, "live_view_url", _optional_nullable(obj, "live_view_url", _decode_str))
-    out.update(_extra(obj, _GROQ_BROWSER_RESULT_KEYS))
-    return cast(GroqBrowserResult, out)
+_GROQ_BROWSER_RESULT_FIELDS: Final = _Shape(
+    {
+        "title": _nullable(_str),
+        "url": _nullable(_str),
+        "content": _nullable(_str),
+        "live_view_url": _nullable(_str),
+    }
+)
 
 
 class GroqChartElement(TypedDict, total=False):
@@ -1870,92 +1209,27 @@ class GroqChartElement(TypedDict, total=False):
     """Outlying values, for box plots."""
 
 
-_GROQ_CHART_ELEMENT_KEYS = frozenset(
-    {
-        "label",
-        "group",
-        "value",
-        "points",
-        "angle",
-        "radius",
-        "min",
-        "first_quartile",
-        "median",
-        "third_quartile",
-        "max",
-        "outliers",
-    }
-)
-
-
-_GROQ_CHART_ELEMENT_FIELDS: Final[_Fields] = {
-    "label": ("label", _decode_str, _KEEP, str),
-    "group": ("group", _decode_str, _KEEP, str),
-    "value": ("value", _decode_float, _KEEP, float),
-    "points": ("points", _decode_list_list_float, _KEEP, None),
-    "angle": ("angle", _decode_float, _KEEP, float),
-    "radius": ("radius", _decode_float, _KEEP, float),
-    "min": ("min", _decode_float, _KEEP, float),
-    "first_quartile": ("first_quartile", _decode_float, _KEEP, float),
-    "median": ("median", _decode_float, _KEEP, float),
-    "third_quartile": ("third_quartile", _decode_float, _KEEP, float),
-    "max": ("max", _decode_float, _KEEP, float),
-    "outliers": ("outliers", _decode_list_float, _KEEP, None),
-}
-_GROQ_CHART_ELEMENT_REQUIRED: Final = ()
-_GROQ_CHART_ELEMENT_ORDER: Final = {
-    "label": 0,
-    "group": 1,
-    "value": 2,
-    "points": 3,
-    "angle": 4,
-    "radius": 5,
-    "min": 6,
-    "first_quartile": 7,
-    "median": 8,
-    "third_quartile": 9,
-    "max": 10,
-    "outliers": 11,
-}
-
-
 def validate_groq_chart_element(data: Any) -> GroqChartElement:
     """Check a decoded JSON object as a GroqChartElement; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _GROQ_CHART_ELEMENT_FIELDS, _GROQ_CHART_ELEMENT_REQUIRED
-        )
-        out = _in_order(known, _GROQ_CHART_ELEMENT_ORDER)
-        out.update(other)
-        return cast(GroqChartElement, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_groq_chart_element(data)
+    return cast(GroqChartElement, _checked(data, _GROQ_CHART_ELEMENT_FIELDS))
 
 
-def _checked_groq_chart_element(data: Any) -> GroqChartElement:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "label", _optional_nullable(obj, "label", _decode_str))
-    _put(out, "group", _optional_nullable(obj, "group", _decode_str))
-    _put(out, "value", _optional_nullable(obj, "value", _decode_float))
-    _put(out, "points", _optional_nullable(obj, "points", _decode_list_list_float))
-    _put(out, "angle", _optional_nullable(obj, "angle", _decode_float))
-    _put(out, "radius", _optional_nullable(obj, "radius", _decode_float))
-    _put(out, "min", _optional_nullable(obj, "min", _decode_float))
-    _put(
-        out, "first_quartile", _optional_nullable(obj, "first_quartile", _decode_float)
-    )
-    _put(out, "median", _optional_nullable(obj, "median", _decode_float))
-    _put(
-        out, "third_quartile", _optional_nullable(obj, "third_quartile", _decode_float)
-    )
-    _put(out, "max", _optional_nullable(obj, "max", _decode_float))
-    _put(out, "outliers", _optional_nullable(obj, "outliers", _decode_list_float))
-    out.update(_extra(obj, _GROQ_CHART_ELEMENT_KEYS))
-    return cast(GroqChartElement, out)
+_GROQ_CHART_ELEMENT_FIELDS: Final = _Shape(
+    {
+        "label": _nullable(_str),
+        "group": _nullable(_str),
+        "value": _nullable(_float),
+        "points": _nullable(_list_of(_list_of(_float))),
+        "angle": _nullable(_float),
+        "radius": _nullable(_float),
+        "min": _nullable(_float),
+        "first_quartile": _nullable(_float),
+        "median": _nullable(_float),
+        "third_quartile": _nullable(_float),
+        "max": _nullable(_float),
+        "outliers": _nullable(_list_of(_float)),
+    }
+)
 
 
 class GroqChart(TypedDict, total=False):
@@ -2006,98 +1280,28 @@ class GroqChart(TypedDict, total=False):
     """Tick labels on the y axis."""
 
 
-_GROQ_CHART_KEYS = frozenset(
-    {
-        "type",
-        "title",
-        "elements",
-        "x_label",
-        "x_scale",
-        "x_unit",
-        "x_ticks",
-        "x_tick_labels",
-        "y_label",
-        "y_scale",
-        "y_unit",
-        "y_ticks",
-        "y_tick_labels",
-    }
-)
-
-
-_GROQ_CHART_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _KEEP, str),
-    "title": ("title", _decode_str, _KEEP, str),
-    "elements": ("elements", _decode_list_GroqChartElement, _KEEP, None),
-    "x_label": ("x_label", _decode_str, _KEEP, str),
-    "x_scale": ("x_scale", _decode_str, _KEEP, str),
-    "x_unit": ("x_unit", _decode_str, _KEEP, str),
-    "x_ticks": ("x_ticks", _decode_list_float, _KEEP, None),
-    "x_tick_labels": ("x_tick_labels", _decode_list_str, _KEEP, None),
-    "y_label": ("y_label", _decode_str, _KEEP, str),
-    "y_scale": ("y_scale", _decode_str, _KEEP, str),
-    "y_unit": ("y_unit", _decode_str, _KEEP, str),
-    "y_ticks": ("y_ticks", _decode_list_float, _KEEP, None),
-    "y_tick_labels": ("y_tick_labels", _decode_list_str, _KEEP, None),
-}
-_GROQ_CHART_REQUIRED: Final = ()
-_GROQ_CHART_ORDER: Final = {
-    "type": 0,
-    "title": 1,
-    "elements": 2,
-    "x_label": 3,
-    "x_scale": 4,
-    "x_unit": 5,
-    "x_ticks": 6,
-    "x_tick_labels": 7,
-    "y_label": 8,
-    "y_scale": 9,
-    "y_unit": 10,
-    "y_ticks": 11,
-    "y_tick_labels": 12,
-}
-
-
 def validate_groq_chart(data: Any) -> GroqChart:
     """Check a decoded JSON object as a GroqChart; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(data, _GROQ_CHART_FIELDS, _GROQ_CHART_REQUIRED)
-        out = _in_order(known, _GROQ_CHART_ORDER)
-        out.update(other)
-        return cast(GroqChart, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_groq_chart(data)
+    return cast(GroqChart, _checked(data, _GROQ_CHART_FIELDS))
 
 
-def _checked_groq_chart(data: Any) -> GroqChart:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "type", _optional_nullable(obj, "type", _decode_str))
-    _put(out, "title", _optional_nullable(obj, "title", _decode_str))
-    _put(
-        out,
-        "elements",
-        _optional_nullable(obj, "elements", _decode_list_GroqChartElement),
-    )
-    _put(out, "x_label", _optional_nullable(obj, "x_label", _decode_str))
-    _put(out, "x_scale", _optional_nullable(obj, "x_scale", _decode_str))
-    _put(out, "x_unit", _optional_nullable(obj, "x_unit", _decode_str))
-    _put(out, "x_ticks", _optional_nullable(obj, "x_ticks", _decode_list_float))
-    _put(
-        out, "x_tick_labels", _optional_nullable(obj, "x_tick_labels", _decode_list_str)
-    )
-    _put(out, "y_label", _optional_nullable(obj, "y_label", _decode_str))
-    _put(out, "y_scale", _optional_nullable(obj, "y_scale", _decode_str))
-    _put(out, "y_unit", _optional_nullable(obj, "y_unit", _decode_str))
-    _put(out, "y_ticks", _optional_nullable(obj, "y_ticks", _decode_list_float))
-    _put(
-        out, "y_tick_labels", _optional_nullable(obj, "y_tick_labels", _decode_list_str)
-    )
-    out.update(_extra(obj, _GROQ_CHART_KEYS))
-    return cast(GroqChart, out)
+_GROQ_CHART_FIELDS: Final = _Shape(
+    {
+        "type": _nullable(_str),
+        "title": _nullable(_str),
+        "elements": _nullable(_list_of(validate_groq_chart_element)),
+        "x_label": _nullable(_str),
+        "x_scale": _nullable(_str),
+        "x_unit": _nullable(_str),
+        "x_ticks": _nullable(_list_of(_float)),
+        "x_tick_labels": _nullable(_list_of(_str)),
+        "y_label": _nullable(_str),
+        "y_scale": _nullable(_str),
+        "y_unit": _nullable(_str),
+        "y_ticks": _nullable(_list_of(_float)),
+        "y_tick_labels": _nullable(_list_of(_str)),
+    }
+)
 
 
 class GroqCodeResult(TypedDict, total=False):
@@ -2121,42 +1325,19 @@ class GroqCodeResult(TypedDict, total=False):
     """The charts making up a superchart."""
 
 
-_GROQ_CODE_RESULT_KEYS = frozenset({"text", "png", "chart", "charts"})
-
-
-_GROQ_CODE_RESULT_FIELDS: Final[_Fields] = {
-    "text": ("text", _decode_str, _KEEP, str),
-    "png": ("png", _decode_str, _KEEP, str),
-    "chart": ("chart", validate_groq_chart, _KEEP, None),
-    "charts": ("charts", _decode_list_GroqChart, _KEEP, None),
-}
-_GROQ_CODE_RESULT_REQUIRED: Final = ()
-_GROQ_CODE_RESULT_ORDER: Final = {"text": 0, "png": 1, "chart": 2, "charts": 3}
-
-
 def validate_groq_code_result(data: Any) -> GroqCodeResult:
     """Check a decoded JSON object as a GroqCodeResult; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(data, _GROQ_CODE_RESULT_FIELDS, _GROQ_CODE_RESULT_REQUIRED)
-        out = _in_order(known, _GROQ_CODE_RESULT_ORDER)
-        out.update(other)
-        return cast(GroqCodeResult, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_groq_code_result(data)
+    return cast(GroqCodeResult, _checked(data, _GROQ_CODE_RESULT_FIELDS))
 
 
-def _checked_groq_code_result(data: Any) -> GroqCodeResult:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "text", _optional_nullable(obj, "text", _decode_str))
-    _put(out, "png", _optional_nullable(obj, "png", _decode_str))
-    _put(out, "chart", _optional_nullable(obj, "chart", validate_groq_chart))
-    _put(out, "charts", _optional_nullable(obj, "charts", _decode_list_GroqChart))
-    out.update(_extra(obj, _GROQ_CODE_RESULT_KEYS))
-    return cast(GroqCodeResult, out)
+_GROQ_CODE_RESULT_FIELDS: Final = _Shape(
+    {
+        "text": _nullable(_str),
+        "png": _nullable(_str),
+        "chart": _nullable(validate_groq_chart),
+        "charts": _nullable(_list_of(validate_groq_chart)),
+    }
+)
 
 
 class GroqExecutedTool(TypedDict, total=False):
@@ -2191,80 +1372,22 @@ class GroqExecutedTool(TypedDict, total=False):
     """Results of a code-execution tool."""
 
 
-_GROQ_EXECUTED_TOOL_KEYS = frozenset(
-    {
-        "index",
-        "type",
-        "arguments",
-        "output",
-        "search_results",
-        "browser_results",
-        "code_results",
-    }
-)
-
-
-_GROQ_EXECUTED_TOOL_FIELDS: Final[_Fields] = {
-    "index": ("index", _decode_int, _REJECT, int),
-    "type": ("type", _decode_str, _KEEP, str),
-    "arguments": ("arguments", _decode_str, _KEEP, str),
-    "output": ("output", _decode_str, _KEEP, str),
-    "search_results": ("search_results", validate_groq_search_results, _KEEP, None),
-    "browser_results": ("browser_results", _decode_list_GroqBrowserResult, _KEEP, None),
-    "code_results": ("code_results", _decode_list_GroqCodeResult, _KEEP, None),
-}
-_GROQ_EXECUTED_TOOL_REQUIRED: Final = ("index",)
-_GROQ_EXECUTED_TOOL_ORDER: Final = {
-    "index": 0,
-    "type": 1,
-    "arguments": 2,
-    "output": 3,
-    "search_results": 4,
-    "browser_results": 5,
-    "code_results": 6,
-}
-
-
 def validate_groq_executed_tool(data: Any) -> GroqExecutedTool:
     """Check a decoded JSON object as a GroqExecutedTool; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _GROQ_EXECUTED_TOOL_FIELDS, _GROQ_EXECUTED_TOOL_REQUIRED
-        )
-        out = _in_order(known, _GROQ_EXECUTED_TOOL_ORDER)
-        out.update(other)
-        return cast(GroqExecutedTool, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_groq_executed_tool(data)
+    return cast(GroqExecutedTool, _checked(data, _GROQ_EXECUTED_TOOL_FIELDS))
 
 
-def _checked_groq_executed_tool(data: Any) -> GroqExecutedTool:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["index"] = _required(obj, "index", _decode_int)
-    _put(out, "type", _optional_nullable(obj, "type", _decode_str))
-    _put(out, "arguments", _optional_nullable(obj, "arguments", _decode_str))
-    _put(out, "output", _optional_nullable(obj, "output", _decode_str))
-    _put(
-        out,
-        "search_results",
-        _optional_nullable(obj, "search_results", validate_groq_search_results),
-    )
-    _put(
-        out,
-        "browser_results",
-        _optional_nullable(obj, "browser_results", _decode_list_GroqBrowserResult),
-    )
-    _put(
-        out,
-        "code_results",
-        _optional_nullable(obj, "code_results", _decode_list_GroqCodeResult),
-    )
-    out.update(_extra(obj, _GROQ_EXECUTED_TOOL_KEYS))
-    return cast(GroqExecutedTool, out)
+_GROQ_EXECUTED_TOOL_FIELDS: Final = _Shape(
+    {
+        "index": _required(_int),
+        "type": _nullable(_str),
+        "arguments": _nullable(_str),
+        "output": _nullable(_str),
+        "search_results": _nullable(validate_groq_search_results),
+        "browser_results": _nullable(_list_of(validate_groq_browser_result)),
+        "code_results": _nullable(_list_of(validate_groq_code_result)),
+    }
+)
 
 
 class LiteLLMThinkingBlock(TypedDict, total=False):
@@ -2292,56 +1415,20 @@ class LiteLLMThinkingBlock(TypedDict, total=False):
     """
 
 
-_LITE_L_L_M_THINKING_BLOCK_KEYS = frozenset(
-    {"type", "thinking", "signature", "data", "cache_control"}
-)
-
-
-_LITE_L_L_M_THINKING_BLOCK_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _REJECT, str),
-    "thinking": ("thinking", _decode_str, _KEEP, str),
-    "signature": ("signature", _decode_str, _KEEP, str),
-    "data": ("data", _decode_str, _KEEP, str),
-    "cache_control": ("cache_control", _decode_map_any, _KEEP, None),
-}
-_LITE_L_L_M_THINKING_BLOCK_REQUIRED: Final = ("type",)
-_LITE_L_L_M_THINKING_BLOCK_ORDER: Final = {
-    "type": 0,
-    "thinking": 1,
-    "signature": 2,
-    "data": 3,
-    "cache_control": 4,
-}
-
-
 def validate_lite_l_l_m_thinking_block(data: Any) -> LiteLLMThinkingBlock:
     """Check a decoded JSON object as a LiteLLMThinkingBlock; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _LITE_L_L_M_THINKING_BLOCK_FIELDS, _LITE_L_L_M_THINKING_BLOCK_REQUIRED
-        )
-        out = _in_order(known, _LITE_L_L_M_THINKING_BLOCK_ORDER)
-        out.update(other)
-        return cast(LiteLLMThinkingBlock, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_lite_l_l_m_thinking_block(data)
+    return cast(LiteLLMThinkingBlock, _checked(data, _LITE_L_L_M_THINKING_BLOCK_FIELDS))
 
 
-def _checked_lite_l_l_m_thinking_block(data: Any) -> LiteLLMThinkingBlock:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["type"] = _required(obj, "type", _decode_str)
-    _put(out, "thinking", _optional_nullable(obj, "thinking", _decode_str))
-    _put(out, "signature", _optional_nullable(obj, "signature", _decode_str))
-    _put(out, "data", _optional_nullable(obj, "data", _decode_str))
-    _put(
-        out, "cache_control", _optional_nullable(obj, "cache_control", _decode_map_any)
-    )
-    out.update(_extra(obj, _LITE_L_L_M_THINKING_BLOCK_KEYS))
-    return cast(LiteLLMThinkingBlock, out)
+_LITE_L_L_M_THINKING_BLOCK_FIELDS: Final = _Shape(
+    {
+        "type": _required(_str),
+        "thinking": _nullable(_str),
+        "signature": _nullable(_str),
+        "data": _nullable(_str),
+        "cache_control": _nullable(_map),
+    }
+)
 
 
 class MoonshotInternalContent(TypedDict, total=False):
@@ -2356,38 +1443,18 @@ class MoonshotInternalContent(TypedDict, total=False):
     """Ids of the tokens generated in this fragment."""
 
 
-_MOONSHOT_INTERNAL_CONTENT_KEYS = frozenset({"token_ids"})
-
-
-_MOONSHOT_INTERNAL_CONTENT_FIELDS: Final[_Fields] = {
-    "token_ids": ("token_ids", _decode_list_int, _KEEP, None),
-}
-_MOONSHOT_INTERNAL_CONTENT_REQUIRED: Final = ()
-_MOONSHOT_INTERNAL_CONTENT_ORDER: Final = {"token_ids": 0}
-
-
 def validate_moonshot_internal_content(data: Any) -> MoonshotInternalContent:
     """Check a decoded JSON object as a MoonshotInternalContent; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _MOONSHOT_INTERNAL_CONTENT_FIELDS, _MOONSHOT_INTERNAL_CONTENT_REQUIRED
-        )
-        out = _in_order(known, _MOONSHOT_INTERNAL_CONTENT_ORDER)
-        out.update(other)
-        return cast(MoonshotInternalContent, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_moonshot_internal_content(data)
+    return cast(
+        MoonshotInternalContent, _checked(data, _MOONSHOT_INTERNAL_CONTENT_FIELDS)
+    )
 
 
-def _checked_moonshot_internal_content(data: Any) -> MoonshotInternalContent:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "token_ids", _optional_nullable(obj, "token_ids", _decode_list_int))
-    out.update(_extra(obj, _MOONSHOT_INTERNAL_CONTENT_KEYS))
-    return cast(MoonshotInternalContent, out)
+_MOONSHOT_INTERNAL_CONTENT_FIELDS: Final = _Shape(
+    {
+        "token_ids": _nullable(_list_of(_int)),
+    }
+)
 
 
 class OpenRouterReasoningDetail(TypedDict, total=False):
@@ -2423,65 +1490,25 @@ class OpenRouterReasoningDetail(TypedDict, total=False):
     """Opaque encrypted reasoning, for `reasoning.encrypted`."""
 
 
-_OPEN_ROUTER_REASONING_DETAIL_KEYS = frozenset(
-    {"type", "id", "format", "index", "text", "signature", "summary", "data"}
-)
-
-
-_OPEN_ROUTER_REASONING_DETAIL_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _KEEP, str),
-    "id": ("id", _decode_str, _KEEP, str),
-    "format": ("format", _decode_str, _KEEP, str),
-    "index": ("index", _decode_int, _KEEP, int),
-    "text": ("text", _decode_str, _KEEP, str),
-    "signature": ("signature", _decode_str, _KEEP, str),
-    "summary": ("summary", _decode_str, _KEEP, str),
-    "data": ("data", _decode_str, _KEEP, str),
-}
-_OPEN_ROUTER_REASONING_DETAIL_REQUIRED: Final = ()
-_OPEN_ROUTER_REASONING_DETAIL_ORDER: Final = {
-    "type": 0,
-    "id": 1,
-    "format": 2,
-    "index": 3,
-    "text": 4,
-    "signature": 5,
-    "summary": 6,
-    "data": 7,
-}
-
-
 def validate_open_router_reasoning_detail(data: Any) -> OpenRouterReasoningDetail:
     """Check a decoded JSON object as a OpenRouterReasoningDetail; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data,
-            _OPEN_ROUTER_REASONING_DETAIL_FIELDS,
-            _OPEN_ROUTER_REASONING_DETAIL_REQUIRED,
-        )
-        out = _in_order(known, _OPEN_ROUTER_REASONING_DETAIL_ORDER)
-        out.update(other)
-        return cast(OpenRouterReasoningDetail, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_open_router_reasoning_detail(data)
+    return cast(
+        OpenRouterReasoningDetail, _checked(data, _OPEN_ROUTER_REASONING_DETAIL_FIELDS)
+    )
 
 
-def _checked_open_router_reasoning_detail(data: Any) -> OpenRouterReasoningDetail:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "type", _optional_nullable(obj, "type", _decode_str))
-    _put(out, "id", _optional_nullable(obj, "id", _decode_str))
-    _put(out, "format", _optional_nullable(obj, "format", _decode_str))
-    _put(out, "index", _optional_nullable(obj, "index", _decode_int))
-    _put(out, "text", _optional_nullable(obj, "text", _decode_str))
-    _put(out, "signature", _optional_nullable(obj, "signature", _decode_str))
-    _put(out, "summary", _optional_nullable(obj, "summary", _decode_str))
-    _put(out, "data", _optional_nullable(obj, "data", _decode_str))
-    out.update(_extra(obj, _OPEN_ROUTER_REASONING_DETAIL_KEYS))
-    return cast(OpenRouterReasoningDetail, out)
+_OPEN_ROUTER_REASONING_DETAIL_FIELDS: Final = _Shape(
+    {
+        "type": _nullable(_str),
+        "id": _nullable(_str),
+        "format": _nullable(_str),
+        "index": _nullable(_int),
+        "text": _nullable(_str),
+        "signature": _nullable(_str),
+        "summary": _nullable(_str),
+        "data": _nullable(_str),
+    }
+)
 
 
 class OpenRouterUrlCitation(TypedDict, total=False):
@@ -2507,54 +1534,20 @@ class OpenRouterUrlCitation(TypedDict, total=False):
     """Excerpt of the page that the search returned."""
 
 
-_OPEN_ROUTER_URL_CITATION_KEYS = frozenset(
-    {"url", "title", "start_index", "end_index", "content"}
-)
-
-
-_OPEN_ROUTER_URL_CITATION_FIELDS: Final[_Fields] = {
-    "url": ("url", _decode_str, _REJECT, str),
-    "title": ("title", _decode_str, _KEEP, str),
-    "start_index": ("start_index", _decode_int, _KEEP, int),
-    "end_index": ("end_index", _decode_int, _KEEP, int),
-    "content": ("content", _decode_str, _KEEP, str),
-}
-_OPEN_ROUTER_URL_CITATION_REQUIRED: Final = ("url",)
-_OPEN_ROUTER_URL_CITATION_ORDER: Final = {
-    "url": 0,
-    "title": 1,
-    "start_index": 2,
-    "end_index": 3,
-    "content": 4,
-}
-
-
 def validate_open_router_url_citation(data: Any) -> OpenRouterUrlCitation:
     """Check a decoded JSON object as a OpenRouterUrlCitation; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _OPEN_ROUTER_URL_CITATION_FIELDS, _OPEN_ROUTER_URL_CITATION_REQUIRED
-        )
-        out = _in_order(known, _OPEN_ROUTER_URL_CITATION_ORDER)
-        out.update(other)
-        return cast(OpenRouterUrlCitation, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_open_router_url_citation(data)
+    return cast(OpenRouterUrlCitation, _checked(data, _OPEN_ROUTER_URL_CITATION_FIELDS))
 
 
-def _checked_open_router_url_citation(data: Any) -> OpenRouterUrlCitation:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["url"] = _required(obj, "url", _decode_str)
-    _put(out, "title", _optional_nullable(obj, "title", _decode_str))
-    _put(out, "start_index", _optional_nullable(obj, "start_index", _decode_int))
-    _put(out, "end_index", _optional_nullable(obj, "end_index", _decode_int))
-    _put(out, "content", _optional_nullable(obj, "content", _decode_str))
-    out.update(_extra(obj, _OPEN_ROUTER_URL_CITATION_KEYS))
-    return cast(OpenRouterUrlCitation, out)
+_OPEN_ROUTER_URL_CITATION_FIELDS: Final = _Shape(
+    {
+        "url": _required(_str),
+        "title": _nullable(_str),
+        "start_index": _nullable(_int),
+        "end_index": _nullable(_int),
+        "content": _nullable(_str),
+    }
+)
 
 
 class OpenRouterFileContentPart(TypedDict, total=False):
@@ -2571,42 +1564,19 @@ class OpenRouterFileContentPart(TypedDict, total=False):
     """The text of the part."""
 
 
-_OPEN_ROUTER_FILE_CONTENT_PART_KEYS = frozenset({"type", "text"})
-
-
-_OPEN_ROUTER_FILE_CONTENT_PART_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _KEEP, str),
-    "text": ("text", _decode_str, _KEEP, str),
-}
-_OPEN_ROUTER_FILE_CONTENT_PART_REQUIRED: Final = ()
-_OPEN_ROUTER_FILE_CONTENT_PART_ORDER: Final = {"type": 0, "text": 1}
-
-
 def validate_open_router_file_content_part(data: Any) -> OpenRouterFileContentPart:
     """Check a decoded JSON object as a OpenRouterFileContentPart; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data,
-            _OPEN_ROUTER_FILE_CONTENT_PART_FIELDS,
-            _OPEN_ROUTER_FILE_CONTENT_PART_REQUIRED,
-        )
-        out = _in_order(known, _OPEN_ROUTER_FILE_CONTENT_PART_ORDER)
-        out.update(other)
-        return cast(OpenRouterFileContentPart, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_open_router_file_content_part(data)
+    return cast(
+        OpenRouterFileContentPart, _checked(data, _OPEN_ROUTER_FILE_CONTENT_PART_FIELDS)
+    )
 
 
-def _checked_open_router_file_content_part(data: Any) -> OpenRouterFileContentPart:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "type", _optional_nullable(obj, "type", _decode_str))
-    _put(out, "text", _optional_nullable(obj, "text", _decode_str))
-    out.update(_extra(obj, _OPEN_ROUTER_FILE_CONTENT_PART_KEYS))
-    return cast(OpenRouterFileContentPart, out)
+_OPEN_ROUTER_FILE_CONTENT_PART_FIELDS: Final = _Shape(
+    {
+        "type": _nullable(_str),
+        "text": _nullable(_str),
+    }
+)
 
 
 class OpenRouterFileAnnotation(TypedDict, total=False):
@@ -2626,48 +1596,20 @@ class OpenRouterFileAnnotation(TypedDict, total=False):
     """The parsed content of the file, as typed parts."""
 
 
-_OPEN_ROUTER_FILE_ANNOTATION_KEYS = frozenset({"hash", "name", "content"})
-
-
-_OPEN_ROUTER_FILE_ANNOTATION_FIELDS: Final[_Fields] = {
-    "hash": ("hash", _decode_str, _KEEP, str),
-    "name": ("name", _decode_str, _KEEP, str),
-    "content": ("content", _decode_list_OpenRouterFileContentPart, _KEEP, None),
-}
-_OPEN_ROUTER_FILE_ANNOTATION_REQUIRED: Final = ()
-_OPEN_ROUTER_FILE_ANNOTATION_ORDER: Final = {"hash": 0, "name": 1, "content": 2}
-
-
 def validate_open_router_file_annotation(data: Any) -> OpenRouterFileAnnotation:
     """Check a decoded JSON object as a OpenRouterFileAnnotation; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data,
-            _OPEN_ROUTER_FILE_ANNOTATION_FIELDS,
-            _OPEN_ROUTER_FILE_ANNOTATION_REQUIRED,
-        )
-        out = _in_order(known, _OPEN_ROUTER_FILE_ANNOTATION_ORDER)
-        out.update(other)
-        return cast(OpenRouterFileAnnotation, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_open_router_file_annotation(data)
-
-
-def _checked_open_router_file_annotation(data: Any) -> OpenRouterFileAnnotation:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "hash", _optional_nullable(obj, "hash", _decode_str))
-    _put(out, "name", _optional_nullable(obj, "name", _decode_str))
-    _put(
-        out,
-        "content",
-        _optional_nullable(obj, "content", _decode_list_OpenRouterFileContentPart),
+    return cast(
+        OpenRouterFileAnnotation, _checked(data, _OPEN_ROUTER_FILE_ANNOTATION_FIELDS)
     )
-    out.update(_extra(obj, _OPEN_ROUTER_FILE_ANNOTATION_KEYS))
-    return cast(OpenRouterFileAnnotation, out)
+
+
+_OPEN_ROUTER_FILE_ANNOTATION_FIELDS: Final = _Shape(
+    {
+        "hash": _nullable(_str),
+        "name": _nullable(_str),
+        "content": _nullable(_list_of(validate_open_router_file_content_part)),
+    }
+)
 
 
 class GroqDocumentCitation(TypedDict, total=False):
@@ -2688,46 +1630,18 @@ class GroqDocumentCitation(TypedDict, total=False):
     """Offset in the answer where the cited span ends."""
 
 
-_GROQ_DOCUMENT_CITATION_KEYS = frozenset({"document_id", "start_index", "end_index"})
-
-
-_GROQ_DOCUMENT_CITATION_FIELDS: Final[_Fields] = {
-    "document_id": ("document_id", _decode_str, _KEEP, str),
-    "start_index": ("start_index", _decode_int, _KEEP, int),
-    "end_index": ("end_index", _decode_int, _KEEP, int),
-}
-_GROQ_DOCUMENT_CITATION_REQUIRED: Final = ()
-_GROQ_DOCUMENT_CITATION_ORDER: Final = {
-    "document_id": 0,
-    "start_index": 1,
-    "end_index": 2,
-}
-
-
 def validate_groq_document_citation(data: Any) -> GroqDocumentCitation:
     """Check a decoded JSON object as a GroqDocumentCitation; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _GROQ_DOCUMENT_CITATION_FIELDS, _GROQ_DOCUMENT_CITATION_REQUIRED
-        )
-        out = _in_order(known, _GROQ_DOCUMENT_CITATION_ORDER)
-        out.update(other)
-        return cast(GroqDocumentCitation, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_groq_document_citation(data)
+    return cast(GroqDocumentCitation, _checked(data, _GROQ_DOCUMENT_CITATION_FIELDS))
 
 
-def _checked_groq_document_citation(data: Any) -> GroqDocumentCitation:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "document_id", _optional_nullable(obj, "document_id", _decode_str))
-    _put(out, "start_index", _optional_nullable(obj, "start_index", _decode_int))
-    _put(out, "end_index", _optional_nullable(obj, "end_index", _decode_int))
-    out.update(_extra(obj, _GROQ_DOCUMENT_CITATION_KEYS))
-    return cast(GroqDocumentCitation, out)
+_GROQ_DOCUMENT_CITATION_FIELDS: Final = _Shape(
+    {
+        "document_id": _nullable(_str),
+        "start_index": _nullable(_int),
+        "end_index": _nullable(_int),
+    }
+)
 
 
 class GroqFunctionCitation(TypedDict, total=False):
@@ -2748,46 +1662,18 @@ class GroqFunctionCitation(TypedDict, total=False):
     """Offset in the answer where the cited span ends."""
 
 
-_GROQ_FUNCTION_CITATION_KEYS = frozenset({"tool_call_id", "start_index", "end_index"})
-
-
-_GROQ_FUNCTION_CITATION_FIELDS: Final[_Fields] = {
-    "tool_call_id": ("tool_call_id", _decode_str, _KEEP, str),
-    "start_index": ("start_index", _decode_int, _KEEP, int),
-    "end_index": ("end_index", _decode_int, _KEEP, int),
-}
-_GROQ_FUNCTION_CITATION_REQUIRED: Final = ()
-_GROQ_FUNCTION_CITATION_ORDER: Final = {
-    "tool_call_id": 0,
-    "start_index": 1,
-    "end_index": 2,
-}
-
-
 def validate_groq_function_citation(data: Any) -> GroqFunctionCitation:
     """Check a decoded JSON object as a GroqFunctionCitation; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _GROQ_FUNCTION_CITATION_FIELDS, _GROQ_FUNCTION_CITATION_REQUIRED
-        )
-        out = _in_order(known, _GROQ_FUNCTION_CITATION_ORDER)
-        out.update(other)
-        return cast(GroqFunctionCitation, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_groq_function_citation(data)
+    return cast(GroqFunctionCitation, _checked(data, _GROQ_FUNCTION_CITATION_FIELDS))
 
 
-def _checked_groq_function_citation(data: Any) -> GroqFunctionCitation:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "tool_call_id", _optional_nullable(obj, "tool_call_id", _decode_str))
-    _put(out, "start_index", _optional_nullable(obj, "start_index", _decode_int))
-    _put(out, "end_index", _optional_nullable(obj, "end_index", _decode_int))
-    out.update(_extra(obj, _GROQ_FUNCTION_CITATION_KEYS))
-    return cast(GroqFunctionCitation, out)
+_GROQ_FUNCTION_CITATION_FIELDS: Final = _Shape(
+    {
+        "tool_call_id": _nullable(_str),
+        "start_index": _nullable(_int),
+        "end_index": _nullable(_int),
+    }
+)
 
 
 class OpenRouterAnnotation(TypedDict, total=False):
@@ -2821,80 +1707,20 @@ class OpenRouterAnnotation(TypedDict, total=False):
     """
 
 
-_OPEN_ROUTER_ANNOTATION_KEYS = frozenset(
-    {"type", "url_citation", "file", "document_citation", "function_citation"}
-)
-
-
-_OPEN_ROUTER_ANNOTATION_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _REJECT, str),
-    "url_citation": ("url_citation", validate_open_router_url_citation, _KEEP, None),
-    "file": ("file", validate_open_router_file_annotation, _KEEP, None),
-    "document_citation": (
-        "document_citation",
-        validate_groq_document_citation,
-        _KEEP,
-        None,
-    ),
-    "function_citation": (
-        "function_citation",
-        validate_groq_function_citation,
-        _KEEP,
-        None,
-    ),
-}
-_OPEN_ROUTER_ANNOTATION_REQUIRED: Final = ("type",)
-_OPEN_ROUTER_ANNOTATION_ORDER: Final = {
-    "type": 0,
-    "url_citation": 1,
-    "file": 2,
-    "document_citation": 3,
-    "function_citation": 4,
-}
-
-
 def validate_open_router_annotation(data: Any) -> OpenRouterAnnotation:
     """Check a decoded JSON object as a OpenRouterAnnotation; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _OPEN_ROUTER_ANNOTATION_FIELDS, _OPEN_ROUTER_ANNOTATION_REQUIRED
-        )
-        out = _in_order(known, _OPEN_ROUTER_ANNOTATION_ORDER)
-        out.update(other)
-        return cast(OpenRouterAnnotation, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_open_router_annotation(data)
+    return cast(OpenRouterAnnotation, _checked(data, _OPEN_ROUTER_ANNOTATION_FIELDS))
 
 
-def _checked_open_router_annotation(data: Any) -> OpenRouterAnnotation:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["type"] = _required(obj, "type", _decode_str)
-    _put(
-        out,
-        "url_citation",
-        _optional_nullable(obj, "url_citation", validate_open_router_url_citation),
-    )
-    _put(
-        out,
-        "file",
-        _optional_nullable(obj, "file", validate_open_router_file_annotation),
-    )
-    _put(
-        out,
-        "document_citation",
-        _optional_nullable(obj, "document_citation", validate_groq_document_citation),
-    )
-    _put(
-        out,
-        "function_citation",
-        _optional_nullable(obj, "function_citation", validate_groq_function_citation),
-    )
-    out.update(_extra(obj, _OPEN_ROUTER_ANNOTATION_KEYS))
-    return cast(OpenRouterAnnotation, out)
+_OPEN_ROUTER_ANNOTATION_FIELDS: Final = _Shape(
+    {
+        "type": _required(_str),
+        "url_citation": _nullable(validate_open_router_url_citation),
+        "file": _nullable(validate_open_router_file_annotation),
+        "document_citation": _nullable(validate_groq_document_citation),
+        "function_citation": _nullable(validate_groq_function_citation),
+    }
+)
 
 
 class ChatCompletionMessage(TypedDict, total=False):
@@ -3039,197 +1865,40 @@ class ChatCompletionMessage(TypedDict, total=False):
     """
 
 
-_CHAT_COMPLETION_MESSAGE_KEYS = frozenset(
-    {
-        "role",
-        "content",
-        "refusal",
-        "tool_calls",
-        "function_call",
-        "audio",
-        "reasoning_content",
-        "channel",
-        "executed_tools",
-        "thinking_blocks",
-        "provider_specific_fields",
-        "index",
-        "tool_call_id",
-        "name",
-        "internal_content",
-        "reasoning_details",
-        "annotations",
-        "hidden_states",
-        "token_id",
-        "reasoning",
-    }
-)
-
-
-_CHAT_COMPLETION_MESSAGE_FIELDS: Final[_Fields] = {
-    "role": ("role", _decode_str, _REJECT, str),
-    "content": ("content", _decode_str_or_list_MistralContentPart, _KEEP, None),
-    "refusal": ("refusal", _decode_str, _KEEP, str),
-    "tool_calls": (
-        "tool_calls",
-        _decode_list_ChatCompletionMessageToolCall,
-        _KEEP,
-        None,
-    ),
-    "function_call": (
-        "function_call",
-        validate_chat_completion_message_function_call,
-        _KEEP,
-        None,
-    ),
-    "audio": ("audio", validate_chat_completion_audio, _KEEP, None),
-    "reasoning_content": ("reasoning_content", _decode_str, _KEEP, str),
-    "channel": ("channel", _decode_str, _KEEP, str),
-    "executed_tools": ("executed_tools", _decode_list_GroqExecutedTool, _KEEP, None),
-    "thinking_blocks": (
-        "thinking_blocks",
-        _decode_list_LiteLLMThinkingBlock,
-        _KEEP,
-        None,
-    ),
-    "provider_specific_fields": (
-        "provider_specific_fields",
-        _decode_map_any,
-        _KEEP,
-        None,
-    ),
-    "index": ("index", _decode_int, _KEEP, int),
-    "tool_call_id": ("tool_call_id", _decode_str, _KEEP, str),
-    "name": ("name", _decode_str, _KEEP, str),
-    "internal_content": (
-        "internal_content",
-        validate_moonshot_internal_content,
-        _KEEP,
-        None,
-    ),
-    "reasoning_details": (
-        "reasoning_details",
-        _decode_list_OpenRouterReasoningDetail,
-        _KEEP,
-        None,
-    ),
-    "annotations": ("annotations", _decode_list_OpenRouterAnnotation, _KEEP, None),
-    "hidden_states": ("hidden_states", _decode_any, _KEEP, None),
-    "token_id": ("token_id", _decode_int, _KEEP, int),
-    "reasoning": ("reasoning", _decode_str, _KEEP, str),
-}
-_CHAT_COMPLETION_MESSAGE_REQUIRED: Final = (
-    "role",
-    "content",
-)
-_CHAT_COMPLETION_MESSAGE_ORDER: Final = {
-    "role": 0,
-    "content": 1,
-    "refusal": 2,
-    "tool_calls": 3,
-    "function_call": 4,
-    "audio": 5,
-    "reasoning_content": 6,
-    "channel": 7,
-    "executed_tools": 8,
-    "thinking_blocks": 9,
-    "provider_specific_fields": 10,
-    "index": 11,
-    "tool_call_id": 12,
-    "name": 13,
-    "internal_content": 14,
-    "reasoning_details": 15,
-    "annotations": 16,
-    "hidden_states": 17,
-    "token_id": 18,
-    "reasoning": 19,
-}
-
-
 def validate_chat_completion_message(data: Any) -> ChatCompletionMessage:
     """Check a decoded JSON object as a ChatCompletionMessage; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _CHAT_COMPLETION_MESSAGE_FIELDS, _CHAT_COMPLETION_MESSAGE_REQUIRED
-        )
-        out = _in_order(known, _CHAT_COMPLETION_MESSAGE_ORDER)
-        out.update(other)
-        return cast(ChatCompletionMessage, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_chat_completion_message(data)
+    return cast(ChatCompletionMessage, _checked(data, _CHAT_COMPLETION_MESSAGE_FIELDS))
 
 
-def _checked_chat_completion_message(data: Any) -> ChatCompletionMessage:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["role"] = _required(obj, "role", _decode_str)
-    out["content"] = _required_nullable(
-        obj, "content", _decode_str_or_list_MistralContentPart
-    )
-    _put(out, "refusal", _optional_nullable(obj, "refusal", _decode_str))
-    _put(
-        out,
-        "tool_calls",
-        _optional_nullable(
-            obj, "tool_calls", _decode_list_ChatCompletionMessageToolCall
+_CHAT_COMPLETION_MESSAGE_FIELDS: Final = _Shape(
+    {
+        "role": _required(_str),
+        "content": _required_nullable(
+            _either(
+                "a string or a list",
+                {str: None, list: _list_of(validate_mistral_content_part)},
+            )
         ),
-    )
-    _put(
-        out,
-        "function_call",
-        _optional_nullable(
-            obj, "function_call", validate_chat_completion_message_function_call
-        ),
-    )
-    _put(out, "audio", _optional_nullable(obj, "audio", validate_chat_completion_audio))
-    _put(
-        out,
-        "reasoning_content",
-        _optional_nullable(obj, "reasoning_content", _decode_str),
-    )
-    _put(out, "channel", _optional_nullable(obj, "channel", _decode_str))
-    _put(
-        out,
-        "executed_tools",
-        _optional_nullable(obj, "executed_tools", _decode_list_GroqExecutedTool),
-    )
-    _put(
-        out,
-        "thinking_blocks",
-        _optional_nullable(obj, "thinking_blocks", _decode_list_LiteLLMThinkingBlock),
-    )
-    _put(
-        out,
-        "provider_specific_fields",
-        _optional_nullable(obj, "provider_specific_fields", _decode_map_any),
-    )
-    _put(out, "index", _optional_nullable(obj, "index", _decode_int))
-    _put(out, "tool_call_id", _optional_nullable(obj, "tool_call_id", _decode_str))
-    _put(out, "name", _optional_nullable(obj, "name", _decode_str))
-    _put(
-        out,
-        "internal_content",
-        _optional_nullable(obj, "internal_content", validate_moonshot_internal_content),
-    )
-    _put(
-        out,
-        "reasoning_details",
-        _optional_nullable(
-            obj, "reasoning_details", _decode_list_OpenRouterReasoningDetail
-        ),
-    )
-    _put(
-        out,
-        "annotations",
-        _optional_nullable(obj, "annotations", _decode_list_OpenRouterAnnotation),
-    )
-    _put(out, "hidden_states", _optional_nullable(obj, "hidden_states", _decode_any))
-    _put(out, "token_id", _optional_nullable(obj, "token_id", _decode_int))
-    _put(out, "reasoning", _optional_nullable(obj, "reasoning", _decode_str))
-    out.update(_extra(obj, _CHAT_COMPLETION_MESSAGE_KEYS))
-    return cast(ChatCompletionMessage, out)
+        "refusal": _nullable(_str),
+        "tool_calls": _nullable(_list_of(validate_chat_completion_message_tool_call)),
+        "function_call": _nullable(validate_chat_completion_message_function_call),
+        "audio": _nullable(validate_chat_completion_audio),
+        "reasoning_content": _nullable(_str),
+        "channel": _nullable(_str),
+        "executed_tools": _nullable(_list_of(validate_groq_executed_tool)),
+        "thinking_blocks": _nullable(_list_of(validate_lite_l_l_m_thinking_block)),
+        "provider_specific_fields": _nullable(_map),
+        "index": _nullable(_int),
+        "tool_call_id": _nullable(_str),
+        "name": _nullable(_str),
+        "internal_content": _nullable(validate_moonshot_internal_content),
+        "reasoning_details": _nullable(_list_of(validate_open_router_reasoning_detail)),
+        "annotations": _nullable(_list_of(validate_open_router_annotation)),
+        "hidden_states": _nullable(_any),
+        "token_id": _nullable(_int),
+        "reasoning": _nullable(_str),
+    }
+)
 
 
 class TopLogprob(TypedDict, total=False):
@@ -3246,43 +1915,18 @@ class TopLogprob(TypedDict, total=False):
     """Natural log of the probability of the token."""
 
 
-_TOP_LOGPROB_KEYS = frozenset({"token", "bytes", "logprob"})
-
-
-_TOP_LOGPROB_FIELDS: Final[_Fields] = {
-    "token": ("token", _decode_str, _REJECT, str),
-    "bytes": ("bytes", _decode_list_int, _KEEP, None),
-    "logprob": ("logprob", _decode_float, _REJECT, float),
-}
-_TOP_LOGPROB_REQUIRED: Final = (
-    "token",
-    "logprob",
-)
-_TOP_LOGPROB_ORDER: Final = {"token": 0, "bytes": 1, "logprob": 2}
-
-
 def validate_top_logprob(data: Any) -> TopLogprob:
     """Check a decoded JSON object as a TopLogprob; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(data, _TOP_LOGPROB_FIELDS, _TOP_LOGPROB_REQUIRED)
-        out = _in_order(known, _TOP_LOGPROB_ORDER)
-        out.update(other)
-        return cast(TopLogprob, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_top_logprob(data)
+    return cast(TopLogprob, _checked(data, _TOP_LOGPROB_FIELDS))
 
 
-def _checked_top_logprob(data: Any) -> TopLogprob:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["token"] = _required(obj, "token", _decode_str)
-    _put(out, "bytes", _optional_nullable(obj, "bytes", _decode_list_int))
-    out["logprob"] = _required(obj, "logprob", _decode_float)
-    out.update(_extra(obj, _TOP_LOGPROB_KEYS))
-    return cast(TopLogprob, out)
+_TOP_LOGPROB_FIELDS: Final = _Shape(
+    {
+        "token": _required(_str),
+        "bytes": _nullable(_list_of(_int)),
+        "logprob": _required(_float),
+    }
+)
 
 
 class ChatCompletionTokenLogprob(TypedDict, total=False):
@@ -3306,57 +1950,22 @@ class ChatCompletionTokenLogprob(TypedDict, total=False):
     """The most likely tokens at this position, possibly fewer than requested."""
 
 
-_CHAT_COMPLETION_TOKEN_LOGPROB_KEYS = frozenset(
-    {"token", "bytes", "logprob", "top_logprobs"}
-)
-
-
-_CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS: Final[_Fields] = {
-    "token": ("token", _decode_str, _REJECT, str),
-    "bytes": ("bytes", _decode_list_int, _KEEP, None),
-    "logprob": ("logprob", _decode_float, _REJECT, float),
-    "top_logprobs": ("top_logprobs", _decode_list_TopLogprob, _REJECT, None),
-}
-_CHAT_COMPLETION_TOKEN_LOGPROB_REQUIRED: Final = (
-    "token",
-    "logprob",
-    "top_logprobs",
-)
-_CHAT_COMPLETION_TOKEN_LOGPROB_ORDER: Final = {
-    "token": 0,
-    "bytes": 1,
-    "logprob": 2,
-    "top_logprobs": 3,
-}
-
-
 def validate_chat_completion_token_logprob(data: Any) -> ChatCompletionTokenLogprob:
     """Check a decoded JSON object as a ChatCompletionTokenLogprob; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data,
-            _CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS,
-            _CHAT_COMPLETION_TOKEN_LOGPROB_REQUIRED,
-        )
-        out = _in_order(known, _CHAT_COMPLETION_TOKEN_LOGPROB_ORDER)
-        out.update(other)
-        return cast(ChatCompletionTokenLogprob, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_chat_completion_token_logprob(data)
+    return cast(
+        ChatCompletionTokenLogprob,
+        _checked(data, _CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS),
+    )
 
 
-def _checked_chat_completion_token_logprob(data: Any) -> ChatCompletionTokenLogprob:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["token"] = _required(obj, "token", _decode_str)
-    _put(out, "bytes", _optional_nullable(obj, "bytes", _decode_list_int))
-    out["logprob"] = _required(obj, "logprob", _decode_float)
-    out["top_logprobs"] = _required(obj, "top_logprobs", _decode_list_TopLogprob)
-    out.update(_extra(obj, _CHAT_COMPLETION_TOKEN_LOGPROB_KEYS))
-    return cast(ChatCompletionTokenLogprob, out)
+_CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS: Final = _Shape(
+    {
+        "token": _required(_str),
+        "bytes": _nullable(_list_of(_int)),
+        "logprob": _required(_float),
+        "top_logprobs": _required(_list_of(validate_top_logprob)),
+    }
+)
 
 
 class ChoiceLogprobs(TypedDict, total=False):
@@ -3372,46 +1981,17 @@ class ChoiceLogprobs(TypedDict, total=False):
     """
 
 
-_CHOICE_LOGPROBS_KEYS = frozenset({"content", "refusal"})
-
-
-_CHOICE_LOGPROBS_FIELDS: Final[_Fields] = {
-    "content": ("content", _decode_list_ChatCompletionTokenLogprob, _KEEP, None),
-    "refusal": ("refusal", _decode_list_ChatCompletionTokenLogprob, _KEEP, None),
-}
-_CHOICE_LOGPROBS_REQUIRED: Final = ()
-_CHOICE_LOGPROBS_ORDER: Final = {"content": 0, "refusal": 1}
-
-
 def validate_choice_logprobs(data: Any) -> ChoiceLogprobs:
     """Check a decoded JSON object as a ChoiceLogprobs; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(data, _CHOICE_LOGPROBS_FIELDS, _CHOICE_LOGPROBS_REQUIRED)
-        out = _in_order(known, _CHOICE_LOGPROBS_ORDER)
-        out.update(other)
-        return cast(ChoiceLogprobs, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_choice_logprobs(data)
+    return cast(ChoiceLogprobs, _checked(data, _CHOICE_LOGPROBS_FIELDS))
 
 
-def _checked_choice_logprobs(data: Any) -> ChoiceLogprobs:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(
-        out,
-        "content",
-        _optional_nullable(obj, "content", _decode_list_ChatCompletionTokenLogprob),
-    )
-    _put(
-        out,
-        "refusal",
-        _optional_nullable(obj, "refusal", _decode_list_ChatCompletionTokenLogprob),
-    )
-    out.update(_extra(obj, _CHOICE_LOGPROBS_KEYS))
-    return cast(ChoiceLogprobs, out)
+_CHOICE_LOGPROBS_FIELDS: Final = _Shape(
+    {
+        "content": _nullable(_list_of(validate_chat_completion_token_logprob)),
+        "refusal": _nullable(_list_of(validate_chat_completion_token_logprob)),
+    }
+)
 
 
 class AzureSeverityResult(TypedDict, total=False):
@@ -3429,40 +2009,17 @@ class AzureSeverityResult(TypedDict, total=False):
     """How severe the detected content is."""
 
 
-_AZURE_SEVERITY_RESULT_KEYS = frozenset({"filtered", "severity"})
-
-
-_AZURE_SEVERITY_RESULT_FIELDS: Final[_Fields] = {
-    "filtered": ("filtered", _decode_bool, _REJECT, bool),
-    "severity": ("severity", _decode_str, _KEEP, str),
-}
-_AZURE_SEVERITY_RESULT_REQUIRED: Final = ("filtered",)
-_AZURE_SEVERITY_RESULT_ORDER: Final = {"filtered": 0, "severity": 1}
-
-
 def validate_azure_severity_result(data: Any) -> AzureSeverityResult:
     """Check a decoded JSON object as a AzureSeverityResult; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _AZURE_SEVERITY_RESULT_FIELDS, _AZURE_SEVERITY_RESULT_REQUIRED
-        )
-        out = _in_order(known, _AZURE_SEVERITY_RESULT_ORDER)
-        out.update(other)
-        return cast(AzureSeverityResult, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_azure_severity_result(data)
+    return cast(AzureSeverityResult, _checked(data, _AZURE_SEVERITY_RESULT_FIELDS))
 
 
-def _checked_azure_severity_result(data: Any) -> AzureSeverityResult:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["filtered"] = _required(obj, "filtered", _decode_bool)
-    _put(out, "severity", _optional_nullable(obj, "severity", _decode_str))
-    out.update(_extra(obj, _AZURE_SEVERITY_RESULT_KEYS))
-    return cast(AzureSeverityResult, out)
+_AZURE_SEVERITY_RESULT_FIELDS: Final = _Shape(
+    {
+        "filtered": _required(_bool),
+        "severity": _nullable(_str),
+    }
+)
 
 
 class AzureDetectionResult(TypedDict, total=False):
@@ -3480,40 +2037,17 @@ class AzureDetectionResult(TypedDict, total=False):
     """Whether the category was detected."""
 
 
-_AZURE_DETECTION_RESULT_KEYS = frozenset({"filtered", "detected"})
-
-
-_AZURE_DETECTION_RESULT_FIELDS: Final[_Fields] = {
-    "filtered": ("filtered", _decode_bool, _REJECT, bool),
-    "detected": ("detected", _decode_bool, _KEEP, bool),
-}
-_AZURE_DETECTION_RESULT_REQUIRED: Final = ("filtered",)
-_AZURE_DETECTION_RESULT_ORDER: Final = {"filtered": 0, "detected": 1}
-
-
 def validate_azure_detection_result(data: Any) -> AzureDetectionResult:
     """Check a decoded JSON object as a AzureDetectionResult; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _AZURE_DETECTION_RESULT_FIELDS, _AZURE_DETECTION_RESULT_REQUIRED
-        )
-        out = _in_order(known, _AZURE_DETECTION_RESULT_ORDER)
-        out.update(other)
-        return cast(AzureDetectionResult, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_azure_detection_result(data)
+    return cast(AzureDetectionResult, _checked(data, _AZURE_DETECTION_RESULT_FIELDS))
 
 
-def _checked_azure_detection_result(data: Any) -> AzureDetectionResult:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["filtered"] = _required(obj, "filtered", _decode_bool)
-    _put(out, "detected", _optional_nullable(obj, "detected", _decode_bool))
-    out.update(_extra(obj, _AZURE_DETECTION_RESULT_KEYS))
-    return cast(AzureDetectionResult, out)
+_AZURE_DETECTION_RESULT_FIELDS: Final = _Shape(
+    {
+        "filtered": _required(_bool),
+        "detected": _nullable(_bool),
+    }
+)
 
 
 class AzureBlocklistResult(TypedDict, total=False):
@@ -3531,40 +2065,17 @@ class AzureBlocklistResult(TypedDict, total=False):
     """Name of the blocklist."""
 
 
-_AZURE_BLOCKLIST_RESULT_KEYS = frozenset({"filtered", "id"})
-
-
-_AZURE_BLOCKLIST_RESULT_FIELDS: Final[_Fields] = {
-    "filtered": ("filtered", _decode_bool, _REJECT, bool),
-    "id": ("id", _decode_str, _KEEP, str),
-}
-_AZURE_BLOCKLIST_RESULT_REQUIRED: Final = ("filtered",)
-_AZURE_BLOCKLIST_RESULT_ORDER: Final = {"filtered": 0, "id": 1}
-
-
 def validate_azure_blocklist_result(data: Any) -> AzureBlocklistResult:
     """Check a decoded JSON object as a AzureBlocklistResult; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _AZURE_BLOCKLIST_RESULT_FIELDS, _AZURE_BLOCKLIST_RESULT_REQUIRED
-        )
-        out = _in_order(known, _AZURE_BLOCKLIST_RESULT_ORDER)
-        out.update(other)
-        return cast(AzureBlocklistResult, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_azure_blocklist_result(data)
+    return cast(AzureBlocklistResult, _checked(data, _AZURE_BLOCKLIST_RESULT_FIELDS))
 
 
-def _checked_azure_blocklist_result(data: Any) -> AzureBlocklistResult:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["filtered"] = _required(obj, "filtered", _decode_bool)
-    _put(out, "id", _optional_nullable(obj, "id", _decode_str))
-    out.update(_extra(obj, _AZURE_BLOCKLIST_RESULT_KEYS))
-    return cast(AzureBlocklistResult, out)
+_AZURE_BLOCKLIST_RESULT_FIELDS: Final = _Shape(
+    {
+        "filtered": _required(_bool),
+        "id": _nullable(_str),
+    }
+)
 
 
 class AzureBlocklistDetails(TypedDict, total=False):
@@ -3582,44 +2093,17 @@ class AzureBlocklistDetails(TypedDict, total=False):
     """The verdict of each blocklist."""
 
 
-_AZURE_BLOCKLIST_DETAILS_KEYS = frozenset({"filtered", "details"})
-
-
-_AZURE_BLOCKLIST_DETAILS_FIELDS: Final[_Fields] = {
-    "filtered": ("filtered", _decode_bool, _REJECT, bool),
-    "details": ("details", _decode_list_AzureBlocklistResult, _KEEP, None),
-}
-_AZURE_BLOCKLIST_DETAILS_REQUIRED: Final = ("filtered",)
-_AZURE_BLOCKLIST_DETAILS_ORDER: Final = {"filtered": 0, "details": 1}
-
-
 def validate_azure_blocklist_details(data: Any) -> AzureBlocklistDetails:
     """Check a decoded JSON object as a AzureBlocklistDetails; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _AZURE_BLOCKLIST_DETAILS_FIELDS, _AZURE_BLOCKLIST_DETAILS_REQUIRED
-        )
-        out = _in_order(known, _AZURE_BLOCKLIST_DETAILS_ORDER)
-        out.update(other)
-        return cast(AzureBlocklistDetails, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_azure_blocklist_details(data)
+    return cast(AzureBlocklistDetails, _checked(data, _AZURE_BLOCKLIST_DETAILS_FIELDS))
 
 
-def _checked_azure_blocklist_details(data: Any) -> AzureBlocklistDetails:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["filtered"] = _required(obj, "filtered", _decode_bool)
-    _put(
-        out,
-        "details",
-        _optional_nullable(obj, "details", _decode_list_AzureBlocklistResult),
-    )
-    out.update(_extra(obj, _AZURE_BLOCKLIST_DETAILS_KEYS))
-    return cast(AzureBlocklistDetails, out)
+_AZURE_BLOCKLIST_DETAILS_FIELDS: Final = _Shape(
+    {
+        "filtered": _required(_bool),
+        "details": _nullable(_list_of(validate_azure_blocklist_result)),
+    }
+)
 
 
 class AzureFilterError(TypedDict, total=False):
@@ -3637,40 +2121,17 @@ class AzureFilterError(TypedDict, total=False):
     """Human-readable explanation."""
 
 
-_AZURE_FILTER_ERROR_KEYS = frozenset({"code", "message"})
-
-
-_AZURE_FILTER_ERROR_FIELDS: Final[_Fields] = {
-    "code": ("code", _decode_str, _KEEP, str),
-    "message": ("message", _decode_str, _KEEP, str),
-}
-_AZURE_FILTER_ERROR_REQUIRED: Final = ()
-_AZURE_FILTER_ERROR_ORDER: Final = {"code": 0, "message": 1}
-
-
 def validate_azure_filter_error(data: Any) -> AzureFilterError:
     """Check a decoded JSON object as a AzureFilterError; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _AZURE_FILTER_ERROR_FIELDS, _AZURE_FILTER_ERROR_REQUIRED
-        )
-        out = _in_order(known, _AZURE_FILTER_ERROR_ORDER)
-        out.update(other)
-        return cast(AzureFilterError, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_azure_filter_error(data)
+    return cast(AzureFilterError, _checked(data, _AZURE_FILTER_ERROR_FIELDS))
 
 
-def _checked_azure_filter_error(data: Any) -> AzureFilterError:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "code", _optional_nullable(obj, "code", _decode_str))
-    _put(out, "message", _optional_nullable(obj, "message", _decode_str))
-    out.update(_extra(obj, _AZURE_FILTER_ERROR_KEYS))
-    return cast(AzureFilterError, out)
+_AZURE_FILTER_ERROR_FIELDS: Final = _Shape(
+    {
+        "code": _nullable(_str),
+        "message": _nullable(_str),
+    }
+)
 
 
 class AzureContentFilterResults(TypedDict, total=False):
@@ -3712,127 +2173,34 @@ class AzureContentFilterResults(TypedDict, total=False):
     """Why filtering could not run."""
 
 
-_AZURE_CONTENT_FILTER_RESULTS_KEYS = frozenset(
-    {
-        "hate",
-        "self_harm",
-        "sexual",
-        "violence",
-        "jailbreak",
-        "protected_material_text",
-        "protected_material_code",
-        "custom_blocklists",
-        "error",
-    }
-)
-
-
-_AZURE_CONTENT_FILTER_RESULTS_FIELDS: Final[_Fields] = {
-    "hate": ("hate", validate_azure_severity_result, _KEEP, None),
-    "self_harm": ("self_harm", validate_azure_severity_result, _KEEP, None),
-    "sexual": ("sexual", validate_azure_severity_result, _KEEP, None),
-    "violence": ("violence", validate_azure_severity_result, _KEEP, None),
-    "jailbreak": ("jailbreak", validate_azure_detection_result, _KEEP, None),
-    "protected_material_text": (
-        "protected_material_text",
-        validate_azure_detection_result,
-        _KEEP,
-        None,
-    ),
-    "protected_material_code": (
-        "protected_material_code",
-        validate_azure_detection_result,
-        _KEEP,
-        None,
-    ),
-    "custom_blocklists": (
-        "custom_blocklists",
-        _decode_list_AzureBlocklistResult_or_AzureBlocklistDetails,
-        _KEEP,
-        None,
-    ),
-    "error": ("error", validate_azure_filter_error, _KEEP, None),
-}
-_AZURE_CONTENT_FILTER_RESULTS_REQUIRED: Final = ()
-_AZURE_CONTENT_FILTER_RESULTS_ORDER: Final = {
-    "hate": 0,
-    "self_harm": 1,
-    "sexual": 2,
-    "violence": 3,
-    "jailbreak": 4,
-    "protected_material_text": 5,
-    "protected_material_code": 6,
-    "custom_blocklists": 7,
-    "error": 8,
-}
-
-
 def validate_azure_content_filter_results(data: Any) -> AzureContentFilterResults:
     """Check a decoded JSON object as a AzureContentFilterResults; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data,
-            _AZURE_CONTENT_FILTER_RESULTS_FIELDS,
-            _AZURE_CONTENT_FILTER_RESULTS_REQUIRED,
-        )
-        out = _in_order(known, _AZURE_CONTENT_FILTER_RESULTS_ORDER)
-        out.update(other)
-        return cast(AzureContentFilterResults, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_azure_content_filter_results(data)
+    return cast(
+        AzureContentFilterResults, _checked(data, _AZURE_CONTENT_FILTER_RESULTS_FIELDS)
+    )
 
 
-def _checked_azure_content_filter_results(data: Any) -> AzureContentFilterResults:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "hate", _optional_nullable(obj, "hate", validate_azure_severity_result))
-    _put(
-        out,
-        "self_harm",
-        _optional_nullable(obj, "self_harm", validate_azure_severity_result),
-    )
-    _put(
-        out, "sexual", _optional_nullable(obj, "sexual", validate_azure_severity_result)
-    )
-    _put(
-        out,
-        "violence",
-        _optional_nullable(obj, "violence", validate_azure_severity_result),
-    )
-    _put(
-        out,
-        "jailbreak",
-        _optional_nullable(obj, "jailbreak", validate_azure_detection_result),
-    )
-    _put(
-        out,
-        "protected_material_text",
-        _optional_nullable(
-            obj, "protected_material_text", validate_azure_detection_result
+_AZURE_CONTENT_FILTER_RESULTS_FIELDS: Final = _Shape(
+    {
+        "hate": _nullable(validate_azure_severity_result),
+        "self_harm": _nullable(validate_azure_severity_result),
+        "sexual": _nullable(validate_azure_severity_result),
+        "violence": _nullable(validate_azure_severity_result),
+        "jailbreak": _nullable(validate_azure_detection_result),
+        "protected_material_text": _nullable(validate_azure_detection_result),
+        "protected_material_code": _nullable(validate_azure_detection_result),
+        "custom_blocklists": _nullable(
+            _either(
+                "a list or an object",
+                {
+                    list: _list_of(validate_azure_blocklist_result),
+                    dict: validate_azure_blocklist_details,
+                },
+            )
         ),
-    )
-    _put(
-        out,
-        "protected_material_code",
-        _optional_nullable(
-            obj, "protected_material_code", validate_azure_detection_result
-        ),
-    )
-    _put(
-        out,
-        "custom_blocklists",
-        _optional_nullable(
-            obj,
-            "custom_blocklists",
-            _decode_list_AzureBlocklistResult_or_AzureBlocklistDetails,
-        ),
-    )
-    _put(out, "error", _optional_nullable(obj, "error", validate_azure_filter_error))
-    out.update(_extra(obj, _AZURE_CONTENT_FILTER_RESULTS_KEYS))
-    return cast(AzureContentFilterResults, out)
+        "error": _nullable(validate_azure_filter_error),
+    }
+)
 
 
 class AzureContentFilterOffsets(TypedDict, total=False):
@@ -3853,54 +2221,20 @@ class AzureContentFilterOffsets(TypedDict, total=False):
     """End of the annotated span."""
 
 
-_AZURE_CONTENT_FILTER_OFFSETS_KEYS = frozenset(
-    {"check_offset", "start_offset", "end_offset"}
-)
-
-
-_AZURE_CONTENT_FILTER_OFFSETS_FIELDS: Final[_Fields] = {
-    "check_offset": ("check_offset", _decode_int, _REJECT, int),
-    "start_offset": ("start_offset", _decode_int, _REJECT, int),
-    "end_offset": ("end_offset", _decode_int, _REJECT, int),
-}
-_AZURE_CONTENT_FILTER_OFFSETS_REQUIRED: Final = (
-    "check_offset",
-    "start_offset",
-    "end_offset",
-)
-_AZURE_CONTENT_FILTER_OFFSETS_ORDER: Final = {
-    "check_offset": 0,
-    "start_offset": 1,
-    "end_offset": 2,
-}
-
-
 def validate_azure_content_filter_offsets(data: Any) -> AzureContentFilterOffsets:
     """Check a decoded JSON object as a AzureContentFilterOffsets; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data,
-            _AZURE_CONTENT_FILTER_OFFSETS_FIELDS,
-            _AZURE_CONTENT_FILTER_OFFSETS_REQUIRED,
-        )
-        out = _in_order(known, _AZURE_CONTENT_FILTER_OFFSETS_ORDER)
-        out.update(other)
-        return cast(AzureContentFilterOffsets, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_azure_content_filter_offsets(data)
+    return cast(
+        AzureContentFilterOffsets, _checked(data, _AZURE_CONTENT_FILTER_OFFSETS_FIELDS)
+    )
 
 
-def _checked_azure_content_filter_offsets(data: Any) -> AzureContentFilterOffsets:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["check_offset"] = _required(obj, "check_offset", _decode_int)
-    out["start_offset"] = _required(obj, "start_offset", _decode_int)
-    out["end_offset"] = _required(obj, "end_offset", _decode_int)
-    out.update(_extra(obj, _AZURE_CONTENT_FILTER_OFFSETS_KEYS))
-    return cast(AzureContentFilterOffsets, out)
+_AZURE_CONTENT_FILTER_OFFSETS_FIELDS: Final = _Shape(
+    {
+        "check_offset": _required(_int),
+        "start_offset": _required(_int),
+        "end_offset": _required(_int),
+    }
+)
 
 
 class CompletionTokensDetails(TypedDict, total=False):
@@ -3932,86 +2266,23 @@ class CompletionTokensDetails(TypedDict, total=False):
     """
 
 
-_COMPLETION_TOKENS_DETAILS_KEYS = frozenset(
-    {
-        "accepted_prediction_tokens",
-        "audio_tokens",
-        "reasoning_tokens",
-        "rejected_prediction_tokens",
-        "text_tokens",
-        "image_tokens",
-    }
-)
-
-
-_COMPLETION_TOKENS_DETAILS_FIELDS: Final[_Fields] = {
-    "accepted_prediction_tokens": (
-        "accepted_prediction_tokens",
-        _decode_int,
-        _KEEP,
-        int,
-    ),
-    "audio_tokens": ("audio_tokens", _decode_int, _KEEP, int),
-    "reasoning_tokens": ("reasoning_tokens", _decode_int, _KEEP, int),
-    "rejected_prediction_tokens": (
-        "rejected_prediction_tokens",
-        _decode_int,
-        _KEEP,
-        int,
-    ),
-    "text_tokens": ("text_tokens", _decode_int, _KEEP, int),
-    "image_tokens": ("image_tokens", _decode_int, _KEEP, int),
-}
-_COMPLETION_TOKENS_DETAILS_REQUIRED: Final = ()
-_COMPLETION_TOKENS_DETAILS_ORDER: Final = {
-    "accepted_prediction_tokens": 0,
-    "audio_tokens": 1,
-    "reasoning_tokens": 2,
-    "rejected_prediction_tokens": 3,
-    "text_tokens": 4,
-    "image_tokens": 5,
-}
-
-
 def validate_completion_tokens_details(data: Any) -> CompletionTokensDetails:
     """Check a decoded JSON object as a CompletionTokensDetails; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _COMPLETION_TOKENS_DETAILS_FIELDS, _COMPLETION_TOKENS_DETAILS_REQUIRED
-        )
-        out = _in_order(known, _COMPLETION_TOKENS_DETAILS_ORDER)
-        out.update(other)
-        return cast(CompletionTokensDetails, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_completion_tokens_details(data)
+    return cast(
+        CompletionTokensDetails, _checked(data, _COMPLETION_TOKENS_DETAILS_FIELDS)
+    )
 
 
-def _checked_completion_tokens_details(data: Any) -> CompletionTokensDetails:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(
-        out,
-        "accepted_prediction_tokens",
-        _optional_nullable(obj, "accepted_prediction_tokens", _decode_int),
-    )
-    _put(out, "audio_tokens", _optional_nullable(obj, "audio_tokens", _decode_int))
-    _put(
-        out,
-        "reasoning_tokens",
-        _optional_nullable(obj, "reasoning_tokens", _decode_int),
-    )
-    _put(
-        out,
-        "rejected_prediction_tokens",
-        _optional_nullable(obj, "rejected_prediction_tokens", _decode_int),
-    )
-    _put(out, "text_tokens", _optional_nullable(obj, "text_tokens", _decode_int))
-    _put(out, "image_tokens", _optional_nullable(obj, "image_tokens", _decode_int))
-    out.update(_extra(obj, _COMPLETION_TOKENS_DETAILS_KEYS))
-    return cast(CompletionTokensDetails, out)
+_COMPLETION_TOKENS_DETAILS_FIELDS: Final = _Shape(
+    {
+        "accepted_prediction_tokens": _nullable(_int),
+        "audio_tokens": _nullable(_int),
+        "reasoning_tokens": _nullable(_int),
+        "rejected_prediction_tokens": _nullable(_int),
+        "text_tokens": _nullable(_int),
+        "image_tokens": _nullable(_int),
+    }
+)
 
 
 class PromptTokensDetails(TypedDict, total=False):
@@ -4041,68 +2312,21 @@ class PromptTokensDetails(TypedDict, total=False):
     """
 
 
-_PROMPT_TOKENS_DETAILS_KEYS = frozenset(
-    {
-        "audio_tokens",
-        "cached_tokens",
-        "cache_write_tokens",
-        "image_tokens",
-        "text_tokens",
-        "video_tokens",
-    }
-)
-
-
-_PROMPT_TOKENS_DETAILS_FIELDS: Final[_Fields] = {
-    "audio_tokens": ("audio_tokens", _decode_int, _KEEP, int),
-    "cached_tokens": ("cached_tokens", _decode_int, _KEEP, int),
-    "cache_write_tokens": ("cache_write_tokens", _decode_int, _KEEP, int),
-    "image_tokens": ("image_tokens", _decode_int, _KEEP, int),
-    "text_tokens": ("text_tokens", _decode_int, _KEEP, int),
-    "video_tokens": ("video_tokens", _decode_int, _KEEP, int),
-}
-_PROMPT_TOKENS_DETAILS_REQUIRED: Final = ()
-_PROMPT_TOKENS_DETAILS_ORDER: Final = {
-    "audio_tokens": 0,
-    "cached_tokens": 1,
-    "cache_write_tokens": 2,
-    "image_tokens": 3,
-    "text_tokens": 4,
-    "video_tokens": 5,
-}
-
-
 def validate_prompt_tokens_details(data: Any) -> PromptTokensDetails:
     """Check a decoded JSON object as a PromptTokensDetails; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _PROMPT_TOKENS_DETAILS_FIELDS, _PROMPT_TOKENS_DETAILS_REQUIRED
-        )
-        out = _in_order(known, _PROMPT_TOKENS_DETAILS_ORDER)
-        out.update(other)
-        return cast(PromptTokensDetails, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_prompt_tokens_details(data)
+    return cast(PromptTokensDetails, _checked(data, _PROMPT_TOKENS_DETAILS_FIELDS))
 
 
-def _checked_prompt_tokens_details(data: Any) -> PromptTokensDetails:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "audio_tokens", _optional_nullable(obj, "audio_tokens", _decode_int))
-    _put(out, "cached_tokens", _optional_nullable(obj, "cached_tokens", _decode_int))
-    _put(
-        out,
-        "cache_write_tokens",
-        _optional_nullable(obj, "cache_write_tokens", _decode_int),
-    )
-    _put(out, "image_tokens", _optional_nullable(obj, "image_tokens", _decode_int))
-    _put(out, "text_tokens", _optional_nullable(obj, "text_tokens", _decode_int))
-    _put(out, "video_tokens", _optional_nullable(obj, "video_tokens", _decode_int))
-    out.update(_extra(obj, _PROMPT_TOKENS_DETAILS_KEYS))
-    return cast(PromptTokensDetails, out)
+_PROMPT_TOKENS_DETAILS_FIELDS: Final = _Shape(
+    {
+        "audio_tokens": _nullable(_int),
+        "cached_tokens": _nullable(_int),
+        "cache_write_tokens": _nullable(_int),
+        "image_tokens": _nullable(_int),
+        "text_tokens": _nullable(_int),
+        "video_tokens": _nullable(_int),
+    }
+)
 
 
 class PerplexityCost(TypedDict, total=False):
@@ -4137,86 +2361,22 @@ class PerplexityCost(TypedDict, total=False):
     """Sum of all the costs."""
 
 
-_PERPLEXITY_COST_KEYS = frozenset(
-    {
-        "input_tokens_cost",
-        "output_tokens_cost",
-        "reasoning_tokens_cost",
-        "citation_tokens_cost",
-        "search_queries_cost",
-        "request_cost",
-        "total_cost",
-    }
-)
-
-
-_PERPLEXITY_COST_FIELDS: Final[_Fields] = {
-    "input_tokens_cost": ("input_tokens_cost", _decode_float, _KEEP, float),
-    "output_tokens_cost": ("output_tokens_cost", _decode_float, _KEEP, float),
-    "reasoning_tokens_cost": ("reasoning_tokens_cost", _decode_float, _KEEP, float),
-    "citation_tokens_cost": ("citation_tokens_cost", _decode_float, _KEEP, float),
-    "search_queries_cost": ("search_queries_cost", _decode_float, _KEEP, float),
-    "request_cost": ("request_cost", _decode_float, _KEEP, float),
-    "total_cost": ("total_cost", _decode_float, _KEEP, float),
-}
-_PERPLEXITY_COST_REQUIRED: Final = ()
-_PERPLEXITY_COST_ORDER: Final = {
-    "input_tokens_cost": 0,
-    "output_tokens_cost": 1,
-    "reasoning_tokens_cost": 2,
-    "citation_tokens_cost": 3,
-    "search_queries_cost": 4,
-    "request_cost": 5,
-    "total_cost": 6,
-}
-
-
 def validate_perplexity_cost(data: Any) -> PerplexityCost:
     """Check a decoded JSON object as a PerplexityCost; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(data, _PERPLEXITY_COST_FIELDS, _PERPLEXITY_COST_REQUIRED)
-        out = _in_order(known, _PERPLEXITY_COST_ORDER)
-        out.update(other)
-        return cast(PerplexityCost, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_perplexity_cost(data)
+    return cast(PerplexityCost, _checked(data, _PERPLEXITY_COST_FIELDS))
 
 
-def _checked_perplexity_cost(data: Any) -> PerplexityCost:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(
-        out,
-        "input_tokens_cost",
-        _optional_nullable(obj, "input_tokens_cost", _decode_float),
-    )
-    _put(
-        out,
-        "output_tokens_cost",
-        _optional_nullable(obj, "output_tokens_cost", _decode_float),
-    )
-    _put(
-        out,
-        "reasoning_tokens_cost",
-        _optional_nullable(obj, "reasoning_tokens_cost", _decode_float),
-    )
-    _put(
-        out,
-        "citation_tokens_cost",
-        _optional_nullable(obj, "citation_tokens_cost", _decode_float),
-    )
-    _put(
-        out,
-        "search_queries_cost",
-        _optional_nullable(obj, "search_queries_cost", _decode_float),
-    )
-    _put(out, "request_cost", _optional_nullable(obj, "request_cost", _decode_float))
-    _put(out, "total_cost", _optional_nullable(obj, "total_cost", _decode_float))
-    out.update(_extra(obj, _PERPLEXITY_COST_KEYS))
-    return cast(PerplexityCost, out)
+_PERPLEXITY_COST_FIELDS: Final = _Shape(
+    {
+        "input_tokens_cost": _nullable(_float),
+        "output_tokens_cost": _nullable(_float),
+        "reasoning_tokens_cost": _nullable(_float),
+        "citation_tokens_cost": _nullable(_float),
+        "search_queries_cost": _nullable(_float),
+        "request_cost": _nullable(_float),
+        "total_cost": _nullable(_float),
+    }
+)
 
 
 class OpenRouterCostDetails(TypedDict, total=False):
@@ -4238,74 +2398,18 @@ class OpenRouterCostDetails(TypedDict, total=False):
     """The part of the upstream cost due to the completion."""
 
 
-_OPEN_ROUTER_COST_DETAILS_KEYS = frozenset(
-    {
-        "upstream_inference_cost",
-        "upstream_inference_prompt_cost",
-        "upstream_inference_completions_cost",
-    }
-)
-
-
-_OPEN_ROUTER_COST_DETAILS_FIELDS: Final[_Fields] = {
-    "upstream_inference_cost": ("upstream_inference_cost", _decode_float, _KEEP, float),
-    "upstream_inference_prompt_cost": (
-        "upstream_inference_prompt_cost",
-        _decode_float,
-        _KEEP,
-        float,
-    ),
-    "upstream_inference_completions_cost": (
-        "upstream_inference_completions_cost",
-        _decode_float,
-        _KEEP,
-        float,
-    ),
-}
-_OPEN_ROUTER_COST_DETAILS_REQUIRED: Final = ()
-_OPEN_ROUTER_COST_DETAILS_ORDER: Final = {
-    "upstream_inference_cost": 0,
-    "upstream_inference_prompt_cost": 1,
-    "upstream_inference_completions_cost": 2,
-}
-
-
 def validate_open_router_cost_details(data: Any) -> OpenRouterCostDetails:
     """Check a decoded JSON object as a OpenRouterCostDetails; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _OPEN_ROUTER_COST_DETAILS_FIELDS, _OPEN_ROUTER_COST_DETAILS_REQUIRED
-        )
-        out = _in_order(known, _OPEN_ROUTER_COST_DETAILS_ORDER)
-        out.update(other)
-        return cast(OpenRouterCostDetails, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_open_router_cost_details(data)
+    return cast(OpenRouterCostDetails, _checked(data, _OPEN_ROUTER_COST_DETAILS_FIELDS))
 
 
-def _checked_open_router_cost_details(data: Any) -> OpenRouterCostDetails:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(
-        out,
-        "upstream_inference_cost",
-        _optional_nullable(obj, "upstream_inference_cost", _decode_float),
-    )
-    _put(
-        out,
-        "upstream_inference_prompt_cost",
-        _optional_nullable(obj, "upstream_inference_prompt_cost", _decode_float),
-    )
-    _put(
-        out,
-        "upstream_inference_completions_cost",
-        _optional_nullable(obj, "upstream_inference_completions_cost", _decode_float),
-    )
-    out.update(_extra(obj, _OPEN_ROUTER_COST_DETAILS_KEYS))
-    return cast(OpenRouterCostDetails, out)
+_OPEN_ROUTER_COST_DETAILS_FIELDS: Final = _Shape(
+    {
+        "upstream_inference_cost": _nullable(_float),
+        "upstream_inference_prompt_cost": _nullable(_float),
+        "upstream_inference_completions_cost": _nullable(_float),
+    }
+)
 
 
 class OpenRouterServerToolUseDetails(TypedDict, total=False):
@@ -4325,66 +2429,23 @@ class OpenRouterServerToolUseDetails(TypedDict, total=False):
     """Server-side tool calls that were run."""
 
 
-_OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS = frozenset(
-    {"web_search_requests", "tool_calls_requested", "tool_calls_executed"}
-)
-
-
-_OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS: Final[_Fields] = {
-    "web_search_requests": ("web_search_requests", _decode_int, _KEEP, int),
-    "tool_calls_requested": ("tool_calls_requested", _decode_int, _KEEP, int),
-    "tool_calls_executed": ("tool_calls_executed", _decode_int, _KEEP, int),
-}
-_OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_REQUIRED: Final = ()
-_OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_ORDER: Final = {
-    "web_search_requests": 0,
-    "tool_calls_requested": 1,
-    "tool_calls_executed": 2,
-}
-
-
 def validate_open_router_server_tool_use_details(
     data: Any,
 ) -> OpenRouterServerToolUseDetails:
     """Check a decoded JSON object as a OpenRouterServerToolUseDetails; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data,
-            _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS,
-            _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_REQUIRED,
-        )
-        out = _in_order(known, _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_ORDER)
-        out.update(other)
-        return cast(OpenRouterServerToolUseDetails, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_open_router_server_tool_use_details(data)
+    return cast(
+        OpenRouterServerToolUseDetails,
+        _checked(data, _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS),
+    )
 
 
-def _checked_open_router_server_tool_use_details(
-    data: Any,
-) -> OpenRouterServerToolUseDetails:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(
-        out,
-        "web_search_requests",
-        _optional_nullable(obj, "web_search_requests", _decode_int),
-    )
-    _put(
-        out,
-        "tool_calls_requested",
-        _optional_nullable(obj, "tool_calls_requested", _decode_int),
-    )
-    _put(
-        out,
-        "tool_calls_executed",
-        _optional_nullable(obj, "tool_calls_executed", _decode_int),
-    )
-    out.update(_extra(obj, _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_KEYS))
-    return cast(OpenRouterServerToolUseDetails, out)
+_OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS: Final = _Shape(
+    {
+        "web_search_requests": _nullable(_int),
+        "tool_calls_requested": _nullable(_int),
+        "tool_calls_executed": _nullable(_int),
+    }
+)
 
 
 class CompletionUsage(TypedDict, total=False):
@@ -4539,197 +2600,44 @@ class CompletionUsage(TypedDict, total=False):
     """
 
 
-_COMPLETION_USAGE_KEYS = frozenset(
-    {
-        "completion_tokens",
-        "prompt_tokens",
-        "total_tokens",
-        "completion_tokens_details",
-        "prompt_tokens_details",
-        "prompt_cache_hit_tokens",
-        "prompt_cache_miss_tokens",
-        "queue_time",
-        "prompt_time",
-        "completion_time",
-        "total_time",
-        "cost",
-        "is_byok",
-        "cost_details",
-        "server_tool_use_details",
-        "citation_tokens",
-        "num_search_queries",
-        "search_context_size",
-        "reasoning_tokens",
-        "cached_tokens",
-        "num_sources_used",
-        "cost_in_usd_ticks",
-    }
-)
-
-
-_COMPLETION_USAGE_FIELDS: Final[_Fields] = {
-    "completion_tokens": ("completion_tokens", _decode_int, _REJECT, int),
-    "prompt_tokens": ("prompt_tokens", _decode_int, _REJECT, int),
-    "total_tokens": ("total_tokens", _decode_int, _REJECT, int),
-    "completion_tokens_details": (
-        "completion_tokens_details",
-        validate_completion_tokens_details,
-        _KEEP,
-        None,
-    ),
-    "prompt_tokens_details": (
-        "prompt_tokens_details",
-        validate_prompt_tokens_details,
-        _KEEP,
-        None,
-    ),
-    "prompt_cache_hit_tokens": ("prompt_cache_hit_tokens", _decode_int, _KEEP, int),
-    "prompt_cache_miss_tokens": ("prompt_cache_miss_tokens", _decode_int, _KEEP, int),
-    "queue_time": ("queue_time", _decode_float, _KEEP, float),
-    "prompt_time": ("prompt_time", _decode_float, _KEEP, float),
-    "completion_time": ("completion_time", _decode_float, _KEEP, float),
-    "total_time": ("total_time", _decode_float, _KEEP, float),
-    "cost": ("cost", _decode_float_or_PerplexityCost, _KEEP, None),
-    "is_byok": ("is_byok", _decode_bool, _KEEP, bool),
-    "cost_details": ("cost_details", validate_open_router_cost_details, _KEEP, None),
-    "server_tool_use_details": (
-        "server_tool_use_details",
-        validate_open_router_server_tool_use_details,
-        _KEEP,
-        None,
-    ),
-    "citation_tokens": ("citation_tokens", _decode_int, _KEEP, int),
-    "num_search_queries": ("num_search_queries", _decode_int, _KEEP, int),
-    "search_context_size": ("search_context_size", _decode_str, _KEEP, str),
-    "reasoning_tokens": ("reasoning_tokens", _decode_int, _KEEP, int),
-    "cached_tokens": ("cached_tokens", _decode_int, _KEEP, int),
-    "num_sources_used": ("num_sources_used", _decode_int, _KEEP, int),
-    "cost_in_usd_ticks": ("cost_in_usd_ticks", _decode_int, _KEEP, int),
-}
-_COMPLETION_USAGE_REQUIRED: Final = ()
-_COMPLETION_USAGE_ORDER: Final = {
-    "completion_tokens": 0,
-    "prompt_tokens": 1,
-    "total_tokens": 2,
-    "completion_tokens_details": 3,
-    "prompt_tokens_details": 4,
-    "prompt_cache_hit_tokens": 5,
-    "prompt_cache_miss_tokens": 6,
-    "queue_time": 7,
-    "prompt_time": 8,
-    "completion_time": 9,
-    "total_time": 10,
-    "cost": 11,
-    "is_byok": 12,
-    "cost_details": 13,
-    "server_tool_use_details": 14,
-    "citation_tokens": 15,
-    "num_search_queries": 16,
-    "search_context_size": 17,
-    "reasoning_tokens": 18,
-    "cached_tokens": 19,
-    "num_sources_used": 20,
-    "cost_in_usd_ticks": 21,
-}
-
-
 def validate_completion_usage(data: Any) -> CompletionUsage:
     """Check a decoded JSON object as a CompletionUsage; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(data, _COMPLETION_USAGE_FIELDS, _COMPLETION_USAGE_REQUIRED)
-        out = _in_order(known, _COMPLETION_USAGE_ORDER)
-        out.update(other)
-        return cast(CompletionUsage, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_completion_usage(data)
+    return cast(CompletionUsage, _checked(data, _COMPLETION_USAGE_FIELDS))
 
 
-def _checked_completion_usage(data: Any) -> CompletionUsage:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "completion_tokens", _optional(obj, "completion_tokens", _decode_int))
-    _put(out, "prompt_tokens", _optional(obj, "prompt_tokens", _decode_int))
-    _put(out, "total_tokens", _optional(obj, "total_tokens", _decode_int))
-    _put(
-        out,
-        "completion_tokens_details",
-        _optional_nullable(
-            obj, "completion_tokens_details", validate_completion_tokens_details
+_COMPLETION_USAGE_FIELDS: Final = _Shape(
+    {
+        "completion_tokens": _optional(_int),
+        "prompt_tokens": _optional(_int),
+        "total_tokens": _optional(_int),
+        "completion_tokens_details": _nullable(validate_completion_tokens_details),
+        "prompt_tokens_details": _nullable(validate_prompt_tokens_details),
+        "prompt_cache_hit_tokens": _nullable(_int),
+        "prompt_cache_miss_tokens": _nullable(_int),
+        "queue_time": _nullable(_float),
+        "prompt_time": _nullable(_float),
+        "completion_time": _nullable(_float),
+        "total_time": _nullable(_float),
+        "cost": _nullable(
+            _either(
+                "a number or an object",
+                {int: None, float: None, dict: validate_perplexity_cost},
+            )
         ),
-    )
-    _put(
-        out,
-        "prompt_tokens_details",
-        _optional_nullable(
-            obj, "prompt_tokens_details", validate_prompt_tokens_details
+        "is_byok": _nullable(_bool),
+        "cost_details": _nullable(validate_open_router_cost_details),
+        "server_tool_use_details": _nullable(
+            validate_open_router_server_tool_use_details
         ),
-    )
-    _put(
-        out,
-        "prompt_cache_hit_tokens",
-        _optional_nullable(obj, "prompt_cache_hit_tokens", _decode_int),
-    )
-    _put(
-        out,
-        "prompt_cache_miss_tokens",
-        _optional_nullable(obj, "prompt_cache_miss_tokens", _decode_int),
-    )
-    _put(out, "queue_time", _optional_nullable(obj, "queue_time", _decode_float))
-    _put(out, "prompt_time", _optional_nullable(obj, "prompt_time", _decode_float))
-    _put(
-        out,
-        "completion_time",
-        _optional_nullable(obj, "completion_time", _decode_float),
-    )
-    _put(out, "total_time", _optional_nullable(obj, "total_time", _decode_float))
-    _put(out, "cost", _optional_nullable(obj, "cost", _decode_float_or_PerplexityCost))
-    _put(out, "is_byok", _optional_nullable(obj, "is_byok", _decode_bool))
-    _put(
-        out,
-        "cost_details",
-        _optional_nullable(obj, "cost_details", validate_open_router_cost_details),
-    )
-    _put(
-        out,
-        "server_tool_use_details",
-        _optional_nullable(
-            obj, "server_tool_use_details", validate_open_router_server_tool_use_details
-        ),
-    )
-    _put(
-        out, "citation_tokens", _optional_nullable(obj, "citation_tokens", _decode_int)
-    )
-    _put(
-        out,
-        "num_search_queries",
-        _optional_nullable(obj, "num_search_queries", _decode_int),
-    )
-    _put(
-        out,
-        "search_context_size",
-        _optional_nullable(obj, "search_context_size", _decode_str),
-    )
-    _put(
-        out,
-        "reasoning_tokens",
-        _optional_nullable(obj, "reasoning_tokens", _decode_int),
-    )
-    _put(out, "cached_tokens", _optional_nullable(obj, "cached_tokens", _decode_int))
-    _put(
-        out,
-        "num_sources_used",
-        _optional_nullable(obj, "num_sources_used", _decode_int),
-    )
-    _put(
-        out,
-        "cost_in_usd_ticks",
-        _optional_nullable(obj, "cost_in_usd_ticks", _decode_int),
-    )
-    out.update(_extra(obj, _COMPLETION_USAGE_KEYS))
-    return cast(CompletionUsage, out)
+        "citation_tokens": _nullable(_int),
+        "num_search_queries": _nullable(_int),
+        "search_context_size": _nullable(_str),
+        "reasoning_tokens": _nullable(_int),
+        "cached_tokens": _nullable(_int),
+        "num_sources_used": _nullable(_int),
+        "cost_in_usd_ticks": _nullable(_int),
+    }
+)
 
 
 class ChatCompletionChoice(TypedDict, total=False):
@@ -4831,136 +2739,38 @@ class ChatCompletionChoice(TypedDict, total=False):
     """
 
 
-_CHAT_COMPLETION_CHOICE_KEYS = frozenset(
-    {
-        "index",
-        "message",
-        "finish_reason",
-        "logprobs",
-        "content_filter_results",
-        "content_filter_offsets",
-        "content_filter_raw",
-        "usage",
-        "native_finish_reason",
-        "matched_stop",
-        "text",
-        "seed",
-        "stop_reason",
-        "token_ids",
-    }
-)
-
-
-_CHAT_COMPLETION_CHOICE_FIELDS: Final[_Fields] = {
-    "index": ("index", _decode_int, _REJECT, int),
-    "message": ("message", validate_chat_completion_message, _REJECT, None),
-    "finish_reason": ("finish_reason", _decode_str, _KEEP, str),
-    "logprobs": ("logprobs", _decode_ChoiceLogprobs_or_float, _KEEP, None),
-    "content_filter_results": (
-        "content_filter_results",
-        validate_azure_content_filter_results,
-        _KEEP,
-        None,
-    ),
-    "content_filter_offsets": (
-        "content_filter_offsets",
-        validate_azure_content_filter_offsets,
-        _KEEP,
-        None,
-    ),
-    "content_filter_raw": ("content_filter_raw", _decode_list_any, _KEEP, None),
-    "usage": ("usage", validate_completion_usage, _KEEP, None),
-    "native_finish_reason": ("native_finish_reason", _decode_str, _KEEP, str),
-    "matched_stop": ("matched_stop", _decode_int_or_str, _KEEP, None),
-    "text": ("text", _decode_str, _KEEP, str),
-    "seed": ("seed", _decode_int, _KEEP, int),
-    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP, None),
-    "token_ids": ("token_ids", _decode_list_int, _KEEP, None),
-}
-_CHAT_COMPLETION_CHOICE_REQUIRED: Final = (
-    "index",
-    "message",
-    "finish_reason",
-)
-_CHAT_COMPLETION_CHOICE_ORDER: Final = {
-    "index": 0,
-    "message": 1,
-    "finish_reason": 2,
-    "logprobs": 3,
-    "content_filter_results": 4,
-    "content_filter_offsets": 5,
-    "content_filter_raw": 6,
-    "usage": 7,
-    "native_finish_reason": 8,
-    "matched_stop": 9,
-    "text": 10,
-    "seed": 11,
-    "stop_reason": 12,
-    "token_ids": 13,
-}
-
-
 def validate_chat_completion_choice(data: Any) -> ChatCompletionChoice:
     """Check a decoded JSON object as a ChatCompletionChoice; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _CHAT_COMPLETION_CHOICE_FIELDS, _CHAT_COMPLETION_CHOICE_REQUIRED
-        )
-        out = _in_order(known, _CHAT_COMPLETION_CHOICE_ORDER)
-        out.update(other)
-        return cast(ChatCompletionChoice, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_chat_completion_choice(data)
+    return cast(ChatCompletionChoice, _checked(data, _CHAT_COMPLETION_CHOICE_FIELDS))
 
 
-def _checked_chat_completion_choice(data: Any) -> ChatCompletionChoice:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["index"] = _required(obj, "index", _decode_int)
-    out["message"] = _required(obj, "message", validate_chat_completion_message)
-    out["finish_reason"] = _required_nullable(obj, "finish_reason", _decode_str)
-    _put(
-        out,
-        "logprobs",
-        _optional_nullable(obj, "logprobs", _decode_ChoiceLogprobs_or_float),
-    )
-    _put(
-        out,
-        "content_filter_results",
-        _optional_nullable(
-            obj, "content_filter_results", validate_azure_content_filter_results
+_CHAT_COMPLETION_CHOICE_FIELDS: Final = _Shape(
+    {
+        "index": _required(_int),
+        "message": _required(validate_chat_completion_message),
+        "finish_reason": _required_nullable(_str),
+        "logprobs": _nullable(
+            _either(
+                "an object or a number",
+                {int: None, float: None, dict: validate_choice_logprobs},
+            )
         ),
-    )
-    _put(
-        out,
-        "content_filter_offsets",
-        _optional_nullable(
-            obj, "content_filter_offsets", validate_azure_content_filter_offsets
+        "content_filter_results": _nullable(validate_azure_content_filter_results),
+        "content_filter_offsets": _nullable(validate_azure_content_filter_offsets),
+        "content_filter_raw": _nullable(_list),
+        "usage": _nullable(validate_completion_usage),
+        "native_finish_reason": _nullable(_str),
+        "matched_stop": _nullable(
+            _either("an integer or a string", {int: None, str: None})
         ),
-    )
-    _put(
-        out,
-        "content_filter_raw",
-        _optional_nullable(obj, "content_filter_raw", _decode_list_any),
-    )
-    _put(out, "usage", _optional_nullable(obj, "usage", validate_completion_usage))
-    _put(
-        out,
-        "native_finish_reason",
-        _optional_nullable(obj, "native_finish_reason", _decode_str),
-    )
-    _put(
-        out, "matched_stop", _optional_nullable(obj, "matched_stop", _decode_int_or_str)
-    )
-    _put(out, "text", _optional_nullable(obj, "text", _decode_str))
-    _put(out, "seed", _optional_nullable(obj, "seed", _decode_int))
-    _put(out, "stop_reason", _optional_nullable(obj, "stop_reason", _decode_int_or_str))
-    _put(out, "token_ids", _optional_nullable(obj, "token_ids", _decode_list_int))
-    out.update(_extra(obj, _CHAT_COMPLETION_CHOICE_KEYS))
-    return cast(ChatCompletionChoice, out)
+        "text": _nullable(_str),
+        "seed": _nullable(_int),
+        "stop_reason": _nullable(
+            _either("an integer or a string", {int: None, str: None})
+        ),
+        "token_ids": _nullable(_list_of(_int)),
+    }
+)
 
 
 class ModerationResultBody(TypedDict, total=False):
@@ -4988,78 +2798,21 @@ class ModerationResultBody(TypedDict, total=False):
     """The input types each category was applied to, keyed by category name."""
 
 
-_MODERATION_RESULT_BODY_KEYS = frozenset(
-    {
-        "type",
-        "model",
-        "flagged",
-        "categories",
-        "category_scores",
-        "category_applied_input_types",
-    }
-)
-
-
-_MODERATION_RESULT_BODY_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_str, _REJECT, str),
-    "model": ("model", _decode_str, _REJECT, str),
-    "flagged": ("flagged", _decode_bool, _REJECT, bool),
-    "categories": ("categories", _decode_map_bool, _REJECT, None),
-    "category_scores": ("category_scores", _decode_map_float, _REJECT, None),
-    "category_applied_input_types": (
-        "category_applied_input_types",
-        _decode_map_list_ModerationInputType,
-        _REJECT,
-        None,
-    ),
-}
-_MODERATION_RESULT_BODY_REQUIRED: Final = (
-    "type",
-    "model",
-    "flagged",
-    "categories",
-    "category_scores",
-    "category_applied_input_types",
-)
-_MODERATION_RESULT_BODY_ORDER: Final = {
-    "type": 0,
-    "model": 1,
-    "flagged": 2,
-    "categories": 3,
-    "category_scores": 4,
-    "category_applied_input_types": 5,
-}
-
-
 def validate_moderation_result_body(data: Any) -> ModerationResultBody:
     """Check a decoded JSON object as a ModerationResultBody; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _MODERATION_RESULT_BODY_FIELDS, _MODERATION_RESULT_BODY_REQUIRED
-        )
-        out = _in_order(known, _MODERATION_RESULT_BODY_ORDER)
-        out.update(other)
-        return cast(ModerationResultBody, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_moderation_result_body(data)
+    return cast(ModerationResultBody, _checked(data, _MODERATION_RESULT_BODY_FIELDS))
 
 
-def _checked_moderation_result_body(data: Any) -> ModerationResultBody:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["type"] = _required(obj, "type", _decode_str)
-    out["model"] = _required(obj, "model", _decode_str)
-    out["flagged"] = _required(obj, "flagged", _decode_bool)
-    out["categories"] = _required(obj, "categories", _decode_map_bool)
-    out["category_scores"] = _required(obj, "category_scores", _decode_map_float)
-    out["category_applied_input_types"] = _required(
-        obj, "category_applied_input_types", _decode_map_list_ModerationInputType
-    )
-    out.update(_extra(obj, _MODERATION_RESULT_BODY_KEYS))
-    return cast(ModerationResultBody, out)
+_MODERATION_RESULT_BODY_FIELDS: Final = _Shape(
+    {
+        "type": _required(_str),
+        "model": _required(_str),
+        "flagged": _required(_bool),
+        "categories": _required(_map_of(_bool)),
+        "category_scores": _required(_map_of(_float)),
+        "category_applied_input_types": _required(_map_of(_list_of(_str))),
+    }
+)
 
 
 class ModerationResults(TypedDict, total=False):
@@ -5076,46 +2829,18 @@ class ModerationResults(TypedDict, total=False):
     """One result per moderated input."""
 
 
-_MODERATION_RESULTS_KEYS = frozenset({"type", "model", "results"})
-
-
-_MODERATION_RESULTS_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_ModerationResultsType, _REJECT, None),
-    "model": ("model", _decode_str, _REJECT, str),
-    "results": ("results", _decode_list_ModerationResultBody, _REJECT, None),
-}
-_MODERATION_RESULTS_REQUIRED: Final = (
-    "type",
-    "model",
-    "results",
-)
-_MODERATION_RESULTS_ORDER: Final = {"type": 0, "model": 1, "results": 2}
-
-
 def validate_moderation_results(data: Any) -> ModerationResults:
     """Check a decoded JSON object as a ModerationResults; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _MODERATION_RESULTS_FIELDS, _MODERATION_RESULTS_REQUIRED
-        )
-        out = _in_order(known, _MODERATION_RESULTS_ORDER)
-        out.update(other)
-        return cast(ModerationResults, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_moderation_results(data)
+    return cast(ModerationResults, _checked(data, _MODERATION_RESULTS_FIELDS))
 
 
-def _checked_moderation_results(data: Any) -> ModerationResults:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["type"] = _required(obj, "type", _decode_ModerationResultsType)
-    out["model"] = _required(obj, "model", _decode_str)
-    out["results"] = _required(obj, "results", _decode_list_ModerationResultBody)
-    out.update(_extra(obj, _MODERATION_RESULTS_KEYS))
-    return cast(ModerationResults, out)
+_MODERATION_RESULTS_FIELDS: Final = _Shape(
+    {
+        "type": _required(_one_of("moderation_results")),
+        "model": _required(_str),
+        "results": _required(_list_of(validate_moderation_result_body)),
+    }
+)
 
 
 class ModerationError(TypedDict, total=False):
@@ -5132,44 +2857,18 @@ class ModerationError(TypedDict, total=False):
     """Human-readable explanation."""
 
 
-_MODERATION_ERROR_KEYS = frozenset({"type", "code", "message"})
-
-
-_MODERATION_ERROR_FIELDS: Final[_Fields] = {
-    "type": ("type", _decode_ModerationErrorType, _REJECT, None),
-    "code": ("code", _decode_str, _REJECT, str),
-    "message": ("message", _decode_str, _REJECT, str),
-}
-_MODERATION_ERROR_REQUIRED: Final = (
-    "type",
-    "code",
-    "message",
-)
-_MODERATION_ERROR_ORDER: Final = {"type": 0, "code": 1, "message": 2}
-
-
 def validate_moderation_error(data: Any) -> ModerationError:
     """Check a decoded JSON object as a ModerationError; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(data, _MODERATION_ERROR_FIELDS, _MODERATION_ERROR_REQUIRED)
-        out = _in_order(known, _MODERATION_ERROR_ORDER)
-        out.update(other)
-        return cast(ModerationError, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_moderation_error(data)
+    return cast(ModerationError, _checked(data, _MODERATION_ERROR_FIELDS))
 
 
-def _checked_moderation_error(data: Any) -> ModerationError:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["type"] = _required(obj, "type", _decode_ModerationErrorType)
-    out["code"] = _required(obj, "code", _decode_str)
-    out["message"] = _required(obj, "message", _decode_str)
-    out.update(_extra(obj, _MODERATION_ERROR_KEYS))
-    return cast(ModerationError, out)
+_MODERATION_ERROR_FIELDS: Final = _Shape(
+    {
+        "type": _required(_one_of("error")),
+        "code": _required(_str),
+        "message": _required(_str),
+    }
+)
 
 
 class Moderation(TypedDict, total=False):
@@ -5183,43 +2882,33 @@ class Moderation(TypedDict, total=False):
     """Verdict on the generated output, or the error that prevented it."""
 
 
-_MODERATION_KEYS = frozenset({"input", "output"})
-
-
-_MODERATION_FIELDS: Final[_Fields] = {
-    "input": ("input", _decode_ModerationResults_or_ModerationError, _REJECT, None),
-    "output": ("output", _decode_ModerationResults_or_ModerationError, _REJECT, None),
-}
-_MODERATION_REQUIRED: Final = (
-    "input",
-    "output",
-)
-_MODERATION_ORDER: Final = {"input": 0, "output": 1}
-
-
 def validate_moderation(data: Any) -> Moderation:
     """Check a decoded JSON object as a Moderation; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(data, _MODERATION_FIELDS, _MODERATION_REQUIRED)
-        out = _in_order(known, _MODERATION_ORDER)
-        out.update(other)
-        return cast(Moderation, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_moderation(data)
+    return cast(Moderation, _checked(data, _MODERATION_FIELDS))
 
 
-def _checked_moderation(data: Any) -> Moderation:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["input"] = _required(obj, "input", _decode_ModerationResults_or_ModerationError)
-    out["output"] = _required(
-        obj, "output", _decode_ModerationResults_or_ModerationError
-    )
-    out.update(_extra(obj, _MODERATION_KEYS))
-    return cast(Moderation, out)
+_MODERATION_FIELDS: Final = _Shape(
+    {
+        "input": _required(
+            _tagged(
+                "type",
+                {
+                    "moderation_results": validate_moderation_results,
+                    "error": validate_moderation_error,
+                },
+            )
+        ),
+        "output": _required(
+            _tagged(
+                "type",
+                {
+                    "moderation_results": validate_moderation_results,
+                    "error": validate_moderation_error,
+                },
+            )
+        ),
+    }
+)
 
 
 class AzurePromptFilterResult(TypedDict, total=False):
@@ -5237,56 +2926,19 @@ class AzurePromptFilterResult(TypedDict, total=False):
     """The verdict of each filter category."""
 
 
-_AZURE_PROMPT_FILTER_RESULT_KEYS = frozenset({"prompt_index", "content_filter_results"})
-
-
-_AZURE_PROMPT_FILTER_RESULT_FIELDS: Final[_Fields] = {
-    "prompt_index": ("prompt_index", _decode_int, _REJECT, int),
-    "content_filter_results": (
-        "content_filter_results",
-        validate_azure_content_filter_results,
-        _KEEP,
-        None,
-    ),
-}
-_AZURE_PROMPT_FILTER_RESULT_REQUIRED: Final = ("prompt_index",)
-_AZURE_PROMPT_FILTER_RESULT_ORDER: Final = {
-    "prompt_index": 0,
-    "content_filter_results": 1,
-}
-
-
 def validate_azure_prompt_filter_result(data: Any) -> AzurePromptFilterResult:
     """Check a decoded JSON object as a AzurePromptFilterResult; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data,
-            _AZURE_PROMPT_FILTER_RESULT_FIELDS,
-            _AZURE_PROMPT_FILTER_RESULT_REQUIRED,
-        )
-        out = _in_order(known, _AZURE_PROMPT_FILTER_RESULT_ORDER)
-        out.update(other)
-        return cast(AzurePromptFilterResult, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_azure_prompt_filter_result(data)
-
-
-def _checked_azure_prompt_filter_result(data: Any) -> AzurePromptFilterResult:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["prompt_index"] = _required(obj, "prompt_index", _decode_int)
-    _put(
-        out,
-        "content_filter_results",
-        _optional_nullable(
-            obj, "content_filter_results", validate_azure_content_filter_results
-        ),
+    return cast(
+        AzurePromptFilterResult, _checked(data, _AZURE_PROMPT_FILTER_RESULT_FIELDS)
     )
-    out.update(_extra(obj, _AZURE_PROMPT_FILTER_RESULT_KEYS))
-    return cast(AzurePromptFilterResult, out)
+
+
+_AZURE_PROMPT_FILTER_RESULT_FIELDS: Final = _Shape(
+    {
+        "prompt_index": _required(_int),
+        "content_filter_results": _nullable(validate_azure_content_filter_results),
+    }
+)
 
 
 class AzureLatencyCheckpoint(TypedDict, total=False):
@@ -5324,94 +2976,25 @@ class AzureLatencyCheckpoint(TypedDict, total=False):
     """Time until the first token was released to the caller."""
 
 
-_AZURE_LATENCY_CHECKPOINT_KEYS = frozenset(
-    {
-        "engine_tbt_ms",
-        "engine_ttft_ms",
-        "engine_ttlt_ms",
-        "pre_inference_ms",
-        "service_tbt_ms",
-        "service_ttft_ms",
-        "service_ttlt_ms",
-        "user_visible_ttft_ms",
-    }
-)
-
-
-_AZURE_LATENCY_CHECKPOINT_FIELDS: Final[_Fields] = {
-    "engine_tbt_ms": ("engine_tbt_ms", _decode_float, _KEEP, float),
-    "engine_ttft_ms": ("engine_ttft_ms", _decode_float, _KEEP, float),
-    "engine_ttlt_ms": ("engine_ttlt_ms", _decode_float, _KEEP, float),
-    "pre_inference_ms": ("pre_inference_ms", _decode_float, _KEEP, float),
-    "service_tbt_ms": ("service_tbt_ms", _decode_float, _KEEP, float),
-    "service_ttft_ms": ("service_ttft_ms", _decode_float, _KEEP, float),
-    "service_ttlt_ms": ("service_ttlt_ms", _decode_float, _KEEP, float),
-    "user_visible_ttft_ms": ("user_visible_ttft_ms", _decode_float, _KEEP, float),
-}
-_AZURE_LATENCY_CHECKPOINT_REQUIRED: Final = ()
-_AZURE_LATENCY_CHECKPOINT_ORDER: Final = {
-    "engine_tbt_ms": 0,
-    "engine_ttft_ms": 1,
-    "engine_ttlt_ms": 2,
-    "pre_inference_ms": 3,
-    "service_tbt_ms": 4,
-    "service_ttft_ms": 5,
-    "service_ttlt_ms": 6,
-    "user_visible_ttft_ms": 7,
-}
-
-
 def validate_azure_latency_checkpoint(data: Any) -> AzureLatencyCheckpoint:
     """Check a decoded JSON object as a AzureLatencyCheckpoint; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _AZURE_LATENCY_CHECKPOINT_FIELDS, _AZURE_LATENCY_CHECKPOINT_REQUIRED
-        )
-        out = _in_order(known, _AZURE_LATENCY_CHECKPOINT_ORDER)
-        out.update(other)
-        return cast(AzureLatencyCheckpoint, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_azure_latency_checkpoint(data)
+    return cast(
+        AzureLatencyCheckpoint, _checked(data, _AZURE_LATENCY_CHECKPOINT_FIELDS)
+    )
 
 
-def _checked_azure_latency_checkpoint(data: Any) -> AzureLatencyCheckpoint:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "engine_tbt_ms", _optional_nullable(obj, "engine_tbt_ms", _decode_float))
-    _put(
-        out, "engine_ttft_ms", _optional_nullable(obj, "engine_ttft_ms", _decode_float)
-    )
-    _put(
-        out, "engine_ttlt_ms", _optional_nullable(obj, "engine_ttlt_ms", _decode_float)
-    )
-    _put(
-        out,
-        "pre_inference_ms",
-        _optional_nullable(obj, "pre_inference_ms", _decode_float),
-    )
-    _put(
-        out, "service_tbt_ms", _optional_nullable(obj, "service_tbt_ms", _decode_float)
-    )
-    _put(
-        out,
-        "service_ttft_ms",
-        _optional_nullable(obj, "service_ttft_ms", _decode_float),
-    )
-    _put(
-        out,
-        "service_ttlt_ms",
-        _optional_nullable(obj, "service_ttlt_ms", _decode_float),
-    )
-    _put(
-        out,
-        "user_visible_ttft_ms",
-        _optional_nullable(obj, "user_visible_ttft_ms", _decode_float),
-    )
-    out.update(_extra(obj, _AZURE_LATENCY_CHECKPOINT_KEYS))
-    return cast(AzureLatencyCheckpoint, out)
+_AZURE_LATENCY_CHECKPOINT_FIELDS: Final = _Shape(
+    {
+        "engine_tbt_ms": _nullable(_float),
+        "engine_ttft_ms": _nullable(_float),
+        "engine_ttlt_ms": _nullable(_float),
+        "pre_inference_ms": _nullable(_float),
+        "service_tbt_ms": _nullable(_float),
+        "service_ttft_ms": _nullable(_float),
+        "service_ttlt_ms": _nullable(_float),
+        "user_visible_ttft_ms": _nullable(_float),
+    }
+)
 
 
 class AzureRouting(TypedDict, total=False):
@@ -5428,40 +3011,16 @@ class AzureRouting(TypedDict, total=False):
     """
 
 
-_AZURE_ROUTING_KEYS = frozenset({"serving_pipereplica"})
-
-
-_AZURE_ROUTING_FIELDS: Final[_Fields] = {
-    "serving_pipereplica": ("serving_pipereplica", _decode_str, _KEEP, str),
-}
-_AZURE_ROUTING_REQUIRED: Final = ()
-_AZURE_ROUTING_ORDER: Final = {"serving_pipereplica": 0}
-
-
 def validate_azure_routing(data: Any) -> AzureRouting:
     """Check a decoded JSON object as a AzureRouting; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(data, _AZURE_ROUTING_FIELDS, _AZURE_ROUTING_REQUIRED)
-        out = _in_order(known, _AZURE_ROUTING_ORDER)
-        out.update(other)
-        return cast(AzureRouting, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_azure_routing(data)
+    return cast(AzureRouting, _checked(data, _AZURE_ROUTING_FIELDS))
 
 
-def _checked_azure_routing(data: Any) -> AzureRouting:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(
-        out,
-        "serving_pipereplica",
-        _optional_nullable(obj, "serving_pipereplica", _decode_str),
-    )
-    out.update(_extra(obj, _AZURE_ROUTING_KEYS))
-    return cast(AzureRouting, out)
+_AZURE_ROUTING_FIELDS: Final = _Shape(
+    {
+        "serving_pipereplica": _nullable(_str),
+    }
+)
 
 
 class GroqModelUsage(TypedDict, total=False):
@@ -5479,41 +3038,17 @@ class GroqModelUsage(TypedDict, total=False):
     """Token counts and timings of that call."""
 
 
-_GROQ_MODEL_USAGE_KEYS = frozenset({"model", "usage"})
-
-
-_GROQ_MODEL_USAGE_FIELDS: Final[_Fields] = {
-    "model": ("model", _decode_str, _REJECT, str),
-    "usage": ("usage", validate_completion_usage, _REJECT, None),
-}
-_GROQ_MODEL_USAGE_REQUIRED: Final = (
-    "model",
-    "usage",
-)
-_GROQ_MODEL_USAGE_ORDER: Final = {"model": 0, "usage": 1}
-
-
 def validate_groq_model_usage(data: Any) -> GroqModelUsage:
     """Check a decoded JSON object as a GroqModelUsage; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(data, _GROQ_MODEL_USAGE_FIELDS, _GROQ_MODEL_USAGE_REQUIRED)
-        out = _in_order(known, _GROQ_MODEL_USAGE_ORDER)
-        out.update(other)
-        return cast(GroqModelUsage, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_groq_model_usage(data)
+    return cast(GroqModelUsage, _checked(data, _GROQ_MODEL_USAGE_FIELDS))
 
 
-def _checked_groq_model_usage(data: Any) -> GroqModelUsage:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["model"] = _required(obj, "model", _decode_str)
-    out["usage"] = _required(obj, "usage", validate_completion_usage)
-    out.update(_extra(obj, _GROQ_MODEL_USAGE_KEYS))
-    return cast(GroqModelUsage, out)
+_GROQ_MODEL_USAGE_FIELDS: Final = _Shape(
+    {
+        "model": _required(_str),
+        "usage": _required(validate_completion_usage),
+    }
+)
 
 
 class GroqUsageBreakdown(TypedDict, total=False):
@@ -5528,38 +3063,16 @@ class GroqUsageBreakdown(TypedDict, total=False):
     """One entry per model call."""
 
 
-_GROQ_USAGE_BREAKDOWN_KEYS = frozenset({"models"})
-
-
-_GROQ_USAGE_BREAKDOWN_FIELDS: Final[_Fields] = {
-    "models": ("models", _decode_list_GroqModelUsage, _REJECT, None),
-}
-_GROQ_USAGE_BREAKDOWN_REQUIRED: Final = ("models",)
-_GROQ_USAGE_BREAKDOWN_ORDER: Final = {"models": 0}
-
-
 def validate_groq_usage_breakdown(data: Any) -> GroqUsageBreakdown:
     """Check a decoded JSON object as a GroqUsageBreakdown; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _GROQ_USAGE_BREAKDOWN_FIELDS, _GROQ_USAGE_BREAKDOWN_REQUIRED
-        )
-        out = _in_order(known, _GROQ_USAGE_BREAKDOWN_ORDER)
-        out.update(other)
-        return cast(GroqUsageBreakdown, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_groq_usage_breakdown(data)
+    return cast(GroqUsageBreakdown, _checked(data, _GROQ_USAGE_BREAKDOWN_FIELDS))
 
 
-def _checked_groq_usage_breakdown(data: Any) -> GroqUsageBreakdown:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["models"] = _required(obj, "models", _decode_list_GroqModelUsage)
-    out.update(_extra(obj, _GROQ_USAGE_BREAKDOWN_KEYS))
-    return cast(GroqUsageBreakdown, out)
+_GROQ_USAGE_BREAKDOWN_FIELDS: Final = _Shape(
+    {
+        "models": _required(_list_of(validate_groq_model_usage)),
+    }
+)
 
 
 class GroqDebug(TypedDict, total=False):
@@ -5583,59 +3096,19 @@ class GroqDebug(TypedDict, total=False):
     """Token strings of the output."""
 
 
-_GROQ_DEBUG_KEYS = frozenset(
-    {"input_token_ids", "input_tokens", "output_token_ids", "output_tokens"}
-)
-
-
-_GROQ_DEBUG_FIELDS: Final[_Fields] = {
-    "input_token_ids": ("input_token_ids", _decode_list_int, _KEEP, None),
-    "input_tokens": ("input_tokens", _decode_list_str, _KEEP, None),
-    "output_token_ids": ("output_token_ids", _decode_list_int, _KEEP, None),
-    "output_tokens": ("output_tokens", _decode_list_str, _KEEP, None),
-}
-_GROQ_DEBUG_REQUIRED: Final = ()
-_GROQ_DEBUG_ORDER: Final = {
-    "input_token_ids": 0,
-    "input_tokens": 1,
-    "output_token_ids": 2,
-    "output_tokens": 3,
-}
-
-
 def validate_groq_debug(data: Any) -> GroqDebug:
     """Check a decoded JSON object as a GroqDebug; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(data, _GROQ_DEBUG_FIELDS, _GROQ_DEBUG_REQUIRED)
-        out = _in_order(known, _GROQ_DEBUG_ORDER)
-        out.update(other)
-        return cast(GroqDebug, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_groq_debug(data)
+    return cast(GroqDebug, _checked(data, _GROQ_DEBUG_FIELDS))
 
 
-def _checked_groq_debug(data: Any) -> GroqDebug:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(
-        out,
-        "input_token_ids",
-        _optional_nullable(obj, "input_token_ids", _decode_list_int),
-    )
-    _put(out, "input_tokens", _optional_nullable(obj, "input_tokens", _decode_list_str))
-    _put(
-        out,
-        "output_token_ids",
-        _optional_nullable(obj, "output_token_ids", _decode_list_int),
-    )
-    _put(
-        out, "output_tokens", _optional_nullable(obj, "output_tokens", _decode_list_str)
-    )
-    out.update(_extra(obj, _GROQ_DEBUG_KEYS))
-    return cast(GroqDebug, out)
+_GROQ_DEBUG_FIELDS: Final = _Shape(
+    {
+        "input_token_ids": _nullable(_list_of(_int)),
+        "input_tokens": _nullable(_list_of(_str)),
+        "output_token_ids": _nullable(_list_of(_int)),
+        "output_tokens": _nullable(_list_of(_str)),
+    }
+)
 
 
 class GroqXGroq(TypedDict, total=False):
@@ -5667,59 +3140,21 @@ class GroqXGroq(TypedDict, total=False):
     """Input and output tokens, present only when the request asked for debug output."""
 
 
-_GROQ_X_GROQ_KEYS = frozenset(
-    {"id", "seed", "usage", "usage_breakdown", "error", "debug"}
-)
-
-
-_GROQ_X_GROQ_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_str, _KEEP, str),
-    "seed": ("seed", _decode_int, _KEEP, int),
-    "usage": ("usage", validate_completion_usage, _KEEP, None),
-    "usage_breakdown": ("usage_breakdown", validate_groq_usage_breakdown, _KEEP, None),
-    "error": ("error", _decode_str, _KEEP, str),
-    "debug": ("debug", validate_groq_debug, _KEEP, None),
-}
-_GROQ_X_GROQ_REQUIRED: Final = ()
-_GROQ_X_GROQ_ORDER: Final = {
-    "id": 0,
-    "seed": 1,
-    "usage": 2,
-    "usage_breakdown": 3,
-    "error": 4,
-    "debug": 5,
-}
-
-
 def validate_groq_x_groq(data: Any) -> GroqXGroq:
     """Check a decoded JSON object as a GroqXGroq; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(data, _GROQ_X_GROQ_FIELDS, _GROQ_X_GROQ_REQUIRED)
-        out = _in_order(known, _GROQ_X_GROQ_ORDER)
-        out.update(other)
-        return cast(GroqXGroq, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_groq_x_groq(data)
+    return cast(GroqXGroq, _checked(data, _GROQ_X_GROQ_FIELDS))
 
 
-def _checked_groq_x_groq(data: Any) -> GroqXGroq:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "id", _optional_nullable(obj, "id", _decode_str))
-    _put(out, "seed", _optional_nullable(obj, "seed", _decode_int))
-    _put(out, "usage", _optional_nullable(obj, "usage", validate_completion_usage))
-    _put(
-        out,
-        "usage_breakdown",
-        _optional_nullable(obj, "usage_breakdown", validate_groq_usage_breakdown),
-    )
-    _put(out, "error", _optional_nullable(obj, "error", _decode_str))
-    _put(out, "debug", _optional_nullable(obj, "debug", validate_groq_debug))
-    out.update(_extra(obj, _GROQ_X_GROQ_KEYS))
-    return cast(GroqXGroq, out)
+_GROQ_X_GROQ_FIELDS: Final = _Shape(
+    {
+        "id": _nullable(_str),
+        "seed": _nullable(_int),
+        "usage": _nullable(validate_completion_usage),
+        "usage_breakdown": _nullable(validate_groq_usage_breakdown),
+        "error": _nullable(_str),
+        "debug": _nullable(validate_groq_debug),
+    }
+)
 
 
 class LlamaCppTimings(TypedDict, total=False):
@@ -5790,116 +3225,29 @@ class LlamaCppTimings(TypedDict, total=False):
     """
 
 
-_LLAMA_CPP_TIMINGS_KEYS = frozenset(
-    {
-        "cache_n",
-        "prompt_n",
-        "prompt_ms",
-        "prompt_per_token_ms",
-        "prompt_per_second",
-        "predicted_n",
-        "predicted_ms",
-        "predicted_per_token_ms",
-        "predicted_per_second",
-        "draft_n",
-        "draft_n_accepted",
-        "peak_memory",
-        "draft_kind",
-        "draft_rounds",
-    }
-)
-
-
-_LLAMA_CPP_TIMINGS_FIELDS: Final[_Fields] = {
-    "cache_n": ("cache_n", _decode_int, _KEEP, int),
-    "prompt_n": ("prompt_n", _decode_int, _KEEP, int),
-    "prompt_ms": ("prompt_ms", _decode_float, _KEEP, float),
-    "prompt_per_token_ms": ("prompt_per_token_ms", _decode_float, _KEEP, float),
-    "prompt_per_second": ("prompt_per_second", _decode_float, _KEEP, float),
-    "predicted_n": ("predicted_n", _decode_int, _KEEP, int),
-    "predicted_ms": ("predicted_ms", _decode_float, _KEEP, float),
-    "predicted_per_token_ms": ("predicted_per_token_ms", _decode_float, _KEEP, float),
-    "predicted_per_second": ("predicted_per_second", _decode_float, _KEEP, float),
-    "draft_n": ("draft_n", _decode_int, _KEEP, int),
-    "draft_n_accepted": ("draft_n_accepted", _decode_int, _KEEP, int),
-    "peak_memory": ("peak_memory", _decode_float, _KEEP, float),
-    "draft_kind": ("draft_kind", _decode_str, _KEEP, str),
-    "draft_rounds": ("draft_rounds", _decode_int, _KEEP, int),
-}
-_LLAMA_CPP_TIMINGS_REQUIRED: Final = ()
-_LLAMA_CPP_TIMINGS_ORDER: Final = {
-    "cache_n": 0,
-    "prompt_n": 1,
-    "prompt_ms": 2,
-    "prompt_per_token_ms": 3,
-    "prompt_per_second": 4,
-    "predicted_n": 5,
-    "predicted_ms": 6,
-    "predicted_per_token_ms": 7,
-    "predicted_per_second": 8,
-    "draft_n": 9,
-    "draft_n_accepted": 10,
-    "peak_memory": 11,
-    "draft_kind": 12,
-    "draft_rounds": 13,
-}
-
-
 def validate_llama_cpp_timings(data: Any) -> LlamaCppTimings:
     """Check a decoded JSON object as a LlamaCppTimings; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _LLAMA_CPP_TIMINGS_FIELDS, _LLAMA_CPP_TIMINGS_REQUIRED
-        )
-        out = _in_order(known, _LLAMA_CPP_TIMINGS_ORDER)
-        out.update(other)
-        return cast(LlamaCppTimings, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_llama_cpp_timings(data)
+    return cast(LlamaCppTimings, _checked(data, _LLAMA_CPP_TIMINGS_FIELDS))
 
 
-def _checked_llama_cpp_timings(data: Any) -> LlamaCppTimings:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "cache_n", _optional_nullable(obj, "cache_n", _decode_int))
-    _put(out, "prompt_n", _optional_nullable(obj, "prompt_n", _decode_int))
-    _put(out, "prompt_ms", _optional_nullable(obj, "prompt_ms", _decode_float))
-    _put(
-        out,
-        "prompt_per_token_ms",
-        _optional_nullable(obj, "prompt_per_token_ms", _decode_float),
-    )
-    _put(
-        out,
-        "prompt_per_second",
-        _optional_nullable(obj, "prompt_per_second", _decode_float),
-    )
-    _put(out, "predicted_n", _optional_nullable(obj, "predicted_n", _decode_int))
-    _put(out, "predicted_ms", _optional_nullable(obj, "predicted_ms", _decode_float))
-    _put(
-        out,
-        "predicted_per_token_ms",
-        _optional_nullable(obj, "predicted_per_token_ms", _decode_float),
-    )
-    _put(
-        out,
-        "predicted_per_second",
-        _optional_nullable(obj, "predicted_per_second", _decode_float),
-    )
-    _put(out, "draft_n", _optional_nullable(obj, "draft_n", _decode_int))
-    _put(
-        out,
-        "draft_n_accepted",
-        _optional_nullable(obj, "draft_n_accepted", _decode_int),
-    )
-    _put(out, "peak_memory", _optional_nullable(obj, "peak_memory", _decode_float))
-    _put(out, "draft_kind", _optional_nullable(obj, "draft_kind", _decode_str))
-    _put(out, "draft_rounds", _optional_nullable(obj, "draft_rounds", _decode_int))
-    out.update(_extra(obj, _LLAMA_CPP_TIMINGS_KEYS))
-    return cast(LlamaCppTimings, out)
+_LLAMA_CPP_TIMINGS_FIELDS: Final = _Shape(
+    {
+        "cache_n": _nullable(_int),
+        "prompt_n": _nullable(_int),
+        "prompt_ms": _nullable(_float),
+        "prompt_per_token_ms": _nullable(_float),
+        "prompt_per_second": _nullable(_float),
+        "predicted_n": _nullable(_int),
+        "predicted_ms": _nullable(_float),
+        "predicted_per_token_ms": _nullable(_float),
+        "predicted_per_second": _nullable(_float),
+        "draft_n": _nullable(_int),
+        "draft_n_accepted": _nullable(_int),
+        "peak_memory": _nullable(_float),
+        "draft_kind": _nullable(_str),
+        "draft_rounds": _nullable(_int),
+    }
+)
 
 
 class NovitaSlaMetrics(TypedDict, total=False):
@@ -5917,40 +3265,17 @@ class NovitaSlaMetrics(TypedDict, total=False):
     """A Unix timestamp in microseconds that Novita attaches to the chunk."""
 
 
-_NOVITA_SLA_METRICS_KEYS = frozenset({"ttft_ms", "ts_us"})
-
-
-_NOVITA_SLA_METRICS_FIELDS: Final[_Fields] = {
-    "ttft_ms": ("ttft_ms", _decode_float, _KEEP, float),
-    "ts_us": ("ts_us", _decode_int, _KEEP, int),
-}
-_NOVITA_SLA_METRICS_REQUIRED: Final = ()
-_NOVITA_SLA_METRICS_ORDER: Final = {"ttft_ms": 0, "ts_us": 1}
-
-
 def validate_novita_sla_metrics(data: Any) -> NovitaSlaMetrics:
     """Check a decoded JSON object as a NovitaSlaMetrics; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _NOVITA_SLA_METRICS_FIELDS, _NOVITA_SLA_METRICS_REQUIRED
-        )
-        out = _in_order(known, _NOVITA_SLA_METRICS_ORDER)
-        out.update(other)
-        return cast(NovitaSlaMetrics, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_novita_sla_metrics(data)
+    return cast(NovitaSlaMetrics, _checked(data, _NOVITA_SLA_METRICS_FIELDS))
 
 
-def _checked_novita_sla_metrics(data: Any) -> NovitaSlaMetrics:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "ttft_ms", _optional_nullable(obj, "ttft_ms", _decode_float))
-    _put(out, "ts_us", _optional_nullable(obj, "ts_us", _decode_int))
-    out.update(_extra(obj, _NOVITA_SLA_METRICS_KEYS))
-    return cast(NovitaSlaMetrics, out)
+_NOVITA_SLA_METRICS_FIELDS: Final = _Shape(
+    {
+        "ttft_ms": _nullable(_float),
+        "ts_us": _nullable(_int),
+    }
+)
 
 
 class NvExtWorkerId(TypedDict, total=False):
@@ -5978,59 +3303,19 @@ class NvExtWorkerId(TypedDict, total=False):
     """Data-parallel rank of the engine on the decode worker."""
 
 
-_NV_EXT_WORKER_ID_KEYS = frozenset(
-    {"prefill_worker_id", "prefill_dp_rank", "decode_worker_id", "decode_dp_rank"}
-)
-
-
-_NV_EXT_WORKER_ID_FIELDS: Final[_Fields] = {
-    "prefill_worker_id": ("prefill_worker_id", _decode_int, _KEEP, int),
-    "prefill_dp_rank": ("prefill_dp_rank", _decode_int, _KEEP, int),
-    "decode_worker_id": ("decode_worker_id", _decode_int, _KEEP, int),
-    "decode_dp_rank": ("decode_dp_rank", _decode_int, _KEEP, int),
-}
-_NV_EXT_WORKER_ID_REQUIRED: Final = ()
-_NV_EXT_WORKER_ID_ORDER: Final = {
-    "prefill_worker_id": 0,
-    "prefill_dp_rank": 1,
-    "decode_worker_id": 2,
-    "decode_dp_rank": 3,
-}
-
-
 def validate_nv_ext_worker_id(data: Any) -> NvExtWorkerId:
     """Check a decoded JSON object as a NvExtWorkerId; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(data, _NV_EXT_WORKER_ID_FIELDS, _NV_EXT_WORKER_ID_REQUIRED)
-        out = _in_order(known, _NV_EXT_WORKER_ID_ORDER)
-        out.update(other)
-        return cast(NvExtWorkerId, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_nv_ext_worker_id(data)
+    return cast(NvExtWorkerId, _checked(data, _NV_EXT_WORKER_ID_FIELDS))
 
 
-def _checked_nv_ext_worker_id(data: Any) -> NvExtWorkerId:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(
-        out,
-        "prefill_worker_id",
-        _optional_nullable(obj, "prefill_worker_id", _decode_int),
-    )
-    _put(
-        out, "prefill_dp_rank", _optional_nullable(obj, "prefill_dp_rank", _decode_int)
-    )
-    _put(
-        out,
-        "decode_worker_id",
-        _optional_nullable(obj, "decode_worker_id", _decode_int),
-    )
-    _put(out, "decode_dp_rank", _optional_nullable(obj, "decode_dp_rank", _decode_int))
-    out.update(_extra(obj, _NV_EXT_WORKER_ID_KEYS))
-    return cast(NvExtWorkerId, out)
+_NV_EXT_WORKER_ID_FIELDS: Final = _Shape(
+    {
+        "prefill_worker_id": _nullable(_int),
+        "prefill_dp_rank": _nullable(_int),
+        "decode_worker_id": _nullable(_int),
+        "decode_dp_rank": _nullable(_int),
+    }
+)
 
 
 class NvExtTiming(TypedDict, total=False):
@@ -6060,74 +3345,21 @@ class NvExtTiming(TypedDict, total=False):
     """Share of the prompt's KV blocks found in cache, from 0 to 1."""
 
 
-_NV_EXT_TIMING_KEYS = frozenset(
-    {
-        "request_received_ms",
-        "prefill_wait_time_ms",
-        "prefill_time_ms",
-        "ttft_ms",
-        "total_time_ms",
-        "kv_hit_rate",
-    }
-)
-
-
-_NV_EXT_TIMING_FIELDS: Final[_Fields] = {
-    "request_received_ms": ("request_received_ms", _decode_int, _KEEP, int),
-    "prefill_wait_time_ms": ("prefill_wait_time_ms", _decode_float, _KEEP, float),
-    "prefill_time_ms": ("prefill_time_ms", _decode_float, _KEEP, float),
-    "ttft_ms": ("ttft_ms", _decode_float, _KEEP, float),
-    "total_time_ms": ("total_time_ms", _decode_float, _KEEP, float),
-    "kv_hit_rate": ("kv_hit_rate", _decode_float, _KEEP, float),
-}
-_NV_EXT_TIMING_REQUIRED: Final = ()
-_NV_EXT_TIMING_ORDER: Final = {
-    "request_received_ms": 0,
-    "prefill_wait_time_ms": 1,
-    "prefill_time_ms": 2,
-    "ttft_ms": 3,
-    "total_time_ms": 4,
-    "kv_hit_rate": 5,
-}
-
-
 def validate_nv_ext_timing(data: Any) -> NvExtTiming:
     """Check a decoded JSON object as a NvExtTiming; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(data, _NV_EXT_TIMING_FIELDS, _NV_EXT_TIMING_REQUIRED)
-        out = _in_order(known, _NV_EXT_TIMING_ORDER)
-        out.update(other)
-        return cast(NvExtTiming, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_nv_ext_timing(data)
+    return cast(NvExtTiming, _checked(data, _NV_EXT_TIMING_FIELDS))
 
 
-def _checked_nv_ext_timing(data: Any) -> NvExtTiming:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(
-        out,
-        "request_received_ms",
-        _optional_nullable(obj, "request_received_ms", _decode_int),
-    )
-    _put(
-        out,
-        "prefill_wait_time_ms",
-        _optional_nullable(obj, "prefill_wait_time_ms", _decode_float),
-    )
-    _put(
-        out,
-        "prefill_time_ms",
-        _optional_nullable(obj, "prefill_time_ms", _decode_float),
-    )
-    _put(out, "ttft_ms", _optional_nullable(obj, "ttft_ms", _decode_float))
-    _put(out, "total_time_ms", _optional_nullable(obj, "total_time_ms", _decode_float))
-    _put(out, "kv_hit_rate", _optional_nullable(obj, "kv_hit_rate", _decode_float))
-    out.update(_extra(obj, _NV_EXT_TIMING_KEYS))
-    return cast(NvExtTiming, out)
+_NV_EXT_TIMING_FIELDS: Final = _Shape(
+    {
+        "request_received_ms": _nullable(_int),
+        "prefill_wait_time_ms": _nullable(_float),
+        "prefill_time_ms": _nullable(_float),
+        "ttft_ms": _nullable(_float),
+        "total_time_ms": _nullable(_float),
+        "kv_hit_rate": _nullable(_float),
+    }
+)
 
 
 class NvExt(TypedDict, total=False):
@@ -6174,82 +3406,25 @@ class NvExt(TypedDict, total=False):
     """
 
 
-_NV_EXT_KEYS = frozenset(
-    {
-        "worker_id",
-        "timing",
-        "token_ids",
-        "routed_experts",
-        "engine_data",
-        "stop_reason",
-        "completion_token_ids",
-        "prompt_logprobs",
-    }
-)
-
-
-_NV_EXT_FIELDS: Final[_Fields] = {
-    "worker_id": ("worker_id", validate_nv_ext_worker_id, _KEEP, None),
-    "timing": ("timing", validate_nv_ext_timing, _KEEP, None),
-    "token_ids": ("token_ids", _decode_list_int, _KEEP, None),
-    "routed_experts": ("routed_experts", _decode_any, _KEEP, None),
-    "engine_data": ("engine_data", _decode_any, _KEEP, None),
-    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP, None),
-    "completion_token_ids": ("completion_token_ids", _decode_list_int, _KEEP, None),
-    "prompt_logprobs": ("prompt_logprobs", _decode_list_any, _KEEP, None),
-}
-_NV_EXT_REQUIRED: Final = ()
-_NV_EXT_ORDER: Final = {
-    "worker_id": 0,
-    "timing": 1,
-    "token_ids": 2,
-    "routed_experts": 3,
-    "engine_data": 4,
-    "stop_reason": 5,
-    "completion_token_ids": 6,
-    "prompt_logprobs": 7,
-}
-
-
 def validate_nv_ext(data: Any) -> NvExt:
     """Check a decoded JSON object as a NvExt; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(data, _NV_EXT_FIELDS, _NV_EXT_REQUIRED)
-        out = _in_order(known, _NV_EXT_ORDER)
-        out.update(other)
-        return cast(NvExt, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_nv_ext(data)
+    return cast(NvExt, _checked(data, _NV_EXT_FIELDS))
 
 
-def _checked_nv_ext(data: Any) -> NvExt:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(
-        out,
-        "worker_id",
-        _optional_nullable(obj, "worker_id", validate_nv_ext_worker_id),
-    )
-    _put(out, "timing", _optional_nullable(obj, "timing", validate_nv_ext_timing))
-    _put(out, "token_ids", _optional_nullable(obj, "token_ids", _decode_list_int))
-    _put(out, "routed_experts", _optional_nullable(obj, "routed_experts", _decode_any))
-    _put(out, "engine_data", _optional_nullable(obj, "engine_data", _decode_any))
-    _put(out, "stop_reason", _optional_nullable(obj, "stop_reason", _decode_int_or_str))
-    _put(
-        out,
-        "completion_token_ids",
-        _optional_nullable(obj, "completion_token_ids", _decode_list_int),
-    )
-    _put(
-        out,
-        "prompt_logprobs",
-        _optional_nullable(obj, "prompt_logprobs", _decode_list_any),
-    )
-    out.update(_extra(obj, _NV_EXT_KEYS))
-    return cast(NvExt, out)
+_NV_EXT_FIELDS: Final = _Shape(
+    {
+        "worker_id": _nullable(validate_nv_ext_worker_id),
+        "timing": _nullable(validate_nv_ext_timing),
+        "token_ids": _nullable(_list_of(_int)),
+        "routed_experts": _nullable(_any),
+        "engine_data": _nullable(_any),
+        "stop_reason": _nullable(
+            _either("an integer or a string", {int: None, str: None})
+        ),
+        "completion_token_ids": _nullable(_list_of(_int)),
+        "prompt_logprobs": _nullable(_list),
+    }
+)
 
 
 class OpenRouterError(TypedDict, total=False):
@@ -6279,52 +3454,20 @@ class OpenRouterError(TypedDict, total=False):
     """
 
 
-_OPEN_ROUTER_ERROR_KEYS = frozenset({"message", "code", "type", "param", "metadata"})
-
-
-_OPEN_ROUTER_ERROR_FIELDS: Final[_Fields] = {
-    "message": ("message", _decode_str, _REJECT, str),
-    "code": ("code", _decode_int_or_str, _KEEP, None),
-    "type": ("type", _decode_str, _KEEP, str),
-    "param": ("param", _decode_any, _KEEP, None),
-    "metadata": ("metadata", _decode_map_any, _KEEP, None),
-}
-_OPEN_ROUTER_ERROR_REQUIRED: Final = ("message",)
-_OPEN_ROUTER_ERROR_ORDER: Final = {
-    "message": 0,
-    "code": 1,
-    "type": 2,
-    "param": 3,
-    "metadata": 4,
-}
-
-
 def validate_open_router_error(data: Any) -> OpenRouterError:
     """Check a decoded JSON object as a OpenRouterError; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _OPEN_ROUTER_ERROR_FIELDS, _OPEN_ROUTER_ERROR_REQUIRED
-        )
-        out = _in_order(known, _OPEN_ROUTER_ERROR_ORDER)
-        out.update(other)
-        return cast(OpenRouterError, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_open_router_error(data)
+    return cast(OpenRouterError, _checked(data, _OPEN_ROUTER_ERROR_FIELDS))
 
 
-def _checked_open_router_error(data: Any) -> OpenRouterError:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["message"] = _required(obj, "message", _decode_str)
-    _put(out, "code", _optional_nullable(obj, "code", _decode_int_or_str))
-    _put(out, "type", _optional_nullable(obj, "type", _decode_str))
-    _put(out, "param", _optional_nullable(obj, "param", _decode_any))
-    _put(out, "metadata", _optional_nullable(obj, "metadata", _decode_map_any))
-    out.update(_extra(obj, _OPEN_ROUTER_ERROR_KEYS))
-    return cast(OpenRouterError, out)
+_OPEN_ROUTER_ERROR_FIELDS: Final = _Shape(
+    {
+        "message": _required(_str),
+        "code": _nullable(_either("an integer or a string", {int: None, str: None})),
+        "type": _nullable(_str),
+        "param": _nullable(_any),
+        "metadata": _nullable(_map),
+    }
+)
 
 
 class PerplexitySearchResult(TypedDict, total=False):
@@ -6357,60 +3500,24 @@ class PerplexitySearchResult(TypedDict, total=False):
     """Where the result comes from, such as `web`."""
 
 
-_PERPLEXITY_SEARCH_RESULT_KEYS = frozenset(
-    {"id", "title", "url", "snippet", "date", "last_updated", "source"}
-)
-
-
-_PERPLEXITY_SEARCH_RESULT_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_int, _KEEP, int),
-    "title": ("title", _decode_str, _KEEP, str),
-    "url": ("url", _decode_str, _KEEP, str),
-    "snippet": ("snippet", _decode_str, _KEEP, str),
-    "date": ("date", _decode_str, _KEEP, str),
-    "last_updated": ("last_updated", _decode_str, _KEEP, str),
-    "source": ("source", _decode_str, _KEEP, str),
-}
-_PERPLEXITY_SEARCH_RESULT_REQUIRED: Final = ()
-_PERPLEXITY_SEARCH_RESULT_ORDER: Final = {
-    "id": 0,
-    "title": 1,
-    "url": 2,
-    "snippet": 3,
-    "date": 4,
-    "last_updated": 5,
-    "source": 6,
-}
-
-
 def validate_perplexity_search_result(data: Any) -> PerplexitySearchResult:
     """Check a decoded JSON object as a PerplexitySearchResult; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _PERPLEXITY_SEARCH_RESULT_FIELDS, _PERPLEXITY_SEARCH_RESULT_REQUIRED
-        )
-        out = _in_order(known, _PERPLEXITY_SEARCH_RESULT_ORDER)
-        out.update(other)
-        return cast(PerplexitySearchResult, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_perplexity_search_result(data)
+    return cast(
+        PerplexitySearchResult, _checked(data, _PERPLEXITY_SEARCH_RESULT_FIELDS)
+    )
 
 
-def _checked_perplexity_search_result(data: Any) -> PerplexitySearchResult:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "id", _optional_nullable(obj, "id", _decode_int))
-    _put(out, "title", _optional_nullable(obj, "title", _decode_str))
-    _put(out, "url", _optional_nullable(obj, "url", _decode_str))
-    _put(out, "snippet", _optional_nullable(obj, "snippet", _decode_str))
-    _put(out, "date", _optional_nullable(obj, "date", _decode_str))
-    _put(out, "last_updated", _optional_nullable(obj, "last_updated", _decode_str))
-    _put(out, "source", _optional_nullable(obj, "source", _decode_str))
-    out.update(_extra(obj, _PERPLEXITY_SEARCH_RESULT_KEYS))
-    return cast(PerplexitySearchResult, out)
+_PERPLEXITY_SEARCH_RESULT_FIELDS: Final = _Shape(
+    {
+        "id": _nullable(_int),
+        "title": _nullable(_str),
+        "url": _nullable(_str),
+        "snippet": _nullable(_str),
+        "date": _nullable(_str),
+        "last_updated": _nullable(_str),
+        "source": _nullable(_str),
+    }
+)
 
 
 class SglangCachedTokensDetails(TypedDict, total=False):
@@ -6436,55 +3543,21 @@ class SglangCachedTokensDetails(TypedDict, total=False):
     """Name of the third-tier storage backend; present only when one is configured."""
 
 
-_SGLANG_CACHED_TOKENS_DETAILS_KEYS = frozenset(
-    {"device", "host", "storage", "storage_backend"}
-)
-
-
-_SGLANG_CACHED_TOKENS_DETAILS_FIELDS: Final[_Fields] = {
-    "device": ("device", _decode_int, _KEEP, int),
-    "host": ("host", _decode_int, _KEEP, int),
-    "storage": ("storage", _decode_int, _KEEP, int),
-    "storage_backend": ("storage_backend", _decode_str, _KEEP, str),
-}
-_SGLANG_CACHED_TOKENS_DETAILS_REQUIRED: Final = ()
-_SGLANG_CACHED_TOKENS_DETAILS_ORDER: Final = {
-    "device": 0,
-    "host": 1,
-    "storage": 2,
-    "storage_backend": 3,
-}
-
-
 def validate_sglang_cached_tokens_details(data: Any) -> SglangCachedTokensDetails:
     """Check a decoded JSON object as a SglangCachedTokensDetails; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data,
-            _SGLANG_CACHED_TOKENS_DETAILS_FIELDS,
-            _SGLANG_CACHED_TOKENS_DETAILS_REQUIRED,
-        )
-        out = _in_order(known, _SGLANG_CACHED_TOKENS_DETAILS_ORDER)
-        out.update(other)
-        return cast(SglangCachedTokensDetails, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_sglang_cached_tokens_details(data)
-
-
-def _checked_sglang_cached_tokens_details(data: Any) -> SglangCachedTokensDetails:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "device", _optional_nullable(obj, "device", _decode_int))
-    _put(out, "host", _optional_nullable(obj, "host", _decode_int))
-    _put(out, "storage", _optional_nullable(obj, "storage", _decode_int))
-    _put(
-        out, "storage_backend", _optional_nullable(obj, "storage_backend", _decode_str)
+    return cast(
+        SglangCachedTokensDetails, _checked(data, _SGLANG_CACHED_TOKENS_DETAILS_FIELDS)
     )
-    out.update(_extra(obj, _SGLANG_CACHED_TOKENS_DETAILS_KEYS))
-    return cast(SglangCachedTokensDetails, out)
+
+
+_SGLANG_CACHED_TOKENS_DETAILS_FIELDS: Final = _Shape(
+    {
+        "device": _nullable(_int),
+        "host": _nullable(_int),
+        "storage": _nullable(_int),
+        "storage_backend": _nullable(_str),
+    }
+)
 
 
 class SglangSglExt(TypedDict, total=False):
@@ -6504,49 +3577,17 @@ class SglangSglExt(TypedDict, total=False):
     """Where the prompt tokens served from cache came from, when requested."""
 
 
-_SGLANG_SGL_EXT_KEYS = frozenset({"routed_experts", "cached_tokens_details"})
-
-
-_SGLANG_SGL_EXT_FIELDS: Final[_Fields] = {
-    "routed_experts": ("routed_experts", _decode_str, _KEEP, str),
-    "cached_tokens_details": (
-        "cached_tokens_details",
-        validate_sglang_cached_tokens_details,
-        _KEEP,
-        None,
-    ),
-}
-_SGLANG_SGL_EXT_REQUIRED: Final = ()
-_SGLANG_SGL_EXT_ORDER: Final = {"routed_experts": 0, "cached_tokens_details": 1}
-
-
 def validate_sglang_sgl_ext(data: Any) -> SglangSglExt:
     """Check a decoded JSON object as a SglangSglExt; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(data, _SGLANG_SGL_EXT_FIELDS, _SGLANG_SGL_EXT_REQUIRED)
-        out = _in_order(known, _SGLANG_SGL_EXT_ORDER)
-        out.update(other)
-        return cast(SglangSglExt, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_sglang_sgl_ext(data)
+    return cast(SglangSglExt, _checked(data, _SGLANG_SGL_EXT_FIELDS))
 
 
-def _checked_sglang_sgl_ext(data: Any) -> SglangSglExt:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "routed_experts", _optional_nullable(obj, "routed_experts", _decode_str))
-    _put(
-        out,
-        "cached_tokens_details",
-        _optional_nullable(
-            obj, "cached_tokens_details", validate_sglang_cached_tokens_details
-        ),
-    )
-    out.update(_extra(obj, _SGLANG_SGL_EXT_KEYS))
-    return cast(SglangSglExt, out)
+_SGLANG_SGL_EXT_FIELDS: Final = _Shape(
+    {
+        "routed_experts": _nullable(_str),
+        "cached_tokens_details": _nullable(validate_sglang_cached_tokens_details),
+    }
+)
 
 
 class TogetherWarning(TypedDict, total=False):
@@ -6561,36 +3602,16 @@ class TogetherWarning(TypedDict, total=False):
     """What the warning is about."""
 
 
-_TOGETHER_WARNING_KEYS = frozenset({"message"})
-
-
-_TOGETHER_WARNING_FIELDS: Final[_Fields] = {
-    "message": ("message", _decode_str, _REJECT, str),
-}
-_TOGETHER_WARNING_REQUIRED: Final = ("message",)
-_TOGETHER_WARNING_ORDER: Final = {"message": 0}
-
-
 def validate_together_warning(data: Any) -> TogetherWarning:
     """Check a decoded JSON object as a TogetherWarning; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(data, _TOGETHER_WARNING_FIELDS, _TOGETHER_WARNING_REQUIRED)
-        out = _in_order(known, _TOGETHER_WARNING_ORDER)
-        out.update(other)
-        return cast(TogetherWarning, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_together_warning(data)
+    return cast(TogetherWarning, _checked(data, _TOGETHER_WARNING_FIELDS))
 
 
-def _checked_together_warning(data: Any) -> TogetherWarning:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["message"] = _required(obj, "message", _decode_str)
-    out.update(_extra(obj, _TOGETHER_WARNING_KEYS))
-    return cast(TogetherWarning, out)
+_TOGETHER_WARNING_FIELDS: Final = _Shape(
+    {
+        "message": _required(_str),
+    }
+)
 
 
 class VllmSpeculativeDecodingMetrics(TypedDict, total=False):
@@ -6630,112 +3651,29 @@ class VllmSpeculativeDecodingMetrics(TypedDict, total=False):
     """Tokens drafted at each step, in order; only at the detailed metrics level."""
 
 
-_VLLM_SPECULATIVE_DECODING_METRICS_KEYS = frozenset(
-    {
-        "mean_acceptance_length",
-        "draft_acceptance_rate",
-        "acceptance_histogram",
-        "num_spec_steps",
-        "num_accepted_draft_tokens",
-        "num_draft_tokens",
-        "num_spec_tokens",
-        "per_step_accepted",
-        "per_step_drafted",
-    }
-)
-
-
-_VLLM_SPECULATIVE_DECODING_METRICS_FIELDS: Final[_Fields] = {
-    "mean_acceptance_length": ("mean_acceptance_length", _decode_float, _KEEP, float),
-    "draft_acceptance_rate": ("draft_acceptance_rate", _decode_float, _KEEP, float),
-    "acceptance_histogram": ("acceptance_histogram", _decode_list_int, _KEEP, None),
-    "num_spec_steps": ("num_spec_steps", _decode_int, _KEEP, int),
-    "num_accepted_draft_tokens": ("num_accepted_draft_tokens", _decode_int, _KEEP, int),
-    "num_draft_tokens": ("num_draft_tokens", _decode_int, _KEEP, int),
-    "num_spec_tokens": ("num_spec_tokens", _decode_int, _KEEP, int),
-    "per_step_accepted": ("per_step_accepted", _decode_list_int, _KEEP, None),
-    "per_step_drafted": ("per_step_drafted", _decode_list_int, _KEEP, None),
-}
-_VLLM_SPECULATIVE_DECODING_METRICS_REQUIRED: Final = ()
-_VLLM_SPECULATIVE_DECODING_METRICS_ORDER: Final = {
-    "mean_acceptance_length": 0,
-    "draft_acceptance_rate": 1,
-    "acceptance_histogram": 2,
-    "num_spec_steps": 3,
-    "num_accepted_draft_tokens": 4,
-    "num_draft_tokens": 5,
-    "num_spec_tokens": 6,
-    "per_step_accepted": 7,
-    "per_step_drafted": 8,
-}
-
-
 def validate_vllm_speculative_decoding_metrics(
     data: Any,
 ) -> VllmSpeculativeDecodingMetrics:
     """Check a decoded JSON object as a VllmSpeculativeDecodingMetrics; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data,
-            _VLLM_SPECULATIVE_DECODING_METRICS_FIELDS,
-            _VLLM_SPECULATIVE_DECODING_METRICS_REQUIRED,
-        )
-        out = _in_order(known, _VLLM_SPECULATIVE_DECODING_METRICS_ORDER)
-        out.update(other)
-        return cast(VllmSpeculativeDecodingMetrics, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_vllm_speculative_decoding_metrics(data)
+    return cast(
+        VllmSpeculativeDecodingMetrics,
+        _checked(data, _VLLM_SPECULATIVE_DECODING_METRICS_FIELDS),
+    )
 
 
-def _checked_vllm_speculative_decoding_metrics(
-    data: Any,
-) -> VllmSpeculativeDecodingMetrics:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(
-        out,
-        "mean_acceptance_length",
-        _optional_nullable(obj, "mean_acceptance_length", _decode_float),
-    )
-    _put(
-        out,
-        "draft_acceptance_rate",
-        _optional_nullable(obj, "draft_acceptance_rate", _decode_float),
-    )
-    _put(
-        out,
-        "acceptance_histogram",
-        _optional_nullable(obj, "acceptance_histogram", _decode_list_int),
-    )
-    _put(out, "num_spec_steps", _optional_nullable(obj, "num_spec_steps", _decode_int))
-    _put(
-        out,
-        "num_accepted_draft_tokens",
-        _optional_nullable(obj, "num_accepted_draft_tokens", _decode_int),
-    )
-    _put(
-        out,
-        "num_draft_tokens",
-        _optional_nullable(obj, "num_draft_tokens", _decode_int),
-    )
-    _put(
-        out, "num_spec_tokens", _optional_nullable(obj, "num_spec_tokens", _decode_int)
-    )
-    _put(
-        out,
-        "per_step_accepted",
-        _optional_nullable(obj, "per_step_accepted", _decode_list_int),
-    )
-    _put(
-        out,
-        "per_step_drafted",
-        _optional_nullable(obj, "per_step_drafted", _decode_list_int),
-    )
-    out.update(_extra(obj, _VLLM_SPECULATIVE_DECODING_METRICS_KEYS))
-    return cast(VllmSpeculativeDecodingMetrics, out)
+_VLLM_SPECULATIVE_DECODING_METRICS_FIELDS: Final = _Shape(
+    {
+        "mean_acceptance_length": _nullable(_float),
+        "draft_acceptance_rate": _nullable(_float),
+        "acceptance_histogram": _nullable(_list_of(_int)),
+        "num_spec_steps": _nullable(_int),
+        "num_accepted_draft_tokens": _nullable(_int),
+        "num_draft_tokens": _nullable(_int),
+        "num_spec_tokens": _nullable(_int),
+        "per_step_accepted": _nullable(_list_of(_int)),
+        "per_step_drafted": _nullable(_list_of(_int)),
+    }
+)
 
 
 class VllmRequestMetrics(TypedDict, total=False):
@@ -6767,87 +3705,21 @@ class VllmRequestMetrics(TypedDict, total=False):
     """
 
 
-_VLLM_REQUEST_METRICS_KEYS = frozenset(
-    {
-        "time_to_first_token_ms",
-        "generation_time_ms",
-        "queue_time_ms",
-        "mean_itl_ms",
-        "tokens_per_second",
-        "speculative_decoding",
-    }
-)
-
-
-_VLLM_REQUEST_METRICS_FIELDS: Final[_Fields] = {
-    "time_to_first_token_ms": ("time_to_first_token_ms", _decode_float, _KEEP, float),
-    "generation_time_ms": ("generation_time_ms", _decode_float, _KEEP, float),
-    "queue_time_ms": ("queue_time_ms", _decode_float, _KEEP, float),
-    "mean_itl_ms": ("mean_itl_ms", _decode_float, _KEEP, float),
-    "tokens_per_second": ("tokens_per_second", _decode_float, _KEEP, float),
-    "speculative_decoding": (
-        "speculative_decoding",
-        validate_vllm_speculative_decoding_metrics,
-        _KEEP,
-        None,
-    ),
-}
-_VLLM_REQUEST_METRICS_REQUIRED: Final = ()
-_VLLM_REQUEST_METRICS_ORDER: Final = {
-    "time_to_first_token_ms": 0,
-    "generation_time_ms": 1,
-    "queue_time_ms": 2,
-    "mean_itl_ms": 3,
-    "tokens_per_second": 4,
-    "speculative_decoding": 5,
-}
-
-
 def validate_vllm_request_metrics(data: Any) -> VllmRequestMetrics:
     """Check a decoded JSON object as a VllmRequestMetrics; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _VLLM_REQUEST_METRICS_FIELDS, _VLLM_REQUEST_METRICS_REQUIRED
-        )
-        out = _in_order(known, _VLLM_REQUEST_METRICS_ORDER)
-        out.update(other)
-        return cast(VllmRequestMetrics, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_vllm_request_metrics(data)
+    return cast(VllmRequestMetrics, _checked(data, _VLLM_REQUEST_METRICS_FIELDS))
 
 
-def _checked_vllm_request_metrics(data: Any) -> VllmRequestMetrics:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(
-        out,
-        "time_to_first_token_ms",
-        _optional_nullable(obj, "time_to_first_token_ms", _decode_float),
-    )
-    _put(
-        out,
-        "generation_time_ms",
-        _optional_nullable(obj, "generation_time_ms", _decode_float),
-    )
-    _put(out, "queue_time_ms", _optional_nullable(obj, "queue_time_ms", _decode_float))
-    _put(out, "mean_itl_ms", _optional_nullable(obj, "mean_itl_ms", _decode_float))
-    _put(
-        out,
-        "tokens_per_second",
-        _optional_nullable(obj, "tokens_per_second", _decode_float),
-    )
-    _put(
-        out,
-        "speculative_decoding",
-        _optional_nullable(
-            obj, "speculative_decoding", validate_vllm_speculative_decoding_metrics
-        ),
-    )
-    out.update(_extra(obj, _VLLM_REQUEST_METRICS_KEYS))
-    return cast(VllmRequestMetrics, out)
+_VLLM_REQUEST_METRICS_FIELDS: Final = _Shape(
+    {
+        "time_to_first_token_ms": _nullable(_float),
+        "generation_time_ms": _nullable(_float),
+        "queue_time_ms": _nullable(_float),
+        "mean_itl_ms": _nullable(_float),
+        "tokens_per_second": _nullable(_float),
+        "speculative_decoding": _nullable(validate_vllm_speculative_decoding_metrics),
+    }
+)
 
 
 class ZaiWebSearchResult(TypedDict, total=False):
@@ -6880,60 +3752,22 @@ class ZaiWebSearchResult(TypedDict, total=False):
     """When the page was published, as text."""
 
 
-_ZAI_WEB_SEARCH_RESULT_KEYS = frozenset(
-    {"title", "content", "link", "media", "icon", "refer", "publish_date"}
-)
-
-
-_ZAI_WEB_SEARCH_RESULT_FIELDS: Final[_Fields] = {
-    "title": ("title", _decode_str, _KEEP, str),
-    "content": ("content", _decode_str, _KEEP, str),
-    "link": ("link", _decode_str, _KEEP, str),
-    "media": ("media", _decode_str, _KEEP, str),
-    "icon": ("icon", _decode_str, _KEEP, str),
-    "refer": ("refer", _decode_str, _KEEP, str),
-    "publish_date": ("publish_date", _decode_str, _KEEP, str),
-}
-_ZAI_WEB_SEARCH_RESULT_REQUIRED: Final = ()
-_ZAI_WEB_SEARCH_RESULT_ORDER: Final = {
-    "title": 0,
-    "content": 1,
-    "link": 2,
-    "media": 3,
-    "icon": 4,
-    "refer": 5,
-    "publish_date": 6,
-}
-
-
 def validate_zai_web_search_result(data: Any) -> ZaiWebSearchResult:
     """Check a decoded JSON object as a ZaiWebSearchResult; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _ZAI_WEB_SEARCH_RESULT_FIELDS, _ZAI_WEB_SEARCH_RESULT_REQUIRED
-        )
-        out = _in_order(known, _ZAI_WEB_SEARCH_RESULT_ORDER)
-        out.update(other)
-        return cast(ZaiWebSearchResult, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_zai_web_search_result(data)
+    return cast(ZaiWebSearchResult, _checked(data, _ZAI_WEB_SEARCH_RESULT_FIELDS))
 
 
-def _checked_zai_web_search_result(data: Any) -> ZaiWebSearchResult:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "title", _optional_nullable(obj, "title", _decode_str))
-    _put(out, "content", _optional_nullable(obj, "content", _decode_str))
-    _put(out, "link", _optional_nullable(obj, "link", _decode_str))
-    _put(out, "media", _optional_nullable(obj, "media", _decode_str))
-    _put(out, "icon", _optional_nullable(obj, "icon", _decode_str))
-    _put(out, "refer", _optional_nullable(obj, "refer", _decode_str))
-    _put(out, "publish_date", _optional_nullable(obj, "publish_date", _decode_str))
-    out.update(_extra(obj, _ZAI_WEB_SEARCH_RESULT_KEYS))
-    return cast(ZaiWebSearchResult, out)
+_ZAI_WEB_SEARCH_RESULT_FIELDS: Final = _Shape(
+    {
+        "title": _nullable(_str),
+        "content": _nullable(_str),
+        "link": _nullable(_str),
+        "media": _nullable(_str),
+        "icon": _nullable(_str),
+        "refer": _nullable(_str),
+        "publish_date": _nullable(_str),
+    }
+)
 
 
 # A whole chat completion: what a request without streaming returns, and what the chunks
@@ -7106,229 +3940,50 @@ ChatCompletion = TypedDict(
 )
 
 
-_CHAT_COMPLETION_KEYS = frozenset(
-    {
-        "id",
-        "choices",
-        "created",
-        "model",
-        "object",
-        "service_tier",
-        "system_fingerprint",
-        "usage",
-        "moderation",
-        "prompt_filter_results",
-        "prompt_annotations",
-        "latency_checkpoint",
-        "routing",
-        "perf_metrics",
-        "x_groq",
-        "timings",
-        "__verbose",
-        "sla_metrics",
-        "nvext",
-        "provider",
-        "error",
-        "citations",
-        "search_results",
-        "sglext",
-        "warnings",
-        "prompt_token_ids",
-        "prompt_text",
-        "metrics",
-        "request_id",
-        "web_search",
-    }
-)
-
-
-_CHAT_COMPLETION_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_str, _REJECT, str),
-    "choices": ("choices", _decode_list_ChatCompletionChoice, _EMPTY, None),
-    "created": ("created", _decode_int_or_float, _REJECT, None),
-    "model": ("model", _decode_str, _REJECT, str),
-    "object": ("object", _decode_str, _REJECT, str),
-    "service_tier": ("service_tier", _decode_str, _KEEP, str),
-    "system_fingerprint": ("system_fingerprint", _decode_str, _KEEP, str),
-    "usage": ("usage", validate_completion_usage, _KEEP, None),
-    "moderation": ("moderation", validate_moderation, _KEEP, None),
-    "prompt_filter_results": (
-        "prompt_filter_results",
-        _decode_list_AzurePromptFilterResult,
-        _KEEP,
-        None,
-    ),
-    "prompt_annotations": (
-        "prompt_annotations",
-        _decode_list_AzurePromptFilterResult,
-        _KEEP,
-        None,
-    ),
-    "latency_checkpoint": (
-        "latency_checkpoint",
-        validate_azure_latency_checkpoint,
-        _KEEP,
-        None,
-    ),
-    "routing": ("routing", validate_azure_routing, _KEEP, None),
-    "perf_metrics": ("perf_metrics", _decode_map_any, _KEEP, None),
-    "x_groq": ("x_groq", validate_groq_x_groq, _KEEP, None),
-    "timings": ("timings", validate_llama_cpp_timings, _KEEP, None),
-    "__verbose": ("__verbose", _decode_map_any, _KEEP, None),
-    "sla_metrics": ("sla_metrics", validate_novita_sla_metrics, _KEEP, None),
-    "nvext": ("nvext", validate_nv_ext, _KEEP, None),
-    "provider": ("provider", _decode_str, _KEEP, str),
-    "error": ("error", validate_open_router_error, _KEEP, None),
-    "citations": ("citations", _decode_list_str, _KEEP, None),
-    "search_results": (
-        "search_results",
-        _decode_list_PerplexitySearchResult,
-        _KEEP,
-        None,
-    ),
-    "sglext": ("sglext", validate_sglang_sgl_ext, _KEEP, None),
-    "warnings": ("warnings", _decode_list_TogetherWarning, _KEEP, None),
-    "prompt_token_ids": ("prompt_token_ids", _decode_list_int, _KEEP, None),
-    "prompt_text": ("prompt_text", _decode_str, _KEEP, str),
-    "metrics": ("metrics", validate_vllm_request_metrics, _KEEP, None),
-    "request_id": ("request_id", _decode_str, _KEEP, str),
-    "web_search": ("web_search", _decode_list_ZaiWebSearchResult, _KEEP, None),
-}
-_CHAT_COMPLETION_REQUIRED: Final = ("object",)
-_CHAT_COMPLETION_ORDER: Final = {
-    "id": 0,
-    "choices": 1,
-    "created": 2,
-    "model": 3,
-    "object": 4,
-    "service_tier": 5,
-    "system_fingerprint": 6,
-    "usage": 7,
-    "moderation": 8,
-    "prompt_filter_results": 9,
-    "prompt_annotations": 10,
-    "latency_checkpoint": 11,
-    "routing": 12,
-    "perf_metrics": 13,
-    "x_groq": 14,
-    "timings": 15,
-    "__verbose": 16,
-    "sla_metrics": 17,
-    "nvext": 18,
-    "provider": 19,
-    "error": 20,
-    "citations": 21,
-    "search_results": 22,
-    "sglext": 23,
-    "warnings": 24,
-    "prompt_token_ids": 25,
-    "prompt_text": 26,
-    "metrics": 27,
-    "request_id": 28,
-    "web_search": 29,
-}
-
-
 def validate_chat_completion(data: Any) -> ChatCompletion:
     """Check a decoded JSON object as a ChatCompletion; raises `ChunkDecodeError`."""
     _reject_error_report(data, "error", "choices")
-    try:
-        known, other = _read(data, _CHAT_COMPLETION_FIELDS, _CHAT_COMPLETION_REQUIRED)
-        if "choices" not in known:
-            known["choices"] = []
-        out = _in_order(known, _CHAT_COMPLETION_ORDER)
-        out.update(other)
-        return cast(ChatCompletion, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_chat_completion(data)
+    return cast(ChatCompletion, _checked(data, _CHAT_COMPLETION_FIELDS))
 
 
-def _checked_chat_completion(data: Any) -> ChatCompletion:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "id", _optional(obj, "id", _decode_str))
-    out["choices"] = _defaulted(
-        obj, "choices", _decode_list_ChatCompletionChoice, list[ChatCompletionChoice]
-    )
-    _put(out, "created", _optional(obj, "created", _decode_int_or_float))
-    _put(out, "model", _optional(obj, "model", _decode_str))
-    out["object"] = _required(obj, "object", _decode_str)
-    _put(out, "service_tier", _optional_nullable(obj, "service_tier", _decode_str))
-    _put(
-        out,
-        "system_fingerprint",
-        _optional_nullable(obj, "system_fingerprint", _decode_str),
-    )
-    _put(out, "usage", _optional_nullable(obj, "usage", validate_completion_usage))
-    _put(out, "moderation", _optional_nullable(obj, "moderation", validate_moderation))
-    _put(
-        out,
-        "prompt_filter_results",
-        _optional_nullable(
-            obj, "prompt_filter_results", _decode_list_AzurePromptFilterResult
+_CHAT_COMPLETION_FIELDS: Final = _Shape(
+    {
+        "id": _optional(_str),
+        "choices": _defaulted(_list_of(validate_chat_completion_choice)),
+        "created": _optional(
+            _either("an integer or a number", {int: None, float: None})
         ),
-    )
-    _put(
-        out,
-        "prompt_annotations",
-        _optional_nullable(
-            obj, "prompt_annotations", _decode_list_AzurePromptFilterResult
+        "model": _optional(_str),
+        "object": _required(_str),
+        "service_tier": _nullable(_str),
+        "system_fingerprint": _nullable(_str),
+        "usage": _nullable(validate_completion_usage),
+        "moderation": _nullable(validate_moderation),
+        "prompt_filter_results": _nullable(
+            _list_of(validate_azure_prompt_filter_result)
         ),
-    )
-    _put(
-        out,
-        "latency_checkpoint",
-        _optional_nullable(
-            obj, "latency_checkpoint", validate_azure_latency_checkpoint
-        ),
-    )
-    _put(out, "routing", _optional_nullable(obj, "routing", validate_azure_routing))
-    _put(out, "perf_metrics", _optional_nullable(obj, "perf_metrics", _decode_map_any))
-    _put(out, "x_groq", _optional_nullable(obj, "x_groq", validate_groq_x_groq))
-    _put(out, "timings", _optional_nullable(obj, "timings", validate_llama_cpp_timings))
-    _put(out, "__verbose", _optional_nullable(obj, "__verbose", _decode_map_any))
-    _put(
-        out,
-        "sla_metrics",
-        _optional_nullable(obj, "sla_metrics", validate_novita_sla_metrics),
-    )
-    _put(out, "nvext", _optional_nullable(obj, "nvext", validate_nv_ext))
-    _put(out, "provider", _optional_nullable(obj, "provider", _decode_str))
-    _put(out, "error", _optional_nullable(obj, "error", validate_open_router_error))
-    _put(out, "citations", _optional_nullable(obj, "citations", _decode_list_str))
-    _put(
-        out,
-        "search_results",
-        _optional_nullable(obj, "search_results", _decode_list_PerplexitySearchResult),
-    )
-    _put(out, "sglext", _optional_nullable(obj, "sglext", validate_sglang_sgl_ext))
-    _put(
-        out,
-        "warnings",
-        _optional_nullable(obj, "warnings", _decode_list_TogetherWarning),
-    )
-    _put(
-        out,
-        "prompt_token_ids",
-        _optional_nullable(obj, "prompt_token_ids", _decode_list_int),
-    )
-    _put(out, "prompt_text", _optional_nullable(obj, "prompt_text", _decode_str))
-    _put(
-        out,
-        "metrics",
-        _optional_nullable(obj, "metrics", validate_vllm_request_metrics),
-    )
-    _put(out, "request_id", _optional_nullable(obj, "request_id", _decode_str))
-    _put(
-        out,
-        "web_search",
-        _optional_nullable(obj, "web_search", _decode_list_ZaiWebSearchResult),
-    )
-    out.update(_extra(obj, _CHAT_COMPLETION_KEYS))
-    return cast(ChatCompletion, out)
+        "prompt_annotations": _nullable(_list_of(validate_azure_prompt_filter_result)),
+        "latency_checkpoint": _nullable(validate_azure_latency_checkpoint),
+        "routing": _nullable(validate_azure_routing),
+        "perf_metrics": _nullable(_map),
+        "x_groq": _nullable(validate_groq_x_groq),
+        "timings": _nullable(validate_llama_cpp_timings),
+        "__verbose": _nullable(_map),
+        "sla_metrics": _nullable(validate_novita_sla_metrics),
+        "nvext": _nullable(validate_nv_ext),
+        "provider": _nullable(_str),
+        "error": _nullable(validate_open_router_error),
+        "citations": _nullable(_list_of(_str)),
+        "search_results": _nullable(_list_of(validate_perplexity_search_result)),
+        "sglext": _nullable(validate_sglang_sgl_ext),
+        "warnings": _nullable(_list_of(validate_together_warning)),
+        "prompt_token_ids": _nullable(_list_of(_int)),
+        "prompt_text": _nullable(_str),
+        "metrics": _nullable(validate_vllm_request_metrics),
+        "request_id": _nullable(_str),
+        "web_search": _nullable(_list_of(validate_zai_web_search_result)),
+    }
+)
 
 
 class ChoiceDeltaToolCallFunction(TypedDict, total=False):
@@ -7353,42 +4008,22 @@ class ChoiceDeltaToolCallFunction(TypedDict, total=False):
     """
 
 
-_CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS = frozenset({"arguments", "name"})
-
-
-_CHOICE_DELTA_TOOL_CALL_FUNCTION_FIELDS: Final[_Fields] = {
-    "arguments": ("arguments", _decode_str_or_map_any, _KEEP, None),
-    "name": ("name", _decode_str, _KEEP, str),
-}
-_CHOICE_DELTA_TOOL_CALL_FUNCTION_REQUIRED: Final = ()
-_CHOICE_DELTA_TOOL_CALL_FUNCTION_ORDER: Final = {"arguments": 0, "name": 1}
-
-
 def validate_choice_delta_tool_call_function(data: Any) -> ChoiceDeltaToolCallFunction:
     """Check a decoded JSON object as a ChoiceDeltaToolCallFunction; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data,
-            _CHOICE_DELTA_TOOL_CALL_FUNCTION_FIELDS,
-            _CHOICE_DELTA_TOOL_CALL_FUNCTION_REQUIRED,
-        )
-        out = _in_order(known, _CHOICE_DELTA_TOOL_CALL_FUNCTION_ORDER)
-        out.update(other)
-        return cast(ChoiceDeltaToolCallFunction, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_choice_delta_tool_call_function(data)
+    return cast(
+        ChoiceDeltaToolCallFunction,
+        _checked(data, _CHOICE_DELTA_TOOL_CALL_FUNCTION_FIELDS),
+    )
 
 
-def _checked_choice_delta_tool_call_function(data: Any) -> ChoiceDeltaToolCallFunction:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "arguments", _optional_nullable(obj, "arguments", _decode_str_or_map_any))
-    _put(out, "name", _optional_nullable(obj, "name", _decode_str))
-    out.update(_extra(obj, _CHOICE_DELTA_TOOL_CALL_FUNCTION_KEYS))
-    return cast(ChoiceDeltaToolCallFunction, out)
+_CHOICE_DELTA_TOOL_CALL_FUNCTION_FIELDS: Final = _Shape(
+    {
+        "arguments": _nullable(
+            _either("a string or an object", {str: None, dict: _map})
+        ),
+        "name": _nullable(_str),
+    }
+)
 
 
 class ChoiceDeltaToolCallCustom(TypedDict, total=False):
@@ -7402,42 +4037,19 @@ class ChoiceDeltaToolCallCustom(TypedDict, total=False):
     """Name of the custom tool; sent on the first fragment."""
 
 
-_CHOICE_DELTA_TOOL_CALL_CUSTOM_KEYS = frozenset({"input", "name"})
-
-
-_CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS: Final[_Fields] = {
-    "input": ("input", _decode_str, _KEEP, str),
-    "name": ("name", _decode_str, _KEEP, str),
-}
-_CHOICE_DELTA_TOOL_CALL_CUSTOM_REQUIRED: Final = ()
-_CHOICE_DELTA_TOOL_CALL_CUSTOM_ORDER: Final = {"input": 0, "name": 1}
-
-
 def validate_choice_delta_tool_call_custom(data: Any) -> ChoiceDeltaToolCallCustom:
     """Check a decoded JSON object as a ChoiceDeltaToolCallCustom; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data,
-            _CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS,
-            _CHOICE_DELTA_TOOL_CALL_CUSTOM_REQUIRED,
-        )
-        out = _in_order(known, _CHOICE_DELTA_TOOL_CALL_CUSTOM_ORDER)
-        out.update(other)
-        return cast(ChoiceDeltaToolCallCustom, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_choice_delta_tool_call_custom(data)
+    return cast(
+        ChoiceDeltaToolCallCustom, _checked(data, _CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS)
+    )
 
 
-def _checked_choice_delta_tool_call_custom(data: Any) -> ChoiceDeltaToolCallCustom:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "input", _optional_nullable(obj, "input", _decode_str))
-    _put(out, "name", _optional_nullable(obj, "name", _decode_str))
-    out.update(_extra(obj, _CHOICE_DELTA_TOOL_CALL_CUSTOM_KEYS))
-    return cast(ChoiceDeltaToolCallCustom, out)
+_CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS: Final = _Shape(
+    {
+        "input": _nullable(_str),
+        "name": _nullable(_str),
+    }
+)
 
 
 class ChoiceDeltaToolCall(TypedDict, total=False):
@@ -7466,60 +4078,20 @@ class ChoiceDeltaToolCall(TypedDict, total=False):
     """
 
 
-_CHOICE_DELTA_TOOL_CALL_KEYS = frozenset({"index", "id", "function", "type", "custom"})
-
-
-_CHOICE_DELTA_TOOL_CALL_FIELDS: Final[_Fields] = {
-    "index": ("index", _decode_int, _REJECT, int),
-    "id": ("id", _decode_str, _KEEP, str),
-    "function": ("function", validate_choice_delta_tool_call_function, _KEEP, None),
-    "type": ("type", _decode_str, _KEEP, str),
-    "custom": ("custom", validate_choice_delta_tool_call_custom, _KEEP, None),
-}
-_CHOICE_DELTA_TOOL_CALL_REQUIRED: Final = ()
-_CHOICE_DELTA_TOOL_CALL_ORDER: Final = {
-    "index": 0,
-    "id": 1,
-    "function": 2,
-    "type": 3,
-    "custom": 4,
-}
-
-
 def validate_choice_delta_tool_call(data: Any) -> ChoiceDeltaToolCall:
     """Check a decoded JSON object as a ChoiceDeltaToolCall; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _CHOICE_DELTA_TOOL_CALL_FIELDS, _CHOICE_DELTA_TOOL_CALL_REQUIRED
-        )
-        out = _in_order(known, _CHOICE_DELTA_TOOL_CALL_ORDER)
-        out.update(other)
-        return cast(ChoiceDeltaToolCall, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_choice_delta_tool_call(data)
+    return cast(ChoiceDeltaToolCall, _checked(data, _CHOICE_DELTA_TOOL_CALL_FIELDS))
 
 
-def _checked_choice_delta_tool_call(data: Any) -> ChoiceDeltaToolCall:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "index", _optional(obj, "index", _decode_int))
-    _put(out, "id", _optional_nullable(obj, "id", _decode_str))
-    _put(
-        out,
-        "function",
-        _optional_nullable(obj, "function", validate_choice_delta_tool_call_function),
-    )
-    _put(out, "type", _optional_nullable(obj, "type", _decode_str))
-    _put(
-        out,
-        "custom",
-        _optional_nullable(obj, "custom", validate_choice_delta_tool_call_custom),
-    )
-    out.update(_extra(obj, _CHOICE_DELTA_TOOL_CALL_KEYS))
-    return cast(ChoiceDeltaToolCall, out)
+_CHOICE_DELTA_TOOL_CALL_FIELDS: Final = _Shape(
+    {
+        "index": _optional(_int),
+        "id": _nullable(_str),
+        "function": _nullable(validate_choice_delta_tool_call_function),
+        "type": _nullable(_str),
+        "custom": _nullable(validate_choice_delta_tool_call_custom),
+    }
+)
 
 
 class ChoiceDeltaFunctionCall(TypedDict, total=False):
@@ -7534,42 +4106,19 @@ class ChoiceDeltaFunctionCall(TypedDict, total=False):
     """Name of the function to call; sent on the first fragment."""
 
 
-_CHOICE_DELTA_FUNCTION_CALL_KEYS = frozenset({"arguments", "name"})
-
-
-_CHOICE_DELTA_FUNCTION_CALL_FIELDS: Final[_Fields] = {
-    "arguments": ("arguments", _decode_str, _KEEP, str),
-    "name": ("name", _decode_str, _KEEP, str),
-}
-_CHOICE_DELTA_FUNCTION_CALL_REQUIRED: Final = ()
-_CHOICE_DELTA_FUNCTION_CALL_ORDER: Final = {"arguments": 0, "name": 1}
-
-
 def validate_choice_delta_function_call(data: Any) -> ChoiceDeltaFunctionCall:
     """Check a decoded JSON object as a ChoiceDeltaFunctionCall; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data,
-            _CHOICE_DELTA_FUNCTION_CALL_FIELDS,
-            _CHOICE_DELTA_FUNCTION_CALL_REQUIRED,
-        )
-        out = _in_order(known, _CHOICE_DELTA_FUNCTION_CALL_ORDER)
-        out.update(other)
-        return cast(ChoiceDeltaFunctionCall, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_choice_delta_function_call(data)
+    return cast(
+        ChoiceDeltaFunctionCall, _checked(data, _CHOICE_DELTA_FUNCTION_CALL_FIELDS)
+    )
 
 
-def _checked_choice_delta_function_call(data: Any) -> ChoiceDeltaFunctionCall:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "arguments", _optional_nullable(obj, "arguments", _decode_str))
-    _put(out, "name", _optional_nullable(obj, "name", _decode_str))
-    out.update(_extra(obj, _CHOICE_DELTA_FUNCTION_CALL_KEYS))
-    return cast(ChoiceDeltaFunctionCall, out)
+_CHOICE_DELTA_FUNCTION_CALL_FIELDS: Final = _Shape(
+    {
+        "arguments": _nullable(_str),
+        "name": _nullable(_str),
+    }
+)
 
 
 class ChoiceDeltaAudio(TypedDict, total=False):
@@ -7591,49 +4140,19 @@ class ChoiceDeltaAudio(TypedDict, total=False):
     """A piece of the transcript of the audio."""
 
 
-_CHOICE_DELTA_AUDIO_KEYS = frozenset({"id", "data", "expires_at", "transcript"})
-
-
-_CHOICE_DELTA_AUDIO_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_str, _KEEP, str),
-    "data": ("data", _decode_str, _KEEP, str),
-    "expires_at": ("expires_at", _decode_int, _KEEP, int),
-    "transcript": ("transcript", _decode_str, _KEEP, str),
-}
-_CHOICE_DELTA_AUDIO_REQUIRED: Final = ()
-_CHOICE_DELTA_AUDIO_ORDER: Final = {
-    "id": 0,
-    "data": 1,
-    "expires_at": 2,
-    "transcript": 3,
-}
-
-
 def validate_choice_delta_audio(data: Any) -> ChoiceDeltaAudio:
     """Check a decoded JSON object as a ChoiceDeltaAudio; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(
-            data, _CHOICE_DELTA_AUDIO_FIELDS, _CHOICE_DELTA_AUDIO_REQUIRED
-        )
-        out = _in_order(known, _CHOICE_DELTA_AUDIO_ORDER)
-        out.update(other)
-        return cast(ChoiceDeltaAudio, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_choice_delta_audio(data)
+    return cast(ChoiceDeltaAudio, _checked(data, _CHOICE_DELTA_AUDIO_FIELDS))
 
 
-def _checked_choice_delta_audio(data: Any) -> ChoiceDeltaAudio:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "id", _optional_nullable(obj, "id", _decode_str))
-    _put(out, "data", _optional_nullable(obj, "data", _decode_str))
-    _put(out, "expires_at", _optional_nullable(obj, "expires_at", _decode_int))
-    _put(out, "transcript", _optional_nullable(obj, "transcript", _decode_str))
-    out.update(_extra(obj, _CHOICE_DELTA_AUDIO_KEYS))
-    return cast(ChoiceDeltaAudio, out)
+_CHOICE_DELTA_AUDIO_FIELDS: Final = _Shape(
+    {
+        "id": _nullable(_str),
+        "data": _nullable(_str),
+        "expires_at": _nullable(_int),
+        "transcript": _nullable(_str),
+    }
+)
 
 
 class ChoiceDelta(TypedDict, total=False):
@@ -7780,185 +4299,40 @@ class ChoiceDelta(TypedDict, total=False):
     """
 
 
-_CHOICE_DELTA_KEYS = frozenset(
-    {
-        "role",
-        "content",
-        "refusal",
-        "tool_calls",
-        "function_call",
-        "audio",
-        "reasoning_content",
-        "channel",
-        "executed_tools",
-        "thinking_blocks",
-        "provider_specific_fields",
-        "index",
-        "tool_call_id",
-        "name",
-        "internal_content",
-        "reasoning_details",
-        "annotations",
-        "hidden_states",
-        "token_id",
-        "reasoning",
-    }
-)
-
-
-_CHOICE_DELTA_FIELDS: Final[_Fields] = {
-    "role": ("role", _decode_str, _KEEP, str),
-    "content": ("content", _decode_str_or_list_MistralContentPart, _KEEP, None),
-    "refusal": ("refusal", _decode_str, _KEEP, str),
-    "tool_calls": ("tool_calls", _decode_list_ChoiceDeltaToolCall, _KEEP, None),
-    "function_call": (
-        "function_call",
-        validate_choice_delta_function_call,
-        _KEEP,
-        None,
-    ),
-    "audio": ("audio", validate_choice_delta_audio, _KEEP, None),
-    "reasoning_content": ("reasoning_content", _decode_str, _KEEP, str),
-    "channel": ("channel", _decode_str, _KEEP, str),
-    "executed_tools": ("executed_tools", _decode_list_GroqExecutedTool, _KEEP, None),
-    "thinking_blocks": (
-        "thinking_blocks",
-        _decode_list_LiteLLMThinkingBlock,
-        _KEEP,
-        None,
-    ),
-    "provider_specific_fields": (
-        "provider_specific_fields",
-        _decode_map_any,
-        _KEEP,
-        None,
-    ),
-    "index": ("index", _decode_int, _KEEP, int),
-    "tool_call_id": ("tool_call_id", _decode_str, _KEEP, str),
-    "name": ("name", _decode_str, _KEEP, str),
-    "internal_content": (
-        "internal_content",
-        validate_moonshot_internal_content,
-        _KEEP,
-        None,
-    ),
-    "reasoning_details": (
-        "reasoning_details",
-        _decode_list_OpenRouterReasoningDetail,
-        _KEEP,
-        None,
-    ),
-    "annotations": ("annotations", _decode_list_OpenRouterAnnotation, _KEEP, None),
-    "hidden_states": ("hidden_states", _decode_any, _KEEP, None),
-    "token_id": ("token_id", _decode_int, _KEEP, int),
-    "reasoning": ("reasoning", _decode_str, _KEEP, str),
-}
-_CHOICE_DELTA_REQUIRED: Final = ()
-_CHOICE_DELTA_ORDER: Final = {
-    "role": 0,
-    "content": 1,
-    "refusal": 2,
-    "tool_calls": 3,
-    "function_call": 4,
-    "audio": 5,
-    "reasoning_content": 6,
-    "channel": 7,
-    "executed_tools": 8,
-    "thinking_blocks": 9,
-    "provider_specific_fields": 10,
-    "index": 11,
-    "tool_call_id": 12,
-    "name": 13,
-    "internal_content": 14,
-    "reasoning_details": 15,
-    "annotations": 16,
-    "hidden_states": 17,
-    "token_id": 18,
-    "reasoning": 19,
-}
-
-
 def validate_choice_delta(data: Any) -> ChoiceDelta:
     """Check a decoded JSON object as a ChoiceDelta; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(data, _CHOICE_DELTA_FIELDS, _CHOICE_DELTA_REQUIRED)
-        out = _in_order(known, _CHOICE_DELTA_ORDER)
-        out.update(other)
-        return cast(ChoiceDelta, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_choice_delta(data)
+    return cast(ChoiceDelta, _checked(data, _CHOICE_DELTA_FIELDS))
 
 
-def _checked_choice_delta(data: Any) -> ChoiceDelta:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "role", _optional_nullable(obj, "role", _decode_str))
-    _put(
-        out,
-        "content",
-        _optional_nullable(obj, "content", _decode_str_or_list_MistralContentPart),
-    )
-    _put(out, "refusal", _optional_nullable(obj, "refusal", _decode_str))
-    _put(
-        out,
-        "tool_calls",
-        _optional_nullable(obj, "tool_calls", _decode_list_ChoiceDeltaToolCall),
-    )
-    _put(
-        out,
-        "function_call",
-        _optional_nullable(obj, "function_call", validate_choice_delta_function_call),
-    )
-    _put(out, "audio", _optional_nullable(obj, "audio", validate_choice_delta_audio))
-    _put(
-        out,
-        "reasoning_content",
-        _optional_nullable(obj, "reasoning_content", _decode_str),
-    )
-    _put(out, "channel", _optional_nullable(obj, "channel", _decode_str))
-    _put(
-        out,
-        "executed_tools",
-        _optional_nullable(obj, "executed_tools", _decode_list_GroqExecutedTool),
-    )
-    _put(
-        out,
-        "thinking_blocks",
-        _optional_nullable(obj, "thinking_blocks", _decode_list_LiteLLMThinkingBlock),
-    )
-    _put(
-        out,
-        "provider_specific_fields",
-        _optional_nullable(obj, "provider_specific_fields", _decode_map_any),
-    )
-    _put(out, "index", _optional_nullable(obj, "index", _decode_int))
-    _put(out, "tool_call_id", _optional_nullable(obj, "tool_call_id", _decode_str))
-    _put(out, "name", _optional_nullable(obj, "name", _decode_str))
-    _put(
-        out,
-        "internal_content",
-        _optional_nullable(obj, "internal_content", validate_moonshot_internal_content),
-    )
-    _put(
-        out,
-        "reasoning_details",
-        _optional_nullable(
-            obj, "reasoning_details", _decode_list_OpenRouterReasoningDetail
+_CHOICE_DELTA_FIELDS: Final = _Shape(
+    {
+        "role": _nullable(_str),
+        "content": _nullable(
+            _either(
+                "a string or a list",
+                {str: None, list: _list_of(validate_mistral_content_part)},
+            )
         ),
-    )
-    _put(
-        out,
-        "annotations",
-        _optional_nullable(obj, "annotations", _decode_list_OpenRouterAnnotation),
-    )
-    _put(out, "hidden_states", _optional_nullable(obj, "hidden_states", _decode_any))
-    _put(out, "token_id", _optional_nullable(obj, "token_id", _decode_int))
-    _put(out, "reasoning", _optional_nullable(obj, "reasoning", _decode_str))
-    out.update(_extra(obj, _CHOICE_DELTA_KEYS))
-    return cast(ChoiceDelta, out)
+        "refusal": _nullable(_str),
+        "tool_calls": _nullable(_list_of(validate_choice_delta_tool_call)),
+        "function_call": _nullable(validate_choice_delta_function_call),
+        "audio": _nullable(validate_choice_delta_audio),
+        "reasoning_content": _nullable(_str),
+        "channel": _nullable(_str),
+        "executed_tools": _nullable(_list_of(validate_groq_executed_tool)),
+        "thinking_blocks": _nullable(_list_of(validate_lite_l_l_m_thinking_block)),
+        "provider_specific_fields": _nullable(_map),
+        "index": _nullable(_int),
+        "tool_call_id": _nullable(_str),
+        "name": _nullable(_str),
+        "internal_content": _nullable(validate_moonshot_internal_content),
+        "reasoning_details": _nullable(_list_of(validate_open_router_reasoning_detail)),
+        "annotations": _nullable(_list_of(validate_open_router_annotation)),
+        "hidden_states": _nullable(_any),
+        "token_id": _nullable(_int),
+        "reasoning": _nullable(_str),
+    }
+)
 
 
 class Choice(TypedDict, total=False):
@@ -8067,130 +4441,38 @@ class Choice(TypedDict, total=False):
     """
 
 
-_CHOICE_KEYS = frozenset(
-    {
-        "index",
-        "delta",
-        "finish_reason",
-        "logprobs",
-        "content_filter_results",
-        "content_filter_offsets",
-        "content_filter_raw",
-        "usage",
-        "native_finish_reason",
-        "matched_stop",
-        "text",
-        "seed",
-        "stop_reason",
-        "token_ids",
-    }
-)
-
-
-_CHOICE_FIELDS: Final[_Fields] = {
-    "index": ("index", _decode_int, _REJECT, int),
-    "delta": ("delta", validate_choice_delta, _REJECT, None),
-    "finish_reason": ("finish_reason", _decode_str, _KEEP, str),
-    "logprobs": ("logprobs", _decode_ChoiceLogprobs_or_float, _KEEP, None),
-    "content_filter_results": (
-        "content_filter_results",
-        validate_azure_content_filter_results,
-        _KEEP,
-        None,
-    ),
-    "content_filter_offsets": (
-        "content_filter_offsets",
-        validate_azure_content_filter_offsets,
-        _KEEP,
-        None,
-    ),
-    "content_filter_raw": ("content_filter_raw", _decode_list_any, _KEEP, None),
-    "usage": ("usage", validate_completion_usage, _KEEP, None),
-    "native_finish_reason": ("native_finish_reason", _decode_str, _KEEP, str),
-    "matched_stop": ("matched_stop", _decode_int_or_str, _KEEP, None),
-    "text": ("text", _decode_str, _KEEP, str),
-    "seed": ("seed", _decode_int, _KEEP, int),
-    "stop_reason": ("stop_reason", _decode_int_or_str, _KEEP, None),
-    "token_ids": ("token_ids", _decode_list_int, _KEEP, None),
-}
-_CHOICE_REQUIRED: Final = ("index",)
-_CHOICE_ORDER: Final = {
-    "index": 0,
-    "delta": 1,
-    "finish_reason": 2,
-    "logprobs": 3,
-    "content_filter_results": 4,
-    "content_filter_offsets": 5,
-    "content_filter_raw": 6,
-    "usage": 7,
-    "native_finish_reason": 8,
-    "matched_stop": 9,
-    "text": 10,
-    "seed": 11,
-    "stop_reason": 12,
-    "token_ids": 13,
-}
-
-
 def validate_choice(data: Any) -> Choice:
     """Check a decoded JSON object as a Choice; raises `ChunkDecodeError`."""
-    try:
-        known, other = _read(data, _CHOICE_FIELDS, _CHOICE_REQUIRED)
-        out = _in_order(known, _CHOICE_ORDER)
-        out.update(other)
-        return cast(Choice, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_choice(data)
+    return cast(Choice, _checked(data, _CHOICE_FIELDS))
 
 
-def _checked_choice(data: Any) -> Choice:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    out["index"] = _required(obj, "index", _decode_int)
-    _put(out, "delta", _optional(obj, "delta", validate_choice_delta))
-    _put(out, "finish_reason", _optional_nullable(obj, "finish_reason", _decode_str))
-    _put(
-        out,
-        "logprobs",
-        _optional_nullable(obj, "logprobs", _decode_ChoiceLogprobs_or_float),
-    )
-    _put(
-        out,
-        "content_filter_results",
-        _optional_nullable(
-            obj, "content_filter_results", validate_azure_content_filter_results
+_CHOICE_FIELDS: Final = _Shape(
+    {
+        "index": _required(_int),
+        "delta": _optional(validate_choice_delta),
+        "finish_reason": _nullable(_str),
+        "logprobs": _nullable(
+            _either(
+                "an object or a number",
+                {int: None, float: None, dict: validate_choice_logprobs},
+            )
         ),
-    )
-    _put(
-        out,
-        "content_filter_offsets",
-        _optional_nullable(
-            obj, "content_filter_offsets", validate_azure_content_filter_offsets
+        "content_filter_results": _nullable(validate_azure_content_filter_results),
+        "content_filter_offsets": _nullable(validate_azure_content_filter_offsets),
+        "content_filter_raw": _nullable(_list),
+        "usage": _nullable(validate_completion_usage),
+        "native_finish_reason": _nullable(_str),
+        "matched_stop": _nullable(
+            _either("an integer or a string", {int: None, str: None})
         ),
-    )
-    _put(
-        out,
-        "content_filter_raw",
-        _optional_nullable(obj, "content_filter_raw", _decode_list_any),
-    )
-    _put(out, "usage", _optional_nullable(obj, "usage", validate_completion_usage))
-    _put(
-        out,
-        "native_finish_reason",
-        _optional_nullable(obj, "native_finish_reason", _decode_str),
-    )
-    _put(
-        out, "matched_stop", _optional_nullable(obj, "matched_stop", _decode_int_or_str)
-    )
-    _put(out, "text", _optional_nullable(obj, "text", _decode_str))
-    _put(out, "seed", _optional_nullable(obj, "seed", _decode_int))
-    _put(out, "stop_reason", _optional_nullable(obj, "stop_reason", _decode_int_or_str))
-    _put(out, "token_ids", _optional_nullable(obj, "token_ids", _decode_list_int))
-    out.update(_extra(obj, _CHOICE_KEYS))
-    return cast(Choice, out)
+        "text": _nullable(_str),
+        "seed": _nullable(_int),
+        "stop_reason": _nullable(
+            _either("an integer or a string", {int: None, str: None})
+        ),
+        "token_ids": _nullable(_list_of(_int)),
+    }
+)
 
 
 # One server-sent event of a streamed chat completion, carrying a fragment of every
@@ -8381,242 +4663,60 @@ ChatCompletionChunk = TypedDict(
 )
 
 
-_CHAT_COMPLETION_CHUNK_KEYS = frozenset(
+def validate_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
+    """Check a decoded JSON object as a ChatCompletionChunk; raises `ChunkDecodeError`."""
+    _reject_error_report(data, "error", "choices")
+    return cast(ChatCompletionChunk, _checked(data, _CHAT_COMPLETION_CHUNK_FIELDS))
+
+
+_CHAT_COMPLETION_CHUNK_FIELDS: Final = _Shape(
     {
-        "id",
-        "choices",
-        "created",
-        "model",
-        "object",
-        "service_tier",
-        "system_fingerprint",
-        "usage",
-        "obfuscation",
-        "moderation",
-        "prompt_filter_results",
-        "prompt_annotations",
-        "latency_checkpoint",
-        "routing",
-        "perf_metrics",
-        "x_groq",
-        "timings",
-        "__verbose",
-        "sla_metrics",
-        "nvext",
-        "provider",
-        "error",
-        "citations",
-        "search_results",
-        "sglext",
-        "warnings",
-        "prompt_token_ids",
-        "prompt_text",
-        "metrics",
-        "request_id",
-        "web_search",
+        "id": _optional(_str),
+        "choices": _defaulted(_list_of(validate_choice)),
+        "created": _optional(
+            _either("an integer or a number", {int: None, float: None})
+        ),
+        "model": _required(_str),
+        "object": _nullable(_str),
+        "service_tier": _nullable(_str),
+        "system_fingerprint": _nullable(_str),
+        "usage": _nullable(validate_completion_usage),
+        "obfuscation": _optional(_str),
+        "moderation": _nullable(validate_moderation),
+        "prompt_filter_results": _nullable(
+            _list_of(validate_azure_prompt_filter_result)
+        ),
+        "prompt_annotations": _nullable(_list_of(validate_azure_prompt_filter_result)),
+        "latency_checkpoint": _nullable(validate_azure_latency_checkpoint),
+        "routing": _nullable(validate_azure_routing),
+        "perf_metrics": _nullable(_map),
+        "x_groq": _nullable(validate_groq_x_groq),
+        "timings": _nullable(validate_llama_cpp_timings),
+        "__verbose": _nullable(_map),
+        "sla_metrics": _nullable(validate_novita_sla_metrics),
+        "nvext": _nullable(validate_nv_ext),
+        "provider": _nullable(_str),
+        "error": _nullable(validate_open_router_error),
+        "citations": _nullable(_list_of(_str)),
+        "search_results": _nullable(_list_of(validate_perplexity_search_result)),
+        "sglext": _nullable(validate_sglang_sgl_ext),
+        "warnings": _nullable(_list_of(validate_together_warning)),
+        "prompt_token_ids": _nullable(_list_of(_int)),
+        "prompt_text": _nullable(_str),
+        "metrics": _nullable(validate_vllm_request_metrics),
+        "request_id": _nullable(_str),
+        "web_search": _nullable(_list_of(validate_zai_web_search_result)),
     }
 )
 
 
-_CHAT_COMPLETION_CHUNK_FIELDS: Final[_Fields] = {
-    "id": ("id", _decode_str, _REJECT, str),
-    "choices": ("choices", _decode_list_Choice, _EMPTY, None),
-    "created": ("created", _decode_int_or_float, _REJECT, None),
-    "model": ("model", _decode_str, _REJECT, str),
-    "object": ("object", _decode_str, _KEEP, str),
-    "service_tier": ("service_tier", _decode_str, _KEEP, str),
-    "system_fingerprint": ("system_fingerprint", _decode_str, _KEEP, str),
-    "usage": ("usage", validate_completion_usage, _KEEP, None),
-    "obfuscation": ("obfuscation", _decode_str, _REJECT, str),
-    "moderation": ("moderation", validate_moderation, _KEEP, None),
-    "prompt_filter_results": (
-        "prompt_filter_results",
-        _decode_list_AzurePromptFilterResult,
-        _KEEP,
-        None,
-    ),
-    "prompt_annotations": (
-        "prompt_annotations",
-        _decode_list_AzurePromptFilterResult,
-        _KEEP,
-        None,
-    ),
-    "latency_checkpoint": (
-        "latency_checkpoint",
-        validate_azure_latency_checkpoint,
-        _KEEP,
-        None,
-    ),
-    "routing": ("routing", validate_azure_routing, _KEEP, None),
-    "perf_metrics": ("perf_metrics", _decode_map_any, _KEEP, None),
-    "x_groq": ("x_groq", validate_groq_x_groq, _KEEP, None),
-    "timings": ("timings", validate_llama_cpp_timings, _KEEP, None),
-    "__verbose": ("__verbose", _decode_map_any, _KEEP, None),
-    "sla_metrics": ("sla_metrics", validate_novita_sla_metrics, _KEEP, None),
-    "nvext": ("nvext", validate_nv_ext, _KEEP, None),
-    "provider": ("provider", _decode_str, _KEEP, str),
-    "error": ("error", validate_open_router_error, _KEEP, None),
-    "citations": ("citations", _decode_list_str, _KEEP, None),
-    "search_results": (
-        "search_results",
-        _decode_list_PerplexitySearchResult,
-        _KEEP,
-        None,
-    ),
-    "sglext": ("sglext", validate_sglang_sgl_ext, _KEEP, None),
-    "warnings": ("warnings", _decode_list_TogetherWarning, _KEEP, None),
-    "prompt_token_ids": ("prompt_token_ids", _decode_list_int, _KEEP, None),
-    "prompt_text": ("prompt_text", _decode_str, _KEEP, str),
-    "metrics": ("metrics", validate_vllm_request_metrics, _KEEP, None),
-    "request_id": ("request_id", _decode_str, _KEEP, str),
-    "web_search": ("web_search", _decode_list_ZaiWebSearchResult, _KEEP, None),
-}
-_CHAT_COMPLETION_CHUNK_REQUIRED: Final = ("model",)
-_CHAT_COMPLETION_CHUNK_ORDER: Final = {
-    "id": 0,
-    "choices": 1,
-    "created": 2,
-    "model": 3,
-    "object": 4,
-    "service_tier": 5,
-    "system_fingerprint": 6,
-    "usage": 7,
-    "obfuscation": 8,
-    "moderation": 9,
-    "prompt_filter_results": 10,
-    "prompt_annotations": 11,
-    "latency_checkpoint": 12,
-    "routing": 13,
-    "perf_metrics": 14,
-    "x_groq": 15,
-    "timings": 16,
-    "__verbose": 17,
-    "sla_metrics": 18,
-    "nvext": 19,
-    "provider": 20,
-    "error": 21,
-    "citations": 22,
-    "search_results": 23,
-    "sglext": 24,
-    "warnings": 25,
-    "prompt_token_ids": 26,
-    "prompt_text": 27,
-    "metrics": 28,
-    "request_id": 29,
-    "web_search": 30,
-}
-
-
-def validate_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
-    """Check a decoded JSON object as a ChatCompletionChunk; raises `ChunkDecodeError`."""
-    _reject_error_report(data, "error", "choices")
-    try:
-        known, other = _read(
-            data, _CHAT_COMPLETION_CHUNK_FIELDS, _CHAT_COMPLETION_CHUNK_REQUIRED
-        )
-        if "choices" not in known:
-            known["choices"] = []
-        out = _in_order(known, _CHAT_COMPLETION_CHUNK_ORDER)
-        out.update(other)
-        return cast(ChatCompletionChunk, out)
-    except (_Retry, ChunkDecodeError):
-        pass
-    return _checked_chat_completion_chunk(data)
-
-
-def _checked_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
-    """The checked reading: key by key in spec order, so that the problem reported is
-    the one every target reports."""
-    obj = _object(data)
-    out: dict[str, Any] = {}
-    _put(out, "id", _optional(obj, "id", _decode_str))
-    out["choices"] = _defaulted(obj, "choices", _decode_list_Choice, list[Choice])
-    _put(out, "created", _optional(obj, "created", _decode_int_or_float))
-    out["model"] = _required(obj, "model", _decode_str)
-    _put(out, "object", _optional_nullable(obj, "object", _decode_str))
-    _put(out, "service_tier", _optional_nullable(obj, "service_tier", _decode_str))
-    _put(
-        out,
-        "system_fingerprint",
-        _optional_nullable(obj, "system_fingerprint", _decode_str),
-    )
-    _put(out, "usage", _optional_nullable(obj, "usage", validate_completion_usage))
-    _put(out, "obfuscation", _optional(obj, "obfuscation", _decode_str))
-    _put(out, "moderation", _optional_nullable(obj, "moderation", validate_moderation))
-    _put(
-        out,
-        "prompt_filter_results",
-        _optional_nullable(
-            obj, "prompt_filter_results", _decode_list_AzurePromptFilterResult
-        ),
-    )
-    _put(
-        out,
-        "prompt_annotations",
-        _optional_nullable(
-            obj, "prompt_annotations", _decode_list_AzurePromptFilterResult
-        ),
-    )
-    _put(
-        out,
-        "latency_checkpoint",
-        _optional_nullable(
-            obj, "latency_checkpoint", validate_azure_latency_checkpoint
-        ),
-    )
-    _put(out, "routing", _optional_nullable(obj, "routing", validate_azure_routing))
-    _put(out, "perf_metrics", _optional_nullable(obj, "perf_metrics", _decode_map_any))
-    _put(out, "x_groq", _optional_nullable(obj, "x_groq", validate_groq_x_groq))
-    _put(out, "timings", _optional_nullable(obj, "timings", validate_llama_cpp_timings))
-    _put(out, "__verbose", _optional_nullable(obj, "__verbose", _decode_map_any))
-    _put(
-        out,
-        "sla_metrics",
-        _optional_nullable(obj, "sla_metrics", validate_novita_sla_metrics),
-    )
-    _put(out, "nvext", _optional_nullable(obj, "nvext", validate_nv_ext))
-    _put(out, "provider", _optional_nullable(obj, "provider", _decode_str))
-    _put(out, "error", _optional_nullable(obj, "error", validate_open_router_error))
-    _put(out, "citations", _optional_nullable(obj, "citations", _decode_list_str))
-    _put(
-        out,
-        "search_results",
-        _optional_nullable(obj, "search_results", _decode_list_PerplexitySearchResult),
-    )
-    _put(out, "sglext", _optional_nullable(obj, "sglext", validate_sglang_sgl_ext))
-    _put(
-        out,
-        "warnings",
-        _optional_nullable(obj, "warnings", _decode_list_TogetherWarning),
-    )
-    _put(
-        out,
-        "prompt_token_ids",
-        _optional_nullable(obj, "prompt_token_ids", _decode_list_int),
-    )
-    _put(out, "prompt_text", _optional_nullable(obj, "prompt_text", _decode_str))
-    _put(
-        out,
-        "metrics",
-        _optional_nullable(obj, "metrics", validate_vllm_request_metrics),
-    )
-    _put(out, "request_id", _optional_nullable(obj, "request_id", _decode_str))
-    _put(
-        out,
-        "web_search",
-        _optional_nullable(obj, "web_search", _decode_list_ZaiWebSearchResult),
-    )
-    out.update(_extra(obj, _CHAT_COMPLETION_CHUNK_KEYS))
-    return cast(ChatCompletionChunk, out)
-
-
 def loads(data: str | bytes) -> ChatCompletionChunk:
-    """Decode and validate one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
     return validate_chat_completion_chunk(_json(data))
 
 
 def loads_completion(data: str | bytes) -> ChatCompletion:
-    """Decode and validate a whole completion from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad input."""
     return validate_chat_completion(_json(data))
 
 
@@ -8625,23 +4725,18 @@ def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:
     return _wire_text(value)
 
 
-def _wire_text(data: Any) -> str:
-    """Compact JSON text with UTF-8 characters as they are, except a lone UTF-16
-    surrogate (half of a pair a stream split across chunks, D9), which UTF-8 cannot
-    encode: it is written as its JSON escape, the same value."""
-    text = _JSON_TEXT.encode(data)
-    if text.isascii():
-        return text
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
-    return text
+def iter_chunks(source: Iterable[bytes | str]) -> ChunkStream[ChatCompletionChunk]:
+    """Decode the chunks of a server-sent-event stream.
+
+    `source` yields bytes or text in pieces of any size, split anywhere (inside a line
+    or a UTF-8 sequence too): what `httpx.Response.iter_bytes()` or `iter_lines()` or
+    an open file gives. Lines may end in LF, CRLF or CR. Raises `StreamError` when the
+    server reports an error and `ChunkDecodeError` for a chunk that does not decode.
+    """
+    return ChunkStream(source, loads)
 
 
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-_JSON_TEXT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-"""json.dumps with these options, without building an encoder on every call."""
+_Chunk = TypeVar("_Chunk")
 
 
 @dataclass(frozen=True)
@@ -8668,7 +4763,7 @@ class StreamError(Exception):
         self.payload = event.data
         """The raw data of the event."""
         self.event = event.event
-        details = cast("dict[str, Any]", error) if isinstance(error, dict) else {}
+        details = cast(dict[str, Any], error) if isinstance(error, dict) else {}
         self.message: object = details.get(
             "message", error if isinstance(error, str) else None
         )
@@ -8680,7 +4775,7 @@ class StreamError(Exception):
         )
 
 
-class ChunkStream:
+class ChunkStream(Generic[_Chunk]):
     """The chunks of a server-sent-event stream, decoded as they arrive.
 
     Iterate it once. Afterwards `done` tells whether the stream ended with
@@ -8690,12 +4785,15 @@ class ChunkStream:
     `other_events`, in order.
     """
 
-    def __init__(self, source: Iterable[bytes | str]) -> None:
+    def __init__(
+        self, source: Iterable[bytes | str], loads: Callable[[str], _Chunk]
+    ) -> None:
         self.done = False
         self.other_events: list[ServerSentEvent] = []
         self._source = source
+        self._loads = loads
 
-    def __iter__(self) -> Iterator[ChatCompletionChunk]:
+    def __iter__(self) -> Iterator[_Chunk]:
         parser = _EventParser()
         for piece in self._source:
             for event in parser.feed(piece):
@@ -8711,7 +4809,7 @@ class ChunkStream:
             if chunk is not None:
                 yield chunk
 
-    def _chunk(self, event: ServerSentEvent) -> ChatCompletionChunk | None:
+    def _chunk(self, event: ServerSentEvent) -> _Chunk | None:
         if event.event == "error":
             raise StreamError(_error_of(event.data), event)
         data = event.data.strip()
@@ -8722,20 +4820,9 @@ class ChunkStream:
                 self.other_events.append(event)
             return None
         try:
-            return loads(event.data)
+            return self._loads(event.data)
         except ErrorReport:
             raise StreamError(_error_of(event.data), event) from None
-
-
-def iter_chunks(source: Iterable[bytes | str]) -> ChunkStream:
-    """Decode the chunks of a server-sent-event stream.
-
-    `source` yields bytes or text in pieces of any size, split anywhere (inside a line
-    or a UTF-8 sequence too): what `httpx.Response.iter_bytes()` or `iter_lines()` or
-    an open file gives. Lines may end in LF, CRLF or CR. Raises `StreamError` when the
-    server reports an error and `ChunkDecodeError` for a chunk that does not decode.
-    """
-    return ChunkStream(source)
 
 
 def _error_of(data: str) -> Any:
@@ -8744,11 +4831,9 @@ def _error_of(data: str) -> Any:
         payload = json.loads(data)
     except ValueError:
         return data
-    return (
-        cast("dict[str, Any]", payload).get("error", payload)
-        if isinstance(payload, dict)
-        else payload
-    )
+    if isinstance(payload, dict):
+        return cast(dict[str, Any], payload).get("error", payload)
+    return payload
 
 
 class _EventParser:
@@ -8819,475 +4904,72 @@ class _EventParser:
             self._retry = int(value)
 
 
-_LINE_END = re.compile(r"\r\n|\r|\n")
+_LINE_END: Final = re.compile(r"\r\n|\r|\n")
 
 
-class ChunkAccumulator:
-    """Adds up the chunks of one stream into the `ChatCompletion` they make.
+_Completion = TypeVar("_Completion")
 
-    `add(chunk)` merges a chunk as it arrives, at a cost in proportion to the chunk;
-    `snapshot()` builds the completion so far, at a cost in proportion to the completion
-    (the text pieces are joined then, once). `result()` is the same, named for the end
-    of the stream: the completion is done at `[DONE]` or the end of the input, not at a
-    `finish_reason`, since usage and late fragments may follow it.
 
-    Each key merges by the rule the spec gives it: text is appended; identifiers keep
-    the first value that is not empty (nor 0); lists of objects with an `index` merge item by
-    item (an item without an index continues the latest one, or starts a new one when
-    it brings a new `id`); objects merge key by key; anything else, keys the spec does
-    not describe included, keeps the last value that is not null. Nothing is summed and
-    nothing repeated is concatenated, so cumulative usage stays right.
-    """
+class _Accumulator(Generic[_Chunk, _Completion]):
+    """What every `ChunkAccumulator` does; each target says how a chunk reads as JSON
+    data (`_json_of`) and how the merged data reads as a completion (`_completion`)."""
 
     __slots__ = ("_merged", "chunks")
+    _plans: ClassVar[dict[str, _Plan]]
+    """The merge plan of each chunk type, by name."""
+    _root: ClassVar[str]
+    """The chunk type of the stream."""
 
     def __init__(self) -> None:
-        self._merged = _Merged("ChatCompletionChunk")
+        self._merged = _Merged(self._root, self._plans)
         self.chunks = 0
         """How many chunks were added."""
 
-    def add(self, chunk: ChatCompletionChunk) -> None:
+    def add(self, chunk: _Chunk) -> None:
         """Merge the next chunk of the stream."""
-        _merge(self._merged, chunk)
+        _merge(self._merged, self._json_of(chunk))
         self.chunks += 1
 
-    def snapshot(self) -> ChatCompletion:
+    def snapshot(self) -> _Completion:
         """The completion the chunks added so far make."""
-        return validate_chat_completion(_finish(self._merged))
+        return self._completion(_finish(self._merged))
 
-    def result(self) -> ChatCompletion:
+    def result(self) -> _Completion:
         """The whole completion; call it once the stream has ended."""
         return self.snapshot()
+
+    def _json_of(self, chunk: _Chunk) -> Mapping[str, Any]:
+        raise NotImplementedError
+
+    def _completion(self, data: dict[str, Any]) -> _Completion:
+        raise NotImplementedError
 
 
 class _Plan(NamedTuple):
     """How the objects of one chunk type merge into one object of the completion."""
 
-    rules: dict[str, tuple[str, str, str]]
+    rules: dict[str, tuple[str, str, str]] = {}  # noqa: RUF012 (never changed)
     """Key -> (rule, key in the completion, chunk type of the value); a key not listed
     keeps its last value that is not null."""
-    not_null: frozenset[str]
+    not_null: frozenset[str] = frozenset()
     """Keys of the completion that cannot be null: a null sent for one is not kept."""
-    fills: tuple[tuple[str, object, str], ...]
+    fills: tuple[tuple[str, object, str], ...] = ()
     """(key, value, chunk type) for keys no chunk supplied: the value, or, when a chunk
     type is named, an empty object merged as that type."""
-
-
-_PLANS: Final[dict[str, _Plan]] = {
-    # ChatCompletionChunk -> ChatCompletion
-    "ChatCompletionChunk": _Plan(
-        rules={
-            "id": ("first", "id", ""),
-            "choices": ("by_index", "choices", "Choice"),
-            "created": ("first", "created", ""),
-            "model": ("first", "model", ""),
-            "object": ("drop", "", ""),
-            "usage": ("merge", "usage", "CompletionUsage"),
-            "obfuscation": ("drop", "", ""),
-            "moderation": ("merge", "moderation", "Moderation"),
-            "latency_checkpoint": (
-                "merge",
-                "latency_checkpoint",
-                "AzureLatencyCheckpoint",
-            ),
-            "routing": ("merge", "routing", "AzureRouting"),
-            "x_groq": ("merge", "x_groq", "GroqXGroq"),
-            "timings": ("merge", "timings", "LlamaCppTimings"),
-            "sla_metrics": ("merge", "sla_metrics", "NovitaSlaMetrics"),
-            "nvext": ("merge", "nvext", "NvExt"),
-            "error": ("merge", "error", "OpenRouterError"),
-            "sglext": ("merge", "sglext", "SglangSglExt"),
-            "metrics": ("merge", "metrics", "VllmRequestMetrics"),
-        },
-        not_null=frozenset({"id", "choices", "created", "model", "object"}),
-        fills=(("object", "chat.completion", ""),),
-    ),
-    # Choice -> ChatCompletionChoice
-    "Choice": _Plan(
-        rules={
-            "index": ("first", "index", ""),
-            "delta": ("merge", "message", "ChoiceDelta"),
-            "logprobs": ("merge", "logprobs", "ChoiceLogprobs"),
-            "content_filter_results": (
-                "merge",
-                "content_filter_results",
-                "AzureContentFilterResults",
-            ),
-            "content_filter_offsets": (
-                "merge",
-                "content_filter_offsets",
-                "AzureContentFilterOffsets",
-            ),
-            "usage": ("merge", "usage", "CompletionUsage"),
-            "text": ("append", "text", ""),
-            "token_ids": ("append", "token_ids", ""),
-            "message": ("drop", "", ""),
-        },
-        not_null=frozenset({"index", "message"}),
-        fills=(
-            ("message", None, "ChoiceDelta"),
-            ("finish_reason", None, ""),
-        ),
-    ),
-    # CompletionUsage -> CompletionUsage
-    "CompletionUsage": _Plan(
-        rules={
-            "completion_tokens_details": (
-                "merge",
-                "completion_tokens_details",
-                "CompletionTokensDetails",
-            ),
-            "prompt_tokens_details": (
-                "merge",
-                "prompt_tokens_details",
-                "PromptTokensDetails",
-            ),
-            "cost": ("merge", "cost", "PerplexityCost"),
-            "cost_details": ("merge", "cost_details", "OpenRouterCostDetails"),
-            "server_tool_use_details": (
-                "merge",
-                "server_tool_use_details",
-                "OpenRouterServerToolUseDetails",
-            ),
-        },
-        not_null=frozenset({"completion_tokens", "prompt_tokens", "total_tokens"}),
-        fills=(),
-    ),
-    # Moderation -> Moderation
-    "Moderation": _Plan(
-        rules={},
-        not_null=frozenset({"input", "output"}),
-        fills=(),
-    ),
-    # AzureLatencyCheckpoint -> AzureLatencyCheckpoint
-    "AzureLatencyCheckpoint": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # AzureRouting -> AzureRouting
-    "AzureRouting": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # GroqXGroq -> GroqXGroq
-    "GroqXGroq": _Plan(
-        rules={
-            "usage": ("merge", "usage", "CompletionUsage"),
-            "usage_breakdown": ("merge", "usage_breakdown", "GroqUsageBreakdown"),
-            "debug": ("merge", "debug", "GroqDebug"),
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # LlamaCppTimings -> LlamaCppTimings
-    "LlamaCppTimings": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # NovitaSlaMetrics -> NovitaSlaMetrics
-    "NovitaSlaMetrics": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # NvExt -> NvExt
-    "NvExt": _Plan(
-        rules={
-            "worker_id": ("merge", "worker_id", "NvExtWorkerId"),
-            "timing": ("merge", "timing", "NvExtTiming"),
-            "token_ids": ("append", "token_ids", ""),
-            "completion_token_ids": ("append", "completion_token_ids", ""),
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # OpenRouterError -> OpenRouterError
-    "OpenRouterError": _Plan(
-        rules={},
-        not_null=frozenset({"message"}),
-        fills=(),
-    ),
-    # SglangSglExt -> SglangSglExt
-    "SglangSglExt": _Plan(
-        rules={
-            "cached_tokens_details": (
-                "merge",
-                "cached_tokens_details",
-                "SglangCachedTokensDetails",
-            )
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # VllmRequestMetrics -> VllmRequestMetrics
-    "VllmRequestMetrics": _Plan(
-        rules={
-            "speculative_decoding": (
-                "merge",
-                "speculative_decoding",
-                "VllmSpeculativeDecodingMetrics",
-            )
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # ChoiceDelta -> ChatCompletionMessage
-    "ChoiceDelta": _Plan(
-        rules={
-            "role": ("first", "role", ""),
-            "content": ("append", "content", ""),
-            "refusal": ("append", "refusal", ""),
-            "tool_calls": ("by_index", "tool_calls", "ChoiceDeltaToolCall"),
-            "function_call": ("merge", "function_call", "ChoiceDeltaFunctionCall"),
-            "audio": ("merge", "audio", "ChoiceDeltaAudio"),
-            "reasoning_content": ("append", "reasoning_content", ""),
-            "executed_tools": ("by_index", "executed_tools", "GroqExecutedTool"),
-            "thinking_blocks": ("append", "thinking_blocks", ""),
-            "internal_content": (
-                "merge",
-                "internal_content",
-                "MoonshotInternalContent",
-            ),
-            "reasoning_details": (
-                "by_index",
-                "reasoning_details",
-                "OpenRouterReasoningDetail",
-            ),
-            "annotations": ("append", "annotations", ""),
-            "reasoning": ("append", "reasoning", ""),
-        },
-        not_null=frozenset({"role"}),
-        fills=(
-            ("role", "assistant", ""),
-            ("content", None, ""),
-        ),
-    ),
-    # ChoiceLogprobs -> ChoiceLogprobs
-    "ChoiceLogprobs": _Plan(
-        rules={
-            "content": ("append", "content", ""),
-            "refusal": ("append", "refusal", ""),
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # AzureContentFilterResults -> AzureContentFilterResults
-    "AzureContentFilterResults": _Plan(
-        rules={
-            "hate": ("merge", "hate", "AzureSeverityResult"),
-            "self_harm": ("merge", "self_harm", "AzureSeverityResult"),
-            "sexual": ("merge", "sexual", "AzureSeverityResult"),
-            "violence": ("merge", "violence", "AzureSeverityResult"),
-            "jailbreak": ("merge", "jailbreak", "AzureDetectionResult"),
-            "protected_material_text": (
-                "merge",
-                "protected_material_text",
-                "AzureDetectionResult",
-            ),
-            "protected_material_code": (
-                "merge",
-                "protected_material_code",
-                "AzureDetectionResult",
-            ),
-            "custom_blocklists": (
-                "merge",
-                "custom_blocklists",
-                "AzureBlocklistDetails",
-            ),
-            "error": ("merge", "error", "AzureFilterError"),
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # AzureContentFilterOffsets -> AzureContentFilterOffsets
-    "AzureContentFilterOffsets": _Plan(
-        rules={},
-        not_null=frozenset({"check_offset", "start_offset", "end_offset"}),
-        fills=(),
-    ),
-    # CompletionTokensDetails -> CompletionTokensDetails
-    "CompletionTokensDetails": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # PromptTokensDetails -> PromptTokensDetails
-    "PromptTokensDetails": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # PerplexityCost -> PerplexityCost
-    "PerplexityCost": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # OpenRouterCostDetails -> OpenRouterCostDetails
-    "OpenRouterCostDetails": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # OpenRouterServerToolUseDetails -> OpenRouterServerToolUseDetails
-    "OpenRouterServerToolUseDetails": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # GroqUsageBreakdown -> GroqUsageBreakdown
-    "GroqUsageBreakdown": _Plan(
-        rules={},
-        not_null=frozenset({"models"}),
-        fills=(),
-    ),
-    # GroqDebug -> GroqDebug
-    "GroqDebug": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # NvExtWorkerId -> NvExtWorkerId
-    "NvExtWorkerId": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # NvExtTiming -> NvExtTiming
-    "NvExtTiming": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # SglangCachedTokensDetails -> SglangCachedTokensDetails
-    "SglangCachedTokensDetails": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # VllmSpeculativeDecodingMetrics -> VllmSpeculativeDecodingMetrics
-    "VllmSpeculativeDecodingMetrics": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # ChoiceDeltaToolCall -> ChatCompletionMessageToolCall
-    "ChoiceDeltaToolCall": _Plan(
-        rules={
-            "index": ("first", "index", ""),
-            "id": ("first", "id", ""),
-            "function": ("merge", "function", "ChoiceDeltaToolCallFunction"),
-            "type": ("first", "type", ""),
-            "custom": ("merge", "custom", "ChoiceDeltaToolCallCustom"),
-        },
-        not_null=frozenset({"index", "id", "type", "function", "custom"}),
-        fills=(("type", "function", ""),),
-    ),
-    # ChoiceDeltaFunctionCall -> ChatCompletionMessageFunctionCall
-    "ChoiceDeltaFunctionCall": _Plan(
-        rules={
-            "arguments": ("append", "arguments", ""),
-            "name": ("append_unless_repeated", "name", ""),
-        },
-        not_null=frozenset({"arguments", "name"}),
-        fills=(("arguments", "", ""),),
-    ),
-    # ChoiceDeltaAudio -> ChatCompletionAudio
-    "ChoiceDeltaAudio": _Plan(
-        rules={
-            "id": ("first", "id", ""),
-            "data": ("append", "data", ""),
-            "transcript": ("append", "transcript", ""),
-        },
-        not_null=frozenset({"id", "data", "expires_at", "transcript"}),
-        fills=(),
-    ),
-    # GroqExecutedTool -> GroqExecutedTool
-    "GroqExecutedTool": _Plan(
-        rules={"search_results": ("merge", "search_results", "GroqSearchResults")},
-        not_null=frozenset({"index"}),
-        fills=(),
-    ),
-    # MoonshotInternalContent -> MoonshotInternalContent
-    "MoonshotInternalContent": _Plan(
-        rules={"token_ids": ("append", "token_ids", "")},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # OpenRouterReasoningDetail -> OpenRouterReasoningDetail
-    "OpenRouterReasoningDetail": _Plan(
-        rules={
-            "format": ("first", "format", ""),
-            "text": ("append", "text", ""),
-            "summary": ("append", "summary", ""),
-            "data": ("append", "data", ""),
-        },
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # AzureSeverityResult -> AzureSeverityResult
-    "AzureSeverityResult": _Plan(
-        rules={},
-        not_null=frozenset({"filtered"}),
-        fills=(),
-    ),
-    # AzureDetectionResult -> AzureDetectionResult
-    "AzureDetectionResult": _Plan(
-        rules={},
-        not_null=frozenset({"filtered"}),
-        fills=(),
-    ),
-    # AzureBlocklistDetails -> AzureBlocklistDetails
-    "AzureBlocklistDetails": _Plan(
-        rules={},
-        not_null=frozenset({"filtered"}),
-        fills=(),
-    ),
-    # AzureFilterError -> AzureFilterError
-    "AzureFilterError": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-    # ChoiceDeltaToolCallFunction -> ChatCompletionMessageToolCallFunction
-    "ChoiceDeltaToolCallFunction": _Plan(
-        rules={
-            "arguments": ("append", "arguments", ""),
-            "name": ("append_unless_repeated", "name", ""),
-        },
-        not_null=frozenset({"arguments", "name"}),
-        fills=(("arguments", "", ""),),
-    ),
-    # ChoiceDeltaToolCallCustom -> ChatCompletionMessageToolCallCustom
-    "ChoiceDeltaToolCallCustom": _Plan(
-        rules={
-            "input": ("append", "input", ""),
-            "name": ("append_unless_repeated", "name", ""),
-        },
-        not_null=frozenset({"input", "name"}),
-        fills=(("input", "", ""),),
-    ),
-    # GroqSearchResults -> GroqSearchResults
-    "GroqSearchResults": _Plan(
-        rules={},
-        not_null=frozenset({}),
-        fills=(),
-    ),
-}
 
 
 class _Merged(dict[str, Any]):
     """The keys merged so far into one object of the completion."""
 
-    __slots__ = ("kind",)
+    __slots__ = ("plan", "plans")
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, plans: dict[str, _Plan]) -> None:
         super().__init__()
-        self.kind = kind
-        """The chunk type whose objects merge into it."""
+        self.plan = plans.get(kind, _NO_RULES)
+        """The plan of the chunk type whose objects merge into it (a type without one
+        keeps the last value of every key)."""
+        self.plans = plans
+        """Every plan, by chunk type, for the values merged by their own."""
 
 
 class _Text(list[str]):
@@ -9325,53 +5007,37 @@ class _Slots(dict[int, _Merged]):
 
 def _merge(merged: _Merged, obj: Mapping[str, Any]) -> None:
     """Merge one object of a chunk into what the chunks before it left."""
-    plan = _PLANS[merged.kind]
+    plan = merged.plan
     for key, value in obj.items():
         how, into, inner = plan.rules.get(key) or _LAST
-        if how == "drop":
-            continue
         into = into or key
         if value is None:
             # A null replaces nothing, and stays only while no value comes.
-            if into not in plan.not_null:
+            if how != "drop" and into not in plan.not_null:
                 merged.setdefault(into, None)
-        elif how == "last":
-            if (
-                value != "" or merged.get(into) is None
-            ):  # nor does "" (B1: finish_reason)
-                merged[into] = value
-        elif how == "append":
-            _append(merged, into, value)
-        elif how == "first":
-            if _blank(merged.get(into)):
-                merged[into] = value
-        elif how == "merge" and value.__class__ is dict:
-            part = merged.get(into)
-            if type(part) is not _Merged:
-                part = merged[into] = _Merged(inner)
-            _merge(part, value)
-        elif how == "by_index" and value.__class__ is list:
-            _merge_items(merged, into, inner, value)
-        elif how == "append_unless_repeated" and type(value) is str:
-            so_far = merged.get(into)
-            if type(so_far) is not str:
-                merged[into] = value
-            elif value and value != so_far:
-                merged[into] = so_far + value  # a split name: short, and rare
         else:
-            merged[into] = value  # a value of another type than the rule expects
+            _RULES[how](merged, into, value, inner)
 
 
-_LAST: Final = ("last", "", "")
-"""The rule of a key not listed: its last value that is not null, under the same key."""
+def _last(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """The last value that is not null; nor "" (B1: finish_reason) once there is one."""
+    if value != "" or merged.get(key) is None:
+        merged[key] = value
 
 
-def _blank(value: Any) -> bool:
-    """No value yet, or a placeholder: Azure's filter chunks send id "" and created 0."""
-    return value is None or value == "" or (value == 0 and type(value) is int)
+def _drop(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """Not kept in the completion."""
 
 
-def _append(merged: _Merged, key: str, value: Any) -> None:
+def _first(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """The first value that is not blank."""
+    if _blank(merged.get(key)):
+        merged[key] = value
+
+
+def _append(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """Text joined, lists concatenated; a value of another type a vendor sends is kept
+    as the last one."""
     if type(value) is str:
         pieces = merged.get(key)
         if type(pieces) is _Text:
@@ -9385,33 +5051,82 @@ def _append(merged: _Merged, key: str, value: Any) -> None:
         else:
             merged[key] = _Items(value)
     else:
-        merged[key] = value  # a value of another type a vendor sends: the last one wins
+        merged[key] = value
 
 
-def _merge_items(merged: _Merged, key: str, kind: str, items: list[Any]) -> None:
+def _append_unless_repeated(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """Text appended unless a chunk sends the whole of it again (a name some servers
+    repeat on every chunk)."""
+    so_far = merged.get(key)
+    if type(value) is not str or type(so_far) is not str:
+        merged[key] = value
+    elif value and value != so_far:
+        merged[key] = so_far + value  # a split name: short, and rare
+
+
+def _merge_object(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """An object merged key by key, by the plan of its chunk type `inner`."""
+    if value.__class__ is not dict:
+        merged[key] = value  # a value of another type than the rule expects
+        return
+    part = merged.get(key)
+    if type(part) is not _Merged:
+        part = merged[key] = _Merged(inner, merged.plans)
+    _merge(part, value)
+
+
+def _by_index(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """A list of objects merged item by item, by their `index`."""
+    if value.__class__ is not list:
+        merged[key] = value  # a value of another type than the rule expects
+        return
     slots = merged.get(key)
     if type(slots) is not _Slots:
         slots = merged[key] = _Slots()
-    for item in items:
+    for item in value:
         index = item.get("index")
         if type(index) is not int:
             index = slots.place(item)
         slot = slots.get(index)
         if slot is None:
-            slot = slots[index] = _Merged(kind)
+            slot = slots[index] = _Merged(inner, merged.plans)
             slot["index"] = index
         slots.latest = index
         _merge(slot, item)
 
 
+_RULES: Final[dict[str, Callable[[_Merged, str, Any, str], None]]] = {
+    "append": _append,
+    "append_unless_repeated": _append_unless_repeated,
+    "by_index": _by_index,
+    "drop": _drop,
+    "first": _first,
+    "last": _last,
+    "merge": _merge_object,
+}
+"""The merge rules the spec may name, each applied to a key's value that is not null."""
+
+
+_NO_RULES: Final = _Plan()
+
+
+_LAST: Final = ("last", "", "")
+"""The rule of a key not listed: its last value that is not null, under the same key."""
+
+
+def _blank(value: Any) -> bool:
+    """No value yet, or a placeholder: Azure's filter chunks send id "" and created 0."""
+    return value is None or value == "" or (value == 0 and type(value) is int)
+
+
 def _finish(merged: _Merged) -> dict[str, Any]:
     """The JSON object merged so far, with the fills for keys no chunk supplied."""
     out = {key: _finished(value) for key, value in merged.items()}
-    for key, value, inner in _PLANS[merged.kind].fills:
+    for key, value, inner in merged.plan.fills:
         current = out.get(key)
         if inner:
             if current is None:
-                out[key] = _finish(_Merged(inner))
+                out[key] = _finish(_Merged(inner, merged.plans))
         elif key not in out or (value is not None and _blank(current)):
             out[key] = (
                 value  # a placeholder ("" role) gives way to a fill, null to none
@@ -9442,3 +5157,285 @@ def _paired(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode(
         "utf-16-le", "surrogatepass"
     )
+
+
+_PLANS: Final[dict[str, _Plan]] = {
+    "ChatCompletionChunk": _Plan(  # -> ChatCompletion
+        rules={
+            "id": ("first", "id", ""),
+            "choices": ("by_index", "choices", "Choice"),
+            "created": ("first", "created", ""),
+            "model": ("first", "model", ""),
+            "object": ("drop", "", ""),
+            "usage": ("merge", "usage", "CompletionUsage"),
+            "obfuscation": ("drop", "", ""),
+            "moderation": ("merge", "moderation", "Moderation"),
+            "latency_checkpoint": (
+                "merge",
+                "latency_checkpoint",
+                "AzureLatencyCheckpoint",
+            ),
+            "routing": ("merge", "routing", "AzureRouting"),
+            "x_groq": ("merge", "x_groq", "GroqXGroq"),
+            "timings": ("merge", "timings", "LlamaCppTimings"),
+            "sla_metrics": ("merge", "sla_metrics", "NovitaSlaMetrics"),
+            "nvext": ("merge", "nvext", "NvExt"),
+            "error": ("merge", "error", "OpenRouterError"),
+            "sglext": ("merge", "sglext", "SglangSglExt"),
+            "metrics": ("merge", "metrics", "VllmRequestMetrics"),
+        },
+        not_null=frozenset({"id", "choices", "created", "model", "object"}),
+        fills=(("object", "chat.completion", ""),),
+    ),
+    "Choice": _Plan(  # -> ChatCompletionChoice
+        rules={
+            "index": ("first", "index", ""),
+            "delta": ("merge", "message", "ChoiceDelta"),
+            "logprobs": ("merge", "logprobs", "ChoiceLogprobs"),
+            "content_filter_results": (
+                "merge",
+                "content_filter_results",
+                "AzureContentFilterResults",
+            ),
+            "content_filter_offsets": (
+                "merge",
+                "content_filter_offsets",
+                "AzureContentFilterOffsets",
+            ),
+            "usage": ("merge", "usage", "CompletionUsage"),
+            "text": ("append", "text", ""),
+            "token_ids": ("append", "token_ids", ""),
+            "message": ("drop", "", ""),
+        },
+        not_null=frozenset({"index", "message"}),
+        fills=(
+            ("message", None, "ChoiceDelta"),
+            ("finish_reason", None, ""),
+        ),
+    ),
+    "CompletionUsage": _Plan(  # -> CompletionUsage
+        rules={
+            "completion_tokens_details": (
+                "merge",
+                "completion_tokens_details",
+                "CompletionTokensDetails",
+            ),
+            "prompt_tokens_details": (
+                "merge",
+                "prompt_tokens_details",
+                "PromptTokensDetails",
+            ),
+            "cost": ("merge", "cost", "PerplexityCost"),
+            "cost_details": ("merge", "cost_details", "OpenRouterCostDetails"),
+            "server_tool_use_details": (
+                "merge",
+                "server_tool_use_details",
+                "OpenRouterServerToolUseDetails",
+            ),
+        },
+        not_null=frozenset({"completion_tokens", "prompt_tokens", "total_tokens"}),
+    ),
+    "Moderation": _Plan(  # -> Moderation
+        not_null=frozenset({"input", "output"}),
+    ),
+    "GroqXGroq": _Plan(  # -> GroqXGroq
+        rules={
+            "usage": ("merge", "usage", "CompletionUsage"),
+            "usage_breakdown": ("merge", "usage_breakdown", "GroqUsageBreakdown"),
+            "debug": ("merge", "debug", "GroqDebug"),
+        },
+    ),
+    "NvExt": _Plan(  # -> NvExt
+        rules={
+            "worker_id": ("merge", "worker_id", "NvExtWorkerId"),
+            "timing": ("merge", "timing", "NvExtTiming"),
+            "token_ids": ("append", "token_ids", ""),
+            "completion_token_ids": ("append", "completion_token_ids", ""),
+        },
+    ),
+    "OpenRouterError": _Plan(  # -> OpenRouterError
+        not_null=frozenset({"message"}),
+    ),
+    "SglangSglExt": _Plan(  # -> SglangSglExt
+        rules={
+            "cached_tokens_details": (
+                "merge",
+                "cached_tokens_details",
+                "SglangCachedTokensDetails",
+            )
+        },
+    ),
+    "VllmRequestMetrics": _Plan(  # -> VllmRequestMetrics
+        rules={
+            "speculative_decoding": (
+                "merge",
+                "speculative_decoding",
+                "VllmSpeculativeDecodingMetrics",
+            )
+        },
+    ),
+    "ChoiceDelta": _Plan(  # -> ChatCompletionMessage
+        rules={
+            "role": ("first", "role", ""),
+            "content": ("append", "content", ""),
+            "refusal": ("append", "refusal", ""),
+            "tool_calls": ("by_index", "tool_calls", "ChoiceDeltaToolCall"),
+            "function_call": ("merge", "function_call", "ChoiceDeltaFunctionCall"),
+            "audio": ("merge", "audio", "ChoiceDeltaAudio"),
+            "reasoning_content": ("append", "reasoning_content", ""),
+            "executed_tools": ("by_index", "executed_tools", "GroqExecutedTool"),
+            "thinking_blocks": ("append", "thinking_blocks", ""),
+            "internal_content": (
+                "merge",
+                "internal_content",
+                "MoonshotInternalContent",
+            ),
+            "reasoning_details": (
+                "by_index",
+                "reasoning_details",
+                "OpenRouterReasoningDetail",
+            ),
+            "annotations": ("append", "annotations", ""),
+            "reasoning": ("append", "reasoning", ""),
+        },
+        not_null=frozenset({"role"}),
+        fills=(
+            ("role", "assistant", ""),
+            ("content", None, ""),
+        ),
+    ),
+    "ChoiceLogprobs": _Plan(  # -> ChoiceLogprobs
+        rules={
+            "content": ("append", "content", ""),
+            "refusal": ("append", "refusal", ""),
+        },
+    ),
+    "AzureContentFilterResults": _Plan(  # -> AzureContentFilterResults
+        rules={
+            "hate": ("merge", "hate", "AzureSeverityResult"),
+            "self_harm": ("merge", "self_harm", "AzureSeverityResult"),
+            "sexual": ("merge", "sexual", "AzureSeverityResult"),
+            "violence": ("merge", "violence", "AzureSeverityResult"),
+            "jailbreak": ("merge", "jailbreak", "AzureDetectionResult"),
+            "protected_material_text": (
+                "merge",
+                "protected_material_text",
+                "AzureDetectionResult",
+            ),
+            "protected_material_code": (
+                "merge",
+                "protected_material_code",
+                "AzureDetectionResult",
+            ),
+            "custom_blocklists": (
+                "merge",
+                "custom_blocklists",
+                "AzureBlocklistDetails",
+            ),
+            "error": ("merge", "error", "AzureFilterError"),
+        },
+    ),
+    "AzureContentFilterOffsets": _Plan(  # -> AzureContentFilterOffsets
+        not_null=frozenset({"check_offset", "start_offset", "end_offset"}),
+    ),
+    "GroqUsageBreakdown": _Plan(  # -> GroqUsageBreakdown
+        not_null=frozenset({"models"}),
+    ),
+    "ChoiceDeltaToolCall": _Plan(  # -> ChatCompletionMessageToolCall
+        rules={
+            "index": ("first", "index", ""),
+            "id": ("first", "id", ""),
+            "function": ("merge", "function", "ChoiceDeltaToolCallFunction"),
+            "type": ("first", "type", ""),
+            "custom": ("merge", "custom", "ChoiceDeltaToolCallCustom"),
+        },
+        not_null=frozenset({"index", "id", "type", "function", "custom"}),
+        fills=(("type", "function", ""),),
+    ),
+    "ChoiceDeltaFunctionCall": _Plan(  # -> ChatCompletionMessageFunctionCall
+        rules={
+            "arguments": ("append", "arguments", ""),
+            "name": ("append_unless_repeated", "name", ""),
+        },
+        not_null=frozenset({"arguments", "name"}),
+        fills=(("arguments", "", ""),),
+    ),
+    "ChoiceDeltaAudio": _Plan(  # -> ChatCompletionAudio
+        rules={
+            "id": ("first", "id", ""),
+            "data": ("append", "data", ""),
+            "transcript": ("append", "transcript", ""),
+        },
+        not_null=frozenset({"id", "data", "expires_at", "transcript"}),
+    ),
+    "GroqExecutedTool": _Plan(  # -> GroqExecutedTool
+        rules={"search_results": ("merge", "search_results", "GroqSearchResults")},
+        not_null=frozenset({"index"}),
+    ),
+    "MoonshotInternalContent": _Plan(  # -> MoonshotInternalContent
+        rules={"token_ids": ("append", "token_ids", "")},
+    ),
+    "OpenRouterReasoningDetail": _Plan(  # -> OpenRouterReasoningDetail
+        rules={
+            "format": ("first", "format", ""),
+            "text": ("append", "text", ""),
+            "summary": ("append", "summary", ""),
+            "data": ("append", "data", ""),
+        },
+    ),
+    "AzureSeverityResult": _Plan(  # -> AzureSeverityResult
+        not_null=frozenset({"filtered"}),
+    ),
+    "AzureDetectionResult": _Plan(  # -> AzureDetectionResult
+        not_null=frozenset({"filtered"}),
+    ),
+    "AzureBlocklistDetails": _Plan(  # -> AzureBlocklistDetails
+        not_null=frozenset({"filtered"}),
+    ),
+    "ChoiceDeltaToolCallFunction": _Plan(  # -> ChatCompletionMessageToolCallFunction
+        rules={
+            "arguments": ("append", "arguments", ""),
+            "name": ("append_unless_repeated", "name", ""),
+        },
+        not_null=frozenset({"arguments", "name"}),
+        fills=(("arguments", "", ""),),
+    ),
+    "ChoiceDeltaToolCallCustom": _Plan(  # -> ChatCompletionMessageToolCallCustom
+        rules={
+            "input": ("append", "input", ""),
+            "name": ("append_unless_repeated", "name", ""),
+        },
+        not_null=frozenset({"input", "name"}),
+        fills=(("input", "", ""),),
+    ),
+}
+"""How the objects of each chunk type merge into the completion; a chunk type not listed
+keeps the last value of every key."""
+
+
+class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
+    """Adds up the chunks of one stream into the `ChatCompletion` they make.
+
+    `add(chunk)` merges a chunk as it arrives, at a cost in proportion to the chunk;
+    `snapshot()` builds the completion so far, at a cost in proportion to the completion
+    (the text pieces are joined then, once). `result()` is the same, named for the end
+    of the stream: the completion is done at `[DONE]` or the end of the input, not at a
+    `finish_reason`, since usage and late fragments may follow it.
+
+    Each key merges by the rule the spec gives it: text is appended; identifiers keep
+    the first value that is not empty (nor 0); lists of objects with an `index` merge item by
+    item (an item without an index continues the latest one, or starts a new one when
+    it brings a new `id`); objects merge key by key; anything else, keys the spec does
+    not describe included, keeps the last value that is not null. Nothing is summed and
+    nothing repeated is concatenated, so cumulative usage stays right.
+    """
+
+    __slots__ = ()
+    _plans = _PLANS
+    _root = "ChatCompletionChunk"
+
+    def _json_of(self, chunk: ChatCompletionChunk) -> Mapping[str, Any]:
+        return chunk
+
+    def _completion(self, data: dict[str, Any]) -> ChatCompletion:
+        return validate_chat_completion(data)

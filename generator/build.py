@@ -40,9 +40,21 @@ from generator.typeexpr import TypeSyntaxError, parse_type
 def build_spec(raw: RawSpec, options: Options | None = None) -> Spec:
     """Validate the spec as a whole and build its intermediate model, narrowed to the
     selected vendors and profile (the whole spec is always checked first)."""
+    return build_specs(raw, options or Options())[0]
+
+
+def build_specs(raw: RawSpec, *selections: Options) -> list[Spec]:
+    """The intermediate model of each selection: the whole spec is built (and so checked)
+    once, and each other selection once."""
     full = _Builder(raw, Options()).build()
-    if options is None or options == Options():
-        return full
+    built = {Options(): full}
+    for options in selections:
+        if options not in built:
+            built[options] = _narrowed(raw, options, full)
+    return [built[options] for options in selections]
+
+
+def _narrowed(raw: RawSpec, options: Options, full: Spec) -> Spec:
     unknown = sorted(set(options.vendors or ()) - {v.name for v in raw.vendors})
     if unknown:
         known = ", ".join(v.name for v in raw.vendors)
@@ -139,13 +151,14 @@ class _Builder:
                 raise enum_decl.where.error(f"enum {name!r} is defined but no field uses it")
         return Spec(
             root=core.root,
-            models=tuple(naming.assign(order, self.types_and_enums(), self.locate)),
+            models=tuple(naming.checked(order, self.types_and_enums(), self.locate)),
             enums=tuple(self.enum(name) for name in self.enums if name in enums_used),
             vendors=tuple(self.vendor(v.name) for v in self.raw.vendors),
             files=self.raw.files,
             options=self.options,
             completion=core.completion,
             merging=plans,
+            type_names=self.types_and_enums(),
         )
 
     def where_fill(self, name: str, key: str) -> Where:
@@ -278,7 +291,6 @@ class _Builder:
             built.append(
                 Field(
                     wire=raw.wire,
-                    names=naming.PLACEHOLDER,
                     type=type_,
                     required=required,
                     nullable=nullable,

@@ -52,7 +52,7 @@ def spec_hash(root: Path, spec_files: Iterable[str]) -> str:
     and the generator's own code; stable across machines."""
     digest = hashlib.sha256()
     inputs = [root / name for name in spec_files]
-    inputs += sorted((root / "templates").glob("*.jinja")) + sorted(GENERATOR.glob("*.py"))
+    inputs += sorted((root / "templates").glob("*.jinja")) + sorted(GENERATOR.rglob("*.py"))
     for path in inputs:
         name = path.relative_to(root if path.is_relative_to(root) else GENERATOR.parent)
         digest.update(name.as_posix().encode() + b"\0")

@@ -1,8 +1,8 @@
 """The typed intermediate model every target is rendered from.
 
 Everything here is frozen and ordered: templates iterate tuples, never dicts or sets,
-so output does not depend on hashing. Wire names and per-target Python names are both
-kept on each field.
+so output does not depend on hashing. It knows no target: each target decides its
+Python names, annotations and code from it (generator/targets/).
 """
 
 from __future__ import annotations
@@ -85,14 +85,6 @@ def json_kind(expr: TypeExpr) -> str:
 
 
 @dataclass(frozen=True)
-class Names:
-    """The Python attribute name of a field in each target that has attributes."""
-
-    dataclasses: str
-    pydantic: str
-
-
-@dataclass(frozen=True)
 class Provenance:
     """Who adds or changes a field and where that is documented."""
 
@@ -106,7 +98,6 @@ class Field:
     """One key of an object type."""
 
     wire: str
-    names: Names
     type: TypeExpr
     required: bool
     nullable: bool
@@ -177,9 +168,8 @@ class Vendor:
     file: str
 
 
-MergeHow: TypeAlias = Literal[
-    "append", "append_unless_repeated", "by_index", "drop", "first", "last", "merge"
-]
+MergeHow: TypeAlias = str
+"""A merge rule: a name of `_RULES` in generator/runtime/accumulate.py (load.py checks)."""
 
 
 @dataclass(frozen=True)
@@ -256,6 +246,9 @@ class Spec:
     """The type the chunks of a stream merge into (None: no accumulator is generated)."""
     merging: tuple[MergePlan, ...] = ()
     """One plan per chunk type that merges, the root's first."""
+    type_names: frozenset[str] = frozenset()
+    """Every type and enum name the spec declares, selected or not: no field's Python
+    name is one of them, whatever the selection."""
 
     def model(self, name: str) -> Model:
         for model in self.models:
@@ -268,3 +261,22 @@ class Spec:
             if enum.name == name:
                 return enum
         raise KeyError(name)
+
+
+def union_tags(spec: Spec) -> dict[str, tuple[str, str]]:
+    """Model name -> (key, value) of the types a discriminated union tells apart: each
+    member has exactly one value of the discriminator key (the build checks it)."""
+    tags: dict[str, tuple[str, str]] = {}
+    for model in spec.models:
+        for field in model.fields:
+            for union in (p for p in parts(field.type) if isinstance(p, Union)):
+                if union.discriminator is None:
+                    continue
+                for option in union.options:
+                    assert isinstance(option, ModelRef)
+                    member = spec.model(option.name)
+                    tag = next(f for f in member.fields if f.wire == union.discriminator)
+                    assert isinstance(tag.type, EnumRef)
+                    [value] = [v.value for v in spec.enum(tag.type.name).values]
+                    tags[option.name] = (union.discriminator, value)
+    return tags

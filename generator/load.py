@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.errors import SpecError
+from generator.runtime.accumulate import _RULES
 from generator.yamlfile import Located, load_yaml
 
 CORE_FILE = "spec/chat_completion_chunk.yaml"
@@ -294,16 +295,9 @@ def _fill(body: Located, file: str, name: str) -> tuple[tuple[str, object, Where
     return tuple(out)
 
 
-# How the values of a field in successive chunks merge (see docs/spec-format.md).
-MERGE_RULES = (
-    "append",
-    "append_unless_repeated",
-    "by_index",
-    "drop",
-    "first",
-    "last",
-    "merge",
-)
+# How the values of a field in successive chunks merge (see docs/spec-format.md): the
+# rules the accumulator of generator/runtime/accumulate.py implements.
+MERGE_RULES = tuple(sorted(_RULES))
 
 # How the values of a field recur across chunks (see docs/spec-format.md).
 REPEATS = ("stream", "vocabulary")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import cast
 
 from generator.ir import (
     EnumRef,
@@ -112,7 +111,7 @@ def _guarded(
 def rule_of(field: Field) -> MergeHow:
     """The declared rule, or the default: objects merge key by key, anything else is replaced."""
     if field.merge is not None:
-        return cast(MergeHow, field.merge)
+        return field.merge
     objects = [o for o in _options(field.type) if isinstance(o, ModelRef)]
     # A union of object types says which one by a tag: a new value replaces the old.
     return "merge" if len(objects) == 1 else "last"

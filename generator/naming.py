@@ -1,4 +1,5 @@
-"""Python names for wire keys, per target.
+"""Python names for wire keys, by the rules of the two kinds of class the targets make
+(dataclass-like and pydantic).
 
 A wire key stays the Python name whenever it is a valid, unreserved identifier in that
 target (`id`, `type`, `object` stay as they are). Otherwise it is sanitised and given a
@@ -11,12 +12,9 @@ from __future__ import annotations
 import keyword
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 
 from generator.errors import SpecError
-from generator.ir import Model, Names
-
-PLACEHOLDER = Names(dataclasses="", pydantic="")
+from generator.ir import Model
 
 # Module-level names the templates define or import; no spec type may take one.
 MODULE_NAMES = frozenset(
@@ -24,6 +22,9 @@ MODULE_NAMES = frozenset(
     | {"TypedDict", "BaseModel", "ConfigDict", "Field", "Discriminator", "ValidationError"}
     | {"AfterValidator", "BeforeValidator", "ChunkDecodeError", "UNSET", "ErrorReport"}
     | {"ServerSentEvent", "StreamError", "ChunkStream", "Iterable", "Iterator", "Mapping"}
+    | {"ChunkAccumulator", "ClassVar", "Generic", "GetCoreSchemaHandler", "MappingProxyType"}
+    | {"NamedTuple", "NoReturn", "Protocol", "PydanticSerializationError", "Tag"}
+    | {"TypeAlias", "ValidationInfo"}
 )
 
 # Names a generated class body evaluates or its annotations use: a field of the same name
@@ -61,23 +62,23 @@ def python_name(wire: str, reserved: frozenset[str] | set[str]) -> str:
     return name
 
 
-def assign(
+def checked(
     models: Iterable[Model],
     type_names: frozenset[str],
     where: Callable[[str, str], tuple[str, int | None]],
 ) -> list[Model]:
-    """Give every field its per-target names; `where(model, wire)` locates a field for errors."""
+    """The models, once no two keys of one of them get the same Python name under either
+    rule; `where(model, wire)` locates a field for the error."""
     out = []
     for model in models:
         taken: dict[tuple[str, str], str] = {}
-        fields = []
         for field in model.fields:
-            names = Names(
-                dataclasses=python_name(field.wire, DATACLASS_RESERVED | type_names),
-                pydantic=python_name(field.wire, PYDANTIC_RESERVED | type_names),
-            )
-            for target, name in (("dataclasses", names.dataclasses), ("pydantic", names.pydantic)):
-                other = taken.get((target, name))
+            for rule, reserved in (
+                ("dataclasses", DATACLASS_RESERVED),
+                ("pydantic", PYDANTIC_RESERVED),
+            ):
+                name = python_name(field.wire, reserved | type_names)
+                other = taken.get((rule, name))
                 if other is not None:
                     file, line = where(model.name, field.wire)
                     raise SpecError(
@@ -86,7 +87,6 @@ def assign(
                         file,
                         line,
                     )
-                taken[(target, name)] = field.wire
-            fields.append(replace(field, names=names))
-        out.append(replace(model, fields=tuple(fields)))
+                taken[(rule, name)] = field.wire
+        out.append(model)
     return out

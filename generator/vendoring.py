@@ -19,7 +19,8 @@ from generator.emit import Output, finish, spec_hash
 from generator.errors import SpecError
 from generator.ir import Options
 from generator.load import load_spec
-from generator.render import MODULE_TARGETS, Rendered, render_module
+from generator.render import Rendered, render_module
+from generator.targets import TARGETS
 
 COMMAND_PREFIX = "# Regenerate with: "
 CHECKSUM_PREFIX = "# Checksum: "
@@ -49,8 +50,9 @@ class Request:
 def render_vendored(root: Path, request: Request) -> Output:
     """The module `request` asks for, formatted and sealed with its checksum."""
     spec = build_spec(load_spec(root), request.options)
+    target = TARGETS[request.target](spec)
     text = render_module(
-        spec, spec_hash(root, spec.files), root / "templates", request.target, request.command()
+        spec, spec_hash(root, spec.files), root / "templates", target, request.command()
     )
     formatted = finish(Rendered(request.out, text, python=True)).content
     return Output(request.out, seal(formatted))
@@ -98,7 +100,7 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_request_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--target", required=True, choices=MODULE_TARGETS)
+    parser.add_argument("--target", required=True, choices=tuple(TARGETS))
     add_selection_arguments(parser)
     parser.add_argument("--out", required=True, help="where to write the module")
 

@@ -12,17 +12,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from generated import chunk_dataclasses, chunk_msgspec, chunk_pydantic, chunk_typeddicts
+from generator.targets import TARGETS as REGISTRY
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "streams"
 
 TARGETS: dict[str, ModuleType] = {
-    "dataclasses": chunk_dataclasses,
-    "typeddicts": chunk_typeddicts,
-    "pydantic": chunk_pydantic,
-    "msgspec": chunk_msgspec,
+    name: importlib.import_module(f"generated.chunk_{name}") for name in REGISTRY
 }
-"""Every generated target module, by name."""
+"""Every generated target module, by name, in the registry's order."""
 
 ROUND_TRIPS: Counter[str] = Counter()
 """Chunks round-tripped per target in this run, reported by conftest.py."""

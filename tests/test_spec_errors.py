@@ -18,6 +18,7 @@ import yaml
 
 from generator.build import build_spec
 from generator.load import load_spec
+from generator.targets import TARGETS as REGISTRY
 from tests.support import REPORT, assert_same_json, load_module
 from tests.test_generator import REPO, copy_project, run_generator, snapshot
 
@@ -108,7 +109,8 @@ def test_an_awkward_spec_generates_working_code(project: Path, case: Path) -> No
     assert result.returncode == 0, result.stderr
     added = json.loads(header(case)["payload"])
     payload = {**CHUNK, **added}
-    fields = {f.wire: f for f in build_spec(load_spec(project)).model("ChatCompletionChunk").fields}
+    spec = build_spec(load_spec(project))
+    fields = {f.wire: f for f in spec.model("ChatCompletionChunk").fields}
     docs = [" ".join(d.split()) for d in _docs(yaml.safe_load(case.read_text(encoding="utf-8")))]
     for target in TARGETS:
         path = project / f"generated/chunk_{target}.py"
@@ -117,8 +119,7 @@ def test_an_awkward_spec_generates_working_code(project: Path, case: Path) -> No
         assert_same_json(json.loads(module.dumps(parsed)), payload, where=target)
         if target != "typeddicts":
             for wire in added.keys() & fields.keys():
-                names = fields[wire].names
-                name = names.pydantic if target == "pydantic" else names.dataclasses
+                name = REGISTRY[target](spec).python_name(fields[wire])
                 assert name.isidentifier(), name
                 assert getattr(parsed, name) == added[wire], (target, wire, name)
         source = path.read_text(encoding="utf-8")

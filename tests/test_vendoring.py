@@ -29,6 +29,13 @@ def run_tests(root: Path, *paths: str) -> subprocess.CompletedProcess[str]:
         dirs_exist_ok=True,
         ignore=shutil.ignore_patterns("generated", "__pycache__"),
     )
+    # The tests name the targets from the generator's registry.
+    shutil.copytree(
+        REPO / "generator",
+        root / "generator",
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *paths],
         cwd=root,

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 44e865dcafe6cd69 (spec, templates and generator).
+# Spec hash: 5dca1094cb33c07e (spec, templates and generator).
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_msgspec.py.
@@ -38,6 +38,7 @@ must come back from decode and encode as the same JSON, compared type-strictly.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -55,7 +56,84 @@ from tests.support import (
 
 def round_trip(type_name: str, value: Any) -> Any:
     """Decode `value` as the named type, encode it again, and return the JSON data."""
-    return getattr(target, type_name).from_dict(value).to_dict()
+    decoders: dict[str, Callable[[Any], Any]] = {
+        "MistralThinkingPart": target.MistralThinkingPart.from_dict,
+        "MistralContentPart": target.MistralContentPart.from_dict,
+        "ChatCompletionMessageToolCallFunction": target.ChatCompletionMessageToolCallFunction.from_dict,
+        "ChatCompletionMessageToolCallCustom": target.ChatCompletionMessageToolCallCustom.from_dict,
+        "ChatCompletionMessageToolCall": target.ChatCompletionMessageToolCall.from_dict,
+        "ChatCompletionMessageFunctionCall": target.ChatCompletionMessageFunctionCall.from_dict,
+        "ChatCompletionAudio": target.ChatCompletionAudio.from_dict,
+        "GroqSearchResult": target.GroqSearchResult.from_dict,
+        "GroqSearchResults": target.GroqSearchResults.from_dict,
+        "GroqBrowserResult": target.GroqBrowserResult.from_dict,
+        "GroqChartElement": target.GroqChartElement.from_dict,
+        "GroqChart": target.GroqChart.from_dict,
+        "GroqCodeResult": target.GroqCodeResult.from_dict,
+        "GroqExecutedTool": target.GroqExecutedTool.from_dict,
+        "LiteLLMThinkingBlock": target.LiteLLMThinkingBlock.from_dict,
+        "MoonshotInternalContent": target.MoonshotInternalContent.from_dict,
+        "OpenRouterReasoningDetail": target.OpenRouterReasoningDetail.from_dict,
+        "OpenRouterUrlCitation": target.OpenRouterUrlCitation.from_dict,
+        "OpenRouterFileContentPart": target.OpenRouterFileContentPart.from_dict,
+        "OpenRouterFileAnnotation": target.OpenRouterFileAnnotation.from_dict,
+        "GroqDocumentCitation": target.GroqDocumentCitation.from_dict,
+        "GroqFunctionCitation": target.GroqFunctionCitation.from_dict,
+        "OpenRouterAnnotation": target.OpenRouterAnnotation.from_dict,
+        "ChatCompletionMessage": target.ChatCompletionMessage.from_dict,
+        "TopLogprob": target.TopLogprob.from_dict,
+        "ChatCompletionTokenLogprob": target.ChatCompletionTokenLogprob.from_dict,
+        "ChoiceLogprobs": target.ChoiceLogprobs.from_dict,
+        "AzureSeverityResult": target.AzureSeverityResult.from_dict,
+        "AzureDetectionResult": target.AzureDetectionResult.from_dict,
+        "AzureBlocklistResult": target.AzureBlocklistResult.from_dict,
+        "AzureBlocklistDetails": target.AzureBlocklistDetails.from_dict,
+        "AzureFilterError": target.AzureFilterError.from_dict,
+        "AzureContentFilterResults": target.AzureContentFilterResults.from_dict,
+        "AzureContentFilterOffsets": target.AzureContentFilterOffsets.from_dict,
+        "CompletionTokensDetails": target.CompletionTokensDetails.from_dict,
+        "PromptTokensDetails": target.PromptTokensDetails.from_dict,
+        "PerplexityCost": target.PerplexityCost.from_dict,
+        "OpenRouterCostDetails": target.OpenRouterCostDetails.from_dict,
+        "OpenRouterServerToolUseDetails": target.OpenRouterServerToolUseDetails.from_dict,
+        "CompletionUsage": target.CompletionUsage.from_dict,
+        "ChatCompletionChoice": target.ChatCompletionChoice.from_dict,
+        "ModerationResultBody": target.ModerationResultBody.from_dict,
+        "ModerationResults": target.ModerationResults.from_dict,
+        "ModerationError": target.ModerationError.from_dict,
+        "Moderation": target.Moderation.from_dict,
+        "AzurePromptFilterResult": target.AzurePromptFilterResult.from_dict,
+        "AzureLatencyCheckpoint": target.AzureLatencyCheckpoint.from_dict,
+        "AzureRouting": target.AzureRouting.from_dict,
+        "GroqModelUsage": target.GroqModelUsage.from_dict,
+        "GroqUsageBreakdown": target.GroqUsageBreakdown.from_dict,
+        "GroqDebug": target.GroqDebug.from_dict,
+        "GroqXGroq": target.GroqXGroq.from_dict,
+        "LlamaCppTimings": target.LlamaCppTimings.from_dict,
+        "NovitaSlaMetrics": target.NovitaSlaMetrics.from_dict,
+        "NvExtWorkerId": target.NvExtWorkerId.from_dict,
+        "NvExtTiming": target.NvExtTiming.from_dict,
+        "NvExt": target.NvExt.from_dict,
+        "OpenRouterError": target.OpenRouterError.from_dict,
+        "PerplexitySearchResult": target.PerplexitySearchResult.from_dict,
+        "SglangCachedTokensDetails": target.SglangCachedTokensDetails.from_dict,
+        "SglangSglExt": target.SglangSglExt.from_dict,
+        "TogetherWarning": target.TogetherWarning.from_dict,
+        "VllmSpeculativeDecodingMetrics": target.VllmSpeculativeDecodingMetrics.from_dict,
+        "VllmRequestMetrics": target.VllmRequestMetrics.from_dict,
+        "ZaiWebSearchResult": target.ZaiWebSearchResult.from_dict,
+        "ChatCompletion": target.ChatCompletion.from_dict,
+        "ChoiceDeltaToolCallFunction": target.ChoiceDeltaToolCallFunction.from_dict,
+        "ChoiceDeltaToolCallCustom": target.ChoiceDeltaToolCallCustom.from_dict,
+        "ChoiceDeltaToolCall": target.ChoiceDeltaToolCall.from_dict,
+        "ChoiceDeltaFunctionCall": target.ChoiceDeltaFunctionCall.from_dict,
+        "ChoiceDeltaAudio": target.ChoiceDeltaAudio.from_dict,
+        "ChoiceDelta": target.ChoiceDelta.from_dict,
+        "Choice": target.Choice.from_dict,
+        "ChatCompletionChunk": target.ChatCompletionChunk.from_dict,
+    }
+    decoded = decoders[type_name](value)
+    return decoded.to_dict()
 
 
 @pytest.mark.parametrize("stream", FIXTURE_STREAMS, ids=lambda s: s.name)

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 44e865dcafe6cd69 (spec, templates and generator).
+# Spec hash: 5dca1094cb33c07e (spec, templates and generator).
 # Target: pydantic. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_pydantic.py.
@@ -38,6 +38,7 @@ must come back from decode and encode as the same JSON, compared type-strictly.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -55,10 +56,318 @@ from tests.support import (
 
 def round_trip(type_name: str, value: Any) -> Any:
     """Decode `value` as the named type, encode it again, and return the JSON data."""
-    model = getattr(target, type_name).model_validate_json(
-        json.dumps(value), by_name=False
-    )
-    return json.loads(json.dumps(model.model_dump(by_alias=True, exclude_unset=True)))
+    decoders: dict[str, Callable[[Any], Any]] = {
+        "MistralThinkingPart": lambda value: (
+            target.MistralThinkingPart.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "MistralContentPart": lambda value: (
+            target.MistralContentPart.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "ChatCompletionMessageToolCallFunction": lambda value: (
+            target.ChatCompletionMessageToolCallFunction.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "ChatCompletionMessageToolCallCustom": lambda value: (
+            target.ChatCompletionMessageToolCallCustom.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "ChatCompletionMessageToolCall": lambda value: (
+            target.ChatCompletionMessageToolCall.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "ChatCompletionMessageFunctionCall": lambda value: (
+            target.ChatCompletionMessageFunctionCall.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "ChatCompletionAudio": lambda value: (
+            target.ChatCompletionAudio.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "GroqSearchResult": lambda value: target.GroqSearchResult.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "GroqSearchResults": lambda value: target.GroqSearchResults.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "GroqBrowserResult": lambda value: target.GroqBrowserResult.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "GroqChartElement": lambda value: target.GroqChartElement.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "GroqChart": lambda value: target.GroqChart.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "GroqCodeResult": lambda value: target.GroqCodeResult.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "GroqExecutedTool": lambda value: target.GroqExecutedTool.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "LiteLLMThinkingBlock": lambda value: (
+            target.LiteLLMThinkingBlock.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "MoonshotInternalContent": lambda value: (
+            target.MoonshotInternalContent.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "OpenRouterReasoningDetail": lambda value: (
+            target.OpenRouterReasoningDetail.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "OpenRouterUrlCitation": lambda value: (
+            target.OpenRouterUrlCitation.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "OpenRouterFileContentPart": lambda value: (
+            target.OpenRouterFileContentPart.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "OpenRouterFileAnnotation": lambda value: (
+            target.OpenRouterFileAnnotation.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "GroqDocumentCitation": lambda value: (
+            target.GroqDocumentCitation.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "GroqFunctionCitation": lambda value: (
+            target.GroqFunctionCitation.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "OpenRouterAnnotation": lambda value: (
+            target.OpenRouterAnnotation.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "ChatCompletionMessage": lambda value: (
+            target.ChatCompletionMessage.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "TopLogprob": lambda value: target.TopLogprob.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "ChatCompletionTokenLogprob": lambda value: (
+            target.ChatCompletionTokenLogprob.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "ChoiceLogprobs": lambda value: target.ChoiceLogprobs.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "AzureSeverityResult": lambda value: (
+            target.AzureSeverityResult.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "AzureDetectionResult": lambda value: (
+            target.AzureDetectionResult.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "AzureBlocklistResult": lambda value: (
+            target.AzureBlocklistResult.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "AzureBlocklistDetails": lambda value: (
+            target.AzureBlocklistDetails.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "AzureFilterError": lambda value: target.AzureFilterError.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "AzureContentFilterResults": lambda value: (
+            target.AzureContentFilterResults.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "AzureContentFilterOffsets": lambda value: (
+            target.AzureContentFilterOffsets.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "CompletionTokensDetails": lambda value: (
+            target.CompletionTokensDetails.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "PromptTokensDetails": lambda value: (
+            target.PromptTokensDetails.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "PerplexityCost": lambda value: target.PerplexityCost.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "OpenRouterCostDetails": lambda value: (
+            target.OpenRouterCostDetails.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "OpenRouterServerToolUseDetails": lambda value: (
+            target.OpenRouterServerToolUseDetails.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "CompletionUsage": lambda value: target.CompletionUsage.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "ChatCompletionChoice": lambda value: (
+            target.ChatCompletionChoice.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "ModerationResultBody": lambda value: (
+            target.ModerationResultBody.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "ModerationResults": lambda value: target.ModerationResults.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "ModerationError": lambda value: target.ModerationError.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "Moderation": lambda value: target.Moderation.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "AzurePromptFilterResult": lambda value: (
+            target.AzurePromptFilterResult.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "AzureLatencyCheckpoint": lambda value: (
+            target.AzureLatencyCheckpoint.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "AzureRouting": lambda value: target.AzureRouting.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "GroqModelUsage": lambda value: target.GroqModelUsage.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "GroqUsageBreakdown": lambda value: (
+            target.GroqUsageBreakdown.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "GroqDebug": lambda value: target.GroqDebug.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "GroqXGroq": lambda value: target.GroqXGroq.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "LlamaCppTimings": lambda value: target.LlamaCppTimings.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "NovitaSlaMetrics": lambda value: target.NovitaSlaMetrics.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "NvExtWorkerId": lambda value: target.NvExtWorkerId.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "NvExtTiming": lambda value: target.NvExtTiming.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "NvExt": lambda value: target.NvExt.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "OpenRouterError": lambda value: target.OpenRouterError.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "PerplexitySearchResult": lambda value: (
+            target.PerplexitySearchResult.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "SglangCachedTokensDetails": lambda value: (
+            target.SglangCachedTokensDetails.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "SglangSglExt": lambda value: target.SglangSglExt.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "TogetherWarning": lambda value: target.TogetherWarning.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "VllmSpeculativeDecodingMetrics": lambda value: (
+            target.VllmSpeculativeDecodingMetrics.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "VllmRequestMetrics": lambda value: (
+            target.VllmRequestMetrics.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "ZaiWebSearchResult": lambda value: (
+            target.ZaiWebSearchResult.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "ChatCompletion": lambda value: target.ChatCompletion.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "ChoiceDeltaToolCallFunction": lambda value: (
+            target.ChoiceDeltaToolCallFunction.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "ChoiceDeltaToolCallCustom": lambda value: (
+            target.ChoiceDeltaToolCallCustom.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "ChoiceDeltaToolCall": lambda value: (
+            target.ChoiceDeltaToolCall.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "ChoiceDeltaFunctionCall": lambda value: (
+            target.ChoiceDeltaFunctionCall.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+        "ChoiceDeltaAudio": lambda value: target.ChoiceDeltaAudio.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "ChoiceDelta": lambda value: target.ChoiceDelta.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "Choice": lambda value: target.Choice.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
+        "ChatCompletionChunk": lambda value: (
+            target.ChatCompletionChunk.model_validate_json(
+                json.dumps(value), by_name=False
+            )
+        ),
+    }
+    decoded = decoders[type_name](value)
+    return json.loads(json.dumps(decoded.model_dump(by_alias=True, exclude_unset=True)))
 
 
 @pytest.mark.parametrize("stream", FIXTURE_STREAMS, ids=lambda s: s.name)

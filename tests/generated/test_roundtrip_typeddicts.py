@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 44e865dcafe6cd69 (spec, templates and generator).
+# Spec hash: 5dca1094cb33c07e (spec, templates and generator).
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_typeddicts.py.
@@ -38,6 +38,7 @@ must come back from decode and encode as the same JSON, compared type-strictly.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -55,7 +56,7 @@ from tests.support import (
 
 def round_trip(type_name: str, value: Any) -> Any:
     """Decode `value` as the named type, encode it again, and return the JSON data."""
-    validators = {
+    decoders: dict[str, Callable[[Any], Any]] = {
         "MistralThinkingPart": target.validate_mistral_thinking_part,
         "MistralContentPart": target.validate_mistral_content_part,
         "ChatCompletionMessageToolCallFunction": target.validate_chat_completion_message_tool_call_function,
@@ -131,7 +132,8 @@ def round_trip(type_name: str, value: Any) -> Any:
         "Choice": target.validate_choice,
         "ChatCompletionChunk": target.validate_chat_completion_chunk,
     }
-    return validators[type_name](value)
+    decoded = decoders[type_name](value)
+    return decoded
 
 
 @pytest.mark.parametrize("stream", FIXTURE_STREAMS, ids=lambda s: s.name)

@@ -1,0 +1,265 @@
+"""Accumulation, the same in every target: the chunks of a stream merge as JSON data by
+the spec's rules, and the result is decoded by the target's own decoder.
+
+A merge rule is one function of `_RULES`, applied to a key's non-null value; the spec
+names it (`merge:` in a chunk field) and the generator checks the name against
+`_RULES` (generator/merging.py)."""
+
+# Private names are shared between these files and used by the generated code.
+# pyright: reportPrivateUsage=false, reportUnusedFunction=false, reportUnusedClass=false
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Final, Generic, NamedTuple, TypeVar
+
+from generator.runtime.json_text import _SURROGATE
+from generator.runtime.sse import _Chunk
+
+_Completion = TypeVar("_Completion")
+
+
+class _Accumulator(Generic[_Chunk, _Completion]):
+    """What every `ChunkAccumulator` does; each target says how a chunk reads as JSON
+    data (`_json_of`) and how the merged data reads as a completion (`_completion`)."""
+
+    __slots__ = ("_merged", "chunks")
+    _plans: ClassVar[dict[str, _Plan]]
+    """The merge plan of each chunk type, by name."""
+    _root: ClassVar[str]
+    """The chunk type of the stream."""
+
+    def __init__(self) -> None:
+        self._merged = _Merged(self._root, self._plans)
+        self.chunks = 0
+        """How many chunks were added."""
+
+    def add(self, chunk: _Chunk) -> None:
+        """Merge the next chunk of the stream."""
+        _merge(self._merged, self._json_of(chunk))
+        self.chunks += 1
+
+    def snapshot(self) -> _Completion:
+        """The completion the chunks added so far make."""
+        return self._completion(_finish(self._merged))
+
+    def result(self) -> _Completion:
+        """The whole completion; call it once the stream has ended."""
+        return self.snapshot()
+
+    def _json_of(self, chunk: _Chunk) -> Mapping[str, Any]:
+        raise NotImplementedError
+
+    def _completion(self, data: dict[str, Any]) -> _Completion:
+        raise NotImplementedError
+
+
+class _Plan(NamedTuple):
+    """How the objects of one chunk type merge into one object of the completion."""
+
+    rules: dict[str, tuple[str, str, str]] = {}  # noqa: RUF012 (never changed)
+    """Key -> (rule, key in the completion, chunk type of the value); a key not listed
+    keeps its last value that is not null."""
+    not_null: frozenset[str] = frozenset()
+    """Keys of the completion that cannot be null: a null sent for one is not kept."""
+    fills: tuple[tuple[str, object, str], ...] = ()
+    """(key, value, chunk type) for keys no chunk supplied: the value, or, when a chunk
+    type is named, an empty object merged as that type."""
+
+
+class _Merged(dict[str, Any]):
+    """The keys merged so far into one object of the completion."""
+
+    __slots__ = ("plan", "plans")
+
+    def __init__(self, kind: str, plans: dict[str, _Plan]) -> None:
+        super().__init__()
+        self.plan = plans.get(kind, _NO_RULES)
+        """The plan of the chunk type whose objects merge into it (a type without one
+        keeps the last value of every key)."""
+        self.plans = plans
+        """Every plan, by chunk type, for the values merged by their own."""
+
+
+class _Text(list[str]):
+    """The pieces of a text, joined when the completion is read (never `+=` in a loop)."""
+
+    __slots__ = ()
+
+
+class _Items(list[Any]):
+    """The items of a list, gathered from every chunk."""
+
+    __slots__ = ()
+
+
+class _Slots(dict[int, _Merged]):
+    """The objects of a list, merged by their `index`."""
+
+    __slots__ = ("latest",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.latest = 0
+        """The index merged most recently."""
+
+    def place(self, item: Mapping[str, Any]) -> int:
+        """The index of an item that has none: the latest object's, unless the item
+        brings an `id` and that object has another one."""
+        if not self:
+            return 0
+        ident, latest = item.get("id"), self[self.latest].get("id")
+        if ident and latest and ident != latest:
+            return max(self) + 1
+        return self.latest
+
+
+def _merge(merged: _Merged, obj: Mapping[str, Any]) -> None:
+    """Merge one object of a chunk into what the chunks before it left."""
+    plan = merged.plan
+    for key, value in obj.items():
+        how, into, inner = plan.rules.get(key) or _LAST
+        into = into or key
+        if value is None:
+            # A null replaces nothing, and stays only while no value comes.
+            if how != "drop" and into not in plan.not_null:
+                merged.setdefault(into, None)
+        else:
+            _RULES[how](merged, into, value, inner)
+
+
+def _last(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """The last value that is not null; nor "" (B1: finish_reason) once there is one."""
+    if value != "" or merged.get(key) is None:
+        merged[key] = value
+
+
+def _drop(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """Not kept in the completion."""
+
+
+def _first(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """The first value that is not blank."""
+    if _blank(merged.get(key)):
+        merged[key] = value
+
+
+def _append(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """Text joined, lists concatenated; a value of another type a vendor sends is kept
+    as the last one."""
+    if type(value) is str:
+        pieces = merged.get(key)
+        if type(pieces) is _Text:
+            pieces.append(value)
+        elif pieces is None or value:  # "" adds nothing to a list of parts (Mistral)
+            merged[key] = _Text((value,))
+    elif value.__class__ is list:
+        items = merged.get(key)
+        if type(items) is _Items:
+            items.extend(value)
+        else:
+            merged[key] = _Items(value)
+    else:
+        merged[key] = value
+
+
+def _append_unless_repeated(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """Text appended unless a chunk sends the whole of it again (a name some servers
+    repeat on every chunk)."""
+    so_far = merged.get(key)
+    if type(value) is not str or type(so_far) is not str:
+        merged[key] = value
+    elif value and value != so_far:
+        merged[key] = so_far + value  # a split name: short, and rare
+
+
+def _merge_object(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """An object merged key by key, by the plan of its chunk type `inner`."""
+    if value.__class__ is not dict:
+        merged[key] = value  # a value of another type than the rule expects
+        return
+    part = merged.get(key)
+    if type(part) is not _Merged:
+        part = merged[key] = _Merged(inner, merged.plans)
+    _merge(part, value)
+
+
+def _by_index(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """A list of objects merged item by item, by their `index`."""
+    if value.__class__ is not list:
+        merged[key] = value  # a value of another type than the rule expects
+        return
+    slots = merged.get(key)
+    if type(slots) is not _Slots:
+        slots = merged[key] = _Slots()
+    for item in value:
+        index = item.get("index")
+        if type(index) is not int:
+            index = slots.place(item)
+        slot = slots.get(index)
+        if slot is None:
+            slot = slots[index] = _Merged(inner, merged.plans)
+            slot["index"] = index
+        slots.latest = index
+        _merge(slot, item)
+
+
+_RULES: Final[dict[str, Callable[[_Merged, str, Any, str], None]]] = {
+    "append": _append,
+    "append_unless_repeated": _append_unless_repeated,
+    "by_index": _by_index,
+    "drop": _drop,
+    "first": _first,
+    "last": _last,
+    "merge": _merge_object,
+}
+"""The merge rules the spec may name, each applied to a key's value that is not null."""
+
+_NO_RULES: Final = _Plan()
+_LAST: Final = ("last", "", "")
+"""The rule of a key not listed: its last value that is not null, under the same key."""
+
+
+def _blank(value: Any) -> bool:
+    """No value yet, or a placeholder: Azure's filter chunks send id "" and created 0."""
+    return value is None or value == "" or (value == 0 and type(value) is int)
+
+
+def _finish(merged: _Merged) -> dict[str, Any]:
+    """The JSON object merged so far, with the fills for keys no chunk supplied."""
+    out = {key: _finished(value) for key, value in merged.items()}
+    for key, value, inner in merged.plan.fills:
+        current = out.get(key)
+        if inner:
+            if current is None:
+                out[key] = _finish(_Merged(inner, merged.plans))
+        elif key not in out or (value is not None and _blank(current)):
+            out[key] = (
+                value  # a placeholder ("" role) gives way to a fill, null to none
+            )
+    return out
+
+
+def _finished(value: Any) -> Any:
+    kind = value.__class__
+    if kind is _Text:
+        text = "".join(value)
+        value[:] = (text,)  # the next read starts from one piece
+        return _paired(text)
+    if kind is _Items:
+        return list(value)
+    if kind is _Slots:
+        return [_finish(value[index]) for index in sorted(value)]
+    if kind is _Merged:
+        return _finish(value)
+    return value
+
+
+def _paired(text: str) -> str:
+    """The text with UTF-16 surrogate halves that arrived in separate chunks (as JSON
+    escapes) joined into one character; a lone half is kept as it is."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode(
+        "utf-16-le", "surrogatepass"
+    )

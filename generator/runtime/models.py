@@ -1,0 +1,242 @@
+"""What the pydantic target adds: the validators its field annotations name, and the
+turning of pydantic's errors into a `ChunkDecodeError` whose path follows the data."""
+
+# Private names are shared between these files and used by the generated code.
+# pyright: reportPrivateUsage=false, reportUnusedFunction=false, reportUnusedClass=false
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Final, TypeAlias, TypeVar, cast
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    GetCoreSchemaHandler,
+    ValidationError,
+    ValidationInfo,
+)
+from pydantic_core import PydanticSerializationError, core_schema
+
+from generator.runtime.errors import ChunkDecodeError, _error_payload, _key
+from generator.runtime.json_text import _wire_text
+
+_V = TypeVar("_V")
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _json_kind(value: object) -> str:
+    """The tag of a union alternative: the JSON kind of the value (or of a model)."""
+    if value is True or value is False:
+        return "~boolean"
+    if isinstance(value, int):
+        return "~integer"
+    if isinstance(value, float):
+        return "~number"
+    if isinstance(value, str):
+        return "~string"
+    if isinstance(value, list):
+        return "~array"
+    return "~object"
+
+
+def _not_null(value: _V) -> _V:
+    if value is None:
+        raise ValueError("must not be null")
+    return value
+
+
+_NOT_NULL: Final = AfterValidator(_not_null)
+"""On a key that may be absent but, when present, must not be null."""
+
+
+def _null_as_empty(value: object) -> object:
+    return [] if value is None else value
+
+
+class _NullAsEmpty:
+    """On a list that reads as empty when it is null or absent.
+
+    The list is validated as a nullable list and a null replaced afterwards: a
+    before-validator would first turn the whole list from JSON into Python objects.
+    """
+
+    @staticmethod
+    def __get_pydantic_core_schema__(
+        source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(
+            _null_as_empty, core_schema.nullable_schema(handler(source))
+        )
+
+
+_NULL_AS_EMPTY: Final = _NullAsEmpty()
+
+_AliasesRead: TypeAlias = set[tuple[str | None, str | None]]
+"""The validation context of `loads`: (model, field) of the fields read by a wire key
+that is not their Python name (`_ALIAS_READ`)."""
+
+
+def _alias_read(value: _V, info: ValidationInfo) -> _V:
+    if info.context.__class__ is set:  # the context of `loads`
+        read = cast(_AliasesRead, info.context)
+        read.add((info.config.get("title") if info.config else None, info.field_name))
+    return value
+
+
+_ALIAS_READ: Final = AfterValidator(_alias_read)
+"""On a field whose Python name is not its wire key: records, in the set `loads` passes
+as the validation context, that the wire key was read. pydantic also counts an unknown
+key that equals the Python name (`verbose_`) as setting the field; `model_post_init`
+tells the two apart."""
+
+
+def _unknown_key_named_like(model: BaseModel, name: str, context: object) -> bool:
+    """Whether field `name` is in the fields set only as an unknown key of that name."""
+    extra = model.__pydantic_extra__
+    if not extra or name not in extra:
+        return False
+    if isinstance(context, set):
+        return (type(model).__name__, name) not in context
+    return (
+        getattr(model, name) is None
+    )  # read without `loads`: a value means the wire key
+
+
+def _validate(
+    model: type[_M],
+    data: str | bytes,
+    union_tags: tuple[tuple[str, str], ...],
+    report: tuple[str, str] | None = None,
+) -> _M:
+    """`data` validated as `model`; raises `ChunkDecodeError`. `union_tags` and `report`
+    (the keys of the model's `error_when`) help name the problem, as `_decode_error`
+    says."""
+    read: _AliasesRead = set()
+    try:
+        # By wire name only: an unknown key that happens to be a Python name stays unknown.
+        return model.model_validate_json(
+            data, by_alias=True, by_name=False, context=read
+        )
+    except ValidationError as exc:
+        error = exc
+    if error.errors()[0]["type"] == "json_invalid":
+        # pydantic's JSON parser rejects half of a UTF-16 surrogate pair ("\ud83d"), which
+        # streams send when they split a pair across chunks; Python's json reads it.
+        try:
+            value = json.loads(
+                data.decode("utf-8") if isinstance(data, bytes) else data
+            )
+        except (ValueError, RecursionError):
+            raise _decode_error(error, data, union_tags, report) from None
+        return _validate_value(model, value, union_tags, report)
+    raise _decode_error(error, data, union_tags, report) from None
+
+
+def _validate_value(
+    model: type[_M],
+    value: Any,
+    union_tags: tuple[tuple[str, str], ...],
+    report: tuple[str, str] | None = None,
+) -> _M:
+    read: _AliasesRead = set()
+    try:
+        return model.model_validate(value, by_alias=True, by_name=False, context=read)
+    except ValidationError as exc:
+        raise _decode_error(exc, json.dumps(value), union_tags, report) from None
+
+
+def _data_path(
+    error: Mapping[str, Any], value: Any, union_tags: tuple[tuple[str, str], ...]
+) -> list[str]:
+    """The path segments of an error's location that exist in the data.
+
+    pydantic's location mixes keys with the names of union members; only the steps
+    found in the data are kept, plus the key itself when it is the missing one.
+    `union_tags` are the (key, value) pairs that tell the members of a discriminated
+    union apart: a step that names a member, not a key.
+    """
+    segments: list[str] = []
+    location = error["loc"]
+    for step, part in enumerate(location):
+        if isinstance(part, str) and part.startswith("~"):
+            continue  # the JSON-kind tag of a union alternative
+        if value.__class__ is dict and any(
+            tag == part == value.get(key) for key, tag in union_tags
+        ):
+            continue  # the tag value of a discriminated union
+        if isinstance(part, str) and value.__class__ is dict and part in value:
+            segments.append(_key(part))
+            value = value[part]
+        elif (
+            isinstance(part, int) and value.__class__ is list and 0 <= part < len(value)
+        ):
+            segments.append(f"[{part}]")
+            value = value[part]
+        elif (
+            error["type"] == "missing"
+            and step == len(location) - 1
+            and isinstance(part, str)
+        ):
+            segments.append(_key(part))
+    if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
+        discriminator = error["ctx"]["discriminator"]
+        if discriminator.startswith("'"):  # a key, not the JSON-kind function
+            segments.append(_key(discriminator.strip("'")))
+    return segments
+
+
+def _decode_error(
+    exc: ValidationError,
+    data: str | bytes,
+    union_tags: tuple[tuple[str, str], ...],
+    report: tuple[str, str] | None,
+) -> ChunkDecodeError:
+    """Turn pydantic's most specific error into a ChunkDecodeError whose path follows
+    the data; a payload that `report` (has, lacks) calls an error report is one."""
+    errors = exc.errors(include_url=False)
+    if errors[0]["type"] == "json_invalid":
+        return ChunkDecodeError(f"invalid JSON: {errors[0]['msg']}")
+    value: Any = json.loads(data)
+    if report is not None:
+        has, lacks = report
+        if (
+            value.__class__ is dict
+            and value.get(has) is not None
+            and lacks not in value
+        ):
+            return _error_payload(value[has]).under(_key(has))
+    # pydantic reports every member of a failed union; the first error names the key
+    # that failed (keys are checked in spec order, as in the other targets), and the
+    # deepest error under that key names the real problem.
+    located = [(_data_path(e, value, union_tags), e) for e in errors]
+    first = located[0][0]
+    segments, error = max(
+        (pair for pair in located if pair[0][: len(first)] == first),
+        key=lambda pair: len(pair[0]),
+    )
+    context = error.get("ctx", {})
+    cause = context.get("error")
+    if error["type"] == "union_tag_invalid" and context["tag"].startswith("~"):
+        expected = context["expected_tags"].replace("'~", "").replace("'", "")
+        result = ChunkDecodeError(f"expected {expected}, got {context['tag'][1:]}")
+    elif isinstance(cause, ChunkDecodeError):
+        result = cause
+    else:
+        result = ChunkDecodeError(
+            str(cause) if isinstance(cause, ValueError) else error["msg"]
+        )
+    for segment in reversed(segments):
+        result.under(segment)
+    return result
+
+
+def _model_text(value: BaseModel) -> str:
+    """A model as compact JSON text: `model_dump_json(exclude_unset=True)`."""
+    try:
+        return value.model_dump_json(by_alias=True, exclude_unset=True)
+    except PydanticSerializationError:
+        # A lone UTF-16 surrogate (half of a pair a stream split across chunks, D9)
+        # has no UTF-8 spelling, so pydantic cannot write it; json writes its escape.
+        return _wire_text(value.model_dump(by_alias=True, exclude_unset=True))

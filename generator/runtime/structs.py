@@ -1,0 +1,120 @@
+"""What the msgspec target adds: the key-by-key reading of what msgspec refuses (unknown
+keys, NaN, half of a surrogate pair), the unknown keys kept beside each struct, and
+writing."""
+
+# Private names are shared between these files and used by the generated code.
+# pyright: reportPrivateUsage=false, reportUnusedFunction=false, reportUnusedClass=false
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final, Protocol, TypeVar
+
+import msgspec
+
+from generator.runtime.errors import ChunkDecodeError
+from generator.runtime.json_text import _json, _wire_text
+from generator.runtime.objects import _problem, _read, _Retry, _Shape
+
+_S = TypeVar("_S")
+_Read = TypeVar("_Read", bound=msgspec.Struct)
+
+_MSGSPEC_REFUSES: Final = (msgspec.MsgspecError, UnicodeEncodeError, RecursionError)
+"""What msgspec raises on a payload the key-by-key reading must look at (an unknown key,
+NaN, half of a surrogate pair, an error, or a value nested deeper than msgspec goes from
+where it was called: the key-by-key reading keeps an `any` value as json read it)."""
+_NO_EXTRA: Final[dict[str, Any]] = {}
+_EXTRA: Final[dict[int, dict[str, Any]]] = {}
+"""The keys the spec does not describe of each object read key by key, by id. A struct
+holds its fields only (structs are not tracked by the garbage collector, which would
+halve the reading speed with many chunks alive, and so they can have neither a `__dict__`
+nor weak references); an object read key by key is of a `_Read` subclass whose
+`__del__` drops its entry."""
+_ENCODER: Final = msgspec.json.Encoder()
+
+
+class _Struct(Protocol):
+    @classmethod
+    def from_dict(cls, data: Any) -> Any: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+def _decoded(
+    decoder: msgspec.json.Decoder[_S],
+    from_dict: Callable[[Any], _S],
+    data: str | bytes,
+    report: tuple[str, str] | None = None,
+) -> _S:
+    """The payload read by msgspec in one pass, or key by key when msgspec refuses it,
+    or when it may be an error report (`report`: the fields that say so)."""
+    try:
+        value = decoder.decode(data)
+    except _MSGSPEC_REFUSES:
+        return from_dict(_json(data))
+    if report is not None:
+        has, lacks = report
+        error = getattr(value, has)
+        if (
+            error is not None
+            and error is not msgspec.UNSET
+            and not getattr(value, lacks)
+        ):
+            return from_dict(_json(data))  # perhaps an error report: look closer
+    return value
+
+
+def _read_struct(
+    cls: Callable[..., _S],
+    data: Any,
+    shape: _Shape,
+    tag: str = "",
+    strict: bool = False,
+) -> _S:
+    """An object read key by key by its type's table; its unknown keys are kept in
+    `_EXTRA` (with `strict`, they are an error). The `tag` field is msgspec's, not the
+    struct's: it is checked, not passed."""
+    try:
+        known, other = _read(data, shape)
+        if strict and other:
+            raise _Retry
+    except (_Retry, ChunkDecodeError):
+        raise _problem(data, shape, strict) from None
+    if tag:
+        known.pop(tag, None)
+    decoded = cls(**known)
+    if other:
+        _EXTRA[id(decoded)] = other
+    return decoded
+
+
+def _forget_extra(self: object, _forget: Callable[..., object] = _EXTRA.pop) -> None:
+    """`__del__` of a struct read key by key."""
+    _forget(id(self), None)
+
+
+def _reduce_read(self: _Struct) -> tuple[Callable[[Any], Any], tuple[dict[str, Any]]]:
+    """`__reduce__` of a struct read key by key: its unknown keys live beside it, so a
+    copy or a pickle reads it back from its JSON."""
+    return (type(self).from_dict, (self.to_dict(),))
+
+
+def _copy_read(self: _Read) -> _Read:
+    """`__copy__` of a struct read key by key, sharing its unknown keys (read-only), as
+    a shallow copy shares."""
+    copied = msgspec.structs.replace(self)
+    extra = _EXTRA.get(id(self))
+    if extra is not None:
+        _EXTRA[id(copied)] = extra
+    return copied
+
+
+def _struct_text(value: _Struct, read_key_by_key: frozenset[type]) -> str:
+    """A struct as compact JSON text: by msgspec, unless it was read key by key (it may
+    hold what msgspec cannot write: NaN, half of a surrogate pair)."""
+    if type(value) not in read_key_by_key:
+        try:
+            return _ENCODER.encode(value).decode()
+        except RecursionError:
+            pass  # a value nested deeper than msgspec goes from here: json may go further
+    return _wire_text(value.to_dict())

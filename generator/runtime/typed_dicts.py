@@ -1,0 +1,32 @@
+"""The reading of the TypedDicts target: the JSON object itself, checked, rebuilt with
+its known keys in spec order."""
+
+# Private names are shared between these files and used by the generated code.
+# pyright: reportPrivateUsage=false, reportUnusedFunction=false, reportUnusedClass=false
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.runtime.errors import ChunkDecodeError
+from generator.runtime.objects import _EMPTY, _problem, _read, _Retry, _Shape
+
+
+def _checked(data: Any, shape: _Shape, strict: bool = False) -> dict[str, Any]:
+    """The object `data` checked by its type's table: known keys in spec order (a missing
+    defaulted key as its default), then the other keys in arrival order (with `strict`,
+    an other key is an error)."""
+    try:
+        known, other = _read(data, shape)
+        if strict and other:
+            raise _Retry
+    except (_Retry, ChunkDecodeError):
+        raise _problem(data, shape, strict) from None
+    for key, (_, decode, nulls, _) in shape.rows.items():
+        if nulls == _EMPTY and key not in known:
+            known[key] = decode([])
+    if len(known) > 1:
+        order = shape.order
+        known = {key: known[key] for key in sorted(known, key=order.__getitem__)}
+    known.update(other)
+    return known

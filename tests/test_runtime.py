@@ -1,0 +1,139 @@
+"""The runtime (generator/runtime/) as source, on its own: the table reading, the
+decoders, the merge rules, and the copying of its definitions into a module."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator import inline
+from generator.runtime.accumulate import _RULES, _finish, _merge, _Merged, _Plan
+from generator.runtime.errors import ChunkDecodeError
+from generator.runtime.objects import _defaulted, _nullable, _problem, _read, _required, _Shape
+from generator.runtime.sse import _EventParser
+from generator.runtime.values import _either, _int, _list_of, _one_of, _str, _tagged
+
+SHAPE = _Shape(
+    {
+        "id": _required(_str),
+        "n": _nullable(_int, "n_"),
+        "tags": _defaulted(_list_of(_str)),
+        "kind": _required(_one_of("a", "b")),
+    }
+)
+
+
+def test_read_takes_known_keys_by_name_and_keeps_the_others_in_order() -> None:
+    known, other = _read({"z": 1, "n": None, "id": "x", "tags": None, "kind": "a"}, SHAPE)
+    assert known == {"n_": None, "id": "x", "tags": [], "kind": "a"}
+    assert list(other) == ["z"]
+
+
+@pytest.mark.parametrize(
+    ("data", "path", "message"),
+    [
+        ([], "$", "expected an object, got a list"),
+        ({"kind": "c"}, "$.id", "missing required key"),
+        ({"id": 1, "kind": "c"}, "$.id", "expected a string, got an integer"),
+        (
+            {"id": "x", "tags": ["t", 2], "kind": "a"},
+            "$.tags[1]",
+            "expected a string, got an integer",
+        ),
+        ({"id": "x", "kind": "c"}, "$.kind", "expected one of 'a', 'b', got 'c'"),
+        ({"id": None, "kind": "a"}, "$.id", "must not be null"),
+    ],
+)
+def test_problem_names_the_first_problem_in_spec_order(data: Any, path: str, message: str) -> None:
+    error = _problem(data, SHAPE)
+    assert (error.path, error.message) == (path, message)
+
+
+def test_problem_reports_an_unknown_key_only_when_strict() -> None:
+    assert _problem({"id": "x", "kind": "a", "zz": 1}, SHAPE, strict=True).path == "$.zz"
+    with pytest.raises(AssertionError):
+        _problem({"id": "x", "kind": "a", "zz": 1}, SHAPE)
+
+
+def test_unions_pick_their_alternative_by_kind_or_tag() -> None:
+    either = _either("a string or a list", {str: None, list: _list_of(_int)})
+    assert either("s") == "s" and either([1]) == [1]
+    with pytest.raises(ChunkDecodeError, match="expected a string or a list, got a number"):
+        either(1.5)
+    tagged = _tagged("type", {"a": lambda v: ("A", v), "b": lambda v: ("B", v)})
+    assert tagged({"type": "b"}) == ("B", {"type": "b"})
+    with pytest.raises(ChunkDecodeError) as caught:
+        tagged({"type": ["a"]})
+    assert caught.value.path == "$.type"
+
+
+def test_every_merge_rule_is_a_function_of_the_table() -> None:
+    plans = {
+        "C": _Plan(
+            rules={
+                "t": ("append", "t", ""),
+                "i": ("first", "i", ""),
+                "n": ("append_unless_repeated", "n", ""),
+                "o": ("merge", "o", "O"),
+                "l": ("by_index", "l", "O"),
+                "x": ("drop", "", ""),
+            }
+        ),
+        "O": _Plan(rules={"s": ("append", "s", "")}),
+    }
+    assert set(_RULES) == {"append", "append_unless_repeated", "by_index", "drop", "first"} | {
+        "last",
+        "merge",
+    }
+    merged = _Merged("C", plans)
+    chunks: list[dict[str, Any]] = [
+        {"t": "a", "i": "", "n": "f", "o": {"s": "x"}, "l": [{"index": 0, "s": "p"}], "x": 1},
+        {"t": "b", "i": "id", "n": "f", "o": {"s": "y"}, "l": [{"index": 0, "s": "q"}], "z": 1},
+        {"t": "c", "i": "late", "n": "g", "z": None},
+    ]
+    for chunk in chunks:
+        _merge(merged, chunk)
+    assert _finish(merged) == {
+        "t": "abc",
+        "i": "id",
+        "n": "fg",
+        "o": {"s": "xy"},
+        "l": [{"index": 0, "s": "pq"}],
+        "z": 1,
+    }
+
+
+def test_the_event_parser_reads_lines_split_anywhere() -> None:
+    parser = _EventParser()
+    text = b'data: {"a":\r\ndata: 1}\r\n\r\n: keep-alive\n\nevent: error\ndata: x\n\n'
+    events = [e for i in range(len(text)) for e in parser.feed(text[i : i + 1])]
+    events += parser.close()
+    assert [(e.event, e.data) for e in events] == [("message", '{"a":\n1}'), ("error", "x")]
+
+
+def test_inline_copies_only_what_a_module_uses_with_its_imports() -> None:
+    module = "#<imports>\n\n\n#<runtime errors values objects>\n\n\ndef f(x: Any) -> str:\n    return _str(x)\n"
+    text = inline.inline(module)
+    tree = ast.parse(text)
+    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    assert {"_str", "_unexpected", "_describe", "ChunkDecodeError", "f"} <= defined
+    assert not defined & {"_list_of", "_read", "_Shape", "_key", "ErrorReport"}
+    assert "from typing import Any\n" in text
+    namespace: dict[str, Any] = {}
+    exec(compile(text, "<inlined>", "exec"), namespace)
+    assert namespace["f"]("s") == "s"
+    with pytest.raises(ValueError, match="expected a string, got an integer"):
+        namespace["f"](1)
+
+
+def test_inline_refuses_two_runtime_files_defining_one_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "twice_a.py").write_text('"""A."""\n\n_x = 1\n')
+    (tmp_path / "twice_b.py").write_text('"""B."""\n\n_x = 2\n')
+    monkeypatch.setattr(inline, "RUNTIME", tmp_path)
+    with pytest.raises(inline.InlineError, match="twice_a and twice_b both define _x"):
+        inline.inline("#<runtime twice_a twice_b>\ny = _x\n")
