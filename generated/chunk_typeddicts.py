@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 5dca1094cb33c07e (spec, templates and generator).
+# Spec hash: b30eff644f013762 (spec, templates and generator).
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
@@ -501,7 +501,7 @@ is, without a call."""
 class _Shape:
     """How the objects of one type are read: its fields by wire key, in spec order."""
 
-    __slots__ = ("fast", "order", "required", "rows")
+    __slots__ = ("defaults", "fast", "order", "required", "rows")
 
     def __init__(self, rows: dict[str, _Row]) -> None:
         self.rows = {
@@ -516,6 +516,10 @@ class _Shape:
         self.required = tuple(row[0] for row in self.rows.values() if row[3])
         self.order = {key: index for index, key in enumerate(rows)}
         """The position of each key in spec order."""
+        self.defaults = tuple(
+            (key, row[1]) for key, row in self.rows.items() if row[2] == _EMPTY
+        )
+        """The keys read as their empty default when absent, with their decoders."""
 
 
 class _Retry(Exception):
@@ -585,8 +589,8 @@ def _checked(data: Any, shape: _Shape, strict: bool = False) -> dict[str, Any]:
             raise _Retry
     except (_Retry, ChunkDecodeError):
         raise _problem(data, shape, strict) from None
-    for key, (_, decode, nulls, _) in shape.rows.items():
-        if nulls == _EMPTY and key not in known:
+    for key, decode in shape.defaults:
+        if key not in known:
             known[key] = decode([])
     if len(known) > 1:
         order = shape.order

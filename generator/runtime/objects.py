@@ -61,7 +61,7 @@ is, without a call."""
 class _Shape:
     """How the objects of one type are read: its fields by wire key, in spec order."""
 
-    __slots__ = ("fast", "order", "required", "rows")
+    __slots__ = ("defaults", "fast", "order", "required", "rows")
 
     def __init__(self, rows: dict[str, _Row]) -> None:
         self.rows = {
@@ -76,6 +76,10 @@ class _Shape:
         self.required = tuple(row[0] for row in self.rows.values() if row[3])
         self.order = {key: index for index, key in enumerate(rows)}
         """The position of each key in spec order."""
+        self.defaults = tuple(
+            (key, row[1]) for key, row in self.rows.items() if row[2] == _EMPTY
+        )
+        """The keys read as their empty default when absent, with their decoders."""
 
 
 class _Retry(Exception):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator.runtime.errors import ChunkDecodeError
-from generator.runtime.objects import _EMPTY, _problem, _read, _Retry, _Shape
+from generator.runtime.objects import _problem, _read, _Retry, _Shape
 
 
 def _checked(data: Any, shape: _Shape, strict: bool = False) -> dict[str, Any]:
@@ -22,8 +22,8 @@ def _checked(data: Any, shape: _Shape, strict: bool = False) -> dict[str, Any]:
             raise _Retry
     except (_Retry, ChunkDecodeError):
         raise _problem(data, shape, strict) from None
-    for key, (_, decode, nulls, _) in shape.rows.items():
-        if nulls == _EMPTY and key not in known:
+    for key, decode in shape.defaults:
+        if key not in known:
             known[key] = decode([])
     if len(known) > 1:
         order = shape.order
