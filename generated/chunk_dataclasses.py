@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: b30eff644f013762 (spec, templates and generator).
+# Spec hash: 0206c8b122257870 (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
@@ -54,6 +54,7 @@ from typing import (
     Literal,
     NamedTuple,
     NoReturn,
+    Self,
     TypeAlias,
     TypeVar,
     cast,
@@ -456,9 +457,20 @@ is, without a call."""
 class _Shape:
     """How the objects of one type are read: its fields by wire key, in spec order."""
 
-    __slots__ = ("defaults", "fast", "order", "required", "rows")
+    __slots__ = ("defaults", "fast", "order", "report", "required", "rows", "strict")
 
-    def __init__(self, rows: dict[str, _Row]) -> None:
+    def __init__(
+        self,
+        rows: dict[str, _Row],
+        *,
+        report: tuple[str, str] | None = None,
+        strict: bool = False,
+    ) -> None:
+        self.report = report
+        """(has, lacks): an object with key `has` and without `lacks` is an error report
+        (the type's `error_when`)."""
+        self.strict = strict
+        """Whether a key the table does not list is an error (the strict profile)."""
         self.rows = {
             key: (name or key, decode, nulls, required)
             for key, (name, decode, nulls, required) in rows.items()
@@ -508,9 +520,10 @@ def _read(data: Any, shape: _Shape) -> tuple[dict[str, Any], dict[str, Any]]:
     return known, other
 
 
-def _problem(data: Any, shape: _Shape, strict: bool = False) -> ChunkDecodeError:
+def _problem(data: Any, shape: _Shape) -> ChunkDecodeError:
     """The first problem of an object `_read` refused, key by key in spec order (then an
-    unknown key, when `strict`), so that every target reports the same one."""
+    unknown key, when the shape is strict), so that every target reports the same one.
+    """
     if data.__class__ is not dict:
         return _unexpected("an object", data)
     for key, (_, decode, nulls, required) in shape.rows.items():
@@ -527,7 +540,7 @@ def _problem(data: Any, shape: _Shape, strict: bool = False) -> ChunkDecodeError
             decode(value)
         except ChunkDecodeError as exc:
             return exc.under(_key(key))
-    if strict:
+    if shape.strict:
         for key in data:
             if key not in shape.rows:
                 return ChunkDecodeError("unknown key").under(_key(key))
@@ -555,6 +568,35 @@ _NO_EXTRA: Final = _Extra()
 
 def _no_extra() -> _Extra:
     return _NO_EXTRA
+
+
+class _Object:
+    """Base of every generated dataclass: `from_dict` reads by the class's `_fields`.
+
+    In the lenient profile each class also has `extra`: the keys the spec does not
+    describe, as they arrived, read-only (assign a new mapping to change them);
+    `to_dict` writes them back after the known keys."""
+
+    __slots__ = ()
+    _fields: ClassVar[_Shape]
+    """The class's fields by wire key, in spec order: how each is read."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Self:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        shape = cls._fields
+        if shape.report is not None:
+            _reject_error_report(data, *shape.report)
+        make = cast(Callable[..., Self], cls)  # the dataclass's own __init__
+        try:
+            known, other = _read(data, shape)
+            if not shape.strict:
+                return make(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            if not other:
+                return make(**known)
+        except (_Retry, ChunkDecodeError):
+            pass
+        raise _problem(data, shape)
 
 
 _KEPT: Final[dict[str, str]] = {}
@@ -802,7 +844,7 @@ Sent by OpenRouter.
 
 
 @dataclass(slots=True, kw_only=True)
-class MistralThinkingPart:
+class MistralThinkingPart(_Object):
     """One part of a Mistral thinking block.
 
     Sent by Mistral AI; see
@@ -814,39 +856,26 @@ class MistralThinkingPart:
     text: str | _Unset | None = UNSET
     """A piece of reasoning text."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> MistralThinkingPart:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _MISTRAL_THINKING_PART_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _MISTRAL_THINKING_PART_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "type": _required(_str),
+            "text": _nullable(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MistralThinkingPart: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["type"] = self.type
-        if self.text is not unset:
+        if self.text is not UNSET:
             out["text"] = self.text
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_MISTRAL_THINKING_PART_FIELDS: Final = _Shape(
-    {
-        "type": _required(_str),
-        "text": _nullable(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class MistralContentPart:
+class MistralContentPart(_Object):
     """One typed part of a Mistral message, such as text or a block of thinking.
 
     Sent by Mistral AI; see
@@ -860,46 +889,33 @@ class MistralContentPart:
     thinking: list[MistralThinkingPart] | _Unset | None = UNSET
     """The reasoning of a `thinking` part, itself split into parts."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> MistralContentPart:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _MISTRAL_CONTENT_PART_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _MISTRAL_CONTENT_PART_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "type": _required(_str),
+            "text": _nullable(_str),
+            "thinking": _nullable(_list_of(MistralThinkingPart.from_dict)),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MistralContentPart: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["type"] = self.type
-        if self.text is not unset:
+        if self.text is not UNSET:
             out["text"] = self.text
-        if self.thinking is not unset:
+        if self.thinking is not UNSET:
             out["thinking"] = (
                 None
                 if self.thinking is None
                 else [item.to_dict() for item in self.thinking]
             )
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_MISTRAL_CONTENT_PART_FIELDS: Final = _Shape(
-    {
-        "type": _required(_str),
-        "text": _nullable(_str),
-        "thinking": _nullable(_list_of(MistralThinkingPart.from_dict)),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class ChatCompletionMessageToolCallFunction:
+class ChatCompletionMessageToolCallFunction(_Object):
     """The function a tool call calls."""
 
     arguments: str | dict[str, Any]
@@ -915,45 +931,28 @@ class ChatCompletionMessageToolCallFunction:
     name: str | _Unset = UNSET
     """Name of the function; OpenAI always sends it."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallFunction:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(
-                data, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS
-            )
-        except (_Retry, ChunkDecodeError):
-            raise _problem(
-                data, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS
-            ) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "arguments": _required(
+                _either("a string or an object", {str: None, dict: _map})
+            ),
+            "name": _optional(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageToolCallFunction: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["arguments"] = self.arguments
-        if self.name is not unset:
+        if self.name is not UNSET:
             out["name"] = self.name
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS: Final = _Shape(
-    {
-        "arguments": _required(
-            _either("a string or an object", {str: None, dict: _map})
-        ),
-        "name": _optional(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class ChatCompletionMessageToolCallCustom:
+class ChatCompletionMessageToolCallCustom(_Object):
     """The custom tool a tool call calls."""
 
     input: str
@@ -963,41 +962,26 @@ class ChatCompletionMessageToolCallCustom:
     name: str | _Unset = UNSET
     """Name of the custom tool; OpenAI always sends it."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallCustom:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(
-                data, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS
-            ) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "input": _required(_str),
+            "name": _optional(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageToolCallCustom: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["input"] = self.input
-        if self.name is not unset:
+        if self.name is not UNSET:
             out["name"] = self.name
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS: Final = _Shape(
-    {
-        "input": _required(_str),
-        "name": _optional(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class ChatCompletionMessageToolCall:
+class ChatCompletionMessageToolCall(_Object):
     """A call the model made to a tool."""
 
     index: int | _Unset = UNSET
@@ -1014,48 +998,35 @@ class ChatCompletionMessageToolCall:
     custom: ChatCompletionMessageToolCallCustom | _Unset = UNSET
     """The custom tool called and its input, for a call of type `custom`."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ChatCompletionMessageToolCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "index": _optional(_int),
+            "id": _optional(_str),
+            "type": _required(_str),
+            "function": _optional(ChatCompletionMessageToolCallFunction.from_dict),
+            "custom": _optional(ChatCompletionMessageToolCallCustom.from_dict),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageToolCall: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.index is not unset:
+        if self.index is not UNSET:
             out["index"] = self.index
-        if self.id is not unset:
+        if self.id is not UNSET:
             out["id"] = self.id
         out["type"] = self.type
-        if self.function is not unset:
+        if self.function is not UNSET:
             out["function"] = self.function.to_dict()
-        if self.custom is not unset:
+        if self.custom is not UNSET:
             out["custom"] = self.custom.to_dict()
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS: Final = _Shape(
-    {
-        "index": _optional(_int),
-        "id": _optional(_str),
-        "type": _required(_str),
-        "function": _optional(ChatCompletionMessageToolCallFunction.from_dict),
-        "custom": _optional(ChatCompletionMessageToolCallCustom.from_dict),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class ChatCompletionMessageFunctionCall:
+class ChatCompletionMessageFunctionCall(_Object):
     """The function call of the legacy functions API."""
 
     arguments: str
@@ -1063,41 +1034,26 @@ class ChatCompletionMessageFunctionCall:
     name: str | _Unset = UNSET
     """Name of the function; OpenAI always sends it."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ChatCompletionMessageFunctionCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(
-                data, _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS
-            ) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "arguments": _required(_str),
+            "name": _optional(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessageFunctionCall: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["arguments"] = self.arguments
-        if self.name is not unset:
+        if self.name is not UNSET:
             out["name"] = self.name
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS: Final = _Shape(
-    {
-        "arguments": _required(_str),
-        "name": _optional(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class ChatCompletionAudio:
+class ChatCompletionAudio(_Object):
     """An audio answer."""
 
     id: str | _Unset = UNSET
@@ -1109,46 +1065,33 @@ class ChatCompletionAudio:
     transcript: str | _Unset = UNSET
     """Transcript of the audio."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ChatCompletionAudio:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _CHAT_COMPLETION_AUDIO_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _CHAT_COMPLETION_AUDIO_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "id": _optional(_str),
+            "data": _optional(_str),
+            "expires_at": _optional(_int),
+            "transcript": _optional(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionAudio: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.id is not unset:
+        if self.id is not UNSET:
             out["id"] = self.id
-        if self.data is not unset:
+        if self.data is not UNSET:
             out["data"] = self.data
-        if self.expires_at is not unset:
+        if self.expires_at is not UNSET:
             out["expires_at"] = self.expires_at
-        if self.transcript is not unset:
+        if self.transcript is not UNSET:
             out["transcript"] = self.transcript
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_CHAT_COMPLETION_AUDIO_FIELDS: Final = _Shape(
-    {
-        "id": _optional(_str),
-        "data": _optional(_str),
-        "expires_at": _optional(_int),
-        "transcript": _optional(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class GroqSearchResult:
+class GroqSearchResult(_Object):
     """One page found by a server-side search.
 
     Sent by Groq; see
@@ -1164,46 +1107,33 @@ class GroqSearchResult:
     score: float | _Unset | None = UNSET
     """Relevance of the page to the query."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> GroqSearchResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _GROQ_SEARCH_RESULT_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _GROQ_SEARCH_RESULT_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "title": _nullable(_str),
+            "url": _nullable(_str),
+            "content": _nullable(_str),
+            "score": _nullable(_float),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqSearchResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.title is not unset:
+        if self.title is not UNSET:
             out["title"] = self.title
-        if self.url is not unset:
+        if self.url is not UNSET:
             out["url"] = self.url
-        if self.content is not unset:
+        if self.content is not UNSET:
             out["content"] = self.content
-        if self.score is not unset:
+        if self.score is not UNSET:
             out["score"] = self.score
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_GROQ_SEARCH_RESULT_FIELDS: Final = _Shape(
-    {
-        "title": _nullable(_str),
-        "url": _nullable(_str),
-        "content": _nullable(_str),
-        "score": _nullable(_float),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class GroqSearchResults:
+class GroqSearchResults(_Object):
     """The results of a server-side search.
 
     Sent by Groq; see
@@ -1215,44 +1145,31 @@ class GroqSearchResults:
     images: list[str] | _Unset | None = UNSET
     """Addresses of images the search returned."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> GroqSearchResults:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _GROQ_SEARCH_RESULTS_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _GROQ_SEARCH_RESULTS_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "results": _nullable(_list_of(GroqSearchResult.from_dict)),
+            "images": _nullable(_list_of(_str)),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqSearchResults: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.results is not unset:
+        if self.results is not UNSET:
             out["results"] = (
                 None
                 if self.results is None
                 else [item.to_dict() for item in self.results]
             )
-        if self.images is not unset:
+        if self.images is not UNSET:
             out["images"] = self.images
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_GROQ_SEARCH_RESULTS_FIELDS: Final = _Shape(
-    {
-        "results": _nullable(_list_of(GroqSearchResult.from_dict)),
-        "images": _nullable(_list_of(_str)),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class GroqBrowserResult:
+class GroqBrowserResult(_Object):
     """One page visited by a server-side browser tool.
 
     Sent by Groq; see
@@ -1268,46 +1185,33 @@ class GroqBrowserResult:
     live_view_url: str | _Unset | None = UNSET
     """Address where the browser session can be watched."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> GroqBrowserResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _GROQ_BROWSER_RESULT_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _GROQ_BROWSER_RESULT_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "title": _nullable(_str),
+            "url": _nullable(_str),
+            "content": _nullable(_str),
+            "live_view_url": _nullable(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqBrowserResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.title is not unset:
+        if self.title is not UNSET:
             out["title"] = self.title
-        if self.url is not unset:
+        if self.url is not UNSET:
             out["url"] = self.url
-        if self.content is not unset:
+        if self.content is not UNSET:
             out["content"] = self.content
-        if self.live_view_url is not unset:
+        if self.live_view_url is not UNSET:
             out["live_view_url"] = self.live_view_url
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_GROQ_BROWSER_RESULT_FIELDS: Final = _Shape(
-    {
-        "title": _nullable(_str),
-        "url": _nullable(_str),
-        "content": _nullable(_str),
-        "live_view_url": _nullable(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class GroqChartElement:
+class GroqChartElement(_Object):
     """One element of a chart, such as a bar, a slice or a series.
 
     Sent by Groq; see
@@ -1339,70 +1243,57 @@ class GroqChartElement:
     outliers: list[float] | _Unset | None = UNSET
     """Outlying values, for box plots."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> GroqChartElement:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _GROQ_CHART_ELEMENT_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _GROQ_CHART_ELEMENT_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "label": _nullable(_str),
+            "group": _nullable(_str),
+            "value": _nullable(_float),
+            "points": _nullable(_list_of(_list_of(_float))),
+            "angle": _nullable(_float),
+            "radius": _nullable(_float),
+            "min": _nullable(_float),
+            "first_quartile": _nullable(_float),
+            "median": _nullable(_float),
+            "third_quartile": _nullable(_float),
+            "max": _nullable(_float),
+            "outliers": _nullable(_list_of(_float)),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqChartElement: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.label is not unset:
+        if self.label is not UNSET:
             out["label"] = self.label
-        if self.group is not unset:
+        if self.group is not UNSET:
             out["group"] = self.group
-        if self.value is not unset:
+        if self.value is not UNSET:
             out["value"] = self.value
-        if self.points is not unset:
+        if self.points is not UNSET:
             out["points"] = self.points
-        if self.angle is not unset:
+        if self.angle is not UNSET:
             out["angle"] = self.angle
-        if self.radius is not unset:
+        if self.radius is not UNSET:
             out["radius"] = self.radius
-        if self.min is not unset:
+        if self.min is not UNSET:
             out["min"] = self.min
-        if self.first_quartile is not unset:
+        if self.first_quartile is not UNSET:
             out["first_quartile"] = self.first_quartile
-        if self.median is not unset:
+        if self.median is not UNSET:
             out["median"] = self.median
-        if self.third_quartile is not unset:
+        if self.third_quartile is not UNSET:
             out["third_quartile"] = self.third_quartile
-        if self.max is not unset:
+        if self.max is not UNSET:
             out["max"] = self.max
-        if self.outliers is not unset:
+        if self.outliers is not UNSET:
             out["outliers"] = self.outliers
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_GROQ_CHART_ELEMENT_FIELDS: Final = _Shape(
-    {
-        "label": _nullable(_str),
-        "group": _nullable(_str),
-        "value": _nullable(_float),
-        "points": _nullable(_list_of(_list_of(_float))),
-        "angle": _nullable(_float),
-        "radius": _nullable(_float),
-        "min": _nullable(_float),
-        "first_quartile": _nullable(_float),
-        "median": _nullable(_float),
-        "third_quartile": _nullable(_float),
-        "max": _nullable(_float),
-        "outliers": _nullable(_list_of(_float)),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class GroqChart:
+class GroqChart(_Object):
     """A chart produced by server-side code execution.
 
     Sent by Groq; see
@@ -1436,77 +1327,64 @@ class GroqChart:
     y_tick_labels: list[str] | _Unset | None = UNSET
     """Tick labels on the y axis."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> GroqChart:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _GROQ_CHART_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _GROQ_CHART_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "type": _nullable(_str),
+            "title": _nullable(_str),
+            "elements": _nullable(_list_of(GroqChartElement.from_dict)),
+            "x_label": _nullable(_str),
+            "x_scale": _nullable(_str),
+            "x_unit": _nullable(_str),
+            "x_ticks": _nullable(_list_of(_float)),
+            "x_tick_labels": _nullable(_list_of(_str)),
+            "y_label": _nullable(_str),
+            "y_scale": _nullable(_str),
+            "y_unit": _nullable(_str),
+            "y_ticks": _nullable(_list_of(_float)),
+            "y_tick_labels": _nullable(_list_of(_str)),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqChart: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.type is not unset:
+        if self.type is not UNSET:
             out["type"] = self.type
-        if self.title is not unset:
+        if self.title is not UNSET:
             out["title"] = self.title
-        if self.elements is not unset:
+        if self.elements is not UNSET:
             out["elements"] = (
                 None
                 if self.elements is None
                 else [item.to_dict() for item in self.elements]
             )
-        if self.x_label is not unset:
+        if self.x_label is not UNSET:
             out["x_label"] = self.x_label
-        if self.x_scale is not unset:
+        if self.x_scale is not UNSET:
             out["x_scale"] = self.x_scale
-        if self.x_unit is not unset:
+        if self.x_unit is not UNSET:
             out["x_unit"] = self.x_unit
-        if self.x_ticks is not unset:
+        if self.x_ticks is not UNSET:
             out["x_ticks"] = self.x_ticks
-        if self.x_tick_labels is not unset:
+        if self.x_tick_labels is not UNSET:
             out["x_tick_labels"] = self.x_tick_labels
-        if self.y_label is not unset:
+        if self.y_label is not UNSET:
             out["y_label"] = self.y_label
-        if self.y_scale is not unset:
+        if self.y_scale is not UNSET:
             out["y_scale"] = self.y_scale
-        if self.y_unit is not unset:
+        if self.y_unit is not UNSET:
             out["y_unit"] = self.y_unit
-        if self.y_ticks is not unset:
+        if self.y_ticks is not UNSET:
             out["y_ticks"] = self.y_ticks
-        if self.y_tick_labels is not unset:
+        if self.y_tick_labels is not UNSET:
             out["y_tick_labels"] = self.y_tick_labels
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_GROQ_CHART_FIELDS: Final = _Shape(
-    {
-        "type": _nullable(_str),
-        "title": _nullable(_str),
-        "elements": _nullable(_list_of(GroqChartElement.from_dict)),
-        "x_label": _nullable(_str),
-        "x_scale": _nullable(_str),
-        "x_unit": _nullable(_str),
-        "x_ticks": _nullable(_list_of(_float)),
-        "x_tick_labels": _nullable(_list_of(_str)),
-        "y_label": _nullable(_str),
-        "y_scale": _nullable(_str),
-        "y_unit": _nullable(_str),
-        "y_ticks": _nullable(_list_of(_float)),
-        "y_tick_labels": _nullable(_list_of(_str)),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class GroqCodeResult:
+class GroqCodeResult(_Object):
     """One result of server-side code execution.
 
     Sent by Groq; see
@@ -1522,50 +1400,37 @@ class GroqCodeResult:
     charts: list[GroqChart] | _Unset | None = UNSET
     """The charts making up a superchart."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> GroqCodeResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _GROQ_CODE_RESULT_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _GROQ_CODE_RESULT_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "text": _nullable(_str),
+            "png": _nullable(_str),
+            "chart": _nullable(GroqChart.from_dict),
+            "charts": _nullable(_list_of(GroqChart.from_dict)),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqCodeResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.text is not unset:
+        if self.text is not UNSET:
             out["text"] = self.text
-        if self.png is not unset:
+        if self.png is not UNSET:
             out["png"] = self.png
-        if self.chart is not unset:
+        if self.chart is not UNSET:
             out["chart"] = None if self.chart is None else self.chart.to_dict()
-        if self.charts is not unset:
+        if self.charts is not UNSET:
             out["charts"] = (
                 None
                 if self.charts is None
                 else [item.to_dict() for item in self.charts]
             )
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_GROQ_CODE_RESULT_FIELDS: Final = _Shape(
-    {
-        "text": _nullable(_str),
-        "png": _nullable(_str),
-        "chart": _nullable(GroqChart.from_dict),
-        "charts": _nullable(_list_of(GroqChart.from_dict)),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class GroqExecutedTool:
+class GroqExecutedTool(_Object):
     """One server-side tool run by a compound system.
 
     Sent by Groq; see
@@ -1589,64 +1454,51 @@ class GroqExecutedTool:
     code_results: list[GroqCodeResult] | _Unset | None = UNSET
     """Results of a code-execution tool."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> GroqExecutedTool:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _GROQ_EXECUTED_TOOL_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _GROQ_EXECUTED_TOOL_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "index": _required(_int),
+            "type": _nullable(_str),
+            "arguments": _nullable(_str),
+            "output": _nullable(_str),
+            "search_results": _nullable(GroqSearchResults.from_dict),
+            "browser_results": _nullable(_list_of(GroqBrowserResult.from_dict)),
+            "code_results": _nullable(_list_of(GroqCodeResult.from_dict)),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqExecutedTool: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["index"] = self.index
-        if self.type is not unset:
+        if self.type is not UNSET:
             out["type"] = self.type
-        if self.arguments is not unset:
+        if self.arguments is not UNSET:
             out["arguments"] = self.arguments
-        if self.output is not unset:
+        if self.output is not UNSET:
             out["output"] = self.output
-        if self.search_results is not unset:
+        if self.search_results is not UNSET:
             out["search_results"] = (
                 None if self.search_results is None else self.search_results.to_dict()
             )
-        if self.browser_results is not unset:
+        if self.browser_results is not UNSET:
             out["browser_results"] = (
                 None
                 if self.browser_results is None
                 else [item.to_dict() for item in self.browser_results]
             )
-        if self.code_results is not unset:
+        if self.code_results is not UNSET:
             out["code_results"] = (
                 None
                 if self.code_results is None
                 else [item.to_dict() for item in self.code_results]
             )
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_GROQ_EXECUTED_TOOL_FIELDS: Final = _Shape(
-    {
-        "index": _required(_int),
-        "type": _nullable(_str),
-        "arguments": _nullable(_str),
-        "output": _nullable(_str),
-        "search_results": _nullable(GroqSearchResults.from_dict),
-        "browser_results": _nullable(_list_of(GroqBrowserResult.from_dict)),
-        "code_results": _nullable(_list_of(GroqCodeResult.from_dict)),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class LiteLLMThinkingBlock:
+class LiteLLMThinkingBlock(_Object):
     """One block of thinking, either readable or redacted by the provider.
 
     Sent by LiteLLM; see
@@ -1665,48 +1517,35 @@ class LiteLLMThinkingBlock:
     """Prompt-caching directive attached to the block, such as `{"type":"ephemeral"}`.
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> LiteLLMThinkingBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _LITE_L_L_M_THINKING_BLOCK_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _LITE_L_L_M_THINKING_BLOCK_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "type": _required(_str),
+            "thinking": _nullable(_str),
+            "signature": _nullable(_str),
+            "data": _nullable(_str),
+            "cache_control": _nullable(_map),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this LiteLLMThinkingBlock: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["type"] = self.type
-        if self.thinking is not unset:
+        if self.thinking is not UNSET:
             out["thinking"] = self.thinking
-        if self.signature is not unset:
+        if self.signature is not UNSET:
             out["signature"] = self.signature
-        if self.data is not unset:
+        if self.data is not UNSET:
             out["data"] = self.data
-        if self.cache_control is not unset:
+        if self.cache_control is not UNSET:
             out["cache_control"] = self.cache_control
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_LITE_L_L_M_THINKING_BLOCK_FIELDS: Final = _Shape(
-    {
-        "type": _required(_str),
-        "thinking": _nullable(_str),
-        "signature": _nullable(_str),
-        "data": _nullable(_str),
-        "cache_control": _nullable(_map),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class MoonshotInternalContent:
+class MoonshotInternalContent(_Object):
     """Internal generation data attached to a Kimi delta.
 
     Sent by Moonshot AI (Kimi); see
@@ -1716,37 +1555,24 @@ class MoonshotInternalContent:
     token_ids: list[int] | _Unset | None = UNSET
     """Ids of the tokens generated in this fragment."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> MoonshotInternalContent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _MOONSHOT_INTERNAL_CONTENT_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _MOONSHOT_INTERNAL_CONTENT_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "token_ids": _nullable(_list_of(_int)),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this MoonshotInternalContent: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.token_ids is not unset:
+        if self.token_ids is not UNSET:
             out["token_ids"] = self.token_ids
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_MOONSHOT_INTERNAL_CONTENT_FIELDS: Final = _Shape(
-    {
-        "token_ids": _nullable(_list_of(_int)),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class OpenRouterReasoningDetail:
+class OpenRouterReasoningDetail(_Object):
     """One structured piece of reasoning; which fields are set depends on its type.
 
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
@@ -1770,58 +1596,45 @@ class OpenRouterReasoningDetail:
     data: str | _Unset | None = UNSET
     """Opaque encrypted reasoning, for `reasoning.encrypted`."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> OpenRouterReasoningDetail:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _OPEN_ROUTER_REASONING_DETAIL_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _OPEN_ROUTER_REASONING_DETAIL_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "type": _nullable(_str),
+            "id": _nullable(_str),
+            "format": _nullable(_str),
+            "index": _nullable(_int),
+            "text": _nullable(_str),
+            "signature": _nullable(_str),
+            "summary": _nullable(_str),
+            "data": _nullable(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterReasoningDetail: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.type is not unset:
+        if self.type is not UNSET:
             out["type"] = self.type
-        if self.id is not unset:
+        if self.id is not UNSET:
             out["id"] = self.id
-        if self.format is not unset:
+        if self.format is not UNSET:
             out["format"] = self.format
-        if self.index is not unset:
+        if self.index is not UNSET:
             out["index"] = self.index
-        if self.text is not unset:
+        if self.text is not UNSET:
             out["text"] = self.text
-        if self.signature is not unset:
+        if self.signature is not UNSET:
             out["signature"] = self.signature
-        if self.summary is not unset:
+        if self.summary is not UNSET:
             out["summary"] = self.summary
-        if self.data is not unset:
+        if self.data is not UNSET:
             out["data"] = self.data
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_OPEN_ROUTER_REASONING_DETAIL_FIELDS: Final = _Shape(
-    {
-        "type": _nullable(_str),
-        "id": _nullable(_str),
-        "format": _nullable(_str),
-        "index": _nullable(_int),
-        "text": _nullable(_str),
-        "signature": _nullable(_str),
-        "summary": _nullable(_str),
-        "data": _nullable(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class OpenRouterUrlCitation:
+class OpenRouterUrlCitation(_Object):
     """A web page cited by an answer.
 
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
@@ -1838,48 +1651,35 @@ class OpenRouterUrlCitation:
     content: str | _Unset | None = UNSET
     """Excerpt of the page that the search returned."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> OpenRouterUrlCitation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _OPEN_ROUTER_URL_CITATION_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _OPEN_ROUTER_URL_CITATION_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "url": _required(_str),
+            "title": _nullable(_str),
+            "start_index": _nullable(_int),
+            "end_index": _nullable(_int),
+            "content": _nullable(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterUrlCitation: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["url"] = self.url
-        if self.title is not unset:
+        if self.title is not UNSET:
             out["title"] = self.title
-        if self.start_index is not unset:
+        if self.start_index is not UNSET:
             out["start_index"] = self.start_index
-        if self.end_index is not unset:
+        if self.end_index is not UNSET:
             out["end_index"] = self.end_index
-        if self.content is not unset:
+        if self.content is not UNSET:
             out["content"] = self.content
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_OPEN_ROUTER_URL_CITATION_FIELDS: Final = _Shape(
-    {
-        "url": _required(_str),
-        "title": _nullable(_str),
-        "start_index": _nullable(_int),
-        "end_index": _nullable(_int),
-        "content": _nullable(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class OpenRouterFileContentPart:
+class OpenRouterFileContentPart(_Object):
     """One part of the parsed content of a cited file.
 
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
@@ -1890,40 +1690,27 @@ class OpenRouterFileContentPart:
     text: str | _Unset | None = UNSET
     """The text of the part."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> OpenRouterFileContentPart:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _OPEN_ROUTER_FILE_CONTENT_PART_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _OPEN_ROUTER_FILE_CONTENT_PART_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "type": _nullable(_str),
+            "text": _nullable(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterFileContentPart: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.type is not unset:
+        if self.type is not UNSET:
             out["type"] = self.type
-        if self.text is not unset:
+        if self.text is not UNSET:
             out["text"] = self.text
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_OPEN_ROUTER_FILE_CONTENT_PART_FIELDS: Final = _Shape(
-    {
-        "type": _nullable(_str),
-        "text": _nullable(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class OpenRouterFileAnnotation:
+class OpenRouterFileAnnotation(_Object):
     """A file, parsed by OpenRouter's file parser, that an answer cites.
 
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
@@ -1936,47 +1723,34 @@ class OpenRouterFileAnnotation:
     content: list[OpenRouterFileContentPart] | _Unset | None = UNSET
     """The parsed content of the file, as typed parts."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> OpenRouterFileAnnotation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _OPEN_ROUTER_FILE_ANNOTATION_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _OPEN_ROUTER_FILE_ANNOTATION_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "hash": _nullable(_str),
+            "name": _nullable(_str),
+            "content": _nullable(_list_of(OpenRouterFileContentPart.from_dict)),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterFileAnnotation: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.hash is not unset:
+        if self.hash is not UNSET:
             out["hash"] = self.hash
-        if self.name is not unset:
+        if self.name is not UNSET:
             out["name"] = self.name
-        if self.content is not unset:
+        if self.content is not UNSET:
             out["content"] = (
                 None
                 if self.content is None
                 else [item.to_dict() for item in self.content]
             )
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_OPEN_ROUTER_FILE_ANNOTATION_FIELDS: Final = _Shape(
-    {
-        "hash": _nullable(_str),
-        "name": _nullable(_str),
-        "content": _nullable(_list_of(OpenRouterFileContentPart.from_dict)),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class GroqDocumentCitation:
+class GroqDocumentCitation(_Object):
     """A citation of a document supplied with the request.
 
     Sent by Groq; see
@@ -1990,43 +1764,30 @@ class GroqDocumentCitation:
     end_index: int | _Unset | None = UNSET
     """Offset in the answer where the cited span ends."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> GroqDocumentCitation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _GROQ_DOCUMENT_CITATION_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _GROQ_DOCUMENT_CITATION_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "document_id": _nullable(_str),
+            "start_index": _nullable(_int),
+            "end_index": _nullable(_int),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqDocumentCitation: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.document_id is not unset:
+        if self.document_id is not UNSET:
             out["document_id"] = self.document_id
-        if self.start_index is not unset:
+        if self.start_index is not UNSET:
             out["start_index"] = self.start_index
-        if self.end_index is not unset:
+        if self.end_index is not UNSET:
             out["end_index"] = self.end_index
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_GROQ_DOCUMENT_CITATION_FIELDS: Final = _Shape(
-    {
-        "document_id": _nullable(_str),
-        "start_index": _nullable(_int),
-        "end_index": _nullable(_int),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class GroqFunctionCitation:
+class GroqFunctionCitation(_Object):
     """A citation of the result of a tool call.
 
     Sent by Groq; see
@@ -2040,43 +1801,30 @@ class GroqFunctionCitation:
     end_index: int | _Unset | None = UNSET
     """Offset in the answer where the cited span ends."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> GroqFunctionCitation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _GROQ_FUNCTION_CITATION_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _GROQ_FUNCTION_CITATION_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "tool_call_id": _nullable(_str),
+            "start_index": _nullable(_int),
+            "end_index": _nullable(_int),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqFunctionCitation: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.tool_call_id is not unset:
+        if self.tool_call_id is not UNSET:
             out["tool_call_id"] = self.tool_call_id
-        if self.start_index is not unset:
+        if self.start_index is not UNSET:
             out["start_index"] = self.start_index
-        if self.end_index is not unset:
+        if self.end_index is not UNSET:
             out["end_index"] = self.end_index
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_GROQ_FUNCTION_CITATION_FIELDS: Final = _Shape(
-    {
-        "tool_call_id": _nullable(_str),
-        "start_index": _nullable(_int),
-        "end_index": _nullable(_int),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class OpenRouterAnnotation:
+class OpenRouterAnnotation(_Object):
     """One citation attached to an answer; the key named after its type holds the details.
 
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
@@ -2101,58 +1849,45 @@ class OpenRouterAnnotation:
     https://github.com/groq/groq-python/blob/b410a6201a995be36012af36ffbc138145d97ccb/src/groq/types/chat/chat_completion_message.py
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> OpenRouterAnnotation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _OPEN_ROUTER_ANNOTATION_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _OPEN_ROUTER_ANNOTATION_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "type": _required(_str),
+            "url_citation": _nullable(OpenRouterUrlCitation.from_dict),
+            "file": _nullable(OpenRouterFileAnnotation.from_dict),
+            "document_citation": _nullable(GroqDocumentCitation.from_dict),
+            "function_citation": _nullable(GroqFunctionCitation.from_dict),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterAnnotation: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["type"] = self.type
-        if self.url_citation is not unset:
+        if self.url_citation is not UNSET:
             out["url_citation"] = (
                 None if self.url_citation is None else self.url_citation.to_dict()
             )
-        if self.file is not unset:
+        if self.file is not UNSET:
             out["file"] = None if self.file is None else self.file.to_dict()
-        if self.document_citation is not unset:
+        if self.document_citation is not UNSET:
             out["document_citation"] = (
                 None
                 if self.document_citation is None
                 else self.document_citation.to_dict()
             )
-        if self.function_citation is not unset:
+        if self.function_citation is not UNSET:
             out["function_citation"] = (
                 None
                 if self.function_citation is None
                 else self.function_citation.to_dict()
             )
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_OPEN_ROUTER_ANNOTATION_FIELDS: Final = _Shape(
-    {
-        "type": _required(_str),
-        "url_citation": _nullable(OpenRouterUrlCitation.from_dict),
-        "file": _nullable(OpenRouterFileAnnotation.from_dict),
-        "document_citation": _nullable(GroqDocumentCitation.from_dict),
-        "function_citation": _nullable(GroqFunctionCitation.from_dict),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class ChatCompletionMessage:
+class ChatCompletionMessage(_Object):
     """A message the model wrote."""
 
     role: Role | str
@@ -2273,123 +2008,112 @@ class ChatCompletionMessage:
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ChatCompletionMessage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _CHAT_COMPLETION_MESSAGE_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _CHAT_COMPLETION_MESSAGE_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "role": _required(_str),
+            "content": _required_nullable(
+                _either(
+                    "a string or a list",
+                    {str: None, list: _list_of(MistralContentPart.from_dict)},
+                )
+            ),
+            "refusal": _nullable(_str),
+            "tool_calls": _nullable(_list_of(ChatCompletionMessageToolCall.from_dict)),
+            "function_call": _nullable(ChatCompletionMessageFunctionCall.from_dict),
+            "audio": _nullable(ChatCompletionAudio.from_dict),
+            "reasoning_content": _nullable(_str),
+            "channel": _nullable(_str),
+            "executed_tools": _nullable(_list_of(GroqExecutedTool.from_dict)),
+            "thinking_blocks": _nullable(_list_of(LiteLLMThinkingBlock.from_dict)),
+            "provider_specific_fields": _nullable(_map),
+            "index": _nullable(_int),
+            "tool_call_id": _nullable(_str),
+            "name": _nullable(_str),
+            "internal_content": _nullable(MoonshotInternalContent.from_dict),
+            "reasoning_details": _nullable(
+                _list_of(OpenRouterReasoningDetail.from_dict)
+            ),
+            "annotations": _nullable(_list_of(OpenRouterAnnotation.from_dict)),
+            "hidden_states": _nullable(_any),
+            "token_id": _nullable(_int),
+            "reasoning": _nullable(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionMessage: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["role"] = self.role
         out["content"] = _encoded(self.content)
-        if self.refusal is not unset:
+        if self.refusal is not UNSET:
             out["refusal"] = self.refusal
-        if self.tool_calls is not unset:
+        if self.tool_calls is not UNSET:
             out["tool_calls"] = (
                 None
                 if self.tool_calls is None
                 else [item.to_dict() for item in self.tool_calls]
             )
-        if self.function_call is not unset:
+        if self.function_call is not UNSET:
             out["function_call"] = (
                 None if self.function_call is None else self.function_call.to_dict()
             )
-        if self.audio is not unset:
+        if self.audio is not UNSET:
             out["audio"] = None if self.audio is None else self.audio.to_dict()
-        if self.reasoning_content is not unset:
+        if self.reasoning_content is not UNSET:
             out["reasoning_content"] = self.reasoning_content
-        if self.channel is not unset:
+        if self.channel is not UNSET:
             out["channel"] = self.channel
-        if self.executed_tools is not unset:
+        if self.executed_tools is not UNSET:
             out["executed_tools"] = (
                 None
                 if self.executed_tools is None
                 else [item.to_dict() for item in self.executed_tools]
             )
-        if self.thinking_blocks is not unset:
+        if self.thinking_blocks is not UNSET:
             out["thinking_blocks"] = (
                 None
                 if self.thinking_blocks is None
                 else [item.to_dict() for item in self.thinking_blocks]
             )
-        if self.provider_specific_fields is not unset:
+        if self.provider_specific_fields is not UNSET:
             out["provider_specific_fields"] = self.provider_specific_fields
-        if self.index is not unset:
+        if self.index is not UNSET:
             out["index"] = self.index
-        if self.tool_call_id is not unset:
+        if self.tool_call_id is not UNSET:
             out["tool_call_id"] = self.tool_call_id
-        if self.name is not unset:
+        if self.name is not UNSET:
             out["name"] = self.name
-        if self.internal_content is not unset:
+        if self.internal_content is not UNSET:
             out["internal_content"] = (
                 None
                 if self.internal_content is None
                 else self.internal_content.to_dict()
             )
-        if self.reasoning_details is not unset:
+        if self.reasoning_details is not UNSET:
             out["reasoning_details"] = (
                 None
                 if self.reasoning_details is None
                 else [item.to_dict() for item in self.reasoning_details]
             )
-        if self.annotations is not unset:
+        if self.annotations is not UNSET:
             out["annotations"] = (
                 None
                 if self.annotations is None
                 else [item.to_dict() for item in self.annotations]
             )
-        if self.hidden_states is not unset:
+        if self.hidden_states is not UNSET:
             out["hidden_states"] = self.hidden_states
-        if self.token_id is not unset:
+        if self.token_id is not UNSET:
             out["token_id"] = self.token_id
-        if self.reasoning is not unset:
+        if self.reasoning is not UNSET:
             out["reasoning"] = self.reasoning
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_CHAT_COMPLETION_MESSAGE_FIELDS: Final = _Shape(
-    {
-        "role": _required(_str),
-        "content": _required_nullable(
-            _either(
-                "a string or a list",
-                {str: None, list: _list_of(MistralContentPart.from_dict)},
-            )
-        ),
-        "refusal": _nullable(_str),
-        "tool_calls": _nullable(_list_of(ChatCompletionMessageToolCall.from_dict)),
-        "function_call": _nullable(ChatCompletionMessageFunctionCall.from_dict),
-        "audio": _nullable(ChatCompletionAudio.from_dict),
-        "reasoning_content": _nullable(_str),
-        "channel": _nullable(_str),
-        "executed_tools": _nullable(_list_of(GroqExecutedTool.from_dict)),
-        "thinking_blocks": _nullable(_list_of(LiteLLMThinkingBlock.from_dict)),
-        "provider_specific_fields": _nullable(_map),
-        "index": _nullable(_int),
-        "tool_call_id": _nullable(_str),
-        "name": _nullable(_str),
-        "internal_content": _nullable(MoonshotInternalContent.from_dict),
-        "reasoning_details": _nullable(_list_of(OpenRouterReasoningDetail.from_dict)),
-        "annotations": _nullable(_list_of(OpenRouterAnnotation.from_dict)),
-        "hidden_states": _nullable(_any),
-        "token_id": _nullable(_int),
-        "reasoning": _nullable(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class TopLogprob:
+class TopLogprob(_Object):
     """One alternative token at a position."""
 
     token: str
@@ -2399,7 +2123,14 @@ class TopLogprob:
     logprob: float
     """Natural log of the probability of the token."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
+
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "token": _required(_str),
+            "bytes": _nullable(_list_of(_int)),
+            "logprob": _required(_float),
+        }
+    )
 
     def __post_init__(self) -> None:
         # Values that recur from chunk to chunk are shared, not held once per chunk: a
@@ -2410,39 +2141,19 @@ class TopLogprob:
         if len(_KEPT) > _KEEP_AT_MOST:
             _KEPT.clear()
 
-    @classmethod
-    def from_dict(cls, data: Any) -> TopLogprob:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _TOP_LOGPROB_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _TOP_LOGPROB_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
-
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this TopLogprob: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["token"] = self.token
-        if self.bytes is not unset:
+        if self.bytes is not UNSET:
             out["bytes"] = self.bytes
         out["logprob"] = self.logprob
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_TOP_LOGPROB_FIELDS: Final = _Shape(
-    {
-        "token": _required(_str),
-        "bytes": _nullable(_list_of(_int)),
-        "logprob": _required(_float),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class ChatCompletionTokenLogprob:
+class ChatCompletionTokenLogprob(_Object):
     """A generated token with its log probability and the most likely alternatives."""
 
     token: str
@@ -2458,7 +2169,15 @@ class ChatCompletionTokenLogprob:
     top_logprobs: list[TopLogprob]
     """The most likely tokens at this position, possibly fewer than requested."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
+
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "token": _required(_str),
+            "bytes": _nullable(_list_of(_int)),
+            "logprob": _required(_float),
+            "top_logprobs": _required(_list_of(TopLogprob.from_dict)),
+        }
+    )
 
     def __post_init__(self) -> None:
         # Values that recur from chunk to chunk are shared, not held once per chunk: a
@@ -2469,41 +2188,20 @@ class ChatCompletionTokenLogprob:
         if len(_KEPT) > _KEEP_AT_MOST:
             _KEPT.clear()
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ChatCompletionTokenLogprob:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
-
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionTokenLogprob: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["token"] = self.token
-        if self.bytes is not unset:
+        if self.bytes is not UNSET:
             out["bytes"] = self.bytes
         out["logprob"] = self.logprob
         out["top_logprobs"] = [item.to_dict() for item in self.top_logprobs]
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS: Final = _Shape(
-    {
-        "token": _required(_str),
-        "bytes": _nullable(_list_of(_int)),
-        "logprob": _required(_float),
-        "top_logprobs": _required(_list_of(TopLogprob.from_dict)),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class ChoiceLogprobs:
+class ChoiceLogprobs(_Object):
     """Log probabilities of the tokens in a fragment."""
 
     content: list[ChatCompletionTokenLogprob] | _Unset | None = UNSET
@@ -2513,48 +2211,35 @@ class ChoiceLogprobs:
     """One entry per refusal token of the fragment (of the whole refusal, once merged).
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ChoiceLogprobs:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _CHOICE_LOGPROBS_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _CHOICE_LOGPROBS_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "content": _nullable(_list_of(ChatCompletionTokenLogprob.from_dict)),
+            "refusal": _nullable(_list_of(ChatCompletionTokenLogprob.from_dict)),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceLogprobs: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.content is not unset:
+        if self.content is not UNSET:
             out["content"] = (
                 None
                 if self.content is None
                 else [item.to_dict() for item in self.content]
             )
-        if self.refusal is not unset:
+        if self.refusal is not UNSET:
             out["refusal"] = (
                 None
                 if self.refusal is None
                 else [item.to_dict() for item in self.refusal]
             )
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_CHOICE_LOGPROBS_FIELDS: Final = _Shape(
-    {
-        "content": _nullable(_list_of(ChatCompletionTokenLogprob.from_dict)),
-        "refusal": _nullable(_list_of(ChatCompletionTokenLogprob.from_dict)),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class AzureSeverityResult:
+class AzureSeverityResult(_Object):
     """A severity verdict of one filter category.
 
     Sent by Azure OpenAI; see
@@ -2566,39 +2251,26 @@ class AzureSeverityResult:
     severity: AzureSeverity | str | _Unset | None = UNSET
     """How severe the detected content is."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> AzureSeverityResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _AZURE_SEVERITY_RESULT_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _AZURE_SEVERITY_RESULT_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "filtered": _required(_bool),
+            "severity": _nullable(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureSeverityResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["filtered"] = self.filtered
-        if self.severity is not unset:
+        if self.severity is not UNSET:
             out["severity"] = self.severity
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_AZURE_SEVERITY_RESULT_FIELDS: Final = _Shape(
-    {
-        "filtered": _required(_bool),
-        "severity": _nullable(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class AzureDetectionResult:
+class AzureDetectionResult(_Object):
     """A detection verdict of one filter category.
 
     Sent by Azure OpenAI; see
@@ -2610,39 +2282,26 @@ class AzureDetectionResult:
     detected: bool | _Unset | None = UNSET
     """Whether the category was detected."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> AzureDetectionResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _AZURE_DETECTION_RESULT_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _AZURE_DETECTION_RESULT_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "filtered": _required(_bool),
+            "detected": _nullable(_bool),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureDetectionResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["filtered"] = self.filtered
-        if self.detected is not unset:
+        if self.detected is not UNSET:
             out["detected"] = self.detected
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_AZURE_DETECTION_RESULT_FIELDS: Final = _Shape(
-    {
-        "filtered": _required(_bool),
-        "detected": _nullable(_bool),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class AzureBlocklistResult:
+class AzureBlocklistResult(_Object):
     """A verdict of one custom blocklist.
 
     Sent by Azure OpenAI; see
@@ -2654,39 +2313,26 @@ class AzureBlocklistResult:
     id: str | _Unset | None = UNSET
     """Name of the blocklist."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> AzureBlocklistResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _AZURE_BLOCKLIST_RESULT_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _AZURE_BLOCKLIST_RESULT_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "filtered": _required(_bool),
+            "id": _nullable(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureBlocklistResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["filtered"] = self.filtered
-        if self.id is not unset:
+        if self.id is not UNSET:
             out["id"] = self.id
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_AZURE_BLOCKLIST_RESULT_FIELDS: Final = _Shape(
-    {
-        "filtered": _required(_bool),
-        "id": _nullable(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class AzureBlocklistDetails:
+class AzureBlocklistDetails(_Object):
     """The verdicts of the caller's blocklists, as newer API versions send them.
 
     Sent by Azure OpenAI; see
@@ -2698,43 +2344,30 @@ class AzureBlocklistDetails:
     details: list[AzureBlocklistResult] | _Unset | None = UNSET
     """The verdict of each blocklist."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> AzureBlocklistDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _AZURE_BLOCKLIST_DETAILS_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _AZURE_BLOCKLIST_DETAILS_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "filtered": _required(_bool),
+            "details": _nullable(_list_of(AzureBlocklistResult.from_dict)),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureBlocklistDetails: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["filtered"] = self.filtered
-        if self.details is not unset:
+        if self.details is not UNSET:
             out["details"] = (
                 None
                 if self.details is None
                 else [item.to_dict() for item in self.details]
             )
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_AZURE_BLOCKLIST_DETAILS_FIELDS: Final = _Shape(
-    {
-        "filtered": _required(_bool),
-        "details": _nullable(_list_of(AzureBlocklistResult.from_dict)),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class AzureFilterError:
+class AzureFilterError(_Object):
     """Why the content filter could not run.
 
     Sent by Azure OpenAI; see
@@ -2746,40 +2379,27 @@ class AzureFilterError:
     message: str | _Unset | None = UNSET
     """Human-readable explanation."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> AzureFilterError:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _AZURE_FILTER_ERROR_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _AZURE_FILTER_ERROR_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "code": _nullable(_str),
+            "message": _nullable(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureFilterError: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.code is not unset:
+        if self.code is not UNSET:
             out["code"] = self.code
-        if self.message is not unset:
+        if self.message is not UNSET:
             out["message"] = self.message
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_AZURE_FILTER_ERROR_FIELDS: Final = _Shape(
-    {
-        "code": _nullable(_str),
-        "message": _nullable(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class AzureContentFilterResults:
+class AzureContentFilterResults(_Object):
     """The verdict of each Azure content-filter category; a category is absent when it did
     not run.
 
@@ -2810,81 +2430,68 @@ class AzureContentFilterResults:
     error: AzureFilterError | _Unset | None = UNSET
     """Why filtering could not run."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> AzureContentFilterResults:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _AZURE_CONTENT_FILTER_RESULTS_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _AZURE_CONTENT_FILTER_RESULTS_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "hate": _nullable(AzureSeverityResult.from_dict),
+            "self_harm": _nullable(AzureSeverityResult.from_dict),
+            "sexual": _nullable(AzureSeverityResult.from_dict),
+            "violence": _nullable(AzureSeverityResult.from_dict),
+            "jailbreak": _nullable(AzureDetectionResult.from_dict),
+            "protected_material_text": _nullable(AzureDetectionResult.from_dict),
+            "protected_material_code": _nullable(AzureDetectionResult.from_dict),
+            "custom_blocklists": _nullable(
+                _either(
+                    "a list or an object",
+                    {
+                        list: _list_of(AzureBlocklistResult.from_dict),
+                        dict: AzureBlocklistDetails.from_dict,
+                    },
+                )
+            ),
+            "error": _nullable(AzureFilterError.from_dict),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureContentFilterResults: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.hate is not unset:
+        if self.hate is not UNSET:
             out["hate"] = None if self.hate is None else self.hate.to_dict()
-        if self.self_harm is not unset:
+        if self.self_harm is not UNSET:
             out["self_harm"] = (
                 None if self.self_harm is None else self.self_harm.to_dict()
             )
-        if self.sexual is not unset:
+        if self.sexual is not UNSET:
             out["sexual"] = None if self.sexual is None else self.sexual.to_dict()
-        if self.violence is not unset:
+        if self.violence is not UNSET:
             out["violence"] = None if self.violence is None else self.violence.to_dict()
-        if self.jailbreak is not unset:
+        if self.jailbreak is not UNSET:
             out["jailbreak"] = (
                 None if self.jailbreak is None else self.jailbreak.to_dict()
             )
-        if self.protected_material_text is not unset:
+        if self.protected_material_text is not UNSET:
             out["protected_material_text"] = (
                 None
                 if self.protected_material_text is None
                 else self.protected_material_text.to_dict()
             )
-        if self.protected_material_code is not unset:
+        if self.protected_material_code is not UNSET:
             out["protected_material_code"] = (
                 None
                 if self.protected_material_code is None
                 else self.protected_material_code.to_dict()
             )
-        if self.custom_blocklists is not unset:
+        if self.custom_blocklists is not UNSET:
             out["custom_blocklists"] = _encoded(self.custom_blocklists)
-        if self.error is not unset:
+        if self.error is not UNSET:
             out["error"] = None if self.error is None else self.error.to_dict()
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_AZURE_CONTENT_FILTER_RESULTS_FIELDS: Final = _Shape(
-    {
-        "hate": _nullable(AzureSeverityResult.from_dict),
-        "self_harm": _nullable(AzureSeverityResult.from_dict),
-        "sexual": _nullable(AzureSeverityResult.from_dict),
-        "violence": _nullable(AzureSeverityResult.from_dict),
-        "jailbreak": _nullable(AzureDetectionResult.from_dict),
-        "protected_material_text": _nullable(AzureDetectionResult.from_dict),
-        "protected_material_code": _nullable(AzureDetectionResult.from_dict),
-        "custom_blocklists": _nullable(
-            _either(
-                "a list or an object",
-                {
-                    list: _list_of(AzureBlocklistResult.from_dict),
-                    dict: AzureBlocklistDetails.from_dict,
-                },
-            )
-        ),
-        "error": _nullable(AzureFilterError.from_dict),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class AzureContentFilterOffsets:
+class AzureContentFilterOffsets(_Object):
     """The span of the output that an asynchronous-filter annotation covers, in characters.
 
     Sent by Azure OpenAI; see
@@ -2898,16 +2505,14 @@ class AzureContentFilterOffsets:
     end_offset: int
     """End of the annotated span."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> AzureContentFilterOffsets:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _AZURE_CONTENT_FILTER_OFFSETS_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _AZURE_CONTENT_FILTER_OFFSETS_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "check_offset": _required(_int),
+            "start_offset": _required(_int),
+            "end_offset": _required(_int),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureContentFilterOffsets: known keys in spec order, then `extra`."""
@@ -2915,22 +2520,12 @@ class AzureContentFilterOffsets:
         out["check_offset"] = self.check_offset
         out["start_offset"] = self.start_offset
         out["end_offset"] = self.end_offset
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_AZURE_CONTENT_FILTER_OFFSETS_FIELDS: Final = _Shape(
-    {
-        "check_offset": _required(_int),
-        "start_offset": _required(_int),
-        "end_offset": _required(_int),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class CompletionTokensDetails:
+class CompletionTokensDetails(_Object):
     """Breakdown of the generated tokens."""
 
     accepted_prediction_tokens: int | _Unset | None = UNSET
@@ -2952,52 +2547,39 @@ class CompletionTokensDetails:
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/openrouter/cassettes/test_cache/test_openrouter_cache_streaming_e2e.yaml
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> CompletionTokensDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _COMPLETION_TOKENS_DETAILS_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _COMPLETION_TOKENS_DETAILS_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "accepted_prediction_tokens": _nullable(_int),
+            "audio_tokens": _nullable(_int),
+            "reasoning_tokens": _nullable(_int),
+            "rejected_prediction_tokens": _nullable(_int),
+            "text_tokens": _nullable(_int),
+            "image_tokens": _nullable(_int),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this CompletionTokensDetails: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.accepted_prediction_tokens is not unset:
+        if self.accepted_prediction_tokens is not UNSET:
             out["accepted_prediction_tokens"] = self.accepted_prediction_tokens
-        if self.audio_tokens is not unset:
+        if self.audio_tokens is not UNSET:
             out["audio_tokens"] = self.audio_tokens
-        if self.reasoning_tokens is not unset:
+        if self.reasoning_tokens is not UNSET:
             out["reasoning_tokens"] = self.reasoning_tokens
-        if self.rejected_prediction_tokens is not unset:
+        if self.rejected_prediction_tokens is not UNSET:
             out["rejected_prediction_tokens"] = self.rejected_prediction_tokens
-        if self.text_tokens is not unset:
+        if self.text_tokens is not UNSET:
             out["text_tokens"] = self.text_tokens
-        if self.image_tokens is not unset:
+        if self.image_tokens is not UNSET:
             out["image_tokens"] = self.image_tokens
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_COMPLETION_TOKENS_DETAILS_FIELDS: Final = _Shape(
-    {
-        "accepted_prediction_tokens": _nullable(_int),
-        "audio_tokens": _nullable(_int),
-        "reasoning_tokens": _nullable(_int),
-        "rejected_prediction_tokens": _nullable(_int),
-        "text_tokens": _nullable(_int),
-        "image_tokens": _nullable(_int),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class PromptTokensDetails:
+class PromptTokensDetails(_Object):
     """Breakdown of the prompt tokens."""
 
     audio_tokens: int | _Unset | None = UNSET
@@ -3017,52 +2599,39 @@ class PromptTokensDetails:
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/openrouter/cassettes/test_cache/test_openrouter_cache_streaming_e2e.yaml
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> PromptTokensDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _PROMPT_TOKENS_DETAILS_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _PROMPT_TOKENS_DETAILS_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "audio_tokens": _nullable(_int),
+            "cached_tokens": _nullable(_int),
+            "cache_write_tokens": _nullable(_int),
+            "image_tokens": _nullable(_int),
+            "text_tokens": _nullable(_int),
+            "video_tokens": _nullable(_int),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PromptTokensDetails: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.audio_tokens is not unset:
+        if self.audio_tokens is not UNSET:
             out["audio_tokens"] = self.audio_tokens
-        if self.cached_tokens is not unset:
+        if self.cached_tokens is not UNSET:
             out["cached_tokens"] = self.cached_tokens
-        if self.cache_write_tokens is not unset:
+        if self.cache_write_tokens is not UNSET:
             out["cache_write_tokens"] = self.cache_write_tokens
-        if self.image_tokens is not unset:
+        if self.image_tokens is not UNSET:
             out["image_tokens"] = self.image_tokens
-        if self.text_tokens is not unset:
+        if self.text_tokens is not UNSET:
             out["text_tokens"] = self.text_tokens
-        if self.video_tokens is not unset:
+        if self.video_tokens is not UNSET:
             out["video_tokens"] = self.video_tokens
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_PROMPT_TOKENS_DETAILS_FIELDS: Final = _Shape(
-    {
-        "audio_tokens": _nullable(_int),
-        "cached_tokens": _nullable(_int),
-        "cache_write_tokens": _nullable(_int),
-        "image_tokens": _nullable(_int),
-        "text_tokens": _nullable(_int),
-        "video_tokens": _nullable(_int),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class PerplexityCost:
+class PerplexityCost(_Object):
     """What a Perplexity request cost, in US dollars, by component.
 
     Sent by Perplexity; see
@@ -3086,55 +2655,42 @@ class PerplexityCost:
     total_cost: float | _Unset | None = UNSET
     """Sum of all the costs."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> PerplexityCost:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _PERPLEXITY_COST_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _PERPLEXITY_COST_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "input_tokens_cost": _nullable(_float),
+            "output_tokens_cost": _nullable(_float),
+            "reasoning_tokens_cost": _nullable(_float),
+            "citation_tokens_cost": _nullable(_float),
+            "search_queries_cost": _nullable(_float),
+            "request_cost": _nullable(_float),
+            "total_cost": _nullable(_float),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PerplexityCost: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.input_tokens_cost is not unset:
+        if self.input_tokens_cost is not UNSET:
             out["input_tokens_cost"] = self.input_tokens_cost
-        if self.output_tokens_cost is not unset:
+        if self.output_tokens_cost is not UNSET:
             out["output_tokens_cost"] = self.output_tokens_cost
-        if self.reasoning_tokens_cost is not unset:
+        if self.reasoning_tokens_cost is not UNSET:
             out["reasoning_tokens_cost"] = self.reasoning_tokens_cost
-        if self.citation_tokens_cost is not unset:
+        if self.citation_tokens_cost is not UNSET:
             out["citation_tokens_cost"] = self.citation_tokens_cost
-        if self.search_queries_cost is not unset:
+        if self.search_queries_cost is not UNSET:
             out["search_queries_cost"] = self.search_queries_cost
-        if self.request_cost is not unset:
+        if self.request_cost is not UNSET:
             out["request_cost"] = self.request_cost
-        if self.total_cost is not unset:
+        if self.total_cost is not UNSET:
             out["total_cost"] = self.total_cost
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_PERPLEXITY_COST_FIELDS: Final = _Shape(
-    {
-        "input_tokens_cost": _nullable(_float),
-        "output_tokens_cost": _nullable(_float),
-        "reasoning_tokens_cost": _nullable(_float),
-        "citation_tokens_cost": _nullable(_float),
-        "search_queries_cost": _nullable(_float),
-        "request_cost": _nullable(_float),
-        "total_cost": _nullable(_float),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class OpenRouterCostDetails:
+class OpenRouterCostDetails(_Object):
     """The cost of a request at the upstream provider.
 
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
@@ -3149,45 +2705,32 @@ class OpenRouterCostDetails:
     upstream_inference_completions_cost: float | _Unset | None = UNSET
     """The part of the upstream cost due to the completion."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> OpenRouterCostDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _OPEN_ROUTER_COST_DETAILS_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _OPEN_ROUTER_COST_DETAILS_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "upstream_inference_cost": _nullable(_float),
+            "upstream_inference_prompt_cost": _nullable(_float),
+            "upstream_inference_completions_cost": _nullable(_float),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterCostDetails: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.upstream_inference_cost is not unset:
+        if self.upstream_inference_cost is not UNSET:
             out["upstream_inference_cost"] = self.upstream_inference_cost
-        if self.upstream_inference_prompt_cost is not unset:
+        if self.upstream_inference_prompt_cost is not UNSET:
             out["upstream_inference_prompt_cost"] = self.upstream_inference_prompt_cost
-        if self.upstream_inference_completions_cost is not unset:
+        if self.upstream_inference_completions_cost is not UNSET:
             out["upstream_inference_completions_cost"] = (
                 self.upstream_inference_completions_cost
             )
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_OPEN_ROUTER_COST_DETAILS_FIELDS: Final = _Shape(
-    {
-        "upstream_inference_cost": _nullable(_float),
-        "upstream_inference_prompt_cost": _nullable(_float),
-        "upstream_inference_completions_cost": _nullable(_float),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class OpenRouterServerToolUseDetails:
+class OpenRouterServerToolUseDetails(_Object):
     """Counts of server-side tool use during a request.
 
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
@@ -3200,43 +2743,30 @@ class OpenRouterServerToolUseDetails:
     tool_calls_executed: int | _Unset | None = UNSET
     """Server-side tool calls that were run."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> OpenRouterServerToolUseDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "web_search_requests": _nullable(_int),
+            "tool_calls_requested": _nullable(_int),
+            "tool_calls_executed": _nullable(_int),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterServerToolUseDetails: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.web_search_requests is not unset:
+        if self.web_search_requests is not UNSET:
             out["web_search_requests"] = self.web_search_requests
-        if self.tool_calls_requested is not unset:
+        if self.tool_calls_requested is not UNSET:
             out["tool_calls_requested"] = self.tool_calls_requested
-        if self.tool_calls_executed is not unset:
+        if self.tool_calls_executed is not UNSET:
             out["tool_calls_executed"] = self.tool_calls_executed
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS: Final = _Shape(
-    {
-        "web_search_requests": _nullable(_int),
-        "tool_calls_requested": _nullable(_int),
-        "tool_calls_executed": _nullable(_int),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class CompletionUsage:
+class CompletionUsage(_Object):
     """Token counts for a request."""
 
     completion_tokens: int | _Unset = UNSET
@@ -3365,119 +2895,108 @@ class CompletionUsage:
     Sent by xAI (Grok); see https://docs.x.ai/developers/cost-tracking
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> CompletionUsage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _COMPLETION_USAGE_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _COMPLETION_USAGE_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "completion_tokens": _optional(_int),
+            "prompt_tokens": _optional(_int),
+            "total_tokens": _optional(_int),
+            "completion_tokens_details": _nullable(CompletionTokensDetails.from_dict),
+            "prompt_tokens_details": _nullable(PromptTokensDetails.from_dict),
+            "prompt_cache_hit_tokens": _nullable(_int),
+            "prompt_cache_miss_tokens": _nullable(_int),
+            "queue_time": _nullable(_float),
+            "prompt_time": _nullable(_float),
+            "completion_time": _nullable(_float),
+            "total_time": _nullable(_float),
+            "cost": _nullable(
+                _either(
+                    "a number or an object",
+                    {int: None, float: None, dict: PerplexityCost.from_dict},
+                )
+            ),
+            "is_byok": _nullable(_bool),
+            "cost_details": _nullable(OpenRouterCostDetails.from_dict),
+            "server_tool_use_details": _nullable(
+                OpenRouterServerToolUseDetails.from_dict
+            ),
+            "citation_tokens": _nullable(_int),
+            "num_search_queries": _nullable(_int),
+            "search_context_size": _nullable(_str),
+            "reasoning_tokens": _nullable(_int),
+            "cached_tokens": _nullable(_int),
+            "num_sources_used": _nullable(_int),
+            "cost_in_usd_ticks": _nullable(_int),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this CompletionUsage: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.completion_tokens is not unset:
+        if self.completion_tokens is not UNSET:
             out["completion_tokens"] = self.completion_tokens
-        if self.prompt_tokens is not unset:
+        if self.prompt_tokens is not UNSET:
             out["prompt_tokens"] = self.prompt_tokens
-        if self.total_tokens is not unset:
+        if self.total_tokens is not UNSET:
             out["total_tokens"] = self.total_tokens
-        if self.completion_tokens_details is not unset:
+        if self.completion_tokens_details is not UNSET:
             out["completion_tokens_details"] = (
                 None
                 if self.completion_tokens_details is None
                 else self.completion_tokens_details.to_dict()
             )
-        if self.prompt_tokens_details is not unset:
+        if self.prompt_tokens_details is not UNSET:
             out["prompt_tokens_details"] = (
                 None
                 if self.prompt_tokens_details is None
                 else self.prompt_tokens_details.to_dict()
             )
-        if self.prompt_cache_hit_tokens is not unset:
+        if self.prompt_cache_hit_tokens is not UNSET:
             out["prompt_cache_hit_tokens"] = self.prompt_cache_hit_tokens
-        if self.prompt_cache_miss_tokens is not unset:
+        if self.prompt_cache_miss_tokens is not UNSET:
             out["prompt_cache_miss_tokens"] = self.prompt_cache_miss_tokens
-        if self.queue_time is not unset:
+        if self.queue_time is not UNSET:
             out["queue_time"] = self.queue_time
-        if self.prompt_time is not unset:
+        if self.prompt_time is not UNSET:
             out["prompt_time"] = self.prompt_time
-        if self.completion_time is not unset:
+        if self.completion_time is not UNSET:
             out["completion_time"] = self.completion_time
-        if self.total_time is not unset:
+        if self.total_time is not UNSET:
             out["total_time"] = self.total_time
-        if self.cost is not unset:
+        if self.cost is not UNSET:
             out["cost"] = _encoded(self.cost)
-        if self.is_byok is not unset:
+        if self.is_byok is not UNSET:
             out["is_byok"] = self.is_byok
-        if self.cost_details is not unset:
+        if self.cost_details is not UNSET:
             out["cost_details"] = (
                 None if self.cost_details is None else self.cost_details.to_dict()
             )
-        if self.server_tool_use_details is not unset:
+        if self.server_tool_use_details is not UNSET:
             out["server_tool_use_details"] = (
                 None
                 if self.server_tool_use_details is None
                 else self.server_tool_use_details.to_dict()
             )
-        if self.citation_tokens is not unset:
+        if self.citation_tokens is not UNSET:
             out["citation_tokens"] = self.citation_tokens
-        if self.num_search_queries is not unset:
+        if self.num_search_queries is not UNSET:
             out["num_search_queries"] = self.num_search_queries
-        if self.search_context_size is not unset:
+        if self.search_context_size is not UNSET:
             out["search_context_size"] = self.search_context_size
-        if self.reasoning_tokens is not unset:
+        if self.reasoning_tokens is not UNSET:
             out["reasoning_tokens"] = self.reasoning_tokens
-        if self.cached_tokens is not unset:
+        if self.cached_tokens is not UNSET:
             out["cached_tokens"] = self.cached_tokens
-        if self.num_sources_used is not unset:
+        if self.num_sources_used is not UNSET:
             out["num_sources_used"] = self.num_sources_used
-        if self.cost_in_usd_ticks is not unset:
+        if self.cost_in_usd_ticks is not UNSET:
             out["cost_in_usd_ticks"] = self.cost_in_usd_ticks
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_COMPLETION_USAGE_FIELDS: Final = _Shape(
-    {
-        "completion_tokens": _optional(_int),
-        "prompt_tokens": _optional(_int),
-        "total_tokens": _optional(_int),
-        "completion_tokens_details": _nullable(CompletionTokensDetails.from_dict),
-        "prompt_tokens_details": _nullable(PromptTokensDetails.from_dict),
-        "prompt_cache_hit_tokens": _nullable(_int),
-        "prompt_cache_miss_tokens": _nullable(_int),
-        "queue_time": _nullable(_float),
-        "prompt_time": _nullable(_float),
-        "completion_time": _nullable(_float),
-        "total_time": _nullable(_float),
-        "cost": _nullable(
-            _either(
-                "a number or an object",
-                {int: None, float: None, dict: PerplexityCost.from_dict},
-            )
-        ),
-        "is_byok": _nullable(_bool),
-        "cost_details": _nullable(OpenRouterCostDetails.from_dict),
-        "server_tool_use_details": _nullable(OpenRouterServerToolUseDetails.from_dict),
-        "citation_tokens": _nullable(_int),
-        "num_search_queries": _nullable(_int),
-        "search_context_size": _nullable(_str),
-        "reasoning_tokens": _nullable(_int),
-        "cached_tokens": _nullable(_int),
-        "num_sources_used": _nullable(_int),
-        "cost_in_usd_ticks": _nullable(_int),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class ChatCompletionChoice:
+class ChatCompletionChoice(_Object):
     """One choice of a completion."""
 
     index: int
@@ -3561,90 +3080,77 @@ class ChatCompletionChoice:
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ChatCompletionChoice:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _CHAT_COMPLETION_CHOICE_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _CHAT_COMPLETION_CHOICE_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "index": _required(_int),
+            "message": _required(ChatCompletionMessage.from_dict),
+            "finish_reason": _required_nullable(_str),
+            "logprobs": _nullable(
+                _either(
+                    "an object or a number",
+                    {int: None, float: None, dict: ChoiceLogprobs.from_dict},
+                )
+            ),
+            "content_filter_results": _nullable(AzureContentFilterResults.from_dict),
+            "content_filter_offsets": _nullable(AzureContentFilterOffsets.from_dict),
+            "content_filter_raw": _nullable(_list),
+            "usage": _nullable(CompletionUsage.from_dict),
+            "native_finish_reason": _nullable(_str),
+            "matched_stop": _nullable(
+                _either("an integer or a string", {int: None, str: None})
+            ),
+            "text": _nullable(_str),
+            "seed": _nullable(_int),
+            "stop_reason": _nullable(
+                _either("an integer or a string", {int: None, str: None})
+            ),
+            "token_ids": _nullable(_list_of(_int)),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionChoice: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["index"] = self.index
         out["message"] = self.message.to_dict()
         out["finish_reason"] = self.finish_reason
-        if self.logprobs is not unset:
+        if self.logprobs is not UNSET:
             out["logprobs"] = _encoded(self.logprobs)
-        if self.content_filter_results is not unset:
+        if self.content_filter_results is not UNSET:
             out["content_filter_results"] = (
                 None
                 if self.content_filter_results is None
                 else self.content_filter_results.to_dict()
             )
-        if self.content_filter_offsets is not unset:
+        if self.content_filter_offsets is not UNSET:
             out["content_filter_offsets"] = (
                 None
                 if self.content_filter_offsets is None
                 else self.content_filter_offsets.to_dict()
             )
-        if self.content_filter_raw is not unset:
+        if self.content_filter_raw is not UNSET:
             out["content_filter_raw"] = self.content_filter_raw
-        if self.usage is not unset:
+        if self.usage is not UNSET:
             out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.native_finish_reason is not unset:
+        if self.native_finish_reason is not UNSET:
             out["native_finish_reason"] = self.native_finish_reason
-        if self.matched_stop is not unset:
+        if self.matched_stop is not UNSET:
             out["matched_stop"] = self.matched_stop
-        if self.text is not unset:
+        if self.text is not UNSET:
             out["text"] = self.text
-        if self.seed is not unset:
+        if self.seed is not UNSET:
             out["seed"] = self.seed
-        if self.stop_reason is not unset:
+        if self.stop_reason is not UNSET:
             out["stop_reason"] = self.stop_reason
-        if self.token_ids is not unset:
+        if self.token_ids is not UNSET:
             out["token_ids"] = self.token_ids
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_CHAT_COMPLETION_CHOICE_FIELDS: Final = _Shape(
-    {
-        "index": _required(_int),
-        "message": _required(ChatCompletionMessage.from_dict),
-        "finish_reason": _required_nullable(_str),
-        "logprobs": _nullable(
-            _either(
-                "an object or a number",
-                {int: None, float: None, dict: ChoiceLogprobs.from_dict},
-            )
-        ),
-        "content_filter_results": _nullable(AzureContentFilterResults.from_dict),
-        "content_filter_offsets": _nullable(AzureContentFilterOffsets.from_dict),
-        "content_filter_raw": _nullable(_list),
-        "usage": _nullable(CompletionUsage.from_dict),
-        "native_finish_reason": _nullable(_str),
-        "matched_stop": _nullable(
-            _either("an integer or a string", {int: None, str: None})
-        ),
-        "text": _nullable(_str),
-        "seed": _nullable(_int),
-        "stop_reason": _nullable(
-            _either("an integer or a string", {int: None, str: None})
-        ),
-        "token_ids": _nullable(_list_of(_int)),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class ModerationResultBody:
+class ModerationResultBody(_Object):
     """The verdict of the moderation model on one input."""
 
     type: ModerationResultBodyType | str
@@ -3662,16 +3168,17 @@ class ModerationResultBody:
     category_applied_input_types: dict[str, list[ModerationInputType | str]]
     """The input types each category was applied to, keyed by category name."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ModerationResultBody:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _MODERATION_RESULT_BODY_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _MODERATION_RESULT_BODY_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "type": _required(_str),
+            "model": _required(_str),
+            "flagged": _required(_bool),
+            "categories": _required(_map_of(_bool)),
+            "category_scores": _required(_map_of(_float)),
+            "category_applied_input_types": _required(_map_of(_list_of(_str))),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ModerationResultBody: known keys in spec order, then `extra`."""
@@ -3682,25 +3189,12 @@ class ModerationResultBody:
         out["categories"] = self.categories
         out["category_scores"] = self.category_scores
         out["category_applied_input_types"] = self.category_applied_input_types
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_MODERATION_RESULT_BODY_FIELDS: Final = _Shape(
-    {
-        "type": _required(_str),
-        "model": _required(_str),
-        "flagged": _required(_bool),
-        "categories": _required(_map_of(_bool)),
-        "category_scores": _required(_map_of(_float)),
-        "category_applied_input_types": _required(_map_of(_list_of(_str))),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class ModerationResults:
+class ModerationResults(_Object):
     """The moderation results for one side of a request."""
 
     type: ModerationResultsType
@@ -3710,16 +3204,14 @@ class ModerationResults:
     results: list[ModerationResultBody]
     """One result per moderated input."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ModerationResults:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _MODERATION_RESULTS_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _MODERATION_RESULTS_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "type": _required(_one_of("moderation_results")),
+            "model": _required(_str),
+            "results": _required(_list_of(ModerationResultBody.from_dict)),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ModerationResults: known keys in spec order, then `extra`."""
@@ -3727,22 +3219,12 @@ class ModerationResults:
         out["type"] = self.type
         out["model"] = self.model
         out["results"] = [item.to_dict() for item in self.results]
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_MODERATION_RESULTS_FIELDS: Final = _Shape(
-    {
-        "type": _required(_one_of("moderation_results")),
-        "model": _required(_str),
-        "results": _required(_list_of(ModerationResultBody.from_dict)),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class ModerationError:
+class ModerationError(_Object):
     """Why moderation of one side of a request failed."""
 
     type: ModerationErrorType
@@ -3752,16 +3234,14 @@ class ModerationError:
     message: str
     """Human-readable explanation."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ModerationError:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _MODERATION_ERROR_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _MODERATION_ERROR_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "type": _required(_one_of("error")),
+            "code": _required(_str),
+            "message": _required(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ModerationError: known keys in spec order, then `extra`."""
@@ -3769,22 +3249,12 @@ class ModerationError:
         out["type"] = self.type
         out["code"] = self.code
         out["message"] = self.message
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_MODERATION_ERROR_FIELDS: Final = _Shape(
-    {
-        "type": _required(_one_of("error")),
-        "code": _required(_str),
-        "message": _required(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class Moderation:
+class Moderation(_Object):
     """Moderation verdicts for a request, one for its input and one for its output."""
 
     input: ModerationResults | ModerationError
@@ -3792,53 +3262,41 @@ class Moderation:
     output: ModerationResults | ModerationError
     """Verdict on the generated output, or the error that prevented it."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> Moderation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _MODERATION_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _MODERATION_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "input": _required(
+                _tagged(
+                    "type",
+                    {
+                        "moderation_results": ModerationResults.from_dict,
+                        "error": ModerationError.from_dict,
+                    },
+                )
+            ),
+            "output": _required(
+                _tagged(
+                    "type",
+                    {
+                        "moderation_results": ModerationResults.from_dict,
+                        "error": ModerationError.from_dict,
+                    },
+                )
+            ),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Moderation: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["input"] = _encoded(self.input)
         out["output"] = _encoded(self.output)
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_MODERATION_FIELDS: Final = _Shape(
-    {
-        "input": _required(
-            _tagged(
-                "type",
-                {
-                    "moderation_results": ModerationResults.from_dict,
-                    "error": ModerationError.from_dict,
-                },
-            )
-        ),
-        "output": _required(
-            _tagged(
-                "type",
-                {
-                    "moderation_results": ModerationResults.from_dict,
-                    "error": ModerationError.from_dict,
-                },
-            )
-        ),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class AzurePromptFilterResult:
+class AzurePromptFilterResult(_Object):
     """Content-filter verdicts on one prompt.
 
     Sent by Azure OpenAI; see
@@ -3850,43 +3308,30 @@ class AzurePromptFilterResult:
     content_filter_results: AzureContentFilterResults | _Unset | None = UNSET
     """The verdict of each filter category."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> AzurePromptFilterResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _AZURE_PROMPT_FILTER_RESULT_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _AZURE_PROMPT_FILTER_RESULT_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "prompt_index": _required(_int),
+            "content_filter_results": _nullable(AzureContentFilterResults.from_dict),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzurePromptFilterResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["prompt_index"] = self.prompt_index
-        if self.content_filter_results is not unset:
+        if self.content_filter_results is not UNSET:
             out["content_filter_results"] = (
                 None
                 if self.content_filter_results is None
                 else self.content_filter_results.to_dict()
             )
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_AZURE_PROMPT_FILTER_RESULT_FIELDS: Final = _Shape(
-    {
-        "prompt_index": _required(_int),
-        "content_filter_results": _nullable(AzureContentFilterResults.from_dict),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class AzureLatencyCheckpoint:
+class AzureLatencyCheckpoint(_Object):
     """Latency of one request as Azure AI Foundry measured it, in milliseconds; `engine_`
     values are measured at the model engine, `service_` values at the Azure service
     around it.
@@ -3912,58 +3357,45 @@ class AzureLatencyCheckpoint:
     user_visible_ttft_ms: float | _Unset | None = UNSET
     """Time until the first token was released to the caller."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> AzureLatencyCheckpoint:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _AZURE_LATENCY_CHECKPOINT_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _AZURE_LATENCY_CHECKPOINT_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "engine_tbt_ms": _nullable(_float),
+            "engine_ttft_ms": _nullable(_float),
+            "engine_ttlt_ms": _nullable(_float),
+            "pre_inference_ms": _nullable(_float),
+            "service_tbt_ms": _nullable(_float),
+            "service_ttft_ms": _nullable(_float),
+            "service_ttlt_ms": _nullable(_float),
+            "user_visible_ttft_ms": _nullable(_float),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureLatencyCheckpoint: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.engine_tbt_ms is not unset:
+        if self.engine_tbt_ms is not UNSET:
             out["engine_tbt_ms"] = self.engine_tbt_ms
-        if self.engine_ttft_ms is not unset:
+        if self.engine_ttft_ms is not UNSET:
             out["engine_ttft_ms"] = self.engine_ttft_ms
-        if self.engine_ttlt_ms is not unset:
+        if self.engine_ttlt_ms is not UNSET:
             out["engine_ttlt_ms"] = self.engine_ttlt_ms
-        if self.pre_inference_ms is not unset:
+        if self.pre_inference_ms is not UNSET:
             out["pre_inference_ms"] = self.pre_inference_ms
-        if self.service_tbt_ms is not unset:
+        if self.service_tbt_ms is not UNSET:
             out["service_tbt_ms"] = self.service_tbt_ms
-        if self.service_ttft_ms is not unset:
+        if self.service_ttft_ms is not UNSET:
             out["service_ttft_ms"] = self.service_ttft_ms
-        if self.service_ttlt_ms is not unset:
+        if self.service_ttlt_ms is not UNSET:
             out["service_ttlt_ms"] = self.service_ttlt_ms
-        if self.user_visible_ttft_ms is not unset:
+        if self.user_visible_ttft_ms is not UNSET:
             out["user_visible_ttft_ms"] = self.user_visible_ttft_ms
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_AZURE_LATENCY_CHECKPOINT_FIELDS: Final = _Shape(
-    {
-        "engine_tbt_ms": _nullable(_float),
-        "engine_ttft_ms": _nullable(_float),
-        "engine_ttlt_ms": _nullable(_float),
-        "pre_inference_ms": _nullable(_float),
-        "service_tbt_ms": _nullable(_float),
-        "service_ttft_ms": _nullable(_float),
-        "service_ttlt_ms": _nullable(_float),
-        "user_visible_ttft_ms": _nullable(_float),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class AzureRouting:
+class AzureRouting(_Object):
     """Where Azure AI Foundry routed a request.
 
     Sent by Azure OpenAI; see
@@ -3975,37 +3407,24 @@ class AzureRouting:
     the response.
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> AzureRouting:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _AZURE_ROUTING_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _AZURE_ROUTING_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "serving_pipereplica": _nullable(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this AzureRouting: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.serving_pipereplica is not unset:
+        if self.serving_pipereplica is not UNSET:
             out["serving_pipereplica"] = self.serving_pipereplica
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_AZURE_ROUTING_FIELDS: Final = _Shape(
-    {
-        "serving_pipereplica": _nullable(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class GroqModelUsage:
+class GroqModelUsage(_Object):
     """The usage of one model call within a compound request.
 
     Sent by Groq; see
@@ -4017,37 +3436,25 @@ class GroqModelUsage:
     usage: CompletionUsage
     """Token counts and timings of that call."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> GroqModelUsage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _GROQ_MODEL_USAGE_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _GROQ_MODEL_USAGE_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "model": _required(_str),
+            "usage": _required(CompletionUsage.from_dict),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqModelUsage: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["model"] = self.model
         out["usage"] = self.usage.to_dict()
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_GROQ_MODEL_USAGE_FIELDS: Final = _Shape(
-    {
-        "model": _required(_str),
-        "usage": _required(CompletionUsage.from_dict),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class GroqUsageBreakdown:
+class GroqUsageBreakdown(_Object):
     """The usage of every model that took part in a compound request.
 
     Sent by Groq; see
@@ -4057,35 +3464,23 @@ class GroqUsageBreakdown:
     models: list[GroqModelUsage]
     """One entry per model call."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> GroqUsageBreakdown:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _GROQ_USAGE_BREAKDOWN_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _GROQ_USAGE_BREAKDOWN_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "models": _required(_list_of(GroqModelUsage.from_dict)),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqUsageBreakdown: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["models"] = [item.to_dict() for item in self.models]
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_GROQ_USAGE_BREAKDOWN_FIELDS: Final = _Shape(
-    {
-        "models": _required(_list_of(GroqModelUsage.from_dict)),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class GroqDebug:
+class GroqDebug(_Object):
     """The tokens of a request, returned when debug output was requested.
 
     Sent by Groq; see
@@ -4101,46 +3496,33 @@ class GroqDebug:
     output_tokens: list[str] | _Unset | None = UNSET
     """Token strings of the output."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> GroqDebug:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _GROQ_DEBUG_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _GROQ_DEBUG_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "input_token_ids": _nullable(_list_of(_int)),
+            "input_tokens": _nullable(_list_of(_str)),
+            "output_token_ids": _nullable(_list_of(_int)),
+            "output_tokens": _nullable(_list_of(_str)),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqDebug: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.input_token_ids is not unset:
+        if self.input_token_ids is not UNSET:
             out["input_token_ids"] = self.input_token_ids
-        if self.input_tokens is not unset:
+        if self.input_tokens is not UNSET:
             out["input_tokens"] = self.input_tokens
-        if self.output_token_ids is not unset:
+        if self.output_token_ids is not UNSET:
             out["output_token_ids"] = self.output_token_ids
-        if self.output_tokens is not unset:
+        if self.output_tokens is not UNSET:
             out["output_tokens"] = self.output_tokens
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_GROQ_DEBUG_FIELDS: Final = _Shape(
-    {
-        "input_token_ids": _nullable(_list_of(_int)),
-        "input_tokens": _nullable(_list_of(_str)),
-        "output_token_ids": _nullable(_list_of(_int)),
-        "output_tokens": _nullable(_list_of(_str)),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class GroqXGroq:
+class GroqXGroq(_Object):
     """Groq's metadata about a streamed request.
 
     Sent by Groq; see
@@ -4162,54 +3544,41 @@ class GroqXGroq:
     debug: GroqDebug | _Unset | None = UNSET
     """Input and output tokens, present only when the request asked for debug output."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> GroqXGroq:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _GROQ_X_GROQ_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _GROQ_X_GROQ_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "id": _nullable(_str),
+            "seed": _nullable(_int),
+            "usage": _nullable(CompletionUsage.from_dict),
+            "usage_breakdown": _nullable(GroqUsageBreakdown.from_dict),
+            "error": _nullable(_str),
+            "debug": _nullable(GroqDebug.from_dict),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this GroqXGroq: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.id is not unset:
+        if self.id is not UNSET:
             out["id"] = self.id
-        if self.seed is not unset:
+        if self.seed is not UNSET:
             out["seed"] = self.seed
-        if self.usage is not unset:
+        if self.usage is not UNSET:
             out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.usage_breakdown is not unset:
+        if self.usage_breakdown is not UNSET:
             out["usage_breakdown"] = (
                 None if self.usage_breakdown is None else self.usage_breakdown.to_dict()
             )
-        if self.error is not unset:
+        if self.error is not UNSET:
             out["error"] = self.error
-        if self.debug is not unset:
+        if self.debug is not UNSET:
             out["debug"] = None if self.debug is None else self.debug.to_dict()
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_GROQ_X_GROQ_FIELDS: Final = _Shape(
-    {
-        "id": _nullable(_str),
-        "seed": _nullable(_int),
-        "usage": _nullable(CompletionUsage.from_dict),
-        "usage_breakdown": _nullable(GroqUsageBreakdown.from_dict),
-        "error": _nullable(_str),
-        "debug": _nullable(GroqDebug.from_dict),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class LlamaCppTimings:
+class LlamaCppTimings(_Object):
     """Token counts and timings of one request, in the shape llama-server reports them.
 
     Sent by llama.cpp server; see
@@ -4262,76 +3631,63 @@ class LlamaCppTimings:
     Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1788
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> LlamaCppTimings:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _LLAMA_CPP_TIMINGS_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _LLAMA_CPP_TIMINGS_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "cache_n": _nullable(_int),
+            "prompt_n": _nullable(_int),
+            "prompt_ms": _nullable(_float),
+            "prompt_per_token_ms": _nullable(_float),
+            "prompt_per_second": _nullable(_float),
+            "predicted_n": _nullable(_int),
+            "predicted_ms": _nullable(_float),
+            "predicted_per_token_ms": _nullable(_float),
+            "predicted_per_second": _nullable(_float),
+            "draft_n": _nullable(_int),
+            "draft_n_accepted": _nullable(_int),
+            "peak_memory": _nullable(_float),
+            "draft_kind": _nullable(_str),
+            "draft_rounds": _nullable(_int),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this LlamaCppTimings: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.cache_n is not unset:
+        if self.cache_n is not UNSET:
             out["cache_n"] = self.cache_n
-        if self.prompt_n is not unset:
+        if self.prompt_n is not UNSET:
             out["prompt_n"] = self.prompt_n
-        if self.prompt_ms is not unset:
+        if self.prompt_ms is not UNSET:
             out["prompt_ms"] = self.prompt_ms
-        if self.prompt_per_token_ms is not unset:
+        if self.prompt_per_token_ms is not UNSET:
             out["prompt_per_token_ms"] = self.prompt_per_token_ms
-        if self.prompt_per_second is not unset:
+        if self.prompt_per_second is not UNSET:
             out["prompt_per_second"] = self.prompt_per_second
-        if self.predicted_n is not unset:
+        if self.predicted_n is not UNSET:
             out["predicted_n"] = self.predicted_n
-        if self.predicted_ms is not unset:
+        if self.predicted_ms is not UNSET:
             out["predicted_ms"] = self.predicted_ms
-        if self.predicted_per_token_ms is not unset:
+        if self.predicted_per_token_ms is not UNSET:
             out["predicted_per_token_ms"] = self.predicted_per_token_ms
-        if self.predicted_per_second is not unset:
+        if self.predicted_per_second is not UNSET:
             out["predicted_per_second"] = self.predicted_per_second
-        if self.draft_n is not unset:
+        if self.draft_n is not UNSET:
             out["draft_n"] = self.draft_n
-        if self.draft_n_accepted is not unset:
+        if self.draft_n_accepted is not UNSET:
             out["draft_n_accepted"] = self.draft_n_accepted
-        if self.peak_memory is not unset:
+        if self.peak_memory is not UNSET:
             out["peak_memory"] = self.peak_memory
-        if self.draft_kind is not unset:
+        if self.draft_kind is not UNSET:
             out["draft_kind"] = self.draft_kind
-        if self.draft_rounds is not unset:
+        if self.draft_rounds is not UNSET:
             out["draft_rounds"] = self.draft_rounds
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_LLAMA_CPP_TIMINGS_FIELDS: Final = _Shape(
-    {
-        "cache_n": _nullable(_int),
-        "prompt_n": _nullable(_int),
-        "prompt_ms": _nullable(_float),
-        "prompt_per_token_ms": _nullable(_float),
-        "prompt_per_second": _nullable(_float),
-        "predicted_n": _nullable(_int),
-        "predicted_ms": _nullable(_float),
-        "predicted_per_token_ms": _nullable(_float),
-        "predicted_per_second": _nullable(_float),
-        "draft_n": _nullable(_int),
-        "draft_n_accepted": _nullable(_int),
-        "peak_memory": _nullable(_float),
-        "draft_kind": _nullable(_str),
-        "draft_rounds": _nullable(_int),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class NovitaSlaMetrics:
+class NovitaSlaMetrics(_Object):
     """Latency figures Novita reports for a streamed request.
 
     Sent by Novita AI; see
@@ -4343,40 +3699,27 @@ class NovitaSlaMetrics:
     ts_us: int | _Unset | None = UNSET
     """A Unix timestamp in microseconds that Novita attaches to the chunk."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> NovitaSlaMetrics:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _NOVITA_SLA_METRICS_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _NOVITA_SLA_METRICS_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "ttft_ms": _nullable(_float),
+            "ts_us": _nullable(_int),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NovitaSlaMetrics: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.ttft_ms is not unset:
+        if self.ttft_ms is not UNSET:
             out["ttft_ms"] = self.ttft_ms
-        if self.ts_us is not unset:
+        if self.ts_us is not UNSET:
             out["ts_us"] = self.ts_us
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_NOVITA_SLA_METRICS_FIELDS: Final = _Shape(
-    {
-        "ttft_ms": _nullable(_float),
-        "ts_us": _nullable(_int),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class NvExtWorkerId:
+class NvExtWorkerId(_Object):
     """The workers that handled a request, for disaggregated or aggregated serving.
 
     Sent by NVIDIA Dynamo; see
@@ -4396,46 +3739,33 @@ class NvExtWorkerId:
     decode_dp_rank: int | _Unset | None = UNSET
     """Data-parallel rank of the engine on the decode worker."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> NvExtWorkerId:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _NV_EXT_WORKER_ID_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _NV_EXT_WORKER_ID_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "prefill_worker_id": _nullable(_int),
+            "prefill_dp_rank": _nullable(_int),
+            "decode_worker_id": _nullable(_int),
+            "decode_dp_rank": _nullable(_int),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExtWorkerId: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.prefill_worker_id is not unset:
+        if self.prefill_worker_id is not UNSET:
             out["prefill_worker_id"] = self.prefill_worker_id
-        if self.prefill_dp_rank is not unset:
+        if self.prefill_dp_rank is not UNSET:
             out["prefill_dp_rank"] = self.prefill_dp_rank
-        if self.decode_worker_id is not unset:
+        if self.decode_worker_id is not UNSET:
             out["decode_worker_id"] = self.decode_worker_id
-        if self.decode_dp_rank is not unset:
+        if self.decode_dp_rank is not UNSET:
             out["decode_dp_rank"] = self.decode_dp_rank
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_NV_EXT_WORKER_ID_FIELDS: Final = _Shape(
-    {
-        "prefill_worker_id": _nullable(_int),
-        "prefill_dp_rank": _nullable(_int),
-        "decode_worker_id": _nullable(_int),
-        "decode_dp_rank": _nullable(_int),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class NvExtTiming:
+class NvExtTiming(_Object):
     """How long the phases of one request took, measured by the Dynamo frontend.
 
     Sent by NVIDIA Dynamo; see
@@ -4455,52 +3785,39 @@ class NvExtTiming:
     kv_hit_rate: float | _Unset | None = UNSET
     """Share of the prompt's KV blocks found in cache, from 0 to 1."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> NvExtTiming:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _NV_EXT_TIMING_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _NV_EXT_TIMING_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "request_received_ms": _nullable(_int),
+            "prefill_wait_time_ms": _nullable(_float),
+            "prefill_time_ms": _nullable(_float),
+            "ttft_ms": _nullable(_float),
+            "total_time_ms": _nullable(_float),
+            "kv_hit_rate": _nullable(_float),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExtTiming: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.request_received_ms is not unset:
+        if self.request_received_ms is not UNSET:
             out["request_received_ms"] = self.request_received_ms
-        if self.prefill_wait_time_ms is not unset:
+        if self.prefill_wait_time_ms is not UNSET:
             out["prefill_wait_time_ms"] = self.prefill_wait_time_ms
-        if self.prefill_time_ms is not unset:
+        if self.prefill_time_ms is not UNSET:
             out["prefill_time_ms"] = self.prefill_time_ms
-        if self.ttft_ms is not unset:
+        if self.ttft_ms is not UNSET:
             out["ttft_ms"] = self.ttft_ms
-        if self.total_time_ms is not unset:
+        if self.total_time_ms is not UNSET:
             out["total_time_ms"] = self.total_time_ms
-        if self.kv_hit_rate is not unset:
+        if self.kv_hit_rate is not UNSET:
             out["kv_hit_rate"] = self.kv_hit_rate
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_NV_EXT_TIMING_FIELDS: Final = _Shape(
-    {
-        "request_received_ms": _nullable(_int),
-        "prefill_wait_time_ms": _nullable(_float),
-        "prefill_time_ms": _nullable(_float),
-        "ttft_ms": _nullable(_float),
-        "total_time_ms": _nullable(_float),
-        "kv_hit_rate": _nullable(_float),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class NvExt:
+class NvExt(_Object):
     """Dynamo's response extension object; each key is sent only when the request listed it
     in `nvext.extra_fields` (or, for GAIE query-only requests, automatically).
 
@@ -4535,62 +3852,49 @@ class NvExt:
     (as a string) to `{logprob, rank, decoded_token}`.
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> NvExt:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _NV_EXT_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _NV_EXT_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "worker_id": _nullable(NvExtWorkerId.from_dict),
+            "timing": _nullable(NvExtTiming.from_dict),
+            "token_ids": _nullable(_list_of(_int)),
+            "routed_experts": _nullable(_any),
+            "engine_data": _nullable(_any),
+            "stop_reason": _nullable(
+                _either("an integer or a string", {int: None, str: None})
+            ),
+            "completion_token_ids": _nullable(_list_of(_int)),
+            "prompt_logprobs": _nullable(_list),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this NvExt: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.worker_id is not unset:
+        if self.worker_id is not UNSET:
             out["worker_id"] = (
                 None if self.worker_id is None else self.worker_id.to_dict()
             )
-        if self.timing is not unset:
+        if self.timing is not UNSET:
             out["timing"] = None if self.timing is None else self.timing.to_dict()
-        if self.token_ids is not unset:
+        if self.token_ids is not UNSET:
             out["token_ids"] = self.token_ids
-        if self.routed_experts is not unset:
+        if self.routed_experts is not UNSET:
             out["routed_experts"] = self.routed_experts
-        if self.engine_data is not unset:
+        if self.engine_data is not UNSET:
             out["engine_data"] = self.engine_data
-        if self.stop_reason is not unset:
+        if self.stop_reason is not UNSET:
             out["stop_reason"] = self.stop_reason
-        if self.completion_token_ids is not unset:
+        if self.completion_token_ids is not UNSET:
             out["completion_token_ids"] = self.completion_token_ids
-        if self.prompt_logprobs is not unset:
+        if self.prompt_logprobs is not UNSET:
             out["prompt_logprobs"] = self.prompt_logprobs
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_NV_EXT_FIELDS: Final = _Shape(
-    {
-        "worker_id": _nullable(NvExtWorkerId.from_dict),
-        "timing": _nullable(NvExtTiming.from_dict),
-        "token_ids": _nullable(_list_of(_int)),
-        "routed_experts": _nullable(_any),
-        "engine_data": _nullable(_any),
-        "stop_reason": _nullable(
-            _either("an integer or a string", {int: None, str: None})
-        ),
-        "completion_token_ids": _nullable(_list_of(_int)),
-        "prompt_logprobs": _nullable(_list),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class OpenRouterError:
+class OpenRouterError(_Object):
     """An error OpenRouter reports in the middle of a stream that had started normally.
 
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
@@ -4611,48 +3915,37 @@ class OpenRouterError:
     `raw` error text of the upstream provider.
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> OpenRouterError:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _OPEN_ROUTER_ERROR_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _OPEN_ROUTER_ERROR_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "message": _required(_str),
+            "code": _nullable(
+                _either("an integer or a string", {int: None, str: None})
+            ),
+            "type": _nullable(_str),
+            "param": _nullable(_any),
+            "metadata": _nullable(_map),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this OpenRouterError: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["message"] = self.message
-        if self.code is not unset:
+        if self.code is not UNSET:
             out["code"] = self.code
-        if self.type is not unset:
+        if self.type is not UNSET:
             out["type"] = self.type
-        if self.param is not unset:
+        if self.param is not UNSET:
             out["param"] = self.param
-        if self.metadata is not unset:
+        if self.metadata is not UNSET:
             out["metadata"] = self.metadata
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_OPEN_ROUTER_ERROR_FIELDS: Final = _Shape(
-    {
-        "message": _required(_str),
-        "code": _nullable(_either("an integer or a string", {int: None, str: None})),
-        "type": _nullable(_str),
-        "param": _nullable(_any),
-        "metadata": _nullable(_map),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class PerplexitySearchResult:
+class PerplexitySearchResult(_Object):
     """One web page Perplexity's search returned.
 
     Sent by Perplexity; see
@@ -4674,55 +3967,42 @@ class PerplexitySearchResult:
     source: str | _Unset | None = UNSET
     """Where the result comes from, such as `web`."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> PerplexitySearchResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _PERPLEXITY_SEARCH_RESULT_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _PERPLEXITY_SEARCH_RESULT_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "id": _nullable(_int),
+            "title": _nullable(_str),
+            "url": _nullable(_str),
+            "snippet": _nullable(_str),
+            "date": _nullable(_str),
+            "last_updated": _nullable(_str),
+            "source": _nullable(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this PerplexitySearchResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.id is not unset:
+        if self.id is not UNSET:
             out["id"] = self.id
-        if self.title is not unset:
+        if self.title is not UNSET:
             out["title"] = self.title
-        if self.url is not unset:
+        if self.url is not UNSET:
             out["url"] = self.url
-        if self.snippet is not unset:
+        if self.snippet is not UNSET:
             out["snippet"] = self.snippet
-        if self.date is not unset:
+        if self.date is not UNSET:
             out["date"] = self.date
-        if self.last_updated is not unset:
+        if self.last_updated is not UNSET:
             out["last_updated"] = self.last_updated
-        if self.source is not unset:
+        if self.source is not UNSET:
             out["source"] = self.source
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_PERPLEXITY_SEARCH_RESULT_FIELDS: Final = _Shape(
-    {
-        "id": _nullable(_int),
-        "title": _nullable(_str),
-        "url": _nullable(_str),
-        "snippet": _nullable(_str),
-        "date": _nullable(_str),
-        "last_updated": _nullable(_str),
-        "source": _nullable(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class SglangCachedTokensDetails:
+class SglangCachedTokensDetails(_Object):
     """Cached prompt tokens broken down by the cache tier that held them.
 
     Sent by SGLang; see
@@ -4740,46 +4020,33 @@ class SglangCachedTokensDetails:
     storage_backend: str | _Unset | None = UNSET
     """Name of the third-tier storage backend; present only when one is configured."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> SglangCachedTokensDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _SGLANG_CACHED_TOKENS_DETAILS_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _SGLANG_CACHED_TOKENS_DETAILS_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "device": _nullable(_int),
+            "host": _nullable(_int),
+            "storage": _nullable(_int),
+            "storage_backend": _nullable(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this SglangCachedTokensDetails: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.device is not unset:
+        if self.device is not UNSET:
             out["device"] = self.device
-        if self.host is not unset:
+        if self.host is not UNSET:
             out["host"] = self.host
-        if self.storage is not unset:
+        if self.storage is not UNSET:
             out["storage"] = self.storage
-        if self.storage_backend is not unset:
+        if self.storage_backend is not UNSET:
             out["storage_backend"] = self.storage_backend
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_SGLANG_CACHED_TOKENS_DETAILS_FIELDS: Final = _Shape(
-    {
-        "device": _nullable(_int),
-        "host": _nullable(_int),
-        "storage": _nullable(_int),
-        "storage_backend": _nullable(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class SglangSglExt:
+class SglangSglExt(_Object):
     """Extension fields SGLang attaches to a response outside the OpenAI schema.
 
     Sent by SGLang; see
@@ -4793,44 +4060,31 @@ class SglangSglExt:
     cached_tokens_details: SglangCachedTokensDetails | _Unset | None = UNSET
     """Where the prompt tokens served from cache came from, when requested."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> SglangSglExt:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _SGLANG_SGL_EXT_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _SGLANG_SGL_EXT_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "routed_experts": _nullable(_str),
+            "cached_tokens_details": _nullable(SglangCachedTokensDetails.from_dict),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this SglangSglExt: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.routed_experts is not unset:
+        if self.routed_experts is not UNSET:
             out["routed_experts"] = self.routed_experts
-        if self.cached_tokens_details is not unset:
+        if self.cached_tokens_details is not UNSET:
             out["cached_tokens_details"] = (
                 None
                 if self.cached_tokens_details is None
                 else self.cached_tokens_details.to_dict()
             )
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_SGLANG_SGL_EXT_FIELDS: Final = _Shape(
-    {
-        "routed_experts": _nullable(_str),
-        "cached_tokens_details": _nullable(SglangCachedTokensDetails.from_dict),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class TogetherWarning:
+class TogetherWarning(_Object):
     """A warning about a request.
 
     Sent by Together AI; see
@@ -4840,35 +4094,23 @@ class TogetherWarning:
     message: str
     """What the warning is about."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> TogetherWarning:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _TOGETHER_WARNING_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _TOGETHER_WARNING_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "message": _required(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this TogetherWarning: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["message"] = self.message
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_TOGETHER_WARNING_FIELDS: Final = _Shape(
-    {
-        "message": _required(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class VllmSpeculativeDecodingMetrics:
+class VllmSpeculativeDecodingMetrics(_Object):
     """How well the draft tokens of speculative decoding were accepted for one request
     (experimental).
 
@@ -4895,61 +4137,48 @@ class VllmSpeculativeDecodingMetrics:
     per_step_drafted: list[int] | _Unset | None = UNSET
     """Tokens drafted at each step, in order; only at the detailed metrics level."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> VllmSpeculativeDecodingMetrics:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _VLLM_SPECULATIVE_DECODING_METRICS_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _VLLM_SPECULATIVE_DECODING_METRICS_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "mean_acceptance_length": _nullable(_float),
+            "draft_acceptance_rate": _nullable(_float),
+            "acceptance_histogram": _nullable(_list_of(_int)),
+            "num_spec_steps": _nullable(_int),
+            "num_accepted_draft_tokens": _nullable(_int),
+            "num_draft_tokens": _nullable(_int),
+            "num_spec_tokens": _nullable(_int),
+            "per_step_accepted": _nullable(_list_of(_int)),
+            "per_step_drafted": _nullable(_list_of(_int)),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this VllmSpeculativeDecodingMetrics: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.mean_acceptance_length is not unset:
+        if self.mean_acceptance_length is not UNSET:
             out["mean_acceptance_length"] = self.mean_acceptance_length
-        if self.draft_acceptance_rate is not unset:
+        if self.draft_acceptance_rate is not UNSET:
             out["draft_acceptance_rate"] = self.draft_acceptance_rate
-        if self.acceptance_histogram is not unset:
+        if self.acceptance_histogram is not UNSET:
             out["acceptance_histogram"] = self.acceptance_histogram
-        if self.num_spec_steps is not unset:
+        if self.num_spec_steps is not UNSET:
             out["num_spec_steps"] = self.num_spec_steps
-        if self.num_accepted_draft_tokens is not unset:
+        if self.num_accepted_draft_tokens is not UNSET:
             out["num_accepted_draft_tokens"] = self.num_accepted_draft_tokens
-        if self.num_draft_tokens is not unset:
+        if self.num_draft_tokens is not UNSET:
             out["num_draft_tokens"] = self.num_draft_tokens
-        if self.num_spec_tokens is not unset:
+        if self.num_spec_tokens is not UNSET:
             out["num_spec_tokens"] = self.num_spec_tokens
-        if self.per_step_accepted is not unset:
+        if self.per_step_accepted is not UNSET:
             out["per_step_accepted"] = self.per_step_accepted
-        if self.per_step_drafted is not unset:
+        if self.per_step_drafted is not UNSET:
             out["per_step_drafted"] = self.per_step_drafted
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_VLLM_SPECULATIVE_DECODING_METRICS_FIELDS: Final = _Shape(
-    {
-        "mean_acceptance_length": _nullable(_float),
-        "draft_acceptance_rate": _nullable(_float),
-        "acceptance_histogram": _nullable(_list_of(_int)),
-        "num_spec_steps": _nullable(_int),
-        "num_accepted_draft_tokens": _nullable(_int),
-        "num_draft_tokens": _nullable(_int),
-        "num_spec_tokens": _nullable(_int),
-        "per_step_accepted": _nullable(_list_of(_int)),
-        "per_step_drafted": _nullable(_list_of(_int)),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class VllmRequestMetrics:
+class VllmRequestMetrics(_Object):
     """Latency and throughput of one request as vLLM measured it.
 
     Sent by vLLM; see
@@ -4971,56 +4200,43 @@ class VllmRequestMetrics:
     run or for n > 1.
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> VllmRequestMetrics:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _VLLM_REQUEST_METRICS_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _VLLM_REQUEST_METRICS_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "time_to_first_token_ms": _nullable(_float),
+            "generation_time_ms": _nullable(_float),
+            "queue_time_ms": _nullable(_float),
+            "mean_itl_ms": _nullable(_float),
+            "tokens_per_second": _nullable(_float),
+            "speculative_decoding": _nullable(VllmSpeculativeDecodingMetrics.from_dict),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this VllmRequestMetrics: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.time_to_first_token_ms is not unset:
+        if self.time_to_first_token_ms is not UNSET:
             out["time_to_first_token_ms"] = self.time_to_first_token_ms
-        if self.generation_time_ms is not unset:
+        if self.generation_time_ms is not UNSET:
             out["generation_time_ms"] = self.generation_time_ms
-        if self.queue_time_ms is not unset:
+        if self.queue_time_ms is not UNSET:
             out["queue_time_ms"] = self.queue_time_ms
-        if self.mean_itl_ms is not unset:
+        if self.mean_itl_ms is not UNSET:
             out["mean_itl_ms"] = self.mean_itl_ms
-        if self.tokens_per_second is not unset:
+        if self.tokens_per_second is not UNSET:
             out["tokens_per_second"] = self.tokens_per_second
-        if self.speculative_decoding is not unset:
+        if self.speculative_decoding is not UNSET:
             out["speculative_decoding"] = (
                 None
                 if self.speculative_decoding is None
                 else self.speculative_decoding.to_dict()
             )
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_VLLM_REQUEST_METRICS_FIELDS: Final = _Shape(
-    {
-        "time_to_first_token_ms": _nullable(_float),
-        "generation_time_ms": _nullable(_float),
-        "queue_time_ms": _nullable(_float),
-        "mean_itl_ms": _nullable(_float),
-        "tokens_per_second": _nullable(_float),
-        "speculative_decoding": _nullable(VllmSpeculativeDecodingMetrics.from_dict),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class ZaiWebSearchResult:
+class ZaiWebSearchResult(_Object):
     """One web page found by Z.ai's search, in the shape its Web Search API documents.
 
     Sent by Z.ai (GLM); see
@@ -5042,55 +4258,42 @@ class ZaiWebSearchResult:
     publish_date: str | _Unset | None = UNSET
     """When the page was published, as text."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ZaiWebSearchResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _ZAI_WEB_SEARCH_RESULT_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _ZAI_WEB_SEARCH_RESULT_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "title": _nullable(_str),
+            "content": _nullable(_str),
+            "link": _nullable(_str),
+            "media": _nullable(_str),
+            "icon": _nullable(_str),
+            "refer": _nullable(_str),
+            "publish_date": _nullable(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ZaiWebSearchResult: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.title is not unset:
+        if self.title is not UNSET:
             out["title"] = self.title
-        if self.content is not unset:
+        if self.content is not UNSET:
             out["content"] = self.content
-        if self.link is not unset:
+        if self.link is not UNSET:
             out["link"] = self.link
-        if self.media is not unset:
+        if self.media is not UNSET:
             out["media"] = self.media
-        if self.icon is not unset:
+        if self.icon is not UNSET:
             out["icon"] = self.icon
-        if self.refer is not unset:
+        if self.refer is not UNSET:
             out["refer"] = self.refer
-        if self.publish_date is not unset:
+        if self.publish_date is not UNSET:
             out["publish_date"] = self.publish_date
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_ZAI_WEB_SEARCH_RESULT_FIELDS: Final = _Shape(
-    {
-        "title": _nullable(_str),
-        "content": _nullable(_str),
-        "link": _nullable(_str),
-        "media": _nullable(_str),
-        "icon": _nullable(_str),
-        "refer": _nullable(_str),
-        "publish_date": _nullable(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class ChatCompletion:
+class ChatCompletion(_Object):
     """A whole chat completion: what a request without streaming returns, and what the
     chunks of a stream add up to (see `ChunkAccumulator`).
 
@@ -5277,153 +4480,144 @@ class ChatCompletion:
     Sent by Z.ai (GLM); see https://docs.bigmodel.cn/cn/guide/tools/web-search
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ChatCompletion:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        _reject_error_report(data, "error", "choices")
-        try:
-            known, other = _read(data, _CHAT_COMPLETION_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _CHAT_COMPLETION_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "id": _optional(_str),
+            "choices": _defaulted(_list_of(ChatCompletionChoice.from_dict)),
+            "created": _optional(
+                _either("an integer or a number", {int: None, float: None})
+            ),
+            "model": _optional(_str),
+            "object": _required(_str),
+            "service_tier": _nullable(_str),
+            "system_fingerprint": _nullable(_str),
+            "usage": _nullable(CompletionUsage.from_dict),
+            "moderation": _nullable(Moderation.from_dict),
+            "prompt_filter_results": _nullable(
+                _list_of(AzurePromptFilterResult.from_dict)
+            ),
+            "prompt_annotations": _nullable(
+                _list_of(AzurePromptFilterResult.from_dict)
+            ),
+            "latency_checkpoint": _nullable(AzureLatencyCheckpoint.from_dict),
+            "routing": _nullable(AzureRouting.from_dict),
+            "perf_metrics": _nullable(_map),
+            "x_groq": _nullable(GroqXGroq.from_dict),
+            "timings": _nullable(LlamaCppTimings.from_dict),
+            "__verbose": _nullable(_map, "verbose_"),
+            "sla_metrics": _nullable(NovitaSlaMetrics.from_dict),
+            "nvext": _nullable(NvExt.from_dict),
+            "provider": _nullable(_str),
+            "error": _nullable(OpenRouterError.from_dict),
+            "citations": _nullable(_list_of(_str)),
+            "search_results": _nullable(_list_of(PerplexitySearchResult.from_dict)),
+            "sglext": _nullable(SglangSglExt.from_dict),
+            "warnings": _nullable(_list_of(TogetherWarning.from_dict)),
+            "prompt_token_ids": _nullable(_list_of(_int)),
+            "prompt_text": _nullable(_str),
+            "metrics": _nullable(VllmRequestMetrics.from_dict),
+            "request_id": _nullable(_str),
+            "web_search": _nullable(_list_of(ZaiWebSearchResult.from_dict)),
+        },
+        report=("error", "choices"),
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletion: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.id is not unset:
+        if self.id is not UNSET:
             out["id"] = self.id
         out["choices"] = [item.to_dict() for item in self.choices]
-        if self.created is not unset:
+        if self.created is not UNSET:
             out["created"] = self.created
-        if self.model is not unset:
+        if self.model is not UNSET:
             out["model"] = self.model
         out["object"] = self.object
-        if self.service_tier is not unset:
+        if self.service_tier is not UNSET:
             out["service_tier"] = self.service_tier
-        if self.system_fingerprint is not unset:
+        if self.system_fingerprint is not UNSET:
             out["system_fingerprint"] = self.system_fingerprint
-        if self.usage is not unset:
+        if self.usage is not UNSET:
             out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.moderation is not unset:
+        if self.moderation is not UNSET:
             out["moderation"] = (
                 None if self.moderation is None else self.moderation.to_dict()
             )
-        if self.prompt_filter_results is not unset:
+        if self.prompt_filter_results is not UNSET:
             out["prompt_filter_results"] = (
                 None
                 if self.prompt_filter_results is None
                 else [item.to_dict() for item in self.prompt_filter_results]
             )
-        if self.prompt_annotations is not unset:
+        if self.prompt_annotations is not UNSET:
             out["prompt_annotations"] = (
                 None
                 if self.prompt_annotations is None
                 else [item.to_dict() for item in self.prompt_annotations]
             )
-        if self.latency_checkpoint is not unset:
+        if self.latency_checkpoint is not UNSET:
             out["latency_checkpoint"] = (
                 None
                 if self.latency_checkpoint is None
                 else self.latency_checkpoint.to_dict()
             )
-        if self.routing is not unset:
+        if self.routing is not UNSET:
             out["routing"] = None if self.routing is None else self.routing.to_dict()
-        if self.perf_metrics is not unset:
+        if self.perf_metrics is not UNSET:
             out["perf_metrics"] = self.perf_metrics
-        if self.x_groq is not unset:
+        if self.x_groq is not UNSET:
             out["x_groq"] = None if self.x_groq is None else self.x_groq.to_dict()
-        if self.timings is not unset:
+        if self.timings is not UNSET:
             out["timings"] = None if self.timings is None else self.timings.to_dict()
-        if self.verbose_ is not unset:
+        if self.verbose_ is not UNSET:
             out["__verbose"] = self.verbose_
-        if self.sla_metrics is not unset:
+        if self.sla_metrics is not UNSET:
             out["sla_metrics"] = (
                 None if self.sla_metrics is None else self.sla_metrics.to_dict()
             )
-        if self.nvext is not unset:
+        if self.nvext is not UNSET:
             out["nvext"] = None if self.nvext is None else self.nvext.to_dict()
-        if self.provider is not unset:
+        if self.provider is not UNSET:
             out["provider"] = self.provider
-        if self.error is not unset:
+        if self.error is not UNSET:
             out["error"] = None if self.error is None else self.error.to_dict()
-        if self.citations is not unset:
+        if self.citations is not UNSET:
             out["citations"] = self.citations
-        if self.search_results is not unset:
+        if self.search_results is not UNSET:
             out["search_results"] = (
                 None
                 if self.search_results is None
                 else [item.to_dict() for item in self.search_results]
             )
-        if self.sglext is not unset:
+        if self.sglext is not UNSET:
             out["sglext"] = None if self.sglext is None else self.sglext.to_dict()
-        if self.warnings is not unset:
+        if self.warnings is not UNSET:
             out["warnings"] = (
                 None
                 if self.warnings is None
                 else [item.to_dict() for item in self.warnings]
             )
-        if self.prompt_token_ids is not unset:
+        if self.prompt_token_ids is not UNSET:
             out["prompt_token_ids"] = self.prompt_token_ids
-        if self.prompt_text is not unset:
+        if self.prompt_text is not UNSET:
             out["prompt_text"] = self.prompt_text
-        if self.metrics is not unset:
+        if self.metrics is not UNSET:
             out["metrics"] = None if self.metrics is None else self.metrics.to_dict()
-        if self.request_id is not unset:
+        if self.request_id is not UNSET:
             out["request_id"] = self.request_id
-        if self.web_search is not unset:
+        if self.web_search is not UNSET:
             out["web_search"] = (
                 None
                 if self.web_search is None
                 else [item.to_dict() for item in self.web_search]
             )
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_CHAT_COMPLETION_FIELDS: Final = _Shape(
-    {
-        "id": _optional(_str),
-        "choices": _defaulted(_list_of(ChatCompletionChoice.from_dict)),
-        "created": _optional(
-            _either("an integer or a number", {int: None, float: None})
-        ),
-        "model": _optional(_str),
-        "object": _required(_str),
-        "service_tier": _nullable(_str),
-        "system_fingerprint": _nullable(_str),
-        "usage": _nullable(CompletionUsage.from_dict),
-        "moderation": _nullable(Moderation.from_dict),
-        "prompt_filter_results": _nullable(_list_of(AzurePromptFilterResult.from_dict)),
-        "prompt_annotations": _nullable(_list_of(AzurePromptFilterResult.from_dict)),
-        "latency_checkpoint": _nullable(AzureLatencyCheckpoint.from_dict),
-        "routing": _nullable(AzureRouting.from_dict),
-        "perf_metrics": _nullable(_map),
-        "x_groq": _nullable(GroqXGroq.from_dict),
-        "timings": _nullable(LlamaCppTimings.from_dict),
-        "__verbose": _nullable(_map, "verbose_"),
-        "sla_metrics": _nullable(NovitaSlaMetrics.from_dict),
-        "nvext": _nullable(NvExt.from_dict),
-        "provider": _nullable(_str),
-        "error": _nullable(OpenRouterError.from_dict),
-        "citations": _nullable(_list_of(_str)),
-        "search_results": _nullable(_list_of(PerplexitySearchResult.from_dict)),
-        "sglext": _nullable(SglangSglExt.from_dict),
-        "warnings": _nullable(_list_of(TogetherWarning.from_dict)),
-        "prompt_token_ids": _nullable(_list_of(_int)),
-        "prompt_text": _nullable(_str),
-        "metrics": _nullable(VllmRequestMetrics.from_dict),
-        "request_id": _nullable(_str),
-        "web_search": _nullable(_list_of(ZaiWebSearchResult.from_dict)),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class ChoiceDeltaToolCallFunction:
+class ChoiceDeltaToolCallFunction(_Object):
     """The function part of a tool-call fragment."""
 
     arguments: str | dict[str, Any] | _Unset | None = UNSET
@@ -5442,42 +4636,29 @@ class ChoiceDeltaToolCallFunction:
     far.
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ChoiceDeltaToolCallFunction:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _CHOICE_DELTA_TOOL_CALL_FUNCTION_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _CHOICE_DELTA_TOOL_CALL_FUNCTION_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "arguments": _nullable(
+                _either("a string or an object", {str: None, dict: _map})
+            ),
+            "name": _nullable(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCallFunction: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.arguments is not unset:
+        if self.arguments is not UNSET:
             out["arguments"] = self.arguments
-        if self.name is not unset:
+        if self.name is not UNSET:
             out["name"] = self.name
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_CHOICE_DELTA_TOOL_CALL_FUNCTION_FIELDS: Final = _Shape(
-    {
-        "arguments": _nullable(
-            _either("a string or an object", {str: None, dict: _map})
-        ),
-        "name": _nullable(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class ChoiceDeltaToolCallCustom:
+class ChoiceDeltaToolCallCustom(_Object):
     """The custom-tool part of a tool-call fragment."""
 
     input: str | _Unset | None = UNSET
@@ -5485,40 +4666,27 @@ class ChoiceDeltaToolCallCustom:
     name: str | _Unset | None = UNSET
     """Name of the custom tool; sent on the first fragment."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ChoiceDeltaToolCallCustom:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "input": _nullable(_str),
+            "name": _nullable(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCallCustom: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.input is not unset:
+        if self.input is not UNSET:
             out["input"] = self.input
-        if self.name is not unset:
+        if self.name is not UNSET:
             out["name"] = self.name
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS: Final = _Shape(
-    {
-        "input": _nullable(_str),
-        "name": _nullable(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class ChoiceDeltaToolCall:
+class ChoiceDeltaToolCall(_Object):
     """A fragment of one tool call."""
 
     index: int | _Unset = UNSET
@@ -5538,49 +4706,36 @@ class ChoiceDeltaToolCall:
     OpenAI sends it; openai-python 3.57 does not declare it (openai-node does).
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ChoiceDeltaToolCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _CHOICE_DELTA_TOOL_CALL_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _CHOICE_DELTA_TOOL_CALL_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "index": _optional(_int),
+            "id": _nullable(_str),
+            "function": _nullable(ChoiceDeltaToolCallFunction.from_dict),
+            "type": _nullable(_str),
+            "custom": _nullable(ChoiceDeltaToolCallCustom.from_dict),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaToolCall: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.index is not unset:
+        if self.index is not UNSET:
             out["index"] = self.index
-        if self.id is not unset:
+        if self.id is not UNSET:
             out["id"] = self.id
-        if self.function is not unset:
+        if self.function is not UNSET:
             out["function"] = None if self.function is None else self.function.to_dict()
-        if self.type is not unset:
+        if self.type is not UNSET:
             out["type"] = self.type
-        if self.custom is not unset:
+        if self.custom is not UNSET:
             out["custom"] = None if self.custom is None else self.custom.to_dict()
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_CHOICE_DELTA_TOOL_CALL_FIELDS: Final = _Shape(
-    {
-        "index": _optional(_int),
-        "id": _nullable(_str),
-        "function": _nullable(ChoiceDeltaToolCallFunction.from_dict),
-        "type": _nullable(_str),
-        "custom": _nullable(ChoiceDeltaToolCallCustom.from_dict),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class ChoiceDeltaFunctionCall:
+class ChoiceDeltaFunctionCall(_Object):
     """A fragment of a legacy function call."""
 
     arguments: str | _Unset | None = UNSET
@@ -5589,40 +4744,27 @@ class ChoiceDeltaFunctionCall:
     name: str | _Unset | None = UNSET
     """Name of the function to call; sent on the first fragment."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ChoiceDeltaFunctionCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _CHOICE_DELTA_FUNCTION_CALL_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _CHOICE_DELTA_FUNCTION_CALL_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "arguments": _nullable(_str),
+            "name": _nullable(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaFunctionCall: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.arguments is not unset:
+        if self.arguments is not UNSET:
             out["arguments"] = self.arguments
-        if self.name is not unset:
+        if self.name is not UNSET:
             out["name"] = self.name
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_CHOICE_DELTA_FUNCTION_CALL_FIELDS: Final = _Shape(
-    {
-        "arguments": _nullable(_str),
-        "name": _nullable(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class ChoiceDeltaAudio:
+class ChoiceDeltaAudio(_Object):
     """A fragment of an audio answer."""
 
     id: str | _Unset | None = UNSET
@@ -5636,46 +4778,33 @@ class ChoiceDeltaAudio:
     transcript: str | _Unset | None = UNSET
     """A piece of the transcript of the audio."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ChoiceDeltaAudio:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _CHOICE_DELTA_AUDIO_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _CHOICE_DELTA_AUDIO_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "id": _nullable(_str),
+            "data": _nullable(_str),
+            "expires_at": _nullable(_int),
+            "transcript": _nullable(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDeltaAudio: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.id is not unset:
+        if self.id is not UNSET:
             out["id"] = self.id
-        if self.data is not unset:
+        if self.data is not UNSET:
             out["data"] = self.data
-        if self.expires_at is not unset:
+        if self.expires_at is not UNSET:
             out["expires_at"] = self.expires_at
-        if self.transcript is not unset:
+        if self.transcript is not UNSET:
             out["transcript"] = self.transcript
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_CHOICE_DELTA_AUDIO_FIELDS: Final = _Shape(
-    {
-        "id": _nullable(_str),
-        "data": _nullable(_str),
-        "expires_at": _nullable(_int),
-        "transcript": _nullable(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class ChoiceDelta:
+class ChoiceDelta(_Object):
     """An increment of the assistant message; every key is optional."""
 
     role: Role | str | _Unset | None = UNSET
@@ -5798,125 +4927,114 @@ class ChoiceDelta:
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ChoiceDelta:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _CHOICE_DELTA_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _CHOICE_DELTA_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "role": _nullable(_str),
+            "content": _nullable(
+                _either(
+                    "a string or a list",
+                    {str: None, list: _list_of(MistralContentPart.from_dict)},
+                )
+            ),
+            "refusal": _nullable(_str),
+            "tool_calls": _nullable(_list_of(ChoiceDeltaToolCall.from_dict)),
+            "function_call": _nullable(ChoiceDeltaFunctionCall.from_dict),
+            "audio": _nullable(ChoiceDeltaAudio.from_dict),
+            "reasoning_content": _nullable(_str),
+            "channel": _nullable(_str),
+            "executed_tools": _nullable(_list_of(GroqExecutedTool.from_dict)),
+            "thinking_blocks": _nullable(_list_of(LiteLLMThinkingBlock.from_dict)),
+            "provider_specific_fields": _nullable(_map),
+            "index": _nullable(_int),
+            "tool_call_id": _nullable(_str),
+            "name": _nullable(_str),
+            "internal_content": _nullable(MoonshotInternalContent.from_dict),
+            "reasoning_details": _nullable(
+                _list_of(OpenRouterReasoningDetail.from_dict)
+            ),
+            "annotations": _nullable(_list_of(OpenRouterAnnotation.from_dict)),
+            "hidden_states": _nullable(_any),
+            "token_id": _nullable(_int),
+            "reasoning": _nullable(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChoiceDelta: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.role is not unset:
+        if self.role is not UNSET:
             out["role"] = self.role
-        if self.content is not unset:
+        if self.content is not UNSET:
             out["content"] = _encoded(self.content)
-        if self.refusal is not unset:
+        if self.refusal is not UNSET:
             out["refusal"] = self.refusal
-        if self.tool_calls is not unset:
+        if self.tool_calls is not UNSET:
             out["tool_calls"] = (
                 None
                 if self.tool_calls is None
                 else [item.to_dict() for item in self.tool_calls]
             )
-        if self.function_call is not unset:
+        if self.function_call is not UNSET:
             out["function_call"] = (
                 None if self.function_call is None else self.function_call.to_dict()
             )
-        if self.audio is not unset:
+        if self.audio is not UNSET:
             out["audio"] = None if self.audio is None else self.audio.to_dict()
-        if self.reasoning_content is not unset:
+        if self.reasoning_content is not UNSET:
             out["reasoning_content"] = self.reasoning_content
-        if self.channel is not unset:
+        if self.channel is not UNSET:
             out["channel"] = self.channel
-        if self.executed_tools is not unset:
+        if self.executed_tools is not UNSET:
             out["executed_tools"] = (
                 None
                 if self.executed_tools is None
                 else [item.to_dict() for item in self.executed_tools]
             )
-        if self.thinking_blocks is not unset:
+        if self.thinking_blocks is not UNSET:
             out["thinking_blocks"] = (
                 None
                 if self.thinking_blocks is None
                 else [item.to_dict() for item in self.thinking_blocks]
             )
-        if self.provider_specific_fields is not unset:
+        if self.provider_specific_fields is not UNSET:
             out["provider_specific_fields"] = self.provider_specific_fields
-        if self.index is not unset:
+        if self.index is not UNSET:
             out["index"] = self.index
-        if self.tool_call_id is not unset:
+        if self.tool_call_id is not UNSET:
             out["tool_call_id"] = self.tool_call_id
-        if self.name is not unset:
+        if self.name is not UNSET:
             out["name"] = self.name
-        if self.internal_content is not unset:
+        if self.internal_content is not UNSET:
             out["internal_content"] = (
                 None
                 if self.internal_content is None
                 else self.internal_content.to_dict()
             )
-        if self.reasoning_details is not unset:
+        if self.reasoning_details is not UNSET:
             out["reasoning_details"] = (
                 None
                 if self.reasoning_details is None
                 else [item.to_dict() for item in self.reasoning_details]
             )
-        if self.annotations is not unset:
+        if self.annotations is not UNSET:
             out["annotations"] = (
                 None
                 if self.annotations is None
                 else [item.to_dict() for item in self.annotations]
             )
-        if self.hidden_states is not unset:
+        if self.hidden_states is not UNSET:
             out["hidden_states"] = self.hidden_states
-        if self.token_id is not unset:
+        if self.token_id is not UNSET:
             out["token_id"] = self.token_id
-        if self.reasoning is not unset:
+        if self.reasoning is not UNSET:
             out["reasoning"] = self.reasoning
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_CHOICE_DELTA_FIELDS: Final = _Shape(
-    {
-        "role": _nullable(_str),
-        "content": _nullable(
-            _either(
-                "a string or a list",
-                {str: None, list: _list_of(MistralContentPart.from_dict)},
-            )
-        ),
-        "refusal": _nullable(_str),
-        "tool_calls": _nullable(_list_of(ChoiceDeltaToolCall.from_dict)),
-        "function_call": _nullable(ChoiceDeltaFunctionCall.from_dict),
-        "audio": _nullable(ChoiceDeltaAudio.from_dict),
-        "reasoning_content": _nullable(_str),
-        "channel": _nullable(_str),
-        "executed_tools": _nullable(_list_of(GroqExecutedTool.from_dict)),
-        "thinking_blocks": _nullable(_list_of(LiteLLMThinkingBlock.from_dict)),
-        "provider_specific_fields": _nullable(_map),
-        "index": _nullable(_int),
-        "tool_call_id": _nullable(_str),
-        "name": _nullable(_str),
-        "internal_content": _nullable(MoonshotInternalContent.from_dict),
-        "reasoning_details": _nullable(_list_of(OpenRouterReasoningDetail.from_dict)),
-        "annotations": _nullable(_list_of(OpenRouterAnnotation.from_dict)),
-        "hidden_states": _nullable(_any),
-        "token_id": _nullable(_int),
-        "reasoning": _nullable(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class Choice:
+class Choice(_Object):
     """The fragment of one choice carried by a chunk."""
 
     index: int
@@ -6007,88 +5125,75 @@ class Choice:
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> Choice:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _CHOICE_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _CHOICE_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "index": _required(_int),
+            "delta": _optional(ChoiceDelta.from_dict),
+            "finish_reason": _nullable(_str),
+            "logprobs": _nullable(
+                _either(
+                    "an object or a number",
+                    {int: None, float: None, dict: ChoiceLogprobs.from_dict},
+                )
+            ),
+            "content_filter_results": _nullable(AzureContentFilterResults.from_dict),
+            "content_filter_offsets": _nullable(AzureContentFilterOffsets.from_dict),
+            "content_filter_raw": _nullable(_list),
+            "usage": _nullable(CompletionUsage.from_dict),
+            "native_finish_reason": _nullable(_str),
+            "matched_stop": _nullable(
+                _either("an integer or a string", {int: None, str: None})
+            ),
+            "text": _nullable(_str),
+            "seed": _nullable(_int),
+            "stop_reason": _nullable(
+                _either("an integer or a string", {int: None, str: None})
+            ),
+            "token_ids": _nullable(_list_of(_int)),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Choice: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["index"] = self.index
-        if self.delta is not unset:
+        if self.delta is not UNSET:
             out["delta"] = self.delta.to_dict()
-        if self.finish_reason is not unset:
+        if self.finish_reason is not UNSET:
             out["finish_reason"] = self.finish_reason
-        if self.logprobs is not unset:
+        if self.logprobs is not UNSET:
             out["logprobs"] = _encoded(self.logprobs)
-        if self.content_filter_results is not unset:
+        if self.content_filter_results is not UNSET:
             out["content_filter_results"] = (
                 None
                 if self.content_filter_results is None
                 else self.content_filter_results.to_dict()
             )
-        if self.content_filter_offsets is not unset:
+        if self.content_filter_offsets is not UNSET:
             out["content_filter_offsets"] = (
                 None
                 if self.content_filter_offsets is None
                 else self.content_filter_offsets.to_dict()
             )
-        if self.content_filter_raw is not unset:
+        if self.content_filter_raw is not UNSET:
             out["content_filter_raw"] = self.content_filter_raw
-        if self.usage is not unset:
+        if self.usage is not UNSET:
             out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.native_finish_reason is not unset:
+        if self.native_finish_reason is not UNSET:
             out["native_finish_reason"] = self.native_finish_reason
-        if self.matched_stop is not unset:
+        if self.matched_stop is not UNSET:
             out["matched_stop"] = self.matched_stop
-        if self.text is not unset:
+        if self.text is not UNSET:
             out["text"] = self.text
-        if self.seed is not unset:
+        if self.seed is not UNSET:
             out["seed"] = self.seed
-        if self.stop_reason is not unset:
+        if self.stop_reason is not UNSET:
             out["stop_reason"] = self.stop_reason
-        if self.token_ids is not unset:
+        if self.token_ids is not UNSET:
             out["token_ids"] = self.token_ids
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
-
-
-_CHOICE_FIELDS: Final = _Shape(
-    {
-        "index": _required(_int),
-        "delta": _optional(ChoiceDelta.from_dict),
-        "finish_reason": _nullable(_str),
-        "logprobs": _nullable(
-            _either(
-                "an object or a number",
-                {int: None, float: None, dict: ChoiceLogprobs.from_dict},
-            )
-        ),
-        "content_filter_results": _nullable(AzureContentFilterResults.from_dict),
-        "content_filter_offsets": _nullable(AzureContentFilterOffsets.from_dict),
-        "content_filter_raw": _nullable(_list),
-        "usage": _nullable(CompletionUsage.from_dict),
-        "native_finish_reason": _nullable(_str),
-        "matched_stop": _nullable(
-            _either("an integer or a string", {int: None, str: None})
-        ),
-        "text": _nullable(_str),
-        "seed": _nullable(_int),
-        "stop_reason": _nullable(
-            _either("an integer or a string", {int: None, str: None})
-        ),
-        "token_ids": _nullable(_list_of(_int)),
-    }
-)
 
 
 _CHAT_COMPLETION_CHUNK_LAST: Final[list[str]] = ["", "", "", "", ""]
@@ -6099,7 +5204,7 @@ chunks of a stream repeat them).
 
 
 @dataclass(slots=True, kw_only=True)
-class ChatCompletionChunk:
+class ChatCompletionChunk(_Object):
     """One server-sent event of a streamed chat completion, carrying a fragment of every
     choice.
 
@@ -6305,7 +5410,49 @@ class ChatCompletionChunk:
     Sent by Z.ai (GLM); see https://docs.bigmodel.cn/cn/guide/tools/web-search
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
+
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "id": _optional(_str),
+            "choices": _defaulted(_list_of(Choice.from_dict)),
+            "created": _optional(
+                _either("an integer or a number", {int: None, float: None})
+            ),
+            "model": _required(_str),
+            "object": _nullable(_str),
+            "service_tier": _nullable(_str),
+            "system_fingerprint": _nullable(_str),
+            "usage": _nullable(CompletionUsage.from_dict),
+            "obfuscation": _optional(_str),
+            "moderation": _nullable(Moderation.from_dict),
+            "prompt_filter_results": _nullable(
+                _list_of(AzurePromptFilterResult.from_dict)
+            ),
+            "prompt_annotations": _nullable(
+                _list_of(AzurePromptFilterResult.from_dict)
+            ),
+            "latency_checkpoint": _nullable(AzureLatencyCheckpoint.from_dict),
+            "routing": _nullable(AzureRouting.from_dict),
+            "perf_metrics": _nullable(_map),
+            "x_groq": _nullable(GroqXGroq.from_dict),
+            "timings": _nullable(LlamaCppTimings.from_dict),
+            "__verbose": _nullable(_map, "verbose_"),
+            "sla_metrics": _nullable(NovitaSlaMetrics.from_dict),
+            "nvext": _nullable(NvExt.from_dict),
+            "provider": _nullable(_str),
+            "error": _nullable(OpenRouterError.from_dict),
+            "citations": _nullable(_list_of(_str)),
+            "search_results": _nullable(_list_of(PerplexitySearchResult.from_dict)),
+            "sglext": _nullable(SglangSglExt.from_dict),
+            "warnings": _nullable(_list_of(TogetherWarning.from_dict)),
+            "prompt_token_ids": _nullable(_list_of(_int)),
+            "prompt_text": _nullable(_str),
+            "metrics": _nullable(VllmRequestMetrics.from_dict),
+            "request_id": _nullable(_str),
+            "web_search": _nullable(_list_of(ZaiWebSearchResult.from_dict)),
+        },
+        report=("error", "choices"),
+    )
 
     def __post_init__(self) -> None:
         # Values that recur from chunk to chunk are shared, not held once per chunk: a
@@ -6333,150 +5480,99 @@ class ChatCompletionChunk:
         elif type(self.system_fingerprint) is str:
             last[4] = self.system_fingerprint
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ChatCompletionChunk:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        _reject_error_report(data, "error", "choices")
-        try:
-            known, other = _read(data, _CHAT_COMPLETION_CHUNK_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _CHAT_COMPLETION_CHUNK_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
-
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ChatCompletionChunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.id is not unset:
+        if self.id is not UNSET:
             out["id"] = self.id
         out["choices"] = [item.to_dict() for item in self.choices]
-        if self.created is not unset:
+        if self.created is not UNSET:
             out["created"] = self.created
         out["model"] = self.model
-        if self.object is not unset:
+        if self.object is not UNSET:
             out["object"] = self.object
-        if self.service_tier is not unset:
+        if self.service_tier is not UNSET:
             out["service_tier"] = self.service_tier
-        if self.system_fingerprint is not unset:
+        if self.system_fingerprint is not UNSET:
             out["system_fingerprint"] = self.system_fingerprint
-        if self.usage is not unset:
+        if self.usage is not UNSET:
             out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.obfuscation is not unset:
+        if self.obfuscation is not UNSET:
             out["obfuscation"] = self.obfuscation
-        if self.moderation is not unset:
+        if self.moderation is not UNSET:
             out["moderation"] = (
                 None if self.moderation is None else self.moderation.to_dict()
             )
-        if self.prompt_filter_results is not unset:
+        if self.prompt_filter_results is not UNSET:
             out["prompt_filter_results"] = (
                 None
                 if self.prompt_filter_results is None
                 else [item.to_dict() for item in self.prompt_filter_results]
             )
-        if self.prompt_annotations is not unset:
+        if self.prompt_annotations is not UNSET:
             out["prompt_annotations"] = (
                 None
                 if self.prompt_annotations is None
                 else [item.to_dict() for item in self.prompt_annotations]
             )
-        if self.latency_checkpoint is not unset:
+        if self.latency_checkpoint is not UNSET:
             out["latency_checkpoint"] = (
                 None
                 if self.latency_checkpoint is None
                 else self.latency_checkpoint.to_dict()
             )
-        if self.routing is not unset:
+        if self.routing is not UNSET:
             out["routing"] = None if self.routing is None else self.routing.to_dict()
-        if self.perf_metrics is not unset:
+        if self.perf_metrics is not UNSET:
             out["perf_metrics"] = self.perf_metrics
-        if self.x_groq is not unset:
+        if self.x_groq is not UNSET:
             out["x_groq"] = None if self.x_groq is None else self.x_groq.to_dict()
-        if self.timings is not unset:
+        if self.timings is not UNSET:
             out["timings"] = None if self.timings is None else self.timings.to_dict()
-        if self.verbose_ is not unset:
+        if self.verbose_ is not UNSET:
             out["__verbose"] = self.verbose_
-        if self.sla_metrics is not unset:
+        if self.sla_metrics is not UNSET:
             out["sla_metrics"] = (
                 None if self.sla_metrics is None else self.sla_metrics.to_dict()
             )
-        if self.nvext is not unset:
+        if self.nvext is not UNSET:
             out["nvext"] = None if self.nvext is None else self.nvext.to_dict()
-        if self.provider is not unset:
+        if self.provider is not UNSET:
             out["provider"] = self.provider
-        if self.error is not unset:
+        if self.error is not UNSET:
             out["error"] = None if self.error is None else self.error.to_dict()
-        if self.citations is not unset:
+        if self.citations is not UNSET:
             out["citations"] = self.citations
-        if self.search_results is not unset:
+        if self.search_results is not UNSET:
             out["search_results"] = (
                 None
                 if self.search_results is None
                 else [item.to_dict() for item in self.search_results]
             )
-        if self.sglext is not unset:
+        if self.sglext is not UNSET:
             out["sglext"] = None if self.sglext is None else self.sglext.to_dict()
-        if self.warnings is not unset:
+        if self.warnings is not UNSET:
             out["warnings"] = (
                 None
                 if self.warnings is None
                 else [item.to_dict() for item in self.warnings]
             )
-        if self.prompt_token_ids is not unset:
+        if self.prompt_token_ids is not UNSET:
             out["prompt_token_ids"] = self.prompt_token_ids
-        if self.prompt_text is not unset:
+        if self.prompt_text is not UNSET:
             out["prompt_text"] = self.prompt_text
-        if self.metrics is not unset:
+        if self.metrics is not UNSET:
             out["metrics"] = None if self.metrics is None else self.metrics.to_dict()
-        if self.request_id is not unset:
+        if self.request_id is not UNSET:
             out["request_id"] = self.request_id
-        if self.web_search is not unset:
+        if self.web_search is not UNSET:
             out["web_search"] = (
                 None
                 if self.web_search is None
                 else [item.to_dict() for item in self.web_search]
             )
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
-
-
-_CHAT_COMPLETION_CHUNK_FIELDS: Final = _Shape(
-    {
-        "id": _optional(_str),
-        "choices": _defaulted(_list_of(Choice.from_dict)),
-        "created": _optional(
-            _either("an integer or a number", {int: None, float: None})
-        ),
-        "model": _required(_str),
-        "object": _nullable(_str),
-        "service_tier": _nullable(_str),
-        "system_fingerprint": _nullable(_str),
-        "usage": _nullable(CompletionUsage.from_dict),
-        "obfuscation": _optional(_str),
-        "moderation": _nullable(Moderation.from_dict),
-        "prompt_filter_results": _nullable(_list_of(AzurePromptFilterResult.from_dict)),
-        "prompt_annotations": _nullable(_list_of(AzurePromptFilterResult.from_dict)),
-        "latency_checkpoint": _nullable(AzureLatencyCheckpoint.from_dict),
-        "routing": _nullable(AzureRouting.from_dict),
-        "perf_metrics": _nullable(_map),
-        "x_groq": _nullable(GroqXGroq.from_dict),
-        "timings": _nullable(LlamaCppTimings.from_dict),
-        "__verbose": _nullable(_map, "verbose_"),
-        "sla_metrics": _nullable(NovitaSlaMetrics.from_dict),
-        "nvext": _nullable(NvExt.from_dict),
-        "provider": _nullable(_str),
-        "error": _nullable(OpenRouterError.from_dict),
-        "citations": _nullable(_list_of(_str)),
-        "search_results": _nullable(_list_of(PerplexitySearchResult.from_dict)),
-        "sglext": _nullable(SglangSglExt.from_dict),
-        "warnings": _nullable(_list_of(TogetherWarning.from_dict)),
-        "prompt_token_ids": _nullable(_list_of(_int)),
-        "prompt_text": _nullable(_str),
-        "metrics": _nullable(VllmRequestMetrics.from_dict),
-        "request_id": _nullable(_str),
-        "web_search": _nullable(_list_of(ZaiWebSearchResult.from_dict)),
-    }
-)
 
 
 def loads(data: str | bytes) -> ChatCompletionChunk:

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: b30eff644f013762 (spec, templates and generator).
+# Spec hash: 0206c8b122257870 (spec, templates and generator).
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
@@ -445,9 +445,20 @@ is, without a call."""
 class _Shape:
     """How the objects of one type are read: its fields by wire key, in spec order."""
 
-    __slots__ = ("defaults", "fast", "order", "required", "rows")
+    __slots__ = ("defaults", "fast", "order", "report", "required", "rows", "strict")
 
-    def __init__(self, rows: dict[str, _Row]) -> None:
+    def __init__(
+        self,
+        rows: dict[str, _Row],
+        *,
+        report: tuple[str, str] | None = None,
+        strict: bool = False,
+    ) -> None:
+        self.report = report
+        """(has, lacks): an object with key `has` and without `lacks` is an error report
+        (the type's `error_when`)."""
+        self.strict = strict
+        """Whether a key the table does not list is an error (the strict profile)."""
         self.rows = {
             key: (name or key, decode, nulls, required)
             for key, (name, decode, nulls, required) in rows.items()
@@ -497,9 +508,10 @@ def _read(data: Any, shape: _Shape) -> tuple[dict[str, Any], dict[str, Any]]:
     return known, other
 
 
-def _problem(data: Any, shape: _Shape, strict: bool = False) -> ChunkDecodeError:
+def _problem(data: Any, shape: _Shape) -> ChunkDecodeError:
     """The first problem of an object `_read` refused, key by key in spec order (then an
-    unknown key, when `strict`), so that every target reports the same one."""
+    unknown key, when the shape is strict), so that every target reports the same one.
+    """
     if data.__class__ is not dict:
         return _unexpected("an object", data)
     for key, (_, decode, nulls, required) in shape.rows.items():
@@ -516,7 +528,7 @@ def _problem(data: Any, shape: _Shape, strict: bool = False) -> ChunkDecodeError
             decode(value)
         except ChunkDecodeError as exc:
             return exc.under(_key(key))
-    if strict:
+    if shape.strict:
         for key in data:
             if key not in shape.rows:
                 return ChunkDecodeError("unknown key").under(_key(key))
@@ -585,17 +597,16 @@ def _read_struct(
     data: Any,
     shape: _Shape,
     tag: str = "",
-    strict: bool = False,
 ) -> _S:
     """An object read key by key by its type's table; its unknown keys are kept in
-    `_EXTRA` (with `strict`, they are an error). The `tag` field is msgspec's, not the
+    `_EXTRA` (in a strict shape, they are an error). The `tag` field is msgspec's, not the
     struct's: it is checked, not passed."""
     try:
         known, other = _read(data, shape)
-        if strict and other:
+        if other and shape.strict:
             raise _Retry
     except (_Retry, ChunkDecodeError):
-        raise _problem(data, shape, strict) from None
+        raise _problem(data, shape) from None
     if tag:
         known.pop(tag, None)
     decoded = cls(**known)
@@ -6307,7 +6318,8 @@ _CHAT_COMPLETION_FIELDS: Final = _Shape(
         "metrics": _nullable(VllmRequestMetrics.from_dict),
         "request_id": _nullable(_str),
         "web_search": _nullable(_list_of(ZaiWebSearchResult.from_dict)),
-    }
+    },
+    report=("error", "choices"),
 )
 
 
@@ -7464,7 +7476,8 @@ _CHAT_COMPLETION_CHUNK_FIELDS: Final = _Shape(
         "metrics": _nullable(VllmRequestMetrics.from_dict),
         "request_id": _nullable(_str),
         "web_search": _nullable(_list_of(ZaiWebSearchResult.from_dict)),
-    }
+    },
+    report=("error", "choices"),
 )
 
 

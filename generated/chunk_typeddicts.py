@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: b30eff644f013762 (spec, templates and generator).
+# Spec hash: 0206c8b122257870 (spec, templates and generator).
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
@@ -501,9 +501,20 @@ is, without a call."""
 class _Shape:
     """How the objects of one type are read: its fields by wire key, in spec order."""
 
-    __slots__ = ("defaults", "fast", "order", "required", "rows")
+    __slots__ = ("defaults", "fast", "order", "report", "required", "rows", "strict")
 
-    def __init__(self, rows: dict[str, _Row]) -> None:
+    def __init__(
+        self,
+        rows: dict[str, _Row],
+        *,
+        report: tuple[str, str] | None = None,
+        strict: bool = False,
+    ) -> None:
+        self.report = report
+        """(has, lacks): an object with key `has` and without `lacks` is an error report
+        (the type's `error_when`)."""
+        self.strict = strict
+        """Whether a key the table does not list is an error (the strict profile)."""
         self.rows = {
             key: (name or key, decode, nulls, required)
             for key, (name, decode, nulls, required) in rows.items()
@@ -553,9 +564,10 @@ def _read(data: Any, shape: _Shape) -> tuple[dict[str, Any], dict[str, Any]]:
     return known, other
 
 
-def _problem(data: Any, shape: _Shape, strict: bool = False) -> ChunkDecodeError:
+def _problem(data: Any, shape: _Shape) -> ChunkDecodeError:
     """The first problem of an object `_read` refused, key by key in spec order (then an
-    unknown key, when `strict`), so that every target reports the same one."""
+    unknown key, when the shape is strict), so that every target reports the same one.
+    """
     if data.__class__ is not dict:
         return _unexpected("an object", data)
     for key, (_, decode, nulls, required) in shape.rows.items():
@@ -572,23 +584,23 @@ def _problem(data: Any, shape: _Shape, strict: bool = False) -> ChunkDecodeError
             decode(value)
         except ChunkDecodeError as exc:
             return exc.under(_key(key))
-    if strict:
+    if shape.strict:
         for key in data:
             if key not in shape.rows:
                 return ChunkDecodeError("unknown key").under(_key(key))
     raise AssertionError("_read refuses only what _problem finds")
 
 
-def _checked(data: Any, shape: _Shape, strict: bool = False) -> dict[str, Any]:
+def _checked(data: Any, shape: _Shape) -> dict[str, Any]:
     """The object `data` checked by its type's table: known keys in spec order (a missing
-    defaulted key as its default), then the other keys in arrival order (with `strict`,
-    an other key is an error)."""
+    defaulted key as its default), then the other keys in arrival order (in a strict
+    shape, an other key is an error)."""
     try:
         known, other = _read(data, shape)
-        if strict and other:
+        if other and shape.strict:
             raise _Retry
     except (_Retry, ChunkDecodeError):
-        raise _problem(data, shape, strict) from None
+        raise _problem(data, shape) from None
     for key, decode in shape.defaults:
         if key not in known:
             known[key] = decode([])
@@ -3986,7 +3998,8 @@ _CHAT_COMPLETION_FIELDS: Final = _Shape(
         "metrics": _nullable(validate_vllm_request_metrics),
         "request_id": _nullable(_str),
         "web_search": _nullable(_list_of(validate_zai_web_search_result)),
-    }
+    },
+    report=("error", "choices"),
 )
 
 
@@ -4710,7 +4723,8 @@ _CHAT_COMPLETION_CHUNK_FIELDS: Final = _Shape(
         "metrics": _nullable(validate_vllm_request_metrics),
         "request_id": _nullable(_str),
         "web_search": _nullable(_list_of(validate_zai_web_search_result)),
-    }
+    },
+    report=("error", "choices"),
 )
 
 

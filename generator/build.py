@@ -30,10 +30,12 @@ from generator.ir import (
     TypeExpr,
     Union,
     Vendor,
+    alternatives,
     json_kind,
     parts,
 )
 from generator.load import RawEnum, RawField, RawRelax, RawSpec, RawType, Where
+from generator.targets import module_names
 from generator.typeexpr import TypeSyntaxError, parse_type
 
 
@@ -96,7 +98,7 @@ class _Builder:
                     raise decl.where.error(
                         f"type {decl.name!r} is already defined at {first.file}:{first.line}"
                     )
-                if decl.name in naming.MODULE_NAMES:
+                if decl.name in module_names():
                     raise decl.where.error(
                         f"type {decl.name!r} would shadow a name the generated modules use"
                     )
@@ -445,15 +447,11 @@ def _untyped(expr: TypeExpr) -> TypeExpr:
     return expr
 
 
-def _options(expr: TypeExpr) -> tuple[TypeExpr, ...]:
-    return expr.options if isinstance(expr, Union) else (expr,)
-
-
 def _widen(core: TypeExpr, current: TypeExpr, extra: TypeExpr, where: Where) -> Union:
     """`current` plus the alternatives of `extra`; two vendors may add the same one."""
-    options = list(_options(current))
-    for option in _options(extra):
-        if option in _options(core):
+    options = list(alternatives(current))
+    for option in alternatives(extra):
+        if option in alternatives(core):
             raise where.error("also_type adds a type the core field already has")
         if option not in options:
             options.append(option)

@@ -272,6 +272,17 @@ def _member_order(name: str) -> tuple[int, str]:
     return (1 if name[0].isupper() else 2, name)
 
 
+def runtime_names() -> frozenset[str]:
+    """Every name a runtime file defines or imports, and the standard names a template
+    may use: what a generated module may hold at its top level."""
+    names = set(STANDARD_NAMES)
+    for path in RUNTIME.glob("*.py"):
+        if path.stem != "__init__":
+            found = runtime_file(path.stem)
+            names.update(found.imports, *(d.defines for d in found.definitions))
+    return frozenset(names)
+
+
 def sections() -> dict[str, str]:
     """Every runtime definition's text, by `file.name`: what a module copies verbatim
     (the golden records show each as a one-line marker)."""

@@ -71,6 +71,11 @@ def parts(expr: TypeExpr) -> list[TypeExpr]:
     return [expr]
 
 
+def alternatives(expr: TypeExpr) -> tuple[TypeExpr, ...]:
+    """The alternatives of a union, or the type itself."""
+    return expr.options if isinstance(expr, Union) else (expr,)
+
+
 def json_kind(expr: TypeExpr) -> str:
     """The JSON kind of a type's values: a scalar kind, `list`, `object`, or `union`."""
     if isinstance(expr, Scalar):

@@ -27,6 +27,7 @@ from generator.ir import (
     Scalar,
     TypeExpr,
     Union,
+    alternatives,
     parts,
 )
 from generator.load import Where
@@ -112,7 +113,7 @@ def rule_of(field: Field) -> MergeHow:
     """The declared rule, or the default: objects merge key by key, anything else is replaced."""
     if field.merge is not None:
         return field.merge
-    objects = [o for o in _options(field.type) if isinstance(o, ModelRef)]
+    objects = [o for o in alternatives(field.type) if isinstance(o, ModelRef)]
     # A union of object types says which one by a tag: a new value replaces the old.
     return "merge" if len(objects) == 1 else "last"
 
@@ -183,8 +184,8 @@ def _widened(counterpart: Field, field: Field, mapped: TypeExpr | None) -> Field
     `mapped` is the chunk field's object (or list of objects) that merges into the
     completion field's own object type, so it needs no widening.
     """
-    have = _options(counterpart.type)
-    extra = tuple(o for o in _options(field.type) if o not in have and o != mapped)
+    have = alternatives(counterpart.type)
+    extra = tuple(o for o in alternatives(field.type) if o not in have and o != mapped)
     if not extra:
         return counterpart
     if not field.relaxations:
@@ -197,7 +198,7 @@ def _widened(counterpart: Field, field: Field, mapped: TypeExpr | None) -> Field
 
 
 def _check_rule(how: MergeHow, field: Field, models: dict[str, Model], where: Where) -> None:
-    options = _options(field.type)
+    options = alternatives(field.type)
     if how == "append" and not any(o == Scalar("string") or isinstance(o, ListOf) for o in options):
         raise where.error("'merge: append' needs a string or a list")
     if how == "append_unless_repeated" and Scalar("string") not in options:
@@ -258,7 +259,7 @@ def _fits(value: object, field: Field) -> bool:
         float: ("float",),
         str: ("string",),
     }[type(value)]
-    for option in _options(field.type):
+    for option in alternatives(field.type):
         if isinstance(option, Scalar) and option.kind in (*kinds, "any"):
             return True
         if isinstance(option, EnumRef) and isinstance(value, str):
@@ -266,16 +267,12 @@ def _fits(value: object, field: Field) -> bool:
     return False
 
 
-def _options(expr: TypeExpr) -> tuple[TypeExpr, ...]:
-    return expr.options if isinstance(expr, Union) else (expr,)
-
-
 def _object_of(expr: TypeExpr) -> str | None:
-    return next((o.name for o in _options(expr) if isinstance(o, ModelRef)), None)
+    return next((o.name for o in alternatives(expr) if isinstance(o, ModelRef)), None)
 
 
 def _items_of(expr: TypeExpr) -> str | None:
-    for option in _options(expr):
+    for option in alternatives(expr):
         if isinstance(option, ListOf) and isinstance(option.item, ModelRef):
             return option.item.name
     return None

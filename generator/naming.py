@@ -16,17 +16,6 @@ from collections.abc import Callable, Iterable
 from generator.errors import SpecError
 from generator.ir import Model
 
-# Module-level names the templates define or import; no spec type may take one.
-MODULE_NAMES = frozenset(
-    {"Any", "Annotated", "Callable", "Final", "Literal", "Required", "TypeAlias", "TypeVar"}
-    | {"TypedDict", "BaseModel", "ConfigDict", "Field", "Discriminator", "ValidationError"}
-    | {"AfterValidator", "BeforeValidator", "ChunkDecodeError", "UNSET", "ErrorReport"}
-    | {"ServerSentEvent", "StreamError", "ChunkStream", "Iterable", "Iterator", "Mapping"}
-    | {"ChunkAccumulator", "ClassVar", "Generic", "GetCoreSchemaHandler", "MappingProxyType"}
-    | {"NamedTuple", "NoReturn", "Protocol", "PydanticSerializationError", "Tag"}
-    | {"TypeAlias", "ValidationInfo"}
-)
-
 # Names a generated class body evaluates or its annotations use: a field of the same name
 # would shadow them inside the class (a field `field` would break `field(...)` defaults).
 _CLASS_BODY_NAMES = frozenset(

@@ -53,7 +53,8 @@ def test_problem_names_the_first_problem_in_spec_order(data: Any, path: str, mes
 
 
 def test_problem_reports_an_unknown_key_only_when_strict() -> None:
-    assert _problem({"id": "x", "kind": "a", "zz": 1}, SHAPE, strict=True).path == "$.zz"
+    strict = _Shape(dict(SHAPE.rows), strict=True)
+    assert _problem({"id": "x", "kind": "a", "zz": 1}, strict).path == "$.zz"
     with pytest.raises(AssertionError):
         _problem({"id": "x", "kind": "a", "zz": 1}, SHAPE)
 

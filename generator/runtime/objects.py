@@ -61,9 +61,20 @@ is, without a call."""
 class _Shape:
     """How the objects of one type are read: its fields by wire key, in spec order."""
 
-    __slots__ = ("defaults", "fast", "order", "required", "rows")
+    __slots__ = ("defaults", "fast", "order", "report", "required", "rows", "strict")
 
-    def __init__(self, rows: dict[str, _Row]) -> None:
+    def __init__(
+        self,
+        rows: dict[str, _Row],
+        *,
+        report: tuple[str, str] | None = None,
+        strict: bool = False,
+    ) -> None:
+        self.report = report
+        """(has, lacks): an object with key `has` and without `lacks` is an error report
+        (the type's `error_when`)."""
+        self.strict = strict
+        """Whether a key the table does not list is an error (the strict profile)."""
         self.rows = {
             key: (name or key, decode, nulls, required)
             for key, (name, decode, nulls, required) in rows.items()
@@ -113,9 +124,10 @@ def _read(data: Any, shape: _Shape) -> tuple[dict[str, Any], dict[str, Any]]:
     return known, other
 
 
-def _problem(data: Any, shape: _Shape, strict: bool = False) -> ChunkDecodeError:
+def _problem(data: Any, shape: _Shape) -> ChunkDecodeError:
     """The first problem of an object `_read` refused, key by key in spec order (then an
-    unknown key, when `strict`), so that every target reports the same one."""
+    unknown key, when the shape is strict), so that every target reports the same one.
+    """
     if data.__class__ is not dict:
         return _unexpected("an object", data)
     for key, (_, decode, nulls, required) in shape.rows.items():
@@ -132,7 +144,7 @@ def _problem(data: Any, shape: _Shape, strict: bool = False) -> ChunkDecodeError
             decode(value)
         except ChunkDecodeError as exc:
             return exc.under(_key(key))
-    if strict:
+    if shape.strict:
         for key in data:
             if key not in shape.rows:
                 return ChunkDecodeError("unknown key").under(_key(key))

@@ -69,17 +69,16 @@ def _read_struct(
     data: Any,
     shape: _Shape,
     tag: str = "",
-    strict: bool = False,
 ) -> _S:
     """An object read key by key by its type's table; its unknown keys are kept in
-    `_EXTRA` (with `strict`, they are an error). The `tag` field is msgspec's, not the
+    `_EXTRA` (in a strict shape, they are an error). The `tag` field is msgspec's, not the
     struct's: it is checked, not passed."""
     try:
         known, other = _read(data, shape)
-        if strict and other:
+        if other and shape.strict:
             raise _Retry
     except (_Retry, ChunkDecodeError):
-        raise _problem(data, shape, strict) from None
+        raise _problem(data, shape) from None
     if tag:
         known.pop(tag, None)
     decoded = cls(**known)

@@ -12,16 +12,16 @@ from generator.runtime.errors import ChunkDecodeError
 from generator.runtime.objects import _problem, _read, _Retry, _Shape
 
 
-def _checked(data: Any, shape: _Shape, strict: bool = False) -> dict[str, Any]:
+def _checked(data: Any, shape: _Shape) -> dict[str, Any]:
     """The object `data` checked by its type's table: known keys in spec order (a missing
-    defaulted key as its default), then the other keys in arrival order (with `strict`,
-    an other key is an error)."""
+    defaulted key as its default), then the other keys in arrival order (in a strict
+    shape, an other key is an error)."""
     try:
         known, other = _read(data, shape)
-        if strict and other:
+        if other and shape.strict:
             raise _Retry
     except (_Retry, ChunkDecodeError):
-        raise _problem(data, shape, strict) from None
+        raise _problem(data, shape) from None
     for key, decode in shape.defaults:
         if key not in known:
             known[key] = decode([])

@@ -3,6 +3,9 @@ vendoring, tests and benchmarks all read this one table."""
 
 from __future__ import annotations
 
+from functools import cache
+
+from generator.inline import runtime_names
 from generator.targets.base import Shared, Target
 from generator.targets.dataclass_target import Dataclasses
 from generator.targets.msgspec_target import Msgspec
@@ -14,4 +17,19 @@ TARGETS: dict[str, type[Target]] = {
 }
 """Every target, in the order files are generated and documented."""
 
-__all__ = ["TARGETS", "Shared", "Target"]
+TEMPLATE_NAMES = frozenset(
+    {"ChunkAccumulator", "dumps", "iter_chunks", "loads", "loads_completion"}
+)
+"""What templates/_module.jinja defines in every module."""
+
+
+@cache
+def module_names() -> frozenset[str]:
+    """Every top-level name of a generated module that is not a spec type: the runtime's
+    definitions and imports, the templates' own names and each target's imports. No
+    spec type may take one."""
+    imported = {name for target in TARGETS.values() for name in target.imports}
+    return runtime_names() | TEMPLATE_NAMES | imported
+
+
+__all__ = ["TARGETS", "Shared", "Target", "module_names"]

@@ -15,7 +15,16 @@ from generator.targets.tables import Tables
 class Dataclasses(Target):
     name = "dataclasses"
     needs = "Python >= 3.11 only"
-    runtime = ("errors", "unset", "values", "objects", "extra", "sharing", "json_text")
+    runtime = (
+        "errors",
+        "unset",
+        "values",
+        "objects",
+        "extra",
+        "dataclass_base",
+        "sharing",
+        "json_text",
+    )
     reserved = DATACLASS_RESERVED
     # A per-stream value is compared with the last one read; a vocabulary value (a
     # token) comes from the module's bounded table.

@@ -11,6 +11,7 @@ from generator.ir import (
     Field,
     ListOf,
     MapOf,
+    Model,
     ModelRef,
     Scalar,
     Spec,
@@ -121,6 +122,14 @@ class Tables:
         name = self.python_name(field)
         renamed = f", {name!r}" if name != field.wire else ""
         return f"{field.wire!r}: {how}({self.decoder(field.type)}{renamed})"
+
+    def shape_options(self, model: Model) -> str:
+        """The keywords of a model's `_Shape` after its rows: its error-report keys, and
+        whether unknown keys are an error (the strict profile)."""
+        options = ""
+        if model.error_when is not None:
+            options += f", report={(model.error_when.has, model.error_when.lacks)!r}"
+        return options + (", strict=True" if self.spec.options.strict else "")
 
     def encoder(self, field: Field, value: str) -> str:
         """The expression that writes `value`, a field's value, as JSON data."""

@@ -20,7 +20,17 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Generic, NoReturn, TypeAlias, TypeVar, cast
+from typing import (
+    Any,
+    ClassVar,
+    Final,
+    Generic,
+    NoReturn,
+    Self,
+    TypeAlias,
+    TypeVar,
+    cast,
+)
 
 __all__ = [
     "UNSET",
@@ -46,6 +56,12 @@ __all__ = [
 
 
 # (runtime section: errors._key)
+
+
+# (runtime section: errors._error_payload)
+
+
+# (runtime section: errors._reject_error_report)
 
 
 # (runtime section: unset._Unset)
@@ -120,6 +136,9 @@ __all__ = [
 # (runtime section: extra._no_extra)
 
 
+# (runtime section: dataclass_base._Object)
+
+
 _fast_loads: Callable[[str | bytes], Any] | None
 
 
@@ -145,7 +164,7 @@ _fast_loads: Callable[[str | bytes], Any] | None
 
 
 @dataclass(slots=True, kw_only=True)
-class Chunk:
+class Chunk(_Object):
     """A chunk whose keys are awkward in Python."""
 
     id: str
@@ -167,56 +186,43 @@ class Chunk:
     verbose_: bool | _Unset = UNSET
     """Private-looking."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> Chunk:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _CHUNK_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _CHUNK_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "id": _required(_str),
+            "from": _optional(_int, "from_"),
+            "class": _nullable(_str, "class_"),
+            "json": _optional(_int),
+            "model_config": _optional(_bool, "model_config_"),
+            "extra": _optional(_int, "extra_"),
+            "x-request-id": _optional(_str, "x_request_id_"),
+            "2fa": _optional(_bool, "field_2fa_"),
+            "__verbose": _optional(_bool, "verbose_"),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Chunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["id"] = self.id
-        if self.from_ is not unset:
+        if self.from_ is not UNSET:
             out["from"] = self.from_
-        if self.class_ is not unset:
+        if self.class_ is not UNSET:
             out["class"] = self.class_
-        if self.json is not unset:
+        if self.json is not UNSET:
             out["json"] = self.json
-        if self.model_config_ is not unset:
+        if self.model_config_ is not UNSET:
             out["model_config"] = self.model_config_
-        if self.extra_ is not unset:
+        if self.extra_ is not UNSET:
             out["extra"] = self.extra_
-        if self.x_request_id_ is not unset:
+        if self.x_request_id_ is not UNSET:
             out["x-request-id"] = self.x_request_id_
-        if self.field_2fa_ is not unset:
+        if self.field_2fa_ is not UNSET:
             out["2fa"] = self.field_2fa_
-        if self.verbose_ is not unset:
+        if self.verbose_ is not UNSET:
             out["__verbose"] = self.verbose_
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
-
-
-_CHUNK_FIELDS: Final = _Shape(
-    {
-        "id": _required(_str),
-        "from": _optional(_int, "from_"),
-        "class": _nullable(_str, "class_"),
-        "json": _optional(_int),
-        "model_config": _optional(_bool, "model_config_"),
-        "extra": _optional(_int, "extra_"),
-        "x-request-id": _optional(_str, "x_request_id_"),
-        "2fa": _optional(_bool, "field_2fa_"),
-        "__verbose": _optional(_bool, "verbose_"),
-    }
-)
 
 
 def loads(data: str | bytes) -> Chunk:

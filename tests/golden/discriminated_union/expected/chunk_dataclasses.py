@@ -20,7 +20,18 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Generic, Literal, NoReturn, TypeAlias, TypeVar, cast
+from typing import (
+    Any,
+    ClassVar,
+    Final,
+    Generic,
+    Literal,
+    NoReturn,
+    Self,
+    TypeAlias,
+    TypeVar,
+    cast,
+)
 
 __all__ = [
     "UNSET",
@@ -50,6 +61,12 @@ __all__ = [
 
 
 # (runtime section: errors._key)
+
+
+# (runtime section: errors._error_payload)
+
+
+# (runtime section: errors._reject_error_report)
 
 
 # (runtime section: unset._Unset)
@@ -133,6 +150,9 @@ __all__ = [
 # (runtime section: extra._no_extra)
 
 
+# (runtime section: dataclass_base._Object)
+
+
 _fast_loads: Callable[[str | bytes], Any] | None
 
 
@@ -172,7 +192,7 @@ FailureType: TypeAlias = Literal["failure"]
 
 
 @dataclass(slots=True, kw_only=True)
-class Progress:
+class Progress(_Object):
     """Work went forward."""
 
     type: ProgressType
@@ -180,37 +200,25 @@ class Progress:
     percent: int
     """How much is done."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> Progress:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _PROGRESS_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _PROGRESS_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "type": _required(_one_of("progress")),
+            "percent": _required(_int),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Progress: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["type"] = self.type
         out["percent"] = self.percent
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_PROGRESS_FIELDS: Final = _Shape(
-    {
-        "type": _required(_one_of("progress")),
-        "percent": _required(_int),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class Failure:
+class Failure(_Object):
     """Work stopped."""
 
     type: FailureType
@@ -218,71 +226,48 @@ class Failure:
     message: str
     """Why it stopped."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> Failure:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _FAILURE_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _FAILURE_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "type": _required(_one_of("failure")),
+            "message": _required(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Failure: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["type"] = self.type
         out["message"] = self.message
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_FAILURE_FIELDS: Final = _Shape(
-    {
-        "type": _required(_one_of("failure")),
-        "message": _required(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class Chunk:
+class Chunk(_Object):
     """A chunk carrying one event of either kind."""
 
     event: Progress | Failure
     """What happened, told apart by its `type`."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> Chunk:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _CHUNK_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _CHUNK_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "event": _required(
+                _tagged(
+                    "type",
+                    {"progress": Progress.from_dict, "failure": Failure.from_dict},
+                )
+            ),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Chunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["event"] = _encoded(self.event)
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
-
-
-_CHUNK_FIELDS: Final = _Shape(
-    {
-        "event": _required(
-            _tagged(
-                "type", {"progress": Progress.from_dict, "failure": Failure.from_dict}
-            )
-        ),
-    }
-)
 
 
 def loads(data: str | bytes) -> Chunk:

@@ -27,6 +27,7 @@ from typing import (
     Generic,
     NamedTuple,
     NoReturn,
+    Self,
     TypeAlias,
     TypeVar,
     cast,
@@ -63,6 +64,12 @@ __all__ = [
 
 
 # (runtime section: errors._key)
+
+
+# (runtime section: errors._error_payload)
+
+
+# (runtime section: errors._reject_error_report)
 
 
 # (runtime section: unset._Unset)
@@ -143,6 +150,9 @@ __all__ = [
 # (runtime section: extra._no_extra)
 
 
+# (runtime section: dataclass_base._Object)
+
+
 _fast_loads: Callable[[str | bytes], Any] | None
 
 
@@ -168,7 +178,7 @@ _fast_loads: Callable[[str | bytes], Any] | None
 
 
 @dataclass(slots=True, kw_only=True)
-class Item:
+class Item(_Object):
     """One whole item."""
 
     index: int
@@ -176,37 +186,25 @@ class Item:
     value: str
     """The item's value."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> Item:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _ITEM_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _ITEM_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "index": _required(_int),
+            "value": _required(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Item: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["index"] = self.index
         out["value"] = self.value
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_ITEM_FIELDS: Final = _Shape(
-    {
-        "index": _required(_int),
-        "value": _required(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class Message:
+class Message(_Object):
     """The whole message."""
 
     role: str
@@ -214,39 +212,26 @@ class Message:
     content: str | _Unset | None = UNSET
     """The message text."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> Message:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _MESSAGE_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _MESSAGE_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "role": _required(_str),
+            "content": _nullable(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Message: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["role"] = self.role
-        if self.content is not unset:
+        if self.content is not UNSET:
             out["content"] = self.content
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_MESSAGE_FIELDS: Final = _Shape(
-    {
-        "role": _required(_str),
-        "content": _nullable(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class Completion:
+class Completion(_Object):
     """What the chunks of a stream add up to."""
 
     id: str | _Unset = UNSET
@@ -262,51 +247,38 @@ class Completion:
     message: Message
     """The whole message."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> Completion:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _COMPLETION_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _COMPLETION_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "id": _optional(_str),
+            "text": _nullable(_str),
+            "name": _nullable(_str),
+            "status": _optional(_str),
+            "items": _optional(_list_of(Item.from_dict)),
+            "message": _required(Message.from_dict),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Completion: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.id is not unset:
+        if self.id is not UNSET:
             out["id"] = self.id
-        if self.text is not unset:
+        if self.text is not UNSET:
             out["text"] = self.text
-        if self.name is not unset:
+        if self.name is not UNSET:
             out["name"] = self.name
-        if self.status is not unset:
+        if self.status is not UNSET:
             out["status"] = self.status
-        if self.items is not unset:
+        if self.items is not UNSET:
             out["items"] = [item.to_dict() for item in self.items]
         out["message"] = self.message.to_dict()
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_COMPLETION_FIELDS: Final = _Shape(
-    {
-        "id": _optional(_str),
-        "text": _nullable(_str),
-        "name": _nullable(_str),
-        "status": _optional(_str),
-        "items": _optional(_list_of(Item.from_dict)),
-        "message": _required(Message.from_dict),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class ItemDelta:
+class ItemDelta(_Object):
     """A fragment of one item."""
 
     index: int
@@ -314,39 +286,26 @@ class ItemDelta:
     value: str | _Unset = UNSET
     """A piece of the item's value."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> ItemDelta:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _ITEM_DELTA_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _ITEM_DELTA_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "index": _required(_int),
+            "value": _optional(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ItemDelta: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["index"] = self.index
-        if self.value is not unset:
+        if self.value is not UNSET:
             out["value"] = self.value
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_ITEM_DELTA_FIELDS: Final = _Shape(
-    {
-        "index": _required(_int),
-        "value": _optional(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class Delta:
+class Delta(_Object):
     """The new part of a message."""
 
     role: str | _Unset = UNSET
@@ -354,40 +313,27 @@ class Delta:
     content: str | _Unset | None = UNSET
     """A piece of the message text."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> Delta:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _DELTA_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _DELTA_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "role": _optional(_str),
+            "content": _nullable(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Delta: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.role is not unset:
+        if self.role is not UNSET:
             out["role"] = self.role
-        if self.content is not unset:
+        if self.content is not UNSET:
             out["content"] = self.content
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
 
 
-_DELTA_FIELDS: Final = _Shape(
-    {
-        "role": _optional(_str),
-        "content": _nullable(_str),
-    }
-)
-
-
 @dataclass(slots=True, kw_only=True)
-class Chunk:
+class Chunk(_Object):
     """One chunk of a stream."""
 
     id: str
@@ -405,50 +351,37 @@ class Chunk:
     delta: Delta | _Unset = UNSET
     """The new part of the message."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> Chunk:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _CHUNK_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _CHUNK_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "id": _required(_str),
+            "text": _nullable(_str),
+            "name": _nullable(_str),
+            "status": _optional(_str),
+            "noise": _optional(_str),
+            "items": _optional(_list_of(ItemDelta.from_dict)),
+            "delta": _optional(Delta.from_dict),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Chunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["id"] = self.id
-        if self.text is not unset:
+        if self.text is not UNSET:
             out["text"] = self.text
-        if self.name is not unset:
+        if self.name is not UNSET:
             out["name"] = self.name
-        if self.status is not unset:
+        if self.status is not UNSET:
             out["status"] = self.status
-        if self.noise is not unset:
+        if self.noise is not UNSET:
             out["noise"] = self.noise
-        if self.items is not unset:
+        if self.items is not UNSET:
             out["items"] = [item.to_dict() for item in self.items]
-        if self.delta is not unset:
+        if self.delta is not UNSET:
             out["delta"] = self.delta.to_dict()
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
-
-
-_CHUNK_FIELDS: Final = _Shape(
-    {
-        "id": _required(_str),
-        "text": _nullable(_str),
-        "name": _nullable(_str),
-        "status": _optional(_str),
-        "noise": _optional(_str),
-        "items": _optional(_list_of(ItemDelta.from_dict)),
-        "delta": _optional(Delta.from_dict),
-    }
-)
 
 
 def loads(data: str | bytes) -> Chunk:

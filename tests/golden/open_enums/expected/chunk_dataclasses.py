@@ -20,7 +20,18 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Generic, Literal, NoReturn, TypeAlias, TypeVar, cast
+from typing import (
+    Any,
+    ClassVar,
+    Final,
+    Generic,
+    Literal,
+    NoReturn,
+    Self,
+    TypeAlias,
+    TypeVar,
+    cast,
+)
 
 __all__ = [
     "UNSET",
@@ -48,6 +59,12 @@ __all__ = [
 
 
 # (runtime section: errors._key)
+
+
+# (runtime section: errors._error_payload)
+
+
+# (runtime section: errors._reject_error_report)
 
 
 # (runtime section: unset._Unset)
@@ -122,6 +139,9 @@ __all__ = [
 # (runtime section: extra._no_extra)
 
 
+# (runtime section: dataclass_base._Object)
+
+
 _fast_loads: Callable[[str | bytes], Any] | None
 
 
@@ -161,7 +181,7 @@ Shape: TypeAlias = Literal["circle", "square"]
 
 
 @dataclass(slots=True, kw_only=True)
-class Chunk:
+class Chunk(_Object):
     """A chunk with an open and a closed enum."""
 
     color: Color | str
@@ -169,35 +189,22 @@ class Chunk:
     shape: Shape | _Unset = UNSET
     """A closed enum."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> Chunk:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _CHUNK_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _CHUNK_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "color": _required(_str),
+            "shape": _optional(_one_of("circle", "square")),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Chunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["color"] = self.color
-        if self.shape is not unset:
+        if self.shape is not UNSET:
             out["shape"] = self.shape
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
-
-
-_CHUNK_FIELDS: Final = _Shape(
-    {
-        "color": _required(_str),
-        "shape": _optional(_one_of("circle", "square")),
-    }
-)
 
 
 def loads(data: str | bytes) -> Chunk:

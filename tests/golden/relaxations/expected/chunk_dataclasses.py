@@ -21,7 +21,17 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Generic, NoReturn, TypeAlias, TypeVar, cast
+from typing import (
+    Any,
+    ClassVar,
+    Final,
+    Generic,
+    NoReturn,
+    Self,
+    TypeAlias,
+    TypeVar,
+    cast,
+)
 
 __all__ = [
     "UNSET",
@@ -47,6 +57,12 @@ __all__ = [
 
 
 # (runtime section: errors._key)
+
+
+# (runtime section: errors._error_payload)
+
+
+# (runtime section: errors._reject_error_report)
 
 
 # (runtime section: unset._Unset)
@@ -124,6 +140,9 @@ __all__ = [
 # (runtime section: extra._no_extra)
 
 
+# (runtime section: dataclass_base._Object)
+
+
 _fast_loads: Callable[[str | bytes], Any] | None
 
 
@@ -149,7 +168,7 @@ _fast_loads: Callable[[str | bytes], Any] | None
 
 
 @dataclass(slots=True, kw_only=True)
-class Chunk:
+class Chunk(_Object):
     """A chunk whose core fields one vendor sends more loosely."""
 
     id: str | _Unset = UNSET
@@ -170,40 +189,29 @@ class Chunk:
     Acme AI: Sends `note` as null when there is none. See https://example.com/acme
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> Chunk:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _CHUNK_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _CHUNK_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "id": _optional(_str),
+            "name": _required(_str),
+            "count": _required(
+                _either("an integer or a string", {int: None, str: None})
+            ),
+            "note": _nullable(_str),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Chunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
-        if self.id is not unset:
+        if self.id is not UNSET:
             out["id"] = self.id
         out["name"] = self.name
         out["count"] = self.count
-        if self.note is not unset:
+        if self.note is not UNSET:
             out["note"] = self.note
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
-
-
-_CHUNK_FIELDS: Final = _Shape(
-    {
-        "id": _optional(_str),
-        "name": _required(_str),
-        "count": _required(_either("an integer or a string", {int: None, str: None})),
-        "note": _nullable(_str),
-    }
-)
 
 
 def loads(data: str | bytes) -> Chunk:

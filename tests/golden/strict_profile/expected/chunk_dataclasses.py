@@ -23,7 +23,18 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Final, Generic, Literal, TypeAlias, TypeVar, cast
+from typing import (
+    Any,
+    ClassVar,
+    Final,
+    Generic,
+    Literal,
+    NoReturn,
+    Self,
+    TypeAlias,
+    TypeVar,
+    cast,
+)
 
 __all__ = [
     "UNSET",
@@ -50,6 +61,12 @@ __all__ = [
 
 
 # (runtime section: errors._key)
+
+
+# (runtime section: errors._error_payload)
+
+
+# (runtime section: errors._reject_error_report)
 
 
 # (runtime section: unset._Unset)
@@ -118,6 +135,18 @@ __all__ = [
 # (runtime section: objects._problem)
 
 
+# (runtime section: extra._read_only)
+
+
+# (runtime section: extra._Extra)
+
+
+# (runtime section: extra._NO_EXTRA)
+
+
+# (runtime section: dataclass_base._Object)
+
+
 _fast_loads: Callable[[str | bytes], Any] | None
 
 
@@ -150,7 +179,7 @@ Kind: TypeAlias = Literal["data", "done"]
 
 
 @dataclass(slots=True, kw_only=True)
-class Chunk:
+class Chunk(_Object):
     """A chunk as a server that checks what it emits sees it."""
 
     id: str
@@ -165,38 +194,26 @@ class Chunk:
     Sent by Acme AI; see https://example.com/acme
     """
 
-    @classmethod
-    def from_dict(cls, data: Any) -> Chunk:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _CHUNK_FIELDS)
-            if not other:
-                return cls(**known)
-        except (_Retry, ChunkDecodeError):
-            pass
-        raise _problem(data, _CHUNK_FIELDS, strict=True)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "id": _required(_str),
+            "kind": _optional(_one_of("data", "done")),
+            "items": _required(_list_of(_str)),
+            "acme_latency": _optional(_int),
+        },
+        strict=True,
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Chunk: known keys in spec order."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["id"] = self.id
-        if self.kind is not unset:
+        if self.kind is not UNSET:
             out["kind"] = self.kind
         out["items"] = self.items
-        if self.acme_latency is not unset:
+        if self.acme_latency is not UNSET:
             out["acme_latency"] = self.acme_latency
         return out
-
-
-_CHUNK_FIELDS: Final = _Shape(
-    {
-        "id": _required(_str),
-        "kind": _optional(_one_of("data", "done")),
-        "items": _required(_list_of(_str)),
-        "acme_latency": _optional(_int),
-    }
-)
 
 
 def loads(data: str | bytes) -> Chunk:

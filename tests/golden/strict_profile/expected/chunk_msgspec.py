@@ -199,7 +199,7 @@ class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
             return msgspec.convert(data, _ChunkRead)
         except _MSGSPEC_REFUSES:
-            return _read_struct(_ChunkRead, data, _CHUNK_FIELDS, strict=True)
+            return _read_struct(_ChunkRead, data, _CHUNK_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Chunk: known keys in spec order."""
@@ -225,7 +225,8 @@ _CHUNK_FIELDS: Final = _Shape(
         "kind": _optional(_one_of("data", "done")),
         "items": _required(_list_of(_str)),
         "acme_latency": _optional(_int),
-    }
+    },
+    strict=True,
 )
 
 

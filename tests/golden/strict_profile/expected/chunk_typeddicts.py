@@ -171,7 +171,7 @@ class Chunk(TypedDict, total=False):
 
 def validate_chunk(data: Any) -> Chunk:
     """Check a decoded JSON object as a Chunk; raises `ChunkDecodeError`."""
-    return cast(Chunk, _checked(data, _CHUNK_FIELDS, strict=True))
+    return cast(Chunk, _checked(data, _CHUNK_FIELDS))
 
 
 _CHUNK_FIELDS: Final = _Shape(
@@ -180,7 +180,8 @@ _CHUNK_FIELDS: Final = _Shape(
         "kind": _optional(_one_of("data", "done")),
         "items": _required(_list_of(_str)),
         "acme_latency": _optional(_int),
-    }
+    },
+    strict=True,
 )
 
 

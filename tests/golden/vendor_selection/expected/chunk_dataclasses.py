@@ -22,7 +22,17 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Generic, NoReturn, TypeAlias, TypeVar, cast
+from typing import (
+    Any,
+    ClassVar,
+    Final,
+    Generic,
+    NoReturn,
+    Self,
+    TypeAlias,
+    TypeVar,
+    cast,
+)
 
 __all__ = [
     "UNSET",
@@ -48,6 +58,12 @@ __all__ = [
 
 
 # (runtime section: errors._key)
+
+
+# (runtime section: errors._error_payload)
+
+
+# (runtime section: errors._reject_error_report)
 
 
 # (runtime section: unset._Unset)
@@ -128,6 +144,9 @@ __all__ = [
 # (runtime section: extra._no_extra)
 
 
+# (runtime section: dataclass_base._Object)
+
+
 _fast_loads: Callable[[str | bytes], Any] | None
 
 
@@ -153,7 +172,7 @@ _fast_loads: Callable[[str | bytes], Any] | None
 
 
 @dataclass(slots=True, kw_only=True)
-class Chunk:
+class Chunk(_Object):
     """A chunk two vendors add to."""
 
     id: str
@@ -169,38 +188,27 @@ class Chunk:
     Sent by Alpha; see https://example.com/alpha
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
-    """Unknown keys, as they arrived (read-only: assign a new mapping); written back."""
 
-    @classmethod
-    def from_dict(cls, data: Any) -> Chunk:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        try:
-            known, other = _read(data, _CHUNK_FIELDS)
-        except (_Retry, ChunkDecodeError):
-            raise _problem(data, _CHUNK_FIELDS) from None
-        return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "id": _required(_str),
+            "detail": _optional(
+                _either("a string or an object", {str: None, dict: _map})
+            ),
+            "alpha_score": _nullable(_float),
+        }
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Chunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        unset: Final = UNSET  # a local costs less than a global, read once per field
         out["id"] = self.id
-        if self.detail is not unset:
+        if self.detail is not UNSET:
             out["detail"] = self.detail
-        if self.alpha_score is not unset:
+        if self.alpha_score is not UNSET:
             out["alpha_score"] = self.alpha_score
-        if self.extra:
-            out.update(self.extra)
+        out.update(self.extra)
         return out
-
-
-_CHUNK_FIELDS: Final = _Shape(
-    {
-        "id": _required(_str),
-        "detail": _optional(_either("a string or an object", {str: None, dict: _map})),
-        "alpha_score": _nullable(_float),
-    }
-)
 
 
 def loads(data: str | bytes) -> Chunk:

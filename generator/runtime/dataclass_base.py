@@ -1,0 +1,43 @@
+"""The base of the dataclasses target's classes: each reads itself from JSON data by its
+class's table."""
+
+# Private names are shared between these files and used by the generated code.
+# pyright: reportPrivateUsage=false, reportUnusedFunction=false, reportUnusedClass=false
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar, Self, cast
+
+from generator.runtime.errors import ChunkDecodeError, _reject_error_report
+from generator.runtime.extra import _NO_EXTRA, _Extra
+from generator.runtime.objects import _problem, _read, _Retry, _Shape
+
+
+class _Object:
+    """Base of every generated dataclass: `from_dict` reads by the class's `_fields`.
+
+    In the lenient profile each class also has `extra`: the keys the spec does not
+    describe, as they arrived, read-only (assign a new mapping to change them);
+    `to_dict` writes them back after the known keys."""
+
+    __slots__ = ()
+    _fields: ClassVar[_Shape]
+    """The class's fields by wire key, in spec order: how each is read."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Self:
+        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        shape = cls._fields
+        if shape.report is not None:
+            _reject_error_report(data, *shape.report)
+        make = cast(Callable[..., Self], cls)  # the dataclass's own __init__
+        try:
+            known, other = _read(data, shape)
+            if not shape.strict:
+                return make(**known, extra=_Extra(other) if other else _NO_EXTRA)
+            if not other:
+                return make(**known)
+        except (_Retry, ChunkDecodeError):
+            pass
+        raise _problem(data, shape)
