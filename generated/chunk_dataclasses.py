@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 0206c8b122257870 (spec, templates and generator).
+# Spec hash: 23b2a74fd331808f (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
@@ -47,6 +47,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import (
+    TYPE_CHECKING,
     Any,
     ClassVar,
     Final,
@@ -214,10 +215,13 @@ def _error_payload(error: Any) -> ErrorReport:
     return ErrorReport(f"the payload reports an error instead of a chunk: {message!r}")
 
 
-def _reject_error_report(data: Any, has: str, lacks: str) -> None:
-    """Raise the report of a payload that has `has` and lacks `lacks` (an `error_when`)."""
-    if data.__class__ is dict and data.get(has) is not None and lacks not in data:
-        raise _error_payload(data[has]).under(_key(has))
+def _reject_error_report(data: Any, report: tuple[str, str] | None) -> None:
+    """Raise the report of a payload that has key `has` and lacks key `lacks`, the
+    (has, lacks) of `report` (a type's `error_when`; None: the type has none)."""
+    if report is not None and data.__class__ is dict:
+        has, lacks = report
+        if data.get(has) is not None and lacks not in data:
+            raise _error_payload(data[has]).under(_key(has))
 
 
 class _Unset(enum.Enum):
@@ -581,19 +585,22 @@ class _Object:
     _fields: ClassVar[_Shape]
     """The class's fields by wire key, in spec order: how each is read."""
 
+    if TYPE_CHECKING:  # each subclass is a dataclass, with its own __init__
+
+        def __init__(self, **fields: Any) -> None: ...
+
     @classmethod
     def from_dict(cls, data: Any) -> Self:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         shape = cls._fields
         if shape.report is not None:
-            _reject_error_report(data, *shape.report)
-        make = cast(Callable[..., Self], cls)  # the dataclass's own __init__
+            _reject_error_report(data, shape.report)
         try:
             known, other = _read(data, shape)
             if not shape.strict:
-                return make(**known, extra=_Extra(other) if other else _NO_EXTRA)
+                return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
             if not other:
-                return make(**known)
+                return cls(**known)
         except (_Retry, ChunkDecodeError):
             pass
         raise _problem(data, shape)
@@ -870,7 +877,8 @@ class MistralThinkingPart(_Object):
         out["type"] = self.type
         if self.text is not UNSET:
             out["text"] = self.text
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -910,7 +918,8 @@ class MistralContentPart(_Object):
                 if self.thinking is None
                 else [item.to_dict() for item in self.thinking]
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -947,7 +956,8 @@ class ChatCompletionMessageToolCallFunction(_Object):
         out["arguments"] = self.arguments
         if self.name is not UNSET:
             out["name"] = self.name
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -976,7 +986,8 @@ class ChatCompletionMessageToolCallCustom(_Object):
         out["input"] = self.input
         if self.name is not UNSET:
             out["name"] = self.name
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1021,7 +1032,8 @@ class ChatCompletionMessageToolCall(_Object):
             out["function"] = self.function.to_dict()
         if self.custom is not UNSET:
             out["custom"] = self.custom.to_dict()
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1048,7 +1060,8 @@ class ChatCompletionMessageFunctionCall(_Object):
         out["arguments"] = self.arguments
         if self.name is not UNSET:
             out["name"] = self.name
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1086,7 +1099,8 @@ class ChatCompletionAudio(_Object):
             out["expires_at"] = self.expires_at
         if self.transcript is not UNSET:
             out["transcript"] = self.transcript
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1128,7 +1142,8 @@ class GroqSearchResult(_Object):
             out["content"] = self.content
         if self.score is not UNSET:
             out["score"] = self.score
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1164,7 +1179,8 @@ class GroqSearchResults(_Object):
             )
         if self.images is not UNSET:
             out["images"] = self.images
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1206,7 +1222,8 @@ class GroqBrowserResult(_Object):
             out["content"] = self.content
         if self.live_view_url is not UNSET:
             out["live_view_url"] = self.live_view_url
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1288,7 +1305,8 @@ class GroqChartElement(_Object):
             out["max"] = self.max
         if self.outliers is not UNSET:
             out["outliers"] = self.outliers
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1379,7 +1397,8 @@ class GroqChart(_Object):
             out["y_ticks"] = self.y_ticks
         if self.y_tick_labels is not UNSET:
             out["y_tick_labels"] = self.y_tick_labels
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1425,7 +1444,8 @@ class GroqCodeResult(_Object):
                 if self.charts is None
                 else [item.to_dict() for item in self.charts]
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1493,7 +1513,8 @@ class GroqExecutedTool(_Object):
                 if self.code_results is None
                 else [item.to_dict() for item in self.code_results]
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1540,7 +1561,8 @@ class LiteLLMThinkingBlock(_Object):
             out["data"] = self.data
         if self.cache_control is not UNSET:
             out["cache_control"] = self.cache_control
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1567,7 +1589,8 @@ class MoonshotInternalContent(_Object):
         out: dict[str, Any] = {}
         if self.token_ids is not UNSET:
             out["token_ids"] = self.token_ids
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1629,7 +1652,8 @@ class OpenRouterReasoningDetail(_Object):
             out["summary"] = self.summary
         if self.data is not UNSET:
             out["data"] = self.data
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1674,7 +1698,8 @@ class OpenRouterUrlCitation(_Object):
             out["end_index"] = self.end_index
         if self.content is not UNSET:
             out["content"] = self.content
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1705,7 +1730,8 @@ class OpenRouterFileContentPart(_Object):
             out["type"] = self.type
         if self.text is not UNSET:
             out["text"] = self.text
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1745,7 +1771,8 @@ class OpenRouterFileAnnotation(_Object):
                 if self.content is None
                 else [item.to_dict() for item in self.content]
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1782,7 +1809,8 @@ class GroqDocumentCitation(_Object):
             out["start_index"] = self.start_index
         if self.end_index is not UNSET:
             out["end_index"] = self.end_index
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1819,7 +1847,8 @@ class GroqFunctionCitation(_Object):
             out["start_index"] = self.start_index
         if self.end_index is not UNSET:
             out["end_index"] = self.end_index
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -1882,7 +1911,8 @@ class OpenRouterAnnotation(_Object):
                 if self.function_citation is None
                 else self.function_citation.to_dict()
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2108,7 +2138,8 @@ class ChatCompletionMessage(_Object):
             out["token_id"] = self.token_id
         if self.reasoning is not UNSET:
             out["reasoning"] = self.reasoning
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2148,7 +2179,8 @@ class TopLogprob(_Object):
         if self.bytes is not UNSET:
             out["bytes"] = self.bytes
         out["logprob"] = self.logprob
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2196,7 +2228,8 @@ class ChatCompletionTokenLogprob(_Object):
             out["bytes"] = self.bytes
         out["logprob"] = self.logprob
         out["top_logprobs"] = [item.to_dict() for item in self.top_logprobs]
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2234,7 +2267,8 @@ class ChoiceLogprobs(_Object):
                 if self.refusal is None
                 else [item.to_dict() for item in self.refusal]
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2265,7 +2299,8 @@ class AzureSeverityResult(_Object):
         out["filtered"] = self.filtered
         if self.severity is not UNSET:
             out["severity"] = self.severity
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2296,7 +2331,8 @@ class AzureDetectionResult(_Object):
         out["filtered"] = self.filtered
         if self.detected is not UNSET:
             out["detected"] = self.detected
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2327,7 +2363,8 @@ class AzureBlocklistResult(_Object):
         out["filtered"] = self.filtered
         if self.id is not UNSET:
             out["id"] = self.id
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2362,7 +2399,8 @@ class AzureBlocklistDetails(_Object):
                 if self.details is None
                 else [item.to_dict() for item in self.details]
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2394,7 +2432,8 @@ class AzureFilterError(_Object):
             out["code"] = self.code
         if self.message is not UNSET:
             out["message"] = self.message
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2486,7 +2525,8 @@ class AzureContentFilterResults(_Object):
             out["custom_blocklists"] = _encoded(self.custom_blocklists)
         if self.error is not UNSET:
             out["error"] = None if self.error is None else self.error.to_dict()
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2520,7 +2560,8 @@ class AzureContentFilterOffsets(_Object):
         out["check_offset"] = self.check_offset
         out["start_offset"] = self.start_offset
         out["end_offset"] = self.end_offset
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2574,7 +2615,8 @@ class CompletionTokensDetails(_Object):
             out["text_tokens"] = self.text_tokens
         if self.image_tokens is not UNSET:
             out["image_tokens"] = self.image_tokens
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2626,7 +2668,8 @@ class PromptTokensDetails(_Object):
             out["text_tokens"] = self.text_tokens
         if self.video_tokens is not UNSET:
             out["video_tokens"] = self.video_tokens
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2685,7 +2728,8 @@ class PerplexityCost(_Object):
             out["request_cost"] = self.request_cost
         if self.total_cost is not UNSET:
             out["total_cost"] = self.total_cost
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2725,7 +2769,8 @@ class OpenRouterCostDetails(_Object):
             out["upstream_inference_completions_cost"] = (
                 self.upstream_inference_completions_cost
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2761,7 +2806,8 @@ class OpenRouterServerToolUseDetails(_Object):
             out["tool_calls_requested"] = self.tool_calls_requested
         if self.tool_calls_executed is not UNSET:
             out["tool_calls_executed"] = self.tool_calls_executed
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -2991,7 +3037,8 @@ class CompletionUsage(_Object):
             out["num_sources_used"] = self.num_sources_used
         if self.cost_in_usd_ticks is not UNSET:
             out["cost_in_usd_ticks"] = self.cost_in_usd_ticks
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3145,7 +3192,8 @@ class ChatCompletionChoice(_Object):
             out["stop_reason"] = self.stop_reason
         if self.token_ids is not UNSET:
             out["token_ids"] = self.token_ids
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3189,7 +3237,8 @@ class ModerationResultBody(_Object):
         out["categories"] = self.categories
         out["category_scores"] = self.category_scores
         out["category_applied_input_types"] = self.category_applied_input_types
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3219,7 +3268,8 @@ class ModerationResults(_Object):
         out["type"] = self.type
         out["model"] = self.model
         out["results"] = [item.to_dict() for item in self.results]
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3249,7 +3299,8 @@ class ModerationError(_Object):
         out["type"] = self.type
         out["code"] = self.code
         out["message"] = self.message
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3291,7 +3342,8 @@ class Moderation(_Object):
         out: dict[str, Any] = {}
         out["input"] = _encoded(self.input)
         out["output"] = _encoded(self.output)
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3326,7 +3378,8 @@ class AzurePromptFilterResult(_Object):
                 if self.content_filter_results is None
                 else self.content_filter_results.to_dict()
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3390,7 +3443,8 @@ class AzureLatencyCheckpoint(_Object):
             out["service_ttlt_ms"] = self.service_ttlt_ms
         if self.user_visible_ttft_ms is not UNSET:
             out["user_visible_ttft_ms"] = self.user_visible_ttft_ms
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3419,7 +3473,8 @@ class AzureRouting(_Object):
         out: dict[str, Any] = {}
         if self.serving_pipereplica is not UNSET:
             out["serving_pipereplica"] = self.serving_pipereplica
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3449,7 +3504,8 @@ class GroqModelUsage(_Object):
         out: dict[str, Any] = {}
         out["model"] = self.model
         out["usage"] = self.usage.to_dict()
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3475,7 +3531,8 @@ class GroqUsageBreakdown(_Object):
         """The JSON object of this GroqUsageBreakdown: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["models"] = [item.to_dict() for item in self.models]
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3517,7 +3574,8 @@ class GroqDebug(_Object):
             out["output_token_ids"] = self.output_token_ids
         if self.output_tokens is not UNSET:
             out["output_tokens"] = self.output_tokens
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3573,7 +3631,8 @@ class GroqXGroq(_Object):
             out["error"] = self.error
         if self.debug is not UNSET:
             out["debug"] = None if self.debug is None else self.debug.to_dict()
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3682,7 +3741,8 @@ class LlamaCppTimings(_Object):
             out["draft_kind"] = self.draft_kind
         if self.draft_rounds is not UNSET:
             out["draft_rounds"] = self.draft_rounds
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3714,7 +3774,8 @@ class NovitaSlaMetrics(_Object):
             out["ttft_ms"] = self.ttft_ms
         if self.ts_us is not UNSET:
             out["ts_us"] = self.ts_us
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3760,7 +3821,8 @@ class NvExtWorkerId(_Object):
             out["decode_worker_id"] = self.decode_worker_id
         if self.decode_dp_rank is not UNSET:
             out["decode_dp_rank"] = self.decode_dp_rank
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3812,7 +3874,8 @@ class NvExtTiming(_Object):
             out["total_time_ms"] = self.total_time_ms
         if self.kv_hit_rate is not UNSET:
             out["kv_hit_rate"] = self.kv_hit_rate
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3889,7 +3952,8 @@ class NvExt(_Object):
             out["completion_token_ids"] = self.completion_token_ids
         if self.prompt_logprobs is not UNSET:
             out["prompt_logprobs"] = self.prompt_logprobs
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3940,7 +4004,8 @@ class OpenRouterError(_Object):
             out["param"] = self.param
         if self.metadata is not UNSET:
             out["metadata"] = self.metadata
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -3997,7 +4062,8 @@ class PerplexitySearchResult(_Object):
             out["last_updated"] = self.last_updated
         if self.source is not UNSET:
             out["source"] = self.source
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -4041,7 +4107,8 @@ class SglangCachedTokensDetails(_Object):
             out["storage"] = self.storage
         if self.storage_backend is not UNSET:
             out["storage_backend"] = self.storage_backend
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -4079,7 +4146,8 @@ class SglangSglExt(_Object):
                 if self.cached_tokens_details is None
                 else self.cached_tokens_details.to_dict()
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -4105,7 +4173,8 @@ class TogetherWarning(_Object):
         """The JSON object of this TogetherWarning: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["message"] = self.message
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -4173,7 +4242,8 @@ class VllmSpeculativeDecodingMetrics(_Object):
             out["per_step_accepted"] = self.per_step_accepted
         if self.per_step_drafted is not UNSET:
             out["per_step_drafted"] = self.per_step_drafted
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -4231,7 +4301,8 @@ class VllmRequestMetrics(_Object):
                 if self.speculative_decoding is None
                 else self.speculative_decoding.to_dict()
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -4288,7 +4359,8 @@ class ZaiWebSearchResult(_Object):
             out["refer"] = self.refer
         if self.publish_date is not UNSET:
             out["publish_date"] = self.publish_date
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -4612,7 +4684,8 @@ class ChatCompletion(_Object):
                 if self.web_search is None
                 else [item.to_dict() for item in self.web_search]
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -4653,7 +4726,8 @@ class ChoiceDeltaToolCallFunction(_Object):
             out["arguments"] = self.arguments
         if self.name is not UNSET:
             out["name"] = self.name
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -4681,7 +4755,8 @@ class ChoiceDeltaToolCallCustom(_Object):
             out["input"] = self.input
         if self.name is not UNSET:
             out["name"] = self.name
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -4730,7 +4805,8 @@ class ChoiceDeltaToolCall(_Object):
             out["type"] = self.type
         if self.custom is not UNSET:
             out["custom"] = None if self.custom is None else self.custom.to_dict()
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -4759,7 +4835,8 @@ class ChoiceDeltaFunctionCall(_Object):
             out["arguments"] = self.arguments
         if self.name is not UNSET:
             out["name"] = self.name
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -4799,7 +4876,8 @@ class ChoiceDeltaAudio(_Object):
             out["expires_at"] = self.expires_at
         if self.transcript is not UNSET:
             out["transcript"] = self.transcript
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -5029,7 +5107,8 @@ class ChoiceDelta(_Object):
             out["token_id"] = self.token_id
         if self.reasoning is not UNSET:
             out["reasoning"] = self.reasoning
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -5192,7 +5271,8 @@ class Choice(_Object):
             out["stop_reason"] = self.stop_reason
         if self.token_ids is not UNSET:
             out["token_ids"] = self.token_ids
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -5571,7 +5651,8 @@ class ChatCompletionChunk(_Object):
                 if self.web_search is None
                 else [item.to_dict() for item in self.web_search]
             )
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 0206c8b122257870 (spec, templates and generator).
+# Spec hash: 23b2a74fd331808f (spec, templates and generator).
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
@@ -219,10 +219,13 @@ def _error_payload(error: Any) -> ErrorReport:
     return ErrorReport(f"the payload reports an error instead of a chunk: {message!r}")
 
 
-def _reject_error_report(data: Any, has: str, lacks: str) -> None:
-    """Raise the report of a payload that has `has` and lacks `lacks` (an `error_when`)."""
-    if data.__class__ is dict and data.get(has) is not None and lacks not in data:
-        raise _error_payload(data[has]).under(_key(has))
+def _reject_error_report(data: Any, report: tuple[str, str] | None) -> None:
+    """Raise the report of a payload that has key `has` and lacks key `lacks`, the
+    (has, lacks) of `report` (a type's `error_when`; None: the type has none)."""
+    if report is not None and data.__class__ is dict:
+        has, lacks = report
+        if data.get(has) is not None and lacks not in data:
+            raise _error_payload(data[has]).under(_key(has))
 
 
 _T = TypeVar("_T")
@@ -6175,7 +6178,7 @@ class ChatCompletion(
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletion:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        _reject_error_report(data, "error", "choices")
+        _reject_error_report(data, _CHAT_COMPLETION_FIELDS.report)
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
@@ -7328,7 +7331,7 @@ class ChatCompletionChunk(
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChunk:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
-        _reject_error_report(data, "error", "choices")
+        _reject_error_report(data, _CHAT_COMPLETION_CHUNK_FIELDS.report)
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
             # half of a surrogate pair): a `_Read` object, which dumps writes key by key.

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 0206c8b122257870 (spec, templates and generator).
+# Spec hash: 23b2a74fd331808f (spec, templates and generator).
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
@@ -288,10 +288,13 @@ def _error_payload(error: Any) -> ErrorReport:
     return ErrorReport(f"the payload reports an error instead of a chunk: {message!r}")
 
 
-def _reject_error_report(data: Any, has: str, lacks: str) -> None:
-    """Raise the report of a payload that has `has` and lacks `lacks` (an `error_when`)."""
-    if data.__class__ is dict and data.get(has) is not None and lacks not in data:
-        raise _error_payload(data[has]).under(_key(has))
+def _reject_error_report(data: Any, report: tuple[str, str] | None) -> None:
+    """Raise the report of a payload that has key `has` and lacks key `lacks`, the
+    (has, lacks) of `report` (a type's `error_when`; None: the type has none)."""
+    if report is not None and data.__class__ is dict:
+        has, lacks = report
+        if data.get(has) is not None and lacks not in data:
+            raise _error_payload(data[has]).under(_key(has))
 
 
 _T = TypeVar("_T")
@@ -594,7 +597,9 @@ def _problem(data: Any, shape: _Shape) -> ChunkDecodeError:
 def _checked(data: Any, shape: _Shape) -> dict[str, Any]:
     """The object `data` checked by its type's table: known keys in spec order (a missing
     defaulted key as its default), then the other keys in arrival order (in a strict
-    shape, an other key is an error)."""
+    shape, an other key is an error); an error report raises `ErrorReport`."""
+    if shape.report is not None:
+        _reject_error_report(data, shape.report)
     try:
         known, other = _read(data, shape)
         if other and shape.strict:
@@ -3958,7 +3963,6 @@ ChatCompletion = TypedDict(
 
 def validate_chat_completion(data: Any) -> ChatCompletion:
     """Check a decoded JSON object as a ChatCompletion; raises `ChunkDecodeError`."""
-    _reject_error_report(data, "error", "choices")
     return cast(ChatCompletion, _checked(data, _CHAT_COMPLETION_FIELDS))
 
 
@@ -4682,7 +4686,6 @@ ChatCompletionChunk = TypedDict(
 
 def validate_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
     """Check a decoded JSON object as a ChatCompletionChunk; raises `ChunkDecodeError`."""
-    _reject_error_report(data, "error", "choices")
     return cast(ChatCompletionChunk, _checked(data, _CHAT_COMPLETION_CHUNK_FIELDS))
 
 

@@ -6,8 +6,7 @@ class's table."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, ClassVar, Self, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from generator.runtime.errors import ChunkDecodeError, _reject_error_report
 from generator.runtime.extra import _NO_EXTRA, _Extra
@@ -25,19 +24,22 @@ class _Object:
     _fields: ClassVar[_Shape]
     """The class's fields by wire key, in spec order: how each is read."""
 
+    if TYPE_CHECKING:  # each subclass is a dataclass, with its own __init__
+
+        def __init__(self, **fields: Any) -> None: ...
+
     @classmethod
     def from_dict(cls, data: Any) -> Self:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         shape = cls._fields
         if shape.report is not None:
-            _reject_error_report(data, *shape.report)
-        make = cast(Callable[..., Self], cls)  # the dataclass's own __init__
+            _reject_error_report(data, shape.report)
         try:
             known, other = _read(data, shape)
             if not shape.strict:
-                return make(**known, extra=_Extra(other) if other else _NO_EXTRA)
+                return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
             if not other:
-                return make(**known)
+                return cls(**known)
         except (_Retry, ChunkDecodeError):
             pass
         raise _problem(data, shape)

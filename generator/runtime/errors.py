@@ -57,7 +57,10 @@ def _error_payload(error: Any) -> ErrorReport:
     return ErrorReport(f"the payload reports an error instead of a chunk: {message!r}")
 
 
-def _reject_error_report(data: Any, has: str, lacks: str) -> None:
-    """Raise the report of a payload that has `has` and lacks `lacks` (an `error_when`)."""
-    if data.__class__ is dict and data.get(has) is not None and lacks not in data:
-        raise _error_payload(data[has]).under(_key(has))
+def _reject_error_report(data: Any, report: tuple[str, str] | None) -> None:
+    """Raise the report of a payload that has key `has` and lacks key `lacks`, the
+    (has, lacks) of `report` (a type's `error_when`; None: the type has none)."""
+    if report is not None and data.__class__ is dict:
+        has, lacks = report
+        if data.get(has) is not None and lacks not in data:
+            raise _error_payload(data[has]).under(_key(has))

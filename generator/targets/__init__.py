@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import cache
 
 from generator.inline import runtime_names
-from generator.targets.base import Shared, Target
+from generator.targets.base import Target
 from generator.targets.dataclass_target import Dataclasses
 from generator.targets.msgspec_target import Msgspec
 from generator.targets.pydantic_target import Pydantic
@@ -32,4 +32,4 @@ def module_names() -> frozenset[str]:
     return runtime_names() | TEMPLATE_NAMES | imported
 
 
-__all__ = ["TARGETS", "Shared", "Target", "module_names"]
+__all__ = ["TARGETS", "Target", "module_names"]

@@ -34,8 +34,6 @@ class Target:
     """One target. Subclasses set the class attributes and override what differs."""
 
     name: ClassVar[str]
-    needs: ClassVar[str]
-    """What a module of this target needs, for docs and the vendoring check."""
     runtime: ClassVar[tuple[str, ...]]
     """The runtime files (generator/runtime/) copied before the models, in order."""
     reserved: ClassVar[frozenset[str]]

@@ -14,7 +14,6 @@ from generator.targets.tables import Tables
 
 class Dataclasses(Target):
     name = "dataclasses"
-    needs = "Python >= 3.11 only"
     runtime = (
         "errors",
         "unset",

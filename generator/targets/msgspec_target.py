@@ -24,7 +24,6 @@ from generator.targets.tables import Tables
 
 class Msgspec(Target):
     name = "msgspec"
-    needs = "msgspec"
     runtime = ("errors", "values", "objects", "structs", "sharing", "json_text")
     reserved = DATACLASS_RESERVED
     # Only per-stream values: a struct is read in C, where a Python `__post_init__` on

@@ -16,7 +16,6 @@ _JSON_KINDS |= {"object": "object"}
 
 class Pydantic(Target):
     name = "pydantic"
-    needs = "pydantic v2"
     runtime = ("errors", "models", "json_text")
     reserved = PYDANTIC_RESERVED
     exact_text = False

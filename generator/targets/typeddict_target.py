@@ -16,7 +16,6 @@ from generator.targets.tables import Tables
 
 class TypedDicts(Target):
     name = "typeddicts"
-    needs = "typing_extensions"
     runtime = ("errors", "unset", "values", "objects", "typed_dicts", "json_text")
     reserved = frozenset()
     imports: ClassVar[dict[str, tuple[str, str]]] = {

@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import (
+    TYPE_CHECKING,
     Any,
     ClassVar,
     Final,
@@ -221,7 +222,8 @@ class Chunk(_Object):
             out["2fa"] = self.field_2fa_
         if self.verbose_ is not UNSET:
             out["__verbose"] = self.verbose_
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 

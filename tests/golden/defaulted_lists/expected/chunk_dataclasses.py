@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import (
+    TYPE_CHECKING,
     Any,
     ClassVar,
     Final,
@@ -196,7 +197,8 @@ class Chunk(_Object):
         out["tags"] = self.tags
         if self.labels is not UNSET:
             out["labels"] = self.labels
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 

@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import (
+    TYPE_CHECKING,
     Any,
     ClassVar,
     Final,
@@ -213,7 +214,8 @@ class Progress(_Object):
         out: dict[str, Any] = {}
         out["type"] = self.type
         out["percent"] = self.percent
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -239,7 +241,8 @@ class Failure(_Object):
         out: dict[str, Any] = {}
         out["type"] = self.type
         out["message"] = self.message
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -266,7 +269,8 @@ class Chunk(_Object):
         """The JSON object of this Chunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["event"] = _encoded(self.event)
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 

@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import (
+    TYPE_CHECKING,
     Any,
     ClassVar,
     Final,
@@ -199,7 +200,8 @@ class Item(_Object):
         out: dict[str, Any] = {}
         out["index"] = self.index
         out["value"] = self.value
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -226,7 +228,8 @@ class Message(_Object):
         out["role"] = self.role
         if self.content is not UNSET:
             out["content"] = self.content
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -273,7 +276,8 @@ class Completion(_Object):
         if self.items is not UNSET:
             out["items"] = [item.to_dict() for item in self.items]
         out["message"] = self.message.to_dict()
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -300,7 +304,8 @@ class ItemDelta(_Object):
         out["index"] = self.index
         if self.value is not UNSET:
             out["value"] = self.value
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -328,7 +333,8 @@ class Delta(_Object):
             out["role"] = self.role
         if self.content is not UNSET:
             out["content"] = self.content
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
@@ -380,7 +386,8 @@ class Chunk(_Object):
             out["items"] = [item.to_dict() for item in self.items]
         if self.delta is not UNSET:
             out["delta"] = self.delta.to_dict()
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 

@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import (
+    TYPE_CHECKING,
     Any,
     ClassVar,
     Final,
@@ -203,7 +204,8 @@ class Chunk(_Object):
         out["color"] = self.color
         if self.shape is not UNSET:
             out["shape"] = self.shape
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 

@@ -52,6 +52,12 @@ __all__ = [
 # (runtime section: errors._key)
 
 
+# (runtime section: errors._error_payload)
+
+
+# (runtime section: errors._reject_error_report)
+
+
 # (runtime section: values._unexpected)
 
 

@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import (
+    TYPE_CHECKING,
     Any,
     ClassVar,
     Final,
@@ -210,7 +211,8 @@ class Chunk(_Object):
         out["count"] = self.count
         if self.note is not UNSET:
             out["note"] = self.note
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 

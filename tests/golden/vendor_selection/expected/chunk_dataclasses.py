@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import (
+    TYPE_CHECKING,
     Any,
     ClassVar,
     Final,
@@ -207,7 +208,8 @@ class Chunk(_Object):
             out["detail"] = self.detail
         if self.alpha_score is not UNSET:
             out["alpha_score"] = self.alpha_score
-        out.update(self.extra)
+        if self.extra:
+            out.update(self.extra)
         return out
 
 
