@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 23b2a74fd331808f (spec, templates and generator).
+# Spec hash: 52819ecf1449fae0 (spec, templates and generator).
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
@@ -571,30 +571,6 @@ class _Struct(Protocol):
     def to_dict(self) -> dict[str, Any]: ...
 
 
-def _decoded(
-    decoder: msgspec.json.Decoder[_S],
-    from_dict: Callable[[Any], _S],
-    data: str | bytes,
-    report: tuple[str, str] | None = None,
-) -> _S:
-    """The payload read by msgspec in one pass, or key by key when msgspec refuses it,
-    or when it may be an error report (`report`: the fields that say so)."""
-    try:
-        value = decoder.decode(data)
-    except _MSGSPEC_REFUSES:
-        return from_dict(_json(data))
-    if report is not None:
-        has, lacks = report
-        error = getattr(value, has)
-        if (
-            error is not None
-            and error is not msgspec.UNSET
-            and not getattr(value, lacks)
-        ):
-            return from_dict(_json(data))  # perhaps an error report: look closer
-    return value
-
-
 def _read_struct(
     cls: Callable[..., _S],
     data: Any,
@@ -637,17 +613,6 @@ def _copy_read(self: _Read) -> _Read:
     if extra is not None:
         _EXTRA[id(copied)] = extra
     return copied
-
-
-def _struct_text(value: _Struct, read_key_by_key: frozenset[type]) -> str:
-    """A struct as compact JSON text: by msgspec, unless it was read key by key (it may
-    hold what msgspec cannot write: NaN, half of a surrogate pair)."""
-    if type(value) not in read_key_by_key:
-        try:
-            return _ENCODER.encode(value).decode()
-        except RecursionError:
-            pass  # a value nested deeper than msgspec goes from here: json may go further
-    return _wire_text(value.to_dict())
 
 
 _fast_loads: Callable[[str | bytes], Any] | None
@@ -7568,21 +7533,36 @@ _COMPLETION_DECODER: Final = msgspec.json.Decoder(ChatCompletion)
 
 def loads(data: str | bytes) -> ChatCompletionChunk:
     """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
-    return _decoded(
-        _CHUNK_DECODER, ChatCompletionChunk.from_dict, data, report=("error", "choices")
-    )
+    try:
+        value = _CHUNK_DECODER.decode(data)
+    except _MSGSPEC_REFUSES:
+        return ChatCompletionChunk.from_dict(_json(data))
+    if value.error is not None and value.error is not UNSET and not value.choices:
+        # Perhaps an error report: the key-by-key reading looks closer.
+        return ChatCompletionChunk.from_dict(_json(data))
+    return value
 
 
 def loads_completion(data: str | bytes) -> ChatCompletion:
     """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad input."""
-    return _decoded(
-        _COMPLETION_DECODER, ChatCompletion.from_dict, data, report=("error", "choices")
-    )
+    try:
+        value = _COMPLETION_DECODER.decode(data)
+    except _MSGSPEC_REFUSES:
+        return ChatCompletion.from_dict(_json(data))
+    if value.error is not None and value.error is not UNSET and not value.choices:
+        # Perhaps an error report: the key-by-key reading looks closer.
+        return ChatCompletion.from_dict(_json(data))
+    return value
 
 
 def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:
     """Encode a chunk or a completion as compact JSON text (UTF-8 characters are written as they are)."""
-    return _struct_text(value, _READ_KEY_BY_KEY)
+    if type(value) not in _READ_KEY_BY_KEY:
+        try:
+            return _ENCODER.encode(value).decode()
+        except RecursionError:
+            pass  # a value nested deeper than msgspec goes from here: json may go further
+    return _wire_text(value.to_dict())
 
 
 def iter_chunks(source: Iterable[bytes | str]) -> ChunkStream[ChatCompletionChunk]:

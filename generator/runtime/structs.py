@@ -13,7 +13,6 @@ from typing import Any, Final, Protocol, TypeVar
 import msgspec
 
 from generator.runtime.errors import ChunkDecodeError
-from generator.runtime.json_text import _json, _wire_text
 from generator.runtime.objects import _problem, _read, _Retry, _Shape
 
 _S = TypeVar("_S")
@@ -38,30 +37,6 @@ class _Struct(Protocol):
     def from_dict(cls, data: Any) -> Any: ...
 
     def to_dict(self) -> dict[str, Any]: ...
-
-
-def _decoded(
-    decoder: msgspec.json.Decoder[_S],
-    from_dict: Callable[[Any], _S],
-    data: str | bytes,
-    report: tuple[str, str] | None = None,
-) -> _S:
-    """The payload read by msgspec in one pass, or key by key when msgspec refuses it,
-    or when it may be an error report (`report`: the fields that say so)."""
-    try:
-        value = decoder.decode(data)
-    except _MSGSPEC_REFUSES:
-        return from_dict(_json(data))
-    if report is not None:
-        has, lacks = report
-        error = getattr(value, has)
-        if (
-            error is not None
-            and error is not msgspec.UNSET
-            and not getattr(value, lacks)
-        ):
-            return from_dict(_json(data))  # perhaps an error report: look closer
-    return value
 
 
 def _read_struct(
@@ -106,14 +81,3 @@ def _copy_read(self: _Read) -> _Read:
     if extra is not None:
         _EXTRA[id(copied)] = extra
     return copied
-
-
-def _struct_text(value: _Struct, read_key_by_key: frozenset[type]) -> str:
-    """A struct as compact JSON text: by msgspec, unless it was read key by key (it may
-    hold what msgspec cannot write: NaN, half of a surrogate pair)."""
-    if type(value) not in read_key_by_key:
-        try:
-            return _ENCODER.encode(value).decode()
-        except RecursionError:
-            pass  # a value nested deeper than msgspec goes from here: json may go further
-    return _wire_text(value.to_dict())

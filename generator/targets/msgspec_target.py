@@ -94,24 +94,19 @@ class Msgspec(Target):
     def encode(self, field: Field) -> str:
         return self.tables.encoder(field, f"self.{self.python_name(field)}")
 
-    def report(self, model: Model) -> str:
-        """The Python names of a model's `error_when` keys, for `_decoded`, when both are
-        fields (otherwise msgspec refuses a report as an unknown key)."""
+    def error_check(self, model: Model, var: str) -> str:
+        """A check that a struct msgspec read may be an error report after all (when
+        both keys of the model's `error_when` are fields; otherwise msgspec refuses a
+        report as an unknown key)."""
         rule = model.error_when
         fields = {f.wire: f for f in model.fields}
         if rule is None or rule.has not in fields or rule.lacks not in fields:
             return ""
-        names = (self.python_name(fields[rule.has]), self.python_name(fields[rule.lacks]))
-        return f", report={names!r}"
-
-    def from_text(self, model: str, text: str) -> str:
-        decoder = "_CHUNK_DECODER" if model == self.spec.root else "_COMPLETION_DECODER"
-        return (
-            f"_decoded({decoder}, {model}.from_dict, {text}{self.report(self.spec.model(model))})"
+        has = f"{var}.{self.python_name(fields[rule.has])}"
+        present = f"{has} is not None" + (
+            "" if fields[rule.has].required else f" and {has} is not UNSET"
         )
-
-    def to_text(self, value: str) -> str:
-        return f"_struct_text({value}, _READ_KEY_BY_KEY)"
+        return f"{present} and not {var}.{self.python_name(fields[rule.lacks])}"
 
     def extra_exports(self) -> list[str]:
         return ["UNSET"]

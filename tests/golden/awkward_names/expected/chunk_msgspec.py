@@ -129,9 +129,6 @@ __all__ = [
 # (runtime section: structs._Struct)
 
 
-# (runtime section: structs._decoded)
-
-
 # (runtime section: structs._read_struct)
 
 
@@ -142,9 +139,6 @@ __all__ = [
 
 
 # (runtime section: structs._copy_read)
-
-
-# (runtime section: structs._struct_text)
 
 
 _fast_loads: Callable[[str | bytes], Any] | None
@@ -261,12 +255,21 @@ _CHUNK_DECODER: Final = msgspec.json.Decoder(Chunk)
 
 def loads(data: str | bytes) -> Chunk:
     """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
-    return _decoded(_CHUNK_DECODER, Chunk.from_dict, data)
+    try:
+        value = _CHUNK_DECODER.decode(data)
+    except _MSGSPEC_REFUSES:
+        return Chunk.from_dict(_json(data))
+    return value
 
 
 def dumps(value: Chunk) -> str:
     """Encode a chunk as compact JSON text (UTF-8 characters are written as they are)."""
-    return _struct_text(value, _READ_KEY_BY_KEY)
+    if type(value) not in _READ_KEY_BY_KEY:
+        try:
+            return _ENCODER.encode(value).decode()
+        except RecursionError:
+            pass  # a value nested deeper than msgspec goes from here: json may go further
+    return _wire_text(value.to_dict())
 
 
 def iter_chunks(source: Iterable[bytes | str]) -> ChunkStream[Chunk]:
