@@ -196,7 +196,13 @@ def inline(text: str, extra_imports: dict[str, tuple[str, str]] | None = None) -
     files = [runtime_file(n) for found in _PLACEHOLDER.findall(text) for n in found.split()]
     own = ast.parse(text)
     defined = set().union(*(_defined(node) for node in own.body))
-    wanted = (set(_used(own)) | _exported(own)) - defined
+    # The module's own code is laid out by templates, whose local names (`out`, `value`)
+    # are none of the runtime's or an import's: every name it loads counts as used.
+    # The runtime's own definitions are read scope by scope (`Definition.uses`).
+    loaded = {
+        n.id for n in ast.walk(own) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+    wanted = (loaded | _exported(own)) - defined
     available: dict[str, list[Definition]] = {}
     for definition in (d for f in files for d in f.definitions):
         for name in definition.defines:
