@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: d18e7cceb5e5bd98 (spec, templates and generator).
+# Spec hash: 10faf80b029d6694 (spec, templates and generator).
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
@@ -41,10 +41,19 @@ are kept. An absent key stays absent and JSON null stays None. Bad input raises
 
 from __future__ import annotations
 
-import codecs
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from dataclasses import dataclass
 from typing import (
     Any,
@@ -62,6 +71,10 @@ from typing import (
 from typing_extensions import TypedDict
 
 __all__ = [
+    "MAX_EVENT_SIZE",
+    "SSE_DONE",
+    "SSE_KEEP_ALIVE",
+    "AsyncChunkStream",
     "AzureBlocklistDetails",
     "AzureBlocklistResult",
     "AzureContentFilterOffsets",
@@ -99,6 +112,7 @@ __all__ = [
     "CompletionTokensDetails",
     "CompletionUsage",
     "ErrorReport",
+    "EventTooLargeError",
     "FinishReason",
     "GroqBrowserResult",
     "GroqChart",
@@ -147,11 +161,13 @@ __all__ = [
     "PerplexityCost",
     "PerplexitySearchResult",
     "PromptTokensDetails",
+    "RawEvent",
     "Role",
     "ServerSentEvent",
     "ServiceTier",
     "SglangCachedTokensDetails",
     "SglangSglExt",
+    "SkippedEvent",
     "StreamError",
     "TogetherWarning",
     "ToolType",
@@ -159,10 +175,15 @@ __all__ = [
     "VllmRequestMetrics",
     "VllmSpeculativeDecodingMetrics",
     "ZaiWebSearchResult",
+    "aiter_chunks",
+    "aiter_sse",
     "dumps",
     "iter_chunks",
+    "iter_sse",
     "loads",
     "loads_completion",
+    "sse_chunk",
+    "sse_error",
     "validate_azure_blocklist_details",
     "validate_azure_blocklist_result",
     "validate_azure_content_filter_offsets",
@@ -4746,18 +4767,20 @@ def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:
     return _wire_text(value)
 
 
-def iter_chunks(source: Iterable[bytes | str]) -> ChunkStream[ChatCompletionChunk]:
-    """Decode the chunks of a server-sent-event stream.
-
-    `source` yields bytes or text in pieces of any size, split anywhere (inside a line
-    or a UTF-8 sequence too): what `httpx.Response.iter_bytes()` or `iter_lines()` or
-    an open file gives. Lines may end in LF, CRLF or CR. Raises `StreamError` when the
-    server reports an error and `ChunkDecodeError` for a chunk that does not decode.
-    """
-    return ChunkStream(source, loads)
-
-
 _Chunk = TypeVar("_Chunk")
+
+
+MAX_EVENT_SIZE: Final = 64 * 1024 * 1024
+"""The default limit of one event's size in bytes: a stream that passes it raises
+`EventTooLargeError` instead of holding more."""
+
+
+SSE_DONE: Final = b"data: [DONE]\n\n"
+"""The event that ends a stream of chunks."""
+
+
+SSE_KEEP_ALIVE: Final = b": keep-alive\n\n"
+"""A comment, which readers skip: it keeps an idle connection open."""
 
 
 @dataclass(frozen=True)
@@ -4772,6 +4795,25 @@ class ServerSentEvent:
     """The last event id the stream set, if any."""
     retry: int | None = None
     """The reconnection time the stream asked for, in milliseconds, if any."""
+
+
+class SkippedEvent(NamedTuple):
+    """An event whose chunk did not decode, skipped by a stream read with
+    `on_error="skip"`."""
+
+    event: ServerSentEvent
+    error: ChunkDecodeError
+
+
+class RawEvent(NamedTuple, Generic[_Chunk]):
+    """The bytes of one event as they arrived (from the end of the event before it, so
+    comments and keep-alives are in them too), with what they hold."""
+
+    raw: bytes
+    chunk: _Chunk | None
+    """The chunk the event carries, or None (a comment, `[DONE]`, another event)."""
+    event: ServerSentEvent | None
+    """The event when it is not a chunk; None for a chunk and for comments."""
 
 
 class StreamError(Exception):
@@ -4796,54 +4838,405 @@ class StreamError(Exception):
         )
 
 
-class ChunkStream(Generic[_Chunk]):
+class EventTooLargeError(ValueError):
+    """One event of the stream grew past the size limit before it ended."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        """The limit passed, in bytes (`max_event_size`)."""
+        super().__init__(
+            f"an event grew past max_event_size={limit:,} bytes before it ended; "
+            "reading stopped there (pass a larger max_event_size if the upstream "
+            "really sends events this large)"
+        )
+
+
+class _Stream(Generic[_Chunk]):
+    """What the sync and the async stream share: the reader, and what it has seen."""
+
+    def __init__(
+        self,
+        loads: Callable[[bytes], _Chunk],
+        on_error: Literal["raise", "skip"],
+        max_event_size: int,
+    ) -> None:
+        if on_error not in ("raise", "skip"):
+            raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
+        self._reader = _EventReader(loads, on_error == "skip", max_event_size)
+        self._raw: bool | None = None  # how the stream is read, once it is
+        self.other_events = self._reader.other_events
+        """Events that are not chunks, in order: named events other than `error`, and
+        data that is not a JSON object (such as a proxy's keep-alive text)."""
+        self.skipped = self._reader.skipped
+        """With `on_error="skip"`, each event whose chunk did not decode, in order."""
+
+    @property
+    def done(self) -> bool:
+        """Whether the stream ended with `data: [DONE]`; a stream cut off before it
+        ends with `done` False, and is not complete."""
+        return self._reader.done
+
+    def _read_as(self, raw: bool) -> None:
+        if self._raw is None:
+            self._raw = raw
+            if raw:
+                self._reader.keep_raw()
+        elif self._raw != raw:
+            raise RuntimeError(
+                "a stream is read one way: its chunks or its raw_events(), not both"
+            )
+
+
+class ChunkStream(_Stream[_Chunk]):
     """The chunks of a server-sent-event stream, decoded as they arrive.
 
-    Iterate it once. Afterwards `done` tells whether the stream ended with
-    `data: [DONE]`; a stream cut off before it ends with `done` False, and is not
-    complete. Events that are not chunks (named events other than `error`, and data
-    that is not a JSON object, such as a proxy's keep-alive text) are kept in
-    `other_events`, in order.
+    Iterate it once, or its `raw_events()`. `close()` (or leaving a `with` block)
+    stops reading and closes the source when it has `close`.
     """
 
     def __init__(
-        self, source: Iterable[bytes | str], loads: Callable[[str], _Chunk]
+        self,
+        source: Iterable[bytes | str],
+        loads: Callable[[bytes], _Chunk],
+        on_error: Literal["raise", "skip"] = "raise",
+        max_event_size: int = MAX_EVENT_SIZE,
+    ) -> None:
+        super().__init__(loads, on_error, max_event_size)
+        self._source = source
+        self._items = self._read()
+
+    def __iter__(self) -> Iterator[_Chunk]:
+        self._read_as(False)
+        return cast(Iterator[_Chunk], self._items)
+
+    def __next__(self) -> _Chunk:
+        return next(self.__iter__())
+
+    def raw_events(self) -> Iterator[RawEvent[_Chunk]]:
+        """Every event with the bytes it arrived as: forward `raw`, read `chunk`."""
+        self._read_as(True)
+        return cast(Iterator[RawEvent[_Chunk]], self._items)
+
+    def close(self) -> None:
+        self._items.close()
+        close = getattr(self._source, "close", None)
+        if callable(close):
+            close()
+
+    def __enter__(self) -> ChunkStream[_Chunk]:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _read(self) -> Generator[Any, None, None]:
+        reader = self._reader
+        for piece in self._source:
+            try:
+                items = reader.feed(piece)
+            except Exception:
+                yield from reader.unsent  # what came before the error, first
+                raise
+            yield from items
+            if reader.done:
+                return
+        try:
+            items = reader.close()
+        except Exception:
+            yield from reader.unsent
+            raise
+        yield from items
+
+
+class AsyncChunkStream(_Stream[_Chunk]):
+    """The chunks of a server-sent-event stream read from an async source, decoded as
+    they arrive: `async for chunk in stream`. It needs no particular event loop.
+
+    Iterate it once, or its `raw_events()`. `aclose()` (or leaving an `async with`
+    block) stops reading and closes the source when it has `aclose` or `close`.
+    """
+
+    def __init__(
+        self,
+        source: AsyncIterable[bytes | str],
+        loads: Callable[[bytes], _Chunk],
+        on_error: Literal["raise", "skip"] = "raise",
+        max_event_size: int = MAX_EVENT_SIZE,
+    ) -> None:
+        super().__init__(loads, on_error, max_event_size)
+        self._source = source
+        self._items = self._read()
+
+    def __aiter__(self) -> AsyncIterator[_Chunk]:
+        self._read_as(False)
+        return cast(AsyncIterator[_Chunk], self._items)
+
+    async def __anext__(self) -> _Chunk:
+        return await self.__aiter__().__anext__()
+
+    def raw_events(self) -> AsyncIterator[RawEvent[_Chunk]]:
+        """Every event with the bytes it arrived as: forward `raw`, read `chunk`."""
+        self._read_as(True)
+        return cast(AsyncIterator[RawEvent[_Chunk]], self._items)
+
+    async def aclose(self) -> None:
+        await self._items.aclose()
+        close = getattr(self._source, "aclose", None) or getattr(
+            self._source, "close", None
+        )
+        if callable(close):
+            closed = close()
+            if isinstance(closed, Awaitable):  # aclose is; some close methods are too
+                await closed
+
+    async def __aenter__(self) -> AsyncChunkStream[_Chunk]:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def _read(self) -> AsyncGenerator[Any, None]:
+        reader = self._reader
+        async for piece in self._source:
+            try:
+                items = reader.feed(piece)
+            except Exception:
+                for item in reader.unsent:  # what came before the error, first
+                    yield item
+                raise
+            for item in items:
+                yield item
+            if reader.done:
+                return
+        try:
+            items = reader.close()
+        except Exception:
+            for item in reader.unsent:
+                yield item
+            raise
+        for item in items:
+            yield item
+
+
+class _EventReader(Generic[_Chunk]):
+    """The event-stream format of the HTML standard, read from bytes in pieces of any
+    size, each event decoded as it ends.
+
+    Each piece is scanned once, from where the last line ended, and a line that is not
+    finished is kept as the pieces it came in, joined once when it ends: the cost stays
+    in proportion to the input however finely it is split. Lines are split as bytes
+    (CR and LF never occur inside a UTF-8 sequence), so a chunk's JSON goes to `loads`
+    as it arrived, never decoded and encoded again.
+    """
+
+    def __init__(
+        self, loads: Callable[[bytes], _Chunk], skip: bool, limit: int
     ) -> None:
         self.done = False
         self.other_events: list[ServerSentEvent] = []
-        self._source = source
+        self.skipped: list[SkippedEvent] = []
+        self.unsent: list[Any] = []  # what the last feed read, for when it raised
         self._loads = loads
+        self._skip = skip
+        self._limit = limit
+        self._raw: list[bytes] | None = None  # the unfinished event's bytes, if kept
+        self._piece = b""
+        self._mark = 0  # where the unfinished event starts in the piece
+        self._carried = 0  # the unfinished event's bytes in earlier pieces
+        self._tail: list[bytes] = []  # the unfinished line, as its pieces came
+        self._data: list[bytes] = []
+        self._name = b""
+        self._id: str | None = None
+        self._retry: int | None = None
+        self._first = True  # before the first line, which may start with a BOM
+        self._after_cr = False  # a CR ended the last piece: an LF next is part of it
 
-    def __iter__(self) -> Iterator[_Chunk]:
-        parser = _EventParser()
-        for piece in self._source:
-            for event in parser.feed(piece):
-                chunk = self._chunk(event)
-                if self.done:
-                    return
-                if chunk is not None:
-                    yield chunk
-        for event in parser.close():
-            chunk = self._chunk(event)
-            if self.done:
-                return
-            if chunk is not None:
-                yield chunk
+    def keep_raw(self) -> None:
+        """Yield each event as a `RawEvent` with the bytes it arrived as."""
+        self._raw = []
 
-    def _chunk(self, event: ServerSentEvent) -> _Chunk | None:
-        if event.event == "error":
-            raise StreamError(_error_of(event.data), event)
-        data = event.data.strip()
-        if event.event != "message" or not data.startswith("{"):
-            if data == "[DONE]" and event.event == "message":
-                self.done = True
-            elif data:
-                self.other_events.append(event)
-            return None
+    def feed(self, data: bytes | str) -> list[Any]:
+        """The chunks (or raw events) of the events `data` ends."""
+        piece = data if isinstance(data, bytes) else _as_bytes(data)
+        self._piece = piece
+        self._mark = 0
+        out: list[Any] = []
+        self.unsent = out
+        at = 0
+        if self._after_cr:
+            self._after_cr = False
+            at = 1 if piece.startswith(b"\n") else 0
+        if self._tail:
+            next_line = self._end_tail(piece, at)
+            if next_line == _UNFINISHED:
+                return self._keep(piece, at)
+            if next_line == _DONE:
+                return out
+            at = next_line
+        if self._first or b"\r" in piece:
+            at = self._lines(piece, at)
+            if at == _DONE:
+                return out
+        else:  # the usual piece: LF line ends, read here without a call per line
+            find = piece.find
+            values = self._data
+            while (end := find(b"\n", at)) >= 0:
+                if end == at:
+                    if self._dispatch(end + 1):
+                        return out
+                elif piece.startswith(b"data: ", at):
+                    values.append(piece[at + 6 : end])
+                else:
+                    self._line(piece[at:end], end + 1)
+                at = end + 1
+        return self._keep(piece, at)
+
+    def close(self) -> list[Any]:
+        """The events left when the source ends (the last line may lack its end)."""
+        self._piece = b""
+        self._mark = 0
+        out: list[Any] = []
+        self.unsent = out
+        if self._tail:
+            line = b"".join(self._tail)
+            self._tail.clear()
+            self._line(line, 0)
+        if not self.done:
+            self._dispatch(0)  # the end of the stream ends its last event
+        return out
+
+    def _end_tail(self, piece: bytes, at: int) -> int:
+        """Finish the unfinished line with the start of `piece`: where the next line
+        starts, `_UNFINISHED` when `piece` does not finish it, `_DONE` when the stream
+        is done."""
+        found = _LINE_END.search(piece, at)
+        if found is None:
+            return _UNFINISHED
+        self._tail.append(piece[at : found.start()])
+        line = b"".join(self._tail)
+        self._tail.clear()
+        next_line = found.end()
+        if found.group() == b"\r" and next_line == len(piece):
+            self._after_cr = True
+        return _DONE if self._line(line, next_line) else next_line
+
+    def _lines(self, piece: bytes, at: int) -> int:
+        """Read the lines of `piece` whatever ends them: where the unfinished line
+        starts, or `_DONE`."""
+        for found in _LINE_END.finditer(piece, at):
+            next_line = found.end()
+            if found.group() == b"\r" and next_line == len(piece):
+                self._after_cr = True
+            if self._line(piece[at : found.start()], next_line):
+                return _DONE
+            at = next_line
+        return at
+
+    def _keep(self, piece: bytes, at: int) -> list[Any]:
+        """Keep the unfinished line (from `at`) and event, within the size limit."""
+        if at < len(piece):
+            self._tail.append(piece[at:])
+        rest = len(piece) - self._mark
+        if rest:
+            self._carried += rest
+            if self._carried > self._limit:
+                raise EventTooLargeError(self._limit)
+            if self._raw is not None:
+                self._raw.append(piece[self._mark :])
+        return self.unsent
+
+    def _line(self, line: bytes, next_line: int) -> bool:
+        """Read one line; True when it ends the stream."""
+        if self._first:
+            self._first = False
+            line = line.removeprefix(b"\xef\xbb\xbf")
+        if not line:
+            return self._dispatch(next_line)
+        if line.startswith(b":"):
+            return False  # a comment, such as a keep-alive
+        name, _, value = line.partition(b":")
+        value = value.removeprefix(b" ")
+        if name == b"data":
+            self._data.append(value)
+        elif name == b"event":
+            self._name = value
+        elif name == b"id" and b"\0" not in value:
+            self._id = value.decode("utf-8", "replace")
+        elif name == b"retry" and value.isdigit():
+            self._retry = int(value)
+        return False
+
+    def _dispatch(self, end: int) -> bool:
+        """End the event whose last line ends at `end` in the piece; True when it
+        ends the stream."""
+        if self._carried + end - self._mark > self._limit:
+            raise EventTooLargeError(self._limit)
+        raw = b""
+        if self._raw is not None:
+            self._raw.append(self._piece[self._mark : end])
+            raw = b"".join(self._raw)
+            self._raw.clear()
+        self._mark = end
+        self._carried = 0
+        data = self._data
+        if not data:
+            self._name = b""
+            if raw:
+                self.unsent.append(RawEvent(raw, None, None))
+            return False
+        payload = data[0] if len(data) == 1 else b"\n".join(data)
+        data.clear()
+        name = self._name
+        self._name = b""
+        chunk: _Chunk | None = None
+        event: ServerSentEvent | None = None
         try:
-            return self._loads(event.data)
-        except ErrorReport:
-            raise StreamError(_error_of(event.data), event) from None
+            if name and name != b"message":
+                event = self._event(name, payload)
+                if event.event == "error":
+                    raise StreamError(_error_of(event.data), event)
+                self.other_events.append(event)
+            elif payload.startswith(b"{") or payload.lstrip().startswith(b"{"):
+                try:
+                    chunk = self._loads(payload)
+                except ChunkDecodeError as error:
+                    event = self._event(b"message", payload)
+                    if isinstance(error, ErrorReport):
+                        raise StreamError(_error_of(event.data), event) from None
+                    if not self._skip:
+                        raise
+                    self.skipped.append(SkippedEvent(event, error))
+            elif payload.strip() == b"[DONE]":
+                self.done = True
+                event = self._event(b"message", b"[DONE]")
+            elif payload.strip():
+                event = self._event(b"message", payload)
+                self.other_events.append(event)
+        except Exception:
+            if self._raw is not None:  # the bytes of the failing event are sent too
+                self.unsent.append(RawEvent(raw, None, event))
+            raise
+        if self._raw is not None:
+            self.unsent.append(RawEvent(raw, chunk, event))
+        elif chunk is not None:
+            self.unsent.append(chunk)
+        return self.done
+
+    def _event(self, name: bytes, payload: bytes) -> ServerSentEvent:
+        return ServerSentEvent(
+            name.decode("utf-8", "replace"),
+            payload.decode("utf-8", "replace"),
+            self._id,
+            self._retry,
+        )
+
+
+def _as_bytes(data: bytes | str) -> bytes:
+    """The UTF-8 bytes of text (a lone surrogate in it, which `loads` reports, kept),
+    or bytes of a bytes-like piece."""
+    if isinstance(data, str):
+        return data.encode("utf-8", "surrogatepass")
+    return bytes(data)
 
 
 def _error_of(data: str) -> Any:
@@ -4857,75 +5250,106 @@ def _error_of(data: str) -> Any:
     return payload
 
 
-class _EventParser:
-    """The event-stream format of the HTML standard, fed in pieces of any size."""
-
-    def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")()
-        self._text: str = ""
-        self._started = False
-        self._after_cr = False  # a CR ended the last piece: an LF next is part of it
-        self._data: list[str] = []
-        self._event = ""
-        self._id: str | None = None
-        self._retry: int | None = None
-
-    def feed(self, piece: bytes | str) -> list[ServerSentEvent]:
-        text = self._decoder.decode(piece) if isinstance(piece, bytes) else piece
-        return self._lines(text, final=False)
-
-    def close(self) -> list[ServerSentEvent]:
-        """The events left when the source ends (the last line may lack its newline)."""
-        return self._lines(self._decoder.decode(b"", final=True), final=True)
-
-    def _lines(self, text: str, final: bool) -> list[ServerSentEvent]:
-        if not self._started and text:
-            self._started = True
-            text = text.removeprefix("\ufeff")
-        if self._after_cr and text:
-            self._after_cr = False
-            text = text.removeprefix("\n")
-        text = self._text + text
-        events: list[ServerSentEvent] = []
-        start = 0
-        for match in _LINE_END.finditer(text):
-            if match.group() == "\r" and match.end() == len(text):
-                self._after_cr = True
-            self._line(text[start : match.start()], events)
-            start = match.end()
-        self._text = text[start:]
-        if final:
-            if self._text:
-                self._line(self._text, events)
-                self._text = ""
-            self._line("", events)  # a stream ends its last event
-        return events
-
-    def _line(self, line: str, events: list[ServerSentEvent]) -> None:
-        if not line:
-            if self._data:
-                event = self._event or "message"
-                events.append(
-                    ServerSentEvent(event, "\n".join(self._data), self._id, self._retry)
-                )
-            self._data = []
-            self._event = ""
-            return
-        if line.startswith(":"):
-            return  # a comment, such as a keep-alive
-        name, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        if name == "data":
-            self._data.append(value)
-        elif name == "event":
-            self._event = value
-        elif name == "id" and "\0" not in value:
-            self._id = value
-        elif name == "retry" and value.isdigit():
-            self._retry = int(value)
+_LINE_END: Final = re.compile(rb"\r\n|\r|\n")
 
 
-_LINE_END: Final = re.compile(r"\r\n|\r|\n")
+_UNFINISHED: Final = -1  # a piece ended inside a line
+
+
+_DONE: Final = -2  # the stream ended with [DONE]
+
+
+def sse_error(error: StreamError | Mapping[str, Any]) -> bytes:
+    """An error as a server-sent event: a `StreamError` as it was read (its event type
+    and data), or an error object (`message`, `type`, `code`…) as
+    `data: {"error": {...}}`, the way OpenAI-compatible servers report one."""
+    if isinstance(error, StreamError):
+        return _sse_event(error.payload, error.event)
+    text = json.dumps({"error": error}, ensure_ascii=False, separators=(",", ":"))
+    return _sse_event(text, "message")
+
+
+def _sse_event(data: str, event: str) -> bytes:
+    """An event with these data (a `data:` line per line of them) and type."""
+    head = "" if event == "message" else f"event: {event}\n"
+    lines = "".join(f"data: {line}\n" for line in _TEXT_LINE_END.split(data))
+    return (head + lines + "\n").encode("utf-8", "surrogatepass")
+
+
+_TEXT_LINE_END: Final = re.compile(r"\r\n|\r|\n")
+
+
+def _write_sse(
+    chunks: Iterable[_Chunk], encode: Callable[[_Chunk], bytes]
+) -> Iterator[bytes]:
+    """The events of `chunks`, then `[DONE]`; an upstream's `StreamError` is written
+    instead of `[DONE]`."""
+    try:
+        for chunk in chunks:
+            yield encode(chunk)
+    except StreamError as error:
+        yield sse_error(error)
+        return
+    yield SSE_DONE
+
+
+async def _awrite_sse(
+    chunks: AsyncIterable[_Chunk], encode: Callable[[_Chunk], bytes]
+) -> AsyncIterator[bytes]:
+    """The events of `chunks`, then `[DONE]`; an upstream's `StreamError` is written
+    instead of `[DONE]`."""
+    try:
+        async for chunk in chunks:
+            yield encode(chunk)
+    except StreamError as error:
+        yield sse_error(error)
+        return
+    yield SSE_DONE
+
+
+def iter_chunks(
+    source: Iterable[bytes | str],
+    *,
+    on_error: Literal["raise", "skip"] = "raise",
+    max_event_size: int = MAX_EVENT_SIZE,
+) -> ChunkStream[ChatCompletionChunk]:
+    """Decode the chunks of a server-sent-event stream.
+
+    `source` yields bytes or text in pieces of any size, split anywhere (inside a line
+    or a UTF-8 sequence too): what `httpx.Response.iter_bytes()` or an open file gives.
+    Lines may end in LF, CRLF or CR. Raises `StreamError` when the server reports an
+    error, and `ChunkDecodeError` for a chunk that does not decode, unless `on_error`
+    is "skip": then the event is kept in the stream's `skipped` and reading goes on.
+    One event may hold at most `max_event_size` bytes (`EventTooLargeError`).
+    """
+    return ChunkStream(source, loads, on_error, max_event_size)
+
+
+def aiter_chunks(
+    source: AsyncIterable[bytes | str],
+    *,
+    on_error: Literal["raise", "skip"] = "raise",
+    max_event_size: int = MAX_EVENT_SIZE,
+) -> AsyncChunkStream[ChatCompletionChunk]:
+    """`iter_chunks` for an async source: what `httpx.AsyncClient`'s `aiter_bytes()` or
+    aiohttp's `content.iter_any()` gives. Read it with `async for`."""
+    return AsyncChunkStream(source, loads, on_error, max_event_size)
+
+
+def sse_chunk(chunk: ChatCompletionChunk) -> bytes:
+    """A chunk as a server-sent event: `data: {...}` and a blank line."""
+    return b"data: " + dumps(chunk).encode() + b"\n\n"
+
+
+def iter_sse(chunks: Iterable[ChatCompletionChunk]) -> Iterator[bytes]:
+    """A server-sent-event stream of `chunks`, ended by `[DONE]`. When the chunks stop
+    with a `StreamError` (they come from an upstream), the error is written instead."""
+    return _write_sse(chunks, sse_chunk)
+
+
+def aiter_sse(chunks: AsyncIterable[ChatCompletionChunk]) -> AsyncIterator[bytes]:
+    """`iter_sse` for chunks that arrive asynchronously."""
+    return _awrite_sse(chunks, sse_chunk)
 
 
 _Completion = TypeVar("_Completion")

@@ -13,7 +13,7 @@ from generator import inline
 from generator.runtime.accumulate import _RULES, _finish, _merge, _Merged, _Plan
 from generator.runtime.errors import ChunkDecodeError
 from generator.runtime.objects import _defaulted, _nullable, _problem, _read, _required, _Shape
-from generator.runtime.sse import _EventParser
+from generator.runtime.sse import RawEvent, _EventReader
 from generator.runtime.values import _either, _int, _list_of, _one_of, _str, _tagged
 
 SHAPE = _Shape(
@@ -107,12 +107,23 @@ def test_every_merge_rule_is_a_function_of_the_table() -> None:
     }
 
 
-def test_the_event_parser_reads_lines_split_anywhere() -> None:
-    parser = _EventParser()
-    text = b'data: {"a":\r\ndata: 1}\r\n\r\n: keep-alive\n\nevent: error\ndata: x\n\n'
-    events = [e for i in range(len(text)) for e in parser.feed(text[i : i + 1])]
-    events += parser.close()
-    assert [(e.event, e.data) for e in events] == [("message", '{"a":\n1}'), ("error", "x")]
+def test_the_event_reader_reads_lines_split_anywhere_and_keeps_every_byte() -> None:
+    reader: _EventReader[bytes] = _EventReader(lambda data: data, skip=False, limit=100)
+    reader.keep_raw()
+    text = b'\xef\xbb\xbfdata: {"a":\r\ndata: 1}\r\n\r\n: keep-alive\n\nevent: x\ndata: y\n\ndata: [DONE]\r'
+    events: list[RawEvent[bytes]] = []
+    for i in range(len(text)):
+        events += reader.feed(text[i : i + 1])
+    events += reader.close()
+    assert b"".join(e.raw for e in events) == text
+    assert [e.chunk for e in events] == [b'{"a":\n1}', None, None, None]
+    assert [e.event and (e.event.event, e.event.data) for e in events] == [
+        None,
+        None,
+        ("x", "y"),
+        ("message", "[DONE]"),
+    ]
+    assert reader.done
 
 
 def test_inline_copies_only_what_a_module_uses_with_its_imports() -> None:

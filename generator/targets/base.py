@@ -129,7 +129,10 @@ class Target:
     def exports(self) -> list[str]:
         """The sorted `__all__` of the module."""
         names = ["ChunkDecodeError", "ErrorReport", "loads", "dumps"]
-        names += ["ChunkStream", "ServerSentEvent", "StreamError", "iter_chunks"]
+        names += ["ChunkStream", "AsyncChunkStream", "ServerSentEvent", "StreamError"]
+        names += ["EventTooLargeError", "RawEvent", "SkippedEvent", "iter_chunks", "aiter_chunks"]
+        names += ["MAX_EVENT_SIZE", "SSE_DONE", "SSE_KEEP_ALIVE", "sse_chunk", "sse_error"]
+        names += ["iter_sse", "aiter_sse"]
         if self.spec.completion is not None:
             names += ["ChunkAccumulator", "loads_completion"]
         names += [m.name for m in self.spec.models] + [e.name for e in self.spec.enums]

@@ -14,11 +14,20 @@ raises `ChunkDecodeError`, whose `path` names the offending place."""
 
 from __future__ import annotations
 
-import codecs
 import enum
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from dataclasses import dataclass, field
 from typing import (
     TYPE_CHECKING,
@@ -26,6 +35,8 @@ from typing import (
     ClassVar,
     Final,
     Generic,
+    Literal,
+    NamedTuple,
     NoReturn,
     Self,
     TypeAlias,
@@ -34,16 +45,28 @@ from typing import (
 )
 
 __all__ = [
+    "MAX_EVENT_SIZE",
+    "SSE_DONE",
+    "SSE_KEEP_ALIVE",
     "UNSET",
+    "AsyncChunkStream",
     "Chunk",
     "ChunkDecodeError",
     "ChunkStream",
     "ErrorReport",
+    "EventTooLargeError",
+    "RawEvent",
     "ServerSentEvent",
+    "SkippedEvent",
     "StreamError",
+    "aiter_chunks",
+    "aiter_sse",
     "dumps",
     "iter_chunks",
+    "iter_sse",
     "loads",
+    "sse_chunk",
+    "sse_error",
 ]
 
 
@@ -237,33 +260,115 @@ def dumps(value: Chunk) -> str:
     return _wire_text(value.to_dict())
 
 
-def iter_chunks(source: Iterable[bytes | str]) -> ChunkStream[Chunk]:
-    """Decode the chunks of a server-sent-event stream.
-
-    `source` yields bytes or text in pieces of any size, split anywhere (inside a line
-    or a UTF-8 sequence too): what `httpx.Response.iter_bytes()` or `iter_lines()` or
-    an open file gives. Lines may end in LF, CRLF or CR. Raises `StreamError` when the
-    server reports an error and `ChunkDecodeError` for a chunk that does not decode.
-    """
-    return ChunkStream(source, loads)
-
-
 # (runtime section: sse._Chunk)
+
+
+# (runtime section: sse.MAX_EVENT_SIZE)
+
+
+# (runtime section: sse.SSE_DONE)
+
+
+# (runtime section: sse.SSE_KEEP_ALIVE)
 
 
 # (runtime section: sse.ServerSentEvent)
 
 
+# (runtime section: sse.SkippedEvent)
+
+
+# (runtime section: sse.RawEvent)
+
+
 # (runtime section: sse.StreamError)
+
+
+# (runtime section: sse.EventTooLargeError)
+
+
+# (runtime section: sse._Stream)
 
 
 # (runtime section: sse.ChunkStream)
 
 
+# (runtime section: sse.AsyncChunkStream)
+
+
+# (runtime section: sse._EventReader)
+
+
+# (runtime section: sse._as_bytes)
+
+
 # (runtime section: sse._error_of)
 
 
-# (runtime section: sse._EventParser)
-
-
 # (runtime section: sse._LINE_END)
+
+
+# (runtime section: sse._UNFINISHED)
+
+
+# (runtime section: sse._DONE)
+
+
+# (runtime section: sse.sse_error)
+
+
+# (runtime section: sse._sse_event)
+
+
+# (runtime section: sse._TEXT_LINE_END)
+
+
+# (runtime section: sse._write_sse)
+
+
+# (runtime section: sse._awrite_sse)
+
+
+def iter_chunks(
+    source: Iterable[bytes | str],
+    *,
+    on_error: Literal["raise", "skip"] = "raise",
+    max_event_size: int = MAX_EVENT_SIZE,
+) -> ChunkStream[Chunk]:
+    """Decode the chunks of a server-sent-event stream.
+
+    `source` yields bytes or text in pieces of any size, split anywhere (inside a line
+    or a UTF-8 sequence too): what `httpx.Response.iter_bytes()` or an open file gives.
+    Lines may end in LF, CRLF or CR. Raises `StreamError` when the server reports an
+    error, and `ChunkDecodeError` for a chunk that does not decode, unless `on_error`
+    is "skip": then the event is kept in the stream's `skipped` and reading goes on.
+    One event may hold at most `max_event_size` bytes (`EventTooLargeError`).
+    """
+    return ChunkStream(source, loads, on_error, max_event_size)
+
+
+def aiter_chunks(
+    source: AsyncIterable[bytes | str],
+    *,
+    on_error: Literal["raise", "skip"] = "raise",
+    max_event_size: int = MAX_EVENT_SIZE,
+) -> AsyncChunkStream[Chunk]:
+    """`iter_chunks` for an async source: what `httpx.AsyncClient`'s `aiter_bytes()` or
+    aiohttp's `content.iter_any()` gives. Read it with `async for`."""
+    return AsyncChunkStream(source, loads, on_error, max_event_size)
+
+
+def sse_chunk(chunk: Chunk) -> bytes:
+    """A chunk as a server-sent event: `data: {...}` and a blank line."""
+    return b"data: " + dumps(chunk).encode() + b"\n\n"
+
+
+def iter_sse(chunks: Iterable[Chunk]) -> Iterator[bytes]:
+    """A server-sent-event stream of `chunks`, ended by `[DONE]`. When the chunks stop
+    with a `StreamError` (they come from an upstream), the error is written instead."""
+    return _write_sse(chunks, sse_chunk)
+
+
+def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
+    """`iter_sse` for chunks that arrive asynchronously."""
+    return _awrite_sse(chunks, sse_chunk)
