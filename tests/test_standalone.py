@@ -1,5 +1,6 @@
 """Each generated module, copied alone into an empty folder, imports, round-trips a
-chunk and accumulates a server-sent-event stream in a Python that sees no site-packages: only the standard library, plus the one
+chunk, reads a server-sent-event stream sync and async, writes one and accumulates it,
+in a Python that sees no site-packages: only the standard library, plus the one
 dependency of its target (typing_extensions; pydantic with what pydantic requires)."""
 
 from __future__ import annotations
@@ -43,6 +44,21 @@ assert chunks.done
 completion = json.loads(m.dumps(accumulator.result()))
 assert completion["choices"][0]["message"]["content"] == "HiHi", completion
 assert json.loads(m.dumps(m.loads_completion(json.dumps(completion)))) == completion
+assert "asyncio" not in sys.modules, "the module must not import an event loop library"
+import asyncio
+
+async def read_async():
+    async def source():
+        for piece in stream:
+            yield piece
+    async with m.aiter_chunks(source()) as chunks:
+        texts = [m.dumps(chunk) async for chunk in chunks]
+    assert chunks.done and len(texts) == 2, texts
+    return texts
+
+assert asyncio.run(read_async()) == [m.dumps(c) for c in m.iter_chunks(stream)]
+written = b"".join(m.iter_sse(m.iter_chunks(stream)))
+assert written.endswith(m.SSE_DONE) and [m.dumps(c) for c in m.iter_chunks([written])] == [m.dumps(c) for c in m.iter_chunks(stream)]
 print("ok", sorted(k for k in sys.modules if k.split(".")[0] in DEPS))
 """
 

@@ -1,0 +1,311 @@
+"""The stream layer a live system needs, in memory and in every target: async reading
+with the same meaning as sync, skipping bad chunks, closing, byte-exact raw events, the
+SSE writers, the event size limit, and cost linear in the input (tests/test_sse.py
+holds the framing cases; tests/test_http_streams.py the same over real HTTP)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tracemalloc
+from collections.abc import AsyncIterator, Iterable, Iterator
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from tests.support import FIXTURE_STREAMS
+from tests.support import TARGETS as ALL_TARGETS
+from tests.test_sse import ERRORS, FRAMINGS, HOW, content_chunk, pieces
+
+TARGETS = list(ALL_TARGETS.values())
+A, B, C = content_chunk("A"), content_chunk("B"), content_chunk("C")
+BAD = content_chunk("bad").replace('"index": 0', '"index": "0"')
+
+
+async def arrive(parts: Iterable[bytes | str]) -> AsyncIterator[bytes | str]:
+    for part in parts:
+        yield part
+
+
+def read_async(module: ModuleType, parts: Iterable[bytes | str], **options: Any) -> Any:
+    """The chunks an async stream yields, as JSON text, and the stream."""
+
+    async def run() -> tuple[list[str], Any]:
+        stream = module.aiter_chunks(arrive(parts), **options)
+        return [module.dumps(chunk) async for chunk in stream], stream
+
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("how", HOW)
+def test_async_reading_means_what_sync_reading_means(module: ModuleType, how: str) -> None:
+    for name, text in FRAMINGS.items():
+        sync = module.iter_chunks(pieces(text, how))
+        expected = [module.dumps(chunk) for chunk in sync]
+        got, stream = read_async(module, pieces(text, how))
+        assert got == expected, name
+        assert (stream.done, stream.other_events) == (sync.done, sync.other_events), name
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("name", ERRORS)
+def test_async_reading_raises_the_same_stream_error(module: ModuleType, name: str) -> None:
+    text, message, code = ERRORS[name]
+
+    async def run() -> list[Any]:
+        seen = []
+        async for chunk in module.aiter_chunks(arrive(pieces(text, "bytes"))):
+            seen.append(chunk)
+        return seen
+
+    with pytest.raises(module.StreamError) as caught:
+        asyncio.run(run())
+    assert (caught.value.message, caught.value.code) == (message, code)
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("how", HOW)
+def test_skip_mode_keeps_bad_events_in_order_and_reads_on(module: ModuleType, how: str) -> None:
+    text = f'data: {A}\n\ndata: {BAD}\n\ndata: {B}\n\ndata: {{"id":1}}\n\ndata: {C}\n\ndata: [DONE]\n\n'
+    stream = module.iter_chunks(pieces(text, how), on_error="skip")
+    accumulator = module.ChunkAccumulator()
+    for chunk in stream:
+        accumulator.add(chunk)
+    completion = json.loads(module.dumps(accumulator.result()))
+    assert completion["choices"][0]["message"]["content"] == "ABC"
+    assert stream.done
+    assert [s.event.data for s in stream.skipped] == [BAD, '{"id":1}']
+    assert [s.error.path for s in stream.skipped] == ["$.choices[0].index", "$.id"]
+    got, astream = read_async(module, pieces(text, how), on_error="skip")
+    assert len(got) == 3
+    assert [(s.event, s.error.path) for s in astream.skipped] == [
+        (s.event, s.error.path) for s in stream.skipped
+    ]
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+def test_skip_mode_still_raises_what_the_server_reports(module: ModuleType) -> None:
+    text, message, _ = ERRORS["error payload (llama.cpp)"]
+    with pytest.raises(module.StreamError, match=message):
+        list(module.iter_chunks([text], on_error="skip"))
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+def test_raise_mode_yields_the_chunks_before_the_bad_one(module: ModuleType) -> None:
+    seen = []
+    with pytest.raises(module.ChunkDecodeError):
+        for chunk in module.iter_chunks([f"data: {A}\n\ndata: {BAD}\n\ndata: {B}\n\n"]):
+            seen.append(chunk)
+    assert len(seen) == 1
+
+
+def test_on_error_must_be_raise_or_skip() -> None:
+    module = TARGETS[0]
+    with pytest.raises(ValueError, match="on_error must be 'raise' or 'skip', not 'ignore'"):
+        module.iter_chunks([], on_error="ignore")
+
+
+class Source:
+    """A source that records how it was closed."""
+
+    def __init__(self, parts: list[bytes]) -> None:
+        self.parts = parts
+        self.closed = self.aclosed = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self.parts)
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return arrive(self.parts).__aiter__()  # type: ignore[return-value]
+
+    def close(self) -> None:
+        self.closed = True
+
+    async def aclose(self) -> None:
+        self.aclosed = True
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+def test_closing_a_stream_closes_its_source(module: ModuleType) -> None:
+    parts = [f"data: {A}\n\n".encode(), f"data: {B}\n\n".encode()]
+    source = Source(parts)
+    with module.iter_chunks(source) as stream:
+        for _ in stream:
+            break
+    assert source.closed
+    assert list(stream) == [], "a closed stream reads no more"
+
+    async def run() -> Source:
+        source = Source(parts)
+        async with module.aiter_chunks(source) as stream:
+            async for _ in stream:
+                break
+        assert [chunk async for chunk in stream] == []
+        return source
+
+    assert asyncio.run(run()).aclosed
+
+    def generator() -> Iterator[bytes]:
+        try:
+            yield from parts
+        finally:
+            closed.append(True)
+
+    closed: list[bool] = []
+    stream = module.iter_chunks(generator())
+    next(stream)
+    stream.close()
+    assert closed == [True], "a generator source is closed, so its finally runs"
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+def test_an_async_close_method_that_is_a_coroutine_is_awaited(module: ModuleType) -> None:
+    class Response:
+        closed = False
+
+        def __aiter__(self) -> AsyncIterator[bytes]:
+            return arrive([f"data: {A}\n\n".encode()]).__aiter__()  # type: ignore[return-value]
+
+        async def close(self) -> None:
+            Response.closed = True
+
+    async def run() -> None:
+        await module.aiter_chunks(Response()).aclose()
+
+    asyncio.run(run())
+    assert Response.closed
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("how", ("whole", "bytes", "random"))
+def test_raw_events_give_back_every_byte_with_the_chunks(module: ModuleType, how: str) -> None:
+    for name, text in FRAMINGS.items():
+        events = list(module.iter_chunks(pieces(text, how)).raw_events())
+        sent = text.encode()
+        if "[DONE]" in text:  # reading stops at [DONE]: what follows is not read
+            assert sent.startswith(b"".join(e.raw for e in events)), name
+        else:
+            assert b"".join(e.raw for e in events) == sent, name
+        chunks = [module.dumps(e.chunk) for e in events if e.chunk is not None]
+        assert chunks == [module.dumps(c) for c in module.iter_chunks([text])], name
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+def test_raw_events_forward_an_error_event_before_raising(module: ModuleType) -> None:
+    text = f'data: {A}\n\n: ping\n\nevent: error\ndata: {{"error":{{"message":"x"}}}}\n\n'
+
+    async def run() -> list[Any]:
+        forwarded = []
+        with pytest.raises(module.StreamError):
+            async for event in module.aiter_chunks(arrive(pieces(text, "random"))).raw_events():
+                forwarded.append(event.raw)
+        return forwarded
+
+    assert b"".join(asyncio.run(run())) == text.encode()
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+def test_a_stream_is_read_one_way(module: ModuleType) -> None:
+    stream = module.iter_chunks([f"data: {A}\n\n"])
+    next(stream)
+    with pytest.raises(RuntimeError, match="its chunks or its raw_events"):
+        stream.raw_events()
+
+
+async def write_async(module: ModuleType, chunks: list[Any]) -> bytes:
+    return b"".join([piece async for piece in module.aiter_sse(arrive(chunks))])
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+def test_written_streams_read_back_as_the_same_chunks(module: ModuleType) -> None:
+    for fixture in FIXTURE_STREAMS:
+        chunks = [module.loads(text) for _, text in fixture.chunks]
+        written = b"".join(module.iter_sse(chunks))
+        assert written.endswith(module.SSE_DONE)
+        stream = module.iter_chunks([module.SSE_KEEP_ALIVE, written])
+        assert [module.dumps(c) for c in stream] == [module.dumps(c) for c in chunks]
+        assert stream.done and not stream.other_events
+
+        assert asyncio.run(write_async(module, chunks)) == written
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("name", ERRORS)
+def test_an_upstream_error_is_written_as_it_was_read(module: ModuleType, name: str) -> None:
+    text, message, code = ERRORS[name]
+    written = b"".join(module.iter_sse(module.iter_chunks([text])))
+    assert not written.endswith(module.SSE_DONE)
+    with pytest.raises(module.StreamError) as caught:
+        list(module.iter_chunks([written]))
+    assert (caught.value.message, caught.value.code) == (message, code)
+    assert caught.value.payload in text
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+def test_an_error_object_is_written_the_way_servers_write_one(module: ModuleType) -> None:
+    error = {"message": "line one\nline two ✓", "type": "server_error", "code": 500}
+    written = module.sse_error(error)
+    assert (
+        written
+        == (
+            'data: {"error":{"message":"line one\\nline two ✓","type":"server_error","code":500}}\n\n'
+        ).encode()
+    )
+    with pytest.raises(module.StreamError) as caught:
+        list(module.iter_chunks([written]))
+    assert caught.value.error == error
+    multi_line = module.StreamError("up", module.ServerSentEvent("error", "up\nstream"))
+    assert module.sse_error(multi_line) == b"event: error\ndata: up\ndata: stream\n\n"
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+def test_an_event_past_the_limit_raises_an_error_naming_the_limit(module: ModuleType) -> None:
+    def endless() -> Iterator[bytes]:  # a broken upstream: one line that never ends
+        yield b"data: "
+        for _ in range(10_000):
+            yield b"x" * 1024
+
+    with pytest.raises(module.EventTooLargeError, match="max_event_size=100,000 bytes") as caught:
+        list(module.iter_chunks(endless(), max_event_size=100_000))
+    assert caught.value.limit == 100_000
+    many_lines = [f"data: {A}\n\n".encode()] + [b"data: x\n"] * 20_000
+    stream = module.iter_chunks(many_lines, max_event_size=100_000)
+    with pytest.raises(module.EventTooLargeError):
+        for _ in stream:
+            pass
+    assert module.MAX_EVENT_SIZE >= 64 * 2**20
+    within = f"data: {content_chunk('x' * 99_000)}\n\n".encode()
+    assert len(list(module.iter_chunks([within], max_event_size=100_000))) == 1
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+def test_a_big_event_in_small_reads_allocates_per_read_only_what_the_read_brings(
+    module: ModuleType,
+) -> None:
+    """No clock: a decoder that re-joins (or copies to rescan) its buffer on every read
+    allocates a copy of everything so far on each one, which tracemalloc's peak sees
+    between one read and the next."""
+    piece_size = 16 * 1024
+    body = content_chunk("x" * (2 * 2**20)).encode()
+    data = b"data: " + body
+    parts = [data[i : i + piece_size] for i in range(0, len(data), piece_size)]
+    per_read: list[int] = []
+
+    def measured() -> Iterator[bytes]:
+        for part in parts:
+            tracemalloc.reset_peak()
+            before, _ = tracemalloc.get_traced_memory()
+            yield part  # the stream reads it before it asks for the next one
+            per_read.append(tracemalloc.get_traced_memory()[1] - before)
+        yield b"\n\n"
+
+    tracemalloc.start()
+    try:
+        chunks = list(module.iter_chunks(measured()))
+    finally:
+        tracemalloc.stop()
+    assert [module.dumps(c) for c in chunks] == [module.dumps(module.loads(body))]
+    assert len(per_read) == len(parts) > 100
+    assert max(per_read) < 4 * piece_size, f"a read of {piece_size} bytes allocated {max(per_read)}"
