@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 10faf80b029d6694 (spec, templates and generator).
+# Spec hash: ea6862f676dd0496 (spec, templates and generator).
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
@@ -68,6 +68,7 @@ from typing import (
     TypeAlias,
     TypeVar,
     cast,
+    runtime_checkable,
 )
 
 import msgspec
@@ -7633,6 +7634,9 @@ class RawEvent(NamedTuple, Generic[_Chunk]):
     """The chunk the event carries, or None (a comment, `[DONE]`, another event)."""
     event: ServerSentEvent | None
     """The event when it is not a chunk; None for a chunk and for comments."""
+    error: StreamError | ChunkDecodeError | None = None
+    """What reading the event raised, in place of raising it: the error the server
+    reported, or why its chunk did not decode."""
 
 
 class StreamError(Exception):
@@ -7668,6 +7672,39 @@ class EventTooLargeError(ValueError):
             "reading stopped there (pass a larger max_event_size if the upstream "
             "really sends events this large)"
         )
+
+
+@runtime_checkable
+class _Response(Protocol):
+    """A response whose body a stream reads and whose `close` it calls: httpx's."""
+
+    def iter_bytes(self) -> Iterator[bytes]: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class _AsyncResponse(Protocol):
+    """An async response whose body a stream reads and whose `aclose` it awaits:
+    httpx's."""
+
+    def aiter_bytes(self) -> AsyncIterator[bytes]: ...
+
+    async def aclose(self) -> None: ...
+
+
+class _AiohttpBody(Protocol):
+    def iter_any(self) -> AsyncIterator[bytes]: ...
+
+
+@runtime_checkable
+class _AiohttpResponse(Protocol):
+    """An aiohttp response: its `content` is read, its `close` called."""
+
+    @property
+    def content(self) -> _AiohttpBody: ...
+
+    def close(self) -> None: ...
 
 
 class _Stream(Generic[_Chunk]):
@@ -7715,13 +7752,14 @@ class ChunkStream(_Stream[_Chunk]):
 
     def __init__(
         self,
-        source: Iterable[bytes | str],
+        source: Iterable[bytes | str] | _Response,
         loads: Callable[[bytes], _Chunk],
         on_error: Literal["raise", "skip"] = "raise",
         max_event_size: int = MAX_EVENT_SIZE,
     ) -> None:
         super().__init__(loads, on_error, max_event_size)
         self._source = source
+        self._pieces = source.iter_bytes() if isinstance(source, _Response) else source
         self._items = self._read()
 
     def __iter__(self) -> Iterator[_Chunk]:
@@ -7732,7 +7770,10 @@ class ChunkStream(_Stream[_Chunk]):
         return next(self.__iter__())
 
     def raw_events(self) -> Iterator[RawEvent[_Chunk]]:
-        """Every event with the bytes it arrived as: forward `raw`, read `chunk`."""
+        """Every event with the bytes it arrived as, to forward unchanged while
+        reading its chunk. What reading an event raises (the server's error, a chunk
+        that does not decode) comes on the event as its `error`, and reading goes
+        on: only the source's own errors and `EventTooLargeError` are raised."""
         self._read_as(True)
         return cast(Iterator[RawEvent[_Chunk]], self._items)
 
@@ -7750,7 +7791,7 @@ class ChunkStream(_Stream[_Chunk]):
 
     def _read(self) -> Generator[Any, None, None]:
         reader = self._reader
-        for piece in self._source:
+        for piece in self._pieces:
             try:
                 items = reader.feed(piece)
             except Exception:
@@ -7777,13 +7818,20 @@ class AsyncChunkStream(_Stream[_Chunk]):
 
     def __init__(
         self,
-        source: AsyncIterable[bytes | str],
+        source: AsyncIterable[bytes | str] | _AsyncResponse | _AiohttpResponse,
         loads: Callable[[bytes], _Chunk],
         on_error: Literal["raise", "skip"] = "raise",
         max_event_size: int = MAX_EVENT_SIZE,
     ) -> None:
         super().__init__(loads, on_error, max_event_size)
         self._source = source
+        self._pieces: AsyncIterable[bytes | str]
+        if isinstance(source, _AsyncResponse):
+            self._pieces = source.aiter_bytes()
+        elif isinstance(source, _AiohttpResponse):
+            self._pieces = source.content.iter_any()
+        else:
+            self._pieces = source
         self._items = self._read()
 
     def __aiter__(self) -> AsyncIterator[_Chunk]:
@@ -7794,7 +7842,10 @@ class AsyncChunkStream(_Stream[_Chunk]):
         return await self.__aiter__().__anext__()
 
     def raw_events(self) -> AsyncIterator[RawEvent[_Chunk]]:
-        """Every event with the bytes it arrived as: forward `raw`, read `chunk`."""
+        """Every event with the bytes it arrived as, to forward unchanged while
+        reading its chunk. What reading an event raises (the server's error, a chunk
+        that does not decode) comes on the event as its `error`, and reading goes
+        on: only the source's own errors and `EventTooLargeError` are raised."""
         self._read_as(True)
         return cast(AsyncIterator[RawEvent[_Chunk]], self._items)
 
@@ -7816,7 +7867,7 @@ class AsyncChunkStream(_Stream[_Chunk]):
 
     async def _read(self) -> AsyncGenerator[Any, None]:
         reader = self._reader
-        async for piece in self._source:
+        async for piece in self._pieces:
             try:
                 items = reader.feed(piece)
             except Exception:
@@ -8022,7 +8073,7 @@ class _EventReader(Generic[_Chunk]):
                     event = self._event(b"message", payload)
                     if isinstance(error, ErrorReport):
                         raise StreamError(_error_of(event.data), event) from None
-                    if not self._skip:
+                    if not self._skip or self._raw is not None:
                         raise
                     self.skipped.append(SkippedEvent(event, error))
             elif payload.strip() == b"[DONE]":
@@ -8031,10 +8082,11 @@ class _EventReader(Generic[_Chunk]):
             elif payload.strip():
                 event = self._event(b"message", payload)
                 self.other_events.append(event)
-        except Exception:
-            if self._raw is not None:  # the bytes of the failing event are sent too
-                self.unsent.append(RawEvent(raw, None, event))
-            raise
+        except (StreamError, ChunkDecodeError) as error:
+            if self._raw is None:
+                raise
+            self.unsent.append(RawEvent(raw, None, event, error))
+            return False
         if self._raw is not None:
             self.unsent.append(RawEvent(raw, chunk, event))
         elif chunk is not None:
@@ -8127,7 +8179,7 @@ async def _awrite_sse(
 
 
 def iter_chunks(
-    source: Iterable[bytes | str],
+    source: Iterable[bytes | str] | _Response,
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
@@ -8135,8 +8187,9 @@ def iter_chunks(
     """Decode the chunks of a server-sent-event stream.
 
     `source` yields bytes or text in pieces of any size, split anywhere (inside a line
-    or a UTF-8 sequence too): what `httpx.Response.iter_bytes()` or an open file gives.
-    Lines may end in LF, CRLF or CR. Raises `StreamError` when the server reports an
+    or a UTF-8 sequence too), as `httpx.Response.iter_bytes()` or an open file does;
+    or it is an httpx response, whose body is read and which `close()` closes. Lines
+    may end in LF, CRLF or CR. Raises `StreamError` when the server reports an
     error, and `ChunkDecodeError` for a chunk that does not decode, unless `on_error`
     is "skip": then the event is kept in the stream's `skipped` and reading goes on.
     One event may hold at most `max_event_size` bytes (`EventTooLargeError`).
@@ -8145,13 +8198,14 @@ def iter_chunks(
 
 
 def aiter_chunks(
-    source: AsyncIterable[bytes | str],
+    source: AsyncIterable[bytes | str] | _AsyncResponse | _AiohttpResponse,
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
 ) -> AsyncChunkStream[ChatCompletionChunk]:
     """`iter_chunks` for an async source: what `httpx.AsyncClient`'s `aiter_bytes()` or
-    aiohttp's `content.iter_any()` gives. Read it with `async for`."""
+    aiohttp's `content.iter_any()` gives, or the httpx or aiohttp response itself (then
+    `aclose()` closes it). Read it with `async for`."""
     return AsyncChunkStream(source, loads, on_error, max_event_size)
 
 

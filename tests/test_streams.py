@@ -160,22 +160,78 @@ def test_closing_a_stream_closes_its_source(module: ModuleType) -> None:
     assert closed == [True], "a generator source is closed, so its finally runs"
 
 
+class Response:
+    """What a stream reads of an httpx response: `iter_bytes`, `aiter_bytes`, closing."""
+
+    def __init__(self, parts: list[bytes]) -> None:
+        self.parts = parts
+        self.closed = False
+
+    def iter_bytes(self) -> Iterator[bytes]:
+        return iter(self.parts)
+
+    def close(self) -> None:
+        self.closed = True
+
+    def aiter_bytes(self) -> AsyncIterator[bytes]:
+        return arrive(self.parts)  # type: ignore[return-value]
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+class AiohttpResponse:
+    """What a stream reads of an aiohttp response: `content.iter_any()` and `close`."""
+
+    class Body:
+        def __init__(self, parts: list[bytes]) -> None:
+            self.parts = parts
+
+        def iter_any(self) -> AsyncIterator[bytes]:
+            return arrive(self.parts)  # type: ignore[return-value]
+
+    def __init__(self, parts: list[bytes]) -> None:
+        self.content = self.Body(parts)
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+def test_a_response_is_read_and_closed_by_its_stream(module: ModuleType) -> None:
+    parts = [f"data: {A}\n\ndata: {B}".encode(), b"\n\n"]
+    response = Response(parts)
+    with module.iter_chunks(response) as stream:
+        assert len(list(stream)) == 2
+    assert response.closed
+
+    async def run(response: Any) -> int:
+        async with module.aiter_chunks(response) as stream:
+            count = len([chunk async for chunk in stream])
+        assert response.closed
+        return count
+
+    assert asyncio.run(run(Response(parts))) == 2
+    assert asyncio.run(run(AiohttpResponse(parts))) == 2
+
+
 @pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
 def test_an_async_close_method_that_is_a_coroutine_is_awaited(module: ModuleType) -> None:
-    class Response:
+    class Closable:
         closed = False
 
         def __aiter__(self) -> AsyncIterator[bytes]:
             return arrive([f"data: {A}\n\n".encode()]).__aiter__()  # type: ignore[return-value]
 
         async def close(self) -> None:
-            Response.closed = True
+            Closable.closed = True
 
     async def run() -> None:
-        await module.aiter_chunks(Response()).aclose()
+        await module.aiter_chunks(Closable()).aclose()
 
     asyncio.run(run())
-    assert Response.closed
+    assert Closable.closed
 
 
 @pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
@@ -193,17 +249,26 @@ def test_raw_events_give_back_every_byte_with_the_chunks(module: ModuleType, how
 
 
 @pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
-def test_raw_events_forward_an_error_event_before_raising(module: ModuleType) -> None:
-    text = f'data: {A}\n\n: ping\n\nevent: error\ndata: {{"error":{{"message":"x"}}}}\n\n'
+def test_raw_events_carry_errors_and_read_on(module: ModuleType) -> None:
+    error = 'event: error\ndata: {"error":{"message":"x","code":1}}\n\n'
+    text = f"data: {A}\n\n: ping\n\n{error}data: {BAD}\n\ndata: [DONE]\n\n"
 
-    async def run() -> list[Any]:
-        forwarded = []
-        with pytest.raises(module.StreamError):
-            async for event in module.aiter_chunks(arrive(pieces(text, "random"))).raw_events():
-                forwarded.append(event.raw)
-        return forwarded
+    async def run() -> tuple[list[Any], Any]:
+        stream = module.aiter_chunks(arrive(pieces(text, "random")))
+        return [event async for event in stream.raw_events()], stream
 
-    assert b"".join(asyncio.run(run())) == text.encode()
+    events, stream = asyncio.run(run())
+    assert b"".join(e.raw for e in events) == text.encode(), "every byte is forwarded"
+    assert stream.done and not stream.skipped
+    assert [type(e.error).__name__ for e in events] == [
+        "NoneType",
+        "NoneType",
+        "StreamError",
+        "ChunkDecodeError",
+        "NoneType",
+    ]
+    assert events[2].error.code == 1 and events[2].raw == error.encode()
+    assert events[3].error.path == "$.choices[0].index" and events[3].event.data == BAD
 
 
 @pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)

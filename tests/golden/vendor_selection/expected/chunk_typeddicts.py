@@ -37,10 +37,12 @@ from typing import (
     Generic,
     Literal,
     NamedTuple,
+    Protocol,
     Required,
     TypeAlias,
     TypeVar,
     cast,
+    runtime_checkable,
 )
 
 from typing_extensions import TypedDict
@@ -247,6 +249,18 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse.EventTooLargeError)
 
 
+# (runtime section: sse._Response)
+
+
+# (runtime section: sse._AsyncResponse)
+
+
+# (runtime section: sse._AiohttpBody)
+
+
+# (runtime section: sse._AiohttpResponse)
+
+
 # (runtime section: sse._Stream)
 
 
@@ -290,7 +304,7 @@ def dumps(value: Chunk) -> str:
 
 
 def iter_chunks(
-    source: Iterable[bytes | str],
+    source: Iterable[bytes | str] | _Response,
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
@@ -298,8 +312,9 @@ def iter_chunks(
     """Decode the chunks of a server-sent-event stream.
 
     `source` yields bytes or text in pieces of any size, split anywhere (inside a line
-    or a UTF-8 sequence too): what `httpx.Response.iter_bytes()` or an open file gives.
-    Lines may end in LF, CRLF or CR. Raises `StreamError` when the server reports an
+    or a UTF-8 sequence too), as `httpx.Response.iter_bytes()` or an open file does;
+    or it is an httpx response, whose body is read and which `close()` closes. Lines
+    may end in LF, CRLF or CR. Raises `StreamError` when the server reports an
     error, and `ChunkDecodeError` for a chunk that does not decode, unless `on_error`
     is "skip": then the event is kept in the stream's `skipped` and reading goes on.
     One event may hold at most `max_event_size` bytes (`EventTooLargeError`).
@@ -308,13 +323,14 @@ def iter_chunks(
 
 
 def aiter_chunks(
-    source: AsyncIterable[bytes | str],
+    source: AsyncIterable[bytes | str] | _AsyncResponse | _AiohttpResponse,
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
 ) -> AsyncChunkStream[Chunk]:
     """`iter_chunks` for an async source: what `httpx.AsyncClient`'s `aiter_bytes()` or
-    aiohttp's `content.iter_any()` gives. Read it with `async for`."""
+    aiohttp's `content.iter_any()` gives, or the httpx or aiohttp response itself (then
+    `aclose()` closes it). Read it with `async for`."""
     return AsyncChunkStream(source, loads, on_error, max_event_size)
 
 
