@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: ea6862f676dd0496 (spec, templates and generator).
+# Spec hash: 6e0d980fd5b7f0bd (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
@@ -5854,7 +5854,8 @@ class ChunkStream(_Stream[_Chunk]):
     """The chunks of a server-sent-event stream, decoded as they arrive.
 
     Iterate it once, or its `raw_events()`. `close()` (or leaving a `with` block)
-    stops reading and closes the source when it has `close`.
+    stops reading and closes the source when it has `close`; so does `[DONE]`, after
+    which nothing is read.
     """
 
     def __init__(
@@ -5886,6 +5887,9 @@ class ChunkStream(_Stream[_Chunk]):
 
     def close(self) -> None:
         self._items.close()
+        self._close_source()
+
+    def _close_source(self) -> None:
         close = getattr(self._source, "close", None)
         if callable(close):
             close()
@@ -5905,7 +5909,8 @@ class ChunkStream(_Stream[_Chunk]):
                 yield from reader.unsent  # what came before the error, first
                 raise
             yield from items
-            if reader.done:
+            if reader.done:  # nothing after [DONE] is read: the source is let go
+                self._close_source()
                 return
         try:
             items = reader.close()
@@ -5920,7 +5925,8 @@ class AsyncChunkStream(_Stream[_Chunk]):
     they arrive: `async for chunk in stream`. It needs no particular event loop.
 
     Iterate it once, or its `raw_events()`. `aclose()` (or leaving an `async with`
-    block) stops reading and closes the source when it has `aclose` or `close`.
+    block) stops reading and closes the source when it has `aclose` or `close`; so
+    does `[DONE]`, after which nothing is read.
     """
 
     def __init__(
@@ -5958,6 +5964,9 @@ class AsyncChunkStream(_Stream[_Chunk]):
 
     async def aclose(self) -> None:
         await self._items.aclose()
+        await self._close_source()
+
+    async def _close_source(self) -> None:
         close = getattr(self._source, "aclose", None) or getattr(
             self._source, "close", None
         )
@@ -5983,7 +5992,8 @@ class AsyncChunkStream(_Stream[_Chunk]):
                 raise
             for item in items:
                 yield item
-            if reader.done:
+            if reader.done:  # nothing after [DONE] is read: the source is let go
+                await self._close_source()
                 return
         try:
             items = reader.close()
@@ -6040,7 +6050,7 @@ class _EventReader(Generic[_Chunk]):
         out: list[Any] = []
         self.unsent = out
         at = 0
-        if self._after_cr:
+        if self._after_cr and piece:
             self._after_cr = False
             at = 1 if piece.startswith(b"\n") else 0
         if self._tail:
@@ -6050,22 +6060,35 @@ class _EventReader(Generic[_Chunk]):
             if next_line == _DONE:
                 return out
             at = next_line
-        if self._first or b"\r" in piece:
+        if self._first:
             at = self._lines(piece, at)
             if at == _DONE:
                 return out
-        else:  # the usual piece: LF line ends, read here without a call per line
-            find = piece.find
-            values = self._data
-            while (end := find(b"\n", at)) >= 0:
-                if end == at:
-                    if self._dispatch(end + 1):
-                        return out
-                elif piece.startswith(b"data: ", at):
-                    values.append(piece[at + 6 : end])
-                else:
-                    self._line(piece[at:end], end + 1)
-                at = end + 1
+            return self._keep(piece, at)
+        # The usual piece, read here without a call per line: its lines end in LF or
+        # CRLF. A CR alone ends a line too: from the first one, `_lines` reads on.
+        cr = b"\r" in piece
+        find = piece.find
+        values = self._data
+        while (end := find(b"\n", at)) >= 0:
+            stop = end
+            if cr:
+                if end > at and piece[end - 1] == 13:
+                    stop = end - 1
+                if find(b"\r", at, stop) >= 0:
+                    break
+            if stop == at:
+                if self._dispatch(end + 1):
+                    return out
+            elif piece.startswith(b"data: ", at):
+                values.append(piece[at + 6 : stop])
+            else:
+                self._line(piece[at:stop], end + 1)
+            at = end + 1
+        if cr:
+            at = self._lines(piece, at)
+            if at == _DONE:
+                return out
         return self._keep(piece, at)
 
     def close(self) -> list[Any]:
@@ -6086,15 +6109,19 @@ class _EventReader(Generic[_Chunk]):
         """Finish the unfinished line with the start of `piece`: where the next line
         starts, `_UNFINISHED` when `piece` does not finish it, `_DONE` when the stream
         is done."""
-        found = _LINE_END.search(piece, at)
-        if found is None:
+        end = piece.find(b"\n", at)
+        cr = piece.find(b"\r", at, len(piece) if end < 0 else end)
+        if cr >= 0:  # a CR ends the line, with the LF after it if there is one
+            next_line = cr + 2 if cr + 1 == end else cr + 1
+            end = cr
+            self._after_cr = cr + 1 == len(piece)
+        elif end >= 0:
+            next_line = end + 1
+        else:
             return _UNFINISHED
-        self._tail.append(piece[at : found.start()])
+        self._tail.append(piece[at:end])
         line = b"".join(self._tail)
         self._tail.clear()
-        next_line = found.end()
-        if found.group() == b"\r" and next_line == len(piece):
-            self._after_cr = True
         return _DONE if self._line(line, next_line) else next_line
 
     def _lines(self, piece: bytes, at: int) -> int:
@@ -6127,6 +6154,9 @@ class _EventReader(Generic[_Chunk]):
         if self._first:
             self._first = False
             line = line.removeprefix(b"\xef\xbb\xbf")
+        if line.startswith(b"data: "):
+            self._data.append(line[6:])
+            return False
         if not line:
             return self._dispatch(next_line)
         if line.startswith(b":"):

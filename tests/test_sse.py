@@ -40,10 +40,14 @@ def pieces(text: str, how: str) -> Iterable[bytes | str]:
         size = rng.randint(1, 9)
         out.append(data[at : at + size])
         at += size
+    if how == "empty reads, cut after CR":  # the LF of a CRLF may come reads later
+        out = [piece + b"\r" for piece in data.split(b"\r")]
+        out[-1] = out[-1][:-1]
+        return [piece for part in out for piece in (b"", part)] + [b""]
     return out
 
 
-HOW = ("whole", "text", "bytes", "random")
+HOW = ("whole", "text", "bytes", "random", "empty reads, cut after CR")
 
 
 def contents(module: ModuleType, text: str, how: str) -> tuple[list[str], ModuleType]:
@@ -60,8 +64,10 @@ FRAMINGS = {
     "C1 two spaces keep one": f"data:  {A}\n\ndata: [DONE]\n\n",
     "C2 CRLF": f"data: {A}\r\n\r\ndata: {B}\r\n\r\ndata: [DONE]\r\n\r\n",
     "C2 CR": f"data: {A}\r\rdata: {B}\r\rdata: [DONE]\r\r",
+    "C2 CRLF and LF": f"data: {A}\r\n\ndata: {B}\n\r\ndata: [DONE]\r\n\r\n",
     "C2 mixed": f"data: {A}\r\n\ndata: {B}\r\rdata: [DONE]\n\r\n",
     "C3 data over two lines": 'data: {"id":"c","model":"m","choices":\ndata: [{"index":0,"delta":{"content":"A"}}]}\n\ndata: [DONE]\n\n',
+    "C3 data over two lines, CRLF": 'data: {"id":"c","model":"m","choices":\r\ndata: [{"index":0,"delta":{"content":"A"}}]}\r\n\r\ndata: [DONE]\r\n\r\n',
     "C4 comments": f": OPENROUTER PROCESSING\n\n: ping\n\ndata: {A}\n\n: keep-alive\n\ndata: {B}\n\ndata: [DONE]\n\n",
     "C5 events without data": f"id: 1\ndata: {A}\n\n: ping\n\nretry: 3000\n\nevent: ping\n\ndata:\n\ndata: {B}\n\ndata: [DONE]\n\n",
     "BOM": f"\ufeffdata: {A}\n\ndata: [DONE]\n\n",
@@ -77,6 +83,7 @@ EXPECTED = {
     "C1 data without space": ["A"],
     "C1 two spaces keep one": ["A"],
     "C3 data over two lines": ["A"],
+    "C3 data over two lines, CRLF": ["A"],
     "BOM": ["A"],
     "C6 [DONE] with trailing spaces": ["A"],
     "C8 custom named event": ["A"],

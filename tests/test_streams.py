@@ -159,6 +159,10 @@ def test_closing_a_stream_closes_its_source(module: ModuleType) -> None:
     stream.close()
     assert closed == [True], "a generator source is closed, so its finally runs"
 
+    source = Source([*parts, b"data: [DONE]\n\n", b"data: never read\n\n"])
+    assert len(list(module.iter_chunks(source))) == 2
+    assert source.closed, "[DONE] ends the stream and lets its source go"
+
 
 class Response:
     """What a stream reads of an httpx response: `iter_bytes`, `aiter_bytes`, closing."""
