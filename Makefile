@@ -24,8 +24,8 @@ check: $(STAMP)
 	$(PY) -m generator check
 
 lint: $(STAMP)
-	$(PY) -m ruff check generator generated tests bench
-	$(PY) -m black --check --quiet --extend-exclude generator/runtime generator bench tests/*.py
+	$(PY) -m ruff check generator generated tests bench examples
+	$(PY) -m black --check --quiet --extend-exclude generator/runtime generator bench tests/*.py examples
 	$(PY) -m black --check --line-length=88 generated tests/generated generator/runtime
 	$(PY) -m mypy
 	$(PY) -m pyright
@@ -44,6 +44,7 @@ golden: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m bench.throughput
 	$(PY) -m bench.accumulation
+	$(PY) -m bench.streams
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

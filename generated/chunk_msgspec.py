@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 6e0d980fd5b7f0bd (spec, templates and generator).
+# Spec hash: e84774103c2c96a8 (spec, templates and generator).
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
@@ -7708,7 +7708,14 @@ class _AiohttpResponse(Protocol):
 
 
 class _Stream(Generic[_Chunk]):
-    """What the sync and the async stream share: the reader, and what it has seen."""
+    """What the sync and the async stream share: the reader, and what it has seen.
+
+    After `[DONE]` no event is read. The chunks end there, after one more read of the
+    source: the end of an HTTP body follows `[DONE]` at once, and an HTTP client that
+    has read it keeps the connection for the next request. Raw events go on to the end
+    of the source, each read as it came: a gateway forwards everything. Then the source
+    is closed. What goes wrong after `[DONE]` is not raised: the stream is complete.
+    """
 
     def __init__(
         self,
@@ -7747,8 +7754,8 @@ class ChunkStream(_Stream[_Chunk]):
     """The chunks of a server-sent-event stream, decoded as they arrive.
 
     Iterate it once, or its `raw_events()`. `close()` (or leaving a `with` block)
-    stops reading and closes the source when it has `close`; so does `[DONE]`, after
-    which nothing is read.
+    stops reading and closes the source when it has `close`; so does the end of the
+    stream at `[DONE]`.
     """
 
     def __init__(
@@ -7795,15 +7802,24 @@ class ChunkStream(_Stream[_Chunk]):
 
     def _read(self) -> Generator[Any, None, None]:
         reader = self._reader
-        for piece in self._pieces:
+        pieces = iter(self._pieces)
+        for piece in pieces:
             try:
                 items = reader.feed(piece)
             except Exception:
                 yield from reader.unsent  # what came before the error, first
                 raise
             yield from items
-            if reader.done:  # nothing after [DONE] is read: the source is let go
-                self._close_source()
+            if reader.done:
+                try:
+                    if self._raw:  # forwarded: the rest, as it comes, to its end
+                        yield from _raw_rest(reader.rest(), pieces)
+                    else:
+                        next(pieces, None)  # see _Stream
+                except Exception:
+                    pass  # the stream is complete: what follows cannot undo that
+                finally:
+                    self._close_source()
                 return
         try:
             items = reader.close()
@@ -7819,7 +7835,7 @@ class AsyncChunkStream(_Stream[_Chunk]):
 
     Iterate it once, or its `raw_events()`. `aclose()` (or leaving an `async with`
     block) stops reading and closes the source when it has `aclose` or `close`; so
-    does `[DONE]`, after which nothing is read.
+    does the end of the stream at `[DONE]`.
     """
 
     def __init__(
@@ -7876,7 +7892,8 @@ class AsyncChunkStream(_Stream[_Chunk]):
 
     async def _read(self) -> AsyncGenerator[Any, None]:
         reader = self._reader
-        async for piece in self._pieces:
+        pieces = aiter(self._pieces)
+        async for piece in pieces:
             try:
                 items = reader.feed(piece)
             except Exception:
@@ -7885,8 +7902,20 @@ class AsyncChunkStream(_Stream[_Chunk]):
                 raise
             for item in items:
                 yield item
-            if reader.done:  # nothing after [DONE] is read: the source is let go
-                await self._close_source()
+            if reader.done:
+                try:
+                    if self._raw:  # forwarded: the rest, as it comes, to its end
+                        rest = reader.rest()
+                        if rest:
+                            yield RawEvent(rest, None, None)
+                        async for piece in pieces:
+                            yield RawEvent(_as_bytes(piece), None, None)
+                    else:
+                        await anext(pieces, None)  # see _Stream
+                except Exception:
+                    pass  # the stream is complete: what follows cannot undo that
+                finally:
+                    await self._close_source()
                 return
         try:
             items = reader.close()
@@ -7930,6 +7959,10 @@ class _EventReader(Generic[_Chunk]):
         self._retry: int | None = None
         self._first = True  # before the first line, which may start with a BOM
         self._after_cr = False  # a CR ended the last piece: an LF next is part of it
+
+    def rest(self) -> bytes:
+        """The bytes of the last piece after the event that ended the stream."""
+        return self._piece[self._mark :]
 
     def keep_raw(self) -> None:
         """Yield each event as a `RawEvent` with the bytes it arrived as."""
@@ -8130,6 +8163,14 @@ class _EventReader(Generic[_Chunk]):
             self._id,
             self._retry,
         )
+
+
+def _raw_rest(rest: bytes, pieces: Iterator[bytes | str]) -> Iterator[RawEvent[Any]]:
+    """What follows [DONE] (`rest` of its piece, then the other pieces), as raw events."""
+    if rest:
+        yield RawEvent(rest, None, None)
+    for piece in pieces:
+        yield RawEvent(_as_bytes(piece), None, None)
 
 
 def _as_bytes(data: bytes | str) -> bytes:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench import accumulation, throughput
+from bench import accumulation, streams, throughput
 from bench.targets import TARGETS
 
 
@@ -29,3 +29,15 @@ def test_the_throughput_benchmark_reports_every_path_and_goal(
     for goal in throughput.GOALS:
         row = next(line for line in out.splitlines() if line.startswith(f"| {goal.name} |"))
         assert row.rstrip(" |").endswith(("yes", "**no**")), row
+
+
+def test_the_streams_benchmark_reports_every_reader_and_goal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert streams.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    for reader in [*streams.SYNC_READERS, *streams.ASYNC_READERS, *streams.BIG_READERS]:
+        assert f"| {reader} |" in out, reader
+    for goal in streams.GOALS:
+        row = next(line for line in out.splitlines() if line.startswith(f"| {goal.name} |"))
+        assert row.rstrip(" |").endswith(("held", "**missed**")), row

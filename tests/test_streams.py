@@ -159,9 +159,16 @@ def test_closing_a_stream_closes_its_source(module: ModuleType) -> None:
     stream.close()
     assert closed == [True], "a generator source is closed, so its finally runs"
 
-    source = Source([*parts, b"data: [DONE]\n\n", b"data: never read\n\n"])
-    assert len(list(module.iter_chunks(source))) == 2
-    assert source.closed, "[DONE] ends the stream and lets its source go"
+    read: list[bytes] = []
+
+    def after_done() -> Iterator[bytes]:
+        for part in [*parts, b"data: [DONE]\n\n", b"", b"data: never read\n\n"]:
+            read.append(part)
+            yield part
+        raise AssertionError("read to the end")
+
+    assert len(list(module.iter_chunks(after_done()))) == 2
+    assert read[-1] == b"", "[DONE] ends the stream after one more read (the body's end)"
 
 
 class Response:
@@ -243,11 +250,7 @@ def test_an_async_close_method_that_is_a_coroutine_is_awaited(module: ModuleType
 def test_raw_events_give_back_every_byte_with_the_chunks(module: ModuleType, how: str) -> None:
     for name, text in FRAMINGS.items():
         events = list(module.iter_chunks(pieces(text, how)).raw_events())
-        sent = text.encode()
-        if "[DONE]" in text:  # reading stops at [DONE]: what follows is not read
-            assert sent.startswith(b"".join(e.raw for e in events)), name
-        else:
-            assert b"".join(e.raw for e in events) == sent, name
+        assert b"".join(e.raw for e in events) == text.encode(), name
         chunks = [module.dumps(e.chunk) for e in events if e.chunk is not None]
         assert chunks == [module.dumps(c) for c in module.iter_chunks([text])], name
 
@@ -273,6 +276,21 @@ def test_raw_events_carry_errors_and_read_on(module: ModuleType) -> None:
     ]
     assert events[2].error.code == 1 and events[2].raw == error.encode()
     assert events[3].error.path == "$.choices[0].index" and events[3].event.data == BAD
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+def test_raw_events_forward_what_follows_done_to_the_end(module: ModuleType) -> None:
+    parts = [f"data: {A}\r\n\r\ndata: [DONE]\r\n\r".encode(), b"\n: bye\r\n\r\n", b"x"]
+    events = list(module.iter_chunks(parts).raw_events())
+    assert b"".join(e.raw for e in events) == b"".join(parts)
+
+    def broken_after_done() -> Iterator[bytes]:
+        yield f"data: {A}\n\ndata: [DONE]\n\n".encode()
+        raise OSError("the connection broke after [DONE]")
+
+    stream = module.iter_chunks(broken_after_done())
+    assert len(list(stream.raw_events())) == 2 and stream.done, "a complete stream stays so"
+    assert len(list(module.iter_chunks(broken_after_done()))) == 1
 
 
 @pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)

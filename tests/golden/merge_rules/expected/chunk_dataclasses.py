@@ -481,6 +481,9 @@ def dumps(value: Chunk | Completion) -> str:
 # (runtime section: sse._EventReader)
 
 
+# (runtime section: sse._raw_rest)
+
+
 # (runtime section: sse._as_bytes)
 
 

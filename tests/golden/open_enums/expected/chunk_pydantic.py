@@ -231,6 +231,9 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._EventReader)
 
 
+# (runtime section: sse._raw_rest)
+
+
 # (runtime section: sse._as_bytes)
 
 

@@ -1,0 +1,573 @@
+"""Stream reading end to end over loopback HTTP, sync and async, and big events in memory.
+
+A uvicorn + Starlette server in a separate process (a thread would share the GIL with the
+reader being measured) serves one long `chat.completion.chunk` stream built from the four
+corpora of bench/corpus.py, as server-sent events written a few events at a time, then
+`data: [DONE]`. Every reader drains the whole stream per sample; samples of all readers are
+interleaved round-robin after a warm-up, and the median is kept. Ratios are taken against
+the floor (httpx lines + json.loads) and openai-python measured in the same run: sync readers
+against the sync ones, async readers against the async ones.
+
+Big events: one event whose chunk carries a delta content of N MiB, fed to each target in
+16 KiB pieces. Decoding must stay linear in the event's size: time per MiB at 8x the size
+within 2x of the time per MiB at 1x.
+
+    python -m bench.streams            # full run; writes bench/streams.md
+    python -m bench.streams --quick    # a short stream and small events, to prove it runs (CI)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import random
+import select
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Literal
+
+import httpx
+import uvicorn
+from openai import AsyncOpenAI, OpenAI
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import StreamingResponse
+from starlette.routing import Route
+
+from bench.corpus import CORPORA, corpus
+from bench.targets import TARGETS
+from bench.throughput import STDLIB_ONLY, time_paths
+
+RESULTS = Path(__file__).resolve().parent / "streams.md"
+ROOT = Path(__file__).resolve().parent.parent
+
+HOST = "127.0.0.1"  # the server is for this machine only
+PATH = "/v1/chat/completions"
+EVENTS_PER_WRITE = 16
+"""The server writes this many events at a time. One event per write (what a server does
+when tokens come slowly) caps an h11 uvicorn near 60k events/s, below the fastest readers;
+with 16 it serves several times faster than any reader (see the drain-only rows)."""
+REQUEST: dict[str, Any] = {
+    "model": "gpt-4.1-mini",
+    "messages": [{"role": "user", "content": "Say something."}],
+    "stream": True,
+}
+PIECE = 16 * 1024
+"""Big events arrive in pieces of this many bytes."""
+GROWTH_WITHIN = 2.0
+"""The goal for big events: time per MiB at 8x the size within this factor of 1x."""
+
+
+# The stream and its server -------------------------------------------------------------
+
+
+def stream_events(chunks: int) -> list[bytes]:
+    """The events of the served stream: `chunks // 4` chunks of each corpus, then [DONE]."""
+    lines = [line for name in CORPORA for line in corpus(name, chunks // len(CORPORA))]
+    return [b"data: " + line.encode() + b"\n\n" for line in lines] + [b"data: [DONE]\n\n"]
+
+
+def stream_writes(chunks: int) -> list[bytes]:
+    """The stream as the server writes it: EVENTS_PER_WRITE events per write."""
+    events = stream_events(chunks)
+    return [
+        b"".join(events[start : start + EVENTS_PER_WRITE])
+        for start in range(0, len(events), EVENTS_PER_WRITE)
+    ]
+
+
+def run_server(chunks: int) -> None:
+    """The server process: serves the stream on a free port of HOST, prints the port, and
+    stops when told to (SIGTERM) or when its parent goes (its stdin closes)."""
+    writes = stream_writes(chunks)
+
+    async def body() -> AsyncIterator[bytes]:
+        for piece in writes:
+            yield piece
+
+    async def completions(request: Request) -> StreamingResponse:
+        await request.body()
+        return StreamingResponse(body(), media_type="text/event-stream")
+
+    app = Starlette(routes=[Route(PATH, completions, methods=["POST"])])
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        loop="asyncio",
+        http="h11",
+        timeout_graceful_shutdown=1,
+    )
+    server = uvicorn.Server(config)
+
+    def stop_when_the_parent_goes() -> None:
+        sys.stdin.read()
+        server.should_exit = True
+
+    threading.Thread(target=stop_when_the_parent_goes, daemon=True).start()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind((HOST, 0))
+    sock.listen(128)  # connections wait in the backlog until uvicorn accepts them
+    print(sock.getsockname()[1], flush=True)
+    server.run(sockets=[sock])
+
+
+@contextmanager
+def stream_server(chunks: int, start_timeout: float = 60.0) -> Iterator[str]:
+    """A server process serving the stream of `chunks` chunks; yields its base URL and
+    stops it on exit, however the body ends."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bench.streams", "--serve", str(chunks)],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        ready, _, _ = select.select([process.stdout], [], [], start_timeout)
+        line = process.stdout.readline() if ready else ""
+        if not line.strip().isdigit():
+            raise RuntimeError(f"the stream server did not start (exit code {process.poll()})")
+        yield f"http://{HOST}:{int(line)}"
+    finally:
+        process.stdin.close()
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+        process.stdout.close()
+
+
+# Readers over HTTP: each drains the stream once; returns the chunks (drains: bytes) read --
+
+SYNC_FLOOR = "floor: httpx iter_lines + json.loads"
+ASYNC_FLOOR = "async floor: httpx aiter_lines + json.loads"
+SYNC_OPENAI = "openai-python OpenAI create(stream=True)"
+ASYNC_OPENAI = "openai-python AsyncOpenAI create(stream=True)"
+SYNC_DRAIN = "httpx iter_bytes, drain only (no parsing)"
+ASYNC_DRAIN = "httpx aiter_bytes, drain only (no parsing)"
+DRAINS = (SYNC_DRAIN, ASYNC_DRAIN)
+
+
+def _sync_modules() -> dict[str, ModuleType]:
+    return {
+        **{f"{name} iter_chunks": module for name, module in TARGETS.items()},
+        **{f"{name} iter_chunks, standard library only": m for name, m in STDLIB_ONLY.items()},
+    }
+
+
+def _async_modules() -> dict[str, ModuleType]:
+    return {
+        **{f"{name} aiter_chunks": module for name, module in TARGETS.items()},
+        **{f"{name} aiter_chunks, standard library only": m for name, m in STDLIB_ONLY.items()},
+    }
+
+
+SYNC_READERS = (SYNC_DRAIN, SYNC_FLOOR, SYNC_OPENAI, *_sync_modules())
+ASYNC_READERS = (ASYNC_DRAIN, ASYNC_FLOOR, ASYNC_OPENAI, *_async_modules())
+
+
+def sync_readers(
+    base_url: str, client: httpx.Client, openai: OpenAI
+) -> dict[str, Callable[[], int]]:
+    url = base_url + PATH
+
+    def drain() -> int:
+        with client.stream("POST", url, json=REQUEST) as response:
+            return sum(len(piece) for piece in response.iter_bytes())
+
+    def floor() -> int:
+        count = 0
+        loads = json.loads
+        with client.stream("POST", url, json=REQUEST) as response:
+            for line in response.iter_lines():
+                if line.startswith("data: ") and line != "data: [DONE]":
+                    loads(line[6:])
+                    count += 1
+        return count
+
+    def openai_python() -> int:
+        count = 0
+        for _ in openai.chat.completions.create(
+            model=REQUEST["model"], messages=REQUEST["messages"], stream=True
+        ):
+            count += 1
+        return count
+
+    def chunks(module: ModuleType) -> Callable[[], int]:
+        def read() -> int:
+            count = 0
+            with client.stream("POST", url, json=REQUEST) as response:
+                for _ in module.iter_chunks(response.iter_bytes()):
+                    count += 1
+            return count
+
+        return read
+
+    readers = {SYNC_DRAIN: drain, SYNC_FLOOR: floor, SYNC_OPENAI: openai_python}
+    readers.update({name: chunks(module) for name, module in _sync_modules().items()})
+    return readers
+
+
+def async_readers(
+    base_url: str, client: httpx.AsyncClient, openai: AsyncOpenAI
+) -> dict[str, Callable[[], Coroutine[Any, Any, int]]]:
+    url = base_url + PATH
+
+    async def drain() -> int:
+        size = 0
+        async with client.stream("POST", url, json=REQUEST) as response:
+            async for piece in response.aiter_bytes():
+                size += len(piece)
+        return size
+
+    async def floor() -> int:
+        count = 0
+        loads = json.loads
+        async with client.stream("POST", url, json=REQUEST) as response:
+            async for line in response.aiter_lines():
+                if line.startswith("data: ") and line != "data: [DONE]":
+                    loads(line[6:])
+                    count += 1
+        return count
+
+    async def openai_python() -> int:
+        count = 0
+        stream = await openai.chat.completions.create(
+            model=REQUEST["model"], messages=REQUEST["messages"], stream=True
+        )
+        async for _ in stream:
+            count += 1
+        return count
+
+    def chunks(module: ModuleType) -> Callable[[], Coroutine[Any, Any, int]]:
+        async def read() -> int:
+            count = 0
+            async with client.stream("POST", url, json=REQUEST) as response:
+                async for _ in module.aiter_chunks(response.aiter_bytes()):
+                    count += 1
+            return count
+
+        return read
+
+    readers = {ASYNC_DRAIN: drain, ASYNC_FLOOR: floor, ASYNC_OPENAI: openai_python}
+    readers.update({name: chunks(module) for name, module in _async_modules().items()})
+    return readers
+
+
+def _checked(name: str, read: Callable[[], int], expected: int) -> Callable[[], object]:
+    def run() -> None:
+        count = read()
+        if count != expected:
+            raise RuntimeError(f"{name} read {count:,} of {expected:,}")
+
+    return run
+
+
+def measure_loopback(chunks: int, repeats: int) -> dict[str, float]:
+    """Chunks per second of every reader, sync and async, over one server's stream."""
+    events = stream_events(chunks)
+    expected = len(events) - 1
+    size = sum(map(len, events))
+    loop = asyncio.new_event_loop()
+
+    def blocking(read: Callable[[], Coroutine[Any, Any, int]]) -> Callable[[], int]:
+        return lambda: loop.run_until_complete(read())
+
+    try:
+        with stream_server(chunks) as base_url, httpx.Client(timeout=60) as client:
+            openai = OpenAI(base_url=base_url + "/v1", api_key="x", max_retries=0)
+            aclient = httpx.AsyncClient(timeout=60)
+            aopenai = AsyncOpenAI(base_url=base_url + "/v1", api_key="x", max_retries=0)
+            readers = {
+                **sync_readers(base_url, client, openai),
+                **{
+                    name: blocking(read)
+                    for name, read in async_readers(base_url, aclient, aopenai).items()
+                },
+            }
+            try:
+                paths = {
+                    name: _checked(name, read, size if name in DRAINS else expected)
+                    for name, read in readers.items()
+                }
+                seconds = time_paths(paths, repeats)
+            finally:
+                openai.close()
+                loop.run_until_complete(aclient.aclose())
+                loop.run_until_complete(aopenai.close())
+    finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+    return {name: expected / median for name, median in seconds.items()}
+
+
+# Big events, in memory ------------------------------------------------------------------
+
+
+def big_event(mib: float) -> list[bytes]:
+    """One event whose chunk has a delta content of `mib` MiB of base64 text, then [DONE],
+    in PIECE-byte pieces."""
+    size = int(mib * 2**20)
+    content = base64.b64encode(random.Random(7).randbytes(size * 3 // 4 + 3)).decode()[:size]
+    chunk = {
+        "id": "chatcmpl-big",
+        "object": "chat.completion.chunk",
+        "created": 1_764_000_000,
+        "model": "gpt-4.1-mini",
+        "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": None}],
+    }
+    data = b"data: " + json.dumps(chunk).encode() + b"\n\n" + b"data: [DONE]\n\n"
+    return [data[start : start + PIECE] for start in range(0, len(data), PIECE)]
+
+
+BIG_READERS = (
+    *(f"{name} iter_chunks" for name in TARGETS),
+    *(f"{name} aiter_chunks" for name in TARGETS),
+)
+
+
+def measure_big(sizes: tuple[float, float], repeats: int) -> dict[str, dict[float, float]]:
+    """Seconds per MiB of content, per reader and size. A sample of the smaller event reads
+    it as many times as fit in the larger one, so every sample reads as many bytes."""
+    loop = asyncio.new_event_loop()
+
+    def sync_path(module: ModuleType, pieces: list[bytes], rounds: int) -> Callable[[], object]:
+        def run() -> None:
+            for _ in range(rounds):
+                if sum(1 for _ in module.iter_chunks(pieces)) != 1:
+                    raise RuntimeError(f"{module.__name__} did not read the big chunk")
+
+        return run
+
+    def async_path(module: ModuleType, pieces: list[bytes], rounds: int) -> Callable[[], object]:
+        async def source() -> AsyncIterator[bytes]:
+            for piece in pieces:
+                yield piece
+
+        async def read() -> None:
+            for _ in range(rounds):
+                count = 0
+                async for _ in module.aiter_chunks(source()):
+                    count += 1
+                if count != 1:
+                    raise RuntimeError(f"{module.__name__} did not read the big chunk")
+
+        return lambda: loop.run_until_complete(read())
+
+    per_mib: dict[str, dict[float, float]] = {name: {} for name in BIG_READERS}
+    try:
+        for mib in sizes:
+            pieces = big_event(mib)
+            rounds = max(1, round(max(sizes) / mib))
+            paths = {
+                **{f"{n} iter_chunks": sync_path(m, pieces, rounds) for n, m in TARGETS.items()},
+                **{f"{n} aiter_chunks": async_path(m, pieces, rounds) for n, m in TARGETS.items()},
+            }
+            for name, seconds in time_paths(paths, repeats).items():
+                per_mib[name][mib] = seconds / (mib * rounds)
+            del pieces, paths
+    finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+    return per_mib
+
+
+# Goals and the report -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Goal:
+    name: str
+    kind: Literal["loopback", "big"]
+    path: str
+    anchor: str = ""  # loopback: the reader the path is divided by
+    at_least: float | None = None
+    at_most: float | None = None
+
+
+GOALS = (
+    *(
+        Goal(
+            f"{name} iter_chunks vs openai-python",
+            "loopback",
+            f"{name} iter_chunks",
+            SYNC_OPENAI,
+            5.0,
+        )
+        for name in TARGETS
+    ),
+    *(
+        Goal(
+            f"{name} aiter_chunks vs AsyncOpenAI",
+            "loopback",
+            f"{name} aiter_chunks",
+            ASYNC_OPENAI,
+            5.0,
+        )
+        for name in TARGETS
+    ),
+    Goal("msgspec iter_chunks vs the floor", "loopback", "msgspec iter_chunks", SYNC_FLOOR, 0.85),
+    Goal(
+        "msgspec aiter_chunks vs the async floor",
+        "loopback",
+        "msgspec aiter_chunks",
+        ASYNC_FLOOR,
+        0.85,
+    ),
+    Goal(
+        "dataclasses iter_chunks vs the floor",
+        "loopback",
+        "dataclasses iter_chunks",
+        SYNC_FLOOR,
+        0.6,
+    ),
+    Goal(
+        "dataclasses aiter_chunks vs the async floor",
+        "loopback",
+        "dataclasses aiter_chunks",
+        ASYNC_FLOOR,
+        0.6,
+    ),
+    *(
+        Goal(f"big event, {reader}: per MiB at 8x vs 1x", "big", reader, at_most=GROWTH_WITHIN)
+        for reader in BIG_READERS
+    ),
+)
+
+
+def _table(header: Sequence[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def report(
+    chunks: int,
+    repeats: int,
+    rates: dict[str, float],
+    per_mib: dict[str, dict[float, float]],
+    sizes: tuple[float, float],
+    big_repeats: int,
+) -> str:
+    def rows(readers: Sequence[str], floor: str, openai: str) -> list[list[str]]:
+        return [
+            [
+                name,
+                f"{rates[name] / 1000:,.1f}k",
+                f"{rates[name] / rates[floor]:.2f}",
+                f"{rates[name] / rates[openai]:.2f}",
+            ]
+            for name in readers
+        ]
+
+    small, large = sizes
+    big_rows = [
+        [
+            name,
+            f"{per_mib[name][small] * 1000:,.1f}",
+            f"{per_mib[name][large] * 1000:,.1f}",
+            f"{per_mib[name][large] / per_mib[name][small]:.2f}",
+        ]
+        for name in BIG_READERS
+    ]
+    goal_rows = []
+    for goal in GOALS:
+        if goal.kind == "loopback":
+            ratio = rates[goal.path] / rates[goal.anchor]
+        else:
+            ratio = per_mib[goal.path][large] / per_mib[goal.path][small]
+        if goal.at_least is not None:
+            target, holds = f">= {goal.at_least}x", ratio >= goal.at_least
+        else:
+            assert goal.at_most is not None
+            target, holds = f"<= {goal.at_most}x", ratio <= goal.at_most
+        goal_rows.append([goal.name, target, f"{ratio:.2f}", "held" if holds else "**missed**"])
+    lines = [
+        "# Stream benchmark results",
+        "",
+        f"Written by `make bench` (`python -m bench.streams`). Python {sys.version.split()[0]}.",
+        f"One stream of {chunks // len(CORPORA) * len(CORPORA):,} chunks ({', '.join(CORPORA)}",
+        f"corpora of bench/corpus.py, {chunks // len(CORPORA):,} chunks each, then `[DONE]`),",
+        f"served over loopback HTTP by uvicorn + Starlette in another process, {EVENTS_PER_WRITE}",
+        f"events per write. Median of {repeats} interleaved samples after a warm-up; each sample",
+        "reads the whole stream. Cells: chunks per second and ratios measured in the same run.",
+        "The drain-only rows read the bytes and parse nothing: the server is not the limit.",
+        "",
+        "## Loopback HTTP, sync (httpx.Client; ratios to the sync floor and OpenAI)",
+        "",
+        *_table(
+            ["reader", "chunks/s", "vs floor", "vs openai-python"],
+            rows(SYNC_READERS, SYNC_FLOOR, SYNC_OPENAI),
+        ),
+        "",
+        "## Loopback HTTP, async (httpx.AsyncClient; ratios to the async floor and AsyncOpenAI)",
+        "",
+        *_table(
+            ["reader", "chunks/s", "vs async floor", "vs AsyncOpenAI"],
+            rows(ASYNC_READERS, ASYNC_FLOOR, ASYNC_OPENAI),
+        ),
+        "",
+        f"## Big events, in memory ({PIECE // 1024} KiB pieces; median of {big_repeats})",
+        "",
+        "One event whose chunk has a delta content of base64 text, then `[DONE]`; ms per MiB",
+        f"of content. A sample of the {small:g} MiB event reads it {round(large / small)} times.",
+        "",
+        *_table(
+            [
+                "reader",
+                f"ms/MiB at {small:g} MiB",
+                f"ms/MiB at {large:g} MiB",
+                f"{large:g} vs {small:g} MiB",
+            ],
+            big_rows,
+        ),
+        "",
+        "## Goals",
+        "",
+        *_table(["goal", "target", "measured", "holds"], goal_rows),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def run(chunks: int, repeats: int, sizes: tuple[float, float], big_repeats: int) -> str:
+    rates = measure_loopback(chunks, repeats)
+    per_mib = measure_big(sizes, big_repeats)
+    return report(chunks, repeats, rates, per_mib, sizes, big_repeats)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a short stream; writes nothing")
+    parser.add_argument("--serve", type=int, metavar="CHUNKS", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve is not None:
+        run_server(args.serve)
+        return 0
+    if args.quick:
+        text = run(chunks=1_000, repeats=3, sizes=(0.125, 1.0), big_repeats=3)
+    else:
+        text = run(chunks=20_000, repeats=7, sizes=(1.0, 8.0), big_repeats=5)
+    print(text)
+    if not args.quick:
+        RESULTS.write_text(text)
+        print(
+            f"wrote {RESULTS.relative_to(Path.cwd()) if RESULTS.is_relative_to(Path.cwd()) else RESULTS}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Runnable examples of the generated modules in use (see docs/streams.md)."""
