@@ -720,3 +720,42 @@ def test_openai_reads_what_we_write_as_the_original(
     ours = openai_read(api, server.base_url, names)
     for fixture, got, original in zip(OPENAI_STREAMS, ours, openai_original[api], strict=True):
         assert got == original, fixture.name
+
+
+# Connection reuse --------------------------------------------------------------------------
+
+
+def client_port(response: httpx.Response) -> int:
+    port: int = response.extensions["network_stream"].get_extra_info("client_addr")[1]
+    return port
+
+
+@pytest.mark.parametrize("target", TARGET_NAMES)
+def test_a_stream_read_to_done_leaves_its_connection_to_the_next_request(
+    server: Server, target: str
+) -> None:
+    """The end of the body follows [DONE]: the stream reads it before it lets the response
+    go, so the client's pool keeps the connection (no new handshake per stream)."""
+    module = TARGETS[target]
+    fixture = FIXTURE_STREAMS[0]
+    url = server.add(f"reuse-{target}", StreamSpec([*events(fixture), done()]))
+    with httpx.Client(timeout=TIMEOUT) as client:
+        ports = []
+        for _ in range(3):
+            with client.stream("POST", url, json=REQUEST) as response:
+                stream = module.iter_chunks(response)
+                assert len(list(stream)) == len(fixture.chunks) and stream.done
+                ports.append(client_port(response))
+    assert len(set(ports)) == 1, ports
+
+    async def read_three() -> list[int]:
+        async with httpx.AsyncClient(timeout=TIMEOUT) as client:
+            ports = []
+            for _ in range(3):
+                async with client.stream("POST", url, json=REQUEST) as response:
+                    stream = module.aiter_chunks(response.aiter_bytes())
+                    assert len([c async for c in stream]) == len(fixture.chunks)
+                    ports.append(client_port(response))
+            return ports
+
+    assert len(set(asyncio.run(read_three()))) == 1
