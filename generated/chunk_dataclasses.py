@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: e84774103c2c96a8 (spec, templates and generator).
+# Spec hash: c94be23485ffd75f (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
@@ -5893,13 +5893,18 @@ class ChunkStream(_Stream[_Chunk]):
         return cast(Iterator[RawEvent[_Chunk]], self._items)
 
     def close(self) -> None:
-        self._items.close()
+        if not getattr(
+            self._items, "gi_running", False
+        ):  # else another thread reads it
+            self._items.close()
         self._close_source()
 
     def _close_source(self) -> None:
-        close = getattr(self._source, "close", None)
-        if callable(close):
-            close()
+        # A response's byte iterator first: left to finish later, an HTTP client's may
+        # close a connection that has gone back to the pool meanwhile.
+        if self._pieces is not self._source:
+            _close(self._pieces)
+        _close(self._source)
 
     def __enter__(self) -> ChunkStream[_Chunk]:
         return self
@@ -5979,17 +5984,15 @@ class AsyncChunkStream(_Stream[_Chunk]):
         return cast(AsyncIterator[RawEvent[_Chunk]], self._items)
 
     async def aclose(self) -> None:
-        await self._items.aclose()
+        # When another task is reading, closing the source is what ends its read.
+        if not getattr(self._items, "ag_running", False):
+            await self._items.aclose()
         await self._close_source()
 
     async def _close_source(self) -> None:
-        close = getattr(self._source, "aclose", None) or getattr(
-            self._source, "close", None
-        )
-        if callable(close):
-            closed = close()
-            if isinstance(closed, Awaitable):  # aclose is; some close methods are too
-                await closed
+        if self._pieces is not self._source:  # as ChunkStream does
+            await _aclose(self._pieces)
+        await _aclose(self._source)
 
     async def __aenter__(self) -> AsyncChunkStream[_Chunk]:
         return self
@@ -6270,6 +6273,23 @@ class _EventReader(Generic[_Chunk]):
             self._id,
             self._retry,
         )
+
+
+def _close(source: object) -> None:
+    """Close a source that can be closed, unless it is running (in another thread)."""
+    close = getattr(source, "close", None)
+    if callable(close) and not getattr(source, "gi_running", False):
+        close()
+
+
+async def _aclose(source: object) -> None:
+    """Close a source that can be closed (`aclose`, or `close`, awaited if it must be),
+    unless it is running (in another task)."""
+    close = getattr(source, "aclose", None) or getattr(source, "close", None)
+    if callable(close) and not getattr(source, "ag_running", False):
+        closed = close()
+        if isinstance(closed, Awaitable):
+            await closed
 
 
 def _raw_rest(rest: bytes, pieces: Iterator[bytes | str]) -> Iterator[RawEvent[Any]]:

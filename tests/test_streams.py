@@ -396,3 +396,41 @@ def test_a_big_event_in_small_reads_allocates_per_read_only_what_the_read_brings
     assert [module.dumps(c) for c in chunks] == [module.dumps(module.loads(body))]
     assert len(per_read) == len(parts) > 100
     assert max(per_read) < 4 * piece_size, f"a read of {piece_size} bytes allocated {max(per_read)}"
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+def test_a_stream_read_in_another_task_is_closed_through_its_source(module: ModuleType) -> None:
+    """The reading task waits for the network: closing the stream from elsewhere closes
+    the source (the response), which ends the read, instead of failing."""
+
+    class Blocking:
+        def __init__(self) -> None:
+            self.released = asyncio.Event()
+
+        def __aiter__(self) -> AsyncIterator[bytes]:
+            return self.pieces()
+
+        async def pieces(self) -> AsyncIterator[bytes]:
+            yield f"data: {A}\n\n".encode()
+            await self.released.wait()  # a read that only closing ends
+
+        async def aclose(self) -> None:
+            self.released.set()
+
+    async def run() -> list[Any]:
+        source = Blocking()
+        stream = module.aiter_chunks(source)
+        read: list[Any] = []
+        reader = asyncio.create_task(read_all(stream, read))
+        while not read:
+            await asyncio.sleep(0)
+        await stream.aclose()
+        await asyncio.wait_for(reader, 5)
+        assert source.released.is_set()
+        return read
+
+    async def read_all(stream: Any, read: list[Any]) -> None:
+        async for chunk in stream:
+            read.append(chunk)
+
+    assert len(asyncio.run(run())) == 1

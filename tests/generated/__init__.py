@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: e84774103c2c96a8 (spec, templates and generator).
+# Spec hash: c94be23485ffd75f (spec, templates and generator).
 # Target: package. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Generated round-trip tests."""

@@ -636,6 +636,12 @@ def dumps(value: Chunk | Completion) -> str:
 # (runtime section: sse._EventReader)
 
 
+# (runtime section: sse._close)
+
+
+# (runtime section: sse._aclose)
+
+
 # (runtime section: sse._raw_rest)
 
 

@@ -273,6 +273,12 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._EventReader)
 
 
+# (runtime section: sse._close)
+
+
+# (runtime section: sse._aclose)
+
+
 # (runtime section: sse._raw_rest)
 
 
