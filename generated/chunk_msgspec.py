@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: c94be23485ffd75f (spec, templates and generator).
+# Spec hash: 88c56ef92c79d468 (spec, templates and generator).
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
@@ -7633,7 +7633,8 @@ class RawEvent(NamedTuple, Generic[_Chunk]):
     chunk: _Chunk | None
     """The chunk the event carries, or None (a comment, `[DONE]`, another event)."""
     event: ServerSentEvent | None
-    """The event when it is not a chunk; None for a chunk and for comments."""
+    """The event when it is not a chunk; None for a chunk, and for bytes that hold no
+    event (comments, an event type without data, what follows `[DONE]`)."""
     error: StreamError | ChunkDecodeError | None = None
     """What reading the event raised, in place of raising it: the error the server
     reported, or why its chunk did not decode."""
@@ -7647,7 +7648,7 @@ class StreamError(Exception):
         self.error = error
         """The error object (or the whole payload, when it has no `error` key)."""
         self.payload = event.data
-        """The raw data of the event."""
+        """The data of the event, as text."""
         self.event = event.event
         details = cast(dict[str, Any], error) if isinstance(error, dict) else {}
         self.message: object = details.get(
@@ -7662,15 +7663,15 @@ class StreamError(Exception):
 
 
 class EventTooLargeError(ValueError):
-    """One event of the stream grew past the size limit before it ended."""
+    """One event of the stream is larger than the size limit (`max_event_size`)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         """The limit passed, in bytes (`max_event_size`)."""
         super().__init__(
-            f"an event grew past max_event_size={limit:,} bytes before it ended; "
-            "reading stopped there (pass a larger max_event_size if the upstream "
-            "really sends events this large)"
+            f"an event is larger than max_event_size={limit:,} bytes; reading "
+            "stopped there (pass a larger max_event_size if the upstream really sends "
+            "events this large)"
         )
 
 
@@ -7726,7 +7727,8 @@ class _Stream(Generic[_Chunk]):
         if on_error not in ("raise", "skip"):
             raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
         self._reader = _EventReader(loads, on_error == "skip", max_event_size)
-        self._raw: bool | None = None  # how the stream is read, once it is
+        self._as_raw: bool | None = None  # how the stream is read, once it is
+        self._closed = False  # whether the source was closed
         self.other_events = self._reader.other_events
         """Events that are not chunks, in order: named events other than `error`, and
         data that is not a JSON object (such as a proxy's keep-alive text)."""
@@ -7740,11 +7742,11 @@ class _Stream(Generic[_Chunk]):
         return self._reader.done
 
     def _read_as(self, raw: bool) -> None:
-        if self._raw is None:
-            self._raw = raw
+        if self._as_raw is None:
+            self._as_raw = raw
             if raw:
                 self._reader.keep_raw()
-        elif self._raw != raw:
+        elif self._as_raw != raw:
             raise RuntimeError(
                 "a stream is read one way: its chunks or its raw_events(), not both"
             )
@@ -7760,14 +7762,20 @@ class ChunkStream(_Stream[_Chunk]):
 
     def __init__(
         self,
-        source: Iterable[bytes | str] | _Response,
+        source: Iterable[bytes | str] | bytes | _Response,
         loads: Callable[[bytes], _Chunk],
         on_error: Literal["raise", "skip"] = "raise",
         max_event_size: int = MAX_EVENT_SIZE,
     ) -> None:
         super().__init__(loads, on_error, max_event_size)
         self._source = source
-        self._pieces = source.iter_bytes() if isinstance(source, _Response) else source
+        self._pieces: Iterable[bytes | str]
+        if isinstance(source, _Response):
+            self._pieces = source.iter_bytes()
+        elif isinstance(source, bytes | str):  # a whole body, not its pieces
+            self._pieces = (source,)
+        else:
+            self._pieces = source
         self._items = self._read()
 
     def __iter__(self) -> Iterator[_Chunk]:
@@ -7793,6 +7801,9 @@ class ChunkStream(_Stream[_Chunk]):
         self._close_source()
 
     def _close_source(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         # A response's byte iterator first: left to finish later, an HTTP client's may
         # close a connection that has gone back to the pool meanwhile.
         if self._pieces is not self._source:
@@ -7817,7 +7828,7 @@ class ChunkStream(_Stream[_Chunk]):
             yield from items
             if reader.done:
                 try:
-                    if self._raw:  # forwarded: the rest, as it comes, to its end
+                    if self._as_raw:  # forwarded: the rest, as it comes, to its end
                         yield from _raw_rest(reader.rest(), pieces)
                     else:
                         next(pieces, None)  # see _Stream
@@ -7883,6 +7894,9 @@ class AsyncChunkStream(_Stream[_Chunk]):
         await self._close_source()
 
     async def _close_source(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         if self._pieces is not self._source:  # as ChunkStream does
             await _aclose(self._pieces)
         await _aclose(self._source)
@@ -7907,12 +7921,12 @@ class AsyncChunkStream(_Stream[_Chunk]):
                 yield item
             if reader.done:
                 try:
-                    if self._raw:  # forwarded: the rest, as it comes, to its end
-                        rest = reader.rest()
-                        if rest:
+                    if self._as_raw:  # forwarded: the rest, as it comes, to its end
+                        if rest := reader.rest():
                             yield RawEvent(rest, None, None)
-                        async for piece in pieces:
-                            yield RawEvent(_as_bytes(piece), None, None)
+                        async for later in pieces:
+                            if later:
+                                yield RawEvent(_as_bytes(later), None, None)
                     else:
                         await anext(pieces, None)  # see _Stream
                 except Exception:
@@ -7934,9 +7948,9 @@ class _EventReader(Generic[_Chunk]):
     """The event-stream format of the HTML standard, read from bytes in pieces of any
     size, each event decoded as it ends.
 
-    Each piece is scanned once, from where the last line ended, and a line that is not
-    finished is kept as the pieces it came in, joined once when it ends: the cost stays
-    in proportion to the input however finely it is split. Lines are split as bytes
+    Each read is scanned from where the last line ended, never from the start of what
+    came before, and an unfinished line grows in place until it ends: the cost stays in
+    proportion to the input however finely it is split. Lines are split as bytes
     (CR and LF never occur inside a UTF-8 sequence), so a chunk's JSON goes to `loads`
     as it arrived, never decoded and encoded again.
     """
@@ -7951,11 +7965,11 @@ class _EventReader(Generic[_Chunk]):
         self._loads = loads
         self._skip = skip
         self._limit = limit
-        self._raw: list[bytes] | None = None  # the unfinished event's bytes, if kept
+        self._raw: bytearray | None = None  # the unfinished event's bytes, if kept
         self._piece = b""
         self._mark = 0  # where the unfinished event starts in the piece
         self._carried = 0  # the unfinished event's bytes in earlier pieces
-        self._tail: list[bytes] = []  # the unfinished line, as its pieces came
+        self._tail = bytearray()  # the unfinished line (grown in place: see _keep)
         self._data: list[bytes] = []
         self._name = b""
         self._id: str | None = None
@@ -7969,7 +7983,7 @@ class _EventReader(Generic[_Chunk]):
 
     def keep_raw(self) -> None:
         """Yield each event as a `RawEvent` with the bytes it arrived as."""
-        self._raw = []
+        self._raw = bytearray()
 
     def feed(self, data: bytes | str) -> list[Any]:
         """The chunks (or raw events) of the events `data` ends."""
@@ -7981,7 +7995,10 @@ class _EventReader(Generic[_Chunk]):
         at = 0
         if self._after_cr and piece:
             self._after_cr = False
-            at = 1 if piece.startswith(b"\n") else 0
+            if piece.startswith(b"\n"):
+                at = 1
+                if not self._carried:  # the CR ended an event: so does this LF
+                    self._carried = -1
         if self._tail:
             next_line = self._end_tail(piece, at)
             if next_line == _UNFINISHED:
@@ -8027,8 +8044,8 @@ class _EventReader(Generic[_Chunk]):
         out: list[Any] = []
         self.unsent = out
         if self._tail:
-            line = b"".join(self._tail)
-            self._tail.clear()
+            line = bytes(self._tail)
+            self._tail = bytearray()
             self._line(line, 0)
         if not self.done:
             self._dispatch(0)  # the end of the stream ends its last event
@@ -8048,9 +8065,9 @@ class _EventReader(Generic[_Chunk]):
             next_line = end + 1
         else:
             return _UNFINISHED
-        self._tail.append(piece[at:end])
-        line = b"".join(self._tail)
-        self._tail.clear()
+        self._tail += memoryview(piece)[at:end]
+        line = bytes(self._tail)
+        self._tail = bytearray()
         return _DONE if self._line(line, next_line) else next_line
 
     def _lines(self, piece: bytes, at: int) -> int:
@@ -8066,16 +8083,18 @@ class _EventReader(Generic[_Chunk]):
         return at
 
     def _keep(self, piece: bytes, at: int) -> list[Any]:
-        """Keep the unfinished line (from `at`) and event, within the size limit."""
-        if at < len(piece):
-            self._tail.append(piece[at:])
+        """Keep the unfinished line (from `at`) and event, within the size limit. They
+        grow in place, in proportion to what each read brings (a list of the pieces
+        would hold an object per piece: 20 times the bytes for reads of 2 bytes)."""
         rest = len(piece) - self._mark
         if rest:
             self._carried += rest
             if self._carried > self._limit:
                 raise EventTooLargeError(self._limit)
             if self._raw is not None:
-                self._raw.append(piece[self._mark :])
+                self._raw += memoryview(piece)[self._mark :]
+        if at < len(piece):
+            self._tail += memoryview(piece)[at:]
         return self.unsent
 
     def _line(self, line: bytes, next_line: int) -> bool:
@@ -8109,9 +8128,12 @@ class _EventReader(Generic[_Chunk]):
             raise EventTooLargeError(self._limit)
         raw = b""
         if self._raw is not None:
-            self._raw.append(self._piece[self._mark : end])
-            raw = b"".join(self._raw)
-            self._raw.clear()
+            if self._raw:
+                self._raw += memoryview(self._piece)[self._mark : end]
+                raw = bytes(self._raw)
+                self._raw = bytearray()
+            else:
+                raw = self._piece[self._mark : end]
         self._mark = end
         self._carried = 0
         data = self._data
@@ -8132,7 +8154,7 @@ class _EventReader(Generic[_Chunk]):
                 if event.event == "error":
                     raise StreamError(_error_of(event.data), event)
                 self.other_events.append(event)
-            elif payload.startswith(b"{") or payload.lstrip().startswith(b"{"):
+            elif payload.lstrip().startswith(b"{"):
                 try:
                     chunk = self._loads(payload)
                 except ChunkDecodeError as error:
@@ -8142,10 +8164,10 @@ class _EventReader(Generic[_Chunk]):
                     if not self._skip or self._raw is not None:
                         raise
                     self.skipped.append(SkippedEvent(event, error))
-            elif payload.strip() == b"[DONE]":
+            elif (stripped := payload.strip()) == b"[DONE]":
                 self.done = True
                 event = self._event(b"message", b"[DONE]")
-            elif payload.strip():
+            elif stripped:
                 event = self._event(b"message", payload)
                 self.other_events.append(event)
         except (StreamError, ChunkDecodeError) as error:
@@ -8190,7 +8212,8 @@ def _raw_rest(rest: bytes, pieces: Iterator[bytes | str]) -> Iterator[RawEvent[A
     if rest:
         yield RawEvent(rest, None, None)
     for piece in pieces:
-        yield RawEvent(_as_bytes(piece), None, None)
+        if piece:
+            yield RawEvent(_as_bytes(piece), None, None)
 
 
 def _as_bytes(data: bytes | str) -> bytes:
@@ -8226,8 +8249,12 @@ def sse_error(error: StreamError | Mapping[str, Any]) -> bytes:
     and data), or an error object (`message`, `type`, `code`…) as
     `data: {"error": {...}}`, the way OpenAI-compatible servers report one."""
     if isinstance(error, StreamError):
+        if _TEXT_LINE_END.search(error.event):
+            raise ValueError(f"an event type cannot hold a line end: {error.event!r}")
         return _sse_event(error.payload, error.event)
     text = json.dumps({"error": error}, ensure_ascii=False, separators=(",", ":"))
+    if _SURROGATE_CHAR.search(text):  # half a UTF-16 pair: UTF-8 cannot hold it
+        text = json.dumps({"error": error}, separators=(",", ":"))
     return _sse_event(text, "message")
 
 
@@ -8235,23 +8262,29 @@ def _sse_event(data: str, event: str) -> bytes:
     """An event with these data (a `data:` line per line of them) and type."""
     head = "" if event == "message" else f"event: {event}\n"
     lines = "".join(f"data: {line}\n" for line in _TEXT_LINE_END.split(data))
-    return (head + lines + "\n").encode("utf-8", "surrogatepass")
+    return (head + lines + "\n").encode("utf-8", "replace")
 
 
 _TEXT_LINE_END: Final = re.compile(r"\r\n|\r|\n")
+
+
+_SURROGATE_CHAR: Final = re.compile("[\ud800-\udfff]")
 
 
 def _write_sse(
     chunks: Iterable[_Chunk], encode: Callable[[_Chunk], bytes]
 ) -> Iterator[bytes]:
     """The events of `chunks`, then `[DONE]`; an upstream's `StreamError` is written
-    instead of `[DONE]`."""
+    instead of `[DONE]`, and any other error is raised. Closing the writer (a client
+    that went away) closes `chunks` when it can be closed: an upstream stream."""
     try:
         for chunk in chunks:
             yield encode(chunk)
     except StreamError as error:
         yield sse_error(error)
         return
+    finally:
+        _close(chunks)
     yield SSE_DONE
 
 
@@ -8259,18 +8292,21 @@ async def _awrite_sse(
     chunks: AsyncIterable[_Chunk], encode: Callable[[_Chunk], bytes]
 ) -> AsyncIterator[bytes]:
     """The events of `chunks`, then `[DONE]`; an upstream's `StreamError` is written
-    instead of `[DONE]`."""
+    instead of `[DONE]`, and any other error is raised. Closing the writer (a client
+    that went away) closes `chunks` when it can be closed: an upstream stream."""
     try:
         async for chunk in chunks:
             yield encode(chunk)
     except StreamError as error:
         yield sse_error(error)
         return
+    finally:
+        await _aclose(chunks)
     yield SSE_DONE
 
 
 def iter_chunks(
-    source: Iterable[bytes | str] | _Response,
+    source: Iterable[bytes | str] | bytes | _Response,
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
@@ -8279,8 +8315,8 @@ def iter_chunks(
 
     `source` yields bytes or text in pieces of any size, split anywhere (inside a line
     or a UTF-8 sequence too), as `httpx.Response.iter_bytes()` or an open file does;
-    or it is an httpx response, whose body is read and which `close()` closes. Lines
-    may end in LF, CRLF or CR. Raises `StreamError` when the server reports an
+    or it is an httpx response, whose body is read and which `close()` closes; or a
+    whole body. Lines may end in LF, CRLF or CR. Raises `StreamError` when the server reports an
     error, and `ChunkDecodeError` for a chunk that does not decode, unless `on_error`
     is "skip": then the event is kept in the stream's `skipped` and reading goes on.
     One event may hold at most `max_event_size` bytes (`EventTooLargeError`).

@@ -375,6 +375,9 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._TEXT_LINE_END)
 
 
+# (runtime section: sse._SURROGATE_CHAR)
+
+
 # (runtime section: sse._write_sse)
 
 
@@ -382,7 +385,7 @@ def dumps(value: Chunk) -> str:
 
 
 def iter_chunks(
-    source: Iterable[bytes | str] | _Response,
+    source: Iterable[bytes | str] | bytes | _Response,
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
@@ -391,8 +394,8 @@ def iter_chunks(
 
     `source` yields bytes or text in pieces of any size, split anywhere (inside a line
     or a UTF-8 sequence too), as `httpx.Response.iter_bytes()` or an open file does;
-    or it is an httpx response, whose body is read and which `close()` closes. Lines
-    may end in LF, CRLF or CR. Raises `StreamError` when the server reports an
+    or it is an httpx response, whose body is read and which `close()` closes; or a
+    whole body. Lines may end in LF, CRLF or CR. Raises `StreamError` when the server reports an
     error, and `ChunkDecodeError` for a chunk that does not decode, unless `on_error`
     is "skip": then the event is kept in the stream's `skipped` and reading goes on.
     One event may hold at most `max_event_size` bytes (`EventTooLargeError`).
