@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 88c56ef92c79d468 (spec, templates and generator).
+# Spec hash: 8c81cd31432833ed (spec, templates and generator).
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
@@ -404,9 +404,9 @@ def _tagged(key: str, members: dict[str, Callable[[Any], _T]]) -> Callable[[Any]
 def _either(
     expected: str, options: dict[type, Callable[[Any], Any] | None]
 ) -> Callable[[Any], Any]:
-    """The decoder of a union told apart by JSON kind: the Python type json gives a value
-    picks its alternative (an integer is a number too, unless an alternative takes
-    integers); None takes the value as it is."""
+    """The decoder of a union told apart by JSON kind: the Python type json gives a
+    value picks its alternative (an integer is a number too, unless an alternative
+    takes integers); None takes the value as it is."""
 
     def decode_either(value: Any) -> Any:
         try:
@@ -506,7 +506,8 @@ class _Shape:
             key: (name, decode, nulls, _EXACT.get(decode))
             for key, (name, decode, nulls, _) in self.rows.items()
         }
-        """Wire key -> (name, decoder, what a null does, the type taken without a call)."""
+        """Wire key -> (name, decoder, what a null does, the type taken without a
+        call)."""
         self.required = tuple(row[0] for row in self.rows.values() if row[3])
         self.order = {key: index for index, key in enumerate(rows)}
         """The position of each key in spec order."""
@@ -648,9 +649,9 @@ except ImportError:
     _fast_loads = None
 
 
-# orjson reads an integer past 64 bits as a float (from -9223372036854775809, 19 digits),
-# so a payload with 19 digits in a row is left to json: they are found by mapping each
-# digit to "0" and every other byte to " ".
+# orjson reads an integer past 64 bits as a float (from -9223372036854775809, 19
+# digits), so a payload with 19 digits in a row is left to json: they are found by
+# mapping each digit to "0" and every other byte to " ".
 _DIGITS_AS_ZEROS: Final = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 
 
@@ -669,7 +670,8 @@ def _json(data: str | bytes) -> Any:
         ):  # what orjson refuses and json may read: NaN, lone surrogates
             pass
     try:
-        # Bytes must be UTF-8, as JSON on the wire is (json.loads would guess UTF-16 too).
+        # Bytes must be UTF-8, as JSON on the wire is (json.loads would guess UTF-16
+        # too).
         return json.loads(data.decode("utf-8") if isinstance(data, bytes) else data)
     except ValueError as exc:  # JSONDecodeError or UnicodeDecodeError
         raise ChunkDecodeError(f"invalid JSON: {exc}") from None
@@ -895,7 +897,9 @@ class MistralThinkingPart(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this MistralThinkingPart: known keys in spec order, then `extra`."""
+        """The JSON object of this MistralThinkingPart: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["type"] = self.type
         if self.text is not UNSET:
@@ -930,7 +934,9 @@ class MistralContentPart(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this MistralContentPart: known keys in spec order, then `extra`."""
+        """The JSON object of this MistralContentPart: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["type"] = self.type
         if self.text is not UNSET:
@@ -974,7 +980,9 @@ class ChatCompletionMessageToolCallFunction(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletionMessageToolCallFunction: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionMessageToolCallFunction: known keys in
+        spec order, then `extra`.
+        """
         out: dict[str, Any] = {}
         out["arguments"] = self.arguments
         if self.name is not UNSET:
@@ -989,8 +997,8 @@ class ChatCompletionMessageToolCallCustom(_Object):
     """The custom tool a tool call calls."""
 
     input: str
-    """The free-form input, exactly as the model wrote it; empty when no fragment carried
-    any.
+    """The free-form input, exactly as the model wrote it; empty when no fragment
+    carried any.
     """
     name: str | _Unset = UNSET
     """Name of the custom tool; OpenAI always sends it."""
@@ -1004,7 +1012,9 @@ class ChatCompletionMessageToolCallCustom(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletionMessageToolCallCustom: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionMessageToolCallCustom: known keys in
+        spec order, then `extra`.
+        """
         out: dict[str, Any] = {}
         out["input"] = self.input
         if self.name is not UNSET:
@@ -1019,11 +1029,12 @@ class ChatCompletionMessageToolCall(_Object):
     """A call the model made to a tool."""
 
     index: int | _Unset = UNSET
-    """Position of the call in the stream it was merged from; a response without streaming
-    leaves it out, and the list is in index order either way.
+    """Position of the call in the stream it was merged from; a response without
+    streaming leaves it out, and the list is in index order either way.
     """
     id: str | _Unset = UNSET
-    """Identifier of the call, to be quoted by the tool result; OpenAI always sends it.
+    """Identifier of the call, to be quoted by the tool result; OpenAI always sends
+    it.
     """
     type: ToolType | str
     """Kind of tool."""
@@ -1044,7 +1055,9 @@ class ChatCompletionMessageToolCall(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletionMessageToolCall: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionMessageToolCall: known keys in spec
+        order, then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.index is not UNSET:
             out["index"] = self.index
@@ -1078,7 +1091,9 @@ class ChatCompletionMessageFunctionCall(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletionMessageFunctionCall: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionMessageFunctionCall: known keys in spec
+        order, then `extra`.
+        """
         out: dict[str, Any] = {}
         out["arguments"] = self.arguments
         if self.name is not UNSET:
@@ -1112,7 +1127,9 @@ class ChatCompletionAudio(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletionAudio: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionAudio: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.id is not UNSET:
             out["id"] = self.id
@@ -1155,7 +1172,9 @@ class GroqSearchResult(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this GroqSearchResult: known keys in spec order, then `extra`."""
+        """The JSON object of this GroqSearchResult: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.title is not UNSET:
             out["title"] = self.title
@@ -1192,7 +1211,9 @@ class GroqSearchResults(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this GroqSearchResults: known keys in spec order, then `extra`."""
+        """The JSON object of this GroqSearchResults: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.results is not UNSET:
             out["results"] = (
@@ -1235,7 +1256,9 @@ class GroqBrowserResult(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this GroqBrowserResult: known keys in spec order, then `extra`."""
+        """The JSON object of this GroqBrowserResult: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.title is not UNSET:
             out["title"] = self.title
@@ -1302,7 +1325,9 @@ class GroqChartElement(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this GroqChartElement: known keys in spec order, then `extra`."""
+        """The JSON object of this GroqChartElement: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.label is not UNSET:
             out["label"] = self.label
@@ -1453,7 +1478,9 @@ class GroqCodeResult(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this GroqCodeResult: known keys in spec order, then `extra`."""
+        """The JSON object of this GroqCodeResult: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.text is not UNSET:
             out["text"] = self.text
@@ -1511,7 +1538,9 @@ class GroqExecutedTool(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this GroqExecutedTool: known keys in spec order, then `extra`."""
+        """The JSON object of this GroqExecutedTool: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["index"] = self.index
         if self.type is not UNSET:
@@ -1558,7 +1587,8 @@ class LiteLLMThinkingBlock(_Object):
     data: str | _Unset | None = UNSET
     """The opaque, encrypted content of a redacted block."""
     cache_control: dict[str, Any] | _Unset | None = UNSET
-    """Prompt-caching directive attached to the block, such as `{"type":"ephemeral"}`.
+    """Prompt-caching directive attached to the block, such as
+    `{"type":"ephemeral"}`.
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
@@ -1573,7 +1603,9 @@ class LiteLLMThinkingBlock(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this LiteLLMThinkingBlock: known keys in spec order, then `extra`."""
+        """The JSON object of this LiteLLMThinkingBlock: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["type"] = self.type
         if self.thinking is not UNSET:
@@ -1608,7 +1640,9 @@ class MoonshotInternalContent(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this MoonshotInternalContent: known keys in spec order, then `extra`."""
+        """The JSON object of this MoonshotInternalContent: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.token_ids is not UNSET:
             out["token_ids"] = self.token_ids
@@ -1631,7 +1665,8 @@ class OpenRouterReasoningDetail(_Object):
     format: OpenRouterReasoningFormat | str | _Unset | None = UNSET
     """The provider convention the piece follows, needed to send it back correctly."""
     index: int | _Unset | None = UNSET
-    """Position of the block the piece belongs to; pieces with the same index are merged.
+    """Position of the block the piece belongs to; pieces with the same index are
+    merged.
     """
     text: str | _Unset | None = UNSET
     """A piece of plain reasoning text, for `reasoning.text`."""
@@ -1657,7 +1692,9 @@ class OpenRouterReasoningDetail(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this OpenRouterReasoningDetail: known keys in spec order, then `extra`."""
+        """The JSON object of this OpenRouterReasoningDetail: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.type is not UNSET:
             out["type"] = self.type
@@ -1710,7 +1747,9 @@ class OpenRouterUrlCitation(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this OpenRouterUrlCitation: known keys in spec order, then `extra`."""
+        """The JSON object of this OpenRouterUrlCitation: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["url"] = self.url
         if self.title is not UNSET:
@@ -1747,7 +1786,9 @@ class OpenRouterFileContentPart(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this OpenRouterFileContentPart: known keys in spec order, then `extra`."""
+        """The JSON object of this OpenRouterFileContentPart: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.type is not UNSET:
             out["type"] = self.type
@@ -1782,7 +1823,9 @@ class OpenRouterFileAnnotation(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this OpenRouterFileAnnotation: known keys in spec order, then `extra`."""
+        """The JSON object of this OpenRouterFileAnnotation: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.hash is not UNSET:
             out["hash"] = self.hash
@@ -1824,7 +1867,9 @@ class GroqDocumentCitation(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this GroqDocumentCitation: known keys in spec order, then `extra`."""
+        """The JSON object of this GroqDocumentCitation: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.document_id is not UNSET:
             out["document_id"] = self.document_id
@@ -1862,7 +1907,9 @@ class GroqFunctionCitation(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this GroqFunctionCitation: known keys in spec order, then `extra`."""
+        """The JSON object of this GroqFunctionCitation: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.tool_call_id is not UNSET:
             out["tool_call_id"] = self.tool_call_id
@@ -1877,7 +1924,8 @@ class GroqFunctionCitation(_Object):
 
 @dataclass(slots=True, kw_only=True)
 class OpenRouterAnnotation(_Object):
-    """One citation attached to an answer; the key named after its type holds the details.
+    """One citation attached to an answer; the key named after its type holds the
+    details.
 
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
@@ -1913,7 +1961,9 @@ class OpenRouterAnnotation(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this OpenRouterAnnotation: known keys in spec order, then `extra`."""
+        """The JSON object of this OpenRouterAnnotation: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["type"] = self.type
         if self.url_citation is not UNSET:
@@ -1972,8 +2022,8 @@ class ChatCompletionMessage(_Object):
     see https://api-docs.deepseek.com/guides/reasoning_model
     """
     channel: str | _Unset | None = UNSET
-    """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning of
-    gpt-oss models.
+    """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning
+    of gpt-oss models.
 
     Sent by Groq; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_groq/test_tool_use_failed_error_streaming.yaml
@@ -2006,15 +2056,15 @@ class ChatCompletionMessage(_Object):
     https://github.com/vercel/ai/blob/b8100f3369/packages/mistral/src/__fixtures__/mistral-incremental-tool-call.chunks.txt
     """
     tool_call_id: str | _Unset | None = UNSET
-    """Id of the tool call a tool message answers; the server's shared message model sends
-    it as null on deltas.
+    """Id of the tool call a tool message answers; the server's shared message model
+    sends it as null on deltas.
 
     Sent by MLX-VLM server; see
     https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
     """
     name: str | _Unset | None = UNSET
-    """Name of the tool or function behind the message; the server's shared message model
-    sends it as null on deltas.
+    """Name of the tool or function behind the message; the server's shared message
+    model sends it as null on deltas.
 
     Sent by MLX-VLM server; see
     https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
@@ -2036,14 +2086,15 @@ class ChatCompletionMessage(_Object):
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/162f21a6ee5580710fecd8d714e85ca0d961de02/src/schemas/reasoning-details.ts
     """
     annotations: list[OpenRouterAnnotation] | _Unset | None = UNSET
-    """Citations attached to the answer, such as the web pages a search plugin used; sent
-    in deltas of their own before or alongside the text.
+    """Citations attached to the answer, such as the web pages a search plugin used;
+    sent in deltas of their own before or alongside the text.
 
     Sent by OpenRouter, LiteLLM, Groq; see
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
     """
     hidden_states: Any | _Unset | None = UNSET
-    """Hidden states of the model for this fragment, only when the request asked for them.
+    """Hidden states of the model for this fragment, only when the request asked for
+    them.
 
     Sent by SGLang; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
@@ -2095,7 +2146,9 @@ class ChatCompletionMessage(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletionMessage: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionMessage: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["role"] = self.role
         out["content"] = _encoded(self.content)
@@ -2196,7 +2249,9 @@ class TopLogprob(_Object):
             _KEPT.clear()
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this TopLogprob: known keys in spec order, then `extra`."""
+        """The JSON object of this TopLogprob: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["token"] = self.token
         if self.bytes is not UNSET:
@@ -2214,8 +2269,8 @@ class ChatCompletionTokenLogprob(_Object):
     token: str
     """The token as text."""
     bytes: list[int] | _Unset | None = UNSET
-    """The UTF-8 bytes of the token, needed to rebuild characters split across tokens; null
-    when the token has no byte form.
+    """The UTF-8 bytes of the token, needed to rebuild characters split across tokens;
+    null when the token has no byte form.
     """
     logprob: float
     """Natural log of the probability of the token; -9999.0 stands for a probability too
@@ -2244,7 +2299,9 @@ class ChatCompletionTokenLogprob(_Object):
             _KEPT.clear()
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletionTokenLogprob: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionTokenLogprob: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         out["token"] = self.token
         if self.bytes is not UNSET:
@@ -2261,10 +2318,12 @@ class ChoiceLogprobs(_Object):
     """Log probabilities of the tokens in a fragment."""
 
     content: list[ChatCompletionTokenLogprob] | _Unset | None = UNSET
-    """One entry per content token of the fragment (of the whole message, once merged).
+    """One entry per content token of the fragment (of the whole message, once
+    merged).
     """
     refusal: list[ChatCompletionTokenLogprob] | _Unset | None = UNSET
-    """One entry per refusal token of the fragment (of the whole refusal, once merged).
+    """One entry per refusal token of the fragment (of the whole refusal, once
+    merged).
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
@@ -2276,7 +2335,9 @@ class ChoiceLogprobs(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChoiceLogprobs: known keys in spec order, then `extra`."""
+        """The JSON object of this ChoiceLogprobs: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.content is not UNSET:
             out["content"] = (
@@ -2317,7 +2378,9 @@ class AzureSeverityResult(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this AzureSeverityResult: known keys in spec order, then `extra`."""
+        """The JSON object of this AzureSeverityResult: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["filtered"] = self.filtered
         if self.severity is not UNSET:
@@ -2349,7 +2412,9 @@ class AzureDetectionResult(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this AzureDetectionResult: known keys in spec order, then `extra`."""
+        """The JSON object of this AzureDetectionResult: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["filtered"] = self.filtered
         if self.detected is not UNSET:
@@ -2381,7 +2446,9 @@ class AzureBlocklistResult(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this AzureBlocklistResult: known keys in spec order, then `extra`."""
+        """The JSON object of this AzureBlocklistResult: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["filtered"] = self.filtered
         if self.id is not UNSET:
@@ -2413,7 +2480,9 @@ class AzureBlocklistDetails(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this AzureBlocklistDetails: known keys in spec order, then `extra`."""
+        """The JSON object of this AzureBlocklistDetails: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["filtered"] = self.filtered
         if self.details is not UNSET:
@@ -2449,7 +2518,9 @@ class AzureFilterError(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this AzureFilterError: known keys in spec order, then `extra`."""
+        """The JSON object of this AzureFilterError: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.code is not UNSET:
             out["code"] = self.code
@@ -2462,8 +2533,8 @@ class AzureFilterError(_Object):
 
 @dataclass(slots=True, kw_only=True)
 class AzureContentFilterResults(_Object):
-    """The verdict of each Azure content-filter category; a category is absent when it did
-    not run.
+    """The verdict of each Azure content-filter category; a category is absent when it
+    did not run.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
@@ -2516,7 +2587,9 @@ class AzureContentFilterResults(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this AzureContentFilterResults: known keys in spec order, then `extra`."""
+        """The JSON object of this AzureContentFilterResults: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.hate is not UNSET:
             out["hate"] = None if self.hate is None else self.hate.to_dict()
@@ -2555,7 +2628,8 @@ class AzureContentFilterResults(_Object):
 
 @dataclass(slots=True, kw_only=True)
 class AzureContentFilterOffsets(_Object):
-    """The span of the output that an asynchronous-filter annotation covers, in characters.
+    """The span of the output that an asynchronous-filter annotation covers, in
+    characters.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
@@ -2578,7 +2652,9 @@ class AzureContentFilterOffsets(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this AzureContentFilterOffsets: known keys in spec order, then `extra`."""
+        """The JSON object of this AzureContentFilterOffsets: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         out["check_offset"] = self.check_offset
         out["start_offset"] = self.start_offset
@@ -2599,8 +2675,8 @@ class CompletionTokensDetails(_Object):
     reasoning_tokens: int | _Unset | None = UNSET
     """Tokens spent on hidden reasoning."""
     rejected_prediction_tokens: int | _Unset | None = UNSET
-    """Tokens of a predicted output that did not appear in the completion; they are billed
-    all the same.
+    """Tokens of a predicted output that did not appear in the completion; they are
+    billed all the same.
     """
     text_tokens: int | _Unset | None = UNSET
     """Text tokens generated."""
@@ -2624,7 +2700,9 @@ class CompletionTokensDetails(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this CompletionTokensDetails: known keys in spec order, then `extra`."""
+        """The JSON object of this CompletionTokensDetails: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.accepted_prediction_tokens is not UNSET:
             out["accepted_prediction_tokens"] = self.accepted_prediction_tokens
@@ -2677,7 +2755,9 @@ class PromptTokensDetails(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this PromptTokensDetails: known keys in spec order, then `extra`."""
+        """The JSON object of this PromptTokensDetails: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.audio_tokens is not UNSET:
             out["audio_tokens"] = self.audio_tokens
@@ -2735,7 +2815,9 @@ class PerplexityCost(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this PerplexityCost: known keys in spec order, then `extra`."""
+        """The JSON object of this PerplexityCost: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.input_tokens_cost is not UNSET:
             out["input_tokens_cost"] = self.input_tokens_cost
@@ -2764,8 +2846,8 @@ class OpenRouterCostDetails(_Object):
     """
 
     upstream_inference_cost: float | _Unset | None = UNSET
-    """What the upstream provider charged in total; null when OpenRouter does not pass it
-    on.
+    """What the upstream provider charged in total; null when OpenRouter does not pass
+    it on.
     """
     upstream_inference_prompt_cost: float | _Unset | None = UNSET
     """The part of the upstream cost due to the prompt."""
@@ -2782,7 +2864,9 @@ class OpenRouterCostDetails(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this OpenRouterCostDetails: known keys in spec order, then `extra`."""
+        """The JSON object of this OpenRouterCostDetails: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.upstream_inference_cost is not UNSET:
             out["upstream_inference_cost"] = self.upstream_inference_cost
@@ -2821,7 +2905,9 @@ class OpenRouterServerToolUseDetails(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this OpenRouterServerToolUseDetails: known keys in spec order, then `extra`."""
+        """The JSON object of this OpenRouterServerToolUseDetails: known keys in spec
+        order, then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.web_search_requests is not UNSET:
             out["web_search_requests"] = self.web_search_requests
@@ -2895,8 +2981,8 @@ class CompletionUsage(_Object):
     https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
     """
     cost: float | PerplexityCost | _Unset | None = UNSET
-    """What the request cost: OpenRouter sends the credits charged as a number, Perplexity
-    sends an object that breaks the price in US dollars down by component.
+    """What the request cost: OpenRouter sends the credits charged as a number,
+    Perplexity sends an object that breaks the price in US dollars down by component.
 
     Sent by OpenRouter, Perplexity; see
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
@@ -2908,7 +2994,8 @@ class CompletionUsage(_Object):
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
     """
     cost_details: OpenRouterCostDetails | _Unset | None = UNSET
-    """How the cost splits between the prompt and the completion at the upstream provider.
+    """How the cost splits between the prompt and the completion at the upstream
+    provider.
 
     Sent by OpenRouter; see
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
@@ -2932,8 +3019,8 @@ class CompletionUsage(_Object):
     https://github.com/perplexityai/perplexity-py/blob/7c203118363c6a28fe1e1559afa3cf15a295d36a/src/perplexity/types/shared/usage_info.py
     """
     search_context_size: str | _Unset | None = UNSET
-    """How much search context was used (`low`, `medium` or `high`), which sets the request
-    fee.
+    """How much search context was used (`low`, `medium` or `high`), which sets the
+    request fee.
 
     Sent by Perplexity; see
     https://github.com/perplexityai/perplexity-py/blob/7c203118363c6a28fe1e1559afa3cf15a295d36a/src/perplexity/types/shared/usage_info.py
@@ -3000,7 +3087,9 @@ class CompletionUsage(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this CompletionUsage: known keys in spec order, then `extra`."""
+        """The JSON object of this CompletionUsage: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.completion_tokens is not UNSET:
             out["completion_tokens"] = self.completion_tokens
@@ -3102,16 +3191,17 @@ class ChatCompletionChoice(_Object):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     usage: CompletionUsage | _Unset | None = UNSET
-    """Token counts for the whole request, carried on the choice of the final chunk instead
-    of (or besides) the top-level `usage`; null or absent on the chunks before it.
+    """Token counts for the whole request, carried on the choice of the final chunk
+    instead of (or besides) the top-level `usage`; null or absent on the chunks before
+    it.
 
     Sent by Moonshot AI (Kimi); see
     https://platform.kimi.ai/docs/guide/utilize-the-streaming-output-feature-of-kimi-api
     """
     native_finish_reason: str | _Unset | None = UNSET
-    """The finish reason exactly as the upstream provider reported it (such as `end_turn`
-    or `STOP`), before OpenRouter mapped it onto `finish_reason`; null until the choice
-    ends.
+    """The finish reason exactly as the upstream provider reported it (such as
+    `end_turn` or `STOP`), before OpenRouter mapped it onto `finish_reason`; null until
+    the choice ends.
 
     Sent by OpenRouter; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_streaming_reasoning.yaml
@@ -3130,15 +3220,15 @@ class ChatCompletionChoice(_Object):
     https://github.com/lzell/AIProxySwift/blob/360fabbc05b80f33994b9bd31a9d8f9d310b586c/Tests/AIProxyTests/TogetherAIChatCompletionStreamingChunkTests.swift
     """
     seed: int | _Unset | None = UNSET
-    """The sampling seed of the choice; null until the last fragment. Values beyond 2**53
-    are common, so clients that read JSON numbers as doubles lose digits.
+    """The sampling seed of the choice; null until the last fragment. Values beyond
+    2**53 are common, so clients that read JSON numbers as doubles lose digits.
 
     Sent by Together AI; see
     https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
     """
     stop_reason: int | str | _Unset | None = UNSET
-    """The stop token id or stop string that ended the choice; null when it ended another
-    way.
+    """The stop token id or stop string that ended the choice; null when it ended
+    another way.
 
     Sent by vLLM; see
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
@@ -3180,7 +3270,9 @@ class ChatCompletionChoice(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletionChoice: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionChoice: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["index"] = self.index
         out["message"] = self.message.to_dict()
@@ -3252,7 +3344,9 @@ class ModerationResultBody(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ModerationResultBody: known keys in spec order, then `extra`."""
+        """The JSON object of this ModerationResultBody: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["type"] = self.type
         out["model"] = self.model
@@ -3286,7 +3380,9 @@ class ModerationResults(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ModerationResults: known keys in spec order, then `extra`."""
+        """The JSON object of this ModerationResults: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["type"] = self.type
         out["model"] = self.model
@@ -3317,7 +3413,9 @@ class ModerationError(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ModerationError: known keys in spec order, then `extra`."""
+        """The JSON object of this ModerationError: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["type"] = self.type
         out["code"] = self.code
@@ -3361,7 +3459,9 @@ class Moderation(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this Moderation: known keys in spec order, then `extra`."""
+        """The JSON object of this Moderation: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["input"] = _encoded(self.input)
         out["output"] = _encoded(self.output)
@@ -3392,7 +3492,9 @@ class AzurePromptFilterResult(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this AzurePromptFilterResult: known keys in spec order, then `extra`."""
+        """The JSON object of this AzurePromptFilterResult: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         out["prompt_index"] = self.prompt_index
         if self.content_filter_results is not UNSET:
@@ -3408,9 +3510,9 @@ class AzurePromptFilterResult(_Object):
 
 @dataclass(slots=True, kw_only=True)
 class AzureLatencyCheckpoint(_Object):
-    """Latency of one request as Azure AI Foundry measured it, in milliseconds; `engine_`
-    values are measured at the model engine, `service_` values at the Azure service
-    around it.
+    """Latency of one request as Azure AI Foundry measured it, in milliseconds;
+    `engine_` values are measured at the model engine, `service_` values at the Azure
+    service around it.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
@@ -3448,7 +3550,9 @@ class AzureLatencyCheckpoint(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this AzureLatencyCheckpoint: known keys in spec order, then `extra`."""
+        """The JSON object of this AzureLatencyCheckpoint: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.engine_tbt_ms is not UNSET:
             out["engine_tbt_ms"] = self.engine_tbt_ms
@@ -3492,7 +3596,9 @@ class AzureRouting(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this AzureRouting: known keys in spec order, then `extra`."""
+        """The JSON object of this AzureRouting: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.serving_pipereplica is not UNSET:
             out["serving_pipereplica"] = self.serving_pipereplica
@@ -3523,7 +3629,9 @@ class GroqModelUsage(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this GroqModelUsage: known keys in spec order, then `extra`."""
+        """The JSON object of this GroqModelUsage: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["model"] = self.model
         out["usage"] = self.usage.to_dict()
@@ -3551,7 +3659,9 @@ class GroqUsageBreakdown(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this GroqUsageBreakdown: known keys in spec order, then `extra`."""
+        """The JSON object of this GroqUsageBreakdown: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["models"] = [item.to_dict() for item in self.models]
         if self.extra:
@@ -3611,8 +3721,8 @@ class GroqXGroq(_Object):
     """
 
     id: str | _Unset | None = UNSET
-    """Groq's request id (`req_...`), to quote to Groq support; sent on the first and the
-    last chunk, and absent for compound systems.
+    """Groq's request id (`req_...`), to quote to Groq support; sent on the first and
+    the last chunk, and absent for compound systems.
     """
     seed: int | _Unset | None = UNSET
     """The sampling seed used for the request."""
@@ -3684,12 +3794,12 @@ class LlamaCppTimings(_Object):
     predicted_per_token_ms: float | _Unset | None = UNSET
     """Average generation time per token, in milliseconds."""
     predicted_per_second: float | _Unset | None = UNSET
-    """Generation speed, in tokens per second; MLX servers send null until two tokens have
-    been generated.
+    """Generation speed, in tokens per second; MLX servers send null until two tokens
+    have been generated.
     """
     draft_n: int | _Unset | None = UNSET
-    """Tokens proposed by the speculative draft model; llama.cpp sends it only when a draft
-    model ran, MLX servers send null otherwise.
+    """Tokens proposed by the speculative draft model; llama.cpp sends it only when a
+    draft model ran, MLX servers send null otherwise.
     """
     draft_n_accepted: int | _Unset | None = UNSET
     """Draft tokens the main model accepted; llama.cpp sends it only when a draft model
@@ -3707,8 +3817,8 @@ class LlamaCppTimings(_Object):
     Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1788
     """
     draft_rounds: int | _Unset | None = UNSET
-    """Number of draft-and-verify rounds of speculative decoding; null when no draft model
-    was used.
+    """Number of draft-and-verify rounds of speculative decoding; null when no draft
+    model was used.
 
     Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1788
     """
@@ -3734,7 +3844,9 @@ class LlamaCppTimings(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this LlamaCppTimings: known keys in spec order, then `extra`."""
+        """The JSON object of this LlamaCppTimings: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.cache_n is not UNSET:
             out["cache_n"] = self.cache_n
@@ -3791,7 +3903,9 @@ class NovitaSlaMetrics(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this NovitaSlaMetrics: known keys in spec order, then `extra`."""
+        """The JSON object of this NovitaSlaMetrics: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.ttft_ms is not UNSET:
             out["ttft_ms"] = self.ttft_ms
@@ -3817,8 +3931,8 @@ class NvExtWorkerId(_Object):
     prefill_dp_rank: int | _Unset | None = UNSET
     """Data-parallel rank of the engine on the prefill worker."""
     decode_worker_id: int | _Unset | None = UNSET
-    """Id of the decode worker; ids are 64-bit and may exceed the range a JavaScript number
-    holds exactly.
+    """Id of the decode worker; ids are 64-bit and may exceed the range a JavaScript
+    number holds exactly.
     """
     decode_dp_rank: int | _Unset | None = UNSET
     """Data-parallel rank of the engine on the decode worker."""
@@ -3834,7 +3948,9 @@ class NvExtWorkerId(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this NvExtWorkerId: known keys in spec order, then `extra`."""
+        """The JSON object of this NvExtWorkerId: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.prefill_worker_id is not UNSET:
             out["prefill_worker_id"] = self.prefill_worker_id
@@ -3883,7 +3999,9 @@ class NvExtTiming(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this NvExtTiming: known keys in spec order, then `extra`."""
+        """The JSON object of this NvExtTiming: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.request_received_ms is not UNSET:
             out["request_received_ms"] = self.request_received_ms
@@ -3904,8 +4022,8 @@ class NvExtTiming(_Object):
 
 @dataclass(slots=True, kw_only=True)
 class NvExt(_Object):
-    """Dynamo's response extension object; each key is sent only when the request listed it
-    in `nvext.extra_fields` (or, for GAIE query-only requests, automatically).
+    """Dynamo's response extension object; each key is sent only when the request listed
+    it in `nvext.extra_fields` (or, for GAIE query-only requests, automatically).
 
     Sent by NVIDIA Dynamo; see
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
@@ -3920,13 +4038,14 @@ class NvExt(_Object):
     reuse in the second stage.
     """
     routed_experts: Any | _Unset | None = UNSET
-    """Mixture-of-experts routing record passed through from an SGLang backend unchanged.
+    """Mixture-of-experts routing record passed through from an SGLang backend
+    unchanged.
     """
     engine_data: Any | _Unset | None = UNSET
     """Backend-specific data Dynamo forwards without looking at it."""
     stop_reason: int | str | _Unset | None = UNSET
-    """The stop token id or stop string the backend matched, for the single choice of the
-    response.
+    """The stop token id or stop string the backend matched, for the single choice of
+    the response.
     """
     completion_token_ids: list[int] | _Unset | None = UNSET
     """Ids of the tokens generated in this chunk; concatenated over the stream they give
@@ -3990,16 +4109,16 @@ class OpenRouterError(_Object):
     message: str
     """Human-readable explanation, often just `Provider returned error`."""
     code: int | str | _Unset | None = UNSET
-    """The error code: usually an HTTP status such as 429 or 502, sometimes a string tag;
-    OpenRouter sends it with every error.
+    """The error code: usually an HTTP status such as 429 or 502, sometimes a string
+    tag; OpenRouter sends it with every error.
     """
     type: str | _Unset | None = UNSET
     """A category of the error, when one is given."""
     param: Any | _Unset | None = UNSET
     """The request parameter the error is about, when one is given."""
     metadata: dict[str, Any] | _Unset | None = UNSET
-    """Free-form details, such as the upstream `provider_name`, an `error_type` tag and the
-    `raw` error text of the upstream provider.
+    """Free-form details, such as the upstream `provider_name`, an `error_type` tag and
+    the `raw` error text of the upstream provider.
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
@@ -4016,7 +4135,9 @@ class OpenRouterError(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this OpenRouterError: known keys in spec order, then `extra`."""
+        """The JSON object of this OpenRouterError: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["message"] = self.message
         if self.code is not UNSET:
@@ -4069,7 +4190,9 @@ class PerplexitySearchResult(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this PerplexitySearchResult: known keys in spec order, then `extra`."""
+        """The JSON object of this PerplexitySearchResult: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.id is not UNSET:
             out["id"] = self.id
@@ -4120,7 +4243,9 @@ class SglangCachedTokensDetails(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this SglangCachedTokensDetails: known keys in spec order, then `extra`."""
+        """The JSON object of this SglangCachedTokensDetails: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.device is not UNSET:
             out["device"] = self.device
@@ -4159,7 +4284,9 @@ class SglangSglExt(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this SglangSglExt: known keys in spec order, then `extra`."""
+        """The JSON object of this SglangSglExt: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.routed_experts is not UNSET:
             out["routed_experts"] = self.routed_experts
@@ -4193,7 +4320,9 @@ class TogetherWarning(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this TogetherWarning: known keys in spec order, then `extra`."""
+        """The JSON object of this TogetherWarning: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["message"] = self.message
         if self.extra:
@@ -4245,7 +4374,9 @@ class VllmSpeculativeDecodingMetrics(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this VllmSpeculativeDecodingMetrics: known keys in spec order, then `extra`."""
+        """The JSON object of this VllmSpeculativeDecodingMetrics: known keys in spec
+        order, then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.mean_acceptance_length is not UNSET:
             out["mean_acceptance_length"] = self.mean_acceptance_length
@@ -4289,8 +4420,8 @@ class VllmRequestMetrics(_Object):
     tokens_per_second: float | _Unset | None = UNSET
     """Generation throughput of the request."""
     speculative_decoding: VllmSpeculativeDecodingMetrics | _Unset | None = UNSET
-    """Acceptance statistics of speculative decoding (experimental); null when it did not
-    run or for n > 1.
+    """Acceptance statistics of speculative decoding (experimental); null when it did
+    not run or for n > 1.
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
@@ -4306,7 +4437,9 @@ class VllmRequestMetrics(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this VllmRequestMetrics: known keys in spec order, then `extra`."""
+        """The JSON object of this VllmRequestMetrics: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.time_to_first_token_ms is not UNSET:
             out["time_to_first_token_ms"] = self.time_to_first_token_ms
@@ -4366,7 +4499,9 @@ class ZaiWebSearchResult(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ZaiWebSearchResult: known keys in spec order, then `extra`."""
+        """The JSON object of this ZaiWebSearchResult: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.title is not UNSET:
             out["title"] = self.title
@@ -4397,8 +4532,8 @@ class ChatCompletion(_Object):
     """
 
     id: str | _Unset = UNSET
-    """Identifier of the completion; OpenAI always sends it, a stream whose chunks lack it
-    leaves it out.
+    """Identifier of the completion; OpenAI always sends it, a stream whose chunks lack
+    it leaves it out.
     """
     choices: list[ChatCompletionChoice] = field(
         default_factory=list[ChatCompletionChoice]
@@ -4420,18 +4555,20 @@ class ChatCompletion(_Object):
     service_tier: ServiceTier | str | _Unset | None = UNSET
     """Processing tier that served the request."""
     system_fingerprint: str | _Unset | None = UNSET
-    """Fingerprint of the backend configuration, to be compared across requests that use a
-    seed.
+    """Fingerprint of the backend configuration, to be compared across requests that use
+    a seed.
 
     Deprecated: OpenAI marks it deprecated and sends null on newer models.
     """
     usage: CompletionUsage | _Unset | None = UNSET
     """Token counts for the whole request."""
     moderation: Moderation | _Unset | None = UNSET
-    """Moderation verdicts on the input and the output, when moderation was requested.
+    """Moderation verdicts on the input and the output, when moderation was
+    requested.
     """
     prompt_filter_results: list[AzurePromptFilterResult] | _Unset | None = UNSET
-    """Content-filter verdicts on each prompt, sent on a first chunk that has no choices.
+    """Content-filter verdicts on each prompt, sent on a first chunk that has no
+    choices.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
@@ -4473,16 +4610,16 @@ class ChatCompletion(_Object):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
     timings: LlamaCppTimings | _Unset | None = UNSET
-    """Prompt-processing and generation speed of the request, sent on the final chunk (MLX
-    servers send it on every chunk).
+    """Prompt-processing and generation speed of the request, sent on the final chunk
+    (MLX servers send it on every chunk).
 
     Sent by llama.cpp server, MLX-VLM server; see
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
     """
     verbose_: dict[str, Any] | _Unset | None = UNSET
-    """The server's native, non-OpenAI result (generation settings, grammar, token counts
-    and more), added for debugging when the server runs in verbose mode; can be very
-    large.
+    """The server's native, non-OpenAI result (generation settings, grammar, token
+    counts and more), added for debugging when the server runs in verbose mode; can be
+    very large.
 
     Sent by llama.cpp server; see
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
@@ -4501,24 +4638,24 @@ class ChatCompletion(_Object):
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
     """
     provider: str | _Unset | None = UNSET
-    """Name of the upstream provider that served the request (`OpenAI`, `Amazon Bedrock`,
-    `Google` and so on), which need not be the maker of the model.
+    """Name of the upstream provider that served the request (`OpenAI`, `Amazon
+    Bedrock`, `Google` and so on), which need not be the maker of the model.
 
     Sent by OpenRouter; see
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
     """
     error: OpenRouterError | _Unset | None = UNSET
-    """A failure that happened after the stream had started, reported inside a chunk that
-    still carries `choices` (with finish reason `error`) and possibly `usage`; a payload
-    with `error` and no `choices` is rejected as an error report instead.
+    """A failure that happened after the stream had started, reported inside a chunk
+    that still carries `choices` (with finish reason `error`) and possibly `usage`; a
+    payload with `error` and no `choices` is rejected as an error report instead.
 
     Sent by OpenRouter; see
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatstreamchunk
     """
     citations: list[str] | _Unset | None = UNSET
-    """Addresses of the sources the answer draws on, in the order the numbered references
-    in the text (`[1]`, `[2]`) use; Perplexity repeats the list on every chunk, xAI's
-    Live Search sends it on the last one.
+    """Addresses of the sources the answer draws on, in the order the numbered
+    references in the text (`[1]`, `[2]`) use; Perplexity repeats the list on every
+    chunk, xAI's Live Search sends it on the last one.
 
     Sent by Perplexity, xAI (Grok); see
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
@@ -4530,8 +4667,8 @@ class ChatCompletion(_Object):
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
     """
     sglext: SglangSglExt | _Unset | None = UNSET
-    """SGLang's own response extensions (routed experts, cache-source breakdown); left out
-    when none of them were produced.
+    """SGLang's own response extensions (routed experts, cache-source breakdown); left
+    out when none of them were produced.
 
     Sent by SGLang; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
@@ -4569,8 +4706,8 @@ class ChatCompletion(_Object):
     https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
     """
     web_search: list[ZaiWebSearchResult] | _Unset | None = UNSET
-    """The web pages the built-in `web_search` tool found and the answer draws on, returned
-    at the top level of the response.
+    """The web pages the built-in `web_search` tool found and the answer draws on,
+    returned at the top level of the response.
 
     Sent by Z.ai (GLM); see https://docs.bigmodel.cn/cn/guide/tools/web-search
     """
@@ -4619,7 +4756,9 @@ class ChatCompletion(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletion: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletion: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.id is not UNSET:
             out["id"] = self.id
@@ -4717,8 +4856,8 @@ class ChoiceDeltaToolCallFunction(_Object):
     """The function part of a tool-call fragment."""
 
     arguments: str | dict[str, Any] | _Unset | None = UNSET
-    """A piece of the JSON-encoded arguments; the pieces concatenated may still be invalid
-    JSON.
+    """A piece of the JSON-encoded arguments; the pieces concatenated may still be
+    invalid JSON.
 
     llama.cpp server: Some builds stream tool arguments as a JSON object instead of a
     string. See https://github.com/ggml-org/llama.cpp/issues/20198
@@ -4727,9 +4866,9 @@ class ChoiceDeltaToolCallFunction(_Object):
     https://github.com/can1357/oh-my-pi/pull/1779
     """
     name: str | _Unset | None = UNSET
-    """Name of the function; sent on the first fragment. Some backends repeat it on every
-    fragment and a few split it, so a fragment is appended unless it repeats the name so
-    far.
+    """Name of the function; sent on the first fragment. Some backends repeat it on
+    every fragment and a few split it, so a fragment is appended unless it repeats the
+    name so far.
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
@@ -4743,7 +4882,9 @@ class ChoiceDeltaToolCallFunction(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChoiceDeltaToolCallFunction: known keys in spec order, then `extra`."""
+        """The JSON object of this ChoiceDeltaToolCallFunction: known keys in spec
+        order, then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.arguments is not UNSET:
             out["arguments"] = self.arguments
@@ -4772,7 +4913,9 @@ class ChoiceDeltaToolCallCustom(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChoiceDeltaToolCallCustom: known keys in spec order, then `extra`."""
+        """The JSON object of this ChoiceDeltaToolCallCustom: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.input is not UNSET:
             out["input"] = self.input
@@ -4800,8 +4943,9 @@ class ChoiceDeltaToolCall(_Object):
     type: ToolType | str | _Unset | None = UNSET
     """Kind of tool; sent on the first fragment."""
     custom: ChoiceDeltaToolCallCustom | _Unset | None = UNSET
-    """The custom tool being called and a piece of its input, for a call of type `custom`.
-    OpenAI sends it; openai-python 3.57 does not declare it (openai-node does).
+    """The custom tool being called and a piece of its input, for a call of type
+    `custom`. OpenAI sends it; openai-python 3.57 does not declare it (openai-node
+    does).
     """
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
@@ -4816,7 +4960,9 @@ class ChoiceDeltaToolCall(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChoiceDeltaToolCall: known keys in spec order, then `extra`."""
+        """The JSON object of this ChoiceDeltaToolCall: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.index is not UNSET:
             out["index"] = self.index
@@ -4838,7 +4984,8 @@ class ChoiceDeltaFunctionCall(_Object):
     """A fragment of a legacy function call."""
 
     arguments: str | _Unset | None = UNSET
-    """A piece of the JSON-encoded arguments, to be concatenated with the other pieces.
+    """A piece of the JSON-encoded arguments, to be concatenated with the other
+    pieces.
     """
     name: str | _Unset | None = UNSET
     """Name of the function to call; sent on the first fragment."""
@@ -4852,7 +4999,9 @@ class ChoiceDeltaFunctionCall(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChoiceDeltaFunctionCall: known keys in spec order, then `extra`."""
+        """The JSON object of this ChoiceDeltaFunctionCall: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.arguments is not UNSET:
             out["arguments"] = self.arguments
@@ -4872,8 +5021,8 @@ class ChoiceDeltaAudio(_Object):
     data: str | _Unset | None = UNSET
     """A piece of the base64-encoded audio in the requested format."""
     expires_at: int | _Unset | None = UNSET
-    """Unix time in seconds after which the audio can no longer be referenced; sent on the
-    last fragment.
+    """Unix time in seconds after which the audio can no longer be referenced; sent on
+    the last fragment.
     """
     transcript: str | _Unset | None = UNSET
     """A piece of the transcript of the audio."""
@@ -4889,7 +5038,9 @@ class ChoiceDeltaAudio(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChoiceDeltaAudio: known keys in spec order, then `extra`."""
+        """The JSON object of this ChoiceDeltaAudio: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.id is not UNSET:
             out["id"] = self.id
@@ -4918,8 +5069,8 @@ class ChoiceDelta(_Object):
     https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-reasoning.chunks.txt
     """
     refusal: str | _Unset | None = UNSET
-    """A piece of the refusal message, streamed when the model declines a structured-output
-    request.
+    """A piece of the refusal message, streamed when the model declines a
+    structured-output request.
     """
     tool_calls: list[ChoiceDeltaToolCall] | _Unset | None = UNSET
     """Fragments of the tool calls the model is making, keyed by their index."""
@@ -4939,8 +5090,8 @@ class ChoiceDelta(_Object):
     see https://api-docs.deepseek.com/guides/reasoning_model
     """
     channel: str | _Unset | None = UNSET
-    """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning of
-    gpt-oss models.
+    """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning
+    of gpt-oss models.
 
     Sent by Groq; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_groq/test_tool_use_failed_error_streaming.yaml
@@ -4973,15 +5124,15 @@ class ChoiceDelta(_Object):
     https://github.com/vercel/ai/blob/b8100f3369/packages/mistral/src/__fixtures__/mistral-incremental-tool-call.chunks.txt
     """
     tool_call_id: str | _Unset | None = UNSET
-    """Id of the tool call a tool message answers; the server's shared message model sends
-    it as null on deltas.
+    """Id of the tool call a tool message answers; the server's shared message model
+    sends it as null on deltas.
 
     Sent by MLX-VLM server; see
     https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
     """
     name: str | _Unset | None = UNSET
-    """Name of the tool or function behind the message; the server's shared message model
-    sends it as null on deltas.
+    """Name of the tool or function behind the message; the server's shared message
+    model sends it as null on deltas.
 
     Sent by MLX-VLM server; see
     https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
@@ -5003,14 +5154,15 @@ class ChoiceDelta(_Object):
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/162f21a6ee5580710fecd8d714e85ca0d961de02/src/schemas/reasoning-details.ts
     """
     annotations: list[OpenRouterAnnotation] | _Unset | None = UNSET
-    """Citations attached to the answer, such as the web pages a search plugin used; sent
-    in deltas of their own before or alongside the text.
+    """Citations attached to the answer, such as the web pages a search plugin used;
+    sent in deltas of their own before or alongside the text.
 
     Sent by OpenRouter, LiteLLM, Groq; see
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
     """
     hidden_states: Any | _Unset | None = UNSET
-    """Hidden states of the model for this fragment, only when the request asked for them.
+    """Hidden states of the model for this fragment, only when the request asked for
+    them.
 
     Sent by SGLang; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
@@ -5062,7 +5214,9 @@ class ChoiceDelta(_Object):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChoiceDelta: known keys in spec order, then `extra`."""
+        """The JSON object of this ChoiceDelta: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.role is not UNSET:
             out["role"] = self.role
@@ -5179,16 +5333,17 @@ class Choice(_Object):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     usage: CompletionUsage | _Unset | None = UNSET
-    """Token counts for the whole request, carried on the choice of the final chunk instead
-    of (or besides) the top-level `usage`; null or absent on the chunks before it.
+    """Token counts for the whole request, carried on the choice of the final chunk
+    instead of (or besides) the top-level `usage`; null or absent on the chunks before
+    it.
 
     Sent by Moonshot AI (Kimi); see
     https://platform.kimi.ai/docs/guide/utilize-the-streaming-output-feature-of-kimi-api
     """
     native_finish_reason: str | _Unset | None = UNSET
-    """The finish reason exactly as the upstream provider reported it (such as `end_turn`
-    or `STOP`), before OpenRouter mapped it onto `finish_reason`; null until the choice
-    ends.
+    """The finish reason exactly as the upstream provider reported it (such as
+    `end_turn` or `STOP`), before OpenRouter mapped it onto `finish_reason`; null until
+    the choice ends.
 
     Sent by OpenRouter; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_streaming_reasoning.yaml
@@ -5207,15 +5362,15 @@ class Choice(_Object):
     https://github.com/lzell/AIProxySwift/blob/360fabbc05b80f33994b9bd31a9d8f9d310b586c/Tests/AIProxyTests/TogetherAIChatCompletionStreamingChunkTests.swift
     """
     seed: int | _Unset | None = UNSET
-    """The sampling seed of the choice; null until the last fragment. Values beyond 2**53
-    are common, so clients that read JSON numbers as doubles lose digits.
+    """The sampling seed of the choice; null until the last fragment. Values beyond
+    2**53 are common, so clients that read JSON numbers as doubles lose digits.
 
     Sent by Together AI; see
     https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
     """
     stop_reason: int | str | _Unset | None = UNSET
-    """The stop token id or stop string that ended the choice; null when it ended another
-    way.
+    """The stop token id or stop string that ended the choice; null when it ended
+    another way.
 
     Sent by vLLM; see
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
@@ -5329,7 +5484,8 @@ class ChatCompletionChunk(_Object):
     control chunks. A missing or null list reads as empty.
     """
     created: int | float | _Unset = UNSET
-    """Unix time in seconds at which the completion was created; the same on every chunk.
+    """Unix time in seconds at which the completion was created; the same on every
+    chunk.
 
     Mistral AI: The first chunk of some Mistral-served models has no `created`. See
     https://github.com/zed-industries/zed/pull/62517
@@ -5351,14 +5507,14 @@ class ChatCompletionChunk(_Object):
     service_tier: ServiceTier | str | _Unset | None = UNSET
     """Processing tier that served the request."""
     system_fingerprint: str | _Unset | None = UNSET
-    """Fingerprint of the backend configuration, to be compared across requests that use a
-    seed.
+    """Fingerprint of the backend configuration, to be compared across requests that use
+    a seed.
 
     Deprecated: OpenAI marks it deprecated and sends null on newer models.
     """
     usage: CompletionUsage | _Unset | None = UNSET
-    """Token counts for the whole request; only sent when `stream_options.include_usage` is
-    set, and then null on every chunk but the last.
+    """Token counts for the whole request; only sent when `stream_options.include_usage`
+    is set, and then null on every chunk but the last.
     """
     obfuscation: str | _Unset = UNSET
     """Random padding that hides the length of each event from network observers; may be
@@ -5369,7 +5525,8 @@ class ChatCompletionChunk(_Object):
     moderation was requested.
     """
     prompt_filter_results: list[AzurePromptFilterResult] | _Unset | None = UNSET
-    """Content-filter verdicts on each prompt, sent on a first chunk that has no choices.
+    """Content-filter verdicts on each prompt, sent on a first chunk that has no
+    choices.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
@@ -5411,16 +5568,16 @@ class ChatCompletionChunk(_Object):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
     timings: LlamaCppTimings | _Unset | None = UNSET
-    """Prompt-processing and generation speed of the request, sent on the final chunk (MLX
-    servers send it on every chunk).
+    """Prompt-processing and generation speed of the request, sent on the final chunk
+    (MLX servers send it on every chunk).
 
     Sent by llama.cpp server, MLX-VLM server; see
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
     """
     verbose_: dict[str, Any] | _Unset | None = UNSET
-    """The server's native, non-OpenAI result (generation settings, grammar, token counts
-    and more), added for debugging when the server runs in verbose mode; can be very
-    large.
+    """The server's native, non-OpenAI result (generation settings, grammar, token
+    counts and more), added for debugging when the server runs in verbose mode; can be
+    very large.
 
     Sent by llama.cpp server; see
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
@@ -5439,24 +5596,24 @@ class ChatCompletionChunk(_Object):
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
     """
     provider: str | _Unset | None = UNSET
-    """Name of the upstream provider that served the request (`OpenAI`, `Amazon Bedrock`,
-    `Google` and so on), which need not be the maker of the model.
+    """Name of the upstream provider that served the request (`OpenAI`, `Amazon
+    Bedrock`, `Google` and so on), which need not be the maker of the model.
 
     Sent by OpenRouter; see
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
     """
     error: OpenRouterError | _Unset | None = UNSET
-    """A failure that happened after the stream had started, reported inside a chunk that
-    still carries `choices` (with finish reason `error`) and possibly `usage`; a payload
-    with `error` and no `choices` is rejected as an error report instead.
+    """A failure that happened after the stream had started, reported inside a chunk
+    that still carries `choices` (with finish reason `error`) and possibly `usage`; a
+    payload with `error` and no `choices` is rejected as an error report instead.
 
     Sent by OpenRouter; see
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatstreamchunk
     """
     citations: list[str] | _Unset | None = UNSET
-    """Addresses of the sources the answer draws on, in the order the numbered references
-    in the text (`[1]`, `[2]`) use; Perplexity repeats the list on every chunk, xAI's
-    Live Search sends it on the last one.
+    """Addresses of the sources the answer draws on, in the order the numbered
+    references in the text (`[1]`, `[2]`) use; Perplexity repeats the list on every
+    chunk, xAI's Live Search sends it on the last one.
 
     Sent by Perplexity, xAI (Grok); see
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
@@ -5468,8 +5625,8 @@ class ChatCompletionChunk(_Object):
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
     """
     sglext: SglangSglExt | _Unset | None = UNSET
-    """SGLang's own response extensions (routed experts, cache-source breakdown); left out
-    when none of them were produced.
+    """SGLang's own response extensions (routed experts, cache-source breakdown); left
+    out when none of them were produced.
 
     Sent by SGLang; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
@@ -5507,8 +5664,8 @@ class ChatCompletionChunk(_Object):
     https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
     """
     web_search: list[ZaiWebSearchResult] | _Unset | None = UNSET
-    """The web pages the built-in `web_search` tool found and the answer draws on, returned
-    at the top level of the response.
+    """The web pages the built-in `web_search` tool found and the answer draws on,
+    returned at the top level of the response.
 
     Sent by Z.ai (GLM); see https://docs.bigmodel.cn/cn/guide/tools/web-search
     """
@@ -5584,7 +5741,9 @@ class ChatCompletionChunk(_Object):
             last[4] = self.system_fingerprint
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletionChunk: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionChunk: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.id is not UNSET:
             out["id"] = self.id
@@ -5685,12 +5844,15 @@ def loads(data: str | bytes) -> ChatCompletionChunk:
 
 
 def loads_completion(data: str | bytes) -> ChatCompletion:
-    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad
+    input."""
     return ChatCompletion.from_dict(_json(data))
 
 
 def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:
-    """Encode a chunk or a completion as compact JSON text (UTF-8 characters are written as they are)."""
+    """Encode a chunk or a completion as compact JSON text (UTF-8 characters are written
+    as they are).
+    """
     return _wire_text(value.to_dict())
 
 
@@ -6315,7 +6477,8 @@ async def _aclose(source: object) -> None:
 
 
 def _raw_rest(rest: bytes, pieces: Iterator[bytes | str]) -> Iterator[RawEvent[Any]]:
-    """What follows [DONE] (`rest` of its piece, then the other pieces), as raw events."""
+    """What follows [DONE] (`rest` of its piece, then the other pieces), as raw
+    events."""
     if rest:
         yield RawEvent(rest, None, None)
     for piece in pieces:
@@ -6423,9 +6586,10 @@ def iter_chunks(
     `source` yields bytes or text in pieces of any size, split anywhere (inside a line
     or a UTF-8 sequence too), as `httpx.Response.iter_bytes()` or an open file does;
     or it is an httpx response, whose body is read and which `close()` closes; or a
-    whole body. Lines may end in LF, CRLF or CR. Raises `StreamError` when the server reports an
-    error, and `ChunkDecodeError` for a chunk that does not decode, unless `on_error`
-    is "skip": then the event is kept in the stream's `skipped` and reading goes on.
+    whole body. Lines may end in LF, CRLF or CR. Raises `StreamError` when the server
+    reports an error, and `ChunkDecodeError` for a chunk that does not decode, unless
+    `on_error` is "skip": then the event is kept in the stream's `skipped` and reading
+    goes on.
     One event may hold at most `max_event_size` bytes (`EventTooLargeError`).
     """
     return ChunkStream(source, loads, on_error, max_event_size)
@@ -6525,7 +6689,8 @@ class _Merged(dict[str, Any]):
 
 
 class _Text(list[str]):
-    """The pieces of a text, joined when the completion is read (never `+=` in a loop)."""
+    """The pieces of a text, joined when the completion is read (never `+=` in a
+    loop)."""
 
     __slots__ = ()
 
@@ -6667,7 +6832,8 @@ _LAST: Final = ("last", "", "")
 
 
 def _blank(value: Any) -> bool:
-    """No value yet, or a placeholder: Azure's filter chunks send id "" and created 0."""
+    """No value yet, or a placeholder: Azure's filter chunks send id "" and created
+    0."""
     return value is None or value == "" or (value == 0 and type(value) is int)
 
 
@@ -6975,11 +7141,11 @@ class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
     `finish_reason`, since usage and late fragments may follow it.
 
     Each key merges by the rule the spec gives it: text is appended; identifiers keep
-    the first value that is not empty (nor 0); lists of objects with an `index` merge item by
-    item (an item without an index continues the latest one, or starts a new one when
-    it brings a new `id`); objects merge key by key; anything else, keys the spec does
-    not describe included, keeps the last value that is not null. Nothing is summed and
-    nothing repeated is concatenated, so cumulative usage stays right.
+    the first value that is not empty (nor 0); lists of objects with an `index` merge
+    item by item (an item without an index continues the latest one, or starts a new
+    one when it brings a new `id`); objects merge key by key; anything else, keys the
+    spec does not describe included, keeps the last value that is not null. Nothing is
+    summed and nothing repeated is concatenated, so cumulative usage stays right.
     """
 
     __slots__ = ()

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 88c56ef92c79d468 (spec, templates and generator).
+# Spec hash: 8c81cd31432833ed (spec, templates and generator).
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
@@ -390,9 +390,9 @@ def _tagged(key: str, members: dict[str, Callable[[Any], _T]]) -> Callable[[Any]
 def _either(
     expected: str, options: dict[type, Callable[[Any], Any] | None]
 ) -> Callable[[Any], Any]:
-    """The decoder of a union told apart by JSON kind: the Python type json gives a value
-    picks its alternative (an integer is a number too, unless an alternative takes
-    integers); None takes the value as it is."""
+    """The decoder of a union told apart by JSON kind: the Python type json gives a
+    value picks its alternative (an integer is a number too, unless an alternative
+    takes integers); None takes the value as it is."""
 
     def decode_either(value: Any) -> Any:
         try:
@@ -492,7 +492,8 @@ class _Shape:
             key: (name, decode, nulls, _EXACT.get(decode))
             for key, (name, decode, nulls, _) in self.rows.items()
         }
-        """Wire key -> (name, decoder, what a null does, the type taken without a call)."""
+        """Wire key -> (name, decoder, what a null does, the type taken without a
+        call)."""
         self.required = tuple(row[0] for row in self.rows.values() if row[3])
         self.order = {key: index for index, key in enumerate(rows)}
         """The position of each key in spec order."""
@@ -578,9 +579,9 @@ _NO_EXTRA: Final[dict[str, Any]] = {}
 _EXTRA: Final[dict[int, dict[str, Any]]] = {}
 """The keys the spec does not describe of each object read key by key, by id. A struct
 holds its fields only (structs are not tracked by the garbage collector, which would
-halve the reading speed with many chunks alive, and so they can have neither a `__dict__`
-nor weak references); an object read key by key is of a `_Read` subclass whose
-`__del__` drops its entry."""
+halve the reading speed with many chunks alive, and so they can have neither a
+`__dict__` nor weak references); an object read key by key is of a `_Read` subclass
+whose `__del__` drops its entry."""
 
 
 _ENCODER: Final = msgspec.json.Encoder()
@@ -600,8 +601,8 @@ def _read_struct(
     tag: str = "",
 ) -> _S:
     """An object read key by key by its type's table; its unknown keys are kept in
-    `_EXTRA` (in a strict shape, they are an error). The `tag` field is msgspec's, not the
-    struct's: it is checked, not passed."""
+    `_EXTRA` (in a strict shape, they are an error). The `tag` field is msgspec's, not
+    the struct's: it is checked, not passed."""
     try:
         known, other = _read(data, shape)
         if other and shape.strict:
@@ -646,9 +647,9 @@ except ImportError:
     _fast_loads = None
 
 
-# orjson reads an integer past 64 bits as a float (from -9223372036854775809, 19 digits),
-# so a payload with 19 digits in a row is left to json: they are found by mapping each
-# digit to "0" and every other byte to " ".
+# orjson reads an integer past 64 bits as a float (from -9223372036854775809, 19
+# digits), so a payload with 19 digits in a row is left to json: they are found by
+# mapping each digit to "0" and every other byte to " ".
 _DIGITS_AS_ZEROS: Final = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 
 
@@ -667,7 +668,8 @@ def _json(data: str | bytes) -> Any:
         ):  # what orjson refuses and json may read: NaN, lone surrogates
             pass
     try:
-        # Bytes must be UTF-8, as JSON on the wire is (json.loads would guess UTF-16 too).
+        # Bytes must be UTF-8, as JSON on the wire is (json.loads would guess UTF-16
+        # too).
         return json.loads(data.decode("utf-8") if isinstance(data, bytes) else data)
     except ValueError as exc:  # JSONDecodeError or UnicodeDecodeError
         raise ChunkDecodeError(f"invalid JSON: {exc}") from None
@@ -887,15 +889,18 @@ class MistralThinkingPart(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> MistralThinkingPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _MistralThinkingPartRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -903,7 +908,9 @@ class MistralThinkingPart(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this MistralThinkingPart: known keys in spec order, then `extra`."""
+        """The JSON object of this MistralThinkingPart: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["type"] = self.type
         if self.text is not UNSET:
@@ -913,7 +920,9 @@ class MistralThinkingPart(
 
 
 class _MistralThinkingPartRead(MistralThinkingPart):
-    """A MistralThinkingPart read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A MistralThinkingPart read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -946,15 +955,18 @@ class MistralContentPart(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> MistralContentPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _MistralContentPartRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -962,7 +974,9 @@ class MistralContentPart(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this MistralContentPart: known keys in spec order, then `extra`."""
+        """The JSON object of this MistralContentPart: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["type"] = self.type
         if self.text is not UNSET:
@@ -978,7 +992,9 @@ class MistralContentPart(
 
 
 class _MistralContentPartRead(MistralContentPart):
-    """A MistralContentPart read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A MistralContentPart read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -1014,15 +1030,18 @@ class ChatCompletionMessageToolCallFunction(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallFunction:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ChatCompletionMessageToolCallFunctionRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -1032,7 +1051,9 @@ class ChatCompletionMessageToolCallFunction(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletionMessageToolCallFunction: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionMessageToolCallFunction: known keys in
+        spec order, then `extra`.
+        """
         out: dict[str, Any] = {}
         out["arguments"] = self.arguments
         if self.name is not UNSET:
@@ -1042,7 +1063,9 @@ class ChatCompletionMessageToolCallFunction(
 
 
 class _ChatCompletionMessageToolCallFunctionRead(ChatCompletionMessageToolCallFunction):
-    """A ChatCompletionMessageToolCallFunction read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A ChatCompletionMessageToolCallFunction read key by key, or not from JSON:
+    `dumps` writes it key by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -1065,23 +1088,26 @@ class ChatCompletionMessageToolCallCustom(
     """The custom tool a tool call calls."""
 
     input: str
-    """The free-form input, exactly as the model wrote it; empty when no fragment carried
-    any.
+    """The free-form input, exactly as the model wrote it; empty when no fragment
+    carried any.
     """
     name: str | _Unset = UNSET
     """Name of the custom tool; OpenAI always sends it."""
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallCustom:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ChatCompletionMessageToolCallCustomRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -1091,7 +1117,9 @@ class ChatCompletionMessageToolCallCustom(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletionMessageToolCallCustom: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionMessageToolCallCustom: known keys in
+        spec order, then `extra`.
+        """
         out: dict[str, Any] = {}
         out["input"] = self.input
         if self.name is not UNSET:
@@ -1101,7 +1129,9 @@ class ChatCompletionMessageToolCallCustom(
 
 
 class _ChatCompletionMessageToolCallCustomRead(ChatCompletionMessageToolCallCustom):
-    """A ChatCompletionMessageToolCallCustom read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A ChatCompletionMessageToolCallCustom read key by key, or not from JSON: `dumps`
+    writes it key by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -1122,11 +1152,12 @@ class ChatCompletionMessageToolCall(
     """A call the model made to a tool."""
 
     index: int | _Unset = UNSET
-    """Position of the call in the stream it was merged from; a response without streaming
-    leaves it out, and the list is in index order either way.
+    """Position of the call in the stream it was merged from; a response without
+    streaming leaves it out, and the list is in index order either way.
     """
     id: str | _Unset = UNSET
-    """Identifier of the call, to be quoted by the tool result; OpenAI always sends it.
+    """Identifier of the call, to be quoted by the tool result; OpenAI always sends
+    it.
     """
     type: str
     """Kind of tool."""
@@ -1137,15 +1168,18 @@ class ChatCompletionMessageToolCall(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ChatCompletionMessageToolCallRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -1155,7 +1189,9 @@ class ChatCompletionMessageToolCall(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletionMessageToolCall: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionMessageToolCall: known keys in spec
+        order, then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.index is not UNSET:
             out["index"] = self.index
@@ -1171,7 +1207,9 @@ class ChatCompletionMessageToolCall(
 
 
 class _ChatCompletionMessageToolCallRead(ChatCompletionMessageToolCall):
-    """A ChatCompletionMessageToolCall read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A ChatCompletionMessageToolCall read key by key, or not from JSON: `dumps` writes
+    it key by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -1201,15 +1239,18 @@ class ChatCompletionMessageFunctionCall(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageFunctionCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ChatCompletionMessageFunctionCallRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -1219,7 +1260,9 @@ class ChatCompletionMessageFunctionCall(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletionMessageFunctionCall: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionMessageFunctionCall: known keys in spec
+        order, then `extra`.
+        """
         out: dict[str, Any] = {}
         out["arguments"] = self.arguments
         if self.name is not UNSET:
@@ -1229,7 +1272,9 @@ class ChatCompletionMessageFunctionCall(
 
 
 class _ChatCompletionMessageFunctionCallRead(ChatCompletionMessageFunctionCall):
-    """A ChatCompletionMessageFunctionCall read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A ChatCompletionMessageFunctionCall read key by key, or not from JSON: `dumps`
+    writes it key by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -1260,15 +1305,18 @@ class ChatCompletionAudio(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionAudio:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ChatCompletionAudioRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -1276,7 +1324,9 @@ class ChatCompletionAudio(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletionAudio: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionAudio: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.id is not UNSET:
             out["id"] = self.id
@@ -1291,7 +1341,9 @@ class ChatCompletionAudio(
 
 
 class _ChatCompletionAudioRead(ChatCompletionAudio):
-    """A ChatCompletionAudio read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A ChatCompletionAudio read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -1328,21 +1380,26 @@ class GroqSearchResult(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqSearchResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _GroqSearchResultRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_GroqSearchResultRead, data, _GROQ_SEARCH_RESULT_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this GroqSearchResult: known keys in spec order, then `extra`."""
+        """The JSON object of this GroqSearchResult: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.title is not UNSET:
             out["title"] = self.title
@@ -1357,7 +1414,9 @@ class GroqSearchResult(
 
 
 class _GroqSearchResultRead(GroqSearchResult):
-    """A GroqSearchResult read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A GroqSearchResult read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -1390,15 +1449,18 @@ class GroqSearchResults(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqSearchResults:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _GroqSearchResultsRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -1406,7 +1468,9 @@ class GroqSearchResults(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this GroqSearchResults: known keys in spec order, then `extra`."""
+        """The JSON object of this GroqSearchResults: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.results is not UNSET:
             out["results"] = (
@@ -1421,7 +1485,9 @@ class GroqSearchResults(
 
 
 class _GroqSearchResultsRead(GroqSearchResults):
-    """A GroqSearchResults read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A GroqSearchResults read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -1456,15 +1522,18 @@ class GroqBrowserResult(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqBrowserResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _GroqBrowserResultRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -1472,7 +1541,9 @@ class GroqBrowserResult(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this GroqBrowserResult: known keys in spec order, then `extra`."""
+        """The JSON object of this GroqBrowserResult: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.title is not UNSET:
             out["title"] = self.title
@@ -1487,7 +1558,9 @@ class GroqBrowserResult(
 
 
 class _GroqBrowserResultRead(GroqBrowserResult):
-    """A GroqBrowserResult read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A GroqBrowserResult read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -1540,21 +1613,26 @@ class GroqChartElement(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqChartElement:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _GroqChartElementRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_GroqChartElementRead, data, _GROQ_CHART_ELEMENT_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this GroqChartElement: known keys in spec order, then `extra`."""
+        """The JSON object of this GroqChartElement: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.label is not UNSET:
             out["label"] = self.label
@@ -1585,7 +1663,9 @@ class GroqChartElement(
 
 
 class _GroqChartElementRead(GroqChartElement):
-    """A GroqChartElement read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A GroqChartElement read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -1646,15 +1726,18 @@ class GroqChart(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqChart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _GroqChartRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_GroqChartRead, data, _GROQ_CHART_FIELDS)
@@ -1743,21 +1826,26 @@ class GroqCodeResult(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqCodeResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _GroqCodeResultRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_GroqCodeResultRead, data, _GROQ_CODE_RESULT_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this GroqCodeResult: known keys in spec order, then `extra`."""
+        """The JSON object of this GroqCodeResult: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.text is not UNSET:
             out["text"] = self.text
@@ -1776,7 +1864,9 @@ class GroqCodeResult(
 
 
 class _GroqCodeResultRead(GroqCodeResult):
-    """A GroqCodeResult read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A GroqCodeResult read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -1821,21 +1911,26 @@ class GroqExecutedTool(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqExecutedTool:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _GroqExecutedToolRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_GroqExecutedToolRead, data, _GROQ_EXECUTED_TOOL_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this GroqExecutedTool: known keys in spec order, then `extra`."""
+        """The JSON object of this GroqExecutedTool: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["index"] = self.index
         if self.type is not UNSET:
@@ -1865,7 +1960,9 @@ class GroqExecutedTool(
 
 
 class _GroqExecutedToolRead(GroqExecutedTool):
-    """A GroqExecutedTool read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A GroqExecutedTool read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -1903,20 +2000,24 @@ class LiteLLMThinkingBlock(
     data: str | _Unset | None = UNSET
     """The opaque, encrypted content of a redacted block."""
     cache_control: dict[str, Any] | _Unset | None = UNSET
-    """Prompt-caching directive attached to the block, such as `{"type":"ephemeral"}`.
+    """Prompt-caching directive attached to the block, such as
+    `{"type":"ephemeral"}`.
     """
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> LiteLLMThinkingBlock:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _LiteLLMThinkingBlockRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -1924,7 +2025,9 @@ class LiteLLMThinkingBlock(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this LiteLLMThinkingBlock: known keys in spec order, then `extra`."""
+        """The JSON object of this LiteLLMThinkingBlock: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["type"] = self.type
         if self.thinking is not UNSET:
@@ -1940,7 +2043,9 @@ class LiteLLMThinkingBlock(
 
 
 class _LiteLLMThinkingBlockRead(LiteLLMThinkingBlock):
-    """A LiteLLMThinkingBlock read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A LiteLLMThinkingBlock read key by key, or not from JSON: `dumps` writes it key
+    by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -1972,15 +2077,18 @@ class MoonshotInternalContent(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> MoonshotInternalContent:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _MoonshotInternalContentRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -1988,7 +2096,9 @@ class MoonshotInternalContent(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this MoonshotInternalContent: known keys in spec order, then `extra`."""
+        """The JSON object of this MoonshotInternalContent: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.token_ids is not UNSET:
             out["token_ids"] = self.token_ids
@@ -1997,7 +2107,9 @@ class MoonshotInternalContent(
 
 
 class _MoonshotInternalContentRead(MoonshotInternalContent):
-    """A MoonshotInternalContent read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A MoonshotInternalContent read key by key, or not from JSON: `dumps` writes it
+    key by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -2026,7 +2138,8 @@ class OpenRouterReasoningDetail(
     format: str | _Unset | None = UNSET
     """The provider convention the piece follows, needed to send it back correctly."""
     index: int | _Unset | None = UNSET
-    """Position of the block the piece belongs to; pieces with the same index are merged.
+    """Position of the block the piece belongs to; pieces with the same index are
+    merged.
     """
     text: str | _Unset | None = UNSET
     """A piece of plain reasoning text, for `reasoning.text`."""
@@ -2039,15 +2152,18 @@ class OpenRouterReasoningDetail(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterReasoningDetail:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _OpenRouterReasoningDetailRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -2057,7 +2173,9 @@ class OpenRouterReasoningDetail(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this OpenRouterReasoningDetail: known keys in spec order, then `extra`."""
+        """The JSON object of this OpenRouterReasoningDetail: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.type is not UNSET:
             out["type"] = self.type
@@ -2080,7 +2198,9 @@ class OpenRouterReasoningDetail(
 
 
 class _OpenRouterReasoningDetailRead(OpenRouterReasoningDetail):
-    """A OpenRouterReasoningDetail read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A OpenRouterReasoningDetail read key by key, or not from JSON: `dumps` writes it
+    key by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -2122,15 +2242,18 @@ class OpenRouterUrlCitation(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterUrlCitation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _OpenRouterUrlCitationRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -2138,7 +2261,9 @@ class OpenRouterUrlCitation(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this OpenRouterUrlCitation: known keys in spec order, then `extra`."""
+        """The JSON object of this OpenRouterUrlCitation: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["url"] = self.url
         if self.title is not UNSET:
@@ -2154,7 +2279,9 @@ class OpenRouterUrlCitation(
 
 
 class _OpenRouterUrlCitationRead(OpenRouterUrlCitation):
-    """A OpenRouterUrlCitation read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A OpenRouterUrlCitation read key by key, or not from JSON: `dumps` writes it key
+    by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -2187,15 +2314,18 @@ class OpenRouterFileContentPart(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterFileContentPart:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _OpenRouterFileContentPartRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -2205,7 +2335,9 @@ class OpenRouterFileContentPart(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this OpenRouterFileContentPart: known keys in spec order, then `extra`."""
+        """The JSON object of this OpenRouterFileContentPart: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.type is not UNSET:
             out["type"] = self.type
@@ -2216,7 +2348,9 @@ class OpenRouterFileContentPart(
 
 
 class _OpenRouterFileContentPartRead(OpenRouterFileContentPart):
-    """A OpenRouterFileContentPart read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A OpenRouterFileContentPart read key by key, or not from JSON: `dumps` writes it
+    key by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -2248,15 +2382,18 @@ class OpenRouterFileAnnotation(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterFileAnnotation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _OpenRouterFileAnnotationRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -2264,7 +2401,9 @@ class OpenRouterFileAnnotation(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this OpenRouterFileAnnotation: known keys in spec order, then `extra`."""
+        """The JSON object of this OpenRouterFileAnnotation: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.hash is not UNSET:
             out["hash"] = self.hash
@@ -2281,7 +2420,9 @@ class OpenRouterFileAnnotation(
 
 
 class _OpenRouterFileAnnotationRead(OpenRouterFileAnnotation):
-    """A OpenRouterFileAnnotation read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A OpenRouterFileAnnotation read key by key, or not from JSON: `dumps` writes it
+    key by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -2315,15 +2456,18 @@ class GroqDocumentCitation(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqDocumentCitation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _GroqDocumentCitationRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -2331,7 +2475,9 @@ class GroqDocumentCitation(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this GroqDocumentCitation: known keys in spec order, then `extra`."""
+        """The JSON object of this GroqDocumentCitation: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.document_id is not UNSET:
             out["document_id"] = self.document_id
@@ -2344,7 +2490,9 @@ class GroqDocumentCitation(
 
 
 class _GroqDocumentCitationRead(GroqDocumentCitation):
-    """A GroqDocumentCitation read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A GroqDocumentCitation read key by key, or not from JSON: `dumps` writes it key
+    by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -2378,15 +2526,18 @@ class GroqFunctionCitation(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqFunctionCitation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _GroqFunctionCitationRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -2394,7 +2545,9 @@ class GroqFunctionCitation(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this GroqFunctionCitation: known keys in spec order, then `extra`."""
+        """The JSON object of this GroqFunctionCitation: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.tool_call_id is not UNSET:
             out["tool_call_id"] = self.tool_call_id
@@ -2407,7 +2560,9 @@ class GroqFunctionCitation(
 
 
 class _GroqFunctionCitationRead(GroqFunctionCitation):
-    """A GroqFunctionCitation read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A GroqFunctionCitation read key by key, or not from JSON: `dumps` writes it key
+    by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -2426,7 +2581,8 @@ _GROQ_FUNCTION_CITATION_FIELDS: Final = _Shape(
 class OpenRouterAnnotation(
     msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
-    """One citation attached to an answer; the key named after its type holds the details.
+    """One citation attached to an answer; the key named after its type holds the
+    details.
 
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
@@ -2452,15 +2608,18 @@ class OpenRouterAnnotation(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterAnnotation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _OpenRouterAnnotationRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -2468,7 +2627,9 @@ class OpenRouterAnnotation(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this OpenRouterAnnotation: known keys in spec order, then `extra`."""
+        """The JSON object of this OpenRouterAnnotation: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["type"] = self.type
         if self.url_citation is not UNSET:
@@ -2494,7 +2655,9 @@ class OpenRouterAnnotation(
 
 
 class _OpenRouterAnnotationRead(OpenRouterAnnotation):
-    """A OpenRouterAnnotation read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A OpenRouterAnnotation read key by key, or not from JSON: `dumps` writes it key
+    by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -2546,8 +2709,8 @@ class ChatCompletionMessage(
     see https://api-docs.deepseek.com/guides/reasoning_model
     """
     channel: str | _Unset | None = UNSET
-    """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning of
-    gpt-oss models.
+    """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning
+    of gpt-oss models.
 
     Sent by Groq; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_groq/test_tool_use_failed_error_streaming.yaml
@@ -2580,15 +2743,15 @@ class ChatCompletionMessage(
     https://github.com/vercel/ai/blob/b8100f3369/packages/mistral/src/__fixtures__/mistral-incremental-tool-call.chunks.txt
     """
     tool_call_id: str | _Unset | None = UNSET
-    """Id of the tool call a tool message answers; the server's shared message model sends
-    it as null on deltas.
+    """Id of the tool call a tool message answers; the server's shared message model
+    sends it as null on deltas.
 
     Sent by MLX-VLM server; see
     https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
     """
     name: str | _Unset | None = UNSET
-    """Name of the tool or function behind the message; the server's shared message model
-    sends it as null on deltas.
+    """Name of the tool or function behind the message; the server's shared message
+    model sends it as null on deltas.
 
     Sent by MLX-VLM server; see
     https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
@@ -2610,14 +2773,15 @@ class ChatCompletionMessage(
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/162f21a6ee5580710fecd8d714e85ca0d961de02/src/schemas/reasoning-details.ts
     """
     annotations: list[OpenRouterAnnotation] | _Unset | None = UNSET
-    """Citations attached to the answer, such as the web pages a search plugin used; sent
-    in deltas of their own before or alongside the text.
+    """Citations attached to the answer, such as the web pages a search plugin used;
+    sent in deltas of their own before or alongside the text.
 
     Sent by OpenRouter, LiteLLM, Groq; see
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
     """
     hidden_states: Any | _Unset | None = UNSET
-    """Hidden states of the model for this fragment, only when the request asked for them.
+    """Hidden states of the model for this fragment, only when the request asked for
+    them.
 
     Sent by SGLang; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
@@ -2637,15 +2801,18 @@ class ChatCompletionMessage(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessage:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ChatCompletionMessageRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -2653,7 +2820,9 @@ class ChatCompletionMessage(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletionMessage: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionMessage: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["role"] = self.role
         out["content"] = _encoded(self.content)
@@ -2724,7 +2893,9 @@ class ChatCompletionMessage(
 
 
 class _ChatCompletionMessageRead(ChatCompletionMessage):
-    """A ChatCompletionMessage read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A ChatCompletionMessage read key by key, or not from JSON: `dumps` writes it key
+    by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -2774,21 +2945,26 @@ class TopLogprob(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> TopLogprob:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _TopLogprobRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_TopLogprobRead, data, _TOP_LOGPROB_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this TopLogprob: known keys in spec order, then `extra`."""
+        """The JSON object of this TopLogprob: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["token"] = self.token
         if self.bytes is not UNSET:
@@ -2823,8 +2999,8 @@ class ChatCompletionTokenLogprob(
     token: str
     """The token as text."""
     bytes: list[int] | _Unset | None = UNSET
-    """The UTF-8 bytes of the token, needed to rebuild characters split across tokens; null
-    when the token has no byte form.
+    """The UTF-8 bytes of the token, needed to rebuild characters split across tokens;
+    null when the token has no byte form.
     """
     logprob: int | float
     """Natural log of the probability of the token; -9999.0 stands for a probability too
@@ -2835,15 +3011,18 @@ class ChatCompletionTokenLogprob(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionTokenLogprob:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ChatCompletionTokenLogprobRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -2853,7 +3032,9 @@ class ChatCompletionTokenLogprob(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletionTokenLogprob: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionTokenLogprob: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         out["token"] = self.token
         if self.bytes is not UNSET:
@@ -2865,7 +3046,9 @@ class ChatCompletionTokenLogprob(
 
 
 class _ChatCompletionTokenLogprobRead(ChatCompletionTokenLogprob):
-    """A ChatCompletionTokenLogprob read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A ChatCompletionTokenLogprob read key by key, or not from JSON: `dumps` writes it
+    key by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -2888,29 +3071,36 @@ class ChoiceLogprobs(
     """Log probabilities of the tokens in a fragment."""
 
     content: list[ChatCompletionTokenLogprob] | _Unset | None = UNSET
-    """One entry per content token of the fragment (of the whole message, once merged).
+    """One entry per content token of the fragment (of the whole message, once
+    merged).
     """
     refusal: list[ChatCompletionTokenLogprob] | _Unset | None = UNSET
-    """One entry per refusal token of the fragment (of the whole refusal, once merged).
+    """One entry per refusal token of the fragment (of the whole refusal, once
+    merged).
     """
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceLogprobs:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ChoiceLogprobsRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_ChoiceLogprobsRead, data, _CHOICE_LOGPROBS_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChoiceLogprobs: known keys in spec order, then `extra`."""
+        """The JSON object of this ChoiceLogprobs: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.content is not UNSET:
             out["content"] = (
@@ -2929,7 +3119,9 @@ class ChoiceLogprobs(
 
 
 class _ChoiceLogprobsRead(ChoiceLogprobs):
-    """A ChoiceLogprobs read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A ChoiceLogprobs read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -2960,15 +3152,18 @@ class AzureSeverityResult(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureSeverityResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _AzureSeverityResultRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -2976,7 +3171,9 @@ class AzureSeverityResult(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this AzureSeverityResult: known keys in spec order, then `extra`."""
+        """The JSON object of this AzureSeverityResult: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["filtered"] = self.filtered
         if self.severity is not UNSET:
@@ -2986,7 +3183,9 @@ class AzureSeverityResult(
 
 
 class _AzureSeverityResultRead(AzureSeverityResult):
-    """A AzureSeverityResult read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A AzureSeverityResult read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -3017,15 +3216,18 @@ class AzureDetectionResult(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureDetectionResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _AzureDetectionResultRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -3033,7 +3235,9 @@ class AzureDetectionResult(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this AzureDetectionResult: known keys in spec order, then `extra`."""
+        """The JSON object of this AzureDetectionResult: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["filtered"] = self.filtered
         if self.detected is not UNSET:
@@ -3043,7 +3247,9 @@ class AzureDetectionResult(
 
 
 class _AzureDetectionResultRead(AzureDetectionResult):
-    """A AzureDetectionResult read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A AzureDetectionResult read key by key, or not from JSON: `dumps` writes it key
+    by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -3074,15 +3280,18 @@ class AzureBlocklistResult(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureBlocklistResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _AzureBlocklistResultRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -3090,7 +3299,9 @@ class AzureBlocklistResult(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this AzureBlocklistResult: known keys in spec order, then `extra`."""
+        """The JSON object of this AzureBlocklistResult: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["filtered"] = self.filtered
         if self.id is not UNSET:
@@ -3100,7 +3311,9 @@ class AzureBlocklistResult(
 
 
 class _AzureBlocklistResultRead(AzureBlocklistResult):
-    """A AzureBlocklistResult read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A AzureBlocklistResult read key by key, or not from JSON: `dumps` writes it key
+    by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -3131,15 +3344,18 @@ class AzureBlocklistDetails(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureBlocklistDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _AzureBlocklistDetailsRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -3147,7 +3363,9 @@ class AzureBlocklistDetails(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this AzureBlocklistDetails: known keys in spec order, then `extra`."""
+        """The JSON object of this AzureBlocklistDetails: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["filtered"] = self.filtered
         if self.details is not UNSET:
@@ -3161,7 +3379,9 @@ class AzureBlocklistDetails(
 
 
 class _AzureBlocklistDetailsRead(AzureBlocklistDetails):
-    """A AzureBlocklistDetails read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A AzureBlocklistDetails read key by key, or not from JSON: `dumps` writes it key
+    by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -3192,21 +3412,26 @@ class AzureFilterError(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureFilterError:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _AzureFilterErrorRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_AzureFilterErrorRead, data, _AZURE_FILTER_ERROR_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this AzureFilterError: known keys in spec order, then `extra`."""
+        """The JSON object of this AzureFilterError: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.code is not UNSET:
             out["code"] = self.code
@@ -3217,7 +3442,9 @@ class AzureFilterError(
 
 
 class _AzureFilterErrorRead(AzureFilterError):
-    """A AzureFilterError read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A AzureFilterError read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -3235,8 +3462,8 @@ _AZURE_FILTER_ERROR_FIELDS: Final = _Shape(
 class AzureContentFilterResults(
     msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
-    """The verdict of each Azure content-filter category; a category is absent when it did
-    not run.
+    """The verdict of each Azure content-filter category; a category is absent when it
+    did not run.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
@@ -3267,15 +3494,18 @@ class AzureContentFilterResults(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureContentFilterResults:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _AzureContentFilterResultsRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -3285,7 +3515,9 @@ class AzureContentFilterResults(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this AzureContentFilterResults: known keys in spec order, then `extra`."""
+        """The JSON object of this AzureContentFilterResults: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.hate is not UNSET:
             out["hate"] = None if self.hate is None else self.hate.to_dict()
@@ -3322,7 +3554,9 @@ class AzureContentFilterResults(
 
 
 class _AzureContentFilterResultsRead(AzureContentFilterResults):
-    """A AzureContentFilterResults read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A AzureContentFilterResults read key by key, or not from JSON: `dumps` writes it
+    key by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -3355,7 +3589,8 @@ _AZURE_CONTENT_FILTER_RESULTS_FIELDS: Final = _Shape(
 class AzureContentFilterOffsets(
     msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
-    """The span of the output that an asynchronous-filter annotation covers, in characters.
+    """The span of the output that an asynchronous-filter annotation covers, in
+    characters.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
@@ -3370,15 +3605,18 @@ class AzureContentFilterOffsets(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureContentFilterOffsets:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _AzureContentFilterOffsetsRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -3388,7 +3626,9 @@ class AzureContentFilterOffsets(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this AzureContentFilterOffsets: known keys in spec order, then `extra`."""
+        """The JSON object of this AzureContentFilterOffsets: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         out["check_offset"] = self.check_offset
         out["start_offset"] = self.start_offset
@@ -3398,7 +3638,9 @@ class AzureContentFilterOffsets(
 
 
 class _AzureContentFilterOffsetsRead(AzureContentFilterOffsets):
-    """A AzureContentFilterOffsets read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A AzureContentFilterOffsets read key by key, or not from JSON: `dumps` writes it
+    key by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -3426,8 +3668,8 @@ class CompletionTokensDetails(
     reasoning_tokens: int | _Unset | None = UNSET
     """Tokens spent on hidden reasoning."""
     rejected_prediction_tokens: int | _Unset | None = UNSET
-    """Tokens of a predicted output that did not appear in the completion; they are billed
-    all the same.
+    """Tokens of a predicted output that did not appear in the completion; they are
+    billed all the same.
     """
     text_tokens: int | _Unset | None = UNSET
     """Text tokens generated."""
@@ -3440,15 +3682,18 @@ class CompletionTokensDetails(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> CompletionTokensDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _CompletionTokensDetailsRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -3456,7 +3701,9 @@ class CompletionTokensDetails(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this CompletionTokensDetails: known keys in spec order, then `extra`."""
+        """The JSON object of this CompletionTokensDetails: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.accepted_prediction_tokens is not UNSET:
             out["accepted_prediction_tokens"] = self.accepted_prediction_tokens
@@ -3475,7 +3722,9 @@ class CompletionTokensDetails(
 
 
 class _CompletionTokensDetailsRead(CompletionTokensDetails):
-    """A CompletionTokensDetails read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A CompletionTokensDetails read key by key, or not from JSON: `dumps` writes it
+    key by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -3518,15 +3767,18 @@ class PromptTokensDetails(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> PromptTokensDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _PromptTokensDetailsRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -3534,7 +3786,9 @@ class PromptTokensDetails(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this PromptTokensDetails: known keys in spec order, then `extra`."""
+        """The JSON object of this PromptTokensDetails: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.audio_tokens is not UNSET:
             out["audio_tokens"] = self.audio_tokens
@@ -3553,7 +3807,9 @@ class PromptTokensDetails(
 
 
 class _PromptTokensDetailsRead(PromptTokensDetails):
-    """A PromptTokensDetails read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A PromptTokensDetails read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -3600,21 +3856,26 @@ class PerplexityCost(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> PerplexityCost:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _PerplexityCostRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_PerplexityCostRead, data, _PERPLEXITY_COST_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this PerplexityCost: known keys in spec order, then `extra`."""
+        """The JSON object of this PerplexityCost: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.input_tokens_cost is not UNSET:
             out["input_tokens_cost"] = self.input_tokens_cost
@@ -3635,7 +3896,9 @@ class PerplexityCost(
 
 
 class _PerplexityCostRead(PerplexityCost):
-    """A PerplexityCost read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A PerplexityCost read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -3664,8 +3927,8 @@ class OpenRouterCostDetails(
     """
 
     upstream_inference_cost: int | float | _Unset | None = UNSET
-    """What the upstream provider charged in total; null when OpenRouter does not pass it
-    on.
+    """What the upstream provider charged in total; null when OpenRouter does not pass
+    it on.
     """
     upstream_inference_prompt_cost: int | float | _Unset | None = UNSET
     """The part of the upstream cost due to the prompt."""
@@ -3674,15 +3937,18 @@ class OpenRouterCostDetails(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterCostDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _OpenRouterCostDetailsRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -3690,7 +3956,9 @@ class OpenRouterCostDetails(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this OpenRouterCostDetails: known keys in spec order, then `extra`."""
+        """The JSON object of this OpenRouterCostDetails: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.upstream_inference_cost is not UNSET:
             out["upstream_inference_cost"] = self.upstream_inference_cost
@@ -3705,7 +3973,9 @@ class OpenRouterCostDetails(
 
 
 class _OpenRouterCostDetailsRead(OpenRouterCostDetails):
-    """A OpenRouterCostDetails read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A OpenRouterCostDetails read key by key, or not from JSON: `dumps` writes it key
+    by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -3738,15 +4008,18 @@ class OpenRouterServerToolUseDetails(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterServerToolUseDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _OpenRouterServerToolUseDetailsRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -3756,7 +4029,9 @@ class OpenRouterServerToolUseDetails(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this OpenRouterServerToolUseDetails: known keys in spec order, then `extra`."""
+        """The JSON object of this OpenRouterServerToolUseDetails: known keys in spec
+        order, then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.web_search_requests is not UNSET:
             out["web_search_requests"] = self.web_search_requests
@@ -3769,7 +4044,9 @@ class OpenRouterServerToolUseDetails(
 
 
 class _OpenRouterServerToolUseDetailsRead(OpenRouterServerToolUseDetails):
-    """A OpenRouterServerToolUseDetails read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A OpenRouterServerToolUseDetails read key by key, or not from JSON: `dumps`
+    writes it key by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -3847,8 +4124,8 @@ class CompletionUsage(
     https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
     """
     cost: int | float | PerplexityCost | _Unset | None = UNSET
-    """What the request cost: OpenRouter sends the credits charged as a number, Perplexity
-    sends an object that breaks the price in US dollars down by component.
+    """What the request cost: OpenRouter sends the credits charged as a number,
+    Perplexity sends an object that breaks the price in US dollars down by component.
 
     Sent by OpenRouter, Perplexity; see
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
@@ -3860,7 +4137,8 @@ class CompletionUsage(
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
     """
     cost_details: OpenRouterCostDetails | _Unset | None = UNSET
-    """How the cost splits between the prompt and the completion at the upstream provider.
+    """How the cost splits between the prompt and the completion at the upstream
+    provider.
 
     Sent by OpenRouter; see
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
@@ -3884,8 +4162,8 @@ class CompletionUsage(
     https://github.com/perplexityai/perplexity-py/blob/7c203118363c6a28fe1e1559afa3cf15a295d36a/src/perplexity/types/shared/usage_info.py
     """
     search_context_size: str | _Unset | None = UNSET
-    """How much search context was used (`low`, `medium` or `high`), which sets the request
-    fee.
+    """How much search context was used (`low`, `medium` or `high`), which sets the
+    request fee.
 
     Sent by Perplexity; see
     https://github.com/perplexityai/perplexity-py/blob/7c203118363c6a28fe1e1559afa3cf15a295d36a/src/perplexity/types/shared/usage_info.py
@@ -3918,21 +4196,26 @@ class CompletionUsage(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> CompletionUsage:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _CompletionUsageRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_CompletionUsageRead, data, _COMPLETION_USAGE_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this CompletionUsage: known keys in spec order, then `extra`."""
+        """The JSON object of this CompletionUsage: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.completion_tokens is not UNSET:
             out["completion_tokens"] = self.completion_tokens
@@ -3997,7 +4280,9 @@ class CompletionUsage(
 
 
 class _CompletionUsageRead(CompletionUsage):
-    """A CompletionUsage read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A CompletionUsage read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -4075,16 +4360,17 @@ class ChatCompletionChoice(
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     usage: CompletionUsage | _Unset | None = UNSET
-    """Token counts for the whole request, carried on the choice of the final chunk instead
-    of (or besides) the top-level `usage`; null or absent on the chunks before it.
+    """Token counts for the whole request, carried on the choice of the final chunk
+    instead of (or besides) the top-level `usage`; null or absent on the chunks before
+    it.
 
     Sent by Moonshot AI (Kimi); see
     https://platform.kimi.ai/docs/guide/utilize-the-streaming-output-feature-of-kimi-api
     """
     native_finish_reason: str | _Unset | None = UNSET
-    """The finish reason exactly as the upstream provider reported it (such as `end_turn`
-    or `STOP`), before OpenRouter mapped it onto `finish_reason`; null until the choice
-    ends.
+    """The finish reason exactly as the upstream provider reported it (such as
+    `end_turn` or `STOP`), before OpenRouter mapped it onto `finish_reason`; null until
+    the choice ends.
 
     Sent by OpenRouter; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_streaming_reasoning.yaml
@@ -4103,15 +4389,15 @@ class ChatCompletionChoice(
     https://github.com/lzell/AIProxySwift/blob/360fabbc05b80f33994b9bd31a9d8f9d310b586c/Tests/AIProxyTests/TogetherAIChatCompletionStreamingChunkTests.swift
     """
     seed: int | _Unset | None = UNSET
-    """The sampling seed of the choice; null until the last fragment. Values beyond 2**53
-    are common, so clients that read JSON numbers as doubles lose digits.
+    """The sampling seed of the choice; null until the last fragment. Values beyond
+    2**53 are common, so clients that read JSON numbers as doubles lose digits.
 
     Sent by Together AI; see
     https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
     """
     stop_reason: int | str | _Unset | None = UNSET
-    """The stop token id or stop string that ended the choice; null when it ended another
-    way.
+    """The stop token id or stop string that ended the choice; null when it ended
+    another way.
 
     Sent by vLLM; see
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
@@ -4125,15 +4411,18 @@ class ChatCompletionChoice(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChoice:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ChatCompletionChoiceRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -4141,7 +4430,9 @@ class ChatCompletionChoice(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletionChoice: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionChoice: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["index"] = self.index
         out["message"] = self.message.to_dict()
@@ -4181,7 +4472,9 @@ class ChatCompletionChoice(
 
 
 class _ChatCompletionChoiceRead(ChatCompletionChoice):
-    """A ChatCompletionChoice read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A ChatCompletionChoice read key by key, or not from JSON: `dumps` writes it key
+    by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -4239,15 +4532,18 @@ class ModerationResultBody(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationResultBody:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ModerationResultBodyRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -4255,7 +4551,9 @@ class ModerationResultBody(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ModerationResultBody: known keys in spec order, then `extra`."""
+        """The JSON object of this ModerationResultBody: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["type"] = self.type
         out["model"] = self.model
@@ -4268,7 +4566,9 @@ class ModerationResultBody(
 
 
 class _ModerationResultBodyRead(ModerationResultBody):
-    """A ModerationResultBody read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A ModerationResultBody read key by key, or not from JSON: `dumps` writes it key
+    by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -4312,15 +4612,18 @@ class ModerationResults(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationResults:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ModerationResultsRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -4328,7 +4631,9 @@ class ModerationResults(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ModerationResults: known keys in spec order, then `extra`."""
+        """The JSON object of this ModerationResults: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["type"] = "moderation_results"
         out["model"] = self.model
@@ -4338,7 +4643,9 @@ class ModerationResults(
 
 
 class _ModerationResultsRead(ModerationResults):
-    """A ModerationResults read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A ModerationResults read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -4379,15 +4686,18 @@ class ModerationError(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationError:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ModerationErrorRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -4395,7 +4705,9 @@ class ModerationError(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ModerationError: known keys in spec order, then `extra`."""
+        """The JSON object of this ModerationError: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["type"] = "error"
         out["code"] = self.code
@@ -4405,7 +4717,9 @@ class ModerationError(
 
 
 class _ModerationErrorRead(ModerationError):
-    """A ModerationError read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A ModerationError read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -4431,21 +4745,26 @@ class Moderation(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> Moderation:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ModerationRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_ModerationRead, data, _MODERATION_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this Moderation: known keys in spec order, then `extra`."""
+        """The JSON object of this Moderation: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["input"] = _encoded(self.input)
         out["output"] = _encoded(self.output)
@@ -4501,15 +4820,18 @@ class AzurePromptFilterResult(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzurePromptFilterResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _AzurePromptFilterResultRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -4517,7 +4839,9 @@ class AzurePromptFilterResult(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this AzurePromptFilterResult: known keys in spec order, then `extra`."""
+        """The JSON object of this AzurePromptFilterResult: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         out["prompt_index"] = self.prompt_index
         if self.content_filter_results is not UNSET:
@@ -4531,7 +4855,9 @@ class AzurePromptFilterResult(
 
 
 class _AzurePromptFilterResultRead(AzurePromptFilterResult):
-    """A AzurePromptFilterResult read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A AzurePromptFilterResult read key by key, or not from JSON: `dumps` writes it
+    key by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -4549,9 +4875,9 @@ _AZURE_PROMPT_FILTER_RESULT_FIELDS: Final = _Shape(
 class AzureLatencyCheckpoint(
     msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 ):
-    """Latency of one request as Azure AI Foundry measured it, in milliseconds; `engine_`
-    values are measured at the model engine, `service_` values at the Azure service
-    around it.
+    """Latency of one request as Azure AI Foundry measured it, in milliseconds;
+    `engine_` values are measured at the model engine, `service_` values at the Azure
+    service around it.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
@@ -4576,15 +4902,18 @@ class AzureLatencyCheckpoint(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureLatencyCheckpoint:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _AzureLatencyCheckpointRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -4592,7 +4921,9 @@ class AzureLatencyCheckpoint(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this AzureLatencyCheckpoint: known keys in spec order, then `extra`."""
+        """The JSON object of this AzureLatencyCheckpoint: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.engine_tbt_ms is not UNSET:
             out["engine_tbt_ms"] = self.engine_tbt_ms
@@ -4615,7 +4946,9 @@ class AzureLatencyCheckpoint(
 
 
 class _AzureLatencyCheckpointRead(AzureLatencyCheckpoint):
-    """A AzureLatencyCheckpoint read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A AzureLatencyCheckpoint read key by key, or not from JSON: `dumps` writes it key
+    by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -4650,21 +4983,26 @@ class AzureRouting(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureRouting:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _AzureRoutingRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_AzureRoutingRead, data, _AZURE_ROUTING_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this AzureRouting: known keys in spec order, then `extra`."""
+        """The JSON object of this AzureRouting: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.serving_pipereplica is not UNSET:
             out["serving_pipereplica"] = self.serving_pipereplica
@@ -4673,7 +5011,9 @@ class AzureRouting(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
 
 
 class _AzureRoutingRead(AzureRouting):
-    """A AzureRouting read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A AzureRouting read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -4703,21 +5043,26 @@ class GroqModelUsage(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqModelUsage:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _GroqModelUsageRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_GroqModelUsageRead, data, _GROQ_MODEL_USAGE_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this GroqModelUsage: known keys in spec order, then `extra`."""
+        """The JSON object of this GroqModelUsage: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["model"] = self.model
         out["usage"] = self.usage.to_dict()
@@ -4726,7 +5071,9 @@ class GroqModelUsage(
 
 
 class _GroqModelUsageRead(GroqModelUsage):
-    """A GroqModelUsage read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A GroqModelUsage read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -4755,15 +5102,18 @@ class GroqUsageBreakdown(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqUsageBreakdown:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _GroqUsageBreakdownRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -4771,7 +5121,9 @@ class GroqUsageBreakdown(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this GroqUsageBreakdown: known keys in spec order, then `extra`."""
+        """The JSON object of this GroqUsageBreakdown: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["models"] = [item.to_dict() for item in self.models]
         out.update(self.extra)
@@ -4779,7 +5131,9 @@ class GroqUsageBreakdown(
 
 
 class _GroqUsageBreakdownRead(GroqUsageBreakdown):
-    """A GroqUsageBreakdown read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A GroqUsageBreakdown read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -4811,15 +5165,18 @@ class GroqDebug(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqDebug:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _GroqDebugRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_GroqDebugRead, data, _GROQ_DEBUG_FIELDS)
@@ -4865,8 +5222,8 @@ class GroqXGroq(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
     """
 
     id: str | _Unset | None = UNSET
-    """Groq's request id (`req_...`), to quote to Groq support; sent on the first and the
-    last chunk, and absent for compound systems.
+    """Groq's request id (`req_...`), to quote to Groq support; sent on the first and
+    the last chunk, and absent for compound systems.
     """
     seed: int | _Unset | None = UNSET
     """The sampling seed used for the request."""
@@ -4881,15 +5238,18 @@ class GroqXGroq(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqXGroq:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _GroqXGroqRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_GroqXGroqRead, data, _GROQ_X_GROQ_FIELDS)
@@ -4961,12 +5321,12 @@ class LlamaCppTimings(
     predicted_per_token_ms: int | float | _Unset | None = UNSET
     """Average generation time per token, in milliseconds."""
     predicted_per_second: int | float | _Unset | None = UNSET
-    """Generation speed, in tokens per second; MLX servers send null until two tokens have
-    been generated.
+    """Generation speed, in tokens per second; MLX servers send null until two tokens
+    have been generated.
     """
     draft_n: int | _Unset | None = UNSET
-    """Tokens proposed by the speculative draft model; llama.cpp sends it only when a draft
-    model ran, MLX servers send null otherwise.
+    """Tokens proposed by the speculative draft model; llama.cpp sends it only when a
+    draft model ran, MLX servers send null otherwise.
     """
     draft_n_accepted: int | _Unset | None = UNSET
     """Draft tokens the main model accepted; llama.cpp sends it only when a draft model
@@ -4984,29 +5344,34 @@ class LlamaCppTimings(
     Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1788
     """
     draft_rounds: int | _Unset | None = UNSET
-    """Number of draft-and-verify rounds of speculative decoding; null when no draft model
-    was used.
+    """Number of draft-and-verify rounds of speculative decoding; null when no draft
+    model was used.
 
     Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1788
     """
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> LlamaCppTimings:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _LlamaCppTimingsRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_LlamaCppTimingsRead, data, _LLAMA_CPP_TIMINGS_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this LlamaCppTimings: known keys in spec order, then `extra`."""
+        """The JSON object of this LlamaCppTimings: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.cache_n is not UNSET:
             out["cache_n"] = self.cache_n
@@ -5041,7 +5406,9 @@ class LlamaCppTimings(
 
 
 class _LlamaCppTimingsRead(LlamaCppTimings):
-    """A LlamaCppTimings read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A LlamaCppTimings read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -5084,21 +5451,26 @@ class NovitaSlaMetrics(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> NovitaSlaMetrics:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _NovitaSlaMetricsRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_NovitaSlaMetricsRead, data, _NOVITA_SLA_METRICS_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this NovitaSlaMetrics: known keys in spec order, then `extra`."""
+        """The JSON object of this NovitaSlaMetrics: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.ttft_ms is not UNSET:
             out["ttft_ms"] = self.ttft_ms
@@ -5109,7 +5481,9 @@ class NovitaSlaMetrics(
 
 
 class _NovitaSlaMetricsRead(NovitaSlaMetrics):
-    """A NovitaSlaMetrics read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A NovitaSlaMetrics read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -5138,29 +5512,34 @@ class NvExtWorkerId(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc
     prefill_dp_rank: int | _Unset | None = UNSET
     """Data-parallel rank of the engine on the prefill worker."""
     decode_worker_id: int | _Unset | None = UNSET
-    """Id of the decode worker; ids are 64-bit and may exceed the range a JavaScript number
-    holds exactly.
+    """Id of the decode worker; ids are 64-bit and may exceed the range a JavaScript
+    number holds exactly.
     """
     decode_dp_rank: int | _Unset | None = UNSET
     """Data-parallel rank of the engine on the decode worker."""
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExtWorkerId:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _NvExtWorkerIdRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_NvExtWorkerIdRead, data, _NV_EXT_WORKER_ID_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this NvExtWorkerId: known keys in spec order, then `extra`."""
+        """The JSON object of this NvExtWorkerId: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.prefill_worker_id is not UNSET:
             out["prefill_worker_id"] = self.prefill_worker_id
@@ -5175,7 +5554,9 @@ class NvExtWorkerId(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc
 
 
 class _NvExtWorkerIdRead(NvExtWorkerId):
-    """A NvExtWorkerId read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A NvExtWorkerId read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -5214,21 +5595,26 @@ class NvExtTiming(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExtTiming:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _NvExtTimingRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_NvExtTimingRead, data, _NV_EXT_TIMING_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this NvExtTiming: known keys in spec order, then `extra`."""
+        """The JSON object of this NvExtTiming: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.request_received_ms is not UNSET:
             out["request_received_ms"] = self.request_received_ms
@@ -5267,8 +5653,8 @@ _NV_EXT_TIMING_FIELDS: Final = _Shape(
 
 
 class NvExt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
-    """Dynamo's response extension object; each key is sent only when the request listed it
-    in `nvext.extra_fields` (or, for GAIE query-only requests, automatically).
+    """Dynamo's response extension object; each key is sent only when the request listed
+    it in `nvext.extra_fields` (or, for GAIE query-only requests, automatically).
 
     Sent by NVIDIA Dynamo; see
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
@@ -5283,13 +5669,14 @@ class NvExt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     reuse in the second stage.
     """
     routed_experts: Any | _Unset | None = UNSET
-    """Mixture-of-experts routing record passed through from an SGLang backend unchanged.
+    """Mixture-of-experts routing record passed through from an SGLang backend
+    unchanged.
     """
     engine_data: Any | _Unset | None = UNSET
     """Backend-specific data Dynamo forwards without looking at it."""
     stop_reason: int | str | _Unset | None = UNSET
-    """The stop token id or stop string the backend matched, for the single choice of the
-    response.
+    """The stop token id or stop string the backend matched, for the single choice of
+    the response.
     """
     completion_token_ids: list[int] | _Unset | None = UNSET
     """Ids of the tokens generated in this chunk; concatenated over the stream they give
@@ -5303,15 +5690,18 @@ class NvExt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExt:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _NvExtRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_NvExtRead, data, _NV_EXT_FIELDS)
@@ -5376,35 +5766,40 @@ class OpenRouterError(
     message: str
     """Human-readable explanation, often just `Provider returned error`."""
     code: int | str | _Unset | None = UNSET
-    """The error code: usually an HTTP status such as 429 or 502, sometimes a string tag;
-    OpenRouter sends it with every error.
+    """The error code: usually an HTTP status such as 429 or 502, sometimes a string
+    tag; OpenRouter sends it with every error.
     """
     type: str | _Unset | None = UNSET
     """A category of the error, when one is given."""
     param: Any | _Unset | None = UNSET
     """The request parameter the error is about, when one is given."""
     metadata: dict[str, Any] | _Unset | None = UNSET
-    """Free-form details, such as the upstream `provider_name`, an `error_type` tag and the
-    `raw` error text of the upstream provider.
+    """Free-form details, such as the upstream `provider_name`, an `error_type` tag and
+    the `raw` error text of the upstream provider.
     """
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterError:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _OpenRouterErrorRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_OpenRouterErrorRead, data, _OPEN_ROUTER_ERROR_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this OpenRouterError: known keys in spec order, then `extra`."""
+        """The JSON object of this OpenRouterError: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["message"] = self.message
         if self.code is not UNSET:
@@ -5420,7 +5815,9 @@ class OpenRouterError(
 
 
 class _OpenRouterErrorRead(OpenRouterError):
-    """A OpenRouterError read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A OpenRouterError read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -5464,15 +5861,18 @@ class PerplexitySearchResult(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> PerplexitySearchResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _PerplexitySearchResultRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -5480,7 +5880,9 @@ class PerplexitySearchResult(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this PerplexitySearchResult: known keys in spec order, then `extra`."""
+        """The JSON object of this PerplexitySearchResult: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.id is not UNSET:
             out["id"] = self.id
@@ -5501,7 +5903,9 @@ class PerplexitySearchResult(
 
 
 class _PerplexitySearchResultRead(PerplexitySearchResult):
-    """A PerplexitySearchResult read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A PerplexitySearchResult read key by key, or not from JSON: `dumps` writes it key
+    by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -5543,15 +5947,18 @@ class SglangCachedTokensDetails(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> SglangCachedTokensDetails:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _SglangCachedTokensDetailsRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -5561,7 +5968,9 @@ class SglangCachedTokensDetails(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this SglangCachedTokensDetails: known keys in spec order, then `extra`."""
+        """The JSON object of this SglangCachedTokensDetails: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.device is not UNSET:
             out["device"] = self.device
@@ -5576,7 +5985,9 @@ class SglangCachedTokensDetails(
 
 
 class _SglangCachedTokensDetailsRead(SglangCachedTokensDetails):
-    """A SglangCachedTokensDetails read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A SglangCachedTokensDetails read key by key, or not from JSON: `dumps` writes it
+    key by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -5609,21 +6020,26 @@ class SglangSglExt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> SglangSglExt:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _SglangSglExtRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_SglangSglExtRead, data, _SGLANG_SGL_EXT_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this SglangSglExt: known keys in spec order, then `extra`."""
+        """The JSON object of this SglangSglExt: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.routed_experts is not UNSET:
             out["routed_experts"] = self.routed_experts
@@ -5638,7 +6054,9 @@ class SglangSglExt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
 
 
 class _SglangSglExtRead(SglangSglExt):
-    """A SglangSglExt read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A SglangSglExt read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -5667,21 +6085,26 @@ class TogetherWarning(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> TogetherWarning:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _TogetherWarningRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_TogetherWarningRead, data, _TOGETHER_WARNING_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this TogetherWarning: known keys in spec order, then `extra`."""
+        """The JSON object of this TogetherWarning: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         out["message"] = self.message
         out.update(self.extra)
@@ -5689,7 +6112,9 @@ class TogetherWarning(
 
 
 class _TogetherWarningRead(TogetherWarning):
-    """A TogetherWarning read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A TogetherWarning read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -5734,15 +6159,18 @@ class VllmSpeculativeDecodingMetrics(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> VllmSpeculativeDecodingMetrics:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _VllmSpeculativeDecodingMetricsRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -5752,7 +6180,9 @@ class VllmSpeculativeDecodingMetrics(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this VllmSpeculativeDecodingMetrics: known keys in spec order, then `extra`."""
+        """The JSON object of this VllmSpeculativeDecodingMetrics: known keys in spec
+        order, then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.mean_acceptance_length is not UNSET:
             out["mean_acceptance_length"] = self.mean_acceptance_length
@@ -5777,7 +6207,9 @@ class VllmSpeculativeDecodingMetrics(
 
 
 class _VllmSpeculativeDecodingMetricsRead(VllmSpeculativeDecodingMetrics):
-    """A VllmSpeculativeDecodingMetrics read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A VllmSpeculativeDecodingMetrics read key by key, or not from JSON: `dumps`
+    writes it key by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -5819,21 +6251,24 @@ class VllmRequestMetrics(
     tokens_per_second: int | float | _Unset | None = UNSET
     """Generation throughput of the request."""
     speculative_decoding: VllmSpeculativeDecodingMetrics | _Unset | None = UNSET
-    """Acceptance statistics of speculative decoding (experimental); null when it did not
-    run or for n > 1.
+    """Acceptance statistics of speculative decoding (experimental); null when it did
+    not run or for n > 1.
     """
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> VllmRequestMetrics:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _VllmRequestMetricsRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -5841,7 +6276,9 @@ class VllmRequestMetrics(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this VllmRequestMetrics: known keys in spec order, then `extra`."""
+        """The JSON object of this VllmRequestMetrics: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.time_to_first_token_ms is not UNSET:
             out["time_to_first_token_ms"] = self.time_to_first_token_ms
@@ -5864,7 +6301,9 @@ class VllmRequestMetrics(
 
 
 class _VllmRequestMetricsRead(VllmRequestMetrics):
-    """A VllmRequestMetrics read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A VllmRequestMetrics read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -5909,15 +6348,18 @@ class ZaiWebSearchResult(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ZaiWebSearchResult:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ZaiWebSearchResultRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -5925,7 +6367,9 @@ class ZaiWebSearchResult(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ZaiWebSearchResult: known keys in spec order, then `extra`."""
+        """The JSON object of this ZaiWebSearchResult: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.title is not UNSET:
             out["title"] = self.title
@@ -5946,7 +6390,9 @@ class ZaiWebSearchResult(
 
 
 class _ZaiWebSearchResultRead(ZaiWebSearchResult):
-    """A ZaiWebSearchResult read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A ZaiWebSearchResult read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -5977,8 +6423,8 @@ class ChatCompletion(
     """
 
     id: str | _Unset = UNSET
-    """Identifier of the completion; OpenAI always sends it, a stream whose chunks lack it
-    leaves it out.
+    """Identifier of the completion; OpenAI always sends it, a stream whose chunks lack
+    it leaves it out.
     """
     choices: list[ChatCompletionChoice] = msgspec.field(
         default_factory=list[ChatCompletionChoice]
@@ -6000,18 +6446,20 @@ class ChatCompletion(
     service_tier: str | _Unset | None = UNSET
     """Processing tier that served the request."""
     system_fingerprint: str | _Unset | None = UNSET
-    """Fingerprint of the backend configuration, to be compared across requests that use a
-    seed.
+    """Fingerprint of the backend configuration, to be compared across requests that use
+    a seed.
 
     Deprecated: OpenAI marks it deprecated and sends null on newer models.
     """
     usage: CompletionUsage | _Unset | None = UNSET
     """Token counts for the whole request."""
     moderation: Moderation | _Unset | None = UNSET
-    """Moderation verdicts on the input and the output, when moderation was requested.
+    """Moderation verdicts on the input and the output, when moderation was
+    requested.
     """
     prompt_filter_results: list[AzurePromptFilterResult] | _Unset | None = UNSET
-    """Content-filter verdicts on each prompt, sent on a first chunk that has no choices.
+    """Content-filter verdicts on each prompt, sent on a first chunk that has no
+    choices.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
@@ -6053,8 +6501,8 @@ class ChatCompletion(
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
     timings: LlamaCppTimings | _Unset | None = UNSET
-    """Prompt-processing and generation speed of the request, sent on the final chunk (MLX
-    servers send it on every chunk).
+    """Prompt-processing and generation speed of the request, sent on the final chunk
+    (MLX servers send it on every chunk).
 
     Sent by llama.cpp server, MLX-VLM server; see
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
@@ -6062,9 +6510,9 @@ class ChatCompletion(
     verbose_: dict[str, Any] | _Unset | None = msgspec.field(
         default=UNSET, name="__verbose"
     )
-    """The server's native, non-OpenAI result (generation settings, grammar, token counts
-    and more), added for debugging when the server runs in verbose mode; can be very
-    large.
+    """The server's native, non-OpenAI result (generation settings, grammar, token
+    counts and more), added for debugging when the server runs in verbose mode; can be
+    very large.
 
     Sent by llama.cpp server; see
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
@@ -6083,24 +6531,24 @@ class ChatCompletion(
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
     """
     provider: str | _Unset | None = UNSET
-    """Name of the upstream provider that served the request (`OpenAI`, `Amazon Bedrock`,
-    `Google` and so on), which need not be the maker of the model.
+    """Name of the upstream provider that served the request (`OpenAI`, `Amazon
+    Bedrock`, `Google` and so on), which need not be the maker of the model.
 
     Sent by OpenRouter; see
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
     """
     error: OpenRouterError | _Unset | None = UNSET
-    """A failure that happened after the stream had started, reported inside a chunk that
-    still carries `choices` (with finish reason `error`) and possibly `usage`; a payload
-    with `error` and no `choices` is rejected as an error report instead.
+    """A failure that happened after the stream had started, reported inside a chunk
+    that still carries `choices` (with finish reason `error`) and possibly `usage`; a
+    payload with `error` and no `choices` is rejected as an error report instead.
 
     Sent by OpenRouter; see
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatstreamchunk
     """
     citations: list[str] | _Unset | None = UNSET
-    """Addresses of the sources the answer draws on, in the order the numbered references
-    in the text (`[1]`, `[2]`) use; Perplexity repeats the list on every chunk, xAI's
-    Live Search sends it on the last one.
+    """Addresses of the sources the answer draws on, in the order the numbered
+    references in the text (`[1]`, `[2]`) use; Perplexity repeats the list on every
+    chunk, xAI's Live Search sends it on the last one.
 
     Sent by Perplexity, xAI (Grok); see
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
@@ -6112,8 +6560,8 @@ class ChatCompletion(
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
     """
     sglext: SglangSglExt | _Unset | None = UNSET
-    """SGLang's own response extensions (routed experts, cache-source breakdown); left out
-    when none of them were produced.
+    """SGLang's own response extensions (routed experts, cache-source breakdown); left
+    out when none of them were produced.
 
     Sent by SGLang; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
@@ -6151,15 +6599,17 @@ class ChatCompletion(
     https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
     """
     web_search: list[ZaiWebSearchResult] | _Unset | None = UNSET
-    """The web pages the built-in `web_search` tool found and the answer draws on, returned
-    at the top level of the response.
+    """The web pages the built-in `web_search` tool found and the answer draws on,
+    returned at the top level of the response.
 
     Sent by Z.ai (GLM); see https://docs.bigmodel.cn/cn/guide/tools/web-search
     """
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
@@ -6167,14 +6617,17 @@ class ChatCompletion(
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         _reject_error_report(data, _CHAT_COMPLETION_FIELDS.report)
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ChatCompletionRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_ChatCompletionRead, data, _CHAT_COMPLETION_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletion: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletion: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.id is not UNSET:
             out["id"] = self.id
@@ -6267,7 +6720,9 @@ class ChatCompletion(
 
 
 class _ChatCompletionRead(ChatCompletion):
-    """A ChatCompletion read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A ChatCompletion read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -6319,8 +6774,8 @@ class ChoiceDeltaToolCallFunction(
     """The function part of a tool-call fragment."""
 
     arguments: str | dict[str, Any] | _Unset | None = UNSET
-    """A piece of the JSON-encoded arguments; the pieces concatenated may still be invalid
-    JSON.
+    """A piece of the JSON-encoded arguments; the pieces concatenated may still be
+    invalid JSON.
 
     llama.cpp server: Some builds stream tool arguments as a JSON object instead of a
     string. See https://github.com/ggml-org/llama.cpp/issues/20198
@@ -6329,22 +6784,25 @@ class ChoiceDeltaToolCallFunction(
     https://github.com/can1357/oh-my-pi/pull/1779
     """
     name: str | _Unset | None = UNSET
-    """Name of the function; sent on the first fragment. Some backends repeat it on every
-    fragment and a few split it, so a fragment is appended unless it repeats the name so
-    far.
+    """Name of the function; sent on the first fragment. Some backends repeat it on
+    every fragment and a few split it, so a fragment is appended unless it repeats the
+    name so far.
     """
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCallFunction:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ChoiceDeltaToolCallFunctionRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -6354,7 +6812,9 @@ class ChoiceDeltaToolCallFunction(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChoiceDeltaToolCallFunction: known keys in spec order, then `extra`."""
+        """The JSON object of this ChoiceDeltaToolCallFunction: known keys in spec
+        order, then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.arguments is not UNSET:
             out["arguments"] = self.arguments
@@ -6365,7 +6825,9 @@ class ChoiceDeltaToolCallFunction(
 
 
 class _ChoiceDeltaToolCallFunctionRead(ChoiceDeltaToolCallFunction):
-    """A ChoiceDeltaToolCallFunction read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A ChoiceDeltaToolCallFunction read key by key, or not from JSON: `dumps` writes
+    it key by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -6394,15 +6856,18 @@ class ChoiceDeltaToolCallCustom(
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCallCustom:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ChoiceDeltaToolCallCustomRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -6412,7 +6877,9 @@ class ChoiceDeltaToolCallCustom(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChoiceDeltaToolCallCustom: known keys in spec order, then `extra`."""
+        """The JSON object of this ChoiceDeltaToolCallCustom: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.input is not UNSET:
             out["input"] = self.input
@@ -6423,7 +6890,9 @@ class ChoiceDeltaToolCallCustom(
 
 
 class _ChoiceDeltaToolCallCustomRead(ChoiceDeltaToolCallCustom):
-    """A ChoiceDeltaToolCallCustom read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A ChoiceDeltaToolCallCustom read key by key, or not from JSON: `dumps` writes it
+    key by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -6456,21 +6925,25 @@ class ChoiceDeltaToolCall(
     type: str | _Unset | None = UNSET
     """Kind of tool; sent on the first fragment."""
     custom: ChoiceDeltaToolCallCustom | _Unset | None = UNSET
-    """The custom tool being called and a piece of its input, for a call of type `custom`.
-    OpenAI sends it; openai-python 3.57 does not declare it (openai-node does).
+    """The custom tool being called and a piece of its input, for a call of type
+    `custom`. OpenAI sends it; openai-python 3.57 does not declare it (openai-node
+    does).
     """
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ChoiceDeltaToolCallRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -6478,7 +6951,9 @@ class ChoiceDeltaToolCall(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChoiceDeltaToolCall: known keys in spec order, then `extra`."""
+        """The JSON object of this ChoiceDeltaToolCall: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.index is not UNSET:
             out["index"] = self.index
@@ -6495,7 +6970,9 @@ class ChoiceDeltaToolCall(
 
 
 class _ChoiceDeltaToolCallRead(ChoiceDeltaToolCall):
-    """A ChoiceDeltaToolCall read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A ChoiceDeltaToolCall read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -6519,22 +6996,26 @@ class ChoiceDeltaFunctionCall(
     """A fragment of a legacy function call."""
 
     arguments: str | _Unset | None = UNSET
-    """A piece of the JSON-encoded arguments, to be concatenated with the other pieces.
+    """A piece of the JSON-encoded arguments, to be concatenated with the other
+    pieces.
     """
     name: str | _Unset | None = UNSET
     """Name of the function to call; sent on the first fragment."""
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaFunctionCall:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ChoiceDeltaFunctionCallRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -6542,7 +7023,9 @@ class ChoiceDeltaFunctionCall(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChoiceDeltaFunctionCall: known keys in spec order, then `extra`."""
+        """The JSON object of this ChoiceDeltaFunctionCall: known keys in spec order,
+        then `extra`.
+        """
         out: dict[str, Any] = {}
         if self.arguments is not UNSET:
             out["arguments"] = self.arguments
@@ -6553,7 +7036,9 @@ class ChoiceDeltaFunctionCall(
 
 
 class _ChoiceDeltaFunctionCallRead(ChoiceDeltaFunctionCall):
-    """A ChoiceDeltaFunctionCall read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A ChoiceDeltaFunctionCall read key by key, or not from JSON: `dumps` writes it
+    key by key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -6578,29 +7063,34 @@ class ChoiceDeltaAudio(
     data: str | _Unset | None = UNSET
     """A piece of the base64-encoded audio in the requested format."""
     expires_at: int | _Unset | None = UNSET
-    """Unix time in seconds after which the audio can no longer be referenced; sent on the
-    last fragment.
+    """Unix time in seconds after which the audio can no longer be referenced; sent on
+    the last fragment.
     """
     transcript: str | _Unset | None = UNSET
     """A piece of the transcript of the audio."""
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaAudio:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ChoiceDeltaAudioRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_ChoiceDeltaAudioRead, data, _CHOICE_DELTA_AUDIO_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChoiceDeltaAudio: known keys in spec order, then `extra`."""
+        """The JSON object of this ChoiceDeltaAudio: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.id is not UNSET:
             out["id"] = self.id
@@ -6615,7 +7105,9 @@ class ChoiceDeltaAudio(
 
 
 class _ChoiceDeltaAudioRead(ChoiceDeltaAudio):
-    """A ChoiceDeltaAudio read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A ChoiceDeltaAudio read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -6645,8 +7137,8 @@ class ChoiceDelta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
     https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-reasoning.chunks.txt
     """
     refusal: str | _Unset | None = UNSET
-    """A piece of the refusal message, streamed when the model declines a structured-output
-    request.
+    """A piece of the refusal message, streamed when the model declines a
+    structured-output request.
     """
     tool_calls: list[ChoiceDeltaToolCall] | _Unset | None = UNSET
     """Fragments of the tool calls the model is making, keyed by their index."""
@@ -6666,8 +7158,8 @@ class ChoiceDelta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
     see https://api-docs.deepseek.com/guides/reasoning_model
     """
     channel: str | _Unset | None = UNSET
-    """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning of
-    gpt-oss models.
+    """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning
+    of gpt-oss models.
 
     Sent by Groq; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_groq/test_tool_use_failed_error_streaming.yaml
@@ -6700,15 +7192,15 @@ class ChoiceDelta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
     https://github.com/vercel/ai/blob/b8100f3369/packages/mistral/src/__fixtures__/mistral-incremental-tool-call.chunks.txt
     """
     tool_call_id: str | _Unset | None = UNSET
-    """Id of the tool call a tool message answers; the server's shared message model sends
-    it as null on deltas.
+    """Id of the tool call a tool message answers; the server's shared message model
+    sends it as null on deltas.
 
     Sent by MLX-VLM server; see
     https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
     """
     name: str | _Unset | None = UNSET
-    """Name of the tool or function behind the message; the server's shared message model
-    sends it as null on deltas.
+    """Name of the tool or function behind the message; the server's shared message
+    model sends it as null on deltas.
 
     Sent by MLX-VLM server; see
     https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
@@ -6730,14 +7222,15 @@ class ChoiceDelta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/162f21a6ee5580710fecd8d714e85ca0d961de02/src/schemas/reasoning-details.ts
     """
     annotations: list[OpenRouterAnnotation] | _Unset | None = UNSET
-    """Citations attached to the answer, such as the web pages a search plugin used; sent
-    in deltas of their own before or alongside the text.
+    """Citations attached to the answer, such as the web pages a search plugin used;
+    sent in deltas of their own before or alongside the text.
 
     Sent by OpenRouter, LiteLLM, Groq; see
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
     """
     hidden_states: Any | _Unset | None = UNSET
-    """Hidden states of the model for this fragment, only when the request asked for them.
+    """Hidden states of the model for this fragment, only when the request asked for
+    them.
 
     Sent by SGLang; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
@@ -6757,21 +7250,26 @@ class ChoiceDelta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDelta:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ChoiceDeltaRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_ChoiceDeltaRead, data, _CHOICE_DELTA_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChoiceDelta: known keys in spec order, then `extra`."""
+        """The JSON object of this ChoiceDelta: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.role is not UNSET:
             out["role"] = self.role
@@ -6925,16 +7423,17 @@ class Choice(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False)
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     usage: CompletionUsage | _Unset | None = UNSET
-    """Token counts for the whole request, carried on the choice of the final chunk instead
-    of (or besides) the top-level `usage`; null or absent on the chunks before it.
+    """Token counts for the whole request, carried on the choice of the final chunk
+    instead of (or besides) the top-level `usage`; null or absent on the chunks before
+    it.
 
     Sent by Moonshot AI (Kimi); see
     https://platform.kimi.ai/docs/guide/utilize-the-streaming-output-feature-of-kimi-api
     """
     native_finish_reason: str | _Unset | None = UNSET
-    """The finish reason exactly as the upstream provider reported it (such as `end_turn`
-    or `STOP`), before OpenRouter mapped it onto `finish_reason`; null until the choice
-    ends.
+    """The finish reason exactly as the upstream provider reported it (such as
+    `end_turn` or `STOP`), before OpenRouter mapped it onto `finish_reason`; null until
+    the choice ends.
 
     Sent by OpenRouter; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_streaming_reasoning.yaml
@@ -6953,15 +7452,15 @@ class Choice(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False)
     https://github.com/lzell/AIProxySwift/blob/360fabbc05b80f33994b9bd31a9d8f9d310b586c/Tests/AIProxyTests/TogetherAIChatCompletionStreamingChunkTests.swift
     """
     seed: int | _Unset | None = UNSET
-    """The sampling seed of the choice; null until the last fragment. Values beyond 2**53
-    are common, so clients that read JSON numbers as doubles lose digits.
+    """The sampling seed of the choice; null until the last fragment. Values beyond
+    2**53 are common, so clients that read JSON numbers as doubles lose digits.
 
     Sent by Together AI; see
     https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
     """
     stop_reason: int | str | _Unset | None = UNSET
-    """The stop token id or stop string that ended the choice; null when it ended another
-    way.
+    """The stop token id or stop string that ended the choice; null when it ended
+    another way.
 
     Sent by vLLM; see
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
@@ -6975,15 +7474,18 @@ class Choice(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False)
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> Choice:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ChoiceRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_ChoiceRead, data, _CHOICE_FIELDS)
@@ -7098,7 +7600,8 @@ class ChatCompletionChunk(
     control chunks. A missing or null list reads as empty.
     """
     created: int | float | _Unset = UNSET
-    """Unix time in seconds at which the completion was created; the same on every chunk.
+    """Unix time in seconds at which the completion was created; the same on every
+    chunk.
 
     Mistral AI: The first chunk of some Mistral-served models has no `created`. See
     https://github.com/zed-industries/zed/pull/62517
@@ -7120,14 +7623,14 @@ class ChatCompletionChunk(
     service_tier: str | _Unset | None = UNSET
     """Processing tier that served the request."""
     system_fingerprint: str | _Unset | None = UNSET
-    """Fingerprint of the backend configuration, to be compared across requests that use a
-    seed.
+    """Fingerprint of the backend configuration, to be compared across requests that use
+    a seed.
 
     Deprecated: OpenAI marks it deprecated and sends null on newer models.
     """
     usage: CompletionUsage | _Unset | None = UNSET
-    """Token counts for the whole request; only sent when `stream_options.include_usage` is
-    set, and then null on every chunk but the last.
+    """Token counts for the whole request; only sent when `stream_options.include_usage`
+    is set, and then null on every chunk but the last.
     """
     obfuscation: str | _Unset = UNSET
     """Random padding that hides the length of each event from network observers; may be
@@ -7138,7 +7641,8 @@ class ChatCompletionChunk(
     moderation was requested.
     """
     prompt_filter_results: list[AzurePromptFilterResult] | _Unset | None = UNSET
-    """Content-filter verdicts on each prompt, sent on a first chunk that has no choices.
+    """Content-filter verdicts on each prompt, sent on a first chunk that has no
+    choices.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
@@ -7180,8 +7684,8 @@ class ChatCompletionChunk(
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
     timings: LlamaCppTimings | _Unset | None = UNSET
-    """Prompt-processing and generation speed of the request, sent on the final chunk (MLX
-    servers send it on every chunk).
+    """Prompt-processing and generation speed of the request, sent on the final chunk
+    (MLX servers send it on every chunk).
 
     Sent by llama.cpp server, MLX-VLM server; see
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
@@ -7189,9 +7693,9 @@ class ChatCompletionChunk(
     verbose_: dict[str, Any] | _Unset | None = msgspec.field(
         default=UNSET, name="__verbose"
     )
-    """The server's native, non-OpenAI result (generation settings, grammar, token counts
-    and more), added for debugging when the server runs in verbose mode; can be very
-    large.
+    """The server's native, non-OpenAI result (generation settings, grammar, token
+    counts and more), added for debugging when the server runs in verbose mode; can be
+    very large.
 
     Sent by llama.cpp server; see
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
@@ -7210,24 +7714,24 @@ class ChatCompletionChunk(
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
     """
     provider: str | _Unset | None = UNSET
-    """Name of the upstream provider that served the request (`OpenAI`, `Amazon Bedrock`,
-    `Google` and so on), which need not be the maker of the model.
+    """Name of the upstream provider that served the request (`OpenAI`, `Amazon
+    Bedrock`, `Google` and so on), which need not be the maker of the model.
 
     Sent by OpenRouter; see
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
     """
     error: OpenRouterError | _Unset | None = UNSET
-    """A failure that happened after the stream had started, reported inside a chunk that
-    still carries `choices` (with finish reason `error`) and possibly `usage`; a payload
-    with `error` and no `choices` is rejected as an error report instead.
+    """A failure that happened after the stream had started, reported inside a chunk
+    that still carries `choices` (with finish reason `error`) and possibly `usage`; a
+    payload with `error` and no `choices` is rejected as an error report instead.
 
     Sent by OpenRouter; see
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatstreamchunk
     """
     citations: list[str] | _Unset | None = UNSET
-    """Addresses of the sources the answer draws on, in the order the numbered references
-    in the text (`[1]`, `[2]`) use; Perplexity repeats the list on every chunk, xAI's
-    Live Search sends it on the last one.
+    """Addresses of the sources the answer draws on, in the order the numbered
+    references in the text (`[1]`, `[2]`) use; Perplexity repeats the list on every
+    chunk, xAI's Live Search sends it on the last one.
 
     Sent by Perplexity, xAI (Grok); see
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
@@ -7239,8 +7743,8 @@ class ChatCompletionChunk(
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
     """
     sglext: SglangSglExt | _Unset | None = UNSET
-    """SGLang's own response extensions (routed experts, cache-source breakdown); left out
-    when none of them were produced.
+    """SGLang's own response extensions (routed experts, cache-source breakdown); left
+    out when none of them were produced.
 
     Sent by SGLang; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
@@ -7278,15 +7782,17 @@ class ChatCompletionChunk(
     https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
     """
     web_search: list[ZaiWebSearchResult] | _Unset | None = UNSET
-    """The web pages the built-in `web_search` tool found and the answer draws on, returned
-    at the top level of the response.
+    """The web pages the built-in `web_search` tool found and the answer draws on,
+    returned at the top level of the response.
 
     Sent by Z.ai (GLM); see https://docs.bigmodel.cn/cn/guide/tools/web-search
     """
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     def __post_init__(self) -> None:
@@ -7320,8 +7826,9 @@ class ChatCompletionChunk(
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         _reject_error_report(data, _CHAT_COMPLETION_CHUNK_FIELDS.report)
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ChatCompletionChunkRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(
@@ -7329,7 +7836,9 @@ class ChatCompletionChunk(
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletionChunk: known keys in spec order, then `extra`."""
+        """The JSON object of this ChatCompletionChunk: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.id is not UNSET:
             out["id"] = self.id
@@ -7424,7 +7933,9 @@ class ChatCompletionChunk(
 
 
 class _ChatCompletionChunkRead(ChatCompletionChunk):
-    """A ChatCompletionChunk read key by key, or not from JSON: `dumps` writes it key by key."""
+    """A ChatCompletionChunk read key by key, or not from JSON: `dumps` writes it key by
+    key.
+    """
 
     __del__ = _forget_extra
     __reduce__ = _reduce_read
@@ -7566,7 +8077,8 @@ def loads(data: str | bytes) -> ChatCompletionChunk:
 
 
 def loads_completion(data: str | bytes) -> ChatCompletion:
-    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad
+    input."""
     try:
         value = _COMPLETION_DECODER.decode(data)
     except _MSGSPEC_REFUSES:
@@ -7578,12 +8090,14 @@ def loads_completion(data: str | bytes) -> ChatCompletion:
 
 
 def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:
-    """Encode a chunk or a completion as compact JSON text (UTF-8 characters are written as they are)."""
+    """Encode a chunk or a completion as compact JSON text (UTF-8 characters are written
+    as they are).
+    """
     if type(value) not in _READ_KEY_BY_KEY:
         try:
             return _ENCODER.encode(value).decode()
         except RecursionError:
-            pass  # a value nested deeper than msgspec goes from here: json may go further
+            pass  # nested deeper than msgspec goes from here: json may go further
     return _wire_text(value.to_dict())
 
 
@@ -8208,7 +8722,8 @@ async def _aclose(source: object) -> None:
 
 
 def _raw_rest(rest: bytes, pieces: Iterator[bytes | str]) -> Iterator[RawEvent[Any]]:
-    """What follows [DONE] (`rest` of its piece, then the other pieces), as raw events."""
+    """What follows [DONE] (`rest` of its piece, then the other pieces), as raw
+    events."""
     if rest:
         yield RawEvent(rest, None, None)
     for piece in pieces:
@@ -8316,9 +8831,10 @@ def iter_chunks(
     `source` yields bytes or text in pieces of any size, split anywhere (inside a line
     or a UTF-8 sequence too), as `httpx.Response.iter_bytes()` or an open file does;
     or it is an httpx response, whose body is read and which `close()` closes; or a
-    whole body. Lines may end in LF, CRLF or CR. Raises `StreamError` when the server reports an
-    error, and `ChunkDecodeError` for a chunk that does not decode, unless `on_error`
-    is "skip": then the event is kept in the stream's `skipped` and reading goes on.
+    whole body. Lines may end in LF, CRLF or CR. Raises `StreamError` when the server
+    reports an error, and `ChunkDecodeError` for a chunk that does not decode, unless
+    `on_error` is "skip": then the event is kept in the stream's `skipped` and reading
+    goes on.
     One event may hold at most `max_event_size` bytes (`EventTooLargeError`).
     """
     return ChunkStream(source, loads, on_error, max_event_size)
@@ -8418,7 +8934,8 @@ class _Merged(dict[str, Any]):
 
 
 class _Text(list[str]):
-    """The pieces of a text, joined when the completion is read (never `+=` in a loop)."""
+    """The pieces of a text, joined when the completion is read (never `+=` in a
+    loop)."""
 
     __slots__ = ()
 
@@ -8560,7 +9077,8 @@ _LAST: Final = ("last", "", "")
 
 
 def _blank(value: Any) -> bool:
-    """No value yet, or a placeholder: Azure's filter chunks send id "" and created 0."""
+    """No value yet, or a placeholder: Azure's filter chunks send id "" and created
+    0."""
     return value is None or value == "" or (value == 0 and type(value) is int)
 
 
@@ -8868,11 +9386,11 @@ class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
     `finish_reason`, since usage and late fragments may follow it.
 
     Each key merges by the rule the spec gives it: text is appended; identifiers keep
-    the first value that is not empty (nor 0); lists of objects with an `index` merge item by
-    item (an item without an index continues the latest one, or starts a new one when
-    it brings a new `id`); objects merge key by key; anything else, keys the spec does
-    not describe included, keeps the last value that is not null. Nothing is summed and
-    nothing repeated is concatenated, so cumulative usage stays right.
+    the first value that is not empty (nor 0); lists of objects with an `index` merge
+    item by item (an item without an index continues the latest one, or starts a new
+    one when it brings a new `id`); objects merge key by key; anything else, keys the
+    spec does not describe included, keeps the last value that is not null. Nothing is
+    summed and nothing repeated is concatenated, so cumulative usage stays right.
     """
 
     __slots__ = ()

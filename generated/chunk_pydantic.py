@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 88c56ef92c79d468 (spec, templates and generator).
+# Spec hash: 8c81cd31432833ed (spec, templates and generator).
 # Target: pydantic. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
@@ -343,15 +343,17 @@ def _validate(
     says."""
     read: _AliasesRead = set()
     try:
-        # By wire name only: an unknown key that happens to be a Python name stays unknown.
+        # By wire name only: an unknown key that happens to be a Python name stays
+        # unknown.
         return model.model_validate_json(
             data, by_alias=True, by_name=False, context=read
         )
     except ValidationError as exc:
         error = exc
     if error.errors()[0]["type"] == "json_invalid":
-        # pydantic's JSON parser rejects half of a UTF-16 surrogate pair ("\ud83d"), which
-        # streams send when they split a pair across chunks; Python's json reads it.
+        # pydantic's JSON parser rejects half of a UTF-16 surrogate pair ("\ud83d"),
+        # which streams send when they split a pair across chunks; Python's json reads
+        # it.
         try:
             value = json.loads(
                 data.decode("utf-8") if isinstance(data, bytes) else data
@@ -731,8 +733,8 @@ class ChatCompletionMessageToolCallCustom(_Model):
     """The custom tool a tool call calls."""
 
     input: str
-    """The free-form input, exactly as the model wrote it; empty when no fragment carried
-    any.
+    """The free-form input, exactly as the model wrote it; empty when no fragment
+    carried any.
     """
     name: Annotated[str | None, _NOT_NULL] = None
     """Name of the custom tool; OpenAI always sends it."""
@@ -742,11 +744,12 @@ class ChatCompletionMessageToolCall(_Model):
     """A call the model made to a tool."""
 
     index: Annotated[int | None, _NOT_NULL] = None
-    """Position of the call in the stream it was merged from; a response without streaming
-    leaves it out, and the list is in index order either way.
+    """Position of the call in the stream it was merged from; a response without
+    streaming leaves it out, and the list is in index order either way.
     """
     id: Annotated[str | None, _NOT_NULL] = None
-    """Identifier of the call, to be quoted by the tool result; OpenAI always sends it.
+    """Identifier of the call, to be quoted by the tool result; OpenAI always sends
+    it.
     """
     type: ToolType | str
     """Kind of tool."""
@@ -951,7 +954,8 @@ class LiteLLMThinkingBlock(_Model):
     data: str | None = None
     """The opaque, encrypted content of a redacted block."""
     cache_control: dict[str, Any] | None = None
-    """Prompt-caching directive attached to the block, such as `{"type":"ephemeral"}`.
+    """Prompt-caching directive attached to the block, such as
+    `{"type":"ephemeral"}`.
     """
 
 
@@ -979,7 +983,8 @@ class OpenRouterReasoningDetail(_Model):
     format: OpenRouterReasoningFormat | str | None = None
     """The provider convention the piece follows, needed to send it back correctly."""
     index: int | None = None
-    """Position of the block the piece belongs to; pieces with the same index are merged.
+    """Position of the block the piece belongs to; pieces with the same index are
+    merged.
     """
     text: str | None = None
     """A piece of plain reasoning text, for `reasoning.text`."""
@@ -1066,7 +1071,8 @@ class GroqFunctionCitation(_Model):
 
 
 class OpenRouterAnnotation(_Model):
-    """One citation attached to an answer; the key named after its type holds the details.
+    """One citation attached to an answer; the key named after its type holds the
+    details.
 
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
@@ -1130,8 +1136,8 @@ class ChatCompletionMessage(_Model):
     see https://api-docs.deepseek.com/guides/reasoning_model
     """
     channel: str | None = None
-    """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning of
-    gpt-oss models.
+    """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning
+    of gpt-oss models.
 
     Sent by Groq; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_groq/test_tool_use_failed_error_streaming.yaml
@@ -1164,15 +1170,15 @@ class ChatCompletionMessage(_Model):
     https://github.com/vercel/ai/blob/b8100f3369/packages/mistral/src/__fixtures__/mistral-incremental-tool-call.chunks.txt
     """
     tool_call_id: str | None = None
-    """Id of the tool call a tool message answers; the server's shared message model sends
-    it as null on deltas.
+    """Id of the tool call a tool message answers; the server's shared message model
+    sends it as null on deltas.
 
     Sent by MLX-VLM server; see
     https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
     """
     name: str | None = None
-    """Name of the tool or function behind the message; the server's shared message model
-    sends it as null on deltas.
+    """Name of the tool or function behind the message; the server's shared message
+    model sends it as null on deltas.
 
     Sent by MLX-VLM server; see
     https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
@@ -1194,14 +1200,15 @@ class ChatCompletionMessage(_Model):
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/162f21a6ee5580710fecd8d714e85ca0d961de02/src/schemas/reasoning-details.ts
     """
     annotations: list[OpenRouterAnnotation] | None = None
-    """Citations attached to the answer, such as the web pages a search plugin used; sent
-    in deltas of their own before or alongside the text.
+    """Citations attached to the answer, such as the web pages a search plugin used;
+    sent in deltas of their own before or alongside the text.
 
     Sent by OpenRouter, LiteLLM, Groq; see
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
     """
     hidden_states: Any | None = None
-    """Hidden states of the model for this fragment, only when the request asked for them.
+    """Hidden states of the model for this fragment, only when the request asked for
+    them.
 
     Sent by SGLang; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
@@ -1237,8 +1244,8 @@ class ChatCompletionTokenLogprob(_Model):
     token: str
     """The token as text."""
     bytes: list[int] | None = None
-    """The UTF-8 bytes of the token, needed to rebuild characters split across tokens; null
-    when the token has no byte form.
+    """The UTF-8 bytes of the token, needed to rebuild characters split across tokens;
+    null when the token has no byte form.
     """
     logprob: int | float
     """Natural log of the probability of the token; -9999.0 stands for a probability too
@@ -1252,10 +1259,12 @@ class ChoiceLogprobs(_Model):
     """Log probabilities of the tokens in a fragment."""
 
     content: list[ChatCompletionTokenLogprob] | None = None
-    """One entry per content token of the fragment (of the whole message, once merged).
+    """One entry per content token of the fragment (of the whole message, once
+    merged).
     """
     refusal: list[ChatCompletionTokenLogprob] | None = None
-    """One entry per refusal token of the fragment (of the whole refusal, once merged).
+    """One entry per refusal token of the fragment (of the whole refusal, once
+    merged).
     """
 
 
@@ -1325,8 +1334,8 @@ class AzureFilterError(_Model):
 
 
 class AzureContentFilterResults(_Model):
-    """The verdict of each Azure content-filter category; a category is absent when it did
-    not run.
+    """The verdict of each Azure content-filter category; a category is absent when it
+    did not run.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
@@ -1362,7 +1371,8 @@ class AzureContentFilterResults(_Model):
 
 
 class AzureContentFilterOffsets(_Model):
-    """The span of the output that an asynchronous-filter annotation covers, in characters.
+    """The span of the output that an asynchronous-filter annotation covers, in
+    characters.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
@@ -1386,8 +1396,8 @@ class CompletionTokensDetails(_Model):
     reasoning_tokens: int | None = None
     """Tokens spent on hidden reasoning."""
     rejected_prediction_tokens: int | None = None
-    """Tokens of a predicted output that did not appear in the completion; they are billed
-    all the same.
+    """Tokens of a predicted output that did not appear in the completion; they are
+    billed all the same.
     """
     text_tokens: int | None = None
     """Text tokens generated."""
@@ -1452,8 +1462,8 @@ class OpenRouterCostDetails(_Model):
     """
 
     upstream_inference_cost: int | float | None = None
-    """What the upstream provider charged in total; null when OpenRouter does not pass it
-    on.
+    """What the upstream provider charged in total; null when OpenRouter does not pass
+    it on.
     """
     upstream_inference_prompt_cost: int | float | None = None
     """The part of the upstream cost due to the prompt."""
@@ -1543,8 +1553,8 @@ class CompletionUsage(_Model):
         ]
         | None
     ) = None
-    """What the request cost: OpenRouter sends the credits charged as a number, Perplexity
-    sends an object that breaks the price in US dollars down by component.
+    """What the request cost: OpenRouter sends the credits charged as a number,
+    Perplexity sends an object that breaks the price in US dollars down by component.
 
     Sent by OpenRouter, Perplexity; see
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
@@ -1556,7 +1566,8 @@ class CompletionUsage(_Model):
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
     """
     cost_details: OpenRouterCostDetails | None = None
-    """How the cost splits between the prompt and the completion at the upstream provider.
+    """How the cost splits between the prompt and the completion at the upstream
+    provider.
 
     Sent by OpenRouter; see
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
@@ -1580,8 +1591,8 @@ class CompletionUsage(_Model):
     https://github.com/perplexityai/perplexity-py/blob/7c203118363c6a28fe1e1559afa3cf15a295d36a/src/perplexity/types/shared/usage_info.py
     """
     search_context_size: str | None = None
-    """How much search context was used (`low`, `medium` or `high`), which sets the request
-    fee.
+    """How much search context was used (`low`, `medium` or `high`), which sets the
+    request fee.
 
     Sent by Perplexity; see
     https://github.com/perplexityai/perplexity-py/blob/7c203118363c6a28fe1e1559afa3cf15a295d36a/src/perplexity/types/shared/usage_info.py
@@ -1657,16 +1668,17 @@ class ChatCompletionChoice(_Model):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     usage: CompletionUsage | None = None
-    """Token counts for the whole request, carried on the choice of the final chunk instead
-    of (or besides) the top-level `usage`; null or absent on the chunks before it.
+    """Token counts for the whole request, carried on the choice of the final chunk
+    instead of (or besides) the top-level `usage`; null or absent on the chunks before
+    it.
 
     Sent by Moonshot AI (Kimi); see
     https://platform.kimi.ai/docs/guide/utilize-the-streaming-output-feature-of-kimi-api
     """
     native_finish_reason: str | None = None
-    """The finish reason exactly as the upstream provider reported it (such as `end_turn`
-    or `STOP`), before OpenRouter mapped it onto `finish_reason`; null until the choice
-    ends.
+    """The finish reason exactly as the upstream provider reported it (such as
+    `end_turn` or `STOP`), before OpenRouter mapped it onto `finish_reason`; null until
+    the choice ends.
 
     Sent by OpenRouter; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_streaming_reasoning.yaml
@@ -1691,8 +1703,8 @@ class ChatCompletionChoice(_Model):
     https://github.com/lzell/AIProxySwift/blob/360fabbc05b80f33994b9bd31a9d8f9d310b586c/Tests/AIProxyTests/TogetherAIChatCompletionStreamingChunkTests.swift
     """
     seed: int | None = None
-    """The sampling seed of the choice; null until the last fragment. Values beyond 2**53
-    are common, so clients that read JSON numbers as doubles lose digits.
+    """The sampling seed of the choice; null until the last fragment. Values beyond
+    2**53 are common, so clients that read JSON numbers as doubles lose digits.
 
     Sent by Together AI; see
     https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
@@ -1704,8 +1716,8 @@ class ChatCompletionChoice(_Model):
         ]
         | None
     ) = None
-    """The stop token id or stop string that ended the choice; null when it ended another
-    way.
+    """The stop token id or stop string that ended the choice; null when it ended
+    another way.
 
     Sent by vLLM; see
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
@@ -1782,9 +1794,9 @@ class AzurePromptFilterResult(_Model):
 
 
 class AzureLatencyCheckpoint(_Model):
-    """Latency of one request as Azure AI Foundry measured it, in milliseconds; `engine_`
-    values are measured at the model engine, `service_` values at the Azure service
-    around it.
+    """Latency of one request as Azure AI Foundry measured it, in milliseconds;
+    `engine_` values are measured at the model engine, `service_` values at the Azure
+    service around it.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
@@ -1870,8 +1882,8 @@ class GroqXGroq(_Model):
     """
 
     id: str | None = None
-    """Groq's request id (`req_...`), to quote to Groq support; sent on the first and the
-    last chunk, and absent for compound systems.
+    """Groq's request id (`req_...`), to quote to Groq support; sent on the first and
+    the last chunk, and absent for compound systems.
     """
     seed: int | None = None
     """The sampling seed used for the request."""
@@ -1909,12 +1921,12 @@ class LlamaCppTimings(_Model):
     predicted_per_token_ms: int | float | None = None
     """Average generation time per token, in milliseconds."""
     predicted_per_second: int | float | None = None
-    """Generation speed, in tokens per second; MLX servers send null until two tokens have
-    been generated.
+    """Generation speed, in tokens per second; MLX servers send null until two tokens
+    have been generated.
     """
     draft_n: int | None = None
-    """Tokens proposed by the speculative draft model; llama.cpp sends it only when a draft
-    model ran, MLX servers send null otherwise.
+    """Tokens proposed by the speculative draft model; llama.cpp sends it only when a
+    draft model ran, MLX servers send null otherwise.
     """
     draft_n_accepted: int | None = None
     """Draft tokens the main model accepted; llama.cpp sends it only when a draft model
@@ -1932,8 +1944,8 @@ class LlamaCppTimings(_Model):
     Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1788
     """
     draft_rounds: int | None = None
-    """Number of draft-and-verify rounds of speculative decoding; null when no draft model
-    was used.
+    """Number of draft-and-verify rounds of speculative decoding; null when no draft
+    model was used.
 
     Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1788
     """
@@ -1966,8 +1978,8 @@ class NvExtWorkerId(_Model):
     prefill_dp_rank: int | None = None
     """Data-parallel rank of the engine on the prefill worker."""
     decode_worker_id: int | None = None
-    """Id of the decode worker; ids are 64-bit and may exceed the range a JavaScript number
-    holds exactly.
+    """Id of the decode worker; ids are 64-bit and may exceed the range a JavaScript
+    number holds exactly.
     """
     decode_dp_rank: int | None = None
     """Data-parallel rank of the engine on the decode worker."""
@@ -1995,8 +2007,8 @@ class NvExtTiming(_Model):
 
 
 class NvExt(_Model):
-    """Dynamo's response extension object; each key is sent only when the request listed it
-    in `nvext.extra_fields` (or, for GAIE query-only requests, automatically).
+    """Dynamo's response extension object; each key is sent only when the request listed
+    it in `nvext.extra_fields` (or, for GAIE query-only requests, automatically).
 
     Sent by NVIDIA Dynamo; see
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
@@ -2011,7 +2023,8 @@ class NvExt(_Model):
     reuse in the second stage.
     """
     routed_experts: Any | None = None
-    """Mixture-of-experts routing record passed through from an SGLang backend unchanged.
+    """Mixture-of-experts routing record passed through from an SGLang backend
+    unchanged.
     """
     engine_data: Any | None = None
     """Backend-specific data Dynamo forwards without looking at it."""
@@ -2022,8 +2035,8 @@ class NvExt(_Model):
         ]
         | None
     ) = None
-    """The stop token id or stop string the backend matched, for the single choice of the
-    response.
+    """The stop token id or stop string the backend matched, for the single choice of
+    the response.
     """
     completion_token_ids: list[int] | None = None
     """Ids of the tokens generated in this chunk; concatenated over the stream they give
@@ -2051,16 +2064,16 @@ class OpenRouterError(_Model):
         ]
         | None
     ) = None
-    """The error code: usually an HTTP status such as 429 or 502, sometimes a string tag;
-    OpenRouter sends it with every error.
+    """The error code: usually an HTTP status such as 429 or 502, sometimes a string
+    tag; OpenRouter sends it with every error.
     """
     type: str | None = None
     """A category of the error, when one is given."""
     param: Any | None = None
     """The request parameter the error is about, when one is given."""
     metadata: dict[str, Any] | None = None
-    """Free-form details, such as the upstream `provider_name`, an `error_type` tag and the
-    `raw` error text of the upstream provider.
+    """Free-form details, such as the upstream `provider_name`, an `error_type` tag and
+    the `raw` error text of the upstream provider.
     """
 
 
@@ -2178,8 +2191,8 @@ class VllmRequestMetrics(_Model):
     tokens_per_second: int | float | None = None
     """Generation throughput of the request."""
     speculative_decoding: VllmSpeculativeDecodingMetrics | None = None
-    """Acceptance statistics of speculative decoding (experimental); null when it did not
-    run or for n > 1.
+    """Acceptance statistics of speculative decoding (experimental); null when it did
+    not run or for n > 1.
     """
 
 
@@ -2215,8 +2228,8 @@ class ChatCompletion(_Model):
     """
 
     id: Annotated[str | None, _NOT_NULL] = None
-    """Identifier of the completion; OpenAI always sends it, a stream whose chunks lack it
-    leaves it out.
+    """Identifier of the completion; OpenAI always sends it, a stream whose chunks lack
+    it leaves it out.
     """
     choices: Annotated[list[ChatCompletionChoice], _NULL_AS_EMPTY] = Field(
         default_factory=list[ChatCompletionChoice]
@@ -2245,18 +2258,20 @@ class ChatCompletion(_Model):
     service_tier: ServiceTier | str | None = None
     """Processing tier that served the request."""
     system_fingerprint: str | None = None
-    """Fingerprint of the backend configuration, to be compared across requests that use a
-    seed.
+    """Fingerprint of the backend configuration, to be compared across requests that use
+    a seed.
 
     Deprecated: OpenAI marks it deprecated and sends null on newer models.
     """
     usage: CompletionUsage | None = None
     """Token counts for the whole request."""
     moderation: Moderation | None = None
-    """Moderation verdicts on the input and the output, when moderation was requested.
+    """Moderation verdicts on the input and the output, when moderation was
+    requested.
     """
     prompt_filter_results: list[AzurePromptFilterResult] | None = None
-    """Content-filter verdicts on each prompt, sent on a first chunk that has no choices.
+    """Content-filter verdicts on each prompt, sent on a first chunk that has no
+    choices.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
@@ -2298,8 +2313,8 @@ class ChatCompletion(_Model):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
     timings: LlamaCppTimings | None = None
-    """Prompt-processing and generation speed of the request, sent on the final chunk (MLX
-    servers send it on every chunk).
+    """Prompt-processing and generation speed of the request, sent on the final chunk
+    (MLX servers send it on every chunk).
 
     Sent by llama.cpp server, MLX-VLM server; see
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
@@ -2307,9 +2322,9 @@ class ChatCompletion(_Model):
     verbose_: Annotated[dict[str, Any] | None, _ALIAS_READ] = Field(
         default=None, alias="__verbose"
     )
-    """The server's native, non-OpenAI result (generation settings, grammar, token counts
-    and more), added for debugging when the server runs in verbose mode; can be very
-    large.
+    """The server's native, non-OpenAI result (generation settings, grammar, token
+    counts and more), added for debugging when the server runs in verbose mode; can be
+    very large.
 
     Sent by llama.cpp server; see
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
@@ -2328,24 +2343,24 @@ class ChatCompletion(_Model):
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
     """
     provider: str | None = None
-    """Name of the upstream provider that served the request (`OpenAI`, `Amazon Bedrock`,
-    `Google` and so on), which need not be the maker of the model.
+    """Name of the upstream provider that served the request (`OpenAI`, `Amazon
+    Bedrock`, `Google` and so on), which need not be the maker of the model.
 
     Sent by OpenRouter; see
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
     """
     error: OpenRouterError | None = None
-    """A failure that happened after the stream had started, reported inside a chunk that
-    still carries `choices` (with finish reason `error`) and possibly `usage`; a payload
-    with `error` and no `choices` is rejected as an error report instead.
+    """A failure that happened after the stream had started, reported inside a chunk
+    that still carries `choices` (with finish reason `error`) and possibly `usage`; a
+    payload with `error` and no `choices` is rejected as an error report instead.
 
     Sent by OpenRouter; see
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatstreamchunk
     """
     citations: list[str] | None = None
-    """Addresses of the sources the answer draws on, in the order the numbered references
-    in the text (`[1]`, `[2]`) use; Perplexity repeats the list on every chunk, xAI's
-    Live Search sends it on the last one.
+    """Addresses of the sources the answer draws on, in the order the numbered
+    references in the text (`[1]`, `[2]`) use; Perplexity repeats the list on every
+    chunk, xAI's Live Search sends it on the last one.
 
     Sent by Perplexity, xAI (Grok); see
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
@@ -2357,8 +2372,8 @@ class ChatCompletion(_Model):
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
     """
     sglext: SglangSglExt | None = None
-    """SGLang's own response extensions (routed experts, cache-source breakdown); left out
-    when none of them were produced.
+    """SGLang's own response extensions (routed experts, cache-source breakdown); left
+    out when none of them were produced.
 
     Sent by SGLang; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
@@ -2396,8 +2411,8 @@ class ChatCompletion(_Model):
     https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
     """
     web_search: list[ZaiWebSearchResult] | None = None
-    """The web pages the built-in `web_search` tool found and the answer draws on, returned
-    at the top level of the response.
+    """The web pages the built-in `web_search` tool found and the answer draws on,
+    returned at the top level of the response.
 
     Sent by Z.ai (GLM); see https://docs.bigmodel.cn/cn/guide/tools/web-search
     """
@@ -2423,8 +2438,8 @@ class ChoiceDeltaToolCallFunction(_Model):
         ]
         | None
     ) = None
-    """A piece of the JSON-encoded arguments; the pieces concatenated may still be invalid
-    JSON.
+    """A piece of the JSON-encoded arguments; the pieces concatenated may still be
+    invalid JSON.
 
     llama.cpp server: Some builds stream tool arguments as a JSON object instead of a
     string. See https://github.com/ggml-org/llama.cpp/issues/20198
@@ -2433,9 +2448,9 @@ class ChoiceDeltaToolCallFunction(_Model):
     https://github.com/can1357/oh-my-pi/pull/1779
     """
     name: str | None = None
-    """Name of the function; sent on the first fragment. Some backends repeat it on every
-    fragment and a few split it, so a fragment is appended unless it repeats the name so
-    far.
+    """Name of the function; sent on the first fragment. Some backends repeat it on
+    every fragment and a few split it, so a fragment is appended unless it repeats the
+    name so far.
     """
 
 
@@ -2464,8 +2479,9 @@ class ChoiceDeltaToolCall(_Model):
     type: ToolType | str | None = None
     """Kind of tool; sent on the first fragment."""
     custom: ChoiceDeltaToolCallCustom | None = None
-    """The custom tool being called and a piece of its input, for a call of type `custom`.
-    OpenAI sends it; openai-python 3.57 does not declare it (openai-node does).
+    """The custom tool being called and a piece of its input, for a call of type
+    `custom`. OpenAI sends it; openai-python 3.57 does not declare it (openai-node
+    does).
     """
 
 
@@ -2473,7 +2489,8 @@ class ChoiceDeltaFunctionCall(_Model):
     """A fragment of a legacy function call."""
 
     arguments: str | None = None
-    """A piece of the JSON-encoded arguments, to be concatenated with the other pieces.
+    """A piece of the JSON-encoded arguments, to be concatenated with the other
+    pieces.
     """
     name: str | None = None
     """Name of the function to call; sent on the first fragment."""
@@ -2487,8 +2504,8 @@ class ChoiceDeltaAudio(_Model):
     data: str | None = None
     """A piece of the base64-encoded audio in the requested format."""
     expires_at: int | None = None
-    """Unix time in seconds after which the audio can no longer be referenced; sent on the
-    last fragment.
+    """Unix time in seconds after which the audio can no longer be referenced; sent on
+    the last fragment.
     """
     transcript: str | None = None
     """A piece of the transcript of the audio."""
@@ -2514,8 +2531,8 @@ class ChoiceDelta(_Model):
     https://github.com/vercel/ai/blob/main/packages/mistral/src/__fixtures__/mistral-reasoning.chunks.txt
     """
     refusal: str | None = None
-    """A piece of the refusal message, streamed when the model declines a structured-output
-    request.
+    """A piece of the refusal message, streamed when the model declines a
+    structured-output request.
     """
     tool_calls: list[ChoiceDeltaToolCall] | None = None
     """Fragments of the tool calls the model is making, keyed by their index."""
@@ -2535,8 +2552,8 @@ class ChoiceDelta(_Model):
     see https://api-docs.deepseek.com/guides/reasoning_model
     """
     channel: str | None = None
-    """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning of
-    gpt-oss models.
+    """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning
+    of gpt-oss models.
 
     Sent by Groq; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_groq/test_tool_use_failed_error_streaming.yaml
@@ -2569,15 +2586,15 @@ class ChoiceDelta(_Model):
     https://github.com/vercel/ai/blob/b8100f3369/packages/mistral/src/__fixtures__/mistral-incremental-tool-call.chunks.txt
     """
     tool_call_id: str | None = None
-    """Id of the tool call a tool message answers; the server's shared message model sends
-    it as null on deltas.
+    """Id of the tool call a tool message answers; the server's shared message model
+    sends it as null on deltas.
 
     Sent by MLX-VLM server; see
     https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
     """
     name: str | None = None
-    """Name of the tool or function behind the message; the server's shared message model
-    sends it as null on deltas.
+    """Name of the tool or function behind the message; the server's shared message
+    model sends it as null on deltas.
 
     Sent by MLX-VLM server; see
     https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
@@ -2599,14 +2616,15 @@ class ChoiceDelta(_Model):
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/162f21a6ee5580710fecd8d714e85ca0d961de02/src/schemas/reasoning-details.ts
     """
     annotations: list[OpenRouterAnnotation] | None = None
-    """Citations attached to the answer, such as the web pages a search plugin used; sent
-    in deltas of their own before or alongside the text.
+    """Citations attached to the answer, such as the web pages a search plugin used;
+    sent in deltas of their own before or alongside the text.
 
     Sent by OpenRouter, LiteLLM, Groq; see
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
     """
     hidden_states: Any | None = None
-    """Hidden states of the model for this fragment, only when the request asked for them.
+    """Hidden states of the model for this fragment, only when the request asked for
+    them.
 
     Sent by SGLang; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
@@ -2676,16 +2694,17 @@ class Choice(_Model):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
     usage: CompletionUsage | None = None
-    """Token counts for the whole request, carried on the choice of the final chunk instead
-    of (or besides) the top-level `usage`; null or absent on the chunks before it.
+    """Token counts for the whole request, carried on the choice of the final chunk
+    instead of (or besides) the top-level `usage`; null or absent on the chunks before
+    it.
 
     Sent by Moonshot AI (Kimi); see
     https://platform.kimi.ai/docs/guide/utilize-the-streaming-output-feature-of-kimi-api
     """
     native_finish_reason: str | None = None
-    """The finish reason exactly as the upstream provider reported it (such as `end_turn`
-    or `STOP`), before OpenRouter mapped it onto `finish_reason`; null until the choice
-    ends.
+    """The finish reason exactly as the upstream provider reported it (such as
+    `end_turn` or `STOP`), before OpenRouter mapped it onto `finish_reason`; null until
+    the choice ends.
 
     Sent by OpenRouter; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_streaming_reasoning.yaml
@@ -2710,8 +2729,8 @@ class Choice(_Model):
     https://github.com/lzell/AIProxySwift/blob/360fabbc05b80f33994b9bd31a9d8f9d310b586c/Tests/AIProxyTests/TogetherAIChatCompletionStreamingChunkTests.swift
     """
     seed: int | None = None
-    """The sampling seed of the choice; null until the last fragment. Values beyond 2**53
-    are common, so clients that read JSON numbers as doubles lose digits.
+    """The sampling seed of the choice; null until the last fragment. Values beyond
+    2**53 are common, so clients that read JSON numbers as doubles lose digits.
 
     Sent by Together AI; see
     https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
@@ -2723,8 +2742,8 @@ class Choice(_Model):
         ]
         | None
     ) = None
-    """The stop token id or stop string that ended the choice; null when it ended another
-    way.
+    """The stop token id or stop string that ended the choice; null when it ended
+    another way.
 
     Sent by vLLM; see
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
@@ -2768,7 +2787,8 @@ class ChatCompletionChunk(_Model):
         | None,
         _NOT_NULL,
     ] = None
-    """Unix time in seconds at which the completion was created; the same on every chunk.
+    """Unix time in seconds at which the completion was created; the same on every
+    chunk.
 
     Mistral AI: The first chunk of some Mistral-served models has no `created`. See
     https://github.com/zed-industries/zed/pull/62517
@@ -2790,14 +2810,14 @@ class ChatCompletionChunk(_Model):
     service_tier: ServiceTier | str | None = None
     """Processing tier that served the request."""
     system_fingerprint: str | None = None
-    """Fingerprint of the backend configuration, to be compared across requests that use a
-    seed.
+    """Fingerprint of the backend configuration, to be compared across requests that use
+    a seed.
 
     Deprecated: OpenAI marks it deprecated and sends null on newer models.
     """
     usage: CompletionUsage | None = None
-    """Token counts for the whole request; only sent when `stream_options.include_usage` is
-    set, and then null on every chunk but the last.
+    """Token counts for the whole request; only sent when `stream_options.include_usage`
+    is set, and then null on every chunk but the last.
     """
     obfuscation: Annotated[str | None, _NOT_NULL] = None
     """Random padding that hides the length of each event from network observers; may be
@@ -2808,7 +2828,8 @@ class ChatCompletionChunk(_Model):
     moderation was requested.
     """
     prompt_filter_results: list[AzurePromptFilterResult] | None = None
-    """Content-filter verdicts on each prompt, sent on a first chunk that has no choices.
+    """Content-filter verdicts on each prompt, sent on a first chunk that has no
+    choices.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
@@ -2850,8 +2871,8 @@ class ChatCompletionChunk(_Model):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
     timings: LlamaCppTimings | None = None
-    """Prompt-processing and generation speed of the request, sent on the final chunk (MLX
-    servers send it on every chunk).
+    """Prompt-processing and generation speed of the request, sent on the final chunk
+    (MLX servers send it on every chunk).
 
     Sent by llama.cpp server, MLX-VLM server; see
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
@@ -2859,9 +2880,9 @@ class ChatCompletionChunk(_Model):
     verbose_: Annotated[dict[str, Any] | None, _ALIAS_READ] = Field(
         default=None, alias="__verbose"
     )
-    """The server's native, non-OpenAI result (generation settings, grammar, token counts
-    and more), added for debugging when the server runs in verbose mode; can be very
-    large.
+    """The server's native, non-OpenAI result (generation settings, grammar, token
+    counts and more), added for debugging when the server runs in verbose mode; can be
+    very large.
 
     Sent by llama.cpp server; see
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
@@ -2880,24 +2901,24 @@ class ChatCompletionChunk(_Model):
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
     """
     provider: str | None = None
-    """Name of the upstream provider that served the request (`OpenAI`, `Amazon Bedrock`,
-    `Google` and so on), which need not be the maker of the model.
+    """Name of the upstream provider that served the request (`OpenAI`, `Amazon
+    Bedrock`, `Google` and so on), which need not be the maker of the model.
 
     Sent by OpenRouter; see
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
     """
     error: OpenRouterError | None = None
-    """A failure that happened after the stream had started, reported inside a chunk that
-    still carries `choices` (with finish reason `error`) and possibly `usage`; a payload
-    with `error` and no `choices` is rejected as an error report instead.
+    """A failure that happened after the stream had started, reported inside a chunk
+    that still carries `choices` (with finish reason `error`) and possibly `usage`; a
+    payload with `error` and no `choices` is rejected as an error report instead.
 
     Sent by OpenRouter; see
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatstreamchunk
     """
     citations: list[str] | None = None
-    """Addresses of the sources the answer draws on, in the order the numbered references
-    in the text (`[1]`, `[2]`) use; Perplexity repeats the list on every chunk, xAI's
-    Live Search sends it on the last one.
+    """Addresses of the sources the answer draws on, in the order the numbered
+    references in the text (`[1]`, `[2]`) use; Perplexity repeats the list on every
+    chunk, xAI's Live Search sends it on the last one.
 
     Sent by Perplexity, xAI (Grok); see
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
@@ -2909,8 +2930,8 @@ class ChatCompletionChunk(_Model):
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
     """
     sglext: SglangSglExt | None = None
-    """SGLang's own response extensions (routed experts, cache-source breakdown); left out
-    when none of them were produced.
+    """SGLang's own response extensions (routed experts, cache-source breakdown); left
+    out when none of them were produced.
 
     Sent by SGLang; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
@@ -2948,8 +2969,8 @@ class ChatCompletionChunk(_Model):
     https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
     """
     web_search: list[ZaiWebSearchResult] | None = None
-    """The web pages the built-in `web_search` tool found and the answer draws on, returned
-    at the top level of the response.
+    """The web pages the built-in `web_search` tool found and the answer draws on,
+    returned at the top level of the response.
 
     Sent by Z.ai (GLM); see https://docs.bigmodel.cn/cn/guide/tools/web-search
     """
@@ -2978,14 +2999,18 @@ def loads(data: str | bytes) -> ChatCompletionChunk:
 
 
 def loads_completion(data: str | bytes) -> ChatCompletion:
-    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad
+    input."""
     return _validate(ChatCompletion, data, _UNION_TAGS, report=("error", "choices"))
 
 
 def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:
-    """Encode a chunk or a completion as compact JSON text (UTF-8 characters are written as they are).
+    """Encode a chunk or a completion as compact JSON text (UTF-8 characters are written
+    as they are).
 
-    This is `model_dump_json(exclude_unset=True)`: the same JSON value as the other targets give, with some floats spelled the way pydantic spells them (`0.00001` for `1e-05`).
+    This is `model_dump_json(exclude_unset=True)`: the same JSON value as the other
+    targets give, with some floats spelled the way pydantic spells them (`0.00001` for
+    `1e-05`).
     """
     return _model_text(value)
 
@@ -3611,7 +3636,8 @@ async def _aclose(source: object) -> None:
 
 
 def _raw_rest(rest: bytes, pieces: Iterator[bytes | str]) -> Iterator[RawEvent[Any]]:
-    """What follows [DONE] (`rest` of its piece, then the other pieces), as raw events."""
+    """What follows [DONE] (`rest` of its piece, then the other pieces), as raw
+    events."""
     if rest:
         yield RawEvent(rest, None, None)
     for piece in pieces:
@@ -3719,9 +3745,10 @@ def iter_chunks(
     `source` yields bytes or text in pieces of any size, split anywhere (inside a line
     or a UTF-8 sequence too), as `httpx.Response.iter_bytes()` or an open file does;
     or it is an httpx response, whose body is read and which `close()` closes; or a
-    whole body. Lines may end in LF, CRLF or CR. Raises `StreamError` when the server reports an
-    error, and `ChunkDecodeError` for a chunk that does not decode, unless `on_error`
-    is "skip": then the event is kept in the stream's `skipped` and reading goes on.
+    whole body. Lines may end in LF, CRLF or CR. Raises `StreamError` when the server
+    reports an error, and `ChunkDecodeError` for a chunk that does not decode, unless
+    `on_error` is "skip": then the event is kept in the stream's `skipped` and reading
+    goes on.
     One event may hold at most `max_event_size` bytes (`EventTooLargeError`).
     """
     return ChunkStream(source, loads, on_error, max_event_size)
@@ -3821,7 +3848,8 @@ class _Merged(dict[str, Any]):
 
 
 class _Text(list[str]):
-    """The pieces of a text, joined when the completion is read (never `+=` in a loop)."""
+    """The pieces of a text, joined when the completion is read (never `+=` in a
+    loop)."""
 
     __slots__ = ()
 
@@ -3963,7 +3991,8 @@ _LAST: Final = ("last", "", "")
 
 
 def _blank(value: Any) -> bool:
-    """No value yet, or a placeholder: Azure's filter chunks send id "" and created 0."""
+    """No value yet, or a placeholder: Azure's filter chunks send id "" and created
+    0."""
     return value is None or value == "" or (value == 0 and type(value) is int)
 
 
@@ -4271,11 +4300,11 @@ class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
     `finish_reason`, since usage and late fragments may follow it.
 
     Each key merges by the rule the spec gives it: text is appended; identifiers keep
-    the first value that is not empty (nor 0); lists of objects with an `index` merge item by
-    item (an item without an index continues the latest one, or starts a new one when
-    it brings a new `id`); objects merge key by key; anything else, keys the spec does
-    not describe included, keeps the last value that is not null. Nothing is summed and
-    nothing repeated is concatenated, so cumulative usage stays right.
+    the first value that is not empty (nor 0); lists of objects with an `index` merge
+    item by item (an item without an index continues the latest one, or starts a new
+    one when it brings a new `id`); objects merge key by key; anything else, keys the
+    spec does not describe included, keeps the last value that is not null. Nothing is
+    summed and nothing repeated is concatenated, so cumulative usage stays right.
     """
 
     __slots__ = ()

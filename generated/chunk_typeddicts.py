@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 88c56ef92c79d468 (spec, templates and generator).
+# Spec hash: 8c81cd31432833ed (spec, templates and generator).
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
@@ -460,9 +460,9 @@ def _tagged(key: str, members: dict[str, Callable[[Any], _T]]) -> Callable[[Any]
 def _either(
     expected: str, options: dict[type, Callable[[Any], Any] | None]
 ) -> Callable[[Any], Any]:
-    """The decoder of a union told apart by JSON kind: the Python type json gives a value
-    picks its alternative (an integer is a number too, unless an alternative takes
-    integers); None takes the value as it is."""
+    """The decoder of a union told apart by JSON kind: the Python type json gives a
+    value picks its alternative (an integer is a number too, unless an alternative
+    takes integers); None takes the value as it is."""
 
     def decode_either(value: Any) -> Any:
         try:
@@ -549,7 +549,8 @@ class _Shape:
             key: (name, decode, nulls, _EXACT.get(decode))
             for key, (name, decode, nulls, _) in self.rows.items()
         }
-        """Wire key -> (name, decoder, what a null does, the type taken without a call)."""
+        """Wire key -> (name, decoder, what a null does, the type taken without a
+        call)."""
         self.required = tuple(row[0] for row in self.rows.values() if row[3])
         self.order = {key: index for index, key in enumerate(rows)}
         """The position of each key in spec order."""
@@ -618,9 +619,9 @@ def _problem(data: Any, shape: _Shape) -> ChunkDecodeError:
 
 
 def _checked(data: Any, shape: _Shape) -> dict[str, Any]:
-    """The object `data` checked by its type's table: known keys in spec order (a missing
-    defaulted key as its default), then the other keys in arrival order (in a strict
-    shape, an other key is an error); an error report raises `ErrorReport`."""
+    """The object `data` checked by its type's table: known keys in spec order (a
+    missing defaulted key as its default), then the other keys in arrival order (in a
+    strict shape, an other key is an error); an error report raises `ErrorReport`."""
     if shape.report is not None:
         _reject_error_report(data, shape.report)
     try:
@@ -648,9 +649,9 @@ except ImportError:
     _fast_loads = None
 
 
-# orjson reads an integer past 64 bits as a float (from -9223372036854775809, 19 digits),
-# so a payload with 19 digits in a row is left to json: they are found by mapping each
-# digit to "0" and every other byte to " ".
+# orjson reads an integer past 64 bits as a float (from -9223372036854775809, 19
+# digits), so a payload with 19 digits in a row is left to json: they are found by
+# mapping each digit to "0" and every other byte to " ".
 _DIGITS_AS_ZEROS: Final = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 
 
@@ -669,7 +670,8 @@ def _json(data: str | bytes) -> Any:
         ):  # what orjson refuses and json may read: NaN, lone surrogates
             pass
     try:
-        # Bytes must be UTF-8, as JSON on the wire is (json.loads would guess UTF-16 too).
+        # Bytes must be UTF-8, as JSON on the wire is (json.loads would guess UTF-16
+        # too).
         return json.loads(data.decode("utf-8") if isinstance(data, bytes) else data)
     except ValueError as exc:  # JSONDecodeError or UnicodeDecodeError
         raise ChunkDecodeError(f"invalid JSON: {exc}") from None
@@ -889,7 +891,9 @@ class MistralThinkingPart(TypedDict, total=False):
 
 
 def validate_mistral_thinking_part(data: Any) -> MistralThinkingPart:
-    """Check a decoded JSON object as a MistralThinkingPart; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a MistralThinkingPart; raises
+    `ChunkDecodeError`.
+    """
     return cast(MistralThinkingPart, _checked(data, _MISTRAL_THINKING_PART_FIELDS))
 
 
@@ -920,7 +924,9 @@ class MistralContentPart(TypedDict, total=False):
 
 
 def validate_mistral_content_part(data: Any) -> MistralContentPart:
-    """Check a decoded JSON object as a MistralContentPart; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a MistralContentPart; raises
+    `ChunkDecodeError`.
+    """
     return cast(MistralContentPart, _checked(data, _MISTRAL_CONTENT_PART_FIELDS))
 
 
@@ -955,7 +961,9 @@ class ChatCompletionMessageToolCallFunction(TypedDict, total=False):
 def validate_chat_completion_message_tool_call_function(
     data: Any,
 ) -> ChatCompletionMessageToolCallFunction:
-    """Check a decoded JSON object as a ChatCompletionMessageToolCallFunction; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ChatCompletionMessageToolCallFunction; raises
+    `ChunkDecodeError`.
+    """
     return cast(
         ChatCompletionMessageToolCallFunction,
         _checked(data, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS),
@@ -977,8 +985,8 @@ class ChatCompletionMessageToolCallCustom(TypedDict, total=False):
 
     input: Required[str]
 
-    """The free-form input, exactly as the model wrote it; empty when no fragment carried
-    any.
+    """The free-form input, exactly as the model wrote it; empty when no fragment
+    carried any.
     """
     name: str
 
@@ -988,7 +996,9 @@ class ChatCompletionMessageToolCallCustom(TypedDict, total=False):
 def validate_chat_completion_message_tool_call_custom(
     data: Any,
 ) -> ChatCompletionMessageToolCallCustom:
-    """Check a decoded JSON object as a ChatCompletionMessageToolCallCustom; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ChatCompletionMessageToolCallCustom; raises
+    `ChunkDecodeError`.
+    """
     return cast(
         ChatCompletionMessageToolCallCustom,
         _checked(data, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS),
@@ -1008,12 +1018,13 @@ class ChatCompletionMessageToolCall(TypedDict, total=False):
 
     index: int
 
-    """Position of the call in the stream it was merged from; a response without streaming
-    leaves it out, and the list is in index order either way.
+    """Position of the call in the stream it was merged from; a response without
+    streaming leaves it out, and the list is in index order either way.
     """
     id: str
 
-    """Identifier of the call, to be quoted by the tool result; OpenAI always sends it.
+    """Identifier of the call, to be quoted by the tool result; OpenAI always sends
+    it.
     """
     type: Required[ToolType | str]
 
@@ -1029,7 +1040,9 @@ class ChatCompletionMessageToolCall(TypedDict, total=False):
 def validate_chat_completion_message_tool_call(
     data: Any,
 ) -> ChatCompletionMessageToolCall:
-    """Check a decoded JSON object as a ChatCompletionMessageToolCall; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ChatCompletionMessageToolCall; raises
+    `ChunkDecodeError`.
+    """
     return cast(
         ChatCompletionMessageToolCall,
         _checked(data, _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS),
@@ -1061,7 +1074,9 @@ class ChatCompletionMessageFunctionCall(TypedDict, total=False):
 def validate_chat_completion_message_function_call(
     data: Any,
 ) -> ChatCompletionMessageFunctionCall:
-    """Check a decoded JSON object as a ChatCompletionMessageFunctionCall; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ChatCompletionMessageFunctionCall; raises
+    `ChunkDecodeError`.
+    """
     return cast(
         ChatCompletionMessageFunctionCall,
         _checked(data, _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS),
@@ -1094,7 +1109,9 @@ class ChatCompletionAudio(TypedDict, total=False):
 
 
 def validate_chat_completion_audio(data: Any) -> ChatCompletionAudio:
-    """Check a decoded JSON object as a ChatCompletionAudio; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ChatCompletionAudio; raises
+    `ChunkDecodeError`.
+    """
     return cast(ChatCompletionAudio, _checked(data, _CHAT_COMPLETION_AUDIO_FIELDS))
 
 
@@ -1455,12 +1472,15 @@ class LiteLLMThinkingBlock(TypedDict, total=False):
     """The opaque, encrypted content of a redacted block."""
     cache_control: dict[str, Any] | None
 
-    """Prompt-caching directive attached to the block, such as `{"type":"ephemeral"}`.
+    """Prompt-caching directive attached to the block, such as
+    `{"type":"ephemeral"}`.
     """
 
 
 def validate_lite_l_l_m_thinking_block(data: Any) -> LiteLLMThinkingBlock:
-    """Check a decoded JSON object as a LiteLLMThinkingBlock; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a LiteLLMThinkingBlock; raises
+    `ChunkDecodeError`.
+    """
     return cast(LiteLLMThinkingBlock, _checked(data, _LITE_L_L_M_THINKING_BLOCK_FIELDS))
 
 
@@ -1488,7 +1508,9 @@ class MoonshotInternalContent(TypedDict, total=False):
 
 
 def validate_moonshot_internal_content(data: Any) -> MoonshotInternalContent:
-    """Check a decoded JSON object as a MoonshotInternalContent; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a MoonshotInternalContent; raises
+    `ChunkDecodeError`.
+    """
     return cast(
         MoonshotInternalContent, _checked(data, _MOONSHOT_INTERNAL_CONTENT_FIELDS)
     )
@@ -1518,7 +1540,8 @@ class OpenRouterReasoningDetail(TypedDict, total=False):
     """The provider convention the piece follows, needed to send it back correctly."""
     index: int | None
 
-    """Position of the block the piece belongs to; pieces with the same index are merged.
+    """Position of the block the piece belongs to; pieces with the same index are
+    merged.
     """
     text: str | None
 
@@ -1535,7 +1558,9 @@ class OpenRouterReasoningDetail(TypedDict, total=False):
 
 
 def validate_open_router_reasoning_detail(data: Any) -> OpenRouterReasoningDetail:
-    """Check a decoded JSON object as a OpenRouterReasoningDetail; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OpenRouterReasoningDetail; raises
+    `ChunkDecodeError`.
+    """
     return cast(
         OpenRouterReasoningDetail, _checked(data, _OPEN_ROUTER_REASONING_DETAIL_FIELDS)
     )
@@ -1579,7 +1604,9 @@ class OpenRouterUrlCitation(TypedDict, total=False):
 
 
 def validate_open_router_url_citation(data: Any) -> OpenRouterUrlCitation:
-    """Check a decoded JSON object as a OpenRouterUrlCitation; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OpenRouterUrlCitation; raises
+    `ChunkDecodeError`.
+    """
     return cast(OpenRouterUrlCitation, _checked(data, _OPEN_ROUTER_URL_CITATION_FIELDS))
 
 
@@ -1609,7 +1636,9 @@ class OpenRouterFileContentPart(TypedDict, total=False):
 
 
 def validate_open_router_file_content_part(data: Any) -> OpenRouterFileContentPart:
-    """Check a decoded JSON object as a OpenRouterFileContentPart; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OpenRouterFileContentPart; raises
+    `ChunkDecodeError`.
+    """
     return cast(
         OpenRouterFileContentPart, _checked(data, _OPEN_ROUTER_FILE_CONTENT_PART_FIELDS)
     )
@@ -1641,7 +1670,9 @@ class OpenRouterFileAnnotation(TypedDict, total=False):
 
 
 def validate_open_router_file_annotation(data: Any) -> OpenRouterFileAnnotation:
-    """Check a decoded JSON object as a OpenRouterFileAnnotation; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OpenRouterFileAnnotation; raises
+    `ChunkDecodeError`.
+    """
     return cast(
         OpenRouterFileAnnotation, _checked(data, _OPEN_ROUTER_FILE_ANNOTATION_FIELDS)
     )
@@ -1675,7 +1706,9 @@ class GroqDocumentCitation(TypedDict, total=False):
 
 
 def validate_groq_document_citation(data: Any) -> GroqDocumentCitation:
-    """Check a decoded JSON object as a GroqDocumentCitation; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqDocumentCitation; raises
+    `ChunkDecodeError`.
+    """
     return cast(GroqDocumentCitation, _checked(data, _GROQ_DOCUMENT_CITATION_FIELDS))
 
 
@@ -1707,7 +1740,9 @@ class GroqFunctionCitation(TypedDict, total=False):
 
 
 def validate_groq_function_citation(data: Any) -> GroqFunctionCitation:
-    """Check a decoded JSON object as a GroqFunctionCitation; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqFunctionCitation; raises
+    `ChunkDecodeError`.
+    """
     return cast(GroqFunctionCitation, _checked(data, _GROQ_FUNCTION_CITATION_FIELDS))
 
 
@@ -1721,7 +1756,8 @@ _GROQ_FUNCTION_CITATION_FIELDS: Final = _Shape(
 
 
 class OpenRouterAnnotation(TypedDict, total=False):
-    """One citation attached to an answer; the key named after its type holds the details.
+    """One citation attached to an answer; the key named after its type holds the
+    details.
 
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
@@ -1752,7 +1788,9 @@ class OpenRouterAnnotation(TypedDict, total=False):
 
 
 def validate_open_router_annotation(data: Any) -> OpenRouterAnnotation:
-    """Check a decoded JSON object as a OpenRouterAnnotation; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OpenRouterAnnotation; raises
+    `ChunkDecodeError`.
+    """
     return cast(OpenRouterAnnotation, _checked(data, _OPEN_ROUTER_ANNOTATION_FIELDS))
 
 
@@ -1807,8 +1845,8 @@ class ChatCompletionMessage(TypedDict, total=False):
     """
     channel: str | None
 
-    """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning of
-    gpt-oss models.
+    """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning
+    of gpt-oss models.
 
     Sent by Groq; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_groq/test_tool_use_failed_error_streaming.yaml
@@ -1846,16 +1884,16 @@ class ChatCompletionMessage(TypedDict, total=False):
     """
     tool_call_id: str | None
 
-    """Id of the tool call a tool message answers; the server's shared message model sends
-    it as null on deltas.
+    """Id of the tool call a tool message answers; the server's shared message model
+    sends it as null on deltas.
 
     Sent by MLX-VLM server; see
     https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
     """
     name: str | None
 
-    """Name of the tool or function behind the message; the server's shared message model
-    sends it as null on deltas.
+    """Name of the tool or function behind the message; the server's shared message
+    model sends it as null on deltas.
 
     Sent by MLX-VLM server; see
     https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
@@ -1880,15 +1918,16 @@ class ChatCompletionMessage(TypedDict, total=False):
     """
     annotations: list[OpenRouterAnnotation] | None
 
-    """Citations attached to the answer, such as the web pages a search plugin used; sent
-    in deltas of their own before or alongside the text.
+    """Citations attached to the answer, such as the web pages a search plugin used;
+    sent in deltas of their own before or alongside the text.
 
     Sent by OpenRouter, LiteLLM, Groq; see
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
     """
     hidden_states: Any | None
 
-    """Hidden states of the model for this fragment, only when the request asked for them.
+    """Hidden states of the model for this fragment, only when the request asked for
+    them.
 
     Sent by SGLang; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
@@ -1910,7 +1949,9 @@ class ChatCompletionMessage(TypedDict, total=False):
 
 
 def validate_chat_completion_message(data: Any) -> ChatCompletionMessage:
-    """Check a decoded JSON object as a ChatCompletionMessage; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ChatCompletionMessage; raises
+    `ChunkDecodeError`.
+    """
     return cast(ChatCompletionMessage, _checked(data, _CHAT_COMPLETION_MESSAGE_FIELDS))
 
 
@@ -1981,8 +2022,8 @@ class ChatCompletionTokenLogprob(TypedDict, total=False):
     """The token as text."""
     bytes: list[int] | None
 
-    """The UTF-8 bytes of the token, needed to rebuild characters split across tokens; null
-    when the token has no byte form.
+    """The UTF-8 bytes of the token, needed to rebuild characters split across tokens;
+    null when the token has no byte form.
     """
     logprob: Required[float]
 
@@ -1995,7 +2036,9 @@ class ChatCompletionTokenLogprob(TypedDict, total=False):
 
 
 def validate_chat_completion_token_logprob(data: Any) -> ChatCompletionTokenLogprob:
-    """Check a decoded JSON object as a ChatCompletionTokenLogprob; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ChatCompletionTokenLogprob; raises
+    `ChunkDecodeError`.
+    """
     return cast(
         ChatCompletionTokenLogprob,
         _checked(data, _CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS),
@@ -2017,11 +2060,13 @@ class ChoiceLogprobs(TypedDict, total=False):
 
     content: list[ChatCompletionTokenLogprob] | None
 
-    """One entry per content token of the fragment (of the whole message, once merged).
+    """One entry per content token of the fragment (of the whole message, once
+    merged).
     """
     refusal: list[ChatCompletionTokenLogprob] | None
 
-    """One entry per refusal token of the fragment (of the whole refusal, once merged).
+    """One entry per refusal token of the fragment (of the whole refusal, once
+    merged).
     """
 
 
@@ -2054,7 +2099,9 @@ class AzureSeverityResult(TypedDict, total=False):
 
 
 def validate_azure_severity_result(data: Any) -> AzureSeverityResult:
-    """Check a decoded JSON object as a AzureSeverityResult; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a AzureSeverityResult; raises
+    `ChunkDecodeError`.
+    """
     return cast(AzureSeverityResult, _checked(data, _AZURE_SEVERITY_RESULT_FIELDS))
 
 
@@ -2082,7 +2129,9 @@ class AzureDetectionResult(TypedDict, total=False):
 
 
 def validate_azure_detection_result(data: Any) -> AzureDetectionResult:
-    """Check a decoded JSON object as a AzureDetectionResult; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a AzureDetectionResult; raises
+    `ChunkDecodeError`.
+    """
     return cast(AzureDetectionResult, _checked(data, _AZURE_DETECTION_RESULT_FIELDS))
 
 
@@ -2110,7 +2159,9 @@ class AzureBlocklistResult(TypedDict, total=False):
 
 
 def validate_azure_blocklist_result(data: Any) -> AzureBlocklistResult:
-    """Check a decoded JSON object as a AzureBlocklistResult; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a AzureBlocklistResult; raises
+    `ChunkDecodeError`.
+    """
     return cast(AzureBlocklistResult, _checked(data, _AZURE_BLOCKLIST_RESULT_FIELDS))
 
 
@@ -2138,7 +2189,9 @@ class AzureBlocklistDetails(TypedDict, total=False):
 
 
 def validate_azure_blocklist_details(data: Any) -> AzureBlocklistDetails:
-    """Check a decoded JSON object as a AzureBlocklistDetails; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a AzureBlocklistDetails; raises
+    `ChunkDecodeError`.
+    """
     return cast(AzureBlocklistDetails, _checked(data, _AZURE_BLOCKLIST_DETAILS_FIELDS))
 
 
@@ -2179,8 +2232,8 @@ _AZURE_FILTER_ERROR_FIELDS: Final = _Shape(
 
 
 class AzureContentFilterResults(TypedDict, total=False):
-    """The verdict of each Azure content-filter category; a category is absent when it did
-    not run.
+    """The verdict of each Azure content-filter category; a category is absent when it
+    did not run.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
@@ -2218,7 +2271,9 @@ class AzureContentFilterResults(TypedDict, total=False):
 
 
 def validate_azure_content_filter_results(data: Any) -> AzureContentFilterResults:
-    """Check a decoded JSON object as a AzureContentFilterResults; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a AzureContentFilterResults; raises
+    `ChunkDecodeError`.
+    """
     return cast(
         AzureContentFilterResults, _checked(data, _AZURE_CONTENT_FILTER_RESULTS_FIELDS)
     )
@@ -2248,7 +2303,8 @@ _AZURE_CONTENT_FILTER_RESULTS_FIELDS: Final = _Shape(
 
 
 class AzureContentFilterOffsets(TypedDict, total=False):
-    """The span of the output that an asynchronous-filter annotation covers, in characters.
+    """The span of the output that an asynchronous-filter annotation covers, in
+    characters.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
@@ -2266,7 +2322,9 @@ class AzureContentFilterOffsets(TypedDict, total=False):
 
 
 def validate_azure_content_filter_offsets(data: Any) -> AzureContentFilterOffsets:
-    """Check a decoded JSON object as a AzureContentFilterOffsets; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a AzureContentFilterOffsets; raises
+    `ChunkDecodeError`.
+    """
     return cast(
         AzureContentFilterOffsets, _checked(data, _AZURE_CONTENT_FILTER_OFFSETS_FIELDS)
     )
@@ -2295,8 +2353,8 @@ class CompletionTokensDetails(TypedDict, total=False):
     """Tokens spent on hidden reasoning."""
     rejected_prediction_tokens: int | None
 
-    """Tokens of a predicted output that did not appear in the completion; they are billed
-    all the same.
+    """Tokens of a predicted output that did not appear in the completion; they are
+    billed all the same.
     """
     text_tokens: int | None
 
@@ -2311,7 +2369,9 @@ class CompletionTokensDetails(TypedDict, total=False):
 
 
 def validate_completion_tokens_details(data: Any) -> CompletionTokensDetails:
-    """Check a decoded JSON object as a CompletionTokensDetails; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a CompletionTokensDetails; raises
+    `ChunkDecodeError`.
+    """
     return cast(
         CompletionTokensDetails, _checked(data, _COMPLETION_TOKENS_DETAILS_FIELDS)
     )
@@ -2357,7 +2417,9 @@ class PromptTokensDetails(TypedDict, total=False):
 
 
 def validate_prompt_tokens_details(data: Any) -> PromptTokensDetails:
-    """Check a decoded JSON object as a PromptTokensDetails; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a PromptTokensDetails; raises
+    `ChunkDecodeError`.
+    """
     return cast(PromptTokensDetails, _checked(data, _PROMPT_TOKENS_DETAILS_FIELDS))
 
 
@@ -2431,8 +2493,8 @@ class OpenRouterCostDetails(TypedDict, total=False):
 
     upstream_inference_cost: float | None
 
-    """What the upstream provider charged in total; null when OpenRouter does not pass it
-    on.
+    """What the upstream provider charged in total; null when OpenRouter does not pass
+    it on.
     """
     upstream_inference_prompt_cost: float | None
 
@@ -2443,7 +2505,9 @@ class OpenRouterCostDetails(TypedDict, total=False):
 
 
 def validate_open_router_cost_details(data: Any) -> OpenRouterCostDetails:
-    """Check a decoded JSON object as a OpenRouterCostDetails; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OpenRouterCostDetails; raises
+    `ChunkDecodeError`.
+    """
     return cast(OpenRouterCostDetails, _checked(data, _OPEN_ROUTER_COST_DETAILS_FIELDS))
 
 
@@ -2476,7 +2540,9 @@ class OpenRouterServerToolUseDetails(TypedDict, total=False):
 def validate_open_router_server_tool_use_details(
     data: Any,
 ) -> OpenRouterServerToolUseDetails:
-    """Check a decoded JSON object as a OpenRouterServerToolUseDetails; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OpenRouterServerToolUseDetails; raises
+    `ChunkDecodeError`.
+    """
     return cast(
         OpenRouterServerToolUseDetails,
         _checked(data, _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS),
@@ -2564,8 +2630,8 @@ class CompletionUsage(TypedDict, total=False):
     """
     cost: float | PerplexityCost | None
 
-    """What the request cost: OpenRouter sends the credits charged as a number, Perplexity
-    sends an object that breaks the price in US dollars down by component.
+    """What the request cost: OpenRouter sends the credits charged as a number,
+    Perplexity sends an object that breaks the price in US dollars down by component.
 
     Sent by OpenRouter, Perplexity; see
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
@@ -2579,7 +2645,8 @@ class CompletionUsage(TypedDict, total=False):
     """
     cost_details: OpenRouterCostDetails | None
 
-    """How the cost splits between the prompt and the completion at the upstream provider.
+    """How the cost splits between the prompt and the completion at the upstream
+    provider.
 
     Sent by OpenRouter; see
     https://openrouter.ai/docs/sdks/python/api-reference/components/chatusage
@@ -2607,8 +2674,8 @@ class CompletionUsage(TypedDict, total=False):
     """
     search_context_size: str | None
 
-    """How much search context was used (`low`, `medium` or `high`), which sets the request
-    fee.
+    """How much search context was used (`low`, `medium` or `high`), which sets the
+    request fee.
 
     Sent by Perplexity; see
     https://github.com/perplexityai/perplexity-py/blob/7c203118363c6a28fe1e1559afa3cf15a295d36a/src/perplexity/types/shared/usage_info.py
@@ -2728,17 +2795,18 @@ class ChatCompletionChoice(TypedDict, total=False):
     """
     usage: CompletionUsage | None
 
-    """Token counts for the whole request, carried on the choice of the final chunk instead
-    of (or besides) the top-level `usage`; null or absent on the chunks before it.
+    """Token counts for the whole request, carried on the choice of the final chunk
+    instead of (or besides) the top-level `usage`; null or absent on the chunks before
+    it.
 
     Sent by Moonshot AI (Kimi); see
     https://platform.kimi.ai/docs/guide/utilize-the-streaming-output-feature-of-kimi-api
     """
     native_finish_reason: str | None
 
-    """The finish reason exactly as the upstream provider reported it (such as `end_turn`
-    or `STOP`), before OpenRouter mapped it onto `finish_reason`; null until the choice
-    ends.
+    """The finish reason exactly as the upstream provider reported it (such as
+    `end_turn` or `STOP`), before OpenRouter mapped it onto `finish_reason`; null until
+    the choice ends.
 
     Sent by OpenRouter; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_streaming_reasoning.yaml
@@ -2760,16 +2828,16 @@ class ChatCompletionChoice(TypedDict, total=False):
     """
     seed: int | None
 
-    """The sampling seed of the choice; null until the last fragment. Values beyond 2**53
-    are common, so clients that read JSON numbers as doubles lose digits.
+    """The sampling seed of the choice; null until the last fragment. Values beyond
+    2**53 are common, so clients that read JSON numbers as doubles lose digits.
 
     Sent by Together AI; see
     https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
     """
     stop_reason: int | str | None
 
-    """The stop token id or stop string that ended the choice; null when it ended another
-    way.
+    """The stop token id or stop string that ended the choice; null when it ended
+    another way.
 
     Sent by vLLM; see
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
@@ -2784,7 +2852,9 @@ class ChatCompletionChoice(TypedDict, total=False):
 
 
 def validate_chat_completion_choice(data: Any) -> ChatCompletionChoice:
-    """Check a decoded JSON object as a ChatCompletionChoice; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ChatCompletionChoice; raises
+    `ChunkDecodeError`.
+    """
     return cast(ChatCompletionChoice, _checked(data, _CHAT_COMPLETION_CHOICE_FIELDS))
 
 
@@ -2843,7 +2913,9 @@ class ModerationResultBody(TypedDict, total=False):
 
 
 def validate_moderation_result_body(data: Any) -> ModerationResultBody:
-    """Check a decoded JSON object as a ModerationResultBody; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ModerationResultBody; raises
+    `ChunkDecodeError`.
+    """
     return cast(ModerationResultBody, _checked(data, _MODERATION_RESULT_BODY_FIELDS))
 
 
@@ -2971,7 +3043,9 @@ class AzurePromptFilterResult(TypedDict, total=False):
 
 
 def validate_azure_prompt_filter_result(data: Any) -> AzurePromptFilterResult:
-    """Check a decoded JSON object as a AzurePromptFilterResult; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a AzurePromptFilterResult; raises
+    `ChunkDecodeError`.
+    """
     return cast(
         AzurePromptFilterResult, _checked(data, _AZURE_PROMPT_FILTER_RESULT_FIELDS)
     )
@@ -2986,9 +3060,9 @@ _AZURE_PROMPT_FILTER_RESULT_FIELDS: Final = _Shape(
 
 
 class AzureLatencyCheckpoint(TypedDict, total=False):
-    """Latency of one request as Azure AI Foundry measured it, in milliseconds; `engine_`
-    values are measured at the model engine, `service_` values at the Azure service
-    around it.
+    """Latency of one request as Azure AI Foundry measured it, in milliseconds;
+    `engine_` values are measured at the model engine, `service_` values at the Azure
+    service around it.
 
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
@@ -3021,7 +3095,9 @@ class AzureLatencyCheckpoint(TypedDict, total=False):
 
 
 def validate_azure_latency_checkpoint(data: Any) -> AzureLatencyCheckpoint:
-    """Check a decoded JSON object as a AzureLatencyCheckpoint; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a AzureLatencyCheckpoint; raises
+    `ChunkDecodeError`.
+    """
     return cast(
         AzureLatencyCheckpoint, _checked(data, _AZURE_LATENCY_CHECKPOINT_FIELDS)
     )
@@ -3108,7 +3184,9 @@ class GroqUsageBreakdown(TypedDict, total=False):
 
 
 def validate_groq_usage_breakdown(data: Any) -> GroqUsageBreakdown:
-    """Check a decoded JSON object as a GroqUsageBreakdown; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqUsageBreakdown; raises
+    `ChunkDecodeError`.
+    """
     return cast(GroqUsageBreakdown, _checked(data, _GROQ_USAGE_BREAKDOWN_FIELDS))
 
 
@@ -3164,8 +3242,8 @@ class GroqXGroq(TypedDict, total=False):
 
     id: str | None
 
-    """Groq's request id (`req_...`), to quote to Groq support; sent on the first and the
-    last chunk, and absent for compound systems.
+    """Groq's request id (`req_...`), to quote to Groq support; sent on the first and
+    the last chunk, and absent for compound systems.
     """
     seed: int | None
 
@@ -3234,13 +3312,13 @@ class LlamaCppTimings(TypedDict, total=False):
     """Average generation time per token, in milliseconds."""
     predicted_per_second: float | None
 
-    """Generation speed, in tokens per second; MLX servers send null until two tokens have
-    been generated.
+    """Generation speed, in tokens per second; MLX servers send null until two tokens
+    have been generated.
     """
     draft_n: int | None
 
-    """Tokens proposed by the speculative draft model; llama.cpp sends it only when a draft
-    model ran, MLX servers send null otherwise.
+    """Tokens proposed by the speculative draft model; llama.cpp sends it only when a
+    draft model ran, MLX servers send null otherwise.
     """
     draft_n_accepted: int | None
 
@@ -3262,8 +3340,8 @@ class LlamaCppTimings(TypedDict, total=False):
     """
     draft_rounds: int | None
 
-    """Number of draft-and-verify rounds of speculative decoding; null when no draft model
-    was used.
+    """Number of draft-and-verify rounds of speculative decoding; null when no draft
+    model was used.
 
     Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1788
     """
@@ -3339,8 +3417,8 @@ class NvExtWorkerId(TypedDict, total=False):
     """Data-parallel rank of the engine on the prefill worker."""
     decode_worker_id: int | None
 
-    """Id of the decode worker; ids are 64-bit and may exceed the range a JavaScript number
-    holds exactly.
+    """Id of the decode worker; ids are 64-bit and may exceed the range a JavaScript
+    number holds exactly.
     """
     decode_dp_rank: int | None
 
@@ -3407,8 +3485,8 @@ _NV_EXT_TIMING_FIELDS: Final = _Shape(
 
 
 class NvExt(TypedDict, total=False):
-    """Dynamo's response extension object; each key is sent only when the request listed it
-    in `nvext.extra_fields` (or, for GAIE query-only requests, automatically).
+    """Dynamo's response extension object; each key is sent only when the request listed
+    it in `nvext.extra_fields` (or, for GAIE query-only requests, automatically).
 
     Sent by NVIDIA Dynamo; see
     https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
@@ -3427,15 +3505,16 @@ class NvExt(TypedDict, total=False):
     """
     routed_experts: Any | None
 
-    """Mixture-of-experts routing record passed through from an SGLang backend unchanged.
+    """Mixture-of-experts routing record passed through from an SGLang backend
+    unchanged.
     """
     engine_data: Any | None
 
     """Backend-specific data Dynamo forwards without looking at it."""
     stop_reason: int | str | None
 
-    """The stop token id or stop string the backend matched, for the single choice of the
-    response.
+    """The stop token id or stop string the backend matched, for the single choice of
+    the response.
     """
     completion_token_ids: list[int] | None
 
@@ -3482,8 +3561,8 @@ class OpenRouterError(TypedDict, total=False):
     """Human-readable explanation, often just `Provider returned error`."""
     code: int | str | None
 
-    """The error code: usually an HTTP status such as 429 or 502, sometimes a string tag;
-    OpenRouter sends it with every error.
+    """The error code: usually an HTTP status such as 429 or 502, sometimes a string
+    tag; OpenRouter sends it with every error.
     """
     type: str | None
 
@@ -3493,8 +3572,8 @@ class OpenRouterError(TypedDict, total=False):
     """The request parameter the error is about, when one is given."""
     metadata: dict[str, Any] | None
 
-    """Free-form details, such as the upstream `provider_name`, an `error_type` tag and the
-    `raw` error text of the upstream provider.
+    """Free-form details, such as the upstream `provider_name`, an `error_type` tag and
+    the `raw` error text of the upstream provider.
     """
 
 
@@ -3545,7 +3624,9 @@ class PerplexitySearchResult(TypedDict, total=False):
 
 
 def validate_perplexity_search_result(data: Any) -> PerplexitySearchResult:
-    """Check a decoded JSON object as a PerplexitySearchResult; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a PerplexitySearchResult; raises
+    `ChunkDecodeError`.
+    """
     return cast(
         PerplexitySearchResult, _checked(data, _PERPLEXITY_SEARCH_RESULT_FIELDS)
     )
@@ -3588,7 +3669,9 @@ class SglangCachedTokensDetails(TypedDict, total=False):
 
 
 def validate_sglang_cached_tokens_details(data: Any) -> SglangCachedTokensDetails:
-    """Check a decoded JSON object as a SglangCachedTokensDetails; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a SglangCachedTokensDetails; raises
+    `ChunkDecodeError`.
+    """
     return cast(
         SglangCachedTokensDetails, _checked(data, _SGLANG_CACHED_TOKENS_DETAILS_FIELDS)
     )
@@ -3698,7 +3781,9 @@ class VllmSpeculativeDecodingMetrics(TypedDict, total=False):
 def validate_vllm_speculative_decoding_metrics(
     data: Any,
 ) -> VllmSpeculativeDecodingMetrics:
-    """Check a decoded JSON object as a VllmSpeculativeDecodingMetrics; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a VllmSpeculativeDecodingMetrics; raises
+    `ChunkDecodeError`.
+    """
     return cast(
         VllmSpeculativeDecodingMetrics,
         _checked(data, _VLLM_SPECULATIVE_DECODING_METRICS_FIELDS),
@@ -3744,13 +3829,15 @@ class VllmRequestMetrics(TypedDict, total=False):
     """Generation throughput of the request."""
     speculative_decoding: VllmSpeculativeDecodingMetrics | None
 
-    """Acceptance statistics of speculative decoding (experimental); null when it did not
-    run or for n > 1.
+    """Acceptance statistics of speculative decoding (experimental); null when it did
+    not run or for n > 1.
     """
 
 
 def validate_vllm_request_metrics(data: Any) -> VllmRequestMetrics:
-    """Check a decoded JSON object as a VllmRequestMetrics; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a VllmRequestMetrics; raises
+    `ChunkDecodeError`.
+    """
     return cast(VllmRequestMetrics, _checked(data, _VLLM_REQUEST_METRICS_FIELDS))
 
 
@@ -3797,7 +3884,9 @@ class ZaiWebSearchResult(TypedDict, total=False):
 
 
 def validate_zai_web_search_result(data: Any) -> ZaiWebSearchResult:
-    """Check a decoded JSON object as a ZaiWebSearchResult; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ZaiWebSearchResult; raises
+    `ChunkDecodeError`.
+    """
     return cast(ZaiWebSearchResult, _checked(data, _ZAI_WEB_SEARCH_RESULT_FIELDS))
 
 
@@ -3854,17 +3943,15 @@ ChatCompletion = TypedDict(
         # Content-filter verdicts on each prompt, sent on a first chunk that has no
         # choices.
         #
-        # Sent by Azure OpenAI; see https://github.com/MicrosoftDocs/azure-ai-
-        # docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-
-        # foundry/openai/concepts/content-streaming.md
+        # Sent by Azure OpenAI; see
+        # https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
         "prompt_filter_results": list[AzurePromptFilterResult] | None,
         # Content-filter verdicts on each prompt, under their legacy name.
         #
         # Deprecated: Older API versions' name for `prompt_filter_results`.
         #
-        # Sent by Azure OpenAI; see https://github.com/MicrosoftDocs/azure-ai-
-        # docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-
-        # foundry/openai/concepts/content-streaming.md
+        # Sent by Azure OpenAI; see
+        # https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
         "prompt_annotations": list[AzurePromptFilterResult] | None,
         # Latency measurements of the request inside the engine and the service, sent by
         # Foundry on the usage chunk.
@@ -3881,27 +3968,27 @@ ChatCompletion = TypedDict(
         # as `fireworks-server-time-to-first-token`); sent on the chunk with the finish
         # reason when the request set `perf_metrics_in_response`.
         #
-        # Sent by Fireworks AI; see https://docs.fireworks.ai/faq-new/models-
-        # inference/how-to-get-performance-metrics-for-streaming-responses
+        # Sent by Fireworks AI; see
+        # https://docs.fireworks.ai/faq-new/models-inference/how-to-get-performance-metrics-for-streaming-responses
         "perf_metrics": dict[str, Any] | None,
         # Groq's own metadata: the request id and seed on the first chunk, the usage
         # (with timings) on the last one.
         #
-        # Sent by Groq; see https://github.com/groq/groq-
-        # python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+        # Sent by Groq; see
+        # https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
         "x_groq": GroqXGroq | None,
         # Prompt-processing and generation speed of the request, sent on the final chunk
         # (MLX servers send it on every chunk).
         #
-        # Sent by llama.cpp server, MLX-VLM server; see https://github.com/ggml-
-        # org/llama.cpp/blob/master/tools/server/server-task.cpp
+        # Sent by llama.cpp server, MLX-VLM server; see
+        # https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
         "timings": LlamaCppTimings | None,
         # The server's native, non-OpenAI result (generation settings, grammar, token
         # counts and more), added for debugging when the server runs in verbose mode;
         # can be very large.
         #
-        # Sent by llama.cpp server; see https://github.com/ggml-
-        # org/llama.cpp/blob/master/tools/server/server-task.cpp
+        # Sent by llama.cpp server; see
+        # https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
         "__verbose": dict[str, Any] | None,
         # Latency figures Novita measures for the request, repeated on every chunk.
         #
@@ -3911,68 +3998,67 @@ ChatCompletion = TypedDict(
         # NVIDIA response extensions (worker ids, timing, token ids and more), present
         # only for the `extra_fields` the request asked for.
         #
-        # Sent by NVIDIA Dynamo; see https://github.com/ai-
-        # dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
+        # Sent by NVIDIA Dynamo; see
+        # https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
         "nvext": NvExt | None,
         # Name of the upstream provider that served the request (`OpenAI`, `Amazon
         # Bedrock`, `Google` and so on), which need not be the maker of the model.
         #
-        # Sent by OpenRouter; see https://github.com/OpenRouterTeam/ai-sdk-
-        # provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
+        # Sent by OpenRouter; see
+        # https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
         "provider": str | None,
         # A failure that happened after the stream had started, reported inside a chunk
         # that still carries `choices` (with finish reason `error`) and possibly
         # `usage`; a payload with `error` and no `choices` is rejected as an error
         # report instead.
         #
-        # Sent by OpenRouter; see https://openrouter.ai/docs/sdks/python/api-
-        # reference/components/chatstreamchunk
+        # Sent by OpenRouter; see
+        # https://openrouter.ai/docs/sdks/python/api-reference/components/chatstreamchunk
         "error": OpenRouterError | None,
         # Addresses of the sources the answer draws on, in the order the numbered
         # references in the text (`[1]`, `[2]`) use; Perplexity repeats the list on
         # every chunk, xAI's Live Search sends it on the last one.
         #
         # Sent by Perplexity, xAI (Grok); see
-        # https://github.com/perplexityai/perplexity-
-        # py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
+        # https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
         "citations": list[str] | None,
         # The search results the answer draws on, with titles and snippets.
         #
-        # Sent by Perplexity; see https://github.com/perplexityai/perplexity-
-        # py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
+        # Sent by Perplexity; see
+        # https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
         "search_results": list[PerplexitySearchResult] | None,
         # SGLang's own response extensions (routed experts, cache-source breakdown);
         # left out when none of them were produced.
         #
-        # Sent by SGLang; see https://github.com/sgl-
-        # project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+        # Sent by SGLang; see
+        # https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
         "sglext": SglangSglExt | None,
         # Warnings about the request, such as parameters that were ignored.
         #
-        # Sent by Together AI; see https://github.com/togethercomputer/together-
-        # py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+        # Sent by Together AI; see
+        # https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
         "warnings": list[TogetherWarning] | None,
         # Token ids of the rendered prompt; sent on the first chunk only, null when not
         # requested.
         #
-        # Sent by vLLM; see https://github.com/vllm-
-        # project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+        # Sent by vLLM; see
+        # https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
         "prompt_token_ids": list[int] | None,
         # The prompt after the chat template was applied; sent on the first chunk only
         # when `return_prompt_text` is set.
         #
-        # Sent by vLLM; see https://github.com/vllm-
-        # project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+        # Sent by vLLM; see
+        # https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
         "prompt_text": str | None,
         # Per-request performance measurements; null on chunks that do not carry them.
         #
-        # Sent by vLLM; see https://github.com/vllm-
-        # project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+        # Sent by vLLM; see
+        # https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
         "metrics": VllmRequestMetrics | None,
         # The request id the client sent or the server assigned, echoed back.
         #
-        # Sent by Z.ai (GLM); see https://docs.rs/openai-
-        # interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
+        # Sent by Z.ai (GLM); see
+        # https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
         "request_id": str | None,
         # The web pages the built-in `web_search` tool found and the answer draws on,
         # returned at the top level of the response.
@@ -4035,8 +4121,8 @@ class ChoiceDeltaToolCallFunction(TypedDict, total=False):
 
     arguments: str | dict[str, Any] | None
 
-    """A piece of the JSON-encoded arguments; the pieces concatenated may still be invalid
-    JSON.
+    """A piece of the JSON-encoded arguments; the pieces concatenated may still be
+    invalid JSON.
 
     llama.cpp server: Some builds stream tool arguments as a JSON object instead of a
     string. See https://github.com/ggml-org/llama.cpp/issues/20198
@@ -4046,14 +4132,16 @@ class ChoiceDeltaToolCallFunction(TypedDict, total=False):
     """
     name: str | None
 
-    """Name of the function; sent on the first fragment. Some backends repeat it on every
-    fragment and a few split it, so a fragment is appended unless it repeats the name so
-    far.
+    """Name of the function; sent on the first fragment. Some backends repeat it on
+    every fragment and a few split it, so a fragment is appended unless it repeats the
+    name so far.
     """
 
 
 def validate_choice_delta_tool_call_function(data: Any) -> ChoiceDeltaToolCallFunction:
-    """Check a decoded JSON object as a ChoiceDeltaToolCallFunction; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ChoiceDeltaToolCallFunction; raises
+    `ChunkDecodeError`.
+    """
     return cast(
         ChoiceDeltaToolCallFunction,
         _checked(data, _CHOICE_DELTA_TOOL_CALL_FUNCTION_FIELDS),
@@ -4082,7 +4170,9 @@ class ChoiceDeltaToolCallCustom(TypedDict, total=False):
 
 
 def validate_choice_delta_tool_call_custom(data: Any) -> ChoiceDeltaToolCallCustom:
-    """Check a decoded JSON object as a ChoiceDeltaToolCallCustom; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ChoiceDeltaToolCallCustom; raises
+    `ChunkDecodeError`.
+    """
     return cast(
         ChoiceDeltaToolCallCustom, _checked(data, _CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS)
     )
@@ -4117,13 +4207,16 @@ class ChoiceDeltaToolCall(TypedDict, total=False):
     """Kind of tool; sent on the first fragment."""
     custom: ChoiceDeltaToolCallCustom | None
 
-    """The custom tool being called and a piece of its input, for a call of type `custom`.
-    OpenAI sends it; openai-python 3.57 does not declare it (openai-node does).
+    """The custom tool being called and a piece of its input, for a call of type
+    `custom`. OpenAI sends it; openai-python 3.57 does not declare it (openai-node
+    does).
     """
 
 
 def validate_choice_delta_tool_call(data: Any) -> ChoiceDeltaToolCall:
-    """Check a decoded JSON object as a ChoiceDeltaToolCall; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ChoiceDeltaToolCall; raises
+    `ChunkDecodeError`.
+    """
     return cast(ChoiceDeltaToolCall, _checked(data, _CHOICE_DELTA_TOOL_CALL_FIELDS))
 
 
@@ -4143,7 +4236,8 @@ class ChoiceDeltaFunctionCall(TypedDict, total=False):
 
     arguments: str | None
 
-    """A piece of the JSON-encoded arguments, to be concatenated with the other pieces.
+    """A piece of the JSON-encoded arguments, to be concatenated with the other
+    pieces.
     """
     name: str | None
 
@@ -4151,7 +4245,9 @@ class ChoiceDeltaFunctionCall(TypedDict, total=False):
 
 
 def validate_choice_delta_function_call(data: Any) -> ChoiceDeltaFunctionCall:
-    """Check a decoded JSON object as a ChoiceDeltaFunctionCall; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ChoiceDeltaFunctionCall; raises
+    `ChunkDecodeError`.
+    """
     return cast(
         ChoiceDeltaFunctionCall, _checked(data, _CHOICE_DELTA_FUNCTION_CALL_FIELDS)
     )
@@ -4176,8 +4272,8 @@ class ChoiceDeltaAudio(TypedDict, total=False):
     """A piece of the base64-encoded audio in the requested format."""
     expires_at: int | None
 
-    """Unix time in seconds after which the audio can no longer be referenced; sent on the
-    last fragment.
+    """Unix time in seconds after which the audio can no longer be referenced; sent on
+    the last fragment.
     """
     transcript: str | None
 
@@ -4215,8 +4311,8 @@ class ChoiceDelta(TypedDict, total=False):
     """
     refusal: str | None
 
-    """A piece of the refusal message, streamed when the model declines a structured-output
-    request.
+    """A piece of the refusal message, streamed when the model declines a
+    structured-output request.
     """
     tool_calls: list[ChoiceDeltaToolCall] | None
 
@@ -4241,8 +4337,8 @@ class ChoiceDelta(TypedDict, total=False):
     """
     channel: str | None
 
-    """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning of
-    gpt-oss models.
+    """The Harmony channel the fragment belongs to, such as `analysis` for the reasoning
+    of gpt-oss models.
 
     Sent by Groq; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_groq/test_tool_use_failed_error_streaming.yaml
@@ -4280,16 +4376,16 @@ class ChoiceDelta(TypedDict, total=False):
     """
     tool_call_id: str | None
 
-    """Id of the tool call a tool message answers; the server's shared message model sends
-    it as null on deltas.
+    """Id of the tool call a tool message answers; the server's shared message model
+    sends it as null on deltas.
 
     Sent by MLX-VLM server; see
     https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
     """
     name: str | None
 
-    """Name of the tool or function behind the message; the server's shared message model
-    sends it as null on deltas.
+    """Name of the tool or function behind the message; the server's shared message
+    model sends it as null on deltas.
 
     Sent by MLX-VLM server; see
     https://github.com/Blaizzy/mlx-vlm/blob/main/mlx_vlm/server/schemas.py
@@ -4314,15 +4410,16 @@ class ChoiceDelta(TypedDict, total=False):
     """
     annotations: list[OpenRouterAnnotation] | None
 
-    """Citations attached to the answer, such as the web pages a search plugin used; sent
-    in deltas of their own before or alongside the text.
+    """Citations attached to the answer, such as the web pages a search plugin used;
+    sent in deltas of their own before or alongside the text.
 
     Sent by OpenRouter, LiteLLM, Groq; see
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
     """
     hidden_states: Any | None
 
-    """Hidden states of the model for this fragment, only when the request asked for them.
+    """Hidden states of the model for this fragment, only when the request asked for
+    them.
 
     Sent by SGLang; see
     https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
@@ -4430,17 +4527,18 @@ class Choice(TypedDict, total=False):
     """
     usage: CompletionUsage | None
 
-    """Token counts for the whole request, carried on the choice of the final chunk instead
-    of (or besides) the top-level `usage`; null or absent on the chunks before it.
+    """Token counts for the whole request, carried on the choice of the final chunk
+    instead of (or besides) the top-level `usage`; null or absent on the chunks before
+    it.
 
     Sent by Moonshot AI (Kimi); see
     https://platform.kimi.ai/docs/guide/utilize-the-streaming-output-feature-of-kimi-api
     """
     native_finish_reason: str | None
 
-    """The finish reason exactly as the upstream provider reported it (such as `end_turn`
-    or `STOP`), before OpenRouter mapped it onto `finish_reason`; null until the choice
-    ends.
+    """The finish reason exactly as the upstream provider reported it (such as
+    `end_turn` or `STOP`), before OpenRouter mapped it onto `finish_reason`; null until
+    the choice ends.
 
     Sent by OpenRouter; see
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_streaming_reasoning.yaml
@@ -4462,16 +4560,16 @@ class Choice(TypedDict, total=False):
     """
     seed: int | None
 
-    """The sampling seed of the choice; null until the last fragment. Values beyond 2**53
-    are common, so clients that read JSON numbers as doubles lose digits.
+    """The sampling seed of the choice; null until the last fragment. Values beyond
+    2**53 are common, so clients that read JSON numbers as doubles lose digits.
 
     Sent by Together AI; see
     https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
     """
     stop_reason: int | str | None
 
-    """The stop token id or stop string that ended the choice; null when it ended another
-    way.
+    """The stop token id or stop string that ended the choice; null when it ended
+    another way.
 
     Sent by vLLM; see
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
@@ -4577,17 +4675,15 @@ ChatCompletionChunk = TypedDict(
         # Content-filter verdicts on each prompt, sent on a first chunk that has no
         # choices.
         #
-        # Sent by Azure OpenAI; see https://github.com/MicrosoftDocs/azure-ai-
-        # docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-
-        # foundry/openai/concepts/content-streaming.md
+        # Sent by Azure OpenAI; see
+        # https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
         "prompt_filter_results": list[AzurePromptFilterResult] | None,
         # Content-filter verdicts on each prompt, under their legacy name.
         #
         # Deprecated: Older API versions' name for `prompt_filter_results`.
         #
-        # Sent by Azure OpenAI; see https://github.com/MicrosoftDocs/azure-ai-
-        # docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-
-        # foundry/openai/concepts/content-streaming.md
+        # Sent by Azure OpenAI; see
+        # https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
         "prompt_annotations": list[AzurePromptFilterResult] | None,
         # Latency measurements of the request inside the engine and the service, sent by
         # Foundry on the usage chunk.
@@ -4604,27 +4700,27 @@ ChatCompletionChunk = TypedDict(
         # as `fireworks-server-time-to-first-token`); sent on the chunk with the finish
         # reason when the request set `perf_metrics_in_response`.
         #
-        # Sent by Fireworks AI; see https://docs.fireworks.ai/faq-new/models-
-        # inference/how-to-get-performance-metrics-for-streaming-responses
+        # Sent by Fireworks AI; see
+        # https://docs.fireworks.ai/faq-new/models-inference/how-to-get-performance-metrics-for-streaming-responses
         "perf_metrics": dict[str, Any] | None,
         # Groq's own metadata: the request id and seed on the first chunk, the usage
         # (with timings) on the last one.
         #
-        # Sent by Groq; see https://github.com/groq/groq-
-        # python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
+        # Sent by Groq; see
+        # https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
         "x_groq": GroqXGroq | None,
         # Prompt-processing and generation speed of the request, sent on the final chunk
         # (MLX servers send it on every chunk).
         #
-        # Sent by llama.cpp server, MLX-VLM server; see https://github.com/ggml-
-        # org/llama.cpp/blob/master/tools/server/server-task.cpp
+        # Sent by llama.cpp server, MLX-VLM server; see
+        # https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
         "timings": LlamaCppTimings | None,
         # The server's native, non-OpenAI result (generation settings, grammar, token
         # counts and more), added for debugging when the server runs in verbose mode;
         # can be very large.
         #
-        # Sent by llama.cpp server; see https://github.com/ggml-
-        # org/llama.cpp/blob/master/tools/server/server-task.cpp
+        # Sent by llama.cpp server; see
+        # https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
         "__verbose": dict[str, Any] | None,
         # Latency figures Novita measures for the request, repeated on every chunk.
         #
@@ -4634,68 +4730,67 @@ ChatCompletionChunk = TypedDict(
         # NVIDIA response extensions (worker ids, timing, token ids and more), present
         # only for the `extra_fields` the request asked for.
         #
-        # Sent by NVIDIA Dynamo; see https://github.com/ai-
-        # dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
+        # Sent by NVIDIA Dynamo; see
+        # https://github.com/ai-dynamo/dynamo/blob/main/lib/llm/src/protocols/openai/nvext.rs
         "nvext": NvExt | None,
         # Name of the upstream provider that served the request (`OpenAI`, `Amazon
         # Bedrock`, `Google` and so on), which need not be the maker of the model.
         #
-        # Sent by OpenRouter; see https://github.com/OpenRouterTeam/ai-sdk-
-        # provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
+        # Sent by OpenRouter; see
+        # https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
         "provider": str | None,
         # A failure that happened after the stream had started, reported inside a chunk
         # that still carries `choices` (with finish reason `error`) and possibly
         # `usage`; a payload with `error` and no `choices` is rejected as an error
         # report instead.
         #
-        # Sent by OpenRouter; see https://openrouter.ai/docs/sdks/python/api-
-        # reference/components/chatstreamchunk
+        # Sent by OpenRouter; see
+        # https://openrouter.ai/docs/sdks/python/api-reference/components/chatstreamchunk
         "error": OpenRouterError | None,
         # Addresses of the sources the answer draws on, in the order the numbered
         # references in the text (`[1]`, `[2]`) use; Perplexity repeats the list on
         # every chunk, xAI's Live Search sends it on the last one.
         #
         # Sent by Perplexity, xAI (Grok); see
-        # https://github.com/perplexityai/perplexity-
-        # py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
+        # https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
         "citations": list[str] | None,
         # The search results the answer draws on, with titles and snippets.
         #
-        # Sent by Perplexity; see https://github.com/perplexityai/perplexity-
-        # py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
+        # Sent by Perplexity; see
+        # https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
         "search_results": list[PerplexitySearchResult] | None,
         # SGLang's own response extensions (routed experts, cache-source breakdown);
         # left out when none of them were produced.
         #
-        # Sent by SGLang; see https://github.com/sgl-
-        # project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
+        # Sent by SGLang; see
+        # https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/entrypoints/openai/protocol.py
         "sglext": SglangSglExt | None,
         # Warnings about the request, such as parameters that were ignored.
         #
-        # Sent by Together AI; see https://github.com/togethercomputer/together-
-        # py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
+        # Sent by Together AI; see
+        # https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
         "warnings": list[TogetherWarning] | None,
         # Token ids of the rendered prompt; sent on the first chunk only, null when not
         # requested.
         #
-        # Sent by vLLM; see https://github.com/vllm-
-        # project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+        # Sent by vLLM; see
+        # https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
         "prompt_token_ids": list[int] | None,
         # The prompt after the chat template was applied; sent on the first chunk only
         # when `return_prompt_text` is set.
         #
-        # Sent by vLLM; see https://github.com/vllm-
-        # project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+        # Sent by vLLM; see
+        # https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
         "prompt_text": str | None,
         # Per-request performance measurements; null on chunks that do not carry them.
         #
-        # Sent by vLLM; see https://github.com/vllm-
-        # project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
+        # Sent by vLLM; see
+        # https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
         "metrics": VllmRequestMetrics | None,
         # The request id the client sent or the server assigned, echoed back.
         #
-        # Sent by Z.ai (GLM); see https://docs.rs/openai-
-        # interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
+        # Sent by Z.ai (GLM); see
+        # https://docs.rs/openai-interface/0.14.0/openai_interface/chat/create/response/streaming/struct.ChatCompletionChunk.html
         "request_id": str | None,
         # The web pages the built-in `web_search` tool found and the answer draws on,
         # returned at the top level of the response.
@@ -4708,7 +4803,9 @@ ChatCompletionChunk = TypedDict(
 
 
 def validate_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
-    """Check a decoded JSON object as a ChatCompletionChunk; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ChatCompletionChunk; raises
+    `ChunkDecodeError`.
+    """
     return cast(ChatCompletionChunk, _checked(data, _CHAT_COMPLETION_CHUNK_FIELDS))
 
 
@@ -4760,12 +4857,15 @@ def loads(data: str | bytes) -> ChatCompletionChunk:
 
 
 def loads_completion(data: str | bytes) -> ChatCompletion:
-    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad
+    input."""
     return validate_chat_completion(_json(data))
 
 
 def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:
-    """Encode a chunk or a completion as compact JSON text (UTF-8 characters are written as they are)."""
+    """Encode a chunk or a completion as compact JSON text (UTF-8 characters are written
+    as they are).
+    """
     return _wire_text(value)
 
 
@@ -5390,7 +5490,8 @@ async def _aclose(source: object) -> None:
 
 
 def _raw_rest(rest: bytes, pieces: Iterator[bytes | str]) -> Iterator[RawEvent[Any]]:
-    """What follows [DONE] (`rest` of its piece, then the other pieces), as raw events."""
+    """What follows [DONE] (`rest` of its piece, then the other pieces), as raw
+    events."""
     if rest:
         yield RawEvent(rest, None, None)
     for piece in pieces:
@@ -5498,9 +5599,10 @@ def iter_chunks(
     `source` yields bytes or text in pieces of any size, split anywhere (inside a line
     or a UTF-8 sequence too), as `httpx.Response.iter_bytes()` or an open file does;
     or it is an httpx response, whose body is read and which `close()` closes; or a
-    whole body. Lines may end in LF, CRLF or CR. Raises `StreamError` when the server reports an
-    error, and `ChunkDecodeError` for a chunk that does not decode, unless `on_error`
-    is "skip": then the event is kept in the stream's `skipped` and reading goes on.
+    whole body. Lines may end in LF, CRLF or CR. Raises `StreamError` when the server
+    reports an error, and `ChunkDecodeError` for a chunk that does not decode, unless
+    `on_error` is "skip": then the event is kept in the stream's `skipped` and reading
+    goes on.
     One event may hold at most `max_event_size` bytes (`EventTooLargeError`).
     """
     return ChunkStream(source, loads, on_error, max_event_size)
@@ -5600,7 +5702,8 @@ class _Merged(dict[str, Any]):
 
 
 class _Text(list[str]):
-    """The pieces of a text, joined when the completion is read (never `+=` in a loop)."""
+    """The pieces of a text, joined when the completion is read (never `+=` in a
+    loop)."""
 
     __slots__ = ()
 
@@ -5742,7 +5845,8 @@ _LAST: Final = ("last", "", "")
 
 
 def _blank(value: Any) -> bool:
-    """No value yet, or a placeholder: Azure's filter chunks send id "" and created 0."""
+    """No value yet, or a placeholder: Azure's filter chunks send id "" and created
+    0."""
     return value is None or value == "" or (value == 0 and type(value) is int)
 
 
@@ -6050,11 +6154,11 @@ class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
     `finish_reason`, since usage and late fragments may follow it.
 
     Each key merges by the rule the spec gives it: text is appended; identifiers keep
-    the first value that is not empty (nor 0); lists of objects with an `index` merge item by
-    item (an item without an index continues the latest one, or starts a new one when
-    it brings a new `id`); objects merge key by key; anything else, keys the spec does
-    not describe included, keeps the last value that is not null. Nothing is summed and
-    nothing repeated is concatenated, so cumulative usage stays right.
+    the first value that is not empty (nor 0); lists of objects with an `index` merge
+    item by item (an item without an index continues the latest one, or starts a new
+    one when it brings a new `id`); objects merge key by key; anything else, keys the
+    spec does not describe included, keeps the last value that is not null. Nothing is
+    summed and nothing repeated is concatenated, so cumulative usage stays right.
     """
 
     __slots__ = ()

@@ -57,6 +57,20 @@ def docstring(paragraphs: str | Sequence[str], indent: int = 0) -> str:
     if isinstance(paragraphs, str):
         paragraphs = [paragraphs]
     width = 88 - indent
+    lines = _wrapped(paragraphs, width)
+    if len(lines) == 1 and len(lines[0]) + 6 > width:
+        # The formatter puts the closing quotes of a one-line text on its line: then
+        # they must fit there too.
+        lines = _wrapped(paragraphs, width - 3)
+    pad = " " * indent
+    if len(lines) == 1 and len(lines[0]) + 6 <= width:
+        return f'"""{lines[0]}"""'
+    body = "\n".join((pad + line) if line else "" for line in lines)
+    return f'"""{body.lstrip()}\n{pad}"""'
+
+
+def _wrapped(paragraphs: Sequence[str], width: int) -> list[str]:
+    """The lines of a docstring's text, the first after the opening quotes."""
     lines: list[str] = []
     for paragraph in paragraphs:
         if lines:
@@ -65,16 +79,14 @@ def docstring(paragraphs: str | Sequence[str], indent: int = 0) -> str:
             textwrap.wrap(
                 _escape_docstring(paragraph),
                 width=width,
+                initial_indent='"""' if not lines else "",
                 break_long_words=False,
                 break_on_hyphens=False,
             )
             or [""]
         )
-    pad = " " * indent
-    if len(lines) == 1 and len(lines[0]) + 6 <= width:
-        return f'"""{lines[0]}"""'
-    body = "\n".join((pad + line) if line else "" for line in lines)
-    return f'"""{body.lstrip()}\n{pad}"""'
+    lines[0] = lines[0].removeprefix('"""')
+    return lines
 
 
 def _escape_docstring(text: str) -> str:
@@ -95,7 +107,10 @@ def comment(paragraphs: str | Sequence[str], indent: int = 0) -> str:
         if lines:
             lines.append(pad + "#")
         for line in textwrap.wrap(
-            " ".join(paragraph.split()), width=86 - indent, break_long_words=False
+            " ".join(paragraph.split()),
+            width=86 - indent,
+            break_long_words=False,
+            break_on_hyphens=False,  # nor inside a URL
         ) or [""]:
             lines.append(f"{pad}# {line}")
     return "\n".join(lines).lstrip()

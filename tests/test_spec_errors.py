@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 import io
 import json
+import subprocess
+import sys
 import tokenize
 from pathlib import Path
 from typing import Any
@@ -128,3 +130,12 @@ def test_an_awkward_spec_generates_working_code(project: Path, case: Path) -> No
             assert doc in text, (target, doc)
         committed = (REPO / f"generated/chunk_{target}.py").read_text(encoding="utf-8")
         assert _imports(source) == _imports(committed), "a spec string became an import"
+    # Every line fits in 88 columns (a URL alone excepted), as a project linting E501 asks.
+    lint = [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "E501"]
+    result = subprocess.run(
+        [*lint, "--line-length", "88", str(project / "generated")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout

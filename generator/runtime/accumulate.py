@@ -82,7 +82,8 @@ class _Merged(dict[str, Any]):
 
 
 class _Text(list[str]):
-    """The pieces of a text, joined when the completion is read (never `+=` in a loop)."""
+    """The pieces of a text, joined when the completion is read (never `+=` in a
+    loop)."""
 
     __slots__ = ()
 
@@ -221,7 +222,8 @@ _LAST: Final = ("last", "", "")
 
 
 def _blank(value: Any) -> bool:
-    """No value yet, or a placeholder: Azure's filter chunks send id "" and created 0."""
+    """No value yet, or a placeholder: Azure's filter chunks send id "" and created
+    0."""
     return value is None or value == "" or (value == 0 and type(value) is int)
 
 

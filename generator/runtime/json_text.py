@@ -19,9 +19,9 @@ except ImportError:
     _fast_loads = None
 
 
-# orjson reads an integer past 64 bits as a float (from -9223372036854775809, 19 digits),
-# so a payload with 19 digits in a row is left to json: they are found by mapping each
-# digit to "0" and every other byte to " ".
+# orjson reads an integer past 64 bits as a float (from -9223372036854775809, 19
+# digits), so a payload with 19 digits in a row is left to json: they are found by
+# mapping each digit to "0" and every other byte to " ".
 _DIGITS_AS_ZEROS: Final = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 _LONG_NUMBER: Final = b"0" * 19
 
@@ -38,7 +38,8 @@ def _json(data: str | bytes) -> Any:
         ):  # what orjson refuses and json may read: NaN, lone surrogates
             pass
     try:
-        # Bytes must be UTF-8, as JSON on the wire is (json.loads would guess UTF-16 too).
+        # Bytes must be UTF-8, as JSON on the wire is (json.loads would guess UTF-16
+        # too).
         return json.loads(data.decode("utf-8") if isinstance(data, bytes) else data)
     except ValueError as exc:  # JSONDecodeError or UnicodeDecodeError
         raise ChunkDecodeError(f"invalid JSON: {exc}") from None

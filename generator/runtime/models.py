@@ -115,15 +115,17 @@ def _validate(
     says."""
     read: _AliasesRead = set()
     try:
-        # By wire name only: an unknown key that happens to be a Python name stays unknown.
+        # By wire name only: an unknown key that happens to be a Python name stays
+        # unknown.
         return model.model_validate_json(
             data, by_alias=True, by_name=False, context=read
         )
     except ValidationError as exc:
         error = exc
     if error.errors()[0]["type"] == "json_invalid":
-        # pydantic's JSON parser rejects half of a UTF-16 surrogate pair ("\ud83d"), which
-        # streams send when they split a pair across chunks; Python's json reads it.
+        # pydantic's JSON parser rejects half of a UTF-16 surrogate pair ("\ud83d"),
+        # which streams send when they split a pair across chunks; Python's json reads
+        # it.
         try:
             value = json.loads(
                 data.decode("utf-8") if isinstance(data, bytes) else data

@@ -83,7 +83,8 @@ class _Shape:
             key: (name, decode, nulls, _EXACT.get(decode))
             for key, (name, decode, nulls, _) in self.rows.items()
         }
-        """Wire key -> (name, decoder, what a null does, the type taken without a call)."""
+        """Wire key -> (name, decoder, what a null does, the type taken without a
+        call)."""
         self.required = tuple(row[0] for row in self.rows.values() if row[3])
         self.order = {key: index for index, key in enumerate(rows)}
         """The position of each key in spec order."""

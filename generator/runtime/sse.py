@@ -653,7 +653,8 @@ async def _aclose(source: object) -> None:
 
 
 def _raw_rest(rest: bytes, pieces: Iterator[bytes | str]) -> Iterator[RawEvent[Any]]:
-    """What follows [DONE] (`rest` of its piece, then the other pieces), as raw events."""
+    """What follows [DONE] (`rest` of its piece, then the other pieces), as raw
+    events."""
     if rest:
         yield RawEvent(rest, None, None)
     for piece in pieces:

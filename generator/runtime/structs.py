@@ -26,9 +26,9 @@ _NO_EXTRA: Final[dict[str, Any]] = {}
 _EXTRA: Final[dict[int, dict[str, Any]]] = {}
 """The keys the spec does not describe of each object read key by key, by id. A struct
 holds its fields only (structs are not tracked by the garbage collector, which would
-halve the reading speed with many chunks alive, and so they can have neither a `__dict__`
-nor weak references); an object read key by key is of a `_Read` subclass whose
-`__del__` drops its entry."""
+halve the reading speed with many chunks alive, and so they can have neither a
+`__dict__` nor weak references); an object read key by key is of a `_Read` subclass
+whose `__del__` drops its entry."""
 _ENCODER: Final = msgspec.json.Encoder()
 
 
@@ -46,8 +46,8 @@ def _read_struct(
     tag: str = "",
 ) -> _S:
     """An object read key by key by its type's table; its unknown keys are kept in
-    `_EXTRA` (in a strict shape, they are an error). The `tag` field is msgspec's, not the
-    struct's: it is checked, not passed."""
+    `_EXTRA` (in a strict shape, they are an error). The `tag` field is msgspec's, not
+    the struct's: it is checked, not passed."""
     try:
         known, other = _read(data, shape)
         if other and shape.strict:

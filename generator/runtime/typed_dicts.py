@@ -13,9 +13,9 @@ from generator.runtime.objects import _problem, _read, _Retry, _Shape
 
 
 def _checked(data: Any, shape: _Shape) -> dict[str, Any]:
-    """The object `data` checked by its type's table: known keys in spec order (a missing
-    defaulted key as its default), then the other keys in arrival order (in a strict
-    shape, an other key is an error); an error report raises `ErrorReport`."""
+    """The object `data` checked by its type's table: known keys in spec order (a
+    missing defaulted key as its default), then the other keys in arrival order (in a
+    strict shape, an other key is an error); an error report raises `ErrorReport`."""
     if shape.report is not None:
         _reject_error_report(data, shape.report)
     try:

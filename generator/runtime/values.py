@@ -152,9 +152,9 @@ def _tagged(key: str, members: dict[str, Callable[[Any], _T]]) -> Callable[[Any]
 def _either(
     expected: str, options: dict[type, Callable[[Any], Any] | None]
 ) -> Callable[[Any], Any]:
-    """The decoder of a union told apart by JSON kind: the Python type json gives a value
-    picks its alternative (an integer is a number too, unless an alternative takes
-    integers); None takes the value as it is."""
+    """The decoder of a union told apart by JSON kind: the Python type json gives a
+    value picks its alternative (an integer is a number too, unless an alternative
+    takes integers); None takes the value as it is."""
 
     def decode_either(value: Any) -> Any:
         try:

@@ -221,15 +221,18 @@ class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> Chunk:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ChunkRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_ChunkRead, data, _CHUNK_FIELDS)
@@ -295,12 +298,14 @@ def loads(data: str | bytes) -> Chunk:
 
 
 def dumps(value: Chunk) -> str:
-    """Encode a chunk as compact JSON text (UTF-8 characters are written as they are)."""
+    """Encode a chunk as compact JSON text (UTF-8 characters are written as they
+    are).
+    """
     if type(value) not in _READ_KEY_BY_KEY:
         try:
             return _ENCODER.encode(value).decode()
         except RecursionError:
-            pass  # a value nested deeper than msgspec goes from here: json may go further
+            pass  # nested deeper than msgspec goes from here: json may go further
     return _wire_text(value.to_dict())
 
 
@@ -408,9 +413,10 @@ def iter_chunks(
     `source` yields bytes or text in pieces of any size, split anywhere (inside a line
     or a UTF-8 sequence too), as `httpx.Response.iter_bytes()` or an open file does;
     or it is an httpx response, whose body is read and which `close()` closes; or a
-    whole body. Lines may end in LF, CRLF or CR. Raises `StreamError` when the server reports an
-    error, and `ChunkDecodeError` for a chunk that does not decode, unless `on_error`
-    is "skip": then the event is kept in the stream's `skipped` and reading goes on.
+    whole body. Lines may end in LF, CRLF or CR. Raises `StreamError` when the server
+    reports an error, and `ChunkDecodeError` for a chunk that does not decode, unless
+    `on_error` is "skip": then the event is kept in the stream's `skipped` and reading
+    goes on.
     One event may hold at most `max_event_size` bytes (`EventTooLargeError`).
     """
     return ChunkStream(source, loads, on_error, max_event_size)

@@ -221,15 +221,18 @@ class Item(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> Item:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ItemRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_ItemRead, data, _ITEM_FIELDS)
@@ -269,15 +272,18 @@ class Message(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> Message:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _MessageRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_MessageRead, data, _MESSAGE_FIELDS)
@@ -326,21 +332,26 @@ class Completion(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> Completion:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _CompletionRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_CompletionRead, data, _COMPLETION_FIELDS)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this Completion: known keys in spec order, then `extra`."""
+        """The JSON object of this Completion: known keys in spec order, then
+        `extra`.
+        """
         out: dict[str, Any] = {}
         if self.id is not UNSET:
             out["id"] = self.id
@@ -387,15 +398,18 @@ class ItemDelta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> ItemDelta:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ItemDeltaRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_ItemDeltaRead, data, _ITEM_DELTA_FIELDS)
@@ -436,15 +450,18 @@ class Delta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> Delta:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _DeltaRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_DeltaRead, data, _DELTA_FIELDS)
@@ -496,15 +513,18 @@ class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     @property
     def extra(self) -> Mapping[str, Any]:
-        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes them back."""
+        """Keys the spec does not describe, as they arrived (read-only); `dumps` writes
+        them back.
+        """
         return MappingProxyType(_EXTRA.get(id(self), _NO_EXTRA))
 
     @classmethod
     def from_dict(cls, data: Any) -> Chunk:
         """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
         try:
-            # Not read from JSON by msgspec, it may hold what msgspec cannot write (NaN,
-            # half of a surrogate pair): a `_Read` object, which dumps writes key by key.
+            # Not read from JSON by msgspec, it may hold what msgspec cannot write
+            # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
+            # by key.
             return msgspec.convert(data, _ChunkRead)
         except _MSGSPEC_REFUSES:
             return _read_struct(_ChunkRead, data, _CHUNK_FIELDS)
@@ -567,7 +587,8 @@ def loads(data: str | bytes) -> Chunk:
 
 
 def loads_completion(data: str | bytes) -> Completion:
-    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad
+    input."""
     try:
         value = _COMPLETION_DECODER.decode(data)
     except _MSGSPEC_REFUSES:
@@ -576,12 +597,14 @@ def loads_completion(data: str | bytes) -> Completion:
 
 
 def dumps(value: Chunk | Completion) -> str:
-    """Encode a chunk or a completion as compact JSON text (UTF-8 characters are written as they are)."""
+    """Encode a chunk or a completion as compact JSON text (UTF-8 characters are written
+    as they are).
+    """
     if type(value) not in _READ_KEY_BY_KEY:
         try:
             return _ENCODER.encode(value).decode()
         except RecursionError:
-            pass  # a value nested deeper than msgspec goes from here: json may go further
+            pass  # nested deeper than msgspec goes from here: json may go further
     return _wire_text(value.to_dict())
 
 
@@ -689,9 +712,10 @@ def iter_chunks(
     `source` yields bytes or text in pieces of any size, split anywhere (inside a line
     or a UTF-8 sequence too), as `httpx.Response.iter_bytes()` or an open file does;
     or it is an httpx response, whose body is read and which `close()` closes; or a
-    whole body. Lines may end in LF, CRLF or CR. Raises `StreamError` when the server reports an
-    error, and `ChunkDecodeError` for a chunk that does not decode, unless `on_error`
-    is "skip": then the event is kept in the stream's `skipped` and reading goes on.
+    whole body. Lines may end in LF, CRLF or CR. Raises `StreamError` when the server
+    reports an error, and `ChunkDecodeError` for a chunk that does not decode, unless
+    `on_error` is "skip": then the event is kept in the stream's `skipped` and reading
+    goes on.
     One event may hold at most `max_event_size` bytes (`EventTooLargeError`).
     """
     return ChunkStream(source, loads, on_error, max_event_size)
@@ -830,11 +854,11 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
     `finish_reason`, since usage and late fragments may follow it.
 
     Each key merges by the rule the spec gives it: text is appended; identifiers keep
-    the first value that is not empty (nor 0); lists of objects with an `index` merge item by
-    item (an item without an index continues the latest one, or starts a new one when
-    it brings a new `id`); objects merge key by key; anything else, keys the spec does
-    not describe included, keeps the last value that is not null. Nothing is summed and
-    nothing repeated is concatenated, so cumulative usage stays right.
+    the first value that is not empty (nor 0); lists of objects with an `index` merge
+    item by item (an item without an index continues the latest one, or starts a new
+    one when it brings a new `id`); objects merge key by key; anything else, keys the
+    spec does not describe included, keeps the last value that is not null. Nothing is
+    summed and nothing repeated is concatenated, so cumulative usage stays right.
     """
 
     __slots__ = ()

@@ -375,12 +375,15 @@ def loads(data: str | bytes) -> Chunk:
 
 
 def loads_completion(data: str | bytes) -> Completion:
-    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad
+    input."""
     return validate_completion(_json(data))
 
 
 def dumps(value: Chunk | Completion) -> str:
-    """Encode a chunk or a completion as compact JSON text (UTF-8 characters are written as they are)."""
+    """Encode a chunk or a completion as compact JSON text (UTF-8 characters are written
+    as they are).
+    """
     return _wire_text(value)
 
 
@@ -488,9 +491,10 @@ def iter_chunks(
     `source` yields bytes or text in pieces of any size, split anywhere (inside a line
     or a UTF-8 sequence too), as `httpx.Response.iter_bytes()` or an open file does;
     or it is an httpx response, whose body is read and which `close()` closes; or a
-    whole body. Lines may end in LF, CRLF or CR. Raises `StreamError` when the server reports an
-    error, and `ChunkDecodeError` for a chunk that does not decode, unless `on_error`
-    is "skip": then the event is kept in the stream's `skipped` and reading goes on.
+    whole body. Lines may end in LF, CRLF or CR. Raises `StreamError` when the server
+    reports an error, and `ChunkDecodeError` for a chunk that does not decode, unless
+    `on_error` is "skip": then the event is kept in the stream's `skipped` and reading
+    goes on.
     One event may hold at most `max_event_size` bytes (`EventTooLargeError`).
     """
     return ChunkStream(source, loads, on_error, max_event_size)
@@ -629,11 +633,11 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
     `finish_reason`, since usage and late fragments may follow it.
 
     Each key merges by the rule the spec gives it: text is appended; identifiers keep
-    the first value that is not empty (nor 0); lists of objects with an `index` merge item by
-    item (an item without an index continues the latest one, or starts a new one when
-    it brings a new `id`); objects merge key by key; anything else, keys the spec does
-    not describe included, keeps the last value that is not null. Nothing is summed and
-    nothing repeated is concatenated, so cumulative usage stays right.
+    the first value that is not empty (nor 0); lists of objects with an `index` merge
+    item by item (an item without an index continues the latest one, or starts a new
+    one when it brings a new `id`); objects merge key by key; anything else, keys the
+    spec does not describe included, keeps the last value that is not null. Nothing is
+    summed and nothing repeated is concatenated, so cumulative usage stays right.
     """
 
     __slots__ = ()

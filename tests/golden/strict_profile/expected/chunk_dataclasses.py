@@ -247,7 +247,9 @@ def loads(data: str | bytes) -> Chunk:
 
 
 def dumps(value: Chunk) -> str:
-    """Encode a chunk as compact JSON text (UTF-8 characters are written as they are)."""
+    """Encode a chunk as compact JSON text (UTF-8 characters are written as they
+    are).
+    """
     return _wire_text(value.to_dict())
 
 
@@ -355,9 +357,10 @@ def iter_chunks(
     `source` yields bytes or text in pieces of any size, split anywhere (inside a line
     or a UTF-8 sequence too), as `httpx.Response.iter_bytes()` or an open file does;
     or it is an httpx response, whose body is read and which `close()` closes; or a
-    whole body. Lines may end in LF, CRLF or CR. Raises `StreamError` when the server reports an
-    error, and `ChunkDecodeError` for a chunk that does not decode, unless `on_error`
-    is "skip": then the event is kept in the stream's `skipped` and reading goes on.
+    whole body. Lines may end in LF, CRLF or CR. Raises `StreamError` when the server
+    reports an error, and `ChunkDecodeError` for a chunk that does not decode, unless
+    `on_error` is "skip": then the event is kept in the stream's `skipped` and reading
+    goes on.
     One event may hold at most `max_event_size` bytes (`EventTooLargeError`).
     """
     return ChunkStream(source, loads, on_error, max_event_size)
