@@ -48,7 +48,7 @@ from starlette.routing import Route
 
 from bench.corpus import CORPORA, corpus
 from bench.targets import TARGETS
-from bench.throughput import STDLIB_ONLY, time_paths
+from bench.throughput import STDLIB_ONLY, time_paths, write_results
 
 RESULTS = Path(__file__).resolve().parent / "streams.md"
 ROOT = Path(__file__).resolve().parent.parent
@@ -627,10 +627,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         text = run(chunks=20_000, repeats=9, sizes=(1.0, 8.0), big_repeats=5)
     print(text)
     if not args.quick:
-        RESULTS.write_text(text)
-        print(
-            f"wrote {RESULTS.relative_to(Path.cwd()) if RESULTS.is_relative_to(Path.cwd()) else RESULTS}"
-        )
+        write_results(RESULTS, text)
     return 0
 
 

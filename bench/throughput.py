@@ -300,11 +300,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = run(chunks=200, repeats=3) if args.quick else run(chunks=2_000, repeats=9)
     print(text)
     if not args.quick:
-        RESULTS.write_text(text)
-        print(
-            f"wrote {RESULTS.relative_to(Path.cwd()) if RESULTS.is_relative_to(Path.cwd()) else RESULTS}"
-        )
+        write_results(RESULTS, text)
     return 0
+
+
+def write_results(path: Path, text: str) -> None:
+    """Write a full run's report beside the benchmark, and say where."""
+    path.write_text(text)
+    print(f"wrote {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 8c81cd31432833ed (spec, templates and generator).
+# Spec hash: 2951b8f37aadf83e (spec, templates and generator).
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
@@ -5288,32 +5288,29 @@ class _EventReader(Generic[_Chunk]):
             if next_line == _DONE:
                 return out
             at = next_line
-        if self._first:
-            at = self._lines(piece, at)
-            if at == _DONE:
-                return out
-            return self._keep(piece, at)
         # The usual piece, read here without a call per line: its lines end in LF or
-        # CRLF. A CR alone ends a line too: from the first one, `_lines` reads on.
+        # CRLF. A CR alone ends a line too: from the first one, `_lines` reads on, as
+        # it reads the first line of the stream (which may start with a BOM).
         cr = b"\r" in piece
         find = piece.find
         values = self._data
-        while (end := find(b"\n", at)) >= 0:
-            stop = end
-            if cr:
-                if end > at and piece[end - 1] == 13:
-                    stop = end - 1
-                if find(b"\r", at, stop) >= 0:
-                    break
-            if stop == at:
-                if self._dispatch(end + 1):
-                    return out
-            elif piece.startswith(b"data: ", at):
-                values.append(piece[at + 6 : stop])
-            else:
-                self._line(piece[at:stop], end + 1)
-            at = end + 1
-        if cr:
+        if not self._first:
+            while (end := find(b"\n", at)) >= 0:
+                stop = end
+                if cr:
+                    if end > at and piece[end - 1] == 13:
+                        stop = end - 1
+                    if find(b"\r", at, stop) >= 0:
+                        break
+                if stop == at:
+                    if self._dispatch(end + 1):
+                        return out
+                elif piece.startswith(b"data: ", at):
+                    values.append(piece[at + 6 : stop])
+                else:
+                    self._line(piece[at:stop], end + 1)
+                at = end + 1
+        if cr or self._first:
             at = self._lines(piece, at)
             if at == _DONE:
                 return out

@@ -26,7 +26,7 @@
 #          spec/vendors/vllm.yaml
 #          spec/vendors/xai.yaml
 #          spec/vendors/zai.yaml
-# Spec hash: 8c81cd31432833ed (spec, templates and generator).
+# Spec hash: 2951b8f37aadf83e (spec, templates and generator).
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_msgspec.py.
