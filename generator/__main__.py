@@ -1,12 +1,16 @@
-"""Command line of the generator.
+"""Command line of chunkspec (`chunkspec`, `python -m chunkspec`; in a checkout
+`python -m generator`).
 
-  python -m generator generate [--vendors V] [--profile P]   spec -> generated/, tests/generated/
-  python -m generator check [--vendored PATH ...]            fail when output is stale
-  python -m generator vendor --target T --out PATH [...]     one module for another repo
-  python -m generator new-vendor NAME                        scaffold spec/vendors/NAME.yaml
+  vendor --target T --out PATH [--vendors V] [--profile P]   one module for your repository
+  check --vendored PATH ...                                  fail when one is stale or edited
+  generate [--vendors V] [--profile P]                       spec -> generated/, tests/generated/
+  check                                                      fail when generated/ is stale
+  new-vendor NAME                                            scaffold spec/vendors/NAME.yaml
 
-`generate` and `check` read their defaults from `[tool.chunkspec]` (`vendors`,
-`profile`) in the project's pyproject.toml; the flags override them.
+`vendor` and `check --vendored` use the spec chunkspec ships (or --root). `generate`,
+`check` and `new-vendor` work on a chunkspec project: the checkout, or --root. They read
+their defaults from `[tool.chunkspec]` (`vendors`, `profile`) in the project's
+pyproject.toml; the flags override them.
 """
 
 from __future__ import annotations
@@ -19,42 +23,37 @@ from pathlib import Path
 
 import jinja2
 
-from generator.emit import Output, RenderError, stale, strays, write_all
-from generator.errors import SpecError
-from generator.ir import Options
-from generator.pipeline import generate
-from generator.render import PROJECT_COMMAND
-from generator.scaffold import new_vendor
-from generator.vendoring import (
+from .emit import Output, RenderError, stale, strays, write_all
+from .errors import SpecError
+from .ir import Options
+from .pipeline import generate
+from .render import PROJECT_COMMAND
+from .scaffold import new_vendor
+from .vendoring import (
     Request,
     add_request_arguments,
     add_selection_arguments,
+    in_repository,
     options_from,
     problems,
     render_vendored,
 )
 
-
-def default_root() -> Path:
-    """This checkout, or where `pip install` put the spec and templates."""
-    checkout = Path(__file__).resolve().parent.parent
-    if (checkout / "spec").is_dir():
-        return checkout
-    return Path(sys.prefix) / "share" / "chunkspec"
+PACKAGE = Path(__file__).resolve().parent
+INSTALLED = (PACKAGE / "spec").is_dir()
+"""Installed, the spec and templates are package data; in a checkout, they are beside it."""
+ROOT = PACKAGE if INSTALLED else PACKAGE.parent
 
 
-ROOT = default_root()
-
-
-def parser() -> argparse.ArgumentParser:
+def parser(prog: str) -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(
-        prog="python -m generator",
+        prog=prog,
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
-        "--root", type=Path, default=ROOT, help="project root (default: this checkout)"
+        "--root", type=Path, help="the chunkspec project (default: chunkspec's own spec)"
     )
     commands = main.add_subparsers(dest="command", required=True)
     generate_ = commands.add_parser(
@@ -76,25 +75,30 @@ def parser() -> argparse.ArgumentParser:
     return main
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    root: Path = args.root.resolve()
+def main(argv: list[str] | None = None, prog: str = "python -m generator") -> int:
+    args = parser(prog).parse_args(argv)
+    root: Path = (args.root or ROOT).resolve()
     try:
+        if args.command == "vendor":
+            own_root = None if root == ROOT else in_repository(args.root)
+            options = options_from(args.vendors, args.profile)
+            out = in_repository(Path(args.out))
+            request = Request(prog, args.target, options, out, own_root)
+            return write_vendored(root, request, Path(args.out))
+        if args.command == "check" and args.vendored:
+            return check_vendored(root, args.vendored, prog)
+        if INSTALLED and args.root is None:
+            return fail(
+                f"`{args.command}` works on a chunkspec project (a checkout of chunkspec, or"
+                " a folder with its spec/ and templates/): pass --root"
+            )
         if args.command == "new-vendor":
             path = new_vendor(root, args.name)
             print(f"wrote {path.relative_to(root)}; fill it in and run `make generate`")
             return 0
-        if args.command == "vendor":
-            own_root = None if root == ROOT else str(args.root)
-            request = Request(
-                args.target, options_from(args.vendors, args.profile), args.out, own_root
-            )
-            return write_vendored(root, request)
-        if args.command == "check" and args.vendored:
-            return check_vendored(root, args.vendored)
         flags = getattr(args, "vendors", None), getattr(args, "profile", None)
         options = project_options(root, *flags)
-        outputs = generate(root, options, generate_command(*flags))
+        outputs = generate(root, options, generate_command(prog, *flags))
     except (SpecError, RenderError) as exc:
         return fail(str(exc))
     except jinja2.TemplateError as exc:
@@ -156,34 +160,32 @@ def project_options(root: Path, vendors: str | None, profile: str | None) -> Opt
     return options_from(vendors, profile)
 
 
-def generate_command(vendors: str | None, profile: str | None) -> str:
+def generate_command(prog: str, vendors: str | None, profile: str | None) -> str:
     """The command a generated header names: the flags given, if any, else make's."""
     if vendors is None and profile is None:
         return PROJECT_COMMAND
-    args = ["python", "-m", "generator", "generate"]
+    args = [*shlex.split(prog), "generate"]
     args += ["--vendors", vendors] if vendors is not None else []
     args += ["--profile", profile] if profile is not None else []
     return shlex.join(args)
 
 
-def write_vendored(root: Path, request: Request) -> int:
+def write_vendored(root: Path, request: Request, target: Path) -> int:
     output = render_vendored(root, request)
-    target = Path(request.out)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         write_all(target.parent, [Output(target.name, output.content)])
     except OSError as exc:
-        return fail(f"{request.out}: cannot write: {exc}")
-    print(
-        f"wrote {request.out}; check it later with: python -m generator check --vendored {request.out}"
-    )
+        return fail(f"{target}: cannot write: {exc}")
+    check = shlex.join([*shlex.split(request.prog), "check", "--vendored", str(target)])
+    print(f"wrote {target}; check it later with: {check}")
     return 0
 
 
-def check_vendored(root: Path, paths: list[Path]) -> int:
+def check_vendored(root: Path, paths: list[Path], prog: str) -> int:
     failed = 0
     for path in paths:
-        problem = problems(root, path)
+        problem = problems(root, path, prog)
         if problem is None:
             print(f"{path}: up to date")
         else:
@@ -211,8 +213,8 @@ def fail(message: str) -> int:
 
 def run() -> None:
     """The `chunkspec` console script."""
-    sys.exit(main())
+    sys.exit(main(prog="chunkspec"))
 
 
 if __name__ == "__main__":
-    run()
+    sys.exit(main(prog=f"python -m {__package__}"))

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from generator import merging, naming
-from generator.errors import SpecError
-from generator.ir import (
+from . import merging, naming
+from .errors import SpecError
+from .ir import (
     Enum,
     EnumRef,
     EnumValue,
@@ -34,9 +34,9 @@ from generator.ir import (
     json_kind,
     parts,
 )
-from generator.load import RawEnum, RawField, RawRelax, RawSpec, RawType, Where
-from generator.targets import module_names
-from generator.typeexpr import TypeSyntaxError, parse_type
+from .load import RawEnum, RawField, RawRelax, RawSpec, RawType, Where
+from .targets import module_names
+from .typeexpr import TypeSyntaxError, parse_type
 
 
 def build_spec(raw: RawSpec, options: Options | None = None) -> Spec:

@@ -11,7 +11,6 @@ rendered and formatted in memory first, then each one is replaced atomically.
 from __future__ import annotations
 
 import difflib
-import hashlib
 import os
 import subprocess
 import tempfile
@@ -21,7 +20,7 @@ from pathlib import Path
 
 from ruff.__main__ import find_ruff_bin
 
-from generator.render import Rendered
+from .render import Rendered
 
 FORMAT_COMMAND = (
     "format",
@@ -43,21 +42,7 @@ class RenderError(Exception):
     """A template produced code that does not compile (a generator bug, not a spec error)."""
 
 
-GENERATOR = Path(__file__).resolve().parent
 GENERATED_FOLDERS = ("generated", "tests/generated")
-
-
-def spec_hash(root: Path, spec_files: Iterable[str]) -> str:
-    """A short hash of everything the output is made from: the spec files, the templates
-    and the generator's own code; stable across machines."""
-    digest = hashlib.sha256()
-    inputs = [root / name for name in spec_files]
-    inputs += sorted((root / "templates").glob("*.jinja")) + sorted(GENERATOR.rglob("*.py"))
-    for path in inputs:
-        name = path.relative_to(root if path.is_relative_to(root) else GENERATOR.parent)
-        digest.update(name.as_posix().encode() + b"\0")
-        digest.update(path.read_bytes().replace(b"\r\n", b"\n") + b"\0")
-    return digest.hexdigest()[:16]
 
 
 def finish(rendered: Rendered) -> Output:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from generator.ir import EnumRef, ListOf, MapOf, Model, ModelRef, Scalar, Spec, TypeExpr, Union
+from .ir import EnumRef, ListOf, MapOf, Model, ModelRef, Scalar, Spec, TypeExpr, Union
 
 VARIANTS = ("minimal", "maximal", "nulls", "alternates")
 

@@ -69,10 +69,11 @@ def _runtime_file(name: str) -> RuntimeFile:
     start = 0
     for index, node in enumerate(body):
         if isinstance(node, ast.Import | ast.ImportFrom):
+            sibling = isinstance(node, ast.ImportFrom) and node.level > 0
             for alias in node.names:
                 module = node.module if isinstance(node, ast.ImportFrom) else alias.name
                 assert module is not None
-                if module != "__future__" and not module.startswith("generator."):
+                if module != "__future__" and not sibling:
                     imports[alias.asname or alias.name] = (
                         module,
                         alias.name if isinstance(node, ast.ImportFrom) else "",

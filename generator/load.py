@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.errors import SpecError
-from generator.runtime.accumulate import _RULES
-from generator.yamlfile import Located, load_yaml
+from .errors import SpecError
+from .runtime.accumulate import _RULES
+from .yamlfile import Located, load_yaml
 
 CORE_FILE = "spec/chat_completion_chunk.yaml"
 VENDOR_DIR = "spec/vendors"

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from generator.ir import (
+from .ir import (
     EnumRef,
     Field,
     Fill,
@@ -30,7 +30,7 @@ from generator.ir import (
     alternatives,
     parts,
 )
-from generator.load import Where
+from .load import Where
 
 FieldWhere = dict[tuple[str, str], Where]
 """(type, wire key) -> where the field is declared; fields added to the completion join it."""

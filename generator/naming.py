@@ -13,8 +13,8 @@ import keyword
 import re
 from collections.abc import Callable, Iterable
 
-from generator.errors import SpecError
-from generator.ir import Model
+from .errors import SpecError
+from .ir import Model
 
 # Names a generated class body evaluates or its annotations use: a field of the same name
 # would shadow them inside the class (a field `field` would break `field(...)` defaults).

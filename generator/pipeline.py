@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.build import build_specs
-from generator.emit import Output, finish, spec_hash
-from generator.ir import Options
-from generator.load import load_spec
-from generator.render import PROJECT_COMMAND, render_all
-from generator.schema import render_schema
-from generator.vendor_docs import render_vendor_docs
+from .build import build_specs
+from .digests import inputs
+from .emit import Output, finish
+from .ir import Options
+from .load import load_spec
+from .render import PROJECT_COMMAND, environment, render_all
+from .schema import render_schema
+from .targets import TARGETS
+from .vendor_docs import render_vendor_docs
 
 
 def generate(
@@ -24,9 +26,10 @@ def generate(
     spec, openai, whole = build_specs(
         raw, options or Options(), Options(vendors=(), profile="strict"), Options()
     )
-    digest = spec_hash(root, spec.files)
-    rendered = render_all(spec, openai, digest, root / "templates", command)
+    targets = [target(spec) for target in TARGETS.values()]
+    everything = inputs(root, spec, targets, environment(root / "templates").list_templates())
+    rendered = render_all(spec, openai, root, everything, command)
     outputs = [finish(one) for one in rendered]
-    outputs.append(render_schema(spec, digest))
-    outputs.append(render_vendor_docs(whole, digest))
+    outputs.append(render_schema(spec, everything.digest))
+    outputs.append(render_vendor_docs(whole, everything.digest))
     return outputs

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from generator.errors import SpecError
-from generator.load import VENDOR_DIR
+from .errors import SpecError
+from .load import VENDOR_DIR
 
 TEMPLATE = """\
 # {name}: one line on what this backend is.

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.ir import EnumRef, ListOf, MapOf, Model, ModelRef, Scalar, Spec, TypeExpr, Union
-from generator.naming import snake
+from .ir import EnumRef, ListOf, MapOf, Model, ModelRef, Scalar, Spec, TypeExpr, Union
+from .naming import snake
 
 # The leaf strategies, defined by the template: text (non-ASCII included), integers of
 # any size (beyond 2**53 too), finite floats (and integers, which a float key accepts

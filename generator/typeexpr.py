@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from generator.ir import ListOf, MapOf, Scalar, ScalarKind, TypeExpr, Union
+from .ir import ListOf, MapOf, Scalar, ScalarKind, TypeExpr, Union
 
 SCALARS: tuple[ScalarKind, ...] = ("string", "int", "float", "bool", "any")
 

@@ -1,26 +1,30 @@
 """One module written into another repository, and the check that it is still what the
 spec produces.
 
-A vendored module's header records the exact command that wrote it and a checksum of
-its own text, so `check --vendored` can tell a hand-edited copy (the checksum no longer
-matches) from a stale one (the spec, templates or generator changed since).
+A vendored module's header records the exact command that wrote it, the digests of what
+it was made from (generator/digests.py) and a checksum of its own text, so `check
+--vendored` can tell a hand-edited copy (the checksum no longer matches) from a stale one
+(an input it was made from changed since), and say which input changed.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from generator.build import build_spec
-from generator.emit import Output, finish, spec_hash
-from generator.errors import SpecError
-from generator.ir import Options
-from generator.load import load_spec
-from generator.render import Rendered, render_module
-from generator.targets import TARGETS
+from .build import build_spec
+from .digests import Inputs, inputs, recorded
+from .emit import Output, finish
+from .errors import SpecError
+from .ir import Options
+from .load import load_spec
+from .render import Rendered, render_module
+from .revision import this_build
+from .targets import TARGETS
 
 COMMAND_PREFIX = "# Regenerate with: "
 CHECKSUM_PREFIX = "# Checksum: "
@@ -30,14 +34,17 @@ CHECKSUM_PREFIX = "# Checksum: "
 class Request:
     """What `vendor` was asked for: everything needed to write the same file again."""
 
+    prog: str
+    """The command as the user ran it: `chunkspec`, `python -m chunkspec`..."""
     target: str
     options: Options
     out: str
+    """The module's path, relative to the repository it is written into."""
     root: str | None = None
-    """The project root, when it is not the generator's own checkout."""
+    """The project root, when it is not chunkspec's own spec."""
 
     def command(self) -> str:
-        args = ["python", "-m", "generator", "vendor", "--target", self.target]
+        args = [*shlex.split(self.prog), "vendor", "--target", self.target]
         if self.root is not None:
             args += ["--root", self.root]
         if self.options.vendors is not None:
@@ -50,12 +57,15 @@ class Request:
 def render_vendored(root: Path, request: Request) -> Output:
     """The module `request` asks for, formatted and sealed with its checksum."""
     spec = build_spec(load_spec(root), request.options)
-    target = TARGETS[request.target](spec)
-    text = render_module(
-        spec, spec_hash(root, spec.files), root / "templates", target, request.command()
-    )
+    text = render_module(spec, root, TARGETS[request.target](spec), request.command())
     formatted = finish(Rendered(request.out, text, python=True)).content
     return Output(request.out, seal(formatted))
+
+
+def current_inputs(root: Path, request: Request) -> Inputs:
+    """What the module `request` asks for is made from now."""
+    spec = build_spec(load_spec(root), request.options)
+    return inputs(root, spec, [TARGETS[request.target](spec)])
 
 
 def seal(text: str) -> str:
@@ -122,41 +132,96 @@ class CommandError(ValueError):
 
 
 def parse_command(command: str) -> Request:
-    """The request a recorded `python -m generator vendor ...` command made."""
+    """The request a recorded `chunkspec vendor ...` command made."""
     parser = argparse.ArgumentParser(prog="vendor", add_help=False, exit_on_error=False)
     add_request_arguments(parser)
     parser.add_argument("--root")
     try:
         words = shlex.split(command)
-        args, unknown = parser.parse_known_args(words[words.index("vendor") + 1 :])
+        at = words.index("vendor")
+        args, unknown = parser.parse_known_args(words[at + 1 :])
     except (ValueError, argparse.ArgumentError, SystemExit) as exc:
         raise CommandError(str(exc) or "unreadable") from None
     if unknown:
         raise CommandError(f"unknown arguments {unknown}")
-    return Request(args.target, options_from(args.vendors, args.profile), args.out, args.root)
+    options = options_from(args.vendors, args.profile)
+    return Request(shlex.join(words[:at]), args.target, options, args.out, args.root)
 
 
-def problems(root: Path, path: Path) -> str | None:
-    """Why the vendored module at `path` is not what its command writes; None if it is."""
+def repository_top(path: Path) -> Path | None:
+    """The root of the git repository `path` is in, if any."""
+    for folder in [path.absolute(), *path.absolute().parents]:
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def in_repository(path: Path) -> str:
+    """How a header records `path`: relative to its repository's root, so the header is
+    the same on every machine and in every folder it is run from; as given outside a
+    repository."""
+    absolute = Path(os.path.normpath(path.absolute()))
+    top = repository_top(absolute)
+    return path.as_posix() if top is None else absolute.relative_to(top).as_posix()
+
+
+def problems(root: Path, path: Path, prog: str) -> str | None:
+    """Why the vendored module at `path` is not what chunkspec makes of its command now
+    (None if it is). `prog` is how the user runs chunkspec, for the commands shown."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return f"cannot read: {exc}"
-    body, recorded = unseal(text)
+    body, checksum = unseal(text)
     command = recorded_command(text)
-    if recorded is None or command is None or " vendor " not in f" {command} ":
-        return "not a module written by `python -m generator vendor` (no command or checksum in its header)"
-    if _checksum(body) != recorded:
-        return f"edited by hand (its checksum does not match); regenerate with: {command}"
+    if checksum is None or command is None or " vendor " not in f" {command} ":
+        return f"not a module written by `{prog} vendor` (its header has no command or checksum)"
     try:
         request = parse_command(command)
-        current = render_vendored(root, request).content
     except CommandError as exc:
-        return f"its header's command cannot be read ({exc}); regenerate it"
+        return f"its header's command cannot be read ({exc}); write it again with `{prog} vendor`"
+    again = replace(request, prog=prog).command()
+    if _checksum(body) != checksum:
+        return (
+            "edited by hand (its checksum does not match); from the repository root, write it"
+            f" again with:\n    {again}"
+        )
+    try:
+        now = current_inputs(_project(root, request, path), request)
     except SpecError as exc:
         return f"stale: it cannot be made from the current spec ({exc})"
-    if current != text:
-        return (
-            f"stale: the spec or generator changed since it was written; regenerate with: {command}"
-        )
-    return None
+    made_from = recorded(text)
+    if made_from is not None and made_from[1] == now.digest:
+        return None
+    return _stale(made_from, now, again)
+
+
+def _project(default: Path, request: Request, module: Path) -> Path:
+    """The spec project the module was made from: its recorded root (relative to the
+    module's repository), else the checking chunkspec's own spec."""
+    if request.root is None:
+        return default
+    return (repository_top(module.parent) or Path.cwd()) / request.root
+
+
+def _stale(made_from: tuple[Inputs, str] | None, now: Inputs, again: str) -> str:
+    build = this_build()
+    if made_from is None:
+        lines = ["stale: its header records no input digests (an older chunkspec wrote it)"]
+        recorded_digest = "none"
+    else:
+        lines = ["stale: what it is made from changed since it was written:"]
+        changed = made_from[0].changed(now)
+        width = max((len(name) for name, _, _ in changed), default=0)
+        for name, old, new in changed:
+            lines.append(f"    {name.ljust(width)}  recorded {old or '-'}, now {new or '-'}")
+        recorded_digest = made_from[1]
+    return "\n".join(
+        [
+            *lines,
+            f"  digest: recorded {recorded_digest}, now {now.digest} ({build.describe()})",
+            "  to update it, from the repository root:",
+            f"    1. install the chunkspec this check ran: {build.install()}",
+            f"    2. {again}",
+        ]
+    )

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from generator.errors import SpecError
+from .errors import SpecError
 
 
 class Located(dict[str, Any]):

@@ -40,7 +40,7 @@ TEMPLATES = REPO / "templates"
 TARGETS = tuple(REGISTRY)
 COMMAND = "make golden"
 """How the records are regenerated; named in failure messages and in each record's header."""
-HASH_PLACEHOLDER = "<spec-hash>"
+DIGEST_PLACEHOLDER = "<digest>"
 OPTIONS_FILE = "options.toml"
 
 ELIDE: list[str] = []
@@ -52,7 +52,8 @@ class GoldenError(Exception):
     """A golden case the generator cannot render (its spec, options or the generator)."""
 
 
-_SPEC_HASH = re.compile(r"(Spec hash: )[0-9a-f]+")
+_DIGESTS = re.compile(r"^(#   \S.*?  +|# Digest: )[0-9a-f]{12,16}$", re.MULTILINE)
+"""The header's digests: the code's changes with every edit of the generator."""
 
 
 def features() -> list[str]:
@@ -162,9 +163,9 @@ def _marker(name: str, block: str) -> str:
 
 
 def expected_text(path: str | Path, content: str) -> str:
-    """A generated file as its golden record holds it: the spec hash replaced by a
+    """A generated file as its golden record holds it: the header's digests replaced by a
     placeholder, and each runtime section of a Python module by a one-line marker."""
-    text = _SPEC_HASH.sub(lambda m: m.group(1) + HASH_PLACEHOLDER, content)
+    text = _DIGESTS.sub(lambda m: m.group(1) + DIGEST_PLACEHOLDER, content)
     if str(path).endswith(".py"):
         for name, block in elisions().items():
             text = text.replace(block, _marker(name, block))

@@ -75,18 +75,20 @@ def test_a_golden_folder_holds_its_spec_and_four_records_only(feature: str) -> N
     assert spec_text.startswith(f"# Golden case `{feature}`"), "say what the case shows"
 
 
-def test_no_record_holds_a_spec_hash() -> None:
-    text = "# Spec hash: 0123456789abcdef (spec, templates and generator).\nx = 1\n"
+def test_no_record_holds_a_digest() -> None:
+    text = "# Made from (input, digest):\n#   spec/x.yaml  0123456789ab\n# Digest: 0123456789abcdef\n"
     normalised = golden.expected_text("generated/chunk_dataclasses.py", text)
-    placeholder = f"# Spec hash: {golden.HASH_PLACEHOLDER} (spec, templates and generator)."
-    assert normalised == placeholder + "\nx = 1\n"
+    placeholder = golden.DIGEST_PLACEHOLDER
+    assert normalised == (
+        f"# Made from (input, digest):\n#   spec/x.yaml  {placeholder}\n# Digest: {placeholder}\n"
+    )
     for feature in FEATURES:
         for target in TARGETS:
             record = golden.expected_path(feature, target).read_text(encoding="utf-8")
-            assert not re.search(r"Spec hash: [0-9a-f]{6,}", record), (feature, target)
+            assert not re.search(r"(  |Digest: )[0-9a-f]{12,16}$", record, re.M), (feature, target)
 
 
-MODULE = """# Spec hash: 0123456789abcdef (spec, templates and generator).
+MODULE = """# Digest: 0123456789abcdef
 import json
 
 
@@ -112,7 +114,7 @@ def test_an_elided_section_is_one_marker_line_and_comes_back(
     assert "\n# (runtime section: 0)\n" in elided
     assert len(MODULE.splitlines()) - len(elided.splitlines()) == len(block.splitlines()) - 1
     hashed = golden.expected_text("chunk.schema.json", MODULE)  # not Python: the hash only
-    assert golden.HASH_PLACEHOLDER in hashed and block in hashed
+    assert golden.DIGEST_PLACEHOLDER in hashed and block in hashed
     assert golden.restore(elided) == hashed
     monkeypatch.setattr(golden, "ELIDE", [])
     monkeypatch.setattr(golden, "runtime_sections", lambda: {"shared": block})
@@ -126,7 +128,7 @@ def test_runtime_sections_are_shown_as_markers_and_come_back_byte_for_byte() -> 
     shown = golden.expected_text("chunk_dataclasses.py", text)
     assert "# (runtime section: objects._read)\n" in shown
     assert "def _read(" not in shown
-    hashed = golden._SPEC_HASH.sub(lambda m: m.group(1) + golden.HASH_PLACEHOLDER, text)
+    hashed = golden._DIGESTS.sub(lambda m: m.group(1) + golden.DIGEST_PLACEHOLDER, text)
     assert golden.restore(shown) == hashed
 
 

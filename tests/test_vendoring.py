@@ -149,17 +149,103 @@ def test_vendored_module_is_checked_and_edits_are_caught(tmp_path: Path) -> None
     assert f"error: {out}: edited by hand" in result.stderr
 
 
-def test_vendored_module_goes_stale_when_the_spec_changes(tmp_path: Path) -> None:
+# An edit of the project a vllm-only pydantic module is made from: (file, old, new), and
+# whether the module depends on what it changes. Each is checked against the truth:
+# whether the module chunkspec now writes differs from the one on disk.
+EDITS = {
+    "a doc of a vendor left out": (
+        "spec/vendors/groq.yaml",
+        "Seconds the request waited in Groq's queue",
+        "Seconds the request sat in Groq's queue",
+    ),
+    "a merge rule of a vendor left out": (
+        "spec/vendors/groq.yaml",
+        "type: list[GroqExecutedTool]\n      merge: by_index",
+        "type: list[GroqExecutedTool]\n      merge: last",
+    ),
+    "the title of a vendor credited beside vllm": (
+        "spec/vendors/groq.yaml",
+        "title: Groq",
+        "title: GroqCloud",
+    ),
+    "a doc of the selected vendor": (
+        "spec/vendors/vllm.yaml",
+        "Token ids of the rendered prompt",
+        "Token ids of the prompt",
+    ),
+    "a comment of the selected vendor": (
+        "spec/vendors/vllm.yaml",
+        "vendor: vllm",
+        "# edited\nvendor: vllm",
+    ),
+    "a doc of the core spec": ("spec/chat_completion_chunk.yaml", "doc: ", "doc: Edited. "),
+    "another target's template": ("templates/msgspec.py.jinja", "{#", "{# edited #}\n{#"),
+}
+STALE = {
+    "a doc of the selected vendor": ["spec/vendors/vllm.yaml", "spec as built"],
+    "a comment of the selected vendor": ["spec/vendors/vllm.yaml"],
+    "a merge rule of a vendor left out": ["spec as built"],
+    "the title of a vendor credited beside vllm": ["spec as built"],
+    "a doc of the core spec": ["spec/chat_completion_chunk.yaml", "spec as built"],
+}
+"""The edits the module depends on, and the inputs the stale message names for each."""
+
+
+@pytest.mark.parametrize("edit", EDITS)
+def test_a_vendored_module_is_stale_exactly_when_what_it_is_made_from_changed(
+    tmp_path: Path, edit: str
+) -> None:
+    from generator.vendoring import parse_command, problems, recorded_command, render_vendored
+
     root = copy_project(tmp_path / "project")
-    out = tmp_path / "chunks_pydantic.py"
-    assert run_generator(root, "vendor", "--target", "pydantic", "--out", str(out)).returncode == 0
-    vllm = root / "spec/vendors/vllm.yaml"
-    vllm.write_text(
-        vllm.read_text().replace("Token ids of the rendered prompt", "Token ids of the prompt")
+    out = tmp_path / "chunks.py"
+    args = ("vendor", "--target", "pydantic", "--vendors", "vllm", "--out", str(out))
+    assert run_generator(root, *args).returncode == 0
+    name, old, new = EDITS[edit]
+    edited = root / name
+    assert old in edited.read_text(), edit
+    edited.write_text(edited.read_text().replace(old, new, 1))
+    text = out.read_text()
+    written_now = render_vendored(root, parse_command(recorded_command(text) or "")).content
+    problem = problems(root, out, "chunkspec")
+    if edit not in STALE:
+        assert problem is None, problem
+        assert written_now == text  # up to date means: chunkspec writes it the same
+        return
+    assert problem is not None and problem.startswith("stale: what it is made from changed")
+    named = re.findall(
+        r"^    (\S+(?: \S+)*) +recorded [0-9a-f]{12}, now [0-9a-f]{12}$", problem, re.M
     )
-    result = run_generator(root, "check", "--vendored", str(out))
-    assert result.returncode == 1
-    assert "stale: the spec or generator changed" in result.stderr
+    assert named == STALE[edit]
+    assert re.search(
+        r"^  digest: recorded [0-9a-f]{16}, now [0-9a-f]{16} \(chunkspec", problem, re.M
+    )
+    assert "    1. install the chunkspec this check ran: pip install " in problem
+    assert (
+        f"    2. chunkspec vendor --target pydantic --root {root} --vendors vllm --out {out}"
+        in problem
+    )
+    if edit != "a comment of the selected vendor":  # a comment is an input, but writes nothing
+        assert written_now != text
+
+
+def test_the_code_a_module_is_made_from_is_its_targets_own() -> None:
+    from generator import digests
+    from generator.build import build_spec
+    from generator.load import load_spec
+    from generator.targets import TARGETS
+
+    spec = build_spec(load_spec(REPO))
+    templates, code = digests.code_inputs(REPO / "templates", [TARGETS["pydantic"](spec)])
+    assert {"pydantic.py.jinja", "_module.jinja", "_header.jinja"} <= set(templates)
+    assert "msgspec.py.jinja" not in templates
+    assert {
+        "targets/pydantic_target.py",
+        "runtime/models.py",
+        "runtime/sse.py",
+        "render.py",
+    } <= code
+    assert not {"targets/msgspec_target.py", "runtime/structs.py", "__main__.py"} & code
 
 
 def test_vendored_from_another_root_records_it(tmp_path: Path) -> None:

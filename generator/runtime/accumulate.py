@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final, Generic, NamedTuple, TypeVar
 
-from generator.runtime.json_text import _SURROGATE
-from generator.runtime.sse import _Chunk
+from .json_text import _SURROGATE
+from .sse import _Chunk
 
 _Completion = TypeVar("_Completion")
 

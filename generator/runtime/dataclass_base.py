@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
-from generator.runtime.errors import ChunkDecodeError, _reject_error_report
-from generator.runtime.extra import _NO_EXTRA, _Extra
-from generator.runtime.objects import _problem, _read, _Retry, _Shape
+from .errors import ChunkDecodeError, _reject_error_report
+from .extra import _NO_EXTRA, _Extra
+from .objects import _problem, _read, _Retry, _Shape
 
 
 class _Object:

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from generator.runtime.errors import ChunkDecodeError
+from .errors import ChunkDecodeError
 
 _fast_loads: Callable[[str | bytes], Any] | None
 try:  # orjson only reads faster: the standard library suffices, and decides every doubt

@@ -19,8 +19,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticSerializationError, core_schema
 
-from generator.runtime.errors import ChunkDecodeError, _error_payload, _key
-from generator.runtime.json_text import _wire_text
+from .errors import ChunkDecodeError, _error_payload, _key
+from .json_text import _wire_text
 
 _V = TypeVar("_V")
 _M = TypeVar("_M", bound=BaseModel)

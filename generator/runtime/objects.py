@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final, TypeAlias
 
-from generator.runtime.errors import ChunkDecodeError, _key
-from generator.runtime.values import _bool, _float, _int, _str, _unexpected
+from .errors import ChunkDecodeError, _key
+from .values import _bool, _float, _int, _str, _unexpected
 
 _REJECT: Final = 0
 _KEEP: Final = 1

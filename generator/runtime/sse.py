@@ -33,7 +33,7 @@ from typing import (
     runtime_checkable,
 )
 
-from generator.runtime.errors import ChunkDecodeError, ErrorReport
+from .errors import ChunkDecodeError, ErrorReport
 
 _Chunk = TypeVar("_Chunk")
 

@@ -12,8 +12,8 @@ from typing import Any, Final, Protocol, TypeVar
 
 import msgspec
 
-from generator.runtime.errors import ChunkDecodeError
-from generator.runtime.objects import _problem, _read, _Retry, _Shape
+from .errors import ChunkDecodeError
+from .objects import _problem, _read, _Retry, _Shape
 
 _S = TypeVar("_S")
 _Read = TypeVar("_Read", bound=msgspec.Struct)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.runtime.errors import ChunkDecodeError, _reject_error_report
-from generator.runtime.objects import _problem, _read, _Retry, _Shape
+from .errors import ChunkDecodeError, _reject_error_report
+from .objects import _problem, _read, _Retry, _Shape
 
 
 def _checked(data: Any, shape: _Shape) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from generator.runtime.errors import ChunkDecodeError, _key
+from .errors import ChunkDecodeError, _key
 
 _T = TypeVar("_T")
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from functools import cache
 
-from generator.inline import runtime_names
-from generator.targets.base import Target
-from generator.targets.dataclass_target import Dataclasses
-from generator.targets.msgspec_target import Msgspec
-from generator.targets.pydantic_target import Pydantic
-from generator.targets.typeddict_target import TypedDicts
+from ..inline import runtime_names
+from .base import Target
+from .dataclass_target import Dataclasses
+from .msgspec_target import Msgspec
+from .pydantic_target import Pydantic
+from .typeddict_target import TypedDicts
 
 TARGETS: dict[str, type[Target]] = {
     target.name: target for target in (Dataclasses, TypedDicts, Pydantic, Msgspec)

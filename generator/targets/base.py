@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from generator.ir import EnumRef, Field, ListOf, MapOf, Model, ModelRef, Scalar, Spec, TypeExpr
-from generator.naming import python_name, snake
+from ..ir import EnumRef, Field, ListOf, MapOf, Model, ModelRef, Scalar, Spec, TypeExpr
+from ..naming import python_name, snake
 
 STDLIB_SCALARS = {"string": "str", "int": "int", "float": "float", "bool": "bool", "any": "Any"}
 # pydantic and msgspec turn an int read into a `float` field into a float, and `1` would

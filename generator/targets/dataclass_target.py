@@ -6,10 +6,10 @@ from __future__ import annotations
 from functools import cached_property
 from typing import ClassVar
 
-from generator.ir import Field
-from generator.naming import DATACLASS_RESERVED
-from generator.targets.base import Target
-from generator.targets.tables import Tables
+from ..ir import Field
+from ..naming import DATACLASS_RESERVED
+from .base import Target
+from .tables import Tables
 
 
 class Dataclasses(Target):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import ClassVar
 
-from generator.ir import (
+from ..ir import (
     EnumRef,
     Field,
     ListOf,
@@ -17,9 +17,9 @@ from generator.ir import (
     TypeExpr,
     union_tags,
 )
-from generator.naming import DATACLASS_RESERVED
-from generator.targets.base import NUMBER_SCALARS, Target
-from generator.targets.tables import Tables
+from ..naming import DATACLASS_RESERVED
+from .base import NUMBER_SCALARS, Target
+from .tables import Tables
 
 
 class Msgspec(Target):

@@ -6,9 +6,9 @@ from __future__ import annotations
 from functools import cached_property
 from typing import ClassVar
 
-from generator.ir import Field, Model, Scalar, TypeExpr, Union, json_kind, union_tags
-from generator.naming import PYDANTIC_RESERVED
-from generator.targets.base import NUMBER_SCALARS, Target
+from ..ir import Field, Model, Scalar, TypeExpr, Union, json_kind, union_tags
+from ..naming import PYDANTIC_RESERVED
+from .base import NUMBER_SCALARS, Target
 
 _JSON_KINDS = {"string": "string", "int": "integer", "bool": "boolean", "list": "array"}
 _JSON_KINDS |= {"object": "object"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from generator.ir import (
+from ..ir import (
     EnumRef,
     Field,
     ListOf,

@@ -8,10 +8,10 @@ import keyword
 from functools import cached_property
 from typing import ClassVar
 
-from generator.ir import Field, Model
-from generator.naming import snake
-from generator.targets.base import Target
-from generator.targets.tables import Tables
+from ..ir import Field, Model
+from ..naming import snake
+from .base import Target
+from .tables import Tables
 
 
 class TypedDicts(Target):
