@@ -36,7 +36,7 @@ class Build:
         if self.revision is None:
             return f'pip install "chunkspec=={self.version}"' if self.version else "(unknown)"
         where = self.repository or "<chunkspec's repository URL>"
-        return f'pip install "chunkspec @ git+{where}@{self.revision}"'
+        return f'pip install "git+{where}@{self.revision}"'
 
 
 def this_build() -> Build:

@@ -1,0 +1,203 @@
+"""chunkspec installed the way a user installs it, and used from another repository.
+
+The checkout (as it is now, uncommitted changes included) is copied into a temporary git
+repository and pip-installed from there into an empty venv; the application is another
+temporary git repository. Spec edits are made in the copy and installed again, as a user
+updates chunkspec to a new revision.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import venv
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.test_generator import REPO
+
+TIMEOUT = 300  # seconds for any one command; an install fetches its build tools
+GIT = ("git", "-c", "user.name=chunkspec tests", "-c", "user.email=tests@chunkspec.invalid")
+
+
+def run(*args: str | Path, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [str(a) for a in args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+        # Nothing of this checkout may leak in: the installed package must stand alone.
+        env={k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")},
+    )
+    if check:
+        assert result.returncode == 0, f"{args}:\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+def copy_checkout(dest: Path) -> Path:
+    """The checkout's files as they are now, committed in a new git repository."""
+    listed = run("git", "ls-files", "--cached", "--others", "--exclude-standard", cwd=REPO)
+    for name in listed.stdout.splitlines():
+        source = REPO / name
+        if source.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / name)
+    run("git", "init", "-q", cwd=dest)
+    commit(dest, "the checkout")
+    return dest
+
+
+def commit(repo: Path, message: str) -> str:
+    run("git", "add", "-A", cwd=repo)
+    run(*GIT, "commit", "-q", "-m", message, cwd=repo)
+    return run("git", "rev-parse", "HEAD", cwd=repo).stdout.strip()
+
+
+@dataclass
+class Setup:
+    source: Path
+    """The copy of the checkout chunkspec is installed from."""
+    env: Path
+    app: Path
+    """The application repository; it vendors app/chunks.py."""
+
+    def chunkspec(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        return run(self.env / "bin" / "chunkspec", *args, cwd=cwd or self.app, check=False)
+
+    def install(self, requirement: str) -> None:
+        python = self.env / "bin" / "python"
+        pip = (python, "-m", "pip", "install", "-q", "--disable-pip-version-check")
+        run(*pip, "--no-deps", "--force-reinstall", requirement, cwd=self.app)
+
+    def edit(self, name: str, old: str, new: str) -> str:
+        path = self.source / name
+        text = path.read_text(encoding="utf-8")
+        assert old in text, (name, old)
+        path.write_text(text.replace(old, new, 1), encoding="utf-8")
+        return commit(self.source, f"edit {name}")
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+    base = tmp_path_factory.mktemp("install")
+    source = copy_checkout(base / "chunkspec")
+    env = base / "venv"
+    venv.create(env, with_pip=True)
+    pip = (env / "bin" / "python", "-m", "pip", "install", "-q", "--disable-pip-version-check")
+    run(*pip, source, cwd=base)
+    app = base / "application"
+    (app / "app" / "inner").mkdir(parents=True)
+    run("git", "init", "-q", cwd=app)
+    yield Setup(source, env, app)
+
+
+def test_installs_one_package_named_chunkspec(setup: Setup) -> None:
+    python = setup.env / "bin" / "python"
+    result = run(python, "-c", "import generator", cwd=setup.app, check=False)
+    assert result.returncode == 1
+    assert "ModuleNotFoundError: No module named 'generator'" in result.stderr
+    site = run(
+        python,
+        "-c",
+        "import chunkspec, os; print(os.path.dirname(chunkspec.__file__))",
+        cwd=setup.app,
+    )
+    package = Path(site.stdout.strip())
+    top = {p.name for p in package.parent.iterdir() if not p.name.endswith((".dist-info", ".pth"))}
+    # Only chunkspec and its dependencies (and what venv puts there).
+    assert "chunkspec" in top and not top & {"generator", "spec", "templates", "tests", "share"}
+    assert (package / "spec" / "vendors" / "vllm.yaml").is_file()
+    assert (package / "templates" / "_module.jinja").is_file()
+    assert (package / "runtime" / "sse.py").is_file()
+    usage = run(python, "-m", "chunkspec", "--help", cwd=setup.app)
+    assert usage.stdout.startswith("usage: python -m chunkspec ")
+
+
+def test_vendors_from_the_application_and_checks(setup: Setup) -> None:
+    # Run from a folder inside the application: the header records the path from its root.
+    result = setup.chunkspec(
+        "vendor", "--target", "pydantic", "--vendors", "vllm", "--out", "../chunks.py",
+        cwd=setup.app / "app" / "inner",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (
+        "wrote ../chunks.py; check it later with: chunkspec check --vendored ../chunks.py\n"
+    )
+    text = (setup.app / "app" / "chunks.py").read_text(encoding="utf-8")
+    command = "chunkspec vendor --target pydantic --vendors vllm --out app/chunks.py"
+    assert f"\n# Regenerate with: {command}\n" in text
+    assert "/" + setup.app.name not in text  # no path of this machine
+    checked = setup.chunkspec("check", "--vendored", "app/chunks.py")
+    assert (checked.returncode, checked.stdout) == (
+        0,
+        "app/chunks.py: up to date\n",
+    ), checked.stderr
+
+
+def test_a_project_command_needs_a_project(setup: Setup) -> None:
+    result = setup.chunkspec("generate")
+    assert result.returncode == 1
+    assert "`generate` works on a chunkspec project" in result.stderr
+    assert not list(setup.env.glob("lib/*/site-packages/chunkspec/generated"))
+
+
+def test_an_update_of_chunkspec_stales_only_what_the_module_is_made_from(setup: Setup) -> None:
+    # A doc of a vendor the module left out: still up to date after the update.
+    setup.edit(
+        "spec/vendors/groq.yaml",
+        "Seconds the request waited in Groq's queue",
+        "Seconds the request sat in Groq's queue",
+    )
+    setup.install(str(setup.source))
+    checked = setup.chunkspec("check", "--vendored", "app/chunks.py")
+    assert (checked.returncode, checked.stdout) == (
+        0,
+        "app/chunks.py: up to date\n",
+    ), checked.stderr
+
+    # A doc of the selected vendor, installed from the repository's URL at the new commit.
+    revision = setup.edit(
+        "spec/vendors/vllm.yaml", "Token ids of the rendered prompt", "Token ids of the prompt"
+    )
+    url = f"file://{setup.source}"
+    setup.install(f"git+{url}@{revision}")
+    checked = setup.chunkspec("check", "--vendored", "app/chunks.py")
+    assert checked.returncode == 1
+    message = checked.stderr
+    assert message.startswith(
+        "error: app/chunks.py: stale: what it is made from changed since it was written:\n"
+    ), message
+    assert re.search(
+        r"^    spec/vendors/vllm\.yaml +recorded [0-9a-f]{12}, now [0-9a-f]{12}$", message, re.M
+    )
+    assert "spec/vendors/groq.yaml" not in message
+    shown = re.search(
+        r"^  digest: recorded [0-9a-f]{16}, now [0-9a-f]{16} \(chunkspec \S+, revision ([0-9a-f]+)\)$",
+        message,
+        re.M,
+    )
+    assert shown is not None and revision.startswith(shown[1]), message
+    assert (
+        f'    1. install the chunkspec this check ran: pip install "git+{url}@{shown[1]}"\n'
+        in message
+    )
+    assert message.endswith(
+        "    2. chunkspec vendor --target pydantic --vendors vllm --out app/chunks.py\n"
+    )
+
+    # The steps, followed, make it current again.
+    assert (
+        setup.chunkspec(
+            "vendor", "--target", "pydantic", "--vendors", "vllm", "--out", "app/chunks.py"
+        ).returncode
+        == 0
+    )
+    checked = setup.chunkspec("check", "--vendored", "app/chunks.py")
+    assert checked.returncode == 0, checked.stderr
