@@ -1,0 +1,271 @@
+"""The pre-commit hook of .pre-commit-hooks.yaml, run for real by the pinned pre-commit.
+
+pre-commit installs a hook from a git repository at a commit (`rev:`), so the test
+commits a copy of this checkout (uncommitted changes included) into a temporary
+repository and points an application repository at it. The application vendors a module
+with that copy's chunkspec, and the hook must pass it fresh, fail a commit that edits it
+by hand, pass after a spec change that does not reach the module (a doc of a vendor it
+left out) and fail, naming the input that changed and how to update the module, after
+one that does (a doc of its own vendor's field).
+
+Each `rev:` makes pre-commit build an environment (pip installs chunkspec and its
+dependencies), so the test uses three revisions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from tests.support import REPORT
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+LOCK = CHECKOUT / "requirements.lock"
+MODULE = "app/chunks.py"
+VENDOR = ("vendor", "--target", "pydantic", "--vendors", "vllm", "--out", MODULE)
+AGAIN = "chunkspec vendor --target pydantic --vendors vllm --out app/chunks.py"
+"""The command the hook's messages show (the hook runs the `chunkspec` console script)."""
+
+# A doc of a field of a vendor the module leaves out, and one of a field it has.
+GROQ_DOC = ("Seconds the request waited in Groq's queue", "Seconds spent in Groq's queue")
+VLLM_DOC = ("Token ids of the rendered prompt", "Token ids of the prompt")
+
+QUICK = 60
+"""Seconds for a git command or a vendoring run."""
+PRE_COMMIT_RUN = 300
+"""Seconds for a pre-commit run, which may build an environment (pip installs)."""
+
+
+@dataclass(frozen=True)
+class Repos:
+    hook: Path
+    """The committed copy of this checkout: the hook's repository."""
+    app: Path
+    """The repository that vendors a module and runs the hook."""
+    env: dict[str, str]
+
+
+def environment(home: Path) -> dict[str, str]:
+    """Git and pre-commit isolated from the user's configuration and from an enclosing
+    git command (when the tests run inside a hook, GIT_DIR and GIT_INDEX_FILE are set)."""
+    dropped = ("PYTHONPATH", "VIRTUAL_ENV", "PRE_COMMIT")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", *dropped))}
+    name, email = "chunkspec test", "test@chunkspec.invalid"
+    return {
+        **env,
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+        "PRE_COMMIT_HOME": str(home),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+
+
+def run(
+    *args: str, cwd: Path, env: dict[str, str], timeout: float = QUICK
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        args, cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=timeout
+    )
+
+
+def said(result: subprocess.CompletedProcess[str]) -> str:
+    command = " ".join(str(arg) for arg in result.args)
+    return f"`{command}` exited {result.returncode}:\n{result.stdout}{result.stderr}"
+
+
+def ok(*args: str, cwd: Path, env: dict[str, str]) -> str:
+    result = run(*args, cwd=cwd, env=env)
+    assert result.returncode == 0, said(result)
+    return result.stdout
+
+
+def pre_commit(repos: Repos, *args: str) -> subprocess.CompletedProcess[str]:
+    return run(
+        sys.executable,
+        "-m",
+        "pre_commit",
+        *args,
+        cwd=repos.app,
+        env=repos.env,
+        timeout=PRE_COMMIT_RUN,
+    )
+
+
+def commit(repos: Repos, message: str) -> subprocess.CompletedProcess[str]:
+    """`git commit` in the application repository, which runs the installed hook."""
+    return run("git", "commit", "-m", message, cwd=repos.app, env=repos.env, timeout=PRE_COMMIT_RUN)
+
+
+def head(repo: Path, env: dict[str, str]) -> str:
+    return ok("git", "rev-parse", "HEAD", cwd=repo, env=env).strip()
+
+
+def copy_checkout(to: Path, env: dict[str, str]) -> None:
+    """The checkout's files as they are now, tracked or new but not ignored, committed."""
+    listed = ok(
+        "git",
+        "ls-files",
+        "-z",
+        "--cached",
+        "--others",
+        "--exclude-standard",
+        cwd=CHECKOUT,
+        env=env,
+    )
+    for name in filter(None, listed.split("\0")):
+        source = CHECKOUT / name
+        if source.is_file():  # a deleted file is still in the index
+            (to / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, to / name)
+    ok("git", "init", "-q", "-b", "main", cwd=to, env=env)
+    ok("git", "add", "--force", "--all", cwd=to, env=env)
+    ok("git", "commit", "-q", "-m", "chunkspec as checked out", cwd=to, env=env)
+
+
+def change_spec(repos: Repos, name: str, old: str, new: str) -> str:
+    """Replace a text in a spec file of the hook's repository, commit, and point the
+    application at the new commit. Returns the commit."""
+    path = repos.hook / name
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{name}: {old!r} is not there once"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    ok("git", "commit", "-q", "-m", f"{name}: a doc", "--", name, cwd=repos.hook, env=repos.env)
+    rev = head(repos.hook, repos.env)
+    use_rev(repos, rev)
+    return rev
+
+
+def use_rev(repos: Repos, rev: str) -> None:
+    config = f"""\
+repos:
+  - repo: {json.dumps(str(repos.hook))}
+    rev: {rev}
+    hooks:
+      - id: chunkspec-vendored
+        files: '^app/chunks\\.py$'
+"""
+    (repos.app / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
+    ok("git", "add", ".pre-commit-config.yaml", cwd=repos.app, env=repos.env)
+
+
+def vendor(repos: Repos) -> str:
+    """Write the module with the hook repository's chunkspec as it is now; its text."""
+    env = {**repos.env, "PYTHONPATH": str(repos.hook)}
+    ok(sys.executable, "-m", "generator", *VENDOR, cwd=repos.app, env=env)
+    return (repos.app / MODULE).read_text(encoding="utf-8")
+
+
+def made_from(text: str) -> tuple[dict[str, str], str]:
+    """The input digests and the digest a module's header records."""
+    parts = dict(re.findall(r"^#   (\S+(?: \S+)*) +([0-9a-f]{12})$", text, re.MULTILINE))
+    digest = re.search(r"^# Digest: ([0-9a-f]+)$", text, re.MULTILINE)
+    assert parts and digest, f"no input digests in the header:\n{text[:1200]}"
+    return parts, digest[1]
+
+
+def passed(result: subprocess.CompletedProcess[str]) -> bool:
+    """The hook ran on the module and passed (not skipped for want of files)."""
+    output = result.stdout + result.stderr
+    return result.returncode == 0 and re.search(r"unedited\.+Passed", output) is not None
+
+
+def test_the_hook_passes_fresh_and_fails_edited_or_stale_modules(tmp_path: Path) -> None:
+    started = time.monotonic()
+    locked = re.search(r"^pre_commit==(\S+)", LOCK.read_text(encoding="utf-8"), re.MULTILINE)
+    assert locked, "requirements.lock pins no pre_commit"
+    assert (
+        metadata.version("pre_commit") == locked[1]
+    ), "the venv's pre-commit is not the pinned one"
+
+    repos = Repos(tmp_path / "hook", tmp_path / "app", environment(tmp_path / "pre-commit"))
+    for folder in (repos.hook, repos.app):
+        folder.mkdir()
+    copy_checkout(repos.hook, repos.env)
+    ok("git", "init", "-q", "-b", "main", cwd=repos.app, env=repos.env)
+    fresh = vendor(repos)
+    command = f"# Regenerate with: python -m generator {' '.join(VENDOR)}\n"
+    assert command in fresh, f"the header does not record `{command.strip()}`:\n{fresh[:1200]}"
+    use_rev(repos, head(repos.hook, repos.env))
+    installed = pre_commit(repos, "install")
+    assert installed.returncode == 0, said(installed)
+
+    # 1. Fresh: the commit that adds the module passes the hook.
+    ok("git", "add", MODULE, cwd=repos.app, env=repos.env)
+    added = commit(repos, "vendor the chunk models")
+    assert passed(added), said(added)
+    first = head(repos.app, repos.env)
+
+    # 2. Edited by hand: the hook fails the commit, naming the file.
+    path = repos.app / MODULE
+    edited = fresh.replace('"""Models of the streamed', '"""Models of our streamed', 1)
+    assert edited != fresh, "the module's docstring has changed; edit another line"
+    path.write_text(edited, encoding="utf-8")
+    ok("git", "add", MODULE, cwd=repos.app, env=repos.env)
+    refused = commit(repos, "edit the chunk models")
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0, said(refused)
+    assert head(repos.app, repos.env) == first, "the edited module was committed"
+    assert f"error: {MODULE}: edited by hand" in output, said(refused)
+    assert f"\n    {AGAIN}\n" in output, said(refused)
+    ok("git", "checkout", "HEAD", "--", MODULE, cwd=repos.app, env=repos.env)
+    assert path.read_text(encoding="utf-8") == fresh
+
+    # 3. A spec change that does not reach the module: a doc of a groq field (the module
+    # types vllm's only). What a CI runs passes.
+    groq = change_spec(repos, "spec/vendors/groq.yaml", *GROQ_DOC)
+    unaffected = pre_commit(repos, "run", "--all-files")
+    assert "Initializing environment for" in unaffected.stdout, said(unaffected)
+    assert passed(unaffected), f"the hook at {groq} failed:\n{said(unaffected)}"
+
+    # 4. One that does: a doc of a vllm field. The hook fails, names the file, the input
+    # that changed with its recorded and current digests, and the two steps that update
+    # the module.
+    vllm = change_spec(repos, "spec/vendors/vllm.yaml", *VLLM_DOC)
+    stale = pre_commit(repos, "run", "--all-files")
+    output = stale.stdout + stale.stderr
+    assert "Initializing environment for" in stale.stdout, said(stale)
+    assert stale.returncode != 0, f"the hook at {vllm} passed a stale module:\n{said(stale)}"
+    # What the module would record now: vendor it again from the same revision.
+    current = vendor(repos)
+    (old_parts, old_digest), (new_parts, new_digest) = made_from(fresh), made_from(current)
+    name = "spec/vendors/vllm.yaml"
+    assert old_parts[name] != new_parts[name]
+    changed = re.search(
+        rf"^error: {re.escape(MODULE)}: stale: .*\n((?:    .*\n)+)  digest: ", output, re.M
+    )
+    assert changed, said(stale)
+    listed = {line.split(" recorded ")[0].strip(): line for line in changed[1].splitlines()}
+    assert name in listed, said(stale)
+    assert f"recorded {old_parts[name]}, now {new_parts[name]}" in listed[name], said(stale)
+    unchanged = {"spec/chat_completion_chunk.yaml", "spec/vendors/groq.yaml", "chunkspec code"}
+    assert not unchanged & set(listed), said(stale)
+    digest = re.search(rf"  digest: recorded {old_digest}, now {new_digest} \((.*)\)\n", output)
+    assert digest, said(stale)
+    revision = re.search(r"revision ([0-9a-f]{7,40})$", digest[1])
+    assert revision and vllm.startswith(revision[1]), f"not the hook's revision {vllm}: {digest[1]}"
+    install = rf'pip install "[^"\n]*git\+[^"\n]+@{revision[1]}"'
+    step = rf"    1\. install the chunkspec this check ran: {install}\n"
+    assert re.search(step, output), said(stale)
+    assert f"    2. {AGAIN}\n" in output, said(stale)
+
+    # 5. Written again, the module passes.
+    ok("git", "add", MODULE, cwd=repos.app, env=repos.env)
+    updated = pre_commit(repos, "run", "--all-files")
+    assert passed(updated), said(updated)
+
+    REPORT["pre-commit hook"] = (
+        f"passed fresh, failed a hand edit, passed a groq doc change, failed a vllm one"
+        f" ({time.monotonic() - started:.0f} s)"
+    )
