@@ -22,15 +22,11 @@ A failure names the block by its line in the doc and shows the difference as a d
 
 from __future__ import annotations
 
-import contextlib
-import difflib
-import io
 import logging
 import re
 import signal
 import threading
 import time
-import traceback
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -41,6 +37,7 @@ import httpx
 import pytest
 
 from examples.gateway import create_app
+from tests.docs_blocks import difference, fences, output_after, run_code
 from tests.loopback import StreamApp, StreamSpec, serve, stream_app
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "streams.md"
@@ -50,8 +47,6 @@ CUT_AFTER = 4  # events: where the :8001 stream drops its connection and :8002 s
 WAIT = 5.0  # seconds: every wait on the servers is bounded by this
 BLOCK_TIME_LIMIT = 60.0  # seconds one block may take before it is stopped
 GATEWAY_LOGGER = "uvicorn.error.gateway"
-
-_FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -66,19 +61,15 @@ class Block:
 
 def read_doc(text: str) -> tuple[list[Block], bytes | None]:
     """The python blocks of the doc, and the served stream (None if it shows none)."""
-    fences = list(_FENCE.finditer(text))
+    all_fences = fences(text, str(DOC))
     blocks: list[Block] = []
     served = None
-    for at, fence in enumerate(fences):
-        kind, body = fence.group(1), fence.group(2)
-        if kind == "python":
-            after = fences[at + 1] if at + 1 < len(fences) else None
-            expected = ""
-            if after and after.group(1) == "text" and not text[fence.end() : after.start()].strip():
-                expected = after.group(2)
-            blocks.append(Block(text.count("\n", 0, fence.start()) + 2, body, expected))
-        elif kind == "text" and text[: fence.start()].endswith("<!-- served stream -->\n"):
-            served = body.encode()
+    for fence in all_fences:
+        if fence.kind == "python":
+            after = output_after(fence, all_fences, text)
+            blocks.append(Block(fence.line + 1, fence.body, after.body if after else ""))
+        elif fence.kind == "text" and "served stream" in fence.markers:
+            served = fence.body.encode()
     return blocks, served
 
 
@@ -154,17 +145,8 @@ def run(block: Block, urls: dict[str, str]) -> str:
     code = block.code
     for doc_url, url in urls.items():
         code = code.replace(doc_url, url)
-    # Blank lines before the code: a traceback gives the lines of the doc.
-    compiled = compile("\n" * (block.line - 1) + code, str(DOC), "exec")
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        try:
-            with time_limit(BLOCK_TIME_LIMIT):
-                exec(compiled, {"__name__": "__docs_streams__"})
-        except Exception as exc:  # printed from the block's own frame on
-            block_frames = exc.__traceback__.tb_next if exc.__traceback__ else None
-            traceback.print_exception(type(exc), exc, block_frames, file=out)
-    printed = out.getvalue()
+    with time_limit(BLOCK_TIME_LIMIT):
+        printed = run_code(code, block.line, str(DOC), "__docs_streams__")
     for doc_url, url in urls.items():
         printed = printed.replace(url, doc_url)
     return printed
@@ -179,14 +161,8 @@ def test_the_doc_has_examples_and_a_served_stream() -> None:
 def test_the_block_prints_what_the_doc_shows(block: Block, servers: Servers) -> None:
     printed = run(block, servers.urls)
     where = f"{DOC.name}:{block.line}"
-    if printed != block.expected:
-        diff = difflib.unified_diff(
-            block.expected.splitlines(keepends=True),
-            printed.splitlines(keepends=True),
-            f"{where} (shown in the doc)",
-            f"{where} (printed when run)",
-        )
-        message = f"the block printed other than the doc shows:\n{''.join(diff)}"
+    message = difference(where, block.expected, printed)
+    if message:
         pytest.fail(message, pytrace=False)
     servers.wait_ended(f"the block at {where}")
 
