@@ -27,7 +27,7 @@ lint: $(STAMP)
 	$(PY) -m ruff check generator generated tests bench examples
 	$(PY) -m black --check --quiet --extend-exclude generator/runtime generator bench tests/*.py examples
 	$(PY) -m black --check --line-length=88 generated tests/generated generator/runtime
-	$(PY) -m ruff check --isolated --select E501 --line-length 88 generated generator/runtime
+	$(PY) -m ruff check --isolated --extend-select E501 --line-length 88 generated generator/runtime
 	$(PY) -m mypy
 	$(PY) -m pyright
 

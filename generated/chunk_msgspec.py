@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       0f312c4243cd
-# Digest: 58f03cf1780aef08
+#   chunkspec code                       66a8a00a75f0
+# Digest: a37d7799eb0c8adf
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -45,6 +45,8 @@ msgspec spells some floats their own way (`0.00001` for `1e-05`)."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import re
 from collections.abc import (
@@ -641,13 +643,18 @@ def _copy_read(self: _Read) -> _Read:
     return copied
 
 
-_fast_loads: Callable[[str | bytes], Any] | None
+def _orjson_loads() -> Callable[[bytes], Any] | None:
+    """orjson's `loads`, when it is installed. It only reads faster: the standard
+    library suffices, and decides every doubt. (Imported by name, so that type checkers
+    of a project without orjson see no missing module.)"""
+    try:
+        loads: Callable[[bytes], Any] = importlib.import_module("orjson").loads
+    except ImportError:
+        return None
+    return loads
 
 
-try:  # orjson only reads faster: the standard library suffices, and decides every doubt
-    from orjson import loads as _fast_loads
-except ImportError:
-    _fast_loads = None
+_fast_loads: Final = _orjson_loads()
 
 
 # orjson reads an integer past 64 bits as a float (from -9223372036854775809, 19
@@ -8344,13 +8351,13 @@ class ChunkStream(_Stream[_Chunk]):
                 raise
             yield from items
             if reader.done:
+                # The stream is complete: a fault of what follows cannot undo that.
                 try:
-                    if self._as_raw:  # forwarded: the rest, as it comes, to its end
-                        yield from _raw_rest(reader.rest(), pieces)
-                    else:
-                        next(pieces, None)  # see _Stream
-                except Exception:
-                    pass  # the stream is complete: what follows cannot undo that
+                    with contextlib.suppress(Exception):
+                        if self._as_raw:  # forwarded: the rest, as it comes, to its end
+                            yield from _raw_rest(reader.rest(), pieces)
+                        else:
+                            next(pieces, None)  # see _Stream
                 finally:
                     self._close_source()
                 return
@@ -8437,17 +8444,17 @@ class AsyncChunkStream(_Stream[_Chunk]):
             for item in items:
                 yield item
             if reader.done:
+                # The stream is complete: a fault of what follows cannot undo that.
                 try:
-                    if self._as_raw:  # forwarded: the rest, as it comes, to its end
-                        if rest := reader.rest():
-                            yield RawEvent(rest, None, None)
-                        async for later in pieces:
-                            if later:
-                                yield RawEvent(_as_bytes(later), None, None)
-                    else:
-                        await anext(pieces, None)  # see _Stream
-                except Exception:
-                    pass  # the stream is complete: what follows cannot undo that
+                    with contextlib.suppress(Exception):
+                        if self._as_raw:  # forwarded: the rest, as it comes, to its end
+                            if rest := reader.rest():
+                                yield RawEvent(rest, None, None)
+                            async for later in pieces:
+                                if later:
+                                    yield RawEvent(_as_bytes(later), None, None)
+                        else:
+                            await anext(pieces, None)  # see _Stream
                 finally:
                     await self._close_source()
                 return

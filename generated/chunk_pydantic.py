@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       073f157a17cd
-# Digest: 11ac372bfba510e6
+#   chunkspec code                       4614c85a410d
+# Digest: dd777b85869e2938
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -43,6 +43,7 @@ and keys the spec does not describe are kept in `model_extra`. `loads` raises
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import (
@@ -3258,13 +3259,13 @@ class ChunkStream(_Stream[_Chunk]):
                 raise
             yield from items
             if reader.done:
+                # The stream is complete: a fault of what follows cannot undo that.
                 try:
-                    if self._as_raw:  # forwarded: the rest, as it comes, to its end
-                        yield from _raw_rest(reader.rest(), pieces)
-                    else:
-                        next(pieces, None)  # see _Stream
-                except Exception:
-                    pass  # the stream is complete: what follows cannot undo that
+                    with contextlib.suppress(Exception):
+                        if self._as_raw:  # forwarded: the rest, as it comes, to its end
+                            yield from _raw_rest(reader.rest(), pieces)
+                        else:
+                            next(pieces, None)  # see _Stream
                 finally:
                     self._close_source()
                 return
@@ -3351,17 +3352,17 @@ class AsyncChunkStream(_Stream[_Chunk]):
             for item in items:
                 yield item
             if reader.done:
+                # The stream is complete: a fault of what follows cannot undo that.
                 try:
-                    if self._as_raw:  # forwarded: the rest, as it comes, to its end
-                        if rest := reader.rest():
-                            yield RawEvent(rest, None, None)
-                        async for later in pieces:
-                            if later:
-                                yield RawEvent(_as_bytes(later), None, None)
-                    else:
-                        await anext(pieces, None)  # see _Stream
-                except Exception:
-                    pass  # the stream is complete: what follows cannot undo that
+                    with contextlib.suppress(Exception):
+                        if self._as_raw:  # forwarded: the rest, as it comes, to its end
+                            if rest := reader.rest():
+                                yield RawEvent(rest, None, None)
+                            async for later in pieces:
+                                if later:
+                                    yield RawEvent(_as_bytes(later), None, None)
+                        else:
+                            await anext(pieces, None)  # see _Stream
                 finally:
                     await self._close_source()
                 return

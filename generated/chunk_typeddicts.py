@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       4f63f2efb2c4
-# Digest: 8b04fdbf3bae929e
+#   chunkspec code                       6042b6c3e28b
+# Digest: 25d262e2387fd424
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -44,6 +44,8 @@ are kept. An absent key stays absent and JSON null stays None. Bad input raises
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import re
 from collections.abc import (
@@ -643,13 +645,18 @@ def _checked(data: Any, shape: _Shape) -> dict[str, Any]:
     return known
 
 
-_fast_loads: Callable[[str | bytes], Any] | None
+def _orjson_loads() -> Callable[[bytes], Any] | None:
+    """orjson's `loads`, when it is installed. It only reads faster: the standard
+    library suffices, and decides every doubt. (Imported by name, so that type checkers
+    of a project without orjson see no missing module.)"""
+    try:
+        loads: Callable[[bytes], Any] = importlib.import_module("orjson").loads
+    except ImportError:
+        return None
+    return loads
 
 
-try:  # orjson only reads faster: the standard library suffices, and decides every doubt
-    from orjson import loads as _fast_loads
-except ImportError:
-    _fast_loads = None
+_fast_loads: Final = _orjson_loads()
 
 
 # orjson reads an integer past 64 bits as a float (from -9223372036854775809, 19
@@ -5112,13 +5119,13 @@ class ChunkStream(_Stream[_Chunk]):
                 raise
             yield from items
             if reader.done:
+                # The stream is complete: a fault of what follows cannot undo that.
                 try:
-                    if self._as_raw:  # forwarded: the rest, as it comes, to its end
-                        yield from _raw_rest(reader.rest(), pieces)
-                    else:
-                        next(pieces, None)  # see _Stream
-                except Exception:
-                    pass  # the stream is complete: what follows cannot undo that
+                    with contextlib.suppress(Exception):
+                        if self._as_raw:  # forwarded: the rest, as it comes, to its end
+                            yield from _raw_rest(reader.rest(), pieces)
+                        else:
+                            next(pieces, None)  # see _Stream
                 finally:
                     self._close_source()
                 return
@@ -5205,17 +5212,17 @@ class AsyncChunkStream(_Stream[_Chunk]):
             for item in items:
                 yield item
             if reader.done:
+                # The stream is complete: a fault of what follows cannot undo that.
                 try:
-                    if self._as_raw:  # forwarded: the rest, as it comes, to its end
-                        if rest := reader.rest():
-                            yield RawEvent(rest, None, None)
-                        async for later in pieces:
-                            if later:
-                                yield RawEvent(_as_bytes(later), None, None)
-                    else:
-                        await anext(pieces, None)  # see _Stream
-                except Exception:
-                    pass  # the stream is complete: what follows cannot undo that
+                    with contextlib.suppress(Exception):
+                        if self._as_raw:  # forwarded: the rest, as it comes, to its end
+                            if rest := reader.rest():
+                                yield RawEvent(rest, None, None)
+                            async for later in pieces:
+                                if later:
+                                    yield RawEvent(_as_bytes(later), None, None)
+                        else:
+                            await anext(pieces, None)  # see _Stream
                 finally:
                     await self._close_source()
                 return

@@ -25,19 +25,18 @@ import jinja2
 
 from .emit import Output, RenderError, stale, strays, write_all
 from .errors import SpecError
+from .header import PROJECT_COMMAND
 from .ir import Options
 from .pipeline import generate
-from .render import PROJECT_COMMAND
 from .scaffold import new_vendor
-from .vendoring import (
+from .vendored import (
     Request,
     add_request_arguments,
     add_selection_arguments,
-    in_repository,
     options_from,
-    problems,
     render_vendored,
 )
+from .vendoring import in_repository, problems
 
 PACKAGE = Path(__file__).resolve().parent
 INSTALLED = (PACKAGE / "spec").is_dir()

@@ -161,7 +161,7 @@ def code_inputs(
         for name in line.split()
     )
     own = {PACKAGE / Path(*type(t).__module__.split(".")[1:]).with_suffix(".py") for t in targets}
-    start = [PACKAGE / "vendoring.py", *own, *(PACKAGE / "runtime" / f"{n}.py" for n in runtime)]
+    start = [PACKAGE / "vendored.py", *own, *(PACKAGE / "runtime" / f"{n}.py" for n in runtime)]
     code = _imported(start, own)
     return used, {path.relative_to(PACKAGE).as_posix() for path in code}
 

@@ -7,9 +7,10 @@ from pathlib import Path
 from .build import build_specs
 from .digests import inputs
 from .emit import Output, finish
+from .header import PROJECT_COMMAND
 from .ir import Options
 from .load import load_spec
-from .render import PROJECT_COMMAND, environment, render_all
+from .render import environment, render_all
 from .schema import render_schema
 from .targets import TARGETS
 from .vendor_docs import render_vendor_docs

@@ -14,6 +14,8 @@ import subprocess
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 PACKAGE = Path(__file__).resolve().parent
 
@@ -41,7 +43,8 @@ class Build:
 
 def this_build() -> Build:
     if __package__ != "chunkspec":  # the checkout, run as `python -m generator`
-        return Build(None, _checkout_revision(), None)
+        origin = _git(PACKAGE.parent, "remote", "get-url", "origin")
+        return Build(None, _git(PACKAGE.parent, "rev-parse", "--short=9", "HEAD"), origin)
     try:
         version = importlib.import_module(f"{__package__}._version")
         revision = str(version.commit_id).removeprefix("g") if version.commit_id else None
@@ -50,27 +53,31 @@ def this_build() -> Build:
     return Build(metadata.version("chunkspec"), revision, _repository())
 
 
-def _checkout_revision() -> str | None:
-    try:
-        result = subprocess.run(
-            ["git", "-C", str(PACKAGE.parent), "rev-parse", "--short=9", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    except OSError:
-        return None
-    return result.stdout.strip() or None if result.returncode == 0 else None
-
-
 def _repository() -> str | None:
-    """The URL of a `pip install git+URL@REV` install (not a local folder's)."""
+    """The git URL chunkspec was installed from: pip records it for `pip install
+    git+URL@REV`; for a folder (pre-commit installs its clone of the hook's repository
+    so), the folder's `origin`, if it is a clone."""
     try:
         text = metadata.distribution("chunkspec").read_text("direct_url.json")
         record = json.loads(text or "{}")
     except (metadata.PackageNotFoundError, ValueError):
         return None
-    if not isinstance(record, dict) or "vcs_info" not in record:
+    url = record.get("url") if isinstance(record, dict) else None
+    if not isinstance(url, str):
         return None
-    url = record.get("url")
-    return url if isinstance(url, str) else None
+    if "vcs_info" in record:
+        return url
+    if url.startswith("file://"):
+        return _git(Path(url2pathname(urlparse(url).path)), "remote", "get-url", "origin")
+    return None
+
+
+def _git(folder: Path, *args: str) -> str | None:
+    """What a git command prints in `folder`; None when it fails or git is missing."""
+    try:
+        result = subprocess.run(
+            ["git", "-C", str(folder), *args], capture_output=True, text=True, check=False
+        )
+    except OSError:
+        return None
+    return (result.stdout.strip() or None) if result.returncode == 0 else None

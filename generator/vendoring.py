@@ -1,151 +1,28 @@
-"""One module written into another repository, and the check that it is still what the
-spec produces.
-
-A vendored module's header records the exact command that wrote it, the digests of what
-it was made from (generator/digests.py) and a checksum of its own text, so `check
---vendored` can tell a hand-edited copy (the checksum no longer matches) from a stale one
-(an input it was made from changed since), and say which input changed.
+"""The check that a vendored module is still what chunkspec makes of its command: not
+edited by hand (its checksum matches) and not stale (no input it was made from changed
+since, by digest), with a message that says which input changed and what to do.
 """
 
 from __future__ import annotations
 
-import argparse
-import hashlib
 import os
-import shlex
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from .build import build_spec
 from .digests import Inputs, inputs, recorded
-from .emit import Output, finish
 from .errors import SpecError
-from .ir import Options
+from .header import recorded_command
 from .load import load_spec
-from .render import Rendered, render_module
 from .revision import this_build
 from .targets import TARGETS
-
-COMMAND_PREFIX = "# Regenerate with: "
-CHECKSUM_PREFIX = "# Checksum: "
-
-
-@dataclass(frozen=True)
-class Request:
-    """What `vendor` was asked for: everything needed to write the same file again."""
-
-    prog: str
-    """The command as the user ran it: `chunkspec`, `python -m chunkspec`..."""
-    target: str
-    options: Options
-    out: str
-    """The module's path, relative to the repository it is written into."""
-    root: str | None = None
-    """The project root, when it is not chunkspec's own spec."""
-
-    def command(self) -> str:
-        args = [*shlex.split(self.prog), "vendor", "--target", self.target]
-        if self.root is not None:
-            args += ["--root", self.root]
-        if self.options.vendors is not None:
-            args += ["--vendors", ",".join(self.options.vendors) or "none"]
-        if self.options.strict:
-            args += ["--profile", "strict"]
-        return shlex.join([*args, "--out", self.out])
-
-
-def render_vendored(root: Path, request: Request) -> Output:
-    """The module `request` asks for, formatted and sealed with its checksum."""
-    spec = build_spec(load_spec(root), request.options)
-    text = render_module(spec, root, TARGETS[request.target](spec), request.command())
-    formatted = finish(Rendered(request.out, text, python=True)).content
-    return Output(request.out, seal(formatted))
+from .vendored import CommandError, Request, checksum, parse_command, unseal
 
 
 def current_inputs(root: Path, request: Request) -> Inputs:
     """What the module `request` asks for is made from now."""
     spec = build_spec(load_spec(root), request.options)
     return inputs(root, spec, [TARGETS[request.target](spec)])
-
-
-def seal(text: str) -> str:
-    """Insert, after the command line of the header, a checksum of the whole text."""
-    lines = text.splitlines(keepends=True)
-    at = next(i for i, line in enumerate(lines) if line.startswith(COMMAND_PREFIX)) + 1
-    lines.insert(at, f"{CHECKSUM_PREFIX}{_checksum(text)}\n")
-    return "".join(lines)
-
-
-def unseal(text: str) -> tuple[str, str | None]:
-    """The text without its checksum line, and the checksum it recorded (if any)."""
-    kept, recorded = [], None
-    for line in text.splitlines(keepends=True):
-        if recorded is None and line.startswith(CHECKSUM_PREFIX):
-            recorded = line[len(CHECKSUM_PREFIX) :].strip()
-        else:
-            kept.append(line)
-    return "".join(kept), recorded
-
-
-def _checksum(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-def recorded_command(text: str) -> str | None:
-    """The command in the header (the comment lines the module starts with)."""
-    for line in text.splitlines():
-        if not line.startswith("#"):
-            break
-        if line.startswith(COMMAND_PREFIX):
-            return line[len(COMMAND_PREFIX) :]
-    return None
-
-
-def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options every rendering command takes."""
-    parser.add_argument(
-        "--vendors", help="comma-separated vendors whose fields are typed, or 'all'"
-    )
-    parser.add_argument("--profile", choices=("lenient", "strict"), help="default: lenient")
-
-
-def add_request_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--target", required=True, choices=tuple(TARGETS))
-    add_selection_arguments(parser)
-    parser.add_argument("--out", required=True, help="where to write the module")
-
-
-def options_from(vendors: str | None, profile: str | None) -> Options:
-    """Options from the command-line spelling (`--vendors vllm,zai`, `all`, `none`)."""
-    selected: tuple[str, ...] | None
-    if vendors is None or vendors == "all":
-        selected = None
-    elif vendors == "none":
-        selected = ()
-    else:
-        selected = tuple(v.strip() for v in vendors.split(",") if v.strip())
-    return Options(selected, "strict" if profile == "strict" else "lenient")
-
-
-class CommandError(ValueError):
-    """A recorded command that cannot be read back."""
-
-
-def parse_command(command: str) -> Request:
-    """The request a recorded `chunkspec vendor ...` command made."""
-    parser = argparse.ArgumentParser(prog="vendor", add_help=False, exit_on_error=False)
-    add_request_arguments(parser)
-    parser.add_argument("--root")
-    try:
-        words = shlex.split(command)
-        at = words.index("vendor")
-        args, unknown = parser.parse_known_args(words[at + 1 :])
-    except (ValueError, argparse.ArgumentError, SystemExit) as exc:
-        raise CommandError(str(exc) or "unreadable") from None
-    if unknown:
-        raise CommandError(f"unknown arguments {unknown}")
-    options = options_from(args.vendors, args.profile)
-    return Request(shlex.join(words[:at]), args.target, options, args.out, args.root)
 
 
 def repository_top(path: Path) -> Path | None:
@@ -172,16 +49,16 @@ def problems(root: Path, path: Path, prog: str) -> str | None:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return f"cannot read: {exc}"
-    body, checksum = unseal(text)
+    body, sealed = unseal(text)
     command = recorded_command(text)
-    if checksum is None or command is None or " vendor " not in f" {command} ":
+    if sealed is None or command is None or " vendor " not in f" {command} ":
         return f"not a module written by `{prog} vendor` (its header has no command or checksum)"
     try:
         request = parse_command(command)
     except CommandError as exc:
         return f"its header's command cannot be read ({exc}); write it again with `{prog} vendor`"
     again = replace(request, prog=prog).command()
-    if _checksum(body) != checksum:
+    if checksum(body) != sealed:
         return (
             "edited by hand (its checksum does not match); from the repository root, write it"
             f" again with:\n    {again}"

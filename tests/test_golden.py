@@ -76,7 +76,9 @@ def test_a_golden_folder_holds_its_spec_and_four_records_only(feature: str) -> N
 
 
 def test_no_record_holds_a_digest() -> None:
-    text = "# Made from (input, digest):\n#   spec/x.yaml  0123456789ab\n# Digest: 0123456789abcdef\n"
+    text = (
+        "# Made from (input, digest):\n#   spec/x.yaml  0123456789ab\n# Digest: 0123456789abcdef\n"
+    )
     normalised = golden.expected_text("generated/chunk_dataclasses.py", text)
     placeholder = golden.DIGEST_PLACEHOLDER
     assert normalised == (

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from generator.header import recorded_command
 from tests.test_generator import REPO
 
 TIMEOUT = 300  # seconds for any one command; an install fetches its build tools
@@ -132,7 +133,7 @@ def test_vendors_from_the_application_and_checks(setup: Setup) -> None:
     )
     text = (setup.app / "app" / "chunks.py").read_text(encoding="utf-8")
     command = "chunkspec vendor --target pydantic --vendors vllm --out app/chunks.py"
-    assert f"\n# Regenerate with: {command}\n" in text
+    assert recorded_command(text) == command
     assert "/" + setup.app.name not in text  # no path of this machine
     checked = setup.chunkspec("check", "--vendored", "app/chunks.py")
     assert (checked.returncode, checked.stdout) == (

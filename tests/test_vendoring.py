@@ -130,10 +130,10 @@ def test_vendored_module_is_checked_and_edits_are_caught(tmp_path: Path) -> None
     )
     assert result.returncode == 0, result.stderr
     text = out.read_text()
-    assert (
-        f"# Regenerate with: python -m generator vendor --target dataclasses --vendors vllm --out {out}"
-        in text
-    )
+    from generator.header import recorded_command
+
+    command = f"python -m generator vendor --target dataclasses --vendors vllm --out {out}"
+    assert recorded_command(text) == command
     assert re.search(r"^# Checksum: [0-9a-f]{16}$", text, re.M)
     assert run_generator(REPO, "check", "--vendored", str(out)).returncode == 0
 
@@ -195,7 +195,9 @@ STALE = {
 def test_a_vendored_module_is_stale_exactly_when_what_it_is_made_from_changed(
     tmp_path: Path, edit: str
 ) -> None:
-    from generator.vendoring import parse_command, problems, recorded_command, render_vendored
+    from generator.header import recorded_command
+    from generator.vendored import parse_command, render_vendored
+    from generator.vendoring import problems
 
     root = copy_project(tmp_path / "project")
     out = tmp_path / "chunks.py"
@@ -259,7 +261,7 @@ def test_vendored_from_another_root_records_it(tmp_path: Path) -> None:
 
 
 def test_an_unreadable_header_command_is_reported_not_raised(tmp_path: Path) -> None:
-    from generator.vendoring import seal, unseal
+    from generator.vendored import seal, unseal
 
     out = tmp_path / "m.py"
     assert (

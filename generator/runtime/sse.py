@@ -7,6 +7,7 @@ as them."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import (
@@ -272,13 +273,13 @@ class ChunkStream(_Stream[_Chunk]):
                 raise
             yield from items
             if reader.done:
+                # The stream is complete: a fault of what follows cannot undo that.
                 try:
-                    if self._as_raw:  # forwarded: the rest, as it comes, to its end
-                        yield from _raw_rest(reader.rest(), pieces)
-                    else:
-                        next(pieces, None)  # see _Stream
-                except Exception:
-                    pass  # the stream is complete: what follows cannot undo that
+                    with contextlib.suppress(Exception):
+                        if self._as_raw:  # forwarded: the rest, as it comes, to its end
+                            yield from _raw_rest(reader.rest(), pieces)
+                        else:
+                            next(pieces, None)  # see _Stream
                 finally:
                     self._close_source()
                 return
@@ -365,17 +366,17 @@ class AsyncChunkStream(_Stream[_Chunk]):
             for item in items:
                 yield item
             if reader.done:
+                # The stream is complete: a fault of what follows cannot undo that.
                 try:
-                    if self._as_raw:  # forwarded: the rest, as it comes, to its end
-                        if rest := reader.rest():
-                            yield RawEvent(rest, None, None)
-                        async for later in pieces:
-                            if later:
-                                yield RawEvent(_as_bytes(later), None, None)
-                    else:
-                        await anext(pieces, None)  # see _Stream
-                except Exception:
-                    pass  # the stream is complete: what follows cannot undo that
+                    with contextlib.suppress(Exception):
+                        if self._as_raw:  # forwarded: the rest, as it comes, to its end
+                            if rest := reader.rest():
+                                yield RawEvent(rest, None, None)
+                            async for later in pieces:
+                                if later:
+                                    yield RawEvent(_as_bytes(later), None, None)
+                        else:
+                            await anext(pieces, None)  # see _Stream
                 finally:
                     await self._close_source()
                 return

@@ -17,7 +17,9 @@ raises `ChunkDecodeError`, whose `path` names the offending place."""
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import importlib
 import json
 import re
 from collections.abc import (
@@ -168,7 +170,7 @@ __all__ = [
 # (runtime section: dataclass_base._Object)
 
 
-_fast_loads: Callable[[str | bytes], Any] | None
+# (runtime section: json_text._orjson_loads)
 
 
 # (runtime section: json_text._fast_loads)

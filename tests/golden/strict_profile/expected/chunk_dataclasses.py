@@ -20,7 +20,9 @@ accepted. For servers that check the chunks they emit.
 
 from __future__ import annotations
 
+import contextlib
 import enum
+import importlib
 import json
 import re
 from collections.abc import (
@@ -175,7 +177,7 @@ __all__ = [
 # (runtime section: dataclass_base._Object)
 
 
-_fast_loads: Callable[[str | bytes], Any] | None
+# (runtime section: json_text._orjson_loads)
 
 
 # (runtime section: json_text._fast_loads)

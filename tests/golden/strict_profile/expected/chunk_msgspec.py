@@ -23,6 +23,8 @@ accepted. For servers that check the chunks they emit.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import re
 from collections.abc import (
@@ -171,7 +173,7 @@ __all__ = [
 # (runtime section: structs._forget_extra)
 
 
-_fast_loads: Callable[[str | bytes], Any] | None
+# (runtime section: json_text._orjson_loads)
 
 
 # (runtime section: json_text._fast_loads)

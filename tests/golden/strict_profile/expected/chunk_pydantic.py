@@ -21,6 +21,7 @@ accepted. For servers that check the chunks they emit.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import (

@@ -22,6 +22,8 @@ accepted. For servers that check the chunks they emit.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import re
 from collections.abc import (
@@ -160,7 +162,7 @@ __all__ = [
 # (runtime section: typed_dicts._checked)
 
 
-_fast_loads: Callable[[str | bytes], Any] | None
+# (runtime section: json_text._orjson_loads)
 
 
 # (runtime section: json_text._fast_loads)

@@ -20,6 +20,8 @@ msgspec spells some floats their own way (`0.00001` for `1e-05`)."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import re
 from collections.abc import (
@@ -183,7 +185,7 @@ __all__ = [
 # (runtime section: structs._copy_read)
 
 
-_fast_loads: Callable[[str | bytes], Any] | None
+# (runtime section: json_text._orjson_loads)
 
 
 # (runtime section: json_text._fast_loads)

@@ -18,6 +18,7 @@ and keys the spec does not describe are kept in `model_extra`. `loads` raises
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import (

@@ -19,6 +19,8 @@ are kept. An absent key stays absent and JSON null stays None. Bad input raises
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import re
 from collections.abc import (
@@ -156,7 +158,7 @@ __all__ = [
 # (runtime section: typed_dicts._checked)
 
 
-_fast_loads: Callable[[str | bytes], Any] | None
+# (runtime section: json_text._orjson_loads)
 
 
 # (runtime section: json_text._fast_loads)
