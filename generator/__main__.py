@@ -36,7 +36,7 @@ from .vendored import (
     options_from,
     render_vendored,
 )
-from .vendoring import in_repository, problems
+from .vendoring import in_repository, problems, root_from
 
 PACKAGE = Path(__file__).resolve().parent
 INSTALLED = (PACKAGE / "spec").is_dir()
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m generator") -> in
     root: Path = (args.root or ROOT).resolve()
     try:
         if args.command == "vendor":
-            own_root = None if root == ROOT else in_repository(args.root)
+            own_root = None if root == ROOT else root_from(Path(args.out), root)
             options = options_from(args.vendors, args.profile)
             out = in_repository(Path(args.out))
             request = Request(prog, args.target, options, out, own_root)

@@ -42,6 +42,13 @@ def in_repository(path: Path) -> str:
     return path.as_posix() if top is None else absolute.relative_to(top).as_posix()
 
 
+def root_from(module: Path, root: Path) -> str:
+    """How a header records the spec project `root` of a module written at `module`:
+    relative to the module's repository root (where its command is run from)."""
+    top = repository_top(Path(os.path.normpath(module.absolute())))
+    return root.as_posix() if top is None else Path(os.path.relpath(root.resolve(), top)).as_posix()
+
+
 def problems(root: Path, path: Path, prog: str) -> str | None:
     """Why the vendored module at `path` is not what chunkspec makes of its command now
     (None if it is). `prog` is how the user runs chunkspec, for the commands shown."""

@@ -260,6 +260,27 @@ def test_vendored_from_another_root_records_it(tmp_path: Path) -> None:
     assert run_generator(REPO, "check", "--vendored", str(out)).returncode == 0
 
 
+def test_a_root_inside_the_repository_is_recorded_relative_to_it(tmp_path: Path) -> None:
+    from generator.header import recorded_command
+
+    app = tmp_path / "application"
+    (app / ".git").mkdir(parents=True)  # a repository's root, as far as chunkspec looks
+    root = copy_project(app / "our-spec")
+    (app / "src").mkdir()
+    here = {"PYTHONPATH": str(REPO)}  # run from the application, not this checkout
+    result = run_generator(
+        root, "vendor", "--target", "msgspec", "--out", "../chunks.py", cwd=app / "src", env=here
+    )
+    assert result.returncode == 0, result.stderr
+    command = recorded_command((app / "chunks.py").read_text()) or ""
+    assert command.endswith("vendor --target msgspec --root our-spec --out chunks.py"), command
+    # Checked from the repository's root with chunkspec's own spec, it still reads ours.
+    vllm = root / "spec/vendors/vllm.yaml"
+    vllm.write_text(vllm.read_text().replace("Token ids of the rendered prompt", "Token ids"))
+    result = run_generator(REPO, "check", "--vendored", "chunks.py", cwd=app, env=here)
+    assert "spec/vendors/vllm.yaml  recorded" in result.stderr, result.stderr
+
+
 def test_an_unreadable_header_command_is_reported_not_raised(tmp_path: Path) -> None:
     from generator.vendored import seal, unseal
 
