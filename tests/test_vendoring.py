@@ -313,11 +313,6 @@ def test_a_file_that_is_not_vendored_is_reported(tmp_path: Path) -> None:
     assert "not a module written by `python -m generator vendor`" in result.stderr
 
 
-def test_pre_commit_hook_runs_the_vendored_check() -> None:
-    hooks = (REPO / ".pre-commit-hooks.yaml").read_text()
-    assert "entry: chunkspec check --vendored" in hooks
-
-
 # --- strict profile -----------------------------------------------------------------
 
 
