@@ -25,8 +25,8 @@ check: $(STAMP)
 
 lint: $(STAMP)
 	$(PY) -m ruff check generator generated tests bench examples
-	$(PY) -m black --check --quiet --extend-exclude generator/runtime generator bench tests/*.py examples
-	$(PY) -m black --check --line-length=88 generated tests/generated generator/runtime
+	$(PY) -m black --check --quiet generator bench tests/*.py examples
+	$(PY) -m black --check --line-length=88 generated tests/generated generator/runtime/*.py
 	$(PY) -m ruff check --isolated --extend-select E501 --line-length 88 generated generator/runtime
 	$(PY) -m mypy
 	$(PY) -m pyright

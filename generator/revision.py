@@ -34,9 +34,9 @@ class Build:
         return ", ".join(known)
 
     def install(self) -> str:
-        """The command that installs this very chunkspec."""
-        if self.revision is None:
-            return f'pip install "chunkspec=={self.version}"' if self.version else "(unknown)"
+        """The command that installs this very chunkspec (or what is known of it)."""
+        if self.revision is None:  # built from a copy without git history
+            return f"{self.describe()}, whose revision is not known"
         where = self.repository or "<chunkspec's repository URL>"
         return f'pip install "git+{where}@{self.revision}"'
 
