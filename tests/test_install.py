@@ -1,16 +1,14 @@
 """chunkspec installed the way a user installs it, and used from another repository.
 
-The checkout (as it is now, uncommitted changes included) is copied into a temporary git
-repository and pip-installed from there into an empty venv; the application is another
-temporary git repository. Spec edits are made in the copy and installed again, as a user
-updates chunkspec to a new revision.
+The checkout (as it is now, uncommitted changes included) is committed into a temporary
+git repository (tests/checkout.py) and pip-installed from there into an empty venv; the
+application is another temporary git repository. Spec edits are made in the copy and
+installed again, as a user updates chunkspec to a new revision.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 import venv
 from collections.abc import Iterator
@@ -20,10 +18,12 @@ from pathlib import Path
 import pytest
 
 from generator.header import recorded_command
-from tests.test_generator import REPO
+from tests.checkout import commit_all, committed_copy, git, isolated_environment
 
 TIMEOUT = 300  # seconds for any one command; an install fetches its build tools
-GIT = ("git", "-c", "user.name=chunkspec tests", "-c", "user.email=tests@chunkspec.invalid")
+ENV = isolated_environment()
+"""Nothing of this checkout leaks in (PYTHONPATH, its venv): the installed package must
+stand alone."""
 
 
 def run(*args: str | Path, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -34,31 +34,11 @@ def run(*args: str | Path, cwd: Path, check: bool = True) -> subprocess.Complete
         text=True,
         timeout=TIMEOUT,
         check=False,
-        # Nothing of this checkout may leak in: the installed package must stand alone.
-        env={k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")},
+        env=ENV,
     )
     if check:
         assert result.returncode == 0, f"{args}:\n{result.stdout}\n{result.stderr}"
     return result
-
-
-def copy_checkout(dest: Path) -> Path:
-    """The checkout's files as they are now, committed in a new git repository."""
-    listed = run("git", "ls-files", "--cached", "--others", "--exclude-standard", cwd=REPO)
-    for name in listed.stdout.splitlines():
-        source = REPO / name
-        if source.is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, dest / name)
-    run("git", "init", "-q", cwd=dest)
-    commit(dest, "the checkout")
-    return dest
-
-
-def commit(repo: Path, message: str) -> str:
-    run("git", "add", "-A", cwd=repo)
-    run(*GIT, "commit", "-q", "-m", message, cwd=repo)
-    return run("git", "rev-parse", "HEAD", cwd=repo).stdout.strip()
 
 
 @dataclass
@@ -82,20 +62,21 @@ class Setup:
         text = path.read_text(encoding="utf-8")
         assert old in text, (name, old)
         path.write_text(text.replace(old, new, 1), encoding="utf-8")
-        return commit(self.source, f"edit {name}")
+        return commit_all(self.source, f"edit {name}", ENV)
 
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     base = tmp_path_factory.mktemp("install")
-    source = copy_checkout(base / "chunkspec")
+    source = base / "chunkspec"
+    committed_copy(source, ENV)
     env = base / "venv"
     venv.create(env, with_pip=True)
     pip = (env / "bin" / "python", "-m", "pip", "install", "-q", "--disable-pip-version-check")
     run(*pip, source, cwd=base)
     app = base / "application"
     (app / "app" / "inner").mkdir(parents=True)
-    run("git", "init", "-q", cwd=app)
+    git("init", "-q", cwd=app, env=ENV)
     yield Setup(source, env, app)
 
 

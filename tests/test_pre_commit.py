@@ -15,9 +15,7 @@ dependencies), so the test uses three revisions.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -25,9 +23,10 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from generator.header import recorded_command
+from tests.checkout import CHECKOUT, commit_all, committed_copy, git, isolated_environment
 from tests.support import REPORT
 
-CHECKOUT = Path(__file__).resolve().parent.parent
 LOCK = CHECKOUT / "requirements.lock"
 MODULE = "app/chunks.py"
 VENDOR = ("vendor", "--target", "pydantic", "--vendors", "vllm", "--out", MODULE)
@@ -54,22 +53,7 @@ class Repos:
 
 
 def environment(home: Path) -> dict[str, str]:
-    """Git and pre-commit isolated from the user's configuration and from an enclosing
-    git command (when the tests run inside a hook, GIT_DIR and GIT_INDEX_FILE are set)."""
-    dropped = ("PYTHONPATH", "VIRTUAL_ENV", "PRE_COMMIT")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", *dropped))}
-    name, email = "chunkspec test", "test@chunkspec.invalid"
-    return {
-        **env,
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_AUTHOR_NAME": name,
-        "GIT_AUTHOR_EMAIL": email,
-        "GIT_COMMITTER_NAME": name,
-        "GIT_COMMITTER_EMAIL": email,
-        "PRE_COMMIT_HOME": str(home),
-        "PYTHONDONTWRITEBYTECODE": "1",
-    }
+    return {**isolated_environment(), "PRE_COMMIT_HOME": str(home)}
 
 
 def run(
@@ -108,32 +92,6 @@ def commit(repos: Repos, message: str) -> subprocess.CompletedProcess[str]:
     return run("git", "commit", "-m", message, cwd=repos.app, env=repos.env, timeout=PRE_COMMIT_RUN)
 
 
-def head(repo: Path, env: dict[str, str]) -> str:
-    return ok("git", "rev-parse", "HEAD", cwd=repo, env=env).strip()
-
-
-def copy_checkout(to: Path, env: dict[str, str]) -> None:
-    """The checkout's files as they are now, tracked or new but not ignored, committed."""
-    listed = ok(
-        "git",
-        "ls-files",
-        "-z",
-        "--cached",
-        "--others",
-        "--exclude-standard",
-        cwd=CHECKOUT,
-        env=env,
-    )
-    for name in filter(None, listed.split("\0")):
-        source = CHECKOUT / name
-        if source.is_file():  # a deleted file is still in the index
-            (to / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, to / name)
-    ok("git", "init", "-q", "-b", "main", cwd=to, env=env)
-    ok("git", "add", "--force", "--all", cwd=to, env=env)
-    ok("git", "commit", "-q", "-m", "chunkspec as checked out", cwd=to, env=env)
-
-
 def change_spec(repos: Repos, name: str, old: str, new: str) -> str:
     """Replace a text in a spec file of the hook's repository, commit, and point the
     application at the new commit. Returns the commit."""
@@ -141,8 +99,7 @@ def change_spec(repos: Repos, name: str, old: str, new: str) -> str:
     text = path.read_text(encoding="utf-8")
     assert text.count(old) == 1, f"{name}: {old!r} is not there once"
     path.write_text(text.replace(old, new), encoding="utf-8")
-    ok("git", "commit", "-q", "-m", f"{name}: a doc", "--", name, cwd=repos.hook, env=repos.env)
-    rev = head(repos.hook, repos.env)
+    rev = commit_all(repos.hook, f"{name}: a doc", repos.env)
     use_rev(repos, rev)
     return rev
 
@@ -157,7 +114,7 @@ repos:
         files: '^app/chunks\\.py$'
 """
     (repos.app / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
-    ok("git", "add", ".pre-commit-config.yaml", cwd=repos.app, env=repos.env)
+    git("add", ".pre-commit-config.yaml", cwd=repos.app, env=repos.env)
 
 
 def vendor(repos: Repos) -> str:
@@ -192,34 +149,36 @@ def test_the_hook_passes_fresh_and_fails_edited_or_stale_modules(tmp_path: Path)
     repos = Repos(tmp_path / "hook", tmp_path / "app", environment(tmp_path / "pre-commit"))
     for folder in (repos.hook, repos.app):
         folder.mkdir()
-    copy_checkout(repos.hook, repos.env)
-    ok("git", "init", "-q", "-b", "main", cwd=repos.app, env=repos.env)
+    rev = committed_copy(repos.hook, repos.env)
+    git("init", "-q", "-b", "main", cwd=repos.app, env=repos.env)
     fresh = vendor(repos)
-    command = f"# Regenerate with: python -m generator {' '.join(VENDOR)}\n"
-    assert command in fresh, f"the header does not record `{command.strip()}`:\n{fresh[:1200]}"
-    use_rev(repos, head(repos.hook, repos.env))
+    command = f"python -m generator {' '.join(VENDOR)}"
+    assert recorded_command(fresh) == command, f"the header does not record `{command}`"
+    use_rev(repos, rev)
     installed = pre_commit(repos, "install")
     assert installed.returncode == 0, said(installed)
 
     # 1. Fresh: the commit that adds the module passes the hook.
-    ok("git", "add", MODULE, cwd=repos.app, env=repos.env)
+    git("add", MODULE, cwd=repos.app, env=repos.env)
     added = commit(repos, "vendor the chunk models")
     assert passed(added), said(added)
-    first = head(repos.app, repos.env)
+    first = git("rev-parse", "HEAD", cwd=repos.app, env=repos.env)
 
     # 2. Edited by hand: the hook fails the commit, naming the file.
     path = repos.app / MODULE
     edited = fresh.replace('"""Models of the streamed', '"""Models of our streamed', 1)
     assert edited != fresh, "the module's docstring has changed; edit another line"
     path.write_text(edited, encoding="utf-8")
-    ok("git", "add", MODULE, cwd=repos.app, env=repos.env)
+    git("add", MODULE, cwd=repos.app, env=repos.env)
     refused = commit(repos, "edit the chunk models")
     output = refused.stdout + refused.stderr
     assert refused.returncode != 0, said(refused)
-    assert head(repos.app, repos.env) == first, "the edited module was committed"
+    assert (
+        git("rev-parse", "HEAD", cwd=repos.app, env=repos.env) == first
+    ), "the edited module was committed"
     assert f"error: {MODULE}: edited by hand" in output, said(refused)
     assert f"\n    {AGAIN}\n" in output, said(refused)
-    ok("git", "checkout", "HEAD", "--", MODULE, cwd=repos.app, env=repos.env)
+    git("checkout", "HEAD", "--", MODULE, cwd=repos.app, env=repos.env)
     assert path.read_text(encoding="utf-8") == fresh
 
     # 3. A spec change that does not reach the module: a doc of a groq field (the module
@@ -261,7 +220,7 @@ def test_the_hook_passes_fresh_and_fails_edited_or_stale_modules(tmp_path: Path)
     assert f"    2. {AGAIN}\n" in output, said(stale)
 
     # 5. Written again, the module passes.
-    ok("git", "add", MODULE, cwd=repos.app, env=repos.env)
+    git("add", MODULE, cwd=repos.app, env=repos.env)
     updated = pre_commit(repos, "run", "--all-files")
     assert passed(updated), said(updated)
 
