@@ -298,6 +298,27 @@ def test_an_unreadable_header_command_is_reported_not_raised(tmp_path: Path) -> 
     assert "Traceback" not in result.stderr
 
 
+def test_a_module_of_an_older_chunkspec_is_stale_with_the_steps(tmp_path: Path) -> None:
+    from generator.vendored import seal, unseal
+
+    out = tmp_path / "m.py"
+    assert run_generator(REPO, "vendor", "--target", "msgspec", "--out", str(out)).returncode == 0
+    body, _ = unseal(out.read_text())
+    # The header chunkspec wrote before modules listed their inputs.
+    lines = body.splitlines(keepends=True)
+    start = lines.index("# Made from (input, digest):\n")
+    end = next(i for i, line in enumerate(lines) if line.startswith("# Digest: ")) + 1
+    lines[start:end] = [
+        "# Sources: spec/chat_completion_chunk.yaml\n",
+        "# Spec hash: 0123456789abcdef\n",
+    ]
+    out.write_text(seal("".join(lines)))
+    result = run_generator(REPO, "check", "--vendored", str(out))
+    assert result.returncode == 1
+    assert f"error: {out}: stale: its header records no input digests" in result.stderr
+    assert f"    2. python -m generator vendor --target msgspec --out {out}\n" in result.stderr
+
+
 def test_new_vendor_refuses_selection_words(tmp_path: Path) -> None:
     root = copy_project(tmp_path / "project")
     result = run_generator(root, "new-vendor", "all")
