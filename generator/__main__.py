@@ -23,10 +23,15 @@ from pathlib import Path
 
 import jinja2
 
+from .build import build_specs
+from .captures import CaptureError, read_capture
+from .drafting import draft
 from .emit import Output, RenderError, stale, strays, write_all
 from .errors import SpecError
 from .header import PROJECT_COMMAND
+from .inspection import Inspector, Report, as_json, table
 from .ir import Options
+from .load import load_spec
 from .pipeline import generate
 from .scaffold import new_vendor
 from .vendored import (
@@ -71,6 +76,25 @@ def parser(prog: str) -> argparse.ArgumentParser:
         "new-vendor", parents=[common], help="create spec/vendors/NAME.yaml"
     )
     scaffold.add_argument("name")
+    scaffold.add_argument(
+        "--from",
+        dest="captures",
+        nargs="+",
+        metavar="CAPTURE",
+        help="draft the file from captured streams: every key the spec does not know",
+    )
+    inspect = commands.add_parser(
+        "inspect",
+        parents=[common],
+        help="where captured streams depart from OpenAI's definition, and why",
+    )
+    inspect.add_argument(
+        "captures",
+        nargs="*",
+        metavar="CAPTURE",
+        help="server-sent events (as `curl -N` saves them) or JSON Lines; none or - reads stdin",
+    )
+    inspect.add_argument("--format", choices=("table", "json"), default="table")
     return main
 
 
@@ -86,11 +110,15 @@ def main(argv: list[str] | None = None, prog: str = "python -m generator") -> in
             return write_vendored(root, request, Path(args.out))
         if args.command == "check" and args.vendored:
             return check_vendored(root, args.vendored, prog)
+        if args.command == "inspect":
+            return inspect_captures(root, args.captures or ["-"], args.format)
         if INSTALLED and args.root is None:
             return fail(
                 f"`{args.command}` works on a chunkspec project (a checkout of chunkspec, or"
                 " a folder with its spec/ and templates/): pass --root"
             )
+        if args.command == "new-vendor" and args.captures:
+            return draft_vendor(root, args.name, args.captures)
         if args.command == "new-vendor":
             path = new_vendor(root, args.name)
             print(f"wrote {path.relative_to(root)}; fill it in and run `make generate`")
@@ -191,6 +219,46 @@ def check_vendored(root: Path, paths: list[Path], prog: str) -> int:
             failed += 1
             print(f"error: {path}: {problem}", file=sys.stderr)
     return 1 if failed else 0
+
+
+def inspect_captures(root: Path, names: list[str], form: str) -> int:
+    """Exit status 2 when a capture cannot be read, 1 when one holds keys the spec does
+    not know, else 0."""
+    reports = read_reports(root, names)
+    if reports is None:
+        return 2
+    sys.stdout.write(as_json(reports) if form == "json" else table(reports))
+    return 1 if any(report.unknown for report in reports) else 0
+
+
+def draft_vendor(root: Path, name: str, names: list[str]) -> int:
+    reports = read_reports(root, names)
+    if reports is None:
+        return 2
+    text = draft(name, name, build_specs(load_spec(root), Options())[0], reports)
+    path = new_vendor(root, name, text)
+    declared = sum(1 for line in text.splitlines() if line.strip().startswith("type: "))
+    print(
+        f"wrote {path.relative_to(root)}: {declared} fields declared from"
+        f" {sum(len(r.capture.chunks) for r in reports)} chunks; review the lines marked"
+        " # REVIEW, then run `make generate`"
+    )
+    return 0
+
+
+def read_reports(root: Path, names: list[str]) -> list[Report] | None:
+    """The inspection of each capture; None (the reasons printed) if one cannot be read."""
+    whole, openai = build_specs(load_spec(root), Options(), Options(vendors=(), profile="strict"))
+    inspector = Inspector(whole, openai)
+    reports, unreadable = [], False
+    for name in names:
+        try:
+            data = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+            reports.append(inspector.report(read_capture("<stdin>" if name == "-" else name, data)))
+        except (OSError, CaptureError) as exc:
+            unreadable = True
+            print(f"error: {exc}", file=sys.stderr)
+    return None if unreadable else reports
 
 
 def check(root: Path, outputs: list[Output]) -> int:

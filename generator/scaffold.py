@@ -50,8 +50,9 @@ source: https://example.com/where-{name}-documents-its-stream  # replace
 """
 
 
-def new_vendor(root: Path, name: str) -> Path:
-    """Write spec/vendors/NAME.yaml; refuses a bad name or an existing file."""
+def new_vendor(root: Path, name: str, text: str | None = None) -> Path:
+    """Write spec/vendors/NAME.yaml (the commented template, or `text`); refuses a bad
+    name or an existing file."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
         raise SpecError(f"vendor name {name!r} must be lower_snake_case", "new-vendor")
     if name in ("all", "none"):
@@ -62,5 +63,7 @@ def new_vendor(root: Path, name: str) -> Path:
     if path.exists():
         raise SpecError("already exists; edit it instead", f"{VENDOR_DIR}/{name}.yaml")
     type_name = "".join(part.capitalize() for part in name.split("_"))
-    path.write_text(TEMPLATE.format(name=name, type_name=type_name), encoding="utf-8")
+    if text is None:
+        text = TEMPLATE.format(name=name, type_name=type_name)
+    path.write_text(text, encoding="utf-8")
     return path

@@ -1,0 +1,201 @@
+"""`inspect` and `new-vendor --from`: captures read, departures explained, a vendor drafted.
+
+The drafting tests take a vendor of the fixtures out of a copy of the project (its file,
+and its name from the `also` lists of the others), draft its file back from its captured
+streams, generate, and check that every chunk of those streams round-trips in all four
+targets and that `inspect` then finds no key the spec does not know.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support import FIXTURE_STREAMS, assert_same_json, load_module, normalised
+from tests.test_generator import REPO, copy_project, run_generator
+
+FIXTURES = REPO / "tests/fixtures/streams"
+TARGETS = ("dataclasses", "typeddicts", "pydantic", "msgspec")
+
+# Vendors whose captures hold keys only their own file declares; none of their types is
+# used by another vendor's file, so the copy builds without them.
+DRAFTED = {
+    "groq": "groq__",
+    "vllm": "vllm__",
+    "deepseek": "deepseek__",
+    "azure": "azure__",
+    "zai": "zai__",
+}
+
+
+def inspect(root: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "generator", "inspect", "--root", str(root), *args],
+        cwd=REPO,
+        input=None if stdin is None else stdin.decode("utf-8", "replace"),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def without(vendor: str, dest: Path) -> Path:
+    """A copy of the project without `vendor`'s file or its name in `also` lists."""
+    root = copy_project(dest)
+    (root / "spec/vendors" / f"{vendor}.yaml").unlink()
+    for path in (root / "spec/vendors").glob("*.yaml"):
+        text = path.read_text(encoding="utf-8")
+
+        def drop(match: re.Match[str]) -> str:
+            names = [n.strip() for n in match[2].split(",") if n.strip() not in ("", vendor)]
+            return f"{match[1]}also: [{', '.join(names)}]" if names else ""
+
+        path.write_text(re.sub(r"(\n *)also: \[([^\]]*)\]", drop, text), encoding="utf-8")
+    return root
+
+
+def captures(prefix: str) -> list[Path]:
+    return sorted(FIXTURES.glob(f"{prefix}*.jsonl"))
+
+
+def test_inspect_finds_every_fixture_known_to_the_spec() -> None:
+    result = inspect(REPO, *map(str, sorted(FIXTURES.glob("*.jsonl"))))
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr
+    summaries = ("every key is known to the spec", "nothing departs from OpenAI's definition")
+    assert sum(map(result.stdout.count, summaries)) == len(FIXTURE_STREAMS)
+    assert "unknown to the spec" not in result.stdout
+
+
+def test_inspect_explains_a_vendor_key_and_a_quirk() -> None:
+    result = inspect(REPO, str(FIXTURES / "mistral__magistral-content-array-short.jsonl"))
+    assert result.returncode == 0, result.stderr
+    line = next(row for row in result.stdout.splitlines() if "$.choices[].delta.content" in row)
+    assert re.search(
+        r"list \(OpenAI has string\) +3 +1  Mistral AI, spec/vendors/mistral\.yaml: https://", line
+    )
+
+
+def test_inspect_reads_server_sent_events_from_stdin_as_json() -> None:
+    chunk = (
+        '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"x_new":1}'
+    )
+    stream = f": keep-alive\n\ndata: {chunk}\n\nevent: ping\ndata: {{}}\n\ndata: [DONE]\n\n"
+    result = inspect(REPO, "--format", "json", stdin=stream.encode())
+    assert result.returncode == 1, result.stderr  # x_new is unknown
+    [report] = json.loads(result.stdout)
+    assert (report["format"], report["chunks"], report["done"]) == ("sse", 1, True)
+    assert report["other_events"] == ["ping"]
+    [departure] = report["departures"]
+    assert departure == {
+        "path": "$.x_new",
+        "what": "key",
+        "count": 1,
+        "first": 1,
+        "explained_by": None,
+        "known": False,
+    }
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"", "empty"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00", "binary data"),
+        (b"\xff\xfe{", "not UTF-8 text"),
+        (b"<html>hello</html>\n", "neither server-sent events nor JSON Lines"),
+        (b'{"id": 1}\n{"id": \n', ":2: not JSON"),
+        (b'{"id": 1}\n[1, 2]\n', ":2: a JSON list, not an object"),
+        (b"data: not json\n\n", "an event's data is not JSON"),
+        (b"data: {oops\n\n", "event 1: not JSON"),
+        (b": only a comment\n\n", "no chunk in it"),
+    ],
+    ids=[
+        "empty",
+        "binary",
+        "not-utf8",
+        "not-sse",
+        "bad-json-line",
+        "not-an-object",
+        "sse-text",
+        "sse-bad-json",
+        "no-chunk",
+    ],
+)
+def test_an_unreadable_capture_says_why_and_exits_2(
+    tmp_path: Path, data: bytes, reason: str
+) -> None:
+    path = tmp_path / "capture.txt"
+    path.write_bytes(data)
+    result = inspect(REPO, str(path))
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: {path}") and reason in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_missing_capture_exits_2(tmp_path: Path) -> None:
+    result = inspect(REPO, str(tmp_path / "nowhere.sse"))
+    assert result.returncode == 2 and "No such file" in result.stderr
+
+
+@pytest.fixture(scope="module", params=sorted(DRAFTED))
+def drafted(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, Path]:
+    vendor: str = request.param
+    root = without(vendor, tmp_path_factory.mktemp(vendor) / "project")
+    paths = [str(p) for p in captures(DRAFTED[vendor])]
+    before = inspect(root, *paths)
+    result = run_generator(root, "new-vendor", vendor, "--from", *paths)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"wrote spec/vendors/{vendor}.yaml: ")
+    generated = run_generator(root, "generate")
+    assert generated.returncode == 0, generated.stderr
+    if "unknown to the spec" in before.stdout:
+        assert before.returncode == 1
+    return vendor, root
+
+
+def test_a_drafted_vendor_leaves_nothing_unknown(drafted: tuple[str, Path]) -> None:
+    vendor, root = drafted
+    result = inspect(root, *map(str, captures(DRAFTED[vendor])))
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "unknown to the spec" not in result.stdout
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_drafted_vendor_round_trips_its_captures(drafted: tuple[str, Path], target: str) -> None:
+    vendor, root = drafted
+    module = load_module(root / f"generated/chunk_{target}.py")
+    for stream in (s for s in FIXTURE_STREAMS if s.name.startswith(DRAFTED[vendor])):
+        for line, text in stream.chunks:
+            out = module.dumps(module.loads(text))
+            assert_same_json(
+                json.loads(out),
+                normalised(json.loads(text), {"choices": []}),
+                f"{stream.name}:{line}",
+            )
+
+
+def test_drafting_is_deterministic_and_says_what_others_declare(tmp_path: Path) -> None:
+    texts = []
+    for run, seed in (("one", "1"), ("two", "2")):
+        root = without("groq", tmp_path / run)
+        paths = [str(p) for p in captures("groq__")]
+        assert (
+            run_generator(root, "new-vendor", "groq", "--from", *paths, hash_seed=seed).returncode
+            == 0
+        )
+        texts.append((root / "spec/vendors/groq.yaml").read_text(encoding="utf-8"))
+    assert texts[0] == texts[1]
+    text = texts[0]
+    # reasoning is vLLM's (groq is listed under its `also`): named, not declared again.
+    assert "# Seen, and declared already: $.choices[].delta.reasoning by vLLM" in text
+    assert not re.search(r"^    reasoning:", text, re.M)
+    assert re.search(r"^  ChatCompletionChunk:\n    x_groq:\n      type: GroqXGroq\n", text, re.M)
+    assert re.search(r"^    queue_time:\n      type: float\n", text, re.M)
+    assert text.count("# REVIEW") > 10
