@@ -8,13 +8,17 @@ targets and that `inspect` then finds no key the spec does not know.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from tests.support import FIXTURE_STREAMS, assert_same_json, load_module, normalised
 from tests.test_generator import REPO, copy_project, run_generator
@@ -168,17 +172,48 @@ def test_a_drafted_vendor_leaves_nothing_unknown(drafted: tuple[str, Path]) -> N
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_a_drafted_vendor_round_trips_its_captures(drafted: tuple[str, Path], target: str) -> None:
+def test_a_drafted_vendor_round_trips_its_captures_typed(
+    drafted: tuple[str, Path], target: str
+) -> None:
     vendor, root = drafted
     module = load_module(root / f"generated/chunk_{target}.py")
     for stream in (s for s in FIXTURE_STREAMS if s.name.startswith(DRAFTED[vendor])):
         for line, text in stream.chunks:
-            out = module.dumps(module.loads(text))
+            chunk = module.loads(text)
+            where = f"{stream.name}:{line}"
             assert_same_json(
-                json.loads(out),
+                json.loads(module.dumps(chunk)),
                 normalised(json.loads(text), {"choices": []}),
-                f"{stream.name}:{line}",
+                where,
             )
+            # Typed: no object keeps a key in its extra (TypedDicts are dicts: no extra).
+            assert not list(extras(chunk, "$")), (where, list(extras(chunk, "$")))
+
+
+def extras(value: Any, path: str) -> Iterator[str]:
+    """Where an object of a dataclasses, pydantic or msgspec module keeps unknown keys."""
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from extras(item, f"{path}[{index}]")
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from extras(item, f"{path}.{key}")
+        return
+    if hasattr(type(value), "model_fields"):  # pydantic
+        names, extra = list(type(value).model_fields), value.model_extra
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        instance: Any = value
+        names, extra = [f.name for f in dataclasses.fields(instance)], instance.extra
+    elif hasattr(type(value), "__struct_fields__"):  # msgspec
+        names, extra = list(type(value).__struct_fields__), value.extra
+    else:
+        return
+    if extra:
+        yield f"{path}: {sorted(extra)}"
+    for name in names:
+        if name != "extra":
+            yield from extras(getattr(value, name), f"{path}.{name}")
 
 
 def test_drafting_is_deterministic_and_says_what_others_declare(tmp_path: Path) -> None:
@@ -199,3 +234,43 @@ def test_drafting_is_deterministic_and_says_what_others_declare(tmp_path: Path) 
     assert re.search(r"^  ChatCompletionChunk:\n    x_groq:\n      type: GroqXGroq\n", text, re.M)
     assert re.search(r"^    queue_time:\n      type: float\n", text, re.M)
     assert text.count("# REVIEW") > 10
+
+
+def test_types_and_merge_rules_are_inferred_from_every_value(tmp_path: Path) -> None:
+    base = '"id":"c","object":"chat.completion.chunk","created":1,"model":"m"'
+    lines = [
+        f'{{{base},"x_count":1,"x_ratio":1,"x_maybe":null,"x_label":"L","x_list":[1,2],'
+        '"x_obj":{"a":1,"b":"s"},"choices":[{"index":0,"delta":{"x_text":"Hel"},"x_flag":true}]}',
+        f'{{{base},"x_count":2,"x_ratio":1.5,"x_maybe":"m","x_label":"L","x_list":[],'
+        '"x_obj":{"a":2},"choices":[{"index":0,"delta":{"x_text":"lo"},"x_flag":false}]}',
+    ]
+    capture = tmp_path / "acme.jsonl"
+    capture.write_text("\n".join(lines) + "\n")
+    root = copy_project(tmp_path / "project")
+    assert run_generator(root, "new-vendor", "acme", "--from", str(capture)).returncode == 0
+    drafted = yaml.safe_load((root / "spec/vendors/acme.yaml").read_text())
+    chunk = drafted["fields"]["ChatCompletionChunk"]
+    shapes = {
+        key: (f["type"], f.get("nullable", False), f.get("merge")) for key, f in chunk.items()
+    }
+    assert shapes == {
+        "x_count": ("int", False, None),
+        "x_ratio": ("float", False, None),  # an int, then a float
+        "x_maybe": ("string", True, None),
+        "x_label": ("string", False, None),  # not a delta: never appended
+        "x_list": ("list[int]", False, None),
+        "x_obj": ("AcmeXObj", False, None),
+    }
+    assert drafted["fields"]["ChoiceDelta"]["x_text"]["merge"] == "append"
+    assert drafted["fields"]["Choice"]["x_flag"]["type"] == "bool"
+    assert drafted["types"]["AcmeXObj"]["fields"]["a"]["type"] == "int"
+    assert "Seen in 1 of 2 `x_obj` objects" in drafted["types"]["AcmeXObj"]["fields"]["b"]["doc"]
+    assert run_generator(root, "generate").returncode == 0
+    assert inspect(root, str(capture)).returncode == 0
+    module = load_module(root / "generated/chunk_dataclasses.py")
+    accumulator = module.ChunkAccumulator()
+    for line in lines:
+        chunk_ = module.loads(line)
+        assert not list(extras(chunk_, "$"))
+        accumulator.add(chunk_)
+    assert accumulator.result().choices[0].message.x_text == "Hello"  # appended
