@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .inspection import Finding, Report
+from .inspection import Finding, Report, value_kind
 from .ir import Spec
 
 REVIEW = "# REVIEW"
@@ -45,7 +45,7 @@ class _Draft:
         """The type string of a field that took `values`, and whether it is nullable."""
         present = [v for v in values if v is not None]
         nullable = len(present) < len(values)
-        kinds = {_kind(v) for v in present}
+        kinds = {value_kind(v) for v in present}
         if not kinds:
             return "any", nullable
         if kinds <= {"int", "float"}:
@@ -161,20 +161,6 @@ def _grows(spec: Spec, owner: str, values: list[Any]) -> bool:
     plan = next((p for p in spec.merging if p.chunk_type == owner), None)
     appends = plan is not None and any(rule.how == "append" for rule in plan.rules)
     return appends and len(set(values)) > 1
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "list"
-    return "object"
 
 
 def _yaml(

@@ -131,7 +131,7 @@ class Inspector:
     def _refused(item: Any, expected: TypeExpr, spec: Spec) -> str | None:
         """Why a type of `spec` refuses a value at the surface (deeper, the walk goes on)."""
         options = alternatives(expected)
-        kind = _kind(item)
+        kind = value_kind(item)
         if any(_kind_of(option) in (kind, "any") for option in options):
             for option in options:
                 if isinstance(option, EnumRef) and isinstance(item, str) and not option.open:
@@ -194,7 +194,8 @@ class Inspector:
         return f"{title}{also}, {file}: {origin.source}"
 
 
-def _kind(value: Any) -> str:
+def value_kind(value: Any) -> str:
+    """The JSON kind of a decoded value, as the spec's scalars name them."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int):
