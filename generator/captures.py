@@ -64,15 +64,11 @@ def _json_lines(name: str, text: str) -> Capture:
         if not line.strip():
             continue
         try:
-            payload = json.loads(line)
-        except ValueError as exc:
-            raise CaptureError(f"{name}:{number}: not JSON ({exc})") from None
-        if not isinstance(payload, dict):
-            raise CaptureError(f"{name}:{number}: a JSON {type(payload).__name__}, not an object")
-        if "error" in payload and "choices" not in payload:
+            capture.chunks.append((number, _payload(line.encode())))
+        except ErrorReport:
             capture.errors.append(line.strip())
-        else:
-            capture.chunks.append((number, payload))
+        except ChunkDecodeError as exc:
+            raise CaptureError(f"{name}:{number}: {exc.message}") from None
     return capture
 
 

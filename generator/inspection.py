@@ -25,11 +25,11 @@ from .ir import (
     Model,
     ModelRef,
     Provenance,
-    Scalar,
     Spec,
     TypeExpr,
     Union,
     alternatives,
+    json_kind,
 )
 
 UNKNOWN = "unknown to the spec"
@@ -132,14 +132,14 @@ class Inspector:
         """Why a type of `spec` refuses a value at the surface (deeper, the walk goes on)."""
         options = alternatives(expected)
         kind = value_kind(item)
-        if any(_kind_of(option) in (kind, "any") for option in options):
+        if any(json_kind(option) in (kind, "any") for option in options):
             for option in options:
                 if isinstance(option, EnumRef) and isinstance(item, str) and not option.open:
                     values = [v.value for v in spec.enum(option.name).values]
                     if item not in values:
                         return f"value {item!r} (not one of OpenAI's {option.name})"
             return None
-        return f"{kind} (OpenAI has {' | '.join(_kind_of(o) for o in options)})"
+        return f"{kind} (OpenAI has {' | '.join(json_kind(o) for o in options)})"
 
     def _value(self, item: Any, type_: TypeExpr, where: str) -> Iterable[tuple[Finding, Any]]:
         for option in alternatives(type_):
@@ -205,16 +205,6 @@ def value_kind(value: Any) -> str:
     if isinstance(value, str):
         return "string"
     if isinstance(value, list):
-        return "list"
-    return "object"
-
-
-def _kind_of(option: TypeExpr) -> str:
-    if isinstance(option, Scalar):
-        return option.kind
-    if isinstance(option, EnumRef):
-        return "string"
-    if isinstance(option, ListOf):
         return "list"
     return "object"
 
