@@ -98,20 +98,8 @@ def draft(name: str, title: str, spec: Spec, reports: list[Report]) -> str:
             )
             continue
         fields = owners.setdefault(finding.owner, {})
-        if finding.key in fields:
-            continue
-        same = [
-            (r, f)
-            for r in reports
-            for f in r.unknown
-            if (f.owner, f.key) == (finding.owner, finding.key)
-        ]
-        values = [value for _, f in same for _, value in f.values]
-        type_, nullable = state.infer(finding.key, values, finding.owner)
-        names = ", ".join(dict.fromkeys(Path(r.capture.name).name for r, _ in same))
-        doc = f"Seen {len(values)} times at {finding.path} in the {total} chunks of {names}."
-        merge = "append" if type_ == "string" and _grows(spec, finding.owner, values) else None
-        fields[finding.key] = Declared(type_, nullable, doc, merge)
+        if finding.key not in fields:
+            fields[finding.key] = _declared(state, spec, finding, reports)
     known = sorted(
         {
             (f.path, f.explained)
@@ -123,6 +111,27 @@ def draft(name: str, title: str, spec: Spec, reports: list[Report]) -> str:
     # A type before the types inside it (they were named first).
     types = dict(reversed(state.types.items()))
     return _yaml(name, title, owners, types, known) + _relax_yaml(relax)
+
+
+def _declared(state: _Draft, spec: Spec, finding: Finding, reports: list[Report]) -> Declared:
+    """The declaration of an unknown key, from its values in every capture."""
+    same = [
+        (r, f)
+        for r in reports
+        for f in r.unknown
+        if (f.owner, f.key) == (finding.owner, finding.key)
+    ]
+    values = [value for _, f in same for _, value in f.values]
+    type_, nullable = state.infer(finding.key, values, finding.owner)
+    names = ", ".join(dict.fromkeys(Path(r.capture.name).name for r, _ in same))
+    total = sum(len(r.capture.chunks) for r in reports)
+    doc = f"Seen {_times(len(values))} at {finding.path} in the {total} chunks of {names}."
+    merge = "append" if type_ == "string" and _grows(spec, finding.owner, values) else None
+    return Declared(type_, nullable, doc, merge)
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
 
 
 def _loosened(state: _Draft, finding: Finding, total: int) -> list[str]:
