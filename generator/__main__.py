@@ -248,8 +248,9 @@ def draft_vendor(root: Path, name: str, names: list[str]) -> int:
 
 def read_reports(root: Path, names: list[str]) -> list[Report] | None:
     """The inspection of each capture; None (the reasons printed) if one cannot be read."""
-    whole, openai = build_specs(load_spec(root), Options(), Options(vendors=(), profile="strict"))
-    inspector = Inspector(whole, openai)
+    raw = load_spec(root)
+    whole, openai = build_specs(raw, Options(), Options(vendors=(), profile="strict"))
+    inspector = Inspector(raw, whole, openai)
     reports, unreadable = [], False
     for name in names:
         try:

@@ -31,6 +31,7 @@ from .ir import (
     alternatives,
     json_kind,
 )
+from .load import RawRelax, RawSpec
 
 UNKNOWN = "unknown to the spec"
 
@@ -68,12 +69,19 @@ class Report:
 
 
 class Inspector:
-    def __init__(self, whole: Spec, openai: Spec) -> None:
+    def __init__(self, raw: RawSpec, whole: Spec, openai: Spec) -> None:
         self.whole = whole
         self.openai = openai
         self.models = {m.name: m for m in whole.models}
         self.strict = {m.name: m for m in openai.models}
         self.titles = {v.name: (v.title, v.file) for v in whole.vendors}
+        self.sources = {v.name: v.source for v in whole.vendors}
+        self.relaxed: dict[tuple[str, str], list[tuple[str, RawRelax]]] = {}
+        """(type, wire key) -> every vendor's relaxation of that field."""
+        for vendor in raw.vendors:
+            for owner, _, relaxes in vendor.relax:
+                for relax in relaxes:
+                    self.relaxed.setdefault((owner, relax.wire), []).append((vendor.name, relax))
 
     def report(self, capture: Capture) -> Report:
         found: dict[tuple[str, str], Finding] = {}
@@ -176,12 +184,17 @@ class Inspector:
     def _departure(
         self, where: str, what: str, spec_field: Field, owner: str, accepted: bool
     ) -> Finding:
-        """A value OpenAI refuses: explained by the field's relaxations, or by the
-        lenient profile, if the spec accepts it; unknown to the spec if it refuses it."""
+        """A value OpenAI refuses: explained by the vendors' relaxations of the field
+        that allow it, or by the lenient profile (its enums are open), if the spec
+        accepts it; unknown to the spec if it refuses it."""
         if not accepted:
             return Finding(where, what, UNKNOWN, owner, spec_field.wire)
-        notes = [self._credit(note) for note in spec_field.relaxations]
-        explained = "; ".join(notes) if notes else "the lenient profile (open enums, optional keys)"
+        credits = [
+            self._credit(Provenance((vendor,), relax.source or self.sources[vendor], relax.doc))
+            for vendor, relax in self.relaxed.get((owner, spec_field.wire), [])
+            if _allows(relax, what)
+        ]
+        explained = "; ".join(credits) or "the lenient profile (its enums are open)"
         return Finding(where, what, explained, owner, spec_field.wire)
 
     def _credit(self, origin: Provenance | None) -> str:
@@ -192,6 +205,17 @@ class Inspector:
         others = [self.titles[v][0] for v in origin.vendors[1:]]
         also = f" (also {', '.join(others)})" if others else ""
         return f"{title}{also}, {file}: {origin.source}"
+
+
+def _allows(relax: RawRelax, what: str) -> bool:
+    """Whether a relaxation is what lets a field depart from OpenAI in this way."""
+    if what == "missing":
+        return relax.required is False
+    if what == "null":
+        return relax.nullable is True
+    if what.startswith("value "):  # a string outside OpenAI's enum
+        return False
+    return relax.also_type is not None  # another kind of value
 
 
 def value_kind(value: Any) -> str:
