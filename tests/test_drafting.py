@@ -84,6 +84,22 @@ def test_inspect_explains_a_vendor_key_and_a_quirk() -> None:
     )
 
 
+def test_inspect_credits_only_the_relaxation_that_allows_the_departure() -> None:
+    path = FIXTURES / "azure__docs-async-filter-prompt-annotations-elided.jsonl"
+    result = inspect(REPO, "--format", "json", str(path))
+    assert result.returncode == 0, result.stderr
+    [report] = json.loads(result.stdout)
+    found = {
+        d["path"]: (d["what"], d["count"], d["first"], d["explained_by"])
+        for d in report["departures"]
+    }
+    what, count, first, by = found["$.choices[].delta"]
+    assert (what, count, first) == ("missing", 2, 6)
+    assert by.startswith("Azure OpenAI, spec/vendors/azure.yaml: https://")  # not Mistral's
+    assert found["$.object"][0] == "value '' (not one of OpenAI's ChunkObject)"
+    assert found["$.object"][3] == "the lenient profile (its enums are open)"
+
+
 def test_inspect_reads_server_sent_events_from_stdin_as_json() -> None:
     chunk = (
         '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"x_new":1}'
