@@ -140,7 +140,9 @@ class Inspector:
         """Why a type of `spec` refuses a value at the surface (deeper, the walk goes on)."""
         options = alternatives(expected)
         kind = value_kind(item)
-        if any(json_kind(option) in (kind, "any") for option in options):
+        # A JSON number without a fraction is still a number where a float is wanted.
+        fits = (kind, "any", "float") if kind == "int" else (kind, "any")
+        if any(json_kind(option) in fits for option in options):
             for option in options:
                 if isinstance(option, EnumRef) and isinstance(item, str) and not option.open:
                     values = [v.value for v in spec.enum(option.name).values]
