@@ -91,7 +91,12 @@ def draft(name: str, title: str, spec: Spec, reports: list[Report]) -> str:
     order = {m.name: i for i, m in enumerate(spec.models)}
     # The chunk first, then the types inside it.
     relax: dict[str, dict[str, list[str]]] = {}
+    unfit: list[str] = []
     for finding in sorted(unknown, key=lambda f: (-order[f.owner], f.first)):
+        if finding.what != "key" and spec.model(finding.owner).origin is not None:
+            # Only core types are relaxed: a vendor's own type is that vendor's to fix.
+            unfit.append(f"{finding.path}: {finding.what}, which {finding.owner} refuses")
+            continue
         if finding.what != "key":  # a value the spec refuses: loosen the field
             relax.setdefault(finding.owner, {}).setdefault(finding.key, []).extend(
                 _loosened(state, finding, total)
@@ -110,7 +115,7 @@ def draft(name: str, title: str, spec: Spec, reports: list[Report]) -> str:
     )
     # A type before the types inside it (they were named first).
     types = dict(reversed(state.types.items()))
-    return _yaml(name, title, owners, types, known) + _relax_yaml(relax)
+    return _yaml(name, title, owners, types, known, unfit) + _relax_yaml(relax)
 
 
 def _declared(state: _Draft, spec: Spec, finding: Finding, reports: list[Report]) -> Declared:
@@ -178,6 +183,7 @@ def _yaml(
     owners: dict[str, dict[str, Declared]],
     types: dict[str, tuple[str, dict[str, Declared]]],
     known: Iterable[tuple[str, str]],
+    unfit: list[str],
 ) -> str:
     lines = [
         f"# {name}: drafted by `chunkspec new-vendor {name} --from` from captured streams.",
@@ -185,6 +191,8 @@ def _yaml(
     ]
     for path, explained in known:
         lines.append(f"# Seen, and declared already: {path} by {explained}")
+    for problem in dict.fromkeys(unfit):
+        lines.append(f"# {REVIEW}: seen {problem}: change that vendor's file")
     lines += [
         f"vendor: {name}",
         f"title: {json.dumps(title)}  {REVIEW}: the name the docs credit",

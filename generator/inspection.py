@@ -108,23 +108,34 @@ class Inspector:
                 continue
             if strict is not None:
                 yield from self._against_openai(strict, spec_field, item, where, name)
+            else:  # a vendor's own type: OpenAI has nothing to say, the spec does
+                yield from self._against_spec(spec_field, item, where, name)
             yield from self._value(item, spec_field.type, where)
-        if strict is not None:
-            for openai_field in strict.fields:
-                if openai_field.required and openai_field.wire not in value:
-                    relaxed = fields[openai_field.wire]
-                    accepted = not relaxed.required
-                    where = f"{path}.{openai_field.wire}"
-                    yield self._departure(where, "missing", relaxed, name, accepted), None
+        for wanted in (strict or model).fields:
+            if wanted.required and wanted.wire not in value:
+                relaxed = fields[wanted.wire]
+                where = f"{path}.{wanted.wire}"
+                yield self._departure(where, "missing", relaxed, name, not relaxed.required), None
+
+    def _against_spec(
+        self, spec_field: Field, item: Any, where: str, owner: str
+    ) -> Iterable[tuple[Finding, Any]]:
+        """A value a field of a vendor's type refuses: unknown to the spec."""
+        if item is None:
+            problem = None if spec_field.nullable else "null"
+        else:
+            problem = self._refused(item, spec_field.type, self.whole)
+        if problem is not None:
+            yield Finding(where, problem, UNKNOWN, owner, spec_field.wire), item
 
     def _against_openai(
         self, strict: Model, spec_field: Field, item: Any, where: str, owner: str
     ) -> Iterable[tuple[Finding, Any]]:
         openai_field = next((f for f in strict.fields if f.wire == spec_field.wire), None)
-        if openai_field is None:
-            yield Finding(
-                where, "key", self._credit(spec_field.origin), owner, spec_field.wire
-            ), item
+        if openai_field is None:  # a vendor's key: its value is the spec's to judge
+            credit = self._credit(spec_field.origin)
+            yield Finding(where, "key", credit, owner, spec_field.wire), item
+            yield from self._against_spec(spec_field, item, where, owner)
             return
         if item is None:
             if not openai_field.nullable:
@@ -149,7 +160,8 @@ class Inspector:
                     if item not in values:
                         return f"value {item!r} (not one of OpenAI's {option.name})"
             return None
-        return f"{kind} (OpenAI has {' | '.join(json_kind(o) for o in options)})"
+        whose = "the spec" if spec.options.vendors is None else "OpenAI"
+        return f"{kind} ({whose} has {' | '.join(json_kind(o) for o in options)})"
 
     def _value(self, item: Any, type_: TypeExpr, where: str) -> Iterable[tuple[Finding, Any]]:
         for option in alternatives(type_):

@@ -313,3 +313,21 @@ def test_an_integer_is_a_number_where_openai_has_a_float() -> None:
     result = inspect(REPO, stdin=(json.dumps(chunk) + "\n").encode())
     assert result.returncode == 0, result.stdout
     assert "nothing departs from OpenAI's definition" in result.stdout, result.stdout
+
+
+def test_a_value_a_vendor_type_refuses_is_unknown() -> None:
+    chunk = {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [],
+        "x_groq": {"id": "r", "usage": {"queue_time": "slow"}},
+    }
+    result = inspect(REPO, "--format", "json", stdin=(json.dumps(chunk) + "\n").encode())
+    assert result.returncode == 1, result.stdout
+    [report] = json.loads(result.stdout)
+    found = {d["path"]: d for d in report["departures"]}
+    refused = found["$.x_groq.usage.queue_time"]
+    assert (refused["what"], refused["known"]) == ("string (the spec has float)", False)
+    assert found["$.x_groq"]["explained_by"].startswith("Groq, spec/vendors/groq.yaml: ")
