@@ -23,6 +23,21 @@ TARGETS: dict[str, ModuleType] = {
 
 ROUND_TRIPS: Counter[str] = Counter()
 """Chunks round-tripped per target in this run, reported by conftest.py."""
+DEPENDENCIES: dict[str, tuple[str, ...]] = {
+    "dataclasses": (),
+    "typeddicts": ("typing_extensions",),
+    "pydantic": (
+        "pydantic",
+        "pydantic_core",
+        "typing_extensions",
+        "annotated_types",
+        "typing_inspection",
+    ),
+    "msgspec": ("msgspec",),
+}
+"""What each target's module may find installed: its one dependency first, then what that
+dependency requires (the standalone and vendored-tools tests hold a venv to exactly this)."""
+
 REPORT: dict[str, str] = {}
 """Lines for the end of the test run, by topic: what the corpus and fuzzing tests ran."""
 EXAMPLES_RUN: Counter[str] = Counter()

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import DEPENDENCIES
+
 GENERATED = Path(__file__).resolve().parent.parent / "generated"
 
 CHUNK = (
@@ -63,18 +65,6 @@ print("ok", sorted(k for k in sys.modules if k.split(".")[0] in DEPS))
 """
 
 # Distributions each target may use, by import name: pydantic's own requirements included.
-DEPENDENCIES = {
-    "dataclasses": (),
-    "typeddicts": ("typing_extensions",),
-    "msgspec": ("msgspec",),
-    "pydantic": (
-        "pydantic",
-        "pydantic_core",
-        "typing_extensions",
-        "annotated_types",
-        "typing_inspection",
-    ),
-}
 ABSENT = ("pydantic", "msgspec", "typing_extensions", "yaml", "jinja2", "generator", "generated")
 
 

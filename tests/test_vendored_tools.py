@@ -36,28 +36,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import DEPENDENCIES
 from tests.test_generator import REPO, run_generator
 
 LOCK = REPO / "requirements.lock"
 STREAM = REPO / "tests/fixtures/streams/vllm__named-tool-choice-finish-stop-reasoning-field.jsonl"
 MODULE = "app/chunks.py"
 
-NEEDS: dict[str, tuple[str, ...]] = {
-    "dataclasses": (),
-    "typeddicts": ("typing_extensions",),
-    "pydantic": (
-        "pydantic",
-        "pydantic_core",
-        "typing_extensions",
-        "annotated_types",
-        "typing_inspection",
-    ),
-    "msgspec": ("msgspec",),
-}
-"""What each target's module may find installed: its one dependency first, then what that
-dependency requires (pip resolves these; the list says what the venv must hold)."""
-
-OTHERS = (*dict.fromkeys(name for needs in NEEDS.values() for name in needs), "orjson")
+OTHERS = (*dict.fromkeys(name for needs in DEPENDENCIES.values() for name in needs), "orjson")
 """Packages that must not import where the target does not need them. orjson: the modules
 read faster with it, so they must work (and type-check) without it."""
 
@@ -179,7 +165,8 @@ def venvs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Per target, a fresh venv holding its one dependency and nothing else."""
     folder = tmp_path_factory.mktemp("venvs")
     return {
-        target: fresh_venv(folder / target, pinned(needs[:1])) for target, needs in NEEDS.items()
+        target: fresh_venv(folder / target, pinned(needs[:1]))
+        for target, needs in DEPENDENCIES.items()
     }
 
 
@@ -230,17 +217,17 @@ IMPORTABLE = (
 )
 
 
-@pytest.mark.parametrize("target", NEEDS)
+@pytest.mark.parametrize("target", DEPENDENCIES)
 def test_the_venv_holds_only_the_dependency(target: str, venvs: dict[str, Path]) -> None:
     python = str(venvs[target] / "bin/python")
     listed = run(python, "-I", "-c", INSTALLED)
     assert listed.returncode == 0, said(listed)
     installed = {canonical(name): version for name, version in json.loads(listed.stdout).items()}
     versions = locked_versions()
-    expected = {canonical(name): versions[canonical(name)] for name in NEEDS[target]}
+    expected = {canonical(name): versions[canonical(name)] for name in DEPENDENCIES[target]}
     assert installed == expected, f"the {target} venv holds {installed}"
 
-    others = [name for name in OTHERS if name not in NEEDS[target]]
+    others = [name for name in OTHERS if name not in DEPENDENCIES[target]]
     importable = run(python, "-I", "-c", IMPORTABLE, *others)
     assert importable.returncode == 0, said(importable)
     assert importable.stdout.split() == [], f"importable in the {target} venv"
