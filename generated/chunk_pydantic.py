@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       4614c85a410d
-# Digest: dd777b85869e2938
+#   chunkspec code                       7ff9333fe048
+# Digest: 957934e393e88681
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -258,28 +258,54 @@ _M = TypeVar("_M", bound=BaseModel)
 
 
 def _json_kind(value: object) -> str:
-    """The tag of a union alternative: the JSON kind of the value (or of a model)."""
+    """The JSON kind of a value (or of a model), as it names a union alternative."""
     if value is True or value is False:
-        return "~boolean"
+        return "boolean"
     if isinstance(value, int):
-        return "~integer"
+        return "integer"
     if isinstance(value, float):
-        return "~number"
+        return "number"
     if isinstance(value, str):
-        return "~string"
+        return "string"
     if isinstance(value, list):
-        return "~array"
-    return "~object"
+        return "array"
+    return "object"
 
 
-def _not_null(value: _V) -> _V:
-    if value is None:
-        raise ValueError("must not be null")
-    return value
+class _NotNull:
+    """On a key that may be absent but, when present, must not be null: the field's
+    schema without its nullable wrapper, so the default (None) stands only for absence.
+
+    An after-validator would say the same, at the price of a Python call on every
+    value; the wording of the error ("must not be null") is `_decode_error`'s.
+    """
+
+    @staticmethod
+    def __get_pydantic_core_schema__(
+        source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        schema = handler(source)
+        return schema["schema"] if schema["type"] == "nullable" else schema
 
 
-_NOT_NULL: Final = AfterValidator(_not_null)
-"""On a key that may be absent but, when present, must not be null."""
+_NOT_NULL: Final = _NotNull()
+
+
+class _OpenEnum:
+    """On an open enum (`Role | str`): any string, validated as a string.
+
+    The listed values are strings too, so the union would only cost a second check on
+    reading and on writing.
+    """
+
+    @staticmethod
+    def __get_pydantic_core_schema__(
+        source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.str_schema(strict=True)
+
+
+_OPEN_ENUM: Final = _OpenEnum()
 
 
 def _null_as_empty(value: object) -> object:
@@ -348,10 +374,12 @@ def _validate(
     read: _AliasesRead = set()
     try:
         # By wire name only: an unknown key that happens to be a Python name stays
-        # unknown.
-        return model.model_validate_json(
+        # unknown. The validator itself, not `model_validate_json`: its wrapper costs
+        # as much as several fields.
+        chunk: _M = model.__pydantic_validator__.validate_json(
             data, by_alias=True, by_name=False, context=read
         )
+        return chunk
     except ValidationError as exc:
         error = exc
     if error.errors()[0]["type"] == "json_invalid":
@@ -415,9 +443,7 @@ def _data_path(
         ):
             segments.append(_key(part))
     if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
-        discriminator = error["ctx"]["discriminator"]
-        if discriminator.startswith("'"):  # a key, not the JSON-kind function
-            segments.append(_key(discriminator.strip("'")))
+        segments.append(_key(error["ctx"]["discriminator"].strip("'")))
     return segments
 
 
@@ -450,11 +476,19 @@ def _decode_error(
         (pair for pair in located if pair[0][: len(first)] == first),
         key=lambda pair: len(pair[0]),
     )
-    context = error.get("ctx", {})
-    cause = context.get("error")
-    if error["type"] == "union_tag_invalid" and context["tag"].startswith("~"):
-        expected = context["expected_tags"].replace("'~", "").replace("'", "")
-        result = ChunkDecodeError(f"expected {expected}, got {context['tag'][1:]}")
+    cause = error.get("ctx", {}).get("error")
+    where, last = error["loc"][:-1], error["loc"][-1] if error["loc"] else None
+    if error["input"] is None and error["type"] != "missing":
+        result = ChunkDecodeError("must not be null")
+    elif isinstance(last, str) and last.startswith("~"):
+        # Every alternative of a union of JSON kinds refused the value's kind.
+        kinds = [
+            str(e["loc"][-1])[1:]
+            for e in errors
+            if e["loc"][:-1] == where and str(e["loc"][-1]).startswith("~")
+        ]
+        expected, got = ", ".join(kinds), _json_kind(error["input"])
+        result = ChunkDecodeError(f"expected {expected}, got {got}")
     elif isinstance(cause, ChunkDecodeError):
         result = cause
     else:
@@ -469,7 +503,10 @@ def _decode_error(
 def _model_text(value: BaseModel) -> str:
     """A model as compact JSON text: `model_dump_json(exclude_unset=True)`."""
     try:
-        return value.model_dump_json(by_alias=True, exclude_unset=True)
+        text: bytes = value.__pydantic_serializer__.to_json(
+            value, by_alias=True, exclude_unset=True
+        )
+        return text.decode()
     except PydanticSerializationError:
         # A lone UTF-16 surrogate (half of a pair a stream split across chunks, D9)
         # has no UTF-8 spelling, so pydantic cannot write it; json writes its escape.
@@ -692,7 +729,7 @@ class MistralThinkingPart(_Model):
     https://docs.mistral.ai/api/#tag/chat/operation/chat_completion_v1_chat_completions_post
     """
 
-    type: MistralContentPartType | str
+    type: Annotated[MistralContentPartType | str, _OPEN_ENUM]
     """Kind of part; `text` in practice."""
     text: str | None = None
     """A piece of reasoning text."""
@@ -705,7 +742,7 @@ class MistralContentPart(_Model):
     https://docs.mistral.ai/api/#tag/chat/operation/chat_completion_v1_chat_completions_post
     """
 
-    type: MistralContentPartType | str
+    type: Annotated[MistralContentPartType | str, _OPEN_ENUM]
     """Kind of part."""
     text: str | None = None
     """The text of a `text` part."""
@@ -716,10 +753,9 @@ class MistralContentPart(_Model):
 class ChatCompletionMessageToolCallFunction(_Model):
     """The function a tool call calls."""
 
-    arguments: Annotated[
-        Annotated[str, Tag("~string")] | Annotated[dict[str, Any], Tag("~object")],
-        Discriminator(_json_kind),
-    ]
+    arguments: (
+        Annotated[str, Tag("~string")] | Annotated[dict[str, Any], Tag("~object")]
+    )
     """The arguments as JSON text, exactly as the model wrote them (it may be invalid
     JSON); empty when no fragment carried any.
 
@@ -755,7 +791,7 @@ class ChatCompletionMessageToolCall(_Model):
     """Identifier of the call, to be quoted by the tool result; OpenAI always sends
     it.
     """
-    type: ToolType | str
+    type: Annotated[ToolType | str, _OPEN_ENUM]
     """Kind of tool."""
     function: Annotated[ChatCompletionMessageToolCallFunction | None, _NOT_NULL] = None
     """The function called and its arguments; absent for a custom tool call."""
@@ -798,7 +834,7 @@ class GroqSearchResult(_Model):
     """Address of the page."""
     content: str | None = None
     """Text extracted from the page."""
-    score: int | float | None = None
+    score: float | int | None = None
     """Relevance of the page to the query."""
 
 
@@ -843,25 +879,25 @@ class GroqChartElement(_Model):
     """Label of the element."""
     group: str | None = None
     """Group the element belongs to."""
-    value: int | float | None = None
+    value: float | int | None = None
     """Value of the element."""
-    points: list[list[int | float]] | None = None
+    points: list[list[float | int]] | None = None
     """Coordinates of the points of the element."""
-    angle: int | float | None = None
+    angle: float | int | None = None
     """Angle of the element, for pie charts."""
-    radius: int | float | None = None
+    radius: float | int | None = None
     """Radius of the element, for pie charts."""
-    min: int | float | None = None
+    min: float | int | None = None
     """Smallest value, for box plots."""
-    first_quartile: int | float | None = None
+    first_quartile: float | int | None = None
     """First quartile, for box plots."""
-    median: int | float | None = None
+    median: float | int | None = None
     """Median, for box plots."""
-    third_quartile: int | float | None = None
+    third_quartile: float | int | None = None
     """Third quartile, for box plots."""
-    max: int | float | None = None
+    max: float | int | None = None
     """Largest value, for box plots."""
-    outliers: list[int | float] | None = None
+    outliers: list[float | int] | None = None
     """Outlying values, for box plots."""
 
 
@@ -872,7 +908,7 @@ class GroqChart(_Model):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    type: GroqChartType | str | None = None
+    type: Annotated[GroqChartType | str, _OPEN_ENUM] | None = None
     """Kind of chart."""
     title: str | None = None
     """Title of the chart."""
@@ -884,7 +920,7 @@ class GroqChart(_Model):
     """Scale of the x axis."""
     x_unit: str | None = None
     """Unit of the x axis."""
-    x_ticks: list[int | float] | None = None
+    x_ticks: list[float | int] | None = None
     """Tick positions on the x axis."""
     x_tick_labels: list[str] | None = None
     """Tick labels on the x axis."""
@@ -894,7 +930,7 @@ class GroqChart(_Model):
     """Scale of the y axis."""
     y_unit: str | None = None
     """Unit of the y axis."""
-    y_ticks: list[int | float] | None = None
+    y_ticks: list[float | int] | None = None
     """Tick positions on the y axis."""
     y_tick_labels: list[str] | None = None
     """Tick labels on the y axis."""
@@ -949,7 +985,7 @@ class LiteLLMThinkingBlock(_Model):
     https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
     """
 
-    type: LiteLLMThinkingBlockType | str
+    type: Annotated[LiteLLMThinkingBlockType | str, _OPEN_ENUM]
     """Whether the block is readable thinking or a redacted one."""
     thinking: str | None = None
     """The text of a readable thinking block."""
@@ -980,11 +1016,11 @@ class OpenRouterReasoningDetail(_Model):
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    type: OpenRouterReasoningDetailType | str | None = None
+    type: Annotated[OpenRouterReasoningDetailType | str, _OPEN_ENUM] | None = None
     """Kind of piece."""
     id: str | None = None
     """Identifier of the reasoning block the piece belongs to."""
-    format: OpenRouterReasoningFormat | str | None = None
+    format: Annotated[OpenRouterReasoningFormat | str, _OPEN_ENUM] | None = None
     """The provider convention the piece follows, needed to send it back correctly."""
     index: int | None = None
     """Position of the block the piece belongs to; pieces with the same index are
@@ -1081,7 +1117,7 @@ class OpenRouterAnnotation(_Model):
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    type: OpenRouterAnnotationType | str
+    type: Annotated[OpenRouterAnnotationType | str, _OPEN_ENUM]
     """Kind of citation."""
     url_citation: OpenRouterUrlCitation | None = None
     """The cited web page, for `url_citation`."""
@@ -1104,14 +1140,11 @@ class OpenRouterAnnotation(_Model):
 class ChatCompletionMessage(_Model):
     """A message the model wrote."""
 
-    role: Role | str
+    role: Annotated[Role | str, _OPEN_ENUM]
     """Author of the message, `assistant` for a model's answer."""
     content: (
-        Annotated[
-            Annotated[str, Tag("~string")]
-            | Annotated[list[MistralContentPart], Tag("~array")],
-            Discriminator(_json_kind),
-        ]
+        Annotated[str, Tag("~string")]
+        | Annotated[list[MistralContentPart], Tag("~array")]
         | None
     )
     """The text of the message; null when the model only called tools or refused.
@@ -1238,7 +1271,7 @@ class TopLogprob(_Model):
     """The token as text."""
     bytes: list[int] | None = None
     """The UTF-8 bytes of the token; null when the token has no byte form."""
-    logprob: int | float
+    logprob: float | int
     """Natural log of the probability of the token."""
 
 
@@ -1251,7 +1284,7 @@ class ChatCompletionTokenLogprob(_Model):
     """The UTF-8 bytes of the token, needed to rebuild characters split across tokens;
     null when the token has no byte form.
     """
-    logprob: int | float
+    logprob: float | int
     """Natural log of the probability of the token; -9999.0 stands for a probability too
     small to report.
     """
@@ -1281,7 +1314,7 @@ class AzureSeverityResult(_Model):
 
     filtered: bool
     """Whether the content was withheld."""
-    severity: AzureSeverity | str | None = None
+    severity: Annotated[AzureSeverity | str, _OPEN_ENUM] | None = None
     """How severe the detected content is."""
 
 
@@ -1360,11 +1393,8 @@ class AzureContentFilterResults(_Model):
     protected_material_code: AzureDetectionResult | None = None
     """Known licensed source code."""
     custom_blocklists: (
-        Annotated[
-            Annotated[list[AzureBlocklistResult], Tag("~array")]
-            | Annotated[AzureBlocklistDetails, Tag("~object")],
-            Discriminator(_json_kind),
-        ]
+        Annotated[list[AzureBlocklistResult], Tag("~array")]
+        | Annotated[AzureBlocklistDetails, Tag("~object")]
         | None
     ) = None
     """Matches against the caller's own blocklists: a list of verdicts, or (in newer API
@@ -1441,21 +1471,21 @@ class PerplexityCost(_Model):
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
     """
 
-    input_tokens_cost: int | float | None = None
+    input_tokens_cost: float | int | None = None
     """Cost of the prompt tokens."""
-    output_tokens_cost: int | float | None = None
+    output_tokens_cost: float | int | None = None
     """Cost of the generated tokens."""
-    reasoning_tokens_cost: int | float | None = None
+    reasoning_tokens_cost: float | int | None = None
     """Cost of the reasoning tokens."""
-    citation_tokens_cost: int | float | None = None
+    citation_tokens_cost: float | int | None = None
     """Cost of the source tokens fed to the model."""
-    search_queries_cost: int | float | None = None
+    search_queries_cost: float | int | None = None
     """Cost of the web searches."""
-    request_cost: int | float | None = None
+    request_cost: float | int | None = None
     """The flat fee of the request; left out of the zero-cost placeholder on interim
     chunks.
     """
-    total_cost: int | float | None = None
+    total_cost: float | int | None = None
     """Sum of all the costs."""
 
 
@@ -1465,13 +1495,13 @@ class OpenRouterCostDetails(_Model):
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    upstream_inference_cost: int | float | None = None
+    upstream_inference_cost: float | int | None = None
     """What the upstream provider charged in total; null when OpenRouter does not pass
     it on.
     """
-    upstream_inference_prompt_cost: int | float | None = None
+    upstream_inference_prompt_cost: float | int | None = None
     """The part of the upstream cost due to the prompt."""
-    upstream_inference_completions_cost: int | float | None = None
+    upstream_inference_completions_cost: float | int | None = None
     """The part of the upstream cost due to the completion."""
 
 
@@ -1524,37 +1554,34 @@ class CompletionUsage(_Model):
 
     Sent by DeepSeek; see https://api-docs.deepseek.com/guides/kv_cache
     """
-    queue_time: int | float | None = None
+    queue_time: float | int | None = None
     """Seconds the request waited in Groq's queue before it was processed.
 
     Sent by Groq; see
     https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
     """
-    prompt_time: int | float | None = None
+    prompt_time: float | int | None = None
     """Seconds spent processing the prompt.
 
     Sent by Groq; see
     https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
     """
-    completion_time: int | float | None = None
+    completion_time: float | int | None = None
     """Seconds spent generating the completion.
 
     Sent by Groq; see
     https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
     """
-    total_time: int | float | None = None
+    total_time: float | int | None = None
     """Seconds spent on the prompt and the completion together.
 
     Sent by Groq; see
     https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
     """
     cost: (
-        Annotated[
-            Annotated[int, Tag("~integer")]
-            | Annotated[float, Tag("~number")]
-            | Annotated[PerplexityCost, Tag("~object")],
-            Discriminator(_json_kind),
-        ]
+        Annotated[float, Tag("~number")]
+        | Annotated[PerplexityCost, Tag("~object")]
+        | Annotated[int, Tag("~integer")]
         | None
     ) = None
     """What the request cost: OpenRouter sends the credits charged as a number,
@@ -1635,15 +1662,12 @@ class ChatCompletionChoice(_Model):
     """Position of this choice among the choices of the completion."""
     message: ChatCompletionMessage
     """The message the model wrote."""
-    finish_reason: FinishReason | str | None
+    finish_reason: Annotated[FinishReason | str, _OPEN_ENUM] | None
     """Why the model stopped generating; null when a stream ended before saying."""
     logprobs: (
-        Annotated[
-            Annotated[ChoiceLogprobs, Tag("~object")]
-            | Annotated[int, Tag("~integer")]
-            | Annotated[float, Tag("~number")],
-            Discriminator(_json_kind),
-        ]
+        Annotated[ChoiceLogprobs, Tag("~object")]
+        | Annotated[float, Tag("~number")]
+        | Annotated[int, Tag("~integer")]
         | None
     ) = None
     """Log probabilities of the message tokens, when they were requested.
@@ -1688,11 +1712,7 @@ class ChatCompletionChoice(_Model):
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_streaming_reasoning.yaml
     """
     matched_stop: (
-        Annotated[
-            Annotated[int, Tag("~integer")] | Annotated[str, Tag("~string")],
-            Discriminator(_json_kind),
-        ]
-        | None
+        Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")] | None
     ) = None
     """The stop token id or stop string that ended the choice; null while the choice is
     still running or when it ended another way.
@@ -1714,11 +1734,7 @@ class ChatCompletionChoice(_Model):
     https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
     """
     stop_reason: (
-        Annotated[
-            Annotated[int, Tag("~integer")] | Annotated[str, Tag("~string")],
-            Discriminator(_json_kind),
-        ]
-        | None
+        Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")] | None
     ) = None
     """The stop token id or stop string that ended the choice; null when it ended
     another way.
@@ -1737,7 +1753,7 @@ class ChatCompletionChoice(_Model):
 class ModerationResultBody(_Model):
     """The verdict of the moderation model on one input."""
 
-    type: ModerationResultBodyType | str
+    type: Annotated[ModerationResultBodyType | str, _OPEN_ENUM]
     """Tag of this object."""
     model: str
     """Moderation model that produced the verdict."""
@@ -1747,9 +1763,11 @@ class ModerationResultBody(_Model):
     """Whether each category was flagged, keyed by category name (such as
     `self-harm/intent`).
     """
-    category_scores: dict[str, int | float]
+    category_scores: dict[str, float | int]
     """The score of each category, keyed by category name."""
-    category_applied_input_types: dict[str, list[ModerationInputType | str]]
+    category_applied_input_types: dict[
+        str, list[Annotated[ModerationInputType | str, _OPEN_ENUM]]
+    ]
     """The input types each category was applied to, keyed by category name."""
 
 
@@ -1806,21 +1824,21 @@ class AzureLatencyCheckpoint(_Model):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    engine_tbt_ms: int | float | None = None
+    engine_tbt_ms: float | int | None = None
     """Average time between tokens at the engine."""
-    engine_ttft_ms: int | float | None = None
+    engine_ttft_ms: float | int | None = None
     """Time to the first token at the engine."""
-    engine_ttlt_ms: int | float | None = None
+    engine_ttlt_ms: float | int | None = None
     """Time to the last token at the engine."""
-    pre_inference_ms: int | float | None = None
+    pre_inference_ms: float | int | None = None
     """Time spent before inference started, such as queueing and input filtering."""
-    service_tbt_ms: int | float | None = None
+    service_tbt_ms: float | int | None = None
     """Average time between tokens at the service."""
-    service_ttft_ms: int | float | None = None
+    service_ttft_ms: float | int | None = None
     """Time to the first token at the service."""
-    service_ttlt_ms: int | float | None = None
+    service_ttlt_ms: float | int | None = None
     """Time to the last token at the service."""
-    user_visible_ttft_ms: int | float | None = None
+    user_visible_ttft_ms: float | int | None = None
     """Time until the first token was released to the caller."""
 
 
@@ -1912,19 +1930,19 @@ class LlamaCppTimings(_Model):
     """Prompt tokens reused from the KV cache instead of being processed again."""
     prompt_n: int | None = None
     """Prompt tokens that were processed."""
-    prompt_ms: int | float | None = None
+    prompt_ms: float | int | None = None
     """Time spent processing the prompt, in milliseconds."""
-    prompt_per_token_ms: int | float | None = None
+    prompt_per_token_ms: float | int | None = None
     """Average prompt-processing time per token, in milliseconds."""
-    prompt_per_second: int | float | None = None
+    prompt_per_second: float | int | None = None
     """Prompt-processing speed, in tokens per second."""
     predicted_n: int | None = None
     """Tokens generated."""
-    predicted_ms: int | float | None = None
+    predicted_ms: float | int | None = None
     """Time spent generating, in milliseconds."""
-    predicted_per_token_ms: int | float | None = None
+    predicted_per_token_ms: float | int | None = None
     """Average generation time per token, in milliseconds."""
-    predicted_per_second: int | float | None = None
+    predicted_per_second: float | int | None = None
     """Generation speed, in tokens per second; MLX servers send null until two tokens
     have been generated.
     """
@@ -1936,7 +1954,7 @@ class LlamaCppTimings(_Model):
     """Draft tokens the main model accepted; llama.cpp sends it only when a draft model
     ran, MLX servers send null otherwise.
     """
-    peak_memory: int | float | None = None
+    peak_memory: float | int | None = None
     """Peak memory the generation used on the device, in gigabytes.
 
     Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1216
@@ -1962,7 +1980,7 @@ class NovitaSlaMetrics(_Model):
     https://github.com/sdcb/chats/blob/a12e6e5c2160775d40912c034edb6f861021ff52/src/BE/tests/Chats.BE.UnitTest/ChatServices/ChatCompletions/NovitaChatUsageTests.cs
     """
 
-    ttft_ms: int | float | None = None
+    ttft_ms: float | int | None = None
     """Milliseconds until the first token was produced."""
     ts_us: int | None = None
     """A Unix timestamp in microseconds that Novita attaches to the chunk."""
@@ -1998,15 +2016,15 @@ class NvExtTiming(_Model):
 
     request_received_ms: int | None = None
     """Unix time in milliseconds at which the request arrived; always sent by Dynamo."""
-    prefill_wait_time_ms: int | float | None = None
+    prefill_wait_time_ms: float | int | None = None
     """Milliseconds from arrival until prefill started (queueing)."""
-    prefill_time_ms: int | float | None = None
+    prefill_time_ms: float | int | None = None
     """Milliseconds from the start of prefill to the first token."""
-    ttft_ms: int | float | None = None
+    ttft_ms: float | int | None = None
     """Milliseconds from arrival to the first token."""
-    total_time_ms: int | float | None = None
+    total_time_ms: float | int | None = None
     """Milliseconds from arrival until the request finished."""
-    kv_hit_rate: int | float | None = None
+    kv_hit_rate: float | int | None = None
     """Share of the prompt's KV blocks found in cache, from 0 to 1."""
 
 
@@ -2033,11 +2051,7 @@ class NvExt(_Model):
     engine_data: Any | None = None
     """Backend-specific data Dynamo forwards without looking at it."""
     stop_reason: (
-        Annotated[
-            Annotated[int, Tag("~integer")] | Annotated[str, Tag("~string")],
-            Discriminator(_json_kind),
-        ]
-        | None
+        Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")] | None
     ) = None
     """The stop token id or stop string the backend matched, for the single choice of
     the response.
@@ -2061,13 +2075,7 @@ class OpenRouterError(_Model):
 
     message: str
     """Human-readable explanation, often just `Provider returned error`."""
-    code: (
-        Annotated[
-            Annotated[int, Tag("~integer")] | Annotated[str, Tag("~string")],
-            Discriminator(_json_kind),
-        ]
-        | None
-    ) = None
+    code: Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")] | None = None
     """The error code: usually an HTTP status such as 429 or 502, sometimes a string
     tag; OpenRouter sends it with every error.
     """
@@ -2157,9 +2165,9 @@ class VllmSpeculativeDecodingMetrics(_Model):
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
 
-    mean_acceptance_length: int | float | None = None
+    mean_acceptance_length: float | int | None = None
     """Average number of tokens accepted per verification step."""
-    draft_acceptance_rate: int | float | None = None
+    draft_acceptance_rate: float | int | None = None
     """Share of draft tokens that were accepted."""
     acceptance_histogram: list[int] | None = None
     """Entry j counts the verification steps that accepted exactly j draft tokens."""
@@ -2184,15 +2192,15 @@ class VllmRequestMetrics(_Model):
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
 
-    time_to_first_token_ms: int | float | None = None
+    time_to_first_token_ms: float | int | None = None
     """Milliseconds until the first token was produced."""
-    generation_time_ms: int | float | None = None
+    generation_time_ms: float | int | None = None
     """Milliseconds spent generating."""
-    queue_time_ms: int | float | None = None
+    queue_time_ms: float | int | None = None
     """Milliseconds the request waited in the scheduler queue."""
-    mean_itl_ms: int | float | None = None
+    mean_itl_ms: float | int | None = None
     """Mean inter-token latency, in milliseconds."""
-    tokens_per_second: int | float | None = None
+    tokens_per_second: float | int | None = None
     """Generation throughput of the request."""
     speculative_decoding: VllmSpeculativeDecodingMetrics | None = None
     """Acceptance statistics of speculative decoding (experimental); null when it did
@@ -2240,11 +2248,7 @@ class ChatCompletion(_Model):
     )
     """The completion choices, one per requested choice, in index order."""
     created: Annotated[
-        Annotated[
-            Annotated[int, Tag("~integer")] | Annotated[float, Tag("~number")],
-            Discriminator(_json_kind),
-        ]
-        | None,
+        Annotated[float, Tag("~number")] | Annotated[int, Tag("~integer")] | None,
         _NOT_NULL,
     ] = None
     """Unix time in seconds at which the completion was created.
@@ -2257,9 +2261,9 @@ class ChatCompletion(_Model):
     """
     model: Annotated[str | None, _NOT_NULL] = None
     """Name of the model that produced the completion."""
-    object: CompletionObject | str
+    object: Annotated[CompletionObject | str, _OPEN_ENUM]
     """Type tag of the payload."""
-    service_tier: ServiceTier | str | None = None
+    service_tier: Annotated[ServiceTier | str, _OPEN_ENUM] | None = None
     """Processing tier that served the request."""
     system_fingerprint: str | None = None
     """Fingerprint of the backend configuration, to be compared across requests that use
@@ -2436,10 +2440,8 @@ class ChoiceDeltaToolCallFunction(_Model):
     """The function part of a tool-call fragment."""
 
     arguments: (
-        Annotated[
-            Annotated[str, Tag("~string")] | Annotated[dict[str, Any], Tag("~object")],
-            Discriminator(_json_kind),
-        ]
+        Annotated[str, Tag("~string")]
+        | Annotated[dict[str, Any], Tag("~object")]
         | None
     ) = None
     """A piece of the JSON-encoded arguments; the pieces concatenated may still be
@@ -2480,7 +2482,7 @@ class ChoiceDeltaToolCall(_Model):
     """Identifier of the tool call; sent on its first fragment."""
     function: ChoiceDeltaToolCallFunction | None = None
     """The function being called and a piece of its arguments."""
-    type: ToolType | str | None = None
+    type: Annotated[ToolType | str, _OPEN_ENUM] | None = None
     """Kind of tool; sent on the first fragment."""
     custom: ChoiceDeltaToolCallCustom | None = None
     """The custom tool being called and a piece of its input, for a call of type
@@ -2518,14 +2520,11 @@ class ChoiceDeltaAudio(_Model):
 class ChoiceDelta(_Model):
     """An increment of the assistant message; every key is optional."""
 
-    role: Role | str | None = None
+    role: Annotated[Role | str, _OPEN_ENUM] | None = None
     """Author of the message; normally only on the first fragment of a choice."""
     content: (
-        Annotated[
-            Annotated[str, Tag("~string")]
-            | Annotated[list[MistralContentPart], Tag("~array")],
-            Discriminator(_json_kind),
-        ]
+        Annotated[str, Tag("~string")]
+        | Annotated[list[MistralContentPart], Tag("~array")]
         | None
     ) = None
     """A piece of the message text, to be appended to the pieces before it.
@@ -2659,17 +2658,14 @@ class Choice(_Model):
     without `delta`. See
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
-    finish_reason: FinishReason | str | None = None
+    finish_reason: Annotated[FinishReason | str, _OPEN_ENUM] | None = None
     """Why the model stopped generating this choice; null until the last fragment of the
     choice.
     """
     logprobs: (
-        Annotated[
-            Annotated[ChoiceLogprobs, Tag("~object")]
-            | Annotated[int, Tag("~integer")]
-            | Annotated[float, Tag("~number")],
-            Discriminator(_json_kind),
-        ]
+        Annotated[ChoiceLogprobs, Tag("~object")]
+        | Annotated[float, Tag("~number")]
+        | Annotated[int, Tag("~integer")]
         | None
     ) = None
     """Log probabilities of the tokens in this fragment, when they were requested.
@@ -2714,11 +2710,7 @@ class Choice(_Model):
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_streaming_reasoning.yaml
     """
     matched_stop: (
-        Annotated[
-            Annotated[int, Tag("~integer")] | Annotated[str, Tag("~string")],
-            Discriminator(_json_kind),
-        ]
-        | None
+        Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")] | None
     ) = None
     """The stop token id or stop string that ended the choice; null while the choice is
     still running or when it ended another way.
@@ -2740,11 +2732,7 @@ class Choice(_Model):
     https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
     """
     stop_reason: (
-        Annotated[
-            Annotated[int, Tag("~integer")] | Annotated[str, Tag("~string")],
-            Discriminator(_json_kind),
-        ]
-        | None
+        Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")] | None
     ) = None
     """The stop token id or stop string that ended the choice; null when it ended
     another way.
@@ -2784,11 +2772,7 @@ class ChatCompletionChunk(_Model):
     control chunks. A missing or null list reads as empty.
     """
     created: Annotated[
-        Annotated[
-            Annotated[int, Tag("~integer")] | Annotated[float, Tag("~number")],
-            Discriminator(_json_kind),
-        ]
-        | None,
+        Annotated[float, Tag("~number")] | Annotated[int, Tag("~integer")] | None,
         _NOT_NULL,
     ] = None
     """Unix time in seconds at which the completion was created; the same on every
@@ -2802,7 +2786,7 @@ class ChatCompletionChunk(_Model):
     """
     model: str
     """Name of the model that produced the chunk, often a dated snapshot."""
-    object: ChunkObject | str | None = None
+    object: Annotated[ChunkObject | str, _OPEN_ENUM] | None = None
     """Type tag of the payload.
 
     Mistral AI: The first chunk of some Mistral-served models has no `object`. See
@@ -2811,7 +2795,7 @@ class ChatCompletionChunk(_Model):
     NVIDIA TensorRT-Edge-LLM: Chunks come without `object`, or with `"object": null`.
     See https://github.com/ai-dynamo/aiperf/issues/1010
     """
-    service_tier: ServiceTier | str | None = None
+    service_tier: Annotated[ServiceTier | str, _OPEN_ENUM] | None = None
     """Processing tier that served the request."""
     system_fingerprint: str | None = None
     """Fingerprint of the backend configuration, to be compared across requests that use

@@ -225,6 +225,40 @@ def test_bad_input_raises_chunk_decode_error_with_its_path(
     assert str(caught.value).startswith(path + ": ")
 
 
+PYDANTIC_MESSAGES = {
+    "a string for a number": (
+        '{"id":"c","created":"soon","model":"m","choices":[]}',
+        "$.created: expected number, integer, got string",
+    ),
+    "a number for text or an object": (
+        delta('{"tool_calls":[{"index":0,"function":{"arguments":1}}]}'),
+        "$.choices[0].delta.tool_calls[0].function.arguments: expected string, object, got"
+        " integer",
+    ),
+    "null where a key may only be absent": (
+        '{"id":null,"model":"m","choices":[]}',
+        "$.id: must not be null",
+    ),
+    "null in a union that may only be absent": (
+        '{"id":"c","created":null,"model":"m","choices":[]}',
+        "$.created: must not be null",
+    ),
+    "null for a required key": (
+        '{"id":"c","model":null,"choices":[]}',
+        "$.model: must not be null",
+    ),
+}
+
+
+@pytest.mark.parametrize(("data", "message"), PYDANTIC_MESSAGES.values(), ids=PYDANTIC_MESSAGES)
+def test_pydantic_says_which_kinds_were_expected_and_that_null_is_refused(
+    data: str, message: str
+) -> None:
+    with pytest.raises(chunk_pydantic.ChunkDecodeError) as caught:
+        chunk_pydantic.loads(data)
+    assert str(caught.value) == message
+
+
 @pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
 def test_error_payload_message_is_in_the_error(module: ModuleType) -> None:
     with pytest.raises(module.ChunkDecodeError, match="boom"):

@@ -6,12 +6,16 @@ from __future__ import annotations
 from functools import cached_property
 from typing import ClassVar
 
-from ..ir import Field, Model, Scalar, TypeExpr, Union, json_kind, union_tags
+from ..ir import EnumRef, Field, Model, Scalar, TypeExpr, Union, json_kind, union_tags
 from ..naming import PYDANTIC_RESERVED
 from .base import NUMBER_SCALARS, Target
 
 _JSON_KINDS = {"string": "string", "int": "integer", "bool": "boolean", "list": "array"}
 _JSON_KINDS |= {"object": "object"}
+# Float first: pydantic's smart union keeps trying after a member that fails, and a
+# float refused by the int member costs an error object; an int read by the float
+# member is not exact, so the int member still takes it and ints stay ints.
+_SCALARS = {**NUMBER_SCALARS, "float": "float | int"}
 
 
 class Pydantic(Target):
@@ -31,32 +35,34 @@ class Pydantic(Target):
 
     def spelled(self, expr: TypeExpr) -> str:
         if isinstance(expr, Scalar):
-            return NUMBER_SCALARS[expr.kind]
+            return _SCALARS[expr.kind]
+        if isinstance(expr, EnumRef) and expr.open:
+            return f"Annotated[{expr.name} | str, _OPEN_ENUM]"
         if not isinstance(expr, Union):
             return super().spelled(expr)
         options = " | ".join(self.spelled(option) for option in expr.options)
         if expr.discriminator is not None:
             return f"Annotated[{options}, Discriminator({expr.discriminator!r})]"
-        # pydantic picks the alternative by the value's JSON kind, so a failure names one
-        # alternative instead of listing the error of every member.
-        tagged = " | ".join(
+        # The alternatives take disjoint JSON kinds, so pydantic's smart union picks the
+        # one a discriminator would, without calling Python. Each is labelled with its
+        # kind, which names it in an error ("expected number, integer, got string").
+        return " | ".join(
             f'Annotated[{spelled}, Tag("~{kind}")]' for kind, spelled in self._kind_choices(expr)
         )
-        return f"Annotated[{tagged}, Discriminator(_json_kind)]"
 
     def _kind_choices(self, union: Union) -> list[tuple[str, str]]:
         """(JSON kind, annotation) of each alternative; a float alternative takes
-        integers too unless an int alternative does."""
+        integers too (as ints) unless an int alternative does."""
         has_int = Scalar("int") in union.options
         choices = []
         for option in union.options:
             if option == Scalar("float"):
+                choices.append(("number", "float"))
                 if not has_int:
                     choices.append(("integer", "int"))
-                choices.append(("number", "float"))
             else:
                 choices.append((_JSON_KINDS[json_kind(option)], self.spelled(option)))
-        return choices
+        return sorted(choices, key=lambda choice: choice[0] == "integer")  # as _SCALARS
 
     def aliased(self, model: Model) -> list[str]:
         """The Python names of a model's fields whose wire key is another string, where an

@@ -51,10 +51,11 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    GetCoreSchemaHandler,
     ValidationError,
     ValidationInfo,
 )
-from pydantic_core import PydanticSerializationError
+from pydantic_core import PydanticSerializationError, core_schema
 
 __all__ = [
     "MAX_EVENT_SIZE",
@@ -102,7 +103,10 @@ __all__ = [
 # (runtime section: models._M)
 
 
-# (runtime section: models._not_null)
+# (runtime section: models._json_kind)
+
+
+# (runtime section: models._NotNull)
 
 
 # (runtime section: models._NOT_NULL)

@@ -96,6 +96,9 @@ __all__ = [
 # (runtime section: models._M)
 
 
+# (runtime section: models._json_kind)
+
+
 # (runtime section: models._AliasesRead)
 
 

@@ -47,8 +47,8 @@ from typing import (
     runtime_checkable,
 )
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
-from pydantic_core import PydanticSerializationError
+from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, ValidationError
+from pydantic_core import PydanticSerializationError, core_schema
 
 __all__ = [
     "MAX_EVENT_SIZE",
@@ -97,13 +97,13 @@ __all__ = [
 # (runtime section: errors._error_payload)
 
 
-# (runtime section: models._V)
-
-
 # (runtime section: models._M)
 
 
-# (runtime section: models._not_null)
+# (runtime section: models._json_kind)
+
+
+# (runtime section: models._NotNull)
 
 
 # (runtime section: models._NOT_NULL)

@@ -46,8 +46,8 @@ from typing import (
     runtime_checkable,
 )
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
-from pydantic_core import PydanticSerializationError
+from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, ValidationError
+from pydantic_core import PydanticSerializationError, core_schema
 
 __all__ = [
     "MAX_EVENT_SIZE",
@@ -91,16 +91,22 @@ __all__ = [
 # (runtime section: errors._error_payload)
 
 
-# (runtime section: models._V)
-
-
 # (runtime section: models._M)
 
 
-# (runtime section: models._not_null)
+# (runtime section: models._json_kind)
+
+
+# (runtime section: models._NotNull)
 
 
 # (runtime section: models._NOT_NULL)
+
+
+# (runtime section: models._OpenEnum)
+
+
+# (runtime section: models._OPEN_ENUM)
 
 
 # (runtime section: models._AliasesRead)
@@ -160,7 +166,7 @@ Shape: TypeAlias = Literal["circle", "square"]
 class Chunk(_Model):
     """A chunk with an open and a closed enum."""
 
-    color: Color | str
+    color: Annotated[Color | str, _OPEN_ENUM]
     """An open enum."""
     shape: Annotated[Shape | None, _NOT_NULL] = None
     """A closed enum."""

@@ -47,15 +47,8 @@ from typing import (
     runtime_checkable,
 )
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Discriminator,
-    Tag,
-    ValidationError,
-)
-from pydantic_core import PydanticSerializationError
+from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, Tag, ValidationError
+from pydantic_core import PydanticSerializationError, core_schema
 
 __all__ = [
     "MAX_EVENT_SIZE",
@@ -97,16 +90,13 @@ __all__ = [
 # (runtime section: errors._error_payload)
 
 
-# (runtime section: models._V)
-
-
 # (runtime section: models._M)
 
 
 # (runtime section: models._json_kind)
 
 
-# (runtime section: models._not_null)
+# (runtime section: models._NotNull)
 
 
 # (runtime section: models._NOT_NULL)
@@ -162,10 +152,7 @@ class Chunk(_Model):
     """
     name: str
     """A required field no vendor relaxes."""
-    count: Annotated[
-        Annotated[int, Tag("~integer")] | Annotated[str, Tag("~string")],
-        Discriminator(_json_kind),
-    ]
+    count: Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")]
     """A count, sent as a number.
 
     Acme AI: Sends `count` as a decimal string. See https://example.com/acme/count

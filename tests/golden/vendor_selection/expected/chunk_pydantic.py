@@ -47,15 +47,8 @@ from typing import (
     runtime_checkable,
 )
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Discriminator,
-    Tag,
-    ValidationError,
-)
-from pydantic_core import PydanticSerializationError
+from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, Tag, ValidationError
+from pydantic_core import PydanticSerializationError, core_schema
 
 __all__ = [
     "MAX_EVENT_SIZE",
@@ -97,16 +90,13 @@ __all__ = [
 # (runtime section: errors._error_payload)
 
 
-# (runtime section: models._V)
-
-
 # (runtime section: models._M)
 
 
 # (runtime section: models._json_kind)
 
 
-# (runtime section: models._not_null)
+# (runtime section: models._NotNull)
 
 
 # (runtime section: models._NOT_NULL)
@@ -158,10 +148,8 @@ class Chunk(_Model):
     id: str
     """Identifier of the chunk."""
     detail: Annotated[
-        Annotated[
-            Annotated[str, Tag("~string")] | Annotated[dict[str, Any], Tag("~object")],
-            Discriminator(_json_kind),
-        ]
+        Annotated[str, Tag("~string")]
+        | Annotated[dict[str, Any], Tag("~object")]
         | None,
         _NOT_NULL,
     ] = None
@@ -169,7 +157,7 @@ class Chunk(_Model):
 
     Beta: Sends `detail` as an object. See https://example.com/beta
     """
-    alpha_score: int | float | None = None
+    alpha_score: float | int | None = None
     """A score only Alpha sends.
 
     Sent by Alpha; see https://example.com/alpha
