@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       fbed601531b4
-# Digest: c3e777eac6f0c203
+#   chunkspec code                       b85f23bd6f30
+# Digest: c1a118360a637462
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -327,6 +327,16 @@ def _bool(value: Any) -> bool:
     raise _unexpected("a boolean", value)
 
 
+_EXACT: Final[dict[Callable[[Any], Any], type]] = {
+    _str: str,
+    _int: int,
+    _float: float,
+    _bool: bool,
+}
+"""Decoders that return a value of this type unchanged: such a value is taken as it is,
+without a call (a union's decoder adds itself, with its first such alternative)."""
+
+
 def _any(value: Any) -> Any:
     return value
 
@@ -420,6 +430,9 @@ def _either(
             raise _unexpected(expected, value) from None
         return value if decode is None else decode(value)
 
+    taken = [kind for kind, decode in options.items() if decode is None]
+    if taken:
+        _EXACT[decode_either] = taken[0]
     return decode_either
 
 
@@ -476,16 +489,6 @@ def _defaulted(decode: Callable[[Any], Any], name: str = "") -> _Row:
     return (name, decode, _EMPTY, False)
 
 
-_EXACT: Final[dict[Callable[[Any], Any], type]] = {
-    _str: str,
-    _int: int,
-    _float: float,
-    _bool: bool,
-}
-"""The decoders that return a value of this type unchanged: such a value is taken as it
-is, without a call."""
-
-
 class _Shape:
     """How the objects of one type are read: its fields by wire key, in spec order."""
 
@@ -517,9 +520,10 @@ class _Shape:
         self.order = {key: index for index, key in enumerate(rows)}
         """The position of each key in spec order."""
         self.defaults = tuple(
-            (key, row[1]) for key, row in self.rows.items() if row[2] == _EMPTY
+            (row[0], row[1]) for row in self.rows.values() if row[2] == _EMPTY
         )
-        """The keys read as their empty default when absent, with their decoders."""
+        """The names of the lists read as their empty default when absent, with their
+        decoders."""
 
 
 class _Retry(Exception):
@@ -603,6 +607,9 @@ def _no_extra() -> _Extra:
     return _NO_EXTRA
 
 
+_new_object: Final = object.__new__
+
+
 class _Object:
     """Base of every generated dataclass: `from_dict` reads by the class's `_fields`.
 
@@ -610,7 +617,6 @@ class _Object:
     describe, as they arrived, read-only (assign a new mapping to change them);
     `to_dict` writes them back after the known keys."""
 
-    __slots__ = ()
     _fields: ClassVar[_Shape]
     """The class's fields by wire key, in spec order: how each is read."""
 
@@ -626,13 +632,25 @@ class _Object:
             _reject_error_report(data, shape.report)
         try:
             known, other = _read(data, shape)
-            if not shape.strict:
-                return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
-            if not other:
-                return cls(**known)
         except (_Retry, ChunkDecodeError):
-            pass
-        raise _problem(data, shape)
+            raise _problem(data, shape) from None
+        if not shape.strict:
+            known["extra"] = _Extra(other) if other else _NO_EXTRA
+        elif other:
+            raise _problem(data, shape)
+        for name, decode in shape.defaults:
+            if name not in known:
+                known[name] = decode([])
+        # The values read become the instance's attributes as they are: calling
+        # `__init__` would store every declared field (36 on a chunk), most of them
+        # absent, which read their class default (`UNSET`) instead.
+        decoded = _new_object(cls)
+        decoded.__dict__ = known
+        decoded.__post_init__()
+        return decoded
+
+    def __post_init__(self) -> None:
+        """Shares the values the spec says repeat (in the classes that have such)."""
 
 
 _KEPT: Final[dict[str, str]] = {}
@@ -885,7 +903,7 @@ Sent by OpenRouter.
 """
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class MistralThinkingPart(_Object):
     """One part of a Mistral thinking block.
 
@@ -919,7 +937,7 @@ class MistralThinkingPart(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class MistralContentPart(_Object):
     """One typed part of a Mistral message, such as text or a block of thinking.
 
@@ -962,7 +980,7 @@ class MistralContentPart(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class ChatCompletionMessageToolCallFunction(_Object):
     """The function a tool call calls."""
 
@@ -1002,7 +1020,7 @@ class ChatCompletionMessageToolCallFunction(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class ChatCompletionMessageToolCallCustom(_Object):
     """The custom tool a tool call calls."""
 
@@ -1034,7 +1052,7 @@ class ChatCompletionMessageToolCallCustom(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class ChatCompletionMessageToolCall(_Object):
     """A call the model made to a tool."""
 
@@ -1083,7 +1101,7 @@ class ChatCompletionMessageToolCall(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class ChatCompletionMessageFunctionCall(_Object):
     """The function call of the legacy functions API."""
 
@@ -1113,7 +1131,7 @@ class ChatCompletionMessageFunctionCall(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class ChatCompletionAudio(_Object):
     """An audio answer."""
 
@@ -1154,7 +1172,7 @@ class ChatCompletionAudio(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class GroqSearchResult(_Object):
     """One page found by a server-side search.
 
@@ -1199,7 +1217,7 @@ class GroqSearchResult(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class GroqSearchResults(_Object):
     """The results of a server-side search.
 
@@ -1238,7 +1256,7 @@ class GroqSearchResults(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class GroqBrowserResult(_Object):
     """One page visited by a server-side browser tool.
 
@@ -1283,7 +1301,7 @@ class GroqBrowserResult(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class GroqChartElement(_Object):
     """One element of a chart, such as a bar, a slice or a series.
 
@@ -1368,7 +1386,7 @@ class GroqChartElement(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class GroqChart(_Object):
     """A chart produced by server-side code execution.
 
@@ -1460,7 +1478,7 @@ class GroqChart(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class GroqCodeResult(_Object):
     """One result of server-side code execution.
 
@@ -1509,7 +1527,7 @@ class GroqCodeResult(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class GroqExecutedTool(_Object):
     """One server-side tool run by a compound system.
 
@@ -1580,7 +1598,7 @@ class GroqExecutedTool(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class LiteLLMThinkingBlock(_Object):
     """One block of thinking, either readable or redacted by the provider.
 
@@ -1631,7 +1649,7 @@ class LiteLLMThinkingBlock(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class MoonshotInternalContent(_Object):
     """Internal generation data attached to a Kimi delta.
 
@@ -1661,7 +1679,7 @@ class MoonshotInternalContent(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class OpenRouterReasoningDetail(_Object):
     """One structured piece of reasoning; which fields are set depends on its type.
 
@@ -1727,7 +1745,7 @@ class OpenRouterReasoningDetail(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class OpenRouterUrlCitation(_Object):
     """A web page cited by an answer.
 
@@ -1775,7 +1793,7 @@ class OpenRouterUrlCitation(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class OpenRouterFileContentPart(_Object):
     """One part of the parsed content of a cited file.
 
@@ -1809,7 +1827,7 @@ class OpenRouterFileContentPart(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class OpenRouterFileAnnotation(_Object):
     """A file, parsed by OpenRouter's file parser, that an answer cites.
 
@@ -1852,7 +1870,7 @@ class OpenRouterFileAnnotation(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class GroqDocumentCitation(_Object):
     """A citation of a document supplied with the request.
 
@@ -1892,7 +1910,7 @@ class GroqDocumentCitation(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class GroqFunctionCitation(_Object):
     """A citation of the result of a tool call.
 
@@ -1932,7 +1950,7 @@ class GroqFunctionCitation(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class OpenRouterAnnotation(_Object):
     """One citation attached to an answer; the key named after its type holds the
     details.
@@ -1999,7 +2017,7 @@ class OpenRouterAnnotation(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class ChatCompletionMessage(_Object):
     """A message the model wrote."""
 
@@ -2229,7 +2247,7 @@ class ChatCompletionMessage(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class TopLogprob(_Object):
     """One alternative token at a position."""
 
@@ -2272,7 +2290,7 @@ class TopLogprob(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class ChatCompletionTokenLogprob(_Object):
     """A generated token with its log probability and the most likely alternatives."""
 
@@ -2323,7 +2341,7 @@ class ChatCompletionTokenLogprob(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class ChoiceLogprobs(_Object):
     """Log probabilities of the tokens in a fragment."""
 
@@ -2366,7 +2384,7 @@ class ChoiceLogprobs(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class AzureSeverityResult(_Object):
     """A severity verdict of one filter category.
 
@@ -2400,7 +2418,7 @@ class AzureSeverityResult(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class AzureDetectionResult(_Object):
     """A detection verdict of one filter category.
 
@@ -2434,7 +2452,7 @@ class AzureDetectionResult(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class AzureBlocklistResult(_Object):
     """A verdict of one custom blocklist.
 
@@ -2468,7 +2486,7 @@ class AzureBlocklistResult(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class AzureBlocklistDetails(_Object):
     """The verdicts of the caller's blocklists, as newer API versions send them.
 
@@ -2506,7 +2524,7 @@ class AzureBlocklistDetails(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class AzureFilterError(_Object):
     """Why the content filter could not run.
 
@@ -2541,7 +2559,7 @@ class AzureFilterError(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class AzureContentFilterResults(_Object):
     """The verdict of each Azure content-filter category; a category is absent when it
     did not run.
@@ -2636,7 +2654,7 @@ class AzureContentFilterResults(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class AzureContentFilterOffsets(_Object):
     """The span of the output that an asynchronous-filter annotation covers, in
     characters.
@@ -2674,7 +2692,7 @@ class AzureContentFilterOffsets(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class CompletionTokensDetails(_Object):
     """Breakdown of the generated tokens."""
 
@@ -2731,7 +2749,7 @@ class CompletionTokensDetails(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class PromptTokensDetails(_Object):
     """Breakdown of the prompt tokens."""
 
@@ -2786,7 +2804,7 @@ class PromptTokensDetails(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class PerplexityCost(_Object):
     """What a Perplexity request cost, in US dollars, by component.
 
@@ -2848,7 +2866,7 @@ class PerplexityCost(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class OpenRouterCostDetails(_Object):
     """The cost of a request at the upstream provider.
 
@@ -2891,7 +2909,7 @@ class OpenRouterCostDetails(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class OpenRouterServerToolUseDetails(_Object):
     """Counts of server-side tool use during a request.
 
@@ -2930,7 +2948,7 @@ class OpenRouterServerToolUseDetails(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class CompletionUsage(_Object):
     """Token counts for a request."""
 
@@ -3164,7 +3182,7 @@ class CompletionUsage(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class ChatCompletionChoice(_Object):
     """One choice of a completion."""
 
@@ -3322,7 +3340,7 @@ class ChatCompletionChoice(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class ModerationResultBody(_Object):
     """The verdict of the moderation model on one input."""
 
@@ -3369,7 +3387,7 @@ class ModerationResultBody(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class ModerationResults(_Object):
     """The moderation results for one side of a request."""
 
@@ -3402,7 +3420,7 @@ class ModerationResults(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class ModerationError(_Object):
     """Why moderation of one side of a request failed."""
 
@@ -3435,7 +3453,7 @@ class ModerationError(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class Moderation(_Object):
     """Moderation verdicts for a request, one for its input and one for its output."""
 
@@ -3480,7 +3498,7 @@ class Moderation(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class AzurePromptFilterResult(_Object):
     """Content-filter verdicts on one prompt.
 
@@ -3518,7 +3536,7 @@ class AzurePromptFilterResult(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class AzureLatencyCheckpoint(_Object):
     """Latency of one request as Azure AI Foundry measured it, in milliseconds;
     `engine_` values are measured at the model engine, `service_` values at the Azure
@@ -3585,7 +3603,7 @@ class AzureLatencyCheckpoint(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class AzureRouting(_Object):
     """Where Azure AI Foundry routed a request.
 
@@ -3617,7 +3635,7 @@ class AzureRouting(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class GroqModelUsage(_Object):
     """The usage of one model call within a compound request.
 
@@ -3650,7 +3668,7 @@ class GroqModelUsage(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class GroqUsageBreakdown(_Object):
     """The usage of every model that took part in a compound request.
 
@@ -3679,7 +3697,7 @@ class GroqUsageBreakdown(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class GroqDebug(_Object):
     """The tokens of a request, returned when debug output was requested.
 
@@ -3722,7 +3740,7 @@ class GroqDebug(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class GroqXGroq(_Object):
     """Groq's metadata about a streamed request.
 
@@ -3779,7 +3797,7 @@ class GroqXGroq(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class LlamaCppTimings(_Object):
     """Token counts and timings of one request, in the shape llama-server reports them.
 
@@ -3891,7 +3909,7 @@ class LlamaCppTimings(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class NovitaSlaMetrics(_Object):
     """Latency figures Novita reports for a streamed request.
 
@@ -3926,7 +3944,7 @@ class NovitaSlaMetrics(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class NvExtWorkerId(_Object):
     """The workers that handled a request, for disaggregated or aggregated serving.
 
@@ -3975,7 +3993,7 @@ class NvExtWorkerId(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class NvExtTiming(_Object):
     """How long the phases of one request took, measured by the Dynamo frontend.
 
@@ -4030,7 +4048,7 @@ class NvExtTiming(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class NvExt(_Object):
     """Dynamo's response extension object; each key is sent only when the request listed
     it in `nvext.extra_fields` (or, for GAIE query-only requests, automatically).
@@ -4109,7 +4127,7 @@ class NvExt(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class OpenRouterError(_Object):
     """An error OpenRouter reports in the middle of a stream that had started normally.
 
@@ -4163,7 +4181,7 @@ class OpenRouterError(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class PerplexitySearchResult(_Object):
     """One web page Perplexity's search returned.
 
@@ -4223,7 +4241,7 @@ class PerplexitySearchResult(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class SglangCachedTokensDetails(_Object):
     """Cached prompt tokens broken down by the cache tier that held them.
 
@@ -4270,7 +4288,7 @@ class SglangCachedTokensDetails(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class SglangSglExt(_Object):
     """Extension fields SGLang attaches to a response outside the OpenAI schema.
 
@@ -4311,7 +4329,7 @@ class SglangSglExt(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class TogetherWarning(_Object):
     """A warning about a request.
 
@@ -4340,7 +4358,7 @@ class TogetherWarning(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class VllmSpeculativeDecodingMetrics(_Object):
     """How well the draft tokens of speculative decoding were accepted for one request
     (experimental).
@@ -4411,7 +4429,7 @@ class VllmSpeculativeDecodingMetrics(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class VllmRequestMetrics(_Object):
     """Latency and throughput of one request as vLLM measured it.
 
@@ -4472,7 +4490,7 @@ class VllmRequestMetrics(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class ZaiWebSearchResult(_Object):
     """One web page found by Z.ai's search, in the shape its Web Search API documents.
 
@@ -4532,7 +4550,7 @@ class ZaiWebSearchResult(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class ChatCompletion(_Object):
     """A whole chat completion: what a request without streaming returns, and what the
     chunks of a stream add up to (see `ChunkAccumulator`).
@@ -4861,7 +4879,7 @@ class ChatCompletion(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class ChoiceDeltaToolCallFunction(_Object):
     """The function part of a tool-call fragment."""
 
@@ -4905,7 +4923,7 @@ class ChoiceDeltaToolCallFunction(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class ChoiceDeltaToolCallCustom(_Object):
     """The custom-tool part of a tool-call fragment."""
 
@@ -4936,7 +4954,7 @@ class ChoiceDeltaToolCallCustom(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class ChoiceDeltaToolCall(_Object):
     """A fragment of one tool call."""
 
@@ -4989,7 +5007,7 @@ class ChoiceDeltaToolCall(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class ChoiceDeltaFunctionCall(_Object):
     """A fragment of a legacy function call."""
 
@@ -5022,7 +5040,7 @@ class ChoiceDeltaFunctionCall(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class ChoiceDeltaAudio(_Object):
     """A fragment of an audio answer."""
 
@@ -5065,7 +5083,7 @@ class ChoiceDeltaAudio(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class ChoiceDelta(_Object):
     """An increment of the assistant message; every key is optional."""
 
@@ -5299,7 +5317,7 @@ class ChoiceDelta(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class Choice(_Object):
     """The fragment of one choice carried by a chunk."""
 
@@ -5471,7 +5489,7 @@ chunks of a stream repeat them).
 """
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class ChatCompletionChunk(_Object):
     """One server-sent event of a streamed chat completion, carrying a fragment of every
     choice.

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       6042b6c3e28b
-# Digest: 25d262e2387fd424
+#   chunkspec code                       0f440e3e1a6f
+# Digest: 06f6c07b86af91a0
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -383,6 +383,16 @@ def _bool(value: Any) -> bool:
     raise _unexpected("a boolean", value)
 
 
+_EXACT: Final[dict[Callable[[Any], Any], type]] = {
+    _str: str,
+    _int: int,
+    _float: float,
+    _bool: bool,
+}
+"""Decoders that return a value of this type unchanged: such a value is taken as it is,
+without a call (a union's decoder adds itself, with its first such alternative)."""
+
+
 def _any(value: Any) -> Any:
     return value
 
@@ -476,6 +486,9 @@ def _either(
             raise _unexpected(expected, value) from None
         return value if decode is None else decode(value)
 
+    taken = [kind for kind, decode in options.items() if decode is None]
+    if taken:
+        _EXACT[decode_either] = taken[0]
     return decode_either
 
 
@@ -519,16 +532,6 @@ def _defaulted(decode: Callable[[Any], Any], name: str = "") -> _Row:
     return (name, decode, _EMPTY, False)
 
 
-_EXACT: Final[dict[Callable[[Any], Any], type]] = {
-    _str: str,
-    _int: int,
-    _float: float,
-    _bool: bool,
-}
-"""The decoders that return a value of this type unchanged: such a value is taken as it
-is, without a call."""
-
-
 class _Shape:
     """How the objects of one type are read: its fields by wire key, in spec order."""
 
@@ -560,9 +563,10 @@ class _Shape:
         self.order = {key: index for index, key in enumerate(rows)}
         """The position of each key in spec order."""
         self.defaults = tuple(
-            (key, row[1]) for key, row in self.rows.items() if row[2] == _EMPTY
+            (row[0], row[1]) for row in self.rows.values() if row[2] == _EMPTY
         )
-        """The keys read as their empty default when absent, with their decoders."""
+        """The names of the lists read as their empty default when absent, with their
+        decoders."""
 
 
 class _Retry(Exception):

@@ -3,7 +3,9 @@ groups A, B and E, research/schema.md §4) and on bad input."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import pickle
 from types import ModuleType
 from typing import Any
 
@@ -275,6 +277,20 @@ def test_dataclasses_keep_absent_null_and_unknown_apart() -> None:
     assert d.extra == {"zz": {"a": [1]}}
     assert parsed.choices[0].finish_reason is None
     assert parsed.choices[0].logprobs is m.UNSET
+
+
+def test_dataclasses_read_are_the_objects_built_in_code() -> None:
+    m = chunk_dataclasses
+    parsed = m.loads(delta('{"content":"A","zz":1}'))
+    built = dataclasses.replace(parsed)  # through __init__, with every field
+    assert built == parsed and repr(built) == repr(parsed)
+    assert built.to_dict() == parsed.to_dict()
+    assert pickle.loads(pickle.dumps(parsed)) == parsed
+    # Read, an object holds only what was present; an absent key reads its default.
+    assert set(vars(parsed)) == {"id", "object", "created", "model", "choices", "extra"}
+    assert parsed.usage is m.UNSET and "usage" in vars(built)
+    read_delta = parsed.choices[0].delta
+    assert isinstance(read_delta, m.ChoiceDelta) and read_delta.extra == {"zz": 1}
 
 
 def test_typeddicts_return_the_validated_dict() -> None:

@@ -6,11 +6,13 @@ class's table."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Self
 
 from .errors import ChunkDecodeError, _reject_error_report
 from .extra import _NO_EXTRA, _Extra
 from .objects import _problem, _read, _Retry, _Shape
+
+_new_object: Final = object.__new__
 
 
 class _Object:
@@ -20,7 +22,6 @@ class _Object:
     describe, as they arrived, read-only (assign a new mapping to change them);
     `to_dict` writes them back after the known keys."""
 
-    __slots__ = ()
     _fields: ClassVar[_Shape]
     """The class's fields by wire key, in spec order: how each is read."""
 
@@ -36,10 +37,22 @@ class _Object:
             _reject_error_report(data, shape.report)
         try:
             known, other = _read(data, shape)
-            if not shape.strict:
-                return cls(**known, extra=_Extra(other) if other else _NO_EXTRA)
-            if not other:
-                return cls(**known)
         except (_Retry, ChunkDecodeError):
-            pass
-        raise _problem(data, shape)
+            raise _problem(data, shape) from None
+        if not shape.strict:
+            known["extra"] = _Extra(other) if other else _NO_EXTRA
+        elif other:
+            raise _problem(data, shape)
+        for name, decode in shape.defaults:
+            if name not in known:
+                known[name] = decode([])
+        # The values read become the instance's attributes as they are: calling
+        # `__init__` would store every declared field (36 on a chunk), most of them
+        # absent, which read their class default (`UNSET`) instead.
+        decoded = _new_object(cls)
+        decoded.__dict__ = known
+        decoded.__post_init__()
+        return decoded
+
+    def __post_init__(self) -> None:
+        """Shares the values the spec says repeat (in the classes that have such)."""

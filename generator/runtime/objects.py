@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any, Final, TypeAlias
 
 from .errors import ChunkDecodeError, _key
-from .values import _bool, _float, _int, _str, _unexpected
+from .values import _EXACT, _unexpected
 
 _REJECT: Final = 0
 _KEEP: Final = 1
@@ -48,16 +48,6 @@ def _defaulted(decode: Callable[[Any], Any], name: str = "") -> _Row:
     return (name, decode, _EMPTY, False)
 
 
-_EXACT: Final[dict[Callable[[Any], Any], type]] = {
-    _str: str,
-    _int: int,
-    _float: float,
-    _bool: bool,
-}
-"""The decoders that return a value of this type unchanged: such a value is taken as it
-is, without a call."""
-
-
 class _Shape:
     """How the objects of one type are read: its fields by wire key, in spec order."""
 
@@ -89,9 +79,10 @@ class _Shape:
         self.order = {key: index for index, key in enumerate(rows)}
         """The position of each key in spec order."""
         self.defaults = tuple(
-            (key, row[1]) for key, row in self.rows.items() if row[2] == _EMPTY
+            (row[0], row[1]) for row in self.rows.values() if row[2] == _EMPTY
         )
-        """The keys read as their empty default when absent, with their decoders."""
+        """The names of the lists read as their empty default when absent, with their
+        decoders."""
 
 
 class _Retry(Exception):

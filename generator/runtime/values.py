@@ -8,7 +8,7 @@ decoder is spelled from these in its type's table row (`_list_of(Choice.from_dic
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from .errors import ChunkDecodeError, _key
 
@@ -68,6 +68,16 @@ def _bool(value: Any) -> bool:
     if value is True or value is False:
         return value
     raise _unexpected("a boolean", value)
+
+
+_EXACT: Final[dict[Callable[[Any], Any], type]] = {
+    _str: str,
+    _int: int,
+    _float: float,
+    _bool: bool,
+}
+"""Decoders that return a value of this type unchanged: such a value is taken as it is,
+without a call (a union's decoder adds itself, with its first such alternative)."""
 
 
 def _any(value: Any) -> Any:
@@ -163,6 +173,9 @@ def _either(
             raise _unexpected(expected, value) from None
         return value if decode is None else decode(value)
 
+    taken = [kind for kind, decode in options.items() if decode is None]
+    if taken:
+        _EXACT[decode_either] = taken[0]
     return decode_either
 
 

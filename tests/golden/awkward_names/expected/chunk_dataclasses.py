@@ -119,6 +119,9 @@ __all__ = [
 # (runtime section: values._bool)
 
 
+# (runtime section: values._EXACT)
+
+
 # (runtime section: objects._REJECT)
 
 
@@ -138,9 +141,6 @@ __all__ = [
 
 
 # (runtime section: objects._nullable)
-
-
-# (runtime section: objects._EXACT)
 
 
 # (runtime section: objects._Shape)
@@ -165,6 +165,9 @@ __all__ = [
 
 
 # (runtime section: extra._no_extra)
+
+
+# (runtime section: dataclass_base._new_object)
 
 
 # (runtime section: dataclass_base._Object)
@@ -194,7 +197,7 @@ __all__ = [
 # (runtime section: json_text._JSON_TEXT)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class Chunk(_Object):
     """A chunk whose keys are awkward in Python."""
 

@@ -109,6 +109,9 @@ __all__ = [
 # (runtime section: values._bool)
 
 
+# (runtime section: values._EXACT)
+
+
 # (runtime section: objects._REJECT)
 
 
@@ -128,9 +131,6 @@ __all__ = [
 
 
 # (runtime section: objects._nullable)
-
-
-# (runtime section: objects._EXACT)
 
 
 # (runtime section: objects._Shape)

@@ -122,6 +122,9 @@ __all__ = [
 # (runtime section: values._bool)
 
 
+# (runtime section: values._EXACT)
+
+
 # (runtime section: values._list_of)
 
 
@@ -146,9 +149,6 @@ __all__ = [
 # (runtime section: objects._defaulted)
 
 
-# (runtime section: objects._EXACT)
-
-
 # (runtime section: objects._Shape)
 
 
@@ -171,6 +171,9 @@ __all__ = [
 
 
 # (runtime section: extra._no_extra)
+
+
+# (runtime section: dataclass_base._new_object)
 
 
 # (runtime section: dataclass_base._Object)
@@ -200,7 +203,7 @@ __all__ = [
 # (runtime section: json_text._JSON_TEXT)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class Chunk(_Object):
     """A chunk with a list that is never missing once read."""
 

@@ -112,6 +112,9 @@ __all__ = [
 # (runtime section: values._bool)
 
 
+# (runtime section: values._EXACT)
+
+
 # (runtime section: values._list_of)
 
 
@@ -134,9 +137,6 @@ __all__ = [
 
 
 # (runtime section: objects._defaulted)
-
-
-# (runtime section: objects._EXACT)
 
 
 # (runtime section: objects._Shape)

@@ -129,6 +129,9 @@ __all__ = [
 # (runtime section: values._bool)
 
 
+# (runtime section: values._EXACT)
+
+
 # (runtime section: values._one_of)
 
 
@@ -153,9 +156,6 @@ __all__ = [
 # (runtime section: objects._required)
 
 
-# (runtime section: objects._EXACT)
-
-
 # (runtime section: objects._Shape)
 
 
@@ -178,6 +178,9 @@ __all__ = [
 
 
 # (runtime section: extra._no_extra)
+
+
+# (runtime section: dataclass_base._new_object)
 
 
 # (runtime section: dataclass_base._Object)
@@ -221,7 +224,7 @@ FailureType: TypeAlias = Literal["failure"]
 """
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class Progress(_Object):
     """Work went forward."""
 
@@ -248,7 +251,7 @@ class Progress(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class Failure(_Object):
     """Work stopped."""
 
@@ -275,7 +278,7 @@ class Failure(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class Chunk(_Object):
     """A chunk carrying one event of either kind."""
 

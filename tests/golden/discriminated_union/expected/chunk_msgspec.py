@@ -118,6 +118,9 @@ __all__ = [
 # (runtime section: values._bool)
 
 
+# (runtime section: values._EXACT)
+
+
 # (runtime section: values._one_of)
 
 
@@ -140,9 +143,6 @@ __all__ = [
 
 
 # (runtime section: objects._required)
-
-
-# (runtime section: objects._EXACT)
 
 
 # (runtime section: objects._Shape)

@@ -129,6 +129,9 @@ __all__ = [
 # (runtime section: values._bool)
 
 
+# (runtime section: values._EXACT)
+
+
 # (runtime section: values._list_of)
 
 
@@ -153,9 +156,6 @@ __all__ = [
 # (runtime section: objects._nullable)
 
 
-# (runtime section: objects._EXACT)
-
-
 # (runtime section: objects._Shape)
 
 
@@ -178,6 +178,9 @@ __all__ = [
 
 
 # (runtime section: extra._no_extra)
+
+
+# (runtime section: dataclass_base._new_object)
 
 
 # (runtime section: dataclass_base._Object)
@@ -207,7 +210,7 @@ __all__ = [
 # (runtime section: json_text._JSON_TEXT)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class Item(_Object):
     """One whole item."""
 
@@ -234,7 +237,7 @@ class Item(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class Message(_Object):
     """The whole message."""
 
@@ -262,7 +265,7 @@ class Message(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class Completion(_Object):
     """What the chunks of a stream add up to."""
 
@@ -312,7 +315,7 @@ class Completion(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class ItemDelta(_Object):
     """A fragment of one item."""
 
@@ -340,7 +343,7 @@ class ItemDelta(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class Delta(_Object):
     """The new part of a message."""
 
@@ -369,7 +372,7 @@ class Delta(_Object):
         return out
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class Chunk(_Object):
     """One chunk of a stream."""
 

@@ -120,6 +120,9 @@ __all__ = [
 # (runtime section: values._bool)
 
 
+# (runtime section: values._EXACT)
+
+
 # (runtime section: values._list_of)
 
 
@@ -142,9 +145,6 @@ __all__ = [
 
 
 # (runtime section: objects._nullable)
-
-
-# (runtime section: objects._EXACT)
 
 
 # (runtime section: objects._Shape)

@@ -121,6 +121,9 @@ __all__ = [
 # (runtime section: values._bool)
 
 
+# (runtime section: values._EXACT)
+
+
 # (runtime section: values._one_of)
 
 
@@ -140,9 +143,6 @@ __all__ = [
 
 
 # (runtime section: objects._optional)
-
-
-# (runtime section: objects._EXACT)
 
 
 # (runtime section: objects._Shape)
@@ -167,6 +167,9 @@ __all__ = [
 
 
 # (runtime section: extra._no_extra)
+
+
+# (runtime section: dataclass_base._new_object)
 
 
 # (runtime section: dataclass_base._Object)
@@ -210,7 +213,7 @@ Shape: TypeAlias = Literal["circle", "square"]
 """
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class Chunk(_Object):
     """A chunk with an open and a closed enum."""
 

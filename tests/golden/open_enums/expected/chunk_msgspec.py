@@ -111,6 +111,9 @@ __all__ = [
 # (runtime section: values._bool)
 
 
+# (runtime section: values._EXACT)
+
+
 # (runtime section: values._one_of)
 
 
@@ -130,9 +133,6 @@ __all__ = [
 
 
 # (runtime section: objects._optional)
-
-
-# (runtime section: objects._EXACT)
 
 
 # (runtime section: objects._Shape)

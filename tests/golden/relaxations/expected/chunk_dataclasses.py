@@ -120,6 +120,9 @@ __all__ = [
 # (runtime section: values._bool)
 
 
+# (runtime section: values._EXACT)
+
+
 # (runtime section: values._either)
 
 
@@ -144,9 +147,6 @@ __all__ = [
 # (runtime section: objects._nullable)
 
 
-# (runtime section: objects._EXACT)
-
-
 # (runtime section: objects._Shape)
 
 
@@ -169,6 +169,9 @@ __all__ = [
 
 
 # (runtime section: extra._no_extra)
+
+
+# (runtime section: dataclass_base._new_object)
 
 
 # (runtime section: dataclass_base._Object)
@@ -198,7 +201,7 @@ __all__ = [
 # (runtime section: json_text._JSON_TEXT)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class Chunk(_Object):
     """A chunk whose core fields one vendor sends more loosely."""
 

@@ -110,6 +110,9 @@ __all__ = [
 # (runtime section: values._bool)
 
 
+# (runtime section: values._EXACT)
+
+
 # (runtime section: values._either)
 
 
@@ -132,9 +135,6 @@ __all__ = [
 
 
 # (runtime section: objects._nullable)
-
-
-# (runtime section: objects._EXACT)
 
 
 # (runtime section: objects._Shape)

@@ -126,6 +126,9 @@ __all__ = [
 # (runtime section: values._bool)
 
 
+# (runtime section: values._EXACT)
+
+
 # (runtime section: values._list_of)
 
 
@@ -150,9 +153,6 @@ __all__ = [
 # (runtime section: objects._optional)
 
 
-# (runtime section: objects._EXACT)
-
-
 # (runtime section: objects._Shape)
 
 
@@ -172,6 +172,9 @@ __all__ = [
 
 
 # (runtime section: extra._NO_EXTRA)
+
+
+# (runtime section: dataclass_base._new_object)
 
 
 # (runtime section: dataclass_base._Object)
@@ -208,7 +211,7 @@ Kind: TypeAlias = Literal["data", "done"]
 """
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class Chunk(_Object):
     """A chunk as a server that checks what it emits sees it."""
 

@@ -116,6 +116,9 @@ __all__ = [
 # (runtime section: values._bool)
 
 
+# (runtime section: values._EXACT)
+
+
 # (runtime section: values._list_of)
 
 
@@ -138,9 +141,6 @@ __all__ = [
 
 
 # (runtime section: objects._optional)
-
-
-# (runtime section: objects._EXACT)
 
 
 # (runtime section: objects._Shape)

@@ -110,6 +110,9 @@ __all__ = [
 # (runtime section: values._bool)
 
 
+# (runtime section: values._EXACT)
+
+
 # (runtime section: values._map)
 
 
@@ -135,9 +138,6 @@ __all__ = [
 
 
 # (runtime section: objects._nullable)
-
-
-# (runtime section: objects._EXACT)
 
 
 # (runtime section: objects._Shape)
