@@ -3,8 +3,9 @@
 A uvicorn + Starlette server in a separate process (a thread would share the GIL with the
 reader being measured) serves one long `chat.completion.chunk` stream, as server-sent events
 written a few events at a time, then `data: [DONE]`: once built from the four corpora of
-bench/corpus.py, once from the captured streams of tests/fixtures/streams. Every reader drains the whole stream per sample; samples of all readers are
-interleaved round-robin after a warm-up, and the median is kept. Ratios are taken against
+bench/corpus.py, once from the captured streams of tests/fixtures/streams. Every reader
+drains the whole stream per sample; samples of all readers are interleaved round-robin
+after a warm-up, and the median is kept. Ratios are taken against
 the floor (httpx lines + json.loads) and openai-python measured in the same run: sync readers
 against the sync ones, async readers against the async ones.
 
@@ -12,7 +13,7 @@ Big events: one event whose chunk carries a delta content of N MiB, fed to each 
 16 KiB pieces. Decoding must stay linear in the event's size: time per MiB at 8x the size
 within 2x of the time per MiB at 1x.
 
-    python -m bench.streams            # full run; writes bench/streams.md
+    python -m bench.streams            # full run; writes bench/streams.md and .json
     python -m bench.streams --quick    # a short stream and small events, to prove it runs (CI)
 """
 
@@ -36,7 +37,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 import uvicorn
@@ -46,12 +47,22 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
+from bench.common import (
+    PYTHON,
+    Goal,
+    Section,
+    add_output_options,
+    section,
+    table,
+    time_paths,
+    verdict,
+    write_run,
+)
 from bench.corpus import CORPORA, corpus
-from bench.targets import TARGETS
-from bench.throughput import STDLIB_ONLY, time_paths, write_results
+from bench.targets import ROOT, STDLIB_ONLY, TARGETS
 
 RESULTS = Path(__file__).resolve().parent / "streams.md"
-ROOT = Path(__file__).resolve().parent.parent
+RESULTS_JSON = RESULTS.with_suffix(".json")
 
 HOST = "127.0.0.1"  # the server is for this machine only
 PATH = "/v1/chat/completions"
@@ -435,16 +446,6 @@ def measure_big(sizes: tuple[float, float], repeats: int) -> dict[str, dict[floa
 # Goals and the report -------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Goal:
-    name: str
-    kind: Literal["loopback", "big"]
-    path: str
-    anchor: str = ""  # loopback: the reader the path is divided by
-    at_least: float | None = None
-    at_most: float | None = None
-
-
 GOALS = (
     *(
         Goal(
@@ -495,126 +496,181 @@ GOALS = (
 )
 
 
-def _table(header: Sequence[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+@dataclass(frozen=True)
+class Run:
+    """What one run measured: seconds per round of every reader on each stream, and
+    seconds per MiB of every big-event reader at each size."""
 
+    chunks: int
+    repeats: int
+    rounds: dict[str, dict[str, list[float]]]
+    per_mib: dict[str, dict[float, float]]
+    sizes: tuple[float, float]
+    big_repeats: int
 
-def report(
-    chunks: int,
-    repeats: int,
-    rounds: dict[str, dict[str, list[float]]],
-    per_mib: dict[str, dict[float, float]],
-    sizes: tuple[float, float],
-    big_repeats: int,
-) -> str:
-    def ratio(stream: str, path: str, anchor: str) -> float:
-        """How many times faster `path` read than `anchor`: the median of the rounds."""
-        pairs = zip(rounds[stream][anchor], rounds[stream][path], strict=True)
+    def rate(self, stream: str, path: str) -> float:
+        """Chunks per second of `path`: the median of the rounds."""
+        return self.chunks / statistics.median(self.rounds[stream][path])
+
+    def ratio(self, stream: str, path: str, anchor: str) -> float:
+        """How many times faster `path` read than `anchor`: the median of the rounds'
+        ratios (a round times both in the same stretch of the machine's speed)."""
+        pairs = zip(self.rounds[stream][anchor], self.rounds[stream][path], strict=True)
         return statistics.median(anchor_time / path_time for anchor_time, path_time in pairs)
 
-    def rows(stream: str, readers: Sequence[str], floor: str, openai: str) -> list[list[str]]:
-        rate = {name: chunks / statistics.median(times) for name, times in rounds[stream].items()}
-        return [
-            [
-                name,
-                f"{rate[name] / 1000:,.1f}k",
-                f"{ratio(stream, name, floor):.2f}",
-                f"{ratio(stream, name, openai):.2f}",
-            ]
-            for name in readers
-        ]
+    def growth(self, reader: str) -> float:
+        """Time per MiB of the larger big event over the smaller's."""
+        small, large = self.sizes
+        return self.per_mib[reader][large] / self.per_mib[reader][small]
 
-    small, large = sizes
-    big_rows = [
+    def measured(self, goal: Goal) -> list[tuple[str, float]]:
+        """The ratio `goal` speaks of, on each stream (big events: once)."""
+        if goal.kind == "loopback":
+            return [(stream, self.ratio(stream, goal.path, goal.anchor)) for stream in STREAMS]
+        small, large = self.sizes
+        return [(f"{large:g} vs {small:g} MiB", self.growth(goal.path))]
+
+    def loopback(self, readers: Sequence[str], floor: str, openai: str) -> Section:
+        """The readers' rates and ratios on each stream, for the JSON file."""
+        rates = {stream: {name: self.rate(stream, name) for name in readers} for stream in STREAMS}
+        return section("loopback", "chunks/s", rates, (floor, openai), self.ratio)
+
+
+def _reader_rows(
+    result: Run, stream: str, readers: Sequence[str], floor: str, openai: str
+) -> list[list[str]]:
+    return [
         [
             name,
-            f"{per_mib[name][small] * 1000:,.1f}",
-            f"{per_mib[name][large] * 1000:,.1f}",
-            f"{per_mib[name][large] / per_mib[name][small]:.2f}",
+            f"{result.rate(stream, name) / 1000:,.1f}k",
+            f"{result.ratio(stream, name, floor):.2f}",
+            f"{result.ratio(stream, name, openai):.2f}",
         ]
-        for name in BIG_READERS
+        for name in readers
     ]
-    goal_rows = []
-    for goal in GOALS:
-        measured: list[tuple[str, float]]
-        if goal.kind == "loopback":
-            measured = [(s, ratio(s, goal.path, goal.anchor)) for s in STREAMS]
-        else:
-            measured = [("", per_mib[goal.path][large] / per_mib[goal.path][small])]
-        for stream, value in measured:
-            if goal.at_least is not None:
-                target, holds = f">= {goal.at_least}x", value >= goal.at_least
-            else:
-                assert goal.at_most is not None
-                target, holds = f"<= {goal.at_most}x", value <= goal.at_most
-            verdict = "held" if holds else "**missed**"
-            goal_rows.append([goal.name, stream, target, f"{value:.2f}", verdict])
-    loopback: list[str] = []
+
+
+def _loopback_lines(result: Run) -> list[str]:
+    lines: list[str] = []
     for stream in STREAMS:
-        loopback += [
+        lines += [
             f"## Loopback HTTP, {stream} stream, sync (httpx.Client; ratios to the sync floor "
             "and OpenAI)",
             "",
-            *_table(
+            *table(
                 ["reader", "chunks/s", "vs floor", "vs openai-python"],
-                rows(stream, SYNC_READERS, SYNC_FLOOR, SYNC_OPENAI),
+                _reader_rows(result, stream, SYNC_READERS, SYNC_FLOOR, SYNC_OPENAI),
             ),
             "",
             f"## Loopback HTTP, {stream} stream, async (httpx.AsyncClient; ratios to the async "
             "floor and AsyncOpenAI)",
             "",
-            *_table(
+            *table(
                 ["reader", "chunks/s", "vs async floor", "vs AsyncOpenAI"],
-                rows(stream, ASYNC_READERS, ASYNC_FLOOR, ASYNC_OPENAI),
+                _reader_rows(result, stream, ASYNC_READERS, ASYNC_FLOOR, ASYNC_OPENAI),
             ),
             "",
         ]
-    lines = [
-        "# Stream benchmark results",
-        "",
-        f"Written by `make bench` (`python -m bench.streams`). Python {sys.version.split()[0]}.",
-        f"Two streams of {chunks:,} chunks each, then `[DONE]`: *mixed*, the {', '.join(CORPORA)}",
-        f"corpora of bench/corpus.py ({chunks // len(CORPORA):,} chunks each); *captured*, the",
-        "captured streams of tests/fixtures/streams in turn. Each is served over loopback HTTP",
-        f"by uvicorn + Starlette in another process, {EVENTS_PER_WRITE} events per write. Median",
-        f"of {repeats} rounds after a warm-up, each timing every reader once in a shuffled order;",
-        "each sample reads the whole stream. Cells: chunks per second (median), and ratios (the",
-        "median of each round's ratio) measured in the same run. The drain-only rows read",
-        "the bytes and parse nothing: the server is not the limit.",
-        "",
-        *loopback,
-        f"## Big events, in memory ({PIECE // 1024} KiB pieces; median of {big_repeats})",
+    return lines
+
+
+def _big_lines(result: Run) -> list[str]:
+    small, large = result.sizes
+    rows = [
+        [
+            name,
+            f"{result.per_mib[name][small] * 1000:,.1f}",
+            f"{result.per_mib[name][large] * 1000:,.1f}",
+            f"{result.growth(name):.2f}",
+        ]
+        for name in BIG_READERS
+    ]
+    header = ["reader", f"ms/MiB at {small:g} MiB", f"ms/MiB at {large:g} MiB"]
+    return [
+        f"## Big events, in memory ({PIECE // 1024} KiB pieces; median of {result.big_repeats})",
         "",
         "One event whose chunk has a delta content of base64 text, then `[DONE]`; ms per MiB",
         f"of content. A sample of the {small:g} MiB event reads it {round(large / small)} times.",
         "",
-        *_table(
-            [
-                "reader",
-                f"ms/MiB at {small:g} MiB",
-                f"ms/MiB at {large:g} MiB",
-                f"{large:g} vs {small:g} MiB",
-            ],
-            big_rows,
-        ),
+        *table([*header, f"{large:g} vs {small:g} MiB"], rows),
         "",
+    ]
+
+
+def _goal_rows(result: Run) -> list[list[str]]:
+    """A row per goal and stream (big events: one row per goal)."""
+    rows: list[list[str]] = []
+    for goal in GOALS:
+        for on, value in result.measured(goal):
+            stream = on if goal.kind == "loopback" else ""
+            rows.append(
+                [goal.name, stream, goal.target(), f"{value:.2f}", verdict(goal.holds(value))]
+            )
+    return rows
+
+
+def report(result: Run) -> str:
+    chunks = result.chunks
+    lines = [
+        "# Stream benchmark results",
+        "",
+        f"Written by `make bench` (`python -m bench.streams`). Python {PYTHON}.",
+        f"Two streams of {chunks:,} chunks each, then `[DONE]`: *mixed*, the {', '.join(CORPORA)}",
+        f"corpora of bench/corpus.py ({chunks // len(CORPORA):,} chunks each); *captured*, the",
+        "captured streams of tests/fixtures/streams in turn. Each is served over loopback HTTP",
+        f"by uvicorn + Starlette in another process, {EVENTS_PER_WRITE} events per write. Median",
+        f"of {result.repeats} rounds after a warm-up, each timing every reader once in a shuffled",
+        "order; each sample reads the whole stream. Cells: chunks per second (median), and",
+        "ratios (the median of each round's ratio) measured in the same run. The drain-only",
+        "rows read the bytes and parse nothing: the server is not the limit.",
+        "",
+        *_loopback_lines(result),
+        *_big_lines(result),
         "## Goals",
         "",
-        *_table(["goal", "stream", "target", "measured", "holds"], goal_rows),
+        *table(["goal", "stream", "target", "measured", "holds"], _goal_rows(result)),
     ]
     return "\n".join(lines) + "\n"
 
 
-def run(chunks: int, repeats: int, sizes: tuple[float, float], big_repeats: int) -> str:
+def results(result: Run) -> dict[str, Any]:
+    """The readers' rates and ratios and the goals of a run, for bench/streams.json (and
+    bench/charts.py)."""
+    return {
+        "benchmark": "streams",
+        "python": PYTHON,
+        "chunks": result.chunks,
+        "repeats": result.repeats,
+        "targets": list(TARGETS),
+        "sync": result.loopback(SYNC_READERS, SYNC_FLOOR, SYNC_OPENAI),
+        "async": result.loopback(ASYNC_READERS, ASYNC_FLOOR, ASYNC_OPENAI),
+        "big": {
+            "sizes_mib": list(result.sizes),
+            "repeats": result.big_repeats,
+            "rows": [
+                {
+                    "reader": name,
+                    "ms_per_mib": [
+                        round(result.per_mib[name][size] * 1000, 3) for size in result.sizes
+                    ],
+                    "growth": round(result.growth(name), 4),
+                }
+                for name in BIG_READERS
+            ],
+        },
+        "goals": [goal.record(result.measured(goal)) for goal in GOALS],
+    }
+
+
+def run(chunks: int, repeats: int, sizes: tuple[float, float], big_repeats: int) -> Run:
     rounds = {stream: measure_loopback(chunks, repeats, stream) for stream in STREAMS}
     per_mib = measure_big(sizes, big_repeats)
-    return report(chunks, repeats, rounds, per_mib, sizes, big_repeats)
+    return Run(chunks, repeats, rounds, per_mib, sizes, big_repeats)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a short stream; writes nothing")
+    add_output_options(parser, RESULTS_JSON)
     parser.add_argument("--serve", type=int, metavar="CHUNKS", help=argparse.SUPPRESS)
     parser.add_argument("--stream", choices=STREAMS, default="mixed", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -622,12 +678,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_server(args.serve, args.stream)
         return 0
     if args.quick:
-        text = run(chunks=1_000, repeats=3, sizes=(0.125, 1.0), big_repeats=3)
+        result = run(chunks=1_000, repeats=3, sizes=(0.125, 1.0), big_repeats=3)
     else:
-        text = run(chunks=20_000, repeats=9, sizes=(1.0, 8.0), big_repeats=5)
+        result = run(chunks=20_000, repeats=9, sizes=(1.0, 8.0), big_repeats=5)
+    text = report(result)
     print(text)
-    if not args.quick:
-        write_results(RESULTS, text)
+    write_run(args, (RESULTS, text), (RESULTS_JSON, results(result)))
     return 0
 
 

@@ -2,11 +2,12 @@
 
 Every path runs over a whole corpus per sample; samples of all paths of a corpus are
 interleaved round-robin after a warm-up pass, and the median is kept. Ratios are taken
-against json.loads (parsing) and json.dumps of the dicts (serialising) measured in the
-same run, so they hold on any machine. Memory is what tracemalloc sees retained while
-2,000 parsed chunks are held in a list. The goals of issue 5 are checked as ratios.
+against json.loads (parsing) and json.dumps of the dicts (serialising), and against
+openai-python, measured in the same run, so they hold on any machine. Memory is what
+tracemalloc sees retained while 2,000 parsed chunks are held in a list. The goals of
+issue 15 are checked as ratios, on every corpus.
 
-    python -m bench.throughput            # full run; writes bench/results.md
+    python -m bench.throughput            # full run; writes bench/results.md and .json
     python -m bench.throughput --quick    # a small corpus, to prove it runs (CI)
 """
 
@@ -14,9 +15,7 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.util
 import json
-import statistics
 import subprocess
 import sys
 import time
@@ -24,47 +23,47 @@ import tracemalloc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from openai._models import construct_type
 from openai.types.chat import ChatCompletionChunk as OpenAIChunk
 
 from bench import structs
+from bench.common import (
+    PYTHON,
+    Goal,
+    add_output_options,
+    section,
+    table,
+    time_paths,
+    verdict,
+    write_run,
+)
 from bench.corpus import CORPORA, corpus
-from bench.targets import TARGETS
+from bench.targets import STDLIB_ONLY, TARGETS, vendorless
 
-RESULTS = Path(__file__).resolve().parent / "results.md"
-GENERATED = Path(__file__).resolve().parent.parent / "generated"
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results.md"
+RESULTS_JSON = HERE / "results.json"
 
+NONE = ", --vendors none"
+PYDANTIC_NONE = vendorless("pydantic")
+"""The pydantic target with no vendor's fields: the core chunk only, as openai-python has."""
 
-def without_orjson(name: str) -> ModuleType:
-    """A second copy of a generated module that finds no orjson: the standard library only."""
-    saved = sys.modules.get("orjson")
-    sys.modules["orjson"] = None  # type: ignore[assignment]  # makes `import orjson` fail
-    try:
-        spec = importlib.util.spec_from_file_location(f"stdlib_{name}", GENERATED / f"{name}.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        if saved is not None:
-            sys.modules["orjson"] = saved
-
-
-STDLIB_ONLY = {
-    "dataclasses": without_orjson("chunk_dataclasses"),
-    "typeddicts": without_orjson("chunk_typeddicts"),
-}
+PARSE_FLOOR = "json.loads"
+DUMP_FLOOR = "json.dumps(dict)"
+OPENAI_LOADS = "openai model_validate_json"
+OPENAI_DUMPS = "openai model_dump_json(exclude_unset=True)"
+MEMORY_FLOOR = "json.loads"
+MEMORY_OPENAI = "openai"
 
 Parse = Callable[[str], Any]
 PARSERS: dict[str, Parse] = {
-    "json.loads": json.loads,
+    PARSE_FLOOR: json.loads,
     **{f"{name} loads": module.loads for name, module in TARGETS.items()},
+    f"pydantic loads{NONE}": PYDANTIC_NONE.loads,
     **{f"{name} loads, standard library only": m.loads for name, m in STDLIB_ONLY.items()},
-    "openai model_validate_json": OpenAIChunk.model_validate_json,
+    OPENAI_LOADS: OpenAIChunk.model_validate_json,
     "openai stream default (json.loads + construct)": lambda text: construct_type(
         value=json.loads(text), type_=OpenAIChunk
     ),
@@ -72,79 +71,72 @@ PARSERS: dict[str, Parse] = {
 }
 # Each serialiser starts from the objects of the parser named beside it.
 SERIALISERS: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    "json.dumps(dict)": (
-        "json.loads",
+    DUMP_FLOOR: (
+        PARSE_FLOOR,
         lambda obj: json.dumps(obj, ensure_ascii=False, separators=(",", ":")),
     ),
     **{f"{name} dumps": (f"{name} loads", module.dumps) for name, module in TARGETS.items()},
-    "openai model_dump_json(exclude_unset=True)": (
-        "openai model_validate_json",
-        lambda chunk: chunk.model_dump_json(exclude_unset=True),
-    ),
+    f"pydantic dumps{NONE}": (f"pydantic loads{NONE}", PYDANTIC_NONE.dumps),
+    OPENAI_DUMPS: (OPENAI_LOADS, lambda chunk: chunk.model_dump_json(exclude_unset=True)),
     "msgspec Struct encode": ("msgspec Struct decode (drops unknown keys)", structs.ENCODER.encode),
 }
-
-
-@dataclass(frozen=True)
-class Goal:
-    name: str
-    kind: str  # "parse", "dump" or "memory"
-    path: str
-    anchor: str
-    at_least: float | None = None
-    at_most: float | None = None
-
+MEMORY_PATHS: dict[str, Parse] = {
+    MEMORY_FLOOR: json.loads,
+    **{name: module.loads for name, module in TARGETS.items()},
+    f"pydantic{NONE}": PYDANTIC_NONE.loads,
+    MEMORY_OPENAI: OpenAIChunk.model_validate_json,
+    "msgspec Struct (drops unknown keys)": structs.DECODER.decode,
+}
 
 GOALS = (
-    Goal("pydantic loads vs openai", "parse", "pydantic loads", "openai model_validate_json", 1.0),
     Goal(
-        "pydantic dumps vs openai",
+        "pydantic dumps vs openai `model_dump_json` (all vendors)",
         "dump",
         "pydantic dumps",
-        "openai model_dump_json(exclude_unset=True)",
+        OPENAI_DUMPS,
         1.0,
     ),
-    Goal("pydantic memory vs openai", "memory", "pydantic", "openai", at_most=1.0),
     Goal(
-        "dataclasses loads, stdlib only, vs json.loads",
+        "pydantic loads vs openai `model_validate_json`, `--vendors none`",
+        "parse",
+        f"pydantic loads{NONE}",
+        OPENAI_LOADS,
+        1.0,
+    ),
+    Goal("pydantic loads vs openai, all vendors", "parse", "pydantic loads", OPENAI_LOADS, 1.0),
+    Goal(
+        "pydantic memory per held chunk vs openai",
+        "memory",
+        "pydantic",
+        MEMORY_OPENAI,
+        at_most=1.0,
+    ),
+    Goal(
+        "dataclasses loads vs json.loads, standard library only",
         "parse",
         "dataclasses loads, standard library only",
-        "json.loads",
-        0.6,
+        PARSE_FLOOR,
+        0.5,
     ),
     Goal(
-        "dataclasses loads with orjson vs json.loads",
-        "parse",
-        "dataclasses loads",
-        "json.loads",
-        1.0,
-    ),
-    Goal("dataclasses dumps vs json.dumps", "dump", "dataclasses dumps", "json.dumps(dict)", 0.8),
-    Goal(
-        "typeddicts loads, stdlib only, vs json.loads",
+        "typeddicts loads vs json.loads, standard library only",
         "parse",
         "typeddicts loads, standard library only",
-        "json.loads",
-        0.6,
+        PARSE_FLOOR,
+        0.5,
     ),
-    Goal("dataclasses memory vs json.loads", "memory", "dataclasses", "json.loads", at_most=0.5),
-    Goal("msgspec loads vs json.loads", "parse", "msgspec loads", "json.loads", 2.0),
-    Goal("msgspec memory vs json.loads", "memory", "msgspec", "json.loads", at_most=0.5),
+    Goal("msgspec loads vs json.loads", "parse", "msgspec loads", PARSE_FLOOR, 2.5),
+    Goal(
+        "make generate, cold (s)",
+        "seconds",
+        "python -m generator check",
+        at_most=2.0,
+        unit=" s",
+    ),
 )
 
 
-def time_paths(paths: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
-    """Median seconds per call of each path, samples interleaved round-robin."""
-    for run in paths.values():
-        run()  # warm-up
-    samples: dict[str, list[float]] = {name: [] for name in paths}
-    gc.collect()
-    for _ in range(repeats):
-        for name, run in paths.items():
-            start = time.perf_counter()
-            run()
-            samples[name].append(time.perf_counter() - start)
-    return {name: statistics.median(times) for name, times in samples.items()}
+# Measuring ------------------------------------------------------------------------------
 
 
 def measure_corpus(lines: list[str], repeats: int) -> tuple[dict[str, float], dict[str, float]]:
@@ -174,14 +166,6 @@ def measure_corpus(lines: list[str], repeats: int) -> tuple[dict[str, float], di
     )
 
 
-MEMORY_PATHS: dict[str, Parse] = {
-    "json.loads": json.loads,
-    **{name: module.loads for name, module in TARGETS.items()},
-    "openai": OpenAIChunk.model_validate_json,
-    "msgspec Struct (drops unknown keys)": structs.DECODER.decode,
-}
-
-
 def held_bytes(parse: Parse, lines: list[str]) -> int:
     """Bytes tracemalloc sees retained by the parsed chunks (and their list)."""
     gc.collect()
@@ -201,113 +185,122 @@ def generate_seconds() -> float:
     return time.perf_counter() - start
 
 
-def run(chunks: int, repeats: int) -> str:
+@dataclass(frozen=True)
+class Run:
+    """What one run measured, by corpus and then path."""
+
+    chunks: int
+    repeats: int
+    parse: dict[str, dict[str, float]]  # chunks per second
+    dump: dict[str, dict[str, float]]  # chunks per second
+    memory: dict[str, dict[str, float]]  # bytes held per chunk
+    generate: float  # seconds
+
+    def measured(self, goal: Goal) -> list[tuple[str, float]]:
+        """The ratio `goal` speaks of on each corpus (the seconds, for the generator's)."""
+        if goal.kind == "seconds":
+            return [("cold run", self.generate)]
+        values = {"parse": self.parse, "dump": self.dump, "memory": self.memory}[goal.kind]
+        return [(c, values[c][goal.path] / values[c][goal.anchor]) for c in CORPORA]
+
+
+def run(chunks: int, repeats: int) -> Run:
     corpora = {name: corpus(name, chunks) for name in CORPORA}
     parse: dict[str, dict[str, float]] = {}
     dump: dict[str, dict[str, float]] = {}
-    memory: dict[str, dict[str, int]] = {}
+    memory: dict[str, dict[str, float]] = {}
     for name, lines in corpora.items():
         parse[name], dump[name] = measure_corpus(lines, repeats)
-        memory[name] = {path: held_bytes(p, lines) for path, p in MEMORY_PATHS.items()}
-    return report(chunks, repeats, parse, dump, memory, generate_seconds())
+        memory[name] = {path: held_bytes(p, lines) / chunks for path, p in MEMORY_PATHS.items()}
+    return Run(chunks, repeats, parse, dump, memory, generate_seconds())
 
 
-def _table(header: Sequence[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+# Reporting ------------------------------------------------------------------------------
 
 
-def report(
-    chunks: int,
-    repeats: int,
-    parse: dict[str, dict[str, float]],
-    dump: dict[str, dict[str, float]],
-    memory: dict[str, dict[str, int]],
-    generate: float,
-) -> str:
-    def rows(rates: dict[str, dict[str, float]], floor: str) -> list[list[str]]:
-        out = []
-        for path in next(iter(rates.values())):
-            cells = [
-                f"{rates[c][path] / 1000:,.1f}k ({rates[c][path] / rates[c][floor]:.2f})"
-                for c in CORPORA
-            ]
-            out.append([path, *cells])
-        return out
+Cell = Callable[[float, float], str]
 
+
+def _rate(value: float, ratio: float) -> str:
+    return f"{value / 1000:,.1f}k ({ratio:.2f})"
+
+
+def _bytes(value: float, ratio: float) -> str:
+    return f"{value:,.0f} B/chunk ({ratio:.2f})"
+
+
+def _rows(values: dict[str, dict[str, float]], floor: str, cell: Cell) -> list[list[str]]:
+    """A row per path: its value on each corpus and the ratio to `floor`."""
+    return [
+        [path, *(cell(values[c][path], values[c][path] / values[c][floor]) for c in CORPORA)]
+        for path in values[CORPORA[0]]
+    ]
+
+
+def _goal_rows(result: Run) -> list[list[str]]:
+    rows: list[list[str]] = []
+    for goal in GOALS:
+        measured = result.measured(goal)
+        cells = [f"{value:.2f}" for _, value in measured]
+        cells += [""] * (len(CORPORA) - len(cells))
+        held = all(goal.holds(value) for _, value in measured)
+        rows.append([goal.name, goal.target(), *cells, verdict(held)])
+    return rows
+
+
+def report(result: Run) -> str:
     lines = [
         "# Benchmark results",
         "",
-        f"Written by `make bench` (`python -m bench.throughput`): {chunks:,} chunks per corpus,",
-        f"median of {repeats} interleaved samples after a warm-up. Python {sys.version.split()[0]}.",
+        f"Written by `make bench` (`python -m bench.throughput`): {result.chunks:,} chunks per",
+        f"corpus, median of {result.repeats} interleaved samples after a warm-up. Python {PYTHON}.",
         "Cells: chunks per second (ratio to the floor of the table, measured in the same run).",
+        f"The `{NONE[2:]}` rows are the pydantic target generated with no vendor's fields.",
         "",
         "## Parse (ratio to json.loads)",
         "",
-        *_table(["path", *CORPORA], rows(parse, "json.loads")),
+        *table(["path", *CORPORA], _rows(result.parse, PARSE_FLOOR, _rate)),
         "",
         "## Serialise (ratio to json.dumps of the json.loads dicts)",
         "",
-        *_table(["path", *CORPORA], rows(dump, "json.dumps(dict)")),
+        *table(["path", *CORPORA], _rows(result.dump, DUMP_FLOOR, _rate)),
         "",
         "## Memory to hold the parsed chunks (tracemalloc; ratio to json.loads dicts)",
         "",
+        *table(["held as", *CORPORA], _rows(result.memory, MEMORY_FLOOR, _bytes)),
+        "",
+        "## Goals (issue 15), on every corpus",
+        "",
+        *table(["goal", "target", *CORPORA, "holds"], _goal_rows(result)),
     ]
-    mem_rows = []
-    for path in MEMORY_PATHS:
-        cells = [
-            f"{memory[c][path] / chunks:,.0f} B/chunk ({memory[c][path] / memory[c]['json.loads']:.2f})"
-            for c in CORPORA
-        ]
-        mem_rows.append([path, *cells])
-    lines += _table(["held as", *CORPORA], mem_rows)
-    lines += ["", "## Goals (issue 5), on every corpus", ""]
-    goal_rows = []
-    for goal in GOALS:
-        table = {"parse": parse, "dump": dump}.get(goal.kind)
-        ratios = []
-        for c in CORPORA:
-            if table is not None:
-                ratios.append(table[c][goal.path] / table[c][goal.anchor])
-            else:
-                ratios.append(memory[c][goal.path] / memory[c][goal.anchor])
-        if goal.at_least is not None:
-            target, holds = f">= {goal.at_least}x", all(r >= goal.at_least for r in ratios)
-        else:
-            assert goal.at_most is not None
-            target, holds = f"<= {goal.at_most}x", all(r <= goal.at_most for r in ratios)
-        cells = [f"{r:.2f}" for r in ratios]
-        goal_rows.append([goal.name, target, *cells, "yes" if holds else "**no**"])
-    goal_rows.append(
-        [
-            "make generate, cold (s)",
-            "<= 2 s",
-            f"{generate:.2f}",
-            "",
-            "",
-            "",
-            "yes" if generate <= 2 else "**no**",
-        ]
-    )
-    lines += _table(["goal", "target", *CORPORA, "holds"], goal_rows)
     return "\n".join(lines) + "\n"
+
+
+def results(result: Run) -> dict[str, Any]:
+    """The rates, ratios and goals of a run, for bench/results.json (and bench/charts.py)."""
+    return {
+        "benchmark": "throughput",
+        "python": PYTHON,
+        "chunks": result.chunks,
+        "repeats": result.repeats,
+        "targets": list(TARGETS),
+        "parse": section("parse", "chunks/s", result.parse, (PARSE_FLOOR, OPENAI_LOADS)),
+        "dump": section("dump", "chunks/s", result.dump, (DUMP_FLOOR, OPENAI_DUMPS)),
+        "memory": section("memory", "B/chunk", result.memory, (MEMORY_FLOOR, MEMORY_OPENAI)),
+        "generate_seconds": round(result.generate, 3),
+        "goals": [goal.record(result.measured(goal)) for goal in GOALS],
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a small corpus; writes nothing")
+    add_output_options(parser, RESULTS_JSON)
     args = parser.parse_args(argv)
-    text = run(chunks=200, repeats=3) if args.quick else run(chunks=2_000, repeats=9)
+    result = run(chunks=200, repeats=3) if args.quick else run(chunks=2_000, repeats=9)
+    text = report(result)
     print(text)
-    if not args.quick:
-        write_results(RESULTS, text)
+    write_run(args, (RESULTS, text), (RESULTS_JSON, results(result)))
     return 0
-
-
-def write_results(path: Path, text: str) -> None:
-    """Write a full run's report beside the benchmark, and say where."""
-    path.write_text(text)
-    print(f"wrote {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}")
 
 
 if __name__ == "__main__":

@@ -2,10 +2,51 @@
 
 from __future__ import annotations
 
+import io
+import json
+from collections.abc import Callable, Sequence
+from contextlib import redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+
 import pytest
 
 from bench import accumulation, streams, throughput
+from bench.common import Goal
 from bench.targets import TARGETS
+
+
+@dataclass(frozen=True)
+class QuickRun:
+    """What a benchmark printed in quick mode, and the JSON it wrote where it was told."""
+
+    out: str
+    json: Path
+
+
+def quick_run(main: Callable[[Sequence[str]], int], json_path: Path) -> QuickRun:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["--quick", "--json", str(json_path)]) == 0
+    return QuickRun(out.getvalue(), json_path)
+
+
+# Each benchmark runs once for the whole file: the reports and the charts read that run.
+@pytest.fixture(scope="module")
+def quick_throughput(tmp_path_factory: pytest.TempPathFactory) -> QuickRun:
+    return quick_run(throughput.main, tmp_path_factory.mktemp("bench") / "results.json")
+
+
+@pytest.fixture(scope="module")
+def quick_streams(tmp_path_factory: pytest.TempPathFactory) -> QuickRun:
+    return quick_run(streams.main, tmp_path_factory.mktemp("bench") / "streams.json")
+
+
+def goal_row(out: str, goal: Goal) -> str:
+    """The first row of `goal` in a report; it ends with its verdict."""
+    row = next(line for line in out.splitlines() if line.startswith(f"| {goal.name} |"))
+    assert row.rstrip(" |").endswith(("held", "**missed**")), row
+    return row
 
 
 def test_the_accumulation_benchmark_reports_every_target(
@@ -19,25 +60,35 @@ def test_the_accumulation_benchmark_reports_every_target(
         assert [float(cell) for cell in cells[1:3]] and cells[3].split()[1] in ("flat", "NOT")
 
 
-def test_the_throughput_benchmark_reports_every_path_and_goal(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    assert throughput.main(["--quick"]) == 0
-    out = capsys.readouterr().out
+def test_the_throughput_benchmark_reports_every_path_and_goal(quick_throughput: QuickRun) -> None:
+    out = quick_throughput.out
     for path in [*throughput.PARSERS, *throughput.SERIALISERS, *throughput.MEMORY_PATHS]:
         assert f"| {path} |" in out, path
+    assert "pydantic loads, --vendors none" in throughput.PARSERS
     for goal in throughput.GOALS:
-        row = next(line for line in out.splitlines() if line.startswith(f"| {goal.name} |"))
-        assert row.rstrip(" |").endswith(("yes", "**no**")), row
+        goal_row(out, goal)
+    assert f"wrote {quick_throughput.json}" in out  # and nothing else: a quick run
+    assert "results.md" not in out
 
 
-def test_the_streams_benchmark_reports_every_reader_and_goal(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    assert streams.main(["--quick"]) == 0
-    out = capsys.readouterr().out
+def test_the_streams_benchmark_reports_every_reader_and_goal(quick_streams: QuickRun) -> None:
+    out = quick_streams.out
     for reader in [*streams.SYNC_READERS, *streams.ASYNC_READERS, *streams.BIG_READERS]:
         assert f"| {reader} |" in out, reader
     for goal in streams.GOALS:
-        row = next(line for line in out.splitlines() if line.startswith(f"| {goal.name} |"))
-        assert row.rstrip(" |").endswith(("held", "**missed**")), row
+        goal_row(out, goal)
+    assert "streams.md" not in out
+
+
+def test_the_json_results_hold_every_row_and_goal(
+    quick_throughput: QuickRun, quick_streams: QuickRun
+) -> None:
+    results = json.loads(quick_throughput.json.read_text())
+    assert [row["path"] for row in results["parse"]["rows"]] == list(throughput.PARSERS)
+    assert [goal["goal"] for goal in results["goals"]] == [g.name for g in throughput.GOALS]
+    stream_results = json.loads(quick_streams.json.read_text())
+    assert [row["path"] for row in stream_results["async"]["rows"]] == list(streams.ASYNC_READERS)
+    assert [goal["goal"] for goal in stream_results["goals"]] == [g.name for g in streams.GOALS]
+    for path in (quick_throughput.json, quick_streams.json):
+        text = path.read_text()
+        assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
