@@ -46,6 +46,7 @@ bench: $(STAMP)
 	$(PY) -m bench.throughput
 	$(PY) -m bench.accumulation
 	$(PY) -m bench.streams
+	$(PY) -m bench.charts
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

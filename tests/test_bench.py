@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import accumulation, streams, throughput
+from bench import accumulation, charts, streams, throughput
 from bench.common import Goal
 from bench.targets import TARGETS
 
@@ -92,3 +92,26 @@ def test_the_json_results_hold_every_row_and_goal(
     for path in (quick_throughput.json, quick_streams.json):
         text = path.read_text()
         assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
+
+
+def test_the_charts_draw_both_benchmarks_and_print_every_goal_last(
+    quick_throughput: QuickRun,
+    quick_streams: QuickRun,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def draw(out: Path) -> dict[str, bytes]:
+        inputs = ["--results", str(quick_throughput.json), "--streams", str(quick_streams.json)]
+        assert charts.main([*inputs, "--out", str(out)]) == 0
+        return {name: (out / name).read_bytes() for name in ("ratios.svg", "streams.svg")}
+
+    drawn = draw(tmp_path / "once")
+    out = capsys.readouterr().out
+    for svg in drawn.values():
+        assert svg.startswith(b"<?xml") and b"<svg" in svg
+        for target in TARGETS:
+            assert target.encode() in svg, target
+    assert draw(tmp_path / "twice") == drawn  # the same results, the same bytes
+    goals = [*throughput.GOALS, *streams.GOALS]
+    rows = [goal_row(out, goal) for goal in goals]
+    assert out.rstrip().splitlines()[-1] == rows[-1]
