@@ -29,7 +29,7 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       6e4b4185b169
-# Digest: c3dcf40d57c3f4de
+#   chunkspec code                       b9a4942f0b85
+# Digest: c9fce4904a31b55a
 # Regenerate with: make generate
 """Generated chunk models; each module also works copied on its own."""

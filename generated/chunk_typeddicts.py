@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       0f440e3e1a6f
-# Digest: 06f6c07b86af91a0
+#   chunkspec code                       737db4bafa96
+# Digest: 8b7ea79e06647bf0
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -532,10 +532,23 @@ def _defaulted(decode: Callable[[Any], Any], name: str = "") -> _Row:
     return (name, decode, _EMPTY, False)
 
 
+_Arrangement: TypeAlias = tuple[
+    tuple[tuple[str, str, Callable[[Any], Any], int, type | None], ...], tuple[str, ...]
+]
+"""How to read an object that has a given sequence of keys: (the rows (wire key, name,
+decoder, what a null does, the type taken without a call) of its known keys and of the
+absent defaulted lists, in spec order; its other keys, in arrival order)."""
+
+
+_ARRANGED_AT_MOST: Final = 1_000
+"""Past this many sequences of keys a shape forgets them: it bounds memory, never
+correctness."""
+
+
 class _Shape:
     """How the objects of one type are read: its fields by wire key, in spec order."""
 
-    __slots__ = ("defaults", "fast", "order", "report", "required", "rows", "strict")
+    __slots__ = ("arranged", "fast", "report", "required", "rows", "strict")
 
     def __init__(
         self,
@@ -559,45 +572,69 @@ class _Shape:
         }
         """Wire key -> (name, decoder, what a null does, the type taken without a
         call)."""
-        self.required = tuple(row[0] for row in self.rows.values() if row[3])
-        self.order = {key: index for index, key in enumerate(rows)}
-        """The position of each key in spec order."""
-        self.defaults = tuple(
-            (row[0], row[1]) for row in self.rows.values() if row[2] == _EMPTY
-        )
-        """The names of the lists read as their empty default when absent, with their
-        decoders."""
+        self.required = frozenset(key for key, row in self.rows.items() if row[3])
+        self.arranged: dict[tuple[str, ...], _Arrangement | None] = {}
+        """How to read an object, for each sequence of keys met (`_arrangement`)."""
+
+
+def _arrangement(shape: _Shape, keys: tuple[str, ...]) -> _Arrangement | None:
+    """How to read an object that has `keys`, in this order; None when no such object
+    is valid (a required key is missing, or a strict shape has an unknown one)."""
+    present = set(keys)
+    other = tuple(key for key in keys if key not in shape.fast)
+    if (other and shape.strict) or not shape.required <= present:
+        return None
+    rows = tuple(
+        (key, *row)
+        for key, row in shape.fast.items()
+        if key in present or row[2] == _EMPTY
+    )
+    return rows, other
 
 
 class _Retry(Exception):
     """Raised by `_read` on anything to report: `_problem` then says what and where."""
 
 
+_NOTHING_ELSE: Final[dict[str, Any]] = {}
+"""The other keys of an object that has none (never written to)."""
+
+
 def _read(data: Any, shape: _Shape) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The fast reading of an object: its known values by name and its other keys, both
-    in arrival order. Only the keys present cost time, which matters when the spec
-    describes many keys (every vendor's) and a chunk carries a few."""
+    """The fast reading of an object: its known values by name in spec order (absent
+    defaulted lists as `[]`) and its other keys in arrival order.
+
+    Only the keys present cost time, which matters when the spec describes many keys
+    (every vendor's) and a chunk carries a few. A stream repeats a few sequences of
+    keys, so each is arranged once (which keys are known, in what order), and then each
+    object costs one step per key."""
     if data.__class__ is not dict:
         raise _Retry
-    fields = shape.fast
+    keys = tuple(data)
+    arranged = shape.arranged
+    try:
+        arrangement = arranged[keys]
+    except KeyError:
+        if len(arranged) >= _ARRANGED_AT_MOST:
+            arranged.clear()
+        arrangement = arranged[keys] = _arrangement(shape, keys)
+    if arrangement is None:
+        raise _Retry
+    rows, others = arrangement
     known: dict[str, Any] = {}
-    other: dict[str, Any] = {}
-    for key, value in data.items():
-        field = fields.get(key)
-        if field is None:
-            other[key] = value
-        elif value is not None:
-            known[field[0]] = value if type(value) is field[3] else field[1](value)
-        elif field[2] == _KEEP:
-            known[field[0]] = None
-        elif field[2] == _EMPTY:
-            known[field[0]] = field[1]([])
+    for key, name, decode, nulls, exact in rows:
+        value = data.get(key)
+        if value is not None:
+            known[name] = value if type(value) is exact else decode(value)
+        elif nulls == _KEEP:
+            known[name] = None
+        elif nulls == _EMPTY:
+            known[name] = decode([])
         else:
             raise _Retry
-    for name in shape.required:
-        if name not in known:
-            raise _Retry
-    return known, other
+    if not others:
+        return known, _NOTHING_ELSE
+    return known, {key: data[key] for key in others}
 
 
 def _problem(data: Any, shape: _Shape) -> ChunkDecodeError:
@@ -635,17 +672,10 @@ def _checked(data: Any, shape: _Shape) -> dict[str, Any]:
         _reject_error_report(data, shape.report)
     try:
         known, other = _read(data, shape)
-        if other and shape.strict:
-            raise _Retry
     except (_Retry, ChunkDecodeError):
         raise _problem(data, shape) from None
-    for key, decode in shape.defaults:
-        if key not in known:
-            known[key] = decode([])
-    if len(known) > 1:
-        order = shape.order
-        known = {key: known[key] for key in sorted(known, key=order.__getitem__)}
-    known.update(other)
+    if other:
+        known.update(other)
     return known
 
 

@@ -32,6 +32,26 @@ def test_read_takes_known_keys_by_name_and_keeps_the_others_in_order() -> None:
     assert list(other) == ["z"]
 
 
+def test_read_arranges_each_sequence_of_keys_once_in_spec_order() -> None:
+    shape = _Shape(
+        {"id": _required(_str), "tags": _defaulted(_list_of(_str)), "n": _nullable(_int)}
+    )
+    for data in ({"n": 1, "id": "x"}, {"id": "y", "n": 2}, {"n": 3, "id": "z"}):
+        known, _ = _read(data, shape)
+        assert list(known.items()) == [("id", data["id"]), ("tags", []), ("n", data["n"])]
+    assert len(shape.arranged) == 2  # two orders of the same keys, each arranged once
+    with pytest.raises(ChunkDecodeError):  # an arrangement is no promise about values
+        _read({"n": 4, "id": 5}, shape)
+
+
+def test_read_forgets_its_arrangements_past_a_bound() -> None:
+    shape = _Shape({"id": _required(_str)})
+    for number in range(2_500):
+        known, other = _read({"id": "x", f"k{number}": number}, shape)
+        assert known == {"id": "x"} and other == {f"k{number}": number}
+    assert 0 < len(shape.arranged) <= 1_000
+
+
 @pytest.mark.parametrize(
     ("data", "path", "message"),
     [

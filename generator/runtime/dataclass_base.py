@@ -41,11 +41,6 @@ class _Object:
             raise _problem(data, shape) from None
         if not shape.strict:
             known["extra"] = _Extra(other) if other else _NO_EXTRA
-        elif other:
-            raise _problem(data, shape)
-        for name, decode in shape.defaults:
-            if name not in known:
-                known[name] = decode([])
         # The values read become the instance's attributes as they are: calling
         # `__init__` would store every declared field (36 on a chunk), most of them
         # absent, which read their class default (`UNSET`) instead.

@@ -50,8 +50,6 @@ def _read_struct(
     the struct's: it is checked, not passed."""
     try:
         known, other = _read(data, shape)
-        if other and shape.strict:
-            raise _Retry
     except (_Retry, ChunkDecodeError):
         raise _problem(data, shape) from None
     if tag:

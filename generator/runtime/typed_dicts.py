@@ -20,15 +20,8 @@ def _checked(data: Any, shape: _Shape) -> dict[str, Any]:
         _reject_error_report(data, shape.report)
     try:
         known, other = _read(data, shape)
-        if other and shape.strict:
-            raise _Retry
     except (_Retry, ChunkDecodeError):
         raise _problem(data, shape) from None
-    for key, decode in shape.defaults:
-        if key not in known:
-            known[key] = decode([])
-    if len(known) > 1:
-        order = shape.order
-        known = {key: known[key] for key in sorted(known, key=order.__getitem__)}
-    known.update(other)
+    if other:
+        known.update(other)
     return known

@@ -143,10 +143,22 @@ __all__ = [
 # (runtime section: objects._optional)
 
 
+# (runtime section: objects._Arrangement)
+
+
+# (runtime section: objects._ARRANGED_AT_MOST)
+
+
 # (runtime section: objects._Shape)
 
 
+# (runtime section: objects._arrangement)
+
+
 # (runtime section: objects._Retry)
+
+
+# (runtime section: objects._NOTHING_ELSE)
 
 
 # (runtime section: objects._read)
