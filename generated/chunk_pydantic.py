@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       7ff9333fe048
-# Digest: 957934e393e88681
+#   chunkspec code                       7031ac330cba
+# Digest: 07ed81d6f7f7635f
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -291,6 +291,30 @@ class _NotNull:
 _NOT_NULL: Final = _NotNull()
 
 
+class _FirstMatch:
+    """On a union whose alternatives take disjoint JSON kinds, one of them not a number:
+    the first alternative that accepts the value is taken.
+
+    A smart union (pydantic's default) tries every alternative until one matches
+    exactly, and an object read as a model is no exact match: each value would also be
+    tried as every other alternative."""
+
+    @staticmethod
+    def __get_pydantic_core_schema__(
+        source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        union = cast(core_schema.UnionSchema, handler(source))
+        assert union["type"] == "union"
+        union["mode"] = "left_to_right"
+        # Written by the value's own type: a union serializer tries its alternatives
+        # in turn, which costs more than the value itself.
+        union["serialization"] = core_schema.simple_ser_schema("any")
+        return union
+
+
+_FIRST_MATCH: Final = _FirstMatch()
+
+
 class _OpenEnum:
     """On an open enum (`Role | str`): any string, validated as a string.
 
@@ -367,16 +391,22 @@ def _validate(
     data: str | bytes,
     union_tags: tuple[tuple[str, str], ...],
     report: tuple[str, str] | None = None,
+    aliased: bool = False,
 ) -> _M:
     """`data` validated as `model`; raises `ChunkDecodeError`. `union_tags` and `report`
     (the keys of the model's `error_when`) help name the problem, as `_decode_error`
-    says."""
-    read: _AliasesRead = set()
+    says; `aliased`: whether some field's wire key is not its Python name."""
     try:
+        # The validator itself, not `model_validate_json`: its wrapper costs as much as
+        # several fields.
+        validator = model.__pydantic_validator__
+        if not aliased:
+            chunk: _M = validator.validate_json(data)
+            return chunk
         # By wire name only: an unknown key that happens to be a Python name stays
-        # unknown. The validator itself, not `model_validate_json`: its wrapper costs
-        # as much as several fields.
-        chunk: _M = model.__pydantic_validator__.validate_json(
+        # unknown. (Keywords cost as much as a field: given only where they matter.)
+        read: _AliasesRead = set()
+        chunk = validator.validate_json(
             data, by_alias=True, by_name=False, context=read
         )
         return chunk
@@ -753,9 +783,10 @@ class MistralContentPart(_Model):
 class ChatCompletionMessageToolCallFunction(_Model):
     """The function a tool call calls."""
 
-    arguments: (
-        Annotated[str, Tag("~string")] | Annotated[dict[str, Any], Tag("~object")]
-    )
+    arguments: Annotated[
+        Annotated[str, Tag("~string")] | Annotated[dict[str, Any], Tag("~object")],
+        _FIRST_MATCH,
+    ]
     """The arguments as JSON text, exactly as the model wrote them (it may be invalid
     JSON); empty when no fragment carried any.
 
@@ -1143,8 +1174,11 @@ class ChatCompletionMessage(_Model):
     role: Annotated[Role | str, _OPEN_ENUM]
     """Author of the message, `assistant` for a model's answer."""
     content: (
-        Annotated[str, Tag("~string")]
-        | Annotated[list[MistralContentPart], Tag("~array")]
+        Annotated[
+            Annotated[str, Tag("~string")]
+            | Annotated[list[MistralContentPart], Tag("~array")],
+            _FIRST_MATCH,
+        ]
         | None
     )
     """The text of the message; null when the model only called tools or refused.
@@ -1393,8 +1427,11 @@ class AzureContentFilterResults(_Model):
     protected_material_code: AzureDetectionResult | None = None
     """Known licensed source code."""
     custom_blocklists: (
-        Annotated[list[AzureBlocklistResult], Tag("~array")]
-        | Annotated[AzureBlocklistDetails, Tag("~object")]
+        Annotated[
+            Annotated[list[AzureBlocklistResult], Tag("~array")]
+            | Annotated[AzureBlocklistDetails, Tag("~object")],
+            _FIRST_MATCH,
+        ]
         | None
     ) = None
     """Matches against the caller's own blocklists: a list of verdicts, or (in newer API
@@ -1579,9 +1616,12 @@ class CompletionUsage(_Model):
     https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
     """
     cost: (
-        Annotated[float, Tag("~number")]
-        | Annotated[PerplexityCost, Tag("~object")]
-        | Annotated[int, Tag("~integer")]
+        Annotated[
+            Annotated[PerplexityCost, Tag("~object")]
+            | Annotated[int, Tag("~integer")]
+            | Annotated[float, Tag("~number")],
+            _FIRST_MATCH,
+        ]
         | None
     ) = None
     """What the request cost: OpenRouter sends the credits charged as a number,
@@ -1665,9 +1705,12 @@ class ChatCompletionChoice(_Model):
     finish_reason: Annotated[FinishReason | str, _OPEN_ENUM] | None
     """Why the model stopped generating; null when a stream ended before saying."""
     logprobs: (
-        Annotated[ChoiceLogprobs, Tag("~object")]
-        | Annotated[float, Tag("~number")]
-        | Annotated[int, Tag("~integer")]
+        Annotated[
+            Annotated[ChoiceLogprobs, Tag("~object")]
+            | Annotated[int, Tag("~integer")]
+            | Annotated[float, Tag("~number")],
+            _FIRST_MATCH,
+        ]
         | None
     ) = None
     """Log probabilities of the message tokens, when they were requested.
@@ -1712,7 +1755,11 @@ class ChatCompletionChoice(_Model):
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_streaming_reasoning.yaml
     """
     matched_stop: (
-        Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")] | None
+        Annotated[
+            Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")],
+            _FIRST_MATCH,
+        ]
+        | None
     ) = None
     """The stop token id or stop string that ended the choice; null while the choice is
     still running or when it ended another way.
@@ -1734,7 +1781,11 @@ class ChatCompletionChoice(_Model):
     https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
     """
     stop_reason: (
-        Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")] | None
+        Annotated[
+            Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")],
+            _FIRST_MATCH,
+        ]
+        | None
     ) = None
     """The stop token id or stop string that ended the choice; null when it ended
     another way.
@@ -2051,7 +2102,11 @@ class NvExt(_Model):
     engine_data: Any | None = None
     """Backend-specific data Dynamo forwards without looking at it."""
     stop_reason: (
-        Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")] | None
+        Annotated[
+            Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")],
+            _FIRST_MATCH,
+        ]
+        | None
     ) = None
     """The stop token id or stop string the backend matched, for the single choice of
     the response.
@@ -2075,7 +2130,13 @@ class OpenRouterError(_Model):
 
     message: str
     """Human-readable explanation, often just `Provider returned error`."""
-    code: Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")] | None = None
+    code: (
+        Annotated[
+            Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")],
+            _FIRST_MATCH,
+        ]
+        | None
+    ) = None
     """The error code: usually an HTTP status such as 429 or 502, sometimes a string
     tag; OpenRouter sends it with every error.
     """
@@ -2440,8 +2501,10 @@ class ChoiceDeltaToolCallFunction(_Model):
     """The function part of a tool-call fragment."""
 
     arguments: (
-        Annotated[str, Tag("~string")]
-        | Annotated[dict[str, Any], Tag("~object")]
+        Annotated[
+            Annotated[str, Tag("~string")] | Annotated[dict[str, Any], Tag("~object")],
+            _FIRST_MATCH,
+        ]
         | None
     ) = None
     """A piece of the JSON-encoded arguments; the pieces concatenated may still be
@@ -2523,8 +2586,11 @@ class ChoiceDelta(_Model):
     role: Annotated[Role | str, _OPEN_ENUM] | None = None
     """Author of the message; normally only on the first fragment of a choice."""
     content: (
-        Annotated[str, Tag("~string")]
-        | Annotated[list[MistralContentPart], Tag("~array")]
+        Annotated[
+            Annotated[str, Tag("~string")]
+            | Annotated[list[MistralContentPart], Tag("~array")],
+            _FIRST_MATCH,
+        ]
         | None
     ) = None
     """A piece of the message text, to be appended to the pieces before it.
@@ -2663,9 +2729,12 @@ class Choice(_Model):
     choice.
     """
     logprobs: (
-        Annotated[ChoiceLogprobs, Tag("~object")]
-        | Annotated[float, Tag("~number")]
-        | Annotated[int, Tag("~integer")]
+        Annotated[
+            Annotated[ChoiceLogprobs, Tag("~object")]
+            | Annotated[int, Tag("~integer")]
+            | Annotated[float, Tag("~number")],
+            _FIRST_MATCH,
+        ]
         | None
     ) = None
     """Log probabilities of the tokens in this fragment, when they were requested.
@@ -2710,7 +2779,11 @@ class Choice(_Model):
     https://github.com/pydantic/pydantic-ai/blob/4fda38988f2939fa6ea9cdefcf120693e10ef491/tests/models/cassettes/test_openrouter/test_openrouter_streaming_reasoning.yaml
     """
     matched_stop: (
-        Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")] | None
+        Annotated[
+            Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")],
+            _FIRST_MATCH,
+        ]
+        | None
     ) = None
     """The stop token id or stop string that ended the choice; null while the choice is
     still running or when it ended another way.
@@ -2732,7 +2805,11 @@ class Choice(_Model):
     https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
     """
     stop_reason: (
-        Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")] | None
+        Annotated[
+            Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")],
+            _FIRST_MATCH,
+        ]
+        | None
     ) = None
     """The stop token id or stop string that ended the choice; null when it ended
     another way.
@@ -2982,14 +3059,20 @@ of pydantic's location that names a member, not a key."""
 def loads(data: str | bytes) -> ChatCompletionChunk:
     """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
     return _validate(
-        ChatCompletionChunk, data, _UNION_TAGS, report=("error", "choices")
+        ChatCompletionChunk,
+        data,
+        _UNION_TAGS,
+        report=("error", "choices"),
+        aliased=True,
     )
 
 
 def loads_completion(data: str | bytes) -> ChatCompletion:
     """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad
     input."""
-    return _validate(ChatCompletion, data, _UNION_TAGS, report=("error", "choices"))
+    return _validate(
+        ChatCompletion, data, _UNION_TAGS, report=("error", "choices"), aliased=True
+    )
 
 
 def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:

@@ -60,6 +60,30 @@ class _NotNull:
 _NOT_NULL: Final = _NotNull()
 
 
+class _FirstMatch:
+    """On a union whose alternatives take disjoint JSON kinds, one of them not a number:
+    the first alternative that accepts the value is taken.
+
+    A smart union (pydantic's default) tries every alternative until one matches
+    exactly, and an object read as a model is no exact match: each value would also be
+    tried as every other alternative."""
+
+    @staticmethod
+    def __get_pydantic_core_schema__(
+        source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        union = cast(core_schema.UnionSchema, handler(source))
+        assert union["type"] == "union"
+        union["mode"] = "left_to_right"
+        # Written by the value's own type: a union serializer tries its alternatives
+        # in turn, which costs more than the value itself.
+        union["serialization"] = core_schema.simple_ser_schema("any")
+        return union
+
+
+_FIRST_MATCH: Final = _FirstMatch()
+
+
 class _OpenEnum:
     """On an open enum (`Role | str`): any string, validated as a string.
 
@@ -135,16 +159,22 @@ def _validate(
     data: str | bytes,
     union_tags: tuple[tuple[str, str], ...],
     report: tuple[str, str] | None = None,
+    aliased: bool = False,
 ) -> _M:
     """`data` validated as `model`; raises `ChunkDecodeError`. `union_tags` and `report`
     (the keys of the model's `error_when`) help name the problem, as `_decode_error`
-    says."""
-    read: _AliasesRead = set()
+    says; `aliased`: whether some field's wire key is not its Python name."""
     try:
+        # The validator itself, not `model_validate_json`: its wrapper costs as much as
+        # several fields.
+        validator = model.__pydantic_validator__
+        if not aliased:
+            chunk: _M = validator.validate_json(data)
+            return chunk
         # By wire name only: an unknown key that happens to be a Python name stays
-        # unknown. The validator itself, not `model_validate_json`: its wrapper costs
-        # as much as several fields.
-        chunk: _M = model.__pydantic_validator__.validate_json(
+        # unknown. (Keywords cost as much as a field: given only where they matter.)
+        read: _AliasesRead = set()
+        chunk = validator.validate_json(
             data, by_alias=True, by_name=False, context=read
         )
         return chunk

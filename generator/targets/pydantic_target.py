@@ -16,6 +16,8 @@ _JSON_KINDS |= {"object": "object"}
 # float refused by the int member costs an error object; an int read by the float
 # member is not exact, so the int member still takes it and ints stay ints.
 _SCALARS = {**NUMBER_SCALARS, "float": "float | int"}
+_NUMBERS = {"integer": 1, "number": 2}
+"""The number kinds, in the order a first-match union tries them."""
 
 
 class Pydantic(Target):
@@ -43,16 +45,23 @@ class Pydantic(Target):
         options = " | ".join(self.spelled(option) for option in expr.options)
         if expr.discriminator is not None:
             return f"Annotated[{options}, Discriminator({expr.discriminator!r})]"
-        # The alternatives take disjoint JSON kinds, so pydantic's smart union picks the
-        # one a discriminator would, without calling Python. Each is labelled with its
-        # kind, which names it in an error ("expected number, integer, got string").
-        return " | ".join(
-            f'Annotated[{spelled}, Tag("~{kind}")]' for kind, spelled in self._kind_choices(expr)
-        )
+        # The alternatives take disjoint JSON kinds, so pydantic can pick one without
+        # calling Python. Each is labelled with its kind, which names it in an error
+        # ("expected object, integer, number, got string").
+        choices = self._kind_choices(expr)
+        tagged = " | ".join(f'Annotated[{spelled}, Tag("~{kind}")]' for kind, spelled in choices)
+        if all(kind in _NUMBERS for kind, _ in choices):
+            return tagged  # a smart union, float first, as _SCALARS
+        return f"Annotated[{tagged}, _FIRST_MATCH]"
 
     def _kind_choices(self, union: Union) -> list[tuple[str, str]]:
         """(JSON kind, annotation) of each alternative; a float alternative takes
-        integers too (as ints) unless an int alternative does."""
+        integers too (as ints) unless an int alternative does.
+
+        Numbers alone are a smart union, float first (`_SCALARS`). Beside other kinds,
+        the union takes the first alternative that accepts a value (`_FIRST_MATCH`):
+        the others in spec order, the first being the common one, then int before
+        float, since a float alternative accepts integers too."""
         has_int = Scalar("int") in union.options
         choices = []
         for option in union.options:
@@ -62,7 +71,9 @@ class Pydantic(Target):
                     choices.append(("integer", "int"))
             else:
                 choices.append((_JSON_KINDS[json_kind(option)], self.spelled(option)))
-        return sorted(choices, key=lambda choice: choice[0] == "integer")  # as _SCALARS
+        if all(kind in _NUMBERS for kind, _ in choices):
+            return sorted(choices, key=lambda choice: choice[0] == "integer")
+        return sorted(choices, key=lambda choice: _NUMBERS.get(choice[0], 0))
 
     def aliased(self, model: Model) -> list[str]:
         """The Python names of a model's fields whose wire key is another string, where an
@@ -117,8 +128,14 @@ class Pydantic(Target):
         rule = self.spec.model(model).error_when
         return f", report={(rule.has, rule.lacks)!r}" if rule else ""
 
+    @cached_property
+    def any_aliased(self) -> bool:
+        """Whether some field of the module is read by a wire key that is not its name."""
+        return any(self.aliased(model) for model in self.spec.models)
+
     def from_text(self, model: str, text: str) -> str:
-        return f"_validate({model}, {text}, _UNION_TAGS{self._report(model)})"
+        aliased = ", aliased=True" if self.any_aliased else ""
+        return f"_validate({model}, {text}, _UNION_TAGS{self._report(model)}{aliased})"
 
     def from_json(self, model: str, data: str) -> str:
         return f"_validate_value({model}, {data}, _UNION_TAGS{self._report(model)})"

@@ -220,7 +220,7 @@ of pydantic's location that names a member, not a key."""
 
 def loads(data: str | bytes) -> Chunk:
     """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
-    return _validate(Chunk, data, _UNION_TAGS)
+    return _validate(Chunk, data, _UNION_TAGS, aliased=True)
 
 
 def dumps(value: Chunk) -> str:

@@ -102,6 +102,12 @@ __all__ = [
 # (runtime section: models._NOT_NULL)
 
 
+# (runtime section: models._FirstMatch)
+
+
+# (runtime section: models._FIRST_MATCH)
+
+
 # (runtime section: models._AliasesRead)
 
 
@@ -152,7 +158,9 @@ class Chunk(_Model):
     """
     name: str
     """A required field no vendor relaxes."""
-    count: Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")]
+    count: Annotated[
+        Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")], _FIRST_MATCH
+    ]
     """A count, sent as a number.
 
     Acme AI: Sends `count` as a decimal string. See https://example.com/acme/count

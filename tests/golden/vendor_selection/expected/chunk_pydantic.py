@@ -102,6 +102,12 @@ __all__ = [
 # (runtime section: models._NOT_NULL)
 
 
+# (runtime section: models._FirstMatch)
+
+
+# (runtime section: models._FIRST_MATCH)
+
+
 # (runtime section: models._AliasesRead)
 
 
@@ -148,8 +154,10 @@ class Chunk(_Model):
     id: str
     """Identifier of the chunk."""
     detail: Annotated[
-        Annotated[str, Tag("~string")]
-        | Annotated[dict[str, Any], Tag("~object")]
+        Annotated[
+            Annotated[str, Tag("~string")] | Annotated[dict[str, Any], Tag("~object")],
+            _FIRST_MATCH,
+        ]
         | None,
         _NOT_NULL,
     ] = None
