@@ -29,6 +29,7 @@ from openai._models import construct_type
 from openai.types.chat import ChatCompletionChunk as OpenAIChunk
 
 from bench import structs
+from bench.ceiling import PaddedChunk
 from bench.common import (
     PYTHON,
     Goal,
@@ -54,6 +55,8 @@ PARSE_FLOOR = "json.loads"
 DUMP_FLOOR = "json.dumps(dict)"
 OPENAI_LOADS = "openai model_validate_json"
 OPENAI_DUMPS = "openai model_dump_json(exclude_unset=True)"
+CEILING = ", padded to all-vendor fields (ceiling)"
+"""openai-python's models with as many fields as the all-vendor ones: bench/ceiling.py."""
 MEMORY_FLOOR = "json.loads"
 MEMORY_OPENAI = "openai"
 
@@ -64,6 +67,7 @@ PARSERS: dict[str, Parse] = {
     f"pydantic loads{NONE}": PYDANTIC_NONE.loads,
     **{f"{name} loads, standard library only": m.loads for name, m in STDLIB_ONLY.items()},
     OPENAI_LOADS: OpenAIChunk.model_validate_json,
+    f"{OPENAI_LOADS}{CEILING}": PaddedChunk.model_validate_json,
     "openai stream default (json.loads + construct)": lambda text: construct_type(
         value=json.loads(text), type_=OpenAIChunk
     ),
@@ -78,6 +82,10 @@ SERIALISERS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     **{f"{name} dumps": (f"{name} loads", module.dumps) for name, module in TARGETS.items()},
     f"pydantic dumps{NONE}": (f"pydantic loads{NONE}", PYDANTIC_NONE.dumps),
     OPENAI_DUMPS: (OPENAI_LOADS, lambda chunk: chunk.model_dump_json(exclude_unset=True)),
+    f"{OPENAI_DUMPS}{CEILING}": (
+        f"{OPENAI_LOADS}{CEILING}",
+        lambda chunk: chunk.model_dump_json(exclude_unset=True),
+    ),
     "msgspec Struct encode": ("msgspec Struct decode (drops unknown keys)", structs.ENCODER.encode),
 }
 MEMORY_PATHS: dict[str, Parse] = {
@@ -85,6 +93,7 @@ MEMORY_PATHS: dict[str, Parse] = {
     **{name: module.loads for name, module in TARGETS.items()},
     f"pydantic{NONE}": PYDANTIC_NONE.loads,
     MEMORY_OPENAI: OpenAIChunk.model_validate_json,
+    f"{MEMORY_OPENAI}{CEILING}": PaddedChunk.model_validate_json,
     "msgspec Struct (drops unknown keys)": structs.DECODER.decode,
 }
 
