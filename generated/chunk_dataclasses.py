@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       999ba093eae4
-# Digest: 412e22ec0893e9fe
+#   chunkspec code                       72112284897c
+# Digest: 4f4bef917d1c265c
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -357,17 +357,26 @@ def _map(value: Any) -> dict[str, Any]:
 
 def _list_of(decode: Callable[[Any], _T]) -> Callable[[Any], list[_T]]:
     """The decoder of a list whose items `decode` reads."""
+    exact = frozenset({_EXACT[decode]}) if decode in _EXACT else frozenset()
 
     def decode_list(value: Any) -> list[_T]:
         if value.__class__ is not list:
             raise _unexpected("a list", value)
-        out: list[_T] = []
+        # Items of the type the decoder takes as they are (token ids, strings) are
+        # checked all at once; others are decoded, and the one that fails is found
+        # again to say where.
+        if exact and exact.issuperset(map(type, value)):
+            return list(value)
+        try:
+            return [decode(item) for item in value]
+        except ChunkDecodeError:
+            pass
         for index, item in enumerate(value):
             try:
-                out.append(decode(item))
+                decode(item)
             except ChunkDecodeError as exc:
                 raise exc.under(f"[{index}]") from None
-        return out
+        raise AssertionError("a decoder failed once and not again")
 
     return decode_list
 

@@ -79,6 +79,19 @@ def test_problem_reports_an_unknown_key_only_when_strict() -> None:
         _problem({"id": "x", "kind": "a", "zz": 1}, SHAPE)
 
 
+def test_a_list_of_items_taken_as_they_are_is_checked_at_once_and_copied() -> None:
+    ids = [1, 2, 3]
+    read = _list_of(_int)(ids)
+    assert read == ids and read is not ids
+    with pytest.raises(ChunkDecodeError) as caught:
+        _list_of(_int)([1, True, 3])  # a boolean is no integer, though Python says so
+    assert (caught.value.path, caught.value.message) == (
+        "$[1]",
+        "expected an integer, got a boolean",
+    )
+    assert _list_of(_list_of(_str))([["a"], []]) == [["a"], []]
+
+
 def test_unions_pick_their_alternative_by_kind_or_tag() -> None:
     either = _either("a string or a list", {str: None, list: _list_of(_int)})
     assert either("s") == "s" and either([1]) == [1]
