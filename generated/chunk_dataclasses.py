@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       72112284897c
-# Digest: 4f4bef917d1c265c
+#   chunkspec code                       f7b459bacaa5
+# Digest: 2ed02897db978e94
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -357,7 +357,7 @@ def _map(value: Any) -> dict[str, Any]:
 
 def _list_of(decode: Callable[[Any], _T]) -> Callable[[Any], list[_T]]:
     """The decoder of a list whose items `decode` reads."""
-    exact = frozenset({_EXACT[decode]}) if decode in _EXACT else frozenset()
+    exact: frozenset[type] = frozenset({_EXACT[decode]} if decode in _EXACT else ())
 
     def decode_list(value: Any) -> list[_T]:
         if value.__class__ is not list:

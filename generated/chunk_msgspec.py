@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       ba546f7bd570
-# Digest: 2e5168b64abb9c72
+#   chunkspec code                       dd00ed04b1fa
+# Digest: 25b00b1bffe1c7de
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -343,7 +343,7 @@ def _map(value: Any) -> dict[str, Any]:
 
 def _list_of(decode: Callable[[Any], _T]) -> Callable[[Any], list[_T]]:
     """The decoder of a list whose items `decode` reads."""
-    exact = frozenset({_EXACT[decode]}) if decode in _EXACT else frozenset()
+    exact: frozenset[type] = frozenset({_EXACT[decode]} if decode in _EXACT else ())
 
     def decode_list(value: Any) -> list[_T]:
         if value.__class__ is not list:

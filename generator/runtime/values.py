@@ -100,7 +100,7 @@ def _map(value: Any) -> dict[str, Any]:
 
 def _list_of(decode: Callable[[Any], _T]) -> Callable[[Any], list[_T]]:
     """The decoder of a list whose items `decode` reads."""
-    exact = frozenset({_EXACT[decode]}) if decode in _EXACT else frozenset()
+    exact: frozenset[type] = frozenset({_EXACT[decode]} if decode in _EXACT else ())
 
     def decode_list(value: Any) -> list[_T]:
         if value.__class__ is not list:

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       f3329a644c89
-# Digest: 644c1ee2a34d1822
+#   chunkspec code                       a580c7c27732
+# Digest: 26c41dedc90b806f
 # Regenerate with: make generate
 """Example payloads of every spec type, shared by the generated tests of every target.
 
