@@ -21,16 +21,20 @@ PYTHON = sys.version.split()[0]
 
 
 def time_paths(paths: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
-    """Median seconds per call of each path, samples interleaved round-robin."""
+    """Median CPU seconds per call of each path, samples interleaved round-robin.
+
+    CPU time of this thread, not wall time: the paths run in this thread alone, and on a
+    shared (virtual) machine wall time also counts whatever else ran meanwhile, which
+    moved single ratios by 10-20 % between runs."""
     for run in paths.values():
         run()  # warm-up
     samples: dict[str, list[float]] = {name: [] for name in paths}
     gc.collect()
     for _ in range(repeats):
         for name, run in paths.items():
-            start = time.perf_counter()
+            start = time.thread_time()
             run()
-            samples[name].append(time.perf_counter() - start)
+            samples[name].append(time.thread_time() - start)
     return {name: statistics.median(times) for name, times in samples.items()}
 
 

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       f7b459bacaa5
-# Digest: 2ed02897db978e94
+#   chunkspec code                       a73da7b83319
+# Digest: 9b2de5ace943a645
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       dd654138ee2c
-# Digest: 2db28d33213c64f3
+#   chunkspec code                       f32f1cc98763
+# Digest: 1c527ba4313ad836
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 

@@ -17,6 +17,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields, is_dataclass
+from functools import cache
 from pathlib import Path
 
 import jinja2
@@ -206,7 +207,14 @@ def _imported(start: list[Path], targets: set[Path]) -> set[Path]:
     return seen
 
 
-def _relative_imports(path: Path) -> Iterator[Path]:
+@cache
+def _relative_imports(path: Path) -> tuple[Path, ...]:
+    """The modules of this package that the module at `path` imports (parsed once per
+    process: every module's inputs walk the same files)."""
+    return tuple(_walk_relative_imports(path))
+
+
+def _walk_relative_imports(path: Path) -> Iterator[Path]:
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if not isinstance(node, ast.ImportFrom) or node.level == 0:
             continue
