@@ -1,7 +1,7 @@
 # Two commands set everything up on a fresh machine with python3 (>= 3.11):
 #   make generate   spec/ -> generated/ and tests/generated/
 #   make test       freshness check, static checks and every test
-#   make bench      benchmarks (ratios and growth, never asserted wall times)
+#   make bench      benchmarks: ratios and growth, never asserted wall times; draws bench/*.svg
 #   make fuzz       the property tests and the mutation fuzzer, with many more inputs
 PYTHON ?= python3
 VENV := .venv

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       a73da7b83319
-# Digest: 9b2de5ace943a645
+#   chunkspec code                       f6b89d6c6bdb
+# Digest: 6f90c99b0a497e7d
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -663,6 +663,7 @@ class _Object:
     describe, as they arrived, read-only (assign a new mapping to change them);
     `to_dict` writes them back after the known keys."""
 
+    __slots__ = ()
     _fields: ClassVar[_Shape]
     """The class's fields by wire key, in spec order: how each is read."""
 
@@ -682,13 +683,26 @@ class _Object:
             raise _problem(data, shape) from None
         if not shape.strict:
             known["extra"] = _Extra(other) if other else _NO_EXTRA
-        # The values read become the instance's attributes as they are: calling
-        # `__init__` would store every declared field (36 on a chunk), most of them
-        # absent, which read their class default (`UNSET`) instead.
-        decoded = _new_object(cls)
-        decoded.__dict__ = known
-        decoded.__post_init__()
-        return decoded
+        return cls._made(known)
+
+    @classmethod
+    def _made(cls, known: dict[str, Any]) -> Self:
+        """The object of the values read, by name: a slotted class's `__init__`."""
+        return cls(**known)
+
+
+class _WideObject(_Object):
+    """Base of the dataclasses that declare many fields (a chunk, a choice, a delta:
+    every vendor's), of which an object carries a few. They are not slotted: the values
+    read become the instance's attributes as they are, and an absent key reads its class
+    default (`UNSET`), where `__init__` would store every declared field."""
+
+    @classmethod
+    def _made(cls, known: dict[str, Any]) -> Self:
+        made = _new_object(cls)
+        made.__dict__ = known
+        made.__post_init__()
+        return made
 
     def __post_init__(self) -> None:
         """Shares the values the spec says repeat (in the classes that have such)."""
@@ -944,7 +958,7 @@ Sent by OpenRouter.
 """
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MistralThinkingPart(_Object):
     """One part of a Mistral thinking block.
 
@@ -978,7 +992,7 @@ class MistralThinkingPart(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MistralContentPart(_Object):
     """One typed part of a Mistral message, such as text or a block of thinking.
 
@@ -1021,7 +1035,7 @@ class MistralContentPart(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ChatCompletionMessageToolCallFunction(_Object):
     """The function a tool call calls."""
 
@@ -1061,7 +1075,7 @@ class ChatCompletionMessageToolCallFunction(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ChatCompletionMessageToolCallCustom(_Object):
     """The custom tool a tool call calls."""
 
@@ -1093,7 +1107,7 @@ class ChatCompletionMessageToolCallCustom(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ChatCompletionMessageToolCall(_Object):
     """A call the model made to a tool."""
 
@@ -1142,7 +1156,7 @@ class ChatCompletionMessageToolCall(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ChatCompletionMessageFunctionCall(_Object):
     """The function call of the legacy functions API."""
 
@@ -1172,7 +1186,7 @@ class ChatCompletionMessageFunctionCall(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ChatCompletionAudio(_Object):
     """An audio answer."""
 
@@ -1213,7 +1227,7 @@ class ChatCompletionAudio(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class GroqSearchResult(_Object):
     """One page found by a server-side search.
 
@@ -1258,7 +1272,7 @@ class GroqSearchResult(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class GroqSearchResults(_Object):
     """The results of a server-side search.
 
@@ -1297,7 +1311,7 @@ class GroqSearchResults(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class GroqBrowserResult(_Object):
     """One page visited by a server-side browser tool.
 
@@ -1342,7 +1356,7 @@ class GroqBrowserResult(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class GroqChartElement(_Object):
     """One element of a chart, such as a bar, a slice or a series.
 
@@ -1428,7 +1442,7 @@ class GroqChartElement(_Object):
 
 
 @dataclass(kw_only=True)
-class GroqChart(_Object):
+class GroqChart(_WideObject):
     """A chart produced by server-side code execution.
 
     Sent by Groq; see
@@ -1519,7 +1533,7 @@ class GroqChart(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class GroqCodeResult(_Object):
     """One result of server-side code execution.
 
@@ -1568,7 +1582,7 @@ class GroqCodeResult(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class GroqExecutedTool(_Object):
     """One server-side tool run by a compound system.
 
@@ -1639,7 +1653,7 @@ class GroqExecutedTool(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class LiteLLMThinkingBlock(_Object):
     """One block of thinking, either readable or redacted by the provider.
 
@@ -1690,7 +1704,7 @@ class LiteLLMThinkingBlock(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MoonshotInternalContent(_Object):
     """Internal generation data attached to a Kimi delta.
 
@@ -1720,7 +1734,7 @@ class MoonshotInternalContent(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OpenRouterReasoningDetail(_Object):
     """One structured piece of reasoning; which fields are set depends on its type.
 
@@ -1786,7 +1800,7 @@ class OpenRouterReasoningDetail(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OpenRouterUrlCitation(_Object):
     """A web page cited by an answer.
 
@@ -1834,7 +1848,7 @@ class OpenRouterUrlCitation(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OpenRouterFileContentPart(_Object):
     """One part of the parsed content of a cited file.
 
@@ -1868,7 +1882,7 @@ class OpenRouterFileContentPart(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OpenRouterFileAnnotation(_Object):
     """A file, parsed by OpenRouter's file parser, that an answer cites.
 
@@ -1911,7 +1925,7 @@ class OpenRouterFileAnnotation(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class GroqDocumentCitation(_Object):
     """A citation of a document supplied with the request.
 
@@ -1951,7 +1965,7 @@ class GroqDocumentCitation(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class GroqFunctionCitation(_Object):
     """A citation of the result of a tool call.
 
@@ -1991,7 +2005,7 @@ class GroqFunctionCitation(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OpenRouterAnnotation(_Object):
     """One citation attached to an answer; the key named after its type holds the
     details.
@@ -2059,7 +2073,7 @@ class OpenRouterAnnotation(_Object):
 
 
 @dataclass(kw_only=True)
-class ChatCompletionMessage(_Object):
+class ChatCompletionMessage(_WideObject):
     """A message the model wrote."""
 
     role: Role | str
@@ -2288,7 +2302,7 @@ class ChatCompletionMessage(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TopLogprob(_Object):
     """One alternative token at a position."""
 
@@ -2331,7 +2345,7 @@ class TopLogprob(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ChatCompletionTokenLogprob(_Object):
     """A generated token with its log probability and the most likely alternatives."""
 
@@ -2382,7 +2396,7 @@ class ChatCompletionTokenLogprob(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ChoiceLogprobs(_Object):
     """Log probabilities of the tokens in a fragment."""
 
@@ -2425,7 +2439,7 @@ class ChoiceLogprobs(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AzureSeverityResult(_Object):
     """A severity verdict of one filter category.
 
@@ -2459,7 +2473,7 @@ class AzureSeverityResult(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AzureDetectionResult(_Object):
     """A detection verdict of one filter category.
 
@@ -2493,7 +2507,7 @@ class AzureDetectionResult(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AzureBlocklistResult(_Object):
     """A verdict of one custom blocklist.
 
@@ -2527,7 +2541,7 @@ class AzureBlocklistResult(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AzureBlocklistDetails(_Object):
     """The verdicts of the caller's blocklists, as newer API versions send them.
 
@@ -2565,7 +2579,7 @@ class AzureBlocklistDetails(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AzureFilterError(_Object):
     """Why the content filter could not run.
 
@@ -2600,7 +2614,7 @@ class AzureFilterError(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AzureContentFilterResults(_Object):
     """The verdict of each Azure content-filter category; a category is absent when it
     did not run.
@@ -2695,7 +2709,7 @@ class AzureContentFilterResults(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AzureContentFilterOffsets(_Object):
     """The span of the output that an asynchronous-filter annotation covers, in
     characters.
@@ -2733,7 +2747,7 @@ class AzureContentFilterOffsets(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CompletionTokensDetails(_Object):
     """Breakdown of the generated tokens."""
 
@@ -2790,7 +2804,7 @@ class CompletionTokensDetails(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PromptTokensDetails(_Object):
     """Breakdown of the prompt tokens."""
 
@@ -2845,7 +2859,7 @@ class PromptTokensDetails(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PerplexityCost(_Object):
     """What a Perplexity request cost, in US dollars, by component.
 
@@ -2907,7 +2921,7 @@ class PerplexityCost(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OpenRouterCostDetails(_Object):
     """The cost of a request at the upstream provider.
 
@@ -2950,7 +2964,7 @@ class OpenRouterCostDetails(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OpenRouterServerToolUseDetails(_Object):
     """Counts of server-side tool use during a request.
 
@@ -2990,7 +3004,7 @@ class OpenRouterServerToolUseDetails(_Object):
 
 
 @dataclass(kw_only=True)
-class CompletionUsage(_Object):
+class CompletionUsage(_WideObject):
     """Token counts for a request."""
 
     completion_tokens: int | _Unset = UNSET
@@ -3224,7 +3238,7 @@ class CompletionUsage(_Object):
 
 
 @dataclass(kw_only=True)
-class ChatCompletionChoice(_Object):
+class ChatCompletionChoice(_WideObject):
     """One choice of a completion."""
 
     index: int
@@ -3381,7 +3395,7 @@ class ChatCompletionChoice(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ModerationResultBody(_Object):
     """The verdict of the moderation model on one input."""
 
@@ -3428,7 +3442,7 @@ class ModerationResultBody(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ModerationResults(_Object):
     """The moderation results for one side of a request."""
 
@@ -3461,7 +3475,7 @@ class ModerationResults(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ModerationError(_Object):
     """Why moderation of one side of a request failed."""
 
@@ -3494,7 +3508,7 @@ class ModerationError(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Moderation(_Object):
     """Moderation verdicts for a request, one for its input and one for its output."""
 
@@ -3539,7 +3553,7 @@ class Moderation(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AzurePromptFilterResult(_Object):
     """Content-filter verdicts on one prompt.
 
@@ -3577,7 +3591,7 @@ class AzurePromptFilterResult(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AzureLatencyCheckpoint(_Object):
     """Latency of one request as Azure AI Foundry measured it, in milliseconds;
     `engine_` values are measured at the model engine, `service_` values at the Azure
@@ -3644,7 +3658,7 @@ class AzureLatencyCheckpoint(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class AzureRouting(_Object):
     """Where Azure AI Foundry routed a request.
 
@@ -3676,7 +3690,7 @@ class AzureRouting(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class GroqModelUsage(_Object):
     """The usage of one model call within a compound request.
 
@@ -3709,7 +3723,7 @@ class GroqModelUsage(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class GroqUsageBreakdown(_Object):
     """The usage of every model that took part in a compound request.
 
@@ -3738,7 +3752,7 @@ class GroqUsageBreakdown(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class GroqDebug(_Object):
     """The tokens of a request, returned when debug output was requested.
 
@@ -3781,7 +3795,7 @@ class GroqDebug(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class GroqXGroq(_Object):
     """Groq's metadata about a streamed request.
 
@@ -3839,7 +3853,7 @@ class GroqXGroq(_Object):
 
 
 @dataclass(kw_only=True)
-class LlamaCppTimings(_Object):
+class LlamaCppTimings(_WideObject):
     """Token counts and timings of one request, in the shape llama-server reports them.
 
     Sent by llama.cpp server; see
@@ -3950,7 +3964,7 @@ class LlamaCppTimings(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class NovitaSlaMetrics(_Object):
     """Latency figures Novita reports for a streamed request.
 
@@ -3985,7 +3999,7 @@ class NovitaSlaMetrics(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class NvExtWorkerId(_Object):
     """The workers that handled a request, for disaggregated or aggregated serving.
 
@@ -4034,7 +4048,7 @@ class NvExtWorkerId(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class NvExtTiming(_Object):
     """How long the phases of one request took, measured by the Dynamo frontend.
 
@@ -4089,7 +4103,7 @@ class NvExtTiming(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class NvExt(_Object):
     """Dynamo's response extension object; each key is sent only when the request listed
     it in `nvext.extra_fields` (or, for GAIE query-only requests, automatically).
@@ -4168,7 +4182,7 @@ class NvExt(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class OpenRouterError(_Object):
     """An error OpenRouter reports in the middle of a stream that had started normally.
 
@@ -4222,7 +4236,7 @@ class OpenRouterError(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PerplexitySearchResult(_Object):
     """One web page Perplexity's search returned.
 
@@ -4282,7 +4296,7 @@ class PerplexitySearchResult(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SglangCachedTokensDetails(_Object):
     """Cached prompt tokens broken down by the cache tier that held them.
 
@@ -4329,7 +4343,7 @@ class SglangCachedTokensDetails(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class SglangSglExt(_Object):
     """Extension fields SGLang attaches to a response outside the OpenAI schema.
 
@@ -4370,7 +4384,7 @@ class SglangSglExt(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class TogetherWarning(_Object):
     """A warning about a request.
 
@@ -4399,7 +4413,7 @@ class TogetherWarning(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class VllmSpeculativeDecodingMetrics(_Object):
     """How well the draft tokens of speculative decoding were accepted for one request
     (experimental).
@@ -4470,7 +4484,7 @@ class VllmSpeculativeDecodingMetrics(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class VllmRequestMetrics(_Object):
     """Latency and throughput of one request as vLLM measured it.
 
@@ -4531,7 +4545,7 @@ class VllmRequestMetrics(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ZaiWebSearchResult(_Object):
     """One web page found by Z.ai's search, in the shape its Web Search API documents.
 
@@ -4592,7 +4606,7 @@ class ZaiWebSearchResult(_Object):
 
 
 @dataclass(kw_only=True)
-class ChatCompletion(_Object):
+class ChatCompletion(_WideObject):
     """A whole chat completion: what a request without streaming returns, and what the
     chunks of a stream add up to (see `ChunkAccumulator`).
 
@@ -4920,7 +4934,7 @@ class ChatCompletion(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ChoiceDeltaToolCallFunction(_Object):
     """The function part of a tool-call fragment."""
 
@@ -4964,7 +4978,7 @@ class ChoiceDeltaToolCallFunction(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ChoiceDeltaToolCallCustom(_Object):
     """The custom-tool part of a tool-call fragment."""
 
@@ -4995,7 +5009,7 @@ class ChoiceDeltaToolCallCustom(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ChoiceDeltaToolCall(_Object):
     """A fragment of one tool call."""
 
@@ -5048,7 +5062,7 @@ class ChoiceDeltaToolCall(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ChoiceDeltaFunctionCall(_Object):
     """A fragment of a legacy function call."""
 
@@ -5081,7 +5095,7 @@ class ChoiceDeltaFunctionCall(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ChoiceDeltaAudio(_Object):
     """A fragment of an audio answer."""
 
@@ -5125,7 +5139,7 @@ class ChoiceDeltaAudio(_Object):
 
 
 @dataclass(kw_only=True)
-class ChoiceDelta(_Object):
+class ChoiceDelta(_WideObject):
     """An increment of the assistant message; every key is optional."""
 
     role: Role | str | _Unset | None = UNSET
@@ -5359,7 +5373,7 @@ class ChoiceDelta(_Object):
 
 
 @dataclass(kw_only=True)
-class Choice(_Object):
+class Choice(_WideObject):
     """The fragment of one choice carried by a chunk."""
 
     index: int
@@ -5531,7 +5545,7 @@ chunks of a stream repeat them).
 
 
 @dataclass(kw_only=True)
-class ChatCompletionChunk(_Object):
+class ChatCompletionChunk(_WideObject):
     """One server-sent event of a streamed chat completion, carrying a fragment of every
     choice.
 

@@ -22,6 +22,7 @@ class _Object:
     describe, as they arrived, read-only (assign a new mapping to change them);
     `to_dict` writes them back after the known keys."""
 
+    __slots__ = ()
     _fields: ClassVar[_Shape]
     """The class's fields by wire key, in spec order: how each is read."""
 
@@ -41,13 +42,26 @@ class _Object:
             raise _problem(data, shape) from None
         if not shape.strict:
             known["extra"] = _Extra(other) if other else _NO_EXTRA
-        # The values read become the instance's attributes as they are: calling
-        # `__init__` would store every declared field (36 on a chunk), most of them
-        # absent, which read their class default (`UNSET`) instead.
-        decoded = _new_object(cls)
-        decoded.__dict__ = known
-        decoded.__post_init__()
-        return decoded
+        return cls._made(known)
+
+    @classmethod
+    def _made(cls, known: dict[str, Any]) -> Self:
+        """The object of the values read, by name: a slotted class's `__init__`."""
+        return cls(**known)
+
+
+class _WideObject(_Object):
+    """Base of the dataclasses that declare many fields (a chunk, a choice, a delta:
+    every vendor's), of which an object carries a few. They are not slotted: the values
+    read become the instance's attributes as they are, and an absent key reads its class
+    default (`UNSET`), where `__init__` would store every declared field."""
+
+    @classmethod
+    def _made(cls, known: dict[str, Any]) -> Self:
+        made = _new_object(cls)
+        made.__dict__ = known
+        made.__post_init__()
+        return made
 
     def __post_init__(self) -> None:
         """Shares the values the spec says repeat (in the classes that have such)."""

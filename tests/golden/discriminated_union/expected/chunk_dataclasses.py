@@ -192,9 +192,6 @@ __all__ = [
 # (runtime section: extra._no_extra)
 
 
-# (runtime section: dataclass_base._new_object)
-
-
 # (runtime section: dataclass_base._Object)
 
 
@@ -236,7 +233,7 @@ FailureType: TypeAlias = Literal["failure"]
 """
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Progress(_Object):
     """Work went forward."""
 
@@ -263,7 +260,7 @@ class Progress(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Failure(_Object):
     """Work stopped."""
 
@@ -290,7 +287,7 @@ class Failure(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Chunk(_Object):
     """A chunk carrying one event of either kind."""
 

@@ -192,9 +192,6 @@ __all__ = [
 # (runtime section: extra._no_extra)
 
 
-# (runtime section: dataclass_base._new_object)
-
-
 # (runtime section: dataclass_base._Object)
 
 
@@ -222,7 +219,7 @@ __all__ = [
 # (runtime section: json_text._JSON_TEXT)
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Item(_Object):
     """One whole item."""
 
@@ -249,7 +246,7 @@ class Item(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Message(_Object):
     """The whole message."""
 
@@ -277,7 +274,7 @@ class Message(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Completion(_Object):
     """What the chunks of a stream add up to."""
 
@@ -327,7 +324,7 @@ class Completion(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ItemDelta(_Object):
     """A fragment of one item."""
 
@@ -355,7 +352,7 @@ class ItemDelta(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Delta(_Object):
     """The new part of a message."""
 
@@ -384,7 +381,7 @@ class Delta(_Object):
         return out
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Chunk(_Object):
     """One chunk of a stream."""
 

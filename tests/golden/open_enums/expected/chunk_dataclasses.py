@@ -181,9 +181,6 @@ __all__ = [
 # (runtime section: extra._no_extra)
 
 
-# (runtime section: dataclass_base._new_object)
-
-
 # (runtime section: dataclass_base._Object)
 
 
@@ -225,7 +222,7 @@ Shape: TypeAlias = Literal["circle", "square"]
 """
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Chunk(_Object):
     """A chunk with an open and a closed enum."""
 

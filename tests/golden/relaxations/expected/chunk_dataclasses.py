@@ -183,9 +183,6 @@ __all__ = [
 # (runtime section: extra._no_extra)
 
 
-# (runtime section: dataclass_base._new_object)
-
-
 # (runtime section: dataclass_base._Object)
 
 
@@ -213,7 +210,7 @@ __all__ = [
 # (runtime section: json_text._JSON_TEXT)
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Chunk(_Object):
     """A chunk whose core fields one vendor sends more loosely."""
 

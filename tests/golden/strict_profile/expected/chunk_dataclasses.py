@@ -186,9 +186,6 @@ __all__ = [
 # (runtime section: extra._NO_EXTRA)
 
 
-# (runtime section: dataclass_base._new_object)
-
-
 # (runtime section: dataclass_base._Object)
 
 
@@ -223,7 +220,7 @@ Kind: TypeAlias = Literal["data", "done"]
 """
 
 
-@dataclass(kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Chunk(_Object):
     """A chunk as a server that checks what it emits sees it."""
 
