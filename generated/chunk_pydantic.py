@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       3383e9d8414e
-# Digest: 596de6af742ccf89
+#   chunkspec code                       e1a8a9558606
+# Digest: 975b6ba7470ad2b1
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 

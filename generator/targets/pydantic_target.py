@@ -47,21 +47,24 @@ class Pydantic(Target):
             return f"Annotated[{options}, Discriminator({expr.discriminator!r})]"
         # The alternatives take disjoint JSON kinds, so pydantic can pick one without
         # calling Python. Each is labelled with its kind, which names it in an error
-        # ("expected object, integer, number, got string").
+        # ("expected object, integer, number, got string"). Numbers alone are a smart
+        # union, float first (as _SCALARS). Beside other kinds, the union takes the first
+        # alternative that accepts a value (_FIRST_MATCH): the others in spec order, the
+        # first being the common one, then int before float, since a float alternative
+        # accepts integers too.
         choices = self._kind_choices(expr)
-        tagged = " | ".join(f'Annotated[{spelled}, Tag("~{kind}")]' for kind, spelled in choices)
         if all(kind in _NUMBERS for kind, _ in choices):
-            return tagged  # a smart union, float first, as _SCALARS
-        return f"Annotated[{tagged}, _FIRST_MATCH]"
+            return self._tagged(sorted(choices, key=lambda choice: choice[0] == "integer"))
+        first_match = sorted(choices, key=lambda choice: _NUMBERS.get(choice[0], 0))
+        return f"Annotated[{self._tagged(first_match)}, _FIRST_MATCH]"
+
+    @staticmethod
+    def _tagged(choices: list[tuple[str, str]]) -> str:
+        return " | ".join(f'Annotated[{spelled}, Tag("~{kind}")]' for kind, spelled in choices)
 
     def _kind_choices(self, union: Union) -> list[tuple[str, str]]:
-        """(JSON kind, annotation) of each alternative; a float alternative takes
-        integers too (as ints) unless an int alternative does.
-
-        Numbers alone are a smart union, float first (`_SCALARS`). Beside other kinds,
-        the union takes the first alternative that accepts a value (`_FIRST_MATCH`):
-        the others in spec order, the first being the common one, then int before
-        float, since a float alternative accepts integers too."""
+        """(JSON kind, annotation) of each alternative, in spec order; a float
+        alternative takes integers too (as ints) unless an int alternative does."""
         has_int = Scalar("int") in union.options
         choices = []
         for option in union.options:
@@ -71,9 +74,7 @@ class Pydantic(Target):
                     choices.append(("integer", "int"))
             else:
                 choices.append((_JSON_KINDS[json_kind(option)], self.spelled(option)))
-        if all(kind in _NUMBERS for kind, _ in choices):
-            return sorted(choices, key=lambda choice: choice[0] == "integer")
-        return sorted(choices, key=lambda choice: _NUMBERS.get(choice[0], 0))
+        return choices
 
     def aliased(self, model: Model) -> list[str]:
         """The Python names of a model's fields whose wire key is another string, where an
