@@ -1,6 +1,7 @@
 # Two commands set everything up on a fresh machine with python3 (>= 3.11):
 #   make generate   spec/ -> generated/ and tests/generated/
-#   make test       freshness check, static checks and every test
+#   make test       freshness check, static checks and every test, side by side; the
+#                   tests spread over the cores (pytest-xdist), the slowest 15 listed
 #   make bench      benchmarks: ratios and growth, never asserted wall times; draws bench/*.svg
 #   make fuzz       the property tests and the mutation fuzzer, with many more inputs
 PYTHON ?= python3
@@ -8,7 +9,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum < requirements.lock | cut -d' ' -f1)
 
-.PHONY: generate check lint test bench fuzz clean
+.PHONY: generate check lint pytest test bench fuzz clean
 
 $(STAMP): requirements.lock
 	@$(PYTHON) -c 'import sys; sys.exit("chunkspec needs Python >= 3.11, found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -31,8 +32,16 @@ lint: $(STAMP)
 	$(PY) -m mypy
 	$(PY) -m pyright
 
-test: check lint
-	$(PY) -m pytest
+# The static checks run beside pytest (they take a core for half a minute); make test
+# fails if any of the three fails, and prints its wall time.
+test: $(STAMP)
+	@start=$$(date +%s); status=0; \
+	$(MAKE) --no-print-directory -j3 check lint pytest || status=$$?; \
+	echo "make test: $$([ $$status = 0 ] && echo passed || echo FAILED) in $$(($$(date +%s) - start)) s"; \
+	exit $$status
+
+pytest: $(STAMP)
+	$(PY) -m pytest -n auto --dist loadfile --durations=15
 
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz CHUNKSPEC_FUZZ_INPUTS=200000 CHUNKSPEC_FUZZ_SEED=random $(PY) -m pytest \

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
-from generator.targets import TARGETS as REGISTRY
+from generator.render.targets import TARGETS as REGISTRY
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ROOT / "generated"

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       9381a72d144b
-# Digest: 0bfe4bb81ee04d50
+#   chunkspec code                       20b07c887022
+# Digest: c85ff54c960279fa
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 

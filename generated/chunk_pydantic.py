@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       e1a8a9558606
-# Digest: 975b6ba7470ad2b1
+#   chunkspec code                       96736828b088
+# Digest: 62fe3e6f74fb5aff
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 

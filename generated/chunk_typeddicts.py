@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       f32f1cc98763
-# Digest: 1c527ba4313ad836
+#   chunkspec code                       7f355dd0f638
+# Digest: 1582340d43684aa9
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 

@@ -23,25 +23,26 @@ from pathlib import Path
 
 import jinja2
 
-from .build import build_specs
-from .captures import CaptureError, read_capture
-from .drafting import draft
-from .emit import Output, RenderError, stale, strays, write_all
-from .errors import SpecError
-from .header import PROJECT_COMMAND
-from .inspection import Inspector, Report, as_json, table
-from .ir import Options
-from .load import load_spec
+from .captures.capture import CaptureError, read_capture
+from .captures.drafting import draft
+from .captures.inspection import Inspector, Report, as_json, table
+from .captures.scaffold import new_vendor
+from .ir.build import build_specs
+from .ir.errors import SpecError
+from .ir.load import load_spec
+from .ir.model import Options
 from .pipeline import generate
-from .scaffold import new_vendor
-from .vendored import (
+from .render.emit import Output, RenderError, stale, strays, write_all
+from .render.header import PROJECT_COMMAND
+from .render.targets import module_names
+from .vendoring.check import in_repository, problems, root_from
+from .vendoring.vendored import (
     Request,
     add_request_arguments,
     add_selection_arguments,
     options_from,
     render_vendored,
 )
-from .vendoring import in_repository, problems, root_from
 
 PACKAGE = Path(__file__).resolve().parent
 INSTALLED = (PACKAGE / "spec").is_dir()
@@ -235,7 +236,9 @@ def draft_vendor(root: Path, name: str, names: list[str]) -> int:
     reports = read_reports(root, names)
     if reports is None:
         return 2
-    text = draft(name, name, build_specs(load_spec(root), Options())[0], reports)
+    text = draft(
+        name, name, build_specs(load_spec(root), Options(), reserved=module_names())[0], reports
+    )
     path = new_vendor(root, name, text)
     declared = sum(1 for line in text.splitlines() if line.strip().startswith("type: "))
     print(
@@ -249,7 +252,9 @@ def draft_vendor(root: Path, name: str, names: list[str]) -> int:
 def read_reports(root: Path, names: list[str]) -> list[Report] | None:
     """The inspection of each capture; None (the reasons printed) if one cannot be read."""
     raw = load_spec(root)
-    whole, openai = build_specs(raw, Options(), Options(vendors=(), profile="strict"))
+    whole, openai = build_specs(
+        raw, Options(), Options(vendors=(), profile="strict"), reserved=module_names()
+    )
     inspector = Inspector(raw, whole, openai)
     reports, unreadable = [], False
     for name in names:

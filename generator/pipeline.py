@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .build import build_specs
-from .digests import inputs
-from .emit import Output, finish
-from .header import PROJECT_COMMAND
-from .ir import Options
-from .load import load_spec
-from .render import environment, render_all
-from .schema import render_schema
-from .targets import TARGETS
-from .vendor_docs import render_vendor_docs
+from .ir.build import build_specs
+from .ir.load import load_spec
+from .ir.model import Options
+from .render.digests import inputs
+from .render.emit import Output, finish
+from .render.header import PROJECT_COMMAND
+from .render.schema import render_schema
+from .render.targets import TARGETS, module_names
+from .render.templating import environment, render_all
+from .render.vendor_docs import render_vendor_docs
 
 
 def generate(
@@ -25,12 +25,16 @@ def generate(
     # The selection, OpenAI's own spec (for the differential tests) and the whole spec
     # (for the vendor reference), each built once.
     spec, openai, whole = build_specs(
-        raw, options or Options(), Options(vendors=(), profile="strict"), Options()
+        raw,
+        options or Options(),
+        Options(vendors=(), profile="strict"),
+        Options(),
+        reserved=module_names(),
     )
     targets = [target(spec) for target in TARGETS.values()]
     everything = inputs(root, spec, targets, environment(root / "templates").list_templates())
     rendered = render_all(spec, openai, root, everything, command)
-    outputs = [finish(one) for one in rendered]
+    outputs = finish(rendered)
     outputs.append(render_schema(spec, everything.digest))
     outputs.append(render_vendor_docs(whole, everything.digest))
     return outputs

@@ -30,9 +30,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from generator import inline
-from generator.ir import Options
-from generator.targets import TARGETS as REGISTRY
+from generator.ir.model import Options
+from generator.render import inline
+from generator.render.targets import TARGETS as REGISTRY
 
 REPO = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -45,7 +45,7 @@ OPTIONS_FILE = "options.toml"
 
 ELIDE: list[str] = []
 """Verbatim text blocks to replace by `# (runtime section: <n>)`, n their index here; empty
-by default. Named sections come from `generator.inline.sections()` when it exists."""
+by default. Named sections come from `generator.render.inline.sections()` when it exists."""
 
 
 class GoldenError(Exception):
@@ -146,7 +146,7 @@ def rendered(feature: str) -> dict[str, str]:
 
 def runtime_sections() -> dict[str, str]:
     """Verbatim runtime code every module carries, by name, from the generator when it
-    says (`generator.inline.sections()`)."""
+    says (`generator.render.inline.sections()`)."""
     return inline.sections()
 
 

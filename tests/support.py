@@ -12,7 +12,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from generator.targets import TARGETS as REGISTRY
+from generator.render.targets import TARGETS as REGISTRY
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "streams"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.naming import python_name
+from generator.ir.naming import python_name
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -187,7 +187,7 @@ def test_output_ignores_the_callers_formatter_configuration(tmp_path: Path) -> N
     ],
 )
 def test_python_names(wire: str, dataclasses: str, pydantic: str) -> None:
-    from generator.naming import DATACLASS_RESERVED, PYDANTIC_RESERVED
+    from generator.ir.naming import DATACLASS_RESERVED, PYDANTIC_RESERVED
 
     assert python_name(wire, DATACLASS_RESERVED) == dataclasses
     assert python_name(wire, PYDANTIC_RESERVED) == pydantic

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from generator.header import recorded_command
+from generator.render.header import recorded_command
 from tests.checkout import CHECKOUT, commit_all, committed_copy, git, isolated_environment
 from tests.support import REPORT
 

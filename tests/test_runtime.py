@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from generator import inline
+from generator.render import inline
 from generator.runtime.accumulate import _RULES, _finish, _merge, _Merged, _Plan
 from generator.runtime.errors import ChunkDecodeError
 from generator.runtime.objects import _defaulted, _nullable, _problem, _read, _required, _Shape

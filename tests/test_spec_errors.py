@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.build import build_spec
-from generator.load import load_spec
-from generator.targets import TARGETS as REGISTRY
+from generator.ir.build import build_spec
+from generator.ir.load import load_spec
+from generator.render.targets import TARGETS as REGISTRY
+from generator.render.targets import module_names
 from tests.support import REPORT, assert_same_json, load_module
 from tests.test_generator import REPO, copy_project, run_generator, snapshot
 
@@ -111,7 +112,7 @@ def test_an_awkward_spec_generates_working_code(project: Path, case: Path) -> No
     assert result.returncode == 0, result.stderr
     added = json.loads(header(case)["payload"])
     payload = {**CHUNK, **added}
-    spec = build_spec(load_spec(project))
+    spec = build_spec(load_spec(project), reserved=module_names())
     fields = {f.wire: f for f in spec.model("ChatCompletionChunk").fields}
     docs = [" ".join(d.split()) for d in _docs(yaml.safe_load(case.read_text(encoding="utf-8")))]
     for target in TARGETS:

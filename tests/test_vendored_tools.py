@@ -36,6 +36,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.shared import shared_folder
 from tests.support import DEPENDENCIES
 from tests.test_generator import REPO, run_generator
 
@@ -154,19 +155,28 @@ def assert_no_configuration_above(root: Path) -> None:
         assert not found, f"{folder}: {found} would configure the tools"
 
 
-@pytest.fixture(scope="module")
-def tools(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def shared_venv(request: pytest.FixtureRequest, requirements: list[str]) -> Path:
+    """A fresh venv holding `requirements`, made once for the whole run and shared by
+    every worker (tests/shared.py); the tests only read it."""
+    inputs = {"requirements": requirements, "lock": LOCK.read_text(), "python": sys.version}
+
+    def make(folder: Path) -> None:
+        fresh_venv(folder / "venv", requirements)
+
+    return shared_folder(request, "venv", inputs, make) / "venv"
+
+
+@pytest.fixture(scope="session")
+def tools(request: pytest.FixtureRequest) -> Path:
     """The bin folder of a fresh venv holding the tools at their locked versions."""
-    return fresh_venv(tmp_path_factory.mktemp("venvs") / "tools", pinned(TOOLS)) / "bin"
+    return shared_venv(request, pinned(TOOLS)) / "bin"
 
 
-@pytest.fixture(scope="module")
-def venvs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+@pytest.fixture(scope="session")
+def venvs(request: pytest.FixtureRequest) -> dict[str, Path]:
     """Per target, a fresh venv holding its one dependency and nothing else."""
-    folder = tmp_path_factory.mktemp("venvs")
     return {
-        target: fresh_venv(folder / target, pinned(needs[:1]))
-        for target, needs in DEPENDENCIES.items()
+        target: shared_venv(request, pinned(needs[:1])) for target, needs in DEPENDENCIES.items()
     }
 
 

@@ -4,6 +4,7 @@ a new vendor in one edit, and the generated vendor reference."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -13,8 +14,9 @@ from types import ModuleType
 
 import pytest
 
-from generator.build import build_spec
-from generator.load import load_spec
+from generator.ir.build import build_spec
+from generator.ir.load import load_spec
+from generator.render.targets import module_names
 from tests.support import FIXTURE_STREAMS, Stream, assert_same_json, load_module, normalised
 from tests.test_generator import REPO, copy_project, run_generator
 
@@ -39,6 +41,7 @@ def run_tests(root: Path, *paths: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *paths],
         cwd=root,
+        env={**os.environ, "HYPOTHESIS_PROFILE": "copy"},  # tests/conftest.py says why
         capture_output=True,
         text=True,
         check=False,
@@ -130,7 +133,7 @@ def test_vendored_module_is_checked_and_edits_are_caught(tmp_path: Path) -> None
     )
     assert result.returncode == 0, result.stderr
     text = out.read_text()
-    from generator.header import recorded_command
+    from generator.render.header import recorded_command
 
     command = f"python -m generator vendor --target dataclasses --vendors vllm --out {out}"
     assert recorded_command(text) == command
@@ -195,9 +198,9 @@ STALE = {
 def test_a_vendored_module_is_stale_exactly_when_what_it_is_made_from_changed(
     tmp_path: Path, edit: str
 ) -> None:
-    from generator.header import recorded_command
-    from generator.vendored import parse_command, render_vendored
-    from generator.vendoring import problems
+    from generator.render.header import recorded_command
+    from generator.vendoring.check import problems
+    from generator.vendoring.vendored import parse_command, render_vendored
 
     root = copy_project(tmp_path / "project")
     out = tmp_path / "chunks.py"
@@ -232,22 +235,22 @@ def test_a_vendored_module_is_stale_exactly_when_what_it_is_made_from_changed(
 
 
 def test_the_code_a_module_is_made_from_is_its_targets_own() -> None:
-    from generator import digests
-    from generator.build import build_spec
-    from generator.load import load_spec
-    from generator.targets import TARGETS
+    from generator.ir.build import build_spec
+    from generator.ir.load import load_spec
+    from generator.render import digests
+    from generator.render.targets import TARGETS
 
-    spec = build_spec(load_spec(REPO))
+    spec = build_spec(load_spec(REPO), reserved=module_names())
     templates, code = digests.code_inputs(REPO / "templates", [TARGETS["pydantic"](spec)])
     assert {"pydantic.py.jinja", "_module.jinja", "_header.jinja"} <= set(templates)
     assert "msgspec.py.jinja" not in templates
     assert {
-        "targets/pydantic_target.py",
+        "render/targets/pydantic_target.py",
         "runtime/models.py",
         "runtime/sse.py",
-        "render.py",
+        "render/templating.py",
     } <= code
-    assert not {"targets/msgspec_target.py", "runtime/structs.py", "__main__.py"} & code
+    assert not {"render/targets/msgspec_target.py", "runtime/structs.py", "__main__.py"} & code
 
 
 def test_vendored_from_another_root_records_it(tmp_path: Path) -> None:
@@ -261,7 +264,7 @@ def test_vendored_from_another_root_records_it(tmp_path: Path) -> None:
 
 
 def test_a_root_inside_the_repository_is_recorded_relative_to_it(tmp_path: Path) -> None:
-    from generator.header import recorded_command
+    from generator.render.header import recorded_command
 
     app = tmp_path / "application"
     (app / ".git").mkdir(parents=True)  # a repository's root, as far as chunkspec looks
@@ -282,7 +285,7 @@ def test_a_root_inside_the_repository_is_recorded_relative_to_it(tmp_path: Path)
 
 
 def test_an_unreadable_header_command_is_reported_not_raised(tmp_path: Path) -> None:
-    from generator.vendored import seal, unseal
+    from generator.vendoring.vendored import seal, unseal
 
     out = tmp_path / "m.py"
     assert (
@@ -299,7 +302,7 @@ def test_an_unreadable_header_command_is_reported_not_raised(tmp_path: Path) -> 
 
 
 def test_a_module_of_an_older_chunkspec_is_stale_with_the_steps(tmp_path: Path) -> None:
-    from generator.vendored import seal, unseal
+    from generator.vendoring.vendored import seal, unseal
 
     out = tmp_path / "m.py"
     assert run_generator(REPO, "vendor", "--target", "msgspec", "--out", str(out)).returncode == 0
@@ -546,7 +549,7 @@ def test_a_new_vendor_field_needs_one_yaml_edit(tmp_path: Path) -> None:
     )
     untouched = {
         p: p.read_bytes()
-        for p in sorted([*(root / "templates").glob("*"), *(root / "generator").glob("*.py")])
+        for p in sorted([*(root / "templates").glob("*"), *(root / "generator").rglob("*.py")])
     }
 
     result = run_generator(root, "new-vendor", "e2e_probe")
@@ -603,7 +606,7 @@ def test_a_new_vendor_field_needs_one_yaml_edit(tmp_path: Path) -> None:
 
 
 def test_vendor_reference_lists_every_vendor_field() -> None:
-    spec = build_spec(load_spec(REPO))
+    spec = build_spec(load_spec(REPO), reserved=module_names())
     doc = (REPO / "docs/vendors.md").read_text()
     for vendor in spec.vendors:
         assert f"(`{vendor.name}`)" in doc, vendor.name

@@ -29,12 +29,12 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       eccc4d45910d
-# Digest: a16652a894d06570
+#   chunkspec code                       0ace34a9449b
+# Digest: bc97cd9f855397bd
 # Regenerate with: make generate
 """Example payloads of every spec type, shared by the generated tests of every target.
 
-Four per type (see generator/examples.py): required keys only, every key with unknown
+Four per type (see generator/render/examples.py): required keys only, every key with unknown
 keys at every level, every nullable key null, and the last union alternatives.
 """
 

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       eccc4d45910d
-# Digest: a16652a894d06570
+#   chunkspec code                       0ace34a9449b
+# Digest: bc97cd9f855397bd
 # Regenerate with: make generate
 """Property tests generated from the spec (strategies in tests/generated/strategies.py).
 

@@ -1,0 +1,225 @@
+"""`chunkspec new-vendor NAME --from CAPTURE...`: a vendor file drafted from captures.
+
+Every key the spec does not know is declared on the spec type it was seen in, with a
+type inferred from every value seen: int, or float once any value is; nullable once one
+is null; lists of what they hold; an object becomes a new named type, its fields
+inferred the same way. Its doc says where and how often the key was seen. A string on a
+type whose text merges by appending (a delta) that changes from chunk to chunk gets
+`merge: append`. What a person must confirm is marked `# REVIEW`. The order is the
+spec's and the captures', so the same captures always give the same draft.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..ir.model import Spec
+from .inspection import Finding, Report, value_kind
+
+REVIEW = "# REVIEW"
+
+
+@dataclass
+class Declared:
+    """A field to declare: its type and what was seen of it."""
+
+    type: str
+    nullable: bool
+    doc: str
+    merge: str | None = None
+
+
+@dataclass
+class _Draft:
+    vendor: str
+    prefix: str
+    taken: set[str]
+    types: dict[str, tuple[str, dict[str, Declared]]] = field(default_factory=dict)
+    """New named types: name -> (doc, fields)."""
+
+    def infer(self, key: str, values: list[Any], owner: str) -> tuple[str, bool]:
+        """The type string of a field that took `values`, and whether it is nullable."""
+        present = [v for v in values if v is not None]
+        nullable = len(present) < len(values)
+        kinds = {value_kind(v) for v in present}
+        if not kinds:
+            return "any", nullable
+        if kinds <= {"int", "float"}:
+            return ("int" if kinds == {"int"} else "float"), nullable
+        if len(kinds) > 1:
+            return "any", nullable
+        kind = kinds.pop()
+        if kind == "list":
+            items = [item for value in present for item in value]
+            item_type, item_null = self.infer(key, items, owner) if items else ("any", False)
+            return f"list[{item_type}]" if not item_null else "list[any]", nullable
+        if kind == "object":
+            return self.new_type(key, present, owner), nullable
+        return kind, nullable
+
+    def new_type(self, key: str, objects: list[dict[str, Any]], owner: str) -> str:
+        name = self.prefix + "".join(part.capitalize() for part in key.split("_") if part)
+        base, n = name, 2
+        while name in self.taken:
+            name, n = f"{base}{n}", n + 1
+        self.taken.add(name)
+        seen: dict[str, list[Any]] = {}
+        for value in objects:
+            for inner, item in value.items():
+                seen.setdefault(inner, []).append(item)
+        fields = {}
+        for inner, items in seen.items():
+            type_, nullable = self.infer(inner, items, name)
+            doc = f"Seen in {len(items)} of {len(objects)} `{key}` objects."
+            fields[inner] = Declared(type_, nullable, doc)
+        doc = f"The `{key}` object of {owner}, as {self.vendor} sends it."
+        self.types[name] = (doc, fields)
+        return name
+
+
+def draft(name: str, title: str, spec: Spec, reports: list[Report]) -> str:
+    """The text of spec/vendors/NAME.yaml for what `reports` found unknown."""
+    prefix = "".join(part.capitalize() for part in name.split("_"))
+    state = _Draft(title, prefix, set(spec.type_names))
+    total = sum(len(r.capture.chunks) for r in reports)
+    owners: dict[str, dict[str, Declared]] = {}
+    unknown = [f for r in reports for f in r.unknown]
+    order = {m.name: i for i, m in enumerate(spec.models)}
+    # The chunk first, then the types inside it.
+    relax: dict[str, dict[str, list[str]]] = {}
+    unfit: list[str] = []
+    for finding in sorted(unknown, key=lambda f: (-order[f.owner], f.first)):
+        if finding.what != "key" and spec.model(finding.owner).origin is not None:
+            # Only core types are relaxed: a vendor's own type is that vendor's to fix.
+            unfit.append(f"{finding.path}: {finding.what}, which {finding.owner} refuses")
+            continue
+        if finding.what != "key":  # a value the spec refuses: loosen the field
+            relax.setdefault(finding.owner, {}).setdefault(finding.key, []).extend(
+                _loosened(state, finding, total)
+            )
+            continue
+        fields = owners.setdefault(finding.owner, {})
+        if finding.key not in fields:
+            fields[finding.key] = _declared(state, spec, finding, reports)
+    known = sorted(
+        {
+            (f.path, f.explained)
+            for r in reports
+            for f in r.findings
+            if f.what == "key" and not f.unknown
+        }
+    )
+    # A type before the types inside it (they were named first).
+    types = dict(reversed(state.types.items()))
+    return _yaml(name, title, owners, types, known, unfit) + _relax_yaml(relax)
+
+
+def _declared(state: _Draft, spec: Spec, finding: Finding, reports: list[Report]) -> Declared:
+    """The declaration of an unknown key, from its values in every capture."""
+    same = [
+        (r, f)
+        for r in reports
+        for f in r.unknown
+        if (f.owner, f.key) == (finding.owner, finding.key)
+    ]
+    values = [value for _, f in same for _, value in f.values]
+    type_, nullable = state.infer(finding.key, values, finding.owner)
+    names = ", ".join(dict.fromkeys(Path(r.capture.name).name for r, _ in same))
+    total = sum(len(r.capture.chunks) for r in reports)
+    doc = f"Seen {_times(len(values))} at {finding.path} in the {total} chunks of {names}."
+    merge = "append" if type_ == "string" and _grows(spec, finding.owner, values) else None
+    return Declared(type_, nullable, doc, merge)
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+def _loosened(state: _Draft, finding: Finding, total: int) -> list[str]:
+    """The lines of a relaxation that lets the field take what `finding` saw."""
+    seen = f"{finding.count} of {total} chunks, first in chunk {finding.first}"
+    if finding.what == "missing":
+        lines = ["required: false"]
+    elif finding.what == "null":
+        lines = ["nullable: true"]
+    else:
+        values = [value for _, value in finding.values]
+        lines = [f"also_type: {state.infer(finding.key, values, finding.owner)[0]}"]
+    doc = f"Seen {finding.what} at {finding.path} in {seen}."
+    return [*lines, f"doc: {json.dumps(doc)}  {REVIEW}: say why the vendor does this"]
+
+
+def _relax_yaml(relax: dict[str, dict[str, list[str]]]) -> str:
+    if not relax:
+        return ""
+    lines = ["", "relax:"]
+    for owner, keys in relax.items():
+        lines.append(f"  {owner}:")
+        for key, body in keys.items():
+            lines.append(f"    {key}:")
+            docs = [line for line in body if line.startswith("doc: ")]
+            lines += [
+                f"      {line}" for line in dict.fromkeys(body) if not line.startswith("doc: ")
+            ]
+            lines.append(f"      {docs[0]}")
+    return "\n".join(lines) + "\n"
+
+
+def _grows(spec: Spec, owner: str, values: list[Any]) -> bool:
+    """Whether a string on `owner` looks like streamed text: the owner's own text merges
+    by appending (a delta), and the values differ from chunk to chunk."""
+    plan = next((p for p in spec.merging if p.chunk_type == owner), None)
+    appends = plan is not None and any(rule.how == "append" for rule in plan.rules)
+    return appends and len(set(values)) > 1
+
+
+def _yaml(
+    name: str,
+    title: str,
+    owners: dict[str, dict[str, Declared]],
+    types: dict[str, tuple[str, dict[str, Declared]]],
+    known: Iterable[tuple[str, str]],
+    unfit: list[str],
+) -> str:
+    lines = [
+        f"# {name}: drafted by `chunkspec new-vendor {name} --from` from captured streams.",
+        f"# Review every line marked {REVIEW}, then run `make generate`.",
+    ]
+    for path, explained in known:
+        lines.append(f"# Seen, and declared already: {path} by {explained}")
+    for problem in dict.fromkeys(unfit):
+        lines.append(f"# {REVIEW}: seen {problem}: change that vendor's file")
+    lines += [
+        f"vendor: {name}",
+        f"title: {json.dumps(title)}  {REVIEW}: the name the docs credit",
+        f"source: https://example.com/{name}  {REVIEW}: where {title} documents its stream",
+        "",
+    ]
+    if owners:
+        lines.append("fields:")
+        for owner, fields in owners.items():
+            lines.append(f"  {owner}:")
+            lines += _fields(fields, "    ")
+    if types:
+        lines += ["", "types:"]
+        for type_name, (doc, fields) in types.items():
+            lines += [f"  {type_name}:", f"    doc: {json.dumps(doc)}  {REVIEW}", "    fields:"]
+            lines += _fields(fields, "      ")
+    return "\n".join(lines) + "\n"
+
+
+def _fields(fields: dict[str, Declared], indent: str) -> list[str]:
+    lines = []
+    for key, declared in fields.items():
+        lines.append(f"{indent}{json.dumps(key) if not key.isidentifier() else key}:")
+        lines.append(f"{indent}  type: {declared.type}")
+        if declared.nullable:
+            lines.append(f"{indent}  nullable: true")
+        if declared.merge:
+            lines.append(f"{indent}  merge: {declared.merge}  {REVIEW}: its values grow the text")
+        lines.append(f"{indent}  doc: {json.dumps(declared.doc)}  {REVIEW}: say what it holds")
+    return lines

@@ -1,0 +1,435 @@
+"""Load and validate the spec files into located records (stage 1 of the pipeline).
+
+Checks here are about the shape of each file: known keys, required docs, flag types.
+Checks that need every file at once (unknown types, collisions, cycles) are in build.py.
+Every error names the file and line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..runtime.accumulate import _RULES
+from .errors import SpecError
+from .yamlfile import Located, load_yaml
+
+CORE_FILE = "spec/chat_completion_chunk.yaml"
+VENDOR_DIR = "spec/vendors"
+
+_TYPE_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+_VENDOR_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Where:
+    file: str
+    line: int | None
+
+    def error(self, message: str) -> SpecError:
+        return SpecError(message, self.file, self.line)
+
+
+@dataclass(frozen=True)
+class RawField:
+    wire: str
+    type: str
+    doc: str
+    required: bool
+    nullable: bool
+    default: object | None
+    deprecated: str | None
+    discriminator: str | None
+    source: str | None
+    also: tuple[str, ...]
+    merge: str | None
+    into: str | None
+    repeats: str | None
+    where: Where
+    type_where: Where
+
+
+@dataclass(frozen=True)
+class RawRelax:
+    """A vendor quirk that loosens a core field."""
+
+    wire: str
+    required: bool | None
+    nullable: bool | None
+    also_type: str | None
+    doc: str
+    source: str | None
+    where: Where
+
+
+@dataclass(frozen=True)
+class RawErrorWhen:
+    has: str
+    lacks: str
+    doc: str
+
+
+@dataclass(frozen=True)
+class RawType:
+    name: str
+    doc: str
+    fields: tuple[RawField, ...]
+    error_when: RawErrorWhen | None
+    fill: tuple[tuple[str, object, Where], ...]
+    """Values the accumulator writes for keys no chunk supplied: (wire key, JSON value, where)."""
+    where: Where
+
+
+@dataclass(frozen=True)
+class RawEnum:
+    name: str
+    doc: str
+    values: tuple[tuple[str, str], ...]
+    open: bool
+    where: Where
+
+
+@dataclass(frozen=True)
+class RawVendor:
+    name: str
+    title: str
+    source: str
+    types: tuple[RawType, ...]
+    enums: tuple[RawEnum, ...]
+    fields: tuple[tuple[str, Where, tuple[RawField, ...]], ...]
+    """(owning type, where the type is named, fields added to it)"""
+    relax: tuple[tuple[str, Where, tuple[RawRelax, ...]], ...]
+    where: Where
+
+
+@dataclass(frozen=True)
+class RawCore:
+    root: str
+    completion: str | None
+    """The type the chunks of a stream merge into."""
+    types: tuple[RawType, ...]
+    enums: tuple[RawEnum, ...]
+    where: Where
+
+
+@dataclass(frozen=True)
+class RawSpec:
+    core: RawCore
+    vendors: tuple[RawVendor, ...]
+    files: tuple[str, ...]
+
+
+def load_spec(root: Path) -> RawSpec:
+    """Read the core file and every vendor file (sorted by name) under `root`."""
+    core = _core(load_yaml(root / CORE_FILE, CORE_FILE), CORE_FILE)
+    vendor_files = sorted((root / VENDOR_DIR).glob("*.yaml"))
+    for stray in sorted((root / VENDOR_DIR).glob("*.yml")):
+        raise SpecError(
+            "vendor files end in .yaml; this one would be ignored", f"{VENDOR_DIR}/{stray.name}"
+        )
+    vendors = []
+    for path in vendor_files:
+        display = f"{VENDOR_DIR}/{path.name}"
+        vendors.append(_vendor(load_yaml(path, display), display, path.stem))
+    files = (CORE_FILE, *(f"{VENDOR_DIR}/{p.name}" for p in vendor_files))
+    return RawSpec(core, tuple(vendors), files)
+
+
+# --- shape checks -----------------------------------------------------------
+
+
+def _at(mapping: Located, file: str, key: str | None = None) -> Where:
+    line = mapping.key_lines.get(key, mapping.line) if key is not None else mapping.line
+    return Where(file, line)
+
+
+def _keys(
+    mapping: Located,
+    file: str,
+    what: str,
+    allowed: set[str],
+    required: set[str],
+    where: Where | None = None,
+) -> None:
+    """Reject unknown keys; a missing one is reported at `where` (the line naming the thing)."""
+    for key in mapping:
+        if key not in allowed:
+            known = ", ".join(sorted(allowed))
+            raise _at(mapping, file, key).error(f"unknown key {key!r} in {what} (known: {known})")
+    for key in sorted(required):
+        if key not in mapping:
+            raise (where or _at(mapping, file)).error(f"{what} needs {key!r}")
+
+
+def _mapping(value: Any, where: Where, what: str) -> Located:
+    if not isinstance(value, Located):
+        raise where.error(f"{what} must be a mapping")
+    return value
+
+
+def _text(mapping: Located, file: str, key: str, what: str) -> str:
+    value = mapping[key]
+    if not isinstance(value, str) or not value.strip():
+        raise _at(mapping, file, key).error(f"{key!r} of {what} must be a non-empty string")
+    return " ".join(value.split())
+
+
+def _flag(mapping: Located, file: str, key: str, default: bool) -> bool:
+    value = mapping.get(key, default)
+    if not isinstance(value, bool):
+        raise _at(mapping, file, key).error(f"{key!r} must be true or false")
+    return value
+
+
+def _core(doc: Located, file: str) -> RawCore:
+    _keys(doc, file, "the core spec", {"root", "completion", "types", "enums"}, {"root", "types"})
+    root = _text(doc, file, "root", "the core spec")
+    return RawCore(
+        root=root,
+        completion=(
+            _text(doc, file, "completion", "the core spec") if "completion" in doc else None
+        ),
+        types=_types(doc, file),
+        enums=_enums(doc, file),
+        where=_at(doc, file),
+    )
+
+
+def _vendor(doc: Located, file: str, stem: str) -> RawVendor:
+    allowed = {"vendor", "title", "source", "fields", "types", "enums", "relax"}
+    _keys(doc, file, "a vendor file", allowed, {"vendor", "title", "source"})
+    name = _text(doc, file, "vendor", "a vendor file")
+    if not _VENDOR_NAME.match(name):
+        raise _at(doc, file, "vendor").error(f"vendor name {name!r} must be lower_snake_case")
+    if name != stem:
+        raise _at(doc, file, "vendor").error(
+            f"vendor {name!r} must live in spec/vendors/{name}.yaml"
+        )
+    source = _text(doc, file, "source", "a vendor file")
+    fields = []
+    for owner, owner_where, body in _owners(doc, file, "fields"):
+        fields.append((owner, owner_where, _fields(body, file, owner, vendor=True)))
+    relax = []
+    for owner, owner_where, body in _owners(doc, file, "relax"):
+        relax.append((owner, owner_where, tuple(_relax(body, file, owner, wire) for wire in body)))
+    return RawVendor(
+        name=name,
+        title=_text(doc, file, "title", "a vendor file"),
+        source=source,
+        types=_types(doc, file),
+        enums=_enums(doc, file),
+        fields=tuple(fields),
+        relax=tuple(relax),
+        where=_at(doc, file),
+    )
+
+
+def _owners(doc: Located, file: str, key: str) -> list[tuple[str, Where, Located]]:
+    if key not in doc:
+        return []
+    section = _mapping(doc[key], _at(doc, file, key), f"{key!r}")
+    out = []
+    for owner in section:
+        where = _at(section, file, owner)
+        out.append((owner, where, _mapping(section[owner], where, f"{key!r} of {owner}")))
+    return out
+
+
+def _types(doc: Located, file: str) -> tuple[RawType, ...]:
+    if "types" not in doc:
+        return ()
+    section = _mapping(doc["types"], _at(doc, file, "types"), "'types'")
+    out = []
+    for name in section:
+        where = _at(section, file, name)
+        if not _TYPE_NAME.match(name):
+            raise where.error(f"type name {name!r} must be PascalCase")
+        body = _mapping(section[name], where, f"type {name}")
+        allowed = {"doc", "fields", "error_when", "fill"}
+        _keys(body, file, f"type {name}", allowed, {"doc", "fields"}, where)
+        fields_map = _mapping(body["fields"], _at(body, file, "fields"), f"fields of {name}")
+        if not fields_map:
+            raise _at(body, file, "fields").error(f"type {name} has no fields")
+        out.append(
+            RawType(
+                name=name,
+                doc=_text(body, file, "doc", f"type {name}"),
+                fields=_fields(fields_map, file, name, vendor=False),
+                error_when=_error_when(body, file, name),
+                fill=_fill(body, file, name),
+                where=where,
+            )
+        )
+    return tuple(out)
+
+
+def _error_when(body: Located, file: str, name: str) -> RawErrorWhen | None:
+    if "error_when" not in body:
+        return None
+    rule = _mapping(body["error_when"], _at(body, file, "error_when"), f"error_when of {name}")
+    _keys(rule, file, f"error_when of {name}", {"has", "lacks", "doc"}, {"has", "lacks", "doc"})
+    return RawErrorWhen(
+        has=_text(rule, file, "has", "error_when"),
+        lacks=_text(rule, file, "lacks", "error_when"),
+        doc=_text(rule, file, "doc", "error_when"),
+    )
+
+
+def _fill(body: Located, file: str, name: str) -> tuple[tuple[str, object, Where], ...]:
+    if "fill" not in body:
+        return ()
+    section = _mapping(body["fill"], _at(body, file, "fill"), f"fill of {name}")
+    out = []
+    for wire in section:
+        value = section[wire]
+        where = _at(section, file, wire)
+        if isinstance(value, Located):
+            if value:
+                raise where.error("a fill value is a JSON scalar, null or {} (an empty object)")
+            value = {}
+        elif value is not None and not isinstance(value, (str, int, float)):
+            raise where.error("a fill value is a JSON scalar, null or {} (an empty object)")
+        out.append((wire, value, where))
+    return tuple(out)
+
+
+# How the values of a field in successive chunks merge (see docs/spec-format.md): the
+# rules the accumulator of generator/runtime/accumulate.py implements.
+MERGE_RULES = tuple(sorted(_RULES))
+
+# How the values of a field recur across chunks (see docs/spec-format.md).
+REPEATS = ("stream", "vocabulary")
+
+_FIELD_KEYS = {
+    "type",
+    "doc",
+    "required",
+    "nullable",
+    "default",
+    "deprecated",
+    "discriminator",
+    "merge",
+    "into",
+    "repeats",
+}
+
+
+def _fields(section: Located, file: str, owner: str, *, vendor: bool) -> tuple[RawField, ...]:
+    out = []
+    for wire in section:
+        where = _at(section, file, wire)
+        what = f"field {owner}.{wire}"
+        if not wire:
+            raise where.error(f"empty field name in {owner}")
+        if any(c in '"\\' or c < " " for c in wire):
+            raise where.error(
+                f"field name {wire!r} has a quote, a backslash or a control character,"
+                " which msgspec cannot name a field with"
+            )
+        body = _mapping(section[wire], where, what)
+        # A field a vendor adds to another type says who else sends it and where that is
+        # documented; the fields of a type are credited through the type's file.
+        allowed = _FIELD_KEYS | ({"also", "source"} if vendor else set())
+        _keys(body, file, what, allowed, {"type", "doc"}, where)
+        deprecated = body.get("deprecated")
+        if deprecated is not None and not (isinstance(deprecated, str) and deprecated.strip()):
+            raise _at(body, file, "deprecated").error(
+                "'deprecated' must say why, as a non-empty string"
+            )
+        also = body.get("also", [])
+        if not isinstance(also, list) or not all(isinstance(v, str) for v in also):
+            raise _at(body, file, "also").error("'also' must be a list of vendor names")
+        if len(set(also)) != len(also):
+            raise _at(body, file, "also").error("'also' names a vendor twice")
+        out.append(
+            RawField(
+                wire=wire,
+                type=_text(body, file, "type", what),
+                doc=_text(body, file, "doc", what),
+                required=_flag(body, file, "required", False),
+                nullable=_flag(body, file, "nullable", False),
+                default=body.get("default"),
+                deprecated=" ".join(deprecated.split()) if isinstance(deprecated, str) else None,
+                discriminator=(
+                    _text(body, file, "discriminator", what) if "discriminator" in body else None
+                ),
+                source=_text(body, file, "source", what) if "source" in body else None,
+                also=tuple(also),
+                merge=_choice(body, file, "merge", MERGE_RULES, "merge rule"),
+                into=_text(body, file, "into", what) if "into" in body else None,
+                repeats=_choice(body, file, "repeats", REPEATS, "kind of repeat"),
+                where=where,
+                type_where=_at(body, file, "type"),
+            )
+        )
+    return tuple(out)
+
+
+def _choice(body: Located, file: str, key: str, known: tuple[str, ...], what: str) -> str | None:
+    if key not in body:
+        return None
+    value = body[key]
+    if value not in known:
+        raise _at(body, file, key).error(f"unknown {what} {value!r} (known: {', '.join(known)})")
+    return str(value)
+
+
+def _relax(section: Located, file: str, owner: str, wire: str) -> RawRelax:
+    where = _at(section, file, wire)
+    what = f"relaxation of {owner}.{wire}"
+    body = _mapping(section[wire], where, what)
+    _keys(body, file, what, {"required", "nullable", "also_type", "doc", "source"}, {"doc"}, where)
+    required = body.get("required")
+    nullable = body.get("nullable")
+    if required not in (None, False):
+        raise _at(body, file, "required").error("a vendor can only relax 'required' to false")
+    if nullable not in (None, True):
+        raise _at(body, file, "nullable").error("a vendor can only relax 'nullable' to true")
+    also_type = _text(body, file, "also_type", what) if "also_type" in body else None
+    if required is None and nullable is None and also_type is None:
+        raise where.error(f"{what} changes nothing (set required, nullable or also_type)")
+    return RawRelax(
+        wire=wire,
+        required=required,
+        nullable=nullable,
+        also_type=also_type,
+        doc=_text(body, file, "doc", what),
+        source=_text(body, file, "source", what) if "source" in body else None,
+        where=where,
+    )
+
+
+def _enums(doc: Located, file: str) -> tuple[RawEnum, ...]:
+    if "enums" not in doc:
+        return ()
+    section = _mapping(doc["enums"], _at(doc, file, "enums"), "'enums'")
+    out = []
+    for name in section:
+        where = _at(section, file, name)
+        if not _TYPE_NAME.match(name):
+            raise where.error(f"enum name {name!r} must be PascalCase")
+        body = _mapping(section[name], where, f"enum {name}")
+        _keys(body, file, f"enum {name}", {"doc", "values", "open"}, {"doc", "values"}, where)
+        values = _mapping(body["values"], _at(body, file, "values"), f"values of {name}")
+        if not values:
+            raise _at(body, file, "values").error(f"enum {name} has no values")
+        pairs = []
+        for value in values:
+            doc_text = values[value]
+            if not isinstance(doc_text, str) or not doc_text.strip():
+                raise _at(values, file, value).error(
+                    f"value {value!r} of {name} needs a doc string"
+                )
+            pairs.append((value, " ".join(doc_text.split())))
+        out.append(
+            RawEnum(
+                name=name,
+                doc=_text(body, file, "doc", f"enum {name}"),
+                values=tuple(pairs),
+                open=_flag(body, file, "open", True),
+                where=where,
+            )
+        )
+    return tuple(out)

@@ -1,0 +1,149 @@
+"""What a target is: the object that owns everything one kind of generated model
+module decides (its template, runtime files, Python names, annotations, defaults and
+JSON conversion). The intermediate model knows no target; templates ask the target."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ...ir.model import EnumRef, Field, ListOf, MapOf, Model, ModelRef, Scalar, Spec, TypeExpr
+from ...ir.naming import python_name, snake
+
+STDLIB_SCALARS = {"string": "str", "int": "int", "float": "float", "bool": "bool", "any": "Any"}
+# pydantic and msgspec turn an int read into a `float` field into a float, and `1` would
+# come back as `1.0`; `int | float` keeps whichever the wire had.
+NUMBER_SCALARS = {**STDLIB_SCALARS, "float": "int | float"}
+
+
+@dataclass(frozen=True)
+class Shared:
+    """The fields whose values a target shares between objects, by Python name: a
+    `stream` value is compared with the one the last object was read with (slot n of the
+    model's table for the n-th name), a `vocabulary` value is looked up in the module's
+    bounded table of values."""
+
+    stream: tuple[str, ...]
+    vocabulary: tuple[str, ...]
+
+    def __bool__(self) -> bool:
+        return bool(self.stream or self.vocabulary)
+
+
+class Target:
+    """One target. Subclasses set the class attributes and override what differs."""
+
+    name: ClassVar[str]
+    runtime: ClassVar[tuple[str, ...]]
+    """The runtime files (generator/runtime/) copied before the models, in order."""
+    reserved: ClassVar[frozenset[str]]
+    """Names a field may not take as its Python name (keywords are never allowed)."""
+    shares: ClassVar[tuple[str, ...]] = ()
+    """The kinds of `repeats` (stream, vocabulary) whose values objects share."""
+    exact_text: ClassVar[bool] = True
+    """Whether `dumps` writes the very same text as json (msgspec and pydantic spell
+    some floats their own way: the same JSON value)."""
+    imports: ClassVar[dict[str, tuple[str, str]]] = {}
+    """Names the template's code uses beyond those of the runtime: name -> (module,
+    name there; "" for a module)."""
+    dumps_doc: ClassVar[str] = ""
+    """A paragraph `dumps` adds to its docstring."""
+
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec
+
+    @property
+    def template(self) -> str:
+        return f"{self.name}.py.jinja"
+
+    # --- names and annotations ----------------------------------------------------
+
+    def python_name(self, field: Field) -> str:
+        return python_name(field.wire, self.reserved | self.spec.type_names)
+
+    def spelled(self, expr: TypeExpr) -> str:
+        """The annotation of a type, without the nullable or unset parts of a field."""
+        if isinstance(expr, Scalar):
+            return STDLIB_SCALARS[expr.kind]
+        if isinstance(expr, ListOf):
+            return f"list[{self.spelled(expr.item)}]"
+        if isinstance(expr, MapOf):
+            return f"dict[str, {self.spelled(expr.value)}]"
+        if isinstance(expr, ModelRef):
+            return expr.name
+        if isinstance(expr, EnumRef):
+            return f"{expr.name} | str" if expr.open else expr.name
+        return " | ".join(self.spelled(option) for option in expr.options)
+
+    def annotation(self, field: Field) -> str:
+        """The annotation of a field: its type, the unset marker when the key may be
+        absent, `| None` when it may be null."""
+        text = self.spelled(field.type)
+        if not field.required and not field.has_default:
+            text += " | _Unset"
+        return text + " | None" if field.nullable else text
+
+    def default_factory(self, field: Field) -> str:
+        """The callable that makes a field's default; the spec only allows `[]`. It is the
+        list type itself (`list[Choice]`), so type checkers know the items' type."""
+        assert field.default == [] and isinstance(field.type, ListOf)
+        return self.spelled(field.type)
+
+    def shared(self, model: Model) -> Shared:
+        def names(how: str) -> tuple[str, ...]:
+            if how not in self.shares:
+                return ()
+            return tuple(self.python_name(f) for f in model.fields if f.repeats == how)
+
+        return Shared(stream=names("stream"), vocabulary=names("vocabulary"))
+
+    # --- JSON conversion ------------------------------------------------------------
+
+    def from_json(self, model: str, data: str) -> str:
+        """An expression: the decoded JSON value `data` read as `model`."""
+        return f"{model}.from_dict({data})"
+
+    def from_text(self, model: str, text: str) -> str:
+        """An expression: the JSON text `text` read as `model`."""
+        return self.from_json(model, f"_json({text})")
+
+    def to_json(self, value: str) -> str:
+        """An expression: the JSON data of an object `value`."""
+        return f"{value}.to_dict()"
+
+    def to_text(self, value: str) -> str:
+        """An expression: the compact JSON text of an object `value`."""
+        return f"_wire_text({self.to_json(value)})"
+
+    def test_decoder(self, model: str) -> str:
+        """The public decoder of a model's JSON data, in the generated tests (the module
+        is imported as `target`)."""
+        return f"target.{model}.from_dict"
+
+    def test_encoded(self, value: str) -> str:
+        """The JSON data of a decoded `value`, by the public API, in the generated tests."""
+        return f"{value}.to_dict()"
+
+    # --- what the templates name ----------------------------------------------------
+
+    def exports(self) -> list[str]:
+        """The sorted `__all__` of the module."""
+        names = ["ChunkDecodeError", "ErrorReport", "loads", "dumps"]
+        names += ["ChunkStream", "AsyncChunkStream", "ServerSentEvent", "StreamError"]
+        names += ["EventTooLargeError", "RawEvent", "SkippedEvent", "iter_chunks", "aiter_chunks"]
+        names += ["MAX_EVENT_SIZE", "SSE_DONE", "SSE_KEEP_ALIVE", "sse_chunk", "sse_error"]
+        names += ["iter_sse", "aiter_sse"]
+        if self.spec.completion is not None:
+            names += ["ChunkAccumulator", "loads_completion"]
+        names += [m.name for m in self.spec.models] + [e.name for e in self.spec.enums]
+        names += self.extra_exports()
+        # The order ruff's RUF022 checks: CONSTANTS, then Classes, then functions.
+        return sorted(names, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n))
+
+    def extra_exports(self) -> list[str]:
+        return []
+
+    @staticmethod
+    def constant(model: Model, what: str) -> str:
+        """The name of a module-level table of a model: `_CHOICE_DELTA_FIELDS`."""
+        return f"_{snake(model.name).upper()}_{what}"

@@ -1,0 +1,145 @@
+"""The field tables of the targets that read JSON themselves (dataclasses, TypedDicts,
+msgspec's key-by-key reading): for each field its row of the model's `_Shape`, its
+decoder spelled from the runtime's (generator/runtime/values.py), and its encoder."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ...ir.model import (
+    EnumRef,
+    Field,
+    ListOf,
+    MapOf,
+    Model,
+    ModelRef,
+    Scalar,
+    Spec,
+    TypeExpr,
+    Union,
+    json_kind,
+    parts,
+)
+
+_SCALAR_DECODERS = {"string": "_str", "int": "_int", "float": "_float", "bool": "_bool"}
+_WORDS = {
+    "bool": "a boolean",
+    "int": "an integer",
+    "float": "a number",
+    "string": "a string",
+    "list": "a list",
+    "object": "an object",
+}
+# The Python types json gives a value of each JSON kind (a number may be an int).
+_PY_TYPES = {
+    "bool": ("bool",),
+    "int": ("int",),
+    "float": ("float", "int"),
+    "string": ("str",),
+    "list": ("list",),
+    "object": ("dict",),
+}
+
+
+class Tables:
+    """Decoders, encoders and table rows for one spec; `model_decoder(name)` is how the
+    target decodes a named type (`Choice.from_dict`, `validate_choice`)."""
+
+    def __init__(
+        self,
+        spec: Spec,
+        model_decoder: Callable[[str], str],
+        python_name: Callable[[Field], str],
+    ) -> None:
+        self.spec = spec
+        self.model_decoder = model_decoder
+        self.python_name = python_name
+
+    def decoder(self, expr: TypeExpr) -> str:
+        """The expression of the function that decodes `expr`."""
+        if isinstance(expr, Scalar):
+            return _SCALAR_DECODERS.get(expr.kind, "_any")
+        if isinstance(expr, EnumRef):
+            if expr.open:
+                return "_str"
+            values = ", ".join(repr(v.value) for v in self.spec.enum(expr.name).values)
+            return f"_one_of({values})"
+        if isinstance(expr, ModelRef):
+            return self.model_decoder(expr.name)
+        if isinstance(expr, ListOf):
+            if expr.item == Scalar("any"):
+                return "_list"
+            return f"_list_of({self.decoder(expr.item)})"
+        if isinstance(expr, MapOf):
+            if expr.value == Scalar("any"):
+                return "_map"
+            return f"_map_of({self.decoder(expr.value)})"
+        if expr.discriminator is not None:
+            return f"_tagged({expr.discriminator!r}, {{{self._members(expr)}}})"
+        return f"_either({self.describe(expr)!r}, {{{self._kinds(expr)}}})"
+
+    def _members(self, union: Union) -> str:
+        members = []
+        for option in union.options:
+            assert isinstance(option, ModelRef)
+            tag = next(
+                f for f in self.spec.model(option.name).fields if f.wire == union.discriminator
+            )
+            assert isinstance(tag.type, EnumRef)
+            for value in self.spec.enum(tag.type.name).values:
+                members.append(f"{value.value!r}: {self.decoder(option)}")
+        return ", ".join(members)
+
+    def _kinds(self, union: Union) -> str:
+        """Python type -> decoder of each alternative (None: taken as it is); an integer
+        goes to an int alternative if there is one, else to a number."""
+        taken: dict[str, str] = {}
+        for option in sorted(union.options, key=lambda o: json_kind(o) != "int"):
+            plain = isinstance(option, Scalar) or (isinstance(option, EnumRef) and option.open)
+            decode = "None" if plain else self.decoder(option)
+            for py_type in _PY_TYPES[json_kind(option)]:
+                taken.setdefault(py_type, decode)
+        order = [t for kind in _PY_TYPES.values() for t in kind]
+        return ", ".join(f"{t}: {taken[t]}" for t in sorted(taken, key=order.index))
+
+    def describe(self, expr: TypeExpr) -> str:
+        """What a value of `expr` is, as an error message says it was expected."""
+        if isinstance(expr, EnumRef) and not expr.open:
+            values = ", ".join(repr(v.value) for v in self.spec.enum(expr.name).values)
+            return f"one of {values}"
+        if isinstance(expr, Union):
+            return " or ".join(self.describe(option) for option in expr.options)
+        return _WORDS[json_kind(expr)]
+
+    def row(self, field: Field) -> str:
+        """The field's row of its model's table: `wire key: _how(decoder[, name])`."""
+        if field.has_default:
+            how = "_defaulted"
+        elif field.required:
+            how = "_required_nullable" if field.nullable else "_required"
+        else:
+            how = "_nullable" if field.nullable else "_optional"
+        name = self.python_name(field)
+        renamed = f", {name!r}" if name != field.wire else ""
+        return f"{field.wire!r}: {how}({self.decoder(field.type)}{renamed})"
+
+    def shape_options(self, model: Model) -> str:
+        """The keywords of a model's `_Shape` after its rows: its error-report keys, and
+        whether unknown keys are an error (the strict profile)."""
+        options = ""
+        if model.error_when is not None:
+            options += f", report={(model.error_when.has, model.error_when.lacks)!r}"
+        return options + (", strict=True" if self.spec.options.strict else "")
+
+    def encoder(self, field: Field, value: str) -> str:
+        """The expression that writes `value`, a field's value, as JSON data."""
+        expr = field.type
+        if not any(isinstance(p, ModelRef) for p in parts(expr)):
+            return value
+        if isinstance(expr, ModelRef):
+            call = f"{value}.to_dict()"
+        elif isinstance(expr, ListOf) and isinstance(expr.item, ModelRef):
+            call = f"[item.to_dict() for item in {value}]"
+        else:
+            return f"_encoded({value})"  # a union, a map or nested lists: None stays None
+        return f"None if {value} is None else {call}" if field.nullable else call

@@ -1,0 +1,258 @@
+"""Render every target from templates/ (stage 3 of the pipeline).
+
+The Jinja environment is strict (an undefined name is an error) and gets its values
+from the intermediate model through a few named filters; the templates only lay code
+out. Every spec string that reaches code goes through `pyrepr` or `docstring`.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from ..ir.model import Enum, Field, MergePlan, Model, Spec
+from . import examples, strategies
+from .digests import Inputs, inputs
+from .header import PROJECT_COMMAND, header
+from .inline import inline
+from .targets import TARGETS, Target
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One output file: its path relative to the project root and its unformatted text."""
+
+    path: str
+    text: str
+    python: bool
+
+
+@cache
+def environment(templates: Path) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    env.filters["pyrepr"] = _pyrepr
+    env.filters["docstring"] = docstring
+    env.filters["comment"] = comment
+    return env
+
+
+def _pyrepr(value: object) -> str:
+    # repr() of str/int/list/dict is valid Python source for the same value.
+    return repr(value)
+
+
+def docstring(paragraphs: str | Sequence[str], indent: int = 0) -> str:
+    """A triple-quoted docstring, wrapped to the line length, safe for any text."""
+    if isinstance(paragraphs, str):
+        paragraphs = [paragraphs]
+    width = 88 - indent
+    lines = _wrapped(paragraphs, width)
+    if len(lines) == 1 and len(lines[0]) + 6 > width:
+        # The formatter puts the closing quotes of a one-line text on its line: then
+        # they must fit there too.
+        lines = _wrapped(paragraphs, width - 3)
+    pad = " " * indent
+    if len(lines) == 1 and len(lines[0]) + 6 <= width:
+        return f'"""{lines[0]}"""'
+    body = "\n".join((pad + line) if line else "" for line in lines)
+    return f'"""{body.lstrip()}\n{pad}"""'
+
+
+def _wrapped(paragraphs: Sequence[str], width: int) -> list[str]:
+    """The lines of a docstring's text, the first after the opening quotes."""
+    lines: list[str] = []
+    for paragraph in paragraphs:
+        if lines:
+            lines.append("")
+        lines.extend(
+            textwrap.wrap(
+                _escape_docstring(paragraph),
+                width=width,
+                initial_indent='"""' if not lines else "",
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+            or [""]
+        )
+    lines[0] = lines[0].removeprefix('"""')
+    return lines
+
+
+def _escape_docstring(text: str) -> str:
+    text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    if text.endswith('"'):
+        text = text[:-1] + '\\"'
+    # Line breaks in a spec doc are folded; the wrapper decides where lines end.
+    return " ".join(text.split())
+
+
+def comment(paragraphs: str | Sequence[str], indent: int = 0) -> str:
+    """The same text as `docstring`, as `#` comment lines (for where a docstring cannot go)."""
+    if isinstance(paragraphs, str):
+        paragraphs = [paragraphs]
+    pad = " " * indent
+    lines: list[str] = []
+    for paragraph in paragraphs:
+        if lines:
+            lines.append(pad + "#")
+        for line in textwrap.wrap(
+            " ".join(paragraph.split()),
+            width=86 - indent,
+            break_long_words=False,
+            break_on_hyphens=False,  # nor inside a URL
+        ) or [""]:
+            lines.append(f"{pad}# {line}")
+    return "\n".join(lines).lstrip()
+
+
+# --- doc text composed from the spec ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Docs:
+    """The paragraphs of generated docstrings, composed from spec text."""
+
+    titles: dict[str, str]
+    """Vendor name -> its title, as the docs credit vendors."""
+
+    def credit(self, vendors: Sequence[str]) -> str:
+        return ", ".join(self.titles[v] for v in vendors)
+
+    def field(self, field: Field) -> list[str]:
+        """Doc, deprecation, the vendors that send the field, and vendor quirks."""
+        paragraphs = [field.doc]
+        if field.deprecated:
+            paragraphs.append(f"Deprecated: {field.deprecated}")
+        if field.origin is not None:
+            paragraphs.append(
+                f"Sent by {self.credit(field.origin.vendors)}; see {field.origin.source}"
+            )
+        for note in field.relaxations:
+            paragraphs.append(f"{self.credit(note.vendors)}: {note.doc} See {note.source}")
+        return paragraphs
+
+    def model(self, model: Model) -> list[str]:
+        paragraphs = [model.doc]
+        if model.origin is not None:
+            paragraphs.append(
+                f"Sent by {self.credit(model.origin.vendors)}; see {model.origin.source}"
+            )
+        if model.error_when is not None:
+            paragraphs.append(model.error_when.doc)
+        return paragraphs
+
+    def enum(self, enum: Enum) -> list[str]:
+        values = "; ".join(f"`{v.value}`: {v.doc.rstrip('.')}" for v in enum.values)
+        tail = (
+            "Values not listed here are accepted and kept."
+            if enum.open
+            else "No other value is accepted."
+        )
+        paragraphs = [enum.doc, f"{values}. {tail}"]
+        if enum.origin is not None:
+            paragraphs.append(f"Sent by {self.credit(enum.origin.vendors)}.")
+        return paragraphs
+
+
+def merge_tables(spec: Spec) -> list[MergePlan]:
+    """The merge plans as the accumulator's table spells them: a rule that keeps the last
+    value under the same key is what happens to any key not listed, so it is left out."""
+    return [
+        replace(plan, rules=tuple(r for r in plan.rules if (r.how, r.into) != ("last", r.wire)))
+        for plan in spec.merging
+    ]
+
+
+def wire_defaults(model: Model) -> dict[str, object]:
+    """The keys of a model that read as a default when missing or null, with the default."""
+    return {f.wire: f.default for f in model.fields if f.has_default}
+
+
+def render_module(spec: Spec, root: Path, target: Target, command: str) -> str:
+    """One target module, whole: the template laid out, then the runtime it uses copied in."""
+    templates = root / "templates"
+    context: dict[str, Any] = {
+        "spec": spec,
+        "target": target,
+        "docs": Docs({v.name: v.title for v in spec.vendors}),
+        "header": header(spec, inputs(root, spec, [target]), target.name, command),
+        "strict": spec.options.strict,
+        "root": spec.model(spec.root),
+        "completion": spec.model(spec.completion) if spec.completion else None,
+        "plans": merge_tables(spec),
+    }
+    text = environment(templates).get_template(target.template).render(context)
+    return inline(text, target.imports)
+
+
+def render_all(
+    spec: Spec, openai: Spec, root: Path, everything: Inputs, command: str = PROJECT_COMMAND
+) -> list[Rendered]:
+    """Every generated Python file of the project, in a fixed order. `openai` is OpenAI's
+    own spec (the strict profile, no vendor), whose strategies feed the differential tests;
+    `everything` is what the tests and packages are made from (every target, every
+    template)."""
+    env = environment(root / "templates")
+    out = []
+    for target in (target_class(spec) for target_class in TARGETS.values()):
+        text = render_module(spec, root, target, command)
+        out.append(Rendered(f"generated/chunk_{target.name}.py", text, python=True))
+        context = {
+            "spec": spec,
+            "target": target,
+            "header": header(spec, everything, target.name, command),
+        }
+        test = env.get_template("test_roundtrip.py.jinja").render(context)
+        out.append(Rendered(f"tests/generated/test_roundtrip_{target.name}.py", test, python=True))
+    examples_context = {
+        "header": header(spec, everything, "all", command),
+        "examples": examples.for_spec(spec),
+        "root_defaults": wire_defaults(spec.model(spec.root)),
+    }
+    text = env.get_template("examples.py.jinja").render(examples_context)
+    out.append(Rendered("tests/generated/examples.py", text, python=True))
+    properties = {
+        "header": header(spec, everything, "all", command),
+        "families": [
+            (strategies.for_spec(spec), "the spec allows"),
+            (strategies.for_spec(openai, prefix="openai_"), "of OpenAI's own spec"),
+        ],
+        "root_strategy": strategies.strategy_name(spec.root),
+        "completion": spec.completion,
+        "completion_strategy": strategies.strategy_name(spec.completion or ""),
+        "completion_defaults": (
+            wire_defaults(spec.model(spec.completion)) if spec.completion else {}
+        ),
+    }
+    for name in ("strategies", "test_properties"):
+        text = env.get_template(f"{name}.py.jinja").render(properties)
+        out.append(Rendered(f"tests/generated/{name}.py", text, python=True))
+    agree_context = {
+        "header": header(spec, everything, "all", command),
+        "targets": sorted(TARGETS),
+        "exact_text": sorted(name for name, t in TARGETS.items() if t.exact_text),
+    }
+    agree = env.get_template("test_targets_agree.py.jinja").render(agree_context)
+    out.append(Rendered("tests/generated/test_targets_agree.py", agree, python=True))
+    packages = {
+        "generated/__init__.py": "Generated chunk models; each module also works copied on its own.",
+        "tests/generated/__init__.py": "Generated round-trip tests.",
+    }
+    init = env.get_template("package_init.py.jinja")
+    for path, doc in packages.items():
+        text = init.render({"header": header(spec, everything, "package", command), "doc": doc})
+        out.append(Rendered(path, text, python=True))
+    return out
