@@ -160,15 +160,13 @@ def measure_corpus(lines: list[str], repeats: int) -> tuple[dict[str, float], di
         return lambda: [dump(obj) for obj in objects]
 
     # The objects held for the serialisers must not be walked by every collection the
-    # timed paths trigger, or whichever path happens to trigger them pays for it.
+    # timed paths trigger, or whichever path happens to trigger them pays for it (`run`
+    # thaws them at its end; reference counting frees them meanwhile).
     gc.collect()
     gc.freeze()
-    try:
-        parse_times = time_paths({n: parse_all(p) for n, p in PARSERS.items()}, repeats)
-        dump_paths = {n: dump_all(d, parsed[source]) for n, (source, d) in SERIALISERS.items()}
-        dump_times = time_paths(dump_paths, repeats)
-    finally:
-        gc.unfreeze()
+    parse_times = time_paths({n: parse_all(p) for n, p in PARSERS.items()}, repeats)
+    dump_paths = {n: dump_all(d, parsed[source]) for n, (source, d) in SERIALISERS.items()}
+    dump_times = time_paths(dump_paths, repeats)
     rate = len(lines)
     return (
         {name: rate / seconds for name, seconds in parse_times.items()},
@@ -232,9 +230,16 @@ def run(chunks: int, repeats: int, generate_runs: int) -> Run:
     parse: dict[str, dict[str, float]] = {}
     dump: dict[str, dict[str, float]] = {}
     memory: dict[str, dict[str, float]] = {}
-    for name, lines in corpora.items():
-        parse[name], dump[name] = measure_corpus(lines, repeats)
-        memory[name] = {path: held_bytes(p, lines) / chunks for path, p in MEMORY_PATHS.items()}
+    # What the process holds from here on (its modules, the corpora) is frozen: each of
+    # the collections below walks only what was made since, not every module again.
+    gc.collect()
+    gc.freeze()
+    try:
+        for name, lines in corpora.items():
+            parse[name], dump[name] = measure_corpus(lines, repeats)
+            memory[name] = {path: held_bytes(p, lines) / chunks for path, p in MEMORY_PATHS.items()}
+    finally:
+        gc.unfreeze()
     return Run(chunks, repeats, parse, dump, memory, generate)
 
 

@@ -19,7 +19,9 @@ import pytest
 import yaml
 
 from generator.ir.build import build_spec
+from generator.ir.errors import SpecError
 from generator.ir.load import load_spec
+from generator.ir.yamlfile import Located, load_yaml
 from generator.render.targets import TARGETS as REGISTRY
 from generator.render.targets import module_names
 from tests.support import REPORT, assert_same_json, load_module
@@ -140,3 +142,32 @@ def test_an_awkward_spec_generates_working_code(project: Path, case: Path) -> No
         check=False,
     )
     assert result.returncode == 0, result.stdout
+
+
+def _read(path: Path) -> object:
+    """What load_yaml makes of a file: its values with the line of every mapping and
+    key, or the message of its error."""
+
+    def lines(value: object) -> object:
+        if isinstance(value, Located):
+            keys = {k: (value.key_lines[k], lines(v)) for k, v in value.items()}
+            return ("mapping", value.line, keys)
+        return [lines(v) for v in value] if isinstance(value, list) else value
+
+    try:
+        return lines(load_yaml(path, path.name))
+    except SpecError as error:
+        return str(error)
+
+
+SPEC_FILES = sorted((REPO / "spec").rglob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", [*CASES, *SPEC_FILES], ids=lambda p: p.stem)
+def test_libyaml_and_pyyamls_own_parser_read_a_file_alike(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert yaml.__with_libyaml__, "the pinned PyYAML has libyaml: the fast path is tested"
+    fast = _read(path)
+    monkeypatch.setattr(yaml, "__with_libyaml__", False)
+    assert _read(path) == fast
