@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       36251f715a3b
-# Digest: fc6365e19e9db536
+#   chunkspec code                       198b8799e872
+# Digest: 16bd69bf1ec60737
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 

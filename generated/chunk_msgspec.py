@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       20b07c887022
-# Digest: c85ff54c960279fa
+#   chunkspec code                       e33580da93fe
+# Digest: 04e289928abd4310
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 

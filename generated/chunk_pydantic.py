@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       96736828b088
-# Digest: 62fe3e6f74fb5aff
+#   chunkspec code                       25d36eb499b3
+# Digest: 099adb4a6401f87b
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       7f355dd0f638
-# Digest: 1582340d43684aa9
+#   chunkspec code                       6e4ba6c9b385
+# Digest: 979ad34f4ed752f0
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 

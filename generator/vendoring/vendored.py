@@ -2,8 +2,8 @@
 and the module, sealed with a checksum of its text.
 
 The header records the command, the digests of what the module was made from
-(generator/digests.py) and the checksum; generator/vendoring.py reads them back. This
-module is part of what every vendored module is made from; the check is not.
+(render/digests.py) and the checksum; check.py reads them back. This module is part of
+what every vendored module is made from; the check is not.
 """
 
 from __future__ import annotations
