@@ -3,8 +3,8 @@
 Each module here is linted, formatted (at the generated code's line length) and
 type-checked like any other source, and has tests of its own. Generation copies into a
 generated module the top-level definitions of these files that its code uses, verbatim,
-with the imports they need (see `generator/render/inline.py`): a module copied on its own into
-another repository still works with nothing but its one dependency.
+with the imports they need (see `generator/render/inline.py`): a module copied on its
+own into another repository still works with nothing but its one dependency.
 
 Rules for these files, so that copying stays verbatim and correct:
 - a file holds imports, then definitions; imports of sibling files
