@@ -21,7 +21,7 @@ from filelock import FileLock
 _DONE = ".complete"
 
 
-def run_base(tmp_path_factory: pytest.TempPathFactory, worker: str | None) -> Path:
+def _run_base(tmp_path_factory: pytest.TempPathFactory, worker: str | None) -> Path:
     """The folder every worker of this run sees: xdist gives each worker a base folder
     of its own inside one made for the run."""
     base = tmp_path_factory.getbasetemp()
@@ -39,7 +39,7 @@ def shared_folder(
     worker: str | None = getattr(request.config, "workerinput", {}).get("workerid")
     tmp_path_factory: pytest.TempPathFactory = request.getfixturevalue("tmp_path_factory")
     key = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:16]
-    folder = run_base(tmp_path_factory, worker) / "shared" / f"{kind}-{key}"
+    folder = _run_base(tmp_path_factory, worker) / "shared" / f"{kind}-{key}"
     folder.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(f"{folder}.lock"):
         if not (folder / _DONE).is_file():
