@@ -24,6 +24,7 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from tests.loopback import Delivery, StreamApp, StreamSpec, serve, stream_app
 from tests.support import FIXTURE_STREAMS, TARGETS, Stream
+from tests.test_sse import ERRORS, A
 
 T = TypeVar("T")
 OnError = Literal["raise", "skip"]
@@ -720,6 +721,66 @@ def test_openai_reads_what_we_write_as_the_original(
     ours = openai_read(api, server.base_url, names)
     for fixture, got, original in zip(OPENAI_STREAMS, ours, openai_original[api], strict=True):
         assert got == original, fixture.name
+
+
+# Every upstream failure, written again, makes openai-python raise: an error event in any
+# form the reader accepts, a stream cut off at an event's end or inside its JSON.
+FAILING_UPSTREAMS = [
+    *(text for text, _, _ in ERRORS.values()),
+    f"data: {A}\n\n",
+    f"data: {A}\n\ndata: {A[:30]}",
+]
+
+
+def openai_errors(api: str, base_url: str, names: Sequence[str]) -> list[str]:
+    """The message of the APIError openai-python raises reading each stream (it must)."""
+    messages = []
+    if api == "sync":
+        with openai.OpenAI(
+            base_url=base_url, api_key="x", max_retries=0, timeout=TIMEOUT
+        ) as client:
+            for name in names:
+                per_stream = client.with_options(base_url=f"{base_url}/streams/{name}/v1")
+                stream = per_stream.chat.completions.create(
+                    model="m", messages=MESSAGES, stream=True
+                )
+                with pytest.raises(openai.APIError) as caught:
+                    for _ in stream:
+                        pass
+                messages.append(caught.value.message)
+        return messages
+
+    async def read_async() -> None:
+        async with openai.AsyncOpenAI(
+            base_url=base_url, api_key="x", max_retries=0, timeout=TIMEOUT
+        ) as client:
+            for name in names:
+                per_stream = client.with_options(base_url=f"{base_url}/streams/{name}/v1")
+                stream = await per_stream.chat.completions.create(
+                    model="m", messages=MESSAGES, stream=True
+                )
+                with pytest.raises(openai.APIError) as caught:
+                    async for _ in stream:
+                        pass
+                messages.append(caught.value.message)
+
+    asyncio.run(read_async())
+    return messages
+
+
+@pytest.mark.parametrize("target", TARGET_NAMES)
+def test_openai_raises_api_error_on_every_failure_we_write(server: Server, target: str) -> None:
+    module = TARGETS[target]
+    names, messages = [], []
+    for index, upstream in enumerate(FAILING_UPSTREAMS):
+        written = list(module.iter_sse(module.iter_chunks([upstream], on_error="skip")))
+        names.append(f"failing.{target}.{index}")
+        server.add(names[-1], StreamSpec(written))
+        with pytest.raises(module.StreamError) as caught:
+            list(module.iter_chunks(written))
+        messages.append(caught.value.message)
+    for api in ("sync", "async"):
+        assert openai_errors(api, server.base_url, names) == messages, api
 
 
 # Connection reuse --------------------------------------------------------------------------

@@ -685,35 +685,45 @@ _DONE: Final = -2  # the stream ended with [DONE]
 
 
 def sse_error(error: StreamError | Mapping[str, Any]) -> bytes:
-    """An error as a server-sent event: a `StreamError` as it was read (its event type
-    and data), or an error object (`message`, `type`, `code`…) as
-    `data: {"error": {...}}`, the way OpenAI-compatible servers report one."""
-    if isinstance(error, StreamError):
-        if _TEXT_LINE_END.search(error.event):
-            raise ValueError(f"an event type cannot hold a line end: {error.event!r}")
-        return _sse_event(error.payload, error.event)
-    text = json.dumps({"error": error}, ensure_ascii=False, separators=(",", ":"))
+    """An error as OpenAI-compatible servers write one, and as openai-python raises
+    `APIError` on: `data: {"error": {...}}`. An error object (`message`, `type`,
+    `code`, `param`...) is written as it is. A `StreamError` keeps what the upstream
+    said in whatever form it came (an `event: error`, with or without an `error` key, or
+    with text; or a payload with `error`): its error object, the whole payload when it
+    had no `error` key, or its text as the `message`."""
+    body = _error_object(error.error) if isinstance(error, StreamError) else error
+    text = json.dumps({"error": body}, ensure_ascii=False, separators=(",", ":"))
     if _SURROGATE_CHAR.search(text):  # half a UTF-16 pair: UTF-8 cannot hold it
-        text = json.dumps({"error": error}, separators=(",", ":"))
-    return _sse_event(text, "message")
+        text = json.dumps({"error": body}, separators=(",", ":"))
+    # JSON text holds no line end (json escapes CR and LF): it is one `data:` line.
+    return b"data: " + text.encode() + b"\n\n"
 
 
-def _sse_event(data: str, event: str) -> bytes:
-    """An event with these data (a `data:` line per line of them) and type."""
-    head = "" if event == "message" else f"event: {event}\n"
-    lines = "".join(f"data: {line}\n" for line in _TEXT_LINE_END.split(data))
-    return (head + lines + "\n").encode("utf-8", "replace")
+def _error_object(error: Any) -> Any:
+    """An upstream's error (`StreamError.error`) as an error object."""
+    if isinstance(error, dict):
+        return cast(dict[str, Any], error)
+    if isinstance(error, str):
+        return {"message": error}
+    return {"message": json.dumps(error)}
 
 
-_TEXT_LINE_END: Final = re.compile(r"\r\n|\r|\n")
 _SURROGATE_CHAR: Final = re.compile("[\ud800-\udfff]")
+
+_INCOMPLETE_STREAM: Final = {
+    "message": "the upstream stream ended before data: [DONE]: what came is incomplete",
+    "type": "incomplete_stream",
+}
+"""The error the writers end a stream with when the stream they copy ended without
+`[DONE]`: cut off, or its last event cut mid-JSON and skipped."""
 
 
 def _write_sse(
     chunks: Iterable[_Chunk], encode: Callable[[_Chunk], bytes]
 ) -> Iterator[bytes]:
-    """The events of `chunks`, then `[DONE]`; an upstream's `StreamError` is written
-    instead of `[DONE]`, and any other error is raised. Closing the writer (a client
+    """The events of `chunks`, then `[DONE]`. An upstream's `StreamError` is written
+    instead of `[DONE]`, and so is `_INCOMPLETE_STREAM` when `chunks` is a stream that
+    ended without `[DONE]`; any other error is raised. Closing the writer (a client
     that went away) closes `chunks` when it can be closed: an upstream stream."""
     try:
         for chunk in chunks:
@@ -723,15 +733,13 @@ def _write_sse(
         return
     finally:
         _close(chunks)
-    yield SSE_DONE
+    yield _end_of(chunks)
 
 
 async def _awrite_sse(
     chunks: AsyncIterable[_Chunk], encode: Callable[[_Chunk], bytes]
 ) -> AsyncIterator[bytes]:
-    """The events of `chunks`, then `[DONE]`; an upstream's `StreamError` is written
-    instead of `[DONE]`, and any other error is raised. Closing the writer (a client
-    that went away) closes `chunks` when it can be closed: an upstream stream."""
+    """`_write_sse` for chunks that arrive asynchronously."""
     try:
         async for chunk in chunks:
             yield encode(chunk)
@@ -740,4 +748,10 @@ async def _awrite_sse(
         return
     finally:
         await _aclose(chunks)
-    yield SSE_DONE
+    yield _end_of(chunks)
+
+
+def _end_of(chunks: object) -> bytes:
+    """`[DONE]`, unless `chunks` is a stream that did not reach its own: a writer must
+    not tell its client that a cut-off stream is complete."""
+    return SSE_DONE if getattr(chunks, "done", True) else sse_error(_INCOMPLETE_STREAM)

@@ -334,19 +334,22 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse.sse_error)
 
 
-# (runtime section: sse._sse_event)
-
-
-# (runtime section: sse._TEXT_LINE_END)
+# (runtime section: sse._error_object)
 
 
 # (runtime section: sse._SURROGATE_CHAR)
+
+
+# (runtime section: sse._INCOMPLETE_STREAM)
 
 
 # (runtime section: sse._write_sse)
 
 
 # (runtime section: sse._awrite_sse)
+
+
+# (runtime section: sse._end_of)
 
 
 def iter_chunks(
@@ -387,8 +390,9 @@ def sse_chunk(chunk: Chunk) -> bytes:
 
 
 def iter_sse(chunks: Iterable[Chunk]) -> Iterator[bytes]:
-    """A server-sent-event stream of `chunks`, ended by `[DONE]`. When the chunks stop
-    with a `StreamError` (they come from an upstream), the error is written instead."""
+    """A server-sent-event stream of `chunks`, ended by `[DONE]`. When the chunks come
+    from an upstream stream and it reported an error (`StreamError`), or ended without
+    `[DONE]`, an error is written instead (`sse_error`): never `[DONE]`."""
     return _write_sse(chunks, sse_chunk)
 
 
