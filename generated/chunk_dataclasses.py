@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       6105f8bcfe19
-# Digest: 6b49e25d9df4633d
+#   chunkspec code                       909d3f00f715
+# Digest: 3a627fa7e431b9b3
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -5942,6 +5942,10 @@ def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:
 _Chunk = TypeVar("_Chunk")
 
 
+_Bytes: TypeAlias = "bytes | bytearray | memoryview[int]"
+"""What a stream reads as bytes: a piece, or a whole body."""
+
+
 MAX_EVENT_SIZE: Final = 64 * 1024 * 1024
 """The default limit of one event's size in bytes: a stream that passes it raises
 `EventTooLargeError` instead of holding more."""
@@ -6013,6 +6017,12 @@ class StreamError(Exception):
             f"the stream reported an error: {self.message!r} (code {self.code!r})"
         )
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Made again from what made it, for pickle and copy (an exception's default
+        # passes its message alone, which this __init__ does not take).
+        event = ServerSentEvent(self.event, self.payload)
+        return (type(self), (self.error, event), self.__dict__)
+
 
 class EventTooLargeError(ValueError):
     """One event of the stream is larger than the size limit (`max_event_size`)."""
@@ -6025,6 +6035,9 @@ class EventTooLargeError(ValueError):
             "stopped there (pass a larger max_event_size if the upstream really sends "
             "events this large)"
         )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.limit,), self.__dict__)  # see StreamError
 
 
 @runtime_checkable
@@ -6078,6 +6091,16 @@ class _Stream(Generic[_Chunk]):
     ) -> None:
         if on_error not in ("raise", "skip"):
             raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
+        size = cast(object, max_event_size)  # a caller's types are not checked
+        if not isinstance(size, int) or isinstance(size, bool):
+            raise TypeError(
+                "max_event_size must be a number of bytes (an int), not "
+                f"{size!r}; the default is {MAX_EVENT_SIZE:,}"
+            )
+        if max_event_size < 1:
+            raise ValueError(
+                f"max_event_size must be at least 1 byte, not {max_event_size:,}"
+            )
         self._reader = _EventReader(loads, on_error == "skip", max_event_size)
         self._as_raw: bool | None = None  # how the stream is read, once it is
         self._closed = False  # whether the source was closed
@@ -6114,18 +6137,18 @@ class ChunkStream(_Stream[_Chunk]):
 
     def __init__(
         self,
-        source: Iterable[bytes | str] | bytes | _Response,
+        source: Iterable[_Bytes | str] | _Bytes | str | _Response,
         loads: Callable[[bytes], _Chunk],
         on_error: Literal["raise", "skip"] = "raise",
         max_event_size: int = MAX_EVENT_SIZE,
     ) -> None:
         super().__init__(loads, on_error, max_event_size)
         self._source = source
-        self._pieces: Iterable[bytes | str]
+        self._pieces: Iterable[_Bytes | str]
         if isinstance(source, _Response):
             self._pieces = source.iter_bytes()
-        elif isinstance(source, bytes | str):  # a whole body, not its pieces
-            self._pieces = (source,)
+        elif isinstance(source, bytes | bytearray | memoryview | str):  # a whole body
+            self._pieces = (cast("_Bytes | str", source),)
         else:
             self._pieces = source
         self._items = self._read()
@@ -6194,6 +6217,8 @@ class ChunkStream(_Stream[_Chunk]):
         except Exception:
             yield from reader.unsent
             raise
+        finally:
+            self._close_source()  # the end of the input, whatever it held
         yield from items
 
 
@@ -6208,14 +6233,14 @@ class AsyncChunkStream(_Stream[_Chunk]):
 
     def __init__(
         self,
-        source: AsyncIterable[bytes | str] | _AsyncResponse | _AiohttpResponse,
+        source: AsyncIterable[_Bytes | str] | _AsyncResponse | _AiohttpResponse,
         loads: Callable[[bytes], _Chunk],
         on_error: Literal["raise", "skip"] = "raise",
         max_event_size: int = MAX_EVENT_SIZE,
     ) -> None:
         super().__init__(loads, on_error, max_event_size)
         self._source = source
-        self._pieces: AsyncIterable[bytes | str]
+        self._pieces: AsyncIterable[_Bytes | str]
         if isinstance(source, _AsyncResponse):
             self._pieces = source.aiter_bytes()
         elif isinstance(source, _AiohttpResponse):
@@ -6292,6 +6317,8 @@ class AsyncChunkStream(_Stream[_Chunk]):
             for item in reader.unsent:
                 yield item
             raise
+        finally:
+            await self._close_source()  # the end of the input, whatever it held
         for item in items:
             yield item
 
@@ -6337,13 +6364,13 @@ class _EventReader(Generic[_Chunk]):
         """Yield each event as a `RawEvent` with the bytes it arrived as."""
         self._raw = bytearray()
 
-    def feed(self, data: bytes | str) -> list[Any]:
+    def feed(self, data: _Bytes | str) -> list[Any]:
         """The chunks (or raw events) of the events `data` ends."""
+        out: list[Any] = []
+        self.unsent = out  # first: a bad piece must not send the last one's again
         piece = data if isinstance(data, bytes) else _as_bytes(data)
         self._piece = piece
         self._mark = 0
-        out: list[Any] = []
-        self.unsent = out
         at = 0
         if self._after_cr and piece:
             self._after_cr = False
@@ -6556,7 +6583,7 @@ async def _aclose(source: object) -> None:
             await closed
 
 
-def _raw_rest(rest: bytes, pieces: Iterator[bytes | str]) -> Iterator[RawEvent[Any]]:
+def _raw_rest(rest: bytes, pieces: Iterator[_Bytes | str]) -> Iterator[RawEvent[Any]]:
     """What follows [DONE] (`rest` of its piece, then the other pieces), as raw
     events."""
     if rest:
@@ -6566,19 +6593,24 @@ def _raw_rest(rest: bytes, pieces: Iterator[bytes | str]) -> Iterator[RawEvent[A
             yield RawEvent(_as_bytes(piece), None, None)
 
 
-def _as_bytes(data: bytes | str) -> bytes:
+def _as_bytes(data: object) -> bytes:
     """The UTF-8 bytes of text (a lone surrogate in it, which `loads` reports, kept),
-    or bytes of a bytes-like piece."""
+    or the bytes of a bytes-like piece."""
     if isinstance(data, str):
         return data.encode("utf-8", "surrogatepass")
-    return bytes(data)
+    if isinstance(data, bytes | bytearray | memoryview):
+        return bytes(cast("_Bytes", data))
+    raise TypeError(
+        f"a stream's pieces are bytes (or bytearray, memoryview) or str, not "
+        f"{type(data).__name__}"
+    )
 
 
 def _error_of(data: str) -> Any:
     """The error object of an error event's data (or the data itself, if not JSON)."""
     try:
         payload = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the recursion limit: text too
         return data
     if isinstance(payload, dict):
         return cast(dict[str, Any], payload).get("error", payload)
@@ -6669,27 +6701,29 @@ def _end_of(chunks: object) -> bytes:
 
 
 def iter_chunks(
-    source: Iterable[bytes | str] | bytes | _Response,
+    source: Iterable[_Bytes | str] | _Bytes | str | _Response,
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
 ) -> ChunkStream[ChatCompletionChunk]:
     """Decode the chunks of a server-sent-event stream.
 
-    `source` yields bytes or text in pieces of any size, split anywhere (inside a line
-    or a UTF-8 sequence too), as `httpx.Response.iter_bytes()` or an open file does;
-    or it is an httpx response, whose body is read and which `close()` closes; or a
-    whole body. Lines may end in LF, CRLF or CR. Raises `StreamError` when the server
-    reports an error, and `ChunkDecodeError` for a chunk that does not decode, unless
-    `on_error` is "skip": then the event is kept in the stream's `skipped` and reading
-    goes on.
-    One event may hold at most `max_event_size` bytes (`EventTooLargeError`).
+    `source` yields bytes (or bytearray, memoryview) or text in pieces of any size,
+    split anywhere (inside a line or a UTF-8 sequence too), as
+    `httpx.Response.iter_bytes()` or an open file does; or it is an httpx response,
+    whose body is read and which `close()` closes; or a whole body. Lines may end in LF,
+    CRLF or CR. Raises `StreamError` when the server reports an error, and
+    `ChunkDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
+    then the event is kept in the stream's `skipped` and reading goes on. A piece of
+    another type raises `TypeError`. One event may hold at most `max_event_size` bytes
+    (`EventTooLargeError`); a bad option is refused here, at the call. The end of the
+    input closes the source.
     """
     return ChunkStream(source, loads, on_error, max_event_size)
 
 
 def aiter_chunks(
-    source: AsyncIterable[bytes | str] | _AsyncResponse | _AiohttpResponse,
+    source: AsyncIterable[_Bytes | str] | _AsyncResponse | _AiohttpResponse,
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       b03a49c25643
-# Digest: a21068041131f979
+#   chunkspec code                       f12c1fe61e02
+# Digest: 3de3f904974be5b8
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_dataclasses.py.
 

@@ -195,6 +195,9 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._Chunk)
 
 
+# (runtime section: sse._Bytes)
+
+
 # (runtime section: sse.MAX_EVENT_SIZE)
 
 
@@ -289,27 +292,29 @@ def dumps(value: Chunk) -> str:
 
 
 def iter_chunks(
-    source: Iterable[bytes | str] | bytes | _Response,
+    source: Iterable[_Bytes | str] | _Bytes | str | _Response,
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
 ) -> ChunkStream[Chunk]:
     """Decode the chunks of a server-sent-event stream.
 
-    `source` yields bytes or text in pieces of any size, split anywhere (inside a line
-    or a UTF-8 sequence too), as `httpx.Response.iter_bytes()` or an open file does;
-    or it is an httpx response, whose body is read and which `close()` closes; or a
-    whole body. Lines may end in LF, CRLF or CR. Raises `StreamError` when the server
-    reports an error, and `ChunkDecodeError` for a chunk that does not decode, unless
-    `on_error` is "skip": then the event is kept in the stream's `skipped` and reading
-    goes on.
-    One event may hold at most `max_event_size` bytes (`EventTooLargeError`).
+    `source` yields bytes (or bytearray, memoryview) or text in pieces of any size,
+    split anywhere (inside a line or a UTF-8 sequence too), as
+    `httpx.Response.iter_bytes()` or an open file does; or it is an httpx response,
+    whose body is read and which `close()` closes; or a whole body. Lines may end in LF,
+    CRLF or CR. Raises `StreamError` when the server reports an error, and
+    `ChunkDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
+    then the event is kept in the stream's `skipped` and reading goes on. A piece of
+    another type raises `TypeError`. One event may hold at most `max_event_size` bytes
+    (`EventTooLargeError`); a bad option is refused here, at the call. The end of the
+    input closes the source.
     """
     return ChunkStream(source, loads, on_error, max_event_size)
 
 
 def aiter_chunks(
-    source: AsyncIterable[bytes | str] | _AsyncResponse | _AiohttpResponse,
+    source: AsyncIterable[_Bytes | str] | _AsyncResponse | _AiohttpResponse,
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
