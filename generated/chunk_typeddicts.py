@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       672a62966e75
-# Digest: b71852ae59a62117
+#   chunkspec code                       e6a43fe15fc1
+# Digest: 3ff1f61b7dba4758
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -5823,13 +5823,18 @@ class _Slots(dict[int, _Merged]):
         """The index merged most recently."""
 
     def place(self, item: Mapping[str, Any]) -> int:
-        """The index of an item that has none: the latest object's, unless the item
-        brings an `id` and that object has another one."""
+        """The index of an item that has none: the object's with the same `id`, when
+        the item brings one (parallel calls may interleave); a new object's when the
+        latest has another `id`; else the latest object's."""
         if not self:
             return 0
-        ident, latest = item.get("id"), self[self.latest].get("id")
-        if ident and latest and ident != latest:
-            return max(self) + 1
+        ident = item.get("id")
+        if ident:
+            for index, slot in self.items():
+                if slot.get("id") == ident:
+                    return index
+            if self[self.latest].get("id"):
+                return max(self) + 1
         return self.latest
 
 
@@ -5864,22 +5869,41 @@ def _first(merged: _Merged, key: str, value: Any, inner: str) -> None:
 
 
 def _append(merged: _Merged, key: str, value: Any, inner: str) -> None:
-    """Text joined, lists concatenated; a value of another type a vendor sends is kept
-    as the last one."""
-    if type(value) is str:
-        pieces = merged.get(key)
-        if type(pieces) is _Text:
-            pieces.append(value)
-        elif pieces is None or value:  # "" adds nothing to a list of parts (Mistral)
+    """Text joined, lists concatenated. A value in another form than the ones before
+    it is kept beside them, in order, never in their place: text after a list of parts
+    (Mistral's thinking parts, then a last "\\n") is a text part of the list, and text
+    before a list its first part; an object (arguments some servers send whole) then
+    text is the object's JSON text followed by the text, and the reverse likewise."""
+    so_far = merged.get(key)
+    if value.__class__ is str:
+        if type(so_far) is _Text:
+            so_far.append(value)
+        elif so_far is None:
             merged[key] = _Text((value,))
+        elif not value:
+            pass  # "" adds nothing to a list of parts or an object
+        elif type(so_far) is _Items:
+            so_far.append({"type": "text", "text": value})
+        else:
+            merged[key] = _Text((_json_text(so_far), value))
     elif value.__class__ is list:
-        items = merged.get(key)
-        if type(items) is _Items:
-            items.extend(value)
+        if type(so_far) is _Items:
+            so_far.extend(value)
+        elif type(so_far) is _Text and (text := "".join(so_far)):
+            merged[key] = _Items([{"type": "text", "text": text}, *value])
         else:
             merged[key] = _Items(value)
+    elif type(so_far) is _Text:
+        so_far.append(_json_text(value))
+    elif type(so_far) is _Items:
+        so_far.append(value)
     else:
         merged[key] = value
+
+
+def _json_text(value: Any) -> str:
+    """A JSON value as text, as a server that sent it as text would have."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _append_unless_repeated(merged: _Merged, key: str, value: Any, inner: str) -> None:
@@ -5970,11 +5994,22 @@ def _finished(value: Any) -> Any:
         value[:] = (text,)  # the next read starts from one piece
         return _paired(text)
     if kind is _Items:
-        return list(value)
+        return [_copied(item) for item in value]
     if kind is _Slots:
         return [_finish(value[index]) for index in sorted(value)]
     if kind is _Merged:
         return _finish(value)
+    return _copied(value)
+
+
+def _copied(value: Any) -> Any:
+    """A JSON value whose objects and lists are new: a snapshot shares nothing mutable
+    with the chunks it was made from, nor with the snapshots after it."""
+    kind = value.__class__
+    if kind is dict:
+        return {key: _copied(item) for key, item in value.items()}
+    if kind is list:
+        return [_copied(item) for item in value]
     return value
 
 

@@ -7,7 +7,11 @@ merge table is pinned; and text is never concatenated in a loop.
 
 from __future__ import annotations
 
+import enum
+import gc
+import itertools
 import json
+import types
 from collections import defaultdict
 from collections.abc import Iterable
 from types import ModuleType
@@ -737,3 +741,83 @@ def test_text_is_gathered_in_pieces_and_joined_once(target: ModuleType) -> None:
     assert got["content"] == got["reasoning_content"] == text
     assert got["tool_calls"][0]["function"]["arguments"] == text
     assert [list(h) for h in held] == [[text]] * 3
+
+
+# --- nothing sent is dropped (issue 22) --------------------------------------------
+
+
+def test_a_fragment_without_index_continues_the_call_of_its_id(target: ModuleType) -> None:
+    got = accumulate(
+        target,
+        deltas(
+            tool(id="a", type="function", function={"name": "f", "arguments": '{"x":'}),
+            tool(id="b", type="function", function={"name": "g", "arguments": '{"y":'}),
+            tool(id="a", function={"arguments": "1}"}),  # a, though b is the latest
+            tool(id="b", function={"arguments": "2}"}),
+        ),
+    )
+    assert [(c["id"], c["function"]["arguments"]) for c in calls(got)] == [
+        ("a", '{"x":1}'),
+        ("b", '{"y":2}'),
+    ]
+
+
+def test_content_that_switches_between_text_and_parts_keeps_both(target: ModuleType) -> None:
+    thinking = {"type": "thinking", "thinking": [{"type": "text", "text": "hmm"}]}
+    text = {"type": "text", "text": "Hi"}
+    # Mistral: thinking parts, then the answer as parts, then a last "\n" as text.
+    got = accumulate(
+        target, deltas({"content": [thinking]}, {"content": [text]}, {"content": "\n"})
+    )
+    assert message(got)["content"] == [thinking, text, {"type": "text", "text": "\n"}]
+    # Text first, then parts: the text is the first part.
+    got = accumulate(target, deltas({"content": "Hel"}, {"content": "lo"}, {"content": [thinking]}))
+    assert message(got)["content"] == [{"type": "text", "text": "Hello"}, thinking]
+
+
+def test_arguments_sent_as_an_object_then_as_text_keep_both(target: ModuleType) -> None:
+    got = accumulate(
+        target,
+        deltas(
+            tool(index=0, id="c", type="function", function={"name": "f", "arguments": {"a": 1}}),
+            tool(index=0, function={"arguments": ', "b": 2'}),
+        ),
+    )
+    assert calls(got)[0]["function"]["arguments"] == '{"a":1}, "b": 2'
+
+
+def reachable_containers(value: object) -> dict[int, object]:
+    """Every dict and list with something in it that `value` holds, through any object
+    (not classes, modules or enum members, which every value shares)."""
+    found: dict[int, object] = {}
+    seen: set[int] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen or isinstance(item, type | types.ModuleType | enum.Enum):
+            continue
+        seen.add(id(item))
+        if isinstance(item, dict | list) and item:
+            found[id(item)] = item
+        stack.extend(gc.get_referents(item))
+    return found
+
+
+def test_snapshots_share_nothing_mutable_with_the_chunks_or_each_other(
+    target: ModuleType,
+) -> None:
+    payloads = [
+        chunk(choice({"content": "a", "zz": {"n": [1]}, "parts": [{"p": 1}]}), top={"x": [1]}),
+        chunk(choice({"content": "b", "tool_calls": [{"index": 0, "id": "t", "zz": [{}]}]})),
+    ]
+    chunks = [target.loads(json.dumps(payload)) for payload in payloads]
+    accumulator = target.ChunkAccumulator()
+    accumulator.add(chunks[0])
+    made = [accumulator.snapshot()]
+    accumulator.add(chunks[1])
+    made += [accumulator.snapshot(), accumulator.result(), accumulator.result()]
+    held = [reachable_containers(value) for value in [*chunks, *made]]
+    for one, other in itertools.combinations(held, 2):
+        shared = one.keys() & other.keys()
+        assert not shared, [one[i] for i in shared]
+    assert json.loads(target.dumps(made[0]))["top"] == {"x": [1]}

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       f12c1fe61e02
-# Digest: 3de3f904974be5b8
+#   chunkspec code                       06413b71a66e
+# Digest: f448fef14b0c833f
 # Regenerate with: make generate
 """Example payloads of every spec type, shared by the generated tests of every target.
 

@@ -590,6 +590,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: accumulate._append)
 
 
+# (runtime section: accumulate._json_text)
+
+
 # (runtime section: accumulate._append_unless_repeated)
 
 
@@ -615,6 +618,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: accumulate._finished)
+
+
+# (runtime section: accumulate._copied)
 
 
 # (runtime section: accumulate._paired)
