@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       8e0f884850bf
-# Digest: 6815dc15b4e10de4
+#   chunkspec code                       537a15dcf715
+# Digest: 6e7e88dcddc9eec6
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -81,6 +81,8 @@ from msgspec import UNSET
 from msgspec import UnsetType as _Unset
 
 __all__ = [
+    "KEPT_DATA",
+    "KEPT_EVENTS",
     "MAX_EVENT_SIZE",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
@@ -8171,6 +8173,15 @@ MAX_EVENT_SIZE: Final = 64 * 1024 * 1024
 `EventTooLargeError` instead of holding more."""
 
 
+KEPT_EVENTS: Final = 100
+"""How many events that are not chunks, and how many skipped events, a stream keeps
+(it counts them all): an upstream's flood of pings cannot grow it without bound."""
+
+
+KEPT_DATA: Final = 4096
+"""How many characters of a skipped event's data a stream keeps."""
+
+
 SSE_DONE: Final = b"data: [DONE]\n\n"
 """The event that ends a stream of chunks."""
 
@@ -8325,10 +8336,21 @@ class _Stream(Generic[_Chunk]):
         self._as_raw: bool | None = None  # how the stream is read, once it is
         self._closed = False  # whether the source was closed
         self.other_events = self._reader.other_events
-        """Events that are not chunks, in order: named events other than `error`, and
-        data that is not a JSON object (such as a proxy's keep-alive text)."""
+        """The first events (at most `KEPT_EVENTS`) that are not chunks, in order: named
+        events other than `error`, and data that is not a JSON object (such as a
+        proxy's keep-alive text). `other_event_counts` counts them all."""
+        self.other_event_counts = self._reader.other_event_counts
+        """How many events that are not chunks came, by event type (`message` for data
+        that is not a JSON object)."""
         self.skipped = self._reader.skipped
-        """With `on_error="skip"`, each event whose chunk did not decode, in order."""
+        """With `on_error="skip"`, the first events (at most `KEPT_EVENTS`) whose chunk
+        did not decode, in order, each with at most `KEPT_DATA` characters of its data.
+        `skipped_count` counts them all."""
+
+    @property
+    def skipped_count(self) -> int:
+        """How many events were skipped (`on_error="skip"`)."""
+        return self._reader.skipped_count
 
     @property
     def done(self) -> bool:
@@ -8559,7 +8581,9 @@ class _EventReader(Generic[_Chunk]):
     ) -> None:
         self.done = False
         self.other_events: list[ServerSentEvent] = []
+        self.other_event_counts: dict[str, int] = {}
         self.skipped: list[SkippedEvent] = []
+        self.skipped_count = 0
         self.unsent: list[Any] = []  # what the last feed read, for when it raised
         self._loads = loads
         self._skip = skip
@@ -8569,7 +8593,10 @@ class _EventReader(Generic[_Chunk]):
         self._mark = 0  # where the unfinished event starts in the piece
         self._carried = 0  # the unfinished event's bytes in earlier pieces
         self._tail = bytearray()  # the unfinished line (grown in place: see _keep)
-        self._data: list[bytes] = []
+        # The event's data: its first line as it came, and, from a second line on, all
+        # of it grown in place (an object per line would hold 40 bytes per line).
+        self._data: bytes | None = None
+        self._more: bytearray | None = None
         self._name = b""
         self._id: str | None = None
         self._retry: int | None = None
@@ -8610,7 +8637,6 @@ class _EventReader(Generic[_Chunk]):
         # it reads the first line of the stream (which may start with a BOM).
         cr = b"\r" in piece
         find = piece.find
-        values = self._data
         if not self._first:
             while (end := find(b"\n", at)) >= 0:
                 stop = end
@@ -8623,7 +8649,10 @@ class _EventReader(Generic[_Chunk]):
                     if self._dispatch(end + 1):
                         return out
                 elif piece.startswith(b"data: ", at):
-                    values.append(piece[at + 6 : stop])
+                    if self._data is None:
+                        self._data = piece[at + 6 : stop]
+                    else:
+                        self._add_data(piece[at + 6 : stop])
                 else:
                     self._line(piece[at:stop], end + 1)
                 at = end + 1
@@ -8699,7 +8728,7 @@ class _EventReader(Generic[_Chunk]):
             self._first = False
             line = line.removeprefix(b"\xef\xbb\xbf")
         if line.startswith(b"data: "):
-            self._data.append(line[6:])
+            self._add_data(line[6:])
             return False
         if not line:
             return self._dispatch(next_line)
@@ -8708,7 +8737,7 @@ class _EventReader(Generic[_Chunk]):
         name, _, value = line.partition(b":")
         value = value.removeprefix(b" ")
         if name == b"data":
-            self._data.append(value)
+            self._add_data(value)
         elif name == b"event":
             self._name = value
         elif name == b"id" and b"\0" not in value:
@@ -8716,6 +8745,17 @@ class _EventReader(Generic[_Chunk]):
         elif name == b"retry" and value.isdigit():
             self._retry = int(value)
         return False
+
+    def _add_data(self, value: bytes) -> None:
+        """Add a data line to the event's data."""
+        if self._data is None:
+            self._data = value
+            return
+        more = self._more
+        if more is None:
+            more = self._more = bytearray(self._data)
+        more += b"\n"
+        more += value
 
     def _dispatch(self, end: int) -> bool:
         """End the event whose last line ends at `end` in the piece; True when it
@@ -8732,14 +8772,13 @@ class _EventReader(Generic[_Chunk]):
                 raw = self._piece[self._mark : end]
         self._mark = end
         self._carried = 0
-        data = self._data
-        if not data:
+        payload = self._data if self._more is None else bytes(self._more)
+        if payload is None:
             self._name = b""
             if raw:
                 self.unsent.append(RawEvent(raw, None, None))
             return False
-        payload = data[0] if len(data) == 1 else b"\n".join(data)
-        data.clear()
+        self._data = self._more = None
         name = self._name
         self._name = b""
         chunk: _Chunk | None = None
@@ -8749,7 +8788,7 @@ class _EventReader(Generic[_Chunk]):
                 event = self._event(name, payload)
                 if event.event == "error":
                     raise StreamError(_error_of(event.data), event)
-                self.other_events.append(event)
+                self._other(event)
             elif payload.lstrip().startswith(b"{"):
                 try:
                     chunk = self._loads(payload)
@@ -8759,13 +8798,13 @@ class _EventReader(Generic[_Chunk]):
                         raise StreamError(_error_of(event.data), event) from None
                     if not self._skip or self._raw is not None:
                         raise
-                    self.skipped.append(SkippedEvent(event, error))
+                    self._skipped(event, error)
             elif (stripped := payload.strip()) == b"[DONE]":
                 self.done = True
                 event = self._event(b"message", b"[DONE]")
             elif stripped:
                 event = self._event(b"message", payload)
-                self.other_events.append(event)
+                self._other(event)
         except (StreamError, ChunkDecodeError) as error:
             if self._raw is None:
                 raise
@@ -8776,6 +8815,23 @@ class _EventReader(Generic[_Chunk]):
         elif chunk is not None:
             self.unsent.append(chunk)
         return self.done
+
+    def _other(self, event: ServerSentEvent) -> None:
+        """Count an event that is not a chunk, and keep it while few are kept."""
+        counts = self.other_event_counts
+        counts[event.event] = counts.get(event.event, 0) + 1
+        if len(self.other_events) < KEPT_EVENTS:
+            self.other_events.append(event)
+
+    def _skipped(self, event: ServerSentEvent, error: ChunkDecodeError) -> None:
+        """Count a skipped event, and keep it, cut, while few are kept."""
+        self.skipped_count += 1
+        if len(self.skipped) < KEPT_EVENTS:
+            if len(event.data) > KEPT_DATA:
+                event = ServerSentEvent(
+                    event.event, event.data[:KEPT_DATA], event.id, event.retry
+                )
+            self.skipped.append(SkippedEvent(event, error))
 
     def _event(self, name: bytes, payload: bytes) -> ServerSentEvent:
         return ServerSentEvent(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import pickle
+import tracemalloc
 from collections.abc import AsyncIterator, Iterable, Iterator
 from types import ModuleType
 from typing import Any
@@ -223,3 +224,58 @@ def test_the_end_of_the_input_closes_the_source(module: ModuleType, ending: str)
         return source
 
     assert asyncio.run(read_async()).closed
+
+
+# --- memory bounded by the caller's limit -------------------------------------------
+
+
+def peak_bytes(read: Any) -> int:
+    tracemalloc.start()
+    try:
+        read()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+def test_an_event_of_many_short_data_lines_holds_at_most_twice_the_limit(
+    module: ModuleType,
+) -> None:
+    limit = 1024 * 1024
+    lines = limit // 8 - 1  # "data: x\n" each, and the blank line: just under the limit
+
+    def upstream() -> Iterator[bytes]:
+        yield from (b"data: x\n" for _ in range(lines))
+        yield b"\ndata: [DONE]\n\n"
+
+    stream = module.iter_chunks(upstream(), max_event_size=limit)
+    assert peak_bytes(lambda: list(stream)) < 2 * limit
+    assert stream.other_events[0].data == "\n".join(["x"] * lines)
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("read", ["chunks", "raw events"])
+def test_a_flood_of_other_events_and_bad_chunks_is_counted_not_kept(
+    module: ModuleType, read: str
+) -> None:
+    flood = 20 * module.KEPT_EVENTS
+    bad = "data: {" + '"x": 1, ' * 1000 + "\n\n"  # cut JSON, longer than KEPT_DATA
+
+    def upstream() -> Iterator[str]:
+        for number in range(flood):
+            yield f"event: ping\ndata: {number}\n\n" if number % 2 else bad
+        yield f"data: {A}\n\ndata: [DONE]\n\n"
+
+    stream = module.iter_chunks(upstream(), on_error="skip")
+    if read == "chunks":
+        assert len(list(stream)) == 1
+        assert stream.skipped_count == flood // 2
+        assert len(stream.skipped) == module.KEPT_EVENTS
+        assert all(len(s.event.data) <= module.KEPT_DATA for s in stream.skipped)
+    else:
+        assert len([e for e in stream.raw_events() if e.chunk is not None]) == 1
+    assert stream.other_event_counts == {"ping": flood // 2}
+    assert [e.data for e in stream.other_events] == [
+        str(n) for n in range(1, 2 * module.KEPT_EVENTS, 2)
+    ]

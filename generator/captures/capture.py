@@ -8,6 +8,7 @@ generated module uses, so a capture is read as a module would read it.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,10 +101,15 @@ def _events(name: str, data: bytes) -> Capture:
         elif event.chunk is not None:
             capture.chunks.append((number, event.chunk))
     capture.done = stream.done
-    for other in stream.other_events:
-        if other.event == "message":  # data that is neither JSON nor [DONE]
-            raise CaptureError(f"{name}: an event's data is not JSON: {other.data[:40]!r}")
-        capture.other_events.append(other.event)
+    if "message" in stream.other_event_counts:  # data that is neither JSON nor [DONE]
+        text = next((e.data for e in stream.other_events if e.event == "message"), "")
+        raise CaptureError(f"{name}: an event's data is not JSON: {text[:40]!r}")
+    # In order, as far as the stream keeps them (the first of a flood); then the rest,
+    # which it counts.
+    capture.other_events = [other.event for other in stream.other_events]
+    unkept = Counter(stream.other_event_counts)
+    unkept.subtract(capture.other_events)
+    capture.other_events += unkept.elements()
     if not capture.chunks and not capture.errors:
         raise CaptureError(f"{name}: no chunk in it")
     return capture

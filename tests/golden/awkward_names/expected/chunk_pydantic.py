@@ -58,6 +58,8 @@ from pydantic import (
 from pydantic_core import PydanticSerializationError, core_schema
 
 __all__ = [
+    "KEPT_DATA",
+    "KEPT_EVENTS",
     "MAX_EVENT_SIZE",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
@@ -240,6 +242,12 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse.MAX_EVENT_SIZE)
+
+
+# (runtime section: sse.KEPT_EVENTS)
+
+
+# (runtime section: sse.KEPT_DATA)
 
 
 # (runtime section: sse.SSE_DONE)

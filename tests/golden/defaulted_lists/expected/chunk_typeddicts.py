@@ -51,6 +51,8 @@ from typing import (
 from typing_extensions import TypedDict
 
 __all__ = [
+    "KEPT_DATA",
+    "KEPT_EVENTS",
     "MAX_EVENT_SIZE",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
@@ -240,6 +242,12 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse.MAX_EVENT_SIZE)
+
+
+# (runtime section: sse.KEPT_EVENTS)
+
+
+# (runtime section: sse.KEPT_DATA)
 
 
 # (runtime section: sse.SSE_DONE)

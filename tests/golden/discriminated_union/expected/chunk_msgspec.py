@@ -53,6 +53,8 @@ import msgspec
 from msgspec import UNSET
 
 __all__ = [
+    "KEPT_DATA",
+    "KEPT_EVENTS",
     "MAX_EVENT_SIZE",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
@@ -451,6 +453,12 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse.MAX_EVENT_SIZE)
+
+
+# (runtime section: sse.KEPT_EVENTS)
+
+
+# (runtime section: sse.KEPT_DATA)
 
 
 # (runtime section: sse.SSE_DONE)

@@ -50,6 +50,8 @@ from pydantic import BaseModel, ConfigDict, Discriminator, ValidationError
 from pydantic_core import PydanticSerializationError
 
 __all__ = [
+    "KEPT_DATA",
+    "KEPT_EVENTS",
     "MAX_EVENT_SIZE",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
@@ -205,6 +207,12 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse.MAX_EVENT_SIZE)
+
+
+# (runtime section: sse.KEPT_EVENTS)
+
+
+# (runtime section: sse.KEPT_DATA)
 
 
 # (runtime section: sse.SSE_DONE)

@@ -55,6 +55,8 @@ from msgspec import UNSET
 from msgspec import UnsetType as _Unset
 
 __all__ = [
+    "KEPT_DATA",
+    "KEPT_EVENTS",
     "MAX_EVENT_SIZE",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
@@ -316,6 +318,12 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse.MAX_EVENT_SIZE)
+
+
+# (runtime section: sse.KEPT_EVENTS)
+
+
+# (runtime section: sse.KEPT_DATA)
 
 
 # (runtime section: sse.SSE_DONE)
