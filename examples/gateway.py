@@ -17,6 +17,7 @@ by changing the import (dataclasses or typeddicts need nothing beyond the standa
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -88,6 +89,11 @@ def create_app(upstream: str, *, client: httpx.AsyncClient | None = None) -> Sta
         try:
             async for event in stream.raw_events():
                 yield event.raw  # the upstream's bytes, unchanged, its errors included
+                # Let the event loop run between writes: when the client has gone, the
+                # server learns it there, and no later write reaches the closed socket.
+                # (A write that does not block never yields, and a short stream would
+                # be written whole into it, each write logging "socket.send() raised".)
+                await asyncio.sleep(0)
                 if event.chunk is not None:
                     accumulator.add(event.chunk)
                 elif isinstance(event.error, StreamError):

@@ -211,6 +211,7 @@ async def _body(spec: StreamSpec, delivery: Delivery) -> AsyncGenerator[bytes, N
                 piece = encoder.compress(piece) + encoder.flush(zlib.Z_SYNC_FLUSH)
             yield piece
             delivery.sent += 1
+            await asyncio.sleep(0)  # a client gone is seen before the next write
         await _before(spec, delivery, len(spec.pieces))  # a drop or stall after them all
         if encoder is not None:
             yield encoder.flush()

@@ -3,12 +3,16 @@ gateway forwards it, and a client reads it from the gateway."""
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
 import logging
 import socket
 import time
+import tracemalloc
 from collections.abc import Iterator
 from contextlib import contextmanager
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -16,7 +20,7 @@ import pytest
 from examples.gateway import create_app
 from generated.chunk_msgspec import ChunkAccumulator, iter_chunks
 from tests.loopback import StreamApp, StreamSpec, serve, stream_app
-from tests.support import FIXTURE_STREAMS
+from tests.support import FIXTURE_STREAMS, REPORT
 
 CAPTURED = next(s for s in FIXTURE_STREAMS if s.name == "openai__py-sdk-plain-text-usage")
 EVENTS = [b"data: " + text.encode() + b"\n\n" for _, text in CAPTURED.chunks]
@@ -167,3 +171,66 @@ def test_a_client_that_leaves_closes_the_upstream(
         assert (delivery.outcome, delivery.sent) == ("closed", 1)
         line = log_line(log)
     assert " done=False " in line and " error=" not in line
+
+
+# --- under load -----------------------------------------------------------------------
+
+STREAMS, AT_ONCE = 200, 50
+LEAVERS = range(0, STREAMS, 10)
+"""Every tenth client leaves after the first event."""
+LONG = [b": keep-alive\n\n", *(EVENTS * 2), b"data: [DONE]\n\n"]
+
+
+async def load(url: str) -> dict[int, bytes | None]:
+    """Every stream's bytes as its client read them (None for a client that left)."""
+    limit = asyncio.Semaphore(AT_ONCE)
+    limits = httpx.Limits(max_connections=AT_ONCE, max_keepalive_connections=0)
+    async with httpx.AsyncClient(timeout=WAIT * 4, limits=limits) as client:
+
+        async def one(number: int) -> bytes | None:
+            async with limit, client.stream("POST", url, json={"stream": True}) as response:
+                if number in LEAVERS:
+                    async for _ in response.aiter_bytes():
+                        return None  # leaves after the first read: the connection closes
+                return b"".join([piece async for piece in response.aiter_bytes()])
+
+        return dict(enumerate(await asyncio.gather(*(one(n) for n in range(STREAMS)))))
+
+
+def test_under_load_early_leavers_close_their_upstream_and_nothing_writes_after(
+    upstream: tuple[StreamApp, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    app, base_url = upstream
+    path = app.add("load", StreamSpec(LONG))
+    caplog.set_level(logging.WARNING, logger="asyncio")
+    with gateway(f"{base_url}{path}/v1") as url:
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            read = asyncio.run(load(url))
+            expected = b"".join(LONG)
+            unchanged = all(read[n] == expected for n in read if n not in LEAVERS)
+            del read  # what the clients read is not what the servers hold
+            deadline = time.monotonic() + WAIT
+            loads = [d for d in app.deliveries if d.name == "load"]
+            while time.monotonic() < deadline and not all(d.ended.is_set() for d in loads):
+                time.sleep(0.05)
+            gc.collect()
+            grown = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+    assert unchanged, "every completed stream's bytes are the upstream's"
+    assert len(loads) == STREAMS and all(d.ended.is_set() for d in loads), "none left open"
+    assert sum(d.outcome == "complete" for d in loads) >= STREAMS - len(LEAVERS)
+    # asyncio logs "socket.send() raised exception." for each write into a closed socket.
+    warnings = [(r.threadName, r.getMessage()) for r in caplog.records if r.name == "asyncio"]
+    gateway_thread = f"loopback:{urlsplit(url).port}"
+    assert not [w for w in warnings if w[0] == gateway_thread], "the gateway wrote on"
+    assert not warnings, f"{len(warnings)} warnings, the first: {warnings[0]}"
+    assert grown < 4 * 1024 * 1024, f"memory grew by {grown:,} bytes"
+    REPORT["gateway under load"] = (
+        f"{STREAMS} streams, {AT_ONCE} at a time, {len(LEAVERS)} clients left after the"
+        f" first event: every other stream's bytes unchanged, no upstream left open, no"
+        f" write after a client left, memory grew by {grown:,} bytes"
+    )
