@@ -29,7 +29,7 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       d1a06a18d7e2
-# Digest: d2c2a2e438c27253
+#   chunkspec code                       16cbe56e5f76
+# Digest: e6aa340c41de8502
 # Regenerate with: make generate
 """Generated chunk models; each module also works copied on its own."""

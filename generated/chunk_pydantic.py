@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       029a887859c6
-# Digest: 0533d4a5e834d8b4
+#   chunkspec code                       459075b154f2
+# Digest: 99f431ee07b979e6
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -3106,7 +3106,7 @@ KEPT_EVENTS: Final = 100
 
 
 KEPT_DATA: Final = 4096
-"""How many characters of a skipped event's data a stream keeps."""
+"""How many characters of its data each kept event (other or skipped) keeps."""
 
 
 SSE_DONE: Final = b"data: [DONE]\n\n"
@@ -3263,9 +3263,10 @@ class _Stream(Generic[_Chunk]):
         self._as_raw: bool | None = None  # how the stream is read, once it is
         self._closed = False  # whether the source was closed
         self.other_events = self._reader.other_events
-        """The first events (at most `KEPT_EVENTS`) that are not chunks, in order: named
-        events other than `error`, and data that is not a JSON object (such as a
-        proxy's keep-alive text). `other_event_counts` counts them all."""
+        """The first events (at most `KEPT_EVENTS`) that are not chunks, in order, each
+        with at most `KEPT_DATA` characters of its data: named events other than
+        `error`, and data that is not a JSON object (such as a proxy's keep-alive
+        text). `other_event_counts` counts them all."""
         self.other_event_counts = self._reader.other_event_counts
         """How many events that are not chunks came, by event type (`message` for data
         that is not a JSON object)."""
@@ -3744,21 +3745,17 @@ class _EventReader(Generic[_Chunk]):
         return self.done
 
     def _other(self, event: ServerSentEvent) -> None:
-        """Count an event that is not a chunk, and keep it while few are kept."""
+        """Count an event that is not a chunk, and keep it, cut, while few are kept."""
         counts = self.other_event_counts
         counts[event.event] = counts.get(event.event, 0) + 1
         if len(self.other_events) < KEPT_EVENTS:
-            self.other_events.append(event)
+            self.other_events.append(_cut(event))
 
     def _skipped(self, event: ServerSentEvent, error: ChunkDecodeError) -> None:
         """Count a skipped event, and keep it, cut, while few are kept."""
         self.skipped_count += 1
         if len(self.skipped) < KEPT_EVENTS:
-            if len(event.data) > KEPT_DATA:
-                event = ServerSentEvent(
-                    event.event, event.data[:KEPT_DATA], event.id, event.retry
-                )
-            self.skipped.append(SkippedEvent(event, error))
+            self.skipped.append(SkippedEvent(_cut(event), error))
 
     def _event(self, name: bytes, payload: bytes) -> ServerSentEvent:
         return ServerSentEvent(
@@ -3767,6 +3764,13 @@ class _EventReader(Generic[_Chunk]):
             self._id,
             self._retry,
         )
+
+
+def _cut(event: ServerSentEvent) -> ServerSentEvent:
+    """The event with at most `KEPT_DATA` characters of its data, to be kept."""
+    if len(event.data) <= KEPT_DATA:
+        return event
+    return ServerSentEvent(event.event, event.data[:KEPT_DATA], event.id, event.retry)
 
 
 def _close(source: object) -> None:

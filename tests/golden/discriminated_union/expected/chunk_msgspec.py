@@ -506,6 +506,9 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._EventReader)
 
 
+# (runtime section: sse._cut)
+
+
 # (runtime section: sse._close)
 
 

@@ -466,6 +466,9 @@ def dumps(value: Chunk | Completion) -> str:
 # (runtime section: sse._EventReader)
 
 
+# (runtime section: sse._cut)
+
+
 # (runtime section: sse._close)
 
 
