@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       d193b9546324
-# Digest: b22a1cd42ece3834
+#   chunkspec code                       89a0e51074e5
+# Digest: 7915d6781fc09c20
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -9301,13 +9301,28 @@ def _finished(value: Any) -> Any:
 
 def _copied(value: Any) -> Any:
     """A JSON value whose objects and lists are new: a snapshot shares nothing mutable
-    with the chunks it was made from, nor with the snapshots after it."""
+    with the chunks it was made from, nor with the snapshots after it. Copied without
+    recursion: JSON data may nest deeper than Python's recursion limit allows."""
     kind = value.__class__
-    if kind is dict:
-        return {key: _copied(item) for key, item in value.items()}
-    if kind is list:
-        return [_copied(item) for item in value]
-    return value
+    if kind is not dict and kind is not list:
+        return value
+    top: Any = {} if kind is dict else []
+    stack: list[tuple[Any, Any]] = [(value, top)]
+    while stack:
+        source, copy = stack.pop()
+        pairs = source.items() if source.__class__ is dict else enumerate(source)
+        is_list = copy.__class__ is list
+        for key, item in pairs:
+            inner = item.__class__
+            if inner is dict or inner is list:
+                item_copy: Any = {} if inner is dict else []
+                stack.append((item, item_copy))
+                item = item_copy
+            if is_list:
+                copy.append(item)
+            else:
+                copy[key] = item
+    return top
 
 
 def _paired(text: str) -> str:

@@ -821,3 +821,13 @@ def test_snapshots_share_nothing_mutable_with_the_chunks_or_each_other(
         shared = one.keys() & other.keys()
         assert not shared, [one[i] for i in shared]
     assert json.loads(target.dumps(made[0]))["top"] == {"x": [1]}
+
+
+def test_a_value_nested_hundreds_deep_is_copied_into_snapshots(target: ModuleType) -> None:
+    deep: Any = 1
+    for _ in range(600):
+        deep = [deep]
+    payload = chunk(choice({"content": "a"}), zz=deep)
+    accumulator = target.ChunkAccumulator()
+    accumulator.add(target.loads(json.dumps(payload)))
+    assert json.loads(target.dumps(accumulator.snapshot()))["zz"] == deep
