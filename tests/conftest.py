@@ -30,14 +30,7 @@ settings.register_profile(
 # The generated tests run again in project copies (a vendor selection, a new vendor
 # file: tests/test_vendoring.py): there every property runs on 50 examples, since the
 # same properties of the whole spec ran on 500 in the run that made the copy.
-settings.register_profile(
-    "copy",
-    max_examples=50,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=_SLOW_DATA,
-)
+settings.register_profile("copy", settings.get_profile("ci"), max_examples=50)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 

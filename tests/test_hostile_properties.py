@@ -18,7 +18,7 @@ import asyncio
 import itertools
 import re
 import tracemalloc
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from tests.support import TARGETS as ALL_TARGETS
 from tests.support import count_examples
 from tests.test_sse import content_chunk
+from tests.test_streams import arrive
 
 TARGETS = list(ALL_TARGETS.values())
 LIMIT = 16 * 1024
@@ -150,12 +151,8 @@ def read(module: ModuleType, pieces: list[bytes], expected: Expected) -> tuple[i
 
 
 def read_async(module: ModuleType, pieces: list[bytes]) -> tuple[list[str], str]:
-    async def arrive() -> AsyncIterator[bytes]:
-        for piece in pieces:
-            yield piece
-
     async def run() -> tuple[list[str], str]:
-        stream = module.aiter_chunks(arrive(), on_error="skip", max_event_size=LIMIT)
+        stream = module.aiter_chunks(arrive(pieces), on_error="skip", max_event_size=LIMIT)
         seen: list[str] = []
         try:
             async for chunk in stream:

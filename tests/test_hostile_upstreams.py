@@ -18,6 +18,7 @@ import pytest
 
 from tests.support import TARGETS as ALL_TARGETS
 from tests.test_sse import A, B
+from tests.test_streams import arrive
 
 TARGETS = list(ALL_TARGETS.values())
 BODY = f"data: {A}\n\ndata: {B}\n\ndata: [DONE]\n\n".encode()
@@ -37,14 +38,10 @@ def sync_read(module: ModuleType, source: Any, **options: Any) -> tuple[list[str
 
 
 def async_read(module: ModuleType, parts: Iterable[Any], **options: Any) -> Any:
-    async def arrive() -> AsyncIterator[Any]:
-        for part in parts:
-            yield part
-
     async def run() -> tuple[list[str], list[str]]:
         seen: list[str] = []
         try:
-            async for chunk in module.aiter_chunks(arrive(), **options):
+            async for chunk in module.aiter_chunks(arrive(parts), **options):
                 seen.append(module.dumps(chunk))
         except Exception as error:
             return seen, [type(error).__name__, str(error)]
