@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       89a0e51074e5
-# Digest: 7915d6781fc09c20
+#   chunkspec code                       5569ec43941d
+# Digest: 8b573d99312a1a2c
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -83,6 +83,7 @@ from msgspec import UnsetType as _Unset
 __all__ = [
     "KEPT_DATA",
     "KEPT_EVENTS",
+    "MAX_DEPTH",
     "MAX_EVENT_SIZE",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
@@ -716,8 +717,70 @@ _DIGITS_AS_ZEROS: Final = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 _LONG_NUMBER: Final = b"0" * 19
 
 
+MAX_DEPTH: Final = 512
+"""How deep `loads` lets JSON nest (arrays and objects), in every target. Deeper input
+is refused, so that whatever is read can be written and copied from any caller's
+stack; Rust's serde_json stops at 128, orjson at 1024."""
+
+
+_SHALLOW: Final = 2 * MAX_DEPTH + 1
+"""Payloads this long or shorter cannot nest past `MAX_DEPTH`: the check is a `len`."""
+
+
+_OPENERS: Final = (b"[", b"{")
+
+
+_BRACKETS: Final = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+"""A JSON string (skipped whole: brackets in text do not nest) or a bracket."""
+
+
+def _check_depth(data: str | bytes) -> None:
+    """Raise `ChunkDecodeError` when `data`, longer than `_SHALLOW`, nests deeper than
+    `MAX_DEPTH`. Few opening brackets settle it; only then are they walked."""
+    raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+    if sum(map(raw.count, _OPENERS)) <= MAX_DEPTH:
+        return
+    depth = 0
+    for match in _BRACKETS.finditer(raw):
+        bracket = raw[match.start()]
+        if bracket in b"[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ChunkDecodeError(
+                    f"JSON nested more than {MAX_DEPTH} deep, at byte {match.start()}"
+                )
+        elif bracket != 34:  # 34 is '"': a string
+            depth -= 1
+
+
+class _NotFinite(ValueError):
+    """NaN, Infinity or a number past a float's range: Python's json reads them, but
+    they are not JSON, and nothing but Python writes or reads them (msgspec, orjson,
+    JavaScript and serde_json refuse them)."""
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if number - number != 0.0:  # inf - inf and nan - nan are nan
+        raise _NotFinite(text)
+    return number
+
+
+def _not_a_number(text: str) -> float:
+    raise _NotFinite(text)
+
+
+_READER: Final = json.JSONDecoder(
+    parse_float=_finite_float, parse_constant=_not_a_number
+)
+"""json.loads, refusing what is not a finite number."""
+
+
 def _json(data: str | bytes) -> Any:
-    """The JSON value of a payload; raises `ChunkDecodeError` when it is not JSON."""
+    """The JSON value of a payload; raises `ChunkDecodeError` when it is not JSON, nests
+    deeper than `MAX_DEPTH`, or holds a number no float holds."""
+    if len(data) > _SHALLOW:
+        _check_depth(data)
     if _fast_loads is not None:
         try:
             raw = data if isinstance(data, bytes) else data.encode()
@@ -730,18 +793,62 @@ def _json(data: str | bytes) -> Any:
     try:
         # Bytes must be UTF-8, as JSON on the wire is (json.loads would guess UTF-16
         # too).
-        return json.loads(data.decode("utf-8") if isinstance(data, bytes) else data)
+        return _READER.decode(data.decode("utf-8") if isinstance(data, bytes) else data)
+    except _NotFinite:
+        raise _not_finite_at(data) from None
     except ValueError as exc:  # JSONDecodeError or UnicodeDecodeError
         raise ChunkDecodeError(f"invalid JSON: {exc}") from None
     except RecursionError:
         raise ChunkDecodeError("invalid JSON: nested too deeply") from None
 
 
+class _Mark(str):
+    """The text of a number that is not finite, marking where it was read."""
+
+
+def _not_finite_at(data: str | bytes) -> ChunkDecodeError:
+    """The error at the first number of `data` that is not finite (read again, with
+    each such number marked)."""
+    value = json.loads(data, parse_float=_mark_float, parse_constant=_Mark)
+    return _marked_error(value) or ChunkDecodeError("not a finite number")
+
+
+def _mark_float(text: str) -> float | _Mark:
+    number = float(text)
+    return _Mark(text) if number - number != 0.0 else number
+
+
+def _marked_error(value: Any) -> ChunkDecodeError | None:
+    """The located error of the first `_Mark` in `value`, found without recursion."""
+    todo: list[tuple[Any, list[str]]] = [(value, [])]
+    while todo:
+        item, segments = todo.pop()
+        if isinstance(item, _Mark):
+            error = ChunkDecodeError(f"{item} is not a finite JSON number")
+            for segment in segments:
+                error.under(segment)
+            return error
+        kind = item.__class__  # compared as a name: no checker narrows `item`
+        if kind is dict:
+            pairs = [(_key(k), v) for k, v in cast(dict[str, Any], item).items()]
+        elif kind is list:
+            pairs = [(f"[{i}]", v) for i, v in enumerate(cast(list[Any], item))]
+        else:
+            continue
+        todo.extend((v, [segment, *segments]) for segment, v in reversed(pairs))
+    return None
+
+
 def _wire_text(data: Any) -> str:
     """Compact JSON text with UTF-8 characters as they are, except a lone UTF-16
     surrogate (half of a pair a stream split across chunks, D9), which UTF-8 cannot
-    encode: it is written as its JSON escape, the same value."""
-    text = _JSON_TEXT.encode(data)
+    encode: it is written as its JSON escape, the same value. A float that is not finite
+    (which `loads` never reads, but a hand-built value may hold) is written as null, as
+    JavaScript, msgspec and pydantic write it."""
+    try:
+        text = _JSON_TEXT.encode(data)
+    except ValueError:  # NaN or infinity, put in by hand: JSON cannot spell them
+        text = _JSON_TEXT.encode(_finite_only(data))
     if text.isascii():
         return text
     try:
@@ -751,10 +858,25 @@ def _wire_text(data: Any) -> str:
     return text
 
 
+def _finite_only(value: Any) -> Any:
+    """`value` with None for every float that is not finite."""
+    kind = value.__class__
+    if kind is float:
+        return value if value - value == 0.0 else None
+    if kind is dict:
+        items = cast(dict[str, Any], value).items()
+        return {key: _finite_only(item) for key, item in items}
+    if kind is list or kind is tuple:
+        return [_finite_only(item) for item in cast(list[Any], value)]
+    return value
+
+
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
-_JSON_TEXT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_JSON_TEXT: Final = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False
+)
 """json.dumps with these options, without building an encoder on every call."""
 
 
@@ -8126,6 +8248,8 @@ _COMPLETION_DECODER: Final = msgspec.json.Decoder(ChatCompletion)
 
 def loads(data: str | bytes) -> ChatCompletionChunk:
     """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
+    if len(data) > _SHALLOW:
+        _check_depth(data)
     try:
         value = _CHUNK_DECODER.decode(data)
     except _MSGSPEC_REFUSES:
@@ -8139,6 +8263,8 @@ def loads(data: str | bytes) -> ChatCompletionChunk:
 def loads_completion(data: str | bytes) -> ChatCompletion:
     """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad
     input."""
+    if len(data) > _SHALLOW:
+        _check_depth(data)
     try:
         value = _COMPLETION_DECODER.decode(data)
     except _MSGSPEC_REFUSES:
@@ -8889,8 +9015,8 @@ def _as_bytes(data: object) -> bytes:
 def _error_of(data: str) -> Any:
     """The error object of an error event's data (or the data itself, if not JSON)."""
     try:
-        payload = json.loads(data)
-    except (ValueError, RecursionError):  # nested past the recursion limit: text too
+        payload = _json(data)
+    except ChunkDecodeError:  # not JSON, nested past MAX_DEPTH, or NaN: text
         return data
     if isinstance(payload, dict):
         return cast(dict[str, Any], payload).get("error", payload)
@@ -8914,9 +9040,7 @@ def sse_error(error: StreamError | Mapping[str, Any]) -> bytes:
     with text; or a payload with `error`): its error object, the whole payload when it
     had no `error` key, or its text as the `message`."""
     body = _error_object(error.error) if isinstance(error, StreamError) else error
-    text = json.dumps({"error": body}, ensure_ascii=False, separators=(",", ":"))
-    if _SURROGATE_CHAR.search(text):  # half a UTF-16 pair: UTF-8 cannot hold it
-        text = json.dumps({"error": body}, separators=(",", ":"))
+    text = _wire_text({"error": body})
     # JSON text holds no line end (json escapes CR and LF): it is one `data:` line.
     return b"data: " + text.encode() + b"\n\n"
 
@@ -8928,9 +9052,6 @@ def _error_object(error: Any) -> Any:
     if isinstance(error, str):
         return {"message": error}
     return {"message": json.dumps(error)}
-
-
-_SURROGATE_CHAR: Final = re.compile("[\ud800-\udfff]")
 
 
 _INCOMPLETE_STREAM: Final = {

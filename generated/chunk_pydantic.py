@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       4827d210bbcc
-# Digest: 209dfc383d8165af
+#   chunkspec code                       d195c698a163
+# Digest: e2d6f8532a1b2a83
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -44,6 +44,7 @@ and keys the spec does not describe are kept in `model_extra`. `loads` raises
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import re
 from collections.abc import (
@@ -84,11 +85,12 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
 )
-from pydantic_core import PydanticSerializationError, core_schema
+from pydantic_core import PydanticCustomError, PydanticSerializationError, core_schema
 
 __all__ = [
     "KEPT_DATA",
     "KEPT_EVENTS",
+    "MAX_DEPTH",
     "MAX_EVENT_SIZE",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
@@ -274,6 +276,27 @@ def _json_kind(value: object) -> str:
     return "object"
 
 
+def _finite(value: _V) -> _V:
+    """An `any` value, checked to hold no float that is not finite (NaN, 1e400): the
+    JSON parser of pydantic reads them, and a float field refuses them itself."""
+    todo: list[Any] = [value]
+    while todo:
+        item = todo.pop()
+        kind = item.__class__  # compared as a name: no checker narrows `item`
+        if kind is float and item - item != 0.0:
+            raise PydanticCustomError(
+                "finite_number", "Input should be a finite number"
+            )
+        if kind is dict:
+            todo.extend(cast(dict[str, Any], item).values())
+        elif kind is list:
+            todo.extend(cast(list[Any], item))
+    return value
+
+
+_FINITE: Final = AfterValidator(_finite)
+
+
 class _NotNull:
     """On a key that may be absent but, when present, must not be null: the field's
     schema without its nullable wrapper, so the default (None) stands only for absence.
@@ -398,6 +421,8 @@ def _validate(
     """`data` validated as `model`; raises `ChunkDecodeError`. `union_tags` and `report`
     (the keys of the model's `error_when`) help name the problem, as `_decode_error`
     says; `aliased`: whether some field's wire key is not its Python name."""
+    if len(data) > _SHALLOW:
+        _check_depth(data)
     try:
         # The validator itself, not `model_validate_json`: its wrapper costs as much as
         # several fields.
@@ -490,6 +515,8 @@ def _decode_error(
     errors = exc.errors(include_url=False)
     if errors[0]["type"] == "json_invalid":
         return ChunkDecodeError(f"invalid JSON: {errors[0]['msg']}")
+    if any(e["type"] == "finite_number" for e in errors):
+        return _not_finite_at(data)  # located as the other targets locate it
     value: Any = json.loads(data)
     if report is not None:
         has, lacks = report
@@ -545,11 +572,161 @@ def _model_text(value: BaseModel) -> str:
         return _wire_text(value.model_dump(by_alias=True, exclude_unset=True))
 
 
+def _orjson_loads() -> Callable[[bytes], Any] | None:
+    """orjson's `loads`, when it is installed. It only reads faster: the standard
+    library suffices, and decides every doubt. (Imported by name, so that type checkers
+    of a project without orjson see no missing module.)"""
+    try:
+        loads: Callable[[bytes], Any] = importlib.import_module("orjson").loads
+    except ImportError:
+        return None
+    return loads
+
+
+_fast_loads: Final = _orjson_loads()
+
+
+# orjson reads an integer past 64 bits as a float (from -9223372036854775809, 19
+# digits), so a payload with 19 digits in a row is left to json: they are found by
+# mapping each digit to "0" and every other byte to " ".
+_DIGITS_AS_ZEROS: Final = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+
+
+_LONG_NUMBER: Final = b"0" * 19
+
+
+MAX_DEPTH: Final = 512
+"""How deep `loads` lets JSON nest (arrays and objects), in every target. Deeper input
+is refused, so that whatever is read can be written and copied from any caller's
+stack; Rust's serde_json stops at 128, orjson at 1024."""
+
+
+_SHALLOW: Final = 2 * MAX_DEPTH + 1
+"""Payloads this long or shorter cannot nest past `MAX_DEPTH`: the check is a `len`."""
+
+
+_OPENERS: Final = (b"[", b"{")
+
+
+_BRACKETS: Final = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+"""A JSON string (skipped whole: brackets in text do not nest) or a bracket."""
+
+
+def _check_depth(data: str | bytes) -> None:
+    """Raise `ChunkDecodeError` when `data`, longer than `_SHALLOW`, nests deeper than
+    `MAX_DEPTH`. Few opening brackets settle it; only then are they walked."""
+    raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+    if sum(map(raw.count, _OPENERS)) <= MAX_DEPTH:
+        return
+    depth = 0
+    for match in _BRACKETS.finditer(raw):
+        bracket = raw[match.start()]
+        if bracket in b"[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ChunkDecodeError(
+                    f"JSON nested more than {MAX_DEPTH} deep, at byte {match.start()}"
+                )
+        elif bracket != 34:  # 34 is '"': a string
+            depth -= 1
+
+
+class _NotFinite(ValueError):
+    """NaN, Infinity or a number past a float's range: Python's json reads them, but
+    they are not JSON, and nothing but Python writes or reads them (msgspec, orjson,
+    JavaScript and serde_json refuse them)."""
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if number - number != 0.0:  # inf - inf and nan - nan are nan
+        raise _NotFinite(text)
+    return number
+
+
+def _not_a_number(text: str) -> float:
+    raise _NotFinite(text)
+
+
+_READER: Final = json.JSONDecoder(
+    parse_float=_finite_float, parse_constant=_not_a_number
+)
+"""json.loads, refusing what is not a finite number."""
+
+
+def _json(data: str | bytes) -> Any:
+    """The JSON value of a payload; raises `ChunkDecodeError` when it is not JSON, nests
+    deeper than `MAX_DEPTH`, or holds a number no float holds."""
+    if len(data) > _SHALLOW:
+        _check_depth(data)
+    if _fast_loads is not None:
+        try:
+            raw = data if isinstance(data, bytes) else data.encode()
+            if _LONG_NUMBER not in raw.translate(_DIGITS_AS_ZEROS):
+                return _fast_loads(raw)
+        except (
+            ValueError
+        ):  # what orjson refuses and json may read: NaN, lone surrogates
+            pass
+    try:
+        # Bytes must be UTF-8, as JSON on the wire is (json.loads would guess UTF-16
+        # too).
+        return _READER.decode(data.decode("utf-8") if isinstance(data, bytes) else data)
+    except _NotFinite:
+        raise _not_finite_at(data) from None
+    except ValueError as exc:  # JSONDecodeError or UnicodeDecodeError
+        raise ChunkDecodeError(f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise ChunkDecodeError("invalid JSON: nested too deeply") from None
+
+
+class _Mark(str):
+    """The text of a number that is not finite, marking where it was read."""
+
+
+def _not_finite_at(data: str | bytes) -> ChunkDecodeError:
+    """The error at the first number of `data` that is not finite (read again, with
+    each such number marked)."""
+    value = json.loads(data, parse_float=_mark_float, parse_constant=_Mark)
+    return _marked_error(value) or ChunkDecodeError("not a finite number")
+
+
+def _mark_float(text: str) -> float | _Mark:
+    number = float(text)
+    return _Mark(text) if number - number != 0.0 else number
+
+
+def _marked_error(value: Any) -> ChunkDecodeError | None:
+    """The located error of the first `_Mark` in `value`, found without recursion."""
+    todo: list[tuple[Any, list[str]]] = [(value, [])]
+    while todo:
+        item, segments = todo.pop()
+        if isinstance(item, _Mark):
+            error = ChunkDecodeError(f"{item} is not a finite JSON number")
+            for segment in segments:
+                error.under(segment)
+            return error
+        kind = item.__class__  # compared as a name: no checker narrows `item`
+        if kind is dict:
+            pairs = [(_key(k), v) for k, v in cast(dict[str, Any], item).items()]
+        elif kind is list:
+            pairs = [(f"[{i}]", v) for i, v in enumerate(cast(list[Any], item))]
+        else:
+            continue
+        todo.extend((v, [segment, *segments]) for segment, v in reversed(pairs))
+    return None
+
+
 def _wire_text(data: Any) -> str:
     """Compact JSON text with UTF-8 characters as they are, except a lone UTF-16
     surrogate (half of a pair a stream split across chunks, D9), which UTF-8 cannot
-    encode: it is written as its JSON escape, the same value."""
-    text = _JSON_TEXT.encode(data)
+    encode: it is written as its JSON escape, the same value. A float that is not finite
+    (which `loads` never reads, but a hand-built value may hold) is written as null, as
+    JavaScript, msgspec and pydantic write it."""
+    try:
+        text = _JSON_TEXT.encode(data)
+    except ValueError:  # NaN or infinity, put in by hand: JSON cannot spell them
+        text = _JSON_TEXT.encode(_finite_only(data))
     if text.isascii():
         return text
     try:
@@ -559,11 +736,30 @@ def _wire_text(data: Any) -> str:
     return text
 
 
+def _finite_only(value: Any) -> Any:
+    """`value` with None for every float that is not finite."""
+    kind = value.__class__
+    if kind is float:
+        return value if value - value == 0.0 else None
+    if kind is dict:
+        items = cast(dict[str, Any], value).items()
+        return {key: _finite_only(item) for key, item in items}
+    if kind is list or kind is tuple:
+        return [_finite_only(item) for item in cast(list[Any], value)]
+    return value
+
+
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
-_JSON_TEXT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_JSON_TEXT: Final = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False
+)
 """json.dumps with these options, without building an encoder on every call."""
+
+
+_Unknown: TypeAlias = Annotated[Any, _FINITE]
+"""The value of a key the spec does not describe."""
 
 
 class _Model(BaseModel):
@@ -575,8 +771,11 @@ class _Model(BaseModel):
         validate_by_name=True,
         validate_by_alias=True,
         serialize_by_alias=True,
-        ser_json_inf_nan="constants",  # NaN and Infinity are written back as read
+        allow_inf_nan=False,  # NaN and 1e400 are refused, as in every target
     )
+    # Typed as pydantic documents it, which pyright calls an incompatible override.
+    __pydantic_extra__: dict[str, _Unknown] = Field(init=False)  # pyright: ignore
+    """Keys the spec does not describe, checked as an `any` value is."""
 
 
 CompletionObject: TypeAlias = Literal["chat.completion"]
@@ -786,7 +985,8 @@ class ChatCompletionMessageToolCallFunction(_Model):
     """The function a tool call calls."""
 
     arguments: Annotated[
-        Annotated[str, Tag("~string")] | Annotated[dict[str, Any], Tag("~object")],
+        Annotated[str, Tag("~string")]
+        | Annotated[dict[str, Annotated[Any, _FINITE]], Tag("~object")],
         _FIRST_MATCH,
     ]
     """The arguments as JSON text, exactly as the model wrote them (it may be invalid
@@ -867,7 +1067,7 @@ class GroqSearchResult(_Model):
     """Address of the page."""
     content: str | None = None
     """Text extracted from the page."""
-    score: float | int | None = None
+    score: int | float | None = None
     """Relevance of the page to the query."""
 
 
@@ -912,25 +1112,25 @@ class GroqChartElement(_Model):
     """Label of the element."""
     group: str | None = None
     """Group the element belongs to."""
-    value: float | int | None = None
+    value: int | float | None = None
     """Value of the element."""
-    points: list[list[float | int]] | None = None
+    points: list[list[int | float]] | None = None
     """Coordinates of the points of the element."""
-    angle: float | int | None = None
+    angle: int | float | None = None
     """Angle of the element, for pie charts."""
-    radius: float | int | None = None
+    radius: int | float | None = None
     """Radius of the element, for pie charts."""
-    min: float | int | None = None
+    min: int | float | None = None
     """Smallest value, for box plots."""
-    first_quartile: float | int | None = None
+    first_quartile: int | float | None = None
     """First quartile, for box plots."""
-    median: float | int | None = None
+    median: int | float | None = None
     """Median, for box plots."""
-    third_quartile: float | int | None = None
+    third_quartile: int | float | None = None
     """Third quartile, for box plots."""
-    max: float | int | None = None
+    max: int | float | None = None
     """Largest value, for box plots."""
-    outliers: list[float | int] | None = None
+    outliers: list[int | float] | None = None
     """Outlying values, for box plots."""
 
 
@@ -953,7 +1153,7 @@ class GroqChart(_Model):
     """Scale of the x axis."""
     x_unit: str | None = None
     """Unit of the x axis."""
-    x_ticks: list[float | int] | None = None
+    x_ticks: list[int | float] | None = None
     """Tick positions on the x axis."""
     x_tick_labels: list[str] | None = None
     """Tick labels on the x axis."""
@@ -963,7 +1163,7 @@ class GroqChart(_Model):
     """Scale of the y axis."""
     y_unit: str | None = None
     """Unit of the y axis."""
-    y_ticks: list[float | int] | None = None
+    y_ticks: list[int | float] | None = None
     """Tick positions on the y axis."""
     y_tick_labels: list[str] | None = None
     """Tick labels on the y axis."""
@@ -1026,7 +1226,7 @@ class LiteLLMThinkingBlock(_Model):
     """Provider signature that lets the thinking be sent back on a later turn."""
     data: str | None = None
     """The opaque, encrypted content of a redacted block."""
-    cache_control: dict[str, Any] | None = None
+    cache_control: dict[str, Annotated[Any, _FINITE]] | None = None
     """Prompt-caching directive attached to the block, such as
     `{"type":"ephemeral"}`.
     """
@@ -1229,7 +1429,7 @@ class ChatCompletionMessage(_Model):
     Sent by LiteLLM; see
     https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
     """
-    provider_specific_fields: dict[str, Any] | None = None
+    provider_specific_fields: dict[str, Annotated[Any, _FINITE]] | None = None
     """Upstream keys LiteLLM has no standard slot for, passed through as they came.
 
     Sent by LiteLLM; see
@@ -1279,7 +1479,7 @@ class ChatCompletionMessage(_Model):
     Sent by OpenRouter, LiteLLM, Groq; see
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
     """
-    hidden_states: Any | None = None
+    hidden_states: Annotated[Any, _FINITE] | None = None
     """Hidden states of the model for this fragment, only when the request asked for
     them.
 
@@ -1307,7 +1507,7 @@ class TopLogprob(_Model):
     """The token as text."""
     bytes: list[int] | None = None
     """The UTF-8 bytes of the token; null when the token has no byte form."""
-    logprob: float | int
+    logprob: int | float
     """Natural log of the probability of the token."""
 
 
@@ -1320,7 +1520,7 @@ class ChatCompletionTokenLogprob(_Model):
     """The UTF-8 bytes of the token, needed to rebuild characters split across tokens;
     null when the token has no byte form.
     """
-    logprob: float | int
+    logprob: int | float
     """Natural log of the probability of the token; -9999.0 stands for a probability too
     small to report.
     """
@@ -1510,21 +1710,21 @@ class PerplexityCost(_Model):
     https://github.com/perplexityai/perplexity-py/blob/d77a5e363a7f9a0c24f36b2a013f7bd3b5501e50/src/perplexity/types/stream_chunk.py
     """
 
-    input_tokens_cost: float | int | None = None
+    input_tokens_cost: int | float | None = None
     """Cost of the prompt tokens."""
-    output_tokens_cost: float | int | None = None
+    output_tokens_cost: int | float | None = None
     """Cost of the generated tokens."""
-    reasoning_tokens_cost: float | int | None = None
+    reasoning_tokens_cost: int | float | None = None
     """Cost of the reasoning tokens."""
-    citation_tokens_cost: float | int | None = None
+    citation_tokens_cost: int | float | None = None
     """Cost of the source tokens fed to the model."""
-    search_queries_cost: float | int | None = None
+    search_queries_cost: int | float | None = None
     """Cost of the web searches."""
-    request_cost: float | int | None = None
+    request_cost: int | float | None = None
     """The flat fee of the request; left out of the zero-cost placeholder on interim
     chunks.
     """
-    total_cost: float | int | None = None
+    total_cost: int | float | None = None
     """Sum of all the costs."""
 
 
@@ -1534,13 +1734,13 @@ class OpenRouterCostDetails(_Model):
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    upstream_inference_cost: float | int | None = None
+    upstream_inference_cost: int | float | None = None
     """What the upstream provider charged in total; null when OpenRouter does not pass
     it on.
     """
-    upstream_inference_prompt_cost: float | int | None = None
+    upstream_inference_prompt_cost: int | float | None = None
     """The part of the upstream cost due to the prompt."""
-    upstream_inference_completions_cost: float | int | None = None
+    upstream_inference_completions_cost: int | float | None = None
     """The part of the upstream cost due to the completion."""
 
 
@@ -1593,25 +1793,25 @@ class CompletionUsage(_Model):
 
     Sent by DeepSeek; see https://api-docs.deepseek.com/guides/kv_cache
     """
-    queue_time: float | int | None = None
+    queue_time: int | float | None = None
     """Seconds the request waited in Groq's queue before it was processed.
 
     Sent by Groq; see
     https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
     """
-    prompt_time: float | int | None = None
+    prompt_time: int | float | None = None
     """Seconds spent processing the prompt.
 
     Sent by Groq; see
     https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
     """
-    completion_time: float | int | None = None
+    completion_time: int | float | None = None
     """Seconds spent generating the completion.
 
     Sent by Groq; see
     https://github.com/groq/groq-python/blob/0daa88c1cc92cbd6bc1db6fb27ec6ae8b5ba4352/src/groq/types/completion_usage.py
     """
-    total_time: float | int | None = None
+    total_time: int | float | None = None
     """Seconds spent on the prompt and the completion together.
 
     Sent by Groq; see
@@ -1733,7 +1933,7 @@ class ChatCompletionChoice(_Model):
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
-    content_filter_raw: list[Any] | None = None
+    content_filter_raw: list[Annotated[Any, _FINITE]] | None = None
     """Raw output of the content filters on an asynchronous-filter annotation chunk; its
     entries are not documented.
 
@@ -1816,7 +2016,7 @@ class ModerationResultBody(_Model):
     """Whether each category was flagged, keyed by category name (such as
     `self-harm/intent`).
     """
-    category_scores: dict[str, float | int]
+    category_scores: dict[str, int | float]
     """The score of each category, keyed by category name."""
     category_applied_input_types: dict[
         str, list[Annotated[ModerationInputType | str, _OPEN_ENUM]]
@@ -1877,21 +2077,21 @@ class AzureLatencyCheckpoint(_Model):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    engine_tbt_ms: float | int | None = None
+    engine_tbt_ms: int | float | None = None
     """Average time between tokens at the engine."""
-    engine_ttft_ms: float | int | None = None
+    engine_ttft_ms: int | float | None = None
     """Time to the first token at the engine."""
-    engine_ttlt_ms: float | int | None = None
+    engine_ttlt_ms: int | float | None = None
     """Time to the last token at the engine."""
-    pre_inference_ms: float | int | None = None
+    pre_inference_ms: int | float | None = None
     """Time spent before inference started, such as queueing and input filtering."""
-    service_tbt_ms: float | int | None = None
+    service_tbt_ms: int | float | None = None
     """Average time between tokens at the service."""
-    service_ttft_ms: float | int | None = None
+    service_ttft_ms: int | float | None = None
     """Time to the first token at the service."""
-    service_ttlt_ms: float | int | None = None
+    service_ttlt_ms: int | float | None = None
     """Time to the last token at the service."""
-    user_visible_ttft_ms: float | int | None = None
+    user_visible_ttft_ms: int | float | None = None
     """Time until the first token was released to the caller."""
 
 
@@ -1983,19 +2183,19 @@ class LlamaCppTimings(_Model):
     """Prompt tokens reused from the KV cache instead of being processed again."""
     prompt_n: int | None = None
     """Prompt tokens that were processed."""
-    prompt_ms: float | int | None = None
+    prompt_ms: int | float | None = None
     """Time spent processing the prompt, in milliseconds."""
-    prompt_per_token_ms: float | int | None = None
+    prompt_per_token_ms: int | float | None = None
     """Average prompt-processing time per token, in milliseconds."""
-    prompt_per_second: float | int | None = None
+    prompt_per_second: int | float | None = None
     """Prompt-processing speed, in tokens per second."""
     predicted_n: int | None = None
     """Tokens generated."""
-    predicted_ms: float | int | None = None
+    predicted_ms: int | float | None = None
     """Time spent generating, in milliseconds."""
-    predicted_per_token_ms: float | int | None = None
+    predicted_per_token_ms: int | float | None = None
     """Average generation time per token, in milliseconds."""
-    predicted_per_second: float | int | None = None
+    predicted_per_second: int | float | None = None
     """Generation speed, in tokens per second; MLX servers send null until two tokens
     have been generated.
     """
@@ -2007,7 +2207,7 @@ class LlamaCppTimings(_Model):
     """Draft tokens the main model accepted; llama.cpp sends it only when a draft model
     ran, MLX servers send null otherwise.
     """
-    peak_memory: float | int | None = None
+    peak_memory: int | float | None = None
     """Peak memory the generation used on the device, in gigabytes.
 
     Sent by MLX-VLM server; see https://github.com/Blaizzy/mlx-vlm/pull/1216
@@ -2033,7 +2233,7 @@ class NovitaSlaMetrics(_Model):
     https://github.com/sdcb/chats/blob/a12e6e5c2160775d40912c034edb6f861021ff52/src/BE/tests/Chats.BE.UnitTest/ChatServices/ChatCompletions/NovitaChatUsageTests.cs
     """
 
-    ttft_ms: float | int | None = None
+    ttft_ms: int | float | None = None
     """Milliseconds until the first token was produced."""
     ts_us: int | None = None
     """A Unix timestamp in microseconds that Novita attaches to the chunk."""
@@ -2069,15 +2269,15 @@ class NvExtTiming(_Model):
 
     request_received_ms: int | None = None
     """Unix time in milliseconds at which the request arrived; always sent by Dynamo."""
-    prefill_wait_time_ms: float | int | None = None
+    prefill_wait_time_ms: int | float | None = None
     """Milliseconds from arrival until prefill started (queueing)."""
-    prefill_time_ms: float | int | None = None
+    prefill_time_ms: int | float | None = None
     """Milliseconds from the start of prefill to the first token."""
-    ttft_ms: float | int | None = None
+    ttft_ms: int | float | None = None
     """Milliseconds from arrival to the first token."""
-    total_time_ms: float | int | None = None
+    total_time_ms: int | float | None = None
     """Milliseconds from arrival until the request finished."""
-    kv_hit_rate: float | int | None = None
+    kv_hit_rate: int | float | None = None
     """Share of the prompt's KV blocks found in cache, from 0 to 1."""
 
 
@@ -2097,11 +2297,11 @@ class NvExt(_Model):
     """The tokenized prompt, returned by the query-only first stage of GAIE routing for
     reuse in the second stage.
     """
-    routed_experts: Any | None = None
+    routed_experts: Annotated[Any, _FINITE] | None = None
     """Mixture-of-experts routing record passed through from an SGLang backend
     unchanged.
     """
-    engine_data: Any | None = None
+    engine_data: Annotated[Any, _FINITE] | None = None
     """Backend-specific data Dynamo forwards without looking at it."""
     stop_reason: (
         Annotated[
@@ -2117,7 +2317,7 @@ class NvExt(_Model):
     """Ids of the tokens generated in this chunk; concatenated over the stream they give
     the whole output.
     """
-    prompt_logprobs: list[Any] | None = None
+    prompt_logprobs: list[Annotated[Any, _FINITE]] | None = None
     """Log probabilities of the prompt tokens, sent on the final chunk: one entry per
     prompt position, null for the first one, otherwise an object that maps a token id
     (as a string) to `{logprob, rank, decoded_token}`.
@@ -2144,9 +2344,9 @@ class OpenRouterError(_Model):
     """
     type: str | None = None
     """A category of the error, when one is given."""
-    param: Any | None = None
+    param: Annotated[Any, _FINITE] | None = None
     """The request parameter the error is about, when one is given."""
-    metadata: dict[str, Any] | None = None
+    metadata: dict[str, Annotated[Any, _FINITE]] | None = None
     """Free-form details, such as the upstream `provider_name`, an `error_type` tag and
     the `raw` error text of the upstream provider.
     """
@@ -2228,9 +2428,9 @@ class VllmSpeculativeDecodingMetrics(_Model):
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
 
-    mean_acceptance_length: float | int | None = None
+    mean_acceptance_length: int | float | None = None
     """Average number of tokens accepted per verification step."""
-    draft_acceptance_rate: float | int | None = None
+    draft_acceptance_rate: int | float | None = None
     """Share of draft tokens that were accepted."""
     acceptance_histogram: list[int] | None = None
     """Entry j counts the verification steps that accepted exactly j draft tokens."""
@@ -2255,15 +2455,15 @@ class VllmRequestMetrics(_Model):
     https://github.com/vllm-project/vllm/blob/002032ee2b18e1f7bd924ec47b62504ba3866063/vllm/entrypoints/openai/chat_completion/protocol.py
     """
 
-    time_to_first_token_ms: float | int | None = None
+    time_to_first_token_ms: int | float | None = None
     """Milliseconds until the first token was produced."""
-    generation_time_ms: float | int | None = None
+    generation_time_ms: int | float | None = None
     """Milliseconds spent generating."""
-    queue_time_ms: float | int | None = None
+    queue_time_ms: int | float | None = None
     """Milliseconds the request waited in the scheduler queue."""
-    mean_itl_ms: float | int | None = None
+    mean_itl_ms: int | float | None = None
     """Mean inter-token latency, in milliseconds."""
-    tokens_per_second: float | int | None = None
+    tokens_per_second: int | float | None = None
     """Generation throughput of the request."""
     speculative_decoding: VllmSpeculativeDecodingMetrics | None = None
     """Acceptance statistics of speculative decoding (experimental); null when it did
@@ -2368,7 +2568,7 @@ class ChatCompletion(_Model):
     Sent by Azure OpenAI; see
     https://github.com/RomanEmreis/svir/blob/99a68b19ec380b7948969e6fee4e323125288885/tests/conformance/decoder/azure.sse
     """
-    perf_metrics: dict[str, Any] | None = None
+    perf_metrics: dict[str, Annotated[Any, _FINITE]] | None = None
     """Per-request performance metrics, keyed like Fireworks' response headers (such as
     `fireworks-server-time-to-first-token`); sent on the chunk with the finish reason
     when the request set `perf_metrics_in_response`.
@@ -2390,7 +2590,7 @@ class ChatCompletion(_Model):
     Sent by llama.cpp server, MLX-VLM server; see
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
     """
-    verbose_: Annotated[dict[str, Any] | None, _ALIAS_READ] = Field(
+    verbose_: Annotated[dict[str, Annotated[Any, _FINITE]] | None, _ALIAS_READ] = Field(
         default=None, alias="__verbose"
     )
     """The server's native, non-OpenAI result (generation settings, grammar, token
@@ -2504,7 +2704,8 @@ class ChoiceDeltaToolCallFunction(_Model):
 
     arguments: (
         Annotated[
-            Annotated[str, Tag("~string")] | Annotated[dict[str, Any], Tag("~object")],
+            Annotated[str, Tag("~string")]
+            | Annotated[dict[str, Annotated[Any, _FINITE]], Tag("~object")],
             _FIRST_MATCH,
         ]
         | None
@@ -2643,7 +2844,7 @@ class ChoiceDelta(_Model):
     Sent by LiteLLM; see
     https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
     """
-    provider_specific_fields: dict[str, Any] | None = None
+    provider_specific_fields: dict[str, Annotated[Any, _FINITE]] | None = None
     """Upstream keys LiteLLM has no standard slot for, passed through as they came.
 
     Sent by LiteLLM; see
@@ -2693,7 +2894,7 @@ class ChoiceDelta(_Model):
     Sent by OpenRouter, LiteLLM, Groq; see
     https://github.com/OpenRouterTeam/ai-sdk-provider/blob/05b530064f0f6c2466723fa92dc050b2b1c1cb46/src/chat/schemas.ts
     """
-    hidden_states: Any | None = None
+    hidden_states: Annotated[Any, _FINITE] | None = None
     """Hidden states of the model for this fragment, only when the request asked for
     them.
 
@@ -2757,7 +2958,7 @@ class Choice(_Model):
     Sent by Azure OpenAI; see
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
-    content_filter_raw: list[Any] | None = None
+    content_filter_raw: list[Annotated[Any, _FINITE]] | None = None
     """Raw output of the content filters on an asynchronous-filter annotation chunk; its
     entries are not documented.
 
@@ -2922,7 +3123,7 @@ class ChatCompletionChunk(_Model):
     Sent by Azure OpenAI; see
     https://github.com/RomanEmreis/svir/blob/99a68b19ec380b7948969e6fee4e323125288885/tests/conformance/decoder/azure.sse
     """
-    perf_metrics: dict[str, Any] | None = None
+    perf_metrics: dict[str, Annotated[Any, _FINITE]] | None = None
     """Per-request performance metrics, keyed like Fireworks' response headers (such as
     `fireworks-server-time-to-first-token`); sent on the chunk with the finish reason
     when the request set `perf_metrics_in_response`.
@@ -2944,7 +3145,7 @@ class ChatCompletionChunk(_Model):
     Sent by llama.cpp server, MLX-VLM server; see
     https://github.com/ggml-org/llama.cpp/blob/master/tools/server/server-task.cpp
     """
-    verbose_: Annotated[dict[str, Any] | None, _ALIAS_READ] = Field(
+    verbose_: Annotated[dict[str, Annotated[Any, _FINITE]] | None, _ALIAS_READ] = Field(
         default=None, alias="__verbose"
     )
     """The server's native, non-OpenAI result (generation settings, grammar, token
@@ -3816,8 +4017,8 @@ def _as_bytes(data: object) -> bytes:
 def _error_of(data: str) -> Any:
     """The error object of an error event's data (or the data itself, if not JSON)."""
     try:
-        payload = json.loads(data)
-    except (ValueError, RecursionError):  # nested past the recursion limit: text too
+        payload = _json(data)
+    except ChunkDecodeError:  # not JSON, nested past MAX_DEPTH, or NaN: text
         return data
     if isinstance(payload, dict):
         return cast(dict[str, Any], payload).get("error", payload)
@@ -3841,9 +4042,7 @@ def sse_error(error: StreamError | Mapping[str, Any]) -> bytes:
     with text; or a payload with `error`): its error object, the whole payload when it
     had no `error` key, or its text as the `message`."""
     body = _error_object(error.error) if isinstance(error, StreamError) else error
-    text = json.dumps({"error": body}, ensure_ascii=False, separators=(",", ":"))
-    if _SURROGATE_CHAR.search(text):  # half a UTF-16 pair: UTF-8 cannot hold it
-        text = json.dumps({"error": body}, separators=(",", ":"))
+    text = _wire_text({"error": body})
     # JSON text holds no line end (json escapes CR and LF): it is one `data:` line.
     return b"data: " + text.encode() + b"\n\n"
 
@@ -3855,9 +4054,6 @@ def _error_object(error: Any) -> Any:
     if isinstance(error, str):
         return {"message": error}
     return {"message": json.dumps(error)}
-
-
-_SURROGATE_CHAR: Final = re.compile("[\ud800-\udfff]")
 
 
 _INCOMPLETE_STREAM: Final = {

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import pickle
 import tracemalloc
 from collections.abc import AsyncIterator, Iterable, Iterator
@@ -137,6 +138,69 @@ def test_a_chunk_nested_too_deeply_is_a_located_decode_error(
     assert error[1].startswith("$"), "located"
     [*_, last] = module.iter_chunks(parts).raw_events()
     assert isinstance(last.error, module.ChunkDecodeError), "raw_events() yields it"
+
+
+def arguments_nested(depth: int, text: str = "") -> str:
+    """A chunk whose tool call's arguments (object form) make the payload `depth` deep;
+    `text` goes into the innermost object's key, to hold brackets that do not nest."""
+    inner = depth - 7  # the chunk, choices, [0], delta, tool_calls, [0], function
+    value = '{"a":' * (inner - 1) + json.dumps({text: 1}) + "}" * (inner - 1)
+    return (
+        '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":'
+        '[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"t","type":"function",'
+        f'"function":{{"name":"f","arguments":{value}}}}}]}}}}]}}'
+    )
+
+
+def deep_stack(frames: int, call: Any) -> Any:
+    """`call()` from `frames` Python frames deep, as a framework's stack puts it."""
+    return call() if frames == 0 else deep_stack(frames - 1, call)
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+def test_nesting_up_to_max_depth_reads_writes_and_accumulates(module: ModuleType) -> None:
+    """MAX_DEPTH deep is read, written and accumulated, from a caller 400 frames deep;
+    one level more is a located decode error; brackets in text do not count."""
+    assert module.MAX_DEPTH == 512
+    deepest = arguments_nested(module.MAX_DEPTH, text="[[[{{{" * 200)
+    assert json.loads(deepest)
+
+    def round_trip() -> str:
+        chunk = module.loads(deepest)
+        accumulator = module.ChunkAccumulator()
+        accumulator.add(chunk)
+        accumulator.result()
+        written: str = module.dumps(chunk)
+        return written
+
+    assert json.loads(deep_stack(400, round_trip)) == json.loads(deepest)
+    for text in (arguments_nested(module.MAX_DEPTH + 1), "[" * 600 + "]" * 600):
+        with pytest.raises(module.ChunkDecodeError, match="nested more than 512 deep, at byte"):
+            module.loads(text)
+        with pytest.raises(module.ChunkDecodeError, match="nested more than 512"):
+            module.loads(text.encode())
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+def test_a_stream_of_non_finite_numbers_is_a_located_error(module: ModuleType) -> None:
+    """A chunk with NaN is a decode error at its path; skipped under on_error=skip; and
+    an error event holding NaN is kept as its text, so that sse_error writes JSON."""
+    bad = A[:-1] + ',"x":{"y":[NaN]}}'
+    seen, error = both(module, [f"data: {A}\n\ndata: {bad}\n\n".encode()])
+    assert len(seen) == 1 and error == [
+        "ChunkDecodeError",
+        "$.x.y[0]: NaN is not a finite JSON number",
+    ]
+    stream = module.iter_chunks(
+        [f"data: {bad}\n\ndata: {A}\n\ndata: [DONE]\n\n".encode()], on_error="skip"
+    )
+    assert len(list(stream)) == 1 and stream.skipped_count == 1
+    events = [b'event: error\ndata: {"error":{"message":"m","score":-Infinity}}\n\n']
+    with pytest.raises(module.StreamError) as caught:
+        list(module.iter_chunks(events))
+    written = module.sse_error(caught.value)
+    payload = json.loads(written.removeprefix(b"data: "), parse_constant=pytest.fail)
+    assert payload == {"error": {"message": '{"error":{"message":"m","score":-Infinity}}'}}
 
 
 # --- errors are values ------------------------------------------------------------------

@@ -380,12 +380,42 @@ def test_a_chunk_built_in_code_writes_its_choices() -> None:
     assert chunk_pydantic.dumps(pd) == expected
 
 
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1E400", "-1e0309"])
 @pytest.mark.parametrize(
-    ("number", "written"), [("NaN", "NaN"), ("-Infinity", "-Infinity"), ("1E400", "Infinity")]
+    ("head", "tail", "path"),
+    [
+        ('"x":', "", "$.x"),  # an unknown key
+        ('"x":{"a":[0,', "]}", "$.x.a[1]"),  # inside one
+        ('"choices":[{"index":', "}]", "$.choices[0].index"),  # a typed field
+    ],
 )
-def test_non_finite_numbers_are_read_as_pythons_json_reads_them(number: str, written: str) -> None:
-    """Documented behaviour: NaN and Infinity (not JSON, but sent by some servers) are
-    accepted and written back; a number too large for a float reads as infinity."""
-    text = '{"id":"c","model":"m","choices":[],"x":' + number + "}"
-    outs = {module.dumps(module.loads(text)) for module in TARGETS}
-    assert outs == {'{"id":"c","choices":[],"model":"m","x":' + written + "}"}
+def test_non_finite_numbers_are_refused_at_their_path(
+    number: str, head: str, tail: str, path: str
+) -> None:
+    """Documented behaviour: NaN, Infinity and numbers past a float's range are not
+    JSON (Python's json reads them; msgspec, orjson, JavaScript and serde_json refuse
+    them): every target refuses them where they are."""
+    text = '{"id":"c","model":"m",' + head + number + tail + "}"
+    for module in TARGETS:
+        with pytest.raises(module.ChunkDecodeError) as caught:
+            module.loads(text)
+        assert caught.value.path == path, module.__name__
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+def test_a_hand_built_non_finite_number_is_written_as_null(module: ModuleType) -> None:
+    """Writers write JSON only: a float that is not finite, put in a chunk by hand, is
+    written as null, as JavaScript, msgspec and pydantic write it."""
+    token = '{"token":"x","logprob":%s,"bytes":null,"top_logprobs":[]}'
+    choices = '"choices":[{"index":0,"delta":{},"logprobs":{"content":[%s]}}]'
+    text = '{"id":"c",' + choices + ',"model":"m"}'
+    chunk = module.loads(text % (token % "-0.5"))
+    for number in (float("nan"), float("inf"), float("-inf")):
+        if isinstance(chunk, dict):
+            chunk["choices"][0]["logprobs"]["content"][0]["logprob"] = number
+        else:
+            chunk.choices[0].logprobs.content[0].logprob = number
+        written = module.dumps(chunk)
+        value = json.loads(written, parse_constant=lambda name: pytest.fail(name))
+        assert value == json.loads(text % (token % "null"))
+        assert module.sse_error({"message": "m", "x": number}).endswith(b',"x":null}}\n\n')

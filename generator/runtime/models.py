@@ -17,10 +17,10 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
 )
-from pydantic_core import PydanticSerializationError, core_schema
+from pydantic_core import PydanticCustomError, PydanticSerializationError, core_schema
 
 from .errors import ChunkDecodeError, _error_payload, _key
-from .json_text import _wire_text
+from .json_text import _SHALLOW, _check_depth, _not_finite_at, _wire_text
 
 _V = TypeVar("_V")
 _M = TypeVar("_M", bound=BaseModel)
@@ -39,6 +39,27 @@ def _json_kind(value: object) -> str:
     if isinstance(value, list):
         return "array"
     return "object"
+
+
+def _finite(value: _V) -> _V:
+    """An `any` value, checked to hold no float that is not finite (NaN, 1e400): the
+    JSON parser of pydantic reads them, and a float field refuses them itself."""
+    todo: list[Any] = [value]
+    while todo:
+        item = todo.pop()
+        kind = item.__class__  # compared as a name: no checker narrows `item`
+        if kind is float and item - item != 0.0:
+            raise PydanticCustomError(
+                "finite_number", "Input should be a finite number"
+            )
+        if kind is dict:
+            todo.extend(cast(dict[str, Any], item).values())
+        elif kind is list:
+            todo.extend(cast(list[Any], item))
+    return value
+
+
+_FINITE: Final = AfterValidator(_finite)
 
 
 class _NotNull:
@@ -164,6 +185,8 @@ def _validate(
     """`data` validated as `model`; raises `ChunkDecodeError`. `union_tags` and `report`
     (the keys of the model's `error_when`) help name the problem, as `_decode_error`
     says; `aliased`: whether some field's wire key is not its Python name."""
+    if len(data) > _SHALLOW:
+        _check_depth(data)
     try:
         # The validator itself, not `model_validate_json`: its wrapper costs as much as
         # several fields.
@@ -256,6 +279,8 @@ def _decode_error(
     errors = exc.errors(include_url=False)
     if errors[0]["type"] == "json_invalid":
         return ChunkDecodeError(f"invalid JSON: {errors[0]['msg']}")
+    if any(e["type"] == "finite_number" for e in errors):
+        return _not_finite_at(data)  # located as the other targets locate it
     value: Any = json.loads(data)
     if report is not None:
         has, lacks = report

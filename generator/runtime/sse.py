@@ -36,6 +36,7 @@ from typing import (
 )
 
 from .errors import ChunkDecodeError, ErrorReport
+from .json_text import _json, _wire_text
 
 _Chunk = TypeVar("_Chunk")
 
@@ -759,8 +760,8 @@ def _as_bytes(data: object) -> bytes:
 def _error_of(data: str) -> Any:
     """The error object of an error event's data (or the data itself, if not JSON)."""
     try:
-        payload = json.loads(data)
-    except (ValueError, RecursionError):  # nested past the recursion limit: text too
+        payload = _json(data)
+    except ChunkDecodeError:  # not JSON, nested past MAX_DEPTH, or NaN: text
         return data
     if isinstance(payload, dict):
         return cast(dict[str, Any], payload).get("error", payload)
@@ -780,9 +781,7 @@ def sse_error(error: StreamError | Mapping[str, Any]) -> bytes:
     with text; or a payload with `error`): its error object, the whole payload when it
     had no `error` key, or its text as the `message`."""
     body = _error_object(error.error) if isinstance(error, StreamError) else error
-    text = json.dumps({"error": body}, ensure_ascii=False, separators=(",", ":"))
-    if _SURROGATE_CHAR.search(text):  # half a UTF-16 pair: UTF-8 cannot hold it
-        text = json.dumps({"error": body}, separators=(",", ":"))
+    text = _wire_text({"error": body})
     # JSON text holds no line end (json escapes CR and LF): it is one `data:` line.
     return b"data: " + text.encode() + b"\n\n"
 
@@ -795,8 +794,6 @@ def _error_object(error: Any) -> Any:
         return {"message": error}
     return {"message": json.dumps(error)}
 
-
-_SURROGATE_CHAR: Final = re.compile("[\ud800-\udfff]")
 
 _INCOMPLETE_STREAM: Final = {
     "message": "the upstream stream ended before data: [DONE]: what came is incomplete",

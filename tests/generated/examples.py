@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                00ee032b9ba7
 #   spec/vendors/zai.yaml                e6913c8d6216
 #   spec as built                        db9308c48379
-#   chunkspec code                       dda14af5222c
-# Digest: 63343bb8b7e49c71
+#   chunkspec code                       aa067f114800
+# Digest: 16feb99bc40ce246
 # Regenerate with: make generate
 """Example payloads of every spec type, shared by the generated tests of every target.
 

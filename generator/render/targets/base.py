@@ -131,7 +131,14 @@ class Target:
         names = ["ChunkDecodeError", "ErrorReport", "loads", "dumps"]
         names += ["ChunkStream", "AsyncChunkStream", "ServerSentEvent", "StreamError"]
         names += ["EventTooLargeError", "RawEvent", "SkippedEvent", "iter_chunks", "aiter_chunks"]
-        names += ["MAX_EVENT_SIZE", "KEPT_EVENTS", "KEPT_DATA", "SSE_DONE", "SSE_KEEP_ALIVE"]
+        names += [
+            "MAX_DEPTH",
+            "MAX_EVENT_SIZE",
+            "KEPT_EVENTS",
+            "KEPT_DATA",
+            "SSE_DONE",
+            "SSE_KEEP_ALIVE",
+        ]
         names += ["sse_chunk", "sse_error"]
         names += ["iter_sse", "aiter_sse"]
         if self.spec.completion is not None:

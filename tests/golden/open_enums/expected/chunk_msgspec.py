@@ -56,6 +56,7 @@ from msgspec import UnsetType as _Unset
 __all__ = [
     "KEPT_DATA",
     "KEPT_EVENTS",
+    "MAX_DEPTH",
     "MAX_EVENT_SIZE",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
@@ -206,10 +207,52 @@ __all__ = [
 # (runtime section: json_text._LONG_NUMBER)
 
 
+# (runtime section: json_text.MAX_DEPTH)
+
+
+# (runtime section: json_text._SHALLOW)
+
+
+# (runtime section: json_text._OPENERS)
+
+
+# (runtime section: json_text._BRACKETS)
+
+
+# (runtime section: json_text._check_depth)
+
+
+# (runtime section: json_text._NotFinite)
+
+
+# (runtime section: json_text._finite_float)
+
+
+# (runtime section: json_text._not_a_number)
+
+
+# (runtime section: json_text._READER)
+
+
 # (runtime section: json_text._json)
 
 
+# (runtime section: json_text._Mark)
+
+
+# (runtime section: json_text._not_finite_at)
+
+
+# (runtime section: json_text._mark_float)
+
+
+# (runtime section: json_text._marked_error)
+
+
 # (runtime section: json_text._wire_text)
+
+
+# (runtime section: json_text._finite_only)
 
 
 # (runtime section: json_text._SURROGATE)
@@ -290,6 +333,8 @@ _CHUNK_DECODER: Final = msgspec.json.Decoder(Chunk)
 
 def loads(data: str | bytes) -> Chunk:
     """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
+    if len(data) > _SHALLOW:
+        _check_depth(data)
     try:
         value = _CHUNK_DECODER.decode(data)
     except _MSGSPEC_REFUSES:
@@ -400,9 +445,6 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse._error_object)
-
-
-# (runtime section: sse._SURROGATE_CHAR)
 
 
 # (runtime section: sse._INCOMPLETE_STREAM)

@@ -18,6 +18,7 @@ and keys the spec does not describe are kept in `model_extra`. `loads` raises
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import re
 from collections.abc import (
@@ -46,12 +47,20 @@ from typing import (
     runtime_checkable,
 )
 
-from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, ValidationError
-from pydantic_core import PydanticSerializationError, core_schema
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    ValidationError,
+)
+from pydantic_core import PydanticCustomError, PydanticSerializationError, core_schema
 
 __all__ = [
     "KEPT_DATA",
     "KEPT_EVENTS",
+    "MAX_DEPTH",
     "MAX_EVENT_SIZE",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
@@ -93,10 +102,19 @@ __all__ = [
 # (runtime section: errors._error_payload)
 
 
+# (runtime section: models._V)
+
+
 # (runtime section: models._M)
 
 
 # (runtime section: models._json_kind)
+
+
+# (runtime section: models._finite)
+
+
+# (runtime section: models._FINITE)
 
 
 # (runtime section: models._NotNull)
@@ -129,13 +147,74 @@ __all__ = [
 # (runtime section: models._model_text)
 
 
+# (runtime section: json_text._orjson_loads)
+
+
+# (runtime section: json_text._fast_loads)
+
+
+# (runtime section: json_text._DIGITS_AS_ZEROS)
+
+
+# (runtime section: json_text._LONG_NUMBER)
+
+
+# (runtime section: json_text.MAX_DEPTH)
+
+
+# (runtime section: json_text._SHALLOW)
+
+
+# (runtime section: json_text._OPENERS)
+
+
+# (runtime section: json_text._BRACKETS)
+
+
+# (runtime section: json_text._check_depth)
+
+
+# (runtime section: json_text._NotFinite)
+
+
+# (runtime section: json_text._finite_float)
+
+
+# (runtime section: json_text._not_a_number)
+
+
+# (runtime section: json_text._READER)
+
+
+# (runtime section: json_text._json)
+
+
+# (runtime section: json_text._Mark)
+
+
+# (runtime section: json_text._not_finite_at)
+
+
+# (runtime section: json_text._mark_float)
+
+
+# (runtime section: json_text._marked_error)
+
+
 # (runtime section: json_text._wire_text)
+
+
+# (runtime section: json_text._finite_only)
 
 
 # (runtime section: json_text._SURROGATE)
 
 
 # (runtime section: json_text._JSON_TEXT)
+
+
+_Unknown: TypeAlias = Annotated[Any, _FINITE]
+"""The value of a key the spec does not describe."""
 
 
 class _Model(BaseModel):
@@ -147,8 +226,11 @@ class _Model(BaseModel):
         validate_by_name=True,
         validate_by_alias=True,
         serialize_by_alias=True,
-        ser_json_inf_nan="constants",  # NaN and Infinity are written back as read
+        allow_inf_nan=False,  # NaN and 1e400 are refused, as in every target
     )
+    # Typed as pydantic documents it, which pyright calls an incompatible override.
+    __pydantic_extra__: dict[str, _Unknown] = Field(init=False)  # pyright: ignore
+    """Keys the spec does not describe, checked as an `any` value is."""
 
 
 Color: TypeAlias = Literal["red", "green"]
@@ -285,9 +367,6 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse._error_object)
-
-
-# (runtime section: sse._SURROGATE_CHAR)
 
 
 # (runtime section: sse._INCOMPLETE_STREAM)

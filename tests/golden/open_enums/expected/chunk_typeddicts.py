@@ -53,6 +53,7 @@ from typing_extensions import TypedDict
 __all__ = [
     "KEPT_DATA",
     "KEPT_EVENTS",
+    "MAX_DEPTH",
     "MAX_EVENT_SIZE",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
@@ -179,10 +180,52 @@ __all__ = [
 # (runtime section: json_text._LONG_NUMBER)
 
 
+# (runtime section: json_text.MAX_DEPTH)
+
+
+# (runtime section: json_text._SHALLOW)
+
+
+# (runtime section: json_text._OPENERS)
+
+
+# (runtime section: json_text._BRACKETS)
+
+
+# (runtime section: json_text._check_depth)
+
+
+# (runtime section: json_text._NotFinite)
+
+
+# (runtime section: json_text._finite_float)
+
+
+# (runtime section: json_text._not_a_number)
+
+
+# (runtime section: json_text._READER)
+
+
 # (runtime section: json_text._json)
 
 
+# (runtime section: json_text._Mark)
+
+
+# (runtime section: json_text._not_finite_at)
+
+
+# (runtime section: json_text._mark_float)
+
+
+# (runtime section: json_text._marked_error)
+
+
 # (runtime section: json_text._wire_text)
+
+
+# (runtime section: json_text._finite_only)
 
 
 # (runtime section: json_text._SURROGATE)
@@ -332,9 +375,6 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse._error_object)
-
-
-# (runtime section: sse._SURROGATE_CHAR)
 
 
 # (runtime section: sse._INCOMPLETE_STREAM)

@@ -22,6 +22,7 @@ accepted. For servers that check the chunks they emit.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import re
 from collections.abc import (
@@ -56,6 +57,7 @@ from pydantic_core import PydanticSerializationError, core_schema
 __all__ = [
     "KEPT_DATA",
     "KEPT_EVENTS",
+    "MAX_DEPTH",
     "MAX_EVENT_SIZE",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
@@ -126,7 +128,64 @@ __all__ = [
 # (runtime section: models._model_text)
 
 
+# (runtime section: json_text._orjson_loads)
+
+
+# (runtime section: json_text._fast_loads)
+
+
+# (runtime section: json_text._DIGITS_AS_ZEROS)
+
+
+# (runtime section: json_text._LONG_NUMBER)
+
+
+# (runtime section: json_text.MAX_DEPTH)
+
+
+# (runtime section: json_text._SHALLOW)
+
+
+# (runtime section: json_text._OPENERS)
+
+
+# (runtime section: json_text._BRACKETS)
+
+
+# (runtime section: json_text._check_depth)
+
+
+# (runtime section: json_text._NotFinite)
+
+
+# (runtime section: json_text._finite_float)
+
+
+# (runtime section: json_text._not_a_number)
+
+
+# (runtime section: json_text._READER)
+
+
+# (runtime section: json_text._json)
+
+
+# (runtime section: json_text._Mark)
+
+
+# (runtime section: json_text._not_finite_at)
+
+
+# (runtime section: json_text._mark_float)
+
+
+# (runtime section: json_text._marked_error)
+
+
 # (runtime section: json_text._wire_text)
+
+
+# (runtime section: json_text._finite_only)
 
 
 # (runtime section: json_text._SURROGATE)
@@ -144,7 +203,7 @@ class _Model(BaseModel):
         validate_by_name=True,
         validate_by_alias=True,
         serialize_by_alias=True,
-        ser_json_inf_nan="constants",  # NaN and Infinity are written back as read
+        allow_inf_nan=False,  # NaN and 1e400 are refused, as in every target
     )
 
 
@@ -282,9 +341,6 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse._error_object)
-
-
-# (runtime section: sse._SURROGATE_CHAR)
 
 
 # (runtime section: sse._INCOMPLETE_STREAM)
