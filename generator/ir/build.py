@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from dataclasses import replace
 
-from . import merging, naming
+from . import meanings, merging, naming
 from .errors import SpecError
 from .load import RawEnum, RawField, RawRelax, RawSpec, RawType, Where
 from .model import (
@@ -50,6 +50,7 @@ def build_specs(raw: RawSpec, *selections: Options, reserved: Collection[str]) -
     """The intermediate model of each selection: the whole spec is built (and so checked)
     once, and each other selection once."""
     full = _Builder(raw, Options(), reserved).build()
+    full = replace(full, meanings=meanings.build(raw, full))
     built = {Options(): full}
     for options in selections:
         if options not in built:
@@ -64,7 +65,7 @@ def _narrowed(raw: RawSpec, options: Options, full: Spec, reserved: Collection[s
         raise SpecError(
             f"unknown vendor {', '.join(map(repr, unknown))} (known: {known})", "--vendors"
         )
-    narrowed = _Builder(raw, options, reserved).build()
+    narrowed = replace(_Builder(raw, options, reserved).build(), meanings=full.meanings)
     if options.strict:
         return narrowed
     # Merge rules need no types: the fields of a vendor left out are unknown keys, and

@@ -33,6 +33,29 @@ class Where:
 
 
 @dataclass(frozen=True)
+class RawMeans:
+    """What a field's value, or a value at `path` inside it, means."""
+
+    meaning: str
+    path: str
+    """"" for the value itself; else keys and list filters, as `[type=text].text`."""
+    precedence: int
+    unit: float
+    items: tuple[tuple[str, str], ...]
+    """For tool calls and citations: (part, path in an item), as (`url`, `link`)."""
+    where: Where
+
+
+@dataclass(frozen=True)
+class RawMeaning:
+    """One meaning of the vocabulary."""
+
+    name: str
+    doc: str
+    where: Where
+
+
+@dataclass(frozen=True)
 class RawField:
     wire: str
     type: str
@@ -47,6 +70,7 @@ class RawField:
     merge: str | None
     into: str | None
     repeats: str | None
+    means: tuple[RawMeans, ...]
     where: Where
     type_where: Where
 
@@ -61,6 +85,7 @@ class RawRelax:
     also_type: str | None
     doc: str
     source: str | None
+    means: tuple[RawMeans, ...]
     where: Where
 
 
@@ -111,6 +136,7 @@ class RawCore:
     """The type the chunks of a stream merge into."""
     types: tuple[RawType, ...]
     enums: tuple[RawEnum, ...]
+    meanings: tuple[RawMeaning, ...]
     where: Where
 
 
@@ -184,7 +210,8 @@ def _flag(mapping: Located, file: str, key: str, default: bool) -> bool:
 
 
 def _core(doc: Located, file: str) -> RawCore:
-    _keys(doc, file, "the core spec", {"root", "completion", "types", "enums"}, {"root", "types"})
+    allowed = {"root", "completion", "types", "enums", "meanings"}
+    _keys(doc, file, "the core spec", allowed, {"root", "types"})
     root = _text(doc, file, "root", "the core spec")
     return RawCore(
         root=root,
@@ -193,7 +220,72 @@ def _core(doc: Located, file: str) -> RawCore:
         ),
         types=_types(doc, file),
         enums=_enums(doc, file),
+        meanings=_meanings(doc, file),
         where=_at(doc, file),
+    )
+
+
+def _meanings(doc: Located, file: str) -> tuple[RawMeaning, ...]:
+    if "meanings" not in doc:
+        return ()
+    section = _mapping(doc["meanings"], _at(doc, file, "meanings"), "'meanings'")
+    out = []
+    for name in section:
+        where = _at(section, file, name)
+        body = _mapping(section[name], where, f"meaning {name}")
+        _keys(body, file, f"meaning {name}", {"doc"}, {"doc"}, where)
+        out.append(RawMeaning(name, _text(body, file, "doc", f"meaning {name}"), where))
+    return tuple(out)
+
+
+_MEANS_KEYS = {"meaning", "path", "precedence", "unit", "items"}
+
+
+def _means(body: Located, file: str, what: str) -> tuple[RawMeans, ...]:
+    """`means: NAME`, a mapping, or a list of either."""
+    if "means" not in body:
+        return ()
+    value = body["means"]
+    where = _at(body, file, "means")
+    entries = value if isinstance(value, list) else [value]
+    if not entries:
+        raise where.error(f"'means' of {what} is an empty list")
+    return tuple(_one_means(entry, file, where, what) for entry in entries)
+
+
+def _one_means(entry: Any, file: str, where: Where, what: str) -> RawMeans:
+    if isinstance(entry, str):
+        return RawMeans(entry, "", 0, 1.0, (), where)
+    body = _mapping(entry, where, f"'means' of {what}")
+    here = _at(body, file)
+    _keys(body, file, f"'means' of {what}", _MEANS_KEYS, {"meaning"}, here)
+    precedence = body.get("precedence", 0)
+    if not isinstance(precedence, int) or isinstance(precedence, bool):
+        raise _at(body, file, "precedence").error("'precedence' must be an integer")
+    unit = body.get("unit", 1.0)
+    if not isinstance(unit, (int, float)) or isinstance(unit, bool) or unit <= 0:
+        raise _at(body, file, "unit").error(
+            "'unit' must be a positive number: what one unit of the value is in the"
+            " meaning's unit (1.0e-10 for ticks of 1e-10 USD)"
+        )
+    items: list[tuple[str, str]] = []
+    if "items" in body:
+        parts = _mapping(body["items"], _at(body, file, "items"), f"'items' of {what}")
+        for part in parts:
+            path = parts[part]
+            if not isinstance(path, str) or not path.strip():
+                raise _at(parts, file, part).error(f"the path of item part {part!r} is empty")
+            items.append((str(part), path.strip()))
+    path = body.get("path", "")
+    if not isinstance(path, str):
+        raise _at(body, file, "path").error("'path' must be a string, as `[type=text].text`")
+    return RawMeans(
+        meaning=_text(body, file, "meaning", f"'means' of {what}"),
+        path=path.strip(),
+        precedence=precedence,
+        unit=float(unit),
+        items=tuple(items),
+        where=here,
     )
 
 
@@ -313,6 +405,7 @@ _FIELD_KEYS = {
     "merge",
     "into",
     "repeats",
+    "means",
 }
 
 
@@ -360,6 +453,7 @@ def _fields(section: Located, file: str, owner: str, *, vendor: bool) -> tuple[R
                 merge=_choice(body, file, "merge", MERGE_RULES, "merge rule"),
                 into=_text(body, file, "into", what) if "into" in body else None,
                 repeats=_choice(body, file, "repeats", REPEATS, "kind of repeat"),
+                means=_means(body, file, what),
                 where=where,
                 type_where=_at(body, file, "type"),
             )
@@ -380,7 +474,8 @@ def _relax(section: Located, file: str, owner: str, wire: str) -> RawRelax:
     where = _at(section, file, wire)
     what = f"relaxation of {owner}.{wire}"
     body = _mapping(section[wire], where, what)
-    _keys(body, file, what, {"required", "nullable", "also_type", "doc", "source"}, {"doc"}, where)
+    allowed = {"required", "nullable", "also_type", "doc", "source", "means"}
+    _keys(body, file, what, allowed, {"doc"}, where)
     required = body.get("required")
     nullable = body.get("nullable")
     if required not in (None, False):
@@ -397,6 +492,7 @@ def _relax(section: Located, file: str, owner: str, wire: str) -> RawRelax:
         also_type=also_type,
         doc=_text(body, file, "doc", what),
         source=_text(body, file, "source", what) if "source" in body else None,
+        means=_means(body, file, what),
         where=where,
     )
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from .load import Where
+
 ScalarKind: TypeAlias = Literal["string", "int", "float", "bool", "any"]
 
 
@@ -212,6 +214,38 @@ class MergePlan:
     fills: tuple[Fill, ...]
 
 
+Step: TypeAlias = str | tuple[str, str] | None
+"""A key; a (key, value) filter on the items of a list; None for every item."""
+
+
+@dataclass(frozen=True)
+class Meaning:
+    name: str
+    doc: str
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """One place a meaning is spelled."""
+
+    meaning: str
+    path: tuple[Step, ...]
+    """From a choice of the completion for a choice's meanings, else from the completion."""
+    precedence: int
+    scale: float
+    items: tuple[tuple[str, tuple[Step, ...]], ...]
+    field: str
+    """The field that declares it, as `ChoiceDelta.reasoning_content`."""
+    vendor: str | None
+    where: Where
+
+
+@dataclass(frozen=True)
+class Meanings:
+    vocabulary: tuple[Meaning, ...] = ()
+    spellings: tuple[Spelling, ...] = ()
+
+
 Profile: TypeAlias = Literal["lenient", "strict"]
 
 
@@ -254,6 +288,8 @@ class Spec:
     type_names: frozenset[str] = frozenset()
     """Every type and enum name the spec declares, selected or not: no field's Python
     name is one of them, whatever the selection."""
+    meanings: Meanings = Meanings()
+    """What the fields mean, from the whole spec whatever the selection."""
 
     def model(self, name: str) -> Model:
         for model in self.models:

@@ -176,6 +176,22 @@ def merge_tables(spec: Spec) -> list[MergePlan]:
     ]
 
 
+def spelling_rows(spec: Spec) -> list[tuple[str, str]]:
+    """Each spelling of a meaning as the module's table writes it, `_Spelling(...)`,
+    with the field that declares it."""
+    rows = []
+    for s in spec.meanings.spellings:
+        args = [repr(s.meaning), repr(s.path)]
+        if s.precedence:
+            args.append(f"precedence={s.precedence!r}")
+        if s.scale != 1.0:
+            args.append(f"scale={s.scale!r}")
+        if s.items:
+            args.append(f"items={s.items!r}")
+        rows.append((f"_Spelling({', '.join(args)})", s.field))
+    return rows
+
+
 def wire_defaults(model: Model) -> dict[str, object]:
     """The keys of a model that read as a default when missing or null, with the default."""
     return {f.wire: f.default for f in model.fields if f.has_default}
@@ -193,6 +209,7 @@ def render_module(spec: Spec, root: Path, target: Target, command: str) -> str:
         "root": spec.model(spec.root),
         "completion": spec.model(spec.completion) if spec.completion else None,
         "plans": merge_tables(spec),
+        "spellings": spelling_rows(spec),
     }
     text = environment(templates).get_template(target.template).render(context)
     return inline(text, target.imports)

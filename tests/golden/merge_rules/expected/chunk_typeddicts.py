@@ -605,6 +605,87 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
     return _awrite_sse(chunks, sse_chunk)
 
 
+# (runtime section: meanings._Step)
+
+
+# (runtime section: meanings._Spelling)
+
+
+# (runtime section: meanings.ToolCallSummary)
+
+
+# (runtime section: meanings.ReasoningItem)
+
+
+# (runtime section: meanings.ChoiceSummary)
+
+
+# (runtime section: meanings.UsageSummary)
+
+
+# (runtime section: meanings.Citation)
+
+
+# (runtime section: meanings.Summary)
+
+
+# (runtime section: meanings._TEXTS)
+
+
+# (runtime section: meanings._COUNTS)
+
+
+# (runtime section: meanings._OPAQUE)
+
+
+# (runtime section: meanings._found)
+
+
+# (runtime section: meanings._stepped)
+
+
+# (runtime section: meanings._by_meaning)
+
+
+# (runtime section: meanings._text_of)
+
+
+# (runtime section: meanings._first_value)
+
+
+# (runtime section: meanings._parts)
+
+
+# (runtime section: meanings._tool_calls)
+
+
+# (runtime section: meanings._tool_call)
+
+
+# (runtime section: meanings._reasoning_items)
+
+
+# (runtime section: meanings._citations)
+
+
+# (runtime section: meanings._usage)
+
+
+# (runtime section: meanings._summary)
+
+
+# (runtime section: meanings._choice)
+
+
+# (runtime section: meanings._checked_tags)
+
+
+# (runtime section: meanings._think_split)
+
+
+# (runtime section: meanings._cut_tag)
+
+
 # (runtime section: accumulate._Completion)
 
 
@@ -706,6 +787,10 @@ _PLANS: Final[dict[str, _Plan]] = {
 keeps the last value of every key."""
 
 
+_SPELLINGS: Final[tuple[_Spelling, ...]] = ()
+"""Where each meaning is spelled (the spec's `means:`), the highest precedence first."""
+
+
 class ChunkAccumulator(_Accumulator[Chunk, Completion]):
     """Adds up the chunks of one stream into the `Completion` they make.
 
@@ -726,6 +811,7 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
     __slots__ = ()
     _plans = _PLANS
     _root = "Chunk"
+    _spellings = _SPELLINGS
 
     def _json_of(self, chunk: Chunk) -> Mapping[str, Any]:
         return chunk

@@ -1,0 +1,380 @@
+"""Meanings, the same in every target: what a completion says (reasoning, answer text,
+refusal, tool calls, finish reason, usage, cost, citations), read from wherever the
+backend spelled it.
+
+The spec says which field means what (`means:` in its files); the generator turns that
+into the `_Spelling`s of a module, each a path into the completion's JSON data. For one
+meaning, the spelling of highest precedence that has a value wins: two spellings of one
+text (OpenRouter's `reasoning` and `reasoning_details`) are never added together, and
+a usage report found in two places (Groq's `x_groq.usage`) is one report."""
+
+# Private names are shared between these files and used by the generated code.
+# pyright: reportPrivateUsage=false, reportUnusedFunction=false, reportUnusedClass=false
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Final, NamedTuple, TypeAlias, cast
+
+_Step: TypeAlias = "str | tuple[str, str] | None"
+"""A key; a (key, value) filter, for the items of a list whose `key` is `value`; or
+None, for every item of a list."""
+
+
+class _Spelling(NamedTuple):
+    """Where one meaning is spelled: a path from a choice of the completion (for the
+    meanings of a choice) or from the completion (for usage, cost and citations)."""
+
+    meaning: str
+    path: tuple[_Step, ...]
+    precedence: int = 0
+    """Of the spellings that have a value, the highest wins."""
+    scale: float = 1.0
+    """What one unit of the value is in the meaning's unit (1e-10 for ticks to USD)."""
+    items: tuple[tuple[str, tuple[_Step, ...]], ...] = ()
+    """For tool calls and citations: the path of each part (`id`, `url`) in an item."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallSummary:
+    """A tool call: its `arguments` as JSON text (arguments sent as an object become
+    their JSON text)."""
+
+    id: str | None
+    name: str | None
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningItem:
+    """Reasoning the backend wants back unchanged on the next turn: a `signature` or
+    `encrypted` reasoning, with the whole item that carried it (`source`)."""
+
+    kind: str
+    value: Any
+    source: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ChoiceSummary:
+    """What one choice says. Texts are "" when the stream sent none."""
+
+    index: int
+    text: str
+    reasoning: str
+    refusal: str
+    finish_reason: str | None
+    tool_calls: tuple[ToolCallSummary, ...]
+    reasoning_items: tuple[ReasoningItem, ...]
+    """The opaque reasoning (signatures, encrypted reasoning), in order."""
+
+
+@dataclass(frozen=True, slots=True)
+class UsageSummary:
+    """Token counts in OpenAI's sense (`completion_tokens` includes reasoning tokens),
+    and the cost in US dollars; each None where the stream did not say."""
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    total_tokens: int | None = None
+    cached_prompt_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cost_usd: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """A source the answer cites."""
+
+    url: str
+    title: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """What a stream said, whichever backend spelled it and however."""
+
+    choices: tuple[ChoiceSummary, ...]
+    usage: UsageSummary
+    citations: tuple[Citation, ...]
+
+
+_TEXTS: Final = ("text", "reasoning", "refusal")
+_COUNTS: Final = (
+    "prompt_tokens",
+    "completion_tokens",
+    "total_tokens",
+    "cached_prompt_tokens",
+    "reasoning_tokens",
+)
+_OPAQUE: Final = {
+    "reasoning_signature": "signature",
+    "reasoning_encrypted": "encrypted",
+}
+_CHOICE_MEANINGS: Final = frozenset((*_TEXTS, *_OPAQUE, "finish_reason", "tool_calls"))
+MEANINGS: Final = (
+    *_TEXTS,
+    *_OPAQUE,
+    "tool_calls",
+    "finish_reason",
+    *_COUNTS,
+    "cost_usd",
+    "citations",
+)
+"""Every meaning a module reads, in the order docs/meanings.md lists them."""
+
+
+def _found(
+    value: Any, path: tuple[_Step, ...]
+) -> list[tuple[Any, Any, tuple[int, ...]]]:
+    """The values at `path` under `value`, in order, each with the list item it came
+    from (None: none) and its place (the indexes of the items passed through)."""
+    found: list[tuple[Any, Any, tuple[int, ...]]] = [(value, None, ())]
+    for step in path:
+        found = [
+            hit
+            for current, item, place in found
+            for hit in _stepped(current, step, item, place)
+        ]
+        if not found:
+            break
+    return [hit for hit in found if hit[0] is not None]
+
+
+def _stepped(
+    current: Any, step: _Step, item: Any, place: tuple[int, ...]
+) -> list[tuple[Any, Any, tuple[int, ...]]]:
+    if isinstance(step, str):
+        if current.__class__ is dict and step in current:
+            return [(current[step], item, place)]
+        return []
+    if current.__class__ is not list:
+        return []
+    items = enumerate(current)
+    if step is None:
+        return [(v, v, (*place, i)) for i, v in items]
+    key, wanted = step
+    return [
+        (v, v, (*place, i))
+        for i, v in items
+        if v.__class__ is dict and v.get(key) == wanted
+    ]
+
+
+def _by_meaning(spellings: tuple[_Spelling, ...]) -> dict[str, list[list[_Spelling]]]:
+    """Each meaning's spellings in tiers, highest precedence first."""
+    tiers: dict[str, dict[int, list[_Spelling]]] = {}
+    for spelling in spellings:
+        tier = tiers.setdefault(spelling.meaning, {})
+        tier.setdefault(spelling.precedence, []).append(spelling)
+    return {
+        meaning: [tier[p] for p in sorted(tier, reverse=True)]
+        for meaning, tier in tiers.items()
+    }
+
+
+def _text_of(data: Any, tiers: list[list[_Spelling]]) -> str:
+    """The text of the first tier that has any: one tier's spellings are parts of one
+    text (OpenRouter's text and summary items), so they are joined."""
+    for tier in tiers:
+        text = "".join(
+            value
+            for spelling in tier
+            for value, _, _ in _found(data, spelling.path)
+            if value.__class__ is str
+        )
+        if text:
+            return text
+    return ""
+
+
+def _first_value(
+    data: Any, tiers: list[list[_Spelling]], kinds: tuple[type, ...]
+) -> Any:
+    for tier in tiers:
+        for spelling in tier:
+            for value, _, _ in _found(data, spelling.path):
+                if value.__class__ in kinds:
+                    if spelling.scale == 1.0:
+                        return value
+                    return cast(float, value) * spelling.scale
+    return None
+
+
+def _parts(item: Any, spelling: _Spelling) -> dict[str, Any]:
+    parts: dict[str, Any] = {}
+    for name, path in spelling.items:
+        values = _found(item, path)
+        parts[name] = values[0][0] if values else None
+    return parts
+
+
+def _tool_calls(data: Any, tiers: list[list[_Spelling]]) -> tuple[ToolCallSummary, ...]:
+    for tier in tiers:
+        calls = [
+            _tool_call(_parts(item, spelling))
+            for spelling in tier
+            for item, _, _ in _found(data, spelling.path)
+            if item.__class__ is dict
+        ]
+        if calls:
+            return tuple(calls)
+    return ()
+
+
+def _tool_call(parts: dict[str, Any]) -> ToolCallSummary:
+    arguments = parts.get("arguments")
+    if arguments is None:
+        arguments = ""
+    elif arguments.__class__ is not str:
+        arguments = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+    ident, name = parts.get("id"), parts.get("name")
+    return ToolCallSummary(
+        ident if ident.__class__ is str else None,
+        name if name.__class__ is str else None,
+        arguments,
+    )
+
+
+def _reasoning_items(
+    data: Any, spellings: list[_Spelling]
+) -> tuple[ReasoningItem, ...]:
+    found: list[tuple[tuple[int, ...], int, ReasoningItem]] = []
+    for order, spelling in enumerate(spellings):
+        for value, item, place in _found(data, spelling.path):
+            if value == "" or value == []:
+                continue  # an empty signature opens a block; the real one comes later
+            kind = _OPAQUE[spelling.meaning]
+            found.append((place, order, ReasoningItem(kind, value, item)))
+    return tuple(entry for _, _, entry in sorted(found, key=lambda e: (e[0], e[1])))
+
+
+def _citations(data: Any, tiers: list[list[_Spelling]]) -> tuple[Citation, ...]:
+    """Every cited source once, by URL, the best spelling's title first."""
+    seen: dict[str, Citation] = {}
+    for tier in tiers:
+        for spelling in tier:
+            for value, _, _ in _found(data, spelling.path):
+                parts = _parts(value, spelling) if spelling.items else {"url": value}
+                url, title = parts.get("url"), parts.get("title")
+                if url.__class__ is not str or not url:
+                    continue
+                known = seen.get(url)
+                if known is None or (known.title is None and title.__class__ is str):
+                    seen[url] = Citation(url, title if title.__class__ is str else None)
+    return tuple(seen.values())
+
+
+def _usage(data: Any, meanings: dict[str, list[list[_Spelling]]]) -> UsageSummary:
+    counts = {
+        meaning: _first_value(data, meanings.get(meaning, []), (int,))
+        for meaning in _COUNTS
+    }
+    prompt, completion = counts["prompt_tokens"], counts["completion_tokens"]
+    total, reasoning = counts["total_tokens"], counts["reasoning_tokens"]
+    if (
+        None not in (prompt, completion, total)
+        and reasoning
+        and total == prompt + completion + reasoning
+    ):
+        # Reasoning counted apart from the completion (xAI): OpenAI's sense includes it.
+        counts["completion_tokens"] = completion + reasoning
+    cost = _first_value(data, meanings.get("cost_usd", []), (int, float))
+    return UsageSummary(**counts, cost_usd=None if cost is None else float(cost))
+
+
+def _summary(
+    data: dict[str, Any],
+    spellings: tuple[_Spelling, ...],
+    think_tags: tuple[str, str] | None = None,
+) -> Summary:
+    """The summary of a completion's JSON data, read by `spellings`."""
+    meanings = _by_meaning(spellings)
+    choices: list[Any] = data.get("choices") or []
+    return Summary(
+        choices=tuple(
+            _choice(choice, meanings, think_tags)
+            for choice in choices
+            if choice.__class__ is dict
+        ),
+        usage=_usage(data, meanings),
+        citations=_citations(data, meanings.get("citations", [])),
+    )
+
+
+def _choice(
+    choice: dict[str, Any],
+    meanings: dict[str, list[list[_Spelling]]],
+    think_tags: tuple[str, str] | None,
+) -> ChoiceSummary:
+    texts = {meaning: _text_of(choice, meanings.get(meaning, [])) for meaning in _TEXTS}
+    finish = _first_value(choice, meanings.get("finish_reason", []), (str,))
+    if think_tags is not None:
+        thought, answer = _think_split(
+            texts["text"], think_tags, finished=finish is not None
+        )
+        texts["text"] = answer
+        texts["reasoning"] = texts["reasoning"] or thought
+    index: Any = choice.get("index")
+    opaque = [s for m in _OPAQUE for tier in meanings.get(m, []) for s in tier]
+    return ChoiceSummary(
+        index=index if index.__class__ is int else 0,
+        text=texts["text"],
+        reasoning=texts["reasoning"],
+        refusal=texts["refusal"],
+        finish_reason=finish,
+        tool_calls=_tool_calls(choice, meanings.get("tool_calls", [])),
+        reasoning_items=_reasoning_items(choice, opaque),
+    )
+
+
+def _checked_tags(tags: object) -> tuple[str, str] | None:
+    """The `think_tags` option, refused at the call when it is not two tags."""
+    if tags is None:
+        return None
+    if (
+        not isinstance(tags, tuple)
+        or len(cast("tuple[object, ...]", tags)) != 2
+        or not all(isinstance(t, str) and t for t in cast("tuple[object, ...]", tags))
+    ):
+        raise ValueError(
+            f"think_tags is (open, close), two non-empty strings such as"
+            f" ('<think>', '</think>'), not {tags!r}"
+        )
+    return cast("tuple[str, str]", tags)
+
+
+def _think_split(text: str, tags: tuple[str, str], finished: bool) -> tuple[str, str]:
+    """(reasoning, answer) of a text with reasoning between the tags. A text that
+    closes a block it never opened started inside one (a chat template put the open
+    tag in the prompt). Until the choice has finished, a tag cut off at the end is held
+    back, in neither."""
+    open_tag, close_tag = tags
+    inside = close_tag in text and (
+        open_tag not in text or text.index(close_tag) < text.index(open_tag)
+    )
+    reasoning: list[str] = []
+    answer: list[str] = []
+    at = 0
+    while at < len(text):
+        tag = close_tag if inside else open_tag
+        end = text.find(tag, at)
+        if end < 0:
+            rest = text[at:]
+            if not finished:
+                rest = rest[: len(rest) - _cut_tag(rest, tag)]
+            (reasoning if inside else answer).append(rest)
+            break
+        (reasoning if inside else answer).append(text[at:end])
+        at = end + len(tag)
+        inside = not inside
+    return "".join(reasoning), "".join(answer)
+
+
+def _cut_tag(text: str, tag: str) -> int:
+    """The length of the longest start of `tag` that `text` ends with."""
+    for size in range(min(len(tag) - 1, len(text)), 0, -1):
+        if text.endswith(tag[:size]):
+            return size
+    return 0
