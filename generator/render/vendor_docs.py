@@ -14,9 +14,11 @@ from ..ir.model import (
     ModelRef,
     Scalar,
     Spec,
+    Step,
     TypeExpr,
     Union,
 )
+from ..runtime.meanings import _CHOICE_MEANINGS
 from .emit import Output
 
 VENDORS_DOC = "docs/vendors.md"
@@ -36,6 +38,7 @@ def render_vendor_docs(spec: Spec, digest: str) -> Output:
         "Each field is also carried into the accumulated completion, merged as the spec says.",
         "Regenerate with `make generate`; add a vendor with `python -m generator new-vendor NAME`.",
     ]
+    lines += _meaning_table(spec)
     for vendor in spec.vendors:
         fields = sorted(_vendor_fields(spec, vendor.name, paths, vendor.source), key=_by_path)
         quirks = sorted(_vendor_quirks(spec, vendor.name, paths, vendor.source), key=_by_path)
@@ -53,6 +56,46 @@ def render_vendor_docs(spec: Spec, digest: str) -> Output:
         if not fields and not quirks:
             lines += ["No fields or quirks of its own.", ""]
     return Output(VENDORS_DOC, "\n".join(lines).rstrip("\n") + "\n")
+
+
+def _meaning_table(spec: Spec) -> list[str]:
+    """Where each meaning is read, best spelling first (docs/meanings.md explains)."""
+    if not spec.meanings.spellings:
+        return []
+    lines = [
+        "",
+        "## What the fields mean",
+        "",
+        "Where `summary()` reads each meaning in the completion a stream adds up to, the",
+        "spelling of highest precedence first ([meanings.md](meanings.md)). A choice's",
+        "meanings are read in each choice (`choices[]`); the others in the whole completion.",
+        "",
+        "| meaning | path | precedence | unit | declared by |",
+        "|---|---|---|---|---|",
+    ]
+    for s in spec.meanings.spellings:
+        path = path_text(s.path)
+        if s.meaning in _CHOICE_MEANINGS:
+            path = "choices[]." + path
+        if s.items:
+            path += " {" + ", ".join(f"{part}: {path_text(sub)}" for part, sub in s.items) + "}"
+        unit = "" if s.scale == 1.0 else repr(s.scale)
+        by = f"{s.field} ({s.vendor})" if s.vendor else s.field
+        lines.append(_row(s.meaning, f"`{path}`", str(s.precedence), unit, by))
+    return lines
+
+
+def path_text(path: tuple[Step, ...]) -> str:
+    """A path as the spec writes one: `message.reasoning_details[type=reasoning.text].text`."""
+    out = ""
+    for step in path:
+        if step is None:
+            out += "[]"
+        elif isinstance(step, tuple):
+            out += f"[{step[0]}={step[1]}]"
+        else:
+            out += ("." if out else "") + step
+    return out
 
 
 def type_text(expr: TypeExpr) -> str:

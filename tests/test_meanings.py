@@ -1,0 +1,245 @@
+"""Meanings across dialects (issue 23): every module reads reasoning, text, refusal,
+tool calls, finish reason, usage, cost and citations the same way from any backend's
+spelling, by the spec's `means:`. Each captured stream is checked against the meanings
+written down for it in tests/fixtures/meanings/, in all four targets."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from tests.support import FIXTURE_STREAMS, TARGETS, load_module
+from tests.test_generator import copy_project, run_generator
+
+MEANINGS = Path(__file__).resolve().parent / "fixtures" / "meanings"
+MODULES = list(TARGETS.values())
+THINK = ("<think>", "</think>")
+
+
+def summary_of(module: ModuleType, payloads: Iterable[str | dict[str, Any]], **options: Any) -> Any:
+    accumulator = module.ChunkAccumulator(**options)
+    for payload in payloads:
+        text = payload if isinstance(payload, str) else json.dumps(payload)
+        accumulator.add(module.loads(text))
+    return accumulator.summary()
+
+
+def plain(summary: Any) -> dict[str, Any]:
+    """A summary as the fixture files write it (without the opaque reasoning items)."""
+    data: dict[str, Any] = json.loads(json.dumps(dataclasses.asdict(summary)))
+    for choice in data["choices"]:
+        del choice["reasoning_items"]
+    return data
+
+
+def chunk(delta: dict[str, Any] | None = None, **top: Any) -> dict[str, Any]:
+    choices = [] if delta is None else [{"index": 0, "delta": delta}]
+    return {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+            "choices": choices, **top}  # fmt: skip
+
+
+def finish(reason: str = "stop") -> dict[str, Any]:
+    return {**chunk({}), "choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("stream", FIXTURE_STREAMS, ids=lambda s: s.name)
+def test_a_captured_stream_reads_as_its_meanings_were_written_down(
+    module: ModuleType, stream: Any
+) -> None:
+    expected = json.loads((MEANINGS / f"{stream.name}.json").read_text(encoding="utf-8"))
+    got = plain(summary_of(module, (text for _, text in stream.chunks)))
+    assert got == {k: v for k, v in expected.items() if k != "stream"}
+
+
+def test_every_captured_stream_has_its_meanings_written_down() -> None:
+    assert sorted(p.stem for p in MEANINGS.glob("*.json")) == [s.name for s in FIXTURE_STREAMS]
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_two_spellings_of_one_text_come_once(module: ModuleType) -> None:
+    """OpenRouter sends reasoning in `reasoning` and `reasoning_details`, MLX in
+    `reasoning_content` and `reasoning`: the text is read once, from the spelling of
+    higher precedence, even when only one of them carries a piece."""
+    details = [{"type": "reasoning.text", "text": "Two ", "index": 0}]
+    openrouter = [
+        chunk({"reasoning": "Two ", "reasoning_details": details}),
+        chunk({"reasoning": "words.", "reasoning_details": [{**details[0], "text": "words."}]}),
+        chunk({"content": "Yes."}),
+    ]
+    mlx = [chunk({"reasoning_content": p, "reasoning": p}) for p in ("Two ", "words.")]
+    for stream in (openrouter, mlx):
+        assert summary_of(module, stream).choices[0].reasoning == "Two words."
+    renamed = [chunk({"reasoning": "old "}), chunk({"reasoning_content": "new"})]
+    assert summary_of(module, renamed).choices[0].reasoning == "new", "the better spelling"
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_the_signature_and_encrypted_reasoning_are_kept_in_order(module: ModuleType) -> None:
+    text = {"type": "reasoning.text", "text": "Hm.", "signature": "", "index": 0}
+    signed = {"type": "reasoning.text", "signature": "sig-1", "index": 0}
+    sealed = {"type": "reasoning.encrypted", "data": "blob", "index": 1}
+    stream = [chunk({"reasoning_details": [text]}), chunk({"content": "A"}),
+              chunk({"reasoning_details": [signed]}), chunk({"reasoning_details": [sealed]})]  # fmt: skip
+    [choice] = summary_of(module, stream).choices
+    assert choice.reasoning == "Hm." and choice.text == "A"
+    assert [(i.kind, i.value) for i in choice.reasoning_items] == [
+        ("signature", "sig-1"),
+        ("encrypted", "blob"),
+    ]
+    assert choice.reasoning_items[0].source == {**text, "signature": "sig-1"}
+    assert choice.reasoning_items[1].source == sealed
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_mistral_thinking_parts_and_text(module: ModuleType) -> None:
+    thinking = {"type": "thinking", "thinking": [{"type": "text", "text": "Let me see."}]}
+    stream = [chunk({"content": [thinking]}), chunk({"content": [{"type": "text", "text": "4"}]}),
+              chunk({"content": "\n"})]  # fmt: skip
+    [choice] = summary_of(module, stream).choices
+    assert (choice.reasoning, choice.text) == ("Let me see.", "4\n")
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_a_summary_mid_stream_is_a_start_of_the_last(module: ModuleType) -> None:
+    [stream] = [s for s in FIXTURE_STREAMS if s.name.startswith("deepseek__")]
+    accumulator = module.ChunkAccumulator()
+    seen = []
+    for _, text in stream.chunks:
+        accumulator.add(module.loads(text))
+        [choice] = accumulator.summary().choices
+        seen.append((choice.reasoning, choice.text))
+    last_reasoning, last_text = seen[-1]
+    assert last_reasoning and last_text
+    for reasoning, text in seen:
+        assert last_reasoning.startswith(reasoning) and last_text.startswith(text)
+    assert len(set(seen)) > len(seen) // 2, "it grows as the chunks come"
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_think_tags_split_across_chunks(module: ModuleType) -> None:
+    pieces = ["<thi", "nk>Let me", " think.</th", "ink>", "The answer", " is <", "b>4</b>."]
+    accumulator = module.ChunkAccumulator(think_tags=THINK)
+    for piece in pieces:
+        accumulator.add(module.loads(json.dumps(chunk({"content": piece}))))
+        [choice] = accumulator.summary().choices
+        assert "<thi" not in choice.text and "</" not in choice.reasoning, "held back"
+    assert (choice.reasoning, choice.text) == ("Let me think.", "The answer is <b>4</b>.")
+    assert (
+        summary_of(module, [chunk({"content": "".join(pieces)})])
+        .choices[0]
+        .text.startswith("<think>")
+    ), "off by default: the tags are text"
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_think_tags_a_stream_that_starts_inside_reasoning(module: ModuleType) -> None:
+    stream = [chunk({"content": "Hm, 2+2"}), chunk({"content": "</think>\n\n4"}), finish()]
+    [choice] = summary_of(module, stream, think_tags=THINK).choices
+    assert (choice.reasoning, choice.text) == ("Hm, 2+2", "\n\n4")
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_think_tags_a_cut_tag_is_text_once_the_choice_ends(module: ModuleType) -> None:
+    stream = [chunk({"content": "a <thi"})]
+    assert summary_of(module, stream, think_tags=THINK).choices[0].text == "a "
+    ended = summary_of(module, [*stream, finish()], think_tags=THINK)
+    assert ended.choices[0].text == "a <thi", "nothing lost"
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("tags", [("<think>",), ("<think>", ""), "<think>", ["<a>", "</a>"]])
+def test_think_tags_that_are_not_two_tags_are_refused(module: ModuleType, tags: Any) -> None:
+    with pytest.raises(ValueError, match="think_tags is"):
+        module.ChunkAccumulator(think_tags=tags)
+
+
+def usage(**counts: Any) -> dict[str, Any]:
+    return {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15, **counts}
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+@pytest.mark.parametrize(
+    ("stream", "expected"),
+    [
+        # The last report wins; cumulative reports are never summed (Perplexity, vLLM).
+        ([chunk(usage=usage()), chunk(usage=usage(completion_tokens=7, total_tokens=17))],
+         {"completion_tokens": 7, "total_tokens": 17}),
+        # Groq's second copy is the same report.
+        ([chunk(usage=usage(), x_groq={"id": "r", "usage": usage()})], {"completion_tokens": 5}),
+        # On the choice (Moonshot).
+        ([{**chunk(), "choices": [{"index": 0, "delta": {}, "usage": usage()}]}],
+         {"prompt_tokens": 10}),
+        # xAI counts reasoning apart from the completion.
+        ([chunk(usage=usage(total_tokens=18, completion_tokens_details={"reasoning_tokens": 3}))],
+         {"completion_tokens": 8, "reasoning_tokens": 3}),
+        # Cached tokens: OpenAI's place, DeepSeek's, Together's.
+        ([chunk(usage=usage(prompt_tokens_details={"cached_tokens": 4}, prompt_cache_hit_tokens=4))],
+         {"cached_prompt_tokens": 4}),
+        ([chunk(usage=usage(prompt_cache_hit_tokens=6))], {"cached_prompt_tokens": 6}),
+        ([chunk(usage=usage(cached_tokens=2))], {"cached_prompt_tokens": 2}),
+        # Cost: OpenRouter's number, Perplexity's object, xAI's ticks of 1e-10 USD.
+        ([chunk(usage=usage(cost=0.25))], {"cost_usd": 0.25}),
+        ([chunk(usage=usage(cost={"total_cost": 0.5, "request_cost": 0.1}))], {"cost_usd": 0.5}),
+        ([chunk(usage=usage(cost_in_usd_ticks=12_500_000_000))], {"cost_usd": 1.25}),
+    ],
+)  # fmt: skip
+def test_usage_is_read_by_its_rules(
+    module: ModuleType, stream: list[dict[str, Any]], expected: dict[str, Any]
+) -> None:
+    got = dataclasses.asdict(summary_of(module, stream).usage)
+    assert {k: got[k] for k in expected} == expected
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_citations_come_once_each_with_the_best_title(module: ModuleType) -> None:
+    url = "https://a.example/x"
+    stream = [
+        chunk(citations=[url, "https://b.example/"]),
+        chunk(citations=[url, "https://b.example/"], search_results=[{"url": url, "title": "A"}]),
+    ]
+    cited = summary_of(module, stream).citations
+    assert [(c.url, c.title) for c in cited] == [(url, "A"), ("https://b.example/", None)]
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_arguments_sent_as_an_object_are_json_text(module: ModuleType) -> None:
+    call = {
+        "index": 0,
+        "id": "t1",
+        "type": "function",
+        "function": {"name": "f", "arguments": {"q": "é"}},
+    }
+    [choice] = summary_of(module, [chunk({"tool_calls": [call]})]).choices
+    assert [(c.id, c.name, c.arguments) for c in choice.tool_calls] == [("t1", "f", '{"q":"é"}')]
+
+
+def test_a_new_spelling_is_one_yaml_edit(tmp_path: Path) -> None:
+    """A vendor file with a new reasoning key and its `means:` is read by every module,
+    with no Python change; the key is read even by a module that leaves the vendor out."""
+    project = copy_project(tmp_path / "project")
+    (project / "spec/vendors/acme.yaml").write_text(
+        "vendor: acme\ntitle: Acme\nsource: https://acme.example/docs\nfields:\n"
+        "  ChoiceDelta:\n    thoughts:\n      type: string\n      merge: append\n"
+        "      nullable: true\n      means: {meaning: reasoning, precedence: 40}\n"
+        "      doc: A piece of Acme's reasoning.\n",
+        encoding="utf-8",
+    )
+    result = run_generator(project, "generate")
+    assert result.returncode == 0, result.stderr
+    narrowed = tmp_path / "narrowed.py"
+    result = run_generator(
+        project, "vendor", "--target", "dataclasses", "--vendors", "none", "--out", str(narrowed)
+    )
+    assert result.returncode == 0, result.stderr
+    paths = [project / f"generated/chunk_{name}.py" for name in TARGETS] + [narrowed]
+    stream = [chunk({"reasoning": "no", "thoughts": "Hm"}), chunk({"thoughts": "m."})]
+    for path in paths:
+        module = load_module(path)
+        assert summary_of(module, stream).choices[0].reasoning == "Hmm.", path.name
