@@ -28,9 +28,9 @@
 #   spec/vendors/vllm.yaml               6609612c3a1b
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        bf7eb725a256
-#   chunkspec code                       b30242cebe9e
-# Digest: fb2fbf3ea38af07c
+#   spec as built                        52c525efe5af
+#   chunkspec code                       7a8456896f98
+# Digest: 67ee55ef4266b3ff
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -124,10 +124,12 @@ __all__ = [
     "ChoiceDeltaToolCallCustom",
     "ChoiceDeltaToolCallFunction",
     "ChoiceLogprobs",
+    "ChoiceSummary",
     "ChunkAccumulator",
     "ChunkDecodeError",
     "ChunkObject",
     "ChunkStream",
+    "Citation",
     "CompletionObject",
     "CompletionTokensDetails",
     "CompletionUsage",
@@ -178,10 +180,12 @@ __all__ = [
     "OpenRouterReasoningFormat",
     "OpenRouterServerToolUseDetails",
     "OpenRouterUrlCitation",
+    "Part",
     "PerplexityCost",
     "PerplexitySearchResult",
     "PromptTokensDetails",
     "RawEvent",
+    "ReasoningItem",
     "Role",
     "ServerSentEvent",
     "ServiceTier",
@@ -189,16 +193,22 @@ __all__ = [
     "SglangSglExt",
     "SkippedEvent",
     "StreamError",
+    "Summary",
     "TogetherWarning",
+    "ToolCallPart",
+    "ToolCallSummary",
     "ToolType",
     "TopLogprob",
+    "UsageSummary",
     "VllmRequestMetrics",
     "VllmSpeculativeDecodingMetrics",
     "ZaiWebSearchResult",
     "aiter_chunks",
+    "aiter_parts",
     "aiter_sse",
     "dumps",
     "iter_chunks",
+    "iter_parts",
     "iter_sse",
     "loads",
     "loads_completion",
@@ -4137,6 +4147,40 @@ def aiter_chunks(
     return AsyncChunkStream(source, loads, on_error, max_event_size)
 
 
+def iter_parts(
+    source: Iterable[_Bytes | str] | _Bytes | str | _Response,
+    *,
+    on_error: Literal["raise", "skip"] = "raise",
+    max_event_size: int = MAX_EVENT_SIZE,
+    think_tags: tuple[str, str] | None = None,
+) -> Iterator[Part]:
+    """What a stream says, as `Part`s in stream order: text, reasoning and refusal
+    pieces, tool-call fragments, finish reasons and usage reports, read from whichever
+    field the backend spelled them in (docs/meanings.md). The options are those of
+    `iter_chunks`, and `think_tags` that of `ChunkAccumulator`."""
+    tags = _checked_tags(think_tags)
+    chunks = iter_chunks(source, on_error=on_error, max_event_size=max_event_size)
+    return _parts_of(chunks, _chunk_json, _CHUNK_SPELLINGS, tags)
+
+
+def aiter_parts(
+    source: AsyncIterable[_Bytes | str] | _AsyncResponse | _AiohttpResponse,
+    *,
+    on_error: Literal["raise", "skip"] = "raise",
+    max_event_size: int = MAX_EVENT_SIZE,
+    think_tags: tuple[str, str] | None = None,
+) -> AsyncIterator[Part]:
+    """`iter_parts` for an async source. Read it with `async for`."""
+    tags = _checked_tags(think_tags)
+    chunks = aiter_chunks(source, on_error=on_error, max_event_size=max_event_size)
+    return _aparts_of(chunks, _chunk_json, _CHUNK_SPELLINGS, tags)
+
+
+def _chunk_json(chunk: ChatCompletionChunk) -> Mapping[str, Any]:
+    """A chunk as JSON data."""
+    return chunk.model_dump(by_alias=True, exclude_unset=True)
+
+
 def sse_chunk(chunk: ChatCompletionChunk) -> bytes:
     """A chunk as a server-sent event: `data: {...}` and a blank line."""
     return b"data: " + dumps(chunk).encode() + b"\n\n"
@@ -4235,6 +4279,33 @@ class Summary:
     choices: tuple[ChoiceSummary, ...]
     usage: UsageSummary
     citations: tuple[Citation, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallPart:
+    """Which tool call a `tool_call` part continues, as its chunk says."""
+
+    index: int | None
+    id: str | None
+    name: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One piece of what a stream says, in stream order.
+
+    `kind` is "text", "reasoning", "refusal" (`text` is the piece), "tool_call" (`text`
+    is a piece of the arguments, `tool_call` says which call), "finish" (`text` is the
+    finish reason) or "usage" (`usage` is the report, `choice` None). `chunk` is the
+    chunk it came from, so nothing is lost. The texts of one choice's parts add up to
+    that choice's texts in the summary."""
+
+    kind: str
+    choice: int | None
+    text: str
+    chunk: Any
+    tool_call: ToolCallPart | None = None
+    usage: UsageSummary | None = None
 
 
 _TEXTS: Final = ("text", "reasoning", "refusal")
@@ -4414,17 +4485,19 @@ def _usage(data: Any, meanings: dict[str, list[list[_Spelling]]]) -> UsageSummar
     return UsageSummary(**counts, cost_usd=None if cost is None else float(cost))
 
 
+_NO_USAGE: Final = UsageSummary()
+
+
 def _summary(
-    data: dict[str, Any],
-    spellings: tuple[_Spelling, ...],
-    think_tags: tuple[str, str] | None = None,
+    data: dict[str, Any], spellings: tuple[_Spelling, ...], reader: _Reader
 ) -> Summary:
-    """The summary of a completion's JSON data, read by `spellings`."""
+    """The summary of a completion's JSON data, read by `spellings`; the texts are the
+    `reader`'s, which read them chunk by chunk."""
     meanings = _by_meaning(spellings)
     choices: list[Any] = data.get("choices") or []
     return Summary(
         choices=tuple(
-            _choice(choice, meanings, think_tags)
+            _choice(choice, meanings, reader)
             for choice in choices
             if choice.__class__ is dict
         ),
@@ -4434,26 +4507,18 @@ def _summary(
 
 
 def _choice(
-    choice: dict[str, Any],
-    meanings: dict[str, list[list[_Spelling]]],
-    think_tags: tuple[str, str] | None,
+    choice: dict[str, Any], meanings: dict[str, list[list[_Spelling]]], reader: _Reader
 ) -> ChoiceSummary:
-    texts = {meaning: _text_of(choice, meanings.get(meaning, [])) for meaning in _TEXTS}
-    finish = _first_value(choice, meanings.get("finish_reason", []), (str,))
-    if think_tags is not None:
-        thought, answer = _think_split(
-            texts["text"], think_tags, finished=finish is not None
-        )
-        texts["text"] = answer
-        texts["reasoning"] = texts["reasoning"] or thought
     index: Any = choice.get("index")
+    index = index if index.__class__ is int else 0
+    texts = reader.texts(index)
     opaque = [s for m in _OPAQUE for tier in meanings.get(m, []) for s in tier]
     return ChoiceSummary(
-        index=index if index.__class__ is int else 0,
+        index=index,
         text=texts["text"],
         reasoning=texts["reasoning"],
         refusal=texts["refusal"],
-        finish_reason=finish,
+        finish_reason=_first_value(choice, meanings.get("finish_reason", []), (str,)),
         tool_calls=_tool_calls(choice, meanings.get("tool_calls", [])),
         reasoning_items=_reasoning_items(choice, opaque),
     )
@@ -4463,43 +4528,202 @@ def _checked_tags(tags: object) -> tuple[str, str] | None:
     """The `think_tags` option, refused at the call when it is not two tags."""
     if tags is None:
         return None
+    pair = cast("tuple[object, ...]", tags)
     if (
         not isinstance(tags, tuple)
-        or len(cast("tuple[object, ...]", tags)) != 2
-        or not all(isinstance(t, str) and t for t in cast("tuple[object, ...]", tags))
+        or len(pair) != 2
+        or not all(isinstance(t, str) for t in pair)
+        or not pair[1]
     ):
         raise ValueError(
-            f"think_tags is (open, close), two non-empty strings such as"
-            f" ('<think>', '</think>'), not {tags!r}"
+            "think_tags is (open, close), two strings such as ('<think>', '</think>'),"
+            f" the open one empty when the text starts inside reasoning; not {tags!r}"
         )
     return cast("tuple[str, str]", tags)
 
 
-def _think_split(text: str, tags: tuple[str, str], finished: bool) -> tuple[str, str]:
-    """(reasoning, answer) of a text with reasoning between the tags. A text that
-    closes a block it never opened started inside one (a chat template put the open
-    tag in the prompt). Until the choice has finished, a tag cut off at the end is held
-    back, in neither."""
-    open_tag, close_tag = tags
-    inside = close_tag in text and (
-        open_tag not in text or text.index(close_tag) < text.index(open_tag)
-    )
-    reasoning: list[str] = []
-    answer: list[str] = []
-    at = 0
-    while at < len(text):
-        tag = close_tag if inside else open_tag
-        end = text.find(tag, at)
-        if end < 0:
-            rest = text[at:]
-            if not finished:
-                rest = rest[: len(rest) - _cut_tag(rest, tag)]
-            (reasoning if inside else answer).append(rest)
-            break
-        (reasoning if inside else answer).append(text[at:end])
-        at = end + len(tag)
-        inside = not inside
-    return "".join(reasoning), "".join(answer)
+class _Splitter:
+    """Reasoning written inline between two tags, found across chunks: a tag cut off
+    at the end of a piece is held back until the next piece says what it is."""
+
+    __slots__ = ("close_tag", "held", "inside", "open_tag")
+
+    def __init__(self, tags: tuple[str, str]) -> None:
+        self.open_tag, self.close_tag = tags
+        self.inside = not self.open_tag  # no open tag: the text starts inside
+        self.held = ""
+
+    def split(self, piece: str) -> list[tuple[str, str]]:
+        """The (meaning, text) pieces of the next piece of text."""
+        out: list[tuple[str, str]] = []
+        rest = self.held + piece
+        self.held = ""
+        while rest:
+            tag = self.close_tag if self.inside else self.open_tag
+            meaning = "reasoning" if self.inside else "text"
+            at = rest.find(tag) if tag else -1
+            if at < 0:
+                cut = _cut_tag(rest, tag) if tag else 0
+                if len(rest) > cut:
+                    out.append((meaning, rest[: len(rest) - cut]))
+                self.held = rest[len(rest) - cut :]
+                break
+            if at:
+                out.append((meaning, rest[:at]))
+            rest = rest[at + len(tag) :]
+            self.inside = not self.inside
+        return out
+
+    def flush(self) -> list[tuple[str, str]]:
+        """What was held back, once the text has ended: it was no tag."""
+        held, self.held = self.held, ""
+        return [("reasoning" if self.inside else "text", held)] if held else []
+
+
+class _ChoiceTexts:
+    __slots__ = ("finished", "from_field", "splitter", "texts")
+
+    def __init__(self, think_tags: tuple[str, str] | None) -> None:
+        self.texts: dict[str, list[str]] = {meaning: [] for meaning in _TEXTS}
+        self.splitter = _Splitter(think_tags) if think_tags else None
+        self.from_field = False
+        """Whether a field carried reasoning: then reasoning between tags is the same
+        text again (llama.cpp sends both), and not read."""
+        self.finished = False
+
+
+_READ_ORDER: Final = ("reasoning", "text", "refusal")
+"""The texts of a chunk in the order they are read: reasoning before the answer."""
+
+
+class _Reader:
+    """The texts of a stream, read chunk by chunk (as parts, for `iter_parts`)."""
+
+    __slots__ = ("_choices", "_spellings", "_think_tags")
+
+    def __init__(
+        self, spellings: tuple[_Spelling, ...], think_tags: tuple[str, str] | None
+    ) -> None:
+        self._spellings = _by_meaning(spellings)
+        self._think_tags = think_tags
+        self._choices: dict[int, _ChoiceTexts] = {}
+
+    def read(self, data: Any, chunk: Any = None, out: list[Part] | None = None) -> None:
+        """Read one chunk's JSON data; add its parts to `out`, when given."""
+        choices: list[Any] = data.get("choices") or []
+        for choice in choices:
+            if choice.__class__ is dict:
+                self._choice(choice, chunk, out)
+        if out is not None:
+            report = _usage(data, self._spellings)
+            if report != _NO_USAGE:
+                out.append(Part("usage", None, "", chunk, usage=report))
+
+    def _choice(
+        self, choice: dict[str, Any], chunk: Any, out: list[Part] | None
+    ) -> None:
+        index: Any = choice.get("index")
+        index = index if index.__class__ is int else 0
+        state = self._choices.get(index)
+        if state is None:
+            state = self._choices[index] = _ChoiceTexts(self._think_tags)
+        for meaning in _READ_ORDER:
+            piece = _text_of(choice, self._spellings.get(meaning, []))
+            if not piece:
+                continue
+            if meaning == "text" and state.splitter is not None:
+                self._add(state, index, state.splitter.split(piece), chunk, out)
+                continue
+            state.from_field = state.from_field or meaning == "reasoning"
+            self._add(state, index, [(meaning, piece)], chunk, out, from_tags=False)
+        finish = _first_value(choice, self._spellings.get("finish_reason", []), (str,))
+        if out is not None:
+            for call in _found(choice, _paths(self._spellings.get("tool_calls", []))):
+                self._tool_call(call[0], index, chunk, out)
+        if finish is not None:
+            if state.splitter is not None:
+                self._add(state, index, state.splitter.flush(), chunk, out)
+            state.finished = True
+            if out is not None:
+                out.append(Part("finish", index, finish, chunk))
+
+    def _add(
+        self,
+        state: _ChoiceTexts,
+        index: int,
+        pieces: list[tuple[str, str]],
+        chunk: Any,
+        out: list[Part] | None,
+        from_tags: bool = True,
+    ) -> None:
+        for meaning, text in pieces:
+            if from_tags and meaning == "reasoning" and state.from_field:
+                continue  # the same reasoning as the field's, again between tags
+            state.texts[meaning].append(text)
+            if out is not None:
+                out.append(Part(meaning, index, text, chunk))
+
+    def _tool_call(self, item: Any, index: int, chunk: Any, out: list[Part]) -> None:
+        if item.__class__ is not dict:
+            return
+        call = _tool_call(_parts(item, self._spellings["tool_calls"][0][0]))
+        at: Any = item.get("index")
+        which = ToolCallPart(at if at.__class__ is int else None, call.id, call.name)
+        out.append(Part("tool_call", index, call.arguments, chunk, tool_call=which))
+
+    def texts(self, index: int) -> dict[str, str]:
+        """The texts of a choice so far (a tag cut off at the end is not in them)."""
+        state = self._choices.get(index)
+        if state is None:
+            return dict.fromkeys(_TEXTS, "")
+        return {meaning: "".join(pieces) for meaning, pieces in state.texts.items()}
+
+    def end(self, chunk: Any = None, out: list[Part] | None = None) -> None:
+        """The stream has ended: what was held back is text after all."""
+        for index, state in self._choices.items():
+            if state.splitter is not None:
+                self._add(state, index, state.splitter.flush(), chunk, out)
+
+
+def _parts_of(
+    chunks: Iterable[Any],
+    json_of: Callable[[Any], Any],
+    spellings: tuple[_Spelling, ...],
+    think_tags: tuple[str, str] | None,
+) -> Iterator[Part]:
+    reader = _Reader(spellings, think_tags)
+    chunk: Any = None
+    for chunk in chunks:
+        out: list[Part] = []
+        reader.read(json_of(chunk), chunk, out)
+        yield from out
+    out = []
+    reader.end(chunk, out)
+    yield from out
+
+
+async def _aparts_of(
+    chunks: AsyncIterable[Any],
+    json_of: Callable[[Any], Any],
+    spellings: tuple[_Spelling, ...],
+    think_tags: tuple[str, str] | None,
+) -> AsyncIterator[Part]:
+    reader = _Reader(spellings, think_tags)
+    chunk: Any = None
+    async for chunk in chunks:
+        out: list[Part] = []
+        reader.read(json_of(chunk), chunk, out)
+        for part in out:
+            yield part
+    out = []
+    reader.end(chunk, out)
+    for part in out:
+        yield part
+
+
+def _paths(tiers: list[list[_Spelling]]) -> tuple[_Step, ...]:
+    """The path of the best spelling (tool calls have one)."""
+    return tiers[0][0].path if tiers else ("\0",)
 
 
 def _cut_tag(text: str, tag: str) -> int:
@@ -4517,26 +4741,30 @@ class _Accumulator(Generic[_Chunk, _Completion]):
     """What every `ChunkAccumulator` does; each target says how a chunk reads as JSON
     data (`_json_of`) and how the merged data reads as a completion (`_completion`)."""
 
-    __slots__ = ("_merged", "_think_tags", "chunks")
+    __slots__ = ("_merged", "_reader", "chunks")
     _plans: ClassVar[dict[str, _Plan]]
     """The merge plan of each chunk type, by name."""
     _root: ClassVar[str]
     """The chunk type of the stream."""
     _spellings: ClassVar[tuple[_Spelling, ...]]
-    """Where each meaning is spelled, for `summary()`."""
+    """Where each meaning is spelled in the completion, for `summary()`."""
+    _chunk_spellings: ClassVar[tuple[_Spelling, ...]]
+    """Where each meaning is spelled in a chunk: the texts are read chunk by chunk."""
 
     def __init__(self, *, think_tags: tuple[str, str] | None = None) -> None:
         """`think_tags`: (open, close), to read reasoning written inline in the text
         between them, as `("<think>", "</think>")`; off by default, since an answer may
         hold the tags for what they say."""
         self._merged = _Merged(self._root, self._plans)
-        self._think_tags = _checked_tags(think_tags)
+        self._reader = _Reader(self._chunk_spellings, _checked_tags(think_tags))
         self.chunks = 0
         """How many chunks were added."""
 
     def add(self, chunk: _Chunk) -> None:
         """Merge the next chunk of the stream."""
-        _merge(self._merged, self._json_of(chunk))
+        data = self._json_of(chunk)
+        _merge(self._merged, data)
+        self._reader.read(data)
         self.chunks += 1
 
     def snapshot(self) -> _Completion:
@@ -4551,7 +4779,7 @@ class _Accumulator(Generic[_Chunk, _Completion]):
         """What the chunks added so far say, whichever backend spelled it: each
         choice's text, reasoning, refusal, finish reason and tool calls, the usage and
         cost, and the citations. Valid mid-stream, as `snapshot()` is."""
-        return _summary(_finish(self._merged), self._spellings, self._think_tags)
+        return _summary(_finish(self._merged), self._spellings, self._reader)
 
     def _json_of(self, chunk: _Chunk) -> Mapping[str, Any]:
         raise NotImplementedError
@@ -5277,7 +5505,206 @@ _SPELLINGS: Final[tuple[_Spelling, ...]] = (
         items=(("url", ("url",)), ("title", ("title",))),
     ),  # ChoiceDelta.annotations
 )
-"""Where each meaning is spelled (the spec's `means:`), the highest precedence first."""
+"""Where each meaning is spelled in the completion (the spec's `means:`), the highest
+precedence first."""
+_CHUNK_SPELLINGS: Final[tuple[_Spelling, ...]] = (
+    _Spelling("text", ("delta", "content")),  # ChoiceDelta.content
+    _Spelling(
+        "text", ("delta", "content", ("type", "text"), "text")
+    ),  # ChoiceDelta.content
+    _Spelling(
+        "reasoning",
+        ("delta", "reasoning_details", ("type", "reasoning.text"), "text"),
+        precedence=30,
+    ),  # ChoiceDelta.reasoning_details
+    _Spelling(
+        "reasoning",
+        ("delta", "reasoning_details", ("type", "reasoning.summary"), "summary"),
+        precedence=30,
+    ),  # ChoiceDelta.reasoning_details
+    _Spelling(
+        "reasoning", ("delta", "reasoning_content"), precedence=20
+    ),  # ChoiceDelta.reasoning_content
+    _Spelling(
+        "reasoning", ("delta", "reasoning"), precedence=10
+    ),  # ChoiceDelta.reasoning
+    _Spelling(
+        "reasoning",
+        ("delta", "thinking_blocks", ("type", "thinking"), "thinking"),
+        precedence=5,
+    ),  # ChoiceDelta.thinking_blocks
+    _Spelling(
+        "reasoning",
+        (
+            "delta",
+            "content",
+            ("type", "thinking"),
+            "thinking",
+            ("type", "text"),
+            "text",
+        ),
+    ),  # ChoiceDelta.content
+    _Spelling("refusal", ("delta", "refusal")),  # ChoiceDelta.refusal
+    _Spelling(
+        "reasoning_signature",
+        ("delta", "thinking_blocks", ("type", "thinking"), "signature"),
+    ),  # ChoiceDelta.thinking_blocks
+    _Spelling(
+        "reasoning_signature",
+        ("delta", "reasoning_details", ("type", "reasoning.text"), "signature"),
+    ),  # ChoiceDelta.reasoning_details
+    _Spelling(
+        "reasoning_encrypted",
+        ("delta", "thinking_blocks", ("type", "redacted_thinking"), "data"),
+    ),  # ChoiceDelta.thinking_blocks
+    _Spelling(
+        "reasoning_encrypted",
+        ("delta", "reasoning_details", ("type", "reasoning.encrypted"), "data"),
+    ),  # ChoiceDelta.reasoning_details
+    _Spelling(
+        "tool_calls",
+        ("delta", "tool_calls", None),
+        items=(
+            ("id", ("id",)),
+            ("name", ("function", "name")),
+            ("arguments", ("function", "arguments")),
+        ),
+    ),  # ChoiceDelta.tool_calls
+    _Spelling("finish_reason", ("finish_reason",)),  # Choice.finish_reason
+    _Spelling(
+        "prompt_tokens", ("usage", "prompt_tokens")
+    ),  # CompletionUsage.prompt_tokens
+    _Spelling(
+        "prompt_tokens", ("x_groq", "usage", "prompt_tokens")
+    ),  # CompletionUsage.prompt_tokens
+    _Spelling(
+        "prompt_tokens", ("choices", None, "usage", "prompt_tokens")
+    ),  # CompletionUsage.prompt_tokens
+    _Spelling(
+        "completion_tokens", ("usage", "completion_tokens")
+    ),  # CompletionUsage.completion_tokens
+    _Spelling(
+        "completion_tokens", ("x_groq", "usage", "completion_tokens")
+    ),  # CompletionUsage.completion_tokens
+    _Spelling(
+        "completion_tokens", ("choices", None, "usage", "completion_tokens")
+    ),  # CompletionUsage.completion_tokens
+    _Spelling(
+        "total_tokens", ("usage", "total_tokens")
+    ),  # CompletionUsage.total_tokens
+    _Spelling(
+        "total_tokens", ("x_groq", "usage", "total_tokens")
+    ),  # CompletionUsage.total_tokens
+    _Spelling(
+        "total_tokens", ("choices", None, "usage", "total_tokens")
+    ),  # CompletionUsage.total_tokens
+    _Spelling(
+        "cached_prompt_tokens",
+        ("usage", "prompt_tokens_details", "cached_tokens"),
+        precedence=10,
+    ),  # PromptTokensDetails.cached_tokens
+    _Spelling(
+        "cached_prompt_tokens",
+        ("x_groq", "usage", "prompt_tokens_details", "cached_tokens"),
+        precedence=10,
+    ),  # PromptTokensDetails.cached_tokens
+    _Spelling(
+        "cached_prompt_tokens",
+        ("choices", None, "usage", "prompt_tokens_details", "cached_tokens"),
+        precedence=10,
+    ),  # PromptTokensDetails.cached_tokens
+    _Spelling(
+        "cached_prompt_tokens", ("usage", "cached_tokens"), precedence=5
+    ),  # CompletionUsage.cached_tokens
+    _Spelling(
+        "cached_prompt_tokens", ("x_groq", "usage", "cached_tokens"), precedence=5
+    ),  # CompletionUsage.cached_tokens
+    _Spelling(
+        "cached_prompt_tokens",
+        ("choices", None, "usage", "cached_tokens"),
+        precedence=5,
+    ),  # CompletionUsage.cached_tokens
+    _Spelling(
+        "cached_prompt_tokens", ("usage", "prompt_cache_hit_tokens")
+    ),  # CompletionUsage.prompt_cache_hit_tokens
+    _Spelling(
+        "cached_prompt_tokens", ("x_groq", "usage", "prompt_cache_hit_tokens")
+    ),  # CompletionUsage.prompt_cache_hit_tokens
+    _Spelling(
+        "cached_prompt_tokens", ("choices", None, "usage", "prompt_cache_hit_tokens")
+    ),  # CompletionUsage.prompt_cache_hit_tokens
+    _Spelling(
+        "reasoning_tokens",
+        ("usage", "completion_tokens_details", "reasoning_tokens"),
+        precedence=10,
+    ),  # CompletionTokensDetails.reasoning_tokens
+    _Spelling(
+        "reasoning_tokens",
+        ("x_groq", "usage", "completion_tokens_details", "reasoning_tokens"),
+        precedence=10,
+    ),  # CompletionTokensDetails.reasoning_tokens
+    _Spelling(
+        "reasoning_tokens",
+        ("choices", None, "usage", "completion_tokens_details", "reasoning_tokens"),
+        precedence=10,
+    ),  # CompletionTokensDetails.reasoning_tokens
+    _Spelling(
+        "reasoning_tokens", ("usage", "reasoning_tokens")
+    ),  # CompletionUsage.reasoning_tokens
+    _Spelling(
+        "reasoning_tokens", ("x_groq", "usage", "reasoning_tokens")
+    ),  # CompletionUsage.reasoning_tokens
+    _Spelling(
+        "reasoning_tokens", ("choices", None, "usage", "reasoning_tokens")
+    ),  # CompletionUsage.reasoning_tokens
+    _Spelling(
+        "cost_usd", ("usage", "cost_in_usd_ticks"), precedence=10, scale=1e-10
+    ),  # CompletionUsage.cost_in_usd_ticks
+    _Spelling(
+        "cost_usd", ("x_groq", "usage", "cost_in_usd_ticks"), precedence=10, scale=1e-10
+    ),  # CompletionUsage.cost_in_usd_ticks
+    _Spelling(
+        "cost_usd",
+        ("choices", None, "usage", "cost_in_usd_ticks"),
+        precedence=10,
+        scale=1e-10,
+    ),  # CompletionUsage.cost_in_usd_ticks
+    _Spelling("cost_usd", ("usage", "cost")),  # CompletionUsage.cost
+    _Spelling("cost_usd", ("usage", "cost", "total_cost")),  # CompletionUsage.cost
+    _Spelling("cost_usd", ("x_groq", "usage", "cost")),  # CompletionUsage.cost
+    _Spelling("cost_usd", ("choices", None, "usage", "cost")),  # CompletionUsage.cost
+    _Spelling(
+        "cost_usd", ("x_groq", "usage", "cost", "total_cost")
+    ),  # CompletionUsage.cost
+    _Spelling(
+        "cost_usd", ("choices", None, "usage", "cost", "total_cost")
+    ),  # CompletionUsage.cost
+    _Spelling(
+        "citations",
+        ("search_results", None),
+        precedence=10,
+        items=(("url", ("url",)), ("title", ("title",))),
+    ),  # ChatCompletionChunk.search_results
+    _Spelling("citations", ("citations", None)),  # ChatCompletionChunk.citations
+    _Spelling(
+        "citations",
+        ("web_search", None),
+        items=(("url", ("link",)), ("title", ("title",))),
+    ),  # ChatCompletionChunk.web_search
+    _Spelling(
+        "citations",
+        (
+            "choices",
+            None,
+            "delta",
+            "annotations",
+            ("type", "url_citation"),
+            "url_citation",
+        ),
+        items=(("url", ("url",)), ("title", ("title",))),
+    ),  # ChoiceDelta.annotations
+)
+"""Where each meaning is spelled in a chunk."""
 
 
 class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
@@ -5301,9 +5728,10 @@ class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
     _plans = _PLANS
     _root = "ChatCompletionChunk"
     _spellings = _SPELLINGS
+    _chunk_spellings = _CHUNK_SPELLINGS
 
     def _json_of(self, chunk: ChatCompletionChunk) -> Mapping[str, Any]:
-        return chunk.model_dump(by_alias=True, exclude_unset=True)
+        return _chunk_json(chunk)
 
     def _completion(self, data: dict[str, Any]) -> ChatCompletion:
         return _validate_value(

@@ -5,6 +5,7 @@ written down for it in tests/fixtures/meanings/, in all four targets."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 from collections.abc import Iterable
@@ -77,7 +78,7 @@ def test_two_spellings_of_one_text_come_once(module: ModuleType) -> None:
     for stream in (openrouter, mlx):
         assert summary_of(module, stream).choices[0].reasoning == "Two words."
     renamed = [chunk({"reasoning": "old "}), chunk({"reasoning_content": "new"})]
-    assert summary_of(module, renamed).choices[0].reasoning == "new", "the better spelling"
+    assert summary_of(module, renamed).choices[0].reasoning == "old new", "chunk by chunk"
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
@@ -141,7 +142,7 @@ def test_think_tags_split_across_chunks(module: ModuleType) -> None:
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
 def test_think_tags_a_stream_that_starts_inside_reasoning(module: ModuleType) -> None:
     stream = [chunk({"content": "Hm, 2+2"}), chunk({"content": "</think>\n\n4"}), finish()]
-    [choice] = summary_of(module, stream, think_tags=THINK).choices
+    [choice] = summary_of(module, stream, think_tags=("", "</think>")).choices
     assert (choice.reasoning, choice.text) == ("Hm, 2+2", "\n\n4")
 
 
@@ -158,6 +159,8 @@ def test_think_tags_a_cut_tag_is_text_once_the_choice_ends(module: ModuleType) -
 def test_think_tags_that_are_not_two_tags_are_refused(module: ModuleType, tags: Any) -> None:
     with pytest.raises(ValueError, match="think_tags is"):
         module.ChunkAccumulator(think_tags=tags)
+    with pytest.raises(ValueError, match="think_tags is"):
+        module.iter_parts([b""], think_tags=tags)  # at the call, not at the first part
 
 
 def usage(**counts: Any) -> dict[str, Any]:
@@ -243,3 +246,68 @@ def test_a_new_spelling_is_one_yaml_edit(tmp_path: Path) -> None:
     for path in paths:
         module = load_module(path)
         assert summary_of(module, stream).choices[0].reasoning == "Hmm.", path.name
+
+
+def body(payloads: Iterable[str | dict[str, Any]]) -> bytes:
+    lines = [p if isinstance(p, str) else json.dumps(p) for p in payloads]
+    return ("".join(f"data: {line}\n\n" for line in lines) + "data: [DONE]\n\n").encode()
+
+
+def added_up(parts: Iterable[Any]) -> dict[tuple[int, str], str]:
+    texts: dict[tuple[int, str], str] = {}
+    for part in parts:
+        if part.kind in ("text", "reasoning", "refusal"):
+            key = (part.choice, part.kind)
+            texts[key] = texts.get(key, "") + part.text
+    return texts
+
+
+def summary_texts(summary: Any) -> dict[tuple[int, str], str]:
+    return {
+        (c.index, kind): getattr(c, kind)
+        for c in summary.choices
+        for kind in ("text", "reasoning", "refusal")
+        if getattr(c, kind)
+    }
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("stream", FIXTURE_STREAMS, ids=lambda s: s.name)
+def test_the_parts_of_a_stream_add_up_to_its_summary(module: ModuleType, stream: Any) -> None:
+    data = body(text for _, text in stream.chunks)
+    parts = list(module.iter_parts([data]))
+
+    async def read() -> list[Any]:
+        async def pieces() -> Any:
+            yield data
+
+        return [part async for part in module.aiter_parts(pieces())]
+
+    assert [(p.kind, p.choice, p.text) for p in asyncio.run(read())] == [
+        (p.kind, p.choice, p.text) for p in parts
+    ]
+    summary = summary_of(module, (text for _, text in stream.chunks))
+    assert added_up(parts) == summary_texts(summary)
+    [choice] = summary.choices
+    finishes = [p.text for p in parts if p.kind == "finish"]
+    assert finishes[-1:] == [choice.finish_reason] if choice.finish_reason else not finishes
+    reports = [p.usage for p in parts if p.kind == "usage"]
+    assert (reports[-1] if reports else module.UsageSummary()) == summary.usage
+    calls = {p.tool_call.index for p in parts if p.kind == "tool_call"}
+    assert len(calls) == len(choice.tool_calls) or None in calls
+    kind = dict if module is TARGETS["typeddicts"] else module.ChatCompletionChunk
+    assert all(isinstance(p.chunk, kind) for p in parts), "each part keeps its chunk"
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_parts_with_think_tags_add_up_to_the_summary(module: ModuleType) -> None:
+    pieces = ["<thi", "nk>Let me", " think.</th", "ink>", "The answer", " is <", "b>4</b>.", " <th"]
+    stream = [chunk({"content": piece}) for piece in pieces]
+    parts = list(module.iter_parts([body(stream)], think_tags=THINK))
+    assert added_up(parts) == {
+        (0, "reasoning"): "Let me think.",
+        (0, "text"): "The answer is <b>4</b>. <th",
+    }, "the cut tag at the end of the stream is text"
+    summary = summary_of(module, [*stream, finish()], think_tags=THINK)
+    assert summary_texts(summary) == added_up(parts)
+    assert [p.kind for p in parts][:3] == ["reasoning", "reasoning", "text"]

@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..runtime.meanings import _CHOICE_MEANINGS, _COUNTS, _TEXTS, MEANINGS
-from .errors import SpecError
 from .load import RawMeans, RawSpec, Where
 from .model import (
     Enum,
@@ -80,11 +79,13 @@ def build(raw: RawSpec, full: Spec) -> Meanings:
             )
         _check_path(d, _Types(models, enums))
     _check_one_per_field(declared)
+    _check_ties(declared)
     spellings = _placed(declared, full, models)
-    _check_ties(spellings)
+    in_chunks = _placed_in_chunks(declared, full, models)
     order = {name: i for i, name in enumerate(MEANINGS)}
-    spellings.sort(key=lambda s: (order[s.meaning], -s.precedence, len(s.path)))
-    return Meanings(vocabulary, tuple(spellings))
+    for placed in (spellings, in_chunks):
+        placed.sort(key=lambda s: (order[s.meaning], -s.precedence, len(s.path)))
+    return Meanings(vocabulary, tuple(spellings), tuple(in_chunks))
 
 
 def _vocabulary(raw: RawSpec) -> tuple[Meaning, ...]:
@@ -315,6 +316,22 @@ def _placed(declared: list[_Declared], full: Spec, models: dict[str, Model]) -> 
     return placed
 
 
+def _placed_in_chunks(
+    declared: list[_Declared], full: Spec, models: dict[str, Model]
+) -> list[Spelling]:
+    """Every spelling in a chunk: each declaration at every place a chunk holds its
+    field (a field only the completion has is in none)."""
+    at: dict[tuple[str, str], list[_Declared]] = {}
+    for d in declared:
+        at.setdefault((d.owner, d.wire), []).append(d)
+    return [
+        _spelling(d, (*prefix, wire))
+        for owner, wire, prefix in _places(full.root, models)
+        for d in at.get((owner, wire), [])
+        if not (d.means.meaning in _REPORTED and _in_a_list(prefix))
+    ]
+
+
 def _in_a_list(prefix: tuple[Step, ...]) -> bool:
     """Whether a place is in a list other than the choices."""
     inner = prefix[2:] if prefix[:2] == ("choices", None) else prefix
@@ -355,23 +372,22 @@ def _spelling(d: _Declared, to_field: tuple[Step, ...]) -> Spelling:
         items=tuple((part, steps(sub, where)) for part, sub in d.means.items),
         field=f"{d.owner}.{d.wire}",
         vendor=d.vendor,
-        where=where,
     )
 
 
-def _check_ties(spellings: list[Spelling]) -> None:
+def _check_ties(declared: list[_Declared]) -> None:
     """Two fields spelling one meaning at one precedence could carry the same text
     twice, and then which wins is a guess: the spec must say."""
-    seen: dict[tuple[str, int], Spelling] = {}
-    for s in spellings:
-        if s.meaning in _GATHERED:
+    seen: dict[tuple[str, int], _Declared] = {}
+    for d in declared:
+        if d.means.meaning in _GATHERED:
             continue
-        first = seen.setdefault((s.meaning, s.precedence), s)
-        if first.field != s.field:
-            raise SpecError(
-                f"{s.field} and {first.field} (at {first.where.file}:{first.where.line})"
-                f" both spell {s.meaning} at precedence {s.precedence}; give one a higher"
-                " 'precedence' (the one to read when both are sent)",
-                s.where.file,
-                s.where.line,
+        first = seen.setdefault((d.means.meaning, d.means.precedence), d)
+        if (first.owner, first.wire) != (d.owner, d.wire):
+            where = first.means.where
+            raise d.means.where.error(
+                f"{d.owner}.{d.wire} and {first.owner}.{first.wire} (at {where.file}:"
+                f"{where.line}) both spell {d.means.meaning} at precedence"
+                f" {d.means.precedence}; give one a higher 'precedence' (the one to read"
+                " when both are sent)"
             )

@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from .load import Where
-
 ScalarKind: TypeAlias = Literal["string", "int", "float", "bool", "any"]
 
 
@@ -237,13 +235,16 @@ class Spelling:
     field: str
     """The field that declares it, as `ChoiceDelta.reasoning_content`."""
     vendor: str | None
-    where: Where
 
 
 @dataclass(frozen=True)
 class Meanings:
+    """The vocabulary, and where each meaning is spelled: in the completion a stream
+    adds up to, and in a chunk."""
+
     vocabulary: tuple[Meaning, ...] = ()
     spellings: tuple[Spelling, ...] = ()
+    in_chunks: tuple[Spelling, ...] = ()
 
 
 Profile: TypeAlias = Literal["lenient", "strict"]

@@ -16,7 +16,7 @@ from typing import Any
 
 import jinja2
 
-from ..ir.model import Enum, Field, MergePlan, Model, Spec
+from ..ir.model import Enum, Field, MergePlan, Model, Spec, Spelling
 from . import examples, strategies
 from .digests import Inputs, inputs
 from .header import PROJECT_COMMAND, header
@@ -176,11 +176,11 @@ def merge_tables(spec: Spec) -> list[MergePlan]:
     ]
 
 
-def spelling_rows(spec: Spec) -> list[tuple[str, str]]:
+def spelling_rows(spellings: tuple[Spelling, ...]) -> list[tuple[str, str]]:
     """Each spelling of a meaning as the module's table writes it, `_Spelling(...)`,
     with the field that declares it."""
     rows = []
-    for s in spec.meanings.spellings:
+    for s in spellings:
         args = [repr(s.meaning), repr(s.path)]
         if s.precedence:
             args.append(f"precedence={s.precedence!r}")
@@ -209,7 +209,8 @@ def render_module(spec: Spec, root: Path, target: Target, command: str) -> str:
         "root": spec.model(spec.root),
         "completion": spec.model(spec.completion) if spec.completion else None,
         "plans": merge_tables(spec),
-        "spellings": spelling_rows(spec),
+        "spellings": spelling_rows(spec.meanings.spellings),
+        "chunk_spellings": spelling_rows(spec.meanings.in_chunks),
     }
     text = environment(templates).get_template(target.template).render(context)
     return inline(text, target.imports)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final, Generic, NamedTuple, TypeVar
 
 from .json_text import _SURROGATE
-from .meanings import Summary, _checked_tags, _Spelling, _summary
+from .meanings import Summary, _checked_tags, _Reader, _Spelling, _summary
 from .sse import _Chunk
 
 _Completion = TypeVar("_Completion")
@@ -25,26 +25,30 @@ class _Accumulator(Generic[_Chunk, _Completion]):
     """What every `ChunkAccumulator` does; each target says how a chunk reads as JSON
     data (`_json_of`) and how the merged data reads as a completion (`_completion`)."""
 
-    __slots__ = ("_merged", "_think_tags", "chunks")
+    __slots__ = ("_merged", "_reader", "chunks")
     _plans: ClassVar[dict[str, _Plan]]
     """The merge plan of each chunk type, by name."""
     _root: ClassVar[str]
     """The chunk type of the stream."""
     _spellings: ClassVar[tuple[_Spelling, ...]]
-    """Where each meaning is spelled, for `summary()`."""
+    """Where each meaning is spelled in the completion, for `summary()`."""
+    _chunk_spellings: ClassVar[tuple[_Spelling, ...]]
+    """Where each meaning is spelled in a chunk: the texts are read chunk by chunk."""
 
     def __init__(self, *, think_tags: tuple[str, str] | None = None) -> None:
         """`think_tags`: (open, close), to read reasoning written inline in the text
         between them, as `("<think>", "</think>")`; off by default, since an answer may
         hold the tags for what they say."""
         self._merged = _Merged(self._root, self._plans)
-        self._think_tags = _checked_tags(think_tags)
+        self._reader = _Reader(self._chunk_spellings, _checked_tags(think_tags))
         self.chunks = 0
         """How many chunks were added."""
 
     def add(self, chunk: _Chunk) -> None:
         """Merge the next chunk of the stream."""
-        _merge(self._merged, self._json_of(chunk))
+        data = self._json_of(chunk)
+        _merge(self._merged, data)
+        self._reader.read(data)
         self.chunks += 1
 
     def snapshot(self) -> _Completion:
@@ -59,7 +63,7 @@ class _Accumulator(Generic[_Chunk, _Completion]):
         """What the chunks added so far say, whichever backend spelled it: each
         choice's text, reasoning, refusal, finish reason and tool calls, the usage and
         cost, and the citations. Valid mid-stream, as `snapshot()` is."""
-        return _summary(_finish(self._merged), self._spellings, self._think_tags)
+        return _summary(_finish(self._merged), self._spellings, self._reader)
 
     def _json_of(self, chunk: _Chunk) -> Mapping[str, Any]:
         raise NotImplementedError

@@ -14,6 +14,7 @@ a usage report found in two places (Groq's `x_groq.usage`) is one report."""
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple, TypeAlias, cast
 
@@ -98,6 +99,33 @@ class Summary:
     choices: tuple[ChoiceSummary, ...]
     usage: UsageSummary
     citations: tuple[Citation, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallPart:
+    """Which tool call a `tool_call` part continues, as its chunk says."""
+
+    index: int | None
+    id: str | None
+    name: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One piece of what a stream says, in stream order.
+
+    `kind` is "text", "reasoning", "refusal" (`text` is the piece), "tool_call" (`text`
+    is a piece of the arguments, `tool_call` says which call), "finish" (`text` is the
+    finish reason) or "usage" (`usage` is the report, `choice` None). `chunk` is the
+    chunk it came from, so nothing is lost. The texts of one choice's parts add up to
+    that choice's texts in the summary."""
+
+    kind: str
+    choice: int | None
+    text: str
+    chunk: Any
+    tool_call: ToolCallPart | None = None
+    usage: UsageSummary | None = None
 
 
 _TEXTS: Final = ("text", "reasoning", "refusal")
@@ -284,17 +312,19 @@ def _usage(data: Any, meanings: dict[str, list[list[_Spelling]]]) -> UsageSummar
     return UsageSummary(**counts, cost_usd=None if cost is None else float(cost))
 
 
+_NO_USAGE: Final = UsageSummary()
+
+
 def _summary(
-    data: dict[str, Any],
-    spellings: tuple[_Spelling, ...],
-    think_tags: tuple[str, str] | None = None,
+    data: dict[str, Any], spellings: tuple[_Spelling, ...], reader: _Reader
 ) -> Summary:
-    """The summary of a completion's JSON data, read by `spellings`."""
+    """The summary of a completion's JSON data, read by `spellings`; the texts are the
+    `reader`'s, which read them chunk by chunk."""
     meanings = _by_meaning(spellings)
     choices: list[Any] = data.get("choices") or []
     return Summary(
         choices=tuple(
-            _choice(choice, meanings, think_tags)
+            _choice(choice, meanings, reader)
             for choice in choices
             if choice.__class__ is dict
         ),
@@ -304,26 +334,18 @@ def _summary(
 
 
 def _choice(
-    choice: dict[str, Any],
-    meanings: dict[str, list[list[_Spelling]]],
-    think_tags: tuple[str, str] | None,
+    choice: dict[str, Any], meanings: dict[str, list[list[_Spelling]]], reader: _Reader
 ) -> ChoiceSummary:
-    texts = {meaning: _text_of(choice, meanings.get(meaning, [])) for meaning in _TEXTS}
-    finish = _first_value(choice, meanings.get("finish_reason", []), (str,))
-    if think_tags is not None:
-        thought, answer = _think_split(
-            texts["text"], think_tags, finished=finish is not None
-        )
-        texts["text"] = answer
-        texts["reasoning"] = texts["reasoning"] or thought
     index: Any = choice.get("index")
+    index = index if index.__class__ is int else 0
+    texts = reader.texts(index)
     opaque = [s for m in _OPAQUE for tier in meanings.get(m, []) for s in tier]
     return ChoiceSummary(
-        index=index if index.__class__ is int else 0,
+        index=index,
         text=texts["text"],
         reasoning=texts["reasoning"],
         refusal=texts["refusal"],
-        finish_reason=finish,
+        finish_reason=_first_value(choice, meanings.get("finish_reason", []), (str,)),
         tool_calls=_tool_calls(choice, meanings.get("tool_calls", [])),
         reasoning_items=_reasoning_items(choice, opaque),
     )
@@ -333,43 +355,202 @@ def _checked_tags(tags: object) -> tuple[str, str] | None:
     """The `think_tags` option, refused at the call when it is not two tags."""
     if tags is None:
         return None
+    pair = cast("tuple[object, ...]", tags)
     if (
         not isinstance(tags, tuple)
-        or len(cast("tuple[object, ...]", tags)) != 2
-        or not all(isinstance(t, str) and t for t in cast("tuple[object, ...]", tags))
+        or len(pair) != 2
+        or not all(isinstance(t, str) for t in pair)
+        or not pair[1]
     ):
         raise ValueError(
-            f"think_tags is (open, close), two non-empty strings such as"
-            f" ('<think>', '</think>'), not {tags!r}"
+            "think_tags is (open, close), two strings such as ('<think>', '</think>'),"
+            f" the open one empty when the text starts inside reasoning; not {tags!r}"
         )
     return cast("tuple[str, str]", tags)
 
 
-def _think_split(text: str, tags: tuple[str, str], finished: bool) -> tuple[str, str]:
-    """(reasoning, answer) of a text with reasoning between the tags. A text that
-    closes a block it never opened started inside one (a chat template put the open
-    tag in the prompt). Until the choice has finished, a tag cut off at the end is held
-    back, in neither."""
-    open_tag, close_tag = tags
-    inside = close_tag in text and (
-        open_tag not in text or text.index(close_tag) < text.index(open_tag)
-    )
-    reasoning: list[str] = []
-    answer: list[str] = []
-    at = 0
-    while at < len(text):
-        tag = close_tag if inside else open_tag
-        end = text.find(tag, at)
-        if end < 0:
-            rest = text[at:]
-            if not finished:
-                rest = rest[: len(rest) - _cut_tag(rest, tag)]
-            (reasoning if inside else answer).append(rest)
-            break
-        (reasoning if inside else answer).append(text[at:end])
-        at = end + len(tag)
-        inside = not inside
-    return "".join(reasoning), "".join(answer)
+class _Splitter:
+    """Reasoning written inline between two tags, found across chunks: a tag cut off
+    at the end of a piece is held back until the next piece says what it is."""
+
+    __slots__ = ("close_tag", "held", "inside", "open_tag")
+
+    def __init__(self, tags: tuple[str, str]) -> None:
+        self.open_tag, self.close_tag = tags
+        self.inside = not self.open_tag  # no open tag: the text starts inside
+        self.held = ""
+
+    def split(self, piece: str) -> list[tuple[str, str]]:
+        """The (meaning, text) pieces of the next piece of text."""
+        out: list[tuple[str, str]] = []
+        rest = self.held + piece
+        self.held = ""
+        while rest:
+            tag = self.close_tag if self.inside else self.open_tag
+            meaning = "reasoning" if self.inside else "text"
+            at = rest.find(tag) if tag else -1
+            if at < 0:
+                cut = _cut_tag(rest, tag) if tag else 0
+                if len(rest) > cut:
+                    out.append((meaning, rest[: len(rest) - cut]))
+                self.held = rest[len(rest) - cut :]
+                break
+            if at:
+                out.append((meaning, rest[:at]))
+            rest = rest[at + len(tag) :]
+            self.inside = not self.inside
+        return out
+
+    def flush(self) -> list[tuple[str, str]]:
+        """What was held back, once the text has ended: it was no tag."""
+        held, self.held = self.held, ""
+        return [("reasoning" if self.inside else "text", held)] if held else []
+
+
+class _ChoiceTexts:
+    __slots__ = ("finished", "from_field", "splitter", "texts")
+
+    def __init__(self, think_tags: tuple[str, str] | None) -> None:
+        self.texts: dict[str, list[str]] = {meaning: [] for meaning in _TEXTS}
+        self.splitter = _Splitter(think_tags) if think_tags else None
+        self.from_field = False
+        """Whether a field carried reasoning: then reasoning between tags is the same
+        text again (llama.cpp sends both), and not read."""
+        self.finished = False
+
+
+_READ_ORDER: Final = ("reasoning", "text", "refusal")
+"""The texts of a chunk in the order they are read: reasoning before the answer."""
+
+
+class _Reader:
+    """The texts of a stream, read chunk by chunk (as parts, for `iter_parts`)."""
+
+    __slots__ = ("_choices", "_spellings", "_think_tags")
+
+    def __init__(
+        self, spellings: tuple[_Spelling, ...], think_tags: tuple[str, str] | None
+    ) -> None:
+        self._spellings = _by_meaning(spellings)
+        self._think_tags = think_tags
+        self._choices: dict[int, _ChoiceTexts] = {}
+
+    def read(self, data: Any, chunk: Any = None, out: list[Part] | None = None) -> None:
+        """Read one chunk's JSON data; add its parts to `out`, when given."""
+        choices: list[Any] = data.get("choices") or []
+        for choice in choices:
+            if choice.__class__ is dict:
+                self._choice(choice, chunk, out)
+        if out is not None:
+            report = _usage(data, self._spellings)
+            if report != _NO_USAGE:
+                out.append(Part("usage", None, "", chunk, usage=report))
+
+    def _choice(
+        self, choice: dict[str, Any], chunk: Any, out: list[Part] | None
+    ) -> None:
+        index: Any = choice.get("index")
+        index = index if index.__class__ is int else 0
+        state = self._choices.get(index)
+        if state is None:
+            state = self._choices[index] = _ChoiceTexts(self._think_tags)
+        for meaning in _READ_ORDER:
+            piece = _text_of(choice, self._spellings.get(meaning, []))
+            if not piece:
+                continue
+            if meaning == "text" and state.splitter is not None:
+                self._add(state, index, state.splitter.split(piece), chunk, out)
+                continue
+            state.from_field = state.from_field or meaning == "reasoning"
+            self._add(state, index, [(meaning, piece)], chunk, out, from_tags=False)
+        finish = _first_value(choice, self._spellings.get("finish_reason", []), (str,))
+        if out is not None:
+            for call in _found(choice, _paths(self._spellings.get("tool_calls", []))):
+                self._tool_call(call[0], index, chunk, out)
+        if finish is not None:
+            if state.splitter is not None:
+                self._add(state, index, state.splitter.flush(), chunk, out)
+            state.finished = True
+            if out is not None:
+                out.append(Part("finish", index, finish, chunk))
+
+    def _add(
+        self,
+        state: _ChoiceTexts,
+        index: int,
+        pieces: list[tuple[str, str]],
+        chunk: Any,
+        out: list[Part] | None,
+        from_tags: bool = True,
+    ) -> None:
+        for meaning, text in pieces:
+            if from_tags and meaning == "reasoning" and state.from_field:
+                continue  # the same reasoning as the field's, again between tags
+            state.texts[meaning].append(text)
+            if out is not None:
+                out.append(Part(meaning, index, text, chunk))
+
+    def _tool_call(self, item: Any, index: int, chunk: Any, out: list[Part]) -> None:
+        if item.__class__ is not dict:
+            return
+        call = _tool_call(_parts(item, self._spellings["tool_calls"][0][0]))
+        at: Any = item.get("index")
+        which = ToolCallPart(at if at.__class__ is int else None, call.id, call.name)
+        out.append(Part("tool_call", index, call.arguments, chunk, tool_call=which))
+
+    def texts(self, index: int) -> dict[str, str]:
+        """The texts of a choice so far (a tag cut off at the end is not in them)."""
+        state = self._choices.get(index)
+        if state is None:
+            return dict.fromkeys(_TEXTS, "")
+        return {meaning: "".join(pieces) for meaning, pieces in state.texts.items()}
+
+    def end(self, chunk: Any = None, out: list[Part] | None = None) -> None:
+        """The stream has ended: what was held back is text after all."""
+        for index, state in self._choices.items():
+            if state.splitter is not None:
+                self._add(state, index, state.splitter.flush(), chunk, out)
+
+
+def _parts_of(
+    chunks: Iterable[Any],
+    json_of: Callable[[Any], Any],
+    spellings: tuple[_Spelling, ...],
+    think_tags: tuple[str, str] | None,
+) -> Iterator[Part]:
+    reader = _Reader(spellings, think_tags)
+    chunk: Any = None
+    for chunk in chunks:
+        out: list[Part] = []
+        reader.read(json_of(chunk), chunk, out)
+        yield from out
+    out = []
+    reader.end(chunk, out)
+    yield from out
+
+
+async def _aparts_of(
+    chunks: AsyncIterable[Any],
+    json_of: Callable[[Any], Any],
+    spellings: tuple[_Spelling, ...],
+    think_tags: tuple[str, str] | None,
+) -> AsyncIterator[Part]:
+    reader = _Reader(spellings, think_tags)
+    chunk: Any = None
+    async for chunk in chunks:
+        out: list[Part] = []
+        reader.read(json_of(chunk), chunk, out)
+        for part in out:
+            yield part
+    out = []
+    reader.end(chunk, out)
+    for part in out:
+        yield part
+
+
+def _paths(tiers: list[list[_Spelling]]) -> tuple[_Step, ...]:
+    """The path of the best spelling (tool calls have one)."""
+    return tiers[0][0].path if tiers else ("\0",)
 
 
 def _cut_tag(text: str, tag: str) -> int:

@@ -28,9 +28,9 @@
 #   spec/vendors/vllm.yaml               6609612c3a1b
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        bf7eb725a256
-#   chunkspec code                       6a1909ab046a
-# Digest: 544b2c4d2c3f0105
+#   spec as built                        52c525efe5af
+#   chunkspec code                       09ceb5ea2de1
+# Digest: 43ac0b8619a2ca1d
 # Regenerate with: make generate
 """Hypothesis strategies for every spec type (see generator/render/strategies.py).
 

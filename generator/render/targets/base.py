@@ -142,7 +142,9 @@ class Target:
         names += ["sse_chunk", "sse_error"]
         names += ["iter_sse", "aiter_sse"]
         if self.spec.completion is not None:
-            names += ["ChunkAccumulator", "loads_completion"]
+            names += ["ChunkAccumulator", "loads_completion", "iter_parts", "aiter_parts"]
+            names += ["Summary", "ChoiceSummary", "UsageSummary", "ToolCallSummary"]
+            names += ["Citation", "ReasoningItem", "Part", "ToolCallPart"]
         names += [m.name for m in self.spec.models] + [e.name for e in self.spec.enums]
         names += self.extra_exports()
         # The order ruff's RUF022 checks: CONSTANTS, then Classes, then functions.

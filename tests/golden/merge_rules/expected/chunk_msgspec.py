@@ -63,10 +63,12 @@ __all__ = [
     "SSE_KEEP_ALIVE",
     "UNSET",
     "AsyncChunkStream",
+    "ChoiceSummary",
     "Chunk",
     "ChunkAccumulator",
     "ChunkDecodeError",
     "ChunkStream",
+    "Citation",
     "Completion",
     "Delta",
     "ErrorReport",
@@ -74,14 +76,22 @@ __all__ = [
     "Item",
     "ItemDelta",
     "Message",
+    "Part",
     "RawEvent",
+    "ReasoningItem",
     "ServerSentEvent",
     "SkippedEvent",
     "StreamError",
+    "Summary",
+    "ToolCallPart",
+    "ToolCallSummary",
+    "UsageSummary",
     "aiter_chunks",
+    "aiter_parts",
     "aiter_sse",
     "dumps",
     "iter_chunks",
+    "iter_parts",
     "iter_sse",
     "loads",
     "loads_completion",
@@ -813,6 +823,40 @@ def aiter_chunks(
     return AsyncChunkStream(source, loads, on_error, max_event_size)
 
 
+def iter_parts(
+    source: Iterable[_Bytes | str] | _Bytes | str | _Response,
+    *,
+    on_error: Literal["raise", "skip"] = "raise",
+    max_event_size: int = MAX_EVENT_SIZE,
+    think_tags: tuple[str, str] | None = None,
+) -> Iterator[Part]:
+    """What a stream says, as `Part`s in stream order: text, reasoning and refusal
+    pieces, tool-call fragments, finish reasons and usage reports, read from whichever
+    field the backend spelled them in (docs/meanings.md). The options are those of
+    `iter_chunks`, and `think_tags` that of `ChunkAccumulator`."""
+    tags = _checked_tags(think_tags)
+    chunks = iter_chunks(source, on_error=on_error, max_event_size=max_event_size)
+    return _parts_of(chunks, _chunk_json, _CHUNK_SPELLINGS, tags)
+
+
+def aiter_parts(
+    source: AsyncIterable[_Bytes | str] | _AsyncResponse | _AiohttpResponse,
+    *,
+    on_error: Literal["raise", "skip"] = "raise",
+    max_event_size: int = MAX_EVENT_SIZE,
+    think_tags: tuple[str, str] | None = None,
+) -> AsyncIterator[Part]:
+    """`iter_parts` for an async source. Read it with `async for`."""
+    tags = _checked_tags(think_tags)
+    chunks = aiter_chunks(source, on_error=on_error, max_event_size=max_event_size)
+    return _aparts_of(chunks, _chunk_json, _CHUNK_SPELLINGS, tags)
+
+
+def _chunk_json(chunk: Chunk) -> Mapping[str, Any]:
+    """A chunk as JSON data."""
+    return chunk.to_dict()
+
+
 def sse_chunk(chunk: Chunk) -> bytes:
     """A chunk as a server-sent event: `data: {...}` and a blank line."""
     return b"data: " + dumps(chunk).encode() + b"\n\n"
@@ -852,6 +896,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: meanings.Summary)
+
+
+# (runtime section: meanings.ToolCallPart)
+
+
+# (runtime section: meanings.Part)
 
 
 # (runtime section: meanings._TEXTS)
@@ -896,6 +946,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: meanings._usage)
 
 
+# (runtime section: meanings._NO_USAGE)
+
+
 # (runtime section: meanings._summary)
 
 
@@ -905,7 +958,25 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: meanings._checked_tags)
 
 
-# (runtime section: meanings._think_split)
+# (runtime section: meanings._Splitter)
+
+
+# (runtime section: meanings._ChoiceTexts)
+
+
+# (runtime section: meanings._READ_ORDER)
+
+
+# (runtime section: meanings._Reader)
+
+
+# (runtime section: meanings._parts_of)
+
+
+# (runtime section: meanings._aparts_of)
+
+
+# (runtime section: meanings._paths)
 
 
 # (runtime section: meanings._cut_tag)
@@ -1013,7 +1084,10 @@ keeps the last value of every key."""
 
 
 _SPELLINGS: Final[tuple[_Spelling, ...]] = ()
-"""Where each meaning is spelled (the spec's `means:`), the highest precedence first."""
+"""Where each meaning is spelled in the completion (the spec's `means:`), the highest
+precedence first."""
+_CHUNK_SPELLINGS: Final[tuple[_Spelling, ...]] = ()
+"""Where each meaning is spelled in a chunk."""
 
 
 class ChunkAccumulator(_Accumulator[Chunk, Completion]):
@@ -1037,9 +1111,10 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
     _plans = _PLANS
     _root = "Chunk"
     _spellings = _SPELLINGS
+    _chunk_spellings = _CHUNK_SPELLINGS
 
     def _json_of(self, chunk: Chunk) -> Mapping[str, Any]:
-        return chunk.to_dict()
+        return _chunk_json(chunk)
 
     def _completion(self, data: dict[str, Any]) -> Completion:
         return Completion.from_dict(data)
