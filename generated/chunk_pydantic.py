@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        52c525efe5af
-#   chunkspec code                       7a8456896f98
-# Digest: 67ee55ef4266b3ff
+#   chunkspec code                       581145c267e5
+# Digest: 9bec5b56654c994e
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -4375,21 +4375,6 @@ def _by_meaning(spellings: tuple[_Spelling, ...]) -> dict[str, list[list[_Spelli
     }
 
 
-def _text_of(data: Any, tiers: list[list[_Spelling]]) -> str:
-    """The text of the first tier that has any: one tier's spellings are parts of one
-    text (OpenRouter's text and summary items), so they are joined."""
-    for tier in tiers:
-        text = "".join(
-            value
-            for spelling in tier
-            for value, _, _ in _found(data, spelling.path)
-            if value.__class__ is str
-        )
-        if text:
-            return text
-    return ""
-
-
 def _first_value(
     data: Any, tiers: list[list[_Spelling]], kinds: tuple[type, ...]
 ) -> Any:
@@ -4483,9 +4468,6 @@ def _usage(data: Any, meanings: dict[str, list[list[_Spelling]]]) -> UsageSummar
         counts["completion_tokens"] = completion + reasoning
     cost = _first_value(data, meanings.get("cost_usd", []), (int, float))
     return UsageSummary(**counts, cost_usd=None if cost is None else float(cost))
-
-
-_NO_USAGE: Final = UsageSummary()
 
 
 def _summary(
@@ -4597,9 +4579,22 @@ _READ_ORDER: Final = ("reasoning", "text", "refusal")
 
 
 class _Reader:
-    """The texts of a stream, read chunk by chunk (as parts, for `iter_parts`)."""
+    """The texts of a stream, read chunk by chunk (as parts, for `iter_parts`).
 
-    __slots__ = ("_choices", "_spellings", "_think_tags")
+    A chunk's texts are under keys of its choices (the delta's): the spellings are
+    indexed by the keys their paths start with, and only the keys a choice holds are
+    looked at, which is most often one."""
+
+    __slots__ = (
+        "_by_key",
+        "_choice_report_keys",
+        "_choices",
+        "_finish",
+        "_keys",
+        "_report_keys",
+        "_spellings",
+        "_think_tags",
+    )
 
     def __init__(
         self, spellings: tuple[_Spelling, ...], think_tags: tuple[str, str] | None
@@ -4607,6 +4602,29 @@ class _Reader:
         self._spellings = _by_meaning(spellings)
         self._think_tags = think_tags
         self._choices: dict[int, _ChoiceTexts] = {}
+        self._by_key: dict[
+            tuple[str, str], list[tuple[str, int, tuple[_Step, ...]]]
+        ] = {}
+        for spelling in spellings:
+            if spelling.meaning in _TEXTS and len(spelling.path) >= 2:
+                head, key, *rest = spelling.path
+                if isinstance(head, str) and isinstance(key, str):
+                    entry = (spelling.meaning, spelling.precedence, tuple(rest))
+                    self._by_key.setdefault((head, key), []).append(entry)
+        self._keys = {
+            head: {k for h, k in self._by_key if h == head} for head, _ in self._by_key
+        }
+        """The keys that may hold a text, under each key of a choice (`delta`)."""
+        finish = [s.path for s in spellings if s.meaning == "finish_reason"]
+        head = finish[0][0] if finish and len(finish[0]) == 1 else None
+        self._finish = head if isinstance(head, str) else None
+        """The key of a choice that holds its finish reason."""
+        reported = [s.path for s in spellings if s.meaning in _COUNTS]
+        self._report_keys = {p[0] for p in reported if p[0] != "choices"}
+        """The keys of a chunk that hold a usage report, and of a choice (Moonshot)."""
+        self._choice_report_keys = {
+            p[2] for p in reported if p[:2] == ("choices", None) and len(p) > 2
+        }
 
     def read(self, data: Any, chunk: Any = None, out: list[Part] | None = None) -> None:
         """Read one chunk's JSON data; add its parts to `out`, when given."""
@@ -4614,10 +4632,21 @@ class _Reader:
         for choice in choices:
             if choice.__class__ is dict:
                 self._choice(choice, chunk, out)
-        if out is not None:
-            report = _usage(data, self._spellings)
-            if report != _NO_USAGE:
-                out.append(Part("usage", None, "", chunk, usage=report))
+        if out is not None and self._reports(data, choices):
+            out.append(
+                Part("usage", None, "", chunk, usage=_usage(data, self._spellings))
+            )
+
+    def _reports(self, data: Any, choices: list[Any]) -> bool:
+        """Whether a chunk holds a usage report (most hold none)."""
+        for key in self._report_keys:
+            if data.get(key) is not None:
+                return True
+        return any(
+            choice.__class__ is dict and choice.get(key) is not None
+            for choice in choices
+            for key in self._choice_report_keys
+        )
 
     def _choice(
         self, choice: dict[str, Any], chunk: Any, out: list[Part] | None
@@ -4627,25 +4656,67 @@ class _Reader:
         state = self._choices.get(index)
         if state is None:
             state = self._choices[index] = _ChoiceTexts(self._think_tags)
-        for meaning in _READ_ORDER:
-            piece = _text_of(choice, self._spellings.get(meaning, []))
-            if not piece:
-                continue
+        for meaning, piece in self._texts_of(choice):
             if meaning == "text" and state.splitter is not None:
                 self._add(state, index, state.splitter.split(piece), chunk, out)
                 continue
             state.from_field = state.from_field or meaning == "reasoning"
             self._add(state, index, [(meaning, piece)], chunk, out, from_tags=False)
-        finish = _first_value(choice, self._spellings.get("finish_reason", []), (str,))
-        if out is not None:
+        if out is not None and self._may_call(choice):
             for call in _found(choice, _paths(self._spellings.get("tool_calls", []))):
                 self._tool_call(call[0], index, chunk, out)
-        if finish is not None:
+        finish: Any = choice.get(self._finish) if self._finish is not None else None
+        if isinstance(finish, str):
             if state.splitter is not None:
                 self._add(state, index, state.splitter.flush(), chunk, out)
             state.finished = True
             if out is not None:
                 out.append(Part("finish", index, finish, chunk))
+
+    def _may_call(self, choice: dict[str, Any]) -> bool:
+        """Whether a choice may hold tool calls: the keys their path starts with."""
+        path = _paths(self._spellings.get("tool_calls", []))
+        inner: Any = choice
+        for step in path[:2]:
+            if not isinstance(step, str) or inner.__class__ is not dict:
+                return True
+            inner = inner.get(step)
+            if inner is None:
+                return False
+        return True
+
+    def _texts_of(self, choice: dict[str, Any]) -> list[tuple[str, str]]:
+        """(meaning, text) of a choice's texts in this chunk, reasoning first: of each
+        meaning, the spellings of the highest precedence that have text, joined."""
+        best: dict[str, tuple[int, list[str]]] = {}
+        for head, keys in self._keys.items():
+            inner: Any = choice.get(head)
+            if inner.__class__ is not dict:
+                continue
+            for key in keys & cast(dict[str, Any], inner).keys():
+                value: Any = inner[key]
+                if value is None:
+                    continue
+                for meaning, precedence, rest in self._by_key[(head, key)]:
+                    if rest:
+                        if value.__class__ is not (
+                            dict if rest[0].__class__ is str else list
+                        ):
+                            continue  # the other shape of the field (Mistral's parts)
+                        found = _found(value, rest)
+                        texts: list[str] = [
+                            v for v, _, _ in found if v.__class__ is str and v
+                        ]
+                    else:
+                        texts = [value] if value.__class__ is str and value else []
+                    if not texts:
+                        continue
+                    known = best.get(meaning)
+                    if known is None or known[0] < precedence:
+                        best[meaning] = (precedence, texts)
+                    elif known[0] == precedence:
+                        known[1].extend(texts)
+        return [(m, "".join(best[m][1])) for m in _READ_ORDER if m in best]
 
     def _add(
         self,

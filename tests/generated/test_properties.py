@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        52c525efe5af
-#   chunkspec code                       09ceb5ea2de1
-# Digest: 43ac0b8619a2ca1d
+#   chunkspec code                       9a57fd38db4e
+# Digest: 473a7c401b6eb4b9
 # Regenerate with: make generate
 """Property tests generated from the spec (strategies in tests/generated/strategies.py).
 

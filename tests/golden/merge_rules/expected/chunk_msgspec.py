@@ -922,9 +922,6 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: meanings._by_meaning)
 
 
-# (runtime section: meanings._text_of)
-
-
 # (runtime section: meanings._first_value)
 
 
@@ -944,9 +941,6 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: meanings._usage)
-
-
-# (runtime section: meanings._NO_USAGE)
 
 
 # (runtime section: meanings._summary)

@@ -697,9 +697,6 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: meanings._by_meaning)
 
 
-# (runtime section: meanings._text_of)
-
-
 # (runtime section: meanings._first_value)
 
 
@@ -719,9 +716,6 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: meanings._usage)
-
-
-# (runtime section: meanings._NO_USAGE)
 
 
 # (runtime section: meanings._summary)
