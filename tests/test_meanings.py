@@ -311,3 +311,75 @@ def test_parts_with_think_tags_add_up_to_the_summary(module: ModuleType) -> None
     summary = summary_of(module, [*stream, finish()], think_tags=THINK)
     assert summary_texts(summary) == added_up(parts)
     assert [p.kind for p in parts][:3] == ["reasoning", "reasoning", "text"]
+
+
+DIALECTS = ("reasoning_content", "reasoning", "think_tags")
+
+
+def read_back(module: ModuleType, data: bytes, dialect: str) -> Any:
+    tags = THINK if dialect == "think_tags" else None
+    accumulator = module.ChunkAccumulator(think_tags=tags)
+    for chunk in module.iter_chunks([data]):
+        accumulator.add(chunk)
+    return accumulator.summary()
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("stream", FIXTURE_STREAMS, ids=lambda s: s.name)
+def test_a_stream_written_in_a_dialect_reads_back_the_same(module: ModuleType, stream: Any) -> None:
+    data = body(text for _, text in stream.chunks)
+    summary = summary_of(module, (text for _, text in stream.chunks))
+    for dialect in DIALECTS:
+        written = b"".join(module.iter_sse(module.iter_chunks([data]), dialect=dialect))
+        assert written.endswith(b"data: [DONE]\n\n")
+        assert read_back(module, written, dialect) == summary, dialect
+        if dialect != "think_tags" and any(c.reasoning for c in summary.choices):
+            other = DIALECTS[1 - DIALECTS.index(dialect)]
+            events = [json.loads(e[6:]) for e in written.split(b"\n\n") if e[6:7] == b"{"]
+            deltas = [c.get("delta", {}) for e in events for c in e.get("choices", [])]
+            assert any(d.get(dialect) for d in deltas), "reasoning where the dialect puts it"
+            assert not any(d.get(other) for d in deltas), "and nowhere else it was spelled"
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_think_tags_are_re_spelled_into_a_field(module: ModuleType) -> None:
+    pieces = ["<thi", "nk>Let me", " think.</th", "ink>", "The answer."]
+    stream = [*(chunk({"content": piece}) for piece in pieces), finish()]
+    written = b"".join(
+        module.iter_sse(module.iter_chunks([body(stream)]), dialect="reasoning", think_tags=THINK)
+    )
+    events = [json.loads(e[6:]) for e in written.split(b"\n\n") if e[6:7] == b"{"]
+    deltas = [e["choices"][0]["delta"] for e in events]
+    assert "".join(d.get("reasoning") or "" for d in deltas) == "Let me think."
+    assert "".join(d.get("content") or "" for d in deltas) == "The answer."
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_to_dialect_moves_the_meanings_and_leaves_its_input(module: ModuleType) -> None:
+    text = json.dumps(
+        {
+            **chunk({"role": "assistant", "reasoning": "Hm.", "content": ""}),
+            "usage": {**usage(prompt_cache_hit_tokens=4), "cost": 0.5},
+            "zz": {"kept": [1]},
+        }
+    )
+    original = module.loads(text)
+    moved = module.to_dialect(original, "reasoning_content")
+    assert json.loads(module.dumps(original)) == json.loads(text), "the input is untouched"
+    out = json.loads(module.dumps(moved))
+    assert out["choices"][0]["delta"] == {
+        "role": "assistant",
+        "reasoning_content": "Hm.",
+        "content": "",
+    }
+    assert out["usage"] == {**usage(prompt_cache_hit_tokens=4), "cost": 0.5,
+                            "prompt_tokens_details": {"cached_tokens": 4}}  # fmt: skip
+    assert out["zz"] == {"kept": [1]}
+    tagged = json.loads(module.dumps(module.to_dialect(original, "think_tags")))
+    assert tagged["choices"][0]["delta"]["content"] == "<think>Hm."
+    with pytest.raises(ValueError, match="unknown dialect 'vllm'"):
+        module.to_dialect(original, "vllm")
+    with pytest.raises(ValueError, match="unknown dialect"):
+        module.iter_sse([original], dialect="vllm")
+    with pytest.raises(ValueError, match="give a dialect too"):
+        module.iter_sse([original], think_tags=THINK)

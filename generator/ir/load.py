@@ -56,6 +56,17 @@ class RawMeaning:
 
 
 @dataclass(frozen=True)
+class RawDialect:
+    """Where a writer puts reasoning: a key of the delta, with tags around it in text."""
+
+    name: str
+    doc: str
+    reasoning: str
+    tags: tuple[str, str] | None
+    where: Where
+
+
+@dataclass(frozen=True)
 class RawField:
     wire: str
     type: str
@@ -137,6 +148,7 @@ class RawCore:
     types: tuple[RawType, ...]
     enums: tuple[RawEnum, ...]
     meanings: tuple[RawMeaning, ...]
+    dialects: tuple[RawDialect, ...]
     where: Where
 
 
@@ -210,7 +222,7 @@ def _flag(mapping: Located, file: str, key: str, default: bool) -> bool:
 
 
 def _core(doc: Located, file: str) -> RawCore:
-    allowed = {"root", "completion", "types", "enums", "meanings"}
+    allowed = {"root", "completion", "types", "enums", "meanings", "dialects"}
     _keys(doc, file, "the core spec", allowed, {"root", "types"})
     root = _text(doc, file, "root", "the core spec")
     return RawCore(
@@ -221,8 +233,46 @@ def _core(doc: Located, file: str) -> RawCore:
         types=_types(doc, file),
         enums=_enums(doc, file),
         meanings=_meanings(doc, file),
+        dialects=_dialects(doc, file),
         where=_at(doc, file),
     )
+
+
+def _dialects(doc: Located, file: str) -> tuple[RawDialect, ...]:
+    if "dialects" not in doc:
+        return ()
+    section = _mapping(doc["dialects"], _at(doc, file, "dialects"), "'dialects'")
+    out = []
+    for name in section:
+        where = _at(section, file, name)
+        what = f"dialect {name}"
+        body = _mapping(section[name], where, what)
+        _keys(body, file, what, {"doc", "reasoning"}, {"doc", "reasoning"}, where)
+        reasoning = body["reasoning"]
+        tags: tuple[str, str] | None = None
+        if isinstance(reasoning, Located):
+            here = _at(body, file, "reasoning")
+            _keys(reasoning, file, f"'reasoning' of {what}", {"key", "tags"}, {"key"}, here)
+            raw_tags = reasoning.get("tags")
+            if raw_tags is not None:
+                if not (
+                    isinstance(raw_tags, list)
+                    and len(raw_tags) == 2
+                    and all(isinstance(t, str) and t for t in raw_tags)
+                ):
+                    raise _at(reasoning, file, "tags").error(
+                        "'tags' is two non-empty strings, the open and the close tag"
+                    )
+                tags = (raw_tags[0], raw_tags[1])
+            key = _text(reasoning, file, "key", what)
+        elif isinstance(reasoning, str) and reasoning.strip():
+            key = reasoning.strip()
+        else:
+            raise _at(body, file, "reasoning").error(
+                f"'reasoning' of {what} is a key of the delta, or {{key: ..., tags: [...]}}"
+            )
+        out.append(RawDialect(name, _text(body, file, "doc", what), key, tags, where))
+    return tuple(out)
 
 
 def _meanings(doc: Located, file: str) -> tuple[RawMeaning, ...]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from ..runtime.meanings import _CHOICE_MEANINGS, _COUNTS, _TEXTS, MEANINGS
 from .load import RawMeans, RawSpec, Where
 from .model import (
+    Dialect,
     Enum,
     EnumRef,
     ListOf,
@@ -85,7 +86,36 @@ def build(raw: RawSpec, full: Spec) -> Meanings:
     order = {name: i for i, name in enumerate(MEANINGS)}
     for placed in (spellings, in_chunks):
         placed.sort(key=lambda s: (order[s.meaning], -s.precedence, len(s.path)))
-    return Meanings(vocabulary, tuple(spellings), tuple(in_chunks))
+    return Meanings(
+        vocabulary, tuple(spellings), tuple(in_chunks), _dialects(raw, in_chunks, models)
+    )
+
+
+def _dialects(
+    raw: RawSpec, in_chunks: list[Spelling], models: dict[str, Model]
+) -> tuple[Dialect, ...]:
+    """The dialects, each checked: its reasoning key is a field of the object that holds
+    the text, and tags go only into the text's own key."""
+    text = next((s for s in in_chunks if s.meaning == "text" and len(s.path) == 2), None)
+    out = []
+    for d in raw.core.dialects:
+        if text is None:
+            raise d.where.error("a dialect needs a text spelled as a key of the delta")
+        holder = text.field.split(".")[0]
+        keys = [f.wire for f in models[holder].fields]
+        if d.reasoning not in keys:
+            raise d.where.error(
+                f"dialect {d.name} writes reasoning in {holder}.{d.reasoning}, which no"
+                f" file declares (its keys: {', '.join(keys)})"
+            )
+        is_text = d.reasoning == text.path[-1]
+        if is_text != (d.tags is not None):
+            raise d.where.error(
+                f"dialect {d.name}: reasoning goes in the text's own key"
+                f" ({text.path[-1]!r}) between tags, and anywhere else without them"
+            )
+        out.append(Dialect(d.name, d.doc, d.reasoning, d.tags))
+    return tuple(out)
 
 
 def _vocabulary(raw: RawSpec) -> tuple[Meaning, ...]:

@@ -238,6 +238,17 @@ class Spelling:
 
 
 @dataclass(frozen=True)
+class Dialect:
+    """Where a writer puts reasoning: under `reasoning` in the object that holds the
+    text (the delta), between `tags` when it is the text's own key."""
+
+    name: str
+    doc: str
+    reasoning: str
+    tags: tuple[str, str] | None
+
+
+@dataclass(frozen=True)
 class Meanings:
     """The vocabulary, and where each meaning is spelled: in the completion a stream
     adds up to, and in a chunk."""
@@ -245,6 +256,7 @@ class Meanings:
     vocabulary: tuple[Meaning, ...] = ()
     spellings: tuple[Spelling, ...] = ()
     in_chunks: tuple[Spelling, ...] = ()
+    dialects: tuple[Dialect, ...] = ()
 
 
 Profile: TypeAlias = Literal["lenient", "strict"]

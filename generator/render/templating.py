@@ -211,6 +211,7 @@ def render_module(spec: Spec, root: Path, target: Target, command: str) -> str:
         "plans": merge_tables(spec),
         "spellings": spelling_rows(spec.meanings.spellings),
         "chunk_spellings": spelling_rows(spec.meanings.in_chunks),
+        "dialect_names": ", ".join(f"`{d.name!r}`" for d in spec.meanings.dialects) or "none",
     }
     text = environment(templates).get_template(target.template).render(context)
     return inline(text, target.imports)

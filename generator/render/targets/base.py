@@ -143,6 +143,7 @@ class Target:
         names += ["iter_sse", "aiter_sse"]
         if self.spec.completion is not None:
             names += ["ChunkAccumulator", "loads_completion", "iter_parts", "aiter_parts"]
+            names += ["to_dialect"]
             names += ["Summary", "ChoiceSummary", "UsageSummary", "ToolCallSummary"]
             names += ["Citation", "ReasoningItem", "Part", "ToolCallPart"]
         names += [m.name for m in self.spec.models] + [e.name for e in self.spec.enums]

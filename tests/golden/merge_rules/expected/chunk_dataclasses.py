@@ -94,6 +94,7 @@ __all__ = [
     "loads_completion",
     "sse_chunk",
     "sse_error",
+    "to_dialect",
 ]
 
 
@@ -685,16 +686,60 @@ def sse_chunk(chunk: Chunk) -> bytes:
     return b"data: " + dumps(chunk).encode() + b"\n\n"
 
 
-def iter_sse(chunks: Iterable[Chunk]) -> Iterator[bytes]:
+def iter_sse(
+    chunks: Iterable[Chunk],
+    *,
+    dialect: str | None = None,
+    think_tags: tuple[str, str] | None = None,
+) -> Iterator[bytes]:
     """A server-sent-event stream of `chunks`, ended by `[DONE]`. When the chunks come
     from an upstream stream and it reported an error (`StreamError`), or ended without
-    `[DONE]`, an error is written instead (`sse_error`): never `[DONE]`."""
-    return _write_sse(chunks, sse_chunk)
+    `[DONE]`, an error is written instead (`sse_error`): never `[DONE]`.
+
+    `dialect` writes each meaning where that dialect does (docs/meanings.md), one of
+    none. `think_tags` reads
+    reasoning inline in the chunks' text, as `ChunkAccumulator` does, so that a
+    `<think>` stream can be re-spelled."""
+    return _write_sse(chunks, _encoder(dialect, think_tags))
 
 
-def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
+def aiter_sse(
+    chunks: AsyncIterable[Chunk],
+    *,
+    dialect: str | None = None,
+    think_tags: tuple[str, str] | None = None,
+) -> AsyncIterator[bytes]:
     """`iter_sse` for chunks that arrive asynchronously."""
-    return _awrite_sse(chunks, sse_chunk)
+    return _awrite_sse(chunks, _encoder(dialect, think_tags))
+
+
+def to_dialect(chunk: Chunk, dialect: str) -> Chunk:
+    """A new chunk with each meaning where `dialect` writes it (reasoning in its key,
+    usage where OpenAI writes it) and every other key as it came; `chunk` is left as it
+    is. One chunk alone: a stream is re-spelled by `iter_sse(..., dialect=...)`, which
+    opens a think block once and closes it where the answer starts."""
+    respeller = _Respeller(_dialect_named(dialect, _DIALECTS), _CHUNK_SPELLINGS, None)
+    data = respeller.respell(_chunk_json(chunk))
+    return Chunk.from_dict(data)
+
+
+def _encoder(
+    dialect: str | None, think_tags: tuple[str, str] | None
+) -> Callable[[Chunk], bytes]:
+    """How `iter_sse` writes each chunk: as it is, or re-spelled; the options are
+    checked here."""
+    tags = _checked_tags(think_tags)
+    if dialect is None and tags is None:
+        return sse_chunk
+    if dialect is None:
+        raise ValueError("think_tags reads a stream to re-spell it: give a dialect too")
+    respeller = _Respeller(_dialect_named(dialect, _DIALECTS), _CHUNK_SPELLINGS, tags)
+
+    def encode(chunk: Chunk) -> bytes:
+        text = _wire_text(respeller.respell(_chunk_json(chunk)))
+        return b"data: " + text.encode() + b"\n\n"
+
+    return encode
 
 
 # (runtime section: meanings._Step)
@@ -797,6 +842,21 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: meanings._cut_tag)
+
+
+# (runtime section: dialects._Dialect)
+
+
+# (runtime section: dialects._dialect_named)
+
+
+# (runtime section: dialects._Respeller)
+
+
+# (runtime section: dialects._openai_usage)
+
+
+# (runtime section: dialects._without_usage)
 
 
 # (runtime section: accumulate._Completion)
@@ -905,6 +965,8 @@ _SPELLINGS: Final[tuple[_Spelling, ...]] = ()
 precedence first."""
 _CHUNK_SPELLINGS: Final[tuple[_Spelling, ...]] = ()
 """Where each meaning is spelled in a chunk."""
+_DIALECTS: Final[tuple[_Dialect, ...]] = ()
+"""Where each dialect writes reasoning (the spec's `dialects:`)."""
 
 
 class ChunkAccumulator(_Accumulator[Chunk, Completion]):
