@@ -8,6 +8,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum < requirements.lock | cut -d' ' -f1)
+# The JavaScript clients the tests read streams with (Node and npm are on every machine).
+CLIENTS := tests/clients/node_modules/.installed-$(shell cksum < tests/clients/package-lock.json | cut -d' ' -f1)
 
 .PHONY: generate check lint pytest test bench fuzz clean
 
@@ -16,6 +18,10 @@ $(STAMP): requirements.lock
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	touch $@
+
+$(CLIENTS): tests/clients/package-lock.json
+	cd tests/clients && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 generate: $(STAMP)
@@ -40,7 +46,7 @@ test: $(STAMP)
 	echo "make test: $$([ $$status = 0 ] && echo passed || echo FAILED) in $$(($$(date +%s) - start)) s"; \
 	exit $$status
 
-pytest: $(STAMP)
+pytest: $(STAMP) $(CLIENTS)
 	$(PY) -m pytest -n auto --dist loadfile --durations=15
 
 fuzz: $(STAMP)
