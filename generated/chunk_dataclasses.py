@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       0aa42d9a1624
-# Digest: 3438c9417d86953a
+#   chunkspec code                       a34720fafc83
+# Digest: cbbfa0fceb24440d
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       c06b1784e55f
-# Digest: cbfe4e915635aab0
+#   chunkspec code                       b2b930f21dbb
+# Digest: ee0ea5a377c6095b
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 

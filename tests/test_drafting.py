@@ -82,8 +82,13 @@ def test_inspect_explains_a_vendor_key_and_a_quirk() -> None:
     assert result.returncode == 0, result.stderr
     line = next(row for row in result.stdout.splitlines() if "$.choices[].delta.content" in row)
     assert re.search(
-        r"list \(OpenAI has string\) +3 +1  Mistral AI, spec/vendors/mistral\.yaml: https://", line
-    )
+        r"list \(OpenAI has string\) +3 +1  text, reasoning +Mistral AI, spec/vendors/mistral\.yaml:"
+        r" https://",
+        line,
+    ), line
+    groq = inspect(REPO, str(FIXTURES / "groq__qwen3-32b-reasoning-field.jsonl"))
+    row = next(row for row in groq.stdout.splitlines() if ".delta.reasoning " in row)
+    assert re.search(r" key +963 +2  reasoning +vLLM ", row), "a vendor key's meaning is shown"
 
 
 def test_inspect_credits_only_the_relaxation_that_allows_the_departure() -> None:
@@ -120,6 +125,7 @@ def test_inspect_reads_server_sent_events_from_stdin_as_json() -> None:
         "first": 1,
         "explained_by": None,
         "known": False,
+        "means": [],
     }
 
 
@@ -331,3 +337,33 @@ def test_a_value_a_vendor_type_refuses_is_unknown() -> None:
     refused = found["$.x_groq.usage.queue_time"]
     assert (refused["what"], refused["known"]) == ("string (the spec has float)", False)
     assert found["$.x_groq"]["explained_by"].startswith("Groq, spec/vendors/groq.yaml: ")
+
+
+def test_a_draft_guesses_what_a_key_means(tmp_path: Path) -> None:
+    """A streamed text named like reasoning, and a usage count named like cached tokens,
+    are drafted with a `means:` to review, below every spelling the spec has; after
+    `make generate` the summary reads them."""
+    base = '"id":"c","object":"chat.completion.chunk","created":1,"model":"m"'
+    lines = [
+        f'{{{base},"choices":[{{"index":0,"delta":{{"x_thoughts":"Hm"}}}}]}}',
+        f'{{{base},"choices":[{{"index":0,"delta":{{"x_thoughts":"m.","x_label":"a"}}}}]}}',
+        f'{{{base},"choices":[],"usage":{{"prompt_tokens":3,"completion_tokens":1,'
+        '"total_tokens":4,"x_cache_read":2}}',
+    ]
+    capture = tmp_path / "acme.jsonl"
+    capture.write_text("\n".join(lines) + "\n")
+    root = copy_project(tmp_path / "project")
+    assert run_generator(root, "new-vendor", "acme", "--from", str(capture)).returncode == 0
+    text = (root / "spec/vendors/acme.yaml").read_text()
+    assert "means: {meaning: reasoning, precedence: -5}  # REVIEW: what it means" in text
+    assert "means: {meaning: cached_prompt_tokens, precedence: -5}  # REVIEW" in text
+    drafted = yaml.safe_load(text)
+    assert "means" not in drafted["fields"]["ChoiceDelta"]["x_label"], "a name means nothing"
+    assert run_generator(root, "generate").returncode == 0
+    module = load_module(root / "generated/chunk_dataclasses.py")
+    accumulator = module.ChunkAccumulator()
+    for line in lines:
+        accumulator.add(module.loads(line))
+    summary = accumulator.summary()
+    assert summary.choices[0].reasoning == "Hmm."
+    assert summary.usage.cached_prompt_tokens == 2

@@ -31,6 +31,8 @@ class Declared:
     nullable: bool
     doc: str
     merge: str | None = None
+    means: str | None = None
+    """A guess at what it means, as a `means:` value."""
 
 
 @dataclass
@@ -40,6 +42,8 @@ class _Draft:
     taken: set[str]
     types: dict[str, tuple[str, dict[str, Declared]]] = field(default_factory=dict)
     """New named types: name -> (doc, fields)."""
+    guessed: dict[str, int] = field(default_factory=dict)
+    """The precedence of the last `means:` guessed for each meaning."""
 
     def infer(self, key: str, values: list[Any], owner: str) -> tuple[str, bool]:
         """The type string of a field that took `values`, and whether it is nullable."""
@@ -132,7 +136,43 @@ def _declared(state: _Draft, spec: Spec, finding: Finding, reports: list[Report]
     total = sum(len(r.capture.chunks) for r in reports)
     doc = f"Seen {_times(len(values))} at {finding.path} in the {total} chunks of {names}."
     merge = "append" if type_ == "string" and _grows(spec, finding.owner, values) else None
-    return Declared(type_, nullable, doc, merge)
+    return Declared(type_, nullable, doc, merge, _guessed_means(state, spec, finding, type_, merge))
+
+
+# What a key's name and values suggest it means: (words in the name, words it must not
+# have, the value's kinds, the meaning). Only a guess, marked for review; a key that
+# matches none means nothing.
+_GUESSES = (
+    (("reason", "think", "thought"), (), ("string",), "reasoning"),
+    (("cache",), ("miss", "write", "creat"), ("int",), "cached_prompt_tokens"),
+    (("reasoning",), (), ("int",), "reasoning_tokens"),
+    (("cost",), (), ("int", "float"), "cost_usd"),
+)
+
+
+def _guessed_means(
+    state: _Draft, spec: Spec, finding: Finding, type_: str, merge: str | None
+) -> str | None:
+    """A `means:` for a key whose name and values look like a known meaning, where that
+    meaning is spelled: reasoning text on the type that holds the text (appended), a
+    count or a cost on a usage type. Its precedence is below every spelling the spec
+    has (and below the draft's other guesses), so it never takes the place of one."""
+    spelled = spec.meanings.in_chunks
+    name = finding.key.lower()
+    for words, unless, kinds, meaning in _GUESSES:
+        if type_ not in kinds or not any(w in name for w in words):
+            continue
+        if any(w in name for w in unless):
+            continue
+        kin = "text" if meaning == "reasoning" else "prompt_tokens"
+        owners = {s.field.partition(".")[0] for s in spelled if s.meaning == kin}
+        if finding.owner not in owners or (meaning == "reasoning" and merge != "append"):
+            continue
+        used = [s.precedence for s in spelled if s.meaning == meaning] or [0]
+        lowest = state.guessed.get(meaning, min(used)) - 5
+        state.guessed[meaning] = lowest
+        return f"{{meaning: {meaning}, precedence: {lowest}}}"
+    return None
 
 
 def _times(n: int) -> str:
@@ -221,5 +261,7 @@ def _fields(fields: dict[str, Declared], indent: str) -> list[str]:
             lines.append(f"{indent}  nullable: true")
         if declared.merge:
             lines.append(f"{indent}  merge: {declared.merge}  {REVIEW}: its values grow the text")
+        if declared.means:
+            lines.append(f"{indent}  means: {declared.means}  {REVIEW}: what it means")
         lines.append(f"{indent}  doc: {json.dumps(declared.doc)}  {REVIEW}: say what it holds")
     return lines

@@ -52,6 +52,9 @@ class Finding:
     """The number of the first chunk (event or line) it occurs in."""
     values: list[tuple[int, Any]] = field(default_factory=list)
     """(chunk number, value) of every occurrence (kept for drafting)."""
+    means: str = ""
+    """What the key means, as its spec says (`reasoning`, `cached_prompt_tokens`), if
+    anything."""
 
     @property
     def unknown(self) -> bool:
@@ -76,6 +79,13 @@ class Inspector:
         self.strict = {m.name: m for m in openai.models}
         self.titles = {v.name: (v.title, v.file) for v in whole.vendors}
         self.sources = {v.name: v.source for v in whole.vendors}
+        self.meanings: dict[tuple[str, str], str] = {}
+        """(type, wire key) -> what it means, as `reasoning` or `text, reasoning`."""
+        for spelling in whole.meanings.in_chunks:
+            owner, _, wire = spelling.field.partition(".")
+            known = self.meanings.get((owner, wire), "")
+            if spelling.meaning not in known.split(", "):
+                self.meanings[(owner, wire)] = ", ".join(filter(None, (known, spelling.meaning)))
         self.relaxed: dict[tuple[str, str], list[tuple[str, RawRelax]]] = {}
         """(type, wire key) -> every vendor's relaxation of that field."""
         for vendor in raw.vendors:
@@ -89,6 +99,7 @@ class Inspector:
             for finding, value in self._object(chunk, self.whole.root, "$"):
                 key = (finding.path, finding.what)
                 seen = found.setdefault(key, finding)
+                seen.means = self.meanings.get((finding.owner, finding.key), "")
                 seen.count += 1
                 seen.first = seen.first or number
                 seen.values.append((number, value))
@@ -260,19 +271,23 @@ def table(reports: list[Report]) -> str:
             f"{capture.name}: {len(capture.chunks)} chunks ({capture.kind}){done},"
             f" {len(capture.errors)} error events, {len(capture.other_events)} other events"
         )
-        rows = [("path", "what", "count", "first", "explained by")]
-        rows += [(f.path, f.what, str(f.count), str(f.first), f.explained) for f in report.findings]
+        rows = [("path", "what", "count", "first", "means", "explained by")]
+        rows += [
+            (f.path, f.what, str(f.count), str(f.first), f.means or "-", f.explained)
+            for f in report.findings
+        ]
         if len(rows) == 1:
             out.append("  nothing departs from OpenAI's definition")
             continue
-        widths = [max(len(row[i]) for row in rows) for i in range(4)]
+        widths = [max(len(row[i]) for row in rows) for i in range(5)]
         for row in rows:
             cells = [
                 row[0].ljust(widths[0]),
                 row[1].ljust(widths[1]),
                 row[2].rjust(widths[2]),
                 row[3].rjust(widths[3]),
-                row[4],
+                row[4].ljust(widths[4]),
+                row[5],
             ]
             out.append("  " + "  ".join(cells).rstrip())
         unknown = len(report.unknown)
@@ -300,6 +315,7 @@ def as_json(reports: list[Report]) -> str:
                     "first": f.first,
                     "explained_by": None if f.unknown else f.explained,
                     "known": not f.unknown,
+                    "means": f.means.split(", ") if f.means else [],
                 }
                 for f in r.findings
             ],

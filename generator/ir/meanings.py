@@ -86,28 +86,17 @@ def build(raw: RawSpec, full: Spec) -> Meanings:
     order = {name: i for i, name in enumerate(MEANINGS)}
     for placed in (spellings, in_chunks):
         placed.sort(key=lambda s: (order[s.meaning], -s.precedence, len(s.path)))
-    return Meanings(
-        vocabulary, tuple(spellings), tuple(in_chunks), _dialects(raw, in_chunks, models)
-    )
+    return Meanings(vocabulary, tuple(spellings), tuple(in_chunks), _dialects(raw, in_chunks))
 
 
-def _dialects(
-    raw: RawSpec, in_chunks: list[Spelling], models: dict[str, Model]
-) -> tuple[Dialect, ...]:
-    """The dialects, each checked: its reasoning key is a field of the object that holds
-    the text, and tags go only into the text's own key."""
+def _dialects(raw: RawSpec, in_chunks: list[Spelling]) -> tuple[Dialect, ...]:
+    """The dialects, each checked: tags go only into the text's own key. (The key a
+    dialect writes reasoning in need not be declared: a writer writes it all the same.)"""
     text = next((s for s in in_chunks if s.meaning == "text" and len(s.path) == 2), None)
     out = []
     for d in raw.core.dialects:
         if text is None:
             raise d.where.error("a dialect needs a text spelled as a key of the delta")
-        holder = text.field.split(".")[0]
-        keys = [f.wire for f in models[holder].fields]
-        if d.reasoning not in keys:
-            raise d.where.error(
-                f"dialect {d.name} writes reasoning in {holder}.{d.reasoning}, which no"
-                f" file declares (its keys: {', '.join(keys)})"
-            )
         is_text = d.reasoning == text.path[-1]
         if is_text != (d.tags is not None):
             raise d.where.error(
