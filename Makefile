@@ -60,6 +60,7 @@ golden: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m bench.throughput
 	$(PY) -m bench.accumulation
+	$(PY) -m bench.meanings
 	$(PY) -m bench.streams
 	$(PY) -m bench.charts
 

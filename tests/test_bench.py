@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import accumulation, charts, streams, throughput
+from bench import accumulation, charts, meanings, streams, throughput
 from bench.common import Goal
 from bench.targets import TARGETS
 
@@ -58,6 +58,20 @@ def test_the_accumulation_benchmark_reports_every_target(
     for row in rows[1:]:
         cells = row.strip("| ").split(" | ")
         assert [float(cell) for cell in cells[1:3]] and cells[3].split()[1] in ("flat", "NOT")
+
+
+def test_the_meanings_benchmark_reports_every_target_and_goal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert meanings.main(["--quick"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert [row.split(" | ")[0] for row in rows[1:]] == [f"| {t}" for t in TARGETS]
+    for row in rows[1:]:
+        cells = row.strip("| ").split(" | ")[1:]
+        assert len(cells) == len(meanings.GOALS)
+        for cell in cells:
+            ratio, verdict = cell.split()
+            assert float(ratio) > 0 and verdict in ("(held)", "(missed)")
 
 
 def test_the_throughput_benchmark_reports_every_path_and_goal(quick_throughput: QuickRun) -> None:
