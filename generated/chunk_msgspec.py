@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       e9260c689073
-# Digest: d4d35d88d8545e25
+#   chunkspec code                       0962de119a51
+# Digest: db6aa38602c3f683
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       5bb360ae2480
-# Digest: 387548277c09ce92
+#   chunkspec code                       d96e5e218722
+# Digest: 4127ec1ebaf68cf2
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 

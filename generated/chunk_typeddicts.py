@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       b2b930f21dbb
-# Digest: ee0ea5a377c6095b
+#   chunkspec code                       e51db4ace6cf
+# Digest: fb2dc8631fa95bf3
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 

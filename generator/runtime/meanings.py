@@ -202,21 +202,6 @@ def _by_meaning(spellings: tuple[_Spelling, ...]) -> dict[str, list[list[_Spelli
     }
 
 
-def _text_of(data: Any, tiers: list[list[_Spelling]]) -> str:
-    """The text of the first tier that has any: one tier's spellings are parts of one
-    text (OpenRouter's text and summary items), so they are joined."""
-    for tier in tiers:
-        text = "".join(
-            value
-            for spelling in tier
-            for value, _, _ in _found(data, spelling.path)
-            if value.__class__ is str
-        )
-        if text:
-            return text
-    return ""
-
-
 def _first_value(
     data: Any, tiers: list[list[_Spelling]], kinds: tuple[type, ...]
 ) -> Any:
@@ -310,9 +295,6 @@ def _usage(data: Any, meanings: dict[str, list[list[_Spelling]]]) -> UsageSummar
         counts["completion_tokens"] = completion + reasoning
     cost = _first_value(data, meanings.get("cost_usd", []), (int, float))
     return UsageSummary(**counts, cost_usd=None if cost is None else float(cost))
-
-
-_NO_USAGE: Final = UsageSummary()
 
 
 def _summary(
