@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       e51db4ace6cf
-# Digest: fb2dc8631fa95bf3
+#   chunkspec code                       df73ec70d17a
+# Digest: 322e24e868a727e2
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -5910,7 +5910,7 @@ def iter_parts(
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
-    think_tags: tuple[str, str] | None = None,
+    think_tags: _ThinkTags = None,
 ) -> Iterator[Part]:
     """What a stream says, as `Part`s in stream order: text, reasoning and refusal
     pieces, tool-call fragments, finish reasons and usage reports, read from whichever
@@ -5926,7 +5926,7 @@ def aiter_parts(
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
-    think_tags: tuple[str, str] | None = None,
+    think_tags: _ThinkTags = None,
 ) -> AsyncIterator[Part]:
     """`iter_parts` for an async source. Read it with `async for`."""
     tags = _checked_tags(think_tags)
@@ -5948,7 +5948,7 @@ def iter_sse(
     chunks: Iterable[ChatCompletionChunk],
     *,
     dialect: str | None = None,
-    think_tags: tuple[str, str] | None = None,
+    think_tags: _ThinkTags = None,
 ) -> Iterator[bytes]:
     """A server-sent-event stream of `chunks`, ended by `[DONE]`. When the chunks come
     from an upstream stream and it reported an error (`StreamError`), or ended without
@@ -5965,7 +5965,7 @@ def aiter_sse(
     chunks: AsyncIterable[ChatCompletionChunk],
     *,
     dialect: str | None = None,
-    think_tags: tuple[str, str] | None = None,
+    think_tags: _ThinkTags = None,
 ) -> AsyncIterator[bytes]:
     """`iter_sse` for chunks that arrive asynchronously."""
     return _awrite_sse(chunks, _encoder(dialect, think_tags))
@@ -5982,7 +5982,7 @@ def to_dialect(chunk: ChatCompletionChunk, dialect: str) -> ChatCompletionChunk:
 
 
 def _encoder(
-    dialect: str | None, think_tags: tuple[str, str] | None
+    dialect: str | None, think_tags: _ThinkTags
 ) -> Callable[[ChatCompletionChunk], bytes]:
     """How `iter_sse` writes each chunk: as it is, or re-spelled; the options are
     checked here."""
@@ -6003,6 +6003,10 @@ def _encoder(
 _Step: TypeAlias = "str | tuple[str, str] | None"
 """A key; a (key, value) filter, for the items of a list whose `key` is `value`; or
 None, for every item of a list."""
+
+
+_ThinkTags: TypeAlias = "tuple[str, str] | Literal['harmony'] | None"
+"""Reasoning inline in the text: between (open, close) tags, or in Harmony markup."""
 
 
 class _Spelling(NamedTuple):
@@ -6303,15 +6307,16 @@ def _choice(
         reasoning=texts["reasoning"],
         refusal=texts["refusal"],
         finish_reason=_first_value(choice, meanings.get("finish_reason", []), (str,)),
-        tool_calls=_tool_calls(choice, meanings.get("tool_calls", [])),
+        tool_calls=_tool_calls(choice, meanings.get("tool_calls", []))
+        + reader.calls(index),
         reasoning_items=_reasoning_items(choice, opaque),
     )
 
 
-def _checked_tags(tags: object) -> tuple[str, str] | None:
+def _checked_tags(tags: object) -> _ThinkTags:
     """The `think_tags` option, refused at the call when it is not two tags."""
-    if tags is None:
-        return None
+    if tags is None or tags == "harmony":
+        return cast(_ThinkTags, tags)
     pair = cast("tuple[object, ...]", tags)
     if (
         not isinstance(tags, tuple)
@@ -6321,7 +6326,8 @@ def _checked_tags(tags: object) -> tuple[str, str] | None:
     ):
         raise ValueError(
             "think_tags is (open, close), two strings such as ('<think>', '</think>'),"
-            f" the open one empty when the text starts inside reasoning; not {tags!r}"
+            " the open one empty when the text starts inside reasoning, or 'harmony';"
+            f" not {tags!r}"
         )
     return cast("tuple[str, str]", tags)
 
@@ -6364,12 +6370,99 @@ class _Splitter:
         return [("reasoning" if self.inside else "text", held)] if held else []
 
 
+_HARMONY_TOKENS: Final = (
+    "<|start|>",
+    "<|channel|>",
+    "<|constrain|>",
+    "<|message|>",
+    "<|end|>",
+    "<|call|>",
+    "<|return|>",
+)
+
+
+_RECIPIENT: Final = re.compile(r"to=(?:functions\.)?([^\s<]+)")
+
+
+class _Harmony:
+    """Raw Harmony markup (gpt-oss served without a reasoning parser), found across
+    chunks as `_Splitter` finds tags: the `analysis` channel is reasoning, a message to
+    a function (`to=functions.NAME`) is a tool call, and every other message (the
+    `final` channel) is text. A token cut off at the end of a piece is held back."""
+
+    __slots__ = ("calls", "header", "held", "meaning")
+
+    def __init__(self) -> None:
+        self.held = ""
+        self.header: str | None = None
+        """The header being read (between `<|start|>` or `<|channel|>` and
+        `<|message|>`), or None inside a message."""
+        self.meaning = "text"  # text before any markup is text
+        self.calls: list[tuple[str, list[str]]] = []
+        """The tool calls: (name, pieces of the arguments)."""
+
+    def split(self, piece: str) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        rest = self.held + piece
+        self.held = ""
+        while rest:
+            found = [(rest.find(t), t) for t in _HARMONY_TOKENS if t in rest]
+            if not found:
+                cut = max(_cut_tag(rest, t) for t in _HARMONY_TOKENS)
+                self._take(rest[: len(rest) - cut], out)
+                self.held = rest[len(rest) - cut :]
+                break
+            at, token = min(found)
+            self._take(rest[:at], out)
+            rest = rest[at + len(token) :]
+            self._token(token)
+        return out
+
+    def flush(self) -> list[tuple[str, str]]:
+        held, self.held = self.held, ""
+        out: list[tuple[str, str]] = []
+        self._take(held, out)
+        return out
+
+    def _take(self, text: str, out: list[tuple[str, str]]) -> None:
+        if not text:
+            return
+        if self.header is not None:
+            self.header += text
+        elif self.meaning == "tool_call":
+            self.calls[-1][1].append(text)
+            out.append((f"tool_call:{len(self.calls) - 1}", text))
+        else:
+            out.append((self.meaning, text))
+
+    def _token(self, token: str) -> None:
+        if token == "<|message|>":
+            header = self.header or ""
+            recipient = _RECIPIENT.search(header)
+            channel = header.rpartition("<|channel|>")[2].split()
+            if recipient:
+                self.meaning = "tool_call"
+                self.calls.append((recipient.group(1), []))
+            else:
+                analysis = bool(channel) and channel[0] == "analysis"
+                self.meaning = "reasoning" if analysis else "text"
+            self.header = None
+        elif token in ("<|end|>", "<|call|>", "<|return|>"):
+            self.header = ""  # what follows is the next message's header
+        else:
+            self.header = (self.header or "") + token
+
+
 class _ChoiceTexts:
     __slots__ = ("finished", "from_field", "splitter", "texts")
 
-    def __init__(self, think_tags: tuple[str, str] | None) -> None:
+    def __init__(self, think_tags: _ThinkTags) -> None:
         self.texts: dict[str, list[str]] = {meaning: [] for meaning in _TEXTS}
-        self.splitter = _Splitter(think_tags) if think_tags else None
+        self.splitter: _Splitter | _Harmony | None = None
+        if think_tags == "harmony":
+            self.splitter = _Harmony()
+        elif think_tags is not None:
+            self.splitter = _Splitter(think_tags)
         self.from_field = False
         """Whether a field carried reasoning: then reasoning between tags is the same
         text again (llama.cpp sends both), and not read."""
@@ -6399,10 +6492,10 @@ class _Reader:
     )
 
     def __init__(
-        self, spellings: tuple[_Spelling, ...], think_tags: tuple[str, str] | None
+        self, spellings: tuple[_Spelling, ...], think_tags: _ThinkTags
     ) -> None:
         self._spellings = _by_meaning(spellings)
-        self._think_tags = think_tags
+        self._think_tags: _ThinkTags = think_tags
         self._choices: dict[int, _ChoiceTexts] = {}
         self._by_key: dict[
             tuple[str, str], list[tuple[str, int, tuple[_Step, ...]]]
@@ -6532,6 +6625,13 @@ class _Reader:
         for meaning, text in pieces:
             if from_tags and meaning == "reasoning" and state.from_field:
                 continue  # the same reasoning as the field's, again between tags
+            if meaning.startswith("tool_call:"):  # a call in Harmony markup
+                if out is not None and isinstance(state.splitter, _Harmony):
+                    number = int(meaning.partition(":")[2])
+                    name = state.splitter.calls[number][0]
+                    which = ToolCallPart(None, None, name)
+                    out.append(Part("tool_call", index, text, chunk, tool_call=which))
+                continue
             state.texts[meaning].append(text)
             if out is not None:
                 out.append(Part(meaning, index, text, chunk))
@@ -6551,6 +6651,16 @@ class _Reader:
             return dict.fromkeys(_TEXTS, "")
         return {meaning: "".join(pieces) for meaning, pieces in state.texts.items()}
 
+    def calls(self, index: int) -> tuple[ToolCallSummary, ...]:
+        """The tool calls a choice made in Harmony markup."""
+        state = self._choices.get(index)
+        if state is None or not isinstance(state.splitter, _Harmony):
+            return ()
+        return tuple(
+            ToolCallSummary(None, name, "".join(pieces))
+            for name, pieces in state.splitter.calls
+        )
+
     def end(self, chunk: Any = None, out: list[Part] | None = None) -> None:
         """The stream has ended: what was held back is text after all."""
         for index, state in self._choices.items():
@@ -6562,7 +6672,7 @@ def _parts_of(
     chunks: Iterable[Any],
     json_of: Callable[[Any], Any],
     spellings: tuple[_Spelling, ...],
-    think_tags: tuple[str, str] | None,
+    think_tags: _ThinkTags,
 ) -> Iterator[Part]:
     reader = _Reader(spellings, think_tags)
     chunk: Any = None
@@ -6579,7 +6689,7 @@ async def _aparts_of(
     chunks: AsyncIterable[Any],
     json_of: Callable[[Any], Any],
     spellings: tuple[_Spelling, ...],
-    think_tags: tuple[str, str] | None,
+    think_tags: _ThinkTags,
 ) -> AsyncIterator[Part]:
     reader = _Reader(spellings, think_tags)
     chunk: Any = None
@@ -6634,7 +6744,7 @@ class _Respeller:
         self,
         dialect: _Dialect,
         spellings: tuple[_Spelling, ...],
-        think_tags: tuple[str, str] | None,
+        think_tags: _ThinkTags,
     ) -> None:
         self._dialect = dialect
         self._reader = _Reader(spellings, think_tags)
@@ -6756,10 +6866,11 @@ class _Accumulator(Generic[_Chunk, _Completion]):
     _chunk_spellings: ClassVar[tuple[_Spelling, ...]]
     """Where each meaning is spelled in a chunk: the texts are read chunk by chunk."""
 
-    def __init__(self, *, think_tags: tuple[str, str] | None = None) -> None:
+    def __init__(self, *, think_tags: _ThinkTags = None) -> None:
         """`think_tags`: (open, close), to read reasoning written inline in the text
-        between them, as `("<think>", "</think>")`; off by default, since an answer may
-        hold the tags for what they say."""
+        between them, as `("<think>", "</think>")` (an empty open tag: the text starts
+        inside reasoning), or "harmony", to read raw Harmony markup (gpt-oss); off by
+        default, since an answer may hold the tags for what they say."""
         self._merged = _Merged(self._root, self._plans)
         self._reader = _Reader(self._chunk_spellings, _checked_tags(think_tags))
         self.chunks = 0

@@ -383,3 +383,34 @@ def test_to_dialect_moves_the_meanings_and_leaves_its_input(module: ModuleType) 
         module.iter_sse([original], dialect="vllm")
     with pytest.raises(ValueError, match="give a dialect too"):
         module.iter_sse([original], think_tags=THINK)
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_harmony_markup_is_reasoning_text_and_tool_calls(module: ModuleType) -> None:
+    """Raw Harmony (gpt-oss without a reasoning parser), with every token cut across
+    chunks: the analysis channel is reasoning, a message to a function a tool call, the
+    final channel text; the captured llama.cpp stream reads the same way."""
+    markup = (
+        "<|channel|>analysis<|message|>Weather, then answer.<|end|>"
+        "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json"
+        '<|message|>{"city":"Oslo"}<|call|>'
+        "<|start|>assistant<|channel|>final<|message|>It is <b>cold</b>.<|return|>"
+    )
+    pieces = [markup[i : i + 5] for i in range(0, len(markup), 5)]
+    stream = [chunk({"content": piece}) for piece in pieces]
+    [choice] = summary_of(module, stream, think_tags="harmony").choices
+    assert (choice.reasoning, choice.text) == ("Weather, then answer.", "It is <b>cold</b>.")
+    assert [(c.name, c.arguments) for c in choice.tool_calls] == [
+        ("get_weather", '{"city":"Oslo"}')
+    ]
+    parts = list(module.iter_parts([body(stream)], think_tags="harmony"))
+    assert added_up(parts) == {(0, "reasoning"): choice.reasoning, (0, "text"): choice.text}
+    calls = [p for p in parts if p.kind == "tool_call"]
+    assert "".join(p.text for p in calls) == '{"city":"Oslo"}'
+    assert {p.tool_call.name for p in calls} == {"get_weather"}
+    [captured] = [
+        s for s in FIXTURE_STREAMS if s.name == "llamacpp__gptoss-raw-harmony-usage-timings"
+    ]
+    [choice] = summary_of(module, (t for _, t in captured.chunks), think_tags="harmony").choices
+    assert choice.reasoning.startswith("User says") and choice.text.startswith("Got it!")
+    assert "<|" not in choice.reasoning + choice.text

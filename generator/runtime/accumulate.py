@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final, Generic, NamedTuple, TypeVar
 
 from .json_text import _SURROGATE
-from .meanings import Summary, _checked_tags, _Reader, _Spelling, _summary
+from .meanings import Summary, _checked_tags, _Reader, _Spelling, _summary, _ThinkTags
 from .sse import _Chunk
 
 _Completion = TypeVar("_Completion")
@@ -35,10 +35,11 @@ class _Accumulator(Generic[_Chunk, _Completion]):
     _chunk_spellings: ClassVar[tuple[_Spelling, ...]]
     """Where each meaning is spelled in a chunk: the texts are read chunk by chunk."""
 
-    def __init__(self, *, think_tags: tuple[str, str] | None = None) -> None:
+    def __init__(self, *, think_tags: _ThinkTags = None) -> None:
         """`think_tags`: (open, close), to read reasoning written inline in the text
-        between them, as `("<think>", "</think>")`; off by default, since an answer may
-        hold the tags for what they say."""
+        between them, as `("<think>", "</think>")` (an empty open tag: the text starts
+        inside reasoning), or "harmony", to read raw Harmony markup (gpt-oss); off by
+        default, since an answer may hold the tags for what they say."""
         self._merged = _Merged(self._root, self._plans)
         self._reader = _Reader(self._chunk_spellings, _checked_tags(think_tags))
         self.chunks = 0

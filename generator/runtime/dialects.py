@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from .meanings import _TEXTS, Part, UsageSummary, _Reader, _Spelling
+from .meanings import _TEXTS, Part, UsageSummary, _Reader, _Spelling, _ThinkTags
 
 
 class _Dialect(NamedTuple):
@@ -40,7 +40,7 @@ class _Respeller:
         self,
         dialect: _Dialect,
         spellings: tuple[_Spelling, ...],
-        think_tags: tuple[str, str] | None,
+        think_tags: _ThinkTags,
     ) -> None:
         self._dialect = dialect
         self._reader = _Reader(spellings, think_tags)

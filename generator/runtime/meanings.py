@@ -14,13 +14,18 @@ a usage report found in two places (Groq's `x_groq.usage`) is one report."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Final, NamedTuple, TypeAlias, cast
+from typing import Any, Final, Literal, NamedTuple, TypeAlias, cast
 
 _Step: TypeAlias = "str | tuple[str, str] | None"
 """A key; a (key, value) filter, for the items of a list whose `key` is `value`; or
 None, for every item of a list."""
+
+
+_ThinkTags: TypeAlias = "tuple[str, str] | Literal['harmony'] | None"
+"""Reasoning inline in the text: between (open, close) tags, or in Harmony markup."""
 
 
 class _Spelling(NamedTuple):
@@ -328,15 +333,16 @@ def _choice(
         reasoning=texts["reasoning"],
         refusal=texts["refusal"],
         finish_reason=_first_value(choice, meanings.get("finish_reason", []), (str,)),
-        tool_calls=_tool_calls(choice, meanings.get("tool_calls", [])),
+        tool_calls=_tool_calls(choice, meanings.get("tool_calls", []))
+        + reader.calls(index),
         reasoning_items=_reasoning_items(choice, opaque),
     )
 
 
-def _checked_tags(tags: object) -> tuple[str, str] | None:
+def _checked_tags(tags: object) -> _ThinkTags:
     """The `think_tags` option, refused at the call when it is not two tags."""
-    if tags is None:
-        return None
+    if tags is None or tags == "harmony":
+        return cast(_ThinkTags, tags)
     pair = cast("tuple[object, ...]", tags)
     if (
         not isinstance(tags, tuple)
@@ -346,7 +352,8 @@ def _checked_tags(tags: object) -> tuple[str, str] | None:
     ):
         raise ValueError(
             "think_tags is (open, close), two strings such as ('<think>', '</think>'),"
-            f" the open one empty when the text starts inside reasoning; not {tags!r}"
+            " the open one empty when the text starts inside reasoning, or 'harmony';"
+            f" not {tags!r}"
         )
     return cast("tuple[str, str]", tags)
 
@@ -389,12 +396,97 @@ class _Splitter:
         return [("reasoning" if self.inside else "text", held)] if held else []
 
 
+_HARMONY_TOKENS: Final = (
+    "<|start|>",
+    "<|channel|>",
+    "<|constrain|>",
+    "<|message|>",
+    "<|end|>",
+    "<|call|>",
+    "<|return|>",
+)
+_RECIPIENT: Final = re.compile(r"to=(?:functions\.)?([^\s<]+)")
+
+
+class _Harmony:
+    """Raw Harmony markup (gpt-oss served without a reasoning parser), found across
+    chunks as `_Splitter` finds tags: the `analysis` channel is reasoning, a message to
+    a function (`to=functions.NAME`) is a tool call, and every other message (the
+    `final` channel) is text. A token cut off at the end of a piece is held back."""
+
+    __slots__ = ("calls", "header", "held", "meaning")
+
+    def __init__(self) -> None:
+        self.held = ""
+        self.header: str | None = None
+        """The header being read (between `<|start|>` or `<|channel|>` and
+        `<|message|>`), or None inside a message."""
+        self.meaning = "text"  # text before any markup is text
+        self.calls: list[tuple[str, list[str]]] = []
+        """The tool calls: (name, pieces of the arguments)."""
+
+    def split(self, piece: str) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        rest = self.held + piece
+        self.held = ""
+        while rest:
+            found = [(rest.find(t), t) for t in _HARMONY_TOKENS if t in rest]
+            if not found:
+                cut = max(_cut_tag(rest, t) for t in _HARMONY_TOKENS)
+                self._take(rest[: len(rest) - cut], out)
+                self.held = rest[len(rest) - cut :]
+                break
+            at, token = min(found)
+            self._take(rest[:at], out)
+            rest = rest[at + len(token) :]
+            self._token(token)
+        return out
+
+    def flush(self) -> list[tuple[str, str]]:
+        held, self.held = self.held, ""
+        out: list[tuple[str, str]] = []
+        self._take(held, out)
+        return out
+
+    def _take(self, text: str, out: list[tuple[str, str]]) -> None:
+        if not text:
+            return
+        if self.header is not None:
+            self.header += text
+        elif self.meaning == "tool_call":
+            self.calls[-1][1].append(text)
+            out.append((f"tool_call:{len(self.calls) - 1}", text))
+        else:
+            out.append((self.meaning, text))
+
+    def _token(self, token: str) -> None:
+        if token == "<|message|>":
+            header = self.header or ""
+            recipient = _RECIPIENT.search(header)
+            channel = header.rpartition("<|channel|>")[2].split()
+            if recipient:
+                self.meaning = "tool_call"
+                self.calls.append((recipient.group(1), []))
+            else:
+                analysis = bool(channel) and channel[0] == "analysis"
+                self.meaning = "reasoning" if analysis else "text"
+            self.header = None
+        elif token in ("<|end|>", "<|call|>", "<|return|>"):
+            self.header = ""  # what follows is the next message's header
+        else:
+            self.header = (self.header or "") + token
+
+
 class _ChoiceTexts:
     __slots__ = ("finished", "from_field", "splitter", "texts")
 
-    def __init__(self, think_tags: tuple[str, str] | None) -> None:
+    def __init__(self, think_tags: _ThinkTags) -> None:
         self.texts: dict[str, list[str]] = {meaning: [] for meaning in _TEXTS}
-        self.splitter = _Splitter(think_tags) if think_tags else None
+        self.splitter: _Splitter | _Harmony | None = None
+        if think_tags == "harmony":
+            self.splitter = _Harmony()
+        elif think_tags is not None:
+            self.splitter = _Splitter(think_tags)
         self.from_field = False
         """Whether a field carried reasoning: then reasoning between tags is the same
         text again (llama.cpp sends both), and not read."""
@@ -424,10 +516,10 @@ class _Reader:
     )
 
     def __init__(
-        self, spellings: tuple[_Spelling, ...], think_tags: tuple[str, str] | None
+        self, spellings: tuple[_Spelling, ...], think_tags: _ThinkTags
     ) -> None:
         self._spellings = _by_meaning(spellings)
-        self._think_tags = think_tags
+        self._think_tags: _ThinkTags = think_tags
         self._choices: dict[int, _ChoiceTexts] = {}
         self._by_key: dict[
             tuple[str, str], list[tuple[str, int, tuple[_Step, ...]]]
@@ -557,6 +649,13 @@ class _Reader:
         for meaning, text in pieces:
             if from_tags and meaning == "reasoning" and state.from_field:
                 continue  # the same reasoning as the field's, again between tags
+            if meaning.startswith("tool_call:"):  # a call in Harmony markup
+                if out is not None and isinstance(state.splitter, _Harmony):
+                    number = int(meaning.partition(":")[2])
+                    name = state.splitter.calls[number][0]
+                    which = ToolCallPart(None, None, name)
+                    out.append(Part("tool_call", index, text, chunk, tool_call=which))
+                continue
             state.texts[meaning].append(text)
             if out is not None:
                 out.append(Part(meaning, index, text, chunk))
@@ -576,6 +675,16 @@ class _Reader:
             return dict.fromkeys(_TEXTS, "")
         return {meaning: "".join(pieces) for meaning, pieces in state.texts.items()}
 
+    def calls(self, index: int) -> tuple[ToolCallSummary, ...]:
+        """The tool calls a choice made in Harmony markup."""
+        state = self._choices.get(index)
+        if state is None or not isinstance(state.splitter, _Harmony):
+            return ()
+        return tuple(
+            ToolCallSummary(None, name, "".join(pieces))
+            for name, pieces in state.splitter.calls
+        )
+
     def end(self, chunk: Any = None, out: list[Part] | None = None) -> None:
         """The stream has ended: what was held back is text after all."""
         for index, state in self._choices.items():
@@ -587,7 +696,7 @@ def _parts_of(
     chunks: Iterable[Any],
     json_of: Callable[[Any], Any],
     spellings: tuple[_Spelling, ...],
-    think_tags: tuple[str, str] | None,
+    think_tags: _ThinkTags,
 ) -> Iterator[Part]:
     reader = _Reader(spellings, think_tags)
     chunk: Any = None
@@ -604,7 +713,7 @@ async def _aparts_of(
     chunks: AsyncIterable[Any],
     json_of: Callable[[Any], Any],
     spellings: tuple[_Spelling, ...],
-    think_tags: tuple[str, str] | None,
+    think_tags: _ThinkTags,
 ) -> AsyncIterator[Part]:
     reader = _Reader(spellings, think_tags)
     chunk: Any = None

@@ -652,7 +652,7 @@ def iter_parts(
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
-    think_tags: tuple[str, str] | None = None,
+    think_tags: _ThinkTags = None,
 ) -> Iterator[Part]:
     """What a stream says, as `Part`s in stream order: text, reasoning and refusal
     pieces, tool-call fragments, finish reasons and usage reports, read from whichever
@@ -668,7 +668,7 @@ def aiter_parts(
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
-    think_tags: tuple[str, str] | None = None,
+    think_tags: _ThinkTags = None,
 ) -> AsyncIterator[Part]:
     """`iter_parts` for an async source. Read it with `async for`."""
     tags = _checked_tags(think_tags)
@@ -690,7 +690,7 @@ def iter_sse(
     chunks: Iterable[Chunk],
     *,
     dialect: str | None = None,
-    think_tags: tuple[str, str] | None = None,
+    think_tags: _ThinkTags = None,
 ) -> Iterator[bytes]:
     """A server-sent-event stream of `chunks`, ended by `[DONE]`. When the chunks come
     from an upstream stream and it reported an error (`StreamError`), or ended without
@@ -707,7 +707,7 @@ def aiter_sse(
     chunks: AsyncIterable[Chunk],
     *,
     dialect: str | None = None,
-    think_tags: tuple[str, str] | None = None,
+    think_tags: _ThinkTags = None,
 ) -> AsyncIterator[bytes]:
     """`iter_sse` for chunks that arrive asynchronously."""
     return _awrite_sse(chunks, _encoder(dialect, think_tags))
@@ -723,9 +723,7 @@ def to_dialect(chunk: Chunk, dialect: str) -> Chunk:
     return Chunk.from_dict(data)
 
 
-def _encoder(
-    dialect: str | None, think_tags: tuple[str, str] | None
-) -> Callable[[Chunk], bytes]:
+def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], bytes]:
     """How `iter_sse` writes each chunk: as it is, or re-spelled; the options are
     checked here."""
     tags = _checked_tags(think_tags)
@@ -743,6 +741,9 @@ def _encoder(
 
 
 # (runtime section: meanings._Step)
+
+
+# (runtime section: meanings._ThinkTags)
 
 
 # (runtime section: meanings._Spelling)
@@ -821,6 +822,15 @@ def _encoder(
 
 
 # (runtime section: meanings._Splitter)
+
+
+# (runtime section: meanings._HARMONY_TOKENS)
+
+
+# (runtime section: meanings._RECIPIENT)
+
+
+# (runtime section: meanings._Harmony)
 
 
 # (runtime section: meanings._ChoiceTexts)
