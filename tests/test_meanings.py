@@ -414,3 +414,25 @@ def test_harmony_markup_is_reasoning_text_and_tool_calls(module: ModuleType) -> 
     [choice] = summary_of(module, (t for _, t in captured.chunks), think_tags="harmony").choices
     assert choice.reasoning.startswith("User says") and choice.text.startswith("Got it!")
     assert "<|" not in choice.reasoning + choice.text
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_parts_of_a_stream_object_sync_and_async(module: ModuleType) -> None:
+    """`iter_parts(stream)` reads a stream `iter_chunks` made, whose `skipped` and `done`
+    then tell the rest; `aiter_parts` likewise."""
+    data = body([chunk({"reasoning_content": "Hm."}), "{bad", chunk({"content": "Yes."})])
+    stream = module.iter_chunks([data], on_error="skip")
+    parts = [(p.kind, p.text) for p in module.iter_parts(stream)]
+    assert parts == [("reasoning", "Hm."), ("text", "Yes.")]
+    assert stream.done and stream.skipped_count == 1
+
+    async def read() -> list[tuple[str, str]]:
+        async def pieces() -> Any:
+            yield data
+
+        astream = module.aiter_chunks(pieces(), on_error="skip")
+        got = [(p.kind, p.text) async for p in module.aiter_parts(astream)]
+        assert astream.done and astream.skipped_count == 1
+        return got
+
+    assert asyncio.run(read()) == parts

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       b6bfc72078e8
-# Digest: 246447f15e09cdbb
+#   chunkspec code                       d923e6173396
+# Digest: 1453ad9b5aabe485
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_msgspec.py.
 

@@ -483,7 +483,7 @@ def aiter_chunks(
 
 
 def iter_parts(
-    source: Iterable[_Bytes | str] | _Bytes | str | _Response,
+    source: (ChunkStream[Chunk] | Iterable[_Bytes | str] | _Bytes | str | _Response),
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
@@ -491,23 +491,36 @@ def iter_parts(
 ) -> Iterator[Part]:
     """What a stream says, as `Part`s in stream order: text, reasoning and refusal
     pieces, tool-call fragments, finish reasons and usage reports, read from whichever
-    field the backend spelled them in (docs/meanings.md). The options are those of
-    `iter_chunks`, and `think_tags` that of `ChunkAccumulator`."""
+    field the backend spelled them in (docs/meanings.md). `source` is what `iter_chunks`
+    reads, or a stream it made (whose `skipped` and `done` then tell the rest); the
+    options are those of `iter_chunks`, and `think_tags` that of `ChunkAccumulator`."""
     tags = _checked_tags(think_tags)
-    chunks = iter_chunks(source, on_error=on_error, max_event_size=max_event_size)
+    if isinstance(source, ChunkStream):  # a stream of chunks, not of pieces
+        chunks = cast("ChunkStream[Chunk]", source)
+    else:
+        chunks = iter_chunks(source, on_error=on_error, max_event_size=max_event_size)
     return _parts_of(chunks, _chunk_json, _CHUNK_SPELLINGS, tags)
 
 
 def aiter_parts(
-    source: AsyncIterable[_Bytes | str] | _AsyncResponse | _AiohttpResponse,
+    source: (
+        AsyncChunkStream[Chunk]
+        | AsyncIterable[_Bytes | str]
+        | _AsyncResponse
+        | _AiohttpResponse
+    ),
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
     think_tags: _ThinkTags = None,
 ) -> AsyncIterator[Part]:
-    """`iter_parts` for an async source. Read it with `async for`."""
+    """`iter_parts` for an async source, or a stream `aiter_chunks` made. Read it with
+    `async for`."""
     tags = _checked_tags(think_tags)
-    chunks = aiter_chunks(source, on_error=on_error, max_event_size=max_event_size)
+    if isinstance(source, AsyncChunkStream):  # a stream of chunks, not of pieces
+        chunks = cast("AsyncChunkStream[Chunk]", source)
+    else:
+        chunks = aiter_chunks(source, on_error=on_error, max_event_size=max_event_size)
     return _aparts_of(chunks, _chunk_json, _CHUNK_SPELLINGS, tags)
 
 
