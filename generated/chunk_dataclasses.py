@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       2c6bc847c220
-# Digest: 3aad4a6404672359
+#   chunkspec code                       6f6ae1b13631
+# Digest: e483b17ea7a2bc41
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -7741,7 +7741,8 @@ async def _aparts_of(
 
 
 def _paths(tiers: list[list[_Spelling]]) -> tuple[_Step, ...]:
-    """The path of the best spelling (tool calls have one)."""
+    """The path of the best spelling (tool calls have one); without one, a key no JSON
+    object holds."""
     return tiers[0][0].path if tiers else ("\0",)
 
 

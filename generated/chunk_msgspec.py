@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       431afe901b95
-# Digest: 8216e2edf9b370dd
+#   chunkspec code                       7052a7e36c6a
+# Digest: 30fb5fe2df04cab8
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -9965,7 +9965,8 @@ async def _aparts_of(
 
 
 def _paths(tiers: list[list[_Spelling]]) -> tuple[_Step, ...]:
-    """The path of the best spelling (tool calls have one)."""
+    """The path of the best spelling (tool calls have one); without one, a key no JSON
+    object holds."""
     return tiers[0][0].path if tiers else ("\0",)
 
 

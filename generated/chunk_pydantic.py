@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       6774d294b7c7
-# Digest: ad002cc4667add33
+#   chunkspec code                       02f871a53619
+# Digest: 2c40c015cdb0cdb3
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -4969,7 +4969,8 @@ async def _aparts_of(
 
 
 def _paths(tiers: list[list[_Spelling]]) -> tuple[_Step, ...]:
-    """The path of the best spelling (tool calls have one)."""
+    """The path of the best spelling (tool calls have one); without one, a key no JSON
+    object holds."""
     return tiers[0][0].path if tiers else ("\0",)
 
 

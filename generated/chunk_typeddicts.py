@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       6c2b15327ed6
-# Digest: dc4ddc1f1d4722dd
+#   chunkspec code                       46bece82ec3a
+# Digest: 49aa2f56655ad61f
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -6724,7 +6724,8 @@ async def _aparts_of(
 
 
 def _paths(tiers: list[list[_Spelling]]) -> tuple[_Step, ...]:
-    """The path of the best spelling (tool calls have one)."""
+    """The path of the best spelling (tool calls have one); without one, a key no JSON
+    object holds."""
     return tiers[0][0].path if tiers else ("\0",)
 
 

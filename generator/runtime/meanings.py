@@ -3,10 +3,12 @@ refusal, tool calls, finish reason, usage, cost, citations), read from wherever 
 backend spelled it.
 
 The spec says which field means what (`means:` in its files); the generator turns that
-into the `_Spelling`s of a module, each a path into the completion's JSON data. For one
-meaning, the spelling of highest precedence that has a value wins: two spellings of one
-text (OpenRouter's `reasoning` and `reasoning_details`) are never added together, and
-a usage report found in two places (Groq's `x_groq.usage`) is one report."""
+into the `_Spelling`s of a module, each a path into JSON data: the completion's, for
+`summary()`, and a chunk's, for the texts (read chunk by chunk by `_Reader`, which also
+finds inline reasoning) and for `iter_parts`. For one meaning, the spelling of highest
+precedence that has a value wins: two spellings of one text (OpenRouter's `reasoning`
+and `reasoning_details`) are never added together, and a usage report found in two
+places (Groq's `x_groq.usage`) is one report."""
 
 # Private names are shared between these files and used by the generated code.
 # pyright: reportPrivateUsage=false, reportUnusedFunction=false, reportUnusedClass=false
@@ -729,7 +731,8 @@ async def _aparts_of(
 
 
 def _paths(tiers: list[list[_Spelling]]) -> tuple[_Step, ...]:
-    """The path of the best spelling (tool calls have one)."""
+    """The path of the best spelling (tool calls have one); without one, a key no JSON
+    object holds."""
     return tiers[0][0].path if tiers else ("\0",)
 
 
