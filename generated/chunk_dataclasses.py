@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       6f6ae1b13631
-# Digest: e483b17ea7a2bc41
+#   chunkspec code                       354c5a3c5a56
+# Digest: c10d7f87af24d3e0
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -7137,7 +7137,8 @@ class Part:
     """One piece of what a stream says, in stream order.
 
     `kind` is "text", "reasoning", "refusal" (`text` is the piece), "tool_call" (`text`
-    is a piece of the arguments, `tool_call` says which call), "finish" (`text` is the
+    is a piece of the arguments, `tool_call` says which call: for a call in Harmony
+    markup, its number there), "finish" (`text` is the
     finish reason) or "usage" (`usage` is the report, `choice` None). `chunk` is the
     chunk it came from, so nothing is lost. The texts of one choice's parts add up to
     that choice's texts in the summary."""
@@ -7665,7 +7666,7 @@ class _Reader:
                 if out is not None and isinstance(state.splitter, _Harmony):
                     number = int(meaning.partition(":")[2])
                     name = state.splitter.calls[number][0]
-                    which = ToolCallPart(None, None, name)
+                    which = ToolCallPart(number, None, name)
                     out.append(Part("tool_call", index, text, chunk, tool_call=which))
                 continue
             state.texts[meaning].append(text)
@@ -7775,7 +7776,16 @@ class _Respeller:
     """Re-spells the chunks of one stream, as JSON data: a think block opened in one
     chunk is closed in the chunk where the answer, a tool call or the finish comes."""
 
-    __slots__ = ("_dialect", "_head", "_inside", "_key", "_moved", "_reader")
+    __slots__ = (
+        "_called",
+        "_dialect",
+        "_harmony",
+        "_head",
+        "_inside",
+        "_key",
+        "_moved",
+        "_reader",
+    )
 
     def __init__(
         self,
@@ -7797,6 +7807,9 @@ class _Respeller:
         )
         """The keys of the delta whose whole value is a text: they are written anew."""
         self._inside: set[int] = set()
+        self._harmony = think_tags == "harmony"
+        self._called: set[tuple[int, int]] = set()
+        """(choice, number) of the calls in Harmony markup written so far."""
 
     def respell(self, data: Mapping[str, Any]) -> dict[str, Any]:
         """A chunk's JSON data in the dialect; `data` is left as it is."""
@@ -7826,7 +7839,22 @@ class _Respeller:
         ends = any(p.kind in ("tool_call", "finish") for p in mine)
         written = {k: v for k, v in delta.items() if k not in self._moved}
         self._write(written, delta, index, texts, ends)
+        if self._harmony and "tool_calls" not in delta:
+            calls = [self._call(index, p) for p in mine if p.kind == "tool_call"]
+            if calls:
+                written["tool_calls"] = calls
         return {**choice, self._head: written}
+
+    def _call(self, index: int, part: Part) -> dict[str, Any]:
+        """A piece of a call in Harmony markup as a `tool_calls` entry; its first piece
+        says the function's name."""
+        assert part.tool_call is not None and part.tool_call.index is not None
+        number = part.tool_call.index
+        if (index, number) in self._called:
+            return {"index": number, "function": {"arguments": part.text}}
+        self._called.add((index, number))
+        function = {"name": part.tool_call.name, "arguments": part.text}
+        return {"index": number, "type": "function", "function": function}
 
     def _write(
         self,

@@ -436,3 +436,24 @@ def test_parts_of_a_stream_object_sync_and_async(module: ModuleType) -> None:
         return got
 
     assert asyncio.run(read()) == parts
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_a_harmony_stream_re_spelled_reads_back_the_same(module: ModuleType) -> None:
+    """Harmony markup re-spelled in a dialect: reasoning in its field, the answer as
+    text, and the calls in markup as `tool_calls`, which any client reads."""
+    markup = (
+        "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>"
+        'commentary to=functions.get_weather<|message|>{"city":"Oslo"}<|call|>'
+    )
+    pieces = [markup[i : i + 7] for i in range(0, len(markup), 7)]
+    stream = [*(chunk({"content": piece}) for piece in pieces), finish("tool_calls")]
+    summary = summary_of(module, stream, think_tags="harmony")
+    chunks = module.iter_chunks([body(stream)])
+    written = b"".join(module.iter_sse(chunks, dialect="reasoning", think_tags="harmony"))
+    assert read_back(module, written, "reasoning") == summary
+    [choice] = summary.choices
+    assert [(c.name, c.arguments) for c in choice.tool_calls] == [
+        ("get_weather", '{"city":"Oslo"}')
+    ]
+    assert b"<|" not in written

@@ -34,7 +34,16 @@ class _Respeller:
     """Re-spells the chunks of one stream, as JSON data: a think block opened in one
     chunk is closed in the chunk where the answer, a tool call or the finish comes."""
 
-    __slots__ = ("_dialect", "_head", "_inside", "_key", "_moved", "_reader")
+    __slots__ = (
+        "_called",
+        "_dialect",
+        "_harmony",
+        "_head",
+        "_inside",
+        "_key",
+        "_moved",
+        "_reader",
+    )
 
     def __init__(
         self,
@@ -56,6 +65,9 @@ class _Respeller:
         )
         """The keys of the delta whose whole value is a text: they are written anew."""
         self._inside: set[int] = set()
+        self._harmony = think_tags == "harmony"
+        self._called: set[tuple[int, int]] = set()
+        """(choice, number) of the calls in Harmony markup written so far."""
 
     def respell(self, data: Mapping[str, Any]) -> dict[str, Any]:
         """A chunk's JSON data in the dialect; `data` is left as it is."""
@@ -85,7 +97,22 @@ class _Respeller:
         ends = any(p.kind in ("tool_call", "finish") for p in mine)
         written = {k: v for k, v in delta.items() if k not in self._moved}
         self._write(written, delta, index, texts, ends)
+        if self._harmony and "tool_calls" not in delta:
+            calls = [self._call(index, p) for p in mine if p.kind == "tool_call"]
+            if calls:
+                written["tool_calls"] = calls
         return {**choice, self._head: written}
+
+    def _call(self, index: int, part: Part) -> dict[str, Any]:
+        """A piece of a call in Harmony markup as a `tool_calls` entry; its first piece
+        says the function's name."""
+        assert part.tool_call is not None and part.tool_call.index is not None
+        number = part.tool_call.index
+        if (index, number) in self._called:
+            return {"index": number, "function": {"arguments": part.text}}
+        self._called.add((index, number))
+        function = {"name": part.tool_call.name, "arguments": part.text}
+        return {"index": number, "type": "function", "function": function}
 
     def _write(
         self,

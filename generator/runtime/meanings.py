@@ -122,7 +122,8 @@ class Part:
     """One piece of what a stream says, in stream order.
 
     `kind` is "text", "reasoning", "refusal" (`text` is the piece), "tool_call" (`text`
-    is a piece of the arguments, `tool_call` says which call), "finish" (`text` is the
+    is a piece of the arguments, `tool_call` says which call: for a call in Harmony
+    markup, its number there), "finish" (`text` is the
     finish reason) or "usage" (`usage` is the report, `choice` None). `chunk` is the
     chunk it came from, so nothing is lost. The texts of one choice's parts add up to
     that choice's texts in the summary."""
@@ -655,7 +656,7 @@ class _Reader:
                 if out is not None and isinstance(state.splitter, _Harmony):
                     number = int(meaning.partition(":")[2])
                     name = state.splitter.calls[number][0]
-                    which = ToolCallPart(None, None, name)
+                    which = ToolCallPart(number, None, name)
                     out.append(Part("tool_call", index, text, chunk, tool_call=which))
                 continue
             state.texts[meaning].append(text)

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       9b0051894408
-# Digest: 50c024e297d64ef1
+#   chunkspec code                       debbfd850fe1
+# Digest: 52baee19396f880e
 # Regenerate with: make generate
 """Every target gives the same result for the same input: the same `dumps` text for
 every captured chunk, and the same JSON for every spec example of every type."""
