@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       7b01040dcb94
-# Digest: f4dc8260342d5e7d
+#   chunkspec code                       13174da39183
+# Digest: 12ac6c16c6eed061
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -848,6 +848,11 @@ def _marked_error(value: Any) -> ChunkDecodeError | None:
             continue
         todo.extend((v, [segment, *segments]) for segment, v in reversed(pairs))
     return None
+
+
+def _json_text(value: Any) -> str:
+    """A JSON value as text, as a server that sent it as text would have."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _wire_text(data: Any) -> str:
@@ -9481,7 +9486,7 @@ def _tool_call(parts: dict[str, Any]) -> ToolCallSummary:
     if arguments is None:
         arguments = ""
     elif arguments.__class__ is not str:
-        arguments = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+        arguments = _json_text(arguments)
     ident, name = parts.get("id"), parts.get("name")
     return ToolCallSummary(
         ident if ident.__class__ is str else None,
@@ -9537,6 +9542,12 @@ def _usage(data: Any, meanings: dict[str, list[list[_Spelling]]]) -> UsageSummar
     return UsageSummary(**counts, cost_usd=None if cost is None else float(cost))
 
 
+def _index_of(choice: dict[str, Any]) -> int:
+    """A choice's index (0 when it sends none, as Azure's filter chunks may not)."""
+    index: Any = choice.get("index")
+    return index if index.__class__ is int else 0
+
+
 def _summary(
     data: dict[str, Any], spellings: tuple[_Spelling, ...], reader: _Reader
 ) -> Summary:
@@ -9558,8 +9569,7 @@ def _summary(
 def _choice(
     choice: dict[str, Any], meanings: dict[str, list[list[_Spelling]]], reader: _Reader
 ) -> ChoiceSummary:
-    index: Any = choice.get("index")
-    index = index if index.__class__ is int else 0
+    index = _index_of(choice)
     texts = reader.texts(index)
     opaque = [s for m in _OPAQUE for tier in meanings.get(m, []) for s in tier]
     return ChoiceSummary(
@@ -9807,8 +9817,7 @@ class _Reader:
     def _choice(
         self, choice: dict[str, Any], chunk: Any, out: list[Part] | None
     ) -> None:
-        index: Any = choice.get("index")
-        index = index if index.__class__ is int else 0
+        index = _index_of(choice)
         state = self._choices.get(index)
         if state is None:
             state = self._choices[index] = _ChoiceTexts(self._think_tags)
@@ -10053,8 +10062,7 @@ class _Respeller:
     def _choice(self, choice: Any, parts: list[Part]) -> Any:
         if choice.__class__ is not dict:
             return choice
-        index: Any = choice.get("index")
-        index = index if index.__class__ is int else 0
+        index = _index_of(choice)
         delta: Any = choice.get(self._head)
         if delta.__class__ is not dict:
             return choice
@@ -10320,11 +10328,6 @@ def _append(merged: _Merged, key: str, value: Any, inner: str) -> None:
         so_far.append(value)
     else:
         merged[key] = value
-
-
-def _json_text(value: Any) -> str:
-    """A JSON value as text, as a server that sent it as text would have."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _append_unless_repeated(merged: _Merged, key: str, value: Any, inner: str) -> None:

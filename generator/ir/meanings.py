@@ -197,10 +197,10 @@ def _walk(
         for option in (o for t in current for o in alternatives(t)):
             following += _step_types(option, step, types, where)
         if not following:
-            shown = _shown(path[: index + 1])
+            at = shown(path[: index + 1])
             raise where.error(
-                f"path {shown!r} of {d.owner}.{d.wire} does not exist: no alternative of"
-                f" its type has {_shown((step,))!r} there"
+                f"path {at!r} of {d.owner}.{d.wire} does not exist: no alternative of"
+                f" its type has {shown((step,))!r} there"
             )
         current = following
     return current
@@ -273,11 +273,13 @@ def _kind(expr: TypeExpr) -> str:
     return "object"
 
 
-def _shown(path: tuple[Step, ...]) -> str:
+def shown(path: tuple[Step, ...], every: str = "[*]") -> str:
+    """A path as the spec writes one (`reasoning_details[type=reasoning.text].text`);
+    `every` spells a step into every item of a list."""
     out = ""
     for step in path:
         if step is None:
-            out += "[*]"
+            out += every
         elif isinstance(step, tuple):
             out += f"[{step[0]}={step[1]}]"
         else:

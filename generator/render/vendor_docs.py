@@ -5,6 +5,7 @@ Built from the whole spec (every vendor), whatever selection the modules use.
 
 from __future__ import annotations
 
+from ..ir.meanings import shown
 from ..ir.model import (
     EnumRef,
     Field,
@@ -14,7 +15,6 @@ from ..ir.model import (
     ModelRef,
     Scalar,
     Spec,
-    Step,
     TypeExpr,
     Union,
 )
@@ -74,28 +74,17 @@ def _meaning_table(spec: Spec) -> list[str]:
         "|---|---|---|---|---|",
     ]
     for s in spec.meanings.spellings:
-        path = path_text(s.path)
+        path = shown(s.path, every="[]")
         if s.meaning in _CHOICE_MEANINGS:
             path = "choices[]." + path
         if s.items:
-            path += " {" + ", ".join(f"{part}: {path_text(sub)}" for part, sub in s.items) + "}"
+            path += (
+                " {" + ", ".join(f"{part}: {shown(sub, every='[]')}" for part, sub in s.items) + "}"
+            )
         unit = "" if s.scale == 1.0 else repr(s.scale)
         by = f"{s.field} ({s.vendor})" if s.vendor else s.field
         lines.append(_row(s.meaning, f"`{path}`", str(s.precedence), unit, by))
     return lines
-
-
-def path_text(path: tuple[Step, ...]) -> str:
-    """A path as the spec writes one: `message.reasoning_details[type=reasoning.text].text`."""
-    out = ""
-    for step in path:
-        if step is None:
-            out += "[]"
-        elif isinstance(step, tuple):
-            out += f"[{step[0]}={step[1]}]"
-        else:
-            out += ("." if out else "") + step
-    return out
 
 
 def type_text(expr: TypeExpr) -> str:

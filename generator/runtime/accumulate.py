@@ -10,11 +10,10 @@ names it (`merge:` in a chunk field) and the generator checks the name against
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final, Generic, NamedTuple, TypeVar
 
-from .json_text import _SURROGATE
+from .json_text import _SURROGATE, _json_text
 from .meanings import Summary, _checked_tags, _Reader, _Spelling, _summary, _ThinkTags
 from .sse import _Chunk
 
@@ -200,11 +199,6 @@ def _append(merged: _Merged, key: str, value: Any, inner: str) -> None:
         so_far.append(value)
     else:
         merged[key] = value
-
-
-def _json_text(value: Any) -> str:
-    """A JSON value as text, as a server that sent it as text would have."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _append_unless_repeated(merged: _Merged, key: str, value: Any, inner: str) -> None:

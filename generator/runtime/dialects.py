@@ -10,7 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from .meanings import _TEXTS, Part, UsageSummary, _Reader, _Spelling, _ThinkTags
+from .meanings import (
+    _TEXTS,
+    Part,
+    UsageSummary,
+    _index_of,
+    _Reader,
+    _Spelling,
+    _ThinkTags,
+)
 
 
 class _Dialect(NamedTuple):
@@ -87,8 +95,7 @@ class _Respeller:
     def _choice(self, choice: Any, parts: list[Part]) -> Any:
         if choice.__class__ is not dict:
             return choice
-        index: Any = choice.get("index")
-        index = index if index.__class__ is int else 0
+        index = _index_of(choice)
         delta: Any = choice.get(self._head)
         if delta.__class__ is not dict:
             return choice

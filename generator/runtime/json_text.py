@@ -151,6 +151,11 @@ def _marked_error(value: Any) -> ChunkDecodeError | None:
     return None
 
 
+def _json_text(value: Any) -> str:
+    """A JSON value as text, as a server that sent it as text would have."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def _wire_text(data: Any) -> str:
     """Compact JSON text with UTF-8 characters as they are, except a lone UTF-16
     surrogate (half of a pair a stream split across chunks, D9), which UTF-8 cannot

@@ -15,11 +15,12 @@ places (Groq's `x_groq.usage`) is one report."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final, Literal, NamedTuple, TypeAlias, cast
+
+from .json_text import _json_text
 
 _Step: TypeAlias = "str | tuple[str, str] | None"
 """A key; a (key, value) filter, for the items of a list whose `key` is `value`; or
@@ -249,7 +250,7 @@ def _tool_call(parts: dict[str, Any]) -> ToolCallSummary:
     if arguments is None:
         arguments = ""
     elif arguments.__class__ is not str:
-        arguments = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+        arguments = _json_text(arguments)
     ident, name = parts.get("id"), parts.get("name")
     return ToolCallSummary(
         ident if ident.__class__ is str else None,
@@ -305,6 +306,12 @@ def _usage(data: Any, meanings: dict[str, list[list[_Spelling]]]) -> UsageSummar
     return UsageSummary(**counts, cost_usd=None if cost is None else float(cost))
 
 
+def _index_of(choice: dict[str, Any]) -> int:
+    """A choice's index (0 when it sends none, as Azure's filter chunks may not)."""
+    index: Any = choice.get("index")
+    return index if index.__class__ is int else 0
+
+
 def _summary(
     data: dict[str, Any], spellings: tuple[_Spelling, ...], reader: _Reader
 ) -> Summary:
@@ -326,8 +333,7 @@ def _summary(
 def _choice(
     choice: dict[str, Any], meanings: dict[str, list[list[_Spelling]]], reader: _Reader
 ) -> ChoiceSummary:
-    index: Any = choice.get("index")
-    index = index if index.__class__ is int else 0
+    index = _index_of(choice)
     texts = reader.texts(index)
     opaque = [s for m in _OPAQUE for tier in meanings.get(m, []) for s in tier]
     return ChoiceSummary(
@@ -573,8 +579,7 @@ class _Reader:
     def _choice(
         self, choice: dict[str, Any], chunk: Any, out: list[Part] | None
     ) -> None:
-        index: Any = choice.get("index")
-        index = index if index.__class__ is int else 0
+        index = _index_of(choice)
         state = self._choices.get(index)
         if state is None:
             state = self._choices[index] = _ChoiceTexts(self._think_tags)

@@ -272,6 +272,9 @@ __all__ = [
 # (runtime section: json_text._marked_error)
 
 
+# (runtime section: json_text._json_text)
+
+
 # (runtime section: json_text._wire_text)
 
 
@@ -1002,6 +1005,9 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 # (runtime section: meanings._usage)
 
 
+# (runtime section: meanings._index_of)
+
+
 # (runtime section: meanings._summary)
 
 
@@ -1093,9 +1099,6 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 
 
 # (runtime section: accumulate._append)
-
-
-# (runtime section: accumulate._json_text)
 
 
 # (runtime section: accumulate._append_unless_repeated)
