@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       f1a865600583
-# Digest: 2171dc8cf59787dc
+#   chunkspec code                       08d78afb7b3c
+# Digest: 61b987f756b7b2f6
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -60,6 +60,7 @@ from collections.abc import (
     Mapping,
 )
 from dataclasses import dataclass, field
+from operator import attrgetter, methodcaller
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -6950,7 +6951,7 @@ def iter_parts(
         chunks = cast("ChunkStream[ChatCompletionChunk]", source)
     else:
         chunks = iter_chunks(source, on_error=on_error, max_event_size=max_event_size)
-    return _parts_of(chunks, _chunk_json, _CHUNK_SPELLINGS, tags)
+    return _parts_of(chunks, _OBJECT_READINGS, tags)
 
 
 def aiter_parts(
@@ -6972,7 +6973,7 @@ def aiter_parts(
         chunks = cast("AsyncChunkStream[ChatCompletionChunk]", source)
     else:
         chunks = aiter_chunks(source, on_error=on_error, max_event_size=max_event_size)
-    return _aparts_of(chunks, _chunk_json, _CHUNK_SPELLINGS, tags)
+    return _aparts_of(chunks, _OBJECT_READINGS, tags)
 
 
 def _chunk_json(chunk: ChatCompletionChunk) -> Mapping[str, Any]:
@@ -7017,7 +7018,7 @@ def to_dialect(chunk: ChatCompletionChunk, dialect: str) -> ChatCompletionChunk:
     usage where OpenAI writes it) and every other key as it came; `chunk` is left as it
     is. One chunk alone: a stream is re-spelled by `iter_sse(..., dialect=...)`, which
     opens a think block once and closes it where the answer starts."""
-    respeller = _Respeller(_dialect_named(dialect, _DIALECTS), _CHUNK_SPELLINGS, None)
+    respeller = _Respeller(_dialect_named(dialect, _DIALECTS), _DATA_READINGS, None)
     data = respeller.respell(_chunk_json(chunk))
     return ChatCompletionChunk.from_dict(data)
 
@@ -7032,10 +7033,14 @@ def _encoder(
         return sse_chunk
     if dialect is None:
         raise ValueError("think_tags reads a stream to re-spell it: give a dialect too")
-    respeller = _Respeller(_dialect_named(dialect, _DIALECTS), _CHUNK_SPELLINGS, tags)
+    chosen = _dialect_named(dialect, _DIALECTS)
+    respeller = _Respeller(chosen, _DATA_READINGS, tags, _OBJECT_READINGS)
 
     def encode(chunk: ChatCompletionChunk) -> bytes:
-        text = _wire_text(respeller.respell(_chunk_json(chunk)))
+        data = _chunk_json(chunk)
+        text = respeller.written(chunk, _wire_text(data)) or _wire_text(
+            respeller.respell(data)
+        )
         return b"data: " + text.encode() + b"\n\n"
 
     return encode
@@ -7137,7 +7142,7 @@ class ToolCallPart:
     name: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Part:
     """One piece of what a stream says, in stream order.
 
@@ -7172,6 +7177,13 @@ _OPAQUE: Final = {
     "reasoning_signature": "signature",
     "reasoning_encrypted": "encrypted",
 }
+
+
+_REPORTED: Final = frozenset((*_COUNTS, "cost_usd"))
+"""The meanings of a usage report."""
+
+
+_CHOICE_MEANINGS: Final = frozenset((*_TEXTS, *_OPAQUE, "finish_reason", "tool_calls"))
 
 
 def _found(
@@ -7324,12 +7336,51 @@ def _index_of(choice: dict[str, Any]) -> int:
     return index if index.__class__ is int else 0
 
 
-def _summary(
-    data: dict[str, Any], spellings: tuple[_Spelling, ...], reader: _Reader
-) -> Summary:
-    """The summary of a completion's JSON data, read by `spellings`; the texts are the
-    `reader`'s, which read them chunk by chunk."""
-    meanings = _by_meaning(spellings)
+_Kept: TypeAlias = "dict[str, _Kept | None]"
+"""The keys of an object to keep: None for a key's whole value, else which of its keys
+(through the items of a list)."""
+
+
+class _Summarised:
+    """What `summary()` reads from the completion, compiled once per module: each
+    meaning's spellings by precedence, and the keys their paths pass through, where the
+    completion needs finishing (its texts are left out: the reader has them)."""
+
+    __slots__ = ("by_meaning", "kept")
+
+    def __init__(self, spellings: tuple[_Spelling, ...]) -> None:
+        self.by_meaning = _by_meaning(spellings)
+        self.kept: _Kept = {}
+        for s in spellings:
+            if s.meaning not in _TEXTS:
+                choice = s.meaning in _CHOICE_MEANINGS
+                _keep(self.kept, ("choices", None, *s.path) if choice else s.path)
+
+
+def _keep(kept: _Kept, path: tuple[_Step, ...]) -> None:
+    """Keep what `path` reaches: its keys up to the first filter of a list's items,
+    whose lists are kept whole (their items' tags with them)."""
+    keys = [step for step in path if step is not None]
+    filtered = next(
+        (i for i, step in enumerate(keys) if not isinstance(step, str)), None
+    )
+    keys = keys[:filtered]
+    for at, key in enumerate(keys):
+        assert isinstance(key, str)
+        if key in kept and kept[key] is None:
+            return  # kept whole already
+        if at == len(keys) - 1:
+            kept[key] = None
+            return
+        inner: _Kept = kept.get(key) or {}
+        kept[key] = inner
+        kept = inner
+
+
+def _summary(data: dict[str, Any], summarised: _Summarised, reader: _Reader) -> Summary:
+    """The summary of a completion's JSON data (of its keys `summarised.kept`, at
+    least); the texts are the `reader`'s, which read them chunk by chunk."""
+    meanings = summarised.by_meaning
     choices: list[Any] = data.get("choices") or []
     return Summary(
         choices=tuple(
@@ -7520,144 +7571,369 @@ _READ_ORDER: Final = ("reasoning", "text", "refusal")
 """The texts of a chunk in the order they are read: reasoning before the answer."""
 
 
-class _Reader:
-    """The texts of a stream, read chunk by chunk (as parts, for `iter_parts`).
+class _Typed(NamedTuple):
+    """How a target's own chunk objects are read, where they are not JSON data: the
+    attribute of each key read, by where the key sits ("" in the chunk, "choices" in
+    a choice, "choices.delta" in its delta), a key not listed being one the module
+    does not declare; the attribute that holds the keys it does not declare (None:
+    none are kept); and how a value reads as JSON data."""
 
-    A chunk's texts are under keys of its choices (the delta's): the spellings are
-    indexed by the keys their paths start with, and only the keys a choice holds are
-    looked at, which is most often one."""
+    names: dict[str, dict[str, str]]
+    extra: str | None
+    json_of: Callable[[Any], Any]
+    unset: object
+    """What an absent key reads as (`UNSET`; None in pydantic)."""
+
+
+class _InExtra:
+    """Gets a key the module does not declare from an object's undeclared keys."""
+
+    __slots__ = ("attribute", "key")
+
+    def __init__(self, attribute: str, key: str) -> None:
+        self.attribute, self.key = attribute, key
+
+    def __call__(self, obj: Any) -> Any:
+        return getattr(obj, self.attribute).get(self.key)
+
+
+def _nothing(obj: Any) -> None:
+    """A key that is never there (a module that keeps no undeclared key)."""
+
+
+def _getter(typed: _Typed | None, where: str, key: str) -> Callable[[Any], Any]:
+    """How the key `key` of an object at `where` is read: `dict.get` on JSON data, an
+    attribute on a typed object. Absent, it reads as None, or UNSET (both false)."""
+    if typed is None:
+        return methodcaller("get", key)
+    name = typed.names.get(where, {}).get(key)
+    if name is not None:
+        return attrgetter(name)
+    return _nothing if typed.extra is None else _InExtra(typed.extra, key)
+
+
+def _values_of(
+    typed: _Typed, where: str, keys: tuple[str, ...]
+) -> Callable[[Any], tuple[Any, ...]]:
+    """The values of several keys of a typed object, in order: in one call when the
+    module declares them all."""
+    names = typed.names.get(where, {})
+    if keys and all(key in names for key in keys):
+        if len(keys) == 1:
+            get = attrgetter(names[keys[0]])
+            return lambda obj: (get(obj),)
+        return cast(
+            "Callable[[Any], tuple[Any, ...]]",
+            attrgetter(*[names[key] for key in keys]),
+        )
+    getters = [_getter(typed, where, key) for key in keys]
+    return lambda obj: tuple(get(obj) for get in getters)
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+_Entry: TypeAlias = "tuple[str, int, tuple[_Step, ...]]"
+"""A spelling of a text under a key: (meaning, precedence, path in the key's value)."""
+
+
+class _Head(NamedTuple):
+    """A key of a choice that holds texts (`delta`): the spellings under each of its
+    keys, and how its keys are read."""
+
+    key: str
+    get: Callable[[Any], Any]
+    spelled: dict[str, _Spelled]
+    """Its keys that hold a text or the tool calls, and what each holds."""
+    values: Callable[[Any], tuple[Any, ...]] | None
+    """Typed: the values of the keys of `spelled`, in order, at once."""
+
+
+class _Spelled(NamedTuple):
+    """What a key of a choice's head holds."""
+
+    plain: tuple[tuple[str, int], ...]
+    """(meaning, precedence) of the texts that are its whole value."""
+    nested: tuple[_Entry, ...]
+    """The spellings of a text inside its value (a list of parts)."""
+    calls: bool
+    """Whether it holds the tool calls."""
+
+
+class _Readings:
+    """What `_Reader` looks up on every chunk, compiled once per module from the
+    spellings of a chunk: the keys that hold texts, the finish reason, tool calls and
+    usage reports, and how each is read (from JSON data, or from the target's objects
+    by `_Typed`). Only these keys of a chunk are looked at."""
 
     __slots__ = (
-        "_by_key",
-        "_choice_report_keys",
-        "_choices",
-        "_finish",
-        "_keys",
-        "_report_keys",
-        "_spellings",
-        "_think_tags",
+        "by_meaning",
+        "call_spelling",
+        "choice_reports",
+        "choices",
+        "finish",
+        "finish_key",
+        "heads",
+        "index",
+        "json_of",
+        "mapped",
+        "report_keys",
+        "reports",
+        "typed",
+        "unset",
     )
 
-    def __init__(
-        self, spellings: tuple[_Spelling, ...], think_tags: _ThinkTags
-    ) -> None:
-        self._spellings = _by_meaning(spellings)
-        self._think_tags: _ThinkTags = think_tags
-        self._choices: dict[int, _ChoiceTexts] = {}
-        self._by_key: dict[
-            tuple[str, str], list[tuple[str, int, tuple[_Step, ...]]]
-        ] = {}
-        for spelling in spellings:
-            if spelling.meaning in _TEXTS and len(spelling.path) >= 2:
-                head, key, *rest = spelling.path
+    def __init__(self, spellings: tuple[_Spelling, ...], typed: _Typed | None) -> None:
+        self.by_meaning = _by_meaning(spellings)
+        self.typed = typed
+        self.mapped = typed is None
+        """Whether chunks are read as JSON data."""
+        self.json_of: Callable[[Any], Any] = _as_is if typed is None else typed.json_of
+        self.unset = None if typed is None else typed.unset
+        self.choices = _getter(typed, "", "choices")
+        self.index = _getter(typed, "choices", "index")
+        tiers = self.by_meaning.get("tool_calls", [])
+        self.call_spelling = tiers[0][0] if tiers else None
+        calls = self.call_spelling.path if self.call_spelling else ()
+        if calls and not (len(calls) == 3 and calls[2] is None):
+            raise ValueError(f"tool calls are read at (head, key, [*]), not {calls}")
+        under: dict[str, dict[str, list[_Entry]]] = {}
+        for s in spellings:
+            path = s.path
+            if s.meaning in _TEXTS and len(path) >= 2:
+                head, key, *rest = path
                 if isinstance(head, str) and isinstance(key, str):
-                    entry = (spelling.meaning, spelling.precedence, tuple(rest))
-                    self._by_key.setdefault((head, key), []).append(entry)
-        self._keys = {
-            head: {k for h, k in self._by_key if h == head} for head, _ in self._by_key
-        }
-        """The keys that may hold a text, under each key of a choice (`delta`)."""
-        finish = [s.path for s in spellings if s.meaning == "finish_reason"]
-        head = finish[0][0] if finish and len(finish[0]) == 1 else None
-        self._finish = head if isinstance(head, str) else None
-        """The key of a choice that holds its finish reason."""
-        reported = [s.path for s in spellings if s.meaning in _COUNTS]
-        self._report_keys = {p[0] for p in reported if p[0] != "choices"}
-        """The keys of a chunk that hold a usage report, and of a choice (Moonshot)."""
-        self._choice_report_keys = {
-            p[2] for p in reported if p[:2] == ("choices", None) and len(p) > 2
-        }
-
-    def read(self, data: Any, chunk: Any = None, out: list[Part] | None = None) -> None:
-        """Read one chunk's JSON data; add its parts to `out`, when given."""
-        choices: list[Any] = data.get("choices") or []
-        for choice in choices:
-            if choice.__class__ is dict:
-                self._choice(choice, chunk, out)
-        if out is not None and self._reports(data, choices):
-            out.append(
-                Part("usage", None, "", chunk, usage=_usage(data, self._spellings))
-            )
-
-    def _reports(self, data: Any, choices: list[Any]) -> bool:
-        """Whether a chunk holds a usage report (most hold none)."""
-        for key in self._report_keys:
-            if data.get(key) is not None:
-                return True
-        return any(
-            choice.__class__ is dict and choice.get(key) is not None
-            for choice in choices
-            for key in self._choice_report_keys
+                    entry = (s.meaning, s.precedence, tuple(rest))
+                    under.setdefault(head, {}).setdefault(key, []).append(entry)
+        if calls:
+            under.setdefault(cast(str, calls[0]), {})
+        self.heads = tuple(
+            _head(typed, head, keys, calls) for head, keys in under.items()
         )
 
-    def _choice(
-        self, choice: dict[str, Any], chunk: Any, out: list[Part] | None
-    ) -> None:
-        index = _index_of(choice)
-        state = self._choices.get(index)
-        if state is None:
-            state = self._choices[index] = _ChoiceTexts(self._think_tags)
-        for meaning, piece in self._texts_of(choice):
-            if meaning == "text" and state.splitter is not None:
-                self._add(state, index, state.splitter.split(piece), chunk, out)
-                continue
-            state.from_field = state.from_field or meaning == "reasoning"
-            self._add(state, index, [(meaning, piece)], chunk, out, from_tags=False)
-        if out is not None and self._may_call(choice):
-            for call in _found(choice, _paths(self._spellings.get("tool_calls", []))):
-                self._tool_call(call[0], index, chunk, out)
-        finish: Any = choice.get(self._finish) if self._finish is not None else None
-        if isinstance(finish, str):
-            if state.splitter is not None:
-                self._add(state, index, state.splitter.flush(), chunk, out)
-            state.finished = True
-            if out is not None:
-                out.append(Part("finish", index, finish, chunk))
+        finish = [s.path for s in spellings if s.meaning == "finish_reason"]
+        key = finish[0][0] if finish and len(finish[0]) == 1 else None
+        self.finish_key = key if isinstance(key, str) else None
+        self.finish = (
+            None
+            if self.finish_key is None
+            else _getter(typed, "choices", self.finish_key)
+        )
+        reported = [s.path for s in spellings if s.meaning in _REPORTED]
+        self.report_keys = tuple(
+            key
+            for key in dict.fromkeys(p[0] for p in reported if p[0] != "choices")
+            if isinstance(key, str)
+        )
+        """The keys of a chunk that hold a usage report."""
+        self.reports = tuple(_getter(typed, "", key) for key in self.report_keys)
+        self.choice_reports = tuple(
+            _getter(typed, "choices", key)
+            for key in dict.fromkeys(
+                p[2] for p in reported if p[:2] == ("choices", None) and len(p) > 2
+            )
+            if isinstance(key, str)
+        )
+        """... and those of a choice (Moonshot)."""
 
-    def _may_call(self, choice: dict[str, Any]) -> bool:
-        """Whether a choice may hold tool calls: the keys their path starts with."""
-        path = _paths(self._spellings.get("tool_calls", []))
-        inner: Any = choice
-        for step in path[:2]:
-            if not isinstance(step, str) or inner.__class__ is not dict:
+
+def _values_getter(
+    readings: _Readings, head: str, keys: tuple[str, ...]
+) -> Callable[[Any], tuple[Any, ...]]:
+    """The values of some keys of a choice's head, in order, at once."""
+    if readings.typed is None:
+        return lambda inner: tuple(map(inner.get, keys))
+    return _values_of(readings.typed, f"choices.{head}", keys)
+
+
+def _reported(readings: _Readings, data: Any) -> bool:
+    """Whether a chunk holds a usage report."""
+    r = readings
+    unset = r.unset
+    for get in r.reports:
+        value = get(data)
+        if value is not None and value is not unset:
+            return True
+    for choice in r.choices(data) or ():
+        for get in r.choice_reports:
+            if r.mapped and choice.__class__ is not dict:
+                continue
+            value = get(choice)
+            if value is not None and value is not unset:
                 return True
-            inner = inner.get(step)
-            if inner is None:
-                return False
-        return True
+    return False
 
-    def _texts_of(self, choice: dict[str, Any]) -> list[tuple[str, str]]:
-        """(meaning, text) of a choice's texts in this chunk, reasoning first: of each
-        meaning, the spellings of the highest precedence that have text, joined."""
-        best: dict[str, tuple[int, list[str]]] = {}
-        for head, keys in self._keys.items():
-            inner: Any = choice.get(head)
-            if inner.__class__ is not dict:
+
+def _head(
+    typed: _Typed | None,
+    key: str,
+    keys: dict[str, list[_Entry]],
+    calls: tuple[_Step, ...],
+) -> _Head:
+    spelled = {
+        k: _Spelled(
+            tuple((m, p) for m, p, rest in v if not rest),
+            tuple(e for e in v if e[2]),
+            calls == (key, k, None),
+        )
+        for k, v in keys.items()
+    }
+    if calls[:1] == (key,) and calls[1] not in spelled:
+        spelled[cast(str, calls[1])] = _Spelled((), (), True)
+    where = f"choices.{key}"
+    values = None if typed is None else _values_of(typed, where, (*spelled,))
+    return _Head(key, _getter(typed, "choices", key), spelled, values)
+
+
+class _Reader:
+    """The texts of a stream, read chunk by chunk (as parts, for `iter_parts`), by the
+    `_Readings` of its module: only the keys spelled there are looked at.
+
+    It keeps each choice's texts when `keeps` (for a summary); without that and without
+    inline reasoning to find, a choice needs no state at all."""
+
+    __slots__ = ("_choices", "_readings", "_stateless", "_think_tags")
+
+    def __init__(
+        self, readings: _Readings, think_tags: _ThinkTags, keeps: bool = True
+    ) -> None:
+        self._readings = readings
+        self._think_tags: _ThinkTags = think_tags
+        self._choices: dict[int, _ChoiceTexts] = {}
+        self._stateless = not keeps and think_tags is None
+
+    def read(self, data: Any, chunk: Any = None, out: list[Part] | None = None) -> None:
+        """Read one chunk (JSON data, or the target's object, as the readings say); add
+        its parts to `out`, when given, each with `chunk`."""
+        # JSON data is read by `dict.get` itself, a third of the cost of a getter.
+        r = self._readings
+        mapped = r.mapped
+        reported = False
+        choices: Any = data.get("choices") if mapped else r.choices(data)
+        if choices:
+            for choice in choices:
+                if not mapped or choice.__class__ is dict:
+                    reported = self._choice(choice, chunk, out) or reported
+        if out is None:
+            return
+        if mapped:
+            for key in r.report_keys:
+                if data.get(key) is not None:
+                    reported = True
+        else:
+            unset = r.unset
+            for get in r.reports:
+                value = get(data)
+                if value is not None and value is not unset:
+                    reported = True
+        if reported:  # once a stream, or so: the whole chunk is read as JSON data
+            usage = _usage(r.json_of(data), r.by_meaning)
+            out.append(Part("usage", None, "", chunk, usage=usage))
+
+    def _choice(self, choice: Any, chunk: Any, out: list[Part] | None) -> bool:
+        """Read a choice; whether it holds a usage report."""
+        r = self._readings
+        mapped = r.mapped
+        index: Any = choice.get("index") if mapped else r.index(choice)
+        if index.__class__ is not int:
+            index = 0  # Azure's filter chunks may send none
+        state = None
+        if not self._stateless:
+            state = self._choices.get(index)
+            if state is None:
+                state = self._choices[index] = _ChoiceTexts(self._think_tags)
+        for head in r.heads:
+            inner: Any = choice.get(head.key) if mapped else head.get(choice)
+            if not inner or (mapped and inner.__class__ is not dict):
                 continue
-            for key in keys & cast(dict[str, Any], inner).keys():
-                value: Any = inner[key]
-                if value is None:
-                    continue
-                for meaning, precedence, rest in self._by_key[(head, key)]:
-                    if rest:
-                        if value.__class__ is not (
-                            dict if rest[0].__class__ is str else list
-                        ):
-                            continue  # the other shape of the field (Mistral's parts)
-                        found = _found(value, rest)
-                        texts: list[str] = [
-                            v for v, _, _ in found if v.__class__ is str and v
-                        ]
-                    else:
-                        texts = [value] if value.__class__ is str and value else []
-                    if not texts:
+            pieces, calls = self._texts_of(head, inner)
+            if state is None:
+                assert out is not None, "a reader without state gives parts"
+                for meaning, piece in pieces:
+                    out.append(Part(meaning, index, piece, chunk))
+            else:
+                for meaning, piece in pieces:
+                    if meaning == "text" and state.splitter is not None:
+                        self._add(state, index, state.splitter.split(piece), chunk, out)
                         continue
-                    known = best.get(meaning)
-                    if known is None or known[0] < precedence:
-                        best[meaning] = (precedence, texts)
-                    elif known[0] == precedence:
-                        known[1].extend(texts)
-        return [(m, "".join(best[m][1])) for m in _READ_ORDER if m in best]
+                    if meaning == "reasoning":
+                        state.from_field = True
+                    state.texts[meaning].append(piece)
+                    if out is not None:
+                        out.append(Part(meaning, index, piece, chunk))
+            if calls is not None and out is not None:
+                self._tool_calls(calls, index, chunk, out)
+        if r.finish is not None:
+            finish: Any = choice.get(r.finish_key) if mapped else r.finish(choice)
+            if finish.__class__ is str:
+                if state is not None:
+                    if state.splitter is not None:
+                        self._add(state, index, state.splitter.flush(), chunk, out)
+                    state.finished = True
+                if out is not None:
+                    out.append(Part("finish", index, finish, chunk))
+        if out is not None:
+            unset = r.unset
+            for get in r.choice_reports:
+                value = get(choice)
+                if value is not None and value is not unset:
+                    return True
+        return False
+
+    def _texts_of(self, head: _Head, inner: Any) -> tuple[list[tuple[str, str]], Any]:
+        """(meaning, text) of the texts under a choice's head in this chunk, reasoning
+        first: of each meaning, the spellings of the highest precedence that have text,
+        joined; and its tool calls (None: none)."""
+        hits: list[tuple[str, int, list[str]]] = []
+        spelled = head.spelled
+        calls: Any = None
+        keys = inner if head.values is None else spelled
+        values = inner.values() if head.values is None else head.values(inner)
+        for key, value in zip(keys, values, strict=True):
+            if not value:
+                continue
+            what = spelled.get(key)
+            if what is None:
+                continue
+            if value.__class__ is str:
+                for meaning, precedence in what.plain:
+                    hits.append((meaning, precedence, [value]))
+            elif what.nested:
+                self._nested(what.nested, value, hits)
+            elif what.calls:
+                calls = value
+        if not hits:
+            found: list[tuple[str, str]] = []
+        elif len(hits) == 1:
+            meaning, _, texts = hits[0]
+            found = [(meaning, texts[0] if len(texts) == 1 else "".join(texts))]
+        else:
+            best: dict[str, tuple[int, list[str]]] = {}
+            for meaning, precedence, texts in hits:
+                known = best.get(meaning)
+                if known is None or known[0] < precedence:
+                    best[meaning] = (precedence, list(texts))
+                elif known[0] == precedence:
+                    known[1].extend(texts)
+            found = [(m, "".join(best[m][1])) for m in _READ_ORDER if m in best]
+        return found, calls
+
+    def _nested(
+        self,
+        spelled: tuple[_Entry, ...],
+        value: Any,
+        hits: list[tuple[str, int, list[str]]],
+    ) -> None:
+        """The texts inside a key's value (a list of parts), by each of its spellings
+        that has any."""
+        data: Any = self._readings.json_of(value)
+        for meaning, precedence, rest in spelled:
+            if data.__class__ is not (dict if rest[0].__class__ is str else list):
+                continue  # the other shape of the field
+            texts = [v for v, _, _ in _found(data, rest) if v.__class__ is str and v]
+            if texts:
+                hits.append((meaning, precedence, texts))
 
     def _add(
         self,
@@ -7682,13 +7958,20 @@ class _Reader:
             if out is not None:
                 out.append(Part(meaning, index, text, chunk))
 
-    def _tool_call(self, item: Any, index: int, chunk: Any, out: list[Part]) -> None:
-        if item.__class__ is not dict:
-            return
-        call = _tool_call(_parts(item, self._spellings["tool_calls"][0][0]))
-        at: Any = item.get("index")
-        which = ToolCallPart(at if at.__class__ is int else None, call.id, call.name)
-        out.append(Part("tool_call", index, call.arguments, chunk, tool_call=which))
+    def _tool_calls(self, calls: Any, index: int, chunk: Any, out: list[Part]) -> None:
+        spelling = self._readings.call_spelling
+        assert spelling is not None, "read only where tool calls are spelled"
+        items: Any = self._readings.json_of(calls)
+        for item in items if items.__class__ is list else ():
+            if item.__class__ is dict:
+                call = _tool_call(_parts(item, spelling))
+                at: Any = item.get("index")
+                which = ToolCallPart(
+                    at if at.__class__ is int else None, call.id, call.name
+                )
+                out.append(
+                    Part("tool_call", index, call.arguments, chunk, tool_call=which)
+                )
 
     def texts(self, index: int) -> dict[str, str]:
         """The texts of a choice so far (a tag cut off at the end is not in them)."""
@@ -7715,16 +7998,13 @@ class _Reader:
 
 
 def _parts_of(
-    chunks: Iterable[Any],
-    json_of: Callable[[Any], Any],
-    spellings: tuple[_Spelling, ...],
-    think_tags: _ThinkTags,
+    chunks: Iterable[Any], readings: _Readings, think_tags: _ThinkTags
 ) -> Iterator[Part]:
-    reader = _Reader(spellings, think_tags)
+    reader = _Reader(readings, think_tags)
     chunk: Any = None
     for chunk in chunks:
         out: list[Part] = []
-        reader.read(json_of(chunk), chunk, out)
+        reader.read(chunk, chunk, out)
         yield from out
     out = []
     reader.end(chunk, out)
@@ -7732,28 +8012,19 @@ def _parts_of(
 
 
 async def _aparts_of(
-    chunks: AsyncIterable[Any],
-    json_of: Callable[[Any], Any],
-    spellings: tuple[_Spelling, ...],
-    think_tags: _ThinkTags,
+    chunks: AsyncIterable[Any], readings: _Readings, think_tags: _ThinkTags
 ) -> AsyncIterator[Part]:
-    reader = _Reader(spellings, think_tags)
+    reader = _Reader(readings, think_tags)
     chunk: Any = None
     async for chunk in chunks:
         out: list[Part] = []
-        reader.read(json_of(chunk), chunk, out)
+        reader.read(chunk, chunk, out)
         for part in out:
             yield part
     out = []
     reader.end(chunk, out)
     for part in out:
         yield part
-
-
-def _paths(tiers: list[list[_Spelling]]) -> tuple[_Step, ...]:
-    """The path of the best spelling (tool calls have one); without one, a key no JSON
-    object holds."""
-    return tiers[0][0].path if tiers else ("\0",)
 
 
 def _cut_tag(text: str, tag: str) -> int:
@@ -7793,24 +8064,34 @@ class _Respeller:
         "_inside",
         "_key",
         "_moved",
+        "_moving",
+        "_objects",
         "_reader",
+        "_renames",
     )
 
     def __init__(
         self,
         dialect: _Dialect,
-        spellings: tuple[_Spelling, ...],
+        readings: _Readings,
         think_tags: _ThinkTags,
+        objects: _Readings | None = None,
     ) -> None:
+        """`readings` read a chunk's JSON data, `objects` the module's chunk objects
+        (the same, for a module whose chunks are JSON data)."""
         self._dialect = dialect
-        self._reader = _Reader(spellings, think_tags)
+        self._objects = objects or readings
+        self._reader = _Reader(readings, think_tags)
+        spellings = [
+            s for tier in readings.by_meaning.values() for t in tier for s in t
+        ]
         text = next(s.path for s in spellings if s.meaning == "text")
         head, key = text[0], text[-1]
         assert isinstance(head, str) and isinstance(key, str), "the generator checks it"
         self._head, self._key = head, key
         """The key of a choice that holds the texts (`delta`), and the text's own."""
         self._moved = frozenset(
-            s.path[1]
+            cast(str, s.path[1])
             for s in spellings
             if s.meaning in _TEXTS and len(s.path) == 2 and s.path[0] == head
         )
@@ -7819,6 +8100,62 @@ class _Respeller:
         self._harmony = think_tags == "harmony"
         self._called: set[tuple[int, int]] = set()
         """(choice, number) of the calls in Harmony markup written so far."""
+        self._renames = {
+            cast(str, s.path[1]): (_mark(s.path[1]), _mark(dialect.reasoning))
+            for s in spellings
+            if s.meaning == "reasoning"
+            and dialect.tags is None
+            and s.path[:1] == (head,)
+            and len(s.path) == 2
+            and s.path[1] != dialect.reasoning
+        }
+        """Each key whose text only changes its name in the dialect, with its mark in
+        JSON text (its quoted name, a colon and the quote that opens a string) and the
+        mark it takes."""
+        self._moving: list[_Moving] | None = None
+        """What may move in a chunk, head by head; None when every chunk is re-spelled
+        (inline reasoning is read)."""
+        if think_tags is None:
+            self._moving = [
+                _moving(self._objects, h, dialect, head, key)
+                for h in self._objects.heads
+            ]
+
+    def written(self, chunk: Any, text: str) -> str | None:
+        """The JSON text of a chunk in the dialect, without reading it whole: `text`
+        (the module's `dumps`) as it is when nothing in it moves, or with one key
+        renamed when all that moves is a text to the dialect's key (`reasoning` to
+        `reasoning_content`). None when it must be re-spelled (`respell`)."""
+        if self._moving is None or self._inside or _reported(self._objects, chunk):
+            return None
+        found: list[tuple[str, Any]] = []
+        r = self._objects
+        for moving in self._moving:
+            for choice in r.choices(chunk) or ():
+                if r.mapped and choice.__class__ is not dict:
+                    continue
+                inner: Any = moving.head(choice)
+                if not inner or (r.mapped and inner.__class__ is not dict):
+                    continue
+                for value in moving.shaped(inner):
+                    if value and value.__class__ is not str:
+                        return None  # parts, written as text
+                for key, value in zip(moving.keys, moving.values(inner), strict=True):
+                    if value:
+                        found.append((key, value))
+        if not found:
+            return text
+        if len(found) > 1:
+            return None
+        key, value = found[0]
+        renamed = self._renames.get(key)
+        if renamed is None or value.__class__ is not str:
+            return None
+        mark, new = renamed
+        # Said once, the key's mark is the head's key: a JSON string escapes quotes.
+        if text.count(mark) != 1 or new[:-1] in text:
+            return None  # the dialect's key is there too (null): more than a rename
+        return text.replace(mark, new, 1)
 
     def respell(self, data: Mapping[str, Any]) -> dict[str, Any]:
         """A chunk's JSON data in the dialect; `data` is left as it is."""
@@ -7845,7 +8182,11 @@ class _Respeller:
         mine = [p for p in parts if p.choice == index]
         texts = {m: "".join(p.text for p in mine if p.kind == m) for m in _TEXTS}
         ends = any(p.kind in ("tool_call", "finish") for p in mine)
-        written = {k: v for k, v in delta.items() if k not in self._moved}
+        # A key of a text that holds none (null, "") stays as it came.
+        moved = self._moved
+        written: dict[str, Any] = {
+            k: v for k, v in delta.items() if k not in moved or not v
+        }
         self._write(written, delta, index, texts, ends)
         if self._harmony and "tool_calls" not in delta:
             calls = [self._call(index, p) for p in mine if p.kind == "tool_call"]
@@ -7889,12 +8230,8 @@ class _Respeller:
             text = reasoning + text
         if text:
             written[text_key] = text
-        elif text_key in delta and delta[text_key] in ("", None):
-            written[text_key] = delta[text_key]  # as it came
         if texts["refusal"]:
             written["refusal"] = texts["refusal"]
-        elif "refusal" in delta and delta["refusal"] in ("", None):
-            written["refusal"] = delta["refusal"]
 
 
 def _openai_usage(current: Any, report: UsageSummary) -> dict[str, Any]:
@@ -7922,6 +8259,51 @@ def _without_usage(choice: Any) -> Any:
     return choice
 
 
+class _Moving(NamedTuple):
+    """What a dialect may move under one head of a choice (the delta)."""
+
+    head: Callable[[Any], Any]
+    keys: tuple[str, ...]
+    """Keys whose value moves whenever there is one: a text's spelling other than
+    the dialect's own place, or a list that holds texts (`reasoning_details`)."""
+    values: Callable[[Any], tuple[Any, ...]]
+    """The values of `keys`."""
+    shaped: Callable[[Any], tuple[Any, ...]]
+    """The values of the keys in their place that move when they are not a string
+    (Mistral's parts in `content`)."""
+
+
+def _moving(
+    readings: _Readings, head: _Head, dialect: _Dialect, text_head: str, text_key: str
+) -> _Moving:
+    own = {"text": text_key, "refusal": "refusal"}
+    if dialect.tags is None:
+        own["reasoning"] = dialect.reasoning
+    keys: list[str] = []
+    shaped: list[str] = []
+    for key, what in head.spelled.items():
+        in_place = head.key == text_head and all(
+            own.get(m) == key for m, _ in what.plain
+        )
+        if what.plain and in_place:
+            if what.nested:
+                shaped.append(key)
+        elif what.plain or what.nested:
+            keys.append(key)
+    return _Moving(
+        head.get,
+        tuple(keys),
+        _values_getter(readings, head.key, tuple(keys)),
+        _values_getter(readings, head.key, tuple(shaped)),
+    )
+
+
+def _mark(key: object) -> str:
+    """A key's quoted name, a colon, and the quote that opens its string value."""
+    assert isinstance(key, str), "the generator checks it"
+    return f'{_json_text(key)}:"'
+
+
 _Completion = TypeVar("_Completion")
 
 
@@ -7934,10 +8316,10 @@ class _Accumulator(Generic[_Chunk, _Completion]):
     """The merge plan of each chunk type, by name."""
     _root: ClassVar[str]
     """The chunk type of the stream."""
-    _spellings: ClassVar[tuple[_Spelling, ...]]
-    """Where each meaning is spelled in the completion, for `summary()`."""
-    _chunk_spellings: ClassVar[tuple[_Spelling, ...]]
-    """Where each meaning is spelled in a chunk: the texts are read chunk by chunk."""
+    _summarised: ClassVar[_Summarised]
+    """What `summary()` reads from the completion."""
+    _readings: ClassVar[_Readings]
+    """What is read from the JSON data of each chunk: the texts, chunk by chunk."""
 
     def __init__(self, *, think_tags: _ThinkTags = None) -> None:
         """`think_tags`: (open, close), to read reasoning written inline in the text
@@ -7945,7 +8327,7 @@ class _Accumulator(Generic[_Chunk, _Completion]):
         inside reasoning), or "harmony", to read raw Harmony markup (gpt-oss); off by
         default, since an answer may hold the tags for what they say."""
         self._merged = _Merged(self._root, self._plans)
-        self._reader = _Reader(self._chunk_spellings, _checked_tags(think_tags))
+        self._reader = _Reader(self._readings, _checked_tags(think_tags))
         self.chunks = 0
         """How many chunks were added."""
 
@@ -7968,7 +8350,8 @@ class _Accumulator(Generic[_Chunk, _Completion]):
         """What the chunks added so far say, whichever backend spelled it: each
         choice's text, reasoning, refusal, finish reason and tool calls, the usage and
         cost, and the citations. Valid mid-stream, as `snapshot()` is."""
-        return _summary(_finish(self._merged), self._spellings, self._reader)
+        kept = self._summarised.kept
+        return _summary(_finish(self._merged, kept), self._summarised, self._reader)
 
     def _json_of(self, chunk: _Chunk) -> Mapping[str, Any]:
         raise NotImplementedError
@@ -8172,10 +8555,16 @@ def _blank(value: Any) -> bool:
     return value is None or value == "" or (value == 0 and type(value) is int)
 
 
-def _finish(merged: _Merged) -> dict[str, Any]:
-    """The JSON object merged so far, with the fills for keys no chunk supplied."""
-    out = {key: _finished(value) for key, value in merged.items()}
+def _finish(merged: _Merged, kept: _Kept | None = None) -> dict[str, Any]:
+    """The JSON object merged so far, with the fills for keys no chunk supplied; only
+    its keys `kept`, when given (a summary reads few)."""
+    if kept is None:
+        out = {key: _finished(value) for key, value in merged.items()}
+    else:
+        out = {key: _finished(merged[key], kept[key]) for key in kept if key in merged}
     for key, value, inner in merged.plan.fills:
+        if kept is not None and key not in kept:
+            continue
         current = out.get(key)
         if inner:
             if current is None:
@@ -8187,7 +8576,7 @@ def _finish(merged: _Merged) -> dict[str, Any]:
     return out
 
 
-def _finished(value: Any) -> Any:
+def _finished(value: Any, kept: _Kept | None = None) -> Any:
     kind = value.__class__
     if kind is _Text:
         text = "".join(value)
@@ -8196,9 +8585,9 @@ def _finished(value: Any) -> Any:
     if kind is _Items:
         return [_copied(item) for item in value]
     if kind is _Slots:
-        return [_finish(value[index]) for index in sorted(value)]
+        return [_finish(value[index], kept) for index in sorted(value)]
     if kind is _Merged:
-        return _finish(value)
+        return _finish(value, kept)
     return _copied(value)
 
 
@@ -8889,6 +9278,57 @@ _CHUNK_SPELLINGS: Final[tuple[_Spelling, ...]] = (
     ),  # ChoiceDelta.annotations
 )
 """Where each meaning is spelled in a chunk."""
+_DATA_READINGS: Final = _Readings(_CHUNK_SPELLINGS, None)
+"""What the meanings are read from in a chunk's JSON data."""
+_OBJECT_READINGS: Final = _Readings(
+    _CHUNK_SPELLINGS,
+    _Typed(
+        names={
+            "": {
+                "choices": "choices",
+                "usage": "usage",
+                "x_groq": "x_groq",
+                "search_results": "search_results",
+                "citations": "citations",
+                "web_search": "web_search",
+            },
+            "choices": {
+                "index": "index",
+                "delta": "delta",
+                "finish_reason": "finish_reason",
+                "usage": "usage",
+            },
+            "choices.delta": {
+                "content": "content",
+                "reasoning_details": "reasoning_details",
+                "reasoning_content": "reasoning_content",
+                "reasoning": "reasoning",
+                "thinking_blocks": "thinking_blocks",
+                "refusal": "refusal",
+                "tool_calls": "tool_calls",
+                "annotations": "annotations",
+            },
+            "choices.usage": {
+                "prompt_tokens": "prompt_tokens",
+                "completion_tokens": "completion_tokens",
+                "total_tokens": "total_tokens",
+                "prompt_tokens_details": "prompt_tokens_details",
+                "cached_tokens": "cached_tokens",
+                "prompt_cache_hit_tokens": "prompt_cache_hit_tokens",
+                "completion_tokens_details": "completion_tokens_details",
+                "reasoning_tokens": "reasoning_tokens",
+                "cost_in_usd_ticks": "cost_in_usd_ticks",
+                "cost": "cost",
+            },
+        },
+        extra="extra",
+        json_of=_encoded,
+        unset=UNSET,
+    ),
+)
+"""What the meanings are read from in a chunk object, as `iter_parts` reads it."""
+_SUMMARISED: Final = _Summarised(_SPELLINGS)
+"""What `summary()` reads from the completion."""
 _DIALECTS: Final[tuple[_Dialect, ...]] = (
     _Dialect("reasoning_content", "reasoning_content"),
     _Dialect("reasoning", "reasoning"),
@@ -8917,8 +9357,8 @@ class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
     __slots__ = ()
     _plans = _PLANS
     _root = "ChatCompletionChunk"
-    _spellings = _SPELLINGS
-    _chunk_spellings = _CHUNK_SPELLINGS
+    _summarised = _SUMMARISED
+    _readings = _DATA_READINGS
 
     def _json_of(self, chunk: ChatCompletionChunk) -> Mapping[str, Any]:
         return _chunk_json(chunk)

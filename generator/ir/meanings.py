@@ -353,6 +353,25 @@ def _placed_in_chunks(
     ]
 
 
+def reader_keys(in_chunks: tuple[Spelling, ...]) -> dict[str, tuple[str, ...]]:
+    """The keys a reader of chunks looks up: on the chunk (""), a choice ("choices") and
+    an object of a choice that holds texts ("choices.delta"). They are the first key of
+    each spelling's path at each of these, with the choices and a choice's index."""
+    keys: dict[str, list[str]] = {"": ["choices"], "choices": ["index"]}
+    for s in in_chunks:
+        path = ("choices", None, *s.path) if s.meaning in _CHOICE_MEANINGS else s.path
+        levels = [("", 0)]
+        if path[:2] == ("choices", None):
+            levels.append(("choices", 2))
+            if len(path) > 3 and isinstance(path[2], str):
+                levels.append((f"choices.{path[2]}", 3))
+        for where, at in levels:
+            key = path[at] if at < len(path) else None
+            if isinstance(key, str) and key not in keys.setdefault(where, []):
+                keys[where].append(key)
+    return {where: tuple(found) for where, found in keys.items()}
+
+
 def _in_a_list(prefix: tuple[Step, ...]) -> bool:
     """Whether a place is in a list other than the choices."""
     inner = prefix[2:] if prefix[:2] == ("choices", None) else prefix

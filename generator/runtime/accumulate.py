@@ -14,7 +14,16 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final, Generic, NamedTuple, TypeVar
 
 from .json_text import _SURROGATE, _json_text
-from .meanings import Summary, _checked_tags, _Reader, _Spelling, _summary, _ThinkTags
+from .meanings import (
+    Summary,
+    _checked_tags,
+    _Kept,
+    _Reader,
+    _Readings,
+    _Summarised,
+    _summary,
+    _ThinkTags,
+)
 from .sse import _Chunk
 
 _Completion = TypeVar("_Completion")
@@ -29,10 +38,10 @@ class _Accumulator(Generic[_Chunk, _Completion]):
     """The merge plan of each chunk type, by name."""
     _root: ClassVar[str]
     """The chunk type of the stream."""
-    _spellings: ClassVar[tuple[_Spelling, ...]]
-    """Where each meaning is spelled in the completion, for `summary()`."""
-    _chunk_spellings: ClassVar[tuple[_Spelling, ...]]
-    """Where each meaning is spelled in a chunk: the texts are read chunk by chunk."""
+    _summarised: ClassVar[_Summarised]
+    """What `summary()` reads from the completion."""
+    _readings: ClassVar[_Readings]
+    """What is read from the JSON data of each chunk: the texts, chunk by chunk."""
 
     def __init__(self, *, think_tags: _ThinkTags = None) -> None:
         """`think_tags`: (open, close), to read reasoning written inline in the text
@@ -40,7 +49,7 @@ class _Accumulator(Generic[_Chunk, _Completion]):
         inside reasoning), or "harmony", to read raw Harmony markup (gpt-oss); off by
         default, since an answer may hold the tags for what they say."""
         self._merged = _Merged(self._root, self._plans)
-        self._reader = _Reader(self._chunk_spellings, _checked_tags(think_tags))
+        self._reader = _Reader(self._readings, _checked_tags(think_tags))
         self.chunks = 0
         """How many chunks were added."""
 
@@ -63,7 +72,8 @@ class _Accumulator(Generic[_Chunk, _Completion]):
         """What the chunks added so far say, whichever backend spelled it: each
         choice's text, reasoning, refusal, finish reason and tool calls, the usage and
         cost, and the citations. Valid mid-stream, as `snapshot()` is."""
-        return _summary(_finish(self._merged), self._spellings, self._reader)
+        kept = self._summarised.kept
+        return _summary(_finish(self._merged, kept), self._summarised, self._reader)
 
     def _json_of(self, chunk: _Chunk) -> Mapping[str, Any]:
         raise NotImplementedError
@@ -264,10 +274,16 @@ def _blank(value: Any) -> bool:
     return value is None or value == "" or (value == 0 and type(value) is int)
 
 
-def _finish(merged: _Merged) -> dict[str, Any]:
-    """The JSON object merged so far, with the fills for keys no chunk supplied."""
-    out = {key: _finished(value) for key, value in merged.items()}
+def _finish(merged: _Merged, kept: _Kept | None = None) -> dict[str, Any]:
+    """The JSON object merged so far, with the fills for keys no chunk supplied; only
+    its keys `kept`, when given (a summary reads few)."""
+    if kept is None:
+        out = {key: _finished(value) for key, value in merged.items()}
+    else:
+        out = {key: _finished(merged[key], kept[key]) for key in kept if key in merged}
     for key, value, inner in merged.plan.fills:
+        if kept is not None and key not in kept:
+            continue
         current = out.get(key)
         if inner:
             if current is None:
@@ -279,7 +295,7 @@ def _finish(merged: _Merged) -> dict[str, Any]:
     return out
 
 
-def _finished(value: Any) -> Any:
+def _finished(value: Any, kept: _Kept | None = None) -> Any:
     kind = value.__class__
     if kind is _Text:
         text = "".join(value)
@@ -288,9 +304,9 @@ def _finished(value: Any) -> Any:
     if kind is _Items:
         return [_copied(item) for item in value]
     if kind is _Slots:
-        return [_finish(value[index]) for index in sorted(value)]
+        return [_finish(value[index], kept) for index in sorted(value)]
     if kind is _Merged:
-        return _finish(value)
+        return _finish(value, kept)
     return _copied(value)
 
 

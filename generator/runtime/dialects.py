@@ -7,17 +7,21 @@ OpenAI's places), and every other key stays as it came."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, NamedTuple
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple, cast
 
+from .json_text import _json_text
 from .meanings import (
     _TEXTS,
     Part,
     UsageSummary,
+    _Head,
     _index_of,
     _Reader,
-    _Spelling,
+    _Readings,
+    _reported,
     _ThinkTags,
+    _values_getter,
 )
 
 
@@ -50,24 +54,34 @@ class _Respeller:
         "_inside",
         "_key",
         "_moved",
+        "_moving",
+        "_objects",
         "_reader",
+        "_renames",
     )
 
     def __init__(
         self,
         dialect: _Dialect,
-        spellings: tuple[_Spelling, ...],
+        readings: _Readings,
         think_tags: _ThinkTags,
+        objects: _Readings | None = None,
     ) -> None:
+        """`readings` read a chunk's JSON data, `objects` the module's chunk objects
+        (the same, for a module whose chunks are JSON data)."""
         self._dialect = dialect
-        self._reader = _Reader(spellings, think_tags)
+        self._objects = objects or readings
+        self._reader = _Reader(readings, think_tags)
+        spellings = [
+            s for tier in readings.by_meaning.values() for t in tier for s in t
+        ]
         text = next(s.path for s in spellings if s.meaning == "text")
         head, key = text[0], text[-1]
         assert isinstance(head, str) and isinstance(key, str), "the generator checks it"
         self._head, self._key = head, key
         """The key of a choice that holds the texts (`delta`), and the text's own."""
         self._moved = frozenset(
-            s.path[1]
+            cast(str, s.path[1])
             for s in spellings
             if s.meaning in _TEXTS and len(s.path) == 2 and s.path[0] == head
         )
@@ -76,6 +90,62 @@ class _Respeller:
         self._harmony = think_tags == "harmony"
         self._called: set[tuple[int, int]] = set()
         """(choice, number) of the calls in Harmony markup written so far."""
+        self._renames = {
+            cast(str, s.path[1]): (_mark(s.path[1]), _mark(dialect.reasoning))
+            for s in spellings
+            if s.meaning == "reasoning"
+            and dialect.tags is None
+            and s.path[:1] == (head,)
+            and len(s.path) == 2
+            and s.path[1] != dialect.reasoning
+        }
+        """Each key whose text only changes its name in the dialect, with its mark in
+        JSON text (its quoted name, a colon and the quote that opens a string) and the
+        mark it takes."""
+        self._moving: list[_Moving] | None = None
+        """What may move in a chunk, head by head; None when every chunk is re-spelled
+        (inline reasoning is read)."""
+        if think_tags is None:
+            self._moving = [
+                _moving(self._objects, h, dialect, head, key)
+                for h in self._objects.heads
+            ]
+
+    def written(self, chunk: Any, text: str) -> str | None:
+        """The JSON text of a chunk in the dialect, without reading it whole: `text`
+        (the module's `dumps`) as it is when nothing in it moves, or with one key
+        renamed when all that moves is a text to the dialect's key (`reasoning` to
+        `reasoning_content`). None when it must be re-spelled (`respell`)."""
+        if self._moving is None or self._inside or _reported(self._objects, chunk):
+            return None
+        found: list[tuple[str, Any]] = []
+        r = self._objects
+        for moving in self._moving:
+            for choice in r.choices(chunk) or ():
+                if r.mapped and choice.__class__ is not dict:
+                    continue
+                inner: Any = moving.head(choice)
+                if not inner or (r.mapped and inner.__class__ is not dict):
+                    continue
+                for value in moving.shaped(inner):
+                    if value and value.__class__ is not str:
+                        return None  # parts, written as text
+                for key, value in zip(moving.keys, moving.values(inner), strict=True):
+                    if value:
+                        found.append((key, value))
+        if not found:
+            return text
+        if len(found) > 1:
+            return None
+        key, value = found[0]
+        renamed = self._renames.get(key)
+        if renamed is None or value.__class__ is not str:
+            return None
+        mark, new = renamed
+        # Said once, the key's mark is the head's key: a JSON string escapes quotes.
+        if text.count(mark) != 1 or new[:-1] in text:
+            return None  # the dialect's key is there too (null): more than a rename
+        return text.replace(mark, new, 1)
 
     def respell(self, data: Mapping[str, Any]) -> dict[str, Any]:
         """A chunk's JSON data in the dialect; `data` is left as it is."""
@@ -102,7 +172,11 @@ class _Respeller:
         mine = [p for p in parts if p.choice == index]
         texts = {m: "".join(p.text for p in mine if p.kind == m) for m in _TEXTS}
         ends = any(p.kind in ("tool_call", "finish") for p in mine)
-        written = {k: v for k, v in delta.items() if k not in self._moved}
+        # A key of a text that holds none (null, "") stays as it came.
+        moved = self._moved
+        written: dict[str, Any] = {
+            k: v for k, v in delta.items() if k not in moved or not v
+        }
         self._write(written, delta, index, texts, ends)
         if self._harmony and "tool_calls" not in delta:
             calls = [self._call(index, p) for p in mine if p.kind == "tool_call"]
@@ -146,12 +220,8 @@ class _Respeller:
             text = reasoning + text
         if text:
             written[text_key] = text
-        elif text_key in delta and delta[text_key] in ("", None):
-            written[text_key] = delta[text_key]  # as it came
         if texts["refusal"]:
             written["refusal"] = texts["refusal"]
-        elif "refusal" in delta and delta["refusal"] in ("", None):
-            written["refusal"] = delta["refusal"]
 
 
 def _openai_usage(current: Any, report: UsageSummary) -> dict[str, Any]:
@@ -177,3 +247,48 @@ def _without_usage(choice: Any) -> Any:
     if choice.__class__ is dict and "usage" in choice:
         return {k: v for k, v in choice.items() if k != "usage"}
     return choice
+
+
+class _Moving(NamedTuple):
+    """What a dialect may move under one head of a choice (the delta)."""
+
+    head: Callable[[Any], Any]
+    keys: tuple[str, ...]
+    """Keys whose value moves whenever there is one: a text's spelling other than
+    the dialect's own place, or a list that holds texts (`reasoning_details`)."""
+    values: Callable[[Any], tuple[Any, ...]]
+    """The values of `keys`."""
+    shaped: Callable[[Any], tuple[Any, ...]]
+    """The values of the keys in their place that move when they are not a string
+    (Mistral's parts in `content`)."""
+
+
+def _moving(
+    readings: _Readings, head: _Head, dialect: _Dialect, text_head: str, text_key: str
+) -> _Moving:
+    own = {"text": text_key, "refusal": "refusal"}
+    if dialect.tags is None:
+        own["reasoning"] = dialect.reasoning
+    keys: list[str] = []
+    shaped: list[str] = []
+    for key, what in head.spelled.items():
+        in_place = head.key == text_head and all(
+            own.get(m) == key for m, _ in what.plain
+        )
+        if what.plain and in_place:
+            if what.nested:
+                shaped.append(key)
+        elif what.plain or what.nested:
+            keys.append(key)
+    return _Moving(
+        head.get,
+        tuple(keys),
+        _values_getter(readings, head.key, tuple(keys)),
+        _values_getter(readings, head.key, tuple(shaped)),
+    )
+
+
+def _mark(key: object) -> str:
+    """A key's quoted name, a colon, and the quote that opens its string value."""
+    assert isinstance(key, str), "the generator checks it"
+    return f'{_json_text(key)}:"'

@@ -334,3 +334,17 @@ def _model_text(value: BaseModel) -> str:
         # A lone UTF-16 surrogate (half of a pair a stream split across chunks, D9)
         # has no UTF-8 spelling, so pydantic cannot write it; json writes its escape.
         return _wire_text(value.model_dump(by_alias=True, exclude_unset=True))
+
+
+def _encoded(value: Any) -> Any:
+    """The JSON data of a value that may hold models (as `model_dump` writes them)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(by_alias=True, exclude_unset=True)
+    kind = value.__class__
+    if kind is list:
+        return [_encoded(item) for item in cast(list[Any], value)]
+    if kind is dict:
+        return {
+            key: _encoded(item) for key, item in cast(dict[str, Any], value).items()
+        }
+    return value

@@ -7,7 +7,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...ir.model import EnumRef, Field, ListOf, MapOf, Model, ModelRef, Scalar, Spec, TypeExpr
+from ...ir.meanings import reader_keys
+from ...ir.model import (
+    EnumRef,
+    Field,
+    ListOf,
+    MapOf,
+    Model,
+    ModelRef,
+    Scalar,
+    Spec,
+    TypeExpr,
+    alternatives,
+)
 from ...ir.naming import python_name, snake
 
 STDLIB_SCALARS = {"string": "str", "int": "int", "float": "float", "bool": "bool", "any": "Any"}
@@ -48,6 +60,14 @@ class Target:
     name there; "" for a module)."""
     dumps_doc: ClassVar[str] = ""
     """A paragraph `dumps` adds to its docstring."""
+    native_text: ClassVar[bool] = False
+    """Whether `dumps` writes JSON text itself, not through the chunk's JSON data."""
+    typed: ClassVar[bool] = True
+    """Whether a chunk is an object of the module's own classes (not JSON data)."""
+    extra_attribute: ClassVar[str] = "extra"
+    """The attribute of an object that holds the keys the spec does not describe."""
+    unset: ClassVar[str] = "UNSET"
+    """What an absent key reads as."""
 
     def __init__(self, spec: Spec) -> None:
         self.spec = spec
@@ -96,6 +116,23 @@ class Target:
             return tuple(self.python_name(f) for f in model.fields if f.repeats == how)
 
         return Shared(stream=names("stream"), vocabulary=names("vocabulary"))
+
+    @property
+    def readings(self) -> str:
+        """The module's table of what the meanings reader reads in a chunk."""
+        return "_OBJECT_READINGS" if self.typed else "_DATA_READINGS"
+
+    def reader_names(self) -> dict[str, dict[str, str]]:
+        """The attribute of each key the meanings reader reads on a chunk object, by
+        where it sits (see `ir.meanings.reader_keys`); a key the module does not declare
+        is left out, and read from `extra`."""
+        models = {m.name: m for m in self.spec.models}
+        names: dict[str, dict[str, str]] = {}
+        for where, keys in reader_keys(self.spec.meanings.in_chunks).items():
+            model = _model_at(models, self.spec.root, where)
+            fields = {f.wire: f for f in model.fields} if model else {}
+            names[where] = {k: self.python_name(fields[k]) for k in keys if k in fields}
+        return names
 
     # --- JSON conversion ------------------------------------------------------------
 
@@ -158,3 +195,17 @@ class Target:
     def constant(model: Model, what: str) -> str:
         """The name of a module-level table of a model: `_CHOICE_DELTA_FIELDS`."""
         return f"_{snake(model.name).upper()}_{what}"
+
+
+def _model_at(models: dict[str, Model], root: str, where: str) -> Model | None:
+    """The object type at a dotted path of keys from the root (lists passed through)."""
+    model: Model | None = models[root]
+    for key in filter(None, where.split(".")):
+        fields = {f.wire: f for f in model.fields} if model else {}
+        field = fields.get(key)
+        model = None
+        for option in alternatives(field.type) if field else ():
+            inner = option.item if isinstance(option, ListOf) else option
+            if isinstance(inner, ModelRef):
+                model = models[inner.name]
+    return model

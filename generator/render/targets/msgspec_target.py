@@ -25,6 +25,7 @@ from .tables import Tables
 class Msgspec(Target):
     name = "msgspec"
     runtime = ("errors", "values", "objects", "structs", "sharing", "json_text")
+    native_text = True
     reserved = DATACLASS_RESERVED
     # Only per-stream values: a struct is read in C, where a Python `__post_init__` on
     # every logprob token costs more than the copy saves (logprob reads 25 % slower).

@@ -27,6 +27,9 @@ class Pydantic(Target):
     runtime = ("errors", "models", "json_text")
     reserved = PYDANTIC_RESERVED
     exact_text = False
+    extra_attribute = "__pydantic_extra__"
+    native_text = True
+    unset = "None"  # an absent key reads as its default
     imports: ClassVar[dict[str, tuple[str, str]]] = {
         name: ("pydantic", name)
         for name in ("AfterValidator", "BaseModel", "ConfigDict", "Discriminator", "Field", "Tag")

@@ -18,6 +18,7 @@ class TypedDicts(Target):
     name = "typeddicts"
     runtime = ("errors", "unset", "values", "objects", "typed_dicts", "json_text")
     reserved = frozenset()
+    typed = False
     imports: ClassVar[dict[str, tuple[str, str]]] = {
         "TypedDict": ("typing_extensions", "TypedDict"),
     }

@@ -35,6 +35,7 @@ from collections.abc import (
     Mapping,
 )
 from dataclasses import dataclass
+from operator import attrgetter, methodcaller
 from types import MappingProxyType
 from typing import (
     Any,
@@ -138,6 +139,9 @@ __all__ = [
 
 
 # (runtime section: values._list_of)
+
+
+# (runtime section: values._encoded)
 
 
 # (runtime section: objects._REJECT)
@@ -844,7 +848,7 @@ def iter_parts(
         chunks = cast("ChunkStream[Chunk]", source)
     else:
         chunks = iter_chunks(source, on_error=on_error, max_event_size=max_event_size)
-    return _parts_of(chunks, _chunk_json, _CHUNK_SPELLINGS, tags)
+    return _parts_of(chunks, _OBJECT_READINGS, tags)
 
 
 def aiter_parts(
@@ -866,7 +870,7 @@ def aiter_parts(
         chunks = cast("AsyncChunkStream[Chunk]", source)
     else:
         chunks = aiter_chunks(source, on_error=on_error, max_event_size=max_event_size)
-    return _aparts_of(chunks, _chunk_json, _CHUNK_SPELLINGS, tags)
+    return _aparts_of(chunks, _OBJECT_READINGS, tags)
 
 
 def _chunk_json(chunk: Chunk) -> Mapping[str, Any]:
@@ -911,7 +915,7 @@ def to_dialect(chunk: Chunk, dialect: str) -> Chunk:
     usage where OpenAI writes it) and every other key as it came; `chunk` is left as it
     is. One chunk alone: a stream is re-spelled by `iter_sse(..., dialect=...)`, which
     opens a think block once and closes it where the answer starts."""
-    respeller = _Respeller(_dialect_named(dialect, _DIALECTS), _CHUNK_SPELLINGS, None)
+    respeller = _Respeller(_dialect_named(dialect, _DIALECTS), _DATA_READINGS, None)
     data = respeller.respell(_chunk_json(chunk))
     return Chunk.from_dict(data)
 
@@ -924,10 +928,13 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
         return sse_chunk
     if dialect is None:
         raise ValueError("think_tags reads a stream to re-spell it: give a dialect too")
-    respeller = _Respeller(_dialect_named(dialect, _DIALECTS), _CHUNK_SPELLINGS, tags)
+    chosen = _dialect_named(dialect, _DIALECTS)
+    respeller = _Respeller(chosen, _DATA_READINGS, tags, _OBJECT_READINGS)
 
     def encode(chunk: Chunk) -> bytes:
-        text = _wire_text(respeller.respell(_chunk_json(chunk)))
+        text = respeller.written(chunk, dumps(chunk)) or _wire_text(
+            respeller.respell(_chunk_json(chunk))
+        )
         return b"data: " + text.encode() + b"\n\n"
 
     return encode
@@ -975,6 +982,12 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 # (runtime section: meanings._OPAQUE)
 
 
+# (runtime section: meanings._REPORTED)
+
+
+# (runtime section: meanings._CHOICE_MEANINGS)
+
+
 # (runtime section: meanings._found)
 
 
@@ -1008,6 +1021,15 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 # (runtime section: meanings._index_of)
 
 
+# (runtime section: meanings._Kept)
+
+
+# (runtime section: meanings._Summarised)
+
+
+# (runtime section: meanings._keep)
+
+
 # (runtime section: meanings._summary)
 
 
@@ -1035,6 +1057,45 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 # (runtime section: meanings._READ_ORDER)
 
 
+# (runtime section: meanings._Typed)
+
+
+# (runtime section: meanings._InExtra)
+
+
+# (runtime section: meanings._nothing)
+
+
+# (runtime section: meanings._getter)
+
+
+# (runtime section: meanings._values_of)
+
+
+# (runtime section: meanings._as_is)
+
+
+# (runtime section: meanings._Entry)
+
+
+# (runtime section: meanings._Head)
+
+
+# (runtime section: meanings._Spelled)
+
+
+# (runtime section: meanings._Readings)
+
+
+# (runtime section: meanings._values_getter)
+
+
+# (runtime section: meanings._reported)
+
+
+# (runtime section: meanings._head)
+
+
 # (runtime section: meanings._Reader)
 
 
@@ -1042,9 +1103,6 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 
 
 # (runtime section: meanings._aparts_of)
-
-
-# (runtime section: meanings._paths)
 
 
 # (runtime section: meanings._cut_tag)
@@ -1063,6 +1121,15 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 
 
 # (runtime section: dialects._without_usage)
+
+
+# (runtime section: dialects._Moving)
+
+
+# (runtime section: dialects._moving)
+
+
+# (runtime section: dialects._mark)
 
 
 # (runtime section: accumulate._Completion)
@@ -1168,6 +1235,20 @@ _SPELLINGS: Final[tuple[_Spelling, ...]] = ()
 precedence first."""
 _CHUNK_SPELLINGS: Final[tuple[_Spelling, ...]] = ()
 """Where each meaning is spelled in a chunk."""
+_DATA_READINGS: Final = _Readings(_CHUNK_SPELLINGS, None)
+"""What the meanings are read from in a chunk's JSON data."""
+_OBJECT_READINGS: Final = _Readings(
+    _CHUNK_SPELLINGS,
+    _Typed(
+        names={"": {}, "choices": {}},
+        extra="extra",
+        json_of=_encoded,
+        unset=UNSET,
+    ),
+)
+"""What the meanings are read from in a chunk object, as `iter_parts` reads it."""
+_SUMMARISED: Final = _Summarised(_SPELLINGS)
+"""What `summary()` reads from the completion."""
 _DIALECTS: Final[tuple[_Dialect, ...]] = ()
 """Where each dialect writes reasoning (the spec's `dialects:`)."""
 
@@ -1192,8 +1273,8 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
     __slots__ = ()
     _plans = _PLANS
     _root = "Chunk"
-    _spellings = _SPELLINGS
-    _chunk_spellings = _CHUNK_SPELLINGS
+    _summarised = _SUMMARISED
+    _readings = _DATA_READINGS
 
     def _json_of(self, chunk: Chunk) -> Mapping[str, Any]:
         return _chunk_json(chunk)

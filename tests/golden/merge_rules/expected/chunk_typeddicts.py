@@ -34,6 +34,7 @@ from collections.abc import (
     Mapping,
 )
 from dataclasses import dataclass
+from operator import attrgetter, methodcaller
 from typing import (
     Any,
     ClassVar,
@@ -619,7 +620,7 @@ def iter_parts(
         chunks = cast("ChunkStream[Chunk]", source)
     else:
         chunks = iter_chunks(source, on_error=on_error, max_event_size=max_event_size)
-    return _parts_of(chunks, _chunk_json, _CHUNK_SPELLINGS, tags)
+    return _parts_of(chunks, _DATA_READINGS, tags)
 
 
 def aiter_parts(
@@ -641,7 +642,7 @@ def aiter_parts(
         chunks = cast("AsyncChunkStream[Chunk]", source)
     else:
         chunks = aiter_chunks(source, on_error=on_error, max_event_size=max_event_size)
-    return _aparts_of(chunks, _chunk_json, _CHUNK_SPELLINGS, tags)
+    return _aparts_of(chunks, _DATA_READINGS, tags)
 
 
 def _chunk_json(chunk: Chunk) -> Mapping[str, Any]:
@@ -686,7 +687,7 @@ def to_dialect(chunk: Chunk, dialect: str) -> Chunk:
     usage where OpenAI writes it) and every other key as it came; `chunk` is left as it
     is. One chunk alone: a stream is re-spelled by `iter_sse(..., dialect=...)`, which
     opens a think block once and closes it where the answer starts."""
-    respeller = _Respeller(_dialect_named(dialect, _DIALECTS), _CHUNK_SPELLINGS, None)
+    respeller = _Respeller(_dialect_named(dialect, _DIALECTS), _DATA_READINGS, None)
     data = respeller.respell(_chunk_json(chunk))
     return validate_chunk(data)
 
@@ -699,10 +700,14 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
         return sse_chunk
     if dialect is None:
         raise ValueError("think_tags reads a stream to re-spell it: give a dialect too")
-    respeller = _Respeller(_dialect_named(dialect, _DIALECTS), _CHUNK_SPELLINGS, tags)
+    chosen = _dialect_named(dialect, _DIALECTS)
+    respeller = _Respeller(chosen, _DATA_READINGS, tags, _DATA_READINGS)
 
     def encode(chunk: Chunk) -> bytes:
-        text = _wire_text(respeller.respell(_chunk_json(chunk)))
+        data = _chunk_json(chunk)
+        text = respeller.written(chunk, _wire_text(data)) or _wire_text(
+            respeller.respell(data)
+        )
         return b"data: " + text.encode() + b"\n\n"
 
     return encode
@@ -750,6 +755,12 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 # (runtime section: meanings._OPAQUE)
 
 
+# (runtime section: meanings._REPORTED)
+
+
+# (runtime section: meanings._CHOICE_MEANINGS)
+
+
 # (runtime section: meanings._found)
 
 
@@ -783,6 +794,15 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 # (runtime section: meanings._index_of)
 
 
+# (runtime section: meanings._Kept)
+
+
+# (runtime section: meanings._Summarised)
+
+
+# (runtime section: meanings._keep)
+
+
 # (runtime section: meanings._summary)
 
 
@@ -810,6 +830,45 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 # (runtime section: meanings._READ_ORDER)
 
 
+# (runtime section: meanings._Typed)
+
+
+# (runtime section: meanings._InExtra)
+
+
+# (runtime section: meanings._nothing)
+
+
+# (runtime section: meanings._getter)
+
+
+# (runtime section: meanings._values_of)
+
+
+# (runtime section: meanings._as_is)
+
+
+# (runtime section: meanings._Entry)
+
+
+# (runtime section: meanings._Head)
+
+
+# (runtime section: meanings._Spelled)
+
+
+# (runtime section: meanings._Readings)
+
+
+# (runtime section: meanings._values_getter)
+
+
+# (runtime section: meanings._reported)
+
+
+# (runtime section: meanings._head)
+
+
 # (runtime section: meanings._Reader)
 
 
@@ -817,9 +876,6 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 
 
 # (runtime section: meanings._aparts_of)
-
-
-# (runtime section: meanings._paths)
 
 
 # (runtime section: meanings._cut_tag)
@@ -838,6 +894,15 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 
 
 # (runtime section: dialects._without_usage)
+
+
+# (runtime section: dialects._Moving)
+
+
+# (runtime section: dialects._moving)
+
+
+# (runtime section: dialects._mark)
 
 
 # (runtime section: accumulate._Completion)
@@ -943,6 +1008,10 @@ _SPELLINGS: Final[tuple[_Spelling, ...]] = ()
 precedence first."""
 _CHUNK_SPELLINGS: Final[tuple[_Spelling, ...]] = ()
 """Where each meaning is spelled in a chunk."""
+_DATA_READINGS: Final = _Readings(_CHUNK_SPELLINGS, None)
+"""What the meanings are read from in a chunk's JSON data."""
+_SUMMARISED: Final = _Summarised(_SPELLINGS)
+"""What `summary()` reads from the completion."""
 _DIALECTS: Final[tuple[_Dialect, ...]] = ()
 """Where each dialect writes reasoning (the spec's `dialects:`)."""
 
@@ -967,8 +1036,8 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
     __slots__ = ()
     _plans = _PLANS
     _root = "Chunk"
-    _spellings = _SPELLINGS
-    _chunk_spellings = _CHUNK_SPELLINGS
+    _summarised = _SUMMARISED
+    _readings = _DATA_READINGS
 
     def _json_of(self, chunk: Chunk) -> Mapping[str, Any]:
         return _chunk_json(chunk)
