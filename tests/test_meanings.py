@@ -457,3 +457,67 @@ def test_a_harmony_stream_re_spelled_reads_back_the_same(module: ModuleType) -> 
         ("get_weather", '{"city":"Oslo"}')
     ]
     assert b"<|" not in written
+
+
+def events_of(written: bytes) -> list[Any]:
+    """The JSON data of each chunk event, refusing an object that repeats a key."""
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [key for key, _ in pairs]
+        assert len(keys) == len(set(keys)), f"a key twice: {keys}"
+        return dict(pairs)
+
+    return [
+        json.loads(e[6:], object_pairs_hook=unique)
+        for e in written.split(b"\n\n")
+        if e[6:7] == b"{"
+    ]
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("stream", FIXTURE_STREAMS, ids=lambda s: s.name)
+def test_a_dialect_writes_each_chunk_as_re_spelling_it_would(
+    module: ModuleType, stream: Any
+) -> None:
+    """`iter_sse` writes a chunk with nothing to move as `dumps` does, and renames a key
+    in place when that is all that moves: the same JSON as re-spelling it whole."""
+    chunks = list(module.iter_chunks([body(text for _, text in stream.chunks)]))
+    for dialect in DIALECTS:
+        written = events_of(b"".join(module.iter_sse(chunks, dialect=dialect)))
+        whole = module._Respeller(
+            module._dialect_named(dialect, module._DIALECTS), module._DATA_READINGS, None
+        )
+        respelled = [json.loads(json.dumps(whole.respell(module._chunk_json(c)))) for c in chunks]
+        assert written == respelled, dialect
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_a_key_is_renamed_only_where_it_is_the_delta_s(module: ModuleType) -> None:
+    """The quick rename in a dialect touches the delta's key and nothing that looks
+    like it: a key of that name elsewhere, the dialect's key already there (null), the
+    name inside a text."""
+    nested = {"x_trace": {"reasoning": "not this"}}
+    calls = [{"index": 0, "function": {"arguments": {"reasoning": "not this"}}}]
+    cases = [
+        (chunk({"reasoning": "Think."}, **nested), {"reasoning_content": "Think."}),
+        (
+            chunk({"tool_calls": calls, "reasoning": "Think."}),
+            {"tool_calls": calls, "reasoning_content": "Think."},
+        ),
+        (chunk({"content": "Hi"}, **nested), {"content": "Hi"}),
+        (
+            chunk({"reasoning": "Think.", "reasoning_content": None}),
+            {"reasoning_content": "Think."},
+        ),
+        (chunk({"reasoning": 'a "reasoning":"b'}), {"reasoning_content": 'a "reasoning":"b'}),
+        (chunk({"content": '{"reasoning":"x"}'}), {"content": '{"reasoning":"x"}'}),
+        (chunk({"reasoning": ""}), {"reasoning": ""}),
+    ]
+    for payload, delta in cases:
+        [event] = events_of(
+            b"".join(
+                module.iter_sse(module.iter_chunks([body([payload])]), dialect="reasoning_content")
+            )
+        )
+        assert event["choices"][0]["delta"] == delta, payload
+        assert event.get("x_trace") == payload.get("x_trace")
