@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       08d78afb7b3c
-# Digest: 61b987f756b7b2f6
+#   chunkspec code                       b07e6b630524
+# Digest: 5e5cbef311b34974
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -60,6 +60,7 @@ from collections.abc import (
     Mapping,
 )
 from dataclasses import dataclass, field
+from itertools import compress
 from operator import attrgetter, methodcaller
 from typing import (
     TYPE_CHECKING,
@@ -7034,11 +7035,11 @@ def _encoder(
     if dialect is None:
         raise ValueError("think_tags reads a stream to re-spell it: give a dialect too")
     chosen = _dialect_named(dialect, _DIALECTS)
-    respeller = _Respeller(chosen, _DATA_READINGS, tags, _OBJECT_READINGS)
+    respeller = _Respeller(chosen, _DATA_READINGS, tags)
 
     def encode(chunk: ChatCompletionChunk) -> bytes:
         data = _chunk_json(chunk)
-        text = respeller.written(chunk, _wire_text(data)) or _wire_text(
+        text = respeller.written(data, _wire_text(data)) or _wire_text(
             respeller.respell(data)
         )
         return b"data: " + text.encode() + b"\n\n"
@@ -7191,36 +7192,47 @@ def _found(
 ) -> list[tuple[Any, Any, tuple[int, ...]]]:
     """The values at `path` under `value`, in order, each with the list item it came
     from (None: none) and its place (the indexes of the items passed through)."""
+    for at, step in enumerate(path):  # keys, the most of a path, are looked up fast
+        if step.__class__ is not str:
+            return _found_in_lists(value, path[at:])
+        if value.__class__ is not dict:
+            return []
+        value = value.get(step)
+        if value is None:
+            return []
+    return [(value, None, ())]
+
+
+def _found_in_lists(
+    value: Any, path: tuple[_Step, ...]
+) -> list[tuple[Any, Any, tuple[int, ...]]]:
     found: list[tuple[Any, Any, tuple[int, ...]]] = [(value, None, ())]
     for step in path:
-        found = [
-            hit
-            for current, item, place in found
-            for hit in _stepped(current, step, item, place)
-        ]
+        stepped: list[tuple[Any, Any, tuple[int, ...]]] = []
+        for current, item, place in found:
+            kind = current.__class__
+            if step.__class__ is str:
+                if kind is dict:
+                    inner = current.get(step)
+                    if inner is not None:
+                        stepped.append((inner, item, place))
+            elif kind is list:
+                items = enumerate(cast(list[Any], current))
+                if step is None:
+                    stepped.extend(
+                        (v, v, (*place, i)) for i, v in items if v is not None
+                    )
+                else:
+                    key, wanted = cast("tuple[str, str]", step)
+                    stepped.extend(
+                        (v, v, (*place, i))
+                        for i, v in items
+                        if v.__class__ is dict and v.get(key) == wanted
+                    )
+        found = stepped
         if not found:
             break
-    return [hit for hit in found if hit[0] is not None]
-
-
-def _stepped(
-    current: Any, step: _Step, item: Any, place: tuple[int, ...]
-) -> list[tuple[Any, Any, tuple[int, ...]]]:
-    if isinstance(step, str):
-        if current.__class__ is dict and step in current:
-            return [(current[step], item, place)]
-        return []
-    if current.__class__ is not list:
-        return []
-    items = enumerate(current)
-    if step is None:
-        return [(v, v, (*place, i)) for i, v in items]
-    key, wanted = step
-    return [
-        (v, v, (*place, i))
-        for i, v in items
-        if v.__class__ is dict and v.get(key) == wanted
-    ]
+    return found
 
 
 def _by_meaning(spellings: tuple[_Spelling, ...]) -> dict[str, list[list[_Spelling]]]:
@@ -7240,7 +7252,10 @@ def _first_value(
 ) -> Any:
     for tier in tiers:
         for spelling in tier:
-            for value, _, _ in _found(data, spelling.path):
+            path = spelling.path
+            if data.get(path[0]) is None:
+                continue  # most places are not there: no walk
+            for value, _, _ in _found(data, path):
                 if value.__class__ in kinds:
                     if spelling.scale == 1.0:
                         return value
@@ -7670,6 +7685,7 @@ class _Readings:
     __slots__ = (
         "by_meaning",
         "call_spelling",
+        "choice_report_keys",
         "choice_reports",
         "choices",
         "finish",
@@ -7728,12 +7744,15 @@ class _Readings:
         )
         """The keys of a chunk that hold a usage report."""
         self.reports = tuple(_getter(typed, "", key) for key in self.report_keys)
-        self.choice_reports = tuple(
-            _getter(typed, "choices", key)
+        self.choice_report_keys = tuple(
+            key
             for key in dict.fromkeys(
                 p[2] for p in reported if p[:2] == ("choices", None) and len(p) > 2
             )
             if isinstance(key, str)
+        )
+        self.choice_reports = tuple(
+            _getter(typed, "choices", key) for key in self.choice_report_keys
         )
         """... and those of a choice (Moonshot)."""
 
@@ -7750,6 +7769,16 @@ def _values_getter(
 def _reported(readings: _Readings, data: Any) -> bool:
     """Whether a chunk holds a usage report."""
     r = readings
+    if r.mapped:  # `dict.get` itself: a third of the cost of a getter
+        for key in r.report_keys:
+            if data.get(key) is not None:
+                return True
+        for choice in data.get("choices") or ():
+            if choice.__class__ is dict:
+                for key in r.choice_report_keys:
+                    if choice.get(key) is not None:
+                        return True
+        return False
     unset = r.unset
     for get in r.reports:
         value = get(data)
@@ -7757,8 +7786,6 @@ def _reported(readings: _Readings, data: Any) -> bool:
             return True
     for choice in r.choices(data) or ():
         for get in r.choice_reports:
-            if r.mapped and choice.__class__ is not dict:
-                continue
             value = get(choice)
             if value is not None and value is not unset:
                 return True
@@ -7888,11 +7915,13 @@ class _Reader:
         hits: list[tuple[str, int, list[str]]] = []
         spelled = head.spelled
         calls: Any = None
-        keys = inner if head.values is None else spelled
-        values = inner.values() if head.values is None else head.values(inner)
-        for key, value in zip(keys, values, strict=True):
-            if not value:
-                continue
+        if head.values is None:
+            pairs: Iterable[tuple[str, Any]] = inner.items()
+            values: Iterable[Any] = inner.values()
+        else:
+            values = head.values(inner)
+            pairs = zip(spelled, values, strict=True)
+        for key, value in compress(pairs, values):  # those with a value (most: one)
             what = spelled.get(key)
             if what is None:
                 continue
@@ -8126,23 +8155,15 @@ class _Respeller:
         (the module's `dumps`) as it is when nothing in it moves, or with one key
         renamed when all that moves is a text to the dialect's key (`reasoning` to
         `reasoning_content`). None when it must be re-spelled (`respell`)."""
-        if self._moving is None or self._inside or _reported(self._objects, chunk):
+        if self._moving is None or self._inside:
             return None
-        found: list[tuple[str, Any]] = []
-        r = self._objects
-        for moving in self._moving:
-            for choice in r.choices(chunk) or ():
-                if r.mapped and choice.__class__ is not dict:
-                    continue
-                inner: Any = moving.head(choice)
-                if not inner or (r.mapped and inner.__class__ is not dict):
-                    continue
-                for value in moving.shaped(inner):
-                    if value and value.__class__ is not str:
-                        return None  # parts, written as text
-                for key, value in zip(moving.keys, moving.values(inner), strict=True):
-                    if value:
-                        found.append((key, value))
+        found = (
+            self._moved_in_data(chunk)
+            if self._objects.mapped
+            else self._moved_in_objects(chunk)
+        )
+        if found is None:
+            return None
         if not found:
             return text
         if len(found) > 1:
@@ -8153,9 +8174,47 @@ class _Respeller:
             return None
         mark, new = renamed
         # Said once, the key's mark is the head's key: a JSON string escapes quotes.
-        if text.count(mark) != 1 or new[:-1] in text:
+        at = text.find(mark)
+        if text.find(mark, at + 1) >= 0 or new[:-1] in text:
             return None  # the dialect's key is there too (null): more than a rename
-        return text.replace(mark, new, 1)
+        return text[:at] + new + text[at + len(mark) :]
+
+    def _moved_in_data(self, data: Any) -> list[tuple[str, Any]] | None:
+        """(key, value) of what moves in a chunk's JSON data; None when more than a
+        head's texts does (a usage report, Mistral's parts)."""
+        r = self._objects
+        found: list[tuple[str, Any]] = []
+        for key in r.report_keys:
+            if data.get(key) is not None:
+                return None
+        for choice in data.get("choices") or ():
+            if choice.__class__ is not dict:
+                continue
+            for key in r.choice_report_keys:
+                if choice.get(key) is not None:
+                    return None
+            for moving in cast(list[_Moving], self._moving):
+                inner = choice.get(moving.key)
+                if inner.__class__ is not dict or moving.names.isdisjoint(inner):
+                    continue  # most chunks: nothing to move
+                if not _taken(moving, moving.values(inner), found):
+                    return None
+        return found
+
+    def _moved_in_objects(self, chunk: Any) -> list[tuple[str, Any]] | None:
+        """`_moved_in_data` for the module's chunk objects."""
+        r = self._objects
+        found: list[tuple[str, Any]] = []
+        if _reported(r, chunk):
+            return None
+        for choice in r.choices(chunk) or ():
+            for moving in cast(list[_Moving], self._moving):
+                inner: Any = moving.head(choice)
+                if inner:
+                    values = moving.values(inner)
+                    if any(values) and not _taken(moving, values, found):
+                        return None
+        return found
 
     def respell(self, data: Mapping[str, Any]) -> dict[str, Any]:
         """A chunk's JSON data in the dialect; `data` is left as it is."""
@@ -8262,15 +8321,33 @@ def _without_usage(choice: Any) -> Any:
 class _Moving(NamedTuple):
     """What a dialect may move under one head of a choice (the delta)."""
 
+    key: str
     head: Callable[[Any], Any]
     keys: tuple[str, ...]
     """Keys whose value moves whenever there is one: a text's spelling other than
-    the dialect's own place, or a list that holds texts (`reasoning_details`)."""
+    the dialect's own place, or a list that holds texts (`reasoning_details`); then
+    the keys in their place that move when they are not a string (Mistral's parts in
+    `content`)."""
+    moved: int
+    """How many of `keys` are of the first kind."""
+    names: frozenset[str]
+    """`keys`, to look up."""
     values: Callable[[Any], tuple[Any, ...]]
-    """The values of `keys`."""
-    shaped: Callable[[Any], tuple[Any, ...]]
-    """The values of the keys in their place that move when they are not a string
-    (Mistral's parts in `content`)."""
+    """The values of `keys`, at once."""
+
+
+def _taken(
+    moving: _Moving, values: tuple[Any, ...], found: list[tuple[str, Any]]
+) -> bool:
+    """Add to `found` the values that move under a head; False when one is parts
+    (written as text: more than a rename)."""
+    for at, value in enumerate(values):
+        if value:
+            if at < moving.moved:
+                found.append((moving.keys[at], value))
+            elif value.__class__ is not str:
+                return False
+    return True
 
 
 def _moving(
@@ -8290,12 +8367,9 @@ def _moving(
                 shaped.append(key)
         elif what.plain or what.nested:
             keys.append(key)
-    return _Moving(
-        head.get,
-        tuple(keys),
-        _values_getter(readings, head.key, tuple(keys)),
-        _values_getter(readings, head.key, tuple(shaped)),
-    )
+    every = (*keys, *shaped)
+    values = _values_getter(readings, head.key, every)
+    return _Moving(head.key, head.get, every, len(keys), frozenset(every), values)
 
 
 def _mark(key: object) -> str:

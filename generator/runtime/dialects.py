@@ -116,23 +116,15 @@ class _Respeller:
         (the module's `dumps`) as it is when nothing in it moves, or with one key
         renamed when all that moves is a text to the dialect's key (`reasoning` to
         `reasoning_content`). None when it must be re-spelled (`respell`)."""
-        if self._moving is None or self._inside or _reported(self._objects, chunk):
+        if self._moving is None or self._inside:
             return None
-        found: list[tuple[str, Any]] = []
-        r = self._objects
-        for moving in self._moving:
-            for choice in r.choices(chunk) or ():
-                if r.mapped and choice.__class__ is not dict:
-                    continue
-                inner: Any = moving.head(choice)
-                if not inner or (r.mapped and inner.__class__ is not dict):
-                    continue
-                for value in moving.shaped(inner):
-                    if value and value.__class__ is not str:
-                        return None  # parts, written as text
-                for key, value in zip(moving.keys, moving.values(inner), strict=True):
-                    if value:
-                        found.append((key, value))
+        found = (
+            self._moved_in_data(chunk)
+            if self._objects.mapped
+            else self._moved_in_objects(chunk)
+        )
+        if found is None:
+            return None
         if not found:
             return text
         if len(found) > 1:
@@ -143,9 +135,47 @@ class _Respeller:
             return None
         mark, new = renamed
         # Said once, the key's mark is the head's key: a JSON string escapes quotes.
-        if text.count(mark) != 1 or new[:-1] in text:
+        at = text.find(mark)
+        if text.find(mark, at + 1) >= 0 or new[:-1] in text:
             return None  # the dialect's key is there too (null): more than a rename
-        return text.replace(mark, new, 1)
+        return text[:at] + new + text[at + len(mark) :]
+
+    def _moved_in_data(self, data: Any) -> list[tuple[str, Any]] | None:
+        """(key, value) of what moves in a chunk's JSON data; None when more than a
+        head's texts does (a usage report, Mistral's parts)."""
+        r = self._objects
+        found: list[tuple[str, Any]] = []
+        for key in r.report_keys:
+            if data.get(key) is not None:
+                return None
+        for choice in data.get("choices") or ():
+            if choice.__class__ is not dict:
+                continue
+            for key in r.choice_report_keys:
+                if choice.get(key) is not None:
+                    return None
+            for moving in cast(list[_Moving], self._moving):
+                inner = choice.get(moving.key)
+                if inner.__class__ is not dict or moving.names.isdisjoint(inner):
+                    continue  # most chunks: nothing to move
+                if not _taken(moving, moving.values(inner), found):
+                    return None
+        return found
+
+    def _moved_in_objects(self, chunk: Any) -> list[tuple[str, Any]] | None:
+        """`_moved_in_data` for the module's chunk objects."""
+        r = self._objects
+        found: list[tuple[str, Any]] = []
+        if _reported(r, chunk):
+            return None
+        for choice in r.choices(chunk) or ():
+            for moving in cast(list[_Moving], self._moving):
+                inner: Any = moving.head(choice)
+                if inner:
+                    values = moving.values(inner)
+                    if any(values) and not _taken(moving, values, found):
+                        return None
+        return found
 
     def respell(self, data: Mapping[str, Any]) -> dict[str, Any]:
         """A chunk's JSON data in the dialect; `data` is left as it is."""
@@ -252,15 +282,33 @@ def _without_usage(choice: Any) -> Any:
 class _Moving(NamedTuple):
     """What a dialect may move under one head of a choice (the delta)."""
 
+    key: str
     head: Callable[[Any], Any]
     keys: tuple[str, ...]
     """Keys whose value moves whenever there is one: a text's spelling other than
-    the dialect's own place, or a list that holds texts (`reasoning_details`)."""
+    the dialect's own place, or a list that holds texts (`reasoning_details`); then
+    the keys in their place that move when they are not a string (Mistral's parts in
+    `content`)."""
+    moved: int
+    """How many of `keys` are of the first kind."""
+    names: frozenset[str]
+    """`keys`, to look up."""
     values: Callable[[Any], tuple[Any, ...]]
-    """The values of `keys`."""
-    shaped: Callable[[Any], tuple[Any, ...]]
-    """The values of the keys in their place that move when they are not a string
-    (Mistral's parts in `content`)."""
+    """The values of `keys`, at once."""
+
+
+def _taken(
+    moving: _Moving, values: tuple[Any, ...], found: list[tuple[str, Any]]
+) -> bool:
+    """Add to `found` the values that move under a head; False when one is parts
+    (written as text: more than a rename)."""
+    for at, value in enumerate(values):
+        if value:
+            if at < moving.moved:
+                found.append((moving.keys[at], value))
+            elif value.__class__ is not str:
+                return False
+    return True
 
 
 def _moving(
@@ -280,12 +328,9 @@ def _moving(
                 shaped.append(key)
         elif what.plain or what.nested:
             keys.append(key)
-    return _Moving(
-        head.get,
-        tuple(keys),
-        _values_getter(readings, head.key, tuple(keys)),
-        _values_getter(readings, head.key, tuple(shaped)),
-    )
+    every = (*keys, *shaped)
+    values = _values_getter(readings, head.key, every)
+    return _Moving(head.key, head.get, every, len(keys), frozenset(every), values)
 
 
 def _mark(key: object) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import compress
 from operator import attrgetter, methodcaller
 from typing import Any, Final, Literal, NamedTuple, TypeAlias, cast
 
@@ -170,36 +171,47 @@ def _found(
 ) -> list[tuple[Any, Any, tuple[int, ...]]]:
     """The values at `path` under `value`, in order, each with the list item it came
     from (None: none) and its place (the indexes of the items passed through)."""
+    for at, step in enumerate(path):  # keys, the most of a path, are looked up fast
+        if step.__class__ is not str:
+            return _found_in_lists(value, path[at:])
+        if value.__class__ is not dict:
+            return []
+        value = value.get(step)
+        if value is None:
+            return []
+    return [(value, None, ())]
+
+
+def _found_in_lists(
+    value: Any, path: tuple[_Step, ...]
+) -> list[tuple[Any, Any, tuple[int, ...]]]:
     found: list[tuple[Any, Any, tuple[int, ...]]] = [(value, None, ())]
     for step in path:
-        found = [
-            hit
-            for current, item, place in found
-            for hit in _stepped(current, step, item, place)
-        ]
+        stepped: list[tuple[Any, Any, tuple[int, ...]]] = []
+        for current, item, place in found:
+            kind = current.__class__
+            if step.__class__ is str:
+                if kind is dict:
+                    inner = current.get(step)
+                    if inner is not None:
+                        stepped.append((inner, item, place))
+            elif kind is list:
+                items = enumerate(cast(list[Any], current))
+                if step is None:
+                    stepped.extend(
+                        (v, v, (*place, i)) for i, v in items if v is not None
+                    )
+                else:
+                    key, wanted = cast("tuple[str, str]", step)
+                    stepped.extend(
+                        (v, v, (*place, i))
+                        for i, v in items
+                        if v.__class__ is dict and v.get(key) == wanted
+                    )
+        found = stepped
         if not found:
             break
-    return [hit for hit in found if hit[0] is not None]
-
-
-def _stepped(
-    current: Any, step: _Step, item: Any, place: tuple[int, ...]
-) -> list[tuple[Any, Any, tuple[int, ...]]]:
-    if isinstance(step, str):
-        if current.__class__ is dict and step in current:
-            return [(current[step], item, place)]
-        return []
-    if current.__class__ is not list:
-        return []
-    items = enumerate(current)
-    if step is None:
-        return [(v, v, (*place, i)) for i, v in items]
-    key, wanted = step
-    return [
-        (v, v, (*place, i))
-        for i, v in items
-        if v.__class__ is dict and v.get(key) == wanted
-    ]
+    return found
 
 
 def _by_meaning(spellings: tuple[_Spelling, ...]) -> dict[str, list[list[_Spelling]]]:
@@ -219,7 +231,10 @@ def _first_value(
 ) -> Any:
     for tier in tiers:
         for spelling in tier:
-            for value, _, _ in _found(data, spelling.path):
+            path = spelling.path
+            if data.get(path[0]) is None:
+                continue  # most places are not there: no walk
+            for value, _, _ in _found(data, path):
                 if value.__class__ in kinds:
                     if spelling.scale == 1.0:
                         return value
@@ -647,6 +662,7 @@ class _Readings:
     __slots__ = (
         "by_meaning",
         "call_spelling",
+        "choice_report_keys",
         "choice_reports",
         "choices",
         "finish",
@@ -705,12 +721,15 @@ class _Readings:
         )
         """The keys of a chunk that hold a usage report."""
         self.reports = tuple(_getter(typed, "", key) for key in self.report_keys)
-        self.choice_reports = tuple(
-            _getter(typed, "choices", key)
+        self.choice_report_keys = tuple(
+            key
             for key in dict.fromkeys(
                 p[2] for p in reported if p[:2] == ("choices", None) and len(p) > 2
             )
             if isinstance(key, str)
+        )
+        self.choice_reports = tuple(
+            _getter(typed, "choices", key) for key in self.choice_report_keys
         )
         """... and those of a choice (Moonshot)."""
 
@@ -727,6 +746,16 @@ def _values_getter(
 def _reported(readings: _Readings, data: Any) -> bool:
     """Whether a chunk holds a usage report."""
     r = readings
+    if r.mapped:  # `dict.get` itself: a third of the cost of a getter
+        for key in r.report_keys:
+            if data.get(key) is not None:
+                return True
+        for choice in data.get("choices") or ():
+            if choice.__class__ is dict:
+                for key in r.choice_report_keys:
+                    if choice.get(key) is not None:
+                        return True
+        return False
     unset = r.unset
     for get in r.reports:
         value = get(data)
@@ -734,8 +763,6 @@ def _reported(readings: _Readings, data: Any) -> bool:
             return True
     for choice in r.choices(data) or ():
         for get in r.choice_reports:
-            if r.mapped and choice.__class__ is not dict:
-                continue
             value = get(choice)
             if value is not None and value is not unset:
                 return True
@@ -865,11 +892,13 @@ class _Reader:
         hits: list[tuple[str, int, list[str]]] = []
         spelled = head.spelled
         calls: Any = None
-        keys = inner if head.values is None else spelled
-        values = inner.values() if head.values is None else head.values(inner)
-        for key, value in zip(keys, values, strict=True):
-            if not value:
-                continue
+        if head.values is None:
+            pairs: Iterable[tuple[str, Any]] = inner.items()
+            values: Iterable[Any] = inner.values()
+        else:
+            values = head.values(inner)
+            pairs = zip(spelled, values, strict=True)
+        for key, value in compress(pairs, values):  # those with a value (most: one)
             what = spelled.get(key)
             if what is None:
                 continue

@@ -29,7 +29,7 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       a6b4c26ec8a2
-# Digest: e3894e65754fce62
+#   chunkspec code                       543dba7db25d
+# Digest: 59af34ae5efcc66a
 # Regenerate with: make generate
 """Generated round-trip tests."""

@@ -34,6 +34,7 @@ from collections.abc import (
     Mapping,
 )
 from dataclasses import dataclass, field
+from itertools import compress
 from operator import attrgetter, methodcaller
 from typing import (
     TYPE_CHECKING,
@@ -752,11 +753,11 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
     if dialect is None:
         raise ValueError("think_tags reads a stream to re-spell it: give a dialect too")
     chosen = _dialect_named(dialect, _DIALECTS)
-    respeller = _Respeller(chosen, _DATA_READINGS, tags, _OBJECT_READINGS)
+    respeller = _Respeller(chosen, _DATA_READINGS, tags)
 
     def encode(chunk: Chunk) -> bytes:
         data = _chunk_json(chunk)
-        text = respeller.written(chunk, _wire_text(data)) or _wire_text(
+        text = respeller.written(data, _wire_text(data)) or _wire_text(
             respeller.respell(data)
         )
         return b"data: " + text.encode() + b"\n\n"
@@ -815,7 +816,7 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 # (runtime section: meanings._found)
 
 
-# (runtime section: meanings._stepped)
+# (runtime section: meanings._found_in_lists)
 
 
 # (runtime section: meanings._by_meaning)
@@ -948,6 +949,9 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 
 
 # (runtime section: dialects._Moving)
+
+
+# (runtime section: dialects._taken)
 
 
 # (runtime section: dialects._moving)

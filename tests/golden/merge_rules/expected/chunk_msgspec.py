@@ -35,6 +35,7 @@ from collections.abc import (
     Mapping,
 )
 from dataclasses import dataclass
+from itertools import compress
 from operator import attrgetter, methodcaller
 from types import MappingProxyType
 from typing import (
@@ -991,7 +992,7 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 # (runtime section: meanings._found)
 
 
-# (runtime section: meanings._stepped)
+# (runtime section: meanings._found_in_lists)
 
 
 # (runtime section: meanings._by_meaning)
@@ -1124,6 +1125,9 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 
 
 # (runtime section: dialects._Moving)
+
+
+# (runtime section: dialects._taken)
 
 
 # (runtime section: dialects._moving)

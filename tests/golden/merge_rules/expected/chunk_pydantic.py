@@ -33,6 +33,7 @@ from collections.abc import (
     Mapping,
 )
 from dataclasses import dataclass
+from itertools import compress
 from operator import attrgetter, methodcaller
 from typing import (
     Annotated,
@@ -649,7 +650,7 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 # (runtime section: meanings._found)
 
 
-# (runtime section: meanings._stepped)
+# (runtime section: meanings._found_in_lists)
 
 
 # (runtime section: meanings._by_meaning)
@@ -782,6 +783,9 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 
 
 # (runtime section: dialects._Moving)
+
+
+# (runtime section: dialects._taken)
 
 
 # (runtime section: dialects._moving)
