@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       aa2177acc201
-# Digest: 9cfd9358588649cb
+#   chunkspec code                       b18b02ae1cef
+# Digest: 87e4c5ab48dac3ce
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -4808,7 +4808,7 @@ class _Harmony:
 
 
 class _ChoiceTexts:
-    __slots__ = ("finished", "from_field", "splitter", "texts")
+    __slots__ = ("from_field", "splitter", "texts")
 
     def __init__(self, think_tags: _ThinkTags) -> None:
         self.texts: dict[str, list[str]] = {meaning: [] for meaning in _TEXTS}
@@ -4820,7 +4820,6 @@ class _ChoiceTexts:
         self.from_field = False
         """Whether a field carried reasoning: then reasoning between tags is the same
         text again (llama.cpp sends both), and not read."""
-        self.finished = False
 
 
 _READ_ORDER: Final = ("reasoning", "text", "refusal")
@@ -5135,10 +5134,8 @@ class _Reader:
         if r.finish is not None:
             finish: Any = choice.get(r.finish_key) if mapped else r.finish(choice)
             if finish.__class__ is str:
-                if state is not None:
-                    if state.splitter is not None:
-                        self._add(state, index, state.splitter.flush(), chunk, out)
-                    state.finished = True
+                if state is not None and state.splitter is not None:
+                    self._add(state, index, state.splitter.flush(), chunk, out)
                 if out is not None:
                     out.append(Part("finish", index, finish, chunk))
         if out is not None:

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       cf9e720cbc0b
-# Digest: 9cf41b7be98a1624
+#   chunkspec code                       558278ef2953
+# Digest: 7ab5b2cde7216d5d
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -6550,7 +6550,7 @@ class _Harmony:
 
 
 class _ChoiceTexts:
-    __slots__ = ("finished", "from_field", "splitter", "texts")
+    __slots__ = ("from_field", "splitter", "texts")
 
     def __init__(self, think_tags: _ThinkTags) -> None:
         self.texts: dict[str, list[str]] = {meaning: [] for meaning in _TEXTS}
@@ -6562,7 +6562,6 @@ class _ChoiceTexts:
         self.from_field = False
         """Whether a field carried reasoning: then reasoning between tags is the same
         text again (llama.cpp sends both), and not read."""
-        self.finished = False
 
 
 _READ_ORDER: Final = ("reasoning", "text", "refusal")
@@ -6877,10 +6876,8 @@ class _Reader:
         if r.finish is not None:
             finish: Any = choice.get(r.finish_key) if mapped else r.finish(choice)
             if finish.__class__ is str:
-                if state is not None:
-                    if state.splitter is not None:
-                        self._add(state, index, state.splitter.flush(), chunk, out)
-                    state.finished = True
+                if state is not None and state.splitter is not None:
+                    self._add(state, index, state.splitter.flush(), chunk, out)
                 if out is not None:
                     out.append(Part("finish", index, finish, chunk))
         if out is not None:

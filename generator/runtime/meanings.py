@@ -544,7 +544,7 @@ class _Harmony:
 
 
 class _ChoiceTexts:
-    __slots__ = ("finished", "from_field", "splitter", "texts")
+    __slots__ = ("from_field", "splitter", "texts")
 
     def __init__(self, think_tags: _ThinkTags) -> None:
         self.texts: dict[str, list[str]] = {meaning: [] for meaning in _TEXTS}
@@ -556,7 +556,6 @@ class _ChoiceTexts:
         self.from_field = False
         """Whether a field carried reasoning: then reasoning between tags is the same
         text again (llama.cpp sends both), and not read."""
-        self.finished = False
 
 
 _READ_ORDER: Final = ("reasoning", "text", "refusal")
@@ -871,10 +870,8 @@ class _Reader:
         if r.finish is not None:
             finish: Any = choice.get(r.finish_key) if mapped else r.finish(choice)
             if finish.__class__ is str:
-                if state is not None:
-                    if state.splitter is not None:
-                        self._add(state, index, state.splitter.flush(), chunk, out)
-                    state.finished = True
+                if state is not None and state.splitter is not None:
+                    self._add(state, index, state.splitter.flush(), chunk, out)
                 if out is not None:
                     out.append(Part("finish", index, finish, chunk))
         if out is not None:
