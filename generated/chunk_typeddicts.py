@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       558278ef2953
-# Digest: 7ab5b2cde7216d5d
+#   chunkspec code                       b501340f2b6b
+# Digest: e24d889c6c967ced
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -6310,7 +6310,20 @@ def _citations(data: Any, tiers: list[list[_Spelling]]) -> tuple[Citation, ...]:
     return tuple(seen.values())
 
 
-def _usage(data: Any, meanings: dict[str, list[list[_Spelling]]]) -> UsageSummary:
+def _usage(
+    data: Any,
+    meanings: dict[str, list[list[_Spelling]]],
+    in_choices: tuple[str, ...] = (),
+) -> UsageSummary:
+    """The usage report of a completion or a chunk, read by its rules; `in_choices`
+    are the keys of a choice that may hold one."""
+    choices: Any = data.get("choices")
+    if choices and not any(
+        choice.__class__ is dict and choice.get(key) is not None
+        for choice in choices
+        for key in in_choices
+    ):
+        data = {**data, "choices": None}  # no report there: no walk through them
     counts = {
         meaning: _first_value(data, meanings.get(meaning, []), (int,))
         for meaning in _COUNTS
@@ -6342,17 +6355,26 @@ _Kept: TypeAlias = "dict[str, _Kept | None]"
 class _Summarised:
     """What `summary()` reads from the completion, compiled once per module: each
     meaning's spellings by precedence, and the keys their paths pass through, where the
-    completion needs finishing (its texts are left out: the reader has them)."""
+    completion needs finishing."""
 
-    __slots__ = ("by_meaning", "kept")
+    __slots__ = ("by_meaning", "in_choices", "kept")
 
     def __init__(self, spellings: tuple[_Spelling, ...]) -> None:
         self.by_meaning = _by_meaning(spellings)
+        self.in_choices = _report_keys_in_choices(spellings)
+        """The keys of a choice that may hold a usage report (Moonshot's)."""
         self.kept: _Kept = {}
+        _keep(self.kept, ("choices", None, "index"))  # which choice it is
         for s in spellings:
-            if s.meaning not in _TEXTS:
-                choice = s.meaning in _CHOICE_MEANINGS
-                _keep(self.kept, ("choices", None, *s.path) if choice else s.path)
+            choice = s.meaning in _CHOICE_MEANINGS
+            _keep(self.kept, ("choices", None, *s.path) if choice else s.path)
+
+
+def _report_keys_in_choices(spellings: tuple[_Spelling, ...]) -> tuple[str, ...]:
+    """The keys of a choice that may hold a usage report."""
+    paths = [s.path for s in spellings if s.meaning in _REPORTED]
+    keys = (p[2] for p in paths if p[:2] == ("choices", None) and len(p) > 2)
+    return tuple(key for key in dict.fromkeys(keys) if isinstance(key, str))
 
 
 def _keep(kept: _Kept, path: tuple[_Step, ...]) -> None:
@@ -6386,7 +6408,7 @@ def _summary(data: dict[str, Any], summarised: _Summarised, reader: _Reader) -> 
             for choice in choices
             if choice.__class__ is dict
         ),
-        usage=_usage(data, meanings),
+        usage=_usage(data, meanings, summarised.in_choices),
         citations=_citations(data, meanings.get("citations", [])),
     )
 
@@ -6396,6 +6418,8 @@ def _choice(
 ) -> ChoiceSummary:
     index = _index_of(choice)
     texts = reader.texts(index)
+    if texts is None:
+        texts = _texts_in(choice, meanings)
     opaque = [s for m in _OPAQUE for tier in meanings.get(m, []) for s in tier]
     return ChoiceSummary(
         index=index,
@@ -6407,6 +6431,26 @@ def _choice(
         + reader.calls(index),
         reasoning_items=_reasoning_items(choice, opaque),
     )
+
+
+def _texts_in(
+    choice: dict[str, Any], meanings: dict[str, list[list[_Spelling]]]
+) -> dict[str, str]:
+    """The texts of a choice of the completion, where each meaning came in one key:
+    the first tier of its spellings that has text, joined."""
+    texts: dict[str, str] = dict.fromkeys(_TEXTS, "")
+    for meaning in _TEXTS:
+        for tier in meanings.get(meaning, []):
+            found = [
+                value
+                for spelling in tier
+                for value, _, _ in _found(choice, spelling.path)
+                if value.__class__ is str
+            ]
+            if any(found):
+                texts[meaning] = "".join(found)
+                break
+    return texts
 
 
 def _checked_tags(tags: object) -> _ThinkTags:
@@ -6550,10 +6594,18 @@ class _Harmony:
 
 
 class _ChoiceTexts:
-    __slots__ = ("from_field", "splitter", "texts")
+    __slots__ = ("from_field", "read", "seen", "spelled", "splitter", "texts")
 
     def __init__(self, think_tags: _ThinkTags) -> None:
         self.texts: dict[str, list[str]] = {meaning: [] for meaning in _TEXTS}
+        self.read = True
+        """Whether the texts are read chunk by chunk (else a watching reader's
+        completion has them, see `_Reader.watch`)."""
+        self.seen: set[str | tuple[str]] = set()
+        """Watching: the keys of the head seen (a key as `(key,)` once seen holding
+        parts, when it spells other meanings then)."""
+        self.spelled: dict[str, set[str]] = {}
+        """Watching: the keys seen that may spell each meaning."""
         self.splitter: _Splitter | _Harmony | None = None
         if think_tags == "harmony":
             self.splitter = _Harmony()
@@ -6645,6 +6697,8 @@ class _Head(NamedTuple):
     """Its keys that hold a text or the tool calls, and what each holds."""
     values: Callable[[Any], tuple[Any, ...]] | None
     """Typed: the values of the keys of `spelled`, in order, at once."""
+    mixed: tuple[str, ...]
+    """Keys whose whole value spells other meanings than their parts (`content`)."""
 
 
 class _Spelled(NamedTuple):
@@ -6726,13 +6780,7 @@ class _Readings:
         )
         """The keys of a chunk that hold a usage report."""
         self.reports = tuple(_getter(typed, "", key) for key in self.report_keys)
-        self.choice_report_keys = tuple(
-            key
-            for key in dict.fromkeys(
-                p[2] for p in reported if p[:2] == ("choices", None) and len(p) > 2
-            )
-            if isinstance(key, str)
-        )
+        self.choice_report_keys = _report_keys_in_choices(spellings)
         self.choice_reports = tuple(
             _getter(typed, "choices", key) for key in self.choice_report_keys
         )
@@ -6792,7 +6840,43 @@ def _head(
         spelled[cast(str, calls[1])] = _Spelled((), (), True)
     where = f"choices.{key}"
     values = None if typed is None else _values_of(typed, where, (*spelled,))
-    return _Head(key, _getter(typed, "choices", key), spelled, values)
+    mixed = tuple(
+        k
+        for k, what in spelled.items()
+        if {m for m, _ in what.plain} != {m for m, _, _ in what.nested}
+        and what.plain
+        and what.nested
+    )
+    return _Head(key, _getter(typed, "choices", key), spelled, values, mixed)
+
+
+def _spells_anew(state: _ChoiceTexts, head: _Head, inner: dict[str, Any]) -> bool:
+    """Whether a head's keys now seen may spell one meaning twice. A key whose whole
+    value and parts spell different meanings (`content`: text, or Mistral's thinking
+    parts) counts for its parts' once it holds some."""
+    seen = state.seen
+    fresh = not seen.issuperset(inner)
+    for key in head.mixed:
+        value = inner.get(key)
+        if value and value.__class__ is not str and (key,) not in seen:
+            seen.add((key,))
+            fresh = True
+            for meaning, _, _ in head.spelled[key].nested:
+                state.spelled.setdefault(meaning, set()).add(key)
+    if not fresh:
+        return False
+    for key in inner:
+        if key in seen:
+            continue
+        seen.add(key)
+        what = head.spelled.get(key)
+        if what is not None:
+            meanings = {m for m, _ in what.plain}
+            if key not in head.mixed:
+                meanings |= {m for m, _, _ in what.nested}
+            for meaning in meanings:
+                state.spelled.setdefault(meaning, set()).add(key)
+    return any(len(keys) > 1 for keys in state.spelled.values())
 
 
 class _Reader:
@@ -6802,15 +6886,22 @@ class _Reader:
     It keeps each choice's texts when `keeps` (for a summary); without that and without
     inline reasoning to find, a choice needs no state at all."""
 
-    __slots__ = ("_choices", "_readings", "_stateless", "_think_tags")
+    __slots__ = ("_choices", "_readings", "_stateless", "_think_tags", "watches")
 
     def __init__(
-        self, readings: _Readings, think_tags: _ThinkTags, keeps: bool = True
+        self,
+        readings: _Readings,
+        think_tags: _ThinkTags,
+        keeps: bool = True,
+        watches: bool = False,
     ) -> None:
+        """`keeps`: the texts are kept, for a summary; `watches`: chunks are given to
+        `watch` (an accumulator's, without think tags)."""
         self._readings = readings
         self._think_tags: _ThinkTags = think_tags
         self._choices: dict[int, _ChoiceTexts] = {}
         self._stateless = not keeps and think_tags is None
+        self.watches = watches
 
     def read(self, data: Any, chunk: Any = None, out: list[Part] | None = None) -> None:
         """Read one chunk (JSON data, or the target's object, as the readings say); add
@@ -6837,7 +6928,7 @@ class _Reader:
                 if value is not None and value is not unset:
                     reported = True
         if reported:  # once a stream, or so: the whole chunk is read as JSON data
-            usage = _usage(r.json_of(data), r.by_meaning)
+            usage = _usage(r.json_of(data), r.by_meaning, r.choice_report_keys)
             out.append(Part("usage", None, "", chunk, usage=usage))
 
     def _choice(self, choice: Any, chunk: Any, out: list[Part] | None) -> bool:
@@ -6982,12 +7073,46 @@ class _Reader:
                     Part("tool_call", index, call.arguments, chunk, tool_call=which)
                 )
 
-    def texts(self, index: int) -> dict[str, str]:
-        """The texts of a choice so far (a tag cut off at the end is not in them)."""
+    def texts(self, index: int) -> dict[str, str] | None:
+        """The texts of a choice so far (a tag cut off at the end is not in them); None
+        when a watching reader left them to the completion."""
         state = self._choices.get(index)
         if state is None:
-            return dict.fromkeys(_TEXTS, "")
+            return None if self.watches else dict.fromkeys(_TEXTS, "")
+        if not state.read:
+            return None
         return {meaning: "".join(pieces) for meaning, pieces in state.texts.items()}
+
+    def watch(self, data: Any, so_far: Callable[[int], dict[str, str]]) -> None:
+        """Read a chunk's JSON data for an accumulator, whose completion holds the
+        texts: while each meaning of a choice has come in one key (the most streams),
+        its texts are the completion's, and the chunk is only looked at for a key it
+        has not seen. Once a second key may spell a meaning (a rename, two spellings of
+        one text), the choice is read chunk by chunk, from its texts `so_far` (the
+        completion's before this chunk, one spelling's each)."""
+        r = self._readings
+        choices: Any = data.get("choices")
+        for choice in choices or ():
+            if choice.__class__ is not dict:
+                continue
+            index: Any = choice.get("index")
+            if index.__class__ is not int:
+                index = 0
+            state = self._choices.get(index)
+            if state is None:
+                state = self._choices[index] = _ChoiceTexts(None)
+                state.read = False
+            elif state.read:
+                self._choice(choice, None, None)
+                continue
+            for head in r.heads:
+                inner: Any = choice.get(head.key)
+                if inner.__class__ is dict and _spells_anew(state, head, inner):
+                    texts = so_far(index)
+                    state.texts = {m: [texts[m]] if texts[m] else [] for m in _TEXTS}
+                    state.read = True
+                    self._choice(choice, None, None)
+                    break
 
     def calls(self, index: int) -> tuple[ToolCallSummary, ...]:
         """The tool calls a choice made in Harmony markup."""
@@ -7381,15 +7506,19 @@ class _Accumulator(Generic[_Chunk, _Completion]):
         inside reasoning), or "harmony", to read raw Harmony markup (gpt-oss); off by
         default, since an answer may hold the tags for what they say."""
         self._merged = _Merged(self._root, self._plans)
-        self._reader = _Reader(self._readings, _checked_tags(think_tags))
+        tags = _checked_tags(think_tags)
+        self._reader = _Reader(self._readings, tags, watches=tags is None)
         self.chunks = 0
         """How many chunks were added."""
 
     def add(self, chunk: _Chunk) -> None:
         """Merge the next chunk of the stream."""
         data = self._json_of(chunk)
+        if self._reader.watches:
+            self._reader.watch(data, self._texts_so_far)
+        else:
+            self._reader.read(data)
         _merge(self._merged, data)
-        self._reader.read(data)
         self.chunks += 1
 
     def snapshot(self) -> _Completion:
@@ -7406,6 +7535,15 @@ class _Accumulator(Generic[_Chunk, _Completion]):
         cost, and the citations. Valid mid-stream, as `snapshot()` is."""
         kept = self._summarised.kept
         return _summary(_finish(self._merged, kept), self._summarised, self._reader)
+
+    def _texts_so_far(self, index: int) -> dict[str, str]:
+        """The texts of a choice in the completion so far."""
+        summarised = self._summarised
+        data = _finish(self._merged, summarised.kept)
+        for choice in data.get("choices") or ():
+            if choice.__class__ is dict and _index_of(choice) == index:
+                return _texts_in(choice, summarised.by_meaning)
+        return dict.fromkeys(_TEXTS, "")
 
     def _json_of(self, chunk: _Chunk) -> Mapping[str, Any]:
         raise NotImplementedError

@@ -521,3 +521,45 @@ def test_a_key_is_renamed_only_where_it_is_the_delta_s(module: ModuleType) -> No
         )
         assert event["choices"][0]["delta"] == delta, payload
         assert event.get("x_trace") == payload.get("x_trace")
+
+
+def two_choices(*deltas: dict[str, Any]) -> dict[str, Any]:
+    return {**chunk(), "choices": [{"index": i, "delta": d} for i, d in enumerate(deltas)]}
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_an_accumulator_reads_chunk_by_chunk_once_a_second_spelling_comes(
+    module: ModuleType,
+) -> None:
+    """An accumulator leaves a choice's texts to its completion while each meaning has
+    come in one key, and reads it chunk by chunk from the chunk where a second key may
+    spell one: the summary is what the parts add up to, at every chunk."""
+    thinking = [{"type": "thinking", "thinking": [{"type": "text", "text": "t"}]}]
+    streams = [
+        # a rename mid-stream, in one choice of two
+        [
+            two_choices({"reasoning_content": "a"}, {"content": "x"}),
+            two_choices({"reasoning_content": "b"}, {"content": "y"}),
+            two_choices({"reasoning": "c"}, {"content": "z"}),
+            two_choices({"content": "done"}, {"content": "!"}),
+        ],
+        # `content` first a text, then Mistral's parts beside another reasoning key
+        [
+            chunk({"content": ""}),
+            chunk({"reasoning_content": "r1"}),
+            chunk({"content": thinking}),
+            chunk({"content": "x"}),
+        ],
+        # the same text twice in one chunk, from the third chunk on
+        [
+            chunk({"reasoning": "p"}),
+            chunk({"reasoning": "q"}),
+            chunk({"reasoning": "r", "reasoning_content": "r"}),
+            chunk({"reasoning_content": "s"}),
+        ],
+    ]
+    for stream in streams:
+        for end in range(1, len(stream) + 1):
+            parts = module.iter_parts([body(stream[:end])])
+            assert summary_texts(summary_of(module, stream[:end])) == added_up(parts)
+    assert summary_of(module, streams[1]).choices[0].reasoning == "r1t"

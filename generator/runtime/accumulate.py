@@ -15,13 +15,16 @@ from typing import Any, ClassVar, Final, Generic, NamedTuple, TypeVar
 
 from .json_text import _SURROGATE, _json_text
 from .meanings import (
+    _TEXTS,
     Summary,
     _checked_tags,
+    _index_of,
     _Kept,
     _Reader,
     _Readings,
     _Summarised,
     _summary,
+    _texts_in,
     _ThinkTags,
 )
 from .sse import _Chunk
@@ -49,15 +52,19 @@ class _Accumulator(Generic[_Chunk, _Completion]):
         inside reasoning), or "harmony", to read raw Harmony markup (gpt-oss); off by
         default, since an answer may hold the tags for what they say."""
         self._merged = _Merged(self._root, self._plans)
-        self._reader = _Reader(self._readings, _checked_tags(think_tags))
+        tags = _checked_tags(think_tags)
+        self._reader = _Reader(self._readings, tags, watches=tags is None)
         self.chunks = 0
         """How many chunks were added."""
 
     def add(self, chunk: _Chunk) -> None:
         """Merge the next chunk of the stream."""
         data = self._json_of(chunk)
+        if self._reader.watches:
+            self._reader.watch(data, self._texts_so_far)
+        else:
+            self._reader.read(data)
         _merge(self._merged, data)
-        self._reader.read(data)
         self.chunks += 1
 
     def snapshot(self) -> _Completion:
@@ -74,6 +81,15 @@ class _Accumulator(Generic[_Chunk, _Completion]):
         cost, and the citations. Valid mid-stream, as `snapshot()` is."""
         kept = self._summarised.kept
         return _summary(_finish(self._merged, kept), self._summarised, self._reader)
+
+    def _texts_so_far(self, index: int) -> dict[str, str]:
+        """The texts of a choice in the completion so far."""
+        summarised = self._summarised
+        data = _finish(self._merged, summarised.kept)
+        for choice in data.get("choices") or ():
+            if choice.__class__ is dict and _index_of(choice) == index:
+                return _texts_in(choice, summarised.by_meaning)
+        return dict.fromkeys(_TEXTS, "")
 
     def _json_of(self, chunk: _Chunk) -> Mapping[str, Any]:
         raise NotImplementedError

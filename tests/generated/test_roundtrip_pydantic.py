@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       5c8ab4382777
-# Digest: c5550fb65b61cd94
+#   chunkspec code                       4b0c42251455
+# Digest: 4f55e96ba5fa053e
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_pydantic.py.
 

@@ -852,6 +852,9 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 # (runtime section: meanings._Summarised)
 
 
+# (runtime section: meanings._report_keys_in_choices)
+
+
 # (runtime section: meanings._keep)
 
 
@@ -859,6 +862,9 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 
 
 # (runtime section: meanings._choice)
+
+
+# (runtime section: meanings._texts_in)
 
 
 # (runtime section: meanings._checked_tags)
@@ -919,6 +925,9 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 
 
 # (runtime section: meanings._head)
+
+
+# (runtime section: meanings._spells_anew)
 
 
 # (runtime section: meanings._Reader)

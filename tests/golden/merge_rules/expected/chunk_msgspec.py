@@ -1028,6 +1028,9 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 # (runtime section: meanings._Summarised)
 
 
+# (runtime section: meanings._report_keys_in_choices)
+
+
 # (runtime section: meanings._keep)
 
 
@@ -1035,6 +1038,9 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 
 
 # (runtime section: meanings._choice)
+
+
+# (runtime section: meanings._texts_in)
 
 
 # (runtime section: meanings._checked_tags)
@@ -1095,6 +1101,9 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 
 
 # (runtime section: meanings._head)
+
+
+# (runtime section: meanings._spells_anew)
 
 
 # (runtime section: meanings._Reader)

@@ -686,6 +686,9 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 # (runtime section: meanings._Summarised)
 
 
+# (runtime section: meanings._report_keys_in_choices)
+
+
 # (runtime section: meanings._keep)
 
 
@@ -693,6 +696,9 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 
 
 # (runtime section: meanings._choice)
+
+
+# (runtime section: meanings._texts_in)
 
 
 # (runtime section: meanings._checked_tags)
@@ -753,6 +759,9 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 
 
 # (runtime section: meanings._head)
+
+
+# (runtime section: meanings._spells_anew)
 
 
 # (runtime section: meanings._Reader)
