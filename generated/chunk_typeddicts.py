@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       b501340f2b6b
-# Digest: e24d889c6c967ced
+#   chunkspec code                       a9eec02ec251
+# Digest: 4adf5247bf4fcde0
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -6721,6 +6721,7 @@ class _Readings:
     __slots__ = (
         "by_meaning",
         "call_spelling",
+        "calls_elsewhere",
         "choice_report_keys",
         "choice_reports",
         "choices",
@@ -6748,8 +6749,11 @@ class _Readings:
         tiers = self.by_meaning.get("tool_calls", [])
         self.call_spelling = tiers[0][0] if tiers else None
         calls = self.call_spelling.path if self.call_spelling else ()
+        self.calls_elsewhere: tuple[_Step, ...] | None = None
+        """The path of the tool calls from a choice, when they are not the items of a
+        list under a head (`delta.tool_calls`): read from the choice's JSON data."""
         if calls and not (len(calls) == 3 and calls[2] is None):
-            raise ValueError(f"tool calls are read at (head, key, [*]), not {calls}")
+            self.calls_elsewhere, calls = calls, ()
         under: dict[str, dict[str, list[_Entry]]] = {}
         for s in spellings:
             path = s.path
@@ -6964,6 +6968,9 @@ class _Reader:
                         out.append(Part(meaning, index, piece, chunk))
             if calls is not None and out is not None:
                 self._tool_calls(calls, index, chunk, out)
+        if r.calls_elsewhere is not None and out is not None:
+            found = _found(r.json_of(choice), r.calls_elsewhere)
+            self._tool_calls([item for item, _, _ in found], index, chunk, out)
         if r.finish is not None:
             finish: Any = choice.get(r.finish_key) if mapped else r.finish(choice)
             if finish.__class__ is str:
@@ -7059,6 +7066,7 @@ class _Reader:
                 out.append(Part(meaning, index, text, chunk))
 
     def _tool_calls(self, calls: Any, index: int, chunk: Any, out: list[Part]) -> None:
+        """Parts of the tool calls of a choice, from their list."""
         spelling = self._readings.call_spelling
         assert spelling is not None, "read only where tool calls are spelled"
         items: Any = self._readings.json_of(calls)
@@ -7300,10 +7308,18 @@ class _Respeller:
                     return None
             for moving in cast(list[_Moving], self._moving):
                 inner = choice.get(moving.key)
-                if inner.__class__ is not dict or moving.names.isdisjoint(inner):
+                if inner.__class__ is not dict:
+                    continue
+                for key in moving.shaped:
+                    value = inner.get(key)
+                    if value and value.__class__ is not str:
+                        return None  # parts, written as text
+                if moving.names.isdisjoint(inner):
                     continue  # most chunks: nothing to move
-                if not _taken(moving, moving.values(inner), found):
-                    return None
+                for key in moving.keys[: len(moving.keys) - len(moving.shaped)]:
+                    value = inner.get(key)
+                    if value:
+                        found.append((key, value))
         return found
 
     def _moved_in_objects(self, chunk: Any) -> list[tuple[str, Any]] | None:
@@ -7433,10 +7449,10 @@ class _Moving(NamedTuple):
     the dialect's own place, or a list that holds texts (`reasoning_details`); then
     the keys in their place that move when they are not a string (Mistral's parts in
     `content`)."""
-    moved: int
-    """How many of `keys` are of the first kind."""
+    shaped: tuple[str, ...]
+    """The keys of the second kind, the last of `keys`."""
     names: frozenset[str]
-    """`keys`, to look up."""
+    """The keys of the first kind, to look up."""
     values: Callable[[Any], tuple[Any, ...]]
     """The values of `keys`, at once."""
 
@@ -7448,7 +7464,7 @@ def _taken(
     (written as text: more than a rename)."""
     for at, value in enumerate(values):
         if value:
-            if at < moving.moved:
+            if at < len(moving.keys) - len(moving.shaped):
                 found.append((moving.keys[at], value))
             elif value.__class__ is not str:
                 return False
@@ -7474,7 +7490,7 @@ def _moving(
             keys.append(key)
     every = (*keys, *shaped)
     values = _values_getter(readings, head.key, every)
-    return _Moving(head.key, head.get, every, len(keys), frozenset(every), values)
+    return _Moving(head.key, head.get, every, (*shaped,), frozenset(keys), values)
 
 
 def _mark(key: object) -> str:

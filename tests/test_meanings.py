@@ -563,3 +563,19 @@ def test_an_accumulator_reads_chunk_by_chunk_once_a_second_spelling_comes(
             parts = module.iter_parts([body(stream[:end])])
             assert summary_texts(summary_of(module, stream[:end])) == added_up(parts)
     assert summary_of(module, streams[1]).choices[0].reasoning == "r1t"
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_tool_calls_spelled_deeper_in_a_choice_are_read(module: ModuleType) -> None:
+    """The reader reads tool calls anywhere a spelling puts them, not only as the items
+    of a list under the delta (a spec may declare them deeper)."""
+    items = (("id", ("id",)), ("name", ("function", "name")), ("arguments", ("args",)))
+    spelling = module._Spelling("tool_calls", ("delta", "plan", "calls", None), items=items)
+    readings = module._Readings((spelling,), None)
+    call = {"id": "c1", "function": {"name": "f"}, "args": '{"a":1}'}
+    data = {"choices": [{"index": 0, "delta": {"plan": {"calls": [call]}}}]}
+    out: list[Any] = []
+    module._Reader(readings, None, keeps=False).read(data, data, out)
+    assert [(p.kind, p.text, p.tool_call.id, p.tool_call.name) for p in out] == [
+        ("tool_call", '{"a":1}', "c1", "f")
+    ]

@@ -156,10 +156,18 @@ class _Respeller:
                     return None
             for moving in cast(list[_Moving], self._moving):
                 inner = choice.get(moving.key)
-                if inner.__class__ is not dict or moving.names.isdisjoint(inner):
+                if inner.__class__ is not dict:
+                    continue
+                for key in moving.shaped:
+                    value = inner.get(key)
+                    if value and value.__class__ is not str:
+                        return None  # parts, written as text
+                if moving.names.isdisjoint(inner):
                     continue  # most chunks: nothing to move
-                if not _taken(moving, moving.values(inner), found):
-                    return None
+                for key in moving.keys[: len(moving.keys) - len(moving.shaped)]:
+                    value = inner.get(key)
+                    if value:
+                        found.append((key, value))
         return found
 
     def _moved_in_objects(self, chunk: Any) -> list[tuple[str, Any]] | None:
@@ -289,10 +297,10 @@ class _Moving(NamedTuple):
     the dialect's own place, or a list that holds texts (`reasoning_details`); then
     the keys in their place that move when they are not a string (Mistral's parts in
     `content`)."""
-    moved: int
-    """How many of `keys` are of the first kind."""
+    shaped: tuple[str, ...]
+    """The keys of the second kind, the last of `keys`."""
     names: frozenset[str]
-    """`keys`, to look up."""
+    """The keys of the first kind, to look up."""
     values: Callable[[Any], tuple[Any, ...]]
     """The values of `keys`, at once."""
 
@@ -304,7 +312,7 @@ def _taken(
     (written as text: more than a rename)."""
     for at, value in enumerate(values):
         if value:
-            if at < moving.moved:
+            if at < len(moving.keys) - len(moving.shaped):
                 found.append((moving.keys[at], value))
             elif value.__class__ is not str:
                 return False
@@ -330,7 +338,7 @@ def _moving(
             keys.append(key)
     every = (*keys, *shaped)
     values = _values_getter(readings, head.key, every)
-    return _Moving(head.key, head.get, every, len(keys), frozenset(every), values)
+    return _Moving(head.key, head.get, every, (*shaped,), frozenset(keys), values)
 
 
 def _mark(key: object) -> str:

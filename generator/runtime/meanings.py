@@ -715,6 +715,7 @@ class _Readings:
     __slots__ = (
         "by_meaning",
         "call_spelling",
+        "calls_elsewhere",
         "choice_report_keys",
         "choice_reports",
         "choices",
@@ -742,8 +743,11 @@ class _Readings:
         tiers = self.by_meaning.get("tool_calls", [])
         self.call_spelling = tiers[0][0] if tiers else None
         calls = self.call_spelling.path if self.call_spelling else ()
+        self.calls_elsewhere: tuple[_Step, ...] | None = None
+        """The path of the tool calls from a choice, when they are not the items of a
+        list under a head (`delta.tool_calls`): read from the choice's JSON data."""
         if calls and not (len(calls) == 3 and calls[2] is None):
-            raise ValueError(f"tool calls are read at (head, key, [*]), not {calls}")
+            self.calls_elsewhere, calls = calls, ()
         under: dict[str, dict[str, list[_Entry]]] = {}
         for s in spellings:
             path = s.path
@@ -958,6 +962,9 @@ class _Reader:
                         out.append(Part(meaning, index, piece, chunk))
             if calls is not None and out is not None:
                 self._tool_calls(calls, index, chunk, out)
+        if r.calls_elsewhere is not None and out is not None:
+            found = _found(r.json_of(choice), r.calls_elsewhere)
+            self._tool_calls([item for item, _, _ in found], index, chunk, out)
         if r.finish is not None:
             finish: Any = choice.get(r.finish_key) if mapped else r.finish(choice)
             if finish.__class__ is str:
@@ -1053,6 +1060,7 @@ class _Reader:
                 out.append(Part(meaning, index, text, chunk))
 
     def _tool_calls(self, calls: Any, index: int, chunk: Any, out: list[Part]) -> None:
+        """Parts of the tool calls of a choice, from their list."""
         spelling = self._readings.call_spelling
         assert spelling is not None, "read only where tool calls are spelled"
         items: Any = self._readings.json_of(calls)

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       4b0c42251455
-# Digest: 4f55e96ba5fa053e
+#   chunkspec code                       8e9eb3ac6431
+# Digest: 53fced6e6e9147d1
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_dataclasses.py.
 
