@@ -7,7 +7,8 @@ Over the captured streams of tests/fixtures/streams, read whole from memory, per
 - `iter_sse(..., dialect="reasoning_content")` against plain `iter_sse` (speed, goal
   >= 0.8).
 
-Samples of the paths are interleaved, each the fastest of its repeats (CPU time).
+Each ratio is the median over rounds of the two paths' CPU times measured back to back
+(each the fastest of three); each round goes through every target.
 
     python -m bench.meanings            # the full run (make bench)
     python -m bench.meanings --quick    # fewer repeats, to prove it runs (CI)
@@ -16,6 +17,8 @@ Samples of the paths are interleaved, each the fastest of its repeats (CPU time)
 from __future__ import annotations
 
 import argparse
+import gc
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -45,8 +48,11 @@ def fastest(run: Callable[[], object], repeats: int) -> float:
     return best
 
 
-def ratios(module: ModuleType, data: list[bytes], repeats: int) -> dict[str, float]:
+def paths(module: ModuleType, data: list[bytes]) -> dict[str, Callable[[], None]]:
+    """The paths measured for one target, in the order they run (a summary reads the
+    accumulators the run before it made)."""
     decoded = [list(module.iter_chunks([body])) for body in data]
+    accumulators: list[Any] = []
 
     def chunks() -> None:
         for body in data:
@@ -57,8 +63,6 @@ def ratios(module: ModuleType, data: list[bytes], repeats: int) -> dict[str, flo
         for body in data:
             for _ in module.iter_parts([body]):
                 pass
-
-    accumulators: list[Any] = []
 
     def accumulate() -> None:
         accumulators.clear()
@@ -82,15 +86,34 @@ def ratios(module: ModuleType, data: list[bytes], repeats: int) -> dict[str, flo
             for _ in module.iter_sse(stream, dialect="reasoning_content"):
                 pass
 
-    times = {name: float("inf") for name in ("chunks", "parts", "acc", "sum", "plain", "dia")}
-    for _ in range(repeats):  # interleaved, so drift hits every path alike
-        for name, run in (("chunks", chunks), ("parts", parts), ("acc", accumulate),
-                          ("sum", summaries), ("plain", plain), ("dia", dialect)):  # fmt: skip
-            times[name] = min(times[name], fastest(run, 1))
+    return {"chunks": chunks, "parts": parts, "acc": accumulate, "sum": summaries,
+            "plain": plain, "dia": dialect}  # fmt: skip
+
+
+PAIRS = {"parts": ("chunks", "parts"), "summary": ("sum", "acc"), "dialect": ("plain", "dia")}
+"""Each ratio: (numerator, denominator) of the times of two paths."""
+
+
+def ratios(
+    modules: dict[str, ModuleType], data: list[bytes], repeats: int
+) -> dict[str, dict[str, float]]:
+    """Each target's ratios: the median, over `repeats` rounds, of the ratio of the two
+    paths measured back to back. The rounds go through every target in turn, so a slow
+    spell of the machine hits one round of each rather than every sample of one."""
+    runs = {name: paths(module, data) for name, module in modules.items()}
+    gc.collect()
+    gc.freeze()  # the decoded streams are not the collector's to walk, sample by sample
+    samples: dict[str, dict[str, list[float]]] = {
+        name: {ratio: [] for ratio in PAIRS} for name in runs
+    }
+    for _ in range(repeats):
+        for name, run in runs.items():
+            times = {path: fastest(call, 3) for path, call in run.items()}
+            for ratio, (top, bottom) in PAIRS.items():
+                samples[name][ratio].append(times[top] / times[bottom])
     return {
-        "parts": times["chunks"] / times["parts"],
-        "summary": times["sum"] / times["acc"],
-        "dialect": times["plain"] / times["dia"],
+        name: {ratio: statistics.median(values) for ratio, values in by_ratio.items()}
+        for name, by_ratio in samples.items()
     }
 
 
@@ -119,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     data = bodies()
     repeats = 1 if args.quick else 7
-    results = {name: ratios(module, data, repeats) for name, module in TARGETS.items()}
+    results = ratios(TARGETS, data, repeats)
     print("Meanings: ratios over the captured streams\n")
     print(table(results))
     return 0
