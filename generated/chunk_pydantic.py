@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       5ec915b18ca6
-# Digest: 17b166f130ed5fd8
+#   chunkspec code                       b5968d9fd16b
+# Digest: f109477b408ee96e
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -44,6 +44,7 @@ and keys the spec does not describe are kept in `model_extra`. `loads` raises
 from __future__ import annotations
 
 import contextlib
+import copy
 import importlib
 import json
 import re
@@ -87,7 +88,12 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
 )
-from pydantic_core import PydanticCustomError, PydanticSerializationError, core_schema
+from pydantic_core import (
+    PydanticCustomError,
+    PydanticSerializationError,
+    core_schema,
+    to_json,
+)
 
 __all__ = [
     "KEPT_DATA",
@@ -197,6 +203,8 @@ __all__ = [
     "StreamError",
     "Summary",
     "TogetherWarning",
+    "TokenFrames",
+    "TokenFramesError",
     "ToolCallPart",
     "ToolCallSummary",
     "ToolType",
@@ -597,6 +605,11 @@ def _encoded(value: Any) -> Any:
             key: _encoded(item) for key, item in cast(dict[str, Any], value).items()
         }
     return value
+
+
+def _pydantic_string(text: str) -> bytes:
+    """A text as pydantic writes it in a model."""
+    return to_json(text)
 
 
 def _orjson_loads() -> Callable[[bytes], Any] | None:
@@ -4135,6 +4148,163 @@ def _end_of(chunks: object) -> bytes:
     return SSE_DONE if getattr(chunks, "done", True) else sse_error(_INCOMPLETE_STREAM)
 
 
+_SENTINEL: Final = "chunkspec:token-frame"
+"""The text a template is cut at: every JSON writer writes it as it is."""
+
+
+_CHECKED: Final = (
+    "".join(map(chr, range(0x20)))
+    + '"\\/\x7f\x80\x9f\u00e9\u2028\u2029\ufeff\U0001f600 plain'
+)
+"""One of every character JSON writers may escape each their own way (the controls,
+quote, backslash, slash, DEL, C1 controls, the line and paragraph separators, a BOM,
+a character outside the BMP): a writer's frame of it is its event, or the escape is
+not that writer's. Every other character is written as it is by any of them."""
+
+
+class TokenFramesError(ValueError):
+    """A probe `TokenFrames` cannot make frames of, and why."""
+
+
+def _json_string(text: str) -> bytes:
+    """A text as the standard library's writer writes it in a chunk."""
+    try:
+        return _JSON_TEXT.encode(text).encode()
+    except UnicodeEncodeError:  # half of a surrogate pair: written as its escape
+        return _wire_text(text).encode()
+
+
+class _TokenFrames(Generic[_Chunk]):
+    """What every module's `TokenFrames` does; each says where the keys it sets are
+    (`_names`, by where they sit, as the meanings reader's table does), whether its
+    chunks are JSON data (`_mapped`), how it may write a text (`_escapes`, its
+    writer's string writer first) and how it writes a chunk (`_writer`)."""
+
+    __slots__ = ("_escape", "_field", "_probe", "_templates", "_write")
+    _names: ClassVar[dict[str, dict[str, str]]]
+    _token_keys: ClassVar[tuple[str, ...]]
+    """The keys of a delta whose text a stream appends to, in spec order."""
+    _mapped: ClassVar[bool]
+    _escapes: ClassVar[tuple[Callable[[str], bytes], ...]]
+
+    def __init__(self, probe: _Chunk, *, dialect: str | None = None) -> None:
+        """`probe`: a chunk with one choice whose delta sets one of the token fields
+        (`content`, `reasoning_content`, ...) to a text, and whatever else every chunk
+        of the stream repeats (id, created, model, vendor keys). `dialect`: write the
+        frames as `iter_sse(..., dialect=...)` writes them. Raises `TokenFramesError`
+        for a probe it cannot make frames of."""
+        choices = self._get(probe, "", "choices")
+        if choices.__class__ is not list or len(choices) != 1:
+            count = len(choices) if choices.__class__ is list else 0
+            raise TokenFramesError(f"a probe has one choice, not {count}")
+        delta = self._get(choices[0], "choices", "delta")
+        texts = [
+            key
+            for key in self._token_keys
+            if delta and self._get(delta, "choices.delta", key).__class__ is str
+        ]
+        if len(texts) != 1:
+            keys = ", ".join(self._token_keys)
+            raise TokenFramesError(
+                f"a probe's delta sets one of {keys} to a text; this one sets"
+                f" {', '.join(texts) or 'none'}"
+            )
+        self._probe = probe
+        self._field = texts[0]
+        self._write = self._writer(dialect)
+        self._templates: dict[int | None, tuple[bytes, bytes]] = {}
+        prefix, suffix = self._template(None)
+        self._escape = self._checked(prefix, suffix)
+
+    def frame(self, text: str, index: int | None = None) -> bytes:
+        """The event of the probe with `text` in its token field (and, when given,
+        `index` as its choice's): exactly what `sse_chunk` (or the dialect's writer)
+        writes of that chunk."""
+        if text.__class__ is not str:
+            raise TypeError(f"a token is a str, not {text.__class__.__name__}")
+        template = self._templates.get(index)
+        if template is None:
+            template = self._template(index)
+        try:
+            return template[0] + self._escape(text) + template[1]
+        except ValueError:  # half of a surrogate pair: the writer decides what it is
+            return self._write(self._with(text, index))
+
+    def first(self, text: str = "", role: str = "assistant") -> bytes:
+        """The first event of a choice: the probe with `text`, and `role` in its
+        delta."""
+        delta = self._set(self._delta(), "choices.delta", "role", role)
+        return self._write(self._with(text, None, delta))
+
+    def finish(self, reason: str, usage: Any = None, index: int | None = None) -> bytes:
+        """The last event of a choice: the probe with an empty delta and
+        `finish_reason`, and `usage` (the module's usage object) when given."""
+        empty: Any = {} if self._mapped else type(self._delta())()
+        chunk = self._with(None, index, empty)
+        choice = self._get(chunk, "", "choices")[0]
+        choice = self._set(choice, "choices", "finish_reason", reason)
+        chunk = self._set(chunk, "", "choices", [choice])
+        if usage is not None:
+            chunk = self._set(chunk, "", "usage", usage)
+        return self._write(chunk)
+
+    def _template(self, index: int | None) -> tuple[bytes, bytes]:
+        """The event of the probe cut where its text goes (for a choice `index`)."""
+        event = self._write(self._with(_SENTINEL, index))
+        mark = _json_string(_SENTINEL)
+        if event.count(mark) != 1:
+            raise TokenFramesError(
+                f"the probe holds {_SENTINEL!r} elsewhere, the text frames are cut at"
+            )
+        prefix, _, suffix = event.partition(mark)
+        self._templates[index] = (prefix, suffix)
+        return prefix, suffix
+
+    def _checked(self, prefix: bytes, suffix: bytes) -> Callable[[str], bytes]:
+        """The string writer whose frames are the writer's events."""
+        event = self._write(self._with(_CHECKED, None))
+        for escape in self._escapes:
+            if prefix + escape(_CHECKED) + suffix == event:
+                return escape
+        raise TokenFramesError(
+            "the module's writer writes text unlike its string writers"
+        )
+
+    def _delta(self) -> Any:
+        choice = self._get(self._probe, "", "choices")[0]
+        return self._get(choice, "choices", "delta")
+
+    def _with(self, text: str | None, index: int | None, delta: Any = None) -> _Chunk:
+        """The probe with `text` in its token field (None: the delta given), and
+        `index` as its choice's (None: the probe's)."""
+        choice = self._get(self._probe, "", "choices")[0]
+        if delta is None:
+            delta = self._get(choice, "choices", "delta")
+        if text is not None:
+            delta = self._set(delta, "choices.delta", self._field, text)
+        choice = self._set(choice, "choices", "delta", delta)
+        if index is not None:
+            choice = self._set(choice, "choices", "index", index)
+        chunk: _Chunk = self._set(self._probe, "", "choices", [choice])
+        return chunk
+
+    def _get(self, obj: Any, where: str, key: str) -> Any:
+        if self._mapped:
+            return obj.get(key)
+        return getattr(obj, self._names[where][key])
+
+    def _set(self, obj: Any, where: str, key: str, value: Any) -> Any:
+        """A copy of `obj` with `value` at `key`; `obj` is left as it is."""
+        if self._mapped:
+            return {**obj, key: value}
+        changed = copy.copy(obj)
+        setattr(changed, self._names[where][key], value)
+        return changed
+
+    def _writer(self, dialect: str | None) -> Callable[[_Chunk], bytes]:
+        raise NotImplementedError
+
+
 def iter_chunks(
     source: Iterable[_Bytes | str] | _Bytes | str | _Response,
     *,
@@ -4225,6 +4395,41 @@ def _chunk_json(chunk: ChatCompletionChunk) -> Mapping[str, Any]:
 def sse_chunk(chunk: ChatCompletionChunk) -> bytes:
     """A chunk as a server-sent event: `data: {...}` and a blank line."""
     return b"data: " + dumps(chunk).encode() + b"\n\n"
+
+
+_FRAME_NAMES: Final = {
+    "": {"choices": "choices", "usage": "usage"},
+    "choices": {"index": "index", "delta": "delta", "finish_reason": "finish_reason"},
+    "choices.delta": {
+        "role": "role",
+        "content": "content",
+        "refusal": "refusal",
+        "reasoning_content": "reasoning_content",
+        "reasoning": "reasoning",
+    },
+}
+"""The attribute of each key `TokenFrames` sets, by where it sits."""
+
+
+class TokenFrames(_TokenFrames[ChatCompletionChunk]):
+    """The events of one stream's tokens, for a server: `frame(text)` is the event of
+    the probe chunk with `text` in its token field, byte for byte what `sse_chunk`
+    writes of it, at the cost of writing the text alone (docs/serving.md). `first()`
+    and `finish()` write the events around them."""
+
+    __slots__ = ()
+    _names = _FRAME_NAMES
+    _token_keys = ("content", "refusal", "reasoning_content", "reasoning")
+    _mapped = False
+    _escapes = (_pydantic_string, _json_string)
+
+    def _writer(self, dialect: str | None) -> Callable[[ChatCompletionChunk], bytes]:
+        if dialect is not None and _dialect_named(dialect, _DIALECTS).tags is not None:
+            raise TokenFramesError(
+                f"dialect {dialect!r} opens and closes a block across frames: write its"
+                " chunks with iter_sse"
+            )
+        return _encoder(dialect, None)
 
 
 def iter_sse(

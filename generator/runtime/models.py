@@ -17,7 +17,12 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
 )
-from pydantic_core import PydanticCustomError, PydanticSerializationError, core_schema
+from pydantic_core import (
+    PydanticCustomError,
+    PydanticSerializationError,
+    core_schema,
+    to_json,
+)
 
 from .errors import ChunkDecodeError, _error_payload, _key
 from .json_text import _SHALLOW, _check_depth, _not_finite_at, _wire_text
@@ -348,3 +353,8 @@ def _encoded(value: Any) -> Any:
             key: _encoded(item) for key, item in cast(dict[str, Any], value).items()
         }
     return value
+
+
+def _pydantic_string(text: str) -> bytes:
+    """A text as pydantic writes it in a model."""
+    return to_json(text)

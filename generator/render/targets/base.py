@@ -62,6 +62,8 @@ class Target:
     """A paragraph `dumps` adds to its docstring."""
     native_text: ClassVar[bool] = False
     """Whether `dumps` writes JSON text itself, not through the chunk's JSON data."""
+    string_writers: ClassVar[str] = "_json_string,"
+    """How `dumps` may write a text: the module's string writers, its own first."""
     typed: ClassVar[bool] = True
     """Whether a chunk is an object of the module's own classes (not JSON data)."""
     extra_attribute: ClassVar[str] = "extra"
@@ -134,6 +136,38 @@ class Target:
             names[where] = {k: self.python_name(fields[k]) for k in keys if k in fields}
         return names
 
+    def token_keys(self) -> tuple[str, ...]:
+        """The keys of a delta whose text a stream appends to (the fields `TokenFrames`
+        may frame), in spec order."""
+        models = {m.name: m for m in self.spec.models}
+        delta = _model_at(models, self.spec.root, "choices.delta")
+        if delta is None:
+            return ()
+        plan = next((p for p in self.spec.merging if p.chunk_type == delta.name), None)
+        appended = {r.wire for r in plan.rules if r.how == "append"} if plan else set()
+        return tuple(
+            f.wire
+            for f in delta.fields
+            if f.wire in appended
+            and any(isinstance(o, Scalar) and o.kind == "string" for o in alternatives(f.type))
+        )
+
+    def frame_names(self) -> dict[str, dict[str, str]]:
+        """The attribute of each key `TokenFrames` sets, by where it sits (as
+        `reader_names`)."""
+        keys = {
+            "": ("choices", "usage"),
+            "choices": ("index", "delta", "finish_reason"),
+            "choices.delta": ("role", *self.token_keys()),
+        }
+        models = {m.name: m for m in self.spec.models}
+        names: dict[str, dict[str, str]] = {}
+        for where, wanted in keys.items():
+            model = _model_at(models, self.spec.root, where)
+            fields = {f.wire: f for f in model.fields} if model else {}
+            names[where] = {k: self.python_name(fields[k]) for k in wanted if k in fields}
+        return names
+
     # --- JSON conversion ------------------------------------------------------------
 
     def from_json(self, model: str, data: str) -> str:
@@ -176,7 +210,7 @@ class Target:
             "SSE_DONE",
             "SSE_KEEP_ALIVE",
         ]
-        names += ["sse_chunk", "sse_error"]
+        names += ["sse_chunk", "sse_error", "TokenFrames", "TokenFramesError"]
         names += ["iter_sse", "aiter_sse"]
         if self.spec.completion is not None:
             names += ["ChunkAccumulator", "loads_completion", "iter_parts", "aiter_parts"]

@@ -26,6 +26,7 @@ class Msgspec(Target):
     name = "msgspec"
     runtime = ("errors", "values", "objects", "structs", "sharing", "json_text")
     native_text = True
+    string_writers = "_ENCODER.encode, _json_string"
     reserved = DATACLASS_RESERVED
     # Only per-stream values: a struct is read in C, where a Python `__post_init__` on
     # every logprob token costs more than the copy saves (logprob reads 25 % slower).

@@ -28,6 +28,7 @@ class Pydantic(Target):
     reserved = PYDANTIC_RESERVED
     exact_text = False
     extra_attribute = "__pydantic_extra__"
+    string_writers = "_pydantic_string, _json_string"
     native_text = True
     unset = "None"  # an absent key reads as its default
     imports: ClassVar[dict[str, tuple[str, str]]] = {

@@ -18,6 +18,7 @@ and keys the spec does not describe are kept in `model_extra`. `loads` raises
 from __future__ import annotations
 
 import contextlib
+import copy
 import importlib
 import json
 import re
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 from typing import (
     Annotated,
     Any,
+    ClassVar,
     Final,
     Generic,
     Literal,
@@ -55,7 +57,12 @@ from pydantic import (
     GetCoreSchemaHandler,
     ValidationError,
 )
-from pydantic_core import PydanticCustomError, PydanticSerializationError, core_schema
+from pydantic_core import (
+    PydanticCustomError,
+    PydanticSerializationError,
+    core_schema,
+    to_json,
+)
 
 __all__ = [
     "KEPT_DATA",
@@ -74,6 +81,8 @@ __all__ = [
     "ServerSentEvent",
     "SkippedEvent",
     "StreamError",
+    "TokenFrames",
+    "TokenFramesError",
     "aiter_chunks",
     "aiter_sse",
     "dumps",
@@ -146,6 +155,9 @@ __all__ = [
 
 
 # (runtime section: models._model_text)
+
+
+# (runtime section: models._pydantic_string)
 
 
 # (runtime section: json_text._orjson_loads)
@@ -375,6 +387,21 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._end_of)
 
 
+# (runtime section: frames._SENTINEL)
+
+
+# (runtime section: frames._CHECKED)
+
+
+# (runtime section: frames.TokenFramesError)
+
+
+# (runtime section: frames._json_string)
+
+
+# (runtime section: frames._TokenFrames)
+
+
 def iter_chunks(
     source: Iterable[_Bytes | str] | _Bytes | str | _Response,
     *,
@@ -412,6 +439,30 @@ def aiter_chunks(
 def sse_chunk(chunk: Chunk) -> bytes:
     """A chunk as a server-sent event: `data: {...}` and a blank line."""
     return b"data: " + dumps(chunk).encode() + b"\n\n"
+
+
+_FRAME_NAMES: Final = {"": {}, "choices": {}, "choices.delta": {}}
+"""The attribute of each key `TokenFrames` sets, by where it sits."""
+
+
+class TokenFrames(_TokenFrames[Chunk]):
+    """The events of one stream's tokens, for a server: `frame(text)` is the event of
+    the probe chunk with `text` in its token field, byte for byte what `sse_chunk`
+    writes of it, at the cost of writing the text alone (docs/serving.md). `first()`
+    and `finish()` write the events around them."""
+
+    __slots__ = ()
+    _names = _FRAME_NAMES
+    _token_keys = ()
+    _mapped = False
+    _escapes = (_pydantic_string, _json_string)
+
+    def _writer(self, dialect: str | None) -> Callable[[Chunk], bytes]:
+        if dialect is not None:
+            raise TokenFramesError(
+                "this module writes no dialect (its spec has no completion)"
+            )
+        return sse_chunk
 
 
 def iter_sse(chunks: Iterable[Chunk]) -> Iterator[bytes]:

@@ -19,6 +19,7 @@ are kept. An absent key stays absent and JSON null stays None. Bad input raises
 from __future__ import annotations
 
 import contextlib
+import copy
 import importlib
 import json
 import re
@@ -36,6 +37,7 @@ from collections.abc import (
 from dataclasses import dataclass
 from typing import (
     Any,
+    ClassVar,
     Final,
     Generic,
     Literal,
@@ -67,6 +69,8 @@ __all__ = [
     "ServerSentEvent",
     "SkippedEvent",
     "StreamError",
+    "TokenFrames",
+    "TokenFramesError",
     "aiter_chunks",
     "aiter_sse",
     "dumps",
@@ -383,6 +387,21 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._end_of)
 
 
+# (runtime section: frames._SENTINEL)
+
+
+# (runtime section: frames._CHECKED)
+
+
+# (runtime section: frames.TokenFramesError)
+
+
+# (runtime section: frames._json_string)
+
+
+# (runtime section: frames._TokenFrames)
+
+
 def iter_chunks(
     source: Iterable[_Bytes | str] | _Bytes | str | _Response,
     *,
@@ -420,6 +439,25 @@ def aiter_chunks(
 def sse_chunk(chunk: Chunk) -> bytes:
     """A chunk as a server-sent event: `data: {...}` and a blank line."""
     return b"data: " + dumps(chunk).encode() + b"\n\n"
+
+
+class TokenFrames(_TokenFrames[Chunk]):
+    """The events of one stream's tokens, for a server: `frame(text)` is the event of
+    the probe chunk with `text` in its token field, byte for byte what `sse_chunk`
+    writes of it, at the cost of writing the text alone (docs/serving.md). `first()`
+    and `finish()` write the events around them."""
+
+    __slots__ = ()
+    _token_keys = ()
+    _mapped = True
+    _escapes = (_json_string,)
+
+    def _writer(self, dialect: str | None) -> Callable[[Chunk], bytes]:
+        if dialect is not None:
+            raise TokenFramesError(
+                "this module writes no dialect (its spec has no completion)"
+            )
+        return sse_chunk
 
 
 def iter_sse(chunks: Iterable[Chunk]) -> Iterator[bytes]:

@@ -1,0 +1,195 @@
+"""Token frames (issue 24): `TokenFrames(probe).frame(text)` is, byte for byte, what the
+module's writer writes of the probe with that text in its token field, in all four
+targets, for probes drawn from the whole spec (vendor and unknown keys) and any text."""
+
+from __future__ import annotations
+
+import copy
+import json
+from types import ModuleType
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.generated.strategies import chat_completion_chunk, choice_delta
+from tests.support import TARGETS
+
+MODULES = list(TARGETS.values())
+TOKEN_KEYS = ("content", "refusal", "reasoning_content", "reasoning")
+TEXTS = st.text(st.characters(codec=None, exclude_categories=()), max_size=40) | st.sampled_from(
+    ["", '"', "\\", "\n\t\r\b\f", "\x00\x1f\x7f", "\u2028\u2029", "\U0001f600", "a" * 5000]
+)
+
+
+def probe_data(chunk: dict[str, Any], delta: dict[str, Any], key: str, text: str) -> dict[str, Any]:
+    """A chunk with one choice whose delta sets `key` (and no other token key) to a text."""
+    delta = {k: v for k, v in delta.items() if k not in TOKEN_KEYS or v is None}
+    choice = {"index": 0, "delta": {**delta, key: text}}
+    return {**chunk, "choices": [choice]}
+
+
+def with_text(module: ModuleType, probe: Any, key: str, text: str) -> Any:
+    """The probe with `text` at `key`, set as a user would: copies down to the delta."""
+    if module is TARGETS["typeddicts"]:
+        choice = probe["choices"][0]
+        return {**probe, "choices": [{**choice, "delta": {**choice["delta"], key: text}}]}
+    choice = copy.copy(probe.choices[0])
+    choice.delta = copy.copy(choice.delta)
+    setattr(choice.delta, key, text)
+    changed = copy.copy(probe)
+    changed.choices = [choice]
+    return changed
+
+
+def written(module: ModuleType, chunk: Any) -> bytes | type[Exception]:
+    try:
+        event: bytes = module.sse_chunk(chunk)
+        return event
+    except Exception as exc:  # the writer refuses it: the frame must refuse it alike
+        return type(exc)
+
+
+def framed(frames: Any, text: str) -> bytes | type[Exception]:
+    try:
+        return frames.frame(text)  # type: ignore[no-any-return]
+    except Exception as exc:
+        return type(exc)
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    chunk=chat_completion_chunk,
+    delta=choice_delta,
+    key=st.sampled_from(TOKEN_KEYS),
+    texts=st.lists(TEXTS, min_size=1, max_size=4),
+)
+def test_a_frame_is_what_the_writer_writes(
+    module: ModuleType, chunk: dict[str, Any], delta: dict[str, Any], key: str, texts: list[str]
+) -> None:
+    data = probe_data(chunk, delta, key, "probe")
+    try:
+        probe = module.loads(json.dumps(data))
+    except module.ChunkDecodeError:
+        return  # not a chunk (an error report, say): not a probe either
+    try:
+        frames = module.TokenFrames(probe)
+    except module.TokenFramesError as exc:
+        assert "elsewhere" in str(exc), exc  # only a probe that holds the cut's text
+        return
+    for text in texts:
+        assert framed(frames, text) == written(module, with_text(module, probe, key, text))
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_probes_it_cannot_frame_are_refused(module: ModuleType) -> None:
+    base = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    cases = {
+        "one choice, not 0": {**base, "choices": []},
+        "one choice, not 2": {
+            **base,
+            "choices": [{"index": i, "delta": {"content": "a"}} for i in range(2)],
+        },
+        "sets content, reasoning": {
+            **base,
+            "choices": [{"index": 0, "delta": {"content": "a", "reasoning": "b"}}],
+        },
+        "sets none": {**base, "choices": [{"index": 0, "delta": {"role": "assistant"}}]},
+        "elsewhere": {
+            **base,
+            "model": "chunkspec:token-frame",
+            "choices": [{"index": 0, "delta": {"content": "a"}}],
+        },
+    }
+    for says, data in cases.items():
+        with pytest.raises(module.TokenFramesError, match=says.split(", ")[-1]):
+            module.TokenFrames(module.loads(json.dumps(data)))
+    probe = module.loads(
+        json.dumps(
+            cases["one choice, not 2"] | {"choices": [{"index": 0, "delta": {"content": "a"}}]}
+        )
+    )
+    with pytest.raises(module.TokenFramesError, match="across frames"):
+        module.TokenFrames(probe, dialect="think_tags")
+    with pytest.raises(TypeError, match="a token is a str"):
+        module.TokenFrames(probe).frame(5)
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_the_frames_around_the_tokens_and_other_choices(module: ModuleType) -> None:
+    """The first frame (the role), the finish frame (with usage), a frame of another
+    choice and a frame in a dialect are what the writer writes of those chunks."""
+    data = {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "system_fingerprint": "fp",
+        "choices": [{"index": 0, "delta": {"reasoning": "r"}, "logprobs": None}],
+    }
+    probe = module.loads(json.dumps(data))
+    frames = module.TokenFrames(probe)
+    events = [frames.first("a"), frames.frame("b", index=2), frames.finish("stop")]
+    usage = module.loads(
+        json.dumps(
+            {**data, "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}}
+        )
+    )
+    events.append(
+        frames.finish(
+            "length", usage=usage.usage if module is not TARGETS["typeddicts"] else usage["usage"]
+        )
+    )
+    read = [json.loads(e[6:]) for e in events]
+    assert [c["delta"] for r in read for c in r["choices"]] == [
+        {"role": "assistant", "reasoning": "a"},
+        {"reasoning": "b"},
+        {},
+        {},
+    ]
+    assert [c["index"] for r in read for c in r["choices"]] == [0, 2, 0, 0]
+    assert [c.get("finish_reason") for r in read for c in r["choices"]][2:] == ["stop", "length"]
+    assert read[3]["usage"]["total_tokens"] == 3
+    assert all(r["system_fingerprint"] == "fp" for r in read)
+    in_dialect = module.TokenFrames(probe, dialect="reasoning_content").frame('x"y')
+    assert json.loads(in_dialect[6:])["choices"][0]["delta"] == {"reasoning_content": 'x"y'}
+    expected = b"".join(
+        module.iter_sse([with_text(module, probe, "reasoning", 'x"y')], dialect="reasoning_content")
+    )
+    assert expected.startswith(in_dialect)
+
+
+def test_the_serving_example_streams_what_openai_python_and_our_reader_read() -> None:
+    """examples/serving.py, over loopback HTTP: openai-python reads its frames as the
+    chunks they were made from, and so does the module's own reader."""
+    import openai
+
+    from examples.serving import app
+    from generated import chunk_msgspec
+    from tests.loopback import serve
+
+    prompt = 'Say "hi"\n\tand\u2028bye 😀'
+    with serve(app) as base_url:
+        with openai.OpenAI(base_url=f"{base_url}/v1", api_key="x", max_retries=0) as client:
+            stream = client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": prompt}], stream=True
+            )
+            theirs = [c.model_dump(exclude_unset=True) for c in stream]
+        body = httpx_post(f"{base_url}/v1/chat/completions", prompt)
+    ours = [json.loads(chunk_msgspec.dumps(c)) for c in chunk_msgspec.iter_chunks([body])]
+    for read in (theirs, ours):  # two requests, two streams: each has its own id
+        assert len({chunk.pop("id") for chunk in read}) == 1
+    assert theirs == ours
+    assert "".join(c["choices"][0]["delta"].get("content") or "" for c in ours) == prompt
+    assert ours[0]["choices"][0]["delta"]["role"] == "assistant"
+    assert ours[-1]["choices"][0]["finish_reason"] == "stop"
+    assert ours[-1]["usage"]["completion_tokens"] == len(ours) - 2
+
+
+def httpx_post(url: str, prompt: str) -> bytes:
+    import httpx
+
+    payload = {"model": "m", "messages": [{"role": "user", "content": prompt}], "stream": True}
+    return httpx.post(url, json=payload, timeout=10).content
