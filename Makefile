@@ -61,6 +61,7 @@ bench: $(STAMP)
 	$(PY) -m bench.throughput
 	$(PY) -m bench.accumulation
 	$(PY) -m bench.meanings
+	$(PY) -m bench.frames
 	$(PY) -m bench.streams
 	$(PY) -m bench.charts
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import accumulation, charts, meanings, streams, throughput
+from bench import accumulation, charts, frames, meanings, streams, throughput
 from bench.common import Goal
 from bench.targets import TARGETS
 
@@ -129,3 +129,17 @@ def test_the_charts_draw_both_benchmarks_and_print_every_goal_last(
     goals = [*throughput.GOALS, *streams.GOALS]
     rows = [goal_row(out, goal) for goal in goals]
     assert out.rstrip().splitlines()[-1] == rows[-1]
+
+
+def test_the_frames_benchmark_reports_every_target_and_goal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert frames.main(["--quick"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert [row.split(" | ")[0] for row in rows[1:]] == [f"| {t}" for t in TARGETS]
+    for row in rows[1:]:
+        cells = row.strip("| ").split(" | ")[1:]
+        assert len(cells) == len(frames.GOALS)
+        for cell in cells:
+            ratio, verdict = cell.split(" ")
+            assert float(ratio.rstrip("x")) > 0 and verdict in ("(held)", "(missed)")
