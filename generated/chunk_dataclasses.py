@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       29e6fe81ddf0
-# Digest: 595055e359e45faf
+#   chunkspec code                       d215cd1d0496
+# Digest: 1d5bc7c7ca6c071a
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -8435,7 +8435,7 @@ class _Respeller:
         (the same, for a module whose chunks are JSON data)."""
         self._dialect = dialect
         self._objects = objects or readings
-        self._reader = _Reader(readings, think_tags)
+        self._reader = _Reader(readings, think_tags, keeps=False)  # parts, not texts
         spellings = [
             s for tier in readings.by_meaning.values() for t in tier for s in t
         ]

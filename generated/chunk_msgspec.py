@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       f8140454fc7b
-# Digest: c1f34325632b9ad1
+#   chunkspec code                       506dcedf9918
+# Digest: 30219abcb76b8692
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -10658,7 +10658,7 @@ class _Respeller:
         (the same, for a module whose chunks are JSON data)."""
         self._dialect = dialect
         self._objects = objects or readings
-        self._reader = _Reader(readings, think_tags)
+        self._reader = _Reader(readings, think_tags, keeps=False)  # parts, not texts
         spellings = [
             s for tier in readings.by_meaning.values() for t in tier for s in t
         ]

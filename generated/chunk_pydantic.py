@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       b5968d9fd16b
-# Digest: f109477b408ee96e
+#   chunkspec code                       27bdf28bd4f6
+# Digest: f08c090b663152fd
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -5686,7 +5686,7 @@ class _Respeller:
         (the same, for a module whose chunks are JSON data)."""
         self._dialect = dialect
         self._objects = objects or readings
-        self._reader = _Reader(readings, think_tags)
+        self._reader = _Reader(readings, think_tags, keeps=False)  # parts, not texts
         spellings = [
             s for tier in readings.by_meaning.values() for t in tier for s in t
         ]

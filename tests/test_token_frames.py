@@ -179,8 +179,9 @@ def test_the_serving_example_streams_what_openai_python_and_our_reader_read() ->
             theirs = [c.model_dump(exclude_unset=True) for c in stream]
         body = httpx_post(f"{base_url}/v1/chat/completions", prompt)
     ours = [json.loads(chunk_msgspec.dumps(c)) for c in chunk_msgspec.iter_chunks([body])]
-    for read in (theirs, ours):  # two requests, two streams: each has its own id
-        assert len({chunk.pop("id") for chunk in read}) == 1
+    for read in (theirs, ours):  # two requests, two streams: each its own id and time
+        for key in ("id", "created"):
+            assert len({chunk.pop(key) for chunk in read}) == 1
     assert theirs == ours
     assert "".join(c["choices"][0]["delta"].get("content") or "" for c in ours) == prompt
     assert ours[0]["choices"][0]["delta"]["role"] == "assistant"

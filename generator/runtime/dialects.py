@@ -71,7 +71,7 @@ class _Respeller:
         (the same, for a module whose chunks are JSON data)."""
         self._dialect = dialect
         self._objects = objects or readings
-        self._reader = _Reader(readings, think_tags)
+        self._reader = _Reader(readings, think_tags, keeps=False)  # parts, not texts
         spellings = [
             s for tier in readings.by_meaning.values() for t in tier for s in t
         ]
