@@ -1,12 +1,15 @@
 """Pictures of the benchmarks' ratios, drawn from a run's JSON files; then every goal.
 
-Reads bench/results.json (`python -m bench.throughput`) and bench/streams.json
-(`python -m bench.streams`) and draws, beside bench/results.md:
+Reads bench/results.json (`python -m bench.throughput`), bench/streams.json
+(`python -m bench.streams`) and bench/frames.json (`python -m bench.frames`) and draws,
+beside bench/results.md:
 
 - bench/ratios.svg: every path's loads, dumps and memory per held chunk, on each corpus,
   as a ratio to the standard library (json.loads, json.dumps) and to openai-python;
 - bench/streams.svg: every stream reader, sync and async, on both streams, as a ratio to
-  the floor (httpx lines + json.loads) and to openai-python.
+  the floor (httpx lines + json.loads) and to openai-python;
+- bench/frames.svg: a server's frame per token and a chunk built and written, per
+  target, as a ratio of speed to a dict plus `json.dumps` and to openai-python.
 
 Bars grow from 1x (as fast, or as big, as the anchor) on a log scale, so 0.5x and 2x lie
 as far from it; a mark across a path's bars is its goal. Then the goals of both benchmarks
@@ -202,6 +205,16 @@ def streams_figure(data: dict[str, Any]) -> Figure:
     return figure(title, panels, data["goals"])
 
 
+def frames_figure(data: dict[str, Any]) -> Figure:
+    panels = [pair("frames/s", data["frames"])]
+    title = (
+        f"chunkspec token frames, Python {data['python']}: each path as a ratio of speed to "
+        f"a dict plus json.dumps (left) and to openai-python (right)\n{data['tokens']:,} "
+        "tokens a run, median of paired rounds; bars grow from 1x on a log scale"
+    )
+    return figure(title, panels, data["goals"])
+
+
 def save(fig: Figure, path: Path) -> None:
     fig.savefig(path, format="svg", metadata=METADATA)
     print(f"wrote {shown(path)}")
@@ -241,15 +254,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--results", type=Path, default=HERE / "results.json", metavar="PATH")
     parser.add_argument("--streams", type=Path, default=HERE / "streams.json", metavar="PATH")
+    parser.add_argument("--frames", type=Path, default=HERE / "frames.json", metavar="PATH")
     parser.add_argument("--out", type=Path, default=HERE, help="the folder of the SVG files")
     args = parser.parse_args(argv)
-    throughput, streams = load(args.results), load(args.streams)
+    throughput, streams, frames = load(args.results), load(args.streams), load(args.frames)
     args.out.mkdir(parents=True, exist_ok=True)
     with matplotlib.rc_context(STYLE):
         save(ratios_figure(throughput), args.out / "ratios.svg")
         save(streams_figure(streams), args.out / "streams.svg")
+        save(frames_figure(frames), args.out / "frames.svg")
     lines = [*goal_lines("bench.throughput", throughput), ""]
-    print("\n" + "\n".join(lines + goal_lines("bench.streams", streams)))
+    lines += [*goal_lines("bench.streams", streams), ""]
+    print("\n" + "\n".join(lines + goal_lines("bench.frames", frames)))
     return 0
 
 

@@ -11,8 +11,10 @@ Per target, for the same tokens of one stream's probe:
 Each ratio is the median over rounds of the two paths' CPU times measured back to back
 (each the fastest of three); each round goes through every target.
 
-    python -m bench.frames            # the full run (make bench)
+    python -m bench.frames            # the full run (make bench): frames.md, frames.json
     python -m bench.frames --quick    # fewer rounds, to prove it runs (CI)
+
+bench/charts.py draws frames.json as frames.svg.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import json
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -30,9 +33,14 @@ from openai.types.chat import ChatCompletionChunk as OpenAIChunk
 from openai.types.chat.chat_completion_chunk import Choice as OpenAIChoice
 from openai.types.chat.chat_completion_chunk import ChoiceDelta as OpenAIDelta
 
+from bench.common import PYTHON, Goal, GoalRecord, Section, add_output_options, section, write_run
 from bench.targets import TARGETS
 
+HERE = Path(__file__).resolve().parent
+RESULTS, RESULTS_JSON = HERE / "frames.md", HERE / "frames.json"
 GOALS = {"frame vs openai": 8.0, "frame vs dict": 2.5, "build vs openai": 1.0}
+OPENAI, DICT = "openai-python model + dump", "dict + json.dumps"
+"""The anchors: the paths every ratio is taken against."""
 TOKENS = ["Hello", ",", " world", " the", " answer", " is", ' "42"', ".\n", " é", " 😀"] * 50
 HEAD: dict[str, Any] = {
     "id": "chatcmpl-0123456789abcdef",
@@ -100,6 +108,9 @@ def ratios(modules: dict[str, ModuleType], rounds: int) -> dict[str, dict[str, f
             samples[name]["frame vs openai"].append(theirs / frame)
             samples[name]["frame vs dict"].append(dicts / frame)
             samples[name]["build vs openai"].append(theirs / build)
+            for path, seconds in (("frame", frame), ("build", build), ("openai", theirs),
+                                  ("dict", dicts)):  # fmt: skip
+                samples[name].setdefault(f"µs {path}", []).append(seconds / len(TOKENS) * 1e6)
     return {
         name: {goal: statistics.median(values) for goal, values in by_goal.items()}
         for name, by_goal in samples.items()
@@ -111,21 +122,59 @@ def table(results: dict[str, dict[str, float]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, by_goal in results.items():
         cells = [
-            f"{value:.2f}x ({'held' if value >= GOALS[goal] else 'missed'})"
-            for goal, value in by_goal.items()
+            f"{by_goal[goal]:.2f}x ({'held' if by_goal[goal] >= bound else 'missed'})"
+            for goal, bound in GOALS.items()
         ]
         lines.append("| " + " | ".join([name, *cells]) + " |")
     goals = ", ".join(f"{goal} >= {value}x" for goal, value in GOALS.items())
     return "\n".join(lines) + f"\n\nGoals (speed, higher is faster): {goals}."
 
 
+def as_json(results: dict[str, dict[str, float]]) -> dict[str, object]:
+    """The run as bench/charts.py reads it: a section of every path's ratios to a dict
+    plus `json.dumps` (the floor) and to openai-python, and the goals."""
+    on = f"{len(TOKENS)} tokens"
+    # Ratios as measured (paired); the anchors' own, from the frame's two ratios.
+    paired: dict[tuple[str, str], float] = {}
+    for name, r in results.items():
+        paired[(f"{name} frame", OPENAI)] = r["frame vs openai"]
+        paired[(f"{name} frame", DICT)] = r["frame vs dict"]
+        paired[(f"{name} classes + sse_chunk", OPENAI)] = r["build vs openai"]
+        paired[(f"{name} classes + sse_chunk", DICT)] = (
+            r["build vs openai"] * r["frame vs dict"] / r["frame vs openai"]
+        )
+    first = next(iter(results.values()))
+    paired[(DICT, OPENAI)] = first["frame vs openai"] / first["frame vs dict"]
+    paired[(OPENAI, DICT)] = 1 / paired[(DICT, OPENAI)]
+
+    def ratio(_on: str, path: str, anchor: str) -> float:
+        return 1.0 if path == anchor else paired[(path, anchor)]
+
+    times = {OPENAI: first["µs openai"], DICT: first["µs dict"]}
+    for name, r in results.items():
+        times[f"{name} frame"] = r["µs frame"]
+        times[f"{name} classes + sse_chunk"] = r["µs build"]
+    frames: Section = section("frames", "µs a frame (CPU)", {on: times}, (DICT, OPENAI), ratio)
+    goals: list[GoalRecord] = []
+    for name, r in results.items():
+        for goal, (path, anchor) in {
+            "frame vs openai": (f"{name} frame", OPENAI),
+            "frame vs dict": (f"{name} frame", DICT),
+            "build vs openai": (f"{name} classes + sse_chunk", OPENAI),
+        }.items():
+            record = Goal(f"{name}: {goal}", "frames", path, anchor, at_least=GOALS[goal])
+            goals.append(record.record([(on, r[goal])]))
+    return {"python": PYTHON, "tokens": len(TOKENS), "frames": frames, "goals": goals}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer rounds, to prove it runs")
+    add_output_options(parser, RESULTS_JSON)
     args = parser.parse_args(argv)
     results = ratios(TARGETS, 1 if args.quick else 7)
-    print(f"Token frames: {len(TOKENS)} tokens a run\n")
-    print(table(results))
+    text = f"Token frames: {len(TOKENS)} tokens a run\n\n{table(results)}"
+    print(text)
+    write_run(args, (RESULTS, text + "\n"), (RESULTS_JSON, as_json(results)))
     return 0
 
 

@@ -38,6 +38,11 @@ def quick_throughput(tmp_path_factory: pytest.TempPathFactory) -> QuickRun:
 
 
 @pytest.fixture(scope="module")
+def quick_frames(tmp_path_factory: pytest.TempPathFactory) -> QuickRun:
+    return quick_run(frames.main, tmp_path_factory.mktemp("bench") / "frames.json")
+
+
+@pytest.fixture(scope="module")
 def quick_streams(tmp_path_factory: pytest.TempPathFactory) -> QuickRun:
     return quick_run(streams.main, tmp_path_factory.mktemp("bench") / "streams.json")
 
@@ -108,16 +113,19 @@ def test_the_json_results_hold_every_row_and_goal(
         assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
 
 
-def test_the_charts_draw_both_benchmarks_and_print_every_goal_last(
+def test_the_charts_draw_every_benchmark_and_print_every_goal_last(
     quick_throughput: QuickRun,
     quick_streams: QuickRun,
+    quick_frames: QuickRun,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     def draw(out: Path) -> dict[str, bytes]:
         inputs = ["--results", str(quick_throughput.json), "--streams", str(quick_streams.json)]
+        inputs += ["--frames", str(quick_frames.json)]
         assert charts.main([*inputs, "--out", str(out)]) == 0
-        return {name: (out / name).read_bytes() for name in ("ratios.svg", "streams.svg")}
+        names = ("ratios.svg", "streams.svg", "frames.svg")
+        return {name: (out / name).read_bytes() for name in names}
 
     drawn = draw(tmp_path / "once")
     out = capsys.readouterr().out
@@ -128,7 +136,13 @@ def test_the_charts_draw_both_benchmarks_and_print_every_goal_last(
     assert draw(tmp_path / "twice") == drawn  # the same results, the same bytes
     goals = [*throughput.GOALS, *streams.GOALS]
     rows = [goal_row(out, goal) for goal in goals]
-    assert out.rstrip().splitlines()[-1] == rows[-1]
+    frame_goals = json.loads(quick_frames.json.read_text())["goals"]
+    assert len(frame_goals) == len(TARGETS) * len(frames.GOALS)
+    last = next(
+        line for line in out.splitlines() if line.startswith(f"| {frame_goals[-1]['goal']} |")
+    )
+    assert out.rstrip().splitlines()[-1] == last
+    assert rows
 
 
 def test_the_frames_benchmark_reports_every_target_and_goal(
