@@ -23,7 +23,6 @@ import argparse
 import gc
 import json
 import statistics
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -33,7 +32,16 @@ from openai.types.chat import ChatCompletionChunk as OpenAIChunk
 from openai.types.chat.chat_completion_chunk import Choice as OpenAIChoice
 from openai.types.chat.chat_completion_chunk import ChoiceDelta as OpenAIDelta
 
-from bench.common import PYTHON, Goal, GoalRecord, Section, add_output_options, section, write_run
+from bench.common import (
+    PYTHON,
+    Goal,
+    GoalRecord,
+    Section,
+    add_output_options,
+    fastest,
+    section,
+    write_run,
+)
 from bench.targets import TARGETS
 
 HERE = Path(__file__).resolve().parent
@@ -85,15 +93,6 @@ def paths(module: ModuleType) -> dict[str, Callable[[], None]]:
     return {"frame": framed, "build": built}
 
 
-def fastest(run: Callable[[], None], repeats: int = 3) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.process_time()
-        run()
-        best = min(best, time.process_time() - start)
-    return best
-
-
 def ratios(modules: dict[str, ModuleType], rounds: int) -> dict[str, dict[str, float]]:
     runs = {name: paths(module) for name, module in modules.items()}
     gc.collect()
@@ -103,8 +102,8 @@ def ratios(modules: dict[str, ModuleType], rounds: int) -> dict[str, dict[str, f
     }
     for _ in range(rounds):
         for name, run in runs.items():
-            frame, build = fastest(run["frame"]), fastest(run["build"])
-            theirs, dicts = fastest(openai_python), fastest(plain_dict)
+            frame, build = fastest(run["frame"], 3), fastest(run["build"], 3)
+            theirs, dicts = fastest(openai_python, 3), fastest(plain_dict, 3)
             samples[name]["frame vs openai"].append(theirs / frame)
             samples[name]["frame vs dict"].append(dicts / frame)
             samples[name]["build vs openai"].append(theirs / build)

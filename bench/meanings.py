@@ -19,12 +19,12 @@ from __future__ import annotations
 import argparse
 import gc
 import statistics
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from bench.common import fastest
 from bench.targets import TARGETS
 
 STREAMS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "streams"
@@ -37,15 +37,6 @@ def bodies() -> list[bytes]:
         lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
         out.append(("".join(f"data: {line}\n\n" for line in lines) + "data: [DONE]\n\n").encode())
     return out
-
-
-def fastest(run: Callable[[], object], repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.process_time()
-        run()
-        best = min(best, time.process_time() - start)
-    return best
 
 
 def paths(module: ModuleType, data: list[bytes]) -> dict[str, Callable[[], None]]:

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       d215cd1d0496
-# Digest: 1d5bc7c7ca6c071a
+#   chunkspec code                       a387c249e584
+# Digest: 53ee130f5ee243f8
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -7147,18 +7147,47 @@ def sse_chunk(chunk: ChatCompletionChunk) -> bytes:
     return b"data: " + dumps(chunk).encode() + b"\n\n"
 
 
-_FRAME_NAMES: Final = {
-    "": {"choices": "choices", "usage": "usage"},
-    "choices": {"index": "index", "delta": "delta", "finish_reason": "finish_reason"},
+_ATTRIBUTES: Final = {
+    "": {
+        "choices": "choices",
+        "usage": "usage",
+        "x_groq": "x_groq",
+        "search_results": "search_results",
+        "citations": "citations",
+        "web_search": "web_search",
+    },
+    "choices": {
+        "index": "index",
+        "delta": "delta",
+        "finish_reason": "finish_reason",
+        "usage": "usage",
+    },
     "choices.delta": {
-        "role": "role",
         "content": "content",
-        "refusal": "refusal",
+        "reasoning_details": "reasoning_details",
         "reasoning_content": "reasoning_content",
         "reasoning": "reasoning",
+        "thinking_blocks": "thinking_blocks",
+        "refusal": "refusal",
+        "tool_calls": "tool_calls",
+        "annotations": "annotations",
+        "role": "role",
+    },
+    "choices.usage": {
+        "prompt_tokens": "prompt_tokens",
+        "completion_tokens": "completion_tokens",
+        "total_tokens": "total_tokens",
+        "prompt_tokens_details": "prompt_tokens_details",
+        "cached_tokens": "cached_tokens",
+        "prompt_cache_hit_tokens": "prompt_cache_hit_tokens",
+        "completion_tokens_details": "completion_tokens_details",
+        "reasoning_tokens": "reasoning_tokens",
+        "cost_in_usd_ticks": "cost_in_usd_ticks",
+        "cost": "cost",
     },
 }
-"""The attribute of each key `TokenFrames` sets, by where it sits."""
+"""The attribute of each key the meanings reader and `TokenFrames` read or set on a
+chunk object, by where it sits; a key not listed is one this module does not declare."""
 
 
 class TokenFrames(_TokenFrames[ChatCompletionChunk]):
@@ -7168,7 +7197,7 @@ class TokenFrames(_TokenFrames[ChatCompletionChunk]):
     and `finish()` write the events around them."""
 
     __slots__ = ()
-    _names = _FRAME_NAMES
+    _names = _ATTRIBUTES
     _token_keys = ("content", "refusal", "reasoning_content", "reasoning")
     _mapped = False
     _escapes = (_json_string,)
@@ -8125,30 +8154,17 @@ class _Reader:
         # JSON data is read by `dict.get` itself, a third of the cost of a getter.
         r = self._readings
         mapped = r.mapped
-        reported = False
         choices: Any = data.get("choices") if mapped else r.choices(data)
         if choices:
             for choice in choices:
                 if not mapped or choice.__class__ is dict:
-                    reported = self._choice(choice, chunk, out) or reported
-        if out is None:
-            return
-        if mapped:
-            for key in r.report_keys:
-                if data.get(key) is not None:
-                    reported = True
-        else:
-            unset = r.unset
-            for get in r.reports:
-                value = get(data)
-                if value is not None and value is not unset:
-                    reported = True
-        if reported:  # once a stream, or so: the whole chunk is read as JSON data
+                    self._choice(choice, chunk, out)
+        if out is not None and _reported(r, data):
+            # Once a stream, or so: the whole chunk is read as JSON data.
             usage = _usage(r.json_of(data), r.by_meaning, r.choice_report_keys)
             out.append(Part("usage", None, "", chunk, usage=usage))
 
-    def _choice(self, choice: Any, chunk: Any, out: list[Part] | None) -> bool:
-        """Read a choice; whether it holds a usage report."""
+    def _choice(self, choice: Any, chunk: Any, out: list[Part] | None) -> None:
         r = self._readings
         mapped = r.mapped
         index: Any = choice.get("index") if mapped else r.index(choice)
@@ -8190,13 +8206,6 @@ class _Reader:
                     self._add(state, index, state.splitter.flush(), chunk, out)
                 if out is not None:
                     out.append(Part("finish", index, finish, chunk))
-        if out is not None:
-            unset = r.unset
-            for get in r.choice_reports:
-                value = get(choice)
-                if value is not None and value is not unset:
-                    return True
-        return False
 
     def _texts_of(self, head: _Head, inner: Any) -> tuple[list[tuple[str, str]], Any]:
         """(meaning, text) of the texts under a choice's head in this chunk, reasoning
@@ -9703,44 +9712,7 @@ _DATA_READINGS: Final = _Readings(_CHUNK_SPELLINGS, None)
 _OBJECT_READINGS: Final = _Readings(
     _CHUNK_SPELLINGS,
     _Typed(
-        names={
-            "": {
-                "choices": "choices",
-                "usage": "usage",
-                "x_groq": "x_groq",
-                "search_results": "search_results",
-                "citations": "citations",
-                "web_search": "web_search",
-            },
-            "choices": {
-                "index": "index",
-                "delta": "delta",
-                "finish_reason": "finish_reason",
-                "usage": "usage",
-            },
-            "choices.delta": {
-                "content": "content",
-                "reasoning_details": "reasoning_details",
-                "reasoning_content": "reasoning_content",
-                "reasoning": "reasoning",
-                "thinking_blocks": "thinking_blocks",
-                "refusal": "refusal",
-                "tool_calls": "tool_calls",
-                "annotations": "annotations",
-            },
-            "choices.usage": {
-                "prompt_tokens": "prompt_tokens",
-                "completion_tokens": "completion_tokens",
-                "total_tokens": "total_tokens",
-                "prompt_tokens_details": "prompt_tokens_details",
-                "cached_tokens": "cached_tokens",
-                "prompt_cache_hit_tokens": "prompt_cache_hit_tokens",
-                "completion_tokens_details": "completion_tokens_details",
-                "reasoning_tokens": "reasoning_tokens",
-                "cost_in_usd_ticks": "cost_in_usd_ticks",
-                "cost": "cost",
-            },
-        },
+        names=_ATTRIBUTES,
         extra="extra",
         json_of=_encoded,
         unset=UNSET,

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       cc10011145e9
-# Digest: 072c40de23854446
+#   chunkspec code                       2b036827d562
+# Digest: 4a5186d2d613fe62
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -7093,30 +7093,17 @@ class _Reader:
         # JSON data is read by `dict.get` itself, a third of the cost of a getter.
         r = self._readings
         mapped = r.mapped
-        reported = False
         choices: Any = data.get("choices") if mapped else r.choices(data)
         if choices:
             for choice in choices:
                 if not mapped or choice.__class__ is dict:
-                    reported = self._choice(choice, chunk, out) or reported
-        if out is None:
-            return
-        if mapped:
-            for key in r.report_keys:
-                if data.get(key) is not None:
-                    reported = True
-        else:
-            unset = r.unset
-            for get in r.reports:
-                value = get(data)
-                if value is not None and value is not unset:
-                    reported = True
-        if reported:  # once a stream, or so: the whole chunk is read as JSON data
+                    self._choice(choice, chunk, out)
+        if out is not None and _reported(r, data):
+            # Once a stream, or so: the whole chunk is read as JSON data.
             usage = _usage(r.json_of(data), r.by_meaning, r.choice_report_keys)
             out.append(Part("usage", None, "", chunk, usage=usage))
 
-    def _choice(self, choice: Any, chunk: Any, out: list[Part] | None) -> bool:
-        """Read a choice; whether it holds a usage report."""
+    def _choice(self, choice: Any, chunk: Any, out: list[Part] | None) -> None:
         r = self._readings
         mapped = r.mapped
         index: Any = choice.get("index") if mapped else r.index(choice)
@@ -7158,13 +7145,6 @@ class _Reader:
                     self._add(state, index, state.splitter.flush(), chunk, out)
                 if out is not None:
                     out.append(Part("finish", index, finish, chunk))
-        if out is not None:
-            unset = r.unset
-            for get in r.choice_reports:
-                value = get(choice)
-                if value is not None and value is not unset:
-                    return True
-        return False
 
     def _texts_of(self, head: _Head, inner: Any) -> tuple[list[tuple[str, str]], Any]:
         """(meaning, text) of the texts under a choice's head in this chunk, reasoning

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       1ca3f1f7b467
-# Digest: 9ffe52510ae5defb
+#   chunkspec code                       03bc5625c4c4
+# Digest: 034b9d9d11ac30c1
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_dataclasses.py.
 

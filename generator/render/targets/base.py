@@ -124,16 +124,28 @@ class Target:
         """The module's table of what the meanings reader reads in a chunk."""
         return "_OBJECT_READINGS" if self.typed else "_DATA_READINGS"
 
-    def reader_names(self) -> dict[str, dict[str, str]]:
-        """The attribute of each key the meanings reader reads on a chunk object, by
-        where it sits (see `ir.meanings.reader_keys`); a key the module does not declare
-        is left out, and read from `extra`."""
+    def attribute_names(self) -> dict[str, dict[str, str]]:
+        """The attribute of each key the module's runtime reads or sets on a chunk
+        object, by where it sits: the meanings reader's keys (see
+        `ir.meanings.reader_keys`) and those `TokenFrames` sets. A key the module does
+        not declare is left out, and read from `extra`."""
+        keys = {
+            where: list(found) for where, found in reader_keys(self.spec.meanings.in_chunks).items()
+        }
+        frames = {
+            "": ("choices", "usage"),
+            "choices": ("index", "delta", "finish_reason"),
+            "choices.delta": ("role", *self.token_keys()),
+        }
+        for where, set_here in frames.items():
+            known = keys.setdefault(where, [])
+            known += [key for key in set_here if key not in known]
         models = {m.name: m for m in self.spec.models}
         names: dict[str, dict[str, str]] = {}
-        for where, keys in reader_keys(self.spec.meanings.in_chunks).items():
+        for where, wanted in keys.items():
             model = _model_at(models, self.spec.root, where)
             fields = {f.wire: f for f in model.fields} if model else {}
-            names[where] = {k: self.python_name(fields[k]) for k in keys if k in fields}
+            names[where] = {k: self.python_name(fields[k]) for k in wanted if k in fields}
         return names
 
     def token_keys(self) -> tuple[str, ...]:
@@ -151,22 +163,6 @@ class Target:
             if f.wire in appended
             and any(isinstance(o, Scalar) and o.kind == "string" for o in alternatives(f.type))
         )
-
-    def frame_names(self) -> dict[str, dict[str, str]]:
-        """The attribute of each key `TokenFrames` sets, by where it sits (as
-        `reader_names`)."""
-        keys = {
-            "": ("choices", "usage"),
-            "choices": ("index", "delta", "finish_reason"),
-            "choices.delta": ("role", *self.token_keys()),
-        }
-        models = {m.name: m for m in self.spec.models}
-        names: dict[str, dict[str, str]] = {}
-        for where, wanted in keys.items():
-            model = _model_at(models, self.spec.root, where)
-            fields = {f.wire: f for f in model.fields} if model else {}
-            names[where] = {k: self.python_name(fields[k]) for k in wanted if k in fields}
-        return names
 
     # --- JSON conversion ------------------------------------------------------------
 

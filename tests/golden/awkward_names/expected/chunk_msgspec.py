@@ -536,8 +536,9 @@ def sse_chunk(chunk: Chunk) -> bytes:
     return b"data: " + dumps(chunk).encode() + b"\n\n"
 
 
-_FRAME_NAMES: Final = {"": {}, "choices": {}, "choices.delta": {}}
-"""The attribute of each key `TokenFrames` sets, by where it sits."""
+_ATTRIBUTES: Final = {"": {}, "choices": {}, "choices.delta": {}}
+"""The attribute of each key the meanings reader and `TokenFrames` read or set on a
+chunk object, by where it sits; a key not listed is one this module does not declare."""
 
 
 class TokenFrames(_TokenFrames[Chunk]):
@@ -547,7 +548,7 @@ class TokenFrames(_TokenFrames[Chunk]):
     and `finish()` write the events around them."""
 
     __slots__ = ()
-    _names = _FRAME_NAMES
+    _names = _ATTRIBUTES
     _token_keys = ()
     _mapped = False
     _escapes = (_ENCODER.encode, _json_string)

@@ -725,8 +725,9 @@ def sse_chunk(chunk: Chunk) -> bytes:
     return b"data: " + dumps(chunk).encode() + b"\n\n"
 
 
-_FRAME_NAMES: Final = {"": {}, "choices": {}, "choices.delta": {}}
-"""The attribute of each key `TokenFrames` sets, by where it sits."""
+_ATTRIBUTES: Final = {"": {}, "choices": {}, "choices.delta": {}}
+"""The attribute of each key the meanings reader and `TokenFrames` read or set on a
+chunk object, by where it sits; a key not listed is one this module does not declare."""
 
 
 class TokenFrames(_TokenFrames[Chunk]):
@@ -736,7 +737,7 @@ class TokenFrames(_TokenFrames[Chunk]):
     and `finish()` write the events around them."""
 
     __slots__ = ()
-    _names = _FRAME_NAMES
+    _names = _ATTRIBUTES
     _token_keys = ()
     _mapped = False
     _escapes = (_json_string,)
@@ -1120,7 +1121,7 @@ _DATA_READINGS: Final = _Readings(_CHUNK_SPELLINGS, None)
 _OBJECT_READINGS: Final = _Readings(
     _CHUNK_SPELLINGS,
     _Typed(
-        names={"": {}, "choices": {}},
+        names=_ATTRIBUTES,
         extra="extra",
         json_of=_encoded,
         unset=UNSET,
