@@ -254,6 +254,12 @@ __all__ = [
 # (runtime section: json_text._JSON_TEXT)
 
 
+# (runtime section: json_text._compact_writer)
+
+
+# (runtime section: json_text._compact)
+
+
 @dataclass(slots=True, kw_only=True)
 class Chunk(_Object):
     """A chunk whose keys are awkward in Python."""

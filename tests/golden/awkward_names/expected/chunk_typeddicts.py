@@ -236,6 +236,12 @@ __all__ = [
 # (runtime section: json_text._JSON_TEXT)
 
 
+# (runtime section: json_text._compact_writer)
+
+
+# (runtime section: json_text._compact)
+
+
 # A chunk whose keys are awkward in Python.
 Chunk = TypedDict(
     "Chunk",

@@ -267,6 +267,12 @@ __all__ = [
 # (runtime section: json_text._JSON_TEXT)
 
 
+# (runtime section: json_text._compact_writer)
+
+
+# (runtime section: json_text._compact)
+
+
 ProgressType: TypeAlias = Literal["progress"]
 """The tag of a `Progress`.
 

@@ -286,6 +286,12 @@ __all__ = [
 # (runtime section: json_text._JSON_TEXT)
 
 
+# (runtime section: json_text._compact_writer)
+
+
+# (runtime section: json_text._compact)
+
+
 @dataclass(slots=True, kw_only=True)
 class Item(_Object):
     """One whole item."""

@@ -270,6 +270,12 @@ __all__ = [
 # (runtime section: json_text._JSON_TEXT)
 
 
+# (runtime section: json_text._compact_writer)
+
+
+# (runtime section: json_text._compact)
+
+
 class Item(TypedDict, total=False):
     """One whole item."""
 

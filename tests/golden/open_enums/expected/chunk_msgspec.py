@@ -265,6 +265,12 @@ __all__ = [
 # (runtime section: json_text._JSON_TEXT)
 
 
+# (runtime section: json_text._compact_writer)
+
+
+# (runtime section: json_text._compact)
+
+
 Color: TypeAlias = Literal["red", "green"]
 """A color; new ones may appear.
 

@@ -258,6 +258,12 @@ __all__ = [
 # (runtime section: json_text._JSON_TEXT)
 
 
+# (runtime section: json_text._compact_writer)
+
+
+# (runtime section: json_text._compact)
+
+
 @dataclass(slots=True, kw_only=True)
 class Chunk(_Object):
     """A chunk whose core fields one vendor sends more loosely."""

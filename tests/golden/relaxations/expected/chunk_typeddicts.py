@@ -240,6 +240,12 @@ __all__ = [
 # (runtime section: json_text._JSON_TEXT)
 
 
+# (runtime section: json_text._compact_writer)
+
+
+# (runtime section: json_text._compact)
+
+
 class Chunk(TypedDict, total=False):
     """A chunk whose core fields one vendor sends more loosely."""
 

@@ -261,6 +261,12 @@ __all__ = [
 # (runtime section: json_text._JSON_TEXT)
 
 
+# (runtime section: json_text._compact_writer)
+
+
+# (runtime section: json_text._compact)
+
+
 Kind: TypeAlias = Literal["data", "done"]
 """What kind of chunk this is.
 

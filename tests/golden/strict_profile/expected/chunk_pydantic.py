@@ -201,6 +201,12 @@ __all__ = [
 # (runtime section: json_text._JSON_TEXT)
 
 
+# (runtime section: json_text._compact_writer)
+
+
+# (runtime section: json_text._compact)
+
+
 class _Model(BaseModel):
     """Base of every model: strict types (no coercion) and unknown keys rejected."""
 

@@ -270,6 +270,12 @@ __all__ = [
 # (runtime section: json_text._JSON_TEXT)
 
 
+# (runtime section: json_text._compact_writer)
+
+
+# (runtime section: json_text._compact)
+
+
 class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """A chunk two vendors add to."""
 

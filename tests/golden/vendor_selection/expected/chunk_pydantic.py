@@ -225,6 +225,12 @@ __all__ = [
 # (runtime section: json_text._JSON_TEXT)
 
 
+# (runtime section: json_text._compact_writer)
+
+
+# (runtime section: json_text._compact)
+
+
 _Unknown: TypeAlias = Annotated[Any, _FINITE]
 """The value of a key the spec does not describe."""
 
