@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       85a606102ee8
-# Digest: 13372f03fce29c30
+#   chunkspec code                       6ccd383fdaa8
+# Digest: 4fcc1a09e64bca09
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -720,11 +720,12 @@ class _WideObject(_Object):
     def _made(cls, known: dict[str, Any]) -> Self:
         made = _new_object(cls)
         made.__dict__ = known
-        made.__post_init__()
+        made._share()
         return made
 
-    def __post_init__(self) -> None:
-        """Shares the values the spec says repeat (in the classes that have such)."""
+    def _share(self) -> None:
+        """Shares the values the spec says repeat (in the classes that have such): run
+        on the objects read, not on those built."""
 
 
 _KEPT: Final[dict[str, str]] = {}
@@ -5964,7 +5965,7 @@ class ChatCompletionChunk(_WideObject):
         report=("error", "choices"),
     )
 
-    def __post_init__(self) -> None:
+    def _share(self) -> None:
         # Values that recur from chunk to chunk are shared, not held once per chunk: a
         # per-stream value equal to the last one read is replaced by it, a vocabulary
         # value (a token) comes from the module's table of them.

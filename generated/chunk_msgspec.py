@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       58657bad0a71
-# Digest: 6c3db65b7dad2bc1
+#   chunkspec code                       57d0df9cc7d8
+# Digest: e15f0f2331883f58
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 

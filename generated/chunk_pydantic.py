@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       95bdf7abce2c
-# Digest: baeace92e5eecb97
+#   chunkspec code                       d1eafeb59a44
+# Digest: 392a2992c748f622
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 

@@ -60,8 +60,9 @@ class _WideObject(_Object):
     def _made(cls, known: dict[str, Any]) -> Self:
         made = _new_object(cls)
         made.__dict__ = known
-        made.__post_init__()
+        made._share()
         return made
 
-    def __post_init__(self) -> None:
-        """Shares the values the spec says repeat (in the classes that have such)."""
+    def _share(self) -> None:
+        """Shares the values the spec says repeat (in the classes that have such): run
+        on the objects read, not on those built."""

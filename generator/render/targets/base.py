@@ -111,6 +111,10 @@ class Target:
         assert field.default == [] and isinstance(field.type, ListOf)
         return self.spelled(field.type)
 
+    def share_hook(self, model: Model) -> str:
+        """The method that shares a model's values (`shared`): run on every object."""
+        return "__post_init__"
+
     def shared(self, model: Model) -> Shared:
         def names(how: str) -> tuple[str, ...]:
             if how not in self.shares:

@@ -50,6 +50,12 @@ class Dataclasses(Target):
         narrow types 2 to 6)."""
         return len(model.fields) > _SLOTTED_AT_MOST
 
+    def share_hook(self, model: Model) -> str:
+        """A wide class shares in `_share`, which only `_made` calls: objects read from a
+        stream share their values, and a chunk a server builds to write (and drop) does
+        not pay for it in `__init__`."""
+        return "_share" if self.wide(model) else "__post_init__"
+
     def decorator(self, model: Model) -> str:
         return (
             "@dataclass(kw_only=True)"
