@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       57d0df9cc7d8
-# Digest: e15f0f2331883f58
+#   chunkspec code                       c63a4652140f
+# Digest: 71cc0c1ef45847c2
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -903,7 +903,7 @@ _JSON_TEXT: Final = json.JSONEncoder(
 
 def _compact_writer() -> Callable[[Any], str]:
     """`_JSON_TEXT.encode` without its set-up on every call: `iterencode` builds the C
-    encoder anew each time, a third of the cost of writing a chunk. The one built here
+    encoder anew each time, a third of the cost of encoding a chunk. The one built here
     keeps no circular-reference markers, which a write that raised would leave stale
     (JSON data nests no deeper than `MAX_DEPTH`, and a cycle put in by hand raises
     RecursionError). Without the C speed-ups it is `_JSON_TEXT.encode` itself."""

@@ -419,3 +419,23 @@ def test_a_hand_built_non_finite_number_is_written_as_null(module: ModuleType) -
         value = json.loads(written, parse_constant=lambda name: pytest.fail(name))
         assert value == json.loads(text % (token % "null"))
         assert module.sse_error({"message": "m", "x": number}).endswith(b',"x":null}}\n\n')
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+def test_a_write_that_failed_leaves_the_writer_as_it_was(module: ModuleType) -> None:
+    """The writers keep one JSON encoder between calls: a write that raised (a cycle put
+    in a JSON value by hand) leaves nothing behind, and the next write is whole."""
+    chunk = module.loads('{"id":"c","choices":[],"model":"m","perf_metrics":{}}')
+    cycle: dict[str, Any] = {}
+    cycle["self"] = cycle
+    for value, written in ((cycle, None), ({"a": [1, 2.5]}, {"a": [1, 2.5]})):
+        if isinstance(chunk, dict):
+            chunk["perf_metrics"] = value
+        else:
+            chunk.perf_metrics = value
+        if written is None:
+            with pytest.raises((ValueError, RecursionError)):
+                module.dumps(chunk)
+            continue
+        expected = {"id": "c", "choices": [], "model": "m", "perf_metrics": written}
+        assert json.loads(module.dumps(chunk)) == expected

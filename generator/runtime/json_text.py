@@ -197,7 +197,7 @@ _JSON_TEXT: Final = json.JSONEncoder(
 
 def _compact_writer() -> Callable[[Any], str]:
     """`_JSON_TEXT.encode` without its set-up on every call: `iterencode` builds the C
-    encoder anew each time, a third of the cost of writing a chunk. The one built here
+    encoder anew each time, a third of the cost of encoding a chunk. The one built here
     keeps no circular-reference markers, which a write that raised would leave stale
     (JSON data nests no deeper than `MAX_DEPTH`, and a cycle put in by hand raises
     RecursionError). Without the C speed-ups it is `_JSON_TEXT.encode` itself."""
