@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       77f9847335c8
-# Digest: 7f9630eeb5febc6f
+#   chunkspec code                       7b3fc2d5f49d
+# Digest: f1e16cd152db1f22
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -45,8 +45,10 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import enum
 import importlib
+import inspect
 import json
 import re
 from collections.abc import (
@@ -710,11 +712,31 @@ class _Object:
         return cls(**known)
 
 
+_Writing: TypeAlias = tuple[
+    tuple[tuple[str, str, Callable[[Any], Any] | None], ...], bool
+]
+"""How to write an object that has a given sequence of attributes: (name, wire key,
+writer or None for a value written as it is) of each field it holds, in spec order; and
+whether it has `extra` to write after them."""
+
+
 class _WideObject(_Object):
     """Base of the dataclasses that declare many fields (a chunk, a choice, a delta:
-    every vendor's), of which an object carries a few. They are not slotted: the values
-    read become the instance's attributes as they are, and an absent key reads its class
-    default (`UNSET`), where `__init__` would store every declared field."""
+    every vendor's), of which an object carries a few. They are not slotted, and an
+    object holds only its keys: the values read, or the keywords given to `__init__`
+    (`_sparse`), become its attributes as they are, and an absent key reads its class
+    default (`UNSET`). Building and writing cost a step per key present, not per field
+    declared (a chunk declares 31)."""
+
+    _writers: ClassVar[dict[str, Callable[[Any], Any]]] = {}
+    """How the values of the fields that hold objects are written, by name; the other
+    values are written as they are."""
+    _arranged: ClassVar[dict[tuple[str, ...], _Writing]]
+    """How to write an object, for each sequence of attributes met (`_writing`)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._arranged = {}
 
     @classmethod
     def _made(cls, known: dict[str, Any]) -> Self:
@@ -726,6 +748,97 @@ class _WideObject(_Object):
     def _share(self) -> None:
         """Shares the values the spec says repeat (in the classes that have such): run
         on the objects read, not on those built."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this object: known keys in spec order, then `extra`."""
+        values = self.__dict__
+        keys = tuple(values)  # a stream repeats a few: each is arranged once
+        arranged = self._arranged
+        try:
+            fields, extra = arranged[keys]
+        except KeyError:
+            if len(arranged) >= _ARRANGED_AT_MOST:
+                arranged.clear()
+            fields, extra = arranged[keys] = self._writing(keys)
+        out: dict[str, Any] = {}
+        for name, key, write in fields:
+            value = values[name]
+            if value is not UNSET:
+                out[key] = value if write is None else write(value)
+        if extra and values["extra"]:
+            out.update(values["extra"])
+        return out
+
+    @classmethod
+    def _writing(cls, keys: tuple[str, ...]) -> _Writing:
+        present, writers = set(keys), cls._writers
+        fields = tuple(
+            (name, key, writers.get(name))
+            for key, (name, *_) in cls._fields.rows.items()
+            if name in present
+        )
+        return fields, "extra" in present and not cls._fields.strict
+
+
+_Wide = TypeVar("_Wide", bound=type[_WideObject])
+
+
+def _sparse(cls: _Wide) -> _Wide:
+    """Gives a wide dataclass an `__init__` that keeps the keywords given: it checks
+    them as the dataclass's own does (whose signature it shows), and adds the defaults
+    of the absent lists (and `extra`)."""
+    assert not hasattr(cls, "__post_init__")  # which this __init__ does not call
+    fields = dataclasses.fields(cast(Any, cls))  # a dataclass by now
+    names = frozenset(f.name for f in fields)
+    required = tuple(
+        f.name
+        for f in fields
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    )
+    defaults = tuple(
+        (f.name, f.default_factory)
+        for f in fields
+        if f.default_factory is not dataclasses.MISSING
+    )
+
+    def __init__(self: _WideObject, **given: Any) -> None:
+        if not names.issuperset(given):
+            name = next(name for name in given if name not in names)
+            raise TypeError(
+                f"{cls.__qualname__}.__init__() got an unexpected keyword argument"
+                f" {name!r}"
+            )
+        for name in required:
+            if name not in given:
+                raise TypeError(
+                    f"{cls.__qualname__}.__init__() missing 1 required keyword-only"
+                    f" argument: {name!r}"
+                )
+        for name, default in defaults:
+            if name not in given:
+                given[name] = default()
+        self.__dict__ = given
+
+    __init__.__qualname__ = cls.__init__.__qualname__
+    __init__.__signature__ = inspect.signature(cls.__init__)  # type: ignore[attr-defined]
+    cls.__init__ = __init__  # type: ignore[method-assign,assignment]
+    return cls
+
+
+_as_dict: Final = methodcaller("to_dict")
+"""Writes an object."""
+
+
+def _as_dict_or_null(value: Any) -> Any:
+    return None if value is None else value.to_dict()
+
+
+def _as_dicts(value: list[Any]) -> list[dict[str, Any]]:
+    return [item.to_dict() for item in value]
+
+
+def _as_dicts_or_null(value: list[Any] | None) -> list[dict[str, Any]] | None:
+    return None if value is None else [item.to_dict() for item in value]
 
 
 _KEPT: Final[dict[str, str]] = {}
@@ -1609,6 +1722,7 @@ class GroqChartElement(_Object):
         return out
 
 
+@_sparse
 @dataclass(kw_only=True)
 class GroqChart(_WideObject):
     """A chart produced by server-side code execution.
@@ -1663,42 +1777,9 @@ class GroqChart(_WideObject):
         }
     )
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this GroqChart: known keys in spec order, then `extra`."""
-        out: dict[str, Any] = {}
-        if self.type is not UNSET:
-            out["type"] = self.type
-        if self.title is not UNSET:
-            out["title"] = self.title
-        if self.elements is not UNSET:
-            out["elements"] = (
-                None
-                if self.elements is None
-                else [item.to_dict() for item in self.elements]
-            )
-        if self.x_label is not UNSET:
-            out["x_label"] = self.x_label
-        if self.x_scale is not UNSET:
-            out["x_scale"] = self.x_scale
-        if self.x_unit is not UNSET:
-            out["x_unit"] = self.x_unit
-        if self.x_ticks is not UNSET:
-            out["x_ticks"] = self.x_ticks
-        if self.x_tick_labels is not UNSET:
-            out["x_tick_labels"] = self.x_tick_labels
-        if self.y_label is not UNSET:
-            out["y_label"] = self.y_label
-        if self.y_scale is not UNSET:
-            out["y_scale"] = self.y_scale
-        if self.y_unit is not UNSET:
-            out["y_unit"] = self.y_unit
-        if self.y_ticks is not UNSET:
-            out["y_ticks"] = self.y_ticks
-        if self.y_tick_labels is not UNSET:
-            out["y_tick_labels"] = self.y_tick_labels
-        if self.extra:
-            out.update(self.extra)
-        return out
+    _writers: ClassVar[dict[str, Callable[[Any], Any]]] = {
+        "elements": _as_dicts_or_null,
+    }
 
 
 @dataclass(slots=True, kw_only=True)
@@ -2240,6 +2321,7 @@ class OpenRouterAnnotation(_Object):
         return out
 
 
+@_sparse
 @dataclass(kw_only=True)
 class ChatCompletionMessage(_WideObject):
     """A message the model wrote."""
@@ -2396,78 +2478,17 @@ class ChatCompletionMessage(_WideObject):
         }
     )
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletionMessage: known keys in spec order, then
-        `extra`.
-        """
-        out: dict[str, Any] = {}
-        out["role"] = self.role
-        out["content"] = _encoded(self.content)
-        if self.refusal is not UNSET:
-            out["refusal"] = self.refusal
-        if self.tool_calls is not UNSET:
-            out["tool_calls"] = (
-                None
-                if self.tool_calls is None
-                else [item.to_dict() for item in self.tool_calls]
-            )
-        if self.function_call is not UNSET:
-            out["function_call"] = (
-                None if self.function_call is None else self.function_call.to_dict()
-            )
-        if self.audio is not UNSET:
-            out["audio"] = None if self.audio is None else self.audio.to_dict()
-        if self.reasoning_content is not UNSET:
-            out["reasoning_content"] = self.reasoning_content
-        if self.channel is not UNSET:
-            out["channel"] = self.channel
-        if self.executed_tools is not UNSET:
-            out["executed_tools"] = (
-                None
-                if self.executed_tools is None
-                else [item.to_dict() for item in self.executed_tools]
-            )
-        if self.thinking_blocks is not UNSET:
-            out["thinking_blocks"] = (
-                None
-                if self.thinking_blocks is None
-                else [item.to_dict() for item in self.thinking_blocks]
-            )
-        if self.provider_specific_fields is not UNSET:
-            out["provider_specific_fields"] = self.provider_specific_fields
-        if self.index is not UNSET:
-            out["index"] = self.index
-        if self.tool_call_id is not UNSET:
-            out["tool_call_id"] = self.tool_call_id
-        if self.name is not UNSET:
-            out["name"] = self.name
-        if self.internal_content is not UNSET:
-            out["internal_content"] = (
-                None
-                if self.internal_content is None
-                else self.internal_content.to_dict()
-            )
-        if self.reasoning_details is not UNSET:
-            out["reasoning_details"] = (
-                None
-                if self.reasoning_details is None
-                else [item.to_dict() for item in self.reasoning_details]
-            )
-        if self.annotations is not UNSET:
-            out["annotations"] = (
-                None
-                if self.annotations is None
-                else [item.to_dict() for item in self.annotations]
-            )
-        if self.hidden_states is not UNSET:
-            out["hidden_states"] = self.hidden_states
-        if self.token_id is not UNSET:
-            out["token_id"] = self.token_id
-        if self.reasoning is not UNSET:
-            out["reasoning"] = self.reasoning
-        if self.extra:
-            out.update(self.extra)
-        return out
+    _writers: ClassVar[dict[str, Callable[[Any], Any]]] = {
+        "content": _encoded,
+        "tool_calls": _as_dicts_or_null,
+        "function_call": _as_dict_or_null,
+        "audio": _as_dict_or_null,
+        "executed_tools": _as_dicts_or_null,
+        "thinking_blocks": _as_dicts_or_null,
+        "internal_content": _as_dict_or_null,
+        "reasoning_details": _as_dicts_or_null,
+        "annotations": _as_dicts_or_null,
+    }
 
 
 @dataclass(slots=True, kw_only=True)
@@ -3171,6 +3192,7 @@ class OpenRouterServerToolUseDetails(_Object):
         return out
 
 
+@_sparse
 @dataclass(kw_only=True)
 class CompletionUsage(_WideObject):
     """Token counts for a request."""
@@ -3337,74 +3359,16 @@ class CompletionUsage(_WideObject):
         }
     )
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this CompletionUsage: known keys in spec order, then
-        `extra`.
-        """
-        out: dict[str, Any] = {}
-        if self.completion_tokens is not UNSET:
-            out["completion_tokens"] = self.completion_tokens
-        if self.prompt_tokens is not UNSET:
-            out["prompt_tokens"] = self.prompt_tokens
-        if self.total_tokens is not UNSET:
-            out["total_tokens"] = self.total_tokens
-        if self.completion_tokens_details is not UNSET:
-            out["completion_tokens_details"] = (
-                None
-                if self.completion_tokens_details is None
-                else self.completion_tokens_details.to_dict()
-            )
-        if self.prompt_tokens_details is not UNSET:
-            out["prompt_tokens_details"] = (
-                None
-                if self.prompt_tokens_details is None
-                else self.prompt_tokens_details.to_dict()
-            )
-        if self.prompt_cache_hit_tokens is not UNSET:
-            out["prompt_cache_hit_tokens"] = self.prompt_cache_hit_tokens
-        if self.prompt_cache_miss_tokens is not UNSET:
-            out["prompt_cache_miss_tokens"] = self.prompt_cache_miss_tokens
-        if self.queue_time is not UNSET:
-            out["queue_time"] = self.queue_time
-        if self.prompt_time is not UNSET:
-            out["prompt_time"] = self.prompt_time
-        if self.completion_time is not UNSET:
-            out["completion_time"] = self.completion_time
-        if self.total_time is not UNSET:
-            out["total_time"] = self.total_time
-        if self.cost is not UNSET:
-            out["cost"] = _encoded(self.cost)
-        if self.is_byok is not UNSET:
-            out["is_byok"] = self.is_byok
-        if self.cost_details is not UNSET:
-            out["cost_details"] = (
-                None if self.cost_details is None else self.cost_details.to_dict()
-            )
-        if self.server_tool_use_details is not UNSET:
-            out["server_tool_use_details"] = (
-                None
-                if self.server_tool_use_details is None
-                else self.server_tool_use_details.to_dict()
-            )
-        if self.citation_tokens is not UNSET:
-            out["citation_tokens"] = self.citation_tokens
-        if self.num_search_queries is not UNSET:
-            out["num_search_queries"] = self.num_search_queries
-        if self.search_context_size is not UNSET:
-            out["search_context_size"] = self.search_context_size
-        if self.reasoning_tokens is not UNSET:
-            out["reasoning_tokens"] = self.reasoning_tokens
-        if self.cached_tokens is not UNSET:
-            out["cached_tokens"] = self.cached_tokens
-        if self.num_sources_used is not UNSET:
-            out["num_sources_used"] = self.num_sources_used
-        if self.cost_in_usd_ticks is not UNSET:
-            out["cost_in_usd_ticks"] = self.cost_in_usd_ticks
-        if self.extra:
-            out.update(self.extra)
-        return out
+    _writers: ClassVar[dict[str, Callable[[Any], Any]]] = {
+        "completion_tokens_details": _as_dict_or_null,
+        "prompt_tokens_details": _as_dict_or_null,
+        "cost": _encoded,
+        "cost_details": _as_dict_or_null,
+        "server_tool_use_details": _as_dict_or_null,
+    }
 
 
+@_sparse
 @dataclass(kw_only=True)
 class ChatCompletionChoice(_WideObject):
     """One choice of a completion."""
@@ -3520,47 +3484,13 @@ class ChatCompletionChoice(_WideObject):
         }
     )
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletionChoice: known keys in spec order, then
-        `extra`.
-        """
-        out: dict[str, Any] = {}
-        out["index"] = self.index
-        out["message"] = self.message.to_dict()
-        out["finish_reason"] = self.finish_reason
-        if self.logprobs is not UNSET:
-            out["logprobs"] = _encoded(self.logprobs)
-        if self.content_filter_results is not UNSET:
-            out["content_filter_results"] = (
-                None
-                if self.content_filter_results is None
-                else self.content_filter_results.to_dict()
-            )
-        if self.content_filter_offsets is not UNSET:
-            out["content_filter_offsets"] = (
-                None
-                if self.content_filter_offsets is None
-                else self.content_filter_offsets.to_dict()
-            )
-        if self.content_filter_raw is not UNSET:
-            out["content_filter_raw"] = self.content_filter_raw
-        if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.native_finish_reason is not UNSET:
-            out["native_finish_reason"] = self.native_finish_reason
-        if self.matched_stop is not UNSET:
-            out["matched_stop"] = self.matched_stop
-        if self.text is not UNSET:
-            out["text"] = self.text
-        if self.seed is not UNSET:
-            out["seed"] = self.seed
-        if self.stop_reason is not UNSET:
-            out["stop_reason"] = self.stop_reason
-        if self.token_ids is not UNSET:
-            out["token_ids"] = self.token_ids
-        if self.extra:
-            out.update(self.extra)
-        return out
+    _writers: ClassVar[dict[str, Callable[[Any], Any]]] = {
+        "message": _as_dict,
+        "logprobs": _encoded,
+        "content_filter_results": _as_dict_or_null,
+        "content_filter_offsets": _as_dict_or_null,
+        "usage": _as_dict_or_null,
+    }
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4020,6 +3950,7 @@ class GroqXGroq(_Object):
         return out
 
 
+@_sparse
 @dataclass(kw_only=True)
 class LlamaCppTimings(_WideObject):
     """Token counts and timings of one request, in the shape llama-server reports them.
@@ -4093,43 +4024,6 @@ class LlamaCppTimings(_WideObject):
             "draft_rounds": _nullable(_int),
         }
     )
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this LlamaCppTimings: known keys in spec order, then
-        `extra`.
-        """
-        out: dict[str, Any] = {}
-        if self.cache_n is not UNSET:
-            out["cache_n"] = self.cache_n
-        if self.prompt_n is not UNSET:
-            out["prompt_n"] = self.prompt_n
-        if self.prompt_ms is not UNSET:
-            out["prompt_ms"] = self.prompt_ms
-        if self.prompt_per_token_ms is not UNSET:
-            out["prompt_per_token_ms"] = self.prompt_per_token_ms
-        if self.prompt_per_second is not UNSET:
-            out["prompt_per_second"] = self.prompt_per_second
-        if self.predicted_n is not UNSET:
-            out["predicted_n"] = self.predicted_n
-        if self.predicted_ms is not UNSET:
-            out["predicted_ms"] = self.predicted_ms
-        if self.predicted_per_token_ms is not UNSET:
-            out["predicted_per_token_ms"] = self.predicted_per_token_ms
-        if self.predicted_per_second is not UNSET:
-            out["predicted_per_second"] = self.predicted_per_second
-        if self.draft_n is not UNSET:
-            out["draft_n"] = self.draft_n
-        if self.draft_n_accepted is not UNSET:
-            out["draft_n_accepted"] = self.draft_n_accepted
-        if self.peak_memory is not UNSET:
-            out["peak_memory"] = self.peak_memory
-        if self.draft_kind is not UNSET:
-            out["draft_kind"] = self.draft_kind
-        if self.draft_rounds is not UNSET:
-            out["draft_rounds"] = self.draft_rounds
-        if self.extra:
-            out.update(self.extra)
-        return out
 
 
 @dataclass(slots=True, kw_only=True)
@@ -4773,6 +4667,7 @@ class ZaiWebSearchResult(_Object):
         return out
 
 
+@_sparse
 @dataclass(kw_only=True)
 class ChatCompletion(_WideObject):
     """A whole chat completion: what a request without streaming returns, and what the
@@ -5006,100 +4901,25 @@ class ChatCompletion(_WideObject):
         report=("error", "choices"),
     )
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletion: known keys in spec order, then
-        `extra`.
-        """
-        out: dict[str, Any] = {}
-        if self.id is not UNSET:
-            out["id"] = self.id
-        out["choices"] = [item.to_dict() for item in self.choices]
-        if self.created is not UNSET:
-            out["created"] = self.created
-        if self.model is not UNSET:
-            out["model"] = self.model
-        out["object"] = self.object
-        if self.service_tier is not UNSET:
-            out["service_tier"] = self.service_tier
-        if self.system_fingerprint is not UNSET:
-            out["system_fingerprint"] = self.system_fingerprint
-        if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.moderation is not UNSET:
-            out["moderation"] = (
-                None if self.moderation is None else self.moderation.to_dict()
-            )
-        if self.prompt_filter_results is not UNSET:
-            out["prompt_filter_results"] = (
-                None
-                if self.prompt_filter_results is None
-                else [item.to_dict() for item in self.prompt_filter_results]
-            )
-        if self.prompt_annotations is not UNSET:
-            out["prompt_annotations"] = (
-                None
-                if self.prompt_annotations is None
-                else [item.to_dict() for item in self.prompt_annotations]
-            )
-        if self.latency_checkpoint is not UNSET:
-            out["latency_checkpoint"] = (
-                None
-                if self.latency_checkpoint is None
-                else self.latency_checkpoint.to_dict()
-            )
-        if self.routing is not UNSET:
-            out["routing"] = None if self.routing is None else self.routing.to_dict()
-        if self.perf_metrics is not UNSET:
-            out["perf_metrics"] = self.perf_metrics
-        if self.x_groq is not UNSET:
-            out["x_groq"] = None if self.x_groq is None else self.x_groq.to_dict()
-        if self.timings is not UNSET:
-            out["timings"] = None if self.timings is None else self.timings.to_dict()
-        if self.verbose_ is not UNSET:
-            out["__verbose"] = self.verbose_
-        if self.sla_metrics is not UNSET:
-            out["sla_metrics"] = (
-                None if self.sla_metrics is None else self.sla_metrics.to_dict()
-            )
-        if self.nvext is not UNSET:
-            out["nvext"] = None if self.nvext is None else self.nvext.to_dict()
-        if self.provider is not UNSET:
-            out["provider"] = self.provider
-        if self.error is not UNSET:
-            out["error"] = None if self.error is None else self.error.to_dict()
-        if self.citations is not UNSET:
-            out["citations"] = self.citations
-        if self.search_results is not UNSET:
-            out["search_results"] = (
-                None
-                if self.search_results is None
-                else [item.to_dict() for item in self.search_results]
-            )
-        if self.sglext is not UNSET:
-            out["sglext"] = None if self.sglext is None else self.sglext.to_dict()
-        if self.warnings is not UNSET:
-            out["warnings"] = (
-                None
-                if self.warnings is None
-                else [item.to_dict() for item in self.warnings]
-            )
-        if self.prompt_token_ids is not UNSET:
-            out["prompt_token_ids"] = self.prompt_token_ids
-        if self.prompt_text is not UNSET:
-            out["prompt_text"] = self.prompt_text
-        if self.metrics is not UNSET:
-            out["metrics"] = None if self.metrics is None else self.metrics.to_dict()
-        if self.request_id is not UNSET:
-            out["request_id"] = self.request_id
-        if self.web_search is not UNSET:
-            out["web_search"] = (
-                None
-                if self.web_search is None
-                else [item.to_dict() for item in self.web_search]
-            )
-        if self.extra:
-            out.update(self.extra)
-        return out
+    _writers: ClassVar[dict[str, Callable[[Any], Any]]] = {
+        "choices": _as_dicts,
+        "usage": _as_dict_or_null,
+        "moderation": _as_dict_or_null,
+        "prompt_filter_results": _as_dicts_or_null,
+        "prompt_annotations": _as_dicts_or_null,
+        "latency_checkpoint": _as_dict_or_null,
+        "routing": _as_dict_or_null,
+        "x_groq": _as_dict_or_null,
+        "timings": _as_dict_or_null,
+        "sla_metrics": _as_dict_or_null,
+        "nvext": _as_dict_or_null,
+        "error": _as_dict_or_null,
+        "search_results": _as_dicts_or_null,
+        "sglext": _as_dict_or_null,
+        "warnings": _as_dicts_or_null,
+        "metrics": _as_dict_or_null,
+        "web_search": _as_dicts_or_null,
+    }
 
 
 @dataclass(slots=True, kw_only=True)
@@ -5306,6 +5126,7 @@ class ChoiceDeltaAudio(_Object):
         return out
 
 
+@_sparse
 @dataclass(kw_only=True)
 class ChoiceDelta(_WideObject):
     """An increment of the assistant message; every key is optional."""
@@ -5464,82 +5285,20 @@ class ChoiceDelta(_WideObject):
         }
     )
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChoiceDelta: known keys in spec order, then
-        `extra`.
-        """
-        out: dict[str, Any] = {}
-        if self.role is not UNSET:
-            out["role"] = self.role
-        if self.content is not UNSET:
-            out["content"] = _encoded(self.content)
-        if self.refusal is not UNSET:
-            out["refusal"] = self.refusal
-        if self.tool_calls is not UNSET:
-            out["tool_calls"] = (
-                None
-                if self.tool_calls is None
-                else [item.to_dict() for item in self.tool_calls]
-            )
-        if self.function_call is not UNSET:
-            out["function_call"] = (
-                None if self.function_call is None else self.function_call.to_dict()
-            )
-        if self.audio is not UNSET:
-            out["audio"] = None if self.audio is None else self.audio.to_dict()
-        if self.reasoning_content is not UNSET:
-            out["reasoning_content"] = self.reasoning_content
-        if self.channel is not UNSET:
-            out["channel"] = self.channel
-        if self.executed_tools is not UNSET:
-            out["executed_tools"] = (
-                None
-                if self.executed_tools is None
-                else [item.to_dict() for item in self.executed_tools]
-            )
-        if self.thinking_blocks is not UNSET:
-            out["thinking_blocks"] = (
-                None
-                if self.thinking_blocks is None
-                else [item.to_dict() for item in self.thinking_blocks]
-            )
-        if self.provider_specific_fields is not UNSET:
-            out["provider_specific_fields"] = self.provider_specific_fields
-        if self.index is not UNSET:
-            out["index"] = self.index
-        if self.tool_call_id is not UNSET:
-            out["tool_call_id"] = self.tool_call_id
-        if self.name is not UNSET:
-            out["name"] = self.name
-        if self.internal_content is not UNSET:
-            out["internal_content"] = (
-                None
-                if self.internal_content is None
-                else self.internal_content.to_dict()
-            )
-        if self.reasoning_details is not UNSET:
-            out["reasoning_details"] = (
-                None
-                if self.reasoning_details is None
-                else [item.to_dict() for item in self.reasoning_details]
-            )
-        if self.annotations is not UNSET:
-            out["annotations"] = (
-                None
-                if self.annotations is None
-                else [item.to_dict() for item in self.annotations]
-            )
-        if self.hidden_states is not UNSET:
-            out["hidden_states"] = self.hidden_states
-        if self.token_id is not UNSET:
-            out["token_id"] = self.token_id
-        if self.reasoning is not UNSET:
-            out["reasoning"] = self.reasoning
-        if self.extra:
-            out.update(self.extra)
-        return out
+    _writers: ClassVar[dict[str, Callable[[Any], Any]]] = {
+        "content": _encoded,
+        "tool_calls": _as_dicts_or_null,
+        "function_call": _as_dict_or_null,
+        "audio": _as_dict_or_null,
+        "executed_tools": _as_dicts_or_null,
+        "thinking_blocks": _as_dicts_or_null,
+        "internal_content": _as_dict_or_null,
+        "reasoning_details": _as_dicts_or_null,
+        "annotations": _as_dicts_or_null,
+    }
 
 
+@_sparse
 @dataclass(kw_only=True)
 class Choice(_WideObject):
     """The fragment of one choice carried by a chunk."""
@@ -5662,47 +5421,13 @@ class Choice(_WideObject):
         }
     )
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this Choice: known keys in spec order, then `extra`."""
-        out: dict[str, Any] = {}
-        out["index"] = self.index
-        if self.delta is not UNSET:
-            out["delta"] = self.delta.to_dict()
-        if self.finish_reason is not UNSET:
-            out["finish_reason"] = self.finish_reason
-        if self.logprobs is not UNSET:
-            out["logprobs"] = _encoded(self.logprobs)
-        if self.content_filter_results is not UNSET:
-            out["content_filter_results"] = (
-                None
-                if self.content_filter_results is None
-                else self.content_filter_results.to_dict()
-            )
-        if self.content_filter_offsets is not UNSET:
-            out["content_filter_offsets"] = (
-                None
-                if self.content_filter_offsets is None
-                else self.content_filter_offsets.to_dict()
-            )
-        if self.content_filter_raw is not UNSET:
-            out["content_filter_raw"] = self.content_filter_raw
-        if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.native_finish_reason is not UNSET:
-            out["native_finish_reason"] = self.native_finish_reason
-        if self.matched_stop is not UNSET:
-            out["matched_stop"] = self.matched_stop
-        if self.text is not UNSET:
-            out["text"] = self.text
-        if self.seed is not UNSET:
-            out["seed"] = self.seed
-        if self.stop_reason is not UNSET:
-            out["stop_reason"] = self.stop_reason
-        if self.token_ids is not UNSET:
-            out["token_ids"] = self.token_ids
-        if self.extra:
-            out.update(self.extra)
-        return out
+    _writers: ClassVar[dict[str, Callable[[Any], Any]]] = {
+        "delta": _as_dict,
+        "logprobs": _encoded,
+        "content_filter_results": _as_dict_or_null,
+        "content_filter_offsets": _as_dict_or_null,
+        "usage": _as_dict_or_null,
+    }
 
 
 _CHAT_COMPLETION_CHUNK_LAST: Final[list[str]] = ["", "", "", "", ""]
@@ -5712,6 +5437,7 @@ chunks of a stream repeat them).
 """
 
 
+@_sparse
 @dataclass(kw_only=True)
 class ChatCompletionChunk(_WideObject):
     """One server-sent event of a streamed chat completion, carrying a fragment of every
@@ -5991,102 +5717,25 @@ class ChatCompletionChunk(_WideObject):
         elif type(self.system_fingerprint) is str:
             last[4] = self.system_fingerprint
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object of this ChatCompletionChunk: known keys in spec order, then
-        `extra`.
-        """
-        out: dict[str, Any] = {}
-        if self.id is not UNSET:
-            out["id"] = self.id
-        out["choices"] = [item.to_dict() for item in self.choices]
-        if self.created is not UNSET:
-            out["created"] = self.created
-        out["model"] = self.model
-        if self.object is not UNSET:
-            out["object"] = self.object
-        if self.service_tier is not UNSET:
-            out["service_tier"] = self.service_tier
-        if self.system_fingerprint is not UNSET:
-            out["system_fingerprint"] = self.system_fingerprint
-        if self.usage is not UNSET:
-            out["usage"] = None if self.usage is None else self.usage.to_dict()
-        if self.obfuscation is not UNSET:
-            out["obfuscation"] = self.obfuscation
-        if self.moderation is not UNSET:
-            out["moderation"] = (
-                None if self.moderation is None else self.moderation.to_dict()
-            )
-        if self.prompt_filter_results is not UNSET:
-            out["prompt_filter_results"] = (
-                None
-                if self.prompt_filter_results is None
-                else [item.to_dict() for item in self.prompt_filter_results]
-            )
-        if self.prompt_annotations is not UNSET:
-            out["prompt_annotations"] = (
-                None
-                if self.prompt_annotations is None
-                else [item.to_dict() for item in self.prompt_annotations]
-            )
-        if self.latency_checkpoint is not UNSET:
-            out["latency_checkpoint"] = (
-                None
-                if self.latency_checkpoint is None
-                else self.latency_checkpoint.to_dict()
-            )
-        if self.routing is not UNSET:
-            out["routing"] = None if self.routing is None else self.routing.to_dict()
-        if self.perf_metrics is not UNSET:
-            out["perf_metrics"] = self.perf_metrics
-        if self.x_groq is not UNSET:
-            out["x_groq"] = None if self.x_groq is None else self.x_groq.to_dict()
-        if self.timings is not UNSET:
-            out["timings"] = None if self.timings is None else self.timings.to_dict()
-        if self.verbose_ is not UNSET:
-            out["__verbose"] = self.verbose_
-        if self.sla_metrics is not UNSET:
-            out["sla_metrics"] = (
-                None if self.sla_metrics is None else self.sla_metrics.to_dict()
-            )
-        if self.nvext is not UNSET:
-            out["nvext"] = None if self.nvext is None else self.nvext.to_dict()
-        if self.provider is not UNSET:
-            out["provider"] = self.provider
-        if self.error is not UNSET:
-            out["error"] = None if self.error is None else self.error.to_dict()
-        if self.citations is not UNSET:
-            out["citations"] = self.citations
-        if self.search_results is not UNSET:
-            out["search_results"] = (
-                None
-                if self.search_results is None
-                else [item.to_dict() for item in self.search_results]
-            )
-        if self.sglext is not UNSET:
-            out["sglext"] = None if self.sglext is None else self.sglext.to_dict()
-        if self.warnings is not UNSET:
-            out["warnings"] = (
-                None
-                if self.warnings is None
-                else [item.to_dict() for item in self.warnings]
-            )
-        if self.prompt_token_ids is not UNSET:
-            out["prompt_token_ids"] = self.prompt_token_ids
-        if self.prompt_text is not UNSET:
-            out["prompt_text"] = self.prompt_text
-        if self.metrics is not UNSET:
-            out["metrics"] = None if self.metrics is None else self.metrics.to_dict()
-        if self.request_id is not UNSET:
-            out["request_id"] = self.request_id
-        if self.web_search is not UNSET:
-            out["web_search"] = (
-                None
-                if self.web_search is None
-                else [item.to_dict() for item in self.web_search]
-            )
-        if self.extra:
-            out.update(self.extra)
-        return out
+    _writers: ClassVar[dict[str, Callable[[Any], Any]]] = {
+        "choices": _as_dicts,
+        "usage": _as_dict_or_null,
+        "moderation": _as_dict_or_null,
+        "prompt_filter_results": _as_dicts_or_null,
+        "prompt_annotations": _as_dicts_or_null,
+        "latency_checkpoint": _as_dict_or_null,
+        "routing": _as_dict_or_null,
+        "x_groq": _as_dict_or_null,
+        "timings": _as_dict_or_null,
+        "sla_metrics": _as_dict_or_null,
+        "nvext": _as_dict_or_null,
+        "error": _as_dict_or_null,
+        "search_results": _as_dicts_or_null,
+        "sglext": _as_dict_or_null,
+        "warnings": _as_dicts_or_null,
+        "metrics": _as_dict_or_null,
+        "web_search": _as_dicts_or_null,
+    }
 
 
 def loads(data: str | bytes) -> ChatCompletionChunk:

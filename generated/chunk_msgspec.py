@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       c63a4652140f
-# Digest: 71cc0c1ef45847c2
+#   chunkspec code                       22a71177658e
+# Digest: 51bf9a6ae576d1a5
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 

@@ -4,6 +4,7 @@ groups A, B and E, research/schema.md §4) and on bad input."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import pickle
 from types import ModuleType
@@ -291,6 +292,34 @@ def test_dataclasses_read_are_the_objects_built_in_code() -> None:
     assert parsed.usage is m.UNSET and "usage" in vars(built)
     read_delta = parsed.choices[0].delta
     assert isinstance(read_delta, m.ChoiceDelta) and read_delta.extra == {"zz": 1}
+
+
+def test_a_wide_dataclass_built_holds_only_its_keywords() -> None:
+    m = chunk_dataclasses
+    built = m.ChatCompletionChunk(model="m", usage=m.UNSET, id="x")
+    assert set(vars(built)) == {"model", "usage", "id", "choices", "extra"}
+    assert built.service_tier is m.UNSET and built.choices == [] and not built.extra
+    # Written in spec order, whatever the order of the keywords and of later
+    # assignments; a value UNSET given by hand is not written.
+    built.system_fingerprint = None
+    assert m.dumps(built) == '{"id":"x","choices":[],"model":"m","system_fingerprint":null}'
+    assert m.loads(m.dumps(built)) == built
+    assert m.ChatCompletionChunk(model="m").choices is not built.choices
+    # The keywords are checked as the dataclass's own __init__ checks them, and its
+    # signature is the one shown.
+    with pytest.raises(
+        TypeError,
+        match=r"^ChatCompletionChunk.__init__\(\) got an unexpected keyword argument 'zz'$",
+    ):
+        m.ChatCompletionChunk(model="m", zz=1)  # type: ignore[call-arg]
+    with pytest.raises(
+        TypeError,
+        match=r"^ChatCompletionChunk.__init__\(\) missing 1 required keyword-only argument: 'model'$",
+    ):
+        m.ChatCompletionChunk(id="x")  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        m.Choice(0)  # type: ignore[call-arg]
+    assert "*, id: 'str | _Unset' = UNSET" in str(inspect.signature(m.ChatCompletionChunk))
 
 
 def test_typeddicts_return_the_validated_dict() -> None:

@@ -41,13 +41,13 @@ class Dataclasses(Target):
         return Tables(self.spec, lambda name: f"{name}.from_dict", self.python_name)
 
     def wide(self, model: Model) -> bool:
-        """Whether a class holds only the keys an object was read with (`_WideObject`),
-        rather than a slot for every field (`_Object`).
+        """Whether a class holds only the keys an object has (`_WideObject`), rather
+        than a slot for every field (`_Object`).
 
-        A dict costs about 200 bytes more than a few slots, and saves storing every
-        declared field on each read: a trade only the classes that every vendor widens
-        win (the chunk declares 31 fields, a choice 14, a delta 20; openai-python's
-        narrow types 2 to 6)."""
+        A dict costs about 200 bytes more than a few slots, and saves storing, and
+        checking on every write, every declared field: a trade only the classes that
+        every vendor widens win (the chunk declares 31 fields, a choice 14, a delta 20;
+        openai-python's narrow types 2 to 6)."""
         return len(model.fields) > _SLOTTED_AT_MOST
 
     def share_hook(self, model: Model) -> str:
@@ -58,7 +58,7 @@ class Dataclasses(Target):
 
     def decorator(self, model: Model) -> str:
         return (
-            "@dataclass(kw_only=True)"
+            "@_sparse\n@dataclass(kw_only=True)"
             if self.wide(model)
             else "@dataclass(slots=True, kw_only=True)"
         )
@@ -73,6 +73,16 @@ class Dataclasses(Target):
 
     def encode(self, field: Field) -> str:
         return self.tables.encoder(field, f"self.{self.python_name(field)}")
+
+    def writers(self, model: Model) -> dict[str, str]:
+        """A wide class's `_writers`: the runtime function that writes each field whose
+        value holds objects, by Python name (a slotted class spells them in its
+        `to_dict`)."""
+        return {
+            self.python_name(f): writer
+            for f in model.fields
+            if (writer := self.tables.writer(f)) is not None
+        }
 
     def extra_exports(self) -> list[str]:
         return ["UNSET"]

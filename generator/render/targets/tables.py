@@ -131,15 +131,39 @@ class Tables:
             options += f", report={(model.error_when.has, model.error_when.lacks)!r}"
         return options + (", strict=True" if self.spec.options.strict else "")
 
-    def encoder(self, field: Field, value: str) -> str:
-        """The expression that writes `value`, a field's value, as JSON data."""
+    def holds(self, field: Field) -> str | None:
+        """What a field's value holds that is written by a call: `object` (a model),
+        `objects` (a list of models), `other` (models deeper in a union, a map or
+        nested lists), or None (nothing: the value is written as it is)."""
         expr = field.type
         if not any(isinstance(p, ModelRef) for p in parts(expr)):
-            return value
+            return None
         if isinstance(expr, ModelRef):
+            return "object"
+        if isinstance(expr, ListOf) and isinstance(expr.item, ModelRef):
+            return "objects"
+        return "other"
+
+    def writer(self, field: Field) -> str | None:
+        """The runtime's function that writes a field's value (None: as it is)."""
+        holds = self.holds(field)
+        if holds is None:
+            return None
+        if holds == "other":
+            return "_encoded"  # None stays None
+        writer = "_as_dict" if holds == "object" else "_as_dicts"
+        return f"{writer}_or_null" if field.nullable else writer
+
+    def encoder(self, field: Field, value: str) -> str:
+        """The expression that writes `value`, a field's value: the `writer`'s work,
+        spelled out in place."""
+        holds = self.holds(field)
+        if holds is None:
+            return value
+        if holds == "other":
+            return f"_encoded({value})"
+        if holds == "object":
             call = f"{value}.to_dict()"
-        elif isinstance(expr, ListOf) and isinstance(expr.item, ModelRef):
-            call = f"[item.to_dict() for item in {value}]"
         else:
-            return f"_encoded({value})"  # a union, a map or nested lists: None stays None
+            call = f"[item.to_dict() for item in {value}]"
         return f"None if {value} is None else {call}" if field.nullable else call
