@@ -8,6 +8,10 @@ Per target, for the same tokens of one stream's probe:
 - building the chunk with the module's own classes plus `sse_chunk` against
   openai-python (goal >= 1.0).
 
+Beside them, openai-python's models padded to the all-vendor field counts
+(bench/ceiling.py), built and written: the most a pydantic model that declares every
+vendor's fields reaches on the last path.
+
 Each ratio is the median over rounds of the two paths' CPU times measured back to back
 (each the fastest of three); each round goes through every target.
 
@@ -32,6 +36,7 @@ from openai.types.chat import ChatCompletionChunk as OpenAIChunk
 from openai.types.chat.chat_completion_chunk import Choice as OpenAIChoice
 from openai.types.chat.chat_completion_chunk import ChoiceDelta as OpenAIDelta
 
+from bench.ceiling import PaddedChoice, PaddedChunk, PaddedDelta
 from bench.common import (
     PYTHON,
     Goal,
@@ -49,6 +54,8 @@ RESULTS, RESULTS_JSON = HERE / "frames.md", HERE / "frames.json"
 GOALS = {"frame vs openai": 8.0, "frame vs dict": 2.5, "build vs openai": 1.0}
 OPENAI, DICT = "openai-python model + dump", "dict + json.dumps"
 """The anchors: the paths every ratio is taken against."""
+CEILING = "openai-python padded to every vendor's fields + dump"
+"""The ceiling of a pydantic model with every vendor's fields (bench/ceiling.py)."""
 TOKENS = ["Hello", ",", " world", " the", " answer", " is", ' "42"', ".\n", " é", " 😀"] * 50
 HEAD: dict[str, Any] = {
     "id": "chatcmpl-0123456789abcdef",
@@ -63,6 +70,13 @@ def openai_python() -> None:
     for token in TOKENS:
         choice = OpenAIChoice(index=0, delta=OpenAIDelta(content=token), finish_reason=None)
         chunk = OpenAIChunk(**HEAD, choices=[choice])
+        b"data: " + chunk.model_dump_json(exclude_unset=True).encode() + b"\n\n"
+
+
+def openai_padded() -> None:
+    for token in TOKENS:
+        choice = PaddedChoice(index=0, delta=PaddedDelta(content=token), finish_reason=None)
+        chunk = PaddedChunk(**HEAD, choices=[choice])
         b"data: " + chunk.model_dump_json(exclude_unset=True).encode() + b"\n\n"
 
 
@@ -93,69 +107,92 @@ def paths(module: ModuleType) -> dict[str, Callable[[], None]]:
     return {"frame": framed, "build": built}
 
 
-def ratios(modules: dict[str, ModuleType], rounds: int) -> dict[str, dict[str, float]]:
+Results = dict[str, dict[str, float]]
+"""Per target, and for the ceiling (`CEILING`): each ratio and time, the median of the
+rounds."""
+
+
+def ratios(modules: dict[str, ModuleType], rounds: int) -> Results:
     runs = {name: paths(module) for name, module in modules.items()}
     gc.collect()
     gc.freeze()
-    samples: dict[str, dict[str, list[float]]] = {
-        name: {goal: [] for goal in GOALS} for name in runs
-    }
+    samples: dict[str, dict[str, list[float]]] = {name: {} for name in [*runs, CEILING]}
+
+    def add(name: str, values: dict[str, float]) -> None:
+        for key, value in values.items():
+            samples[name].setdefault(key, []).append(value)
+
+    def per_token(seconds: float) -> float:
+        return seconds / len(TOKENS) * 1e6  # µs
+
     for _ in range(rounds):
         for name, run in runs.items():
             frame, build = fastest(run["frame"], 3), fastest(run["build"], 3)
             theirs, dicts = fastest(openai_python, 3), fastest(plain_dict, 3)
-            samples[name]["frame vs openai"].append(theirs / frame)
-            samples[name]["frame vs dict"].append(dicts / frame)
-            samples[name]["build vs openai"].append(theirs / build)
-            for path, seconds in (("frame", frame), ("build", build), ("openai", theirs),
-                                  ("dict", dicts)):  # fmt: skip
-                samples[name].setdefault(f"µs {path}", []).append(seconds / len(TOKENS) * 1e6)
+            add(name, {"frame vs openai": theirs / frame, "frame vs dict": dicts / frame,
+                       "build vs openai": theirs / build, "µs frame": per_token(frame),
+                       "µs build": per_token(build), "µs openai": per_token(theirs),
+                       "µs dict": per_token(dicts)})  # fmt: skip
+        padded = fastest(openai_padded, 3)
+        theirs, dicts = fastest(openai_python, 3), fastest(plain_dict, 3)
+        add(CEILING, {"vs openai": theirs / padded, "vs dict": dicts / padded,
+                      "µs": per_token(padded)})  # fmt: skip
     return {
-        name: {goal: statistics.median(values) for goal, values in by_goal.items()}
-        for name, by_goal in samples.items()
+        name: {key: statistics.median(values) for key, values in by_key.items()}
+        for name, by_key in samples.items()
     }
 
 
-def table(results: dict[str, dict[str, float]]) -> str:
+def table(results: Results) -> str:
     header = ["target", *GOALS]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, by_goal in results.items():
+        if name == CEILING:
+            continue
         cells = [
             f"{by_goal[goal]:.2f}x ({'held' if by_goal[goal] >= bound else 'missed'})"
             for goal, bound in GOALS.items()
         ]
         lines.append("| " + " | ".join([name, *cells]) + " |")
     goals = ", ".join(f"{goal} >= {value}x" for goal, value in GOALS.items())
-    return "\n".join(lines) + f"\n\nGoals (speed, higher is faster): {goals}."
+    ceiling = (
+        f"The ceiling of build vs openai for a pydantic model with every vendor's fields"
+        f" ({CEILING}): {results[CEILING]['vs openai']:.2f}x."
+    )
+    return "\n".join(lines) + f"\n\nGoals (speed, higher is faster): {goals}.\n{ceiling}"
 
 
-def as_json(results: dict[str, dict[str, float]]) -> dict[str, object]:
+def as_json(results: Results) -> dict[str, object]:
     """The run as bench/charts.py reads it: a section of every path's ratios to a dict
     plus `json.dumps` (the floor) and to openai-python, and the goals."""
     on = f"{len(TOKENS)} tokens"
+    targets = {name: r for name, r in results.items() if name != CEILING}
     # Ratios as measured (paired); the anchors' own, from the frame's two ratios.
     paired: dict[tuple[str, str], float] = {}
-    for name, r in results.items():
+    for name, r in targets.items():
         paired[(f"{name} frame", OPENAI)] = r["frame vs openai"]
         paired[(f"{name} frame", DICT)] = r["frame vs dict"]
         paired[(f"{name} classes + sse_chunk", OPENAI)] = r["build vs openai"]
         paired[(f"{name} classes + sse_chunk", DICT)] = (
             r["build vs openai"] * r["frame vs dict"] / r["frame vs openai"]
         )
-    first = next(iter(results.values()))
+    first = next(iter(targets.values()))
     paired[(DICT, OPENAI)] = first["frame vs openai"] / first["frame vs dict"]
     paired[(OPENAI, DICT)] = 1 / paired[(DICT, OPENAI)]
+    paired[(CEILING, OPENAI)] = results[CEILING]["vs openai"]
+    paired[(CEILING, DICT)] = results[CEILING]["vs dict"]
 
     def ratio(_on: str, path: str, anchor: str) -> float:
         return 1.0 if path == anchor else paired[(path, anchor)]
 
     times = {OPENAI: first["µs openai"], DICT: first["µs dict"]}
-    for name, r in results.items():
+    for name, r in targets.items():
         times[f"{name} frame"] = r["µs frame"]
         times[f"{name} classes + sse_chunk"] = r["µs build"]
+    times[CEILING] = results[CEILING]["µs"]
     frames: Section = section("frames", "µs a frame (CPU)", {on: times}, (DICT, OPENAI), ratio)
     goals: list[GoalRecord] = []
-    for name, r in results.items():
+    for name, r in targets.items():
         for goal, (path, anchor) in {
             "frame vs openai": (f"{name} frame", OPENAI),
             "frame vs dict": (f"{name} frame", DICT),
