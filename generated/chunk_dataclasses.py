@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       7b3fc2d5f49d
-# Digest: f1e16cd152db1f22
+#   chunkspec code                       201ae2c010cc
+# Digest: b732d52750988b84
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -702,8 +702,8 @@ class _Object:
             known, other = _read(data, shape)
         except (_Retry, ChunkDecodeError):
             raise _problem(data, shape) from None
-        if not shape.strict:
-            known["extra"] = _Extra(other) if other else _NO_EXTRA
+        if other and not shape.strict:
+            known["extra"] = _Extra(other)  # else the default, the shared empty one
         return cls._made(known)
 
     @classmethod
@@ -786,7 +786,8 @@ _Wide = TypeVar("_Wide", bound=type[_WideObject])
 def _sparse(cls: _Wide) -> _Wide:
     """Gives a wide dataclass an `__init__` that keeps the keywords given: it checks
     them as the dataclass's own does (whose signature it shows), and adds the defaults
-    of the absent lists (and `extra`)."""
+    of the absent lists. An absent `extra` reads the shared empty one, as a class
+    default."""
     assert not hasattr(cls, "__post_init__")  # which this __init__ does not call
     fields = dataclasses.fields(cast(Any, cls))  # a dataclass by now
     names = frozenset(f.name for f in fields)
@@ -798,7 +799,7 @@ def _sparse(cls: _Wide) -> _Wide:
     defaults = tuple(
         (f.name, f.default_factory)
         for f in fields
-        if f.default_factory is not dataclasses.MISSING
+        if f.default_factory is not dataclasses.MISSING and f.name != "extra"
     )
 
     def __init__(self: _WideObject, **given: Any) -> None:
@@ -822,6 +823,8 @@ def _sparse(cls: _Wide) -> _Wide:
     __init__.__qualname__ = cls.__init__.__qualname__
     __init__.__signature__ = inspect.signature(cls.__init__)  # type: ignore[attr-defined]
     cls.__init__ = __init__  # type: ignore[method-assign,assignment]
+    if "extra" in names:  # read-only: one empty mapping serves every object
+        cls.extra = _NO_EXTRA  # type: ignore[attr-defined]
     return cls
 
 

@@ -189,9 +189,6 @@ __all__ = [
 # (runtime section: extra._Extra)
 
 
-# (runtime section: extra._NO_EXTRA)
-
-
 # (runtime section: dataclass_base._Object)
 
 
