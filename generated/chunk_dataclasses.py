@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       201ae2c010cc
-# Digest: b732d52750988b84
+#   chunkspec code                       539cfe86fae8
+# Digest: 61740c699c4d5e43
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -771,6 +771,7 @@ class _WideObject(_Object):
 
     @classmethod
     def _writing(cls, keys: tuple[str, ...]) -> _Writing:
+        """How to write an object whose attributes are `keys`, in this order."""
         present, writers = set(keys), cls._writers
         fields = tuple(
             (name, key, writers.get(name))
@@ -828,8 +829,11 @@ def _sparse(cls: _Wide) -> _Wide:
     return cls
 
 
+# The writers a wide class's `_writers` names: a value that holds objects, as JSON data
+# (None stays None in a nullable field).
+
 _as_dict: Final = methodcaller("to_dict")
-"""Writes an object."""
+"""An object's `to_dict()`, called from C."""
 
 
 def _as_dict_or_null(value: Any) -> Any:

@@ -114,6 +114,7 @@ class _WideObject(_Object):
 
     @classmethod
     def _writing(cls, keys: tuple[str, ...]) -> _Writing:
+        """How to write an object whose attributes are `keys`, in this order."""
         present, writers = set(keys), cls._writers
         fields = tuple(
             (name, key, writers.get(name))
@@ -171,8 +172,11 @@ def _sparse(cls: _Wide) -> _Wide:
     return cls
 
 
+# The writers a wide class's `_writers` names: a value that holds objects, as JSON data
+# (None stays None in a nullable field).
+
 _as_dict: Final = methodcaller("to_dict")
-"""Writes an object."""
+"""An object's `to_dict()`, called from C."""
 
 
 def _as_dict_or_null(value: Any) -> Any:

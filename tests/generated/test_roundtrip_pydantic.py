@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       dda8d17c1051
-# Digest: c3d2b18e8c91c8a4
+#   chunkspec code                       cf2d098cbfa1
+# Digest: 78a19f7f5c103ae2
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_pydantic.py.
 
