@@ -4,16 +4,21 @@ decoders, the merge rules, and the copying of its definitions into a module."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 from generator.render import inline
 from generator.runtime.accumulate import _RULES, _finish, _merge, _Merged, _Plan
+from generator.runtime.dataclass_base import _as_dicts, _sparse, _WideObject
 from generator.runtime.errors import ChunkDecodeError
+from generator.runtime.extra import _Extra, _no_extra
 from generator.runtime.objects import _defaulted, _nullable, _problem, _read, _required, _Shape
 from generator.runtime.sse import RawEvent, _EventReader
+from generator.runtime.unset import UNSET, _Unset
 from generator.runtime.values import _either, _int, _list_of, _one_of, _str, _tagged
 
 SHAPE = _Shape(
@@ -50,6 +55,48 @@ def test_read_forgets_its_arrangements_past_a_bound() -> None:
         known, other = _read({"id": "x", f"k{number}": number}, shape)
         assert known == {"id": "x"} and other == {f"k{number}": number}
     assert 0 < len(shape.arranged) <= 1_000
+
+
+@_sparse
+@dataclass(kw_only=True)
+class _Wide(_WideObject):
+    id: str
+    n_: int | _Unset | None = UNSET
+    tags: list[str] = field(default_factory=list[str])
+    parts: list[_Wide] | _Unset = UNSET
+    extra: Mapping[str, Any] = field(default_factory=_no_extra)
+
+    _fields: ClassVar[_Shape] = _Shape(
+        {
+            "id": _required(_str),
+            "n": _nullable(_int, "n_"),
+            "tags": _defaulted(_list_of(_str)),
+            "parts": _nullable(_list_of(lambda data: _Wide.from_dict(data))),
+        }
+    )
+    _writers: ClassVar[dict[str, Any]] = {"parts": _as_dicts}
+
+
+def test_a_wide_object_holds_its_keywords_and_writes_them_in_spec_order() -> None:
+    wide = _Wide(parts=[_Wide(id="p")], n_=None, id="x", tags=["t"])
+    assert list(vars(wide)) == ["parts", "n_", "id", "tags"]
+    expected = {"id": "x", "n": None, "tags": ["t"], "parts": [{"id": "p", "tags": []}]}
+    assert list(wide.to_dict().items()) == list(expected.items())
+    later = _Wide(id="y")
+    later.extra = _Extra({"z": 1})
+    later.n_ = 2  # assigned after the others: still written in its place
+    assert list(later.to_dict().items()) == [("id", "y"), ("n", 2), ("tags", []), ("z", 1)]
+    assert _Wide.from_dict(later.to_dict()) == later
+    later.n_ = UNSET  # as if absent
+    assert "n" not in later.to_dict()
+
+
+def test_a_wide_object_forgets_its_arrangements_past_a_bound() -> None:
+    wide = _Wide(id="x")
+    for number in range(2_500):
+        setattr(wide, f"k{number}", number)  # an attribute no field has: not written
+        assert wide.to_dict() == {"id": "x", "tags": []}
+    assert 0 < len(_Wide._arranged) <= 1_000
 
 
 @pytest.mark.parametrize(
