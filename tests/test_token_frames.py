@@ -84,6 +84,19 @@ def test_a_frame_is_what_the_writer_writes(
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_a_probe_built_with_the_classes_frames_what_they_write(module: ModuleType) -> None:
+    def chunk(text: str) -> Any:  # keywords out of spec order, as a server may give them
+        choice = module.Choice(finish_reason=None, delta=module.ChoiceDelta(content=text), index=0)
+        return module.ChatCompletionChunk(model="m", choices=[choice], id="c", created=1)
+
+    frames = module.TokenFrames(chunk(""))
+    for text in ["", "a", '"\\', "\u2028 é \U0001f600"]:
+        assert frames.frame(text) == module.sse_chunk(chunk(text))
+    if module is not TARGETS["typeddicts"]:  # a TypedDict is the dict as it was made
+        assert frames.frame("a").startswith(b'data: {"id":"c","choices":[{"index":0,"delta":')
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
 def test_probes_it_cannot_frame_are_refused(module: ModuleType) -> None:
     base = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
     cases = {
