@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       22a71177658e
-# Digest: 51bf9a6ae576d1a5
+#   chunkspec code                       2b0e1151f0f4
+# Digest: 09ca612647adf90a
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       cf21f255b578
-# Digest: 8dcb23843a40f9ed
+#   chunkspec code                       b4a44cc2eadd
+# Digest: 5b4f1bfa9c6ef87c
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 

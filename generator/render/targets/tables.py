@@ -5,6 +5,7 @@ decoder spelled from the runtime's (generator/runtime/values.py), and its encode
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Literal, TypeAlias
 
 from ...ir.model import (
     EnumRef,
@@ -39,6 +40,10 @@ _PY_TYPES = {
     "list": ("list",),
     "object": ("dict",),
 }
+
+
+Holds: TypeAlias = Literal["object", "objects", "other"]
+"""What a field's value holds that is written by a call (`Tables.holds`)."""
 
 
 class Tables:
@@ -131,7 +136,7 @@ class Tables:
             options += f", report={(model.error_when.has, model.error_when.lacks)!r}"
         return options + (", strict=True" if self.spec.options.strict else "")
 
-    def holds(self, field: Field) -> str | None:
+    def holds(self, field: Field) -> Holds | None:
         """What a field's value holds that is written by a call: `object` (a model),
         `objects` (a list of models), `other` (models deeper in a union, a map or
         nested lists), or None (nothing: the value is written as it is)."""
