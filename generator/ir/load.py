@@ -322,10 +322,15 @@ def _one_means(entry: Any, file: str, where: Where, what: str) -> RawMeans:
     if "items" in body:
         parts = _mapping(body["items"], _at(body, file, "items"), f"'items' of {what}")
         for part in parts:
-            path = parts[part]
-            if not isinstance(path, str) or not path.strip():
-                raise _at(parts, file, part).error(f"the path of item part {part!r} is empty")
-            items.append((str(part), path.strip()))
+            # A list gives a part's other spellings, the first found wins (a custom
+            # tool call's `custom.name` beside a function's `function.name`).
+            paths = parts[part] if isinstance(parts[part], list) else [parts[part]]
+            for path in paths:
+                if not isinstance(path, str) or not path.strip():
+                    raise _at(parts, file, part).error(
+                        f"the path of item part {part!r} is empty or not a string"
+                    )
+                items.append((str(part), path.strip()))
     path = body.get("path", "")
     if not isinstance(path, str):
         raise _at(body, file, "path").error("'path' must be a string, as `[type=text].text`")

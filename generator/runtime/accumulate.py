@@ -13,13 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final, Generic, NamedTuple, TypeVar
 
-from .json_text import _SURROGATE, _json_text
+from .json_text import _json_text
 from .meanings import (
     _TEXTS,
     Summary,
     _checked_tags,
     _index_of,
     _Kept,
+    _paired,
     _Reader,
     _Readings,
     _Summarised,
@@ -72,8 +73,16 @@ class _Accumulator(Generic[_Chunk, _Completion]):
         return self._completion(_finish(self._merged))
 
     def result(self) -> _Completion:
-        """The whole completion; call it once the stream has ended."""
+        """The whole completion; call it once the stream has ended (it calls
+        `end()`)."""
+        self.end()
         return self.snapshot()
+
+    def end(self) -> None:
+        """Say that the stream has ended: a tag cut off at the end of its text (read
+        with `think_tags`) was text after all, and `summary()` shows it. `result()`
+        calls it; a chunk added after it starts the text anew."""
+        self._reader.end()
 
     def summary(self) -> Summary:
         """What the chunks added so far say, whichever backend spelled it: each
@@ -318,12 +327,62 @@ def _finished(value: Any, kept: _Kept | None = None) -> Any:
         value[:] = (text,)  # the next read starts from one piece
         return _paired(text)
     if kind is _Items:
-        return [_copied(item) for item in value]
+        return _joined(value)
     if kind is _Slots:
         return [_finish(value[index], kept) for index in sorted(value)]
     if kind is _Merged:
         return _finish(value, kept)
     return _copied(value)
+
+
+def _joined(parts: list[Any], nested: bool = True) -> list[Any]:
+    """The items of a list as a response holds them, new: of the parts that hold only
+    a type and one text (`{"type": "text", "text": ...}`, or Mistral's thinking part
+    around text parts, one level deep), adjacent ones of one type are one part and
+    empty ones are left out; any other item is kept as it came (a part with more keys,
+    a reference)."""
+    out: list[Any] = []
+    run: tuple[str, str, bool] | None = None
+    pieces: list[Any] = []
+    for part in parts:
+        key = _text_key(part, nested)
+        if key is None:
+            _end_run(run, pieces, out)
+            run = None
+            out.append(_copied(part))
+            continue
+        value = part[key]
+        listed = value.__class__ is list
+        if run != (part["type"], key, listed):
+            _end_run(run, pieces, out)
+            run, pieces = (part["type"], key, listed), []
+        pieces.extend(value) if listed else pieces.append(value)
+    _end_run(run, pieces, out)
+    return out
+
+
+def _end_run(
+    run: tuple[str, str, bool] | None, pieces: list[Any], out: list[Any]
+) -> None:
+    """The part a run of joinable parts makes, unless it is empty."""
+    if run is None:
+        return
+    kind, key, listed = run
+    value: Any = _joined(pieces, nested=False) if listed else _paired("".join(pieces))
+    if value:
+        out.append({"type": kind, key: value})
+
+
+def _text_key(part: Any, nested: bool) -> str | None:
+    """The key of a part's text when the part holds only that and its type: a string,
+    or (`nested`) a list of parts."""
+    if part.__class__ is not dict or len(part) != 2:
+        return None
+    if part.get("type").__class__ is not str:
+        return None
+    key = next(k for k in part if k != "type")
+    kind = part[key].__class__
+    return key if kind is str or (nested and kind is list) else None
 
 
 def _copied(value: Any) -> Any:
@@ -350,13 +409,3 @@ def _copied(value: Any) -> Any:
             else:
                 copy[key] = item
     return top
-
-
-def _paired(text: str) -> str:
-    """The text with UTF-16 surrogate halves that arrived in separate chunks (as JSON
-    escapes) joined into one character; a lone half is kept as it is."""
-    if _SURROGATE.search(text) is None:
-        return text
-    return text.encode("utf-16-le", "surrogatepass").decode(
-        "utf-16-le", "surrogatepass"
-    )

@@ -15,12 +15,18 @@ from .meanings import (
     _TEXTS,
     Part,
     UsageSummary,
+    _cut_tag,
+    _Entry,
     _Head,
     _index_of,
+    _inside,
     _Reader,
     _Readings,
     _reported,
+    _reporting,
+    _texts_in,
     _ThinkTags,
+    _usage,
     _values_getter,
 )
 
@@ -49,15 +55,19 @@ class _Respeller:
     __slots__ = (
         "_called",
         "_dialect",
+        "_free",
         "_harmony",
         "_head",
         "_inside",
         "_key",
+        "_last",
         "_moved",
         "_moving",
         "_objects",
+        "_plain",
         "_reader",
         "_renames",
+        "_tails",
     )
 
     def __init__(
@@ -87,9 +97,27 @@ class _Respeller:
         )
         """The keys of the delta whose whole value is a text: they are written anew."""
         self._inside: set[int] = set()
+        self._tails: dict[int, str] = {}
+        """Of each choice whose text may end in the start of a tag (think_tags): the
+        end of its text written so far, to break a tag the next piece would complete."""
         self._harmony = think_tags == "harmony"
-        self._called: set[tuple[int, int]] = set()
-        """(choice, number) of the calls in Harmony markup written so far."""
+        self._called: dict[tuple[int, int], int] = {}
+        """(choice, number) of each call in Harmony markup written so far, and the
+        index it was written with."""
+        self._free: dict[int, int] = {}
+        """Of each choice, the first tool-call index its own `tool_calls` left free:
+        the calls in markup are numbered from there."""
+        self._last: dict[str, Any] = {}
+        """The keys of the last chunk but its choices and usage, for the chunk that
+        carries what the reader held back at the end."""
+        spelled = [h.spelled for h in readings.heads if h.key == head]
+        self._plain = {
+            key: _plain_shapes(what.nested)
+            for key, what in (spelled[0] if spelled else {}).items()
+            if key in self._moved and what.nested
+        }
+        """Of each key of the delta whose value may be a list of parts: the parts its
+        text is written as when the list is made text (the others keep the list)."""
         self._renames = {
             cast(str, s.path[1]): (_mark(s.path[1]), _mark(dialect.reasoning))
             for s in spellings
@@ -116,8 +144,11 @@ class _Respeller:
         (the module's `dumps`) as it is when nothing in it moves, or with one key
         renamed when all that moves is a text to the dialect's key (`reasoning` to
         `reasoning_content`). None when it must be re-spelled (`respell`)."""
-        if self._moving is None or self._inside:
+        if self._moving is None or self._inside or self._tails:
             return None
+        tags = self._dialect.tags
+        if tags is not None and tags[0][:1] in text:
+            return None  # the text may hold the open tag: written broken (`_broken`)
         found = (
             self._moved_in_data(chunk)
             if self._objects.mapped
@@ -145,15 +176,11 @@ class _Respeller:
         head's texts does (a usage report, Mistral's parts)."""
         r = self._objects
         found: list[tuple[str, Any]] = []
-        for key in r.report_keys:
-            if data.get(key) is not None:
-                return None
+        if _reported(r, data):
+            return None
         for choice in data.get("choices") or ():
             if choice.__class__ is not dict:
                 continue
-            for key in r.choice_report_keys:
-                if choice.get(key) is not None:
-                    return None
             for moving in cast(list[_Moving], self._moving):
                 inner = choice.get(moving.key)
                 if inner.__class__ is not dict:
@@ -187,84 +214,177 @@ class _Respeller:
 
     def respell(self, data: Mapping[str, Any]) -> dict[str, Any]:
         """A chunk's JSON data in the dialect; `data` is left as it is."""
-        parts: list[Part] = []
-        self._reader.read(data, None, parts)
         out = dict(data)
         choices: Any = data.get("choices")
         if choices.__class__ is list:
-            out["choices"] = [self._choice(choice, parts) for choice in choices]
-        report = next((p.usage for p in parts if p.kind == "usage"), None)
-        if report is not None:
-            out["usage"] = _openai_usage(data.get("usage"), report)
+            # Entry by entry: two entries of one index each keep their own texts.
+            out["choices"] = [self._choice(choice) for choice in choices]
+        readings = self._reader.readings
+        if _reported(readings, data):
+            report = _usage(data, readings.by_meaning, readings.choice_report_keys)
+            out["usage"] = _openai_usage(_report_keys(readings, data), report)
             if "choices" in out:
                 out["choices"] = [_without_usage(choice) for choice in out["choices"]]
+        self._last = {k: v for k, v in data.items() if k not in ("choices", "usage")}
         return out
 
-    def _choice(self, choice: Any, parts: list[Part]) -> Any:
+    def end(self) -> dict[str, Any] | None:
+        """The JSON data of one more chunk, with what the reader held back at the end
+        of the stream (a tag cut off: text after all), or None when it held nothing."""
+        parts: list[Part] = []
+        self._reader.end(None, parts)
+        indexes = dict.fromkeys(p.choice for p in parts if p.choice is not None)
+        if not indexes:
+            return None
+        choices = [
+            {
+                "index": i,
+                self._head: self._delta({}, i, [p for p in parts if p.choice == i]),
+            }
+            for i in indexes
+        ]
+        return {**self._last, "choices": choices}
+
+    def _choice(self, choice: Any) -> Any:
         if choice.__class__ is not dict:
             return choice
-        index = _index_of(choice)
+        parts: list[Part] = []
+        self._reader.read_choice(choice, parts)
         delta: Any = choice.get(self._head)
         if delta.__class__ is not dict:
             return choice
-        mine = [p for p in parts if p.choice == index]
-        texts = {m: "".join(p.text for p in mine if p.kind == m) for m in _TEXTS}
-        ends = any(p.kind in ("tool_call", "finish") for p in mine)
-        # A key of a text that holds none (null, "") stays as it came.
-        moved = self._moved
-        written: dict[str, Any] = {
-            k: v for k, v in delta.items() if k not in moved or not v
-        }
-        self._write(written, delta, index, texts, ends)
-        if self._harmony and "tool_calls" not in delta:
-            calls = [self._call(index, p) for p in mine if p.kind == "tool_call"]
-            if calls:
-                written["tool_calls"] = calls
-        return {**choice, self._head: written}
+        return {**choice, self._head: self._delta(delta, _index_of(choice), parts)}
+
+    def _delta(self, delta: dict[str, Any], index: int, parts: list[Part]) -> Any:
+        """The delta of a choice in the dialect, from its `parts`."""
+        texts = {m: "".join(p.text for p in parts if p.kind == m) for m in _TEXTS}
+        ends = any(p.kind in ("tool_call", "finish") for p in parts)
+        # A key of a text that holds none (null, "") stays as it came, and so does a
+        # list of parts that holds more than its texts (Mistral's references).
+        moved, kept = self._moved, ""
+        written: dict[str, Any] = {}
+        for key, value in delta.items():
+            if key not in moved or not value:
+                written[key] = value
+            elif value.__class__ is list and not self._flattens(key, value):
+                written[key] = value
+                kept = key
+        if kept:
+            # The list carries its own texts: they are not written again, and a
+            # think block must close before its text.
+            listed = _listed_texts(delta[kept], self._reader.readings, self._head, kept)
+            for meaning, text in listed.items():
+                if texts[meaning] == text:
+                    texts[meaning] = ""
+            ends = ends or (kept == self._key and "text" in listed)
+        text = self._write(written, index, texts, ends)
+        if text and kept == self._key:  # before the list's parts, as a text part
+            tag, key = self._plain[kept].text_part
+            written[kept] = [{**tag, key: text}, *delta[kept]]
+        elif text:
+            written[self._key] = text
+        if self._harmony:
+            self._markup_calls(written, delta, index, parts)
+        return written
+
+    def _flattens(self, key: str, value: list[Any]) -> bool:
+        """Whether a list of parts is its texts and nothing more."""
+        shapes = self._plain.get(key)
+        return shapes is not None and all(_is_plain(part, shapes) for part in value)
+
+    def _markup_calls(
+        self,
+        written: dict[str, Any],
+        delta: dict[str, Any],
+        index: int,
+        parts: list[Part],
+    ) -> None:
+        """The calls in Harmony markup written as `tool_calls` entries after any the
+        delta has (a gateway may send `"tool_calls": null` or `[]` on every delta)."""
+        own: Any = delta.get("tool_calls")
+        own = (
+            [item for item in own if item.__class__ is dict]
+            if own.__class__ is list
+            else []
+        )
+        for item in own:
+            at: Any = item.get("index")
+            if at.__class__ is int:
+                self._free[index] = max(self._free.get(index, 0), at + 1)
+        # The reader gives a choice's parts in this order: the texts (with the calls in
+        # markup), then one part per entry of its own `tool_calls`.
+        calls = [p for p in parts if p.kind == "tool_call"]
+        markup = calls[: len(calls) - len(own)] if own else calls
+        if markup:
+            written["tool_calls"] = [*own, *(self._call(index, p) for p in markup)]
 
     def _call(self, index: int, part: Part) -> dict[str, Any]:
         """A piece of a call in Harmony markup as a `tool_calls` entry; its first piece
         says the function's name."""
         assert part.tool_call is not None and part.tool_call.index is not None
         number = part.tool_call.index
-        if (index, number) in self._called:
-            return {"index": number, "function": {"arguments": part.text}}
-        self._called.add((index, number))
+        at = self._called.get((index, number))
+        if at is not None:
+            return {"index": at, "function": {"arguments": part.text}}
+        at = self._called[(index, number)] = self._free.get(index, 0) + number
         function = {"name": part.tool_call.name, "arguments": part.text}
-        return {"index": number, "type": "function", "function": function}
+        return {"index": at, "type": "function", "function": function}
 
     def _write(
         self,
         written: dict[str, Any],
-        delta: dict[str, Any],
         index: int,
         texts: dict[str, str],
         ends: bool,
-    ) -> None:
-        text_key = self._key
+    ) -> str:
+        """Write reasoning and refusal where the dialect does; the text of the text's
+        own key is returned (with reasoning between tags in a think-tags dialect)."""
         reasoning, text = texts["reasoning"], texts["text"]
         tags = self._dialect.tags
         if tags is None:
             if reasoning:
                 written[self._dialect.reasoning] = reasoning
         else:
-            open_tag, close_tag = tags
-            if reasoning and index not in self._inside:
-                reasoning = open_tag + reasoning
-                self._inside.add(index)
-            if index in self._inside and (text or ends):
-                text = close_tag + text
-                self._inside.discard(index)
-            text = reasoning + text
-        if text:
-            written[text_key] = text
+            text = self._tagged(index, reasoning, text, ends, tags)
         if texts["refusal"]:
             written["refusal"] = texts["refusal"]
+        return text
+
+    def _tagged(
+        self, index: int, reasoning: str, text: str, ends: bool, tags: tuple[str, str]
+    ) -> str:
+        """The text key's value in a think-tags dialect: reasoning in a block opened
+        once and closed where the answer, a call or the finish comes. A tag the texts
+        themselves would complete is broken (`_broken`), so that reading them back
+        between tags gives the same meanings."""
+        open_tag, close_tag = tags
+        pieces: list[str] = []
+        tail = self._tails.pop(index, "")
+        if reasoning:
+            if index not in self._inside:
+                self._inside.add(index)
+                pieces.append(open_tag)
+                tail = open_tag
+            reasoning = _broken(tail, reasoning, close_tag)
+            pieces.append(reasoning)
+            tail = (tail + reasoning)[-len(close_tag) :]
+        if index in self._inside and (text or ends):
+            self._inside.discard(index)
+            pieces.append(close_tag)
+            tail = close_tag
+        if text:
+            text = _broken(tail, text, open_tag)
+            pieces.append(text)
+            tail = (tail + text)[-len(open_tag) :]
+        cut = close_tag if index in self._inside else open_tag
+        if _cut_tag(tail, cut):
+            self._tails[index] = tail
+        return "".join(pieces)
 
 
-def _openai_usage(current: Any, report: UsageSummary) -> dict[str, Any]:
+def _openai_usage(current: dict[str, Any], report: UsageSummary) -> dict[str, Any]:
     """A usage report where OpenAI writes it, the keys it already had kept."""
-    usage: dict[str, Any] = dict(current) if current.__class__ is dict else {}
+    usage = current
     for key in ("prompt_tokens", "completion_tokens", "total_tokens"):
         value = getattr(report, key)
         if value is not None:
@@ -277,6 +397,103 @@ def _openai_usage(current: Any, report: UsageSummary) -> dict[str, Any]:
             inner: Any = usage.get(detail)
             usage[detail] = {**(inner if inner.__class__ is dict else {}), key: value}
     return usage
+
+
+def _report_keys(readings: _Readings, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Every key of the usage objects of a chunk's JSON data, the top-level one's
+    first: a report moved to the top keeps its cost and every other key."""
+    keys: dict[str, Any] = {}
+    objects = [_inside(data.get(key), rest) for key, rest in readings.report_places]
+    in_choices = readings.choice_report_keys
+    for choice in _reporting(data.get("choices") or [], in_choices):
+        objects += [choice.get(key) for key in in_choices]
+    for found in objects:
+        if found.__class__ is dict:
+            for key, value in found.items():
+                keys.setdefault(key, value)
+    return keys
+
+
+class _Shapes(NamedTuple):
+    """The parts a list's texts are read from: their tags (`{"type": "text"}`) and the
+    keys their texts are under (`text`, `thinking`); and the tag and key of a text
+    part, for text written into the list."""
+
+    tags: tuple[dict[str, Any], ...]
+    keys: frozenset[str]
+    text_part: tuple[dict[str, Any], str]
+
+
+def _plain_shapes(nested: tuple[_Entry, ...]) -> _Shapes:
+    tags: list[dict[str, Any]] = []
+    keys: set[str] = set()
+    text_part: tuple[dict[str, Any], str] = ({"type": "text"}, "text")
+    for meaning, _, rest in nested:
+        for step in rest:
+            if isinstance(step, tuple):
+                if {step[0]: step[1]} not in tags:
+                    tags.append({step[0]: step[1]})
+            elif step is not None:
+                keys.add(step)
+        first, last = rest[0], rest[-1]
+        if meaning == "text" and len(rest) == 2 and isinstance(first, tuple):
+            text_part = ({first[0]: first[1]}, cast(str, last))
+    return _Shapes(tuple(tags), frozenset(keys), text_part)
+
+
+def _is_plain(part: Any, shapes: _Shapes) -> bool:
+    """Whether a part holds its tag and its texts only, so that writing it as text
+    loses nothing: texts are strings, or lists of such parts (Mistral's thinking part
+    holds text parts)."""
+    if part.__class__ is not dict or not shapes.tags:
+        return False
+    [tag] = shapes.tags[0]  # the key of the tags: "type"
+    if {tag: part.get(tag)} not in shapes.tags:
+        return False
+    for key, value in part.items():
+        if key == tag:
+            continue
+        if key not in shapes.keys:
+            return False
+        if value.__class__ is list:
+            if not all(_is_plain(v, shapes) for v in value):
+                return False
+        elif value.__class__ is not str:
+            return False
+    return True
+
+
+def _listed_texts(
+    value: list[Any], readings: _Readings, head: str, key: str
+) -> dict[str, str]:
+    """The texts of a list of parts, as the reader reads them (no tags)."""
+    texts: dict[str, str] = {}
+    inner = {head: {key: value}}
+    for meaning, tiers in readings.by_meaning.items():
+        if meaning in _TEXTS:
+            found = _texts_in(inner, {meaning: tiers})[meaning]
+            if found:
+                texts[meaning] = found
+    return texts
+
+
+def _broken(tail: str, text: str, tag: str) -> str:
+    """`text`, written after `tail`, with every `tag` they would make together broken
+    by a zero-width space after its first character that `text` holds: a reader of
+    tags must not read a tag that the text holds for what it says."""
+    whole = tail + text
+    at = whole.find(tag) if tag else -1
+    if at < 0:
+        return text
+    out: list[str] = []
+    done = len(tail)
+    while at >= 0:
+        cut = max(at + 1, len(tail))
+        out += (whole[done:cut], "\u200b")
+        done = cut
+        at = whole.find(tag, at + 1)
+    out.append(whole[done:])
+    return "".join(out)
 
 
 def _without_usage(choice: Any) -> Any:

@@ -22,7 +22,7 @@ from itertools import compress
 from operator import attrgetter, methodcaller
 from typing import Any, Final, Literal, NamedTuple, TypeAlias, cast
 
-from .json_text import _json_text
+from .json_text import _SURROGATE, _json_text
 
 _Step: TypeAlias = "str | tuple[str, str] | None"
 """A key; a (key, value) filter, for the items of a list whose `key` is `value`; or
@@ -244,9 +244,10 @@ def _first_value(
 
 def _parts(item: Any, spelling: _Spelling) -> dict[str, Any]:
     parts: dict[str, Any] = {}
-    for name, path in spelling.items:
-        values = _found(item, path)
-        parts[name] = values[0][0] if values else None
+    for name, path in spelling.items:  # of a part's spellings, the first found wins
+        if parts.get(name) is None:
+            values = _found(item, path)
+            parts[name] = values[0][0] if values else None
     return parts
 
 
@@ -314,12 +315,10 @@ def _usage(
     """The usage report of a completion or a chunk, read by its rules; `in_choices`
     are the keys of a choice that may hold one."""
     choices: Any = data.get("choices")
-    if choices and not any(
-        choice.__class__ is dict and choice.get(key) is not None
-        for choice in choices
-        for key in in_choices
-    ):
-        data = {**data, "choices": None}  # no report there: no walk through them
+    if choices:
+        # No report there: no walk through them. Of two entries of one choice that
+        # hold one (a repeated index), the later is the report, as it is merged.
+        data = {**data, "choices": _reporting(choices, in_choices) or None}
     counts = {
         meaning: _first_value(data, meanings.get(meaning, []), (int,))
         for meaning in _COUNTS
@@ -335,6 +334,19 @@ def _usage(
         counts["completion_tokens"] = completion + reasoning
     cost = _first_value(data, meanings.get("cost_usd", []), (int, float))
     return UsageSummary(**counts, cost_usd=None if cost is None else float(cost))
+
+
+def _reporting(choices: list[Any], in_choices: tuple[str, ...]) -> list[Any]:
+    """The entries of a chunk's choices that hold a usage report (at `in_choices`), in
+    the order of their indexes, as a completion holds them: of two entries of one
+    choice (a repeated index), the later, as they are merged."""
+    reporting = {
+        _index_of(choice): choice
+        for choice in choices
+        if choice.__class__ is dict
+        and any(choice.get(key) is not None for key in in_choices)
+    }
+    return [reporting[index] for index in sorted(reporting)]
 
 
 def _index_of(choice: dict[str, Any]) -> int:
@@ -398,13 +410,14 @@ def _summary(data: dict[str, Any], summarised: _Summarised, reader: _Reader) -> 
     least); the texts are the `reader`'s, which read them chunk by chunk."""
     meanings = summarised.by_meaning
     choices: list[Any] = data.get("choices") or []
+    last = {key: data[key] for key in reader.last_report if key in data}
     return Summary(
         choices=tuple(
             _choice(choice, meanings, reader)
             for choice in choices
             if choice.__class__ is dict
         ),
-        usage=_usage(data, meanings, summarised.in_choices),
+        usage=_usage(last, meanings, summarised.in_choices),
         citations=_citations(data, meanings.get("citations", [])),
     )
 
@@ -422,7 +435,8 @@ def _choice(
         text=texts["text"],
         reasoning=texts["reasoning"],
         refusal=texts["refusal"],
-        finish_reason=_first_value(choice, meanings.get("finish_reason", []), (str,)),
+        finish_reason=_first_value(choice, meanings.get("finish_reason", []), (str,))
+        or None,
         tool_calls=_tool_calls(choice, meanings.get("tool_calls", []))
         + reader.calls(index),
         reasoning_items=_reasoning_items(choice, opaque),
@@ -438,15 +452,20 @@ def _texts_in(
     for meaning in _TEXTS:
         for tier in meanings.get(meaning, []):
             found = [
-                value
+                (place, value)
                 for spelling in tier
-                for value, _, _ in _found(choice, spelling.path)
+                for value, _, place in _found(choice, spelling.path)
                 if value.__class__ is str
             ]
-            if any(found):
-                texts[meaning] = "".join(found)
+            if any(value for _, value in found):
+                found.sort(key=_place)  # two spellings of one list: in its order
+                texts[meaning] = "".join(value for _, value in found)
                 break
     return texts
+
+
+def _place(found: tuple[tuple[int, ...], str]) -> tuple[int, ...]:
+    return found[0]
 
 
 def _checked_tags(tags: object) -> _ThinkTags:
@@ -550,6 +569,9 @@ class _Harmony:
             self._take(rest[:at], out)
             rest = rest[at + len(token) :]
             self._token(token)
+            if token == "<|message|>" and self.meaning == "tool_call":
+                # The call is made here, whether or not arguments follow.
+                out.append((f"tool_call:{len(self.calls) - 1}", ""))
         return out
 
     def flush(self) -> list[tuple[str, str]]:
@@ -606,8 +628,11 @@ class _ChoiceTexts:
         elif think_tags is not None:
             self.splitter = _Splitter(think_tags)
         self.from_field = False
-        """Whether a field carried reasoning: then reasoning between tags is the same
-        text again (llama.cpp sends both), and not read."""
+        """Whether a field carried reasoning in the entry being read: then reasoning
+        between tags there is the same text again (llama.cpp sends both), and not
+        read. Per entry: a stream re-spelled in tags keeps a field that holds more
+        than the text (`reasoning_details`) beside its copy in tags, and a later piece
+        in tags alone is read."""
 
 
 _READ_ORDER: Final = ("reasoning", "text", "refusal")
@@ -725,7 +750,7 @@ class _Readings:
         "index",
         "json_of",
         "mapped",
-        "report_keys",
+        "report_places",
         "reports",
         "typed",
         "unset",
@@ -770,14 +795,15 @@ class _Readings:
             if self.finish_key is None
             else _getter(typed, "choices", self.finish_key)
         )
-        reported = [s.path for s in spellings if s.meaning in _REPORTED]
-        self.report_keys = tuple(
-            key
-            for key in dict.fromkeys(p[0] for p in reported if p[0] != "choices")
-            if isinstance(key, str)
+        places = [p for p in _report_places(spellings) if p[0] != "choices"]
+        self.report_places = tuple(
+            (cast(str, p[0]), cast(tuple[str, ...], p[1:])) for p in places
         )
-        """The keys of a chunk that hold a usage report."""
-        self.reports = tuple(_getter(typed, "", key) for key in self.report_keys)
+        """Where a chunk holds a usage report, out of its choices: (key, path in its
+        value) of the object (`usage`; `x_groq`, `usage`)."""
+        self.reports = tuple(
+            (key, _getter(typed, "", key), rest) for key, rest in self.report_places
+        )
         self.choice_report_keys = _report_keys_in_choices(spellings)
         self.choice_reports = tuple(
             _getter(typed, "choices", key) for key in self.choice_report_keys
@@ -794,30 +820,51 @@ def _values_getter(
     return _values_of(readings.typed, f"choices.{head}", keys)
 
 
-def _reported(readings: _Readings, data: Any) -> bool:
-    """Whether a chunk holds a usage report."""
+def _reported(readings: _Readings, data: Any) -> tuple[str, ...]:
+    """The keys of a chunk under which it holds a usage report, a usage object at a
+    place reports are spelled (`usage`, `x_groq.usage`, `choices[].usage`): () when it
+    holds none. A key alone is no report (Groq's first `x_groq` holds only an id)."""
     r = readings
+    found: tuple[str, ...] = ()
     if r.mapped:  # `dict.get` itself: a third of the cost of a getter
-        for key in r.report_keys:
-            if data.get(key) is not None:
-                return True
+        for key, rest in r.report_places:
+            value = data.get(key)
+            if value is not None and _inside(value, rest).__class__ is dict:
+                found += (key,)
         for choice in data.get("choices") or ():
             if choice.__class__ is dict:
                 for key in r.choice_report_keys:
-                    if choice.get(key) is not None:
-                        return True
-        return False
+                    if choice.get(key).__class__ is dict:
+                        return (*found, "choices")
+        return found
     unset = r.unset
-    for get in r.reports:
+    for key, get, rest in r.reports:
         value = get(data)
-        if value is not None and value is not unset:
-            return True
+        if value is None or value is unset:
+            continue
+        if not rest or _inside(r.json_of(value), rest).__class__ is dict:
+            found += (key,)
     for choice in r.choices(data) or ():
         for get in r.choice_reports:
             value = get(choice)
             if value is not None and value is not unset:
-                return True
-    return False
+                return (*found, "choices")
+    return found
+
+
+def _inside(value: Any, keys: tuple[str, ...]) -> Any:
+    """The value at `keys` in JSON data (None: not there)."""
+    for key in keys:
+        if value.__class__ is not dict:
+            return None
+        value = value.get(key)
+    return value
+
+
+def _report_places(spellings: tuple[_Spelling, ...]) -> tuple[tuple[_Step, ...], ...]:
+    """Where a usage report is an object: the objects that hold the counts."""
+    counts = ("prompt_tokens", "completion_tokens", "total_tokens")
+    return tuple(dict.fromkeys(s.path[:-1] for s in spellings if s.meaning in counts))
 
 
 def _head(
@@ -884,7 +931,14 @@ class _Reader:
     It keeps each choice's texts when `keeps` (for a summary); without that and without
     inline reasoning to find, a choice needs no state at all."""
 
-    __slots__ = ("_choices", "_readings", "_stateless", "_think_tags", "watches")
+    __slots__ = (
+        "_choices",
+        "_stateless",
+        "_think_tags",
+        "last_report",
+        "readings",
+        "watches",
+    )
 
     def __init__(
         self,
@@ -895,30 +949,40 @@ class _Reader:
     ) -> None:
         """`keeps`: the texts are kept, for a summary; `watches`: chunks are given to
         `watch` (an accumulator's, without think tags)."""
-        self._readings = readings
+        self.readings = readings
         self._think_tags: _ThinkTags = think_tags
         self._choices: dict[int, _ChoiceTexts] = {}
         self._stateless = not keeps and think_tags is None
         self.watches = watches
+        self.last_report: tuple[str, ...] = ()
+        """The keys under which the last chunk that held a usage report held it: the
+        last report wins, wherever it is."""
 
     def read(self, data: Any, chunk: Any = None, out: list[Part] | None = None) -> None:
         """Read one chunk (JSON data, or the target's object, as the readings say); add
         its parts to `out`, when given, each with `chunk`."""
         # JSON data is read by `dict.get` itself, a third of the cost of a getter.
-        r = self._readings
+        r = self.readings
         mapped = r.mapped
         choices: Any = data.get("choices") if mapped else r.choices(data)
         if choices:
             for choice in choices:
                 if not mapped or choice.__class__ is dict:
                     self._choice(choice, chunk, out)
-        if out is not None and _reported(r, data):
-            # Once a stream, or so: the whole chunk is read as JSON data.
-            usage = _usage(r.json_of(data), r.by_meaning, r.choice_report_keys)
-            out.append(Part("usage", None, "", chunk, usage=usage))
+        reported = _reported(r, data)
+        if reported:
+            self.last_report = reported
+            if out is not None:
+                # Once a stream, or so: the whole chunk is read as JSON data.
+                usage = _usage(r.json_of(data), r.by_meaning, r.choice_report_keys)
+                out.append(Part("usage", None, "", chunk, usage=usage))
+
+    def read_choice(self, choice: Any, out: list[Part]) -> None:
+        """Read one entry of a chunk's choices (JSON data); add its parts to `out`."""
+        self._choice(choice, None, out)
 
     def _choice(self, choice: Any, chunk: Any, out: list[Part] | None) -> None:
-        r = self._readings
+        r = self.readings
         mapped = r.mapped
         index: Any = choice.get("index") if mapped else r.index(choice)
         if index.__class__ is not int:
@@ -928,6 +992,7 @@ class _Reader:
             state = self._choices.get(index)
             if state is None:
                 state = self._choices[index] = _ChoiceTexts(self._think_tags)
+            state.from_field = False
         for head in r.heads:
             inner: Any = choice.get(head.key) if mapped else head.get(choice)
             if not inner or (mapped and inner.__class__ is not dict):
@@ -954,7 +1019,7 @@ class _Reader:
             self._tool_calls([item for item, _, _ in found], index, chunk, out)
         if r.finish is not None:
             finish: Any = choice.get(r.finish_key) if mapped else r.finish(choice)
-            if finish.__class__ is str:
+            if finish.__class__ is str and finish:  # "" is no finish (B1)
                 if state is not None and state.splitter is not None:
                     self._add(state, index, state.splitter.flush(), chunk, out)
                 if out is not None:
@@ -1008,13 +1073,17 @@ class _Reader:
     ) -> None:
         """The texts inside a key's value (a list of parts), by each of its spellings
         that has any."""
-        data: Any = self._readings.json_of(value)
+        data: Any = self.readings.json_of(value)
+        found: dict[tuple[str, int], list[tuple[tuple[int, ...], str]]] = {}
         for meaning, precedence, rest in spelled:
             if data.__class__ is not (dict if rest[0].__class__ is str else list):
                 continue  # the other shape of the field
-            texts = [v for v, _, _ in _found(data, rest) if v.__class__ is str and v]
-            if texts:
-                hits.append((meaning, precedence, texts))
+            for v, _, place in _found(data, rest):
+                if v.__class__ is str and v:
+                    found.setdefault((meaning, precedence), []).append((place, v))
+        for (meaning, precedence), texts in found.items():
+            texts.sort(key=_place)  # two spellings of one list: in the list's order
+            hits.append((meaning, precedence, [v for _, v in texts]))
 
     def _add(
         self,
@@ -1041,9 +1110,9 @@ class _Reader:
 
     def _tool_calls(self, calls: Any, index: int, chunk: Any, out: list[Part]) -> None:
         """Parts of the tool calls of a choice, from their list."""
-        spelling = self._readings.call_spelling
+        spelling = self.readings.call_spelling
         assert spelling is not None, "read only where tool calls are spelled"
-        items: Any = self._readings.json_of(calls)
+        items: Any = self.readings.json_of(calls)
         for item in items if items.__class__ is list else ():
             if item.__class__ is dict:
                 call = _tool_call(_parts(item, spelling))
@@ -1063,7 +1132,7 @@ class _Reader:
             return None if self.watches else dict.fromkeys(_TEXTS, "")
         if not state.read:
             return None
-        return {meaning: "".join(pieces) for meaning, pieces in state.texts.items()}
+        return {m: _paired("".join(pieces)) for m, pieces in state.texts.items()}
 
     def watch(self, data: Any, so_far: Callable[[int], dict[str, str]]) -> None:
         """Read a chunk's JSON data for an accumulator, whose completion holds the
@@ -1072,9 +1141,12 @@ class _Reader:
         has not seen. Once a second key may spell a meaning (a rename, two spellings of
         one text), the choice is read chunk by chunk, from its texts `so_far` (the
         completion's before this chunk, one spelling's each)."""
-        r = self._readings
-        choices: Any = data.get("choices")
-        for choice in choices or ():
+        r = self.readings
+        reported = _reported(r, data)
+        if reported:
+            self.last_report = reported
+        choices: Any = data.get("choices") or ()
+        for at, choice in enumerate(choices):
             if choice.__class__ is not dict:
                 continue
             index: Any = choice.get("index")
@@ -1093,7 +1165,11 @@ class _Reader:
                     texts = so_far(index)
                     state.texts = {m: [texts[m]] if texts[m] else [] for m in _TEXTS}
                     state.read = True
-                    self._choice(choice, None, None)
+                    # The completion does not hold this chunk yet: its entries of
+                    # this choice so far are read too (a repeated index).
+                    for entry in choices[: at + 1]:
+                        if entry.__class__ is dict and _index_of(entry) == index:
+                            self._choice(entry, None, None)
                     break
 
     def calls(self, index: int) -> tuple[ToolCallSummary, ...]:
@@ -1141,6 +1217,16 @@ async def _aparts_of(
     reader.end(chunk, out)
     for part in out:
         yield part
+
+
+def _paired(text: str) -> str:
+    """The text with UTF-16 surrogate halves that arrived in separate chunks (as JSON
+    escapes) joined into one character; a lone half is kept as it is."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode(
+        "utf-16-le", "surrogatepass"
+    )
 
 
 def _cut_tag(text: str, tag: str) -> int:

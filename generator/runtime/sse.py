@@ -804,36 +804,53 @@ _INCOMPLETE_STREAM: Final = {
 
 
 def _write_sse(
-    chunks: Iterable[_Chunk], encode: Callable[[_Chunk], bytes]
+    chunks: Iterable[_Chunk],
+    encode: Callable[[_Chunk], bytes],
+    end: Callable[[], bytes] | None = None,
 ) -> Iterator[bytes]:
-    """The events of `chunks`, then `[DONE]`. An upstream's `StreamError` is written
-    instead of `[DONE]`, and so is `_INCOMPLETE_STREAM` when `chunks` is a stream that
-    ended without `[DONE]`; any other error is raised. Closing the writer (a client
-    that went away) closes `chunks` when it can be closed: an upstream stream."""
+    """The events of `chunks`, what `end` writes after the last (if anything), then
+    `[DONE]`. An upstream's `StreamError` is written instead of `[DONE]`, and so is
+    `_INCOMPLETE_STREAM` when `chunks` is a stream that ended without `[DONE]`; any
+    other error is raised. Closing the writer (a client that went away) closes
+    `chunks` when it can be closed: an upstream stream."""
     try:
         for chunk in chunks:
             yield encode(chunk)
     except StreamError as error:
+        yield from _last_event(end)
         yield sse_error(error)
         return
     finally:
         _close(chunks)
+    yield from _last_event(end)
     yield _end_of(chunks)
 
 
 async def _awrite_sse(
-    chunks: AsyncIterable[_Chunk], encode: Callable[[_Chunk], bytes]
+    chunks: AsyncIterable[_Chunk],
+    encode: Callable[[_Chunk], bytes],
+    end: Callable[[], bytes] | None = None,
 ) -> AsyncIterator[bytes]:
     """`_write_sse` for chunks that arrive asynchronously."""
     try:
         async for chunk in chunks:
             yield encode(chunk)
     except StreamError as error:
+        for event in _last_event(end):
+            yield event
         yield sse_error(error)
         return
     finally:
         await _aclose(chunks)
+    for event in _last_event(end):
+        yield event
     yield _end_of(chunks)
+
+
+def _last_event(end: Callable[[], bytes] | None) -> tuple[bytes, ...]:
+    """What a writer writes after the last chunk, if anything."""
+    event = b"" if end is None else end()
+    return (event,) if event else ()
 
 
 def _end_of(chunks: object) -> bytes:

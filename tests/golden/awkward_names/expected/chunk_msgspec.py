@@ -485,6 +485,9 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._awrite_sse)
 
 
+# (runtime section: sse._last_event)
+
+
 # (runtime section: sse._end_of)
 
 

@@ -470,6 +470,9 @@ def dumps(value: Chunk | Completion) -> str:
 # (runtime section: sse._awrite_sse)
 
 
+# (runtime section: sse._last_event)
+
+
 # (runtime section: sse._end_of)
 
 
@@ -597,7 +600,7 @@ class TokenFrames(_TokenFrames[Chunk]):
                 f"dialect {dialect!r} opens and closes a block across frames: write its"
                 " chunks with iter_sse"
             )
-        return _encoder(dialect, None)
+        return _encoder(dialect, None)[0]
 
 
 def iter_sse(
@@ -614,7 +617,7 @@ def iter_sse(
     none. `think_tags` reads
     reasoning inline in the chunks' text, as `ChunkAccumulator` does, so that a
     `<think>` stream can be re-spelled."""
-    return _write_sse(chunks, _encoder(dialect, think_tags))
+    return _write_sse(chunks, *_encoder(dialect, think_tags))
 
 
 def aiter_sse(
@@ -624,7 +627,7 @@ def aiter_sse(
     think_tags: _ThinkTags = None,
 ) -> AsyncIterator[bytes]:
     """`iter_sse` for chunks that arrive asynchronously."""
-    return _awrite_sse(chunks, _encoder(dialect, think_tags))
+    return _awrite_sse(chunks, *_encoder(dialect, think_tags))
 
 
 def to_dialect(chunk: Chunk, dialect: str) -> Chunk:
@@ -637,12 +640,15 @@ def to_dialect(chunk: Chunk, dialect: str) -> Chunk:
     return _validate_value(Chunk, data, _UNION_TAGS)
 
 
-def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], bytes]:
-    """How `iter_sse` writes each chunk: as it is, or re-spelled; the options are
-    checked here."""
+def _encoder(
+    dialect: str | None, think_tags: _ThinkTags
+) -> tuple[Callable[[Chunk], bytes], Callable[[], bytes] | None]:
+    """How `iter_sse` writes each chunk (as it is, or re-spelled), and the event it
+    writes after the last, if any (reading inline reasoning, the text held back at
+    the end); the options are checked here."""
     tags = _checked_tags(think_tags)
     if dialect is None and tags is None:
-        return sse_chunk
+        return sse_chunk, None
     if dialect is None:
         raise ValueError("think_tags reads a stream to re-spell it: give a dialect too")
     chosen = _dialect_named(dialect, _DIALECTS)
@@ -654,7 +660,11 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
         )
         return b"data: " + text.encode() + b"\n\n"
 
-    return encode
+    def end() -> bytes:
+        data = respeller.end()
+        return b"" if data is None else b"data: " + _wire_text(data).encode() + b"\n\n"
+
+    return encode, None if tags is None else end
 
 
 # (runtime section: meanings._Step)
@@ -735,6 +745,9 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 # (runtime section: meanings._usage)
 
 
+# (runtime section: meanings._reporting)
+
+
 # (runtime section: meanings._index_of)
 
 
@@ -757,6 +770,9 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 
 
 # (runtime section: meanings._texts_in)
+
+
+# (runtime section: meanings._place)
 
 
 # (runtime section: meanings._checked_tags)
@@ -816,6 +832,12 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 # (runtime section: meanings._reported)
 
 
+# (runtime section: meanings._inside)
+
+
+# (runtime section: meanings._report_places)
+
+
 # (runtime section: meanings._head)
 
 
@@ -831,6 +853,9 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 # (runtime section: meanings._aparts_of)
 
 
+# (runtime section: meanings._paired)
+
+
 # (runtime section: meanings._cut_tag)
 
 
@@ -844,6 +869,24 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 
 
 # (runtime section: dialects._openai_usage)
+
+
+# (runtime section: dialects._report_keys)
+
+
+# (runtime section: dialects._Shapes)
+
+
+# (runtime section: dialects._plain_shapes)
+
+
+# (runtime section: dialects._is_plain)
+
+
+# (runtime section: dialects._listed_texts)
+
+
+# (runtime section: dialects._broken)
 
 
 # (runtime section: dialects._without_usage)
@@ -924,10 +967,16 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 # (runtime section: accumulate._finished)
 
 
+# (runtime section: accumulate._joined)
+
+
+# (runtime section: accumulate._end_run)
+
+
+# (runtime section: accumulate._text_key)
+
+
 # (runtime section: accumulate._copied)
-
-
-# (runtime section: accumulate._paired)
 
 
 _PLANS: Final[dict[str, _Plan]] = {
