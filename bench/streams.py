@@ -213,7 +213,13 @@ def _async_modules() -> dict[str, ModuleType]:
     }
 
 
-SYNC_READERS = (SYNC_DRAIN, SYNC_FLOOR, SYNC_OPENAI, *_sync_modules())
+def _accumulating() -> dict[str, ModuleType]:
+    """Reading a stream and adding every chunk to a `ChunkAccumulator`: the most common
+    use, the final message."""
+    return {f"{name} iter_chunks + ChunkAccumulator.add": m for name, m in TARGETS.items()}
+
+
+SYNC_READERS = (SYNC_DRAIN, SYNC_FLOOR, SYNC_OPENAI, *_sync_modules(), *_accumulating())
 ASYNC_READERS = (ASYNC_DRAIN, ASYNC_FLOOR, ASYNC_OPENAI, *_async_modules())
 
 
@@ -254,8 +260,21 @@ def sync_readers(
 
         return read
 
+    def accumulated(module: ModuleType) -> Callable[[], int]:
+        def read() -> int:
+            accumulator = module.ChunkAccumulator()
+            with client.stream("POST", url, json=REQUEST) as response:
+                for chunk in module.iter_chunks(response.iter_bytes()):
+                    accumulator.add(chunk)
+            accumulator.result()
+            count: int = accumulator.chunks
+            return count
+
+        return read
+
     readers = {SYNC_DRAIN: drain, SYNC_FLOOR: floor, SYNC_OPENAI: openai_python}
     readers.update({name: chunks(module) for name, module in _sync_modules().items()})
+    readers.update({name: accumulated(module) for name, module in _accumulating().items()})
     return readers
 
 
@@ -468,6 +487,16 @@ GOALS = (
         for name in TARGETS
     ),
     Goal("msgspec iter_chunks vs the floor", "loopback", "msgspec iter_chunks", SYNC_FLOOR, 0.85),
+    *(
+        Goal(
+            f"{name}: accumulating every chunk vs reading alone",
+            "loopback",
+            f"{name} iter_chunks + ChunkAccumulator.add",
+            f"{name} iter_chunks",
+            0.7,
+        )
+        for name in TARGETS
+    ),
     Goal(
         "msgspec aiter_chunks vs the async floor",
         "loopback",

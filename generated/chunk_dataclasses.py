@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        2a7f8f643749
-#   chunkspec code                       5d872de5b7ad
-# Digest: 8f96e435f3a6d597
+#   chunkspec code                       4eaeb61f763d
+# Digest: 736243a3ffe11d09
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -6997,8 +6997,8 @@ class _Spelling(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class ToolCallSummary:
-    """A tool call: its `arguments` as JSON text (arguments sent as an object become
-    their JSON text)."""
+    """A tool call: a function's `arguments` as JSON text (arguments sent as an object
+    become their JSON text), or a custom tool's input text."""
 
     id: str | None
     name: str | None
@@ -7357,6 +7357,12 @@ def _summary(data: dict[str, Any], summarised: _Summarised, reader: _Reader) -> 
     meanings = summarised.by_meaning
     choices: list[Any] = data.get("choices") or []
     last = {key: data[key] for key in reader.last_report if key in data}
+    if "choices" in last:
+        last["choices"] = [
+            c
+            for c in choices
+            if c.__class__ is dict and _index_of(c) in reader.report_choices
+        ]
     return Summary(
         choices=tuple(
             _choice(choice, meanings, reader)
@@ -7666,6 +7672,8 @@ class _Head(NamedTuple):
     """Typed: the values of the keys of `spelled`, in order, at once."""
     mixed: tuple[str, ...]
     """Keys whose whole value spells other meanings than their parts (`content`)."""
+    whats: tuple[_Spelled, ...]
+    """What each key of `spelled` holds, in order (read beside `values`)."""
 
 
 class _Spelled(NamedTuple):
@@ -7686,6 +7694,8 @@ class _Readings:
     by `_Typed`). Only these keys of a chunk are looked at."""
 
     __slots__ = (
+        "any_choice_report",
+        "any_report",
         "by_meaning",
         "call_spelling",
         "calls_elsewhere",
@@ -7757,6 +7767,16 @@ class _Readings:
             _getter(typed, "choices", key) for key in self.choice_report_keys
         )
         """... and those of a choice (Moonshot)."""
+        self.any_report: Callable[[Any], tuple[Any, ...]] | None = None
+        """Typed: the values of the keys that may hold a report, at once: most chunks
+        hold none (a present object is true, absent and null are false)."""
+        self.any_choice_report: Callable[[Any], tuple[Any, ...]] | None = None
+        if typed is not None:
+            keys = tuple(key for key, _ in self.report_places)
+            self.any_report = _values_of(typed, "", keys)
+            self.any_choice_report = _values_of(
+                typed, "choices", self.choice_report_keys
+            )
 
 
 def _values_getter(
@@ -7785,18 +7805,19 @@ def _reported(readings: _Readings, data: Any) -> tuple[str, ...]:
                     if choice.get(key).__class__ is dict:
                         return (*found, "choices")
         return found
+    assert r.any_report is not None and r.any_choice_report is not None
     unset = r.unset
-    for key, get, rest in r.reports:
-        value = get(data)
-        if value is None or value is unset:
-            continue
-        if not rest or _inside(r.json_of(value), rest).__class__ is dict:
-            found += (key,)
+    if any(r.any_report(data)):
+        for key, get, rest in r.reports:
+            value = get(data)
+            if value is None or value is unset:
+                continue
+            if not rest or _inside(r.json_of(value), rest).__class__ is dict:
+                found += (key,)
+    any_choice_report = r.any_choice_report
     for choice in r.choices(data) or ():
-        for get in r.choice_reports:
-            value = get(choice)
-            if value is not None and value is not unset:
-                return (*found, "choices")
+        if any(any_choice_report(choice)):
+            return (*found, "choices")
     return found
 
 
@@ -7840,7 +7861,8 @@ def _head(
         and what.plain
         and what.nested
     )
-    return _Head(key, _getter(typed, "choices", key), spelled, values, mixed)
+    whats = tuple(spelled.values())
+    return _Head(key, _getter(typed, "choices", key), spelled, values, mixed, whats)
 
 
 def _spells_anew(state: _ChoiceTexts, head: _Head, inner: dict[str, Any]) -> bool:
@@ -7885,6 +7907,7 @@ class _Reader:
         "_think_tags",
         "last_report",
         "readings",
+        "report_choices",
         "watches",
     )
 
@@ -7905,6 +7928,16 @@ class _Reader:
         self.last_report: tuple[str, ...] = ()
         """The keys under which the last chunk that held a usage report held it: the
         last report wins, wherever it is."""
+        self.report_choices: frozenset[int] = frozenset()
+        """... and, when they include `choices`, the indexes of the choices."""
+
+    def _report(self, reported: tuple[str, ...], data: Any) -> None:
+        self.last_report = reported
+        if "choices" in reported:  # once a stream, or so
+            r = self.readings
+            choices = r.json_of(data).get("choices") or []
+            found = _reporting(choices, r.choice_report_keys)
+            self.report_choices = frozenset(_index_of(c) for c in found)
 
     def read(self, data: Any, chunk: Any = None, out: list[Part] | None = None) -> None:
         """Read one chunk (JSON data, or the target's object, as the readings say); add
@@ -7919,7 +7952,7 @@ class _Reader:
                     self._choice(choice, chunk, out)
         reported = _reported(r, data)
         if reported:
-            self.last_report = reported
+            self._report(reported, data)
             if out is not None:
                 # Once a stream, or so: the whole chunk is read as JSON data.
                 usage = _usage(r.json_of(data), r.by_meaning, r.choice_report_keys)
@@ -7977,19 +8010,26 @@ class _Reader:
         """(meaning, text) of the texts under a choice's head in this chunk, reasoning
         first: of each meaning, the spellings of the highest precedence that have text,
         joined; and its tool calls (None: none)."""
-        hits: list[tuple[str, int, list[str]]] = []
         spelled = head.spelled
-        calls: Any = None
+        found_values: list[tuple[_Spelled, Any]]
         if head.values is None:
-            pairs: Iterable[tuple[str, Any]] = inner.items()
-            values: Iterable[Any] = inner.values()
-        else:
+            found_values = [
+                (spelled[key], value)
+                for key, value in inner.items()
+                if value and key in spelled
+            ]
+        else:  # those with a value, at C speed (most chunks: one)
             values = head.values(inner)
-            pairs = zip(spelled, values, strict=True)
-        for key, value in compress(pairs, values):  # those with a value (most: one)
-            what = spelled.get(key)
-            if what is None:
-                continue
+            found_values = list(
+                zip(compress(head.whats, values), compress(values, values), strict=True)
+            )
+        if len(found_values) == 1:
+            what, value = found_values[0]
+            if value.__class__ is str and len(what.plain) == 1:
+                return [(what.plain[0][0], value)], None  # a text in one key
+        hits: list[tuple[str, int, list[str]]] = []
+        calls: Any = None
+        for what, value in found_values:
             if value.__class__ is str:
                 for meaning, precedence in what.plain:
                     hits.append((meaning, precedence, [value]))
@@ -8092,7 +8132,7 @@ class _Reader:
         r = self.readings
         reported = _reported(r, data)
         if reported:
-            self.last_report = reported
+            self._report(reported, data)
         choices: Any = data.get("choices") or ()
         for at, choice in enumerate(choices):
             if choice.__class__ is not dict:
@@ -8769,7 +8809,7 @@ class _Accumulator(Generic[_Chunk, _Completion]):
     def end(self) -> None:
         """Say that the stream has ended: a tag cut off at the end of its text (read
         with `think_tags`) was text after all, and `summary()` shows it. `result()`
-        calls it; a chunk added after it starts the text anew."""
+        calls it."""
         self._reader.end()
 
     def summary(self) -> Summary:

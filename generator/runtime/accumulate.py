@@ -81,7 +81,7 @@ class _Accumulator(Generic[_Chunk, _Completion]):
     def end(self) -> None:
         """Say that the stream has ended: a tag cut off at the end of its text (read
         with `think_tags`) was text after all, and `summary()` shows it. `result()`
-        calls it; a chunk added after it starts the text anew."""
+        calls it."""
         self._reader.end()
 
     def summary(self) -> Summary:
