@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        2a7f8f643749
-#   chunkspec code                       697b19cc850f
-# Digest: fae57d970cc4ea81
+#   chunkspec code                       9f6be475a7cf
+# Digest: 0b6ee91626d4d740
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -10501,7 +10501,7 @@ class _Reader:
         self.last_report = reported
         if "choices" in reported:  # once a stream, or so
             r = self.readings
-            choices = r.json_of(data).get("choices") or []
+            choices: Any = r.json_of(data).get("choices") or []
             found = _reporting(choices, r.choice_report_keys)
             self.report_choices = frozenset(_index_of(c) for c in found)
 

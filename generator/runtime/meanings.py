@@ -987,7 +987,7 @@ class _Reader:
         self.last_report = reported
         if "choices" in reported:  # once a stream, or so
             r = self.readings
-            choices = r.json_of(data).get("choices") or []
+            choices: Any = r.json_of(data).get("choices") or []
             found = _reporting(choices, r.choice_report_keys)
             self.report_choices = frozenset(_index_of(c) for c in found)
 
