@@ -22,6 +22,7 @@ import copy
 import enum
 import importlib
 import json
+import marshal
 import re
 from collections.abc import (
     AsyncGenerator,
@@ -1083,6 +1084,9 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 
 
 # (runtime section: accumulate._copied)
+
+
+# (runtime section: accumulate._walked)
 
 
 # (runtime section: accumulate._paired)

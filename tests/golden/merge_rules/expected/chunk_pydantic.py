@@ -21,6 +21,7 @@ import contextlib
 import copy
 import importlib
 import json
+import marshal
 import re
 from collections.abc import (
     AsyncGenerator,
@@ -925,6 +926,9 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 
 
 # (runtime section: accumulate._copied)
+
+
+# (runtime section: accumulate._walked)
 
 
 # (runtime section: accumulate._paired)
