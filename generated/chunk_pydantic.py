@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       2dcd9bf8148c
-# Digest: 4d7a510549bef114
+#   chunkspec code                       778731acd20b
+# Digest: 0bcfda7aa93bc5ee
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -4235,8 +4235,8 @@ class _TokenFrames(Generic[_Chunk]):
         self._probe = probe
         self._field = texts[0]
         self._write = self._writer(dialect)
-        self._templates: dict[int | None, tuple[bytes, bytes]] = {}
-        prefix, suffix = self._template(None)
+        self._templates: dict[int | None, tuple[bytes, bytes, bytes]] = {}
+        prefix, suffix, _ = self._template(None)
         self._escape = self._checked(prefix, suffix)
 
     def frame(self, text: str, index: int | None = None) -> bytes:
@@ -4248,6 +4248,8 @@ class _TokenFrames(Generic[_Chunk]):
         template = self._templates.get(index)
         if template is None:
             template = self._template(index)
+        if not text:  # a dialect's writer leaves an empty text where it came
+            return template[2]
         try:
             return template[0] + self._escape(text) + template[1]
         except ValueError:  # half of a surrogate pair: the writer decides what it is
@@ -4271,8 +4273,9 @@ class _TokenFrames(Generic[_Chunk]):
             chunk = self._set(chunk, "", "usage", usage)
         return self._write(chunk)
 
-    def _template(self, index: int | None) -> tuple[bytes, bytes]:
-        """The event of the probe cut where its text goes (for a choice `index`)."""
+    def _template(self, index: int | None) -> tuple[bytes, bytes, bytes]:
+        """The event of the probe cut where its text goes (for a choice `index`), and
+        its event with an empty text, which a dialect does not move."""
         event = self._write(self._with(_SENTINEL, index))
         mark = _json_string(_SENTINEL)
         if event.count(mark) != 1:
@@ -4280,8 +4283,9 @@ class _TokenFrames(Generic[_Chunk]):
                 f"the probe holds {_SENTINEL!r} elsewhere, the text frames are cut at"
             )
         prefix, _, suffix = event.partition(mark)
-        self._templates[index] = (prefix, suffix)
-        return prefix, suffix
+        template = (prefix, suffix, self._write(self._with("", index)))
+        self._templates[index] = template
+        return template
 
     def _checked(self, prefix: bytes, suffix: bytes) -> Callable[[str], bytes]:
         """The string writer whose frames are the writer's events."""

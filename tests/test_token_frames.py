@@ -5,6 +5,7 @@ targets, for probes drawn from the whole spec (vendor and unknown keys) and any 
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 from types import ModuleType
 from typing import Any
@@ -172,6 +173,28 @@ def test_the_frames_around_the_tokens_and_other_choices(module: ModuleType) -> N
         module.iter_sse([with_text(module, probe, "reasoning", 'x"y')], dialect="reasoning_content")
     )
     assert expected.startswith(in_dialect)
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_an_empty_text_is_framed_as_the_dialect_writes_it(module: ModuleType) -> None:
+    """A dialect's writer leaves an empty text where it came (docs/meanings.md): the
+    frame of "" is that event too, byte for byte, for every token key, dialect without
+    tags and choice."""
+    dialects = [dialect.name for dialect in module._DIALECTS if dialect.tags is None]
+    assert dialects == ["reasoning_content", "reasoning"]
+
+    def chunk(key: str, text: str, index: int = 0) -> Any:
+        delta = {"role": None, key: text}
+        data = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+        data["choices"] = [{"index": index, "delta": delta, "finish_reason": None}]
+        return module.loads(json.dumps(data | {"system_fingerprint": "fp"}))
+
+    for key in TOKEN_KEYS:
+        for dialect in [None, *dialects]:
+            frames = module.TokenFrames(chunk(key, "probe"), dialect=dialect)
+            for text, index in itertools.product(["", "a"], [0, 2]):
+                [event, _] = module.iter_sse([chunk(key, text, index)], dialect=dialect)
+                assert frames.frame(text, index=index or None) == event, (key, dialect)
 
 
 def test_the_serving_example_streams_what_openai_python_and_our_reader_read() -> None:

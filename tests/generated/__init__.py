@@ -29,7 +29,7 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       5b50d4626803
-# Digest: e9897e6139f5165c
+#   chunkspec code                       0f05c02521af
+# Digest: a0c598ffdcd78985
 # Regenerate with: make generate
 """Generated round-trip tests."""
