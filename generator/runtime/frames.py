@@ -47,7 +47,9 @@ class _TokenFrames(Generic[_Chunk]):
     """What every module's `TokenFrames` does; each says where the keys it sets are
     (`_names`, by where they sit, as the meanings reader's table does), whether its
     chunks are JSON data (`_mapped`), how it may write a text (`_escapes`, its
-    writer's string writer first) and how it writes a chunk (`_writer`)."""
+    writer's string writer first) and how it writes a chunk (`_writer`); a typed
+    module whose delta does not declare a dialect's key also says where its unknown
+    keys are and how a delta is made with one (`_extra`, `_delta_with`)."""
 
     __slots__ = ("_escape", "_field", "_probe", "_templates", "_write")
     _names: ClassVar[dict[str, dict[str, str]]]
@@ -55,6 +57,9 @@ class _TokenFrames(Generic[_Chunk]):
     """The keys of a delta whose text a stream appends to, in spec order."""
     _mapped: ClassVar[bool]
     _escapes: ClassVar[tuple[Callable[[str], bytes], ...]]
+    _extra: ClassVar[str | None] = None
+    """The attribute of a typed object that holds the keys its class does not declare,
+    for a token key the delta does not declare (None: no token key is one)."""
 
     def __init__(self, probe: _Chunk, *, dialect: str | None = None) -> None:
         """`probe`: a chunk with one choice whose delta sets one of the token fields
@@ -164,15 +169,27 @@ class _TokenFrames(Generic[_Chunk]):
     def _get(self, obj: Any, where: str, key: str) -> Any:
         if self._mapped:
             return obj.get(key)
-        return getattr(obj, self._names[where][key])
+        name = self._names[where].get(key)
+        if name is not None:
+            return getattr(obj, name)
+        extra: Any = getattr(obj, self._extra) if self._extra is not None else None
+        return extra.get(key) if extra else None  # pydantic's may be None
 
     def _set(self, obj: Any, where: str, key: str, value: Any) -> Any:
         """A copy of `obj` with `value` at `key`; `obj` is left as it is."""
         if self._mapped:
             return {**obj, key: value}
+        name = self._names[where].get(key)
+        if name is None:  # a token key among the delta's unknown keys
+            return self._delta_with(obj, key, value)
         changed = copy.copy(obj)
-        setattr(changed, self._names[where][key], value)
+        setattr(changed, name, value)
         return changed
+
+    def _delta_with(self, delta: Any, key: str, value: Any) -> Any:
+        """A copy of a typed `delta` with `value` at `key`, a key its class does not
+        declare (`_extra`)."""
+        raise NotImplementedError
 
     def _writer(self, dialect: str | None) -> Callable[[_Chunk], bytes]:
         raise NotImplementedError

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       0f05c02521af
-# Digest: a0c598ffdcd78985
+#   chunkspec code                       6e9e06322f9c
+# Digest: 085d6298887c5161
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_msgspec.py.
 
