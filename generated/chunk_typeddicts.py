@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        2a7f8f643749
-#   chunkspec code                       42e63eb07c3a
-# Digest: cf9ba4de5ff22038
+#   chunkspec code                       3f9979646ae6
+# Digest: edd238d21117eefe
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -48,6 +48,7 @@ import contextlib
 import copy
 import importlib
 import json
+import marshal
 import re
 from collections.abc import (
     AsyncGenerator,
@@ -5950,7 +5951,9 @@ class _TokenFrames(Generic[_Chunk]):
     """What every module's `TokenFrames` does; each says where the keys it sets are
     (`_names`, by where they sit, as the meanings reader's table does), whether its
     chunks are JSON data (`_mapped`), how it may write a text (`_escapes`, its
-    writer's string writer first) and how it writes a chunk (`_writer`)."""
+    writer's string writer first) and how it writes a chunk (`_writer`); a typed
+    module whose delta does not declare a dialect's key also says where its unknown
+    keys are and how a delta is made with one (`_extra`, `_delta_with`)."""
 
     __slots__ = ("_escape", "_field", "_probe", "_templates", "_write")
     _names: ClassVar[dict[str, dict[str, str]]]
@@ -5958,6 +5961,9 @@ class _TokenFrames(Generic[_Chunk]):
     """The keys of a delta whose text a stream appends to, in spec order."""
     _mapped: ClassVar[bool]
     _escapes: ClassVar[tuple[Callable[[str], bytes], ...]]
+    _extra: ClassVar[str | None] = None
+    """The attribute of a typed object that holds the keys its class does not declare,
+    for a token key the delta does not declare (None: no token key is one)."""
 
     def __init__(self, probe: _Chunk, *, dialect: str | None = None) -> None:
         """`probe`: a chunk with one choice whose delta sets one of the token fields
@@ -5984,8 +5990,8 @@ class _TokenFrames(Generic[_Chunk]):
         self._probe = probe
         self._field = texts[0]
         self._write = self._writer(dialect)
-        self._templates: dict[int | None, tuple[bytes, bytes]] = {}
-        prefix, suffix = self._template(None)
+        self._templates: dict[int | None, tuple[bytes, bytes, bytes]] = {}
+        prefix, suffix, _ = self._template(None)
         self._escape = self._checked(prefix, suffix)
 
     def frame(self, text: str, index: int | None = None) -> bytes:
@@ -5997,6 +6003,8 @@ class _TokenFrames(Generic[_Chunk]):
         template = self._templates.get(index)
         if template is None:
             template = self._template(index)
+        if not text:  # a dialect's writer leaves an empty text where it came
+            return template[2]
         try:
             return template[0] + self._escape(text) + template[1]
         except ValueError:  # half of a surrogate pair: the writer decides what it is
@@ -6020,8 +6028,9 @@ class _TokenFrames(Generic[_Chunk]):
             chunk = self._set(chunk, "", "usage", usage)
         return self._write(chunk)
 
-    def _template(self, index: int | None) -> tuple[bytes, bytes]:
-        """The event of the probe cut where its text goes (for a choice `index`)."""
+    def _template(self, index: int | None) -> tuple[bytes, bytes, bytes]:
+        """The event of the probe cut where its text goes (for a choice `index`), and
+        its event with an empty text, which a dialect does not move."""
         event = self._write(self._with(_SENTINEL, index))
         mark = _json_string(_SENTINEL)
         if event.count(mark) != 1:
@@ -6029,8 +6038,9 @@ class _TokenFrames(Generic[_Chunk]):
                 f"the probe holds {_SENTINEL!r} elsewhere, the text frames are cut at"
             )
         prefix, _, suffix = event.partition(mark)
-        self._templates[index] = (prefix, suffix)
-        return prefix, suffix
+        template = (prefix, suffix, self._write(self._with("", index)))
+        self._templates[index] = template
+        return template
 
     def _checked(self, prefix: bytes, suffix: bytes) -> Callable[[str], bytes]:
         """The string writer whose frames are the writer's events."""
@@ -6063,15 +6073,27 @@ class _TokenFrames(Generic[_Chunk]):
     def _get(self, obj: Any, where: str, key: str) -> Any:
         if self._mapped:
             return obj.get(key)
-        return getattr(obj, self._names[where][key])
+        name = self._names[where].get(key)
+        if name is not None:
+            return getattr(obj, name)
+        extra: Any = getattr(obj, self._extra) if self._extra is not None else None
+        return extra.get(key) if extra else None  # pydantic's may be None
 
     def _set(self, obj: Any, where: str, key: str, value: Any) -> Any:
         """A copy of `obj` with `value` at `key`; `obj` is left as it is."""
         if self._mapped:
             return {**obj, key: value}
+        name = self._names[where].get(key)
+        if name is None:  # a token key among the delta's unknown keys
+            return self._delta_with(obj, key, value)
         changed = copy.copy(obj)
-        setattr(changed, self._names[where][key], value)
+        setattr(changed, name, value)
         return changed
+
+    def _delta_with(self, delta: Any, key: str, value: Any) -> Any:
+        """A copy of a typed `delta` with `value` at `key`, a key its class does not
+        declare (`_extra`)."""
+        raise NotImplementedError
 
     def _writer(self, dialect: str | None) -> Callable[[_Chunk], bytes]:
         raise NotImplementedError
@@ -8200,7 +8222,7 @@ def _merge(merged: _Merged, obj: Mapping[str, Any]) -> None:
 def _last(merged: _Merged, key: str, value: Any, inner: str) -> None:
     """The last value that is not null; nor "" (B1: finish_reason) once there is one."""
     if value != "" or merged.get(key) is None:
-        merged[key] = value
+        merged[key] = _copied(value)
 
 
 def _drop(merged: _Merged, key: str, value: Any, inner: str) -> None:
@@ -8210,7 +8232,7 @@ def _drop(merged: _Merged, key: str, value: Any, inner: str) -> None:
 def _first(merged: _Merged, key: str, value: Any, inner: str) -> None:
     """The first value that is not blank."""
     if _blank(merged.get(key)):
-        merged[key] = value
+        merged[key] = _copied(value)
 
 
 def _append(merged: _Merged, key: str, value: Any, inner: str) -> None:
@@ -8219,6 +8241,8 @@ def _append(merged: _Merged, key: str, value: Any, inner: str) -> None:
     (Mistral's thinking parts, then a last "\\n") is a text part of the list, and text
     before a list its first part; an object (arguments some servers send whole) then
     text is the object's JSON text followed by the text, and the reverse likewise."""
+    if value.__class__ is not str:
+        value = _copied(value)  # kept: later changes to the chunk must not show
     so_far = merged.get(key)
     if value.__class__ is str:
         if type(so_far) is _Text:
@@ -8251,7 +8275,7 @@ def _append_unless_repeated(merged: _Merged, key: str, value: Any, inner: str) -
     repeat on every chunk)."""
     so_far = merged.get(key)
     if type(value) is not str or type(so_far) is not str:
-        merged[key] = value
+        merged[key] = _copied(value)
     elif value and value != so_far:
         merged[key] = so_far + value  # a split name: short, and rare
 
@@ -8259,7 +8283,7 @@ def _append_unless_repeated(merged: _Merged, key: str, value: Any, inner: str) -
 def _merge_object(merged: _Merged, key: str, value: Any, inner: str) -> None:
     """An object merged key by key, by the plan of its chunk type `inner`."""
     if value.__class__ is not dict:
-        merged[key] = value  # a value of another type than the rule expects
+        merged[key] = _copied(value)  # a value of another type than the rule expects
         return
     part = merged.get(key)
     if type(part) is not _Merged:
@@ -8270,7 +8294,7 @@ def _merge_object(merged: _Merged, key: str, value: Any, inner: str) -> None:
 def _by_index(merged: _Merged, key: str, value: Any, inner: str) -> None:
     """A list of objects merged item by item, by their `index`."""
     if value.__class__ is not list:
-        merged[key] = value  # a value of another type than the rule expects
+        merged[key] = _copied(value)  # a value of another type than the rule expects
         return
     slots = merged.get(key)
     if type(slots) is not _Slots:
@@ -8399,13 +8423,25 @@ def _text_key(part: Any, nested: bool) -> str | None:
 
 
 def _copied(value: Any) -> Any:
-    """A JSON value whose objects and lists are new: a snapshot shares nothing mutable
-    with the chunks it was made from, nor with the snapshots after it. Copied without
-    recursion: JSON data may nest deeper than Python's recursion limit allows."""
+    """A JSON value whose objects and lists are new: what `add` keeps of a chunk shares
+    nothing mutable with it (the chunk may change later), and a snapshot nothing with
+    what was kept, nor with the snapshots after it."""
     kind = value.__class__
     if kind is not dict and kind is not list:
         return value
-    top: Any = {} if kind is dict else []
+    try:
+        # In C, at half the cost of the walk (a logprobs item is a dozen lists and
+        # dicts). marshal writes the builtin types only: a subclass raises ValueError.
+        return marshal.loads(marshal.dumps(value))
+    except ValueError:  # another type inside (an enum member), or nested too deep
+        return _walked(value)
+
+
+def _walked(value: Any) -> Any:
+    """`_copied` by walking the value: any object that is not a dict or a list is kept
+    as it is. Without recursion: JSON data may nest deeper than Python's recursion
+    limit allows."""
+    top: Any = {} if value.__class__ is dict else []
     stack: list[tuple[Any, Any]] = [(value, top)]
     while stack:
         source, copy = stack.pop()

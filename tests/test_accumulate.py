@@ -7,6 +7,7 @@ merge table is pinned; and text is never concatenated in a loop.
 
 from __future__ import annotations
 
+import copy
 import enum
 import gc
 import itertools
@@ -852,3 +853,59 @@ def test_a_value_nested_hundreds_deep_is_copied_into_snapshots(target: ModuleTyp
     accumulator = target.ChunkAccumulator()
     accumulator.add(target.loads(json.dumps(payload)))
     assert json.loads(target.dumps(accumulator.snapshot()))["zz"] == deep
+
+
+def nested(value: Any, *path: str | int) -> Any:
+    """The value at `path` in a chunk, as a user reaches it: a key of a dict, an item of
+    a list, an attribute of an object, or a key the object keeps in its `extra`."""
+    for step in path:
+        if isinstance(value, dict | list):
+            value = value[step]  # type: ignore[index]
+        elif isinstance(step, str) and hasattr(value, step):
+            value = getattr(value, step)
+        else:
+            extra = value.model_extra if hasattr(value, "model_extra") else value.extra
+            value = extra[step]
+    return value
+
+
+def test_changing_a_chunk_after_add_changes_no_snapshot_or_summary(target: ModuleType) -> None:
+    """`add` takes what it keeps: the nested lists and dicts of a chunk changed in place
+    afterwards (a content list of parts, a tool call's arguments object, the logprobs
+    list and a token's bytes, unknown keys' values) show in no snapshot or summary."""
+
+    def token(text: str) -> dict[str, Any]:
+        return {"token": text, "logprob": -1.0, "bytes": list(text.encode())}
+
+    function = {"name": "f", "arguments": {"q": "a"}}
+    call = {"index": 0, "id": "t", "type": "function", "function": function}
+    delta = {"content": [{"type": "text", "text": "Hi"}], "tool_calls": [call], "zz": {"n": [1]}}
+    logprobs = {"content": [{**token("Hi"), "top_logprobs": [token("Hi")]}]}
+    chunks = [
+        target.loads(json.dumps(chunk(choice(delta, logprobs=logprobs), surprise={"x": [1]}))),
+        target.loads(json.dumps(chunk(choice({"content": [{"type": "text", "text": "!"}]})))),
+    ]
+    accumulator = target.ChunkAccumulator()
+    accumulator.add(chunks[0])
+    accumulator.add(chunks[1])
+    snapshot, summary = target.dumps(accumulator.snapshot()), accumulator.summary()
+    assert summary.choices[0].text == "Hi!"
+    assert summary.choices[0].tool_calls[0].arguments == '{"q":"a"}'
+    written = [target.dumps(c) for c in chunks]
+
+    for one in chunks:
+        parts = nested(one, "choices", 0, "delta", "content")
+        parts.append(copy.copy(parts[0]))
+        if isinstance(parts[0], dict):
+            parts[0]["text"] = "changed"
+    nested(chunks[0], "choices", 0, "delta", "tool_calls", 0, "function", "arguments")["q"] = "b"
+    tokens = nested(chunks[0], "choices", 0, "logprobs", "content")
+    nested(tokens[0], "bytes").append(0)
+    nested(tokens[0], "top_logprobs").append(copy.copy(nested(tokens[0], "top_logprobs", 0)))
+    tokens.append(copy.copy(tokens[0]))
+    nested(chunks[0], "choices", 0, "delta", "zz")["n"].append(2)
+    nested(chunks[0], "surprise")["x"].append(2)
+    assert [target.dumps(c) for c in chunks] != written  # the chunks did change
+
+    assert target.dumps(accumulator.snapshot()) == snapshot
+    assert accumulator.summary() == summary

@@ -4,6 +4,7 @@ decoders, the merge rules, and the copying of its definitions into a module."""
 from __future__ import annotations
 
 import ast
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any, ClassVar
 import pytest
 
 from generator.render import inline
-from generator.runtime.accumulate import _RULES, _finish, _merge, _Merged, _Plan
+from generator.runtime.accumulate import _RULES, _copied, _finish, _merge, _Merged, _Plan
 from generator.runtime.dataclass_base import _as_dicts, _sparse, _WideObject
 from generator.runtime.errors import ChunkDecodeError
 from generator.runtime.extra import _Extra, _no_extra
@@ -185,6 +186,87 @@ def test_every_merge_rule_is_a_function_of_the_table() -> None:
         "l": [{"index": 0, "s": "pq"}],
         "z": 1,
     }
+
+
+def test_every_rule_that_keeps_a_list_or_dict_keeps_its_own_copy() -> None:
+    """Each place a rule stores a value (a list or dict given where text was expected, an
+    object where its items were) keeps a copy: the chunk changed afterwards changes
+    nothing merged."""
+    plans = {
+        "C": _Plan(
+            rules={
+                "parts": ("append", "parts", ""),
+                "args": ("append", "args", ""),
+                "i": ("first", "i", ""),
+                "n": ("append_unless_repeated", "n", ""),
+                "o": ("merge", "o", "O"),
+                "l": ("by_index", "l", "O"),
+            }
+        ),
+        "O": _Plan(),
+    }
+    chunks: list[dict[str, Any]] = [
+        {"parts": [{"t": "a"}], "args": {"q": [1]}, "i": {"k": [1]}, "n": [1], "o": [1]},
+        {"parts": [{"t": "b"}], "l": {"k": [1]}, "z": {"k": [1]}},
+    ]
+    expected = {
+        "parts": [{"t": "a"}, {"t": "b"}],
+        "args": {"q": [1]},
+        "i": {"k": [1]},
+        "n": [1],
+        "o": [1],
+        "l": {"k": [1]},
+        "z": {"k": [1]},
+    }
+    merged = _Merged("C", plans)
+    for chunk in chunks:
+        _merge(merged, chunk)
+    assert _finish(merged) == expected
+    for chunk in chunks:
+        for value in chunk.values():
+            inner = next(iter(value.values())) if isinstance(value, dict) else value[0]
+            if isinstance(inner, dict):
+                inner["t"] = "changed"
+            elif isinstance(inner, list):
+                inner.append(2)
+            if isinstance(value, list):
+                value.append(3)
+            else:
+                value["extra"] = 1
+    assert _finish(merged) == expected
+
+
+class _Kind(enum.StrEnum):
+    TEXT = "text"
+
+
+def test_a_copy_of_json_data_is_new_down_to_every_list_and_dict() -> None:
+    """`_copied` copies in C what marshal writes; a value with another type inside (an
+    enum member, kept as it is) or nested deeper than marshal goes is walked."""
+    deep: Any = [1]
+    for _ in range(3000):
+        deep = [deep]
+    values = [
+        {"a": [1, -0.0, 1e300, 2**70, True, None, "\ud83d é"], "b": {"c": []}},
+        [{"type": _Kind.TEXT, "n": [1]}],
+        deep,
+    ]
+    for value in values:
+        originals, copies = [value], [_copied(value)]
+        while originals:  # not ==, which recurses: the deep value is past its limit
+            original, copy = originals.pop(), copies.pop()
+            assert original is not copy and type(original) is type(copy)
+            if isinstance(original, dict):
+                assert list(original) == list(copy)
+                original, copy = list(original.values()), list(copy.values())
+            for one, other in zip(original, copy, strict=True):
+                if isinstance(one, dict | list):
+                    originals.append(one)
+                    copies.append(other)
+                else:
+                    assert one == other and type(one) is type(other)
+    assert _copied(values[1])[0]["type"] is _Kind.TEXT
+    assert _copied("text") == "text" and _copied(None) is None
 
 
 def test_the_event_reader_reads_lines_split_anywhere_and_keeps_every_byte() -> None:

@@ -5,6 +5,7 @@ targets, for probes drawn from the whole spec (vendor and unknown keys) and any 
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 from types import ModuleType
 from typing import Any
@@ -14,10 +15,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.generated.strategies import chat_completion_chunk, choice_delta
-from tests.support import TARGETS
+from tests.support import TARGETS, load_module
+from tests.test_generator import REPO, run_generator
 
 MODULES = list(TARGETS.values())
 TOKEN_KEYS = ("content", "refusal", "reasoning_content", "reasoning")
+DIALECTS = (None, "reasoning_content", "reasoning")
+"""No dialect, and every dialect without tags."""
 TEXTS = st.text(st.characters(codec=None, exclude_categories=()), max_size=40) | st.sampled_from(
     ["", '"', "\\", "\n\t\r\b\f", "\x00\x1f\x7f", "\u2028\u2029", "\U0001f600", "a" * 5000]
 )
@@ -172,6 +176,70 @@ def test_the_frames_around_the_tokens_and_other_choices(module: ModuleType) -> N
         module.iter_sse([with_text(module, probe, "reasoning", 'x"y')], dialect="reasoning_content")
     )
     assert expected.startswith(in_dialect)
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
+def test_an_empty_text_is_framed_as_the_dialect_writes_it(module: ModuleType) -> None:
+    """A dialect's writer leaves an empty text where it came (docs/meanings.md): the
+    frame of "" is that event too, byte for byte, for every token key, dialect without
+    tags and choice."""
+    dialects = [dialect.name for dialect in module._DIALECTS if dialect.tags is None]
+    assert dialects == ["reasoning_content", "reasoning"]
+
+    def chunk(key: str, text: str, index: int = 0) -> Any:
+        delta = {"role": None, key: text}
+        data = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+        data["choices"] = [{"index": index, "delta": delta, "finish_reason": None}]
+        return module.loads(json.dumps(data | {"system_fingerprint": "fp"}))
+
+    for key in TOKEN_KEYS:
+        for dialect in [None, *dialects]:
+            frames = module.TokenFrames(chunk(key, "probe"), dialect=dialect)
+            for text, index in itertools.product(["", "a"], [0, 2]):
+                [event, _] = module.iter_sse([chunk(key, text, index)], dialect=dialect)
+                assert frames.frame(text, index=index or None) == event, (key, dialect)
+
+
+@pytest.fixture(scope="module")
+def vendorless(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ModuleType]:
+    """Each target generated with `--vendors none`: no field spells reasoning."""
+    folder = tmp_path_factory.mktemp("vendorless")
+    modules = {}
+    for target in TARGETS:
+        out = folder / f"none_{target}.py"
+        args = ("vendor", "--target", target, "--vendors", "none", "--out", str(out))
+        result = run_generator(REPO, *args)
+        assert result.returncode == 0, result.stderr
+        modules[target] = load_module(out)
+    return modules
+
+
+@pytest.mark.parametrize("target", list(TARGETS))
+def test_a_module_without_vendors_frames_the_dialects_keys_it_keeps_unknown(
+    vendorless: dict[str, ModuleType], target: str
+) -> None:
+    """With `--vendors none`, `reasoning_content` and `reasoning` are unknown keys of a
+    delta that the module reads, writes and re-spells (they are dialects' keys): a probe
+    that sets one frames what the writer writes of it, in every dialect without tags."""
+    module = vendorless[target]
+    assert not {"reasoning_content", "reasoning"} & set(module.ChoiceDelta.__annotations__)
+
+    def chunk(key: str, text: str, index: int = 0, role: str | None = None) -> Any:
+        delta = {"role": role, key: text, "unknown": 1}
+        choice = {"index": index, "delta": delta, "finish_reason": None}
+        data = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+        return module.loads(json.dumps(data | {"choices": [choice], "zz": {"a": 1}}))
+
+    for key, dialect in itertools.product(["reasoning_content", "reasoning"], DIALECTS):
+        frames = module.TokenFrames(chunk(key, "probe"), dialect=dialect)
+        texts = ["", "a", '"\\\u2028 é 😀', "\ud83d"]  # a half of a pair: the writer's own
+        for text, index in itertools.product(texts, [0, 2]):
+            [event, _] = module.iter_sse([chunk(key, text, index)], dialect=dialect)
+            assert frames.frame(text, index=index or None) == event, (key, dialect, text)
+        [event, _] = module.iter_sse([chunk(key, "a", role="assistant")], dialect=dialect)
+        assert frames.first("a") == event
+        moved = key if dialect is None else dialect
+        assert json.loads(frames.frame("b")[6:])["choices"][0]["delta"][moved] == "b"
 
 
 def test_the_serving_example_streams_what_openai_python_and_our_reader_read() -> None:

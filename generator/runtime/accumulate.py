@@ -10,6 +10,7 @@ names it (`merge:` in a chunk field) and the generator checks the name against
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final, Generic, NamedTuple, TypeVar
 
@@ -190,7 +191,7 @@ def _merge(merged: _Merged, obj: Mapping[str, Any]) -> None:
 def _last(merged: _Merged, key: str, value: Any, inner: str) -> None:
     """The last value that is not null; nor "" (B1: finish_reason) once there is one."""
     if value != "" or merged.get(key) is None:
-        merged[key] = value
+        merged[key] = _copied(value)
 
 
 def _drop(merged: _Merged, key: str, value: Any, inner: str) -> None:
@@ -200,7 +201,7 @@ def _drop(merged: _Merged, key: str, value: Any, inner: str) -> None:
 def _first(merged: _Merged, key: str, value: Any, inner: str) -> None:
     """The first value that is not blank."""
     if _blank(merged.get(key)):
-        merged[key] = value
+        merged[key] = _copied(value)
 
 
 def _append(merged: _Merged, key: str, value: Any, inner: str) -> None:
@@ -209,6 +210,8 @@ def _append(merged: _Merged, key: str, value: Any, inner: str) -> None:
     (Mistral's thinking parts, then a last "\\n") is a text part of the list, and text
     before a list its first part; an object (arguments some servers send whole) then
     text is the object's JSON text followed by the text, and the reverse likewise."""
+    if value.__class__ is not str:
+        value = _copied(value)  # kept: later changes to the chunk must not show
     so_far = merged.get(key)
     if value.__class__ is str:
         if type(so_far) is _Text:
@@ -241,7 +244,7 @@ def _append_unless_repeated(merged: _Merged, key: str, value: Any, inner: str) -
     repeat on every chunk)."""
     so_far = merged.get(key)
     if type(value) is not str or type(so_far) is not str:
-        merged[key] = value
+        merged[key] = _copied(value)
     elif value and value != so_far:
         merged[key] = so_far + value  # a split name: short, and rare
 
@@ -249,7 +252,7 @@ def _append_unless_repeated(merged: _Merged, key: str, value: Any, inner: str) -
 def _merge_object(merged: _Merged, key: str, value: Any, inner: str) -> None:
     """An object merged key by key, by the plan of its chunk type `inner`."""
     if value.__class__ is not dict:
-        merged[key] = value  # a value of another type than the rule expects
+        merged[key] = _copied(value)  # a value of another type than the rule expects
         return
     part = merged.get(key)
     if type(part) is not _Merged:
@@ -260,7 +263,7 @@ def _merge_object(merged: _Merged, key: str, value: Any, inner: str) -> None:
 def _by_index(merged: _Merged, key: str, value: Any, inner: str) -> None:
     """A list of objects merged item by item, by their `index`."""
     if value.__class__ is not list:
-        merged[key] = value  # a value of another type than the rule expects
+        merged[key] = _copied(value)  # a value of another type than the rule expects
         return
     slots = merged.get(key)
     if type(slots) is not _Slots:
@@ -386,13 +389,25 @@ def _text_key(part: Any, nested: bool) -> str | None:
 
 
 def _copied(value: Any) -> Any:
-    """A JSON value whose objects and lists are new: a snapshot shares nothing mutable
-    with the chunks it was made from, nor with the snapshots after it. Copied without
-    recursion: JSON data may nest deeper than Python's recursion limit allows."""
+    """A JSON value whose objects and lists are new: what `add` keeps of a chunk shares
+    nothing mutable with it (the chunk may change later), and a snapshot nothing with
+    what was kept, nor with the snapshots after it."""
     kind = value.__class__
     if kind is not dict and kind is not list:
         return value
-    top: Any = {} if kind is dict else []
+    try:
+        # In C, at half the cost of the walk (a logprobs item is a dozen lists and
+        # dicts). marshal writes the builtin types only: a subclass raises ValueError.
+        return marshal.loads(marshal.dumps(value))
+    except ValueError:  # another type inside (an enum member), or nested too deep
+        return _walked(value)
+
+
+def _walked(value: Any) -> Any:
+    """`_copied` by walking the value: any object that is not a dict or a list is kept
+    as it is. Without recursion: JSON data may nest deeper than Python's recursion
+    limit allows."""
+    top: Any = {} if value.__class__ is dict else []
     stack: list[tuple[Any, Any]] = [(value, top)]
     while stack:
         source, copy = stack.pop()

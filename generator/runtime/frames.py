@@ -47,7 +47,9 @@ class _TokenFrames(Generic[_Chunk]):
     """What every module's `TokenFrames` does; each says where the keys it sets are
     (`_names`, by where they sit, as the meanings reader's table does), whether its
     chunks are JSON data (`_mapped`), how it may write a text (`_escapes`, its
-    writer's string writer first) and how it writes a chunk (`_writer`)."""
+    writer's string writer first) and how it writes a chunk (`_writer`); a typed
+    module whose delta does not declare a dialect's key also says where its unknown
+    keys are and how a delta is made with one (`_extra`, `_delta_with`)."""
 
     __slots__ = ("_escape", "_field", "_probe", "_templates", "_write")
     _names: ClassVar[dict[str, dict[str, str]]]
@@ -55,6 +57,9 @@ class _TokenFrames(Generic[_Chunk]):
     """The keys of a delta whose text a stream appends to, in spec order."""
     _mapped: ClassVar[bool]
     _escapes: ClassVar[tuple[Callable[[str], bytes], ...]]
+    _extra: ClassVar[str | None] = None
+    """The attribute of a typed object that holds the keys its class does not declare,
+    for a token key the delta does not declare (None: no token key is one)."""
 
     def __init__(self, probe: _Chunk, *, dialect: str | None = None) -> None:
         """`probe`: a chunk with one choice whose delta sets one of the token fields
@@ -81,8 +86,8 @@ class _TokenFrames(Generic[_Chunk]):
         self._probe = probe
         self._field = texts[0]
         self._write = self._writer(dialect)
-        self._templates: dict[int | None, tuple[bytes, bytes]] = {}
-        prefix, suffix = self._template(None)
+        self._templates: dict[int | None, tuple[bytes, bytes, bytes]] = {}
+        prefix, suffix, _ = self._template(None)
         self._escape = self._checked(prefix, suffix)
 
     def frame(self, text: str, index: int | None = None) -> bytes:
@@ -94,6 +99,8 @@ class _TokenFrames(Generic[_Chunk]):
         template = self._templates.get(index)
         if template is None:
             template = self._template(index)
+        if not text:  # a dialect's writer leaves an empty text where it came
+            return template[2]
         try:
             return template[0] + self._escape(text) + template[1]
         except ValueError:  # half of a surrogate pair: the writer decides what it is
@@ -117,8 +124,9 @@ class _TokenFrames(Generic[_Chunk]):
             chunk = self._set(chunk, "", "usage", usage)
         return self._write(chunk)
 
-    def _template(self, index: int | None) -> tuple[bytes, bytes]:
-        """The event of the probe cut where its text goes (for a choice `index`)."""
+    def _template(self, index: int | None) -> tuple[bytes, bytes, bytes]:
+        """The event of the probe cut where its text goes (for a choice `index`), and
+        its event with an empty text, which a dialect does not move."""
         event = self._write(self._with(_SENTINEL, index))
         mark = _json_string(_SENTINEL)
         if event.count(mark) != 1:
@@ -126,8 +134,9 @@ class _TokenFrames(Generic[_Chunk]):
                 f"the probe holds {_SENTINEL!r} elsewhere, the text frames are cut at"
             )
         prefix, _, suffix = event.partition(mark)
-        self._templates[index] = (prefix, suffix)
-        return prefix, suffix
+        template = (prefix, suffix, self._write(self._with("", index)))
+        self._templates[index] = template
+        return template
 
     def _checked(self, prefix: bytes, suffix: bytes) -> Callable[[str], bytes]:
         """The string writer whose frames are the writer's events."""
@@ -160,15 +169,27 @@ class _TokenFrames(Generic[_Chunk]):
     def _get(self, obj: Any, where: str, key: str) -> Any:
         if self._mapped:
             return obj.get(key)
-        return getattr(obj, self._names[where][key])
+        name = self._names[where].get(key)
+        if name is not None:
+            return getattr(obj, name)
+        extra: Any = getattr(obj, self._extra) if self._extra is not None else None
+        return extra.get(key) if extra else None  # pydantic's may be None
 
     def _set(self, obj: Any, where: str, key: str, value: Any) -> Any:
         """A copy of `obj` with `value` at `key`; `obj` is left as it is."""
         if self._mapped:
             return {**obj, key: value}
+        name = self._names[where].get(key)
+        if name is None:  # a token key among the delta's unknown keys
+            return self._delta_with(obj, key, value)
         changed = copy.copy(obj)
-        setattr(changed, self._names[where][key], value)
+        setattr(changed, name, value)
         return changed
+
+    def _delta_with(self, delta: Any, key: str, value: Any) -> Any:
+        """A copy of a typed `delta` with `value` at `key`, a key its class does not
+        declare (`_extra`)."""
+        raise NotImplementedError
 
     def _writer(self, dialect: str | None) -> Callable[[_Chunk], bytes]:
         raise NotImplementedError

@@ -154,19 +154,37 @@ class Target:
 
     def token_keys(self) -> tuple[str, ...]:
         """The keys of a delta whose text a stream appends to (the fields `TokenFrames`
-        may frame), in spec order."""
-        models = {m.name: m for m in self.spec.models}
-        delta = _model_at(models, self.spec.root, "choices.delta")
+        may frame): the declared ones in spec order, then the dialects' keys the delta
+        does not declare (`unknown_token_keys`)."""
+        delta = self.delta_model()
         if delta is None:
             return ()
         plan = next((p for p in self.spec.merging if p.chunk_type == delta.name), None)
         appended = {r.wire for r in plan.rules if r.how == "append"} if plan else set()
-        return tuple(
+        declared = tuple(
             f.wire
             for f in delta.fields
             if f.wire in appended
             and any(isinstance(o, Scalar) and o.kind == "string" for o in alternatives(f.type))
         )
+        return declared + self.unknown_token_keys()
+
+    def unknown_token_keys(self) -> tuple[str, ...]:
+        """The keys a dialect writes reasoning in that the delta does not declare (a
+        module without the vendors that declare them): the module reads, re-spells
+        and writes them among a delta's unknown keys, so `TokenFrames` frames them
+        there too. None in the strict profile, which keeps no unknown key."""
+        delta = self.delta_model()
+        if delta is None or self.spec.options.strict:
+            return ()
+        declared = {f.wire for f in delta.fields}
+        keys = [d.reasoning for d in self.spec.meanings.dialects if d.tags is None]
+        return tuple(dict.fromkeys(key for key in keys if key not in declared))
+
+    def delta_model(self) -> Model | None:
+        """The type of a choice's `delta`, where `TokenFrames` sets its text."""
+        models = {m.name: m for m in self.spec.models}
+        return _model_at(models, self.spec.root, "choices.delta")
 
     # --- JSON conversion ------------------------------------------------------------
 

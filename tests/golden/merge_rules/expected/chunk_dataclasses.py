@@ -22,6 +22,7 @@ import copy
 import enum
 import importlib
 import json
+import marshal
 import re
 from collections.abc import (
     AsyncGenerator,
@@ -1135,6 +1136,9 @@ def _encoder(
 
 
 # (runtime section: accumulate._copied)
+
+
+# (runtime section: accumulate._walked)
 
 
 _PLANS: Final[dict[str, _Plan]] = {
