@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        2a7f8f643749
-#   chunkspec code                       965dc21c8d85
-# Digest: e9bda693b68aea1e
+#   chunkspec code                       7ae44c714a99
+# Digest: 81152a18e2e7cbc1
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -8857,17 +8857,31 @@ class _Accumulator(Generic[_Chunk, _Completion]):
         raise NotImplementedError
 
 
-class _Plan(NamedTuple):
+class _Plan:
     """How the objects of one chunk type merge into one object of the completion."""
 
-    rules: dict[str, tuple[str, str, str]] = {}  # noqa: RUF012 (never changed)
-    """Key -> (rule, key in the completion, chunk type of the value); a key not listed
-    keeps its last value that is not null."""
-    not_null: frozenset[str] = frozenset()
-    """Keys of the completion that cannot be null: a null sent for one is not kept."""
-    fills: tuple[tuple[str, object, str], ...] = ()
-    """(key, value, chunk type) for keys no chunk supplied: the value, or, when a chunk
-    type is named, an empty object merged as that type."""
+    __slots__ = ("fills", "not_null", "rules", "steps")
+
+    def __init__(
+        self,
+        rules: dict[str, tuple[str, str, str]] | None = None,
+        not_null: frozenset[str] = frozenset(),
+        fills: tuple[tuple[str, object, str], ...] = (),
+    ) -> None:
+        self.rules = rules or {}
+        """Key -> (rule, key in the completion, chunk type of the value); a key not
+        listed keeps its last value that is not null."""
+        self.not_null = not_null
+        """Keys of the completion that cannot be null: a null sent for one is not
+        kept."""
+        self.fills = fills
+        """(key, value, chunk type) for keys no chunk supplied: the value, or, when a
+        chunk type is named, an empty object merged as that type."""
+        self.steps = {
+            key: (_RULES[how], into or key, inner)
+            for key, (how, into, inner) in self.rules.items()
+        }
+        """The rules as `_merge` applies them: key -> (rule, key, chunk type)."""
 
 
 class _Merged(dict[str, Any]):
@@ -8926,15 +8940,22 @@ class _Slots(dict[int, _Merged]):
 def _merge(merged: _Merged, obj: Mapping[str, Any]) -> None:
     """Merge one object of a chunk into what the chunks before it left."""
     plan = merged.plan
+    steps = plan.steps
     for key, value in obj.items():
-        how, into, inner = plan.rules.get(key) or _LAST
-        into = into or key
+        step = steps.get(key)
         if value is None:
             # A null replaces nothing, and stays only while no value comes.
-            if how != "drop" and into not in plan.not_null:
+            into = key if step is None else step[1]
+            if (step is None or step[0] is not _drop) and into not in plan.not_null:
                 merged.setdefault(into, None)
+        elif step is None:  # the last value, under the same key (`_last`)
+            if value.__class__ is str:  # most keys: nothing to copy
+                if value or merged.get(key) is None:
+                    merged[key] = value
+            else:
+                _last(merged, key, value, "")
         else:
-            _RULES[how](merged, into, value, inner)
+            step[0](merged, step[1], value, step[2])
 
 
 def _last(merged: _Merged, key: str, value: Any, inner: str) -> None:
@@ -9042,10 +9063,6 @@ _RULES: Final[dict[str, Callable[[_Merged, str, Any, str], None]]] = {
 
 
 _NO_RULES: Final = _Plan()
-
-
-_LAST: Final = ("last", "", "")
-"""The rule of a key not listed: its last value that is not null, under the same key."""
 
 
 def _blank(value: Any) -> bool:

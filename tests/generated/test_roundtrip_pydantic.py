@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        2a7f8f643749
-#   chunkspec code                       4a547dcf83cc
-# Digest: 8d3f7e68a5b8bb8c
+#   chunkspec code                       79aad0a43a81
+# Digest: f37b560ee8f0126e
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_pydantic.py.
 

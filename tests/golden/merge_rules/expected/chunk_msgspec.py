@@ -1290,9 +1290,6 @@ def _encoder(
 # (runtime section: accumulate._NO_RULES)
 
 
-# (runtime section: accumulate._LAST)
-
-
 # (runtime section: accumulate._blank)
 
 
