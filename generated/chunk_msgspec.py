@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       2b0e1151f0f4
-# Digest: 09ca612647adf90a
+#   chunkspec code                       688a73658c6d
+# Digest: 5d4bfe953f817a85
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -8327,6 +8327,10 @@ def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:
             return _ENCODER.encode(value).decode()
         except RecursionError:
             pass  # nested deeper than msgspec goes from here: json may go further
+        except UnicodeEncodeError:
+            # Half of a surrogate pair in a text set by hand: msgspec has no UTF-8 for
+            # it; json writes its escape, as the other targets do.
+            pass
     return _wire_text(value.to_dict())
 
 

@@ -581,3 +581,38 @@ def test_empty_reads_after_done_are_not_raw_events(module: ModuleType) -> None:
     events = list(module.iter_chunks(parts).raw_events())
     assert [e.raw for e in events][-1] == b": bye\n\n"
     assert all(e.raw for e in events)
+
+
+HALVES = "a\ud83d b \ude00 c"
+"""Halves of surrogate pairs, as a token split across chunks may hold them."""
+
+
+def written_halves(module: ModuleType) -> dict[str, bytes]:
+    """What each writer writes of a chunk built with the classes (keywords in spec order,
+    as a TypedDict writes them as made) whose text holds `HALVES`."""
+
+    def chunk(text: str) -> Any:
+        choice = module.Choice(index=0, delta=module.ChoiceDelta(content=text), finish_reason=None)
+        return module.ChatCompletionChunk(id="c", choices=[choice], created=1, model="m")
+
+    built = chunk(HALVES)
+    return {
+        "dumps": module.dumps(built).encode(),
+        "sse_chunk": module.sse_chunk(built),
+        "iter_sse": b"".join(module.iter_sse([built])),
+        "iter_sse, a dialect": b"".join(module.iter_sse([built], dialect="reasoning")),
+        "aiter_sse": asyncio.run(write_async(module, [built])),
+        "TokenFrames.frame": module.TokenFrames(chunk("")).frame(HALVES),
+    }
+
+
+def test_a_chunk_built_with_halves_of_surrogate_pairs_is_written_alike_by_every_target() -> None:
+    """msgspec cannot write half of a pair as UTF-8; json writes its escape, the same
+    text, and every target must write those bytes."""
+    outputs = {name: written_halves(module) for name, module in ALL_TARGETS.items()}
+    expected = outputs["dataclasses"]
+    assert b'"content":"a\\ud83d b \\ude00 c"' in expected["TokenFrames.frame"]
+    for name, written in outputs.items():
+        assert written == expected, name
+        for event in written.values():
+            event.decode()  # strict UTF-8
