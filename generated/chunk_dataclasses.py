@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       52f5292eb4da
-# Digest: deba8857988799a2
+#   chunkspec code                       5aac1e5cd2a3
+# Digest: 071dbc4bf423e2c5
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -5839,7 +5839,9 @@ class StreamError(Exception):
         self.payload = event.data
         """The data of the event, as text."""
         self.event = event.event
-        details = cast(dict[str, Any], error) if isinstance(error, dict) else {}
+        details: Mapping[str, Any] = (
+            cast(Mapping[str, Any], error) if isinstance(error, Mapping) else {}
+        )
         self.message: object = details.get(
             "message", error if isinstance(error, str) else None
         )
@@ -6514,17 +6516,30 @@ def sse_error(error: StreamError | Mapping[str, Any]) -> bytes:
     `code`, `param`...) is written as it is. A `StreamError` keeps what the upstream
     said in whatever form it came (an `event: error`, with or without an `error` key, or
     with text; or a payload with `error`): its error object, the whole payload when it
-    had no `error` key, or its text as the `message`."""
-    body = _error_object(error.error) if isinstance(error, StreamError) else error
+    had no `error` key, or its text as the `message`. Any `Mapping` is an error object
+    (a `MappingProxyType`, a custom one): it is written as the dict of its items."""
+    given = cast(object, error)  # a caller's types are not checked
+    if isinstance(given, StreamError):
+        body = _error_object(given.error)
+    elif isinstance(given, Mapping):  # json writes a dict, and no other Mapping
+        body = _error_object(given)
+    else:
+        raise TypeError(
+            "sse_error writes an error object (a Mapping) or a StreamError, not "
+            f"{type(given).__name__}"
+        )
     text = _wire_text({"error": body})
     # JSON text holds no line end (json escapes CR and LF): it is one `data:` line.
     return b"data: " + text.encode() + b"\n\n"
 
 
 def _error_object(error: Any) -> Any:
-    """An upstream's error (`StreamError.error`) as an error object."""
+    """An upstream's error (`StreamError.error`) as an error object json writes (a dict:
+    json writes no other `Mapping`)."""
     if isinstance(error, dict):
         return cast(dict[str, Any], error)
+    if isinstance(error, Mapping):
+        return dict(cast(Mapping[str, Any], error))
     if isinstance(error, str):
         return {"message": error}
     return {"message": json.dumps(error)}

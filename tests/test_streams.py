@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 import json
 import tracemalloc
-from collections.abc import AsyncIterator, Iterable, Iterator
-from types import ModuleType
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from types import MappingProxyType, ModuleType
 from typing import Any
 
 import pytest
@@ -379,6 +379,35 @@ def test_an_error_object_is_written_the_way_servers_write_one(module: ModuleType
     assert read_error(module, written).error == error
     text = module.StreamError("up\nstream", module.ServerSentEvent("error", "up\nstream"))
     assert module.sse_error(text) == b'data: {"error":{"message":"up\\nstream"}}\n\n'
+
+
+class ErrorObject(Mapping[str, Any]):
+    """A Mapping that is not a dict, as a caller's own error type may be."""
+
+    def __init__(self, items: dict[str, Any]) -> None:
+        self.items_ = items
+
+    def __getitem__(self, key: str) -> Any:
+        return self.items_[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.items_)
+
+    def __len__(self) -> int:
+        return len(self.items_)
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+def test_an_error_object_may_be_any_mapping(module: ModuleType) -> None:
+    error = {"message": "overloaded", "type": "server_error", "code": 529}
+    expected = module.sse_error(error)
+    assert module.sse_error(MappingProxyType(error)) == expected
+    assert module.sse_error(ErrorObject(error)) == expected
+    upstream = module.StreamError(ErrorObject(error), module.ServerSentEvent("error", "x"))
+    assert (upstream.message, upstream.code) == ("overloaded", 529)
+    assert module.sse_error(upstream) == expected
+    with pytest.raises(TypeError, match="a Mapping"):
+        module.sse_error(["not", "an", "object"])
 
 
 @pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       c780aea00880
-# Digest: 4a679905c8b3a933
+#   chunkspec code                       b03bdba972ee
+# Digest: 4098e24c4bf46fee
 # Regenerate with: make generate
 """Example payloads of every spec type, shared by the generated tests of every target.
 
