@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       34a239b6b529
-# Digest: c278ff8d957dfe9a
+#   chunkspec code                       58621c7bf7b7
+# Digest: f5b07dd0d49be013
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -3800,6 +3800,7 @@ class _EventReader(Generic[_Chunk]):
         self._retry: int | None = None
         self._first = True  # before the first line, which may start with a BOM
         self._after_cr = False  # a CR ended the last piece: an LF next is part of it
+        self._held = False  # an event of exactly the limit waits for it: see _dispatch
 
     def rest(self) -> bytes:
         """The bytes of the last piece after the event that ended the stream."""
@@ -3819,7 +3820,14 @@ class _EventReader(Generic[_Chunk]):
         at = 0
         if self._after_cr and piece:
             self._after_cr = False
-            if piece.startswith(b"\n"):
+            lf = piece.startswith(b"\n")
+            if self._held:
+                self._held = False
+                if lf:  # the event's CRLF ends here: one byte past the limit
+                    raise EventTooLargeError(self._limit)
+                if self._dispatch(0):  # its CR alone ended it: at the limit, not past
+                    return out
+            elif lf:
                 at = 1
                 if not self._carried:  # the CR ended an event: so does this LF
                     self._carried = -1
@@ -3866,6 +3874,7 @@ class _EventReader(Generic[_Chunk]):
         self._mark = 0
         out: list[Any] = []
         self.unsent = out
+        self._after_cr = self._held = False  # no LF follows: a held event ends as it is
         if self._tail:
             line = bytes(self._tail)
             self._tail = bytearray()
@@ -3958,8 +3967,16 @@ class _EventReader(Generic[_Chunk]):
     def _dispatch(self, end: int) -> bool:
         """End the event whose last line ends at `end` in the piece; True when it
         ends the stream."""
-        if self._carried + end - self._mark > self._limit:
+        size = self._carried + end - self._mark
+        if size > self._limit:
             raise EventTooLargeError(self._limit)
+        if size == self._limit and self._after_cr and end == len(self._piece):
+            # The CR that ends the event ends the read: an LF at the start of the next
+            # read would be the event's too (CRLF), one byte past the limit. The next
+            # read decides, so that an event is refused by its bytes alone, wherever
+            # the network split them; only an event of exactly the limit waits.
+            self._held = True
+            return False
         raw = b""
         if self._raw is not None:
             if self._raw:

@@ -581,6 +581,66 @@ def test_the_limit_is_exact_however_the_stream_is_split(module: ModuleType, endi
             list(module.iter_chunks(parts, max_event_size=len(event) - 1))
 
 
+def verdict(module: ModuleType, parts: list[bytes], limit: int, raw: bool) -> tuple[int, bool]:
+    """How many chunks (or raw events that hold an event: what follows `[DONE]` comes
+    as it was read) a stream of `parts` yields, and whether it accepts every event."""
+    stream = module.iter_chunks(parts, max_event_size=limit)
+    read = 0
+    try:
+        for item in stream.raw_events() if raw else stream:
+            read += not raw or item.chunk is not None or item.event is not None
+    except module.EventTooLargeError:
+        return read, False
+    return read, True
+
+
+async def averdict(
+    module: ModuleType, parts: list[bytes], limit: int, raw: bool
+) -> tuple[int, bool]:
+    stream = module.aiter_chunks(arrive(parts), max_event_size=limit)
+    read = 0
+    try:
+        async for item in stream.raw_events() if raw else stream:
+            read += not raw or item.chunk is not None or item.event is not None
+    except module.EventTooLargeError:
+        return read, False
+    return read, True
+
+
+async def averdicts(
+    module: ModuleType, splits: list[list[bytes]], limit: int, raw: bool
+) -> list[tuple[int, bool]]:
+    return [await averdict(module, parts, limit, raw) for parts in splits]
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize("raw", [False, True], ids=["chunks", "raw events"])
+def test_an_event_at_the_limit_is_accepted_or_refused_by_its_bytes_alone(
+    module: ModuleType, ending: str, raw: bool
+) -> None:
+    """A CR that ends an event may end a read, its LF (CRLF) starting the next: the
+    event is the same bytes, and one of exactly the limit is read alike, however split,
+    followed by a smaller event (`[DONE]`) or by the end of the source."""
+    event = f"data: {A}{ending}{ending}".encode()
+    for body in (event + f"data: [DONE]{ending}{ending}".encode(), event):
+        splits = [[body[:cut], body[cut:]] for cut in range(1, len(body))]
+        splits += [[body[i : i + 1] for i in range(len(body))]]
+        splits += [
+            [
+                bytes(p)
+                for p in pieces(body.decode(), "empty reads, cut after CR")
+                if isinstance(p, bytes)
+            ]
+        ]
+        for limit, accepted in ((len(event), True), (len(event) - 1, False)):
+            expected = verdict(module, [body], limit, raw)
+            assert expected[1] is accepted
+            every = [expected] * len(splits)
+            assert [verdict(module, parts, limit, raw) for parts in splits] == every, limit
+            assert asyncio.run(averdicts(module, splits, limit, raw)) == every, limit
+
+
 @pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
 def test_tiny_reads_of_an_endless_line_hold_about_the_limit(module: ModuleType) -> None:
     limit = 256 * 1024

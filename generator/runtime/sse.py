@@ -476,6 +476,7 @@ class _EventReader(Generic[_Chunk]):
         self._retry: int | None = None
         self._first = True  # before the first line, which may start with a BOM
         self._after_cr = False  # a CR ended the last piece: an LF next is part of it
+        self._held = False  # an event of exactly the limit waits for it: see _dispatch
 
     def rest(self) -> bytes:
         """The bytes of the last piece after the event that ended the stream."""
@@ -495,7 +496,14 @@ class _EventReader(Generic[_Chunk]):
         at = 0
         if self._after_cr and piece:
             self._after_cr = False
-            if piece.startswith(b"\n"):
+            lf = piece.startswith(b"\n")
+            if self._held:
+                self._held = False
+                if lf:  # the event's CRLF ends here: one byte past the limit
+                    raise EventTooLargeError(self._limit)
+                if self._dispatch(0):  # its CR alone ended it: at the limit, not past
+                    return out
+            elif lf:
                 at = 1
                 if not self._carried:  # the CR ended an event: so does this LF
                     self._carried = -1
@@ -542,6 +550,7 @@ class _EventReader(Generic[_Chunk]):
         self._mark = 0
         out: list[Any] = []
         self.unsent = out
+        self._after_cr = self._held = False  # no LF follows: a held event ends as it is
         if self._tail:
             line = bytes(self._tail)
             self._tail = bytearray()
@@ -634,8 +643,16 @@ class _EventReader(Generic[_Chunk]):
     def _dispatch(self, end: int) -> bool:
         """End the event whose last line ends at `end` in the piece; True when it
         ends the stream."""
-        if self._carried + end - self._mark > self._limit:
+        size = self._carried + end - self._mark
+        if size > self._limit:
             raise EventTooLargeError(self._limit)
+        if size == self._limit and self._after_cr and end == len(self._piece):
+            # The CR that ends the event ends the read: an LF at the start of the next
+            # read would be the event's too (CRLF), one byte past the limit. The next
+            # read decides, so that an event is refused by its bytes alone, wherever
+            # the network split them; only an event of exactly the limit waits.
+            self._held = True
+            return False
         raw = b""
         if self._raw is not None:
             if self._raw:
