@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       58621c7bf7b7
-# Digest: f5b07dd0d49be013
+#   chunkspec code                       ef6b81e2b758
+# Digest: e17630da34414090
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -4042,7 +4042,7 @@ class _EventReader(Generic[_Chunk]):
         """Count a skipped event, and keep it, cut, while few are kept."""
         self.skipped_count += 1
         if len(self.skipped) < KEPT_EVENTS:
-            self.skipped.append(SkippedEvent(_cut(event), error))
+            self.skipped.append(SkippedEvent(_cut(event), _kept(error)))
 
     def _event(self, name: bytes, payload: bytes) -> ServerSentEvent:
         return ServerSentEvent(
@@ -4058,6 +4058,16 @@ def _cut(event: ServerSentEvent) -> ServerSentEvent:
     if len(event.data) <= KEPT_DATA:
         return event
     return ServerSentEvent(event.event, event.data[:KEPT_DATA], event.id, event.retry)
+
+
+def _kept(error: ChunkDecodeError) -> ChunkDecodeError:
+    """`error` as kept with its cut event, holding no more than that event: at most
+    `KEPT_DATA` characters of its message and of its path (keys as long as the payload,
+    or a path as deep), and neither the traceback (its frames' locals hold the whole
+    payload; a skipped event is not raised again) nor the context or cause of the
+    error raised (their tracebacks hold it too)."""
+    kept = type(error)(error.message[:KEPT_DATA])
+    return kept.under(error.path[1:KEPT_DATA])  # the path is "$" and its segments
 
 
 def _close(source: object) -> None:

@@ -6,9 +6,10 @@ holds the framing cases; tests/test_http_streams.py the same over real HTTP)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import tracemalloc
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType, ModuleType
 from typing import Any
 
@@ -705,3 +706,54 @@ def test_a_chunk_built_with_halves_of_surrogate_pairs_is_written_alike_by_every_
         assert written == expected, name
         for event in written.values():
             event.decode()  # strict UTF-8
+
+
+def retained_bytes(read: Callable[[], Any]) -> tuple[int, Any]:
+    """The memory what `read()` returns still holds once it returned, and that."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        kept = read()
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - before, kept
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_skipped_events_hold_their_cut_data_not_their_payload(
+    module: ModuleType, mode: str
+) -> None:
+    """Each kept skipped event holds `KEPT_DATA` characters, and its error nothing
+    more: the error's traceback held each whole payload in its frames."""
+    big_bad = BAD.replace('"bad"', json.dumps("x" * 50_000))
+    count = module.KEPT_EVENTS + 50
+
+    def upstream() -> Iterator[bytes]:  # made as read: the source holds no payload
+        for _ in range(count):
+            yield f"data: {big_bad}\n\n".encode()
+        yield b"data: [DONE]\n\n"
+
+    def read() -> Any:
+        if mode == "sync":
+            stream = module.iter_chunks(upstream(), on_error="skip")
+            assert list(stream) == []
+            return stream
+
+        async def run() -> Any:
+            stream = module.aiter_chunks(arrive(upstream()), on_error="skip")
+            assert [chunk async for chunk in stream] == []
+            return stream
+
+        return asyncio.run(run())
+
+    retained, stream = retained_bytes(read)
+    assert (stream.skipped_count, len(stream.skipped), stream.done) == (
+        count,
+        module.KEPT_EVENTS,
+        True,
+    )
+    assert stream.skipped[0].error.path == "$.choices[0].index"
+    assert retained < 2 * module.KEPT_EVENTS * module.KEPT_DATA, retained  # 15 MB held

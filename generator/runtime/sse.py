@@ -718,7 +718,7 @@ class _EventReader(Generic[_Chunk]):
         """Count a skipped event, and keep it, cut, while few are kept."""
         self.skipped_count += 1
         if len(self.skipped) < KEPT_EVENTS:
-            self.skipped.append(SkippedEvent(_cut(event), error))
+            self.skipped.append(SkippedEvent(_cut(event), _kept(error)))
 
     def _event(self, name: bytes, payload: bytes) -> ServerSentEvent:
         return ServerSentEvent(
@@ -734,6 +734,16 @@ def _cut(event: ServerSentEvent) -> ServerSentEvent:
     if len(event.data) <= KEPT_DATA:
         return event
     return ServerSentEvent(event.event, event.data[:KEPT_DATA], event.id, event.retry)
+
+
+def _kept(error: ChunkDecodeError) -> ChunkDecodeError:
+    """`error` as kept with its cut event, holding no more than that event: at most
+    `KEPT_DATA` characters of its message and of its path (keys as long as the payload,
+    or a path as deep), and neither the traceback (its frames' locals hold the whole
+    payload; a skipped event is not raised again) nor the context or cause of the
+    error raised (their tracebacks hold it too)."""
+    kept = type(error)(error.message[:KEPT_DATA])
+    return kept.under(error.path[1:KEPT_DATA])  # the path is "$" and its segments
 
 
 def _close(source: object) -> None:
