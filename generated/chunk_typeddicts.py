@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       1c12024d233f
-# Digest: b77285bbb7de6d85
+#   chunkspec code                       2aa396aae1f4
+# Digest: 050e937725ba1958
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -83,8 +83,10 @@ from typing_extensions import TypedDict
 __all__ = [
     "KEPT_DATA",
     "KEPT_EVENTS",
+    "KEPT_NAME",
     "MAX_DEPTH",
     "MAX_EVENT_SIZE",
+    "MORE_NAMES",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
     "AsyncChunkStream",
@@ -5110,6 +5112,18 @@ KEPT_DATA: Final = 4096
 """How many characters of its data each kept event (other or skipped) keeps."""
 
 
+KEPT_NAME: Final = 128
+"""How many characters of its type each kept event keeps, and each key of
+`other_event_counts`: a longer type is cut to its first 127, followed by `…`, so the
+types that share those count together."""
+
+
+MORE_NAMES: Final = "\n(more names)"
+"""The key of `other_event_counts` that counts the events of every type past the first
+`KEPT_EVENTS` types: a flood of names cannot grow it without bound. An event type is
+one line, so none is this key."""
+
+
 SSE_DONE: Final = b"data: [DONE]\n\n"
 """The event that ends a stream of chunks."""
 
@@ -5272,7 +5286,8 @@ class _Stream(Generic[_Chunk]):
         text). `other_event_counts` counts them all."""
         self.other_event_counts = self._reader.other_event_counts
         """How many events that are not chunks came, by event type (`message` for data
-        that is not a JSON object)."""
+        that is not a JSON object): the first `KEPT_EVENTS` types, each cut to
+        `KEPT_NAME` characters, and the events of any other type under `MORE_NAMES`."""
         self.skipped = self._reader.skipped
         """With `on_error="skip"`, the first events (at most `KEPT_EVENTS`) whose chunk
         did not decode, in order, each with at most `KEPT_DATA` characters of its data.
@@ -5767,7 +5782,10 @@ class _EventReader(Generic[_Chunk]):
     def _other(self, event: ServerSentEvent) -> None:
         """Count an event that is not a chunk, and keep it, cut, while few are kept."""
         counts = self.other_event_counts
-        counts[event.event] = counts.get(event.event, 0) + 1
+        name = _cut_name(event.event)
+        if name not in counts and len(counts) >= KEPT_EVENTS:
+            name = MORE_NAMES  # past as many types as events are kept: counted together
+        counts[name] = counts.get(name, 0) + 1
         if len(self.other_events) < KEPT_EVENTS:
             self.other_events.append(_cut(event))
 
@@ -5787,10 +5805,17 @@ class _EventReader(Generic[_Chunk]):
 
 
 def _cut(event: ServerSentEvent) -> ServerSentEvent:
-    """The event with at most `KEPT_DATA` characters of its data, to be kept."""
-    if len(event.data) <= KEPT_DATA:
+    """The event with at most `KEPT_DATA` characters of its data and `KEPT_NAME` of its
+    type, to be kept."""
+    name = _cut_name(event.event)
+    if name is event.event and len(event.data) <= KEPT_DATA:
         return event
-    return ServerSentEvent(event.event, event.data[:KEPT_DATA], event.id, event.retry)
+    return ServerSentEvent(name, event.data[:KEPT_DATA], event.id, event.retry)
+
+
+def _cut_name(name: str) -> str:
+    """An event type as kept: at most `KEPT_NAME` characters, the last `…` if cut."""
+    return name if len(name) <= KEPT_NAME else name[: KEPT_NAME - 1] + "…"
 
 
 def _kept(error: ChunkDecodeError) -> ChunkDecodeError:

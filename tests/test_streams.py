@@ -757,3 +757,37 @@ def test_skipped_events_hold_their_cut_data_not_their_payload(
     )
     assert stream.skipped[0].error.path == "$.choices[0].index"
     assert retained < 2 * module.KEPT_EVENTS * module.KEPT_DATA, retained  # 15 MB held
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_flood_of_event_names_is_counted_in_bounded_memory(module: ModuleType, mode: str) -> None:
+    """Each type keeps `KEPT_NAME` characters; past `KEPT_EVENTS` types, events are
+    counted under `MORE_NAMES` (800 types of 20 kB each held 16 MB)."""
+    count, long = 800, "y" * 20_000
+
+    def upstream() -> Iterator[bytes]:
+        for number in range(count):
+            yield f"event: x{number}{long}\ndata: {number}\n\n".encode()
+        yield b"data: [DONE]\n\n"
+
+    def read() -> Any:
+        if mode == "sync":
+            stream = module.iter_chunks(upstream())
+            assert list(stream) == []
+            return stream
+
+        async def run() -> Any:
+            stream = module.aiter_chunks(arrive(upstream()))
+            assert [chunk async for chunk in stream] == []
+            return stream
+
+        return asyncio.run(run())
+
+    retained, stream = retained_bytes(read)
+    counts, kept = stream.other_event_counts, module.KEPT_EVENTS
+    assert retained < kept * 4096, retained
+    names = [f"x{number}{long}"[: module.KEPT_NAME - 1] + "…" for number in range(kept)]
+    assert counts == {**dict.fromkeys(names, 1), module.MORE_NAMES: count - kept}
+    assert [event.event for event in stream.other_events] == names
+    assert "\n" in module.MORE_NAMES, "no event type is the key of the rest"

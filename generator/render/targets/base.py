@@ -207,6 +207,8 @@ class Target:
             "MAX_EVENT_SIZE",
             "KEPT_EVENTS",
             "KEPT_DATA",
+            "KEPT_NAME",
+            "MORE_NAMES",
             "SSE_DONE",
             "SSE_KEEP_ALIVE",
         ]

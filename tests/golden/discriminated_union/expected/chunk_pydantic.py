@@ -62,8 +62,10 @@ from pydantic_core import PydanticCustomError, PydanticSerializationError, to_js
 __all__ = [
     "KEPT_DATA",
     "KEPT_EVENTS",
+    "KEPT_NAME",
     "MAX_DEPTH",
     "MAX_EVENT_SIZE",
+    "MORE_NAMES",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
     "AsyncChunkStream",
@@ -310,6 +312,12 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse.KEPT_DATA)
 
 
+# (runtime section: sse.KEPT_NAME)
+
+
+# (runtime section: sse.MORE_NAMES)
+
+
 # (runtime section: sse.SSE_DONE)
 
 
@@ -356,6 +364,12 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse._cut)
+
+
+# (runtime section: sse._cut_name)
+
+
+# (runtime section: sse._kept)
 
 
 # (runtime section: sse._close)

@@ -57,8 +57,10 @@ from typing import (
 __all__ = [
     "KEPT_DATA",
     "KEPT_EVENTS",
+    "KEPT_NAME",
     "MAX_DEPTH",
     "MAX_EVENT_SIZE",
+    "MORE_NAMES",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
     "UNSET",
@@ -540,6 +542,12 @@ def dumps(value: Chunk | Completion) -> str:
 # (runtime section: sse.KEPT_DATA)
 
 
+# (runtime section: sse.KEPT_NAME)
+
+
+# (runtime section: sse.MORE_NAMES)
+
+
 # (runtime section: sse.SSE_DONE)
 
 
@@ -586,6 +594,12 @@ def dumps(value: Chunk | Completion) -> str:
 
 
 # (runtime section: sse._cut)
+
+
+# (runtime section: sse._cut_name)
+
+
+# (runtime section: sse._kept)
 
 
 # (runtime section: sse._close)

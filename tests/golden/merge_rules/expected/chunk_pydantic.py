@@ -69,8 +69,10 @@ from pydantic_core import (
 __all__ = [
     "KEPT_DATA",
     "KEPT_EVENTS",
+    "KEPT_NAME",
     "MAX_DEPTH",
     "MAX_EVENT_SIZE",
+    "MORE_NAMES",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
     "AsyncChunkStream",
@@ -383,6 +385,12 @@ def dumps(value: Chunk | Completion) -> str:
 # (runtime section: sse.KEPT_DATA)
 
 
+# (runtime section: sse.KEPT_NAME)
+
+
+# (runtime section: sse.MORE_NAMES)
+
+
 # (runtime section: sse.SSE_DONE)
 
 
@@ -429,6 +437,12 @@ def dumps(value: Chunk | Completion) -> str:
 
 
 # (runtime section: sse._cut)
+
+
+# (runtime section: sse._cut_name)
+
+
+# (runtime section: sse._kept)
 
 
 # (runtime section: sse._close)
