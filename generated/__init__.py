@@ -29,7 +29,7 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       7b8ce1f05c44
-# Digest: fa5b97e1f9160078
+#   chunkspec code                       ab8630cef1d5
+# Digest: 17944a474b153724
 # Regenerate with: make generate
 """Generated chunk models; each module also works copied on its own."""

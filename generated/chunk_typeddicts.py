@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        d14c91d003d6
-#   chunkspec code                       2aa396aae1f4
-# Digest: 050e937725ba1958
+#   chunkspec code                       c26c903b3e1f
+# Digest: 8152b7dbe43e77b2
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -49,6 +49,7 @@ import copy
 import importlib
 import json
 import re
+import warnings
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -130,6 +131,7 @@ __all__ = [
     "CompletionUsage",
     "ErrorReport",
     "EventTooLargeError",
+    "EventlessStreamWarning",
     "FinishReason",
     "GroqBrowserResult",
     "GroqChart",
@@ -5215,6 +5217,12 @@ class EventTooLargeError(ValueError):
         return (type(self), (self.limit,), self.__dict__)  # see StreamError
 
 
+class EventlessStreamWarning(UserWarning):
+    """A stream's source ended without a single event, though it held lines: they are
+    not a server-sent-event stream (JSON Lines, an HTML error page, a file's path given
+    as the body), so no chunk came of them. The stream's `eventless` says so too."""
+
+
 @runtime_checkable
 class _Response(Protocol):
     """A response whose body a stream reads and whose `close` it calls: httpx's."""
@@ -5277,6 +5285,7 @@ class _Stream(Generic[_Chunk]):
                 f"max_event_size must be at least 1 byte, not {max_event_size:,}"
             )
         self._reader = _EventReader(loads, on_error == "skip", max_event_size)
+        self._source: object = None  # what the stream reads, as it was given
         self._as_raw: bool | None = None  # how the stream is read, once it is
         self._closed = False  # whether the source was closed
         self.other_events = self._reader.other_events
@@ -5303,6 +5312,23 @@ class _Stream(Generic[_Chunk]):
         """Whether the stream ended with `data: [DONE]`; a stream cut off before it
         ends with `done` False, and is not complete."""
         return self._reader.done
+
+    @property
+    def eventless(self) -> bool:
+        """Whether the source ended without a single event (a block with data; `[DONE]`
+        is one): an empty body or comments alone, or lines that are not server-sent
+        events at all, which `EventlessStreamWarning` reports as the source ends. False
+        until it ends."""
+        return self._reader.ended and not self._reader.events
+
+    def _warn_if_foreign(self) -> None:
+        """Warn, as the source ends, when it held lines but no event: no chunk came of
+        what may look like a stream (in the caller's frame: the one reading this
+        stream's generator)."""
+        reader = self._reader
+        if reader.foreign is not None and not reader.events:
+            text = _foreign(reader.foreign, self._source)
+            warnings.warn(text, EventlessStreamWarning, stacklevel=3)
 
     def _read_as(self, raw: bool) -> None:
         if self._as_raw is None:
@@ -5408,6 +5434,7 @@ class ChunkStream(_Stream[_Chunk]):
         finally:
             self._close_source()  # the end of the input, whatever it held
         yield from items
+        self._warn_if_foreign()
 
 
 class AsyncChunkStream(_Stream[_Chunk]):
@@ -5509,6 +5536,7 @@ class AsyncChunkStream(_Stream[_Chunk]):
             await self._close_source()  # the end of the input, whatever it held
         for item in items:
             yield item
+        self._warn_if_foreign()
 
 
 class _EventReader(Generic[_Chunk]):
@@ -5526,6 +5554,9 @@ class _EventReader(Generic[_Chunk]):
         self, loads: Callable[[bytes], _Chunk], skip: bool, limit: int
     ) -> None:
         self.done = False
+        self.ended = False  # the source ended (close() was called)
+        self.events = False  # an event (a block with data) came
+        self.foreign: bytes | None = None  # the first line that is no field, cut
         self.other_events: list[ServerSentEvent] = []
         self.other_event_counts: dict[str, int] = {}
         self.skipped: list[SkippedEvent] = []
@@ -5622,6 +5653,7 @@ class _EventReader(Generic[_Chunk]):
         self._mark = 0
         out: list[Any] = []
         self.unsent = out
+        self.ended = True
         self._after_cr = self._held = False  # no LF follows: a held event ends as it is
         if self._tail:
             line = bytes(self._tail)
@@ -5699,6 +5731,9 @@ class _EventReader(Generic[_Chunk]):
             self._id = value.decode("utf-8", "replace")
         elif name == b"retry" and value.isdigit():
             self._retry = int(value)
+        elif self.foreign is None and name not in _FIELDS:
+            # Kept, cut, for the warning of a stream without events (see _Stream).
+            self.foreign = line[:KEPT_NAME]
         return False
 
     def _add_data(self, value: bytes) -> None:
@@ -5742,6 +5777,10 @@ class _EventReader(Generic[_Chunk]):
                 self.unsent.append(RawEvent(raw, None, None))
             return False
         self._data = self._more = None
+        # One store per event, unmeasurable beside its reading (a method swapped in
+        # for the first event only cost a fifth of msgspec's speed: `vars(self)` made
+        # every attribute of the reader slower to read).
+        self.events = True
         name = self._name
         self._name = b""
         chunk: _Chunk | None = None
@@ -5828,6 +5867,29 @@ def _kept(error: ChunkDecodeError) -> ChunkDecodeError:
     return kept.under(error.path[1:KEPT_DATA])  # the path is "$" and its segments
 
 
+def _foreign(line: bytes, source: object) -> str:
+    """What a stream says of a source that held lines but no event; `line` is the first
+    that is no field of the format."""
+    text = (
+        "the stream ended without a single event: its lines are not server-sent events,"
+        f" so no chunk came of them (the first: {line.decode('utf-8', 'replace')!r})"
+    )
+    start = line.lstrip()
+    if start.startswith(b"{"):
+        return text + (
+            "; these lines look like JSON Lines; a server-sent-event stream has "
+            "`data: ` before each"
+        )
+    if start.startswith(b"<"):
+        return text + "; it looks like an HTML page: check the response's status"
+    if isinstance(source, str) and _PATH_LIKE.fullmatch(source):
+        return text + (
+            "; a str source is the body itself, and this one looks like a file's path:"
+            " to read the file, pass it open (open(path, 'rb'))"
+        )
+    return text
+
+
 def _close(source: object) -> None:
     """Close a source that can be closed, unless it is running (in another thread)."""
     close = getattr(source, "close", None)
@@ -5880,6 +5942,14 @@ def _error_of(data: str) -> Any:
 
 
 _LINE_END: Final = re.compile(rb"\r\n|\r|\n")
+
+
+_FIELDS: Final = frozenset((b"data", b"event", b"id", b"retry"))
+"""The fields of the format: a line of another name is ignored, as the format says."""
+
+
+_PATH_LIKE: Final = re.compile(r"[^\r\n]*[/\\.][^\r\n]*")
+"""One line with a slash, backslash or dot in it: a str source that may be a path."""
 
 
 _UNFINISHED: Final = -1  # a piece ended inside a line
@@ -7764,6 +7834,8 @@ class _Accumulator(Generic[_Chunk, _Completion]):
     """What `summary()` reads from the completion."""
     _readings: ClassVar[_Readings]
     """What is read from the JSON data of each chunk: the texts, chunk by chunk."""
+    _chunk_class: ClassVar[type[Any]]
+    """The class of the module's chunks (`dict` for TypedDicts): what `add` takes."""
 
     def __init__(self, *, think_tags: _ThinkTags = None) -> None:
         """`think_tags`: (open, close), to read reasoning written inline in the text
@@ -7777,12 +7849,19 @@ class _Accumulator(Generic[_Chunk, _Completion]):
         """How many chunks were added."""
 
     def add(self, chunk: _Chunk) -> None:
-        """Merge the next chunk of the stream."""
-        data = self._json_of(chunk)
-        if self._reader.watches:
-            self._reader.watch(data, self._texts_so_far)
-        else:
-            self._reader.read(data)
+        """Merge the next chunk of the stream: a chunk of this module, as `loads` and
+        `iter_chunks` give. Anything else is a `TypeError` saying so."""
+        try:
+            data = self._json_of(chunk)
+            if self._reader.watches:
+                self._reader.watch(data, self._texts_so_far)
+            else:
+                self._reader.read(data)
+        except Exception:
+            # Checked only when reading failed: a chunk costs no check.
+            if isinstance(chunk, self._chunk_class):
+                raise
+            raise _not_a_chunk(type(self), chunk, self._chunk_class) from None
         _merge(self._merged, data)
         self.chunks += 1
 
@@ -7815,6 +7894,21 @@ class _Accumulator(Generic[_Chunk, _Completion]):
 
     def _completion(self, data: dict[str, Any]) -> _Completion:
         raise NotImplementedError
+
+
+def _not_a_chunk(
+    accumulator: type[Any], value: object, chunk_class: type[Any]
+) -> TypeError:
+    """The error of `add` given what is not a chunk of its module (a dict, say, where
+    the chunks are objects), and how to make one of it."""
+    how = "a chunk's JSON text becomes one by loads(text)"
+    if chunk_class is not dict:  # TypedDicts: a chunk's JSON object is one
+        how += ", its JSON object by loads(json.dumps(data))"
+    return TypeError(
+        f"{accumulator.__name__}.add takes a chunk of its module (a "
+        f"{chunk_class.__name__}, as loads and iter_chunks give), not a "
+        f"{type(value).__name__}: {how}"
+    )
 
 
 class _Plan(NamedTuple):
@@ -8769,6 +8863,7 @@ class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
     _root = "ChatCompletionChunk"
     _summarised = _SUMMARISED
     _readings = _DATA_READINGS
+    _chunk_class = dict
 
     def _json_of(self, chunk: ChatCompletionChunk) -> Mapping[str, Any]:
         return _chunk_json(chunk)

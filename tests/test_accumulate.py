@@ -831,3 +831,24 @@ def test_a_value_nested_hundreds_deep_is_copied_into_snapshots(target: ModuleTyp
     accumulator = target.ChunkAccumulator()
     accumulator.add(target.loads(json.dumps(payload)))
     assert json.loads(target.dumps(accumulator.snapshot()))["zz"] == deep
+
+
+def test_add_refuses_what_is_not_a_chunk_of_its_module(target: ModuleType) -> None:
+    """A dict is a chunk of the TypedDicts module only; in the others `add` says what it
+    takes instead of failing on a method a dict lacks."""
+    data = chunk(choice({"content": "Hi"}))
+    refused: list[Any] = ["Hi", ["a", "list"], None, b"{}", 5]
+    if target is not TARGETS["typeddicts"]:
+        refused += [data, types.MappingProxyType(data)]
+    accumulator = target.ChunkAccumulator()
+    for value in refused:
+        with pytest.raises(TypeError, match="add takes a chunk of its module") as caught:
+            accumulator.add(value)
+        assert f"not a {type(value).__name__}: " in str(caught.value)
+        assert "loads(text)" in str(caught.value)
+    assert ("loads(json.dumps(data))" in str(caught.value)) is (target is not TARGETS["typeddicts"])
+    accumulator.add(target.loads(json.dumps(data)))
+    assert accumulator.chunks == 1, "nothing refused was counted"
+    assert (
+        json.loads(target.dumps(accumulator.result()))["choices"][0]["message"]["content"] == "Hi"
+    )

@@ -9,6 +9,7 @@ import asyncio
 import gc
 import json
 import tracemalloc
+import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType, ModuleType
 from typing import Any
@@ -791,3 +792,62 @@ def test_a_flood_of_event_names_is_counted_in_bounded_memory(module: ModuleType,
     assert counts == {**dict.fromkeys(names, 1), module.MORE_NAMES: count - kept}
     assert [event.event for event in stream.other_events] == names
     assert "\n" in module.MORE_NAMES, "no event type is the key of the rest"
+
+
+NOT_EVENTS = {
+    "JSON Lines": (f"{A}\n{B}\n", "these lines look like JSON Lines; a server-sent-event"),
+    "an HTML page": (
+        "<!DOCTYPE html>\n<html><head><title>404 Not Found</title></head></html>\n",
+        "an HTML page",
+    ),
+    "a file's path": ("/var/captures/stream.sse", "looks like a file's path"),
+    "a Windows path": ("C:\\captures\\stream.sse", "looks like a file's path"),
+}
+"""Bodies that hold lines but no event, and what the warning says of each."""
+EVENTLESS = {"empty": "", "comments alone": ": keep-alive\n\n: keep-alive\n\n"}
+"""Bodies without events that are server-sent-event streams still: no warning."""
+WITH_EVENTS = {"[DONE] alone": "data: [DONE]\n\n", "comments, [DONE]": ": ping\n\ndata: [DONE]\n\n"}
+
+
+def read_body(module: ModuleType, body: str, mode: str, raw: bool) -> Any:
+    """The stream of `body` read to its end (a str whole, as given; else its bytes)."""
+    if mode == "sync":
+        stream = module.iter_chunks(body if "\n" not in body else [body.encode()])
+        list(stream.raw_events() if raw else stream)
+        return stream
+
+    async def run() -> Any:
+        stream = module.aiter_chunks(arrive([body.encode()]))
+        _ = [item async for item in (stream.raw_events() if raw else stream)]
+        return stream
+
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("raw", [False, True], ids=["chunks", "raw events"])
+def test_a_body_without_a_single_event_says_so(module: ModuleType, mode: str, raw: bool) -> None:
+    for name, (body, hint) in NOT_EVENTS.items():
+        if mode == "async" and "\n" not in body:
+            continue  # a path is a str source, read whole by iter_chunks only
+        with pytest.warns(module.EventlessStreamWarning) as caught:
+            stream = read_body(module, body, mode, raw)
+        (warning,) = caught
+        assert hint in str(warning.message), name
+        assert "without a single event" in str(warning.message), name
+        assert warning.filename == __file__, "the warning names the reader's line"
+        assert (stream.eventless, stream.done) == (True, False), name
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # legitimately without events, or with one
+        for name, body in EVENTLESS.items():
+            stream = read_body(module, body, mode, raw)
+            assert (stream.eventless, stream.done) == (True, False), name
+        for name, body in WITH_EVENTS.items():
+            stream = read_body(module, body, mode, raw)
+            assert (stream.eventless, stream.done) == (False, True), name
+        for text in (FRAMINGS["C4 comments"], f"data: {A}\n\n"):
+            stream = read_body(module, text, mode, raw)
+            assert not stream.eventless
+    unended = module.iter_chunks([f"{A}\n".encode()])
+    assert not unended.eventless, "not said before the source ends"

@@ -23,6 +23,7 @@ import enum
 import importlib
 import json
 import re
+import warnings
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -68,6 +69,7 @@ __all__ = [
     "ChunkStream",
     "ErrorReport",
     "EventTooLargeError",
+    "EventlessStreamWarning",
     "RawEvent",
     "ServerSentEvent",
     "SkippedEvent",
@@ -354,6 +356,9 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse.EventTooLargeError)
 
 
+# (runtime section: sse.EventlessStreamWarning)
+
+
 # (runtime section: sse._Response)
 
 
@@ -387,6 +392,9 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._kept)
 
 
+# (runtime section: sse._foreign)
+
+
 # (runtime section: sse._close)
 
 
@@ -403,6 +411,12 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse._LINE_END)
+
+
+# (runtime section: sse._FIELDS)
+
+
+# (runtime section: sse._PATH_LIKE)
 
 
 # (runtime section: sse._UNFINISHED)

@@ -23,6 +23,7 @@ import copy
 import importlib
 import json
 import re
+import warnings
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -67,6 +68,7 @@ __all__ = [
     "ChunkStream",
     "ErrorReport",
     "EventTooLargeError",
+    "EventlessStreamWarning",
     "RawEvent",
     "ServerSentEvent",
     "SkippedEvent",
@@ -332,6 +334,9 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse.EventTooLargeError)
 
 
+# (runtime section: sse.EventlessStreamWarning)
+
+
 # (runtime section: sse._Response)
 
 
@@ -365,6 +370,9 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._kept)
 
 
+# (runtime section: sse._foreign)
+
+
 # (runtime section: sse._close)
 
 
@@ -381,6 +389,12 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse._LINE_END)
+
+
+# (runtime section: sse._FIELDS)
+
+
+# (runtime section: sse._PATH_LIKE)
 
 
 # (runtime section: sse._UNFINISHED)

@@ -22,6 +22,7 @@ import copy
 import importlib
 import json
 import re
+import warnings
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -74,6 +75,7 @@ __all__ = [
     "ChunkStream",
     "ErrorReport",
     "EventTooLargeError",
+    "EventlessStreamWarning",
     "Failure",
     "FailureType",
     "Progress",
@@ -339,6 +341,9 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse.EventTooLargeError)
 
 
+# (runtime section: sse.EventlessStreamWarning)
+
+
 # (runtime section: sse._Response)
 
 
@@ -372,6 +377,9 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._kept)
 
 
+# (runtime section: sse._foreign)
+
+
 # (runtime section: sse._close)
 
 
@@ -388,6 +396,12 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse._LINE_END)
+
+
+# (runtime section: sse._FIELDS)
+
+
+# (runtime section: sse._PATH_LIKE)
 
 
 # (runtime section: sse._UNFINISHED)

@@ -22,6 +22,7 @@ import copy
 import importlib
 import json
 import re
+import warnings
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -86,6 +87,7 @@ __all__ = [
     "Delta",
     "ErrorReport",
     "EventTooLargeError",
+    "EventlessStreamWarning",
     "Item",
     "ItemDelta",
     "Message",
@@ -412,6 +414,9 @@ def dumps(value: Chunk | Completion) -> str:
 # (runtime section: sse.EventTooLargeError)
 
 
+# (runtime section: sse.EventlessStreamWarning)
+
+
 # (runtime section: sse._Response)
 
 
@@ -445,6 +450,9 @@ def dumps(value: Chunk | Completion) -> str:
 # (runtime section: sse._kept)
 
 
+# (runtime section: sse._foreign)
+
+
 # (runtime section: sse._close)
 
 
@@ -461,6 +469,12 @@ def dumps(value: Chunk | Completion) -> str:
 
 
 # (runtime section: sse._LINE_END)
+
+
+# (runtime section: sse._FIELDS)
+
+
+# (runtime section: sse._PATH_LIKE)
 
 
 # (runtime section: sse._UNFINISHED)
@@ -881,6 +895,9 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 # (runtime section: accumulate._Accumulator)
 
 
+# (runtime section: accumulate._not_a_chunk)
+
+
 # (runtime section: accumulate._Plan)
 
 
@@ -1018,6 +1035,7 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
     _root = "Chunk"
     _summarised = _SUMMARISED
     _readings = _DATA_READINGS
+    _chunk_class = Chunk
 
     def _json_of(self, chunk: Chunk) -> Mapping[str, Any]:
         return _chunk_json(chunk)

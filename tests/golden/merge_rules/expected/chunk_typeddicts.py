@@ -23,6 +23,7 @@ import copy
 import importlib
 import json
 import re
+import warnings
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -74,6 +75,7 @@ __all__ = [
     "Delta",
     "ErrorReport",
     "EventTooLargeError",
+    "EventlessStreamWarning",
     "Item",
     "ItemDelta",
     "Message",
@@ -518,6 +520,9 @@ def dumps(value: Chunk | Completion) -> str:
 # (runtime section: sse.EventTooLargeError)
 
 
+# (runtime section: sse.EventlessStreamWarning)
+
+
 # (runtime section: sse._Response)
 
 
@@ -551,6 +556,9 @@ def dumps(value: Chunk | Completion) -> str:
 # (runtime section: sse._kept)
 
 
+# (runtime section: sse._foreign)
+
+
 # (runtime section: sse._close)
 
 
@@ -567,6 +575,12 @@ def dumps(value: Chunk | Completion) -> str:
 
 
 # (runtime section: sse._LINE_END)
+
+
+# (runtime section: sse._FIELDS)
+
+
+# (runtime section: sse._PATH_LIKE)
 
 
 # (runtime section: sse._UNFINISHED)
@@ -982,6 +996,9 @@ def _encoder(dialect: str | None, think_tags: _ThinkTags) -> Callable[[Chunk], b
 # (runtime section: accumulate._Accumulator)
 
 
+# (runtime section: accumulate._not_a_chunk)
+
+
 # (runtime section: accumulate._Plan)
 
 
@@ -1109,6 +1126,7 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
     _root = "Chunk"
     _summarised = _SUMMARISED
     _readings = _DATA_READINGS
+    _chunk_class = dict
 
     def _json_of(self, chunk: Chunk) -> Mapping[str, Any]:
         return _chunk_json(chunk)

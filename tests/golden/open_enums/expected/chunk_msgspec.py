@@ -24,6 +24,7 @@ import copy
 import importlib
 import json
 import re
+import warnings
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -72,6 +73,7 @@ __all__ = [
     "Color",
     "ErrorReport",
     "EventTooLargeError",
+    "EventlessStreamWarning",
     "RawEvent",
     "ServerSentEvent",
     "Shape",
@@ -412,6 +414,9 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse.EventTooLargeError)
 
 
+# (runtime section: sse.EventlessStreamWarning)
+
+
 # (runtime section: sse._Response)
 
 
@@ -445,6 +450,9 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._kept)
 
 
+# (runtime section: sse._foreign)
+
+
 # (runtime section: sse._close)
 
 
@@ -461,6 +469,12 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse._LINE_END)
+
+
+# (runtime section: sse._FIELDS)
+
+
+# (runtime section: sse._PATH_LIKE)
 
 
 # (runtime section: sse._UNFINISHED)

@@ -25,6 +25,7 @@ import copy
 import importlib
 import json
 import re
+import warnings
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -72,6 +73,7 @@ __all__ = [
     "ChunkStream",
     "ErrorReport",
     "EventTooLargeError",
+    "EventlessStreamWarning",
     "RawEvent",
     "ServerSentEvent",
     "SkippedEvent",
@@ -418,6 +420,9 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse.EventTooLargeError)
 
 
+# (runtime section: sse.EventlessStreamWarning)
+
+
 # (runtime section: sse._Response)
 
 
@@ -451,6 +456,9 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._kept)
 
 
+# (runtime section: sse._foreign)
+
+
 # (runtime section: sse._close)
 
 
@@ -467,6 +475,12 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse._LINE_END)
+
+
+# (runtime section: sse._FIELDS)
+
+
+# (runtime section: sse._PATH_LIKE)
 
 
 # (runtime section: sse._UNFINISHED)
