@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        2a7f8f643749
-#   chunkspec code                       dda2053fe47b
-# Digest: 769994515acd79ff
+#   chunkspec code                       18333fedf522
+# Digest: da5d65ebe208aaa6
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -51,6 +51,7 @@ import importlib
 import json
 import marshal
 import re
+import warnings
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -87,8 +88,10 @@ from msgspec import UnsetType as _Unset
 __all__ = [
     "KEPT_DATA",
     "KEPT_EVENTS",
+    "KEPT_NAME",
     "MAX_DEPTH",
     "MAX_EVENT_SIZE",
+    "MORE_NAMES",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
     "UNSET",
@@ -133,6 +136,7 @@ __all__ = [
     "CompletionUsage",
     "ErrorReport",
     "EventTooLargeError",
+    "EventlessStreamWarning",
     "FinishReason",
     "GroqBrowserResult",
     "GroqChart",
@@ -8328,6 +8332,10 @@ def dumps(value: ChatCompletionChunk | ChatCompletion) -> str:
             return _ENCODER.encode(value).decode()
         except RecursionError:
             pass  # nested deeper than msgspec goes from here: json may go further
+        except UnicodeEncodeError:
+            # Half of a surrogate pair in a text set by hand: msgspec has no UTF-8 for
+            # it; json writes its escape, as the other targets do.
+            pass
     return _wire_text(value.to_dict())
 
 
@@ -8350,6 +8358,18 @@ KEPT_EVENTS: Final = 100
 
 KEPT_DATA: Final = 4096
 """How many characters of its data each kept event (other or skipped) keeps."""
+
+
+KEPT_NAME: Final = 128
+"""How many characters of its type each kept event keeps, and each key of
+`other_event_counts`: a longer type is cut to its first 127, followed by `…`, so the
+types that share those count together."""
+
+
+MORE_NAMES: Final = "\n(more names)"
+"""The key of `other_event_counts` that counts the events of every type past the first
+`KEPT_EVENTS` types: a flood of names cannot grow it without bound. An event type is
+one line, so none is this key."""
 
 
 SSE_DONE: Final = b"data: [DONE]\n\n"
@@ -8407,7 +8427,9 @@ class StreamError(Exception):
         self.payload = event.data
         """The data of the event, as text."""
         self.event = event.event
-        details = cast(dict[str, Any], error) if isinstance(error, dict) else {}
+        details: Mapping[str, Any] = (
+            cast(Mapping[str, Any], error) if isinstance(error, Mapping) else {}
+        )
         self.message: object = details.get(
             "message", error if isinstance(error, str) else None
         )
@@ -8439,6 +8461,12 @@ class EventTooLargeError(ValueError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.limit,), self.__dict__)  # see StreamError
+
+
+class EventlessStreamWarning(UserWarning):
+    """A stream's source ended without a single event, though it held lines: they are
+    not a server-sent-event stream (JSON Lines, an HTML error page, a file's path given
+    as the body), so no chunk came of them. The stream's `eventless` says so too."""
 
 
 @runtime_checkable
@@ -8503,6 +8531,7 @@ class _Stream(Generic[_Chunk]):
                 f"max_event_size must be at least 1 byte, not {max_event_size:,}"
             )
         self._reader = _EventReader(loads, on_error == "skip", max_event_size)
+        self._source: object = None  # what the stream reads, as it was given
         self._as_raw: bool | None = None  # how the stream is read, once it is
         self._closed = False  # whether the source was closed
         self.other_events = self._reader.other_events
@@ -8512,7 +8541,8 @@ class _Stream(Generic[_Chunk]):
         text). `other_event_counts` counts them all."""
         self.other_event_counts = self._reader.other_event_counts
         """How many events that are not chunks came, by event type (`message` for data
-        that is not a JSON object)."""
+        that is not a JSON object): the first `KEPT_EVENTS` types, each cut to
+        `KEPT_NAME` characters, and the events of any other type under `MORE_NAMES`."""
         self.skipped = self._reader.skipped
         """With `on_error="skip"`, the first events (at most `KEPT_EVENTS`) whose chunk
         did not decode, in order, each with at most `KEPT_DATA` characters of its data.
@@ -8528,6 +8558,23 @@ class _Stream(Generic[_Chunk]):
         """Whether the stream ended with `data: [DONE]`; a stream cut off before it
         ends with `done` False, and is not complete."""
         return self._reader.done
+
+    @property
+    def eventless(self) -> bool:
+        """Whether the source ended without a single event (a block with data; `[DONE]`
+        is one): an empty body or comments alone, or lines that are not server-sent
+        events at all, which `EventlessStreamWarning` reports as the source ends. False
+        until it ends."""
+        return self._reader.ended and not self._reader.events
+
+    def _warn_if_foreign(self) -> None:
+        """Warn, as the source ends, when it held lines but no event: no chunk came of
+        what may look like a stream (in the caller's frame: the one reading this
+        stream's generator)."""
+        reader = self._reader
+        if reader.foreign is not None and not reader.events:
+            text = _foreign(reader.foreign, self._source)
+            warnings.warn(text, EventlessStreamWarning, stacklevel=3)
 
     def _read_as(self, raw: bool) -> None:
         if self._as_raw is None:
@@ -8633,6 +8680,7 @@ class ChunkStream(_Stream[_Chunk]):
         finally:
             self._close_source()  # the end of the input, whatever it held
         yield from items
+        self._warn_if_foreign()
 
 
 class AsyncChunkStream(_Stream[_Chunk]):
@@ -8734,6 +8782,7 @@ class AsyncChunkStream(_Stream[_Chunk]):
             await self._close_source()  # the end of the input, whatever it held
         for item in items:
             yield item
+        self._warn_if_foreign()
 
 
 class _EventReader(Generic[_Chunk]):
@@ -8751,6 +8800,9 @@ class _EventReader(Generic[_Chunk]):
         self, loads: Callable[[bytes], _Chunk], skip: bool, limit: int
     ) -> None:
         self.done = False
+        self.ended = False  # the source ended (close() was called)
+        self.events = False  # an event (a block with data) came
+        self.foreign: bytes | None = None  # the first line that is no field, cut
         self.other_events: list[ServerSentEvent] = []
         self.other_event_counts: dict[str, int] = {}
         self.skipped: list[SkippedEvent] = []
@@ -8773,6 +8825,7 @@ class _EventReader(Generic[_Chunk]):
         self._retry: int | None = None
         self._first = True  # before the first line, which may start with a BOM
         self._after_cr = False  # a CR ended the last piece: an LF next is part of it
+        self._held = False  # an event of exactly the limit waits for it: see _dispatch
 
     def rest(self) -> bytes:
         """The bytes of the last piece after the event that ended the stream."""
@@ -8792,7 +8845,14 @@ class _EventReader(Generic[_Chunk]):
         at = 0
         if self._after_cr and piece:
             self._after_cr = False
-            if piece.startswith(b"\n"):
+            lf = piece.startswith(b"\n")
+            if self._held:
+                self._held = False
+                if lf:  # the event's CRLF ends here: one byte past the limit
+                    raise EventTooLargeError(self._limit)
+                if self._dispatch(0):  # its CR alone ended it: at the limit, not past
+                    return out
+            elif lf:
                 at = 1
                 if not self._carried:  # the CR ended an event: so does this LF
                     self._carried = -1
@@ -8839,6 +8899,8 @@ class _EventReader(Generic[_Chunk]):
         self._mark = 0
         out: list[Any] = []
         self.unsent = out
+        self.ended = True
+        self._after_cr = self._held = False  # no LF follows: a held event ends as it is
         if self._tail:
             line = bytes(self._tail)
             self._tail = bytearray()
@@ -8915,6 +8977,9 @@ class _EventReader(Generic[_Chunk]):
             self._id = value.decode("utf-8", "replace")
         elif name == b"retry" and value.isdigit():
             self._retry = int(value)
+        elif self.foreign is None and name not in _FIELDS:
+            # Kept, cut, for the warning of a stream without events (see _Stream).
+            self.foreign = line[:KEPT_NAME]
         return False
 
     def _add_data(self, value: bytes) -> None:
@@ -8931,8 +8996,16 @@ class _EventReader(Generic[_Chunk]):
     def _dispatch(self, end: int) -> bool:
         """End the event whose last line ends at `end` in the piece; True when it
         ends the stream."""
-        if self._carried + end - self._mark > self._limit:
+        size = self._carried + end - self._mark
+        if size > self._limit:
             raise EventTooLargeError(self._limit)
+        if size == self._limit and self._after_cr and end == len(self._piece):
+            # The CR that ends the event ends the read: an LF at the start of the next
+            # read would be the event's too (CRLF), one byte past the limit. The next
+            # read decides, so that an event is refused by its bytes alone, wherever
+            # the network split them; only an event of exactly the limit waits.
+            self._held = True
+            return False
         raw = b""
         if self._raw is not None:
             if self._raw:
@@ -8950,6 +9023,10 @@ class _EventReader(Generic[_Chunk]):
                 self.unsent.append(RawEvent(raw, None, None))
             return False
         self._data = self._more = None
+        # One store per event, unmeasurable beside its reading (a method swapped in
+        # for the first event only cost a fifth of msgspec's speed: `vars(self)` made
+        # every attribute of the reader slower to read).
+        self.events = True
         name = self._name
         self._name = b""
         chunk: _Chunk | None = None
@@ -8990,7 +9067,10 @@ class _EventReader(Generic[_Chunk]):
     def _other(self, event: ServerSentEvent) -> None:
         """Count an event that is not a chunk, and keep it, cut, while few are kept."""
         counts = self.other_event_counts
-        counts[event.event] = counts.get(event.event, 0) + 1
+        name = _cut_name(event.event)
+        if name not in counts and len(counts) >= KEPT_EVENTS:
+            name = MORE_NAMES  # past as many types as events are kept: counted together
+        counts[name] = counts.get(name, 0) + 1
         if len(self.other_events) < KEPT_EVENTS:
             self.other_events.append(_cut(event))
 
@@ -8998,7 +9078,7 @@ class _EventReader(Generic[_Chunk]):
         """Count a skipped event, and keep it, cut, while few are kept."""
         self.skipped_count += 1
         if len(self.skipped) < KEPT_EVENTS:
-            self.skipped.append(SkippedEvent(_cut(event), error))
+            self.skipped.append(SkippedEvent(_cut(event), _kept(error)))
 
     def _event(self, name: bytes, payload: bytes) -> ServerSentEvent:
         return ServerSentEvent(
@@ -9010,10 +9090,50 @@ class _EventReader(Generic[_Chunk]):
 
 
 def _cut(event: ServerSentEvent) -> ServerSentEvent:
-    """The event with at most `KEPT_DATA` characters of its data, to be kept."""
-    if len(event.data) <= KEPT_DATA:
+    """The event with at most `KEPT_DATA` characters of its data and `KEPT_NAME` of its
+    type, to be kept."""
+    name = _cut_name(event.event)
+    if name is event.event and len(event.data) <= KEPT_DATA:
         return event
-    return ServerSentEvent(event.event, event.data[:KEPT_DATA], event.id, event.retry)
+    return ServerSentEvent(name, event.data[:KEPT_DATA], event.id, event.retry)
+
+
+def _cut_name(name: str) -> str:
+    """An event type as kept: at most `KEPT_NAME` characters, the last `…` if cut."""
+    return name if len(name) <= KEPT_NAME else name[: KEPT_NAME - 1] + "…"
+
+
+def _kept(error: ChunkDecodeError) -> ChunkDecodeError:
+    """`error` as kept with its cut event, holding no more than that event: at most
+    `KEPT_DATA` characters of its message and of its path (keys as long as the payload,
+    or a path as deep), and neither the traceback (its frames' locals hold the whole
+    payload; a skipped event is not raised again) nor the context or cause of the
+    error raised (their tracebacks hold it too)."""
+    kept = type(error)(error.message[:KEPT_DATA])
+    return kept.under(error.path[1:KEPT_DATA])  # the path is "$" and its segments
+
+
+def _foreign(line: bytes, source: object) -> str:
+    """What a stream says of a source that held lines but no event; `line` is the first
+    that is no field of the format."""
+    text = (
+        "the stream ended without a single event: its lines are not server-sent events,"
+        f" so no chunk came of them (the first: {line.decode('utf-8', 'replace')!r})"
+    )
+    start = line.lstrip()
+    if start.startswith(b"{"):
+        return text + (
+            "; these lines look like JSON Lines; a server-sent-event stream has "
+            "`data: ` before each"
+        )
+    if start.startswith(b"<"):
+        return text + "; it looks like an HTML page: check the response's status"
+    if isinstance(source, str) and _PATH_LIKE.fullmatch(source):
+        return text + (
+            "; a str source is the body itself, and this one looks like a file's path:"
+            " to read the file, pass it open (open(path, 'rb'))"
+        )
+    return text
 
 
 def _close(source: object) -> None:
@@ -9070,6 +9190,14 @@ def _error_of(data: str) -> Any:
 _LINE_END: Final = re.compile(rb"\r\n|\r|\n")
 
 
+_FIELDS: Final = frozenset((b"data", b"event", b"id", b"retry"))
+"""The fields of the format: a line of another name is ignored, as the format says."""
+
+
+_PATH_LIKE: Final = re.compile(r"[^\r\n]*[/\\.][^\r\n]*")
+"""One line with a slash, backslash or dot in it: a str source that may be a path."""
+
+
 _UNFINISHED: Final = -1  # a piece ended inside a line
 
 
@@ -9082,17 +9210,30 @@ def sse_error(error: StreamError | Mapping[str, Any]) -> bytes:
     `code`, `param`...) is written as it is. A `StreamError` keeps what the upstream
     said in whatever form it came (an `event: error`, with or without an `error` key, or
     with text; or a payload with `error`): its error object, the whole payload when it
-    had no `error` key, or its text as the `message`."""
-    body = _error_object(error.error) if isinstance(error, StreamError) else error
+    had no `error` key, or its text as the `message`. Any `Mapping` is an error object
+    (a `MappingProxyType`, a custom one): it is written as the dict of its items."""
+    given = cast(object, error)  # a caller's types are not checked
+    if isinstance(given, StreamError):
+        body = _error_object(given.error)
+    elif isinstance(given, Mapping):  # json writes a dict, and no other Mapping
+        body = _error_object(given)
+    else:
+        raise TypeError(
+            "sse_error writes an error object (a Mapping) or a StreamError, not "
+            f"{type(given).__name__}"
+        )
     text = _wire_text({"error": body})
     # JSON text holds no line end (json escapes CR and LF): it is one `data:` line.
     return b"data: " + text.encode() + b"\n\n"
 
 
 def _error_object(error: Any) -> Any:
-    """An upstream's error (`StreamError.error`) as an error object."""
+    """An upstream's error (`StreamError.error`) as an error object json writes (a dict:
+    json writes no other `Mapping`)."""
     if isinstance(error, dict):
         return cast(dict[str, Any], error)
+    if isinstance(error, Mapping):
+        return dict(cast(Mapping[str, Any], error))
     if isinstance(error, str):
         return {"message": error}
     return {"message": json.dumps(error)}
@@ -11362,6 +11503,8 @@ class _Accumulator(Generic[_Chunk, _Completion]):
     """What `summary()` reads from the completion."""
     _readings: ClassVar[_Readings]
     """What is read from the JSON data of each chunk: the texts, chunk by chunk."""
+    _chunk_class: ClassVar[type[Any]]
+    """The class of the module's chunks (`dict` for TypedDicts): what `add` takes."""
 
     def __init__(self, *, think_tags: _ThinkTags = None) -> None:
         """`think_tags`: (open, close), to read reasoning written inline in the text
@@ -11375,12 +11518,19 @@ class _Accumulator(Generic[_Chunk, _Completion]):
         """How many chunks were added."""
 
     def add(self, chunk: _Chunk) -> None:
-        """Merge the next chunk of the stream."""
-        data = self._json_of(chunk)
-        if self._reader.watches:
-            self._reader.watch(data, self._texts_so_far)
-        else:
-            self._reader.read(data)
+        """Merge the next chunk of the stream: a chunk of this module, as `loads` and
+        `iter_chunks` give. Anything else is a `TypeError` saying so."""
+        try:
+            data = self._json_of(chunk)
+            if self._reader.watches:
+                self._reader.watch(data, self._texts_so_far)
+            else:
+                self._reader.read(data)
+        except Exception:
+            # Checked only when reading failed: a chunk costs no check.
+            if isinstance(chunk, self._chunk_class):
+                raise
+            raise _not_a_chunk(type(self), chunk, self._chunk_class) from None
         _merge(self._merged, data)
         self.chunks += 1
 
@@ -11421,6 +11571,21 @@ class _Accumulator(Generic[_Chunk, _Completion]):
 
     def _completion(self, data: dict[str, Any]) -> _Completion:
         raise NotImplementedError
+
+
+def _not_a_chunk(
+    accumulator: type[Any], value: object, chunk_class: type[Any]
+) -> TypeError:
+    """The error of `add` given what is not a chunk of its module (a dict, say, where
+    the chunks are objects), and how to make one of it."""
+    how = "a chunk's JSON text becomes one by loads(text)"
+    if chunk_class is not dict:  # TypedDicts: a chunk's JSON object is one
+        how += ", its JSON object by loads(json.dumps(data))"
+    return TypeError(
+        f"{accumulator.__name__}.add takes a chunk of its module (a "
+        f"{chunk_class.__name__}, as loads and iter_chunks give), not a "
+        f"{type(value).__name__}: {how}"
+    )
 
 
 class _Plan:
@@ -12460,6 +12625,7 @@ class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
     _root = "ChatCompletionChunk"
     _summarised = _SUMMARISED
     _readings = _DATA_READINGS
+    _chunk_class = ChatCompletionChunk
 
     def _json_of(self, chunk: ChatCompletionChunk) -> Mapping[str, Any]:
         return _chunk_json(chunk)

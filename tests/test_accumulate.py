@@ -909,3 +909,24 @@ def test_changing_a_chunk_after_add_changes_no_snapshot_or_summary(target: Modul
 
     assert target.dumps(accumulator.snapshot()) == snapshot
     assert accumulator.summary() == summary
+
+
+def test_add_refuses_what_is_not_a_chunk_of_its_module(target: ModuleType) -> None:
+    """A dict is a chunk of the TypedDicts module only; in the others `add` says what it
+    takes instead of failing on a method a dict lacks."""
+    data = chunk(choice({"content": "Hi"}))
+    refused: list[Any] = ["Hi", ["a", "list"], None, b"{}", 5]
+    if target is not TARGETS["typeddicts"]:
+        refused += [data, types.MappingProxyType(data)]
+    accumulator = target.ChunkAccumulator()
+    for value in refused:
+        with pytest.raises(TypeError, match="add takes a chunk of its module") as caught:
+            accumulator.add(value)
+        assert f"not a {type(value).__name__}: " in str(caught.value)
+        assert "loads(text)" in str(caught.value)
+    assert ("loads(json.dumps(data))" in str(caught.value)) is (target is not TARGETS["typeddicts"])
+    accumulator.add(target.loads(json.dumps(data)))
+    assert accumulator.chunks == 1, "nothing refused was counted"
+    assert (
+        json.loads(target.dumps(accumulator.result()))["choices"][0]["message"]["content"] == "Hi"
+    )

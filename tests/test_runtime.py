@@ -18,7 +18,7 @@ from generator.runtime.dataclass_base import _as_dicts, _sparse, _WideObject
 from generator.runtime.errors import ChunkDecodeError
 from generator.runtime.extra import _Extra, _no_extra
 from generator.runtime.objects import _defaulted, _nullable, _problem, _read, _required, _Shape
-from generator.runtime.sse import RawEvent, _EventReader
+from generator.runtime.sse import KEPT_DATA, RawEvent, _EventReader
 from generator.runtime.unset import UNSET, _Unset
 from generator.runtime.values import _either, _int, _list_of, _one_of, _str, _tagged
 
@@ -286,6 +286,30 @@ def test_the_event_reader_reads_lines_split_anywhere_and_keeps_every_byte() -> N
         ("message", "[DONE]"),
     ]
     assert reader.done
+
+
+def test_a_skipped_event_keeps_an_error_no_larger_than_its_cut_data() -> None:
+    """A decoder's error may say as much as the payload (a message quoting it, a path
+    through keys as long as it): kept, it holds `KEPT_DATA` characters of each, and no
+    traceback, context or cause, whose frames hold the whole payload."""
+    payload = b'{"' + b"k" * 50_000 + b'": 1}'
+
+    def loads(data: bytes) -> bytes:
+        try:
+            raise KeyError(data)  # a context whose traceback holds the payload
+        except KeyError:
+            error = ChunkDecodeError(f"bad: {data.decode()}")
+        raise error.under(f"[{data.decode()!r}]").under(".deeper")
+
+    reader: _EventReader[bytes] = _EventReader(loads, skip=True, limit=10**6)
+    reader.feed(b"data: " + payload + b"\n\n")
+    (skipped,) = reader.skipped
+    kept = skipped.error
+    assert len(skipped.event.data) == KEPT_DATA
+    assert (len(kept.message), len(kept.path)) == (KEPT_DATA, KEPT_DATA)
+    assert kept.args == (kept.message,) and kept.message.startswith("bad: {")
+    assert kept.path.startswith("$.deeper['{") and str(kept).startswith(kept.path + ": bad")
+    assert (kept.__traceback__, kept.__context__, kept.__cause__) == (None, None, None)
 
 
 def test_inline_copies_only_what_a_module_uses_with_its_imports() -> None:

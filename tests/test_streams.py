@@ -6,10 +6,12 @@ holds the framing cases; tests/test_http_streams.py the same over real HTTP)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import tracemalloc
-from collections.abc import AsyncIterator, Iterable, Iterator
-from types import ModuleType
+import warnings
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from types import MappingProxyType, ModuleType
 from typing import Any
 
 import pytest
@@ -381,6 +383,35 @@ def test_an_error_object_is_written_the_way_servers_write_one(module: ModuleType
     assert module.sse_error(text) == b'data: {"error":{"message":"up\\nstream"}}\n\n'
 
 
+class ErrorObject(Mapping[str, Any]):
+    """A Mapping that is not a dict, as a caller's own error type may be."""
+
+    def __init__(self, items: dict[str, Any]) -> None:
+        self.items_ = items
+
+    def __getitem__(self, key: str) -> Any:
+        return self.items_[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.items_)
+
+    def __len__(self) -> int:
+        return len(self.items_)
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+def test_an_error_object_may_be_any_mapping(module: ModuleType) -> None:
+    error = {"message": "overloaded", "type": "server_error", "code": 529}
+    expected = module.sse_error(error)
+    assert module.sse_error(MappingProxyType(error)) == expected
+    assert module.sse_error(ErrorObject(error)) == expected
+    upstream = module.StreamError(ErrorObject(error), module.ServerSentEvent("error", "x"))
+    assert (upstream.message, upstream.code) == ("overloaded", 529)
+    assert module.sse_error(upstream) == expected
+    with pytest.raises(TypeError, match="a Mapping"):
+        module.sse_error(["not", "an", "object"])
+
+
 @pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
 def test_an_event_past_the_limit_raises_an_error_naming_the_limit(module: ModuleType) -> None:
     def endless() -> Iterator[bytes]:  # a broken upstream: one line that never ends
@@ -552,6 +583,66 @@ def test_the_limit_is_exact_however_the_stream_is_split(module: ModuleType, endi
             list(module.iter_chunks(parts, max_event_size=len(event) - 1))
 
 
+def verdict(module: ModuleType, parts: list[bytes], limit: int, raw: bool) -> tuple[int, bool]:
+    """How many chunks (or raw events that hold an event: what follows `[DONE]` comes
+    as it was read) a stream of `parts` yields, and whether it accepts every event."""
+    stream = module.iter_chunks(parts, max_event_size=limit)
+    read = 0
+    try:
+        for item in stream.raw_events() if raw else stream:
+            read += not raw or item.chunk is not None or item.event is not None
+    except module.EventTooLargeError:
+        return read, False
+    return read, True
+
+
+async def averdict(
+    module: ModuleType, parts: list[bytes], limit: int, raw: bool
+) -> tuple[int, bool]:
+    stream = module.aiter_chunks(arrive(parts), max_event_size=limit)
+    read = 0
+    try:
+        async for item in stream.raw_events() if raw else stream:
+            read += not raw or item.chunk is not None or item.event is not None
+    except module.EventTooLargeError:
+        return read, False
+    return read, True
+
+
+async def averdicts(
+    module: ModuleType, splits: list[list[bytes]], limit: int, raw: bool
+) -> list[tuple[int, bool]]:
+    return [await averdict(module, parts, limit, raw) for parts in splits]
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize("raw", [False, True], ids=["chunks", "raw events"])
+def test_an_event_at_the_limit_is_accepted_or_refused_by_its_bytes_alone(
+    module: ModuleType, ending: str, raw: bool
+) -> None:
+    """A CR that ends an event may end a read, its LF (CRLF) starting the next: the
+    event is the same bytes, and one of exactly the limit is read alike, however split,
+    followed by a smaller event (`[DONE]`) or by the end of the source."""
+    event = f"data: {A}{ending}{ending}".encode()
+    for body in (event + f"data: [DONE]{ending}{ending}".encode(), event):
+        splits = [[body[:cut], body[cut:]] for cut in range(1, len(body))]
+        splits += [[body[i : i + 1] for i in range(len(body))]]
+        splits += [
+            [
+                bytes(p)
+                for p in pieces(body.decode(), "empty reads, cut after CR")
+                if isinstance(p, bytes)
+            ]
+        ]
+        for limit, accepted in ((len(event), True), (len(event) - 1, False)):
+            expected = verdict(module, [body], limit, raw)
+            assert expected[1] is accepted
+            every = [expected] * len(splits)
+            assert [verdict(module, parts, limit, raw) for parts in splits] == every, limit
+            assert asyncio.run(averdicts(module, splits, limit, raw)) == every, limit
+
+
 @pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
 def test_tiny_reads_of_an_endless_line_hold_about_the_limit(module: ModuleType) -> None:
     limit = 256 * 1024
@@ -581,3 +672,182 @@ def test_empty_reads_after_done_are_not_raw_events(module: ModuleType) -> None:
     events = list(module.iter_chunks(parts).raw_events())
     assert [e.raw for e in events][-1] == b": bye\n\n"
     assert all(e.raw for e in events)
+
+
+HALVES = "a\ud83d b \ude00 c"
+"""Halves of surrogate pairs, as a token split across chunks may hold them."""
+
+
+def written_halves(module: ModuleType) -> dict[str, bytes]:
+    """What each writer writes of a chunk built with the classes (keywords in spec order,
+    as a TypedDict writes them as made) whose text holds `HALVES`."""
+
+    def chunk(text: str) -> Any:
+        choice = module.Choice(index=0, delta=module.ChoiceDelta(content=text), finish_reason=None)
+        return module.ChatCompletionChunk(id="c", choices=[choice], created=1, model="m")
+
+    built = chunk(HALVES)
+    return {
+        "dumps": module.dumps(built).encode(),
+        "sse_chunk": module.sse_chunk(built),
+        "iter_sse": b"".join(module.iter_sse([built])),
+        "iter_sse, a dialect": b"".join(module.iter_sse([built], dialect="reasoning")),
+        "aiter_sse": asyncio.run(write_async(module, [built])),
+        "TokenFrames.frame": module.TokenFrames(chunk("")).frame(HALVES),
+    }
+
+
+def test_a_chunk_built_with_halves_of_surrogate_pairs_is_written_alike_by_every_target() -> None:
+    """msgspec cannot write half of a pair as UTF-8; json writes its escape, the same
+    text, and every target must write those bytes."""
+    outputs = {name: written_halves(module) for name, module in ALL_TARGETS.items()}
+    expected = outputs["dataclasses"]
+    assert b'"content":"a\\ud83d b \\ude00 c"' in expected["TokenFrames.frame"]
+    for name, written in outputs.items():
+        assert written == expected, name
+        for event in written.values():
+            event.decode()  # strict UTF-8
+
+
+def retained_bytes(read: Callable[[], Any]) -> tuple[int, Any]:
+    """The memory what `read()` returns still holds once it returned, and that."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        kept = read()
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - before, kept
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_skipped_events_hold_their_cut_data_not_their_payload(
+    module: ModuleType, mode: str
+) -> None:
+    """Each kept skipped event holds `KEPT_DATA` characters, and its error nothing
+    more: the error's traceback held each whole payload in its frames."""
+    big_bad = BAD.replace('"bad"', json.dumps("x" * 50_000))
+    count = module.KEPT_EVENTS + 50
+
+    def upstream() -> Iterator[bytes]:  # made as read: the source holds no payload
+        for _ in range(count):
+            yield f"data: {big_bad}\n\n".encode()
+        yield b"data: [DONE]\n\n"
+
+    def read() -> Any:
+        if mode == "sync":
+            stream = module.iter_chunks(upstream(), on_error="skip")
+            assert list(stream) == []
+            return stream
+
+        async def run() -> Any:
+            stream = module.aiter_chunks(arrive(upstream()), on_error="skip")
+            assert [chunk async for chunk in stream] == []
+            return stream
+
+        return asyncio.run(run())
+
+    retained, stream = retained_bytes(read)
+    assert (stream.skipped_count, len(stream.skipped), stream.done) == (
+        count,
+        module.KEPT_EVENTS,
+        True,
+    )
+    assert stream.skipped[0].error.path == "$.choices[0].index"
+    assert retained < 2 * module.KEPT_EVENTS * module.KEPT_DATA, retained  # 15 MB held
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_flood_of_event_names_is_counted_in_bounded_memory(module: ModuleType, mode: str) -> None:
+    """Each type keeps `KEPT_NAME` characters; past `KEPT_EVENTS` types, events are
+    counted under `MORE_NAMES` (800 types of 20 kB each held 16 MB)."""
+    count, long = 800, "y" * 20_000
+
+    def upstream() -> Iterator[bytes]:
+        for number in range(count):
+            yield f"event: x{number}{long}\ndata: {number}\n\n".encode()
+        yield b"data: [DONE]\n\n"
+
+    def read() -> Any:
+        if mode == "sync":
+            stream = module.iter_chunks(upstream())
+            assert list(stream) == []
+            return stream
+
+        async def run() -> Any:
+            stream = module.aiter_chunks(arrive(upstream()))
+            assert [chunk async for chunk in stream] == []
+            return stream
+
+        return asyncio.run(run())
+
+    retained, stream = retained_bytes(read)
+    counts, kept = stream.other_event_counts, module.KEPT_EVENTS
+    assert retained < kept * 4096, retained
+    names = [f"x{number}{long}"[: module.KEPT_NAME - 1] + "…" for number in range(kept)]
+    assert counts == {**dict.fromkeys(names, 1), module.MORE_NAMES: count - kept}
+    assert [event.event for event in stream.other_events] == names
+    assert "\n" in module.MORE_NAMES, "no event type is the key of the rest"
+
+
+NOT_EVENTS = {
+    "JSON Lines": (f"{A}\n{B}\n", "these lines look like JSON Lines; a server-sent-event"),
+    "an HTML page": (
+        "<!DOCTYPE html>\n<html><head><title>404 Not Found</title></head></html>\n",
+        "an HTML page",
+    ),
+    "a file's path": ("/var/captures/stream.sse", "looks like a file's path"),
+    "a Windows path": ("C:\\captures\\stream.sse", "looks like a file's path"),
+}
+"""Bodies that hold lines but no event, and what the warning says of each."""
+EVENTLESS = {"empty": "", "comments alone": ": keep-alive\n\n: keep-alive\n\n"}
+"""Bodies without events that are server-sent-event streams still: no warning."""
+WITH_EVENTS = {"[DONE] alone": "data: [DONE]\n\n", "comments, [DONE]": ": ping\n\ndata: [DONE]\n\n"}
+
+
+def read_body(module: ModuleType, body: str, mode: str, raw: bool) -> Any:
+    """The stream of `body` read to its end (a str whole, as given; else its bytes)."""
+    if mode == "sync":
+        stream = module.iter_chunks(body if "\n" not in body else [body.encode()])
+        list(stream.raw_events() if raw else stream)
+        return stream
+
+    async def run() -> Any:
+        stream = module.aiter_chunks(arrive([body.encode()]))
+        _ = [item async for item in (stream.raw_events() if raw else stream)]
+        return stream
+
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("raw", [False, True], ids=["chunks", "raw events"])
+def test_a_body_without_a_single_event_says_so(module: ModuleType, mode: str, raw: bool) -> None:
+    for name, (body, hint) in NOT_EVENTS.items():
+        if mode == "async" and "\n" not in body:
+            continue  # a path is a str source, read whole by iter_chunks only
+        with pytest.warns(module.EventlessStreamWarning) as caught:
+            stream = read_body(module, body, mode, raw)
+        (warning,) = caught
+        assert hint in str(warning.message), name
+        assert "without a single event" in str(warning.message), name
+        assert warning.filename == __file__, "the warning names the reader's line"
+        assert (stream.eventless, stream.done) == (True, False), name
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # legitimately without events, or with one
+        for name, body in EVENTLESS.items():
+            stream = read_body(module, body, mode, raw)
+            assert (stream.eventless, stream.done) == (True, False), name
+        for name, body in WITH_EVENTS.items():
+            stream = read_body(module, body, mode, raw)
+            assert (stream.eventless, stream.done) == (False, True), name
+        for text in (FRAMINGS["C4 comments"], f"data: {A}\n\n"):
+            stream = read_body(module, text, mode, raw)
+            assert not stream.eventless
+    unended = module.iter_chunks([f"{A}\n".encode()])
+    assert not unended.eventless, "not said before the source ends"

@@ -47,6 +47,8 @@ class _Accumulator(Generic[_Chunk, _Completion]):
     """What `summary()` reads from the completion."""
     _readings: ClassVar[_Readings]
     """What is read from the JSON data of each chunk: the texts, chunk by chunk."""
+    _chunk_class: ClassVar[type[Any]]
+    """The class of the module's chunks (`dict` for TypedDicts): what `add` takes."""
 
     def __init__(self, *, think_tags: _ThinkTags = None) -> None:
         """`think_tags`: (open, close), to read reasoning written inline in the text
@@ -60,12 +62,19 @@ class _Accumulator(Generic[_Chunk, _Completion]):
         """How many chunks were added."""
 
     def add(self, chunk: _Chunk) -> None:
-        """Merge the next chunk of the stream."""
-        data = self._json_of(chunk)
-        if self._reader.watches:
-            self._reader.watch(data, self._texts_so_far)
-        else:
-            self._reader.read(data)
+        """Merge the next chunk of the stream: a chunk of this module, as `loads` and
+        `iter_chunks` give. Anything else is a `TypeError` saying so."""
+        try:
+            data = self._json_of(chunk)
+            if self._reader.watches:
+                self._reader.watch(data, self._texts_so_far)
+            else:
+                self._reader.read(data)
+        except Exception:
+            # Checked only when reading failed: a chunk costs no check.
+            if isinstance(chunk, self._chunk_class):
+                raise
+            raise _not_a_chunk(type(self), chunk, self._chunk_class) from None
         _merge(self._merged, data)
         self.chunks += 1
 
@@ -106,6 +115,21 @@ class _Accumulator(Generic[_Chunk, _Completion]):
 
     def _completion(self, data: dict[str, Any]) -> _Completion:
         raise NotImplementedError
+
+
+def _not_a_chunk(
+    accumulator: type[Any], value: object, chunk_class: type[Any]
+) -> TypeError:
+    """The error of `add` given what is not a chunk of its module (a dict, say, where
+    the chunks are objects), and how to make one of it."""
+    how = "a chunk's JSON text becomes one by loads(text)"
+    if chunk_class is not dict:  # TypedDicts: a chunk's JSON object is one
+        how += ", its JSON object by loads(json.dumps(data))"
+    return TypeError(
+        f"{accumulator.__name__}.add takes a chunk of its module (a "
+        f"{chunk_class.__name__}, as loads and iter_chunks give), not a "
+        f"{type(value).__name__}: {how}"
+    )
 
 
 class _Plan:

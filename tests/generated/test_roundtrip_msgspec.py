@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        2a7f8f643749
-#   chunkspec code                       79aad0a43a81
-# Digest: f37b560ee8f0126e
+#   chunkspec code                       ba45248fb447
+# Digest: a618cc443d04db27
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_msgspec.py.
 

@@ -204,6 +204,10 @@ class Target:
         """An expression: the compact JSON text of an object `value`."""
         return f"_wire_text({self.to_json(value)})"
 
+    def instance_class(self, model: str) -> str:
+        """An expression: the class every object of `model` is an instance of."""
+        return model
+
     def test_decoder(self, model: str) -> str:
         """The public decoder of a model's JSON data, in the generated tests (the module
         is imported as `target`)."""
@@ -219,12 +223,15 @@ class Target:
         """The sorted `__all__` of the module."""
         names = ["ChunkDecodeError", "ErrorReport", "loads", "dumps"]
         names += ["ChunkStream", "AsyncChunkStream", "ServerSentEvent", "StreamError"]
-        names += ["EventTooLargeError", "RawEvent", "SkippedEvent", "iter_chunks", "aiter_chunks"]
+        names += ["EventTooLargeError", "EventlessStreamWarning", "RawEvent", "SkippedEvent"]
+        names += ["iter_chunks", "aiter_chunks"]
         names += [
             "MAX_DEPTH",
             "MAX_EVENT_SIZE",
             "KEPT_EVENTS",
             "KEPT_DATA",
+            "KEPT_NAME",
+            "MORE_NAMES",
             "SSE_DONE",
             "SSE_KEEP_ALIVE",
         ]

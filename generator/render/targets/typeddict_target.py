@@ -52,6 +52,9 @@ class TypedDicts(Target):
     def to_json(self, value: str) -> str:
         return value
 
+    def instance_class(self, model: str) -> str:
+        return "dict"  # a TypedDict is no class at run time: its objects are dicts
+
     def test_decoder(self, model: str) -> str:
         return f"target.{self.validator(model)}"
 

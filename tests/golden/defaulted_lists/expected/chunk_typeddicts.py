@@ -23,6 +23,7 @@ import copy
 import importlib
 import json
 import re
+import warnings
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -55,8 +56,10 @@ from typing_extensions import TypedDict
 __all__ = [
     "KEPT_DATA",
     "KEPT_EVENTS",
+    "KEPT_NAME",
     "MAX_DEPTH",
     "MAX_EVENT_SIZE",
+    "MORE_NAMES",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
     "AsyncChunkStream",
@@ -65,6 +68,7 @@ __all__ = [
     "ChunkStream",
     "ErrorReport",
     "EventTooLargeError",
+    "EventlessStreamWarning",
     "RawEvent",
     "ServerSentEvent",
     "SkippedEvent",
@@ -303,6 +307,12 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse.KEPT_DATA)
 
 
+# (runtime section: sse.KEPT_NAME)
+
+
+# (runtime section: sse.MORE_NAMES)
+
+
 # (runtime section: sse.SSE_DONE)
 
 
@@ -322,6 +332,9 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse.EventTooLargeError)
+
+
+# (runtime section: sse.EventlessStreamWarning)
 
 
 # (runtime section: sse._Response)
@@ -351,6 +364,15 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._cut)
 
 
+# (runtime section: sse._cut_name)
+
+
+# (runtime section: sse._kept)
+
+
+# (runtime section: sse._foreign)
+
+
 # (runtime section: sse._close)
 
 
@@ -367,6 +389,12 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse._LINE_END)
+
+
+# (runtime section: sse._FIELDS)
+
+
+# (runtime section: sse._PATH_LIKE)
 
 
 # (runtime section: sse._UNFINISHED)

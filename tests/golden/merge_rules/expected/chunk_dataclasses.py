@@ -24,6 +24,7 @@ import importlib
 import json
 import marshal
 import re
+import warnings
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -58,8 +59,10 @@ from typing import (
 __all__ = [
     "KEPT_DATA",
     "KEPT_EVENTS",
+    "KEPT_NAME",
     "MAX_DEPTH",
     "MAX_EVENT_SIZE",
+    "MORE_NAMES",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
     "UNSET",
@@ -74,6 +77,7 @@ __all__ = [
     "Delta",
     "ErrorReport",
     "EventTooLargeError",
+    "EventlessStreamWarning",
     "Item",
     "ItemDelta",
     "Message",
@@ -541,6 +545,12 @@ def dumps(value: Chunk | Completion) -> str:
 # (runtime section: sse.KEPT_DATA)
 
 
+# (runtime section: sse.KEPT_NAME)
+
+
+# (runtime section: sse.MORE_NAMES)
+
+
 # (runtime section: sse.SSE_DONE)
 
 
@@ -560,6 +570,9 @@ def dumps(value: Chunk | Completion) -> str:
 
 
 # (runtime section: sse.EventTooLargeError)
+
+
+# (runtime section: sse.EventlessStreamWarning)
 
 
 # (runtime section: sse._Response)
@@ -589,6 +602,15 @@ def dumps(value: Chunk | Completion) -> str:
 # (runtime section: sse._cut)
 
 
+# (runtime section: sse._cut_name)
+
+
+# (runtime section: sse._kept)
+
+
+# (runtime section: sse._foreign)
+
+
 # (runtime section: sse._close)
 
 
@@ -605,6 +627,12 @@ def dumps(value: Chunk | Completion) -> str:
 
 
 # (runtime section: sse._LINE_END)
+
+
+# (runtime section: sse._FIELDS)
+
+
+# (runtime section: sse._PATH_LIKE)
 
 
 # (runtime section: sse._UNFINISHED)
@@ -1069,6 +1097,9 @@ def _encoder(
 # (runtime section: accumulate._Accumulator)
 
 
+# (runtime section: accumulate._not_a_chunk)
+
+
 # (runtime section: accumulate._Plan)
 
 
@@ -1212,6 +1243,7 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
     _root = "Chunk"
     _summarised = _SUMMARISED
     _readings = _DATA_READINGS
+    _chunk_class = Chunk
 
     def _json_of(self, chunk: Chunk) -> Mapping[str, Any]:
         return _chunk_json(chunk)

@@ -25,6 +25,7 @@ import importlib
 import json
 import marshal
 import re
+import warnings
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -61,8 +62,10 @@ from msgspec import UnsetType as _Unset
 __all__ = [
     "KEPT_DATA",
     "KEPT_EVENTS",
+    "KEPT_NAME",
     "MAX_DEPTH",
     "MAX_EVENT_SIZE",
+    "MORE_NAMES",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
     "UNSET",
@@ -77,6 +80,7 @@ __all__ = [
     "Delta",
     "ErrorReport",
     "EventTooLargeError",
+    "EventlessStreamWarning",
     "Item",
     "ItemDelta",
     "Message",
@@ -700,6 +704,10 @@ def dumps(value: Chunk | Completion) -> str:
             return _ENCODER.encode(value).decode()
         except RecursionError:
             pass  # nested deeper than msgspec goes from here: json may go further
+        except UnicodeEncodeError:
+            # Half of a surrogate pair in a text set by hand: msgspec has no UTF-8 for
+            # it; json writes its escape, as the other targets do.
+            pass
     return _wire_text(value.to_dict())
 
 
@@ -716,6 +724,12 @@ def dumps(value: Chunk | Completion) -> str:
 
 
 # (runtime section: sse.KEPT_DATA)
+
+
+# (runtime section: sse.KEPT_NAME)
+
+
+# (runtime section: sse.MORE_NAMES)
 
 
 # (runtime section: sse.SSE_DONE)
@@ -737,6 +751,9 @@ def dumps(value: Chunk | Completion) -> str:
 
 
 # (runtime section: sse.EventTooLargeError)
+
+
+# (runtime section: sse.EventlessStreamWarning)
 
 
 # (runtime section: sse._Response)
@@ -766,6 +783,15 @@ def dumps(value: Chunk | Completion) -> str:
 # (runtime section: sse._cut)
 
 
+# (runtime section: sse._cut_name)
+
+
+# (runtime section: sse._kept)
+
+
+# (runtime section: sse._foreign)
+
+
 # (runtime section: sse._close)
 
 
@@ -782,6 +808,12 @@ def dumps(value: Chunk | Completion) -> str:
 
 
 # (runtime section: sse._LINE_END)
+
+
+# (runtime section: sse._FIELDS)
+
+
+# (runtime section: sse._PATH_LIKE)
 
 
 # (runtime section: sse._UNFINISHED)
@@ -1245,6 +1277,9 @@ def _encoder(
 # (runtime section: accumulate._Accumulator)
 
 
+# (runtime section: accumulate._not_a_chunk)
+
+
 # (runtime section: accumulate._Plan)
 
 
@@ -1388,6 +1423,7 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
     _root = "Chunk"
     _summarised = _SUMMARISED
     _readings = _DATA_READINGS
+    _chunk_class = Chunk
 
     def _json_of(self, chunk: Chunk) -> Mapping[str, Any]:
         return _chunk_json(chunk)

@@ -24,6 +24,7 @@ import importlib
 import json
 import marshal
 import re
+import warnings
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -58,8 +59,10 @@ from typing_extensions import TypedDict
 __all__ = [
     "KEPT_DATA",
     "KEPT_EVENTS",
+    "KEPT_NAME",
     "MAX_DEPTH",
     "MAX_EVENT_SIZE",
+    "MORE_NAMES",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
     "AsyncChunkStream",
@@ -73,6 +76,7 @@ __all__ = [
     "Delta",
     "ErrorReport",
     "EventTooLargeError",
+    "EventlessStreamWarning",
     "Item",
     "ItemDelta",
     "Message",
@@ -490,6 +494,12 @@ def dumps(value: Chunk | Completion) -> str:
 # (runtime section: sse.KEPT_DATA)
 
 
+# (runtime section: sse.KEPT_NAME)
+
+
+# (runtime section: sse.MORE_NAMES)
+
+
 # (runtime section: sse.SSE_DONE)
 
 
@@ -509,6 +519,9 @@ def dumps(value: Chunk | Completion) -> str:
 
 
 # (runtime section: sse.EventTooLargeError)
+
+
+# (runtime section: sse.EventlessStreamWarning)
 
 
 # (runtime section: sse._Response)
@@ -538,6 +551,15 @@ def dumps(value: Chunk | Completion) -> str:
 # (runtime section: sse._cut)
 
 
+# (runtime section: sse._cut_name)
+
+
+# (runtime section: sse._kept)
+
+
+# (runtime section: sse._foreign)
+
+
 # (runtime section: sse._close)
 
 
@@ -554,6 +576,12 @@ def dumps(value: Chunk | Completion) -> str:
 
 
 # (runtime section: sse._LINE_END)
+
+
+# (runtime section: sse._FIELDS)
+
+
+# (runtime section: sse._PATH_LIKE)
 
 
 # (runtime section: sse._UNFINISHED)
@@ -1012,6 +1040,9 @@ def _encoder(
 # (runtime section: accumulate._Accumulator)
 
 
+# (runtime section: accumulate._not_a_chunk)
+
+
 # (runtime section: accumulate._Plan)
 
 
@@ -1145,6 +1176,7 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
     _root = "Chunk"
     _summarised = _SUMMARISED
     _readings = _DATA_READINGS
+    _chunk_class = dict
 
     def _json_of(self, chunk: Chunk) -> Mapping[str, Any]:
         return _chunk_json(chunk)

@@ -23,6 +23,7 @@ import enum
 import importlib
 import json
 import re
+import warnings
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -55,8 +56,10 @@ from typing import (
 __all__ = [
     "KEPT_DATA",
     "KEPT_EVENTS",
+    "KEPT_NAME",
     "MAX_DEPTH",
     "MAX_EVENT_SIZE",
+    "MORE_NAMES",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
     "UNSET",
@@ -67,6 +70,7 @@ __all__ = [
     "Color",
     "ErrorReport",
     "EventTooLargeError",
+    "EventlessStreamWarning",
     "RawEvent",
     "ServerSentEvent",
     "Shape",
@@ -331,6 +335,12 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse.KEPT_DATA)
 
 
+# (runtime section: sse.KEPT_NAME)
+
+
+# (runtime section: sse.MORE_NAMES)
+
+
 # (runtime section: sse.SSE_DONE)
 
 
@@ -350,6 +360,9 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse.EventTooLargeError)
+
+
+# (runtime section: sse.EventlessStreamWarning)
 
 
 # (runtime section: sse._Response)
@@ -379,6 +392,15 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._cut)
 
 
+# (runtime section: sse._cut_name)
+
+
+# (runtime section: sse._kept)
+
+
+# (runtime section: sse._foreign)
+
+
 # (runtime section: sse._close)
 
 
@@ -395,6 +417,12 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse._LINE_END)
+
+
+# (runtime section: sse._FIELDS)
+
+
+# (runtime section: sse._PATH_LIKE)
 
 
 # (runtime section: sse._UNFINISHED)

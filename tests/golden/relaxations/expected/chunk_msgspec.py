@@ -25,6 +25,7 @@ import copy
 import importlib
 import json
 import re
+import warnings
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -59,8 +60,10 @@ from msgspec import UnsetType as _Unset
 __all__ = [
     "KEPT_DATA",
     "KEPT_EVENTS",
+    "KEPT_NAME",
     "MAX_DEPTH",
     "MAX_EVENT_SIZE",
+    "MORE_NAMES",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
     "UNSET",
@@ -70,6 +73,7 @@ __all__ = [
     "ChunkStream",
     "ErrorReport",
     "EventTooLargeError",
+    "EventlessStreamWarning",
     "RawEvent",
     "ServerSentEvent",
     "SkippedEvent",
@@ -367,6 +371,10 @@ def dumps(value: Chunk) -> str:
             return _ENCODER.encode(value).decode()
         except RecursionError:
             pass  # nested deeper than msgspec goes from here: json may go further
+        except UnicodeEncodeError:
+            # Half of a surrogate pair in a text set by hand: msgspec has no UTF-8 for
+            # it; json writes its escape, as the other targets do.
+            pass
     return _wire_text(value.to_dict())
 
 
@@ -383,6 +391,12 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse.KEPT_DATA)
+
+
+# (runtime section: sse.KEPT_NAME)
+
+
+# (runtime section: sse.MORE_NAMES)
 
 
 # (runtime section: sse.SSE_DONE)
@@ -404,6 +418,9 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse.EventTooLargeError)
+
+
+# (runtime section: sse.EventlessStreamWarning)
 
 
 # (runtime section: sse._Response)
@@ -433,6 +450,15 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._cut)
 
 
+# (runtime section: sse._cut_name)
+
+
+# (runtime section: sse._kept)
+
+
+# (runtime section: sse._foreign)
+
+
 # (runtime section: sse._close)
 
 
@@ -449,6 +475,12 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse._LINE_END)
+
+
+# (runtime section: sse._FIELDS)
+
+
+# (runtime section: sse._PATH_LIKE)
 
 
 # (runtime section: sse._UNFINISHED)

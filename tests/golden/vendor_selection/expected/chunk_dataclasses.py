@@ -24,6 +24,7 @@ import enum
 import importlib
 import json
 import re
+import warnings
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -56,8 +57,10 @@ from typing import (
 __all__ = [
     "KEPT_DATA",
     "KEPT_EVENTS",
+    "KEPT_NAME",
     "MAX_DEPTH",
     "MAX_EVENT_SIZE",
+    "MORE_NAMES",
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
     "UNSET",
@@ -67,6 +70,7 @@ __all__ = [
     "ChunkStream",
     "ErrorReport",
     "EventTooLargeError",
+    "EventlessStreamWarning",
     "RawEvent",
     "ServerSentEvent",
     "SkippedEvent",
@@ -335,6 +339,12 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse.KEPT_DATA)
 
 
+# (runtime section: sse.KEPT_NAME)
+
+
+# (runtime section: sse.MORE_NAMES)
+
+
 # (runtime section: sse.SSE_DONE)
 
 
@@ -354,6 +364,9 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse.EventTooLargeError)
+
+
+# (runtime section: sse.EventlessStreamWarning)
 
 
 # (runtime section: sse._Response)
@@ -383,6 +396,15 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._cut)
 
 
+# (runtime section: sse._cut_name)
+
+
+# (runtime section: sse._kept)
+
+
+# (runtime section: sse._foreign)
+
+
 # (runtime section: sse._close)
 
 
@@ -399,6 +421,12 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: sse._LINE_END)
+
+
+# (runtime section: sse._FIELDS)
+
+
+# (runtime section: sse._PATH_LIKE)
 
 
 # (runtime section: sse._UNFINISHED)
