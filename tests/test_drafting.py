@@ -107,6 +107,21 @@ def test_inspect_credits_only_the_relaxation_that_allows_the_departure() -> None
     assert found["$.object"][3] == "the lenient profile (its enums are open)"
 
 
+def test_inspect_credits_the_lenient_profile_with_a_key_left_out_or_null() -> None:
+    chunk = (
+        '{"id":"c","object":"chat.completion.chunk","created":1,"choices":[],'
+        '"usage":{"prompt_tokens":1,"completion_tokens":null,"total_tokens":1}}'
+    )
+    result = inspect(REPO, "--format", "json", stdin=f"{chunk}\n".encode())
+    assert result.returncode == 0, result.stdout  # read, so nothing is unknown
+    [report] = json.loads(result.stdout)
+    found = {d["path"]: (d["what"], d["explained_by"]) for d in report["departures"]}
+    assert found == {
+        "$.model": ("missing", "the lenient profile (it reads any key absent)"),
+        "$.usage.completion_tokens": ("null", "the lenient profile (it reads any key as null)"),
+    }
+
+
 def test_inspect_reads_server_sent_events_from_stdin_as_json() -> None:
     chunk = (
         '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"x_new":1}'

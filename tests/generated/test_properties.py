@@ -28,9 +28,9 @@
 #   spec/vendors/vllm.yaml               6609612c3a1b
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        d14c91d003d6
-#   chunkspec code                       6984cb629922
-# Digest: 9bfbf4fc063d7c12
+#   spec as built                        a9c4d9355aae
+#   chunkspec code                       0bbfcf01aa00
+# Digest: 60bf9647e645c032
 # Regenerate with: make generate
 """Property tests generated from the spec (strategies in tests/generated/strategies.py).
 

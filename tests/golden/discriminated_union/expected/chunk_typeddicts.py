@@ -155,6 +155,9 @@ __all__ = [
 # (runtime section: objects._required)
 
 
+# (runtime section: objects._nullable)
+
+
 # (runtime section: objects._Arrangement)
 
 
@@ -274,7 +277,7 @@ class Progress(TypedDict, total=False):
     type: Required[ProgressType]
 
     """Tag of this alternative."""
-    percent: Required[int]
+    percent: int | None
 
     """How much is done."""
 
@@ -287,7 +290,7 @@ def validate_progress(data: Any) -> Progress:
 _PROGRESS_FIELDS: Final = _Shape(
     {
         "type": _required(_one_of("progress")),
-        "percent": _required(_int),
+        "percent": _nullable(_int),
     }
 )
 
@@ -298,7 +301,7 @@ class Failure(TypedDict, total=False):
     type: Required[FailureType]
 
     """Tag of this alternative."""
-    message: Required[str]
+    message: str | None
 
     """Why it stopped."""
 
@@ -311,7 +314,7 @@ def validate_failure(data: Any) -> Failure:
 _FAILURE_FIELDS: Final = _Shape(
     {
         "type": _required(_one_of("failure")),
-        "message": _required(_str),
+        "message": _nullable(_str),
     }
 )
 
@@ -319,7 +322,7 @@ _FAILURE_FIELDS: Final = _Shape(
 class Chunk(TypedDict, total=False):
     """A chunk carrying one event of either kind."""
 
-    event: Required[Progress | Failure]
+    event: Progress | Failure | None
 
     """What happened, told apart by its `type`."""
 
@@ -331,7 +334,7 @@ def validate_chunk(data: Any) -> Chunk:
 
 _CHUNK_FIELDS: Final = _Shape(
     {
-        "event": _required(
+        "event": _nullable(
             _tagged(
                 "type", {"progress": validate_progress, "failure": validate_failure}
             )

@@ -45,7 +45,6 @@ from typing import (
     Literal,
     NamedTuple,
     Protocol,
-    Required,
     TypeAlias,
     TypeVar,
     cast,
@@ -165,12 +164,6 @@ __all__ = [
 # (runtime section: objects._Row)
 
 
-# (runtime section: objects._required)
-
-
-# (runtime section: objects._optional)
-
-
 # (runtime section: objects._nullable)
 
 
@@ -279,10 +272,10 @@ __all__ = [
 class Item(TypedDict, total=False):
     """One whole item."""
 
-    index: Required[int]
+    index: int | None
 
     """Position of the item."""
-    value: Required[str]
+    value: str | None
 
     """The item's value."""
 
@@ -294,8 +287,8 @@ def validate_item(data: Any) -> Item:
 
 _ITEM_FIELDS: Final = _Shape(
     {
-        "index": _required(_int),
-        "value": _required(_str),
+        "index": _nullable(_int),
+        "value": _nullable(_str),
     }
 )
 
@@ -303,7 +296,7 @@ _ITEM_FIELDS: Final = _Shape(
 class Message(TypedDict, total=False):
     """The whole message."""
 
-    role: Required[str]
+    role: str | None
 
     """Author of the message."""
     content: str | None
@@ -318,7 +311,7 @@ def validate_message(data: Any) -> Message:
 
 _MESSAGE_FIELDS: Final = _Shape(
     {
-        "role": _required(_str),
+        "role": _nullable(_str),
         "content": _nullable(_str),
     }
 )
@@ -327,7 +320,7 @@ _MESSAGE_FIELDS: Final = _Shape(
 class Completion(TypedDict, total=False):
     """What the chunks of a stream add up to."""
 
-    id: str
+    id: str | None
 
     """Identifier of the stream."""
     text: str | None
@@ -336,13 +329,13 @@ class Completion(TypedDict, total=False):
     name: str | None
 
     """The whole name."""
-    status: str
+    status: str | None
 
     """The last status."""
-    items: list[Item]
+    items: list[Item] | None
 
     """The items, in index order."""
-    message: Required[Message]
+    message: Message | None
 
     """The whole message."""
 
@@ -354,12 +347,12 @@ def validate_completion(data: Any) -> Completion:
 
 _COMPLETION_FIELDS: Final = _Shape(
     {
-        "id": _optional(_str),
+        "id": _nullable(_str),
         "text": _nullable(_str),
         "name": _nullable(_str),
-        "status": _optional(_str),
-        "items": _optional(_list_of(validate_item)),
-        "message": _required(validate_message),
+        "status": _nullable(_str),
+        "items": _nullable(_list_of(validate_item)),
+        "message": _nullable(validate_message),
     }
 )
 
@@ -367,10 +360,10 @@ _COMPLETION_FIELDS: Final = _Shape(
 class ItemDelta(TypedDict, total=False):
     """A fragment of one item."""
 
-    index: Required[int]
+    index: int | None
 
     """Which item the fragment belongs to."""
-    value: str
+    value: str | None
 
     """A piece of the item's value."""
 
@@ -382,8 +375,8 @@ def validate_item_delta(data: Any) -> ItemDelta:
 
 _ITEM_DELTA_FIELDS: Final = _Shape(
     {
-        "index": _required(_int),
-        "value": _optional(_str),
+        "index": _nullable(_int),
+        "value": _nullable(_str),
     }
 )
 
@@ -391,7 +384,7 @@ _ITEM_DELTA_FIELDS: Final = _Shape(
 class Delta(TypedDict, total=False):
     """The new part of a message."""
 
-    role: str
+    role: str | None
 
     """Author of the message."""
     content: str | None
@@ -406,7 +399,7 @@ def validate_delta(data: Any) -> Delta:
 
 _DELTA_FIELDS: Final = _Shape(
     {
-        "role": _optional(_str),
+        "role": _nullable(_str),
         "content": _nullable(_str),
     }
 )
@@ -415,7 +408,7 @@ _DELTA_FIELDS: Final = _Shape(
 class Chunk(TypedDict, total=False):
     """One chunk of a stream."""
 
-    id: Required[str]
+    id: str | None
 
     """Identifier of the stream; the first value is kept."""
     text: str | None
@@ -424,16 +417,16 @@ class Chunk(TypedDict, total=False):
     name: str | None
 
     """A piece of a name that some backends repeat whole on every chunk."""
-    status: str
+    status: str | None
 
     """The latest status; the last value is kept."""
-    noise: str
+    noise: str | None
 
     """Padding that is not carried into the completion."""
-    items: list[ItemDelta]
+    items: list[ItemDelta] | None
 
     """Fragments of items, keyed by their index."""
-    delta: Delta
+    delta: Delta | None
 
     """The new part of the message."""
 
@@ -445,13 +438,13 @@ def validate_chunk(data: Any) -> Chunk:
 
 _CHUNK_FIELDS: Final = _Shape(
     {
-        "id": _required(_str),
+        "id": _nullable(_str),
         "text": _nullable(_str),
         "name": _nullable(_str),
-        "status": _optional(_str),
-        "noise": _optional(_str),
-        "items": _optional(_list_of(validate_item_delta)),
-        "delta": _optional(validate_delta),
+        "status": _nullable(_str),
+        "noise": _nullable(_str),
+        "items": _nullable(_list_of(validate_item_delta)),
+        "delta": _nullable(validate_delta),
     }
 )
 
