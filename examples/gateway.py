@@ -33,6 +33,7 @@ from starlette.routing import Route
 
 from generated.chunk_msgspec import (
     ChatCompletion,
+    ChatCompletionMessage,
     ChunkAccumulator,
     CompletionUsage,
     EventTooLargeError,
@@ -121,7 +122,8 @@ def create_app(upstream: str, *, client: httpx.AsyncClient | None = None) -> Sta
 def log_stream(completion: ChatCompletion, done: bool, skipped: int, error: str) -> None:
     """One line per stream: what it added up to, and how it ended."""
     choice = completion.choices[0] if completion.choices else None
-    content = choice.message.content if choice else None
+    message = choice.message if choice else None  # a lenient completion may lack it
+    content = message.content if isinstance(message, ChatCompletionMessage) else None
     usage = completion.usage if isinstance(completion.usage, CompletionUsage) else None
     log.info(
         "stream model=%s finish_reason=%s usage=%s content_chars=%d done=%s skipped=%d%s",

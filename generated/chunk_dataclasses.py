@@ -28,9 +28,9 @@
 #   spec/vendors/vllm.yaml               6609612c3a1b
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        2a7f8f643749
-#   chunkspec code                       61b2697bc821
-# Digest: 2ac41282015e415b
+#   spec as built                        9cf0a277224e
+#   chunkspec code                       91be79747382
+# Digest: 909e76a71b679935
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -504,16 +504,6 @@ def _required(decode: Callable[[Any], Any], name: str = "") -> _Row:
     return (name, decode, _REJECT, True)
 
 
-def _required_nullable(decode: Callable[[Any], Any], name: str = "") -> _Row:
-    """A key that must be present, and may be null."""
-    return (name, decode, _KEEP, True)
-
-
-def _optional(decode: Callable[[Any], Any], name: str = "") -> _Row:
-    """A key that may be absent, and is not null when present."""
-    return (name, decode, _REJECT, False)
-
-
 def _nullable(decode: Callable[[Any], Any], name: str = "") -> _Row:
     """A key that may be absent or null."""
     return (name, decode, _KEEP, False)
@@ -832,13 +822,6 @@ def _sparse(cls: _Wide) -> _Wide:
     if "extra" in names:  # read-only: one empty mapping serves every object
         cls.extra = _NO_EXTRA  # type: ignore[attr-defined]
     return cls
-
-
-# The writers a wide class's `_writers` names: a value that holds objects, as JSON data
-# (None stays None in a nullable field).
-
-_as_dict: Final = methodcaller("to_dict")
-"""An object's `to_dict()`, called from C."""
 
 
 def _as_dict_or_null(value: Any) -> Any:
@@ -1259,7 +1242,7 @@ class MistralThinkingPart(_Object):
     https://docs.mistral.ai/api/#tag/chat/operation/chat_completion_v1_chat_completions_post
     """
 
-    type: MistralContentPartType | str
+    type: MistralContentPartType | str | _Unset | None = UNSET
     """Kind of part; `text` in practice."""
     text: str | _Unset | None = UNSET
     """A piece of reasoning text."""
@@ -1267,7 +1250,7 @@ class MistralThinkingPart(_Object):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "type": _required(_str),
+            "type": _nullable(_str),
             "text": _nullable(_str),
         }
     )
@@ -1277,7 +1260,8 @@ class MistralThinkingPart(_Object):
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["type"] = self.type
+        if self.type is not UNSET:
+            out["type"] = self.type
         if self.text is not UNSET:
             out["text"] = self.text
         if self.extra:
@@ -1293,7 +1277,7 @@ class MistralContentPart(_Object):
     https://docs.mistral.ai/api/#tag/chat/operation/chat_completion_v1_chat_completions_post
     """
 
-    type: MistralContentPartType | str
+    type: MistralContentPartType | str | _Unset | None = UNSET
     """Kind of part."""
     text: str | _Unset | None = UNSET
     """The text of a `text` part."""
@@ -1303,7 +1287,7 @@ class MistralContentPart(_Object):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "type": _required(_str),
+            "type": _nullable(_str),
             "text": _nullable(_str),
             "thinking": _nullable(_list_of(MistralThinkingPart.from_dict)),
         }
@@ -1314,7 +1298,8 @@ class MistralContentPart(_Object):
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["type"] = self.type
+        if self.type is not UNSET:
+            out["type"] = self.type
         if self.text is not UNSET:
             out["text"] = self.text
         if self.thinking is not UNSET:
@@ -1332,7 +1317,7 @@ class MistralContentPart(_Object):
 class ChatCompletionMessageToolCallFunction(_Object):
     """The function a tool call calls."""
 
-    arguments: str | dict[str, Any]
+    arguments: str | dict[str, Any] | _Unset | None = UNSET
     """The arguments as JSON text, exactly as the model wrote them (it may be invalid
     JSON); empty when no fragment carried any.
 
@@ -1342,16 +1327,16 @@ class ChatCompletionMessageToolCallFunction(_Object):
     MiniMax: The Coding Plan streams tool arguments as a JSON object, not a string. See
     https://github.com/can1357/oh-my-pi/pull/1779
     """
-    name: str | _Unset = UNSET
+    name: str | _Unset | None = UNSET
     """Name of the function; OpenAI always sends it."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "arguments": _required(
+            "arguments": _nullable(
                 _either("a string or an object", {str: None, dict: _map})
             ),
-            "name": _optional(_str),
+            "name": _nullable(_str),
         }
     )
 
@@ -1360,7 +1345,8 @@ class ChatCompletionMessageToolCallFunction(_Object):
         spec order, then `extra`.
         """
         out: dict[str, Any] = {}
-        out["arguments"] = self.arguments
+        if self.arguments is not UNSET:
+            out["arguments"] = self.arguments
         if self.name is not UNSET:
             out["name"] = self.name
         if self.extra:
@@ -1372,18 +1358,18 @@ class ChatCompletionMessageToolCallFunction(_Object):
 class ChatCompletionMessageToolCallCustom(_Object):
     """The custom tool a tool call calls."""
 
-    input: str
+    input: str | _Unset | None = UNSET
     """The free-form input, exactly as the model wrote it; empty when no fragment
     carried any.
     """
-    name: str | _Unset = UNSET
+    name: str | _Unset | None = UNSET
     """Name of the custom tool; OpenAI always sends it."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "input": _required(_str),
-            "name": _optional(_str),
+            "input": _nullable(_str),
+            "name": _nullable(_str),
         }
     )
 
@@ -1392,7 +1378,8 @@ class ChatCompletionMessageToolCallCustom(_Object):
         spec order, then `extra`.
         """
         out: dict[str, Any] = {}
-        out["input"] = self.input
+        if self.input is not UNSET:
+            out["input"] = self.input
         if self.name is not UNSET:
             out["name"] = self.name
         if self.extra:
@@ -1404,29 +1391,29 @@ class ChatCompletionMessageToolCallCustom(_Object):
 class ChatCompletionMessageToolCall(_Object):
     """A call the model made to a tool."""
 
-    index: int | _Unset = UNSET
+    index: int | _Unset | None = UNSET
     """Position of the call in the stream it was merged from; a response without
     streaming leaves it out, and the list is in index order either way.
     """
-    id: str | _Unset = UNSET
+    id: str | _Unset | None = UNSET
     """Identifier of the call, to be quoted by the tool result; OpenAI always sends
     it.
     """
-    type: ToolType | str
+    type: ToolType | str | _Unset | None = UNSET
     """Kind of tool."""
-    function: ChatCompletionMessageToolCallFunction | _Unset = UNSET
+    function: ChatCompletionMessageToolCallFunction | _Unset | None = UNSET
     """The function called and its arguments; absent for a custom tool call."""
-    custom: ChatCompletionMessageToolCallCustom | _Unset = UNSET
+    custom: ChatCompletionMessageToolCallCustom | _Unset | None = UNSET
     """The custom tool called and its input, for a call of type `custom`."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "index": _optional(_int),
-            "id": _optional(_str),
-            "type": _required(_str),
-            "function": _optional(ChatCompletionMessageToolCallFunction.from_dict),
-            "custom": _optional(ChatCompletionMessageToolCallCustom.from_dict),
+            "index": _nullable(_int),
+            "id": _nullable(_str),
+            "type": _nullable(_str),
+            "function": _nullable(ChatCompletionMessageToolCallFunction.from_dict),
+            "custom": _nullable(ChatCompletionMessageToolCallCustom.from_dict),
         }
     )
 
@@ -1439,11 +1426,12 @@ class ChatCompletionMessageToolCall(_Object):
             out["index"] = self.index
         if self.id is not UNSET:
             out["id"] = self.id
-        out["type"] = self.type
+        if self.type is not UNSET:
+            out["type"] = self.type
         if self.function is not UNSET:
-            out["function"] = self.function.to_dict()
+            out["function"] = None if self.function is None else self.function.to_dict()
         if self.custom is not UNSET:
-            out["custom"] = self.custom.to_dict()
+            out["custom"] = None if self.custom is None else self.custom.to_dict()
         if self.extra:
             out.update(self.extra)
         return out
@@ -1453,16 +1441,16 @@ class ChatCompletionMessageToolCall(_Object):
 class ChatCompletionMessageFunctionCall(_Object):
     """The function call of the legacy functions API."""
 
-    arguments: str
+    arguments: str | _Unset | None = UNSET
     """The arguments as JSON text, exactly as the model wrote them."""
-    name: str | _Unset = UNSET
+    name: str | _Unset | None = UNSET
     """Name of the function; OpenAI always sends it."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "arguments": _required(_str),
-            "name": _optional(_str),
+            "arguments": _nullable(_str),
+            "name": _nullable(_str),
         }
     )
 
@@ -1471,7 +1459,8 @@ class ChatCompletionMessageFunctionCall(_Object):
         order, then `extra`.
         """
         out: dict[str, Any] = {}
-        out["arguments"] = self.arguments
+        if self.arguments is not UNSET:
+            out["arguments"] = self.arguments
         if self.name is not UNSET:
             out["name"] = self.name
         if self.extra:
@@ -1483,22 +1472,22 @@ class ChatCompletionMessageFunctionCall(_Object):
 class ChatCompletionAudio(_Object):
     """An audio answer."""
 
-    id: str | _Unset = UNSET
+    id: str | _Unset | None = UNSET
     """Identifier of the audio answer, for use in later turns."""
-    data: str | _Unset = UNSET
+    data: str | _Unset | None = UNSET
     """The base64-encoded audio in the requested format."""
-    expires_at: int | _Unset = UNSET
+    expires_at: int | _Unset | None = UNSET
     """Unix time in seconds after which the audio can no longer be referenced."""
-    transcript: str | _Unset = UNSET
+    transcript: str | _Unset | None = UNSET
     """Transcript of the audio."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "id": _optional(_str),
-            "data": _optional(_str),
-            "expires_at": _optional(_int),
-            "transcript": _optional(_str),
+            "id": _nullable(_str),
+            "data": _nullable(_str),
+            "expires_at": _nullable(_int),
+            "transcript": _nullable(_str),
         }
     )
 
@@ -1851,7 +1840,7 @@ class GroqExecutedTool(_Object):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    index: int
+    index: int | _Unset | None = UNSET
     """Which tool run of the message this entry describes; repeated when its result
     arrives.
     """
@@ -1871,7 +1860,7 @@ class GroqExecutedTool(_Object):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "index": _required(_int),
+            "index": _nullable(_int),
             "type": _nullable(_str),
             "arguments": _nullable(_str),
             "output": _nullable(_str),
@@ -1886,7 +1875,8 @@ class GroqExecutedTool(_Object):
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["index"] = self.index
+        if self.index is not UNSET:
+            out["index"] = self.index
         if self.type is not UNSET:
             out["type"] = self.type
         if self.arguments is not UNSET:
@@ -1922,7 +1912,7 @@ class LiteLLMThinkingBlock(_Object):
     https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
     """
 
-    type: LiteLLMThinkingBlockType | str
+    type: LiteLLMThinkingBlockType | str | _Unset | None = UNSET
     """Whether the block is readable thinking or a redacted one."""
     thinking: str | _Unset | None = UNSET
     """The text of a readable thinking block."""
@@ -1938,7 +1928,7 @@ class LiteLLMThinkingBlock(_Object):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "type": _required(_str),
+            "type": _nullable(_str),
             "thinking": _nullable(_str),
             "signature": _nullable(_str),
             "data": _nullable(_str),
@@ -1951,7 +1941,8 @@ class LiteLLMThinkingBlock(_Object):
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["type"] = self.type
+        if self.type is not UNSET:
+            out["type"] = self.type
         if self.thinking is not UNSET:
             out["thinking"] = self.thinking
         if self.signature is not UNSET:
@@ -2068,7 +2059,7 @@ class OpenRouterUrlCitation(_Object):
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    url: str
+    url: str | _Unset | None = UNSET
     """Address of the page."""
     title: str | _Unset | None = UNSET
     """Title of the page; may be empty."""
@@ -2082,7 +2073,7 @@ class OpenRouterUrlCitation(_Object):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "url": _required(_str),
+            "url": _nullable(_str),
             "title": _nullable(_str),
             "start_index": _nullable(_int),
             "end_index": _nullable(_int),
@@ -2095,7 +2086,8 @@ class OpenRouterUrlCitation(_Object):
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["url"] = self.url
+        if self.url is not UNSET:
+            out["url"] = self.url
         if self.title is not UNSET:
             out["title"] = self.title
         if self.start_index is not UNSET:
@@ -2274,7 +2266,7 @@ class OpenRouterAnnotation(_Object):
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    type: OpenRouterAnnotationType | str
+    type: OpenRouterAnnotationType | str | _Unset | None = UNSET
     """Kind of citation."""
     url_citation: OpenRouterUrlCitation | _Unset | None = UNSET
     """The cited web page, for `url_citation`."""
@@ -2296,7 +2288,7 @@ class OpenRouterAnnotation(_Object):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "type": _required(_str),
+            "type": _nullable(_str),
             "url_citation": _nullable(OpenRouterUrlCitation.from_dict),
             "file": _nullable(OpenRouterFileAnnotation.from_dict),
             "document_citation": _nullable(GroqDocumentCitation.from_dict),
@@ -2309,7 +2301,8 @@ class OpenRouterAnnotation(_Object):
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["type"] = self.type
+        if self.type is not UNSET:
+            out["type"] = self.type
         if self.url_citation is not UNSET:
             out["url_citation"] = (
                 None if self.url_citation is None else self.url_citation.to_dict()
@@ -2338,9 +2331,9 @@ class OpenRouterAnnotation(_Object):
 class ChatCompletionMessage(_WideObject):
     """A message the model wrote."""
 
-    role: Role | str
+    role: Role | str | _Unset | None = UNSET
     """Author of the message, `assistant` for a model's answer."""
-    content: str | list[MistralContentPart] | None
+    content: str | list[MistralContentPart] | _Unset | None = UNSET
     """The text of the message; null when the model only called tools or refused.
 
     Mistral AI: Magistral models stream `content` as a list of typed parts (thinking,
@@ -2460,8 +2453,8 @@ class ChatCompletionMessage(_WideObject):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "role": _required(_str),
-            "content": _required_nullable(
+            "role": _nullable(_str),
+            "content": _nullable(
                 _either(
                     "a string or a list",
                     {str: None, list: _list_of(MistralContentPart.from_dict)},
@@ -2507,19 +2500,19 @@ class ChatCompletionMessage(_WideObject):
 class TopLogprob(_Object):
     """One alternative token at a position."""
 
-    token: str
+    token: str | _Unset | None = UNSET
     """The token as text."""
     bytes: list[int] | _Unset | None = UNSET
     """The UTF-8 bytes of the token; null when the token has no byte form."""
-    logprob: float
+    logprob: float | _Unset | None = UNSET
     """Natural log of the probability of the token."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "token": _required(_str),
+            "token": _nullable(_str),
             "bytes": _nullable(_list_of(_int)),
-            "logprob": _required(_float),
+            "logprob": _nullable(_float),
         }
     )
 
@@ -2537,10 +2530,12 @@ class TopLogprob(_Object):
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["token"] = self.token
+        if self.token is not UNSET:
+            out["token"] = self.token
         if self.bytes is not UNSET:
             out["bytes"] = self.bytes
-        out["logprob"] = self.logprob
+        if self.logprob is not UNSET:
+            out["logprob"] = self.logprob
         if self.extra:
             out.update(self.extra)
         return out
@@ -2550,26 +2545,26 @@ class TopLogprob(_Object):
 class ChatCompletionTokenLogprob(_Object):
     """A generated token with its log probability and the most likely alternatives."""
 
-    token: str
+    token: str | _Unset | None = UNSET
     """The token as text."""
     bytes: list[int] | _Unset | None = UNSET
     """The UTF-8 bytes of the token, needed to rebuild characters split across tokens;
     null when the token has no byte form.
     """
-    logprob: float
+    logprob: float | _Unset | None = UNSET
     """Natural log of the probability of the token; -9999.0 stands for a probability too
     small to report.
     """
-    top_logprobs: list[TopLogprob]
+    top_logprobs: list[TopLogprob] | _Unset | None = UNSET
     """The most likely tokens at this position, possibly fewer than requested."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "token": _required(_str),
+            "token": _nullable(_str),
             "bytes": _nullable(_list_of(_int)),
-            "logprob": _required(_float),
-            "top_logprobs": _required(_list_of(TopLogprob.from_dict)),
+            "logprob": _nullable(_float),
+            "top_logprobs": _nullable(_list_of(TopLogprob.from_dict)),
         }
     )
 
@@ -2587,11 +2582,18 @@ class ChatCompletionTokenLogprob(_Object):
         then `extra`.
         """
         out: dict[str, Any] = {}
-        out["token"] = self.token
+        if self.token is not UNSET:
+            out["token"] = self.token
         if self.bytes is not UNSET:
             out["bytes"] = self.bytes
-        out["logprob"] = self.logprob
-        out["top_logprobs"] = [item.to_dict() for item in self.top_logprobs]
+        if self.logprob is not UNSET:
+            out["logprob"] = self.logprob
+        if self.top_logprobs is not UNSET:
+            out["top_logprobs"] = (
+                None
+                if self.top_logprobs is None
+                else [item.to_dict() for item in self.top_logprobs]
+            )
         if self.extra:
             out.update(self.extra)
         return out
@@ -2648,7 +2650,7 @@ class AzureSeverityResult(_Object):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    filtered: bool
+    filtered: bool | _Unset | None = UNSET
     """Whether the content was withheld."""
     severity: AzureSeverity | str | _Unset | None = UNSET
     """How severe the detected content is."""
@@ -2656,7 +2658,7 @@ class AzureSeverityResult(_Object):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "filtered": _required(_bool),
+            "filtered": _nullable(_bool),
             "severity": _nullable(_str),
         }
     )
@@ -2666,7 +2668,8 @@ class AzureSeverityResult(_Object):
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["filtered"] = self.filtered
+        if self.filtered is not UNSET:
+            out["filtered"] = self.filtered
         if self.severity is not UNSET:
             out["severity"] = self.severity
         if self.extra:
@@ -2682,7 +2685,7 @@ class AzureDetectionResult(_Object):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    filtered: bool
+    filtered: bool | _Unset | None = UNSET
     """Whether the content was withheld."""
     detected: bool | _Unset | None = UNSET
     """Whether the category was detected."""
@@ -2690,7 +2693,7 @@ class AzureDetectionResult(_Object):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "filtered": _required(_bool),
+            "filtered": _nullable(_bool),
             "detected": _nullable(_bool),
         }
     )
@@ -2700,7 +2703,8 @@ class AzureDetectionResult(_Object):
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["filtered"] = self.filtered
+        if self.filtered is not UNSET:
+            out["filtered"] = self.filtered
         if self.detected is not UNSET:
             out["detected"] = self.detected
         if self.extra:
@@ -2716,7 +2720,7 @@ class AzureBlocklistResult(_Object):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    filtered: bool
+    filtered: bool | _Unset | None = UNSET
     """Whether the content was withheld."""
     id: str | _Unset | None = UNSET
     """Name of the blocklist."""
@@ -2724,7 +2728,7 @@ class AzureBlocklistResult(_Object):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "filtered": _required(_bool),
+            "filtered": _nullable(_bool),
             "id": _nullable(_str),
         }
     )
@@ -2734,7 +2738,8 @@ class AzureBlocklistResult(_Object):
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["filtered"] = self.filtered
+        if self.filtered is not UNSET:
+            out["filtered"] = self.filtered
         if self.id is not UNSET:
             out["id"] = self.id
         if self.extra:
@@ -2750,7 +2755,7 @@ class AzureBlocklistDetails(_Object):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    filtered: bool
+    filtered: bool | _Unset | None = UNSET
     """Whether any blocklist withheld the content."""
     details: list[AzureBlocklistResult] | _Unset | None = UNSET
     """The verdict of each blocklist."""
@@ -2758,7 +2763,7 @@ class AzureBlocklistDetails(_Object):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "filtered": _required(_bool),
+            "filtered": _nullable(_bool),
             "details": _nullable(_list_of(AzureBlocklistResult.from_dict)),
         }
     )
@@ -2768,7 +2773,8 @@ class AzureBlocklistDetails(_Object):
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["filtered"] = self.filtered
+        if self.filtered is not UNSET:
+            out["filtered"] = self.filtered
         if self.details is not UNSET:
             out["details"] = (
                 None
@@ -2919,19 +2925,19 @@ class AzureContentFilterOffsets(_Object):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    check_offset: int
+    check_offset: int | _Unset | None = UNSET
     """Offset up to which the output has been checked."""
-    start_offset: int
+    start_offset: int | _Unset | None = UNSET
     """Start of the annotated span."""
-    end_offset: int
+    end_offset: int | _Unset | None = UNSET
     """End of the annotated span."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "check_offset": _required(_int),
-            "start_offset": _required(_int),
-            "end_offset": _required(_int),
+            "check_offset": _nullable(_int),
+            "start_offset": _nullable(_int),
+            "end_offset": _nullable(_int),
         }
     )
 
@@ -2940,9 +2946,12 @@ class AzureContentFilterOffsets(_Object):
         then `extra`.
         """
         out: dict[str, Any] = {}
-        out["check_offset"] = self.check_offset
-        out["start_offset"] = self.start_offset
-        out["end_offset"] = self.end_offset
+        if self.check_offset is not UNSET:
+            out["check_offset"] = self.check_offset
+        if self.start_offset is not UNSET:
+            out["start_offset"] = self.start_offset
+        if self.end_offset is not UNSET:
+            out["end_offset"] = self.end_offset
         if self.extra:
             out.update(self.extra)
         return out
@@ -3209,19 +3218,19 @@ class OpenRouterServerToolUseDetails(_Object):
 class CompletionUsage(_WideObject):
     """Token counts for a request."""
 
-    completion_tokens: int | _Unset = UNSET
+    completion_tokens: int | _Unset | None = UNSET
     """Tokens generated, reasoning tokens included.
 
     MiniMax: Streams send `"usage": {}`, or usage with other counters only. See
     https://github.com/zed-industries/zed/issues/42893
     """
-    prompt_tokens: int | _Unset = UNSET
+    prompt_tokens: int | _Unset | None = UNSET
     """Tokens in the prompt.
 
     MiniMax: Streams send `"usage": {}`, or usage with other counters only. See
     https://github.com/zed-industries/zed/issues/42893
     """
-    total_tokens: int | _Unset = UNSET
+    total_tokens: int | _Unset | None = UNSET
     """Prompt and completion tokens together.
 
     MiniMax: Streams send `"usage": {}`, or usage with other counters only. See
@@ -3339,9 +3348,9 @@ class CompletionUsage(_WideObject):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "completion_tokens": _optional(_int),
-            "prompt_tokens": _optional(_int),
-            "total_tokens": _optional(_int),
+            "completion_tokens": _nullable(_int),
+            "prompt_tokens": _nullable(_int),
+            "total_tokens": _nullable(_int),
             "completion_tokens_details": _nullable(CompletionTokensDetails.from_dict),
             "prompt_tokens_details": _nullable(PromptTokensDetails.from_dict),
             "prompt_cache_hit_tokens": _nullable(_int),
@@ -3385,11 +3394,11 @@ class CompletionUsage(_WideObject):
 class ChatCompletionChoice(_WideObject):
     """One choice of a completion."""
 
-    index: int
+    index: int | _Unset | None = UNSET
     """Position of this choice among the choices of the completion."""
-    message: ChatCompletionMessage
+    message: ChatCompletionMessage | _Unset | None = UNSET
     """The message the model wrote."""
-    finish_reason: FinishReason | str | None
+    finish_reason: FinishReason | str | _Unset | None = UNSET
     """Why the model stopped generating; null when a stream ended before saying."""
     logprobs: ChoiceLogprobs | float | _Unset | None = UNSET
     """Log probabilities of the message tokens, when they were requested.
@@ -3470,9 +3479,9 @@ class ChatCompletionChoice(_WideObject):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "index": _required(_int),
-            "message": _required(ChatCompletionMessage.from_dict),
-            "finish_reason": _required_nullable(_str),
+            "index": _nullable(_int),
+            "message": _nullable(ChatCompletionMessage.from_dict),
+            "finish_reason": _nullable(_str),
             "logprobs": _nullable(
                 _either(
                     "an object or a number",
@@ -3497,7 +3506,7 @@ class ChatCompletionChoice(_WideObject):
     )
 
     _writers: ClassVar[dict[str, Callable[[Any], Any]]] = {
-        "message": _as_dict,
+        "message": _as_dict_or_null,
         "logprobs": _encoded,
         "content_filter_results": _as_dict_or_null,
         "content_filter_offsets": _as_dict_or_null,
@@ -3509,30 +3518,32 @@ class ChatCompletionChoice(_WideObject):
 class ModerationResultBody(_Object):
     """The verdict of the moderation model on one input."""
 
-    type: ModerationResultBodyType | str
+    type: ModerationResultBodyType | str | _Unset | None = UNSET
     """Tag of this object."""
-    model: str
+    model: str | _Unset | None = UNSET
     """Moderation model that produced the verdict."""
-    flagged: bool
+    flagged: bool | _Unset | None = UNSET
     """Whether any category was flagged."""
-    categories: dict[str, bool]
+    categories: dict[str, bool] | _Unset | None = UNSET
     """Whether each category was flagged, keyed by category name (such as
     `self-harm/intent`).
     """
-    category_scores: dict[str, float]
+    category_scores: dict[str, float] | _Unset | None = UNSET
     """The score of each category, keyed by category name."""
-    category_applied_input_types: dict[str, list[ModerationInputType | str]]
+    category_applied_input_types: (
+        dict[str, list[ModerationInputType | str]] | _Unset | None
+    ) = UNSET
     """The input types each category was applied to, keyed by category name."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "type": _required(_str),
-            "model": _required(_str),
-            "flagged": _required(_bool),
-            "categories": _required(_map_of(_bool)),
-            "category_scores": _required(_map_of(_float)),
-            "category_applied_input_types": _required(_map_of(_list_of(_str))),
+            "type": _nullable(_str),
+            "model": _nullable(_str),
+            "flagged": _nullable(_bool),
+            "categories": _nullable(_map_of(_bool)),
+            "category_scores": _nullable(_map_of(_float)),
+            "category_applied_input_types": _nullable(_map_of(_list_of(_str))),
         }
     )
 
@@ -3541,12 +3552,18 @@ class ModerationResultBody(_Object):
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["type"] = self.type
-        out["model"] = self.model
-        out["flagged"] = self.flagged
-        out["categories"] = self.categories
-        out["category_scores"] = self.category_scores
-        out["category_applied_input_types"] = self.category_applied_input_types
+        if self.type is not UNSET:
+            out["type"] = self.type
+        if self.model is not UNSET:
+            out["model"] = self.model
+        if self.flagged is not UNSET:
+            out["flagged"] = self.flagged
+        if self.categories is not UNSET:
+            out["categories"] = self.categories
+        if self.category_scores is not UNSET:
+            out["category_scores"] = self.category_scores
+        if self.category_applied_input_types is not UNSET:
+            out["category_applied_input_types"] = self.category_applied_input_types
         if self.extra:
             out.update(self.extra)
         return out
@@ -3558,17 +3575,17 @@ class ModerationResults(_Object):
 
     type: ModerationResultsType
     """Tag of this variant."""
-    model: str
+    model: str | _Unset | None = UNSET
     """Moderation model that produced the results."""
-    results: list[ModerationResultBody]
+    results: list[ModerationResultBody] | _Unset | None = UNSET
     """One result per moderated input."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
             "type": _required(_one_of("moderation_results")),
-            "model": _required(_str),
-            "results": _required(_list_of(ModerationResultBody.from_dict)),
+            "model": _nullable(_str),
+            "results": _nullable(_list_of(ModerationResultBody.from_dict)),
         }
     )
 
@@ -3578,8 +3595,14 @@ class ModerationResults(_Object):
         """
         out: dict[str, Any] = {}
         out["type"] = self.type
-        out["model"] = self.model
-        out["results"] = [item.to_dict() for item in self.results]
+        if self.model is not UNSET:
+            out["model"] = self.model
+        if self.results is not UNSET:
+            out["results"] = (
+                None
+                if self.results is None
+                else [item.to_dict() for item in self.results]
+            )
         if self.extra:
             out.update(self.extra)
         return out
@@ -3591,17 +3614,17 @@ class ModerationError(_Object):
 
     type: ModerationErrorType
     """Tag of this variant."""
-    code: str
+    code: str | _Unset | None = UNSET
     """Machine-readable error code."""
-    message: str
+    message: str | _Unset | None = UNSET
     """Human-readable explanation."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
             "type": _required(_one_of("error")),
-            "code": _required(_str),
-            "message": _required(_str),
+            "code": _nullable(_str),
+            "message": _nullable(_str),
         }
     )
 
@@ -3611,8 +3634,10 @@ class ModerationError(_Object):
         """
         out: dict[str, Any] = {}
         out["type"] = self.type
-        out["code"] = self.code
-        out["message"] = self.message
+        if self.code is not UNSET:
+            out["code"] = self.code
+        if self.message is not UNSET:
+            out["message"] = self.message
         if self.extra:
             out.update(self.extra)
         return out
@@ -3622,15 +3647,15 @@ class ModerationError(_Object):
 class Moderation(_Object):
     """Moderation verdicts for a request, one for its input and one for its output."""
 
-    input: ModerationResults | ModerationError
+    input: ModerationResults | ModerationError | _Unset | None = UNSET
     """Verdict on the request input, or the error that prevented it."""
-    output: ModerationResults | ModerationError
+    output: ModerationResults | ModerationError | _Unset | None = UNSET
     """Verdict on the generated output, or the error that prevented it."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "input": _required(
+            "input": _nullable(
                 _tagged(
                     "type",
                     {
@@ -3639,7 +3664,7 @@ class Moderation(_Object):
                     },
                 )
             ),
-            "output": _required(
+            "output": _nullable(
                 _tagged(
                     "type",
                     {
@@ -3656,8 +3681,10 @@ class Moderation(_Object):
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["input"] = _encoded(self.input)
-        out["output"] = _encoded(self.output)
+        if self.input is not UNSET:
+            out["input"] = _encoded(self.input)
+        if self.output is not UNSET:
+            out["output"] = _encoded(self.output)
         if self.extra:
             out.update(self.extra)
         return out
@@ -3671,7 +3698,7 @@ class AzurePromptFilterResult(_Object):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    prompt_index: int
+    prompt_index: int | _Unset | None = UNSET
     """Index of the prompt the verdicts refer to."""
     content_filter_results: AzureContentFilterResults | _Unset | None = UNSET
     """The verdict of each filter category."""
@@ -3679,7 +3706,7 @@ class AzurePromptFilterResult(_Object):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "prompt_index": _required(_int),
+            "prompt_index": _nullable(_int),
             "content_filter_results": _nullable(AzureContentFilterResults.from_dict),
         }
     )
@@ -3689,7 +3716,8 @@ class AzurePromptFilterResult(_Object):
         then `extra`.
         """
         out: dict[str, Any] = {}
-        out["prompt_index"] = self.prompt_index
+        if self.prompt_index is not UNSET:
+            out["prompt_index"] = self.prompt_index
         if self.content_filter_results is not UNSET:
             out["content_filter_results"] = (
                 None
@@ -3808,16 +3836,16 @@ class GroqModelUsage(_Object):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    model: str
+    model: str | _Unset | None = UNSET
     """Name of the model that was called."""
-    usage: CompletionUsage
+    usage: CompletionUsage | _Unset | None = UNSET
     """Token counts and timings of that call."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "model": _required(_str),
-            "usage": _required(CompletionUsage.from_dict),
+            "model": _nullable(_str),
+            "usage": _nullable(CompletionUsage.from_dict),
         }
     )
 
@@ -3826,8 +3854,10 @@ class GroqModelUsage(_Object):
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["model"] = self.model
-        out["usage"] = self.usage.to_dict()
+        if self.model is not UNSET:
+            out["model"] = self.model
+        if self.usage is not UNSET:
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
         if self.extra:
             out.update(self.extra)
         return out
@@ -3841,13 +3871,13 @@ class GroqUsageBreakdown(_Object):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    models: list[GroqModelUsage]
+    models: list[GroqModelUsage] | _Unset | None = UNSET
     """One entry per model call."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "models": _required(_list_of(GroqModelUsage.from_dict)),
+            "models": _nullable(_list_of(GroqModelUsage.from_dict)),
         }
     )
 
@@ -3856,7 +3886,12 @@ class GroqUsageBreakdown(_Object):
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["models"] = [item.to_dict() for item in self.models]
+        if self.models is not UNSET:
+            out["models"] = (
+                None
+                if self.models is None
+                else [item.to_dict() for item in self.models]
+            )
         if self.extra:
             out.update(self.extra)
         return out
@@ -4263,7 +4298,7 @@ class OpenRouterError(_Object):
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    message: str
+    message: str | _Unset | None = UNSET
     """Human-readable explanation, often just `Provider returned error`."""
     code: int | str | _Unset | None = UNSET
     """The error code: usually an HTTP status such as 429 or 502, sometimes a string
@@ -4281,7 +4316,7 @@ class OpenRouterError(_Object):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "message": _required(_str),
+            "message": _nullable(_str),
             "code": _nullable(
                 _either("an integer or a string", {int: None, str: None})
             ),
@@ -4296,7 +4331,8 @@ class OpenRouterError(_Object):
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["message"] = self.message
+        if self.message is not UNSET:
+            out["message"] = self.message
         if self.code is not UNSET:
             out["code"] = self.code
         if self.type is not UNSET:
@@ -4466,13 +4502,13 @@ class TogetherWarning(_Object):
     https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
     """
 
-    message: str
+    message: str | _Unset | None = UNSET
     """What the warning is about."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "message": _required(_str),
+            "message": _nullable(_str),
         }
     )
 
@@ -4481,7 +4517,8 @@ class TogetherWarning(_Object):
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["message"] = self.message
+        if self.message is not UNSET:
+            out["message"] = self.message
         if self.extra:
             out.update(self.extra)
         return out
@@ -4689,7 +4726,7 @@ class ChatCompletion(_WideObject):
     not a completion.
     """
 
-    id: str | _Unset = UNSET
+    id: str | _Unset | None = UNSET
     """Identifier of the completion; OpenAI always sends it, a stream whose chunks lack
     it leaves it out.
     """
@@ -4697,7 +4734,7 @@ class ChatCompletion(_WideObject):
         default_factory=list[ChatCompletionChoice]
     )
     """The completion choices, one per requested choice, in index order."""
-    created: int | float | _Unset = UNSET
+    created: int | float | _Unset | None = UNSET
     """Unix time in seconds at which the completion was created.
 
     Mistral AI: The first chunk of some Mistral-served models has no `created`. See
@@ -4706,9 +4743,9 @@ class ChatCompletion(_WideObject):
     SambaNova: `created` is a float timestamp. See
     https://github.com/BerriAI/litellm/pull/11971
     """
-    model: str | _Unset = UNSET
+    model: str | _Unset | None = UNSET
     """Name of the model that produced the completion."""
-    object: CompletionObject | str
+    object: CompletionObject | str | _Unset | None = UNSET
     """Type tag of the payload."""
     service_tier: ServiceTier | str | _Unset | None = UNSET
     """Processing tier that served the request."""
@@ -4873,13 +4910,13 @@ class ChatCompletion(_WideObject):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "id": _optional(_str),
+            "id": _nullable(_str),
             "choices": _defaulted(_list_of(ChatCompletionChoice.from_dict)),
-            "created": _optional(
+            "created": _nullable(
                 _either("an integer or a number", {int: None, float: None})
             ),
-            "model": _optional(_str),
-            "object": _required(_str),
+            "model": _nullable(_str),
+            "object": _nullable(_str),
             "service_tier": _nullable(_str),
             "system_fingerprint": _nullable(_str),
             "usage": _nullable(CompletionUsage.from_dict),
@@ -5013,7 +5050,7 @@ class ChoiceDeltaToolCallCustom(_Object):
 class ChoiceDeltaToolCall(_Object):
     """A fragment of one tool call."""
 
-    index: int | _Unset = UNSET
+    index: int | _Unset | None = UNSET
     """Which tool call of the choice this fragment belongs to.
 
     Mistral AI: Mistral sends each tool call whole, without `index` or `type`. See
@@ -5034,7 +5071,7 @@ class ChoiceDeltaToolCall(_Object):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "index": _optional(_int),
+            "index": _nullable(_int),
             "id": _nullable(_str),
             "function": _nullable(ChoiceDeltaToolCallFunction.from_dict),
             "type": _nullable(_str),
@@ -5315,9 +5352,9 @@ class ChoiceDelta(_WideObject):
 class Choice(_WideObject):
     """The fragment of one choice carried by a chunk."""
 
-    index: int
+    index: int | _Unset | None = UNSET
     """Position of this choice among the choices of the completion."""
-    delta: ChoiceDelta | _Unset = UNSET
+    delta: ChoiceDelta | _Unset | None = UNSET
     """The new part of the assistant message.
 
     Azure OpenAI: Annotation chunks of the asynchronous content filter carry a choice
@@ -5407,8 +5444,8 @@ class Choice(_WideObject):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "index": _required(_int),
-            "delta": _optional(ChoiceDelta.from_dict),
+            "index": _nullable(_int),
+            "delta": _nullable(ChoiceDelta.from_dict),
             "finish_reason": _nullable(_str),
             "logprobs": _nullable(
                 _either(
@@ -5434,7 +5471,7 @@ class Choice(_WideObject):
     )
 
     _writers: ClassVar[dict[str, Callable[[Any], Any]]] = {
-        "delta": _as_dict,
+        "delta": _as_dict_or_null,
         "logprobs": _encoded,
         "content_filter_results": _as_dict_or_null,
         "content_filter_offsets": _as_dict_or_null,
@@ -5459,7 +5496,7 @@ class ChatCompletionChunk(_WideObject):
     a chunk.
     """
 
-    id: str | _Unset = UNSET
+    id: str | _Unset | None = UNSET
     """Identifier of the completion; the same on every chunk of one stream.
 
     Google Gemini: Responses had no top-level `id` (seen in 2025; reported fixed in
@@ -5472,7 +5509,7 @@ class ChatCompletionChunk(_WideObject):
     """The fragments of each choice in this event; empty on the usage chunk and on other
     control chunks. A missing or null list reads as empty.
     """
-    created: int | float | _Unset = UNSET
+    created: int | float | _Unset | None = UNSET
     """Unix time in seconds at which the completion was created; the same on every
     chunk.
 
@@ -5482,7 +5519,7 @@ class ChatCompletionChunk(_WideObject):
     SambaNova: `created` is a float timestamp. See
     https://github.com/BerriAI/litellm/pull/11971
     """
-    model: str
+    model: str | _Unset | None = UNSET
     """Name of the model that produced the chunk, often a dated snapshot."""
     object: ChunkObject | str | _Unset | None = UNSET
     """Type tag of the payload.
@@ -5505,7 +5542,7 @@ class ChatCompletionChunk(_WideObject):
     """Token counts for the whole request; only sent when `stream_options.include_usage`
     is set, and then null on every chunk but the last.
     """
-    obfuscation: str | _Unset = UNSET
+    obfuscation: str | _Unset | None = UNSET
     """Random padding that hides the length of each event from network observers; may be
     empty.
     """
@@ -5662,17 +5699,17 @@ class ChatCompletionChunk(_WideObject):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "id": _optional(_str),
+            "id": _nullable(_str),
             "choices": _defaulted(_list_of(Choice.from_dict)),
-            "created": _optional(
+            "created": _nullable(
                 _either("an integer or a number", {int: None, float: None})
             ),
-            "model": _required(_str),
+            "model": _nullable(_str),
             "object": _nullable(_str),
             "service_tier": _nullable(_str),
             "system_fingerprint": _nullable(_str),
             "usage": _nullable(CompletionUsage.from_dict),
-            "obfuscation": _optional(_str),
+            "obfuscation": _nullable(_str),
             "moderation": _nullable(Moderation.from_dict),
             "prompt_filter_results": _nullable(
                 _list_of(AzurePromptFilterResult.from_dict)

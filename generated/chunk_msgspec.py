@@ -28,9 +28,9 @@
 #   spec/vendors/vllm.yaml               6609612c3a1b
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        2a7f8f643749
-#   chunkspec code                       18333fedf522
-# Digest: da5d65ebe208aaa6
+#   spec as built                        9cf0a277224e
+#   chunkspec code                       5d27b83fefca
+# Digest: c5f289e57a8dad1a
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -486,16 +486,6 @@ whether the key is required)."""
 def _required(decode: Callable[[Any], Any], name: str = "") -> _Row:
     """A key that must be present and not null."""
     return (name, decode, _REJECT, True)
-
-
-def _required_nullable(decode: Callable[[Any], Any], name: str = "") -> _Row:
-    """A key that must be present, and may be null."""
-    return (name, decode, _KEEP, True)
-
-
-def _optional(decode: Callable[[Any], Any], name: str = "") -> _Row:
-    """A key that may be absent, and is not null when present."""
-    return (name, decode, _REJECT, False)
 
 
 def _nullable(decode: Callable[[Any], Any], name: str = "") -> _Row:
@@ -1112,7 +1102,7 @@ class MistralThinkingPart(
     https://docs.mistral.ai/api/#tag/chat/operation/chat_completion_v1_chat_completions_post
     """
 
-    type: str
+    type: str | _Unset | None = UNSET
     """Kind of part; `text` in practice."""
     text: str | _Unset | None = UNSET
     """A piece of reasoning text."""
@@ -1142,7 +1132,8 @@ class MistralThinkingPart(
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["type"] = self.type
+        if self.type is not UNSET:
+            out["type"] = self.type
         if self.text is not UNSET:
             out["text"] = self.text
         out.update(self.extra)
@@ -1161,7 +1152,7 @@ class _MistralThinkingPartRead(MistralThinkingPart):
 
 _MISTRAL_THINKING_PART_FIELDS: Final = _Shape(
     {
-        "type": _required(_str),
+        "type": _nullable(_str),
         "text": _nullable(_str),
     }
 )
@@ -1176,7 +1167,7 @@ class MistralContentPart(
     https://docs.mistral.ai/api/#tag/chat/operation/chat_completion_v1_chat_completions_post
     """
 
-    type: str
+    type: str | _Unset | None = UNSET
     """Kind of part."""
     text: str | _Unset | None = UNSET
     """The text of a `text` part."""
@@ -1208,7 +1199,8 @@ class MistralContentPart(
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["type"] = self.type
+        if self.type is not UNSET:
+            out["type"] = self.type
         if self.text is not UNSET:
             out["text"] = self.text
         if self.thinking is not UNSET:
@@ -1233,7 +1225,7 @@ class _MistralContentPartRead(MistralContentPart):
 
 _MISTRAL_CONTENT_PART_FIELDS: Final = _Shape(
     {
-        "type": _required(_str),
+        "type": _nullable(_str),
         "text": _nullable(_str),
         "thinking": _nullable(_list_of(MistralThinkingPart.from_dict)),
     }
@@ -1245,7 +1237,7 @@ class ChatCompletionMessageToolCallFunction(
 ):
     """The function a tool call calls."""
 
-    arguments: str | dict[str, Any]
+    arguments: str | dict[str, Any] | _Unset | None = UNSET
     """The arguments as JSON text, exactly as the model wrote them (it may be invalid
     JSON); empty when no fragment carried any.
 
@@ -1255,7 +1247,7 @@ class ChatCompletionMessageToolCallFunction(
     MiniMax: The Coding Plan streams tool arguments as a JSON object, not a string. See
     https://github.com/can1357/oh-my-pi/pull/1779
     """
-    name: str | _Unset = UNSET
+    name: str | _Unset | None = UNSET
     """Name of the function; OpenAI always sends it."""
 
     @property
@@ -1285,7 +1277,8 @@ class ChatCompletionMessageToolCallFunction(
         spec order, then `extra`.
         """
         out: dict[str, Any] = {}
-        out["arguments"] = self.arguments
+        if self.arguments is not UNSET:
+            out["arguments"] = self.arguments
         if self.name is not UNSET:
             out["name"] = self.name
         out.update(self.extra)
@@ -1304,10 +1297,10 @@ class _ChatCompletionMessageToolCallFunctionRead(ChatCompletionMessageToolCallFu
 
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS: Final = _Shape(
     {
-        "arguments": _required(
+        "arguments": _nullable(
             _either("a string or an object", {str: None, dict: _map})
         ),
-        "name": _optional(_str),
+        "name": _nullable(_str),
     }
 )
 
@@ -1317,11 +1310,11 @@ class ChatCompletionMessageToolCallCustom(
 ):
     """The custom tool a tool call calls."""
 
-    input: str
+    input: str | _Unset | None = UNSET
     """The free-form input, exactly as the model wrote it; empty when no fragment
     carried any.
     """
-    name: str | _Unset = UNSET
+    name: str | _Unset | None = UNSET
     """Name of the custom tool; OpenAI always sends it."""
 
     @property
@@ -1351,7 +1344,8 @@ class ChatCompletionMessageToolCallCustom(
         spec order, then `extra`.
         """
         out: dict[str, Any] = {}
-        out["input"] = self.input
+        if self.input is not UNSET:
+            out["input"] = self.input
         if self.name is not UNSET:
             out["name"] = self.name
         out.update(self.extra)
@@ -1370,8 +1364,8 @@ class _ChatCompletionMessageToolCallCustomRead(ChatCompletionMessageToolCallCust
 
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS: Final = _Shape(
     {
-        "input": _required(_str),
-        "name": _optional(_str),
+        "input": _nullable(_str),
+        "name": _nullable(_str),
     }
 )
 
@@ -1381,19 +1375,19 @@ class ChatCompletionMessageToolCall(
 ):
     """A call the model made to a tool."""
 
-    index: int | _Unset = UNSET
+    index: int | _Unset | None = UNSET
     """Position of the call in the stream it was merged from; a response without
     streaming leaves it out, and the list is in index order either way.
     """
-    id: str | _Unset = UNSET
+    id: str | _Unset | None = UNSET
     """Identifier of the call, to be quoted by the tool result; OpenAI always sends
     it.
     """
-    type: str
+    type: str | _Unset | None = UNSET
     """Kind of tool."""
-    function: ChatCompletionMessageToolCallFunction | _Unset = UNSET
+    function: ChatCompletionMessageToolCallFunction | _Unset | None = UNSET
     """The function called and its arguments; absent for a custom tool call."""
-    custom: ChatCompletionMessageToolCallCustom | _Unset = UNSET
+    custom: ChatCompletionMessageToolCallCustom | _Unset | None = UNSET
     """The custom tool called and its input, for a call of type `custom`."""
 
     @property
@@ -1427,11 +1421,12 @@ class ChatCompletionMessageToolCall(
             out["index"] = self.index
         if self.id is not UNSET:
             out["id"] = self.id
-        out["type"] = self.type
+        if self.type is not UNSET:
+            out["type"] = self.type
         if self.function is not UNSET:
-            out["function"] = self.function.to_dict()
+            out["function"] = None if self.function is None else self.function.to_dict()
         if self.custom is not UNSET:
-            out["custom"] = self.custom.to_dict()
+            out["custom"] = None if self.custom is None else self.custom.to_dict()
         out.update(self.extra)
         return out
 
@@ -1448,11 +1443,11 @@ class _ChatCompletionMessageToolCallRead(ChatCompletionMessageToolCall):
 
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS: Final = _Shape(
     {
-        "index": _optional(_int),
-        "id": _optional(_str),
-        "type": _required(_str),
-        "function": _optional(ChatCompletionMessageToolCallFunction.from_dict),
-        "custom": _optional(ChatCompletionMessageToolCallCustom.from_dict),
+        "index": _nullable(_int),
+        "id": _nullable(_str),
+        "type": _nullable(_str),
+        "function": _nullable(ChatCompletionMessageToolCallFunction.from_dict),
+        "custom": _nullable(ChatCompletionMessageToolCallCustom.from_dict),
     }
 )
 
@@ -1462,9 +1457,9 @@ class ChatCompletionMessageFunctionCall(
 ):
     """The function call of the legacy functions API."""
 
-    arguments: str
+    arguments: str | _Unset | None = UNSET
     """The arguments as JSON text, exactly as the model wrote them."""
-    name: str | _Unset = UNSET
+    name: str | _Unset | None = UNSET
     """Name of the function; OpenAI always sends it."""
 
     @property
@@ -1494,7 +1489,8 @@ class ChatCompletionMessageFunctionCall(
         order, then `extra`.
         """
         out: dict[str, Any] = {}
-        out["arguments"] = self.arguments
+        if self.arguments is not UNSET:
+            out["arguments"] = self.arguments
         if self.name is not UNSET:
             out["name"] = self.name
         out.update(self.extra)
@@ -1513,8 +1509,8 @@ class _ChatCompletionMessageFunctionCallRead(ChatCompletionMessageFunctionCall):
 
 _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS: Final = _Shape(
     {
-        "arguments": _required(_str),
-        "name": _optional(_str),
+        "arguments": _nullable(_str),
+        "name": _nullable(_str),
     }
 )
 
@@ -1524,13 +1520,13 @@ class ChatCompletionAudio(
 ):
     """An audio answer."""
 
-    id: str | _Unset = UNSET
+    id: str | _Unset | None = UNSET
     """Identifier of the audio answer, for use in later turns."""
-    data: str | _Unset = UNSET
+    data: str | _Unset | None = UNSET
     """The base64-encoded audio in the requested format."""
-    expires_at: int | _Unset = UNSET
+    expires_at: int | _Unset | None = UNSET
     """Unix time in seconds after which the audio can no longer be referenced."""
-    transcript: str | _Unset = UNSET
+    transcript: str | _Unset | None = UNSET
     """Transcript of the audio."""
 
     @property
@@ -1582,10 +1578,10 @@ class _ChatCompletionAudioRead(ChatCompletionAudio):
 
 _CHAT_COMPLETION_AUDIO_FIELDS: Final = _Shape(
     {
-        "id": _optional(_str),
-        "data": _optional(_str),
-        "expires_at": _optional(_int),
-        "transcript": _optional(_str),
+        "id": _nullable(_str),
+        "data": _nullable(_str),
+        "expires_at": _nullable(_int),
+        "transcript": _nullable(_str),
     }
 )
 
@@ -2122,7 +2118,7 @@ class GroqExecutedTool(
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    index: int
+    index: int | _Unset | None = UNSET
     """Which tool run of the message this entry describes; repeated when its result
     arrives.
     """
@@ -2162,7 +2158,8 @@ class GroqExecutedTool(
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["index"] = self.index
+        if self.index is not UNSET:
+            out["index"] = self.index
         if self.type is not UNSET:
             out["type"] = self.type
         if self.arguments is not UNSET:
@@ -2201,7 +2198,7 @@ class _GroqExecutedToolRead(GroqExecutedTool):
 
 _GROQ_EXECUTED_TOOL_FIELDS: Final = _Shape(
     {
-        "index": _required(_int),
+        "index": _nullable(_int),
         "type": _nullable(_str),
         "arguments": _nullable(_str),
         "output": _nullable(_str),
@@ -2221,7 +2218,7 @@ class LiteLLMThinkingBlock(
     https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
     """
 
-    type: str
+    type: str | _Unset | None = UNSET
     """Whether the block is readable thinking or a redacted one."""
     thinking: str | _Unset | None = UNSET
     """The text of a readable thinking block."""
@@ -2259,7 +2256,8 @@ class LiteLLMThinkingBlock(
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["type"] = self.type
+        if self.type is not UNSET:
+            out["type"] = self.type
         if self.thinking is not UNSET:
             out["thinking"] = self.thinking
         if self.signature is not UNSET:
@@ -2284,7 +2282,7 @@ class _LiteLLMThinkingBlockRead(LiteLLMThinkingBlock):
 
 _LITE_L_L_M_THINKING_BLOCK_FIELDS: Final = _Shape(
     {
-        "type": _required(_str),
+        "type": _nullable(_str),
         "thinking": _nullable(_str),
         "signature": _nullable(_str),
         "data": _nullable(_str),
@@ -2459,7 +2457,7 @@ class OpenRouterUrlCitation(
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    url: str
+    url: str | _Unset | None = UNSET
     """Address of the page."""
     title: str | _Unset | None = UNSET
     """Title of the page; may be empty."""
@@ -2495,7 +2493,8 @@ class OpenRouterUrlCitation(
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["url"] = self.url
+        if self.url is not UNSET:
+            out["url"] = self.url
         if self.title is not UNSET:
             out["title"] = self.title
         if self.start_index is not UNSET:
@@ -2520,7 +2519,7 @@ class _OpenRouterUrlCitationRead(OpenRouterUrlCitation):
 
 _OPEN_ROUTER_URL_CITATION_FIELDS: Final = _Shape(
     {
-        "url": _required(_str),
+        "url": _nullable(_str),
         "title": _nullable(_str),
         "start_index": _nullable(_int),
         "end_index": _nullable(_int),
@@ -2817,7 +2816,7 @@ class OpenRouterAnnotation(
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    type: str
+    type: str | _Unset | None = UNSET
     """Kind of citation."""
     url_citation: OpenRouterUrlCitation | _Unset | None = UNSET
     """The cited web page, for `url_citation`."""
@@ -2861,7 +2860,8 @@ class OpenRouterAnnotation(
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["type"] = self.type
+        if self.type is not UNSET:
+            out["type"] = self.type
         if self.url_citation is not UNSET:
             out["url_citation"] = (
                 None if self.url_citation is None else self.url_citation.to_dict()
@@ -2896,7 +2896,7 @@ class _OpenRouterAnnotationRead(OpenRouterAnnotation):
 
 _OPEN_ROUTER_ANNOTATION_FIELDS: Final = _Shape(
     {
-        "type": _required(_str),
+        "type": _nullable(_str),
         "url_citation": _nullable(OpenRouterUrlCitation.from_dict),
         "file": _nullable(OpenRouterFileAnnotation.from_dict),
         "document_citation": _nullable(GroqDocumentCitation.from_dict),
@@ -2910,9 +2910,9 @@ class ChatCompletionMessage(
 ):
     """A message the model wrote."""
 
-    role: str
+    role: str | _Unset | None = UNSET
     """Author of the message, `assistant` for a model's answer."""
-    content: str | list[MistralContentPart] | None
+    content: str | list[MistralContentPart] | _Unset | None = UNSET
     """The text of the message; null when the model only called tools or refused.
 
     Mistral AI: Magistral models stream `content` as a list of typed parts (thinking,
@@ -3054,8 +3054,10 @@ class ChatCompletionMessage(
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["role"] = self.role
-        out["content"] = _encoded(self.content)
+        if self.role is not UNSET:
+            out["role"] = self.role
+        if self.content is not UNSET:
+            out["content"] = _encoded(self.content)
         if self.refusal is not UNSET:
             out["refusal"] = self.refusal
         if self.tool_calls is not UNSET:
@@ -3134,8 +3136,8 @@ class _ChatCompletionMessageRead(ChatCompletionMessage):
 
 _CHAT_COMPLETION_MESSAGE_FIELDS: Final = _Shape(
     {
-        "role": _required(_str),
-        "content": _required_nullable(
+        "role": _nullable(_str),
+        "content": _nullable(
             _either(
                 "a string or a list",
                 {str: None, list: _list_of(MistralContentPart.from_dict)},
@@ -3166,11 +3168,11 @@ _CHAT_COMPLETION_MESSAGE_FIELDS: Final = _Shape(
 class TopLogprob(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """One alternative token at a position."""
 
-    token: str
+    token: str | _Unset | None = UNSET
     """The token as text."""
     bytes: list[int] | _Unset | None = UNSET
     """The UTF-8 bytes of the token; null when the token has no byte form."""
-    logprob: int | float
+    logprob: int | float | _Unset | None = UNSET
     """Natural log of the probability of the token."""
 
     @property
@@ -3196,10 +3198,12 @@ class TopLogprob(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["token"] = self.token
+        if self.token is not UNSET:
+            out["token"] = self.token
         if self.bytes is not UNSET:
             out["bytes"] = self.bytes
-        out["logprob"] = self.logprob
+        if self.logprob is not UNSET:
+            out["logprob"] = self.logprob
         out.update(self.extra)
         return out
 
@@ -3214,9 +3218,9 @@ class _TopLogprobRead(TopLogprob):
 
 _TOP_LOGPROB_FIELDS: Final = _Shape(
     {
-        "token": _required(_str),
+        "token": _nullable(_str),
         "bytes": _nullable(_list_of(_int)),
-        "logprob": _required(_float),
+        "logprob": _nullable(_float),
     }
 )
 
@@ -3226,17 +3230,17 @@ class ChatCompletionTokenLogprob(
 ):
     """A generated token with its log probability and the most likely alternatives."""
 
-    token: str
+    token: str | _Unset | None = UNSET
     """The token as text."""
     bytes: list[int] | _Unset | None = UNSET
     """The UTF-8 bytes of the token, needed to rebuild characters split across tokens;
     null when the token has no byte form.
     """
-    logprob: int | float
+    logprob: int | float | _Unset | None = UNSET
     """Natural log of the probability of the token; -9999.0 stands for a probability too
     small to report.
     """
-    top_logprobs: list[TopLogprob]
+    top_logprobs: list[TopLogprob] | _Unset | None = UNSET
     """The most likely tokens at this position, possibly fewer than requested."""
 
     @property
@@ -3266,11 +3270,18 @@ class ChatCompletionTokenLogprob(
         then `extra`.
         """
         out: dict[str, Any] = {}
-        out["token"] = self.token
+        if self.token is not UNSET:
+            out["token"] = self.token
         if self.bytes is not UNSET:
             out["bytes"] = self.bytes
-        out["logprob"] = self.logprob
-        out["top_logprobs"] = [item.to_dict() for item in self.top_logprobs]
+        if self.logprob is not UNSET:
+            out["logprob"] = self.logprob
+        if self.top_logprobs is not UNSET:
+            out["top_logprobs"] = (
+                None
+                if self.top_logprobs is None
+                else [item.to_dict() for item in self.top_logprobs]
+            )
         out.update(self.extra)
         return out
 
@@ -3287,10 +3298,10 @@ class _ChatCompletionTokenLogprobRead(ChatCompletionTokenLogprob):
 
 _CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS: Final = _Shape(
     {
-        "token": _required(_str),
+        "token": _nullable(_str),
         "bytes": _nullable(_list_of(_int)),
-        "logprob": _required(_float),
-        "top_logprobs": _required(_list_of(TopLogprob.from_dict)),
+        "logprob": _nullable(_float),
+        "top_logprobs": _nullable(_list_of(TopLogprob.from_dict)),
     }
 )
 
@@ -3375,7 +3386,7 @@ class AzureSeverityResult(
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    filtered: bool
+    filtered: bool | _Unset | None = UNSET
     """Whether the content was withheld."""
     severity: str | _Unset | None = UNSET
     """How severe the detected content is."""
@@ -3405,7 +3416,8 @@ class AzureSeverityResult(
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["filtered"] = self.filtered
+        if self.filtered is not UNSET:
+            out["filtered"] = self.filtered
         if self.severity is not UNSET:
             out["severity"] = self.severity
         out.update(self.extra)
@@ -3424,7 +3436,7 @@ class _AzureSeverityResultRead(AzureSeverityResult):
 
 _AZURE_SEVERITY_RESULT_FIELDS: Final = _Shape(
     {
-        "filtered": _required(_bool),
+        "filtered": _nullable(_bool),
         "severity": _nullable(_str),
     }
 )
@@ -3439,7 +3451,7 @@ class AzureDetectionResult(
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    filtered: bool
+    filtered: bool | _Unset | None = UNSET
     """Whether the content was withheld."""
     detected: bool | _Unset | None = UNSET
     """Whether the category was detected."""
@@ -3469,7 +3481,8 @@ class AzureDetectionResult(
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["filtered"] = self.filtered
+        if self.filtered is not UNSET:
+            out["filtered"] = self.filtered
         if self.detected is not UNSET:
             out["detected"] = self.detected
         out.update(self.extra)
@@ -3488,7 +3501,7 @@ class _AzureDetectionResultRead(AzureDetectionResult):
 
 _AZURE_DETECTION_RESULT_FIELDS: Final = _Shape(
     {
-        "filtered": _required(_bool),
+        "filtered": _nullable(_bool),
         "detected": _nullable(_bool),
     }
 )
@@ -3503,7 +3516,7 @@ class AzureBlocklistResult(
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    filtered: bool
+    filtered: bool | _Unset | None = UNSET
     """Whether the content was withheld."""
     id: str | _Unset | None = UNSET
     """Name of the blocklist."""
@@ -3533,7 +3546,8 @@ class AzureBlocklistResult(
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["filtered"] = self.filtered
+        if self.filtered is not UNSET:
+            out["filtered"] = self.filtered
         if self.id is not UNSET:
             out["id"] = self.id
         out.update(self.extra)
@@ -3552,7 +3566,7 @@ class _AzureBlocklistResultRead(AzureBlocklistResult):
 
 _AZURE_BLOCKLIST_RESULT_FIELDS: Final = _Shape(
     {
-        "filtered": _required(_bool),
+        "filtered": _nullable(_bool),
         "id": _nullable(_str),
     }
 )
@@ -3567,7 +3581,7 @@ class AzureBlocklistDetails(
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    filtered: bool
+    filtered: bool | _Unset | None = UNSET
     """Whether any blocklist withheld the content."""
     details: list[AzureBlocklistResult] | _Unset | None = UNSET
     """The verdict of each blocklist."""
@@ -3597,7 +3611,8 @@ class AzureBlocklistDetails(
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["filtered"] = self.filtered
+        if self.filtered is not UNSET:
+            out["filtered"] = self.filtered
         if self.details is not UNSET:
             out["details"] = (
                 None
@@ -3620,7 +3635,7 @@ class _AzureBlocklistDetailsRead(AzureBlocklistDetails):
 
 _AZURE_BLOCKLIST_DETAILS_FIELDS: Final = _Shape(
     {
-        "filtered": _required(_bool),
+        "filtered": _nullable(_bool),
         "details": _nullable(_list_of(AzureBlocklistResult.from_dict)),
     }
 )
@@ -3826,11 +3841,11 @@ class AzureContentFilterOffsets(
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    check_offset: int
+    check_offset: int | _Unset | None = UNSET
     """Offset up to which the output has been checked."""
-    start_offset: int
+    start_offset: int | _Unset | None = UNSET
     """Start of the annotated span."""
-    end_offset: int
+    end_offset: int | _Unset | None = UNSET
     """End of the annotated span."""
 
     @property
@@ -3860,9 +3875,12 @@ class AzureContentFilterOffsets(
         then `extra`.
         """
         out: dict[str, Any] = {}
-        out["check_offset"] = self.check_offset
-        out["start_offset"] = self.start_offset
-        out["end_offset"] = self.end_offset
+        if self.check_offset is not UNSET:
+            out["check_offset"] = self.check_offset
+        if self.start_offset is not UNSET:
+            out["start_offset"] = self.start_offset
+        if self.end_offset is not UNSET:
+            out["end_offset"] = self.end_offset
         out.update(self.extra)
         return out
 
@@ -3879,9 +3897,9 @@ class _AzureContentFilterOffsetsRead(AzureContentFilterOffsets):
 
 _AZURE_CONTENT_FILTER_OFFSETS_FIELDS: Final = _Shape(
     {
-        "check_offset": _required(_int),
-        "start_offset": _required(_int),
-        "end_offset": _required(_int),
+        "check_offset": _nullable(_int),
+        "start_offset": _nullable(_int),
+        "end_offset": _nullable(_int),
     }
 )
 
@@ -4297,19 +4315,19 @@ class CompletionUsage(
 ):
     """Token counts for a request."""
 
-    completion_tokens: int | _Unset = UNSET
+    completion_tokens: int | _Unset | None = UNSET
     """Tokens generated, reasoning tokens included.
 
     MiniMax: Streams send `"usage": {}`, or usage with other counters only. See
     https://github.com/zed-industries/zed/issues/42893
     """
-    prompt_tokens: int | _Unset = UNSET
+    prompt_tokens: int | _Unset | None = UNSET
     """Tokens in the prompt.
 
     MiniMax: Streams send `"usage": {}`, or usage with other counters only. See
     https://github.com/zed-industries/zed/issues/42893
     """
-    total_tokens: int | _Unset = UNSET
+    total_tokens: int | _Unset | None = UNSET
     """Prompt and completion tokens together.
 
     MiniMax: Streams send `"usage": {}`, or usage with other counters only. See
@@ -4521,9 +4539,9 @@ class _CompletionUsageRead(CompletionUsage):
 
 _COMPLETION_USAGE_FIELDS: Final = _Shape(
     {
-        "completion_tokens": _optional(_int),
-        "prompt_tokens": _optional(_int),
-        "total_tokens": _optional(_int),
+        "completion_tokens": _nullable(_int),
+        "prompt_tokens": _nullable(_int),
+        "total_tokens": _nullable(_int),
         "completion_tokens_details": _nullable(CompletionTokensDetails.from_dict),
         "prompt_tokens_details": _nullable(PromptTokensDetails.from_dict),
         "prompt_cache_hit_tokens": _nullable(_int),
@@ -4557,11 +4575,11 @@ class ChatCompletionChoice(
 ):
     """One choice of a completion."""
 
-    index: int
+    index: int | _Unset | None = UNSET
     """Position of this choice among the choices of the completion."""
-    message: ChatCompletionMessage
+    message: ChatCompletionMessage | _Unset | None = UNSET
     """The message the model wrote."""
-    finish_reason: str | None
+    finish_reason: str | _Unset | None = UNSET
     """Why the model stopped generating; null when a stream ended before saying."""
     logprobs: ChoiceLogprobs | int | float | _Unset | None = UNSET
     """Log probabilities of the message tokens, when they were requested.
@@ -4664,9 +4682,12 @@ class ChatCompletionChoice(
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["index"] = self.index
-        out["message"] = self.message.to_dict()
-        out["finish_reason"] = self.finish_reason
+        if self.index is not UNSET:
+            out["index"] = self.index
+        if self.message is not UNSET:
+            out["message"] = None if self.message is None else self.message.to_dict()
+        if self.finish_reason is not UNSET:
+            out["finish_reason"] = self.finish_reason
         if self.logprobs is not UNSET:
             out["logprobs"] = _encoded(self.logprobs)
         if self.content_filter_results is not UNSET:
@@ -4713,9 +4734,9 @@ class _ChatCompletionChoiceRead(ChatCompletionChoice):
 
 _CHAT_COMPLETION_CHOICE_FIELDS: Final = _Shape(
     {
-        "index": _required(_int),
-        "message": _required(ChatCompletionMessage.from_dict),
-        "finish_reason": _required_nullable(_str),
+        "index": _nullable(_int),
+        "message": _nullable(ChatCompletionMessage.from_dict),
+        "finish_reason": _nullable(_str),
         "logprobs": _nullable(
             _either(
                 "an object or a number",
@@ -4745,19 +4766,19 @@ class ModerationResultBody(
 ):
     """The verdict of the moderation model on one input."""
 
-    type: str
+    type: str | _Unset | None = UNSET
     """Tag of this object."""
-    model: str
+    model: str | _Unset | None = UNSET
     """Moderation model that produced the verdict."""
-    flagged: bool
+    flagged: bool | _Unset | None = UNSET
     """Whether any category was flagged."""
-    categories: dict[str, bool]
+    categories: dict[str, bool] | _Unset | None = UNSET
     """Whether each category was flagged, keyed by category name (such as
     `self-harm/intent`).
     """
-    category_scores: dict[str, int | float]
+    category_scores: dict[str, int | float] | _Unset | None = UNSET
     """The score of each category, keyed by category name."""
-    category_applied_input_types: dict[str, list[str]]
+    category_applied_input_types: dict[str, list[str]] | _Unset | None = UNSET
     """The input types each category was applied to, keyed by category name."""
 
     @property
@@ -4785,12 +4806,18 @@ class ModerationResultBody(
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["type"] = self.type
-        out["model"] = self.model
-        out["flagged"] = self.flagged
-        out["categories"] = self.categories
-        out["category_scores"] = self.category_scores
-        out["category_applied_input_types"] = self.category_applied_input_types
+        if self.type is not UNSET:
+            out["type"] = self.type
+        if self.model is not UNSET:
+            out["model"] = self.model
+        if self.flagged is not UNSET:
+            out["flagged"] = self.flagged
+        if self.categories is not UNSET:
+            out["categories"] = self.categories
+        if self.category_scores is not UNSET:
+            out["category_scores"] = self.category_scores
+        if self.category_applied_input_types is not UNSET:
+            out["category_applied_input_types"] = self.category_applied_input_types
         out.update(self.extra)
         return out
 
@@ -4807,12 +4834,12 @@ class _ModerationResultBodyRead(ModerationResultBody):
 
 _MODERATION_RESULT_BODY_FIELDS: Final = _Shape(
     {
-        "type": _required(_str),
-        "model": _required(_str),
-        "flagged": _required(_bool),
-        "categories": _required(_map_of(_bool)),
-        "category_scores": _required(_map_of(_float)),
-        "category_applied_input_types": _required(_map_of(_list_of(_str))),
+        "type": _nullable(_str),
+        "model": _nullable(_str),
+        "flagged": _nullable(_bool),
+        "categories": _nullable(_map_of(_bool)),
+        "category_scores": _nullable(_map_of(_float)),
+        "category_applied_input_types": _nullable(_map_of(_list_of(_str))),
     }
 )
 
@@ -4827,9 +4854,9 @@ class ModerationResults(
 ):
     """The moderation results for one side of a request."""
 
-    model: str
+    model: str | _Unset | None = UNSET
     """Moderation model that produced the results."""
-    results: list[ModerationResultBody]
+    results: list[ModerationResultBody] | _Unset | None = UNSET
     """One result per moderated input."""
 
     @property
@@ -4866,8 +4893,14 @@ class ModerationResults(
         """
         out: dict[str, Any] = {}
         out["type"] = "moderation_results"
-        out["model"] = self.model
-        out["results"] = [item.to_dict() for item in self.results]
+        if self.model is not UNSET:
+            out["model"] = self.model
+        if self.results is not UNSET:
+            out["results"] = (
+                None
+                if self.results is None
+                else [item.to_dict() for item in self.results]
+            )
         out.update(self.extra)
         return out
 
@@ -4885,8 +4918,8 @@ class _ModerationResultsRead(ModerationResults):
 _MODERATION_RESULTS_FIELDS: Final = _Shape(
     {
         "type": _required(_one_of("moderation_results")),
-        "model": _required(_str),
-        "results": _required(_list_of(ModerationResultBody.from_dict)),
+        "model": _nullable(_str),
+        "results": _nullable(_list_of(ModerationResultBody.from_dict)),
     }
 )
 
@@ -4901,9 +4934,9 @@ class ModerationError(
 ):
     """Why moderation of one side of a request failed."""
 
-    code: str
+    code: str | _Unset | None = UNSET
     """Machine-readable error code."""
-    message: str
+    message: str | _Unset | None = UNSET
     """Human-readable explanation."""
 
     @property
@@ -4940,8 +4973,10 @@ class ModerationError(
         """
         out: dict[str, Any] = {}
         out["type"] = "error"
-        out["code"] = self.code
-        out["message"] = self.message
+        if self.code is not UNSET:
+            out["code"] = self.code
+        if self.message is not UNSET:
+            out["message"] = self.message
         out.update(self.extra)
         return out
 
@@ -4959,8 +4994,8 @@ class _ModerationErrorRead(ModerationError):
 _MODERATION_ERROR_FIELDS: Final = _Shape(
     {
         "type": _required(_one_of("error")),
-        "code": _required(_str),
-        "message": _required(_str),
+        "code": _nullable(_str),
+        "message": _nullable(_str),
     }
 )
 
@@ -4968,9 +5003,9 @@ _MODERATION_ERROR_FIELDS: Final = _Shape(
 class Moderation(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """Moderation verdicts for a request, one for its input and one for its output."""
 
-    input: ModerationResults | ModerationError
+    input: ModerationResults | ModerationError | _Unset | None = UNSET
     """Verdict on the request input, or the error that prevented it."""
-    output: ModerationResults | ModerationError
+    output: ModerationResults | ModerationError | _Unset | None = UNSET
     """Verdict on the generated output, or the error that prevented it."""
 
     @property
@@ -4996,8 +5031,10 @@ class Moderation(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["input"] = _encoded(self.input)
-        out["output"] = _encoded(self.output)
+        if self.input is not UNSET:
+            out["input"] = _encoded(self.input)
+        if self.output is not UNSET:
+            out["output"] = _encoded(self.output)
         out.update(self.extra)
         return out
 
@@ -5012,7 +5049,7 @@ class _ModerationRead(Moderation):
 
 _MODERATION_FIELDS: Final = _Shape(
     {
-        "input": _required(
+        "input": _nullable(
             _tagged(
                 "type",
                 {
@@ -5021,7 +5058,7 @@ _MODERATION_FIELDS: Final = _Shape(
                 },
             )
         ),
-        "output": _required(
+        "output": _nullable(
             _tagged(
                 "type",
                 {
@@ -5043,7 +5080,7 @@ class AzurePromptFilterResult(
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    prompt_index: int
+    prompt_index: int | _Unset | None = UNSET
     """Index of the prompt the verdicts refer to."""
     content_filter_results: AzureContentFilterResults | _Unset | None = UNSET
     """The verdict of each filter category."""
@@ -5073,7 +5110,8 @@ class AzurePromptFilterResult(
         then `extra`.
         """
         out: dict[str, Any] = {}
-        out["prompt_index"] = self.prompt_index
+        if self.prompt_index is not UNSET:
+            out["prompt_index"] = self.prompt_index
         if self.content_filter_results is not UNSET:
             out["content_filter_results"] = (
                 None
@@ -5096,7 +5134,7 @@ class _AzurePromptFilterResultRead(AzurePromptFilterResult):
 
 _AZURE_PROMPT_FILTER_RESULT_FIELDS: Final = _Shape(
     {
-        "prompt_index": _required(_int),
+        "prompt_index": _nullable(_int),
         "content_filter_results": _nullable(AzureContentFilterResults.from_dict),
     }
 )
@@ -5266,9 +5304,9 @@ class GroqModelUsage(
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    model: str
+    model: str | _Unset | None = UNSET
     """Name of the model that was called."""
-    usage: CompletionUsage
+    usage: CompletionUsage | _Unset | None = UNSET
     """Token counts and timings of that call."""
 
     @property
@@ -5294,8 +5332,10 @@ class GroqModelUsage(
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["model"] = self.model
-        out["usage"] = self.usage.to_dict()
+        if self.model is not UNSET:
+            out["model"] = self.model
+        if self.usage is not UNSET:
+            out["usage"] = None if self.usage is None else self.usage.to_dict()
         out.update(self.extra)
         return out
 
@@ -5312,8 +5352,8 @@ class _GroqModelUsageRead(GroqModelUsage):
 
 _GROQ_MODEL_USAGE_FIELDS: Final = _Shape(
     {
-        "model": _required(_str),
-        "usage": _required(CompletionUsage.from_dict),
+        "model": _nullable(_str),
+        "usage": _nullable(CompletionUsage.from_dict),
     }
 )
 
@@ -5327,7 +5367,7 @@ class GroqUsageBreakdown(
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    models: list[GroqModelUsage]
+    models: list[GroqModelUsage] | _Unset | None = UNSET
     """One entry per model call."""
 
     @property
@@ -5355,7 +5395,12 @@ class GroqUsageBreakdown(
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["models"] = [item.to_dict() for item in self.models]
+        if self.models is not UNSET:
+            out["models"] = (
+                None
+                if self.models is None
+                else [item.to_dict() for item in self.models]
+            )
         out.update(self.extra)
         return out
 
@@ -5372,7 +5417,7 @@ class _GroqUsageBreakdownRead(GroqUsageBreakdown):
 
 _GROQ_USAGE_BREAKDOWN_FIELDS: Final = _Shape(
     {
-        "models": _required(_list_of(GroqModelUsage.from_dict)),
+        "models": _nullable(_list_of(GroqModelUsage.from_dict)),
     }
 )
 
@@ -5993,7 +6038,7 @@ class OpenRouterError(
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    message: str
+    message: str | _Unset | None = UNSET
     """Human-readable explanation, often just `Provider returned error`."""
     code: int | str | _Unset | None = UNSET
     """The error code: usually an HTTP status such as 429 or 502, sometimes a string
@@ -6031,7 +6076,8 @@ class OpenRouterError(
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["message"] = self.message
+        if self.message is not UNSET:
+            out["message"] = self.message
         if self.code is not UNSET:
             out["code"] = self.code
         if self.type is not UNSET:
@@ -6056,7 +6102,7 @@ class _OpenRouterErrorRead(OpenRouterError):
 
 _OPEN_ROUTER_ERROR_FIELDS: Final = _Shape(
     {
-        "message": _required(_str),
+        "message": _nullable(_str),
         "code": _nullable(_either("an integer or a string", {int: None, str: None})),
         "type": _nullable(_str),
         "param": _nullable(_any),
@@ -6310,7 +6356,7 @@ class TogetherWarning(
     https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
     """
 
-    message: str
+    message: str | _Unset | None = UNSET
     """What the warning is about."""
 
     @property
@@ -6336,7 +6382,8 @@ class TogetherWarning(
         `extra`.
         """
         out: dict[str, Any] = {}
-        out["message"] = self.message
+        if self.message is not UNSET:
+            out["message"] = self.message
         out.update(self.extra)
         return out
 
@@ -6353,7 +6400,7 @@ class _TogetherWarningRead(TogetherWarning):
 
 _TOGETHER_WARNING_FIELDS: Final = _Shape(
     {
-        "message": _required(_str),
+        "message": _nullable(_str),
     }
 )
 
@@ -6652,7 +6699,7 @@ class ChatCompletion(
     not a completion.
     """
 
-    id: str | _Unset = UNSET
+    id: str | _Unset | None = UNSET
     """Identifier of the completion; OpenAI always sends it, a stream whose chunks lack
     it leaves it out.
     """
@@ -6660,7 +6707,7 @@ class ChatCompletion(
         default_factory=list[ChatCompletionChoice]
     )
     """The completion choices, one per requested choice, in index order."""
-    created: int | float | _Unset = UNSET
+    created: int | float | _Unset | None = UNSET
     """Unix time in seconds at which the completion was created.
 
     Mistral AI: The first chunk of some Mistral-served models has no `created`. See
@@ -6669,9 +6716,9 @@ class ChatCompletion(
     SambaNova: `created` is a float timestamp. See
     https://github.com/BerriAI/litellm/pull/11971
     """
-    model: str | _Unset = UNSET
+    model: str | _Unset | None = UNSET
     """Name of the model that produced the completion."""
-    object: str
+    object: str | _Unset | None = UNSET
     """Type tag of the payload."""
     service_tier: str | _Unset | None = UNSET
     """Processing tier that served the request."""
@@ -6866,7 +6913,8 @@ class ChatCompletion(
             out["created"] = self.created
         if self.model is not UNSET:
             out["model"] = self.model
-        out["object"] = self.object
+        if self.object is not UNSET:
+            out["object"] = self.object
         if self.service_tier is not UNSET:
             out["service_tier"] = self.service_tier
         if self.system_fingerprint is not UNSET:
@@ -6961,13 +7009,13 @@ class _ChatCompletionRead(ChatCompletion):
 
 _CHAT_COMPLETION_FIELDS: Final = _Shape(
     {
-        "id": _optional(_str),
+        "id": _nullable(_str),
         "choices": _defaulted(_list_of(ChatCompletionChoice.from_dict)),
-        "created": _optional(
+        "created": _nullable(
             _either("an integer or a number", {int: None, float: None})
         ),
-        "model": _optional(_str),
-        "object": _required(_str),
+        "model": _nullable(_str),
+        "object": _nullable(_str),
         "service_tier": _nullable(_str),
         "system_fingerprint": _nullable(_str),
         "usage": _nullable(CompletionUsage.from_dict),
@@ -7142,7 +7190,7 @@ class ChoiceDeltaToolCall(
 ):
     """A fragment of one tool call."""
 
-    index: int | _Unset = UNSET
+    index: int | _Unset | None = UNSET
     """Which tool call of the choice this fragment belongs to.
 
     Mistral AI: Mistral sends each tool call whole, without `index` or `type`. See
@@ -7211,7 +7259,7 @@ class _ChoiceDeltaToolCallRead(ChoiceDeltaToolCall):
 
 _CHOICE_DELTA_TOOL_CALL_FIELDS: Final = _Shape(
     {
-        "index": _optional(_int),
+        "index": _nullable(_int),
         "id": _nullable(_str),
         "function": _nullable(ChoiceDeltaToolCallFunction.from_dict),
         "type": _nullable(_str),
@@ -7613,9 +7661,9 @@ _CHOICE_DELTA_FIELDS: Final = _Shape(
 class Choice(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """The fragment of one choice carried by a chunk."""
 
-    index: int
+    index: int | _Unset | None = UNSET
     """Position of this choice among the choices of the completion."""
-    delta: ChoiceDelta | _Unset = UNSET
+    delta: ChoiceDelta | _Unset | None = UNSET
     """The new part of the assistant message.
 
     Azure OpenAI: Annotation chunks of the asynchronous content filter carry a choice
@@ -7723,9 +7771,10 @@ class Choice(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False)
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Choice: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["index"] = self.index
+        if self.index is not UNSET:
+            out["index"] = self.index
         if self.delta is not UNSET:
-            out["delta"] = self.delta.to_dict()
+            out["delta"] = None if self.delta is None else self.delta.to_dict()
         if self.finish_reason is not UNSET:
             out["finish_reason"] = self.finish_reason
         if self.logprobs is not UNSET:
@@ -7772,8 +7821,8 @@ class _ChoiceRead(Choice):
 
 _CHOICE_FIELDS: Final = _Shape(
     {
-        "index": _required(_int),
-        "delta": _optional(ChoiceDelta.from_dict),
+        "index": _nullable(_int),
+        "delta": _nullable(ChoiceDelta.from_dict),
         "finish_reason": _nullable(_str),
         "logprobs": _nullable(
             _either(
@@ -7816,7 +7865,7 @@ class ChatCompletionChunk(
     a chunk.
     """
 
-    id: str | _Unset = UNSET
+    id: str | _Unset | None = UNSET
     """Identifier of the completion; the same on every chunk of one stream.
 
     Google Gemini: Responses had no top-level `id` (seen in 2025; reported fixed in
@@ -7829,7 +7878,7 @@ class ChatCompletionChunk(
     """The fragments of each choice in this event; empty on the usage chunk and on other
     control chunks. A missing or null list reads as empty.
     """
-    created: int | float | _Unset = UNSET
+    created: int | float | _Unset | None = UNSET
     """Unix time in seconds at which the completion was created; the same on every
     chunk.
 
@@ -7839,7 +7888,7 @@ class ChatCompletionChunk(
     SambaNova: `created` is a float timestamp. See
     https://github.com/BerriAI/litellm/pull/11971
     """
-    model: str
+    model: str | _Unset | None = UNSET
     """Name of the model that produced the chunk, often a dated snapshot."""
     object: str | _Unset | None = UNSET
     """Type tag of the payload.
@@ -7862,7 +7911,7 @@ class ChatCompletionChunk(
     """Token counts for the whole request; only sent when `stream_options.include_usage`
     is set, and then null on every chunk but the last.
     """
-    obfuscation: str | _Unset = UNSET
+    obfuscation: str | _Unset | None = UNSET
     """Random padding that hides the length of each event from network observers; may be
     empty.
     """
@@ -8075,7 +8124,8 @@ class ChatCompletionChunk(
         out["choices"] = [item.to_dict() for item in self.choices]
         if self.created is not UNSET:
             out["created"] = self.created
-        out["model"] = self.model
+        if self.model is not UNSET:
+            out["model"] = self.model
         if self.object is not UNSET:
             out["object"] = self.object
         if self.service_tier is not UNSET:
@@ -8174,17 +8224,17 @@ class _ChatCompletionChunkRead(ChatCompletionChunk):
 
 _CHAT_COMPLETION_CHUNK_FIELDS: Final = _Shape(
     {
-        "id": _optional(_str),
+        "id": _nullable(_str),
         "choices": _defaulted(_list_of(Choice.from_dict)),
-        "created": _optional(
+        "created": _nullable(
             _either("an integer or a number", {int: None, float: None})
         ),
-        "model": _required(_str),
+        "model": _nullable(_str),
         "object": _nullable(_str),
         "service_tier": _nullable(_str),
         "system_fingerprint": _nullable(_str),
         "usage": _nullable(CompletionUsage.from_dict),
-        "obfuscation": _optional(_str),
+        "obfuscation": _nullable(_str),
         "moderation": _nullable(Moderation.from_dict),
         "prompt_filter_results": _nullable(_list_of(AzurePromptFilterResult.from_dict)),
         "prompt_annotations": _nullable(_list_of(AzurePromptFilterResult.from_dict)),

@@ -28,9 +28,9 @@
 #   spec/vendors/vllm.yaml               6609612c3a1b
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        2a7f8f643749
-#   chunkspec code                       85f264a5599c
-# Digest: 34c0de19418f867d
+#   spec as built                        9cf0a277224e
+#   chunkspec code                       d75af51e30fb
+# Digest: 8f67af2b8c1f3aea
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -321,25 +321,6 @@ def _finite(value: _V) -> _V:
 
 
 _FINITE: Final = AfterValidator(_finite)
-
-
-class _NotNull:
-    """On a key that may be absent but, when present, must not be null: the field's
-    schema without its nullable wrapper, so the default (None) stands only for absence.
-
-    An after-validator would say the same, at the price of a Python call on every
-    value; the wording of the error ("must not be null") is `_decode_error`'s.
-    """
-
-    @staticmethod
-    def __get_pydantic_core_schema__(
-        source: Any, handler: GetCoreSchemaHandler
-    ) -> core_schema.CoreSchema:
-        schema = handler(source)
-        return schema["schema"] if schema["type"] == "nullable" else schema
-
-
-_NOT_NULL: Final = _NotNull()
 
 
 class _FirstMatch:
@@ -1032,7 +1013,7 @@ class MistralThinkingPart(_Model):
     https://docs.mistral.ai/api/#tag/chat/operation/chat_completion_v1_chat_completions_post
     """
 
-    type: Annotated[MistralContentPartType | str, _OPEN_ENUM]
+    type: Annotated[MistralContentPartType | str, _OPEN_ENUM] | None = None
     """Kind of part; `text` in practice."""
     text: str | None = None
     """A piece of reasoning text."""
@@ -1045,7 +1026,7 @@ class MistralContentPart(_Model):
     https://docs.mistral.ai/api/#tag/chat/operation/chat_completion_v1_chat_completions_post
     """
 
-    type: Annotated[MistralContentPartType | str, _OPEN_ENUM]
+    type: Annotated[MistralContentPartType | str, _OPEN_ENUM] | None = None
     """Kind of part."""
     text: str | None = None
     """The text of a `text` part."""
@@ -1056,11 +1037,14 @@ class MistralContentPart(_Model):
 class ChatCompletionMessageToolCallFunction(_Model):
     """The function a tool call calls."""
 
-    arguments: Annotated[
-        Annotated[str, Tag("~string")]
-        | Annotated[dict[str, Annotated[Any, _FINITE]], Tag("~object")],
-        _FIRST_MATCH,
-    ]
+    arguments: (
+        Annotated[
+            Annotated[str, Tag("~string")]
+            | Annotated[dict[str, Annotated[Any, _FINITE]], Tag("~object")],
+            _FIRST_MATCH,
+        ]
+        | None
+    ) = None
     """The arguments as JSON text, exactly as the model wrote them (it may be invalid
     JSON); empty when no fragment carried any.
 
@@ -1070,59 +1054,59 @@ class ChatCompletionMessageToolCallFunction(_Model):
     MiniMax: The Coding Plan streams tool arguments as a JSON object, not a string. See
     https://github.com/can1357/oh-my-pi/pull/1779
     """
-    name: Annotated[str | None, _NOT_NULL] = None
+    name: str | None = None
     """Name of the function; OpenAI always sends it."""
 
 
 class ChatCompletionMessageToolCallCustom(_Model):
     """The custom tool a tool call calls."""
 
-    input: str
+    input: str | None = None
     """The free-form input, exactly as the model wrote it; empty when no fragment
     carried any.
     """
-    name: Annotated[str | None, _NOT_NULL] = None
+    name: str | None = None
     """Name of the custom tool; OpenAI always sends it."""
 
 
 class ChatCompletionMessageToolCall(_Model):
     """A call the model made to a tool."""
 
-    index: Annotated[int | None, _NOT_NULL] = None
+    index: int | None = None
     """Position of the call in the stream it was merged from; a response without
     streaming leaves it out, and the list is in index order either way.
     """
-    id: Annotated[str | None, _NOT_NULL] = None
+    id: str | None = None
     """Identifier of the call, to be quoted by the tool result; OpenAI always sends
     it.
     """
-    type: Annotated[ToolType | str, _OPEN_ENUM]
+    type: Annotated[ToolType | str, _OPEN_ENUM] | None = None
     """Kind of tool."""
-    function: Annotated[ChatCompletionMessageToolCallFunction | None, _NOT_NULL] = None
+    function: ChatCompletionMessageToolCallFunction | None = None
     """The function called and its arguments; absent for a custom tool call."""
-    custom: Annotated[ChatCompletionMessageToolCallCustom | None, _NOT_NULL] = None
+    custom: ChatCompletionMessageToolCallCustom | None = None
     """The custom tool called and its input, for a call of type `custom`."""
 
 
 class ChatCompletionMessageFunctionCall(_Model):
     """The function call of the legacy functions API."""
 
-    arguments: str
+    arguments: str | None = None
     """The arguments as JSON text, exactly as the model wrote them."""
-    name: Annotated[str | None, _NOT_NULL] = None
+    name: str | None = None
     """Name of the function; OpenAI always sends it."""
 
 
 class ChatCompletionAudio(_Model):
     """An audio answer."""
 
-    id: Annotated[str | None, _NOT_NULL] = None
+    id: str | None = None
     """Identifier of the audio answer, for use in later turns."""
-    data: Annotated[str | None, _NOT_NULL] = None
+    data: str | None = None
     """The base64-encoded audio in the requested format."""
-    expires_at: Annotated[int | None, _NOT_NULL] = None
+    expires_at: int | None = None
     """Unix time in seconds after which the audio can no longer be referenced."""
-    transcript: Annotated[str | None, _NOT_NULL] = None
+    transcript: str | None = None
     """Transcript of the audio."""
 
 
@@ -1265,7 +1249,7 @@ class GroqExecutedTool(_Model):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    index: int
+    index: int | None = None
     """Which tool run of the message this entry describes; repeated when its result
     arrives.
     """
@@ -1290,7 +1274,7 @@ class LiteLLMThinkingBlock(_Model):
     https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
     """
 
-    type: Annotated[LiteLLMThinkingBlockType | str, _OPEN_ENUM]
+    type: Annotated[LiteLLMThinkingBlockType | str, _OPEN_ENUM] | None = None
     """Whether the block is readable thinking or a redacted one."""
     thinking: str | None = None
     """The text of a readable thinking block."""
@@ -1347,7 +1331,7 @@ class OpenRouterUrlCitation(_Model):
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    url: str
+    url: str | None = None
     """Address of the page."""
     title: str | None = None
     """Title of the page; may be empty."""
@@ -1422,7 +1406,7 @@ class OpenRouterAnnotation(_Model):
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    type: Annotated[OpenRouterAnnotationType | str, _OPEN_ENUM]
+    type: Annotated[OpenRouterAnnotationType | str, _OPEN_ENUM] | None = None
     """Kind of citation."""
     url_citation: OpenRouterUrlCitation | None = None
     """The cited web page, for `url_citation`."""
@@ -1445,7 +1429,7 @@ class OpenRouterAnnotation(_Model):
 class ChatCompletionMessage(_Model):
     """A message the model wrote."""
 
-    role: Annotated[Role | str, _OPEN_ENUM]
+    role: Annotated[Role | str, _OPEN_ENUM] | None = None
     """Author of the message, `assistant` for a model's answer."""
     content: (
         Annotated[
@@ -1454,7 +1438,7 @@ class ChatCompletionMessage(_Model):
             _FIRST_MATCH,
         ]
         | None
-    )
+    ) = None
     """The text of the message; null when the model only called tools or refused.
 
     Mistral AI: Magistral models stream `content` as a list of typed parts (thinking,
@@ -1575,28 +1559,28 @@ class ChatCompletionMessage(_Model):
 class TopLogprob(_Model):
     """One alternative token at a position."""
 
-    token: str
+    token: str | None = None
     """The token as text."""
     bytes: list[int] | None = None
     """The UTF-8 bytes of the token; null when the token has no byte form."""
-    logprob: int | float
+    logprob: int | float | None = None
     """Natural log of the probability of the token."""
 
 
 class ChatCompletionTokenLogprob(_Model):
     """A generated token with its log probability and the most likely alternatives."""
 
-    token: str
+    token: str | None = None
     """The token as text."""
     bytes: list[int] | None = None
     """The UTF-8 bytes of the token, needed to rebuild characters split across tokens;
     null when the token has no byte form.
     """
-    logprob: int | float
+    logprob: int | float | None = None
     """Natural log of the probability of the token; -9999.0 stands for a probability too
     small to report.
     """
-    top_logprobs: list[TopLogprob]
+    top_logprobs: list[TopLogprob] | None = None
     """The most likely tokens at this position, possibly fewer than requested."""
 
 
@@ -1620,7 +1604,7 @@ class AzureSeverityResult(_Model):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    filtered: bool
+    filtered: bool | None = None
     """Whether the content was withheld."""
     severity: Annotated[AzureSeverity | str, _OPEN_ENUM] | None = None
     """How severe the detected content is."""
@@ -1633,7 +1617,7 @@ class AzureDetectionResult(_Model):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    filtered: bool
+    filtered: bool | None = None
     """Whether the content was withheld."""
     detected: bool | None = None
     """Whether the category was detected."""
@@ -1646,7 +1630,7 @@ class AzureBlocklistResult(_Model):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    filtered: bool
+    filtered: bool | None = None
     """Whether the content was withheld."""
     id: str | None = None
     """Name of the blocklist."""
@@ -1659,7 +1643,7 @@ class AzureBlocklistDetails(_Model):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    filtered: bool
+    filtered: bool | None = None
     """Whether any blocklist withheld the content."""
     details: list[AzureBlocklistResult] | None = None
     """The verdict of each blocklist."""
@@ -1723,11 +1707,11 @@ class AzureContentFilterOffsets(_Model):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    check_offset: int
+    check_offset: int | None = None
     """Offset up to which the output has been checked."""
-    start_offset: int
+    start_offset: int | None = None
     """Start of the annotated span."""
-    end_offset: int
+    end_offset: int | None = None
     """End of the annotated span."""
 
 
@@ -1833,19 +1817,19 @@ class OpenRouterServerToolUseDetails(_Model):
 class CompletionUsage(_Model):
     """Token counts for a request."""
 
-    completion_tokens: Annotated[int | None, _NOT_NULL] = None
+    completion_tokens: int | None = None
     """Tokens generated, reasoning tokens included.
 
     MiniMax: Streams send `"usage": {}`, or usage with other counters only. See
     https://github.com/zed-industries/zed/issues/42893
     """
-    prompt_tokens: Annotated[int | None, _NOT_NULL] = None
+    prompt_tokens: int | None = None
     """Tokens in the prompt.
 
     MiniMax: Streams send `"usage": {}`, or usage with other counters only. See
     https://github.com/zed-industries/zed/issues/42893
     """
-    total_tokens: Annotated[int | None, _NOT_NULL] = None
+    total_tokens: int | None = None
     """Prompt and completion tokens together.
 
     MiniMax: Streams send `"usage": {}`, or usage with other counters only. See
@@ -1972,11 +1956,11 @@ class CompletionUsage(_Model):
 class ChatCompletionChoice(_Model):
     """One choice of a completion."""
 
-    index: int
+    index: int | None = None
     """Position of this choice among the choices of the completion."""
-    message: ChatCompletionMessage
+    message: ChatCompletionMessage | None = None
     """The message the model wrote."""
-    finish_reason: Annotated[FinishReason | str, _OPEN_ENUM] | None
+    finish_reason: Annotated[FinishReason | str, _OPEN_ENUM] | None = None
     """Why the model stopped generating; null when a stream ended before saying."""
     logprobs: (
         Annotated[
@@ -2078,21 +2062,21 @@ class ChatCompletionChoice(_Model):
 class ModerationResultBody(_Model):
     """The verdict of the moderation model on one input."""
 
-    type: Annotated[ModerationResultBodyType | str, _OPEN_ENUM]
+    type: Annotated[ModerationResultBodyType | str, _OPEN_ENUM] | None = None
     """Tag of this object."""
-    model: str
+    model: str | None = None
     """Moderation model that produced the verdict."""
-    flagged: bool
+    flagged: bool | None = None
     """Whether any category was flagged."""
-    categories: dict[str, bool]
+    categories: dict[str, bool] | None = None
     """Whether each category was flagged, keyed by category name (such as
     `self-harm/intent`).
     """
-    category_scores: dict[str, int | float]
+    category_scores: dict[str, int | float] | None = None
     """The score of each category, keyed by category name."""
-    category_applied_input_types: dict[
-        str, list[Annotated[ModerationInputType | str, _OPEN_ENUM]]
-    ]
+    category_applied_input_types: (
+        dict[str, list[Annotated[ModerationInputType | str, _OPEN_ENUM]]] | None
+    ) = None
     """The input types each category was applied to, keyed by category name."""
 
 
@@ -2101,9 +2085,9 @@ class ModerationResults(_Model):
 
     type: ModerationResultsType
     """Tag of this variant."""
-    model: str
+    model: str | None = None
     """Moderation model that produced the results."""
-    results: list[ModerationResultBody]
+    results: list[ModerationResultBody] | None = None
     """One result per moderated input."""
 
 
@@ -2112,18 +2096,22 @@ class ModerationError(_Model):
 
     type: ModerationErrorType
     """Tag of this variant."""
-    code: str
+    code: str | None = None
     """Machine-readable error code."""
-    message: str
+    message: str | None = None
     """Human-readable explanation."""
 
 
 class Moderation(_Model):
     """Moderation verdicts for a request, one for its input and one for its output."""
 
-    input: Annotated[ModerationResults | ModerationError, Discriminator("type")]
+    input: (
+        Annotated[ModerationResults | ModerationError, Discriminator("type")] | None
+    ) = None
     """Verdict on the request input, or the error that prevented it."""
-    output: Annotated[ModerationResults | ModerationError, Discriminator("type")]
+    output: (
+        Annotated[ModerationResults | ModerationError, Discriminator("type")] | None
+    ) = None
     """Verdict on the generated output, or the error that prevented it."""
 
 
@@ -2134,7 +2122,7 @@ class AzurePromptFilterResult(_Model):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    prompt_index: int
+    prompt_index: int | None = None
     """Index of the prompt the verdicts refer to."""
     content_filter_results: AzureContentFilterResults | None = None
     """The verdict of each filter category."""
@@ -2187,9 +2175,9 @@ class GroqModelUsage(_Model):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    model: str
+    model: str | None = None
     """Name of the model that was called."""
-    usage: CompletionUsage
+    usage: CompletionUsage | None = None
     """Token counts and timings of that call."""
 
 
@@ -2200,7 +2188,7 @@ class GroqUsageBreakdown(_Model):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    models: list[GroqModelUsage]
+    models: list[GroqModelUsage] | None = None
     """One entry per model call."""
 
 
@@ -2402,7 +2390,7 @@ class OpenRouterError(_Model):
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    message: str
+    message: str | None = None
     """Human-readable explanation, often just `Provider returned error`."""
     code: (
         Annotated[
@@ -2488,7 +2476,7 @@ class TogetherWarning(_Model):
     https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
     """
 
-    message: str
+    message: str | None = None
     """What the warning is about."""
 
 
@@ -2574,7 +2562,7 @@ class ChatCompletion(_Model):
     not a completion.
     """
 
-    id: Annotated[str | None, _NOT_NULL] = None
+    id: str | None = None
     """Identifier of the completion; OpenAI always sends it, a stream whose chunks lack
     it leaves it out.
     """
@@ -2582,10 +2570,9 @@ class ChatCompletion(_Model):
         default_factory=list[ChatCompletionChoice]
     )
     """The completion choices, one per requested choice, in index order."""
-    created: Annotated[
-        Annotated[float, Tag("~number")] | Annotated[int, Tag("~integer")] | None,
-        _NOT_NULL,
-    ] = None
+    created: (
+        Annotated[float, Tag("~number")] | Annotated[int, Tag("~integer")] | None
+    ) = None
     """Unix time in seconds at which the completion was created.
 
     Mistral AI: The first chunk of some Mistral-served models has no `created`. See
@@ -2594,9 +2581,9 @@ class ChatCompletion(_Model):
     SambaNova: `created` is a float timestamp. See
     https://github.com/BerriAI/litellm/pull/11971
     """
-    model: Annotated[str | None, _NOT_NULL] = None
+    model: str | None = None
     """Name of the model that produced the completion."""
-    object: Annotated[CompletionObject | str, _OPEN_ENUM]
+    object: Annotated[CompletionObject | str, _OPEN_ENUM] | None = None
     """Type tag of the payload."""
     service_tier: Annotated[ServiceTier | str, _OPEN_ENUM] | None = None
     """Processing tier that served the request."""
@@ -2810,7 +2797,7 @@ class ChoiceDeltaToolCallCustom(_Model):
 class ChoiceDeltaToolCall(_Model):
     """A fragment of one tool call."""
 
-    index: Annotated[int | None, _NOT_NULL] = None
+    index: int | None = None
     """Which tool call of the choice this fragment belongs to.
 
     Mistral AI: Mistral sends each tool call whole, without `index` or `type`. See
@@ -2990,9 +2977,9 @@ class ChoiceDelta(_Model):
 class Choice(_Model):
     """The fragment of one choice carried by a chunk."""
 
-    index: int
+    index: int | None = None
     """Position of this choice among the choices of the completion."""
-    delta: Annotated[ChoiceDelta | None, _NOT_NULL] = None
+    delta: ChoiceDelta | None = None
     """The new part of the assistant message.
 
     Azure OpenAI: Annotation chunks of the asynchronous content filter carry a choice
@@ -3108,7 +3095,7 @@ class ChatCompletionChunk(_Model):
     a chunk.
     """
 
-    id: Annotated[str | None, _NOT_NULL] = None
+    id: str | None = None
     """Identifier of the completion; the same on every chunk of one stream.
 
     Google Gemini: Responses had no top-level `id` (seen in 2025; reported fixed in
@@ -3123,10 +3110,9 @@ class ChatCompletionChunk(_Model):
     """The fragments of each choice in this event; empty on the usage chunk and on other
     control chunks. A missing or null list reads as empty.
     """
-    created: Annotated[
-        Annotated[float, Tag("~number")] | Annotated[int, Tag("~integer")] | None,
-        _NOT_NULL,
-    ] = None
+    created: (
+        Annotated[float, Tag("~number")] | Annotated[int, Tag("~integer")] | None
+    ) = None
     """Unix time in seconds at which the completion was created; the same on every
     chunk.
 
@@ -3136,7 +3122,7 @@ class ChatCompletionChunk(_Model):
     SambaNova: `created` is a float timestamp. See
     https://github.com/BerriAI/litellm/pull/11971
     """
-    model: str
+    model: str | None = None
     """Name of the model that produced the chunk, often a dated snapshot."""
     object: Annotated[ChunkObject | str, _OPEN_ENUM] | None = None
     """Type tag of the payload.
@@ -3159,7 +3145,7 @@ class ChatCompletionChunk(_Model):
     """Token counts for the whole request; only sent when `stream_options.include_usage`
     is set, and then null on every chunk but the last.
     """
-    obfuscation: Annotated[str | None, _NOT_NULL] = None
+    obfuscation: str | None = None
     """Random padding that hides the length of each event from network observers; may be
     empty.
     """

@@ -28,9 +28,9 @@
 #   spec/vendors/vllm.yaml               6609612c3a1b
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        2a7f8f643749
-#   chunkspec code                       566085dc26cb
-# Digest: d1475124de892106
+#   spec as built                        9cf0a277224e
+#   chunkspec code                       cc55c1550cfa
+# Digest: 35c3d43157a66837
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -543,16 +543,6 @@ whether the key is required)."""
 def _required(decode: Callable[[Any], Any], name: str = "") -> _Row:
     """A key that must be present and not null."""
     return (name, decode, _REJECT, True)
-
-
-def _required_nullable(decode: Callable[[Any], Any], name: str = "") -> _Row:
-    """A key that must be present, and may be null."""
-    return (name, decode, _KEEP, True)
-
-
-def _optional(decode: Callable[[Any], Any], name: str = "") -> _Row:
-    """A key that may be absent, and is not null when present."""
-    return (name, decode, _REJECT, False)
 
 
 def _nullable(decode: Callable[[Any], Any], name: str = "") -> _Row:
@@ -1107,7 +1097,7 @@ class MistralThinkingPart(TypedDict, total=False):
     https://docs.mistral.ai/api/#tag/chat/operation/chat_completion_v1_chat_completions_post
     """
 
-    type: Required[MistralContentPartType | str]
+    type: MistralContentPartType | str | None
 
     """Kind of part; `text` in practice."""
     text: str | None
@@ -1124,7 +1114,7 @@ def validate_mistral_thinking_part(data: Any) -> MistralThinkingPart:
 
 _MISTRAL_THINKING_PART_FIELDS: Final = _Shape(
     {
-        "type": _required(_str),
+        "type": _nullable(_str),
         "text": _nullable(_str),
     }
 )
@@ -1137,7 +1127,7 @@ class MistralContentPart(TypedDict, total=False):
     https://docs.mistral.ai/api/#tag/chat/operation/chat_completion_v1_chat_completions_post
     """
 
-    type: Required[MistralContentPartType | str]
+    type: MistralContentPartType | str | None
 
     """Kind of part."""
     text: str | None
@@ -1157,7 +1147,7 @@ def validate_mistral_content_part(data: Any) -> MistralContentPart:
 
 _MISTRAL_CONTENT_PART_FIELDS: Final = _Shape(
     {
-        "type": _required(_str),
+        "type": _nullable(_str),
         "text": _nullable(_str),
         "thinking": _nullable(_list_of(validate_mistral_thinking_part)),
     }
@@ -1167,7 +1157,7 @@ _MISTRAL_CONTENT_PART_FIELDS: Final = _Shape(
 class ChatCompletionMessageToolCallFunction(TypedDict, total=False):
     """The function a tool call calls."""
 
-    arguments: Required[str | dict[str, Any]]
+    arguments: str | dict[str, Any] | None
 
     """The arguments as JSON text, exactly as the model wrote them (it may be invalid
     JSON); empty when no fragment carried any.
@@ -1178,7 +1168,7 @@ class ChatCompletionMessageToolCallFunction(TypedDict, total=False):
     MiniMax: The Coding Plan streams tool arguments as a JSON object, not a string. See
     https://github.com/can1357/oh-my-pi/pull/1779
     """
-    name: str
+    name: str | None
 
     """Name of the function; OpenAI always sends it."""
 
@@ -1197,10 +1187,10 @@ def validate_chat_completion_message_tool_call_function(
 
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS: Final = _Shape(
     {
-        "arguments": _required(
+        "arguments": _nullable(
             _either("a string or an object", {str: None, dict: _map})
         ),
-        "name": _optional(_str),
+        "name": _nullable(_str),
     }
 )
 
@@ -1208,12 +1198,12 @@ _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FUNCTION_FIELDS: Final = _Shape(
 class ChatCompletionMessageToolCallCustom(TypedDict, total=False):
     """The custom tool a tool call calls."""
 
-    input: Required[str]
+    input: str | None
 
     """The free-form input, exactly as the model wrote it; empty when no fragment
     carried any.
     """
-    name: str
+    name: str | None
 
     """Name of the custom tool; OpenAI always sends it."""
 
@@ -1232,8 +1222,8 @@ def validate_chat_completion_message_tool_call_custom(
 
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS: Final = _Shape(
     {
-        "input": _required(_str),
-        "name": _optional(_str),
+        "input": _nullable(_str),
+        "name": _nullable(_str),
     }
 )
 
@@ -1241,23 +1231,23 @@ _CHAT_COMPLETION_MESSAGE_TOOL_CALL_CUSTOM_FIELDS: Final = _Shape(
 class ChatCompletionMessageToolCall(TypedDict, total=False):
     """A call the model made to a tool."""
 
-    index: int
+    index: int | None
 
     """Position of the call in the stream it was merged from; a response without
     streaming leaves it out, and the list is in index order either way.
     """
-    id: str
+    id: str | None
 
     """Identifier of the call, to be quoted by the tool result; OpenAI always sends
     it.
     """
-    type: Required[ToolType | str]
+    type: ToolType | str | None
 
     """Kind of tool."""
-    function: ChatCompletionMessageToolCallFunction
+    function: ChatCompletionMessageToolCallFunction | None
 
     """The function called and its arguments; absent for a custom tool call."""
-    custom: ChatCompletionMessageToolCallCustom
+    custom: ChatCompletionMessageToolCallCustom | None
 
     """The custom tool called and its input, for a call of type `custom`."""
 
@@ -1276,11 +1266,11 @@ def validate_chat_completion_message_tool_call(
 
 _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS: Final = _Shape(
     {
-        "index": _optional(_int),
-        "id": _optional(_str),
-        "type": _required(_str),
-        "function": _optional(validate_chat_completion_message_tool_call_function),
-        "custom": _optional(validate_chat_completion_message_tool_call_custom),
+        "index": _nullable(_int),
+        "id": _nullable(_str),
+        "type": _nullable(_str),
+        "function": _nullable(validate_chat_completion_message_tool_call_function),
+        "custom": _nullable(validate_chat_completion_message_tool_call_custom),
     }
 )
 
@@ -1288,10 +1278,10 @@ _CHAT_COMPLETION_MESSAGE_TOOL_CALL_FIELDS: Final = _Shape(
 class ChatCompletionMessageFunctionCall(TypedDict, total=False):
     """The function call of the legacy functions API."""
 
-    arguments: Required[str]
+    arguments: str | None
 
     """The arguments as JSON text, exactly as the model wrote them."""
-    name: str
+    name: str | None
 
     """Name of the function; OpenAI always sends it."""
 
@@ -1310,8 +1300,8 @@ def validate_chat_completion_message_function_call(
 
 _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS: Final = _Shape(
     {
-        "arguments": _required(_str),
-        "name": _optional(_str),
+        "arguments": _nullable(_str),
+        "name": _nullable(_str),
     }
 )
 
@@ -1319,16 +1309,16 @@ _CHAT_COMPLETION_MESSAGE_FUNCTION_CALL_FIELDS: Final = _Shape(
 class ChatCompletionAudio(TypedDict, total=False):
     """An audio answer."""
 
-    id: str
+    id: str | None
 
     """Identifier of the audio answer, for use in later turns."""
-    data: str
+    data: str | None
 
     """The base64-encoded audio in the requested format."""
-    expires_at: int
+    expires_at: int | None
 
     """Unix time in seconds after which the audio can no longer be referenced."""
-    transcript: str
+    transcript: str | None
 
     """Transcript of the audio."""
 
@@ -1342,10 +1332,10 @@ def validate_chat_completion_audio(data: Any) -> ChatCompletionAudio:
 
 _CHAT_COMPLETION_AUDIO_FIELDS: Final = _Shape(
     {
-        "id": _optional(_str),
-        "data": _optional(_str),
-        "expires_at": _optional(_int),
-        "transcript": _optional(_str),
+        "id": _nullable(_str),
+        "data": _nullable(_str),
+        "expires_at": _nullable(_int),
+        "transcript": _nullable(_str),
     }
 )
 
@@ -1633,7 +1623,7 @@ class GroqExecutedTool(TypedDict, total=False):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    index: Required[int]
+    index: int | None
 
     """Which tool run of the message this entry describes; repeated when its result
     arrives.
@@ -1665,7 +1655,7 @@ def validate_groq_executed_tool(data: Any) -> GroqExecutedTool:
 
 _GROQ_EXECUTED_TOOL_FIELDS: Final = _Shape(
     {
-        "index": _required(_int),
+        "index": _nullable(_int),
         "type": _nullable(_str),
         "arguments": _nullable(_str),
         "output": _nullable(_str),
@@ -1683,7 +1673,7 @@ class LiteLLMThinkingBlock(TypedDict, total=False):
     https://github.com/BerriAI/litellm/blob/main/litellm/types/utils.py
     """
 
-    type: Required[LiteLLMThinkingBlockType | str]
+    type: LiteLLMThinkingBlockType | str | None
 
     """Whether the block is readable thinking or a redacted one."""
     thinking: str | None
@@ -1711,7 +1701,7 @@ def validate_lite_l_l_m_thinking_block(data: Any) -> LiteLLMThinkingBlock:
 
 _LITE_L_L_M_THINKING_BLOCK_FIELDS: Final = _Shape(
     {
-        "type": _required(_str),
+        "type": _nullable(_str),
         "thinking": _nullable(_str),
         "signature": _nullable(_str),
         "data": _nullable(_str),
@@ -1811,7 +1801,7 @@ class OpenRouterUrlCitation(TypedDict, total=False):
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    url: Required[str]
+    url: str | None
 
     """Address of the page."""
     title: str | None
@@ -1837,7 +1827,7 @@ def validate_open_router_url_citation(data: Any) -> OpenRouterUrlCitation:
 
 _OPEN_ROUTER_URL_CITATION_FIELDS: Final = _Shape(
     {
-        "url": _required(_str),
+        "url": _nullable(_str),
         "title": _nullable(_str),
         "start_index": _nullable(_int),
         "end_index": _nullable(_int),
@@ -1987,7 +1977,7 @@ class OpenRouterAnnotation(TypedDict, total=False):
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    type: Required[OpenRouterAnnotationType | str]
+    type: OpenRouterAnnotationType | str | None
 
     """Kind of citation."""
     url_citation: OpenRouterUrlCitation | None
@@ -2021,7 +2011,7 @@ def validate_open_router_annotation(data: Any) -> OpenRouterAnnotation:
 
 _OPEN_ROUTER_ANNOTATION_FIELDS: Final = _Shape(
     {
-        "type": _required(_str),
+        "type": _nullable(_str),
         "url_citation": _nullable(validate_open_router_url_citation),
         "file": _nullable(validate_open_router_file_annotation),
         "document_citation": _nullable(validate_groq_document_citation),
@@ -2033,10 +2023,10 @@ _OPEN_ROUTER_ANNOTATION_FIELDS: Final = _Shape(
 class ChatCompletionMessage(TypedDict, total=False):
     """A message the model wrote."""
 
-    role: Required[Role | str]
+    role: Role | str | None
 
     """Author of the message, `assistant` for a model's answer."""
-    content: Required[str | list[MistralContentPart] | None]
+    content: str | list[MistralContentPart] | None
 
     """The text of the message; null when the model only called tools or refused.
 
@@ -2182,8 +2172,8 @@ def validate_chat_completion_message(data: Any) -> ChatCompletionMessage:
 
 _CHAT_COMPLETION_MESSAGE_FIELDS: Final = _Shape(
     {
-        "role": _required(_str),
-        "content": _required_nullable(
+        "role": _nullable(_str),
+        "content": _nullable(
             _either(
                 "a string or a list",
                 {str: None, list: _list_of(validate_mistral_content_part)},
@@ -2214,13 +2204,13 @@ _CHAT_COMPLETION_MESSAGE_FIELDS: Final = _Shape(
 class TopLogprob(TypedDict, total=False):
     """One alternative token at a position."""
 
-    token: Required[str]
+    token: str | None
 
     """The token as text."""
     bytes: list[int] | None
 
     """The UTF-8 bytes of the token; null when the token has no byte form."""
-    logprob: Required[float]
+    logprob: float | None
 
     """Natural log of the probability of the token."""
 
@@ -2232,9 +2222,9 @@ def validate_top_logprob(data: Any) -> TopLogprob:
 
 _TOP_LOGPROB_FIELDS: Final = _Shape(
     {
-        "token": _required(_str),
+        "token": _nullable(_str),
         "bytes": _nullable(_list_of(_int)),
-        "logprob": _required(_float),
+        "logprob": _nullable(_float),
     }
 )
 
@@ -2242,7 +2232,7 @@ _TOP_LOGPROB_FIELDS: Final = _Shape(
 class ChatCompletionTokenLogprob(TypedDict, total=False):
     """A generated token with its log probability and the most likely alternatives."""
 
-    token: Required[str]
+    token: str | None
 
     """The token as text."""
     bytes: list[int] | None
@@ -2250,12 +2240,12 @@ class ChatCompletionTokenLogprob(TypedDict, total=False):
     """The UTF-8 bytes of the token, needed to rebuild characters split across tokens;
     null when the token has no byte form.
     """
-    logprob: Required[float]
+    logprob: float | None
 
     """Natural log of the probability of the token; -9999.0 stands for a probability too
     small to report.
     """
-    top_logprobs: Required[list[TopLogprob]]
+    top_logprobs: list[TopLogprob] | None
 
     """The most likely tokens at this position, possibly fewer than requested."""
 
@@ -2272,10 +2262,10 @@ def validate_chat_completion_token_logprob(data: Any) -> ChatCompletionTokenLogp
 
 _CHAT_COMPLETION_TOKEN_LOGPROB_FIELDS: Final = _Shape(
     {
-        "token": _required(_str),
+        "token": _nullable(_str),
         "bytes": _nullable(_list_of(_int)),
-        "logprob": _required(_float),
-        "top_logprobs": _required(_list_of(validate_top_logprob)),
+        "logprob": _nullable(_float),
+        "top_logprobs": _nullable(_list_of(validate_top_logprob)),
     }
 )
 
@@ -2315,7 +2305,7 @@ class AzureSeverityResult(TypedDict, total=False):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    filtered: Required[bool]
+    filtered: bool | None
 
     """Whether the content was withheld."""
     severity: AzureSeverity | str | None
@@ -2332,7 +2322,7 @@ def validate_azure_severity_result(data: Any) -> AzureSeverityResult:
 
 _AZURE_SEVERITY_RESULT_FIELDS: Final = _Shape(
     {
-        "filtered": _required(_bool),
+        "filtered": _nullable(_bool),
         "severity": _nullable(_str),
     }
 )
@@ -2345,7 +2335,7 @@ class AzureDetectionResult(TypedDict, total=False):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    filtered: Required[bool]
+    filtered: bool | None
 
     """Whether the content was withheld."""
     detected: bool | None
@@ -2362,7 +2352,7 @@ def validate_azure_detection_result(data: Any) -> AzureDetectionResult:
 
 _AZURE_DETECTION_RESULT_FIELDS: Final = _Shape(
     {
-        "filtered": _required(_bool),
+        "filtered": _nullable(_bool),
         "detected": _nullable(_bool),
     }
 )
@@ -2375,7 +2365,7 @@ class AzureBlocklistResult(TypedDict, total=False):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    filtered: Required[bool]
+    filtered: bool | None
 
     """Whether the content was withheld."""
     id: str | None
@@ -2392,7 +2382,7 @@ def validate_azure_blocklist_result(data: Any) -> AzureBlocklistResult:
 
 _AZURE_BLOCKLIST_RESULT_FIELDS: Final = _Shape(
     {
-        "filtered": _required(_bool),
+        "filtered": _nullable(_bool),
         "id": _nullable(_str),
     }
 )
@@ -2405,7 +2395,7 @@ class AzureBlocklistDetails(TypedDict, total=False):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    filtered: Required[bool]
+    filtered: bool | None
 
     """Whether any blocklist withheld the content."""
     details: list[AzureBlocklistResult] | None
@@ -2422,7 +2412,7 @@ def validate_azure_blocklist_details(data: Any) -> AzureBlocklistDetails:
 
 _AZURE_BLOCKLIST_DETAILS_FIELDS: Final = _Shape(
     {
-        "filtered": _required(_bool),
+        "filtered": _nullable(_bool),
         "details": _nullable(_list_of(validate_azure_blocklist_result)),
     }
 )
@@ -2535,13 +2525,13 @@ class AzureContentFilterOffsets(TypedDict, total=False):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    check_offset: Required[int]
+    check_offset: int | None
 
     """Offset up to which the output has been checked."""
-    start_offset: Required[int]
+    start_offset: int | None
 
     """Start of the annotated span."""
-    end_offset: Required[int]
+    end_offset: int | None
 
     """End of the annotated span."""
 
@@ -2557,9 +2547,9 @@ def validate_azure_content_filter_offsets(data: Any) -> AzureContentFilterOffset
 
 _AZURE_CONTENT_FILTER_OFFSETS_FIELDS: Final = _Shape(
     {
-        "check_offset": _required(_int),
-        "start_offset": _required(_int),
-        "end_offset": _required(_int),
+        "check_offset": _nullable(_int),
+        "start_offset": _nullable(_int),
+        "end_offset": _nullable(_int),
     }
 )
 
@@ -2786,21 +2776,21 @@ _OPEN_ROUTER_SERVER_TOOL_USE_DETAILS_FIELDS: Final = _Shape(
 class CompletionUsage(TypedDict, total=False):
     """Token counts for a request."""
 
-    completion_tokens: int
+    completion_tokens: int | None
 
     """Tokens generated, reasoning tokens included.
 
     MiniMax: Streams send `"usage": {}`, or usage with other counters only. See
     https://github.com/zed-industries/zed/issues/42893
     """
-    prompt_tokens: int
+    prompt_tokens: int | None
 
     """Tokens in the prompt.
 
     MiniMax: Streams send `"usage": {}`, or usage with other counters only. See
     https://github.com/zed-industries/zed/issues/42893
     """
-    total_tokens: int
+    total_tokens: int | None
 
     """Prompt and completion tokens together.
 
@@ -2943,9 +2933,9 @@ def validate_completion_usage(data: Any) -> CompletionUsage:
 
 _COMPLETION_USAGE_FIELDS: Final = _Shape(
     {
-        "completion_tokens": _optional(_int),
-        "prompt_tokens": _optional(_int),
-        "total_tokens": _optional(_int),
+        "completion_tokens": _nullable(_int),
+        "prompt_tokens": _nullable(_int),
+        "total_tokens": _nullable(_int),
         "completion_tokens_details": _nullable(validate_completion_tokens_details),
         "prompt_tokens_details": _nullable(validate_prompt_tokens_details),
         "prompt_cache_hit_tokens": _nullable(_int),
@@ -2979,13 +2969,13 @@ _COMPLETION_USAGE_FIELDS: Final = _Shape(
 class ChatCompletionChoice(TypedDict, total=False):
     """One choice of a completion."""
 
-    index: Required[int]
+    index: int | None
 
     """Position of this choice among the choices of the completion."""
-    message: Required[ChatCompletionMessage]
+    message: ChatCompletionMessage | None
 
     """The message the model wrote."""
-    finish_reason: Required[FinishReason | str | None]
+    finish_reason: FinishReason | str | None
 
     """Why the model stopped generating; null when a stream ended before saying."""
     logprobs: ChoiceLogprobs | float | None
@@ -3085,9 +3075,9 @@ def validate_chat_completion_choice(data: Any) -> ChatCompletionChoice:
 
 _CHAT_COMPLETION_CHOICE_FIELDS: Final = _Shape(
     {
-        "index": _required(_int),
-        "message": _required(validate_chat_completion_message),
-        "finish_reason": _required_nullable(_str),
+        "index": _nullable(_int),
+        "message": _nullable(validate_chat_completion_message),
+        "finish_reason": _nullable(_str),
         "logprobs": _nullable(
             _either(
                 "an object or a number",
@@ -3115,24 +3105,24 @@ _CHAT_COMPLETION_CHOICE_FIELDS: Final = _Shape(
 class ModerationResultBody(TypedDict, total=False):
     """The verdict of the moderation model on one input."""
 
-    type: Required[ModerationResultBodyType | str]
+    type: ModerationResultBodyType | str | None
 
     """Tag of this object."""
-    model: Required[str]
+    model: str | None
 
     """Moderation model that produced the verdict."""
-    flagged: Required[bool]
+    flagged: bool | None
 
     """Whether any category was flagged."""
-    categories: Required[dict[str, bool]]
+    categories: dict[str, bool] | None
 
     """Whether each category was flagged, keyed by category name (such as
     `self-harm/intent`).
     """
-    category_scores: Required[dict[str, float]]
+    category_scores: dict[str, float] | None
 
     """The score of each category, keyed by category name."""
-    category_applied_input_types: Required[dict[str, list[ModerationInputType | str]]]
+    category_applied_input_types: dict[str, list[ModerationInputType | str]] | None
 
     """The input types each category was applied to, keyed by category name."""
 
@@ -3146,12 +3136,12 @@ def validate_moderation_result_body(data: Any) -> ModerationResultBody:
 
 _MODERATION_RESULT_BODY_FIELDS: Final = _Shape(
     {
-        "type": _required(_str),
-        "model": _required(_str),
-        "flagged": _required(_bool),
-        "categories": _required(_map_of(_bool)),
-        "category_scores": _required(_map_of(_float)),
-        "category_applied_input_types": _required(_map_of(_list_of(_str))),
+        "type": _nullable(_str),
+        "model": _nullable(_str),
+        "flagged": _nullable(_bool),
+        "categories": _nullable(_map_of(_bool)),
+        "category_scores": _nullable(_map_of(_float)),
+        "category_applied_input_types": _nullable(_map_of(_list_of(_str))),
     }
 )
 
@@ -3162,10 +3152,10 @@ class ModerationResults(TypedDict, total=False):
     type: Required[ModerationResultsType]
 
     """Tag of this variant."""
-    model: Required[str]
+    model: str | None
 
     """Moderation model that produced the results."""
-    results: Required[list[ModerationResultBody]]
+    results: list[ModerationResultBody] | None
 
     """One result per moderated input."""
 
@@ -3178,8 +3168,8 @@ def validate_moderation_results(data: Any) -> ModerationResults:
 _MODERATION_RESULTS_FIELDS: Final = _Shape(
     {
         "type": _required(_one_of("moderation_results")),
-        "model": _required(_str),
-        "results": _required(_list_of(validate_moderation_result_body)),
+        "model": _nullable(_str),
+        "results": _nullable(_list_of(validate_moderation_result_body)),
     }
 )
 
@@ -3190,10 +3180,10 @@ class ModerationError(TypedDict, total=False):
     type: Required[ModerationErrorType]
 
     """Tag of this variant."""
-    code: Required[str]
+    code: str | None
 
     """Machine-readable error code."""
-    message: Required[str]
+    message: str | None
 
     """Human-readable explanation."""
 
@@ -3206,8 +3196,8 @@ def validate_moderation_error(data: Any) -> ModerationError:
 _MODERATION_ERROR_FIELDS: Final = _Shape(
     {
         "type": _required(_one_of("error")),
-        "code": _required(_str),
-        "message": _required(_str),
+        "code": _nullable(_str),
+        "message": _nullable(_str),
     }
 )
 
@@ -3215,10 +3205,10 @@ _MODERATION_ERROR_FIELDS: Final = _Shape(
 class Moderation(TypedDict, total=False):
     """Moderation verdicts for a request, one for its input and one for its output."""
 
-    input: Required[ModerationResults | ModerationError]
+    input: ModerationResults | ModerationError | None
 
     """Verdict on the request input, or the error that prevented it."""
-    output: Required[ModerationResults | ModerationError]
+    output: ModerationResults | ModerationError | None
 
     """Verdict on the generated output, or the error that prevented it."""
 
@@ -3230,7 +3220,7 @@ def validate_moderation(data: Any) -> Moderation:
 
 _MODERATION_FIELDS: Final = _Shape(
     {
-        "input": _required(
+        "input": _nullable(
             _tagged(
                 "type",
                 {
@@ -3239,7 +3229,7 @@ _MODERATION_FIELDS: Final = _Shape(
                 },
             )
         ),
-        "output": _required(
+        "output": _nullable(
             _tagged(
                 "type",
                 {
@@ -3259,7 +3249,7 @@ class AzurePromptFilterResult(TypedDict, total=False):
     https://github.com/MicrosoftDocs/azure-ai-docs/blob/20db54321dce794a1f30bb91ff53e5f069fdb106/articles/ai-foundry/openai/concepts/content-streaming.md
     """
 
-    prompt_index: Required[int]
+    prompt_index: int | None
 
     """Index of the prompt the verdicts refer to."""
     content_filter_results: AzureContentFilterResults | None
@@ -3278,7 +3268,7 @@ def validate_azure_prompt_filter_result(data: Any) -> AzurePromptFilterResult:
 
 _AZURE_PROMPT_FILTER_RESULT_FIELDS: Final = _Shape(
     {
-        "prompt_index": _required(_int),
+        "prompt_index": _nullable(_int),
         "content_filter_results": _nullable(validate_azure_content_filter_results),
     }
 )
@@ -3375,10 +3365,10 @@ class GroqModelUsage(TypedDict, total=False):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    model: Required[str]
+    model: str | None
 
     """Name of the model that was called."""
-    usage: Required[CompletionUsage]
+    usage: CompletionUsage | None
 
     """Token counts and timings of that call."""
 
@@ -3390,8 +3380,8 @@ def validate_groq_model_usage(data: Any) -> GroqModelUsage:
 
 _GROQ_MODEL_USAGE_FIELDS: Final = _Shape(
     {
-        "model": _required(_str),
-        "usage": _required(validate_completion_usage),
+        "model": _nullable(_str),
+        "usage": _nullable(validate_completion_usage),
     }
 )
 
@@ -3403,7 +3393,7 @@ class GroqUsageBreakdown(TypedDict, total=False):
     https://github.com/groq/groq-python/blob/2f14acf633619dde877fda2cbaf7c5873d6a692c/src/groq/types/chat/chat_completion_chunk.py
     """
 
-    models: Required[list[GroqModelUsage]]
+    models: list[GroqModelUsage] | None
 
     """One entry per model call."""
 
@@ -3417,7 +3407,7 @@ def validate_groq_usage_breakdown(data: Any) -> GroqUsageBreakdown:
 
 _GROQ_USAGE_BREAKDOWN_FIELDS: Final = _Shape(
     {
-        "models": _required(_list_of(validate_groq_model_usage)),
+        "models": _nullable(_list_of(validate_groq_model_usage)),
     }
 )
 
@@ -3781,7 +3771,7 @@ class OpenRouterError(TypedDict, total=False):
     Sent by OpenRouter; see https://openrouter.ai/docs/api/reference/streaming
     """
 
-    message: Required[str]
+    message: str | None
 
     """Human-readable explanation, often just `Provider returned error`."""
     code: int | str | None
@@ -3809,7 +3799,7 @@ def validate_open_router_error(data: Any) -> OpenRouterError:
 
 _OPEN_ROUTER_ERROR_FIELDS: Final = _Shape(
     {
-        "message": _required(_str),
+        "message": _nullable(_str),
         "code": _nullable(_either("an integer or a string", {int: None, str: None})),
         "type": _nullable(_str),
         "param": _nullable(_any),
@@ -3949,7 +3939,7 @@ class TogetherWarning(TypedDict, total=False):
     https://github.com/togethercomputer/together-py/blob/916ef5bfb602332d02717513025b74ac31385b74/src/together/types/chat/chat_completion_chunk.py
     """
 
-    message: Required[str]
+    message: str | None
 
     """What the warning is about."""
 
@@ -3961,7 +3951,7 @@ def validate_together_warning(data: Any) -> TogetherWarning:
 
 _TOGETHER_WARNING_FIELDS: Final = _Shape(
     {
-        "message": _required(_str),
+        "message": _nullable(_str),
     }
 )
 
@@ -4138,7 +4128,7 @@ ChatCompletion = TypedDict(
     {
         # Identifier of the completion; OpenAI always sends it, a stream whose chunks
         # lack it leaves it out.
-        "id": str,
+        "id": str | None,
         # The completion choices, one per requested choice, in index order.
         "choices": list[ChatCompletionChoice],
         # Unix time in seconds at which the completion was created.
@@ -4148,11 +4138,11 @@ ChatCompletion = TypedDict(
         #
         # SambaNova: `created` is a float timestamp. See
         # https://github.com/BerriAI/litellm/pull/11971
-        "created": int | float,
+        "created": int | float | None,
         # Name of the model that produced the completion.
-        "model": str,
+        "model": str | None,
         # Type tag of the payload.
-        "object": Required[CompletionObject | str],
+        "object": CompletionObject | str | None,
         # Processing tier that served the request.
         "service_tier": ServiceTier | str | None,
         # Fingerprint of the backend configuration, to be compared across requests that
@@ -4302,13 +4292,13 @@ def validate_chat_completion(data: Any) -> ChatCompletion:
 
 _CHAT_COMPLETION_FIELDS: Final = _Shape(
     {
-        "id": _optional(_str),
+        "id": _nullable(_str),
         "choices": _defaulted(_list_of(validate_chat_completion_choice)),
-        "created": _optional(
+        "created": _nullable(
             _either("an integer or a number", {int: None, float: None})
         ),
-        "model": _optional(_str),
-        "object": _required(_str),
+        "model": _nullable(_str),
+        "object": _nullable(_str),
         "service_tier": _nullable(_str),
         "system_fingerprint": _nullable(_str),
         "usage": _nullable(validate_completion_usage),
@@ -4414,7 +4404,7 @@ _CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS: Final = _Shape(
 class ChoiceDeltaToolCall(TypedDict, total=False):
     """A fragment of one tool call."""
 
-    index: int
+    index: int | None
 
     """Which tool call of the choice this fragment belongs to.
 
@@ -4447,7 +4437,7 @@ def validate_choice_delta_tool_call(data: Any) -> ChoiceDeltaToolCall:
 
 _CHOICE_DELTA_TOOL_CALL_FIELDS: Final = _Shape(
     {
-        "index": _optional(_int),
+        "index": _nullable(_int),
         "id": _nullable(_str),
         "function": _nullable(validate_choice_delta_tool_call_function),
         "type": _nullable(_str),
@@ -4704,10 +4694,10 @@ _CHOICE_DELTA_FIELDS: Final = _Shape(
 class Choice(TypedDict, total=False):
     """The fragment of one choice carried by a chunk."""
 
-    index: Required[int]
+    index: int | None
 
     """Position of this choice among the choices of the completion."""
-    delta: ChoiceDelta
+    delta: ChoiceDelta | None
 
     """The new part of the assistant message.
 
@@ -4815,8 +4805,8 @@ def validate_choice(data: Any) -> Choice:
 
 _CHOICE_FIELDS: Final = _Shape(
     {
-        "index": _required(_int),
-        "delta": _optional(validate_choice_delta),
+        "index": _nullable(_int),
+        "delta": _nullable(validate_choice_delta),
         "finish_reason": _nullable(_str),
         "logprobs": _nullable(
             _either(
@@ -4857,7 +4847,7 @@ ChatCompletionChunk = TypedDict(
         #
         # OpenVINO Model Server: Streamed chunks carry no `id`. See
         # https://github.com/openvinotoolkit/model_server/issues/3553
-        "id": str,
+        "id": str | None,
         # The fragments of each choice in this event; empty on the usage chunk and on
         # other control chunks. A missing or null list reads as empty.
         "choices": list[Choice],
@@ -4869,9 +4859,9 @@ ChatCompletionChunk = TypedDict(
         #
         # SambaNova: `created` is a float timestamp. See
         # https://github.com/BerriAI/litellm/pull/11971
-        "created": int | float,
+        "created": int | float | None,
         # Name of the model that produced the chunk, often a dated snapshot.
-        "model": Required[str],
+        "model": str | None,
         # Type tag of the payload.
         #
         # Mistral AI: The first chunk of some Mistral-served models has no `object`. See
@@ -4893,7 +4883,7 @@ ChatCompletionChunk = TypedDict(
         "usage": CompletionUsage | None,
         # Random padding that hides the length of each event from network observers; may
         # be empty.
-        "obfuscation": str,
+        "obfuscation": str | None,
         # Moderation verdicts on the input and the output, sent on a dedicated chunk
         # when moderation was requested.
         "moderation": Moderation | None,
@@ -5036,17 +5026,17 @@ def validate_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
 
 _CHAT_COMPLETION_CHUNK_FIELDS: Final = _Shape(
     {
-        "id": _optional(_str),
+        "id": _nullable(_str),
         "choices": _defaulted(_list_of(validate_choice)),
-        "created": _optional(
+        "created": _nullable(
             _either("an integer or a number", {int: None, float: None})
         ),
-        "model": _required(_str),
+        "model": _nullable(_str),
         "object": _nullable(_str),
         "service_tier": _nullable(_str),
         "system_fingerprint": _nullable(_str),
         "usage": _nullable(validate_completion_usage),
-        "obfuscation": _optional(_str),
+        "obfuscation": _nullable(_str),
         "moderation": _nullable(validate_moderation),
         "prompt_filter_results": _nullable(
             _list_of(validate_azure_prompt_filter_result)

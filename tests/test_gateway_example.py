@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from examples.gateway import create_app
-from generated.chunk_msgspec import ChunkAccumulator, iter_chunks
+from generated.chunk_msgspec import ChatCompletionMessage, ChunkAccumulator, iter_chunks
 from tests.loopback import StreamApp, StreamSpec, serve, stream_app
 from tests.support import FIXTURE_STREAMS, REPORT
 
@@ -83,8 +83,10 @@ def test_forwards_the_bytes_and_logs_the_completion(
     for chunk in iter_chunks(FULL):
         accumulator.add(chunk)
     completion = accumulator.result()
-    content, usage = completion.choices[0].message.content, completion.usage
-    assert isinstance(content, str) and content and usage  # the last chunk has the usage
+    message, usage = completion.choices[0].message, completion.usage
+    assert isinstance(message, ChatCompletionMessage) and usage  # the last chunk has the usage
+    content = message.content
+    assert isinstance(content, str) and content
     assert line == (
         f"stream model={completion.model} finish_reason=stop "
         f"usage={json.dumps(usage.to_dict())} content_chars={len(content)} done=True skipped=0"

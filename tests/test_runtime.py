@@ -92,6 +92,17 @@ def test_a_wide_object_holds_its_keywords_and_writes_them_in_spec_order() -> Non
     assert "n" not in later.to_dict()
 
 
+def test_a_wide_object_checks_its_keywords_as_its_dataclass_would() -> None:
+    with pytest.raises(
+        TypeError, match=r"^_Wide.__init__\(\) missing 1 required keyword-only argument: 'id'$"
+    ):
+        _Wide(n_=1)  # type: ignore[call-arg]
+    with pytest.raises(
+        TypeError, match=r"^_Wide.__init__\(\) got an unexpected keyword argument 'zz'$"
+    ):
+        _Wide(id="x", zz=1)  # type: ignore[call-arg]
+
+
 def test_a_wide_object_forgets_its_arrangements_past_a_bound() -> None:
     wide = _Wide(id="x")
     for number in range(2_500):

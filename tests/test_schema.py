@@ -53,10 +53,10 @@ def test_every_spec_example_is_valid(type_name: str, variant: str, value: Any) -
     [
         {"error": {"message": "boom"}},
         {"id": 1, "created": 1, "model": "m", "object": "x", "choices": []},
-        {"id": "c", "created": 1, "model": "m", "object": "x", "choices": [{"delta": {}}]},
-        {"id": "c", "created": 1, "model": "m", "object": "x", "choices": [], "obfuscation": None},
+        {"id": "c", "created": 1, "model": "m", "object": "x", "choices": [{"index": "0"}]},
+        {"choices": [], "moderation": {"input": {"model": "m"}}},
     ],
-    ids=["error payload", "id not a string", "choice without index", "obfuscation null"],
+    ids=["error payload", "id not a string", "choice index a string", "union member untagged"],
 )
 def test_what_the_models_reject_the_schema_rejects(payload: dict[str, Any]) -> None:
     assert not validator_for(SCHEMA["title"]).is_valid(payload)

@@ -171,7 +171,6 @@ BAD_INPUTS = {
         "$",
     ),
     "id is a number": ('{"id":1,"object":"x","created":1,"model":"m","choices":[]}', "$.id"),
-    "model missing": ('{"id":"c","object":"x","created":1,"choices":[]}', "$.model"),
     "created is a bool": ('{"id":"c","created":true,"model":"m","choices":[]}', "$.created"),
     "created is a string": ('{"id":"c","created":"1","model":"m","choices":[]}', "$.created"),
     "first bad key wins": (
@@ -183,14 +182,13 @@ BAD_INPUTS = {
         "$.choices[0].delta.content",
     ),
     "choices not a list": ('{"id":"c","created":1,"model":"m","choices":{}}', "$.choices"),
-    "choice index missing": (chunk('{"delta":{}}'), "$.choices[0].index"),
+    "choice index a string": (chunk('{"index":"0"}'), "$.choices[0].index"),
     "choice not an object": (chunk('{"index":0,"delta":{}},7'), "$.choices[1]"),
-    "obfuscation null": (chunk(extra=',"obfuscation":null'), "$.obfuscation"),
-    "delta null": (chunk('{"index":0,"delta":null}'), "$.choices[0].delta"),
+    "delta a list": (chunk('{"index":0,"delta":[]}'), "$.choices[0].delta"),
     "content a number": (delta('{"content":5}'), "$.choices[0].delta.content"),
     "content parts wrong": (
-        delta('{"content":[{"text":"x"}]}'),
-        "$.choices[0].delta.content[0].type",
+        delta('{"content":[{"type":"text","text":5}]}'),
+        "$.choices[0].delta.content[0].text",
     ),
     "tool index a string": (
         delta('{"tool_calls":[{"index":0},{"index":"1"}]}'),
@@ -201,13 +199,17 @@ BAD_INPUTS = {
         "$.choices[0].delta.tool_calls[0].function.arguments",
     ),
     "token id a string": (chunk(extra=',"prompt_token_ids":[1,"2"]'), "$.prompt_token_ids[1]"),
-    "logprob missing": (
-        chunk('{"index":0,"delta":{},"logprobs":{"content":[{"token":"a","top_logprobs":[]}]}}'),
+    "logprob a string": (
+        chunk('{"index":0,"logprobs":{"content":[{"token":"a","logprob":"-1"}]}}'),
         "$.choices[0].logprobs.content[0].logprob",
     ),
     "score not a number": (
         '{"id":"c","created":1,"model":"m","object":"o","choices":[],"moderation":{"input":{"type":"moderation_results","model":"m","results":[{"type":"moderation_result","model":"m","flagged":false,"categories":{},"category_scores":{"self-harm/intent":"high"},"category_applied_input_types":{}}]},"output":{"type":"error","code":"c","message":"m"}}}',
         '$.moderation.input.results[0].category_scores["self-harm/intent"]',
+    ),
+    "moderation tag missing": (
+        '{"choices":[],"moderation":{"input":{"model":"m"}}}',
+        "$.moderation.input.type",
     ),
     "unknown moderation tag": (
         '{"id":"c","created":1,"model":"m","object":"o","choices":[],"moderation":{"input":{"type":"other"},"output":{"type":"error","code":"c","message":"m"}}}',
@@ -238,25 +240,11 @@ PYDANTIC_MESSAGES = {
         "$.choices[0].delta.tool_calls[0].function.arguments: expected string, object, got"
         " integer",
     ),
-    "null where a key may only be absent": (
-        '{"id":null,"model":"m","choices":[]}',
-        "$.id: must not be null",
-    ),
-    "null in a union that may only be absent": (
-        '{"id":"c","created":null,"model":"m","choices":[]}',
-        "$.created: must not be null",
-    ),
-    "null for a required key": (
-        '{"id":"c","model":null,"choices":[]}',
-        "$.model: must not be null",
-    ),
 }
 
 
 @pytest.mark.parametrize(("data", "message"), PYDANTIC_MESSAGES.values(), ids=PYDANTIC_MESSAGES)
-def test_pydantic_says_which_kinds_were_expected_and_that_null_is_refused(
-    data: str, message: str
-) -> None:
+def test_pydantic_says_which_kinds_were_expected(data: str, message: str) -> None:
     with pytest.raises(chunk_pydantic.ChunkDecodeError) as caught:
         chunk_pydantic.loads(data)
     assert str(caught.value) == message
@@ -314,14 +302,11 @@ def test_a_wide_dataclass_built_holds_only_its_keywords() -> None:
         match=r"^ChatCompletionChunk.__init__\(\) got an unexpected keyword argument 'zz'$",
     ):
         m.ChatCompletionChunk(model="m", zz=1)  # type: ignore[call-arg]
-    with pytest.raises(
-        TypeError,
-        match=r"^ChatCompletionChunk.__init__\(\) missing 1 required keyword-only argument: 'model'$",
-    ):
-        m.ChatCompletionChunk(id="x")  # type: ignore[call-arg]
+    # Lenient: no key is required (test_runtime checks a wide class's required ones).
+    assert m.dumps(m.ChatCompletionChunk(id="x")) == '{"id":"x","choices":[]}'
     with pytest.raises(TypeError):
         m.Choice(0)  # type: ignore[call-arg]
-    assert "*, id: 'str | _Unset' = UNSET" in str(inspect.signature(m.ChatCompletionChunk))
+    assert "*, id: 'str | _Unset | None' = UNSET" in str(inspect.signature(m.ChatCompletionChunk))
 
 
 def test_typeddicts_return_the_validated_dict() -> None:
@@ -370,7 +355,7 @@ def test_numbers_keep_their_type() -> None:
     dc = chunk_dataclasses.loads(text)
     logprob = dc.choices[0].logprobs.content[0]  # type: ignore[union-attr,index]
     assert type(logprob.logprob) is int
-    assert type(logprob.top_logprobs[0].logprob) is float
+    assert type(logprob.top_logprobs[0].logprob) is float  # type: ignore[index]
     assert dc.prompt_token_ids == [2**64 + 1, 1]
     pd = chunk_pydantic.loads(text)
     assert type(pd.choices[0].logprobs.content[0].logprob) is int  # type: ignore[union-attr,index]

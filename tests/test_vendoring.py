@@ -457,6 +457,22 @@ def test_strict_rejects_an_unknown_key_by_path(
             '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":null}',
             "$.choices",
         ),
+        ('{"id":"c","object":"chat.completion.chunk","created":1,"choices":[]}', "$.model"),
+        (
+            '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],'
+            '"obfuscation":null}',
+            "$.obfuscation",
+        ),
+        (
+            '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],'
+            '"usage":{"prompt_tokens":1,"completion_tokens":null,"total_tokens":1}}',
+            "$.usage.completion_tokens",
+        ),
+        (
+            '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":'
+            '[{"index":0,"delta":{},"logprobs":{"content":[{"token":"a","top_logprobs":[]}]}}]}',
+            "$.choices[0].logprobs.content[0].logprob",
+        ),
     ],
     ids=[
         "unknown finish_reason",
@@ -465,6 +481,10 @@ def test_strict_rejects_an_unknown_key_by_path(
         "choice without delta",
         "missing choices",
         "null choices",
+        "missing model",
+        "null obfuscation",
+        "null completion_tokens",
+        "missing logprob",
     ],
 )
 def test_strict_rejects_what_lenient_accepts(
@@ -474,6 +494,30 @@ def test_strict_rejects_what_lenient_accepts(
     with pytest.raises(module.ChunkDecodeError) as caught:
         module.loads(text)
     assert caught.value.path == path
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '{"id":"c","object":"chat.completion.chunk","created":1,"model":null,"choices":[]}',
+            "$.model: must not be null",
+        ),
+        (
+            '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],'
+            '"obfuscation":null}',
+            "$.obfuscation: must not be null",
+        ),
+    ],
+    ids=["null for a required key", "null where a key may only be absent"],
+)
+def test_strict_pydantic_says_that_null_is_refused(
+    strict_modules: dict[str, ModuleType], text: str, message: str
+) -> None:
+    module = strict_modules["pydantic"]
+    with pytest.raises(module.ChunkDecodeError) as caught:
+        module.loads(text)
+    assert str(caught.value) == message
 
 
 @pytest.mark.parametrize("stream", FIXTURE_STREAMS, ids=lambda s: s.name)

@@ -3,10 +3,11 @@
 Every key the spec does not know is declared on the spec type it was seen in, with a
 type inferred from every value seen: int, or float once any value is; nullable once one
 is null; lists of what they hold; an object becomes a new named type, its fields
-inferred the same way. Its doc says where and how often the key was seen. A string on a
-type whose text merges by appending (a delta) that changes from chunk to chunk gets
-`merge: append`. What a person must confirm is marked `# REVIEW`. The order is the
-spec's and the captures', so the same captures always give the same draft.
+inferred the same way (an object never seen with a key is `map[any]`). Its doc says
+where and how often the key was seen. A string on a type whose text merges by appending
+(a delta) that changes from chunk to chunk gets `merge: append`. What a person must
+confirm is marked `# REVIEW`. The order is the spec's and the captures', so the same
+captures always give the same draft; draftfile.py repairs it until it generates.
 """
 
 from __future__ import annotations
@@ -17,22 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..ir.load import VENDOR_DIR
 from ..ir.model import Spec
+from .draftfile import REVIEW, Declared, Draft, Entry
 from .inspection import Finding, Report, value_kind
-
-REVIEW = "# REVIEW"
-
-
-@dataclass
-class Declared:
-    """A field to declare: its type and what was seen of it."""
-
-    type: str
-    nullable: bool
-    doc: str
-    merge: str | None = None
-    means: str | None = None
-    """A guess at what it means, as a `means:` value."""
 
 
 @dataclass
@@ -61,8 +50,10 @@ class _Draft:
             items = [item for value in present for item in value]
             item_type, item_null = self.infer(key, items, owner) if items else ("any", False)
             return f"list[{item_type}]" if not item_null else "list[any]", nullable
-        if kind == "object":
+        if kind == "object" and any(present):
             return self.new_type(key, present, owner), nullable
+        if kind == "object":  # never a key in it: no type of its own to declare
+            return "map[any]", nullable
         return kind, nullable
 
     def new_type(self, key: str, objects: list[dict[str, Any]], owner: str) -> str:
@@ -85,8 +76,9 @@ class _Draft:
         return name
 
 
-def draft(name: str, title: str, spec: Spec, reports: list[Report]) -> str:
-    """The text of spec/vendors/NAME.yaml for what `reports` found unknown."""
+def draft(name: str, title: str, spec: Spec, reports: list[Report]) -> Draft:
+    """spec/vendors/NAME.yaml for what `reports` found unknown (`draftfile.generating`
+    repairs it until the project generates with it)."""
     prefix = "".join(part.capitalize() for part in name.split("_"))
     state = _Draft(title, prefix, set(spec.type_names))
     total = sum(len(r.capture.chunks) for r in reports)
@@ -119,7 +111,16 @@ def draft(name: str, title: str, spec: Spec, reports: list[Report]) -> str:
     )
     # A type before the types inside it (they were named first).
     types = dict(reversed(state.types.items()))
-    return _yaml(name, title, owners, types, known, unfit) + _relax_yaml(relax)
+    merging = {plan.chunk_type for plan in spec.merging}
+    return Draft(
+        f"{VENDOR_DIR}/{name}.yaml",
+        _header(name, title, known, unfit),
+        [
+            *_fields_section(owners, merging),
+            *_types_section(types),
+            *_relax_section(relax),
+        ],
+    )
 
 
 def _declared(state: _Draft, spec: Spec, finding: Finding, reports: list[Report]) -> Declared:
@@ -193,20 +194,21 @@ def _loosened(state: _Draft, finding: Finding, total: int) -> list[str]:
     return [*lines, f"doc: {json.dumps(doc)}  {REVIEW}: say why the vendor does this"]
 
 
-def _relax_yaml(relax: dict[str, dict[str, list[str]]]) -> str:
+def _relax_section(relax: dict[str, dict[str, list[str]]]) -> list[Entry]:
     if not relax:
-        return ""
-    lines = ["", "relax:"]
+        return []
+    owners = []
     for owner, keys in relax.items():
-        lines.append(f"  {owner}:")
+        entries = []
         for key, body in keys.items():
-            lines.append(f"    {key}:")
             docs = [line for line in body if line.startswith("doc: ")]
-            lines += [
+            lines = [
                 f"      {line}" for line in dict.fromkeys(body) if not line.startswith("doc: ")
             ]
-            lines.append(f"      {docs[0]}")
-    return "\n".join(lines) + "\n"
+            head = [f"    {key}:", *lines, f"      {docs[0]}"]
+            entries.append(Entry(head=head, indent="    "))
+        owners.append(Entry(head=[f"  {owner}:"], entries=entries, indent="  "))
+    return [Entry(head=["", "relax:"], entries=owners)]
 
 
 def _grows(spec: Spec, owner: str, values: list[Any]) -> bool:
@@ -217,14 +219,7 @@ def _grows(spec: Spec, owner: str, values: list[Any]) -> bool:
     return appends and len(set(values)) > 1
 
 
-def _yaml(
-    name: str,
-    title: str,
-    owners: dict[str, dict[str, Declared]],
-    types: dict[str, tuple[str, dict[str, Declared]]],
-    known: Iterable[tuple[str, str]],
-    unfit: list[str],
-) -> str:
+def _header(name: str, title: str, known: Iterable[tuple[str, str]], unfit: list[str]) -> list[str]:
     lines = [
         f"# {name}: drafted by `chunkspec new-vendor {name} --from` from captured streams.",
         f"# Review every line marked {REVIEW}, then run `make generate`.",
@@ -233,35 +228,45 @@ def _yaml(
         lines.append(f"# Seen, and declared already: {path} by {explained}")
     for problem in dict.fromkeys(unfit):
         lines.append(f"# {REVIEW}: seen {problem}: change that vendor's file")
-    lines += [
+    return [
+        *lines,
         f"vendor: {name}",
         f"title: {json.dumps(title)}  {REVIEW}: the name the docs credit",
         f"source: https://example.com/{name}  {REVIEW}: where {title} documents its stream",
         "",
     ]
-    if owners:
-        lines.append("fields:")
-        for owner, fields in owners.items():
-            lines.append(f"  {owner}:")
-            lines += _fields(fields, "    ")
-    if types:
-        lines += ["", "types:"]
-        for type_name, (doc, fields) in types.items():
-            lines += [f"  {type_name}:", f"    doc: {json.dumps(doc)}  {REVIEW}", "    fields:"]
-            lines += _fields(fields, "      ")
-    return "\n".join(lines) + "\n"
 
 
-def _fields(fields: dict[str, Declared], indent: str) -> list[str]:
-    lines = []
-    for key, declared in fields.items():
-        lines.append(f"{indent}{json.dumps(key) if not key.isidentifier() else key}:")
-        lines.append(f"{indent}  type: {declared.type}")
-        if declared.nullable:
-            lines.append(f"{indent}  nullable: true")
-        if declared.merge:
-            lines.append(f"{indent}  merge: {declared.merge}  {REVIEW}: its values grow the text")
-        if declared.means:
-            lines.append(f"{indent}  means: {declared.means}  {REVIEW}: what it means")
-        lines.append(f"{indent}  doc: {json.dumps(declared.doc)}  {REVIEW}: say what it holds")
-    return lines
+def _fields_section(owners: dict[str, dict[str, Declared]], merging: set[str]) -> list[Entry]:
+    if not owners:
+        return []
+    entries = [
+        Entry(
+            head=[f"  {owner}:"],
+            entries=_fields(fields, "    ", merges=owner in merging),
+            indent="  ",
+        )
+        for owner, fields in owners.items()
+    ]
+    return [Entry(head=["fields:"], entries=entries)]
+
+
+def _types_section(types: dict[str, tuple[str, dict[str, Declared]]]) -> list[Entry]:
+    if not types:
+        return []
+    entries = [
+        Entry(
+            head=[f"  {name}:", f"    doc: {json.dumps(doc)}  {REVIEW}", "    fields:"],
+            entries=_fields(fields, "      ", merges=False),
+            indent="  ",
+        )
+        for name, (doc, fields) in types.items()
+    ]
+    return [Entry(head=["", "types:"], entries=entries)]
+
+
+def _fields(fields: dict[str, Declared], indent: str, *, merges: bool) -> list[Entry]:
+    return [
+        Entry(declared=declared, key=key, indent=indent, merges=merges)
+        for key, declared in fields.items()
+    ]

@@ -5,7 +5,8 @@ Each chunk is walked along the whole spec (every vendor, lenient profile) and co
 key by key, with OpenAI's spec (no vendor, strict profile). A key OpenAI does not have
 is a vendor's field, or unknown to the spec; a value OpenAI would refuse (null, another
 kind, a value outside its enum, a missing key) is explained by the relaxations vendors
-declare on that field, or by the lenient profile itself (its enums are open). Findings
+declare on that field, or by the lenient profile itself (it reads any key absent or
+null, and its enums are open). Findings
 are grouped by path, with array indices left out: `$.choices[].delta.reasoning_content`.
 """
 
@@ -210,8 +211,8 @@ class Inspector:
         self, where: str, what: str, spec_field: Field, owner: str, accepted: bool
     ) -> Finding:
         """A value OpenAI refuses: explained by the vendors' relaxations of the field
-        that allow it, or by the lenient profile (its enums are open), if the spec
-        accepts it; unknown to the spec if it refuses it."""
+        that allow it, or by the lenient profile (it reads any key absent or null, and
+        its enums are open), if the spec accepts it; unknown to the spec if it refuses it."""
         if not accepted:
             return Finding(where, what, UNKNOWN, owner, spec_field.wire)
         credits = [
@@ -219,7 +220,7 @@ class Inspector:
             for vendor, relax in self.relaxed.get((owner, spec_field.wire), [])
             if _allows(relax, what)
         ]
-        explained = "; ".join(credits) or "the lenient profile (its enums are open)"
+        explained = "; ".join(credits) or _LENIENT.get(what, _LENIENT["value"])
         return Finding(where, what, explained, owner, spec_field.wire)
 
     def _credit(self, origin: Provenance | None) -> str:
@@ -230,6 +231,14 @@ class Inspector:
         others = [self.titles[v][0] for v in origin.vendors[1:]]
         also = f" (also {', '.join(others)})" if others else ""
         return f"{title}{also}, {file}: {origin.source}"
+
+
+_LENIENT = {
+    "missing": "the lenient profile (it reads any key absent)",
+    "null": "the lenient profile (it reads any key as null)",
+    "value": "the lenient profile (its enums are open)",
+}
+"""How the lenient profile explains a departure no vendor's relaxation does."""
 
 
 def _allows(relax: RawRelax, what: str) -> bool:

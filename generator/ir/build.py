@@ -149,6 +149,10 @@ class _Builder:
                 self.field_where,
                 self.where_fill,
             )
+        if not self.options.strict:
+            # After the merge plans: they keep the nullability the spec declares, so the
+            # accumulator writes the same completion whatever a module accepts.
+            models = _read_leniently(models)
         order = self.order((core.completion or core.root, core.root), models)
         enums_used = _enums_used(order)
         for name, (enum_decl, _) in self.enums.items():
@@ -433,6 +437,43 @@ class _Builder:
     def vendor(self, name: str) -> Vendor:
         raw = next(v for v in self.raw.vendors if v.name == name)
         return Vendor(name=raw.name, title=raw.title, source=raw.source, file=raw.where.file)
+
+
+def _read_leniently(models: dict[str, Model]) -> dict[str, Model]:
+    """The models of the lenient profile: a value of the declared kind is read whatever
+    keys it leaves out or sends as null, as openai-python and the Vercel AI SDK read
+    them (servers no vendor file describes leave out `model`, send a null count). Every
+    field becomes optional and nullable but two kinds, which read both already or cannot:
+    a list with a default (a missing or null list reads as `[]`), and a key that tells
+    the alternatives of a union apart (without it a value is of no declared type)."""
+    tags = _union_tag_keys(models.values())
+    return {
+        name: replace(
+            model,
+            fields=tuple(
+                (
+                    field
+                    if field.has_default or (name, field.wire) in tags
+                    else replace(field, required=False, nullable=True)
+                )
+                for field in model.fields
+            ),
+        )
+        for name, model in models.items()
+    }
+
+
+def _union_tag_keys(models: Iterable[Model]) -> frozenset[tuple[str, str]]:
+    """(type, wire key) of every key that tells the alternatives of a union apart."""
+    return frozenset(
+        (option.name, union.discriminator)
+        for model in models
+        for field in model.fields
+        for union in parts(field.type)
+        if isinstance(union, Union) and union.discriminator is not None
+        for option in union.options
+        if isinstance(option, ModelRef)
+    )
 
 
 def _untyped(expr: TypeExpr) -> TypeExpr:

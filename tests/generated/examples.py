@@ -28,9 +28,9 @@
 #   spec/vendors/vllm.yaml               6609612c3a1b
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        2a7f8f643749
-#   chunkspec code                       ba45248fb447
-# Digest: a618cc443d04db27
+#   spec as built                        9cf0a277224e
+#   chunkspec code                       a95a47540cc5
+# Digest: 1d0099aae1a0fc52
 # Regenerate with: make generate
 """Example payloads of every spec type, shared by the generated tests of every target.
 
@@ -46,7 +46,7 @@ ROOT_DEFAULTS: dict[str, Any] = {"choices": []}
 """Root keys that read as their default when missing or null (the spec's one normalisation)."""
 
 EXAMPLES: list[tuple[str, str, Any]] = [
-    ("MistralThinkingPart", "minimal", {"type": "text"}),
+    ("MistralThinkingPart", "minimal", {}),
     (
         "MistralThinkingPart",
         "maximal",
@@ -56,7 +56,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("MistralThinkingPart", "nulls", {"type": "zz_not_in_the_spec", "text": None}),
+    ("MistralThinkingPart", "nulls", {"type": None, "text": None}),
     (
         "MistralThinkingPart",
         "alternates",
@@ -66,7 +66,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("MistralContentPart", "minimal", {"type": "text"}),
+    ("MistralContentPart", "minimal", {}),
     (
         "MistralContentPart",
         "maximal",
@@ -83,11 +83,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    (
-        "MistralContentPart",
-        "nulls",
-        {"type": "zz_not_in_the_spec", "text": None, "thinking": None},
-    ),
+    ("MistralContentPart", "nulls", {"type": None, "text": None, "thinking": None}),
     (
         "MistralContentPart",
         "alternates",
@@ -104,11 +100,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    (
-        "ChatCompletionMessageToolCallFunction",
-        "minimal",
-        {"arguments": 'héllo ✓ "q" \\n'},
-    ),
+    ("ChatCompletionMessageToolCallFunction", "minimal", {}),
     (
         "ChatCompletionMessageToolCallFunction",
         "maximal",
@@ -121,7 +113,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
     (
         "ChatCompletionMessageToolCallFunction",
         "nulls",
-        {"arguments": 'héllo ✓ "q" \\n'},
+        {"arguments": None, "name": None},
     ),
     (
         "ChatCompletionMessageToolCallFunction",
@@ -134,7 +126,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("ChatCompletionMessageToolCallCustom", "minimal", {"input": 'héllo ✓ "q" \\n'}),
+    ("ChatCompletionMessageToolCallCustom", "minimal", {}),
     (
         "ChatCompletionMessageToolCallCustom",
         "maximal",
@@ -144,7 +136,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("ChatCompletionMessageToolCallCustom", "nulls", {"input": 'héllo ✓ "q" \\n'}),
+    ("ChatCompletionMessageToolCallCustom", "nulls", {"input": None, "name": None}),
     (
         "ChatCompletionMessageToolCallCustom",
         "alternates",
@@ -154,7 +146,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("ChatCompletionMessageToolCall", "minimal", {"type": "function"}),
+    ("ChatCompletionMessageToolCall", "minimal", {}),
     (
         "ChatCompletionMessageToolCall",
         "maximal",
@@ -175,7 +167,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("ChatCompletionMessageToolCall", "nulls", {"type": "zz_not_in_the_spec"}),
+    (
+        "ChatCompletionMessageToolCall",
+        "nulls",
+        {"index": None, "id": None, "type": None, "function": None, "custom": None},
+    ),
     (
         "ChatCompletionMessageToolCall",
         "alternates",
@@ -198,7 +194,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("ChatCompletionMessageFunctionCall", "minimal", {"arguments": 'héllo ✓ "q" \\n'}),
+    ("ChatCompletionMessageFunctionCall", "minimal", {}),
     (
         "ChatCompletionMessageFunctionCall",
         "maximal",
@@ -208,7 +204,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("ChatCompletionMessageFunctionCall", "nulls", {"arguments": 'héllo ✓ "q" \\n'}),
+    ("ChatCompletionMessageFunctionCall", "nulls", {"arguments": None, "name": None}),
     (
         "ChatCompletionMessageFunctionCall",
         "alternates",
@@ -230,7 +226,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("ChatCompletionAudio", "nulls", {}),
+    (
+        "ChatCompletionAudio",
+        "nulls",
+        {"id": None, "data": None, "expires_at": None, "transcript": None},
+    ),
     (
         "ChatCompletionAudio",
         "alternates",
@@ -639,7 +639,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("GroqExecutedTool", "minimal", {"index": 18446744073709551617}),
+    ("GroqExecutedTool", "minimal", {}),
     (
         "GroqExecutedTool",
         "maximal",
@@ -750,7 +750,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
         "GroqExecutedTool",
         "nulls",
         {
-            "index": 18446744073709551617,
+            "index": None,
             "type": None,
             "arguments": None,
             "output": None,
@@ -865,7 +865,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("LiteLLMThinkingBlock", "minimal", {"type": "thinking"}),
+    ("LiteLLMThinkingBlock", "minimal", {}),
     (
         "LiteLLMThinkingBlock",
         "maximal",
@@ -884,7 +884,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
         "LiteLLMThinkingBlock",
         "nulls",
         {
-            "type": "zz_not_in_the_spec",
+            "type": None,
             "thinking": None,
             "signature": None,
             "data": None,
@@ -968,7 +968,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("OpenRouterUrlCitation", "minimal", {"url": 'héllo ✓ "q" \\n'}),
+    ("OpenRouterUrlCitation", "minimal", {}),
     (
         "OpenRouterUrlCitation",
         "maximal",
@@ -985,7 +985,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
         "OpenRouterUrlCitation",
         "nulls",
         {
-            "url": 'héllo ✓ "q" \\n',
+            "url": None,
             "title": None,
             "start_index": None,
             "end_index": None,
@@ -1114,7 +1114,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("OpenRouterAnnotation", "minimal", {"type": "url_citation"}),
+    ("OpenRouterAnnotation", "minimal", {}),
     (
         "OpenRouterAnnotation",
         "maximal",
@@ -1159,7 +1159,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
         "OpenRouterAnnotation",
         "nulls",
         {
-            "type": "zz_not_in_the_spec",
+            "type": None,
             "url_citation": None,
             "file": None,
             "document_citation": None,
@@ -1206,11 +1206,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    (
-        "ChatCompletionMessage",
-        "minimal",
-        {"role": "developer", "content": 'héllo ✓ "q" \\n'},
-    ),
+    ("ChatCompletionMessage", "minimal", {}),
     (
         "ChatCompletionMessage",
         "maximal",
@@ -1439,8 +1435,8 @@ EXAMPLES: list[tuple[str, str, Any]] = [
         "ChatCompletionMessage",
         "nulls",
         {
-            "role": "zz_not_in_the_spec",
-            "content": 'héllo ✓ "q" \\n',
+            "role": None,
+            "content": None,
             "refusal": None,
             "tool_calls": None,
             "function_call": None,
@@ -1702,7 +1698,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("TopLogprob", "minimal", {"token": 'héllo ✓ "q" \\n', "logprob": -0.000125}),
+    ("TopLogprob", "minimal", {}),
     (
         "TopLogprob",
         "maximal",
@@ -1713,11 +1709,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    (
-        "TopLogprob",
-        "nulls",
-        {"token": 'héllo ✓ "q" \\n', "bytes": None, "logprob": -0.000125},
-    ),
+    ("TopLogprob", "nulls", {"token": None, "bytes": None, "logprob": None}),
     (
         "TopLogprob",
         "alternates",
@@ -1728,15 +1720,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    (
-        "ChatCompletionTokenLogprob",
-        "minimal",
-        {
-            "token": 'héllo ✓ "q" \\n',
-            "logprob": -0.000125,
-            "top_logprobs": [{"token": 'héllo ✓ "q" \\n', "logprob": -0.000125}],
-        },
-    ),
+    ("ChatCompletionTokenLogprob", "minimal", {}),
     (
         "ChatCompletionTokenLogprob",
         "maximal",
@@ -1758,14 +1742,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
     (
         "ChatCompletionTokenLogprob",
         "nulls",
-        {
-            "token": 'héllo ✓ "q" \\n',
-            "bytes": None,
-            "logprob": -0.000125,
-            "top_logprobs": [
-                {"token": 'héllo ✓ "q" \\n', "bytes": None, "logprob": -0.000125}
-            ],
-        },
+        {"token": None, "bytes": None, "logprob": None, "top_logprobs": None},
     ),
     (
         "ChatCompletionTokenLogprob",
@@ -1865,7 +1842,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("AzureSeverityResult", "minimal", {"filtered": True}),
+    ("AzureSeverityResult", "minimal", {}),
     (
         "AzureSeverityResult",
         "maximal",
@@ -1875,7 +1852,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("AzureSeverityResult", "nulls", {"filtered": True, "severity": None}),
+    ("AzureSeverityResult", "nulls", {"filtered": None, "severity": None}),
     (
         "AzureSeverityResult",
         "alternates",
@@ -1885,7 +1862,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("AzureDetectionResult", "minimal", {"filtered": True}),
+    ("AzureDetectionResult", "minimal", {}),
     (
         "AzureDetectionResult",
         "maximal",
@@ -1895,7 +1872,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("AzureDetectionResult", "nulls", {"filtered": True, "detected": None}),
+    ("AzureDetectionResult", "nulls", {"filtered": None, "detected": None}),
     (
         "AzureDetectionResult",
         "alternates",
@@ -1905,7 +1882,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("AzureBlocklistResult", "minimal", {"filtered": True}),
+    ("AzureBlocklistResult", "minimal", {}),
     (
         "AzureBlocklistResult",
         "maximal",
@@ -1915,7 +1892,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("AzureBlocklistResult", "nulls", {"filtered": True, "id": None}),
+    ("AzureBlocklistResult", "nulls", {"filtered": None, "id": None}),
     (
         "AzureBlocklistResult",
         "alternates",
@@ -1925,7 +1902,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("AzureBlocklistDetails", "minimal", {"filtered": True}),
+    ("AzureBlocklistDetails", "minimal", {}),
     (
         "AzureBlocklistDetails",
         "maximal",
@@ -1941,7 +1918,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("AzureBlocklistDetails", "nulls", {"filtered": True, "details": None}),
+    ("AzureBlocklistDetails", "nulls", {"filtered": None, "details": None}),
     (
         "AzureBlocklistDetails",
         "alternates",
@@ -2105,15 +2082,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    (
-        "AzureContentFilterOffsets",
-        "minimal",
-        {
-            "check_offset": 18446744073709551617,
-            "start_offset": 18446744073709551617,
-            "end_offset": 18446744073709551617,
-        },
-    ),
+    ("AzureContentFilterOffsets", "minimal", {}),
     (
         "AzureContentFilterOffsets",
         "maximal",
@@ -2127,11 +2096,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
     (
         "AzureContentFilterOffsets",
         "nulls",
-        {
-            "check_offset": 18446744073709551617,
-            "start_offset": 18446744073709551617,
-            "end_offset": 18446744073709551617,
-        },
+        {"check_offset": None, "start_offset": None, "end_offset": None},
     ),
     (
         "AzureContentFilterOffsets",
@@ -2383,6 +2348,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
         "CompletionUsage",
         "nulls",
         {
+            "completion_tokens": None,
+            "prompt_tokens": None,
+            "total_tokens": None,
             "completion_tokens_details": None,
             "prompt_tokens_details": None,
             "prompt_cache_hit_tokens": None,
@@ -2468,15 +2436,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    (
-        "ChatCompletionChoice",
-        "minimal",
-        {
-            "index": 18446744073709551617,
-            "message": {"role": "developer", "content": 'héllo ✓ "q" \\n'},
-            "finish_reason": "stop",
-        },
-    ),
+    ("ChatCompletionChoice", "minimal", {}),
     (
         "ChatCompletionChoice",
         "maximal",
@@ -2863,30 +2823,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
         "ChatCompletionChoice",
         "nulls",
         {
-            "index": 18446744073709551617,
-            "message": {
-                "role": "zz_not_in_the_spec",
-                "content": 'héllo ✓ "q" \\n',
-                "refusal": None,
-                "tool_calls": None,
-                "function_call": None,
-                "audio": None,
-                "reasoning_content": None,
-                "channel": None,
-                "executed_tools": None,
-                "thinking_blocks": None,
-                "provider_specific_fields": None,
-                "index": None,
-                "tool_call_id": None,
-                "name": None,
-                "internal_content": None,
-                "reasoning_details": None,
-                "annotations": None,
-                "hidden_states": None,
-                "token_id": None,
-                "reasoning": None,
-            },
-            "finish_reason": "zz_not_in_the_spec",
+            "index": None,
+            "message": None,
+            "finish_reason": None,
             "logprobs": None,
             "content_filter_results": None,
             "content_filter_offsets": None,
@@ -3278,18 +3217,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    (
-        "ModerationResultBody",
-        "minimal",
-        {
-            "type": "moderation_result",
-            "model": 'héllo ✓ "q" \\n',
-            "flagged": True,
-            "categories": {"key/with-slash": True},
-            "category_scores": {"key/with-slash": -0.000125},
-            "category_applied_input_types": {"key/with-slash": ["text"]},
-        },
-    ),
+    ("ModerationResultBody", "minimal", {}),
     (
         "ModerationResultBody",
         "maximal",
@@ -3307,12 +3235,12 @@ EXAMPLES: list[tuple[str, str, Any]] = [
         "ModerationResultBody",
         "nulls",
         {
-            "type": "zz_not_in_the_spec",
-            "model": 'héllo ✓ "q" \\n',
-            "flagged": True,
-            "categories": {"key/with-slash": True},
-            "category_scores": {"key/with-slash": -0.000125},
-            "category_applied_input_types": {"key/with-slash": ["zz_not_in_the_spec"]},
+            "type": None,
+            "model": None,
+            "flagged": None,
+            "categories": None,
+            "category_scores": None,
+            "category_applied_input_types": None,
         },
     ),
     (
@@ -3328,24 +3256,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    (
-        "ModerationResults",
-        "minimal",
-        {
-            "type": "moderation_results",
-            "model": 'héllo ✓ "q" \\n',
-            "results": [
-                {
-                    "type": "moderation_result",
-                    "model": 'héllo ✓ "q" \\n',
-                    "flagged": True,
-                    "categories": {"key/with-slash": True},
-                    "category_scores": {"key/with-slash": -0.000125},
-                    "category_applied_input_types": {"key/with-slash": ["text"]},
-                }
-            ],
-        },
-    ),
+    ("ModerationResults", "minimal", {"type": "moderation_results"}),
     (
         "ModerationResults",
         "maximal",
@@ -3369,22 +3280,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
     (
         "ModerationResults",
         "nulls",
-        {
-            "type": "moderation_results",
-            "model": 'héllo ✓ "q" \\n',
-            "results": [
-                {
-                    "type": "zz_not_in_the_spec",
-                    "model": 'héllo ✓ "q" \\n',
-                    "flagged": True,
-                    "categories": {"key/with-slash": True},
-                    "category_scores": {"key/with-slash": -0.000125},
-                    "category_applied_input_types": {
-                        "key/with-slash": ["zz_not_in_the_spec"]
-                    },
-                }
-            ],
-        },
+        {"type": "moderation_results", "model": None, "results": None},
     ),
     (
         "ModerationResults",
@@ -3408,11 +3304,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    (
-        "ModerationError",
-        "minimal",
-        {"type": "error", "code": 'héllo ✓ "q" \\n', "message": 'héllo ✓ "q" \\n'},
-    ),
+    ("ModerationError", "minimal", {"type": "error"}),
     (
         "ModerationError",
         "maximal",
@@ -3423,11 +3315,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    (
-        "ModerationError",
-        "nulls",
-        {"type": "error", "code": 'héllo ✓ "q" \\n', "message": 'héllo ✓ "q" \\n'},
-    ),
+    ("ModerationError", "nulls", {"type": "error", "code": None, "message": None}),
     (
         "ModerationError",
         "alternates",
@@ -3438,40 +3326,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    (
-        "Moderation",
-        "minimal",
-        {
-            "input": {
-                "type": "moderation_results",
-                "model": 'héllo ✓ "q" \\n',
-                "results": [
-                    {
-                        "type": "moderation_result",
-                        "model": 'héllo ✓ "q" \\n',
-                        "flagged": True,
-                        "categories": {"key/with-slash": True},
-                        "category_scores": {"key/with-slash": -0.000125},
-                        "category_applied_input_types": {"key/with-slash": ["text"]},
-                    }
-                ],
-            },
-            "output": {
-                "type": "moderation_results",
-                "model": 'héllo ✓ "q" \\n',
-                "results": [
-                    {
-                        "type": "moderation_result",
-                        "model": 'héllo ✓ "q" \\n',
-                        "flagged": True,
-                        "categories": {"key/with-slash": True},
-                        "category_scores": {"key/with-slash": -0.000125},
-                        "category_applied_input_types": {"key/with-slash": ["text"]},
-                    }
-                ],
-            },
-        },
-    ),
+    ("Moderation", "minimal", {}),
     (
         "Moderation",
         "maximal",
@@ -3511,44 +3366,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    (
-        "Moderation",
-        "nulls",
-        {
-            "input": {
-                "type": "moderation_results",
-                "model": 'héllo ✓ "q" \\n',
-                "results": [
-                    {
-                        "type": "zz_not_in_the_spec",
-                        "model": 'héllo ✓ "q" \\n',
-                        "flagged": True,
-                        "categories": {"key/with-slash": True},
-                        "category_scores": {"key/with-slash": -0.000125},
-                        "category_applied_input_types": {
-                            "key/with-slash": ["zz_not_in_the_spec"]
-                        },
-                    }
-                ],
-            },
-            "output": {
-                "type": "moderation_results",
-                "model": 'héllo ✓ "q" \\n',
-                "results": [
-                    {
-                        "type": "zz_not_in_the_spec",
-                        "model": 'héllo ✓ "q" \\n',
-                        "flagged": True,
-                        "categories": {"key/with-slash": True},
-                        "category_scores": {"key/with-slash": -0.000125},
-                        "category_applied_input_types": {
-                            "key/with-slash": ["zz_not_in_the_spec"]
-                        },
-                    }
-                ],
-            },
-        },
-    ),
+    ("Moderation", "nulls", {"input": None, "output": None}),
     (
         "Moderation",
         "alternates",
@@ -3568,7 +3386,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("AzurePromptFilterResult", "minimal", {"prompt_index": 18446744073709551617}),
+    ("AzurePromptFilterResult", "minimal", {}),
     (
         "AzurePromptFilterResult",
         "maximal",
@@ -3630,7 +3448,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
     (
         "AzurePromptFilterResult",
         "nulls",
-        {"prompt_index": 18446744073709551617, "content_filter_results": None},
+        {"prompt_index": None, "content_filter_results": None},
     ),
     (
         "AzurePromptFilterResult",
@@ -3757,7 +3575,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("GroqModelUsage", "minimal", {"model": 'héllo ✓ "q" \\n', "usage": {}}),
+    ("GroqModelUsage", "minimal", {}),
     (
         "GroqModelUsage",
         "maximal",
@@ -3817,34 +3635,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    (
-        "GroqModelUsage",
-        "nulls",
-        {
-            "model": 'héllo ✓ "q" \\n',
-            "usage": {
-                "completion_tokens_details": None,
-                "prompt_tokens_details": None,
-                "prompt_cache_hit_tokens": None,
-                "prompt_cache_miss_tokens": None,
-                "queue_time": None,
-                "prompt_time": None,
-                "completion_time": None,
-                "total_time": None,
-                "cost": None,
-                "is_byok": None,
-                "cost_details": None,
-                "server_tool_use_details": None,
-                "citation_tokens": None,
-                "num_search_queries": None,
-                "search_context_size": None,
-                "reasoning_tokens": None,
-                "cached_tokens": None,
-                "num_sources_used": None,
-                "cost_in_usd_ticks": None,
-            },
-        },
-    ),
+    ("GroqModelUsage", "nulls", {"model": None, "usage": None}),
     (
         "GroqModelUsage",
         "alternates",
@@ -3913,11 +3704,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    (
-        "GroqUsageBreakdown",
-        "minimal",
-        {"models": [{"model": 'héllo ✓ "q" \\n', "usage": {}}]},
-    ),
+    ("GroqUsageBreakdown", "minimal", {}),
     (
         "GroqUsageBreakdown",
         "maximal",
@@ -3982,38 +3769,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    (
-        "GroqUsageBreakdown",
-        "nulls",
-        {
-            "models": [
-                {
-                    "model": 'héllo ✓ "q" \\n',
-                    "usage": {
-                        "completion_tokens_details": None,
-                        "prompt_tokens_details": None,
-                        "prompt_cache_hit_tokens": None,
-                        "prompt_cache_miss_tokens": None,
-                        "queue_time": None,
-                        "prompt_time": None,
-                        "completion_time": None,
-                        "total_time": None,
-                        "cost": None,
-                        "is_byok": None,
-                        "cost_details": None,
-                        "server_tool_use_details": None,
-                        "citation_tokens": None,
-                        "num_search_queries": None,
-                        "search_context_size": None,
-                        "reasoning_tokens": None,
-                        "cached_tokens": None,
-                        "num_sources_used": None,
-                        "cost_in_usd_ticks": None,
-                    },
-                }
-            ]
-        },
-    ),
+    ("GroqUsageBreakdown", "nulls", {"models": None}),
     (
         "GroqUsageBreakdown",
         "alternates",
@@ -4635,7 +4391,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("OpenRouterError", "minimal", {"message": 'héllo ✓ "q" \\n'}),
+    ("OpenRouterError", "minimal", {}),
     (
         "OpenRouterError",
         "maximal",
@@ -4651,13 +4407,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
     (
         "OpenRouterError",
         "nulls",
-        {
-            "message": 'héllo ✓ "q" \\n',
-            "code": None,
-            "type": None,
-            "param": None,
-            "metadata": None,
-        },
+        {"message": None, "code": None, "type": None, "param": None, "metadata": None},
     ),
     (
         "OpenRouterError",
@@ -4773,13 +4523,13 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("TogetherWarning", "minimal", {"message": 'héllo ✓ "q" \\n'}),
+    ("TogetherWarning", "minimal", {}),
     (
         "TogetherWarning",
         "maximal",
         {"message": 'héllo ✓ "q" \\n', "x_unknown": {"nested": [1, "two", None, 3.5]}},
     ),
-    ("TogetherWarning", "nulls", {"message": 'héllo ✓ "q" \\n'}),
+    ("TogetherWarning", "nulls", {"message": None}),
     (
         "TogetherWarning",
         "alternates",
@@ -4936,7 +4686,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("ChatCompletion", "minimal", {"choices": [], "object": "chat.completion"}),
+    ("ChatCompletion", "minimal", {"choices": []}),
     (
         "ChatCompletion",
         "maximal",
@@ -5819,32 +5569,12 @@ EXAMPLES: list[tuple[str, str, Any]] = [
         "ChatCompletion",
         "nulls",
         {
+            "id": None,
             "choices": [
                 {
-                    "index": 18446744073709551617,
-                    "message": {
-                        "role": "zz_not_in_the_spec",
-                        "content": 'héllo ✓ "q" \\n',
-                        "refusal": None,
-                        "tool_calls": None,
-                        "function_call": None,
-                        "audio": None,
-                        "reasoning_content": None,
-                        "channel": None,
-                        "executed_tools": None,
-                        "thinking_blocks": None,
-                        "provider_specific_fields": None,
-                        "index": None,
-                        "tool_call_id": None,
-                        "name": None,
-                        "internal_content": None,
-                        "reasoning_details": None,
-                        "annotations": None,
-                        "hidden_states": None,
-                        "token_id": None,
-                        "reasoning": None,
-                    },
-                    "finish_reason": "zz_not_in_the_spec",
+                    "index": None,
+                    "message": None,
+                    "finish_reason": None,
                     "logprobs": None,
                     "content_filter_results": None,
                     "content_filter_offsets": None,
@@ -5858,7 +5588,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                     "token_ids": None,
                 }
             ],
-            "object": "zz_not_in_the_spec",
+            "created": None,
+            "model": None,
+            "object": None,
             "service_tier": None,
             "system_fingerprint": None,
             "usage": None,
@@ -6837,7 +6569,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
     (
         "ChoiceDeltaToolCall",
         "nulls",
-        {"id": None, "function": None, "type": None, "custom": None},
+        {"index": None, "id": None, "function": None, "type": None, "custom": None},
     ),
     (
         "ChoiceDeltaToolCall",
@@ -7401,7 +7133,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("Choice", "minimal", {"index": 18446744073709551617}),
+    ("Choice", "minimal", {}),
     (
         "Choice",
         "maximal",
@@ -7788,7 +7520,8 @@ EXAMPLES: list[tuple[str, str, Any]] = [
         "Choice",
         "nulls",
         {
-            "index": 18446744073709551617,
+            "index": None,
+            "delta": None,
             "finish_reason": None,
             "logprobs": None,
             "content_filter_results": None,
@@ -8181,7 +7914,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
-    ("ChatCompletionChunk", "minimal", {"choices": [], "model": 'héllo ✓ "q" \\n'}),
+    ("ChatCompletionChunk", "minimal", {"choices": []}),
     (
         "ChatCompletionChunk",
         "maximal",
@@ -9065,9 +8798,11 @@ EXAMPLES: list[tuple[str, str, Any]] = [
         "ChatCompletionChunk",
         "nulls",
         {
+            "id": None,
             "choices": [
                 {
-                    "index": 18446744073709551617,
+                    "index": None,
+                    "delta": None,
                     "finish_reason": None,
                     "logprobs": None,
                     "content_filter_results": None,
@@ -9082,11 +8817,13 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                     "token_ids": None,
                 }
             ],
-            "model": 'héllo ✓ "q" \\n',
+            "created": None,
+            "model": None,
             "object": None,
             "service_tier": None,
             "system_fingerprint": None,
             "usage": None,
+            "obfuscation": None,
             "moderation": None,
             "prompt_filter_results": None,
             "prompt_annotations": None,

@@ -28,9 +28,9 @@
 #   spec/vendors/vllm.yaml               6609612c3a1b
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        2a7f8f643749
-#   chunkspec code                       ba45248fb447
-# Digest: a618cc443d04db27
+#   spec as built                        9cf0a277224e
+#   chunkspec code                       a95a47540cc5
+# Digest: 1d0099aae1a0fc52
 # Regenerate with: make generate
 """Hypothesis strategies for every spec type (see generator/render/strategies.py).
 
@@ -97,10 +97,9 @@ def _joined(known: dict[str, Any], unknown: dict[str, Any]) -> dict[str, Any]:
 
 
 mistral_thinking_part = _object(
+    {},
     {
-        "type": st.sampled_from(("text", "thinking")) | _TEXT,
-    },
-    {
+        "type": st.none() | st.sampled_from(("text", "thinking")) | _TEXT,
         "text": st.none() | _TEXT,
     },
     unknown=True,
@@ -109,10 +108,9 @@ mistral_thinking_part = _object(
 
 
 mistral_content_part = _object(
+    {},
     {
-        "type": st.sampled_from(("text", "thinking")) | _TEXT,
-    },
-    {
+        "type": st.none() | st.sampled_from(("text", "thinking")) | _TEXT,
         "text": st.none() | _TEXT,
         "thinking": st.none() | st.lists(mistral_thinking_part, max_size=3),
     },
@@ -122,11 +120,11 @@ mistral_content_part = _object(
 
 
 chat_completion_message_tool_call_function = _object(
+    {},
     {
-        "arguments": st.one_of(_TEXT, st.dictionaries(_TEXT, _JSON, max_size=3)),
-    },
-    {
-        "name": _TEXT,
+        "arguments": st.none()
+        | st.one_of(_TEXT, st.dictionaries(_TEXT, _JSON, max_size=3)),
+        "name": st.none() | _TEXT,
     },
     unknown=True,
 )
@@ -134,11 +132,10 @@ chat_completion_message_tool_call_function = _object(
 
 
 chat_completion_message_tool_call_custom = _object(
+    {},
     {
-        "input": _TEXT,
-    },
-    {
-        "name": _TEXT,
+        "input": st.none() | _TEXT,
+        "name": st.none() | _TEXT,
     },
     unknown=True,
 )
@@ -146,14 +143,13 @@ chat_completion_message_tool_call_custom = _object(
 
 
 chat_completion_message_tool_call = _object(
+    {},
     {
-        "type": st.sampled_from(("function", "custom")) | _TEXT,
-    },
-    {
-        "index": _INT,
-        "id": _TEXT,
-        "function": chat_completion_message_tool_call_function,
-        "custom": chat_completion_message_tool_call_custom,
+        "index": st.none() | _INT,
+        "id": st.none() | _TEXT,
+        "type": st.none() | st.sampled_from(("function", "custom")) | _TEXT,
+        "function": st.none() | chat_completion_message_tool_call_function,
+        "custom": st.none() | chat_completion_message_tool_call_custom,
     },
     unknown=True,
 )
@@ -161,11 +157,10 @@ chat_completion_message_tool_call = _object(
 
 
 chat_completion_message_function_call = _object(
+    {},
     {
-        "arguments": _TEXT,
-    },
-    {
-        "name": _TEXT,
+        "arguments": st.none() | _TEXT,
+        "name": st.none() | _TEXT,
     },
     unknown=True,
 )
@@ -175,10 +170,10 @@ chat_completion_message_function_call = _object(
 chat_completion_audio = _object(
     {},
     {
-        "id": _TEXT,
-        "data": _TEXT,
-        "expires_at": _INT,
-        "transcript": _TEXT,
+        "id": st.none() | _TEXT,
+        "data": st.none() | _TEXT,
+        "expires_at": st.none() | _INT,
+        "transcript": st.none() | _TEXT,
     },
     unknown=True,
 )
@@ -291,10 +286,9 @@ groq_code_result = _object(
 
 
 groq_executed_tool = _object(
+    {},
     {
-        "index": _INT,
-    },
-    {
+        "index": st.none() | _INT,
         "type": st.none() | _TEXT,
         "arguments": st.none() | _TEXT,
         "output": st.none() | _TEXT,
@@ -308,10 +302,9 @@ groq_executed_tool = _object(
 
 
 lite_l_l_m_thinking_block = _object(
+    {},
     {
-        "type": st.sampled_from(("thinking", "redacted_thinking")) | _TEXT,
-    },
-    {
+        "type": st.none() | st.sampled_from(("thinking", "redacted_thinking")) | _TEXT,
         "thinking": st.none() | _TEXT,
         "signature": st.none() | _TEXT,
         "data": st.none() | _TEXT,
@@ -365,10 +358,9 @@ open_router_reasoning_detail = _object(
 
 
 open_router_url_citation = _object(
+    {},
     {
-        "url": _TEXT,
-    },
-    {
+        "url": st.none() | _TEXT,
         "title": st.none() | _TEXT,
         "start_index": st.none() | _INT,
         "end_index": st.none() | _INT,
@@ -427,13 +419,13 @@ groq_function_citation = _object(
 
 
 open_router_annotation = _object(
+    {},
     {
-        "type": st.sampled_from(
+        "type": st.none()
+        | st.sampled_from(
             ("url_citation", "file", "document_citation", "function_citation")
         )
         | _TEXT,
-    },
-    {
         "url_citation": st.none() | open_router_url_citation,
         "file": st.none() | open_router_file_annotation,
         "document_citation": st.none() | groq_document_citation,
@@ -445,13 +437,13 @@ open_router_annotation = _object(
 
 
 chat_completion_message = _object(
+    {},
     {
-        "role": st.sampled_from(("developer", "system", "user", "assistant", "tool"))
+        "role": st.none()
+        | st.sampled_from(("developer", "system", "user", "assistant", "tool"))
         | _TEXT,
         "content": st.none()
         | st.one_of(_TEXT, st.lists(mistral_content_part, max_size=3)),
-    },
-    {
         "refusal": st.none() | _TEXT,
         "tool_calls": st.none()
         | st.lists(chat_completion_message_tool_call, max_size=3),
@@ -480,12 +472,11 @@ chat_completion_message = _object(
 
 
 top_logprob = _object(
+    {},
     {
-        "token": _TEXT,
-        "logprob": _NUMBER,
-    },
-    {
+        "token": st.none() | _TEXT,
         "bytes": st.none() | st.lists(_INT, max_size=3),
+        "logprob": st.none() | _NUMBER,
     },
     unknown=True,
 )
@@ -493,13 +484,12 @@ top_logprob = _object(
 
 
 chat_completion_token_logprob = _object(
+    {},
     {
-        "token": _TEXT,
-        "logprob": _NUMBER,
-        "top_logprobs": st.lists(top_logprob, max_size=3),
-    },
-    {
+        "token": st.none() | _TEXT,
         "bytes": st.none() | st.lists(_INT, max_size=3),
+        "logprob": st.none() | _NUMBER,
+        "top_logprobs": st.none() | st.lists(top_logprob, max_size=3),
     },
     unknown=True,
 )
@@ -518,10 +508,9 @@ choice_logprobs = _object(
 
 
 azure_severity_result = _object(
+    {},
     {
-        "filtered": st.booleans(),
-    },
-    {
+        "filtered": st.none() | st.booleans(),
         "severity": st.none()
         | st.sampled_from(("safe", "low", "medium", "high"))
         | _TEXT,
@@ -532,10 +521,9 @@ azure_severity_result = _object(
 
 
 azure_detection_result = _object(
+    {},
     {
-        "filtered": st.booleans(),
-    },
-    {
+        "filtered": st.none() | st.booleans(),
         "detected": st.none() | st.booleans(),
     },
     unknown=True,
@@ -544,10 +532,9 @@ azure_detection_result = _object(
 
 
 azure_blocklist_result = _object(
+    {},
     {
-        "filtered": st.booleans(),
-    },
-    {
+        "filtered": st.none() | st.booleans(),
         "id": st.none() | _TEXT,
     },
     unknown=True,
@@ -556,10 +543,9 @@ azure_blocklist_result = _object(
 
 
 azure_blocklist_details = _object(
+    {},
     {
-        "filtered": st.booleans(),
-    },
-    {
+        "filtered": st.none() | st.booleans(),
         "details": st.none() | st.lists(azure_blocklist_result, max_size=3),
     },
     unknown=True,
@@ -600,12 +586,12 @@ azure_content_filter_results = _object(
 
 
 azure_content_filter_offsets = _object(
-    {
-        "check_offset": _INT,
-        "start_offset": _INT,
-        "end_offset": _INT,
-    },
     {},
+    {
+        "check_offset": st.none() | _INT,
+        "start_offset": st.none() | _INT,
+        "end_offset": st.none() | _INT,
+    },
     unknown=True,
 )
 """Any AzureContentFilterOffsets the spec allows."""
@@ -684,9 +670,9 @@ open_router_server_tool_use_details = _object(
 completion_usage = _object(
     {},
     {
-        "completion_tokens": _INT,
-        "prompt_tokens": _INT,
-        "total_tokens": _INT,
+        "completion_tokens": st.none() | _INT,
+        "prompt_tokens": st.none() | _INT,
+        "total_tokens": st.none() | _INT,
         "completion_tokens_details": st.none() | completion_tokens_details,
         "prompt_tokens_details": st.none() | prompt_tokens_details,
         "prompt_cache_hit_tokens": st.none() | _INT,
@@ -713,16 +699,15 @@ completion_usage = _object(
 
 
 chat_completion_choice = _object(
+    {},
     {
-        "index": _INT,
-        "message": chat_completion_message,
+        "index": st.none() | _INT,
+        "message": st.none() | chat_completion_message,
         "finish_reason": st.none()
         | st.sampled_from(
             ("stop", "length", "tool_calls", "content_filter", "function_call")
         )
         | _TEXT,
-    },
-    {
         "logprobs": st.none() | st.one_of(choice_logprobs, _NUMBER),
         "content_filter_results": st.none() | azure_content_filter_results,
         "content_filter_offsets": st.none() | azure_content_filter_offsets,
@@ -741,19 +726,20 @@ chat_completion_choice = _object(
 
 
 moderation_result_body = _object(
+    {},
     {
-        "type": st.sampled_from(("moderation_result",)) | _TEXT,
-        "model": _TEXT,
-        "flagged": st.booleans(),
-        "categories": st.dictionaries(_TEXT, st.booleans(), max_size=3),
-        "category_scores": st.dictionaries(_TEXT, _NUMBER, max_size=3),
-        "category_applied_input_types": st.dictionaries(
+        "type": st.none() | st.sampled_from(("moderation_result",)) | _TEXT,
+        "model": st.none() | _TEXT,
+        "flagged": st.none() | st.booleans(),
+        "categories": st.none() | st.dictionaries(_TEXT, st.booleans(), max_size=3),
+        "category_scores": st.none() | st.dictionaries(_TEXT, _NUMBER, max_size=3),
+        "category_applied_input_types": st.none()
+        | st.dictionaries(
             _TEXT,
             st.lists(st.sampled_from(("text", "image")) | _TEXT, max_size=3),
             max_size=3,
         ),
     },
-    {},
     unknown=True,
 )
 """Any ModerationResultBody the spec allows."""
@@ -762,10 +748,11 @@ moderation_result_body = _object(
 moderation_results = _object(
     {
         "type": st.sampled_from(("moderation_results",)),
-        "model": _TEXT,
-        "results": st.lists(moderation_result_body, max_size=3),
     },
-    {},
+    {
+        "model": st.none() | _TEXT,
+        "results": st.none() | st.lists(moderation_result_body, max_size=3),
+    },
     unknown=True,
 )
 """Any ModerationResults the spec allows."""
@@ -774,31 +761,31 @@ moderation_results = _object(
 moderation_error = _object(
     {
         "type": st.sampled_from(("error",)),
-        "code": _TEXT,
-        "message": _TEXT,
     },
-    {},
+    {
+        "code": st.none() | _TEXT,
+        "message": st.none() | _TEXT,
+    },
     unknown=True,
 )
 """Any ModerationError the spec allows."""
 
 
 moderation = _object(
-    {
-        "input": st.one_of(moderation_results, moderation_error),
-        "output": st.one_of(moderation_results, moderation_error),
-    },
     {},
+    {
+        "input": st.none() | st.one_of(moderation_results, moderation_error),
+        "output": st.none() | st.one_of(moderation_results, moderation_error),
+    },
     unknown=True,
 )
 """Any Moderation the spec allows."""
 
 
 azure_prompt_filter_result = _object(
+    {},
     {
-        "prompt_index": _INT,
-    },
-    {
+        "prompt_index": st.none() | _INT,
         "content_filter_results": st.none() | azure_content_filter_results,
     },
     unknown=True,
@@ -834,21 +821,21 @@ azure_routing = _object(
 
 
 groq_model_usage = _object(
-    {
-        "model": _TEXT,
-        "usage": completion_usage,
-    },
     {},
+    {
+        "model": st.none() | _TEXT,
+        "usage": st.none() | completion_usage,
+    },
     unknown=True,
 )
 """Any GroqModelUsage the spec allows."""
 
 
 groq_usage_breakdown = _object(
-    {
-        "models": st.lists(groq_model_usage, max_size=3),
-    },
     {},
+    {
+        "models": st.none() | st.lists(groq_model_usage, max_size=3),
+    },
     unknown=True,
 )
 """Any GroqUsageBreakdown the spec allows."""
@@ -962,10 +949,9 @@ nv_ext = _object(
 
 
 open_router_error = _object(
+    {},
     {
-        "message": _TEXT,
-    },
-    {
+        "message": st.none() | _TEXT,
         "code": st.none() | st.one_of(_INT, _TEXT),
         "type": st.none() | _TEXT,
         "param": st.none() | _JSON,
@@ -1017,10 +1003,10 @@ sglang_sgl_ext = _object(
 
 
 together_warning = _object(
-    {
-        "message": _TEXT,
-    },
     {},
+    {
+        "message": st.none() | _TEXT,
+    },
     unknown=True,
 )
 """Any TogetherWarning the spec allows."""
@@ -1076,14 +1062,13 @@ zai_web_search_result = _object(
 
 
 chat_completion = _object(
+    {},
     {
-        "object": st.sampled_from(("chat.completion",)) | _TEXT,
-    },
-    {
-        "id": _TEXT,
+        "id": st.none() | _TEXT,
         "choices": st.none() | st.lists(chat_completion_choice, max_size=3),
-        "created": st.one_of(_INT, _NUMBER),
-        "model": _TEXT,
+        "created": st.none() | st.one_of(_INT, _NUMBER),
+        "model": st.none() | _TEXT,
+        "object": st.none() | st.sampled_from(("chat.completion",)) | _TEXT,
         "service_tier": st.none()
         | st.sampled_from(("auto", "default", "flex", "scale", "priority", "fast"))
         | _TEXT,
@@ -1146,7 +1131,7 @@ choice_delta_tool_call_custom = _object(
 choice_delta_tool_call = _object(
     {},
     {
-        "index": _INT,
+        "index": st.none() | _INT,
         "id": st.none() | _TEXT,
         "function": st.none() | choice_delta_tool_call_function,
         "type": st.none() | st.sampled_from(("function", "custom")) | _TEXT,
@@ -1216,11 +1201,10 @@ choice_delta = _object(
 
 
 choice = _object(
+    {},
     {
-        "index": _INT,
-    },
-    {
-        "delta": choice_delta,
+        "index": st.none() | _INT,
+        "delta": st.none() | choice_delta,
         "finish_reason": st.none()
         | st.sampled_from(
             ("stop", "length", "tool_calls", "content_filter", "function_call")
@@ -1244,20 +1228,19 @@ choice = _object(
 
 
 chat_completion_chunk = _object(
+    {},
     {
-        "model": _TEXT,
-    },
-    {
-        "id": _TEXT,
+        "id": st.none() | _TEXT,
         "choices": st.none() | st.lists(choice, max_size=3),
-        "created": st.one_of(_INT, _NUMBER),
+        "created": st.none() | st.one_of(_INT, _NUMBER),
+        "model": st.none() | _TEXT,
         "object": st.none() | st.sampled_from(("chat.completion.chunk",)) | _TEXT,
         "service_tier": st.none()
         | st.sampled_from(("auto", "default", "flex", "scale", "priority", "fast"))
         | _TEXT,
         "system_fingerprint": st.none() | _TEXT,
         "usage": st.none() | completion_usage,
-        "obfuscation": _TEXT,
+        "obfuscation": st.none() | _TEXT,
         "moderation": st.none() | moderation,
         "prompt_filter_results": st.none()
         | st.lists(azure_prompt_filter_result, max_size=3),

@@ -28,9 +28,9 @@
 #   spec/vendors/vllm.yaml               6609612c3a1b
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        2a7f8f643749
-#   chunkspec code                       ba45248fb447
-# Digest: a618cc443d04db27
+#   spec as built                        9cf0a277224e
+#   chunkspec code                       a95a47540cc5
+# Digest: 1d0099aae1a0fc52
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_msgspec.py.
 

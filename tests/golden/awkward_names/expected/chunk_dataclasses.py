@@ -144,12 +144,6 @@ __all__ = [
 # (runtime section: objects._Row)
 
 
-# (runtime section: objects._required)
-
-
-# (runtime section: objects._optional)
-
-
 # (runtime section: objects._nullable)
 
 
@@ -268,44 +262,45 @@ __all__ = [
 class Chunk(_Object):
     """A chunk whose keys are awkward in Python."""
 
-    id: str
+    id: str | _Unset | None = UNSET
     """A plain key, for contrast."""
-    from_: int | _Unset = UNSET
+    from_: int | _Unset | None = UNSET
     """A keyword."""
     class_: str | _Unset | None = UNSET
     """A keyword, nullable."""
-    json: int | _Unset = UNSET
+    json: int | _Unset | None = UNSET
     """A pydantic BaseModel method."""
-    model_config_: bool | _Unset = UNSET
+    model_config_: bool | _Unset | None = UNSET
     """Reserved by pydantic."""
-    extra_: int | _Unset = UNSET
+    extra_: int | _Unset | None = UNSET
     """Where the dataclasses keep unknown keys."""
-    x_request_id_: str | _Unset = UNSET
+    x_request_id_: str | _Unset | None = UNSET
     """Not an identifier."""
-    field_2fa_: bool | _Unset = UNSET
+    field_2fa_: bool | _Unset | None = UNSET
     """Starts with a digit."""
-    verbose_: bool | _Unset = UNSET
+    verbose_: bool | _Unset | None = UNSET
     """Private-looking."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "id": _required(_str),
-            "from": _optional(_int, "from_"),
+            "id": _nullable(_str),
+            "from": _nullable(_int, "from_"),
             "class": _nullable(_str, "class_"),
-            "json": _optional(_int),
-            "model_config": _optional(_bool, "model_config_"),
-            "extra": _optional(_int, "extra_"),
-            "x-request-id": _optional(_str, "x_request_id_"),
-            "2fa": _optional(_bool, "field_2fa_"),
-            "__verbose": _optional(_bool, "verbose_"),
+            "json": _nullable(_int),
+            "model_config": _nullable(_bool, "model_config_"),
+            "extra": _nullable(_int, "extra_"),
+            "x-request-id": _nullable(_str, "x_request_id_"),
+            "2fa": _nullable(_bool, "field_2fa_"),
+            "__verbose": _nullable(_bool, "verbose_"),
         }
     )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Chunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["id"] = self.id
+        if self.id is not UNSET:
+            out["id"] = self.id
         if self.from_ is not UNSET:
             out["from"] = self.from_
         if self.class_ is not UNSET:

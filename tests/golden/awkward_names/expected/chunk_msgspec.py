@@ -135,12 +135,6 @@ __all__ = [
 # (runtime section: objects._Row)
 
 
-# (runtime section: objects._required)
-
-
-# (runtime section: objects._optional)
-
-
 # (runtime section: objects._nullable)
 
 
@@ -276,23 +270,27 @@ __all__ = [
 class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """A chunk whose keys are awkward in Python."""
 
-    id: str
+    id: str | _Unset | None = UNSET
     """A plain key, for contrast."""
-    from_: int | _Unset = msgspec.field(default=UNSET, name="from")
+    from_: int | _Unset | None = msgspec.field(default=UNSET, name="from")
     """A keyword."""
     class_: str | _Unset | None = msgspec.field(default=UNSET, name="class")
     """A keyword, nullable."""
-    json: int | _Unset = UNSET
+    json: int | _Unset | None = UNSET
     """A pydantic BaseModel method."""
-    model_config_: bool | _Unset = msgspec.field(default=UNSET, name="model_config")
+    model_config_: bool | _Unset | None = msgspec.field(
+        default=UNSET, name="model_config"
+    )
     """Reserved by pydantic."""
-    extra_: int | _Unset = msgspec.field(default=UNSET, name="extra")
+    extra_: int | _Unset | None = msgspec.field(default=UNSET, name="extra")
     """Where the dataclasses keep unknown keys."""
-    x_request_id_: str | _Unset = msgspec.field(default=UNSET, name="x-request-id")
+    x_request_id_: str | _Unset | None = msgspec.field(
+        default=UNSET, name="x-request-id"
+    )
     """Not an identifier."""
-    field_2fa_: bool | _Unset = msgspec.field(default=UNSET, name="2fa")
+    field_2fa_: bool | _Unset | None = msgspec.field(default=UNSET, name="2fa")
     """Starts with a digit."""
-    verbose_: bool | _Unset = msgspec.field(default=UNSET, name="__verbose")
+    verbose_: bool | _Unset | None = msgspec.field(default=UNSET, name="__verbose")
     """Private-looking."""
 
     @property
@@ -316,7 +314,8 @@ class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Chunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["id"] = self.id
+        if self.id is not UNSET:
+            out["id"] = self.id
         if self.from_ is not UNSET:
             out["from"] = self.from_
         if self.class_ is not UNSET:
@@ -347,15 +346,15 @@ class _ChunkRead(Chunk):
 
 _CHUNK_FIELDS: Final = _Shape(
     {
-        "id": _required(_str),
-        "from": _optional(_int, "from_"),
+        "id": _nullable(_str),
+        "from": _nullable(_int, "from_"),
         "class": _nullable(_str, "class_"),
-        "json": _optional(_int),
-        "model_config": _optional(_bool, "model_config_"),
-        "extra": _optional(_int, "extra_"),
-        "x-request-id": _optional(_str, "x_request_id_"),
-        "2fa": _optional(_bool, "field_2fa_"),
-        "__verbose": _optional(_bool, "verbose_"),
+        "json": _nullable(_int),
+        "model_config": _nullable(_bool, "model_config_"),
+        "extra": _nullable(_int, "extra_"),
+        "x-request-id": _nullable(_str, "x_request_id_"),
+        "2fa": _nullable(_bool, "field_2fa_"),
+        "__verbose": _nullable(_bool, "verbose_"),
     }
 )
 

@@ -55,16 +55,10 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    GetCoreSchemaHandler,
     ValidationError,
     ValidationInfo,
 )
-from pydantic_core import (
-    PydanticCustomError,
-    PydanticSerializationError,
-    core_schema,
-    to_json,
-)
+from pydantic_core import PydanticCustomError, PydanticSerializationError, to_json
 
 __all__ = [
     "KEPT_DATA",
@@ -127,12 +121,6 @@ __all__ = [
 
 
 # (runtime section: models._FINITE)
-
-
-# (runtime section: models._NotNull)
-
-
-# (runtime section: models._NOT_NULL)
 
 
 # (runtime section: models._AliasesRead)
@@ -260,33 +248,27 @@ class _Model(BaseModel):
 class Chunk(_Model):
     """A chunk whose keys are awkward in Python."""
 
-    id: str
+    id: str | None = None
     """A plain key, for contrast."""
-    from_: Annotated[Annotated[int | None, _NOT_NULL], _ALIAS_READ] = Field(
-        default=None, alias="from"
-    )
+    from_: Annotated[int | None, _ALIAS_READ] = Field(default=None, alias="from")
     """A keyword."""
     class_: Annotated[str | None, _ALIAS_READ] = Field(default=None, alias="class")
     """A keyword, nullable."""
-    json_: Annotated[Annotated[int | None, _NOT_NULL], _ALIAS_READ] = Field(
-        default=None, alias="json"
-    )
+    json_: Annotated[int | None, _ALIAS_READ] = Field(default=None, alias="json")
     """A pydantic BaseModel method."""
-    model_config_: Annotated[Annotated[bool | None, _NOT_NULL], _ALIAS_READ] = Field(
+    model_config_: Annotated[bool | None, _ALIAS_READ] = Field(
         default=None, alias="model_config"
     )
     """Reserved by pydantic."""
-    extra: Annotated[int | None, _NOT_NULL] = None
+    extra: int | None = None
     """Where the dataclasses keep unknown keys."""
-    x_request_id_: Annotated[Annotated[str | None, _NOT_NULL], _ALIAS_READ] = Field(
+    x_request_id_: Annotated[str | None, _ALIAS_READ] = Field(
         default=None, alias="x-request-id"
     )
     """Not an identifier."""
-    field_2fa_: Annotated[Annotated[bool | None, _NOT_NULL], _ALIAS_READ] = Field(
-        default=None, alias="2fa"
-    )
+    field_2fa_: Annotated[bool | None, _ALIAS_READ] = Field(default=None, alias="2fa")
     """Starts with a digit."""
-    verbose_: Annotated[Annotated[bool | None, _NOT_NULL], _ALIAS_READ] = Field(
+    verbose_: Annotated[bool | None, _ALIAS_READ] = Field(
         default=None, alias="__verbose"
     )
     """Private-looking."""

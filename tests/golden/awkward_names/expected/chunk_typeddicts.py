@@ -44,7 +44,6 @@ from typing import (
     Literal,
     NamedTuple,
     Protocol,
-    Required,
     TypeAlias,
     TypeVar,
     cast,
@@ -136,12 +135,6 @@ __all__ = [
 
 
 # (runtime section: objects._Row)
-
-
-# (runtime section: objects._required)
-
-
-# (runtime section: objects._optional)
 
 
 # (runtime section: objects._nullable)
@@ -251,23 +244,23 @@ Chunk = TypedDict(
     "Chunk",
     {
         # A plain key, for contrast.
-        "id": Required[str],
+        "id": str | None,
         # A keyword.
-        "from": int,
+        "from": int | None,
         # A keyword, nullable.
         "class": str | None,
         # A pydantic BaseModel method.
-        "json": int,
+        "json": int | None,
         # Reserved by pydantic.
-        "model_config": bool,
+        "model_config": bool | None,
         # Where the dataclasses keep unknown keys.
-        "extra": int,
+        "extra": int | None,
         # Not an identifier.
-        "x-request-id": str,
+        "x-request-id": str | None,
         # Starts with a digit.
-        "2fa": bool,
+        "2fa": bool | None,
         # Private-looking.
-        "__verbose": bool,
+        "__verbose": bool | None,
     },
     total=False,
 )
@@ -280,15 +273,15 @@ def validate_chunk(data: Any) -> Chunk:
 
 _CHUNK_FIELDS: Final = _Shape(
     {
-        "id": _required(_str),
-        "from": _optional(_int),
+        "id": _nullable(_str),
+        "from": _nullable(_int),
         "class": _nullable(_str),
-        "json": _optional(_int),
-        "model_config": _optional(_bool),
-        "extra": _optional(_int),
-        "x-request-id": _optional(_str),
-        "2fa": _optional(_bool),
-        "__verbose": _optional(_bool),
+        "json": _nullable(_int),
+        "model_config": _nullable(_bool),
+        "extra": _nullable(_int),
+        "x-request-id": _nullable(_str),
+        "2fa": _nullable(_bool),
+        "__verbose": _nullable(_bool),
     }
 )
 

@@ -150,10 +150,7 @@ __all__ = [
 # (runtime section: objects._Row)
 
 
-# (runtime section: objects._required)
-
-
-# (runtime section: objects._optional)
+# (runtime section: objects._nullable)
 
 
 # (runtime section: objects._defaulted)
@@ -274,26 +271,27 @@ __all__ = [
 class Chunk(_Object):
     """A chunk with a list that is never missing once read."""
 
-    id: str
+    id: str | _Unset | None = UNSET
     """Identifier of the chunk."""
     tags: list[str] = field(default_factory=list[str])
     """Tags of the chunk; a missing or null list reads as empty."""
-    labels: list[str] | _Unset = UNSET
+    labels: list[str] | _Unset | None = UNSET
     """An optional list without a default."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "id": _required(_str),
+            "id": _nullable(_str),
             "tags": _defaulted(_list_of(_str)),
-            "labels": _optional(_list_of(_str)),
+            "labels": _nullable(_list_of(_str)),
         }
     )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Chunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["id"] = self.id
+        if self.id is not UNSET:
+            out["id"] = self.id
         out["tags"] = self.tags
         if self.labels is not UNSET:
             out["labels"] = self.labels

@@ -141,10 +141,7 @@ __all__ = [
 # (runtime section: objects._Row)
 
 
-# (runtime section: objects._required)
-
-
-# (runtime section: objects._optional)
+# (runtime section: objects._nullable)
 
 
 # (runtime section: objects._defaulted)
@@ -282,11 +279,11 @@ __all__ = [
 class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """A chunk with a list that is never missing once read."""
 
-    id: str
+    id: str | _Unset | None = UNSET
     """Identifier of the chunk."""
     tags: list[str] = msgspec.field(default_factory=list[str])
     """Tags of the chunk; a missing or null list reads as empty."""
-    labels: list[str] | _Unset = UNSET
+    labels: list[str] | _Unset | None = UNSET
     """An optional list without a default."""
 
     @property
@@ -310,7 +307,8 @@ class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Chunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["id"] = self.id
+        if self.id is not UNSET:
+            out["id"] = self.id
         out["tags"] = self.tags
         if self.labels is not UNSET:
             out["labels"] = self.labels
@@ -328,9 +326,9 @@ class _ChunkRead(Chunk):
 
 _CHUNK_FIELDS: Final = _Shape(
     {
-        "id": _required(_str),
+        "id": _nullable(_str),
         "tags": _defaulted(_list_of(_str)),
-        "labels": _optional(_list_of(_str)),
+        "labels": _nullable(_list_of(_str)),
     }
 )
 

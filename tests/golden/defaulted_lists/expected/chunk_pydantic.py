@@ -128,12 +128,6 @@ __all__ = [
 # (runtime section: models._FINITE)
 
 
-# (runtime section: models._NotNull)
-
-
-# (runtime section: models._NOT_NULL)
-
-
 # (runtime section: models._null_as_empty)
 
 
@@ -259,11 +253,11 @@ class _Model(BaseModel):
 class Chunk(_Model):
     """A chunk with a list that is never missing once read."""
 
-    id: str
+    id: str | None = None
     """Identifier of the chunk."""
     tags: Annotated[list[str], _NULL_AS_EMPTY] = Field(default_factory=list[str])
     """Tags of the chunk; a missing or null list reads as empty."""
-    labels: Annotated[list[str] | None, _NOT_NULL] = None
+    labels: list[str] | None = None
     """An optional list without a default."""
 
     def model_post_init(self, context: Any, /) -> None:

@@ -44,7 +44,6 @@ from typing import (
     Literal,
     NamedTuple,
     Protocol,
-    Required,
     TypeAlias,
     TypeVar,
     cast,
@@ -144,10 +143,7 @@ __all__ = [
 # (runtime section: objects._Row)
 
 
-# (runtime section: objects._required)
-
-
-# (runtime section: objects._optional)
+# (runtime section: objects._nullable)
 
 
 # (runtime section: objects._defaulted)
@@ -255,13 +251,13 @@ __all__ = [
 class Chunk(TypedDict, total=False):
     """A chunk with a list that is never missing once read."""
 
-    id: Required[str]
+    id: str | None
 
     """Identifier of the chunk."""
     tags: list[str]
 
     """Tags of the chunk; a missing or null list reads as empty."""
-    labels: list[str]
+    labels: list[str] | None
 
     """An optional list without a default."""
 
@@ -273,9 +269,9 @@ def validate_chunk(data: Any) -> Chunk:
 
 _CHUNK_FIELDS: Final = _Shape(
     {
-        "id": _required(_str),
+        "id": _nullable(_str),
         "tags": _defaulted(_list_of(_str)),
-        "labels": _optional(_list_of(_str)),
+        "labels": _nullable(_list_of(_str)),
     }
 )
 

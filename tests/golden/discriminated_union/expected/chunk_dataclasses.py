@@ -166,6 +166,9 @@ __all__ = [
 # (runtime section: objects._required)
 
 
+# (runtime section: objects._nullable)
+
+
 # (runtime section: objects._Arrangement)
 
 
@@ -297,14 +300,14 @@ class Progress(_Object):
 
     type: ProgressType
     """Tag of this alternative."""
-    percent: int
+    percent: int | _Unset | None = UNSET
     """How much is done."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
             "type": _required(_one_of("progress")),
-            "percent": _required(_int),
+            "percent": _nullable(_int),
         }
     )
 
@@ -312,7 +315,8 @@ class Progress(_Object):
         """The JSON object of this Progress: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["type"] = self.type
-        out["percent"] = self.percent
+        if self.percent is not UNSET:
+            out["percent"] = self.percent
         if self.extra:
             out.update(self.extra)
         return out
@@ -324,14 +328,14 @@ class Failure(_Object):
 
     type: FailureType
     """Tag of this alternative."""
-    message: str
+    message: str | _Unset | None = UNSET
     """Why it stopped."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
             "type": _required(_one_of("failure")),
-            "message": _required(_str),
+            "message": _nullable(_str),
         }
     )
 
@@ -339,7 +343,8 @@ class Failure(_Object):
         """The JSON object of this Failure: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["type"] = self.type
-        out["message"] = self.message
+        if self.message is not UNSET:
+            out["message"] = self.message
         if self.extra:
             out.update(self.extra)
         return out
@@ -349,13 +354,13 @@ class Failure(_Object):
 class Chunk(_Object):
     """A chunk carrying one event of either kind."""
 
-    event: Progress | Failure
+    event: Progress | Failure | _Unset | None = UNSET
     """What happened, told apart by its `type`."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "event": _required(
+            "event": _nullable(
                 _tagged(
                     "type",
                     {"progress": Progress.from_dict, "failure": Failure.from_dict},
@@ -367,7 +372,8 @@ class Chunk(_Object):
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Chunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["event"] = _encoded(self.event)
+        if self.event is not UNSET:
+            out["event"] = _encoded(self.event)
         if self.extra:
             out.update(self.extra)
         return out

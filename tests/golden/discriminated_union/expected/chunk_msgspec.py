@@ -54,6 +54,7 @@ from typing import (
 
 import msgspec
 from msgspec import UNSET
+from msgspec import UnsetType as _Unset
 
 __all__ = [
     "KEPT_DATA",
@@ -154,6 +155,9 @@ __all__ = [
 
 
 # (runtime section: objects._required)
+
+
+# (runtime section: objects._nullable)
 
 
 # (runtime section: objects._Arrangement)
@@ -309,7 +313,7 @@ class Progress(
 ):
     """Work went forward."""
 
-    percent: int
+    percent: int | _Unset | None = UNSET
     """How much is done."""
 
     @property
@@ -342,7 +346,8 @@ class Progress(
         """The JSON object of this Progress: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["type"] = "progress"
-        out["percent"] = self.percent
+        if self.percent is not UNSET:
+            out["percent"] = self.percent
         out.update(self.extra)
         return out
 
@@ -358,7 +363,7 @@ class _ProgressRead(Progress):
 _PROGRESS_FIELDS: Final = _Shape(
     {
         "type": _required(_one_of("progress")),
-        "percent": _required(_int),
+        "percent": _nullable(_int),
     }
 )
 
@@ -373,7 +378,7 @@ class Failure(
 ):
     """Work stopped."""
 
-    message: str
+    message: str | _Unset | None = UNSET
     """Why it stopped."""
 
     @property
@@ -406,7 +411,8 @@ class Failure(
         """The JSON object of this Failure: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
         out["type"] = "failure"
-        out["message"] = self.message
+        if self.message is not UNSET:
+            out["message"] = self.message
         out.update(self.extra)
         return out
 
@@ -422,7 +428,7 @@ class _FailureRead(Failure):
 _FAILURE_FIELDS: Final = _Shape(
     {
         "type": _required(_one_of("failure")),
-        "message": _required(_str),
+        "message": _nullable(_str),
     }
 )
 
@@ -430,7 +436,7 @@ _FAILURE_FIELDS: Final = _Shape(
 class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """A chunk carrying one event of either kind."""
 
-    event: Progress | Failure
+    event: Progress | Failure | _Unset | None = UNSET
     """What happened, told apart by its `type`."""
 
     @property
@@ -454,7 +460,8 @@ class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Chunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["event"] = _encoded(self.event)
+        if self.event is not UNSET:
+            out["event"] = _encoded(self.event)
         out.update(self.extra)
         return out
 
@@ -469,7 +476,7 @@ class _ChunkRead(Chunk):
 
 _CHUNK_FIELDS: Final = _Shape(
     {
-        "event": _required(
+        "event": _nullable(
             _tagged(
                 "type", {"progress": Progress.from_dict, "failure": Failure.from_dict}
             )

@@ -259,7 +259,7 @@ class Progress(_Model):
 
     type: ProgressType
     """Tag of this alternative."""
-    percent: int
+    percent: int | None = None
     """How much is done."""
 
 
@@ -268,14 +268,14 @@ class Failure(_Model):
 
     type: FailureType
     """Tag of this alternative."""
-    message: str
+    message: str | None = None
     """Why it stopped."""
 
 
 class Chunk(_Model):
     """A chunk carrying one event of either kind."""
 
-    event: Annotated[Progress | Failure, Discriminator("type")]
+    event: Annotated[Progress | Failure, Discriminator("type")] | None = None
     """What happened, told apart by its `type`."""
 
 

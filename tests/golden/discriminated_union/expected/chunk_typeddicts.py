@@ -159,6 +159,9 @@ __all__ = [
 # (runtime section: objects._required)
 
 
+# (runtime section: objects._nullable)
+
+
 # (runtime section: objects._Arrangement)
 
 
@@ -278,7 +281,7 @@ class Progress(TypedDict, total=False):
     type: Required[ProgressType]
 
     """Tag of this alternative."""
-    percent: Required[int]
+    percent: int | None
 
     """How much is done."""
 
@@ -291,7 +294,7 @@ def validate_progress(data: Any) -> Progress:
 _PROGRESS_FIELDS: Final = _Shape(
     {
         "type": _required(_one_of("progress")),
-        "percent": _required(_int),
+        "percent": _nullable(_int),
     }
 )
 
@@ -302,7 +305,7 @@ class Failure(TypedDict, total=False):
     type: Required[FailureType]
 
     """Tag of this alternative."""
-    message: Required[str]
+    message: str | None
 
     """Why it stopped."""
 
@@ -315,7 +318,7 @@ def validate_failure(data: Any) -> Failure:
 _FAILURE_FIELDS: Final = _Shape(
     {
         "type": _required(_one_of("failure")),
-        "message": _required(_str),
+        "message": _nullable(_str),
     }
 )
 
@@ -323,7 +326,7 @@ _FAILURE_FIELDS: Final = _Shape(
 class Chunk(TypedDict, total=False):
     """A chunk carrying one event of either kind."""
 
-    event: Required[Progress | Failure]
+    event: Progress | Failure | None
 
     """What happened, told apart by its `type`."""
 
@@ -335,7 +338,7 @@ def validate_chunk(data: Any) -> Chunk:
 
 _CHUNK_FIELDS: Final = _Shape(
     {
-        "event": _required(
+        "event": _nullable(
             _tagged(
                 "type", {"progress": validate_progress, "failure": validate_failure}
             )

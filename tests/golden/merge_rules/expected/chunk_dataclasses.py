@@ -174,12 +174,6 @@ __all__ = [
 # (runtime section: objects._Row)
 
 
-# (runtime section: objects._required)
-
-
-# (runtime section: objects._optional)
-
-
 # (runtime section: objects._nullable)
 
 
@@ -301,24 +295,26 @@ __all__ = [
 class Item(_Object):
     """One whole item."""
 
-    index: int
+    index: int | _Unset | None = UNSET
     """Position of the item."""
-    value: str
+    value: str | _Unset | None = UNSET
     """The item's value."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "index": _required(_int),
-            "value": _required(_str),
+            "index": _nullable(_int),
+            "value": _nullable(_str),
         }
     )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Item: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["index"] = self.index
-        out["value"] = self.value
+        if self.index is not UNSET:
+            out["index"] = self.index
+        if self.value is not UNSET:
+            out["value"] = self.value
         if self.extra:
             out.update(self.extra)
         return out
@@ -328,7 +324,7 @@ class Item(_Object):
 class Message(_Object):
     """The whole message."""
 
-    role: str
+    role: str | _Unset | None = UNSET
     """Author of the message."""
     content: str | _Unset | None = UNSET
     """The message text."""
@@ -336,7 +332,7 @@ class Message(_Object):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "role": _required(_str),
+            "role": _nullable(_str),
             "content": _nullable(_str),
         }
     )
@@ -344,7 +340,8 @@ class Message(_Object):
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Message: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["role"] = self.role
+        if self.role is not UNSET:
+            out["role"] = self.role
         if self.content is not UNSET:
             out["content"] = self.content
         if self.extra:
@@ -356,28 +353,28 @@ class Message(_Object):
 class Completion(_Object):
     """What the chunks of a stream add up to."""
 
-    id: str | _Unset = UNSET
+    id: str | _Unset | None = UNSET
     """Identifier of the stream."""
     text: str | _Unset | None = UNSET
     """The whole text."""
     name: str | _Unset | None = UNSET
     """The whole name."""
-    status: str | _Unset = UNSET
+    status: str | _Unset | None = UNSET
     """The last status."""
-    items: list[Item] | _Unset = UNSET
+    items: list[Item] | _Unset | None = UNSET
     """The items, in index order."""
-    message: Message
+    message: Message | _Unset | None = UNSET
     """The whole message."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "id": _optional(_str),
+            "id": _nullable(_str),
             "text": _nullable(_str),
             "name": _nullable(_str),
-            "status": _optional(_str),
-            "items": _optional(_list_of(Item.from_dict)),
-            "message": _required(Message.from_dict),
+            "status": _nullable(_str),
+            "items": _nullable(_list_of(Item.from_dict)),
+            "message": _nullable(Message.from_dict),
         }
     )
 
@@ -395,8 +392,11 @@ class Completion(_Object):
         if self.status is not UNSET:
             out["status"] = self.status
         if self.items is not UNSET:
-            out["items"] = [item.to_dict() for item in self.items]
-        out["message"] = self.message.to_dict()
+            out["items"] = (
+                None if self.items is None else [item.to_dict() for item in self.items]
+            )
+        if self.message is not UNSET:
+            out["message"] = None if self.message is None else self.message.to_dict()
         if self.extra:
             out.update(self.extra)
         return out
@@ -406,23 +406,24 @@ class Completion(_Object):
 class ItemDelta(_Object):
     """A fragment of one item."""
 
-    index: int
+    index: int | _Unset | None = UNSET
     """Which item the fragment belongs to."""
-    value: str | _Unset = UNSET
+    value: str | _Unset | None = UNSET
     """A piece of the item's value."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "index": _required(_int),
-            "value": _optional(_str),
+            "index": _nullable(_int),
+            "value": _nullable(_str),
         }
     )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ItemDelta: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["index"] = self.index
+        if self.index is not UNSET:
+            out["index"] = self.index
         if self.value is not UNSET:
             out["value"] = self.value
         if self.extra:
@@ -434,7 +435,7 @@ class ItemDelta(_Object):
 class Delta(_Object):
     """The new part of a message."""
 
-    role: str | _Unset = UNSET
+    role: str | _Unset | None = UNSET
     """Author of the message."""
     content: str | _Unset | None = UNSET
     """A piece of the message text."""
@@ -442,7 +443,7 @@ class Delta(_Object):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "role": _optional(_str),
+            "role": _nullable(_str),
             "content": _nullable(_str),
         }
     )
@@ -463,38 +464,39 @@ class Delta(_Object):
 class Chunk(_Object):
     """One chunk of a stream."""
 
-    id: str
+    id: str | _Unset | None = UNSET
     """Identifier of the stream; the first value is kept."""
     text: str | _Unset | None = UNSET
     """A piece of text, appended to the pieces before it."""
     name: str | _Unset | None = UNSET
     """A piece of a name that some backends repeat whole on every chunk."""
-    status: str | _Unset = UNSET
+    status: str | _Unset | None = UNSET
     """The latest status; the last value is kept."""
-    noise: str | _Unset = UNSET
+    noise: str | _Unset | None = UNSET
     """Padding that is not carried into the completion."""
-    items: list[ItemDelta] | _Unset = UNSET
+    items: list[ItemDelta] | _Unset | None = UNSET
     """Fragments of items, keyed by their index."""
-    delta: Delta | _Unset = UNSET
+    delta: Delta | _Unset | None = UNSET
     """The new part of the message."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "id": _required(_str),
+            "id": _nullable(_str),
             "text": _nullable(_str),
             "name": _nullable(_str),
-            "status": _optional(_str),
-            "noise": _optional(_str),
-            "items": _optional(_list_of(ItemDelta.from_dict)),
-            "delta": _optional(Delta.from_dict),
+            "status": _nullable(_str),
+            "noise": _nullable(_str),
+            "items": _nullable(_list_of(ItemDelta.from_dict)),
+            "delta": _nullable(Delta.from_dict),
         }
     )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Chunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["id"] = self.id
+        if self.id is not UNSET:
+            out["id"] = self.id
         if self.text is not UNSET:
             out["text"] = self.text
         if self.name is not UNSET:
@@ -504,9 +506,11 @@ class Chunk(_Object):
         if self.noise is not UNSET:
             out["noise"] = self.noise
         if self.items is not UNSET:
-            out["items"] = [item.to_dict() for item in self.items]
+            out["items"] = (
+                None if self.items is None else [item.to_dict() for item in self.items]
+            )
         if self.delta is not UNSET:
-            out["delta"] = self.delta.to_dict()
+            out["delta"] = None if self.delta is None else self.delta.to_dict()
         if self.extra:
             out.update(self.extra)
         return out

@@ -165,12 +165,6 @@ __all__ = [
 # (runtime section: objects._Row)
 
 
-# (runtime section: objects._required)
-
-
-# (runtime section: objects._optional)
-
-
 # (runtime section: objects._nullable)
 
 
@@ -309,9 +303,9 @@ __all__ = [
 class Item(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """One whole item."""
 
-    index: int
+    index: int | _Unset | None = UNSET
     """Position of the item."""
-    value: str
+    value: str | _Unset | None = UNSET
     """The item's value."""
 
     @property
@@ -335,8 +329,10 @@ class Item(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Item: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["index"] = self.index
-        out["value"] = self.value
+        if self.index is not UNSET:
+            out["index"] = self.index
+        if self.value is not UNSET:
+            out["value"] = self.value
         out.update(self.extra)
         return out
 
@@ -351,8 +347,8 @@ class _ItemRead(Item):
 
 _ITEM_FIELDS: Final = _Shape(
     {
-        "index": _required(_int),
-        "value": _required(_str),
+        "index": _nullable(_int),
+        "value": _nullable(_str),
     }
 )
 
@@ -360,7 +356,7 @@ _ITEM_FIELDS: Final = _Shape(
 class Message(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """The whole message."""
 
-    role: str
+    role: str | _Unset | None = UNSET
     """Author of the message."""
     content: str | _Unset | None = UNSET
     """The message text."""
@@ -386,7 +382,8 @@ class Message(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Message: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["role"] = self.role
+        if self.role is not UNSET:
+            out["role"] = self.role
         if self.content is not UNSET:
             out["content"] = self.content
         out.update(self.extra)
@@ -403,7 +400,7 @@ class _MessageRead(Message):
 
 _MESSAGE_FIELDS: Final = _Shape(
     {
-        "role": _required(_str),
+        "role": _nullable(_str),
         "content": _nullable(_str),
     }
 )
@@ -412,17 +409,17 @@ _MESSAGE_FIELDS: Final = _Shape(
 class Completion(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """What the chunks of a stream add up to."""
 
-    id: str | _Unset = UNSET
+    id: str | _Unset | None = UNSET
     """Identifier of the stream."""
     text: str | _Unset | None = UNSET
     """The whole text."""
     name: str | _Unset | None = UNSET
     """The whole name."""
-    status: str | _Unset = UNSET
+    status: str | _Unset | None = UNSET
     """The last status."""
-    items: list[Item] | _Unset = UNSET
+    items: list[Item] | _Unset | None = UNSET
     """The items, in index order."""
-    message: Message
+    message: Message | _Unset | None = UNSET
     """The whole message."""
 
     @property
@@ -457,8 +454,11 @@ class Completion(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
         if self.status is not UNSET:
             out["status"] = self.status
         if self.items is not UNSET:
-            out["items"] = [item.to_dict() for item in self.items]
-        out["message"] = self.message.to_dict()
+            out["items"] = (
+                None if self.items is None else [item.to_dict() for item in self.items]
+            )
+        if self.message is not UNSET:
+            out["message"] = None if self.message is None else self.message.to_dict()
         out.update(self.extra)
         return out
 
@@ -473,12 +473,12 @@ class _CompletionRead(Completion):
 
 _COMPLETION_FIELDS: Final = _Shape(
     {
-        "id": _optional(_str),
+        "id": _nullable(_str),
         "text": _nullable(_str),
         "name": _nullable(_str),
-        "status": _optional(_str),
-        "items": _optional(_list_of(Item.from_dict)),
-        "message": _required(Message.from_dict),
+        "status": _nullable(_str),
+        "items": _nullable(_list_of(Item.from_dict)),
+        "message": _nullable(Message.from_dict),
     }
 )
 
@@ -486,9 +486,9 @@ _COMPLETION_FIELDS: Final = _Shape(
 class ItemDelta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """A fragment of one item."""
 
-    index: int
+    index: int | _Unset | None = UNSET
     """Which item the fragment belongs to."""
-    value: str | _Unset = UNSET
+    value: str | _Unset | None = UNSET
     """A piece of the item's value."""
 
     @property
@@ -512,7 +512,8 @@ class ItemDelta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this ItemDelta: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["index"] = self.index
+        if self.index is not UNSET:
+            out["index"] = self.index
         if self.value is not UNSET:
             out["value"] = self.value
         out.update(self.extra)
@@ -529,8 +530,8 @@ class _ItemDeltaRead(ItemDelta):
 
 _ITEM_DELTA_FIELDS: Final = _Shape(
     {
-        "index": _required(_int),
-        "value": _optional(_str),
+        "index": _nullable(_int),
+        "value": _nullable(_str),
     }
 )
 
@@ -538,7 +539,7 @@ _ITEM_DELTA_FIELDS: Final = _Shape(
 class Delta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """The new part of a message."""
 
-    role: str | _Unset = UNSET
+    role: str | _Unset | None = UNSET
     """Author of the message."""
     content: str | _Unset | None = UNSET
     """A piece of the message text."""
@@ -582,7 +583,7 @@ class _DeltaRead(Delta):
 
 _DELTA_FIELDS: Final = _Shape(
     {
-        "role": _optional(_str),
+        "role": _nullable(_str),
         "content": _nullable(_str),
     }
 )
@@ -591,19 +592,19 @@ _DELTA_FIELDS: Final = _Shape(
 class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """One chunk of a stream."""
 
-    id: str
+    id: str | _Unset | None = UNSET
     """Identifier of the stream; the first value is kept."""
     text: str | _Unset | None = UNSET
     """A piece of text, appended to the pieces before it."""
     name: str | _Unset | None = UNSET
     """A piece of a name that some backends repeat whole on every chunk."""
-    status: str | _Unset = UNSET
+    status: str | _Unset | None = UNSET
     """The latest status; the last value is kept."""
-    noise: str | _Unset = UNSET
+    noise: str | _Unset | None = UNSET
     """Padding that is not carried into the completion."""
-    items: list[ItemDelta] | _Unset = UNSET
+    items: list[ItemDelta] | _Unset | None = UNSET
     """Fragments of items, keyed by their index."""
-    delta: Delta | _Unset = UNSET
+    delta: Delta | _Unset | None = UNSET
     """The new part of the message."""
 
     @property
@@ -627,7 +628,8 @@ class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Chunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["id"] = self.id
+        if self.id is not UNSET:
+            out["id"] = self.id
         if self.text is not UNSET:
             out["text"] = self.text
         if self.name is not UNSET:
@@ -637,9 +639,11 @@ class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
         if self.noise is not UNSET:
             out["noise"] = self.noise
         if self.items is not UNSET:
-            out["items"] = [item.to_dict() for item in self.items]
+            out["items"] = (
+                None if self.items is None else [item.to_dict() for item in self.items]
+            )
         if self.delta is not UNSET:
-            out["delta"] = self.delta.to_dict()
+            out["delta"] = None if self.delta is None else self.delta.to_dict()
         out.update(self.extra)
         return out
 
@@ -654,13 +658,13 @@ class _ChunkRead(Chunk):
 
 _CHUNK_FIELDS: Final = _Shape(
     {
-        "id": _required(_str),
+        "id": _nullable(_str),
         "text": _nullable(_str),
         "name": _nullable(_str),
-        "status": _optional(_str),
-        "noise": _optional(_str),
-        "items": _optional(_list_of(ItemDelta.from_dict)),
-        "delta": _optional(Delta.from_dict),
+        "status": _nullable(_str),
+        "noise": _nullable(_str),
+        "items": _nullable(_list_of(ItemDelta.from_dict)),
+        "delta": _nullable(Delta.from_dict),
     }
 )
 

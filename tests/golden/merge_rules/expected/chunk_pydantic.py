@@ -53,20 +53,8 @@ from typing import (
     runtime_checkable,
 )
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    GetCoreSchemaHandler,
-    ValidationError,
-)
-from pydantic_core import (
-    PydanticCustomError,
-    PydanticSerializationError,
-    core_schema,
-    to_json,
-)
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticCustomError, PydanticSerializationError, to_json
 
 __all__ = [
     "KEPT_DATA",
@@ -147,12 +135,6 @@ __all__ = [
 
 
 # (runtime section: models._FINITE)
-
-
-# (runtime section: models._NotNull)
-
-
-# (runtime section: models._NOT_NULL)
 
 
 # (runtime section: models._AliasesRead)
@@ -277,16 +259,16 @@ class _Model(BaseModel):
 class Item(_Model):
     """One whole item."""
 
-    index: int
+    index: int | None = None
     """Position of the item."""
-    value: str
+    value: str | None = None
     """The item's value."""
 
 
 class Message(_Model):
     """The whole message."""
 
-    role: str
+    role: str | None = None
     """Author of the message."""
     content: str | None = None
     """The message text."""
@@ -295,33 +277,33 @@ class Message(_Model):
 class Completion(_Model):
     """What the chunks of a stream add up to."""
 
-    id: Annotated[str | None, _NOT_NULL] = None
+    id: str | None = None
     """Identifier of the stream."""
     text: str | None = None
     """The whole text."""
     name: str | None = None
     """The whole name."""
-    status: Annotated[str | None, _NOT_NULL] = None
+    status: str | None = None
     """The last status."""
-    items: Annotated[list[Item] | None, _NOT_NULL] = None
+    items: list[Item] | None = None
     """The items, in index order."""
-    message: Message
+    message: Message | None = None
     """The whole message."""
 
 
 class ItemDelta(_Model):
     """A fragment of one item."""
 
-    index: int
+    index: int | None = None
     """Which item the fragment belongs to."""
-    value: Annotated[str | None, _NOT_NULL] = None
+    value: str | None = None
     """A piece of the item's value."""
 
 
 class Delta(_Model):
     """The new part of a message."""
 
-    role: Annotated[str | None, _NOT_NULL] = None
+    role: str | None = None
     """Author of the message."""
     content: str | None = None
     """A piece of the message text."""
@@ -330,19 +312,19 @@ class Delta(_Model):
 class Chunk(_Model):
     """One chunk of a stream."""
 
-    id: str
+    id: str | None = None
     """Identifier of the stream; the first value is kept."""
     text: str | None = None
     """A piece of text, appended to the pieces before it."""
     name: str | None = None
     """A piece of a name that some backends repeat whole on every chunk."""
-    status: Annotated[str | None, _NOT_NULL] = None
+    status: str | None = None
     """The latest status; the last value is kept."""
-    noise: Annotated[str | None, _NOT_NULL] = None
+    noise: str | None = None
     """Padding that is not carried into the completion."""
-    items: Annotated[list[ItemDelta] | None, _NOT_NULL] = None
+    items: list[ItemDelta] | None = None
     """Fragments of items, keyed by their index."""
-    delta: Annotated[Delta | None, _NOT_NULL] = None
+    delta: Delta | None = None
     """The new part of the message."""
 
 

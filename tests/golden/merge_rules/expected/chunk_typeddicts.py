@@ -47,7 +47,6 @@ from typing import (
     Literal,
     NamedTuple,
     Protocol,
-    Required,
     TypeAlias,
     TypeVar,
     cast,
@@ -170,12 +169,6 @@ __all__ = [
 # (runtime section: objects._Row)
 
 
-# (runtime section: objects._required)
-
-
-# (runtime section: objects._optional)
-
-
 # (runtime section: objects._nullable)
 
 
@@ -284,10 +277,10 @@ __all__ = [
 class Item(TypedDict, total=False):
     """One whole item."""
 
-    index: Required[int]
+    index: int | None
 
     """Position of the item."""
-    value: Required[str]
+    value: str | None
 
     """The item's value."""
 
@@ -299,8 +292,8 @@ def validate_item(data: Any) -> Item:
 
 _ITEM_FIELDS: Final = _Shape(
     {
-        "index": _required(_int),
-        "value": _required(_str),
+        "index": _nullable(_int),
+        "value": _nullable(_str),
     }
 )
 
@@ -308,7 +301,7 @@ _ITEM_FIELDS: Final = _Shape(
 class Message(TypedDict, total=False):
     """The whole message."""
 
-    role: Required[str]
+    role: str | None
 
     """Author of the message."""
     content: str | None
@@ -323,7 +316,7 @@ def validate_message(data: Any) -> Message:
 
 _MESSAGE_FIELDS: Final = _Shape(
     {
-        "role": _required(_str),
+        "role": _nullable(_str),
         "content": _nullable(_str),
     }
 )
@@ -332,7 +325,7 @@ _MESSAGE_FIELDS: Final = _Shape(
 class Completion(TypedDict, total=False):
     """What the chunks of a stream add up to."""
 
-    id: str
+    id: str | None
 
     """Identifier of the stream."""
     text: str | None
@@ -341,13 +334,13 @@ class Completion(TypedDict, total=False):
     name: str | None
 
     """The whole name."""
-    status: str
+    status: str | None
 
     """The last status."""
-    items: list[Item]
+    items: list[Item] | None
 
     """The items, in index order."""
-    message: Required[Message]
+    message: Message | None
 
     """The whole message."""
 
@@ -359,12 +352,12 @@ def validate_completion(data: Any) -> Completion:
 
 _COMPLETION_FIELDS: Final = _Shape(
     {
-        "id": _optional(_str),
+        "id": _nullable(_str),
         "text": _nullable(_str),
         "name": _nullable(_str),
-        "status": _optional(_str),
-        "items": _optional(_list_of(validate_item)),
-        "message": _required(validate_message),
+        "status": _nullable(_str),
+        "items": _nullable(_list_of(validate_item)),
+        "message": _nullable(validate_message),
     }
 )
 
@@ -372,10 +365,10 @@ _COMPLETION_FIELDS: Final = _Shape(
 class ItemDelta(TypedDict, total=False):
     """A fragment of one item."""
 
-    index: Required[int]
+    index: int | None
 
     """Which item the fragment belongs to."""
-    value: str
+    value: str | None
 
     """A piece of the item's value."""
 
@@ -387,8 +380,8 @@ def validate_item_delta(data: Any) -> ItemDelta:
 
 _ITEM_DELTA_FIELDS: Final = _Shape(
     {
-        "index": _required(_int),
-        "value": _optional(_str),
+        "index": _nullable(_int),
+        "value": _nullable(_str),
     }
 )
 
@@ -396,7 +389,7 @@ _ITEM_DELTA_FIELDS: Final = _Shape(
 class Delta(TypedDict, total=False):
     """The new part of a message."""
 
-    role: str
+    role: str | None
 
     """Author of the message."""
     content: str | None
@@ -411,7 +404,7 @@ def validate_delta(data: Any) -> Delta:
 
 _DELTA_FIELDS: Final = _Shape(
     {
-        "role": _optional(_str),
+        "role": _nullable(_str),
         "content": _nullable(_str),
     }
 )
@@ -420,7 +413,7 @@ _DELTA_FIELDS: Final = _Shape(
 class Chunk(TypedDict, total=False):
     """One chunk of a stream."""
 
-    id: Required[str]
+    id: str | None
 
     """Identifier of the stream; the first value is kept."""
     text: str | None
@@ -429,16 +422,16 @@ class Chunk(TypedDict, total=False):
     name: str | None
 
     """A piece of a name that some backends repeat whole on every chunk."""
-    status: str
+    status: str | None
 
     """The latest status; the last value is kept."""
-    noise: str
+    noise: str | None
 
     """Padding that is not carried into the completion."""
-    items: list[ItemDelta]
+    items: list[ItemDelta] | None
 
     """Fragments of items, keyed by their index."""
-    delta: Delta
+    delta: Delta | None
 
     """The new part of the message."""
 
@@ -450,13 +443,13 @@ def validate_chunk(data: Any) -> Chunk:
 
 _CHUNK_FIELDS: Final = _Shape(
     {
-        "id": _required(_str),
+        "id": _nullable(_str),
         "text": _nullable(_str),
         "name": _nullable(_str),
-        "status": _optional(_str),
-        "noise": _optional(_str),
-        "items": _optional(_list_of(validate_item_delta)),
-        "delta": _optional(validate_delta),
+        "status": _nullable(_str),
+        "noise": _nullable(_str),
+        "items": _nullable(_list_of(validate_item_delta)),
+        "delta": _nullable(validate_delta),
     }
 )
 

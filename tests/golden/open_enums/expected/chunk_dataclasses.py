@@ -149,10 +149,7 @@ __all__ = [
 # (runtime section: objects._Row)
 
 
-# (runtime section: objects._required)
-
-
-# (runtime section: objects._optional)
+# (runtime section: objects._nullable)
 
 
 # (runtime section: objects._Arrangement)
@@ -284,23 +281,24 @@ Shape: TypeAlias = Literal["circle", "square"]
 class Chunk(_Object):
     """A chunk with an open and a closed enum."""
 
-    color: Color | str
+    color: Color | str | _Unset | None = UNSET
     """An open enum."""
-    shape: Shape | _Unset = UNSET
+    shape: Shape | _Unset | None = UNSET
     """A closed enum."""
     extra: Mapping[str, Any] = field(default_factory=_no_extra)
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "color": _required(_str),
-            "shape": _optional(_one_of("circle", "square")),
+            "color": _nullable(_str),
+            "shape": _nullable(_one_of("circle", "square")),
         }
     )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Chunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["color"] = self.color
+        if self.color is not UNSET:
+            out["color"] = self.color
         if self.shape is not UNSET:
             out["shape"] = self.shape
         if self.extra:

@@ -140,10 +140,7 @@ __all__ = [
 # (runtime section: objects._Row)
 
 
-# (runtime section: objects._required)
-
-
-# (runtime section: objects._optional)
+# (runtime section: objects._nullable)
 
 
 # (runtime section: objects._Arrangement)
@@ -292,9 +289,9 @@ Shape: TypeAlias = Literal["circle", "square"]
 class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """A chunk with an open and a closed enum."""
 
-    color: str
+    color: str | _Unset | None = UNSET
     """An open enum."""
-    shape: Shape | _Unset = UNSET
+    shape: Shape | _Unset | None = UNSET
     """A closed enum."""
 
     @property
@@ -318,7 +315,8 @@ class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Chunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["color"] = self.color
+        if self.color is not UNSET:
+            out["color"] = self.color
         if self.shape is not UNSET:
             out["shape"] = self.shape
         out.update(self.extra)
@@ -335,8 +333,8 @@ class _ChunkRead(Chunk):
 
 _CHUNK_FIELDS: Final = _Shape(
     {
-        "color": _required(_str),
-        "shape": _optional(_one_of("circle", "square")),
+        "color": _nullable(_str),
+        "shape": _nullable(_one_of("circle", "square")),
     }
 )
 

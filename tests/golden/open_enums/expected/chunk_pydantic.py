@@ -130,12 +130,6 @@ __all__ = [
 # (runtime section: models._FINITE)
 
 
-# (runtime section: models._NotNull)
-
-
-# (runtime section: models._NOT_NULL)
-
-
 # (runtime section: models._OpenEnum)
 
 
@@ -272,9 +266,9 @@ Shape: TypeAlias = Literal["circle", "square"]
 class Chunk(_Model):
     """A chunk with an open and a closed enum."""
 
-    color: Annotated[Color | str, _OPEN_ENUM]
+    color: Annotated[Color | str, _OPEN_ENUM] | None = None
     """An open enum."""
-    shape: Annotated[Shape | None, _NOT_NULL] = None
+    shape: Shape | None = None
     """A closed enum."""
 
 

@@ -44,7 +44,6 @@ from typing import (
     Literal,
     NamedTuple,
     Protocol,
-    Required,
     TypeAlias,
     TypeVar,
     cast,
@@ -143,10 +142,7 @@ __all__ = [
 # (runtime section: objects._Row)
 
 
-# (runtime section: objects._required)
-
-
-# (runtime section: objects._optional)
+# (runtime section: objects._nullable)
 
 
 # (runtime section: objects._Arrangement)
@@ -265,10 +261,10 @@ Shape: TypeAlias = Literal["circle", "square"]
 class Chunk(TypedDict, total=False):
     """A chunk with an open and a closed enum."""
 
-    color: Required[Color | str]
+    color: Color | str | None
 
     """An open enum."""
-    shape: Shape
+    shape: Shape | None
 
     """A closed enum."""
 
@@ -280,8 +276,8 @@ def validate_chunk(data: Any) -> Chunk:
 
 _CHUNK_FIELDS: Final = _Shape(
     {
-        "color": _required(_str),
-        "shape": _optional(_one_of("circle", "square")),
+        "color": _nullable(_str),
+        "shape": _nullable(_one_of("circle", "square")),
     }
 )
 

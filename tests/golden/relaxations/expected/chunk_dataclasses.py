@@ -148,12 +148,6 @@ __all__ = [
 # (runtime section: objects._Row)
 
 
-# (runtime section: objects._required)
-
-
-# (runtime section: objects._optional)
-
-
 # (runtime section: objects._nullable)
 
 
@@ -272,14 +266,14 @@ __all__ = [
 class Chunk(_Object):
     """A chunk whose core fields one vendor sends more loosely."""
 
-    id: str | _Unset = UNSET
+    id: str | _Unset | None = UNSET
     """Identifier of the chunk.
 
     Acme AI: The first chunk of a stream has no `id`. See https://example.com/acme
     """
-    name: str
+    name: str | _Unset | None = UNSET
     """A required field no vendor relaxes."""
-    count: int | str
+    count: int | str | _Unset | None = UNSET
     """A count, sent as a number.
 
     Acme AI: Sends `count` as a decimal string. See https://example.com/acme/count
@@ -293,9 +287,9 @@ class Chunk(_Object):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "id": _optional(_str),
-            "name": _required(_str),
-            "count": _required(
+            "id": _nullable(_str),
+            "name": _nullable(_str),
+            "count": _nullable(
                 _either("an integer or a string", {int: None, str: None})
             ),
             "note": _nullable(_str),
@@ -307,8 +301,10 @@ class Chunk(_Object):
         out: dict[str, Any] = {}
         if self.id is not UNSET:
             out["id"] = self.id
-        out["name"] = self.name
-        out["count"] = self.count
+        if self.name is not UNSET:
+            out["name"] = self.name
+        if self.count is not UNSET:
+            out["count"] = self.count
         if self.note is not UNSET:
             out["note"] = self.note
         if self.extra:

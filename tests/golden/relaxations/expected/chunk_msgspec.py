@@ -139,12 +139,6 @@ __all__ = [
 # (runtime section: objects._Row)
 
 
-# (runtime section: objects._required)
-
-
-# (runtime section: objects._optional)
-
-
 # (runtime section: objects._nullable)
 
 
@@ -280,14 +274,14 @@ __all__ = [
 class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """A chunk whose core fields one vendor sends more loosely."""
 
-    id: str | _Unset = UNSET
+    id: str | _Unset | None = UNSET
     """Identifier of the chunk.
 
     Acme AI: The first chunk of a stream has no `id`. See https://example.com/acme
     """
-    name: str
+    name: str | _Unset | None = UNSET
     """A required field no vendor relaxes."""
-    count: int | str
+    count: int | str | _Unset | None = UNSET
     """A count, sent as a number.
 
     Acme AI: Sends `count` as a decimal string. See https://example.com/acme/count
@@ -321,8 +315,10 @@ class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
         out: dict[str, Any] = {}
         if self.id is not UNSET:
             out["id"] = self.id
-        out["name"] = self.name
-        out["count"] = self.count
+        if self.name is not UNSET:
+            out["name"] = self.name
+        if self.count is not UNSET:
+            out["count"] = self.count
         if self.note is not UNSET:
             out["note"] = self.note
         out.update(self.extra)
@@ -339,9 +335,9 @@ class _ChunkRead(Chunk):
 
 _CHUNK_FIELDS: Final = _Shape(
     {
-        "id": _optional(_str),
-        "name": _required(_str),
-        "count": _required(_either("an integer or a string", {int: None, str: None})),
+        "id": _nullable(_str),
+        "name": _nullable(_str),
+        "count": _nullable(_either("an integer or a string", {int: None, str: None})),
         "note": _nullable(_str),
     }
 )

@@ -130,12 +130,6 @@ __all__ = [
 # (runtime section: models._FINITE)
 
 
-# (runtime section: models._NotNull)
-
-
-# (runtime section: models._NOT_NULL)
-
-
 # (runtime section: models._FirstMatch)
 
 
@@ -258,16 +252,20 @@ class _Model(BaseModel):
 class Chunk(_Model):
     """A chunk whose core fields one vendor sends more loosely."""
 
-    id: Annotated[str | None, _NOT_NULL] = None
+    id: str | None = None
     """Identifier of the chunk.
 
     Acme AI: The first chunk of a stream has no `id`. See https://example.com/acme
     """
-    name: str
+    name: str | None = None
     """A required field no vendor relaxes."""
-    count: Annotated[
-        Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")], _FIRST_MATCH
-    ]
+    count: (
+        Annotated[
+            Annotated[str, Tag("~string")] | Annotated[int, Tag("~integer")],
+            _FIRST_MATCH,
+        ]
+        | None
+    ) = None
     """A count, sent as a number.
 
     Acme AI: Sends `count` as a decimal string. See https://example.com/acme/count

@@ -45,7 +45,6 @@ from typing import (
     Literal,
     NamedTuple,
     Protocol,
-    Required,
     TypeAlias,
     TypeVar,
     cast,
@@ -140,12 +139,6 @@ __all__ = [
 
 
 # (runtime section: objects._Row)
-
-
-# (runtime section: objects._required)
-
-
-# (runtime section: objects._optional)
 
 
 # (runtime section: objects._nullable)
@@ -253,16 +246,16 @@ __all__ = [
 class Chunk(TypedDict, total=False):
     """A chunk whose core fields one vendor sends more loosely."""
 
-    id: str
+    id: str | None
 
     """Identifier of the chunk.
 
     Acme AI: The first chunk of a stream has no `id`. See https://example.com/acme
     """
-    name: Required[str]
+    name: str | None
 
     """A required field no vendor relaxes."""
-    count: Required[int | str]
+    count: int | str | None
 
     """A count, sent as a number.
 
@@ -283,9 +276,9 @@ def validate_chunk(data: Any) -> Chunk:
 
 _CHUNK_FIELDS: Final = _Shape(
     {
-        "id": _optional(_str),
-        "name": _required(_str),
-        "count": _required(_either("an integer or a string", {int: None, str: None})),
+        "id": _nullable(_str),
+        "name": _nullable(_str),
+        "count": _nullable(_either("an integer or a string", {int: None, str: None})),
         "note": _nullable(_str),
     }
 )

@@ -151,12 +151,6 @@ __all__ = [
 # (runtime section: objects._Row)
 
 
-# (runtime section: objects._required)
-
-
-# (runtime section: objects._optional)
-
-
 # (runtime section: objects._nullable)
 
 
@@ -275,9 +269,9 @@ __all__ = [
 class Chunk(_Object):
     """A chunk two vendors add to."""
 
-    id: str
+    id: str | _Unset | None = UNSET
     """Identifier of the chunk."""
-    detail: str | dict[str, Any] | _Unset = UNSET
+    detail: str | dict[str, Any] | _Unset | None = UNSET
     """A detail, as text.
 
     Beta: Sends `detail` as an object. See https://example.com/beta
@@ -291,8 +285,8 @@ class Chunk(_Object):
 
     _fields: ClassVar[_Shape] = _Shape(
         {
-            "id": _required(_str),
-            "detail": _optional(
+            "id": _nullable(_str),
+            "detail": _nullable(
                 _either("a string or an object", {str: None, dict: _map})
             ),
             "alpha_score": _nullable(_float),
@@ -302,7 +296,8 @@ class Chunk(_Object):
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Chunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["id"] = self.id
+        if self.id is not UNSET:
+            out["id"] = self.id
         if self.detail is not UNSET:
             out["detail"] = self.detail
         if self.alpha_score is not UNSET:

@@ -142,12 +142,6 @@ __all__ = [
 # (runtime section: objects._Row)
 
 
-# (runtime section: objects._required)
-
-
-# (runtime section: objects._optional)
-
-
 # (runtime section: objects._nullable)
 
 
@@ -283,9 +277,9 @@ __all__ = [
 class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """A chunk two vendors add to."""
 
-    id: str
+    id: str | _Unset | None = UNSET
     """Identifier of the chunk."""
-    detail: str | dict[str, Any] | _Unset = UNSET
+    detail: str | dict[str, Any] | _Unset | None = UNSET
     """A detail, as text.
 
     Beta: Sends `detail` as an object. See https://example.com/beta
@@ -317,7 +311,8 @@ class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of this Chunk: known keys in spec order, then `extra`."""
         out: dict[str, Any] = {}
-        out["id"] = self.id
+        if self.id is not UNSET:
+            out["id"] = self.id
         if self.detail is not UNSET:
             out["detail"] = self.detail
         if self.alpha_score is not UNSET:
@@ -336,8 +331,8 @@ class _ChunkRead(Chunk):
 
 _CHUNK_FIELDS: Final = _Shape(
     {
-        "id": _required(_str),
-        "detail": _optional(_either("a string or an object", {str: None, dict: _map})),
+        "id": _nullable(_str),
+        "detail": _nullable(_either("a string or an object", {str: None, dict: _map})),
         "alpha_score": _nullable(_float),
     }
 )

@@ -130,12 +130,6 @@ __all__ = [
 # (runtime section: models._FINITE)
 
 
-# (runtime section: models._NotNull)
-
-
-# (runtime section: models._NOT_NULL)
-
-
 # (runtime section: models._FirstMatch)
 
 
@@ -258,17 +252,16 @@ class _Model(BaseModel):
 class Chunk(_Model):
     """A chunk two vendors add to."""
 
-    id: str
+    id: str | None = None
     """Identifier of the chunk."""
-    detail: Annotated[
+    detail: (
         Annotated[
             Annotated[str, Tag("~string")]
             | Annotated[dict[str, Annotated[Any, _FINITE]], Tag("~object")],
             _FIRST_MATCH,
         ]
-        | None,
-        _NOT_NULL,
-    ] = None
+        | None
+    ) = None
     """A detail, as text.
 
     Beta: Sends `detail` as an object. See https://example.com/beta

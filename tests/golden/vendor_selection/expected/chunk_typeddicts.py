@@ -45,7 +45,6 @@ from typing import (
     Literal,
     NamedTuple,
     Protocol,
-    Required,
     TypeAlias,
     TypeVar,
     cast,
@@ -143,12 +142,6 @@ __all__ = [
 
 
 # (runtime section: objects._Row)
-
-
-# (runtime section: objects._required)
-
-
-# (runtime section: objects._optional)
 
 
 # (runtime section: objects._nullable)
@@ -256,10 +249,10 @@ __all__ = [
 class Chunk(TypedDict, total=False):
     """A chunk two vendors add to."""
 
-    id: Required[str]
+    id: str | None
 
     """Identifier of the chunk."""
-    detail: str | dict[str, Any]
+    detail: str | dict[str, Any] | None
 
     """A detail, as text.
 
@@ -280,8 +273,8 @@ def validate_chunk(data: Any) -> Chunk:
 
 _CHUNK_FIELDS: Final = _Shape(
     {
-        "id": _required(_str),
-        "detail": _optional(_either("a string or an object", {str: None, dict: _map})),
+        "id": _nullable(_str),
+        "detail": _nullable(_either("a string or an object", {str: None, dict: _map})),
         "alpha_score": _nullable(_float),
     }
 )
