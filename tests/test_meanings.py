@@ -32,10 +32,13 @@ def summary_of(module: ModuleType, payloads: Iterable[str | dict[str, Any]], **o
 
 
 def plain(summary: Any) -> dict[str, Any]:
-    """A summary as the fixture files write it (without the opaque reasoning items)."""
+    """A summary as the fixture files write it (without the opaque reasoning items, and
+    the server tools without the items that carried them)."""
     data: dict[str, Any] = json.loads(json.dumps(dataclasses.asdict(summary)))
     for choice in data["choices"]:
         del choice["reasoning_items"]
+        for tool in choice["server_tools"]:
+            del tool["source"]
     return data
 
 

@@ -285,3 +285,139 @@ def test_14_the_think_tags_dialect_keeps_tags_in_texts_from_being_read_as_tags(
 def test_finish_parts_and_summary_agree_on_the_summary_s_texts(module: ModuleType) -> None:
     stream = [chunk({"content": "a"}), finish()]
     assert summary_texts(summary_of(module, stream)) == added_up(parts_of(module, stream))
+
+
+SEARCH_ARGUMENTS = '{"query": "pydantic ai github"}'
+SEARCH_RESULTS = {
+    "results": [
+        {
+            "title": "Pydantic AI",
+            "url": "https://github.com/pydantic/pydantic-ai",
+            "content": "Agent framework.",
+            "score": 0.91,
+        }
+    ]
+}
+
+
+def compound_stream() -> list[dict[str, Any]]:
+    """A stream as Groq's compound systems send one: each server tool first with its
+    arguments, then again (the same index) with its output and results; here a client
+    tool call beside them, which stays the client's."""
+    search = {"index": 0, "type": "search", "arguments": SEARCH_ARGUMENTS}
+    code = {"index": 1, "type": "python", "arguments": '{"code": "print(2 + 2)"}'}
+    searched = {**search, "output": "Title: Pydantic AI", "search_results": SEARCH_RESULTS}
+    call = {"index": 0, "id": "t1", "type": "function",
+            "function": {"name": "save", "arguments": "{}"}}  # fmt: skip
+    return [
+        chunk({"role": "assistant", "reasoning": "Look it up."}, x_groq={"id": "req_1"}),
+        chunk({"executed_tools": [search, code]}),
+        chunk({"reasoning": " Found it."}),
+        chunk({"executed_tools": [searched]}),
+        chunk({"executed_tools": [{"index": 1, "type": "python", "output": "4\n"}]}),
+        chunk({"content": "It is on GitHub.", "tool_calls": [call]}),
+        finish("tool_calls"),
+    ]
+
+
+@by_module
+def test_15_server_tools_are_their_own_kind_in_the_summary(module: ModuleType) -> None:
+    """Groq's `executed_tools` read as the tools the server ran, one per index with
+    everything its entries said; the client's tool calls are only its own."""
+    stream = compound_stream()
+    [summed] = summary_of(module, stream).choices
+    assert [(t.index, t.name, t.arguments, t.output) for t in summed.server_tools] == [
+        (0, "search", SEARCH_ARGUMENTS, "Title: Pydantic AI"),
+        (1, "python", '{"code": "print(2 + 2)"}', "4\n"),
+    ]
+    assert summed.server_tools[0].source["search_results"] == SEARCH_RESULTS
+    assert summed.server_tools[1].source["type"] == "python"
+    assert [(c.id, c.name) for c in summed.tool_calls] == [("t1", "save")]
+    assert (summed.reasoning, summed.text) == ("Look it up. Found it.", "It is on GitHub.")
+    before_output = summary_of(module, stream[:2]).choices[0].server_tools
+    assert [(t.name, t.output) for t in before_output] == [("search", None), ("python", None)]
+    only_tools = summary_of(module, stream[:5]).choices[0]
+    assert only_tools.tool_calls == () and len(only_tools.server_tools) == 2
+
+
+@by_module
+def test_15_server_tool_parts_come_one_per_entry_as_it_came(module: ModuleType) -> None:
+    stream = compound_stream()
+    for parts in (parts_of(module, stream), aparts_of(module, stream)):
+        kinds = [p.kind for p in parts]
+        assert kinds == ["reasoning", "server_tool", "server_tool", "reasoning", "server_tool",
+                         "server_tool", "text", "tool_call", "finish"]  # fmt: skip
+        tools = [p for p in parts if p.kind == "server_tool"]
+        assert [(p.choice, p.text) for p in tools] == [(0, "")] * 4
+        assert [(p.server_tool.index, p.server_tool.name, p.server_tool.output) for p in tools] == [
+            (0, "search", None),
+            (1, "python", None),
+            (0, "search", "Title: Pydantic AI"),
+            (1, "python", "4\n"),
+        ]
+        assert tools[0].server_tool.arguments == SEARCH_ARGUMENTS
+        assert tools[3].server_tool.arguments == "", "this entry sent only the output"
+        assert tools[2].server_tool.source["search_results"] == SEARCH_RESULTS
+        assert tools[0].chunk is tools[1].chunk, "both entries of one chunk"
+        assert all(p.tool_call is None for p in tools)
+        assert [p.tool_call.name for p in parts if p.kind == "tool_call"] == ["save"]
+        assert all(p.server_tool is None for p in parts if p.kind != "server_tool")
+
+
+@by_module
+def test_15_server_tools_re_spelled_read_back_the_same(module: ModuleType) -> None:
+    """The writers leave `executed_tools` as it came, in every dialect."""
+    stream = compound_stream()
+    summary = summary_of(module, stream)
+    sent = [c["choices"][0]["delta"].get("executed_tools") for c in stream]
+    for dialect in DIALECTS:
+        out = written(module, stream, dialect)
+        assert read_back(module, out, dialect) == summary, dialect
+        deltas = [e["choices"][0]["delta"] for e in events_of(out)]
+        assert [d.get("executed_tools") for d in deltas] == sent, dialect
+
+
+@by_module
+def test_15_openrouter_s_server_tool_use_is_counted(module: ModuleType) -> None:
+    """OpenRouter's `server_tool_use_details`: the tool calls it ran, else its web
+    searches; None where a report does not say."""
+    both = {"web_search_requests": 1, "tool_calls_requested": 3, "tool_calls_executed": 2}
+    cases = [
+        (both, 2),
+        ({"web_search_requests": 4}, 4),
+        (None, None),
+    ]
+    for details, expected in cases:
+        report = usage() if details is None else usage(server_tool_use_details=details)
+        stream = [chunk({"content": "A"}), chunk(usage=report)]
+        assert summary_of(module, stream).usage.server_tool_calls == expected, details
+        for parts in (parts_of(module, stream), aparts_of(module, stream)):
+            [part] = [p for p in parts if p.kind == "usage"]
+            assert part.usage.server_tool_calls == expected
+        assert summary_of(module, stream).choices[0].server_tools == ()
+        for dialect in DIALECTS:
+            out = written(module, stream, dialect)
+            assert read_back(module, out, dialect).usage.server_tool_calls == expected
+            assert events_of(out)[-1]["usage"] == report, "the report as it came"
+
+
+@by_module
+def test_15_server_tools_spelled_elsewhere_in_a_choice_are_read(module: ModuleType) -> None:
+    """The reader reads server tools wherever a spelling puts them: deeper in the
+    delta, or in a list of the choice itself; a higher tier wins in a chunk."""
+    items = (("name", ("tool",)), ("output", ("result",)))
+    deep = module._Spelling("server_tools", ("delta", "plan", "runs", None), 10, items=items)
+    flat = module._Spelling("server_tools", ("runs", None), items=items)
+    readings = module._Readings((deep, flat), None)
+    run = {"tool": "search", "result": {"hits": 2}}
+    cases: list[tuple[dict[str, Any], list[Any]]] = [
+        ({"delta": {"plan": {"runs": [run]}}}, [("search", '{"hits":2}')]),
+        ({"runs": [run, {"tool": "fetch"}]}, [("search", '{"hits":2}'), ("fetch", None)]),
+        ({"delta": {"plan": {"runs": [run]}}, "runs": [{"tool": "fetch"}]}, [("search", '{"hits":2}')]),
+        ({"delta": "not an object", "runs": []}, []),
+    ]  # fmt: skip
+    for entry, expected in cases:
+        data = {"choices": [{"index": 0, **entry}]}
+        out: list[Any] = []
+        module._Reader(readings, None, keeps=False).read(data, data, out)
+        assert [(p.server_tool.name, p.server_tool.output) for p in out] == expected, entry

@@ -59,7 +59,21 @@ _KINDS: dict[str, tuple[str, ...]] = {
     "reasoning_signature": ("string",),
     "reasoning_encrypted": ("string", "any"),
 }
-"""The JSON kinds a meaning's value may have (tool calls and citations: their items')."""
+"""The JSON kinds a meaning's value may have (the meanings of `_ITEMS`: their parts')."""
+_ITEMS: dict[str, dict[str, tuple[str, ...] | None]] = {
+    "tool_calls": {"id": ("string",), "name": ("string",), "arguments": None},
+    "server_tools": {
+        "index": ("int",),
+        "name": ("string",),
+        "arguments": None,
+        "output": None,
+    },
+    "citations": {"url": ("string",), "title": ("string",)},
+}
+"""The meanings read item by item, the parts of an item (`items:`) and the JSON kinds
+each may have (None: text, or an object read as its JSON text)."""
+_NEEDS_ITEMS = frozenset({"tool_calls", "server_tools"})
+"""The meanings whose items are read only by their parts (a citation may be a URL)."""
 _REPORTED = frozenset((*_COUNTS, "cost_usd"))
 """The meanings of a usage report: read from one report, never from a list of parts."""
 _GATHERED = frozenset({"citations", "reasoning_signature", "reasoning_encrypted"})
@@ -172,15 +186,24 @@ def _check_path(d: _Declared, types: _Types) -> None:
     start = _field_type(types.models, d.owner, d.wire)
     assert start is not None, f"{d.owner}.{d.wire} was checked by the build"
     ends = _walk([start], steps(d.means.path, where), types, d, where)
-    if d.means.meaning in ("tool_calls", "citations"):
+    meaning = d.means.meaning
+    parts = _ITEMS.get(meaning)
+    if parts is not None:
         for part, subpath in d.means.items:
-            _leaf_kinds(_walk(ends, steps(subpath, where), types, d, where), d, where, part)
-        if d.means.meaning == "tool_calls" and not d.means.items:
-            raise where.error("tool_calls needs 'items': the paths of id, name and arguments")
+            if part not in parts:
+                raise where.error(
+                    f"'items' of {meaning} has no part {part!r} (its parts: {', '.join(parts)})"
+                )
+            reached = _walk(ends, steps(subpath, where), types, d, where)
+            _leaf_kinds(reached, d, where, part, parts[part])
+        if meaning in _NEEDS_ITEMS and not d.means.items:
+            raise where.error(
+                f"{meaning} needs 'items': the paths of {', '.join(parts)} in an item"
+            )
         return
     if d.means.items:
-        raise where.error(f"'items' is only for tool_calls and citations, not {d.means.meaning}")
-    _leaf_kinds(ends, d, where, None)
+        raise where.error(f"'items' is only for {', '.join(_ITEMS)}, not {meaning}")
+    _leaf_kinds(ends, d, where, None, _KINDS.get(meaning))
 
 
 def _walk(
@@ -245,12 +268,14 @@ def _check_tag(tag: TypeExpr, key: str, value: str, types: _Types, where: Where)
     raise where.error(f"a filter [{key}={value}] needs {key!r} to be a string or an enum")
 
 
-def _leaf_kinds(ends: list[TypeExpr], d: _Declared, where: Where, part: str | None) -> None:
-    wanted: tuple[str, ...] | None = None
-    if part is not None and part != "arguments":
-        wanted = ("string",)
-    if part is None:
-        wanted = _KINDS.get(d.means.meaning)
+def _leaf_kinds(
+    ends: list[TypeExpr],
+    d: _Declared,
+    where: Where,
+    part: str | None,
+    wanted: tuple[str, ...] | None,
+) -> None:
+    """The value (or an item's `part`) has one of the `wanted` kinds (None: any)."""
     if wanted is None:
         return  # arguments: text or an object; a citation item: a URL or an object
     kinds = {_kind(o) for t in ends for o in alternatives(t)}

@@ -96,8 +96,9 @@ class _Accumulator(Generic[_Chunk, _Completion]):
 
     def summary(self) -> Summary:
         """What the chunks added so far say, whichever backend spelled it: each
-        choice's text, reasoning, refusal, finish reason and tool calls, the usage and
-        cost, and the citations. Valid mid-stream, as `snapshot()` is."""
+        choice's text, reasoning, refusal, finish reason, tool calls and the tools the
+        server ran, the usage and cost, and the citations. Valid mid-stream, as
+        `snapshot()` is."""
         kept = self._summarised.kept
         return _summary(_finish(self._merged, kept), self._summarised, self._reader)
 

@@ -1,6 +1,6 @@
 """Meanings, the same in every target: what a completion says (reasoning, answer text,
-refusal, tool calls, finish reason, usage, cost, citations), read from wherever the
-backend spelled it.
+refusal, tool calls, the tools the server ran, finish reason, usage, cost, citations),
+read from wherever the backend spelled it.
 
 The spec says which field means what (`means:` in its files); the generator turns that
 into the `_Spelling`s of a module, each a path into JSON data: the completion's, for
@@ -44,7 +44,8 @@ class _Spelling(NamedTuple):
     scale: float = 1.0
     """What one unit of the value is in the meaning's unit (1e-10 for ticks to USD)."""
     items: tuple[tuple[str, tuple[_Step, ...]], ...] = ()
-    """For tool calls and citations: the path of each part (`id`, `url`) in an item."""
+    """For tool calls, server tools and citations: the path of each part (`id`, `url`)
+    in an item."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +69,21 @@ class ReasoningItem:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerToolSummary:
+    """A tool the backend ran itself (a web search, code execution), not one for the
+    client to run: its `arguments` as JSON text, its `output` (None until it comes;
+    an output sent as an object is its JSON text), and the whole item that carried it
+    (`source`), which holds the backend's own results (Groq's `search_results`)."""
+
+    index: int | None
+    """Which run of the choice it is, as the backend numbers them (None: no number)."""
+    name: str | None
+    arguments: str
+    output: str | None
+    source: Any
+
+
+@dataclass(frozen=True, slots=True)
 class ChoiceSummary:
     """What one choice says. Texts are "" when the stream sent none."""
 
@@ -79,12 +95,15 @@ class ChoiceSummary:
     tool_calls: tuple[ToolCallSummary, ...]
     reasoning_items: tuple[ReasoningItem, ...]
     """The opaque reasoning (signatures, encrypted reasoning), in order."""
+    server_tools: tuple[ServerToolSummary, ...] = ()
+    """The tools the backend ran itself, in order: not calls for the client to run."""
 
 
 @dataclass(frozen=True, slots=True)
 class UsageSummary:
     """Token counts in OpenAI's sense (`completion_tokens` includes reasoning tokens),
-    and the cost in US dollars; each None where the stream did not say."""
+    the cost in US dollars and the tool runs the backend made itself (web searches,
+    code execution); each None where the stream did not say."""
 
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
@@ -92,6 +111,7 @@ class UsageSummary:
     cached_prompt_tokens: int | None = None
     reasoning_tokens: int | None = None
     cost_usd: float | None = None
+    server_tool_calls: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,10 +146,11 @@ class Part:
 
     `kind` is "text", "reasoning", "refusal" (`text` is the piece), "tool_call" (`text`
     is a piece of the arguments, `tool_call` says which call: for a call in Harmony
-    markup, its number there), "finish" (`text` is the
-    finish reason) or "usage" (`usage` is the report, `choice` None). `chunk` is the
-    chunk it came from, so nothing is lost. The texts of one choice's parts add up to
-    that choice's texts in the summary."""
+    markup, its number there), "server_tool" (a tool the backend ran itself:
+    `server_tool` is one entry of the chunk as it came, its arguments or its output,
+    `text` is ""), "finish" (`text` is the finish reason) or "usage" (`usage` is the
+    report, `choice` None). `chunk` is the chunk it came from, so nothing is lost. The
+    texts of one choice's parts add up to that choice's texts in the summary."""
 
     kind: str
     choice: int | None
@@ -137,6 +158,7 @@ class Part:
     chunk: Any
     tool_call: ToolCallPart | None = None
     usage: UsageSummary | None = None
+    server_tool: ServerToolSummary | None = None
 
 
 _TEXTS: Final = ("text", "reasoning", "refusal")
@@ -146,6 +168,7 @@ _COUNTS: Final = (
     "total_tokens",
     "cached_prompt_tokens",
     "reasoning_tokens",
+    "server_tool_calls",
 )
 _OPAQUE: Final = {
     "reasoning_signature": "signature",
@@ -153,11 +176,14 @@ _OPAQUE: Final = {
 }
 _REPORTED: Final = frozenset((*_COUNTS, "cost_usd"))
 """The meanings of a usage report."""
-_CHOICE_MEANINGS: Final = frozenset((*_TEXTS, *_OPAQUE, "finish_reason", "tool_calls"))
+_CHOICE_MEANINGS: Final = frozenset(
+    (*_TEXTS, *_OPAQUE, "finish_reason", "tool_calls", "server_tools")
+)
 MEANINGS: Final = (
     *_TEXTS,
     *_OPAQUE,
     "tool_calls",
+    "server_tools",
     "finish_reason",
     *_COUNTS,
     "cost_usd",
@@ -275,6 +301,40 @@ def _tool_call(parts: dict[str, Any]) -> ToolCallSummary:
         ident if ident.__class__ is str else None,
         name if name.__class__ is str else None,
         arguments,
+    )
+
+
+def _server_tools(
+    data: Any, tiers: list[list[_Spelling]]
+) -> tuple[ServerToolSummary, ...]:
+    """The tools the backend ran, from the best tier of spellings that has any."""
+    for tier in tiers:
+        tools = [
+            _server_tool(_parts(value, spelling), value if item is None else item)
+            for spelling in tier
+            for value, item, _ in _found(data, spelling.path)
+            if value.__class__ is dict
+        ]
+        if tools:
+            return tuple(tools)
+    return ()
+
+
+def _server_tool(parts: dict[str, Any], source: Any) -> ServerToolSummary:
+    index, name = parts.get("index"), parts.get("name")
+    arguments, output = parts.get("arguments"), parts.get("output")
+    if arguments is None:
+        arguments = ""
+    elif arguments.__class__ is not str:
+        arguments = _json_text(arguments)
+    if output is not None and output.__class__ is not str:
+        output = _json_text(output)
+    return ServerToolSummary(
+        index if index.__class__ is int else None,
+        name if name.__class__ is str else None,
+        arguments,
+        output,
+        source,
     )
 
 
@@ -446,6 +506,7 @@ def _choice(
         tool_calls=_tool_calls(choice, meanings.get("tool_calls", []))
         + reader.calls(index),
         reasoning_items=_reasoning_items(choice, opaque),
+        server_tools=_server_tools(choice, meanings.get("server_tools", [])),
     )
 
 
@@ -710,6 +771,8 @@ def _as_is(value: Any) -> Any:
 
 _Entry: TypeAlias = "tuple[str, int, tuple[_Step, ...]]"
 """A spelling of a text under a key: (meaning, precedence, path in the key's value)."""
+_ServerPlaces: TypeAlias = "tuple[tuple[tuple[_Step, ...], _Spelling], ...]"
+"""Spellings of the tools the backend ran in a value: (path in the value, spelling)."""
 
 
 class _Head(NamedTuple):
@@ -737,6 +800,8 @@ class _Spelled(NamedTuple):
     """The spellings of a text inside its value (a list of parts)."""
     calls: bool
     """Whether it holds the tool calls."""
+    servers: _ServerPlaces = ()
+    """The spellings of the tools the backend ran in its value."""
 
 
 class _Readings:
@@ -762,6 +827,7 @@ class _Readings:
         "mapped",
         "report_places",
         "reports",
+        "servers_elsewhere",
         "typed",
         "unset",
     )
@@ -793,8 +859,23 @@ class _Readings:
                     under.setdefault(head, {}).setdefault(key, []).append(entry)
         if calls:
             under.setdefault(cast(str, calls[0]), {})
+        servers: dict[str, dict[str, _ServerPlaces]] = {}
+        self.servers_elsewhere: tuple[_Spelling, ...] = ()
+        """The spellings of the tools the backend ran that are not in a key of a
+        head (as `delta.executed_tools` is): read from the choice's JSON data."""
+        for s in spellings:
+            if s.meaning != "server_tools":
+                continue
+            head, key = s.path[0], s.path[1] if len(s.path) > 1 else None
+            if isinstance(head, str) and isinstance(key, str):
+                at = servers.setdefault(head, {})
+                at[key] = (*at.get(key, ()), (s.path[2:], s))
+                under.setdefault(head, {})  # read in the head's pass over its keys
+            else:
+                self.servers_elsewhere += (s,)
         self.heads = tuple(
-            _head(typed, head, keys, calls) for head, keys in under.items()
+            _head(typed, head, keys, calls, servers.get(head, {}))
+            for head, keys in under.items()
         )
 
         finish = [s.path for s in spellings if s.meaning == "finish_reason"]
@@ -893,6 +974,7 @@ def _head(
     key: str,
     keys: dict[str, list[_Entry]],
     calls: tuple[_Step, ...],
+    servers: dict[str, _ServerPlaces] | None = None,
 ) -> _Head:
     spelled = {
         k: _Spelled(
@@ -904,6 +986,10 @@ def _head(
     }
     if calls[:1] == (key,) and calls[1] not in spelled:
         spelled[cast(str, calls[1])] = _Spelled((), (), True)
+    for k, places in (servers or {}).items():
+        spelled[k] = (spelled.get(k) or _Spelled((), (), False))._replace(
+            servers=places
+        )
     where = f"choices.{key}"
     values = None if typed is None else _values_of(typed, where, (*spelled,))
     mixed = tuple(
@@ -955,6 +1041,7 @@ class _Reader:
 
     __slots__ = (
         "_choices",
+        "_servers",
         "_stateless",
         "_think_tags",
         "last_report",
@@ -982,6 +1069,9 @@ class _Reader:
         last report wins, wherever it is."""
         self.report_choices: frozenset[int] = frozenset()
         """... and, when they include `choices`, the indexes of the choices."""
+        self._servers: list[tuple[Any, _ServerPlaces]] = []
+        """The values of the choice being read that hold the tools the backend ran,
+        each with its spellings, as `_texts_of` finds them (see `_server_tools`)."""
 
     def _report(self, reported: tuple[str, ...], data: Any) -> None:
         self.last_report = reported
@@ -1050,6 +1140,14 @@ class _Reader:
         if r.calls_elsewhere is not None and out is not None:
             found = _found(r.json_of(choice), r.calls_elsewhere)
             self._tool_calls([item for item, _, _ in found], index, chunk, out)
+        if r.servers_elsewhere:
+            self._servers.append(
+                (choice, tuple((s.path, s) for s in r.servers_elsewhere))
+            )
+        if self._servers:  # the tools the backend ran: few chunks
+            if out is not None:
+                self._server_tools(index, chunk, out)
+            self._servers.clear()
         if r.finish is not None:
             finish: Any = choice.get(r.finish_key) if mapped else r.finish(choice)
             if finish.__class__ is str and finish:  # "" is no finish (B1)
@@ -1089,6 +1187,8 @@ class _Reader:
                 self._nested(what.nested, value, hits)
             elif what.calls:
                 calls = value
+            elif what.servers:
+                self._servers.append((value, what.servers))
         if not hits:
             found: list[tuple[str, str]] = []
         elif len(hits) == 1:
@@ -1163,6 +1263,24 @@ class _Reader:
                 out.append(
                     Part("tool_call", index, call.arguments, chunk, tool_call=which)
                 )
+
+    def _server_tools(self, index: int, chunk: Any, out: list[Part]) -> None:
+        """Parts of the tools the backend ran, one per entry of the choice as it came
+        (its arguments, or its output), from the values `_texts_of` noted: of the
+        spellings that have entries, those of the highest precedence."""
+        by_precedence: dict[int, list[Part]] = {}
+        json_of = self.readings.json_of
+        for value, places in self._servers:
+            data: Any = json_of(value)
+            for rest, spelling in places:
+                for item, listed, _ in _found(data, rest):
+                    if item.__class__ is dict:
+                        source = item if listed is None else listed
+                        tool = _server_tool(_parts(item, spelling), source)
+                        part = Part("server_tool", index, "", chunk, server_tool=tool)
+                        by_precedence.setdefault(spelling.precedence, []).append(part)
+        if by_precedence:
+            out.extend(by_precedence[max(by_precedence)])
 
     def texts(self, index: int) -> dict[str, str] | None:
         """The texts of a choice so far (a tag cut off at the end is not in them); None

@@ -241,7 +241,7 @@ class Target:
             names += ["ChunkAccumulator", "loads_completion", "iter_parts", "aiter_parts"]
             names += ["to_dialect"]
             names += ["Summary", "ChoiceSummary", "UsageSummary", "ToolCallSummary"]
-            names += ["Citation", "ReasoningItem", "Part", "ToolCallPart"]
+            names += ["Citation", "ReasoningItem", "Part", "ToolCallPart", "ServerToolSummary"]
         names += [m.name for m in self.spec.models] + [e.name for e in self.spec.enums]
         names += self.extra_exports()
         # The order ruff's RUF022 checks: CONSTANTS, then Classes, then functions.

@@ -85,6 +85,7 @@ __all__ = [
     "RawEvent",
     "ReasoningItem",
     "ServerSentEvent",
+    "ServerToolSummary",
     "SkippedEvent",
     "StreamError",
     "Summary",
@@ -723,10 +724,11 @@ def iter_parts(
     think_tags: _ThinkTags = None,
 ) -> Iterator[Part]:
     """What a stream says, as `Part`s in stream order: text, reasoning and refusal
-    pieces, tool-call fragments, finish reasons and usage reports, read from whichever
-    field the backend spelled them in (docs/meanings.md). `source` is what `iter_chunks`
-    reads, or a stream it made (whose `skipped` and `done` then tell the rest); the
-    options are those of `iter_chunks`, and `think_tags` that of `ChunkAccumulator`."""
+    pieces, tool-call fragments, the tools the server ran, finish reasons and usage
+    reports, read from whichever field the backend spelled them in (docs/meanings.md).
+    `source` is what `iter_chunks` reads, or a stream it made (whose `skipped` and
+    `done` then tell the rest); the options are those of `iter_chunks`, and
+    `think_tags` that of `ChunkAccumulator`."""
     tags = _checked_tags(think_tags)
     if isinstance(source, ChunkStream):  # a stream of chunks, not of pieces
         chunks = cast("ChunkStream[Chunk]", source)
@@ -873,6 +875,9 @@ def _encoder(
 # (runtime section: meanings.ReasoningItem)
 
 
+# (runtime section: meanings.ServerToolSummary)
+
+
 # (runtime section: meanings.ChoiceSummary)
 
 
@@ -925,6 +930,12 @@ def _encoder(
 
 
 # (runtime section: meanings._tool_call)
+
+
+# (runtime section: meanings._server_tools)
+
+
+# (runtime section: meanings._server_tool)
 
 
 # (runtime section: meanings._reasoning_items)
@@ -1006,6 +1017,9 @@ def _encoder(
 
 
 # (runtime section: meanings._Entry)
+
+
+# (runtime section: meanings._ServerPlaces)
 
 
 # (runtime section: meanings._Head)
