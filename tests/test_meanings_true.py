@@ -48,6 +48,17 @@ def written(module: ModuleType, stream: list[Any], dialect: str, **options: Any)
     return b"".join(module.iter_sse(module.iter_chunks([body(stream)]), dialect=dialect, **options))
 
 
+def awritten(module: ModuleType, stream: list[Any], dialect: str, **options: Any) -> bytes:
+    async def write() -> bytes:
+        async def pieces() -> Any:
+            yield body(stream)
+
+        events = module.aiter_sse(module.aiter_chunks(pieces()), dialect=dialect, **options)
+        return b"".join([event async for event in events])
+
+    return asyncio.run(write())
+
+
 def choice(index: int, delta: dict[str, Any], **more: Any) -> dict[str, Any]:
     return {"index": index, "delta": delta, **more}
 
@@ -65,7 +76,9 @@ def test_1_no_usage_object_is_no_report(module: ModuleType) -> None:
         reports = [p.usage for p in parts if p.kind == "usage"]
         assert [r.total_tokens for r in reports] == [15]
     for dialect in DIALECTS:
-        events = events_of(written(module, stream, dialect))
+        out = written(module, stream, dialect)
+        assert out == awritten(module, stream, dialect), "async alike"
+        events = events_of(out)
         assert "usage" not in events[0] and "usage" not in events[1], dialect
         assert events[2]["usage"]["total_tokens"] == 15
 
@@ -130,7 +143,12 @@ def test_5_a_held_back_tag_prefix_comes_out_at_the_end(module: ModuleType) -> No
     assert accumulator.summary().choices[0].text == "It is 4 <th", "the end says it was text"
     out = written(module, stream, "reasoning", think_tags=THINK)
     assert read_back(module, out, "reasoning").choices[0].text == "It is 4 <th"
-    assert added_up(parts_of(module, stream, think_tags=THINK))[(0, "text")] == "It is 4 <th"
+    assert out == awritten(module, stream, "reasoning", think_tags=THINK), "async alike"
+    for parts in (
+        parts_of(module, stream, think_tags=THINK),
+        aparts_of(module, stream, think_tags=THINK),
+    ):
+        assert added_up(parts)[(0, "text")] == "It is 4 <th"
 
 
 @by_module
