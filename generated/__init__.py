@@ -28,8 +28,8 @@
 #   spec/vendors/vllm.yaml               6609612c3a1b
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        75b6621670f6
-#   chunkspec code                       7b10139f1728
-# Digest: e593f6f37db525b1
+#   spec as built                        aa52834bc66b
+#   chunkspec code                       420e250554e5
+# Digest: 86bb5f30841bd660
 # Regenerate with: make generate
 """Generated chunk models; each module also works copied on its own."""

@@ -28,9 +28,9 @@
 #   spec/vendors/vllm.yaml               6609612c3a1b
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        75b6621670f6
-#   chunkspec code                       2ab1220b7906
-# Digest: bbe988d4fb6c8eb5
+#   spec as built                        aa52834bc66b
+#   chunkspec code                       caacc278ec60
+# Digest: 39fe746e0fbf672e
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -87,6 +87,7 @@ from pydantic import (
     Field,
     GetCoreSchemaHandler,
     Tag,
+    TypeAdapter,
     ValidationError,
     ValidationInfo,
 )
@@ -420,21 +421,26 @@ def _unknown_key_named_like(model: BaseModel, name: str, context: object) -> boo
 
 
 def _validate(
-    model: type[_M],
+    model: type[_M] | TypeAdapter[_M],
     data: str | bytes,
     union_tags: tuple[tuple[str, str], ...],
     report: tuple[str, str] | None = None,
     aliased: bool = False,
 ) -> _M:
-    """`data` validated as `model`; raises `ChunkDecodeError`. `union_tags` and `report`
-    (the keys of the model's `error_when`) help name the problem, as `_decode_error`
-    says; `aliased`: whether some field's wire key is not its Python name."""
+    """`data` validated as `model` (a model, or a union's type adapter); raises
+    `ChunkDecodeError`. `union_tags` and `report` (the keys of the model's
+    `error_when`) help name the problem, as `_decode_error` says; `aliased`: whether
+    some field's wire key is not its Python name."""
     if len(data) > _SHALLOW:
         _check_depth(data)
     try:
         # The validator itself, not `model_validate_json`: its wrapper costs as much as
         # several fields.
-        validator = model.__pydantic_validator__
+        validator = (
+            model.validator
+            if isinstance(model, TypeAdapter)
+            else model.__pydantic_validator__
+        )
         if not aliased:
             chunk: _M = validator.validate_json(data)
             return chunk
@@ -462,13 +468,17 @@ def _validate(
 
 
 def _validate_value(
-    model: type[_M],
+    model: type[_M] | TypeAdapter[_M],
     value: Any,
     union_tags: tuple[tuple[str, str], ...],
     report: tuple[str, str] | None = None,
 ) -> _M:
     read: _AliasesRead = set()
     try:
+        if isinstance(model, TypeAdapter):
+            return model.validate_python(
+                value, by_alias=True, by_name=False, context=read
+            )
         return model.model_validate(value, by_alias=True, by_name=False, context=read)
     except ValidationError as exc:
         raise _decode_error(exc, json.dumps(value), union_tags, report) from None

@@ -31,9 +31,13 @@ def generate(
         Options(),
         reserved=module_names(),
     )
+    families = [
+        build_specs(raw.family(other.family), options or Options(), reserved=module_names())[0]
+        for other in raw.families
+    ]
     targets = [target(spec) for target in TARGETS.values()]
     everything = inputs(root, spec, targets, environment(root / "templates").list_templates())
-    rendered = render_all(spec, openai, root, everything, command)
+    rendered = render_all(spec, openai, root, everything, command, families)
     outputs = finish(rendered)
     outputs.append(render_schema(spec, everything.digest))
     outputs.append(render_vendor_docs(whole, everything.digest))

@@ -24,6 +24,7 @@ from .model import (
     MergePlan,
     Model,
     ModelRef,
+    NamedUnion,
     Options,
     Provenance,
     Scalar,
@@ -50,7 +51,9 @@ def build_specs(raw: RawSpec, *selections: Options, reserved: Collection[str]) -
     """The intermediate model of each selection: the whole spec is built (and so checked)
     once, and each other selection once."""
     full = _Builder(raw, Options(), reserved).build()
-    full = replace(full, meanings=meanings.build(raw, full))
+    if raw.core.family == "chat":
+        # Another family's meanings are read by its runtime reader, not from paths.
+        full = replace(full, meanings=meanings.build(raw, full))
     built = {Options(): full}
     for options in selections:
         if options not in built:
@@ -84,6 +87,8 @@ class _Builder:
         self.enums: dict[str, tuple[RawEnum, str | None]] = {}
         self.field_where: dict[tuple[str, str], Where] = {}
         self.relax_where: dict[tuple[str, str], Where] = {}
+        self.unions = {u.name: u for u in raw.core.unions}
+        self.built_unions: dict[str, Union] = {}
 
     # --- declarations ---------------------------------------------------------
 
@@ -92,7 +97,7 @@ class _Builder:
             (None, self.raw.core.types, self.raw.core.enums)
         ]
         sources += [(v.name, v.types, v.enums) for v in self.raw.vendors]
-        seen: dict[str, Where] = {}
+        seen: dict[str, Where] = {u.name: u.where for u in self.raw.core.unions}
         for vendor, types, enums in sources:
             declarations: list[RawType | RawEnum] = [*types, *enums]
             for decl in declarations:
@@ -112,6 +117,8 @@ class _Builder:
                     self.enums[decl.name] = (decl, vendor)
 
     def resolve(self, name: str) -> TypeExpr:
+        if name in self.unions:
+            return self.named_union(name)
         if name in self.types:
             return ModelRef(name)
         if name in self.enums:
@@ -126,12 +133,21 @@ class _Builder:
 
     # --- fields -------------------------------------------------------------------
 
+    def named_union(self, name: str) -> Union:
+        if name not in self.built_unions:
+            raw = self.unions[name]
+            members = Union(tuple(self.parse(m, raw.where) for m in raw.members))
+            union = self.discriminated(members, raw.discriminator, raw.where)
+            self.built_unions[name] = replace(union, name=name)
+        return self.built_unions[name]
+
     def build(self) -> Spec:
         self.declare()
         core = self.raw.core
         for role, name in (("root", core.root), ("completion", core.completion)):
-            if name is not None and name not in self.types:
+            if name is not None and name not in self.types and name not in self.unions:
                 raise core.where.error(f"{role} type {name!r} is not defined")
+        named = tuple(NamedUnion(u.name, u.doc, self.named_union(u.name)) for u in core.unions)
         fields: dict[str, list[tuple[RawField, Provenance | None]]] = {}
         for name, (decl, _) in self.types.items():
             # A field of a vendor's own type is credited through its type.
@@ -141,7 +157,8 @@ class _Builder:
         models = {name: self.model(name, entries, relaxations) for name, entries in fields.items()}
         self.check_tags(models)
         plans: tuple[MergePlan, ...] = ()
-        if core.completion is not None:
+        # Chat merges by the spec's rules; another family's accumulator is its runtime's.
+        if core.completion is not None and core.family == "chat":
             models, plans = merging.plan(
                 models,
                 core.root,
@@ -152,8 +169,12 @@ class _Builder:
         if not self.options.strict:
             # After the merge plans: they keep the nullability the spec declares, so the
             # accumulator writes the same completion whatever a module accepts.
-            models = _read_leniently(models)
-        order = self.order((core.completion or core.root, core.root), models)
+            models = _read_leniently(models, named)
+        # A root that is a union is its members.
+        last = [core.root]
+        if core.root in self.built_unions:
+            last = [o.name for o in self.built_unions[core.root].options if isinstance(o, ModelRef)]
+        order = self.order((core.completion or core.root, *last), models)
         enums_used = _enums_used(order)
         for name, (enum_decl, _) in self.enums.items():
             if name not in enums_used and self.options == Options():
@@ -167,7 +188,9 @@ class _Builder:
             options=self.options,
             completion=core.completion,
             merging=plans,
-            type_names=self.types_and_enums(),
+            type_names=self.types_and_enums() | frozenset(self.unions),
+            family=core.family,
+            unions=named,
         )
 
     def where_fill(self, name: str, key: str) -> Where:
@@ -343,11 +366,19 @@ class _Builder:
                 f"discriminator {key!r} must be a plain identifier (it is not renamed)"
             )
         seen: dict[str, str] = {}
+        other = None
         for option in type_.options:
             assert isinstance(option, ModelRef)
             decl = self.types[option.name][0]
             tag = next((f for f in decl.fields if f.wire == key), None)
             tag_type = self.parse(tag.type, tag.type_where) if tag else None
+            if tag is not None and tag.required and tag_type == Scalar("string"):
+                if other is not None:
+                    raise where.error(
+                        f"{other} and {option.name} both take any {key!r}; one member may"
+                    )
+                other = option.name
+                continue
             if (
                 tag is None
                 or not tag.required
@@ -370,7 +401,11 @@ class _Builder:
                         f"{option.name} and {seen[value]} share the {key!r} value {value!r}"
                     )
                 seen[value] = option.name
-        return Union(type_.options, key)
+        if other is not None and self.options.strict:
+            # The strict profile refuses what the spec does not list.
+            options = tuple(o for o in type_.options if o != ModelRef(other))
+            return Union(options, key)
+        return Union(type_.options, key, other)
 
     def check_tags(self, models: dict[str, Model]) -> None:
         """A key that tells union alternatives apart must stay as declared: no vendor may
@@ -439,14 +474,21 @@ class _Builder:
         return Vendor(name=raw.name, title=raw.title, source=raw.source, file=raw.where.file)
 
 
-def _read_leniently(models: dict[str, Model]) -> dict[str, Model]:
+def _read_leniently(
+    models: dict[str, Model], named: tuple[NamedUnion, ...] = ()
+) -> dict[str, Model]:
     """The models of the lenient profile: a value of the declared kind is read whatever
     keys it leaves out or sends as null, as openai-python and the Vercel AI SDK read
     them (servers no vendor file describes leave out `model`, send a null count). Every
     field becomes optional and nullable but two kinds, which read both already or cannot:
     a list with a default (a missing or null list reads as `[]`), and a key that tells
     the alternatives of a union apart (without it a value is of no declared type)."""
-    tags = _union_tag_keys(models.values())
+    tags = _union_tag_keys(models.values()) | {
+        (option.name, u.union.discriminator)
+        for u in named
+        for option in u.union.options
+        if isinstance(option, ModelRef) and u.union.discriminator is not None
+    }
     return {
         name: replace(
             model,

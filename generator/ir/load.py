@@ -8,7 +8,7 @@ Every error names the file and line.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,10 @@ from .yamlfile import Located, load_yaml
 
 CORE_FILE = "spec/chat_completion_chunk.yaml"
 VENDOR_DIR = "spec/vendors"
+FAMILY_FILES = {"chat": CORE_FILE, "messages": "spec/messages_stream_event.yaml"}
+"""The file of each protocol's event family; chat's is required, the others are read
+when they exist. A vendor file holds chat's fields at its top level and another
+family's in a section named after it."""
 
 _TYPE_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 _VENDOR_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -128,6 +132,18 @@ class RawEnum:
 
 
 @dataclass(frozen=True)
+class RawUnion:
+    """A named union of object types told apart by one key; the member whose key is a
+    plain string takes every value no other member has."""
+
+    name: str
+    doc: str
+    discriminator: str
+    members: tuple[str, ...]
+    where: Where
+
+
+@dataclass(frozen=True)
 class RawVendor:
     name: str
     title: str
@@ -138,6 +154,8 @@ class RawVendor:
     """(owning type, where the type is named, fields added to it)"""
     relax: tuple[tuple[str, Where, tuple[RawRelax, ...]], ...]
     where: Where
+    sections: tuple[tuple[str, RawVendor], ...] = ()
+    """What the vendor sends in another protocol's family: (family, its section)."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +168,8 @@ class RawCore:
     meanings: tuple[RawMeaning, ...]
     dialects: tuple[RawDialect, ...]
     where: Where
+    family: str = "chat"
+    unions: tuple[RawUnion, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -157,11 +177,32 @@ class RawSpec:
     core: RawCore
     vendors: tuple[RawVendor, ...]
     files: tuple[str, ...]
+    families: tuple[RawCore, ...] = ()
+    """The other protocols' event families, in the order of FAMILY_FILES."""
+
+    def family(self, name: str) -> RawSpec:
+        """The spec of one family: its file, and each vendor's section for it."""
+        if name == self.core.family:
+            return self
+        core = next(c for c in self.families if c.family == name)
+        vendors = tuple(
+            dict(v.sections).get(name) or replace(v, types=(), enums=(), fields=(), relax=())
+            for v in self.vendors
+        )
+        serving = {v.name for v in self.vendors if name in dict(v.sections)}
+        files = [f for f in self.files[1:] if Path(f).stem in serving]
+        return RawSpec(core, vendors, (FAMILY_FILES[name], *files))
 
 
 def load_spec(root: Path) -> RawSpec:
-    """Read the core file and every vendor file (sorted by name) under `root`."""
+    """Read the core file, the other families' files that exist and every vendor file
+    (sorted by name) under `root`."""
     core = _core(load_yaml(root / CORE_FILE, CORE_FILE), CORE_FILE)
+    families = tuple(
+        _core(load_yaml(root / file, file), file, family)
+        for family, file in FAMILY_FILES.items()
+        if family != "chat" and (root / file).exists()
+    )
     vendor_files = sorted((root / VENDOR_DIR).glob("*.yaml"))
     for stray in sorted((root / VENDOR_DIR).glob("*.yml")):
         raise SpecError(
@@ -172,7 +213,7 @@ def load_spec(root: Path) -> RawSpec:
         display = f"{VENDOR_DIR}/{path.name}"
         vendors.append(_vendor(load_yaml(path, display), display, path.stem))
     files = (CORE_FILE, *(f"{VENDOR_DIR}/{p.name}" for p in vendor_files))
-    return RawSpec(core, tuple(vendors), files)
+    return RawSpec(core, tuple(vendors), files, families)
 
 
 # --- shape checks -----------------------------------------------------------
@@ -221,11 +262,21 @@ def _flag(mapping: Located, file: str, key: str, default: bool) -> bool:
     return value
 
 
-def _core(doc: Located, file: str) -> RawCore:
+def _core(doc: Located, file: str, family: str = "chat") -> RawCore:
     allowed = {"root", "completion", "types", "enums", "meanings", "dialects"}
+    if family != "chat":
+        # Another protocol's meanings are read by its runtime reader, not from paths.
+        allowed = {"family", "root", "completion", "types", "enums", "unions"}
+        _keys(doc, file, "a family file", allowed, {"family", "root", "types"})
+        if doc["family"] != family:
+            raise _at(doc, file, "family").error(
+                f"this file holds the {family!r} family; it says {doc['family']!r}"
+            )
     _keys(doc, file, "the core spec", allowed, {"root", "types"})
     root = _text(doc, file, "root", "the core spec")
     return RawCore(
+        family=family,
+        unions=_unions(doc, file),
         root=root,
         completion=(
             _text(doc, file, "completion", "the core spec") if "completion" in doc else None
@@ -344,8 +395,12 @@ def _one_means(entry: Any, file: str, where: Where, what: str) -> RawMeans:
     )
 
 
+_SECTION_KEYS = {"source", "fields", "types", "enums", "relax"}
+
+
 def _vendor(doc: Located, file: str, stem: str) -> RawVendor:
-    allowed = {"vendor", "title", "source", "fields", "types", "enums", "relax"}
+    others = {family for family in FAMILY_FILES if family != "chat"}
+    allowed = {"vendor", "title", "source", *_SECTION_KEYS, *others}
     _keys(doc, file, "a vendor file", allowed, {"vendor", "title", "source"})
     name = _text(doc, file, "vendor", "a vendor file")
     if not _VENDOR_NAME.match(name):
@@ -361,7 +416,7 @@ def _vendor(doc: Located, file: str, stem: str) -> RawVendor:
     relax = []
     for owner, owner_where, body in _owners(doc, file, "relax"):
         relax.append((owner, owner_where, tuple(_relax(body, file, owner, wire) for wire in body)))
-    return RawVendor(
+    vendor = RawVendor(
         name=name,
         title=_text(doc, file, "title", "a vendor file"),
         source=source,
@@ -371,6 +426,64 @@ def _vendor(doc: Located, file: str, stem: str) -> RawVendor:
         relax=tuple(relax),
         where=_at(doc, file),
     )
+    sections = []
+    for family in sorted(others & set(doc)):
+        where = _at(doc, file, family)
+        section = _mapping(doc[family], where, f"the {family!r} section")
+        _keys(section, file, f"the {family!r} section", _SECTION_KEYS, set(), where)
+        sections.append((family, replace(_vendor_section(section, file, vendor), where=where)))
+    return replace(vendor, sections=tuple(sections))
+
+
+def _vendor_section(doc: Located, file: str, vendor: RawVendor) -> RawVendor:
+    """A vendor's types, enums, fields and relaxations in one family."""
+    fields = []
+    for owner, owner_where, body in _owners(doc, file, "fields"):
+        fields.append((owner, owner_where, _fields(body, file, owner, vendor=True)))
+    relax = []
+    for owner, owner_where, body in _owners(doc, file, "relax"):
+        relax.append((owner, owner_where, tuple(_relax(body, file, owner, wire) for wire in body)))
+    return replace(
+        vendor,
+        source=_text(doc, file, "source", "a vendor section") if "source" in doc else vendor.source,
+        types=_types(doc, file),
+        enums=_enums(doc, file),
+        fields=tuple(fields),
+        relax=tuple(relax),
+    )
+
+
+def _unions(doc: Located, file: str) -> tuple[RawUnion, ...]:
+    if "unions" not in doc:
+        return ()
+    section = _mapping(doc["unions"], _at(doc, file, "unions"), "'unions'")
+    out = []
+    for name in section:
+        where = _at(section, file, name)
+        if not _TYPE_NAME.match(name):
+            raise where.error(f"union name {name!r} must be PascalCase")
+        body = _mapping(section[name], where, f"union {name}")
+        keys = {"doc", "discriminator", "members"}
+        _keys(body, file, f"union {name}", keys, keys, where)
+        members = body["members"]
+        if (
+            not isinstance(members, list)
+            or len(members) < 2
+            or not all(isinstance(m, str) and _TYPE_NAME.match(m) for m in members)
+        ):
+            raise _at(body, file, "members").error(
+                f"the members of {name} are a list of two or more type names"
+            )
+        out.append(
+            RawUnion(
+                name=name,
+                doc=_text(body, file, "doc", f"union {name}"),
+                discriminator=_text(body, file, "discriminator", f"union {name}"),
+                members=tuple(members),
+                where=where,
+            )
+        )
+    return tuple(out)
 
 
 def _owners(doc: Located, file: str, key: str) -> list[tuple[str, Where, Located]]:

@@ -55,6 +55,11 @@ class Union:
 
     options: tuple[TypeExpr, ...]
     discriminator: str | None = None
+    other: str | None = None
+    """Of a discriminated union, the member that takes every value of the key no other
+    member has (its key is a plain string): an open union keeps what it does not know."""
+    name: str | None = None
+    """The name the spec gives the union (`unions:`), if any."""
 
 
 TypeExpr: TypeAlias = Scalar | ListOf | MapOf | ModelRef | EnumRef | Union
@@ -163,6 +168,15 @@ class Enum:
     values: tuple[EnumValue, ...]
     open: bool
     origin: Provenance | None
+
+
+@dataclass(frozen=True)
+class NamedUnion:
+    """A union the spec names (`unions:`): the annotation users write for its values."""
+
+    name: str
+    doc: str
+    union: Union
 
 
 @dataclass(frozen=True)
@@ -303,6 +317,10 @@ class Spec:
     name is one of them, whatever the selection."""
     meanings: Meanings = Meanings()
     """What the fields mean, from the whole spec whatever the selection."""
+    family: str = "chat"
+    """The protocol whose events it describes: `chat`, or `messages` (Anthropic)."""
+    unions: tuple[NamedUnion, ...] = ()
+    """The unions the spec names, in spec order; the root may be one of them."""
 
     def model(self, name: str) -> Model:
         for model in self.models:
@@ -316,21 +334,28 @@ class Spec:
                 return enum
         raise KeyError(name)
 
+    def union(self, name: str) -> Union:
+        for named in self.unions:
+            if named.name == name:
+                return named.union
+        raise KeyError(name)
+
 
 def union_tags(spec: Spec) -> dict[str, tuple[str, str]]:
     """Model name -> (key, value) of the types a discriminated union tells apart: each
     member has exactly one value of the discriminator key (the build checks it)."""
     tags: dict[str, tuple[str, str]] = {}
-    for model in spec.models:
-        for field in model.fields:
-            for union in (p for p in parts(field.type) if isinstance(p, Union)):
-                if union.discriminator is None:
+    unions = [p for m in spec.models for f in m.fields for p in parts(f.type)]
+    unions += [named.union for named in spec.unions]
+    for union in unions:
+        if isinstance(union, Union) and union.discriminator is not None:
+            for option in union.options:
+                assert isinstance(option, ModelRef)
+                if option.name == union.other:
                     continue
-                for option in union.options:
-                    assert isinstance(option, ModelRef)
-                    member = spec.model(option.name)
-                    tag = next(f for f in member.fields if f.wire == union.discriminator)
-                    assert isinstance(tag.type, EnumRef)
-                    [value] = [v.value for v in spec.enum(tag.type.name).values]
-                    tags[option.name] = (union.discriminator, value)
+                member = spec.model(option.name)
+                tag = next(f for f in member.fields if f.wire == union.discriminator)
+                assert isinstance(tag.type, EnumRef)
+                [value] = [v.value for v in spec.enum(tag.type.name).values]
+                tags[option.name] = (union.discriminator, value)
     return tags

@@ -24,6 +24,7 @@ import jinja2
 import jinja2.meta
 
 from ..ir.model import Provenance, Spec
+from .families import FAMILIES
 from .targets import Target
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -164,7 +165,9 @@ def code_inputs(
     generator modules and runtime files used, by path in the package. Another target's
     module or runtime file is not one of them."""
     targets = list(targets)
-    used = _templates(templates, sorted({t.template for t in targets} | set(names)))
+    # A target's template extends its family's layout, which it names as a variable.
+    layouts = {FAMILIES[t.spec.family].layout for t in targets}
+    used = _templates(templates, sorted({t.template for t in targets} | layouts | set(names)))
     runtime = {name for t in targets for name in t.runtime}
     runtime.update(
         name

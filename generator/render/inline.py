@@ -18,7 +18,7 @@ from functools import cache
 from pathlib import Path
 
 RUNTIME = Path(__file__).resolve().parents[1] / "runtime"
-_PLACEHOLDER = re.compile(r"^#<runtime ([a-z_ ]+)>$", re.MULTILINE)
+_PLACEHOLDER = re.compile(r"^#<runtime ([a-z_/ ]+)>$", re.MULTILINE)
 IMPORTS_PLACEHOLDER = "#<imports>"
 _BUILTINS = frozenset(dir(builtins)) | {"__name__", "__file__"}
 _TYPING = ("Annotated", "Any", "ClassVar", "Final", "Literal", "Required", "TypeAlias", "cast")
@@ -192,8 +192,29 @@ def _exported(tree: ast.Module) -> set[str]:
     return set()
 
 
-def inline(text: str, extra_imports: dict[str, tuple[str, str]] | None = None) -> str:
-    """The rendered module `text` with its placeholders filled; raises InlineError."""
+@dataclass(frozen=True)
+class Hub:
+    """A sibling module whose definitions a module imports instead of copying them: the
+    chat module, for a module of another protocol's events made with it."""
+
+    module: str
+    names: frozenset[str]
+
+    @classmethod
+    def of(cls, module: str, text: str) -> Hub:
+        """The hub `module`, whose finished text is `text`: every name it defines."""
+        tree = ast.parse(text)
+        names = set().union(
+            *(_defined(n) for n in tree.body if not isinstance(n, ast.Import | ast.ImportFrom))
+        )
+        return cls(module, frozenset(names))
+
+
+def inline(
+    text: str, extra_imports: dict[str, tuple[str, str]] | None = None, hub: Hub | None = None
+) -> str:
+    """The rendered module `text` with its placeholders filled; raises InlineError. What
+    `hub` defines is imported from it (relatively: the two live in one package)."""
     files = [runtime_file(n) for found in _PLACEHOLDER.findall(text) for n in found.split()]
     own = ast.parse(text)
     defined = set().union(*(_defined(node) for node in own.body))
@@ -213,20 +234,23 @@ def inline(text: str, extra_imports: dict[str, tuple[str, str]] | None = None) -
                     f"runtime files {same[0].file} and {definition.file} both define {name}"
                 )
             same.append(definition)
+    shared = hub.names - defined if hub else frozenset()
     kept: set[Definition] = set()
-    pending = [name for name in wanted if name in available]
+    pending = [name for name in wanted if name in available and name not in shared]
     while pending:
         for definition in available[pending.pop()]:
             if definition not in kept:
                 kept.add(definition)
                 wanted |= definition.uses
-                pending += [n for n in definition.uses if n in available]
+                pending += [n for n in definition.uses if n in available and n not in shared]
     defined |= {name for d in kept for name in d.defines}
     imports = {
         **STANDARD_NAMES,
         **{k: v for f in files for k, v in f.imports.items()},
         **(extra_imports or {}),
     }
+    if hub:
+        imports |= {name: (f".{hub.module}", name) for name in shared}
     # A name neither defined nor imported is the module's mistake: Python and the
     # linters report it, as they would in hand-written code.
     needed = {n: imports[n] for n in wanted - defined - _BUILTINS if n in imports}
@@ -248,11 +272,11 @@ def import_block(needed: dict[str, tuple[str, str]]) -> str:
     """The import statements of `needed` (name -> (module, name there)), sorted as
     isort sorts them: standard library, then third party; plain imports first."""
     sections: list[str] = []
-    for third_party in (False, True):
+    for section in ("standard", "third party", "local"):
         plain: set[str] = set()
         froms: dict[str, set[str]] = {}
         for name, (module, original) in needed.items():
-            if (module.split(".")[0] in _THIRD_PARTY) != third_party:
+            if _section(module) != section:
                 continue
             if not original:
                 plain.add(module)
@@ -272,30 +296,45 @@ def import_block(needed: dict[str, tuple[str, str]]) -> str:
     return "\n\n".join(sections)
 
 
-def _member_order(name: str) -> tuple[int, str]:
-    """isort's order of imported names: CONSTANTS, then Classes, then functions."""
+def _section(module: str) -> str:
+    """isort's section of a module: standard library, third party, or local (relative)."""
+    if module.startswith("."):
+        return "local"
+    return "third party" if module.split(".")[0] in _THIRD_PARTY else "standard"
+
+
+def _member_order(name: str) -> tuple[int, str, str]:
+    """isort's order of imported names: CONSTANTS, then Classes, then functions, each
+    in the order of their names ignoring case."""
     if name.isupper() and len(name) > 1:
-        return (0, name)
-    return (1 if name[0].isupper() else 2, name)
+        return (0, name.lower(), name)
+    return (1 if name[0].isupper() else 2, name.lower(), name)
 
 
 def runtime_names() -> frozenset[str]:
     """Every name a runtime file defines or imports, and the standard names a template
     may use: what a generated module may hold at its top level."""
     names = set(STANDARD_NAMES)
-    for path in RUNTIME.glob("*.py"):
-        if path.stem != "__init__":
-            found = runtime_file(path.stem)
-            names.update(found.imports, *(d.defines for d in found.definitions))
+    for name in _runtime_files():
+        found = runtime_file(name)
+        names.update(found.imports, *(d.defines for d in found.definitions))
     return frozenset(names)
+
+
+def _runtime_files() -> list[str]:
+    """The name of every runtime file, as a placeholder names it (`messages/reader`)."""
+    return sorted(
+        path.relative_to(RUNTIME).with_suffix("").as_posix()
+        for path in RUNTIME.rglob("*.py")
+        if path.stem != "__init__"
+    )
 
 
 def sections() -> dict[str, str]:
     """Every runtime definition's text, by `file.name`: what a module copies verbatim
     (the golden records show each as a one-line marker)."""
     out: dict[str, str] = {}
-    for path in sorted(RUNTIME.glob("*.py")):
-        if path.stem != "__init__":
-            for definition in runtime_file(path.stem).definitions:
-                out[f"{path.stem}.{min(definition.defines)}"] = definition.text
+    for name in _runtime_files():
+        for definition in runtime_file(name).definitions:
+            out[f"{name.replace('/', '.')}.{min(definition.defines)}"] = definition.text
     return out

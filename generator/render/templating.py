@@ -16,11 +16,12 @@ from typing import Any
 
 import jinja2
 
-from ..ir.model import Enum, Field, MergePlan, Model, Spec, Spelling
+from ..ir.model import Enum, Field, MergePlan, Model, ModelRef, NamedUnion, Spec, Spelling
 from . import examples, strategies
 from .digests import Inputs, inputs
+from .families import FAMILIES
 from .header import PROJECT_COMMAND, header
-from .inline import inline
+from .inline import Hub, inline
 from .targets import TARGETS, Target
 
 
@@ -154,6 +155,16 @@ class Docs:
             paragraphs.append(model.error_when.doc)
         return paragraphs
 
+    def union(self, named: NamedUnion) -> list[str]:
+        members = [f"`{o.name}`" for o in named.union.options if isinstance(o, ModelRef)]
+        paragraphs = [named.doc, f"One of {', '.join(members)}."]
+        if named.union.other:
+            paragraphs.append(
+                f"A `{named.union.discriminator}` no other member has reads as"
+                f" `{named.union.other}`, kept whole."
+            )
+        return paragraphs
+
     def enum(self, enum: Enum) -> list[str]:
         values = "; ".join(f"`{v.value}`: {v.doc.rstrip('.')}" for v in enum.values)
         tail = (
@@ -197,16 +208,58 @@ def wire_defaults(model: Model) -> dict[str, object]:
     return {f.wire: f.default for f in model.fields if f.has_default}
 
 
-def render_module(spec: Spec, root: Path, target: Target, command: str) -> str:
-    """One target module, whole: the template laid out, then the runtime it uses copied in."""
+def layout_units(spec: Spec) -> list[Model | NamedUnion]:
+    """The models in their order, each union the spec names right after the last of its
+    members: where its alias and reader can be defined and used."""
+    units: list[Model | NamedUnion] = []
+    pending = list(spec.unions)
+    seen: set[str] = set()
+    for model in spec.models:
+        units.append(model)
+        seen.add(model.name)
+        for named in list(pending):
+            if all(o.name in seen for o in named.union.options if isinstance(o, ModelRef)):
+                units.append(named)
+                pending.remove(named)
+    return units
+
+
+def module_stem(spec: Spec, target: Target) -> str:
+    """The name of a target's module of a spec's family: `chunk_pydantic`."""
+    return f"{FAMILIES[spec.family].module}_{target.name}"
+
+
+@dataclass(frozen=True)
+class _UnionRoot:
+    """What the layout asks of a root that is a union: its name, and no error rule."""
+
+    name: str
+    error_when: None = None
+    fields: tuple[Field, ...] = ()
+
+
+def render_module(
+    spec: Spec, root: Path, target: Target, command: str, hub: Hub | None = None
+) -> str:
+    """One target module, whole: the template laid out, then the runtime it uses copied
+    in (or imported from `hub`, the chat module it is made with)."""
     templates = root / "templates"
+    family = FAMILIES[spec.family]
     context: dict[str, Any] = {
         "spec": spec,
         "target": target,
+        "layout": family.layout,
+        "about": family.about,
+        "example": family.example,
+        "noun": family.noun,
+        "hub": hub.module if hub else "",
+        "units": layout_units(spec),
         "docs": Docs({v.name: v.title for v in spec.vendors}),
         "header": header(spec, inputs(root, spec, [target]), target.name, command),
         "strict": spec.options.strict,
-        "root": spec.model(spec.root),
+        "root": (
+            _UnionRoot(spec.root) if spec.root in target.union_names else spec.model(spec.root)
+        ),
         "completion": spec.model(spec.completion) if spec.completion else None,
         "plans": merge_tables(spec),
         "spellings": spelling_rows(spec.meanings.spellings),
@@ -214,21 +267,32 @@ def render_module(spec: Spec, root: Path, target: Target, command: str) -> str:
         "dialect_names": ", ".join(f"`{d.name!r}`" for d in spec.meanings.dialects) or "none",
     }
     text = environment(templates).get_template(target.template).render(context)
-    return inline(text, target.imports)
+    return inline(text, target.imports, hub)
 
 
 def render_all(
-    spec: Spec, openai: Spec, root: Path, everything: Inputs, command: str = PROJECT_COMMAND
+    spec: Spec,
+    openai: Spec,
+    root: Path,
+    everything: Inputs,
+    command: str = PROJECT_COMMAND,
+    families: Sequence[Spec] = (),
 ) -> list[Rendered]:
     """Every generated Python file of the project, in a fixed order. `openai` is OpenAI's
     own spec (the strict profile, no vendor), whose strategies feed the differential tests;
     `everything` is what the tests and packages are made from (every target, every
-    template)."""
+    template); `families` are the other protocols' specs, each made into a module per
+    target beside the chat module, which it imports what they share from."""
     env = environment(root / "templates")
     out = []
     for target in (target_class(spec) for target_class in TARGETS.values()):
         text = render_module(spec, root, target, command)
-        out.append(Rendered(f"generated/chunk_{target.name}.py", text, python=True))
+        stem = module_stem(spec, target)
+        out.append(Rendered(f"generated/{stem}.py", text, python=True))
+        hub = Hub.of(stem, text)
+        for other in families:
+            made = render_module(other, root, type(target)(other), command, hub)
+            out.append(Rendered(f"generated/{module_stem(other, target)}.py", made, python=True))
         context = {
             "spec": spec,
             "target": target,

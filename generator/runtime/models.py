@@ -7,13 +7,14 @@ turning of pydantic's errors into a `ChunkDecodeError` whose path follows the da
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeAlias, TypeVar, cast
 
 from pydantic import (
     AfterValidator,
     BaseModel,
     GetCoreSchemaHandler,
+    TypeAdapter,
     ValidationError,
     ValidationInfo,
 )
@@ -127,6 +128,28 @@ class _OpenEnum:
 _OPEN_ENUM: Final = _OpenEnum()
 
 
+_OTHER_MEMBER: Final = "*"
+"""The tag of an open union's other member, which takes what no member's tag names."""
+
+
+def _open_tag(key: str, known: tuple[str, ...]) -> Callable[[object], str | None]:
+    """The discriminator of an open union: the tag of the member a value's `key` names,
+    or `_OTHER_MEMBER` for a string no member has (None, no string: pydantic reports
+    the tag missing)."""
+    tags = frozenset(known)
+
+    def open_tag(value: object) -> str | None:
+        if isinstance(value, dict):
+            tag = cast("dict[str, object]", value).get(key)
+        else:
+            tag = getattr(value, key, None)
+        if type(tag) is not str:
+            return None
+        return tag if tag in tags else _OTHER_MEMBER
+
+    return open_tag
+
+
 def _null_as_empty(value: object) -> object:
     return [] if value is None else value
 
@@ -181,21 +204,26 @@ def _unknown_key_named_like(model: BaseModel, name: str, context: object) -> boo
 
 
 def _validate(
-    model: type[_M],
+    model: type[_M] | TypeAdapter[_M],
     data: str | bytes,
     union_tags: tuple[tuple[str, str], ...],
     report: tuple[str, str] | None = None,
     aliased: bool = False,
 ) -> _M:
-    """`data` validated as `model`; raises `ChunkDecodeError`. `union_tags` and `report`
-    (the keys of the model's `error_when`) help name the problem, as `_decode_error`
-    says; `aliased`: whether some field's wire key is not its Python name."""
+    """`data` validated as `model` (a model, or a union's type adapter); raises
+    `ChunkDecodeError`. `union_tags` and `report` (the keys of the model's
+    `error_when`) help name the problem, as `_decode_error` says; `aliased`: whether
+    some field's wire key is not its Python name."""
     if len(data) > _SHALLOW:
         _check_depth(data)
     try:
         # The validator itself, not `model_validate_json`: its wrapper costs as much as
         # several fields.
-        validator = model.__pydantic_validator__
+        validator = (
+            model.validator
+            if isinstance(model, TypeAdapter)
+            else model.__pydantic_validator__
+        )
         if not aliased:
             chunk: _M = validator.validate_json(data)
             return chunk
@@ -223,13 +251,17 @@ def _validate(
 
 
 def _validate_value(
-    model: type[_M],
+    model: type[_M] | TypeAdapter[_M],
     value: Any,
     union_tags: tuple[tuple[str, str], ...],
     report: tuple[str, str] | None = None,
 ) -> _M:
     read: _AliasesRead = set()
     try:
+        if isinstance(model, TypeAdapter):
+            return model.validate_python(
+                value, by_alias=True, by_name=False, context=read
+            )
         return model.model_validate(value, by_alias=True, by_name=False, context=read)
     except ValidationError as exc:
         raise _decode_error(exc, json.dumps(value), union_tags, report) from None

@@ -60,6 +60,18 @@ def _read_struct(
     return decoded
 
 
+def _read_other(cls: Callable[[], _S], data: Any, shape: _Shape) -> _S:
+    """The other member of an open union, read key by key: every key of `data`, its
+    tag too, is kept as it came (msgspec tags the struct itself with "")."""
+    try:
+        _read(data, shape)  # checked: the tag is a string
+    except (_Retry, ChunkDecodeError):
+        raise _problem(data, shape) from None
+    decoded = cls()
+    _EXTRA[id(decoded)] = dict(data)
+    return decoded
+
+
 def _forget_extra(self: object, _forget: Callable[..., object] = _EXTRA.pop) -> None:
     """`__del__` of a struct read key by key."""
     _forget(id(self), None)

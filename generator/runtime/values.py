@@ -154,13 +154,22 @@ def _one_of(*values: str) -> Callable[[Any], str]:
     return decode_enum
 
 
-def _tagged(key: str, members: dict[str, Callable[[Any], _T]]) -> Callable[[Any], _T]:
-    """The decoder of a union of objects told apart by the value of `key`."""
+def _tagged(
+    key: str,
+    members: dict[str, Callable[[Any], _T]],
+    other: Callable[[Any], _T] | None = None,
+) -> Callable[[Any], _T]:
+    """The decoder of a union of objects told apart by the value of `key`; `other`, if
+    any, decodes a value whose key is a string no member has (an open union)."""
     expected = "one of " + ", ".join(map(repr, members))
+    if other is not None:
+        expected = "a string"
 
     def decode_tagged(value: Any) -> _T:
         tag = _object(value).get(key)
-        decode = members.get(tag) if type(tag) is str else None
+        if type(tag) is not str:
+            raise _unexpected(expected, tag).under(_key(key))
+        decode = members.get(tag, other)
         if decode is None:
             raise _unexpected(expected, tag).under(_key(key))
         return decode(value)

@@ -28,9 +28,9 @@
 #   spec/vendors/vllm.yaml               6609612c3a1b
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        75b6621670f6
-#   chunkspec code                       7b10139f1728
-# Digest: e593f6f37db525b1
+#   spec as built                        aa52834bc66b
+#   chunkspec code                       420e250554e5
+# Digest: 86bb5f30841bd660
 # Regenerate with: make generate
 """Every target gives the same result for the same input: the same `dumps` text for
 every captured chunk, and the same JSON for every spec example of every type."""

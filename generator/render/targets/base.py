@@ -5,6 +5,7 @@ JSON conversion). The intermediate model knows no target; templates ask the targ
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import ClassVar
 
 from ...ir.meanings import reader_keys
@@ -21,6 +22,7 @@ from ...ir.model import (
     alternatives,
 )
 from ...ir.naming import python_name, snake
+from .tables import Tables, union_reader
 
 STDLIB_SCALARS = {"string": "str", "int": "int", "float": "float", "bool": "bool", "any": "Any"}
 # pydantic and msgspec turn an int read into a `float` field into a float, and `1` would
@@ -73,6 +75,15 @@ class Target:
 
     def __init__(self, spec: Spec) -> None:
         self.spec = spec
+
+    @cached_property
+    def tables(self) -> Tables:
+        """The field tables and decoders, for the targets that read JSON themselves."""
+        return Tables(self.spec, self.model_reader, self.python_name)
+
+    def model_reader(self, name: str) -> str:
+        """The expression of the function that reads a model from JSON data."""
+        return f"{name}.from_dict"
 
     @property
     def template(self) -> str:
@@ -189,8 +200,32 @@ class Target:
     # --- JSON conversion ------------------------------------------------------------
 
     def from_json(self, model: str, data: str) -> str:
-        """An expression: the decoded JSON value `data` read as `model`."""
+        """An expression: the decoded JSON value `data` read as `model` (or as a union
+        the spec names)."""
+        if model in self.union_names:
+            return f"{self.union_reader(model)}({data})"
         return f"{model}.from_dict({data})"
+
+    @property
+    def union_names(self) -> frozenset[str]:
+        return frozenset(named.name for named in self.spec.unions)
+
+    @staticmethod
+    def union_reader(name: str) -> str:
+        """The module's reader of a union the spec names: `_CONTENT_BLOCK_READER`."""
+        return union_reader(name)
+
+    def reads_union(self, name: str) -> bool:
+        """Whether the module defines a reader of the named union (the field tables
+        read each union through its reader)."""
+        return True
+
+    def union_reader_type(self, name: str) -> str:
+        return f"Callable[[Any], {name}]"
+
+    def union_reading(self, name: str) -> str:
+        """The expression that makes that reader."""
+        return self.tables.union_decoder(self.spec.union(name))
 
     def from_text(self, model: str, text: str) -> str:
         """An expression: the JSON text `text` read as `model`."""
@@ -245,6 +280,13 @@ class Target:
         names += [m.name for m in self.spec.models] + [e.name for e in self.spec.enums]
         names += self.extra_exports()
         # The order ruff's RUF022 checks: CONSTANTS, then Classes, then functions.
+        return sorted(names, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n))
+
+    def family_exports(self) -> list[str]:
+        """The sorted `__all__` of a module of another protocol's events."""
+        names = ["ChunkDecodeError", "loads", "loads_message", "dumps"]
+        names += [m.name for m in self.spec.models] + [e.name for e in self.spec.enums]
+        names += [u.name for u in self.spec.unions] + self.extra_exports()
         return sorted(names, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n))
 
     def extra_exports(self) -> list[str]:

@@ -3,13 +3,11 @@ with `from_dict` and written with `to_dict`; Python >= 3.11 only."""
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import ClassVar
 
 from ...ir.model import Field, Model
 from ...ir.naming import DATACLASS_RESERVED
 from .base import Target
-from .tables import Tables
 
 _SLOTTED_AT_MOST = 12
 """The most fields a slotted class declares (see `Dataclasses.wide`)."""
@@ -35,10 +33,6 @@ class Dataclasses(Target):
         "dataclass": ("dataclasses", "dataclass"),
         "field": ("dataclasses", "field"),
     }
-
-    @cached_property
-    def tables(self) -> Tables:
-        return Tables(self.spec, lambda name: f"{name}.from_dict", self.python_name)
 
     def wide(self, model: Model) -> bool:
         """Whether a class holds only the keys an object has (`_WideObject`), rather

@@ -15,11 +15,12 @@ from ...ir.model import (
     ModelRef,
     Scalar,
     TypeExpr,
+    Union,
+    parts,
     union_tags,
 )
 from ...ir.naming import DATACLASS_RESERVED
 from .base import NUMBER_SCALARS, Target
-from .tables import Tables
 
 
 class Msgspec(Target):
@@ -37,10 +38,6 @@ class Msgspec(Target):
         "UNSET": ("msgspec", "UNSET"),
         "_Unset": ("msgspec", "UnsetType"),
     }
-
-    @cached_property
-    def tables(self) -> Tables:
-        return Tables(self.spec, lambda name: f"{name}.from_dict", self.python_name)
 
     def spelled(self, expr: TypeExpr) -> str:
         """Like pydantic's scalars (msgspec reads an int into a `float` as a float), an
@@ -65,9 +62,23 @@ class Msgspec(Target):
         apart (msgspec writes and reads the tag itself: it is not a struct field)."""
         return union_tags(self.spec)
 
+    @cached_property
+    def others(self) -> dict[str, str]:
+        """Model name -> tag key of the other member of each open union: msgspec tags it
+        with "" (every member of a union of structs is tagged) and it keeps the key's
+        value among its unknown keys."""
+        unions = [p for m in self.spec.models for f in m.fields for p in parts(f.type)]
+        unions += [named.union for named in self.spec.unions]
+        return {
+            u.other: u.discriminator
+            for u in unions
+            if isinstance(u, Union) and u.other and u.discriminator
+        }
+
     def tag_field(self, model: Model) -> Field | None:
         tag = self.tags.get(model.name)
-        return next((f for f in model.fields if tag and f.wire == tag[0]), None)
+        key = tag[0] if tag else self.others.get(model.name)
+        return next((f for f in model.fields if key and f.wire == key), None)
 
     def struct_fields(self, model: Model) -> list[Field]:
         tag = self.tag_field(model)
@@ -78,6 +89,8 @@ class Msgspec(Target):
         # read feeds the garbage collector (half the reading speed with many chunks alive).
         options = ["msgspec.Struct", "kw_only=True", "forbid_unknown_fields=True", "gc=False"]
         tag = self.tags.get(model.name)
+        if model.name in self.others:
+            tag = (self.others[model.name], "")
         if tag:
             options += [f"tag_field={tag[0]!r}", f"tag={tag[1]!r}"]
         return ", ".join(options)

@@ -6,7 +6,17 @@ from __future__ import annotations
 from functools import cached_property
 from typing import ClassVar
 
-from ...ir.model import EnumRef, Field, Model, Scalar, TypeExpr, Union, json_kind, union_tags
+from ...ir.model import (
+    EnumRef,
+    Field,
+    Model,
+    ModelRef,
+    Scalar,
+    TypeExpr,
+    Union,
+    json_kind,
+    union_tags,
+)
 from ...ir.naming import PYDANTIC_RESERVED
 from .base import NUMBER_SCALARS, Target
 
@@ -33,7 +43,15 @@ class Pydantic(Target):
     unset = "None"  # an absent key reads as its default
     imports: ClassVar[dict[str, tuple[str, str]]] = {
         name: ("pydantic", name)
-        for name in ("AfterValidator", "BaseModel", "ConfigDict", "Discriminator", "Field", "Tag")
+        for name in (
+            "AfterValidator",
+            "BaseModel",
+            "ConfigDict",
+            "Discriminator",
+            "Field",
+            "Tag",
+            "TypeAdapter",
+        )
     }
     dumps_doc = (
         "This is `model_dump_json(exclude_unset=True)`: the same JSON value as the other"
@@ -49,6 +67,23 @@ class Pydantic(Target):
         if not isinstance(expr, Union):
             return super().spelled(expr)
         options = " | ".join(self.spelled(option) for option in expr.options)
+        if expr.discriminator is not None and expr.other is not None:
+            # An open union: a callable discriminator sends a value whose key names no
+            # member to the other member.
+            tags = union_tags(self.spec)
+            known = tuple(
+                tags[o.name][1] for o in expr.options if isinstance(o, ModelRef) and o.name in tags
+            )
+            labelled = " | ".join(
+                (
+                    f"Annotated[{self.spelled(o)}, Tag({tags[o.name][1]!r})]"
+                    if o.name in tags
+                    else f"Annotated[{self.spelled(o)}, Tag(_OTHER_MEMBER)]"
+                )
+                for o in expr.options
+                if isinstance(o, ModelRef)
+            )
+            return f"Annotated[{labelled}, Discriminator(_open_tag({expr.discriminator!r}, {known!r}))]"
         if expr.discriminator is not None:
             return f"Annotated[{options}, Discriminator({expr.discriminator!r})]"
         # The alternatives take disjoint JSON kinds, so pydantic can pick one without
@@ -131,21 +166,39 @@ class Pydantic(Target):
         """The (key, value) pairs that tell the members of discriminated unions apart."""
         return tuple(sorted(set(union_tags(self.spec).values())))
 
-    def _report(self, model: str) -> str:
-        rule = self.spec.model(model).error_when
-        return f", report={(rule.has, rule.lacks)!r}" if rule else ""
-
     @cached_property
     def any_aliased(self) -> bool:
         """Whether some field of the module is read by a wire key that is not its name."""
         return any(self.aliased(model) for model in self.spec.models)
 
+    def _validated(self, model: str) -> str:
+        """What validates a model: its class, or a union's type adapter."""
+        return self.union_reader(model) if model in self.union_names else model
+
+    def _report(self, model: str) -> str:
+        if model in self.union_names:
+            return ""
+        rule = self.spec.model(model).error_when
+        return f", report={(rule.has, rule.lacks)!r}" if rule else ""
+
+    def reads_union(self, name: str) -> bool:
+        # Models validate their fields themselves: only the root needs an adapter.
+        return name == self.spec.root
+
+    def union_reader_type(self, name: str) -> str:
+        return f"TypeAdapter[{name}]"
+
+    def union_reading(self, name: str) -> str:
+        return f"TypeAdapter[{name}]({name})"
+
     def from_text(self, model: str, text: str) -> str:
         aliased = ", aliased=True" if self.any_aliased else ""
-        return f"_validate({model}, {text}, _UNION_TAGS{self._report(model)}{aliased})"
+        validated = self._validated(model)
+        return f"_validate({validated}, {text}, _UNION_TAGS{self._report(model)}{aliased})"
 
     def from_json(self, model: str, data: str) -> str:
-        return f"_validate_value({model}, {data}, _UNION_TAGS{self._report(model)})"
+        validated = self._validated(model)
+        return f"_validate_value({validated}, {data}, _UNION_TAGS{self._report(model)})"
 
     def to_json(self, value: str) -> str:
         return f"{value}.model_dump(by_alias=True, exclude_unset=True)"

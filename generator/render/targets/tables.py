@@ -21,6 +21,7 @@ from ...ir.model import (
     json_kind,
     parts,
 )
+from ...ir.naming import snake
 
 _SCALAR_DECODERS = {"string": "_str", "int": "_int", "float": "_float", "bool": "_bool"}
 _WORDS = {
@@ -44,6 +45,16 @@ _PY_TYPES = {
 
 Holds: TypeAlias = Literal["object", "objects", "other"]
 """What a field's value holds that is written by a call (`Tables.holds`)."""
+
+
+_ENTRY_WIDTH = 78
+"""The longest entry of a union's members that fits a line of a reader at the top
+level (88 columns, indented by eight)."""
+
+
+def union_reader(name: str) -> str:
+    """The module's reader of a union the spec names: `_CONTENT_BLOCK_READER`."""
+    return f"_{snake(name).upper()}_READER"
 
 
 class Tables:
@@ -79,20 +90,33 @@ class Tables:
             if expr.value == Scalar("any"):
                 return "_map"
             return f"_map_of({self.decoder(expr.value)})"
+        if expr.name is not None:
+            return union_reader(expr.name)
+        return self.union_decoder(expr)
+
+    def union_decoder(self, expr: Union) -> str:
+        """The expression of the function that decodes a union, whether named or not."""
         if expr.discriminator is not None:
-            return f"_tagged({expr.discriminator!r}, {{{self._members(expr)}}})"
+            other = f", {self.model_decoder(expr.other)}" if expr.other else ""
+            return f"_tagged({expr.discriminator!r}, {{{self._members(expr)}}}{other})"
         return f"_either({self.describe(expr)!r}, {{{self._kinds(expr)}}})"
 
     def _members(self, union: Union) -> str:
         members = []
         for option in union.options:
             assert isinstance(option, ModelRef)
+            if option.name == union.other:
+                continue
             tag = next(
                 f for f in self.spec.model(option.name).fields if f.wire == union.discriminator
             )
             assert isinstance(tag.type, EnumRef)
             for value in self.spec.enum(tag.type.name).values:
-                members.append(f"{value.value!r}: {self.decoder(option)}")
+                entry = f"{value.value!r}: {self.decoder(option)}"
+                if len(entry) > _ENTRY_WIDTH:
+                    # In parentheses, the formatter puts a long decoder on a line of its own.
+                    entry = f"{value.value!r}: ({self.decoder(option)})"
+                members.append(entry)
         return ", ".join(members)
 
     def _kinds(self, union: Union) -> str:

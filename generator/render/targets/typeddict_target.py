@@ -5,13 +5,11 @@ Python 3.12)."""
 from __future__ import annotations
 
 import keyword
-from functools import cached_property
 from typing import ClassVar
 
 from ...ir.model import Field, Model
 from ...ir.naming import snake
 from .base import Target
-from .tables import Tables
 
 
 class TypedDicts(Target):
@@ -26,9 +24,8 @@ class TypedDicts(Target):
     def python_name(self, field: Field) -> str:
         return field.wire  # a TypedDict's keys are the wire keys
 
-    @cached_property
-    def tables(self) -> Tables:
-        return Tables(self.spec, self.validator, self.python_name)
+    def model_reader(self, name: str) -> str:
+        return self.validator(name)
 
     @staticmethod
     def validator(name: str) -> str:
@@ -47,6 +44,8 @@ class TypedDicts(Target):
         )
 
     def from_json(self, model: str, data: str) -> str:
+        if model in self.union_names:
+            return super().from_json(model, data)
         return f"{self.validator(model)}({data})"
 
     def to_json(self, value: str) -> str:

@@ -56,6 +56,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    TypeAdapter,
     ValidationError,
 )
 from pydantic_core import PydanticCustomError, PydanticSerializationError, to_json

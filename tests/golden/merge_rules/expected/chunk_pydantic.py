@@ -53,7 +53,14 @@ from typing import (
     runtime_checkable,
 )
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+)
 from pydantic_core import PydanticCustomError, PydanticSerializationError, to_json
 
 __all__ = [

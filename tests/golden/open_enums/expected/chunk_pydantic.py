@@ -56,6 +56,7 @@ from pydantic import (
     ConfigDict,
     Field,
     GetCoreSchemaHandler,
+    TypeAdapter,
     ValidationError,
 )
 from pydantic_core import (

@@ -54,7 +54,13 @@ from typing import (
     runtime_checkable,
 )
 
-from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    GetCoreSchemaHandler,
+    TypeAdapter,
+    ValidationError,
+)
 from pydantic_core import PydanticSerializationError, core_schema, to_json
 
 __all__ = [

@@ -58,6 +58,7 @@ from pydantic import (
     Field,
     GetCoreSchemaHandler,
     Tag,
+    TypeAdapter,
     ValidationError,
 )
 from pydantic_core import (
