@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        aa52834bc66b
-#   chunkspec code                       caacc278ec60
-# Digest: 39fe746e0fbf672e
+#   chunkspec code                       7565ce09febb
+# Digest: d52577e6e2476393
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -221,10 +221,12 @@ __all__ = [
     "VllmSpeculativeDecodingMetrics",
     "ZaiWebSearchResult",
     "aiter_chunks",
+    "aiter_events",
     "aiter_parts",
     "aiter_sse",
     "dumps",
     "iter_chunks",
+    "iter_events",
     "iter_parts",
     "iter_sse",
     "loads",
@@ -518,7 +520,8 @@ def _data_path(
         ):
             segments.append(_key(part))
     if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
-        segments.append(_key(error["ctx"]["discriminator"].strip("'")))
+        discriminator: str = error["ctx"]["discriminator"]
+        segments.append(_key(discriminator.strip("'").removesuffix("()")))
     return segments
 
 
@@ -3536,6 +3539,7 @@ class _Stream(Generic[_Chunk]):
         loads: Callable[[bytes], _Chunk],
         on_error: Literal["raise", "skip"],
         max_event_size: int,
+        named: bool = False,
     ) -> None:
         if on_error not in ("raise", "skip"):
             raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
@@ -3549,7 +3553,7 @@ class _Stream(Generic[_Chunk]):
             raise ValueError(
                 f"max_event_size must be at least 1 byte, not {max_event_size:,}"
             )
-        self._reader = _EventReader(loads, on_error == "skip", max_event_size)
+        self._reader = _EventReader(loads, on_error == "skip", max_event_size, named)
         self._source: object = None  # what the stream reads, as it was given
         self._as_raw: bool | None = None  # how the stream is read, once it is
         self._closed = False  # whether the source was closed
@@ -3566,6 +3570,10 @@ class _Stream(Generic[_Chunk]):
         """With `on_error="skip"`, the first events (at most `KEPT_EVENTS`) whose chunk
         did not decode, in order, each with at most `KEPT_DATA` characters of its data.
         `skipped_count` counts them all."""
+        self.mismatched = self._reader.mismatched
+        """Of a stream whose payloads say their type (Messages), the first events (at
+        most `KEPT_EVENTS`) whose `event:` line named another type, cut as `skipped`
+        is: each was read by its payload."""
 
     @property
     def skipped_count(self) -> int:
@@ -3574,9 +3582,10 @@ class _Stream(Generic[_Chunk]):
 
     @property
     def done(self) -> bool:
-        """Whether the stream ended with `data: [DONE]`; a stream cut off before it
-        ends with `done` False, and is not complete."""
-        return self._reader.done
+        """Whether the stream reached its end: `data: [DONE]` (chat), or a
+        `message_stop` (Messages); a stream cut off before it ends with `done` False,
+        and is not complete."""
+        return self._reader.complete
 
     @property
     def eventless(self) -> bool:
@@ -3620,8 +3629,9 @@ class ChunkStream(_Stream[_Chunk]):
         loads: Callable[[bytes], _Chunk],
         on_error: Literal["raise", "skip"] = "raise",
         max_event_size: int = MAX_EVENT_SIZE,
+        named: bool = False,
     ) -> None:
-        super().__init__(loads, on_error, max_event_size)
+        super().__init__(loads, on_error, max_event_size, named)
         self._source = source
         self._pieces: Iterable[_Bytes | str]
         if isinstance(source, _Response):
@@ -3717,8 +3727,9 @@ class AsyncChunkStream(_Stream[_Chunk]):
         loads: Callable[[bytes], _Chunk],
         on_error: Literal["raise", "skip"] = "raise",
         max_event_size: int = MAX_EVENT_SIZE,
+        named: bool = False,
     ) -> None:
-        super().__init__(loads, on_error, max_event_size)
+        super().__init__(loads, on_error, max_event_size, named)
         self._source = source
         self._pieces: AsyncIterable[_Bytes | str]
         if isinstance(source, _AsyncResponse):
@@ -3816,9 +3827,21 @@ class _EventReader(Generic[_Chunk]):
     """
 
     def __init__(
-        self, loads: Callable[[bytes], _Chunk], skip: bool, limit: int
+        self,
+        loads: Callable[[bytes], _Chunk],
+        skip: bool,
+        limit: int,
+        named: bool = False,
     ) -> None:
         self.done = False
+        """Whether the stream ended with `[DONE]` (chat): nothing after it is read."""
+        self.complete = False
+        """Whether the stream reached its end: `[DONE]`, or, of a stream of named events
+        (Messages), a `message_stop` no `message_start` followed."""
+        self.named = named
+        """Whether every event is named by its payload's `type` (Messages): an event
+        named otherwise is still read, by its payload, and kept in `mismatched`."""
+        self.mismatched: list[ServerSentEvent] = []
         self.ended = False  # the source ended (close() was called)
         self.events = False  # an event (a block with data) came
         self.foreign: bytes | None = None  # the first line that is no field, cut
@@ -4051,7 +4074,9 @@ class _EventReader(Generic[_Chunk]):
         chunk: _Chunk | None = None
         event: ServerSentEvent | None = None
         try:
-            if name and name != b"message":
+            if self.named:
+                chunk, event = self._named(name, payload)
+            elif name and name != b"message":
                 event = self._event(name, payload)
                 if event.event == "error":
                     raise StreamError(_error_of(event.data), event)
@@ -4067,7 +4092,7 @@ class _EventReader(Generic[_Chunk]):
                         raise
                     self._skipped(event, error)
             elif (stripped := payload.strip()) == b"[DONE]":
-                self.done = True
+                self.done = self.complete = True
                 event = self._event(b"message", b"[DONE]")
             elif stripped:
                 event = self._event(b"message", payload)
@@ -4082,6 +4107,41 @@ class _EventReader(Generic[_Chunk]):
         elif chunk is not None:
             self.unsent.append(chunk)
         return self.done
+
+    def _named(
+        self, name: bytes, payload: bytes
+    ) -> tuple[_Chunk | None, ServerSentEvent | None]:
+        """An event of a family whose payloads say their type (Messages): read by its
+        payload whatever its `event:` line says; an `error` is the server's error, and
+        `message_stop` completes the stream until another message starts (one body may
+        hold several messages). Data that is no JSON object is another event."""
+        if not payload.lstrip().startswith(b"{"):
+            event = None
+            if payload.strip():
+                event = self._event(name or b"message", payload)
+                self._other(event)
+            return None, event
+        try:
+            chunk = self._loads(payload)
+        except ChunkDecodeError as error:
+            event = self._event(name or b"message", payload)
+            if not self._skip or self._raw is not None:
+                raise
+            self._skipped(event, error)
+            return None, event
+        kind = _type_of(chunk)
+        if name and name.decode("utf-8", "replace") != kind:
+            event = self._event(name, payload)
+            if len(self.mismatched) < KEPT_EVENTS:
+                self.mismatched.append(_cut(event))
+        if kind == "error" or name == b"error":
+            event = self._event(name or b"error", payload)
+            raise StreamError(_error_of(event.data), event)
+        if kind == "message_stop":
+            self.complete = True
+        elif kind == "message_start":
+            self.complete = False
+        return chunk, None
 
     def _other(self, event: ServerSentEvent) -> None:
         """Count an event that is not a chunk, and keep it, cut, while few are kept."""
@@ -4106,6 +4166,13 @@ class _EventReader(Generic[_Chunk]):
             self._id,
             self._retry,
         )
+
+
+def _type_of(event: object) -> object:
+    """The `type` of a decoded event: an object's attribute, or a dict's key."""
+    if isinstance(event, dict):
+        return cast(dict[str, object], event).get("type")
+    return getattr(event, "type", None)
 
 
 def _cut(event: ServerSentEvent) -> ServerSentEvent:
@@ -4532,6 +4599,61 @@ def aiter_chunks(
     aiohttp's `content.iter_any()` gives, or the httpx or aiohttp response itself (then
     `aclose()` closes it). Read it with `async for`."""
     return AsyncChunkStream(source, loads, on_error, max_event_size)
+
+
+_PROTOCOLS: Final = {"messages": "messages_pydantic"}
+"""The module of each other protocol's events made with this one: imported from this
+module's package when first asked for, so that reading chat alone imports none."""
+
+
+def _protocol(name: str) -> Any:
+    """The module of protocol `name`'s events."""
+    if name not in _PROTOCOLS:
+        known = ", ".join(map(repr, ["chat", *_PROTOCOLS]))
+        raise ValueError(f"protocol must be one of {known}, not {name!r}")
+    return importlib.import_module(f".{_PROTOCOLS[name]}", __package__)
+
+
+def __getattr__(name: str) -> Any:
+    # What another protocol's module exports (`MessageAccumulator`), read from there.
+    for protocol in _PROTOCOLS:
+        module = _protocol(protocol)
+        if name in module.__all__:
+            return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def iter_events(
+    source: Iterable[_Bytes | str] | _Bytes | str | _Response,
+    *,
+    protocol: str = "chat",
+    on_error: Literal["raise", "skip"] = "raise",
+    max_event_size: int = MAX_EVENT_SIZE,
+) -> ChunkStream[Any]:
+    """The typed events of a stream of `protocol`: "chat" (its chunks, as `iter_chunks`
+    reads them), 'messages'; the options are those of `iter_chunks`."""
+    if protocol == "chat":
+        return iter_chunks(source, on_error=on_error, max_event_size=max_event_size)
+    events: ChunkStream[Any] = _protocol(protocol).iter_events(
+        source, on_error=on_error, max_event_size=max_event_size
+    )
+    return events
+
+
+def aiter_events(
+    source: AsyncIterable[_Bytes | str] | _AsyncResponse | _AiohttpResponse,
+    *,
+    protocol: str = "chat",
+    on_error: Literal["raise", "skip"] = "raise",
+    max_event_size: int = MAX_EVENT_SIZE,
+) -> AsyncChunkStream[Any]:
+    """`iter_events` for an async source."""
+    if protocol == "chat":
+        return aiter_chunks(source, on_error=on_error, max_event_size=max_event_size)
+    events: AsyncChunkStream[Any] = _protocol(protocol).aiter_events(
+        source, on_error=on_error, max_event_size=max_event_size
+    )
+    return events
 
 
 def iter_parts(

@@ -3,8 +3,8 @@
 # Made from (input, digest):
 #   spec/messages_stream_event.yaml  510d925ab358
 #   spec as built                    87a4186879d5
-#   chunkspec code                   2b1504712190
-# Digest: 0d40e7cfaf809415
+#   chunkspec code                   a678f9f8374a
+# Digest: 94edfa1b106314b4
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 
@@ -24,14 +24,21 @@ side by side in one package.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 from .chunk_dataclasses import (
+    MAX_EVENT_SIZE,
     UNSET,
+    AsyncChunkStream,
     ChunkDecodeError,
+    ChunkStream,
+    StreamError,
+    _AiohttpResponse,
     _any,
+    _AsyncResponse,
+    _Bytes,
     _encoded,
     _int,
     _json,
@@ -43,6 +50,7 @@ from .chunk_dataclasses import (
     _Object,
     _one_of,
     _required,
+    _Response,
     _Shape,
     _str,
     _tagged,
@@ -119,6 +127,7 @@ __all__ = [
     "SignatureDeltaType",
     "Speed",
     "StopReason",
+    "StreamError",
     "TextBlock",
     "TextBlockType",
     "TextCitation",
@@ -139,7 +148,9 @@ __all__ = [
     "WebFetchToolResultBlockType",
     "WebSearchToolResultBlock",
     "WebSearchToolResultBlockType",
+    "aiter_events",
     "dumps",
+    "iter_events",
     "loads",
     "loads_message",
 ]
@@ -2335,3 +2346,29 @@ def dumps(value: MessageStreamEvent | Message) -> str:
     as they are).
     """
     return _wire_text(value.to_dict())
+
+
+def iter_events(
+    source: Iterable[_Bytes | str] | _Bytes | str | _Response,
+    *,
+    on_error: Literal["raise", "skip"] = "raise",
+    max_event_size: int = MAX_EVENT_SIZE,
+) -> ChunkStream[MessageStreamEvent]:
+    """Decode the events of a server-sent-event stream, as `iter_chunks` of
+    `chunk_dataclasses` decodes chunks (the same sources, options and errors). Each
+    event is read by its payload's `type`; one whose `event:` line says otherwise is
+    kept in the stream's `mismatched`. An `error` event raises `StreamError`; the stream
+    is `done` at a `message_stop` that no `message_start` follows (one body may hold
+    several messages), and reading goes on to the end of the source.
+    """
+    return ChunkStream(source, loads, on_error, max_event_size, named=True)
+
+
+def aiter_events(
+    source: AsyncIterable[_Bytes | str] | _AsyncResponse | _AiohttpResponse,
+    *,
+    on_error: Literal["raise", "skip"] = "raise",
+    max_event_size: int = MAX_EVENT_SIZE,
+) -> AsyncChunkStream[MessageStreamEvent]:
+    """`iter_events` for an async source: read it with `async for`."""
+    return AsyncChunkStream(source, loads, on_error, max_event_size, named=True)

@@ -3,8 +3,8 @@
 # Made from (input, digest):
 #   spec/messages_stream_event.yaml  510d925ab358
 #   spec as built                    87a4186879d5
-#   chunkspec code                   5b57501741cc
-# Digest: 412fdafe495cd8ad
+#   chunkspec code                   f8bc0e4a72bb
+# Digest: bc26290a2ba6a730
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 
@@ -26,7 +26,7 @@ side by side in one package.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterable, Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any, Final, Literal, TypeAlias
 
@@ -41,8 +41,15 @@ from .chunk_msgspec import (
     _NO_EXTRA,
     _S,
     _SHALLOW,
+    MAX_EVENT_SIZE,
+    AsyncChunkStream,
     ChunkDecodeError,
+    ChunkStream,
+    StreamError,
+    _AiohttpResponse,
     _any,
+    _AsyncResponse,
+    _Bytes,
     _check_depth,
     _copy_read,
     _encoded,
@@ -59,6 +66,7 @@ from .chunk_msgspec import (
     _read_struct,
     _reduce_read,
     _required,
+    _Response,
     _Retry,
     _Shape,
     _str,
@@ -135,6 +143,7 @@ __all__ = [
     "SignatureDeltaType",
     "Speed",
     "StopReason",
+    "StreamError",
     "TextBlock",
     "TextBlockType",
     "TextCitation",
@@ -155,7 +164,9 @@ __all__ = [
     "WebFetchToolResultBlockType",
     "WebSearchToolResultBlock",
     "WebSearchToolResultBlockType",
+    "aiter_events",
     "dumps",
+    "iter_events",
     "loads",
     "loads_message",
 ]
@@ -4126,3 +4137,29 @@ def dumps(value: MessageStreamEvent | Message) -> str:
             # it; json writes its escape, as the other targets do.
             pass
     return _wire_text(value.to_dict())
+
+
+def iter_events(
+    source: Iterable[_Bytes | str] | _Bytes | str | _Response,
+    *,
+    on_error: Literal["raise", "skip"] = "raise",
+    max_event_size: int = MAX_EVENT_SIZE,
+) -> ChunkStream[MessageStreamEvent]:
+    """Decode the events of a server-sent-event stream, as `iter_chunks` of
+    `chunk_msgspec` decodes chunks (the same sources, options and errors). Each event is
+    read by its payload's `type`; one whose `event:` line says otherwise is kept in the
+    stream's `mismatched`. An `error` event raises `StreamError`; the stream is `done`
+    at a `message_stop` that no `message_start` follows (one body may hold several
+    messages), and reading goes on to the end of the source.
+    """
+    return ChunkStream(source, loads, on_error, max_event_size, named=True)
+
+
+def aiter_events(
+    source: AsyncIterable[_Bytes | str] | _AsyncResponse | _AiohttpResponse,
+    *,
+    on_error: Literal["raise", "skip"] = "raise",
+    max_event_size: int = MAX_EVENT_SIZE,
+) -> AsyncChunkStream[MessageStreamEvent]:
+    """`iter_events` for an async source: read it with `async for`."""
+    return AsyncChunkStream(source, loads, on_error, max_event_size, named=True)

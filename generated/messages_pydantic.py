@@ -3,8 +3,8 @@
 # Made from (input, digest):
 #   spec/messages_stream_event.yaml  510d925ab358
 #   spec as built                    87a4186879d5
-#   chunkspec code                   d0fe0df2fcad
-# Digest: 943f00c3635dbbf1
+#   chunkspec code                   495c0c8d7197
+# Digest: 72cb7d8ae6bc64ac
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 
@@ -24,7 +24,7 @@ side by side in one package.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterable, Callable, Iterable
 from typing import Annotated, Any, Final, Literal, TypeAlias, cast
 
 from pydantic import Discriminator, Tag, TypeAdapter
@@ -32,9 +32,17 @@ from pydantic import Discriminator, Tag, TypeAdapter
 from .chunk_pydantic import (
     _FINITE,
     _OPEN_ENUM,
+    MAX_EVENT_SIZE,
+    AsyncChunkStream,
     ChunkDecodeError,
+    ChunkStream,
+    StreamError,
+    _AiohttpResponse,
+    _AsyncResponse,
+    _Bytes,
     _Model,
     _model_text,
+    _Response,
     _validate,
 )
 
@@ -106,6 +114,7 @@ __all__ = [
     "SignatureDeltaType",
     "Speed",
     "StopReason",
+    "StreamError",
     "TextBlock",
     "TextBlockType",
     "TextCitation",
@@ -126,7 +135,9 @@ __all__ = [
     "WebFetchToolResultBlockType",
     "WebSearchToolResultBlock",
     "WebSearchToolResultBlockType",
+    "aiter_events",
     "dumps",
+    "iter_events",
     "loads",
     "loads_message",
 ]
@@ -151,6 +162,8 @@ def _open_tag(key: str, known: tuple[str, ...]) -> Callable[[object], str | None
             return None
         return tag if tag in tags else _OTHER_MEMBER
 
+    # pydantic names a callable discriminator by its name in an error: the key's.
+    open_tag.__name__ = key
     return open_tag
 
 
@@ -1365,3 +1378,29 @@ def dumps(value: MessageStreamEvent | Message) -> str:
     `1e-05`).
     """
     return _model_text(value)
+
+
+def iter_events(
+    source: Iterable[_Bytes | str] | _Bytes | str | _Response,
+    *,
+    on_error: Literal["raise", "skip"] = "raise",
+    max_event_size: int = MAX_EVENT_SIZE,
+) -> ChunkStream[MessageStreamEvent]:
+    """Decode the events of a server-sent-event stream, as `iter_chunks` of
+    `chunk_pydantic` decodes chunks (the same sources, options and errors). Each event
+    is read by its payload's `type`; one whose `event:` line says otherwise is kept in
+    the stream's `mismatched`. An `error` event raises `StreamError`; the stream is
+    `done` at a `message_stop` that no `message_start` follows (one body may hold
+    several messages), and reading goes on to the end of the source.
+    """
+    return ChunkStream(source, loads, on_error, max_event_size, named=True)
+
+
+def aiter_events(
+    source: AsyncIterable[_Bytes | str] | _AsyncResponse | _AiohttpResponse,
+    *,
+    on_error: Literal["raise", "skip"] = "raise",
+    max_event_size: int = MAX_EVENT_SIZE,
+) -> AsyncChunkStream[MessageStreamEvent]:
+    """`iter_events` for an async source: read it with `async for`."""
+    return AsyncChunkStream(source, loads, on_error, max_event_size, named=True)

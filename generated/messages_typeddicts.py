@@ -3,8 +3,8 @@
 # Made from (input, digest):
 #   spec/messages_stream_event.yaml  510d925ab358
 #   spec as built                    87a4186879d5
-#   chunkspec code                   dd7150671499
-# Digest: 1378a1827c9ec9fd
+#   chunkspec code                   00a18cc6d72d
+# Digest: ce43f49cc3e4a332
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 
@@ -25,14 +25,21 @@ side by side in one package.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterable, Callable, Iterable
 from typing import Any, Final, Literal, Required, TypeAlias, cast
 
 from typing_extensions import TypedDict
 
 from .chunk_typeddicts import (
+    MAX_EVENT_SIZE,
+    AsyncChunkStream,
     ChunkDecodeError,
+    ChunkStream,
+    StreamError,
+    _AiohttpResponse,
     _any,
+    _AsyncResponse,
+    _Bytes,
     _checked,
     _int,
     _json,
@@ -42,6 +49,7 @@ from .chunk_typeddicts import (
     _nullable,
     _one_of,
     _required,
+    _Response,
     _Shape,
     _str,
     _tagged,
@@ -116,6 +124,7 @@ __all__ = [
     "SignatureDeltaType",
     "Speed",
     "StopReason",
+    "StreamError",
     "TextBlock",
     "TextBlockType",
     "TextCitation",
@@ -136,7 +145,9 @@ __all__ = [
     "WebFetchToolResultBlockType",
     "WebSearchToolResultBlock",
     "WebSearchToolResultBlockType",
+    "aiter_events",
     "dumps",
+    "iter_events",
     "loads",
     "loads_message",
     "validate_bash_code_execution_tool_result_block",
@@ -2112,3 +2123,29 @@ def dumps(value: MessageStreamEvent | Message) -> str:
     as they are).
     """
     return _wire_text(value)
+
+
+def iter_events(
+    source: Iterable[_Bytes | str] | _Bytes | str | _Response,
+    *,
+    on_error: Literal["raise", "skip"] = "raise",
+    max_event_size: int = MAX_EVENT_SIZE,
+) -> ChunkStream[MessageStreamEvent]:
+    """Decode the events of a server-sent-event stream, as `iter_chunks` of
+    `chunk_typeddicts` decodes chunks (the same sources, options and errors). Each event
+    is read by its payload's `type`; one whose `event:` line says otherwise is kept in
+    the stream's `mismatched`. An `error` event raises `StreamError`; the stream is
+    `done` at a `message_stop` that no `message_start` follows (one body may hold
+    several messages), and reading goes on to the end of the source.
+    """
+    return ChunkStream(source, loads, on_error, max_event_size, named=True)
+
+
+def aiter_events(
+    source: AsyncIterable[_Bytes | str] | _AsyncResponse | _AiohttpResponse,
+    *,
+    on_error: Literal["raise", "skip"] = "raise",
+    max_event_size: int = MAX_EVENT_SIZE,
+) -> AsyncChunkStream[MessageStreamEvent]:
+    """`iter_events` for an async source: read it with `async for`."""
+    return AsyncChunkStream(source, loads, on_error, max_event_size, named=True)

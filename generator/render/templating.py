@@ -239,7 +239,12 @@ class _UnionRoot:
 
 
 def render_module(
-    spec: Spec, root: Path, target: Target, command: str, hub: Hub | None = None
+    spec: Spec,
+    root: Path,
+    target: Target,
+    command: str,
+    hub: Hub | None = None,
+    protocols: dict[str, str] | None = None,
 ) -> str:
     """One target module, whole: the template laid out, then the runtime it uses copied
     in (or imported from `hub`, the chat module it is made with)."""
@@ -254,6 +259,7 @@ def render_module(
         "noun": family.noun,
         "hub": hub.module if hub else "",
         "units": layout_units(spec),
+        "protocols": protocols or {},
         "docs": Docs({v.name: v.title for v in spec.vendors}),
         "header": header(spec, inputs(root, spec, [target]), target.name, command),
         "strict": spec.options.strict,
@@ -286,7 +292,8 @@ def render_all(
     env = environment(root / "templates")
     out = []
     for target in (target_class(spec) for target_class in TARGETS.values()):
-        text = render_module(spec, root, target, command)
+        protocols = {other.family: module_stem(other, target) for other in families}
+        text = render_module(spec, root, target, command, protocols=protocols)
         stem = module_stem(spec, target)
         out.append(Rendered(f"generated/{stem}.py", text, python=True))
         hub = Hub.of(stem, text)

@@ -147,6 +147,8 @@ def _open_tag(key: str, known: tuple[str, ...]) -> Callable[[object], str | None
             return None
         return tag if tag in tags else _OTHER_MEMBER
 
+    # pydantic names a callable discriminator by its name in an error: the key's.
+    open_tag.__name__ = key
     return open_tag
 
 
@@ -301,7 +303,8 @@ def _data_path(
         ):
             segments.append(_key(part))
     if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
-        segments.append(_key(error["ctx"]["discriminator"].strip("'")))
+        discriminator: str = error["ctx"]["discriminator"]
+        segments.append(_key(discriminator.strip("'").removesuffix("()")))
     return segments
 
 

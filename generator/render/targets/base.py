@@ -4,6 +4,7 @@ JSON conversion). The intermediate model knows no target; templates ask the targ
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import ClassVar
@@ -254,8 +255,9 @@ class Target:
 
     # --- what the templates name ----------------------------------------------------
 
-    def exports(self) -> list[str]:
-        """The sorted `__all__` of the module."""
+    def exports(self, protocols: Mapping[str, str] | None = None) -> list[str]:
+        """The sorted `__all__` of the module; `protocols` are the other protocols'
+        modules made with it, which its `iter_events` reads."""
         names = ["ChunkDecodeError", "ErrorReport", "loads", "dumps"]
         names += ["ChunkStream", "AsyncChunkStream", "ServerSentEvent", "StreamError"]
         names += ["EventTooLargeError", "EventlessStreamWarning", "RawEvent", "SkippedEvent"]
@@ -272,6 +274,8 @@ class Target:
         ]
         names += ["sse_chunk", "sse_error", "TokenFrames", "TokenFramesError"]
         names += ["iter_sse", "aiter_sse"]
+        if protocols:
+            names += ["iter_events", "aiter_events"]
         if self.spec.completion is not None:
             names += ["ChunkAccumulator", "loads_completion", "iter_parts", "aiter_parts"]
             names += ["to_dialect"]
@@ -284,7 +288,8 @@ class Target:
 
     def family_exports(self) -> list[str]:
         """The sorted `__all__` of a module of another protocol's events."""
-        names = ["ChunkDecodeError", "loads", "loads_message", "dumps"]
+        names = ["ChunkDecodeError", "StreamError", "loads", "loads_message", "dumps"]
+        names += ["iter_events", "aiter_events"]
         names += [m.name for m in self.spec.models] + [e.name for e in self.spec.enums]
         names += [u.name for u in self.spec.unions] + self.extra_exports()
         return sorted(names, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n))
