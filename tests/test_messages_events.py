@@ -167,7 +167,7 @@ def test_every_capture_reads_in_pieces_of_any_size_sync_and_async(target: str) -
         pieces = [body[i : i + 5] for i in range(0, len(body), 5)]
         assert [as_data(module, e) for e in _until_error(module.iter_events(pieces))] == whole
 
-        async def read() -> list[Any]:
+        async def read(pieces: list[bytes]) -> list[Any]:
             async def source() -> AsyncIterator[bytes]:
                 for piece in pieces:
                     yield piece
@@ -180,7 +180,7 @@ def test_every_capture_reads_in_pieces_of_any_size_sync_and_async(target: str) -
                 pass
             return out
 
-        assert asyncio.run(read()) == whole
+        assert asyncio.run(read(pieces)) == whole
         expected = [json.loads(t) for t in payloads(body)]
         # Each event in order; an error event ends the events.
         assert whole == expected[: len(whole)]
