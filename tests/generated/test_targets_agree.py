@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        75b6621670f6
-#   chunkspec code                       7b10139f1728
-# Digest: e593f6f37db525b1
+#   chunkspec code                       8d3f2ccb62dc
+# Digest: 05a4fe9b7ced60d4
 # Regenerate with: make generate
 """Every target gives the same result for the same input: the same `dumps` text for
 every captured chunk, and the same JSON for every spec example of every type."""

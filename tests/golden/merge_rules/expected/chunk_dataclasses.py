@@ -893,6 +893,9 @@ def _encoder(
 # (runtime section: meanings.ToolCallPart)
 
 
+# (runtime section: meanings.Identity)
+
+
 # (runtime section: meanings.Part)
 
 
@@ -1056,6 +1059,12 @@ def _encoder(
 
 
 # (runtime section: meanings._aparts_of)
+
+
+# (runtime section: meanings._start)
+
+
+# (runtime section: meanings._cut_off)
 
 
 # (runtime section: meanings._paired)

@@ -713,6 +713,9 @@ def _encoder(
 # (runtime section: meanings.ToolCallPart)
 
 
+# (runtime section: meanings.Identity)
+
+
 # (runtime section: meanings.Part)
 
 
@@ -876,6 +879,12 @@ def _encoder(
 
 
 # (runtime section: meanings._aparts_of)
+
+
+# (runtime section: meanings._start)
+
+
+# (runtime section: meanings._cut_off)
 
 
 # (runtime section: meanings._paired)
