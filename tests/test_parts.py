@@ -122,7 +122,7 @@ async def aparts(module: ModuleType, data: bytes) -> list[Any]:
 def test_identity_from_a_chunk_that_says_little(module: ModuleType) -> None:
     """Azure's first chunk holds an empty id and model and a created of 0; a chunk may
     leave them out; SGLang has sent `created` as a float."""
-    cases = [
+    cases: list[tuple[dict[str, Any], tuple[Any, ...]]] = [
         ({"id": "", "model": "", "created": 0, "choices": []}, (None, None, 0)),
         ({"choices": [{"index": 0, "delta": {"content": "x"}}]}, (None, None, None)),
         ({"id": "c", "model": "m", "created": 7.0, "choices": []}, ("c", "m", 7)),
