@@ -71,9 +71,13 @@ class _MessagesWriter:
       reasoning a `redacted_thinking` block, each tool call a `tool_use` block (its
       id from the call, or `toolu_` and the message's; its name), whose input comes
       as `input_json_delta`s carrying every piece, the first one included; a call
-      that got no arguments gets `{}`. A part of another call (another index or id)
-      closes the call's block: a piece of a call whose block has closed (pieces of
-      calls interleaved) can no longer be written, and is counted.
+      that got no arguments gets `{}`. A piece of another call (another index or
+      id) closes the call's block. Chat's parts say no block, so while a call of
+      theirs is open the parts that are not its pieces (reasoning a server
+      interleaves with a call's last arguments) are held, and written after its
+      block, once another call starts, the choice finishes, or the stream ends. A
+      piece of a call whose block has closed (two calls' pieces interleaved) can no
+      longer be written, and is counted.
     - A thinking block gets a `signature_delta` before it stops when a "signature"
       part comes for it; one without a signature gets none. (Anthropic's API always
       signs a thinking block, and refuses an unsigned one sent back to it on the next
@@ -99,6 +103,7 @@ class _MessagesWriter:
     __slots__ = (
         "_calls",
         "_ended",
+        "_held",
         "_id",
         "_identity",
         "_latest",
@@ -128,6 +133,9 @@ class _MessagesWriter:
         """Each tool call seen, by its key, with its block's index (None: closed)."""
         self._latest: object = None
         """The key of the call the latest piece belonged to."""
+        self._held: list[Part] | None = None
+        """While a call from chat (whose parts have no `block`) is open: the parts
+        that came since, other than its pieces, written once it is done."""
 
     def write(self, part: Part) -> list[bytes]:
         """The events of one part (none, while it only tells what comes later)."""
@@ -148,8 +156,19 @@ class _MessagesWriter:
         if kind == "usage":
             self._usage = part.usage
             return out
+        held = self._held
+        if held is not None and not (
+            kind == "tool_call" and self._key(part) == self._open_key()
+        ):
+            if kind in ("finish", "error") or (
+                kind == "tool_call" and self._key(part) not in self._calls
+            ):
+                self._flush(out)  # the call's block is done: what waited follows it
+            elif kind != "tool_call":
+                held.append(part)  # the open call may have more pieces
+                return out
         if kind == "error":
-            return self.fail(part.error, part.text)
+            return out + self.fail(part.error, part.text)
         self._begin(out)
         if kind in ("text", "refusal"):
             if kind == "refusal":
@@ -185,6 +204,7 @@ class _MessagesWriter:
         out: list[bytes] = []
         if self._ended:
             return out
+        self._flush(out)
         self._begin(out)
         self._close(out)
         self._ended = True
@@ -200,12 +220,14 @@ class _MessagesWriter:
         """The `error` event that ends the stream instead of `message_stop`: for an
         error object (its `type` kept when it is one of Anthropic's), a
         `StreamError`, or any other exception."""
+        out: list[bytes] = []
         if self._ended:
-            return []
+            return out
+        self._flush(out)  # what the source said before its error, written
         self._ended = True
-        return [
-            _messages_event({"type": "error", "error": _messages_error(error, message)})
-        ]
+        body = _messages_error(error, message)
+        out.append(_messages_event({"type": "error", "error": body}))
+        return out
 
     def stream(self, parts: Iterable[Part]) -> Iterator[bytes]:
         """The events of all `parts`, to the end, as `_write_messages` gives them."""
@@ -261,6 +283,30 @@ class _MessagesWriter:
             warnings.warn(
                 f"not written as Messages: {said}", MessagesLossWarning, stacklevel=3
             )
+
+    def _flush(self, out: list[bytes]) -> None:
+        """Stop the open call's block, and write the parts held while it was open."""
+        held = self._held
+        if held is None:
+            return
+        self._held = None
+        self._close(out)
+        for part in held:
+            out.extend(self.write(part))
+
+    def _open_key(self) -> object:
+        block = self._open
+        return None if block is None else block.key
+
+    def _key(self, part: Part) -> object:
+        """Which call a tool-call piece belongs to: its index, else its id, else the
+        latest call's (a piece that says no call)."""
+        which = part.tool_call
+        if which is not None and which.index is not None:
+            return ("index", which.index)
+        if which is not None and which.id:
+            return ("id", which.id)
+        return self._latest if self._latest is not None else ("index", 0)
 
     def _drop(self, kind: str, why: str) -> None:
         self.dropped[(kind, why)] += 1
@@ -352,14 +398,7 @@ class _MessagesWriter:
         """A piece of a tool call's arguments, in its block: a call not seen before
         starts one (stopping the open block)."""
         which = part.tool_call
-        if which is None or (which.index is None and not which.id):
-            key = self._latest  # a piece that says no call: the latest call's
-        elif which.index is not None:
-            key = ("index", which.index)
-        else:
-            key = ("id", which.id)
-        if key is None:
-            key = ("index", 0)
+        key = self._key(part)
         self._latest = key
         block = self._open
         if block is None or block.kind != "tool_use" or block.key != key:
@@ -375,6 +414,8 @@ class _MessagesWriter:
             tool["input"] = {}
             block = self._start(out, "tool_use", key, tool)
             self._calls[key] = block.index
+            if part.block is None:
+                self._held = []  # chat: the call may go on after other parts
         if part.text:
             block.wrote = True
             out.append(
