@@ -70,7 +70,7 @@ def _no_null(usage: dict[str, Any], where: str) -> None:
             assert value >= 0, f"{where}: usage.{key} is {value}"
 
 
-def check_messages(data: bytes) -> Checked:
+def check_messages(data: bytes, json_inputs: bool = True) -> Checked:
     """Assert every invariant of a Messages stream a writer wrote; return what it said.
 
     - `message_start` first and once (unless the stream is only an error): an id
@@ -78,7 +78,8 @@ def check_messages(data: bytes) -> Checked:
       usage with `input_tokens` and `output_tokens` as ints, no null count.
     - Blocks numbered 0, 1, 2... as they start; one open at a time; each delta in the
       open block and of a type its block takes; `tool_use` starts with an id, a name
-      and input `{}`, its pieces are not empty and join into a JSON object;
+      and input `{}`, its pieces are not empty and join into a JSON object (unless
+      not `json_inputs`: a source whose arguments are no JSON);
       `redacted_thinking` starts with its data and has no delta; in a thinking block a
       `signature_delta` comes after every `thinking_delta`.
     - `message_delta` once, after every block stopped: a stop reason (or null) and a
@@ -113,26 +114,26 @@ def check_messages(data: bytes) -> Checked:
     ended = False
     for event in body[1:]:
         where = f"event {event.number} ({event.name})"
-        assert not ended, f"{where}: after message_delta"
-        data = event.data
+        assert not ended or event.name == "message_stop", f"{where}: after message_delta"
+        payload = event.data
         if event.name == "content_block_start":
             assert open_block is None, f"{where}: block {open_block and open_block['index']} open"
-            assert data["index"] == len(checked.blocks), f"{where}: index {data['index']}"
-            open_block = _check_block_start(data["content_block"], where)
-            open_block["index"] = data["index"]
+            assert payload["index"] == len(checked.blocks), f"{where}: index {payload['index']}"
+            open_block = _check_block_start(payload["content_block"], where)
+            open_block["index"] = payload["index"]
             checked.blocks.append(open_block)
         elif event.name == "content_block_delta":
             assert open_block is not None, f"{where}: no block open"
-            assert data["index"] == open_block["index"], f"{where}: index {data['index']}"
-            _check_delta(open_block, data["delta"], where)
+            assert payload["index"] == open_block["index"], f"{where}: index {payload['index']}"
+            _check_delta(open_block, payload["delta"], where)
         elif event.name == "content_block_stop":
             assert open_block is not None, f"{where}: no block open"
-            assert data["index"] == open_block["index"], f"{where}: index {data['index']}"
-            _check_stop(open_block, where)
+            assert payload["index"] == open_block["index"], f"{where}: index {payload['index']}"
+            _check_stop(open_block, where, json_inputs)
             open_block = None
         elif event.name == "message_delta":
             assert open_block is None, f"{where}: block {open_block and open_block['index']} open"
-            delta, usage = data.get("delta"), data.get("usage")
+            delta, usage = payload.get("delta"), payload.get("usage")
             assert isinstance(delta, dict), f"{where}: a delta"
             reason = delta.get("stop_reason")
             assert reason is None or isinstance(reason, str), f"{where}: stop_reason"
@@ -209,10 +210,12 @@ def _check_delta(block: dict[str, Any], delta: Any, where: str) -> None:
         block["partial_json"] += piece
 
 
-def _check_stop(block: dict[str, Any], where: str) -> None:
+def _check_stop(block: dict[str, Any], where: str, json_inputs: bool) -> None:
     if block["type"] == "tool_use":
         text = block["partial_json"]
         assert text, f"{where}: a tool call's input came (`{{}}` when it has none)"
+        if not json_inputs:
+            return
         try:
             value = json.loads(text)
         except ValueError as error:

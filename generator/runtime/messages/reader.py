@@ -150,8 +150,8 @@ class _MessagesReader:
             ident, name = block.get("id"), block.get("name")
             known.call = ToolCallPart(
                 index,
-                ident if ident.__class__ is str else None,
-                name if name.__class__ is str else None,
+                ident if ident.__class__ is str and ident else None,
+                name if name.__class__ is str and name else None,
             )
             given = _messages_input(block.get("input"))
             known.has_input = bool(given)

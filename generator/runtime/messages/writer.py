@@ -367,9 +367,15 @@ class _MessagesWriter:
         self, out: list[bytes], kind: str, key: str, delta: str, part: Part
     ) -> None:
         """A piece of text or reasoning: in the open block of its kind, unless the
-        part belongs to another block; else in a new one."""
+        part belongs to another block, or the block is signed (a signature ends a
+        thinking block); else in a new one."""
         block = self._open
-        if block is None or block.kind != kind or block.key != part.block:
+        if (
+            block is None
+            or block.kind != kind
+            or block.key != part.block
+            or block.signed
+        ):
             empty = {"type": kind, kind: ""}
             if kind == "thinking":
                 empty["signature"] = ""
@@ -377,19 +383,24 @@ class _MessagesWriter:
         out.append(_messages_delta(block.index, delta, key, part.text))
 
     def _signature(self, out: list[bytes], part: Part) -> None:
-        """A signature, in the thinking block it signs: the open one, or, for a part of
-        a block not yet written (a thinking block whose text is omitted), a new one."""
+        """A signature, in the thinking block it signs: the open one; for a part of a
+        block not written yet (a thinking block whose text is omitted), or one more
+        signature, a new one. A signature of chat's with no thinking block open has
+        no block to go in."""
         block = self._open
-        fits = block is not None and block.kind == "thinking"
-        if fits and part.block is not None and block is not None:
-            fits = block.key == part.block
-        if not fits:
-            if part.block is None:
+        thinking = block is not None and block.kind == "thinking"
+        if (
+            block is None
+            or not thinking
+            or block.signed
+            or (part.block is not None and block.key != part.block)
+        ):
+            if part.block is None and not (thinking and block and block.signed):
                 self._drop("signature", "no thinking block is open to hold it")
                 return
             empty = {"type": "thinking", "thinking": "", "signature": ""}
             block = self._start(out, "thinking", part.block, empty)
-        assert block is not None
+        block.signed = True
         out.append(
             _messages_delta(block.index, "signature_delta", "signature", part.text)
         )
@@ -428,7 +439,7 @@ class _MessagesWriter:
 class _MessagesOpen:
     """The block being written."""
 
-    __slots__ = ("index", "key", "kind", "wrote")
+    __slots__ = ("index", "key", "kind", "signed", "wrote")
 
     def __init__(self, index: int, kind: str, key: object) -> None:
         self.index = index
@@ -438,6 +449,8 @@ class _MessagesOpen:
         for a tool call, its index or id."""
         self.wrote = False
         """Whether a tool call's block has had a piece of its arguments."""
+        self.signed = False
+        """Whether a thinking block has had its signature."""
 
 
 def _messages_event(data: dict[str, Any]) -> bytes:
