@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        aa52834bc66b
-#   chunkspec code                       d2b9caf1b4fe
-# Digest: d668aa1aad4d3634
+#   chunkspec code                       53deb9db5c3b
+# Digest: 43bcd8887669a007
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -7418,17 +7418,44 @@ class ToolCallPart:
     name: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Which response a stream is: its id, the model that made it and when it was made
+    (Unix seconds), each None where the stream did not say."""
+
+    id: str | None
+    model: str | None
+    created: int | None
+
+
 @dataclass(slots=True)
 class Part:
-    """One piece of what a stream says, in stream order.
+    """One piece of what a stream says, in stream order, in any protocol's terms.
 
-    `kind` is "text", "reasoning", "refusal" (`text` is the piece), "tool_call" (`text`
-    is a piece of the arguments, `tool_call` says which call: for a call in Harmony
-    markup, its number there), "server_tool" (a tool the backend ran itself:
-    `server_tool` is one entry of the chunk as it came, its arguments or its output,
-    `text` is ""), "finish" (`text` is the finish reason) or "usage" (`usage` is the
-    report, `choice` None). `chunk` is the chunk it came from, so nothing is lost. The
-    texts of one choice's parts add up to that choice's texts in the summary."""
+    `kind` is one of:
+
+    - "start": the first part of a stream; `identity` says which response it is.
+    - "text", "reasoning", "refusal": `text` is the piece.
+    - "signature": `text` is a signature over the reasoning before it (Anthropic's
+      `signature_delta`), to send back unchanged; `block` says which reasoning block.
+    - "redacted_reasoning": `text` is reasoning the backend keeps opaque (encrypted),
+      to send back unchanged (Anthropic's `redacted_thinking.data`).
+    - "tool_call": `text` is a piece of the arguments, `tool_call` says which call (for
+      a call in Harmony markup, its number there).
+    - "server_tool": a tool the backend ran itself: `server_tool` is one entry as it
+      came, its arguments or its output; `text` is "".
+    - "citation": `citation` is a source the answer cites; `text` is "".
+    - "finish": `text` is the finish reason, in chat's terms (`stop`, `length`,
+      `tool_calls`, `content_filter`, or the backend's own).
+    - "usage": `usage` is the report (in chat, `choice` None).
+    - "error": the upstream reported an error, or was cut off before its end: `text`
+      is the message, `error` the error as JSON data.
+
+    `choice` is the choice's index (None for what belongs to no choice); `block` which
+    block of the message the part belongs to (Anthropic's content block index; None in
+    chat), so a writer closes one block and opens the next where it changes. `chunk`
+    is the chunk (or event) it came from, so nothing is lost. The texts of one choice's
+    parts add up to that choice's texts in the summary (`_summary_of_parts`)."""
 
     kind: str
     choice: int | None
@@ -7437,6 +7464,10 @@ class Part:
     tool_call: ToolCallPart | None = None
     usage: UsageSummary | None = None
     server_tool: ServerToolSummary | None = None
+    identity: Identity | None = None
+    block: int | None = None
+    error: Any = None
+    citation: Citation | None = None
 
 
 _TEXTS: Final = ("text", "reasoning", "refusal")
@@ -8629,31 +8660,76 @@ class _Reader:
 def _parts_of(
     chunks: Iterable[Any], readings: _Readings, think_tags: _ThinkTags
 ) -> Iterator[Part]:
+    """The parts of a stream of chunks: a "start" part first, from the first chunk;
+    what the reader held back, at the end; and an "error" part last when `chunks` is a
+    stream cut off before its end (a `StreamError` it raises is raised)."""
     reader = _Reader(readings, think_tags)
     chunk: Any = None
+    started = False
     for chunk in chunks:
         out: list[Part] = []
+        if not started:
+            started = True
+            out.append(_start(chunk, readings.mapped))
         reader.read(chunk, chunk, out)
         yield from out
     out = []
     reader.end(chunk, out)
+    if getattr(chunks, "done", True) is False:
+        out.append(_cut_off(chunk))
     yield from out
 
 
 async def _aparts_of(
     chunks: AsyncIterable[Any], readings: _Readings, think_tags: _ThinkTags
 ) -> AsyncIterator[Part]:
+    """`_parts_of` for chunks that arrive asynchronously."""
     reader = _Reader(readings, think_tags)
     chunk: Any = None
+    started = False
     async for chunk in chunks:
         out: list[Part] = []
+        if not started:
+            started = True
+            out.append(_start(chunk, readings.mapped))
         reader.read(chunk, chunk, out)
         for part in out:
             yield part
     out = []
     reader.end(chunk, out)
+    if getattr(chunks, "done", True) is False:
+        out.append(_cut_off(chunk))
     for part in out:
         yield part
+
+
+def _start(chunk: Any, mapped: bool) -> Part:
+    """The "start" part of a stream of chunks, from its first chunk (JSON data when
+    `mapped`, else a target's object, read by attribute): its id, model and created
+    time; an empty id or model (Azure's first chunk) is none."""
+    keys = ("id", "model", "created")
+    values: list[Any]
+    if not mapped:
+        values = [getattr(chunk, key, None) for key in keys]
+    elif chunk.__class__ is dict:
+        values = [chunk.get(key) for key in keys]
+    else:
+        values = [None, None, None]
+    ident, model, created = values
+    if created.__class__ is float and created.is_integer():
+        created = int(created)
+    identity = Identity(
+        ident if ident.__class__ is str and ident else None,
+        model if model.__class__ is str and model else None,
+        created if created.__class__ is int else None,
+    )
+    return Part("start", None, "", chunk, identity=identity)
+
+
+def _cut_off(chunk: Any) -> Part:
+    """The "error" part of a stream that ended before its end (`[DONE]`)."""
+    error = dict(_INCOMPLETE_STREAM)
+    return Part("error", None, str(error["message"]), chunk, error=error)
 
 
 def _paired(text: str) -> str:

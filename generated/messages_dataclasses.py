@@ -3,8 +3,8 @@
 # Made from (input, digest):
 #   spec/messages_stream_event.yaml  510d925ab358
 #   spec as built                    87a4186879d5
-#   chunkspec code                   a678f9f8374a
-# Digest: 94edfa1b106314b4
+#   chunkspec code                   430d59271d22
+# Digest: e6b14fdb7bae9d53
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

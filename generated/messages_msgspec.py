@@ -3,8 +3,8 @@
 # Made from (input, digest):
 #   spec/messages_stream_event.yaml  510d925ab358
 #   spec as built                    87a4186879d5
-#   chunkspec code                   f8bc0e4a72bb
-# Digest: bc26290a2ba6a730
+#   chunkspec code                   6d2c60c7da08
+# Digest: 0eda9084c2d4c4c8
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

@@ -3,8 +3,8 @@
 # Made from (input, digest):
 #   spec/messages_stream_event.yaml  510d925ab358
 #   spec as built                    87a4186879d5
-#   chunkspec code                   495c0c8d7197
-# Digest: 72cb7d8ae6bc64ac
+#   chunkspec code                   eb85a0c4d900
+# Digest: 7a48475dd1919a2d
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

@@ -3,8 +3,8 @@
 # Made from (input, digest):
 #   spec/messages_stream_event.yaml  510d925ab358
 #   spec as built                    87a4186879d5
-#   chunkspec code                   00a18cc6d72d
-# Digest: ce43f49cc3e4a332
+#   chunkspec code                   e33039cb997e
+# Digest: d98a35165bca3521
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 

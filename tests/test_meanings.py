@@ -313,7 +313,7 @@ def test_parts_with_think_tags_add_up_to_the_summary(module: ModuleType) -> None
     }, "the cut tag at the end of the stream is text"
     summary = summary_of(module, [*stream, finish()], think_tags=THINK)
     assert summary_texts(summary) == added_up(parts)
-    assert [p.kind for p in parts][:3] == ["reasoning", "reasoning", "text"]
+    assert [p.kind for p in parts][:4] == ["start", "reasoning", "reasoning", "text"]
 
 
 DIALECTS = ("reasoning_content", "reasoning", "think_tags")
@@ -426,7 +426,7 @@ def test_parts_of_a_stream_object_sync_and_async(module: ModuleType) -> None:
     data = body([chunk({"reasoning_content": "Hm."}), "{bad", chunk({"content": "Yes."})])
     stream = module.iter_chunks([data], on_error="skip")
     parts = [(p.kind, p.text) for p in module.iter_parts(stream)]
-    assert parts == [("reasoning", "Hm."), ("text", "Yes.")]
+    assert parts == [("start", ""), ("reasoning", "Hm."), ("text", "Yes.")]
     assert stream.done and stream.skipped_count == 1
 
     async def read() -> list[tuple[str, str]]:

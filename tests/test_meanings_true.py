@@ -363,8 +363,8 @@ def test_15_server_tool_parts_come_one_per_entry_as_it_came(module: ModuleType) 
     stream = compound_stream()
     for parts in (parts_of(module, stream), aparts_of(module, stream)):
         kinds = [p.kind for p in parts]
-        assert kinds == ["reasoning", "server_tool", "server_tool", "reasoning", "server_tool",
-                         "server_tool", "text", "tool_call", "finish"]  # fmt: skip
+        assert kinds == ["start", "reasoning", "server_tool", "server_tool", "reasoning",
+                         "server_tool", "server_tool", "text", "tool_call", "finish"]  # fmt: skip
         tools = [p for p in parts if p.kind == "server_tool"]
         assert [(p.choice, p.text) for p in tools] == [(0, "")] * 4
         assert [(p.server_tool.index, p.server_tool.name, p.server_tool.output) for p in tools] == [

@@ -23,6 +23,7 @@ from operator import attrgetter, methodcaller
 from typing import Any, Final, Literal, NamedTuple, TypeAlias, cast
 
 from .json_text import _SURROGATE, _json_text
+from .sse import _INCOMPLETE_STREAM
 
 _Step: TypeAlias = "str | tuple[str, str] | None"
 """A key; a (key, value) filter, for the items of a list whose `key` is `value`; or
@@ -140,17 +141,44 @@ class ToolCallPart:
     name: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Which response a stream is: its id, the model that made it and when it was made
+    (Unix seconds), each None where the stream did not say."""
+
+    id: str | None
+    model: str | None
+    created: int | None
+
+
 @dataclass(slots=True)
 class Part:
-    """One piece of what a stream says, in stream order.
+    """One piece of what a stream says, in stream order, in any protocol's terms.
 
-    `kind` is "text", "reasoning", "refusal" (`text` is the piece), "tool_call" (`text`
-    is a piece of the arguments, `tool_call` says which call: for a call in Harmony
-    markup, its number there), "server_tool" (a tool the backend ran itself:
-    `server_tool` is one entry of the chunk as it came, its arguments or its output,
-    `text` is ""), "finish" (`text` is the finish reason) or "usage" (`usage` is the
-    report, `choice` None). `chunk` is the chunk it came from, so nothing is lost. The
-    texts of one choice's parts add up to that choice's texts in the summary."""
+    `kind` is one of:
+
+    - "start": the first part of a stream; `identity` says which response it is.
+    - "text", "reasoning", "refusal": `text` is the piece.
+    - "signature": `text` is a signature over the reasoning before it (Anthropic's
+      `signature_delta`), to send back unchanged; `block` says which reasoning block.
+    - "redacted_reasoning": `text` is reasoning the backend keeps opaque (encrypted),
+      to send back unchanged (Anthropic's `redacted_thinking.data`).
+    - "tool_call": `text` is a piece of the arguments, `tool_call` says which call (for
+      a call in Harmony markup, its number there).
+    - "server_tool": a tool the backend ran itself: `server_tool` is one entry as it
+      came, its arguments or its output; `text` is "".
+    - "citation": `citation` is a source the answer cites; `text` is "".
+    - "finish": `text` is the finish reason, in chat's terms (`stop`, `length`,
+      `tool_calls`, `content_filter`, or the backend's own).
+    - "usage": `usage` is the report (in chat, `choice` None).
+    - "error": the upstream reported an error, or was cut off before its end: `text`
+      is the message, `error` the error as JSON data.
+
+    `choice` is the choice's index (None for what belongs to no choice); `block` which
+    block of the message the part belongs to (Anthropic's content block index; None in
+    chat), so a writer closes one block and opens the next where it changes. `chunk`
+    is the chunk (or event) it came from, so nothing is lost. The texts of one choice's
+    parts add up to that choice's texts in the summary (`_summary_of_parts`)."""
 
     kind: str
     choice: int | None
@@ -159,6 +187,10 @@ class Part:
     tool_call: ToolCallPart | None = None
     usage: UsageSummary | None = None
     server_tool: ServerToolSummary | None = None
+    identity: Identity | None = None
+    block: int | None = None
+    error: Any = None
+    citation: Citation | None = None
 
 
 _TEXTS: Final = ("text", "reasoning", "refusal")
@@ -1350,31 +1382,209 @@ class _Reader:
 def _parts_of(
     chunks: Iterable[Any], readings: _Readings, think_tags: _ThinkTags
 ) -> Iterator[Part]:
+    """The parts of a stream of chunks: a "start" part first, from the first chunk;
+    what the reader held back, at the end; and an "error" part last when `chunks` is a
+    stream cut off before its end (a `StreamError` it raises is raised)."""
     reader = _Reader(readings, think_tags)
     chunk: Any = None
+    started = False
     for chunk in chunks:
         out: list[Part] = []
+        if not started:
+            started = True
+            out.append(_start(chunk, readings.mapped))
         reader.read(chunk, chunk, out)
         yield from out
     out = []
     reader.end(chunk, out)
+    if getattr(chunks, "done", True) is False:
+        out.append(_cut_off(chunk))
     yield from out
 
 
 async def _aparts_of(
     chunks: AsyncIterable[Any], readings: _Readings, think_tags: _ThinkTags
 ) -> AsyncIterator[Part]:
+    """`_parts_of` for chunks that arrive asynchronously."""
     reader = _Reader(readings, think_tags)
     chunk: Any = None
+    started = False
     async for chunk in chunks:
         out: list[Part] = []
+        if not started:
+            started = True
+            out.append(_start(chunk, readings.mapped))
         reader.read(chunk, chunk, out)
         for part in out:
             yield part
     out = []
     reader.end(chunk, out)
+    if getattr(chunks, "done", True) is False:
+        out.append(_cut_off(chunk))
     for part in out:
         yield part
+
+
+def _start(chunk: Any, mapped: bool) -> Part:
+    """The "start" part of a stream of chunks, from its first chunk (JSON data when
+    `mapped`, else a target's object, read by attribute): its id, model and created
+    time; an empty id or model (Azure's first chunk) is none."""
+    keys = ("id", "model", "created")
+    values: list[Any]
+    if not mapped:
+        values = [getattr(chunk, key, None) for key in keys]
+    elif chunk.__class__ is dict:
+        values = [chunk.get(key) for key in keys]
+    else:
+        values = [None, None, None]
+    ident, model, created = values
+    if created.__class__ is float and created.is_integer():
+        created = int(created)
+    identity = Identity(
+        ident if ident.__class__ is str and ident else None,
+        model if model.__class__ is str and model else None,
+        created if created.__class__ is int else None,
+    )
+    return Part("start", None, "", chunk, identity=identity)
+
+
+def _cut_off(chunk: Any) -> Part:
+    """The "error" part of a stream that ended before its end (`[DONE]`)."""
+    error = dict(_INCOMPLETE_STREAM)
+    return Part("error", None, str(error["message"]), chunk, error=error)
+
+
+def _summary_of_parts(parts: Iterable[Part]) -> Summary:
+    """The summary any protocol's parts add up to: each choice's texts joined, its tool
+    calls by their index (or, without one, their id), the arguments joined, its last
+    finish reason, its signatures and opaque reasoning in order, the tools the server
+    ran by their index; the last usage report; every cited source once."""
+    choices: dict[int, _PartsOfChoice] = {}
+    usage: UsageSummary | None = None
+    cited: dict[str, Citation] = {}
+    for part in parts:
+        kind = part.kind
+        if kind == "usage":
+            if part.usage is not None:
+                usage = part.usage
+            continue
+        if kind == "citation":
+            _cite(cited, part.citation)
+            continue
+        index = part.choice
+        if index is None:
+            continue
+        state = choices.get(index)
+        if state is None:
+            state = choices[index] = _PartsOfChoice()
+        if kind in _TEXTS:
+            state.texts[kind].append(part.text)
+        elif kind == "tool_call":
+            state.call(part)
+        elif kind == "finish":
+            if part.text:
+                state.finish = part.text
+        elif kind in _PART_ITEMS:
+            state.items.append(ReasoningItem(_PART_ITEMS[kind], part.text, part.chunk))
+        elif kind == "server_tool" and part.server_tool is not None:
+            state.server_tool(part.server_tool)
+    return Summary(
+        choices=tuple(choices[i].summary(i) for i in sorted(choices)),
+        usage=usage or UsageSummary(),
+        citations=tuple(cited.values()),
+    )
+
+
+_PART_ITEMS: Final = {"signature": "signature", "redacted_reasoning": "redacted"}
+"""The parts that are opaque reasoning, and the kind of `ReasoningItem` each makes."""
+
+
+def _cite(cited: dict[str, Citation], citation: Citation | None) -> None:
+    """Add a source to those cited: once per URL, the first title found kept."""
+    if citation is None or not citation.url:
+        return
+    known = cited.get(citation.url)
+    if known is None or (known.title is None and citation.title is not None):
+        cited[citation.url] = citation
+
+
+class _PartsOfChoice:
+    """What the parts of one choice have said so far (see `_summary_of_parts`)."""
+
+    __slots__ = ("calls", "finish", "items", "latest", "servers", "texts")
+
+    def __init__(self) -> None:
+        self.texts: dict[str, list[str]] = {meaning: [] for meaning in _TEXTS}
+        self.calls: dict[int, tuple[str | None, str | None, list[str]]] = {}
+        """The tool calls by index: id, name and the pieces of the arguments."""
+        self.latest = 0
+        """The index of the call a piece went to last."""
+        self.finish: str | None = None
+        self.items: list[ReasoningItem] = []
+        self.servers: dict[object, ServerToolSummary] = {}
+
+    def call(self, part: Part) -> None:
+        """Add a piece of a tool call, as chunks merge them: by index, and a call
+        without one by its id (a new call for a new id), else the latest call."""
+        which = part.tool_call or ToolCallPart(None, None, None)
+        index = which.index if which.index is not None else self._place(which.id)
+        self.latest = index
+        known = self.calls.get(index)
+        if known is None:
+            self.calls[index] = (which.id, which.name, [part.text])
+            return
+        ident, name, pieces = known
+        if not ident:
+            ident = which.id
+        if name is None or not name:
+            name = which.name
+        elif which.name and which.name != name:
+            name += which.name  # a name split across chunks; a repeat is no piece
+        pieces.append(part.text)
+        self.calls[index] = (ident, name, pieces)
+
+    def _place(self, ident: str | None) -> int:
+        if not self.calls:
+            return 0
+        if ident:
+            for index, (known, _, _) in self.calls.items():
+                if known == ident:
+                    return index
+            if self.calls[self.latest][0]:
+                return max(self.calls) + 1
+        return self.latest
+
+    def server_tool(self, tool: ServerToolSummary) -> None:
+        """Add one entry of a tool the server ran: one run per index (its arguments,
+        then its output); an entry without an index is a run of its own."""
+        key: object = tool.index if tool.index is not None else object()
+        known = self.servers.get(key)
+        if known is None:
+            self.servers[key] = tool
+            return
+        self.servers[key] = ServerToolSummary(
+            tool.index,
+            known.name or tool.name,
+            known.arguments or tool.arguments,
+            tool.output if tool.output is not None else known.output,
+            tool.source,
+        )
+
+    def summary(self, index: int) -> ChoiceSummary:
+        texts = {m: _paired("".join(pieces)) for m, pieces in self.texts.items()}
+        return ChoiceSummary(
+            index=index,
+            text=texts["text"],
+            reasoning=texts["reasoning"],
+            refusal=texts["refusal"],
+            finish_reason=self.finish,
+            tool_calls=tuple(
+                ToolCallSummary(ident, name, "".join(pieces))
+                for ident, name, pieces in (self.calls[i] for i in sorted(self.calls))
+            ),
+            reasoning_items=tuple(self.items),
+            server_tools=tuple(self.servers.values()),
+        )
 
 
 def _paired(text: str) -> str:

@@ -403,6 +403,9 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._EventReader)
 
 
+# (runtime section: sse._type_of)
+
+
 # (runtime section: sse._cut)
 
 

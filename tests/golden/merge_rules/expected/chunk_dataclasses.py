@@ -604,6 +604,9 @@ def dumps(value: Chunk | Completion) -> str:
 # (runtime section: sse._EventReader)
 
 
+# (runtime section: sse._type_of)
+
+
 # (runtime section: sse._cut)
 
 
@@ -893,6 +896,9 @@ def _encoder(
 # (runtime section: meanings.ToolCallPart)
 
 
+# (runtime section: meanings.Identity)
+
+
 # (runtime section: meanings.Part)
 
 
@@ -1056,6 +1062,12 @@ def _encoder(
 
 
 # (runtime section: meanings._aparts_of)
+
+
+# (runtime section: meanings._start)
+
+
+# (runtime section: meanings._cut_off)
 
 
 # (runtime section: meanings._paired)

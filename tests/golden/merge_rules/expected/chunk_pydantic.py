@@ -432,6 +432,9 @@ def dumps(value: Chunk | Completion) -> str:
 # (runtime section: sse._EventReader)
 
 
+# (runtime section: sse._type_of)
+
+
 # (runtime section: sse._cut)
 
 
@@ -720,6 +723,9 @@ def _encoder(
 # (runtime section: meanings.ToolCallPart)
 
 
+# (runtime section: meanings.Identity)
+
+
 # (runtime section: meanings.Part)
 
 
@@ -883,6 +889,12 @@ def _encoder(
 
 
 # (runtime section: meanings._aparts_of)
+
+
+# (runtime section: meanings._start)
+
+
+# (runtime section: meanings._cut_off)
 
 
 # (runtime section: meanings._paired)

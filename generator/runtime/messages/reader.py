@@ -1,0 +1,376 @@
+"""Anthropic Messages events read into `Part`s, one event (JSON data, as `json.loads`
+gives it) at a time, in chat's terms: a finish reason and usage as chat spells them, so
+that any writer (chat's, Messages') reads them the same way."""
+
+# Private names are shared between these files and used by the generated code.
+# pyright: reportPrivateUsage=false, reportUnusedFunction=false, reportUnusedClass=false
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ..json_text import _json_text
+from ..meanings import (
+    Citation,
+    Identity,
+    Part,
+    ServerToolSummary,
+    ToolCallPart,
+    UsageSummary,
+)
+
+_MESSAGES_FINISH: Final = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "tool_use": "tool_calls",
+    "refusal": "content_filter",
+}
+"""Anthropic's stop reasons in chat's terms; any other (`pause_turn`,
+`model_context_window_exceeded`) is kept as it is."""
+
+_MESSAGES_TEXT_DELTAS: Final = {
+    "text_delta": ("text", "text"),
+    "thinking_delta": ("thinking", "reasoning"),
+    "signature_delta": ("signature", "signature"),
+}
+"""The deltas that carry a text: the delta's key, and the kind of its part."""
+
+
+class _MessagesReader:
+    """Turns the events of one Messages stream into `Part`s (`read`), as JSON data.
+
+    Every part is of choice 0 (a message is one choice); a content block's parts carry
+    its index as `block`, and a tool call's `tool_call.index` is its block's index.
+    Usage is read in chat's terms: `prompt_tokens` is the input with the cache reads
+    and writes (Anthropic's `input_tokens` excludes them), `cached_prompt_tokens` the
+    cache reads; the usage of `message_start` and of `message_delta` combine, the
+    later keys winning (GLM and LiteLLM send 0 and 0 at the start, the counts at the
+    end). `ping`, `message_stop`, and unknown events, blocks and deltas give nothing:
+    the event stays in the stream, and the parts that follow are read as usual.
+
+    Lenient where real servers are: a thinking block without a signature (Ollama), a
+    message without `type` or `role` (vLLM), `service_tier` beside the usage, an empty
+    first `partial_json` (MiniMax), metrics on `message_stop` (Bedrock), a second
+    `message_start` (ignored, as anthropic-sdk-python ignores it), a delta whose block
+    never started (read by the delta's type)."""
+
+    __slots__ = ("_blocks", "_started", "_usage")
+
+    def __init__(self) -> None:
+        self._started = False
+        self._usage: dict[str, Any] = {}
+        """The usage so far: `message_start`'s, updated by each `message_delta`."""
+        self._blocks: dict[int, _MessagesBlock] = {}
+        """The content blocks started, by index."""
+
+    def read(self, event: Any) -> list[Part]:
+        """The parts of one event (JSON data)."""
+        out: list[Part] = []
+        if event.__class__ is not dict:
+            return out
+        kind: Any = event.get("type")
+        if kind == "content_block_delta":
+            self._delta(event, out)
+        elif kind == "content_block_start":
+            block: Any = event.get("content_block")
+            index = _messages_index(event.get("index"), self._blocks)
+            if block.__class__ is dict:
+                self._start_block(index, block, event, out)
+        elif kind == "content_block_stop":
+            stopped: Any = event.get("index")
+            known = self._blocks.get(stopped) if stopped.__class__ is int else None
+            if known is not None:
+                self._stop_block(known, event, out)
+        elif kind == "message_delta":
+            self._message_delta(event, out)
+        elif kind == "message_start":
+            if not self._started:
+                self._message_start(event, out)
+        elif kind == "error":
+            out.append(_messages_error(event))
+        return out
+
+    def _message_start(self, event: Any, out: list[Part]) -> None:
+        self._started = True
+        message: Any = event.get("message")
+        if message.__class__ is not dict:
+            message = {}
+        ident, model = message.get("id"), message.get("model")
+        identity = Identity(
+            ident if ident.__class__ is str and ident else None,
+            model if model.__class__ is str and model else None,
+            None,
+        )
+        out.append(Part("start", 0, "", event, identity=identity))
+        # A message that holds its content already (programmatic tool calling sends
+        # the whole message in message_start, then message_stop).
+        content: Any = message.get("content")
+        for index, block in enumerate(content if content.__class__ is list else ()):
+            if block.__class__ is dict:
+                known = self._start_block(index, block, event, out)
+                self._stop_block(known, event, out)
+        reason: Any = message.get("stop_reason")
+        if reason.__class__ is str and reason:
+            out.append(Part("finish", 0, _messages_finish(reason), event))
+        usage: Any = message.get("usage")
+        if usage.__class__ is dict:
+            self._usage.update(_messages_known(usage))
+            out.append(_messages_usage_part(self._usage, event))
+
+    def _message_delta(self, event: Any, out: list[Part]) -> None:
+        delta: Any = event.get("delta")
+        if delta.__class__ is dict:
+            reason: Any = delta.get("stop_reason")
+            if reason.__class__ is str and reason:
+                out.append(Part("finish", 0, _messages_finish(reason), event))
+        usage: Any = event.get("usage")
+        if usage.__class__ is dict:
+            self._usage.update(_messages_known(usage))
+            out.append(_messages_usage_part(self._usage, event))
+
+    def _start_block(
+        self, index: int, block: Any, event: Any, out: list[Part]
+    ) -> _MessagesBlock:
+        """Read a block as it starts, with whatever content it holds already."""
+        kind: Any = block.get("type")
+        known = self._blocks[index] = _MessagesBlock(index, kind, block)
+        if kind == "text":
+            _messages_text(block.get("text"), "text", index, event, out)
+            for citation in _messages_list(block.get("citations")):
+                _messages_citation(citation, index, event, out)
+        elif kind == "thinking":
+            _messages_text(block.get("thinking"), "reasoning", index, event, out)
+            _messages_text(block.get("signature"), "signature", index, event, out)
+        elif kind == "redacted_thinking":
+            data: Any = block.get("data")
+            if data.__class__ is str:
+                out.append(Part("redacted_reasoning", 0, data, event, block=index))
+        elif kind == "tool_use":
+            ident, name = block.get("id"), block.get("name")
+            known.call = ToolCallPart(
+                index,
+                ident if ident.__class__ is str and ident else None,
+                name if name.__class__ is str and name else None,
+            )
+            given = _messages_input(block.get("input"))
+            known.has_input = bool(given)
+            out.append(
+                Part("tool_call", 0, given, event, tool_call=known.call, block=index)
+            )
+        elif kind == "server_tool_use":
+            given = _messages_input(block.get("input"))
+            out.append(self._server_tool(known, given, None, event))
+        elif isinstance(kind, str) and kind.endswith("_tool_result"):
+            self._server_result(known, event, out)
+        return known
+
+    def _stop_block(self, known: _MessagesBlock, event: Any, out: list[Part]) -> None:
+        """A block has ended: a tool call that got no arguments has `{}` (its input as
+        it started), and a server tool's arguments are said whole."""
+        if known.kind == "tool_use" and not known.has_input:
+            known.has_input = True
+            out.append(
+                Part(
+                    "tool_call", 0, "{}", event, tool_call=known.call, block=known.index
+                )
+            )
+        elif known.kind == "server_tool_use" and known.pieces:
+            arguments = "".join(known.pieces)
+            known.pieces.clear()
+            out.append(self._server_tool(known, arguments, None, event))
+
+    def _delta(self, event: Any, out: list[Part]) -> None:
+        delta: Any = event.get("delta")
+        if delta.__class__ is not dict:
+            return
+        index = _messages_index(event.get("index"), self._blocks, False)
+        known = self._blocks.get(index)
+        kind: Any = delta.get("type")
+        texts = _MESSAGES_TEXT_DELTAS.get(kind) if kind.__class__ is str else None
+        if texts is not None:
+            key, meaning = texts
+            _messages_text(delta.get(key), meaning, index, event, out)
+        elif kind == "input_json_delta":
+            piece: Any = delta.get("partial_json")
+            if piece.__class__ is not str or not piece:
+                return  # an empty first piece (MiniMax), or nothing
+            if known is None:  # a delta whose block never started
+                known = self._blocks[index] = _MessagesBlock(index, "tool_use", {})
+                known.call = ToolCallPart(index, None, None)
+            if known.kind == "server_tool_use":
+                known.pieces.append(piece)
+                return
+            known.has_input = True
+            which = known.call or ToolCallPart(index, None, None)
+            out.append(Part("tool_call", 0, piece, event, tool_call=which, block=index))
+        elif kind == "citations_delta":
+            _messages_citation(delta.get("citation"), index, event, out)
+
+    def _server_tool(
+        self, known: _MessagesBlock, arguments: str, output: str | None, event: Any
+    ) -> Part:
+        name: Any = known.source.get("name")
+        tool = ServerToolSummary(
+            known.index,
+            name if name.__class__ is str else None,
+            arguments,
+            output,
+            known.source,
+        )
+        return Part("server_tool", 0, "", event, server_tool=tool, block=known.index)
+
+    def _server_result(
+        self, known: _MessagesBlock, event: Any, out: list[Part]
+    ) -> None:
+        """The result of a tool the server ran (`web_search_tool_result`...): the
+        output of the run its `tool_use_id` names, as JSON text."""
+        used = known.source.get("tool_use_id")
+        run = next(
+            (
+                b
+                for b in self._blocks.values()
+                if b.kind == "server_tool_use" and b.source.get("id") == used
+            ),
+            None,
+        )
+        output = _json_text(known.source.get("content"))
+        name: Any = None if run is None else run.source.get("name")
+        tool = ServerToolSummary(
+            known.index if run is None else run.index,
+            name if name.__class__ is str else None,
+            "",
+            output,
+            known.source,
+        )
+        out.append(
+            Part("server_tool", 0, "", event, server_tool=tool, block=known.index)
+        )
+
+
+class _MessagesBlock:
+    """A content block of the message being read."""
+
+    __slots__ = ("call", "has_input", "index", "kind", "pieces", "source")
+
+    def __init__(self, index: int, kind: Any, source: Any) -> None:
+        self.index = index
+        self.kind = kind
+        self.source: Any = source
+        """The block as it started (JSON data)."""
+        self.call: ToolCallPart | None = None
+        """A tool call's index, id and name, for each of its parts."""
+        self.has_input = False
+        """Whether a tool call's arguments came (a piece, or its input whole)."""
+        self.pieces: list[str] = []
+        """A server tool's arguments so far."""
+
+
+def _messages_finish(reason: str) -> str:
+    """A stop reason in chat's terms."""
+    return _MESSAGES_FINISH.get(reason) or reason
+
+
+def _messages_index(index: Any, blocks: dict[int, Any], new: bool = True) -> int:
+    """A block's index; without one, the next (a block that starts) or the latest."""
+    if index.__class__ is int:
+        return int(index)
+    if not blocks:
+        return 0
+    return max(blocks) + 1 if new else max(blocks)
+
+
+def _messages_text(
+    text: Any, kind: str, index: int, event: Any, out: list[Part]
+) -> None:
+    if text.__class__ is str and text:
+        out.append(Part(kind, 0, text, event, block=index))
+
+
+def _messages_list(value: Any) -> list[Any]:
+    return value if value.__class__ is list else []
+
+
+def _messages_citation(citation: Any, index: int, event: Any, out: list[Part]) -> None:
+    """A citation part, for a citation of a source with an address (a web search
+    result's `url`, a search result's `source`); a citation of a document the request
+    sent (`char_location`, `page_location`) has none, and stays in its event."""
+    if citation.__class__ is not dict:
+        return
+    url: Any = citation.get("url")
+    if url.__class__ is not str or not url:
+        url = citation.get("source")
+    if url.__class__ is not str or not url:
+        return
+    title: Any = citation.get("title")
+    cited = Citation(url, title if title.__class__ is str else None)
+    out.append(Part("citation", 0, "", event, citation=cited, block=index))
+
+
+def _messages_input(value: Any) -> str:
+    """A tool's input given whole, as the text of its arguments: "" for none (`{}`,
+    which a streamed input starts as), JSON text for an object, a text as it is."""
+    if value is None or value == {}:
+        return ""
+    if value.__class__ is str:
+        return str(value)
+    return _json_text(value)
+
+
+def _messages_known(usage: Any) -> dict[str, Any]:
+    """The keys of a usage object that say something (not null)."""
+    return {key: value for key, value in usage.items() if value is not None}
+
+
+def _messages_count(usage: dict[str, Any], key: str) -> int | None:
+    value: Any = usage.get(key)
+    return value if value.__class__ is int else None
+
+
+def _messages_usage(usage: dict[str, Any]) -> UsageSummary:
+    """A Messages usage object in chat's terms. Anthropic's `input_tokens` excludes the
+    cache reads and writes, chat's `prompt_tokens` includes them; the count of tools
+    the server ran is the sum of `server_tool_use`'s. The keys a writer adds where
+    Messages has no place (`cost_usd`, `reasoning_tokens`, `total_tokens`,
+    `server_tool_calls`) are read back."""
+    count = _messages_count
+    given = count(usage, "input_tokens")
+    read = count(usage, "cache_read_input_tokens")
+    written = count(usage, "cache_creation_input_tokens")
+    prompt = None if given is None else given + (read or 0) + (written or 0)
+    completion = count(usage, "output_tokens")
+    total = count(usage, "total_tokens")
+    if total is None and prompt is not None and completion is not None:
+        total = prompt + completion
+    servers = count(usage, "server_tool_calls")
+    used: Any = usage.get("server_tool_use")
+    if servers is None and used.__class__ is dict:
+        counts = [v for v in used.values() if v.__class__ is int]
+        servers = sum(counts) if counts else None
+    cost: Any = usage.get("cost_usd")
+    if cost.__class__ not in (int, float):
+        cost = usage.get("cost")
+    return UsageSummary(
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        total_tokens=total,
+        cached_prompt_tokens=read,
+        reasoning_tokens=count(usage, "reasoning_tokens"),
+        cost_usd=float(cost) if cost.__class__ in (int, float) else None,
+        server_tool_calls=servers,
+    )
+
+
+def _messages_usage_part(usage: dict[str, Any], event: Any) -> Part:
+    return Part("usage", 0, "", event, usage=_messages_usage(usage))
+
+
+def _messages_error(event: Any) -> Part:
+    """The "error" part of an `error` event: its message, and its error object."""
+    error: Any = event.get("error")
+    if error is None:
+        error = event
+    message: Any = error.get("message") if error.__class__ is dict else error
+    if message.__class__ is not str:
+        message = _json_text(message)
+    return Part("error", 0, message, event, error=error)
