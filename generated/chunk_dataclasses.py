@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        aa52834bc66b
-#   chunkspec code                       53deb9db5c3b
-# Digest: 43bcd8887669a007
+#   chunkspec code                       a0da9f89edd0
+# Digest: 00547afba1061684
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -52,6 +52,8 @@ import inspect
 import json
 import marshal
 import re
+import time
+import uuid
 import warnings
 from collections.abc import (
     AsyncGenerator,
@@ -151,6 +153,7 @@ __all__ = [
     "GroqSearchResults",
     "GroqUsageBreakdown",
     "GroqXGroq",
+    "Identity",
     "LiteLLMThinkingBlock",
     "LiteLLMThinkingBlockType",
     "LlamaCppTimings",
@@ -211,6 +214,7 @@ __all__ = [
     "aiter_events",
     "aiter_parts",
     "aiter_sse",
+    "awrite_parts",
     "dumps",
     "iter_chunks",
     "iter_events",
@@ -221,6 +225,7 @@ __all__ = [
     "sse_chunk",
     "sse_error",
     "to_dialect",
+    "write_parts",
 ]
 
 
@@ -7112,6 +7117,42 @@ def aiter_events(
     return events
 
 
+def write_parts(
+    parts: Iterable[Part], *, protocol: str = "chat", dialect: str | None = None
+) -> Iterator[bytes]:
+    """`parts`, read from a stream of any protocol (`iter_parts`), as the server-sent
+    events of a stream of `protocol`: "chat" (in `dialect`, one of
+    `'reasoning_content'`, `'reasoning'`, `'think_tags'`; 'reasoning_content' when
+    None), 'messages'. The stream ends as the protocol ends a complete one, or, when the
+    parts end with an "error" part or raise, with the protocol's error event: never as
+    complete. What the protocol has no place for is reported (docs/protocols.md).
+    """
+    if protocol == "chat":
+        return _write_chat(
+            parts, _dialect_named(dialect or "reasoning_content", _DIALECTS)
+        )
+    module = _protocol(protocol)
+    if dialect is not None:
+        raise ValueError(f"a dialect is chat's: protocol {protocol!r} has none")
+    events: Iterator[bytes] = module._write_events(parts)
+    return events
+
+
+def awrite_parts(
+    parts: AsyncIterable[Part], *, protocol: str = "chat", dialect: str | None = None
+) -> AsyncIterator[bytes]:
+    """`write_parts` for parts that arrive asynchronously (`aiter_parts`)."""
+    if protocol == "chat":
+        return _awrite_chat(
+            parts, _dialect_named(dialect or "reasoning_content", _DIALECTS)
+        )
+    module = _protocol(protocol)
+    if dialect is not None:
+        raise ValueError(f"a dialect is chat's: protocol {protocol!r} has none")
+    events: AsyncIterator[bytes] = module._awrite_events(parts)
+    return events
+
+
 def iter_parts(
     source: (
         ChunkStream[ChatCompletionChunk]
@@ -7124,13 +7165,20 @@ def iter_parts(
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
     think_tags: _ThinkTags = None,
+    protocol: str = "chat",
 ) -> Iterator[Part]:
     """What a stream says, as `Part`s in stream order: text, reasoning and refusal
     pieces, tool-call fragments, the tools the server ran, finish reasons and usage
     reports, read from whichever field the backend spelled them in (docs/meanings.md).
     `source` is what `iter_chunks` reads, or a stream it made (whose `skipped` and
     `done` then tell the rest); the options are those of `iter_chunks`, and
-    `think_tags` that of `ChunkAccumulator`."""
+    `think_tags` that of `ChunkAccumulator`. A stream of another `protocol` is read by
+    its module (docs/protocols.md)."""
+    if protocol != "chat":
+        parts: Iterator[Part] = _protocol(protocol).iter_parts(
+            source, on_error=on_error, max_event_size=max_event_size
+        )
+        return parts
     tags = _checked_tags(think_tags)
     if isinstance(source, ChunkStream):  # a stream of chunks, not of pieces
         chunks = cast("ChunkStream[ChatCompletionChunk]", source)
@@ -7150,9 +7198,15 @@ def aiter_parts(
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
     think_tags: _ThinkTags = None,
+    protocol: str = "chat",
 ) -> AsyncIterator[Part]:
     """`iter_parts` for an async source, or a stream `aiter_chunks` made. Read it with
     `async for`."""
+    if protocol != "chat":
+        parts: AsyncIterator[Part] = _protocol(protocol).aiter_parts(
+            source, on_error=on_error, max_event_size=max_event_size
+        )
+        return parts
     tags = _checked_tags(think_tags)
     if isinstance(source, AsyncChunkStream):  # a stream of chunks, not of pieces
         chunks = cast("AsyncChunkStream[ChatCompletionChunk]", source)
@@ -8772,12 +8826,12 @@ class _Respeller:
     chunk is closed in the chunk where the answer, a tool call or the finish comes."""
 
     __slots__ = (
+        "_blocks",
         "_called",
         "_dialect",
         "_free",
         "_harmony",
         "_head",
-        "_inside",
         "_key",
         "_last",
         "_moved",
@@ -8786,7 +8840,6 @@ class _Respeller:
         "_plain",
         "_reader",
         "_renames",
-        "_tails",
     )
 
     def __init__(
@@ -8815,10 +8868,7 @@ class _Respeller:
             if s.meaning in _TEXTS and len(s.path) == 2 and s.path[0] == head
         )
         """The keys of the delta whose whole value is a text: they are written anew."""
-        self._inside: set[int] = set()
-        self._tails: dict[int, str] = {}
-        """Of each choice whose text may end in the start of a tag (think_tags): the
-        end of its text written so far, to break a tag the next piece would complete."""
+        self._blocks = _ThinkBlocks()
         self._harmony = think_tags == "harmony"
         self._called: dict[tuple[int, int], int] = {}
         """(choice, number) of each call in Harmony markup written so far, and the
@@ -8863,7 +8913,7 @@ class _Respeller:
         (the module's `dumps`) as it is when nothing in it moves, or with one key
         renamed when all that moves is a text to the dialect's key (`reasoning` to
         `reasoning_content`). None when it must be re-spelled (`respell`)."""
-        if self._moving is None or self._inside or self._tails:
+        if self._moving is None or self._blocks.busy:
             return None
         tags = self._dialect.tags
         if tags is not None and tags[0][:1] in text:
@@ -9064,13 +9114,34 @@ class _Respeller:
             if reasoning:
                 written[self._dialect.reasoning] = reasoning
         else:
-            text = self._tagged(index, reasoning, text, ends, tags)
+            text = self._blocks.tagged(index, reasoning, text, ends, tags)
         if texts["refusal"]:
             written["refusal"] = texts["refusal"]
         return text
 
-    def _tagged(
-        self, index: int, reasoning: str, text: str, ends: bool, tags: tuple[str, str]
+
+class _ThinkBlocks:
+    """Where each choice is in a think-tags dialect: inside a think block or not, and
+    the end of its text written so far, to break a tag the next piece would complete."""
+
+    __slots__ = ("_inside", "_tails")
+
+    def __init__(self) -> None:
+        self._inside: set[int] = set()
+        self._tails: dict[int, str] = {}
+
+    @property
+    def busy(self) -> bool:
+        """Whether a block is open, or a text may end in the start of a tag."""
+        return bool(self._inside or self._tails)
+
+    def tagged(
+        self,
+        index: int,
+        reasoning: str,
+        text: str,
+        ends: bool,
+        tags: tuple[str, str],
     ) -> str:
         """The text key's value in a think-tags dialect: reasoning in a block opened
         once and closed where the answer, a call or the finish comes. A tag the texts
@@ -9721,6 +9792,220 @@ def _walked(value: Any) -> Any:
             else:
                 copy[key] = item
     return top
+
+
+_CHAT_ROLE: Final = {"role": "assistant", "content": ""}
+"""The delta that opens a choice, as OpenAI writes it."""
+
+
+class _ChatWriter:
+    """Writes the parts of one stream as chat chunks (`data: {...}` events), each
+    meaning where the dialect writes it: the answer in `content`, a refusal in
+    `refusal`, reasoning in the dialect's key (or in `content` between its tags),
+    signatures and opaque reasoning as OpenRouter's `reasoning_details` entries (the
+    one chat spelling that holds them), tool calls numbered from 0 in each choice,
+    cited sources as `annotations`, each finish reason on its choice, and the last usage
+    report in one chunk after the last choice's, where OpenAI writes it (a cost as
+    `usage.cost`, as OpenRouter writes it). The id, model and creation time come from
+    the "start" part (a source that gives no creation time, as Messages, is given the
+    time of writing). The stream ends with `[DONE]`, or, after an "error" part or an
+    error raised by the parts, with the error (`sse_error`): never `[DONE]`."""
+
+    __slots__ = ("_blocks", "_calls", "_dialect", "_head", "_open", "_report")
+
+    def __init__(self, dialect: _Dialect) -> None:
+        self._dialect = dialect
+        self._head: dict[str, Any] | None = None
+        """The keys every chunk starts with: id, object, created, model."""
+        self._open: set[int] = set()
+        """The choices whose first delta (with the role) was written."""
+        self._calls: dict[int, dict[object, int]] = {}
+        """Of each choice, the index each of its calls was written with, by the call's
+        own index or id."""
+        self._report: UsageSummary | None = None
+        self._blocks = _ThinkBlocks()
+
+    def write(self, part: Part) -> bytes:
+        """The event of one part (b"" for a part that writes nothing yet)."""
+        kind = part.kind
+        if kind == "start":
+            if self._head is None:
+                self._head = _chat_head(part.identity)
+            return b""
+        if kind == "usage":
+            if part.usage is not None:
+                self._report = part.usage
+            return b""
+        if kind == "error":
+            raise _ChatFailed(part.error if part.error is not None else part.text)
+        index = part.choice
+        if index is None:
+            return b""
+        delta: dict[str, Any] = {}
+        finish = None
+        if kind in ("text", "reasoning", "refusal"):
+            self._texts(delta, index, kind, part.text)
+        elif kind == "tool_call":
+            self._close_think(delta, index)
+            delta["tool_calls"] = [self._call(index, part)]
+        elif kind in ("signature", "redacted_reasoning"):
+            delta["reasoning_details"] = [_chat_detail(kind, part)]
+        elif kind == "citation" and part.citation is not None:
+            cited = {"url": part.citation.url}
+            if part.citation.title is not None:
+                cited["title"] = part.citation.title
+            delta["annotations"] = [{"type": "url_citation", "url_citation": cited}]
+        elif kind == "finish":
+            self._close_think(delta, index)
+            finish = part.text
+        else:
+            return b""  # a tool the server ran: chat has no place for it
+        return self._chunk(index, delta, finish)
+
+    def end(self) -> bytes:
+        """What follows the last part: the usage chunk, if any, and `[DONE]`."""
+        out = b""
+        for index in sorted(self._open):
+            delta: dict[str, Any] = {}
+            self._close_think(delta, index)
+            if delta:
+                out += self._chunk(index, delta, None)
+        if self._report is not None:
+            usage = _openai_usage({}, self._report)
+            if self._report.cost_usd is not None:
+                usage["cost"] = self._report.cost_usd
+            out += _chat_event({**self._start(), "choices": [], "usage": usage})
+        return out + SSE_DONE
+
+    def stream(self, parts: Iterable[Part]) -> Iterator[bytes]:
+        try:
+            for part in parts:
+                event = self.write(part)
+                if event:
+                    yield event
+        except Exception as error:  # noqa: BLE001, RUF100 (the client must know)
+            yield _chat_failure(error)
+            return
+        yield self.end()
+
+    async def astream(self, parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
+        try:
+            async for part in parts:
+                event = self.write(part)
+                if event:
+                    yield event
+        except Exception as error:  # noqa: BLE001, RUF100
+            yield _chat_failure(error)
+            return
+        yield self.end()
+
+    def _start(self) -> dict[str, Any]:
+        if self._head is None:
+            self._head = _chat_head(None)
+        return dict(self._head)
+
+    def _texts(self, delta: dict[str, Any], index: int, kind: str, text: str) -> None:
+        tags = self._dialect.tags
+        if kind == "refusal":
+            self._close_think(delta, index)
+            delta["refusal"] = text
+        elif tags is None:
+            delta[self._dialect.reasoning if kind == "reasoning" else "content"] = text
+        elif kind == "reasoning":
+            delta["content"] = self._blocks.tagged(index, text, "", False, tags)
+        else:
+            delta["content"] = self._blocks.tagged(index, "", text, False, tags)
+
+    def _close_think(self, delta: dict[str, Any], index: int) -> None:
+        """Close the think block a think-tags dialect opened (before what is not
+        text)."""
+        tags = self._dialect.tags
+        if tags is not None:
+            closed = self._blocks.tagged(index, "", "", True, tags)
+            if closed:
+                delta["content"] = delta.get("content", "") + closed
+
+    def _call(self, index: int, part: Part) -> dict[str, Any]:
+        which = part.tool_call
+        key: object = None
+        if which is not None:
+            key = which.index if which.index is not None else which.id
+        calls = self._calls.setdefault(index, {})
+        if key is None:  # a piece that says no call: the latest
+            key = next(reversed(calls), 0)
+        at = calls.get(key)
+        if at is not None:
+            return {"index": at, "function": {"arguments": part.text}}
+        at = calls[key] = len(calls)
+        call_id = which.id if which is not None and which.id else f"call_{at}"
+        name = which.name if which is not None and which.name else ""
+        function = {"name": name, "arguments": part.text}
+        return {"index": at, "id": call_id, "type": "function", "function": function}
+
+    def _chunk(self, index: int, delta: dict[str, Any], finish: str | None) -> bytes:
+        if index not in self._open:
+            self._open.add(index)
+            delta = {**_CHAT_ROLE, **delta}
+        choice = {"index": index, "delta": delta, "finish_reason": finish}
+        return _chat_event({**self._start(), "choices": [choice]})
+
+
+class _ChatFailed(Exception):
+    """An "error" part: the stream ends with its error."""
+
+    def __init__(self, error: Any) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+def _chat_head(identity: Identity | None) -> dict[str, Any]:
+    """The keys every chunk of a stream starts with, from the source's identity."""
+    given = identity or Identity(None, None, None)
+    created = given.created if given.created is not None else int(time.time())
+    return {
+        "id": given.id or f"chatcmpl-{uuid.uuid4().hex}",
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": given.model or "",
+    }
+
+
+def _chat_detail(kind: str, part: Part) -> dict[str, Any]:
+    """A signature or opaque reasoning as an entry of OpenRouter's
+    `reasoning_details`."""
+    if kind == "signature":
+        return {
+            "type": "reasoning.text",
+            "signature": part.text,
+            "index": part.block or 0,
+        }
+    return {"type": "reasoning.encrypted", "data": part.text, "index": part.block or 0}
+
+
+def _chat_failure(error: Exception) -> bytes:
+    """The event that ends a stream that failed: the upstream's own error as it said
+    it (a `StreamError`, an "error" part's), or what was raised, as an error object."""
+    if isinstance(error, StreamError):
+        return sse_error(error)
+    said = error.error if isinstance(error, _ChatFailed) else None
+    if isinstance(said, Mapping):
+        return sse_error(cast(Mapping[str, Any], said))
+    message = str(said) if said is not None else str(error) or type(error).__name__
+    return sse_error({"message": message, "type": "upstream_error"})
+
+
+def _chat_event(chunk: dict[str, Any]) -> bytes:
+    return b"data: " + _wire_text(chunk).encode() + b"\n\n"
+
+
+def _write_chat(parts: Iterable[Part], dialect: _Dialect) -> Iterator[bytes]:
+    """`parts` (any protocol's) as the events of a chat stream (see `_ChatWriter`)."""
+    return _ChatWriter(dialect).stream(parts)
+
+
+def _awrite_chat(parts: AsyncIterable[Part], dialect: _Dialect) -> AsyncIterator[bytes]:
+    """`_write_chat` for parts that arrive asynchronously."""
+    return _ChatWriter(dialect).astream(parts)
 
 
 _PLANS: Final[dict[str, _Plan]] = {

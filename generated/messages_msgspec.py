@@ -3,8 +3,8 @@
 # Made from (input, digest):
 #   spec/messages_stream_event.yaml  510d925ab358
 #   spec as built                    87a4186879d5
-#   chunkspec code                   6d2c60c7da08
-# Digest: 0eda9084c2d4c4c8
+#   chunkspec code                   86e7bef951f0
+# Digest: fb8738da1259c26a
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 
@@ -21,14 +21,26 @@ It is made with `chunk_msgspec` and imports from it what the two share: keep the
 side by side in one package.
 """
 
-# What the two modules share is private to them.
-# pyright: reportPrivateUsage=false
+# What the two modules share is private to them (the chat module calls `_write_events`).
+# pyright: reportPrivateUsage=false, reportUnusedFunction=false
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Callable, Iterable, Mapping
+import copy
+import json
+import uuid
+import warnings
+from collections import Counter
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from types import MappingProxyType
-from typing import Any, Final, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias, cast
 
 import msgspec
 from msgspec import UNSET
@@ -41,26 +53,42 @@ from .chunk_msgspec import (
     _NO_EXTRA,
     _S,
     _SHALLOW,
+    _TEXTS,
     MAX_EVENT_SIZE,
     AsyncChunkStream,
+    ChoiceSummary,
     ChunkDecodeError,
     ChunkStream,
+    Citation,
+    Identity,
+    Part,
+    ReasoningItem,
+    ServerToolSummary,
     StreamError,
+    Summary,
+    ToolCallPart,
+    ToolCallSummary,
+    UsageSummary,
+    _aclose,
     _AiohttpResponse,
     _any,
+    _as_is,
     _AsyncResponse,
     _Bytes,
     _check_depth,
+    _close,
     _copy_read,
     _encoded,
     _forget_extra,
     _int,
     _json,
+    _json_text,
     _list,
     _list_of,
     _map,
     _nullable,
     _one_of,
+    _paired,
     _problem,
     _read,
     _read_struct,
@@ -72,6 +100,8 @@ from .chunk_msgspec import (
     _str,
     _tagged,
     _wire_text,
+    awrite_parts,
+    write_parts,
 )
 
 __all__ = [
@@ -111,6 +141,7 @@ __all__ = [
     "InputJsonDelta",
     "InputJsonDeltaType",
     "Message",
+    "MessageAccumulator",
     "MessageDelta",
     "MessageDeltaEvent",
     "MessageDeltaEventType",
@@ -122,11 +153,13 @@ __all__ = [
     "MessageStopEventType",
     "MessageStreamEvent",
     "MessageType",
+    "MessagesLossWarning",
     "OtherCitation",
     "OtherContentBlock",
     "OtherContentBlockDelta",
     "OtherMessageStreamEvent",
     "OutputTokensDetails",
+    "Part",
     "PingEvent",
     "PingEventType",
     "RedactedThinkingBlock",
@@ -144,6 +177,7 @@ __all__ = [
     "Speed",
     "StopReason",
     "StreamError",
+    "Summary",
     "TextBlock",
     "TextBlockType",
     "TextCitation",
@@ -165,10 +199,14 @@ __all__ = [
     "WebSearchToolResultBlock",
     "WebSearchToolResultBlockType",
     "aiter_events",
+    "aiter_parts",
+    "awrite_parts",
     "dumps",
     "iter_events",
+    "iter_parts",
     "loads",
     "loads_message",
+    "write_parts",
 ]
 
 
@@ -182,6 +220,1342 @@ def _read_other(cls: Callable[[], _S], data: Any, shape: _Shape) -> _S:
     decoded = cls()
     _EXTRA[id(decoded)] = dict(data)
     return decoded
+
+
+def _summary_of_parts(parts: Iterable[Part]) -> Summary:
+    """The summary any protocol's parts add up to: each choice's texts joined, its tool
+    calls by their index (or, without one, their id), the arguments joined, its last
+    finish reason, its signatures and opaque reasoning in order, the tools the server
+    ran by their index; the last usage report; every cited source once."""
+    choices: dict[int, _PartsOfChoice] = {}
+    usage: UsageSummary | None = None
+    cited: dict[str, Citation] = {}
+    for part in parts:
+        kind = part.kind
+        if kind == "usage":
+            if part.usage is not None:
+                usage = part.usage
+            continue
+        if kind == "citation":
+            _cite(cited, part.citation)
+            continue
+        index = part.choice
+        if index is None:
+            continue
+        state = choices.get(index)
+        if state is None:
+            state = choices[index] = _PartsOfChoice()
+        if kind in _TEXTS:
+            state.texts[kind].append(part.text)
+        elif kind == "tool_call":
+            state.call(part)
+        elif kind == "finish":
+            if part.text:
+                state.finish = part.text
+        elif kind in _PART_ITEMS:
+            state.items.append(ReasoningItem(_PART_ITEMS[kind], part.text, part.chunk))
+        elif kind == "server_tool" and part.server_tool is not None:
+            state.server_tool(part.server_tool)
+    return Summary(
+        choices=tuple(choices[i].summary(i) for i in sorted(choices)),
+        usage=usage or UsageSummary(),
+        citations=tuple(cited.values()),
+    )
+
+
+_PART_ITEMS: Final = {"signature": "signature", "redacted_reasoning": "redacted"}
+"""The parts that are opaque reasoning, and the kind of `ReasoningItem` each makes."""
+
+
+def _cite(cited: dict[str, Citation], citation: Citation | None) -> None:
+    """Add a source to those cited: once per URL, the first title found kept."""
+    if citation is None or not citation.url:
+        return
+    known = cited.get(citation.url)
+    if known is None or (known.title is None and citation.title is not None):
+        cited[citation.url] = citation
+
+
+class _PartsOfChoice:
+    """What the parts of one choice have said so far (see `_summary_of_parts`)."""
+
+    __slots__ = ("calls", "finish", "items", "latest", "servers", "texts")
+
+    def __init__(self) -> None:
+        self.texts: dict[str, list[str]] = {meaning: [] for meaning in _TEXTS}
+        self.calls: dict[int, tuple[str | None, str | None, list[str]]] = {}
+        """The tool calls by index: id, name and the pieces of the arguments."""
+        self.latest = 0
+        """The index of the call a piece went to last."""
+        self.finish: str | None = None
+        self.items: list[ReasoningItem] = []
+        self.servers: dict[object, ServerToolSummary] = {}
+
+    def call(self, part: Part) -> None:
+        """Add a piece of a tool call, as chunks merge them: by index, and a call
+        without one by its id (a new call for a new id), else the latest call."""
+        which = part.tool_call or ToolCallPart(None, None, None)
+        index = which.index if which.index is not None else self._place(which.id)
+        self.latest = index
+        known = self.calls.get(index)
+        if known is None:
+            self.calls[index] = (which.id, which.name, [part.text])
+            return
+        ident, name, pieces = known
+        if not ident:
+            ident = which.id
+        if name is None or not name:
+            name = which.name
+        elif which.name and which.name != name:
+            name += which.name  # a name split across chunks; a repeat is no piece
+        pieces.append(part.text)
+        self.calls[index] = (ident, name, pieces)
+
+    def _place(self, ident: str | None) -> int:
+        if not self.calls:
+            return 0
+        if ident:
+            for index, (known, _, _) in self.calls.items():
+                if known == ident:
+                    return index
+            if self.calls[self.latest][0]:
+                return max(self.calls) + 1
+        return self.latest
+
+    def server_tool(self, tool: ServerToolSummary) -> None:
+        """Add one entry of a tool the server ran: one run per index (its arguments,
+        then its output); an entry without an index is a run of its own."""
+        key: object = tool.index if tool.index is not None else object()
+        known = self.servers.get(key)
+        if known is None:
+            self.servers[key] = tool
+            return
+        self.servers[key] = ServerToolSummary(
+            tool.index,
+            known.name or tool.name,
+            known.arguments or tool.arguments,
+            tool.output if tool.output is not None else known.output,
+            tool.source,
+        )
+
+    def summary(self, index: int) -> ChoiceSummary:
+        texts = {m: _paired("".join(pieces)) for m, pieces in self.texts.items()}
+        return ChoiceSummary(
+            index=index,
+            text=texts["text"],
+            reasoning=texts["reasoning"],
+            refusal=texts["refusal"],
+            finish_reason=self.finish,
+            tool_calls=tuple(
+                ToolCallSummary(ident, name, "".join(pieces))
+                for ident, name, pieces in (self.calls[i] for i in sorted(self.calls))
+            ),
+            reasoning_items=tuple(self.items),
+            server_tools=tuple(self.servers.values()),
+        )
+
+
+_MESSAGES_FINISH: Final = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "tool_use": "tool_calls",
+    "refusal": "content_filter",
+}
+"""Anthropic's stop reasons in chat's terms; any other (`pause_turn`,
+`model_context_window_exceeded`) is kept as it is."""
+
+
+_MESSAGES_TEXT_DELTAS: Final = {
+    "text_delta": ("text", "text"),
+    "thinking_delta": ("thinking", "reasoning"),
+    "signature_delta": ("signature", "signature"),
+}
+"""The deltas that carry a text: the delta's key, and the kind of its part."""
+
+
+class _MessagesReader:
+    """Turns the events of one Messages stream into `Part`s (`read`), as JSON data.
+
+    Every part is of choice 0 (a message is one choice); a content block's parts carry
+    its index as `block`, and a tool call's `tool_call.index` is its block's index.
+    Usage is read in chat's terms: `prompt_tokens` is the input with the cache reads
+    and writes (Anthropic's `input_tokens` excludes them), `cached_prompt_tokens` the
+    cache reads; the usage of `message_start` and of `message_delta` combine, the
+    later keys winning (GLM and LiteLLM send 0 and 0 at the start, the counts at the
+    end). `ping`, `message_stop`, and unknown events, blocks and deltas give nothing:
+    the event stays in the stream, and the parts that follow are read as usual.
+
+    Lenient where real servers are: a thinking block without a signature (Ollama), a
+    message without `type` or `role` (vLLM), `service_tier` beside the usage, an empty
+    first `partial_json` (MiniMax), metrics on `message_stop` (Bedrock), a second
+    `message_start` (ignored, as anthropic-sdk-python ignores it), a delta whose block
+    never started (read by the delta's type)."""
+
+    __slots__ = ("_blocks", "_started", "_usage")
+
+    def __init__(self) -> None:
+        self._started = False
+        self._usage: dict[str, Any] = {}
+        """The usage so far: `message_start`'s, updated by each `message_delta`."""
+        self._blocks: dict[int, _MessagesBlock] = {}
+        """The content blocks started, by index."""
+
+    def read(self, event: Any) -> list[Part]:
+        """The parts of one event (JSON data)."""
+        out: list[Part] = []
+        if event.__class__ is not dict:
+            return out
+        kind: Any = event.get("type")
+        if kind == "content_block_delta":
+            self._delta(event, out)
+        elif kind == "content_block_start":
+            block: Any = event.get("content_block")
+            index = _messages_index(event.get("index"), self._blocks)
+            if block.__class__ is dict:
+                self._start_block(index, block, event, out)
+        elif kind == "content_block_stop":
+            stopped: Any = event.get("index")
+            known = self._blocks.get(stopped) if stopped.__class__ is int else None
+            if known is not None:
+                self._stop_block(known, event, out)
+        elif kind == "message_delta":
+            self._message_delta(event, out)
+        elif kind == "message_start":
+            if not self._started:
+                self._message_start(event, out)
+        elif kind == "error":
+            out.append(_messages_error_part(event))
+        return out
+
+    def _message_start(self, event: Any, out: list[Part]) -> None:
+        self._started = True
+        message: Any = event.get("message")
+        if message.__class__ is not dict:
+            message = {}
+        ident, model = message.get("id"), message.get("model")
+        identity = Identity(
+            ident if ident.__class__ is str and ident else None,
+            model if model.__class__ is str and model else None,
+            None,
+        )
+        out.append(Part("start", 0, "", event, identity=identity))
+        # A message that holds its content already (programmatic tool calling sends
+        # the whole message in message_start, then message_stop).
+        content: Any = message.get("content")
+        for index, block in enumerate(content if content.__class__ is list else ()):
+            if block.__class__ is dict:
+                known = self._start_block(index, block, event, out)
+                self._stop_block(known, event, out)
+        reason: Any = message.get("stop_reason")
+        if reason.__class__ is str and reason:
+            out.append(Part("finish", 0, _messages_finish(reason), event))
+        usage: Any = message.get("usage")
+        if usage.__class__ is dict:
+            self._usage.update(_messages_known(usage))
+            out.append(_messages_usage_part(self._usage, event))
+
+    def _message_delta(self, event: Any, out: list[Part]) -> None:
+        delta: Any = event.get("delta")
+        if delta.__class__ is dict:
+            reason: Any = delta.get("stop_reason")
+            if reason.__class__ is str and reason:
+                out.append(Part("finish", 0, _messages_finish(reason), event))
+        usage: Any = event.get("usage")
+        if usage.__class__ is dict:
+            self._usage.update(_messages_known(usage))
+            out.append(_messages_usage_part(self._usage, event))
+
+    def _start_block(
+        self, index: int, block: Any, event: Any, out: list[Part]
+    ) -> _MessagesBlock:
+        """Read a block as it starts, with whatever content it holds already."""
+        kind: Any = block.get("type")
+        known = self._blocks[index] = _MessagesBlock(index, kind, block)
+        if kind == "text":
+            known.refusal = block.get("refusal") is True  # as our writer marks one
+            meaning = "refusal" if known.refusal else "text"
+            _messages_text(block.get("text"), meaning, index, event, out)
+            for citation in _messages_list(block.get("citations")):
+                _messages_citation(citation, index, event, out)
+        elif kind == "thinking":
+            _messages_text(block.get("thinking"), "reasoning", index, event, out)
+            _messages_text(block.get("signature"), "signature", index, event, out)
+        elif kind == "redacted_thinking":
+            data: Any = block.get("data")
+            if data.__class__ is str:
+                out.append(Part("redacted_reasoning", 0, data, event, block=index))
+        elif kind == "tool_use":
+            ident, name = block.get("id"), block.get("name")
+            known.call = ToolCallPart(
+                index,
+                ident if ident.__class__ is str and ident else None,
+                name if name.__class__ is str and name else None,
+            )
+            given = _messages_input(block.get("input"))
+            known.has_input = bool(given)
+            out.append(
+                Part("tool_call", 0, given, event, tool_call=known.call, block=index)
+            )
+        elif kind == "server_tool_use":
+            given = _messages_input(block.get("input"))
+            out.append(self._server_tool(known, given, None, event))
+        elif isinstance(kind, str) and kind.endswith("_tool_result"):
+            self._server_result(known, event, out)
+        return known
+
+    def _stop_block(self, known: _MessagesBlock, event: Any, out: list[Part]) -> None:
+        """A block has ended: a tool call that got no arguments has `{}` (its input as
+        it started), and a server tool's arguments are said whole."""
+        if known.kind == "tool_use" and not known.has_input:
+            known.has_input = True
+            out.append(
+                Part(
+                    "tool_call", 0, "{}", event, tool_call=known.call, block=known.index
+                )
+            )
+        elif known.kind == "server_tool_use" and known.pieces:
+            arguments = "".join(known.pieces)
+            known.pieces.clear()
+            out.append(self._server_tool(known, arguments, None, event))
+
+    def _delta(self, event: Any, out: list[Part]) -> None:
+        delta: Any = event.get("delta")
+        if delta.__class__ is not dict:
+            return
+        index = _messages_index(event.get("index"), self._blocks, False)
+        known = self._blocks.get(index)
+        kind: Any = delta.get("type")
+        texts = _MESSAGES_TEXT_DELTAS.get(kind) if kind.__class__ is str else None
+        if texts is not None:
+            key, meaning = texts
+            if known is not None and known.refusal:
+                meaning = "refusal"
+            _messages_text(delta.get(key), meaning, index, event, out)
+        elif kind == "input_json_delta":
+            piece: Any = delta.get("partial_json")
+            if piece.__class__ is not str or not piece:
+                return  # an empty first piece (MiniMax), or nothing
+            if known is None:  # a delta whose block never started
+                known = self._blocks[index] = _MessagesBlock(index, "tool_use", {})
+                known.call = ToolCallPart(index, None, None)
+            if known.kind == "server_tool_use":
+                known.pieces.append(piece)
+                return
+            if not known.has_input and piece.startswith(_MESSAGES_RAW_MARK):
+                piece = _messages_raw(piece)
+            known.has_input = True
+            which = known.call or ToolCallPart(index, None, None)
+            out.append(Part("tool_call", 0, piece, event, tool_call=which, block=index))
+        elif kind == "citations_delta":
+            _messages_citation(delta.get("citation"), index, event, out)
+
+    def _server_tool(
+        self, known: _MessagesBlock, arguments: str, output: str | None, event: Any
+    ) -> Part:
+        name: Any = known.source.get("name")
+        tool = ServerToolSummary(
+            known.index,
+            name if name.__class__ is str else None,
+            arguments,
+            output,
+            known.source,
+        )
+        return Part("server_tool", 0, "", event, server_tool=tool, block=known.index)
+
+    def _server_result(
+        self, known: _MessagesBlock, event: Any, out: list[Part]
+    ) -> None:
+        """The result of a tool the server ran (`web_search_tool_result`...): the
+        output of the run its `tool_use_id` names, as JSON text."""
+        used = known.source.get("tool_use_id")
+        run = next(
+            (
+                b
+                for b in self._blocks.values()
+                if b.kind == "server_tool_use" and b.source.get("id") == used
+            ),
+            None,
+        )
+        output = _json_text(known.source.get("content"))
+        name: Any = None if run is None else run.source.get("name")
+        tool = ServerToolSummary(
+            known.index if run is None else run.index,
+            name if name.__class__ is str else None,
+            "",
+            output,
+            known.source,
+        )
+        out.append(
+            Part("server_tool", 0, "", event, server_tool=tool, block=known.index)
+        )
+
+
+class _MessagesBlock:
+    """A content block of the message being read."""
+
+    __slots__ = ("call", "has_input", "index", "kind", "pieces", "refusal", "source")
+
+    def __init__(self, index: int, kind: Any, source: Any) -> None:
+        self.index = index
+        self.kind = kind
+        self.source: Any = source
+        """The block as it started (JSON data)."""
+        self.call: ToolCallPart | None = None
+        """A tool call's index, id and name, for each of its parts."""
+        self.has_input = False
+        """Whether a tool call's arguments came (a piece, or its input whole)."""
+        self.pieces: list[str] = []
+        """A server tool's arguments so far."""
+        self.refusal = False
+        """Whether a text block holds a refusal (`"refusal": true`, as chunkspec's
+        writer marks one: Messages has no refusal text)."""
+
+
+def _messages_finish(reason: str) -> str:
+    """A stop reason in chat's terms."""
+    return _MESSAGES_FINISH.get(reason) or reason
+
+
+def _messages_index(index: Any, blocks: dict[int, Any], new: bool = True) -> int:
+    """A block's index; without one, the next (a block that starts) or the latest."""
+    if index.__class__ is int:
+        return int(index)
+    if not blocks:
+        return 0
+    return max(blocks) + 1 if new else max(blocks)
+
+
+def _messages_text(
+    text: Any, kind: str, index: int, event: Any, out: list[Part]
+) -> None:
+    if text.__class__ is str and text:
+        out.append(Part(kind, 0, text, event, block=index))
+
+
+def _messages_list(value: Any) -> list[Any]:
+    return value if value.__class__ is list else []
+
+
+def _messages_citation(citation: Any, index: int, event: Any, out: list[Part]) -> None:
+    """A citation part, for a citation of a source with an address (a web search
+    result's `url`, a search result's `source`); a citation of a document the request
+    sent (`char_location`, `page_location`) has none, and stays in its event."""
+    if citation.__class__ is not dict:
+        return
+    url: Any = citation.get("url")
+    if url.__class__ is not str or not url:
+        url = citation.get("source")
+    if url.__class__ is not str or not url:
+        return
+    title: Any = citation.get("title")
+    cited = Citation(url, title if title.__class__ is str else None)
+    out.append(Part("citation", 0, "", event, citation=cited, block=index))
+
+
+def _messages_input(value: Any) -> str:
+    """A tool's input given whole, as the text of its arguments: "" for none (`{}`,
+    which a streamed input starts as), JSON text for an object, a text as it is."""
+    if value is None or value == {}:
+        return ""
+    if value.__class__ is str:
+        return str(value)
+    return _json_text(value)
+
+
+def _messages_known(usage: Any) -> dict[str, Any]:
+    """The keys of a usage object that say something (not null)."""
+    return {key: value for key, value in usage.items() if value is not None}
+
+
+def _messages_count(usage: dict[str, Any], key: str) -> int | None:
+    value: Any = usage.get(key)
+    return value if value.__class__ is int else None
+
+
+def _messages_usage(usage: dict[str, Any]) -> UsageSummary:
+    """A Messages usage object in chat's terms. Anthropic's `input_tokens` excludes the
+    cache reads and writes, chat's `prompt_tokens` includes them; the count of tools
+    the server ran is the sum of `server_tool_use`'s. The keys a writer adds where
+    Messages has no place (`cost_usd`, `reasoning_tokens`, `total_tokens`,
+    `server_tool_calls`) are read back."""
+    count = _messages_count
+    given = count(usage, "input_tokens")
+    read = count(usage, "cache_read_input_tokens")
+    written = count(usage, "cache_creation_input_tokens")
+    prompt = None if given is None else given + (read or 0) + (written or 0)
+    completion = count(usage, "output_tokens")
+    total = count(usage, "total_tokens")
+    if total is None and prompt is not None and completion is not None:
+        total = prompt + completion
+    servers = count(usage, "server_tool_calls")
+    used: Any = usage.get("server_tool_use")
+    if servers is None and used.__class__ is dict:
+        counts = [v for v in used.values() if v.__class__ is int]
+        servers = sum(counts) if counts else None
+    cost: Any = usage.get("cost_usd")
+    if cost.__class__ not in (int, float):
+        cost = usage.get("cost")
+    return UsageSummary(
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        total_tokens=total,
+        cached_prompt_tokens=read,
+        reasoning_tokens=count(usage, "reasoning_tokens"),
+        cost_usd=float(cost) if cost.__class__ in (int, float) else None,
+        server_tool_calls=servers,
+    )
+
+
+def _messages_usage_part(usage: dict[str, Any], event: Any) -> Part:
+    return Part("usage", 0, "", event, usage=_messages_usage(usage))
+
+
+def _messages_error_part(event: Any) -> Part:
+    """The "error" part of an `error` event: its message, and its error object."""
+    error: Any = event.get("error")
+    if error is None:
+        error = event
+    message: Any = error.get("message") if error.__class__ is dict else error
+    if message.__class__ is not str:
+        message = _json_text(message)
+    return Part("error", 0, message, event, error=error)
+
+
+_MESSAGES_RAW_MARK: Final = '{"_raw_arguments":'
+"""How the input of a call whose arguments were no JSON object starts, as the writer
+writes it (`_RAW`)."""
+
+
+def _messages_raw(piece: str) -> str:
+    """The arguments a call's input holds under `_raw_arguments`, when that is its one
+    key; else the piece as it is."""
+    try:
+        value = json.loads(piece)
+    except ValueError:
+        return piece
+    if value.__class__ is not dict or len(value) != 1:
+        return piece
+    raw = value.get("_raw_arguments")
+    return raw if raw.__class__ is str else piece
+
+
+_MESSAGES_INCOMPLETE: Final = {
+    "message": "the upstream stream ended before message_stop: what came is incomplete",
+    "type": "incomplete_stream",
+}
+"""The error of a Messages stream cut off before its end."""
+
+
+def _messages_parts_of(
+    events: Iterable[Any], data: Callable[[Any], Any]
+) -> Iterator[Part]:
+    """The parts of a stream of events (each read as JSON data by `data`), and an
+    "error" part last when `events` is a stream cut off before its `message_stop` (a
+    `StreamError` it raises is raised)."""
+    reader = _MessagesReader()
+    event: Any = None
+    for event in events:
+        yield from reader.read(data(event))
+    if getattr(events, "done", True) is False:
+        yield _messages_cut_off(event)
+
+
+async def _messages_aparts_of(
+    events: AsyncIterable[Any], data: Callable[[Any], Any]
+) -> AsyncIterator[Part]:
+    """`_messages_parts_of` for events that arrive asynchronously."""
+    reader = _MessagesReader()
+    event: Any = None
+    async for event in events:
+        for part in reader.read(data(event)):
+            yield part
+    if getattr(events, "done", True) is False:
+        yield _messages_cut_off(event)
+
+
+def _messages_cut_off(event: Any) -> Part:
+    error = dict(_MESSAGES_INCOMPLETE)
+    return Part("error", 0, error["message"], event, error=error)
+
+
+class _MessagesAccumulator:
+    """Adds the events of one Messages stream (JSON data) into its Message, as
+    anthropic-sdk-python does: `message_start` gives the message; each block is put at
+    its index; a text, a thinking and a citation are appended, a signature is
+    replaced (there is one per block); the pieces of a tool's input are joined and
+    read as JSON once its block stops (a text that is no JSON is kept as the input, as
+    text: never lost); `message_delta` sets `stop_reason` and `stop_sequence`, its
+    `stop_details` and any other key of its delta when not null, and merges its usage
+    key by key (a null says nothing). Unknown keys, events, blocks and deltas are kept
+    where they came; a delta of another type than its block's (a server's bug the SDK
+    drops) is kept in `misplaced`.
+
+    More lenient than the SDK, which raises: an event before `message_start` starts
+    an empty message; a delta whose block never started starts one of the delta's
+    type. A second `message_start` is ignored, as the SDK ignores it."""
+
+    __slots__ = ("_at", "_inputs", "_pending", "error", "message", "misplaced")
+
+    def __init__(self) -> None:
+        self.message: dict[str, Any] | None = None
+        """The message so far (None before `message_start`)."""
+        self._at: dict[int, int] = {}
+        """The place in `content` of each block, by its index."""
+        self._inputs: dict[int, str] = {}
+        """The input pieces of each tool block, joined: its arguments as they came."""
+        self._pending: set[int] = set()
+        """The tool blocks whose input has pieces and has not been read yet."""
+        self.error: Any = None
+        """The error object of an `error` event, if one came."""
+        self.misplaced: list[Any] = []
+        """The deltas of another type than their block's, in order."""
+
+    def add(self, event: Any) -> None:
+        """Add one event (JSON data)."""
+        if event.__class__ is not dict:
+            return
+        kind = event.get("type")
+        if kind == "message_start":
+            if self.message is None:
+                message: Any = event.get("message")
+                given = message.__class__ is dict
+                self.message = copy.deepcopy(message) if given else {}
+                self._content()
+            return
+        if kind == "error":
+            self.error = event.get("error", event)
+            return
+        if kind not in _MESSAGES_ACCUMULATED:
+            return  # ping, message_stop, an unknown event
+        if self.message is None:
+            self.message = {"type": "message", "role": "assistant", "content": []}
+        if kind == "content_block_start":
+            block: Any = event.get("content_block")
+            index: Any = event.get("index")
+            if block.__class__ is dict and index.__class__ is int:
+                self._place(index, copy.deepcopy(block))
+        elif kind == "content_block_delta":
+            self._delta(event)
+        elif kind == "content_block_stop":
+            stopped: Any = event.get("index")
+            if stopped.__class__ is int:
+                self._parse(stopped)
+        else:
+            self._message_delta(event)
+
+    def _content(self) -> list[Any]:
+        assert self.message is not None
+        content: Any = self.message.get("content")
+        if content.__class__ is not list:
+            content = self.message["content"] = []
+        else:  # blocks the message holds already (programmatic tool calling)
+            for place in range(len(content)):
+                self._at.setdefault(place, place)
+        return cast(list[Any], content)
+
+    def _place(self, index: int, block: dict[str, Any]) -> dict[str, Any]:
+        content = self._content()
+        place = self._at.get(index)
+        if place is None:
+            self._at[index] = len(content)
+            content.append(block)
+        else:
+            content[place] = block
+        return block
+
+    def _block(self, index: int) -> dict[str, Any] | None:
+        place = self._at.get(index)
+        if place is None:
+            return None
+        block: Any = self._content()[place]
+        return block if block.__class__ is dict else None
+
+    def _delta(self, event: Any) -> None:
+        delta: Any = event.get("delta")
+        index: Any = event.get("index")
+        if delta.__class__ is not dict or index.__class__ is not int:
+            return
+        kind = delta.get("type")
+        block = self._block(index)
+        if block is None:
+            started = _MESSAGES_STARTS.get(kind)
+            if started is None:
+                self.misplaced.append(event)
+                return
+            block = self._place(index, copy.deepcopy(started))
+        has = block.get("type")
+        if kind == "text_delta" and has == "text":
+            block["text"] = _messages_str(block.get("text")) + delta.get("text", "")
+        elif kind == "input_json_delta" and has in ("tool_use", "server_tool_use"):
+            piece = delta.get("partial_json")
+            if piece.__class__ is str and piece:
+                self._inputs[index] = self._inputs.get(index, "") + piece
+                self._pending.add(index)
+        elif kind == "citations_delta" and has == "text":
+            citations = block.get("citations")
+            if citations.__class__ is not list or not citations:
+                block["citations"] = [delta.get("citation")]
+            else:
+                citations.append(delta.get("citation"))
+        elif kind == "thinking_delta" and has == "thinking":
+            so_far = _messages_str(block.get("thinking"))
+            block["thinking"] = so_far + delta.get("thinking", "")
+        elif kind == "signature_delta" and has == "thinking":
+            block["signature"] = delta.get("signature")
+        else:
+            self.misplaced.append(event)
+
+    def _parse(self, index: int) -> None:
+        """The input of a tool block whose pieces are all here, read as JSON (kept as
+        text when it is no JSON); a block without pieces keeps the input it began
+        with."""
+        if index not in self._pending:
+            return
+        self._pending.discard(index)
+        block = self._block(index)
+        if block is not None:
+            block["input"] = _messages_parsed(self._inputs[index])
+
+    def _message_delta(self, event: Any) -> None:
+        message = self.message
+        assert message is not None
+        delta: Any = event.get("delta")
+        if delta.__class__ is dict:
+            message["stop_reason"] = delta.get("stop_reason")
+            message["stop_sequence"] = delta.get("stop_sequence")
+            for key, value in delta.items():
+                if key not in ("stop_reason", "stop_sequence") and value is not None:
+                    message[key] = copy.deepcopy(value)
+        usage: Any = event.get("usage")
+        if usage.__class__ is dict:
+            merged: Any = message.get("usage")
+            if merged.__class__ is not dict:
+                merged = message["usage"] = {}
+            for key, value in usage.items():
+                if value is not None:
+                    merged[key] = copy.deepcopy(value)
+
+    def snapshot(self) -> dict[str, Any] | None:
+        """The message so far, a copy: a tool's input whose block has not stopped is
+        read from its pieces so far (as JSON, or as text while it is no JSON yet)."""
+        if self.message is None:
+            return None
+        message = copy.deepcopy(self.message)
+        for index in self._pending:
+            place = self._at.get(index)
+            if place is not None:
+                parsed = _messages_parsed(self._inputs[index])
+                message["content"][place]["input"] = parsed
+        return message
+
+    def result(self) -> dict[str, Any]:
+        """The message, once the stream has ended (a stream cut off gives what came):
+        the input of a tool whose block never stopped is read from its pieces."""
+        for index in list(self._pending):
+            self._parse(index)
+        if self.message is None:
+            self.message = {"type": "message", "role": "assistant", "content": []}
+        return self.message
+
+    def summary(self) -> Summary:
+        """What the message says so far, in the terms of every protocol: the same
+        `Summary` as a chat stream's (read from the message by `_MessagesReader`, a
+        tool's arguments as the text its pieces made)."""
+        message = copy.copy(self.message or {})
+        content = message["content"] = list(message.get("content") or [])
+        for index, text in self._inputs.items():
+            place = self._at.get(index)
+            if place is not None and content[place].__class__ is dict:
+                content[place] = {**content[place], "input": text}
+        return _summary_of_parts(
+            _MessagesReader().read({"type": "message_start", "message": message})
+        )
+
+
+_MESSAGES_ACCUMULATED = frozenset(
+    (
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+    )
+)
+"""The events that change the message after `message_start`."""
+
+
+_MESSAGES_STARTS: dict[Any, dict[str, Any]] = {
+    "text_delta": {"type": "text", "text": ""},
+    "citations_delta": {"type": "text", "text": ""},
+    "thinking_delta": {"type": "thinking", "thinking": "", "signature": ""},
+    "signature_delta": {"type": "thinking", "thinking": "", "signature": ""},
+    "input_json_delta": {"type": "tool_use", "input": {}},
+}
+"""The block a delta whose block never started starts, by the delta's type."""
+
+
+def _messages_str(value: Any) -> str:
+    return value if value.__class__ is str else ""
+
+
+def _messages_parsed(text: str) -> Any:
+    """A tool's input from its JSON text; the text itself when it is no JSON."""
+    try:
+        return _json(text)
+    except ChunkDecodeError:
+        return text
+
+
+class MessagesLossWarning(UserWarning):
+    """Parts a Messages stream could not hold were left out of it (another choice than
+    the first, a citation without its location, a tool the server ran): the writer's
+    `dropped` counts them, by kind and why."""
+
+
+_MESSAGES_STOP: Final = {
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "tool_calls": "tool_use",
+    "content_filter": "refusal",
+}
+"""Chat's finish reasons as Anthropic's stop reasons; any other is kept as it is."""
+
+
+_MESSAGES_ERROR_TYPES: Final = frozenset(
+    (
+        "invalid_request_error",
+        "authentication_error",
+        "billing_error",
+        "permission_error",
+        "not_found_error",
+        "request_too_large",
+        "rate_limit_error",
+        "api_error",
+        "timeout_error",
+        "overloaded_error",
+    )
+)
+"""The error types of Anthropic's API; an upstream's other type is an `api_error`."""
+
+
+class _MessagesWriter:
+    """Writes one stream of `Part`s (from any protocol's reader) as Messages events:
+    `write(part)` gives the events of a part, `end()` the last ones, `fail(...)` the
+    error that ends a stream instead. `stream(parts)` and `astream(aparts)` do it all.
+
+    What the events hold, for any order of parts:
+
+    - `message_start` first, once: `id` from the start part's identity (`msg_` and
+      the source's id; a fresh one when the source said none), the model, role
+      `assistant`, no content, no stop reason, and the usage so far (`input_tokens`
+      and `output_tokens` 0 until the source says). It is written with the first part
+      after the start (and its usage), so a usage the source sent in its first event
+      is in it.
+    - Content blocks numbered from 0 without gaps, one open at a time, each started
+      before its deltas and stopped before the next starts. A block ends where the
+      parts' `block` changes (a Messages source) or their kind does (chat, whose
+      parts have none): reasoning is a `thinking` block, text a `text` block (a refusal one of its own
+      marked `"refusal": true`: Messages has no refusal text), opaque
+      reasoning a `redacted_thinking` block, each tool call a `tool_use` block (its
+      id from the call, or `toolu_` and the message's; its name), whose input comes
+      as `input_json_delta`s carrying every piece, the first one included; a call
+      that got no arguments gets `{}`. A piece of another call (another index or
+      id) closes the call's block. Chat's parts say no block, so while a call of
+      theirs is open the parts that are not its pieces (reasoning a server
+      interleaves with a call's last arguments) are held, and written after its
+      block, once another call starts, the choice finishes, or the stream ends. A
+      piece of a call whose block has closed (two calls' pieces interleaved) can no
+      longer be written, and is counted.
+    - A thinking block gets a `signature_delta` before it stops when a "signature"
+      part comes for it; one without a signature gets none. (Anthropic's API always
+      signs a thinking block, and refuses an unsigned one sent back to it on the next
+      turn; other backends' reasoning has no signature to give.)
+    - `message_delta` once, after the last block: the stop reason in Anthropic's
+      terms (`stop` is `end_turn`, `length` `max_tokens`, `tool_calls` `tool_use`,
+      `content_filter` `refusal`; another kept as it is; null when the source sent
+      none), and the usage always, in Anthropic's terms: `input_tokens` excludes the
+      cache reads (`prompt_tokens` less `cached_prompt_tokens`), which are
+      `cache_read_input_tokens`; `output_tokens` is always a number (0 when unknown);
+      a count the source did not say is absent, never null; what Messages has no key
+      for is kept in keys of its own (`cost_usd`, `reasoning_tokens`,
+      `server_tool_calls`, and `total_tokens` when it is not input plus output),
+      which both SDKs leave alone.
+    - `message_stop` last; or, when the source reported an error, was cut off, or its
+      parts raised, an `error` event (`{"type": "error", "error": {"type", "message"}}`)
+      instead of the rest, never `message_stop`.
+
+    A message holds one choice: parts of another are not written. What is not written
+    is counted in `dropped`, by (kind, why), and said once per stream in a
+    `MessagesLossWarning`."""
+
+    __slots__ = (
+        "_calls",
+        "_ended",
+        "_held",
+        "_id",
+        "_identity",
+        "_latest",
+        "_next",
+        "_open",
+        "_started",
+        "_stop",
+        "_usage",
+        "dropped",
+        "failure",
+    )
+
+    def __init__(self) -> None:
+        self.dropped: Counter[tuple[str, str]] = Counter()
+        """What was not written, by (part kind, why)."""
+        self.failure: BaseException | None = None
+        """The error the parts raised, written as the stream's `error` event."""
+        self._identity: Identity | None = None
+        self._id = ""
+        self._usage: UsageSummary | None = None
+        self._stop: str | None = None
+        self._started = False  # message_start written
+        self._ended = False  # message_stop or error written
+        self._next = 0  # the index of the next block
+        self._open: _MessagesOpen | None = None
+        self._calls: dict[object, int | None] = {}
+        """Each tool call seen, by its key, with its block's index (None: closed)."""
+        self._latest: object = None
+        """The key of the call the latest piece belonged to."""
+        self._held: list[Part] | None = None
+        """While a call from chat (whose parts have no `block`) is open: the parts
+        that came since, other than its pieces, written once it is done."""
+
+    def write(self, part: Part) -> list[bytes]:
+        """The events of one part (none, while it only tells what comes later)."""
+        out: list[bytes] = []
+        kind = part.kind
+        if self._ended:
+            self._drop(kind, "after the end of the message")
+            return out
+        if part.choice not in (None, 0):
+            self._drop(kind, "of another choice than the first: a message is one")
+            return out
+        if kind == "start":
+            if self._started or self._identity is not None:
+                self._drop(kind, "a second start")
+            else:
+                self._identity = part.identity or Identity(None, None, None)
+            return out
+        if kind == "usage":
+            self._usage = part.usage
+            return out
+        held = self._held
+        if held is not None and not (
+            kind == "tool_call" and self._key(part) == self._open_key()
+        ):
+            if kind in ("finish", "error") or (
+                kind == "tool_call" and self._key(part) not in self._calls
+            ):
+                self._flush(out)  # the call's block is done: what waited follows it
+            elif kind != "tool_call":
+                held.append(part)  # the open call may have more pieces
+                return out
+        if kind == "error":
+            return out + self.fail(part.error, part.text)
+        self._begin(out)
+        if kind == "text":
+            if part.text:
+                self._text(out, "text", "text", "text_delta", part)
+        elif kind == "refusal":
+            if part.text:
+                self._refusal(out, part)
+        elif kind == "reasoning":
+            if part.text:
+                self._text(out, "thinking", "thinking", "thinking_delta", part)
+        elif kind == "signature":
+            self._signature(out, part)
+        elif kind == "redacted_reasoning":
+            self._close(out)
+            block = {"type": "redacted_thinking", "data": part.text}
+            self._start(out, "redacted_thinking", part.block, block)
+            self._close(out)
+        elif kind == "tool_call":
+            self._tool_call(out, part)
+        elif kind == "finish":
+            if part.text:
+                self._stop = _MESSAGES_STOP.get(part.text, part.text)
+        elif kind == "citation":
+            self._drop(kind, "a citation needs its location in a document or page")
+        elif kind == "server_tool":
+            self._drop(kind, "a tool the server ran has no block in Messages")
+        else:
+            self._drop(kind, "a kind of part Messages has no place for")
+        return out
+
+    def end(self) -> list[bytes]:
+        """The last events: the open block stopped, `message_delta` and
+        `message_stop`."""
+        out: list[bytes] = []
+        if self._ended:
+            return out
+        self._flush(out)
+        self._begin(out)
+        self._close(out)
+        self._ended = True
+        delta = {"stop_reason": self._stop, "stop_sequence": None}
+        usage = _messages_usage_object(self._usage, final=True)
+        out.append(
+            _messages_event({"type": "message_delta", "delta": delta, "usage": usage})
+        )
+        out.append(_messages_event({"type": "message_stop"}))
+        return out
+
+    def fail(self, error: Any, message: str | None = None) -> list[bytes]:
+        """The `error` event that ends the stream instead of `message_stop`: for an
+        error object (its `type` kept when it is one of Anthropic's), a
+        `StreamError`, or any other exception."""
+        out: list[bytes] = []
+        if self._ended:
+            return out
+        self._flush(out)  # what the source said before its error, written
+        self._ended = True
+        body = _messages_error(error, message)
+        out.append(_messages_event({"type": "error", "error": body}))
+        return out
+
+    def stream(self, parts: Iterable[Part]) -> Iterator[bytes]:
+        """The events of all `parts`, to the end, as `_write_messages` gives them."""
+        iterator = iter(parts)
+        try:
+            while True:
+                try:
+                    part = next(iterator)
+                except StopIteration:
+                    break
+                # An error of the upstream's: written as the event, kept in failure.
+                except Exception as error:  # noqa: BLE001, RUF100
+                    self.failure = error
+                    yield from self.fail(error)
+                    return
+                yield from self.write(part)
+            yield from self.end()
+        finally:
+            _close(iterator)
+            _close(parts)
+            self._warn()
+
+    async def astream(self, parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
+        """`stream` for parts that arrive asynchronously."""
+        iterator = aiter(parts)
+        try:
+            while True:
+                try:
+                    part = await anext(iterator)
+                except StopAsyncIteration:
+                    break
+                # An error of the upstream's: written as the event, kept in failure.
+                except Exception as error:  # noqa: BLE001, RUF100
+                    self.failure = error
+                    for event in self.fail(error):
+                        yield event
+                    return
+                for event in self.write(part):
+                    yield event
+            for event in self.end():
+                yield event
+        finally:
+            await _aclose(iterator)
+            await _aclose(parts)
+            self._warn()
+
+    def _warn(self) -> None:
+        if self.dropped:
+            said = ", ".join(
+                f"{count} {kind} ({why})"
+                for (kind, why), count in sorted(self.dropped.items())
+            )
+            warnings.warn(
+                f"not written as Messages: {said}", MessagesLossWarning, stacklevel=3
+            )
+
+    def _flush(self, out: list[bytes]) -> None:
+        """Stop the open call's block, and write the parts held while it was open."""
+        held = self._held
+        if held is None:
+            return
+        self._held = None
+        self._close(out)
+        for part in held:
+            out.extend(self.write(part))
+
+    def _open_key(self) -> object:
+        block = self._open
+        return None if block is None else block.key
+
+    def _key(self, part: Part) -> object:
+        """Which call a tool-call piece belongs to: its index, else its id, else the
+        latest call's (a piece that says no call)."""
+        which = part.tool_call
+        if which is not None and which.index is not None:
+            return ("index", which.index)
+        if which is not None and which.id:
+            return ("id", which.id)
+        return self._latest if self._latest is not None else ("index", 0)
+
+    def _drop(self, kind: str, why: str) -> None:
+        self.dropped[(kind, why)] += 1
+
+    def _begin(self, out: list[bytes]) -> None:
+        """Write `message_start`, once."""
+        if self._started:
+            return
+        self._started = True
+        identity = self._identity or Identity(None, None, None)
+        source = identity.id
+        if source is None:
+            source = uuid.uuid4().hex
+        self._id = source if source.startswith("msg_") else f"msg_{source}"
+        message: dict[str, Any] = {
+            "id": self._id,
+            "type": "message",
+            "role": "assistant",
+            "model": identity.model or "",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": _messages_usage_object(self._usage, final=False),
+        }
+        out.append(_messages_event({"type": "message_start", "message": message}))
+
+    def _start(
+        self, out: list[bytes], kind: str, key: object, block: dict[str, Any]
+    ) -> _MessagesOpen:
+        """Start a block (the open one is stopped first)."""
+        self._close(out)
+        index = self._next
+        self._next += 1
+        event = {"type": "content_block_start", "index": index, "content_block": block}
+        out.append(_messages_event(event))
+        self._open = _MessagesOpen(index, kind, key)
+        return self._open
+
+    def _close(self, out: list[bytes]) -> None:
+        """Stop the open block; a tool call that got no arguments gets `{}`."""
+        block = self._open
+        if block is None:
+            return
+        self._open = None
+        if block.kind == "tool_use":
+            if block.raw is not None:
+                text = _wire_text({_RAW: "".join(block.raw)})
+                out.append(
+                    _messages_delta(
+                        block.index, "input_json_delta", "partial_json", text
+                    )
+                )
+            elif not block.wrote:
+                out.append(
+                    _messages_delta(
+                        block.index, "input_json_delta", "partial_json", "{}"
+                    )
+                )
+            self._calls[block.key] = None
+        out.append(
+            _messages_event({"type": "content_block_stop", "index": block.index})
+        )
+
+    def _text(
+        self, out: list[bytes], kind: str, key: str, delta: str, part: Part
+    ) -> None:
+        """A piece of text or reasoning: in the open block of its kind, unless the
+        part belongs to another block, or the block is signed (a signature ends a
+        thinking block); else in a new one."""
+        block = self._open
+        if (
+            block is None
+            or block.kind != kind
+            or block.key != part.block
+            or block.signed
+        ):
+            empty = {"type": kind, kind: ""}
+            if kind == "thinking":
+                empty["signature"] = ""
+            block = self._start(out, kind, part.block, empty)
+        out.append(_messages_delta(block.index, delta, key, part.text))
+
+    def _refusal(self, out: list[bytes], part: Part) -> None:
+        """A piece of a refusal: Messages has no refusal text, so a text block of its
+        own, marked `"refusal": true` (a key both SDKs leave alone, which
+        `_MessagesReader` reads back)."""
+        block = self._open
+        if block is None or block.kind != "refusal" or block.key != part.block:
+            empty = {"type": "text", "text": "", "refusal": True}
+            block = self._start(out, "refusal", part.block, empty)
+        out.append(_messages_delta(block.index, "text_delta", "text", part.text))
+
+    def _signature(self, out: list[bytes], part: Part) -> None:
+        """A signature, in the thinking block it signs: the open one; for a part of a
+        block not written yet (a thinking block whose text is omitted), or one more
+        signature, a new one. A signature of chat's with no thinking block open has
+        no block to go in."""
+        block = self._open
+        thinking = block is not None and block.kind == "thinking"
+        if (
+            block is None
+            or not thinking
+            or block.signed
+            or (part.block is not None and block.key != part.block)
+        ):
+            if part.block is None and not (thinking and block and block.signed):
+                self._drop("signature", "no thinking block is open to hold it")
+                return
+            empty = {"type": "thinking", "thinking": "", "signature": ""}
+            block = self._start(out, "thinking", part.block, empty)
+        block.signed = True
+        out.append(
+            _messages_delta(block.index, "signature_delta", "signature", part.text)
+        )
+
+    def _tool_call(self, out: list[bytes], part: Part) -> None:
+        """A piece of a tool call's arguments, in its block: a call not seen before
+        starts one (stopping the open block)."""
+        which = part.tool_call
+        key = self._key(part)
+        self._latest = key
+        block = self._open
+        if block is None or block.kind != "tool_use" or block.key != key:
+            if key in self._calls:
+                if part.text:
+                    self._drop("tool_call", "a piece of a call whose block had closed")
+                return
+            ident = which.id if which is not None and which.id else None
+            if ident is None:
+                ident = f"toolu_{self._id.removeprefix('msg_')}_{self._next}"
+            name = which.name if which is not None and which.name else ""
+            tool: dict[str, Any] = {"type": "tool_use", "id": ident, "name": name}
+            tool["input"] = {}
+            block = self._start(out, "tool_use", key, tool)
+            self._calls[key] = block.index
+            if part.block is None:
+                self._held = []  # chat: the call may go on after other parts
+        if part.text:
+            if (
+                block.raw is None
+                and not block.wrote
+                and part.text.lstrip()[:1] not in "{"
+            ):
+                block.raw = []  # arguments that are no JSON object: see `_RAW`
+            if block.raw is not None:
+                block.raw.append(part.text)
+                return
+            block.wrote = bool(part.text.strip()) or block.wrote
+            out.append(
+                _messages_delta(
+                    block.index, "input_json_delta", "partial_json", part.text
+                )
+            )
+
+
+_RAW: Final = "_raw_arguments"
+"""The key a tool call's arguments that are no JSON object (a server's cut or broken
+text) are written under, as the one key of the call's input: Messages holds an
+object there, and its clients refuse anything else. `_MessagesReader` reads them
+back as the text they were."""
+
+
+class _MessagesOpen:
+    """The block being written."""
+
+    __slots__ = ("index", "key", "kind", "raw", "signed", "wrote")
+
+    def __init__(self, index: int, kind: str, key: object) -> None:
+        self.index = index
+        self.kind = kind
+        self.raw: list[str] | None = None
+        """The pieces of a tool call's arguments that are no JSON object (see
+        `_RAW`), held until its block stops."""
+        self.key = key
+        """What the parts of this block share: their `block` (None from chat), or,
+        for a tool call, its index or id."""
+        self.wrote = False
+        """Whether a tool call's block has had a piece of its arguments."""
+        self.signed = False
+        """Whether a thinking block has had its signature."""
+
+
+def _messages_event(data: dict[str, Any]) -> bytes:
+    """One event: its type and its compact JSON (which holds no line end)."""
+    text = _wire_text(data)
+    return (
+        b"event: " + str(data["type"]).encode() + b"\ndata: " + text.encode() + b"\n\n"
+    )
+
+
+def _messages_delta(index: int, kind: str, key: str, text: str) -> bytes:
+    delta = {"type": kind, key: text}
+    return _messages_event(
+        {"type": "content_block_delta", "index": index, "delta": delta}
+    )
+
+
+def _messages_usage_object(usage: UsageSummary | None, final: bool) -> dict[str, Any]:
+    """A usage in Anthropic's terms. `message_start`'s (not `final`) has both counts,
+    0 while unknown; `message_delta`'s has every count known, `output_tokens` always."""
+    u = usage or UsageSummary()
+    out: dict[str, Any] = {}
+    cached = u.cached_prompt_tokens
+    if u.prompt_tokens is not None:
+        out["input_tokens"] = max(u.prompt_tokens - (cached or 0), 0)
+    elif not final:
+        out["input_tokens"] = 0
+    if cached is not None:
+        out["cache_read_input_tokens"] = cached
+    out["output_tokens"] = u.completion_tokens or 0
+    if not final:
+        return out
+    if u.reasoning_tokens is not None:
+        out["reasoning_tokens"] = u.reasoning_tokens
+    if u.server_tool_calls is not None:
+        out["server_tool_calls"] = u.server_tool_calls
+    if u.cost_usd is not None:
+        out["cost_usd"] = u.cost_usd
+    total = u.total_tokens
+    if total is not None and (
+        u.prompt_tokens is None
+        or u.completion_tokens is None
+        or total != u.prompt_tokens + u.completion_tokens
+    ):
+        out["total_tokens"] = total
+    return out
+
+
+def _messages_error(error: Any, message: str | None) -> dict[str, str]:
+    """An error as Messages writes one: a `type` of Anthropic's and a `message`."""
+    if isinstance(error, StreamError):
+        kind: Any = error.type
+        said: Any = error.message
+    elif isinstance(error, BaseException):
+        kind, said = None, f"{type(error).__name__}: {error}"
+    elif error.__class__ is dict:
+        kind, said = error.get("type"), error.get("message")
+    else:
+        kind, said = None, error
+    if message:
+        said = message
+    if said is None:
+        said = "the upstream stream failed"
+    elif said.__class__ is not str:
+        said = _json_text(said)
+    return {
+        "type": kind if kind in _MESSAGES_ERROR_TYPES else "api_error",
+        "message": str(said),
+    }
+
+
+def _write_messages(parts: Iterable[Part]) -> Iterator[bytes]:
+    """`parts` (any protocol's) as the events of a Messages stream (see
+    `_MessagesWriter`)."""
+    return _MessagesWriter().stream(parts)
+
+
+def _awrite_messages(parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
+    """`_write_messages` for parts that arrive asynchronously."""
+    return _MessagesWriter().astream(parts)
 
 
 MessageStartEventType: TypeAlias = Literal["message_start"]
@@ -4163,3 +5537,96 @@ def aiter_events(
 ) -> AsyncChunkStream[MessageStreamEvent]:
     """`iter_events` for an async source: read it with `async for`."""
     return AsyncChunkStream(source, loads, on_error, max_event_size, named=True)
+
+
+def _event_data(event: MessageStreamEvent) -> Any:
+    """An event as JSON data."""
+    return event.to_dict()
+
+
+def iter_parts(
+    source: (
+        ChunkStream[MessageStreamEvent]
+        | Iterable[_Bytes | str]
+        | _Bytes
+        | str
+        | _Response
+    ),
+    *,
+    on_error: Literal["raise", "skip"] = "raise",
+    max_event_size: int = MAX_EVENT_SIZE,
+) -> Iterator[Part]:
+    """What a Messages stream says, as the `Part`s every protocol is read into
+    (`iter_parts` of `chunk_msgspec` reads chat's), in stream order: a "start" part with
+    the message's id and model, then each block's text, reasoning, signature, redacted
+    reasoning, tool-call input or citation (`block` is the block's index), the finish
+    reason and the usage in chat's terms, and an "error" part for a stream cut off
+    before `message_stop`. `source` is what `iter_events` reads, whose events are then
+    read as JSON data (each part's `chunk`), or a stream it made; the options are those
+    of `iter_events`.
+    """
+    if isinstance(source, ChunkStream):  # typed events
+        events = cast("ChunkStream[MessageStreamEvent]", source)
+        return _messages_parts_of(events, _event_data)
+    data = ChunkStream(source, _json, on_error, max_event_size, named=True)
+    return _messages_parts_of(data, _as_is)
+
+
+def aiter_parts(
+    source: (
+        AsyncChunkStream[MessageStreamEvent]
+        | AsyncIterable[_Bytes | str]
+        | _AsyncResponse
+        | _AiohttpResponse
+    ),
+    *,
+    on_error: Literal["raise", "skip"] = "raise",
+    max_event_size: int = MAX_EVENT_SIZE,
+) -> AsyncIterator[Part]:
+    """`iter_parts` for an async source, or a stream `aiter_events` made."""
+    if isinstance(source, AsyncChunkStream):
+        events = cast("AsyncChunkStream[MessageStreamEvent]", source)
+        return _messages_aparts_of(events, _event_data)
+    data = AsyncChunkStream(source, _json, on_error, max_event_size, named=True)
+    return _messages_aparts_of(data, _as_is)
+
+
+def _write_events(parts: Iterable[Part]) -> Iterator[bytes]:
+    """What `write_parts(parts, protocol="messages")` writes (`_MessagesWriter`)."""
+    return _write_messages(parts)
+
+
+def _awrite_events(parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
+    """What `awrite_parts(parts, protocol="messages")` writes."""
+    return _awrite_messages(parts)
+
+
+class MessageAccumulator:
+    """Adds the events of one Messages stream up to its final `Message`, as
+    anthropic-sdk-python adds them (blocks by index, texts and signatures joined, a
+    tool's input read from its pieces when its block stops), losing nothing: unknown
+    keys, blocks and events are kept. `summary()` is the same `Summary` a chat stream
+    gives, in chat's terms."""
+
+    __slots__ = ("_adding",)
+
+    def __init__(self) -> None:
+        self._adding = _MessagesAccumulator()
+
+    def add(self, event: MessageStreamEvent) -> None:
+        """Add the next event of the stream."""
+        self._adding.add(_event_data(event))
+
+    def snapshot(self) -> Message | None:
+        """The message so far (None before `message_start`)."""
+        data = self._adding.snapshot()
+        return None if data is None else Message.from_dict(data)
+
+    def result(self) -> Message:
+        """The message, once the stream has ended (a stream cut off gives what came)."""
+        data = self._adding.result()
+        return Message.from_dict(data)
+
+    def summary(self) -> Summary:
+        """What the message says, in every protocol's terms (`Summary`)."""
+        return self._adding.summary()

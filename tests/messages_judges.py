@@ -68,6 +68,33 @@ def read_with_anthropic_sdk(body: bytes) -> dict[str, Any]:
     return {"message": message.model_dump(mode="json", exclude_unset=True), "events": events}
 
 
+def read_many_with_anthropic_sdk(bodies: Sequence[bytes]) -> list[dict[str, Any] | Exception]:
+    """`read_with_anthropic_sdk` of each body, served together by one server: what it
+    read, or the exception it raised."""
+    out: list[dict[str, Any] | Exception] = []
+    with _served(bodies) as urls:
+        for url in urls:
+            events: list[str] = []
+            client = anthropic.Anthropic(base_url=url, api_key="x", max_retries=0, timeout=TIMEOUT)
+            try:
+                with (
+                    client,
+                    _noting(events),
+                    client.messages.stream(
+                        model=MODEL, max_tokens=MAX_TOKENS, messages=MESSAGES
+                    ) as s,
+                ):
+                    for event in s:
+                        events.append(event.type)
+                    message = s.get_final_message()
+            except Exception as error:
+                out.append(error)
+                continue
+            dumped = message.model_dump(mode="json", exclude_unset=True)
+            out.append({"message": dumped, "events": events})
+    return out
+
+
 async def aread_with_anthropic_sdk(body: bytes) -> dict[str, Any]:
     """`read_with_anthropic_sdk` with `AsyncAnthropic` (the server still runs in a thread:
     starting it blocks the event loop for a moment)."""

@@ -271,6 +271,7 @@ def render_module(
         "spellings": spelling_rows(spec.meanings.spellings),
         "chunk_spellings": spelling_rows(spec.meanings.in_chunks),
         "dialect_names": ", ".join(f"`{d.name!r}`" for d in spec.meanings.dialects) or "none",
+        "default_dialect": next((d.name for d in spec.meanings.dialects), ""),
     }
     text = environment(templates).get_template(target.template).render(context)
     return inline(text, target.imports, hub)

@@ -53,12 +53,12 @@ class _Respeller:
     chunk is closed in the chunk where the answer, a tool call or the finish comes."""
 
     __slots__ = (
+        "_blocks",
         "_called",
         "_dialect",
         "_free",
         "_harmony",
         "_head",
-        "_inside",
         "_key",
         "_last",
         "_moved",
@@ -67,7 +67,6 @@ class _Respeller:
         "_plain",
         "_reader",
         "_renames",
-        "_tails",
     )
 
     def __init__(
@@ -96,10 +95,7 @@ class _Respeller:
             if s.meaning in _TEXTS and len(s.path) == 2 and s.path[0] == head
         )
         """The keys of the delta whose whole value is a text: they are written anew."""
-        self._inside: set[int] = set()
-        self._tails: dict[int, str] = {}
-        """Of each choice whose text may end in the start of a tag (think_tags): the
-        end of its text written so far, to break a tag the next piece would complete."""
+        self._blocks = _ThinkBlocks()
         self._harmony = think_tags == "harmony"
         self._called: dict[tuple[int, int], int] = {}
         """(choice, number) of each call in Harmony markup written so far, and the
@@ -144,7 +140,7 @@ class _Respeller:
         (the module's `dumps`) as it is when nothing in it moves, or with one key
         renamed when all that moves is a text to the dialect's key (`reasoning` to
         `reasoning_content`). None when it must be re-spelled (`respell`)."""
-        if self._moving is None or self._inside or self._tails:
+        if self._moving is None or self._blocks.busy:
             return None
         tags = self._dialect.tags
         if tags is not None and tags[0][:1] in text:
@@ -345,13 +341,34 @@ class _Respeller:
             if reasoning:
                 written[self._dialect.reasoning] = reasoning
         else:
-            text = self._tagged(index, reasoning, text, ends, tags)
+            text = self._blocks.tagged(index, reasoning, text, ends, tags)
         if texts["refusal"]:
             written["refusal"] = texts["refusal"]
         return text
 
-    def _tagged(
-        self, index: int, reasoning: str, text: str, ends: bool, tags: tuple[str, str]
+
+class _ThinkBlocks:
+    """Where each choice is in a think-tags dialect: inside a think block or not, and
+    the end of its text written so far, to break a tag the next piece would complete."""
+
+    __slots__ = ("_inside", "_tails")
+
+    def __init__(self) -> None:
+        self._inside: set[int] = set()
+        self._tails: dict[int, str] = {}
+
+    @property
+    def busy(self) -> bool:
+        """Whether a block is open, or a text may end in the start of a tag."""
+        return bool(self._inside or self._tails)
+
+    def tagged(
+        self,
+        index: int,
+        reasoning: str,
+        text: str,
+        ends: bool,
+        tags: tuple[str, str],
     ) -> str:
         """The text key's value in a think-tags dialect: reasoning in a block opened
         once and closed where the answer, a call or the finish comes. A tag the texts

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        aa52834bc66b
-#   chunkspec code                       ace711891a10
-# Digest: d65bae408013ed13
+#   chunkspec code                       2b64ca80275a
+# Digest: af9d210337c0172c
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_typeddicts.py.
 

@@ -275,12 +275,13 @@ class Target:
         names += ["sse_chunk", "sse_error", "TokenFrames", "TokenFramesError"]
         names += ["iter_sse", "aiter_sse"]
         if protocols:
-            names += ["iter_events", "aiter_events"]
+            names += ["iter_events", "aiter_events", "write_parts", "awrite_parts"]
         if self.spec.completion is not None:
             names += ["ChunkAccumulator", "loads_completion", "iter_parts", "aiter_parts"]
             names += ["to_dialect"]
             names += ["Summary", "ChoiceSummary", "UsageSummary", "ToolCallSummary"]
             names += ["Citation", "ReasoningItem", "Part", "ToolCallPart", "ServerToolSummary"]
+            names += ["Identity"]
         names += [m.name for m in self.spec.models] + [e.name for e in self.spec.enums]
         names += self.extra_exports()
         # The order ruff's RUF022 checks: CONSTANTS, then Classes, then functions.
@@ -289,7 +290,9 @@ class Target:
     def family_exports(self) -> list[str]:
         """The sorted `__all__` of a module of another protocol's events."""
         names = ["ChunkDecodeError", "StreamError", "loads", "loads_message", "dumps"]
-        names += ["iter_events", "aiter_events"]
+        names += ["iter_events", "aiter_events", "iter_parts", "aiter_parts"]
+        names += ["write_parts", "awrite_parts", "MessageAccumulator", "Part", "Summary"]
+        names += ["MessagesLossWarning"]
         names += [m.name for m in self.spec.models] + [e.name for e in self.spec.enums]
         names += [u.name for u in self.spec.unions] + self.extra_exports()
         return sorted(names, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n))

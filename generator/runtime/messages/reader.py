@@ -7,6 +7,8 @@ that any writer (chat's, Messages') reads them the same way."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from typing import Any, Final
 
 from ..json_text import _json_text
@@ -88,7 +90,7 @@ class _MessagesReader:
             if not self._started:
                 self._message_start(event, out)
         elif kind == "error":
-            out.append(_messages_error(event))
+            out.append(_messages_error_part(event))
         return out
 
     def _message_start(self, event: Any, out: list[Part]) -> None:
@@ -136,7 +138,9 @@ class _MessagesReader:
         kind: Any = block.get("type")
         known = self._blocks[index] = _MessagesBlock(index, kind, block)
         if kind == "text":
-            _messages_text(block.get("text"), "text", index, event, out)
+            known.refusal = block.get("refusal") is True  # as our writer marks one
+            meaning = "refusal" if known.refusal else "text"
+            _messages_text(block.get("text"), meaning, index, event, out)
             for citation in _messages_list(block.get("citations")):
                 _messages_citation(citation, index, event, out)
         elif kind == "thinking":
@@ -190,6 +194,8 @@ class _MessagesReader:
         texts = _MESSAGES_TEXT_DELTAS.get(kind) if kind.__class__ is str else None
         if texts is not None:
             key, meaning = texts
+            if known is not None and known.refusal:
+                meaning = "refusal"
             _messages_text(delta.get(key), meaning, index, event, out)
         elif kind == "input_json_delta":
             piece: Any = delta.get("partial_json")
@@ -201,6 +207,8 @@ class _MessagesReader:
             if known.kind == "server_tool_use":
                 known.pieces.append(piece)
                 return
+            if not known.has_input and piece.startswith(_MESSAGES_RAW_MARK):
+                piece = _messages_raw(piece)
             known.has_input = True
             which = known.call or ToolCallPart(index, None, None)
             out.append(Part("tool_call", 0, piece, event, tool_call=which, block=index))
@@ -251,7 +259,7 @@ class _MessagesReader:
 class _MessagesBlock:
     """A content block of the message being read."""
 
-    __slots__ = ("call", "has_input", "index", "kind", "pieces", "source")
+    __slots__ = ("call", "has_input", "index", "kind", "pieces", "refusal", "source")
 
     def __init__(self, index: int, kind: Any, source: Any) -> None:
         self.index = index
@@ -264,6 +272,9 @@ class _MessagesBlock:
         """Whether a tool call's arguments came (a piece, or its input whole)."""
         self.pieces: list[str] = []
         """A server tool's arguments so far."""
+        self.refusal = False
+        """Whether a text block holds a refusal (`"refusal": true`, as chunkspec's
+        writer marks one: Messages has no refusal text)."""
 
 
 def _messages_finish(reason: str) -> str:
@@ -365,7 +376,7 @@ def _messages_usage_part(usage: dict[str, Any], event: Any) -> Part:
     return Part("usage", 0, "", event, usage=_messages_usage(usage))
 
 
-def _messages_error(event: Any) -> Part:
+def _messages_error_part(event: Any) -> Part:
     """The "error" part of an `error` event: its message, and its error object."""
     error: Any = event.get("error")
     if error is None:
@@ -374,3 +385,60 @@ def _messages_error(event: Any) -> Part:
     if message.__class__ is not str:
         message = _json_text(message)
     return Part("error", 0, message, event, error=error)
+
+
+_MESSAGES_RAW_MARK: Final = '{"_raw_arguments":'
+"""How the input of a call whose arguments were no JSON object starts, as the writer
+writes it (`_RAW`)."""
+
+
+def _messages_raw(piece: str) -> str:
+    """The arguments a call's input holds under `_raw_arguments`, when that is its one
+    key; else the piece as it is."""
+    try:
+        value = json.loads(piece)
+    except ValueError:
+        return piece
+    if value.__class__ is not dict or len(value) != 1:
+        return piece
+    raw = value.get("_raw_arguments")
+    return raw if raw.__class__ is str else piece
+
+
+_MESSAGES_INCOMPLETE: Final = {
+    "message": "the upstream stream ended before message_stop: what came is incomplete",
+    "type": "incomplete_stream",
+}
+"""The error of a Messages stream cut off before its end."""
+
+
+def _messages_parts_of(
+    events: Iterable[Any], data: Callable[[Any], Any]
+) -> Iterator[Part]:
+    """The parts of a stream of events (each read as JSON data by `data`), and an
+    "error" part last when `events` is a stream cut off before its `message_stop` (a
+    `StreamError` it raises is raised)."""
+    reader = _MessagesReader()
+    event: Any = None
+    for event in events:
+        yield from reader.read(data(event))
+    if getattr(events, "done", True) is False:
+        yield _messages_cut_off(event)
+
+
+async def _messages_aparts_of(
+    events: AsyncIterable[Any], data: Callable[[Any], Any]
+) -> AsyncIterator[Part]:
+    """`_messages_parts_of` for events that arrive asynchronously."""
+    reader = _MessagesReader()
+    event: Any = None
+    async for event in events:
+        for part in reader.read(data(event)):
+            yield part
+    if getattr(events, "done", True) is False:
+        yield _messages_cut_off(event)
+
+
+def _messages_cut_off(event: Any) -> Part:
+    error = dict(_MESSAGES_INCOMPLETE)
+    return Part("error", 0, error["message"], event, error=error)

@@ -66,8 +66,8 @@ class _MessagesWriter:
     - Content blocks numbered from 0 without gaps, one open at a time, each started
       before its deltas and stopped before the next starts. A block ends where the
       parts' `block` changes (a Messages source) or their kind does (chat, whose
-      parts have none): reasoning is a `thinking` block, text (and a refusal, counted
-      in `dropped`, since Messages has no refusal text) a `text` block, opaque
+      parts have none): reasoning is a `thinking` block, text a `text` block (a refusal one of its own
+      marked `"refusal": true`: Messages has no refusal text), opaque
       reasoning a `redacted_thinking` block, each tool call a `tool_use` block (its
       id from the call, or `toolu_` and the message's; its name), whose input comes
       as `input_json_delta`s carrying every piece, the first one included; a call
@@ -170,11 +170,12 @@ class _MessagesWriter:
         if kind == "error":
             return out + self.fail(part.error, part.text)
         self._begin(out)
-        if kind in ("text", "refusal"):
-            if kind == "refusal":
-                self._drop(kind, "written as text: Messages has no refusal text")
+        if kind == "text":
             if part.text:
                 self._text(out, "text", "text", "text_delta", part)
+        elif kind == "refusal":
+            if part.text:
+                self._refusal(out, part)
         elif kind == "reasoning":
             if part.text:
                 self._text(out, "thinking", "thinking", "thinking_delta", part)
@@ -352,7 +353,14 @@ class _MessagesWriter:
             return
         self._open = None
         if block.kind == "tool_use":
-            if not block.wrote:
+            if block.raw is not None:
+                text = _wire_text({_RAW: "".join(block.raw)})
+                out.append(
+                    _messages_delta(
+                        block.index, "input_json_delta", "partial_json", text
+                    )
+                )
+            elif not block.wrote:
                 out.append(
                     _messages_delta(
                         block.index, "input_json_delta", "partial_json", "{}"
@@ -381,6 +389,16 @@ class _MessagesWriter:
                 empty["signature"] = ""
             block = self._start(out, kind, part.block, empty)
         out.append(_messages_delta(block.index, delta, key, part.text))
+
+    def _refusal(self, out: list[bytes], part: Part) -> None:
+        """A piece of a refusal: Messages has no refusal text, so a text block of its
+        own, marked `"refusal": true` (a key both SDKs leave alone, which
+        `_MessagesReader` reads back)."""
+        block = self._open
+        if block is None or block.kind != "refusal" or block.key != part.block:
+            empty = {"type": "text", "text": "", "refusal": True}
+            block = self._start(out, "refusal", part.block, empty)
+        out.append(_messages_delta(block.index, "text_delta", "text", part.text))
 
     def _signature(self, out: list[bytes], part: Part) -> None:
         """A signature, in the thinking block it signs: the open one; for a part of a
@@ -428,7 +446,16 @@ class _MessagesWriter:
             if part.block is None:
                 self._held = []  # chat: the call may go on after other parts
         if part.text:
-            block.wrote = True
+            if (
+                block.raw is None
+                and not block.wrote
+                and part.text.lstrip()[:1] not in "{"
+            ):
+                block.raw = []  # arguments that are no JSON object: see `_RAW`
+            if block.raw is not None:
+                block.raw.append(part.text)
+                return
+            block.wrote = bool(part.text.strip()) or block.wrote
             out.append(
                 _messages_delta(
                     block.index, "input_json_delta", "partial_json", part.text
@@ -436,14 +463,24 @@ class _MessagesWriter:
             )
 
 
+_RAW: Final = "_raw_arguments"
+"""The key a tool call's arguments that are no JSON object (a server's cut or broken
+text) are written under, as the one key of the call's input: Messages holds an
+object there, and its clients refuse anything else. `_MessagesReader` reads them
+back as the text they were."""
+
+
 class _MessagesOpen:
     """The block being written."""
 
-    __slots__ = ("index", "key", "kind", "signed", "wrote")
+    __slots__ = ("index", "key", "kind", "raw", "signed", "wrote")
 
     def __init__(self, index: int, kind: str, key: object) -> None:
         self.index = index
         self.kind = kind
+        self.raw: list[str] | None = None
+        """The pieces of a tool call's arguments that are no JSON object (see
+        `_RAW`), held until its block stops."""
         self.key = key
         """What the parts of this block share: their `block` (None from chat), or,
         for a tool call, its index or id."""

@@ -78,6 +78,7 @@ __all__ = [
     "ErrorReport",
     "EventTooLargeError",
     "EventlessStreamWarning",
+    "Identity",
     "Item",
     "ItemDelta",
     "Message",
@@ -1083,6 +1084,9 @@ def _encoder(
 
 
 # (runtime section: dialects._Respeller)
+
+
+# (runtime section: dialects._ThinkBlocks)
 
 
 # (runtime section: dialects._openai_usage)

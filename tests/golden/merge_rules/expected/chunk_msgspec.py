@@ -81,6 +81,7 @@ __all__ = [
     "ErrorReport",
     "EventTooLargeError",
     "EventlessStreamWarning",
+    "Identity",
     "Item",
     "ItemDelta",
     "Message",
@@ -1263,6 +1264,9 @@ def _encoder(
 
 
 # (runtime section: dialects._Respeller)
+
+
+# (runtime section: dialects._ThinkBlocks)
 
 
 # (runtime section: dialects._openai_usage)

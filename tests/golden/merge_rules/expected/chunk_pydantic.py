@@ -84,6 +84,7 @@ __all__ = [
     "ErrorReport",
     "EventTooLargeError",
     "EventlessStreamWarning",
+    "Identity",
     "Item",
     "ItemDelta",
     "Message",
@@ -910,6 +911,9 @@ def _encoder(
 
 
 # (runtime section: dialects._Respeller)
+
+
+# (runtime section: dialects._ThinkBlocks)
 
 
 # (runtime section: dialects._openai_usage)

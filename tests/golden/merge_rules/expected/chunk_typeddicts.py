@@ -76,6 +76,7 @@ __all__ = [
     "ErrorReport",
     "EventTooLargeError",
     "EventlessStreamWarning",
+    "Identity",
     "Item",
     "ItemDelta",
     "Message",
@@ -1015,6 +1016,9 @@ def _encoder(
 
 
 # (runtime section: dialects._Respeller)
+
+
+# (runtime section: dialects._ThinkBlocks)
 
 
 # (runtime section: dialects._openai_usage)
