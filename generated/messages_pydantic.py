@@ -1035,8 +1035,9 @@ class _MessagesWriter:
       parts' `block` changes (a Messages source) or their kind does (chat, whose
       parts have none): reasoning is a `thinking` block, text a `text` block (a
       refusal one of its own marked `"refusal": true`: Messages has no refusal
-      text), opaque reasoning a `redacted_thinking` block, each tool call a `tool_use` block (its
-      id from the call, or `toolu_` and the message's; its name), whose input comes
+      text), opaque reasoning a `redacted_thinking` block, each tool call a
+      `tool_use` block (its id from the call, or `toolu_` and the message's; its
+      name), whose input comes
       as `input_json_delta`s carrying every piece, the first one included; a call
       that got no arguments gets `{}`. A piece of another call (another index or
       id) closes the call's block. Chat's parts say no block, so while a call of
