@@ -9044,7 +9044,15 @@ class _ChatWriter:
     time of writing). The stream ends with `[DONE]`, or, after an "error" part or an
     error raised by the parts, with the error (`sse_error`): never `[DONE]`."""
 
-    __slots__ = ("_blocks", "_calls", "_dialect", "_head", "_open", "_report")
+    __slots__ = (
+        "_blocks",
+        "_calls",
+        "_dialect",
+        "_entries",
+        "_head",
+        "_open",
+        "_report",
+    )
 
     def __init__(self, dialect: _Dialect) -> None:
         self._dialect = dialect
@@ -9057,6 +9065,8 @@ class _ChatWriter:
         own index or id."""
         self._report: UsageSummary | None = None
         self._blocks = _ThinkBlocks()
+        self._entries: dict[tuple[int, str], int] = {}
+        """Of each choice, how many entries each list it adds to has had."""
 
     def write(self, part: Part) -> bytes:
         """The event of one part (b"" for a part that writes nothing yet)."""
@@ -9082,12 +9092,15 @@ class _ChatWriter:
             self._close_think(delta, index)
             delta["tool_calls"] = [self._call(index, part)]
         elif kind in ("signature", "redacted_reasoning"):
-            delta["reasoning_details"] = [_chat_detail(kind, part)]
+            entry = {**_chat_detail(kind, part), "index": self._count(index, kind)}
+            delta["reasoning_details"] = [entry]
         elif kind == "citation" and part.citation is not None:
             cited = {"url": part.citation.url}
             if part.citation.title is not None:
                 cited["title"] = part.citation.title
-            delta["annotations"] = [{"type": "url_citation", "url_citation": cited}]
+            at = self._count(index, kind)
+            entry = {"index": at, "type": "url_citation", "url_citation": cited}
+            delta["annotations"] = [entry]
         elif kind == "finish":
             self._close_think(delta, index)
             finish = part.text
@@ -9131,6 +9144,14 @@ class _ChatWriter:
             yield _chat_failure(error)
             return
         yield self.end()
+
+    def _count(self, index: int, kind: str) -> int:
+        """The index of a choice's next entry of a list the chunks add to (as its
+        `tool_calls`, each entry says its index: clients merge them by it)."""
+        key = (index, "annotations" if kind == "citation" else "reasoning_details")
+        at = self._entries.get(key, 0)
+        self._entries[key] = at + 1
+        return at
 
     def _start(self) -> dict[str, Any]:
         if self._head is None:
@@ -9207,12 +9228,8 @@ def _chat_detail(kind: str, part: Part) -> dict[str, Any]:
     """A signature or opaque reasoning as an entry of OpenRouter's
     `reasoning_details`."""
     if kind == "signature":
-        return {
-            "type": "reasoning.text",
-            "signature": part.text,
-            "index": part.block or 0,
-        }
-    return {"type": "reasoning.encrypted", "data": part.text, "index": part.block or 0}
+        return {"type": "reasoning.text", "signature": part.text}
+    return {"type": "reasoning.encrypted", "data": part.text}
 
 
 def _chat_failure(error: Exception) -> bytes:

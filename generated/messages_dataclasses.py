@@ -469,7 +469,7 @@ class _MessagesReader:
             out.append(
                 Part("tool_call", 0, given, event, tool_call=known.call, block=index)
             )
-        elif kind == "server_tool_use":
+        elif _messages_server_use(kind):
             given = _messages_input(block.get("input"))
             out.append(self._server_tool(known, given, None, event))
         elif isinstance(kind, str) and kind.endswith("_tool_result"):
@@ -486,7 +486,7 @@ class _MessagesReader:
                     "tool_call", 0, "{}", event, tool_call=known.call, block=known.index
                 )
             )
-        elif known.kind == "server_tool_use" and known.pieces:
+        elif _messages_server_use(known.kind) and known.pieces:
             arguments = "".join(known.pieces)
             known.pieces.clear()
             out.append(self._server_tool(known, arguments, None, event))
@@ -511,7 +511,7 @@ class _MessagesReader:
             if known is None:  # a delta whose block never started
                 known = self._blocks[index] = _MessagesBlock(index, "tool_use", {})
                 known.call = ToolCallPart(index, None, None)
-            if known.kind == "server_tool_use":
+            if _messages_server_use(known.kind):
                 known.pieces.append(piece)
                 return
             if not known.has_input and piece.startswith(_MESSAGES_RAW_MARK):
@@ -545,7 +545,7 @@ class _MessagesReader:
             (
                 b
                 for b in self._blocks.values()
-                if b.kind == "server_tool_use" and b.source.get("id") == used
+                if _messages_server_use(b.kind) and b.source.get("id") == used
             ),
             None,
         )
@@ -582,6 +582,13 @@ class _MessagesBlock:
         self.refusal = False
         """Whether a text block holds a refusal (`"refusal": true`, as chunkspec's
         writer marks one: Messages has no refusal text)."""
+
+
+def _messages_server_use(kind: Any) -> bool:
+    """Whether a block is a call of a tool the server runs: `server_tool_use`, and the
+    beta's `mcp_tool_use` and its like (any `*_tool_use` but the client's `tool_use`).
+    """
+    return kind.__class__ is str and kind.endswith("_tool_use") and kind != "tool_use"
 
 
 def _messages_finish(reason: str) -> str:
