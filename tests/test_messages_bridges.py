@@ -71,10 +71,7 @@ def expected_of(summary: Any) -> dict[str, Any]:
     summary: the first choice's (a message is one), a refusal as text of its own block,
     and the counts the source did not say as 0 (Messages requires them)."""
     usage = summary.usage
-    if not summary.choices:
-        choice = None
-    else:
-        choice = summary.choices[0]
+    choice = summary.choices[0] if summary.choices else None
     return {
         "reasoning": choice.reasoning if choice else "",
         "text": (choice.text + choice.refusal) if choice else "",
@@ -111,7 +108,7 @@ def test_every_chat_capture_bridged_to_messages_is_read_by_anthropic_sdk_python(
         assert check_messages(data).error is None, stream.name
     read = read_many_with_anthropic_sdk(bodies)
     same = 0
-    for stream, data, seen in zip(FIXTURE_STREAMS, bodies, read, strict=True):
+    for stream, seen in zip(FIXTURE_STREAMS, read, strict=True):
         assert not isinstance(seen, Exception), (stream.name, seen)
         want = expected_of(chat_summary(module, chat_body(stream)))
         assert judged(meanings_of_sdk_message(seen["message"])) == want, stream.name
