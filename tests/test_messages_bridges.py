@@ -33,8 +33,8 @@ STOP["content_filter"] = "refusal"
 FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length"}
 FINISH |= {"tool_use": "tool_calls", "refusal": "content_filter"}
 """Anthropic's stop reasons in chat's terms."""
-AI_SDK_FINISH = {"end_turn": "stop", "max_tokens": "length", "tool_use": "tool-calls"}
-AI_SDK_FINISH |= {"refusal": "content-filter", None: "unknown"}
+AI_SDK_FINISH: dict[str | None, str] = {"end_turn": "stop", "max_tokens": "length"}
+AI_SDK_FINISH |= {"tool_use": "tool-calls", "refusal": "content-filter", None: "unknown"}
 """The AI SDK's finish reason for each stop reason our writer writes."""
 
 
