@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m generator") -> in
     try:
         if args.command == "vendor":
             own_root = None if root == ROOT else root_from(Path(args.out), root)
-            options = options_from(args.vendors, args.profile)
+            options = options_from(args.vendors, args.profile, args.protocols)
             out = in_repository(Path(args.out))
             request = Request(prog, args.target, options, out, own_root)
             return write_vendored(root, request, Path(args.out))
@@ -125,7 +125,11 @@ def main(argv: list[str] | None = None, prog: str = "python -m generator") -> in
             path = new_vendor(root, args.name)
             print(f"wrote {path.relative_to(root)}; fill it in and run `make generate`")
             return 0
-        flags = getattr(args, "vendors", None), getattr(args, "profile", None)
+        flags = (
+            getattr(args, "vendors", None),
+            getattr(args, "profile", None),
+            getattr(args, "protocols", None),
+        )
         options = project_options(root, *flags)
         outputs = generate(root, options, generate_command(prog, *flags))
     except (SpecError, RenderError) as exc:
@@ -150,7 +154,9 @@ def main(argv: list[str] | None = None, prog: str = "python -m generator") -> in
     return 0
 
 
-def project_options(root: Path, vendors: str | None, profile: str | None) -> Options:
+def project_options(
+    root: Path, vendors: str | None, profile: str | None, protocols: str | None = None
+) -> Options:
     """Flags, else `[tool.chunkspec]` of the project's pyproject.toml, else everything."""
     config: dict[str, object] = {}
     pyproject = root / "pyproject.toml"
@@ -163,12 +169,22 @@ def project_options(root: Path, vendors: str | None, profile: str | None) -> Opt
             )
         except tomllib.TOMLDecodeError as exc:
             raise SpecError(f"invalid TOML: {exc}", "pyproject.toml") from exc
-    unknown = sorted(set(config) - {"vendors", "profile"})
+    unknown = sorted(set(config) - {"vendors", "profile", "protocols"})
     if unknown:
         raise SpecError(
-            f"[tool.chunkspec] has unknown keys {unknown} (known: vendors, profile)",
+            f"[tool.chunkspec] has unknown keys {unknown} (known: vendors, profile, protocols)",
             "pyproject.toml",
         )
+    if protocols is None and "protocols" in config:
+        listed = config["protocols"]
+        if isinstance(listed, str):
+            protocols = listed
+        elif isinstance(listed, list) and all(isinstance(p, str) for p in listed):
+            protocols = ",".join(["chat", *listed])
+        else:
+            raise SpecError(
+                '[tool.chunkspec] protocols must be a list of names or "all"', "pyproject.toml"
+            )
     if vendors is None and "vendors" in config:
         listed = config["vendors"]
         if isinstance(listed, str):
@@ -186,28 +202,38 @@ def project_options(root: Path, vendors: str | None, profile: str | None) -> Opt
                 f'[tool.chunkspec] profile must be "lenient" or "strict", not {profile!r}',
                 "pyproject.toml",
             )
-    return options_from(vendors, profile)
+    return options_from(vendors, profile, protocols)
 
 
-def generate_command(prog: str, vendors: str | None, profile: str | None) -> str:
+def generate_command(
+    prog: str, vendors: str | None, profile: str | None, protocols: str | None = None
+) -> str:
     """The command a generated header names: the flags given, if any, else make's."""
-    if vendors is None and profile is None:
+    if vendors is None and profile is None and protocols is None:
         return PROJECT_COMMAND
     args = [*shlex.split(prog), "generate"]
     args += ["--vendors", vendors] if vendors is not None else []
     args += ["--profile", profile] if profile is not None else []
+    args += ["--protocols", protocols] if protocols is not None else []
     return shlex.join(args)
 
 
 def write_vendored(root: Path, request: Request, target: Path) -> int:
-    output = render_vendored(root, request)
+    """Write the module `request` asks for at `target`, and each other protocol's
+    module beside it, all or none."""
+    outputs = render_vendored(root, request)
+    written = [target.with_name(Path(output.path).name) for output in outputs]
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        write_all(target.parent, [Output(target.name, output.content)])
+        write_all(
+            target.parent,
+            [Output(p.name, o.content) for p, o in zip(written, outputs, strict=True)],
+        )
     except OSError as exc:
         return fail(f"{target}: cannot write: {exc}")
-    check = shlex.join([*shlex.split(request.prog), "check", "--vendored", str(target)])
-    print(f"wrote {target}; check it later with: {check}")
+    names = [str(path) for path in written]
+    check = shlex.join([*shlex.split(request.prog), "check", "--vendored", *names])
+    print(f"wrote {', '.join(names)}; check it later with: {check}")
     return 0
 
 

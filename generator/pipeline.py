@@ -31,9 +31,11 @@ def generate(
         Options(),
         reserved=module_names(),
     )
+    chosen = options or Options()
     families = [
-        build_specs(raw.family(other.family), options or Options(), reserved=module_names())[0]
+        build_specs(raw.family(other.family), chosen, reserved=module_names())[0]
         for other in raw.families
+        if chosen.speaks(other.family)
     ]
     targets = [target(spec) for target in TARGETS.values()]
     everything = inputs(root, spec, targets, environment(root / "templates").list_templates())

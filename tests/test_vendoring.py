@@ -211,7 +211,9 @@ def test_a_vendored_module_is_stale_exactly_when_what_it_is_made_from_changed(
     assert old in edited.read_text(), edit
     edited.write_text(edited.read_text().replace(old, new, 1))
     text = out.read_text()
-    written_now = render_vendored(root, parse_command(recorded_command(text) or "")).content
+    [written_now] = [
+        o.content for o in render_vendored(root, parse_command(recorded_command(text) or ""))
+    ]
     problem = problems(root, out, "chunkspec")
     if edit not in STALE:
         assert problem is None, problem

@@ -288,6 +288,9 @@ class Options:
 
     vendors: tuple[str, ...] | None = None
     profile: Profile = "lenient"
+    protocols: tuple[str, ...] | None = None
+    """The protocols whose modules are made (None: every one the spec has); chat's is
+    always made, since the others import what they share from it."""
 
     @property
     def strict(self) -> bool:
@@ -295,6 +298,10 @@ class Options:
 
     def keeps(self, vendors: tuple[str, ...]) -> bool:
         return self.vendors is None or any(v in self.vendors for v in vendors)
+
+    def speaks(self, protocol: str) -> bool:
+        """Whether the module of `protocol` is made."""
+        return protocol == "chat" or self.protocols is None or protocol in self.protocols
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ from .revision import this_build
 from .vendored import CommandError, Request, checksum, parse_command, unseal
 
 
-def current_inputs(root: Path, request: Request) -> Inputs:
-    """What the module `request` asks for is made from now."""
-    spec = build_spec(load_spec(root), request.options, reserved=module_names())
+def current_inputs(root: Path, request: Request, protocol: str = "chat") -> Inputs:
+    """What the module of `protocol` that `request` asks for is made from now."""
+    spec = build_spec(load_spec(root).family(protocol), request.options, reserved=module_names())
     return inputs(root, spec, [TARGETS[request.target](spec)])
 
 
@@ -70,9 +70,12 @@ def problems(root: Path, path: Path, prog: str) -> str | None:
             "edited by hand (its checksum does not match); from the repository root, write it"
             f" again with:\n    {again}"
         )
+    protocol = next(
+        (p for p, out in request.outputs().items() if Path(out).name == path.name), "chat"
+    )
     try:
-        now = current_inputs(_project(root, request, path), request)
-    except SpecError as exc:
+        now = current_inputs(_project(root, request, path), request, protocol)
+    except (SpecError, StopIteration) as exc:
         return f"stale: it cannot be made from the current spec ({exc})"
     made_from = recorded(text)
     if made_from is not None and made_from[1] == now.digest:

@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..ir.build import build_spec
-from ..ir.load import load_spec
+from ..ir.errors import SpecError
+from ..ir.load import FAMILY_FILES, load_spec
 from ..ir.model import Options
 from ..render.emit import Output, finish
 from ..render.header import COMMAND
+from ..render.inline import Hub
 from ..render.targets import TARGETS, module_names
 from ..render.templating import Rendered, render_module
 
@@ -46,15 +48,39 @@ class Request:
             args += ["--vendors", ",".join(self.options.vendors) or "none"]
         if self.options.strict:
             args += ["--profile", "strict"]
+        if self.options.protocols is not None:
+            args += ["--protocols", ",".join(self.options.protocols)]
         return shlex.join([*args, "--out", self.out])
 
+    def outputs(self) -> dict[str, str]:
+        """The path of each module it writes, by protocol: chat's at `out`, each other
+        protocol's beside it, named after it (`chunks.py`, `chunks_messages.py`)."""
+        out = Path(self.out)
+        paths = {"chat": self.out}
+        for protocol in self.options.protocols or ("chat",):
+            if protocol != "chat":
+                paths[protocol] = out.with_name(f"{out.stem}_{protocol}{out.suffix}").as_posix()
+        return paths
 
-def render_vendored(root: Path, request: Request) -> Output:
-    """The module `request` asks for, formatted and sealed with its checksum."""
-    spec = build_spec(load_spec(root), request.options, reserved=module_names())
-    text = render_module(spec, root, TARGETS[request.target](spec), request.command())
-    [formatted] = finish([Rendered(request.out, text, python=True)])
-    return Output(request.out, seal(formatted.content))
+
+def render_vendored(root: Path, request: Request) -> list[Output]:
+    """The modules `request` asks for (chat's, then each other protocol's), formatted
+    and each sealed with its checksum."""
+    raw = load_spec(root)
+    paths = request.outputs()
+    stems = {protocol: Path(path).stem for protocol, path in paths.items()}
+    others = {protocol: stem for protocol, stem in stems.items() if protocol != "chat"}
+    spec = build_spec(raw, request.options, reserved=module_names())
+    target = TARGETS[request.target]
+    command = request.command()
+    text = render_module(spec, root, target(spec), command, protocols=others)
+    rendered = [Rendered(request.out, text, python=True)]
+    hub = Hub.of(stems["chat"], text)
+    for protocol in others:
+        family = build_spec(raw.family(protocol), request.options, reserved=module_names())
+        made = render_module(family, root, target(family), command, hub)
+        rendered.append(Rendered(paths[protocol], made, python=True))
+    return [Output(done.path, seal(done.content)) for done in finish(rendered)]
 
 
 def seal(text: str) -> str:
@@ -87,6 +113,10 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
         "--vendors", help="comma-separated vendors whose fields are typed, or 'all'"
     )
     parser.add_argument("--profile", choices=("lenient", "strict"), help="default: lenient")
+    parser.add_argument(
+        "--protocols",
+        help="comma-separated protocols whose modules are made (chat always), or 'all'",
+    )
 
 
 def add_request_arguments(parser: argparse.ArgumentParser) -> None:
@@ -95,8 +125,9 @@ def add_request_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="where to write the module")
 
 
-def options_from(vendors: str | None, profile: str | None) -> Options:
-    """Options from the command-line spelling (`--vendors vllm,zai`, `all`, `none`)."""
+def options_from(vendors: str | None, profile: str | None, protocols: str | None = None) -> Options:
+    """Options from the command-line spelling (`--vendors vllm,zai`, `all`, `none`;
+    `--protocols chat,messages`, `all`)."""
     selected: tuple[str, ...] | None
     if vendors is None or vendors == "all":
         selected = None
@@ -104,7 +135,17 @@ def options_from(vendors: str | None, profile: str | None) -> Options:
         selected = ()
     else:
         selected = tuple(v.strip() for v in vendors.split(",") if v.strip())
-    return Options(selected, "strict" if profile == "strict" else "lenient")
+    spoken: tuple[str, ...] | None = None
+    if protocols is not None and protocols != "all":
+        named = {p.strip() for p in protocols.split(",") if p.strip()}
+        unknown = sorted(named - set(FAMILY_FILES))
+        if unknown:
+            known = ", ".join(FAMILY_FILES)
+            raise SpecError(
+                f"unknown protocol {', '.join(unknown)} (known: {known})", "--protocols"
+            )
+        spoken = tuple(p for p in FAMILY_FILES if p in named | {"chat"})
+    return Options(selected, "strict" if profile == "strict" else "lenient", spoken)
 
 
 class CommandError(ValueError):
@@ -124,5 +165,8 @@ def parse_command(command: str) -> Request:
         raise CommandError(str(exc) or "unreadable") from None
     if unknown:
         raise CommandError(f"unknown arguments {unknown}")
-    options = options_from(args.vendors, args.profile)
+    try:
+        options = options_from(args.vendors, args.profile, args.protocols)
+    except SpecError as exc:
+        raise CommandError(str(exc)) from None
     return Request(shlex.join(words[:at]), args.target, options, args.out, args.root)
