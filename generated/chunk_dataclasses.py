@@ -28,9 +28,9 @@
 #   spec/vendors/vllm.yaml               6609612c3a1b
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        aa52834bc66b
-#   chunkspec code                       a0da9f89edd0
-# Digest: 00547afba1061684
+#   spec as built                        921d65e2933a
+#   chunkspec code                       20179072a7b7
+# Digest: 34467d78f6b4ea23
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 

@@ -28,9 +28,9 @@
 #   spec/vendors/vllm.yaml               6609612c3a1b
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        aa52834bc66b
-#   chunkspec code                       8abe83c03965
-# Digest: 9862fe98df3cfbcd
+#   spec as built                        921d65e2933a
+#   chunkspec code                       d925338fa9c8
+# Digest: ff7ed5dcdecdbf78
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 

@@ -28,9 +28,9 @@
 #   spec/vendors/vllm.yaml               6609612c3a1b
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        aa52834bc66b
-#   chunkspec code                       a159aefb9d95
-# Digest: 94b43ecde9b9b54c
+#   spec as built                        921d65e2933a
+#   chunkspec code                       25cede00a572
+# Digest: 3d4535c85fff7afe
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 

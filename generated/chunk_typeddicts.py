@@ -28,9 +28,9 @@
 #   spec/vendors/vllm.yaml               6609612c3a1b
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        aa52834bc66b
-#   chunkspec code                       53513dabd2e0
-# Digest: 6b6c4b88c357543b
+#   spec as built                        921d65e2933a
+#   chunkspec code                       342a3a910333
+# Digest: 9d881807ec7d1daf
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 

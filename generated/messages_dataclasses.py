@@ -2,9 +2,9 @@
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Made from (input, digest):
 #   spec/messages_stream_event.yaml  510d925ab358
-#   spec as built                    87a4186879d5
-#   chunkspec code                   926ade085366
-# Digest: 2fedd8d66a9dedc7
+#   spec as built                    2575c664e5da
+#   chunkspec code                   f5e6ce072535
+# Digest: 0c91dbab2b5ca1bf
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

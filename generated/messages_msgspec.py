@@ -2,9 +2,9 @@
 # Target: msgspec. Vendors: all. Profile: lenient.
 # Made from (input, digest):
 #   spec/messages_stream_event.yaml  510d925ab358
-#   spec as built                    87a4186879d5
-#   chunkspec code                   86e7bef951f0
-# Digest: fb8738da1259c26a
+#   spec as built                    2575c664e5da
+#   chunkspec code                   4d4d6ed7c402
+# Digest: f93702d4ece335b4
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

@@ -2,9 +2,9 @@
 # Target: pydantic. Vendors: all. Profile: lenient.
 # Made from (input, digest):
 #   spec/messages_stream_event.yaml  510d925ab358
-#   spec as built                    87a4186879d5
-#   chunkspec code                   39f3c046146b
-# Digest: 8b7d819daa93d6f0
+#   spec as built                    2575c664e5da
+#   chunkspec code                   7fff3368f2f5
+# Digest: 621ff06d28170bef
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

@@ -2,9 +2,9 @@
 # Target: typeddicts. Vendors: all. Profile: lenient.
 # Made from (input, digest):
 #   spec/messages_stream_event.yaml  510d925ab358
-#   spec as built                    87a4186879d5
-#   chunkspec code                   d7a76da52f61
-# Digest: b0a9ff46f7fe0205
+#   spec as built                    2575c664e5da
+#   chunkspec code                   c4e528e27bbe
+# Digest: cebf338a98a05f5e
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 

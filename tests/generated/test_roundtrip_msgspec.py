@@ -28,9 +28,9 @@
 #   spec/vendors/vllm.yaml               6609612c3a1b
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        aa52834bc66b
-#   chunkspec code                       2b64ca80275a
-# Digest: af9d210337c0172c
+#   spec as built                        921d65e2933a
+#   chunkspec code                       7b0dba7a1214
+# Digest: 7718181a2bb007df
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_msgspec.py.
 
