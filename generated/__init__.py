@@ -29,7 +29,7 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       7b0dba7a1214
-# Digest: 7718181a2bb007df
+#   chunkspec code                       251e9010f54a
+# Digest: 9b1b2d4ea87e63e3
 # Regenerate with: make generate
 """Generated chunk models; each module also works copied on its own."""

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       20179072a7b7
-# Digest: 34467d78f6b4ea23
+#   chunkspec code                       d7f05f64ed56
+# Digest: 60c263b419278818
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 

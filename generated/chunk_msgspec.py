@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       d925338fa9c8
-# Digest: ff7ed5dcdecdbf78
+#   chunkspec code                       bcd7733aeb99
+# Digest: 41915fab54c7707c
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 

@@ -29,8 +29,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       25cede00a572
-# Digest: 3d4535c85fff7afe
+#   chunkspec code                       9412f24a4ca7
+# Digest: 2c1a46c3cacc658a
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 

@@ -3,8 +3,8 @@
 # Made from (input, digest):
 #   spec/messages_stream_event.yaml  510d925ab358
 #   spec as built                    2575c664e5da
-#   chunkspec code                   f5e6ce072535
-# Digest: 0c91dbab2b5ca1bf
+#   chunkspec code                   e386e443cf25
+# Digest: 2081c077d3bb70b8
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

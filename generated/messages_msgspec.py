@@ -3,8 +3,8 @@
 # Made from (input, digest):
 #   spec/messages_stream_event.yaml  510d925ab358
 #   spec as built                    2575c664e5da
-#   chunkspec code                   4d4d6ed7c402
-# Digest: f93702d4ece335b4
+#   chunkspec code                   fca5dfd5b6be
+# Digest: f798bd49de31a977
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

@@ -3,8 +3,8 @@
 # Made from (input, digest):
 #   spec/messages_stream_event.yaml  510d925ab358
 #   spec as built                    2575c664e5da
-#   chunkspec code                   7fff3368f2f5
-# Digest: 621ff06d28170bef
+#   chunkspec code                   aac7d3a033fc
+# Digest: 59c90cc532623d64
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

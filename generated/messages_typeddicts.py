@@ -3,8 +3,8 @@
 # Made from (input, digest):
 #   spec/messages_stream_event.yaml  510d925ab358
 #   spec as built                    2575c664e5da
-#   chunkspec code                   c4e528e27bbe
-# Digest: cebf338a98a05f5e
+#   chunkspec code                   0759d0fb664b
+# Digest: 6b5dc4c490d1bff3
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 

@@ -34,7 +34,7 @@ from .ir.load import load_spec
 from .ir.model import Options
 from .pipeline import generate
 from .render.emit import Output, RenderError, stale, strays, write_all
-from .render.header import PROJECT_COMMAND
+from .render.header import GENERATED, PROJECT_COMMAND
 from .render.targets import module_names
 from .vendoring.check import in_repository, problems, root_from
 from .vendoring.vendored import (
@@ -148,6 +148,13 @@ def main(argv: list[str] | None = None, prog: str = "python -m generator") -> in
         written = write_all(root, outputs)
     except OSError as exc:
         return fail(f"nothing was changed: {exc}")
+    # A module the selection no longer makes (another protocol's) would import what the
+    # chat module no longer holds: what chunkspec wrote is removed, nothing else.
+    for name in strays(root, outputs):
+        path = root / name
+        if path.read_text(encoding="utf-8", errors="replace").startswith(f"# {GENERATED}"):
+            path.unlink()
+            written.append(f"{name} (removed: the selection no longer makes it)")
     print(f"{len(outputs)} files generated, {len(written)} changed")
     for name in written:
         print(f"  {name}")

@@ -1,0 +1,74 @@
+"""A selection of protocols, like one of vendors, trims what a user generates and
+vendors: chat's module alone holds no other protocol's code, and a bridge vendors as one
+unit (the chat module and each other protocol's beside it) that works copied on its own
+and is checked as a whole."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_generator import REPO, copy_project, run_generator
+
+CAPTURE = REPO / "tests" / "fixtures" / "messages" / "anthropic__thinking-signature-text.sse"
+
+
+def test_chat_alone_makes_no_other_module_and_names_no_other_protocol(tmp_path: Path) -> None:
+    root = copy_project(tmp_path / "project")
+    result = run_generator(root, "generate", "--protocols", "chat")
+    assert result.returncode == 0, result.stderr
+    assert not list((root / "generated").glob("messages_*.py")), "the old ones removed"
+    assert "generated/messages_pydantic.py (removed: the selection" in result.stdout
+    text = (root / "generated" / "chunk_msgspec.py").read_text()
+    assert "Protocols: chat." in text
+    for absent in ("_PROTOCOLS", "def iter_events", "def write_parts", "_protocol("):
+        assert absent not in text, absent
+
+
+def test_an_unknown_protocol_is_refused_where_it_is_named(tmp_path: Path) -> None:
+    result = run_generator(REPO, "vendor", "--target", "pydantic", "--protocols", "smoke",
+                           "--out", str(tmp_path / "x.py"))  # fmt: skip
+    assert result.returncode == 1
+    assert result.stderr == "error: --protocols: unknown protocol smoke (known: chat, messages)\n"
+    assert not (tmp_path / "x.py").exists()
+
+
+@pytest.mark.parametrize("target", ["pydantic", "msgspec"])
+def test_a_vendored_bridge_is_one_unit_that_works_alone(tmp_path: Path, target: str) -> None:
+    package = tmp_path / "app" / "llm"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    out = package / "wire.py"
+    result = run_generator(
+        REPO, "vendor", "--target", target, "--protocols", "messages", "--out", str(out)
+    )
+    assert result.returncode == 0, result.stderr
+    companion = package / "wire_messages.py"
+    assert companion.exists() and "from .wire import (" in companion.read_text()
+    both = [str(out), str(companion)]
+    assert run_generator(REPO, "check", "--vendored", *both).returncode == 0
+    # A fresh interpreter, from the app's folder: the unit imports nothing of chunkspec.
+    script = (
+        "import sys, warnings; sys.modules['generated'] = None; sys.modules['generator'] = None\n"
+        "from llm import wire\n"
+        f"body = open({str(CAPTURE)!r}, 'rb').read()\n"
+        "events = list(wire.iter_events(body, protocol='messages'))\n"
+        "chat = b''.join(wire.write_parts(wire.iter_parts(body, protocol='messages')))\n"
+        "print(len(events), type(wire.MessageAccumulator()).__module__, chat.endswith(b'[DONE]\\n\\n'))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], cwd=tmp_path / "app",
+                         capture_output=True, text=True, check=False)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    events = CAPTURE.read_bytes().count(b"data:")
+    assert run.stdout.split() == [str(events), "llm.wire_messages", "True"]
+    # Edited by hand, the companion is caught like the chat module would be.
+    companion.write_text(
+        companion.read_text().replace("    return _write_messages(parts)", "    return iter(())")
+    )
+    result = run_generator(REPO, "check", "--vendored", *both)
+    assert result.returncode == 1
+    assert f"error: {companion}: edited by hand" in result.stderr
+    assert f"{out}: up to date" in result.stdout
