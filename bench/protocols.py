@@ -550,7 +550,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.profile:
         profile(args.profile, args.top)
         return 0
-    result = run(rounds=1 if args.quick else 9)
+    result = run(rounds=1 if args.quick else 7)
     text = report(result)
     print(text)
     write_run(args, (RESULTS, text), (RESULTS_JSON, results(result)))
