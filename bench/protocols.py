@@ -459,8 +459,8 @@ def report(result: Run) -> str:
         f"events ({result.chunks(ALIKE):,} chunks)",
         "",
         "As many Messages events of each type from linguafranca as from every target; on the",
-        "other streams it writes fewer (it drops reasoning sent as `reasoning`, and the",
-        "arguments of a call sent whole in its first chunk).",
+        "other streams it writes fewer: it drops reasoning sent as `reasoning`, the arguments",
+        "of a call sent whole in its first chunk, and a call whose chunks carry no name.",
         "",
         *table(
             ["path", "chunks/s", "µs/chunk", "vs floor", "vs linguafranca"],
