@@ -63,6 +63,7 @@ bench: $(STAMP)
 	$(PY) -m bench.meanings
 	$(PY) -m bench.frames
 	$(PY) -m bench.streams
+	$(PY) -m bench.protocols
 	$(PY) -m bench.charts
 
 clean:

@@ -1,18 +1,21 @@
 """Pictures of the benchmarks' ratios, drawn from a run's JSON files; then every goal.
 
 Reads bench/results.json (`python -m bench.throughput`), bench/streams.json
-(`python -m bench.streams`) and bench/frames.json (`python -m bench.frames`) and draws,
-beside bench/results.md:
+(`python -m bench.streams`), bench/frames.json (`python -m bench.frames`) and
+bench/protocols.json (`python -m bench.protocols`) and draws, beside bench/results.md:
 
 - bench/ratios.svg: every path's loads, dumps and memory per held chunk, on each corpus,
   as a ratio to the standard library (json.loads, json.dumps) and to openai-python;
 - bench/streams.svg: every stream reader, sync and async, on both streams, as a ratio to
   the floor (httpx lines + json.loads) and to openai-python;
 - bench/frames.svg: a server's frame per token and a chunk built and written, per
-  target, as a ratio of speed to a dict plus `json.dumps` and to openai-python.
+  target, as a ratio of speed to a dict plus `json.dumps` and to openai-python;
+- bench/protocols.svg: chat bridged to Anthropic Messages, bytes to bytes, as a ratio
+  to a floor (each chunk read and written again) and to martian-linguafranca; Messages
+  events read typed, as a ratio to `json.loads` and to anthropic-sdk-python.
 
 Bars grow from 1x (as fast, or as big, as the anchor) on a log scale, so 0.5x and 2x lie
-as far from it; a mark across a path's bars is its goal. Then the goals of both benchmarks
+as far from it; a mark across a path's bars is its goal. Then the goals of every benchmark
 are printed, one row each, held or missed: the last thing `make bench` prints.
 
     python -m bench.charts
@@ -215,6 +218,20 @@ def frames_figure(data: dict[str, Any]) -> Figure:
     return figure(title, panels, data["goals"])
 
 
+def protocols_figure(data: dict[str, Any]) -> Figure:
+    panels = [
+        pair("chat -> Messages, bytes to bytes, chunks/s", data["bridge"]),
+        pair("Messages events read typed, events/s", data["typed"]),
+    ]
+    title = (
+        f"chunkspec's second protocol, Anthropic Messages, Python {data['python']}: each path "
+        "as a ratio of speed to a floor (left) and to another library (right)\nthe captured "
+        f"streams from memory, median of {data['rounds']} paired rounds; bars grow from 1x on "
+        "a log scale"
+    )
+    return figure(title, panels, data["goals"])
+
+
 def save(fig: Figure, path: Path) -> None:
     fig.savefig(path, format="svg", metadata=METADATA)
     print(f"wrote {shown(path)}")
@@ -255,17 +272,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=HERE / "results.json", metavar="PATH")
     parser.add_argument("--streams", type=Path, default=HERE / "streams.json", metavar="PATH")
     parser.add_argument("--frames", type=Path, default=HERE / "frames.json", metavar="PATH")
+    parser.add_argument("--protocols", type=Path, default=HERE / "protocols.json", metavar="PATH")
     parser.add_argument("--out", type=Path, default=HERE, help="the folder of the SVG files")
     args = parser.parse_args(argv)
     throughput, streams, frames = load(args.results), load(args.streams), load(args.frames)
+    protocols = load(args.protocols)
     args.out.mkdir(parents=True, exist_ok=True)
     with matplotlib.rc_context(STYLE):
         save(ratios_figure(throughput), args.out / "ratios.svg")
         save(streams_figure(streams), args.out / "streams.svg")
         save(frames_figure(frames), args.out / "frames.svg")
+        save(protocols_figure(protocols), args.out / "protocols.svg")
     lines = [*goal_lines("bench.throughput", throughput), ""]
     lines += [*goal_lines("bench.streams", streams), ""]
-    print("\n" + "\n".join(lines + goal_lines("bench.frames", frames)))
+    lines += [*goal_lines("bench.frames", frames), ""]
+    print("\n" + "\n".join(lines + goal_lines("bench.protocols", protocols)))
     return 0
 
 

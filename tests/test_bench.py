@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import accumulation, charts, frames, meanings, streams, throughput
+from bench import accumulation, charts, frames, meanings, protocols, streams, throughput
 from bench.common import Goal
 from bench.targets import TARGETS
 
@@ -46,6 +46,11 @@ def quick_frames(tmp_path_factory: pytest.TempPathFactory) -> QuickRun:
 @pytest.fixture(scope="module")
 def quick_streams(tmp_path_factory: pytest.TempPathFactory) -> QuickRun:
     return quick_run(streams.main, tmp_path_factory.mktemp("bench") / "streams.json")
+
+
+@pytest.fixture(scope="module")
+def quick_protocols(tmp_path_factory: pytest.TempPathFactory) -> QuickRun:
+    return quick_run(protocols.main, tmp_path_factory.mktemp("bench") / "protocols.json")
 
 
 def goal_row(out: str, goal: Goal) -> str:
@@ -118,14 +123,15 @@ def test_the_charts_draw_every_benchmark_and_print_every_goal_last(
     quick_throughput: QuickRun,
     quick_streams: QuickRun,
     quick_frames: QuickRun,
+    quick_protocols: QuickRun,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     def draw(out: Path) -> dict[str, bytes]:
         inputs = ["--results", str(quick_throughput.json), "--streams", str(quick_streams.json)]
-        inputs += ["--frames", str(quick_frames.json)]
+        inputs += ["--frames", str(quick_frames.json), "--protocols", str(quick_protocols.json)]
         assert charts.main([*inputs, "--out", str(out)]) == 0
-        names = ("ratios.svg", "streams.svg", "frames.svg")
+        names = ("ratios.svg", "streams.svg", "frames.svg", "protocols.svg")
         return {name: (out / name).read_bytes() for name in names}
 
     drawn = draw(tmp_path / "once")
@@ -135,15 +141,13 @@ def test_the_charts_draw_every_benchmark_and_print_every_goal_last(
         for target in TARGETS:
             assert target.encode() in svg, target
     assert draw(tmp_path / "twice") == drawn  # the same results, the same bytes
-    goals = [*throughput.GOALS, *streams.GOALS]
+    goals = [*throughput.GOALS, *streams.GOALS, *protocols.GOALS]
     rows = [goal_row(out, goal) for goal in goals]
     frame_goals = json.loads(quick_frames.json.read_text())["goals"]
     assert len(frame_goals) == len(TARGETS) * len(frames.GOALS)
-    last = next(
-        line for line in out.splitlines() if line.startswith(f"| {frame_goals[-1]['goal']} |")
-    )
-    assert out.rstrip().splitlines()[-1] == last
-    assert rows
+    for goal in frame_goals:
+        assert any(line.startswith(f"| {goal['goal']} |") for line in out.splitlines())
+    assert out.rstrip().splitlines()[-1] == rows[-1]  # the last goal of bench.protocols
 
 
 def test_the_frames_benchmark_reports_every_target_and_goal(
@@ -161,3 +165,29 @@ def test_the_frames_benchmark_reports_every_target_and_goal(
         for cell in cells:
             ratio, verdict = cell.split(" ")
             assert float(ratio.rstrip("x")) > 0 and verdict in ("(held)", "(missed)")
+
+
+def test_the_protocols_benchmark_reports_every_path_and_goal(quick_protocols: QuickRun) -> None:
+    out = quick_protocols.out
+    results = json.loads(quick_protocols.json.read_text())
+    paths = [protocols.BRIDGE_FLOOR, protocols.LINGUAFRANCA]
+    paths += [protocols.bridge_path(t) for t in TARGETS]
+    assert [row["path"] for row in results["bridge"]["rows"]] == paths
+    assert results["bridge"]["on"] == [protocols.ON, protocols.ALIKE]
+    typed = [protocols.TYPED_FLOOR, protocols.SDK, *(protocols.typed_path(t) for t in TARGETS)]
+    assert [row["path"] for row in results["typed"]["rows"]] == typed
+    for path in [*paths, *typed]:
+        assert f"| {path} |" in out, path
+    assert set(results["to_chat"]["events_per_s"]) == set(TARGETS)
+    for target in TARGETS:
+        assert f"| {target} |" in out, target  # Messages -> chat, for the record
+    # Every stream is read by us; those linguafranca refuses are named and counted.
+    read = results["streams"][protocols.ON]
+    assert len(read) + len(results["refused"]) == len(protocols.chat_streams())
+    assert set(results["streams"][protocols.ALIKE]) <= set(read)
+    for goal in protocols.GOALS:
+        goal_row(out, goal)
+    assert [goal["goal"] for goal in results["goals"]] == [g.name for g in protocols.GOALS]
+    text = quick_protocols.json.read_text()
+    assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
+    assert "protocols.md" not in out
