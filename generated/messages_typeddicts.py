@@ -62,6 +62,7 @@ from .chunk_typeddicts import (
     _close,
     _int,
     _json,
+    _json_string,
     _json_text,
     _list,
     _list_of,
@@ -1501,9 +1502,21 @@ def _messages_event(data: dict[str, Any]) -> bytes:
 
 
 def _messages_delta(index: int, kind: str, key: str, text: str) -> bytes:
-    delta = {"type": kind, key: text}
-    return _messages_event(
-        {"type": "content_block_delta", "index": index, "delta": delta}
+    """A `content_block_delta` event: the event of nearly every part, written around
+    its text alone (`kind` and `key` are the writer's own names, which need no
+    escape), as `_messages_event` would write it."""
+    return b"".join(
+        (
+            b'event: content_block_delta\ndata: {"type":"content_block_delta","index":',
+            str(index).encode(),
+            b',"delta":{"type":"',
+            kind.encode(),
+            b'","',
+            key.encode(),
+            b'":',
+            _json_string(text),
+            b"}}\n\n",
+        )
     )
 
 

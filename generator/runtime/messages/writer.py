@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any, Final
 
+from ..frames import _json_string
 from ..json_text import _json_text, _wire_text
 from ..meanings import Identity, Part, UsageSummary
 from ..sse import StreamError, _aclose, _close
@@ -500,9 +501,21 @@ def _messages_event(data: dict[str, Any]) -> bytes:
 
 
 def _messages_delta(index: int, kind: str, key: str, text: str) -> bytes:
-    delta = {"type": kind, key: text}
-    return _messages_event(
-        {"type": "content_block_delta", "index": index, "delta": delta}
+    """A `content_block_delta` event: the event of nearly every part, written around
+    its text alone (`kind` and `key` are the writer's own names, which need no
+    escape), as `_messages_event` would write it."""
+    return b"".join(
+        (
+            b'event: content_block_delta\ndata: {"type":"content_block_delta","index":',
+            str(index).encode(),
+            b',"delta":{"type":"',
+            kind.encode(),
+            b'","',
+            key.encode(),
+            b'":',
+            _json_string(text),
+            b"}}\n\n",
+        )
     )
 
 
