@@ -3,19 +3,20 @@
 # Made from (input, digest):
 #   spec/chat_completion_chunk.yaml      9313d444c924
 #   spec/vendors/azure.yaml              f59e05e708bb
+#   spec/vendors/bedrock.yaml            ea1b557f0649
 #   spec/vendors/deepseek.yaml           4b138795087e
 #   spec/vendors/fireworks.yaml          5cea3f5955db
 #   spec/vendors/gemini.yaml             27daf289e5f1
 #   spec/vendors/groq.yaml               313ae7f551c2
 #   spec/vendors/litellm.yaml            549892a8904a
-#   spec/vendors/llamacpp.yaml           863a048dc4e4
-#   spec/vendors/minimax.yaml            a08911639da0
+#   spec/vendors/llamacpp.yaml           6ac63d724e59
+#   spec/vendors/minimax.yaml            ed862b330e28
 #   spec/vendors/mistral.yaml            07b49d09a37e
 #   spec/vendors/mlx.yaml                8f633cf58256
 #   spec/vendors/moonshot.yaml           d0515c0cc50d
 #   spec/vendors/novita.yaml             51aefb6331fd
 #   spec/vendors/nvidia_dynamo.yaml      47a275960401
-#   spec/vendors/ollama.yaml             20866515a0fa
+#   spec/vendors/ollama.yaml             97e2e8a4c676
 #   spec/vendors/openrouter.yaml         c9aa008d617d
 #   spec/vendors/openvino.yaml           c719c70a62f5
 #   spec/vendors/perplexity.yaml         139763b211d2
@@ -25,12 +26,12 @@
 #   spec/vendors/snowflake.yaml          93b6c4e794f9
 #   spec/vendors/tensorrt_edge_llm.yaml  0cb27718a80d
 #   spec/vendors/together.yaml           b7b34738d837
-#   spec/vendors/vllm.yaml               6609612c3a1b
+#   spec/vendors/vllm.yaml               2e0bc5db3bbd
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
 #   chunkspec code                       251e9010f54a
-# Digest: 9b1b2d4ea87e63e3
+# Digest: d59ba09f1f4955e7
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_msgspec.py.
 
