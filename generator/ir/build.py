@@ -562,6 +562,12 @@ def _check_union_kinds(expr: TypeExpr, where: Where) -> None:
         return
     kinds: set[str] = set()
     for option in expr.options:
+        if isinstance(option, Union):
+            named = f"union {option.name!r}" if option.name else "a union"
+            raise where.error(
+                f"{named} cannot be one alternative of another type; list its members"
+                " in a union of their own, or give the alternatives another kind"
+            )
         _check_union_kinds(option, where)
         kind = json_kind(option)
         if kind == "any":
