@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2e0bc5db3bbd
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   aac7d3a033fc
-# Digest: 02c81277c491fd38
+#   chunkspec code                   dee3cfab28ad
+# Digest: 6d1d6a98ffdf1706
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

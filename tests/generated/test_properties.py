@@ -30,8 +30,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       251e9010f54a
-# Digest: d59ba09f1f4955e7
+#   chunkspec code                       13f31117d8e1
+# Digest: 38774ee5588eb79d
 # Regenerate with: make generate
 """Property tests generated from the spec (strategies in tests/generated/strategies.py).
 
