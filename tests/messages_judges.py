@@ -51,7 +51,7 @@ def _served(bodies: Sequence[bytes]) -> Generator[list[str]]:
 
 def read_with_anthropic_sdk(body: bytes) -> dict[str, Any]:
     """What anthropic-sdk-python reads from `body`: `{"message": the final message as
-    `model_dump(mode="json", exclude_unset=True)`, "events": the types of the events its
+    `model_dump(mode="json", exclude_unset=True, warnings=False)`, "events": the types of the events its
     `MessageStream` yielded, in order}` (its own events, such as "text" and "thinking",
     among the raw ones). Exceptions propagate, with a note of the events read before."""
     events: list[str] = []
@@ -65,7 +65,10 @@ def read_with_anthropic_sdk(body: bytes) -> dict[str, Any]:
             for event in s:
                 events.append(event.type)  # one by one: kept if a later one raises
             message = s.get_final_message()
-    return {"message": message.model_dump(mode="json", exclude_unset=True), "events": events}
+    return {
+        "message": message.model_dump(mode="json", exclude_unset=True, warnings=False),
+        "events": events,
+    }
 
 
 def read_many_with_anthropic_sdk(bodies: Sequence[bytes]) -> list[dict[str, Any] | Exception]:
@@ -90,7 +93,7 @@ def read_many_with_anthropic_sdk(bodies: Sequence[bytes]) -> list[dict[str, Any]
             except Exception as error:
                 out.append(error)
                 continue
-            dumped = message.model_dump(mode="json", exclude_unset=True)
+            dumped = message.model_dump(mode="json", exclude_unset=True, warnings=False)
             out.append({"message": dumped, "events": events})
     return out
 
@@ -110,7 +113,10 @@ async def aread_with_anthropic_sdk(body: bytes) -> dict[str, Any]:
                     async for event in s:
                         events.append(event.type)
                     message = await s.get_final_message()
-    return {"message": message.model_dump(mode="json", exclude_unset=True), "events": events}
+    return {
+        "message": message.model_dump(mode="json", exclude_unset=True, warnings=False),
+        "events": events,
+    }
 
 
 @contextmanager

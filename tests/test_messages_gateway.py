@@ -129,7 +129,7 @@ def read_messages(client: anthropic.Anthropic, model: str, **request: Any) -> di
         for _ in stream:
             pass
         message = stream.get_final_message()
-    return message.model_dump(mode="json", exclude_unset=True)
+    return message.model_dump(mode="json", exclude_unset=True, warnings=False)
 
 
 def read_chat(client: openai.OpenAI, model: str, **request: Any) -> Any:
@@ -632,7 +632,7 @@ def test_an_unstreamed_request_gets_the_stream_added_up(servers: Servers) -> Non
         message = client.messages.create(
             model=PLAIN, max_tokens=9, messages=[{"role": "user", "content": "hi"}]
         )
-    whole = message.model_dump(mode="json", exclude_unset=True)
+    whole = message.model_dump(mode="json", exclude_unset=True, warnings=False)
     assert meanings_of_sdk_message(whole) == meanings_of_sdk_message(streamed)
     assert [r["stream"] for r in servers.upstream.requests(PLAIN)[-2:]] == [True, True]
 
