@@ -627,6 +627,9 @@ def test_a_client_that_leaves_closes_the_upstream(servers: Servers) -> None:
 
 
 def test_an_unstreamed_request_gets_the_stream_added_up(servers: Servers) -> None:
+    servers.upstream.add(PLAIN, [CHATS[PLAIN]])
+    for name in ("anthropic__sdk-text-then-tool-use", "anthropic__midstream-api-error-tail"):
+        servers.upstream.add(name, events_of(MESSAGES[name]))
     with servers.anthropic() as client:
         streamed = read_messages(client, PLAIN)
         message = client.messages.create(
