@@ -30,8 +30,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       fdd72463c3f7
-# Digest: dc9266450b8a4f07
+#   chunkspec code                       55a3882c4a8c
+# Digest: 09062038e5fbdf21
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2e0bc5db3bbd
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   dee3cfab28ad
-# Digest: 6d1d6a98ffdf1706
+#   chunkspec code                   be61b622764c
+# Digest: ee25c32c3523348a
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

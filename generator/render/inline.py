@@ -202,21 +202,20 @@ class Hub:
     module: str
     names: frozenset[str]
 
-    @classmethod
-    def of(cls, module: str, text: str) -> Hub:
-        """The hub `module`, whose finished text is `text`: every name it defines."""
-        tree = ast.parse(text)
-        names = set().union(
-            *(_defined(n) for n in tree.body if not isinstance(n, ast.Import | ast.ImportFrom))
-        )
-        return cls(module, frozenset(names))
-
 
 def inline(
     text: str, extra_imports: dict[str, tuple[str, str]] | None = None, hub: Hub | None = None
 ) -> str:
     """The rendered module `text` with its placeholders filled; raises InlineError. What
     `hub` defines is imported from it (relatively: the two live in one package)."""
+    return inlined(text, extra_imports, hub)[0]
+
+
+def inlined(
+    text: str, extra_imports: dict[str, tuple[str, str]] | None = None, hub: Hub | None = None
+) -> tuple[str, frozenset[str]]:
+    """`inline`, and every name the finished module defines (what a module made with it
+    as its hub imports, known without parsing it again)."""
     files = [runtime_file(n) for found in _PLACEHOLDER.findall(text) for n in found.split()]
     own = ast.parse(text)
     defined = set().union(*(_defined(node) for node in own.body))
@@ -267,7 +266,7 @@ def inline(
         return "\n\n\n".join(chosen)
 
     text = _PLACEHOLDER.sub(fill, text)
-    return text.replace(IMPORTS_PLACEHOLDER, import_block(needed), 1)
+    return text.replace(IMPORTS_PLACEHOLDER, import_block(needed), 1), frozenset(defined)
 
 
 def import_block(needed: dict[str, tuple[str, str]]) -> str:

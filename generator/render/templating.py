@@ -21,7 +21,7 @@ from . import examples, strategies
 from .digests import Inputs, inputs
 from .families import FAMILIES
 from .header import PROJECT_COMMAND, header
-from .inline import Hub, inline
+from .inline import Hub, inlined
 from .targets import TARGETS, Target
 
 
@@ -248,6 +248,19 @@ def render_module(
 ) -> str:
     """One target module, whole: the template laid out, then the runtime it uses copied
     in (or imported from `hub`, the chat module it is made with)."""
+    return render_hub(spec, root, target, command, hub, protocols)[0]
+
+
+def render_hub(
+    spec: Spec,
+    root: Path,
+    target: Target,
+    command: str,
+    hub: Hub | None = None,
+    protocols: dict[str, str] | None = None,
+) -> tuple[str, frozenset[str]]:
+    """`render_module`, and the names the module defines: what a module of another
+    protocol made with it imports from it."""
     templates = root / "templates"
     family = FAMILIES[spec.family]
     context: dict[str, Any] = {
@@ -274,7 +287,7 @@ def render_module(
         "default_dialect": next((d.name for d in spec.meanings.dialects), ""),
     }
     text = environment(templates).get_template(target.template).render(context)
-    return inline(text, target.imports, hub)
+    return inlined(text, target.imports, hub)
 
 
 def render_all(
@@ -294,10 +307,10 @@ def render_all(
     out = []
     for target in (target_class(spec) for target_class in TARGETS.values()):
         protocols = {other.family: module_stem(other, target) for other in families}
-        text = render_module(spec, root, target, command, protocols=protocols)
+        text, names = render_hub(spec, root, target, command, protocols=protocols)
         stem = module_stem(spec, target)
         out.append(Rendered(f"generated/{stem}.py", text, python=True))
-        hub = Hub.of(stem, text)
+        hub = Hub(stem, names)
         for other in families:
             made = render_module(other, root, type(target)(other), command, hub)
             out.append(Rendered(f"generated/{module_stem(other, target)}.py", made, python=True))

@@ -22,7 +22,7 @@ from ..render.emit import Output, finish
 from ..render.header import COMMAND
 from ..render.inline import Hub
 from ..render.targets import TARGETS, module_names
-from ..render.templating import Rendered, render_module
+from ..render.templating import Rendered, render_hub, render_module
 
 CHECKSUM_PREFIX = "# Checksum: "
 
@@ -73,9 +73,9 @@ def render_vendored(root: Path, request: Request) -> list[Output]:
     spec = build_spec(raw, request.options, reserved=module_names())
     target = TARGETS[request.target]
     command = request.command()
-    text = render_module(spec, root, target(spec), command, protocols=others)
+    text, names = render_hub(spec, root, target(spec), command, protocols=others)
     rendered = [Rendered(request.out, text, python=True)]
-    hub = Hub.of(stems["chat"], text)
+    hub = Hub(stems["chat"], names)
     for protocol in others:
         family = build_spec(raw.family(protocol), request.options, reserved=module_names())
         made = render_module(family, root, target(family), command, hub)
