@@ -42,5 +42,9 @@ def generate(
     rendered = render_all(spec, openai, root, everything, command, families)
     outputs = finish(rendered)
     outputs.append(render_schema(spec, everything.digest))
-    outputs.append(render_vendor_docs(whole, everything.digest))
+    every_family = [
+        build_specs(raw.family(other.family), Options(), reserved=module_names())[0]
+        for other in raw.families
+    ]
+    outputs.append(render_vendor_docs(whole, everything.digest, every_family))
     return outputs

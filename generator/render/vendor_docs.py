@@ -5,6 +5,8 @@ Built from the whole spec (every vendor), whatever selection the modules use.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..ir.meanings import shown
 from ..ir.model import (
     EnumRef,
@@ -24,7 +26,13 @@ from .emit import Output
 VENDORS_DOC = "docs/vendors.md"
 
 
-def render_vendor_docs(spec: Spec, digest: str) -> Output:
+FAMILY_TITLES = {"messages": "Anthropic Messages"}
+"""How the reference names each protocol other than chat."""
+
+
+def render_vendor_docs(spec: Spec, digest: str, families: Sequence[Spec] = ()) -> Output:
+    """The reference of the whole `spec` (chat) and of the other protocols' `families`,
+    each built whole (every vendor)."""
     paths = _paths(spec)
     lines = [
         "# Vendor fields",
@@ -36,6 +44,8 @@ def render_vendor_docs(spec: Spec, digest: str) -> Output:
         "choice). A field shared by several backends is listed under each of them.",
         "A source is shown where it is not the vendor's own (given under its heading).",
         "Each field is also carried into the accumulated completion, merged as the spec says.",
+        "What a backend sends in another protocol (Anthropic Messages) is listed at its type",
+        "under the backend's heading, from the `messages:` section of its file.",
         "Regenerate with `make generate`; add a vendor with `python -m generator new-vendor NAME`.",
     ]
     lines += _meaning_table(spec)
@@ -53,9 +63,42 @@ def render_vendor_docs(spec: Spec, digest: str) -> Output:
                 "|---|---|---|---|",
             ]
             lines += [*quirks, ""]
-        if not fields and not quirks:
+        others = [(family, _family_rows(family, vendor.name, vendor.source)) for family in families]
+        for family, (added, relaxed) in others:
+            title = FAMILY_TITLES.get(family.family, family.family)
+            if added:
+                lines += [f"In {title} (by type):", "", "| field | type | doc | source |"]
+                lines += ["|---|---|---|---|", *added, ""]
+            if relaxed:
+                lines += [f"Quirks accepted in {title}:", "", "| field | type accepted | doc |"]
+                lines += ["|---|---|---|", *relaxed, ""]
+        if not fields and not quirks and not any(a or r for _, (a, r) in others):
             lines += ["No fields or quirks of its own.", ""]
     return Output(VENDORS_DOC, "\n".join(lines).rstrip("\n") + "\n")
+
+
+def _family_rows(spec: Spec, vendor: str, default: str) -> tuple[list[str], list[str]]:
+    """A vendor's fields and quirks in another protocol's family, each at its type
+    (`ThinkingBlock.signature`): the events of a family are many roots, not one chunk."""
+    added: list[str] = []
+    relaxed: list[str] = []
+    for model in spec.models:
+        owned = model.origin is not None and vendor in model.origin.vendors
+        for field in model.fields:
+            where = f"`{model.name}.{field.wire}`"
+            kind = f"`{_cell(_field_type(field))}`"
+            source = None
+            if field.origin is not None and vendor in field.origin.vendors:
+                source = field.origin.source
+            elif owned and field.origin is None and model.origin is not None:
+                source = model.origin.source
+            if source is not None:
+                shown = "" if source == default else source
+                added.append(_row(where, kind, _cell(field.doc), shown))
+            for note in field.relaxations:
+                if vendor in note.vendors:
+                    relaxed.append(_row(where, kind, _cell(note.doc or "")))
+    return sorted(added, key=_by_path), sorted(relaxed, key=_by_path)
 
 
 def _meaning_table(spec: Spec) -> list[str]:
