@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2e0bc5db3bbd
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   c6953fbb8f7d
-# Digest: 8481627626b01a92
+#   chunkspec code                   b16952fd4def
+# Digest: f556140bd651dcbf
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

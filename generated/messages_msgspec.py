@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2e0bc5db3bbd
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   d15854f5e486
-# Digest: f3b5f8c578041d35
+#   chunkspec code                   1cecedbd0abc
+# Digest: 1ef8ad74b79dbd93
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2e0bc5db3bbd
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   be61b622764c
-# Digest: ee25c32c3523348a
+#   chunkspec code                   b07d8424e2a1
+# Digest: c9f0a5bbced07385
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2e0bc5db3bbd
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   e344b0ad5619
-# Digest: 40149fd03021aac4
+#   chunkspec code                   4ca0c2035065
+# Digest: 1e0daf23e0070a45
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 

@@ -190,9 +190,15 @@ def _code_digest(templates: dict[str, str], code: set[str]) -> str:
     for name, source in sorted(templates.items()):
         digest.update(f"templates/{name}\0{source}\0".encode())
     for name in sorted(code):
-        text = (PACKAGE / name).read_bytes().replace(b"\r\n", b"\n")
-        digest.update(name.encode() + b"\0" + text + b"\0")
+        digest.update(name.encode() + b"\0" + _code_text(name) + b"\0")
     return digest.hexdigest()[:12]
+
+
+@cache
+def _code_text(name: str) -> bytes:
+    """A file of the running generator, as digested (read once per process: it is the
+    code running, which does not change under it)."""
+    return (PACKAGE / name).read_bytes().replace(b"\r\n", b"\n")
 
 
 def _templates(templates: Path, names: list[str]) -> dict[str, str]:
