@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2e0bc5db3bbd
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   b16952fd4def
-# Digest: f556140bd651dcbf
+#   chunkspec code                   e6552ec0c113
+# Digest: 48cfc7d7ecb47dac
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 
@@ -332,7 +332,7 @@ def _summary_of_parts(parts: Iterable[Part]) -> Summary:
     )
 
 
-_PART_ITEMS: Final = {"signature": "signature", "redacted_reasoning": "redacted"}
+_PART_ITEMS: Final = {"signature": "signature", "redacted_reasoning": "encrypted"}
 """The parts that are opaque reasoning, and the kind of `ReasoningItem` each makes."""
 
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2e0bc5db3bbd
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   1cecedbd0abc
-# Digest: 1ef8ad74b79dbd93
+#   chunkspec code                   5861408d9ebf
+# Digest: a7d54ae7f5a2e587
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 
@@ -360,7 +360,7 @@ def _summary_of_parts(parts: Iterable[Part]) -> Summary:
     )
 
 
-_PART_ITEMS: Final = {"signature": "signature", "redacted_reasoning": "redacted"}
+_PART_ITEMS: Final = {"signature": "signature", "redacted_reasoning": "encrypted"}
 """The parts that are opaque reasoning, and the kind of `ReasoningItem` each makes."""
 
 

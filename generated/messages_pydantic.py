@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2e0bc5db3bbd
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   b07d8424e2a1
-# Digest: c9f0a5bbced07385
+#   chunkspec code                   d3a58b798a17
+# Digest: a4b95c13fbf05ec8
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 
@@ -342,7 +342,7 @@ def _summary_of_parts(parts: Iterable[Part]) -> Summary:
     )
 
 
-_PART_ITEMS: Final = {"signature": "signature", "redacted_reasoning": "redacted"}
+_PART_ITEMS: Final = {"signature": "signature", "redacted_reasoning": "encrypted"}
 """The parts that are opaque reasoning, and the kind of `ReasoningItem` each makes."""
 
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2e0bc5db3bbd
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   4ca0c2035065
-# Digest: 1e0daf23e0070a45
+#   chunkspec code                   c28ce0da417d
+# Digest: 3b0dce193c07165e
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 
@@ -408,7 +408,7 @@ def _summary_of_parts(parts: Iterable[Part]) -> Summary:
     )
 
 
-_PART_ITEMS: Final = {"signature": "signature", "redacted_reasoning": "redacted"}
+_PART_ITEMS: Final = {"signature": "signature", "redacted_reasoning": "encrypted"}
 """The parts that are opaque reasoning, and the kind of `ReasoningItem` each makes."""
 
 

@@ -284,3 +284,44 @@ def chat_terms(want: dict[str, Any]) -> dict[str, Any]:
     """What a Messages judge read, as a chat client reads it."""
     stop = want["stop_reason"]
     return {**want, "stop_reason": FINISH.get(stop, stop)}
+
+
+@pytest.mark.parametrize("dialect", ["reasoning_content", "reasoning", "think_tags"])
+def test_a_messages_capture_written_as_chat_in_each_dialect_says_the_same(dialect: str) -> None:
+    """Messages -> chat in each dialect reads back, with the dialect's reader, to what
+    the Messages stream says: reasoning where the dialect puts it, text, calls, the
+    finish in chat's terms, usage, and signatures and redacted reasoning as
+    `reasoning_items`."""
+    module = TARGETS["msgspec"]
+    tags = ("<think>", "</think>") if dialect == "think_tags" else None
+    for path in CAPTURES:
+        data = path.read_bytes()
+        if not _complete(module, data) or data.count(b'"message_start"') > 1:
+            continue  # an error ends it (tested above); several messages: one choice
+        accumulator = module.MessageAccumulator()
+        for event in module.iter_events(data, protocol="messages"):
+            accumulator.add(event)
+        want = accumulator.summary()
+        parts = module.iter_parts(data, protocol="messages")
+        chat = b"".join(module.write_parts(parts, dialect=dialect))
+        chunks = module.ChunkAccumulator(think_tags=tags)
+        for chunk in module.iter_chunks(chat):
+            chunks.add(chunk)
+        got = chunks.summary()
+        [mine], [theirs] = got.choices, want.choices
+        assert (mine.reasoning, mine.text, mine.refusal) == (
+            theirs.reasoning,
+            theirs.text,
+            theirs.refusal,
+        ), (path.name, dialect)
+        assert mine.finish_reason == theirs.finish_reason, path.name
+        assert [(t.name, arguments(t.arguments)) for t in mine.tool_calls] == [
+            (t.name, arguments(t.arguments)) for t in theirs.tool_calls
+        ], path.name
+        assert [(i.kind, i.value) for i in mine.reasoning_items] == [
+            (i.kind, i.value) for i in theirs.reasoning_items
+        ], path.name
+        assert (got.usage.prompt_tokens, got.usage.completion_tokens) == (
+            want.usage.prompt_tokens,
+            want.usage.completion_tokens,
+        ), path.name

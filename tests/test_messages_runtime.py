@@ -366,7 +366,7 @@ def test_redacted_thinking_server_tools_and_citations() -> None:
         ("text", 3),
     ]
     [choice] = (summary := _summary_of_parts(parts)).choices
-    assert [(i.kind, i.value) for i in choice.reasoning_items] == [("redacted", "EmwKAhgB")]
+    assert [(i.kind, i.value) for i in choice.reasoning_items] == [("encrypted", "EmwKAhgB")]
     [tool] = choice.server_tools
     assert (tool.index, tool.name, tool.arguments) == (1, "web_search", '{"query": "a"}')
     assert tool.output is not None and json.loads(tool.output) == [result]
@@ -635,7 +635,7 @@ def test_opaque_reasoning_is_a_redacted_thinking_block() -> None:
         ("text", None),
     ]
     [choice] = read_back(written(parts)[0]).choices
-    assert [(i.kind, i.value) for i in choice.reasoning_items] == [("redacted", "EmwK")]
+    assert [(i.kind, i.value) for i in choice.reasoning_items] == [("encrypted", "EmwK")]
 
 
 def test_reasoning_a_server_interleaves_with_a_call_waits_for_the_call() -> None:

@@ -173,7 +173,7 @@ def test_the_summary_of_handmade_parts() -> None:
     ]
     assert [(i.kind, i.value, i.source) for i in first.reasoning_items] == [
         ("signature", "sig", "event"),
-        ("redacted", "blob", "event2"),
+        ("encrypted", "blob", "event2"),
     ]
     assert (second.index, second.finish_reason, second.text) == (1, "stop", "")
     assert summary.usage == usage

@@ -1495,7 +1495,7 @@ def _summary_of_parts(parts: Iterable[Part]) -> Summary:
     )
 
 
-_PART_ITEMS: Final = {"signature": "signature", "redacted_reasoning": "redacted"}
+_PART_ITEMS: Final = {"signature": "signature", "redacted_reasoning": "encrypted"}
 """The parts that are opaque reasoning, and the kind of `ReasoningItem` each makes."""
 
 
