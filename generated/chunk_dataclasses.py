@@ -30,8 +30,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       64a7a007e524
-# Digest: 12e99f6508b06201
+#   chunkspec code                       8a9d8d271372
+# Digest: 1ea4a9ce068cd355
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 

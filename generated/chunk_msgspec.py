@@ -30,8 +30,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       fb01d2f92e20
-# Digest: 28e2ff1b7f8af123
+#   chunkspec code                       408399c5d93e
+# Digest: 0909763be0d2950a
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 

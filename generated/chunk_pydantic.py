@@ -30,8 +30,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       944c03092a46
-# Digest: 4a8b184181d3976c
+#   chunkspec code                       0c1e3f364e52
+# Digest: 96133b94d1abc963
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 

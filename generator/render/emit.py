@@ -55,7 +55,7 @@ def finish(rendered: Sequence[Rendered]) -> list[Output]:
     with ThreadPoolExecutor(max_workers=FORMATTERS) as pool:
         formatted = [pool.submit(_formatted, ruff, one) if one.python else None for one in rendered]
         for one in rendered:
-            if one.python:
+            if one.python and not one.parsed:
                 _compiles(one)
         return [
             Output(one.path, one.text if done is None else done.result())

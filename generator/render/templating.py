@@ -32,6 +32,10 @@ class Rendered:
     path: str
     text: str
     python: bool
+    parsed: bool = False
+    """Whether its code was parsed already (a module: inlining parses what its templates
+    wrote, and the runtime it copies is checked source), so it need not be compiled
+    again to know it is Python."""
 
 
 @cache
@@ -309,11 +313,12 @@ def render_all(
         protocols = {other.family: module_stem(other, target) for other in families}
         text, names = render_hub(spec, root, target, command, protocols=protocols)
         stem = module_stem(spec, target)
-        out.append(Rendered(f"generated/{stem}.py", text, python=True))
+        out.append(Rendered(f"generated/{stem}.py", text, python=True, parsed=True))
         hub = Hub(stem, names)
         for other in families:
             made = render_module(other, root, type(target)(other), command, hub)
-            out.append(Rendered(f"generated/{module_stem(other, target)}.py", made, python=True))
+            path = f"generated/{module_stem(other, target)}.py"
+            out.append(Rendered(path, made, python=True, parsed=True))
         context = {
             "spec": spec,
             "target": target,

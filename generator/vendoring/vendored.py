@@ -74,12 +74,12 @@ def render_vendored(root: Path, request: Request) -> list[Output]:
     target = TARGETS[request.target]
     command = request.command()
     text, names = render_hub(spec, root, target(spec), command, protocols=others)
-    rendered = [Rendered(request.out, text, python=True)]
+    rendered = [Rendered(request.out, text, python=True, parsed=True)]
     hub = Hub(stems["chat"], names)
     for protocol in others:
         family = build_spec(raw.family(protocol), request.options, reserved=module_names())
         made = render_module(family, root, target(family), command, hub)
-        rendered.append(Rendered(paths[protocol], made, python=True))
+        rendered.append(Rendered(paths[protocol], made, python=True, parsed=True))
     return [Output(done.path, seal(done.content)) for done in finish(rendered)]
 
 

@@ -30,8 +30,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       eda054a55994
-# Digest: 7c2dcfa1cfae744f
+#   chunkspec code                       989a8f1e47c3
+# Digest: 3c62eed002b865d6
 # Regenerate with: make generate
 """Property tests generated from the spec (strategies in tests/generated/strategies.py).
 
