@@ -30,8 +30,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       8a9d8d271372
-# Digest: 1ea4a9ce068cd355
+#   chunkspec code                       0aa056ecf675
+# Digest: 9993cac962249099
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 

@@ -30,8 +30,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       408399c5d93e
-# Digest: 0909763be0d2950a
+#   chunkspec code                       58f329b1eb3d
+# Digest: 7f9524209866fbf1
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 

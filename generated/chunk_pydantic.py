@@ -30,8 +30,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       0c1e3f364e52
-# Digest: 96133b94d1abc963
+#   chunkspec code                       f8067156ffad
+# Digest: a9d7e6be7d8c8cfc
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 

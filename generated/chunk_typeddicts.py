@@ -30,8 +30,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       d34fbd234933
-# Digest: 1e4bb2cf3e13cbff
+#   chunkspec code                       1fbd5796fbd2
+# Digest: 27ae7a41da102bce
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 

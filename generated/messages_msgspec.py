@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2e0bc5db3bbd
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   d0a019309e66
-# Digest: 3bdd83f4c2e52f2e
+#   chunkspec code                   4185281efafc
+# Digest: b90292e86a5cfa74
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

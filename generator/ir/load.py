@@ -409,23 +409,17 @@ def _vendor(doc: Located, file: str, stem: str) -> RawVendor:
         raise _at(doc, file, "vendor").error(
             f"vendor {name!r} must live in spec/vendors/{name}.yaml"
         )
-    source = _text(doc, file, "source", "a vendor file")
-    fields = []
-    for owner, owner_where, body in _owners(doc, file, "fields"):
-        fields.append((owner, owner_where, _fields(body, file, owner, vendor=True)))
-    relax = []
-    for owner, owner_where, body in _owners(doc, file, "relax"):
-        relax.append((owner, owner_where, tuple(_relax(body, file, owner, wire) for wire in body)))
-    vendor = RawVendor(
+    named = RawVendor(
         name=name,
         title=_text(doc, file, "title", "a vendor file"),
-        source=source,
-        types=_types(doc, file),
-        enums=_enums(doc, file),
-        fields=tuple(fields),
-        relax=tuple(relax),
+        source=_text(doc, file, "source", "a vendor file"),
+        types=(),
+        enums=(),
+        fields=(),
+        relax=(),
         where=_at(doc, file),
     )
+    vendor = _vendor_section(doc, file, named)  # chat's, at the top level
     sections = []
     for family in sorted(others & set(doc)):
         where = _at(doc, file, family)
