@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2e0bc5db3bbd
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   4185281efafc
-# Digest: b90292e86a5cfa74
+#   chunkspec code                   d212be225ff1
+# Digest: 1b2b9b6087271704
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

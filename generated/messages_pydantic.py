@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2e0bc5db3bbd
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   2f31a5846aa0
-# Digest: df0c61b5a0e9cf95
+#   chunkspec code                   b80f542021a8
+# Digest: 706a99933c6c871b
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

@@ -13,10 +13,10 @@ from typing import Any, ClassVar
 import pytest
 
 from generator.render import inline
-from generator.runtime.accumulate import _RULES, _copied, _finish, _merge, _Merged, _Plan
 from generator.runtime.dataclass_base import _as_dicts, _sparse, _WideObject
 from generator.runtime.errors import ChunkDecodeError
 from generator.runtime.extra import _Extra, _no_extra
+from generator.runtime.merge import _RULES, _copied, _finish, _merge, _Merged, _Plan
 from generator.runtime.objects import _defaulted, _nullable, _problem, _read, _required, _Shape
 from generator.runtime.sse import KEPT_DATA, RawEvent, _EventReader
 from generator.runtime.unset import UNSET, _Unset

@@ -11,10 +11,10 @@ import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any, Final, cast
 
-from ..dialects import _Dialect, _openai_usage, _ThinkBlocks
 from ..json_text import _wire_text
-from ..meanings import Identity, Part, UsageSummary
+from ..parts import Identity, Part, UsageSummary
 from ..sse import SSE_DONE, StreamError, sse_error
+from .dialects import _Dialect, _openai_usage, _ThinkBlocks
 
 _CHAT_ROLE: Final = {"role": "assistant", "content": ""}
 """The delta that opens a choice, as OpenAI writes it."""

@@ -267,6 +267,9 @@ __all__ = [
 # (runtime section: json_text._compact)
 
 
+# (runtime section: json_text._json_string)
+
+
 class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """A chunk whose keys are awkward in Python."""
 
@@ -525,19 +528,16 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._end_of)
 
 
-# (runtime section: frames._SENTINEL)
+# (runtime section: chat.frames._SENTINEL)
 
 
-# (runtime section: frames._CHECKED)
+# (runtime section: chat.frames._CHECKED)
 
 
-# (runtime section: frames.TokenFramesError)
+# (runtime section: chat.frames.TokenFramesError)
 
 
-# (runtime section: frames._json_string)
-
-
-# (runtime section: frames._TokenFrames)
+# (runtime section: chat.frames._TokenFrames)
 
 
 def iter_chunks(

@@ -263,6 +263,9 @@ __all__ = [
 # (runtime section: json_text._compact)
 
 
+# (runtime section: json_text._json_string)
+
+
 Color: TypeAlias = Literal["red", "green"]
 """A color; new ones may appear.
 
@@ -453,19 +456,16 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._end_of)
 
 
-# (runtime section: frames._SENTINEL)
+# (runtime section: chat.frames._SENTINEL)
 
 
-# (runtime section: frames._CHECKED)
+# (runtime section: chat.frames._CHECKED)
 
 
-# (runtime section: frames.TokenFramesError)
+# (runtime section: chat.frames.TokenFramesError)
 
 
-# (runtime section: frames._json_string)
-
-
-# (runtime section: frames._TokenFrames)
+# (runtime section: chat.frames._TokenFrames)
 
 
 def iter_chunks(

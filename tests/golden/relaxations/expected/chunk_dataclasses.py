@@ -262,6 +262,9 @@ __all__ = [
 # (runtime section: json_text._compact)
 
 
+# (runtime section: json_text._json_string)
+
+
 @dataclass(slots=True, kw_only=True)
 class Chunk(_Object):
     """A chunk whose core fields one vendor sends more loosely."""
@@ -459,19 +462,16 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._end_of)
 
 
-# (runtime section: frames._SENTINEL)
+# (runtime section: chat.frames._SENTINEL)
 
 
-# (runtime section: frames._CHECKED)
+# (runtime section: chat.frames._CHECKED)
 
 
-# (runtime section: frames.TokenFramesError)
+# (runtime section: chat.frames.TokenFramesError)
 
 
-# (runtime section: frames._json_string)
-
-
-# (runtime section: frames._TokenFrames)
+# (runtime section: chat.frames._TokenFrames)
 
 
 def iter_chunks(

@@ -268,6 +268,9 @@ __all__ = [
 # (runtime section: json_text._compact)
 
 
+# (runtime section: json_text._json_string)
+
+
 Kind: TypeAlias = Literal["data", "done"]
 """What kind of chunk this is.
 
@@ -496,19 +499,16 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._end_of)
 
 
-# (runtime section: frames._SENTINEL)
+# (runtime section: chat.frames._SENTINEL)
 
 
-# (runtime section: frames._CHECKED)
+# (runtime section: chat.frames._CHECKED)
 
 
-# (runtime section: frames.TokenFramesError)
+# (runtime section: chat.frames.TokenFramesError)
 
 
-# (runtime section: frames._json_string)
-
-
-# (runtime section: frames._TokenFrames)
+# (runtime section: chat.frames._TokenFrames)
 
 
 def iter_chunks(
