@@ -30,8 +30,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       6affb67d98dc
-# Digest: a349a1e4a9b057a3
+#   chunkspec code                       bf2e0bdc6080
+# Digest: 829fcd493ec1a9d3
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_pydantic.py.
 

@@ -16,7 +16,7 @@ from ..inline_reasoning import _Harmony, _Splitter, _ThinkTags
 from ..json_text import _paired
 from ..parts import _TEXTS, Identity, Part, ToolCallPart, ToolCallSummary
 from ..spellings import _found, _parts, _place, _server_tool, _tool_call
-from ..sse import _INCOMPLETE_STREAM
+from .events import _INCOMPLETE_STREAM
 from .readings import (
     _Entry,
     _Head,
