@@ -30,8 +30,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       f8067156ffad
-# Digest: a9d7e6be7d8c8cfc
+#   chunkspec code                       cf9d26930861
+# Digest: a09fd641eab3d2bd
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -829,6 +829,30 @@ def _compact_writer() -> Callable[[Any], str]:
 
 
 _compact: Final = _compact_writer()
+
+
+def _as_is(value: Any) -> Any:
+    """JSON data read as JSON data: itself (a stream read as data, not as a target's
+    objects)."""
+    return value
+
+
+def _paired(text: str) -> str:
+    """The text with UTF-16 surrogate halves that arrived in separate chunks (as JSON
+    escapes) joined into one character; a lone half is kept as it is."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode(
+        "utf-16-le", "surrogatepass"
+    )
+
+
+def _json_string(text: str) -> bytes:
+    """A text as the standard library's writer writes it in a chunk."""
+    try:
+        return _JSON_TEXT.encode(text).encode()
+    except UnicodeEncodeError:  # half of a surrogate pair: written as its escape
+        return _wire_text(text).encode()
 
 
 _Unknown: TypeAlias = Annotated[Any, _FINITE]
@@ -3400,10 +3424,6 @@ MORE_NAMES: Final = "\n(more names)"
 one line, so none is this key."""
 
 
-SSE_DONE: Final = b"data: [DONE]\n\n"
-"""The event that ends a stream of chunks."""
-
-
 SSE_KEEP_ALIVE: Final = b": keep-alive\n\n"
 """A comment, which readers skip: it keeps an idle connection open."""
 
@@ -3531,24 +3551,18 @@ class _AiohttpResponse(Protocol):
 
 
 class _Stream(Generic[_Chunk]):
-    """What the sync and the async stream share: the reader, and what it has seen.
+    """What the sync and the async stream share: the framer, its protocol's events
+    (`_Events`: what each event is), and what they have seen.
 
-    After `[DONE]` no event is read. The chunks end there, after one more read of the
-    source: the end of an HTTP body follows `[DONE]` at once, and an HTTP client that
-    has read it keeps the connection for the next request. Raw events go on to the end
-    of the source, each read as it came: a gateway forwards everything. Then the source
-    is closed. What goes wrong after `[DONE]` is not raised: the stream is complete.
+    After the event that ends the stream (chat's `[DONE]`) no event is read. The chunks
+    end there, after one more read of the source: the end of an HTTP body follows
+    `[DONE]` at once, and an HTTP client that has read it keeps the connection for the
+    next request. Raw events go on to the end of the source, each read as it came: a
+    gateway forwards everything. Then the source is closed. What goes wrong after
+    `[DONE]` is not raised: the stream is complete.
     """
 
-    def __init__(
-        self,
-        loads: Callable[[bytes], _Chunk],
-        on_error: Literal["raise", "skip"],
-        max_event_size: int,
-        named: bool = False,
-    ) -> None:
-        if on_error not in ("raise", "skip"):
-            raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
+    def __init__(self, events: _Events[_Chunk], max_event_size: int) -> None:
         size = cast(object, max_event_size)  # a caller's types are not checked
         if not isinstance(size, int) or isinstance(size, bool):
             raise TypeError(
@@ -3559,24 +3573,25 @@ class _Stream(Generic[_Chunk]):
             raise ValueError(
                 f"max_event_size must be at least 1 byte, not {max_event_size:,}"
             )
-        self._reader = _EventReader(loads, on_error == "skip", max_event_size, named)
+        self._events = events
+        self._reader = _SseFramer(events, max_event_size)
         self._source: object = None  # what the stream reads, as it was given
         self._as_raw: bool | None = None  # how the stream is read, once it is
         self._closed = False  # whether the source was closed
-        self.other_events = self._reader.other_events
+        self.other_events = events.other_events
         """The first events (at most `KEPT_EVENTS`) that are not chunks, in order, each
         with at most `KEPT_DATA` characters of its data: named events other than
         `error`, and data that is not a JSON object (such as a proxy's keep-alive
         text). `other_event_counts` counts them all."""
-        self.other_event_counts = self._reader.other_event_counts
+        self.other_event_counts = events.other_event_counts
         """How many events that are not chunks came, by event type (`message` for data
         that is not a JSON object): the first `KEPT_EVENTS` types, each cut to
         `KEPT_NAME` characters, and the events of any other type under `MORE_NAMES`."""
-        self.skipped = self._reader.skipped
+        self.skipped = events.skipped
         """With `on_error="skip"`, the first events (at most `KEPT_EVENTS`) whose chunk
         did not decode, in order, each with at most `KEPT_DATA` characters of its data.
         `skipped_count` counts them all."""
-        self.mismatched = self._reader.mismatched
+        self.mismatched = events.mismatched
         """Of a stream whose payloads say their type (Messages), the first events (at
         most `KEPT_EVENTS`) whose `event:` line named another type, cut as `skipped`
         is: each was read by its payload."""
@@ -3584,14 +3599,14 @@ class _Stream(Generic[_Chunk]):
     @property
     def skipped_count(self) -> int:
         """How many events were skipped (`on_error="skip"`)."""
-        return self._reader.skipped_count
+        return self._events.skipped_count
 
     @property
     def done(self) -> bool:
         """Whether the stream reached its end: `data: [DONE]` (chat), or a
         `message_stop` (Messages); a stream cut off before it ends with `done` False,
         and is not complete."""
-        return self._reader.complete
+        return self._events.complete
 
     @property
     def eventless(self) -> bool:
@@ -3632,12 +3647,12 @@ class ChunkStream(_Stream[_Chunk]):
     def __init__(
         self,
         source: Iterable[_Bytes | str] | _Bytes | str | _Response,
-        loads: Callable[[bytes], _Chunk],
-        on_error: Literal["raise", "skip"] = "raise",
+        events: _Events[_Chunk],
         max_event_size: int = MAX_EVENT_SIZE,
-        named: bool = False,
     ) -> None:
-        super().__init__(loads, on_error, max_event_size, named)
+        """`events` says what each event is (`_ChatEvents(loads)` reads chat chunks with
+        the module's `loads`)."""
+        super().__init__(events, max_event_size)
         self._source = source
         self._pieces: Iterable[_Bytes | str]
         if isinstance(source, _Response):
@@ -3696,7 +3711,7 @@ class ChunkStream(_Stream[_Chunk]):
                 yield from reader.unsent  # what came before the error, first
                 raise
             yield from items
-            if reader.done:
+            if self._events.done:
                 # The stream is complete: a fault of what follows cannot undo that.
                 try:
                     with contextlib.suppress(Exception):
@@ -3730,12 +3745,12 @@ class AsyncChunkStream(_Stream[_Chunk]):
     def __init__(
         self,
         source: AsyncIterable[_Bytes | str] | _AsyncResponse | _AiohttpResponse,
-        loads: Callable[[bytes], _Chunk],
-        on_error: Literal["raise", "skip"] = "raise",
+        events: _Events[_Chunk],
         max_event_size: int = MAX_EVENT_SIZE,
-        named: bool = False,
     ) -> None:
-        super().__init__(loads, on_error, max_event_size, named)
+        """`events` says what each event is (`_ChatEvents(loads)` reads chat chunks with
+        the module's `loads`)."""
+        super().__init__(events, max_event_size)
         self._source = source
         self._pieces: AsyncIterable[_Bytes | str]
         if isinstance(source, _AsyncResponse):
@@ -3793,7 +3808,7 @@ class AsyncChunkStream(_Stream[_Chunk]):
                 raise
             for item in items:
                 yield item
-            if reader.done:
+            if self._events.done:
                 # The stream is complete: a fault of what follows cannot undo that.
                 try:
                     with contextlib.suppress(Exception):
@@ -3821,7 +3836,94 @@ class AsyncChunkStream(_Stream[_Chunk]):
         self._warn_if_foreign()
 
 
-class _EventReader(Generic[_Chunk]):
+class _Events(Generic[_Chunk]):
+    """What a protocol makes of each event of its stream (`decide`), and what the stream
+    keeps of the events that are not its chunks. Each protocol's events subclass it
+    (`_ChatEvents`, `_MessagesEvents`): the framer (`_SseFramer`) reads the format and
+    knows no protocol, and a protocol's events know no bytes but an event's name and
+    data."""
+
+    __slots__ = (
+        "_loads",
+        "_skip",
+        "complete",
+        "done",
+        "event",
+        "id",
+        "mismatched",
+        "other_event_counts",
+        "other_events",
+        "retry",
+        "skipped",
+        "skipped_count",
+    )
+
+    def __init__(
+        self,
+        loads: Callable[[bytes], _Chunk],
+        on_error: Literal["raise", "skip"] = "raise",
+    ) -> None:
+        """`loads` decodes a chunk's data; `on_error="skip"` keeps an event whose chunk
+        does not decode in `skipped`, instead of raising its error."""
+        if on_error not in ("raise", "skip"):
+            raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
+        self._loads = loads
+        self._skip = on_error == "skip"
+        self.done = False
+        """Whether the stream has ended (chat's `[DONE]`): no event after it is read."""
+        self.complete = False
+        """Whether the stream reached its end: `done`, or, of a protocol that reads on
+        to the end of the source (Messages), its last event."""
+        self.event: ServerSentEvent | None = None
+        """The event `decide` made of what was not a chunk (`[DONE]`, another event,
+        one that raised), for a raw event: the framer sets it to None first."""
+        self.id: str | None = None
+        """The last event id the stream set (the framer sets it)."""
+        self.retry: int | None = None
+        """The reconnection time the stream asked for, in milliseconds."""
+        self.mismatched: list[ServerSentEvent] = []
+        self.other_events: list[ServerSentEvent] = []
+        self.other_event_counts: dict[str, int] = {}
+        self.skipped: list[SkippedEvent] = []
+        self.skipped_count = 0
+
+    def decide(self, name: bytes, payload: bytes) -> _Chunk | None:
+        """The chunk an event carries (its `event:` name, b"" when it had none, and its
+        data), or None: the event is kept apart (`event`, `other_events`), ends the
+        stream (`done`), or was skipped. Raises `StreamError` for the server's error,
+        and `ChunkDecodeError` for a chunk that does not decode (unless skipped)."""
+        raise NotImplementedError
+
+    def keep_raw(self) -> None:
+        """Raw events carry what reading them raised: none is skipped."""
+        self._skip = False
+
+    def _other(self, event: ServerSentEvent) -> None:
+        """Count an event that is not a chunk, and keep it, cut, while few are kept."""
+        counts = self.other_event_counts
+        name = _cut_name(event.event)
+        if name not in counts and len(counts) >= KEPT_EVENTS:
+            name = MORE_NAMES  # past as many types as events are kept: counted together
+        counts[name] = counts.get(name, 0) + 1
+        if len(self.other_events) < KEPT_EVENTS:
+            self.other_events.append(_cut(event))
+
+    def _skipped(self, event: ServerSentEvent, error: ChunkDecodeError) -> None:
+        """Count a skipped event, and keep it, cut, while few are kept."""
+        self.skipped_count += 1
+        if len(self.skipped) < KEPT_EVENTS:
+            self.skipped.append(SkippedEvent(_cut(event), _kept(error)))
+
+    def _event(self, name: bytes, payload: bytes) -> ServerSentEvent:
+        return ServerSentEvent(
+            name.decode("utf-8", "replace"),
+            payload.decode("utf-8", "replace"),
+            self.id,
+            self.retry,
+        )
+
+
+class _SseFramer(Generic[_Chunk]):
     """The event-stream format of the HTML standard, read from bytes in pieces of any
     size, each event decoded as it ends.
 
@@ -3832,32 +3934,14 @@ class _EventReader(Generic[_Chunk]):
     as it arrived, never decoded and encoded again.
     """
 
-    def __init__(
-        self,
-        loads: Callable[[bytes], _Chunk],
-        skip: bool,
-        limit: int,
-        named: bool = False,
-    ) -> None:
-        self.done = False
-        """Whether the stream ended with `[DONE]` (chat): nothing after it is read."""
-        self.complete = False
-        """Whether the stream reached its end: `[DONE]`, or, of a stream of named events
-        (Messages), a `message_stop` no `message_start` followed."""
-        self.named = named
-        """Whether every event is named by its payload's `type` (Messages): an event
-        named otherwise is still read, by its payload, and kept in `mismatched`."""
-        self.mismatched: list[ServerSentEvent] = []
+    def __init__(self, events: _Events[_Chunk], limit: int) -> None:
+        self._events = events
+        """What each event is, as its protocol says (`decide`)."""
+        self._decide = events.decide
         self.ended = False  # the source ended (close() was called)
         self.events = False  # an event (a block with data) came
         self.foreign: bytes | None = None  # the first line that is no field, cut
-        self.other_events: list[ServerSentEvent] = []
-        self.other_event_counts: dict[str, int] = {}
-        self.skipped: list[SkippedEvent] = []
-        self.skipped_count = 0
         self.unsent: list[Any] = []  # what the last feed read, for when it raised
-        self._loads = loads
-        self._skip = skip
         self._limit = limit
         self._raw: bytearray | None = None  # the unfinished event's bytes, if kept
         self._piece = b""
@@ -3869,8 +3953,6 @@ class _EventReader(Generic[_Chunk]):
         self._data: bytes | None = None
         self._more: bytearray | None = None
         self._name = b""
-        self._id: str | None = None
-        self._retry: int | None = None
         self._first = True  # before the first line, which may start with a BOM
         self._after_cr = False  # a CR ended the last piece: an LF next is part of it
         self._held = False  # an event of exactly the limit waits for it: see _dispatch
@@ -3882,6 +3964,7 @@ class _EventReader(Generic[_Chunk]):
     def keep_raw(self) -> None:
         """Yield each event as a `RawEvent` with the bytes it arrived as."""
         self._raw = bytearray()
+        self._events.keep_raw()
 
     def feed(self, data: _Bytes | str) -> list[Any]:
         """The chunks (or raw events) of the events `data` ends."""
@@ -3953,7 +4036,7 @@ class _EventReader(Generic[_Chunk]):
             line = bytes(self._tail)
             self._tail = bytearray()
             self._line(line, 0)
-        if not self.done:
+        if not self._events.done:
             self._dispatch(0)  # the end of the stream ends its last event
         return out
 
@@ -4022,9 +4105,9 @@ class _EventReader(Generic[_Chunk]):
         elif name == b"event":
             self._name = value
         elif name == b"id" and b"\0" not in value:
-            self._id = value.decode("utf-8", "replace")
+            self._events.id = value.decode("utf-8", "replace")
         elif name == b"retry" and value.isdigit():
-            self._retry = int(value)
+            self._events.retry = int(value)
         elif self.foreign is None and name not in _FIELDS:
             # Kept, cut, for the warning of a stream without events (see _Stream).
             self.foreign = line[:KEPT_NAME]
@@ -4077,108 +4160,21 @@ class _EventReader(Generic[_Chunk]):
         self.events = True
         name = self._name
         self._name = b""
-        chunk: _Chunk | None = None
-        event: ServerSentEvent | None = None
+        if self._raw is None:
+            chunk = self._decide(name, payload)
+            if chunk is not None:
+                self.unsent.append(chunk)
+            return self._events.done
+        events = self._events
+        events.event = None
         try:
-            if self.named:
-                chunk, event = self._named(name, payload)
-            elif name and name != b"message":
-                event = self._event(name, payload)
-                if event.event == "error":
-                    raise StreamError(_error_of(event.data), event)
-                self._other(event)
-            elif payload.lstrip().startswith(b"{"):
-                try:
-                    chunk = self._loads(payload)
-                except ChunkDecodeError as error:
-                    event = self._event(b"message", payload)
-                    if isinstance(error, ErrorReport):
-                        raise StreamError(_error_of(event.data), event) from None
-                    if not self._skip or self._raw is not None:
-                        raise
-                    self._skipped(event, error)
-            elif (stripped := payload.strip()) == b"[DONE]":
-                self.done = self.complete = True
-                event = self._event(b"message", b"[DONE]")
-            elif stripped:
-                event = self._event(b"message", payload)
-                self._other(event)
+            chunk = self._decide(name, payload)
         except (StreamError, ChunkDecodeError) as error:
-            if self._raw is None:
-                raise
-            self.unsent.append(RawEvent(raw, None, event, error))
+            self.unsent.append(RawEvent(raw, None, events.event, error))
             return False
-        if self._raw is not None:
-            self.unsent.append(RawEvent(raw, chunk, event))
-        elif chunk is not None:
-            self.unsent.append(chunk)
-        return self.done
-
-    def _named(
-        self, name: bytes, payload: bytes
-    ) -> tuple[_Chunk | None, ServerSentEvent | None]:
-        """An event of a family whose payloads say their type (Messages): read by its
-        payload whatever its `event:` line says; an `error` is the server's error, and
-        `message_stop` completes the stream until another message starts (one body may
-        hold several messages). Data that is no JSON object is another event."""
-        if not payload.lstrip().startswith(b"{"):
-            event = None
-            if payload.strip():
-                event = self._event(name or b"message", payload)
-                self._other(event)
-            return None, event
-        try:
-            chunk = self._loads(payload)
-        except ChunkDecodeError as error:
-            event = self._event(name or b"message", payload)
-            if not self._skip or self._raw is not None:
-                raise
-            self._skipped(event, error)
-            return None, event
-        kind = _type_of(chunk)
-        if name and name.decode("utf-8", "replace") != kind:
-            event = self._event(name, payload)
-            if len(self.mismatched) < KEPT_EVENTS:
-                self.mismatched.append(_cut(event))
-        if kind == "error" or name == b"error":
-            event = self._event(name or b"error", payload)
-            raise StreamError(_error_of(event.data), event)
-        if kind == "message_stop":
-            self.complete = True
-        elif kind == "message_start":
-            self.complete = False
-        return chunk, None
-
-    def _other(self, event: ServerSentEvent) -> None:
-        """Count an event that is not a chunk, and keep it, cut, while few are kept."""
-        counts = self.other_event_counts
-        name = _cut_name(event.event)
-        if name not in counts and len(counts) >= KEPT_EVENTS:
-            name = MORE_NAMES  # past as many types as events are kept: counted together
-        counts[name] = counts.get(name, 0) + 1
-        if len(self.other_events) < KEPT_EVENTS:
-            self.other_events.append(_cut(event))
-
-    def _skipped(self, event: ServerSentEvent, error: ChunkDecodeError) -> None:
-        """Count a skipped event, and keep it, cut, while few are kept."""
-        self.skipped_count += 1
-        if len(self.skipped) < KEPT_EVENTS:
-            self.skipped.append(SkippedEvent(_cut(event), _kept(error)))
-
-    def _event(self, name: bytes, payload: bytes) -> ServerSentEvent:
-        return ServerSentEvent(
-            name.decode("utf-8", "replace"),
-            payload.decode("utf-8", "replace"),
-            self._id,
-            self._retry,
-        )
-
-
-def _type_of(event: object) -> object:
-    """The `type` of a decoded event: an object's attribute, or a dict's key."""
-    if isinstance(event, dict):
-        return cast(dict[str, object], event).get("type")
-    return getattr(event, "type", None)
+        event = None if chunk is not None else events.event
+        self.unsent.append(RawEvent(raw, chunk, event))
+        return events.done
 
 
 def _cut(event: ServerSentEvent) -> ServerSentEvent:
@@ -4293,7 +4289,48 @@ _PATH_LIKE: Final = re.compile(r"[^\r\n]*[/\\.][^\r\n]*")
 _UNFINISHED: Final = -1  # a piece ended inside a line
 
 
-_DONE: Final = -2  # the stream ended with [DONE]
+_DONE: Final = -2  # the stream ended (chat's [DONE])
+
+
+class _ChatEvents(_Events[_Chunk]):
+    """What each event of a chat stream is: data that is a JSON object is a chunk (or,
+    with an `error` object and no `choices`, which `loads` reports as an `ErrorReport`,
+    the server's error); `data: [DONE]` ends the stream; a named event is kept apart as
+    another event, but `event: error`, the server's error; other data (a proxy's
+    keep-alive text) is another event."""
+
+    __slots__ = ()
+
+    def decide(self, name: bytes, payload: bytes) -> _Chunk | None:
+        if name and name != b"message":
+            event = self.event = self._event(name, payload)
+            if event.event == "error":
+                raise StreamError(_error_of(event.data), event)
+            self._other(event)
+            return None
+        if payload.lstrip().startswith(b"{"):
+            try:
+                return self._loads(payload)
+            except ChunkDecodeError as error:
+                event = self.event = self._event(b"message", payload)
+                if isinstance(error, ErrorReport):
+                    raise StreamError(_error_of(event.data), event) from None
+                if not self._skip:
+                    raise
+                self._skipped(event, error)
+                return None
+        stripped = payload.strip()
+        if stripped == b"[DONE]":
+            self.done = self.complete = True
+            self.event = self._event(b"message", b"[DONE]")
+        elif stripped:
+            event = self.event = self._event(b"message", payload)
+            self._other(event)
+        return None
+
+
+SSE_DONE: Final = b"data: [DONE]\n\n"
+"""The event that ends a stream of chunks."""
 
 
 def sse_error(error: StreamError | Mapping[str, Any]) -> bytes:
@@ -4411,14 +4448,6 @@ not that writer's. Every other character is written as it is by any of them."""
 
 class TokenFramesError(ValueError):
     """A probe `TokenFrames` cannot make frames of, and why."""
-
-
-def _json_string(text: str) -> bytes:
-    """A text as the standard library's writer writes it in a chunk."""
-    try:
-        return _JSON_TEXT.encode(text).encode()
-    except UnicodeEncodeError:  # half of a surrogate pair: written as its escape
-        return _wire_text(text).encode()
 
 
 class _TokenFrames(Generic[_Chunk]):
@@ -4592,7 +4621,7 @@ def iter_chunks(
     (`EventTooLargeError`); a bad option is refused here, at the call. The end of the
     input closes the source.
     """
-    return ChunkStream(source, loads, on_error, max_event_size)
+    return ChunkStream(source, _ChatEvents(loads, on_error), max_event_size)
 
 
 def aiter_chunks(
@@ -4604,7 +4633,7 @@ def aiter_chunks(
     """`iter_chunks` for an async source: what `httpx.AsyncClient`'s `aiter_bytes()` or
     aiohttp's `content.iter_any()` gives, or the httpx or aiohttp response itself (then
     `aclose()` closes it). Read it with `async for`."""
-    return AsyncChunkStream(source, loads, on_error, max_event_size)
+    return AsyncChunkStream(source, _ChatEvents(loads, on_error), max_event_size)
 
 
 _PROTOCOLS: Final = {"messages": "messages_pydantic"}
@@ -4902,30 +4931,6 @@ def _encoder(
     return encode, None if tags is None else end
 
 
-_Step: TypeAlias = "str | tuple[str, str] | None"
-"""A key; a (key, value) filter, for the items of a list whose `key` is `value`; or
-None, for every item of a list."""
-
-
-_ThinkTags: TypeAlias = "tuple[str, str] | Literal['harmony'] | None"
-"""Reasoning inline in the text: between (open, close) tags, or in Harmony markup."""
-
-
-class _Spelling(NamedTuple):
-    """Where one meaning is spelled: a path from a choice of the completion (for the
-    meanings of a choice) or from the completion (for usage, cost and citations)."""
-
-    meaning: str
-    path: tuple[_Step, ...]
-    precedence: int = 0
-    """Of the spellings that have a value, the highest wins."""
-    scale: float = 1.0
-    """What one unit of the value is in the meaning's unit (1e-10 for ticks to USD)."""
-    items: tuple[tuple[str, tuple[_Step, ...]], ...] = ()
-    """For tool calls, server tools and citations: the path of each part (`id`, `url`)
-    in an item."""
-
-
 @dataclass(frozen=True, slots=True)
 class ToolCallSummary:
     """A tool call: a function's `arguments` as JSON text (arguments sent as an object
@@ -5096,6 +5101,26 @@ _REPORTED: Final = frozenset((*_COUNTS, "cost_usd"))
 _CHOICE_MEANINGS: Final = frozenset(
     (*_TEXTS, *_OPAQUE, "finish_reason", "tool_calls", "server_tools")
 )
+
+
+_Step: TypeAlias = "str | tuple[str, str] | None"
+"""A key; a (key, value) filter, for the items of a list whose `key` is `value`; or
+None, for every item of a list."""
+
+
+class _Spelling(NamedTuple):
+    """Where one meaning is spelled: a path from a choice of the completion (for the
+    meanings of a choice) or from the completion (for usage, cost and citations)."""
+
+    meaning: str
+    path: tuple[_Step, ...]
+    precedence: int = 0
+    """Of the spellings that have a value, the highest wins."""
+    scale: float = 1.0
+    """What one unit of the value is in the meaning's unit (1e-10 for ticks to USD)."""
+    items: tuple[tuple[str, tuple[_Step, ...]], ...] = ()
+    """For tool calls, server tools and citations: the path of each part (`id`, `url`)
+    in an item."""
 
 
 def _found(
@@ -5273,149 +5298,6 @@ def _citations(data: Any, tiers: list[list[_Spelling]]) -> tuple[Citation, ...]:
     return tuple(seen.values())
 
 
-def _usage(
-    data: Any,
-    meanings: dict[str, list[list[_Spelling]]],
-    in_choices: tuple[str, ...] = (),
-) -> UsageSummary:
-    """The usage report of a completion or a chunk, read by its rules; `in_choices`
-    are the keys of a choice that may hold one."""
-    choices: Any = data.get("choices")
-    if choices:
-        # No report there: no walk through them. Of two entries of one choice that
-        # hold one (a repeated index), the later is the report, as it is merged.
-        data = {**data, "choices": _reporting(choices, in_choices) or None}
-    counts = {
-        meaning: _first_value(data, meanings.get(meaning, []), (int,))
-        for meaning in _COUNTS
-    }
-    prompt, completion = counts["prompt_tokens"], counts["completion_tokens"]
-    total, reasoning = counts["total_tokens"], counts["reasoning_tokens"]
-    if (
-        None not in (prompt, completion, total)
-        and reasoning
-        and total == prompt + completion + reasoning
-    ):
-        # Reasoning counted apart from the completion (xAI): OpenAI's sense includes it.
-        counts["completion_tokens"] = completion + reasoning
-    cost = _first_value(data, meanings.get("cost_usd", []), (int, float))
-    return UsageSummary(**counts, cost_usd=None if cost is None else float(cost))
-
-
-def _reporting(choices: list[Any], in_choices: tuple[str, ...]) -> list[Any]:
-    """The entries of a chunk's choices that hold a usage report (at `in_choices`), in
-    the order of their indexes, as a completion holds them: of two entries of one
-    choice (a repeated index), the later, as they are merged."""
-    reporting = {
-        _index_of(choice): choice
-        for choice in choices
-        if choice.__class__ is dict
-        and any(choice.get(key) is not None for key in in_choices)
-    }
-    return [reporting[index] for index in sorted(reporting)]
-
-
-def _index_of(choice: dict[str, Any]) -> int:
-    """A choice's index (0 when it sends none, as Azure's filter chunks may not)."""
-    index: Any = choice.get("index")
-    return index if index.__class__ is int else 0
-
-
-_Kept: TypeAlias = "dict[str, _Kept | None]"
-"""The keys of an object to keep: None for a key's whole value, else which of its keys
-(through the items of a list)."""
-
-
-class _Summarised:
-    """What `summary()` reads from the completion, compiled once per module: each
-    meaning's spellings by precedence, and the keys their paths pass through, where the
-    completion needs finishing."""
-
-    __slots__ = ("by_meaning", "in_choices", "kept")
-
-    def __init__(self, spellings: tuple[_Spelling, ...]) -> None:
-        self.by_meaning = _by_meaning(spellings)
-        self.in_choices = _report_keys_in_choices(spellings)
-        """The keys of a choice that may hold a usage report (Moonshot's)."""
-        self.kept: _Kept = {}
-        _keep(self.kept, ("choices", None, "index"))  # which choice it is
-        for s in spellings:
-            choice = s.meaning in _CHOICE_MEANINGS
-            _keep(self.kept, ("choices", None, *s.path) if choice else s.path)
-
-
-def _report_keys_in_choices(spellings: tuple[_Spelling, ...]) -> tuple[str, ...]:
-    """The keys of a choice that may hold a usage report."""
-    paths = [s.path for s in spellings if s.meaning in _REPORTED]
-    keys = (p[2] for p in paths if p[:2] == ("choices", None) and len(p) > 2)
-    return tuple(key for key in dict.fromkeys(keys) if isinstance(key, str))
-
-
-def _keep(kept: _Kept, path: tuple[_Step, ...]) -> None:
-    """Keep what `path` reaches: its keys up to the first filter of a list's items,
-    whose lists are kept whole (their items' tags with them)."""
-    keys = [step for step in path if step is not None]
-    filtered = next(
-        (i for i, step in enumerate(keys) if not isinstance(step, str)), None
-    )
-    keys = keys[:filtered]
-    for at, key in enumerate(keys):
-        assert isinstance(key, str)
-        if key in kept and kept[key] is None:
-            return  # kept whole already
-        if at == len(keys) - 1:
-            kept[key] = None
-            return
-        inner: _Kept = kept.get(key) or {}
-        kept[key] = inner
-        kept = inner
-
-
-def _summary(data: dict[str, Any], summarised: _Summarised, reader: _Reader) -> Summary:
-    """The summary of a completion's JSON data (of its keys `summarised.kept`, at
-    least); the texts are the `reader`'s, which read them chunk by chunk."""
-    meanings = summarised.by_meaning
-    choices: list[Any] = data.get("choices") or []
-    last = {key: data[key] for key in reader.last_report if key in data}
-    if "choices" in last:
-        last["choices"] = [
-            c
-            for c in choices
-            if c.__class__ is dict and _index_of(c) in reader.report_choices
-        ]
-    return Summary(
-        choices=tuple(
-            _choice(choice, meanings, reader)
-            for choice in choices
-            if choice.__class__ is dict
-        ),
-        usage=_usage(last, meanings, summarised.in_choices),
-        citations=_citations(data, meanings.get("citations", [])),
-    )
-
-
-def _choice(
-    choice: dict[str, Any], meanings: dict[str, list[list[_Spelling]]], reader: _Reader
-) -> ChoiceSummary:
-    index = _index_of(choice)
-    texts = reader.texts(index)
-    if texts is None:
-        texts = _texts_in(choice, meanings)
-    opaque = [s for m in _OPAQUE for tier in meanings.get(m, []) for s in tier]
-    return ChoiceSummary(
-        index=index,
-        text=texts["text"],
-        reasoning=texts["reasoning"],
-        refusal=texts["refusal"],
-        finish_reason=_first_value(choice, meanings.get("finish_reason", []), (str,))
-        or None,
-        tool_calls=_tool_calls(choice, meanings.get("tool_calls", []))
-        + reader.calls(index),
-        reasoning_items=_reasoning_items(choice, opaque),
-        server_tools=_server_tools(choice, meanings.get("server_tools", [])),
-    )
-
-
 def _texts_in(
     choice: dict[str, Any], meanings: dict[str, list[list[_Spelling]]]
 ) -> dict[str, str]:
@@ -5439,6 +5321,10 @@ def _texts_in(
 
 def _place(found: tuple[tuple[int, ...], str]) -> tuple[int, ...]:
     return found[0]
+
+
+_ThinkTags: TypeAlias = "tuple[str, str] | Literal['harmony'] | None"
+"""Reasoning inline in the text: between (open, close) tags, or in Harmony markup."""
 
 
 def _checked_tags(tags: object) -> _ThinkTags:
@@ -5584,34 +5470,410 @@ class _Harmony:
             self.header = (self.header or "") + token
 
 
-class _ChoiceTexts:
-    __slots__ = ("from_field", "read", "seen", "spelled", "splitter", "texts")
-
-    def __init__(self, think_tags: _ThinkTags) -> None:
-        self.texts: dict[str, list[str]] = {meaning: [] for meaning in _TEXTS}
-        self.read = True
-        """Whether the texts are read chunk by chunk (else a watching reader's
-        completion has them, see `_Reader.watch`)."""
-        self.seen: set[str | tuple[str]] = set()
-        """Watching: the keys of the head seen (a key as `(key,)` once seen holding
-        parts, when it spells other meanings then)."""
-        self.spelled: dict[str, set[str]] = {}
-        """Watching: the keys seen that may spell each meaning."""
-        self.splitter: _Splitter | _Harmony | None = None
-        if think_tags == "harmony":
-            self.splitter = _Harmony()
-        elif think_tags is not None:
-            self.splitter = _Splitter(think_tags)
-        self.from_field = False
-        """Whether a field carried reasoning in the entry being read: then reasoning
-        between tags there is the same text again (llama.cpp sends both), and not
-        read. Per entry: a stream re-spelled in tags keeps a field that holds more
-        than the text (`reasoning_details`) beside its copy in tags, and a later piece
-        in tags alone is read."""
+def _cut_tag(text: str, tag: str) -> int:
+    """The length of the longest start of `tag` that `text` ends with."""
+    for size in range(min(len(tag) - 1, len(text)), 0, -1):
+        if text.endswith(tag[:size]):
+            return size
+    return 0
 
 
-_READ_ORDER: Final = ("reasoning", "text", "refusal")
-"""The texts of a chunk in the order they are read: reasoning before the answer."""
+_Kept: TypeAlias = "dict[str, _Kept | None]"
+"""The keys of an object to keep: None for a key's whole value, else which of its keys
+(through the items of a list)."""
+
+
+class _Plan:
+    """How the objects of one chunk type merge into one object of the completion."""
+
+    __slots__ = ("fills", "not_null", "rules", "steps")
+
+    def __init__(
+        self,
+        rules: dict[str, tuple[str, str, str]] | None = None,
+        not_null: frozenset[str] = frozenset(),
+        fills: tuple[tuple[str, object, str], ...] = (),
+    ) -> None:
+        self.rules = rules or {}
+        """Key -> (rule, key in the completion, chunk type of the value); a key not
+        listed keeps its last value that is not null."""
+        self.not_null = not_null
+        """Keys of the completion that cannot be null: a null sent for one is not
+        kept."""
+        self.fills = fills
+        """(key, value, chunk type) for keys no chunk supplied: the value, or, when a
+        chunk type is named, an empty object merged as that type."""
+        self.steps = {
+            key: (_RULES[how], into or key, inner)
+            for key, (how, into, inner) in self.rules.items()
+        }
+        """The rules as `_merge` applies them: key -> (rule, key, chunk type)."""
+
+
+class _Merged(dict[str, Any]):
+    """The keys merged so far into one object of the completion."""
+
+    __slots__ = ("plan", "plans")
+
+    def __init__(self, kind: str, plans: dict[str, _Plan]) -> None:
+        super().__init__()
+        self.plan = plans.get(kind, _NO_RULES)
+        """The plan of the chunk type whose objects merge into it (a type without one
+        keeps the last value of every key)."""
+        self.plans = plans
+        """Every plan, by chunk type, for the values merged by their own."""
+
+
+class _Text(list[str]):
+    """The pieces of a text, joined when the completion is read (never `+=` in a
+    loop)."""
+
+    __slots__ = ()
+
+
+class _Items(list[Any]):
+    """The items of a list, gathered from every chunk."""
+
+    __slots__ = ()
+
+
+class _Slots(dict[int, _Merged]):
+    """The objects of a list, merged by their `index`."""
+
+    __slots__ = ("latest",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.latest = 0
+        """The index merged most recently."""
+
+    def place(self, item: Mapping[str, Any]) -> int:
+        """The index of an item that has none: the object's with the same `id`, when
+        the item brings one (parallel calls may interleave); a new object's when the
+        latest has another `id`; else the latest object's."""
+        if not self:
+            return 0
+        ident = item.get("id")
+        if ident:
+            for index, slot in self.items():
+                if slot.get("id") == ident:
+                    return index
+            if self[self.latest].get("id"):
+                return max(self) + 1
+        return self.latest
+
+
+def _merge(merged: _Merged, obj: Mapping[str, Any]) -> None:
+    """Merge one object of a chunk into what the chunks before it left."""
+    plan = merged.plan
+    steps = plan.steps
+    for key, value in obj.items():
+        step = steps.get(key)
+        if value is None:
+            # A null replaces nothing, and stays only while no value comes.
+            into = key if step is None else step[1]
+            if (step is None or step[0] is not _drop) and into not in plan.not_null:
+                merged.setdefault(into, None)
+        elif step is None:  # the last value, under the same key (`_last`)
+            if value.__class__ is str:  # most keys: nothing to copy
+                if value or merged.get(key) is None:
+                    merged[key] = value
+            else:
+                _last(merged, key, value, "")
+        else:
+            step[0](merged, step[1], value, step[2])
+
+
+def _last(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """The last value that is not null; nor "" (B1: finish_reason) once there is one."""
+    if value != "" or merged.get(key) is None:
+        merged[key] = _copied(value)
+
+
+def _drop(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """Not kept in the completion."""
+
+
+def _first(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """The first value that is not blank."""
+    if _blank(merged.get(key)):
+        merged[key] = _copied(value)
+
+
+def _append(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """Text joined, lists concatenated. A value in another form than the ones before
+    it is kept beside them, in order, never in their place: text after a list of parts
+    (Mistral's thinking parts, then a last "\\n") is a text part of the list, and text
+    before a list its first part; an object (arguments some servers send whole) then
+    text is the object's JSON text followed by the text, and the reverse likewise."""
+    if value.__class__ is not str:
+        value = _copied(value)  # kept: later changes to the chunk must not show
+    so_far = merged.get(key)
+    if value.__class__ is str:
+        if type(so_far) is _Text:
+            so_far.append(value)
+        elif so_far is None:
+            merged[key] = _Text((value,))
+        elif not value:
+            pass  # "" adds nothing to a list of parts or an object
+        elif type(so_far) is _Items:
+            so_far.append({"type": "text", "text": value})
+        else:
+            merged[key] = _Text((_json_text(so_far), value))
+    elif value.__class__ is list:
+        if type(so_far) is _Items:
+            so_far.extend(value)
+        elif type(so_far) is _Text and (text := "".join(so_far)):
+            merged[key] = _Items([{"type": "text", "text": text}, *value])
+        else:
+            merged[key] = _Items(value)
+    elif type(so_far) is _Text:
+        so_far.append(_json_text(value))
+    elif type(so_far) is _Items:
+        so_far.append(value)
+    else:
+        merged[key] = value
+
+
+def _append_unless_repeated(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """Text appended unless a chunk sends the whole of it again (a name some servers
+    repeat on every chunk)."""
+    so_far = merged.get(key)
+    if type(value) is not str or type(so_far) is not str:
+        merged[key] = _copied(value)
+    elif value and value != so_far:
+        merged[key] = so_far + value  # a split name: short, and rare
+
+
+def _merge_object(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """An object merged key by key, by the plan of its chunk type `inner`."""
+    if value.__class__ is not dict:
+        merged[key] = _copied(value)  # a value of another type than the rule expects
+        return
+    part = merged.get(key)
+    if type(part) is not _Merged:
+        part = merged[key] = _Merged(inner, merged.plans)
+    _merge(part, value)
+
+
+def _by_index(merged: _Merged, key: str, value: Any, inner: str) -> None:
+    """A list of objects merged item by item, by their `index`."""
+    if value.__class__ is not list:
+        merged[key] = _copied(value)  # a value of another type than the rule expects
+        return
+    slots = merged.get(key)
+    if type(slots) is not _Slots:
+        slots = merged[key] = _Slots()
+    for item in value:
+        index = item.get("index")
+        if type(index) is not int:
+            index = slots.place(item)
+        slot = slots.get(index)
+        if slot is None:
+            slot = slots[index] = _Merged(inner, merged.plans)
+            slot["index"] = index
+        slots.latest = index
+        _merge(slot, item)
+
+
+_RULES: Final[dict[str, Callable[[_Merged, str, Any, str], None]]] = {
+    "append": _append,
+    "append_unless_repeated": _append_unless_repeated,
+    "by_index": _by_index,
+    "drop": _drop,
+    "first": _first,
+    "last": _last,
+    "merge": _merge_object,
+}
+"""The merge rules the spec may name, each applied to a key's value that is not null."""
+
+
+_NO_RULES: Final = _Plan()
+
+
+def _blank(value: Any) -> bool:
+    """No value yet, or a placeholder: Azure's filter chunks send id "" and created
+    0."""
+    return value is None or value == "" or (value == 0 and type(value) is int)
+
+
+def _finish(merged: _Merged, kept: _Kept | None = None) -> dict[str, Any]:
+    """The JSON object merged so far, with the fills for keys no chunk supplied; only
+    its keys `kept`, when given (a summary reads few)."""
+    if kept is None:
+        out = {key: _finished(value) for key, value in merged.items()}
+    else:
+        out = {key: _finished(merged[key], kept[key]) for key in kept if key in merged}
+    for key, value, inner in merged.plan.fills:
+        if kept is not None and key not in kept:
+            continue
+        current = out.get(key)
+        if inner:
+            if current is None:
+                out[key] = _finish(_Merged(inner, merged.plans))
+        elif key not in out or (value is not None and _blank(current)):
+            out[key] = (
+                value  # a placeholder ("" role) gives way to a fill, null to none
+            )
+    return out
+
+
+def _finished(value: Any, kept: _Kept | None = None) -> Any:
+    kind = value.__class__
+    if kind is _Text:
+        text = "".join(value)
+        value[:] = (text,)  # the next read starts from one piece
+        return _paired(text)
+    if kind is _Items:
+        return _joined(value)
+    if kind is _Slots:
+        return [_finish(value[index], kept) for index in sorted(value)]
+    if kind is _Merged:
+        return _finish(value, kept)
+    return _copied(value)
+
+
+def _joined(parts: list[Any], nested: bool = True) -> list[Any]:
+    """The items of a list as a response holds them, new: of the parts that hold only
+    a type and one text (`{"type": "text", "text": ...}`, or Mistral's thinking part
+    around text parts, one level deep), adjacent ones of one type are one part and
+    empty ones are left out; any other item is kept as it came (a part with more keys,
+    a reference)."""
+    out: list[Any] = []
+    run: tuple[str, str, bool] | None = None
+    pieces: list[Any] = []
+    for part in parts:
+        key = _text_key(part, nested)
+        if key is None:
+            _end_run(run, pieces, out)
+            run = None
+            out.append(_copied(part))
+            continue
+        value = part[key]
+        listed = value.__class__ is list
+        if run != (part["type"], key, listed):
+            _end_run(run, pieces, out)
+            run, pieces = (part["type"], key, listed), []
+        pieces.extend(value) if listed else pieces.append(value)
+    _end_run(run, pieces, out)
+    return out
+
+
+def _end_run(
+    run: tuple[str, str, bool] | None, pieces: list[Any], out: list[Any]
+) -> None:
+    """The part a run of joinable parts makes, unless it is empty."""
+    if run is None:
+        return
+    kind, key, listed = run
+    value: Any = _joined(pieces, nested=False) if listed else _paired("".join(pieces))
+    if value:
+        out.append({"type": kind, key: value})
+
+
+def _text_key(part: Any, nested: bool) -> str | None:
+    """The key of a part's text when the part holds only that and its type: a string,
+    or (`nested`) a list of parts."""
+    if part.__class__ is not dict or len(part) != 2:
+        return None
+    if part.get("type").__class__ is not str:
+        return None
+    key = next(k for k in part if k != "type")
+    kind = part[key].__class__
+    return key if kind is str or (nested and kind is list) else None
+
+
+def _copied(value: Any) -> Any:
+    """A JSON value whose objects and lists are new: what `add` keeps of a chunk shares
+    nothing mutable with it (the chunk may change later), and a snapshot nothing with
+    what was kept, nor with the snapshots after it."""
+    kind = value.__class__
+    if kind is not dict and kind is not list:
+        return value
+    try:
+        # In C, at half the cost of the walk (a logprobs item is a dozen lists and
+        # dicts). marshal writes the builtin types only: a subclass raises ValueError.
+        return marshal.loads(marshal.dumps(value))
+    except ValueError:  # another type inside (an enum member), or nested too deep
+        return _walked(value)
+
+
+def _walked(value: Any) -> Any:
+    """`_copied` by walking the value: any object that is not a dict or a list is kept
+    as it is. Without recursion: JSON data may nest deeper than Python's recursion
+    limit allows."""
+    top: Any = {} if value.__class__ is dict else []
+    stack: list[tuple[Any, Any]] = [(value, top)]
+    while stack:
+        source, copy = stack.pop()
+        pairs = source.items() if source.__class__ is dict else enumerate(source)
+        is_list = copy.__class__ is list
+        for key, item in pairs:
+            inner = item.__class__
+            if inner is dict or inner is list:
+                item_copy: Any = {} if inner is dict else []
+                stack.append((item, item_copy))
+                item = item_copy
+            if is_list:
+                copy.append(item)
+            else:
+                copy[key] = item
+    return top
+
+
+def _usage(
+    data: Any,
+    meanings: dict[str, list[list[_Spelling]]],
+    in_choices: tuple[str, ...] = (),
+) -> UsageSummary:
+    """The usage report of a completion or a chunk, read by its rules; `in_choices`
+    are the keys of a choice that may hold one."""
+    choices: Any = data.get("choices")
+    if choices:
+        # No report there: no walk through them. Of two entries of one choice that
+        # hold one (a repeated index), the later is the report, as it is merged.
+        data = {**data, "choices": _reporting(choices, in_choices) or None}
+    counts = {
+        meaning: _first_value(data, meanings.get(meaning, []), (int,))
+        for meaning in _COUNTS
+    }
+    prompt, completion = counts["prompt_tokens"], counts["completion_tokens"]
+    total, reasoning = counts["total_tokens"], counts["reasoning_tokens"]
+    if (
+        None not in (prompt, completion, total)
+        and reasoning
+        and total == prompt + completion + reasoning
+    ):
+        # Reasoning counted apart from the completion (xAI): OpenAI's sense includes it.
+        counts["completion_tokens"] = completion + reasoning
+    cost = _first_value(data, meanings.get("cost_usd", []), (int, float))
+    return UsageSummary(**counts, cost_usd=None if cost is None else float(cost))
+
+
+def _reporting(choices: list[Any], in_choices: tuple[str, ...]) -> list[Any]:
+    """The entries of a chunk's choices that hold a usage report (at `in_choices`), in
+    the order of their indexes, as a completion holds them: of two entries of one
+    choice (a repeated index), the later, as they are merged."""
+    reporting = {
+        _index_of(choice): choice
+        for choice in choices
+        if choice.__class__ is dict
+        and any(choice.get(key) is not None for key in in_choices)
+    }
+    return [reporting[index] for index in sorted(reporting)]
+
+
+def _index_of(choice: dict[str, Any]) -> int:
+    """A choice's index (0 when it sends none, as Azure's filter chunks may not)."""
+    index: Any = choice.get("index")
+    return index if index.__class__ is int else 0
+
+
+def _report_keys_in_choices(spellings: tuple[_Spelling, ...]) -> tuple[str, ...]:
+    """The keys of a choice that may hold a usage report."""
+    paths = [s.path for s in spellings if s.meaning in _REPORTED]
+    keys = (p[2] for p in paths if p[:2] == ("choices", None) and len(p) > 2)
+    return tuple(key for key in dict.fromkeys(keys) if isinstance(key, str))
 
 
 class _Typed(NamedTuple):
@@ -5671,10 +5933,6 @@ def _values_of(
         )
     getters = [_getter(typed, where, key) for key in keys]
     return lambda obj: tuple(get(obj) for get in getters)
-
-
-def _as_is(value: Any) -> Any:
-    return value
 
 
 _Entry: TypeAlias = "tuple[str, int, tuple[_Step, ...]]"
@@ -5911,6 +6169,36 @@ def _head(
     )
     whats = tuple(spelled.values())
     return _Head(key, _getter(typed, "choices", key), spelled, values, mixed, whats)
+
+
+class _ChoiceTexts:
+    __slots__ = ("from_field", "read", "seen", "spelled", "splitter", "texts")
+
+    def __init__(self, think_tags: _ThinkTags) -> None:
+        self.texts: dict[str, list[str]] = {meaning: [] for meaning in _TEXTS}
+        self.read = True
+        """Whether the texts are read chunk by chunk (else a watching reader's
+        completion has them, see `_Reader.watch`)."""
+        self.seen: set[str | tuple[str]] = set()
+        """Watching: the keys of the head seen (a key as `(key,)` once seen holding
+        parts, when it spells other meanings then)."""
+        self.spelled: dict[str, set[str]] = {}
+        """Watching: the keys seen that may spell each meaning."""
+        self.splitter: _Splitter | _Harmony | None = None
+        if think_tags == "harmony":
+            self.splitter = _Harmony()
+        elif think_tags is not None:
+            self.splitter = _Splitter(think_tags)
+        self.from_field = False
+        """Whether a field carried reasoning in the entry being read: then reasoning
+        between tags there is the same text again (llama.cpp sends both), and not
+        read. Per entry: a stream re-spelled in tags keeps a field that holds more
+        than the text (`reasoning_details`) beside its copy in tags, and a later piece
+        in tags alone is read."""
+
+
+_READ_ORDER: Final = ("reasoning", "text", "refusal")
+"""The texts of a chunk in the order they are read: reasoning before the answer."""
 
 
 def _spells_anew(state: _ChoiceTexts, head: _Head, inner: dict[str, Any]) -> bool:
@@ -6332,22 +6620,189 @@ def _cut_off(chunk: Any) -> Part:
     return Part("error", None, str(error["message"]), chunk, error=error)
 
 
-def _paired(text: str) -> str:
-    """The text with UTF-16 surrogate halves that arrived in separate chunks (as JSON
-    escapes) joined into one character; a lone half is kept as it is."""
-    if _SURROGATE.search(text) is None:
-        return text
-    return text.encode("utf-16-le", "surrogatepass").decode(
-        "utf-16-le", "surrogatepass"
+_Completion = TypeVar("_Completion")
+
+
+class _Accumulator(Generic[_Chunk, _Completion]):
+    """What every `ChunkAccumulator` does; each target says how a chunk reads as JSON
+    data (`_json_of`) and how the merged data reads as a completion (`_completion`)."""
+
+    __slots__ = ("_merged", "_reader", "chunks")
+    _plans: ClassVar[dict[str, _Plan]]
+    """The merge plan of each chunk type, by name."""
+    _root: ClassVar[str]
+    """The chunk type of the stream."""
+    _summarised: ClassVar[_Summarised]
+    """What `summary()` reads from the completion."""
+    _readings: ClassVar[_Readings]
+    """What is read from the JSON data of each chunk: the texts, chunk by chunk."""
+    _chunk_class: ClassVar[type[Any]]
+    """The class of the module's chunks (`dict` for TypedDicts): what `add` takes."""
+
+    def __init__(self, *, think_tags: _ThinkTags = None) -> None:
+        """`think_tags`: (open, close), to read reasoning written inline in the text
+        between them, as `("<think>", "</think>")` (an empty open tag: the text starts
+        inside reasoning), or "harmony", to read raw Harmony markup (gpt-oss); off by
+        default, since an answer may hold the tags for what they say."""
+        self._merged = _Merged(self._root, self._plans)
+        tags = _checked_tags(think_tags)
+        self._reader = _Reader(self._readings, tags, watches=tags is None)
+        self.chunks = 0
+        """How many chunks were added."""
+
+    def add(self, chunk: _Chunk) -> None:
+        """Merge the next chunk of the stream: a chunk of this module, as `loads` and
+        `iter_chunks` give. Anything else is a `TypeError` saying so."""
+        try:
+            data = self._json_of(chunk)
+            if self._reader.watches:
+                self._reader.watch(data, self._texts_so_far)
+            else:
+                self._reader.read(data)
+        except Exception:
+            # Checked only when reading failed: a chunk costs no check.
+            if isinstance(chunk, self._chunk_class):
+                raise
+            raise _not_a_chunk(type(self), chunk, self._chunk_class) from None
+        _merge(self._merged, data)
+        self.chunks += 1
+
+    def snapshot(self) -> _Completion:
+        """The completion the chunks added so far make."""
+        return self._completion(_finish(self._merged))
+
+    def result(self) -> _Completion:
+        """The whole completion; call it once the stream has ended (it calls
+        `end()`)."""
+        self.end()
+        return self.snapshot()
+
+    def end(self) -> None:
+        """Say that the stream has ended: a tag cut off at the end of its text (read
+        with `think_tags`) was text after all, and `summary()` shows it. `result()`
+        calls it."""
+        self._reader.end()
+
+    def summary(self) -> Summary:
+        """What the chunks added so far say, whichever backend spelled it: each
+        choice's text, reasoning, refusal, finish reason, tool calls and the tools the
+        server ran, the usage and cost, and the citations. Valid mid-stream, as
+        `snapshot()` is."""
+        kept = self._summarised.kept
+        return _summary(_finish(self._merged, kept), self._summarised, self._reader)
+
+    def _texts_so_far(self, index: int) -> dict[str, str]:
+        """The texts of a choice in the completion so far."""
+        summarised = self._summarised
+        data = _finish(self._merged, summarised.kept)
+        for choice in data.get("choices") or ():
+            if choice.__class__ is dict and _index_of(choice) == index:
+                return _texts_in(choice, summarised.by_meaning)
+        return dict.fromkeys(_TEXTS, "")
+
+    def _json_of(self, chunk: _Chunk) -> Mapping[str, Any]:
+        raise NotImplementedError
+
+    def _completion(self, data: dict[str, Any]) -> _Completion:
+        raise NotImplementedError
+
+
+def _not_a_chunk(
+    accumulator: type[Any], value: object, chunk_class: type[Any]
+) -> TypeError:
+    """The error of `add` given what is not a chunk of its module (a dict, say, where
+    the chunks are objects), and how to make one of it."""
+    how = "a chunk's JSON text becomes one by loads(text)"
+    if chunk_class is not dict:  # TypedDicts: a chunk's JSON object is one
+        how += ", its JSON object by loads(json.dumps(data))"
+    return TypeError(
+        f"{accumulator.__name__}.add takes a chunk of its module (a "
+        f"{chunk_class.__name__}, as loads and iter_chunks give), not a "
+        f"{type(value).__name__}: {how}"
     )
 
 
-def _cut_tag(text: str, tag: str) -> int:
-    """The length of the longest start of `tag` that `text` ends with."""
-    for size in range(min(len(tag) - 1, len(text)), 0, -1):
-        if text.endswith(tag[:size]):
-            return size
-    return 0
+class _Summarised:
+    """What `summary()` reads from the completion, compiled once per module: each
+    meaning's spellings by precedence, and the keys their paths pass through, where the
+    completion needs finishing."""
+
+    __slots__ = ("by_meaning", "in_choices", "kept")
+
+    def __init__(self, spellings: tuple[_Spelling, ...]) -> None:
+        self.by_meaning = _by_meaning(spellings)
+        self.in_choices = _report_keys_in_choices(spellings)
+        """The keys of a choice that may hold a usage report (Moonshot's)."""
+        self.kept: _Kept = {}
+        _keep(self.kept, ("choices", None, "index"))  # which choice it is
+        for s in spellings:
+            choice = s.meaning in _CHOICE_MEANINGS
+            _keep(self.kept, ("choices", None, *s.path) if choice else s.path)
+
+
+def _keep(kept: _Kept, path: tuple[_Step, ...]) -> None:
+    """Keep what `path` reaches: its keys up to the first filter of a list's items,
+    whose lists are kept whole (their items' tags with them)."""
+    keys = [step for step in path if step is not None]
+    filtered = next(
+        (i for i, step in enumerate(keys) if not isinstance(step, str)), None
+    )
+    keys = keys[:filtered]
+    for at, key in enumerate(keys):
+        assert isinstance(key, str)
+        if key in kept and kept[key] is None:
+            return  # kept whole already
+        if at == len(keys) - 1:
+            kept[key] = None
+            return
+        inner: _Kept = kept.get(key) or {}
+        kept[key] = inner
+        kept = inner
+
+
+def _summary(data: dict[str, Any], summarised: _Summarised, reader: _Reader) -> Summary:
+    """The summary of a completion's JSON data (of its keys `summarised.kept`, at
+    least); the texts are the `reader`'s, which read them chunk by chunk."""
+    meanings = summarised.by_meaning
+    choices: list[Any] = data.get("choices") or []
+    last = {key: data[key] for key in reader.last_report if key in data}
+    if "choices" in last:
+        last["choices"] = [
+            c
+            for c in choices
+            if c.__class__ is dict and _index_of(c) in reader.report_choices
+        ]
+    return Summary(
+        choices=tuple(
+            _choice(choice, meanings, reader)
+            for choice in choices
+            if choice.__class__ is dict
+        ),
+        usage=_usage(last, meanings, summarised.in_choices),
+        citations=_citations(data, meanings.get("citations", [])),
+    )
+
+
+def _choice(
+    choice: dict[str, Any], meanings: dict[str, list[list[_Spelling]]], reader: _Reader
+) -> ChoiceSummary:
+    index = _index_of(choice)
+    texts = reader.texts(index)
+    if texts is None:
+        texts = _texts_in(choice, meanings)
+    opaque = [s for m in _OPAQUE for tier in meanings.get(m, []) for s in tier]
+    return ChoiceSummary(
+        index=index,
+        text=texts["text"],
+        reasoning=texts["reasoning"],
+        refusal=texts["refusal"],
+        finish_reason=_first_value(choice, meanings.get("finish_reason", []), (str,))
+        or None,
+        tool_calls=_tool_calls(choice, meanings.get("tool_calls", []))
+        + reader.calls(index),
+        reasoning_items=_reasoning_items(choice, opaque),
+        server_tools=_server_tools(choice, meanings.get("server_tools", [])),
+    )
 
 
 class _Dialect(NamedTuple):
@@ -6898,446 +7353,6 @@ def _mark(key: object) -> str:
     """A key's quoted name, a colon, and the quote that opens its string value."""
     assert isinstance(key, str), "the generator checks it"
     return f'{_json_text(key)}:"'
-
-
-_Completion = TypeVar("_Completion")
-
-
-class _Accumulator(Generic[_Chunk, _Completion]):
-    """What every `ChunkAccumulator` does; each target says how a chunk reads as JSON
-    data (`_json_of`) and how the merged data reads as a completion (`_completion`)."""
-
-    __slots__ = ("_merged", "_reader", "chunks")
-    _plans: ClassVar[dict[str, _Plan]]
-    """The merge plan of each chunk type, by name."""
-    _root: ClassVar[str]
-    """The chunk type of the stream."""
-    _summarised: ClassVar[_Summarised]
-    """What `summary()` reads from the completion."""
-    _readings: ClassVar[_Readings]
-    """What is read from the JSON data of each chunk: the texts, chunk by chunk."""
-    _chunk_class: ClassVar[type[Any]]
-    """The class of the module's chunks (`dict` for TypedDicts): what `add` takes."""
-
-    def __init__(self, *, think_tags: _ThinkTags = None) -> None:
-        """`think_tags`: (open, close), to read reasoning written inline in the text
-        between them, as `("<think>", "</think>")` (an empty open tag: the text starts
-        inside reasoning), or "harmony", to read raw Harmony markup (gpt-oss); off by
-        default, since an answer may hold the tags for what they say."""
-        self._merged = _Merged(self._root, self._plans)
-        tags = _checked_tags(think_tags)
-        self._reader = _Reader(self._readings, tags, watches=tags is None)
-        self.chunks = 0
-        """How many chunks were added."""
-
-    def add(self, chunk: _Chunk) -> None:
-        """Merge the next chunk of the stream: a chunk of this module, as `loads` and
-        `iter_chunks` give. Anything else is a `TypeError` saying so."""
-        try:
-            data = self._json_of(chunk)
-            if self._reader.watches:
-                self._reader.watch(data, self._texts_so_far)
-            else:
-                self._reader.read(data)
-        except Exception:
-            # Checked only when reading failed: a chunk costs no check.
-            if isinstance(chunk, self._chunk_class):
-                raise
-            raise _not_a_chunk(type(self), chunk, self._chunk_class) from None
-        _merge(self._merged, data)
-        self.chunks += 1
-
-    def snapshot(self) -> _Completion:
-        """The completion the chunks added so far make."""
-        return self._completion(_finish(self._merged))
-
-    def result(self) -> _Completion:
-        """The whole completion; call it once the stream has ended (it calls
-        `end()`)."""
-        self.end()
-        return self.snapshot()
-
-    def end(self) -> None:
-        """Say that the stream has ended: a tag cut off at the end of its text (read
-        with `think_tags`) was text after all, and `summary()` shows it. `result()`
-        calls it."""
-        self._reader.end()
-
-    def summary(self) -> Summary:
-        """What the chunks added so far say, whichever backend spelled it: each
-        choice's text, reasoning, refusal, finish reason, tool calls and the tools the
-        server ran, the usage and cost, and the citations. Valid mid-stream, as
-        `snapshot()` is."""
-        kept = self._summarised.kept
-        return _summary(_finish(self._merged, kept), self._summarised, self._reader)
-
-    def _texts_so_far(self, index: int) -> dict[str, str]:
-        """The texts of a choice in the completion so far."""
-        summarised = self._summarised
-        data = _finish(self._merged, summarised.kept)
-        for choice in data.get("choices") or ():
-            if choice.__class__ is dict and _index_of(choice) == index:
-                return _texts_in(choice, summarised.by_meaning)
-        return dict.fromkeys(_TEXTS, "")
-
-    def _json_of(self, chunk: _Chunk) -> Mapping[str, Any]:
-        raise NotImplementedError
-
-    def _completion(self, data: dict[str, Any]) -> _Completion:
-        raise NotImplementedError
-
-
-def _not_a_chunk(
-    accumulator: type[Any], value: object, chunk_class: type[Any]
-) -> TypeError:
-    """The error of `add` given what is not a chunk of its module (a dict, say, where
-    the chunks are objects), and how to make one of it."""
-    how = "a chunk's JSON text becomes one by loads(text)"
-    if chunk_class is not dict:  # TypedDicts: a chunk's JSON object is one
-        how += ", its JSON object by loads(json.dumps(data))"
-    return TypeError(
-        f"{accumulator.__name__}.add takes a chunk of its module (a "
-        f"{chunk_class.__name__}, as loads and iter_chunks give), not a "
-        f"{type(value).__name__}: {how}"
-    )
-
-
-class _Plan:
-    """How the objects of one chunk type merge into one object of the completion."""
-
-    __slots__ = ("fills", "not_null", "rules", "steps")
-
-    def __init__(
-        self,
-        rules: dict[str, tuple[str, str, str]] | None = None,
-        not_null: frozenset[str] = frozenset(),
-        fills: tuple[tuple[str, object, str], ...] = (),
-    ) -> None:
-        self.rules = rules or {}
-        """Key -> (rule, key in the completion, chunk type of the value); a key not
-        listed keeps its last value that is not null."""
-        self.not_null = not_null
-        """Keys of the completion that cannot be null: a null sent for one is not
-        kept."""
-        self.fills = fills
-        """(key, value, chunk type) for keys no chunk supplied: the value, or, when a
-        chunk type is named, an empty object merged as that type."""
-        self.steps = {
-            key: (_RULES[how], into or key, inner)
-            for key, (how, into, inner) in self.rules.items()
-        }
-        """The rules as `_merge` applies them: key -> (rule, key, chunk type)."""
-
-
-class _Merged(dict[str, Any]):
-    """The keys merged so far into one object of the completion."""
-
-    __slots__ = ("plan", "plans")
-
-    def __init__(self, kind: str, plans: dict[str, _Plan]) -> None:
-        super().__init__()
-        self.plan = plans.get(kind, _NO_RULES)
-        """The plan of the chunk type whose objects merge into it (a type without one
-        keeps the last value of every key)."""
-        self.plans = plans
-        """Every plan, by chunk type, for the values merged by their own."""
-
-
-class _Text(list[str]):
-    """The pieces of a text, joined when the completion is read (never `+=` in a
-    loop)."""
-
-    __slots__ = ()
-
-
-class _Items(list[Any]):
-    """The items of a list, gathered from every chunk."""
-
-    __slots__ = ()
-
-
-class _Slots(dict[int, _Merged]):
-    """The objects of a list, merged by their `index`."""
-
-    __slots__ = ("latest",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.latest = 0
-        """The index merged most recently."""
-
-    def place(self, item: Mapping[str, Any]) -> int:
-        """The index of an item that has none: the object's with the same `id`, when
-        the item brings one (parallel calls may interleave); a new object's when the
-        latest has another `id`; else the latest object's."""
-        if not self:
-            return 0
-        ident = item.get("id")
-        if ident:
-            for index, slot in self.items():
-                if slot.get("id") == ident:
-                    return index
-            if self[self.latest].get("id"):
-                return max(self) + 1
-        return self.latest
-
-
-def _merge(merged: _Merged, obj: Mapping[str, Any]) -> None:
-    """Merge one object of a chunk into what the chunks before it left."""
-    plan = merged.plan
-    steps = plan.steps
-    for key, value in obj.items():
-        step = steps.get(key)
-        if value is None:
-            # A null replaces nothing, and stays only while no value comes.
-            into = key if step is None else step[1]
-            if (step is None or step[0] is not _drop) and into not in plan.not_null:
-                merged.setdefault(into, None)
-        elif step is None:  # the last value, under the same key (`_last`)
-            if value.__class__ is str:  # most keys: nothing to copy
-                if value or merged.get(key) is None:
-                    merged[key] = value
-            else:
-                _last(merged, key, value, "")
-        else:
-            step[0](merged, step[1], value, step[2])
-
-
-def _last(merged: _Merged, key: str, value: Any, inner: str) -> None:
-    """The last value that is not null; nor "" (B1: finish_reason) once there is one."""
-    if value != "" or merged.get(key) is None:
-        merged[key] = _copied(value)
-
-
-def _drop(merged: _Merged, key: str, value: Any, inner: str) -> None:
-    """Not kept in the completion."""
-
-
-def _first(merged: _Merged, key: str, value: Any, inner: str) -> None:
-    """The first value that is not blank."""
-    if _blank(merged.get(key)):
-        merged[key] = _copied(value)
-
-
-def _append(merged: _Merged, key: str, value: Any, inner: str) -> None:
-    """Text joined, lists concatenated. A value in another form than the ones before
-    it is kept beside them, in order, never in their place: text after a list of parts
-    (Mistral's thinking parts, then a last "\\n") is a text part of the list, and text
-    before a list its first part; an object (arguments some servers send whole) then
-    text is the object's JSON text followed by the text, and the reverse likewise."""
-    if value.__class__ is not str:
-        value = _copied(value)  # kept: later changes to the chunk must not show
-    so_far = merged.get(key)
-    if value.__class__ is str:
-        if type(so_far) is _Text:
-            so_far.append(value)
-        elif so_far is None:
-            merged[key] = _Text((value,))
-        elif not value:
-            pass  # "" adds nothing to a list of parts or an object
-        elif type(so_far) is _Items:
-            so_far.append({"type": "text", "text": value})
-        else:
-            merged[key] = _Text((_json_text(so_far), value))
-    elif value.__class__ is list:
-        if type(so_far) is _Items:
-            so_far.extend(value)
-        elif type(so_far) is _Text and (text := "".join(so_far)):
-            merged[key] = _Items([{"type": "text", "text": text}, *value])
-        else:
-            merged[key] = _Items(value)
-    elif type(so_far) is _Text:
-        so_far.append(_json_text(value))
-    elif type(so_far) is _Items:
-        so_far.append(value)
-    else:
-        merged[key] = value
-
-
-def _append_unless_repeated(merged: _Merged, key: str, value: Any, inner: str) -> None:
-    """Text appended unless a chunk sends the whole of it again (a name some servers
-    repeat on every chunk)."""
-    so_far = merged.get(key)
-    if type(value) is not str or type(so_far) is not str:
-        merged[key] = _copied(value)
-    elif value and value != so_far:
-        merged[key] = so_far + value  # a split name: short, and rare
-
-
-def _merge_object(merged: _Merged, key: str, value: Any, inner: str) -> None:
-    """An object merged key by key, by the plan of its chunk type `inner`."""
-    if value.__class__ is not dict:
-        merged[key] = _copied(value)  # a value of another type than the rule expects
-        return
-    part = merged.get(key)
-    if type(part) is not _Merged:
-        part = merged[key] = _Merged(inner, merged.plans)
-    _merge(part, value)
-
-
-def _by_index(merged: _Merged, key: str, value: Any, inner: str) -> None:
-    """A list of objects merged item by item, by their `index`."""
-    if value.__class__ is not list:
-        merged[key] = _copied(value)  # a value of another type than the rule expects
-        return
-    slots = merged.get(key)
-    if type(slots) is not _Slots:
-        slots = merged[key] = _Slots()
-    for item in value:
-        index = item.get("index")
-        if type(index) is not int:
-            index = slots.place(item)
-        slot = slots.get(index)
-        if slot is None:
-            slot = slots[index] = _Merged(inner, merged.plans)
-            slot["index"] = index
-        slots.latest = index
-        _merge(slot, item)
-
-
-_RULES: Final[dict[str, Callable[[_Merged, str, Any, str], None]]] = {
-    "append": _append,
-    "append_unless_repeated": _append_unless_repeated,
-    "by_index": _by_index,
-    "drop": _drop,
-    "first": _first,
-    "last": _last,
-    "merge": _merge_object,
-}
-"""The merge rules the spec may name, each applied to a key's value that is not null."""
-
-
-_NO_RULES: Final = _Plan()
-
-
-def _blank(value: Any) -> bool:
-    """No value yet, or a placeholder: Azure's filter chunks send id "" and created
-    0."""
-    return value is None or value == "" or (value == 0 and type(value) is int)
-
-
-def _finish(merged: _Merged, kept: _Kept | None = None) -> dict[str, Any]:
-    """The JSON object merged so far, with the fills for keys no chunk supplied; only
-    its keys `kept`, when given (a summary reads few)."""
-    if kept is None:
-        out = {key: _finished(value) for key, value in merged.items()}
-    else:
-        out = {key: _finished(merged[key], kept[key]) for key in kept if key in merged}
-    for key, value, inner in merged.plan.fills:
-        if kept is not None and key not in kept:
-            continue
-        current = out.get(key)
-        if inner:
-            if current is None:
-                out[key] = _finish(_Merged(inner, merged.plans))
-        elif key not in out or (value is not None and _blank(current)):
-            out[key] = (
-                value  # a placeholder ("" role) gives way to a fill, null to none
-            )
-    return out
-
-
-def _finished(value: Any, kept: _Kept | None = None) -> Any:
-    kind = value.__class__
-    if kind is _Text:
-        text = "".join(value)
-        value[:] = (text,)  # the next read starts from one piece
-        return _paired(text)
-    if kind is _Items:
-        return _joined(value)
-    if kind is _Slots:
-        return [_finish(value[index], kept) for index in sorted(value)]
-    if kind is _Merged:
-        return _finish(value, kept)
-    return _copied(value)
-
-
-def _joined(parts: list[Any], nested: bool = True) -> list[Any]:
-    """The items of a list as a response holds them, new: of the parts that hold only
-    a type and one text (`{"type": "text", "text": ...}`, or Mistral's thinking part
-    around text parts, one level deep), adjacent ones of one type are one part and
-    empty ones are left out; any other item is kept as it came (a part with more keys,
-    a reference)."""
-    out: list[Any] = []
-    run: tuple[str, str, bool] | None = None
-    pieces: list[Any] = []
-    for part in parts:
-        key = _text_key(part, nested)
-        if key is None:
-            _end_run(run, pieces, out)
-            run = None
-            out.append(_copied(part))
-            continue
-        value = part[key]
-        listed = value.__class__ is list
-        if run != (part["type"], key, listed):
-            _end_run(run, pieces, out)
-            run, pieces = (part["type"], key, listed), []
-        pieces.extend(value) if listed else pieces.append(value)
-    _end_run(run, pieces, out)
-    return out
-
-
-def _end_run(
-    run: tuple[str, str, bool] | None, pieces: list[Any], out: list[Any]
-) -> None:
-    """The part a run of joinable parts makes, unless it is empty."""
-    if run is None:
-        return
-    kind, key, listed = run
-    value: Any = _joined(pieces, nested=False) if listed else _paired("".join(pieces))
-    if value:
-        out.append({"type": kind, key: value})
-
-
-def _text_key(part: Any, nested: bool) -> str | None:
-    """The key of a part's text when the part holds only that and its type: a string,
-    or (`nested`) a list of parts."""
-    if part.__class__ is not dict or len(part) != 2:
-        return None
-    if part.get("type").__class__ is not str:
-        return None
-    key = next(k for k in part if k != "type")
-    kind = part[key].__class__
-    return key if kind is str or (nested and kind is list) else None
-
-
-def _copied(value: Any) -> Any:
-    """A JSON value whose objects and lists are new: what `add` keeps of a chunk shares
-    nothing mutable with it (the chunk may change later), and a snapshot nothing with
-    what was kept, nor with the snapshots after it."""
-    kind = value.__class__
-    if kind is not dict and kind is not list:
-        return value
-    try:
-        # In C, at half the cost of the walk (a logprobs item is a dozen lists and
-        # dicts). marshal writes the builtin types only: a subclass raises ValueError.
-        return marshal.loads(marshal.dumps(value))
-    except ValueError:  # another type inside (an enum member), or nested too deep
-        return _walked(value)
-
-
-def _walked(value: Any) -> Any:
-    """`_copied` by walking the value: any object that is not a dict or a list is kept
-    as it is. Without recursion: JSON data may nest deeper than Python's recursion
-    limit allows."""
-    top: Any = {} if value.__class__ is dict else []
-    stack: list[tuple[Any, Any]] = [(value, top)]
-    while stack:
-        source, copy = stack.pop()
-        pairs = source.items() if source.__class__ is dict else enumerate(source)
-        is_list = copy.__class__ is list
-        for key, item in pairs:
-            inner = item.__class__
-            if inner is dict or inner is list:
-                item_copy: Any = {} if inner is dict else []
-                stack.append((item, item_copy))
-                item = item_copy
-            if is_list:
-                copy.append(item)
-            else:
-                copy[key] = item
-    return top
 
 
 _CHAT_ROLE: Final = {"role": "assistant", "content": ""}

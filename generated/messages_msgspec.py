@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2e0bc5db3bbd
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   4185281efafc
-# Digest: b90292e86a5cfa74
+#   chunkspec code                   ec84bdf0ef6b
+# Digest: 5c253b9afe84af27
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 
@@ -59,6 +59,7 @@ from .chunk_msgspec import (
     _S,
     _SHALLOW,
     _TEXTS,
+    KEPT_EVENTS,
     MAX_EVENT_SIZE,
     AsyncChunkStream,
     ChoiceSummary,
@@ -81,10 +82,14 @@ from .chunk_msgspec import (
     _bool,
     _Bytes,
     _check_depth,
+    _Chunk,
     _close,
     _copy_read,
+    _cut,
     _either,
     _encoded,
+    _error_of,
+    _Events,
     _forget_extra,
     _int,
     _json,
@@ -450,6 +455,50 @@ class _PartsOfChoice:
             reasoning_items=tuple(self.items),
             server_tools=tuple(self.servers.values()),
         )
+
+
+class _MessagesEvents(_Events[_Chunk]):
+    """The events of a Messages stream, read by their payload whatever their `event:`
+    line says (one named otherwise is kept in `mismatched`); an `error` is the server's
+    error, and `message_stop` completes the stream until another message starts (one
+    body may hold several messages), so reading goes on to the end of the source. Data
+    that is no JSON object is another event."""
+
+    __slots__ = ()
+
+    def decide(self, name: bytes, payload: bytes) -> _Chunk | None:
+        if not payload.lstrip().startswith(b"{"):
+            if payload.strip():
+                event = self.event = self._event(name or b"message", payload)
+                self._other(event)
+            return None
+        try:
+            chunk = self._loads(payload)
+        except ChunkDecodeError as error:
+            event = self.event = self._event(name or b"message", payload)
+            if not self._skip:
+                raise
+            self._skipped(event, error)
+            return None
+        kind = _messages_type_of(chunk)
+        mismatched = name and name.decode("utf-8", "replace") != kind
+        if mismatched and len(self.mismatched) < KEPT_EVENTS:
+            self.mismatched.append(_cut(self._event(name, payload)))
+        if kind == "error" or name == b"error":
+            event = self.event = self._event(name or b"error", payload)
+            raise StreamError(_error_of(event.data), event)
+        if kind == "message_stop":
+            self.complete = True
+        elif kind == "message_start":
+            self.complete = False
+        return chunk
+
+
+def _messages_type_of(event: object) -> object:
+    """The `type` of a decoded event: an object's attribute, or a dict's key."""
+    if isinstance(event, dict):
+        return cast(dict[str, object], event).get("type")
+    return getattr(event, "type", None)
 
 
 _MESSAGES_FINISH: Final = {
@@ -9504,7 +9553,7 @@ def iter_events(
     at a `message_stop` that no `message_start` follows (one body may hold several
     messages), and reading goes on to the end of the source.
     """
-    return ChunkStream(source, loads, on_error, max_event_size, named=True)
+    return ChunkStream(source, _MessagesEvents(loads, on_error), max_event_size)
 
 
 def aiter_events(
@@ -9514,7 +9563,7 @@ def aiter_events(
     max_event_size: int = MAX_EVENT_SIZE,
 ) -> AsyncChunkStream[MessageStreamEvent]:
     """`iter_events` for an async source: read it with `async for`."""
-    return AsyncChunkStream(source, loads, on_error, max_event_size, named=True)
+    return AsyncChunkStream(source, _MessagesEvents(loads, on_error), max_event_size)
 
 
 def _event_data(event: MessageStreamEvent) -> Any:
@@ -9546,7 +9595,7 @@ def iter_parts(
     if isinstance(source, ChunkStream):  # typed events
         events = cast("ChunkStream[MessageStreamEvent]", source)
         return _messages_parts_of(events, _event_data)
-    data = ChunkStream(source, _json, on_error, max_event_size, named=True)
+    data = ChunkStream(source, _MessagesEvents(_json, on_error), max_event_size)
     return _messages_parts_of(data, _as_is)
 
 
@@ -9565,7 +9614,7 @@ def aiter_parts(
     if isinstance(source, AsyncChunkStream):
         events = cast("AsyncChunkStream[MessageStreamEvent]", source)
         return _messages_aparts_of(events, _event_data)
-    data = AsyncChunkStream(source, _json, on_error, max_event_size, named=True)
+    data = AsyncChunkStream(source, _MessagesEvents(_json, on_error), max_event_size)
     return _messages_aparts_of(data, _as_is)
 
 

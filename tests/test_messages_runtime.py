@@ -19,7 +19,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator.runtime.meanings import (
+from generator.runtime.messages.accumulate import _MessagesAccumulator
+from generator.runtime.messages.reader import _messages_usage, _MessagesReader
+from generator.runtime.messages.writer import (
+    MessagesLossWarning,
+    _awrite_messages,
+    _MessagesWriter,
+    _write_messages,
+)
+from generator.runtime.parts import (
     Citation,
     Identity,
     Part,
@@ -28,14 +36,6 @@ from generator.runtime.meanings import (
     ToolCallPart,
     UsageSummary,
     _summary_of_parts,
-)
-from generator.runtime.messages.accumulate import _MessagesAccumulator
-from generator.runtime.messages.reader import _messages_usage, _MessagesReader
-from generator.runtime.messages.writer import (
-    MessagesLossWarning,
-    _awrite_messages,
-    _MessagesWriter,
-    _write_messages,
 )
 from generator.runtime.sse import ServerSentEvent, StreamError
 from tests.messages_invariants import check_messages, events_of

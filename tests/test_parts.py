@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from generator.runtime.meanings import Citation, Part, ToolCallPart, UsageSummary
-from generator.runtime.meanings import _summary_of_parts as summary_of_parts
+from generator.runtime.parts import Citation, Part, ToolCallPart, UsageSummary
+from generator.runtime.parts import _summary_of_parts as summary_of_parts
 from tests.support import FIXTURE_STREAMS, TARGETS
 from tests.test_meanings import body, chunk, summary_of
 

@@ -13,12 +13,13 @@ from typing import Any, ClassVar
 import pytest
 
 from generator.render import inline
-from generator.runtime.accumulate import _RULES, _copied, _finish, _merge, _Merged, _Plan
+from generator.runtime.chat.events import _ChatEvents
 from generator.runtime.dataclass_base import _as_dicts, _sparse, _WideObject
 from generator.runtime.errors import ChunkDecodeError
 from generator.runtime.extra import _Extra, _no_extra
+from generator.runtime.merge import _RULES, _copied, _finish, _merge, _Merged, _Plan
 from generator.runtime.objects import _defaulted, _nullable, _problem, _read, _required, _Shape
-from generator.runtime.sse import KEPT_DATA, RawEvent, _EventReader
+from generator.runtime.sse import KEPT_DATA, RawEvent, _SseFramer
 from generator.runtime.unset import UNSET, _Unset
 from generator.runtime.values import _either, _int, _list_of, _one_of, _str, _tagged
 
@@ -281,7 +282,8 @@ def test_a_copy_of_json_data_is_new_down_to_every_list_and_dict() -> None:
 
 
 def test_the_event_reader_reads_lines_split_anywhere_and_keeps_every_byte() -> None:
-    reader: _EventReader[bytes] = _EventReader(lambda data: data, skip=False, limit=100)
+    chat: _ChatEvents[bytes] = _ChatEvents(lambda data: data)
+    reader = _SseFramer(chat, 100)
     reader.keep_raw()
     text = b'\xef\xbb\xbfdata: {"a":\r\ndata: 1}\r\n\r\n: keep-alive\n\nevent: x\ndata: y\n\ndata: [DONE]\r'
     events: list[RawEvent[bytes]] = []
@@ -296,7 +298,7 @@ def test_the_event_reader_reads_lines_split_anywhere_and_keeps_every_byte() -> N
         ("x", "y"),
         ("message", "[DONE]"),
     ]
-    assert reader.done
+    assert chat.done
 
 
 def test_a_skipped_event_keeps_an_error_no_larger_than_its_cut_data() -> None:
@@ -312,9 +314,9 @@ def test_a_skipped_event_keeps_an_error_no_larger_than_its_cut_data() -> None:
             error = ChunkDecodeError(f"bad: {data.decode()}")
         raise error.under(f"[{data.decode()!r}]").under(".deeper")
 
-    reader: _EventReader[bytes] = _EventReader(loads, skip=True, limit=10**6)
-    reader.feed(b"data: " + payload + b"\n\n")
-    (skipped,) = reader.skipped
+    events: _ChatEvents[bytes] = _ChatEvents(loads, "skip")
+    _SseFramer(events, 10**6).feed(b"data: " + payload + b"\n\n")
+    (skipped,) = events.skipped
     kept = skipped.error
     assert len(skipped.event.data) == KEPT_DATA
     assert (len(kept.message), len(kept.path)) == (KEPT_DATA, KEPT_DATA)

@@ -250,6 +250,7 @@ def test_the_code_a_module_is_made_from_is_its_targets_own() -> None:
         "render/targets/pydantic_target.py",
         "runtime/models.py",
         "runtime/sse.py",
+        "runtime/chat/reader.py",  # a runtime file in a family's folder counts too
         "render/templating.py",
     } <= code
     assert not {"render/targets/msgspec_target.py", "runtime/structs.py", "__main__.py"} & code

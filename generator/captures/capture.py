@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..runtime.chat.events import _ChatEvents
 from ..runtime.errors import ChunkDecodeError, ErrorReport
 from ..runtime.sse import ChunkStream, StreamError
 
@@ -88,7 +89,7 @@ def _payload(data: bytes) -> dict[str, Any]:
 
 def _events(name: str, data: bytes) -> Capture:
     capture = Capture(name, "sse")
-    stream = ChunkStream([data], _payload, "raise", len(data) + 1)
+    stream = ChunkStream([data], _ChatEvents(_payload), len(data) + 1)
     number = 0
     for event in stream.raw_events():
         if event.event is None and event.chunk is None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..runtime.accumulate import _RULES
+from ..runtime.merge import _RULES
 from .errors import SpecError
 from .yamlfile import Located, load_yaml
 
@@ -550,7 +550,7 @@ def _fill(body: Located, file: str, name: str) -> tuple[tuple[str, object, Where
 
 
 # How the values of a field in successive chunks merge (see docs/spec-format.md): the
-# rules the accumulator of generator/runtime/accumulate.py implements.
+# rules the accumulator of generator/runtime/merge.py implements.
 MERGE_RULES = tuple(sorted(_RULES))
 
 # How the values of a field recur across chunks (see docs/spec-format.md).

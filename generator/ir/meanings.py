@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..runtime.meanings import _CHOICE_MEANINGS, _COUNTS, _TEXTS, MEANINGS
+from ..runtime.parts import _CHOICE_MEANINGS, _COUNTS, _TEXTS, MEANINGS
 from .load import RawMeans, RawSpec, Where
 from .model import (
     Dialect,

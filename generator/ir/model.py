@@ -188,7 +188,7 @@ class Vendor:
 
 
 MergeHow: TypeAlias = str
-"""A merge rule: a name of `_RULES` in generator/runtime/accumulate.py (load.py checks)."""
+"""A merge rule: a name of `_RULES` in generator/runtime/merge.py (load.py checks)."""
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,10 @@ _TARGET_MODULE = re.compile(r"render/targets/\w+_target\.py")
 MADE_FROM = "Made from (input, digest):"
 DIGEST = "Digest: "
 _PART = re.compile(r"#   (\S+(?: \S+)*) +([0-9a-f]{12})")
-_PLACEHOLDER = re.compile(r"^#<runtime ([a-z_ ]+)>$", re.MULTILINE)
+_PLACEHOLDER = re.compile(r"^#<runtime (.+)>$", re.MULTILINE)
+"""A template's runtime placeholder: file names (`sse`, `chat/reader`), and perhaps an
+expression (`{{ target.runtime | join(" ") }}`: the target's files, counted apart)."""
+_EXPRESSION = re.compile(r"\{\{.*?\}\}")
 
 
 @dataclass(frozen=True)
@@ -173,7 +176,7 @@ def code_inputs(
         name
         for source in used.values()
         for line in _PLACEHOLDER.findall(source)
-        for name in line.split()
+        for name in _EXPRESSION.sub(" ", line).split()
     )
     own = {PACKAGE / Path(*type(t).__module__.split(".")[1:]).with_suffix(".py") for t in targets}
     start = [

@@ -20,7 +20,7 @@ from ..ir.model import (
     TypeExpr,
     Union,
 )
-from ..runtime.meanings import _CHOICE_MEANINGS
+from ..runtime.parts import _CHOICE_MEANINGS
 from .emit import Output
 
 VENDORS_DOC = "docs/vendors.md"

@@ -10,6 +10,6 @@ Rules for these files, so that copying stays verbatim and correct:
 - a file holds imports, then definitions; imports of sibling files
   (`generator.runtime.*`) are for type checking here and are dropped on copy;
 - names the generated code defines per spec (the chunk types, `loads`) never appear
-  here: they are passed in (`ChunkStream(source, loads)`) or filled in by a subclass;
+  here: they are passed in (`_ChatEvents(loads)`) or filled in by a subclass;
 - names are private (`_name`) unless the generated module exports them.
 """

@@ -215,3 +215,27 @@ def _compact_writer() -> Callable[[Any], str]:
 
 
 _compact: Final = _compact_writer()
+
+
+def _as_is(value: Any) -> Any:
+    """JSON data read as JSON data: itself (a stream read as data, not as a target's
+    objects)."""
+    return value
+
+
+def _paired(text: str) -> str:
+    """The text with UTF-16 surrogate halves that arrived in separate chunks (as JSON
+    escapes) joined into one character; a lone half is kept as it is."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode(
+        "utf-16-le", "surrogatepass"
+    )
+
+
+def _json_string(text: str) -> bytes:
+    """A text as the standard library's writer writes it in a chunk."""
+    try:
+        return _JSON_TEXT.encode(text).encode()
+    except UnicodeEncodeError:  # half of a surrogate pair: written as its escape
+        return _wire_text(text).encode()

@@ -8,7 +8,6 @@ as them."""
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import warnings
 from collections.abc import (
@@ -36,8 +35,8 @@ from typing import (
     runtime_checkable,
 )
 
-from .errors import ChunkDecodeError, ErrorReport
-from .json_text import _json, _wire_text
+from .errors import ChunkDecodeError
+from .json_text import _json
 
 _Chunk = TypeVar("_Chunk")
 
@@ -64,9 +63,6 @@ MORE_NAMES: Final = "\n(more names)"
 """The key of `other_event_counts` that counts the events of every type past the first
 `KEPT_EVENTS` types: a flood of names cannot grow it without bound. An event type is
 one line, so none is this key."""
-
-SSE_DONE: Final = b"data: [DONE]\n\n"
-"""The event that ends a stream of chunks."""
 
 SSE_KEEP_ALIVE: Final = b": keep-alive\n\n"
 """A comment, which readers skip: it keeps an idle connection open."""
@@ -195,24 +191,18 @@ class _AiohttpResponse(Protocol):
 
 
 class _Stream(Generic[_Chunk]):
-    """What the sync and the async stream share: the reader, and what it has seen.
+    """What the sync and the async stream share: the framer, its protocol's events
+    (`_Events`: what each event is), and what they have seen.
 
-    After `[DONE]` no event is read. The chunks end there, after one more read of the
-    source: the end of an HTTP body follows `[DONE]` at once, and an HTTP client that
-    has read it keeps the connection for the next request. Raw events go on to the end
-    of the source, each read as it came: a gateway forwards everything. Then the source
-    is closed. What goes wrong after `[DONE]` is not raised: the stream is complete.
+    After the event that ends the stream (chat's `[DONE]`) no event is read. The chunks
+    end there, after one more read of the source: the end of an HTTP body follows
+    `[DONE]` at once, and an HTTP client that has read it keeps the connection for the
+    next request. Raw events go on to the end of the source, each read as it came: a
+    gateway forwards everything. Then the source is closed. What goes wrong after
+    `[DONE]` is not raised: the stream is complete.
     """
 
-    def __init__(
-        self,
-        loads: Callable[[bytes], _Chunk],
-        on_error: Literal["raise", "skip"],
-        max_event_size: int,
-        named: bool = False,
-    ) -> None:
-        if on_error not in ("raise", "skip"):
-            raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
+    def __init__(self, events: _Events[_Chunk], max_event_size: int) -> None:
         size = cast(object, max_event_size)  # a caller's types are not checked
         if not isinstance(size, int) or isinstance(size, bool):
             raise TypeError(
@@ -223,24 +213,25 @@ class _Stream(Generic[_Chunk]):
             raise ValueError(
                 f"max_event_size must be at least 1 byte, not {max_event_size:,}"
             )
-        self._reader = _EventReader(loads, on_error == "skip", max_event_size, named)
+        self._events = events
+        self._reader = _SseFramer(events, max_event_size)
         self._source: object = None  # what the stream reads, as it was given
         self._as_raw: bool | None = None  # how the stream is read, once it is
         self._closed = False  # whether the source was closed
-        self.other_events = self._reader.other_events
+        self.other_events = events.other_events
         """The first events (at most `KEPT_EVENTS`) that are not chunks, in order, each
         with at most `KEPT_DATA` characters of its data: named events other than
         `error`, and data that is not a JSON object (such as a proxy's keep-alive
         text). `other_event_counts` counts them all."""
-        self.other_event_counts = self._reader.other_event_counts
+        self.other_event_counts = events.other_event_counts
         """How many events that are not chunks came, by event type (`message` for data
         that is not a JSON object): the first `KEPT_EVENTS` types, each cut to
         `KEPT_NAME` characters, and the events of any other type under `MORE_NAMES`."""
-        self.skipped = self._reader.skipped
+        self.skipped = events.skipped
         """With `on_error="skip"`, the first events (at most `KEPT_EVENTS`) whose chunk
         did not decode, in order, each with at most `KEPT_DATA` characters of its data.
         `skipped_count` counts them all."""
-        self.mismatched = self._reader.mismatched
+        self.mismatched = events.mismatched
         """Of a stream whose payloads say their type (Messages), the first events (at
         most `KEPT_EVENTS`) whose `event:` line named another type, cut as `skipped`
         is: each was read by its payload."""
@@ -248,14 +239,14 @@ class _Stream(Generic[_Chunk]):
     @property
     def skipped_count(self) -> int:
         """How many events were skipped (`on_error="skip"`)."""
-        return self._reader.skipped_count
+        return self._events.skipped_count
 
     @property
     def done(self) -> bool:
         """Whether the stream reached its end: `data: [DONE]` (chat), or a
         `message_stop` (Messages); a stream cut off before it ends with `done` False,
         and is not complete."""
-        return self._reader.complete
+        return self._events.complete
 
     @property
     def eventless(self) -> bool:
@@ -296,12 +287,12 @@ class ChunkStream(_Stream[_Chunk]):
     def __init__(
         self,
         source: Iterable[_Bytes | str] | _Bytes | str | _Response,
-        loads: Callable[[bytes], _Chunk],
-        on_error: Literal["raise", "skip"] = "raise",
+        events: _Events[_Chunk],
         max_event_size: int = MAX_EVENT_SIZE,
-        named: bool = False,
     ) -> None:
-        super().__init__(loads, on_error, max_event_size, named)
+        """`events` says what each event is (`_ChatEvents(loads)` reads chat chunks with
+        the module's `loads`)."""
+        super().__init__(events, max_event_size)
         self._source = source
         self._pieces: Iterable[_Bytes | str]
         if isinstance(source, _Response):
@@ -360,7 +351,7 @@ class ChunkStream(_Stream[_Chunk]):
                 yield from reader.unsent  # what came before the error, first
                 raise
             yield from items
-            if reader.done:
+            if self._events.done:
                 # The stream is complete: a fault of what follows cannot undo that.
                 try:
                     with contextlib.suppress(Exception):
@@ -394,12 +385,12 @@ class AsyncChunkStream(_Stream[_Chunk]):
     def __init__(
         self,
         source: AsyncIterable[_Bytes | str] | _AsyncResponse | _AiohttpResponse,
-        loads: Callable[[bytes], _Chunk],
-        on_error: Literal["raise", "skip"] = "raise",
+        events: _Events[_Chunk],
         max_event_size: int = MAX_EVENT_SIZE,
-        named: bool = False,
     ) -> None:
-        super().__init__(loads, on_error, max_event_size, named)
+        """`events` says what each event is (`_ChatEvents(loads)` reads chat chunks with
+        the module's `loads`)."""
+        super().__init__(events, max_event_size)
         self._source = source
         self._pieces: AsyncIterable[_Bytes | str]
         if isinstance(source, _AsyncResponse):
@@ -457,7 +448,7 @@ class AsyncChunkStream(_Stream[_Chunk]):
                 raise
             for item in items:
                 yield item
-            if reader.done:
+            if self._events.done:
                 # The stream is complete: a fault of what follows cannot undo that.
                 try:
                     with contextlib.suppress(Exception):
@@ -485,7 +476,94 @@ class AsyncChunkStream(_Stream[_Chunk]):
         self._warn_if_foreign()
 
 
-class _EventReader(Generic[_Chunk]):
+class _Events(Generic[_Chunk]):
+    """What a protocol makes of each event of its stream (`decide`), and what the stream
+    keeps of the events that are not its chunks. Each protocol's events subclass it
+    (`_ChatEvents`, `_MessagesEvents`): the framer (`_SseFramer`) reads the format and
+    knows no protocol, and a protocol's events know no bytes but an event's name and
+    data."""
+
+    __slots__ = (
+        "_loads",
+        "_skip",
+        "complete",
+        "done",
+        "event",
+        "id",
+        "mismatched",
+        "other_event_counts",
+        "other_events",
+        "retry",
+        "skipped",
+        "skipped_count",
+    )
+
+    def __init__(
+        self,
+        loads: Callable[[bytes], _Chunk],
+        on_error: Literal["raise", "skip"] = "raise",
+    ) -> None:
+        """`loads` decodes a chunk's data; `on_error="skip"` keeps an event whose chunk
+        does not decode in `skipped`, instead of raising its error."""
+        if on_error not in ("raise", "skip"):
+            raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
+        self._loads = loads
+        self._skip = on_error == "skip"
+        self.done = False
+        """Whether the stream has ended (chat's `[DONE]`): no event after it is read."""
+        self.complete = False
+        """Whether the stream reached its end: `done`, or, of a protocol that reads on
+        to the end of the source (Messages), its last event."""
+        self.event: ServerSentEvent | None = None
+        """The event `decide` made of what was not a chunk (`[DONE]`, another event,
+        one that raised), for a raw event: the framer sets it to None first."""
+        self.id: str | None = None
+        """The last event id the stream set (the framer sets it)."""
+        self.retry: int | None = None
+        """The reconnection time the stream asked for, in milliseconds."""
+        self.mismatched: list[ServerSentEvent] = []
+        self.other_events: list[ServerSentEvent] = []
+        self.other_event_counts: dict[str, int] = {}
+        self.skipped: list[SkippedEvent] = []
+        self.skipped_count = 0
+
+    def decide(self, name: bytes, payload: bytes) -> _Chunk | None:
+        """The chunk an event carries (its `event:` name, b"" when it had none, and its
+        data), or None: the event is kept apart (`event`, `other_events`), ends the
+        stream (`done`), or was skipped. Raises `StreamError` for the server's error,
+        and `ChunkDecodeError` for a chunk that does not decode (unless skipped)."""
+        raise NotImplementedError
+
+    def keep_raw(self) -> None:
+        """Raw events carry what reading them raised: none is skipped."""
+        self._skip = False
+
+    def _other(self, event: ServerSentEvent) -> None:
+        """Count an event that is not a chunk, and keep it, cut, while few are kept."""
+        counts = self.other_event_counts
+        name = _cut_name(event.event)
+        if name not in counts and len(counts) >= KEPT_EVENTS:
+            name = MORE_NAMES  # past as many types as events are kept: counted together
+        counts[name] = counts.get(name, 0) + 1
+        if len(self.other_events) < KEPT_EVENTS:
+            self.other_events.append(_cut(event))
+
+    def _skipped(self, event: ServerSentEvent, error: ChunkDecodeError) -> None:
+        """Count a skipped event, and keep it, cut, while few are kept."""
+        self.skipped_count += 1
+        if len(self.skipped) < KEPT_EVENTS:
+            self.skipped.append(SkippedEvent(_cut(event), _kept(error)))
+
+    def _event(self, name: bytes, payload: bytes) -> ServerSentEvent:
+        return ServerSentEvent(
+            name.decode("utf-8", "replace"),
+            payload.decode("utf-8", "replace"),
+            self.id,
+            self.retry,
+        )
+
+
+class _SseFramer(Generic[_Chunk]):
     """The event-stream format of the HTML standard, read from bytes in pieces of any
     size, each event decoded as it ends.
 
@@ -496,32 +574,14 @@ class _EventReader(Generic[_Chunk]):
     as it arrived, never decoded and encoded again.
     """
 
-    def __init__(
-        self,
-        loads: Callable[[bytes], _Chunk],
-        skip: bool,
-        limit: int,
-        named: bool = False,
-    ) -> None:
-        self.done = False
-        """Whether the stream ended with `[DONE]` (chat): nothing after it is read."""
-        self.complete = False
-        """Whether the stream reached its end: `[DONE]`, or, of a stream of named events
-        (Messages), a `message_stop` no `message_start` followed."""
-        self.named = named
-        """Whether every event is named by its payload's `type` (Messages): an event
-        named otherwise is still read, by its payload, and kept in `mismatched`."""
-        self.mismatched: list[ServerSentEvent] = []
+    def __init__(self, events: _Events[_Chunk], limit: int) -> None:
+        self._events = events
+        """What each event is, as its protocol says (`decide`)."""
+        self._decide = events.decide
         self.ended = False  # the source ended (close() was called)
         self.events = False  # an event (a block with data) came
         self.foreign: bytes | None = None  # the first line that is no field, cut
-        self.other_events: list[ServerSentEvent] = []
-        self.other_event_counts: dict[str, int] = {}
-        self.skipped: list[SkippedEvent] = []
-        self.skipped_count = 0
         self.unsent: list[Any] = []  # what the last feed read, for when it raised
-        self._loads = loads
-        self._skip = skip
         self._limit = limit
         self._raw: bytearray | None = None  # the unfinished event's bytes, if kept
         self._piece = b""
@@ -533,8 +593,6 @@ class _EventReader(Generic[_Chunk]):
         self._data: bytes | None = None
         self._more: bytearray | None = None
         self._name = b""
-        self._id: str | None = None
-        self._retry: int | None = None
         self._first = True  # before the first line, which may start with a BOM
         self._after_cr = False  # a CR ended the last piece: an LF next is part of it
         self._held = False  # an event of exactly the limit waits for it: see _dispatch
@@ -546,6 +604,7 @@ class _EventReader(Generic[_Chunk]):
     def keep_raw(self) -> None:
         """Yield each event as a `RawEvent` with the bytes it arrived as."""
         self._raw = bytearray()
+        self._events.keep_raw()
 
     def feed(self, data: _Bytes | str) -> list[Any]:
         """The chunks (or raw events) of the events `data` ends."""
@@ -617,7 +676,7 @@ class _EventReader(Generic[_Chunk]):
             line = bytes(self._tail)
             self._tail = bytearray()
             self._line(line, 0)
-        if not self.done:
+        if not self._events.done:
             self._dispatch(0)  # the end of the stream ends its last event
         return out
 
@@ -686,9 +745,9 @@ class _EventReader(Generic[_Chunk]):
         elif name == b"event":
             self._name = value
         elif name == b"id" and b"\0" not in value:
-            self._id = value.decode("utf-8", "replace")
+            self._events.id = value.decode("utf-8", "replace")
         elif name == b"retry" and value.isdigit():
-            self._retry = int(value)
+            self._events.retry = int(value)
         elif self.foreign is None and name not in _FIELDS:
             # Kept, cut, for the warning of a stream without events (see _Stream).
             self.foreign = line[:KEPT_NAME]
@@ -741,108 +800,21 @@ class _EventReader(Generic[_Chunk]):
         self.events = True
         name = self._name
         self._name = b""
-        chunk: _Chunk | None = None
-        event: ServerSentEvent | None = None
+        if self._raw is None:
+            chunk = self._decide(name, payload)
+            if chunk is not None:
+                self.unsent.append(chunk)
+            return self._events.done
+        events = self._events
+        events.event = None
         try:
-            if self.named:
-                chunk, event = self._named(name, payload)
-            elif name and name != b"message":
-                event = self._event(name, payload)
-                if event.event == "error":
-                    raise StreamError(_error_of(event.data), event)
-                self._other(event)
-            elif payload.lstrip().startswith(b"{"):
-                try:
-                    chunk = self._loads(payload)
-                except ChunkDecodeError as error:
-                    event = self._event(b"message", payload)
-                    if isinstance(error, ErrorReport):
-                        raise StreamError(_error_of(event.data), event) from None
-                    if not self._skip or self._raw is not None:
-                        raise
-                    self._skipped(event, error)
-            elif (stripped := payload.strip()) == b"[DONE]":
-                self.done = self.complete = True
-                event = self._event(b"message", b"[DONE]")
-            elif stripped:
-                event = self._event(b"message", payload)
-                self._other(event)
+            chunk = self._decide(name, payload)
         except (StreamError, ChunkDecodeError) as error:
-            if self._raw is None:
-                raise
-            self.unsent.append(RawEvent(raw, None, event, error))
+            self.unsent.append(RawEvent(raw, None, events.event, error))
             return False
-        if self._raw is not None:
-            self.unsent.append(RawEvent(raw, chunk, event))
-        elif chunk is not None:
-            self.unsent.append(chunk)
-        return self.done
-
-    def _named(
-        self, name: bytes, payload: bytes
-    ) -> tuple[_Chunk | None, ServerSentEvent | None]:
-        """An event of a family whose payloads say their type (Messages): read by its
-        payload whatever its `event:` line says; an `error` is the server's error, and
-        `message_stop` completes the stream until another message starts (one body may
-        hold several messages). Data that is no JSON object is another event."""
-        if not payload.lstrip().startswith(b"{"):
-            event = None
-            if payload.strip():
-                event = self._event(name or b"message", payload)
-                self._other(event)
-            return None, event
-        try:
-            chunk = self._loads(payload)
-        except ChunkDecodeError as error:
-            event = self._event(name or b"message", payload)
-            if not self._skip or self._raw is not None:
-                raise
-            self._skipped(event, error)
-            return None, event
-        kind = _type_of(chunk)
-        if name and name.decode("utf-8", "replace") != kind:
-            event = self._event(name, payload)
-            if len(self.mismatched) < KEPT_EVENTS:
-                self.mismatched.append(_cut(event))
-        if kind == "error" or name == b"error":
-            event = self._event(name or b"error", payload)
-            raise StreamError(_error_of(event.data), event)
-        if kind == "message_stop":
-            self.complete = True
-        elif kind == "message_start":
-            self.complete = False
-        return chunk, None
-
-    def _other(self, event: ServerSentEvent) -> None:
-        """Count an event that is not a chunk, and keep it, cut, while few are kept."""
-        counts = self.other_event_counts
-        name = _cut_name(event.event)
-        if name not in counts and len(counts) >= KEPT_EVENTS:
-            name = MORE_NAMES  # past as many types as events are kept: counted together
-        counts[name] = counts.get(name, 0) + 1
-        if len(self.other_events) < KEPT_EVENTS:
-            self.other_events.append(_cut(event))
-
-    def _skipped(self, event: ServerSentEvent, error: ChunkDecodeError) -> None:
-        """Count a skipped event, and keep it, cut, while few are kept."""
-        self.skipped_count += 1
-        if len(self.skipped) < KEPT_EVENTS:
-            self.skipped.append(SkippedEvent(_cut(event), _kept(error)))
-
-    def _event(self, name: bytes, payload: bytes) -> ServerSentEvent:
-        return ServerSentEvent(
-            name.decode("utf-8", "replace"),
-            payload.decode("utf-8", "replace"),
-            self._id,
-            self._retry,
-        )
-
-
-def _type_of(event: object) -> object:
-    """The `type` of a decoded event: an object's attribute, or a dict's key."""
-    if isinstance(event, dict):
-        return cast(dict[str, object], event).get("type")
-    return getattr(event, "type", None)
+        event = None if chunk is not None else events.event
+        self.unsent.append(RawEvent(raw, chunk, event))
+        return events.done
 
 
 def _cut(event: ServerSentEvent) -> ServerSentEvent:
@@ -949,103 +921,4 @@ _FIELDS: Final = frozenset((b"data", b"event", b"id", b"retry"))
 _PATH_LIKE: Final = re.compile(r"[^\r\n]*[/\\.][^\r\n]*")
 """One line with a slash, backslash or dot in it: a str source that may be a path."""
 _UNFINISHED: Final = -1  # a piece ended inside a line
-_DONE: Final = -2  # the stream ended with [DONE]
-
-
-def sse_error(error: StreamError | Mapping[str, Any]) -> bytes:
-    """An error as OpenAI-compatible servers write one, and as openai-python raises
-    `APIError` on: `data: {"error": {...}}`. An error object (`message`, `type`,
-    `code`, `param`...) is written as it is. A `StreamError` keeps what the upstream
-    said in whatever form it came (an `event: error`, with or without an `error` key, or
-    with text; or a payload with `error`): its error object, the whole payload when it
-    had no `error` key, or its text as the `message`. Any `Mapping` is an error object
-    (a `MappingProxyType`, a custom one): it is written as the dict of its items."""
-    given = cast(object, error)  # a caller's types are not checked
-    if isinstance(given, StreamError):
-        body = _error_object(given.error)
-    elif isinstance(given, Mapping):  # json writes a dict, and no other Mapping
-        body = _error_object(given)
-    else:
-        raise TypeError(
-            "sse_error writes an error object (a Mapping) or a StreamError, not "
-            f"{type(given).__name__}"
-        )
-    text = _wire_text({"error": body})
-    # JSON text holds no line end (json escapes CR and LF): it is one `data:` line.
-    return b"data: " + text.encode() + b"\n\n"
-
-
-def _error_object(error: Any) -> Any:
-    """An upstream's error (`StreamError.error`) as an error object json writes (a dict:
-    json writes no other `Mapping`)."""
-    if isinstance(error, dict):
-        return cast(dict[str, Any], error)
-    if isinstance(error, Mapping):
-        return dict(cast(Mapping[str, Any], error))
-    if isinstance(error, str):
-        return {"message": error}
-    return {"message": json.dumps(error)}
-
-
-_INCOMPLETE_STREAM: Final = {
-    "message": "the upstream stream ended before data: [DONE]: what came is incomplete",
-    "type": "incomplete_stream",
-}
-"""The error the writers end a stream with when the stream they copy ended without
-`[DONE]`: cut off, or its last event cut mid-JSON and skipped."""
-
-
-def _write_sse(
-    chunks: Iterable[_Chunk],
-    encode: Callable[[_Chunk], bytes],
-    end: Callable[[], bytes] | None = None,
-) -> Iterator[bytes]:
-    """The events of `chunks`, what `end` writes after the last (if anything), then
-    `[DONE]`. An upstream's `StreamError` is written instead of `[DONE]`, and so is
-    `_INCOMPLETE_STREAM` when `chunks` is a stream that ended without `[DONE]`; any
-    other error is raised. Closing the writer (a client that went away) closes
-    `chunks` when it can be closed: an upstream stream."""
-    try:
-        for chunk in chunks:
-            yield encode(chunk)
-    except StreamError as error:
-        yield from _last_event(end)
-        yield sse_error(error)
-        return
-    finally:
-        _close(chunks)
-    yield from _last_event(end)
-    yield _end_of(chunks)
-
-
-async def _awrite_sse(
-    chunks: AsyncIterable[_Chunk],
-    encode: Callable[[_Chunk], bytes],
-    end: Callable[[], bytes] | None = None,
-) -> AsyncIterator[bytes]:
-    """`_write_sse` for chunks that arrive asynchronously."""
-    try:
-        async for chunk in chunks:
-            yield encode(chunk)
-    except StreamError as error:
-        for event in _last_event(end):
-            yield event
-        yield sse_error(error)
-        return
-    finally:
-        await _aclose(chunks)
-    for event in _last_event(end):
-        yield event
-    yield _end_of(chunks)
-
-
-def _last_event(end: Callable[[], bytes] | None) -> tuple[bytes, ...]:
-    """What a writer writes after the last chunk, if anything."""
-    event = b"" if end is None else end()
-    return (event,) if event else ()
-
-
-def _end_of(chunks: object) -> bytes:
-    """`[DONE]`, unless `chunks` is a stream that did not reach its own: a writer must
-    not tell its client that a cut-off stream is complete."""
-    return SSE_DONE if getattr(chunks, "done", True) else sse_error(_INCOMPLETE_STREAM)
+_DONE: Final = -2  # the stream ended (chat's [DONE])

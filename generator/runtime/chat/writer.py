@@ -11,10 +11,11 @@ import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any, Final, cast
 
-from ..dialects import _Dialect, _openai_usage, _ThinkBlocks
 from ..json_text import _wire_text
-from ..meanings import Identity, Part, UsageSummary
-from ..sse import SSE_DONE, StreamError, sse_error
+from ..parts import Identity, Part, UsageSummary
+from ..sse import StreamError
+from .dialects import _Dialect, _openai_usage, _ThinkBlocks
+from .events import SSE_DONE, sse_error
 
 _CHAT_ROLE: Final = {"role": "assistant", "content": ""}
 """The delta that opens a choice, as OpenAI writes it."""

@@ -3,5 +3,5 @@
 `Part`s written as its events (`writer.py`).
 
 These files follow the rules of `generator/runtime/__init__.py`; they import only from
-the runtime's top level (`from ..meanings import Part`), and every name they define
+the runtime's top level (`from ..parts import Part`), and every name they define
 carries the family (`_MessagesReader`), since a generated module is one namespace."""

@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from ..errors import ChunkDecodeError
 from ..json_text import _json
-from ..meanings import Summary, _summary_of_parts
+from ..parts import Summary, _summary_of_parts
 from .reader import _MessagesReader
 
 

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, It
 from typing import Any, Final
 
 from ..json_text import _json_text
-from ..meanings import (
+from ..parts import (
     Citation,
     Identity,
     Part,

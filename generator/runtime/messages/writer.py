@@ -14,9 +14,8 @@ from collections import Counter
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any, Final
 
-from ..frames import _json_string
-from ..json_text import _json_text, _wire_text
-from ..meanings import Identity, Part, UsageSummary
+from ..json_text import _json_string, _json_text, _wire_text
+from ..parts import Identity, Part, UsageSummary
 from ..sse import StreamError, _aclose, _close
 
 

@@ -221,6 +221,9 @@ __all__ = [
 # (runtime section: json_text._compact)
 
 
+# (runtime section: json_text._json_string)
+
+
 _Unknown: TypeAlias = Annotated[Any, _FINITE]
 """The value of a key the spec does not describe."""
 
@@ -321,9 +324,6 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse.MORE_NAMES)
 
 
-# (runtime section: sse.SSE_DONE)
-
-
 # (runtime section: sse.SSE_KEEP_ALIVE)
 
 
@@ -366,10 +366,10 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse.AsyncChunkStream)
 
 
-# (runtime section: sse._EventReader)
+# (runtime section: sse._Events)
 
 
-# (runtime section: sse._type_of)
+# (runtime section: sse._SseFramer)
 
 
 # (runtime section: sse._cut)
@@ -414,40 +414,43 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse._DONE)
 
 
-# (runtime section: sse.sse_error)
+# (runtime section: chat.events._ChatEvents)
 
 
-# (runtime section: sse._error_object)
+# (runtime section: chat.events.SSE_DONE)
 
 
-# (runtime section: sse._INCOMPLETE_STREAM)
+# (runtime section: chat.events.sse_error)
 
 
-# (runtime section: sse._write_sse)
+# (runtime section: chat.events._error_object)
 
 
-# (runtime section: sse._awrite_sse)
+# (runtime section: chat.events._INCOMPLETE_STREAM)
 
 
-# (runtime section: sse._last_event)
+# (runtime section: chat.events._write_sse)
 
 
-# (runtime section: sse._end_of)
+# (runtime section: chat.events._awrite_sse)
 
 
-# (runtime section: frames._SENTINEL)
+# (runtime section: chat.events._last_event)
 
 
-# (runtime section: frames._CHECKED)
+# (runtime section: chat.events._end_of)
 
 
-# (runtime section: frames.TokenFramesError)
+# (runtime section: chat.frames._SENTINEL)
 
 
-# (runtime section: frames._json_string)
+# (runtime section: chat.frames._CHECKED)
 
 
-# (runtime section: frames._TokenFrames)
+# (runtime section: chat.frames.TokenFramesError)
+
+
+# (runtime section: chat.frames._TokenFrames)
 
 
 def iter_chunks(
@@ -469,7 +472,7 @@ def iter_chunks(
     (`EventTooLargeError`); a bad option is refused here, at the call. The end of the
     input closes the source.
     """
-    return ChunkStream(source, loads, on_error, max_event_size)
+    return ChunkStream(source, _ChatEvents(loads, on_error), max_event_size)
 
 
 def aiter_chunks(
@@ -481,7 +484,7 @@ def aiter_chunks(
     """`iter_chunks` for an async source: what `httpx.AsyncClient`'s `aiter_bytes()` or
     aiohttp's `content.iter_any()` gives, or the httpx or aiohttp response itself (then
     `aclose()` closes it). Read it with `async for`."""
-    return AsyncChunkStream(source, loads, on_error, max_event_size)
+    return AsyncChunkStream(source, _ChatEvents(loads, on_error), max_event_size)
 
 
 def sse_chunk(chunk: Chunk) -> bytes:

@@ -276,6 +276,15 @@ __all__ = [
 # (runtime section: json_text._compact)
 
 
+# (runtime section: json_text._as_is)
+
+
+# (runtime section: json_text._paired)
+
+
+# (runtime section: json_text._json_string)
+
+
 class Item(TypedDict, total=False):
     """One whole item."""
 
@@ -495,9 +504,6 @@ def dumps(value: Chunk | Completion) -> str:
 # (runtime section: sse.MORE_NAMES)
 
 
-# (runtime section: sse.SSE_DONE)
-
-
 # (runtime section: sse.SSE_KEEP_ALIVE)
 
 
@@ -540,10 +546,10 @@ def dumps(value: Chunk | Completion) -> str:
 # (runtime section: sse.AsyncChunkStream)
 
 
-# (runtime section: sse._EventReader)
+# (runtime section: sse._Events)
 
 
-# (runtime section: sse._type_of)
+# (runtime section: sse._SseFramer)
 
 
 # (runtime section: sse._cut)
@@ -588,40 +594,43 @@ def dumps(value: Chunk | Completion) -> str:
 # (runtime section: sse._DONE)
 
 
-# (runtime section: sse.sse_error)
+# (runtime section: chat.events._ChatEvents)
 
 
-# (runtime section: sse._error_object)
+# (runtime section: chat.events.SSE_DONE)
 
 
-# (runtime section: sse._INCOMPLETE_STREAM)
+# (runtime section: chat.events.sse_error)
 
 
-# (runtime section: sse._write_sse)
+# (runtime section: chat.events._error_object)
 
 
-# (runtime section: sse._awrite_sse)
+# (runtime section: chat.events._INCOMPLETE_STREAM)
 
 
-# (runtime section: sse._last_event)
+# (runtime section: chat.events._write_sse)
 
 
-# (runtime section: sse._end_of)
+# (runtime section: chat.events._awrite_sse)
 
 
-# (runtime section: frames._SENTINEL)
+# (runtime section: chat.events._last_event)
 
 
-# (runtime section: frames._CHECKED)
+# (runtime section: chat.events._end_of)
 
 
-# (runtime section: frames.TokenFramesError)
+# (runtime section: chat.frames._SENTINEL)
 
 
-# (runtime section: frames._json_string)
+# (runtime section: chat.frames._CHECKED)
 
 
-# (runtime section: frames._TokenFrames)
+# (runtime section: chat.frames.TokenFramesError)
+
+
+# (runtime section: chat.frames._TokenFrames)
 
 
 def iter_chunks(
@@ -643,7 +652,7 @@ def iter_chunks(
     (`EventTooLargeError`); a bad option is refused here, at the call. The end of the
     input closes the source.
     """
-    return ChunkStream(source, loads, on_error, max_event_size)
+    return ChunkStream(source, _ChatEvents(loads, on_error), max_event_size)
 
 
 def aiter_chunks(
@@ -655,7 +664,7 @@ def aiter_chunks(
     """`iter_chunks` for an async source: what `httpx.AsyncClient`'s `aiter_bytes()` or
     aiohttp's `content.iter_any()` gives, or the httpx or aiohttp response itself (then
     `aclose()` closes it). Read it with `async for`."""
-    return AsyncChunkStream(source, loads, on_error, max_event_size)
+    return AsyncChunkStream(source, _ChatEvents(loads, on_error), max_event_size)
 
 
 def iter_parts(
@@ -796,343 +805,337 @@ def _encoder(
     return encode, None if tags is None else end
 
 
-# (runtime section: meanings._Step)
+# (runtime section: parts.ToolCallSummary)
 
 
-# (runtime section: meanings._ThinkTags)
+# (runtime section: parts.ReasoningItem)
 
 
-# (runtime section: meanings._Spelling)
+# (runtime section: parts.ServerToolSummary)
 
 
-# (runtime section: meanings.ToolCallSummary)
+# (runtime section: parts.ChoiceSummary)
 
 
-# (runtime section: meanings.ReasoningItem)
+# (runtime section: parts.UsageSummary)
 
 
-# (runtime section: meanings.ServerToolSummary)
+# (runtime section: parts.Citation)
 
 
-# (runtime section: meanings.ChoiceSummary)
+# (runtime section: parts.Summary)
 
 
-# (runtime section: meanings.UsageSummary)
+# (runtime section: parts.ToolCallPart)
 
 
-# (runtime section: meanings.Citation)
+# (runtime section: parts.Identity)
 
 
-# (runtime section: meanings.Summary)
+# (runtime section: parts.Part)
 
 
-# (runtime section: meanings.ToolCallPart)
+# (runtime section: parts._TEXTS)
 
 
-# (runtime section: meanings.Identity)
+# (runtime section: parts._COUNTS)
 
 
-# (runtime section: meanings.Part)
+# (runtime section: parts._OPAQUE)
 
 
-# (runtime section: meanings._TEXTS)
+# (runtime section: parts._REPORTED)
 
 
-# (runtime section: meanings._COUNTS)
+# (runtime section: parts._CHOICE_MEANINGS)
 
 
-# (runtime section: meanings._OPAQUE)
+# (runtime section: spellings._Step)
 
 
-# (runtime section: meanings._REPORTED)
+# (runtime section: spellings._Spelling)
 
 
-# (runtime section: meanings._CHOICE_MEANINGS)
+# (runtime section: spellings._found)
 
 
-# (runtime section: meanings._found)
+# (runtime section: spellings._found_in_lists)
 
 
-# (runtime section: meanings._found_in_lists)
+# (runtime section: spellings._by_meaning)
 
 
-# (runtime section: meanings._by_meaning)
+# (runtime section: spellings._first_value)
 
 
-# (runtime section: meanings._first_value)
+# (runtime section: spellings._parts)
 
 
-# (runtime section: meanings._parts)
+# (runtime section: spellings._tool_calls)
 
 
-# (runtime section: meanings._tool_calls)
+# (runtime section: spellings._tool_call)
 
 
-# (runtime section: meanings._tool_call)
+# (runtime section: spellings._server_tools)
 
 
-# (runtime section: meanings._server_tools)
+# (runtime section: spellings._server_tool)
 
 
-# (runtime section: meanings._server_tool)
+# (runtime section: spellings._reasoning_items)
 
 
-# (runtime section: meanings._reasoning_items)
+# (runtime section: spellings._citations)
 
 
-# (runtime section: meanings._citations)
+# (runtime section: spellings._texts_in)
 
 
-# (runtime section: meanings._usage)
+# (runtime section: spellings._place)
 
 
-# (runtime section: meanings._reporting)
+# (runtime section: inline_reasoning._ThinkTags)
 
 
-# (runtime section: meanings._index_of)
+# (runtime section: inline_reasoning._checked_tags)
 
 
-# (runtime section: meanings._Kept)
+# (runtime section: inline_reasoning._Splitter)
 
 
-# (runtime section: meanings._Summarised)
+# (runtime section: inline_reasoning._HARMONY_TOKENS)
 
 
-# (runtime section: meanings._report_keys_in_choices)
+# (runtime section: inline_reasoning._RECIPIENT)
 
 
-# (runtime section: meanings._keep)
+# (runtime section: inline_reasoning._Harmony)
 
 
-# (runtime section: meanings._summary)
+# (runtime section: inline_reasoning._cut_tag)
 
 
-# (runtime section: meanings._choice)
+# (runtime section: merge._Kept)
 
 
-# (runtime section: meanings._texts_in)
+# (runtime section: merge._Plan)
 
 
-# (runtime section: meanings._place)
+# (runtime section: merge._Merged)
 
 
-# (runtime section: meanings._checked_tags)
+# (runtime section: merge._Text)
 
 
-# (runtime section: meanings._Splitter)
+# (runtime section: merge._Items)
 
 
-# (runtime section: meanings._HARMONY_TOKENS)
+# (runtime section: merge._Slots)
 
 
-# (runtime section: meanings._RECIPIENT)
+# (runtime section: merge._merge)
 
 
-# (runtime section: meanings._Harmony)
+# (runtime section: merge._last)
 
 
-# (runtime section: meanings._ChoiceTexts)
+# (runtime section: merge._drop)
 
 
-# (runtime section: meanings._READ_ORDER)
+# (runtime section: merge._first)
 
 
-# (runtime section: meanings._Typed)
+# (runtime section: merge._append)
 
 
-# (runtime section: meanings._InExtra)
+# (runtime section: merge._append_unless_repeated)
 
 
-# (runtime section: meanings._nothing)
+# (runtime section: merge._merge_object)
 
 
-# (runtime section: meanings._getter)
+# (runtime section: merge._by_index)
 
 
-# (runtime section: meanings._values_of)
+# (runtime section: merge._RULES)
 
 
-# (runtime section: meanings._as_is)
+# (runtime section: merge._NO_RULES)
 
 
-# (runtime section: meanings._Entry)
+# (runtime section: merge._blank)
 
 
-# (runtime section: meanings._ServerPlaces)
+# (runtime section: merge._finish)
 
 
-# (runtime section: meanings._Head)
+# (runtime section: merge._finished)
 
 
-# (runtime section: meanings._Spelled)
+# (runtime section: merge._joined)
 
 
-# (runtime section: meanings._Readings)
+# (runtime section: merge._end_run)
 
 
-# (runtime section: meanings._values_getter)
+# (runtime section: merge._text_key)
 
 
-# (runtime section: meanings._reported)
+# (runtime section: merge._copied)
 
 
-# (runtime section: meanings._inside)
+# (runtime section: merge._walked)
 
 
-# (runtime section: meanings._report_places)
+# (runtime section: chat.readings._usage)
 
 
-# (runtime section: meanings._head)
+# (runtime section: chat.readings._reporting)
 
 
-# (runtime section: meanings._spells_anew)
+# (runtime section: chat.readings._index_of)
 
 
-# (runtime section: meanings._Reader)
+# (runtime section: chat.readings._report_keys_in_choices)
 
 
-# (runtime section: meanings._parts_of)
+# (runtime section: chat.readings._Typed)
 
 
-# (runtime section: meanings._aparts_of)
+# (runtime section: chat.readings._InExtra)
 
 
-# (runtime section: meanings._start)
+# (runtime section: chat.readings._nothing)
 
 
-# (runtime section: meanings._cut_off)
+# (runtime section: chat.readings._getter)
 
 
-# (runtime section: meanings._paired)
+# (runtime section: chat.readings._values_of)
 
 
-# (runtime section: meanings._cut_tag)
+# (runtime section: chat.readings._Entry)
 
 
-# (runtime section: dialects._Dialect)
+# (runtime section: chat.readings._ServerPlaces)
 
 
-# (runtime section: dialects._dialect_named)
+# (runtime section: chat.readings._Head)
 
 
-# (runtime section: dialects._Respeller)
+# (runtime section: chat.readings._Spelled)
 
 
-# (runtime section: dialects._ThinkBlocks)
+# (runtime section: chat.readings._Readings)
 
 
-# (runtime section: dialects._openai_usage)
+# (runtime section: chat.readings._values_getter)
 
 
-# (runtime section: dialects._report_keys)
+# (runtime section: chat.readings._reported)
 
 
-# (runtime section: dialects._Shapes)
+# (runtime section: chat.readings._inside)
 
 
-# (runtime section: dialects._plain_shapes)
+# (runtime section: chat.readings._report_places)
 
 
-# (runtime section: dialects._is_plain)
+# (runtime section: chat.readings._head)
 
 
-# (runtime section: dialects._listed_texts)
+# (runtime section: chat.reader._ChoiceTexts)
 
 
-# (runtime section: dialects._broken)
+# (runtime section: chat.reader._READ_ORDER)
 
 
-# (runtime section: dialects._without_usage)
+# (runtime section: chat.reader._spells_anew)
 
 
-# (runtime section: dialects._Moving)
+# (runtime section: chat.reader._Reader)
 
 
-# (runtime section: dialects._taken)
+# (runtime section: chat.reader._parts_of)
 
 
-# (runtime section: dialects._moving)
+# (runtime section: chat.reader._aparts_of)
 
 
-# (runtime section: dialects._mark)
+# (runtime section: chat.reader._start)
 
 
-# (runtime section: accumulate._Completion)
+# (runtime section: chat.reader._cut_off)
 
 
-# (runtime section: accumulate._Accumulator)
+# (runtime section: chat.accumulate._Completion)
 
 
-# (runtime section: accumulate._not_a_chunk)
+# (runtime section: chat.accumulate._Accumulator)
 
 
-# (runtime section: accumulate._Plan)
+# (runtime section: chat.accumulate._not_a_chunk)
 
 
-# (runtime section: accumulate._Merged)
+# (runtime section: chat.accumulate._Summarised)
 
 
-# (runtime section: accumulate._Text)
+# (runtime section: chat.accumulate._keep)
 
 
-# (runtime section: accumulate._Items)
+# (runtime section: chat.accumulate._summary)
 
 
-# (runtime section: accumulate._Slots)
+# (runtime section: chat.accumulate._choice)
 
 
-# (runtime section: accumulate._merge)
+# (runtime section: chat.dialects._Dialect)
 
 
-# (runtime section: accumulate._last)
+# (runtime section: chat.dialects._dialect_named)
 
 
-# (runtime section: accumulate._drop)
+# (runtime section: chat.dialects._Respeller)
 
 
-# (runtime section: accumulate._first)
+# (runtime section: chat.dialects._ThinkBlocks)
 
 
-# (runtime section: accumulate._append)
+# (runtime section: chat.dialects._openai_usage)
 
 
-# (runtime section: accumulate._append_unless_repeated)
+# (runtime section: chat.dialects._report_keys)
 
 
-# (runtime section: accumulate._merge_object)
+# (runtime section: chat.dialects._Shapes)
 
 
-# (runtime section: accumulate._by_index)
+# (runtime section: chat.dialects._plain_shapes)
 
 
-# (runtime section: accumulate._RULES)
+# (runtime section: chat.dialects._is_plain)
 
 
-# (runtime section: accumulate._NO_RULES)
+# (runtime section: chat.dialects._listed_texts)
 
 
-# (runtime section: accumulate._blank)
+# (runtime section: chat.dialects._broken)
 
 
-# (runtime section: accumulate._finish)
+# (runtime section: chat.dialects._without_usage)
 
 
-# (runtime section: accumulate._finished)
+# (runtime section: chat.dialects._Moving)
 
 
-# (runtime section: accumulate._joined)
+# (runtime section: chat.dialects._taken)
 
 
-# (runtime section: accumulate._end_run)
+# (runtime section: chat.dialects._moving)
 
 
-# (runtime section: accumulate._text_key)
-
-
-# (runtime section: accumulate._copied)
-
-
-# (runtime section: accumulate._walked)
+# (runtime section: chat.dialects._mark)
 
 
 _PLANS: Final[dict[str, _Plan]] = {

@@ -14,8 +14,8 @@ import copy
 from collections.abc import Callable
 from typing import Any, ClassVar, Final, Generic
 
-from .json_text import _JSON_TEXT, _wire_text
-from .sse import _Chunk
+from ..json_text import _json_string
+from ..sse import _Chunk
 
 _SENTINEL: Final = "chunkspec:token-frame"
 """The text a template is cut at: every JSON writer writes it as it is."""
@@ -33,14 +33,6 @@ not that writer's. Every other character is written as it is by any of them."""
 
 class TokenFramesError(ValueError):
     """A probe `TokenFrames` cannot make frames of, and why."""
-
-
-def _json_string(text: str) -> bytes:
-    """A text as the standard library's writer writes it in a chunk."""
-    try:
-        return _JSON_TEXT.encode(text).encode()
-    except UnicodeEncodeError:  # half of a surrogate pair: written as its escape
-        return _wire_text(text).encode()
 
 
 class _TokenFrames(Generic[_Chunk]):

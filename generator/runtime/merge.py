@@ -1,9 +1,10 @@
-"""Accumulation, the same in every target: the chunks of a stream merge as JSON data by
-the spec's rules, and the result is decoded by the target's own decoder.
+"""Merging JSON objects by rules, the same in every target and protocol: the objects of
+a stream merge key by key, each by the rule its plan gives it, and the result is read as
+JSON data.
 
 A merge rule is one function of `_RULES`, applied to a key's non-null value; the spec
 names it (`merge:` in a chunk field) and the generator checks the name against
-`_RULES` (generator/merging.py)."""
+`_RULES` (generator/ir/merging.py)."""
 
 # Private names are shared between these files and used by the generated code.
 # pyright: reportPrivateUsage=false, reportUnusedFunction=false, reportUnusedClass=false
@@ -12,125 +13,13 @@ from __future__ import annotations
 
 import marshal
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Final, Generic, TypeVar
+from typing import Any, Final, TypeAlias
 
-from .json_text import _json_text
-from .meanings import (
-    _TEXTS,
-    Summary,
-    _checked_tags,
-    _index_of,
-    _Kept,
-    _paired,
-    _Reader,
-    _Readings,
-    _Summarised,
-    _summary,
-    _texts_in,
-    _ThinkTags,
-)
-from .sse import _Chunk
+from .json_text import _json_text, _paired
 
-_Completion = TypeVar("_Completion")
-
-
-class _Accumulator(Generic[_Chunk, _Completion]):
-    """What every `ChunkAccumulator` does; each target says how a chunk reads as JSON
-    data (`_json_of`) and how the merged data reads as a completion (`_completion`)."""
-
-    __slots__ = ("_merged", "_reader", "chunks")
-    _plans: ClassVar[dict[str, _Plan]]
-    """The merge plan of each chunk type, by name."""
-    _root: ClassVar[str]
-    """The chunk type of the stream."""
-    _summarised: ClassVar[_Summarised]
-    """What `summary()` reads from the completion."""
-    _readings: ClassVar[_Readings]
-    """What is read from the JSON data of each chunk: the texts, chunk by chunk."""
-    _chunk_class: ClassVar[type[Any]]
-    """The class of the module's chunks (`dict` for TypedDicts): what `add` takes."""
-
-    def __init__(self, *, think_tags: _ThinkTags = None) -> None:
-        """`think_tags`: (open, close), to read reasoning written inline in the text
-        between them, as `("<think>", "</think>")` (an empty open tag: the text starts
-        inside reasoning), or "harmony", to read raw Harmony markup (gpt-oss); off by
-        default, since an answer may hold the tags for what they say."""
-        self._merged = _Merged(self._root, self._plans)
-        tags = _checked_tags(think_tags)
-        self._reader = _Reader(self._readings, tags, watches=tags is None)
-        self.chunks = 0
-        """How many chunks were added."""
-
-    def add(self, chunk: _Chunk) -> None:
-        """Merge the next chunk of the stream: a chunk of this module, as `loads` and
-        `iter_chunks` give. Anything else is a `TypeError` saying so."""
-        try:
-            data = self._json_of(chunk)
-            if self._reader.watches:
-                self._reader.watch(data, self._texts_so_far)
-            else:
-                self._reader.read(data)
-        except Exception:
-            # Checked only when reading failed: a chunk costs no check.
-            if isinstance(chunk, self._chunk_class):
-                raise
-            raise _not_a_chunk(type(self), chunk, self._chunk_class) from None
-        _merge(self._merged, data)
-        self.chunks += 1
-
-    def snapshot(self) -> _Completion:
-        """The completion the chunks added so far make."""
-        return self._completion(_finish(self._merged))
-
-    def result(self) -> _Completion:
-        """The whole completion; call it once the stream has ended (it calls
-        `end()`)."""
-        self.end()
-        return self.snapshot()
-
-    def end(self) -> None:
-        """Say that the stream has ended: a tag cut off at the end of its text (read
-        with `think_tags`) was text after all, and `summary()` shows it. `result()`
-        calls it."""
-        self._reader.end()
-
-    def summary(self) -> Summary:
-        """What the chunks added so far say, whichever backend spelled it: each
-        choice's text, reasoning, refusal, finish reason, tool calls and the tools the
-        server ran, the usage and cost, and the citations. Valid mid-stream, as
-        `snapshot()` is."""
-        kept = self._summarised.kept
-        return _summary(_finish(self._merged, kept), self._summarised, self._reader)
-
-    def _texts_so_far(self, index: int) -> dict[str, str]:
-        """The texts of a choice in the completion so far."""
-        summarised = self._summarised
-        data = _finish(self._merged, summarised.kept)
-        for choice in data.get("choices") or ():
-            if choice.__class__ is dict and _index_of(choice) == index:
-                return _texts_in(choice, summarised.by_meaning)
-        return dict.fromkeys(_TEXTS, "")
-
-    def _json_of(self, chunk: _Chunk) -> Mapping[str, Any]:
-        raise NotImplementedError
-
-    def _completion(self, data: dict[str, Any]) -> _Completion:
-        raise NotImplementedError
-
-
-def _not_a_chunk(
-    accumulator: type[Any], value: object, chunk_class: type[Any]
-) -> TypeError:
-    """The error of `add` given what is not a chunk of its module (a dict, say, where
-    the chunks are objects), and how to make one of it."""
-    how = "a chunk's JSON text becomes one by loads(text)"
-    if chunk_class is not dict:  # TypedDicts: a chunk's JSON object is one
-        how += ", its JSON object by loads(json.dumps(data))"
-    return TypeError(
-        f"{accumulator.__name__}.add takes a chunk of its module (a "
-        f"{chunk_class.__name__}, as loads and iter_chunks give), not a "
-        f"{type(value).__name__}: {how}"
-    )
+_Kept: TypeAlias = "dict[str, _Kept | None]"
+"""The keys of an object to keep: None for a key's whole value, else which of its keys
+(through the items of a list)."""
 
 
 class _Plan:
@@ -336,6 +225,7 @@ _RULES: Final[dict[str, Callable[[_Merged, str, Any, str], None]]] = {
     "merge": _merge_object,
 }
 """The merge rules the spec may name, each applied to a key's value that is not null."""
+
 
 _NO_RULES: Final = _Plan()
 

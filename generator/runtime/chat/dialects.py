@@ -10,22 +10,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple, cast
 
-from .json_text import _json_text
-from .meanings import (
-    _TEXTS,
-    Part,
-    UsageSummary,
-    _cut_tag,
+from ..inline_reasoning import _cut_tag, _ThinkTags
+from ..json_text import _json_text
+from ..parts import _TEXTS, Part, UsageSummary
+from ..spellings import _texts_in
+from .reader import _Reader
+from .readings import (
     _Entry,
     _Head,
     _index_of,
     _inside,
-    _Reader,
     _Readings,
     _reported,
     _reporting,
-    _texts_in,
-    _ThinkTags,
     _usage,
     _values_getter,
 )
