@@ -30,8 +30,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       846accdfe4e8
-# Digest: e65c5f82bc1c6069
+#   chunkspec code                       302989d75475
+# Digest: bae01c85cbd8c405
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -6051,6 +6051,12 @@ class _Stream(Generic[_Chunk]):
         """Of a stream whose payloads say their type (Messages), the first events (at
         most `KEPT_EVENTS`) whose `event:` line named another type, cut as `skipped`
         is: each was read by its payload."""
+        self.gaps = events.gaps
+        """Of a stream that numbers its events (Responses' `sequence_number`), where
+        the numbers skipped: `(expected, came)` for each event whose number was not
+        the one after the last, so `came - expected` events were lost when it is
+        larger (at most `KEPT_EVENTS` gaps are kept). A stream without numbers has
+        none."""
 
     @property
     def skipped_count(self) -> int:
@@ -6305,6 +6311,7 @@ class _Events(Generic[_Chunk]):
         "complete",
         "done",
         "event",
+        "gaps",
         "id",
         "mismatched",
         "other_event_counts",
@@ -6338,6 +6345,7 @@ class _Events(Generic[_Chunk]):
         self.retry: int | None = None
         """The reconnection time the stream asked for, in milliseconds."""
         self.mismatched: list[ServerSentEvent] = []
+        self.gaps: list[tuple[int, int]] = []
         self.other_events: list[ServerSentEvent] = []
         self.other_event_counts: dict[str, int] = {}
         self.skipped: list[SkippedEvent] = []

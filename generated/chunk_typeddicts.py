@@ -30,8 +30,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       456e027b6f2a
-# Digest: 28cfd5b89abfe634
+#   chunkspec code                       237e534e1d60
+# Digest: 922cec4b5bbefc3b
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -5330,6 +5330,12 @@ class _Stream(Generic[_Chunk]):
         """Of a stream whose payloads say their type (Messages), the first events (at
         most `KEPT_EVENTS`) whose `event:` line named another type, cut as `skipped`
         is: each was read by its payload."""
+        self.gaps = events.gaps
+        """Of a stream that numbers its events (Responses' `sequence_number`), where
+        the numbers skipped: `(expected, came)` for each event whose number was not
+        the one after the last, so `came - expected` events were lost when it is
+        larger (at most `KEPT_EVENTS` gaps are kept). A stream without numbers has
+        none."""
 
     @property
     def skipped_count(self) -> int:
@@ -5584,6 +5590,7 @@ class _Events(Generic[_Chunk]):
         "complete",
         "done",
         "event",
+        "gaps",
         "id",
         "mismatched",
         "other_event_counts",
@@ -5617,6 +5624,7 @@ class _Events(Generic[_Chunk]):
         self.retry: int | None = None
         """The reconnection time the stream asked for, in milliseconds."""
         self.mismatched: list[ServerSentEvent] = []
+        self.gaps: list[tuple[int, int]] = []
         self.other_events: list[ServerSentEvent] = []
         self.other_event_counts: dict[str, int] = {}
         self.skipped: list[SkippedEvent] = []

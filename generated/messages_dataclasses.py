@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2e0bc5db3bbd
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   f219158fa0c6
-# Digest: 5e002224a24f73e7
+#   chunkspec code                   4b202c40cc78
+# Digest: 5ac41322da4b6e86
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 
@@ -296,6 +296,13 @@ __all__ = [
 ]
 
 
+def _type_of(event: object) -> object:
+    """The `type` of a decoded event: an object's attribute, or a dict's key."""
+    if isinstance(event, dict):
+        return cast(dict[str, object], event).get("type")
+    return getattr(event, "type", None)
+
+
 def _summary_of_parts(parts: Iterable[Part]) -> Summary:
     """The summary any protocol's parts add up to: each choice's texts joined, its tool
     calls by their index (or, without one, their id), the arguments joined, its last
@@ -429,6 +436,92 @@ class _PartsOfChoice:
         )
 
 
+class _EventWriter:
+    """Writes one stream of `Part`s (from any protocol's reader) as a protocol's
+    events: `write(part)` gives the events of a part, `end()` the last ones,
+    `fail(...)` the error that ends a stream instead; `stream(parts)` and
+    `astream(aparts)` do it all. What is not written is counted in `dropped`, by (kind,
+    why), and said once per stream in a warning of the writer's `_loss` class."""
+
+    __slots__ = ("dropped", "failure")
+
+    _loss: ClassVar[type[UserWarning]] = UserWarning
+    _protocol: ClassVar[str] = ""
+
+    def __init__(self) -> None:
+        self.dropped: Counter[tuple[str, str]] = Counter()
+        """What was not written, by (part kind, why)."""
+        self.failure: BaseException | None = None
+        """The error the parts raised, written as the stream's error."""
+
+    def write(self, part: Part) -> list[bytes]:
+        raise NotImplementedError
+
+    def end(self) -> list[bytes]:
+        raise NotImplementedError
+
+    def fail(self, error: Any, message: str | None = None) -> list[bytes]:
+        raise NotImplementedError
+
+    def stream(self, parts: Iterable[Part]) -> Iterator[bytes]:
+        """The events of all `parts`, to the end."""
+        iterator = iter(parts)
+        try:
+            while True:
+                try:
+                    part = next(iterator)
+                except StopIteration:
+                    break
+                # An error of the upstream's: written as the event, kept in failure.
+                except Exception as error:  # noqa: BLE001, RUF100
+                    self.failure = error
+                    yield from self.fail(error)
+                    return
+                yield from self.write(part)
+            yield from self.end()
+        finally:
+            _close(iterator)
+            _close(parts)
+            self._warn()
+
+    async def astream(self, parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
+        """`stream` for parts that arrive asynchronously."""
+        iterator = aiter(parts)
+        try:
+            while True:
+                try:
+                    part = await anext(iterator)
+                except StopAsyncIteration:
+                    break
+                # An error of the upstream's: written as the event, kept in failure.
+                except Exception as error:  # noqa: BLE001, RUF100
+                    self.failure = error
+                    for event in self.fail(error):
+                        yield event
+                    return
+                for event in self.write(part):
+                    yield event
+            for event in self.end():
+                yield event
+        finally:
+            await _aclose(iterator)
+            await _aclose(parts)
+            self._warn()
+
+    def _drop(self, kind: str, why: str) -> None:
+        self.dropped[(kind, why)] += 1
+
+    def _warn(self) -> None:
+        if self.dropped:
+            said = ", ".join(
+                f"{count} {kind} ({why})"
+                for (kind, why), count in sorted(self.dropped.items())
+            )
+            warnings.warn(
+                f"not written as {self._protocol}: {said}", self._loss, stacklevel=3
+            )
+
+
 class _MessagesEvents(_Events[_Chunk]):
     """The events of a Messages stream, read by their payload whatever their `event:`
     line says (one named otherwise is kept in `mismatched`); an `error` is the server's
@@ -452,7 +545,7 @@ class _MessagesEvents(_Events[_Chunk]):
                 raise
             self._skipped(event, error)
             return None
-        kind = _messages_type_of(chunk)
+        kind = _type_of(chunk)
         mismatched = name and name.decode("utf-8", "replace") != kind
         if mismatched and len(self.mismatched) < KEPT_EVENTS:
             self.mismatched.append(_cut(self._event(name, payload)))
@@ -464,13 +557,6 @@ class _MessagesEvents(_Events[_Chunk]):
         elif kind == "message_start":
             self.complete = False
         return chunk
-
-
-def _messages_type_of(event: object) -> object:
-    """The `type` of a decoded event: an object's attribute, or a dict's key."""
-    if isinstance(event, dict):
-        return cast(dict[str, object], event).get("type")
-    return getattr(event, "type", None)
 
 
 _MESSAGES_FINISH: Final = {
@@ -1163,10 +1249,9 @@ _MESSAGES_ERROR_TYPES: Final = frozenset(
 """The error types of Anthropic's API; an upstream's other type is an `api_error`."""
 
 
-class _MessagesWriter:
-    """Writes one stream of `Part`s (from any protocol's reader) as Messages events:
-    `write(part)` gives the events of a part, `end()` the last ones, `fail(...)` the
-    error that ends a stream instead. `stream(parts)` and `astream(aparts)` do it all.
+class _MessagesWriter(_EventWriter):
+    """Writes one stream of `Part`s (from any protocol's reader) as Messages events
+    (see `_EventWriter`).
 
     What the events hold, for any order of parts:
 
@@ -1226,15 +1311,13 @@ class _MessagesWriter:
         "_started",
         "_stop",
         "_usage",
-        "dropped",
-        "failure",
     )
 
+    _loss = MessagesLossWarning
+    _protocol = "Messages"
+
     def __init__(self) -> None:
-        self.dropped: Counter[tuple[str, str]] = Counter()
-        """What was not written, by (part kind, why)."""
-        self.failure: BaseException | None = None
-        """The error the parts raised, written as the stream's `error` event."""
+        super().__init__()
         self._identity: Identity | None = None
         self._id = ""
         self._usage: UsageSummary | None = None
@@ -1344,61 +1427,6 @@ class _MessagesWriter:
         out.append(_messages_event({"type": "error", "error": body}))
         return out
 
-    def stream(self, parts: Iterable[Part]) -> Iterator[bytes]:
-        """The events of all `parts`, to the end, as `_write_messages` gives them."""
-        iterator = iter(parts)
-        try:
-            while True:
-                try:
-                    part = next(iterator)
-                except StopIteration:
-                    break
-                # An error of the upstream's: written as the event, kept in failure.
-                except Exception as error:  # noqa: BLE001, RUF100
-                    self.failure = error
-                    yield from self.fail(error)
-                    return
-                yield from self.write(part)
-            yield from self.end()
-        finally:
-            _close(iterator)
-            _close(parts)
-            self._warn()
-
-    async def astream(self, parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
-        """`stream` for parts that arrive asynchronously."""
-        iterator = aiter(parts)
-        try:
-            while True:
-                try:
-                    part = await anext(iterator)
-                except StopAsyncIteration:
-                    break
-                # An error of the upstream's: written as the event, kept in failure.
-                except Exception as error:  # noqa: BLE001, RUF100
-                    self.failure = error
-                    for event in self.fail(error):
-                        yield event
-                    return
-                for event in self.write(part):
-                    yield event
-            for event in self.end():
-                yield event
-        finally:
-            await _aclose(iterator)
-            await _aclose(parts)
-            self._warn()
-
-    def _warn(self) -> None:
-        if self.dropped:
-            said = ", ".join(
-                f"{count} {kind} ({why})"
-                for (kind, why), count in sorted(self.dropped.items())
-            )
-            warnings.warn(
-                f"not written as Messages: {said}", MessagesLossWarning, stacklevel=3
-            )
-
     def _flush(self, out: list[bytes]) -> None:
         """Stop the open call's block, and write the parts held while it was open."""
         held = self._held
@@ -1422,9 +1450,6 @@ class _MessagesWriter:
         if which is not None and which.id:
             return ("id", which.id)
         return self._latest if self._latest is not None else ("index", 0)
-
-    def _drop(self, kind: str, why: str) -> None:
-        self.dropped[(kind, why)] += 1
 
     def _begin(self, out: list[bytes]) -> None:
         """Write `message_start`, once."""
@@ -6111,7 +6136,8 @@ class MessageAccumulator:
     anthropic-sdk-python adds them (blocks by index, texts and signatures joined, a
     tool's input read from its pieces when its block stops), losing nothing: unknown
     keys, blocks and events are kept. `summary()` is the same `Summary` a chat stream
-    gives, in chat's terms."""
+    gives, in chat's terms.
+    """
 
     __slots__ = ("_adding",)
 

@@ -172,6 +172,7 @@ def code_inputs(
     layouts = {FAMILIES[t.spec.family].layout for t in targets}
     used = _templates(templates, sorted({t.template for t in targets} | layouts | set(names)))
     runtime = {name for t in targets for name in t.runtime}
+    runtime.update(n for t in targets for n in FAMILIES[t.spec.family].runtime.split())
     runtime.update(
         name
         for source in used.values()

@@ -270,6 +270,7 @@ def render_hub(
     context: dict[str, Any] = {
         "spec": spec,
         "target": target,
+        "family": family,
         "layout": family.layout,
         "about": family.about,
         "example": family.example,

@@ -235,6 +235,12 @@ class _Stream(Generic[_Chunk]):
         """Of a stream whose payloads say their type (Messages), the first events (at
         most `KEPT_EVENTS`) whose `event:` line named another type, cut as `skipped`
         is: each was read by its payload."""
+        self.gaps = events.gaps
+        """Of a stream that numbers its events (Responses' `sequence_number`), where
+        the numbers skipped: `(expected, came)` for each event whose number was not
+        the one after the last, so `came - expected` events were lost when it is
+        larger (at most `KEPT_EVENTS` gaps are kept). A stream without numbers has
+        none."""
 
     @property
     def skipped_count(self) -> int:
@@ -489,6 +495,7 @@ class _Events(Generic[_Chunk]):
         "complete",
         "done",
         "event",
+        "gaps",
         "id",
         "mismatched",
         "other_event_counts",
@@ -522,6 +529,7 @@ class _Events(Generic[_Chunk]):
         self.retry: int | None = None
         """The reconnection time the stream asked for, in milliseconds."""
         self.mismatched: list[ServerSentEvent] = []
+        self.gaps: list[tuple[int, int]] = []
         self.other_events: list[ServerSentEvent] = []
         self.other_event_counts: dict[str, int] = {}
         self.skipped: list[SkippedEvent] = []
@@ -902,6 +910,13 @@ def _as_bytes(data: object) -> bytes:
         f"a stream's pieces are bytes (or bytearray, memoryview) or str, not "
         f"{type(data).__name__}"
     )
+
+
+def _type_of(event: object) -> object:
+    """The `type` of a decoded event: an object's attribute, or a dict's key."""
+    if isinstance(event, dict):
+        return cast(dict[str, object], event).get("type")
+    return getattr(event, "type", None)
 
 
 def _error_of(data: str) -> Any:

@@ -30,8 +30,8 @@
 #   spec/vendors/xai.yaml                4d0e1c0190d6
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       bf2e0bdc6080
-# Digest: 829fcd493ec1a9d3
+#   chunkspec code                       01def21e3813
+# Digest: 4fb809f176227daa
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_typeddicts.py.
 

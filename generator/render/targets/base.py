@@ -23,6 +23,7 @@ from ...ir.model import (
     alternatives,
 )
 from ...ir.naming import python_name, snake
+from ..families import FAMILIES
 from .tables import Tables, union_reader
 
 STDLIB_SCALARS = {"string": "str", "int": "int", "float": "float", "bool": "bool", "any": "Any"}
@@ -289,10 +290,11 @@ class Target:
 
     def family_exports(self) -> list[str]:
         """The sorted `__all__` of a module of another protocol's events."""
-        names = ["ChunkDecodeError", "StreamError", "loads", "loads_message", "dumps"]
+        family = FAMILIES[self.spec.family]
+        names = ["ChunkDecodeError", "StreamError", "loads", f"loads_{family.result}", "dumps"]
         names += ["iter_events", "aiter_events", "iter_parts", "aiter_parts"]
-        names += ["write_parts", "awrite_parts", "MessageAccumulator", "Part", "Summary"]
-        names += ["MessagesLossWarning"]
+        names += ["write_parts", "awrite_parts", family.accumulator, "Part", "Summary"]
+        names += [f"{family.title}LossWarning"]
         names += [m.name for m in self.spec.models] + [e.name for e in self.spec.enums]
         names += [u.name for u in self.spec.unions] + self.extra_exports()
         return sorted(names, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n))

@@ -7,10 +7,8 @@
 
 from __future__ import annotations
 
-from typing import cast
-
 from ..errors import ChunkDecodeError
-from ..sse import KEPT_EVENTS, StreamError, _Chunk, _cut, _error_of, _Events
+from ..sse import KEPT_EVENTS, StreamError, _Chunk, _cut, _error_of, _Events, _type_of
 
 
 class _MessagesEvents(_Events[_Chunk]):
@@ -36,7 +34,7 @@ class _MessagesEvents(_Events[_Chunk]):
                 raise
             self._skipped(event, error)
             return None
-        kind = _messages_type_of(chunk)
+        kind = _type_of(chunk)
         mismatched = name and name.decode("utf-8", "replace") != kind
         if mismatched and len(self.mismatched) < KEPT_EVENTS:
             self.mismatched.append(_cut(self._event(name, payload)))
@@ -48,10 +46,3 @@ class _MessagesEvents(_Events[_Chunk]):
         elif kind == "message_start":
             self.complete = False
         return chunk
-
-
-def _messages_type_of(event: object) -> object:
-    """The `type` of a decoded event: an object's attribute, or a dict's key."""
-    if isinstance(event, dict):
-        return cast(dict[str, object], event).get("type")
-    return getattr(event, "type", None)

@@ -9,14 +9,13 @@ Claude Code)."""
 from __future__ import annotations
 
 import uuid
-import warnings
-from collections import Counter
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any, Final
 
 from ..json_text import _json_string, _json_text, _wire_text
 from ..parts import Identity, Part, UsageSummary
-from ..sse import StreamError, _aclose, _close
+from ..sse import StreamError
+from ..writing import _EventWriter
 
 
 class MessagesLossWarning(UserWarning):
@@ -50,10 +49,9 @@ _MESSAGES_ERROR_TYPES: Final = frozenset(
 """The error types of Anthropic's API; an upstream's other type is an `api_error`."""
 
 
-class _MessagesWriter:
-    """Writes one stream of `Part`s (from any protocol's reader) as Messages events:
-    `write(part)` gives the events of a part, `end()` the last ones, `fail(...)` the
-    error that ends a stream instead. `stream(parts)` and `astream(aparts)` do it all.
+class _MessagesWriter(_EventWriter):
+    """Writes one stream of `Part`s (from any protocol's reader) as Messages events
+    (see `_EventWriter`).
 
     What the events hold, for any order of parts:
 
@@ -113,15 +111,13 @@ class _MessagesWriter:
         "_started",
         "_stop",
         "_usage",
-        "dropped",
-        "failure",
     )
 
+    _loss = MessagesLossWarning
+    _protocol = "Messages"
+
     def __init__(self) -> None:
-        self.dropped: Counter[tuple[str, str]] = Counter()
-        """What was not written, by (part kind, why)."""
-        self.failure: BaseException | None = None
-        """The error the parts raised, written as the stream's `error` event."""
+        super().__init__()
         self._identity: Identity | None = None
         self._id = ""
         self._usage: UsageSummary | None = None
@@ -231,61 +227,6 @@ class _MessagesWriter:
         out.append(_messages_event({"type": "error", "error": body}))
         return out
 
-    def stream(self, parts: Iterable[Part]) -> Iterator[bytes]:
-        """The events of all `parts`, to the end, as `_write_messages` gives them."""
-        iterator = iter(parts)
-        try:
-            while True:
-                try:
-                    part = next(iterator)
-                except StopIteration:
-                    break
-                # An error of the upstream's: written as the event, kept in failure.
-                except Exception as error:  # noqa: BLE001, RUF100
-                    self.failure = error
-                    yield from self.fail(error)
-                    return
-                yield from self.write(part)
-            yield from self.end()
-        finally:
-            _close(iterator)
-            _close(parts)
-            self._warn()
-
-    async def astream(self, parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
-        """`stream` for parts that arrive asynchronously."""
-        iterator = aiter(parts)
-        try:
-            while True:
-                try:
-                    part = await anext(iterator)
-                except StopAsyncIteration:
-                    break
-                # An error of the upstream's: written as the event, kept in failure.
-                except Exception as error:  # noqa: BLE001, RUF100
-                    self.failure = error
-                    for event in self.fail(error):
-                        yield event
-                    return
-                for event in self.write(part):
-                    yield event
-            for event in self.end():
-                yield event
-        finally:
-            await _aclose(iterator)
-            await _aclose(parts)
-            self._warn()
-
-    def _warn(self) -> None:
-        if self.dropped:
-            said = ", ".join(
-                f"{count} {kind} ({why})"
-                for (kind, why), count in sorted(self.dropped.items())
-            )
-            warnings.warn(
-                f"not written as Messages: {said}", MessagesLossWarning, stacklevel=3
-            )
-
     def _flush(self, out: list[bytes]) -> None:
         """Stop the open call's block, and write the parts held while it was open."""
         held = self._held
@@ -309,9 +250,6 @@ class _MessagesWriter:
         if which is not None and which.id:
             return ("id", which.id)
         return self._latest if self._latest is not None else ("index", 0)
-
-    def _drop(self, kind: str, why: str) -> None:
-        self.dropped[(kind, why)] += 1
 
     def _begin(self, out: list[bytes]) -> None:
         """Write `message_start`, once."""

@@ -1,0 +1,102 @@
+"""What every protocol's writer of `Part`s shares: the loop over the parts (sync and
+async) that ends the stream well, or with the error its parts raised, and the tally
+of what the protocol could not hold, said once per stream in a warning."""
+
+# Private names are shared between these files and used by the generated code.
+# pyright: reportPrivateUsage=false, reportUnusedFunction=false, reportUnusedClass=false
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from typing import Any, ClassVar
+
+from .parts import Part
+from .sse import _aclose, _close
+
+
+class _EventWriter:
+    """Writes one stream of `Part`s (from any protocol's reader) as a protocol's
+    events: `write(part)` gives the events of a part, `end()` the last ones,
+    `fail(...)` the error that ends a stream instead; `stream(parts)` and
+    `astream(aparts)` do it all. What is not written is counted in `dropped`, by (kind,
+    why), and said once per stream in a warning of the writer's `_loss` class."""
+
+    __slots__ = ("dropped", "failure")
+
+    _loss: ClassVar[type[UserWarning]] = UserWarning
+    _protocol: ClassVar[str] = ""
+
+    def __init__(self) -> None:
+        self.dropped: Counter[tuple[str, str]] = Counter()
+        """What was not written, by (part kind, why)."""
+        self.failure: BaseException | None = None
+        """The error the parts raised, written as the stream's error."""
+
+    def write(self, part: Part) -> list[bytes]:
+        raise NotImplementedError
+
+    def end(self) -> list[bytes]:
+        raise NotImplementedError
+
+    def fail(self, error: Any, message: str | None = None) -> list[bytes]:
+        raise NotImplementedError
+
+    def stream(self, parts: Iterable[Part]) -> Iterator[bytes]:
+        """The events of all `parts`, to the end."""
+        iterator = iter(parts)
+        try:
+            while True:
+                try:
+                    part = next(iterator)
+                except StopIteration:
+                    break
+                # An error of the upstream's: written as the event, kept in failure.
+                except Exception as error:  # noqa: BLE001, RUF100
+                    self.failure = error
+                    yield from self.fail(error)
+                    return
+                yield from self.write(part)
+            yield from self.end()
+        finally:
+            _close(iterator)
+            _close(parts)
+            self._warn()
+
+    async def astream(self, parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
+        """`stream` for parts that arrive asynchronously."""
+        iterator = aiter(parts)
+        try:
+            while True:
+                try:
+                    part = await anext(iterator)
+                except StopAsyncIteration:
+                    break
+                # An error of the upstream's: written as the event, kept in failure.
+                except Exception as error:  # noqa: BLE001, RUF100
+                    self.failure = error
+                    for event in self.fail(error):
+                        yield event
+                    return
+                for event in self.write(part):
+                    yield event
+            for event in self.end():
+                yield event
+        finally:
+            await _aclose(iterator)
+            await _aclose(parts)
+            self._warn()
+
+    def _drop(self, kind: str, why: str) -> None:
+        self.dropped[(kind, why)] += 1
+
+    def _warn(self) -> None:
+        if self.dropped:
+            said = ", ".join(
+                f"{count} {kind} ({why})"
+                for (kind, why), count in sorted(self.dropped.items())
+            )
+            warnings.warn(
+                f"not written as {self._protocol}: {said}", self._loss, stacklevel=3
+            )
