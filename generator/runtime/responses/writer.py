@@ -1,0 +1,616 @@
+"""Any protocol's `Part`s written as a Responses stream: server-sent events (`event:
+<type>` and `data: <compact JSON>`) that the strictest clients accept (openai-python's
+`ResponseStreamState`, the Vercel AI SDK's OpenAI Responses model, Codex)."""
+
+# Private names are shared between these files and used by the generated code.
+# pyright: reportPrivateUsage=false, reportUnusedFunction=false, reportUnusedClass=false
+
+from __future__ import annotations
+
+import copy
+import time
+import uuid
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from typing import Any, Final
+
+from ..json_text import _json_string, _json_text, _wire_text
+from ..parts import Identity, Part, UsageSummary
+from ..sse import StreamError
+from ..writing import _EventWriter
+
+
+class ResponsesLossWarning(UserWarning):
+    """Parts a Responses stream could not hold were left out of it (another choice
+    than the first, a tool another protocol's server ran): the writer's `dropped`
+    counts them, by kind and why."""
+
+
+_RESPONSES_INCOMPLETE_AS: Final = {
+    "length": "max_output_tokens",
+    "content_filter": "content_filter",
+}
+"""The finish reasons that end a response `incomplete`, and why, in Responses' terms."""
+
+_RESPONSES_PREFIXES: Final = ("resp_", "chatcmpl-", "msg_", "gen-")
+"""The prefixes of the source's response id left out of the ids made from it."""
+
+
+class _ResponsesWriter(_EventWriter):
+    """Writes one stream of `Part`s (from any protocol's reader) as Responses events
+    (see `_EventWriter`).
+
+    What the events hold, for any order of parts:
+
+    - `response.created` then `response.in_progress` first, once, with the response
+      in progress: `id` from the start part's identity (`resp_` and the source's id;
+      a fresh one when the source said none), its model and `created_at`, no output.
+      They are written with the first part after the start.
+    - `sequence_number` on every event, from 0 without gaps.
+    - Output items numbered from 0 without gaps (`output_index`), each added before
+      its parts and deltas and done once, before the terminal event, with the
+      `item_id` (and a call's `call_id` and name) it was added with. Text and refusal
+      are parts of a `message` item (`output_text`, `refusal`); reasoning is the
+      summary text of a `reasoning` item (the text both SDKs read; Responses' raw
+      `reasoning_text` is ignored by the Vercel AI SDK); opaque reasoning is its
+      `encrypted_content`, and a signature (Anthropic's) its `signature` key, which
+      both SDKs leave alone and `_ResponsesReader` reads back. Each tool call is a
+      `function_call` item whose arguments come as deltas; calls stay open side by
+      side (chat interleaves them) and are done when the response is. A message or
+      reasoning item ends where the parts' `block` changes (a Messages or
+      Responses source) or their kind does. A citation is a `url_citation`
+      annotation at the end of the text so far. A tool the server ran, read from a
+      Responses stream, is written as its item, whole.
+    - Every `*.done` says the text its deltas joined; `output_item.done` the item
+      whole (`status` "completed").
+    - One terminal event, last: `response.completed`; `response.incomplete` for a
+      `length` (`max_output_tokens`) or `content_filter` finish; and when the source
+      reported an error, was cut off, or its parts raised, an `error` event then
+      `response.failed` (open items done as "incomplete"), never `completed`. The
+      final response holds every item, and the usage always: `input_tokens`
+      includes the cached ones (`input_tokens_details.cached_tokens`), reasoning
+      tokens are in `output_tokens_details`, a count the source did not say is 0;
+      the cost is `cost` (OpenRouter's key) and the tools the server ran
+      `num_server_side_tools_used` (xAI's).
+
+    A response holds one choice: parts of another are not written."""
+
+    __slots__ = (
+        "_base",
+        "_calls",
+        "_created",
+        "_ended",
+        "_finish",
+        "_id",
+        "_identity",
+        "_items",
+        "_latest",
+        "_number",
+        "_open",
+        "_started",
+        "_usage",
+    )
+
+    _loss = ResponsesLossWarning
+    _protocol = "Responses"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._identity: Identity | None = None
+        self._id = ""
+        self._base = ""
+        self._created = 0
+        self._usage: UsageSummary | None = None
+        self._finish: str | None = None
+        self._started = False  # response.created written
+        self._ended = False  # the terminal event written
+        self._number = 0  # the next sequence_number
+        self._items: list[dict[str, Any] | None] = []
+        """Each item written, by `output_index`, once done (None while open)."""
+        self._open: _ResponsesOpen | None = None
+        """The message or reasoning item being written."""
+        self._calls: dict[object, _ResponsesOpen | None] = {}
+        """Each tool call seen, by its key, with its item (None once done)."""
+        self._latest: object = None
+        """The key of the call the latest piece belonged to."""
+
+    def write(self, part: Part) -> list[bytes]:
+        """The events of one part (none, while it only tells what comes later)."""
+        out: list[bytes] = []
+        kind = part.kind
+        if self._ended:
+            self._drop(kind, "after the end of the response")
+            return out
+        if part.choice not in (None, 0):
+            self._drop(kind, "of another choice than the first: a response is one")
+            return out
+        if kind == "start":
+            if self._started or self._identity is not None:
+                self._drop(kind, "a second start")
+            else:
+                self._identity = part.identity or Identity(None, None, None)
+            return out
+        if kind == "usage":
+            self._usage = part.usage
+            return out
+        if kind == "finish":
+            if part.text:
+                self._finish = part.text
+            return out
+        if kind == "error":
+            return self.fail(part.error, part.text)
+        self._begin(out)
+        if kind in ("text", "refusal"):
+            if part.text:
+                self._text(out, kind, part)
+        elif kind == "reasoning":
+            if part.text:
+                self._reasoning(out, part)
+        elif kind in ("signature", "redacted_reasoning"):
+            self._opaque(out, part)
+        elif kind == "tool_call":
+            self._tool_call(out, part)
+        elif kind == "citation":
+            self._cite(out, part)
+        elif kind == "server_tool":
+            self._server_tool(out, part)
+        else:
+            self._drop(kind, "a kind of part Responses has no place for")
+        return out
+
+    def end(self) -> list[bytes]:
+        """The last events: every open item done, then `response.completed` (or
+        `response.incomplete`)."""
+        out: list[bytes] = []
+        if self._ended:
+            return out
+        self._begin(out)
+        self._close_all(out, "completed")
+        self._ended = True
+        why = _RESPONSES_INCOMPLETE_AS.get(self._finish or "")
+        response = self._response("incomplete" if why else "completed")
+        response["usage"] = _responses_usage_object(self._usage)
+        if why:
+            response["incomplete_details"] = {"reason": why}
+            out.append(self._event("response.incomplete", {"response": response}))
+        else:
+            out.append(self._event("response.completed", {"response": response}))
+        return out
+
+    def fail(self, error: Any, message: str | None = None) -> list[bytes]:
+        """The events that end the stream with an error instead: open items done as
+        "incomplete", an `error` event (nested, as OpenAI's API sends it) and
+        `response.failed`, for an error object, a `StreamError`, or any other
+        exception."""
+        out: list[bytes] = []
+        if self._ended:
+            return out
+        self._begin(out)
+        self._close_all(out, "incomplete")
+        self._ended = True
+        body = _responses_error(error, message)
+        out.append(self._event("error", {"error": body}))
+        response = self._response("failed")
+        code = body["code"] or "server_error"
+        response["error"] = {"code": code, "message": body["message"]}
+        response["usage"] = _responses_usage_object(self._usage)
+        out.append(self._event("response.failed", {"response": response}))
+        return out
+
+    def _event(self, kind: str, data: dict[str, Any]) -> bytes:
+        """One event, numbered: its type and its compact JSON."""
+        data = {"type": kind, "sequence_number": self._number, **data}
+        self._number += 1
+        text = _wire_text(data)
+        return b"event: " + kind.encode() + b"\ndata: " + text.encode() + b"\n\n"
+
+    def _delta(self, kind: str, item: _ResponsesOpen, where: str, text: str) -> bytes:
+        """A delta event: the event of nearly every part, written around its text
+        alone, as `_event` would write it (`where` is the rest of its address)."""
+        number = self._number
+        self._number += 1
+        return b"".join(
+            (
+                b"event: ",
+                kind.encode(),
+                b'\ndata: {"type":"',
+                kind.encode(),
+                b'","sequence_number":',
+                str(number).encode(),
+                b',"item_id":',
+                _json_string(item.id),
+                b',"output_index":',
+                str(item.index).encode(),
+                where.encode(),
+                b',"delta":',
+                _json_string(text),
+                b"}\n\n",
+            )
+        )
+
+    def _response(self, status: str) -> dict[str, Any]:
+        identity = self._identity or Identity(None, None, None)
+        return {
+            "id": self._id,
+            "object": "response",
+            "created_at": self._created,
+            "status": status,
+            "error": None,
+            "incomplete_details": None,
+            "model": identity.model or "",
+            "output": [item for item in self._items if item is not None],
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "usage": None,
+        }
+
+    def _begin(self, out: list[bytes]) -> None:
+        """Write `response.created` and `response.in_progress`, once."""
+        if self._started:
+            return
+        self._started = True
+        identity = self._identity or Identity(None, None, None)
+        source = identity.id or uuid.uuid4().hex
+        base = source
+        for prefix in _RESPONSES_PREFIXES:
+            base = base.removeprefix(prefix)
+        self._base = base or uuid.uuid4().hex
+        self._id = source if source.startswith("resp_") else f"resp_{self._base}"
+        self._created = (
+            identity.created if identity.created is not None else int(time.time())
+        )
+        response = self._response("in_progress")
+        out.append(self._event("response.created", {"response": response}))
+        out.append(self._event("response.in_progress", {"response": response}))
+
+    def _add(
+        self, out: list[bytes], kind: str, prefix: str, key: object, **fields: Any
+    ) -> _ResponsesOpen:
+        """Add an item: its `output_item.added`, with `fields`."""
+        index = len(self._items)
+        self._items.append(None)
+        ident = f"{prefix}_{self._base}_{index}"
+        item: dict[str, Any] = {"id": ident, "type": kind, **fields}
+        if kind != "reasoning":
+            item["status"] = "in_progress"
+        opened = _ResponsesOpen(index, ident, kind, key, item)
+        added = {"output_index": index, "item": item}
+        out.append(self._event("response.output_item.added", added))
+        return opened
+
+    def _done(self, out: list[bytes], opened: _ResponsesOpen, status: str) -> None:
+        """Finish an item: its open part done, then `output_item.done`, whole."""
+        self._end_part(out, opened)
+        item = copy.copy(opened.item)
+        if opened.kind == "message":
+            item["content"] = opened.parts
+        elif opened.kind == "reasoning":
+            item["summary"] = opened.parts
+        elif opened.kind == "function_call":
+            arguments = "".join(opened.texts)
+            item["arguments"] = arguments
+            where = {"item_id": opened.id, "output_index": opened.index}
+            done = {**where, "name": item["name"], "arguments": arguments}
+            out.append(self._event("response.function_call_arguments.done", done))
+        if "status" in item or opened.kind == "reasoning":
+            item["status"] = status
+        self._items[opened.index] = item
+        done_item = {"output_index": opened.index, "item": item}
+        out.append(self._event("response.output_item.done", done_item))
+
+    def _close_text(self, out: list[bytes]) -> None:
+        """Finish the open message or reasoning item."""
+        opened = self._open
+        if opened is not None:
+            self._open = None
+            self._done(out, opened, "completed")
+
+    def _close_all(self, out: list[bytes], status: str) -> None:
+        """Finish every open item: the message or reasoning one, then the calls."""
+        opened = self._open
+        if opened is not None:
+            self._open = None
+            self._done(out, opened, status)
+        for key, call in self._calls.items():
+            if call is not None:
+                self._calls[key] = None
+                self._done(out, call, status)
+
+    def _text_item(self, out: list[bytes], kind: str, part: Part) -> _ResponsesOpen:
+        """The open item of `kind` ("message" or "reasoning") the part continues, or
+        a new one (the open one done first)."""
+        opened = self._open
+        if opened is None or opened.kind != kind or opened.key != part.block:
+            self._close_text(out)
+            if kind == "message":
+                opened = self._add(
+                    out, kind, "msg", part.block, role="assistant", content=[]
+                )
+            else:
+                opened = self._add(out, kind, "rs", part.block, summary=[])
+            self._open = opened
+        return opened
+
+    def _text(self, out: list[bytes], kind: str, part: Part) -> None:
+        """A piece of text or refusal, in its content part of a message item."""
+        name = "output_text" if kind == "text" else "refusal"
+        item = self._content(out, name, part)
+        item.texts.append(part.text)
+        where = f',"content_index":{len(item.parts)}'
+        if kind == "text":
+            where += ',"logprobs":[]'
+            out.append(
+                self._delta("response.output_text.delta", item, where, part.text)
+            )
+        else:
+            out.append(self._delta("response.refusal.delta", item, where, part.text))
+
+    def _content(self, out: list[bytes], name: str, part: Part) -> _ResponsesOpen:
+        """The message item and its content part of type `name` the part continues:
+        either is added when it is not the open one."""
+        item = self._text_item(out, "message", part)
+        if item.part != name:
+            self._end_part(out, item)
+            item.part = name
+            empty: dict[str, Any] = (
+                {"type": name, "text": "", "annotations": [], "logprobs": []}
+                if name == "output_text"
+                else {"type": name, "refusal": ""}
+            )
+            added = {
+                "item_id": item.id,
+                "output_index": item.index,
+                "content_index": len(item.parts),
+                "part": empty,
+            }
+            out.append(self._event("response.content_part.added", added))
+        return item
+
+    def _reasoning(self, out: list[bytes], part: Part) -> None:
+        """A piece of reasoning, in the summary text of a reasoning item."""
+        item = self._text_item(out, "reasoning", part)
+        if item.part is None:
+            item.part = "summary_text"
+            added = {
+                "item_id": item.id,
+                "output_index": item.index,
+                "summary_index": len(item.parts),
+                "part": {"type": "summary_text", "text": ""},
+            }
+            out.append(self._event("response.reasoning_summary_part.added", added))
+        item.texts.append(part.text)
+        where = f',"summary_index":{len(item.parts)}'
+        kind = "response.reasoning_summary_text.delta"
+        out.append(self._delta(kind, item, where, part.text))
+
+    def _end_part(self, out: list[bytes], item: _ResponsesOpen) -> None:
+        """The done events of an item's open content or summary part."""
+        name = item.part
+        if name is None or item.kind == "function_call":
+            return
+        item.part = None
+        text = "".join(item.texts)
+        item.texts = []
+        at = len(item.parts)
+        where: dict[str, Any] = {"item_id": item.id, "output_index": item.index}
+        if name == "summary_text":
+            done_part: dict[str, Any] = {"type": name, "text": text}
+            where["summary_index"] = at
+            kind = "response.reasoning_summary_text.done"
+            out.append(self._event(kind, {**where, "text": text}))
+            kind = "response.reasoning_summary_part.done"
+            out.append(self._event(kind, {**where, "part": done_part}))
+        else:
+            where["content_index"] = at
+            if name == "output_text":
+                done_part = {
+                    "type": name,
+                    "text": text,
+                    "annotations": item.notes,
+                    "logprobs": [],
+                }
+                item.notes = []
+                said: dict[str, Any] = {**where, "text": text, "logprobs": []}
+                out.append(self._event("response.output_text.done", said))
+            else:
+                done_part = {"type": name, "refusal": text}
+                said = {**where, "refusal": text}
+                out.append(self._event("response.refusal.done", said))
+            out.append(
+                self._event("response.content_part.done", {**where, "part": done_part})
+            )
+        item.parts.append(done_part)
+
+    def _opaque(self, out: list[bytes], part: Part) -> None:
+        """Opaque reasoning, in the reasoning item it belongs to: the open one (of the
+        part's block), unless it holds one already; else a new one."""
+        key = "encrypted_content" if part.kind == "redacted_reasoning" else "signature"
+        opened = self._open
+        if (
+            opened is None
+            or opened.kind != "reasoning"
+            or (part.block is not None and opened.key != part.block)
+            or key in opened.item
+        ):
+            self._close_text(out)
+            opened = self._add(out, "reasoning", "rs", part.block, summary=[])
+            self._open = opened
+        opened.item[key] = part.text
+
+    def _key(self, part: Part) -> object:
+        """Which call a tool-call piece belongs to: its index, else its id, else the
+        latest call's (a piece that says no call)."""
+        which = part.tool_call
+        if which is not None and which.index is not None:
+            return ("index", which.index)
+        if which is not None and which.id:
+            return ("id", which.id)
+        return self._latest if self._latest is not None else ("index", 0)
+
+    def _tool_call(self, out: list[bytes], part: Part) -> None:
+        """A piece of a tool call's arguments, in its item: a call not seen before
+        adds one (the open message or reasoning item done first)."""
+        key = self._key(part)
+        self._latest = key
+        if key in self._calls:
+            call = self._calls[key]
+            if call is None:
+                if part.text:
+                    self._drop("tool_call", "a piece of a call already done")
+                return
+        else:
+            self._close_text(out)
+            which = part.tool_call
+            index = len(self._items)
+            ident = which.id if which is not None and which.id else None
+            name = which.name if which is not None and which.name else ""
+            call = self._add(
+                out,
+                "function_call",
+                "fc",
+                key,
+                call_id=ident or f"call_{self._base}_{index}",
+                name=name,
+                arguments="",
+            )
+            self._calls[key] = call
+        if part.text:
+            call.texts.append(part.text)
+            out.append(
+                self._delta(
+                    "response.function_call_arguments.delta", call, "", part.text
+                )
+            )
+
+    def _cite(self, out: list[bytes], part: Part) -> None:
+        """A cited source: a `url_citation` annotation at the end of the text so far
+        (of a message item, opened for it if none is)."""
+        cited = part.citation
+        if cited is None:
+            return
+        item = self._open
+        if item is None or item.kind != "message" or item.part != "output_text":
+            item = self._content(out, "output_text", part)
+        at = sum(map(len, item.texts))
+        note: dict[str, Any] = {"type": "url_citation", "url": cited.url}
+        note["title"] = cited.title or ""
+        note["start_index"] = note["end_index"] = at
+        added = {
+            "item_id": item.id,
+            "output_index": item.index,
+            "content_index": len(item.parts),
+            "annotation_index": len(item.notes),
+            "annotation": note,
+        }
+        item.notes.append(note)
+        out.append(self._event("response.output_text.annotation.added", added))
+
+    def _server_tool(self, out: list[bytes], part: Part) -> None:
+        """A tool the server ran: its item whole, when a Responses stream said it."""
+        tool = part.server_tool
+        source: Any = None if tool is None else tool.source
+        event: Any = part.chunk
+        kind: Any = event.get("type") if event.__class__ is dict else None
+        if source.__class__ is not dict or not str(kind).startswith("response."):
+            self._drop("server_tool", "a tool another protocol's server ran")
+            return
+        self._close_text(out)
+        index = len(self._items)
+        item = dict(source)
+        self._items.append(item)
+        added = {"output_index": index, "item": item}
+        out.append(self._event("response.output_item.added", added))
+        out.append(self._event("response.output_item.done", added))
+
+
+class _ResponsesOpen:
+    """An item being written."""
+
+    __slots__ = (
+        "id",
+        "index",
+        "item",
+        "key",
+        "kind",
+        "notes",
+        "part",
+        "parts",
+        "texts",
+    )
+
+    def __init__(
+        self, index: int, ident: str, kind: str, key: object, item: dict[str, Any]
+    ) -> None:
+        self.index = index
+        self.id = ident
+        self.kind = kind
+        self.key = key
+        """What the parts of this item share: their `block` (None from chat), or, for
+        a tool call, its index or id."""
+        self.item = item
+        """The item as added, and the keys it gets done (`encrypted_content`)."""
+        self.part: str | None = None
+        """The type of the content or summary part open (None: none is)."""
+        self.texts: list[str] = []
+        """The pieces of the open part's text, or of a call's arguments."""
+        self.parts: list[dict[str, Any]] = []
+        """The content or summary parts done."""
+        self.notes: list[dict[str, Any]] = []
+        """The annotations of the open text part."""
+
+
+def _responses_usage_object(usage: UsageSummary | None) -> dict[str, Any]:
+    """A usage in Responses' terms, every count a number (0 when unknown)."""
+    u = usage or UsageSummary()
+    given = u.prompt_tokens or 0
+    made = u.completion_tokens or 0
+    out: dict[str, Any] = {
+        "input_tokens": given,
+        "input_tokens_details": {"cached_tokens": u.cached_prompt_tokens or 0},
+        "output_tokens": made,
+        "output_tokens_details": {"reasoning_tokens": u.reasoning_tokens or 0},
+        "total_tokens": u.total_tokens if u.total_tokens is not None else given + made,
+    }
+    if u.cost_usd is not None:
+        out["cost"] = u.cost_usd
+    if u.server_tool_calls is not None:
+        out["num_server_side_tools_used"] = u.server_tool_calls
+    return out
+
+
+def _responses_error(error: Any, message: str | None) -> dict[str, Any]:
+    """An error as Responses' `error` event holds one: `type`, `code`, `message`,
+    `param`."""
+    if isinstance(error, StreamError):
+        kind: Any = error.type
+        code: Any = error.code
+        said: Any = error.message
+    elif isinstance(error, BaseException):
+        kind, code, said = None, None, f"{type(error).__name__}: {error}"
+    elif error.__class__ is dict:
+        kind, code, said = error.get("type"), error.get("code"), error.get("message")
+    else:
+        kind, code, said = None, None, error
+    if message:
+        said = message
+    if said is None:
+        said = "the upstream stream failed"
+    elif said.__class__ is not str:
+        said = _json_text(said)
+    return {
+        "type": kind if kind.__class__ is str else "server_error",
+        "code": code if code.__class__ is str else None,
+        "message": str(said),
+        "param": None,
+    }
+
+
+def _write_responses(parts: Iterable[Part]) -> Iterator[bytes]:
+    """`parts` (any protocol's) as the events of a Responses stream (see
+    `_ResponsesWriter`)."""
+    return _ResponsesWriter().stream(parts)
+
+
+def _awrite_responses(parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
+    """`_write_responses` for parts that arrive asynchronously."""
+    return _ResponsesWriter().astream(parts)
