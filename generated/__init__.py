@@ -2,14 +2,15 @@
 # Target: package. Vendors: all. Profile: lenient.
 # Made from (input, digest):
 #   spec/chat_completion_chunk.yaml      9313d444c924
-#   spec/vendors/azure.yaml              f59e05e708bb
+#   spec/vendors/azure.yaml              8bb6337fd2bf
 #   spec/vendors/bedrock.yaml            ea1b557f0649
 #   spec/vendors/deepseek.yaml           4b138795087e
 #   spec/vendors/fireworks.yaml          5cea3f5955db
 #   spec/vendors/gemini.yaml             27daf289e5f1
+#   spec/vendors/github_copilot.yaml     9c024772a622
 #   spec/vendors/groq.yaml               313ae7f551c2
 #   spec/vendors/litellm.yaml            549892a8904a
-#   spec/vendors/llamacpp.yaml           6ac63d724e59
+#   spec/vendors/llamacpp.yaml           079285a37e6f
 #   spec/vendors/minimax.yaml            ed862b330e28
 #   spec/vendors/mistral.yaml            07b49d09a37e
 #   spec/vendors/mlx.yaml                8f633cf58256
@@ -17,20 +18,20 @@
 #   spec/vendors/novita.yaml             51aefb6331fd
 #   spec/vendors/nvidia_dynamo.yaml      47a275960401
 #   spec/vendors/ollama.yaml             97e2e8a4c676
-#   spec/vendors/openrouter.yaml         c9aa008d617d
+#   spec/vendors/openrouter.yaml         30e556eb39e3
 #   spec/vendors/openvino.yaml           c719c70a62f5
 #   spec/vendors/perplexity.yaml         139763b211d2
 #   spec/vendors/qwen_dashscope.yaml     ed469de4cd76
 #   spec/vendors/sambanova.yaml          484f78fa750e
-#   spec/vendors/sglang.yaml             31a0cb2b0efc
+#   spec/vendors/sglang.yaml             207273514537
 #   spec/vendors/snowflake.yaml          93b6c4e794f9
 #   spec/vendors/tensorrt_edge_llm.yaml  0cb27718a80d
 #   spec/vendors/together.yaml           b7b34738d837
-#   spec/vendors/vllm.yaml               2e0bc5db3bbd
-#   spec/vendors/xai.yaml                4d0e1c0190d6
+#   spec/vendors/vllm.yaml               0e25b0fd0c06
+#   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       01def21e3813
-# Digest: 4fb809f176227daa
+#   chunkspec code                       5836e5d2d18b
+# Digest: 6ee04e1a8ce6f6b3
 # Regenerate with: make generate
 """Generated chunk models; each module also works copied on its own."""

@@ -2,14 +2,15 @@
 # Target: dataclasses. Vendors: all. Profile: lenient.
 # Made from (input, digest):
 #   spec/chat_completion_chunk.yaml      9313d444c924
-#   spec/vendors/azure.yaml              f59e05e708bb
+#   spec/vendors/azure.yaml              8bb6337fd2bf
 #   spec/vendors/bedrock.yaml            ea1b557f0649
 #   spec/vendors/deepseek.yaml           4b138795087e
 #   spec/vendors/fireworks.yaml          5cea3f5955db
 #   spec/vendors/gemini.yaml             27daf289e5f1
+#   spec/vendors/github_copilot.yaml     9c024772a622
 #   spec/vendors/groq.yaml               313ae7f551c2
 #   spec/vendors/litellm.yaml            549892a8904a
-#   spec/vendors/llamacpp.yaml           6ac63d724e59
+#   spec/vendors/llamacpp.yaml           079285a37e6f
 #   spec/vendors/minimax.yaml            ed862b330e28
 #   spec/vendors/mistral.yaml            07b49d09a37e
 #   spec/vendors/mlx.yaml                8f633cf58256
@@ -17,21 +18,21 @@
 #   spec/vendors/novita.yaml             51aefb6331fd
 #   spec/vendors/nvidia_dynamo.yaml      47a275960401
 #   spec/vendors/ollama.yaml             97e2e8a4c676
-#   spec/vendors/openrouter.yaml         c9aa008d617d
+#   spec/vendors/openrouter.yaml         30e556eb39e3
 #   spec/vendors/openvino.yaml           c719c70a62f5
 #   spec/vendors/perplexity.yaml         139763b211d2
 #   spec/vendors/qwen_dashscope.yaml     ed469de4cd76
 #   spec/vendors/sambanova.yaml          484f78fa750e
-#   spec/vendors/sglang.yaml             31a0cb2b0efc
+#   spec/vendors/sglang.yaml             207273514537
 #   spec/vendors/snowflake.yaml          93b6c4e794f9
 #   spec/vendors/tensorrt_edge_llm.yaml  0cb27718a80d
 #   spec/vendors/together.yaml           b7b34738d837
-#   spec/vendors/vllm.yaml               2e0bc5db3bbd
-#   spec/vendors/xai.yaml                4d0e1c0190d6
+#   spec/vendors/vllm.yaml               0e25b0fd0c06
+#   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       302989d75475
-# Digest: bae01c85cbd8c405
+#   chunkspec code                       431ad54314cf
+# Digest: 988e6124a04ccfe0
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -7100,7 +7101,10 @@ def aiter_chunks(
     return AsyncChunkStream(source, _ChatEvents(loads, on_error), max_event_size)
 
 
-_PROTOCOLS: Final = {"messages": "messages_dataclasses"}
+_PROTOCOLS: Final = {
+    "messages": "messages_dataclasses",
+    "responses": "responses_dataclasses",
+}
 """The module of each other protocol's events made with this one: imported from this
 module's package when first asked for, so that reading chat alone imports none."""
 
@@ -7130,7 +7134,7 @@ def iter_events(
     max_event_size: int = MAX_EVENT_SIZE,
 ) -> ChunkStream[Any]:
     """The typed events of a stream of `protocol`: "chat" (its chunks, as `iter_chunks`
-    reads them), 'messages'; the options are those of `iter_chunks`."""
+    reads them), 'messages', 'responses'; the options are those of `iter_chunks`."""
     if protocol == "chat":
         return iter_chunks(source, on_error=on_error, max_event_size=max_event_size)
     events: ChunkStream[Any] = _protocol(protocol).iter_events(
@@ -7161,9 +7165,10 @@ def write_parts(
     """`parts`, read from a stream of any protocol (`iter_parts`), as the server-sent
     events of a stream of `protocol`: "chat" (in `dialect`, one of
     `'reasoning_content'`, `'reasoning'`, `'think_tags'`; 'reasoning_content' when
-    None), 'messages'. The stream ends as the protocol ends a complete one, or, when the
-    parts end with an "error" part or raise, with the protocol's error event: never as
-    complete. What the protocol has no place for is reported (docs/protocols.md).
+    None), 'messages', 'responses'. The stream ends as the protocol ends a complete one,
+    or, when the parts end with an "error" part or raise, with the protocol's error
+    event: never as complete. What the protocol has no place for is reported
+    (docs/protocols.md).
     """
     if protocol == "chat":
         return _write_chat(

@@ -3,13 +3,13 @@
 # Made from (input, digest):
 #   spec/messages_stream_event.yaml  cc16c40bdd0a
 #   spec/vendors/bedrock.yaml        ea1b557f0649
-#   spec/vendors/llamacpp.yaml       6ac63d724e59
+#   spec/vendors/llamacpp.yaml       079285a37e6f
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
-#   spec/vendors/vllm.yaml           2e0bc5db3bbd
+#   spec/vendors/vllm.yaml           0e25b0fd0c06
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   d350ff49837f
-# Digest: c3e1d0e0f44a20eb
+#   chunkspec code                   96c286bfd5d3
+# Digest: 903c5f49daa2b0ea
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 
@@ -372,6 +372,12 @@ def _summary_of_parts(parts: Iterable[Part]) -> Summary:
     )
 
 
+def _run_order(tool: ServerToolSummary) -> tuple[bool, int]:
+    """Runs by their index; those without one after them, as they came (a stable
+    sort)."""
+    return (tool.index is None, tool.index or 0)
+
+
 _PART_ITEMS: Final = {"signature": "signature", "redacted_reasoning": "encrypted"}
 """The parts that are opaque reasoning, and the kind of `ReasoningItem` each makes."""
 
@@ -460,7 +466,7 @@ class _PartsOfChoice:
                 for ident, name, pieces in (self.calls[i] for i in sorted(self.calls))
             ),
             reasoning_items=tuple(self.items),
-            server_tools=tuple(self.servers.values()),
+            server_tools=tuple(sorted(self.servers.values(), key=_run_order)),
         )
 
 
@@ -9676,7 +9682,7 @@ class MessageAccumulator:
         return None if data is None else Message.from_dict(data)
 
     def result(self) -> Message:
-        """The message, once the stream has ended (a stream cut off gives what came)."""
+        """The message, once the stream has ended (what came, of a stream cut off)."""
         data = self._adding.result()
         return Message.from_dict(data)
 

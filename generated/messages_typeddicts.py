@@ -3,13 +3,13 @@
 # Made from (input, digest):
 #   spec/messages_stream_event.yaml  cc16c40bdd0a
 #   spec/vendors/bedrock.yaml        ea1b557f0649
-#   spec/vendors/llamacpp.yaml       6ac63d724e59
+#   spec/vendors/llamacpp.yaml       079285a37e6f
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
-#   spec/vendors/vllm.yaml           2e0bc5db3bbd
+#   spec/vendors/vllm.yaml           0e25b0fd0c06
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   7b13014132c5
-# Digest: 3efc5d6d9e926a6c
+#   chunkspec code                   2c293fa68663
+# Digest: 528aba45676f7fa5
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 
@@ -420,6 +420,12 @@ def _summary_of_parts(parts: Iterable[Part]) -> Summary:
     )
 
 
+def _run_order(tool: ServerToolSummary) -> tuple[bool, int]:
+    """Runs by their index; those without one after them, as they came (a stable
+    sort)."""
+    return (tool.index is None, tool.index or 0)
+
+
 _PART_ITEMS: Final = {"signature": "signature", "redacted_reasoning": "encrypted"}
 """The parts that are opaque reasoning, and the kind of `ReasoningItem` each makes."""
 
@@ -508,7 +514,7 @@ class _PartsOfChoice:
                 for ident, name, pieces in (self.calls[i] for i in sorted(self.calls))
             ),
             reasoning_items=tuple(self.items),
-            server_tools=tuple(self.servers.values()),
+            server_tools=tuple(sorted(self.servers.values(), key=_run_order)),
         )
 
 
@@ -5803,7 +5809,7 @@ class MessageAccumulator:
         return None if data is None else validate_message(data)
 
     def result(self) -> Message:
-        """The message, once the stream has ended (a stream cut off gives what came)."""
+        """The message, once the stream has ended (what came, of a stream cut off)."""
         data = self._adding.result()
         return validate_message(data)
 

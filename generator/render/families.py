@@ -85,4 +85,40 @@ FAMILIES = {
         ),
         snapshot_doc="None before `message_start`",
     ),
+    "responses": Family(
+        "responses",
+        "_family.jinja",
+        "OpenAI's streamed Responses events",
+        "ResponseCreatedEvent",
+        "event",
+        title="Responses",
+        prefix="responses",
+        result="response",
+        accumulator="ResponseAccumulator",
+        events_doc=(
+            "An `error` event and a `response.failed` raise `StreamError`; the stream is"
+            " `done` at a `response.completed` or `response.incomplete` that no"
+            " `response.created` follows, or at `data: [DONE]` (OpenRouter), and reading"
+            " goes on to the end of the source. Where `sequence_number`s skip, the stream's"
+            " `gaps` say so."
+        ),
+        parts_doc=(
+            'a "start" part with the response\'s id, model and time, then each output'
+            " item's text, refusal, reasoning (its summary or its reasoning text, whichever"
+            " comes), encrypted reasoning (once the item is done), tool-call arguments,"
+            " citation or run of a tool the server ran (`block` is the item's"
+            " `output_index`), what the `*.done` events add, the finish reason and the usage"
+            ' in chat\'s terms, and an "error" part for a stream cut off before its terminal'
+            " event."
+        ),
+        accumulator_doc=(
+            "as openai-python's `ResponseStreamState` adds them (items by `output_index`,"
+            " deltas appended to the part they address, `*.done` events authoritative, the"
+            " final event's response the result unless its output is empty), losing"
+            " nothing, and tolerant where openai-python raises: what changed between"
+            " `added` and `done` (an item's id or `call_id`, the response's id) is kept in"
+            " `drift`."
+        ),
+        snapshot_doc="None before the first event",
+    ),
 }

@@ -241,6 +241,12 @@ def _summary_of_parts(parts: Iterable[Part]) -> Summary:
     )
 
 
+def _run_order(tool: ServerToolSummary) -> tuple[bool, int]:
+    """Runs by their index; those without one after them, as they came (a stable
+    sort)."""
+    return (tool.index is None, tool.index or 0)
+
+
 _PART_ITEMS: Final = {"signature": "signature", "redacted_reasoning": "encrypted"}
 """The parts that are opaque reasoning, and the kind of `ReasoningItem` each makes."""
 
@@ -329,5 +335,5 @@ class _PartsOfChoice:
                 for ident, name, pieces in (self.calls[i] for i in sorted(self.calls))
             ),
             reasoning_items=tuple(self.items),
-            server_tools=tuple(self.servers.values()),
+            server_tools=tuple(sorted(self.servers.values(), key=_run_order)),
         )

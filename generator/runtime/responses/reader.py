@@ -270,7 +270,7 @@ class _ResponsesItem:
                 Part("tool_call", 0, text, event, tool_call=self.call, block=self.index)
             )
             return
-        self._contents(item, event, out)
+        self._contents(item, event, out, opaque=False)
 
     def done(self, item: Any, event: Any, out: list[Part]) -> None:
         """Read an item as it is done: what its events did not say, once."""
@@ -357,8 +357,12 @@ class _ResponsesItem:
             name if name.__class__ is str and name else None,
         )
 
-    def _contents(self, item: Any, event: Any, out: list[Part]) -> None:
-        """The texts a message or reasoning item holds, beyond what was said."""
+    def _contents(
+        self, item: Any, event: Any, out: list[Part], opaque: bool = True
+    ) -> None:
+        """The texts a message or reasoning item holds, beyond what was said, and,
+        once it is done (`opaque`), its opaque reasoning: OpenAI encrypts it again
+        between `output_item.added` and `done`, and the last one is to send back."""
         for at, part in enumerate(_responses_list(item.get("content"))):
             if part.__class__ is not dict:
                 continue
@@ -386,7 +390,7 @@ class _ResponsesItem:
                     text = part.get("text")
                     if text.__class__ is str:
                         self.whole("summary", at, text, "reasoning", event, out)
-        if item.get("type") == "reasoning":
+        if opaque and item.get("type") == "reasoning":
             self._opaque(item, event, out)
 
     def _opaque(self, item: Any, event: Any, out: list[Part]) -> None:
