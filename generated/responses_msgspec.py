@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     ae11ec6a6511
-#   chunkspec code                    b6fde874920c
-# Digest: 413e89e45ec25c90
+#   chunkspec code                    fe38ba31a0a3
+# Digest: f7f0425791c36d5e
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 
@@ -1417,6 +1417,15 @@ class _ResponsesAccumulator:
         response.update(copy.deepcopy(given))
         response["output"] = output  # the items are the stream's until the end
         if kind in _RESPONSES_FINAL:
+            final: Any = given.get("output")
+            for at, item in enumerate(final if final.__class__ is list else ()):
+                built: Any = (
+                    output[at]
+                    if output.__class__ is list and at < len(output)
+                    else None
+                )
+                if item.__class__ is dict and built.__class__ is dict:
+                    self._compare(built, item)
             self._final = copy.deepcopy(given)
             if kind == "response.failed":
                 self.error = given.get("error") or self.error
@@ -1464,12 +1473,15 @@ class _ResponsesAccumulator:
 
     def _done_item(self, event: Any, item: dict[str, Any]) -> None:
         """An item done replaces the one added, keeping what changed in `drift`."""
-        known = self._item(event)
-        for key in ("id", "call_id"):
-            before, after = known.get(key), item.get(key)
-            if before is not None and after is not None and before != after:
-                self.drift.append((f"item {key}", before, after))
+        self._compare(self._item(event), item)
         self._put({"output_index": self._index(event)}, item)
+
+    def _compare(self, before: dict[str, Any], after: dict[str, Any]) -> None:
+        """Keep in `drift` what changed of an item's identity."""
+        for key in ("id", "call_id"):
+            was, now = before.get(key), after.get(key)
+            if was is not None and now is not None and was != now:
+                self.drift.append((f"item {key}", was, now))
 
     def _part_of(
         self, event: Any, where: str, number: str, kind: str | None
@@ -16243,6 +16255,14 @@ class ResponseAccumulator:
         """The response, once the stream has ended (what came, of a stream cut off)."""
         data = self._adding.result()
         return Response.from_dict(data)
+
+    @property
+    def drift(self) -> list[tuple[str, Any, Any]]:
+        """What changed that openai-python refuses to see change: `(what, before,
+        after)` for an item's id or `call_id` between `added`, `done` and the final
+        response, and for the response's id, in order.
+        """
+        return self._adding.drift
 
     def summary(self) -> Summary:
         """What the response says, in every protocol's terms (`Summary`)."""

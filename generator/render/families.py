@@ -36,6 +36,8 @@ class Family:
     """How the accumulator adds events up, after its first words."""
     snapshot_doc: str = ""
     """When the snapshot is None."""
+    kept: tuple[tuple[str, str], ...] = ()
+    """What the accumulator keeps beside the result, shown as attributes: (name, doc)."""
 
     @property
     def runtime(self) -> str:
@@ -120,5 +122,13 @@ FAMILIES = {
             " `drift`."
         ),
         snapshot_doc="None before the first event",
+        kept=(
+            (
+                "drift",
+                "What changed that openai-python refuses to see change: `(what, before,"
+                " after)` for an item's id or `call_id` between `added`, `done` and the"
+                " final response, and for the response's id, in order.",
+            ),
+        ),
     ),
 }

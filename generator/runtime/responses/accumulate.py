@@ -183,6 +183,15 @@ class _ResponsesAccumulator:
         response.update(copy.deepcopy(given))
         response["output"] = output  # the items are the stream's until the end
         if kind in _RESPONSES_FINAL:
+            final: Any = given.get("output")
+            for at, item in enumerate(final if final.__class__ is list else ()):
+                built: Any = (
+                    output[at]
+                    if output.__class__ is list and at < len(output)
+                    else None
+                )
+                if item.__class__ is dict and built.__class__ is dict:
+                    self._compare(built, item)
             self._final = copy.deepcopy(given)
             if kind == "response.failed":
                 self.error = given.get("error") or self.error
@@ -230,12 +239,15 @@ class _ResponsesAccumulator:
 
     def _done_item(self, event: Any, item: dict[str, Any]) -> None:
         """An item done replaces the one added, keeping what changed in `drift`."""
-        known = self._item(event)
-        for key in ("id", "call_id"):
-            before, after = known.get(key), item.get(key)
-            if before is not None and after is not None and before != after:
-                self.drift.append((f"item {key}", before, after))
+        self._compare(self._item(event), item)
         self._put({"output_index": self._index(event)}, item)
+
+    def _compare(self, before: dict[str, Any], after: dict[str, Any]) -> None:
+        """Keep in `drift` what changed of an item's identity."""
+        for key in ("id", "call_id"):
+            was, now = before.get(key), after.get(key)
+            if was is not None and now is not None and was != now:
+                self.drift.append((f"item {key}", was, now))
 
     def _part_of(
         self, event: Any, where: str, number: str, kind: str | None
