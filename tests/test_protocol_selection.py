@@ -32,7 +32,10 @@ def test_an_unknown_protocol_is_refused_where_it_is_named(tmp_path: Path) -> Non
     result = run_generator(REPO, "vendor", "--target", "pydantic", "--protocols", "smoke",
                            "--out", str(tmp_path / "x.py"))  # fmt: skip
     assert result.returncode == 1
-    assert result.stderr == "error: --protocols: unknown protocol smoke (known: chat, messages, responses)\n"
+    assert (
+        result.stderr
+        == "error: --protocols: unknown protocol smoke (known: chat, messages, responses)\n"
+    )
     assert not (tmp_path / "x.py").exists()
 
 
