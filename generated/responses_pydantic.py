@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     ae11ec6a6511
-#   chunkspec code                    ddf7d44d904d
-# Digest: a524a57e176268dc
+#   chunkspec code                    b9d0a338de93
+# Digest: d232983acd1738e9
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 
@@ -1391,17 +1391,13 @@ class _ResponsesAccumulator:
         ident: Any = response.get("id")
         if ident is not None and given.get("id") not in (None, ident):
             self.drift.append(("response id", ident, given.get("id")))
-        output = response.get("output")
+        output = self._output()
         response.update(copy.deepcopy(given))
         response["output"] = output  # the items are the stream's until the end
         if kind in _RESPONSES_FINAL:
             final: Any = given.get("output")
             for at, item in enumerate(final if final.__class__ is list else ()):
-                built: Any = (
-                    output[at]
-                    if output.__class__ is list and at < len(output)
-                    else None
-                )
+                built: Any = output[at] if at < len(output) else None
                 if item.__class__ is dict and built.__class__ is dict:
                     self._compare(built, item)
             self._final = copy.deepcopy(given)

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     ae11ec6a6511
-#   chunkspec code                    8e2e0ca7e615
-# Digest: ff5aedc931282295
+#   chunkspec code                    5676538ab5b0
+# Digest: 53f7224155245c37
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 
@@ -1510,17 +1510,13 @@ class _ResponsesAccumulator:
         ident: Any = response.get("id")
         if ident is not None and given.get("id") not in (None, ident):
             self.drift.append(("response id", ident, given.get("id")))
-        output = response.get("output")
+        output = self._output()
         response.update(copy.deepcopy(given))
         response["output"] = output  # the items are the stream's until the end
         if kind in _RESPONSES_FINAL:
             final: Any = given.get("output")
             for at, item in enumerate(final if final.__class__ is list else ()):
-                built: Any = (
-                    output[at]
-                    if output.__class__ is list and at < len(output)
-                    else None
-                )
+                built: Any = output[at] if at < len(output) else None
                 if item.__class__ is dict and built.__class__ is dict:
                     self._compare(built, item)
             self._final = copy.deepcopy(given)

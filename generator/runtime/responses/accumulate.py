@@ -179,17 +179,13 @@ class _ResponsesAccumulator:
         ident: Any = response.get("id")
         if ident is not None and given.get("id") not in (None, ident):
             self.drift.append(("response id", ident, given.get("id")))
-        output = response.get("output")
+        output = self._output()
         response.update(copy.deepcopy(given))
         response["output"] = output  # the items are the stream's until the end
         if kind in _RESPONSES_FINAL:
             final: Any = given.get("output")
             for at, item in enumerate(final if final.__class__ is list else ()):
-                built: Any = (
-                    output[at]
-                    if output.__class__ is list and at < len(output)
-                    else None
-                )
+                built: Any = output[at] if at < len(output) else None
                 if item.__class__ is dict and built.__class__ is dict:
                     self._compare(built, item)
             self._final = copy.deepcopy(given)
