@@ -10,9 +10,11 @@ bench/protocols.json (`python -m bench.protocols`) and draws, beside bench/resul
   the floor (httpx lines + json.loads) and to openai-python;
 - bench/frames.svg: a server's frame per token and a chunk built and written, per
   target, as a ratio of speed to a dict plus `json.dumps` and to openai-python;
-- bench/protocols.svg: chat bridged to Anthropic Messages, bytes to bytes, as a ratio
-  to a floor (each chunk read and written again) and to martian-linguafranca; Messages
-  events read typed, as a ratio to `json.loads` and to anthropic-sdk-python.
+- bench/protocols.svg: chat bridged to Anthropic Messages and to OpenAI Responses, bytes
+  to bytes, as a ratio to a floor (each chunk read and written again) and to
+  martian-linguafranca; Messages events read typed, as a ratio to `json.loads` and to
+  anthropic-sdk-python; Responses events read typed, as a ratio to `json.loads` and to
+  openai-python.
 
 Bars grow from 1x (as fast, or as big, as the anchor) on a log scale, so 0.5x and 2x lie
 as far from it; a mark across a path's bars is its goal. Then the goals of every benchmark
@@ -222,9 +224,12 @@ def protocols_figure(data: dict[str, Any]) -> Figure:
     panels = [
         pair("chat -> Messages, bytes to bytes, chunks/s", data["bridge"]),
         pair("Messages events read typed, events/s", data["typed"]),
+        pair("chat -> Responses, bytes to bytes, chunks/s", data["responses_bridge"]),
+        pair("Responses events read typed, events/s", data["responses_typed"]),
     ]
     title = (
-        f"chunkspec's second protocol, Anthropic Messages, Python {data['python']}: each path "
+        f"chunkspec's other protocols, Anthropic Messages and OpenAI Responses, Python "
+        f"{data['python']}: each path "
         "as a ratio of speed to a floor (left) and to another library (right)\nthe captured "
         f"streams from memory, median of {data['rounds']} paired rounds; bars grow from 1x on "
         "a log scale"
