@@ -18,7 +18,11 @@ from .yamlfile import Located, load_yaml
 
 CORE_FILE = "spec/chat_completion_chunk.yaml"
 VENDOR_DIR = "spec/vendors"
-FAMILY_FILES = {"chat": CORE_FILE, "messages": "spec/messages_stream_event.yaml"}
+FAMILY_FILES = {
+    "chat": CORE_FILE,
+    "messages": "spec/messages_stream_event.yaml",
+    "responses": "spec/responses_stream_event.yaml",
+}
 """The file of each protocol's event family; chat's is required, the others are read
 when they exist. A vendor file holds chat's fields at its top level and another
 family's in a section named after it."""
