@@ -1,0 +1,485 @@
+"""A family's spec file against an SDK's pydantic models, by introspection: the comparison
+that tests/test_messages_spec.py (anthropic-sdk-python) and tests/test_responses_spec.py
+(openai-python) run, each with its own list of the departures it allows.
+
+Every pydantic model reachable from the SDK's roots is compared with the spec type it
+maps to: the same wire keys, the same required/optional and nullable split, compatible
+types, the same union members (ours plus the `Other…` member that keeps unknown types
+whole) and the same enum values (ours may add a value only where the YAML says why in a
+comment on it). Each departure the spec makes on purpose is listed in the family's
+`Allowed`, with why; a listed departure the spec no longer makes is reported too, so the
+lists stay true. A mismatch names the type and the key."""
+
+from __future__ import annotations
+
+import datetime
+import re
+import types
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+import pydantic
+
+from generator.ir.load import RawEnum, RawField, RawType, RawUnion, load_spec
+from generator.ir.model import EnumRef, ListOf, MapOf, ModelRef, Scalar, TypeExpr
+from generator.ir.model import Union as SpecUnion
+from generator.ir.typeexpr import parse_type
+from tests.test_generator import REPO
+
+Key = tuple[str, str]
+"""(spec type, wire key), or (spec union, member)."""
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """The departures from the SDK a family's spec makes on purpose, each with why."""
+
+    renamed: Mapping[str, str] = field(default_factory=dict[str, str])
+    """SDK model -> spec type, where the names differ. The SDK model is named by its
+    class name, or by `module.Class` (the module's last part) where two share a name."""
+    collapsed: Mapping[str, str] = field(default_factory=dict[str, str])
+    """A spec type that reads an SDK union whole, with why."""
+    extra_members: Mapping[Key, str] = field(default_factory=dict[Key, str])
+    """Members our unions have beyond the SDK's."""
+    extra_keys: Mapping[Key, str] = field(default_factory=dict[Key, str])
+    """Keys of a spec type that its SDK model lacks."""
+    looser: Mapping[Key, str] = field(default_factory=dict[Key, str])
+    """Keys the spec reads as optional or nullable where the SDK requires them or
+    refuses null."""
+    kept_as_json: Mapping[Key, str] = field(default_factory=dict[Key, str])
+    """Keys whose SDK type (a model, a union of models) the spec keeps as a plain JSON
+    value (its type mentions `any`); the SDK models under them are not compared."""
+    extra_types: Mapping[str, str] = field(default_factory=dict[str, str])
+    """Spec types no SDK model maps to (besides the `Other…` members and the extra
+    members)."""
+
+
+class Family:
+    """One family's spec file, as loaded, with what it allows."""
+
+    def __init__(self, name: str, file: str, allowed: Allowed) -> None:
+        core = next(c for c in load_spec(REPO).families if c.family == name)
+        self.file = file
+        self.allowed = allowed
+        self.types: dict[str, RawType] = {t.name: t for t in core.types}
+        self.enums: dict[str, RawEnum] = {e.name: e for e in core.enums}
+        self.unions: dict[str, RawUnion] = {u.name: u for u in core.unions}
+        self.lines = (REPO / file).read_text(encoding="utf-8").splitlines()
+
+    def resolve(self, name: str) -> TypeExpr:
+        if name in self.unions:
+            union = self.unions[name]
+            members = tuple(ModelRef(m) for m in union.members)
+            return SpecUnion(members, union.discriminator, name=name)
+        if name in self.types:
+            return ModelRef(name)
+        if name in self.enums:
+            return EnumRef(name, self.enums[name].open)
+        raise KeyError(name)
+
+    def spec_type(self, text: str) -> TypeExpr:
+        return parse_type(text, self.resolve)
+
+    def is_other(self, name: str) -> bool:
+        """A union's catch-all member: its `type` is any string."""
+        tag = next((f for f in self.types[name].fields if f.wire == "type"), None)
+        return tag is not None and tag.required and tag.type.strip() == "string"
+
+    def spec_name(self, model: type[pydantic.BaseModel]) -> str:
+        qualified = f"{model.__module__.rsplit('.', 1)[-1]}.{model.__name__}"
+        renamed = self.allowed.renamed
+        return renamed.get(qualified, renamed.get(model.__name__, model.__name__))
+
+    def commented(self, enum: RawEnum, value: str) -> bool:
+        """Whether the value's line in the spec file, or the line above it, has a comment."""
+        lines = self.lines
+        start = (enum.where.line or 1) - 1
+        indent = len(lines[start]) - len(lines[start].lstrip())
+        pattern = re.compile(rf"""^\s+["']?{re.escape(value)}["']?\s*:""")
+        for number in range(start + 1, len(lines)):
+            line = lines[number]
+            if line.strip() and len(line) - len(line.lstrip()) <= indent:
+                return False
+            if pattern.match(line):
+                return "#" in line.split(":", 1)[1] or lines[number - 1].strip().startswith("#")
+        return False
+
+
+# --- the SDK's annotations, normalised ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sdk:
+    """An SDK annotation as the wire sees it."""
+
+    kind: str
+    """str, int, float, bool, any, literal, open_literal (`Literal[...] | str`), list,
+    map, model or union."""
+    values: tuple[str, ...] = ()
+    item: Sdk | None = None
+    model: type[pydantic.BaseModel] | None = None
+    options: tuple[Sdk, ...] = ()
+
+
+def normalise(annotation: Any) -> tuple[Sdk, bool]:
+    """The annotation without `None`, and whether `None` was one of its alternatives."""
+    if get_origin(annotation) is Annotated:
+        return normalise(get_args(annotation)[0])
+    if get_origin(annotation) in (Union, types.UnionType):
+        args = get_args(annotation)
+        nullable = type(None) in args
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) == 1:
+            return normalise(rest[0])[0], nullable
+        options = tuple(normalise(a)[0] for a in rest)
+        literals = [o for o in options if o.kind == "literal"]
+        if {o.kind for o in options} == {"literal", "str"}:
+            values = tuple(v for o in literals for v in o.values)
+            return Sdk("open_literal", values), nullable
+        return Sdk("union", options=options), nullable
+    if get_origin(annotation) is Literal:
+        return Sdk("literal", tuple(str(v) for v in get_args(annotation))), False
+    if get_origin(annotation) is list:
+        return Sdk("list", item=normalise(get_args(annotation)[0])[0]), False
+    if get_origin(annotation) is dict:
+        return Sdk("map", item=normalise(get_args(annotation)[1])[0]), False
+    if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
+        return Sdk("model", model=annotation), False
+    scalars: dict[Any, str] = {
+        str: "str",
+        int: "int",
+        float: "float",
+        bool: "bool",
+        object: "any",
+        Any: "any",
+        # pydantic reads and writes a datetime as ISO 8601 text.
+        datetime.datetime: "str",
+    }
+    if annotation in scalars:
+        return Sdk(scalars[annotation]), False
+    raise TypeError(f"an SDK annotation this test does not know: {annotation!r}")
+
+
+def reachable(roots: Iterable[Any]) -> dict[type[pydantic.BaseModel], None]:
+    """Every SDK model the roots (annotations) reach through fields, in order."""
+    return reached(normalise(root)[0] for root in roots)
+
+
+def reached(roots: Iterable[Sdk]) -> dict[type[pydantic.BaseModel], None]:
+    """Every SDK model the normalised roots reach through fields, in order."""
+    seen: dict[type[pydantic.BaseModel], None] = {}
+
+    def walk(sdk: Sdk) -> None:
+        if sdk.item is not None:
+            walk(sdk.item)
+        for option in sdk.options:
+            walk(option)
+        if sdk.model is not None and sdk.model not in seen:
+            seen[sdk.model] = None
+            for info in sdk.model.model_fields.values():
+                walk(normalise(info.annotation)[0])
+
+    for root in roots:
+        walk(root)
+    return seen
+
+
+_SDK_KINDS = {
+    "str": "string",
+    "literal": "string",
+    "open_literal": "string",
+    "int": "int",
+    "float": "float",
+    "bool": "bool",
+    "list": "list",
+}
+
+
+def _kind(expr: TypeExpr) -> str:
+    """The JSON kind of a spec type that is one alternative of a union."""
+    if isinstance(expr, Scalar):
+        return expr.kind
+    if isinstance(expr, EnumRef):
+        return "string"
+    return "list" if isinstance(expr, ListOf) else "object"
+
+
+def show(expr: TypeExpr) -> str:
+    if isinstance(expr, Scalar):
+        return expr.kind
+    if isinstance(expr, (ModelRef, EnumRef)):
+        return expr.name
+    if isinstance(expr, ListOf):
+        return f"list[{show(expr.item)}]"
+    if isinstance(expr, MapOf):
+        return f"map[{show(expr.value)}]"
+    return expr.name or " | ".join(show(o) for o in expr.options)
+
+
+def mentions_any(expr: TypeExpr) -> bool:
+    if isinstance(expr, Scalar):
+        return expr.kind == "any"
+    if isinstance(expr, ListOf):
+        return mentions_any(expr.item)
+    if isinstance(expr, MapOf):
+        return mentions_any(expr.value)
+    if isinstance(expr, SpecUnion):
+        return any(mentions_any(o) for o in expr.options)
+    return False
+
+
+# --- the comparison ------------------------------------------------------------------
+
+
+Queue = list[tuple[type[pydantic.BaseModel], str]]
+
+
+@dataclass
+class Comparison:
+    """The SDK's models compared with one family's spec types, from some roots."""
+
+    family: Family
+    problems: list[str] = field(default_factory=list[str])
+    visited: dict[type[pydantic.BaseModel], str] = field(
+        default_factory=dict[type[pydantic.BaseModel], str]
+    )
+    """Each SDK model compared, with the spec type it was compared with."""
+    enum_values: dict[str, set[str]] = field(default_factory=dict[str, set[str]])
+    """Each spec enum met, with the SDK values it stands for."""
+    unions: set[str] = field(default_factory=set[str])
+    """The spec unions met."""
+    kept: dict[type[pydantic.BaseModel], str] = field(
+        default_factory=dict[type[pydantic.BaseModel], str]
+    )
+    """Each SDK model under a key kept as JSON, with the key (`Type.key`)."""
+    used: set[Key] = field(default_factory=set[Key])
+    """The allowed departures the comparison met."""
+
+    def run(self, roots: Iterable[tuple[Any, str]]) -> Comparison:
+        queue: Queue = []
+        for annotation, name in roots:
+            sdk, _ = normalise(annotation)
+            if sdk.kind == "model":
+                assert sdk.model is not None
+                queue.append((sdk.model, name))
+            else:
+                queue += self.types(sdk, self.family.spec_type(name), f"root {name}")
+        while queue:
+            model, name = queue.pop(0)
+            if model in self.visited:
+                continue
+            self.visited[model] = name
+            queue += self.model(model, name)
+        self.check_enums()
+        return self
+
+    def model(self, model: type[pydantic.BaseModel], name: str) -> Queue:
+        if name not in self.family.types:
+            self.problems.append(f"{name}: no such spec type (the SDK's {model.__name__})")
+            return []
+        extra = self.family.allowed.extra_keys
+        ours = {f.wire: f for f in self.family.types[name].fields}
+        theirs = {(info.alias or key): info for key, info in model.model_fields.items()}
+        for key in sorted(theirs.keys() - ours.keys()):
+            self.problems.append(f"{name}.{key}: in the SDK's {model.__name__}, not in the spec")
+        for key in sorted(ours.keys() - theirs.keys()):
+            if (name, key) in extra:
+                self.used.add((name, key))
+            else:
+                self.problems.append(
+                    f"{name}.{key}: in the spec, not in the SDK's {model.__name__}"
+                )
+        nested: Queue = []
+        for key in sorted(ours.keys() & theirs.keys()):
+            nested += self.field(name, ours[key], theirs[key])
+        return nested
+
+    def field(self, name: str, ours: RawField, info: Any) -> Queue:
+        where = f"{name}.{ours.wire}"
+        key = (name, ours.wire)
+        looser = key in self.family.allowed.looser
+        sdk, nullable = normalise(info.annotation)
+        required = bool(info.is_required())
+        if ours.required != required:
+            if looser and required and not ours.required:
+                self.used.add(key)
+            else:
+                self.problems.append(
+                    f"{where}: required is {ours.required} in the spec, {required} in the SDK"
+                )
+        if ours.nullable != nullable:
+            if looser and ours.nullable and not nullable:
+                self.used.add(key)
+            else:
+                self.problems.append(
+                    f"{where}: nullable is {ours.nullable} in the spec, {nullable} in the SDK"
+                )
+        spec = self.family.spec_type(ours.type)
+        if key in self.family.allowed.kept_as_json:
+            return self.kept_as_json(key, sdk, spec, where)
+        return self.types(sdk, spec, where)
+
+    def kept_as_json(self, key: Key, sdk: Sdk, spec: TypeExpr, where: str) -> Queue:
+        """A key whose SDK models the spec keeps as a plain JSON value."""
+        models = reached([sdk])
+        if not models:
+            self.problems.append(f"{where}: kept as JSON, but the SDK's type holds no model")
+        elif not mentions_any(spec):
+            self.problems.append(f"{where}: kept as JSON, but the spec's {show(spec)} is typed")
+        else:
+            self.used.add(key)
+            for model in models:
+                self.kept.setdefault(model, where)
+        return []
+
+    def types(self, sdk: Sdk, ours: TypeExpr, where: str) -> Queue:
+        """Compare one type; the SDK models to compare next, with their spec types."""
+        kind = sdk.kind
+        if kind in ("str", "int", "float", "bool", "any"):
+            wanted = "string" if kind == "str" else kind
+            if ours != Scalar(wanted):  # type: ignore[arg-type]
+                self.problems.append(f"{where}: the SDK's {kind} is {show(ours)} in the spec")
+            return []
+        if kind == "literal":
+            return self.enum(sdk, ours, where, closed_ok=True)
+        if kind == "open_literal":
+            if ours == Scalar("string"):
+                return []
+            return self.enum(sdk, ours, where, closed_ok=False)
+        if kind in ("list", "map"):
+            shape = ListOf if kind == "list" else MapOf
+            if not isinstance(ours, shape):
+                self.problems.append(f"{where}: the SDK's {kind} is {show(ours)} in the spec")
+                return []
+            assert sdk.item is not None
+            inner = ours.item if isinstance(ours, ListOf) else ours.value
+            return self.types(sdk.item, inner, f"{where}[]")
+        if kind == "model":
+            assert sdk.model is not None
+            expected = self.family.spec_name(sdk.model)
+            if ours != ModelRef(expected):
+                self.problems.append(
+                    f"{where}: the SDK's {sdk.model.__name__} is {show(ours)} in the spec,"
+                    f" not {expected}"
+                )
+                return []
+            return [(sdk.model, expected)]
+        assert kind == "union"
+        if all(o.kind == "model" for o in sdk.options):
+            return self.union(sdk, ours, where)
+        return self.mixed(sdk, ours, where)
+
+    def enum(self, sdk: Sdk, ours: TypeExpr, where: str, *, closed_ok: bool) -> Queue:
+        if not isinstance(ours, EnumRef):
+            self.problems.append(
+                f"{where}: the SDK's Literal{list(sdk.values)} is {show(ours)} in the spec"
+            )
+            return []
+        if not closed_ok and not ours.open:
+            self.problems.append(f"{where}: the SDK takes any string; {ours.name} is closed")
+        self.enum_values.setdefault(ours.name, set()).update(sdk.values)
+        declared = dict(self.family.enums[ours.name].values)
+        missing = [v for v in sdk.values if v not in declared]
+        if missing:
+            self.problems.append(f"{where}: enum {ours.name} lacks the SDK's values {missing}")
+        return []
+
+    def union(self, sdk: Sdk, ours: TypeExpr, where: str) -> Queue:
+        models = [o.model for o in sdk.options if o.model is not None]
+        allowed = self.family.allowed
+        if isinstance(ours, ModelRef) and ours.name in allowed.collapsed:
+            return [(m, ours.name) for m in models]
+        if not isinstance(ours, SpecUnion) or ours.name is None:
+            names = ", ".join(m.__name__ for m in models)
+            self.problems.append(
+                f"{where}: the SDK's union of {names} is {show(ours)} in the spec,"
+                " not a named union"
+            )
+            return []
+        self.unions.add(ours.name)
+        members = [o.name for o in ours.options if isinstance(o, ModelRef)]
+        others = [m for m in members if self.family.is_other(m)]
+        if len(others) != 1:
+            self.problems.append(
+                f"{where}: union {ours.name} needs exactly one Other member (a `type` of any"
+                f" string) to keep unknown types whole; it has {others}"
+            )
+        expected = {self.family.spec_name(m) for m in models}
+        extra = {m for m in members if m not in others} - expected
+        for member in sorted(extra):
+            if (ours.name, member) in allowed.extra_members:
+                self.used.add((ours.name, member))
+            else:
+                self.problems.append(
+                    f"{where}: union {ours.name} has {member}, which the SDK's union lacks"
+                )
+        for member in sorted(expected - set(members)):
+            self.problems.append(
+                f"{where}: union {ours.name} lacks {member}, a member of the SDK's union"
+            )
+        return [
+            (m, self.family.spec_name(m)) for m in models if self.family.spec_name(m) in members
+        ]
+
+    def mixed(self, sdk: Sdk, ours: TypeExpr, where: str) -> Queue:
+        """A union of JSON kinds, alternative by alternative."""
+        options = ours.options if isinstance(ours, SpecUnion) else (ours,)
+        if len(options) != len(sdk.options):
+            self.problems.append(
+                f"{where}: the SDK's union has {len(sdk.options)} alternatives,"
+                f" the spec's {show(ours)} {len(options)}"
+            )
+            return []
+        nested: Queue = []
+        for theirs in sdk.options:
+            kind = _SDK_KINDS.get(theirs.kind, "object")
+            match = [o for o in options if _kind(o) == kind]
+            if len(match) != 1:
+                self.problems.append(f"{where}: no one {kind} alternative in {show(ours)}")
+                continue
+            nested += self.types(theirs, match[0], where)
+        return nested
+
+    def check_enums(self) -> None:
+        """An enum value the SDK lacks needs a comment on its line (or the line above)."""
+        for name, sdk_values in sorted(self.enum_values.items()):
+            enum = self.family.enums[name]
+            for value, _ in enum.values:
+                if value not in sdk_values and not self.family.commented(enum, value):
+                    self.problems.append(
+                        f"enum {name}: value {value!r} is not the SDK's; say why in a"
+                        " comment on its line"
+                    )
+
+    def unused(self) -> list[str]:
+        """The allowed departures the spec does not make (any more)."""
+        allowed = self.family.allowed
+        listed = [*allowed.extra_members, *allowed.extra_keys, *allowed.looser]
+        listed += allowed.kept_as_json
+        return [f"{a}.{b}" for a, b in listed if (a, b) not in self.used]
+
+
+def uncompared(comparison: Comparison, roots: Iterable[Any]) -> list[type[pydantic.BaseModel]]:
+    """The SDK models the roots reach that were neither compared nor kept as JSON."""
+    return [
+        model
+        for model in reachable(roots)
+        if model not in comparison.visited and model not in comparison.kept
+    ]
+
+
+def stray_types(comparison: Comparison) -> list[str]:
+    """Spec types that no SDK model maps to and that are neither an `Other…` member, an
+    extra member nor an allowed extra type."""
+    family = comparison.family
+    compared = set(comparison.visited.values())
+    extra = {member for _, member in family.allowed.extra_members}
+    return [
+        name
+        for name in family.types
+        if name not in compared
+        and name not in extra
+        and name not in family.allowed.extra_types
+        and not family.is_other(name)
+    ]
