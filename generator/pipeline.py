@@ -9,7 +9,6 @@ from .ir.load import load_spec
 from .ir.model import Options
 from .render.digests import inputs
 from .render.emit import Output, finish
-from .render.families import FAMILIES
 from .render.header import PROJECT_COMMAND
 from .render.schema import render_schema
 from .render.targets import TARGETS, module_names
@@ -33,11 +32,10 @@ def generate(
         reserved=module_names(),
     )
     chosen = options or Options()
-    # A family is checked whole below; its modules are made once rendering has its layout.
     families = [
         build_specs(raw.family(other.family), chosen, reserved=module_names())[0]
         for other in raw.families
-        if chosen.speaks(other.family) and other.family in FAMILIES
+        if chosen.speaks(other.family)
     ]
     targets = [target(spec) for target in TARGETS.values()]
     everything = inputs(root, spec, targets, environment(root / "templates").list_templates())
