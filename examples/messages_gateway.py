@@ -452,7 +452,8 @@ class Bridge:
     how each side of it is translated."""
 
     client: str
-    """The client's protocol, as `awrite_parts` names it: "messages" or "chat"."""
+    """The client's protocol, as `awrite_parts` names it: "messages", "chat" (or
+    "responses", in examples/responses_gateway.py)."""
     upstream: str
     """The upstream's protocol, as `aiter_parts` names it."""
     path: str
@@ -548,7 +549,7 @@ def create_app(
     default one with `TIMEOUT`); the app closes it when it shuts down."""
     http = client or httpx.AsyncClient(timeout=TIMEOUT)
     routes = [
-        Route(path, _endpoint(http, bridge, base.rstrip("/")), methods=["POST"])
+        Route(path, bridge_endpoint(http, bridge, base.rstrip("/")), methods=["POST"])
         for path, bridge, base in (
             ("/v1/messages", MESSAGES_FROM_CHAT, chat_upstream),
             ("/v1/chat/completions", CHAT_FROM_MESSAGES, messages_upstream),
@@ -564,10 +565,11 @@ def create_app(
     return Starlette(routes=routes, lifespan=lifespan)
 
 
-def _endpoint(
+def bridge_endpoint(
     http: httpx.AsyncClient, bridge: Bridge, base: str
 ) -> Callable[[Request], Awaitable[Response]]:
-    """The handler of one direction's route."""
+    """The handler of one direction's route (examples/responses_gateway.py serves its
+    route with it too)."""
 
     async def endpoint(request: Request) -> Response:
         try:

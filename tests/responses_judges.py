@@ -17,6 +17,7 @@ and say what they read.
   a nested `error` event is an error part (finish reason still "unknown"), a flat one
   and `response.failed` are ignored; summary parts after the first need their
   `reasoning_summary_part.added`, and text deltas the message's id as `item_id`.
+  `read_urls_with_ai_sdk` points it at servers already running (a gateway).
 
 `meanings_of_response` and `meanings_of_ai_sdk_reading` put what each read in chat terms
 (reasoning, text, tool calls, status, usage), so that tests can compare both with what a
@@ -29,6 +30,7 @@ writer meant.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import Generator, Sequence
@@ -155,17 +157,28 @@ def read_with_ai_sdk(body: bytes) -> dict[str, Any]:
 
 def read_many_with_ai_sdk(bodies: Sequence[bytes]) -> list[dict[str, Any]]:
     """`read_with_ai_sdk` for each body, in one Node process (it takes a while to start)."""
+    with _served(bodies) as urls:
+        return read_urls_with_ai_sdk(urls)
+
+
+def read_urls_with_ai_sdk(
+    urls: Sequence[str], *, hosted_tools: bool = True
+) -> list[dict[str, Any]]:
+    """What the Vercel AI SDK reads from each base URL (a server of `<url>/responses`
+    already running, such as a gateway), in one Node process. It asks for model "m" with
+    the prompt "hi", declaring the hosted tools it knows unless `hosted_tools` is False
+    (then the request has no `tools`)."""
     node = shutil.which("node")
     assert node, "Node.js is needed for the real-client tests (see README)"
     assert (CLIENTS / "node_modules").is_dir(), "run `make test`: it installs tests/clients"
-    with _served(bodies) as urls:
-        result = subprocess.run(
-            [node, str(CLIENTS / "openai_responses.mjs"), *urls],
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT * max(1, len(bodies)),
-            check=False,
-        )
+    result = subprocess.run(
+        [node, str(CLIENTS / "openai_responses.mjs"), *urls],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT * max(1, len(urls)),
+        check=False,
+        env=os.environ | {"AI_SDK_HOSTED_TOOLS": "1" if hosted_tools else "0"},
+    )
     assert result.returncode == 0, result.stderr
     seen = {entry["baseURL"]: entry for entry in map(json.loads, result.stdout.splitlines())}
     return [seen[url] for url in urls]

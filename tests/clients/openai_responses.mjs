@@ -21,6 +21,8 @@
 // image_generation, local_shell), so that streamText accepts the server's calls of them;
 // no function tool is: streamText marks every function call `invalid` (and adds a
 // `tool-error`, NoSuchToolError), with its name and input as read.
+// With AI_SDK_HOSTED_TOOLS=0 none is declared: the request has no `tools` (as a gateway
+// that serves functions only wants it).
 import { createOpenAI } from "@ai-sdk/openai";
 import { streamText } from "ai";
 
@@ -39,17 +41,19 @@ function reasoningMeta(block, part) {
   if (meta.reasoningEncryptedContent != null) block.encryptedContent = meta.reasoningEncryptedContent;
 }
 
+const hostedTools = process.env.AI_SDK_HOSTED_TOOLS !== "0";
+
 for (const baseURL of process.argv.slice(2)) {
   const provider = createOpenAI({ baseURL, apiKey: "x" });
   const result = streamText({
     model: provider.responses("m"),
     prompt: "hi",
-    tools: {
+    tools: hostedTools ? {
       web_search: provider.tools.webSearch({}),
       code_interpreter: provider.tools.codeInterpreter({}),
       image_generation: provider.tools.imageGeneration({}),
       local_shell: provider.tools.localShell({}),
-    },
+    } : undefined,
     maxRetries: 0,
     onError: () => {}, // errors are read from the stream below, not logged
   });
