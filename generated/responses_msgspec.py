@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     ae11ec6a6511
-#   chunkspec code                    b3377c5cc2f0
-# Digest: 3f49aeadef5e8867
+#   chunkspec code                    a378b8b720ef
+# Digest: 048eccca90775b45
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 
@@ -1071,7 +1071,9 @@ class _ResponsesItem:
         if url.__class__ is not str or not url:
             return
         title: Any = annotation.get("title")
-        cited = Citation(url, title if title.__class__ is str else None)
+        # An empty title is none: Responses requires the key, so a writer (ours, of a
+        # source without a title) writes "", which must read back as no title.
+        cited = Citation(url, title if title.__class__ is str and title else None)
         out.append(Part("citation", 0, "", event, citation=cited, block=self.index))
 
     def _call(self, item: Any) -> None:
@@ -1945,6 +1947,9 @@ class _ResponsesWriter(_EventWriter):
             or opened.kind != "reasoning"
             or (part.block is not None and opened.key != part.block)
             or key in opened.item
+            # A reader reads an item's encrypted content before its signature: encrypted
+            # content after a signature goes in an item of its own, to keep their order.
+            or (key == "encrypted_content" and "signature" in opened.item)
         ):
             self._close_text(out)
             opened = self._add(out, "reasoning", "rs", part.block, summary=[])

@@ -343,7 +343,9 @@ class _ResponsesItem:
         if url.__class__ is not str or not url:
             return
         title: Any = annotation.get("title")
-        cited = Citation(url, title if title.__class__ is str else None)
+        # An empty title is none: Responses requires the key, so a writer (ours, of a
+        # source without a title) writes "", which must read back as no title.
+        cited = Citation(url, title if title.__class__ is str and title else None)
         out.append(Part("citation", 0, "", event, citation=cited, block=self.index))
 
     def _call(self, item: Any) -> None:

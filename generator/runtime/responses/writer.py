@@ -431,6 +431,9 @@ class _ResponsesWriter(_EventWriter):
             or opened.kind != "reasoning"
             or (part.block is not None and opened.key != part.block)
             or key in opened.item
+            # A reader reads an item's encrypted content before its signature: encrypted
+            # content after a signature goes in an item of its own, to keep their order.
+            or (key == "encrypted_content" and "signature" in opened.item)
         ):
             self._close_text(out)
             opened = self._add(out, "reasoning", "rs", part.block, summary=[])
