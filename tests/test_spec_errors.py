@@ -110,7 +110,9 @@ def _docs(value: Any) -> list[str]:
 @pytest.mark.parametrize("case", GENERATES, ids=lambda c: c.stem)
 def test_an_awkward_spec_generates_working_code(project: Path, case: Path) -> None:
     (project / "spec/vendors/zzbad.yaml").write_bytes(case.read_bytes())
-    result = run_generator(project, "generate")
+    # Chat's modules alone: an awkward vendor file here is chat's (the others are made
+    # by the same code).
+    result = run_generator(project, "generate", "--protocols", "chat")
     assert result.returncode == 0, result.stderr
     added = json.loads(header(case)["payload"])
     payload = {**CHUNK, **added}
@@ -132,7 +134,8 @@ def test_an_awkward_spec_generates_working_code(project: Path, case: Path) -> No
         for doc in docs:
             assert doc in text, (target, doc)
         committed = (REPO / f"generated/chunk_{target}.py").read_text(encoding="utf-8")
-        assert _imports(source) == _imports(committed), "a spec string became an import"
+        # No import the committed module lacks (chat's alone imports no other protocol's).
+        assert _imports(source) <= _imports(committed), "a spec string became an import"
     # Every line fits in 88 columns (a URL alone excepted), as a project linting E501 asks.
     lint = [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "E501"]
     result = subprocess.run(
