@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       8632276a857d
-# Digest: 5ae631050726c8cc
+#   chunkspec code                       628e9b658255
+# Digest: c5ca357d4f5a93b2
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       79719340013c
-# Digest: 9b50ad7dcf891773
+#   chunkspec code                       d1556369cdda
+# Digest: 60d381af8a8fcc6d
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           0e25b0fd0c06
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   0a29aa3e1ef2
-# Digest: 2ff75a0f47233160
+#   chunkspec code                   123ef80e5639
+# Digest: 73116442a05510ec
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

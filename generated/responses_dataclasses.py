@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     ae11ec6a6511
-#   chunkspec code                    d6295084a07b
-# Digest: 74493e2b93051262
+#   chunkspec code                    e5f1a4e20401
+# Digest: 4e508630219cd68f
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     ae11ec6a6511
-#   chunkspec code                    414528a5532a
-# Digest: 1b88e6d09ddb21d9
+#   chunkspec code                    a378b8b720ef
+# Digest: 048eccca90775b45
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 
