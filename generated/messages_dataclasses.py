@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           0e25b0fd0c06
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   123ef80e5639
-# Digest: 73116442a05510ec
+#   chunkspec code                   837bbb9f46a4
+# Digest: 25d187d081485fbb
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           0e25b0fd0c06
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   11e23731c07d
-# Digest: b71b905d4a971b7e
+#   chunkspec code                   585fc6fe0593
+# Digest: dc8b57475ac645df
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

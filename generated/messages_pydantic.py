@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           0e25b0fd0c06
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   d36bbe2dde23
-# Digest: 23389c4e7813ff2d
+#   chunkspec code                   b0b64f5b5f03
+# Digest: c06b2ec5e1bb3720
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

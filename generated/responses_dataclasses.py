@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     ae11ec6a6511
-#   chunkspec code                    e5f1a4e20401
-# Digest: 4e508630219cd68f
+#   chunkspec code                    a19ae392d5f6
+# Digest: 90140d27b9175222
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 

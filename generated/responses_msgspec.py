@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     ae11ec6a6511
-#   chunkspec code                    a378b8b720ef
-# Digest: 048eccca90775b45
+#   chunkspec code                    d2ce98d602f4
+# Digest: 0ae31805eb9a90ec
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     ae11ec6a6511
-#   chunkspec code                    defaf3ba9c15
-# Digest: 5f973973be2f5134
+#   chunkspec code                    0f65c2f47a1b
+# Digest: 7476f17752b4a7d4
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 

@@ -135,3 +135,16 @@ def outcome(module: ModuleType, data: str | bytes) -> str:
     except module.ChunkDecodeError as exc:
         return f"error {exc}"
     return "ok " + text
+
+
+def payloads(body: bytes) -> list[str]:
+    """The data of each event of a server-sent-event body, as a plain reading of the
+    format gives it: its `data:` lines joined (a `[DONE]` is the caller's to leave out)."""
+    out = []
+    for block in body.decode("utf-8").replace("\r\n", "\n").split("\n\n"):
+        data = [
+            line[5:].removeprefix(" ") for line in block.split("\n") if line.startswith("data:")
+        ]
+        if data:
+            out.append("\n".join(data))
+    return out

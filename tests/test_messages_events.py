@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from generator.render.targets import TARGETS as REGISTRY
-from tests.support import REPORT, assert_same_json
+from tests.support import REPORT, assert_same_json, payloads
 
 MESSAGES = Path(__file__).resolve().parent / "fixtures" / "messages"
 CAPTURES = sorted(MESSAGES.glob("*.sse"))
@@ -25,18 +25,6 @@ MODULES: dict[str, ModuleType] = {
 HUBS: dict[str, ModuleType] = {
     name: importlib.import_module(f"generated.chunk_{name}") for name in REGISTRY
 }
-
-
-def payloads(body: bytes) -> list[str]:
-    """The data of each event of a body, as a plain reading of the format gives it."""
-    out = []
-    for block in body.decode("utf-8").replace("\r\n", "\n").split("\n\n"):
-        data = [
-            line[5:].removeprefix(" ") for line in block.split("\n") if line.startswith("data:")
-        ]
-        if data:
-            out.append("\n".join(data))
-    return out
 
 
 def as_data(module: ModuleType, event: Any) -> Any:

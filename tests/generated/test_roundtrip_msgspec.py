@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       86151221e6bf
-# Digest: 0c044951e959a1fd
+#   chunkspec code                       9cabdba364d3
+# Digest: 21c24c49e41c8867
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_msgspec.py.
 
