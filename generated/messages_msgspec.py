@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           0e25b0fd0c06
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   585fc6fe0593
-# Digest: dc8b57475ac645df
+#   chunkspec code                   c1f20715c542
+# Digest: 0bcef97a3ab1aba3
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 
@@ -477,16 +477,42 @@ class _EventWriter:
     `astream(aparts)` do it all. What is not written is counted in `dropped`, by (kind,
     why), and said once per stream in a warning of the writer's `_loss` class."""
 
-    __slots__ = ("dropped", "failure")
+    __slots__ = ("_ended", "_identity", "_started", "_usage", "dropped", "failure")
 
     _loss: ClassVar[type[UserWarning]] = UserWarning
     _protocol: ClassVar[str] = ""
+    _noun: ClassVar[str] = ""
+    """What the stream is one of: "message", "response"."""
 
     def __init__(self) -> None:
         self.dropped: Counter[tuple[str, str]] = Counter()
         """What was not written, by (part kind, why)."""
         self.failure: BaseException | None = None
         """The error the parts raised, written as the stream's error."""
+        self._identity: Identity | None = None
+        self._usage: UsageSummary | None = None
+        self._started = False  # the first events written
+        self._ended = False  # the last event written
+
+    def _told(self, part: Part) -> bool:
+        """Whether a part writes nothing now: it is dropped (after the end, of another
+        choice than the first, a second start), or it tells what comes later (the
+        start's identity, the usage so far)."""
+        kind = part.kind
+        if self._ended:
+            self._drop(kind, f"after the end of the {self._noun}")
+        elif part.choice not in (None, 0):
+            self._drop(kind, f"of another choice than the first: a {self._noun} is one")
+        elif kind == "start":
+            if self._started or self._identity is not None:
+                self._drop(kind, "a second start")
+            else:
+                self._identity = part.identity or Identity(None, None, None)
+        elif kind == "usage":
+            self._usage = part.usage
+        else:
+            return False
+        return True
 
     def write(self, part: Part) -> list[bytes]:
         raise NotImplementedError
@@ -1335,29 +1361,22 @@ class _MessagesWriter(_EventWriter):
 
     __slots__ = (
         "_calls",
-        "_ended",
         "_held",
         "_id",
-        "_identity",
         "_latest",
         "_next",
         "_open",
-        "_started",
         "_stop",
-        "_usage",
     )
 
     _loss = MessagesLossWarning
     _protocol = "Messages"
+    _noun = "message"
 
     def __init__(self) -> None:
         super().__init__()
-        self._identity: Identity | None = None
         self._id = ""
-        self._usage: UsageSummary | None = None
         self._stop: str | None = None
-        self._started = False  # message_start written
-        self._ended = False  # message_stop or error written
         self._next = 0  # the index of the next block
         self._open: _MessagesOpen | None = None
         self._calls: dict[object, int | None] = {}
@@ -1371,22 +1390,9 @@ class _MessagesWriter(_EventWriter):
     def write(self, part: Part) -> list[bytes]:
         """The events of one part (none, while it only tells what comes later)."""
         out: list[bytes] = []
+        if self._told(part):
+            return out
         kind = part.kind
-        if self._ended:
-            self._drop(kind, "after the end of the message")
-            return out
-        if part.choice not in (None, 0):
-            self._drop(kind, "of another choice than the first: a message is one")
-            return out
-        if kind == "start":
-            if self._started or self._identity is not None:
-                self._drop(kind, "a second start")
-            else:
-                self._identity = part.identity or Identity(None, None, None)
-            return out
-        if kind == "usage":
-            self._usage = part.usage
-            return out
         held = self._held
         if held is not None and not (
             kind == "tool_call" and self._key(part) == self._open_key()

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     ae11ec6a6511
-#   chunkspec code                    0f65c2f47a1b
-# Digest: 7476f17752b4a7d4
+#   chunkspec code                    c8c55c51bed5
+# Digest: 8f3dc2fe0b6d0e63
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 
@@ -553,16 +553,42 @@ class _EventWriter:
     `astream(aparts)` do it all. What is not written is counted in `dropped`, by (kind,
     why), and said once per stream in a warning of the writer's `_loss` class."""
 
-    __slots__ = ("dropped", "failure")
+    __slots__ = ("_ended", "_identity", "_started", "_usage", "dropped", "failure")
 
     _loss: ClassVar[type[UserWarning]] = UserWarning
     _protocol: ClassVar[str] = ""
+    _noun: ClassVar[str] = ""
+    """What the stream is one of: "message", "response"."""
 
     def __init__(self) -> None:
         self.dropped: Counter[tuple[str, str]] = Counter()
         """What was not written, by (part kind, why)."""
         self.failure: BaseException | None = None
         """The error the parts raised, written as the stream's error."""
+        self._identity: Identity | None = None
+        self._usage: UsageSummary | None = None
+        self._started = False  # the first events written
+        self._ended = False  # the last event written
+
+    def _told(self, part: Part) -> bool:
+        """Whether a part writes nothing now: it is dropped (after the end, of another
+        choice than the first, a second start), or it tells what comes later (the
+        start's identity, the usage so far)."""
+        kind = part.kind
+        if self._ended:
+            self._drop(kind, f"after the end of the {self._noun}")
+        elif part.choice not in (None, 0):
+            self._drop(kind, f"of another choice than the first: a {self._noun} is one")
+        elif kind == "start":
+            if self._started or self._identity is not None:
+                self._drop(kind, "a second start")
+            else:
+                self._identity = part.identity or Identity(None, None, None)
+        elif kind == "usage":
+            self._usage = part.usage
+        else:
+            return False
+        return True
 
     def write(self, part: Part) -> list[bytes]:
         raise NotImplementedError
@@ -1572,31 +1598,24 @@ class _ResponsesWriter(_EventWriter):
         "_base",
         "_calls",
         "_created",
-        "_ended",
         "_finish",
         "_id",
-        "_identity",
         "_items",
         "_latest",
         "_number",
         "_open",
-        "_started",
-        "_usage",
     )
 
     _loss = ResponsesLossWarning
     _protocol = "Responses"
+    _noun = "response"
 
     def __init__(self) -> None:
         super().__init__()
-        self._identity: Identity | None = None
         self._id = ""
         self._base = ""
         self._created = 0
-        self._usage: UsageSummary | None = None
         self._finish: str | None = None
-        self._started = False  # response.created written
-        self._ended = False  # the terminal event written
         self._number = 0  # the next sequence_number
         self._items: list[dict[str, Any] | None] = []
         """Each item written, by `output_index`, once done (None while open)."""
@@ -1610,22 +1629,9 @@ class _ResponsesWriter(_EventWriter):
     def write(self, part: Part) -> list[bytes]:
         """The events of one part (none, while it only tells what comes later)."""
         out: list[bytes] = []
+        if self._told(part):
+            return out
         kind = part.kind
-        if self._ended:
-            self._drop(kind, "after the end of the response")
-            return out
-        if part.choice not in (None, 0):
-            self._drop(kind, "of another choice than the first: a response is one")
-            return out
-        if kind == "start":
-            if self._started or self._identity is not None:
-                self._drop(kind, "a second start")
-            else:
-                self._identity = part.identity or Identity(None, None, None)
-            return out
-        if kind == "usage":
-            self._usage = part.usage
-            return out
         if kind == "finish":
             if part.text:
                 self._finish = part.text

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any, ClassVar
 
-from .parts import Part
+from .parts import Identity, Part, UsageSummary
 from .sse import _aclose, _close
 
 
@@ -23,16 +23,42 @@ class _EventWriter:
     `astream(aparts)` do it all. What is not written is counted in `dropped`, by (kind,
     why), and said once per stream in a warning of the writer's `_loss` class."""
 
-    __slots__ = ("dropped", "failure")
+    __slots__ = ("_ended", "_identity", "_started", "_usage", "dropped", "failure")
 
     _loss: ClassVar[type[UserWarning]] = UserWarning
     _protocol: ClassVar[str] = ""
+    _noun: ClassVar[str] = ""
+    """What the stream is one of: "message", "response"."""
 
     def __init__(self) -> None:
         self.dropped: Counter[tuple[str, str]] = Counter()
         """What was not written, by (part kind, why)."""
         self.failure: BaseException | None = None
         """The error the parts raised, written as the stream's error."""
+        self._identity: Identity | None = None
+        self._usage: UsageSummary | None = None
+        self._started = False  # the first events written
+        self._ended = False  # the last event written
+
+    def _told(self, part: Part) -> bool:
+        """Whether a part writes nothing now: it is dropped (after the end, of another
+        choice than the first, a second start), or it tells what comes later (the
+        start's identity, the usage so far)."""
+        kind = part.kind
+        if self._ended:
+            self._drop(kind, f"after the end of the {self._noun}")
+        elif part.choice not in (None, 0):
+            self._drop(kind, f"of another choice than the first: a {self._noun} is one")
+        elif kind == "start":
+            if self._started or self._identity is not None:
+                self._drop(kind, "a second start")
+            else:
+                self._identity = part.identity or Identity(None, None, None)
+        elif kind == "usage":
+            self._usage = part.usage
+        else:
+            return False
+        return True
 
     def write(self, part: Part) -> list[bytes]:
         raise NotImplementedError

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       9cabdba364d3
-# Digest: 21c24c49e41c8867
+#   chunkspec code                       9d3ec2a34e08
+# Digest: baeaee423b74c6c4
 # Regenerate with: make generate
 """Hypothesis strategies for every spec type (see generator/render/strategies.py).
 

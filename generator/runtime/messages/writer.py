@@ -101,29 +101,22 @@ class _MessagesWriter(_EventWriter):
 
     __slots__ = (
         "_calls",
-        "_ended",
         "_held",
         "_id",
-        "_identity",
         "_latest",
         "_next",
         "_open",
-        "_started",
         "_stop",
-        "_usage",
     )
 
     _loss = MessagesLossWarning
     _protocol = "Messages"
+    _noun = "message"
 
     def __init__(self) -> None:
         super().__init__()
-        self._identity: Identity | None = None
         self._id = ""
-        self._usage: UsageSummary | None = None
         self._stop: str | None = None
-        self._started = False  # message_start written
-        self._ended = False  # message_stop or error written
         self._next = 0  # the index of the next block
         self._open: _MessagesOpen | None = None
         self._calls: dict[object, int | None] = {}
@@ -137,22 +130,9 @@ class _MessagesWriter(_EventWriter):
     def write(self, part: Part) -> list[bytes]:
         """The events of one part (none, while it only tells what comes later)."""
         out: list[bytes] = []
+        if self._told(part):
+            return out
         kind = part.kind
-        if self._ended:
-            self._drop(kind, "after the end of the message")
-            return out
-        if part.choice not in (None, 0):
-            self._drop(kind, "of another choice than the first: a message is one")
-            return out
-        if kind == "start":
-            if self._started or self._identity is not None:
-                self._drop(kind, "a second start")
-            else:
-                self._identity = part.identity or Identity(None, None, None)
-            return out
-        if kind == "usage":
-            self._usage = part.usage
-            return out
         held = self._held
         if held is not None and not (
             kind == "tool_call" and self._key(part) == self._open_key()

@@ -78,31 +78,24 @@ class _ResponsesWriter(_EventWriter):
         "_base",
         "_calls",
         "_created",
-        "_ended",
         "_finish",
         "_id",
-        "_identity",
         "_items",
         "_latest",
         "_number",
         "_open",
-        "_started",
-        "_usage",
     )
 
     _loss = ResponsesLossWarning
     _protocol = "Responses"
+    _noun = "response"
 
     def __init__(self) -> None:
         super().__init__()
-        self._identity: Identity | None = None
         self._id = ""
         self._base = ""
         self._created = 0
-        self._usage: UsageSummary | None = None
         self._finish: str | None = None
-        self._started = False  # response.created written
-        self._ended = False  # the terminal event written
         self._number = 0  # the next sequence_number
         self._items: list[dict[str, Any] | None] = []
         """Each item written, by `output_index`, once done (None while open)."""
@@ -116,22 +109,9 @@ class _ResponsesWriter(_EventWriter):
     def write(self, part: Part) -> list[bytes]:
         """The events of one part (none, while it only tells what comes later)."""
         out: list[bytes] = []
+        if self._told(part):
+            return out
         kind = part.kind
-        if self._ended:
-            self._drop(kind, "after the end of the response")
-            return out
-        if part.choice not in (None, 0):
-            self._drop(kind, "of another choice than the first: a response is one")
-            return out
-        if kind == "start":
-            if self._started or self._identity is not None:
-                self._drop(kind, "a second start")
-            else:
-                self._identity = part.identity or Identity(None, None, None)
-            return out
-        if kind == "usage":
-            self._usage = part.usage
-            return out
         if kind == "finish":
             if part.text:
                 self._finish = part.text
