@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       62d4ce52a93a
-# Digest: 971960ac1da4c437
+#   chunkspec code                       4a75e754fd56
+# Digest: 8d7e89bdddf9e170
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       09589260d7b5
-# Digest: 05d940fafd42e506
+#   chunkspec code                       b428700cb110
+# Digest: 11d6b3df0ae70cff
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 

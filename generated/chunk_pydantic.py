@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       c41c621d501c
-# Digest: 966e8a4948960da2
+#   chunkspec code                       0cdcdbde1903
+# Digest: a4a0e5226440ad89
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 

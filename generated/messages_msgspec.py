@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           0e25b0fd0c06
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   c1f20715c542
-# Digest: 0bcef97a3ab1aba3
+#   chunkspec code                   61fdd42ac2c1
+# Digest: 8825041983169867
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

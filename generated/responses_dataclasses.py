@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     ae11ec6a6511
-#   chunkspec code                    0c7adaa3491f
-# Digest: bd5193c66d5f5439
+#   chunkspec code                    b551e3be6c71
+# Digest: b5cd8ca3044dddbc
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 

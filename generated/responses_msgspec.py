@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     ae11ec6a6511
-#   chunkspec code                    13885d0cd8ee
-# Digest: cc8ba577d1be4cb1
+#   chunkspec code                    9b45ef949445
+# Digest: 90d1c3f06bccabf2
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     ae11ec6a6511
-#   chunkspec code                    c8c55c51bed5
-# Digest: 8f3dc2fe0b6d0e63
+#   chunkspec code                    93089bcf77a7
+# Digest: 0630e6da309bcfc5
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     ae11ec6a6511
-#   chunkspec code                    f9ac6183a839
-# Digest: faa59ce884d0fae1
+#   chunkspec code                    0f6d1cb5334c
+# Digest: 0cb00fb74a9d743b
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 

@@ -20,14 +20,10 @@ import shlex
 import sys
 import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jinja2
 
-from .captures.capture import CaptureError, read_capture
-from .captures.draftfile import generating
-from .captures.drafting import draft
-from .captures.inspection import Inspector, Report, as_json, table
-from .captures.scaffold import new_vendor
 from .ir.build import build_specs
 from .ir.errors import SpecError
 from .ir.load import load_spec
@@ -44,6 +40,12 @@ from .vendoring.vendored import (
     options_from,
     render_vendored,
 )
+
+if TYPE_CHECKING:
+    from .captures.inspection import Report
+
+# The captures' commands (inspect, new-vendor) import their modules when run: `generate`
+# and `check`, run most, start without them.
 
 PACKAGE = Path(__file__).resolve().parent
 INSTALLED = (PACKAGE / "spec").is_dir()
@@ -122,6 +124,8 @@ def main(argv: list[str] | None = None, prog: str = "python -m generator") -> in
         if args.command == "new-vendor" and args.captures:
             return draft_vendor(root, args.name, args.captures)
         if args.command == "new-vendor":
+            from .captures.scaffold import new_vendor
+
             path = new_vendor(root, args.name)
             print(f"wrote {path.relative_to(root)}; fill it in and run `make generate`")
             return 0
@@ -259,6 +263,8 @@ def check_vendored(root: Path, paths: list[Path], prog: str) -> int:
 def inspect_captures(root: Path, names: list[str], form: str) -> int:
     """Exit status 2 when a capture cannot be read, 1 when one holds keys the spec does
     not know, else 0."""
+    from .captures.inspection import as_json, table
+
     reports = read_reports(root, names)
     if reports is None:
         return 2
@@ -267,6 +273,10 @@ def inspect_captures(root: Path, names: list[str], form: str) -> int:
 
 
 def draft_vendor(root: Path, name: str, names: list[str]) -> int:
+    from .captures.draftfile import generating
+    from .captures.drafting import draft
+    from .captures.scaffold import new_vendor
+
     reports = read_reports(root, names)
     if reports is None:
         return 2
@@ -304,6 +314,9 @@ def draft_vendor(root: Path, name: str, names: list[str]) -> int:
 
 def read_reports(root: Path, names: list[str]) -> list[Report] | None:
     """The inspection of each capture; None (the reasons printed) if one cannot be read."""
+    from .captures.capture import CaptureError, read_capture
+    from .captures.inspection import Inspector
+
     raw = load_spec(root)
     whole, openai = build_specs(
         raw, Options(), Options(vendors=(), profile="strict"), reserved=module_names()

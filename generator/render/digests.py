@@ -11,7 +11,6 @@ a vendor the module left out, another target's template) makes it stale.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import re
@@ -250,14 +249,20 @@ def _relative_imports(path: Path) -> tuple[Path, ...]:
     return tuple(_walk_relative_imports(path))
 
 
+_RELATIVE_IMPORT = re.compile(
+    r"^[ \t]*from[ \t]+(\.+)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.MULTILINE
+)
+"""A relative import statement (the package's code is formatted: one per line, or its
+names in parentheses): its dots, its module and its names. A scan, not a parse: every
+`make generate` reads the whole package this way."""
+
+
 def _walk_relative_imports(path: Path) -> Iterator[Path]:
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if not isinstance(node, ast.ImportFrom) or node.level == 0:
-            continue
+    for dots, module, names in _RELATIVE_IMPORT.findall(path.read_text(encoding="utf-8")):
         base = path.parent
-        for _ in range(node.level - 1):
+        for _ in range(len(dots) - 1):
             base = base.parent
-        for part in (node.module or "").split(".") if node.module else []:
+        for part in module.split(".") if module else []:
             base = base / part
         if base.with_suffix(".py").is_file():
             yield base.with_suffix(".py")
@@ -265,4 +270,6 @@ def _walk_relative_imports(path: Path) -> Iterator[Path]:
         if (base / "__init__.py").is_file():
             yield base / "__init__.py"
         # `from . import examples`: the names may be modules themselves.
-        yield from (base / f"{a.name}.py" for a in node.names if (base / f"{a.name}.py").is_file())
+        for name in re.findall(r"\b(\w+)(?:\s+as\s+\w+)?\s*(?:,|\)|$)", names.strip("()")):
+            if (base / f"{name}.py").is_file():
+                yield base / f"{name}.py"
