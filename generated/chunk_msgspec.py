@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       b428700cb110
-# Digest: 11d6b3df0ae70cff
+#   chunkspec code                       f446bd54582a
+# Digest: a28e7e6af78983a6
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -56,6 +56,7 @@ import re
 import time
 import uuid
 import warnings
+from collections import Counter
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -121,6 +122,7 @@ __all__ = [
     "ChatCompletionMessageToolCallCustom",
     "ChatCompletionMessageToolCallFunction",
     "ChatCompletionTokenLogprob",
+    "ChatLossWarning",
     "Choice",
     "ChoiceDelta",
     "ChoiceDeltaAudio",
@@ -12407,6 +12409,12 @@ _CHAT_ROLE: Final = {"role": "assistant", "content": ""}
 """The delta that opens a choice, as OpenAI writes it."""
 
 
+class ChatLossWarning(UserWarning):
+    """Parts a chat stream could not hold were left out of it (a tool the server ran,
+    which chat has no place for): the writer's `dropped` counts them, by kind and
+    why."""
+
+
 class _ChatWriter:
     """Writes the parts of one stream as chat chunks (`data: {...}` events), each
     meaning where the dialect writes it: the answer in `content`, a refusal in
@@ -12418,7 +12426,8 @@ class _ChatWriter:
     `usage.cost`, as OpenRouter writes it). The id, model and creation time come from
     the "start" part (a source that gives no creation time, as Messages, is given the
     time of writing). The stream ends with `[DONE]`, or, after an "error" part or an
-    error raised by the parts, with the error (`sse_error`): never `[DONE]`."""
+    error raised by the parts, with the error (`sse_error`): never `[DONE]`. What is not
+    written is counted in `dropped` and said once per stream in a `ChatLossWarning`."""
 
     __slots__ = (
         "_blocks",
@@ -12428,9 +12437,12 @@ class _ChatWriter:
         "_head",
         "_open",
         "_report",
+        "dropped",
     )
 
     def __init__(self, dialect: _Dialect) -> None:
+        self.dropped: Counter[tuple[str, str]] = Counter()
+        """What was not written, by (part kind, why)."""
         self._dialect = dialect
         self._head: dict[str, Any] | None = None
         """The keys every chunk starts with: id, object, created, model."""
@@ -12481,7 +12493,8 @@ class _ChatWriter:
             self._close_think(delta, index)
             finish = part.text
         else:
-            return b""  # a tool the server ran: chat has no place for it
+            self.dropped[(kind, "a tool the server ran: chat has no place for it")] += 1
+            return b""
         return self._chunk(index, delta, finish)
 
     def end(self) -> bytes:
@@ -12508,6 +12521,8 @@ class _ChatWriter:
         except Exception as error:  # noqa: BLE001, RUF100 (the client must know)
             yield _chat_failure(error)
             return
+        finally:
+            _warn_dropped(self.dropped, "chat", ChatLossWarning)
         yield self.end()
 
     async def astream(self, parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
@@ -12519,6 +12534,8 @@ class _ChatWriter:
         except Exception as error:  # noqa: BLE001, RUF100
             yield _chat_failure(error)
             return
+        finally:
+            _warn_dropped(self.dropped, "chat", ChatLossWarning)
         yield self.end()
 
     def _count(self, index: int, kind: str) -> int:
@@ -12632,6 +12649,21 @@ def _write_chat(parts: Iterable[Part], dialect: _Dialect) -> Iterator[bytes]:
 def _awrite_chat(parts: AsyncIterable[Part], dialect: _Dialect) -> AsyncIterator[bytes]:
     """`_write_chat` for parts that arrive asynchronously."""
     return _ChatWriter(dialect).astream(parts)
+
+
+def _warn_dropped(
+    dropped: Counter[tuple[str, str]],
+    protocol: str,
+    loss: type[UserWarning],
+    stacklevel: int = 3,
+) -> None:
+    """Say once what a stream's writer left out (in the frame of the code reading the
+    writer's stream, `stacklevel` frames up)."""
+    if dropped:
+        said = ", ".join(
+            f"{count} {kind} ({why})" for (kind, why), count in sorted(dropped.items())
+        )
+        warnings.warn(f"not written as {protocol}: {said}", loss, stacklevel=stacklevel)
 
 
 _PLANS: Final[dict[str, _Plan]] = {

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           0e25b0fd0c06
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   e25c4ce516f3
-# Digest: ee8eeff376db9421
+#   chunkspec code                   04b2e359ee34
+# Digest: 100cbdc964a6a5f1
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 
@@ -32,7 +32,6 @@ from __future__ import annotations
 import copy
 import json
 import uuid
-import warnings
 from collections import Counter
 from collections.abc import (
     AsyncIterable,
@@ -94,6 +93,7 @@ from .chunk_dataclasses import (
     _str,
     _tagged,
     _Unset,
+    _warn_dropped,
     _wire_text,
     awrite_parts,
     write_parts,
@@ -544,14 +544,7 @@ class _EventWriter:
         self.dropped[(kind, why)] += 1
 
     def _warn(self) -> None:
-        if self.dropped:
-            said = ", ".join(
-                f"{count} {kind} ({why})"
-                for (kind, why), count in sorted(self.dropped.items())
-            )
-            warnings.warn(
-                f"not written as {self._protocol}: {said}", self._loss, stacklevel=3
-            )
+        _warn_dropped(self.dropped, self._protocol, self._loss, stacklevel=4)
 
 
 class _MessagesEvents(_Events[_Chunk]):

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           0e25b0fd0c06
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   61fdd42ac2c1
-# Digest: 8825041983169867
+#   chunkspec code                   e78e955c1f8c
+# Digest: 5ef5d31b8db40308
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 
@@ -34,7 +34,6 @@ from __future__ import annotations
 import copy
 import json
 import uuid
-import warnings
 from collections import Counter
 from collections.abc import (
     AsyncIterable,
@@ -110,6 +109,7 @@ from .chunk_msgspec import (
     _Shape,
     _str,
     _tagged,
+    _warn_dropped,
     _wire_text,
     awrite_parts,
     write_parts,
@@ -572,14 +572,7 @@ class _EventWriter:
         self.dropped[(kind, why)] += 1
 
     def _warn(self) -> None:
-        if self.dropped:
-            said = ", ".join(
-                f"{count} {kind} ({why})"
-                for (kind, why), count in sorted(self.dropped.items())
-            )
-            warnings.warn(
-                f"not written as {self._protocol}: {said}", self._loss, stacklevel=3
-            )
+        _warn_dropped(self.dropped, self._protocol, self._loss, stacklevel=4)
 
 
 class _MessagesEvents(_Events[_Chunk]):

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           0e25b0fd0c06
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   87d41e83f6a4
-# Digest: 113081743323e501
+#   chunkspec code                   a68eec251959
+# Digest: da006916394db819
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 
@@ -32,7 +32,6 @@ from __future__ import annotations
 import copy
 import json
 import uuid
-import warnings
 from collections import Counter
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from typing import Annotated, Any, ClassVar, Final, Literal, TypeAlias, cast
@@ -81,6 +80,7 @@ from .chunk_pydantic import (
     _unknown_key_named_like,
     _validate,
     _validate_value,
+    _warn_dropped,
     _wire_text,
     awrite_parts,
     write_parts,
@@ -554,14 +554,7 @@ class _EventWriter:
         self.dropped[(kind, why)] += 1
 
     def _warn(self) -> None:
-        if self.dropped:
-            said = ", ".join(
-                f"{count} {kind} ({why})"
-                for (kind, why), count in sorted(self.dropped.items())
-            )
-            warnings.warn(
-                f"not written as {self._protocol}: {said}", self._loss, stacklevel=3
-            )
+        _warn_dropped(self.dropped, self._protocol, self._loss, stacklevel=4)
 
 
 class _MessagesEvents(_Events[_Chunk]):

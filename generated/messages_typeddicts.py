@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           0e25b0fd0c06
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   e7a8c4110051
-# Digest: 76ef4fca1606ca50
+#   chunkspec code                   22a18ed7bad5
+# Digest: 1776a55c02a2cfc2
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 
@@ -33,7 +33,6 @@ from __future__ import annotations
 import copy
 import json
 import uuid
-import warnings
 from collections import Counter
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from typing import Any, ClassVar, Final, Literal, Required, TypeAlias, cast
@@ -85,6 +84,7 @@ from .chunk_typeddicts import (
     _Shape,
     _str,
     _tagged,
+    _warn_dropped,
     _wire_text,
     awrite_parts,
     write_parts,
@@ -620,14 +620,7 @@ class _EventWriter:
         self.dropped[(kind, why)] += 1
 
     def _warn(self) -> None:
-        if self.dropped:
-            said = ", ".join(
-                f"{count} {kind} ({why})"
-                for (kind, why), count in sorted(self.dropped.items())
-            )
-            warnings.warn(
-                f"not written as {self._protocol}: {said}", self._loss, stacklevel=3
-            )
+        _warn_dropped(self.dropped, self._protocol, self._loss, stacklevel=4)
 
 
 class _MessagesEvents(_Events[_Chunk]):

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     ae11ec6a6511
-#   chunkspec code                    b551e3be6c71
-# Digest: b5cd8ca3044dddbc
+#   chunkspec code                    603be20e9fb9
+# Digest: 0e7d2da812bfb4d2
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 
@@ -34,7 +34,6 @@ from __future__ import annotations
 import copy
 import time
 import uuid
-import warnings
 from collections import Counter
 from collections.abc import (
     AsyncIterable,
@@ -104,6 +103,7 @@ from .chunk_dataclasses import (
     _str,
     _tagged,
     _Unset,
+    _warn_dropped,
     _WideObject,
     _wire_text,
     awrite_parts,
@@ -646,14 +646,7 @@ class _EventWriter:
         self.dropped[(kind, why)] += 1
 
     def _warn(self) -> None:
-        if self.dropped:
-            said = ", ".join(
-                f"{count} {kind} ({why})"
-                for (kind, why), count in sorted(self.dropped.items())
-            )
-            warnings.warn(
-                f"not written as {self._protocol}: {said}", self._loss, stacklevel=3
-            )
+        _warn_dropped(self.dropped, self._protocol, self._loss, stacklevel=4)
 
 
 _RESPONSES_TERMINAL: Final = frozenset(("response.completed", "response.incomplete"))

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     ae11ec6a6511
-#   chunkspec code                    9b45ef949445
-# Digest: 90d1c3f06bccabf2
+#   chunkspec code                    c044d0fd1d13
+# Digest: 549ce3829a1148cd
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 
@@ -36,7 +36,6 @@ from __future__ import annotations
 import copy
 import time
 import uuid
-import warnings
 from collections import Counter
 from collections.abc import (
     AsyncIterable,
@@ -117,6 +116,7 @@ from .chunk_msgspec import (
     _Shape,
     _str,
     _tagged,
+    _warn_dropped,
     _wire_text,
     awrite_parts,
     write_parts,
@@ -670,14 +670,7 @@ class _EventWriter:
         self.dropped[(kind, why)] += 1
 
     def _warn(self) -> None:
-        if self.dropped:
-            said = ", ".join(
-                f"{count} {kind} ({why})"
-                for (kind, why), count in sorted(self.dropped.items())
-            )
-            warnings.warn(
-                f"not written as {self._protocol}: {said}", self._loss, stacklevel=3
-            )
+        _warn_dropped(self.dropped, self._protocol, self._loss, stacklevel=4)
 
 
 _RESPONSES_TERMINAL: Final = frozenset(("response.completed", "response.incomplete"))

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     ae11ec6a6511
-#   chunkspec code                    93089bcf77a7
-# Digest: 0630e6da309bcfc5
+#   chunkspec code                    9da7456589cd
+# Digest: 50d4cccfe8e59dff
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 
@@ -34,7 +34,6 @@ from __future__ import annotations
 import copy
 import time
 import uuid
-import warnings
 from collections import Counter
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from typing import Annotated, Any, ClassVar, Final, Literal, TypeAlias, cast
@@ -84,6 +83,7 @@ from .chunk_pydantic import (
     _unknown_key_named_like,
     _validate,
     _validate_value,
+    _warn_dropped,
     _wire_text,
     awrite_parts,
     write_parts,
@@ -648,14 +648,7 @@ class _EventWriter:
         self.dropped[(kind, why)] += 1
 
     def _warn(self) -> None:
-        if self.dropped:
-            said = ", ".join(
-                f"{count} {kind} ({why})"
-                for (kind, why), count in sorted(self.dropped.items())
-            )
-            warnings.warn(
-                f"not written as {self._protocol}: {said}", self._loss, stacklevel=3
-            )
+        _warn_dropped(self.dropped, self._protocol, self._loss, stacklevel=4)
 
 
 _RESPONSES_TERMINAL: Final = frozenset(("response.completed", "response.incomplete"))

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     ae11ec6a6511
-#   chunkspec code                    0f6d1cb5334c
-# Digest: 0cb00fb74a9d743b
+#   chunkspec code                    3260d04d4f3a
+# Digest: 0360f1f301bd205a
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 
@@ -35,7 +35,6 @@ from __future__ import annotations
 import copy
 import time
 import uuid
-import warnings
 from collections import Counter
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from typing import Any, ClassVar, Final, Literal, Required, TypeAlias, cast
@@ -92,6 +91,7 @@ from .chunk_typeddicts import (
     _Shape,
     _str,
     _tagged,
+    _warn_dropped,
     _wire_text,
     awrite_parts,
     write_parts,
@@ -767,14 +767,7 @@ class _EventWriter:
         self.dropped[(kind, why)] += 1
 
     def _warn(self) -> None:
-        if self.dropped:
-            said = ", ".join(
-                f"{count} {kind} ({why})"
-                for (kind, why), count in sorted(self.dropped.items())
-            )
-            warnings.warn(
-                f"not written as {self._protocol}: {said}", self._loss, stacklevel=3
-            )
+        _warn_dropped(self.dropped, self._protocol, self._loss, stacklevel=4)
 
 
 _RESPONSES_TERMINAL: Final = frozenset(("response.completed", "response.incomplete"))

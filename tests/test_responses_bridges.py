@@ -317,3 +317,18 @@ def test_every_responses_capture_bridged_to_messages_is_read_by_anthropic_sdk_py
     REPORT["Responses -> Messages, anthropic-sdk-python, msgspec"] = (
         f"{same} of {len(CAPTURES)} Responses captures read with openai-python's meanings"
     )
+
+
+def test_a_tool_the_server_ran_is_said_lost_when_written_as_chat() -> None:
+    """A Responses stream's web search, written as chat (which has no place for a tool
+    the server ran), is counted and said in a `ChatLossWarning`; the answer is not."""
+    module = TARGETS["msgspec"]
+    data = (CAPTURES[0].parent / "openai__web-search-reasoning.sse").read_bytes()
+    with pytest.warns(module.ChatLossWarning, match=r"not written as chat: 1 server_tool"):
+        written = b"".join(
+            module.write_parts(module.iter_parts(data, protocol="responses"), protocol="chat")
+        )
+    accumulator = module.ChunkAccumulator()
+    for chunk in module.iter_chunks(written):
+        accumulator.add(chunk)
+    assert accumulator.summary().choices[0].text

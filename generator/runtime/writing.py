@@ -118,11 +118,19 @@ class _EventWriter:
         self.dropped[(kind, why)] += 1
 
     def _warn(self) -> None:
-        if self.dropped:
-            said = ", ".join(
-                f"{count} {kind} ({why})"
-                for (kind, why), count in sorted(self.dropped.items())
-            )
-            warnings.warn(
-                f"not written as {self._protocol}: {said}", self._loss, stacklevel=3
-            )
+        _warn_dropped(self.dropped, self._protocol, self._loss, stacklevel=4)
+
+
+def _warn_dropped(
+    dropped: Counter[tuple[str, str]],
+    protocol: str,
+    loss: type[UserWarning],
+    stacklevel: int = 3,
+) -> None:
+    """Say once what a stream's writer left out (in the frame of the code reading the
+    writer's stream, `stacklevel` frames up)."""
+    if dropped:
+        said = ", ".join(
+            f"{count} {kind} ({why})" for (kind, why), count in sorted(dropped.items())
+        )
+        warnings.warn(f"not written as {protocol}: {said}", loss, stacklevel=stacklevel)

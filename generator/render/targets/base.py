@@ -277,6 +277,7 @@ class Target:
         names += ["iter_sse", "aiter_sse"]
         if protocols:
             names += ["iter_events", "aiter_events", "write_parts", "awrite_parts"]
+            names += ["ChatLossWarning"]
         if self.spec.completion is not None:
             names += ["ChunkAccumulator", "loads_completion", "iter_parts", "aiter_parts"]
             names += ["to_dialect"]

@@ -8,17 +8,25 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections import Counter
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any, Final, cast
 
 from ..json_text import _wire_text
 from ..parts import Identity, Part, UsageSummary
 from ..sse import StreamError
+from ..writing import _warn_dropped
 from .dialects import _Dialect, _openai_usage, _ThinkBlocks
 from .events import SSE_DONE, sse_error
 
 _CHAT_ROLE: Final = {"role": "assistant", "content": ""}
 """The delta that opens a choice, as OpenAI writes it."""
+
+
+class ChatLossWarning(UserWarning):
+    """Parts a chat stream could not hold were left out of it (a tool the server ran,
+    which chat has no place for): the writer's `dropped` counts them, by kind and
+    why."""
 
 
 class _ChatWriter:
@@ -32,7 +40,8 @@ class _ChatWriter:
     `usage.cost`, as OpenRouter writes it). The id, model and creation time come from
     the "start" part (a source that gives no creation time, as Messages, is given the
     time of writing). The stream ends with `[DONE]`, or, after an "error" part or an
-    error raised by the parts, with the error (`sse_error`): never `[DONE]`."""
+    error raised by the parts, with the error (`sse_error`): never `[DONE]`. What is not
+    written is counted in `dropped` and said once per stream in a `ChatLossWarning`."""
 
     __slots__ = (
         "_blocks",
@@ -42,9 +51,12 @@ class _ChatWriter:
         "_head",
         "_open",
         "_report",
+        "dropped",
     )
 
     def __init__(self, dialect: _Dialect) -> None:
+        self.dropped: Counter[tuple[str, str]] = Counter()
+        """What was not written, by (part kind, why)."""
         self._dialect = dialect
         self._head: dict[str, Any] | None = None
         """The keys every chunk starts with: id, object, created, model."""
@@ -95,7 +107,8 @@ class _ChatWriter:
             self._close_think(delta, index)
             finish = part.text
         else:
-            return b""  # a tool the server ran: chat has no place for it
+            self.dropped[(kind, "a tool the server ran: chat has no place for it")] += 1
+            return b""
         return self._chunk(index, delta, finish)
 
     def end(self) -> bytes:
@@ -122,6 +135,8 @@ class _ChatWriter:
         except Exception as error:  # noqa: BLE001, RUF100 (the client must know)
             yield _chat_failure(error)
             return
+        finally:
+            _warn_dropped(self.dropped, "chat", ChatLossWarning)
         yield self.end()
 
     async def astream(self, parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
@@ -133,6 +148,8 @@ class _ChatWriter:
         except Exception as error:  # noqa: BLE001, RUF100
             yield _chat_failure(error)
             return
+        finally:
+            _warn_dropped(self.dropped, "chat", ChatLossWarning)
         yield self.end()
 
     def _count(self, index: int, kind: str) -> int:
