@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           0e25b0fd0c06
 #   spec as built                    9e60e9801b6b
-#   chunkspec code                   e78e955c1f8c
-# Digest: 5ef5d31b8db40308
+#   chunkspec code                   2407e84de699
+# Digest: 1eeb575397c36716
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 
@@ -470,6 +470,53 @@ class _PartsOfChoice:
         )
 
 
+def _events_parts(
+    read: Callable[[Any], list[Part]],
+    events: Iterable[Any],
+    data: Callable[[Any], Any],
+    cut_off: dict[str, str],
+) -> Iterator[Part]:
+    """The parts `read` makes of each event (read as JSON data by `data`), and an
+    "error" part with the error `cut_off` last when `events` is a stream cut off before
+    its end (a `StreamError` it raises is raised)."""
+    event: Any = None
+    for event in events:
+        yield from read(data(event))
+    if getattr(events, "done", True) is False:
+        yield _cut_off_part(cut_off, event)
+
+
+async def _events_aparts(
+    read: Callable[[Any], list[Part]],
+    events: AsyncIterable[Any],
+    data: Callable[[Any], Any],
+    cut_off: dict[str, str],
+) -> AsyncIterator[Part]:
+    """`_events_parts` for events that arrive asynchronously."""
+    event: Any = None
+    async for event in events:
+        for part in read(data(event)):
+            yield part
+    if getattr(events, "done", True) is False:
+        yield _cut_off_part(cut_off, event)
+
+
+def _cut_off_part(cut_off: dict[str, str], event: Any) -> Part:
+    error = dict(cut_off)
+    return Part("error", 0, error["message"], event, error=error)
+
+
+def _items_of(value: Any) -> list[Any]:
+    """A JSON array, or none."""
+    return value if value.__class__ is list else []
+
+
+def _count_of(data: dict[str, Any], key: str) -> int | None:
+    """A count a JSON object holds under `key`, or None."""
+    value: Any = data.get(key)
+    return value if value.__class__ is int else None
+
+
 class _EventWriter:
     """Writes one stream of `Part`s (from any protocol's reader) as a protocol's
     events: `write(part)` gives the events of a part, `end()` the last ones,
@@ -733,7 +780,7 @@ class _MessagesReader:
             known.refusal = block.get("refusal") is True  # as our writer marks one
             meaning = "refusal" if known.refusal else "text"
             _messages_text(block.get("text"), meaning, index, event, out)
-            for citation in _messages_list(block.get("citations")):
+            for citation in _items_of(block.get("citations")):
                 _messages_citation(citation, index, event, out)
         elif kind == "thinking":
             _messages_text(block.get("thinking"), "reasoning", index, event, out)
@@ -897,10 +944,6 @@ def _messages_text(
         out.append(Part(kind, 0, text, event, block=index))
 
 
-def _messages_list(value: Any) -> list[Any]:
-    return value if value.__class__ is list else []
-
-
 def _messages_citation(citation: Any, index: int, event: Any, out: list[Part]) -> None:
     """A citation part, for a citation of a source with an address (a web search
     result's `url`, a search result's `source`); a citation of a document the request
@@ -932,18 +975,13 @@ def _messages_known(usage: Any) -> dict[str, Any]:
     return {key: value for key, value in usage.items() if value is not None}
 
 
-def _messages_count(usage: dict[str, Any], key: str) -> int | None:
-    value: Any = usage.get(key)
-    return value if value.__class__ is int else None
-
-
 def _messages_usage(usage: dict[str, Any]) -> UsageSummary:
     """A Messages usage object in chat's terms. Anthropic's `input_tokens` excludes the
     cache reads and writes, chat's `prompt_tokens` includes them; the count of tools
     the server ran is the sum of `server_tool_use`'s. The keys a writer adds where
     Messages has no place (`cost_usd`, `reasoning_tokens`, `total_tokens`,
     `server_tool_calls`) are read back."""
-    count = _messages_count
+    count = _count_of
     given = count(usage, "input_tokens")
     read = count(usage, "cache_read_input_tokens")
     written = count(usage, "cache_creation_input_tokens")
@@ -1014,33 +1052,15 @@ _MESSAGES_INCOMPLETE: Final = {
 def _messages_parts_of(
     events: Iterable[Any], data: Callable[[Any], Any]
 ) -> Iterator[Part]:
-    """The parts of a stream of events (each read as JSON data by `data`), and an
-    "error" part last when `events` is a stream cut off before its `message_stop` (a
-    `StreamError` it raises is raised)."""
-    reader = _MessagesReader()
-    event: Any = None
-    for event in events:
-        yield from reader.read(data(event))
-    if getattr(events, "done", True) is False:
-        yield _messages_cut_off(event)
+    """The parts of a stream of events (see `_events_parts`)."""
+    return _events_parts(_MessagesReader().read, events, data, _MESSAGES_INCOMPLETE)
 
 
-async def _messages_aparts_of(
+def _messages_aparts_of(
     events: AsyncIterable[Any], data: Callable[[Any], Any]
 ) -> AsyncIterator[Part]:
     """`_messages_parts_of` for events that arrive asynchronously."""
-    reader = _MessagesReader()
-    event: Any = None
-    async for event in events:
-        for part in reader.read(data(event)):
-            yield part
-    if getattr(events, "done", True) is False:
-        yield _messages_cut_off(event)
-
-
-def _messages_cut_off(event: Any) -> Part:
-    error = dict(_MESSAGES_INCOMPLETE)
-    return Part("error", 0, error["message"], event, error=error)
+    return _events_aparts(_MessagesReader().read, events, data, _MESSAGES_INCOMPLETE)
 
 
 class _MessagesAccumulator:

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     ae11ec6a6511
-#   chunkspec code                    3260d04d4f3a
-# Digest: 0360f1f301bd205a
+#   chunkspec code                    c15f5695ac73
+# Digest: 264d699a0cea9032
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 
@@ -665,6 +665,53 @@ class _PartsOfChoice:
         )
 
 
+def _events_parts(
+    read: Callable[[Any], list[Part]],
+    events: Iterable[Any],
+    data: Callable[[Any], Any],
+    cut_off: dict[str, str],
+) -> Iterator[Part]:
+    """The parts `read` makes of each event (read as JSON data by `data`), and an
+    "error" part with the error `cut_off` last when `events` is a stream cut off before
+    its end (a `StreamError` it raises is raised)."""
+    event: Any = None
+    for event in events:
+        yield from read(data(event))
+    if getattr(events, "done", True) is False:
+        yield _cut_off_part(cut_off, event)
+
+
+async def _events_aparts(
+    read: Callable[[Any], list[Part]],
+    events: AsyncIterable[Any],
+    data: Callable[[Any], Any],
+    cut_off: dict[str, str],
+) -> AsyncIterator[Part]:
+    """`_events_parts` for events that arrive asynchronously."""
+    event: Any = None
+    async for event in events:
+        for part in read(data(event)):
+            yield part
+    if getattr(events, "done", True) is False:
+        yield _cut_off_part(cut_off, event)
+
+
+def _cut_off_part(cut_off: dict[str, str], event: Any) -> Part:
+    error = dict(cut_off)
+    return Part("error", 0, error["message"], event, error=error)
+
+
+def _items_of(value: Any) -> list[Any]:
+    """A JSON array, or none."""
+    return value if value.__class__ is list else []
+
+
+def _count_of(data: dict[str, Any], key: str) -> int | None:
+    """A count a JSON object holds under `key`, or None."""
+    value: Any = data.get(key)
+    return value if value.__class__ is int else None
+
+
 class _EventWriter:
     """Writes one stream of `Part`s (from any protocol's reader) as a protocol's
     events: `write(part)` gives the events of a part, `end()` the last ones,
@@ -1209,13 +1256,13 @@ class _ResponsesItem:
         """The texts a message or reasoning item holds, beyond what was said, and,
         once it is done (`opaque`), its opaque reasoning: OpenAI encrypts it again
         between `output_item.added` and `done`, and the last one is to send back."""
-        for at, part in enumerate(_responses_list(item.get("content"))):
+        for at, part in enumerate(_items_of(item.get("content"))):
             if part.__class__ is not dict:
                 continue
             kind: Any = part.get("type")
             if kind == "output_text":
                 self.whole("text", at, part.get("text") or "", "text", event, out)
-                notes = _responses_list(part.get("annotations"))
+                notes = _items_of(part.get("annotations"))
                 for note in notes[self.cited.get(at, 0) :]:
                     self.cite(note, event, out)
                 self.cited[at] = len(notes)
@@ -1225,13 +1272,13 @@ class _ResponsesItem:
                     self.whole("refusal", at, text, "refusal", event, out)
             elif kind == "reasoning_text" and (
                 self.reasoning == "content"
-                or (self.reasoning is None and not _responses_list(item.get("summary")))
+                or (self.reasoning is None and not _items_of(item.get("summary")))
             ):
                 text = part.get("text")
                 if text.__class__ is str:
                     self.whole("content", at, text, "reasoning", event, out)
         if self.reasoning != "content":
-            for at, part in enumerate(_responses_list(item.get("summary"))):
+            for at, part in enumerate(_items_of(item.get("summary"))):
                 if part.__class__ is dict:
                     text = part.get("text")
                     if text.__class__ is str:
@@ -1278,20 +1325,11 @@ def _responses_dict(value: Any) -> dict[str, Any]:
     return value if value.__class__ is dict else {}
 
 
-def _responses_list(value: Any) -> list[Any]:
-    return value if value.__class__ is list else []
-
-
-def _responses_count(usage: dict[str, Any], key: str) -> int | None:
-    value: Any = usage.get(key)
-    return value if value.__class__ is int else None
-
-
 def _responses_usage(usage: dict[str, Any]) -> UsageSummary:
     """A Responses usage object in chat's terms: `input_tokens` includes the cached
     tokens, as `prompt_tokens` does; the cost is OpenRouter's `cost`, and the tools
     the server ran are xAI's `num_server_side_tools_used`."""
-    count = _responses_count
+    count = _count_of
     prompt = count(usage, "input_tokens")
     completion = count(usage, "output_tokens")
     total = count(usage, "total_tokens")
@@ -1331,33 +1369,15 @@ _RESPONSES_CUT_OFF: Final = {
 def _responses_parts_of(
     events: Iterable[Any], data: Callable[[Any], Any]
 ) -> Iterator[Part]:
-    """The parts of a stream of events (each read as JSON data by `data`), and an
-    "error" part last when `events` is a stream cut off before its terminal event
-    (a `StreamError` it raises is raised)."""
-    reader = _ResponsesReader()
-    event: Any = None
-    for event in events:
-        yield from reader.read(data(event))
-    if getattr(events, "done", True) is False:
-        yield _responses_cut_off(event)
+    """The parts of a stream of events (see `_events_parts`)."""
+    return _events_parts(_ResponsesReader().read, events, data, _RESPONSES_CUT_OFF)
 
 
-async def _responses_aparts_of(
+def _responses_aparts_of(
     events: AsyncIterable[Any], data: Callable[[Any], Any]
 ) -> AsyncIterator[Part]:
     """`_responses_parts_of` for events that arrive asynchronously."""
-    reader = _ResponsesReader()
-    event: Any = None
-    async for event in events:
-        for part in reader.read(data(event)):
-            yield part
-    if getattr(events, "done", True) is False:
-        yield _responses_cut_off(event)
-
-
-def _responses_cut_off(event: Any) -> Part:
-    error = dict(_RESPONSES_CUT_OFF)
-    return Part("error", 0, error["message"], event, error=error)
+    return _events_aparts(_ResponsesReader().read, events, data, _RESPONSES_CUT_OFF)
 
 
 _RESPONSES_LIFECYCLE: Final = frozenset(

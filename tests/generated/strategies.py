@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                4287009cb6b9
 #   spec as built                        921d65e2933a
-#   chunkspec code                       569c83a37268
-# Digest: cd262d35bf3e20ed
+#   chunkspec code                       6ac0bbcb9580
+# Digest: 99e7269fa9c2211c
 # Regenerate with: make generate
 """Hypothesis strategies for every spec type (see generator/render/strategies.py).
 
