@@ -30,9 +30,9 @@
 #   spec/vendors/vllm.yaml               0e25b0fd0c06
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        921d65e2933a
-#   chunkspec code                       a5889d325877
-# Digest: 0d390d64d64125de
+#   spec as built                        477908d1d8be
+#   chunkspec code                       eb3f6c72da59
+# Digest: 843e750a5369478a
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 

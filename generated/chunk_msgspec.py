@@ -30,9 +30,9 @@
 #   spec/vendors/vllm.yaml               0e25b0fd0c06
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        921d65e2933a
-#   chunkspec code                       f446bd54582a
-# Digest: a28e7e6af78983a6
+#   spec as built                        477908d1d8be
+#   chunkspec code                       7f09e4ae9bb6
+# Digest: b0ca28e2e1cf3666
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 

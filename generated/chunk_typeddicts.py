@@ -30,9 +30,9 @@
 #   spec/vendors/vllm.yaml               0e25b0fd0c06
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        921d65e2933a
-#   chunkspec code                       14ad9b3c760a
-# Digest: e0cee7c8d6ab59e6
+#   spec as built                        477908d1d8be
+#   chunkspec code                       d3170946bcfc
+# Digest: b72833db364766c2
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 

@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           0e25b0fd0c06
-#   spec as built                    9e60e9801b6b
-#   chunkspec code                   c348ae9e8109
-# Digest: 839a4e1e1a2e2ce2
+#   spec as built                    b62dfe56e258
+#   chunkspec code                   03035d8685fc
+# Digest: d157ed72cd0ec700
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           0e25b0fd0c06
-#   spec as built                    9e60e9801b6b
-#   chunkspec code                   2407e84de699
-# Digest: 1eeb575397c36716
+#   spec as built                    b62dfe56e258
+#   chunkspec code                   7c22f1dfaa61
+# Digest: 258a5aad03463bf1
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           0e25b0fd0c06
-#   spec as built                    9e60e9801b6b
-#   chunkspec code                   c91bab00cff1
-# Digest: 7228742574aaf587
+#   spec as built                    b62dfe56e258
+#   chunkspec code                   605892eb362a
+# Digest: 6f2c7aab63ad6871
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

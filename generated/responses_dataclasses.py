@@ -9,9 +9,9 @@
 #   spec/vendors/sglang.yaml          207273514537
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
-#   spec as built                     ae11ec6a6511
-#   chunkspec code                    cc045faed445
-# Digest: 8ea169e23659e05b
+#   spec as built                     73df64f0b496
+#   chunkspec code                    6b352c620dd1
+# Digest: 1c069f799bf0b9d2
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 

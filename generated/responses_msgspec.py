@@ -9,9 +9,9 @@
 #   spec/vendors/sglang.yaml          207273514537
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
-#   spec as built                     ae11ec6a6511
-#   chunkspec code                    d2b777c043ec
-# Digest: 11dc717439633e04
+#   spec as built                     73df64f0b496
+#   chunkspec code                    8389cbf4cb65
+# Digest: 921a8f7f82073c1d
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

@@ -9,9 +9,9 @@
 #   spec/vendors/sglang.yaml          207273514537
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
-#   spec as built                     ae11ec6a6511
-#   chunkspec code                    e18a0188a8a7
-# Digest: 066b8d1f19b3da2c
+#   spec as built                     73df64f0b496
+#   chunkspec code                    b6e6ade4108e
+# Digest: b346818768745486
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 

@@ -144,7 +144,11 @@ class _Builder:
     def build(self) -> Spec:
         self.declare()
         core = self.raw.core
-        for role, name in (("root", core.root), ("completion", core.completion)):
+        for role, name in (
+            ("root", core.root),
+            ("completion", core.completion),
+            ("request", core.request),
+        ):
             if name is not None and name not in self.types and name not in self.unions:
                 raise core.where.error(f"{role} type {name!r} is not defined")
         named = tuple(NamedUnion(u.name, u.doc, self.named_union(u.name)) for u in core.unions)
@@ -174,7 +178,8 @@ class _Builder:
         last = [core.root]
         if core.root in self.built_unions:
             last = [o.name for o in self.built_unions[core.root].options if isinstance(o, ModelRef)]
-        order = self.order((core.completion or core.root, *last), models)
+        requests = (core.request,) if core.request is not None else ()
+        order = self.order((*requests, core.completion or core.root, *last), models)
         enums_used = _enums_used(order)
         for name, (enum_decl, _) in self.enums.items():
             if name not in enums_used and self.options == Options():
@@ -187,6 +192,7 @@ class _Builder:
             files=self.raw.files,
             options=self.options,
             completion=core.completion,
+            request=core.request,
             merging=plans,
             type_names=self.types_and_enums() | frozenset(self.unions),
             family=core.family,

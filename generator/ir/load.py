@@ -174,6 +174,8 @@ class RawCore:
     where: Where
     family: str = "chat"
     unions: tuple[RawUnion, ...] = ()
+    request: str | None = None
+    """The request whose response the stream is (its body, as a client sends it)."""
 
 
 @dataclass(frozen=True)
@@ -267,10 +269,10 @@ def _flag(mapping: Located, file: str, key: str, default: bool) -> bool:
 
 
 def _core(doc: Located, file: str, family: str = "chat") -> RawCore:
-    allowed = {"root", "completion", "types", "enums", "meanings", "dialects"}
+    allowed = {"root", "completion", "request", "types", "enums", "meanings", "dialects"}
     if family != "chat":
         # Another protocol's meanings are read by its runtime reader, not from paths.
-        allowed = {"family", "root", "completion", "types", "enums", "unions"}
+        allowed = {"family", "root", "completion", "request", "types", "enums", "unions"}
         _keys(doc, file, "a family file", allowed, {"family", "root", "types"})
         if doc["family"] != family:
             raise _at(doc, file, "family").error(
@@ -285,6 +287,7 @@ def _core(doc: Located, file: str, family: str = "chat") -> RawCore:
         completion=(
             _text(doc, file, "completion", "the core spec") if "completion" in doc else None
         ),
+        request=_text(doc, file, "request", "the core spec") if "request" in doc else None,
         types=_types(doc, file),
         enums=_enums(doc, file),
         meanings=_meanings(doc, file),

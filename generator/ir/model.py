@@ -317,6 +317,8 @@ class Spec:
     options: Options = Options()
     completion: str | None = None
     """The type the chunks of a stream merge into (None: no accumulator is generated)."""
+    request: str | None = None
+    """The request body a client sends for the stream (None: the spec types none)."""
     merging: tuple[MergePlan, ...] = ()
     """One plan per chunk type that merges, the root's first."""
     type_names: frozenset[str] = frozenset()

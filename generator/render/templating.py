@@ -285,6 +285,7 @@ def render_hub(
             _UnionRoot(spec.root) if spec.root in target.union_names else spec.model(spec.root)
         ),
         "completion": spec.model(spec.completion) if spec.completion else None,
+        "request": spec.model(spec.request) if spec.request else None,
         "plans": merge_tables(spec),
         "spellings": spelling_rows(spec.meanings.spellings),
         "chunk_spellings": spelling_rows(spec.meanings.in_chunks),

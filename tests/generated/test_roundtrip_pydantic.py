@@ -30,9 +30,9 @@
 #   spec/vendors/vllm.yaml               0e25b0fd0c06
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        921d65e2933a
-#   chunkspec code                       6ac0bbcb9580
-# Digest: 99e7269fa9c2211c
+#   spec as built                        477908d1d8be
+#   chunkspec code                       0cc68572b994
+# Digest: 46ff91dea28ff8c2
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_pydantic.py.
 

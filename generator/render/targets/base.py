@@ -284,6 +284,8 @@ class Target:
             names += ["Summary", "ChoiceSummary", "UsageSummary", "ToolCallSummary"]
             names += ["Citation", "ReasoningItem", "Part", "ToolCallPart", "ServerToolSummary"]
             names += ["Identity"]
+        if self.spec.request is not None:
+            names += ["loads_request"]
         names += [m.name for m in self.spec.models] + [e.name for e in self.spec.enums]
         names += self.extra_exports()
         # The order ruff's RUF022 checks: CONSTANTS, then Classes, then functions.
@@ -296,6 +298,8 @@ class Target:
         names += ["iter_events", "aiter_events", "iter_parts", "aiter_parts"]
         names += ["write_parts", "awrite_parts", family.accumulator, "Part", "Summary"]
         names += [f"{family.title}LossWarning"]
+        if self.spec.request is not None:
+            names += ["loads_request"]
         names += [m.name for m in self.spec.models] + [e.name for e in self.spec.enums]
         names += [u.name for u in self.spec.unions] + self.extra_exports()
         return sorted(names, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n))
