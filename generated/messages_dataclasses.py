@@ -6,10 +6,10 @@
 #   spec/vendors/llamacpp.yaml       079285a37e6f
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
-#   spec/vendors/vllm.yaml           0e25b0fd0c06
-#   spec as built                    b62dfe56e258
-#   chunkspec code                   03035d8685fc
-# Digest: d157ed72cd0ec700
+#   spec/vendors/vllm.yaml           6ce5175dd09a
+#   spec as built                    85176c6737b4
+#   chunkspec code                   ba0669f70ab1
+# Digest: fdac37182d42824a
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 
@@ -45,27 +45,25 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Literal, TypeAlias, cast
 
 from .chunk_dataclasses import (
-    _TEXTS,
     KEPT_EVENTS,
     MAX_EVENT_SIZE,
     UNSET,
     AsyncChunkStream,
-    ChoiceSummary,
     ChunkDecodeError,
     ChunkStream,
     Citation,
     Identity,
     Part,
-    ReasoningItem,
+    RequestLossWarning,
     ServerToolSummary,
     StreamError,
     Summary,
     ToolCallPart,
-    ToolCallSummary,
     UsageSummary,
     _aclose,
     _AiohttpResponse,
     _as_is,
+    _assistant_message,
     _AsyncResponse,
     _bool,
     _Bytes,
@@ -86,12 +84,14 @@ from .chunk_dataclasses import (
     _nullable,
     _Object,
     _one_of,
-    _paired,
+    _RequestDialect,
     _required,
     _Response,
     _Shape,
     _str,
+    _summary_of_parts,
     _tagged,
+    _to_request,
     _Unset,
     _warn_dropped,
     _wire_text,
@@ -219,6 +219,7 @@ __all__ = [
     "RefusalCategory",
     "RefusalStopDetails",
     "RefusalStopDetailsType",
+    "RequestLossWarning",
     "ServerToolCaller",
     "ServerToolCaller20260120",
     "ServerToolCaller20260120Type",
@@ -286,12 +287,14 @@ __all__ = [
     "WebSearchToolResultErrorType",
     "aiter_events",
     "aiter_parts",
+    "assistant_message",
     "awrite_parts",
     "dumps",
     "iter_events",
     "iter_parts",
     "loads",
     "loads_message",
+    "to_request",
     "write_parts",
 ]
 
@@ -301,145 +304,6 @@ def _type_of(event: object) -> object:
     if isinstance(event, dict):
         return cast(dict[str, object], event).get("type")
     return getattr(event, "type", None)
-
-
-def _summary_of_parts(parts: Iterable[Part]) -> Summary:
-    """The summary any protocol's parts add up to: each choice's texts joined, its tool
-    calls by their index (or, without one, their id), the arguments joined, its last
-    finish reason, its signatures and opaque reasoning in order, the tools the server
-    ran by their index; the last usage report; every cited source once."""
-    choices: dict[int, _PartsOfChoice] = {}
-    usage: UsageSummary | None = None
-    cited: dict[str, Citation] = {}
-    for part in parts:
-        kind = part.kind
-        if kind == "usage":
-            if part.usage is not None:
-                usage = part.usage
-            continue
-        if kind == "citation":
-            _cite(cited, part.citation)
-            continue
-        index = part.choice
-        if index is None:
-            continue
-        state = choices.get(index)
-        if state is None:
-            state = choices[index] = _PartsOfChoice()
-        if kind in _TEXTS:
-            state.texts[kind].append(part.text)
-        elif kind == "tool_call":
-            state.call(part)
-        elif kind == "finish":
-            if part.text:
-                state.finish = part.text
-        elif kind in _PART_ITEMS:
-            state.items.append(ReasoningItem(_PART_ITEMS[kind], part.text, part.chunk))
-        elif kind == "server_tool" and part.server_tool is not None:
-            state.server_tool(part.server_tool)
-    return Summary(
-        choices=tuple(choices[i].summary(i) for i in sorted(choices)),
-        usage=usage or UsageSummary(),
-        citations=tuple(cited.values()),
-    )
-
-
-def _run_order(tool: ServerToolSummary) -> tuple[bool, int]:
-    """Runs by their index; those without one after them, as they came (a stable
-    sort)."""
-    return (tool.index is None, tool.index or 0)
-
-
-_PART_ITEMS: Final = {"signature": "signature", "redacted_reasoning": "encrypted"}
-"""The parts that are opaque reasoning, and the kind of `ReasoningItem` each makes."""
-
-
-def _cite(cited: dict[str, Citation], citation: Citation | None) -> None:
-    """Add a source to those cited: once per URL, the first title found kept."""
-    if citation is None or not citation.url:
-        return
-    known = cited.get(citation.url)
-    if known is None or (known.title is None and citation.title is not None):
-        cited[citation.url] = citation
-
-
-class _PartsOfChoice:
-    """What the parts of one choice have said so far (see `_summary_of_parts`)."""
-
-    __slots__ = ("calls", "finish", "items", "latest", "servers", "texts")
-
-    def __init__(self) -> None:
-        self.texts: dict[str, list[str]] = {meaning: [] for meaning in _TEXTS}
-        self.calls: dict[int, tuple[str | None, str | None, list[str]]] = {}
-        """The tool calls by index: id, name and the pieces of the arguments."""
-        self.latest = 0
-        """The index of the call a piece went to last."""
-        self.finish: str | None = None
-        self.items: list[ReasoningItem] = []
-        self.servers: dict[object, ServerToolSummary] = {}
-
-    def call(self, part: Part) -> None:
-        """Add a piece of a tool call, as chunks merge them: by index, and a call
-        without one by its id (a new call for a new id), else the latest call."""
-        which = part.tool_call or ToolCallPart(None, None, None)
-        index = which.index if which.index is not None else self._place(which.id)
-        self.latest = index
-        known = self.calls.get(index)
-        if known is None:
-            self.calls[index] = (which.id, which.name, [part.text])
-            return
-        ident, name, pieces = known
-        if not ident:
-            ident = which.id
-        if name is None or not name:
-            name = which.name
-        elif which.name and which.name != name:
-            name += which.name  # a name split across chunks; a repeat is no piece
-        pieces.append(part.text)
-        self.calls[index] = (ident, name, pieces)
-
-    def _place(self, ident: str | None) -> int:
-        if not self.calls:
-            return 0
-        if ident:
-            for index, (known, _, _) in self.calls.items():
-                if known == ident:
-                    return index
-            if self.calls[self.latest][0]:
-                return max(self.calls) + 1
-        return self.latest
-
-    def server_tool(self, tool: ServerToolSummary) -> None:
-        """Add one entry of a tool the server ran: one run per index (its arguments,
-        then its output); an entry without an index is a run of its own."""
-        key: object = tool.index if tool.index is not None else object()
-        known = self.servers.get(key)
-        if known is None:
-            self.servers[key] = tool
-            return
-        self.servers[key] = ServerToolSummary(
-            tool.index,
-            known.name or tool.name,
-            known.arguments or tool.arguments,
-            tool.output if tool.output is not None else known.output,
-            tool.source,
-        )
-
-    def summary(self, index: int) -> ChoiceSummary:
-        texts = {m: _paired("".join(pieces)) for m, pieces in self.texts.items()}
-        return ChoiceSummary(
-            index=index,
-            text=texts["text"],
-            reasoning=texts["reasoning"],
-            refusal=texts["refusal"],
-            finish_reason=self.finish,
-            tool_calls=tuple(
-                ToolCallSummary(ident, name, "".join(pieces))
-                for ident, name, pieces in (self.calls[i] for i in sorted(self.calls))
-            ),
-            reasoning_items=tuple(self.items),
-            server_tools=tuple(sorted(self.servers.values(), key=_run_order)),
-        )
 
 
 def _events_parts(
@@ -6186,3 +6050,111 @@ class MessageAccumulator:
     def summary(self) -> Summary:
         """What the message says, in every protocol's terms (`Summary`)."""
         return self._adding.summary()
+
+    def _said(self) -> tuple[str, Any]:
+        """The stream added up, as its protocol's JSON data (`assistant_message`)."""
+        return "messages", self._adding.result()
+
+
+_REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
+    _RequestDialect("openai", effort="reasoning_effort"),
+    _RequestDialect(
+        "deepseek",
+        max_tokens="max_tokens",
+        effort="reasoning_effort",
+        switch="thinking.type",
+        switch_values=("enabled", "disabled"),
+        reasoning="reasoning_content",
+        placeholder="",
+    ),
+    _RequestDialect(
+        "gemini",
+        max_tokens="max_tokens",
+        effort="reasoning_effort",
+        signature="extra_content.google.thought_signature",
+        unsigned="skip_thought_signature_validator",
+        accepts=("vertex",),
+    ),
+    _RequestDialect(
+        "vertex",
+        max_tokens="max_tokens",
+        effort="reasoning_effort",
+        signature="extra_content.vertex.thought_signature",
+        unsigned="skip_thought_signature_validator",
+        accepts=("gemini",),
+    ),
+    _RequestDialect(
+        "moonshot",
+        max_tokens="max_tokens",
+        switch="thinking.type",
+        switch_values=("enabled", "disabled"),
+        reasoning="reasoning_content",
+        placeholder="",
+    ),
+    _RequestDialect(
+        "openrouter",
+        max_tokens="max_tokens",
+        effort="reasoning.effort",
+        budget="reasoning.max_tokens",
+        switch="reasoning.enabled",
+        details="reasoning_details",
+    ),
+    _RequestDialect(
+        "sglang",
+        max_tokens="max_tokens",
+        switch="chat_template_kwargs.enable_thinking",
+        reasoning="reasoning_content",
+    ),
+    _RequestDialect(
+        "vllm",
+        max_tokens="max_tokens",
+        effort="reasoning_effort",
+        switch="chat_template_kwargs.enable_thinking",
+        reasoning="reasoning",
+    ),
+    _RequestDialect(
+        "zai",
+        max_tokens="max_tokens",
+        switch="thinking.type",
+        switch_values=("enabled", "disabled"),
+        reasoning="reasoning_content",
+    ),
+)
+"""How each chat backend reads a request (the spec's `requests:`), OpenAI's first."""
+
+
+def to_request(
+    request: Mapping[str, Any], *, protocol: str, dialect: str | None = None
+) -> dict[str, Any]:
+    """A Messages request (typed, or its JSON data) as the JSON data of a request of
+    `protocol`: "chat" (in `dialect`, one of `'openai'`, `'deepseek'`, `'gemini'`,
+    `'vertex'`, `'moonshot'`, `'openrouter'`, `'sglang'`, `'vllm'`, `'zai'`; "openai"
+    when None), "messages" or "responses". Its conversation (system, messages and their
+    content, the assistant's reasoning and signatures, tool calls and their results),
+    its function tools and tool choice, the limit on generated tokens and the reasoning
+    switch are written in the target's terms; what the target cannot carry is said in a
+    `RequestLossWarning` (docs/requests.md). A request of the same protocol keeps every
+    other key as it came.
+    """
+    return _to_request(request, "messages", protocol, dialect, _REQUEST_DIALECTS)
+
+
+def assistant_message(
+    source: Any,
+    *,
+    protocol: str = "messages",
+    dialect: str | None = None,
+    choice: int = 0,
+) -> list[dict[str, Any]]:
+    """The assistant's turn of a finished stream, as the JSON data to append to the next
+    request of `protocol`: its messages ("chat": one message, in `dialect`; "messages":
+    one message) or its input items ("responses": reasoning items, a message, function
+    calls). `source` is an accumulator of any protocol (the turn as it came, with every
+    signature and encrypted reasoning), or a `Summary` or the `Part`s of a stream (their
+    reasoning as text: they do not say which backend signed it). Each backend gets its
+    reasoning back where it reads it (`reasoning_content`, `reasoning_details`, thought
+    signatures on tool calls, thinking blocks first, reasoning items); a signature
+    another backend made is never sent; what cannot go back is said in a
+    `RequestLossWarning`.
+    """
+    return _assistant_message(source, protocol, dialect, _REQUEST_DIALECTS, choice)

@@ -193,6 +193,7 @@ class _Builder:
             options=self.options,
             completion=core.completion,
             request=core.request,
+            request_dialects=self.raw.request_dialects,
             merging=plans,
             type_names=self.types_and_enums() | frozenset(self.unions),
             family=core.family,

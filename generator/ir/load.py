@@ -14,6 +14,7 @@ from typing import Any
 
 from ..runtime.merge import _RULES
 from .errors import SpecError
+from .requests import RequestDialect, check_unique, request_dialects
 from .yamlfile import Located, load_yaml
 
 CORE_FILE = "spec/chat_completion_chunk.yaml"
@@ -160,6 +161,8 @@ class RawVendor:
     where: Where
     sections: tuple[tuple[str, RawVendor], ...] = ()
     """What the vendor sends in another protocol's family: (family, its section)."""
+    requests: tuple[RequestDialect, ...] = ()
+    """How the vendor's backends read a chat request."""
 
 
 @dataclass(frozen=True)
@@ -176,6 +179,8 @@ class RawCore:
     unions: tuple[RawUnion, ...] = ()
     request: str | None = None
     """The request whose response the stream is (its body, as a client sends it)."""
+    requests: tuple[RequestDialect, ...] = ()
+    """How backends read a chat request (chat's file: OpenAI's)."""
 
 
 @dataclass(frozen=True)
@@ -185,6 +190,11 @@ class RawSpec:
     files: tuple[str, ...]
     families: tuple[RawCore, ...] = ()
     """The other protocols' event families, in the order of FAMILY_FILES."""
+
+    @property
+    def request_dialects(self) -> tuple[RequestDialect, ...]:
+        """Every chat request dialect, OpenAI's first, then the vendors' by file."""
+        return (*self.core.requests, *(d for v in self.vendors for d in v.requests))
 
     def family(self, name: str) -> RawSpec:
         """The spec of one family: its file, and each vendor's section for it."""
@@ -197,6 +207,8 @@ class RawSpec:
         )
         serving = {v.name for v in self.vendors if name in dict(v.sections)}
         files = [f for f in self.files[1:] if Path(f).stem in serving]
+        # Every module writes chat requests: the chat file's dialects go with it.
+        core = replace(core, requests=self.core.requests)
         return RawSpec(core, vendors, (FAMILY_FILES[name], *files))
 
 
@@ -219,7 +231,9 @@ def load_spec(root: Path) -> RawSpec:
         display = f"{VENDOR_DIR}/{path.name}"
         vendors.append(_vendor(load_yaml(path, display), display, path.stem))
     files = (CORE_FILE, *(f"{VENDOR_DIR}/{p.name}" for p in vendor_files))
-    return RawSpec(core, tuple(vendors), files, families)
+    raw = RawSpec(core, tuple(vendors), files, families)
+    check_unique(raw.request_dialects)
+    return raw
 
 
 # --- shape checks -----------------------------------------------------------
@@ -269,7 +283,8 @@ def _flag(mapping: Located, file: str, key: str, default: bool) -> bool:
 
 
 def _core(doc: Located, file: str, family: str = "chat") -> RawCore:
-    allowed = {"root", "completion", "request", "types", "enums", "meanings", "dialects"}
+    allowed = {"root", "completion", "request", "requests", "types", "enums"}
+    allowed |= {"meanings", "dialects"}
     if family != "chat":
         # Another protocol's meanings are read by its runtime reader, not from paths.
         allowed = {"family", "root", "completion", "request", "types", "enums", "unions"}
@@ -288,6 +303,7 @@ def _core(doc: Located, file: str, family: str = "chat") -> RawCore:
             _text(doc, file, "completion", "the core spec") if "completion" in doc else None
         ),
         request=_text(doc, file, "request", "the core spec") if "request" in doc else None,
+        requests=request_dialects(doc, file),
         types=_types(doc, file),
         enums=_enums(doc, file),
         meanings=_meanings(doc, file),
@@ -407,7 +423,7 @@ _SECTION_KEYS = {"source", "fields", "types", "enums", "relax"}
 
 def _vendor(doc: Located, file: str, stem: str) -> RawVendor:
     others = {family for family in FAMILY_FILES if family != "chat"}
-    allowed = {"vendor", "title", "source", *_SECTION_KEYS, *others}
+    allowed = {"vendor", "title", "source", "requests", *_SECTION_KEYS, *others}
     _keys(doc, file, "a vendor file", allowed, {"vendor", "title", "source"})
     name = _text(doc, file, "vendor", "a vendor file")
     if not _VENDOR_NAME.match(name):
@@ -425,6 +441,7 @@ def _vendor(doc: Located, file: str, stem: str) -> RawVendor:
         fields=(),
         relax=(),
         where=_at(doc, file),
+        requests=request_dialects(doc, file),
     )
     vendor = _vendor_section(doc, file, named)  # chat's, at the top level
     sections = []

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from .requests import RequestDialect
+
 ScalarKind: TypeAlias = Literal["string", "int", "float", "bool", "any"]
 
 
@@ -319,6 +321,8 @@ class Spec:
     """The type the chunks of a stream merge into (None: no accumulator is generated)."""
     request: str | None = None
     """The request body a client sends for the stream (None: the spec types none)."""
+    request_dialects: tuple[RequestDialect, ...] = ()
+    """How each chat backend reads a request, OpenAI's first."""
     merging: tuple[MergePlan, ...] = ()
     """One plan per chunk type that merges, the root's first."""
     type_names: frozenset[str] = frozenset()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 import jinja2
 
 from ..ir.model import Enum, Field, MergePlan, Model, ModelRef, NamedUnion, Spec, Spelling
+from ..runtime.requests.dialects import _RequestDialect
 from . import examples, strategies
 from .digests import Inputs, inputs
 from .families import FAMILIES
@@ -289,6 +290,9 @@ def render_hub(
         "plans": merge_tables(spec),
         "spellings": spelling_rows(spec.meanings.spellings),
         "chunk_spellings": spelling_rows(spec.meanings.in_chunks),
+        "request_dialects": [request_dialect_code(d.rules) for d in spec.request_dialects],
+        "request_dialect_names": ", ".join(f"`{d.rules.name!r}`" for d in spec.request_dialects),
+        "protocol_title": _PROTOCOL_TITLES[spec.family],
         "dialect_names": ", ".join(f"`{d.name!r}`" for d in spec.meanings.dialects) or "none",
         "default_dialect": next((d.name for d in spec.meanings.dialects), ""),
     }
@@ -367,3 +371,18 @@ def render_all(
         text = init.render({"header": header(spec, everything, "package", command), "doc": doc})
         out.append(Rendered(path, text, python=True))
     return out
+
+
+_PROTOCOL_TITLES = {"chat": "chat-completions", "messages": "Messages", "responses": "Responses"}
+
+
+def request_dialect_code(rules: _RequestDialect) -> str:
+    """A dialect as the constructor call a module holds: its name, then only the rules
+    that differ from the defaults."""
+    default = _RequestDialect(rules.name)
+    said = [
+        f"{f.name}={getattr(rules, f.name)!r}"
+        for f in fields(rules)
+        if f.name != "name" and getattr(rules, f.name) != getattr(default, f.name)
+    ]
+    return f"_RequestDialect({', '.join([repr(rules.name), *said])})"

@@ -286,6 +286,7 @@ class Target:
             names += ["Identity"]
         if self.spec.request is not None:
             names += ["loads_request"]
+        names += ["to_request", "assistant_message", "RequestLossWarning"]
         names += [m.name for m in self.spec.models] + [e.name for e in self.spec.enums]
         names += self.extra_exports()
         # The order ruff's RUF022 checks: CONSTANTS, then Classes, then functions.
@@ -300,6 +301,7 @@ class Target:
         names += [f"{family.title}LossWarning"]
         if self.spec.request is not None:
             names += ["loads_request"]
+        names += ["to_request", "assistant_message", "RequestLossWarning"]
         names += [m.name for m in self.spec.models] + [e.name for e in self.spec.enums]
         names += [u.name for u in self.spec.unions] + self.extra_exports()
         return sorted(names, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n))

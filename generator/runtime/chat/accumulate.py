@@ -100,6 +100,10 @@ class _Accumulator(Generic[_Chunk, _Completion]):
         kept = self._summarised.kept
         return _summary(_finish(self._merged, kept), self._summarised, self._reader)
 
+    def _said(self) -> tuple[str, Any]:
+        """What the stream added up to, as chat's JSON data (`assistant_message`)."""
+        return "chat", _finish(self._merged)
+
     def _texts_so_far(self, index: int) -> dict[str, str]:
         """The texts of a choice in the completion so far."""
         summarised = self._summarised

@@ -1,0 +1,456 @@
+"""A chat-completions request read into a `_Conversation`, and written from one in a
+backend's dialect (`_RequestDialect`): the assistant's reasoning and its signatures
+where that backend wants them back."""
+
+# Private names are shared between these files and used by the generated code.
+# pyright: reportPrivateUsage=false, reportUnusedFunction=false, reportUnusedClass=false
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+from .dialects import _RequestDialect
+from .vocabulary import (
+    _budget_of,
+    _CallPiece,
+    _Conversation,
+    _effort_of,
+    _Losses,
+    _MediaPiece,
+    _path_get,
+    _path_pop,
+    _path_set,
+    _Piece,
+    _ReasoningPiece,
+    _refused,
+    _ResultPiece,
+    _TextPiece,
+    _ToolSpec,
+    _Turn,
+)
+
+_CHAT_READ: Final = frozenset(
+    (
+        "model",
+        "messages",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "max_tokens",
+        "max_completion_tokens",
+        "stream",
+        "stream_options",
+        "temperature",
+        "top_p",
+        "stop",
+        "user",
+        "reasoning_effort",
+    )
+)
+"""The keys of a chat request a `_Conversation` holds; the others stay in its `rest`."""
+
+
+def _read_chat_request(
+    data: dict[str, Any], dialects: Sequence[_RequestDialect], losses: _Losses
+) -> _Conversation:
+    """A chat request's conversation; reasoning and signatures are read wherever any
+    dialect puts them."""
+    said = _Conversation(model=data.get("model"), protocol="chat")
+    rest = {k: v for k, v in data.items() if k not in _CHAT_READ}
+    for message in data.get("messages") or []:
+        if isinstance(message, dict):
+            said.turns.append(_chat_turn(message, dialects, losses))
+    for tool in data.get("tools") or []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            said.tools.append(
+                _ToolSpec(
+                    function["name"],
+                    function.get("description"),
+                    function.get("parameters"),
+                    function.get("strict"),
+                )
+            )
+        else:
+            losses.drop(f"tool {_named(tool)}", "only function tools cross protocols")
+            rest.setdefault("tools", []).append(tool)
+    choice = data.get("tool_choice")
+    if isinstance(choice, dict):
+        name = _path_get(choice, "function.name")
+        said.tool_choice = ("tool", name) if isinstance(name, str) else None
+    elif isinstance(choice, str):
+        said.tool_choice = choice
+    said.parallel_tool_calls = data.get("parallel_tool_calls")
+    said.max_tokens = data.get("max_completion_tokens", data.get("max_tokens"))
+    said.stream = data.get("stream")
+    said.include_usage = _path_get(data, "stream_options.include_usage")
+    said.temperature = data.get("temperature")
+    said.top_p = data.get("top_p")
+    stop = data.get("stop")
+    said.stop = [stop] if isinstance(stop, str) else stop
+    said.user = data.get("user")
+    said.thinking.effort = data.get("reasoning_effort")
+    for dialect in dialects:
+        _read_switch(rest, dialect, said)
+    said.rest = rest
+    return said
+
+
+def _read_switch(
+    rest: dict[str, Any], dialect: _RequestDialect, said: _Conversation
+) -> None:
+    """The reasoning switch as `dialect` spells it, taken out of `rest`."""
+    thinking = said.thinking
+    if dialect.effort and dialect.effort not in _CHAT_READ:
+        effort = _path_pop(rest, dialect.effort)
+        if isinstance(effort, str):
+            thinking.effort = effort
+    if dialect.budget:
+        budget = _path_pop(rest, dialect.budget)
+        if isinstance(budget, int):
+            thinking.budget = budget
+    if dialect.switch:
+        value = _path_pop(rest, dialect.switch)
+        if value is not None and value in dialect.switch_values:
+            thinking.enabled = value == dialect.switch_values[0]
+
+
+def _named(tool: Any) -> str:
+    name = tool.get("name") or tool.get("type") if isinstance(tool, dict) else None
+    return repr(name) if isinstance(name, str) else "of no name"
+
+
+def _chat_turn(
+    message: dict[str, Any], dialects: Sequence[_RequestDialect], losses: _Losses
+) -> _Turn:
+    role = message.get("role") or "user"
+    content = message.get("content")
+    if role == "tool":
+        call_id = message.get("tool_call_id") or ""
+        return _Turn("tool", (_ResultPiece(call_id, _chat_content(content, losses)),))
+    pieces: list[_Piece] = []
+    if role == "assistant":
+        pieces += _chat_reasoning(message, dialects)
+    pieces += _chat_content(content, losses)
+    for call in message.get("tool_calls") or []:
+        pieces.append(_chat_call(call, dialects))
+    refusal = message.get("refusal")
+    return _Turn(role, tuple(pieces), refusal if isinstance(refusal, str) else None)
+
+
+def _chat_reasoning(
+    message: dict[str, Any], dialects: Sequence[_RequestDialect]
+) -> list[_Piece]:
+    """An assistant message's reasoning: structured details (kept whole, of their
+    dialect's scheme) before the text of the first reasoning key that has any."""
+    for dialect in dialects:
+        details = message.get(dialect.details) if dialect.details else None
+        if isinstance(details, list) and details:
+            text = "".join(
+                d.get("text") or d.get("summary") or ""
+                for d in details
+                if isinstance(d, dict)
+                and isinstance(d.get("text") or d.get("summary"), str)
+            )
+            return [_ReasoningPiece(text, scheme=dialect.name, source=details)]
+    for dialect in dialects:
+        said = message.get(dialect.reasoning) if dialect.reasoning else None
+        if isinstance(said, str) and said:
+            return [_ReasoningPiece(said)]
+    return []
+
+
+def _chat_call(call: Any, dialects: Sequence[_RequestDialect]) -> _CallPiece:
+    function = call.get("function") if isinstance(call, dict) else None
+    function = function if isinstance(function, dict) else {}
+    arguments = function.get("arguments")
+    signature: str | None = None
+    scheme: str | None = None
+    for dialect in dialects:
+        found = _path_get(call, dialect.signature) if dialect.signature else None
+        if isinstance(found, str) and found != dialect.unsigned:
+            signature, scheme = found, dialect.name
+            break
+    return _CallPiece(
+        (call.get("id") if isinstance(call, dict) else None) or "",
+        function.get("name") or "",
+        arguments if isinstance(arguments, str) else "",
+        signature,
+        scheme,
+    )
+
+
+def _chat_content(
+    content: Any, losses: _Losses
+) -> tuple[_TextPiece | _MediaPiece, ...]:
+    if isinstance(content, str):
+        return (_TextPiece(content),) if content else ()
+    pieces: list[_TextPiece | _MediaPiece] = []
+    for part in content or []:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text":
+            pieces.append(_TextPiece(part.get("text") or ""))
+        elif kind == "image_url":
+            pieces.append(_MediaPiece("image", url=_path_get(part, "image_url.url")))
+        elif kind == "file":
+            file = part.get("file") or {}
+            pieces.append(
+                _MediaPiece(
+                    "file",
+                    url=file.get("file_data"),
+                    file_id=file.get("file_id"),
+                    name=file.get("filename"),
+                )
+            )
+        elif kind == "input_audio":
+            audio = part.get("input_audio") or {}
+            pieces.append(
+                _MediaPiece(
+                    "audio", url=audio.get("data"), media_type=audio.get("format")
+                )
+            )
+        else:
+            losses.drop(f"a content part of type {kind!r}", "no other protocol has it")
+    return tuple(pieces)
+
+
+# --- writing -------------------------------------------------------------------------
+
+
+def _write_chat_request(
+    said: _Conversation, dialect: _RequestDialect, losses: _Losses
+) -> dict[str, Any]:
+    """The chat request of a conversation, in `dialect`."""
+    data: dict[str, Any] = {}
+    if said.model is not None:
+        data["model"] = said.model
+    data["messages"] = [
+        m for turn in said.turns for m in _chat_messages(turn, dialect, losses)
+    ]
+    if said.tools:
+        data["tools"] = [_chat_tool(tool) for tool in said.tools]
+    if said.tool_choice is not None:
+        choice = said.tool_choice
+        data["tool_choice"] = (
+            {"type": "function", "function": {"name": choice[1]}}
+            if isinstance(choice, tuple)
+            else choice
+        )
+    if said.parallel_tool_calls is not None:
+        data["parallel_tool_calls"] = said.parallel_tool_calls
+    if said.max_tokens is not None:
+        data[dialect.max_tokens] = said.max_tokens
+    _write_switch(data, said, dialect, losses)
+    for key in ("stream", "temperature", "top_p", "stop", "user"):
+        value = getattr(said, key)
+        if value is not None:
+            data[key] = value
+    if said.include_usage is not None:
+        data["stream_options"] = {"include_usage": said.include_usage}
+    if said.protocol == "chat":
+        for key, value in said.rest.items():
+            data.setdefault(key, value)
+    return data
+
+
+def _write_switch(
+    data: dict[str, Any], said: _Conversation, dialect: _RequestDialect, losses: _Losses
+) -> None:
+    thinking = said.thinking
+    if thinking.enabled is not None and dialect.switch:
+        _path_set(
+            data, dialect.switch, dialect.switch_values[0 if thinking.enabled else 1]
+        )
+    if thinking.enabled is False:
+        return
+    if thinking.budget is not None and dialect.budget:
+        _path_set(data, dialect.budget, thinking.budget)
+    elif (
+        thinking.effort is not None or thinking.budget is not None
+    ) and dialect.effort:
+        _path_set(data, dialect.effort, _effort_of(thinking))
+    elif (
+        thinking.budget is not None
+        and dialect.budget is None
+        and dialect.effort is None
+    ):
+        losses.drop("the reasoning budget", f"{dialect.name} takes none")
+    elif thinking.effort is not None and dialect.budget:
+        _path_set(data, dialect.budget, _budget_of(thinking))
+    elif thinking.effort is not None and not dialect.switch:
+        losses.drop("the reasoning effort", f"{dialect.name} takes none")
+    if (
+        thinking.enabled is None
+        and dialect.switch
+        and (thinking.effort or thinking.budget)
+    ):
+        _path_set(data, dialect.switch, dialect.switch_values[0])
+
+
+def _chat_tool(tool: _ToolSpec) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": tool.name}
+    if tool.description is not None:
+        function["description"] = tool.description
+    if tool.parameters is not None:
+        function["parameters"] = tool.parameters
+    if tool.strict is not None:
+        function["strict"] = tool.strict
+    return {"type": "function", "function": function}
+
+
+def _chat_messages(
+    turn: _Turn, dialect: _RequestDialect, losses: _Losses
+) -> list[dict[str, Any]]:
+    """A turn as chat messages: results each as a `tool` message (before the rest of a
+    user turn, as chat wants them right after the calls), the rest as one message."""
+    results = [p for p in turn.pieces if isinstance(p, _ResultPiece)]
+    messages = [
+        {
+            "role": "tool",
+            "tool_call_id": r.call_id,
+            "content": _chat_parts(r.content, losses),
+        }
+        for r in results
+    ]
+    rest = tuple(p for p in turn.pieces if not isinstance(p, _ResultPiece))
+    if turn.role == "assistant":
+        messages.append(_chat_assistant(turn, dialect, losses))
+    elif rest or not results:
+        role = turn.role if turn.role != "tool" else "user"
+        content = [p for p in rest if isinstance(p, _TextPiece | _MediaPiece)]
+        messages.append({"role": role, "content": _chat_parts(tuple(content), losses)})
+    return messages
+
+
+def _chat_parts(
+    pieces: tuple[_TextPiece | _MediaPiece, ...], losses: _Losses
+) -> str | list[dict[str, Any]]:
+    """Content as one string when it is all text, else as content parts."""
+    if all(isinstance(p, _TextPiece) for p in pieces):
+        return "".join(p.text for p in pieces if isinstance(p, _TextPiece))
+    parts: list[dict[str, Any]] = []
+    for piece in pieces:
+        if isinstance(piece, _TextPiece):
+            parts.append({"type": "text", "text": piece.text})
+        elif piece.kind == "image" and piece.url is not None:
+            parts.append({"type": "image_url", "image_url": {"url": piece.url}})
+        elif piece.kind == "file":
+            file = {
+                "file_data": piece.url,
+                "file_id": piece.file_id,
+                "filename": piece.name,
+            }
+            parts.append({"type": "file", "file": {k: v for k, v in file.items() if v}})
+        elif piece.kind == "audio" and piece.url is not None:
+            audio = {"data": piece.url, "format": piece.media_type or "wav"}
+            parts.append({"type": "input_audio", "input_audio": audio})
+        else:
+            losses.drop(f"an {piece.kind} by file id", "chat takes it only inline")
+    return parts
+
+
+def _chat_assistant(
+    turn: _Turn, dialect: _RequestDialect, losses: _Losses
+) -> dict[str, Any]:
+    """An assistant message as `dialect` wants it back: reasoning in its key (on the
+    turns it names, a placeholder where there is none), structured reasoning verbatim
+    when it is the dialect's own, the signature on the calls it names."""
+    message: dict[str, Any] = {"role": "assistant"}
+    text = "".join(p.text for p in turn.pieces if isinstance(p, _TextPiece))
+    calls = [p for p in turn.pieces if isinstance(p, _CallPiece)]
+    reasoning = [p for p in turn.pieces if isinstance(p, _ReasoningPiece)]
+    message["content"] = text if text or not calls else None
+    if turn.refusal is not None:
+        message["refusal"] = turn.refusal
+    _chat_reasoning_back(message, reasoning, bool(calls), dialect, losses)
+    if calls:
+        message["tool_calls"] = [
+            _chat_call_back(c, i, dialect, losses) for i, c in enumerate(calls)
+        ]
+        if dialect.signature:
+            _sign_first_call(message["tool_calls"], calls, reasoning, dialect, losses)
+    for piece in turn.pieces:
+        if isinstance(piece, _MediaPiece):
+            losses.drop(
+                f"an {piece.kind} in an assistant message", "chat has no place for it"
+            )
+    return message
+
+
+def _chat_reasoning_back(
+    message: dict[str, Any],
+    reasoning: list[_ReasoningPiece],
+    calls: bool,
+    dialect: _RequestDialect,
+    losses: _Losses,
+) -> None:
+    text = "".join(p.text for p in reasoning)
+    if dialect.details is not None:
+        own = [p.source for p in reasoning if p.scheme == dialect.name and p.source]
+        details = [d for source in own for d in source] or [
+            {"type": "reasoning.text", "text": p.text, "index": i}
+            for i, p in enumerate(reasoning)
+            if p.text
+        ]
+        if details:
+            message[dialect.details] = details
+    needs = dialect.reasoning_turns == "all" or calls
+    if dialect.reasoning is not None and needs:
+        if text:
+            message[dialect.reasoning] = text
+        elif dialect.placeholder is not None:
+            message[dialect.reasoning] = dialect.placeholder
+    if text and dialect.reasoning is None and dialect.details is None:
+        losses.drop("the assistant's reasoning", f"{dialect.name} takes none back")
+    for piece in reasoning:
+        if (
+            (piece.signature or piece.encrypted)
+            and not (dialect.details and piece.scheme == dialect.name)
+            and not (dialect.signature and dialect.reads(piece.scheme))
+        ):
+            losses.drop(
+                "a reasoning signature" if piece.signature else "encrypted reasoning",
+                _refused(piece.scheme, dialect.name),
+            )
+
+
+def _chat_call_back(
+    call: _CallPiece, index: int, dialect: _RequestDialect, losses: _Losses
+) -> dict[str, Any]:
+    written: dict[str, Any] = {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": call.arguments},
+    }
+    if call.signature is not None and dialect.signature is None:
+        losses.drop(f"the signature on call {call.id!r}", f"{dialect.name} takes none")
+    return written
+
+
+def _sign_first_call(
+    written: list[dict[str, Any]],
+    calls: list[_CallPiece],
+    reasoning: list[_ReasoningPiece],
+    dialect: _RequestDialect,
+    losses: _Losses,
+) -> None:
+    """The signature where `dialect` reads it: on each call that came with one of its
+    scheme, else (the first call, or each) a signature of its scheme from the
+    reasoning, else its `unsigned` stand-in."""
+    path = dialect.signature
+    assert path is not None
+    spare = [p.signature for p in reasoning if p.signature and dialect.reads(p.scheme)]
+    for index, (message, call) in enumerate(zip(written, calls, strict=True)):
+        if call.signature is not None and dialect.reads(call.scheme):
+            _path_set(message, path, call.signature)
+            continue
+        if call.signature is not None:
+            losses.drop(
+                f"the signature on call {call.id!r}",
+                _refused(call.scheme, dialect.name),
+            )
+        if index == 0 or dialect.signature_calls == "each":
+            signature = spare.pop(0) if spare else dialect.unsigned
+            if signature is not None:
+                _path_set(message, path, signature)

@@ -1,0 +1,179 @@
+"""Requests across protocols (`to_request`) and the assistant's turn written back for
+the next request (`assistant_message`), through a `_Conversation`."""
+
+# Private names are shared between these files and used by the generated code.
+# pyright: reportPrivateUsage=false, reportUnusedFunction=false, reportUnusedClass=false
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
+
+from ..parts import ChoiceSummary, Part, Summary, _summary_of_parts
+from .chat import _chat_messages, _chat_turn, _read_chat_request, _write_chat_request
+from .dialects import _request_dialect, _RequestDialect
+from .messages import (
+    _messages_of,
+    _messages_turns,
+    _read_messages_request,
+    _write_messages_request,
+)
+from .responses import (
+    _read_responses_request,
+    _responses_item,
+    _responses_items,
+    _write_responses_request,
+)
+from .vocabulary import (
+    _CallPiece,
+    _Conversation,
+    _data_of,
+    _Losses,
+    _Piece,
+    _ReasoningPiece,
+    _TextPiece,
+    _Turn,
+)
+
+_REQUEST_PROTOCOLS: Final = ("chat", "messages", "responses")
+
+
+def _to_request(
+    request: Any,
+    source: str,
+    protocol: str,
+    dialect: str | None,
+    dialects: Sequence[_RequestDialect],
+) -> dict[str, Any]:
+    """A `source` request (its JSON data or a typed request) as a `protocol` request;
+    a chat one in `dialect`. What it cannot carry is said in a `RequestLossWarning`."""
+    chosen = _chosen(protocol, dialect, dialects)
+    read = _Losses()
+    data = _data_of(request)
+    if source == "chat":
+        said = _read_chat_request(data, dialects, read)
+    elif source == "messages":
+        said = _read_messages_request(data, read)
+    else:
+        said = _read_responses_request(data, read)
+    # What another protocol has no place for is kept as it came in the same protocol.
+    losses = _Losses() if source == protocol else read
+    written = _write_request(said, protocol, chosen, losses)
+    losses.warn(protocol)
+    return written
+
+
+def _chosen(
+    protocol: str, dialect: str | None, dialects: Sequence[_RequestDialect]
+) -> _RequestDialect:
+    if protocol not in _REQUEST_PROTOCOLS:
+        known = ", ".join(map(repr, _REQUEST_PROTOCOLS))
+        raise ValueError(f"protocol must be one of {known}, not {protocol!r}")
+    if protocol != "chat" and dialect is not None:
+        raise ValueError(f"a dialect is chat's: protocol {protocol!r} has none")
+    return _request_dialect(dialect, dialects)
+
+
+def _write_request(
+    said: _Conversation, protocol: str, dialect: _RequestDialect, losses: _Losses
+) -> dict[str, Any]:
+    if protocol == "chat":
+        return _write_chat_request(said, dialect, losses)
+    if protocol == "messages":
+        return _write_messages_request(said, losses)
+    return _write_responses_request(said, losses)
+
+
+def _assistant_message(
+    source: Any,
+    protocol: str,
+    dialect: str | None,
+    dialects: Sequence[_RequestDialect],
+    choice: int,
+) -> list[dict[str, Any]]:
+    """The assistant's turn `source` (an accumulator of any protocol, a `Summary`, or
+    the `Part`s of a stream) as the items of the next `protocol` request."""
+    chosen = _chosen(protocol, dialect, dialects)
+    losses = _Losses()
+    turn = _turn_of(source, dialects, losses, choice)
+    if protocol == "chat":
+        written = _chat_messages(turn, chosen, losses)
+    elif protocol == "messages":
+        written = _messages_of([turn], losses)
+    else:
+        written = _responses_items(turn, losses)
+    losses.warn(protocol)
+    return written
+
+
+def _turn_of(
+    source: Any, dialects: Sequence[_RequestDialect], losses: _Losses, choice: int
+) -> _Turn:
+    said = getattr(source, "_said", None)
+    if said is not None:
+        protocol, data = said()
+        return _turn_of_result(protocol, data, dialects, losses, choice)
+    if isinstance(source, Summary):
+        return _turn_of_summary(source, choice)
+    if isinstance(source, Iterable):
+        parts: Iterable[Part] = source  # pyright: ignore[reportUnknownVariableType]
+        return _turn_of_summary(_summary_of_parts(parts), choice)
+    raise TypeError(
+        "the assistant's turn comes from an accumulator, a Summary or the parts of a"
+        f" stream, not {source!r}"
+    )
+
+
+def _turn_of_result(
+    protocol: str,
+    data: Any,
+    dialects: Sequence[_RequestDialect],
+    losses: _Losses,
+    choice: int,
+) -> _Turn:
+    """The assistant's turn in what a stream added up to, read as its protocol's
+    request reads an assistant message: every spelling of its reasoning and
+    signatures, as they came."""
+    if protocol == "chat":
+        for one in data.get("choices") or []:
+            if isinstance(one, dict) and one.get("index", 0) == choice:
+                message = dict(one.get("message") or {})
+                message["role"] = "assistant"
+                return _chat_turn(message, dialects, losses)
+        return _Turn("assistant", ())
+    if protocol == "messages":
+        content = {"role": "assistant", "content": data.get("content") or []}
+        return _messages_turns(content, losses)[-1]
+    turns: list[_Turn] = []
+    for item in data.get("output") or []:
+        if isinstance(item, dict):
+            _responses_item(turns, item, losses)
+    pieces = tuple(p for t in turns for p in t.pieces)
+    return _Turn("assistant", pieces)
+
+
+def _turn_of_summary(summary: Summary, choice: int) -> _Turn:
+    """A summary's choice as an assistant turn: its reasoning, text and calls. A
+    summary does not say which backend made its signatures and encrypted reasoning, so
+    they are not sent back (an accumulator's turn has them)."""
+    one: ChoiceSummary | None = next(
+        (c for c in summary.choices if c.index == choice), None
+    )
+    if one is None:
+        return _Turn("assistant", ())
+    pieces: list[_Piece] = []
+    opaque = {i.kind: i.value for i in one.reasoning_items}
+    if one.reasoning or opaque:
+        pieces.append(
+            _ReasoningPiece(
+                one.reasoning,
+                signature=opaque.get("signature"),
+                encrypted=opaque.get("encrypted"),
+            )
+        )
+    if one.text:
+        pieces.append(_TextPiece(one.text))
+    pieces += [
+        _CallPiece(c.id or "", c.name or "", c.arguments) for c in one.tool_calls
+    ]
+    return _Turn("assistant", tuple(pieces), one.refusal or None)

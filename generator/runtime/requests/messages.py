@@ -1,0 +1,383 @@
+"""An Anthropic Messages request read into a `_Conversation`, and written from one:
+thinking blocks first in an assistant message, with their signatures, and tool results
+first in the user message after the calls."""
+
+# Private names are shared between these files and used by the generated code.
+# pyright: reportPrivateUsage=false, reportUnusedFunction=false, reportUnusedClass=false
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from .vocabulary import (
+    _arguments_object,
+    _arguments_text,
+    _budget_of,
+    _CallPiece,
+    _Conversation,
+    _Losses,
+    _MediaPiece,
+    _Piece,
+    _ReasoningPiece,
+    _refused,
+    _ResultPiece,
+    _TextPiece,
+    _ToolSpec,
+    _Turn,
+)
+
+_MESSAGES_READ: Final = frozenset(
+    (
+        "model",
+        "system",
+        "messages",
+        "tools",
+        "tool_choice",
+        "max_tokens",
+        "thinking",
+        "stream",
+        "temperature",
+        "top_p",
+        "stop_sequences",
+        "metadata",
+    )
+)
+
+_MESSAGES_MAX_TOKENS: Final = 4096
+"""The `max_tokens` a Messages request gets when its source set no limit: Messages
+requires one."""
+
+_SCHEME_MESSAGES: Final = "messages"
+
+
+def _read_messages_request(data: dict[str, Any], losses: _Losses) -> _Conversation:
+    said = _Conversation(model=data.get("model"), protocol="messages")
+    system = data.get("system")
+    if system:
+        said.turns.append(_Turn("system", _messages_texts(system, losses)))
+    for message in data.get("messages") or []:
+        if isinstance(message, dict):
+            said.turns += _messages_turns(message, losses)
+    rest = {k: v for k, v in data.items() if k not in _MESSAGES_READ}
+    for tool in data.get("tools") or []:
+        if (
+            isinstance(tool, dict)
+            and "input_schema" in tool
+            and tool.get("type")
+            in (
+                None,
+                "custom",
+            )
+        ):
+            said.tools.append(
+                _ToolSpec(
+                    tool.get("name") or "",
+                    tool.get("description"),
+                    tool["input_schema"],
+                )
+            )
+        else:
+            name = tool.get("name") if isinstance(tool, dict) else None
+            losses.drop(
+                f"server tool {name!r}", "only the client's tools cross protocols"
+            )
+            rest.setdefault("tools", []).append(tool)
+    choice = data.get("tool_choice")
+    if isinstance(choice, dict):
+        kind = str(choice.get("type"))
+        said.tool_choice = (
+            ("tool", choice.get("name") or "")
+            if kind == "tool"
+            else {"any": "required"}.get(kind, kind)
+        )
+        if choice.get("disable_parallel_tool_use") is not None:
+            said.parallel_tool_calls = not choice["disable_parallel_tool_use"]
+    said.max_tokens = data.get("max_tokens")
+    thinking = data.get("thinking")
+    if isinstance(thinking, dict):
+        said.thinking.enabled = thinking.get("type") != "disabled"
+        said.thinking.budget = thinking.get("budget_tokens")
+    said.stream = data.get("stream")
+    said.temperature = data.get("temperature")
+    said.top_p = data.get("top_p")
+    said.stop = data.get("stop_sequences")
+    metadata = data.get("metadata")
+    if isinstance(metadata, dict):
+        said.user = metadata.get("user_id")
+    said.rest = rest
+    return said
+
+
+def _messages_texts(
+    value: Any, losses: _Losses
+) -> tuple[_TextPiece | _MediaPiece, ...]:
+    if isinstance(value, str):
+        return (_TextPiece(value),)
+    pieces: list[_TextPiece | _MediaPiece] = []
+    for block in value or []:
+        piece = _messages_media(block, losses)
+        if piece is not None:
+            pieces.append(piece)
+    return tuple(pieces)
+
+
+def _messages_media(block: Any, losses: _Losses) -> _TextPiece | _MediaPiece | None:
+    kind = block.get("type") if isinstance(block, dict) else None
+    if kind == "text":
+        return _TextPiece(block.get("text") or "")
+    if kind in ("image", "document"):
+        source = block.get("source") or {}
+        url = source.get("url")
+        if source.get("type") == "base64":
+            url = f"data:{source.get('media_type')};base64,{source.get('data')}"
+        return _MediaPiece(
+            "image" if kind == "image" else "file",
+            url=url,
+            file_id=source.get("file_id"),
+            media_type=source.get("media_type"),
+            name=block.get("title"),
+        )
+    losses.drop(f"a {kind!r} block", "no other protocol has it")
+    return None
+
+
+def _messages_turns(message: dict[str, Any], losses: _Losses) -> list[_Turn]:
+    """A message's turns: a user message's tool results as a tool turn of their own
+    (first, as Messages sends them), the rest as one turn."""
+    role = message.get("role") or "user"
+    content = message.get("content")
+    if isinstance(content, str):
+        return [_Turn(role, (_TextPiece(content),))]
+    results: list[_Piece] = []
+    pieces: list[_Piece] = []
+    for block in content or []:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "tool_result":
+            results.append(
+                _ResultPiece(
+                    block.get("tool_use_id") or "",
+                    _messages_texts(block.get("content") or "", losses),
+                    bool(block.get("is_error")),
+                )
+            )
+        elif kind == "thinking":
+            pieces.append(
+                _ReasoningPiece(
+                    block.get("thinking") or "",
+                    signature=block.get("signature") or None,
+                    scheme=_SCHEME_MESSAGES,
+                )
+            )
+        elif kind == "redacted_thinking":
+            pieces.append(
+                _ReasoningPiece(encrypted=block.get("data"), scheme=_SCHEME_MESSAGES)
+            )
+        elif kind == "tool_use":
+            pieces.append(
+                _CallPiece(
+                    block.get("id") or "",
+                    block.get("name") or "",
+                    _arguments_text(block.get("input", {})),
+                )
+            )
+        else:
+            piece = _messages_media(block, losses)
+            if piece is not None:
+                pieces.append(piece)
+    turns = [_Turn("tool", tuple(results))] if results else []
+    if pieces or not results:
+        turns.append(_Turn(role, tuple(pieces)))
+    return turns
+
+
+# --- writing -------------------------------------------------------------------------
+
+
+def _write_messages_request(said: _Conversation, losses: _Losses) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    if said.model is not None:
+        data["model"] = said.model
+    data["max_tokens"] = said.max_tokens or _MESSAGES_MAX_TOKENS
+    system = [
+        p for t in said.turns if t.role in ("system", "developer") for p in t.pieces
+    ]
+    if system:
+        texts = [p for p in system if isinstance(p, _TextPiece)]
+        data["system"] = (
+            texts[0].text
+            if len(texts) == 1
+            else [{"type": "text", "text": p.text} for p in texts]
+        )
+    data["messages"] = _messages_of(said.turns, losses)
+    if said.tools:
+        data["tools"] = [
+            {
+                "name": t.name,
+                **({"description": t.description} if t.description is not None else {}),
+                "input_schema": t.parameters or {"type": "object"},
+            }
+            for t in said.tools
+        ]
+    choice = _messages_tool_choice(said)
+    if choice is not None:
+        data["tool_choice"] = choice
+    thinking = said.thinking
+    if thinking.enabled is False:
+        data["thinking"] = {"type": "disabled"}
+    elif thinking.enabled or thinking.budget is not None or thinking.effort is not None:
+        data["thinking"] = {
+            "type": "enabled",
+            "budget_tokens": _budget_of(thinking) or 1024,
+        }
+    for key, value in (
+        ("stream", said.stream),
+        ("temperature", said.temperature),
+        ("top_p", said.top_p),
+        ("stop_sequences", said.stop),
+    ):
+        if value is not None:
+            data[key] = value
+    if said.user is not None:
+        data["metadata"] = {"user_id": said.user}
+    if said.protocol == "messages":
+        for key, value in said.rest.items():
+            data.setdefault(key, value)
+    return data
+
+
+def _messages_tool_choice(said: _Conversation) -> dict[str, Any] | None:
+    choice = said.tool_choice
+    if choice is None and said.parallel_tool_calls is None:
+        return None
+    written: dict[str, Any]
+    if isinstance(choice, tuple):
+        written = {"type": "tool", "name": choice[1]}
+    else:
+        written = {"type": {"required": "any"}.get(choice or "auto", choice or "auto")}
+    if said.parallel_tool_calls is not None and written["type"] != "none":
+        written["disable_parallel_tool_use"] = not said.parallel_tool_calls
+    return written
+
+
+def _messages_of(turns: list[_Turn], losses: _Losses) -> list[dict[str, Any]]:
+    """The turns as alternating messages: tool results go first in the user message
+    after the calls, with what the user says next."""
+    messages: list[dict[str, Any]] = []
+    for turn in turns:
+        if turn.role in ("system", "developer"):
+            continue
+        role = "assistant" if turn.role == "assistant" else "user"
+        blocks = (
+            _messages_assistant(turn, losses)
+            if role == "assistant"
+            else [b for p in turn.pieces for b in _messages_user_block(p, losses)]
+        )
+        if messages and messages[-1]["role"] == role:
+            messages[-1]["content"] += blocks
+        else:
+            messages.append({"role": role, "content": blocks})
+    for message in messages:
+        content = message["content"]
+        if (
+            len(content) == 1
+            and content[0]["type"] == "text"
+            and message["role"] == "user"
+        ):
+            message["content"] = content[0]["text"]
+    return messages
+
+
+def _messages_user_block(piece: _Piece, losses: _Losses) -> list[dict[str, Any]]:
+    if isinstance(piece, _ResultPiece):
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": piece.call_id}
+        content = [b for p in piece.content for b in _messages_user_block(p, losses)]
+        block["content"] = (
+            content[0]["text"]
+            if len(content) == 1 and content[0]["type"] == "text"
+            else content
+        )
+        if piece.is_error:
+            block["is_error"] = True
+        return [block]
+    if isinstance(piece, _TextPiece):
+        return [{"type": "text", "text": piece.text}] if piece.text else []
+    if isinstance(piece, _MediaPiece):
+        return _messages_media_block(piece, losses)
+    losses.drop(
+        f"a {type(piece).__name__} in a user message", "Messages has no place for it"
+    )
+    return []
+
+
+def _messages_media_block(piece: _MediaPiece, losses: _Losses) -> list[dict[str, Any]]:
+    kind = "image" if piece.kind == "image" else "document"
+    if piece.kind == "audio":
+        losses.drop("audio", "Messages takes none")
+        return []
+    url = piece.url
+    if url is not None and url.startswith("data:") and ";base64," in url:
+        media_type, _, data = url[5:].partition(";base64,")
+        source: dict[str, Any] = {
+            "type": "base64",
+            "media_type": media_type,
+            "data": data,
+        }
+    elif url is not None:
+        source = {"type": "url", "url": url}
+    elif piece.file_id is not None:
+        source = {"type": "file", "file_id": piece.file_id}
+    else:
+        losses.drop(f"an {piece.kind} with no data", "nothing to send")
+        return []
+    return [{"type": kind, "source": source}]
+
+
+def _messages_assistant(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
+    """An assistant turn's blocks: thinking first (only what Messages signed: a
+    thinking block without its signature is refused), then text, then calls."""
+    thinking: list[dict[str, Any]] = []
+    blocks: list[dict[str, Any]] = []
+    for piece in turn.pieces:
+        if isinstance(piece, _ReasoningPiece):
+            thinking += _thinking_blocks(piece, losses)
+        elif isinstance(piece, _TextPiece):
+            if piece.text:
+                blocks.append({"type": "text", "text": piece.text})
+        elif isinstance(piece, _CallPiece):
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": piece.id,
+                    "name": piece.name,
+                    "input": _arguments_object(piece, losses),
+                }
+            )
+            if piece.signature is not None:
+                losses.drop(
+                    f"the signature on call {piece.id!r}",
+                    _refused(piece.scheme, "Messages"),
+                )
+        else:
+            losses.drop(
+                f"a {type(piece).__name__} in an assistant message",
+                "Messages has no place",
+            )
+    if turn.refusal:
+        blocks.append({"type": "text", "text": turn.refusal})
+    return thinking + blocks
+
+
+def _thinking_blocks(piece: _ReasoningPiece, losses: _Losses) -> list[dict[str, Any]]:
+    if piece.scheme != _SCHEME_MESSAGES:
+        if piece.text or piece.signature or piece.encrypted:
+            losses.drop(
+                "the assistant's reasoning",
+                _refused(piece.scheme, "Messages"),
+            )
+        return []
+    if piece.encrypted is not None:
+        return [{"type": "redacted_thinking", "data": piece.encrypted}]
+    if piece.signature is None:
+        losses.drop("thinking without its signature", "Messages would refuse it")
+        return []
+    return [{"type": "thinking", "thinking": piece.text, "signature": piece.signature}]

@@ -1,0 +1,335 @@
+"""A Responses request read into a `_Conversation`, and written from one: `input`
+items (messages, reasoning items with their encrypted content, function calls and
+their outputs) and `instructions`."""
+
+# Private names are shared between these files and used by the generated code.
+# pyright: reportPrivateUsage=false, reportUnusedFunction=false, reportUnusedClass=false
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from .vocabulary import (
+    _CallPiece,
+    _Conversation,
+    _effort_of,
+    _Losses,
+    _MediaPiece,
+    _Piece,
+    _ReasoningPiece,
+    _refused,
+    _ResultPiece,
+    _TextPiece,
+    _ToolSpec,
+    _Turn,
+)
+
+_RESPONSES_READ: Final = frozenset(
+    (
+        "model",
+        "instructions",
+        "input",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "max_output_tokens",
+        "reasoning",
+        "stream",
+        "temperature",
+        "top_p",
+        "user",
+    )
+)
+
+_SCHEME_RESPONSES: Final = "responses"
+
+_ASSISTANT_ITEMS: Final = frozenset(("reasoning", "function_call"))
+
+
+def _read_responses_request(data: dict[str, Any], losses: _Losses) -> _Conversation:
+    said = _Conversation(model=data.get("model"), protocol="responses")
+    instructions = data.get("instructions")
+    if isinstance(instructions, str) and instructions:
+        said.turns.append(_Turn("system", (_TextPiece(instructions),)))
+    items = data.get("input")
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    for item in items or []:
+        if isinstance(item, dict):
+            _responses_item(said.turns, item, losses)
+    rest = {k: v for k, v in data.items() if k not in _RESPONSES_READ}
+    for tool in data.get("tools") or []:
+        if isinstance(tool, dict) and tool.get("type") == "function":
+            said.tools.append(
+                _ToolSpec(
+                    tool.get("name") or "",
+                    tool.get("description"),
+                    tool.get("parameters"),
+                    tool.get("strict"),
+                )
+            )
+        else:
+            kind = tool.get("type") if isinstance(tool, dict) else None
+            losses.drop(f"tool of type {kind!r}", "only function tools cross protocols")
+            rest.setdefault("tools", []).append(tool)
+    choice = data.get("tool_choice")
+    if isinstance(choice, dict):
+        said.tool_choice = ("tool", choice.get("name") or "")
+    elif isinstance(choice, str):
+        said.tool_choice = choice
+    said.parallel_tool_calls = data.get("parallel_tool_calls")
+    said.max_tokens = data.get("max_output_tokens")
+    reasoning = data.get("reasoning")
+    if isinstance(reasoning, dict):
+        said.thinking.effort = reasoning.get("effort")
+        if said.thinking.effort == "none":
+            said.thinking.enabled, said.thinking.effort = False, None
+    said.stream = data.get("stream")
+    said.temperature = data.get("temperature")
+    said.top_p = data.get("top_p")
+    said.user = data.get("user")
+    said.rest = rest
+    return said
+
+
+def _responses_item(turns: list[_Turn], item: dict[str, Any], losses: _Losses) -> None:
+    """One input item into the turns: reasoning, calls and assistant messages in a row
+    make one assistant turn, outputs in a row one tool turn."""
+    kind = item.get("type") or "message"
+    piece: _Piece
+    if kind == "message":
+        role = item.get("role") or "user"
+        pieces = _responses_content(item.get("content"), losses)
+        if role == "assistant":
+            _into(turns, "assistant", pieces)
+        else:
+            turns.append(_Turn(role, pieces))
+        return
+    if kind == "reasoning":
+        texts = [
+            s.get("text") or ""
+            for s in item.get("summary") or []
+            if isinstance(s, dict)
+        ]
+        if not texts:
+            texts = [
+                c.get("text") or ""
+                for c in item.get("content") or []
+                if isinstance(c, dict)
+            ]
+        piece = _ReasoningPiece(
+            "\n\n".join(texts),
+            encrypted=item.get("encrypted_content"),
+            scheme=_SCHEME_RESPONSES,
+            id=item.get("id"),
+            source=item,
+        )
+        _into(turns, "assistant", (piece,))
+    elif kind == "function_call":
+        piece = _CallPiece(
+            item.get("call_id") or "",
+            item.get("name") or "",
+            item.get("arguments") or "",
+        )
+        _into(turns, "assistant", (piece,))
+    elif kind == "function_call_output":
+        output = item.get("output")
+        content = (
+            (_TextPiece(output),)
+            if isinstance(output, str)
+            else _responses_content(output, losses)
+        )
+        _into(turns, "tool", (_ResultPiece(item.get("call_id") or "", content),))
+    else:
+        losses.drop(f"an input item of type {kind!r}", "no other protocol has it")
+
+
+def _into(turns: list[_Turn], role: str, pieces: tuple[_Piece, ...]) -> None:
+    if turns and turns[-1].role == role:
+        turns[-1] = _Turn(role, turns[-1].pieces + pieces)
+    else:
+        turns.append(_Turn(role, pieces))
+
+
+def _responses_content(
+    content: Any, losses: _Losses
+) -> tuple[_TextPiece | _MediaPiece, ...]:
+    if isinstance(content, str):
+        return (_TextPiece(content),) if content else ()
+    pieces: list[_TextPiece | _MediaPiece] = []
+    for part in content or []:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind in ("input_text", "output_text"):
+            pieces.append(_TextPiece(part.get("text") or ""))
+        elif kind == "input_image":
+            pieces.append(
+                _MediaPiece(
+                    "image", url=part.get("image_url"), file_id=part.get("file_id")
+                )
+            )
+        elif kind == "input_file":
+            pieces.append(
+                _MediaPiece(
+                    "file",
+                    url=part.get("file_data") or part.get("file_url"),
+                    file_id=part.get("file_id"),
+                    name=part.get("filename"),
+                )
+            )
+        else:
+            losses.drop(f"a content part of type {kind!r}", "no other protocol has it")
+    return tuple(pieces)
+
+
+# --- writing -------------------------------------------------------------------------
+
+
+def _write_responses_request(said: _Conversation, losses: _Losses) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    if said.model is not None:
+        data["model"] = said.model
+    system = [p for t in said.turns if t.role == "system" for p in t.pieces]
+    if system:
+        data["instructions"] = "\n\n".join(
+            p.text for p in system if isinstance(p, _TextPiece)
+        )
+    items: list[dict[str, Any]] = []
+    for turn in said.turns:
+        if turn.role != "system":
+            items += _responses_items(turn, losses)
+    data["input"] = items
+    if said.tools:
+        data["tools"] = [
+            {
+                "type": "function",
+                "name": t.name,
+                **({"description": t.description} if t.description is not None else {}),
+                "parameters": t.parameters or {"type": "object", "properties": {}},
+                "strict": bool(t.strict),
+            }
+            for t in said.tools
+        ]
+    choice = said.tool_choice
+    if choice is not None:
+        data["tool_choice"] = (
+            {"type": "function", "name": choice[1]}
+            if isinstance(choice, tuple)
+            else choice
+        )
+    if said.parallel_tool_calls is not None:
+        data["parallel_tool_calls"] = said.parallel_tool_calls
+    if said.max_tokens is not None:
+        data["max_output_tokens"] = said.max_tokens
+    effort = _effort_of(said.thinking)
+    if said.thinking.enabled is False:
+        data["reasoning"] = {"effort": "none"}
+    elif effort is not None:
+        data["reasoning"] = {"effort": effort}
+    for key in ("stream", "temperature", "top_p", "user"):
+        value = getattr(said, key)
+        if value is not None:
+            data[key] = value
+    if said.stop:
+        losses.drop("stop sequences", "Responses has none")
+    if said.protocol == "responses":
+        for key, value in said.rest.items():
+            data.setdefault(key, value)
+    return data
+
+
+def _responses_items(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    text: list[str] = []
+    media: list[dict[str, Any]] = []
+
+    def flush() -> None:
+        if text or media:
+            if turn.role == "assistant":
+                items.append({"role": "assistant", "content": "".join(text)})
+            else:
+                parts = [{"type": "input_text", "text": t} for t in text] + media
+                items.append({"role": turn.role, "content": parts})
+            text.clear()
+            media.clear()
+
+    for piece in turn.pieces:
+        if isinstance(piece, _TextPiece):
+            text.append(piece.text)
+        elif isinstance(piece, _MediaPiece):
+            media += _responses_media(piece, losses)
+        elif isinstance(piece, _ReasoningPiece):
+            flush()
+            items += _responses_reasoning_back(piece, losses)
+        elif isinstance(piece, _CallPiece):
+            flush()
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": piece.id,
+                    "name": piece.name,
+                    "arguments": piece.arguments,
+                }
+            )
+        elif isinstance(piece, _ResultPiece):
+            flush()
+            output = "".join(p.text for p in piece.content if isinstance(p, _TextPiece))
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": piece.call_id,
+                    "output": output,
+                }
+            )
+    if turn.refusal:
+        text.append(turn.refusal)
+    flush()
+    return items
+
+
+def _responses_media(piece: _MediaPiece, losses: _Losses) -> list[dict[str, Any]]:
+    if piece.kind == "image":
+        image: dict[str, Any] = {"type": "input_image", "detail": "auto"}
+        if piece.url is not None:
+            image["image_url"] = piece.url
+        if piece.file_id is not None:
+            image["file_id"] = piece.file_id
+        return [image]
+    if piece.kind == "file":
+        file: dict[str, Any] = {"type": "input_file"}
+        if piece.url is not None:
+            file["file_data" if piece.url.startswith("data:") else "file_url"] = (
+                piece.url
+            )
+        if piece.file_id is not None:
+            file["file_id"] = piece.file_id
+        if piece.name is not None:
+            file["filename"] = piece.name
+        return [file]
+    losses.drop("audio", "a Responses input takes none")
+    return []
+
+
+def _responses_reasoning_back(
+    piece: _ReasoningPiece, losses: _Losses
+) -> list[dict[str, Any]]:
+    """Reasoning as a reasoning item: only one Responses wrote (its id and encrypted
+    content are checked), verbatim."""
+    if piece.scheme == _SCHEME_RESPONSES and isinstance(piece.source, dict):
+        return [piece.source]
+    if piece.scheme == _SCHEME_RESPONSES and piece.id is not None:
+        item: dict[str, Any] = {
+            "type": "reasoning",
+            "id": piece.id,
+            "summary": (
+                [{"type": "summary_text", "text": piece.text}] if piece.text else []
+            ),
+        }
+        if piece.encrypted is not None:
+            item["encrypted_content"] = piece.encrypted
+        return [item]
+    if piece.text or piece.signature or piece.encrypted:
+        losses.drop(
+            "the assistant's reasoning",
+            _refused(piece.scheme, "Responses"),
+        )
+    return []

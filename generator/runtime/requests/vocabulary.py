@@ -1,0 +1,249 @@
+"""What a request says, in no protocol's terms: the conversation every protocol's
+request is read into and written from (`to_request`, `assistant_message`), as `Part`s
+are for streams. Each protocol's file reads its request's JSON data into a
+`_Conversation` and writes one back as JSON data; what a protocol cannot hold is
+reported in `_Losses`, never dropped silently."""
+
+# Private names are shared between these files and used by the generated code.
+# pyright: reportPrivateUsage=false, reportUnusedFunction=false, reportUnusedClass=false
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+
+class RequestLossWarning(UserWarning):
+    """A request was written without something its protocol (or backend) has no place
+    for: `dropped` lists each (what, why)."""
+
+    def __init__(self, message: str, dropped: tuple[tuple[str, str], ...]) -> None:
+        super().__init__(message)
+        self.dropped = dropped
+
+
+@dataclass(frozen=True, slots=True)
+class _TextPiece:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class _MediaPiece:
+    """An image, a file or audio: `url` (a data: URL for inline data) or a file id."""
+
+    kind: str
+    """"image", "file" or "audio"."""
+    url: str | None = None
+    file_id: str | None = None
+    media_type: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _ReasoningPiece:
+    """One block of reasoning: its text, and what the backend wants back unchanged (a
+    `signature` over the text, or `encrypted` reasoning), made by `scheme`: the
+    protocol or chat dialect that wrote it ("messages", "responses", "openrouter",
+    "gemini"...). A signature is sent back only to where its scheme is read."""
+
+    text: str = ""
+    signature: str | None = None
+    encrypted: str | None = None
+    scheme: str | None = None
+    id: str | None = None
+    source: Any = None
+    """The item as its scheme wrote it (a Responses reasoning item, OpenRouter's
+    `reasoning_details`), written back verbatim to the same scheme."""
+
+
+@dataclass(frozen=True, slots=True)
+class _CallPiece:
+    """A tool call: its arguments as JSON text; a signature that rides on it (Gemini's
+    thought signature) with its scheme."""
+
+    id: str
+    name: str
+    arguments: str
+    signature: str | None = None
+    scheme: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _ResultPiece:
+    """A tool's result for the call `call_id`: its text, or texts and media."""
+
+    call_id: str
+    content: tuple[_TextPiece | _MediaPiece, ...]
+    is_error: bool = False
+
+
+_Piece = _TextPiece | _MediaPiece | _ReasoningPiece | _CallPiece | _ResultPiece
+
+
+@dataclass(frozen=True, slots=True)
+class _Turn:
+    """One message: `role` is "system", "developer", "user", "assistant" or "tool"
+    (whose pieces are results)."""
+
+    role: str
+    pieces: tuple[_Piece, ...]
+    refusal: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _ToolSpec:
+    name: str
+    description: str | None
+    parameters: Any
+    """The JSON Schema of the arguments."""
+    strict: bool | None = None
+
+
+@dataclass(slots=True)
+class _Thinking:
+    """The reasoning switch: on or off, an effort or a budget of tokens."""
+
+    enabled: bool | None = None
+    effort: str | None = None
+    budget: int | None = None
+
+
+@dataclass(slots=True)
+class _Conversation:
+    """A request in no protocol's terms. `tool_choice` is "auto", "none", "required",
+    a tool's name as ("tool", name), or None (unsaid). `rest` holds the keys of the
+    source that are none of these, carried only to a request of the same protocol."""
+
+    model: str | None = None
+    turns: list[_Turn] = field(default_factory=list[_Turn])
+    tools: list[_ToolSpec] = field(default_factory=list[_ToolSpec])
+    tool_choice: str | tuple[str, str] | None = None
+    parallel_tool_calls: bool | None = None
+    max_tokens: int | None = None
+    thinking: _Thinking = field(default_factory=_Thinking)
+    stream: bool | None = None
+    include_usage: bool | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    stop: list[str] | None = None
+    user: str | None = None
+    protocol: str = ""
+    rest: dict[str, Any] = field(default_factory=dict[str, Any])
+
+
+class _Losses:
+    """What a request could not carry, by (what, why), said once in a
+    `RequestLossWarning`."""
+
+    __slots__ = ("dropped",)
+
+    def __init__(self) -> None:
+        self.dropped: dict[tuple[str, str], None] = {}
+
+    def drop(self, what: str, why: str) -> None:
+        self.dropped[(what, why)] = None
+
+    def warn(self, protocol: str) -> None:
+        if self.dropped:
+            said = "; ".join(f"{what} ({why})" for what, why in self.dropped)
+            warnings.warn(
+                RequestLossWarning(
+                    f"the {protocol} request leaves out: {said}", tuple(self.dropped)
+                ),
+                stacklevel=3,
+            )
+
+
+_EFFORT_BUDGETS: Final = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
+"""A reasoning effort as a budget of tokens, for protocols that take only a budget
+(Anthropic's `budget_tokens`: at least 1024), and back (the largest effort a budget
+reaches): an effort is no count, so this is a choice, the one LiteLLM makes."""
+
+
+def _effort_of(thinking: _Thinking) -> str | None:
+    if thinking.effort is not None or thinking.budget is None:
+        return thinking.effort
+    reached = [e for e, b in _EFFORT_BUDGETS.items() if thinking.budget >= b]
+    return reached[-1] if reached else "minimal"
+
+
+def _budget_of(thinking: _Thinking) -> int | None:
+    if thinking.budget is not None or thinking.effort is None:
+        return thinking.budget
+    return _EFFORT_BUDGETS.get(thinking.effort, _EFFORT_BUDGETS["medium"])
+
+
+def _data_of(request: Any) -> dict[str, Any]:
+    """A request's JSON data: a mapping as it is, a typed request as its JSON."""
+    if isinstance(request, Mapping):
+        return dict(request)  # pyright: ignore[reportUnknownArgumentType]
+    to_dict = getattr(request, "to_dict", None) or getattr(request, "model_dump", None)
+    if to_dict is None:
+        raise TypeError(
+            f"a request is its JSON data or a typed request, not {request!r}"
+        )
+    data: dict[str, Any] = json.loads(json.dumps(to_dict(), default=str))
+    return data
+
+
+def _refused(scheme: str | None, where: str) -> str:
+    """Why a signature (or reasoning) made by `scheme` is not sent to `where`."""
+    return f"made by {scheme or 'an unknown backend'}: {where} would refuse it"
+
+
+def _texts(pieces: tuple[_Piece, ...]) -> str:
+    return "".join(p.text for p in pieces if isinstance(p, _TextPiece))
+
+
+def _arguments_object(call: _CallPiece, losses: _Losses) -> Any:
+    """A call's arguments as the object protocols with no JSON text want; arguments
+    that are no JSON object are kept under "arguments" and reported."""
+    try:
+        value = json.loads(call.arguments) if call.arguments.strip() else {}
+    except ValueError:
+        value = None
+    if isinstance(value, dict):
+        return value
+    losses.drop(f"the arguments of call {call.id!r}", "not a JSON object: kept as text")
+    return {"arguments": call.arguments}
+
+
+def _arguments_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _path_get(data: Any, path: str) -> Any:
+    """The value at a dotted `path` of JSON data, or None."""
+    for key in path.split("."):
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)  # pyright: ignore[reportUnknownMemberType]
+    return data
+
+
+def _path_set(data: dict[str, Any], path: str, value: Any) -> None:
+    """Set the value at a dotted `path`, making the objects on the way."""
+    *outer, last = path.split(".")
+    for key in outer:
+        inner = data.get(key)
+        if not isinstance(inner, dict):
+            inner = data[key] = {}
+        data = inner  # pyright: ignore[reportUnknownVariableType]
+    data[last] = value
+
+
+def _path_pop(data: dict[str, Any], path: str) -> Any:
+    """Take the value at a dotted `path` out of `data` (and the objects it empties)."""
+    head, _, tail = path.partition(".")
+    if not tail:
+        return data.pop(head, None)
+    inner = data.get(head)
+    if not isinstance(inner, dict):
+        return None
+    value = _path_pop(inner, tail)  # pyright: ignore[reportUnknownArgumentType]
+    if not inner:
+        del data[head]
+    return value
