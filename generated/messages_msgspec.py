@@ -6,10 +6,10 @@
 #   spec/vendors/llamacpp.yaml       079285a37e6f
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
-#   spec/vendors/vllm.yaml           0e25b0fd0c06
+#   spec/vendors/vllm.yaml           1e61f0a11cc8
 #   spec as built                    b62dfe56e258
 #   chunkspec code                   7c22f1dfaa61
-# Digest: 258a5aad03463bf1
+# Digest: f7ed2d37cab5806b
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

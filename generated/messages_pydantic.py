@@ -6,10 +6,10 @@
 #   spec/vendors/llamacpp.yaml       079285a37e6f
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
-#   spec/vendors/vllm.yaml           0e25b0fd0c06
+#   spec/vendors/vllm.yaml           1e61f0a11cc8
 #   spec as built                    b62dfe56e258
 #   chunkspec code                   605892eb362a
-# Digest: 6f2c7aab63ad6871
+# Digest: a0159fd39a5faa7e
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

@@ -6,10 +6,10 @@
 #   spec/vendors/llamacpp.yaml       079285a37e6f
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
-#   spec/vendors/vllm.yaml           0e25b0fd0c06
+#   spec/vendors/vllm.yaml           1e61f0a11cc8
 #   spec as built                    b62dfe56e258
 #   chunkspec code                   c2658c60f4e5
-# Digest: b0f7bac126da7317
+# Digest: 1dd7b074cc64c637
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 

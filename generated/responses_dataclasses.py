@@ -5,13 +5,13 @@
 #   spec/vendors/azure.yaml           8bb6337fd2bf
 #   spec/vendors/github_copilot.yaml  9c024772a622
 #   spec/vendors/llamacpp.yaml        079285a37e6f
-#   spec/vendors/openrouter.yaml      30e556eb39e3
+#   spec/vendors/openrouter.yaml      a53b0217cb31
 #   spec/vendors/sglang.yaml          207273514537
-#   spec/vendors/vllm.yaml            0e25b0fd0c06
+#   spec/vendors/vllm.yaml            1e61f0a11cc8
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     73df64f0b496
 #   chunkspec code                    6b352c620dd1
-# Digest: 1c069f799bf0b9d2
+# Digest: 7e6ef3b9c6279fc3
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 
