@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                ac34fc222ac4
 #   spec as built                        2b1467fe8264
-#   chunkspec code                       eb3f6c72da59
-# Digest: 95a798a79e296af7
+#   chunkspec code                       7a1647ed5b49
+# Digest: 6b0a3c5e637c0225
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -9335,7 +9335,9 @@ class Part:
     - "start": the first part of a stream; `identity` says which response it is.
     - "text", "reasoning", "refusal": `text` is the piece.
     - "signature": `text` is a signature over the reasoning before it (Anthropic's
-      `signature_delta`), to send back unchanged; `block` says which reasoning block.
+      `signature_delta`), to send back unchanged; `block` says which reasoning block,
+      and `tool_call` the call it rides on, when it came on one (Gemini's
+      `extra_content.google.thought_signature` in chat; before that call's pieces).
     - "redacted_reasoning": `text` is reasoning the backend keeps opaque (encrypted),
       to send back unchanged (Anthropic's `redacted_thinking.data`).
     - "tool_call": `text` is a piece of the arguments, `tool_call` says which call (for
@@ -10275,6 +10277,7 @@ class _Readings:
         "any_choice_report",
         "any_report",
         "by_meaning",
+        "call_signatures",
         "call_spelling",
         "calls_elsewhere",
         "choice_report_keys",
@@ -10310,6 +10313,15 @@ class _Readings:
         list under a head (`delta.tool_calls`): read from the choice's JSON data."""
         if calls and not (len(calls) == 3 and calls[2] is None):
             self.calls_elsewhere, calls = calls, ()
+        self.call_signatures = tuple(
+            s.path[len(calls) :]
+            for s in spellings
+            if calls
+            and s.meaning == "reasoning_signature"
+            and s.path[: len(calls)] == calls
+        )
+        """The paths, in a tool call, of a signature that rides on it (Gemini's
+        `extra_content.google.thought_signature`)."""
         under: dict[str, dict[str, list[_Entry]]] = {}
         for s in spellings:
             path = s.path
@@ -10751,6 +10763,12 @@ class _Reader:
                 which = ToolCallPart(
                     at if at.__class__ is int else None, call.id, call.name
                 )
+                for path in self.readings.call_signatures:
+                    for value, _, _ in _found(item, path):
+                        if value.__class__ is str and value:
+                            out.append(
+                                Part("signature", index, value, chunk, tool_call=which)
+                            )
                 out.append(
                     Part("tool_call", index, call.arguments, chunk, tool_call=which)
                 )
@@ -11722,6 +11740,14 @@ class _ChatWriter:
         elif kind == "tool_call":
             self._close_think(delta, index)
             delta["tool_calls"] = [self._call(index, part)]
+        elif kind == "signature" and part.tool_call is not None:
+            # A signature that rides on a call goes back on it, where Gemini puts it.
+            self._close_think(delta, index)
+            call = self._call(index, Part("tool_call", index, "", None, part.tool_call))
+            if "id" not in call:  # the call is open already: the signature alone
+                call = {"index": call["index"]}
+            google = {"google": {"thought_signature": part.text}}
+            delta["tool_calls"] = [{**call, "extra_content": google}]
         elif kind in ("signature", "redacted_reasoning"):
             entry = {**_chat_detail(kind, part), "index": self._count(index, kind)}
             delta["reasoning_details"] = [entry]

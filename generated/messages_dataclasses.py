@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           1e61f0a11cc8
 #   spec as built                    b62dfe56e258
-#   chunkspec code                   03035d8685fc
-# Digest: 5285dc12dc36b099
+#   chunkspec code                   da3836946396
+# Digest: 8ac4e477996f6ad7
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

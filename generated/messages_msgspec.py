@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           1e61f0a11cc8
 #   spec as built                    b62dfe56e258
-#   chunkspec code                   7c22f1dfaa61
-# Digest: f7ed2d37cab5806b
+#   chunkspec code                   6a291a1e8269
+# Digest: c2d8203772e5d759
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

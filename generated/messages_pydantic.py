@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           1e61f0a11cc8
 #   spec as built                    b62dfe56e258
-#   chunkspec code                   605892eb362a
-# Digest: a0159fd39a5faa7e
+#   chunkspec code                   2ee4060d0260
+# Digest: 17a5c5861a7bf206
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           1e61f0a11cc8
 #   spec as built                    b62dfe56e258
-#   chunkspec code                   c2658c60f4e5
-# Digest: 1dd7b074cc64c637
+#   chunkspec code                   289f84630847
+# Digest: 59239aa27e016b92
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 

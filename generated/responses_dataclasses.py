@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            1e61f0a11cc8
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     73df64f0b496
-#   chunkspec code                    6b352c620dd1
-# Digest: 7e6ef3b9c6279fc3
+#   chunkspec code                    c896bedc63cb
+# Digest: 6cba5fd7295d581f
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            1e61f0a11cc8
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     73df64f0b496
-#   chunkspec code                    8389cbf4cb65
-# Digest: cfb4978a19452c07
+#   chunkspec code                    28868f4e21f9
+# Digest: f700089337628171
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            1e61f0a11cc8
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     73df64f0b496
-#   chunkspec code                    b6e6ade4108e
-# Digest: 9bc77fd5c5d01f1d
+#   chunkspec code                    393ed31ee214
+# Digest: 7aa1f73ff8ef34e0
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 

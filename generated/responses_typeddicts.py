@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            1e61f0a11cc8
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     73df64f0b496
-#   chunkspec code                    53006a44f966
-# Digest: 227a79af4b93be98
+#   chunkspec code                    fe1575858731
+# Digest: 9f961d906d8fc9d7
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 

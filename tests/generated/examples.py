@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                ac34fc222ac4
 #   spec as built                        2b1467fe8264
-#   chunkspec code                       0cc68572b994
-# Digest: ae6b2de3b2576ea5
+#   chunkspec code                       6007ce3a58ef
+# Digest: 183d7d7068a87b10
 # Regenerate with: make generate
 """Example payloads of every spec type, shared by the generated tests of every target.
 
