@@ -6,10 +6,10 @@
 #   spec/vendors/llamacpp.yaml       079285a37e6f
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
-#   spec/vendors/vllm.yaml           6ce5175dd09a
+#   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    85176c6737b4
-#   chunkspec code                   ba0669f70ab1
-# Digest: fdac37182d42824a
+#   chunkspec code                   b1bda91c3a1b
+# Digest: 35a855083223edc7
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

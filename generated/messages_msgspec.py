@@ -6,10 +6,10 @@
 #   spec/vendors/llamacpp.yaml       079285a37e6f
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
-#   spec/vendors/vllm.yaml           6ce5175dd09a
+#   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    85176c6737b4
-#   chunkspec code                   5951ecc1c490
-# Digest: 5bd10ddf86c07491
+#   chunkspec code                   ea0753cf3895
+# Digest: d985aacf869bafe7
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

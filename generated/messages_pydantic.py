@@ -6,10 +6,10 @@
 #   spec/vendors/llamacpp.yaml       079285a37e6f
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
-#   spec/vendors/vllm.yaml           6ce5175dd09a
+#   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    85176c6737b4
-#   chunkspec code                   88497a881d00
-# Digest: 96ba1e91da5b27e5
+#   chunkspec code                   4264fd0581c3
+# Digest: cb6749c963033463
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

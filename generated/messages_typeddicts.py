@@ -6,10 +6,10 @@
 #   spec/vendors/llamacpp.yaml       079285a37e6f
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
-#   spec/vendors/vllm.yaml           6ce5175dd09a
+#   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    85176c6737b4
-#   chunkspec code                   a61fc235cc2f
-# Digest: 88788da7330363c9
+#   chunkspec code                   ae195ffaa471
+# Digest: 2375c385e1691336
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 

@@ -5,13 +5,13 @@
 #   spec/vendors/azure.yaml           8bb6337fd2bf
 #   spec/vendors/github_copilot.yaml  9c024772a622
 #   spec/vendors/llamacpp.yaml        079285a37e6f
-#   spec/vendors/openrouter.yaml      b237b989331e
+#   spec/vendors/openrouter.yaml      d79e575d9973
 #   spec/vendors/sglang.yaml          b7474eb36ae2
-#   spec/vendors/vllm.yaml            6ce5175dd09a
+#   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     f32f6dfde592
-#   chunkspec code                    bd2d46763840
-# Digest: e9b4409a65cf1f3c
+#   chunkspec code                    8d8bbbce1806
+# Digest: eba752d8287252ea
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 

@@ -126,7 +126,9 @@ class Part:
     - "start": the first part of a stream; `identity` says which response it is.
     - "text", "reasoning", "refusal": `text` is the piece.
     - "signature": `text` is a signature over the reasoning before it (Anthropic's
-      `signature_delta`), to send back unchanged; `block` says which reasoning block.
+      `signature_delta`), to send back unchanged; `block` says which reasoning block,
+      and `tool_call` the call it rides on, when it came on one (Gemini's
+      `extra_content.google.thought_signature` in chat; before that call's pieces).
     - "redacted_reasoning": `text` is reasoning the backend keeps opaque (encrypted),
       to send back unchanged (Anthropic's `redacted_thinking.data`).
     - "tool_call": `text` is a piece of the arguments, `tool_call` says which call (for

@@ -317,6 +317,12 @@ class _Reader:
                 which = ToolCallPart(
                     at if at.__class__ is int else None, call.id, call.name
                 )
+                for path in self.readings.call_signatures:
+                    for value, _, _ in _found(item, path):
+                        if value.__class__ is str and value:
+                            out.append(
+                                Part("signature", index, value, chunk, tool_call=which)
+                            )
                 out.append(
                     Part("tool_call", index, call.arguments, chunk, tool_call=which)
                 )

@@ -178,6 +178,7 @@ class _Readings:
         "any_choice_report",
         "any_report",
         "by_meaning",
+        "call_signatures",
         "call_spelling",
         "calls_elsewhere",
         "choice_report_keys",
@@ -213,6 +214,15 @@ class _Readings:
         list under a head (`delta.tool_calls`): read from the choice's JSON data."""
         if calls and not (len(calls) == 3 and calls[2] is None):
             self.calls_elsewhere, calls = calls, ()
+        self.call_signatures = tuple(
+            s.path[len(calls) :]
+            for s in spellings
+            if calls
+            and s.meaning == "reasoning_signature"
+            and s.path[: len(calls)] == calls
+        )
+        """The paths, in a tool call, of a signature that rides on it (Gemini's
+        `extra_content.google.thought_signature`)."""
         under: dict[str, dict[str, list[_Entry]]] = {}
         for s in spellings:
             path = s.path

@@ -93,6 +93,14 @@ class _ChatWriter:
         elif kind == "tool_call":
             self._close_think(delta, index)
             delta["tool_calls"] = [self._call(index, part)]
+        elif kind == "signature" and part.tool_call is not None:
+            # A signature that rides on a call goes back on it, where Gemini puts it.
+            self._close_think(delta, index)
+            call = self._call(index, Part("tool_call", index, "", None, part.tool_call))
+            if "id" not in call:  # the call is open already: the signature alone
+                call = {"index": call["index"]}
+            google = {"google": {"thought_signature": part.text}}
+            delta["tool_calls"] = [{**call, "extra_content": google}]
         elif kind in ("signature", "redacted_reasoning"):
             entry = {**_chat_detail(kind, part), "index": self._count(index, kind)}
             delta["reasoning_details"] = [entry]
