@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           6ce5175dd09a
 #   spec as built                    85176c6737b4
-#   chunkspec code                   ba0669f70ab1
-# Digest: fdac37182d42824a
+#   chunkspec code                   38a9abff54a2
+# Digest: 1bcdc234a3d36b3d
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

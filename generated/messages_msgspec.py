@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           6ce5175dd09a
 #   spec as built                    85176c6737b4
-#   chunkspec code                   5951ecc1c490
-# Digest: 5bd10ddf86c07491
+#   chunkspec code                   580650984246
+# Digest: 139baea877cd1f00
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

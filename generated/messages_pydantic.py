@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           6ce5175dd09a
 #   spec as built                    85176c6737b4
-#   chunkspec code                   88497a881d00
-# Digest: 96ba1e91da5b27e5
+#   chunkspec code                   dd861a07b12a
+# Digest: 8209b6916ae87955
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

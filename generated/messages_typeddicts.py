@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           6ce5175dd09a
 #   spec as built                    85176c6737b4
-#   chunkspec code                   a61fc235cc2f
-# Digest: 88788da7330363c9
+#   chunkspec code                   adfad61d4ad0
+# Digest: 0565219b48d286e6
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            6ce5175dd09a
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     f32f6dfde592
-#   chunkspec code                    35bb2f89f591
-# Digest: ef3cec9494d82880
+#   chunkspec code                    559a6470bc70
+# Digest: 5d90fac93829c8bb
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            6ce5175dd09a
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     f32f6dfde592
-#   chunkspec code                    1b50b385bfff
-# Digest: 84d2e8d7ef5c168a
+#   chunkspec code                    1522246e1f80
+# Digest: 27d0571958137221
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

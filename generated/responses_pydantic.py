@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            6ce5175dd09a
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     f32f6dfde592
-#   chunkspec code                    bd2d46763840
-# Digest: e9b4409a65cf1f3c
+#   chunkspec code                    645c86c02d18
+# Digest: 3e1f17b2893ef7b1
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            6ce5175dd09a
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     f32f6dfde592
-#   chunkspec code                    2385a47a4949
-# Digest: 153671a71c8e353e
+#   chunkspec code                    299b6679b46b
+# Digest: fd5a95971bc68d02
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        126edd02c069
-#   chunkspec code                       b774272ede3b
-# Digest: 6708be2ff166f70d
+#   chunkspec code                       d503c30704fc
+# Digest: 8e1f51b33467d34c
 # Regenerate with: make generate
 """Example payloads of every spec type, shared by the generated tests of every target.
 
