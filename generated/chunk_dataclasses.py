@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                6e47b050af3f
 #   spec as built                        ec1c638986eb
-#   chunkspec code                       c0e71ccc7766
-# Digest: 0de1a66ff900f5ae
+#   chunkspec code                       c8cc9cb08453
+# Digest: 05544aaa5b026a07
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -85,6 +85,7 @@ from typing import (
     Protocol,
     Self,
     TypeAlias,
+    TypeGuard,
     TypeVar,
     cast,
     runtime_checkable,
@@ -13045,10 +13046,26 @@ def _budget_of(thinking: _Thinking) -> int | None:
     return _EFFORT_BUDGETS.get(thinking.effort, _EFFORT_BUDGETS["medium"])
 
 
+def _is_json_object(value: Any) -> TypeGuard[dict[str, Any]]:
+    """Whether `value` is a JSON object (typed as one, where `isinstance` says only
+    `dict`)."""
+    return isinstance(value, dict)
+
+
+def _json_object(value: Any) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one (read with `.get`)."""
+    return value if _is_json_object(value) else {}
+
+
+def _json_objects(items: Any) -> list[dict[str, Any]]:
+    """The JSON objects among `items` (a JSON list, or None): others are skipped."""
+    return [item for item in items or () if _is_json_object(item)]
+
+
 def _data_of(request: Any) -> dict[str, Any]:
     """A request's JSON data: a mapping as it is, a typed request as its JSON."""
     if isinstance(request, Mapping):
-        return dict(request)  # pyright: ignore[reportUnknownArgumentType]
+        return dict(cast(Mapping[str, Any], request))
     to_dict = getattr(request, "to_dict", None) or getattr(request, "model_dump", None)
     if to_dict is None:
         raise TypeError(
@@ -13067,10 +13084,10 @@ def _arguments_object(call: _CallPiece, losses: _Losses) -> Any:
     """A call's arguments as the object protocols with no JSON text want; arguments
     that are no JSON object are kept under "arguments" and reported."""
     try:
-        value = json.loads(call.arguments) if call.arguments.strip() else {}
+        value: Any = json.loads(call.arguments) if call.arguments.strip() else {}
     except ValueError:
         value = None
-    if isinstance(value, dict):
+    if _is_json_object(value):
         return value
     losses.drop(f"the arguments of call {call.id!r}", "not a JSON object: kept as text")
     return {"arguments": call.arguments}
@@ -13083,9 +13100,9 @@ def _arguments_text(value: Any) -> str:
 def _path_get(data: Any, path: str) -> Any:
     """The value at a dotted `path` of JSON data, or None."""
     for key in path.split("."):
-        if not isinstance(data, dict):
+        if not _is_json_object(data):
             return None
-        data = data.get(key)  # pyright: ignore[reportUnknownMemberType]
+        data = data.get(key)
     return data
 
 
@@ -13094,9 +13111,9 @@ def _path_set(data: dict[str, Any], path: str, value: Any) -> None:
     *outer, last = path.split(".")
     for key in outer:
         inner = data.get(key)
-        if not isinstance(inner, dict):
+        if not _is_json_object(inner):
             inner = data[key] = {}
-        data = inner  # pyright: ignore[reportUnknownVariableType]
+        data = inner
     data[last] = value
 
 
@@ -13106,9 +13123,9 @@ def _path_pop(data: dict[str, Any], path: str) -> Any:
     if not tail:
         return data.pop(head, None)
     inner = data.get(head)
-    if not isinstance(inner, dict):
+    if not _is_json_object(inner):
         return None
-    value = _path_pop(inner, tail)  # pyright: ignore[reportUnknownArgumentType]
+    value = _path_pop(inner, tail)
     if not inner:
         del data[head]
     return value
@@ -13194,12 +13211,11 @@ def _read_chat_request(
     dialect puts them."""
     said = _Conversation(model=data.get("model"), protocol="chat")
     rest = {k: v for k, v in data.items() if k not in _CHAT_READ}
-    for message in data.get("messages") or []:
-        if isinstance(message, dict):
-            said.turns.append(_chat_turn(message, dialects, losses))
-    for tool in data.get("tools") or []:
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if isinstance(function, dict) and isinstance(function.get("name"), str):
+    for message in _json_objects(data.get("messages")):
+        said.turns.append(_chat_turn(message, dialects, losses))
+    for tool in data.get("tools") or ():
+        function = _json_object(_json_object(tool).get("function"))
+        if isinstance(function.get("name"), str):
             said.tools.append(
                 _ToolSpec(
                     function["name"],
@@ -13253,7 +13269,8 @@ def _read_switch(
 
 
 def _named(tool: Any) -> str:
-    name = tool.get("name") or tool.get("type") if isinstance(tool, dict) else None
+    fields = _json_object(tool)
+    name = fields.get("name") or fields.get("type")
     return repr(name) if isinstance(name, str) else "of no name"
 
 
@@ -13269,8 +13286,8 @@ def _chat_turn(
     if role == "assistant":
         pieces += _chat_reasoning(message, dialects)
     pieces += _chat_content(content, losses)
-    for call in message.get("tool_calls") or []:
-        pieces.append(_chat_call(call, dialects))
+    for call in message.get("tool_calls") or ():
+        pieces.append(_chat_call(_json_object(call), dialects))
     refusal = message.get("refusal")
     return _Turn(role, tuple(pieces), refusal if isinstance(refusal, str) else None)
 
@@ -13283,12 +13300,8 @@ def _chat_reasoning(
     for dialect in dialects:
         details = message.get(dialect.details) if dialect.details else None
         if isinstance(details, list) and details:
-            text = "".join(
-                d.get("text") or d.get("summary") or ""
-                for d in details
-                if isinstance(d, dict)
-                and isinstance(d.get("text") or d.get("summary"), str)
-            )
+            texts = (d.get("text") or d.get("summary") for d in _json_objects(details))
+            text = "".join(t for t in texts if isinstance(t, str))
             return [_ReasoningPiece(text, scheme=dialect.name, source=details)]
     for dialect in dialects:
         said = message.get(dialect.reasoning) if dialect.reasoning else None
@@ -13297,9 +13310,8 @@ def _chat_reasoning(
     return []
 
 
-def _chat_call(call: Any, dialects: Sequence[_RequestDialect]) -> _CallPiece:
-    function = call.get("function") if isinstance(call, dict) else None
-    function = function if isinstance(function, dict) else {}
+def _chat_call(call: dict[str, Any], dialects: Sequence[_RequestDialect]) -> _CallPiece:
+    function = _json_object(call.get("function"))
     arguments = function.get("arguments")
     signature: str | None = None
     scheme: str | None = None
@@ -13309,7 +13321,7 @@ def _chat_call(call: Any, dialects: Sequence[_RequestDialect]) -> _CallPiece:
             signature, scheme = found, dialect.name
             break
     return _CallPiece(
-        (call.get("id") if isinstance(call, dict) else None) or "",
+        call.get("id") or "",
         function.get("name") or "",
         arguments if isinstance(arguments, str) else "",
         signature,
@@ -13323,14 +13335,14 @@ def _chat_content(
     if isinstance(content, str):
         return (_TextPiece(content),) if content else ()
     pieces: list[_TextPiece | _MediaPiece] = []
-    for part in content or []:
-        kind = part.get("type") if isinstance(part, dict) else None
+    for part in map(_json_object, content or ()):
+        kind = part.get("type")
         if kind == "text":
             pieces.append(_TextPiece(part.get("text") or ""))
         elif kind == "image_url":
             pieces.append(_MediaPiece("image", url=_path_get(part, "image_url.url")))
         elif kind == "file":
-            file = part.get("file") or {}
+            file: dict[str, Any] = part.get("file") or {}
             pieces.append(
                 _MediaPiece(
                     "file",
@@ -13340,7 +13352,7 @@ def _chat_content(
                 )
             )
         elif kind == "input_audio":
-            audio = part.get("input_audio") or {}
+            audio: dict[str, Any] = part.get("input_audio") or {}
             pieces.append(
                 _MediaPiece(
                     "audio", url=audio.get("data"), media_type=audio.get("format")
@@ -13623,35 +13635,27 @@ def _read_messages_request(data: dict[str, Any], losses: _Losses) -> _Conversati
     system = data.get("system")
     if system:
         said.turns.append(_Turn("system", _messages_texts(system, losses)))
-    for message in data.get("messages") or []:
-        if isinstance(message, dict):
-            said.turns += _messages_turns(message, losses)
+    for message in _json_objects(data.get("messages")):
+        said.turns += _messages_turns(message, losses)
     rest = {k: v for k, v in data.items() if k not in _MESSAGES_READ}
-    for tool in data.get("tools") or []:
-        if (
-            isinstance(tool, dict)
-            and "input_schema" in tool
-            and tool.get("type")
-            in (
-                None,
-                "custom",
-            )
-        ):
+    for tool in data.get("tools") or ():
+        spec = _json_object(tool)
+        if "input_schema" in spec and spec.get("type") in (None, "custom"):
             said.tools.append(
                 _ToolSpec(
-                    tool.get("name") or "",
-                    tool.get("description"),
-                    tool["input_schema"],
+                    spec.get("name") or "",
+                    spec.get("description"),
+                    spec["input_schema"],
                 )
             )
         else:
-            name = tool.get("name") if isinstance(tool, dict) else None
             losses.drop(
-                f"server tool {name!r}", "only the client's tools cross protocols"
+                f"server tool {spec.get('name')!r}",
+                "only the client's tools cross protocols",
             )
             rest.setdefault("tools", []).append(tool)
     choice = data.get("tool_choice")
-    if isinstance(choice, dict):
+    if _is_json_object(choice):
         kind = str(choice.get("type"))
         said.tool_choice = (
             ("tool", choice.get("name") or "")
@@ -13662,7 +13666,7 @@ def _read_messages_request(data: dict[str, Any], losses: _Losses) -> _Conversati
             said.parallel_tool_calls = not choice["disable_parallel_tool_use"]
     said.max_tokens = data.get("max_tokens")
     thinking = data.get("thinking")
-    if isinstance(thinking, dict):
+    if _is_json_object(thinking):
         said.thinking.enabled = thinking.get("type") != "disabled"
         said.thinking.budget = thinking.get("budget_tokens")
     said.stream = data.get("stream")
@@ -13670,7 +13674,7 @@ def _read_messages_request(data: dict[str, Any], losses: _Losses) -> _Conversati
     said.top_p = data.get("top_p")
     said.stop = data.get("stop_sequences")
     metadata = data.get("metadata")
-    if isinstance(metadata, dict):
+    if _is_json_object(metadata):
         said.user = metadata.get("user_id")
     said.rest = rest
     return said
@@ -13682,19 +13686,21 @@ def _messages_texts(
     if isinstance(value, str):
         return (_TextPiece(value),)
     pieces: list[_TextPiece | _MediaPiece] = []
-    for block in value or []:
+    for block in map(_json_object, value or ()):
         piece = _messages_media(block, losses)
         if piece is not None:
             pieces.append(piece)
     return tuple(pieces)
 
 
-def _messages_media(block: Any, losses: _Losses) -> _TextPiece | _MediaPiece | None:
-    kind = block.get("type") if isinstance(block, dict) else None
+def _messages_media(
+    block: dict[str, Any], losses: _Losses
+) -> _TextPiece | _MediaPiece | None:
+    kind = block.get("type")
     if kind == "text":
         return _TextPiece(block.get("text") or "")
     if kind in ("image", "document"):
-        source = block.get("source") or {}
+        source: dict[str, Any] = block.get("source") or {}
         url = source.get("url")
         if source.get("type") == "base64":
             url = f"data:{source.get('media_type')};base64,{source.get('data')}"
@@ -13718,8 +13724,8 @@ def _messages_turns(message: dict[str, Any], losses: _Losses) -> list[_Turn]:
         return [_Turn(role, (_TextPiece(content),))]
     results: list[_Piece] = []
     pieces: list[_Piece] = []
-    for block in content or []:
-        kind = block.get("type") if isinstance(block, dict) else None
+    for block in map(_json_object, content or ()):
+        kind = block.get("type")
         if kind == "tool_result":
             results.append(
                 _ResultPiece(
@@ -13980,33 +13986,33 @@ def _read_responses_request(data: dict[str, Any], losses: _Losses) -> _Conversat
     items = data.get("input")
     if isinstance(items, str):
         items = [{"role": "user", "content": items}]
-    for item in items or []:
-        if isinstance(item, dict):
-            _responses_item(said.turns, item, losses)
+    for item in _json_objects(items):
+        _responses_item(said.turns, item, losses)
     rest = {k: v for k, v in data.items() if k not in _RESPONSES_READ}
-    for tool in data.get("tools") or []:
-        if isinstance(tool, dict) and tool.get("type") == "function":
+    for tool in data.get("tools") or ():
+        spec = _json_object(tool)
+        kind = spec.get("type")
+        if kind == "function":
             said.tools.append(
                 _ToolSpec(
-                    tool.get("name") or "",
-                    tool.get("description"),
-                    tool.get("parameters"),
-                    tool.get("strict"),
+                    spec.get("name") or "",
+                    spec.get("description"),
+                    spec.get("parameters"),
+                    spec.get("strict"),
                 )
             )
         else:
-            kind = tool.get("type") if isinstance(tool, dict) else None
             losses.drop(f"tool of type {kind!r}", "only function tools cross protocols")
             rest.setdefault("tools", []).append(tool)
     choice = data.get("tool_choice")
-    if isinstance(choice, dict):
+    if _is_json_object(choice):
         said.tool_choice = ("tool", choice.get("name") or "")
     elif isinstance(choice, str):
         said.tool_choice = choice
     said.parallel_tool_calls = data.get("parallel_tool_calls")
     said.max_tokens = data.get("max_output_tokens")
     reasoning = data.get("reasoning")
-    if isinstance(reasoning, dict):
+    if _is_json_object(reasoning):
         said.thinking.effort = reasoning.get("effort")
         if said.thinking.effort == "none":
             said.thinking.enabled, said.thinking.effort = False, None
@@ -14032,17 +14038,9 @@ def _responses_item(turns: list[_Turn], item: dict[str, Any], losses: _Losses) -
             turns.append(_Turn(role, pieces))
         return
     if kind == "reasoning":
-        texts = [
-            s.get("text") or ""
-            for s in item.get("summary") or []
-            if isinstance(s, dict)
-        ]
+        texts = [s.get("text") or "" for s in _json_objects(item.get("summary"))]
         if not texts:
-            texts = [
-                c.get("text") or ""
-                for c in item.get("content") or []
-                if isinstance(c, dict)
-            ]
+            texts = [c.get("text") or "" for c in _json_objects(item.get("content"))]
         piece = _ReasoningPiece(
             "\n\n".join(texts),
             encrypted=item.get("encrypted_content"),
@@ -14083,8 +14081,8 @@ def _responses_content(
     if isinstance(content, str):
         return (_TextPiece(content),) if content else ()
     pieces: list[_TextPiece | _MediaPiece] = []
-    for part in content or []:
-        kind = part.get("type") if isinstance(part, dict) else None
+    for part in map(_json_object, content or ()):
+        kind = part.get("type")
         if kind in ("input_text", "output_text"):
             pieces.append(_TextPiece(part.get("text") or ""))
         elif kind == "input_image":
@@ -14196,7 +14194,7 @@ def _responses_items(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
                     "arguments": piece.arguments,
                 }
             )
-        elif isinstance(piece, _ResultPiece):
+        else:
             flush()
             output = "".join(p.text for p in piece.content if isinstance(p, _TextPiece))
             items.append(
@@ -14240,7 +14238,7 @@ def _responses_reasoning_back(
 ) -> list[dict[str, Any]]:
     """Reasoning as a reasoning item: only one Responses wrote (its id and encrypted
     content are checked), verbatim."""
-    if piece.scheme == _SCHEME_RESPONSES and isinstance(piece.source, dict):
+    if piece.scheme == _SCHEME_RESPONSES and _is_json_object(piece.source):
         return [piece.source]
     if piece.scheme == _SCHEME_RESPONSES and piece.id is not None:
         item: dict[str, Any] = {
@@ -14342,7 +14340,7 @@ def _turn_of(
     if isinstance(source, Summary):
         return _turn_of_summary(source, choice)
     if isinstance(source, Iterable):
-        parts: Iterable[Part] = source  # pyright: ignore[reportUnknownVariableType]
+        parts = cast(Iterable[Part], source)
         return _turn_of_summary(_summary_of_parts(parts), choice)
     raise TypeError(
         "the assistant's turn comes from an accumulator, a Summary or the parts of a"
@@ -14361,19 +14359,21 @@ def _turn_of_result(
     request reads an assistant message: every spelling of its reasoning and
     signatures, as they came."""
     if protocol == "chat":
-        for one in data.get("choices") or []:
-            if isinstance(one, dict) and one.get("index", 0) == choice:
-                message = dict(one.get("message") or {})
+        for one in _json_objects(data.get("choices")):
+            if one.get("index", 0) == choice:
+                message: dict[str, Any] = dict(one.get("message") or {})
                 message["role"] = "assistant"
                 return _chat_turn(message, dialects, losses)
         return _Turn("assistant", ())
     if protocol == "messages":
-        content = {"role": "assistant", "content": data.get("content") or []}
+        content: dict[str, Any] = {
+            "role": "assistant",
+            "content": data.get("content") or [],
+        }
         return _messages_turns(content, losses)[-1]
     turns: list[_Turn] = []
-    for item in data.get("output") or []:
-        if isinstance(item, dict):
-            _responses_item(turns, item, losses)
+    for item in _json_objects(data.get("output")):
+        _responses_item(turns, item, losses)
     pieces = tuple(p for t in turns for p in t.pieces)
     return _Turn("assistant", pieces)
 

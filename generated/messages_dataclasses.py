@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    85176c6737b4
-#   chunkspec code                   b1bda91c3a1b
-# Digest: 35a855083223edc7
+#   chunkspec code                   01c09b33edb7
+# Digest: 4f6a44a3d2776efb
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    85176c6737b4
-#   chunkspec code                   ea0753cf3895
-# Digest: d985aacf869bafe7
+#   chunkspec code                   15ad79517137
+# Digest: 28d26d99b2cc9caf
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     f32f6dfde592
-#   chunkspec code                    ecfe47352d11
-# Digest: d93a76b19cfe2e0c
+#   chunkspec code                    666b2b2086db
+# Digest: cecf804883696d9a
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     f32f6dfde592
-#   chunkspec code                    8d8bbbce1806
-# Digest: eba752d8287252ea
+#   chunkspec code                    7b8ad5116880
+# Digest: 3f6d36b3c2a63673
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 

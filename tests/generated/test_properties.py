@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                6e47b050af3f
 #   spec as built                        ec1c638986eb
-#   chunkspec code                       420074ca5488
-# Digest: 8ee9218b9efbce8a
+#   chunkspec code                       add5e9b10b6e
+# Digest: 67f03a75a9ca5b88
 # Regenerate with: make generate
 """Property tests generated from the spec (strategies in tests/generated/strategies.py).
 

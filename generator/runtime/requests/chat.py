@@ -16,6 +16,8 @@ from .vocabulary import (
     _CallPiece,
     _Conversation,
     _effort_of,
+    _json_object,
+    _json_objects,
     _Losses,
     _MediaPiece,
     _path_get,
@@ -58,12 +60,11 @@ def _read_chat_request(
     dialect puts them."""
     said = _Conversation(model=data.get("model"), protocol="chat")
     rest = {k: v for k, v in data.items() if k not in _CHAT_READ}
-    for message in data.get("messages") or []:
-        if isinstance(message, dict):
-            said.turns.append(_chat_turn(message, dialects, losses))
-    for tool in data.get("tools") or []:
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if isinstance(function, dict) and isinstance(function.get("name"), str):
+    for message in _json_objects(data.get("messages")):
+        said.turns.append(_chat_turn(message, dialects, losses))
+    for tool in data.get("tools") or ():
+        function = _json_object(_json_object(tool).get("function"))
+        if isinstance(function.get("name"), str):
             said.tools.append(
                 _ToolSpec(
                     function["name"],
@@ -117,7 +118,8 @@ def _read_switch(
 
 
 def _named(tool: Any) -> str:
-    name = tool.get("name") or tool.get("type") if isinstance(tool, dict) else None
+    fields = _json_object(tool)
+    name = fields.get("name") or fields.get("type")
     return repr(name) if isinstance(name, str) else "of no name"
 
 
@@ -133,8 +135,8 @@ def _chat_turn(
     if role == "assistant":
         pieces += _chat_reasoning(message, dialects)
     pieces += _chat_content(content, losses)
-    for call in message.get("tool_calls") or []:
-        pieces.append(_chat_call(call, dialects))
+    for call in message.get("tool_calls") or ():
+        pieces.append(_chat_call(_json_object(call), dialects))
     refusal = message.get("refusal")
     return _Turn(role, tuple(pieces), refusal if isinstance(refusal, str) else None)
 
@@ -147,12 +149,8 @@ def _chat_reasoning(
     for dialect in dialects:
         details = message.get(dialect.details) if dialect.details else None
         if isinstance(details, list) and details:
-            text = "".join(
-                d.get("text") or d.get("summary") or ""
-                for d in details
-                if isinstance(d, dict)
-                and isinstance(d.get("text") or d.get("summary"), str)
-            )
+            texts = (d.get("text") or d.get("summary") for d in _json_objects(details))
+            text = "".join(t for t in texts if isinstance(t, str))
             return [_ReasoningPiece(text, scheme=dialect.name, source=details)]
     for dialect in dialects:
         said = message.get(dialect.reasoning) if dialect.reasoning else None
@@ -161,9 +159,8 @@ def _chat_reasoning(
     return []
 
 
-def _chat_call(call: Any, dialects: Sequence[_RequestDialect]) -> _CallPiece:
-    function = call.get("function") if isinstance(call, dict) else None
-    function = function if isinstance(function, dict) else {}
+def _chat_call(call: dict[str, Any], dialects: Sequence[_RequestDialect]) -> _CallPiece:
+    function = _json_object(call.get("function"))
     arguments = function.get("arguments")
     signature: str | None = None
     scheme: str | None = None
@@ -173,7 +170,7 @@ def _chat_call(call: Any, dialects: Sequence[_RequestDialect]) -> _CallPiece:
             signature, scheme = found, dialect.name
             break
     return _CallPiece(
-        (call.get("id") if isinstance(call, dict) else None) or "",
+        call.get("id") or "",
         function.get("name") or "",
         arguments if isinstance(arguments, str) else "",
         signature,
@@ -187,14 +184,14 @@ def _chat_content(
     if isinstance(content, str):
         return (_TextPiece(content),) if content else ()
     pieces: list[_TextPiece | _MediaPiece] = []
-    for part in content or []:
-        kind = part.get("type") if isinstance(part, dict) else None
+    for part in map(_json_object, content or ()):
+        kind = part.get("type")
         if kind == "text":
             pieces.append(_TextPiece(part.get("text") or ""))
         elif kind == "image_url":
             pieces.append(_MediaPiece("image", url=_path_get(part, "image_url.url")))
         elif kind == "file":
-            file = part.get("file") or {}
+            file: dict[str, Any] = part.get("file") or {}
             pieces.append(
                 _MediaPiece(
                     "file",
@@ -204,7 +201,7 @@ def _chat_content(
                 )
             )
         elif kind == "input_audio":
-            audio = part.get("input_audio") or {}
+            audio: dict[str, Any] = part.get("input_audio") or {}
             pieces.append(
                 _MediaPiece(
                     "audio", url=audio.get("data"), media_type=audio.get("format")

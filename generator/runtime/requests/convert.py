@@ -7,7 +7,7 @@ the next request (`assistant_message`), through a `_Conversation`."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from ..parts import ChoiceSummary, Part, Summary, _summary_of_parts
 from .chat import _chat_messages, _chat_turn, _read_chat_request, _write_chat_request
@@ -28,6 +28,7 @@ from .vocabulary import (
     _CallPiece,
     _Conversation,
     _data_of,
+    _json_objects,
     _Losses,
     _Piece,
     _ReasoningPiece,
@@ -116,7 +117,7 @@ def _turn_of(
     if isinstance(source, Summary):
         return _turn_of_summary(source, choice)
     if isinstance(source, Iterable):
-        parts: Iterable[Part] = source  # pyright: ignore[reportUnknownVariableType]
+        parts = cast(Iterable[Part], source)
         return _turn_of_summary(_summary_of_parts(parts), choice)
     raise TypeError(
         "the assistant's turn comes from an accumulator, a Summary or the parts of a"
@@ -135,19 +136,21 @@ def _turn_of_result(
     request reads an assistant message: every spelling of its reasoning and
     signatures, as they came."""
     if protocol == "chat":
-        for one in data.get("choices") or []:
-            if isinstance(one, dict) and one.get("index", 0) == choice:
-                message = dict(one.get("message") or {})
+        for one in _json_objects(data.get("choices")):
+            if one.get("index", 0) == choice:
+                message: dict[str, Any] = dict(one.get("message") or {})
                 message["role"] = "assistant"
                 return _chat_turn(message, dialects, losses)
         return _Turn("assistant", ())
     if protocol == "messages":
-        content = {"role": "assistant", "content": data.get("content") or []}
+        content: dict[str, Any] = {
+            "role": "assistant",
+            "content": data.get("content") or [],
+        }
         return _messages_turns(content, losses)[-1]
     turns: list[_Turn] = []
-    for item in data.get("output") or []:
-        if isinstance(item, dict):
-            _responses_item(turns, item, losses)
+    for item in _json_objects(data.get("output")):
+        _responses_item(turns, item, losses)
     pieces = tuple(p for t in turns for p in t.pieces)
     return _Turn("assistant", pieces)
 

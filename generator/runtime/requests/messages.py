@@ -15,6 +15,9 @@ from .vocabulary import (
     _budget_of,
     _CallPiece,
     _Conversation,
+    _is_json_object,
+    _json_object,
+    _json_objects,
     _Losses,
     _MediaPiece,
     _Piece,
@@ -55,35 +58,27 @@ def _read_messages_request(data: dict[str, Any], losses: _Losses) -> _Conversati
     system = data.get("system")
     if system:
         said.turns.append(_Turn("system", _messages_texts(system, losses)))
-    for message in data.get("messages") or []:
-        if isinstance(message, dict):
-            said.turns += _messages_turns(message, losses)
+    for message in _json_objects(data.get("messages")):
+        said.turns += _messages_turns(message, losses)
     rest = {k: v for k, v in data.items() if k not in _MESSAGES_READ}
-    for tool in data.get("tools") or []:
-        if (
-            isinstance(tool, dict)
-            and "input_schema" in tool
-            and tool.get("type")
-            in (
-                None,
-                "custom",
-            )
-        ):
+    for tool in data.get("tools") or ():
+        spec = _json_object(tool)
+        if "input_schema" in spec and spec.get("type") in (None, "custom"):
             said.tools.append(
                 _ToolSpec(
-                    tool.get("name") or "",
-                    tool.get("description"),
-                    tool["input_schema"],
+                    spec.get("name") or "",
+                    spec.get("description"),
+                    spec["input_schema"],
                 )
             )
         else:
-            name = tool.get("name") if isinstance(tool, dict) else None
             losses.drop(
-                f"server tool {name!r}", "only the client's tools cross protocols"
+                f"server tool {spec.get('name')!r}",
+                "only the client's tools cross protocols",
             )
             rest.setdefault("tools", []).append(tool)
     choice = data.get("tool_choice")
-    if isinstance(choice, dict):
+    if _is_json_object(choice):
         kind = str(choice.get("type"))
         said.tool_choice = (
             ("tool", choice.get("name") or "")
@@ -94,7 +89,7 @@ def _read_messages_request(data: dict[str, Any], losses: _Losses) -> _Conversati
             said.parallel_tool_calls = not choice["disable_parallel_tool_use"]
     said.max_tokens = data.get("max_tokens")
     thinking = data.get("thinking")
-    if isinstance(thinking, dict):
+    if _is_json_object(thinking):
         said.thinking.enabled = thinking.get("type") != "disabled"
         said.thinking.budget = thinking.get("budget_tokens")
     said.stream = data.get("stream")
@@ -102,7 +97,7 @@ def _read_messages_request(data: dict[str, Any], losses: _Losses) -> _Conversati
     said.top_p = data.get("top_p")
     said.stop = data.get("stop_sequences")
     metadata = data.get("metadata")
-    if isinstance(metadata, dict):
+    if _is_json_object(metadata):
         said.user = metadata.get("user_id")
     said.rest = rest
     return said
@@ -114,19 +109,21 @@ def _messages_texts(
     if isinstance(value, str):
         return (_TextPiece(value),)
     pieces: list[_TextPiece | _MediaPiece] = []
-    for block in value or []:
+    for block in map(_json_object, value or ()):
         piece = _messages_media(block, losses)
         if piece is not None:
             pieces.append(piece)
     return tuple(pieces)
 
 
-def _messages_media(block: Any, losses: _Losses) -> _TextPiece | _MediaPiece | None:
-    kind = block.get("type") if isinstance(block, dict) else None
+def _messages_media(
+    block: dict[str, Any], losses: _Losses
+) -> _TextPiece | _MediaPiece | None:
+    kind = block.get("type")
     if kind == "text":
         return _TextPiece(block.get("text") or "")
     if kind in ("image", "document"):
-        source = block.get("source") or {}
+        source: dict[str, Any] = block.get("source") or {}
         url = source.get("url")
         if source.get("type") == "base64":
             url = f"data:{source.get('media_type')};base64,{source.get('data')}"
@@ -150,8 +147,8 @@ def _messages_turns(message: dict[str, Any], losses: _Losses) -> list[_Turn]:
         return [_Turn(role, (_TextPiece(content),))]
     results: list[_Piece] = []
     pieces: list[_Piece] = []
-    for block in content or []:
-        kind = block.get("type") if isinstance(block, dict) else None
+    for block in map(_json_object, content or ()):
+        kind = block.get("type")
         if kind == "tool_result":
             results.append(
                 _ResultPiece(

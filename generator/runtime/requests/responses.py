@@ -13,6 +13,9 @@ from .vocabulary import (
     _CallPiece,
     _Conversation,
     _effort_of,
+    _is_json_object,
+    _json_object,
+    _json_objects,
     _Losses,
     _MediaPiece,
     _Piece,
@@ -54,33 +57,33 @@ def _read_responses_request(data: dict[str, Any], losses: _Losses) -> _Conversat
     items = data.get("input")
     if isinstance(items, str):
         items = [{"role": "user", "content": items}]
-    for item in items or []:
-        if isinstance(item, dict):
-            _responses_item(said.turns, item, losses)
+    for item in _json_objects(items):
+        _responses_item(said.turns, item, losses)
     rest = {k: v for k, v in data.items() if k not in _RESPONSES_READ}
-    for tool in data.get("tools") or []:
-        if isinstance(tool, dict) and tool.get("type") == "function":
+    for tool in data.get("tools") or ():
+        spec = _json_object(tool)
+        kind = spec.get("type")
+        if kind == "function":
             said.tools.append(
                 _ToolSpec(
-                    tool.get("name") or "",
-                    tool.get("description"),
-                    tool.get("parameters"),
-                    tool.get("strict"),
+                    spec.get("name") or "",
+                    spec.get("description"),
+                    spec.get("parameters"),
+                    spec.get("strict"),
                 )
             )
         else:
-            kind = tool.get("type") if isinstance(tool, dict) else None
             losses.drop(f"tool of type {kind!r}", "only function tools cross protocols")
             rest.setdefault("tools", []).append(tool)
     choice = data.get("tool_choice")
-    if isinstance(choice, dict):
+    if _is_json_object(choice):
         said.tool_choice = ("tool", choice.get("name") or "")
     elif isinstance(choice, str):
         said.tool_choice = choice
     said.parallel_tool_calls = data.get("parallel_tool_calls")
     said.max_tokens = data.get("max_output_tokens")
     reasoning = data.get("reasoning")
-    if isinstance(reasoning, dict):
+    if _is_json_object(reasoning):
         said.thinking.effort = reasoning.get("effort")
         if said.thinking.effort == "none":
             said.thinking.enabled, said.thinking.effort = False, None
@@ -106,17 +109,9 @@ def _responses_item(turns: list[_Turn], item: dict[str, Any], losses: _Losses) -
             turns.append(_Turn(role, pieces))
         return
     if kind == "reasoning":
-        texts = [
-            s.get("text") or ""
-            for s in item.get("summary") or []
-            if isinstance(s, dict)
-        ]
+        texts = [s.get("text") or "" for s in _json_objects(item.get("summary"))]
         if not texts:
-            texts = [
-                c.get("text") or ""
-                for c in item.get("content") or []
-                if isinstance(c, dict)
-            ]
+            texts = [c.get("text") or "" for c in _json_objects(item.get("content"))]
         piece = _ReasoningPiece(
             "\n\n".join(texts),
             encrypted=item.get("encrypted_content"),
@@ -157,8 +152,8 @@ def _responses_content(
     if isinstance(content, str):
         return (_TextPiece(content),) if content else ()
     pieces: list[_TextPiece | _MediaPiece] = []
-    for part in content or []:
-        kind = part.get("type") if isinstance(part, dict) else None
+    for part in map(_json_object, content or ()):
+        kind = part.get("type")
         if kind in ("input_text", "output_text"):
             pieces.append(_TextPiece(part.get("text") or ""))
         elif kind == "input_image":
@@ -270,7 +265,7 @@ def _responses_items(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
                     "arguments": piece.arguments,
                 }
             )
-        elif isinstance(piece, _ResultPiece):
+        else:
             flush()
             output = "".join(p.text for p in piece.content if isinstance(p, _TextPiece))
             items.append(
@@ -314,7 +309,7 @@ def _responses_reasoning_back(
 ) -> list[dict[str, Any]]:
     """Reasoning as a reasoning item: only one Responses wrote (its id and encrypted
     content are checked), verbatim."""
-    if piece.scheme == _SCHEME_RESPONSES and isinstance(piece.source, dict):
+    if piece.scheme == _SCHEME_RESPONSES and _is_json_object(piece.source):
         return [piece.source]
     if piece.scheme == _SCHEME_RESPONSES and piece.id is not None:
         item: dict[str, Any] = {

@@ -13,7 +13,7 @@ import json
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypeGuard, cast
 
 
 class RequestLossWarning(UserWarning):
@@ -176,10 +176,26 @@ def _budget_of(thinking: _Thinking) -> int | None:
     return _EFFORT_BUDGETS.get(thinking.effort, _EFFORT_BUDGETS["medium"])
 
 
+def _is_json_object(value: Any) -> TypeGuard[dict[str, Any]]:
+    """Whether `value` is a JSON object (typed as one, where `isinstance` says only
+    `dict`)."""
+    return isinstance(value, dict)
+
+
+def _json_object(value: Any) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one (read with `.get`)."""
+    return value if _is_json_object(value) else {}
+
+
+def _json_objects(items: Any) -> list[dict[str, Any]]:
+    """The JSON objects among `items` (a JSON list, or None): others are skipped."""
+    return [item for item in items or () if _is_json_object(item)]
+
+
 def _data_of(request: Any) -> dict[str, Any]:
     """A request's JSON data: a mapping as it is, a typed request as its JSON."""
     if isinstance(request, Mapping):
-        return dict(request)  # pyright: ignore[reportUnknownArgumentType]
+        return dict(cast(Mapping[str, Any], request))
     to_dict = getattr(request, "to_dict", None) or getattr(request, "model_dump", None)
     if to_dict is None:
         raise TypeError(
@@ -202,10 +218,10 @@ def _arguments_object(call: _CallPiece, losses: _Losses) -> Any:
     """A call's arguments as the object protocols with no JSON text want; arguments
     that are no JSON object are kept under "arguments" and reported."""
     try:
-        value = json.loads(call.arguments) if call.arguments.strip() else {}
+        value: Any = json.loads(call.arguments) if call.arguments.strip() else {}
     except ValueError:
         value = None
-    if isinstance(value, dict):
+    if _is_json_object(value):
         return value
     losses.drop(f"the arguments of call {call.id!r}", "not a JSON object: kept as text")
     return {"arguments": call.arguments}
@@ -218,9 +234,9 @@ def _arguments_text(value: Any) -> str:
 def _path_get(data: Any, path: str) -> Any:
     """The value at a dotted `path` of JSON data, or None."""
     for key in path.split("."):
-        if not isinstance(data, dict):
+        if not _is_json_object(data):
             return None
-        data = data.get(key)  # pyright: ignore[reportUnknownMemberType]
+        data = data.get(key)
     return data
 
 
@@ -229,9 +245,9 @@ def _path_set(data: dict[str, Any], path: str, value: Any) -> None:
     *outer, last = path.split(".")
     for key in outer:
         inner = data.get(key)
-        if not isinstance(inner, dict):
+        if not _is_json_object(inner):
             inner = data[key] = {}
-        data = inner  # pyright: ignore[reportUnknownVariableType]
+        data = inner
     data[last] = value
 
 
@@ -241,9 +257,9 @@ def _path_pop(data: dict[str, Any], path: str) -> Any:
     if not tail:
         return data.pop(head, None)
     inner = data.get(head)
-    if not isinstance(inner, dict):
+    if not _is_json_object(inner):
         return None
-    value = _path_pop(inner, tail)  # pyright: ignore[reportUnknownArgumentType]
+    value = _path_pop(inner, tail)
     if not inner:
         del data[head]
     return value
