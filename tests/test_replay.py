@@ -164,7 +164,9 @@ def test_redacted_thinking_goes_back_as_it_came(target: str) -> None:
 #   "call_id": ..., "name": ..., "arguments": ...}]
 @pytest.mark.parametrize("target", TARGETS)
 def test_responses_gets_its_reasoning_items_with_encrypted_content(target: str) -> None:
-    turn = event_turn(target, RESPONSES / "openai__reasoning-encrypted-function-call.sse", "responses")
+    turn = event_turn(
+        target, RESPONSES / "openai__reasoning-encrypted-function-call.sse", "responses"
+    )
     output = json.loads(module("responses", target).dumps(turn.result()))["output"]
     items = replayed(turn, target, protocol="responses")
     reasoning = [i for i in output if i["type"] == "reasoning"]
@@ -172,7 +174,12 @@ def test_responses_gets_its_reasoning_items_with_encrypted_content(target: str) 
     assert [i for i in items if i["type"] == "reasoning"] == reasoning
     calls = [i for i in output if i["type"] == "function_call"]
     assert [i for i in items if i.get("type") == "function_call"] == [
-        {"type": "function_call", "call_id": c["call_id"], "name": c["name"], "arguments": c["arguments"]}
+        {
+            "type": "function_call",
+            "call_id": c["call_id"],
+            "name": c["name"],
+            "arguments": c["arguments"],
+        }
         for c in calls
     ]
     first_call = next(n for n, i in enumerate(items) if i.get("type") == "function_call")
@@ -236,7 +243,11 @@ def gemini_turn(target: str, where: str) -> Any:
     chat = module("chunk", target)
     accumulator = chat.ChunkAccumulator()
     calls = [
-        ("function-call-f3b9ecb3", '{"location":"Paris"}', {where: {"thought_signature": "<Signature A>"}}),
+        (
+            "function-call-f3b9ecb3",
+            '{"location":"Paris"}',
+            {where: {"thought_signature": "<Signature A>"}},
+        ),
         ("function-call-335673ad", '{"location":"London"}', None),
     ]
     for index, (ident, arguments, extra) in enumerate(calls):
