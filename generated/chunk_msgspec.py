@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                6e47b050af3f
 #   spec as built                        ec1c638986eb
-#   chunkspec code                       5405a70a4ee5
-# Digest: d4148f94b8543a20
+#   chunkspec code                       88f0ef2b44c3
+# Digest: df20caa1aa1bf1af
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -16812,6 +16812,14 @@ _EFFORT_BUDGETS: Final = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 
 reaches): an effort is no count, so this is a choice, the one LiteLLM makes."""
 
 
+def _read_effort(thinking: _Thinking, effort: Any) -> None:
+    """An effort as it was asked: "none" turns reasoning off."""
+    if effort == "none":
+        thinking.enabled, thinking.effort = False, None
+    elif isinstance(effort, str):
+        thinking.effort = effort
+
+
 def _effort_of(thinking: _Thinking) -> str | None:
     if thinking.effort is not None or thinking.budget is None:
         return thinking.effort
@@ -16841,17 +16849,9 @@ def _json_objects(items: Any) -> list[dict[str, Any]]:
     return [item for item in items or () if _is_json_object(item)]
 
 
-def _data_of(request: Any) -> dict[str, Any]:
-    """A request's JSON data: a mapping as it is, a typed request as its JSON."""
-    if isinstance(request, Mapping):
-        return dict(cast(Mapping[str, Any], request))
-    to_dict = getattr(request, "to_dict", None) or getattr(request, "model_dump", None)
-    if to_dict is None:
-        raise TypeError(
-            f"a request is its JSON data or a typed request, not {request!r}"
-        )
-    data: dict[str, Any] = json.loads(json.dumps(to_dict(), default=str))
-    return data
+def _data_of(request: Mapping[str, Any]) -> dict[str, Any]:
+    """A request's JSON data, copied: reading takes keys out of it."""
+    return copy.deepcopy(dict(request))
 
 
 def _refused(scheme: str | None, where: str) -> str:
@@ -17021,7 +17021,7 @@ def _read_chat_request(
     stop = data.get("stop")
     said.stop = [stop] if isinstance(stop, str) else stop
     said.user = data.get("user")
-    said.thinking.effort = data.get("reasoning_effort")
+    _read_effort(said.thinking, data.get("reasoning_effort"))
     for dialect in dialects:
         _read_switch(rest, dialect, said)
     said.rest = rest
@@ -17034,9 +17034,7 @@ def _read_switch(
     """The reasoning switch as `dialect` spells it, taken out of `rest`."""
     thinking = said.thinking
     if dialect.effort and dialect.effort not in _CHAT_READ:
-        effort = _path_pop(rest, dialect.effort)
-        if isinstance(effort, str):
-            thinking.effort = effort
+        _read_effort(thinking, _path_pop(rest, dialect.effort))
     if dialect.budget:
         budget = _path_pop(rest, dialect.budget)
         if isinstance(budget, int):
@@ -17184,35 +17182,29 @@ def _write_chat_request(
 def _write_switch(
     data: dict[str, Any], said: _Conversation, dialect: _RequestDialect, losses: _Losses
 ) -> None:
+    """The reasoning switch as `dialect` spells it: off by its switch (else an effort
+    of "none"); on by its switch, with a budget where it takes one (else an effort: a
+    budget as the effort it reaches)."""
     thinking = said.thinking
-    if thinking.enabled is not None and dialect.switch:
-        _path_set(
-            data, dialect.switch, dialect.switch_values[0 if thinking.enabled else 1]
-        )
     if thinking.enabled is False:
+        if dialect.switch:
+            _path_set(data, dialect.switch, dialect.switch_values[1])
+        elif dialect.effort:
+            _path_set(data, dialect.effort, "none")
+        else:
+            losses.drop("reasoning turned off", f"{dialect.name} has no switch")
         return
-    if thinking.budget is not None and dialect.budget:
-        _path_set(data, dialect.budget, thinking.budget)
-    elif (
-        thinking.effort is not None or thinking.budget is not None
-    ) and dialect.effort:
-        _path_set(data, dialect.effort, _effort_of(thinking))
-    elif (
-        thinking.budget is not None
-        and dialect.budget is None
-        and dialect.effort is None
-    ):
-        losses.drop("the reasoning budget", f"{dialect.name} takes none")
-    elif thinking.effort is not None and dialect.budget:
-        _path_set(data, dialect.budget, _budget_of(thinking))
-    elif thinking.effort is not None and not dialect.switch:
-        losses.drop("the reasoning effort", f"{dialect.name} takes none")
-    if (
-        thinking.enabled is None
-        and dialect.switch
-        and (thinking.effort or thinking.budget)
-    ):
+    asked = thinking.effort is not None or thinking.budget is not None
+    if dialect.switch and (thinking.enabled or asked):
         _path_set(data, dialect.switch, dialect.switch_values[0])
+    if dialect.budget and (thinking.budget is not None or not dialect.effort) and asked:
+        _path_set(data, dialect.budget, _budget_of(thinking))
+    elif dialect.effort and asked:
+        _path_set(data, dialect.effort, _effort_of(thinking))
+    elif asked:
+        losses.drop("the reasoning effort or budget", f"{dialect.name} takes none")
+    elif thinking.enabled and not dialect.switch:
+        losses.drop("reasoning turned on", f"{dialect.name} has no switch")
 
 
 def _chat_tool(tool: _ToolSpec) -> dict[str, Any]:
@@ -17254,8 +17246,9 @@ def _chat_parts(
     pieces: tuple[_TextPiece | _MediaPiece, ...], losses: _Losses
 ) -> str | list[dict[str, Any]]:
     """Content as one string when it is all text, else as content parts."""
-    if all(isinstance(p, _TextPiece) for p in pieces):
-        return "".join(p.text for p in pieces if isinstance(p, _TextPiece))
+    texts = [p.text for p in pieces if isinstance(p, _TextPiece)]
+    if len(texts) == len(pieces) and len(texts) < 2:
+        return "".join(texts)  # several texts stay apart, as parts
     parts: list[dict[str, Any]] = []
     for piece in pieces:
         if isinstance(piece, _TextPiece):
@@ -17792,9 +17785,7 @@ def _read_responses_request(data: dict[str, Any], losses: _Losses) -> _Conversat
     said.max_tokens = data.get("max_output_tokens")
     reasoning = data.get("reasoning")
     if _is_json_object(reasoning):
-        said.thinking.effort = reasoning.get("effort")
-        if said.thinking.effort == "none":
-            said.thinking.enabled, said.thinking.effort = False, None
+        _read_effort(said.thinking, reasoning.get("effort"))
     said.stream = data.get("stream")
     said.temperature = data.get("temperature")
     said.top_p = data.get("top_p")
@@ -18042,17 +18033,19 @@ _REQUEST_PROTOCOLS: Final = ("chat", "messages", "responses")
 
 
 def _to_request(
-    request: Any,
+    request: Mapping[str, Any],
     source: str,
     protocol: str,
     dialect: str | None,
     dialects: Sequence[_RequestDialect],
 ) -> dict[str, Any]:
-    """A `source` request (its JSON data or a typed request) as a `protocol` request;
-    a chat one in `dialect`. What it cannot carry is said in a `RequestLossWarning`."""
+    """A `source` request's JSON data as a `protocol` request; a chat one in
+    `dialect`. What it cannot carry is said in a `RequestLossWarning`."""
     chosen = _chosen(protocol, dialect, dialects)
-    read = _Losses()
     data = _data_of(request)
+    if source == protocol and source != "chat":
+        return data  # only chat has dialects to re-spell
+    read = _Losses()
     if source == "chat":
         said = _read_chat_request(data, dialects, read)
     elif source == "messages":
@@ -18267,7 +18260,8 @@ def to_request(
     said in a `RequestLossWarning` (docs/requests.md). A request of the same protocol
     keeps every other key as it came.
     """
-    return _to_request(request, "chat", protocol, dialect, _REQUEST_DIALECTS)
+    data = request if isinstance(request, Mapping) else request.to_dict()
+    return _to_request(data, "chat", protocol, dialect, _REQUEST_DIALECTS)
 
 
 def assistant_message(

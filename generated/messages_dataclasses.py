@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    85176c6737b4
-#   chunkspec code                   01c09b33edb7
-# Digest: 4f6a44a3d2776efb
+#   chunkspec code                   d90fcd7e8808
+# Digest: 3eac0871757b2665
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 
@@ -6136,7 +6136,8 @@ def to_request(
     `RequestLossWarning` (docs/requests.md). A request of the same protocol keeps every
     other key as it came.
     """
-    return _to_request(request, "messages", protocol, dialect, _REQUEST_DIALECTS)
+    data = request
+    return _to_request(data, "messages", protocol, dialect, _REQUEST_DIALECTS)
 
 
 def assistant_message(

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    85176c6737b4
-#   chunkspec code                   15ad79517137
-# Digest: 28d26d99b2cc9caf
+#   chunkspec code                   b9c28ee9264b
+# Digest: 7fd77de8fa61ecbe
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 
@@ -9658,7 +9658,8 @@ def to_request(
     `RequestLossWarning` (docs/requests.md). A request of the same protocol keeps every
     other key as it came.
     """
-    return _to_request(request, "messages", protocol, dialect, _REQUEST_DIALECTS)
+    data = request
+    return _to_request(data, "messages", protocol, dialect, _REQUEST_DIALECTS)
 
 
 def assistant_message(

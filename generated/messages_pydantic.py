@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    85176c6737b4
-#   chunkspec code                   e6c95f462c2f
-# Digest: bf6856de40f261f2
+#   chunkspec code                   1f981f3098db
+# Digest: 8b8af69bb649d681
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 
@@ -4336,7 +4336,8 @@ def to_request(
     `RequestLossWarning` (docs/requests.md). A request of the same protocol keeps every
     other key as it came.
     """
-    return _to_request(request, "messages", protocol, dialect, _REQUEST_DIALECTS)
+    data = request
+    return _to_request(data, "messages", protocol, dialect, _REQUEST_DIALECTS)
 
 
 def assistant_message(

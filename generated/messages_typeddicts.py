@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    85176c6737b4
-#   chunkspec code                   0818b2aef931
-# Digest: d9afa9b915fdf822
+#   chunkspec code                   7770bdc98f33
+# Digest: 4d86ff341dcab1da
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 
@@ -5792,7 +5792,8 @@ def to_request(
     `RequestLossWarning` (docs/requests.md). A request of the same protocol keeps every
     other key as it came.
     """
-    return _to_request(request, "messages", protocol, dialect, _REQUEST_DIALECTS)
+    data = request
+    return _to_request(data, "messages", protocol, dialect, _REQUEST_DIALECTS)
 
 
 def assistant_message(

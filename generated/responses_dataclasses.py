@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     f32f6dfde592
-#   chunkspec code                    9eb136727378
-# Digest: 20850a7325339300
+#   chunkspec code                    a8beb3456d6f
+# Digest: 0f0c788547c5b9bc
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 
@@ -10409,7 +10409,8 @@ def to_request(
     `RequestLossWarning` (docs/requests.md). A request of the same protocol keeps every
     other key as it came.
     """
-    return _to_request(request, "responses", protocol, dialect, _REQUEST_DIALECTS)
+    data = request
+    return _to_request(data, "responses", protocol, dialect, _REQUEST_DIALECTS)
 
 
 def assistant_message(

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     f32f6dfde592
-#   chunkspec code                    666b2b2086db
-# Digest: cecf804883696d9a
+#   chunkspec code                    c6c6f7ec466d
+# Digest: ccb5037e492bc941
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 
@@ -16237,7 +16237,8 @@ def to_request(
     `RequestLossWarning` (docs/requests.md). A request of the same protocol keeps every
     other key as it came.
     """
-    return _to_request(request, "responses", protocol, dialect, _REQUEST_DIALECTS)
+    data = request
+    return _to_request(data, "responses", protocol, dialect, _REQUEST_DIALECTS)
 
 
 def assistant_message(

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     f32f6dfde592
-#   chunkspec code                    7b8ad5116880
-# Digest: 3f6d36b3c2a63673
+#   chunkspec code                    a09f2c961a77
+# Digest: 6d325ccfb6b5435d
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 
@@ -6790,7 +6790,8 @@ def to_request(
     `RequestLossWarning` (docs/requests.md). A request of the same protocol keeps every
     other key as it came.
     """
-    return _to_request(request, "responses", protocol, dialect, _REQUEST_DIALECTS)
+    data = request
+    return _to_request(data, "responses", protocol, dialect, _REQUEST_DIALECTS)
 
 
 def assistant_message(

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     f32f6dfde592
-#   chunkspec code                    e9059359897d
-# Digest: 83a0b879d2a91910
+#   chunkspec code                    e3b0c1534e5f
+# Digest: 1a9ec22b21c27eb1
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 
@@ -9950,7 +9950,8 @@ def to_request(
     `RequestLossWarning` (docs/requests.md). A request of the same protocol keeps every
     other key as it came.
     """
-    return _to_request(request, "responses", protocol, dialect, _REQUEST_DIALECTS)
+    data = request
+    return _to_request(data, "responses", protocol, dialect, _REQUEST_DIALECTS)
 
 
 def assistant_message(

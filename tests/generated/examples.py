@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                6e47b050af3f
 #   spec as built                        ec1c638986eb
-#   chunkspec code                       add5e9b10b6e
-# Digest: 67f03a75a9ca5b88
+#   chunkspec code                       bc0c3d550d9a
+# Digest: 1038e9a0a0afa32f
 # Regenerate with: make generate
 """Example payloads of every spec type, shared by the generated tests of every target.
 

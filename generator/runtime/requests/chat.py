@@ -24,6 +24,7 @@ from .vocabulary import (
     _path_pop,
     _path_set,
     _Piece,
+    _read_effort,
     _ReasoningPiece,
     _refused,
     _ResultPiece,
@@ -91,7 +92,7 @@ def _read_chat_request(
     stop = data.get("stop")
     said.stop = [stop] if isinstance(stop, str) else stop
     said.user = data.get("user")
-    said.thinking.effort = data.get("reasoning_effort")
+    _read_effort(said.thinking, data.get("reasoning_effort"))
     for dialect in dialects:
         _read_switch(rest, dialect, said)
     said.rest = rest
@@ -104,9 +105,7 @@ def _read_switch(
     """The reasoning switch as `dialect` spells it, taken out of `rest`."""
     thinking = said.thinking
     if dialect.effort and dialect.effort not in _CHAT_READ:
-        effort = _path_pop(rest, dialect.effort)
-        if isinstance(effort, str):
-            thinking.effort = effort
+        _read_effort(thinking, _path_pop(rest, dialect.effort))
     if dialect.budget:
         budget = _path_pop(rest, dialect.budget)
         if isinstance(budget, int):
@@ -254,35 +253,29 @@ def _write_chat_request(
 def _write_switch(
     data: dict[str, Any], said: _Conversation, dialect: _RequestDialect, losses: _Losses
 ) -> None:
+    """The reasoning switch as `dialect` spells it: off by its switch (else an effort
+    of "none"); on by its switch, with a budget where it takes one (else an effort: a
+    budget as the effort it reaches)."""
     thinking = said.thinking
-    if thinking.enabled is not None and dialect.switch:
-        _path_set(
-            data, dialect.switch, dialect.switch_values[0 if thinking.enabled else 1]
-        )
     if thinking.enabled is False:
+        if dialect.switch:
+            _path_set(data, dialect.switch, dialect.switch_values[1])
+        elif dialect.effort:
+            _path_set(data, dialect.effort, "none")
+        else:
+            losses.drop("reasoning turned off", f"{dialect.name} has no switch")
         return
-    if thinking.budget is not None and dialect.budget:
-        _path_set(data, dialect.budget, thinking.budget)
-    elif (
-        thinking.effort is not None or thinking.budget is not None
-    ) and dialect.effort:
-        _path_set(data, dialect.effort, _effort_of(thinking))
-    elif (
-        thinking.budget is not None
-        and dialect.budget is None
-        and dialect.effort is None
-    ):
-        losses.drop("the reasoning budget", f"{dialect.name} takes none")
-    elif thinking.effort is not None and dialect.budget:
-        _path_set(data, dialect.budget, _budget_of(thinking))
-    elif thinking.effort is not None and not dialect.switch:
-        losses.drop("the reasoning effort", f"{dialect.name} takes none")
-    if (
-        thinking.enabled is None
-        and dialect.switch
-        and (thinking.effort or thinking.budget)
-    ):
+    asked = thinking.effort is not None or thinking.budget is not None
+    if dialect.switch and (thinking.enabled or asked):
         _path_set(data, dialect.switch, dialect.switch_values[0])
+    if dialect.budget and (thinking.budget is not None or not dialect.effort) and asked:
+        _path_set(data, dialect.budget, _budget_of(thinking))
+    elif dialect.effort and asked:
+        _path_set(data, dialect.effort, _effort_of(thinking))
+    elif asked:
+        losses.drop("the reasoning effort or budget", f"{dialect.name} takes none")
+    elif thinking.enabled and not dialect.switch:
+        losses.drop("reasoning turned on", f"{dialect.name} has no switch")
 
 
 def _chat_tool(tool: _ToolSpec) -> dict[str, Any]:
@@ -324,8 +317,9 @@ def _chat_parts(
     pieces: tuple[_TextPiece | _MediaPiece, ...], losses: _Losses
 ) -> str | list[dict[str, Any]]:
     """Content as one string when it is all text, else as content parts."""
-    if all(isinstance(p, _TextPiece) for p in pieces):
-        return "".join(p.text for p in pieces if isinstance(p, _TextPiece))
+    texts = [p.text for p in pieces if isinstance(p, _TextPiece)]
+    if len(texts) == len(pieces) and len(texts) < 2:
+        return "".join(texts)  # several texts stay apart, as parts
     parts: list[dict[str, Any]] = []
     for piece in pieces:
         if isinstance(piece, _TextPiece):

@@ -6,7 +6,7 @@ the next request (`assistant_message`), through a `_Conversation`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, cast
 
 from ..parts import ChoiceSummary, Part, Summary, _summary_of_parts
@@ -40,17 +40,19 @@ _REQUEST_PROTOCOLS: Final = ("chat", "messages", "responses")
 
 
 def _to_request(
-    request: Any,
+    request: Mapping[str, Any],
     source: str,
     protocol: str,
     dialect: str | None,
     dialects: Sequence[_RequestDialect],
 ) -> dict[str, Any]:
-    """A `source` request (its JSON data or a typed request) as a `protocol` request;
-    a chat one in `dialect`. What it cannot carry is said in a `RequestLossWarning`."""
+    """A `source` request's JSON data as a `protocol` request; a chat one in
+    `dialect`. What it cannot carry is said in a `RequestLossWarning`."""
     chosen = _chosen(protocol, dialect, dialects)
-    read = _Losses()
     data = _data_of(request)
+    if source == protocol and source != "chat":
+        return data  # only chat has dialects to re-spell
+    read = _Losses()
     if source == "chat":
         said = _read_chat_request(data, dialects, read)
     elif source == "messages":

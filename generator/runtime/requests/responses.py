@@ -19,6 +19,7 @@ from .vocabulary import (
     _Losses,
     _MediaPiece,
     _Piece,
+    _read_effort,
     _ReasoningPiece,
     _refused,
     _ResultPiece,
@@ -84,9 +85,7 @@ def _read_responses_request(data: dict[str, Any], losses: _Losses) -> _Conversat
     said.max_tokens = data.get("max_output_tokens")
     reasoning = data.get("reasoning")
     if _is_json_object(reasoning):
-        said.thinking.effort = reasoning.get("effort")
-        if said.thinking.effort == "none":
-            said.thinking.enabled, said.thinking.effort = False, None
+        _read_effort(said.thinking, reasoning.get("effort"))
     said.stream = data.get("stream")
     said.temperature = data.get("temperature")
     said.top_p = data.get("top_p")

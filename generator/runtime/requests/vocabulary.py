@@ -9,11 +9,12 @@ reported in `_Losses`, never dropped silently."""
 
 from __future__ import annotations
 
+import copy
 import json
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeGuard, cast
+from typing import Any, Final, TypeGuard
 
 
 class RequestLossWarning(UserWarning):
@@ -163,6 +164,14 @@ _EFFORT_BUDGETS: Final = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 
 reaches): an effort is no count, so this is a choice, the one LiteLLM makes."""
 
 
+def _read_effort(thinking: _Thinking, effort: Any) -> None:
+    """An effort as it was asked: "none" turns reasoning off."""
+    if effort == "none":
+        thinking.enabled, thinking.effort = False, None
+    elif isinstance(effort, str):
+        thinking.effort = effort
+
+
 def _effort_of(thinking: _Thinking) -> str | None:
     if thinking.effort is not None or thinking.budget is None:
         return thinking.effort
@@ -192,17 +201,9 @@ def _json_objects(items: Any) -> list[dict[str, Any]]:
     return [item for item in items or () if _is_json_object(item)]
 
 
-def _data_of(request: Any) -> dict[str, Any]:
-    """A request's JSON data: a mapping as it is, a typed request as its JSON."""
-    if isinstance(request, Mapping):
-        return dict(cast(Mapping[str, Any], request))
-    to_dict = getattr(request, "to_dict", None) or getattr(request, "model_dump", None)
-    if to_dict is None:
-        raise TypeError(
-            f"a request is its JSON data or a typed request, not {request!r}"
-        )
-    data: dict[str, Any] = json.loads(json.dumps(to_dict(), default=str))
-    return data
+def _data_of(request: Mapping[str, Any]) -> dict[str, Any]:
+    """A request's JSON data, copied: reading takes keys out of it."""
+    return copy.deepcopy(dict(request))
 
 
 def _refused(scheme: str | None, where: str) -> str:
