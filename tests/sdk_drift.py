@@ -1,6 +1,8 @@
 """A family's spec file against an SDK's pydantic models, by introspection: the comparison
 that tests/test_messages_spec.py (anthropic-sdk-python) and tests/test_responses_spec.py
-(openai-python) run, each with its own list of the departures it allows.
+(openai-python) run, each with its own list of the departures it allows. The SDKs declare
+their request params as TypedDicts: those are compared the same way
+(tests/test_messages_requests.py), their keys and required keys read by `sdk_fields`.
 
 Every pydantic model reachable from the SDK's roots is compared with the spec type it
 maps to: the same wire keys, the same required/optional and nullable split, compatible
@@ -12,14 +14,28 @@ lists stay true. A mismatch names the type and the key."""
 
 from __future__ import annotations
 
+import collections.abc
 import datetime
+import os
 import re
 import types
+import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import (
+    Annotated,
+    Any,
+    Literal,
+    NotRequired,
+    Required,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 import pydantic
+from typing_extensions import is_typeddict
 
 from generator.ir.load import RawEnum, RawField, RawType, RawUnion, load_spec
 from generator.ir.model import EnumRef, ListOf, MapOf, ModelRef, Scalar, TypeExpr
@@ -53,6 +69,13 @@ class Allowed:
     extra_types: Mapping[str, str] = field(default_factory=dict[str, str])
     """Spec types no SDK model maps to (besides the `Other…` members and the extra
     members)."""
+    other_members: Mapping[Key, str] = field(default_factory=dict[Key, str])
+    """(spec union, SDK member) -> why the union's `Other…` member reads that SDK member
+    whole rather than a member of its own."""
+    flattened: Mapping[str, str] = field(default_factory=dict[str, str])
+    """A spec type that reads every member of an SDK union, with why: it is compared
+    with the member of its own name, and the others are kept whole (their own keys
+    among its unknown keys)."""
 
 
 class Family:
@@ -86,7 +109,7 @@ class Family:
         tag = next((f for f in self.types[name].fields if f.wire == "type"), None)
         return tag is not None and tag.required and tag.type.strip() == "string"
 
-    def spec_name(self, model: type[pydantic.BaseModel]) -> str:
+    def spec_name(self, model: type[Any]) -> str:
         qualified = f"{model.__module__.rsplit('.', 1)[-1]}.{model.__name__}"
         renamed = self.allowed.renamed
         return renamed.get(qualified, renamed.get(model.__name__, model.__name__))
@@ -118,21 +141,49 @@ class Sdk:
     map, model or union."""
     values: tuple[str, ...] = ()
     item: Sdk | None = None
-    model: type[pydantic.BaseModel] | None = None
+    model: type[Any] | None = None
+    """A pydantic model, or a TypedDict (the SDK's request params)."""
     options: tuple[Sdk, ...] = ()
+
+
+def _file(annotation: Any) -> bool:
+    """A file the SDK reads and sends as base64 text (an image's or a PDF's `data`)."""
+    return annotation is os.PathLike or get_origin(annotation) is typing.IO
+
+
+_LISTS = (list, collections.abc.Iterable, collections.abc.Sequence)
+
+
+def sdk_fields(model: type[Any]) -> dict[str, tuple[Any, bool]]:
+    """Wire key -> (annotation, required) of a pydantic model or a TypedDict. A TypedDict's
+    key is required when it says `Required[...]`, or when its class is total and the key
+    does not say `NotRequired[...]`."""
+    if is_typeddict(model):
+        out: dict[str, tuple[Any, bool]] = {}
+        for key, hint in get_type_hints(model, include_extras=True).items():
+            marker = get_origin(hint)
+            required = marker is Required or (bool(model.__total__) and marker is not NotRequired)
+            out[key] = (get_args(hint)[0] if marker in (Required, NotRequired) else hint, required)
+        return out
+    fields: dict[str, pydantic.fields.FieldInfo] = model.model_fields
+    return {
+        (info.alias or key): (info.annotation, info.is_required()) for key, info in fields.items()
+    }
 
 
 def normalise(annotation: Any) -> tuple[Sdk, bool]:
     """The annotation without `None`, and whether `None` was one of its alternatives."""
-    if get_origin(annotation) is Annotated:
+    if get_origin(annotation) in (Annotated, Required, NotRequired):
         return normalise(get_args(annotation)[0])
     if get_origin(annotation) in (Union, types.UnionType):
         args = get_args(annotation)
         nullable = type(None) in args
-        rest = [a for a in args if a is not type(None)]
+        rest = [a for a in args if a is not type(None) and not _file(a)]
         if len(rest) == 1:
             return normalise(rest[0])[0], nullable
         options = tuple(normalise(a)[0] for a in rest)
+        # A union inside a union (an Annotated one the SDK names) is one union.
+        options = tuple(o for option in options for o in (option.options or (option,)))
         literals = [o for o in options if o.kind == "literal"]
         if {o.kind for o in options} == {"literal", "str"}:
             values = tuple(v for o in literals for v in o.values)
@@ -140,11 +191,13 @@ def normalise(annotation: Any) -> tuple[Sdk, bool]:
         return Sdk("union", options=options), nullable
     if get_origin(annotation) is Literal:
         return Sdk("literal", tuple(str(v) for v in get_args(annotation))), False
-    if get_origin(annotation) is list:
+    if get_origin(annotation) in _LISTS:
         return Sdk("list", item=normalise(get_args(annotation)[0])[0]), False
     if get_origin(annotation) is dict:
         return Sdk("map", item=normalise(get_args(annotation)[1])[0]), False
     if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
+        return Sdk("model", model=annotation), False
+    if is_typeddict(annotation):
         return Sdk("model", model=annotation), False
     scalars: dict[Any, str] = {
         str: "str",
@@ -161,14 +214,14 @@ def normalise(annotation: Any) -> tuple[Sdk, bool]:
     raise TypeError(f"an SDK annotation this test does not know: {annotation!r}")
 
 
-def reachable(roots: Iterable[Any]) -> dict[type[pydantic.BaseModel], None]:
+def reachable(roots: Iterable[Any]) -> dict[type[Any], None]:
     """Every SDK model the roots (annotations) reach through fields, in order."""
     return reached(normalise(root)[0] for root in roots)
 
 
-def reached(roots: Iterable[Sdk]) -> dict[type[pydantic.BaseModel], None]:
+def reached(roots: Iterable[Sdk]) -> dict[type[Any], None]:
     """Every SDK model the normalised roots reach through fields, in order."""
-    seen: dict[type[pydantic.BaseModel], None] = {}
+    seen: dict[type[Any], None] = {}
 
     def walk(sdk: Sdk) -> None:
         if sdk.item is not None:
@@ -177,8 +230,8 @@ def reached(roots: Iterable[Sdk]) -> dict[type[pydantic.BaseModel], None]:
             walk(option)
         if sdk.model is not None and sdk.model not in seen:
             seen[sdk.model] = None
-            for info in sdk.model.model_fields.values():
-                walk(normalise(info.annotation)[0])
+            for annotation, _ in sdk_fields(sdk.model).values():
+                walk(normalise(annotation)[0])
 
     for root in roots:
         walk(root)
@@ -232,7 +285,7 @@ def mentions_any(expr: TypeExpr) -> bool:
 # --- the comparison ------------------------------------------------------------------
 
 
-Queue = list[tuple[type[pydantic.BaseModel], str]]
+Queue = list[tuple[type[Any], str]]
 
 
 @dataclass
@@ -241,17 +294,13 @@ class Comparison:
 
     family: Family
     problems: list[str] = field(default_factory=list[str])
-    visited: dict[type[pydantic.BaseModel], str] = field(
-        default_factory=dict[type[pydantic.BaseModel], str]
-    )
+    visited: dict[type[Any], str] = field(default_factory=dict[type[Any], str])
     """Each SDK model compared, with the spec type it was compared with."""
     enum_values: dict[str, set[str]] = field(default_factory=dict[str, set[str]])
     """Each spec enum met, with the SDK values it stands for."""
     unions: set[str] = field(default_factory=set[str])
     """The spec unions met."""
-    kept: dict[type[pydantic.BaseModel], str] = field(
-        default_factory=dict[type[pydantic.BaseModel], str]
-    )
+    kept: dict[type[Any], str] = field(default_factory=dict[type[Any], str])
     """Each SDK model under a key kept as JSON, with the key (`Type.key`)."""
     used: set[Key] = field(default_factory=set[Key])
     """The allowed departures the comparison met."""
@@ -274,13 +323,13 @@ class Comparison:
         self.check_enums()
         return self
 
-    def model(self, model: type[pydantic.BaseModel], name: str) -> Queue:
+    def model(self, model: type[Any], name: str) -> Queue:
         if name not in self.family.types:
             self.problems.append(f"{name}: no such spec type (the SDK's {model.__name__})")
             return []
         extra = self.family.allowed.extra_keys
         ours = {f.wire: f for f in self.family.types[name].fields}
-        theirs = {(info.alias or key): info for key, info in model.model_fields.items()}
+        theirs = sdk_fields(model)
         for key in sorted(theirs.keys() - ours.keys()):
             self.problems.append(f"{name}.{key}: in the SDK's {model.__name__}, not in the spec")
         for key in sorted(ours.keys() - theirs.keys()):
@@ -295,12 +344,12 @@ class Comparison:
             nested += self.field(name, ours[key], theirs[key])
         return nested
 
-    def field(self, name: str, ours: RawField, info: Any) -> Queue:
+    def field(self, name: str, ours: RawField, info: tuple[Any, bool]) -> Queue:
         where = f"{name}.{ours.wire}"
         key = (name, ours.wire)
         looser = key in self.family.allowed.looser
-        sdk, nullable = normalise(info.annotation)
-        required = bool(info.is_required())
+        annotation, required = info
+        sdk, nullable = normalise(annotation)
         if ours.required != required:
             if looser and required and not ours.required:
                 self.used.add(key)
@@ -358,6 +407,10 @@ class Comparison:
         if kind == "model":
             assert sdk.model is not None
             expected = self.family.spec_name(sdk.model)
+            if isinstance(ours, SpecUnion) and ours.name and ModelRef(expected) in ours.options:
+                # A named union with the SDK's model as a member takes it (and more).
+                self.unions.add(ours.name)
+                return [(sdk.model, expected)]
             if ours != ModelRef(expected):
                 self.problems.append(
                     f"{where}: the SDK's {sdk.model.__name__} is {show(ours)} in the spec,"
@@ -386,10 +439,22 @@ class Comparison:
         return []
 
     def union(self, sdk: Sdk, ours: TypeExpr, where: str) -> Queue:
-        models = [o.model for o in sdk.options if o.model is not None]
+        models = self.twinned([o.model for o in sdk.options if o.model is not None], where)
         allowed = self.family.allowed
         if isinstance(ours, ModelRef) and ours.name in allowed.collapsed:
             return [(m, ours.name) for m in models]
+        if isinstance(ours, ModelRef) and ours.name in allowed.flattened:
+            own = [m for m in models if self.family.spec_name(m) == ours.name]
+            if len(own) != 1:
+                self.problems.append(f"{where}: no member of the SDK's union is {ours.name}")
+                return []
+            self.used.add((ours.name, ""))
+            for model in models:
+                if model is not own[0]:
+                    self.kept.setdefault(model, where)
+                    for inner in reached([Sdk("model", model=model)]):
+                        self.kept.setdefault(inner, where)
+            return [(own[0], ours.name)]
         if not isinstance(ours, SpecUnion) or ours.name is None:
             names = ", ".join(m.__name__ for m in models)
             self.problems.append(
@@ -415,12 +480,40 @@ class Comparison:
                     f"{where}: union {ours.name} has {member}, which the SDK's union lacks"
                 )
         for member in sorted(expected - set(members)):
+            if (ours.name, member) in allowed.other_members:
+                self.used.add((ours.name, member))
+                for model in models:
+                    if self.family.spec_name(model) == member:
+                        for inner in reached([Sdk("model", model=model)]):
+                            self.kept.setdefault(inner, f"{where} ({ours.name})")
+                continue
             self.problems.append(
                 f"{where}: union {ours.name} lacks {member}, a member of the SDK's union"
             )
         return [
             (m, self.family.spec_name(m)) for m in models if self.family.spec_name(m) in members
         ]
+
+    def twinned(self, models: list[type[Any]], where: str) -> list[type[Any]]:
+        """The members of an SDK union of request params (TypedDicts), without the
+        response models (pydantic) the SDK also takes there so that a response's blocks
+        can be sent back as they are: each must write the same `type` as a param of the
+        union, which the spec compares instead."""
+        params = [m for m in models if is_typeddict(m)]
+        if not params:
+            return models
+        tags = {value for m in params for value in self._tags(m)}
+        for model in models:
+            if not is_typeddict(model) and not set(self._tags(model)) <= tags:
+                self.problems.append(
+                    f"{where}: the SDK's {model.__name__} has no param of its `type` in the union"
+                )
+        return params
+
+    @staticmethod
+    def _tags(model: type[Any]) -> tuple[str, ...]:
+        tag = sdk_fields(model).get("type")
+        return normalise(tag[0])[0].values if tag else ()
 
     def mixed(self, sdk: Sdk, ours: TypeExpr, where: str) -> Queue:
         """A union of JSON kinds, alternative by alternative."""
@@ -456,11 +549,12 @@ class Comparison:
         """The allowed departures the spec does not make (any more)."""
         allowed = self.family.allowed
         listed = [*allowed.extra_members, *allowed.extra_keys, *allowed.looser]
-        listed += allowed.kept_as_json
+        listed += [*allowed.kept_as_json, *allowed.other_members]
+        listed += [(name, "") for name in allowed.flattened]
         return [f"{a}.{b}" for a, b in listed if (a, b) not in self.used]
 
 
-def uncompared(comparison: Comparison, roots: Iterable[Any]) -> list[type[pydantic.BaseModel]]:
+def uncompared(comparison: Comparison, roots: Iterable[Any]) -> list[type[Any]]:
     """The SDK models the roots reach that were neither compared nor kept as JSON."""
     return [
         model
