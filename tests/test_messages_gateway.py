@@ -315,7 +315,7 @@ def test_a_tool_use_round_trip_from_anthropic_sdk_reaches_the_chat_upstream_tran
         read_messages(client, name, messages=turns, **request)
     asked = {
         "model": name,
-        "max_tokens": 300,
+        "max_completion_tokens": 300,  # the "openai" dialect's limit
         "temperature": 0.2,
         "stop": ["###"],
         "tools": [
@@ -402,7 +402,7 @@ def test_a_tool_use_round_trip_from_openai_python_reaches_the_messages_upstream_
         "tool_choice": {"type": "tool", "name": "get_weather", "disable_parallel_tool_use": True},
         "stream": True,
     }
-    user = {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]}
+    user = {"role": "user", "content": "Weather in Paris?"}
     first_sent, second_sent = servers.upstream.requests(name)
     headers = servers.upstream.headers[name]
     assert (headers["x-api-key"], headers["anthropic-version"]) == ("key-o", "2023-06-01")
@@ -424,7 +424,7 @@ def test_a_tool_use_round_trip_from_openai_python_reaches_the_messages_upstream_
 
 
 def test_the_basic_tool_choices_translate_both_ways() -> None:
-    from examples.messages_gateway import chat_tool_choice, messages_tool_choice
+    from examples.messages_gateway import chat_request, messages_request
 
     pairs: list[tuple[dict[str, Any], Any]] = [
         ({"type": "auto"}, "auto"),
@@ -433,11 +433,15 @@ def test_the_basic_tool_choices_translate_both_ways() -> None:
         ({"type": "tool", "name": "f"}, {"type": "function", "function": {"name": "f"}}),
     ]
     for anthropic_choice, chat_choice in pairs:
-        assert chat_tool_choice(anthropic_choice) == {"tool_choice": chat_choice}
-        assert messages_tool_choice(chat_choice, None) == anthropic_choice
+        chat = chat_request({"messages": [], "tool_choice": anthropic_choice})
+        assert chat["tool_choice"] == chat_choice
+        messages = messages_request({"messages": [], "tool_choice": chat_choice})
+        assert messages["tool_choice"] == anthropic_choice
     no_parallel = {"type": "auto", "disable_parallel_tool_use": True}
-    assert chat_tool_choice(no_parallel) == {"tool_choice": "auto", "parallel_tool_calls": False}
-    assert messages_tool_choice(None, False) == no_parallel
+    chat = chat_request({"messages": [], "tool_choice": no_parallel})
+    assert (chat["tool_choice"], chat["parallel_tool_calls"]) == ("auto", False)
+    messages = messages_request({"messages": [], "parallel_tool_calls": False})
+    assert messages["tool_choice"] == no_parallel
 
 
 # --- errors ---------------------------------------------------------------------------
@@ -555,19 +559,26 @@ def test_a_request_it_does_not_translate_is_refused_before_the_upstream(
     servers: Servers,
 ) -> None:
     before = len(servers.upstream.streams.deliveries)
-    image = {
-        "type": "image",
-        "source": {"type": "base64", "media_type": "image/png", "data": "AA=="},
-    }
-    with servers.anthropic() as client, pytest.raises(anthropic.BadRequestError) as refused:
-        read_messages(client, PLAIN, messages=[{"role": "user", "content": [image]}])
-    assert refused.value.body == {
-        "type": "error",
-        "error": {
-            "type": "invalid_request_error",
-            "message": "not translated: a user content block of type 'image'",
-        },
-    }
+    search = {"type": "web_search_20250305", "name": "web_search", "max_uses": 3}
+    image = {"type": "image", "source": {"type": "file", "file_id": "file_1"}}
+    refusals: list[tuple[dict[str, Any], str]] = [
+        (
+            {"tools": [search]},
+            "server tool 'web_search' (only the client's tools cross protocols)",
+        ),
+        (
+            {"messages": [{"role": "user", "content": [image]}]},
+            "an image by file id (chat takes it only inline)",
+        ),
+    ]
+    with servers.anthropic() as client:
+        for request, message in refusals:
+            with pytest.raises(anthropic.BadRequestError) as refused:
+                read_messages(client, PLAIN, **request)
+            assert refused.value.body == {
+                "type": "error",
+                "error": {"type": "invalid_request_error", "message": f"not translated: {message}"},
+            }
     with servers.openai() as chat, pytest.raises(openai.BadRequestError) as refused_chat:
         read_chat(chat, PLAIN, n=2)
     message = "not translated: n above 1: a message is one answer"

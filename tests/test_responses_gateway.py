@@ -174,7 +174,7 @@ def test_a_function_call_round_trip_reaches_the_chat_upstream_translated(
         read_response(client, name, input=turns, **request)
     asked = {
         "model": name,
-        "max_tokens": 300,
+        "max_completion_tokens": 300,  # the "openai" dialect's limit
         "temperature": 0.2,
         "reasoning_effort": "low",
         "tools": [
@@ -243,7 +243,7 @@ def test_a_string_input_a_named_tool_choice_and_developer_messages_translate() -
         {"type": "function_call", "call_id": "c2", "name": "f", "arguments": '{"a":1}'},
     ]
     assert chat_request({"model": "m", "input": [developer, *calls]})["messages"] == [
-        {"role": "system", "content": "Be brief."},
+        {"role": "developer", "content": "Be brief."},  # as the "openai" dialect reads it
         {
             "role": "assistant",
             "content": None,
@@ -266,10 +266,22 @@ def test_a_request_it_does_not_translate_is_refused_before_the_upstream(
     servers: Servers,
 ) -> None:
     before = len(servers.upstream.streams.deliveries)
-    image = {"type": "input_image", "image_url": "data:image/png;base64,AA=="}
+    image = {"type": "input_image", "file_id": "file_1", "detail": "auto"}
+    allowed = {
+        "type": "allowed_tools",
+        "mode": "auto",
+        "tools": [{"type": "function", "name": "f"}],
+    }
     refusals: list[tuple[dict[str, Any], str]] = [
-        ({"input": [{"role": "user", "content": [image]}]}, "a content part of type 'input_image'"),
-        ({"tools": [{"type": "web_search"}]}, "a tool of type 'web_search'"),
+        (
+            {"input": [{"role": "user", "content": [image]}]},
+            "an image by file id (chat takes it only inline)",
+        ),
+        (
+            {"tools": [{"type": "web_search"}]},
+            "tool of type 'web_search' (only function tools cross protocols)",
+        ),
+        ({"tool_choice": allowed}, f"a tool_choice of {allowed!r}"),
         ({"previous_response_id": "resp_1"}, "previous_response_id: this gateway keeps no state"),
         (
             {"text": {"format": {"type": "json_object"}}},
