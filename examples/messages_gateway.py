@@ -3,6 +3,7 @@ completions upstream, and chat completions from a Messages upstream.
 
     GATEWAY_CHAT_UPSTREAM=http://localhost:8000 uvicorn examples.messages_gateway:app --port 4000
     ANTHROPIC_BASE_URL=http://localhost:4000 claude     # Claude Code, on a chat model
+    GATEWAY_CHAT_UPSTREAM=https://api.deepseek.com GATEWAY_CHAT_DIALECT=deepseek uvicorn ...
 
 - `POST /v1/messages` (what Claude Code and anthropic-sdk-python call) is sent on as
   `POST {chat upstream}/v1/chat/completions`, with `stream: true` and
@@ -20,31 +21,40 @@ A request without `"stream": true` is answered too, unstreamed: the upstream sti
 streams, and the gateway adds the bridged stream up (`MessageAccumulator`,
 `ChunkAccumulator`) into the one JSON body the client expects.
 
-The request is translated for conversations of text and tools: the system prompt, user
-and assistant text turns, tools (`input_schema` <-> `function.parameters`), `tool_choice`
-(auto, any/required, none, one named tool; `disable_parallel_tool_use` <->
-`parallel_tool_calls: false`), `max_tokens`, stop sequences, `temperature`, `top_p`,
-assistant `tool_use` blocks <-> assistant `tool_calls`, and user `tool_result` blocks <->
-`tool` messages. The `model` is passed on as it is. Requests across protocols in full are
-a later issue; until then:
+The request is written by the module's `to_request`: `messages_msgspec.to_request(body,
+protocol="chat", dialect=...)` for a chat upstream, `chunk_msgspec.to_request(body,
+protocol="messages")` for a Messages upstream. It carries the conversation (system
+prompt, turns of text, images and documents, tool calls and their results, the
+assistant's reasoning where the upstream reads it back), function tools, `tool_choice`
+and parallel calls, the output limit, the reasoning switch (`thinking` <->
+`reasoning_effort`, in the dialect's spelling), stop sequences, `temperature`, `top_p`
+and the user. The chat upstream's dialect is `GATEWAY_CHAT_DIALECT` ("openai" by
+default; "deepseek" or "moonshot" get the assistant's earlier reasoning back as
+`reasoning_content`, which their tool-calling turns require; "vllm", "openrouter",
+"gemini"...). What the gateway still decides itself: the request always streams
+upstream (`stream: true`, and `stream_options.include_usage` to chat), the `model` is
+passed on as it is, and each `RequestLossWarning` is judged item by item:
 
 - Refused, with a 400 in the client's error shape before anything is sent upstream,
-  because leaving them out would change what the model is asked: images, documents and
-  any other content block but text, tool_use and tool_result (thinking blocks excepted,
-  below); tools the server runs (web search, code execution, computer use: a tool with a
-  `type` other than "custom", a chat tool other than a function); and from chat clients
-  `n` above 1, a `response_format` other than text, `logprobs`, audio, and arguments of
-  a tool call that are no JSON object.
-- Not passed on, because the other protocol has no place for them or they only tune the
-  answer: thinking budgets (`thinking`) and the thinking blocks of earlier assistant turns
-  (chat takes no reasoning back, and a chat upstream cannot check their signatures),
-  `cache_control`, `metadata`, `top_k`, `service_tier`, a `tool_result`'s `is_error`,
-  beta headers, and from chat clients penalties, `seed`, `user`, `stream_options` (a
-  Messages stream always reports its usage). A system or developer message anywhere in a
-  chat conversation joins Anthropic's one `system` prompt. A chat request without
-  `max_tokens` (or `max_completion_tokens`) is sent with `DEFAULT_MAX_TOKENS`: Messages
-  requires one. Values are passed as they are: a chat `temperature` above 1, which
-  Anthropic refuses, comes back as the upstream's 400.
+  because leaving them out would change what the model is asked: anything `to_request`
+  reports lost but the reasoning below, such as tools the server runs (web search, code
+  execution, a chat tool other than a function) and their blocks, an image given by file
+  id (chat takes images inline only), audio to Messages, a content block or part of a
+  kind the other protocol lacks, and arguments of a tool call that are no JSON object;
+  `mcp_servers` (to_request leaves it out unreported); and from chat clients `n` above
+  1, a `response_format` other than text, `logprobs` and audio, which a Messages answer
+  cannot give.
+- Dropped, because the upstream takes them back in no form or only tune the answer:
+  earlier turns' reasoning a chat dialect has no key for ("openai"), the signatures and
+  redacted thinking Anthropic made (a chat upstream cannot check them), a chat client's
+  `reasoning_content` (Messages takes only thinking it signed), a reasoning budget or
+  effort the dialect has no place for. `to_request` leaves out, unreported,
+  `cache_control`, `top_k`, `service_tier`, a `tool_result`'s `is_error`, beta headers,
+  and from chat clients penalties, `seed`, `stream_options` and the like. A system or
+  developer message anywhere in a chat conversation joins Anthropic's one `system`
+  prompt; a chat request without a limit gets `max_tokens` 4096 (Messages requires
+  one). Values are passed as they are: a chat `temperature` above 1, which Anthropic
+  refuses, comes back as the upstream's 400.
 - A chat `stop` finish is Anthropic's `end_turn` even when a stop sequence ended it
   (chat does not say which). Other routes (`/v1/messages/count_tokens`, `/v1/models`)
   are not served.
@@ -61,10 +71,11 @@ import asyncio
 import json
 import logging
 import os
+import warnings
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from typing import Any, TypeGuard, cast
+from dataclasses import dataclass, field, replace
+from typing import Any, cast
 
 import httpx
 from starlette.applications import Starlette
@@ -78,14 +89,17 @@ from starlette.types import Receive, Scope, Send
 from generated.chunk_msgspec import (
     ChunkAccumulator,
     Part,
+    RequestLossWarning,
     StreamError,
     aiter_parts,
     awrite_parts,
     iter_chunks,
 )
 from generated.chunk_msgspec import dumps as dumps_completion
+from generated.chunk_msgspec import to_request as to_messages_request
 from generated.messages_msgspec import MessageAccumulator, iter_events
 from generated.messages_msgspec import dumps as dumps_message
+from generated.messages_msgspec import to_request as to_chat_request
 
 Json = dict[str, Any]
 
@@ -93,9 +107,6 @@ log = logging.getLogger("uvicorn.error").getChild("messages_gateway")
 
 TIMEOUT = httpx.Timeout(10.0, read=300.0)
 """A model may think for minutes before its next event: reads may wait long."""
-
-DEFAULT_MAX_TOKENS = 4096
-"""The `max_tokens` of a chat request that gives none: Messages requires one."""
 
 ANTHROPIC_VERSION = "2023-06-01"
 """The `anthropic-version` sent upstream when the client sent none (a chat client)."""
@@ -121,159 +132,71 @@ class Untranslatable(ValueError):
     """The request asks for what this gateway does not translate: a 400 for the client."""
 
 
-# --- Messages request -> chat request -------------------------------------------------
+# --- requests: `to_request`, and what the gateway decides itself ----------------------
+
+DROPPABLE = (
+    "the assistant's reasoning",
+    "a reasoning signature",
+    "encrypted reasoning",
+    "thinking without its signature",
+    "the reasoning budget",
+    "the reasoning effort",
+)
+"""What a request may lose on the way (`RequestLossWarning.dropped`, by what): earlier
+turns' reasoning that the upstream takes back in no form (or signed by another), and a
+reasoning switch it has no place for. Anything else lost is refused."""
+DROPPABLE_PREFIXES = ("the signature on call ",)
+
+REFUSED_KEYS = ("mcp_servers",)
+"""Messages request keys that give the model what no chat request can (MCP servers'
+tools), which `to_request` leaves out: refused."""
 
 
-def chat_request(body: Json) -> Json:
-    """A Messages request as the chat completions request that asks the same."""
-    out: Json = {"model": body.get("model"), "messages": chat_messages(body)}
-    _copy(body, out, ("max_tokens", "temperature", "top_p"))
-    if body.get("stop_sequences"):
-        out["stop"] = list(body["stop_sequences"])
-    if body.get("tools"):
-        out["tools"] = [chat_tool(tool) for tool in _objects(body["tools"], "tools")]
-    if body.get("tool_choice"):
-        out.update(chat_tool_choice(_object(body["tool_choice"])))
+def translated(write: Callable[[], Json]) -> Json:
+    """The request `write` makes with `to_request`, refused (`Untranslatable`) if it lost
+    anything that changes what the model is asked (anything not in `DROPPABLE`)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RequestLossWarning)
+        out = write()
+    refused: list[str] = []
+    for warning in caught:
+        if not isinstance(warning.message, RequestLossWarning):
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+            continue
+        for what, why in warning.message.dropped:
+            if what not in DROPPABLE and not what.startswith(DROPPABLE_PREFIXES):
+                refused.append(f"{what} ({why})")
+    if refused:
+        raise Untranslatable("; ".join(refused))
+    return out
+
+
+def chat_request(body: Json, dialect: str = "openai") -> Json:
+    """A Messages request as the chat completions request, in the upstream's `dialect`,
+    that asks the same."""
+    for key in REFUSED_KEYS:
+        if body.get(key):
+            raise Untranslatable(f"{key}: a chat request has no place for them")
+    out = translated(lambda: to_chat_request(body, protocol="chat", dialect=dialect))
     # Always streamed upstream: an unstreamed client request is added up here.
     out["stream"] = True
     out["stream_options"] = {"include_usage": True}
     return out
 
 
-def chat_messages(body: Json) -> list[Json]:
-    """The system prompt and the turns, as chat messages (a user turn's tool results
-    first, as `tool` messages: chat wants them right after the assistant's calls)."""
-    out: list[Json] = []
-    system = _texts(body.get("system"), "system")
-    if system:
-        out.append({"role": "system", "content": "\n\n".join(system)})
-    for turn in _objects(body.get("messages"), "messages"):
-        if turn.get("role") == "assistant":
-            out.append(chat_assistant(turn.get("content")))
-        else:
-            out.extend(chat_user(turn.get("content")))
-    return out
-
-
-def chat_user(content: Any) -> list[Json]:
-    """A user turn: a `tool` message per tool result, then a user message of its text."""
-    out: list[Json] = []
-    texts: list[str] = []
-    for block in _blocks(content):
-        if block["type"] == "tool_result":
-            result = _texts(block.get("content"), "tool_result")
-            message = {"role": "tool", "tool_call_id": block.get("tool_use_id")}
-            out.append(message | {"content": "\n\n".join(result)})
-        elif block["type"] == "text":
-            texts.append(block["text"])
-        else:
-            raise Untranslatable(f"a user content block of type {block['type']!r}")
-    if texts:
-        out.append({"role": "user", "content": _chat_content(texts)})
-    return out
-
-
-def chat_assistant(content: Any) -> Json:
-    """An assistant turn: its text, and its `tool_use` blocks as `tool_calls`."""
-    texts: list[str] = []
-    calls: list[Json] = []
-    for block in _blocks(content):
-        if block["type"] == "text":
-            texts.append(block["text"])
-        elif block["type"] == "tool_use":
-            arguments = json.dumps(block.get("input") or {}, ensure_ascii=False)
-            function = {"name": block.get("name"), "arguments": arguments}
-            calls.append({"id": block.get("id"), "type": "function", "function": function})
-        elif block["type"] not in ("thinking", "redacted_thinking"):  # not passed on
-            raise Untranslatable(f"an assistant content block of type {block['type']!r}")
-    message: Json = {"role": "assistant", "content": _chat_content(texts) if texts else None}
-    if calls:
-        message["tool_calls"] = calls
-    return message
-
-
-def chat_tool(tool: Json) -> Json:
-    """An Anthropic client tool as a chat function tool."""
-    if tool.get("type", "custom") != "custom":
-        raise Untranslatable(f"a server tool of type {tool.get('type')!r}")
-    function: Json = {"name": tool.get("name")}
-    _copy(tool, function, ("description",))
-    function["parameters"] = tool.get("input_schema") or {"type": "object", "properties": {}}
-    return {"type": "function", "function": function}
-
-
-def chat_tool_choice(choice: Json) -> Json:
-    """Anthropic's `tool_choice` as chat's `tool_choice` (and `parallel_tool_calls`)."""
-    kind = choice.get("type")
-    simple = {"auto": "auto", "any": "required", "none": "none"}
-    out: Json
-    if kind in simple:
-        out = {"tool_choice": simple[kind]}
-    elif kind == "tool":
-        out = {"tool_choice": {"type": "function", "function": {"name": choice.get("name")}}}
-    else:
-        raise Untranslatable(f"a tool_choice of type {kind!r}")
-    if choice.get("disable_parallel_tool_use"):
-        out["parallel_tool_calls"] = False
-    return out
-
-
-def _chat_content(texts: list[str]) -> str | list[Json]:
-    """One text as a string (every chat server reads that), several as text parts."""
-    if len(texts) == 1:
-        return texts[0]
-    return [{"type": "text", "text": text} for text in texts]
-
-
-def _blocks(content: Any) -> list[Json]:
-    """A Messages content (a string, or a list of blocks) as blocks."""
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    blocks = _objects(content, "content")
-    if not all(isinstance(block.get("type"), str) for block in blocks):
-        raise Untranslatable("a content block without a type")
-    return blocks
-
-
-def _texts(content: Any, where: str) -> list[str]:
-    """The texts of a system prompt or a tool result: nothing but text is translated."""
-    if content is None:
-        return []
-    texts: list[str] = []
-    for block in _blocks(content):
-        if block["type"] != "text":
-            raise Untranslatable(f"a {where} block of type {block['type']!r}")
-        texts.append(block["text"])
-    return texts
-
-
-# --- chat request -> Messages request -------------------------------------------------
-
-
 def messages_request(body: Json) -> Json:
     """A chat completions request as the Messages request that asks the same."""
     _refuse_chat_options(body)
-    system, turns = messages_turns(_objects(body.get("messages"), "messages"))
-    limit = body.get("max_completion_tokens") or body.get("max_tokens") or DEFAULT_MAX_TOKENS
-    out: Json = {"model": body.get("model"), "max_tokens": limit}
-    if system:
-        out["system"] = "\n\n".join(system)
-    out["messages"] = turns
-    _copy(body, out, ("temperature", "top_p"))
-    stop = body.get("stop")
-    if stop:
-        out["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
-    if body.get("tools"):
-        out["tools"] = [messages_tool(tool) for tool in _objects(body["tools"], "tools")]
-    choice = messages_tool_choice(body.get("tool_choice"), body.get("parallel_tool_calls"))
-    if choice is not None:
-        out["tool_choice"] = choice
+    out = translated(lambda: to_messages_request(body, protocol="messages"))
     out["stream"] = True  # always streamed upstream, as in chat_request
     return out
 
 
 def _refuse_chat_options(body: Json) -> None:
-    """Refuse what a Messages answer cannot give the chat client it asks for."""
+    """Refuse what a Messages answer cannot give the chat client it asks for (keys that
+    `to_request` leaves out without a word: they are no part of the conversation)."""
     if body.get("n") not in (None, 1):
         raise Untranslatable("n above 1: a message is one answer")
     if body.get("response_format") not in (None, {"type": "text"}):
@@ -282,131 +205,6 @@ def _refuse_chat_options(body: Json) -> None:
         raise Untranslatable("logprobs")
     if body.get("audio") or "audio" in (body.get("modalities") or []):
         raise Untranslatable("audio")
-
-
-def messages_turns(messages: list[Json]) -> tuple[list[str], list[Json]]:
-    """Chat messages as the system prompt's texts and Messages turns (tool results in a
-    user turn; consecutive turns of one role merged: Messages alternates them)."""
-    system: list[str] = []
-    turns: list[Json] = []
-    for message in messages:
-        role = message.get("role")
-        if role in ("system", "developer"):
-            system.extend(_part_texts(message.get("content")))
-            continue
-        if role == "tool":
-            role, blocks = "user", [messages_tool_result(message)]
-        elif role == "assistant":
-            blocks = messages_assistant(message)
-        elif role == "user":
-            blocks = [_text_block(t) for t in _part_texts(message.get("content")) if t]
-        else:
-            raise Untranslatable(f"a message of role {role!r}")
-        if turns and turns[-1]["role"] == role:
-            turns[-1]["content"].extend(blocks)
-        else:
-            turns.append({"role": role, "content": blocks})
-    return system, turns
-
-
-def messages_assistant(message: Json) -> list[Json]:
-    """An assistant message's text and tool calls as Messages blocks."""
-    blocks = [_text_block(t) for t in _part_texts(message.get("content")) if t]
-    for call in _objects(message.get("tool_calls"), "tool_calls"):
-        function = _object(call.get("function"))
-        if call.get("type", "function") != "function":
-            raise Untranslatable(f"a tool call of type {call.get('type')!r}")
-        try:
-            given = json.loads(function.get("arguments") or "{}")
-        except ValueError:
-            given = None
-        if not isinstance(given, dict):
-            raise Untranslatable("tool call arguments that are no JSON object")
-        use = {"type": "tool_use", "id": call.get("id"), "name": function.get("name")}
-        blocks.append(use | {"input": given})
-    return blocks
-
-
-def messages_tool_result(message: Json) -> Json:
-    """A `tool` message as a `tool_result` block."""
-    text = "\n\n".join(_part_texts(message.get("content")))
-    return {"type": "tool_result", "tool_use_id": message.get("tool_call_id"), "content": text}
-
-
-def messages_tool(tool: Json) -> Json:
-    """A chat function tool as an Anthropic client tool."""
-    if tool.get("type") != "function":
-        raise Untranslatable(f"a tool of type {tool.get('type')!r}")
-    function = _object(tool.get("function"))
-    out: Json = {"name": function.get("name")}
-    _copy(function, out, ("description",))
-    out["input_schema"] = function.get("parameters") or {"type": "object", "properties": {}}
-    return out
-
-
-def messages_tool_choice(choice: Any, parallel: Any) -> Json | None:
-    """Chat's `tool_choice` (and `parallel_tool_calls: false`) as Anthropic's."""
-    simple = {"auto": "auto", "required": "any", "none": "none"}
-    out: Json | None
-    if choice is None:
-        out = None
-    elif isinstance(choice, str) and choice in simple:
-        out = {"type": simple[choice]}
-    elif isinstance(choice, dict) and _object(choice).get("type") == "function":
-        out = {"type": "tool", "name": _object(_object(choice).get("function")).get("name")}
-    else:
-        raise Untranslatable(f"a tool_choice of {choice!r}")
-    if parallel is False and (out is None or out["type"] != "none"):
-        out = (out or {"type": "auto"}) | {"disable_parallel_tool_use": True}
-    return out
-
-
-def _part_texts(content: Any) -> list[str]:
-    """The texts of a chat message's content (a string, None, or a list of parts)."""
-    if content is None:
-        return []
-    if isinstance(content, str):
-        return [content]
-    texts: list[str] = []
-    for part in _objects(content, "content"):
-        kind = part.get("type")
-        if kind not in ("text", "refusal"):
-            raise Untranslatable(f"a content part of type {kind!r}")
-        texts.append(str(part.get(kind, "")))
-    return texts
-
-
-def _object(value: Any) -> Json:
-    """A JSON object of the request (null: an empty one); anything else is refused."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise Untranslatable(f"{value!r} where an object belongs")
-    return cast(Json, value)
-
-
-def _objects(value: Any, what: str) -> list[Json]:
-    """A JSON list of objects of the request (null: none); anything else is refused."""
-    if value is None:
-        return []
-    if not _is_list(value) or not all(isinstance(item, dict) for item in value):
-        raise Untranslatable(f"{what} must be a list of objects")
-    return cast(list[Json], value)
-
-
-def _is_list(value: object) -> TypeGuard[list[Any]]:
-    return isinstance(value, list)
-
-
-def _text_block(text: str) -> Json:
-    return {"type": "text", "text": text}
-
-
-def _copy(source: Json, target: Json, keys: tuple[str, ...]) -> None:
-    """The keys both protocols spell alike, when given."""
-    for key in keys:
-        if source.get(key) is not None:
-            target[key] = source[key]
 
 
 # --- error bodies ---------------------------------------------------------------------
@@ -541,17 +339,21 @@ def create_app(
     chat_upstream: str | None = None,
     messages_upstream: str | None = None,
     *,
+    chat_dialect: str = "openai",
     client: httpx.AsyncClient | None = None,
 ) -> Starlette:
     """The gateway: `/v1/messages` served from `chat_upstream`, `/v1/chat/completions`
     from `messages_upstream` (base URLs such as http://localhost:8000, before `/v1`); a
-    route whose upstream is None is not served. `client` sends the upstream requests (by
-    default one with `TIMEOUT`); the app closes it when it shuts down."""
+    route whose upstream is None is not served. `chat_dialect` is the chat upstream's
+    (`to_request`'s `dialect`: where it takes the assistant's reasoning back, its limit
+    and reasoning switch). `client` sends the upstream requests (by default one with
+    `TIMEOUT`); the app closes it when it shuts down."""
     http = client or httpx.AsyncClient(timeout=TIMEOUT)
+    from_chat = in_dialect(MESSAGES_FROM_CHAT, chat_request, chat_dialect)
     routes = [
         Route(path, bridge_endpoint(http, bridge, base.rstrip("/")), methods=["POST"])
         for path, bridge, base in (
-            ("/v1/messages", MESSAGES_FROM_CHAT, chat_upstream),
+            ("/v1/messages", from_chat, chat_upstream),
             ("/v1/chat/completions", CHAT_FROM_MESSAGES, messages_upstream),
         )
         if base is not None
@@ -563,6 +365,13 @@ def create_app(
             yield
 
     return Starlette(routes=routes, lifespan=lifespan)
+
+
+def in_dialect(bridge: Bridge, translate: Callable[[Json, str], Json], dialect: str) -> Bridge:
+    """`bridge` to a chat upstream, its requests written by `translate` in `dialect` (a
+    name `to_request` does not know is a ValueError here, not a 400 on every request)."""
+    to_chat_request({"messages": []}, protocol="chat", dialect=dialect)
+    return replace(bridge, translate=lambda body: translate(body, dialect))
 
 
 def bridge_endpoint(
@@ -711,6 +520,7 @@ class Tally:
 app = create_app(
     os.environ.get("GATEWAY_CHAT_UPSTREAM", "https://api.openai.com"),
     os.environ.get("GATEWAY_MESSAGES_UPSTREAM", "https://api.anthropic.com"),
+    chat_dialect=os.environ.get("GATEWAY_CHAT_DIALECT", "openai"),
 )
 """For `uvicorn examples.messages_gateway:app`: the upstreams are $GATEWAY_CHAT_UPSTREAM
-and $GATEWAY_MESSAGES_UPSTREAM."""
+and $GATEWAY_MESSAGES_UPSTREAM, the chat upstream's dialect $GATEWAY_CHAT_DIALECT."""

@@ -51,16 +51,25 @@ PLAIN_EVENTS = events_of(CHATS[PLAIN])[:-1]  # without [DONE]
 class Upstream:
     """The fake upstream of both protocols: a request naming model M gets the stream M of
     `streams` (which records the request's body in its `deliveries`), or the HTTP error
-    `errors[M]`; `headers[M]` are the headers of the last request for M."""
+    `errors[M]`, or for a model of a conversation (`converse`) its next turn's stream;
+    `headers[M]` are the headers of the last request for M."""
 
     def __init__(self) -> None:
         self.streams = StreamApp()
         self.errors: dict[str, tuple[int, Any]] = {}
         self.headers: dict[str, dict[str, str]] = {}
+        self.turns: dict[str, list[str]] = {}
 
     def add(self, name: str, pieces: list[bytes], **options: Any) -> str:
         self.streams.add(name, StreamSpec(pieces, **options))
         return name
+
+    def converse(self, model: str, answers: list[bytes]) -> list[str]:
+        """Answer the requests for `model` with `answers` in turn, each event sent on its
+        own; returns the names of their streams."""
+        names = [self.add(f"{model}#{turn}", events_of(body)) for turn, body in enumerate(answers)]
+        self.turns[model] = list(reversed(names))
+        return names
 
     def requests(self, name: str) -> list[Any]:
         """The JSON bodies of the requests for stream `name`, in order."""
@@ -73,6 +82,8 @@ class Upstream:
             body, more = body + message.get("body", b""), message.get("more_body", False)
         model = json.loads(body)["model"]
         self.headers[model] = {k.decode(): v.decode() for k, v in scope["headers"]}
+        if self.turns.get(model):
+            model = self.turns[model].pop()
         if model in self.errors:
             status, error = self.errors[model]
             await JSONResponse(error, status)(scope, receive, send)
@@ -315,7 +326,7 @@ def test_a_tool_use_round_trip_from_anthropic_sdk_reaches_the_chat_upstream_tran
         read_messages(client, name, messages=turns, **request)
     asked = {
         "model": name,
-        "max_tokens": 300,
+        "max_completion_tokens": 300,  # the "openai" dialect's limit
         "temperature": 0.2,
         "stop": ["###"],
         "tools": [
@@ -402,7 +413,7 @@ def test_a_tool_use_round_trip_from_openai_python_reaches_the_messages_upstream_
         "tool_choice": {"type": "tool", "name": "get_weather", "disable_parallel_tool_use": True},
         "stream": True,
     }
-    user = {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]}
+    user = {"role": "user", "content": "Weather in Paris?"}
     first_sent, second_sent = servers.upstream.requests(name)
     headers = servers.upstream.headers[name]
     assert (headers["x-api-key"], headers["anthropic-version"]) == ("key-o", "2023-06-01")
@@ -423,8 +434,116 @@ def test_a_tool_use_round_trip_from_openai_python_reaches_the_messages_upstream_
     }
 
 
+# --- a conversation with reasoning and tools, to a DeepSeek upstream ------------------
+
+REASONING_CALL = "deepseek__reasoner-reasoning-then-tool-call"
+"""Turn 1, as DeepSeek answered it: reasoning, then a call of `weather`."""
+REASONING_TEXT = "deepseek__reasoner-thinking-cache-hit-miss"
+"""Turn 2: reasoning, then text."""
+LOCATION_SCHEMA = {
+    "type": "object",
+    "properties": {"location": {"type": "string"}},
+    "required": ["location"],
+}
+
+
+@pytest.fixture(scope="module")
+def deepseek() -> Iterator[Servers]:
+    """A fake chat upstream, and a gateway that writes its requests in DeepSeek's dialect."""
+    upstream = Upstream()
+    with serve(upstream) as base:
+        limits = httpx.Limits(max_keepalive_connections=0)
+        client = httpx.AsyncClient(limits=limits, timeout=WAIT)
+        with serve(create_app(base, None, chat_dialect="deepseek", client=client)) as gateway:
+            yield Servers(upstream, gateway)
+
+
+def test_a_tool_calling_conversation_with_reasoning_gives_deepseek_its_reasoning_back(
+    deepseek: Servers,
+) -> None:
+    """Claude Code's loop with anthropic-sdk-python: turn 1 streams reasoning and a call,
+    the client sends the turn back as the SDK gives it (thinking block, tool_use) with
+    the tool's result, and the DeepSeek upstream receives the reasoning of turn 1 as
+    `reasoning_content` of the assistant message with the call (DeepSeek refuses a
+    tool-calling turn without it), the call as it made it, and the result."""
+    first, second = deepseek.upstream.converse(
+        "deepseek-reasoner", [CHATS[REASONING_CALL], CHATS[REASONING_TEXT]]
+    )
+    called = chat_summary(chunk_msgspec, CHATS[REASONING_CALL]).choices[0]
+    [call] = called.tool_calls
+    answered = chat_summary(chunk_msgspec, CHATS[REASONING_TEXT]).choices[0]
+    question: Any = {"role": "user", "content": "Weather in San Francisco?"}
+    tool = {"name": "weather", "description": "A city's weather", "input_schema": LOCATION_SCHEMA}
+    request: dict[str, Any] = {
+        "model": "deepseek-reasoner",
+        "max_tokens": 2000,
+        "system": "Use the tools.",
+        "tools": [tool],
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+    }
+    with deepseek.anthropic() as client:
+        with client.messages.stream(messages=[question], **request) as stream:
+            turn = stream.get_final_message()
+        assert turn.stop_reason == "tool_use"
+        thinking, use = turn.content
+        assert thinking.type == "thinking" and thinking.thinking == called.reasoning
+        assert use.type == "tool_use"
+        assert (use.id, use.name, use.input) == (call.id, call.name, json.loads(call.arguments))
+        result = {"type": "tool_result", "tool_use_id": use.id, "content": "18 C, fog"}
+        messages: list[Any] = [
+            question,
+            {"role": "assistant", "content": turn.content},
+            {"role": "user", "content": [result]},
+        ]
+        answer = client.messages.create(messages=messages, **request)
+    said = {block.type: getattr(block, block.type) for block in answer.content}
+    assert said == {"thinking": answered.reasoning, "text": answered.text}
+    assert answer.stop_reason == "end_turn"
+    [asked] = deepseek.upstream.requests(first)
+    [asked_again] = deepseek.upstream.requests(second)
+    common = {
+        "model": "deepseek-reasoner",
+        "max_tokens": 2000,
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "weather",
+                    "description": "A city's weather",
+                    "parameters": LOCATION_SCHEMA,
+                },
+            }
+        ],
+        "thinking": {"type": "enabled"},
+        "reasoning_effort": "minimal",  # the effort a budget of 1024 tokens reaches
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    system = {"role": "system", "content": "Use the tools."}
+    assert asked == common | {"messages": [system, question]}
+    assert parsed_arguments(asked_again) == common | {
+        "messages": [
+            system,
+            question,
+            {
+                "role": "assistant",
+                "content": None,
+                "reasoning_content": called.reasoning,
+                "tool_calls": [
+                    {
+                        "id": call.id,
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": json.loads(call.arguments)},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": call.id, "content": "18 C, fog"},
+        ]
+    }
+
+
 def test_the_basic_tool_choices_translate_both_ways() -> None:
-    from examples.messages_gateway import chat_tool_choice, messages_tool_choice
+    from examples.messages_gateway import chat_request, messages_request
 
     pairs: list[tuple[dict[str, Any], Any]] = [
         ({"type": "auto"}, "auto"),
@@ -433,11 +552,15 @@ def test_the_basic_tool_choices_translate_both_ways() -> None:
         ({"type": "tool", "name": "f"}, {"type": "function", "function": {"name": "f"}}),
     ]
     for anthropic_choice, chat_choice in pairs:
-        assert chat_tool_choice(anthropic_choice) == {"tool_choice": chat_choice}
-        assert messages_tool_choice(chat_choice, None) == anthropic_choice
+        chat = chat_request({"messages": [], "tool_choice": anthropic_choice})
+        assert chat["tool_choice"] == chat_choice
+        messages = messages_request({"messages": [], "tool_choice": chat_choice})
+        assert messages["tool_choice"] == anthropic_choice
     no_parallel = {"type": "auto", "disable_parallel_tool_use": True}
-    assert chat_tool_choice(no_parallel) == {"tool_choice": "auto", "parallel_tool_calls": False}
-    assert messages_tool_choice(None, False) == no_parallel
+    chat = chat_request({"messages": [], "tool_choice": no_parallel})
+    assert (chat["tool_choice"], chat["parallel_tool_calls"]) == ("auto", False)
+    messages = messages_request({"messages": [], "parallel_tool_calls": False})
+    assert messages["tool_choice"] == no_parallel
 
 
 # --- errors ---------------------------------------------------------------------------
@@ -555,19 +678,26 @@ def test_a_request_it_does_not_translate_is_refused_before_the_upstream(
     servers: Servers,
 ) -> None:
     before = len(servers.upstream.streams.deliveries)
-    image = {
-        "type": "image",
-        "source": {"type": "base64", "media_type": "image/png", "data": "AA=="},
-    }
-    with servers.anthropic() as client, pytest.raises(anthropic.BadRequestError) as refused:
-        read_messages(client, PLAIN, messages=[{"role": "user", "content": [image]}])
-    assert refused.value.body == {
-        "type": "error",
-        "error": {
-            "type": "invalid_request_error",
-            "message": "not translated: a user content block of type 'image'",
-        },
-    }
+    search = {"type": "web_search_20250305", "name": "web_search", "max_uses": 3}
+    image = {"type": "image", "source": {"type": "file", "file_id": "file_1"}}
+    refusals: list[tuple[dict[str, Any], str]] = [
+        (
+            {"tools": [search]},
+            "server tool 'web_search' (only the client's tools cross protocols)",
+        ),
+        (
+            {"messages": [{"role": "user", "content": [image]}]},
+            "an image by file id (chat takes it only inline)",
+        ),
+    ]
+    with servers.anthropic() as client:
+        for request, message in refusals:
+            with pytest.raises(anthropic.BadRequestError) as refused:
+                read_messages(client, PLAIN, **request)
+            assert refused.value.body == {
+                "type": "error",
+                "error": {"type": "invalid_request_error", "message": f"not translated: {message}"},
+            }
     with servers.openai() as chat, pytest.raises(openai.BadRequestError) as refused_chat:
         read_chat(chat, PLAIN, n=2)
     message = "not translated: n above 1: a message is one answer"

@@ -31,8 +31,11 @@ from tests.test_messages_bridges import chat_summary
 from tests.test_messages_gateway import (
     CHAT_ERROR,
     CHATS,
+    LOCATION_SCHEMA,
     PLAIN,
     PLAIN_EVENTS,
+    REASONING_CALL,
+    REASONING_TEXT,
     WAIT,
     WEATHER_SCHEMA,
     Upstream,
@@ -174,7 +177,7 @@ def test_a_function_call_round_trip_reaches_the_chat_upstream_translated(
         read_response(client, name, input=turns, **request)
     asked = {
         "model": name,
-        "max_tokens": 300,
+        "max_completion_tokens": 300,  # the "openai" dialect's limit
         "temperature": 0.2,
         "reasoning_effort": "low",
         "tools": [
@@ -216,6 +219,117 @@ def test_a_function_call_round_trip_reaches_the_chat_upstream_translated(
     }
 
 
+@pytest.fixture(scope="module")
+def deepseek() -> Iterator[Servers]:
+    """A fake chat upstream, and a gateway that writes its requests in DeepSeek's dialect."""
+    upstream = Upstream()
+    with serve(upstream) as base:
+        limits = httpx.Limits(max_keepalive_connections=0)
+        client = httpx.AsyncClient(limits=limits, timeout=WAIT)
+        with serve(create_app(base, chat_dialect="deepseek", client=client)) as gateway:
+            yield Servers(upstream, gateway)
+
+
+def test_a_tool_calling_conversation_with_reasoning_gives_deepseek_its_reasoning_back(
+    deepseek: Servers,
+) -> None:
+    """Codex's loop with openai-python: turn 1 streams reasoning and a function call, the
+    client sends the output items back as input (the reasoning item, the function_call)
+    with a function_call_output, as Codex does (`store: false`, encrypted reasoning
+    asked for), and the DeepSeek upstream receives the reasoning of turn 1 as
+    `reasoning_content` of the assistant message with the call, the call as it made it,
+    and the result as a `tool` message."""
+    first, second = deepseek.upstream.converse(
+        "deepseek-chat", [CHATS[REASONING_CALL], CHATS[REASONING_TEXT]]
+    )
+    called = chat_summary(chunk_msgspec, CHATS[REASONING_CALL]).choices[0]
+    [call] = called.tool_calls
+    answered = chat_summary(chunk_msgspec, CHATS[REASONING_TEXT]).choices[0]
+    question: Any = {
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": "Weather in San Francisco?"}],
+    }
+    tool = {
+        "type": "function",
+        "name": "weather",
+        "description": "A city's weather",
+        "parameters": LOCATION_SCHEMA,
+        "strict": False,
+    }
+    request: dict[str, Any] = {
+        "model": "deepseek-chat",
+        "instructions": "You are a coding agent.",
+        "tools": [tool],
+        "tool_choice": "auto",
+        "parallel_tool_calls": False,
+        "reasoning": {"effort": "high", "summary": "auto"},
+        "store": False,
+        "include": ["reasoning.encrypted_content"],
+    }
+    with deepseek.openai() as client:
+        with client.responses.stream(input=[question], **request) as stream:
+            turn = stream.get_final_response()
+        reasoning, function_call = turn.output
+        assert reasoning.type == "reasoning"
+        assert [s.text for s in reasoning.summary] == [called.reasoning]
+        assert function_call.type == "function_call"
+        assert (function_call.call_id, function_call.name, function_call.arguments) == (
+            call.id,
+            call.name,
+            call.arguments,
+        )
+        output = {"type": "function_call_output", "call_id": call.id, "output": "18 C, fog"}
+        items: list[Any] = [question, *turn.output, output]  # the output items as they came
+        answer = client.responses.create(input=items, **request)
+    assert answer.output_text == answered.text
+    assert [i.type for i in answer.output] == ["reasoning", "message"]
+    [asked] = deepseek.upstream.requests(first)
+    [asked_again] = deepseek.upstream.requests(second)
+    common = {
+        "model": "deepseek-chat",
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "weather",
+                    "description": "A city's weather",
+                    "parameters": LOCATION_SCHEMA,
+                    "strict": False,
+                },
+            }
+        ],
+        "tool_choice": "auto",
+        "parallel_tool_calls": False,
+        "thinking": {"type": "enabled"},
+        "reasoning_effort": "high",
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    system = {"role": "system", "content": "You are a coding agent."}
+    user = {"role": "user", "content": "Weather in San Francisco?"}
+    assert asked == common | {"messages": [system, user]}
+    assert parsed_arguments(asked_again) == common | {
+        "messages": [
+            system,
+            user,
+            {
+                "role": "assistant",
+                "content": None,
+                "reasoning_content": called.reasoning,
+                "tool_calls": [
+                    {
+                        "id": call.id,
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": json.loads(call.arguments)},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": call.id, "content": "18 C, fog"},
+        ]
+    }
+
+
 def test_a_string_input_a_named_tool_choice_and_developer_messages_translate() -> None:
     from examples.responses_gateway import chat_request
 
@@ -243,7 +357,7 @@ def test_a_string_input_a_named_tool_choice_and_developer_messages_translate() -
         {"type": "function_call", "call_id": "c2", "name": "f", "arguments": '{"a":1}'},
     ]
     assert chat_request({"model": "m", "input": [developer, *calls]})["messages"] == [
-        {"role": "system", "content": "Be brief."},
+        {"role": "developer", "content": "Be brief."},  # as the "openai" dialect reads it
         {
             "role": "assistant",
             "content": None,
@@ -266,10 +380,22 @@ def test_a_request_it_does_not_translate_is_refused_before_the_upstream(
     servers: Servers,
 ) -> None:
     before = len(servers.upstream.streams.deliveries)
-    image = {"type": "input_image", "image_url": "data:image/png;base64,AA=="}
+    image = {"type": "input_image", "file_id": "file_1", "detail": "auto"}
+    allowed = {
+        "type": "allowed_tools",
+        "mode": "auto",
+        "tools": [{"type": "function", "name": "f"}],
+    }
     refusals: list[tuple[dict[str, Any], str]] = [
-        ({"input": [{"role": "user", "content": [image]}]}, "a content part of type 'input_image'"),
-        ({"tools": [{"type": "web_search"}]}, "a tool of type 'web_search'"),
+        (
+            {"input": [{"role": "user", "content": [image]}]},
+            "an image by file id (chat takes it only inline)",
+        ),
+        (
+            {"tools": [{"type": "web_search"}]},
+            "tool of type 'web_search' (only function tools cross protocols)",
+        ),
+        ({"tool_choice": allowed}, f"a tool_choice of {allowed!r}"),
         ({"previous_response_id": "resp_1"}, "previous_response_id: this gateway keeps no state"),
         (
             {"text": {"format": {"type": "json_object"}}},
