@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
-#   spec as built                    8325e2eb1b5e
-#   chunkspec code                   d90fcd7e8808
-# Digest: 9f13f3216fbb30ad
+#   spec as built                    ecaf54f558ff
+#   chunkspec code                   f631b6c1eff9
+# Digest: 6920c9ee014ff629
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 
@@ -8131,7 +8131,7 @@ class MessageAccumulator:
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
-    _RequestDialect("openai", effort="reasoning_effort"),
+    _RequestDialect("openai", effort="reasoning_effort", developer=True),
     _RequestDialect(
         "deepseek",
         max_tokens="max_tokens",

@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
-#   spec as built                    8325e2eb1b5e
-#   chunkspec code                   b9c28ee9264b
-# Digest: d01aebd44fa7d2de
+#   spec as built                    ecaf54f558ff
+#   chunkspec code                   2fbe2dfc089b
+# Digest: 07f38c96452772e9
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 
@@ -13326,7 +13326,7 @@ class MessageAccumulator:
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
-    _RequestDialect("openai", effort="reasoning_effort"),
+    _RequestDialect("openai", effort="reasoning_effort", developer=True),
     _RequestDialect(
         "deepseek",
         max_tokens="max_tokens",

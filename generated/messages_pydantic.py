@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
-#   spec as built                    8325e2eb1b5e
-#   chunkspec code                   1f981f3098db
-# Digest: 3af35d1fd6b10a13
+#   spec as built                    ecaf54f558ff
+#   chunkspec code                   7b18e2d4ffce
+# Digest: 474e19c6a6b539af
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 
@@ -5351,7 +5351,7 @@ class MessageAccumulator:
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
-    _RequestDialect("openai", effort="reasoning_effort"),
+    _RequestDialect("openai", effort="reasoning_effort", developer=True),
     _RequestDialect(
         "deepseek",
         max_tokens="max_tokens",

@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
-#   spec as built                    8325e2eb1b5e
-#   chunkspec code                   7770bdc98f33
-# Digest: ade5be220694b1ed
+#   spec as built                    ecaf54f558ff
+#   chunkspec code                   5c51b21b4122
+# Digest: 66e01ba2341264e9
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 
@@ -7604,7 +7604,7 @@ class MessageAccumulator:
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
-    _RequestDialect("openai", effort="reasoning_effort"),
+    _RequestDialect("openai", effort="reasoning_effort", developer=True),
     _RequestDialect(
         "deepseek",
         max_tokens="max_tokens",

@@ -9,9 +9,9 @@
 #   spec/vendors/sglang.yaml          b7474eb36ae2
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
-#   spec as built                     f32f6dfde592
-#   chunkspec code                    a8beb3456d6f
-# Digest: 0f0c788547c5b9bc
+#   spec as built                     7482fcb8a275
+#   chunkspec code                    9b6076bb99be
+# Digest: 302177f8649a2958
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 
@@ -10330,7 +10330,7 @@ class ResponseAccumulator:
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
-    _RequestDialect("openai", effort="reasoning_effort"),
+    _RequestDialect("openai", effort="reasoning_effort", developer=True),
     _RequestDialect(
         "deepseek",
         max_tokens="max_tokens",

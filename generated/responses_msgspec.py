@@ -9,9 +9,9 @@
 #   spec/vendors/sglang.yaml          b7474eb36ae2
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
-#   spec as built                     f32f6dfde592
-#   chunkspec code                    c6c6f7ec466d
-# Digest: ccb5037e492bc941
+#   spec as built                     7482fcb8a275
+#   chunkspec code                    5c70c5f0d96e
+# Digest: 4c0635c5df7b9f72
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 
@@ -16158,7 +16158,7 @@ class ResponseAccumulator:
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
-    _RequestDialect("openai", effort="reasoning_effort"),
+    _RequestDialect("openai", effort="reasoning_effort", developer=True),
     _RequestDialect(
         "deepseek",
         max_tokens="max_tokens",

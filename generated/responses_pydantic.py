@@ -9,9 +9,9 @@
 #   spec/vendors/sglang.yaml          b7474eb36ae2
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
-#   spec as built                     f32f6dfde592
-#   chunkspec code                    a09f2c961a77
-# Digest: 6d325ccfb6b5435d
+#   spec as built                     7482fcb8a275
+#   chunkspec code                    f5e57b75ecab
+# Digest: 5b2a7fc64451c87a
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 
@@ -6711,7 +6711,7 @@ class ResponseAccumulator:
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
-    _RequestDialect("openai", effort="reasoning_effort"),
+    _RequestDialect("openai", effort="reasoning_effort", developer=True),
     _RequestDialect(
         "deepseek",
         max_tokens="max_tokens",

@@ -9,9 +9,9 @@
 #   spec/vendors/sglang.yaml          b7474eb36ae2
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
-#   spec as built                     f32f6dfde592
-#   chunkspec code                    e3b0c1534e5f
-# Digest: 1a9ec22b21c27eb1
+#   spec as built                     7482fcb8a275
+#   chunkspec code                    1d15def9a67b
+# Digest: b3df8ca7e6839765
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 
@@ -9871,7 +9871,7 @@ class ResponseAccumulator:
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
-    _RequestDialect("openai", effort="reasoning_effort"),
+    _RequestDialect("openai", effort="reasoning_effort", developer=True),
     _RequestDialect(
         "deepseek",
         max_tokens="max_tokens",

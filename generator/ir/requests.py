@@ -21,6 +21,7 @@ _KEYS = {
     "reasoning",
     "details",
     "signature",
+    "developer",
 }
 _SWITCH_KEYS = {"key", "on", "off"}
 _REASONING_KEYS = {"key", "turns", "placeholder"}
@@ -60,6 +61,12 @@ def _dialect(name: str, body: Any, file: str, section: Located) -> RequestDialec
     for key in ("max_tokens", "effort", "budget", "details"):
         if key in body:
             rules[key] = _string(body, key, file)
+    if "developer" in body:
+        if not isinstance(body["developer"], bool):
+            raise SpecError(
+                "'developer' must be true or false", file, body.key_lines.get("developer")
+            )
+        rules["developer"] = body["developer"]
     if "switch" in body:
         switch = _part(body, "switch", _SWITCH_KEYS, file, name)
         rules["switch"] = _string(switch, "key", file)

@@ -16,6 +16,7 @@ from .vocabulary import (
     _CallPiece,
     _Conversation,
     _effort_of,
+    _is_json_object,
     _json_object,
     _json_objects,
     _Losses,
@@ -78,9 +79,15 @@ def _read_chat_request(
             losses.drop(f"tool {_named(tool)}", "only function tools cross protocols")
             rest.setdefault("tools", []).append(tool)
     choice = data.get("tool_choice")
-    if isinstance(choice, dict):
+    if _is_json_object(choice):
         name = _path_get(choice, "function.name")
-        said.tool_choice = ("tool", name) if isinstance(name, str) else None
+        if choice.get("type") == "function" and isinstance(name, str):
+            said.tool_choice = ("tool", name)
+        else:
+            losses.drop(
+                f"tool choice {choice.get('type')!r}", "only a function is named"
+            )
+            rest["tool_choice"] = choice
     elif isinstance(choice, str):
         said.tool_choice = choice
     said.parallel_tool_calls = data.get("parallel_tool_calls")
@@ -295,22 +302,32 @@ def _chat_messages(
     """A turn as chat messages: results each as a `tool` message (before the rest of a
     user turn, as chat wants them right after the calls), the rest as one message."""
     results = [p for p in turn.pieces if isinstance(p, _ResultPiece)]
-    messages = [
-        {
-            "role": "tool",
-            "tool_call_id": r.call_id,
-            "content": _chat_parts(r.content, losses),
-        }
-        for r in results
-    ]
+    messages = [_chat_result(r, losses) for r in results]
     rest = tuple(p for p in turn.pieces if not isinstance(p, _ResultPiece))
     if turn.role == "assistant":
         messages.append(_chat_assistant(turn, dialect, losses))
     elif rest or not results:
         role = turn.role if turn.role != "tool" else "user"
+        if role == "developer" and not dialect.developer:
+            role = "system"
         content = [p for p in rest if isinstance(p, _TextPiece | _MediaPiece)]
         messages.append({"role": role, "content": _chat_parts(tuple(content), losses)})
     return messages
+
+
+def _chat_result(result: _ResultPiece, losses: _Losses) -> dict[str, Any]:
+    """A tool's result as a `tool` message: text only, as chat's tool messages take."""
+    if result.is_error:
+        losses.drop("that a tool result is an error", "chat has no place for it")
+    texts = tuple(p for p in result.content if isinstance(p, _TextPiece))
+    for piece in result.content:
+        if isinstance(piece, _MediaPiece):
+            losses.drop(f"an {piece.kind} in a tool result", "chat's take only text")
+    return {
+        "role": "tool",
+        "tool_call_id": result.call_id,
+        "content": _chat_parts(texts, losses),
+    }
 
 
 def _chat_parts(
@@ -326,9 +343,9 @@ def _chat_parts(
             parts.append({"type": "text", "text": piece.text})
         elif piece.kind == "image" and piece.url is not None:
             parts.append({"type": "image_url", "image_url": {"url": piece.url}})
-        elif piece.kind == "file":
+        elif piece.kind == "file" and (piece.file_id or _inline(piece.url)):
             file = {
-                "file_data": piece.url,
+                "file_data": piece.url if _inline(piece.url) else None,
                 "file_id": piece.file_id,
                 "filename": piece.name,
             }
@@ -337,7 +354,7 @@ def _chat_parts(
             audio = {"data": piece.url, "format": piece.media_type or "wav"}
             parts.append({"type": "input_audio", "input_audio": audio})
         else:
-            losses.drop(f"an {piece.kind} by file id", "chat takes it only inline")
+            losses.drop(f"an {piece.kind} by {_how(piece)}", "chat has no place for it")
     return parts
 
 
@@ -445,3 +462,12 @@ def _sign_first_call(
             signature = spare.pop(0) if spare else dialect.unsigned
             if signature is not None:
                 _path_set(message, path, signature)
+
+
+def _inline(url: str | None) -> bool:
+    """Whether a file's URL is its data (a data: URL), which is all chat takes."""
+    return url is not None and url.startswith("data:")
+
+
+def _how(piece: _MediaPiece) -> str:
+    return "URL" if piece.url is not None else "file id"

@@ -61,6 +61,9 @@ def _to_request(
         said = _read_responses_request(data, read)
     # What another protocol has no place for is kept as it came in the same protocol.
     losses = _Losses() if source == protocol else read
+    for key in said.rest if source != protocol else ():
+        if key != "tools":  # the tools were said one by one
+            losses.drop(f"the key {key!r}", f"a {protocol} request has no place for it")
     written = _write_request(said, protocol, chosen, losses)
     losses.warn(protocol)
     return written

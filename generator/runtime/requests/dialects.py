@@ -44,6 +44,8 @@ class _RequestDialect:
     unsigned: str | None = None
     """The signature a call gets that has none this backend reads (Gemini's
     `skip_thought_signature_validator`); None: it gets none."""
+    developer: bool = False
+    """Whether it reads the `developer` role (else a developer message is `system`)."""
     accepts: tuple[str, ...] = ()
     """Other schemes whose signatures this backend reads back (its own always)."""
 

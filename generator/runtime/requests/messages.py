@@ -76,7 +76,6 @@ def _read_messages_request(data: dict[str, Any], losses: _Losses) -> _Conversati
                 f"server tool {spec.get('name')!r}",
                 "only the client's tools cross protocols",
             )
-            rest.setdefault("tools", []).append(tool)
     choice = data.get("tool_choice")
     if _is_json_object(choice):
         kind = str(choice.get("type"))
@@ -122,6 +121,9 @@ def _messages_media(
     kind = block.get("type")
     if kind == "text":
         return _TextPiece(block.get("text") or "")
+    source = _json_object(block.get("source"))
+    if kind == "document" and source.get("type") == "text":
+        return _TextPiece(source.get("data") or "")  # a plain-text document is text
     if kind in ("image", "document"):
         source: dict[str, Any] = block.get("source") or {}
         url = source.get("url")

@@ -75,10 +75,11 @@ def _read_responses_request(data: dict[str, Any], losses: _Losses) -> _Conversat
             )
         else:
             losses.drop(f"tool of type {kind!r}", "only function tools cross protocols")
-            rest.setdefault("tools", []).append(tool)
     choice = data.get("tool_choice")
-    if _is_json_object(choice):
+    if _is_json_object(choice) and choice.get("type") == "function":
         said.tool_choice = ("tool", choice.get("name") or "")
+    elif _is_json_object(choice):
+        losses.drop(f"tool choice {choice.get('type')!r}", "only a function is named")
     elif isinstance(choice, str):
         said.tool_choice = choice
     said.parallel_tool_calls = data.get("parallel_tool_calls")
