@@ -30,8 +30,8 @@
 #   spec/vendors/vllm.yaml               0e25b0fd0c06
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        477908d1d8be
-#   chunkspec code                       0cc68572b994
-# Digest: 46ff91dea28ff8c2
+#   spec as built                        9ede9a36c472
+#   chunkspec code                       a98dbcaf245e
+# Digest: 5c0b4d702a26b006
 # Regenerate with: make generate
 """Generated chunk models; each module also works copied on its own."""

@@ -30,9 +30,9 @@
 #   spec/vendors/vllm.yaml               0e25b0fd0c06
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        477908d1d8be
-#   chunkspec code                       7f09e4ae9bb6
-# Digest: b0ca28e2e1cf3666
+#   spec as built                        9ede9a36c472
+#   chunkspec code                       ad797a3d82c6
+# Digest: 7f07c27446ae13ca
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -437,16 +437,21 @@ def _tagged(
     key: str,
     members: dict[str, Callable[[Any], _T]],
     other: Callable[[Any], _T] | None = None,
+    absent: Callable[[Any], _T] | None = None,
 ) -> Callable[[Any], _T]:
     """The decoder of a union of objects told apart by the value of `key`; `other`, if
-    any, decodes a value whose key is a string no member has (an open union)."""
+    any, decodes a value whose key is a string no member has (an open union); `absent`,
+    if any, a value without the key."""
     expected = "one of " + ", ".join(map(repr, members))
     if other is not None:
         expected = "a string"
 
     def decode_tagged(value: Any) -> _T:
-        tag = _object(value).get(key)
+        obj = _object(value)
+        tag = obj.get(key)
         if type(tag) is not str:
+            if absent is not None and key not in obj:
+                return absent(value)
             raise _unexpected(expected, tag).under(_key(key))
         decode = members.get(tag, other)
         if decode is None:

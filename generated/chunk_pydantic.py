@@ -30,9 +30,9 @@
 #   spec/vendors/vllm.yaml               0e25b0fd0c06
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                4287009cb6b9
-#   spec as built                        477908d1d8be
-#   chunkspec code                       604056e01226
-# Digest: cf9d5ebe48fc84c9
+#   spec as built                        9ede9a36c472
+#   chunkspec code                       0c79a46c252e
+# Digest: abd57370f964b62a
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 

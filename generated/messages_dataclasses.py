@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           0e25b0fd0c06
-#   spec as built                    b62dfe56e258
-#   chunkspec code                   03035d8685fc
-# Digest: d157ed72cd0ec700
+#   spec as built                    6fd415f84121
+#   chunkspec code                   a5b5a4b87833
+# Digest: fe981280929f74ce
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

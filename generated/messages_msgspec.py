@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           0e25b0fd0c06
-#   spec as built                    b62dfe56e258
-#   chunkspec code                   7c22f1dfaa61
-# Digest: 258a5aad03463bf1
+#   spec as built                    6fd415f84121
+#   chunkspec code                   b48bdd710bdb
+# Digest: a5182bdfe1bbb02a
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           0e25b0fd0c06
-#   spec as built                    b62dfe56e258
-#   chunkspec code                   c2658c60f4e5
-# Digest: b0f7bac126da7317
+#   spec as built                    6fd415f84121
+#   chunkspec code                   50c2166750cb
+# Digest: 02f47f491d0b3efb
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 

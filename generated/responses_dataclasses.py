@@ -9,9 +9,9 @@
 #   spec/vendors/sglang.yaml          207273514537
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
-#   spec as built                     73df64f0b496
-#   chunkspec code                    6b352c620dd1
-# Digest: 1c069f799bf0b9d2
+#   spec as built                     6a907a063f4f
+#   chunkspec code                    3128c236381e
+# Digest: 7e594153b6595b1f
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 

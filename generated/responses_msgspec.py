@@ -9,9 +9,9 @@
 #   spec/vendors/sglang.yaml          207273514537
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
-#   spec as built                     73df64f0b496
-#   chunkspec code                    8389cbf4cb65
-# Digest: 921a8f7f82073c1d
+#   spec as built                     6a907a063f4f
+#   chunkspec code                    e8de7d6a9c2f
+# Digest: 978ea97040dde731
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

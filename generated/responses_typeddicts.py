@@ -9,9 +9,9 @@
 #   spec/vendors/sglang.yaml          207273514537
 #   spec/vendors/vllm.yaml            0e25b0fd0c06
 #   spec/vendors/xai.yaml             07aa282af066
-#   spec as built                     73df64f0b496
-#   chunkspec code                    53006a44f966
-# Digest: 39921a395781482f
+#   spec as built                     6a907a063f4f
+#   chunkspec code                    294ad1c959dc
+# Digest: b8432157fddc3f47
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 
