@@ -17,9 +17,10 @@ import re
 import types
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, NotRequired, Required, Union, get_args, get_origin
 
 import pydantic
+from typing_extensions import get_type_hints, is_typeddict
 
 from generator.ir.load import RawEnum, RawField, RawType, RawUnion, load_spec
 from generator.ir.model import EnumRef, ListOf, MapOf, ModelRef, Scalar, TypeExpr
@@ -53,6 +54,15 @@ class Allowed:
     extra_types: Mapping[str, str] = field(default_factory=dict[str, str])
     """Spec types no SDK model maps to (besides the `Other…` members and the extra
     members)."""
+    tighter: Mapping[Key, str] = field(default_factory=dict[Key, str])
+    """Keys the spec requires (or refuses null for) where the SDK's TypedDict does not."""
+    other_members: Mapping[Key, str] = field(default_factory=dict[Key, str])
+    """(spec union, SDK member's spec name): members of the SDK's union that the spec's
+    union reads as its `Other…` member, kept whole; their models are not compared."""
+    merged: Mapping[str, str] = field(default_factory=dict[str, str])
+    """SDK models (named as in `renamed`) that share a tag value with another, read as
+    that one's spec type: only their keys are compared (each must be a key of the spec
+    type), with why."""
 
 
 class Family:
@@ -86,10 +96,21 @@ class Family:
         tag = next((f for f in self.types[name].fields if f.wire == "type"), None)
         return tag is not None and tag.required and tag.type.strip() == "string"
 
-    def spec_name(self, model: type[pydantic.BaseModel]) -> str:
+    def spec_name(self, model: type[Any]) -> str:
         qualified = f"{model.__module__.rsplit('.', 1)[-1]}.{model.__name__}"
         renamed = self.allowed.renamed
-        return renamed.get(qualified, renamed.get(model.__name__, model.__name__))
+        plain = model.__name__
+        if is_typeddict(model) and plain.endswith("Param"):
+            plain = plain.removesuffix("Param")  # openai-python's request params
+        return renamed.get(qualified, renamed.get(model.__name__, plain))
+
+    def merged(self, model: type[Any]) -> str | None:
+        """How `allowed.merged` names the model, if it lists it."""
+        qualified = f"{model.__module__.rsplit('.', 1)[-1]}.{model.__name__}"
+        for name in (qualified, model.__name__):
+            if name in self.allowed.merged:
+                return name
+        return None
 
     def commented(self, enum: RawEnum, value: str) -> bool:
         """Whether the value's line in the spec file, or the line above it, has a comment."""
@@ -110,6 +131,38 @@ class Family:
 
 
 @dataclass(frozen=True)
+class SdkKey:
+    """One key of an SDK model: a pydantic field or a TypedDict key, alike."""
+
+    annotation: Any
+    required: bool
+
+    def is_required(self) -> bool:
+        return self.required
+
+
+def sdk_fields(model: type[Any]) -> dict[str, SdkKey]:
+    """The wire keys of an SDK model: a pydantic model's fields (by alias), or a
+    TypedDict's keys (openai-python's request params)."""
+    if is_typeddict(model):
+        # Not `__required_keys__`: under `from __future__ import annotations` (as
+        # openai-python's modules are) a TypedDict cannot see `Required[...]` in a string.
+        hints = get_type_hints(model, include_extras=True)
+        total: bool = model.__total__
+        wrappers: dict[Any, bool] = {Required: True, NotRequired: False}
+        return {
+            key: SdkKey(hint, wrappers.get(get_origin(hint), total)) for key, hint in hints.items()
+        }
+    return {
+        (info.alias or key): SdkKey(info.annotation, info.is_required())
+        for key, info in model.model_fields.items()
+    }
+
+
+_LISTS = ("list", "Iterable", "Sequence", "SequenceNotStr")
+
+
+@dataclass(frozen=True)
 class Sdk:
     """An SDK annotation as the wire sees it."""
 
@@ -118,13 +171,13 @@ class Sdk:
     map, model or union."""
     values: tuple[str, ...] = ()
     item: Sdk | None = None
-    model: type[pydantic.BaseModel] | None = None
+    model: type[Any] | None = None
     options: tuple[Sdk, ...] = ()
 
 
 def normalise(annotation: Any) -> tuple[Sdk, bool]:
     """The annotation without `None`, and whether `None` was one of its alternatives."""
-    if get_origin(annotation) is Annotated:
+    if get_origin(annotation) in (Annotated, Required, NotRequired):
         return normalise(get_args(annotation)[0])
     if get_origin(annotation) in (Union, types.UnionType):
         args = get_args(annotation)
@@ -140,11 +193,13 @@ def normalise(annotation: Any) -> tuple[Sdk, bool]:
         return Sdk("union", options=options), nullable
     if get_origin(annotation) is Literal:
         return Sdk("literal", tuple(str(v) for v in get_args(annotation))), False
-    if get_origin(annotation) is list:
+    if getattr(get_origin(annotation), "__name__", None) in _LISTS:
         return Sdk("list", item=normalise(get_args(annotation)[0])[0]), False
     if get_origin(annotation) is dict:
         return Sdk("map", item=normalise(get_args(annotation)[1])[0]), False
-    if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
+    if isinstance(annotation, type) and (
+        issubclass(annotation, pydantic.BaseModel) or is_typeddict(annotation)
+    ):
         return Sdk("model", model=annotation), False
     scalars: dict[Any, str] = {
         str: "str",
@@ -161,14 +216,14 @@ def normalise(annotation: Any) -> tuple[Sdk, bool]:
     raise TypeError(f"an SDK annotation this test does not know: {annotation!r}")
 
 
-def reachable(roots: Iterable[Any]) -> dict[type[pydantic.BaseModel], None]:
+def reachable(roots: Iterable[Any]) -> dict[type[Any], None]:
     """Every SDK model the roots (annotations) reach through fields, in order."""
     return reached(normalise(root)[0] for root in roots)
 
 
-def reached(roots: Iterable[Sdk]) -> dict[type[pydantic.BaseModel], None]:
+def reached(roots: Iterable[Sdk]) -> dict[type[Any], None]:
     """Every SDK model the normalised roots reach through fields, in order."""
-    seen: dict[type[pydantic.BaseModel], None] = {}
+    seen: dict[type[Any], None] = {}
 
     def walk(sdk: Sdk) -> None:
         if sdk.item is not None:
@@ -177,7 +232,7 @@ def reached(roots: Iterable[Sdk]) -> dict[type[pydantic.BaseModel], None]:
             walk(option)
         if sdk.model is not None and sdk.model not in seen:
             seen[sdk.model] = None
-            for info in sdk.model.model_fields.values():
+            for info in sdk_fields(sdk.model).values():
                 walk(normalise(info.annotation)[0])
 
     for root in roots:
@@ -232,7 +287,7 @@ def mentions_any(expr: TypeExpr) -> bool:
 # --- the comparison ------------------------------------------------------------------
 
 
-Queue = list[tuple[type[pydantic.BaseModel], str]]
+Queue = list[tuple[type[Any], str]]
 
 
 @dataclass
@@ -241,20 +296,22 @@ class Comparison:
 
     family: Family
     problems: list[str] = field(default_factory=list[str])
-    visited: dict[type[pydantic.BaseModel], str] = field(
-        default_factory=dict[type[pydantic.BaseModel], str]
-    )
+    visited: dict[type[Any], str] = field(default_factory=dict[type[Any], str])
     """Each SDK model compared, with the spec type it was compared with."""
     enum_values: dict[str, set[str]] = field(default_factory=dict[str, set[str]])
     """Each spec enum met, with the SDK values it stands for."""
     unions: set[str] = field(default_factory=set[str])
     """The spec unions met."""
-    kept: dict[type[pydantic.BaseModel], str] = field(
-        default_factory=dict[type[pydantic.BaseModel], str]
-    )
+    kept: dict[type[Any], str] = field(default_factory=dict[type[Any], str])
     """Each SDK model under a key kept as JSON, with the key (`Type.key`)."""
     used: set[Key] = field(default_factory=set[Key])
     """The allowed departures the comparison met."""
+    kept_whole: dict[type[Any], str] = field(default_factory=dict[type[Any], str])
+    """Each SDK model of a union member the spec's `Other…` member reads, kept whole (and
+    the models under it), with where."""
+    merging: bool = False
+    """Comparing a merged model: where the spec's union has more kinds than the SDK's
+    type, the alternative of the SDK's kind is compared."""
 
     def run(self, roots: Iterable[tuple[Any, str]]) -> Comparison:
         queue: Queue = []
@@ -274,13 +331,30 @@ class Comparison:
         self.check_enums()
         return self
 
-    def model(self, model: type[pydantic.BaseModel], name: str) -> Queue:
+    def model(self, model: type[Any], name: str) -> Queue:
         if name not in self.family.types:
             self.problems.append(f"{name}: no such spec type (the SDK's {model.__name__})")
             return []
         extra = self.family.allowed.extra_keys
         ours = {f.wire: f for f in self.family.types[name].fields}
-        theirs = {(info.alias or key): info for key, info in model.model_fields.items()}
+        theirs = sdk_fields(model)
+        merged = self.family.merged(model)
+        if merged is not None:
+            # Read as the spec type of another model with its tag: keys only.
+            self.used.add((merged, ""))
+            for key in sorted(theirs.keys() - ours.keys()):
+                self.problems.append(
+                    f"{name}.{key}: in the SDK's {model.__name__}, not in the spec"
+                )
+            # The models under its keys are compared still, where the spec has them.
+            problems = list(self.problems)
+            merged_nested: Queue = []
+            self.merging = True
+            for key in sorted(ours.keys() & theirs.keys()):
+                merged_nested += self.field(name, ours[key], theirs[key])
+            self.merging = False
+            self.problems[:] = problems
+            return merged_nested
         for key in sorted(theirs.keys() - ours.keys()):
             self.problems.append(f"{name}.{key}: in the SDK's {model.__name__}, not in the spec")
         for key in sorted(ours.keys() - theirs.keys()):
@@ -302,14 +376,18 @@ class Comparison:
         sdk, nullable = normalise(info.annotation)
         required = bool(info.is_required())
         if ours.required != required:
-            if looser and required and not ours.required:
+            if (looser and required and not ours.required) or (
+                key in self.family.allowed.tighter and ours.required
+            ):
                 self.used.add(key)
             else:
                 self.problems.append(
                     f"{where}: required is {ours.required} in the spec, {required} in the SDK"
                 )
         if ours.nullable != nullable:
-            if looser and ours.nullable and not nullable:
+            if (looser and ours.nullable and not nullable) or (
+                key in self.family.allowed.tighter and nullable
+            ):
                 self.used.add(key)
             else:
                 self.problems.append(
@@ -336,6 +414,9 @@ class Comparison:
     def types(self, sdk: Sdk, ours: TypeExpr, where: str) -> Queue:
         """Compare one type; the SDK models to compare next, with their spec types."""
         kind = sdk.kind
+        if self.merging and isinstance(ours, SpecUnion) and ours.name is None and kind != "union":
+            match = [o for o in ours.options if _kind(o) == _SDK_KINDS.get(kind, "object")]
+            ours = match[0] if len(match) == 1 else ours
         if kind in ("str", "int", "float", "bool", "any"):
             wanted = "string" if kind == "str" else kind
             if ours != Scalar(wanted):  # type: ignore[arg-type]
@@ -415,6 +496,13 @@ class Comparison:
                     f"{where}: union {ours.name} has {member}, which the SDK's union lacks"
                 )
         for member in sorted(expected - set(members)):
+            if (ours.name, member) in allowed.other_members:
+                self.used.add((ours.name, member))
+                for model in reached(
+                    [Sdk("model", model=m) for m in models if self.family.spec_name(m) == member]
+                ):
+                    self.kept_whole.setdefault(model, f"{where} ({ours.name}'s other member)")
+                continue
             self.problems.append(
                 f"{where}: union {ours.name} lacks {member}, a member of the SDK's union"
             )
@@ -425,6 +513,16 @@ class Comparison:
     def mixed(self, sdk: Sdk, ours: TypeExpr, where: str) -> Queue:
         """A union of JSON kinds, alternative by alternative."""
         options = ours.options if isinstance(ours, SpecUnion) else (ours,)
+        objects = [o for o in sdk.options if _SDK_KINDS.get(o.kind, "object") == "object"]
+        collapsed = [
+            o
+            for o in options
+            if isinstance(o, ModelRef) and o.name in self.family.allowed.collapsed
+        ]
+        if len(objects) > 1 and len(collapsed) == 1:
+            # One spec type reads the SDK's object alternatives, all of them.
+            rest = tuple(o for o in sdk.options if o not in objects)
+            sdk = Sdk("union", options=(*rest, Sdk("union", options=tuple(objects))))
         if len(options) != len(sdk.options):
             self.problems.append(
                 f"{where}: the SDK's union has {len(sdk.options)} alternatives,"
@@ -456,16 +554,19 @@ class Comparison:
         """The allowed departures the spec does not make (any more)."""
         allowed = self.family.allowed
         listed = [*allowed.extra_members, *allowed.extra_keys, *allowed.looser]
-        listed += allowed.kept_as_json
+        listed += [*allowed.kept_as_json, *allowed.tighter, *allowed.other_members]
+        listed += [(name, "") for name in allowed.merged]
         return [f"{a}.{b}" for a, b in listed if (a, b) not in self.used]
 
 
-def uncompared(comparison: Comparison, roots: Iterable[Any]) -> list[type[pydantic.BaseModel]]:
+def uncompared(comparison: Comparison, roots: Iterable[Any]) -> list[type[Any]]:
     """The SDK models the roots reach that were neither compared nor kept as JSON."""
     return [
         model
         for model in reachable(roots)
-        if model not in comparison.visited and model not in comparison.kept
+        if model not in comparison.visited
+        and model not in comparison.kept
+        and model not in comparison.kept_whole
     ]
 
 
