@@ -30,9 +30,9 @@
 #   spec/vendors/vllm.yaml               e08c29f0385f
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                6e47b050af3f
-#   spec as built                        f522250e8295
-#   chunkspec code                       74e86d5b74d1
-# Digest: 80949fe112c2e39a
+#   spec as built                        5222097589bc
+#   chunkspec code                       1f293c60cd67
+# Digest: 1a7d89e9460f866f
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 

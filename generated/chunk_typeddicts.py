@@ -30,9 +30,9 @@
 #   spec/vendors/vllm.yaml               e08c29f0385f
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                6e47b050af3f
-#   spec as built                        f522250e8295
-#   chunkspec code                       c664b2c2ee5c
-# Digest: 54b8fd0f4b67cb2c
+#   spec as built                        5222097589bc
+#   chunkspec code                       942245e05b9a
+# Digest: dfc55de75aefdf9e
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -606,16 +606,21 @@ def _tagged(
     key: str,
     members: dict[str, Callable[[Any], _T]],
     other: Callable[[Any], _T] | None = None,
+    absent: Callable[[Any], _T] | None = None,
 ) -> Callable[[Any], _T]:
     """The decoder of a union of objects told apart by the value of `key`; `other`, if
-    any, decodes a value whose key is a string no member has (an open union)."""
+    any, decodes a value whose key is a string no member has (an open union); `absent`,
+    if any, a value without the key."""
     expected = "one of " + ", ".join(map(repr, members))
     if other is not None:
         expected = "a string"
 
     def decode_tagged(value: Any) -> _T:
-        tag = _object(value).get(key)
+        obj = _object(value)
+        tag = obj.get(key)
         if type(tag) is not str:
+            if absent is not None and key not in obj:
+                return absent(value)
             raise _unexpected(expected, tag).under(_key(key))
         decode = members.get(tag, other)
         if decode is None:

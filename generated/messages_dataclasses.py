@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
-#   spec as built                    ecaf54f558ff
-#   chunkspec code                   f631b6c1eff9
-# Digest: 6920c9ee014ff629
+#   spec as built                    45b5d7f8f0ef
+#   chunkspec code                   5aa7bab59b4d
+# Digest: e6d10a8559339cca
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

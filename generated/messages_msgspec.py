@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
-#   spec as built                    ecaf54f558ff
-#   chunkspec code                   2fbe2dfc089b
-# Digest: 07f38c96452772e9
+#   spec as built                    45b5d7f8f0ef
+#   chunkspec code                   5d2310477f65
+# Digest: 31bf568e4c1562f5
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
-#   spec as built                    ecaf54f558ff
-#   chunkspec code                   7b18e2d4ffce
-# Digest: 474e19c6a6b539af
+#   spec as built                    45b5d7f8f0ef
+#   chunkspec code                   9fb6d95dadcb
+# Digest: 7623d59e7f510283
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 
@@ -365,20 +365,29 @@ _OTHER_MEMBER: Final = "*"
 """The tag of an open union's other member, which takes what no member's tag names."""
 
 
-def _open_tag(key: str, known: tuple[str, ...]) -> Callable[[object], str | None]:
+def _open_tag(
+    key: str, known: tuple[str, ...], absent: str | None = None, open: bool = True
+) -> Callable[[object], str | None]:
     """The discriminator of an open union: the tag of the member a value's `key` names,
     or `_OTHER_MEMBER` for a string no member has (None, no string: pydantic reports
-    the tag missing)."""
+    the tag missing). `absent`: the tag of the member a value without the key reads as;
+    `open`: whether the union has an other member (if not, an unknown string is given
+    back as it is, for pydantic to report)."""
     tags = frozenset(known)
 
     def open_tag(value: object) -> str | None:
         if isinstance(value, dict):
-            tag = cast("dict[str, object]", value).get(key)
+            mapping = cast("dict[str, object]", value)
+            if absent is not None and key not in mapping:
+                return absent
+            tag = mapping.get(key)
         else:
             tag = getattr(value, key, None)
+            if tag is None and absent is not None:
+                return absent  # only that member can leave its key out
         if type(tag) is not str:
             return None
-        return tag if tag in tags else _OTHER_MEMBER
+        return tag if tag in tags or not open else _OTHER_MEMBER
 
     # pydantic names a callable discriminator by its name in an error: the key's.
     open_tag.__name__ = key

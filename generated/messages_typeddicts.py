@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
-#   spec as built                    ecaf54f558ff
-#   chunkspec code                   5c51b21b4122
-# Digest: 66e01ba2341264e9
+#   spec as built                    45b5d7f8f0ef
+#   chunkspec code                   b58eb76a9d7b
+# Digest: 4d3a2524514db3e4
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 

@@ -389,7 +389,7 @@ def test_a_request_it_does_not_translate_is_refused_before_the_upstream(
     refusals: list[tuple[dict[str, Any], str]] = [
         (
             {"input": [{"role": "user", "content": [image]}]},
-            "an image by file id (chat takes it only inline)",
+            "an image by file id (chat has no place for it)",
         ),
         (
             {"tools": [{"type": "web_search"}]},

@@ -13,7 +13,7 @@ an event or item type or an enum value, this test says where the spec must follo
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Required, Union
 
 import pydantic
 import pytest
@@ -25,6 +25,9 @@ from openai.types.responses import (
     ResponseTextDeltaEvent,
     ResponseUsage,
 )
+from openai.types.responses.easy_input_message_param import EasyInputMessageParam
+from openai.types.responses.function_tool_param import FunctionToolParam
+from openai.types.responses.response_create_params import ResponseCreateParamsBase
 from openai.types.responses.response_output_text import ResponseOutputText
 
 from tests.sdk_drift import Allowed, Comparison, Family, reachable, stray_types, uncompared
@@ -38,6 +41,10 @@ _CALLERS = (
     "response_function_shell_tool_call_output",
     "response_apply_patch_tool_call",
     "response_apply_patch_tool_call_output",
+    # The request's input items (openai-python's TypedDict params).
+    "response_function_tool_call_param",
+    "response_custom_tool_call_param",
+    "response_custom_tool_call_output_param",
 )
 
 # The SDK's nested models that share a name with another get one of their own; the SDK
@@ -60,10 +67,128 @@ RENAMED = {
     "response_usage.InputTokensDetailsCacheWriteTokensDetails": "CacheWriteTokensDetails",
     **{f"{module}.CallerDirect": "DirectCaller" for module in _CALLERS},
     **{f"{module}.CallerProgram": "ProgramCaller" for module in _CALLERS},
+    # The request (a TypedDict `XParam` is the spec's `X` unless named here).
+    "response_input_param.FunctionCallOutputCallerDirect": "DirectCaller",
+    "response_input_param.FunctionCallOutputCallerProgram": "ProgramCaller",
+    "response_reasoning_item_param.Summary": "ReasoningSummaryPart",
+    "response_reasoning_item_param.Content": "ReasoningTextPart",
+    "response_output_text_param.Logprob": "OutputTextLogprob",
+    "response_output_text_param.LogprobTopLogprob": "OutputTextTopLogprob",
+    "ResponseConversationParamParam": "Conversation",
+    "response_create_params.StreamOptions": "ResponseStreamOptions",
+    "response_input_param.Message": "EasyInputMessage",
+    "ResponseOutputMessageParam": "EasyInputMessage",
+    "ResponseInputTextContentParam": "ResponseInputText",
+    "ResponseInputImageContentParam": "ResponseInputImage",
+    "ResponseInputFileContentParam": "ResponseInputFile",
+    **dict.fromkeys(
+        (
+            "ToolChoiceAllowedParam",
+            "ToolChoiceTypesParam",
+            "ToolChoiceFunctionParam",
+            "ToolChoiceMcpParam",
+            "ToolChoiceCustomParam",
+            "ToolChoiceSpecificProgrammaticToolCallingParam",
+            "ToolChoiceApplyPatchParam",
+            "ToolChoiceShellParam",
+        ),
+        "ResponseToolChoice",
+    ),
 }
 
+_ONE_MESSAGE = (
+    "one `message` tag, so one type: an input message with a status, or an assistant"
+    " turn sent back with its id (the union tells members apart by `type` alone)"
+)
+_OUTPUT_PART = (
+    "a function's output parts: the message content parts, of which the SDK's are the"
+    " same keys, each optional or nullable"
+)
+_TOOL_CHOICE = "one flat type reads every object `tool_choice` (a `type` and its keys)"
+# SDK models read as the spec type of another model: only their keys are compared.
+MERGED = {
+    "response_input_param.Message": _ONE_MESSAGE,
+    "ResponseOutputMessageParam": _ONE_MESSAGE,
+    "ResponseInputTextContentParam": _OUTPUT_PART,
+    "ResponseInputImageContentParam": _OUTPUT_PART,
+    "ResponseInputFileContentParam": _OUTPUT_PART,
+    **{name: _TOOL_CHOICE for name, spec in RENAMED.items() if spec == "ResponseToolChoice"},
+}
+
+_HOSTED_ITEM = (
+    "an item of a hosted tool (its call or output sent back) or of the server's own"
+    " workings: kept whole by OtherResponseInputItem"
+)
+_HOSTED_TOOL = "a tool the server hosts, or a custom tool: kept whole by OtherResponseTool"
+# Members of the SDK's request unions that the spec reads as the `Other…` member.
+OTHER_MEMBERS = {
+    **{
+        ("ResponseInputItem", member): _HOSTED_ITEM
+        for member in (
+            "AdditionalTools",
+            "ApplyPatchCall",
+            "ApplyPatchCallOutput",
+            "CompactionTrigger",
+            "ComputerCallOutput",
+            "ImageGenerationCall",
+            "LocalShellCall",
+            "LocalShellCallOutput",
+            "McpApprovalRequest",
+            "McpApprovalResponse",
+            "McpCall",
+            "McpListTools",
+            "Program",
+            "ProgramOutput",
+            "ResponseCodeInterpreterToolCall",
+            "ResponseCompactionItemParam",
+            "ResponseComputerToolCall",
+            "ResponseConfigurationUpdateItemParam",
+            "ResponseFileSearchToolCall",
+            "ResponseFunctionWebSearch",
+            "ResponseToolSearchOutputItemParam",
+            "ShellCall",
+            "ShellCallOutput",
+            "ToolSearchCall",
+        )
+    },
+    **{
+        ("ResponseTool", member): _HOSTED_TOOL
+        for member in (
+            "ApplyPatchTool",
+            "CodeInterpreter",
+            "ComputerTool",
+            "ComputerUsePreviewTool",
+            "CustomTool",
+            "FileSearchTool",
+            "FunctionShellTool",
+            "ImageGeneration",
+            "LocalShell",
+            "Mcp",
+            "NamespaceTool",
+            "ProgrammaticToolCalling",
+            "ToolSearchTool",
+            "WebSearchPreviewTool",
+            "WebSearchTool",
+        )
+    },
+}
+
+# Keys the spec requires (or refuses null for) where the SDK's TypedDict does not.
+TIGHTER = {
+    ("ItemReference", "type"): (
+        "the input union tells `item_reference` apart by its `type`; one without it reads"
+        " as a message (the union's `absent` member), kept whole"
+    ),
+}
+
+_SENT_BACK = (
+    "an assistant turn sent back as a message (ResponseOutputMessageParam's content)"
+    " shares the message's content list"
+)
 # Events our root union has beyond the SDK's.
 EXTRA_MEMBERS = {
+    ("ResponseInputContent", "ResponseOutputText"): _SENT_BACK,
+    ("ResponseInputContent", "ResponseOutputRefusal"): _SENT_BACK,
     ("ResponseStreamEvent", "ResponseApplyPatchCallOperationDiffDeltaEvent"): (
         "real OpenAI streams send it (openai__apply-patch-operation-diff.sse); the SDK" " lacks it"
     ),
@@ -103,6 +228,11 @@ EXTRA_KEYS = {
     ("Response", "frequency_penalty"): "OpenAI, xAI, DeepSeek, LM Studio echo it",
     ("Response", "presence_penalty"): "OpenAI, xAI, DeepSeek, LM Studio echo it",
     ("TextLogprob", "bytes"): "OpenAI sends it on text events (openai__logprobs-text.sse)",
+    ("ResponseCreateRequest", "stream"): (
+        "the SDK declares it in the streaming and non-streaming params, not in their base"
+    ),
+    ("EasyInputMessage", "id"): _ONE_MESSAGE,
+    ("EasyInputMessage", "status"): _ONE_MESSAGE,
 }
 
 _NO_SEQUENCE = "OpenAI's streams from before May 2025 have no sequence numbers"
@@ -184,6 +314,21 @@ LOOSER = {
     ("ResponseFunctionWebSearch", "action"): (
         "a web search call in progress has none yet (openai__web-search-reasoning.sse)"
     ),
+    **dict.fromkeys(
+        (
+            ("ResponseFunctionToolCall", "async"),
+            ("ResponseFunctionToolCall", "id"),
+            ("ResponseFunctionToolCall", "namespace"),
+            ("ResponseFunctionToolCall", "status"),
+            ("ResponseReasoningItem", "content"),
+            ("ResponseReasoningItem", "status"),
+            ("ResponseCustomToolCall", "async"),
+            ("ResponseCustomToolCall", "id"),
+            ("ResponseCustomToolCall", "namespace"),
+            ("ResponseOutputText", "logprobs"),
+        ),
+        "the SDK's output model reads null here (Optional); its request param does not",
+    ),
 }
 
 _ECHO = "kept as JSON: an echo of the request"
@@ -225,6 +370,18 @@ KEPT_AS_JSON = {
     ("ResponseCustomToolCallOutputItem", "output"): _INPUT,
     ("ResponseToolSearchOutputItem", "tools"): _ECHO + " (tool definitions)",
     ("AdditionalTools", "tools"): _ECHO + " (tool definitions)",
+    # The request: its settings that are JSON Schemas, templates or preview knobs.
+    ("ResponseCreateRequest", "moderation"): "kept as JSON: a preview setting (model, policy)",
+    ("ResponseCreateRequest", "prompt_cache_options"): "kept as JSON: a preview setting",
+    ("ResponseCreateRequest", "image"): "kept as JSON: a preview setting",
+    ("ResponseCreateRequest", "access_programs"): "kept as JSON: a preview setting",
+    ("ResponseCreateRequest", "background_options"): "kept as JSON: a preview setting",
+    ("ResponseTextConfig", "format"): "kept as JSON: a text format, or a JSON Schema",
+    ("ResponsePrompt", "variables"): "kept as JSON: a template's values (text or input parts)",
+    **{
+        (part, "prompt_cache_breakpoint"): "kept as JSON: a preview setting"
+        for part in ("ResponseInputText", "ResponseInputImage", "ResponseInputFile")
+    },
 }
 
 # Spec types no SDK model maps to.
@@ -242,6 +399,10 @@ FAMILY = Family(
         looser=LOOSER,
         kept_as_json=KEPT_AS_JSON,
         extra_types=EXTRA_TYPES,
+        collapsed={"ResponseToolChoice": _TOOL_CHOICE},
+        merged=MERGED,
+        other_members=OTHER_MEMBERS,
+        tighter=TIGHTER,
     ),
 )
 
@@ -249,6 +410,9 @@ FAMILY = Family(
 ROOTS: tuple[tuple[Any, str], ...] = (
     (ResponseStreamEvent, "ResponseStreamEvent"),
     (Response, "Response"),
+    # The request body: openai-python's TypedDict params, compared key by key the same
+    # way (the streaming and non-streaming params differ in `stream` alone).
+    (ResponseCreateParamsBase, "ResponseCreateRequest"),
 )
 
 COMPARISON = Comparison(FAMILY).run(ROOTS)
@@ -333,6 +497,16 @@ class TextWithAnnotationsAsText(ResponseOutputText):
     annotations: str  # type: ignore[assignment]
 
 
+class FunctionToolWithANewKey(FunctionToolParam, total=False):
+    """What an SDK release that adds a key to a request's function tool would declare."""
+
+    brand_new: str
+
+
+class EasyMessageWithTypeRequired(EasyInputMessageParam, total=False):
+    type: Required[Literal["message"]]  # type: ignore[misc]
+
+
 @pytest.mark.parametrize(
     ("model", "spec", "expected"),
     [
@@ -349,10 +523,12 @@ class TextWithAnnotationsAsText(ResponseOutputText):
         ),
         (MessageWithANewStatus, "ResponseOutputMessage", "lacks the SDK's values ['daydreaming']"),
         (TextWithAnnotationsAsText, "ResponseOutputText", "the SDK's str is list[Annotation]"),
+        (FunctionToolWithANewKey, "FunctionTool", "FunctionTool.brand_new: in the SDK's"),
+        (EasyMessageWithTypeRequired, "EasyInputMessage", "EasyInputMessage.type: required"),
     ],
 )
 def test_a_change_in_the_sdk_fails_naming_the_type_and_key(
-    model: type[pydantic.BaseModel], spec: str, expected: str
+    model: type[Any], spec: str, expected: str
 ) -> None:
     problems = Comparison(FAMILY).run([(model, spec)]).problems
     assert any(expected in problem for problem in problems), problems

@@ -174,3 +174,38 @@ def test_libyaml_and_pyyamls_own_parser_read_a_file_alike(
     fast = _read(path)
     monkeypatch.setattr(yaml, "__with_libyaml__", False)
     assert _read(path) == fast
+
+
+# A bad `absent:` in a family file's union (vendor files cannot add unions, so these edit
+# a copy of spec/responses_stream_event.yaml), each with what the generator says.
+BAD_ABSENT = [
+    ("ZzNothing", "'absent' names ZzNothing, which is not a member of the union"),
+    (
+        "OtherResponseInputItem",
+        "'absent' names OtherResponseInputItem, which takes any 'type'; name a member",
+    ),
+    (
+        "ResponseFunctionToolCall",
+        "ResponseFunctionToolCall reads a value without 'type', so its 'type' cannot be"
+        " required",
+    ),
+    ("[EasyInputMessage]", "'absent' of union ResponseInputItem must be a non-empty string"),
+]
+
+
+@pytest.mark.parametrize(("absent", "message"), BAD_ABSENT, ids=[a for a, _ in BAD_ABSENT])
+def test_a_bad_absent_member_stops_at_its_line(project: Path, absent: str, message: str) -> None:
+    family = project / "spec/responses_stream_event.yaml"
+    text = family.read_text(encoding="utf-8")
+    good = "    absent: EasyInputMessage\n"
+    assert text.count(good) == 1
+    family.write_text(text.replace(good, f"    absent: {absent}\n"), encoding="utf-8")
+    line = text.splitlines().index(good.rstrip("\n")) + 1
+    before = snapshot(project)
+    result = run_generator(project, "generate")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stderr.startswith(
+        f"error: spec/responses_stream_event.yaml:{line}: "
+    ), result.stderr
+    assert message in result.stderr, result.stderr
+    assert snapshot(project) == before

@@ -137,7 +137,11 @@ class _Builder:
         if name not in self.built_unions:
             raw = self.unions[name]
             members = Union(tuple(self.parse(m, raw.where) for m in raw.members))
-            union = self.discriminated(members, raw.discriminator, raw.where)
+            absent = None
+            if raw.absent is not None:
+                assert raw.absent_where is not None
+                absent = (raw.absent, raw.absent_where)
+            union = self.discriminated(members, raw.discriminator, raw.where, absent)
             self.built_unions[name] = replace(union, name=name)
         return self.built_unions[name]
 
@@ -365,13 +369,23 @@ class _Builder:
             fill=tuple((key, value) for key, value, _ in decl.fill),
         )
 
-    def discriminated(self, type_: TypeExpr, key: str, where: Where) -> Union:
+    def discriminated(
+        self,
+        type_: TypeExpr,
+        key: str,
+        where: Where,
+        absent: tuple[str, Where] | None = None,
+    ) -> Union:
+        """The union `type_` told apart by `key`; `absent`: the member a value without
+        the key reads as (its name, and where the spec names it)."""
         if not isinstance(type_, Union) or not all(isinstance(o, ModelRef) for o in type_.options):
             raise where.error("'discriminator' needs a union of object types")
         if naming.python_name(key, naming.PYDANTIC_RESERVED) != key:
             raise where.error(
                 f"discriminator {key!r} must be a plain identifier (it is not renamed)"
             )
+        if absent is not None:
+            self.check_absent(type_, key, *absent)
         seen: dict[str, str] = {}
         other = None
         for option in type_.options:
@@ -386,9 +400,10 @@ class _Builder:
                     )
                 other = option.name
                 continue
+            reads_absent = absent is not None and absent[0] == option.name
             if (
                 tag is None
-                or not tag.required
+                or not (tag.required or reads_absent)
                 or not isinstance(tag_type, EnumRef)
                 or tag_type.open
             ):
@@ -408,11 +423,28 @@ class _Builder:
                         f"{option.name} and {seen[value]} share the {key!r} value {value!r}"
                     )
                 seen[value] = option.name
+        absent_name = absent[0] if absent is not None else None
         if other is not None and self.options.strict:
             # The strict profile refuses what the spec does not list.
             options = tuple(o for o in type_.options if o != ModelRef(other))
-            return Union(options, key)
-        return Union(type_.options, key, other)
+            return Union(options, key, absent=absent_name)
+        return Union(type_.options, key, other, absent=absent_name)
+
+    def check_absent(self, union: Union, key: str, name: str, where: Where) -> None:
+        """The `absent` member of a union told apart by `key`: a member with a tag of its
+        own, which it may leave out."""
+        if ModelRef(name) not in union.options:
+            raise where.error(f"'absent' names {name}, which is not a member of the union")
+        tag = next((f for f in self.types[name][0].fields if f.wire == key), None)
+        if tag is not None and self.parse(tag.type, tag.type_where) == Scalar("string"):
+            raise where.error(
+                f"'absent' names {name}, which takes any {key!r}; name a member with a"
+                f" {key!r} of its own"
+            )
+        if tag is not None and tag.required:
+            raise where.error(
+                f"{name} reads a value without {key!r}, so its {key!r} cannot be required"
+            )
 
     def check_tags(self, models: dict[str, Model]) -> None:
         """A key that tells union alternatives apart must stay as declared: no vendor may

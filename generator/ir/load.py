@@ -146,6 +146,9 @@ class RawUnion:
     discriminator: str
     members: tuple[str, ...]
     where: Where
+    absent: str | None = None
+    """The member a value without the key reads as (`absent:`), if any."""
+    absent_where: Where | None = None
 
 
 @dataclass(frozen=True)
@@ -482,7 +485,7 @@ def _unions(doc: Located, file: str) -> tuple[RawUnion, ...]:
             raise where.error(f"union name {name!r} must be PascalCase")
         body = _mapping(section[name], where, f"union {name}")
         keys = {"doc", "discriminator", "members"}
-        _keys(body, file, f"union {name}", keys, keys, where)
+        _keys(body, file, f"union {name}", keys | {"absent"}, keys, where)
         members = body["members"]
         if (
             not isinstance(members, list)
@@ -499,6 +502,8 @@ def _unions(doc: Located, file: str) -> tuple[RawUnion, ...]:
                 discriminator=_text(body, file, "discriminator", f"union {name}"),
                 members=tuple(members),
                 where=where,
+                absent=_text(body, file, "absent", f"union {name}") if "absent" in body else None,
+                absent_where=_at(body, file, "absent") if "absent" in body else None,
             )
         )
     return tuple(out)

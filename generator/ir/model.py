@@ -62,6 +62,9 @@ class Union:
     member has (its key is a plain string): an open union keeps what it does not know."""
     name: str | None = None
     """The name the spec gives the union (`unions:`), if any."""
+    absent: str | None = None
+    """Of a named discriminated union, the member a value without the key reads as
+    (`absent:`): its key is optional, so it is written back only when it was sent."""
 
 
 TypeExpr: TypeAlias = Scalar | ListOf | MapOf | ModelRef | EnumRef | Union

@@ -168,6 +168,11 @@ class Docs:
                 f"A `{named.union.discriminator}` no other member has reads as"
                 f" `{named.union.other}`, kept whole."
             )
+        if named.union.absent:
+            paragraphs.append(
+                f"A value without `{named.union.discriminator}` reads as"
+                f" `{named.union.absent}`, and is written back without it."
+            )
         return paragraphs
 
     def enum(self, enum: Enum) -> list[str]:

@@ -132,20 +132,29 @@ _OTHER_MEMBER: Final = "*"
 """The tag of an open union's other member, which takes what no member's tag names."""
 
 
-def _open_tag(key: str, known: tuple[str, ...]) -> Callable[[object], str | None]:
+def _open_tag(
+    key: str, known: tuple[str, ...], absent: str | None = None, open: bool = True
+) -> Callable[[object], str | None]:
     """The discriminator of an open union: the tag of the member a value's `key` names,
     or `_OTHER_MEMBER` for a string no member has (None, no string: pydantic reports
-    the tag missing)."""
+    the tag missing). `absent`: the tag of the member a value without the key reads as;
+    `open`: whether the union has an other member (if not, an unknown string is given
+    back as it is, for pydantic to report)."""
     tags = frozenset(known)
 
     def open_tag(value: object) -> str | None:
         if isinstance(value, dict):
-            tag = cast("dict[str, object]", value).get(key)
+            mapping = cast("dict[str, object]", value)
+            if absent is not None and key not in mapping:
+                return absent
+            tag = mapping.get(key)
         else:
             tag = getattr(value, key, None)
+            if tag is None and absent is not None:
+                return absent  # only that member can leave its key out
         if type(tag) is not str:
             return None
-        return tag if tag in tags else _OTHER_MEMBER
+        return tag if tag in tags or not open else _OTHER_MEMBER
 
     # pydantic names a callable discriminator by its name in an error: the key's.
     open_tag.__name__ = key

@@ -30,9 +30,9 @@
 #   spec/vendors/vllm.yaml               e08c29f0385f
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                6e47b050af3f
-#   spec as built                        f522250e8295
-#   chunkspec code                       7c932e805332
-# Digest: 52fdce281d9177b4
+#   spec as built                        5222097589bc
+#   chunkspec code                       92ef9c8f5289
+# Digest: f8351564db777291
 # Regenerate with: make generate
 """Every target gives the same result for the same input: the same `dumps` text for
 every captured chunk, and the same JSON for every spec example of every type."""

@@ -75,6 +75,13 @@ class Msgspec(Target):
             if isinstance(u, Union) and u.other and u.discriminator
         }
 
+    @cached_property
+    def absents(self) -> frozenset[str]:
+        """The members a union reads a value without its key as (`absent:`): msgspec
+        tags them as the others, and such a value, read key by key, is of their
+        `_…Untagged` class, which writes no tag back."""
+        return frozenset(named.union.absent for named in self.spec.unions if named.union.absent)
+
     def tag_field(self, model: Model) -> Field | None:
         tag = self.tags.get(model.name)
         key = tag[0] if tag else self.others.get(model.name)

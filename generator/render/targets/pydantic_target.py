@@ -67,23 +67,24 @@ class Pydantic(Target):
         if not isinstance(expr, Union):
             return super().spelled(expr)
         options = " | ".join(self.spelled(option) for option in expr.options)
-        if expr.discriminator is not None and expr.other is not None:
+        if expr.discriminator is not None and (expr.other is not None or expr.absent):
             # An open union: a callable discriminator sends a value whose key names no
-            # member to the other member.
+            # member to the other member (and one without the key to the `absent` one).
             tags = union_tags(self.spec)
             known = tuple(
                 tags[o.name][1] for o in expr.options if isinstance(o, ModelRef) and o.name in tags
             )
-            labelled = " | ".join(
-                (
-                    f"Annotated[{self.spelled(o)}, Tag({tags[o.name][1]!r})]"
-                    if o.name in tags
-                    else f"Annotated[{self.spelled(o)}, Tag(_OTHER_MEMBER)]"
+            if expr.absent:
+                absent = tags[expr.absent][1]
+                is_open = expr.other is not None
+                return (
+                    f"Annotated[{self._labelled(expr)}, Discriminator(_open_tag("
+                    f"{expr.discriminator!r}, {known!r}, absent={absent!r}, open={is_open}))]"
                 )
-                for o in expr.options
-                if isinstance(o, ModelRef)
+            return (
+                f"Annotated[{self._labelled(expr)},"
+                f" Discriminator(_open_tag({expr.discriminator!r}, {known!r}))]"
             )
-            return f"Annotated[{labelled}, Discriminator(_open_tag({expr.discriminator!r}, {known!r}))]"
         if expr.discriminator is not None:
             return f"Annotated[{options}, Discriminator({expr.discriminator!r})]"
         # The alternatives take disjoint JSON kinds, so pydantic can pick one without
@@ -98,6 +99,19 @@ class Pydantic(Target):
             return self._tagged(sorted(choices, key=lambda choice: choice[0] == "integer"))
         first_match = sorted(choices, key=lambda choice: _NUMBERS.get(choice[0], 0))
         return f"Annotated[{self._tagged(first_match)}, _FIRST_MATCH]"
+
+    def _labelled(self, expr: Union) -> str:
+        """The members of a union read by `_open_tag`, each labelled with its tag."""
+        tags = union_tags(self.spec)
+        return " | ".join(
+            (
+                f"Annotated[{self.spelled(o)}, Tag({tags[o.name][1]!r})]"
+                if o.name in tags
+                else f"Annotated[{self.spelled(o)}, Tag(_OTHER_MEMBER)]"
+            )
+            for o in expr.options
+            if isinstance(o, ModelRef)
+        )
 
     @staticmethod
     def _tagged(choices: list[tuple[str, str]]) -> str:

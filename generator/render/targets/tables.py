@@ -98,6 +98,8 @@ class Tables:
         """The expression of the function that decodes a union, whether named or not."""
         if expr.discriminator is not None:
             other = f", {self.model_decoder(expr.other)}" if expr.other else ""
+            if expr.absent:
+                other = f"{other or ', None'}, absent={self.model_decoder(expr.absent)}"
             return f"_tagged({expr.discriminator!r}, {{{self._members(expr)}}}{other})"
         return f"_either({self.describe(expr)!r}, {{{self._kinds(expr)}}})"
 
