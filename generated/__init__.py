@@ -31,7 +31,7 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                6e47b050af3f
 #   spec as built                        5222097589bc
-#   chunkspec code                       92ef9c8f5289
-# Digest: f8351564db777291
+#   chunkspec code                       56e487a552b9
+# Digest: 6a90bd46ba5e42cb
 # Regenerate with: make generate
 """Generated chunk models; each module also works copied on its own."""

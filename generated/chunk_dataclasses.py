@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                6e47b050af3f
 #   spec as built                        5222097589bc
-#   chunkspec code                       1b7a97cfc30f
-# Digest: 97a7f083e04dd109
+#   chunkspec code                       72f646fdfe3d
+# Digest: 79b3985741bed92c
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -13727,7 +13727,6 @@ def _messages_media(
     if kind == "document" and source.get("type") == "text":
         return _TextPiece(source.get("data") or "")  # a plain-text document is text
     if kind in ("image", "document"):
-        source: dict[str, Any] = block.get("source") or {}
         url = source.get("url")
         if source.get("type") == "base64":
             url = f"data:{source.get('media_type')};base64,{source.get('data')}"

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                6e47b050af3f
 #   spec as built                        5222097589bc
-#   chunkspec code                       2b4cb66214dd
-# Digest: a3d18d7819d4e1f5
+#   chunkspec code                       fbe1aed9ec2f
+# Digest: 48fdbb34aa30d638
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -17506,7 +17506,6 @@ def _messages_media(
     if kind == "document" and source.get("type") == "text":
         return _TextPiece(source.get("data") or "")  # a plain-text document is text
     if kind in ("image", "document"):
-        source: dict[str, Any] = block.get("source") or {}
         url = source.get("url")
         if source.get("type") == "base64":
             url = f"data:{source.get('media_type')};base64,{source.get('data')}"

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                6e47b050af3f
 #   spec as built                        5222097589bc
-#   chunkspec code                       1f293c60cd67
-# Digest: 1a7d89e9460f866f
+#   chunkspec code                       e0773078c4dc
+# Digest: df35d0e087c92d8c
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -10344,7 +10344,6 @@ def _messages_media(
     if kind == "document" and source.get("type") == "text":
         return _TextPiece(source.get("data") or "")  # a plain-text document is text
     if kind in ("image", "document"):
-        source: dict[str, Any] = block.get("source") or {}
         url = source.get("url")
         if source.get("type") == "base64":
             url = f"data:{source.get('media_type')};base64,{source.get('data')}"

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                6e47b050af3f
 #   spec as built                        5222097589bc
-#   chunkspec code                       942245e05b9a
-# Digest: dfc55de75aefdf9e
+#   chunkspec code                       1478eaedbf1b
+# Digest: 97e1e34cb80c5bbd
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -12861,7 +12861,6 @@ def _messages_media(
     if kind == "document" and source.get("type") == "text":
         return _TextPiece(source.get("data") or "")  # a plain-text document is text
     if kind in ("image", "document"):
-        source: dict[str, Any] = block.get("source") or {}
         url = source.get("url")
         if source.get("type") == "base64":
             url = f"data:{source.get('media_type')};base64,{source.get('data')}"
@@ -13653,8 +13652,7 @@ def to_request(
     said in a `RequestLossWarning` (docs/requests.md). A request of the same protocol
     keeps every other key as it came.
     """
-    data = request if isinstance(request, Mapping) else request
-    return _to_request(data, "chat", protocol, dialect, _REQUEST_DIALECTS)
+    return _to_request(request, "chat", protocol, dialect, _REQUEST_DIALECTS)
 
 
 def assistant_message(

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    45b5d7f8f0ef
-#   chunkspec code                   5aa7bab59b4d
-# Digest: e6d10a8559339cca
+#   chunkspec code                   836f328c1490
+# Digest: 865d1cbe4ee36c14
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    45b5d7f8f0ef
-#   chunkspec code                   9fb6d95dadcb
-# Digest: 7623d59e7f510283
+#   chunkspec code                   962bec1476fc
+# Digest: 28a413cd4e948673
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

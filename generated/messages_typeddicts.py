@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    45b5d7f8f0ef
-#   chunkspec code                   b58eb76a9d7b
-# Digest: 4d3a2524514db3e4
+#   chunkspec code                   fa60f938c4ad
+# Digest: 82749d2bb03ca617
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 
@@ -7686,8 +7686,7 @@ def to_request(
     `RequestLossWarning` (docs/requests.md). A request of the same protocol keeps every
     other key as it came.
     """
-    data = request if isinstance(request, Mapping) else request
-    return _to_request(data, "messages", protocol, dialect, _REQUEST_DIALECTS)
+    return _to_request(request, "messages", protocol, dialect, _REQUEST_DIALECTS)
 
 
 def assistant_message(

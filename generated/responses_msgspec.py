@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     41390472d7e4
-#   chunkspec code                    9f4b5c6e5806
-# Digest: b431154a2b15075a
+#   chunkspec code                    2ebabfc7ff20
+# Digest: c960b3496cc742e3
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

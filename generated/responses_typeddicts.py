@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     41390472d7e4
-#   chunkspec code                    e801b20ceda2
-# Digest: a792588694e12adf
+#   chunkspec code                    d06dc24e5625
+# Digest: 7ca00f88b9bdde1e
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 
@@ -11054,8 +11054,7 @@ def to_request(
     `RequestLossWarning` (docs/requests.md). A request of the same protocol keeps every
     other key as it came.
     """
-    data = request if isinstance(request, Mapping) else request
-    return _to_request(data, "responses", protocol, dialect, _REQUEST_DIALECTS)
+    return _to_request(request, "responses", protocol, dialect, _REQUEST_DIALECTS)
 
 
 def assistant_message(

@@ -125,7 +125,6 @@ def _messages_media(
     if kind == "document" and source.get("type") == "text":
         return _TextPiece(source.get("data") or "")  # a plain-text document is text
     if kind in ("image", "document"):
-        source: dict[str, Any] = block.get("source") or {}
         url = source.get("url")
         if source.get("type") == "base64":
             url = f"data:{source.get('media_type')};base64,{source.get('data')}"
