@@ -14,7 +14,6 @@ lists stay true. A mismatch names the type and the key."""
 
 from __future__ import annotations
 
-import collections.abc
 import datetime
 import os
 import re
@@ -26,16 +25,16 @@ from typing import (
     Annotated,
     Any,
     Literal,
+    NamedTuple,
     NotRequired,
     Required,
     Union,
     get_args,
     get_origin,
-    get_type_hints,
 )
 
 import pydantic
-from typing_extensions import is_typeddict
+from typing_extensions import get_type_hints, is_typeddict
 
 from generator.ir.load import RawEnum, RawField, RawType, RawUnion, load_spec
 from generator.ir.model import EnumRef, ListOf, MapOf, ModelRef, Scalar, TypeExpr
@@ -54,6 +53,10 @@ class Allowed:
     renamed: Mapping[str, str] = field(default_factory=dict[str, str])
     """SDK model -> spec type, where the names differ. The SDK model is named by its
     class name, or by `module.Class` (the module's last part) where two share a name."""
+    param_suffix: str = ""
+    """A suffix of the SDK's TypedDict params that the spec's names drop, unless `renamed`
+    names them otherwise (openai-python's `FunctionToolParam` is the spec's
+    `FunctionTool`); empty where the spec keeps the SDK's names (anthropic-sdk-python's)."""
     collapsed: Mapping[str, str] = field(default_factory=dict[str, str])
     """A spec type that reads an SDK union whole, with why."""
     extra_members: Mapping[Key, str] = field(default_factory=dict[Key, str])
@@ -63,6 +66,8 @@ class Allowed:
     looser: Mapping[Key, str] = field(default_factory=dict[Key, str])
     """Keys the spec reads as optional or nullable where the SDK requires them or
     refuses null."""
+    tighter: Mapping[Key, str] = field(default_factory=dict[Key, str])
+    """Keys the spec requires (or refuses null for) where the SDK's TypedDict does not."""
     kept_as_json: Mapping[Key, str] = field(default_factory=dict[Key, str])
     """Keys whose SDK type (a model, a union of models) the spec keeps as a plain JSON
     value (its type mentions `any`); the SDK models under them are not compared."""
@@ -70,12 +75,17 @@ class Allowed:
     """Spec types no SDK model maps to (besides the `Other…` members and the extra
     members)."""
     other_members: Mapping[Key, str] = field(default_factory=dict[Key, str])
-    """(spec union, SDK member) -> why the union's `Other…` member reads that SDK member
-    whole rather than a member of its own."""
+    """(spec union, SDK member's spec name, as `renamed` and `param_suffix` make it) ->
+    why the union's `Other…` member reads that member of the SDK's union whole rather
+    than a member of its own; its models are not compared (`Comparison.kept_whole`)."""
     flattened: Mapping[str, str] = field(default_factory=dict[str, str])
     """A spec type that reads every member of an SDK union, with why: it is compared
     with the member of its own name, and the others are kept whole (their own keys
-    among its unknown keys)."""
+    among its unknown keys; `Comparison.kept_whole`)."""
+    merged: Mapping[str, str] = field(default_factory=dict[str, str])
+    """SDK models (named as in `renamed`) that share a tag value with another, read as
+    that one's spec type: only their keys are compared (each must be a key of the spec
+    type), with why."""
 
 
 class Family:
@@ -112,7 +122,19 @@ class Family:
     def spec_name(self, model: type[Any]) -> str:
         qualified = f"{model.__module__.rsplit('.', 1)[-1]}.{model.__name__}"
         renamed = self.allowed.renamed
-        return renamed.get(qualified, renamed.get(model.__name__, model.__name__))
+        plain = model.__name__
+        suffix = self.allowed.param_suffix
+        if suffix and is_typeddict(model) and plain.endswith(suffix):
+            plain = plain.removesuffix(suffix)
+        return renamed.get(qualified, renamed.get(model.__name__, plain))
+
+    def merged(self, model: type[Any]) -> str | None:
+        """How `allowed.merged` names the model, if it lists it."""
+        qualified = f"{model.__module__.rsplit('.', 1)[-1]}.{model.__name__}"
+        for name in (qualified, model.__name__):
+            if name in self.allowed.merged:
+                return name
+        return None
 
     def commented(self, enum: RawEnum, value: str) -> bool:
         """Whether the value's line in the spec file, or the line above it, has a comment."""
@@ -151,23 +173,39 @@ def _file(annotation: Any) -> bool:
     return annotation is os.PathLike or get_origin(annotation) is typing.IO
 
 
-_LISTS = (list, collections.abc.Iterable, collections.abc.Sequence)
+_LISTS = ("list", "Iterable", "Sequence", "SequenceNotStr")
+"""The origins, by name, of the SDKs' list annotations (openai-python's `SequenceNotStr`
+is a Protocol of its own)."""
 
 
-def sdk_fields(model: type[Any]) -> dict[str, tuple[Any, bool]]:
-    """Wire key -> (annotation, required) of a pydantic model or a TypedDict. A TypedDict's
-    key is required when it says `Required[...]`, or when its class is total and the key
-    does not say `NotRequired[...]`."""
+class SdkKey(NamedTuple):
+    """One key of an SDK model, a pydantic field or a TypedDict key alike."""
+
+    annotation: Any
+    required: bool
+
+
+def sdk_fields(model: type[Any]) -> dict[str, SdkKey]:
+    """Wire key -> (annotation, required) of a pydantic model (its fields, by alias) or a
+    TypedDict (the SDKs' request params). A TypedDict's key is required when it says
+    `Required[...]`, or when its class is total and the key does not say
+    `NotRequired[...]`."""
     if is_typeddict(model):
-        out: dict[str, tuple[Any, bool]] = {}
+        # Not `__required_keys__`: under `from __future__ import annotations` (as
+        # openai-python's modules are) a TypedDict cannot see `Required[...]` in a string.
+        out: dict[str, SdkKey] = {}
+        total = bool(model.__total__)
         for key, hint in get_type_hints(model, include_extras=True).items():
-            marker = get_origin(hint)
-            required = marker is Required or (bool(model.__total__) and marker is not NotRequired)
-            out[key] = (get_args(hint)[0] if marker in (Required, NotRequired) else hint, required)
+            marker: Any = get_origin(hint)
+            required = marker is Required or (total and marker is not NotRequired)
+            out[key] = SdkKey(
+                get_args(hint)[0] if marker in (Required, NotRequired) else hint, required
+            )
         return out
     fields: dict[str, pydantic.fields.FieldInfo] = model.model_fields
     return {
-        (info.alias or key): (info.annotation, info.is_required()) for key, info in fields.items()
+        (info.alias or key): SdkKey(info.annotation, info.is_required())
+        for key, info in fields.items()
     }
 
 
@@ -191,13 +229,13 @@ def normalise(annotation: Any) -> tuple[Sdk, bool]:
         return Sdk("union", options=options), nullable
     if get_origin(annotation) is Literal:
         return Sdk("literal", tuple(str(v) for v in get_args(annotation))), False
-    if get_origin(annotation) in _LISTS:
+    if getattr(get_origin(annotation), "__name__", None) in _LISTS:
         return Sdk("list", item=normalise(get_args(annotation)[0])[0]), False
     if get_origin(annotation) is dict:
         return Sdk("map", item=normalise(get_args(annotation)[1])[0]), False
-    if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
-        return Sdk("model", model=annotation), False
     if is_typeddict(annotation):
+        return Sdk("model", model=annotation), False
+    if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
         return Sdk("model", model=annotation), False
     scalars: dict[Any, str] = {
         str: "str",
@@ -230,8 +268,8 @@ def reached(roots: Iterable[Sdk]) -> dict[type[Any], None]:
             walk(option)
         if sdk.model is not None and sdk.model not in seen:
             seen[sdk.model] = None
-            for annotation, _ in sdk_fields(sdk.model).values():
-                walk(normalise(annotation)[0])
+            for info in sdk_fields(sdk.model).values():
+                walk(normalise(info.annotation)[0])
 
     for root in roots:
         walk(root)
@@ -302,6 +340,13 @@ class Comparison:
     """The spec unions met."""
     kept: dict[type[Any], str] = field(default_factory=dict[type[Any], str])
     """Each SDK model under a key kept as JSON, with the key (`Type.key`)."""
+    kept_whole: dict[type[Any], str] = field(default_factory=dict[type[Any], str])
+    """Each SDK model of a union member read whole, and the models under it, with where:
+    by the spec union's `Other…` member (`other_members`), or among the unknown keys of
+    a flattened type (`flattened`)."""
+    merging: bool = False
+    """Comparing a merged model: where the spec's union has more kinds than the SDK's
+    type, the alternative of the SDK's kind is compared."""
     used: set[Key] = field(default_factory=set[Key])
     """The allowed departures the comparison met."""
 
@@ -330,6 +375,23 @@ class Comparison:
         extra = self.family.allowed.extra_keys
         ours = {f.wire: f for f in self.family.types[name].fields}
         theirs = sdk_fields(model)
+        merged = self.family.merged(model)
+        if merged is not None:
+            # Read as the spec type of another model with its tag: keys only.
+            self.used.add((merged, ""))
+            for key in sorted(theirs.keys() - ours.keys()):
+                self.problems.append(
+                    f"{name}.{key}: in the SDK's {model.__name__}, not in the spec"
+                )
+            # The models under its keys are compared still, where the spec has them.
+            problems = list(self.problems)
+            merged_nested: Queue = []
+            self.merging = True
+            for key in sorted(ours.keys() & theirs.keys()):
+                merged_nested += self.field(name, ours[key], theirs[key])
+            self.merging = False
+            self.problems[:] = problems
+            return merged_nested
         for key in sorted(theirs.keys() - ours.keys()):
             self.problems.append(f"{name}.{key}: in the SDK's {model.__name__}, not in the spec")
         for key in sorted(ours.keys() - theirs.keys()):
@@ -344,21 +406,22 @@ class Comparison:
             nested += self.field(name, ours[key], theirs[key])
         return nested
 
-    def field(self, name: str, ours: RawField, info: tuple[Any, bool]) -> Queue:
+    def field(self, name: str, ours: RawField, info: SdkKey) -> Queue:
         where = f"{name}.{ours.wire}"
         key = (name, ours.wire)
         looser = key in self.family.allowed.looser
-        annotation, required = info
-        sdk, nullable = normalise(annotation)
+        tighter = key in self.family.allowed.tighter
+        required = info.required
+        sdk, nullable = normalise(info.annotation)
         if ours.required != required:
-            if looser and required and not ours.required:
+            if (looser and required and not ours.required) or (tighter and ours.required):
                 self.used.add(key)
             else:
                 self.problems.append(
                     f"{where}: required is {ours.required} in the spec, {required} in the SDK"
                 )
         if ours.nullable != nullable:
-            if looser and ours.nullable and not nullable:
+            if (looser and ours.nullable and not nullable) or (tighter and nullable):
                 self.used.add(key)
             else:
                 self.problems.append(
@@ -385,6 +448,9 @@ class Comparison:
     def types(self, sdk: Sdk, ours: TypeExpr, where: str) -> Queue:
         """Compare one type; the SDK models to compare next, with their spec types."""
         kind = sdk.kind
+        if self.merging and isinstance(ours, SpecUnion) and ours.name is None and kind != "union":
+            match = [o for o in ours.options if _kind(o) == _SDK_KINDS.get(kind, "object")]
+            ours = match[0] if len(match) == 1 else ours
         if kind in ("str", "int", "float", "bool", "any"):
             wanted = "string" if kind == "str" else kind
             if ours != Scalar(wanted):  # type: ignore[arg-type]
@@ -449,11 +515,8 @@ class Comparison:
                 self.problems.append(f"{where}: no member of the SDK's union is {ours.name}")
                 return []
             self.used.add((ours.name, ""))
-            for model in models:
-                if model is not own[0]:
-                    self.kept.setdefault(model, where)
-                    for inner in reached([Sdk("model", model=model)]):
-                        self.kept.setdefault(inner, where)
+            for model in reached([Sdk("model", model=m) for m in models if m is not own[0]]):
+                self.kept_whole.setdefault(model, f"{where} (flattened into {ours.name})")
             return [(own[0], ours.name)]
         if not isinstance(ours, SpecUnion) or ours.name is None:
             names = ", ".join(m.__name__ for m in models)
@@ -482,10 +545,10 @@ class Comparison:
         for member in sorted(expected - set(members)):
             if (ours.name, member) in allowed.other_members:
                 self.used.add((ours.name, member))
-                for model in models:
-                    if self.family.spec_name(model) == member:
-                        for inner in reached([Sdk("model", model=model)]):
-                            self.kept.setdefault(inner, f"{where} ({ours.name})")
+                for model in reached(
+                    [Sdk("model", model=m) for m in models if self.family.spec_name(m) == member]
+                ):
+                    self.kept_whole.setdefault(model, f"{where} ({ours.name}'s other member)")
                 continue
             self.problems.append(
                 f"{where}: union {ours.name} lacks {member}, a member of the SDK's union"
@@ -513,11 +576,21 @@ class Comparison:
     @staticmethod
     def _tags(model: type[Any]) -> tuple[str, ...]:
         tag = sdk_fields(model).get("type")
-        return normalise(tag[0])[0].values if tag else ()
+        return normalise(tag.annotation)[0].values if tag else ()
 
     def mixed(self, sdk: Sdk, ours: TypeExpr, where: str) -> Queue:
         """A union of JSON kinds, alternative by alternative."""
         options = ours.options if isinstance(ours, SpecUnion) else (ours,)
+        objects = [o for o in sdk.options if _SDK_KINDS.get(o.kind, "object") == "object"]
+        collapsed = [
+            o
+            for o in options
+            if isinstance(o, ModelRef) and o.name in self.family.allowed.collapsed
+        ]
+        if len(objects) > 1 and len(collapsed) == 1:
+            # One spec type reads the SDK's object alternatives, all of them.
+            rest = tuple(o for o in sdk.options if o not in objects)
+            sdk = Sdk("union", options=(*rest, Sdk("union", options=tuple(objects))))
         if len(options) != len(sdk.options):
             self.problems.append(
                 f"{where}: the SDK's union has {len(sdk.options)} alternatives,"
@@ -549,17 +622,20 @@ class Comparison:
         """The allowed departures the spec does not make (any more)."""
         allowed = self.family.allowed
         listed = [*allowed.extra_members, *allowed.extra_keys, *allowed.looser]
-        listed += [*allowed.kept_as_json, *allowed.other_members]
-        listed += [(name, "") for name in allowed.flattened]
+        listed += [*allowed.kept_as_json, *allowed.tighter, *allowed.other_members]
+        listed += [(name, "") for name in (*allowed.flattened, *allowed.merged)]
         return [f"{a}.{b}" for a, b in listed if (a, b) not in self.used]
 
 
 def uncompared(comparison: Comparison, roots: Iterable[Any]) -> list[type[Any]]:
-    """The SDK models the roots reach that were neither compared nor kept as JSON."""
+    """The SDK models the roots reach that were neither compared nor kept (as JSON, or
+    whole)."""
     return [
         model
         for model in reachable(roots)
-        if model not in comparison.visited and model not in comparison.kept
+        if model not in comparison.visited
+        and model not in comparison.kept
+        and model not in comparison.kept_whole
     ]
 
 

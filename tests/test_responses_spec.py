@@ -67,7 +67,8 @@ RENAMED = {
     "response_usage.InputTokensDetailsCacheWriteTokensDetails": "CacheWriteTokensDetails",
     **{f"{module}.CallerDirect": "DirectCaller" for module in _CALLERS},
     **{f"{module}.CallerProgram": "ProgramCaller" for module in _CALLERS},
-    # The request (a TypedDict `XParam` is the spec's `X` unless named here).
+    # The request (a TypedDict `XParam` is the spec's `X`, by `param_suffix`, unless
+    # named here).
     "response_input_param.FunctionCallOutputCallerDirect": "DirectCaller",
     "response_input_param.FunctionCallOutputCallerProgram": "ProgramCaller",
     "response_reasoning_item_param.Summary": "ReasoningSummaryPart",
@@ -190,10 +191,10 @@ EXTRA_MEMBERS = {
     ("ResponseInputContent", "ResponseOutputText"): _SENT_BACK,
     ("ResponseInputContent", "ResponseOutputRefusal"): _SENT_BACK,
     ("ResponseStreamEvent", "ResponseApplyPatchCallOperationDiffDeltaEvent"): (
-        "real OpenAI streams send it (openai__apply-patch-operation-diff.sse); the SDK" " lacks it"
+        "real OpenAI streams send it (openai__apply-patch-operation-diff.sse); the SDK lacks it"
     ),
     ("ResponseStreamEvent", "ResponseApplyPatchCallOperationDiffDoneEvent"): (
-        "real OpenAI streams send it (openai__apply-patch-operation-diff.sse); the SDK" " lacks it"
+        "real OpenAI streams send it (openai__apply-patch-operation-diff.sse); the SDK lacks it"
     ),
     ("ResponseStreamEvent", "ResponseReasoningPartAddedEvent"): (
         "vLLM's event for a reasoning text part (vendor sections cannot add union members)"
@@ -394,6 +395,7 @@ FAMILY = Family(
     "spec/responses_stream_event.yaml",
     Allowed(
         renamed=RENAMED,
+        param_suffix="Param",
         extra_members=EXTRA_MEMBERS,
         extra_keys=EXTRA_KEYS,
         looser=LOOSER,
@@ -543,6 +545,7 @@ def test_a_new_sdk_model_is_caught_by_the_totality_check() -> None:
 def test_a_departure_the_spec_no_longer_makes_is_reported() -> None:
     allowed = Allowed(
         renamed=RENAMED,
+        param_suffix="Param",
         looser={("ResponseUsage", "input_tokens"): "no server leaves it out"},
     )
     comparison = Comparison(Family("responses", FAMILY.file, allowed)).run(ROOTS)
