@@ -35,8 +35,9 @@ from collections.abc import (
     Iterable,
     Iterator,
     Mapping,
+    Sequence,
 )
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import (
     Any,
     ClassVar,
@@ -46,6 +47,7 @@ from typing import (
     NamedTuple,
     Protocol,
     TypeAlias,
+    TypeGuard,
     TypeVar,
     cast,
     runtime_checkable,
@@ -70,6 +72,7 @@ __all__ = [
     "EventTooLargeError",
     "EventlessStreamWarning",
     "RawEvent",
+    "RequestLossWarning",
     "ServerSentEvent",
     "SkippedEvent",
     "StreamError",
@@ -77,12 +80,14 @@ __all__ = [
     "TokenFramesError",
     "aiter_chunks",
     "aiter_sse",
+    "assistant_message",
     "dumps",
     "iter_chunks",
     "iter_sse",
     "loads",
     "sse_chunk",
     "sse_error",
+    "to_request",
     "validate_chunk",
 ]
 
@@ -241,6 +246,9 @@ __all__ = [
 
 
 # (runtime section: json_text._compact)
+
+
+# (runtime section: json_text._paired)
 
 
 # (runtime section: json_text._json_string)
@@ -517,3 +525,327 @@ def iter_sse(chunks: Iterable[Chunk]) -> Iterator[bytes]:
 def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
     """`iter_sse` for chunks that arrive asynchronously."""
     return _awrite_sse(chunks, sse_chunk)
+
+
+# (runtime section: parts.ToolCallSummary)
+
+
+# (runtime section: parts.ReasoningItem)
+
+
+# (runtime section: parts.ServerToolSummary)
+
+
+# (runtime section: parts.ChoiceSummary)
+
+
+# (runtime section: parts.UsageSummary)
+
+
+# (runtime section: parts.Citation)
+
+
+# (runtime section: parts.Summary)
+
+
+# (runtime section: parts.ToolCallPart)
+
+
+# (runtime section: parts.Identity)
+
+
+# (runtime section: parts.Part)
+
+
+# (runtime section: parts._TEXTS)
+
+
+# (runtime section: parts._summary_of_parts)
+
+
+# (runtime section: parts._run_order)
+
+
+# (runtime section: parts._PART_ITEMS)
+
+
+# (runtime section: parts._cite)
+
+
+# (runtime section: parts._PartsOfChoice)
+
+
+# (runtime section: requests.vocabulary.RequestLossWarning)
+
+
+# (runtime section: requests.vocabulary._TextPiece)
+
+
+# (runtime section: requests.vocabulary._MediaPiece)
+
+
+# (runtime section: requests.vocabulary._ReasoningPiece)
+
+
+# (runtime section: requests.vocabulary._CallPiece)
+
+
+# (runtime section: requests.vocabulary._ResultPiece)
+
+
+# (runtime section: requests.vocabulary._Piece)
+
+
+# (runtime section: requests.vocabulary._Turn)
+
+
+# (runtime section: requests.vocabulary._ToolSpec)
+
+
+# (runtime section: requests.vocabulary._Thinking)
+
+
+# (runtime section: requests.vocabulary._Conversation)
+
+
+# (runtime section: requests.vocabulary._Losses)
+
+
+# (runtime section: requests.vocabulary._EFFORT_BUDGETS)
+
+
+# (runtime section: requests.vocabulary._read_effort)
+
+
+# (runtime section: requests.vocabulary._effort_of)
+
+
+# (runtime section: requests.vocabulary._budget_of)
+
+
+# (runtime section: requests.vocabulary._is_json_object)
+
+
+# (runtime section: requests.vocabulary._json_object)
+
+
+# (runtime section: requests.vocabulary._json_objects)
+
+
+# (runtime section: requests.vocabulary._data_of)
+
+
+# (runtime section: requests.vocabulary._refused)
+
+
+# (runtime section: requests.vocabulary._arguments_object)
+
+
+# (runtime section: requests.vocabulary._arguments_text)
+
+
+# (runtime section: requests.vocabulary._path_get)
+
+
+# (runtime section: requests.vocabulary._path_set)
+
+
+# (runtime section: requests.vocabulary._path_pop)
+
+
+# (runtime section: requests.dialects._RequestDialect)
+
+
+# (runtime section: requests.dialects._request_dialect)
+
+
+# (runtime section: requests.chat._CHAT_READ)
+
+
+# (runtime section: requests.chat._read_chat_request)
+
+
+# (runtime section: requests.chat._read_switch)
+
+
+# (runtime section: requests.chat._named)
+
+
+# (runtime section: requests.chat._chat_turn)
+
+
+# (runtime section: requests.chat._chat_reasoning)
+
+
+# (runtime section: requests.chat._chat_call)
+
+
+# (runtime section: requests.chat._chat_content)
+
+
+# (runtime section: requests.chat._write_chat_request)
+
+
+# (runtime section: requests.chat._write_switch)
+
+
+# (runtime section: requests.chat._chat_tool)
+
+
+# (runtime section: requests.chat._chat_messages)
+
+
+# (runtime section: requests.chat._chat_result)
+
+
+# (runtime section: requests.chat._chat_parts)
+
+
+# (runtime section: requests.chat._chat_assistant)
+
+
+# (runtime section: requests.chat._chat_reasoning_back)
+
+
+# (runtime section: requests.chat._chat_call_back)
+
+
+# (runtime section: requests.chat._sign_first_call)
+
+
+# (runtime section: requests.chat._inline)
+
+
+# (runtime section: requests.chat._how)
+
+
+# (runtime section: requests.messages._MESSAGES_READ)
+
+
+# (runtime section: requests.messages._MESSAGES_MAX_TOKENS)
+
+
+# (runtime section: requests.messages._SCHEME_MESSAGES)
+
+
+# (runtime section: requests.messages._read_messages_request)
+
+
+# (runtime section: requests.messages._messages_texts)
+
+
+# (runtime section: requests.messages._messages_media)
+
+
+# (runtime section: requests.messages._messages_turns)
+
+
+# (runtime section: requests.messages._write_messages_request)
+
+
+# (runtime section: requests.messages._messages_tool_choice)
+
+
+# (runtime section: requests.messages._messages_of)
+
+
+# (runtime section: requests.messages._messages_user_block)
+
+
+# (runtime section: requests.messages._messages_media_block)
+
+
+# (runtime section: requests.messages._messages_assistant)
+
+
+# (runtime section: requests.messages._thinking_blocks)
+
+
+# (runtime section: requests.responses._RESPONSES_READ)
+
+
+# (runtime section: requests.responses._SCHEME_RESPONSES)
+
+
+# (runtime section: requests.responses._read_responses_request)
+
+
+# (runtime section: requests.responses._responses_item)
+
+
+# (runtime section: requests.responses._into)
+
+
+# (runtime section: requests.responses._responses_content)
+
+
+# (runtime section: requests.responses._write_responses_request)
+
+
+# (runtime section: requests.responses._responses_items)
+
+
+# (runtime section: requests.responses._responses_media)
+
+
+# (runtime section: requests.responses._responses_reasoning_back)
+
+
+# (runtime section: requests.convert._REQUEST_PROTOCOLS)
+
+
+# (runtime section: requests.convert._to_request)
+
+
+# (runtime section: requests.convert._chosen)
+
+
+# (runtime section: requests.convert._write_request)
+
+
+# (runtime section: requests.convert._assistant_message)
+
+
+# (runtime section: requests.convert._turn_of)
+
+
+# (runtime section: requests.convert._turn_of_result)
+
+
+# (runtime section: requests.convert._turn_of_summary)
+
+
+_REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = ()
+"""How each chat backend reads a request (the spec's `requests:`), OpenAI's first."""
+
+
+def to_request(
+    request: Mapping[str, Any], *, protocol: str, dialect: str | None = None
+) -> dict[str, Any]:
+    """A chat-completions request (typed, or its JSON data) as the JSON data of a
+    request of `protocol`: "chat" (in `dialect`, one of ; "openai" when None),
+    "messages" or "responses". Its conversation (system, messages and their content, the
+    assistant's reasoning and signatures, tool calls and their results), its function
+    tools and tool choice, the limit on generated tokens and the reasoning switch are
+    written in the target's terms; what the target cannot carry is said in a
+    `RequestLossWarning` (docs/requests.md). A request of the same protocol keeps every
+    other key as it came.
+    """
+    return _to_request(request, "chat", protocol, dialect, _REQUEST_DIALECTS)
+
+
+def assistant_message(
+    source: Any, *, protocol: str = "chat", dialect: str | None = None, choice: int = 0
+) -> list[dict[str, Any]]:
+    """The assistant's turn of a finished stream, as the JSON data to append to the next
+    request of `protocol`: its messages ("chat": one message, in `dialect`; "messages":
+    one message) or its input items ("responses": reasoning items, a message, function
+    calls). `source` is an accumulator of any protocol (the turn as it came, with every
+    signature and encrypted reasoning), or a `Summary` or the `Part`s of a stream (their
+    reasoning as text: they do not say which backend signed it). Each backend gets its
+    reasoning back where it reads it (`reasoning_content`, `reasoning_details`, thought
+    signatures on tool calls, thinking blocks first, reasoning items); a signature
+    another backend made is never sent; what cannot go back is said in a
+    `RequestLossWarning`.
+    """
+    return _assistant_message(source, protocol, dialect, _REQUEST_DIALECTS, choice)
