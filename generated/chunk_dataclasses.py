@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                6e47b050af3f
 #   spec as built                        5222097589bc
-#   chunkspec code                       72f646fdfe3d
-# Digest: 79b3985741bed92c
+#   chunkspec code                       e03e8633abc0
+# Digest: caa7f3903406a790
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -14284,7 +14284,7 @@ def _responses_reasoning_back(
     return []
 
 
-_REQUEST_PROTOCOLS: Final = ("chat", "messages", "responses")
+_REQUEST_KINDS: Final = ("chat", "messages", "responses")
 
 
 def _to_request(
@@ -14320,8 +14320,8 @@ def _to_request(
 def _chosen(
     protocol: str, dialect: str | None, dialects: Sequence[_RequestDialect]
 ) -> _RequestDialect:
-    if protocol not in _REQUEST_PROTOCOLS:
-        known = ", ".join(map(repr, _REQUEST_PROTOCOLS))
+    if protocol not in _REQUEST_KINDS:
+        known = ", ".join(map(repr, _REQUEST_KINDS))
         raise ValueError(f"protocol must be one of {known}, not {protocol!r}")
     if protocol != "chat" and dialect is not None:
         raise ValueError(f"a dialect is chat's: protocol {protocol!r} has none")

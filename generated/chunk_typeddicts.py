@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                6e47b050af3f
 #   spec as built                        5222097589bc
-#   chunkspec code                       1478eaedbf1b
-# Digest: 97e1e34cb80c5bbd
+#   chunkspec code                       c61b68b5059b
+# Digest: de708b71e01f5c43
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -13418,7 +13418,7 @@ def _responses_reasoning_back(
     return []
 
 
-_REQUEST_PROTOCOLS: Final = ("chat", "messages", "responses")
+_REQUEST_KINDS: Final = ("chat", "messages", "responses")
 
 
 def _to_request(
@@ -13454,8 +13454,8 @@ def _to_request(
 def _chosen(
     protocol: str, dialect: str | None, dialects: Sequence[_RequestDialect]
 ) -> _RequestDialect:
-    if protocol not in _REQUEST_PROTOCOLS:
-        known = ", ".join(map(repr, _REQUEST_PROTOCOLS))
+    if protocol not in _REQUEST_KINDS:
+        known = ", ".join(map(repr, _REQUEST_KINDS))
         raise ValueError(f"protocol must be one of {known}, not {protocol!r}")
     if protocol != "chat" and dialect is not None:
         raise ValueError(f"a dialect is chat's: protocol {protocol!r} has none")

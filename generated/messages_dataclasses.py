@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    45b5d7f8f0ef
-#   chunkspec code                   836f328c1490
-# Digest: 865d1cbe4ee36c14
+#   chunkspec code                   50c0e248f4be
+# Digest: d1f753acbb64b220
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

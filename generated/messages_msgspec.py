@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    45b5d7f8f0ef
-#   chunkspec code                   b7ac928aa6ac
-# Digest: c51a101c12076890
+#   chunkspec code                   434b302a8fd4
+# Digest: 8b9725c21428662f
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

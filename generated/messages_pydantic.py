@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    45b5d7f8f0ef
-#   chunkspec code                   962bec1476fc
-# Digest: 28a413cd4e948673
+#   chunkspec code                   4a72d88d2a86
+# Digest: 84f62dd8832d85e6
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    45b5d7f8f0ef
-#   chunkspec code                   fa60f938c4ad
-# Digest: 82749d2bb03ca617
+#   chunkspec code                   c13f299b77de
+# Digest: 98d735276d05afc0
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 

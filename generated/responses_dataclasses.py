@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     41390472d7e4
-#   chunkspec code                    245002d4dee2
-# Digest: 500baec583915f54
+#   chunkspec code                    6e353f007f70
+# Digest: 01b4c0588a38d241
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 

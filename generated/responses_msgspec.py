@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     41390472d7e4
-#   chunkspec code                    2ebabfc7ff20
-# Digest: c960b3496cc742e3
+#   chunkspec code                    5ae727e62cdc
+# Digest: 2de978f64190a324
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     41390472d7e4
-#   chunkspec code                    b0c901195f2c
-# Digest: 6845dd1a2c0824cb
+#   chunkspec code                    ef61f6f88aff
+# Digest: 4ff7b6e59adfe174
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     41390472d7e4
-#   chunkspec code                    d06dc24e5625
-# Digest: 7ca00f88b9bdde1e
+#   chunkspec code                    75d043a15d7e
+# Digest: b55b7445df88b375
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 

@@ -381,6 +381,11 @@ STRICT_REJECTIONS = {
     ),
     "azure__foundry-default-filter-latency-checkpoint-routing": (1, "$.object", "object ''"),
     "azure__model-router-prompt-filter-first-chunk": (1, "$.object", "object ''"),
+    "deepseek__reasoner-reasoning-then-tool-call": (
+        1,
+        "$.choices[0].delta.reasoning_content",
+        "a vendor key",
+    ),
     "deepseek__reasoner-thinking-cache-hit-miss": (
         1,
         "$.choices[0].delta.reasoning_content",

@@ -41,7 +41,8 @@ def render_vendor_docs(spec: Spec, digest: str, families: Sequence[Spec] = ()) -
         "",
         "Every field and wire quirk that an OpenAI-compatible backend adds to the streamed",
         "chunk, as declared in `spec/vendors/`. Paths start at the chunk (`choices[]` is any",
-        "choice). A field shared by several backends is listed under each of them.",
+        "choice; a request's fields start at `request.`). A field shared by several backends",
+        "is listed under each of them.",
         "A source is shown where it is not the vendor's own (given under its heading).",
         "Each field is also carried into the accumulated completion, merged as the spec says.",
         "What a backend sends in another protocol (Anthropic Messages) is listed at its type",
@@ -198,16 +199,22 @@ def _chunk_models(spec: Spec, paths: dict[str, str]) -> list[Model]:
 
 
 def _paths(spec: Spec) -> dict[str, str]:
-    """The JSON path prefix of each type, from the root (`choices[].delta.`)."""
-    paths = {spec.root: ""}
-    pending = [spec.model(spec.root)]
-    while pending:
-        model = pending.pop(0)
-        for field in model.fields:
-            for name, suffix in _refs(field.type):
-                if name not in paths:
-                    paths[name] = f"{paths[model.name]}{field.wire}{suffix}."
-                    pending.append(spec.model(name))
+    """The JSON path prefix of each type, from the root (`choices[].delta.`), then
+    from the request (`request.messages[].`) for the types only a request has."""
+    paths: dict[str, str] = {}
+    roots = [(spec.root, "")]
+    if spec.request is not None:
+        roots.append((spec.request, "request."))
+    for root, prefix in roots:
+        paths[root] = prefix
+        pending = [spec.model(root)]
+        while pending:
+            model = pending.pop(0)
+            for field in model.fields:
+                for name, suffix in _refs(field.type):
+                    if name not in paths:
+                        paths[name] = f"{paths[model.name]}{field.wire}{suffix}."
+                        pending.append(spec.model(name))
     return paths
 
 

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                6e47b050af3f
 #   spec as built                        5222097589bc
-#   chunkspec code                       56e487a552b9
-# Digest: 6a90bd46ba5e42cb
+#   chunkspec code                       b9602d53bfde
+# Digest: fbb1c97247ba9372
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_typeddicts.py.
 

@@ -36,7 +36,7 @@ from .vocabulary import (
     _Turn,
 )
 
-_REQUEST_PROTOCOLS: Final = ("chat", "messages", "responses")
+_REQUEST_KINDS: Final = ("chat", "messages", "responses")
 
 
 def _to_request(
@@ -72,8 +72,8 @@ def _to_request(
 def _chosen(
     protocol: str, dialect: str | None, dialects: Sequence[_RequestDialect]
 ) -> _RequestDialect:
-    if protocol not in _REQUEST_PROTOCOLS:
-        known = ", ".join(map(repr, _REQUEST_PROTOCOLS))
+    if protocol not in _REQUEST_KINDS:
+        known = ", ".join(map(repr, _REQUEST_KINDS))
         raise ValueError(f"protocol must be one of {known}, not {protocol!r}")
     if protocol != "chat" and dialect is not None:
         raise ValueError(f"a dialect is chat's: protocol {protocol!r} has none")
