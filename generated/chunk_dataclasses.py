@@ -30,9 +30,9 @@
 #   spec/vendors/vllm.yaml               e08c29f0385f
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                6e47b050af3f
-#   spec as built                        5222097589bc
-#   chunkspec code                       e03e8633abc0
-# Digest: caa7f3903406a790
+#   spec as built                        020f8954e754
+#   chunkspec code                       a59c778fe968
+# Digest: 834ad1599b29e36b
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 

@@ -30,9 +30,9 @@
 #   spec/vendors/vllm.yaml               e08c29f0385f
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                6e47b050af3f
-#   spec as built                        5222097589bc
-#   chunkspec code                       42f00c1ec54b
-# Digest: 7f9f4aaba3aebd3a
+#   spec as built                        020f8954e754
+#   chunkspec code                       fdd401b20d27
+# Digest: 57331947085ecf6c
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 

@@ -30,9 +30,9 @@
 #   spec/vendors/vllm.yaml               e08c29f0385f
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                6e47b050af3f
-#   spec as built                        5222097589bc
-#   chunkspec code                       d1b35f9b6dff
-# Digest: 09abea235f1b87e9
+#   spec as built                        020f8954e754
+#   chunkspec code                       877ef09b4f31
+# Digest: a902452cf241deb4
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 

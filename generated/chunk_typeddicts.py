@@ -30,9 +30,9 @@
 #   spec/vendors/vllm.yaml               e08c29f0385f
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                6e47b050af3f
-#   spec as built                        5222097589bc
-#   chunkspec code                       c61b68b5059b
-# Digest: de708b71e01f5c43
+#   spec as built                        020f8954e754
+#   chunkspec code                       f98bd91020a8
+# Digest: 5095d94bdbaa1fe5
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 

@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
-#   spec as built                    45b5d7f8f0ef
-#   chunkspec code                   50c0e248f4be
-# Digest: d1f753acbb64b220
+#   spec as built                    eae24f195579
+#   chunkspec code                   6c95deb339fb
+# Digest: bc6c23236e09df68
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

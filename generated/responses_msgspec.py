@@ -9,9 +9,9 @@
 #   spec/vendors/sglang.yaml          b7474eb36ae2
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
-#   spec as built                     41390472d7e4
-#   chunkspec code                    5ae727e62cdc
-# Digest: 2de978f64190a324
+#   spec as built                     fba6ac86c346
+#   chunkspec code                    09641811debe
+# Digest: 69e4a94334d8ec1e
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

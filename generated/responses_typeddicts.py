@@ -9,9 +9,9 @@
 #   spec/vendors/sglang.yaml          b7474eb36ae2
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
-#   spec as built                     41390472d7e4
-#   chunkspec code                    75d043a15d7e
-# Digest: b55b7445df88b375
+#   spec as built                     fba6ac86c346
+#   chunkspec code                    54028eb31096
+# Digest: 68334539729b39a6
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 

@@ -37,6 +37,7 @@ class RequestDialect:
     doc: str
     source: str | None
     file: str
+    line: int | None = None
 
 
 def request_dialects(doc: Located, file: str) -> tuple[RequestDialect, ...]:
@@ -89,7 +90,7 @@ def _dialect(name: str, body: Any, file: str, section: Located) -> RequestDialec
         rules["accepts"] = tuple(accepts)
     doc = " ".join(str(body["doc"]).split())
     source = str(body["source"]) if "source" in body else None
-    return RequestDialect(_RequestDialect(**rules), doc, source, file)
+    return RequestDialect(_RequestDialect(**rules), doc, source, file, line)
 
 
 def _known(body: Located, allowed: set[str], what: str, file: str) -> None:
@@ -133,7 +134,6 @@ def check_unique(dialects: tuple[RequestDialect, ...]) -> None:
     for dialect in dialects:
         name = dialect.rules.name
         if name in seen:
-            raise SpecError(
-                f"request dialect {name!r} is declared in {seen[name]} too", dialect.file
-            )
+            message = f"request dialect {name!r} is declared in {seen[name]} too"
+            raise SpecError(message, dialect.file, dialect.line)
         seen[name] = dialect.file

@@ -20,6 +20,7 @@ from ..ir.model import (
     TypeExpr,
     Union,
 )
+from ..ir.requests import RequestDialect
 from ..runtime.parts import _CHOICE_MEANINGS
 from .emit import Output
 
@@ -73,9 +74,39 @@ def render_vendor_docs(spec: Spec, digest: str, families: Sequence[Spec] = ()) -
             if relaxed:
                 lines += [f"Quirks accepted in {title}:", "", "| field | type accepted | doc |"]
                 lines += ["|---|---|---|", *relaxed, ""]
+        for dialect in _dialects_of(spec, vendor.name):
+            lines += [_dialect_line(dialect), ""]
         if not fields and not quirks and not any(a or r for _, (a, r) in others):
             lines += ["No fields or quirks of its own.", ""]
     return Output(VENDORS_DOC, "\n".join(lines).rstrip("\n") + "\n")
+
+
+_DIALECT_KEYS = (
+    ("effort", "effort"),
+    ("budget", "budget"),
+    ("switch", "switch"),
+    ("reasoning back", "reasoning"),
+    ("structured reasoning back", "details"),
+    ("signatures on tool calls", "signature"),
+)
+
+
+def _dialects_of(spec: Spec, vendor: str) -> list[RequestDialect]:
+    return [d for d in spec.request_dialects if d.file == f"spec/vendors/{vendor}.yaml"]
+
+
+def _dialect_line(dialect: RequestDialect) -> str:
+    """A request dialect in a sentence: its rules as the spec gives them."""
+    rules = dialect.rules
+    said = [f"the token limit in `{rules.max_tokens}`"]
+    said += [
+        f"{what} in `{getattr(rules, key)}`" for what, key in _DIALECT_KEYS if getattr(rules, key)
+    ]
+    source = f" Source: {dialect.source}" if dialect.source else ""
+    return (
+        f"Request dialect `{rules.name}` (docs/requests.md): {dialect.doc} Its rules: "
+        f"{', '.join(said)}.{source}"
+    )
 
 
 def _family_rows(spec: Spec, vendor: str, default: str) -> tuple[list[str], list[str]]:

@@ -30,9 +30,9 @@
 #   spec/vendors/vllm.yaml               e08c29f0385f
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                6e47b050af3f
-#   spec as built                        5222097589bc
-#   chunkspec code                       b9602d53bfde
-# Digest: fbb1c97247ba9372
+#   spec as built                        020f8954e754
+#   chunkspec code                       4ef8e8f2a986
+# Digest: 9104952088903b50
 # Regenerate with: make generate
 """Property tests generated from the spec (strategies in tests/generated/strategies.py).
 
