@@ -41,16 +41,18 @@ passed on as it is, and each `RequestLossWarning` is judged item by item:
   execution, a chat tool other than a function) and their blocks, an image given by file
   id (chat takes images inline only), audio to Messages, a content block or part of a
   kind the other protocol lacks, and arguments of a tool call that are no JSON object;
-  `mcp_servers` (to_request leaves it out unreported); and from chat clients `n` above
-  1, a `response_format` other than text, `logprobs` and audio, which a Messages answer
+  any request key the other protocol has no place for but those that only tune the
+  answer (`TUNING_KEYS`), such as `mcp_servers`; and from chat clients `n` above 1, a
+  `response_format` other than text, `logprobs` and audio, which a Messages answer
   cannot give.
 - Dropped, because the upstream takes them back in no form or only tune the answer:
   earlier turns' reasoning a chat dialect has no key for ("openai"), the signatures and
   redacted thinking Anthropic made (a chat upstream cannot check them), a chat client's
   `reasoning_content` (Messages takes only thinking it signed), a reasoning budget or
-  effort the dialect has no place for. `to_request` leaves out, unreported,
-  `cache_control`, `top_k`, `service_tier`, a `tool_result`'s `is_error`, beta headers,
-  and from chat clients penalties, `seed`, `stream_options` and the like. A system or
+  effort the dialect has no place for, a `tool_result`'s `is_error` (chat's tool
+  messages have no place for it; the result's text usually says so), and the keys that
+  only tune the answer (`TUNING_KEYS`: `top_k`, `service_tier`, and from chat clients
+  penalties, `seed` and the like); `cache_control` and beta headers. A system or
   developer message anywhere in a chat conversation joins Anthropic's one `system`
   prompt; a chat request without a limit gets `max_tokens` 4096 (Messages requires
   one). Values are passed as they are: a chat `temperature` above 1, which Anthropic
@@ -139,22 +141,52 @@ DROPPABLE = (
     "a reasoning signature",
     "encrypted reasoning",
     "thinking without its signature",
-    "the reasoning budget",
-    "the reasoning effort",
+    "the reasoning effort or budget",
+    "reasoning turned on",
+    "reasoning turned off",
+    "that a tool result is an error",
 )
 """What a request may lose on the way (`RequestLossWarning.dropped`, by what): earlier
 turns' reasoning that the upstream takes back in no form (or signed by another), and a
 reasoning switch it has no place for. Anything else lost is refused."""
 DROPPABLE_PREFIXES = ("the signature on call ",)
 
+TUNING_KEYS = frozenset(
+    (
+        # Messages clients: how the answer is served, not what is asked.
+        "service_tier",
+        "top_k",
+        "context_management",
+        "container",
+        # Chat clients, once `_refuse_chat_options` has let them through.
+        "n",
+        "response_format",
+        "logprobs",
+        "top_logprobs",
+        "seed",
+        "frequency_penalty",
+        "presence_penalty",
+        "logit_bias",
+        "store",
+        "metadata",
+        "prompt_cache_key",
+        "safety_identifier",
+        "verbosity",
+    )
+)
+"""Request keys the other protocol has no place for that only tune how the answer is
+made or served: dropped (`to_request` says each as "the key 'K'"). Any other key is
+refused."""
+
 REFUSED_KEYS = ("mcp_servers",)
 """Messages request keys that give the model what no chat request can (MCP servers'
 tools), which `to_request` leaves out: refused."""
 
 
-def translated(write: Callable[[], Json]) -> Json:
+def translated(write: Callable[[], Json], tuning: frozenset[str] = TUNING_KEYS) -> Json:
     """The request `write` makes with `to_request`, refused (`Untranslatable`) if it lost
-    anything that changes what the model is asked (anything not in `DROPPABLE`)."""
+    anything that changes what the model is asked (anything but `DROPPABLE` and the
+    `tuning` keys)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RequestLossWarning)
         out = write()
@@ -166,6 +198,9 @@ def translated(write: Callable[[], Json]) -> Json:
             )
             continue
         for what, why in warning.message.dropped:
+            key = what.removeprefix("the key ").strip("'")
+            if what.startswith("the key ") and key in tuning:
+                continue
             if what not in DROPPABLE and not what.startswith(DROPPABLE_PREFIXES):
                 refused.append(f"{what} ({why})")
     if refused:

@@ -45,7 +45,7 @@ header are passed on as they are, and each `RequestLossWarning` is judged item b
 - Dropped, because chat takes them back in no form or they only tune the answer: the
   reasoning of earlier turns a dialect has no key for ("openai"), reasoning items'
   `encrypted_content` (only OpenAI can read it), a reasoning effort the dialect has no
-  place for; and, unreported by `to_request`, `reasoning.summary`, `include`, `store`,
+  place for; the keys that only tune the answer (`TUNING_KEYS`): `include`, `store`,
   `metadata`, `prompt_cache_key`, `service_tier`, `truncation`, `text.verbosity`,
   `safety_identifier`, `max_tool_calls`, `top_logprobs`, items' `id` and `status`.
 - No other route is served (`GET /v1/responses/{id}`, `/v1/models`, WebSocket mode): a
@@ -80,6 +80,25 @@ from examples.messages_gateway import (
 from generated.chunk_msgspec import StreamError
 from generated.responses_msgspec import ResponseAccumulator, dumps, iter_events, to_request
 
+TUNING_KEYS = frozenset(
+    (
+        "include",
+        "store",
+        "metadata",
+        "prompt_cache_key",
+        "prompt_cache_retention",
+        "service_tier",
+        "truncation",
+        "text",  # its format is checked first: what is left is verbosity
+        "safety_identifier",
+        "max_tool_calls",
+        "top_logprobs",
+        "stream_options",
+    )
+)
+"""Responses request keys that only tune how the answer is made, kept, or served:
+dropped when `to_request` says chat has no place for them."""
+
 REFUSED_KEYS = ("previous_response_id", "conversation", "prompt", "background")
 """Request keys that ask for state kept on the server: a gateway that keeps none refuses
 them (leaving them out would change what the model is asked)."""
@@ -105,7 +124,7 @@ def chat_request(body: Json, dialect: str = "openai") -> Json:
         or (isinstance(choice, dict) and choice.get("type") == "function")
     ):
         raise Untranslatable(f"a tool_choice of {choice!r}")
-    out = translated(lambda: to_request(body, protocol="chat", dialect=dialect))
+    out = translated(lambda: to_request(body, protocol="chat", dialect=dialect), TUNING_KEYS)
     # Always streamed upstream: an unstreamed client request is added up here.
     out["stream"] = True
     out["stream_options"] = {"include_usage": True}

@@ -4,7 +4,7 @@
 #   spec/chat_completion_chunk.yaml      c12ee468e43e
 #   spec/vendors/azure.yaml              8bb6337fd2bf
 #   spec/vendors/bedrock.yaml            ea1b557f0649
-#   spec/vendors/deepseek.yaml           f50aabecbef9
+#   spec/vendors/deepseek.yaml           0c7ef3903008
 #   spec/vendors/fireworks.yaml          5cea3f5955db
 #   spec/vendors/gemini.yaml             eb9c6e803ffe
 #   spec/vendors/github_copilot.yaml     9c024772a622
@@ -29,10 +29,10 @@
 #   spec/vendors/together.yaml           b7b34738d837
 #   spec/vendors/vllm.yaml               e08c29f0385f
 #   spec/vendors/xai.yaml                07aa282af066
-#   spec/vendors/zai.yaml                6e47b050af3f
-#   spec as built                        020f8954e754
-#   chunkspec code                       877ef09b4f31
-# Digest: a902452cf241deb4
+#   spec/vendors/zai.yaml                84d2818c2e51
+#   spec as built                        ec14935f1900
+#   chunkspec code                       39c1d8b27300
+# Digest: 91ae3cefcae3e09a
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -1760,10 +1760,9 @@ class DeepSeekThinking(_Model):
     type: Annotated[DeepSeekThinkingType | str, _OPEN_ENUM] | None = None
     """Whether thinking is on."""
     clear_thinking: bool | None = None
-    """Whether the server drops the reasoning of earlier turns (`true`, the default on
-    the standard endpoint) or keeps it in context (`false`, Z.ai's preserved thinking).
-
-    Sent by Z.ai (GLM); see https://docs.z.ai/guides/capabilities/thinking-mode
+    """Z.ai's (https://docs.z.ai/guides/capabilities/thinking-mode): whether the server
+    drops the reasoning of earlier turns (`true`, the default on the standard endpoint)
+    or keeps it in context (`false`, preserved thinking).
     """
 
 
@@ -10317,6 +10316,12 @@ def _read_messages_request(data: dict[str, Any], losses: _Losses) -> _Conversati
     metadata = data.get("metadata")
     if _is_json_object(metadata):
         said.user = metadata.get("user_id")
+    config = rest.get("output_config")
+    if _is_json_object(config) and "effort" in config:
+        config = rest["output_config"] = dict(config)
+        _read_effort(said.thinking, config.pop("effort"))  # adaptive thinking's
+        if not config:
+            del rest["output_config"]
     said.rest = rest
     return said
 

@@ -4,7 +4,7 @@
 #   spec/chat_completion_chunk.yaml      c12ee468e43e
 #   spec/vendors/azure.yaml              8bb6337fd2bf
 #   spec/vendors/bedrock.yaml            ea1b557f0649
-#   spec/vendors/deepseek.yaml           f50aabecbef9
+#   spec/vendors/deepseek.yaml           0c7ef3903008
 #   spec/vendors/fireworks.yaml          5cea3f5955db
 #   spec/vendors/gemini.yaml             eb9c6e803ffe
 #   spec/vendors/github_copilot.yaml     9c024772a622
@@ -29,10 +29,10 @@
 #   spec/vendors/together.yaml           b7b34738d837
 #   spec/vendors/vllm.yaml               e08c29f0385f
 #   spec/vendors/xai.yaml                07aa282af066
-#   spec/vendors/zai.yaml                6e47b050af3f
-#   spec as built                        020f8954e754
-#   chunkspec code                       f98bd91020a8
-# Digest: 5095d94bdbaa1fe5
+#   spec/vendors/zai.yaml                84d2818c2e51
+#   spec as built                        ec14935f1900
+#   chunkspec code                       33ede8cbb72a
+# Digest: 17a291814cbe8d65
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -2590,10 +2590,9 @@ class DeepSeekThinking(TypedDict, total=False):
     """Whether thinking is on."""
     clear_thinking: bool | None
 
-    """Whether the server drops the reasoning of earlier turns (`true`, the default on
-    the standard endpoint) or keeps it in context (`false`, Z.ai's preserved thinking).
-
-    Sent by Z.ai (GLM); see https://docs.z.ai/guides/capabilities/thinking-mode
+    """Z.ai's (https://docs.z.ai/guides/capabilities/thinking-mode): whether the server
+    drops the reasoning of earlier turns (`true`, the default on the standard endpoint)
+    or keeps it in context (`false`, preserved thinking).
     """
 
 
@@ -12834,6 +12833,12 @@ def _read_messages_request(data: dict[str, Any], losses: _Losses) -> _Conversati
     metadata = data.get("metadata")
     if _is_json_object(metadata):
         said.user = metadata.get("user_id")
+    config = rest.get("output_config")
+    if _is_json_object(config) and "effort" in config:
+        config = rest["output_config"] = dict(config)
+        _read_effort(said.thinking, config.pop("effort"))  # adaptive thinking's
+        if not config:
+            del rest["output_config"]
     said.rest = rest
     return said
 

@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
-#   spec as built                    eae24f195579
-#   chunkspec code                   6c95deb339fb
-# Digest: bc6c23236e09df68
+#   spec as built                    4a5caf7af254
+#   chunkspec code                   4446a930237f
+# Digest: 936e17b0bafd8231
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

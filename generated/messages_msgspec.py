@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
-#   spec as built                    eae24f195579
-#   chunkspec code                   0fd1ff60e5bc
-# Digest: 04c3b1bb11cd14e4
+#   spec as built                    4a5caf7af254
+#   chunkspec code                   78ed52fd5418
+# Digest: 67009f1b6d87d09d
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
-#   spec as built                    eae24f195579
-#   chunkspec code                   b5e2d50e8509
-# Digest: 2455e13fdf76fd0e
+#   spec as built                    4a5caf7af254
+#   chunkspec code                   d2ad03b537bc
+# Digest: 708d54bf6e2704be
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
-#   spec as built                    eae24f195579
-#   chunkspec code                   661853501bb8
-# Digest: 6438f1abb062058b
+#   spec as built                    4a5caf7af254
+#   chunkspec code                   d730fd88177b
+# Digest: 1899157b40456e18
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 

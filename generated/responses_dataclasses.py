@@ -9,9 +9,9 @@
 #   spec/vendors/sglang.yaml          b7474eb36ae2
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
-#   spec as built                     fba6ac86c346
-#   chunkspec code                    b1d5d40ab7e5
-# Digest: edc2be01e99bd57c
+#   spec as built                     e727568562a3
+#   chunkspec code                    8fa212ce9ffb
+# Digest: f8469844048e8747
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 

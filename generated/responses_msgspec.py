@@ -9,9 +9,9 @@
 #   spec/vendors/sglang.yaml          b7474eb36ae2
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
-#   spec as built                     fba6ac86c346
-#   chunkspec code                    09641811debe
-# Digest: 69e4a94334d8ec1e
+#   spec as built                     e727568562a3
+#   chunkspec code                    bb3c63c017a9
+# Digest: 328f4bfd1eb24812
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

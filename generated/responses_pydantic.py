@@ -9,9 +9,9 @@
 #   spec/vendors/sglang.yaml          b7474eb36ae2
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
-#   spec as built                     fba6ac86c346
-#   chunkspec code                    6f29a1facb1d
-# Digest: a5b88e712ae931d3
+#   spec as built                     e727568562a3
+#   chunkspec code                    d467879a3e0d
+# Digest: 5a10abc7334118a5
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 

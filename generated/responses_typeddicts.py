@@ -9,9 +9,9 @@
 #   spec/vendors/sglang.yaml          b7474eb36ae2
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
-#   spec as built                     fba6ac86c346
-#   chunkspec code                    54028eb31096
-# Digest: 68334539729b39a6
+#   spec as built                     e727568562a3
+#   chunkspec code                    5702eb2ca807
+# Digest: 36d3a3c76ac1c2a8
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 

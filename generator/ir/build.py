@@ -197,7 +197,8 @@ class _Builder:
             options=self.options,
             completion=core.completion,
             request=core.request,
-            request_dialects=self.raw.request_dialects,
+            # Without their lines: a line moved by a comment changes no module.
+            request_dialects=tuple(replace(d, line=None) for d in self.raw.request_dialects),
             merging=plans,
             type_names=self.types_and_enums() | frozenset(self.unions),
             family=core.family,

@@ -4,7 +4,7 @@
 #   spec/chat_completion_chunk.yaml      c12ee468e43e
 #   spec/vendors/azure.yaml              8bb6337fd2bf
 #   spec/vendors/bedrock.yaml            ea1b557f0649
-#   spec/vendors/deepseek.yaml           f50aabecbef9
+#   spec/vendors/deepseek.yaml           0c7ef3903008
 #   spec/vendors/fireworks.yaml          5cea3f5955db
 #   spec/vendors/gemini.yaml             eb9c6e803ffe
 #   spec/vendors/github_copilot.yaml     9c024772a622
@@ -29,10 +29,10 @@
 #   spec/vendors/together.yaml           b7b34738d837
 #   spec/vendors/vllm.yaml               e08c29f0385f
 #   spec/vendors/xai.yaml                07aa282af066
-#   spec/vendors/zai.yaml                6e47b050af3f
-#   spec as built                        020f8954e754
-#   chunkspec code                       4ef8e8f2a986
-# Digest: 9104952088903b50
+#   spec/vendors/zai.yaml                84d2818c2e51
+#   spec as built                        ec14935f1900
+#   chunkspec code                       56d7639b3524
+# Digest: 065b84950ee8fa15
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_typeddicts.py.
 

@@ -21,6 +21,7 @@ from .vocabulary import (
     _Losses,
     _MediaPiece,
     _Piece,
+    _read_effort,
     _ReasoningPiece,
     _refused,
     _ResultPiece,
@@ -98,6 +99,12 @@ def _read_messages_request(data: dict[str, Any], losses: _Losses) -> _Conversati
     metadata = data.get("metadata")
     if _is_json_object(metadata):
         said.user = metadata.get("user_id")
+    config = rest.get("output_config")
+    if _is_json_object(config) and "effort" in config:
+        config = rest["output_config"] = dict(config)
+        _read_effort(said.thinking, config.pop("effort"))  # adaptive thinking's
+        if not config:
+            del rest["output_config"]
     said.rest = rest
     return said
 

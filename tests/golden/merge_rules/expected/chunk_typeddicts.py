@@ -1447,7 +1447,7 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.responses._responses_reasoning_back)
 
 
-# (runtime section: requests.convert._REQUEST_PROTOCOLS)
+# (runtime section: requests.convert._REQUEST_KINDS)
 
 
 # (runtime section: requests.convert._to_request)

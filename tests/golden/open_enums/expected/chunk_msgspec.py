@@ -871,7 +871,7 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.responses._responses_reasoning_back)
 
 
-# (runtime section: requests.convert._REQUEST_PROTOCOLS)
+# (runtime section: requests.convert._REQUEST_KINDS)
 
 
 # (runtime section: requests.convert._to_request)
