@@ -112,7 +112,9 @@ def test_mistral_thinking_parts_and_text(module: ModuleType) -> None:
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
 def test_a_summary_mid_stream_is_a_start_of_the_last(module: ModuleType) -> None:
-    [stream] = [s for s in FIXTURE_STREAMS if s.name == "deepseek__reasoner-thinking-cache-hit-miss"]
+    [stream] = [
+        s for s in FIXTURE_STREAMS if s.name == "deepseek__reasoner-thinking-cache-hit-miss"
+    ]
     accumulator = module.ChunkAccumulator()
     seen = []
     for _, text in stream.chunks:
