@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        ec14935f1900
-#   chunkspec code                       39c1d8b27300
-# Digest: 91ae3cefcae3e09a
+#   chunkspec code                       feb11d25274e
+# Digest: f26d27ef8fef5a90
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -10970,6 +10970,9 @@ def _assistant_message(
     """The assistant's turn `source` (an accumulator of any protocol, a `Summary`, or
     the `Part`s of a stream) as the items of the next `protocol` request."""
     chosen = _chosen(protocol, dialect, dialects)
+    said = getattr(source, "_said", None)
+    if said is not None and said()[0] == protocol != "chat":
+        return _as_it_came(protocol, said()[1])
     losses = _Losses()
     turn = _turn_of(source, dialects, losses, choice)
     if protocol == "chat":
@@ -10980,6 +10983,14 @@ def _assistant_message(
         written = _responses_items(turn, losses)
     losses.warn(protocol)
     return written
+
+
+def _as_it_came(protocol: str, data: Any) -> list[dict[str, Any]]:
+    """A Messages or Responses turn for the same protocol: as it came, every block or
+    item (server tools' included), as both APIs take their own output back."""
+    if protocol == "messages":
+        return [{"role": "assistant", "content": data.get("content") or []}]
+    return _json_objects(data.get("output"))
 
 
 def _turn_of(
@@ -11155,7 +11166,8 @@ def assistant_message(
     request of `protocol`: its messages ("chat": one message, in `dialect`; "messages":
     one message) or its input items ("responses": reasoning items, a message, function
     calls). `source` is an accumulator of any protocol (the turn as it came, with every
-    signature and encrypted reasoning), or a `Summary` or the `Part`s of a stream (their
+    signature and encrypted reasoning; to its own protocol, Messages or Responses, every
+    block or item as it came), or a `Summary` or the `Part`s of a stream (their
     reasoning as text: they do not say which backend signed it). Each backend gets its
     reasoning back where it reads it (`reasoning_content`, `reasoning_details`, thought
     signatures on tool calls, thinking blocks first, reasoning items); a signature

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    4a5caf7af254
-#   chunkspec code                   4446a930237f
-# Digest: 936e17b0bafd8231
+#   chunkspec code                   a624511153de
+# Digest: 0d0b124b3282a26b
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 
@@ -8228,7 +8228,8 @@ def assistant_message(
     request of `protocol`: its messages ("chat": one message, in `dialect`; "messages":
     one message) or its input items ("responses": reasoning items, a message, function
     calls). `source` is an accumulator of any protocol (the turn as it came, with every
-    signature and encrypted reasoning), or a `Summary` or the `Part`s of a stream (their
+    signature and encrypted reasoning; to its own protocol, Messages or Responses, every
+    block or item as it came), or a `Summary` or the `Part`s of a stream (their
     reasoning as text: they do not say which backend signed it). Each backend gets its
     reasoning back where it reads it (`reasoning_content`, `reasoning_details`, thought
     signatures on tool calls, thinking blocks first, reasoning items); a signature

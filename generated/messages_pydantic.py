@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    4a5caf7af254
-#   chunkspec code                   d2ad03b537bc
-# Digest: 708d54bf6e2704be
+#   chunkspec code                   3761961f1802
+# Digest: aa566e019c4fc951
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 
@@ -5461,7 +5461,8 @@ def assistant_message(
     request of `protocol`: its messages ("chat": one message, in `dialect`; "messages":
     one message) or its input items ("responses": reasoning items, a message, function
     calls). `source` is an accumulator of any protocol (the turn as it came, with every
-    signature and encrypted reasoning), or a `Summary` or the `Part`s of a stream (their
+    signature and encrypted reasoning; to its own protocol, Messages or Responses, every
+    block or item as it came), or a `Summary` or the `Part`s of a stream (their
     reasoning as text: they do not say which backend signed it). Each backend gets its
     reasoning back where it reads it (`reasoning_content`, `reasoning_details`, thought
     signatures on tool calls, thinking blocks first, reasoning items); a signature

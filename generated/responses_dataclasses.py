@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     e727568562a3
-#   chunkspec code                    8fa212ce9ffb
-# Digest: f8469844048e8747
+#   chunkspec code                    0fb4095f4583
+# Digest: 141dab403a3b6851
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 
@@ -11609,7 +11609,8 @@ def assistant_message(
     request of `protocol`: its messages ("chat": one message, in `dialect`; "messages":
     one message) or its input items ("responses": reasoning items, a message, function
     calls). `source` is an accumulator of any protocol (the turn as it came, with every
-    signature and encrypted reasoning), or a `Summary` or the `Part`s of a stream (their
+    signature and encrypted reasoning; to its own protocol, Messages or Responses, every
+    block or item as it came), or a `Summary` or the `Part`s of a stream (their
     reasoning as text: they do not say which backend signed it). Each backend gets its
     reasoning back where it reads it (`reasoning_content`, `reasoning_details`, thought
     signatures on tool calls, thinking blocks first, reasoning items); a signature

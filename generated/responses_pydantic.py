@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     e727568562a3
-#   chunkspec code                    d467879a3e0d
-# Digest: 5a10abc7334118a5
+#   chunkspec code                    d54f9c02f6f8
+# Digest: 0a5b437ec64c260c
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 
@@ -7605,7 +7605,8 @@ def assistant_message(
     request of `protocol`: its messages ("chat": one message, in `dialect`; "messages":
     one message) or its input items ("responses": reasoning items, a message, function
     calls). `source` is an accumulator of any protocol (the turn as it came, with every
-    signature and encrypted reasoning), or a `Summary` or the `Part`s of a stream (their
+    signature and encrypted reasoning; to its own protocol, Messages or Responses, every
+    block or item as it came), or a `Summary` or the `Part`s of a stream (their
     reasoning as text: they do not say which backend signed it). Each backend gets its
     reasoning back where it reads it (`reasoning_content`, `reasoning_details`, thought
     signatures on tool calls, thinking blocks first, reasoning items); a signature

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     e727568562a3
-#   chunkspec code                    5702eb2ca807
-# Digest: 36d3a3c76ac1c2a8
+#   chunkspec code                    ce21f0d7bdfa
+# Digest: 0c895a94314fb821
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 
@@ -11068,7 +11068,8 @@ def assistant_message(
     request of `protocol`: its messages ("chat": one message, in `dialect`; "messages":
     one message) or its input items ("responses": reasoning items, a message, function
     calls). `source` is an accumulator of any protocol (the turn as it came, with every
-    signature and encrypted reasoning), or a `Summary` or the `Part`s of a stream (their
+    signature and encrypted reasoning; to its own protocol, Messages or Responses, every
+    block or item as it came), or a `Summary` or the `Part`s of a stream (their
     reasoning as text: they do not say which backend signed it). Each backend gets its
     reasoning back where it reads it (`reasoning_content`, `reasoning_details`, thought
     signatures on tool calls, thinking blocks first, reasoning items); a signature

@@ -100,6 +100,9 @@ def _assistant_message(
     """The assistant's turn `source` (an accumulator of any protocol, a `Summary`, or
     the `Part`s of a stream) as the items of the next `protocol` request."""
     chosen = _chosen(protocol, dialect, dialects)
+    said = getattr(source, "_said", None)
+    if said is not None and said()[0] == protocol != "chat":
+        return _as_it_came(protocol, said()[1])
     losses = _Losses()
     turn = _turn_of(source, dialects, losses, choice)
     if protocol == "chat":
@@ -110,6 +113,14 @@ def _assistant_message(
         written = _responses_items(turn, losses)
     losses.warn(protocol)
     return written
+
+
+def _as_it_came(protocol: str, data: Any) -> list[dict[str, Any]]:
+    """A Messages or Responses turn for the same protocol: as it came, every block or
+    item (server tools' included), as both APIs take their own output back."""
+    if protocol == "messages":
+        return [{"role": "assistant", "content": data.get("content") or []}]
+    return _json_objects(data.get("output"))
 
 
 def _turn_of(
