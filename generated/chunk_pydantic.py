@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        ec14935f1900
-#   chunkspec code                       feb11d25274e
-# Digest: f26d27ef8fef5a90
+#   chunkspec code                       2cad56965809
+# Digest: 52153770a4bf809f
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -10145,9 +10145,7 @@ def _chat_assistant(
         message["refusal"] = turn.refusal
     _chat_reasoning_back(message, reasoning, bool(calls), dialect, losses)
     if calls:
-        message["tool_calls"] = [
-            _chat_call_back(c, i, dialect, losses) for i, c in enumerate(calls)
-        ]
+        message["tool_calls"] = [_chat_call_back(c, dialect, losses) for c in calls]
         if dialect.signature:
             _sign_first_call(message["tool_calls"], calls, reasoning, dialect, losses)
     for piece in turn.pieces:
@@ -10165,6 +10163,10 @@ def _chat_reasoning_back(
     dialect: _RequestDialect,
     losses: _Losses,
 ) -> None:
+    """The reasoning of an assistant message where `dialect` takes it back: its
+    structured details (its own verbatim, else the text as details), its text in its
+    key (or the placeholder), on the turns it names. A signature goes back only in the
+    dialect's own details or on a call (`_sign_first_call`); any other is said."""
     text = "".join(p.text for p in reasoning)
     if dialect.details is not None:
         own = [p.source for p in reasoning if p.scheme == dialect.name and p.source]
@@ -10187,7 +10189,7 @@ def _chat_reasoning_back(
         if (
             (piece.signature or piece.encrypted)
             and not (dialect.details and piece.scheme == dialect.name)
-            and not (dialect.signature and dialect.reads(piece.scheme))
+            and not (calls and dialect.signature and dialect.reads(piece.scheme))
         ):
             losses.drop(
                 "a reasoning signature" if piece.signature else "encrypted reasoning",
@@ -10196,7 +10198,7 @@ def _chat_reasoning_back(
 
 
 def _chat_call_back(
-    call: _CallPiece, index: int, dialect: _RequestDialect, losses: _Losses
+    call: _CallPiece, dialect: _RequestDialect, losses: _Losses
 ) -> dict[str, Any]:
     written: dict[str, Any] = {
         "id": call.id,

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    4a5caf7af254
-#   chunkspec code                   a624511153de
-# Digest: 0d0b124b3282a26b
+#   chunkspec code                   e81b1faf2f37
+# Digest: 652671a7bf357d8a
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

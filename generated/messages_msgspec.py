@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    4a5caf7af254
-#   chunkspec code                   641b55e3c230
-# Digest: a77943167dff1979
+#   chunkspec code                   97c5178a7395
+# Digest: 6ed79f5c0bd83f77
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

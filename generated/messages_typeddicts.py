@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    4a5caf7af254
-#   chunkspec code                   7e0f25c7e85e
-# Digest: 4b5665b102583ee8
+#   chunkspec code                   dab907ea69ac
+# Digest: f2ae000e64d07ca5
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     e727568562a3
-#   chunkspec code                    0fb4095f4583
-# Digest: 141dab403a3b6851
+#   chunkspec code                    bfd682dcdbce
+# Digest: 3a92ebe011704c62
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     e727568562a3
-#   chunkspec code                    cb884fb9d2c9
-# Digest: f1a7198a058b4881
+#   chunkspec code                    47551a2b2588
+# Digest: 5813228c1e894f65
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     e727568562a3
-#   chunkspec code                    d54f9c02f6f8
-# Digest: 0a5b437ec64c260c
+#   chunkspec code                    7475b5338dd7
+# Digest: 8304e9553285f7ef
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 

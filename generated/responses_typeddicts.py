@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     e727568562a3
-#   chunkspec code                    ce21f0d7bdfa
-# Digest: 0c895a94314fb821
+#   chunkspec code                    b81799c0f4fd
+# Digest: d696e477e6ed6444
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 

@@ -31,7 +31,7 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        ec14935f1900
-#   chunkspec code                       44eadf23de49
-# Digest: 6f788f658c6840a2
+#   chunkspec code                       5be249dd3ced
+# Digest: 759617f05e6842f4
 # Regenerate with: make generate
 """Generated round-trip tests."""

@@ -373,9 +373,7 @@ def _chat_assistant(
         message["refusal"] = turn.refusal
     _chat_reasoning_back(message, reasoning, bool(calls), dialect, losses)
     if calls:
-        message["tool_calls"] = [
-            _chat_call_back(c, i, dialect, losses) for i, c in enumerate(calls)
-        ]
+        message["tool_calls"] = [_chat_call_back(c, dialect, losses) for c in calls]
         if dialect.signature:
             _sign_first_call(message["tool_calls"], calls, reasoning, dialect, losses)
     for piece in turn.pieces:
@@ -393,6 +391,10 @@ def _chat_reasoning_back(
     dialect: _RequestDialect,
     losses: _Losses,
 ) -> None:
+    """The reasoning of an assistant message where `dialect` takes it back: its
+    structured details (its own verbatim, else the text as details), its text in its
+    key (or the placeholder), on the turns it names. A signature goes back only in the
+    dialect's own details or on a call (`_sign_first_call`); any other is said."""
     text = "".join(p.text for p in reasoning)
     if dialect.details is not None:
         own = [p.source for p in reasoning if p.scheme == dialect.name and p.source]
@@ -415,7 +417,7 @@ def _chat_reasoning_back(
         if (
             (piece.signature or piece.encrypted)
             and not (dialect.details and piece.scheme == dialect.name)
-            and not (dialect.signature and dialect.reads(piece.scheme))
+            and not (calls and dialect.signature and dialect.reads(piece.scheme))
         ):
             losses.drop(
                 "a reasoning signature" if piece.signature else "encrypted reasoning",
@@ -424,7 +426,7 @@ def _chat_reasoning_back(
 
 
 def _chat_call_back(
-    call: _CallPiece, index: int, dialect: _RequestDialect, losses: _Losses
+    call: _CallPiece, dialect: _RequestDialect, losses: _Losses
 ) -> dict[str, Any]:
     written: dict[str, Any] = {
         "id": call.id,
