@@ -1,0 +1,360 @@
+"""The real agent CLIs, run non-interactively: Claude Code (`claude -p ... --output-format
+stream-json --verbose`) and Codex (`codex exec --json`), each with a scratch home, stdin
+closed and a bounded run (killed, with its process group, on timeout), each returning the
+JSON events it printed. And the gateway, started as users start it (`python -m generator
+serve --config FILE --port N`), waited on through GET /health.
+
+Both CLIs come from tests/clients (pinned in its package.json, installed by `npm ci`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+CLIENTS_BIN = ROOT / "tests" / "clients" / "node_modules" / ".bin"
+CLAUDE = CLIENTS_BIN / "claude"
+CODEX = CLIENTS_BIN / "codex"
+HOST = "127.0.0.1"
+
+JSON = dict[str, Any]
+
+
+@dataclass
+class AgentRun:
+    """What one agent run printed: its JSON events (one a line on stdout), the lines that
+    were not JSON, stderr, the exit status and the wall time."""
+
+    events: list[JSON]
+    other_lines: list[str]
+    stderr: str
+    returncode: int
+    seconds: float
+    timed_out: bool
+
+    def final_text(self) -> str:
+        """The agent's last answer: Claude Code's `result` event, Codex's last
+        `agent_message` item."""
+        for event in reversed(self.events):
+            if event.get("type") == "result":
+                return str(event.get("result", ""))
+            item = event.get("item")
+            if (
+                event.get("type") == "item.completed"
+                and isinstance(item, dict)
+                and item.get("type") == "agent_message"
+            ):
+                return str(item.get("text", ""))
+        return ""
+
+    def describe(self) -> str:
+        """For assertion messages: the end of what the agent printed."""
+        tail = [json.dumps(e)[:400] for e in self.events[-8:]]
+        return (
+            f"exit {self.returncode} after {self.seconds:.1f} s"
+            f"{' (timed out)' if self.timed_out else ''}\n"
+            + "\n".join(tail + self.other_lines[-5:])
+            + f"\nstderr: {self.stderr[-1500:]}"
+        )
+
+
+def _run(argv: list[str], env: Mapping[str, str], cwd: Path, timeout: float) -> AgentRun:
+    start = time.monotonic()
+    process = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group: killed whole on timeout
+    )
+    timed_out = False
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(process)
+        stdout, stderr = process.communicate(timeout=10)
+    finally:
+        if process.poll() is None:
+            _kill_group(process)
+    events: list[JSON] = []
+    other: list[str] = []
+    for line in stdout.splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            other.append(line)
+            continue
+        if isinstance(value, dict):
+            events.append(value)
+        else:
+            other.append(line)
+    return AgentRun(events, other, stderr, process.returncode, time.monotonic() - start, timed_out)
+
+
+def _kill_group(process: subprocess.Popen[str]) -> None:
+    with suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait(10)
+
+
+def _base_env(home: Path) -> dict[str, str]:
+    """A scratch home and nothing from the developer's environment but PATH and locale."""
+    env = {k: v for k, v in os.environ.items() if k in {"PATH", "LANG", "LC_ALL", "TERM", "TZ"}}
+    env["HOME"] = str(home)
+    env["XDG_CONFIG_HOME"] = str(home / ".config")
+    env["TMPDIR"] = str(home / "tmp")
+    (home / "tmp").mkdir(parents=True, exist_ok=True)
+    return env
+
+
+def run_claude(
+    base_url: str,
+    prompt: str,
+    *,
+    model: str = "claude-sonnet-4-5",
+    small_model: str | None = None,
+    cwd: Path | None = None,
+    timeout: float = 30.0,
+    allowed_tools: str = "Bash Read ToolSearch",
+    extra_args: list[str] | None = None,
+    extra_env: Mapping[str, str] | None = None,
+) -> AgentRun:
+    """`claude -p PROMPT --output-format stream-json --verbose --model MODEL` against
+    `base_url` (the server root: Claude Code adds /v1/messages), HOME a scratch folder."""
+    with tempfile.TemporaryDirectory(prefix="claude-home-") as home_dir:
+        home = Path(home_dir)
+        env = _base_env(home)
+        env.update(
+            {
+                "ANTHROPIC_BASE_URL": base_url,
+                "ANTHROPIC_API_KEY": "sk-ant-test-dummy",
+                "ANTHROPIC_MODEL": model,
+                "ANTHROPIC_DEFAULT_HAIKU_MODEL": small_model or model,
+                "ANTHROPIC_SMALL_FAST_MODEL": small_model or model,
+                "DISABLE_TELEMETRY": "1",
+                "DISABLE_ERROR_REPORTING": "1",
+                "DISABLE_AUTOUPDATER": "1",
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                "CLAUDE_CODE_DISABLE_TERMINAL_TITLE": "1",
+            }
+        )
+        env.update(extra_env or {})
+        (home / ".claude.json").write_text(json.dumps({"hasCompletedOnboarding": True}))
+        work = cwd or home / "work"
+        work.mkdir(parents=True, exist_ok=True)
+        argv = [
+            str(CLAUDE),
+            "-p",
+            prompt,
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--model",
+            model,
+            "--allowedTools",
+            allowed_tools,
+            *(extra_args or []),
+        ]
+        return _run(argv, env, work, timeout)
+
+
+def codex_config(
+    base_url: str,
+    model: str,
+    *,
+    request_max_retries: int = 2,
+    stream_max_retries: int = 2,
+    extra: str = "",
+) -> str:
+    """$CODEX_HOME/config.toml: the provider table and nothing else a user would not
+    write (web search and multi-agent stay on, as they are by default)."""
+    return (
+        f'model = "{model}"\n'
+        'model_provider = "gw"\n'
+        'approval_policy = "never"\n'
+        'sandbox_mode = "danger-full-access"\n'
+        f"{extra}"
+        "[model_providers.gw]\n"
+        'name = "gateway"\n'
+        f'base_url = "{base_url}"\n'
+        'wire_api = "responses"\n'
+        'env_key = "GW_KEY"\n'
+        f"request_max_retries = {request_max_retries}\n"
+        f"stream_max_retries = {stream_max_retries}\n"
+        "stream_idle_timeout_ms = 20000\n"
+    )
+
+
+def run_codex(
+    base_url: str,
+    prompt: str,
+    *,
+    model: str = "gpt-5-codex",
+    cwd: Path | None = None,
+    timeout: float = 30.0,
+    request_max_retries: int = 2,
+    stream_max_retries: int = 2,
+    extra_config: str = "",
+) -> AgentRun:
+    """`codex exec --json --skip-git-repo-check PROMPT` with a provider at `base_url`
+    (up to /v1) in a scratch CODEX_HOME, stdin closed."""
+    with tempfile.TemporaryDirectory(prefix="codex-home-") as home_dir:
+        home = Path(home_dir)
+        env = _base_env(home)
+        codex_home = home / ".codex"
+        codex_home.mkdir()
+        (codex_home / "config.toml").write_text(
+            codex_config(
+                base_url,
+                model,
+                request_max_retries=request_max_retries,
+                stream_max_retries=stream_max_retries,
+                extra=extra_config,
+            )
+        )
+        env.update({"CODEX_HOME": str(codex_home), "GW_KEY": "sk-test-dummy", "RUST_LOG": "error"})
+        work = cwd or home / "work"
+        work.mkdir(parents=True, exist_ok=True)
+        argv = [str(CODEX), "exec", "--json", "--skip-git-repo-check", prompt]
+        return _run(argv, env, work, timeout)
+
+
+# -- The gateway --------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class Gateway:
+    base_url: str  # http://127.0.0.1:PORT (Claude Code's ANTHROPIC_BASE_URL)
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    @property
+    def v1(self) -> str:
+        return f"{self.base_url}/v1"
+
+    def log_lines(self) -> list[JSON]:
+        """The JSON lines the gateway printed on stderr so far."""
+        lines: list[JSON] = []
+        for line in self.log_path.read_text(errors="replace").splitlines():
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                lines.append(value)
+        return lines
+
+
+def gateway_toml(
+    upstream_v1: str,
+    *,
+    dialect: str = "deepseek",
+    model: str = "deepseek-reasoner",
+    think_tags: tuple[str, str] | None = None,
+    hosted_tools: str = "drop",
+) -> str:
+    tags = f'think_tags = ["{think_tags[0]}", "{think_tags[1]}"]\n' if think_tags else ""
+    return (
+        "[gateway]\n"
+        f'host = "{HOST}"\n'
+        f'hosted_tools = "{hosted_tools}"\n'
+        "[upstreams.scripted]\n"
+        'protocol = "chat"\n'
+        f'base_url = "{upstream_v1}"\n'
+        'key_env = "SCRIPTED_UPSTREAM_KEY"\n'
+        f'dialect = "{dialect}"\n'
+        f"{tags}"
+        "[models]\n"
+        f'"*" = "scripted/{model}"\n'
+    )
+
+
+@contextmanager
+def gateway(config_toml: str, *, start_timeout: float = 20.0) -> Iterator[Gateway]:
+    """`python -m generator serve --config FILE --port N` from the checkout, stopped on exit."""
+    with tempfile.TemporaryDirectory(prefix="gateway-") as tmp:
+        config = Path(tmp) / "gateway.toml"
+        config.write_text(config_toml)
+        log_path = Path(tmp) / "gateway.log"
+        port = free_port()
+        env = {**os.environ, "SCRIPTED_UPSTREAM_KEY": "sk-upstream-dummy"}
+        with log_path.open("wb") as log:
+            process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "generator",
+                    "serve",
+                    "--config",
+                    str(config),
+                    "--host",
+                    HOST,
+                    "--port",
+                    str(port),
+                ],
+                cwd=ROOT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        handle = Gateway(f"http://{HOST}:{port}", process, log_path)
+        try:
+            _wait_healthy(handle, start_timeout)
+            yield handle
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+                try:
+                    process.wait(10)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait(10)
+
+
+def _wait_healthy(handle: Gateway, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if handle.process.poll() is not None:
+            raise RuntimeError(
+                f"the gateway exited ({handle.process.returncode}) before it was healthy:\n"
+                + handle.log_path.read_text(errors="replace")[-3000:]
+            )
+        try:
+            response = httpx.get(f"{handle.base_url}/health", timeout=1.0)
+            if response.status_code == 200 and response.json().get("status") == "ok":
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"the gateway was not healthy within {timeout} s:\n"
+                + handle.log_path.read_text(errors="replace")[-3000:]
+            )
+        time.sleep(0.05)
