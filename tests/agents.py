@@ -18,12 +18,15 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from tests.agent_upstream import Script, ScriptedUpstream
+from tests.loopback import serve
 
 ROOT = Path(__file__).resolve().parent.parent
 CLIENTS_BIN = ROOT / "tests" / "clients" / "node_modules" / ".bin"
@@ -60,6 +63,76 @@ class AgentRun:
             ):
                 return str(item.get("text", ""))
         return ""
+
+    def tool_uses(self) -> list[tuple[str, str, Any]]:
+        """The tool calls the agent printed, in order: (id, name, input). Claude Code:
+        `tool_use` blocks of its `assistant` events; Codex: its completed items
+        (`command_execution`: the command; other tools: the item as printed)."""
+        found: list[tuple[str, str, Any]] = []
+        for event in self.events:
+            message = event.get("message")
+            if event.get("type") == "assistant" and isinstance(message, dict):
+                for block in message.get("content") or []:
+                    if isinstance(block, dict) and block.get("type") == "tool_use":
+                        found.append((str(block["id"]), str(block["name"]), block.get("input")))
+            item = event.get("item")
+            if event.get("type") == "item.completed" and isinstance(item, dict):
+                if item.get("type") not in ("agent_message", "reasoning", "error"):
+                    found.append((str(item.get("id")), str(item.get("type")), item))
+        return found
+
+    def tool_results(self) -> list[JSON]:
+        """Claude Code's `tool_result` blocks (its `user` events), in order."""
+        found: list[JSON] = []
+        for event in self.events:
+            message = event.get("message")
+            if event.get("type") == "user" and isinstance(message, dict):
+                content = message.get("content")
+                if isinstance(content, list):
+                    found += [
+                        b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"
+                    ]
+        return found
+
+    def texts(self) -> list[str]:
+        """Every answer text the agent printed (Claude Code's text blocks, Codex's agent
+        messages) and its final result."""
+        found: list[str] = []
+        for event in self.events:
+            message = event.get("message")
+            if event.get("type") == "assistant" and isinstance(message, dict):
+                found += [
+                    str(b.get("text", ""))
+                    for b in message.get("content") or []
+                    if isinstance(b, dict) and b.get("type") == "text"
+                ]
+            item = event.get("item")
+            if isinstance(item, dict) and item.get("type") == "agent_message":
+                found.append(str(item.get("text", "")))
+            if event.get("type") == "result":
+                found.append(str(event.get("result", "")))
+        return found
+
+    def thinking(self) -> list[str]:
+        """The reasoning the agent printed: Claude Code's thinking blocks, Codex's
+        reasoning items."""
+        found: list[str] = []
+        for event in self.events:
+            message = event.get("message")
+            if event.get("type") == "assistant" and isinstance(message, dict):
+                found += [
+                    str(b.get("thinking", ""))
+                    for b in message.get("content") or []
+                    if isinstance(b, dict) and b.get("type") == "thinking"
+                ]
+            item = event.get("item")
+            if (
+                event.get("type") == "item.completed"
+                and isinstance(item, dict)
+                and item.get("type") == "reasoning"
+            ):
+                found.append(str(item.get("text", "")))
+        return found
 
     def describe(self) -> str:
         """For assertion messages: the end of what the agent printed."""
@@ -303,12 +376,13 @@ def gateway(config_toml: str, *, start_timeout: float = 20.0) -> Iterator[Gatewa
         log_path = Path(tmp) / "gateway.log"
         port = free_port()
         env = {**os.environ, "SCRIPTED_UPSTREAM_KEY": "sk-upstream-dummy"}
+        command = [sys.executable, "-m", "generator"]
+        if os.environ.get("CHUNKSPEC_DEV_GATEWAY"):  # DEV ONLY, removed before merge
+            command = [sys.executable, os.environ["CHUNKSPEC_DEV_GATEWAY"]]
         with log_path.open("wb") as log:
             process = subprocess.Popen(
                 [
-                    sys.executable,
-                    "-m",
-                    "generator",
+                    *command,
                     "serve",
                     "--config",
                     str(config),
@@ -358,3 +432,58 @@ def _wait_healthy(handle: Gateway, timeout: float) -> None:
                 + handle.log_path.read_text(errors="replace")[-3000:]
             )
         time.sleep(0.05)
+
+
+# -- A scripted upstream behind a gateway, shared by a test module's scenarios ---------------
+
+
+@dataclass
+class Stack:
+    """A scripted chat upstream (on loopback) and a gateway in front of it."""
+
+    upstream: ScriptedUpstream
+    gateway: Gateway
+    upstream_url: str
+
+    def run(self, agent: str, prompt: str, script: Script, **options: Any) -> AgentRun:
+        """Reset the upstream's records, give it `script`, run `agent` ("claude" or "codex")
+        through the gateway."""
+        self.upstream.reset(script)
+        if agent == "claude":
+            return run_claude(self.gateway.base_url, prompt, **options)
+        return run_codex(self.gateway.v1, prompt, **options)
+
+
+class Stacks:
+    """One stack per gateway configuration, started on first use and kept for the module
+    (the agent runs are the slow part; a gateway starts in about a second)."""
+
+    def __init__(self) -> None:
+        self._exit = ExitStack()
+        self._stacks: dict[tuple[str, tuple[str, str] | None, str], Stack] = {}
+
+    def get(
+        self,
+        dialect: str = "deepseek",
+        *,
+        think_tags: tuple[str, str] | None = None,
+        hosted_tools: str = "drop",
+        model: str = "deepseek-reasoner",
+    ) -> Stack:
+        key = (dialect, think_tags, hosted_tools)
+        if key not in self._stacks:
+            upstream = ScriptedUpstream(Script())
+            url = self._exit.enter_context(serve(upstream.app()))
+            config = gateway_toml(
+                f"{url}/v1",
+                dialect=dialect,
+                model=model,
+                think_tags=think_tags,
+                hosted_tools=hosted_tools,
+            )
+            handle = self._exit.enter_context(gateway(config))
+            self._stacks[key] = Stack(upstream, handle, url)
+        return self._stacks[key]
+
+    def close(self) -> None:
+        self._exit.close()
