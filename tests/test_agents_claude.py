@@ -188,9 +188,7 @@ def test_gemini_signature_comes_back(stacks: Stacks) -> None:
     bash_loop(stack, script)
     second = stack.upstream.requests[1]
     [turn] = assistant_call_turns(second)
-    assert turn["tool_calls"][0]["extra_content"] == {
-        "google": {"thought_signature": SIGNATURE}
-    }
+    assert turn["tool_calls"][0]["extra_content"] == {"google": {"thought_signature": SIGNATURE}}
     assert "skip_thought_signature_validator" not in json.dumps(second)
 
 
