@@ -32,7 +32,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tests import agents
+from tests import agent_clis
 from tests.loopback import serve
 
 JSON = dict[str, Any]
@@ -348,11 +348,11 @@ def run(out: Path, names: list[str]) -> None:
             recorder = Recorder(claude_answer(call) if agent == "claude" else codex_answer(call))
             with serve(recorder.app()) as base_url:
                 if agent == "claude":
-                    result = agents.run_claude(
+                    result = agent_clis.run_claude(
                         base_url, prompt, model="capture-model", cwd=work, timeout=60
                     )
                 else:
-                    result = agents.run_codex(
+                    result = agent_clis.run_codex(
                         f"{base_url}/v1", prompt, model="capture-model", cwd=work, timeout=60
                     )
             (out / f"{name}.jsonl").write_text(

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.agent_capture import TINY_PDF, tiny_png
+from tests.agent_clis import AgentRun, Stack, Stacks
 from tests.agent_upstream import (
     SIGNATURE,
     Call,
@@ -24,7 +25,6 @@ from tests.agent_upstream import (
     content_text,
     offered_tools,
 )
-from tests.agents import AgentRun, Stack, Stacks
 
 MARK = "agent-marker-42"
 BASH = Call("Bash", {"command": f"echo {MARK}", "description": "Print a marker"})

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.agent_capture import tiny_png
+from tests.agent_clis import AgentRun, Stack, Stacks
 from tests.agent_upstream import (
     SIGNATURE,
     Call,
@@ -27,7 +28,6 @@ from tests.agent_upstream import (
     match_tool,
     offered_tools,
 )
-from tests.agents import AgentRun, Stack, Stacks
 
 MARK = "agent-marker-42"
 EXEC = Call("exec_command", {"cmd": f"echo {MARK}"})

@@ -76,9 +76,12 @@ class AgentRun:
                     if isinstance(block, dict) and block.get("type") == "tool_use":
                         found.append((str(block["id"]), str(block["name"]), block.get("input")))
             item = event.get("item")
-            if event.get("type") == "item.completed" and isinstance(item, dict):
-                if item.get("type") not in ("agent_message", "reasoning", "error"):
-                    found.append((str(item.get("id")), str(item.get("type")), item))
+            if (
+                event.get("type") == "item.completed"
+                and isinstance(item, dict)
+                and item.get("type") not in ("agent_message", "reasoning", "error")
+            ):
+                found.append((str(item.get("id")), str(item.get("type")), item))
         return found
 
     def tool_results(self) -> list[JSON]:
@@ -377,8 +380,6 @@ def gateway(config_toml: str, *, start_timeout: float = 20.0) -> Iterator[Gatewa
         port = free_port()
         env = {**os.environ, "SCRIPTED_UPSTREAM_KEY": "sk-upstream-dummy"}
         command = [sys.executable, "-m", "generator"]
-        if os.environ.get("CHUNKSPEC_DEV_GATEWAY"):  # DEV ONLY, removed before merge
-            command = [sys.executable, os.environ["CHUNKSPEC_DEV_GATEWAY"]]
         with log_path.open("wb") as log:
             process = subprocess.Popen(
                 [
