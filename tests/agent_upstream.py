@@ -96,6 +96,8 @@ class Turn:
     kind: Literal["calls", "answer", "text", "fault", "not_offered"]
     detail: str = ""
     call_ids: list[str] = field(default_factory=list[str])
+    usage: JSON = field(default_factory=dict[str, Any])
+    """The usage the stream carried (wherever the style puts it)."""
 
 
 class ScriptedUpstream:
@@ -146,6 +148,7 @@ class ScriptedUpstream:
             self.turns.append(Turn("fault", fault.kind))
             return _error_response(fault)
         turn, events = self._answer(body, index)
+        turn.usage = next((e["usage"] for e in events if e.get("usage")), {})
         self.turns.append(turn if fault is None else Turn("fault", fault.kind))
         return StreamingResponse(
             _stream(events, fault),
@@ -319,6 +322,13 @@ def tool_results(body: JSON) -> list[str] | None:
         if m.get("role") == "tool"
     ]
     return results or None
+
+
+def usage_totals(turns: Sequence[Turn]) -> tuple[int, int]:
+    """The prompt and completion tokens the answered turns' streams carried, summed."""
+    prompt = sum(int(t.usage.get("prompt_tokens", 0)) for t in turns)
+    completion = sum(int(t.usage.get("completion_tokens", 0)) for t in turns)
+    return prompt, completion
 
 
 def assistant_call_turns(body: JSON) -> list[JSON]:

@@ -24,6 +24,7 @@ from tests.agent_upstream import (
     assistant_call_turns,
     content_text,
     offered_tools,
+    usage_totals,
 )
 
 MARK = "agent-marker-42"
@@ -78,6 +79,13 @@ def bash_loop(stack: Stack, script: Script, prompt: str = PROMPT) -> AgentRun:
     assert second["messages"][0] == first["messages"][0]
     assert "You are a Claude agent" in content_text(first["messages"][0]["content"])
     assert second["tools"] == first["tools"]
+    # The tokens each stream carried (where the backend puts them) reached Claude Code.
+    [result] = [e for e in run.events if e.get("type") == "result"]
+    prompt, completion = usage_totals(upstream.turns)
+    assert (result["usage"]["input_tokens"], result["usage"]["output_tokens"]) == (
+        prompt,
+        completion,
+    ), result["usage"]
     return run
 
 

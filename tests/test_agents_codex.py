@@ -27,6 +27,7 @@ from tests.agent_upstream import (
     content_text,
     match_tool,
     offered_tools,
+    usage_totals,
 )
 
 MARK = "agent-marker-42"
@@ -84,6 +85,13 @@ def exec_loop(stack: Stack, script: Script, prompt: str = PROMPT) -> AgentRun:
     )
     assert second["messages"][0] == first["messages"][0]
     assert second["tools"] == first["tools"]
+    # The tokens each stream carried (where the backend puts them) reached Codex.
+    [done] = [e for e in run.events if e.get("type") == "turn.completed"]
+    prompt, completion = usage_totals(upstream.turns)
+    assert (done["usage"]["input_tokens"], done["usage"]["output_tokens"]) == (
+        prompt,
+        completion,
+    ), done["usage"]
     return run
 
 
@@ -148,10 +156,10 @@ def test_long_reasoning_stream(stacks: Stacks) -> None:
 
 @pytest.mark.parametrize("kind", ["429", "500", "error_midstream", "cut"])
 def test_upstream_fault_retried(stacks: Stacks, kind: FaultKind) -> None:
-    """Codex retries a 429 (after its `retry-after`), a 500, a stream that ends in an error
-    and a cut connection (its stream_max_retries, "Reconnecting... 1/2"); the retry's
-    request holds nothing of the failed attempt (no item of it sent back as completed, no
-    reasoning merged) and the turn finishes."""
+    """Codex retries a 429 (after its `retry-after`), a 500 (request_max_retries), a stream
+    that ends in an error and a cut connection (stream_max_retries, "Reconnecting... 1/2";
+    a 429 too); the retry's request holds nothing of the failed attempt (no item of it
+    sent back as completed, no reasoning merged) and the turn finishes."""
     stack = stacks.get()
     script = Script(text="Recovered answer.", faults=[Fault(kind, retry_after="2")])
     run = stack.run("codex", "Say hello.", script)
@@ -162,12 +170,15 @@ def test_upstream_fault_retried(stacks: Stacks, kind: FaultKind) -> None:
     failed, retry = upstream.requests
     assert retry["messages"] == failed["messages"]
     reconnecting = [e["message"] for e in run.events if e.get("type") == "error"]
-    assert len(reconnecting) == 1 and reconnecting[0].startswith("Reconnecting... 1/2")
+    if kind == "500":  # retried as a request (request_max_retries), without a word
+        assert reconnecting == [], reconnecting
+    else:  # retried as a stream (stream_max_retries), said
+        assert len(reconnecting) == 1 and reconnecting[0].startswith("Reconnecting... 1/2")
     if kind == "429":  # the status and the retry-after reached Codex, which waited it out
         assert "429" in reconnecting[0], reconnecting
         assert upstream.times[1] - upstream.times[0] >= 1.9
-    if kind == "500":
-        assert "500" in reconnecting[0], reconnecting
+    if kind == "error_midstream":  # the upstream's message, passed on
+        assert "Provider returned error" in reconnecting[0], reconnecting
 
 
 def test_upstream_429_retries_run_out(stacks: Stacks) -> None:
