@@ -205,7 +205,7 @@ def run_claude(
     base_url: str,
     prompt: str,
     *,
-    model: str = "claude-sonnet-4-5",
+    model: str | None = "claude-sonnet-4-5",
     small_model: str | None = None,
     cwd: Path | None = None,
     timeout: float = 30.0,
@@ -214,7 +214,9 @@ def run_claude(
     extra_env: Mapping[str, str] | None = None,
 ) -> AgentRun:
     """`claude -p PROMPT --output-format stream-json --verbose --model MODEL` against
-    `base_url` (the server root: Claude Code adds /v1/messages), HOME a scratch folder."""
+    `base_url` (the server root: Claude Code adds /v1/messages), HOME a scratch folder.
+    `model` None: no model given at all (neither `--model` nor `ANTHROPIC_MODEL` nor the
+    small model), as a new user starts it: Claude Code's own model ids go out."""
     with tempfile.TemporaryDirectory(prefix="claude-home-") as home_dir:
         home = Path(home_dir)
         env = _base_env(home)
@@ -222,9 +224,6 @@ def run_claude(
             {
                 "ANTHROPIC_BASE_URL": base_url,
                 "ANTHROPIC_API_KEY": "sk-ant-test-dummy",
-                "ANTHROPIC_MODEL": model,
-                "ANTHROPIC_DEFAULT_HAIKU_MODEL": small_model or model,
-                "ANTHROPIC_SMALL_FAST_MODEL": small_model or model,
                 "DISABLE_TELEMETRY": "1",
                 "DISABLE_ERROR_REPORTING": "1",
                 "DISABLE_AUTOUPDATER": "1",
@@ -232,6 +231,10 @@ def run_claude(
                 "CLAUDE_CODE_DISABLE_TERMINAL_TITLE": "1",
             }
         )
+        if model is not None:
+            env["ANTHROPIC_MODEL"] = model
+            env["ANTHROPIC_DEFAULT_HAIKU_MODEL"] = small_model or model
+            env["ANTHROPIC_SMALL_FAST_MODEL"] = small_model or model
         env.update(extra_env or {})
         (home / ".claude.json").write_text(json.dumps({"hasCompletedOnboarding": True}))
         work = cwd or home / "work"
@@ -243,8 +246,7 @@ def run_claude(
             "--output-format",
             "stream-json",
             "--verbose",
-            "--model",
-            model,
+            *(["--model", model] if model is not None else []),
             "--allowedTools",
             allowed_tools,
             *(extra_args or []),

@@ -81,10 +81,10 @@ def bash_loop(stack: Stack, script: Script, prompt: str = PROMPT) -> AgentRun:
     assert second["tools"] == first["tools"]
     # The tokens each stream carried (where the backend puts them) reached Claude Code.
     [result] = [e for e in run.events if e.get("type") == "result"]
-    prompt, completion = usage_totals(upstream.turns)
+    tokens_in, tokens_out = usage_totals(upstream.turns)
     assert (result["usage"]["input_tokens"], result["usage"]["output_tokens"]) == (
-        prompt,
-        completion,
+        tokens_in,
+        tokens_out,
     ), result["usage"]
     return run
 
@@ -105,6 +105,19 @@ def test_text_answer(stacks: Stacks) -> None:
     assert "You are a Claude agent" in content_text(body["messages"][0]["content"])
     assert content_text(body["messages"][1]["content"]).endswith("Say hello.")
     assert {"Bash", "Read", "ToolSearch"} <= offered_tools(body)
+
+
+def test_claude_code_own_model_ids_mapped(stacks: Stacks) -> None:
+    """Started with no model at all, Claude Code sends its own model ids; the gateway's
+    `[models]` maps every one of them to the upstream's model."""
+    stack = stacks.get()
+    run = stack.run("claude", "Say hello.", Script(text="Mapped."), model=None)
+    finished(run)
+    assert run.final_text() == "Mapped."
+    assert stack.upstream.requests
+    assert {body["model"] for body in stack.upstream.requests} == {"deepseek-reasoner"}
+    asked = {line.get("model") for line in stack.gateway.log_lines() if "model" in line}
+    assert any(str(m).startswith("claude-") for m in asked), asked
 
 
 def test_bash_called_run_and_answered_deepseek(stacks: Stacks) -> None:

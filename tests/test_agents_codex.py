@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.agent_capture import tiny_png
@@ -30,6 +31,7 @@ from tests.agent_upstream import (
     usage_totals,
 )
 
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "agents"
 MARK = "agent-marker-42"
 EXEC = Call("exec_command", {"cmd": f"echo {MARK}"})
 PROMPT = f"Run `echo {MARK}` and tell me what it printed."
@@ -87,10 +89,10 @@ def exec_loop(stack: Stack, script: Script, prompt: str = PROMPT) -> AgentRun:
     assert second["tools"] == first["tools"]
     # The tokens each stream carried (where the backend puts them) reached Codex.
     [done] = [e for e in run.events if e.get("type") == "turn.completed"]
-    prompt, completion = usage_totals(upstream.turns)
+    tokens_in, tokens_out = usage_totals(upstream.turns)
     assert (done["usage"]["input_tokens"], done["usage"]["output_tokens"]) == (
-        prompt,
-        completion,
+        tokens_in,
+        tokens_out,
     ), done["usage"]
     return run
 
@@ -119,6 +121,23 @@ def test_stock_codex_text_answer(stacks: Stacks) -> None:
     assert content_text(body["messages"][-1]["content"]) == "Say hello."
     said = [line for line in stack.gateway.log_lines() if line.get("protocol") == "responses"]
     assert said and "web_search" in json.dumps(said[-1].get("dropped")), said
+
+
+def test_codex_request_dropped_keys_said(stacks: Stacks) -> None:
+    """Codex's real first request (tests/fixtures/agents/codex_first_request.json), sent
+    to the gateway as it is: answered, with what was dropped said in the response's
+    `x-chunkspec-dropped` header (the hosted web_search tool, client_metadata)."""
+    stack = stacks.get()
+    stack.upstream.reset(Script(text="Hello."))
+    body = json.loads((FIXTURES / "codex_first_request.json").read_text())["body"]
+    with httpx.stream("POST", f"{stack.gateway.v1}/responses", json=body, timeout=20.0) as response:
+        text = response.read().decode()
+        assert response.status_code == 200, text
+        dropped = response.headers.get("x-chunkspec-dropped", "")
+    assert "web_search" in dropped and "client_metadata" in dropped, dropped
+    assert "response.completed" in text
+    [sent] = stack.upstream.requests
+    assert "client_metadata" not in sent and "prompt_cache_key" not in sent
 
 
 def test_exec_called_run_and_answered_deepseek(stacks: Stacks) -> None:
