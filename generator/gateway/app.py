@@ -64,6 +64,7 @@ def create_app(
     """The gateway for `config`. `client` sends the upstream requests (by default one the
     app makes and closes when it shuts down)."""
     secrets = keys(config, environ)
+    relay.hear_losses()
     http = client or httpx.AsyncClient(
         timeout=httpx.Timeout(10.0, read=max(u.timeout for u in config.upstreams)),
         limits=httpx.Limits(max_connections=None, max_keepalive_connections=100),
@@ -112,6 +113,7 @@ async def _exchange(
     config: Config, http: httpx.AsyncClient, secrets: dict[str, str], client: str, request: Request
 ) -> Response:
     exchange = Exchange(client, request.url.path)
+    relay.current.set(exchange)
     try:
         given = _object(await request.body())
         target = _target(config, given, exchange)

@@ -10,12 +10,14 @@ the one JSON body its protocol answers with."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import time
+import warnings
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 import httpx
 
@@ -93,6 +95,49 @@ class Exchange:
 
 def _ms(seconds: float) -> float:
     return round(seconds * 1000, 2)
+
+
+# --- what the writers leave out -------------------------------------------------------
+
+LOSSES: tuple[type[Warning], ...] = (
+    chat.ChatLossWarning,
+    messages.MessagesLossWarning,
+    responses.ResponsesLossWarning,
+)
+"""What a writer says it could not write in the client's protocol (once per stream)."""
+
+current: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar(
+    "chunkspec_gateway_exchange", default=None
+)
+"""The request being answered, in its task and the tasks it starts."""
+
+
+def hear_losses() -> None:
+    """Route the writers' loss warnings to the log line of the request whose stream
+    raised them (a warning is process-wide; the request is the task's). Installed once;
+    other warnings are shown as before."""
+    if getattr(warnings.showwarning, "_chunkspec", False):
+        return
+    shown = warnings.showwarning
+
+    def showwarning(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        exchange = current.get()
+        if exchange is not None and issubclass(category, LOSSES):
+            exchange.dropped.append(str(message))
+            return
+        shown(message, category, filename, lineno, file, line)
+
+    showwarning._chunkspec = True  # type: ignore[attr-defined]
+    warnings.showwarning = showwarning
+    for loss in LOSSES:  # every stream's, not only the first of each place
+        warnings.filterwarnings("always", category=loss)
 
 
 # --- streams --------------------------------------------------------------------------
