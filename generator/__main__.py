@@ -6,6 +6,7 @@
   generate [--vendors V] [--profile P]                       spec -> generated/, tests/generated/
   check                                                      fail when generated/ is stale
   new-vendor NAME                                            scaffold spec/vendors/NAME.yaml
+  serve --config FILE                                        run the gateway (docs/gateway.md)
 
 `vendor` and `check --vendored` use the spec chunkspec ships (or --root). `generate`,
 `check` and `new-vendor` work on a chunkspec project: the checkout, or --root. They read
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import jinja2
 
+from .gateway.serve import add_arguments as add_serve_arguments
 from .ir.build import build_specs
 from .ir.errors import SpecError
 from .ir.load import load_spec
@@ -99,11 +101,20 @@ def parser(prog: str) -> argparse.ArgumentParser:
         help="server-sent events (as `curl -N` saves them) or JSON Lines; none or - reads stdin",
     )
     inspect.add_argument("--format", choices=("table", "json"), default="table")
+    serve_ = commands.add_parser(
+        "serve",
+        help="run the gateway: Claude Code, Codex and the SDKs on any backend (docs/gateway.md)",
+    )
+    add_serve_arguments(serve_)
     return main
 
 
 def main(argv: list[str] | None = None, prog: str = "python -m generator") -> int:
     args = parser(prog).parse_args(argv)
+    if args.command == "serve":
+        from .gateway.serve import serve
+
+        return serve(args)
     root: Path = (args.root or ROOT).resolve()
     try:
         if args.command == "vendor":

@@ -8,17 +8,28 @@ installed again, as a user updates chunkspec to a new revision.
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import socket
 import subprocess
+import time
+import tomllib
 import venv
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
 from generator.render.header import recorded_command
 from tests.checkout import commit_all, committed_copy, git, isolated_environment
+from tests.loopback import serve
 
 TIMEOUT = 300  # seconds for any one command; an install fetches its build tools
 ENV = isolated_environment()
@@ -182,3 +193,107 @@ def test_an_update_of_chunkspec_stales_only_what_the_module_is_made_from(setup: 
     assert setup.chunkspec(*vendor).returncode == 0
     checked = setup.chunkspec("check", "--vendored", "app/chunks.py")
     assert checked.returncode == 0, checked.stderr
+
+
+def test_the_package_list_holds_every_folder_of_the_generator() -> None:
+    # pyproject.toml lists the packages by hand (the checkout's generator/ is installed
+    # as chunkspec): a folder left out is missing from a wheel built without git.
+    root = Path(__file__).resolve().parent.parent
+    listed = set(
+        tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    folders = {
+        path.parent.relative_to(root / "generator") for path in (root / "generator").rglob("*.py")
+    }
+    needed = {".".join(("chunkspec", *folder.parts)) for folder in folders}
+    assert needed - listed == set()
+    assert "chunkspec._generated" in listed  # the modules the gateway runs on
+
+
+def test_the_gateway_serves_from_a_wheel_built_without_git(setup: Setup, tmp_path: Path) -> None:
+    # The tree as a tarball of it would be: no .git, so nothing but the package list
+    # decides what the wheel holds. Installed with its extra, `chunkspec serve` runs alone.
+    tree = tmp_path / "chunkspec"
+    shutil.copytree(setup.source, tree, ignore=shutil.ignore_patterns(".git"))
+    python = setup.env / "bin" / "python"
+    pip = (python, "-m", "pip", "install", "-q", "--disable-pip-version-check")
+    run(*pip, "--force-reinstall", f"{tree}[gateway]", cwd=tmp_path)
+    with serve(_hello_upstream()) as base:
+        port = _free_port()
+        process = subprocess.Popen(
+            [setup.env / "bin" / "chunkspec", "serve", "--upstream", f"{base}/v1",
+             "--model", "served", "--port", str(port)],
+            cwd=setup.app, env=ENV, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            url = f"http://127.0.0.1:{port}"
+            _wait_healthy(url, process)
+            body = {
+                "model": "claude-x",
+                "max_tokens": 9,
+                "messages": [{"role": "user", "content": "hi"}],
+            }
+            message = httpx.post(f"{url}/v1/messages", json=body, timeout=10).json()
+            response = httpx.post(
+                f"{url}/v1/responses", json={"model": "gpt-x", "input": "hi"}, timeout=10
+            ).json()
+        finally:
+            process.terminate()
+            _, stderr = process.communicate(timeout=30)
+    assert message["content"] == [{"type": "text", "text": "Hi"}], stderr
+    assert response["output"][0]["content"][0]["text"] == "Hi", stderr
+    site = run(
+        python,
+        "-c",
+        "import chunkspec, os; print(os.path.dirname(chunkspec.__file__))",
+        cwd=setup.app,
+    )
+    package = Path(site.stdout.strip())
+    for folder in ("runtime/responses", "runtime/requests", "gateway", "_generated"):
+        assert list((package / folder).glob("*.py")), folder
+
+
+def _hello_upstream() -> Starlette:
+    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "served"}
+    pieces = [
+        {
+            **chunk,
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"role": "assistant", "content": "Hi"},
+                    "finish_reason": "stop",
+                }
+            ],
+        },
+        {
+            **chunk,
+            "choices": [],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        },
+    ]
+    body = "".join(f"data: {json.dumps(p)}\n\n" for p in pieces) + "data: [DONE]\n\n"
+
+    async def chat(request: Request) -> Response:
+        return Response(body, media_type="text/event-stream")
+
+    return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def _wait_healthy(url: str, process: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "the gateway stopped"
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError("the gateway did not start within 30 s")

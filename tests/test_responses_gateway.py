@@ -1,4 +1,4 @@
-"""examples/responses_gateway.py over real HTTP: a loopback chat upstream replays the
+"""The gateway (generator/gateway) serving Responses from chat, over real HTTP: a loopback chat upstream replays the
 captured chat streams, the gateway serves them as Responses, and openai-python reads them
 from the gateway with `client.responses.stream(...)` (and `create`, unstreamed). What it
 reads must be what the chat stream says (our accumulator's summary of the capture), the
@@ -17,8 +17,11 @@ import httpx
 import openai
 import pytest
 
-from examples.responses_gateway import create_app
 from generated import chunk_msgspec
+from generator.gateway.config import Upstream as GatewayUpstream
+from generator.gateway.routing import Target
+from generator.gateway.translate import translate
+from tests.gateways import one_upstream_app
 from tests.loopback import serve
 from tests.responses_invariants import check_responses
 from tests.responses_judges import (
@@ -39,6 +42,7 @@ from tests.test_messages_gateway import (
     WAIT,
     WEATHER_SCHEMA,
     Upstream,
+    events_of,
     parsed_arguments,
 )
 from tests.test_responses_bridges import expected_of, judged
@@ -78,7 +82,7 @@ def servers() -> Iterator[Servers]:
         # client keep no idle connection that would outlive the servers.
         limits = httpx.Limits(max_keepalive_connections=0)
         client = httpx.AsyncClient(limits=limits, timeout=WAIT)
-        with serve(create_app(base, client=client)) as gateway:
+        with serve(one_upstream_app("chat", base, client=client)) as gateway:
             yield Servers(upstream, gateway)
 
 
@@ -124,7 +128,7 @@ def test_every_chat_capture_reaches_openai_python_as_responses_with_its_meanings
     assert completed >= len(CHATS) - 3
     REPORT["Responses gateway from chat"] = (
         f"{len(CHATS)}/{len(CHATS)} captured chat streams read by openai-python's"
-        " responses.stream through examples/responses_gateway.py with their meanings"
+        " responses.stream through the gateway with their meanings"
     )
 
 
@@ -226,7 +230,7 @@ def deepseek() -> Iterator[Servers]:
     with serve(upstream) as base:
         limits = httpx.Limits(max_keepalive_connections=0)
         client = httpx.AsyncClient(limits=limits, timeout=WAIT)
-        with serve(create_app(base, chat_dialect="deepseek", client=client)) as gateway:
+        with serve(one_upstream_app("chat", base, dialect="deepseek", client=client)) as gateway:
             yield Servers(upstream, gateway)
 
 
@@ -330,9 +334,13 @@ def test_a_tool_calling_conversation_with_reasoning_gives_deepseek_its_reasoning
     }
 
 
-def test_a_string_input_a_named_tool_choice_and_developer_messages_translate() -> None:
-    from examples.responses_gateway import chat_request
+def chat_request(body: dict[str, Any]) -> dict[str, Any]:
+    """The chat request the gateway sends for a Responses request."""
+    upstream = GatewayUpstream("chat", "chat", "http://127.0.0.1:9/v1")
+    return translate("responses", Target(upstream, "m"), body, "drop").body
 
+
+def test_a_string_input_a_named_tool_choice_and_developer_messages_translate() -> None:
     sent = chat_request(
         {
             "model": "m",
@@ -391,10 +399,6 @@ def test_a_request_it_does_not_translate_is_refused_before_the_upstream(
             {"input": [{"role": "user", "content": [image]}]},
             "an image by file id (chat has no place for it)",
         ),
-        (
-            {"tools": [{"type": "web_search"}]},
-            "tool of type 'web_search' (only function tools cross protocols)",
-        ),
         ({"tool_choice": allowed}, f"a tool_choice of {allowed!r}"),
         ({"previous_response_id": "resp_1"}, "previous_response_id: this gateway keeps no state"),
         (
@@ -414,6 +418,14 @@ def test_a_request_it_does_not_translate_is_refused_before_the_upstream(
             }
     assert len(servers.upstream.streams.deliveries) == before, "nothing was sent upstream"
 
+    # A tool OpenAI's servers run is left out for a chat upstream, and said.
+    name = servers.upstream.add("r-searching", events_of(CHATS[PLAIN]))
+    body = {"model": name, "input": "hi", "tools": [{"type": "web_search"}]}
+    answer = httpx.post(f"{servers.gateway}/v1/responses", json=body, timeout=WAIT)
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["x-chunkspec-dropped"] == "the hosted tool 'web_search'"
+    assert "tools" not in servers.upstream.requests(name)[0]
+
 
 # --- errors ---------------------------------------------------------------------------
 
@@ -430,7 +442,7 @@ def test_an_upstream_http_error_keeps_its_status_in_openais_error_shape(
         "message": "Rate limit reached",
         "type": "requests",
         "param": None,
-        "code": None,
+        "code": "rate_limit",
     }
 
 
@@ -439,7 +451,7 @@ def test_an_unreachable_upstream_is_a_bad_gateway() -> None:
         closed.bind(("127.0.0.1", 0))
         nowhere = f"http://127.0.0.1:{closed.getsockname()[1]}"
     with (
-        serve(create_app(nowhere)) as gateway,
+        serve(one_upstream_app("chat", nowhere)) as gateway,
         openai.OpenAI(base_url=f"{gateway}/v1", api_key="x", max_retries=0) as client,
         pytest.raises(openai.InternalServerError) as raised,
     ):

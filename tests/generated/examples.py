@@ -893,9 +893,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             },
             "allowed_tools": {
                 "mode": "auto",
-                "tools": [
-                    {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}}
-                ],
+                "tools": [{"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}}],
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
             "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -921,9 +919,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             },
             "allowed_tools": {
                 "mode": "zz_not_in_the_spec",
-                "tools": [
-                    {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}}
-                ],
+                "tools": [{"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}}],
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
             "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -1444,9 +1440,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "clear_thinking": True,
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "extra_body": {
-                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
-            },
+            "extra_body": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
             "reasoning": {
                 "effort": "none",
                 "max_tokens": 18446744073709551617,
@@ -1454,9 +1448,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "exclude": True,
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "chat_template_kwargs": {
-                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
-            },
+            "chat_template_kwargs": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
@@ -1650,9 +1642,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 },
                 "allowed_tools": {
                     "mode": "zz_not_in_the_spec",
-                    "tools": [
-                        {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}}
-                    ],
+                    "tools": [{"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}}],
                     "x_unknown": {"nested": [1, "two", None, 3.5]},
                 },
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -1772,9 +1762,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "clear_thinking": True,
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "extra_body": {
-                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
-            },
+            "extra_body": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
             "reasoning": {
                 "effort": "zz_not_in_the_spec",
                 "max_tokens": 18446744073709551617,
@@ -1782,9 +1770,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "exclude": True,
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "chat_template_kwargs": {
-                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
-            },
+            "chat_template_kwargs": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
@@ -1861,9 +1847,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
         "ChatCompletionMessageToolCallFunction",
         "alternates",
         {
-            "arguments": {
-                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
-            },
+            "arguments": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
             "name": 'héllo ✓ "q" \\n',
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
@@ -1940,9 +1924,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "id": 'héllo ✓ "q" \\n',
             "type": "zz_not_in_the_spec",
             "function": {
-                "arguments": {
-                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
-                },
+                "arguments": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
                 "name": 'héllo ✓ "q" \\n',
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
@@ -2645,9 +2627,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "thinking": 'héllo ✓ "q" \\n',
             "signature": 'héllo ✓ "q" \\n',
             "data": 'héllo ✓ "q" \\n',
-            "cache_control": {
-                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
-            },
+            "cache_control": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
@@ -2670,9 +2650,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "thinking": 'héllo ✓ "q" \\n',
             "signature": 'héllo ✓ "q" \\n',
             "data": 'héllo ✓ "q" \\n',
-            "cache_control": {
-                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
-            },
+            "cache_control": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
@@ -3065,9 +3043,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "third_quartile": -0.000125,
                                             "max": -0.000125,
                                             "outliers": [-0.000125],
-                                            "x_unknown": {
-                                                "nested": [1, "two", None, 3.5]
-                                            },
+                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
                                         }
                                     ],
                                     "x_label": 'héllo ✓ "q" \\n',
@@ -3221,9 +3197,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                     "type": "zz_not_in_the_spec",
                     "function": {
                         "arguments": {
-                            "key/with-slash": {
-                                "k": [1, 2.5, None, "v", {"deep": False}]
-                            }
+                            "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
                         },
                         "name": 'héllo ✓ "q" \\n',
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -3343,9 +3317,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "third_quartile": -0.000125,
                                             "max": -0.000125,
                                             "outliers": [-0.000125],
-                                            "x_unknown": {
-                                                "nested": [1, "two", None, 3.5]
-                                            },
+                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
                                         }
                                     ],
                                     "x_label": 'héllo ✓ "q" \\n',
@@ -4286,9 +4258,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "third_quartile": -0.000125,
                                             "max": -0.000125,
                                             "outliers": [-0.000125],
-                                            "x_unknown": {
-                                                "nested": [1, "two", None, 3.5]
-                                            },
+                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
                                         }
                                     ],
                                     "x_label": 'héllo ✓ "q" \\n',
@@ -4321,9 +4291,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                 "third_quartile": -0.000125,
                                                 "max": -0.000125,
                                                 "outliers": [-0.000125],
-                                                "x_unknown": {
-                                                    "nested": [1, "two", None, 3.5]
-                                                },
+                                                "x_unknown": {"nested": [1, "two", None, 3.5]},
                                             }
                                         ],
                                         "x_label": 'héllo ✓ "q" \\n',
@@ -4352,9 +4320,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                         "signature": 'héllo ✓ "q" \\n',
                         "data": 'héllo ✓ "q" \\n',
                         "cache_control": {
-                            "key/with-slash": {
-                                "k": [1, 2.5, None, "v", {"deep": False}]
-                            }
+                            "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
                         },
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
                     }
@@ -4627,9 +4593,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                         "type": "zz_not_in_the_spec",
                         "function": {
                             "arguments": {
-                                "key/with-slash": {
-                                    "k": [1, 2.5, None, "v", {"deep": False}]
-                                }
+                                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
                             },
                             "name": 'héllo ✓ "q" \\n',
                             "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -4716,9 +4680,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "third_quartile": -0.000125,
                                             "max": -0.000125,
                                             "outliers": [-0.000125],
-                                            "x_unknown": {
-                                                "nested": [1, "two", None, 3.5]
-                                            },
+                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
                                         }
                                     ],
                                     "x_label": 'héllo ✓ "q" \\n',
@@ -4751,9 +4713,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                 "third_quartile": -0.000125,
                                                 "max": -0.000125,
                                                 "outliers": [-0.000125],
-                                                "x_unknown": {
-                                                    "nested": [1, "two", None, 3.5]
-                                                },
+                                                "x_unknown": {"nested": [1, "two", None, 3.5]},
                                             }
                                         ],
                                         "x_label": 'héllo ✓ "q" \\n',
@@ -4782,9 +4742,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                         "signature": 'héllo ✓ "q" \\n',
                         "data": 'héllo ✓ "q" \\n',
                         "cache_control": {
-                            "key/with-slash": {
-                                "k": [1, 2.5, None, "v", {"deep": False}]
-                            }
+                            "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
                         },
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
                     }
@@ -5065,9 +5023,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                     "flagged": True,
                     "categories": {"key/with-slash": True},
                     "category_scores": {"key/with-slash": -0.000125},
-                    "category_applied_input_types": {
-                        "key/with-slash": ["zz_not_in_the_spec"]
-                    },
+                    "category_applied_input_types": {"key/with-slash": ["zz_not_in_the_spec"]},
                     "x_unknown": {"nested": [1, "two", None, 3.5]},
                 }
             ],
@@ -6525,9 +6481,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "url": 'héllo ✓ "q" \\n',
                                             "content": 'héllo ✓ "q" \\n',
                                             "score": -0.000125,
-                                            "x_unknown": {
-                                                "nested": [1, "two", None, 3.5]
-                                            },
+                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
                                         }
                                     ],
                                     "images": ['héllo ✓ "q" \\n'],
@@ -6563,9 +6517,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                     "third_quartile": -0.000125,
                                                     "max": -0.000125,
                                                     "outliers": [-0.000125],
-                                                    "x_unknown": {
-                                                        "nested": [1, "two", None, 3.5]
-                                                    },
+                                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
                                                 }
                                             ],
                                             "x_label": 'héllo ✓ "q" \\n',
@@ -6578,9 +6530,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "y_unit": 'héllo ✓ "q" \\n',
                                             "y_ticks": [-0.000125],
                                             "y_tick_labels": ['héllo ✓ "q" \\n'],
-                                            "x_unknown": {
-                                                "nested": [1, "two", None, 3.5]
-                                            },
+                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
                                         },
                                         "charts": [
                                             {
@@ -6620,9 +6570,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                 "y_unit": 'héllo ✓ "q" \\n',
                                                 "y_ticks": [-0.000125],
                                                 "y_tick_labels": ['héllo ✓ "q" \\n'],
-                                                "x_unknown": {
-                                                    "nested": [1, "two", None, 3.5]
-                                                },
+                                                "x_unknown": {"nested": [1, "two", None, 3.5]},
                                             }
                                         ],
                                         "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -6638,17 +6586,13 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                 "signature": 'héllo ✓ "q" \\n',
                                 "data": 'héllo ✓ "q" \\n',
                                 "cache_control": {
-                                    "key/with-slash": {
-                                        "k": [1, 2.5, None, "v", {"deep": False}]
-                                    }
+                                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
                                 },
                                 "x_unknown": {"nested": [1, "two", None, 3.5]},
                             }
                         ],
                         "provider_specific_fields": {
-                            "key/with-slash": {
-                                "k": [1, 2.5, None, "v", {"deep": False}]
-                            }
+                            "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
                         },
                         "index": 18446744073709551617,
                         "tool_call_id": 'héllo ✓ "q" \\n',
@@ -6688,9 +6632,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                         {
                                             "type": 'héllo ✓ "q" \\n',
                                             "text": 'héllo ✓ "q" \\n',
-                                            "x_unknown": {
-                                                "nested": [1, "two", None, 3.5]
-                                            },
+                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
                                         }
                                     ],
                                     "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -6935,9 +6877,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                             "flagged": True,
                             "categories": {"key/with-slash": True},
                             "category_scores": {"key/with-slash": -0.000125},
-                            "category_applied_input_types": {
-                                "key/with-slash": ["text"]
-                            },
+                            "category_applied_input_types": {"key/with-slash": ["text"]},
                             "x_unknown": {"nested": [1, "two", None, 3.5]},
                         }
                     ],
@@ -6953,9 +6893,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                             "flagged": True,
                             "categories": {"key/with-slash": True},
                             "category_scores": {"key/with-slash": -0.000125},
-                            "category_applied_input_types": {
-                                "key/with-slash": ["text"]
-                            },
+                            "category_applied_input_types": {"key/with-slash": ["text"]},
                             "x_unknown": {"nested": [1, "two", None, 3.5]},
                         }
                     ],
@@ -7090,9 +7028,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "serving_pipereplica": 'héllo ✓ "q" \\n',
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "perf_metrics": {
-                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
-            },
+            "perf_metrics": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
             "x_groq": {
                 "id": 'héllo ✓ "q" \\n',
                 "seed": 18446744073709551617,
@@ -7234,9 +7170,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "draft_rounds": 18446744073709551617,
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "__verbose": {
-                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
-            },
+            "__verbose": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
             "sla_metrics": {
                 "ttft_ms": -0.000125,
                 "ts_us": 18446744073709551617,
@@ -7273,9 +7207,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "code": 18446744073709551617,
                 "type": 'héllo ✓ "q" \\n',
                 "param": {"k": [1, 2.5, None, "v", {"deep": False}]},
-                "metadata": {
-                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
-                },
+                "metadata": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
             "citations": ['héllo ✓ "q" \\n'],
@@ -7484,9 +7416,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "url": 'héllo ✓ "q" \\n',
                                             "content": 'héllo ✓ "q" \\n',
                                             "score": -0.000125,
-                                            "x_unknown": {
-                                                "nested": [1, "two", None, 3.5]
-                                            },
+                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
                                         }
                                     ],
                                     "images": ['héllo ✓ "q" \\n'],
@@ -7522,9 +7452,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                     "third_quartile": -0.000125,
                                                     "max": -0.000125,
                                                     "outliers": [-0.000125],
-                                                    "x_unknown": {
-                                                        "nested": [1, "two", None, 3.5]
-                                                    },
+                                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
                                                 }
                                             ],
                                             "x_label": 'héllo ✓ "q" \\n',
@@ -7537,9 +7465,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "y_unit": 'héllo ✓ "q" \\n',
                                             "y_ticks": [-0.000125],
                                             "y_tick_labels": ['héllo ✓ "q" \\n'],
-                                            "x_unknown": {
-                                                "nested": [1, "two", None, 3.5]
-                                            },
+                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
                                         },
                                         "charts": [
                                             {
@@ -7579,9 +7505,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                 "y_unit": 'héllo ✓ "q" \\n',
                                                 "y_ticks": [-0.000125],
                                                 "y_tick_labels": ['héllo ✓ "q" \\n'],
-                                                "x_unknown": {
-                                                    "nested": [1, "two", None, 3.5]
-                                                },
+                                                "x_unknown": {"nested": [1, "two", None, 3.5]},
                                             }
                                         ],
                                         "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -7597,17 +7521,13 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                 "signature": 'héllo ✓ "q" \\n',
                                 "data": 'héllo ✓ "q" \\n',
                                 "cache_control": {
-                                    "key/with-slash": {
-                                        "k": [1, 2.5, None, "v", {"deep": False}]
-                                    }
+                                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
                                 },
                                 "x_unknown": {"nested": [1, "two", None, 3.5]},
                             }
                         ],
                         "provider_specific_fields": {
-                            "key/with-slash": {
-                                "k": [1, 2.5, None, "v", {"deep": False}]
-                            }
+                            "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
                         },
                         "index": 18446744073709551617,
                         "tool_call_id": 'héllo ✓ "q" \\n',
@@ -7647,9 +7567,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                         {
                                             "type": 'héllo ✓ "q" \\n',
                                             "text": 'héllo ✓ "q" \\n',
-                                            "x_unknown": {
-                                                "nested": [1, "two", None, 3.5]
-                                            },
+                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
                                         }
                                     ],
                                     "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -8021,9 +7939,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "serving_pipereplica": 'héllo ✓ "q" \\n',
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "perf_metrics": {
-                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
-            },
+            "perf_metrics": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
             "x_groq": {
                 "id": 'héllo ✓ "q" \\n',
                 "seed": 18446744073709551617,
@@ -8183,9 +8099,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "draft_rounds": 18446744073709551617,
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "__verbose": {
-                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
-            },
+            "__verbose": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
             "sla_metrics": {
                 "ttft_ms": -0.000125,
                 "ts_us": 18446744073709551617,
@@ -8222,9 +8136,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "code": 'héllo ✓ "q" \\n',
                 "type": 'héllo ✓ "q" \\n',
                 "param": {"k": [1, 2.5, None, "v", {"deep": False}]},
-                "metadata": {
-                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
-                },
+                "metadata": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
             "citations": ['héllo ✓ "q" \\n'],
@@ -8310,9 +8222,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
         "ChoiceDeltaToolCallFunction",
         "alternates",
         {
-            "arguments": {
-                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
-            },
+            "arguments": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
             "name": 'héllo ✓ "q" \\n',
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
@@ -8388,9 +8298,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "index": 18446744073709551617,
             "id": 'héllo ✓ "q" \\n',
             "function": {
-                "arguments": {
-                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
-                },
+                "arguments": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
                 "name": 'héllo ✓ "q" \\n',
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
@@ -8595,9 +8503,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "third_quartile": -0.000125,
                                             "max": -0.000125,
                                             "outliers": [-0.000125],
-                                            "x_unknown": {
-                                                "nested": [1, "two", None, 3.5]
-                                            },
+                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
                                         }
                                     ],
                                     "x_label": 'héllo ✓ "q" \\n',
@@ -8750,9 +8656,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                     "id": 'héllo ✓ "q" \\n',
                     "function": {
                         "arguments": {
-                            "key/with-slash": {
-                                "k": [1, 2.5, None, "v", {"deep": False}]
-                            }
+                            "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
                         },
                         "name": 'héllo ✓ "q" \\n',
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -8873,9 +8777,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "third_quartile": -0.000125,
                                             "max": -0.000125,
                                             "outliers": [-0.000125],
-                                            "x_unknown": {
-                                                "nested": [1, "two", None, 3.5]
-                                            },
+                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
                                         }
                                     ],
                                     "x_label": 'héllo ✓ "q" \\n',
@@ -9078,9 +8980,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "third_quartile": -0.000125,
                                             "max": -0.000125,
                                             "outliers": [-0.000125],
-                                            "x_unknown": {
-                                                "nested": [1, "two", None, 3.5]
-                                            },
+                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
                                         }
                                     ],
                                     "x_label": 'héllo ✓ "q" \\n',
@@ -9113,9 +9013,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                 "third_quartile": -0.000125,
                                                 "max": -0.000125,
                                                 "outliers": [-0.000125],
-                                                "x_unknown": {
-                                                    "nested": [1, "two", None, 3.5]
-                                                },
+                                                "x_unknown": {"nested": [1, "two", None, 3.5]},
                                             }
                                         ],
                                         "x_label": 'héllo ✓ "q" \\n',
@@ -9144,9 +9042,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                         "signature": 'héllo ✓ "q" \\n',
                         "data": 'héllo ✓ "q" \\n',
                         "cache_control": {
-                            "key/with-slash": {
-                                "k": [1, 2.5, None, "v", {"deep": False}]
-                            }
+                            "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
                         },
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
                     }
@@ -9418,9 +9314,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                         "id": 'héllo ✓ "q" \\n',
                         "function": {
                             "arguments": {
-                                "key/with-slash": {
-                                    "k": [1, 2.5, None, "v", {"deep": False}]
-                                }
+                                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
                             },
                             "name": 'héllo ✓ "q" \\n',
                             "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -9508,9 +9402,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "third_quartile": -0.000125,
                                             "max": -0.000125,
                                             "outliers": [-0.000125],
-                                            "x_unknown": {
-                                                "nested": [1, "two", None, 3.5]
-                                            },
+                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
                                         }
                                     ],
                                     "x_label": 'héllo ✓ "q" \\n',
@@ -9543,9 +9435,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                 "third_quartile": -0.000125,
                                                 "max": -0.000125,
                                                 "outliers": [-0.000125],
-                                                "x_unknown": {
-                                                    "nested": [1, "two", None, 3.5]
-                                                },
+                                                "x_unknown": {"nested": [1, "two", None, 3.5]},
                                             }
                                         ],
                                         "x_label": 'héllo ✓ "q" \\n',
@@ -9574,9 +9464,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                         "signature": 'héllo ✓ "q" \\n',
                         "data": 'héllo ✓ "q" \\n',
                         "cache_control": {
-                            "key/with-slash": {
-                                "k": [1, 2.5, None, "v", {"deep": False}]
-                            }
+                            "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
                         },
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
                     }
@@ -9848,9 +9736,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "url": 'héllo ✓ "q" \\n',
                                             "content": 'héllo ✓ "q" \\n',
                                             "score": -0.000125,
-                                            "x_unknown": {
-                                                "nested": [1, "two", None, 3.5]
-                                            },
+                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
                                         }
                                     ],
                                     "images": ['héllo ✓ "q" \\n'],
@@ -9886,9 +9772,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                     "third_quartile": -0.000125,
                                                     "max": -0.000125,
                                                     "outliers": [-0.000125],
-                                                    "x_unknown": {
-                                                        "nested": [1, "two", None, 3.5]
-                                                    },
+                                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
                                                 }
                                             ],
                                             "x_label": 'héllo ✓ "q" \\n',
@@ -9901,9 +9785,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "y_unit": 'héllo ✓ "q" \\n',
                                             "y_ticks": [-0.000125],
                                             "y_tick_labels": ['héllo ✓ "q" \\n'],
-                                            "x_unknown": {
-                                                "nested": [1, "two", None, 3.5]
-                                            },
+                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
                                         },
                                         "charts": [
                                             {
@@ -9943,9 +9825,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                 "y_unit": 'héllo ✓ "q" \\n',
                                                 "y_ticks": [-0.000125],
                                                 "y_tick_labels": ['héllo ✓ "q" \\n'],
-                                                "x_unknown": {
-                                                    "nested": [1, "two", None, 3.5]
-                                                },
+                                                "x_unknown": {"nested": [1, "two", None, 3.5]},
                                             }
                                         ],
                                         "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -9961,17 +9841,13 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                 "signature": 'héllo ✓ "q" \\n',
                                 "data": 'héllo ✓ "q" \\n',
                                 "cache_control": {
-                                    "key/with-slash": {
-                                        "k": [1, 2.5, None, "v", {"deep": False}]
-                                    }
+                                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
                                 },
                                 "x_unknown": {"nested": [1, "two", None, 3.5]},
                             }
                         ],
                         "provider_specific_fields": {
-                            "key/with-slash": {
-                                "k": [1, 2.5, None, "v", {"deep": False}]
-                            }
+                            "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
                         },
                         "index": 18446744073709551617,
                         "tool_call_id": 'héllo ✓ "q" \\n',
@@ -10011,9 +9887,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                         {
                                             "type": 'héllo ✓ "q" \\n',
                                             "text": 'héllo ✓ "q" \\n',
-                                            "x_unknown": {
-                                                "nested": [1, "two", None, 3.5]
-                                            },
+                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
                                         }
                                     ],
                                     "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -10259,9 +10133,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                             "flagged": True,
                             "categories": {"key/with-slash": True},
                             "category_scores": {"key/with-slash": -0.000125},
-                            "category_applied_input_types": {
-                                "key/with-slash": ["text"]
-                            },
+                            "category_applied_input_types": {"key/with-slash": ["text"]},
                             "x_unknown": {"nested": [1, "two", None, 3.5]},
                         }
                     ],
@@ -10277,9 +10149,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                             "flagged": True,
                             "categories": {"key/with-slash": True},
                             "category_scores": {"key/with-slash": -0.000125},
-                            "category_applied_input_types": {
-                                "key/with-slash": ["text"]
-                            },
+                            "category_applied_input_types": {"key/with-slash": ["text"]},
                             "x_unknown": {"nested": [1, "two", None, 3.5]},
                         }
                     ],
@@ -10414,9 +10284,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "serving_pipereplica": 'héllo ✓ "q" \\n',
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "perf_metrics": {
-                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
-            },
+            "perf_metrics": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
             "x_groq": {
                 "id": 'héllo ✓ "q" \\n',
                 "seed": 18446744073709551617,
@@ -10558,9 +10426,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "draft_rounds": 18446744073709551617,
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "__verbose": {
-                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
-            },
+            "__verbose": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
             "sla_metrics": {
                 "ttft_ms": -0.000125,
                 "ts_us": 18446744073709551617,
@@ -10597,9 +10463,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "code": 18446744073709551617,
                 "type": 'héllo ✓ "q" \\n',
                 "param": {"k": [1, 2.5, None, "v", {"deep": False}]},
-                "metadata": {
-                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
-                },
+                "metadata": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
             "citations": ['héllo ✓ "q" \\n'],
@@ -10809,9 +10673,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "url": 'héllo ✓ "q" \\n',
                                             "content": 'héllo ✓ "q" \\n',
                                             "score": -0.000125,
-                                            "x_unknown": {
-                                                "nested": [1, "two", None, 3.5]
-                                            },
+                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
                                         }
                                     ],
                                     "images": ['héllo ✓ "q" \\n'],
@@ -10847,9 +10709,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                     "third_quartile": -0.000125,
                                                     "max": -0.000125,
                                                     "outliers": [-0.000125],
-                                                    "x_unknown": {
-                                                        "nested": [1, "two", None, 3.5]
-                                                    },
+                                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
                                                 }
                                             ],
                                             "x_label": 'héllo ✓ "q" \\n',
@@ -10862,9 +10722,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "y_unit": 'héllo ✓ "q" \\n',
                                             "y_ticks": [-0.000125],
                                             "y_tick_labels": ['héllo ✓ "q" \\n'],
-                                            "x_unknown": {
-                                                "nested": [1, "two", None, 3.5]
-                                            },
+                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
                                         },
                                         "charts": [
                                             {
@@ -10904,9 +10762,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                 "y_unit": 'héllo ✓ "q" \\n',
                                                 "y_ticks": [-0.000125],
                                                 "y_tick_labels": ['héllo ✓ "q" \\n'],
-                                                "x_unknown": {
-                                                    "nested": [1, "two", None, 3.5]
-                                                },
+                                                "x_unknown": {"nested": [1, "two", None, 3.5]},
                                             }
                                         ],
                                         "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -10922,17 +10778,13 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                 "signature": 'héllo ✓ "q" \\n',
                                 "data": 'héllo ✓ "q" \\n',
                                 "cache_control": {
-                                    "key/with-slash": {
-                                        "k": [1, 2.5, None, "v", {"deep": False}]
-                                    }
+                                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
                                 },
                                 "x_unknown": {"nested": [1, "two", None, 3.5]},
                             }
                         ],
                         "provider_specific_fields": {
-                            "key/with-slash": {
-                                "k": [1, 2.5, None, "v", {"deep": False}]
-                            }
+                            "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
                         },
                         "index": 18446744073709551617,
                         "tool_call_id": 'héllo ✓ "q" \\n',
@@ -10972,9 +10824,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                         {
                                             "type": 'héllo ✓ "q" \\n',
                                             "text": 'héllo ✓ "q" \\n',
-                                            "x_unknown": {
-                                                "nested": [1, "two", None, 3.5]
-                                            },
+                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
                                         }
                                     ],
                                     "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -11347,9 +11197,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "serving_pipereplica": 'héllo ✓ "q" \\n',
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "perf_metrics": {
-                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
-            },
+            "perf_metrics": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
             "x_groq": {
                 "id": 'héllo ✓ "q" \\n',
                 "seed": 18446744073709551617,
@@ -11509,9 +11357,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "draft_rounds": 18446744073709551617,
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "__verbose": {
-                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
-            },
+            "__verbose": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
             "sla_metrics": {
                 "ttft_ms": -0.000125,
                 "ts_us": 18446744073709551617,
@@ -11548,9 +11394,7 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "code": 'héllo ✓ "q" \\n',
                 "type": 'héllo ✓ "q" \\n',
                 "param": {"k": [1, 2.5, None, "v", {"deep": False}]},
-                "metadata": {
-                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
-                },
+                "metadata": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
             "citations": ['héllo ✓ "q" \\n'],

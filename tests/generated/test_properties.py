@@ -82,9 +82,7 @@ COMPLETION_DEFAULTS: dict[str, Any] = {"choices": []}
 
 @pytest.mark.parametrize("name", sorted(TARGETS))
 @given(payload=chat_completion, ascii=st.booleans())
-def test_any_completion_round_trips(
-    name: str, payload: dict[str, Any], ascii: bool
-) -> None:
+def test_any_completion_round_trips(name: str, payload: dict[str, Any], ascii: bool) -> None:
     target = TARGETS[name]
     text = json.dumps(payload, ensure_ascii=ascii)
     written = json.loads(target.dumps(target.loads_completion(text)))

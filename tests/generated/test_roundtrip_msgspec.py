@@ -194,6 +194,4 @@ def test_fixture_stream_round_trips(stream: Stream) -> None:
     ids=[f"{t}-{v}" for t, v, _ in EXAMPLES],
 )
 def test_spec_example_round_trips(type_name: str, variant: str, value: Any) -> None:
-    assert_same_json(
-        round_trip(type_name, value), value, where=f"{type_name} {variant}"
-    )
+    assert_same_json(round_trip(type_name, value), value, where=f"{type_name} {variant}")

@@ -75,9 +75,7 @@ EXACT_TEXT = ["dataclasses", "typeddicts"]
 @pytest.mark.parametrize("stream", FIXTURE_STREAMS, ids=lambda s: s.name)
 def test_targets_dump_the_same_text(stream: Stream) -> None:
     for line, text in stream.chunks:
-        texts = {
-            name: module.dumps(module.loads(text)) for name, module in TARGETS.items()
-        }
+        texts = {name: module.dumps(module.loads(text)) for name, module in TARGETS.items()}
         exact = {texts[name] for name in EXACT_TEXT}
         assert len(exact) == 1, f"{stream.name}:{line}: targets disagree: {texts}"
         values = {json.dumps(json.loads(t), sort_keys=True) for t in texts.values()}
@@ -89,11 +87,7 @@ def test_targets_dump_the_same_text(stream: Stream) -> None:
     EXAMPLES,
     ids=[f"{t}-{v}" for t, v, _ in EXAMPLES],
 )
-def test_targets_agree_on_every_spec_example(
-    type_name: str, variant: str, value: Any
-) -> None:
-    texts = {
-        name: json.dumps(trip(type_name, value)) for name, trip in ROUND_TRIPS.items()
-    }
+def test_targets_agree_on_every_spec_example(type_name: str, variant: str, value: Any) -> None:
+    texts = {name: json.dumps(trip(type_name, value)) for name, trip in ROUND_TRIPS.items()}
     disagree = f"{type_name} {variant}: targets disagree: {texts}"
     assert len(set(texts.values())) == 1, disagree

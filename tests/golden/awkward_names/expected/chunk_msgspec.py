@@ -289,15 +289,11 @@ class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """A keyword, nullable."""
     json: int | _Unset | None = UNSET
     """A pydantic BaseModel method."""
-    model_config_: bool | _Unset | None = msgspec.field(
-        default=UNSET, name="model_config"
-    )
+    model_config_: bool | _Unset | None = msgspec.field(default=UNSET, name="model_config")
     """Reserved by pydantic."""
     extra_: int | _Unset | None = msgspec.field(default=UNSET, name="extra")
     """Where the dataclasses keep unknown keys."""
-    x_request_id_: str | _Unset | None = msgspec.field(
-        default=UNSET, name="x-request-id"
-    )
+    x_request_id_: str | _Unset | None = msgspec.field(default=UNSET, name="x-request-id")
     """Not an identifier."""
     field_2fa_: bool | _Unset | None = msgspec.field(default=UNSET, name="2fa")
     """Starts with a digit."""
@@ -609,9 +605,7 @@ class TokenFrames(_TokenFrames[Chunk]):
 
     def _writer(self, dialect: str | None) -> Callable[[Chunk], bytes]:
         if dialect is not None:
-            raise TokenFramesError(
-                "this module writes no dialect (its spec has no completion)"
-            )
+            raise TokenFramesError("this module writes no dialect (its spec has no completion)")
         return sse_chunk
 
 

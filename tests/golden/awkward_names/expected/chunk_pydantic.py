@@ -268,21 +268,15 @@ class Chunk(_Model):
     """A keyword, nullable."""
     json_: Annotated[int | None, _ALIAS_READ] = Field(default=None, alias="json")
     """A pydantic BaseModel method."""
-    model_config_: Annotated[bool | None, _ALIAS_READ] = Field(
-        default=None, alias="model_config"
-    )
+    model_config_: Annotated[bool | None, _ALIAS_READ] = Field(default=None, alias="model_config")
     """Reserved by pydantic."""
     extra: int | None = None
     """Where the dataclasses keep unknown keys."""
-    x_request_id_: Annotated[str | None, _ALIAS_READ] = Field(
-        default=None, alias="x-request-id"
-    )
+    x_request_id_: Annotated[str | None, _ALIAS_READ] = Field(default=None, alias="x-request-id")
     """Not an identifier."""
     field_2fa_: Annotated[bool | None, _ALIAS_READ] = Field(default=None, alias="2fa")
     """Starts with a digit."""
-    verbose_: Annotated[bool | None, _ALIAS_READ] = Field(
-        default=None, alias="__verbose"
-    )
+    verbose_: Annotated[bool | None, _ALIAS_READ] = Field(default=None, alias="__verbose")
     """Private-looking."""
 
     def model_post_init(self, context: Any, /) -> None:
@@ -531,9 +525,7 @@ class TokenFrames(_TokenFrames[Chunk]):
 
     def _writer(self, dialect: str | None) -> Callable[[Chunk], bytes]:
         if dialect is not None:
-            raise TokenFramesError(
-                "this module writes no dialect (its spec has no completion)"
-            )
+            raise TokenFramesError("this module writes no dialect (its spec has no completion)")
         return sse_chunk
 
 

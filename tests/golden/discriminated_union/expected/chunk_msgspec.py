@@ -488,9 +488,7 @@ class _ChunkRead(Chunk):
 _CHUNK_FIELDS: Final = _Shape(
     {
         "event": _nullable(
-            _tagged(
-                "type", {"progress": Progress.from_dict, "failure": Failure.from_dict}
-            )
+            _tagged("type", {"progress": Progress.from_dict, "failure": Failure.from_dict})
         ),
     }
 )
@@ -735,9 +733,7 @@ class TokenFrames(_TokenFrames[Chunk]):
 
     def _writer(self, dialect: str | None) -> Callable[[Chunk], bytes]:
         if dialect is not None:
-            raise TokenFramesError(
-                "this module writes no dialect (its spec has no completion)"
-            )
+            raise TokenFramesError("this module writes no dialect (its spec has no completion)")
         return sse_chunk
 
 

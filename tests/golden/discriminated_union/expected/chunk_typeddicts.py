@@ -350,9 +350,7 @@ def validate_chunk(data: Any) -> Chunk:
 _CHUNK_FIELDS: Final = _Shape(
     {
         "event": _nullable(
-            _tagged(
-                "type", {"progress": validate_progress, "failure": validate_failure}
-            )
+            _tagged("type", {"progress": validate_progress, "failure": validate_failure})
         ),
     }
 )
@@ -572,9 +570,7 @@ class TokenFrames(_TokenFrames[Chunk]):
 
     def _writer(self, dialect: str | None) -> Callable[[Chunk], bytes]:
         if dialect is not None:
-            raise TokenFramesError(
-                "this module writes no dialect (its spec has no completion)"
-            )
+            raise TokenFramesError("this module writes no dialect (its spec has no completion)")
         return sse_chunk
 
 

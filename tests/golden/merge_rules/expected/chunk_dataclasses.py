@@ -408,9 +408,7 @@ class Completion(_Object):
         if self.status is not UNSET:
             out["status"] = self.status
         if self.items is not UNSET:
-            out["items"] = (
-                None if self.items is None else [item.to_dict() for item in self.items]
-            )
+            out["items"] = None if self.items is None else [item.to_dict() for item in self.items]
         if self.message is not UNSET:
             out["message"] = None if self.message is None else self.message.to_dict()
         if self.extra:
@@ -522,9 +520,7 @@ class Chunk(_Object):
         if self.noise is not UNSET:
             out["noise"] = self.noise
         if self.items is not UNSET:
-            out["items"] = (
-                None if self.items is None else [item.to_dict() for item in self.items]
-            )
+            out["items"] = None if self.items is None else [item.to_dict() for item in self.items]
         if self.delta is not UNSET:
             out["delta"] = None if self.delta is None else self.delta.to_dict()
         if self.extra:
@@ -735,7 +731,7 @@ def aiter_chunks(
 
 
 def iter_parts(
-    source: (ChunkStream[Chunk] | Iterable[_Bytes | str] | _Bytes | str | _Response),
+    source: ChunkStream[Chunk] | Iterable[_Bytes | str] | _Bytes | str | _Response,
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
@@ -757,10 +753,7 @@ def iter_parts(
 
 def aiter_parts(
     source: (
-        AsyncChunkStream[Chunk]
-        | AsyncIterable[_Bytes | str]
-        | _AsyncResponse
-        | _AiohttpResponse
+        AsyncChunkStream[Chunk] | AsyncIterable[_Bytes | str] | _AsyncResponse | _AiohttpResponse
     ),
     *,
     on_error: Literal["raise", "skip"] = "raise",
@@ -866,9 +859,7 @@ def _encoder(
 
     def encode(chunk: Chunk) -> bytes:
         data = _chunk_json(chunk)
-        text = respeller.written(data, _wire_text(data)) or _wire_text(
-            respeller.respell(data)
-        )
+        text = respeller.written(data, _wire_text(data)) or _wire_text(respeller.respell(data))
         return b"data: " + text.encode() + b"\n\n"
 
     def end() -> bytes:

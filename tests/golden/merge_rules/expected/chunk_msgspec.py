@@ -470,9 +470,7 @@ class Completion(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
         if self.status is not UNSET:
             out["status"] = self.status
         if self.items is not UNSET:
-            out["items"] = (
-                None if self.items is None else [item.to_dict() for item in self.items]
-            )
+            out["items"] = None if self.items is None else [item.to_dict() for item in self.items]
         if self.message is not UNSET:
             out["message"] = None if self.message is None else self.message.to_dict()
         out.update(self.extra)
@@ -655,9 +653,7 @@ class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
         if self.noise is not UNSET:
             out["noise"] = self.noise
         if self.items is not UNSET:
-            out["items"] = (
-                None if self.items is None else [item.to_dict() for item in self.items]
-            )
+            out["items"] = None if self.items is None else [item.to_dict() for item in self.items]
         if self.delta is not UNSET:
             out["delta"] = None if self.delta is None else self.delta.to_dict()
         out.update(self.extra)
@@ -916,7 +912,7 @@ def aiter_chunks(
 
 
 def iter_parts(
-    source: (ChunkStream[Chunk] | Iterable[_Bytes | str] | _Bytes | str | _Response),
+    source: ChunkStream[Chunk] | Iterable[_Bytes | str] | _Bytes | str | _Response,
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
@@ -938,10 +934,7 @@ def iter_parts(
 
 def aiter_parts(
     source: (
-        AsyncChunkStream[Chunk]
-        | AsyncIterable[_Bytes | str]
-        | _AsyncResponse
-        | _AiohttpResponse
+        AsyncChunkStream[Chunk] | AsyncIterable[_Bytes | str] | _AsyncResponse | _AiohttpResponse
     ),
     *,
     on_error: Literal["raise", "skip"] = "raise",

@@ -563,7 +563,7 @@ def aiter_chunks(
 
 
 def iter_parts(
-    source: (ChunkStream[Chunk] | Iterable[_Bytes | str] | _Bytes | str | _Response),
+    source: ChunkStream[Chunk] | Iterable[_Bytes | str] | _Bytes | str | _Response,
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
@@ -585,10 +585,7 @@ def iter_parts(
 
 def aiter_parts(
     source: (
-        AsyncChunkStream[Chunk]
-        | AsyncIterable[_Bytes | str]
-        | _AsyncResponse
-        | _AiohttpResponse
+        AsyncChunkStream[Chunk] | AsyncIterable[_Bytes | str] | _AsyncResponse | _AiohttpResponse
     ),
     *,
     on_error: Literal["raise", "skip"] = "raise",

@@ -673,7 +673,7 @@ def aiter_chunks(
 
 
 def iter_parts(
-    source: (ChunkStream[Chunk] | Iterable[_Bytes | str] | _Bytes | str | _Response),
+    source: ChunkStream[Chunk] | Iterable[_Bytes | str] | _Bytes | str | _Response,
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
@@ -695,10 +695,7 @@ def iter_parts(
 
 def aiter_parts(
     source: (
-        AsyncChunkStream[Chunk]
-        | AsyncIterable[_Bytes | str]
-        | _AsyncResponse
-        | _AiohttpResponse
+        AsyncChunkStream[Chunk] | AsyncIterable[_Bytes | str] | _AsyncResponse | _AiohttpResponse
     ),
     *,
     on_error: Literal["raise", "skip"] = "raise",
@@ -798,9 +795,7 @@ def _encoder(
 
     def encode(chunk: Chunk) -> bytes:
         data = _chunk_json(chunk)
-        text = respeller.written(data, _wire_text(data)) or _wire_text(
-            respeller.respell(data)
-        )
+        text = respeller.written(data, _wire_text(data)) or _wire_text(respeller.respell(data))
         return b"data: " + text.encode() + b"\n\n"
 
     def end() -> bytes:

@@ -300,9 +300,7 @@ class Chunk(_Object):
         {
             "id": _nullable(_str),
             "name": _nullable(_str),
-            "count": _nullable(
-                _either("an integer or a string", {int: None, str: None})
-            ),
+            "count": _nullable(_either("an integer or a string", {int: None, str: None})),
             "note": _nullable(_str),
         }
     )
@@ -543,9 +541,7 @@ class TokenFrames(_TokenFrames[Chunk]):
 
     def _writer(self, dialect: str | None) -> Callable[[Chunk], bytes]:
         if dialect is not None:
-            raise TokenFramesError(
-                "this module writes no dialect (its spec has no completion)"
-            )
+            raise TokenFramesError("this module writes no dialect (its spec has no completion)")
         return sse_chunk
 
 

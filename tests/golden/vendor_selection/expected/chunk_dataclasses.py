@@ -297,9 +297,7 @@ class Chunk(_Object):
     _fields: ClassVar[_Shape] = _Shape(
         {
             "id": _nullable(_str),
-            "detail": _nullable(
-                _either("a string or an object", {str: None, dict: _map})
-            ),
+            "detail": _nullable(_either("a string or an object", {str: None, dict: _map})),
             "alpha_score": _nullable(_float),
         }
     )
@@ -538,9 +536,7 @@ class TokenFrames(_TokenFrames[Chunk]):
 
     def _writer(self, dialect: str | None) -> Callable[[Chunk], bytes]:
         if dialect is not None:
-            raise TokenFramesError(
-                "this module writes no dialect (its spec has no completion)"
-            )
+            raise TokenFramesError("this module writes no dialect (its spec has no completion)")
         return sse_chunk
 
 

@@ -1,0 +1,170 @@
+"""What a request may lose on its way to the upstream, and what it may not.
+
+`to_request` says everything a target protocol or dialect cannot carry
+(`RequestLossWarning.dropped`, as (what, why)). The gateway judges each: dropped and said
+(in the `x-chunkspec-dropped` header and the log line) when leaving it out does not
+change what the model is asked; refused with a 400 in the client's shape otherwise. The
+lists are declared here, once, for every request: nothing is decided per request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+Json = dict[str, Any]
+
+
+class Refused(ValueError):
+    """The request asks for what the gateway cannot carry to its upstream: a 400."""
+
+
+DROPPABLE = (
+    "the assistant's reasoning",
+    "a reasoning signature",
+    "encrypted reasoning",
+    "thinking without its signature",
+    "the reasoning effort or budget",
+    "reasoning turned on",
+    "reasoning turned off",
+    "that a tool result is an error",
+)
+"""Losses that change nothing the model is asked: earlier turns' reasoning the upstream
+takes back in no form (or signed by another backend), a reasoning switch it has no place
+for, a tool result's error flag (its text says so)."""
+
+DROPPABLE_PREFIXES = ("the signature on call ",)
+
+CLIENT_KEYS = {
+    "responses": ("client_metadata",),
+    "messages": (),
+    "chat": (),
+}
+"""Request keys that only describe the client (Codex's thread and turn ids): no model
+reads them, so they are left out for any upstream that is not of the client's protocol,
+and said."""
+
+TUNING_KEYS = {
+    "messages": (
+        "service_tier",
+        "top_k",
+        "context_management",
+        "container",
+        "metadata",
+    ),
+    "chat": (
+        "n",
+        "response_format",
+        "logprobs",
+        "top_logprobs",
+        "seed",
+        "frequency_penalty",
+        "presence_penalty",
+        "logit_bias",
+        "store",
+        "metadata",
+        "prompt_cache_key",
+        "safety_identifier",
+        "verbosity",
+    ),
+    "responses": (
+        "include",
+        "store",
+        "metadata",
+        "prompt_cache_key",
+        "prompt_cache_retention",
+        "service_tier",
+        "truncation",
+        "text",  # its format is checked first (`refusals`): what is left is verbosity
+        "safety_identifier",
+        "max_tool_calls",
+        "top_logprobs",
+        "stream_options",
+    ),
+}
+"""Request keys of each client protocol that only tune how the answer is made, kept or
+served: dropped and said when the upstream's protocol has no place for them."""
+
+STATE_KEYS = ("previous_response_id", "conversation", "prompt", "background")
+"""Responses keys that ask for state kept on the server, which this gateway does not
+keep: refused (leaving them out would change what the model is asked)."""
+
+MESSAGES_REFUSED_KEYS = ("mcp_servers",)
+"""Messages keys that give the model what no chat request can (MCP servers' tools)."""
+
+HOSTED_MESSAGES_TOOLS = (
+    "web_search",
+    "web_fetch",
+    "code_execution",
+    "tool_search_tool",
+    "mcp_toolset",
+)
+"""The Messages tool types (their prefixes: `web_search_20250305`) that Anthropic's
+servers run: a chat upstream cannot run them."""
+
+CLIENT_RESPONSES_TOOLS = ("function", "namespace", "custom")
+"""The Responses tool types the client runs; every other type (`web_search`,
+`file_search`, `code_interpreter`, `image_generation`, `mcp`…) is run by OpenAI's
+servers, which a chat upstream is not."""
+
+
+def hosted(protocol: str, tool: Json) -> str | None:
+    """The type of `tool` when the client's upstream protocol's servers would run it
+    (a hosted tool), else None."""
+    kind = tool.get("type")
+    if not isinstance(kind, str):
+        return None
+    if protocol == "messages":
+        return kind if kind.startswith(HOSTED_MESSAGES_TOOLS) else None
+    if protocol == "responses":
+        return None if kind in CLIENT_RESPONSES_TOOLS else kind
+    return None
+
+
+def judge(client: str, dropped: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
+    """`to_request`'s losses, as (dropped and said, refused)."""
+    keys = set(TUNING_KEYS[client]) | set(CLIENT_KEYS[client])
+    said: list[str] = []
+    refused: list[str] = []
+    for what, why in dropped:
+        key = what.removeprefix("the key ").strip("'")
+        if (
+            (what.startswith("the key ") and key in keys)
+            or what in DROPPABLE
+            or what.startswith(DROPPABLE_PREFIXES)
+        ):
+            said.append(what)
+        else:
+            refused.append(f"{what} ({why})")
+    return said, refused
+
+
+def refusals(client: str, body: Json, upstream: str) -> None:
+    """Refuse what `to_request` leaves out without a word, which would change the
+    answer: raises `Refused`."""
+    if client == "responses" and upstream != "responses":
+        for key in STATE_KEYS:
+            if body.get(key):
+                raise Refused(f"{key}: this gateway keeps no state")
+        text = body.get("text")
+        form = text.get("format") if isinstance(text, dict) else None
+        kind: Any = form.get("type", "text") if isinstance(form, dict) else "text"
+        if kind != "text":
+            raise Refused(f"a text.format of type {kind!r}")
+        choice = body.get("tool_choice")
+        if not (
+            choice in (None, "auto", "none", "required")
+            or (isinstance(choice, dict) and choice.get("type") == "function")
+        ):
+            raise Refused(f"a tool_choice of {choice!r}")
+    if client == "messages" and upstream != "messages":
+        for key in MESSAGES_REFUSED_KEYS:
+            if body.get(key):
+                raise Refused(f"{key}: a {upstream} request has no place for them")
+    if client == "chat" and upstream == "messages":
+        if body.get("n") not in (None, 1):
+            raise Refused("n above 1: a message is one answer")
+        if body.get("response_format") not in (None, {"type": "text"}):
+            raise Refused("a response_format other than text")
+        if body.get("logprobs"):
+            raise Refused("logprobs")
+        if body.get("audio") or "audio" in (body.get("modalities") or []):
+            raise Refused("audio")
