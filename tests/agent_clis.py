@@ -348,28 +348,56 @@ class Gateway:
         return lines
 
 
-def gateway_toml(
-    upstream_v1: str,
-    *,
-    dialect: str = "deepseek",
-    model: str = "deepseek-reasoner",
-    think_tags: tuple[str, str] | None = None,
-    hosted_tools: str = "drop",
-) -> str:
-    tags = f'think_tags = ["{think_tags[0]}", "{think_tags[1]}"]\n' if think_tags else ""
-    return (
-        "[gateway]\n"
-        f'host = "{HOST}"\n'
-        f'hosted_tools = "{hosted_tools}"\n'
-        "[upstreams.scripted]\n"
-        'protocol = "chat"\n'
-        f'base_url = "{upstream_v1}"\n'
-        'key_env = "SCRIPTED_UPSTREAM_KEY"\n'
-        f'dialect = "{dialect}"\n'
-        f"{tags}"
-        "[models]\n"
-        f'"*" = "scripted/{model}"\n'
+@dataclass(frozen=True)
+class Route:
+    """One upstream of the test gateway: a scripted chat upstream in `dialect`, reached by
+    the client model id `client_model`, which the gateway maps to `upstream_model`."""
+
+    name: str
+    dialect: str
+    upstream_model: str
+    think_tags: tuple[str, str] | None = None
+
+    @property
+    def client_model(self) -> str:
+        return f"agent-{self.name}"
+
+
+ROUTES = {
+    route.name: route
+    for route in (
+        Route("deepseek", "deepseek", "deepseek-reasoner"),
+        Route("openrouter", "openrouter", "deepseek/deepseek-r1"),
+        Route("think", "openai", "qwen3-32b", ("<think>", "</think>")),
+        Route("gemini", "gemini", "gemini-3-pro-preview"),
+        Route("openai", "openai", "gpt-4.1"),
+        Route("vllm", "vllm", "Qwen/Qwen3-32B"),
     )
+}
+"""The upstreams every test gateway has; any other model id goes to "deepseek"."""
+
+
+def gateway_toml(upstreams: dict[str, str], *, hosted_tools: str = "drop") -> str:
+    """The gateway's config: one chat upstream per route (`upstreams`: route name -> its
+    base URL up to /v1), each client model id routed to its upstream, `*` to DeepSeek."""
+    lines = ["[gateway]", f'host = "{HOST}"', f'hosted_tools = "{hosted_tools}"']
+    for name, url in upstreams.items():
+        route = ROUTES[name]
+        lines += [
+            f"[upstreams.{name}]",
+            'protocol = "chat"',
+            f'base_url = "{url}"',
+            'key_env = "SCRIPTED_UPSTREAM_KEY"',
+            f'dialect = "{route.dialect}"',
+        ]
+        if route.think_tags:
+            lines.append(f'think_tags = ["{route.think_tags[0]}", "{route.think_tags[1]}"]')
+    lines.append("[models]")
+    for name in upstreams:
+        route = ROUTES[name]
+        lines.append(f'"{route.client_model}" = "{name}/{route.upstream_model}"')
+    lines.append(f'"*" = "deepseek/{ROUTES["deepseek"].upstream_model}"')
+    return "\n".join(lines) + "\n"
 
 
 @contextmanager
@@ -442,51 +470,48 @@ def _wait_healthy(handle: Gateway, timeout: float) -> None:
 
 @dataclass
 class Stack:
-    """A scripted chat upstream (on loopback) and a gateway in front of it."""
+    """A scripted chat upstream (on loopback) and the gateway in front of it, reached with
+    the route's client model id."""
 
     upstream: ScriptedUpstream
     gateway: Gateway
-    upstream_url: str
+    route: Route
+
+    @property
+    def upstream_model(self) -> str:
+        return self.route.upstream_model
 
     def run(self, agent: str, prompt: str, script: Script, **options: Any) -> AgentRun:
         """Reset the upstream's records, give it `script`, run `agent` ("claude" or "codex")
-        through the gateway."""
+        through the gateway with the route's model id (unless `model` is given)."""
         self.upstream.reset(script)
+        options.setdefault("model", self.route.client_model)
         if agent == "claude":
             return run_claude(self.gateway.base_url, prompt, **options)
         return run_codex(self.gateway.v1, prompt, **options)
 
 
 class Stacks:
-    """One stack per gateway configuration, started on first use and kept for the module
-    (the agent runs are the slow part; a gateway starts in about a second)."""
+    """For a test module: a scripted upstream per route and one gateway in front of them
+    all (per `hosted_tools` setting), started on first use and kept for the module (a
+    gateway takes a second or two to start; an agent run about one)."""
 
     def __init__(self) -> None:
         self._exit = ExitStack()
-        self._stacks: dict[tuple[str, tuple[str, str] | None, str], Stack] = {}
+        self._upstreams: dict[str, tuple[ScriptedUpstream, str]] = {}
+        self._gateways: dict[str, Gateway] = {}
 
-    def get(
-        self,
-        dialect: str = "deepseek",
-        *,
-        think_tags: tuple[str, str] | None = None,
-        hosted_tools: str = "drop",
-        model: str = "deepseek-reasoner",
-    ) -> Stack:
-        key = (dialect, think_tags, hosted_tools)
-        if key not in self._stacks:
-            upstream = ScriptedUpstream(Script())
-            url = self._exit.enter_context(serve(upstream.app()))
-            config = gateway_toml(
-                f"{url}/v1",
-                dialect=dialect,
-                model=model,
-                think_tags=think_tags,
-                hosted_tools=hosted_tools,
-            )
-            handle = self._exit.enter_context(gateway(config))
-            self._stacks[key] = Stack(upstream, handle, url)
-        return self._stacks[key]
+    def get(self, route: str = "deepseek", *, hosted_tools: str = "drop") -> Stack:
+        if not self._upstreams:
+            for name in ROUTES:
+                upstream = ScriptedUpstream(Script())
+                url = self._exit.enter_context(serve(upstream.app()))
+                self._upstreams[name] = (upstream, f"{url}/v1")
+        if hosted_tools not in self._gateways:
+            urls = {name: url for name, (_, url) in self._upstreams.items()}
+            config = gateway_toml(urls, hosted_tools=hosted_tools)
+            self._gateways[hosted_tools] = self._exit.enter_context(gateway(config))
+        return Stack(self._upstreams[route][0], self._gateways[hosted_tools], ROUTES[route])
 
     def close(self) -> None:
         self._exit.close()

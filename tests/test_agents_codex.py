@@ -230,7 +230,7 @@ def test_openrouter_reasoning_details(stacks: Stacks) -> None:
 
 
 def test_think_tags_never_shown(stacks: Stacks) -> None:
-    stack = stacks.get("openai", think_tags=("<think>", "</think>"))
+    stack = stacks.get("think")
     script = Script(style="think", calls=[EXEC])
     run = exec_loop(stack, script)
     assert MARK in run.final_text()

@@ -64,7 +64,7 @@ def agent(stack: Stack) -> Agent:
         name="Marker agent",
         instructions="You look markers up with your tool.",
         tools=[lookup_marker],
-        model=OpenAIResponsesModel("gpt-5", client),
+        model=OpenAIResponsesModel(stack.route.client_model, client),
     )
 
 
@@ -92,7 +92,7 @@ def test_function_tool_loop(stacks: Stacks, streamed: bool, style: Style) -> Non
     upstream = stack.upstream
     assert [t.kind for t in upstream.turns] == ["calls", "answer"]
     first, second = upstream.requests
-    assert first["model"] == "deepseek-reasoner"  # the gateway's [models] mapping
+    assert first["model"] == stack.upstream_model  # the gateway's [models] mapping
     assert first["messages"][0]["role"] in ("system", "developer")
     assert content_text(first["messages"][0]["content"]) == "You look markers up with your tool."
     assert offered_tools(first) == {"lookup_marker"}
