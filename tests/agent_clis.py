@@ -19,7 +19,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,8 @@ class AgentRun:
     returncode: int
     seconds: float
     timed_out: bool
+    gateway_log: list[JSON] = field(default_factory=list[JSON])
+    """The gateway's log lines of this run (one per request it answered or refused)."""
 
     def final_text(self) -> str:
         """The agent's last answer: Claude Code's `result` event, Codex's last
@@ -486,9 +488,20 @@ class Stack:
         through the gateway with the route's model id (unless `model` is given)."""
         self.upstream.reset(script)
         options.setdefault("model", self.route.client_model)
+        before = len(self.gateway.log_lines())
         if agent == "claude":
-            return run_claude(self.gateway.base_url, prompt, **options)
-        return run_codex(self.gateway.v1, prompt, **options)
+            run = run_claude(self.gateway.base_url, prompt, **options)
+        else:
+            run = run_codex(self.gateway.v1, prompt, **options)
+        # A request's line is written when its response ends: wait for the upstream's.
+        deadline = time.monotonic() + 2.0
+        while (
+            len(self.gateway.log_lines()) < before + len(self.upstream.requests)
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.02)
+        run.gateway_log = self.gateway.log_lines()[before:]
+        return run
 
 
 class Stacks:

@@ -46,6 +46,10 @@ def finished(run: AgentRun) -> None:
     assert run.returncode == 0 and not run.timed_out, run.describe()
     result = [e for e in run.events if e.get("type") == "result"]
     assert result and result[-1].get("is_error") is False, run.describe()
+    # Nothing refused on the way: an agent that gets a 400 may retry without what was
+    # refused (Claude Code turns tool search off) and still finish.
+    refused = [line for line in run.gateway_log if line.get("status") == 400 or "refused" in line]
+    assert not refused, refused
 
 
 def tool_messages(body: dict[str, Any]) -> list[dict[str, Any]]:

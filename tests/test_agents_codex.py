@@ -50,6 +50,10 @@ def finished(run: AgentRun) -> None:
     assert run.returncode == 0 and not run.timed_out, run.describe()
     kinds = [e.get("type") for e in run.events]
     assert "turn.completed" in kinds and "turn.failed" not in kinds, run.describe()
+    # Nothing refused on the way: an agent that gets a 400 may retry without what was
+    # refused (Claude Code turns tool search off) and still finish.
+    refused = [line for line in run.gateway_log if line.get("status") == 400 or "refused" in line]
+    assert not refused, refused
 
 
 def tool_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
