@@ -155,6 +155,7 @@ def test_exec_called_run_and_answered_deepseek(stacks: Stacks) -> None:
     assert turn["reasoning_content"] == script.reasoning
     [result] = tool_messages(stack.upstream.requests[1])
     assert MARK in content_text(result["content"])
+    assert run.thinking() == [script.reasoning] * 2  # each turn's reasoning, shown
 
 
 def test_parallel_calls(stacks: Stacks) -> None:
@@ -177,9 +178,10 @@ def test_long_reasoning_stream(stacks: Stacks) -> None:
     stack = stacks.get()
     reasoning = "".join(f"step {i}; " for i in range(6000))
     script = Script(calls=[EXEC], reasoning=reasoning, reasoning_deltas=6000)
-    exec_loop(stack, script)
+    run = exec_loop(stack, script)
+    assert run.thinking()[0] == reasoning  # 6,000 deltas, every character shown
     [turn] = assistant_call_turns(stack.upstream.requests[1])
-    assert turn["reasoning_content"] == reasoning  # every character of 6,000 deltas back
+    assert turn["reasoning_content"] == reasoning  # and every character sent back
 
 
 @pytest.mark.parametrize("kind", ["429", "500", "error_midstream", "cut"])
@@ -240,6 +242,7 @@ def test_think_tags_never_shown(stacks: Stacks) -> None:
     assert MARK in run.final_text()
     for text in run.texts():
         assert "<think>" not in text and "</think>" not in text, text
+    assert run.thinking()[0] == script.reasoning  # a reasoning item, not answer text
     for body in stack.upstream.requests:
         assert "<think>" not in json.dumps(body["messages"])
 
