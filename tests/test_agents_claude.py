@@ -109,6 +109,8 @@ def test_text_answer(stacks: Stacks) -> None:
     assert "You are a Claude agent" in content_text(body["messages"][0]["content"])
     assert content_text(body["messages"][1]["content"]).endswith("Say hello.")
     assert {"Bash", "Read", "ToolSearch"} <= offered_tools(body)
+    # The upstream's key (the gateway's key_env), never the agent's.
+    assert stack.upstream.headers[0].get("authorization") == "Bearer sk-upstream-dummy"
 
 
 def test_claude_code_own_model_ids_mapped(stacks: Stacks) -> None:

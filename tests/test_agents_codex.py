@@ -124,6 +124,8 @@ def test_stock_codex_text_answer(stacks: Stacks) -> None:
         assert match_tool(inner, offered) is not None, (inner, sorted(offered))
     assert not any("web_search" in name for name in offered)
     assert content_text(body["messages"][-1]["content"]) == "Say hello."
+    # The upstream's key (the gateway's key_env), never the agent's.
+    assert stack.upstream.headers[0].get("authorization") == "Bearer sk-upstream-dummy"
     said = [line for line in stack.gateway.log_lines() if line.get("protocol") == "responses"]
     assert said and "web_search" in json.dumps(said[-1].get("dropped")), said
 
