@@ -512,3 +512,30 @@ def test_serve_runs_several_workers_and_logs_a_json_line_per_request(
         )
         assert (line["input_tokens"], line["output_tokens"]) == (7, 4)
         assert 0 < line["ttfb_ms"] <= line["duration_ms"]
+
+
+def test_the_configuration_docs_gateway_md_shows_loads_as_it_says(tmp_path: Path) -> None:
+    from tests.docs_blocks import fences
+
+    text = (ROOT / "docs/gateway.md").read_text(encoding="utf-8")
+    [shown] = [fence.body for fence in fences(text) if fence.kind == "toml"]
+    path = tmp_path / "gateway.toml"
+    path.write_text(shown)
+    loaded = load(path)
+    assert [(u.name, u.protocol, u.dialect, u.think_tags) for u in loaded.upstreams] == [
+        ("deepseek", "chat", "deepseek", None),
+        ("local", "chat", "vllm", ("<think>", "</think>")),
+    ]
+    assert (loaded.port, loaded.workers, loaded.upstreams[1].headers) == (
+        4000,
+        2,
+        {"X-Title": "my gateway"},
+    )
+    # The error the doc shows is the one a misspelt dialect gives.
+    [error] = [f.body for f in fences(text) if f.kind == "text" and "serve:" in f.body]
+    bad = tmp_path / "bad" / "gateway.toml"
+    bad.parent.mkdir()
+    bad.write_text(GOOD.replace('dialect = "deepseek"', 'dialect = "deepsek"'))
+    with pytest.raises(ConfigError) as raised:
+        load(bad)
+    assert f"chunkspec serve: {raised.value}".replace(str(bad), "gateway.toml") + "\n" == error
