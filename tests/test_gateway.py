@@ -611,7 +611,7 @@ def test_openai_pythons_chat_tool_loop_gives_deepseek_its_reasoning_back(servers
             DONE,
         ]
     )
-    tools = [
+    tools: list[Any] = [
         {
             "type": "function",
             "function": {
@@ -624,7 +624,8 @@ def test_openai_pythons_chat_tool_loop_gives_deepseek_its_reasoning_back(servers
     with openai.OpenAI(base_url=f"{servers.gateway}/v1", api_key="k", max_retries=0) as client:
         first = client.chat.completions.create(model="chat-loop", messages=asked, tools=tools)
         said = first.choices[0].message
-        assert said.tool_calls and said.tool_calls[0].function.arguments == '{"city": "Oslo"}'
+        [called] = said.tool_calls or []
+        assert called.type == "function" and called.function.arguments == '{"city": "Oslo"}'
         reasoning = (said.model_extra or {})["reasoning_content"]
         assert reasoning == "I need the weather."
         servers.upstream.answers["chat-loop"] = Answer(HELLO)
