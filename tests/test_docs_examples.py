@@ -61,7 +61,11 @@ import pytest
 
 from tests.docs_blocks import ROOT, Fence, difference, fences, output_after, run_code
 
-RUN_ELSEWHERE = {"docs/streams.md": "tests.test_docs_streams"}
+RUN_ELSEWHERE = {
+    "docs/streams.md": "tests.test_docs_streams",
+    "docs/claude-code.md": "tests.test_agent_docs",
+    "docs/codex.md": "tests.test_agent_docs",
+}
 """Docs another test module runs (it has a DOC naming the doc), by that module."""
 COPIED = ("spec", "templates")
 """What a scratch project starts from: the repository's own."""

@@ -512,3 +512,130 @@ def test_serve_runs_several_workers_and_logs_a_json_line_per_request(
         )
         assert (line["input_tokens"], line["output_tokens"]) == (7, 4)
         assert 0 < line["ttfb_ms"] <= line["duration_ms"]
+
+
+def test_the_configuration_docs_gateway_md_shows_loads_as_it_says(tmp_path: Path) -> None:
+    from tests.docs_blocks import fences
+
+    text = (ROOT / "docs/gateway.md").read_text(encoding="utf-8")
+    [shown] = [fence.body for fence in fences(text) if fence.kind == "toml"]
+    path = tmp_path / "gateway.toml"
+    path.write_text(shown)
+    loaded = load(path)
+    assert [(u.name, u.protocol, u.dialect, u.think_tags) for u in loaded.upstreams] == [
+        ("deepseek", "chat", "deepseek", None),
+        ("local", "chat", "vllm", ("<think>", "</think>")),
+    ]
+    assert (loaded.port, loaded.workers, loaded.upstreams[1].headers) == (
+        4000,
+        2,
+        {"X-Title": "my gateway"},
+    )
+    # The error the doc shows is the one a misspelt dialect gives.
+    [error] = [f.body for f in fences(text) if f.kind == "text" and "serve:" in f.body]
+    bad = tmp_path / "bad" / "gateway.toml"
+    bad.parent.mkdir()
+    bad.write_text(GOOD.replace('dialect = "deepseek"', 'dialect = "deepsek"'))
+    with pytest.raises(ConfigError) as raised:
+        load(bad)
+    assert f"chunkspec serve: {raised.value}".replace(str(bad), "gateway.toml") + "\n" == error
+
+
+# --- every client protocol from every upstream protocol --------------------------------
+
+
+def written(protocol: str, pieces: list[bytes]) -> list[bytes]:
+    """A chat stream written in `protocol` (the gateway's own writers: an upstream of that
+    protocol streams the same)."""
+    from generated import chunk_msgspec
+
+    if protocol == "chat":
+        return pieces
+    return list(
+        chunk_msgspec.write_parts(chunk_msgspec.iter_parts(b"".join(pieces)), protocol=protocol)
+    )
+
+
+@pytest.mark.parametrize("upstream_protocol", ["chat", "messages", "responses"])
+def test_each_official_sdk_reads_each_upstream_protocol(upstream_protocol: str) -> None:
+    scripted = Scripted()
+    scripted.answers["m"] = Answer(written(upstream_protocol, HELLO))
+    with serve(scripted.app) as base:
+        upstream = Upstream("up", upstream_protocol, f"{base}/v1")
+        app = create_app(config({"up": upstream}, {"*": "up/m"}))
+        with (
+            serve(app) as gateway,
+            anthropic.Anthropic(base_url=gateway, api_key="k", max_retries=0) as claude,
+            openai.OpenAI(base_url=f"{gateway}/v1", api_key="k", max_retries=0) as client,
+        ):
+            with claude.messages.stream(**messages_body("claude-x")) as stream:
+                message = stream.get_final_message()
+            with client.responses.stream(model="gpt-x", input="hi") as events:
+                response = events.get_final_response()
+            chunks = client.chat.completions.create(
+                model="x", messages=[{"role": "user", "content": "hi"}], stream=True,
+                stream_options={"include_usage": True},
+            )  # fmt: skip
+            pieces = [c.choices[0].delta.content or "" for c in chunks if c.choices]
+    assert [b.text for b in message.content if b.type == "text"] == ["Hello there"]
+    assert (message.usage.input_tokens, message.usage.output_tokens) == (7, 4)
+    assert response.output_text == "Hello there"
+    assert response.usage is not None and response.usage.output_tokens == 4
+    assert "".join(pieces) == "Hello there"
+    paths = {path for path, _, _ in scripted.requests}
+    assert paths == {
+        {"chat": "/v1/chat/completions", "messages": "/v1/messages", "responses": "/v1/responses"}[
+            upstream_protocol
+        ]
+    }
+    for _, _, body in scripted.requests:
+        assert body["model"] == "m" and body["stream"] is True
+
+
+def test_openai_pythons_chat_tool_loop_gives_deepseek_its_reasoning_back(servers: Servers) -> None:
+    call = {
+        "index": 0,
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "weather", "arguments": ""},
+    }
+    servers.upstream.answers["chat-loop"] = Answer(
+        [
+            chunk({"role": "assistant", "reasoning_content": "I need the weather."}),
+            chunk({"tool_calls": [call]}),
+            chunk(
+                {"tool_calls": [{"index": 0, "function": {"arguments": '{"city": "Oslo"}'}}]},
+                "tool_calls",
+            ),
+            USAGE,
+            DONE,
+        ]
+    )
+    tools: list[Any] = [
+        {
+            "type": "function",
+            "function": {
+                "name": "weather",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+            },
+        }
+    ]
+    asked: list[Any] = [{"role": "user", "content": "Weather in Oslo?"}]
+    with openai.OpenAI(base_url=f"{servers.gateway}/v1", api_key="k", max_retries=0) as client:
+        first = client.chat.completions.create(model="chat-loop", messages=asked, tools=tools)
+        said = first.choices[0].message
+        [called] = said.tool_calls or []
+        assert called.type == "function" and called.function.arguments == '{"city": "Oslo"}'
+        reasoning = (said.model_extra or {})["reasoning_content"]
+        assert reasoning == "I need the weather."
+        servers.upstream.answers["chat-loop"] = Answer(HELLO)
+        history = [
+            *asked,
+            said.model_dump(exclude_none=True),
+            {"role": "tool", "tool_call_id": "call_1", "content": "4 C"},
+        ]
+        second = client.chat.completions.create(model="chat-loop", messages=history, tools=tools)
+    assert second.choices[0].message.content == "Hello there"
+    sent = servers.upstream.bodies("chat-loop")[-1]["messages"]
+    assert sent[1]["reasoning_content"] == "I need the weather.", "DeepSeek's rule"
+    assert sent[1]["tool_calls"][0]["id"] == "call_1" and sent[2]["tool_call_id"] == "call_1"

@@ -49,6 +49,9 @@ TUNING_KEYS = {
         "context_management",
         "container",
         "metadata",
+        # Interactive Claude Code's server-side classifier of risky tool calls: no chat
+        # backend runs it, and refusing the key only makes Claude Code resend without it.
+        "safeguards",
     ),
     "chat": (
         "n",
