@@ -10,17 +10,9 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from agents import (
-    Agent,
-    OpenAIResponsesModel,
-    RunConfig,
-    Runner,
-    function_tool,
-    set_tracing_disabled,
-)
-from openai import AsyncOpenAI
 
 from tests.agent_clis import Stack, Stacks
 from tests.agent_upstream import (
@@ -32,13 +24,13 @@ from tests.agent_upstream import (
     offered_tools,
 )
 
-set_tracing_disabled(True)  # the SDK would send traces to OpenAI otherwise
+if TYPE_CHECKING:
+    from agents import Agent
 
 MARK = "sdk-marker-7"
 CALLED: list[str] = []
 
 
-@function_tool
 def lookup_marker(city: str) -> str:
     """Look up the marker of a city.
 
@@ -58,17 +50,25 @@ def stacks() -> Iterator[Stacks]:
         opened.close()
 
 
-def agent(stack: Stack) -> Agent:
+def agent(stack: Stack) -> Agent[Any]:
+    # Imported here, not at the top: openai-agents takes seconds to import, and every
+    # pytest-xdist worker imports each test module to collect it.
+    from agents import Agent, OpenAIResponsesModel, function_tool, set_tracing_disabled
+    from openai import AsyncOpenAI
+
+    set_tracing_disabled(True)  # the SDK would send traces to OpenAI otherwise
     client = AsyncOpenAI(base_url=stack.gateway.v1, api_key="sk-test-dummy", max_retries=0)
     return Agent(
         name="Marker agent",
         instructions="You look markers up with your tool.",
-        tools=[lookup_marker],
+        tools=[function_tool(lookup_marker)],
         model=OpenAIResponsesModel(stack.route.client_model, client),
     )
 
 
 async def run_agent(stack: Stack, streamed: bool) -> str:
+    from agents import RunConfig, Runner
+
     config = RunConfig(tracing_disabled=True)
     if not streamed:
         result = await Runner.run(agent(stack), "What is Paris's marker?", run_config=config)
