@@ -63,8 +63,8 @@ from tests.docs_blocks import ROOT, Fence, difference, fences, output_after, run
 
 RUN_ELSEWHERE = {
     "docs/streams.md": "tests.test_docs_streams",
-    "docs/claude-code.md": "tests.test_agent_docs",
-    "docs/codex.md": "tests.test_agent_docs",
+    "docs/claude-code.md": "tests.test_agent_docs_claude",
+    "docs/codex.md": "tests.test_agent_docs_codex",
 }
 """Docs another test module runs (it has a DOC naming the doc), by that module."""
 COPIED = ("spec", "templates")

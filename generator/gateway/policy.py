@@ -31,7 +31,10 @@ DROPPABLE = (
 takes back in no form (or signed by another backend), a reasoning switch it has no place
 for, a tool result's error flag (its text says so)."""
 
-DROPPABLE_PREFIXES = ("the signature on call ",)
+DROPPABLE_PREFIXES = ("the signature on call ", "the deferred tool ")
+"""The same, by what they begin with: a signature of another backend on a call, and a
+tool Claude Code marks `defer_loading` that no `tool_reference` has loaded yet (held
+back, as Anthropic's API holds it back from the model)."""
 
 CLIENT_KEYS = {
     "responses": ("client_metadata",),
