@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    c638da2aa116
-#   chunkspec code                   b41dd61fb192
-# Digest: 926c0aae252c52bb
+#   chunkspec code                   9733656855a6
+# Digest: 05ebae3c1836cf73
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

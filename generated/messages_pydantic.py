@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    c638da2aa116
-#   chunkspec code                   c658818a7587
-# Digest: 082cb5452f171cdb
+#   chunkspec code                   c787e93d8e87
+# Digest: 5f35a1bf6a613db5
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

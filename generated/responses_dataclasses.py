@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     9efb96665b19
-#   chunkspec code                    9a8fb6d513e3
-# Digest: 3a48e2891c189949
+#   chunkspec code                    faa855fe91ed
+# Digest: 393f58494b4bbbc7
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 

@@ -156,7 +156,26 @@ def test_a_pdf_read_by_claude_code_is_a_file_part_where_the_dialect_takes_files(
         "PDF file read: /x/doc.pdf (200 bytes)\n[the file of this result: left out, not readable here]"
     )
     assert out["messages"][4]["content"] == "Summarise it."
-    assert dropped == [("an file in a tool result", "vllm takes no file content parts")]
+    assert dropped == [("a file in a tool result", "vllm takes no file content parts")]
+
+
+def test_a_document_by_url_is_left_out_of_a_tool_result_and_said() -> None:
+    source = {"type": "url", "url": "https://example.com/doc.pdf"}
+    result = {
+        "type": "tool_result",
+        "tool_use_id": "toolu_1",
+        "content": [{"type": "document", "source": source}],
+    }
+    body = claude_code(
+        {"role": "assistant", "content": [tool_use("toolu_1")]},
+        {"role": "user", "content": [result]},
+    )
+    out, dropped = convert("messages", body, protocol="chat")
+    assert roles(out) == ["system", "user", "assistant", "tool"]
+    assert out["messages"][3]["content"] == (
+        "[the file of this result: left out, not readable here]"
+    )
+    assert dropped == [("a file by URL", "chat has no place for it")]
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8d60c83527c9
-#   chunkspec code                       ffb4be897f6c
-# Digest: 67483f90427107ca
+#   chunkspec code                       08fb50586d7d
+# Digest: 0862ae2f32b5741d
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_msgspec.py.
 

@@ -371,13 +371,13 @@ def _chat_result(
         losses.drop("that a tool result is an error", "chat has no place for it")
     texts = [p for p in result.content if isinstance(p, _TextPiece)]
     media = [p for p in result.content if isinstance(p, _MediaPiece)]
-    taken = [p for p in media if _takes(dialect, p)]
+    taken = [p for p in media if _takes(dialect, p) and _fits(p)]
     if taken:
         texts.append(
             _TextPiece(f"[{_count(taken)} of this result: in the next user message]")
         )
     if len(taken) < len(media):
-        left = [p for p in media if not _takes(dialect, p)]
+        left = [p for p in media if p not in taken]
         texts.append(
             _TextPiece(f"[{_count(left)} of this result: left out, not readable here]")
         )
@@ -401,7 +401,7 @@ def _result_media(
         return []
     for piece in media:
         if not _takes(dialect, piece):
-            losses.drop(f"an {piece.kind} in a tool result", _untaken(dialect, piece))
+            losses.drop(f"{_a(piece.kind)} in a tool result", _untaken(dialect, piece))
     parts = _chat_parts(tuple(p for p in media if _takes(dialect, p)), dialect, losses)
     if not parts:
         return []
@@ -410,7 +410,21 @@ def _result_media(
 
 
 def _takes(dialect: _RequestDialect, piece: _MediaPiece) -> bool:
+    """Whether the dialect takes media of the piece's kind (the spec's `media`)."""
     return piece.kind in dialect.media
+
+
+def _fits(piece: _MediaPiece) -> bool:
+    """Whether chat has a content part for the piece: an image by URL, a file by its
+    data or file id, audio by its data."""
+    if piece.kind == "file":
+        return piece.file_id is not None or _inline(piece.url)
+    return piece.url is not None
+
+
+def _a(kind: str) -> str:
+    """A kind of media as the warning says it: "an image", "a file", "audio"."""
+    return {"image": "an image", "file": "a file"}.get(kind, kind)
 
 
 def _untaken(dialect: _RequestDialect, piece: _MediaPiece) -> str:
@@ -443,7 +457,7 @@ def _chat_parts(
         if isinstance(piece, _TextPiece):
             parts.append({"type": "text", "text": piece.text})
         elif not _takes(dialect, piece):
-            losses.drop(f"an {piece.kind}", _untaken(dialect, piece))
+            losses.drop(_a(piece.kind), _untaken(dialect, piece))
         elif piece.kind == "image" and piece.url is not None:
             parts.append({"type": "image_url", "image_url": {"url": piece.url}})
         elif piece.kind == "file" and (piece.file_id or _inline(piece.url)):
@@ -457,7 +471,7 @@ def _chat_parts(
             audio = {"data": piece.url, "format": piece.media_type or "wav"}
             parts.append({"type": "input_audio", "input_audio": audio})
         else:
-            losses.drop(f"an {piece.kind} by {_how(piece)}", "chat has no place for it")
+            losses.drop(f"{_a(piece.kind)} by {_how(piece)}", "chat has no place for it")
     return parts
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
 import importlib
 import json
 import re
@@ -630,6 +631,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.vocabulary._json_objects)
 
 
+# (runtime section: requests.vocabulary._TOOL_NAME)
+
+
+# (runtime section: requests.vocabulary._flat_tool_name)
+
+
 # (runtime section: requests.vocabulary._data_of)
 
 
@@ -690,13 +697,72 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._chat_tool)
 
 
+# (runtime section: requests.chat._chat_conversation)
+
+
+# (runtime section: requests.chat._system_first)
+
+
+# (runtime section: requests.chat._as_parts)
+
+
 # (runtime section: requests.chat._chat_messages)
 
 
 # (runtime section: requests.chat._chat_result)
 
 
-# (runtime section: requests.chat._chat_parts)
+# (runtime section: requests.chat._result_media)
+
+
+# (runtime section: requests.chat._takes)
+
+
+# (runtime section: requests.chat._fits)
+
+
+# (runtime section: requests.chat._a)
+
+
+# (runtime section: requests.chat._untaken)
+
+
+# (runtime section: requests.chat._count)
+
+
+def _chat_parts(
+    pieces: tuple[_TextPiece | _MediaPiece, ...],
+    dialect: _RequestDialect,
+    losses: _Losses,
+) -> str | list[dict[str, Any]]:
+    """Content as one string when it is all text, else as content parts (media the
+    dialect does not take left out, and said)."""
+    texts = [p.text for p in pieces if isinstance(p, _TextPiece)]
+    if len(texts) == len(pieces) and len(texts) < 2:
+        return "".join(texts)  # several texts stay apart, as parts
+    parts: list[dict[str, Any]] = []
+    for piece in pieces:
+        if isinstance(piece, _TextPiece):
+            parts.append({"type": "text", "text": piece.text})
+        elif not _takes(dialect, piece):
+            losses.drop(_a(piece.kind), _untaken(dialect, piece))
+        elif piece.kind == "image" and piece.url is not None:
+            parts.append({"type": "image_url", "image_url": {"url": piece.url}})
+        elif piece.kind == "file" and (piece.file_id or _inline(piece.url)):
+            file = {
+                "file_data": piece.url if _inline(piece.url) else None,
+                "file_id": piece.file_id,
+                "filename": piece.name,
+            }
+            parts.append({"type": "file", "file": {k: v for k, v in file.items() if v}})
+        elif piece.kind == "audio" and piece.url is not None:
+            audio = {"data": piece.url, "format": piece.media_type or "wav"}
+            parts.append({"type": "input_audio", "input_audio": audio})
+        else:
+            losses.drop(
+                f"{_a(piece.kind)} by {_how(piece)}", "chat has no place for it"
+            )
+    return parts
 
 
 # (runtime section: requests.chat._chat_assistant)
@@ -724,6 +790,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.messages._SCHEME_MESSAGES)
+
+
+# (runtime section: requests.messages._DEFERRED)
+
+
+# (runtime section: requests.messages._referenced)
 
 
 # (runtime section: requests.messages._read_messages_request)
@@ -768,6 +840,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.responses._read_responses_request)
 
 
+# (runtime section: requests.responses._function_spec)
+
+
+# (runtime section: requests.responses._call_name)
+
+
 # (runtime section: requests.responses._responses_item)
 
 
@@ -790,6 +868,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.convert._REQUEST_KINDS)
+
+
+# (runtime section: requests.convert._CLIENT_ONLY)
 
 
 # (runtime section: requests.convert._to_request)
@@ -819,6 +900,10 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = ()
 """How each chat backend reads a request (the spec's `requests:`), OpenAI's first."""
 
+_CLIENT_ONLY_KEYS: Final[frozenset[str]] = frozenset([])
+"""The keys of this protocol's request that only describe the client (the spec's
+`client_only` fields): dropped for a request of another protocol, said as such."""
+
 
 def to_request(
     request: Mapping[str, Any], *, protocol: str, dialect: str | None = None
@@ -832,7 +917,9 @@ def to_request(
     `RequestLossWarning` (docs/requests.md). A request of the same protocol keeps every
     other key as it came.
     """
-    return _to_request(request, "chat", protocol, dialect, _REQUEST_DIALECTS)
+    return _to_request(
+        request, "chat", protocol, dialect, _REQUEST_DIALECTS, _CLIENT_ONLY_KEYS
+    )
 
 
 def assistant_message(
