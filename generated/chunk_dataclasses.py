@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8d60c83527c9
-#   chunkspec code                       f138843104a9
-# Digest: ec993b8d8f0218df
+#   chunkspec code                       826588415662
+# Digest: 0374e46a0ffa8fe1
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8d60c83527c9
-#   chunkspec code                       7854f043f7de
-# Digest: d9ebd19bc922ef17
+#   chunkspec code                       170819af4b3d
+# Digest: d3889066006d7fb1
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 

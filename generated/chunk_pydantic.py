@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8d60c83527c9
-#   chunkspec code                       5cb7cb54a0cc
-# Digest: 2c81db74f41d1303
+#   chunkspec code                       5afd27bed645
+# Digest: 6b170a6098fb3599
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 

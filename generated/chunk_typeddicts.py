@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8d60c83527c9
-#   chunkspec code                       b2b91b737e2a
-# Digest: b1bbf46c6f96b0a9
+#   chunkspec code                       19912d73a095
+# Digest: 19e0fe114348d48b
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    c638da2aa116
-#   chunkspec code                   9733656855a6
-# Digest: 05ebae3c1836cf73
+#   chunkspec code                   dce96eaadb6e
+# Digest: 6f32b725b82d42bd
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    c638da2aa116
-#   chunkspec code                   7e5cedc48b5e
-# Digest: 899a687f99b7f75c
+#   chunkspec code                   bfd93bfe872d
+# Digest: 23594b2cd61aec34
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     9efb96665b19
-#   chunkspec code                    b07b87dc6cf7
-# Digest: 821daf74496ca0f9
+#   chunkspec code                    e4f2ed3e2e4c
+# Digest: 88097fefd755c97f
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     9efb96665b19
-#   chunkspec code                    8e8d8beddca8
-# Digest: a570bdce93c7e04c
+#   chunkspec code                    41c0dcba6e39
+# Digest: 45504f2d03369f9a
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 

@@ -471,7 +471,9 @@ def _chat_parts(
             audio = {"data": piece.url, "format": piece.media_type or "wav"}
             parts.append({"type": "input_audio", "input_audio": audio})
         else:
-            losses.drop(f"{_a(piece.kind)} by {_how(piece)}", "chat has no place for it")
+            losses.drop(
+                f"{_a(piece.kind)} by {_how(piece)}", "chat has no place for it"
+            )
     return parts
 
 

@@ -766,39 +766,7 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._count)
 
 
-def _chat_parts(
-    pieces: tuple[_TextPiece | _MediaPiece, ...],
-    dialect: _RequestDialect,
-    losses: _Losses,
-) -> str | list[dict[str, Any]]:
-    """Content as one string when it is all text, else as content parts (media the
-    dialect does not take left out, and said)."""
-    texts = [p.text for p in pieces if isinstance(p, _TextPiece)]
-    if len(texts) == len(pieces) and len(texts) < 2:
-        return "".join(texts)  # several texts stay apart, as parts
-    parts: list[dict[str, Any]] = []
-    for piece in pieces:
-        if isinstance(piece, _TextPiece):
-            parts.append({"type": "text", "text": piece.text})
-        elif not _takes(dialect, piece):
-            losses.drop(_a(piece.kind), _untaken(dialect, piece))
-        elif piece.kind == "image" and piece.url is not None:
-            parts.append({"type": "image_url", "image_url": {"url": piece.url}})
-        elif piece.kind == "file" and (piece.file_id or _inline(piece.url)):
-            file = {
-                "file_data": piece.url if _inline(piece.url) else None,
-                "file_id": piece.file_id,
-                "filename": piece.name,
-            }
-            parts.append({"type": "file", "file": {k: v for k, v in file.items() if v}})
-        elif piece.kind == "audio" and piece.url is not None:
-            audio = {"data": piece.url, "format": piece.media_type or "wav"}
-            parts.append({"type": "input_audio", "input_audio": audio})
-        else:
-            losses.drop(
-                f"{_a(piece.kind)} by {_how(piece)}", "chat has no place for it"
-            )
-    return parts
+# (runtime section: requests.chat._chat_parts)
 
 
 # (runtime section: requests.chat._chat_assistant)
