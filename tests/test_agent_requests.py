@@ -55,7 +55,9 @@ def convert(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         out = mod.to_request(typed, **to)
-    dropped = [d for w in caught if hasattr(w.message, "dropped") for d in w.message.dropped]
+    said = [w.message for w in caught]
+    assert all(isinstance(m, mod.RequestLossWarning) for m in said), said
+    dropped: list[tuple[str, str]] = [d for m in said for d in getattr(m, "dropped", ())]
     return out, dropped
 
 
