@@ -52,9 +52,7 @@ passed on as it is, and each `RequestLossWarning` is judged item by item:
   effort the dialect has no place for, a `tool_result`'s `is_error` (chat's tool
   messages have no place for it; the result's text usually says so), and the keys that
   only tune the answer (`TUNING_KEYS`: `top_k`, `service_tier`, and from chat clients
-  penalties, `seed` and the like), keys the spec declares client-only (Codex's
-  `client_metadata`), tools held back until tool search loads them (`defer_loading`
-  without a `tool_reference` yet); `cache_control` and beta headers. A system or
+  penalties, `seed` and the like); `cache_control` and beta headers. A system or
   developer message anywhere in a chat conversation joins Anthropic's one `system`
   prompt; a chat request without a limit gets `max_tokens` 4096 (Messages requires
   one). Values are passed as they are: a chat `temperature` above 1, which Anthropic
@@ -151,11 +149,7 @@ DROPPABLE = (
 """What a request may lose on the way (`RequestLossWarning.dropped`, by what): earlier
 turns' reasoning that the upstream takes back in no form (or signed by another), and a
 reasoning switch it has no place for. Anything else lost is refused."""
-DROPPABLE_PREFIXES = ("the signature on call ", "the deferred tool ")
-"""...and a tool tool search has not loaded yet (held back, as Anthropic's API does)."""
-CLIENT_ONLY = "it only describes the client"
-"""Why `to_request` drops a key the spec declares client-only (Codex's `client_metadata`):
-dropped here too."""
+DROPPABLE_PREFIXES = ("the signature on call ",)
 
 TUNING_KEYS = frozenset(
     (
@@ -205,7 +199,7 @@ def translated(write: Callable[[], Json], tuning: frozenset[str] = TUNING_KEYS) 
             continue
         for what, why in warning.message.dropped:
             key = what.removeprefix("the key ").strip("'")
-            if what.startswith("the key ") and (key in tuning or why == CLIENT_ONLY):
+            if what.startswith("the key ") and key in tuning:
                 continue
             if what not in DROPPABLE and not what.startswith(DROPPABLE_PREFIXES):
                 refused.append(f"{what} ({why})")

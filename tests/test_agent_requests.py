@@ -591,19 +591,3 @@ def test_client_metadata_stays_for_a_responses_upstream(target: str) -> None:
 def test_the_client_only_keys_are_the_specs() -> None:
     keys = {p: set(module(p, "msgspec")._CLIENT_ONLY_KEYS) for p in FAMILY}
     assert keys == {"chat": set(), "messages": set(), "responses": {"client_metadata"}}
-
-
-def test_the_example_gateways_drop_what_is_held_back_or_client_only() -> None:
-    from examples import responses_gateway
-    from examples.messages_gateway import Untranslatable, translated
-
-    messages, responses = module("messages", "msgspec"), module("responses", "msgspec")
-    out = translated(lambda: messages.to_request(searched(True), protocol="chat"))
-    assert [t["function"]["name"] for t in out["tools"]] == ["ToolSearch", "WebFetch"]
-    body = {"model": "m", "input": "hi", "client_metadata": {"turn_id": "t"}}
-    out = translated(
-        lambda: responses.to_request(body, protocol="chat"), responses_gateway.TUNING_KEYS
-    )
-    assert "client_metadata" not in out
-    with pytest.raises(Untranslatable, match="the key 'prompt'"):  # still refused
-        translated(lambda: responses.to_request({**body, "prompt": {"id": "p"}}, protocol="chat"))
