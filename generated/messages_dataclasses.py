@@ -6,10 +6,10 @@
 #   spec/vendors/llamacpp.yaml       079285a37e6f
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
-#   spec/vendors/vllm.yaml           e08c29f0385f
-#   spec as built                    4a5caf7af254
-#   chunkspec code                   e81b1faf2f37
-# Digest: 652671a7bf357d8a
+#   spec/vendors/vllm.yaml           2940fd3c81bb
+#   spec as built                    c638da2aa116
+#   chunkspec code                   680bb2f899f9
+# Digest: 4968fb1005c0e3bd
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 
@@ -8140,6 +8140,7 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
         switch_values=("enabled", "disabled"),
         reasoning="reasoning_content",
         placeholder="",
+        media=(),
     ),
     _RequestDialect(
         "gemini",
@@ -8178,6 +8179,8 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
         max_tokens="max_tokens",
         switch="chat_template_kwargs.enable_thinking",
         reasoning="reasoning_content",
+        system="first",
+        media=("image", "audio"),
     ),
     _RequestDialect(
         "vllm",
@@ -8185,6 +8188,8 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
         effort="reasoning_effort",
         switch="chat_template_kwargs.enable_thinking",
         reasoning="reasoning",
+        system="first",
+        media=("image", "audio"),
     ),
     _RequestDialect(
         "zai",
@@ -8195,6 +8200,10 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
     ),
 )
 """How each chat backend reads a request (the spec's `requests:`), OpenAI's first."""
+
+_CLIENT_ONLY_KEYS: Final[frozenset[str]] = frozenset([])
+"""The keys of this protocol's request that only describe the client (the spec's
+`client_only` fields): dropped for a request of another protocol, said as such."""
 
 
 def to_request(
@@ -8214,7 +8223,9 @@ def to_request(
     other key as it came.
     """
     data = request if isinstance(request, Mapping) else request.to_dict()
-    return _to_request(data, "messages", protocol, dialect, _REQUEST_DIALECTS)
+    return _to_request(
+        data, "messages", protocol, dialect, _REQUEST_DIALECTS, _CLIENT_ONLY_KEYS
+    )
 
 
 def assistant_message(

@@ -6,10 +6,10 @@
 #   spec/vendors/llamacpp.yaml       079285a37e6f
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
-#   spec/vendors/vllm.yaml           e08c29f0385f
-#   spec as built                    4a5caf7af254
-#   chunkspec code                   97c5178a7395
-# Digest: 6ed79f5c0bd83f77
+#   spec/vendors/vllm.yaml           2940fd3c81bb
+#   spec as built                    c638da2aa116
+#   chunkspec code                   dce96eaadb6e
+# Digest: 6f32b725b82d42bd
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 
@@ -13335,6 +13335,7 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
         switch_values=("enabled", "disabled"),
         reasoning="reasoning_content",
         placeholder="",
+        media=(),
     ),
     _RequestDialect(
         "gemini",
@@ -13373,6 +13374,8 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
         max_tokens="max_tokens",
         switch="chat_template_kwargs.enable_thinking",
         reasoning="reasoning_content",
+        system="first",
+        media=("image", "audio"),
     ),
     _RequestDialect(
         "vllm",
@@ -13380,6 +13383,8 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
         effort="reasoning_effort",
         switch="chat_template_kwargs.enable_thinking",
         reasoning="reasoning",
+        system="first",
+        media=("image", "audio"),
     ),
     _RequestDialect(
         "zai",
@@ -13390,6 +13395,10 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
     ),
 )
 """How each chat backend reads a request (the spec's `requests:`), OpenAI's first."""
+
+_CLIENT_ONLY_KEYS: Final[frozenset[str]] = frozenset([])
+"""The keys of this protocol's request that only describe the client (the spec's
+`client_only` fields): dropped for a request of another protocol, said as such."""
 
 
 def to_request(
@@ -13409,7 +13418,9 @@ def to_request(
     other key as it came.
     """
     data = request if isinstance(request, Mapping) else request.to_dict()
-    return _to_request(data, "messages", protocol, dialect, _REQUEST_DIALECTS)
+    return _to_request(
+        data, "messages", protocol, dialect, _REQUEST_DIALECTS, _CLIENT_ONLY_KEYS
+    )
 
 
 def assistant_message(

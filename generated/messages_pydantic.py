@@ -6,10 +6,10 @@
 #   spec/vendors/llamacpp.yaml       079285a37e6f
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
-#   spec/vendors/vllm.yaml           e08c29f0385f
-#   spec as built                    4a5caf7af254
-#   chunkspec code                   e3d5522f79c0
-# Digest: 90243e231ee0a49f
+#   spec/vendors/vllm.yaml           2940fd3c81bb
+#   spec as built                    c638da2aa116
+#   chunkspec code                   fb5c88d040b3
+# Digest: 6cff414377f4d644
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 
@@ -5369,6 +5369,7 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
         switch_values=("enabled", "disabled"),
         reasoning="reasoning_content",
         placeholder="",
+        media=(),
     ),
     _RequestDialect(
         "gemini",
@@ -5407,6 +5408,8 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
         max_tokens="max_tokens",
         switch="chat_template_kwargs.enable_thinking",
         reasoning="reasoning_content",
+        system="first",
+        media=("image", "audio"),
     ),
     _RequestDialect(
         "vllm",
@@ -5414,6 +5417,8 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
         effort="reasoning_effort",
         switch="chat_template_kwargs.enable_thinking",
         reasoning="reasoning",
+        system="first",
+        media=("image", "audio"),
     ),
     _RequestDialect(
         "zai",
@@ -5424,6 +5429,10 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
     ),
 )
 """How each chat backend reads a request (the spec's `requests:`), OpenAI's first."""
+
+_CLIENT_ONLY_KEYS: Final[frozenset[str]] = frozenset([])
+"""The keys of this protocol's request that only describe the client (the spec's
+`client_only` fields): dropped for a request of another protocol, said as such."""
 
 
 def to_request(
@@ -5447,7 +5456,9 @@ def to_request(
         if isinstance(request, Mapping)
         else request.model_dump(by_alias=True, exclude_unset=True)
     )
-    return _to_request(data, "messages", protocol, dialect, _REQUEST_DIALECTS)
+    return _to_request(
+        data, "messages", protocol, dialect, _REQUEST_DIALECTS, _CLIENT_ONLY_KEYS
+    )
 
 
 def assistant_message(

@@ -6,10 +6,10 @@
 #   spec/vendors/llamacpp.yaml       079285a37e6f
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
-#   spec/vendors/vllm.yaml           e08c29f0385f
-#   spec as built                    4a5caf7af254
-#   chunkspec code                   dab907ea69ac
-# Digest: f2ae000e64d07ca5
+#   spec/vendors/vllm.yaml           2940fd3c81bb
+#   spec as built                    c638da2aa116
+#   chunkspec code                   bfd93bfe872d
+# Digest: 23594b2cd61aec34
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 
@@ -7613,6 +7613,7 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
         switch_values=("enabled", "disabled"),
         reasoning="reasoning_content",
         placeholder="",
+        media=(),
     ),
     _RequestDialect(
         "gemini",
@@ -7651,6 +7652,8 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
         max_tokens="max_tokens",
         switch="chat_template_kwargs.enable_thinking",
         reasoning="reasoning_content",
+        system="first",
+        media=("image", "audio"),
     ),
     _RequestDialect(
         "vllm",
@@ -7658,6 +7661,8 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
         effort="reasoning_effort",
         switch="chat_template_kwargs.enable_thinking",
         reasoning="reasoning",
+        system="first",
+        media=("image", "audio"),
     ),
     _RequestDialect(
         "zai",
@@ -7668,6 +7673,10 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
     ),
 )
 """How each chat backend reads a request (the spec's `requests:`), OpenAI's first."""
+
+_CLIENT_ONLY_KEYS: Final[frozenset[str]] = frozenset([])
+"""The keys of this protocol's request that only describe the client (the spec's
+`client_only` fields): dropped for a request of another protocol, said as such."""
 
 
 def to_request(
@@ -7686,7 +7695,9 @@ def to_request(
     `RequestLossWarning` (docs/requests.md). A request of the same protocol keeps every
     other key as it came.
     """
-    return _to_request(request, "messages", protocol, dialect, _REQUEST_DIALECTS)
+    return _to_request(
+        request, "messages", protocol, dialect, _REQUEST_DIALECTS, _CLIENT_ONLY_KEYS
+    )
 
 
 def assistant_message(

@@ -234,6 +234,10 @@ EXTRA_KEYS = {
     ),
     ("EasyInputMessage", "id"): _ONE_MESSAGE,
     ("EasyInputMessage", "status"): _ONE_MESSAGE,
+    ("ResponseCreateRequest", "client_metadata"): (
+        "Codex 0.169.0 sends it on every request (its thread and turn ids): declared"
+        " client-only, so `to_request` drops it for another protocol, said as such"
+    ),
 }
 
 _NO_SEQUENCE = "OpenAI's streams from before May 2025 have no sequence numbers"

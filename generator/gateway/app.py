@@ -147,7 +147,7 @@ async def _exchange(
         await response.aclose()
         return _error(exchange, ErrorInfo(502, "the upstream answered without a stream"))
     said = _said(translated.dropped)
-    events = relay.stream(response, client, upstream, exchange)
+    events = relay.stream(response, client, upstream, exchange, translated.tool_names)
     if given.get("stream"):
         return _Relay(events, response, exchange, said)
     try:

@@ -31,19 +31,14 @@ DROPPABLE = (
 takes back in no form (or signed by another backend), a reasoning switch it has no place
 for, a tool result's error flag (its text says so)."""
 
+CLIENT_ONLY = "it only describes the client"
+"""Why `to_request` leaves out a key the spec declares `client_only` (Codex's
+`client_metadata`: thread and turn ids): no model reads it."""
+
 DROPPABLE_PREFIXES = ("the signature on call ", "the deferred tool ")
 """The same, by what they begin with: a signature of another backend on a call, and a
 tool Claude Code marks `defer_loading` that no `tool_reference` has loaded yet (held
 back, as Anthropic's API holds it back from the model)."""
-
-CLIENT_KEYS = {
-    "responses": ("client_metadata",),
-    "messages": (),
-    "chat": (),
-}
-"""Request keys that only describe the client (Codex's thread and turn ids): no model
-reads them, so they are left out for any upstream that is not of the client's protocol,
-and said."""
 
 TUNING_KEYS = {
     "messages": (
@@ -127,13 +122,14 @@ def hosted(protocol: str, tool: Json) -> str | None:
 
 def judge(client: str, dropped: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
     """`to_request`'s losses, as (dropped and said, refused)."""
-    keys = set(TUNING_KEYS[client]) | set(CLIENT_KEYS[client])
+    keys = set(TUNING_KEYS[client])
     said: list[str] = []
     refused: list[str] = []
     for what, why in dropped:
         key = what.removeprefix("the key ").strip("'")
         if (
             (what.startswith("the key ") and key in keys)
+            or why == CLIENT_ONLY  # declared in the spec (`client_only`)
             or what in DROPPABLE
             or what.startswith(DROPPABLE_PREFIXES)
         ):

@@ -144,12 +144,17 @@ def hear_losses() -> None:
 
 
 def stream(
-    response: httpx.Response, client: str, upstream: Upstream, exchange: Exchange
+    response: httpx.Response,
+    client: str,
+    upstream: Upstream,
+    exchange: Exchange,
+    tool_names: dict[str, tuple[str, str]] | None = None,
 ) -> AsyncGenerator[bytes, None]:
-    """The client's events of the upstream `response`'s stream."""
+    """The client's events of the upstream `response`'s stream (`tool_names`: the
+    namespace and name of each flat call name, for a Responses client)."""
     if client == upstream.protocol and upstream.think_tags is None:
         return _passed(response, upstream, exchange)
-    return _bridged(response, client, upstream, exchange)
+    return _bridged(response, client, upstream, exchange, tool_names)
 
 
 async def _parts(
@@ -167,9 +172,14 @@ async def _parts(
 
 
 async def _bridged(
-    response: httpx.Response, client: str, upstream: Upstream, exchange: Exchange
+    response: httpx.Response,
+    client: str,
+    upstream: Upstream,
+    exchange: Exchange,
+    tool_names: dict[str, tuple[str, str]] | None,
 ) -> AsyncGenerator[bytes, None]:
-    events = chat.awrite_parts(_parts(response, upstream, exchange), protocol=client)
+    parts = _parts(response, upstream, exchange)
+    events = chat.awrite_parts(parts, protocol=client, tool_names=tool_names)
     try:
         async for event in events:
             exchange.wrote()

@@ -26,6 +26,9 @@ class Translated:
 
     body: Json
     dropped: list[str] = field(default_factory=list[str])
+    tool_names: dict[str, tuple[str, str]] | None = None
+    """For a Responses client whose namespace tools went upstream flat: each flat name's
+    (namespace, name), so that the upstream's calls go back as Codex runs them."""
 
 
 def translate(client: str, target: Target, given: Json, hosted_tools: str) -> Translated:
@@ -49,7 +52,10 @@ def translate(client: str, target: Target, given: Json, hosted_tools: str) -> Tr
     out["stream"] = True  # an unstreamed client request is added up by the gateway
     if upstream.protocol == "chat":
         out["stream_options"] = {"include_usage": True}
-    return Translated(out, dropped)
+    names = None
+    if client == "responses" and upstream.protocol != "responses":
+        names = responses.tool_names(given) or None
+    return Translated(out, dropped, names)
 
 
 def _without_hosted_tools(client: str, body: Json, setting: str) -> list[str]:

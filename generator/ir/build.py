@@ -346,8 +346,14 @@ class _Builder:
                     merge=raw.merge,
                     into=raw.into,
                     repeats=raw.repeats,
+                    client_only=raw.client_only,
                 )
             )
+            if raw.client_only and name != self.raw.core.request:
+                raise raw.where.error(
+                    f"{name}.{raw.wire} says it is client-only, which only a field of"
+                    " the request type can be"
+                )
             if raw.repeats and not (
                 isinstance(core_type, EnumRef) or core_type == Scalar("string")
             ):

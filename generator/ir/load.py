@@ -93,6 +93,7 @@ class RawField:
     means: tuple[RawMeans, ...]
     where: Where
     type_where: Where
+    client_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -597,6 +598,7 @@ _FIELD_KEYS = {
     "into",
     "repeats",
     "means",
+    "client_only",
 }
 
 
@@ -647,6 +649,7 @@ def _fields(section: Located, file: str, owner: str, *, vendor: bool) -> tuple[R
                 means=_means(body, file, what),
                 where=where,
                 type_where=_at(body, file, "type"),
+                client_only=_flag(body, file, "client_only", False),
             )
         )
     return tuple(out)

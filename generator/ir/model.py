@@ -130,6 +130,9 @@ class Field:
     repeats: str | None = None
     """How a string's values recur across chunks: `stream` (the same value on every chunk
     of a stream) or `vocabulary` (one of a small set, such as a token)."""
+    client_only: bool = False
+    """A key of a request that only describes the client (Codex's `client_metadata`):
+    `to_request` drops it, said as such, for a request of another protocol."""
 
     @property
     def has_default(self) -> bool:

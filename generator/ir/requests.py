@@ -22,11 +22,18 @@ _KEYS = {
     "details",
     "signature",
     "developer",
+    "system",
+    "media",
 }
 _SWITCH_KEYS = {"key", "on", "off"}
 _REASONING_KEYS = {"key", "turns", "placeholder"}
 _SIGNATURE_KEYS = {"key", "calls", "unsigned", "accepts"}
-_CHOICES = {"turns": ("all", "tool_calls"), "calls": ("first", "each")}
+_CHOICES = {
+    "turns": ("all", "tool_calls"),
+    "calls": ("first", "each"),
+    "system": ("anywhere", "first"),
+}
+_MEDIA = ("image", "file", "audio")
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,14 @@ def _dialect(name: str, body: Any, file: str, section: Located) -> RequestDialec
                 "'developer' must be true or false", file, body.key_lines.get("developer")
             )
         rules["developer"] = body["developer"]
+    rules["system"] = _choice(body, "system", "anywhere", file)
+    if "media" in body:
+        media = body["media"]
+        if not isinstance(media, list) or not all(m in _MEDIA for m in media):
+            raise SpecError(
+                f"'media' must be a list of {', '.join(_MEDIA)}", file, body.key_lines.get("media")
+            )
+        rules["media"] = tuple(m for m in _MEDIA if m in media)
     if "switch" in body:
         switch = _part(body, "switch", _SWITCH_KEYS, file, name)
         rules["switch"] = _string(switch, "key", file)

@@ -296,6 +296,11 @@ def render_hub(
         "spellings": spelling_rows(spec.meanings.spellings),
         "chunk_spellings": spelling_rows(spec.meanings.in_chunks),
         "request_dialects": [request_dialect_code(d.rules) for d in spec.request_dialects],
+        "client_only_keys": sorted(
+            f.wire
+            for f in (spec.model(spec.request).fields if spec.request else ())
+            if f.client_only
+        ),
         "request_dialect_names": ", ".join(f"`{d.rules.name!r}`" for d in spec.request_dialects),
         "protocol_title": _PROTOCOL_TITLES[spec.family],
         "dialect_names": ", ".join(f"`{d.name!r}`" for d in spec.meanings.dialects) or "none",

@@ -302,6 +302,8 @@ class Target:
         if self.spec.request is not None:
             names += ["loads_request"]
         names += ["to_request", "assistant_message", "RequestLossWarning"]
+        if self.spec.family == "responses":
+            names += ["tool_names"]
         names += [m.name for m in self.spec.models] + [e.name for e in self.spec.enums]
         names += [u.name for u in self.spec.unions] + self.extra_exports()
         return sorted(names, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n))

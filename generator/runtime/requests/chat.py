@@ -228,9 +228,7 @@ def _write_chat_request(
     data: dict[str, Any] = {}
     if said.model is not None:
         data["model"] = said.model
-    data["messages"] = [
-        m for turn in said.turns for m in _chat_messages(turn, dialect, losses)
-    ]
+    data["messages"] = _chat_conversation(said.turns, dialect, losses)
     if said.tools:
         data["tools"] = [_chat_tool(tool) for tool in said.tools]
     if said.tool_choice is not None:
@@ -296,13 +294,60 @@ def _chat_tool(tool: _ToolSpec) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
+def _chat_conversation(
+    turns: list[_Turn], dialect: _RequestDialect, losses: _Losses
+) -> list[dict[str, Any]]:
+    """The turns as chat messages: the media of tool results in the user message after
+    the tool messages (with what the user says next); system messages where the dialect
+    takes them (`system`)."""
+    messages: list[dict[str, Any]] = []
+    media = False  # whether the last message holds the media of tool results
+    for turn in turns:
+        written = _chat_messages(turn, dialect, losses)
+        if media and turn.role == "user" and written:
+            said = messages.pop()["content"]
+            written[0]["content"] = said + _as_parts(written[0]["content"])
+        media = turn.role == "tool" and bool(written) and written[-1]["role"] == "user"
+        messages += written
+    if dialect.system == "first":
+        messages = _system_first(messages)
+    return messages
+
+
+def _system_first(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One system message, first: every system message joined into it, in order (many
+    chat templates raise "System message must be at the beginning" otherwise)."""
+    system = [m for m in messages if m["role"] == "system"]
+    if len(system) < 2 and (not system or messages[0] is system[0]):
+        return messages
+    contents = [m["content"] for m in system]
+    joined: str | list[dict[str, Any]]
+    if all(isinstance(c, str) for c in contents):
+        joined = "\n\n".join(c for c in contents if c)
+    else:
+        joined = [part for c in contents for part in _as_parts(c)]
+    rest = [m for m in messages if m["role"] != "system"]
+    return [{"role": "system", "content": joined}, *rest]
+
+
+def _as_parts(content: Any) -> list[dict[str, Any]]:
+    """Chat content as content parts."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return list(content or ())
+
+
 def _chat_messages(
     turn: _Turn, dialect: _RequestDialect, losses: _Losses
 ) -> list[dict[str, Any]]:
     """A turn as chat messages: results each as a `tool` message (before the rest of a
-    user turn, as chat wants them right after the calls), the rest as one message."""
+    user turn, as chat wants them right after the calls), then the media of the results
+    in one user message (a tool message takes only text), the rest as one message."""
     results = [p for p in turn.pieces if isinstance(p, _ResultPiece)]
-    messages = [_chat_result(r, losses) for r in results]
+    messages = [_chat_result(r, dialect, losses) for r in results]
+    media = [part for r in results for part in _result_media(r, dialect, losses)]
+    if media:
+        messages.append({"role": "user", "content": media})
     rest = tuple(p for p in turn.pieces if not isinstance(p, _ResultPiece))
     if turn.role == "assistant":
         messages.append(_chat_assistant(turn, dialect, losses))
@@ -311,29 +356,99 @@ def _chat_messages(
         if role == "developer" and not dialect.developer:
             role = "system"
         content = [p for p in rest if isinstance(p, _TextPiece | _MediaPiece)]
-        messages.append({"role": role, "content": _chat_parts(tuple(content), losses)})
+        messages.append(
+            {"role": role, "content": _chat_parts(tuple(content), dialect, losses)}
+        )
     return messages
 
 
-def _chat_result(result: _ResultPiece, losses: _Losses) -> dict[str, Any]:
-    """A tool's result as a `tool` message: text only, as chat's tool messages take."""
+def _chat_result(
+    result: _ResultPiece, dialect: _RequestDialect, losses: _Losses
+) -> dict[str, Any]:
+    """A tool's result as a `tool` message: its text, as chat's tool messages take
+    only text, saying where its media went (`_result_media`)."""
     if result.is_error:
         losses.drop("that a tool result is an error", "chat has no place for it")
-    texts = tuple(p for p in result.content if isinstance(p, _TextPiece))
-    for piece in result.content:
-        if isinstance(piece, _MediaPiece):
-            losses.drop(f"an {piece.kind} in a tool result", "chat's take only text")
+    texts = [p for p in result.content if isinstance(p, _TextPiece)]
+    media = [p for p in result.content if isinstance(p, _MediaPiece)]
+    taken = [p for p in media if _takes(dialect, p) and _fits(p)]
+    if taken:
+        texts.append(
+            _TextPiece(f"[{_count(taken)} of this result: in the next user message]")
+        )
+    if len(taken) < len(media):
+        left = [p for p in media if p not in taken]
+        texts.append(
+            _TextPiece(f"[{_count(left)} of this result: left out, not readable here]")
+        )
+    if media:  # one text: the result's, then where its media went
+        texts = [_TextPiece("\n".join(p.text for p in texts if p.text))]
     return {
         "role": "tool",
         "tool_call_id": result.call_id,
-        "content": _chat_parts(texts, losses),
+        "content": _chat_parts(tuple(texts), dialect, losses),
     }
 
 
+def _result_media(
+    result: _ResultPiece, dialect: _RequestDialect, losses: _Losses
+) -> list[dict[str, Any]]:
+    """The media of a tool's result as content parts of the user message after the
+    tool messages, led by a line naming the call (what the dialect does not take is
+    said)."""
+    media = tuple(p for p in result.content if isinstance(p, _MediaPiece))
+    if not media:
+        return []
+    for piece in media:
+        if not _takes(dialect, piece):
+            losses.drop(f"{_a(piece.kind)} in a tool result", _untaken(dialect, piece))
+    parts = _chat_parts(tuple(p for p in media if _takes(dialect, p)), dialect, losses)
+    if not parts:
+        return []
+    lead = {"type": "text", "text": f"[the result of tool call {result.call_id}:]"}
+    return [lead, *_as_parts(parts)]
+
+
+def _takes(dialect: _RequestDialect, piece: _MediaPiece) -> bool:
+    """Whether the dialect takes media of the piece's kind (the spec's `media`)."""
+    return piece.kind in dialect.media
+
+
+def _fits(piece: _MediaPiece) -> bool:
+    """Whether chat has a content part for the piece: an image by URL, a file by its
+    data or file id, audio by its data."""
+    if piece.kind == "file":
+        return piece.file_id is not None or _inline(piece.url)
+    return piece.url is not None
+
+
+def _a(kind: str) -> str:
+    """A kind of media as the warning says it: "an image", "a file", "audio"."""
+    return {"image": "an image", "file": "a file"}.get(kind, kind)
+
+
+def _untaken(dialect: _RequestDialect, piece: _MediaPiece) -> str:
+    return f"{dialect.name} takes no {piece.kind} content parts"
+
+
+def _count(media: list[_MediaPiece]) -> str:
+    """ "the image", "2 images", "an image and a file"."""
+    kinds = [p.kind for p in media]
+    if len(kinds) == 1:
+        return f"the {kinds[0]}"
+    said = sorted(set(kinds))
+    return " and ".join(
+        f"{kinds.count(k)} {k}s" if kinds.count(k) > 1 else f"1 {k}" for k in said
+    )
+
+
 def _chat_parts(
-    pieces: tuple[_TextPiece | _MediaPiece, ...], losses: _Losses
+    pieces: tuple[_TextPiece | _MediaPiece, ...],
+    dialect: _RequestDialect,
+    losses: _Losses,
 ) -> str | list[dict[str, Any]]:
-    """Content as one string when it is all text, else as content parts."""
+    """Content as one string when it is all text, else as content parts (media the
+    dialect does not take left out, and said)."""
     texts = [p.text for p in pieces if isinstance(p, _TextPiece)]
     if len(texts) == len(pieces) and len(texts) < 2:
         return "".join(texts)  # several texts stay apart, as parts
@@ -341,6 +456,8 @@ def _chat_parts(
     for piece in pieces:
         if isinstance(piece, _TextPiece):
             parts.append({"type": "text", "text": piece.text})
+        elif not _takes(dialect, piece):
+            losses.drop(_a(piece.kind), _untaken(dialect, piece))
         elif piece.kind == "image" and piece.url is not None:
             parts.append({"type": "image_url", "image_url": {"url": piece.url}})
         elif piece.kind == "file" and (piece.file_id or _inline(piece.url)):
@@ -354,7 +471,9 @@ def _chat_parts(
             audio = {"data": piece.url, "format": piece.media_type or "wav"}
             parts.append({"type": "input_audio", "input_audio": audio})
         else:
-            losses.drop(f"an {piece.kind} by {_how(piece)}", "chat has no place for it")
+            losses.drop(
+                f"{_a(piece.kind)} by {_how(piece)}", "chat has no place for it"
+            )
     return parts
 
 

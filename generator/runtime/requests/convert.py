@@ -38,6 +38,9 @@ from .vocabulary import (
 
 _REQUEST_KINDS: Final = ("chat", "messages", "responses")
 
+_CLIENT_ONLY: Final = "it only describes the client"
+"""Why a client-only key (the spec's `client_only` fields) is dropped."""
+
 
 def _to_request(
     request: Mapping[str, Any],
@@ -45,9 +48,11 @@ def _to_request(
     protocol: str,
     dialect: str | None,
     dialects: Sequence[_RequestDialect],
+    client_only: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """A `source` request's JSON data as a `protocol` request; a chat one in
-    `dialect`. What it cannot carry is said in a `RequestLossWarning`."""
+    `dialect`. What it cannot carry is said in a `RequestLossWarning`; the keys that
+    only describe the client (`client_only`, the spec's) as such."""
     chosen = _chosen(protocol, dialect, dialects)
     data = _data_of(request)
     if source == protocol and source != "chat":
@@ -62,7 +67,9 @@ def _to_request(
     # What another protocol has no place for is kept as it came in the same protocol.
     losses = _Losses() if source == protocol else read
     for key in said.rest if source != protocol else ():
-        if key != "tools":  # the tools were said one by one
+        if key in client_only:
+            losses.drop(f"the key {key!r}", _CLIENT_ONLY)
+        elif key != "tools":  # the tools were said one by one
             losses.drop(f"the key {key!r}", f"a {protocol} request has no place for it")
     written = _write_request(said, protocol, chosen, losses)
     losses.warn(protocol)

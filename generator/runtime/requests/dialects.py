@@ -48,6 +48,13 @@ class _RequestDialect:
     """Whether it reads the `developer` role (else a developer message is `system`)."""
     accepts: tuple[str, ...] = ()
     """Other schemes whose signatures this backend reads back (its own always)."""
+    system: str = "anywhere"
+    """Where system messages may stand: "anywhere", or "first" (one, at the start: the
+    later ones are joined into it, as many chat templates refuse a system message after
+    the first turn)."""
+    media: tuple[str, ...] = ("image", "file", "audio")
+    """The media a message takes as content parts (`image_url`, `file`,
+    `input_audio`): "image", "file", "audio"; others are left out and said."""
 
     def reads(self, scheme: str | None) -> bool:
         return scheme is not None and (scheme == self.name or scheme in self.accepts)

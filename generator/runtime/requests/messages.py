@@ -53,6 +53,26 @@ requires one."""
 
 _SCHEME_MESSAGES: Final = "messages"
 
+_DEFERRED: Final = "held back until a tool_reference loads it (tool search)"
+"""Why a tool marked `defer_loading` is not offered: as Anthropic's API does, the model
+sees it once a `tool_reference` block in a tool result names it."""
+
+
+def _referenced(messages: Any) -> frozenset[str]:
+    """The tools named by `tool_reference` blocks in the tool results of `messages`
+    (the ones tool search has loaded)."""
+    names: set[str] = set()
+    for message in _json_objects(messages):
+        content = message.get("content")
+        for block in _json_objects(content if isinstance(content, list) else ()):
+            if block.get("type") != "tool_result":
+                continue
+            inner = block.get("content")
+            for ref in _json_objects(inner if isinstance(inner, list) else ()):
+                if ref.get("type") == "tool_reference":
+                    names.add(str(ref.get("tool_name")))
+    return frozenset(names)
+
 
 def _read_messages_request(data: dict[str, Any], losses: _Losses) -> _Conversation:
     said = _Conversation(model=data.get("model"), protocol="messages")
@@ -62,9 +82,12 @@ def _read_messages_request(data: dict[str, Any], losses: _Losses) -> _Conversati
     for message in _json_objects(data.get("messages")):
         said.turns += _messages_turns(message, losses)
     rest = {k: v for k, v in data.items() if k not in _MESSAGES_READ}
+    loaded = _referenced(data.get("messages"))
     for tool in data.get("tools") or ():
         spec = _json_object(tool)
-        if "input_schema" in spec and spec.get("type") in (None, "custom"):
+        if spec.get("defer_loading") is True and spec.get("name") not in loaded:
+            losses.drop(f"the deferred tool {spec.get('name')!r}", _DEFERRED)
+        elif "input_schema" in spec and spec.get("type") in (None, "custom"):
             said.tools.append(
                 _ToolSpec(
                     spec.get("name") or "",
@@ -128,6 +151,8 @@ def _messages_media(
     kind = block.get("type")
     if kind == "text":
         return _TextPiece(block.get("text") or "")
+    if kind == "tool_reference":  # tool search's result: the tool is offered from now
+        return _TextPiece(f"Tool loaded: {block.get('tool_name')}")
     source = _json_object(block.get("source"))
     if kind == "document" and source.get("type") == "text":
         return _TextPiece(source.get("data") or "")  # a plain-text document is text

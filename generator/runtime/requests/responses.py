@@ -13,6 +13,7 @@ from .vocabulary import (
     _CallPiece,
     _Conversation,
     _effort_of,
+    _flat_tool_name,
     _is_json_object,
     _json_object,
     _json_objects,
@@ -65,14 +66,18 @@ def _read_responses_request(data: dict[str, Any], losses: _Losses) -> _Conversat
         spec = _json_object(tool)
         kind = spec.get("type")
         if kind == "function":
-            said.tools.append(
-                _ToolSpec(
-                    spec.get("name") or "",
-                    spec.get("description"),
-                    spec.get("parameters"),
-                    spec.get("strict"),
-                )
-            )
+            said.tools.append(_function_spec(spec))
+        elif kind == "namespace":  # Codex's group of functions: each flat, by name
+            for inner in _json_objects(spec.get("tools")):
+                flat = _function_spec(inner, spec.get("name"))
+                if inner.get("type") == "function":
+                    said.tools.append(flat)
+                else:
+                    losses.drop(
+                        f"tool of type {inner.get('type')!r} in namespace"
+                        f" {spec.get('name')!r}",
+                        "only function tools cross protocols",
+                    )
         else:
             losses.drop(f"tool of type {kind!r}", "only function tools cross protocols")
     choice = data.get("tool_choice")
@@ -93,6 +98,37 @@ def _read_responses_request(data: dict[str, Any], losses: _Losses) -> _Conversat
     said.user = data.get("user")
     said.rest = rest
     return said
+
+
+def _function_spec(spec: dict[str, Any], namespace: Any = None) -> _ToolSpec:
+    """A function tool; one of a namespace under its flat name (`_flat_tool_name`)."""
+    return _ToolSpec(
+        _call_name(spec, namespace),
+        spec.get("description"),
+        spec.get("parameters"),
+        spec.get("strict"),
+    )
+
+
+def _call_name(item: dict[str, Any], namespace: Any = None) -> str:
+    """A function's (or a call's) name; in a namespace, its flat name."""
+    name = str(item.get("name") or "")
+    if namespace is None:
+        namespace = item.get("namespace")
+    return _flat_tool_name(str(namespace), name) if namespace else name
+
+
+def _tool_names(request: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """The flat name each function of a namespace tool of a Responses request has in
+    another protocol, and its (namespace, name): to write a call of it back as Codex
+    reads it, a `function_call` with `namespace`."""
+    names: dict[str, tuple[str, str]] = {}
+    for tool in _json_objects(request.get("tools")):
+        if tool.get("type") == "namespace" and isinstance(tool.get("name"), str):
+            for inner in _json_objects(tool.get("tools")):
+                name = str(inner.get("name") or "")
+                names[_flat_tool_name(tool["name"], name)] = (tool["name"], name)
+    return names
 
 
 def _responses_item(turns: list[_Turn], item: dict[str, Any], losses: _Losses) -> None:
@@ -123,7 +159,7 @@ def _responses_item(turns: list[_Turn], item: dict[str, Any], losses: _Losses) -
     elif kind == "function_call":
         piece = _CallPiece(
             item.get("call_id") or "",
-            item.get("name") or "",
+            _call_name(item),
             item.get("arguments") or "",
         )
         _into(turns, "assistant", (piece,))
@@ -267,7 +303,19 @@ def _responses_items(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
             )
         else:
             flush()
-            output = "".join(p.text for p in piece.content if isinstance(p, _TextPiece))
+            output: str | list[dict[str, Any]] = "".join(
+                p.text for p in piece.content if isinstance(p, _TextPiece)
+            )
+            if any(isinstance(p, _MediaPiece) for p in piece.content):
+                output = [  # texts and media, as `input_*` parts
+                    part
+                    for p in piece.content
+                    for part in (
+                        [{"type": "input_text", "text": p.text}]
+                        if isinstance(p, _TextPiece)
+                        else _responses_media(p, losses)
+                    )
+                ]
             items.append(
                 {
                     "type": "function_call_output",

@@ -10,7 +10,9 @@ reported in `_Losses`, never dropped silently."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
+import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -199,6 +201,21 @@ def _json_object(value: Any) -> dict[str, Any]:
 def _json_objects(items: Any) -> list[dict[str, Any]]:
     """The JSON objects among `items` (a JSON list, or None): others are skipped."""
     return [item for item in items or () if _is_json_object(item)]
+
+
+_TOOL_NAME: Final = re.compile(r"[^a-zA-Z0-9_-]")
+"""What a chat backend refuses in a function's name (`^[a-zA-Z0-9_-]{1,64}$`)."""
+
+
+def _flat_tool_name(namespace: str, name: str) -> str:
+    """The name a function of a namespace (Codex's `namespace` tools) has as a chat
+    function: `namespace__name`, other characters as `_`, at most 64 (a longer one
+    cut, with a hash of the whole)."""
+    flat = _TOOL_NAME.sub("_", f"{namespace}__{name}")
+    if len(flat) <= 64:
+        return flat
+    digest = hashlib.sha256(f"{namespace}\0{name}".encode()).hexdigest()[:8]
+    return f"{flat[:55]}_{digest}"
 
 
 def _data_of(request: Mapping[str, Any]) -> dict[str, Any]:

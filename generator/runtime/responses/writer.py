@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import time
 import uuid
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any, Final
 
 from ..json_text import _json_string, _json_text, _wire_text
@@ -82,6 +82,7 @@ class _ResponsesWriter(_EventWriter):
         "_id",
         "_items",
         "_latest",
+        "_names",
         "_number",
         "_open",
     )
@@ -90,8 +91,10 @@ class _ResponsesWriter(_EventWriter):
     _protocol = "Responses"
     _noun = "response"
 
-    def __init__(self) -> None:
+    def __init__(self, tool_names: Mapping[str, tuple[str, str]] | None = None) -> None:
         super().__init__()
+        self._names = tool_names or {}
+        """A call's flat name: its namespace and name (the request's `_tool_names`)."""
         self._id = ""
         self._base = ""
         self._created = 0
@@ -447,13 +450,19 @@ class _ResponsesWriter(_EventWriter):
             index = len(self._items)
             ident = which.id if which is not None and which.id else None
             name = which.name if which is not None and which.name else ""
+            named: dict[str, str] = {"name": name}
+            if name in self._names:  # a function of a namespace, as Codex runs it
+                named = {
+                    "name": self._names[name][1],
+                    "namespace": self._names[name][0],
+                }
             call = self._add(
                 out,
                 "function_call",
                 "fc",
                 key,
                 call_id=ident or f"call_{self._base}_{index}",
-                name=name,
+                **named,
                 arguments="",
             )
             self._calls[key] = call
@@ -588,12 +597,16 @@ def _responses_error(error: Any, message: str | None) -> dict[str, Any]:
     }
 
 
-def _write_responses(parts: Iterable[Part]) -> Iterator[bytes]:
+def _write_responses(
+    parts: Iterable[Part], tool_names: Mapping[str, tuple[str, str]] | None = None
+) -> Iterator[bytes]:
     """`parts` (any protocol's) as the events of a Responses stream (see
-    `_ResponsesWriter`)."""
-    return _ResponsesWriter().stream(parts)
+    `_ResponsesWriter`); a call named in `tool_names` as its namespace's."""
+    return _ResponsesWriter(tool_names).stream(parts)
 
 
-def _awrite_responses(parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
+def _awrite_responses(
+    parts: AsyncIterable[Part], tool_names: Mapping[str, tuple[str, str]] | None = None
+) -> AsyncIterator[bytes]:
     """`_write_responses` for parts that arrive asynchronously."""
-    return _ResponsesWriter().astream(parts)
+    return _ResponsesWriter(tool_names).astream(parts)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
 import importlib
 import json
 import re
@@ -634,6 +635,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.vocabulary._json_objects)
 
 
+# (runtime section: requests.vocabulary._TOOL_NAME)
+
+
+# (runtime section: requests.vocabulary._flat_tool_name)
+
+
 # (runtime section: requests.vocabulary._data_of)
 
 
@@ -694,10 +701,37 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._chat_tool)
 
 
+# (runtime section: requests.chat._chat_conversation)
+
+
+# (runtime section: requests.chat._system_first)
+
+
+# (runtime section: requests.chat._as_parts)
+
+
 # (runtime section: requests.chat._chat_messages)
 
 
 # (runtime section: requests.chat._chat_result)
+
+
+# (runtime section: requests.chat._result_media)
+
+
+# (runtime section: requests.chat._takes)
+
+
+# (runtime section: requests.chat._fits)
+
+
+# (runtime section: requests.chat._a)
+
+
+# (runtime section: requests.chat._untaken)
+
+
+# (runtime section: requests.chat._count)
 
 
 # (runtime section: requests.chat._chat_parts)
@@ -728,6 +762,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.messages._SCHEME_MESSAGES)
+
+
+# (runtime section: requests.messages._DEFERRED)
+
+
+# (runtime section: requests.messages._referenced)
 
 
 # (runtime section: requests.messages._read_messages_request)
@@ -772,6 +812,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.responses._read_responses_request)
 
 
+# (runtime section: requests.responses._function_spec)
+
+
+# (runtime section: requests.responses._call_name)
+
+
 # (runtime section: requests.responses._responses_item)
 
 
@@ -794,6 +840,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.convert._REQUEST_KINDS)
+
+
+# (runtime section: requests.convert._CLIENT_ONLY)
 
 
 # (runtime section: requests.convert._to_request)
@@ -823,6 +872,10 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = ()
 """How each chat backend reads a request (the spec's `requests:`), OpenAI's first."""
 
+_CLIENT_ONLY_KEYS: Final[frozenset[str]] = frozenset([])
+"""The keys of this protocol's request that only describe the client (the spec's
+`client_only` fields): dropped for a request of another protocol, said as such."""
+
 
 def to_request(
     request: Mapping[str, Any], *, protocol: str, dialect: str | None = None
@@ -836,7 +889,7 @@ def to_request(
     `RequestLossWarning` (docs/requests.md). A request of the same protocol keeps every
     other key as it came.
     """
-    return _to_request(request, "chat", protocol, dialect, _REQUEST_DIALECTS)
+    return _to_request(request, "chat", protocol, dialect, _REQUEST_DIALECTS, _CLIENT_ONLY_KEYS)
 
 
 def assistant_message(
