@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        ec14935f1900
-#   chunkspec code                       bcac3ff812c1
-# Digest: a4196292ff7a4254
+#   chunkspec code                       0a9e8b1e2a1d
+# Digest: c92f283785ae6492
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        ec14935f1900
-#   chunkspec code                       712f4c8f9e9e
-# Digest: 5e423e9a896cf5ec
+#   chunkspec code                       9886eb6f8e75
+# Digest: db1f0d518b6e08b9
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 

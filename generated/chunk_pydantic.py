@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        ec14935f1900
-#   chunkspec code                       33a2d37d30f2
-# Digest: fe2994e214884640
+#   chunkspec code                       120f5ed7050d
+# Digest: 0a4eed454dca0031
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        ec14935f1900
-#   chunkspec code                       b33cb5395b20
-# Digest: 914036d48f54245b
+#   chunkspec code                       2e1c813f8890
+# Digest: 402b4a9ee5cffbc4
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 

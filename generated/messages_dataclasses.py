@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    4a5caf7af254
-#   chunkspec code                   285c8a65806a
-# Digest: 19e4df87f500a069
+#   chunkspec code                   964435872eb8
+# Digest: 941b2d8f718c6631
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 
@@ -1531,11 +1531,13 @@ class _MessagesWriter(_EventWriter):
                 self._drop("signature", "its call's block had begun")
                 return
             empty = {"type": "thinking", "thinking": "", "signature": ""}
-            block = self._start(out, "thinking", None, empty)
-            block.signed = True
+            carrier = self._start(out, "thinking", None, empty)
+            carrier.signed = True
             signature = _marked(_CALL_SCHEME, part.text)
             out.append(
-                _messages_delta(block.index, "signature_delta", "signature", signature)
+                _messages_delta(
+                    carrier.index, "signature_delta", "signature", signature
+                )
             )
             self._close(out)
             return

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    4a5caf7af254
-#   chunkspec code                   9e65015c6113
-# Digest: 31ae5351421b2613
+#   chunkspec code                   e8fa3ceb5ce5
+# Digest: 80c6f06843bef3d8
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 
@@ -1555,11 +1555,13 @@ class _MessagesWriter(_EventWriter):
                 self._drop("signature", "its call's block had begun")
                 return
             empty = {"type": "thinking", "thinking": "", "signature": ""}
-            block = self._start(out, "thinking", None, empty)
-            block.signed = True
+            carrier = self._start(out, "thinking", None, empty)
+            carrier.signed = True
             signature = _marked(_CALL_SCHEME, part.text)
             out.append(
-                _messages_delta(block.index, "signature_delta", "signature", signature)
+                _messages_delta(
+                    carrier.index, "signature_delta", "signature", signature
+                )
             )
             self._close(out)
             return

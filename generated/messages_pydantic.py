@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    4a5caf7af254
-#   chunkspec code                   80a8c04332de
-# Digest: 99ca49472d1b78c0
+#   chunkspec code                   354974042f6e
+# Digest: 326ddc78e6db0148
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 
@@ -1550,11 +1550,13 @@ class _MessagesWriter(_EventWriter):
                 self._drop("signature", "its call's block had begun")
                 return
             empty = {"type": "thinking", "thinking": "", "signature": ""}
-            block = self._start(out, "thinking", None, empty)
-            block.signed = True
+            carrier = self._start(out, "thinking", None, empty)
+            carrier.signed = True
             signature = _marked(_CALL_SCHEME, part.text)
             out.append(
-                _messages_delta(block.index, "signature_delta", "signature", signature)
+                _messages_delta(
+                    carrier.index, "signature_delta", "signature", signature
+                )
             )
             self._close(out)
             return

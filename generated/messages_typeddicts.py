@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           e08c29f0385f
 #   spec as built                    4a5caf7af254
-#   chunkspec code                   e9a85bc57462
-# Digest: 86844cc6a6caa146
+#   chunkspec code                   b3fbeb26acf8
+# Digest: b4a81cae6aadd871
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 
@@ -1651,11 +1651,13 @@ class _MessagesWriter(_EventWriter):
                 self._drop("signature", "its call's block had begun")
                 return
             empty = {"type": "thinking", "thinking": "", "signature": ""}
-            block = self._start(out, "thinking", None, empty)
-            block.signed = True
+            carrier = self._start(out, "thinking", None, empty)
+            carrier.signed = True
             signature = _marked(_CALL_SCHEME, part.text)
             out.append(
-                _messages_delta(block.index, "signature_delta", "signature", signature)
+                _messages_delta(
+                    carrier.index, "signature_delta", "signature", signature
+                )
             )
             self._close(out)
             return

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     e727568562a3
-#   chunkspec code                    df50e29a0867
-# Digest: d6c0c3777b61013b
+#   chunkspec code                    e0785238c22a
+# Digest: 8053b9f227b6b101
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     e727568562a3
-#   chunkspec code                    271883528947
-# Digest: 22729c3f8272ed6e
+#   chunkspec code                    1edbaccb446f
+# Digest: 6f514c78a59f532b
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

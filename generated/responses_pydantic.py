@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     e727568562a3
-#   chunkspec code                    20867d41eb72
-# Digest: 2a8f958a2282638a
+#   chunkspec code                    3780dfcfcee2
+# Digest: 01319acadf4a72bf
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 

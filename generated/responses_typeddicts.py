@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            e08c29f0385f
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     e727568562a3
-#   chunkspec code                    887a33b7cb9e
-# Digest: 692c22778499c4c5
+#   chunkspec code                    a49a77601e6d
+# Digest: 5bdd71e1e4381697
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 

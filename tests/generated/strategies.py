@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        ec14935f1900
-#   chunkspec code                       881fb6f084c2
-# Digest: 5264ec0ce0b0253a
+#   chunkspec code                       7bb90393aad0
+# Digest: c6f9b748badca2fc
 # Regenerate with: make generate
 """Hypothesis strategies for every spec type (see generator/render/strategies.py).
 

@@ -335,11 +335,13 @@ class _MessagesWriter(_EventWriter):
                 self._drop("signature", "its call's block had begun")
                 return
             empty = {"type": "thinking", "thinking": "", "signature": ""}
-            block = self._start(out, "thinking", None, empty)
-            block.signed = True
+            carrier = self._start(out, "thinking", None, empty)
+            carrier.signed = True
             signature = _marked(_CALL_SCHEME, part.text)
             out.append(
-                _messages_delta(block.index, "signature_delta", "signature", signature)
+                _messages_delta(
+                    carrier.index, "signature_delta", "signature", signature
+                )
             )
             self._close(out)
             return

@@ -89,7 +89,11 @@ def _uncarried(data: dict[str, Any], protocol: str, losses: _Losses) -> None:
         return
     items = data.get("input")
     if isinstance(items, list):
-        kept = [i for i in _json_objects(items) if not _carries(i, "encrypted_content", losses)]
+        kept = [
+            i
+            for i in _json_objects(items)
+            if not _carries(i, "encrypted_content", losses)
+        ]
         if len(kept) < len(_json_objects(items)):
             data["input"] = kept
 

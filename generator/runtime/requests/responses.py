@@ -100,9 +100,7 @@ def _read_responses_request(data: dict[str, Any], losses: _Losses) -> _Conversat
 _USER_ROLES: Final = frozenset(("user", "system", "developer"))
 
 
-def _attempted(
-    items: list[dict[str, Any]], losses: _Losses
-) -> list[dict[str, Any]]:
+def _attempted(items: list[dict[str, Any]], losses: _Losses) -> list[dict[str, Any]]:
     """The input items without a failed attempt's, each left out said: an assistant
     item (reasoning, a message or a call) with `status: "incomplete"` that the
     assistant's output goes on after (a retry said it again) or that ends the input
@@ -196,7 +194,9 @@ def _responses_item(turns: list[_Turn], item: dict[str, Any], losses: _Losses) -
         )
         _into(turns, "assistant", (piece,))
     elif kind == "function_call":
-        before = list(turns[-1].pieces) if turns and turns[-1].role == "assistant" else []
+        before = (
+            list(turns[-1].pieces) if turns and turns[-1].role == "assistant" else []
+        )
         signature, scheme = _bound(before)
         if signature is not None:
             turns[-1] = _Turn("assistant", tuple(before))

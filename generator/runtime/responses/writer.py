@@ -424,7 +424,11 @@ class _ResponsesWriter(_EventWriter):
         marked with its scheme (`_marked`), which Codex sends back and `to_request`
         puts back on that call; one for a call already added can no longer go before
         it."""
-        if part.kind == "signature" and part.tool_call is not None and part.block is None:
+        if (
+            part.kind == "signature"
+            and part.tool_call is not None
+            and part.block is None
+        ):
             if self._key(part) in self._calls:
                 self._drop("signature", "its call's item had been added")
                 return

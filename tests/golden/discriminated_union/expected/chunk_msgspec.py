@@ -786,6 +786,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: parts._TEXTS)
 
 
+# (runtime section: parts._MARK)
+
+
+# (runtime section: parts._unmarked)
+
+
 # (runtime section: parts._summary_of_parts)
 
 
@@ -862,6 +868,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.vocabulary._refused)
+
+
+# (runtime section: requests.vocabulary._carried)
+
+
+# (runtime section: requests.vocabulary._bound)
 
 
 # (runtime section: requests.vocabulary._arguments_object)
@@ -993,7 +1005,22 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.responses._SCHEME_RESPONSES)
 
 
+# (runtime section: requests.responses._ASSISTANT_ITEMS)
+
+
 # (runtime section: requests.responses._read_responses_request)
+
+
+# (runtime section: requests.responses._USER_ROLES)
+
+
+# (runtime section: requests.responses._attempted)
+
+
+# (runtime section: requests.responses._is_assistant_item)
+
+
+# (runtime section: requests.responses._retried)
 
 
 # (runtime section: requests.responses._responses_item)
@@ -1021,6 +1048,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.convert._to_request)
+
+
+# (runtime section: requests.convert._uncarried)
+
+
+# (runtime section: requests.convert._carries)
 
 
 # (runtime section: requests.convert._chosen)

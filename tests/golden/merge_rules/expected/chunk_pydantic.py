@@ -738,6 +738,12 @@ def _encoder(
 # (runtime section: parts._TEXTS)
 
 
+# (runtime section: parts._MARK)
+
+
+# (runtime section: parts._unmarked)
+
+
 # (runtime section: parts._COUNTS)
 
 
@@ -1199,6 +1205,12 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.vocabulary._refused)
 
 
+# (runtime section: requests.vocabulary._carried)
+
+
+# (runtime section: requests.vocabulary._bound)
+
+
 # (runtime section: requests.vocabulary._arguments_object)
 
 
@@ -1328,7 +1340,22 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.responses._SCHEME_RESPONSES)
 
 
+# (runtime section: requests.responses._ASSISTANT_ITEMS)
+
+
 # (runtime section: requests.responses._read_responses_request)
+
+
+# (runtime section: requests.responses._USER_ROLES)
+
+
+# (runtime section: requests.responses._attempted)
+
+
+# (runtime section: requests.responses._is_assistant_item)
+
+
+# (runtime section: requests.responses._retried)
 
 
 # (runtime section: requests.responses._responses_item)
@@ -1356,6 +1383,12 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 
 
 # (runtime section: requests.convert._to_request)
+
+
+# (runtime section: requests.convert._uncarried)
+
+
+# (runtime section: requests.convert._carries)
 
 
 # (runtime section: requests.convert._chosen)

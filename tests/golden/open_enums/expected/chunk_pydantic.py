@@ -563,6 +563,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: parts._TEXTS)
 
 
+# (runtime section: parts._MARK)
+
+
+# (runtime section: parts._unmarked)
+
+
 # (runtime section: parts._summary_of_parts)
 
 
@@ -639,6 +645,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.vocabulary._refused)
+
+
+# (runtime section: requests.vocabulary._carried)
+
+
+# (runtime section: requests.vocabulary._bound)
 
 
 # (runtime section: requests.vocabulary._arguments_object)
@@ -770,7 +782,22 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.responses._SCHEME_RESPONSES)
 
 
+# (runtime section: requests.responses._ASSISTANT_ITEMS)
+
+
 # (runtime section: requests.responses._read_responses_request)
+
+
+# (runtime section: requests.responses._USER_ROLES)
+
+
+# (runtime section: requests.responses._attempted)
+
+
+# (runtime section: requests.responses._is_assistant_item)
+
+
+# (runtime section: requests.responses._retried)
 
 
 # (runtime section: requests.responses._responses_item)
@@ -798,6 +825,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.convert._to_request)
+
+
+# (runtime section: requests.convert._uncarried)
+
+
+# (runtime section: requests.convert._carries)
 
 
 # (runtime section: requests.convert._chosen)

@@ -576,6 +576,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: parts._TEXTS)
 
 
+# (runtime section: parts._MARK)
+
+
+# (runtime section: parts._unmarked)
+
+
 # (runtime section: parts._summary_of_parts)
 
 
@@ -652,6 +658,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.vocabulary._refused)
+
+
+# (runtime section: requests.vocabulary._carried)
+
+
+# (runtime section: requests.vocabulary._bound)
 
 
 # (runtime section: requests.vocabulary._arguments_object)
@@ -783,7 +795,22 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.responses._SCHEME_RESPONSES)
 
 
+# (runtime section: requests.responses._ASSISTANT_ITEMS)
+
+
 # (runtime section: requests.responses._read_responses_request)
+
+
+# (runtime section: requests.responses._USER_ROLES)
+
+
+# (runtime section: requests.responses._attempted)
+
+
+# (runtime section: requests.responses._is_assistant_item)
+
+
+# (runtime section: requests.responses._retried)
 
 
 # (runtime section: requests.responses._responses_item)
@@ -811,6 +838,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.convert._to_request)
+
+
+# (runtime section: requests.convert._uncarried)
+
+
+# (runtime section: requests.convert._carries)
 
 
 # (runtime section: requests.convert._chosen)
