@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8d60c83527c9
-#   chunkspec code                       5afd27bed645
-# Digest: 6b170a6098fb3599
+#   chunkspec code                       b370ecabec2d
+# Digest: 6eb5ad9d26bd6c22
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -6016,6 +6016,24 @@ class Part:
 _TEXTS: Final = ("text", "reasoning", "refusal")
 
 
+_MARK: Final = "chunkspec:"
+"""The start of a signature carried in another protocol's place for it, marked with the
+scheme that made it: `chunkspec:<scheme>:<signature>` (a Gemini thought signature in a
+Messages thinking block's `signature` or a Responses reasoning item's
+`encrypted_content`, which agents send back unchanged). Anthropic's signatures and
+OpenAI's encrypted content are base64, which has no ':', so a marked value is never
+taken for theirs."""
+
+
+def _unmarked(value: Any) -> tuple[str, str] | None:
+    """The scheme and the signature of a marked value (see `_MARK`); None for any
+    other."""
+    if not isinstance(value, str) or not value.startswith(_MARK):
+        return None
+    scheme, colon, signature = value[len(_MARK) :].partition(":")
+    return (scheme, signature) if colon and scheme else None
+
+
 _COUNTS: Final = (
     "prompt_tokens",
     "completion_tokens",
@@ -9567,6 +9585,10 @@ class _ReasoningPiece:
     source: Any = None
     """The item as its scheme wrote it (a Responses reasoning item, OpenRouter's
     `reasoning_details`), written back verbatim to the same scheme."""
+    carried: bool = False
+    """Whether it is a signature another protocol carried for the call after it (a
+    Gemini thought signature in a Messages thinking block or a Responses reasoning
+    item, marked with its scheme: `_marked`), which goes back on that call."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -9733,6 +9755,25 @@ def _data_of(request: Mapping[str, Any]) -> dict[str, Any]:
 def _refused(scheme: str | None, where: str) -> str:
     """Why a signature (or reasoning) made by `scheme` is not sent to `where`."""
     return f"made by {scheme or 'an unknown backend'}: {where} would refuse it"
+
+
+def _carried(value: Any) -> _ReasoningPiece | None:
+    """A signature carried in another protocol's place, marked with its scheme
+    (`_marked`), as a piece bound to the call after it; None for any other value."""
+    marked = _unmarked(value)
+    if marked is None:
+        return None
+    return _ReasoningPiece(signature=marked[1], scheme=marked[0], carried=True)
+
+
+def _bound(pieces: list[_Piece]) -> tuple[str | None, str | None]:
+    """The signature and scheme a call gets from the piece right before it, when that
+    is a carried signature (`_carried`), taken out of `pieces`."""
+    last = pieces[-1] if pieces else None
+    if isinstance(last, _ReasoningPiece) and last.carried:
+        pieces.pop()
+        return last.signature, last.scheme
+    return None, None
 
 
 def _arguments_object(call: _CallPiece, losses: _Losses) -> Any:
@@ -10327,7 +10368,9 @@ def _chat_reasoning_back(
     structured details (its own verbatim, else the text as details), its text in its
     key (or the placeholder), on the turns it names. A signature goes back only in the
     dialect's own details or on a call (`_sign_first_call`); any other is said."""
-    text = "".join(p.text for p in reasoning)
+    # Blocks or items apart stay apart (two reasoning items in a row: a failed
+    # attempt's, then its retry's).
+    text = "\n\n".join(p.text for p in reasoning if p.text)
     if dialect.details is not None:
         own = [p.source for p in reasoning if p.scheme == dialect.name and p.source]
         details = [d for source in own for d in source] or [
@@ -10571,23 +10614,34 @@ def _messages_turns(message: dict[str, Any], losses: _Losses) -> list[_Turn]:
                 )
             )
         elif kind == "thinking":
-            pieces.append(
-                _ReasoningPiece(
-                    block.get("thinking") or "",
-                    signature=block.get("signature") or None,
-                    scheme=_SCHEME_MESSAGES,
+            carried = _carried(block.get("signature"))
+            if carried is None:
+                pieces.append(
+                    _ReasoningPiece(
+                        block.get("thinking") or "",
+                        signature=block.get("signature") or None,
+                        scheme=_SCHEME_MESSAGES,
+                    )
                 )
-            )
+            else:  # a signature the Messages writer carried for the next call
+                if block.get("thinking"):
+                    pieces.append(
+                        _ReasoningPiece(block["thinking"], scheme=_SCHEME_MESSAGES)
+                    )
+                pieces.append(carried)
         elif kind == "redacted_thinking":
             pieces.append(
                 _ReasoningPiece(encrypted=block.get("data"), scheme=_SCHEME_MESSAGES)
             )
         elif kind == "tool_use":
+            signature, scheme = _bound(pieces)
             pieces.append(
                 _CallPiece(
                     block.get("id") or "",
                     block.get("name") or "",
                     _arguments_text(block.get("input", {})),
+                    signature,
+                    scheme,
                 )
             )
         else:
@@ -10814,6 +10868,9 @@ _RESPONSES_READ: Final = frozenset(
 _SCHEME_RESPONSES: Final = "responses"
 
 
+_ASSISTANT_ITEMS: Final = frozenset(("reasoning", "function_call"))
+
+
 def _read_responses_request(data: dict[str, Any], losses: _Losses) -> _Conversation:
     said = _Conversation(model=data.get("model"), protocol="responses")
     instructions = data.get("instructions")
@@ -10822,7 +10879,7 @@ def _read_responses_request(data: dict[str, Any], losses: _Losses) -> _Conversat
     items = data.get("input")
     if isinstance(items, str):
         items = [{"role": "user", "content": items}]
-    for item in _json_objects(items):
+    for item in _attempted(_json_objects(items), losses):
         _responses_item(said.turns, item, losses)
     rest = {k: v for k, v in data.items() if k not in _RESPONSES_READ}
     for tool in data.get("tools") or ():
@@ -10881,6 +10938,73 @@ def _call_name(item: dict[str, Any], namespace: Any = None) -> str:
     return _flat_tool_name(str(namespace), name) if namespace else name
 
 
+_USER_ROLES: Final = frozenset(("user", "system", "developer"))
+
+
+def _attempted(items: list[dict[str, Any]], losses: _Losses) -> list[dict[str, Any]]:
+    """The input items without a failed attempt's, each left out said: an assistant
+    item (reasoning, a message or a call) with `status: "incomplete"` that the
+    assistant's output goes on after (a retry said it again) or that ends the input
+    (the retry's request), with the outputs of the calls left out; and reasoning that
+    ends the input (reasoning leads to a message or a call: alone at the end, it is
+    what a failed attempt got done before it failed, which Codex sends back on its
+    retry, without a status). An incomplete message the user answers (cut by the
+    output limit) stays."""
+    kept: list[dict[str, Any]] = []
+    calls: set[Any] = set()
+    last = len(items)
+    while last and (items[last - 1].get("type") == "reasoning"):
+        last -= 1
+    for at, item in enumerate(items):
+        kind = item.get("type") or "message"
+        if at >= last:
+            losses.drop(
+                f"a reasoning item {item.get('id')!r} at the end of the input",
+                "a failed attempt's: no message or call follows it",
+            )
+            continue
+        if (
+            item.get("status") == "incomplete"
+            and _is_assistant_item(item)
+            and _retried(items, at)
+        ):
+            losses.drop(
+                f"an incomplete {kind} item {item.get('id') or item.get('call_id')!r}",
+                "cut off in a failed attempt that a retry said again",
+            )
+            if kind == "function_call":
+                calls.add(item.get("call_id"))
+            continue
+        if kind == "function_call_output" and item.get("call_id") in calls:
+            losses.drop(
+                f"the output of call {item.get('call_id')!r}",
+                "its call was cut off in a failed attempt",
+            )
+            continue
+        kept.append(item)
+    return kept
+
+
+def _is_assistant_item(item: dict[str, Any]) -> bool:
+    kind = item.get("type") or "message"
+    if kind == "message":
+        return item.get("role") == "assistant"
+    return kind in _ASSISTANT_ITEMS
+
+
+def _retried(items: list[dict[str, Any]], at: int) -> bool:
+    """Whether the assistant's output goes on after item `at` before the user speaks
+    again, or the input ends there."""
+    for item in items[at + 1 :]:
+        if _is_assistant_item(item):
+            return True
+        if (item.get("type") or "message") == "message" and item.get("role") in (
+            _USER_ROLES
+        ):
+            return False
+    return True
+
+
 def _responses_item(turns: list[_Turn], item: dict[str, Any], losses: _Losses) -> None:
     """One input item into the turns: reasoning, calls and assistant messages in a row
     make one assistant turn, outputs in a row one tool turn."""
@@ -10895,6 +11019,10 @@ def _responses_item(turns: list[_Turn], item: dict[str, Any], losses: _Losses) -
             turns.append(_Turn(role, pieces))
         return
     if kind == "reasoning":
+        carried = _carried(item.get("encrypted_content"))
+        if carried is not None:  # a signature the Responses writer carried
+            _into(turns, "assistant", (carried,))
+            return
         texts = [s.get("text") or "" for s in _json_objects(item.get("summary"))]
         if not texts:
             texts = [c.get("text") or "" for c in _json_objects(item.get("content"))]
@@ -10907,10 +11035,18 @@ def _responses_item(turns: list[_Turn], item: dict[str, Any], losses: _Losses) -
         )
         _into(turns, "assistant", (piece,))
     elif kind == "function_call":
+        before = (
+            list(turns[-1].pieces) if turns and turns[-1].role == "assistant" else []
+        )
+        signature, scheme = _bound(before)
+        if signature is not None:
+            turns[-1] = _Turn("assistant", tuple(before))
         piece = _CallPiece(
             item.get("call_id") or "",
             _call_name(item),
             item.get("arguments") or "",
+            signature,
+            scheme,
         )
         _into(turns, "assistant", (piece,))
     elif kind == "function_call_output":
@@ -11043,6 +11179,11 @@ def _responses_items(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
             items += _responses_reasoning_back(piece, losses)
         elif isinstance(piece, _CallPiece):
             flush()
+            if piece.signature is not None:
+                losses.drop(
+                    f"the signature on call {piece.id!r}",
+                    _refused(piece.scheme, "Responses"),
+                )
             items.append(
                 {
                     "type": "function_call",
@@ -11149,7 +11290,10 @@ def _to_request(
     chosen = _chosen(protocol, dialect, dialects)
     data = _data_of(request)
     if source == protocol and source != "chat":
-        return data  # only chat has dialects to re-spell
+        losses = _Losses()  # only chat has dialects to re-spell
+        _uncarried(data, source, losses)
+        losses.warn(protocol)
+        return data
     read = _Losses()
     if source == "chat":
         said = _read_chat_request(data, dialects, read)
@@ -11167,6 +11311,42 @@ def _to_request(
     written = _write_request(said, protocol, chosen, losses)
     losses.warn(protocol)
     return written
+
+
+def _uncarried(data: dict[str, Any], protocol: str, losses: _Losses) -> None:
+    """Take out of a Messages or Responses request the signatures its writer carried
+    for another backend (a thinking block's `signature` or a reasoning item's
+    `encrypted_content` marked with its scheme: `_marked`), which a server of the same
+    protocol would refuse as its own; each is said."""
+    if protocol == "messages":
+        for message in _json_objects(data.get("messages")):
+            content = message.get("content")
+            if isinstance(content, list):
+                blocks = _json_objects(content)
+                kept = [b for b in blocks if not _carries(b, "signature", losses)]
+                if len(kept) < len(blocks):
+                    message["content"] = kept
+        return
+    items = data.get("input")
+    if isinstance(items, list):
+        kept = [
+            i
+            for i in _json_objects(items)
+            if not _carries(i, "encrypted_content", losses)
+        ]
+        if len(kept) < len(_json_objects(items)):
+            data["input"] = kept
+
+
+def _carries(block: dict[str, Any], key: str, losses: _Losses) -> bool:
+    marked = _unmarked(block.get(key))
+    if marked is None:
+        return False
+    losses.drop(
+        f"a signature carried in a {block.get('type')} for a call",
+        _refused(marked[0], "a server of the same protocol"),
+    )
+    return True
 
 
 def _chosen(

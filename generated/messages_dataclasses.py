@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    c638da2aa116
-#   chunkspec code                   680bb2f899f9
-# Digest: 4968fb1005c0e3bd
+#   chunkspec code                   293d993e1488
+# Digest: b81767465c655fb5
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 
@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Literal, TypeAlias, cast
 
 from .chunk_dataclasses import (
+    _MARK,
     KEPT_EVENTS,
     MAX_EVENT_SIZE,
     UNSET,
@@ -380,6 +381,16 @@ def _type_of(event: object) -> object:
     if isinstance(event, dict):
         return cast(dict[str, object], event).get("type")
     return getattr(event, "type", None)
+
+
+_CALL_SCHEME: Final = "gemini"
+"""The scheme of a signature that rides on a chat tool call: Gemini's (Vertex's
+spelling is read back by the same rule: `gemini` and `vertex` read each other's)."""
+
+
+def _marked(scheme: str, value: str) -> str:
+    """`value`, a signature made by `scheme`, marked as such (see `_MARK`)."""
+    return f"{_MARK}{scheme}:{value}"
 
 
 def _events_parts(
@@ -1265,7 +1276,10 @@ class _MessagesWriter(_EventWriter):
     - A thinking block gets a `signature_delta` before it stops when a "signature"
       part comes for it; one without a signature gets none. (Anthropic's API always
       signs a thinking block, and refuses an unsigned one sent back to it on the next
-      turn; other backends' reasoning has no signature to give.)
+      turn; other backends' reasoning has no signature to give.) A signature that
+      rides on a chat tool call (Gemini's) is a thinking block of its own, with no
+      text, right before the call's block, its signature marked with its scheme
+      (`chunkspec:gemini:…`, see `_marked`): never taken for Anthropic's.
     - `message_delta` once, after the last block: the stop reason in Anthropic's
       terms (`stop` is `end_turn`, `length` `max_tokens`, `tool_calls` `tool_use`,
       `content_filter` `refusal`; another kept as it is; null when the source sent
@@ -1508,7 +1522,25 @@ class _MessagesWriter(_EventWriter):
         """A signature, in the thinking block it signs: the open one; for a part of a
         block not written yet (a thinking block whose text is omitted), or one more
         signature, a new one. A signature of chat's with no thinking block open has
-        no block to go in."""
+        no block to go in. One that rides on a chat tool call (Gemini's) is a thinking
+        block of its own right before the call's block, its signature marked with its
+        scheme (`_marked`), which Claude Code sends back and `to_request` puts back on
+        that call; one for a call whose block has begun can no longer go before it."""
+        if part.tool_call is not None and part.block is None:
+            if self._key(part) in self._calls:
+                self._drop("signature", "its call's block had begun")
+                return
+            empty = {"type": "thinking", "thinking": "", "signature": ""}
+            carrier = self._start(out, "thinking", None, empty)
+            carrier.signed = True
+            signature = _marked(_CALL_SCHEME, part.text)
+            out.append(
+                _messages_delta(
+                    carrier.index, "signature_delta", "signature", signature
+                )
+            )
+            self._close(out)
+            return
         block = self._open
         thinking = block is not None and block.kind == "thinking"
         if (

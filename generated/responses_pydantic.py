@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     9efb96665b19
-#   chunkspec code                    e4f2ed3e2e4c
-# Digest: 88097fefd755c97f
+#   chunkspec code                    ef03ce1b3f5e
+# Digest: d00fc1d2ebf19eb0
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 
@@ -52,6 +52,7 @@ from .chunk_pydantic import (
     _ALIAS_READ,
     _FINITE,
     _FIRST_MATCH,
+    _MARK,
     _OPEN_ENUM,
     KEPT_EVENTS,
     MAX_EVENT_SIZE,
@@ -485,6 +486,16 @@ def _type_of(event: object) -> object:
     if isinstance(event, dict):
         return cast(dict[str, object], event).get("type")
     return getattr(event, "type", None)
+
+
+_CALL_SCHEME: Final = "gemini"
+"""The scheme of a signature that rides on a chat tool call: Gemini's (Vertex's
+spelling is read back by the same rule: `gemini` and `vertex` read each other's)."""
+
+
+def _marked(scheme: str, value: str) -> str:
+    """`value`, a signature made by `scheme`, marked as such (see `_MARK`)."""
+    return f"{_MARK}{scheme}:{value}"
 
 
 def _events_parts(
@@ -1527,7 +1538,10 @@ class _ResponsesWriter(_EventWriter):
       summary text of a `reasoning` item (the text both SDKs read; Responses' raw
       `reasoning_text` is ignored by the Vercel AI SDK); opaque reasoning is its
       `encrypted_content`, and a signature (Anthropic's) its `signature` key, which
-      both SDKs leave alone and `_ResponsesReader` reads back. Each tool call is a
+      both SDKs leave alone and `_ResponsesReader` reads back; a signature that
+      rides on a chat tool call (Gemini's) a reasoning item of its own before the
+      call's, its `encrypted_content` the signature marked with its scheme
+      (`chunkspec:gemini:…`, see `_marked`). Each tool call is a
       `function_call` item whose arguments come as deltas; calls stay open side by
       side (chat interleaves them) and are done when the response is. A message or
       reasoning item ends where the parts' `block` changes (a Messages or
@@ -1539,8 +1553,11 @@ class _ResponsesWriter(_EventWriter):
     - One terminal event, last: `response.completed`; `response.incomplete` for a
       `length` (`max_output_tokens`) or `content_filter` finish; and when the source
       reported an error, was cut off, or its parts raised, an `error` event then
-      `response.failed` (open items done as "incomplete"), never `completed`. The
-      final response holds every item, and the usage always: `input_tokens`
+      `response.failed`, never `completed`; the items still open then (the error cut
+      them off) are never done, and the failed response holds only the items done
+      before it (Codex keeps every item done, whatever its status, and sends it back
+      on its retry). The final response holds every item done, and the usage always:
+      `input_tokens`
       includes the cached ones (`input_tokens_details.cached_tokens`), reasoning
       tokens are in `output_tokens_details`, a count the source did not say is 0;
       the cost is `cost` (OpenRouter's key) and the tools the server ran
@@ -1634,15 +1651,15 @@ class _ResponsesWriter(_EventWriter):
         return out
 
     def fail(self, error: Any, message: str | None = None) -> list[bytes]:
-        """The events that end the stream with an error instead: open items done as
-        "incomplete", an `error` event (nested, as OpenAI's API sends it) and
+        """The events that end the stream with an error instead: open items left
+        undone (`_cut_off`), an `error` event (nested, as OpenAI's API sends it) and
         `response.failed`, for an error object, a `StreamError`, or any other
         exception."""
         out: list[bytes] = []
         if self._ended:
             return out
         self._begin(out)
-        self._close_all(out, "incomplete")
+        self._cut_off()
         self._ended = True
         body = _responses_error(error, message)
         out.append(self._event("error", {"error": body}))
@@ -1762,6 +1779,15 @@ class _ResponsesWriter(_EventWriter):
             self._open = None
             self._done(out, opened, "completed")
 
+    def _cut_off(self) -> None:
+        """Leave the open items undone: an item the error cut off gets no
+        `output_item.done` and is not in the failed response's output. (Codex keeps
+        every item `output_item.done` gives it, whatever its status, and sends it back
+        on its retry of the failed request, where it would join the retry's.)"""
+        self._open = None
+        for key in self._calls:
+            self._calls[key] = None
+
     def _close_all(self, out: list[bytes], status: str) -> None:
         """Finish every open item: the message or reasoning one, then the calls."""
         opened = self._open
@@ -1880,7 +1906,25 @@ class _ResponsesWriter(_EventWriter):
 
     def _opaque(self, out: list[bytes], part: Part) -> None:
         """Opaque reasoning, in the reasoning item it belongs to: the open one (of the
-        part's block), unless it holds one already; else a new one."""
+        part's block), unless it holds one already; else a new one. A signature that
+        rides on a chat tool call (Gemini's) is a reasoning item of its own right
+        before the call's item, done at once: its `encrypted_content` the signature
+        marked with its scheme (`_marked`), which Codex sends back and `to_request`
+        puts back on that call; one for a call already added can no longer go before
+        it."""
+        if (
+            part.kind == "signature"
+            and part.tool_call is not None
+            and part.block is None
+        ):
+            if self._key(part) in self._calls:
+                self._drop("signature", "its call's item had been added")
+                return
+            self._close_text(out)
+            item = self._add(out, "reasoning", "rs", None, summary=[])
+            item.item["encrypted_content"] = _marked(_CALL_SCHEME, part.text)
+            self._done(out, item, "completed")
+            return
         key = "encrypted_content" if part.kind == "redacted_reasoning" else "signature"
         opened = self._open
         if (

@@ -158,7 +158,9 @@ def check_responses(data: bytes) -> Checked:
       id and type (a function call's `call_id` and `name` too) and the texts, arguments
       and input the deltas built.
     - Exactly one terminal event (`response.completed`, `.incomplete`, `.failed`), last,
-      after every added item is done; an `error` event may come only right before
+      after every added item is done, but for `response.failed`: the items an error cut
+      off are never done (Codex keeps every item done, whatever its status, and sends it
+      back on its retry); an `error` event may come only right before
       `response.failed`. Its response has the status of its type, `output` equal to the
       done items in output_index order, and usage with integer `input_tokens`,
       `output_tokens`, and `input_tokens_details.cached_tokens`,
@@ -207,7 +209,7 @@ def check_responses(data: bytes) -> Checked:
     where = f"event {terminal.number} ({terminal.name})"
     for index, item in enumerate(items):
         assert (
-            item.done is not None
+            item.done is not None or terminal.name == "response.failed"
         ), f"{where}: item {index} added but not done before the terminal"
     response = _object(terminal.data.get("response"), f"{where}: a response")
     assert (

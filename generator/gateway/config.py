@@ -30,8 +30,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from .wire import chat
-
 PROTOCOLS = ("chat", "messages", "responses")
 """What an upstream speaks, as `aiter_parts` names it."""
 
@@ -196,6 +194,10 @@ def _upstream(name: str, value: Any, where: Locator) -> Upstream:
         raise ConfigError(
             where.at((*path, "dialect")), f"a dialect is a chat upstream's; this one is {protocol}"
         )
+    # Imported here: the generator's own commands import this module, and must run
+    # while generated/ is being rewritten.
+    from .wire import chat
+
     try:
         chat.to_request({"messages": []}, protocol="chat", dialect=dialect)
     except ValueError as error:

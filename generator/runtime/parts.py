@@ -164,6 +164,33 @@ class Part:
 _TEXTS: Final = ("text", "reasoning", "refusal")
 
 
+_MARK: Final = "chunkspec:"
+"""The start of a signature carried in another protocol's place for it, marked with the
+scheme that made it: `chunkspec:<scheme>:<signature>` (a Gemini thought signature in a
+Messages thinking block's `signature` or a Responses reasoning item's
+`encrypted_content`, which agents send back unchanged). Anthropic's signatures and
+OpenAI's encrypted content are base64, which has no ':', so a marked value is never
+taken for theirs."""
+
+_CALL_SCHEME: Final = "gemini"
+"""The scheme of a signature that rides on a chat tool call: Gemini's (Vertex's
+spelling is read back by the same rule: `gemini` and `vertex` read each other's)."""
+
+
+def _marked(scheme: str, value: str) -> str:
+    """`value`, a signature made by `scheme`, marked as such (see `_MARK`)."""
+    return f"{_MARK}{scheme}:{value}"
+
+
+def _unmarked(value: Any) -> tuple[str, str] | None:
+    """The scheme and the signature of a marked value (see `_MARK`); None for any
+    other."""
+    if not isinstance(value, str) or not value.startswith(_MARK):
+        return None
+    scheme, colon, signature = value[len(_MARK) :].partition(":")
+    return (scheme, signature) if colon and scheme else None
+
+
 _COUNTS: Final = (
     "prompt_tokens",
     "completion_tokens",

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8d60c83527c9
-#   chunkspec code                       9361e0e116c6
-# Digest: d806290082c42324
+#   chunkspec code                       a8d793d0cbbe
+# Digest: 6f3093c941da3f63
 # Regenerate with: make generate
 """Example payloads of every spec type, shared by the generated tests of every target.
 
@@ -893,7 +893,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             },
             "allowed_tools": {
                 "mode": "auto",
-                "tools": [{"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}}],
+                "tools": [
+                    {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}}
+                ],
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
             "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -919,7 +921,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             },
             "allowed_tools": {
                 "mode": "zz_not_in_the_spec",
-                "tools": [{"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}}],
+                "tools": [
+                    {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}}
+                ],
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
             "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -1440,7 +1444,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "clear_thinking": True,
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "extra_body": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
+            "extra_body": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
             "reasoning": {
                 "effort": "none",
                 "max_tokens": 18446744073709551617,
@@ -1448,7 +1454,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "exclude": True,
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "chat_template_kwargs": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
+            "chat_template_kwargs": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
@@ -1642,7 +1650,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 },
                 "allowed_tools": {
                     "mode": "zz_not_in_the_spec",
-                    "tools": [{"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}}],
+                    "tools": [
+                        {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}}
+                    ],
                     "x_unknown": {"nested": [1, "two", None, 3.5]},
                 },
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -1762,7 +1772,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "clear_thinking": True,
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "extra_body": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
+            "extra_body": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
             "reasoning": {
                 "effort": "zz_not_in_the_spec",
                 "max_tokens": 18446744073709551617,
@@ -1770,7 +1782,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "exclude": True,
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "chat_template_kwargs": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
+            "chat_template_kwargs": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
@@ -1847,7 +1861,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
         "ChatCompletionMessageToolCallFunction",
         "alternates",
         {
-            "arguments": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
+            "arguments": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
             "name": 'héllo ✓ "q" \\n',
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
@@ -1924,7 +1940,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "id": 'héllo ✓ "q" \\n',
             "type": "zz_not_in_the_spec",
             "function": {
-                "arguments": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
+                "arguments": {
+                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                },
                 "name": 'héllo ✓ "q" \\n',
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
@@ -2627,7 +2645,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "thinking": 'héllo ✓ "q" \\n',
             "signature": 'héllo ✓ "q" \\n',
             "data": 'héllo ✓ "q" \\n',
-            "cache_control": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
+            "cache_control": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
@@ -2650,7 +2670,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "thinking": 'héllo ✓ "q" \\n',
             "signature": 'héllo ✓ "q" \\n',
             "data": 'héllo ✓ "q" \\n',
-            "cache_control": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
+            "cache_control": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
     ),
@@ -3043,7 +3065,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "third_quartile": -0.000125,
                                             "max": -0.000125,
                                             "outliers": [-0.000125],
-                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
                                         }
                                     ],
                                     "x_label": 'héllo ✓ "q" \\n',
@@ -3197,7 +3221,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                     "type": "zz_not_in_the_spec",
                     "function": {
                         "arguments": {
-                            "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                            "key/with-slash": {
+                                "k": [1, 2.5, None, "v", {"deep": False}]
+                            }
                         },
                         "name": 'héllo ✓ "q" \\n',
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -3317,7 +3343,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "third_quartile": -0.000125,
                                             "max": -0.000125,
                                             "outliers": [-0.000125],
-                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
                                         }
                                     ],
                                     "x_label": 'héllo ✓ "q" \\n',
@@ -4258,7 +4286,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "third_quartile": -0.000125,
                                             "max": -0.000125,
                                             "outliers": [-0.000125],
-                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
                                         }
                                     ],
                                     "x_label": 'héllo ✓ "q" \\n',
@@ -4291,7 +4321,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                 "third_quartile": -0.000125,
                                                 "max": -0.000125,
                                                 "outliers": [-0.000125],
-                                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                                "x_unknown": {
+                                                    "nested": [1, "two", None, 3.5]
+                                                },
                                             }
                                         ],
                                         "x_label": 'héllo ✓ "q" \\n',
@@ -4320,7 +4352,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                         "signature": 'héllo ✓ "q" \\n',
                         "data": 'héllo ✓ "q" \\n',
                         "cache_control": {
-                            "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                            "key/with-slash": {
+                                "k": [1, 2.5, None, "v", {"deep": False}]
+                            }
                         },
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
                     }
@@ -4593,7 +4627,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                         "type": "zz_not_in_the_spec",
                         "function": {
                             "arguments": {
-                                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                                "key/with-slash": {
+                                    "k": [1, 2.5, None, "v", {"deep": False}]
+                                }
                             },
                             "name": 'héllo ✓ "q" \\n',
                             "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -4680,7 +4716,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "third_quartile": -0.000125,
                                             "max": -0.000125,
                                             "outliers": [-0.000125],
-                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
                                         }
                                     ],
                                     "x_label": 'héllo ✓ "q" \\n',
@@ -4713,7 +4751,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                 "third_quartile": -0.000125,
                                                 "max": -0.000125,
                                                 "outliers": [-0.000125],
-                                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                                "x_unknown": {
+                                                    "nested": [1, "two", None, 3.5]
+                                                },
                                             }
                                         ],
                                         "x_label": 'héllo ✓ "q" \\n',
@@ -4742,7 +4782,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                         "signature": 'héllo ✓ "q" \\n',
                         "data": 'héllo ✓ "q" \\n',
                         "cache_control": {
-                            "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                            "key/with-slash": {
+                                "k": [1, 2.5, None, "v", {"deep": False}]
+                            }
                         },
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
                     }
@@ -5023,7 +5065,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                     "flagged": True,
                     "categories": {"key/with-slash": True},
                     "category_scores": {"key/with-slash": -0.000125},
-                    "category_applied_input_types": {"key/with-slash": ["zz_not_in_the_spec"]},
+                    "category_applied_input_types": {
+                        "key/with-slash": ["zz_not_in_the_spec"]
+                    },
                     "x_unknown": {"nested": [1, "two", None, 3.5]},
                 }
             ],
@@ -6481,7 +6525,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "url": 'héllo ✓ "q" \\n',
                                             "content": 'héllo ✓ "q" \\n',
                                             "score": -0.000125,
-                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
                                         }
                                     ],
                                     "images": ['héllo ✓ "q" \\n'],
@@ -6517,7 +6563,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                     "third_quartile": -0.000125,
                                                     "max": -0.000125,
                                                     "outliers": [-0.000125],
-                                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                                    "x_unknown": {
+                                                        "nested": [1, "two", None, 3.5]
+                                                    },
                                                 }
                                             ],
                                             "x_label": 'héllo ✓ "q" \\n',
@@ -6530,7 +6578,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "y_unit": 'héllo ✓ "q" \\n',
                                             "y_ticks": [-0.000125],
                                             "y_tick_labels": ['héllo ✓ "q" \\n'],
-                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
                                         },
                                         "charts": [
                                             {
@@ -6570,7 +6620,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                 "y_unit": 'héllo ✓ "q" \\n',
                                                 "y_ticks": [-0.000125],
                                                 "y_tick_labels": ['héllo ✓ "q" \\n'],
-                                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                                "x_unknown": {
+                                                    "nested": [1, "two", None, 3.5]
+                                                },
                                             }
                                         ],
                                         "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -6586,13 +6638,17 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                 "signature": 'héllo ✓ "q" \\n',
                                 "data": 'héllo ✓ "q" \\n',
                                 "cache_control": {
-                                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                                    "key/with-slash": {
+                                        "k": [1, 2.5, None, "v", {"deep": False}]
+                                    }
                                 },
                                 "x_unknown": {"nested": [1, "two", None, 3.5]},
                             }
                         ],
                         "provider_specific_fields": {
-                            "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                            "key/with-slash": {
+                                "k": [1, 2.5, None, "v", {"deep": False}]
+                            }
                         },
                         "index": 18446744073709551617,
                         "tool_call_id": 'héllo ✓ "q" \\n',
@@ -6632,7 +6688,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                         {
                                             "type": 'héllo ✓ "q" \\n',
                                             "text": 'héllo ✓ "q" \\n',
-                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
                                         }
                                     ],
                                     "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -6877,7 +6935,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                             "flagged": True,
                             "categories": {"key/with-slash": True},
                             "category_scores": {"key/with-slash": -0.000125},
-                            "category_applied_input_types": {"key/with-slash": ["text"]},
+                            "category_applied_input_types": {
+                                "key/with-slash": ["text"]
+                            },
                             "x_unknown": {"nested": [1, "two", None, 3.5]},
                         }
                     ],
@@ -6893,7 +6953,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                             "flagged": True,
                             "categories": {"key/with-slash": True},
                             "category_scores": {"key/with-slash": -0.000125},
-                            "category_applied_input_types": {"key/with-slash": ["text"]},
+                            "category_applied_input_types": {
+                                "key/with-slash": ["text"]
+                            },
                             "x_unknown": {"nested": [1, "two", None, 3.5]},
                         }
                     ],
@@ -7028,7 +7090,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "serving_pipereplica": 'héllo ✓ "q" \\n',
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "perf_metrics": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
+            "perf_metrics": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
             "x_groq": {
                 "id": 'héllo ✓ "q" \\n',
                 "seed": 18446744073709551617,
@@ -7170,7 +7234,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "draft_rounds": 18446744073709551617,
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "__verbose": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
+            "__verbose": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
             "sla_metrics": {
                 "ttft_ms": -0.000125,
                 "ts_us": 18446744073709551617,
@@ -7207,7 +7273,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "code": 18446744073709551617,
                 "type": 'héllo ✓ "q" \\n',
                 "param": {"k": [1, 2.5, None, "v", {"deep": False}]},
-                "metadata": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
+                "metadata": {
+                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                },
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
             "citations": ['héllo ✓ "q" \\n'],
@@ -7416,7 +7484,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "url": 'héllo ✓ "q" \\n',
                                             "content": 'héllo ✓ "q" \\n',
                                             "score": -0.000125,
-                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
                                         }
                                     ],
                                     "images": ['héllo ✓ "q" \\n'],
@@ -7452,7 +7522,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                     "third_quartile": -0.000125,
                                                     "max": -0.000125,
                                                     "outliers": [-0.000125],
-                                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                                    "x_unknown": {
+                                                        "nested": [1, "two", None, 3.5]
+                                                    },
                                                 }
                                             ],
                                             "x_label": 'héllo ✓ "q" \\n',
@@ -7465,7 +7537,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "y_unit": 'héllo ✓ "q" \\n',
                                             "y_ticks": [-0.000125],
                                             "y_tick_labels": ['héllo ✓ "q" \\n'],
-                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
                                         },
                                         "charts": [
                                             {
@@ -7505,7 +7579,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                 "y_unit": 'héllo ✓ "q" \\n',
                                                 "y_ticks": [-0.000125],
                                                 "y_tick_labels": ['héllo ✓ "q" \\n'],
-                                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                                "x_unknown": {
+                                                    "nested": [1, "two", None, 3.5]
+                                                },
                                             }
                                         ],
                                         "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -7521,13 +7597,17 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                 "signature": 'héllo ✓ "q" \\n',
                                 "data": 'héllo ✓ "q" \\n',
                                 "cache_control": {
-                                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                                    "key/with-slash": {
+                                        "k": [1, 2.5, None, "v", {"deep": False}]
+                                    }
                                 },
                                 "x_unknown": {"nested": [1, "two", None, 3.5]},
                             }
                         ],
                         "provider_specific_fields": {
-                            "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                            "key/with-slash": {
+                                "k": [1, 2.5, None, "v", {"deep": False}]
+                            }
                         },
                         "index": 18446744073709551617,
                         "tool_call_id": 'héllo ✓ "q" \\n',
@@ -7567,7 +7647,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                         {
                                             "type": 'héllo ✓ "q" \\n',
                                             "text": 'héllo ✓ "q" \\n',
-                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
                                         }
                                     ],
                                     "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -7939,7 +8021,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "serving_pipereplica": 'héllo ✓ "q" \\n',
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "perf_metrics": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
+            "perf_metrics": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
             "x_groq": {
                 "id": 'héllo ✓ "q" \\n',
                 "seed": 18446744073709551617,
@@ -8099,7 +8183,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "draft_rounds": 18446744073709551617,
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "__verbose": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
+            "__verbose": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
             "sla_metrics": {
                 "ttft_ms": -0.000125,
                 "ts_us": 18446744073709551617,
@@ -8136,7 +8222,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "code": 'héllo ✓ "q" \\n',
                 "type": 'héllo ✓ "q" \\n',
                 "param": {"k": [1, 2.5, None, "v", {"deep": False}]},
-                "metadata": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
+                "metadata": {
+                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                },
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
             "citations": ['héllo ✓ "q" \\n'],
@@ -8222,7 +8310,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
         "ChoiceDeltaToolCallFunction",
         "alternates",
         {
-            "arguments": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
+            "arguments": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
             "name": 'héllo ✓ "q" \\n',
             "x_unknown": {"nested": [1, "two", None, 3.5]},
         },
@@ -8298,7 +8388,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
             "index": 18446744073709551617,
             "id": 'héllo ✓ "q" \\n',
             "function": {
-                "arguments": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
+                "arguments": {
+                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                },
                 "name": 'héllo ✓ "q" \\n',
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
@@ -8503,7 +8595,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "third_quartile": -0.000125,
                                             "max": -0.000125,
                                             "outliers": [-0.000125],
-                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
                                         }
                                     ],
                                     "x_label": 'héllo ✓ "q" \\n',
@@ -8656,7 +8750,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                     "id": 'héllo ✓ "q" \\n',
                     "function": {
                         "arguments": {
-                            "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                            "key/with-slash": {
+                                "k": [1, 2.5, None, "v", {"deep": False}]
+                            }
                         },
                         "name": 'héllo ✓ "q" \\n',
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -8777,7 +8873,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "third_quartile": -0.000125,
                                             "max": -0.000125,
                                             "outliers": [-0.000125],
-                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
                                         }
                                     ],
                                     "x_label": 'héllo ✓ "q" \\n',
@@ -8980,7 +9078,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "third_quartile": -0.000125,
                                             "max": -0.000125,
                                             "outliers": [-0.000125],
-                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
                                         }
                                     ],
                                     "x_label": 'héllo ✓ "q" \\n',
@@ -9013,7 +9113,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                 "third_quartile": -0.000125,
                                                 "max": -0.000125,
                                                 "outliers": [-0.000125],
-                                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                                "x_unknown": {
+                                                    "nested": [1, "two", None, 3.5]
+                                                },
                                             }
                                         ],
                                         "x_label": 'héllo ✓ "q" \\n',
@@ -9042,7 +9144,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                         "signature": 'héllo ✓ "q" \\n',
                         "data": 'héllo ✓ "q" \\n',
                         "cache_control": {
-                            "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                            "key/with-slash": {
+                                "k": [1, 2.5, None, "v", {"deep": False}]
+                            }
                         },
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
                     }
@@ -9314,7 +9418,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                         "id": 'héllo ✓ "q" \\n',
                         "function": {
                             "arguments": {
-                                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                                "key/with-slash": {
+                                    "k": [1, 2.5, None, "v", {"deep": False}]
+                                }
                             },
                             "name": 'héllo ✓ "q" \\n',
                             "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -9402,7 +9508,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "third_quartile": -0.000125,
                                             "max": -0.000125,
                                             "outliers": [-0.000125],
-                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
                                         }
                                     ],
                                     "x_label": 'héllo ✓ "q" \\n',
@@ -9435,7 +9543,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                 "third_quartile": -0.000125,
                                                 "max": -0.000125,
                                                 "outliers": [-0.000125],
-                                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                                "x_unknown": {
+                                                    "nested": [1, "two", None, 3.5]
+                                                },
                                             }
                                         ],
                                         "x_label": 'héllo ✓ "q" \\n',
@@ -9464,7 +9574,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                         "signature": 'héllo ✓ "q" \\n',
                         "data": 'héllo ✓ "q" \\n',
                         "cache_control": {
-                            "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                            "key/with-slash": {
+                                "k": [1, 2.5, None, "v", {"deep": False}]
+                            }
                         },
                         "x_unknown": {"nested": [1, "two", None, 3.5]},
                     }
@@ -9736,7 +9848,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "url": 'héllo ✓ "q" \\n',
                                             "content": 'héllo ✓ "q" \\n',
                                             "score": -0.000125,
-                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
                                         }
                                     ],
                                     "images": ['héllo ✓ "q" \\n'],
@@ -9772,7 +9886,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                     "third_quartile": -0.000125,
                                                     "max": -0.000125,
                                                     "outliers": [-0.000125],
-                                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                                    "x_unknown": {
+                                                        "nested": [1, "two", None, 3.5]
+                                                    },
                                                 }
                                             ],
                                             "x_label": 'héllo ✓ "q" \\n',
@@ -9785,7 +9901,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "y_unit": 'héllo ✓ "q" \\n',
                                             "y_ticks": [-0.000125],
                                             "y_tick_labels": ['héllo ✓ "q" \\n'],
-                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
                                         },
                                         "charts": [
                                             {
@@ -9825,7 +9943,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                 "y_unit": 'héllo ✓ "q" \\n',
                                                 "y_ticks": [-0.000125],
                                                 "y_tick_labels": ['héllo ✓ "q" \\n'],
-                                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                                "x_unknown": {
+                                                    "nested": [1, "two", None, 3.5]
+                                                },
                                             }
                                         ],
                                         "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -9841,13 +9961,17 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                 "signature": 'héllo ✓ "q" \\n',
                                 "data": 'héllo ✓ "q" \\n',
                                 "cache_control": {
-                                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                                    "key/with-slash": {
+                                        "k": [1, 2.5, None, "v", {"deep": False}]
+                                    }
                                 },
                                 "x_unknown": {"nested": [1, "two", None, 3.5]},
                             }
                         ],
                         "provider_specific_fields": {
-                            "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                            "key/with-slash": {
+                                "k": [1, 2.5, None, "v", {"deep": False}]
+                            }
                         },
                         "index": 18446744073709551617,
                         "tool_call_id": 'héllo ✓ "q" \\n',
@@ -9887,7 +10011,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                         {
                                             "type": 'héllo ✓ "q" \\n',
                                             "text": 'héllo ✓ "q" \\n',
-                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
                                         }
                                     ],
                                     "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -10133,7 +10259,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                             "flagged": True,
                             "categories": {"key/with-slash": True},
                             "category_scores": {"key/with-slash": -0.000125},
-                            "category_applied_input_types": {"key/with-slash": ["text"]},
+                            "category_applied_input_types": {
+                                "key/with-slash": ["text"]
+                            },
                             "x_unknown": {"nested": [1, "two", None, 3.5]},
                         }
                     ],
@@ -10149,7 +10277,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                             "flagged": True,
                             "categories": {"key/with-slash": True},
                             "category_scores": {"key/with-slash": -0.000125},
-                            "category_applied_input_types": {"key/with-slash": ["text"]},
+                            "category_applied_input_types": {
+                                "key/with-slash": ["text"]
+                            },
                             "x_unknown": {"nested": [1, "two", None, 3.5]},
                         }
                     ],
@@ -10284,7 +10414,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "serving_pipereplica": 'héllo ✓ "q" \\n',
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "perf_metrics": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
+            "perf_metrics": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
             "x_groq": {
                 "id": 'héllo ✓ "q" \\n',
                 "seed": 18446744073709551617,
@@ -10426,7 +10558,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "draft_rounds": 18446744073709551617,
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "__verbose": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
+            "__verbose": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
             "sla_metrics": {
                 "ttft_ms": -0.000125,
                 "ts_us": 18446744073709551617,
@@ -10463,7 +10597,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "code": 18446744073709551617,
                 "type": 'héllo ✓ "q" \\n',
                 "param": {"k": [1, 2.5, None, "v", {"deep": False}]},
-                "metadata": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
+                "metadata": {
+                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                },
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
             "citations": ['héllo ✓ "q" \\n'],
@@ -10673,7 +10809,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "url": 'héllo ✓ "q" \\n',
                                             "content": 'héllo ✓ "q" \\n',
                                             "score": -0.000125,
-                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
                                         }
                                     ],
                                     "images": ['héllo ✓ "q" \\n'],
@@ -10709,7 +10847,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                     "third_quartile": -0.000125,
                                                     "max": -0.000125,
                                                     "outliers": [-0.000125],
-                                                    "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                                    "x_unknown": {
+                                                        "nested": [1, "two", None, 3.5]
+                                                    },
                                                 }
                                             ],
                                             "x_label": 'héllo ✓ "q" \\n',
@@ -10722,7 +10862,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                             "y_unit": 'héllo ✓ "q" \\n',
                                             "y_ticks": [-0.000125],
                                             "y_tick_labels": ['héllo ✓ "q" \\n'],
-                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
                                         },
                                         "charts": [
                                             {
@@ -10762,7 +10904,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                                 "y_unit": 'héllo ✓ "q" \\n',
                                                 "y_ticks": [-0.000125],
                                                 "y_tick_labels": ['héllo ✓ "q" \\n'],
-                                                "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                                "x_unknown": {
+                                                    "nested": [1, "two", None, 3.5]
+                                                },
                                             }
                                         ],
                                         "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -10778,13 +10922,17 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                 "signature": 'héllo ✓ "q" \\n',
                                 "data": 'héllo ✓ "q" \\n',
                                 "cache_control": {
-                                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                                    "key/with-slash": {
+                                        "k": [1, 2.5, None, "v", {"deep": False}]
+                                    }
                                 },
                                 "x_unknown": {"nested": [1, "two", None, 3.5]},
                             }
                         ],
                         "provider_specific_fields": {
-                            "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                            "key/with-slash": {
+                                "k": [1, 2.5, None, "v", {"deep": False}]
+                            }
                         },
                         "index": 18446744073709551617,
                         "tool_call_id": 'héllo ✓ "q" \\n',
@@ -10824,7 +10972,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                                         {
                                             "type": 'héllo ✓ "q" \\n',
                                             "text": 'héllo ✓ "q" \\n',
-                                            "x_unknown": {"nested": [1, "two", None, 3.5]},
+                                            "x_unknown": {
+                                                "nested": [1, "two", None, 3.5]
+                                            },
                                         }
                                     ],
                                     "x_unknown": {"nested": [1, "two", None, 3.5]},
@@ -11197,7 +11347,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "serving_pipereplica": 'héllo ✓ "q" \\n',
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "perf_metrics": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
+            "perf_metrics": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
             "x_groq": {
                 "id": 'héllo ✓ "q" \\n',
                 "seed": 18446744073709551617,
@@ -11357,7 +11509,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "draft_rounds": 18446744073709551617,
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
-            "__verbose": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
+            "__verbose": {
+                "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+            },
             "sla_metrics": {
                 "ttft_ms": -0.000125,
                 "ts_us": 18446744073709551617,
@@ -11394,7 +11548,9 @@ EXAMPLES: list[tuple[str, str, Any]] = [
                 "code": 'héllo ✓ "q" \\n',
                 "type": 'héllo ✓ "q" \\n',
                 "param": {"k": [1, 2.5, None, "v", {"deep": False}]},
-                "metadata": {"key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}},
+                "metadata": {
+                    "key/with-slash": {"k": [1, 2.5, None, "v", {"deep": False}]}
+                },
                 "x_unknown": {"nested": [1, "two", None, 3.5]},
             },
             "citations": ['héllo ✓ "q" \\n'],

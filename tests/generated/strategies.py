@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8d60c83527c9
-#   chunkspec code                       9361e0e116c6
-# Digest: d806290082c42324
+#   chunkspec code                       a8d793d0cbbe
+# Digest: 6f3093c941da3f63
 # Regenerate with: make generate
 """Hypothesis strategies for every spec type (see generator/render/strategies.py).
 
@@ -65,7 +65,9 @@ _NUMBER = _FLOAT | _INT
 """What a float key accepts: a float, or an integer (kept as an integer)."""
 _JSON: SearchStrategy[Any] = st.recursive(
     st.none() | st.booleans() | _INT | _FLOAT | _TEXT,
-    lambda inner: (st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3)),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3)
+    ),
     max_leaves=6,
 )
 """Any JSON value."""
@@ -81,7 +83,9 @@ def _object(
     strategy = st.fixed_dictionaries(required, optional=optional)
     if unknown:
         known = required.keys() | optional.keys()
-        others = st.dictionaries(_TEXT.filter(lambda key: key not in known), _JSON, max_size=2)
+        others = st.dictionaries(
+            _TEXT.filter(lambda key: key not in known), _JSON, max_size=2
+        )
         strategy = st.builds(_joined, strategy, others)
     if error_when is not None:
         has, lacks = error_when
@@ -98,7 +102,9 @@ chat_completion_content_part_image_url_param = _object(
     {},
     {
         "url": st.none() | _TEXT,
-        "detail": st.none() | st.sampled_from(("auto", "low", "high", "original")) | _TEXT,
+        "detail": st.none()
+        | st.sampled_from(("auto", "low", "high", "original"))
+        | _TEXT,
     },
     unknown=True,
 )
@@ -239,7 +245,9 @@ open_router_reasoning_detail = _object(
     {},
     {
         "type": st.none()
-        | st.sampled_from(("reasoning.text", "reasoning.summary", "reasoning.encrypted"))
+        | st.sampled_from(
+            ("reasoning.text", "reasoning.summary", "reasoning.encrypted")
+        )
         | _TEXT,
         "id": st.none() | _TEXT,
         "format": st.none()
@@ -269,18 +277,22 @@ chat_completion_message_param = _object(
     {},
     {
         "role": st.none()
-        | st.sampled_from(("developer", "system", "user", "assistant", "tool", "function"))
+        | st.sampled_from(
+            ("developer", "system", "user", "assistant", "tool", "function")
+        )
         | _TEXT,
         "content": st.none()
         | st.one_of(_TEXT, st.lists(chat_completion_content_part_param, max_size=3)),
         "name": st.none() | _TEXT,
-        "tool_calls": st.none() | st.lists(chat_completion_message_tool_call_param, max_size=3),
+        "tool_calls": st.none()
+        | st.lists(chat_completion_message_tool_call_param, max_size=3),
         "tool_call_id": st.none() | _TEXT,
         "refusal": st.none() | _TEXT,
         "audio": st.none() | chat_completion_assistant_audio_param,
         "function_call": st.none() | chat_completion_message_function_call_param,
         "reasoning_content": st.none() | _TEXT,
-        "reasoning_details": st.none() | st.lists(open_router_reasoning_detail, max_size=3),
+        "reasoning_details": st.none()
+        | st.lists(open_router_reasoning_detail, max_size=3),
         "reasoning": st.none() | _TEXT,
     },
     unknown=True,
@@ -372,7 +384,8 @@ chat_completion_allowed_tools_param = _object(
     {},
     {
         "mode": st.none() | st.sampled_from(("auto", "required")) | _TEXT,
-        "tools": st.none() | st.lists(st.dictionaries(_TEXT, _JSON, max_size=3), max_size=3),
+        "tools": st.none()
+        | st.lists(st.dictionaries(_TEXT, _JSON, max_size=3), max_size=3),
     },
     unknown=True,
 )
@@ -382,7 +395,9 @@ chat_completion_allowed_tools_param = _object(
 chat_completion_named_tool_choice_param = _object(
     {},
     {
-        "type": st.none() | st.sampled_from(("function", "custom", "allowed_tools")) | _TEXT,
+        "type": st.none()
+        | st.sampled_from(("function", "custom", "allowed_tools"))
+        | _TEXT,
         "function": st.none() | chat_completion_tool_name_param,
         "custom": st.none() | chat_completion_tool_name_param,
         "allowed_tools": st.none() | chat_completion_allowed_tools_param,
@@ -454,7 +469,9 @@ web_search_user_location = _object(
 web_search_options = _object(
     {},
     {
-        "search_context_size": st.none() | st.sampled_from(("low", "medium", "high")) | _TEXT,
+        "search_context_size": st.none()
+        | st.sampled_from(("low", "medium", "high"))
+        | _TEXT,
         "user_location": st.none() | web_search_user_location,
     },
     unknown=True,
@@ -567,19 +584,24 @@ chat_completion_request = _object(
         "frequency_penalty": st.none() | _NUMBER,
         "presence_penalty": st.none() | _NUMBER,
         "logit_bias": st.none() | st.dictionaries(_TEXT, _INT, max_size=3),
-        "modalities": st.none() | st.lists(st.sampled_from(("text", "audio")) | _TEXT, max_size=3),
+        "modalities": st.none()
+        | st.lists(st.sampled_from(("text", "audio")) | _TEXT, max_size=3),
         "audio": st.none() | chat_completion_audio_param,
         "prediction": st.none() | chat_completion_prediction_content_param,
         "web_search_options": st.none() | web_search_options,
         "verbosity": st.none() | st.sampled_from(("low", "medium", "high")) | _TEXT,
         "safety_identifier": st.none() | _TEXT,
         "prompt_cache_key": st.none() | _TEXT,
-        "prompt_cache_retention": st.none() | st.sampled_from(("in_memory", "24h")) | _TEXT,
+        "prompt_cache_retention": st.none()
+        | st.sampled_from(("in_memory", "24h"))
+        | _TEXT,
         "prompt_cache_options": st.none() | prompt_cache_options,
         "moderation": st.none() | moderation_param,
         "functions": st.none() | st.lists(function_definition, max_size=3),
         "function_call": st.none()
-        | st.one_of(st.sampled_from(("none", "auto")) | _TEXT, chat_completion_tool_name_param),
+        | st.one_of(
+            st.sampled_from(("none", "auto")) | _TEXT, chat_completion_tool_name_param
+        ),
         "thinking": st.none() | deep_seek_thinking,
         "extra_body": st.none() | st.dictionaries(_TEXT, _JSON, max_size=3),
         "reasoning": st.none() | open_router_reasoning,
@@ -616,7 +638,8 @@ mistral_content_part = _object(
 chat_completion_message_tool_call_function = _object(
     {},
     {
-        "arguments": st.none() | st.one_of(_TEXT, st.dictionaries(_TEXT, _JSON, max_size=3)),
+        "arguments": st.none()
+        | st.one_of(_TEXT, st.dictionaries(_TEXT, _JSON, max_size=3)),
         "name": st.none() | _TEXT,
     },
     unknown=True,
@@ -884,7 +907,9 @@ open_router_annotation = _object(
     {},
     {
         "type": st.none()
-        | st.sampled_from(("url_citation", "file", "document_citation", "function_citation"))
+        | st.sampled_from(
+            ("url_citation", "file", "document_citation", "function_citation")
+        )
         | _TEXT,
         "url_citation": st.none() | open_router_url_citation,
         "file": st.none() | open_router_file_annotation,
@@ -902,21 +927,25 @@ chat_completion_message = _object(
         "role": st.none()
         | st.sampled_from(("developer", "system", "user", "assistant", "tool"))
         | _TEXT,
-        "content": st.none() | st.one_of(_TEXT, st.lists(mistral_content_part, max_size=3)),
+        "content": st.none()
+        | st.one_of(_TEXT, st.lists(mistral_content_part, max_size=3)),
         "refusal": st.none() | _TEXT,
-        "tool_calls": st.none() | st.lists(chat_completion_message_tool_call, max_size=3),
+        "tool_calls": st.none()
+        | st.lists(chat_completion_message_tool_call, max_size=3),
         "function_call": st.none() | chat_completion_message_function_call,
         "audio": st.none() | chat_completion_audio,
         "reasoning_content": st.none() | _TEXT,
         "channel": st.none() | _TEXT,
         "executed_tools": st.none() | st.lists(groq_executed_tool, max_size=3),
         "thinking_blocks": st.none() | st.lists(lite_l_l_m_thinking_block, max_size=3),
-        "provider_specific_fields": st.none() | st.dictionaries(_TEXT, _JSON, max_size=3),
+        "provider_specific_fields": st.none()
+        | st.dictionaries(_TEXT, _JSON, max_size=3),
         "index": st.none() | _INT,
         "tool_call_id": st.none() | _TEXT,
         "name": st.none() | _TEXT,
         "internal_content": st.none() | moonshot_internal_content,
-        "reasoning_details": st.none() | st.lists(open_router_reasoning_detail, max_size=3),
+        "reasoning_details": st.none()
+        | st.lists(open_router_reasoning_detail, max_size=3),
         "annotations": st.none() | st.lists(open_router_annotation, max_size=3),
         "hidden_states": st.none() | _JSON,
         "token_id": st.none() | _INT,
@@ -967,7 +996,9 @@ azure_severity_result = _object(
     {},
     {
         "filtered": st.none() | st.booleans(),
-        "severity": st.none() | st.sampled_from(("safe", "low", "medium", "high")) | _TEXT,
+        "severity": st.none()
+        | st.sampled_from(("safe", "low", "medium", "high"))
+        | _TEXT,
     },
     unknown=True,
 )
@@ -1029,7 +1060,9 @@ azure_content_filter_results = _object(
         "protected_material_text": st.none() | azure_detection_result,
         "protected_material_code": st.none() | azure_detection_result,
         "custom_blocklists": st.none()
-        | st.one_of(st.lists(azure_blocklist_result, max_size=3), azure_blocklist_details),
+        | st.one_of(
+            st.lists(azure_blocklist_result, max_size=3), azure_blocklist_details
+        ),
         "error": st.none() | azure_filter_error,
     },
     unknown=True,
@@ -1156,7 +1189,9 @@ chat_completion_choice = _object(
         "index": st.none() | _INT,
         "message": st.none() | chat_completion_message,
         "finish_reason": st.none()
-        | st.sampled_from(("stop", "length", "tool_calls", "content_filter", "function_call"))
+        | st.sampled_from(
+            ("stop", "length", "tool_calls", "content_filter", "function_call")
+        )
         | _TEXT,
         "logprobs": st.none() | st.one_of(choice_logprobs, _NUMBER),
         "content_filter_results": st.none() | azure_content_filter_results,
@@ -1525,8 +1560,10 @@ chat_completion = _object(
         "system_fingerprint": st.none() | _TEXT,
         "usage": st.none() | completion_usage,
         "moderation": st.none() | moderation,
-        "prompt_filter_results": st.none() | st.lists(azure_prompt_filter_result, max_size=3),
-        "prompt_annotations": st.none() | st.lists(azure_prompt_filter_result, max_size=3),
+        "prompt_filter_results": st.none()
+        | st.lists(azure_prompt_filter_result, max_size=3),
+        "prompt_annotations": st.none()
+        | st.lists(azure_prompt_filter_result, max_size=3),
         "latency_checkpoint": st.none() | azure_latency_checkpoint,
         "routing": st.none() | azure_routing,
         "perf_metrics": st.none() | st.dictionaries(_TEXT, _JSON, max_size=3),
@@ -1556,7 +1593,8 @@ chat_completion = _object(
 choice_delta_tool_call_function = _object(
     {},
     {
-        "arguments": st.none() | st.one_of(_TEXT, st.dictionaries(_TEXT, _JSON, max_size=3)),
+        "arguments": st.none()
+        | st.one_of(_TEXT, st.dictionaries(_TEXT, _JSON, max_size=3)),
         "name": st.none() | _TEXT,
     },
     unknown=True,
@@ -1620,7 +1658,8 @@ choice_delta = _object(
         "role": st.none()
         | st.sampled_from(("developer", "system", "user", "assistant", "tool"))
         | _TEXT,
-        "content": st.none() | st.one_of(_TEXT, st.lists(mistral_content_part, max_size=3)),
+        "content": st.none()
+        | st.one_of(_TEXT, st.lists(mistral_content_part, max_size=3)),
         "refusal": st.none() | _TEXT,
         "tool_calls": st.none() | st.lists(choice_delta_tool_call, max_size=3),
         "function_call": st.none() | choice_delta_function_call,
@@ -1629,12 +1668,14 @@ choice_delta = _object(
         "channel": st.none() | _TEXT,
         "executed_tools": st.none() | st.lists(groq_executed_tool, max_size=3),
         "thinking_blocks": st.none() | st.lists(lite_l_l_m_thinking_block, max_size=3),
-        "provider_specific_fields": st.none() | st.dictionaries(_TEXT, _JSON, max_size=3),
+        "provider_specific_fields": st.none()
+        | st.dictionaries(_TEXT, _JSON, max_size=3),
         "index": st.none() | _INT,
         "tool_call_id": st.none() | _TEXT,
         "name": st.none() | _TEXT,
         "internal_content": st.none() | moonshot_internal_content,
-        "reasoning_details": st.none() | st.lists(open_router_reasoning_detail, max_size=3),
+        "reasoning_details": st.none()
+        | st.lists(open_router_reasoning_detail, max_size=3),
         "annotations": st.none() | st.lists(open_router_annotation, max_size=3),
         "hidden_states": st.none() | _JSON,
         "token_id": st.none() | _INT,
@@ -1651,7 +1692,9 @@ choice = _object(
         "index": st.none() | _INT,
         "delta": st.none() | choice_delta,
         "finish_reason": st.none()
-        | st.sampled_from(("stop", "length", "tool_calls", "content_filter", "function_call"))
+        | st.sampled_from(
+            ("stop", "length", "tool_calls", "content_filter", "function_call")
+        )
         | _TEXT,
         "logprobs": st.none() | st.one_of(choice_logprobs, _NUMBER),
         "content_filter_results": st.none() | azure_content_filter_results,
@@ -1685,8 +1728,10 @@ chat_completion_chunk = _object(
         "usage": st.none() | completion_usage,
         "obfuscation": st.none() | _TEXT,
         "moderation": st.none() | moderation,
-        "prompt_filter_results": st.none() | st.lists(azure_prompt_filter_result, max_size=3),
-        "prompt_annotations": st.none() | st.lists(azure_prompt_filter_result, max_size=3),
+        "prompt_filter_results": st.none()
+        | st.lists(azure_prompt_filter_result, max_size=3),
+        "prompt_annotations": st.none()
+        | st.lists(azure_prompt_filter_result, max_size=3),
         "latency_checkpoint": st.none() | azure_latency_checkpoint,
         "routing": st.none() | azure_routing,
         "perf_metrics": st.none() | st.dictionaries(_TEXT, _JSON, max_size=3),
@@ -1762,7 +1807,9 @@ openai_prompt_cache_breakpoint_param = _object(
 
 openai_chat_completion_content_part_param = _object(
     {
-        "type": st.sampled_from(("text", "image_url", "input_audio", "file", "refusal")),
+        "type": st.sampled_from(
+            ("text", "image_url", "input_audio", "file", "refusal")
+        ),
     },
     {
         "text": _TEXT,
@@ -1836,13 +1883,19 @@ openai_chat_completion_message_function_call_param = _object(
 
 openai_chat_completion_message_param = _object(
     {
-        "role": st.sampled_from(("developer", "system", "user", "assistant", "tool", "function")),
+        "role": st.sampled_from(
+            ("developer", "system", "user", "assistant", "tool", "function")
+        ),
     },
     {
         "content": st.none()
-        | st.one_of(_TEXT, st.lists(openai_chat_completion_content_part_param, max_size=3)),
+        | st.one_of(
+            _TEXT, st.lists(openai_chat_completion_content_part_param, max_size=3)
+        ),
         "name": _TEXT,
-        "tool_calls": st.lists(openai_chat_completion_message_tool_call_param, max_size=3),
+        "tool_calls": st.lists(
+            openai_chat_completion_message_tool_call_param, max_size=3
+        ),
         "tool_call_id": _TEXT,
         "refusal": st.none() | _TEXT,
         "audio": st.none() | openai_chat_completion_assistant_audio_param,
@@ -2109,7 +2162,8 @@ openai_chat_completion_request = _object(
         "frequency_penalty": st.none() | _NUMBER,
         "presence_penalty": st.none() | _NUMBER,
         "logit_bias": st.none() | st.dictionaries(_TEXT, _INT, max_size=3),
-        "modalities": st.none() | st.lists(st.sampled_from(("text", "audio")), max_size=3),
+        "modalities": st.none()
+        | st.lists(st.sampled_from(("text", "audio")), max_size=3),
         "audio": st.none() | openai_chat_completion_audio_param,
         "prediction": st.none() | openai_chat_completion_prediction_content_param,
         "web_search_options": openai_web_search_options,
@@ -2200,7 +2254,8 @@ openai_chat_completion_message = _object(
     },
     {
         "refusal": st.none() | _TEXT,
-        "tool_calls": st.none() | st.lists(openai_chat_completion_message_tool_call, max_size=3),
+        "tool_calls": st.none()
+        | st.lists(openai_chat_completion_message_tool_call, max_size=3),
         "function_call": st.none() | openai_chat_completion_message_function_call,
         "audio": st.none() | openai_chat_completion_audio,
     },
@@ -2239,8 +2294,10 @@ openai_chat_completion_token_logprob = _object(
 openai_choice_logprobs = _object(
     {},
     {
-        "content": st.none() | st.lists(openai_chat_completion_token_logprob, max_size=3),
-        "refusal": st.none() | st.lists(openai_chat_completion_token_logprob, max_size=3),
+        "content": st.none()
+        | st.lists(openai_chat_completion_token_logprob, max_size=3),
+        "refusal": st.none()
+        | st.lists(openai_chat_completion_token_logprob, max_size=3),
     },
     unknown=False,
 )
@@ -2252,7 +2309,9 @@ openai_chat_completion_choice = _object(
         "index": _INT,
         "message": openai_chat_completion_message,
         "finish_reason": st.none()
-        | st.sampled_from(("stop", "length", "tool_calls", "content_filter", "function_call")),
+        | st.sampled_from(
+            ("stop", "length", "tool_calls", "content_filter", "function_call")
+        ),
     },
     {
         "logprobs": st.none() | openai_choice_logprobs,
@@ -2442,7 +2501,8 @@ openai_choice_delta_audio = _object(
 openai_choice_delta = _object(
     {},
     {
-        "role": st.none() | st.sampled_from(("developer", "system", "user", "assistant", "tool")),
+        "role": st.none()
+        | st.sampled_from(("developer", "system", "user", "assistant", "tool")),
         "content": st.none() | _TEXT,
         "refusal": st.none() | _TEXT,
         "tool_calls": st.none() | st.lists(openai_choice_delta_tool_call, max_size=3),
@@ -2461,7 +2521,9 @@ openai_choice = _object(
     },
     {
         "finish_reason": st.none()
-        | st.sampled_from(("stop", "length", "tool_calls", "content_filter", "function_call")),
+        | st.sampled_from(
+            ("stop", "length", "tool_calls", "content_filter", "function_call")
+        ),
         "logprobs": st.none() | openai_choice_logprobs,
     },
     unknown=False,

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8d60c83527c9
-#   chunkspec code                       9361e0e116c6
-# Digest: d806290082c42324
+#   chunkspec code                       a8d793d0cbbe
+# Digest: 6f3093c941da3f63
 # Regenerate with: make generate
 """Property tests generated from the spec (strategies in tests/generated/strategies.py).
 
@@ -82,7 +82,9 @@ COMPLETION_DEFAULTS: dict[str, Any] = {"choices": []}
 
 @pytest.mark.parametrize("name", sorted(TARGETS))
 @given(payload=chat_completion, ascii=st.booleans())
-def test_any_completion_round_trips(name: str, payload: dict[str, Any], ascii: bool) -> None:
+def test_any_completion_round_trips(
+    name: str, payload: dict[str, Any], ascii: bool
+) -> None:
     target = TARGETS[name]
     text = json.dumps(payload, ensure_ascii=ascii)
     written = json.loads(target.dumps(target.loads_completion(text)))

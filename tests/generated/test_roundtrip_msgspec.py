@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8d60c83527c9
-#   chunkspec code                       9361e0e116c6
-# Digest: d806290082c42324
+#   chunkspec code                       a8d793d0cbbe
+# Digest: 6f3093c941da3f63
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_msgspec.py.
 
@@ -194,4 +194,6 @@ def test_fixture_stream_round_trips(stream: Stream) -> None:
     ids=[f"{t}-{v}" for t, v, _ in EXAMPLES],
 )
 def test_spec_example_round_trips(type_name: str, variant: str, value: Any) -> None:
-    assert_same_json(round_trip(type_name, value), value, where=f"{type_name} {variant}")
+    assert_same_json(
+        round_trip(type_name, value), value, where=f"{type_name} {variant}"
+    )

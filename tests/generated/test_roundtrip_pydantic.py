@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8d60c83527c9
-#   chunkspec code                       9361e0e116c6
-# Digest: d806290082c42324
+#   chunkspec code                       a8d793d0cbbe
+# Digest: 6f3093c941da3f63
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_pydantic.py.
 
@@ -78,7 +78,9 @@ def round_trip(type_name: str, value: Any) -> Any:
             )
         ),
         "PromptCacheBreakpointParam": lambda value: (
-            target.PromptCacheBreakpointParam.model_validate_json(json.dumps(value), by_name=False)
+            target.PromptCacheBreakpointParam.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ChatCompletionContentPartParam": lambda value: (
             target.ChatCompletionContentPartParam.model_validate_json(
@@ -96,10 +98,14 @@ def round_trip(type_name: str, value: Any) -> Any:
             )
         ),
         "GeminiThoughtSignature": lambda value: (
-            target.GeminiThoughtSignature.model_validate_json(json.dumps(value), by_name=False)
+            target.GeminiThoughtSignature.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "GeminiExtraContent": lambda value: (
-            target.GeminiExtraContent.model_validate_json(json.dumps(value), by_name=False)
+            target.GeminiExtraContent.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ChatCompletionMessageToolCallParam": lambda value: (
             target.ChatCompletionMessageToolCallParam.model_validate_json(
@@ -117,10 +123,14 @@ def round_trip(type_name: str, value: Any) -> Any:
             )
         ),
         "OpenRouterReasoningDetail": lambda value: (
-            target.OpenRouterReasoningDetail.model_validate_json(json.dumps(value), by_name=False)
+            target.OpenRouterReasoningDetail.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ChatCompletionMessageParam": lambda value: (
-            target.ChatCompletionMessageParam.model_validate_json(json.dumps(value), by_name=False)
+            target.ChatCompletionMessageParam.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ChatCompletionStreamOptionsParam": lambda value: (
             target.ChatCompletionStreamOptionsParam.model_validate_json(
@@ -128,7 +138,9 @@ def round_trip(type_name: str, value: Any) -> Any:
             )
         ),
         "FunctionDefinition": lambda value: (
-            target.FunctionDefinition.model_validate_json(json.dumps(value), by_name=False)
+            target.FunctionDefinition.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "CustomToolGrammar": lambda value: target.CustomToolGrammar.model_validate_json(
             json.dumps(value), by_name=False
@@ -137,13 +149,19 @@ def round_trip(type_name: str, value: Any) -> Any:
             json.dumps(value), by_name=False
         ),
         "CustomToolDefinition": lambda value: (
-            target.CustomToolDefinition.model_validate_json(json.dumps(value), by_name=False)
+            target.CustomToolDefinition.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ChatCompletionToolParam": lambda value: (
-            target.ChatCompletionToolParam.model_validate_json(json.dumps(value), by_name=False)
+            target.ChatCompletionToolParam.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ChatCompletionToolNameParam": lambda value: (
-            target.ChatCompletionToolNameParam.model_validate_json(json.dumps(value), by_name=False)
+            target.ChatCompletionToolNameParam.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ChatCompletionAllowedToolsParam": lambda value: (
             target.ChatCompletionAllowedToolsParam.model_validate_json(
@@ -156,10 +174,14 @@ def round_trip(type_name: str, value: Any) -> Any:
             )
         ),
         "ChatCompletionVoiceParam": lambda value: (
-            target.ChatCompletionVoiceParam.model_validate_json(json.dumps(value), by_name=False)
+            target.ChatCompletionVoiceParam.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ChatCompletionAudioParam": lambda value: (
-            target.ChatCompletionAudioParam.model_validate_json(json.dumps(value), by_name=False)
+            target.ChatCompletionAudioParam.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ChatCompletionPredictionContentParam": lambda value: (
             target.ChatCompletionPredictionContentParam.model_validate_json(
@@ -172,19 +194,27 @@ def round_trip(type_name: str, value: Any) -> Any:
             )
         ),
         "WebSearchUserLocation": lambda value: (
-            target.WebSearchUserLocation.model_validate_json(json.dumps(value), by_name=False)
+            target.WebSearchUserLocation.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "WebSearchOptions": lambda value: target.WebSearchOptions.model_validate_json(
             json.dumps(value), by_name=False
         ),
         "PromptCacheOptions": lambda value: (
-            target.PromptCacheOptions.model_validate_json(json.dumps(value), by_name=False)
+            target.PromptCacheOptions.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ModerationPolicySideParam": lambda value: (
-            target.ModerationPolicySideParam.model_validate_json(json.dumps(value), by_name=False)
+            target.ModerationPolicySideParam.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ModerationPolicyParam": lambda value: (
-            target.ModerationPolicyParam.model_validate_json(json.dumps(value), by_name=False)
+            target.ModerationPolicyParam.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ModerationParam": lambda value: target.ModerationParam.model_validate_json(
             json.dumps(value), by_name=False
@@ -193,16 +223,24 @@ def round_trip(type_name: str, value: Any) -> Any:
             json.dumps(value), by_name=False
         ),
         "OpenRouterReasoning": lambda value: (
-            target.OpenRouterReasoning.model_validate_json(json.dumps(value), by_name=False)
+            target.OpenRouterReasoning.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ChatCompletionRequest": lambda value: (
-            target.ChatCompletionRequest.model_validate_json(json.dumps(value), by_name=False)
+            target.ChatCompletionRequest.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "MistralThinkingPart": lambda value: (
-            target.MistralThinkingPart.model_validate_json(json.dumps(value), by_name=False)
+            target.MistralThinkingPart.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "MistralContentPart": lambda value: (
-            target.MistralContentPart.model_validate_json(json.dumps(value), by_name=False)
+            target.MistralContentPart.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ChatCompletionMessageToolCallFunction": lambda value: (
             target.ChatCompletionMessageToolCallFunction.model_validate_json(
@@ -225,7 +263,9 @@ def round_trip(type_name: str, value: Any) -> Any:
             )
         ),
         "ChatCompletionAudio": lambda value: (
-            target.ChatCompletionAudio.model_validate_json(json.dumps(value), by_name=False)
+            target.ChatCompletionAudio.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "GroqSearchResult": lambda value: target.GroqSearchResult.model_validate_json(
             json.dumps(value), by_name=False
@@ -249,73 +289,111 @@ def round_trip(type_name: str, value: Any) -> Any:
             json.dumps(value), by_name=False
         ),
         "LiteLLMThinkingBlock": lambda value: (
-            target.LiteLLMThinkingBlock.model_validate_json(json.dumps(value), by_name=False)
+            target.LiteLLMThinkingBlock.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "MoonshotInternalContent": lambda value: (
-            target.MoonshotInternalContent.model_validate_json(json.dumps(value), by_name=False)
+            target.MoonshotInternalContent.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "OpenRouterUrlCitation": lambda value: (
-            target.OpenRouterUrlCitation.model_validate_json(json.dumps(value), by_name=False)
+            target.OpenRouterUrlCitation.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "OpenRouterFileContentPart": lambda value: (
-            target.OpenRouterFileContentPart.model_validate_json(json.dumps(value), by_name=False)
+            target.OpenRouterFileContentPart.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "OpenRouterFileAnnotation": lambda value: (
-            target.OpenRouterFileAnnotation.model_validate_json(json.dumps(value), by_name=False)
+            target.OpenRouterFileAnnotation.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "GroqDocumentCitation": lambda value: (
-            target.GroqDocumentCitation.model_validate_json(json.dumps(value), by_name=False)
+            target.GroqDocumentCitation.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "GroqFunctionCitation": lambda value: (
-            target.GroqFunctionCitation.model_validate_json(json.dumps(value), by_name=False)
+            target.GroqFunctionCitation.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "OpenRouterAnnotation": lambda value: (
-            target.OpenRouterAnnotation.model_validate_json(json.dumps(value), by_name=False)
+            target.OpenRouterAnnotation.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ChatCompletionMessage": lambda value: (
-            target.ChatCompletionMessage.model_validate_json(json.dumps(value), by_name=False)
+            target.ChatCompletionMessage.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "TopLogprob": lambda value: target.TopLogprob.model_validate_json(
             json.dumps(value), by_name=False
         ),
         "ChatCompletionTokenLogprob": lambda value: (
-            target.ChatCompletionTokenLogprob.model_validate_json(json.dumps(value), by_name=False)
+            target.ChatCompletionTokenLogprob.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ChoiceLogprobs": lambda value: target.ChoiceLogprobs.model_validate_json(
             json.dumps(value), by_name=False
         ),
         "AzureSeverityResult": lambda value: (
-            target.AzureSeverityResult.model_validate_json(json.dumps(value), by_name=False)
+            target.AzureSeverityResult.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "AzureDetectionResult": lambda value: (
-            target.AzureDetectionResult.model_validate_json(json.dumps(value), by_name=False)
+            target.AzureDetectionResult.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "AzureBlocklistResult": lambda value: (
-            target.AzureBlocklistResult.model_validate_json(json.dumps(value), by_name=False)
+            target.AzureBlocklistResult.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "AzureBlocklistDetails": lambda value: (
-            target.AzureBlocklistDetails.model_validate_json(json.dumps(value), by_name=False)
+            target.AzureBlocklistDetails.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "AzureFilterError": lambda value: target.AzureFilterError.model_validate_json(
             json.dumps(value), by_name=False
         ),
         "AzureContentFilterResults": lambda value: (
-            target.AzureContentFilterResults.model_validate_json(json.dumps(value), by_name=False)
+            target.AzureContentFilterResults.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "AzureContentFilterOffsets": lambda value: (
-            target.AzureContentFilterOffsets.model_validate_json(json.dumps(value), by_name=False)
+            target.AzureContentFilterOffsets.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "CompletionTokensDetails": lambda value: (
-            target.CompletionTokensDetails.model_validate_json(json.dumps(value), by_name=False)
+            target.CompletionTokensDetails.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "PromptTokensDetails": lambda value: (
-            target.PromptTokensDetails.model_validate_json(json.dumps(value), by_name=False)
+            target.PromptTokensDetails.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "PerplexityCost": lambda value: target.PerplexityCost.model_validate_json(
             json.dumps(value), by_name=False
         ),
         "OpenRouterCostDetails": lambda value: (
-            target.OpenRouterCostDetails.model_validate_json(json.dumps(value), by_name=False)
+            target.OpenRouterCostDetails.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "OpenRouterServerToolUseDetails": lambda value: (
             target.OpenRouterServerToolUseDetails.model_validate_json(
@@ -326,10 +404,14 @@ def round_trip(type_name: str, value: Any) -> Any:
             json.dumps(value), by_name=False
         ),
         "ChatCompletionChoice": lambda value: (
-            target.ChatCompletionChoice.model_validate_json(json.dumps(value), by_name=False)
+            target.ChatCompletionChoice.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ModerationResultBody": lambda value: (
-            target.ModerationResultBody.model_validate_json(json.dumps(value), by_name=False)
+            target.ModerationResultBody.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ModerationResults": lambda value: target.ModerationResults.model_validate_json(
             json.dumps(value), by_name=False
@@ -341,10 +423,14 @@ def round_trip(type_name: str, value: Any) -> Any:
             json.dumps(value), by_name=False
         ),
         "AzurePromptFilterResult": lambda value: (
-            target.AzurePromptFilterResult.model_validate_json(json.dumps(value), by_name=False)
+            target.AzurePromptFilterResult.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "AzureLatencyCheckpoint": lambda value: (
-            target.AzureLatencyCheckpoint.model_validate_json(json.dumps(value), by_name=False)
+            target.AzureLatencyCheckpoint.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "AzureRouting": lambda value: target.AzureRouting.model_validate_json(
             json.dumps(value), by_name=False
@@ -353,7 +439,9 @@ def round_trip(type_name: str, value: Any) -> Any:
             json.dumps(value), by_name=False
         ),
         "GroqUsageBreakdown": lambda value: (
-            target.GroqUsageBreakdown.model_validate_json(json.dumps(value), by_name=False)
+            target.GroqUsageBreakdown.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "GroqDebug": lambda value: target.GroqDebug.model_validate_json(
             json.dumps(value), by_name=False
@@ -373,15 +461,21 @@ def round_trip(type_name: str, value: Any) -> Any:
         "NvExtTiming": lambda value: target.NvExtTiming.model_validate_json(
             json.dumps(value), by_name=False
         ),
-        "NvExt": lambda value: target.NvExt.model_validate_json(json.dumps(value), by_name=False),
+        "NvExt": lambda value: target.NvExt.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
         "OpenRouterError": lambda value: target.OpenRouterError.model_validate_json(
             json.dumps(value), by_name=False
         ),
         "PerplexitySearchResult": lambda value: (
-            target.PerplexitySearchResult.model_validate_json(json.dumps(value), by_name=False)
+            target.PerplexitySearchResult.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "SglangCachedTokensDetails": lambda value: (
-            target.SglangCachedTokensDetails.model_validate_json(json.dumps(value), by_name=False)
+            target.SglangCachedTokensDetails.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "SglangSglExt": lambda value: target.SglangSglExt.model_validate_json(
             json.dumps(value), by_name=False
@@ -395,25 +489,37 @@ def round_trip(type_name: str, value: Any) -> Any:
             )
         ),
         "VllmRequestMetrics": lambda value: (
-            target.VllmRequestMetrics.model_validate_json(json.dumps(value), by_name=False)
+            target.VllmRequestMetrics.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ZaiWebSearchResult": lambda value: (
-            target.ZaiWebSearchResult.model_validate_json(json.dumps(value), by_name=False)
+            target.ZaiWebSearchResult.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ChatCompletion": lambda value: target.ChatCompletion.model_validate_json(
             json.dumps(value), by_name=False
         ),
         "ChoiceDeltaToolCallFunction": lambda value: (
-            target.ChoiceDeltaToolCallFunction.model_validate_json(json.dumps(value), by_name=False)
+            target.ChoiceDeltaToolCallFunction.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ChoiceDeltaToolCallCustom": lambda value: (
-            target.ChoiceDeltaToolCallCustom.model_validate_json(json.dumps(value), by_name=False)
+            target.ChoiceDeltaToolCallCustom.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ChoiceDeltaToolCall": lambda value: (
-            target.ChoiceDeltaToolCall.model_validate_json(json.dumps(value), by_name=False)
+            target.ChoiceDeltaToolCall.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ChoiceDeltaFunctionCall": lambda value: (
-            target.ChoiceDeltaFunctionCall.model_validate_json(json.dumps(value), by_name=False)
+            target.ChoiceDeltaFunctionCall.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
         "ChoiceDeltaAudio": lambda value: target.ChoiceDeltaAudio.model_validate_json(
             json.dumps(value), by_name=False
@@ -421,9 +527,13 @@ def round_trip(type_name: str, value: Any) -> Any:
         "ChoiceDelta": lambda value: target.ChoiceDelta.model_validate_json(
             json.dumps(value), by_name=False
         ),
-        "Choice": lambda value: target.Choice.model_validate_json(json.dumps(value), by_name=False),
+        "Choice": lambda value: target.Choice.model_validate_json(
+            json.dumps(value), by_name=False
+        ),
         "ChatCompletionChunk": lambda value: (
-            target.ChatCompletionChunk.model_validate_json(json.dumps(value), by_name=False)
+            target.ChatCompletionChunk.model_validate_json(
+                json.dumps(value), by_name=False
+            )
         ),
     }
     decoded = decoders[type_name](value)
@@ -448,4 +558,6 @@ def test_fixture_stream_round_trips(stream: Stream) -> None:
     ids=[f"{t}-{v}" for t, v, _ in EXAMPLES],
 )
 def test_spec_example_round_trips(type_name: str, variant: str, value: Any) -> None:
-    assert_same_json(round_trip(type_name, value), value, where=f"{type_name} {variant}")
+    assert_same_json(
+        round_trip(type_name, value), value, where=f"{type_name} {variant}"
+    )

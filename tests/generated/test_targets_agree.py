@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8d60c83527c9
-#   chunkspec code                       9361e0e116c6
-# Digest: d806290082c42324
+#   chunkspec code                       a8d793d0cbbe
+# Digest: 6f3093c941da3f63
 # Regenerate with: make generate
 """Every target gives the same result for the same input: the same `dumps` text for
 every captured chunk, and the same JSON for every spec example of every type."""
@@ -75,7 +75,9 @@ EXACT_TEXT = ["dataclasses", "typeddicts"]
 @pytest.mark.parametrize("stream", FIXTURE_STREAMS, ids=lambda s: s.name)
 def test_targets_dump_the_same_text(stream: Stream) -> None:
     for line, text in stream.chunks:
-        texts = {name: module.dumps(module.loads(text)) for name, module in TARGETS.items()}
+        texts = {
+            name: module.dumps(module.loads(text)) for name, module in TARGETS.items()
+        }
         exact = {texts[name] for name in EXACT_TEXT}
         assert len(exact) == 1, f"{stream.name}:{line}: targets disagree: {texts}"
         values = {json.dumps(json.loads(t), sort_keys=True) for t in texts.values()}
@@ -87,7 +89,11 @@ def test_targets_dump_the_same_text(stream: Stream) -> None:
     EXAMPLES,
     ids=[f"{t}-{v}" for t, v, _ in EXAMPLES],
 )
-def test_targets_agree_on_every_spec_example(type_name: str, variant: str, value: Any) -> None:
-    texts = {name: json.dumps(trip(type_name, value)) for name, trip in ROUND_TRIPS.items()}
+def test_targets_agree_on_every_spec_example(
+    type_name: str, variant: str, value: Any
+) -> None:
+    texts = {
+        name: json.dumps(trip(type_name, value)) for name, trip in ROUND_TRIPS.items()
+    }
     disagree = f"{type_name} {variant}: targets disagree: {texts}"
     assert len(set(texts.values())) == 1, disagree

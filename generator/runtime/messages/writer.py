@@ -13,7 +13,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any, Final
 
 from ..json_text import _json_string, _json_text, _wire_text
-from ..parts import Identity, Part, UsageSummary
+from ..parts import _CALL_SCHEME, Identity, Part, UsageSummary, _marked
 from ..sse import StreamError
 from ..writing import _EventWriter
 
@@ -80,7 +80,10 @@ class _MessagesWriter(_EventWriter):
     - A thinking block gets a `signature_delta` before it stops when a "signature"
       part comes for it; one without a signature gets none. (Anthropic's API always
       signs a thinking block, and refuses an unsigned one sent back to it on the next
-      turn; other backends' reasoning has no signature to give.)
+      turn; other backends' reasoning has no signature to give.) A signature that
+      rides on a chat tool call (Gemini's) is a thinking block of its own, with no
+      text, right before the call's block, its signature marked with its scheme
+      (`chunkspec:gemini:…`, see `_marked`): never taken for Anthropic's.
     - `message_delta` once, after the last block: the stop reason in Anthropic's
       terms (`stop` is `end_turn`, `length` `max_tokens`, `tool_calls` `tool_use`,
       `content_filter` `refusal`; another kept as it is; null when the source sent
@@ -323,7 +326,25 @@ class _MessagesWriter(_EventWriter):
         """A signature, in the thinking block it signs: the open one; for a part of a
         block not written yet (a thinking block whose text is omitted), or one more
         signature, a new one. A signature of chat's with no thinking block open has
-        no block to go in."""
+        no block to go in. One that rides on a chat tool call (Gemini's) is a thinking
+        block of its own right before the call's block, its signature marked with its
+        scheme (`_marked`), which Claude Code sends back and `to_request` puts back on
+        that call; one for a call whose block has begun can no longer go before it."""
+        if part.tool_call is not None and part.block is None:
+            if self._key(part) in self._calls:
+                self._drop("signature", "its call's block had begun")
+                return
+            empty = {"type": "thinking", "thinking": "", "signature": ""}
+            carrier = self._start(out, "thinking", None, empty)
+            carrier.signed = True
+            signature = _marked(_CALL_SCHEME, part.text)
+            out.append(
+                _messages_delta(
+                    carrier.index, "signature_delta", "signature", signature
+                )
+            )
+            self._close(out)
+            return
         block = self._open
         thinking = block is not None and block.kind == "thinking"
         if (

@@ -514,7 +514,9 @@ def _chat_reasoning_back(
     structured details (its own verbatim, else the text as details), its text in its
     key (or the placeholder), on the turns it names. A signature goes back only in the
     dialect's own details or on a call (`_sign_first_call`); any other is said."""
-    text = "".join(p.text for p in reasoning)
+    # Blocks or items apart stay apart (two reasoning items in a row: a failed
+    # attempt's, then its retry's).
+    text = "\n\n".join(p.text for p in reasoning if p.text)
     if dialect.details is not None:
         own = [p.source for p in reasoning if p.scheme == dialect.name and p.source]
         details = [d for source in own for d in source] or [

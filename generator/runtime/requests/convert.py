@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, cast
 
-from ..parts import ChoiceSummary, Part, Summary, _summary_of_parts
+from ..parts import ChoiceSummary, Part, Summary, _summary_of_parts, _unmarked
 from .chat import _chat_messages, _chat_turn, _read_chat_request, _write_chat_request
 from .dialects import _request_dialect, _RequestDialect
 from .messages import (
@@ -32,6 +32,7 @@ from .vocabulary import (
     _Losses,
     _Piece,
     _ReasoningPiece,
+    _refused,
     _TextPiece,
     _Turn,
 )
@@ -56,7 +57,10 @@ def _to_request(
     chosen = _chosen(protocol, dialect, dialects)
     data = _data_of(request)
     if source == protocol and source != "chat":
-        return data  # only chat has dialects to re-spell
+        losses = _Losses()  # only chat has dialects to re-spell
+        _uncarried(data, source, losses)
+        losses.warn(protocol)
+        return data
     read = _Losses()
     if source == "chat":
         said = _read_chat_request(data, dialects, read)
@@ -74,6 +78,42 @@ def _to_request(
     written = _write_request(said, protocol, chosen, losses)
     losses.warn(protocol)
     return written
+
+
+def _uncarried(data: dict[str, Any], protocol: str, losses: _Losses) -> None:
+    """Take out of a Messages or Responses request the signatures its writer carried
+    for another backend (a thinking block's `signature` or a reasoning item's
+    `encrypted_content` marked with its scheme: `_marked`), which a server of the same
+    protocol would refuse as its own; each is said."""
+    if protocol == "messages":
+        for message in _json_objects(data.get("messages")):
+            content = message.get("content")
+            if isinstance(content, list):
+                blocks = _json_objects(content)
+                kept = [b for b in blocks if not _carries(b, "signature", losses)]
+                if len(kept) < len(blocks):
+                    message["content"] = kept
+        return
+    items = data.get("input")
+    if isinstance(items, list):
+        kept = [
+            i
+            for i in _json_objects(items)
+            if not _carries(i, "encrypted_content", losses)
+        ]
+        if len(kept) < len(_json_objects(items)):
+            data["input"] = kept
+
+
+def _carries(block: dict[str, Any], key: str, losses: _Losses) -> bool:
+    marked = _unmarked(block.get(key))
+    if marked is None:
+        return False
+    losses.drop(
+        f"a signature carried in a {block.get('type')} for a call",
+        _refused(marked[0], "a server of the same protocol"),
+    )
+    return True
 
 
 def _chosen(

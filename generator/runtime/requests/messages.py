@@ -12,8 +12,10 @@ from typing import Any, Final
 from .vocabulary import (
     _arguments_object,
     _arguments_text,
+    _bound,
     _budget_of,
     _CallPiece,
+    _carried,
     _Conversation,
     _is_json_object,
     _json_object,
@@ -191,23 +193,34 @@ def _messages_turns(message: dict[str, Any], losses: _Losses) -> list[_Turn]:
                 )
             )
         elif kind == "thinking":
-            pieces.append(
-                _ReasoningPiece(
-                    block.get("thinking") or "",
-                    signature=block.get("signature") or None,
-                    scheme=_SCHEME_MESSAGES,
+            carried = _carried(block.get("signature"))
+            if carried is None:
+                pieces.append(
+                    _ReasoningPiece(
+                        block.get("thinking") or "",
+                        signature=block.get("signature") or None,
+                        scheme=_SCHEME_MESSAGES,
+                    )
                 )
-            )
+            else:  # a signature the Messages writer carried for the next call
+                if block.get("thinking"):
+                    pieces.append(
+                        _ReasoningPiece(block["thinking"], scheme=_SCHEME_MESSAGES)
+                    )
+                pieces.append(carried)
         elif kind == "redacted_thinking":
             pieces.append(
                 _ReasoningPiece(encrypted=block.get("data"), scheme=_SCHEME_MESSAGES)
             )
         elif kind == "tool_use":
+            signature, scheme = _bound(pieces)
             pieces.append(
                 _CallPiece(
                     block.get("id") or "",
                     block.get("name") or "",
                     _arguments_text(block.get("input", {})),
+                    signature,
+                    scheme,
                 )
             )
         else:

@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any, Final
 
 from .vocabulary import (
+    _bound,
     _CallPiece,
+    _carried,
     _Conversation,
     _effort_of,
     _flat_tool_name,
@@ -59,7 +61,7 @@ def _read_responses_request(data: dict[str, Any], losses: _Losses) -> _Conversat
     items = data.get("input")
     if isinstance(items, str):
         items = [{"role": "user", "content": items}]
-    for item in _json_objects(items):
+    for item in _attempted(_json_objects(items), losses):
         _responses_item(said.turns, item, losses)
     rest = {k: v for k, v in data.items() if k not in _RESPONSES_READ}
     for tool in data.get("tools") or ():
@@ -131,6 +133,73 @@ def _tool_names(request: dict[str, Any]) -> dict[str, tuple[str, str]]:
     return names
 
 
+_USER_ROLES: Final = frozenset(("user", "system", "developer"))
+
+
+def _attempted(items: list[dict[str, Any]], losses: _Losses) -> list[dict[str, Any]]:
+    """The input items without a failed attempt's, each left out said: an assistant
+    item (reasoning, a message or a call) with `status: "incomplete"` that the
+    assistant's output goes on after (a retry said it again) or that ends the input
+    (the retry's request), with the outputs of the calls left out; and reasoning that
+    ends the input (reasoning leads to a message or a call: alone at the end, it is
+    what a failed attempt got done before it failed, which Codex sends back on its
+    retry, without a status). An incomplete message the user answers (cut by the
+    output limit) stays."""
+    kept: list[dict[str, Any]] = []
+    calls: set[Any] = set()
+    last = len(items)
+    while last and (items[last - 1].get("type") == "reasoning"):
+        last -= 1
+    for at, item in enumerate(items):
+        kind = item.get("type") or "message"
+        if at >= last:
+            losses.drop(
+                f"a reasoning item {item.get('id')!r} at the end of the input",
+                "a failed attempt's: no message or call follows it",
+            )
+            continue
+        if (
+            item.get("status") == "incomplete"
+            and _is_assistant_item(item)
+            and _retried(items, at)
+        ):
+            losses.drop(
+                f"an incomplete {kind} item {item.get('id') or item.get('call_id')!r}",
+                "cut off in a failed attempt that a retry said again",
+            )
+            if kind == "function_call":
+                calls.add(item.get("call_id"))
+            continue
+        if kind == "function_call_output" and item.get("call_id") in calls:
+            losses.drop(
+                f"the output of call {item.get('call_id')!r}",
+                "its call was cut off in a failed attempt",
+            )
+            continue
+        kept.append(item)
+    return kept
+
+
+def _is_assistant_item(item: dict[str, Any]) -> bool:
+    kind = item.get("type") or "message"
+    if kind == "message":
+        return item.get("role") == "assistant"
+    return kind in _ASSISTANT_ITEMS
+
+
+def _retried(items: list[dict[str, Any]], at: int) -> bool:
+    """Whether the assistant's output goes on after item `at` before the user speaks
+    again, or the input ends there."""
+    for item in items[at + 1 :]:
+        if _is_assistant_item(item):
+            return True
+        if (item.get("type") or "message") == "message" and item.get("role") in (
+            _USER_ROLES
+        ):
+            return False
+    return True
+
+
 def _responses_item(turns: list[_Turn], item: dict[str, Any], losses: _Losses) -> None:
     """One input item into the turns: reasoning, calls and assistant messages in a row
     make one assistant turn, outputs in a row one tool turn."""
@@ -145,6 +214,10 @@ def _responses_item(turns: list[_Turn], item: dict[str, Any], losses: _Losses) -
             turns.append(_Turn(role, pieces))
         return
     if kind == "reasoning":
+        carried = _carried(item.get("encrypted_content"))
+        if carried is not None:  # a signature the Responses writer carried
+            _into(turns, "assistant", (carried,))
+            return
         texts = [s.get("text") or "" for s in _json_objects(item.get("summary"))]
         if not texts:
             texts = [c.get("text") or "" for c in _json_objects(item.get("content"))]
@@ -157,10 +230,18 @@ def _responses_item(turns: list[_Turn], item: dict[str, Any], losses: _Losses) -
         )
         _into(turns, "assistant", (piece,))
     elif kind == "function_call":
+        before = (
+            list(turns[-1].pieces) if turns and turns[-1].role == "assistant" else []
+        )
+        signature, scheme = _bound(before)
+        if signature is not None:
+            turns[-1] = _Turn("assistant", tuple(before))
         piece = _CallPiece(
             item.get("call_id") or "",
             _call_name(item),
             item.get("arguments") or "",
+            signature,
+            scheme,
         )
         _into(turns, "assistant", (piece,))
     elif kind == "function_call_output":
@@ -293,6 +374,11 @@ def _responses_items(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
             items += _responses_reasoning_back(piece, losses)
         elif isinstance(piece, _CallPiece):
             flush()
+            if piece.signature is not None:
+                losses.drop(
+                    f"the signature on call {piece.id!r}",
+                    _refused(piece.scheme, "Responses"),
+                )
             items.append(
                 {
                     "type": "function_call",

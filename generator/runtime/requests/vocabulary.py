@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeGuard
 
+from ..parts import _unmarked
+
 
 class RequestLossWarning(UserWarning):
     """A request was written without something its protocol (or backend) has no place
@@ -60,6 +62,10 @@ class _ReasoningPiece:
     source: Any = None
     """The item as its scheme wrote it (a Responses reasoning item, OpenRouter's
     `reasoning_details`), written back verbatim to the same scheme."""
+    carried: bool = False
+    """Whether it is a signature another protocol carried for the call after it (a
+    Gemini thought signature in a Messages thinking block or a Responses reasoning
+    item, marked with its scheme: `_marked`), which goes back on that call."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +232,25 @@ def _data_of(request: Mapping[str, Any]) -> dict[str, Any]:
 def _refused(scheme: str | None, where: str) -> str:
     """Why a signature (or reasoning) made by `scheme` is not sent to `where`."""
     return f"made by {scheme or 'an unknown backend'}: {where} would refuse it"
+
+
+def _carried(value: Any) -> _ReasoningPiece | None:
+    """A signature carried in another protocol's place, marked with its scheme
+    (`_marked`), as a piece bound to the call after it; None for any other value."""
+    marked = _unmarked(value)
+    if marked is None:
+        return None
+    return _ReasoningPiece(signature=marked[1], scheme=marked[0], carried=True)
+
+
+def _bound(pieces: list[_Piece]) -> tuple[str | None, str | None]:
+    """The signature and scheme a call gets from the piece right before it, when that
+    is a carried signature (`_carried`), taken out of `pieces`."""
+    last = pieces[-1] if pieces else None
+    if isinstance(last, _ReasoningPiece) and last.carried:
+        pieces.pop()
+        return last.signature, last.scheme
+    return None, None
 
 
 def _texts(pieces: tuple[_Piece, ...]) -> str:

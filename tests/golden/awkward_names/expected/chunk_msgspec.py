@@ -290,11 +290,15 @@ class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
     """A keyword, nullable."""
     json: int | _Unset | None = UNSET
     """A pydantic BaseModel method."""
-    model_config_: bool | _Unset | None = msgspec.field(default=UNSET, name="model_config")
+    model_config_: bool | _Unset | None = msgspec.field(
+        default=UNSET, name="model_config"
+    )
     """Reserved by pydantic."""
     extra_: int | _Unset | None = msgspec.field(default=UNSET, name="extra")
     """Where the dataclasses keep unknown keys."""
-    x_request_id_: str | _Unset | None = msgspec.field(default=UNSET, name="x-request-id")
+    x_request_id_: str | _Unset | None = msgspec.field(
+        default=UNSET, name="x-request-id"
+    )
     """Not an identifier."""
     field_2fa_: bool | _Unset | None = msgspec.field(default=UNSET, name="2fa")
     """Starts with a digit."""
@@ -606,7 +610,9 @@ class TokenFrames(_TokenFrames[Chunk]):
 
     def _writer(self, dialect: str | None) -> Callable[[Chunk], bytes]:
         if dialect is not None:
-            raise TokenFramesError("this module writes no dialect (its spec has no completion)")
+            raise TokenFramesError(
+                "this module writes no dialect (its spec has no completion)"
+            )
         return sse_chunk
 
 
@@ -653,6 +659,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: parts._TEXTS)
+
+
+# (runtime section: parts._MARK)
+
+
+# (runtime section: parts._unmarked)
 
 
 # (runtime section: parts._summary_of_parts)
@@ -737,6 +749,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.vocabulary._refused)
+
+
+# (runtime section: requests.vocabulary._carried)
+
+
+# (runtime section: requests.vocabulary._bound)
 
 
 # (runtime section: requests.vocabulary._arguments_object)
@@ -901,6 +919,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.responses._SCHEME_RESPONSES)
 
 
+# (runtime section: requests.responses._ASSISTANT_ITEMS)
+
+
 # (runtime section: requests.responses._read_responses_request)
 
 
@@ -908,6 +929,18 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.responses._call_name)
+
+
+# (runtime section: requests.responses._USER_ROLES)
+
+
+# (runtime section: requests.responses._attempted)
+
+
+# (runtime section: requests.responses._is_assistant_item)
+
+
+# (runtime section: requests.responses._retried)
 
 
 # (runtime section: requests.responses._responses_item)
@@ -938,6 +971,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.convert._to_request)
+
+
+# (runtime section: requests.convert._uncarried)
+
+
+# (runtime section: requests.convert._carries)
 
 
 # (runtime section: requests.convert._chosen)
@@ -981,7 +1020,9 @@ def to_request(
     `RequestLossWarning` (docs/requests.md). A request of the same protocol keeps every
     other key as it came.
     """
-    return _to_request(request, "chat", protocol, dialect, _REQUEST_DIALECTS, _CLIENT_ONLY_KEYS)
+    return _to_request(
+        request, "chat", protocol, dialect, _REQUEST_DIALECTS, _CLIENT_ONLY_KEYS
+    )
 
 
 def assistant_message(

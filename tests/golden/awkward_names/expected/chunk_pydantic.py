@@ -269,15 +269,21 @@ class Chunk(_Model):
     """A keyword, nullable."""
     json_: Annotated[int | None, _ALIAS_READ] = Field(default=None, alias="json")
     """A pydantic BaseModel method."""
-    model_config_: Annotated[bool | None, _ALIAS_READ] = Field(default=None, alias="model_config")
+    model_config_: Annotated[bool | None, _ALIAS_READ] = Field(
+        default=None, alias="model_config"
+    )
     """Reserved by pydantic."""
     extra: int | None = None
     """Where the dataclasses keep unknown keys."""
-    x_request_id_: Annotated[str | None, _ALIAS_READ] = Field(default=None, alias="x-request-id")
+    x_request_id_: Annotated[str | None, _ALIAS_READ] = Field(
+        default=None, alias="x-request-id"
+    )
     """Not an identifier."""
     field_2fa_: Annotated[bool | None, _ALIAS_READ] = Field(default=None, alias="2fa")
     """Starts with a digit."""
-    verbose_: Annotated[bool | None, _ALIAS_READ] = Field(default=None, alias="__verbose")
+    verbose_: Annotated[bool | None, _ALIAS_READ] = Field(
+        default=None, alias="__verbose"
+    )
     """Private-looking."""
 
     def model_post_init(self, context: Any, /) -> None:
@@ -526,7 +532,9 @@ class TokenFrames(_TokenFrames[Chunk]):
 
     def _writer(self, dialect: str | None) -> Callable[[Chunk], bytes]:
         if dialect is not None:
-            raise TokenFramesError("this module writes no dialect (its spec has no completion)")
+            raise TokenFramesError(
+                "this module writes no dialect (its spec has no completion)"
+            )
         return sse_chunk
 
 
@@ -573,6 +581,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: parts._TEXTS)
+
+
+# (runtime section: parts._MARK)
+
+
+# (runtime section: parts._unmarked)
 
 
 # (runtime section: parts._summary_of_parts)
@@ -657,6 +671,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.vocabulary._refused)
+
+
+# (runtime section: requests.vocabulary._carried)
+
+
+# (runtime section: requests.vocabulary._bound)
 
 
 # (runtime section: requests.vocabulary._arguments_object)
@@ -821,6 +841,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.responses._SCHEME_RESPONSES)
 
 
+# (runtime section: requests.responses._ASSISTANT_ITEMS)
+
+
 # (runtime section: requests.responses._read_responses_request)
 
 
@@ -828,6 +851,18 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.responses._call_name)
+
+
+# (runtime section: requests.responses._USER_ROLES)
+
+
+# (runtime section: requests.responses._attempted)
+
+
+# (runtime section: requests.responses._is_assistant_item)
+
+
+# (runtime section: requests.responses._retried)
 
 
 # (runtime section: requests.responses._responses_item)
@@ -858,6 +893,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.convert._to_request)
+
+
+# (runtime section: requests.convert._uncarried)
+
+
+# (runtime section: requests.convert._carries)
 
 
 # (runtime section: requests.convert._chosen)
@@ -901,7 +942,9 @@ def to_request(
     `RequestLossWarning` (docs/requests.md). A request of the same protocol keeps every
     other key as it came.
     """
-    return _to_request(request, "chat", protocol, dialect, _REQUEST_DIALECTS, _CLIENT_ONLY_KEYS)
+    return _to_request(
+        request, "chat", protocol, dialect, _REQUEST_DIALECTS, _CLIENT_ONLY_KEYS
+    )
 
 
 def assistant_message(

@@ -409,7 +409,9 @@ class Completion(_Object):
         if self.status is not UNSET:
             out["status"] = self.status
         if self.items is not UNSET:
-            out["items"] = None if self.items is None else [item.to_dict() for item in self.items]
+            out["items"] = (
+                None if self.items is None else [item.to_dict() for item in self.items]
+            )
         if self.message is not UNSET:
             out["message"] = None if self.message is None else self.message.to_dict()
         if self.extra:
@@ -521,7 +523,9 @@ class Chunk(_Object):
         if self.noise is not UNSET:
             out["noise"] = self.noise
         if self.items is not UNSET:
-            out["items"] = None if self.items is None else [item.to_dict() for item in self.items]
+            out["items"] = (
+                None if self.items is None else [item.to_dict() for item in self.items]
+            )
         if self.delta is not UNSET:
             out["delta"] = None if self.delta is None else self.delta.to_dict()
         if self.extra:
@@ -732,7 +736,7 @@ def aiter_chunks(
 
 
 def iter_parts(
-    source: ChunkStream[Chunk] | Iterable[_Bytes | str] | _Bytes | str | _Response,
+    source: (ChunkStream[Chunk] | Iterable[_Bytes | str] | _Bytes | str | _Response),
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
@@ -754,7 +758,10 @@ def iter_parts(
 
 def aiter_parts(
     source: (
-        AsyncChunkStream[Chunk] | AsyncIterable[_Bytes | str] | _AsyncResponse | _AiohttpResponse
+        AsyncChunkStream[Chunk]
+        | AsyncIterable[_Bytes | str]
+        | _AsyncResponse
+        | _AiohttpResponse
     ),
     *,
     on_error: Literal["raise", "skip"] = "raise",
@@ -860,7 +867,9 @@ def _encoder(
 
     def encode(chunk: Chunk) -> bytes:
         data = _chunk_json(chunk)
-        text = respeller.written(data, _wire_text(data)) or _wire_text(respeller.respell(data))
+        text = respeller.written(data, _wire_text(data)) or _wire_text(
+            respeller.respell(data)
+        )
         return b"data: " + text.encode() + b"\n\n"
 
     def end() -> bytes:
@@ -901,6 +910,12 @@ def _encoder(
 
 
 # (runtime section: parts._TEXTS)
+
+
+# (runtime section: parts._MARK)
+
+
+# (runtime section: parts._unmarked)
 
 
 # (runtime section: parts._COUNTS)
@@ -1370,6 +1385,12 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.vocabulary._refused)
 
 
+# (runtime section: requests.vocabulary._carried)
+
+
+# (runtime section: requests.vocabulary._bound)
+
+
 # (runtime section: requests.vocabulary._arguments_object)
 
 
@@ -1532,6 +1553,9 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.responses._SCHEME_RESPONSES)
 
 
+# (runtime section: requests.responses._ASSISTANT_ITEMS)
+
+
 # (runtime section: requests.responses._read_responses_request)
 
 
@@ -1539,6 +1563,18 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 
 
 # (runtime section: requests.responses._call_name)
+
+
+# (runtime section: requests.responses._USER_ROLES)
+
+
+# (runtime section: requests.responses._attempted)
+
+
+# (runtime section: requests.responses._is_assistant_item)
+
+
+# (runtime section: requests.responses._retried)
 
 
 # (runtime section: requests.responses._responses_item)
@@ -1569,6 +1605,12 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 
 
 # (runtime section: requests.convert._to_request)
+
+
+# (runtime section: requests.convert._uncarried)
+
+
+# (runtime section: requests.convert._carries)
 
 
 # (runtime section: requests.convert._chosen)
@@ -1612,7 +1654,9 @@ def to_request(
     `RequestLossWarning` (docs/requests.md). A request of the same protocol keeps every
     other key as it came.
     """
-    return _to_request(request, "chat", protocol, dialect, _REQUEST_DIALECTS, _CLIENT_ONLY_KEYS)
+    return _to_request(
+        request, "chat", protocol, dialect, _REQUEST_DIALECTS, _CLIENT_ONLY_KEYS
+    )
 
 
 def assistant_message(

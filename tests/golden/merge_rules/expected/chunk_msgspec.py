@@ -471,7 +471,9 @@ class Completion(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
         if self.status is not UNSET:
             out["status"] = self.status
         if self.items is not UNSET:
-            out["items"] = None if self.items is None else [item.to_dict() for item in self.items]
+            out["items"] = (
+                None if self.items is None else [item.to_dict() for item in self.items]
+            )
         if self.message is not UNSET:
             out["message"] = None if self.message is None else self.message.to_dict()
         out.update(self.extra)
@@ -654,7 +656,9 @@ class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
         if self.noise is not UNSET:
             out["noise"] = self.noise
         if self.items is not UNSET:
-            out["items"] = None if self.items is None else [item.to_dict() for item in self.items]
+            out["items"] = (
+                None if self.items is None else [item.to_dict() for item in self.items]
+            )
         if self.delta is not UNSET:
             out["delta"] = None if self.delta is None else self.delta.to_dict()
         out.update(self.extra)
@@ -913,7 +917,7 @@ def aiter_chunks(
 
 
 def iter_parts(
-    source: ChunkStream[Chunk] | Iterable[_Bytes | str] | _Bytes | str | _Response,
+    source: (ChunkStream[Chunk] | Iterable[_Bytes | str] | _Bytes | str | _Response),
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
@@ -935,7 +939,10 @@ def iter_parts(
 
 def aiter_parts(
     source: (
-        AsyncChunkStream[Chunk] | AsyncIterable[_Bytes | str] | _AsyncResponse | _AiohttpResponse
+        AsyncChunkStream[Chunk]
+        | AsyncIterable[_Bytes | str]
+        | _AsyncResponse
+        | _AiohttpResponse
     ),
     *,
     on_error: Literal["raise", "skip"] = "raise",
@@ -1083,6 +1090,12 @@ def _encoder(
 
 
 # (runtime section: parts._TEXTS)
+
+
+# (runtime section: parts._MARK)
+
+
+# (runtime section: parts._unmarked)
 
 
 # (runtime section: parts._COUNTS)
@@ -1552,6 +1565,12 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.vocabulary._refused)
 
 
+# (runtime section: requests.vocabulary._carried)
+
+
+# (runtime section: requests.vocabulary._bound)
+
+
 # (runtime section: requests.vocabulary._arguments_object)
 
 
@@ -1714,6 +1733,9 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.responses._SCHEME_RESPONSES)
 
 
+# (runtime section: requests.responses._ASSISTANT_ITEMS)
+
+
 # (runtime section: requests.responses._read_responses_request)
 
 
@@ -1721,6 +1743,18 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 
 
 # (runtime section: requests.responses._call_name)
+
+
+# (runtime section: requests.responses._USER_ROLES)
+
+
+# (runtime section: requests.responses._attempted)
+
+
+# (runtime section: requests.responses._is_assistant_item)
+
+
+# (runtime section: requests.responses._retried)
 
 
 # (runtime section: requests.responses._responses_item)
@@ -1751,6 +1785,12 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 
 
 # (runtime section: requests.convert._to_request)
+
+
+# (runtime section: requests.convert._uncarried)
+
+
+# (runtime section: requests.convert._carries)
 
 
 # (runtime section: requests.convert._chosen)
@@ -1794,7 +1834,9 @@ def to_request(
     `RequestLossWarning` (docs/requests.md). A request of the same protocol keeps every
     other key as it came.
     """
-    return _to_request(request, "chat", protocol, dialect, _REQUEST_DIALECTS, _CLIENT_ONLY_KEYS)
+    return _to_request(
+        request, "chat", protocol, dialect, _REQUEST_DIALECTS, _CLIENT_ONLY_KEYS
+    )
 
 
 def assistant_message(

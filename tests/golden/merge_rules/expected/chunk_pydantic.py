@@ -564,7 +564,7 @@ def aiter_chunks(
 
 
 def iter_parts(
-    source: ChunkStream[Chunk] | Iterable[_Bytes | str] | _Bytes | str | _Response,
+    source: (ChunkStream[Chunk] | Iterable[_Bytes | str] | _Bytes | str | _Response),
     *,
     on_error: Literal["raise", "skip"] = "raise",
     max_event_size: int = MAX_EVENT_SIZE,
@@ -586,7 +586,10 @@ def iter_parts(
 
 def aiter_parts(
     source: (
-        AsyncChunkStream[Chunk] | AsyncIterable[_Bytes | str] | _AsyncResponse | _AiohttpResponse
+        AsyncChunkStream[Chunk]
+        | AsyncIterable[_Bytes | str]
+        | _AsyncResponse
+        | _AiohttpResponse
     ),
     *,
     on_error: Literal["raise", "skip"] = "raise",
@@ -734,6 +737,12 @@ def _encoder(
 
 
 # (runtime section: parts._TEXTS)
+
+
+# (runtime section: parts._MARK)
+
+
+# (runtime section: parts._unmarked)
 
 
 # (runtime section: parts._COUNTS)
@@ -1203,6 +1212,12 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.vocabulary._refused)
 
 
+# (runtime section: requests.vocabulary._carried)
+
+
+# (runtime section: requests.vocabulary._bound)
+
+
 # (runtime section: requests.vocabulary._arguments_object)
 
 
@@ -1365,6 +1380,9 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.responses._SCHEME_RESPONSES)
 
 
+# (runtime section: requests.responses._ASSISTANT_ITEMS)
+
+
 # (runtime section: requests.responses._read_responses_request)
 
 
@@ -1372,6 +1390,18 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 
 
 # (runtime section: requests.responses._call_name)
+
+
+# (runtime section: requests.responses._USER_ROLES)
+
+
+# (runtime section: requests.responses._attempted)
+
+
+# (runtime section: requests.responses._is_assistant_item)
+
+
+# (runtime section: requests.responses._retried)
 
 
 # (runtime section: requests.responses._responses_item)
@@ -1402,6 +1432,12 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 
 
 # (runtime section: requests.convert._to_request)
+
+
+# (runtime section: requests.convert._uncarried)
+
+
+# (runtime section: requests.convert._carries)
 
 
 # (runtime section: requests.convert._chosen)
@@ -1445,7 +1481,9 @@ def to_request(
     `RequestLossWarning` (docs/requests.md). A request of the same protocol keeps every
     other key as it came.
     """
-    return _to_request(request, "chat", protocol, dialect, _REQUEST_DIALECTS, _CLIENT_ONLY_KEYS)
+    return _to_request(
+        request, "chat", protocol, dialect, _REQUEST_DIALECTS, _CLIENT_ONLY_KEYS
+    )
 
 
 def assistant_message(
