@@ -205,7 +205,9 @@ def listening_socket(port: int = 0) -> socket.socket:
     return sock
 
 
-def server(app: Upstream) -> uvicorn.Server:
+def server(app: Upstream, keep_alive: int = 5) -> uvicorn.Server:
+    """uvicorn serving `app`; an idle kept-alive connection is closed after `keep_alive`
+    seconds (uvicorn's default, as vLLM and SGLang serve)."""
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -216,6 +218,7 @@ def server(app: Upstream) -> uvicorn.Server:
         http="h11",
         timeout_graceful_shutdown=1,
         backlog=4096,
+        timeout_keep_alive=keep_alive,
     )
     return uvicorn.Server(config)
 
@@ -224,10 +227,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--long", type=int, default=4000, help="chunks of the long stream")
+    parser.add_argument(
+        "--keep-alive", type=int, default=5, help="seconds an idle connection is kept"
+    )
     args = parser.parse_args(argv)
     sock = listening_socket(args.port)
     print(f"port {sock.getsockname()[1]}", flush=True)
-    server(Upstream(all_streams(args.long))).run(sockets=[sock])
+    server(Upstream(all_streams(args.long)), args.keep_alive).run(sockets=[sock])
     sys.stdout.flush()
     return 0
 
