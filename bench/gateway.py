@@ -576,14 +576,24 @@ async def wait_until(
         await asyncio.sleep(0.02)
 
 
-def memory(server: Server, upstream_base: str, protocol: str, streams: int) -> Memory:
-    """RSS of `server` idle, then with `streams` agent-sized `protocol` requests held open
-    half-way by the upstream, then once they have ended."""
-    body = encoded(agents.AGENTS[protocol](11, f"{HELD_STREAM}@hold"))
+def memory(start: Callable[[], Server], upstream_base: str, protocol: str, streams: int) -> Memory:
+    """RSS of a server `start`ed for this alone, idle once it has answered a few requests,
+    then with `streams` agent-sized `protocol` requests held open half-way by the
+    upstream, then once they have ended."""
+    held = encoded(agents.AGENTS[protocol](11, f"{HELD_STREAM}@hold"))
+    unheld = encoded(agents.AGENTS[protocol](11, HELD_STREAM))
     pieces = upstream.sse(upstream.captured(HELD_STREAM))
-    return asyncio.run(
-        _held(server, upstream_base, protocol, streams, body, expected(protocol, pieces))
-    )
+    server = start()
+    try:
+        connection = Connection(server.base)
+        for _ in range(5):
+            connection.post(PATHS[protocol], unheld, HEADERS[protocol])
+        connection.close()
+        return asyncio.run(
+            _held(server, upstream_base, protocol, streams, held, expected(protocol, pieces))
+        )
+    finally:
+        server.stop()
 
 
 # --- load -----------------------------------------------------------------------------
@@ -751,6 +761,7 @@ class Run:
     litellm: str | None  # its version, when it ran
     litellm_missing: str  # why it did not run
     loadavg: tuple[tuple[float, float, float], tuple[float, float, float]]  # before, after
+    nice: int  # the niceness the processes ran at
 
     def measured(self, goal: Goal) -> list[tuple[str, float]]:
         if goal.kind == "ttfb":
@@ -807,7 +818,12 @@ def run(settings: Settings, progress: IO[str]) -> Run:
                 OURS: {p: relay(ours, ours.base, p, settings) for p in PROTOCOLS},
             }
             say("memory ...")
-            held = {OURS: {p: memory(ours, up.base, p, settings.held) for p in PROTOCOLS}}
+            held = {
+                OURS: {
+                    p: memory(lambda: start_gateway(directory, up.base), up.base, p, settings.held)
+                    for p in PROTOCOLS
+                }
+            }
             litellm_ttfb: dict[str, Ttfb] = {}
             version, missing = None, ""
             if not settings.litellm:
@@ -816,18 +832,21 @@ def run(settings: Settings, progress: IO[str]) -> Run:
                 missing = f"not installed in {BENCH_VENV.name}/ (`make bench` installs it)"
             else:
                 say(f"LiteLLM {version} ...")
-                models = [upstream.LONG, TTFB_STREAM, f"{HELD_STREAM}@hold"]
+                models = [upstream.LONG, TTFB_STREAM, HELD_STREAM, f"{HELD_STREAM}@hold"]
                 theirs = start_litellm(directory, up.base, models)
                 try:
                     relays[LITELLM_NAME] = {
                         p: relay(theirs, theirs.base, p, settings, runs=2) for p in PROTOCOLS
                     }
                     litellm_ttfb = first_bytes(theirs, up.base, settings.litellm_rounds, 3)
-                    held[LITELLM_NAME] = {
-                        p: memory(theirs, up.base, p, settings.held) for p in PROTOCOLS
-                    }
                 finally:
                     theirs.stop()
+                held[LITELLM_NAME] = {
+                    p: memory(
+                        lambda: start_litellm(directory, up.base, models), up.base, p, settings.held
+                    )
+                    for p in PROTOCOLS
+                }
             say("load ...")
             loaded = load(ours, up.base, settings.requests, settings.concurrency)
     return Run(
@@ -841,6 +860,7 @@ def run(settings: Settings, progress: IO[str]) -> Run:
         version,
         missing,
         (loadavg, os.getloadavg()),
+        os.nice(0),
     )
 
 
@@ -941,6 +961,12 @@ def report(result: Run) -> str:
         f"of the machine before the run {_loadavg(before)}, after {_loadavg(after)} (on "
         f"{os.cpu_count()} cores: above",
         f"{os.cpu_count()}, wall times count waits for a core; the CPU times do not).",
+        f"The processes ran at niceness {result.nice}"
+        + (
+            " (`--nice`: ahead of the machine's other work)."
+            if result.nice < 0
+            else " (`--nice -15` runs them ahead of the machine's other work)."
+        ),
         "",
         *missing,
         f"## Time to first byte, warm ({s.rounds} rounds after {s.warm} unmeasured)",
@@ -987,10 +1013,11 @@ def report(result: Run) -> str:
         "",
         f"## Memory per open stream ({s.held} streams held half-way)",
         "",
-        "Agent-sized requests; the upstream holds each stream after half its events",
-        f"(`{HELD_STREAM}`) until released. RSS of the server process idle, with",
-        "every stream open, per stream, and once they have all ended; the answers, once",
-        "released, compared with the expected stream (LiteLLM's answers are its own).",
+        "Each row a server process of its own, idle after five requests like those measured;",
+        "then agent-sized requests whose streams the upstream holds after half their events",
+        f"(`{HELD_STREAM}`) until released. RSS idle, with every stream open,",
+        "per stream, and once they have all ended; the answers, once released, compared",
+        "with the expected stream (LiteLLM's answers are its own: 0 is no fault of theirs).",
         "",
         *table(
             ["server", "path", "idle MiB", "held MiB", "KiB/stream", "after MiB", "identical"],
@@ -1056,6 +1083,7 @@ def results(result: Run) -> dict[str, Any]:
         "litellm": result.litellm,
         "settings": vars(result.settings),
         "loadavg": {"before": list(result.loadavg[0]), "after": list(result.loadavg[1])},
+        "nice": result.nice,
         "ttfb": _ttfb_json(result.ttfb),
         "workers_ttfb": _ttfb_json(result.workers_ttfb),
         "litellm_ttfb": _ttfb_json(result.litellm_ttfb),
@@ -1108,7 +1136,7 @@ def results(result: Run) -> dict[str, Any]:
 
 PROFILER = """
 import cProfile, runpy, sys, time
-out, sys.argv = sys.argv[1], ["generator", *sys.argv[2:]]
+out, sys.argv = sys.argv[1], ["generator", *sys.argv[4:]]  # after "-m generator"
 profiler = cProfile.Profile(time.process_time)
 try:
     profiler.enable()
@@ -1163,7 +1191,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--size", choices=SIZES, default="small", help="of --profile's requests")
     parser.add_argument("--rounds", type=int, default=300, help="of --profile: requests")
+    parser.add_argument(
+        "--nice",
+        type=int,
+        default=0,
+        help="run the client, the upstream and the servers at this niceness (-15: ahead of "
+        "whatever else the machine runs; needs root)",
+    )
     args = parser.parse_args(argv)
+    if args.nice:
+        os.nice(args.nice)
     if args.profile:
         profile(args.profile, args.rounds, args.top, args.stream, args.size)
         return 0
