@@ -361,8 +361,15 @@ class Connection:
         host, port = base.removeprefix("http://").split(":")
         self.connection = http.client.HTTPConnection(host, int(port), timeout=WAIT)
 
-    def post(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[float, float, bytes]:
-        """Seconds to the answer's first body byte, seconds to its end, and the body."""
+    def post(
+        self,
+        path: str,
+        body: bytes,
+        headers: dict[str, str],
+        first: Callable[[], None] | None = None,
+    ) -> tuple[float, float, bytes]:
+        """Seconds to the answer's first body byte, seconds to its end, and the body;
+        `first` is called once the first body byte is in."""
         if self.connection.sock is None:
             self.connection.connect()
             sock: socket.socket | None = self.connection.sock
@@ -372,9 +379,10 @@ class Connection:
         start = time.perf_counter()
         self.connection.request("POST", path, body, sent)
         answer = self.connection.getresponse()
-        first = answer.read1(1 << 16)
+        data = [answer.read1(1 << 16)]
         ttfb = time.perf_counter() - start
-        data = [first]
+        if first is not None:
+            first()
         while piece := answer.read1(1 << 16):
             data.append(piece)
         total = time.perf_counter() - start
@@ -395,8 +403,8 @@ class Ttfb:
 
     direct: list[float] = field(default_factory=list[float])
     through: list[float] = field(default_factory=list[float])
-    cpu: list[float] = field(default_factory=list[float])  # the gateway's, per request
-    waited: list[float] = field(default_factory=list[float])  # for a core, per request
+    cpu: list[float] = field(default_factory=list[float])  # the server's, to the first byte
+    waited: list[float] = field(default_factory=list[float])  # for a core, to the first byte
 
     @property
     def added(self) -> list[float]:
@@ -420,7 +428,7 @@ def first_bytes(
     rounds: int,
     warm: int,
     sizes: Sequence[str] = SIZES,
-    model: str = TTFB_STREAM,
+    model: str = f"{TTFB_STREAM}@pause2",
 ) -> dict[str, Ttfb]:
     """`rounds` rounds (after `warm` unmeasured ones) of every path and size, each the
     upstream read directly then through `gateway` (or the other way round, every other
@@ -458,10 +466,14 @@ def _through(
     gateway: Server, connection: Connection, protocol: str, body: bytes
 ) -> tuple[float, float, float]:
     """Seconds to the first byte through `gateway`, and the milliseconds its process ran
-    and waited for a core meanwhile (to the answer's end)."""
+    and waited for a core until then (the upstream pauses after its first event: the
+    server has done its part for the first byte when the client reads /proc)."""
     before = schedstat(gateway.pid)
-    seconds = connection.post(PATHS[protocol], body, HEADERS[protocol])[0]
-    after = schedstat(gateway.pid)
+    at_first: list[tuple[int, int]] = []
+    seconds = connection.post(
+        PATHS[protocol], body, HEADERS[protocol], lambda: at_first.append(schedstat(gateway.pid))
+    )[0]
+    after = at_first[0]
     return seconds, (after[0] - before[0]) / 1e6, (after[1] - before[1]) / 1e6
 
 
@@ -736,6 +748,7 @@ class Settings:
     rounds: int
     warm: int
     workers_rounds: int  # first-byte rounds of the gateway with two workers
+    pause_rounds: int  # first-byte rounds with the upstream pausing after its first chunk
     long_chunks: int
     relay_runs: int
     held: int
@@ -745,8 +758,8 @@ class Settings:
     litellm_rounds: int
 
 
-FULL = Settings(300, 30, 60, 4000, 5, 100, 1000, 50, True, 40)
-QUICK = Settings(12, 4, 0, 400, 1, 5, 60, 20, False, 0)
+FULL = Settings(200, 20, 60, 40, 4000, 5, 100, 1000, 50, True, 40)
+QUICK = Settings(12, 4, 0, 6, 400, 1, 5, 60, 20, False, 0)
 
 
 @dataclass
@@ -754,6 +767,7 @@ class Run:
     settings: Settings
     ttfb: dict[str, Ttfb]
     workers_ttfb: dict[str, Ttfb]
+    paused_ttfb: dict[str, Ttfb]  # the upstream pausing after its first chunk
     litellm_ttfb: dict[str, Ttfb]
     relays: dict[str, dict[str, Relay]]  # server (or DIRECT) -> protocol -> relay
     memory: dict[str, dict[str, Memory]]  # server -> protocol -> memory
@@ -802,6 +816,10 @@ def run(settings: Settings, progress: IO[str]) -> Run:
         with processes(directory, settings.long_chunks) as (up, ours):
             say("first bytes ...")
             ttfb = first_bytes(ours, up.base, settings.rounds, settings.warm)
+            paused = f"{TTFB_STREAM}@pause1"
+            paused_ttfb = first_bytes(
+                ours, up.base, settings.pause_rounds, 4, sizes=("small",), model=paused
+            )
             workers_ttfb: dict[str, Ttfb] = {}
             if settings.workers_rounds:
                 say("first bytes, two workers ...")
@@ -832,7 +850,8 @@ def run(settings: Settings, progress: IO[str]) -> Run:
                 missing = f"not installed in {BENCH_VENV.name}/ (`make bench` installs it)"
             else:
                 say(f"LiteLLM {version} ...")
-                models = [upstream.LONG, TTFB_STREAM, HELD_STREAM, f"{HELD_STREAM}@hold"]
+                models = [upstream.LONG, HELD_STREAM, f"{HELD_STREAM}@hold"]
+                models += [f"{TTFB_STREAM}@pause1", f"{TTFB_STREAM}@pause2"]
                 theirs = start_litellm(directory, up.base, models)
                 try:
                     relays[LITELLM_NAME] = {
@@ -853,6 +872,7 @@ def run(settings: Settings, progress: IO[str]) -> Run:
         settings,
         ttfb,
         workers_ttfb,
+        paused_ttfb,
         litellm_ttfb,
         relays,
         held,
@@ -879,8 +899,8 @@ TTFB_HEADER = [
     "added median ms",
     "added p90 ms",
     "through p90 ms",
-    "server CPU ms/request",
-    "server waited for a core ms/request",
+    "server CPU to 1st byte ms",
+    "server waited for a core to 1st byte ms",
 ]
 
 
@@ -975,12 +995,23 @@ def report(result: Run) -> str:
         "client's request to the gateway (every other round the other way round), each on its",
         "own kept-alive connection, and takes the time to the answer's first body byte; the",
         f"added time is the round's difference. Stream: `{TTFB_STREAM}`",
-        "(52 chunks). Requests: `small` is one user message; `agent` is an agent-sized one",
-        "(bench/agents.py: Claude Code's for Messages, Codex's for Responses, an OpenAI-style",
-        "agent's for chat; 30-50 KB). The server's CPU and its wait for a core are over the",
-        "whole request (to the stream's end).",
+        "(52 chunks; the upstream waits 20 ms after the second, in both reads). Requests: `small`",
+        "is one user message; `agent` an agent-sized one (bench/agents.py: Claude Code's for",
+        "Messages, Codex's for Responses, an OpenAI-style agent's for chat; 30-50 KB). The",
+        "server's CPU time and its wait for a core are from the request to its first byte:",
+        "what the server spent on it, and what the machine's other work cost it.",
         "",
         *table(TTFB_HEADER, ttfb_rows(result.ttfb)),
+        "",
+    ]
+    lines += [
+        "When the upstream pauses 20 ms after its first chunk (the role, an empty reasoning",
+        "delta: what a server sends before the model's first token), "
+        f"{s.pause_rounds} rounds. A row whose",
+        "added time holds the pause is a client's first byte that waited for the upstream's",
+        "second chunk:",
+        "",
+        *table(TTFB_HEADER, ttfb_rows(result.paused_ttfb)),
         "",
     ]
     if result.workers_ttfb:
@@ -1066,8 +1097,8 @@ def _ttfb_json(measured: dict[str, Ttfb]) -> dict[str, Any]:
             "added_median_ms": round(statistics.median(t.added), 3),
             "added_p90_ms": round(percentile(t.added, 0.9), 3),
             "through_p90_ms": round(percentile(t.through, 0.9), 3),
-            "cpu_ms_per_request": round(statistics.median(t.cpu), 3),
-            "waited_ms_per_request": round(statistics.median(t.waited), 3),
+            "cpu_ms_to_first_byte": round(statistics.median(t.cpu), 3),
+            "waited_ms_to_first_byte": round(statistics.median(t.waited), 3),
             "rounds": len(t.added),
         }
         for case, t in measured.items()
@@ -1086,6 +1117,7 @@ def results(result: Run) -> dict[str, Any]:
         "nice": result.nice,
         "ttfb": _ttfb_json(result.ttfb),
         "workers_ttfb": _ttfb_json(result.workers_ttfb),
+        "paused_ttfb": _ttfb_json(result.paused_ttfb),
         "litellm_ttfb": _ttfb_json(result.litellm_ttfb),
         "relay": {
             server: {

@@ -5,7 +5,9 @@ write, and counts the streams it has open.
 The request's `model` names the stream: a capture's file name (tests/fixtures/streams,
 without `.jsonl`) or `long` (thousands of chunks, for the relay cost per chunk); a suffix
 `@paced` waits a millisecond before each event (so that a client can leave mid-stream),
-`@hold` stops half-way until `POST /release` (so that streams stay open to be weighed).
+`@hold` stops half-way until `POST /release` (so that streams stay open to be weighed),
+`@pause1` (`@pause2`) waits 20 ms after the first (second) event: a client sees what a
+server in between did for its first byte before the rest comes.
 
     GET  /stats     {"started", "open", "complete", "closed"}: "closed" counts streams
                     whose client went away before the end
@@ -39,6 +41,8 @@ LONG_TEMPLATE = "deepseek__reasoner-thinking-cache-hit-miss"
 """The capture whose chunks the long stream repeats (reasoning, then text)."""
 PACE = 0.001
 """Seconds a paced stream waits before each event."""
+PAUSE = 0.02
+"""Seconds a `@pause1` or `@pause2` stream waits after its first or second event."""
 HOLD_LIMIT = 60.0
 """The longest a held stream waits for `/release`: the server never hangs a client."""
 
@@ -160,6 +164,8 @@ class Upstream:
                     await _first(release.wait(), gone.wait(), HOLD_LIMIT)
                 elif mode == "paced":
                     await asyncio.sleep(PACE)
+                elif mode == f"pause{index}":
+                    await asyncio.sleep(PAUSE)
                 if gone.is_set():
                     counts.closed += 1
                     return
