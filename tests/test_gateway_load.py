@@ -20,8 +20,8 @@ RSS_GROWTH_KIB = 64 * 1024
 KEEP_ALIVE = 600
 """Seconds the upstream keeps an idle connection. Not uvicorn's 5 s (the benchmark's):
 the gateway does not yet retry a request whose pooled connection the upstream closed as
-it was reused (a 502 "upstream unreachable: ReadError", about 1 in 500 requests at 5 s,
-1 in 80 at 1 s; bench/gateway.md), and this test is about what happens after that."""
+it was reused (a 502 "upstream unreachable: ReadError": 1-2 in 1,000 requests at 5 s,
+10-16 at 1 s; bench/gateway.md), and this test is about what comes after that."""
 
 
 @pytest.fixture(scope="module")
