@@ -3,11 +3,15 @@
 #   make test       freshness check, static checks and every test, side by side; the
 #                   tests spread over the cores (pytest-xdist), the slowest 15 listed
 #   make bench      benchmarks: ratios and growth, never asserted wall times; draws bench/*.svg
+#                   (the gateway's against LiteLLM's proxy, installed in .bench-venv/)
 #   make fuzz       the property tests and the mutation fuzzer, with many more inputs
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum < requirements.lock | cut -d' ' -f1)
+# LiteLLM's proxy, which bench/gateway.py measures ours against: its own venv, never .venv.
+BENCH_VENV := .bench-venv
+BENCH_STAMP := $(BENCH_VENV)/.installed-$(shell cksum < bench/litellm.lock | cut -d' ' -f1)
 # The JavaScript clients the tests read streams with (Node and npm are on every machine).
 CLIENTS := tests/clients/node_modules/.installed-$(shell cksum < tests/clients/package-lock.json | cut -d' ' -f1)
 
@@ -18,6 +22,12 @@ $(STAMP): requirements.lock
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	touch $@
+
+$(BENCH_STAMP): bench/litellm.lock
+	rm -rf $(BENCH_VENV)
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r bench/litellm.lock
 	touch $@
 
 $(CLIENTS): tests/clients/package-lock.json
@@ -57,14 +67,15 @@ fuzz: $(STAMP)
 golden: $(STAMP)
 	$(PY) -m tests.golden
 
-bench: $(STAMP)
+bench: $(STAMP) $(BENCH_STAMP)
 	$(PY) -m bench.throughput
 	$(PY) -m bench.accumulation
 	$(PY) -m bench.meanings
 	$(PY) -m bench.frames
 	$(PY) -m bench.streams
 	$(PY) -m bench.protocols
+	$(PY) -m bench.gateway
 	$(PY) -m bench.charts
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(BENCH_VENV) .mypy_cache .ruff_cache .pytest_cache

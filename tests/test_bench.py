@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import accumulation, charts, frames, meanings, protocols, streams, throughput
+from bench import accumulation, charts, frames, gateway, meanings, protocols, streams, throughput
 from bench.common import Goal
 from bench.targets import TARGETS
 
@@ -51,6 +51,11 @@ def quick_streams(tmp_path_factory: pytest.TempPathFactory) -> QuickRun:
 @pytest.fixture(scope="module")
 def quick_protocols(tmp_path_factory: pytest.TempPathFactory) -> QuickRun:
     return quick_run(protocols.main, tmp_path_factory.mktemp("bench") / "protocols.json")
+
+
+@pytest.fixture(scope="module")
+def quick_gateway(tmp_path_factory: pytest.TempPathFactory) -> QuickRun:
+    return quick_run(gateway.main, tmp_path_factory.mktemp("bench") / "gateway.json")
 
 
 def goal_row(out: str, goal: Goal) -> str:
@@ -191,3 +196,31 @@ def test_the_protocols_benchmark_reports_every_path_and_goal(quick_protocols: Qu
     text = quick_protocols.json.read_text()
     assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
     assert "protocols.md" not in out
+
+
+def test_the_gateway_benchmark_reports_every_path_and_its_goals(quick_gateway: QuickRun) -> None:
+    out = quick_gateway.out
+    results = json.loads(quick_gateway.json.read_text())
+    cases = [f"{p}/{size}" for size in gateway.SIZES for p in gateway.PROTOCOLS]
+    assert set(results["ttfb"]) == set(cases)
+    for case in cases:
+        protocol, size = case.split("/")
+        assert f"| {gateway.WHAT[protocol]} | {size} |" in out, case
+        assert results["ttfb"][case]["rounds"] == gateway.QUICK.rounds
+    assert set(results["relay"][gateway.OURS]) == set(gateway.PROTOCOLS)
+    assert set(results["memory"][gateway.OURS]) == set(gateway.PROTOCOLS)
+    for memory in results["memory"][gateway.OURS].values():
+        assert memory["identical"] == memory["streams"] == gateway.QUICK.held
+    # A quick run leaves LiteLLM out and says so; its goals are those of the first byte.
+    assert "LiteLLM: not run (--quick)." in out
+    ttfb_goals = [goal for goal in gateway.GOALS if goal.kind == "ttfb"]
+    for goal in ttfb_goals:
+        goal_row(out, goal)
+    assert [goal["goal"] for goal in results["goals"]] == [g.name for g in ttfb_goals]
+    load = results["load"]
+    assert load["requests"] == gateway.QUICK.requests and load["statuses"] == {"200": 60}
+    assert load["identical"] == load["finished"] == 54 and load["prefixes"] == 6
+    assert load["upstream_open"] == 0
+    text = quick_gateway.json.read_text()
+    assert text == json.dumps(json.loads(text), indent=2, sort_keys=True) + "\n"
+    assert "gateway.md" not in out
