@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    c638da2aa116
-#   chunkspec code                   680bb2f899f9
-# Digest: 4968fb1005c0e3bd
+#   chunkspec code                   0c5debf93299
+# Digest: 46ca42a15d6403fe
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    c638da2aa116
-#   chunkspec code                   dce96eaadb6e
-# Digest: 6f32b725b82d42bd
+#   chunkspec code                   6e3fc3bb15a5
+# Digest: 4b4a6eb9ee156f25
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    c638da2aa116
-#   chunkspec code                   fb5c88d040b3
-# Digest: 6cff414377f4d644
+#   chunkspec code                   03648a7e359d
+# Digest: 8047c46e954aa593
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    c638da2aa116
-#   chunkspec code                   bfd93bfe872d
-# Digest: 23594b2cd61aec34
+#   chunkspec code                   e0f7d8ddb0c5
+# Digest: 75fa0cc787070a3c
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     9efb96665b19
-#   chunkspec code                    7b0b51afc5f6
-# Digest: 653656d1d7463b10
+#   chunkspec code                    1efd126a9f35
+# Digest: e4421562413c3356
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 

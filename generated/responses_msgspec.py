@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     9efb96665b19
-#   chunkspec code                    530ed4e3d74f
-# Digest: ffa1beb15024dc06
+#   chunkspec code                    1523a10efb8c
+# Digest: 854530041ddd52db
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     9efb96665b19
-#   chunkspec code                    e4f2ed3e2e4c
-# Digest: 88097fefd755c97f
+#   chunkspec code                    0e12bafea43e
+# Digest: 3d83b3225120f4dc
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     9efb96665b19
-#   chunkspec code                    41c0dcba6e39
-# Digest: 45504f2d03369f9a
+#   chunkspec code                    0bd1ab2ca188
+# Digest: 6c710eaffa686877
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 

@@ -31,7 +31,7 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8d60c83527c9
-#   chunkspec code                       9361e0e116c6
-# Digest: d806290082c42324
+#   chunkspec code                       0dc604a1144a
+# Digest: 9fed4a267efe292a
 # Regenerate with: make generate
 """Generated round-trip tests."""
