@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8d60c83527c9
-#   chunkspec code                       bd16b87e6664
-# Digest: 8ca4e54af88c1b3d
+#   chunkspec code                       f9b59a4fec0e
+# Digest: 78c9453e72a268c3
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -13701,7 +13701,7 @@ def _chat_parts(
             file = {
                 "file_data": piece.url if _inline(piece.url) else None,
                 "file_id": piece.file_id,
-                "filename": piece.name,
+                "filename": _filename(piece),
             }
             parts.append({"type": "file", "file": {k: v for k, v in file.items() if v}})
         elif piece.kind == "audio" and piece.url is not None:
@@ -13822,6 +13822,19 @@ def _sign_first_call(
             signature = spare.pop(0) if spare else dialect.unsigned
             if signature is not None:
                 _path_set(message, path, signature)
+
+
+def _filename(piece: _MediaPiece) -> str | None:
+    """A file's name; for its data without one, "document" and the subtype of its media
+    type ("document.pdf"): OpenAI refuses `file_data` without a `filename` (it says
+    "Missing required parameter: '...file.file_id'", openai/openai-agents-python#1513).
+    """
+    if piece.name or not _inline(piece.url):
+        return piece.name
+    assert piece.url is not None
+    media_type = piece.url[5:].partition(";")[0].partition(",")[0]
+    subtype = media_type.rpartition("/")[2]
+    return f"document.{subtype}" if subtype.isalnum() else "document"
 
 
 def _inline(url: str | None) -> bool:

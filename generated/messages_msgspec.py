@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    c638da2aa116
-#   chunkspec code                   cdc7725ae313
-# Digest: 3bf7605697d83bf1
+#   chunkspec code                   3dd7f4d2465f
+# Digest: 29c10d62f13ed73a
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    c638da2aa116
-#   chunkspec code                   ff6645a4692a
-# Digest: be96a13e8ccf323b
+#   chunkspec code                   5bee0237e306
+# Digest: 535d99bb46ec7514
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    c638da2aa116
-#   chunkspec code                   2e5af1bad65e
-# Digest: b195d31386d40fa4
+#   chunkspec code                   48d5b57e0c91
+# Digest: 66afb6967bb0c1e5
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     9efb96665b19
-#   chunkspec code                    b342cc505bd1
-# Digest: 33cc0927692c17b3
+#   chunkspec code                    c37baf0f7e23
+# Digest: cfbfa2df5393bc99
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     9efb96665b19
-#   chunkspec code                    dd6608fe8d45
-# Digest: a652912dca08776f
+#   chunkspec code                    b4af24957434
+# Digest: aea9e3a7a71907c3
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     9efb96665b19
-#   chunkspec code                    ef03ce1b3f5e
-# Digest: d00fc1d2ebf19eb0
+#   chunkspec code                    001902322ae5
+# Digest: b358f0b79606346f
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     9efb96665b19
-#   chunkspec code                    3fab115afe6b
-# Digest: 54aca6681192220c
+#   chunkspec code                    60e86c02c2a7
+# Digest: fc0fb2512a08e141
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 

@@ -147,7 +147,10 @@ def test_a_pdf_read_by_claude_code_is_a_file_part_where_the_dialect_takes_files(
     # One user message: the result's file, then what the user said after it.
     assert out["messages"][4]["content"] == [
         {"type": "text", "text": "[the result of tool call toolu_1:]"},
-        {"type": "file", "file": {"file_data": f"data:application/pdf;base64,{PDF}"}},
+        {
+            "type": "file",
+            "file": {"file_data": f"data:application/pdf;base64,{PDF}", "filename": "document.pdf"},
+        },
         {"type": "text", "text": "Summarise it."},
     ]
     assert dropped == []

@@ -31,6 +31,12 @@ DROPPABLE = (
 takes back in no form (or signed by another backend), a reasoning switch it has no place
 for, a tool result's error flag (its text says so)."""
 
+MEDIA_OF_RESULTS = " in a tool result"
+"""An image or document a tool returned (Claude Code's Read of a PNG, Codex's
+view_image) that the upstream's dialect takes in no form (DeepSeek reads no images):
+left out, and the tool message tells the model so, so the agent's turn goes on. A
+user's own image is refused instead: leaving it out would change the question."""
+
 CLIENT_ONLY = "it only describes the client"
 """Why `to_request` leaves out a key the spec declares `client_only` (Codex's
 `client_metadata`: thread and turn ids): no model reads it."""
@@ -132,6 +138,7 @@ def judge(client: str, dropped: list[tuple[str, str]]) -> tuple[list[str], list[
             or why == CLIENT_ONLY  # declared in the spec (`client_only`)
             or what in DROPPABLE
             or what.startswith(DROPPABLE_PREFIXES)
+            or what.endswith(MEDIA_OF_RESULTS)
         ):
             said.append(what)
         else:

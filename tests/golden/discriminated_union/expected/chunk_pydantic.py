@@ -769,6 +769,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._sign_first_call)
 
 
+# (runtime section: requests.chat._filename)
+
+
 # (runtime section: requests.chat._inline)
 
 

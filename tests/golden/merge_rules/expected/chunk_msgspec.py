@@ -1673,6 +1673,9 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.chat._sign_first_call)
 
 
+# (runtime section: requests.chat._filename)
+
+
 # (runtime section: requests.chat._inline)
 
 
