@@ -126,10 +126,11 @@ def serve(args: argparse.Namespace) -> int:
         )
         return 2
     os.environ[CONFIG_VARIABLE] = config.to_json()
-    app = f"{__name__.rsplit('.', 1)[0]}.app:from_environment"
+    package = __name__.rsplit(".", 1)[0]
     uvicorn.run(
-        app,
+        f"{package}.app:from_environment",
         factory=True,
+        http=f"{package}.nodelay:NoDelayH11Protocol",
         host=config.host,
         port=config.port,
         workers=config.workers,
