@@ -57,7 +57,7 @@ test: $(STAMP)
 	exit $$status
 
 pytest: $(STAMP) $(CLIENTS)
-	$(PY) -m pytest -n auto --dist loadfile --durations=15
+	$(PY) -m pytest -n auto --dist loadfile --no-loadscope-reorder --durations=15
 
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz CHUNKSPEC_FUZZ_INPUTS=200000 CHUNKSPEC_FUZZ_SEED=random $(PY) -m pytest \

@@ -19,6 +19,7 @@ writer meant.
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import subprocess
@@ -71,9 +72,25 @@ def read_with_anthropic_sdk(body: bytes) -> dict[str, Any]:
     }
 
 
+_READINGS: dict[bytes, dict[str, Any] | Exception] = {}
+"""What `read_many_with_anthropic_sdk` read from a body in this process."""
+
+
 def read_many_with_anthropic_sdk(bodies: Sequence[bytes]) -> list[dict[str, Any] | Exception]:
     """`read_with_anthropic_sdk` of each body, served together by one server: what it
-    read, or the exception it raised."""
+    read, or the exception it raised. A body read before in this process is not served
+    again: anthropic-sdk-python reads the same bytes the same way, and tests read the
+    same captures once per target. Each call gets its own copy."""
+    todo = [body for body in dict.fromkeys(bodies) if body not in _READINGS]
+    if todo:
+        _READINGS.update(zip(todo, _read_many(todo), strict=True))
+    return [
+        read if isinstance(read, Exception) else copy.deepcopy(read)
+        for read in (_READINGS[body] for body in bodies)
+    ]
+
+
+def _read_many(bodies: Sequence[bytes]) -> list[dict[str, Any] | Exception]:
     out: list[dict[str, Any] | Exception] = []
     with _served(bodies) as urls:
         for url in urls:

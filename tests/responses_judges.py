@@ -29,6 +29,7 @@ writer meant.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
@@ -106,19 +107,31 @@ def read_with_openai_sdk(body: bytes, *, final: bool = True) -> dict[str, Any]:
         return _read(_client(url), [], final)
 
 
+_READINGS: dict[tuple[bytes, bool], dict[str, Any] | Exception] = {}
+"""What `read_many_with_openai_sdk` read from a body, and with which `final`, in this
+process."""
+
+
 def read_many_with_openai_sdk(
     bodies: Sequence[bytes], *, final: bool = True
 ) -> list[dict[str, Any] | Exception]:
     """`read_with_openai_sdk` of each body, served together by one server: what it read,
-    or the exception it raised."""
-    out: list[dict[str, Any] | Exception] = []
-    with _served(bodies) as urls:
-        for url in urls:
-            try:
-                out.append(_read(_client(url), [], final))
-            except Exception as error:
-                out.append(error)
-    return out
+    or the exception it raised. A body read before in this process (with the same
+    `final`) is not served again: openai-python reads the same bytes the same way, and
+    tests read the same captures once per target. Each call gets its own copy."""
+    todo = [body for body in dict.fromkeys(bodies) if (body, final) not in _READINGS]
+    if todo:
+        with _served(todo) as urls:
+            for body, url in zip(todo, urls, strict=True):
+                try:
+                    _READINGS[body, final] = _read(_client(url), [], final)
+                except Exception as error:
+                    _READINGS[body, final] = error
+    return [_copied(_READINGS[body, final]) for body in bodies]
+
+
+def _copied(read: dict[str, Any] | Exception) -> dict[str, Any] | Exception:
+    return read if isinstance(read, Exception) else copy.deepcopy(read)
 
 
 async def aread_with_openai_sdk(body: bytes, *, final: bool = True) -> dict[str, Any]:
