@@ -50,6 +50,8 @@ SLOWEST_FIRST = (
     "tests/test_vendored_tools.py",  # 75
     "tests/test_install.py",  # 65
     "tests/test_generator.py",  # 60
+    "tests/test_agents_claude.py",  # 55: the real agents, a second or two a run
+    "tests/test_agents_codex.py",  # 50
     "tests/test_token_frames.py",  # 40
     "tests/test_responses_bridges.py",  # 35
     "tests/test_hostile_properties.py",  # 30
@@ -59,6 +61,9 @@ SLOWEST_FIRST = (
     "tests/test_messages_bridges.py",  # 20
     "tests/test_protocol_selection.py",  # 20
     "tests/test_gateway_example.py",  # 15
+    "tests/test_openai_agents.py",  # 15
+    "tests/test_gateway_load.py",  # 15
+    "tests/test_gateway.py",  # 15
 )
 
 
