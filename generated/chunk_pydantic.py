@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8d60c83527c9
-#   chunkspec code                       b370ecabec2d
-# Digest: 6eb5ad9d26bd6c22
+#   chunkspec code                       2f004a5a9df7
+# Digest: 5b8b86cf5f617da8
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -5975,7 +5975,11 @@ class Part:
 
     `kind` is one of:
 
-    - "start": the first part of a stream; `identity` says which response it is.
+    - "start": the first part of a stream; `identity` says which response it is, and
+      `usage` the usage its first event said, if any (a Messages `message_start`'s
+      input tokens; a Responses `response.created`'s usage; a chat first chunk's
+      report), so a writer can write its opening events (`message_start`) as the start
+      comes, with that usage in them. A "usage" part with the same report follows.
     - "text", "reasoning", "refusal": `text` is the piece.
     - "signature": `text` is a signature over the reasoning before it (Anthropic's
       `signature_delta`), to send back unchanged; `block` says which reasoning block,
@@ -5990,7 +5994,8 @@ class Part:
     - "citation": `citation` is a source the answer cites; `text` is "".
     - "finish": `text` is the finish reason, in chat's terms (`stop`, `length`,
       `tool_calls`, `content_filter`, or the backend's own).
-    - "usage": `usage` is the report (in chat, `choice` None).
+    - "usage": `usage` is the report so far (in chat, `choice` None); the last one is
+      the stream's.
     - "error": the upstream reported an error, or was cut off before its end: `text`
       is the message, `error` the error as JSON data.
 
@@ -7659,9 +7664,10 @@ class _Reader:
 def _parts_of(
     chunks: Iterable[Any], readings: _Readings, think_tags: _ThinkTags
 ) -> Iterator[Part]:
-    """The parts of a stream of chunks: a "start" part first, from the first chunk;
-    what the reader held back, at the end; and an "error" part last when `chunks` is a
-    stream cut off before its end (a `StreamError` it raises is raised)."""
+    """The parts of a stream of chunks: a "start" part first, from the first chunk
+    (with the usage that chunk reports, if any); what the reader held back, at the
+    end; and an "error" part last when `chunks` is a stream cut off before its end (a
+    `StreamError` it raises is raised)."""
     reader = _Reader(readings, think_tags)
     chunk: Any = None
     started = False
@@ -7670,7 +7676,10 @@ def _parts_of(
         if not started:
             started = True
             out.append(_start(chunk, readings.mapped))
-        reader.read(chunk, chunk, out)
+            reader.read(chunk, chunk, out)
+            _started_with(out)
+        else:
+            reader.read(chunk, chunk, out)
         yield from out
     out = []
     reader.end(chunk, out)
@@ -7691,7 +7700,10 @@ async def _aparts_of(
         if not started:
             started = True
             out.append(_start(chunk, readings.mapped))
-        reader.read(chunk, chunk, out)
+            reader.read(chunk, chunk, out)
+            _started_with(out)
+        else:
+            reader.read(chunk, chunk, out)
         for part in out:
             yield part
     out = []
@@ -7723,6 +7735,14 @@ def _start(chunk: Any, mapped: bool) -> Part:
         created if created.__class__ is int else None,
     )
     return Part("start", None, "", chunk, identity=identity)
+
+
+def _started_with(out: list[Part]) -> None:
+    """Put the usage the first chunk reports (its "usage" part) on the "start" part
+    too (`out[0]`), as the usage known at the start."""
+    for part in out:
+        if part.kind == "usage":
+            out[0].usage = part.usage
 
 
 def _cut_off(chunk: Any) -> Part:
