@@ -1,9 +1,9 @@
-"""The Messages and Responses writers write their opening events (`message_start`;
-`response.created` and `response.in_progress`) as the "start" part comes, not with the
-part after it: with a real model the part after it comes after the whole prefill, and a
-client through the gateway heard nothing until then. The usage known at the start (a
-Messages upstream's input tokens, which ride on the "start" part) is in `message_start`
-all the same."""
+"""The writers write their opening events (`message_start`; `response.created` and
+`response.in_progress`; chat's chunk that opens choice 0 with its role) as the "start"
+part comes, not with the part after it: with a real model the part after it comes after
+the whole prefill, and a client through the gateway heard nothing until then. The usage
+known at the start (a Messages upstream's input tokens, which ride on the "start" part)
+is in `message_start` all the same."""
 
 from __future__ import annotations
 
@@ -116,20 +116,33 @@ SOURCES: Final = {
 }
 
 OPENING: Final = {
+    "chat": ["chat.completion.chunk (role)"],
     "messages": ["message_start"],
     "responses": ["response.created", "response.in_progress"],
 }
-"""The events a client hears first, as the writer of each protocol writes them."""
+"""The events a client hears first, as the writer of each protocol writes them (chat's:
+the chunk that opens choice 0 with its role)."""
+
+LAST: Final = {"chat": "[DONE]", "messages": "message_stop", "responses": "response.completed"}
 
 
 def _kinds(events: list[bytes]) -> list[str]:
-    """The `type` of each event written (each write may hold several)."""
+    """The `type` of each event written (each write may hold several); a chat chunk's
+    `object`, marked when it opens a choice with its role; chat's `[DONE]`."""
     kinds: list[str] = []
     for written in events:
         for block in written.decode().split("\n\n"):
             for line in block.splitlines():
-                if line.startswith("data: "):
-                    kinds.append(json.loads(line[6:])["type"])
+                if not line.startswith("data: "):
+                    continue
+                if line == "data: [DONE]":
+                    kinds.append("[DONE]")
+                    continue
+                data = json.loads(line[6:])
+                kind = data.get("type") or data["object"]
+                if any("role" in choice["delta"] for choice in data.get("choices", ())):
+                    kind += " (role)"
+                kinds.append(kind)
     return kinds
 
 
@@ -205,7 +218,7 @@ def test_the_opening_events_come_before_the_second_part(upstream: str, client: s
     kinds = _kinds(late)
     assert kinds, "the rest of the stream came once released"
     assert not set(OPENING[client]) & set(kinds), "the opening events are written once"
-    assert kinds[-1] == ("message_stop" if client == "messages" else "response.completed")
+    assert kinds[-1] == LAST[client]
 
 
 def test_a_messages_upstream_s_input_tokens_are_in_message_start() -> None:
