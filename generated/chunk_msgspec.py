@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8d60c83527c9
-#   chunkspec code                       f72ece1c2cac
-# Digest: 7f878dac419c0396
+#   chunkspec code                       8998406ebce1
+# Digest: f9686095024624f6
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -15711,8 +15711,8 @@ class _ChatWriter:
         """The event of one part (b"" for a part that writes nothing yet)."""
         kind = part.kind
         if kind == "start":
-            if self._head is not None or self._open:
-                return b""  # a second start, or one after the first choice opened
+            if self._head is not None:
+                return b""  # a second start, or one after the first chunk was written
             self._head = _chat_head(part.identity)
             # The first choice opened at once (its role, as OpenAI's first chunk): the
             # client hears before the first token, not after the model's prefill.

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8d60c83527c9
-#   chunkspec code                       f157cd9219b7
-# Digest: 994ddd2729801778
+#   chunkspec code                       562a0ce59017
+# Digest: 86ee6f2f865b9143
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -8547,8 +8547,8 @@ class _ChatWriter:
         """The event of one part (b"" for a part that writes nothing yet)."""
         kind = part.kind
         if kind == "start":
-            if self._head is not None or self._open:
-                return b""  # a second start, or one after the first choice opened
+            if self._head is not None:
+                return b""  # a second start, or one after the first chunk was written
             self._head = _chat_head(part.identity)
             # The first choice opened at once (its role, as OpenAI's first chunk): the
             # client hears before the first token, not after the model's prefill.

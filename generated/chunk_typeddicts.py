@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8d60c83527c9
-#   chunkspec code                       1666d55f7e21
-# Digest: c3a518f544e6668c
+#   chunkspec code                       ed2276b32460
+# Digest: 93dca1d71773deac
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -11076,8 +11076,8 @@ class _ChatWriter:
         """The event of one part (b"" for a part that writes nothing yet)."""
         kind = part.kind
         if kind == "start":
-            if self._head is not None or self._open:
-                return b""  # a second start, or one after the first choice opened
+            if self._head is not None:
+                return b""  # a second start, or one after the first chunk was written
             self._head = _chat_head(part.identity)
             # The first choice opened at once (its role, as OpenAI's first chunk): the
             # client hears before the first token, not after the model's prefill.

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8d60c83527c9
-#   chunkspec code                       d3853a1c9e66
-# Digest: ef27b9067f76d8f1
+#   chunkspec code                       af71416cb20f
+# Digest: 8cd905671463c3c4
 # Regenerate with: make generate
 """Every target gives the same result for the same input: the same `dumps` text for
 every captured chunk, and the same JSON for every spec example of every type."""

@@ -76,8 +76,8 @@ class _ChatWriter:
         """The event of one part (b"" for a part that writes nothing yet)."""
         kind = part.kind
         if kind == "start":
-            if self._head is not None or self._open:
-                return b""  # a second start, or one after the first choice opened
+            if self._head is not None:
+                return b""  # a second start, or one after the first chunk was written
             self._head = _chat_head(part.identity)
             # The first choice opened at once (its role, as OpenAI's first chunk): the
             # client hears before the first token, not after the model's prefill.
