@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8d60c83527c9
-#   chunkspec code                       f9b59a4fec0e
-# Digest: 78c9453e72a268c3
+#   chunkspec code                       aac8387cdf54
+# Digest: 22ff996121424783
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -9360,7 +9360,11 @@ class Part:
 
     `kind` is one of:
 
-    - "start": the first part of a stream; `identity` says which response it is.
+    - "start": the first part of a stream; `identity` says which response it is, and
+      `usage` the usage its first event said, if any (a Messages `message_start`'s
+      input tokens; a Responses `response.created`'s usage; a chat first chunk's
+      report), so a writer can write its opening events (`message_start`) as the start
+      comes, with that usage in them. A "usage" part with the same report follows.
     - "text", "reasoning", "refusal": `text` is the piece.
     - "signature": `text` is a signature over the reasoning before it (Anthropic's
       `signature_delta`), to send back unchanged; `block` says which reasoning block,
@@ -9375,7 +9379,8 @@ class Part:
     - "citation": `citation` is a source the answer cites; `text` is "".
     - "finish": `text` is the finish reason, in chat's terms (`stop`, `length`,
       `tool_calls`, `content_filter`, or the backend's own).
-    - "usage": `usage` is the report (in chat, `choice` None).
+    - "usage": `usage` is the report so far (in chat, `choice` None); the last one is
+      the stream's.
     - "error": the upstream reported an error, or was cut off before its end: `text`
       is the message, `error` the error as JSON data.
 
@@ -11044,9 +11049,10 @@ class _Reader:
 def _parts_of(
     chunks: Iterable[Any], readings: _Readings, think_tags: _ThinkTags
 ) -> Iterator[Part]:
-    """The parts of a stream of chunks: a "start" part first, from the first chunk;
-    what the reader held back, at the end; and an "error" part last when `chunks` is a
-    stream cut off before its end (a `StreamError` it raises is raised)."""
+    """The parts of a stream of chunks: a "start" part first, from the first chunk
+    (with the usage that chunk reports, if any); what the reader held back, at the
+    end; and an "error" part last when `chunks` is a stream cut off before its end (a
+    `StreamError` it raises is raised)."""
     reader = _Reader(readings, think_tags)
     chunk: Any = None
     started = False
@@ -11055,7 +11061,10 @@ def _parts_of(
         if not started:
             started = True
             out.append(_start(chunk, readings.mapped))
-        reader.read(chunk, chunk, out)
+            reader.read(chunk, chunk, out)
+            _started_with(out)
+        else:
+            reader.read(chunk, chunk, out)
         yield from out
     out = []
     reader.end(chunk, out)
@@ -11076,7 +11085,10 @@ async def _aparts_of(
         if not started:
             started = True
             out.append(_start(chunk, readings.mapped))
-        reader.read(chunk, chunk, out)
+            reader.read(chunk, chunk, out)
+            _started_with(out)
+        else:
+            reader.read(chunk, chunk, out)
         for part in out:
             yield part
     out = []
@@ -11108,6 +11120,14 @@ def _start(chunk: Any, mapped: bool) -> Part:
         created if created.__class__ is int else None,
     )
     return Part("start", None, "", chunk, identity=identity)
+
+
+def _started_with(out: list[Part]) -> None:
+    """Put the usage the first chunk reports (its "usage" part) on the "start" part
+    too (`out[0]`), as the usage known at the start."""
+    for part in out:
+        if part.kind == "usage":
+            out[0].usage = part.usage
 
 
 def _cut_off(chunk: Any) -> Part:
@@ -11875,9 +11895,11 @@ class _ChatWriter:
     report in one chunk after the last choice's, where OpenAI writes it (a cost as
     `usage.cost`, as OpenRouter writes it). The id, model and creation time come from
     the "start" part (a source that gives no creation time, as Messages, is given the
-    time of writing). The stream ends with `[DONE]`, or, after an "error" part or an
-    error raised by the parts, with the error (`sse_error`): never `[DONE]`. What is not
-    written is counted in `dropped` and said once per stream in a `ChatLossWarning`."""
+    time of writing), which writes the first chunk at once: choice 0 opened with its
+    role, before the model's first token. The stream ends with `[DONE]`, or, after an
+    "error" part or an error raised by the parts, with the error (`sse_error`): never
+    `[DONE]`. What is not written is counted in `dropped` and said once per stream in a
+    `ChatLossWarning`."""
 
     __slots__ = (
         "_blocks",
@@ -11910,9 +11932,12 @@ class _ChatWriter:
         """The event of one part (b"" for a part that writes nothing yet)."""
         kind = part.kind
         if kind == "start":
-            if self._head is None:
-                self._head = _chat_head(part.identity)
-            return b""
+            if self._head is not None:
+                return b""  # a second start, or one after the first chunk was written
+            self._head = _chat_head(part.identity)
+            # The first choice opened at once (its role, as OpenAI's first chunk): the
+            # client hears before the first token, not after the model's prefill.
+            return self._chunk(0, {}, None)
         if kind == "usage":
             if part.usage is not None:
                 self._report = part.usage

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    c638da2aa116
-#   chunkspec code                   48d5b57e0c91
-# Digest: 66afb6967bb0c1e5
+#   chunkspec code                   542f60c663d6
+# Digest: b69cd5f0a69bcaba
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 
@@ -587,7 +587,9 @@ class _EventWriter:
     def _told(self, part: Part) -> bool:
         """Whether a part writes nothing now: it is dropped (after the end, of another
         choice than the first, a second start), or it tells what comes later (the
-        start's identity, the usage so far)."""
+        usage so far). The first start is kept (its identity, and the usage it
+        carries as the usage so far) and is not told: the writer writes its opening
+        events with it, as it comes."""
         kind = part.kind
         if self._ended:
             self._drop(kind, f"after the end of the {self._noun}")
@@ -598,6 +600,9 @@ class _EventWriter:
                 self._drop(kind, "a second start")
             else:
                 self._identity = part.identity or Identity(None, None, None)
+                if part.usage is not None:
+                    self._usage = part.usage
+                return False
         elif kind == "usage":
             self._usage = part.usage
         else:
@@ -786,7 +791,14 @@ class _MessagesReader:
             model if model.__class__ is str and model else None,
             None,
         )
-        out.append(Part("start", 0, "", event, identity=identity))
+        usage: Any = message.get("usage")
+        said: UsageSummary | None = None
+        if usage.__class__ is dict:
+            self._usage.update(_messages_known(usage))
+            said = _messages_usage(self._usage)
+        # The usage known at the start (the input tokens) rides on the start too, for
+        # a writer that writes its opening events at once; the "usage" part follows.
+        out.append(Part("start", 0, "", event, identity=identity, usage=said))
         # A message that holds its content already (programmatic tool calling sends
         # the whole message in message_start, then message_stop).
         content: Any = message.get("content")
@@ -797,10 +809,8 @@ class _MessagesReader:
         reason: Any = message.get("stop_reason")
         if reason.__class__ is str and reason:
             out.append(Part("finish", 0, _messages_finish(reason), event))
-        usage: Any = message.get("usage")
-        if usage.__class__ is dict:
-            self._usage.update(_messages_known(usage))
-            out.append(_messages_usage_part(self._usage, event))
+        if said is not None:
+            out.append(Part("usage", 0, "", event, usage=said))
 
     def _message_delta(self, event: Any, out: list[Part]) -> None:
         delta: Any = event.get("delta")
@@ -1374,9 +1384,10 @@ class _MessagesWriter(_EventWriter):
     - `message_start` first, once: `id` from the start part's identity (`msg_` and
       the source's id; a fresh one when the source said none), the model, role
       `assistant`, no content, no stop reason, and the usage so far (`input_tokens`
-      and `output_tokens` 0 until the source says). It is written with the first part
-      after the start (and its usage), so a usage the source sent in its first event
-      is in it.
+      and `output_tokens` 0 until the source says). It is written as the start part
+      comes, before anything after it (the client hears at once, not after the
+      model's first token), with the usage the start carries: a Messages source's
+      `input_tokens` are in it. (Without a start part, it comes with the first part.)
     - Content blocks numbered from 0 without gaps, one open at a time, each started
       before its deltas and stopped before the next starts. A block ends where the
       parts' `block` changes (a Messages source) or their kind does (chat, whose
@@ -1452,6 +1463,9 @@ class _MessagesWriter(_EventWriter):
         if self._told(part):
             return out
         kind = part.kind
+        if kind == "start":
+            self._begin(out)  # at once: the client hears before the first token
+            return out
         held = self._held
         if held is not None and not (
             kind == "tool_call" and self._key(part) == self._open_key()

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     9efb96665b19
-#   chunkspec code                    001902322ae5
-# Digest: b358f0b79606346f
+#   chunkspec code                    2cf58b1b69ac
+# Digest: 3bb6f81d0f62e8f1
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 
@@ -572,7 +572,9 @@ class _EventWriter:
     def _told(self, part: Part) -> bool:
         """Whether a part writes nothing now: it is dropped (after the end, of another
         choice than the first, a second start), or it tells what comes later (the
-        start's identity, the usage so far)."""
+        usage so far). The first start is kept (its identity, and the usage it
+        carries as the usage so far) and is not told: the writer writes its opening
+        events with it, as it comes."""
         kind = part.kind
         if self._ended:
             self._drop(kind, f"after the end of the {self._noun}")
@@ -583,6 +585,9 @@ class _EventWriter:
                 self._drop(kind, "a second start")
             else:
                 self._identity = part.identity or Identity(None, None, None)
+                if part.usage is not None:
+                    self._usage = part.usage
+                return False
         elif kind == "usage":
             self._usage = part.usage
         else:
@@ -859,6 +864,9 @@ class _ResponsesReader:
         elif kind in _RESPONSES_STARTS:
             if not self._started:
                 self._start(event, out)
+                usage = out[-1].usage
+                if usage is not None:  # said at the start: on it, and as a part
+                    out.append(Part("usage", 0, "", event, usage=usage))
         elif kind in ("response.completed", "response.incomplete"):
             self._end(event, out)
         elif kind == "response.failed":
@@ -877,7 +885,9 @@ class _ResponsesReader:
             model if model.__class__ is str and model else None,
             int(created) if created.__class__ in (int, float) else None,
         )
-        out.append(Part("start", 0, "", event, identity=identity))
+        usage: Any = response.get("usage")
+        known = _responses_usage(usage) if usage.__class__ is dict else None
+        out.append(Part("start", 0, "", event, identity=identity, usage=known))
 
     def _item(self, event: Any, item: Any = None) -> _ResponsesItem:
         """The item an event addresses: by its `output_index`, else its item's id,
@@ -1529,7 +1539,9 @@ class _ResponsesWriter(_EventWriter):
     - `response.created` then `response.in_progress` first, once, with the response
       in progress: `id` from the start part's identity (`resp_` and the source's id;
       a fresh one when the source said none), its model and `created_at`, no output.
-      They are written with the first part after the start.
+      They are written as the start part comes, before anything after it (the
+      client hears at once, not after the model's first token); without a start
+      part, with the first part.
     - `sequence_number` on every event, from 0 without gaps.
     - Output items numbered from 0 without gaps (`output_index`), each added before
       its parts and deltas and done once, before the terminal event, with the
@@ -1606,6 +1618,9 @@ class _ResponsesWriter(_EventWriter):
         if self._told(part):
             return out
         kind = part.kind
+        if kind == "start":
+            self._begin(out)  # at once: the client hears before the first token
+            return out
         if kind == "finish":
             if part.text:
                 self._finish = part.text

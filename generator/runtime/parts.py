@@ -123,7 +123,11 @@ class Part:
 
     `kind` is one of:
 
-    - "start": the first part of a stream; `identity` says which response it is.
+    - "start": the first part of a stream; `identity` says which response it is, and
+      `usage` the usage its first event said, if any (a Messages `message_start`'s
+      input tokens; a Responses `response.created`'s usage; a chat first chunk's
+      report), so a writer can write its opening events (`message_start`) as the start
+      comes, with that usage in them. A "usage" part with the same report follows.
     - "text", "reasoning", "refusal": `text` is the piece.
     - "signature": `text` is a signature over the reasoning before it (Anthropic's
       `signature_delta`), to send back unchanged; `block` says which reasoning block,
@@ -138,7 +142,8 @@ class Part:
     - "citation": `citation` is a source the answer cites; `text` is "".
     - "finish": `text` is the finish reason, in chat's terms (`stop`, `length`,
       `tool_calls`, `content_filter`, or the backend's own).
-    - "usage": `usage` is the report (in chat, `choice` None).
+    - "usage": `usage` is the report so far (in chat, `choice` None); the last one is
+      the stream's.
     - "error": the upstream reported an error, or was cut off before its end: `text`
       is the message, `error` the error as JSON data.
 

@@ -43,7 +43,9 @@ class _EventWriter:
     def _told(self, part: Part) -> bool:
         """Whether a part writes nothing now: it is dropped (after the end, of another
         choice than the first, a second start), or it tells what comes later (the
-        start's identity, the usage so far)."""
+        usage so far). The first start is kept (its identity, and the usage it
+        carries as the usage so far) and is not told: the writer writes its opening
+        events with it, as it comes."""
         kind = part.kind
         if self._ended:
             self._drop(kind, f"after the end of the {self._noun}")
@@ -54,6 +56,9 @@ class _EventWriter:
                 self._drop(kind, "a second start")
             else:
                 self._identity = part.identity or Identity(None, None, None)
+                if part.usage is not None:
+                    self._usage = part.usage
+                return False
         elif kind == "usage":
             self._usage = part.usage
         else:

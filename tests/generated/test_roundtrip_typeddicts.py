@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8d60c83527c9
-#   chunkspec code                       34665e916f9c
-# Digest: 6db2c3a09d61fd4b
+#   chunkspec code                       a44d4b46fde7
+# Digest: da5c24c6389a46b4
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_typeddicts.py.
 

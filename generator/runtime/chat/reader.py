@@ -413,9 +413,10 @@ class _Reader:
 def _parts_of(
     chunks: Iterable[Any], readings: _Readings, think_tags: _ThinkTags
 ) -> Iterator[Part]:
-    """The parts of a stream of chunks: a "start" part first, from the first chunk;
-    what the reader held back, at the end; and an "error" part last when `chunks` is a
-    stream cut off before its end (a `StreamError` it raises is raised)."""
+    """The parts of a stream of chunks: a "start" part first, from the first chunk
+    (with the usage that chunk reports, if any); what the reader held back, at the
+    end; and an "error" part last when `chunks` is a stream cut off before its end (a
+    `StreamError` it raises is raised)."""
     reader = _Reader(readings, think_tags)
     chunk: Any = None
     started = False
@@ -424,7 +425,10 @@ def _parts_of(
         if not started:
             started = True
             out.append(_start(chunk, readings.mapped))
-        reader.read(chunk, chunk, out)
+            reader.read(chunk, chunk, out)
+            _started_with(out)
+        else:
+            reader.read(chunk, chunk, out)
         yield from out
     out = []
     reader.end(chunk, out)
@@ -445,7 +449,10 @@ async def _aparts_of(
         if not started:
             started = True
             out.append(_start(chunk, readings.mapped))
-        reader.read(chunk, chunk, out)
+            reader.read(chunk, chunk, out)
+            _started_with(out)
+        else:
+            reader.read(chunk, chunk, out)
         for part in out:
             yield part
     out = []
@@ -477,6 +484,14 @@ def _start(chunk: Any, mapped: bool) -> Part:
         created if created.__class__ is int else None,
     )
     return Part("start", None, "", chunk, identity=identity)
+
+
+def _started_with(out: list[Part]) -> None:
+    """Put the usage the first chunk reports (its "usage" part) on the "start" part
+    too (`out[0]`), as the usage known at the start."""
+    for part in out:
+        if part.kind == "usage":
+            out[0].usage = part.usage
 
 
 def _cut_off(chunk: Any) -> Part:

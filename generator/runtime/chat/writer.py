@@ -39,9 +39,11 @@ class _ChatWriter:
     report in one chunk after the last choice's, where OpenAI writes it (a cost as
     `usage.cost`, as OpenRouter writes it). The id, model and creation time come from
     the "start" part (a source that gives no creation time, as Messages, is given the
-    time of writing). The stream ends with `[DONE]`, or, after an "error" part or an
-    error raised by the parts, with the error (`sse_error`): never `[DONE]`. What is not
-    written is counted in `dropped` and said once per stream in a `ChatLossWarning`."""
+    time of writing), which writes the first chunk at once: choice 0 opened with its
+    role, before the model's first token. The stream ends with `[DONE]`, or, after an
+    "error" part or an error raised by the parts, with the error (`sse_error`): never
+    `[DONE]`. What is not written is counted in `dropped` and said once per stream in a
+    `ChatLossWarning`."""
 
     __slots__ = (
         "_blocks",
@@ -74,9 +76,12 @@ class _ChatWriter:
         """The event of one part (b"" for a part that writes nothing yet)."""
         kind = part.kind
         if kind == "start":
-            if self._head is None:
-                self._head = _chat_head(part.identity)
-            return b""
+            if self._head is not None:
+                return b""  # a second start, or one after the first chunk was written
+            self._head = _chat_head(part.identity)
+            # The first choice opened at once (its role, as OpenAI's first chunk): the
+            # client hears before the first token, not after the model's prefill.
+            return self._chunk(0, {}, None)
         if kind == "usage":
             if part.usage is not None:
                 self._report = part.usage

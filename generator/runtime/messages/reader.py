@@ -105,7 +105,14 @@ class _MessagesReader:
             model if model.__class__ is str and model else None,
             None,
         )
-        out.append(Part("start", 0, "", event, identity=identity))
+        usage: Any = message.get("usage")
+        said: UsageSummary | None = None
+        if usage.__class__ is dict:
+            self._usage.update(_messages_known(usage))
+            said = _messages_usage(self._usage)
+        # The usage known at the start (the input tokens) rides on the start too, for
+        # a writer that writes its opening events at once; the "usage" part follows.
+        out.append(Part("start", 0, "", event, identity=identity, usage=said))
         # A message that holds its content already (programmatic tool calling sends
         # the whole message in message_start, then message_stop).
         content: Any = message.get("content")
@@ -116,10 +123,8 @@ class _MessagesReader:
         reason: Any = message.get("stop_reason")
         if reason.__class__ is str and reason:
             out.append(Part("finish", 0, _messages_finish(reason), event))
-        usage: Any = message.get("usage")
-        if usage.__class__ is dict:
-            self._usage.update(_messages_known(usage))
-            out.append(_messages_usage_part(self._usage, event))
+        if said is not None:
+            out.append(Part("usage", 0, "", event, usage=said))
 
     def _message_delta(self, event: Any, out: list[Part]) -> None:
         delta: Any = event.get("delta")

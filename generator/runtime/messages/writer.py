@@ -58,9 +58,10 @@ class _MessagesWriter(_EventWriter):
     - `message_start` first, once: `id` from the start part's identity (`msg_` and
       the source's id; a fresh one when the source said none), the model, role
       `assistant`, no content, no stop reason, and the usage so far (`input_tokens`
-      and `output_tokens` 0 until the source says). It is written with the first part
-      after the start (and its usage), so a usage the source sent in its first event
-      is in it.
+      and `output_tokens` 0 until the source says). It is written as the start part
+      comes, before anything after it (the client hears at once, not after the
+      model's first token), with the usage the start carries: a Messages source's
+      `input_tokens` are in it. (Without a start part, it comes with the first part.)
     - Content blocks numbered from 0 without gaps, one open at a time, each started
       before its deltas and stopped before the next starts. A block ends where the
       parts' `block` changes (a Messages source) or their kind does (chat, whose
@@ -136,6 +137,9 @@ class _MessagesWriter(_EventWriter):
         if self._told(part):
             return out
         kind = part.kind
+        if kind == "start":
+            self._begin(out)  # at once: the client hears before the first token
+            return out
         held = self._held
         if held is not None and not (
             kind == "tool_call" and self._key(part) == self._open_key()

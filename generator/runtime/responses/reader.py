@@ -136,6 +136,9 @@ class _ResponsesReader:
         elif kind in _RESPONSES_STARTS:
             if not self._started:
                 self._start(event, out)
+                usage = out[-1].usage
+                if usage is not None:  # said at the start: on it, and as a part
+                    out.append(Part("usage", 0, "", event, usage=usage))
         elif kind in ("response.completed", "response.incomplete"):
             self._end(event, out)
         elif kind == "response.failed":
@@ -154,7 +157,9 @@ class _ResponsesReader:
             model if model.__class__ is str and model else None,
             int(created) if created.__class__ in (int, float) else None,
         )
-        out.append(Part("start", 0, "", event, identity=identity))
+        usage: Any = response.get("usage")
+        known = _responses_usage(usage) if usage.__class__ is dict else None
+        out.append(Part("start", 0, "", event, identity=identity, usage=known))
 
     def _item(self, event: Any, item: Any = None) -> _ResponsesItem:
         """The item an event addresses: by its `output_index`, else its item's id,

@@ -44,7 +44,9 @@ class _ResponsesWriter(_EventWriter):
     - `response.created` then `response.in_progress` first, once, with the response
       in progress: `id` from the start part's identity (`resp_` and the source's id;
       a fresh one when the source said none), its model and `created_at`, no output.
-      They are written with the first part after the start.
+      They are written as the start part comes, before anything after it (the
+      client hears at once, not after the model's first token); without a start
+      part, with the first part.
     - `sequence_number` on every event, from 0 without gaps.
     - Output items numbered from 0 without gaps (`output_index`), each added before
       its parts and deltas and done once, before the terminal event, with the
@@ -121,6 +123,9 @@ class _ResponsesWriter(_EventWriter):
         if self._told(part):
             return out
         kind = part.kind
+        if kind == "start":
+            self._begin(out)  # at once: the client hears before the first token
+            return out
         if kind == "finish":
             if part.text:
                 self._finish = part.text

@@ -988,6 +988,9 @@ def _encoder(
 # (runtime section: chat.reader._start)
 
 
+# (runtime section: chat.reader._started_with)
+
+
 # (runtime section: chat.reader._cut_off)
 
 
