@@ -10,11 +10,14 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "generator"
 
-LEVELS = {"runtime": 0, "ir": 1, "render": 2, "captures": 2, "vendoring": 3}
+LEVELS = {"runtime": 0, "ir": 1, "render": 2, "captures": 2, "vendoring": 3, "gateway": 3}
 """Each subpackage's level: it may import from its own level or below."""
 TOP = 4
 """The modules directly in generator/ (the command line, the pipeline) sit above all."""
 MOST_AT_TOP = 8
+INSTALLED_ONLY = {"_generated": 0}
+"""Packages only an installed chunkspec has, at their level: `_generated` is generated/
+(pyproject.toml), which imports nothing of the generator."""
 
 
 def module_name(path: Path) -> str:
@@ -42,6 +45,8 @@ def imports(path: Path) -> set[str]:
 
 def level(module: str) -> int:
     head, _, rest = module.partition(".")
+    if head in INSTALLED_ONLY:
+        return INSTALLED_ONLY[head]
     return LEVELS[head] if rest or head in LEVELS else TOP
 
 
