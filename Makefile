@@ -56,12 +56,8 @@ test: $(STAMP)
 	echo "make test: $$([ $$status = 0 ] && echo passed || echo FAILED) in $$(($$(date +%s) - start)) s"; \
 	exit $$status
 
-# One worker more than the cores: many tests wait on other processes (the real agents,
-# servers over loopback, pip), and the extra worker runs while they wait.
-WORKERS := $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
-
 pytest: $(STAMP) $(CLIENTS)
-	$(PY) -m pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder --durations=15
+	$(PY) -m pytest -n auto --dist loadfile --no-loadscope-reorder --durations=15
 
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz CHUNKSPEC_FUZZ_INPUTS=200000 CHUNKSPEC_FUZZ_SEED=random $(PY) -m pytest \
