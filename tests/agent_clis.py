@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,9 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from tests.agent_upstream import Script, ScriptedUpstream
+from tests.gateways import free_port, wait_healthy
 from tests.loopback import serve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -320,13 +318,6 @@ def run_codex(
 # -- The gateway --------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @dataclass
 class Gateway:
     base_url: str  # http://127.0.0.1:PORT (Claude Code's ANTHROPIC_BASE_URL)
@@ -433,7 +424,12 @@ def gateway(config_toml: str, *, start_timeout: float = 20.0) -> Iterator[Gatewa
             )
         handle = Gateway(f"http://{HOST}:{port}", process, log_path)
         try:
-            _wait_healthy(handle, start_timeout)
+            wait_healthy(
+                handle.base_url,
+                process,
+                lambda: handle.log_path.read_text(errors="replace")[-3000:],
+                start_timeout,
+            )
             yield handle
         finally:
             if process.poll() is None:
@@ -443,28 +439,6 @@ def gateway(config_toml: str, *, start_timeout: float = 20.0) -> Iterator[Gatewa
                 except subprocess.TimeoutExpired:
                     os.killpg(process.pid, signal.SIGKILL)
                     process.wait(10)
-
-
-def _wait_healthy(handle: Gateway, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        if handle.process.poll() is not None:
-            raise RuntimeError(
-                f"the gateway exited ({handle.process.returncode}) before it was healthy:\n"
-                + handle.log_path.read_text(errors="replace")[-3000:]
-            )
-        try:
-            response = httpx.get(f"{handle.base_url}/health", timeout=1.0)
-            if response.status_code == 200 and response.json().get("status") == "ok":
-                return
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError(
-                f"the gateway was not healthy within {timeout} s:\n"
-                + handle.log_path.read_text(errors="replace")[-3000:]
-            )
-        time.sleep(0.05)
 
 
 # -- A scripted upstream behind a gateway, shared by a test module's scenarios ---------------

@@ -14,16 +14,14 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
-
-from tests.agent_clis import CLAUDE, CODEX, AgentRun, _base_env, _run, free_port
+from tests.agent_clis import CLAUDE, CODEX, AgentRun, _base_env, _run
 from tests.docs_blocks import ROOT, Fence, fences
+from tests.gateways import free_port, wait_healthy
 
 DOC_PORT = "4000"
 """The gateway's port on the pages."""
@@ -104,16 +102,7 @@ def gateway_as_shown(page: Page, config: str, folder: Path) -> Iterator[RunningG
         )
     running = RunningGateway(f"http://127.0.0.1:{port}", process, log)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert process.poll() is None, log.read_text()
-            try:
-                if httpx.get(f"{running.url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.05)
+        wait_healthy(running.url, process, log.read_text)
         yield running
     finally:
         os.killpg(process.pid, signal.SIGTERM)

@@ -1,10 +1,13 @@
-"""The gateway (generator/gateway) in the tests: an app for given upstream base URLs, and
-its log lines."""
+"""The gateway (generator/gateway) in the tests: an app for given upstream base URLs, its
+log lines, and a gateway process waited on until it answers."""
 
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -16,6 +19,38 @@ from generator.gateway.config import Config, Route, Upstream
 
 LOGGER = "chunkspec.gateway"
 WAIT = 5.0
+START = 30.0
+"""Seconds a gateway process may take to answer its health check."""
+
+
+def free_port() -> int:
+    """A port of 127.0.0.1 nothing listens on (for a server started by a command)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def wait_healthy(
+    url: str,
+    process: subprocess.Popen[Any],
+    log: Callable[[], str] = lambda: "",
+    timeout: float = START,
+) -> None:
+    """Wait until the gateway at `url` answers GET /health with `{"status": "ok"}`; fails
+    with its `log` when the process stops first or `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            raise AssertionError(f"the gateway exited ({process.returncode}):\n{log()}")
+        try:
+            if httpx.get(f"{url}/health", timeout=1.0).json() == {"status": "ok"}:
+                return
+        except (httpx.HTTPError, ValueError):
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the gateway was not healthy within {timeout} s:\n{log()}")
+        time.sleep(0.05)
 
 
 def config(upstreams: dict[str, Upstream], routes: dict[str, str], **settings: Any) -> Config:

@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +29,7 @@ from starlette.routing import Route
 
 from generator.gateway.app import create_app
 from generator.gateway.config import ConfigError, Upstream, load
-from tests.gateways import LOGGER, config, log_lines
+from tests.gateways import LOGGER, config, free_port, log_lines, wait_healthy
 from tests.loopback import serve
 
 WAIT = 5.0
@@ -447,15 +446,6 @@ def test_serve_checks_its_configuration_and_says_what_it_runs(tmp_path: Path) ->
     ]
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
-
-
 def test_serve_runs_several_workers_and_logs_a_json_line_per_request(
     servers: Servers, tmp_path: Path
 ) -> None:
@@ -480,17 +470,7 @@ def test_serve_runs_several_workers_and_logs_a_json_line_per_request(
         command, cwd=ROOT, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).json() == {
-                    "status": "ok"
-                }:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the gateway did not start within 30 s"
-            time.sleep(0.1)
+        wait_healthy(f"http://127.0.0.1:{port}", process)
         with anthropic.Anthropic(
             base_url=f"http://127.0.0.1:{port}", api_key="k", max_retries=0
         ) as client:

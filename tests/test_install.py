@@ -11,9 +11,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import socket
 import subprocess
-import time
 import tomllib
 import venv
 from collections.abc import Iterator
@@ -29,6 +27,7 @@ from starlette.routing import Route
 
 from generator.render.header import recorded_command
 from tests.checkout import commit_all, committed_copy, git, isolated_environment
+from tests.gateways import free_port, wait_healthy
 from tests.loopback import serve
 
 TIMEOUT = 300  # seconds for any one command; an install fetches its build tools
@@ -219,7 +218,7 @@ def test_the_gateway_serves_from_a_wheel_built_without_git(setup: Setup, tmp_pat
     pip = (python, "-m", "pip", "install", "-q", "--disable-pip-version-check")
     run(*pip, "--force-reinstall", f"{tree}[gateway]", cwd=tmp_path)
     with serve(_hello_upstream()) as base:
-        port = _free_port()
+        port = free_port()
         process = subprocess.Popen(
             [setup.env / "bin" / "chunkspec", "serve", "--upstream", f"{base}/v1",
              "--model", "served", "--port", str(port)],
@@ -227,7 +226,7 @@ def test_the_gateway_serves_from_a_wheel_built_without_git(setup: Setup, tmp_pat
         )  # fmt: skip
         try:
             url = f"http://127.0.0.1:{port}"
-            _wait_healthy(url, process)
+            wait_healthy(url, process)
             body = {
                 "model": "claude-x",
                 "max_tokens": 9,
@@ -278,22 +277,3 @@ def _hello_upstream() -> Starlette:
         return Response(body, media_type="text/event-stream")
 
     return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
-
-
-def _wait_healthy(url: str, process: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        assert process.poll() is None, "the gateway stopped"
-        try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            time.sleep(0.1)
-    raise AssertionError("the gateway did not start within 30 s")

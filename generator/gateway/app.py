@@ -157,7 +157,7 @@ async def _exchange(
     try:
         status, body = relay.added_up(client, b"".join([event async for event in events]))
     finally:
-        await _close(events, response, exchange)
+        await _close(events, response)
     exchange.status = status
     exchange.log()
     return Response(body, status, headers=said, media_type="application/json")
@@ -258,9 +258,7 @@ def _error(exchange: Exchange, info: ErrorInfo, headers: dict[str, str] | None =
     )
 
 
-async def _close(
-    events: AsyncGenerator[bytes, None], response: httpx.Response, exchange: Exchange
-) -> None:
+async def _close(events: AsyncGenerator[bytes, None], response: httpx.Response) -> None:
     """Close the relay and the upstream response at once (not when collected)."""
     try:
         await events.aclose()
@@ -291,7 +289,7 @@ class _Relay(StreamingResponse):
         try:
             await super().__call__(scope, receive, send)
         finally:
-            await _close(self._events, self._upstream, self._exchange)
+            await _close(self._events, self._upstream)
             self._exchange.log()
 
 
@@ -367,4 +365,5 @@ def _models(config: Config, headers: Headers) -> Json:
     }
 
 
+# A library's logger: silent unless the application (or `chunkspec serve`) says where.
 logging.getLogger("chunkspec.gateway").addHandler(logging.NullHandler())

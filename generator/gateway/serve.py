@@ -9,7 +9,6 @@ variables (flags win over the environment, which wins over the file).
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from pathlib import Path
@@ -189,6 +188,3 @@ def _logging(level: str) -> dict[str, Any]:
             },
         },
     }
-
-
-logging.getLogger("chunkspec.gateway").addHandler(logging.NullHandler())
