@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    c638da2aa116
-#   chunkspec code                   7527e958ae93
-# Digest: 38bb1369e69965aa
+#   chunkspec code                   6a4fc006f558
+# Digest: 6e8092e90dfa78fc
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 
@@ -960,6 +960,7 @@ def _messages_usage(usage: dict[str, Any]) -> UsageSummary:
         completion_tokens=completion,
         total_tokens=total,
         cached_prompt_tokens=read,
+        cache_write_tokens=written,
         reasoning_tokens=count(usage, "reasoning_tokens"),
         cost_usd=float(cost) if cost.__class__ in (int, float) else None,
         server_tool_calls=servers,
@@ -1319,10 +1320,11 @@ class _MessagesWriter(_EventWriter):
       terms (`stop` is `end_turn`, `length` `max_tokens`, `tool_calls` `tool_use`,
       `content_filter` `refusal`; another kept as it is; null when the source sent
       none), and the usage always, in Anthropic's terms: `input_tokens` excludes the
-      cache reads (`prompt_tokens` less `cached_prompt_tokens`), which are
-      `cache_read_input_tokens`; `output_tokens` is always a number (0 when unknown);
-      a count the source did not say is absent, never null; what Messages has no key
-      for is kept in keys of its own (`cost_usd`, `reasoning_tokens`,
+      cache reads and writes (`prompt_tokens` less `cached_prompt_tokens` and
+      `cache_write_tokens`), which are `cache_read_input_tokens` and
+      `cache_creation_input_tokens`; `output_tokens` is always a number (0 when
+      unknown); a count the source did not say is absent, never null; what Messages
+      has no key for is kept in keys of its own (`cost_usd`, `reasoning_tokens`,
       `server_tool_calls`, and `total_tokens` when it is not input plus output),
       which both SDKs leave alone.
     - `message_stop` last; or, when the source reported an error, was cut off, or its
@@ -1697,10 +1699,13 @@ def _messages_usage_object(usage: UsageSummary | None, final: bool) -> dict[str,
     u = usage or UsageSummary()
     out: dict[str, Any] = {}
     cached = u.cached_prompt_tokens
+    written = u.cache_write_tokens
     if u.prompt_tokens is not None:
-        out["input_tokens"] = max(u.prompt_tokens - (cached or 0), 0)
+        out["input_tokens"] = max(u.prompt_tokens - (cached or 0) - (written or 0), 0)
     elif not final:
         out["input_tokens"] = 0
+    if written is not None:
+        out["cache_creation_input_tokens"] = written
     if cached is not None:
         out["cache_read_input_tokens"] = cached
     out["output_tokens"] = u.completion_tokens or 0

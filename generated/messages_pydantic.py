@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    c638da2aa116
-#   chunkspec code                   f495413f71ee
-# Digest: 74ea20302a942d8e
+#   chunkspec code                   6c775a844733
+# Digest: d9ec01d28e517f14
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 
@@ -955,6 +955,7 @@ def _messages_usage(usage: dict[str, Any]) -> UsageSummary:
         completion_tokens=completion,
         total_tokens=total,
         cached_prompt_tokens=read,
+        cache_write_tokens=written,
         reasoning_tokens=count(usage, "reasoning_tokens"),
         cost_usd=float(cost) if cost.__class__ in (int, float) else None,
         server_tool_calls=servers,
@@ -1314,10 +1315,11 @@ class _MessagesWriter(_EventWriter):
       terms (`stop` is `end_turn`, `length` `max_tokens`, `tool_calls` `tool_use`,
       `content_filter` `refusal`; another kept as it is; null when the source sent
       none), and the usage always, in Anthropic's terms: `input_tokens` excludes the
-      cache reads (`prompt_tokens` less `cached_prompt_tokens`), which are
-      `cache_read_input_tokens`; `output_tokens` is always a number (0 when unknown);
-      a count the source did not say is absent, never null; what Messages has no key
-      for is kept in keys of its own (`cost_usd`, `reasoning_tokens`,
+      cache reads and writes (`prompt_tokens` less `cached_prompt_tokens` and
+      `cache_write_tokens`), which are `cache_read_input_tokens` and
+      `cache_creation_input_tokens`; `output_tokens` is always a number (0 when
+      unknown); a count the source did not say is absent, never null; what Messages
+      has no key for is kept in keys of its own (`cost_usd`, `reasoning_tokens`,
       `server_tool_calls`, and `total_tokens` when it is not input plus output),
       which both SDKs leave alone.
     - `message_stop` last; or, when the source reported an error, was cut off, or its
@@ -1692,10 +1694,13 @@ def _messages_usage_object(usage: UsageSummary | None, final: bool) -> dict[str,
     u = usage or UsageSummary()
     out: dict[str, Any] = {}
     cached = u.cached_prompt_tokens
+    written = u.cache_write_tokens
     if u.prompt_tokens is not None:
-        out["input_tokens"] = max(u.prompt_tokens - (cached or 0), 0)
+        out["input_tokens"] = max(u.prompt_tokens - (cached or 0) - (written or 0), 0)
     elif not final:
         out["input_tokens"] = 0
+    if written is not None:
+        out["cache_creation_input_tokens"] = written
     if cached is not None:
         out["cache_read_input_tokens"] = cached
     out["output_tokens"] = u.completion_tokens or 0

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     9efb96665b19
-#   chunkspec code                    af9fc587df09
-# Digest: 58d63a3b0519d04d
+#   chunkspec code                    0462a585e500
+# Digest: bba15f51c0d69e9f
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 
@@ -1155,6 +1155,7 @@ def _responses_usage(usage: dict[str, Any]) -> UsageSummary:
         completion_tokens=completion,
         total_tokens=total,
         cached_prompt_tokens=count(given, "cached_tokens"),
+        cache_write_tokens=count(given, "cache_write_tokens"),
         reasoning_tokens=count(made, "reasoning_tokens"),
         cost_usd=float(cost) if cost.__class__ in (int, float) else None,
         server_tool_calls=count(usage, "num_server_side_tools_used"),
@@ -2058,9 +2059,12 @@ def _responses_usage_object(usage: UsageSummary | None) -> dict[str, Any]:
     u = usage or UsageSummary()
     given = u.prompt_tokens or 0
     made = u.completion_tokens or 0
+    details: dict[str, Any] = {"cached_tokens": u.cached_prompt_tokens or 0}
+    if u.cache_write_tokens is not None:
+        details["cache_write_tokens"] = u.cache_write_tokens
     out: dict[str, Any] = {
         "input_tokens": given,
-        "input_tokens_details": {"cached_tokens": u.cached_prompt_tokens or 0},
+        "input_tokens_details": details,
         "output_tokens": made,
         "output_tokens_details": {"reasoning_tokens": u.reasoning_tokens or 0},
         "total_tokens": u.total_tokens if u.total_tokens is not None else given + made,

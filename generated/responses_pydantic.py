@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     9efb96665b19
-#   chunkspec code                    2cf58b1b69ac
-# Digest: 3bb6f81d0f62e8f1
+#   chunkspec code                    9bf14904530a
+# Digest: 3c160ba18c76b6a8
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 
@@ -1186,6 +1186,7 @@ def _responses_usage(usage: dict[str, Any]) -> UsageSummary:
         completion_tokens=completion,
         total_tokens=total,
         cached_prompt_tokens=count(given, "cached_tokens"),
+        cache_write_tokens=count(given, "cache_write_tokens"),
         reasoning_tokens=count(made, "reasoning_tokens"),
         cost_usd=float(cost) if cost.__class__ in (int, float) else None,
         server_tool_calls=count(usage, "num_server_side_tools_used"),
@@ -2089,9 +2090,12 @@ def _responses_usage_object(usage: UsageSummary | None) -> dict[str, Any]:
     u = usage or UsageSummary()
     given = u.prompt_tokens or 0
     made = u.completion_tokens or 0
+    details: dict[str, Any] = {"cached_tokens": u.cached_prompt_tokens or 0}
+    if u.cache_write_tokens is not None:
+        details["cache_write_tokens"] = u.cache_write_tokens
     out: dict[str, Any] = {
         "input_tokens": given,
-        "input_tokens_details": {"cached_tokens": u.cached_prompt_tokens or 0},
+        "input_tokens_details": details,
         "output_tokens": made,
         "output_tokens_details": {"reasoning_tokens": u.reasoning_tokens or 0},
         "total_tokens": u.total_tokens if u.total_tokens is not None else given + made,

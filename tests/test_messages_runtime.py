@@ -139,8 +139,8 @@ def test_the_reader_reads_anthropic_s_stream_in_chat_s_terms() -> None:
     assert parts[0].identity == Identity("msg_01Xf", "claude-sonnet-4-5", None)
     calls = [p.tool_call for p in parts if p.kind == "tool_call"]
     assert set(calls) == {ToolCallPart(2, "toolu_01", "get_weather")}, "on every piece"
-    assert parts[1].usage == UsageSummary(135, 1, 136, 100)
-    assert parts[-1].usage == UsageSummary(135, 89, 224, 100)
+    assert parts[1].usage == UsageSummary(135, 1, 136, 100, cache_write_tokens=10)
+    assert parts[-1].usage == UsageSummary(135, 89, 224, 100, cache_write_tokens=10)
     assert all(p.chunk is ANTHROPIC[0] for p in parts[:2]), "each part keeps its event"
     summary = _summary_of_parts(parts)
     [choice] = summary.choices
@@ -174,7 +174,7 @@ def test_stop_reasons_read_as_chat_s_finish_reasons(reason: str, finish: str) ->
         ({"input_tokens": 10, "output_tokens": 5}, UsageSummary(10, 5, 15)),
         # Anthropic's input excludes the cache; chat's prompt includes it.
         ({"input_tokens": 10, "cache_read_input_tokens": 30, "cache_creation_input_tokens": 4,
-          "output_tokens": 5}, UsageSummary(44, 5, 49, 30)),
+          "output_tokens": 5}, UsageSummary(44, 5, 49, 30, cache_write_tokens=4)),
         ({"output_tokens": 5}, UsageSummary(None, 5, None)),
         ({"input_tokens": 1, "output_tokens": 2,
           "server_tool_use": {"web_search_requests": 2, "web_fetch_requests": 1}},
@@ -200,10 +200,14 @@ def test_usage_of_the_start_and_of_the_end_combine_the_end_s_keys_winning() -> N
          "usage": {"input_tokens": 12, "output_tokens": 7, "cache_read_input_tokens": 2}},
     ]  # fmt: skip
     assert summary_of_events(glm).usage == UsageSummary(14, 7, 21, 2)
-    assert summary_of_events(ANTHROPIC).usage == UsageSummary(135, 89, 224, 100)
+    assert summary_of_events(ANTHROPIC).usage == UsageSummary(
+        135, 89, 224, 100, cache_write_tokens=10
+    )
     null = {"type": "message_delta", "delta": {}, "usage": {"input_tokens": None,
                                                            "output_tokens": 9}}  # fmt: skip
-    assert summary_of_events([ANTHROPIC[0], null]).usage == UsageSummary(135, 9, 144, 100)
+    assert summary_of_events([ANTHROPIC[0], null]).usage == UsageSummary(
+        135, 9, 144, 100, cache_write_tokens=10
+    )
 
 
 def text_stream(*middle: dict[str, Any]) -> list[dict[str, Any]]:
@@ -602,12 +606,12 @@ def test_usage_is_written_in_anthropic_s_terms_and_always() -> None:
 
 
 def test_a_usage_before_the_first_block_is_in_message_start() -> None:
-    """A Messages source says its input in its first event: message_start says it on.
-    The cache writes are input (a usage summary has no meaning for them): the prompt
-    is the same."""
+    """A Messages source says its input in its first event: message_start says it on,
+    the cache writes (billed above plain input) apart, as they came."""
     data, _, _ = written(parts_of(ANTHROPIC))
     start_usage = events_of(data)[0].data["message"]["usage"]
-    assert start_usage == {"input_tokens": 35, "cache_read_input_tokens": 100, "output_tokens": 1}
+    assert start_usage == {"input_tokens": 25, "cache_creation_input_tokens": 10,
+                           "cache_read_input_tokens": 100, "output_tokens": 1}  # fmt: skip
     assert read_back(data).usage == summary_of_events(ANTHROPIC).usage
 
 

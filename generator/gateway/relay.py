@@ -81,6 +81,7 @@ class Exchange:
             "output_tokens": getattr(usage, "completion_tokens", None),
             "reasoning_tokens": getattr(usage, "reasoning_tokens", None),
             "cached_tokens": getattr(usage, "cached_prompt_tokens", None),
+            "cache_write_tokens": getattr(usage, "cache_write_tokens", None),
             "ttfb_ms": _ms(self.first_byte - self.started) if self.first_byte else None,
             "duration_ms": _ms(now - self.started),
             "finish": self.finish,

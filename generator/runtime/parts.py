@@ -8,6 +8,7 @@ protocol's parts up to a summary."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -79,14 +80,22 @@ class UsageSummary:
     reasoning_tokens: int | None = None
     cost_usd: float | None = None
     server_tool_calls: int | None = None
+    cache_write_tokens: int | None = None
+    """Prompt tokens written to the prompt cache (Anthropic's
+    `cache_creation_input_tokens`, billed above plain input), within `prompt_tokens`
+    as the cache reads are (last, so that positional arguments keep their places)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Citation:
-    """A source the answer cites."""
+    """A source the answer cites: a web page (`url`), or a document or file the
+    request gave (Messages' `char_location`, Responses' `file_citation`: no `url`),
+    with the citation as it came (`source`), which a writer of its own protocol
+    carries whole."""
 
-    url: str
+    url: str | None
     title: str | None = None
+    source: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +210,7 @@ _COUNTS: Final = (
     "completion_tokens",
     "total_tokens",
     "cached_prompt_tokens",
+    "cache_write_tokens",
     "reasoning_tokens",
     "server_tool_calls",
 )
@@ -241,7 +251,7 @@ def _summary_of_parts(parts: Iterable[Part]) -> Summary:
     ran by their index; the last usage report; every cited source once."""
     choices: dict[int, _PartsOfChoice] = {}
     usage: UsageSummary | None = None
-    cited: dict[str, Citation] = {}
+    cited: dict[object, Citation] = {}
     for part in parts:
         kind = part.kind
         if kind == "usage":
@@ -285,13 +295,22 @@ _PART_ITEMS: Final = {"signature": "signature", "redacted_reasoning": "encrypted
 """The parts that are opaque reasoning, and the kind of `ReasoningItem` each makes."""
 
 
-def _cite(cited: dict[str, Citation], citation: Citation | None) -> None:
-    """Add a source to those cited: once per URL, the first title found kept."""
-    if citation is None or not citation.url:
+def _cite(cited: dict[object, Citation], citation: Citation | None) -> None:
+    """Add a source to those cited: once per URL, the first title found kept; a
+    citation without a URL (of a document the request gave) once per source."""
+    if citation is None:
         return
-    known = cited.get(citation.url)
+    key: object = citation.url or _json_key(citation.source)
+    if not key:
+        return
+    known = cited.get(key)
     if known is None or (known.title is None and citation.title is not None):
-        cited[citation.url] = citation
+        cited[key] = citation
+
+
+def _json_key(value: Any) -> str:
+    """A citation's JSON text, to know it again (`source` may be any JSON data)."""
+    return "" if value is None else json.dumps(value, sort_keys=True, default=repr)
 
 
 class _PartsOfChoice:

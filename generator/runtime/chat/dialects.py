@@ -405,6 +405,7 @@ def _openai_usage(current: dict[str, Any], report: UsageSummary) -> dict[str, An
             usage[key] = value
     for detail, key, value in (
         ("prompt_tokens_details", "cached_tokens", report.cached_prompt_tokens),
+        ("prompt_tokens_details", "cache_write_tokens", report.cache_write_tokens),
         ("completion_tokens_details", "reasoning_tokens", report.reasoning_tokens),
     ):
         if value is not None:

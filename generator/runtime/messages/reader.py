@@ -370,6 +370,7 @@ def _messages_usage(usage: dict[str, Any]) -> UsageSummary:
         completion_tokens=completion,
         total_tokens=total,
         cached_prompt_tokens=read,
+        cache_write_tokens=written,
         reasoning_tokens=count(usage, "reasoning_tokens"),
         cost_usd=float(cost) if cost.__class__ in (int, float) else None,
         server_tool_calls=servers,

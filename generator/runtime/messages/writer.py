@@ -89,10 +89,11 @@ class _MessagesWriter(_EventWriter):
       terms (`stop` is `end_turn`, `length` `max_tokens`, `tool_calls` `tool_use`,
       `content_filter` `refusal`; another kept as it is; null when the source sent
       none), and the usage always, in Anthropic's terms: `input_tokens` excludes the
-      cache reads (`prompt_tokens` less `cached_prompt_tokens`), which are
-      `cache_read_input_tokens`; `output_tokens` is always a number (0 when unknown);
-      a count the source did not say is absent, never null; what Messages has no key
-      for is kept in keys of its own (`cost_usd`, `reasoning_tokens`,
+      cache reads and writes (`prompt_tokens` less `cached_prompt_tokens` and
+      `cache_write_tokens`), which are `cache_read_input_tokens` and
+      `cache_creation_input_tokens`; `output_tokens` is always a number (0 when
+      unknown); a count the source did not say is absent, never null; what Messages
+      has no key for is kept in keys of its own (`cost_usd`, `reasoning_tokens`,
       `server_tool_calls`, and `total_tokens` when it is not input plus output),
       which both SDKs leave alone.
     - `message_stop` last; or, when the source reported an error, was cut off, or its
@@ -467,10 +468,13 @@ def _messages_usage_object(usage: UsageSummary | None, final: bool) -> dict[str,
     u = usage or UsageSummary()
     out: dict[str, Any] = {}
     cached = u.cached_prompt_tokens
+    written = u.cache_write_tokens
     if u.prompt_tokens is not None:
-        out["input_tokens"] = max(u.prompt_tokens - (cached or 0), 0)
+        out["input_tokens"] = max(u.prompt_tokens - (cached or 0) - (written or 0), 0)
     elif not final:
         out["input_tokens"] = 0
+    if written is not None:
+        out["cache_creation_input_tokens"] = written
     if cached is not None:
         out["cache_read_input_tokens"] = cached
     out["output_tokens"] = u.completion_tokens or 0

@@ -458,6 +458,7 @@ def _responses_usage(usage: dict[str, Any]) -> UsageSummary:
         completion_tokens=completion,
         total_tokens=total,
         cached_prompt_tokens=count(given, "cached_tokens"),
+        cache_write_tokens=count(given, "cache_write_tokens"),
         reasoning_tokens=count(made, "reasoning_tokens"),
         cost_usd=float(cost) if cost.__class__ in (int, float) else None,
         server_tool_calls=count(usage, "num_server_side_tools_used"),

@@ -594,9 +594,12 @@ def _responses_usage_object(usage: UsageSummary | None) -> dict[str, Any]:
     u = usage or UsageSummary()
     given = u.prompt_tokens or 0
     made = u.completion_tokens or 0
+    details: dict[str, Any] = {"cached_tokens": u.cached_prompt_tokens or 0}
+    if u.cache_write_tokens is not None:
+        details["cache_write_tokens"] = u.cache_write_tokens
     out: dict[str, Any] = {
         "input_tokens": given,
-        "input_tokens_details": {"cached_tokens": u.cached_prompt_tokens or 0},
+        "input_tokens_details": details,
         "output_tokens": made,
         "output_tokens_details": {"reasoning_tokens": u.reasoning_tokens or 0},
         "total_tokens": u.total_tokens if u.total_tokens is not None else given + made,

@@ -805,6 +805,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: parts._cite)
 
 
+# (runtime section: parts._json_key)
+
+
 # (runtime section: parts._PartsOfChoice)
 
 

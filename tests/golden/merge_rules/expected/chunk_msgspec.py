@@ -1122,6 +1122,9 @@ def _encoder(
 # (runtime section: parts._cite)
 
 
+# (runtime section: parts._json_key)
+
+
 # (runtime section: parts._PartsOfChoice)
 
 

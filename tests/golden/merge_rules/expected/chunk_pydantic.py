@@ -769,6 +769,9 @@ def _encoder(
 # (runtime section: parts._cite)
 
 
+# (runtime section: parts._json_key)
+
+
 # (runtime section: parts._PartsOfChoice)
 
 
