@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8f817507c623
-#   chunkspec code                       ccf549df63f2
-# Digest: 9746e0ba05815e18
+#   chunkspec code                       ca43f4929a6d
+# Digest: 571bb0704183c049
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -7680,6 +7680,10 @@ def dumps(value: ChatCompletionChunk | ChatCompletion | ChatCompletionRequest) -
     """Encode a chunk or a completion or a request as compact JSON text (UTF-8
     characters are written as they are).
     """
+    owner = _owner(value)
+    if owner is not None:
+        # Another protocol's event, read by `iter_events`: its module knows its keys.
+        return str(owner.dumps(value))
     return _wire_text(value.to_dict())
 
 
@@ -8950,6 +8954,15 @@ def _protocol(name: str) -> Any:
         known = ", ".join(map(repr, ["chat", *_PROTOCOLS]))
         raise ValueError(f"protocol must be one of {known}, not {name!r}")
     return importlib.import_module(f".{_PROTOCOLS[name]}", __package__)
+
+
+def _owner(value: object) -> Any:
+    """The module of another protocol whose type `value` is (a Messages event read
+    through `iter_events`), if any: it, not this module, writes that event whole."""
+    module = type(value).__module__
+    if module == __name__ or module.rpartition(".")[2] not in _PROTOCOLS.values():
+        return None
+    return importlib.import_module(module)
 
 
 def __getattr__(name: str) -> Any:

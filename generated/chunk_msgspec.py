@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8f817507c623
-#   chunkspec code                       3cd10cc4f886
-# Digest: 909250c90e79f797
+#   chunkspec code                       925fa1c26732
+# Digest: 1cf6f84b1a077a2e
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -11454,6 +11454,10 @@ def dumps(value: ChatCompletionChunk | ChatCompletion | ChatCompletionRequest) -
     """Encode a chunk or a completion or a request as compact JSON text (UTF-8
     characters are written as they are).
     """
+    owner = _owner(value)
+    if owner is not None:
+        # Another protocol's event, read by `iter_events`: its module knows its keys.
+        return str(owner.dumps(value))
     if type(value) not in _READ_KEY_BY_KEY:
         try:
             return _ENCODER.encode(value).decode()
@@ -12730,6 +12734,15 @@ def _protocol(name: str) -> Any:
         known = ", ".join(map(repr, ["chat", *_PROTOCOLS]))
         raise ValueError(f"protocol must be one of {known}, not {name!r}")
     return importlib.import_module(f".{_PROTOCOLS[name]}", __package__)
+
+
+def _owner(value: object) -> Any:
+    """The module of another protocol whose type `value` is (a Messages event read
+    through `iter_events`), if any: it, not this module, writes that event whole."""
+    module = type(value).__module__
+    if module == __name__ or module.rpartition(".")[2] not in _PROTOCOLS.values():
+        return None
+    return importlib.import_module(module)
 
 
 def __getattr__(name: str) -> Any:

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8f817507c623
-#   chunkspec code                       8966ef390448
-# Digest: 3fd8c94eef6131db
+#   chunkspec code                       96181e6e2561
+# Digest: 4896157332ac17ff
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -4297,6 +4297,10 @@ def dumps(value: ChatCompletionChunk | ChatCompletion | ChatCompletionRequest) -
     targets give, with some floats spelled the way pydantic spells them (`0.00001` for
     `1e-05`).
     """
+    owner = _owner(value)
+    if owner is not None:
+        # Another protocol's event, read by `iter_events`: its module knows its keys.
+        return str(owner.dumps(value))
     return _model_text(value)
 
 
@@ -5564,6 +5568,15 @@ def _protocol(name: str) -> Any:
         known = ", ".join(map(repr, ["chat", *_PROTOCOLS]))
         raise ValueError(f"protocol must be one of {known}, not {name!r}")
     return importlib.import_module(f".{_PROTOCOLS[name]}", __package__)
+
+
+def _owner(value: object) -> Any:
+    """The module of another protocol whose type `value` is (a Messages event read
+    through `iter_events`), if any: it, not this module, writes that event whole."""
+    module = type(value).__module__
+    if module == __name__ or module.rpartition(".")[2] not in _PROTOCOLS.values():
+        return None
+    return importlib.import_module(module)
 
 
 def __getattr__(name: str) -> Any:
