@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8f817507c623
-#   chunkspec code                       925fa1c26732
-# Digest: 1cf6f84b1a077a2e
+#   chunkspec code                       f760baa319eb
+# Digest: 74f094a48f5c1b19
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -819,6 +819,12 @@ _DIGITS_AS_ZEROS: Final = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 _LONG_NUMBER: Final = b"0" * 19
 
 
+_FAST_MOST: Final = 1 << 20
+"""The longest payload orjson reads: it sizes its pool by the payload's length, about
+13 times a long text's bytes (a 20 MB delta peaked at 267 MiB), where json takes
+about 2; the few longer payloads are read by json, in bounded memory."""
+
+
 MAX_DEPTH: Final = 512
 """How deep `loads` lets JSON nest (arrays and objects), in every target. Deeper input
 is refused, so that whatever is read can be written and copied from any caller's
@@ -883,7 +889,7 @@ def _json(data: str | bytes) -> Any:
     deeper than `MAX_DEPTH`, or holds a number no float holds."""
     if len(data) > _SHALLOW:
         _check_depth(data)
-    if _fast_loads is not None:
+    if _fast_loads is not None and len(data) <= _FAST_MOST:
         try:
             raw = data if isinstance(data, bytes) else data.encode()
             if _LONG_NUMBER not in raw.translate(_DIGITS_AS_ZEROS):

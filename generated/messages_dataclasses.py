@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    c638da2aa116
-#   chunkspec code                   e450ce4c2cd1
-# Digest: ea067434cb25a121
+#   chunkspec code                   0f128d17b9ec
+# Digest: e72d3c4a177a7b69
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

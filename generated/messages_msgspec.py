@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    c638da2aa116
-#   chunkspec code                   6a4fc006f558
-# Digest: 6e8092e90dfa78fc
+#   chunkspec code                   b858b403f158
+# Digest: a54be9a5f478013f
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

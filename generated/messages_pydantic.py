@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    c638da2aa116
-#   chunkspec code                   6c775a844733
-# Digest: d9ec01d28e517f14
+#   chunkspec code                   7d8e9e8f1761
+# Digest: 1a0b163cbe9a0bd1
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     9efb96665b19
-#   chunkspec code                    0462a585e500
-# Digest: bba15f51c0d69e9f
+#   chunkspec code                    fba46a2e0e9f
+# Digest: ac58b2c91d96f330
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     9efb96665b19
-#   chunkspec code                    413016892ad3
-# Digest: 6b164f3661918e37
+#   chunkspec code                    407dab6bdd44
+# Digest: 09d81d4cecb513a6
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     9efb96665b19
-#   chunkspec code                    9bf14904530a
-# Digest: 3c160ba18c76b6a8
+#   chunkspec code                    d62be10e8c9f
+# Digest: 56121d7f9ecc5d5a
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 

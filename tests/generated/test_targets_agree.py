@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8f817507c623
-#   chunkspec code                       7413b9a334c6
-# Digest: 424d59fdba9f5f43
+#   chunkspec code                       a69358e9f3bb
+# Digest: 54a75dfd152cf668
 # Regenerate with: make generate
 """Every target gives the same result for the same input: the same `dumps` text for
 every captured chunk, and the same JSON for every spec example of every type."""

@@ -176,6 +176,9 @@ __all__ = [
 # (runtime section: json_text._LONG_NUMBER)
 
 
+# (runtime section: json_text._FAST_MOST)
+
+
 # (runtime section: json_text.MAX_DEPTH)
 
 
