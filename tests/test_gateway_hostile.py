@@ -22,8 +22,8 @@ from starlette.types import Receive, Scope, Send
 
 from generator.gateway.app import create_app
 from generator.gateway.config import Upstream
-from tests.gateways import LOGGER, config, log_lines
-from tests.loopback import serve
+from tests.gateways import LOGGER, config, log_lines, one_upstream_app
+from tests.loopback import StreamApp, StreamSpec, serve
 from tests.test_gateway import HELLO, Answer, Scripted, written
 
 WAIT = 5.0
@@ -304,3 +304,24 @@ def test_a_good_request_of_each_protocol_still_goes_upstream(servers: Servers) -
             answer = httpx.post(f"{servers.gateway}{PATHS[client]}", json=body, timeout=WAIT)
             assert answer.status_code == 200, answer.text
     assert len(servers.upstream.requests) == before + 9
+
+
+# --- found on the way: a gzipped upstream stream passed through -----------------------
+
+
+@pytest.mark.parametrize("client", ["chat", "messages"])
+def test_a_gzipped_upstream_stream_passes_through_decoded(client: str) -> None:
+    """Within one protocol the upstream's bytes pass unchanged: its content, not its
+    encoding, which the client is not told of."""
+    pieces = written(client, HELLO)
+    app = StreamApp()
+    asked = {"stream_options": {"include_usage": True}} if client == "chat" else {}
+    body = request_of(client, "m", stream=True, **asked)
+    answers: list[bytes] = []
+    with serve(app) as base:
+        for name, gzip in (("plain", False), ("gzipped", True)):
+            app.add(name, StreamSpec(pieces, gzip=gzip))
+            with serve(one_upstream_app(client, f"{base}/streams/{name}")) as gateway:
+                answer = httpx.post(f"{gateway}{PATHS[client]}", json=body, timeout=WAIT)
+            answers.append(answer.content)
+    assert answers == [b"".join(pieces)] * 2

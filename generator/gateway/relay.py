@@ -277,7 +277,9 @@ async def _passed(
     """The upstream's bytes as they came (or as `passing` leaves them), read into parts
     on the side (for the log)."""
     pending: list[bytes] = []
-    raw = response.aiter_raw()  # one iterator: what the reader leaves is drained below
+    # One iterator (what the reader leaves is drained below), of the bytes as the upstream
+    # meant them: a gzipped stream decoded, as the client is not told it is gzipped.
+    raw = response.aiter_bytes()
 
     async def source() -> AsyncGenerator[bytes, None]:
         async for data in raw:
