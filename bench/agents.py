@@ -209,7 +209,16 @@ def chat_agent(seed: int, model: str) -> Json:
         {"role": "system", "content": _words(rng, 1500)},
         {"role": "user", "content": _words(rng, 40)},
     ]
-    body: Json = {"model": model, "messages": messages, "tools": tools, "stream": True}
+    # An OpenAI-style agent asks for its usage (openai-agents does): a chat stream has
+    # none unasked.
+    usage = {"include_usage": True}
+    body: Json = {
+        "model": model,
+        "messages": messages,
+        "tools": tools,
+        "stream": True,
+        "stream_options": usage,
+    }
     turn = 0
     while not _fits(body, size):
         call = f"call_{seed:04d}{turn:04d}"
@@ -246,7 +255,12 @@ def small(protocol: str, model: str) -> Json:
         }
     if protocol == "responses":
         return {"model": model, "input": "Say hello.", "stream": True}
-    return {"model": model, "messages": [{"role": "user", "content": "Say hello."}], "stream": True}
+    return {
+        "model": model,
+        "messages": [{"role": "user", "content": "Say hello."}],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
 
 
 AGENTS = {"messages": claude_code, "responses": codex, "chat": chat_agent}

@@ -327,8 +327,12 @@ def test_within_one_protocol_the_upstreams_bytes_pass_unchanged(servers: Servers
     assert answer.content == MESSAGES_STREAM
     servers.upstream.answers["chat-pass"] = Answer(HELLO)
     chat = {"model": "chat-pass", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
-    answer = httpx.post(f"{servers.gateway}/v1/chat/completions", json=chat, timeout=WAIT)
+    asked = {**chat, "stream_options": {"include_usage": True}}
+    answer = httpx.post(f"{servers.gateway}/v1/chat/completions", json=asked, timeout=WAIT)
     assert answer.content == b"".join(HELLO)
+    # Unasked, the usage chunk is left out (as OpenAI leaves it out), and nothing else.
+    answer = httpx.post(f"{servers.gateway}/v1/chat/completions", json=chat, timeout=WAIT)
+    assert answer.content == b"".join(piece for piece in HELLO if piece != USAGE)
 
 
 # --- the configuration ----------------------------------------------------------------

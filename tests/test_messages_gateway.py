@@ -179,8 +179,12 @@ def read_messages(client: anthropic.Anthropic, model: str, **request: Any) -> di
 
 def read_chat(client: openai.OpenAI, model: str, **request: Any) -> Any:
     """openai-python's own accumulation of a streamed request (the state its `stream()`
-    helper keeps, read as it stands: the helper refuses a `length` finish)."""
-    given: dict[str, Any] = {"messages": [{"role": "user", "content": "hi"}]}
+    helper keeps, read as it stands: the helper refuses a `length` finish), with its
+    usage (asked for: a chat client gets none unasked)."""
+    given: dict[str, Any] = {
+        "messages": [{"role": "user", "content": "hi"}],
+        "stream_options": {"include_usage": True},
+    }
     state: ChatCompletionStreamState[None] = ChatCompletionStreamState()
     with client.chat.completions.create(model=model, stream=True, **(given | request)) as chunks:
         for chunk in chunks:

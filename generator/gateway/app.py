@@ -3,13 +3,14 @@ the model list and a health check, in front of the configured upstreams."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import math
 import os
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import httpx
 from starlette.applications import Starlette
@@ -19,7 +20,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from . import errors, relay
+from . import errors, relay, shapes
 from .config import Config, ConfigError, Upstream
 from .errors import ErrorInfo
 from .policy import Json, Refused
@@ -35,6 +36,8 @@ CONFIG_VARIABLE = "CHUNKSPEC_GATEWAY_CONFIG_JSON"
 
 DROPPED_HEADER = "x-chunkspec-dropped"
 """The response header that says what the request lost on the way (`; `-separated)."""
+
+T = TypeVar("T")
 
 
 def keys(config: Config, environ: dict[str, str] | None = None) -> dict[str, str]:
@@ -121,27 +124,32 @@ async def _exchange(
     try:
         given = _object(await request.body())
         target = _target(config, given, exchange)
+        _check_shape(client, given)
         translated = translate(client, target, given, config.hosted_tools)
+        upstream = target.upstream
+        sent = http.build_request(
+            "POST",
+            upstream.url(PATHS[upstream.protocol]),
+            json=translated.body,
+            headers=_headers(upstream, request.headers, secrets, client),
+        )
     except _Answer as answer:
         return _error(exchange, answer.info)
     except Refused as error:
         exchange.refused = str(error)
         return _error(exchange, ErrorInfo(400, f"not translated: {error}"))
+    except RecursionError:
+        return _error(exchange, TOO_DEEP)
     except (ValueError, TypeError, AttributeError, KeyError) as error:  # malformed
         return _error(exchange, ErrorInfo(400, f"a request this gateway cannot read: {error!r}"))
     exchange.dropped = translated.dropped
-    upstream = target.upstream
-    sent = http.build_request(
-        "POST",
-        upstream.url(PATHS[upstream.protocol]),
-        json=translated.body,
-        headers=_headers(upstream, request.headers, secrets, client),
-    )
     # Sent before the answer starts, so that an upstream's HTTP error keeps its status.
     try:
-        response = await _send(http, sent)
+        response = await _unless_gone(request, _send(http, sent))
     except httpx.TransportError as error:
         return _error(exchange, ErrorInfo(502, f"upstream unreachable: {error!r}"))
+    except _Gone:
+        return _error(exchange, GONE)
     if response.status_code >= 400:
         await response.aread()
         info = errors.read_upstream(response.status_code, response.content)
@@ -151,16 +159,80 @@ async def _exchange(
         await response.aclose()
         return _error(exchange, ErrorInfo(502, "the upstream answered without a stream"))
     said = _said(translated.dropped)
-    events = relay.stream(response, client, upstream, exchange, translated.tool_names)
+    usage = _usage_asked(client, given)
+    events = relay.stream(response, client, upstream, exchange, translated.tool_names, usage)
     if given.get("stream"):
         return _Relay(events, response, exchange, said)
     try:
-        status, body = relay.added_up(client, b"".join([event async for event in events]))
+        stream = await _unless_gone(request, _joined(events))
+    except _Gone:
+        return _error(exchange, GONE)
     finally:
         await _close(events, response)
+    status, body = relay.added_up(client, stream)
     exchange.status = status
     exchange.log()
     return Response(body, status, headers=said, media_type="application/json")
+
+
+TOO_DEEP = ErrorInfo(400, "a request nested too deep to read")
+"""A request whose JSON nests deeper than Python reads (or writes) it."""
+
+GONE = ErrorInfo(499, "the client went away before the answer started")
+"""The client closed its connection while the upstream had not answered: nginx's 499,
+for the log line (nobody reads the answer)."""
+
+
+def _check_shape(client: str, given: Json) -> None:
+    """Refuse a request whose conversation is not of its protocol's shape: translated,
+    it would reach the upstream shortened or empty (see `shapes`)."""
+    problem = shapes.problem(client, given)
+    if problem is not None:
+        raise _Answer(problem)
+
+
+def _usage_asked(client: str, given: Json) -> bool:
+    """Whether the client's stream reports usage: a streamed chat request only when it
+    asks (`stream_options.include_usage`), as OpenAI's: the chunk that reports it has no
+    choices, and a loop over `chunk.choices[0]` fails on it. The gateway asks a chat
+    upstream for it always (for the log line)."""
+    if client != "chat" or not given.get("stream"):
+        return True
+    options = given.get("stream_options")
+    return isinstance(options, dict) and cast(Json, options).get("include_usage") is True
+
+
+async def _joined(events: AsyncGenerator[bytes, None]) -> bytes:
+    return b"".join([event async for event in events])
+
+
+class _Gone(Exception):
+    """The client closed its connection before its answer started."""
+
+
+async def _unless_gone(request: Request, work: Awaitable[T]) -> T:
+    """`work`'s result; when the client leaves first, `work` is cancelled (its upstream
+    connection closed, not left open for the read timeout) and `_Gone` raised. Nothing
+    else listens to the client before the response starts (Starlette's streamed
+    response does once it has)."""
+    task = asyncio.ensure_future(work)
+    watch = asyncio.ensure_future(_disconnected(request.receive))
+    try:
+        await asyncio.wait((task, watch), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watch.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)  # closed before we go on
+    if task.cancelled():
+        raise _Gone
+    return task.result()
+
+
+async def _disconnected(receive: Receive) -> None:
+    """Returns when the client disconnects (its request body is read already)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 STALE = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
@@ -306,25 +378,36 @@ async def _count_tokens(
     try:
         given = _object(await request.body())
         target = _target(config, given, exchange)
+        _check_shape("messages", given)
+        upstream = target.upstream
+        if upstream.protocol != "messages":
+            return _estimate(exchange, target, given)
+        sent = http.build_request(
+            "POST",
+            upstream.url("/messages/count_tokens"),
+            json={**given, "model": target.model},
+            headers=_headers(upstream, request.headers, secrets, "messages"),
+        )
     except _Answer as answer:
         return _error(exchange, answer.info)
+    except RecursionError:
+        return _error(exchange, TOO_DEEP)
     except ValueError as error:
         return _error(exchange, ErrorInfo(400, f"a request this gateway cannot read: {error!r}"))
-    upstream = target.upstream
-    if upstream.protocol == "messages":
-        body = {**given, "model": target.model}
-        try:
-            response = await http.post(
-                upstream.url("/messages/count_tokens"),
-                json=body,
-                headers=_headers(upstream, request.headers, secrets, "messages"),
-            )
-        except httpx.TransportError as error:
-            return _error(exchange, ErrorInfo(502, f"upstream unreachable: {error!r}"))
-        if response.status_code >= 400:
-            return _error(exchange, errors.read_upstream(response.status_code, response.content))
-        exchange.log()
-        return Response(response.content, 200, media_type="application/json")
+    try:
+        response = await _unless_gone(request, http.send(sent))
+    except httpx.TransportError as error:
+        return _error(exchange, ErrorInfo(502, f"upstream unreachable: {error!r}"))
+    except _Gone:
+        return _error(exchange, GONE)
+    if response.status_code >= 400:
+        return _error(exchange, errors.read_upstream(response.status_code, response.content))
+    exchange.log()
+    return Response(response.content, 200, media_type="application/json")
+
+
+def _estimate(exchange: Exchange, target: Target, given: Json) -> Response:
+    """Four characters a token of the request `target`'s upstream would get."""
     try:
         translated = translate("messages", target, {**given, "max_tokens": 1}, "drop")
     except (Refused, ValueError, TypeError, KeyError) as error:

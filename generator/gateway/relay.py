@@ -13,11 +13,12 @@ import asyncio
 import contextvars
 import json
 import logging
+import re
 import time
 import warnings
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import httpx
 
@@ -150,23 +151,34 @@ def stream(
     upstream: Upstream,
     exchange: Exchange,
     tool_names: dict[str, tuple[str, str]] | None = None,
+    usage: bool = True,
 ) -> AsyncGenerator[bytes, None]:
     """The client's events of the upstream `response`'s stream (`tool_names`: the
-    namespace and name of each flat call name, for a Responses client)."""
+    namespace and name of each flat call name, for a Responses client). Without `usage`
+    (a chat client that did not ask for it) no usage chunk is written: the log line
+    still has the upstream's counts."""
     if client == upstream.protocol and upstream.think_tags is None:
-        return _passed(response, upstream, exchange)
-    return _bridged(response, client, upstream, exchange, tool_names)
+        passing = _AsItCame() if usage or client != "chat" else _WithoutUsageChunk()
+        return _passed(response, upstream, exchange, passing)
+    held = () if usage else ("usage",)
+    return _bridged(response, client, upstream, exchange, tool_names, held)
 
 
 async def _parts(
-    source: AsyncIterator[bytes] | httpx.Response, upstream: Upstream, exchange: Exchange
+    source: AsyncIterator[bytes] | httpx.Response,
+    upstream: Upstream,
+    exchange: Exchange,
+    held: tuple[str, ...] = (),
 ) -> AsyncGenerator[Any, None]:
+    """The upstream's parts, each counted for the log line; those of a `held` kind
+    are not passed on (not written)."""
     try:
         async for part in chat.aiter_parts(
             source, protocol=upstream.protocol, think_tags=upstream.think_tags
         ):
             exchange.add(part)
-            yield part
+            if part.kind not in held:
+                yield part
     except Exception as error:  # the writer ends the client's stream with it
         exchange.error = str(error)
         raise
@@ -178,8 +190,9 @@ async def _bridged(
     upstream: Upstream,
     exchange: Exchange,
     tool_names: dict[str, tuple[str, str]] | None,
+    held: tuple[str, ...],
 ) -> AsyncGenerator[bytes, None]:
-    parts = _parts(response, upstream, exchange)
+    parts = _parts(response, upstream, exchange, held)
     events = chat.awrite_parts(parts, protocol=client, tool_names=tool_names)
     try:
         async for event in events:
@@ -193,35 +206,107 @@ async def _bridged(
             await events.aclose()
 
 
+class _AsItCame:
+    """The upstream's bytes, passed on as they came."""
+
+    def __call__(self, data: bytes) -> bytes:
+        return data
+
+    def rest(self) -> bytes:
+        """What is held back when the stream ends (to pass on)."""
+        return b""
+
+
+EVENT_END = re.compile(rb"(?:\r\n|\r(?!\n)|\n){2}")
+"""The blank line that ends a server-sent event, in any of its line ends."""
+
+CHUNK_HEAD = {"id", "object", "created", "model", "system_fingerprint", "service_tier"}
+"""The keys every chat chunk repeats: the usage chunk that has nothing else says
+nothing but its usage."""
+
+
+class _WithoutUsageChunk(_AsItCame):
+    """The upstream's chat events as they came, all but the usage chunk (`choices: []`)
+    that a client which did not ask for it would not get from OpenAI; each event is
+    passed on once it is complete."""
+
+    def __init__(self) -> None:
+        self._held: list[bytes] = []
+        self._seam = b""
+        """The held bytes' last three: a blank line may start there."""
+
+    def __call__(self, data: bytes) -> bytes:
+        self._held.append(data)
+        seam, self._seam = self._seam + data, (self._seam + data)[-3:]
+        if not EVENT_END.search(seam):
+            return b""
+        held = b"".join(self._held)
+        kept: list[bytes] = []
+        start = 0
+        for end in EVENT_END.finditer(held):
+            event = held[start : end.end()]
+            if not _usage_only(event):
+                kept.append(event)
+            start = end.end()
+        self._held = [held[start:]]
+        return b"".join(kept)
+
+    def rest(self) -> bytes:
+        return b"".join(self._held)
+
+
+def _usage_only(event: bytes) -> bool:
+    """Whether a chat event is a usage chunk that says nothing else."""
+    if b'"usage"' not in event:  # most events: not read twice
+        return False
+    lines = event.splitlines()
+    data = b"\n".join(line[5:].removeprefix(b" ") for line in lines if line.startswith(b"data:"))
+    try:
+        chunk: object = json.loads(data)
+    except ValueError:
+        return False
+    if not isinstance(chunk, dict):
+        return False
+    fields = cast(dict[str, Any], chunk)
+    rest = fields.keys() - CHUNK_HEAD - {"choices", "usage"}
+    return fields.get("choices") == [] and fields.get("usage") is not None and not rest
+
+
 async def _passed(
-    response: httpx.Response, upstream: Upstream, exchange: Exchange
+    response: httpx.Response, upstream: Upstream, exchange: Exchange, passing: _AsItCame
 ) -> AsyncGenerator[bytes, None]:
-    """The upstream's bytes as they came, read into parts on the side (for the log)."""
+    """The upstream's bytes as they came (or as `passing` leaves them), read into parts
+    on the side (for the log)."""
     pending: list[bytes] = []
-    raw = response.aiter_raw()  # one iterator: what the reader leaves is drained below
+    # One iterator (what the reader leaves is drained below), of the bytes as the upstream
+    # meant them: a gzipped stream decoded, as the client is not told it is gzipped.
+    raw = response.aiter_bytes()
 
     async def source() -> AsyncGenerator[bytes, None]:
         async for data in raw:
-            pending.append(data)
+            pending.append(passing(data))
             yield data
 
     parts = _parts(source(), upstream, exchange)
+    broke = b""
     try:
         try:
             async for _ in parts:
-                if pending:
+                out = b"".join(pending)
+                pending.clear()
+                if out:
                     exchange.wrote()
-                    yield b"".join(pending)
-                    pending.clear()
+                    yield out
                     await asyncio.sleep(0)
         except chat.StreamError:  # the upstream's own error event: passed on as it came
             async for data in raw:  # and the rest, as it comes
-                pending.append(data)
+                pending.append(passing(data))
         except Exception as error:  # cut off, or unreadable: said in the protocol's way
-            pending.append(cut_off(upstream.protocol, f"the upstream stream broke off: {error}"))
-        if pending:
+            broke = cut_off(upstream.protocol, f"the upstream stream broke off: {error}")
+        out = b"".join(pending) + passing.rest() + broke
+        if out:
             exchange.wrote()
-            yield b"".join(pending)
+            yield out
     finally:
         await parts.aclose()
 
