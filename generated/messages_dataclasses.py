@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
-#   spec as built                    c638da2aa116
-#   chunkspec code                   e33fab8400f1
-# Digest: 66f7c8226aa07ef9
+#   spec as built                    a08db04d79cb
+#   chunkspec code                   bc01bc172a70
+# Digest: 44e33d1cc8b9dd31
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 
@@ -8219,6 +8219,7 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
         budget="reasoning.max_tokens",
         switch="reasoning.enabled",
         details="reasoning_details",
+        cache_control=True,
     ),
     _RequestDialect(
         "sglang",

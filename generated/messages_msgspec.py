@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
-#   spec as built                    c638da2aa116
-#   chunkspec code                   7527e958ae93
-# Digest: 38bb1369e69965aa
+#   spec as built                    a08db04d79cb
+#   chunkspec code                   ec44161553cc
+# Digest: 19840bc9134a84ed
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 
@@ -13414,6 +13414,7 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
         budget="reasoning.max_tokens",
         switch="reasoning.enabled",
         details="reasoning_details",
+        cache_control=True,
     ),
     _RequestDialect(
         "sglang",

@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
-#   spec as built                    c638da2aa116
-#   chunkspec code                   f495413f71ee
-# Digest: 74ea20302a942d8e
+#   spec as built                    a08db04d79cb
+#   chunkspec code                   3ae553afa2ad
+# Digest: 38a141a3082791fb
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 
@@ -5448,6 +5448,7 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
         budget="reasoning.max_tokens",
         switch="reasoning.enabled",
         details="reasoning_details",
+        cache_control=True,
     ),
     _RequestDialect(
         "sglang",

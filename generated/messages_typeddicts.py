@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
-#   spec as built                    c638da2aa116
-#   chunkspec code                   542f60c663d6
-# Digest: b69cd5f0a69bcaba
+#   spec as built                    a08db04d79cb
+#   chunkspec code                   29bee40f5081
+# Digest: 81d9aff4e7265943
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 
@@ -7692,6 +7692,7 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
         budget="reasoning.max_tokens",
         switch="reasoning.enabled",
         details="reasoning_details",
+        cache_control=True,
     ),
     _RequestDialect(
         "sglang",

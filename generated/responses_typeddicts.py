@@ -5,13 +5,13 @@
 #   spec/vendors/azure.yaml           8bb6337fd2bf
 #   spec/vendors/github_copilot.yaml  9c024772a622
 #   spec/vendors/llamacpp.yaml        079285a37e6f
-#   spec/vendors/openrouter.yaml      d79e575d9973
+#   spec/vendors/openrouter.yaml      e936befc096e
 #   spec/vendors/sglang.yaml          74d22cb9ad1c
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
-#   spec as built                     9efb96665b19
-#   chunkspec code                    669ef72aa392
-# Digest: 2c7db9b5f9897d9d
+#   spec as built                     cd89ba7f3319
+#   chunkspec code                    25e560e5e572
+# Digest: f7446756fe9a8ee9
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 
@@ -11113,6 +11113,7 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
         budget="reasoning.max_tokens",
         switch="reasoning.enabled",
         details="reasoning_details",
+        cache_control=True,
     ),
     _RequestDialect(
         "sglang",
