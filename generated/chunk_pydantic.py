@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8866eb3148b0
-#   chunkspec code                       9670841f57a8
-# Digest: cab7b1d04a02863b
+#   chunkspec code                       1b66a32464f0
+# Digest: 0e438020110b1b71
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -10526,7 +10526,9 @@ def _chat_reasoning_back(
     if dialect.details is not None:
         own = [p.source for p in reasoning if p.scheme == dialect.name and p.source]
         details = [d for source in own for d in source] or [
-            _detail(p, i) for i, p in enumerate(reasoning) if p.text or _format(p)
+            {"type": "reasoning.text", "text": p.text, "index": i}
+            for i, p in enumerate(reasoning)
+            if p.text
         ]
         if details:
             message[dialect.details] = details
@@ -10542,31 +10544,12 @@ def _chat_reasoning_back(
         if (
             (piece.signature or piece.encrypted)
             and not (dialect.details and piece.scheme == dialect.name)
-            and not (dialect.details and _format(piece))
             and not (calls and dialect.signature and dialect.reads(piece.scheme))
         ):
             losses.drop(
                 "a reasoning signature" if piece.signature else "encrypted reasoning",
                 _refused(piece.scheme, dialect.name),
             )
-
-
-def _format(piece: _ReasoningPiece) -> str | None:
-    """The `format` a signed piece has in `reasoning_details` (`_FORMATS`), if any: a
-    signature other than the dialect's own that its details carry."""
-    if piece.signature is None or piece.encrypted is not None:
-        return None
-    return next((f for f, s in _FORMATS.items() if s == piece.scheme), None)
-
-
-def _detail(piece: _ReasoningPiece, index: int) -> dict[str, Any]:
-    """Reasoning of another scheme as a `reasoning.text` entry: its text, and its
-    signature where the details have a `format` for its scheme."""
-    entry: dict[str, Any] = {"type": "reasoning.text", "text": piece.text}
-    made = _format(piece)
-    if made is not None:
-        entry.update(signature=piece.signature, format=made)
-    return {**entry, "index": index}
 
 
 def _chat_call_back(

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   bc01bc172a70
-# Digest: 44e33d1cc8b9dd31
+#   chunkspec code                   cde0a3872ba4
+# Digest: 862601dd9f8f230c
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

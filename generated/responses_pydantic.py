@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    5ec14a9f79de
-# Digest: 7e585a7a8ce52927
+#   chunkspec code                    e8fd7510f070
+# Digest: ebeb08a009ed4b21
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 
