@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8866eb3148b0
-#   chunkspec code                       3f819a6cbda6
-# Digest: 0b614ae4782da736
+#   chunkspec code                       907021c80de4
+# Digest: a36ff34803a9d8e0
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -15179,7 +15179,8 @@ def _turn_of_result(
     for item in _json_objects(data.get("output")):
         _responses_item(turns, item, losses)
     pieces = tuple(p for t in turns for p in t.pieces)
-    return _Turn("assistant", pieces)
+    refusal = "\n\n".join(t.refusal for t in turns if t.refusal) or None
+    return _Turn("assistant", pieces, refusal)
 
 
 def _turn_of_summary(summary: Summary, choice: int) -> _Turn:

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8866eb3148b0
-#   chunkspec code                       1b66a32464f0
-# Digest: 0e438020110b1b71
+#   chunkspec code                       ad2b3ee7bee5
+# Digest: 8336aba3dfa5d1a4
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -11796,7 +11796,8 @@ def _turn_of_result(
     for item in _json_objects(data.get("output")):
         _responses_item(turns, item, losses)
     pieces = tuple(p for t in turns for p in t.pieces)
-    return _Turn("assistant", pieces)
+    refusal = "\n\n".join(t.refusal for t in turns if t.refusal) or None
+    return _Turn("assistant", pieces, refusal)
 
 
 def _turn_of_summary(summary: Summary, choice: int) -> _Turn:

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8866eb3148b0
-#   chunkspec code                       7f1a44cb26e3
-# Digest: b93c6e358adb6331
+#   chunkspec code                       8ddcee22ce7a
+# Digest: 149bc5671fddd426
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -14313,7 +14313,8 @@ def _turn_of_result(
     for item in _json_objects(data.get("output")):
         _responses_item(turns, item, losses)
     pieces = tuple(p for t in turns for p in t.pieces)
-    return _Turn("assistant", pieces)
+    refusal = "\n\n".join(t.refusal for t in turns if t.refusal) or None
+    return _Turn("assistant", pieces, refusal)
 
 
 def _turn_of_summary(summary: Summary, choice: int) -> _Turn:

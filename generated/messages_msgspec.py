@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   2f9d55a05660
-# Digest: f849cbba3c784369
+#   chunkspec code                   6703943f0662
+# Digest: ed9df7e35b812f3e
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 
