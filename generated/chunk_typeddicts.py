@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8866eb3148b0
-#   chunkspec code                       8ddcee22ce7a
-# Digest: 149bc5671fddd426
+#   chunkspec code                       be96af3078f5
+# Digest: c71aa09063e30dd6
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -12471,8 +12471,8 @@ _CHAT_READ: Final = frozenset(
 
 
 _FORMATS: Final = {"anthropic-claude-v1": "messages"}
-"""The scheme of a signature in `reasoning_details` by the entry's `format` (OpenRouter's
-word for Anthropic's thinking blocks), and back."""
+"""The scheme of a signature in `reasoning_details` by the entry's `format`
+(OpenRouter's word for Anthropic's thinking blocks)."""
 
 
 def _read_chat_request(
@@ -12586,7 +12586,7 @@ def _chat_reasoning(
 
 
 def _details_reasoning(
-    details: list[Any], scheme: str, text: str, losses: _Losses
+    details: Any, scheme: str, text: str, losses: _Losses
 ) -> list[_Piece]:
     """Structured reasoning with its text: kept whole, of its dialect's scheme, when it
     holds its text (as OpenRouter writes it); else as the chat writer writes another
@@ -12624,7 +12624,7 @@ def _details_reasoning(
 
 
 def _signed_by(entry: dict[str, Any]) -> str | None:
-    """The scheme of an entry's signature, by its `format` (`_FORMATS`), if it has one."""
+    """The scheme of an entry's signature, by its `format` (`_FORMATS`), if any."""
     signature = entry.get("signature")
     if not isinstance(signature, str) or not signature:
         return None
@@ -12946,8 +12946,8 @@ def _chat_parts(
     texts = [p for p in pieces if isinstance(p, _TextPiece)]
     cached = any(p.cache is not None for p in texts) and dialect.cache_control
     if len(texts) == len(pieces) and len(texts) < 2 and not cached:
-        for piece in texts:  # one string (parts only for a breakpoint it takes)
-            _uncached(piece.cache, "a text", dialect, losses)
+        for text in texts:  # one string (parts only for a breakpoint it takes)
+            _uncached(text.cache, "a text", dialect, losses)
         return "".join(p.text for p in texts)  # several texts stay apart
     parts: list[dict[str, Any]] = []
     for piece in pieces:
@@ -13006,8 +13006,8 @@ def _chat_assistant(
     message: dict[str, Any] = {"role": "assistant"}
     texts = [p for p in turn.pieces if isinstance(p, _TextPiece)]
     text = "".join(p.text for p in texts)
-    for piece in texts:
-        _uncached(piece.cache, "an assistant's text", dialect, losses)
+    for said in texts:
+        _uncached(said.cache, "an assistant's text", dialect, losses)
     calls = [p for p in turn.pieces if isinstance(p, _CallPiece)]
     reasoning = [p for p in turn.pieces if isinstance(p, _ReasoningPiece)]
     message["content"] = text if text or not calls else None
@@ -14023,7 +14023,7 @@ def _responses_items(
 
 
 def _responses_call(piece: _CallPiece) -> dict[str, Any]:
-    """A call as its item: a custom tool's as `custom_tool_call`, its input as it came."""
+    """A call as its item: a custom tool's as `custom_tool_call`, its input as is."""
     if piece.custom:
         return {
             "type": "custom_tool_call",

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   6703943f0662
-# Digest: ed9df7e35b812f3e
+#   chunkspec code                   221fa5c9c385
+# Digest: 3244e872faecc101
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   30bd1a8af6f5
-# Digest: b2f8a2555e07ecab
+#   chunkspec code                   d8aae04037fc
+# Digest: 95d03fa40e5b655c
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

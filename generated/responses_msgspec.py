@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    1df9d326147c
-# Digest: d7c70db55a9af7e5
+#   chunkspec code                    b1b1ea3d3a05
+# Digest: fc811f150dafdb9c
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

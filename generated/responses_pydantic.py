@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    164f7adacf0e
-# Digest: 9edd2e0fad7e9cbc
+#   chunkspec code                    910b5d054121
+# Digest: 6a0ab3c92fa5394e
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 

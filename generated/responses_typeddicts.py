@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    3c38fcba7b6c
-# Digest: 0cb5bf415bb664b1
+#   chunkspec code                    ae5c8f15ebb7
+# Digest: b5a1cc8a1b7a4192
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 

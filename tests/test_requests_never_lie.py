@@ -97,7 +97,11 @@ def test_reasoning_details_of_several_blocks_without_their_texts_are_said(target
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_an_effort_without_a_limit_raises_max_tokens_above_the_budget(target: str) -> None:
-    body = {"model": "m", "reasoning_effort": "high", "messages": [{"role": "user", "content": "x"}]}
+    body = {
+        "model": "m",
+        "reasoning_effort": "high",
+        "messages": [{"role": "user", "content": "x"}],
+    }
     out, dropped = convert("chat", body, target, protocol="messages")
     assert out["thinking"] == {"type": "enabled", "budget_tokens": 16384}
     assert out["max_tokens"] == 16384 + 4096
@@ -194,7 +198,10 @@ def test_a_tool_result_keeps_its_texts_apart_and_says_its_error(target: str) -> 
         "max_tokens": 100,
         "messages": [
             {"role": "user", "content": "x"},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}],
+            },
             {"role": "user", "content": [result]},
         ],
     }
@@ -203,7 +210,9 @@ def test_a_tool_result_keeps_its_texts_apart_and_says_its_error(target: str) -> 
         {"type": "input_text", "text": "line 1"},
         {"type": "input_text", "text": "line 2"},
     ]
-    assert dropped == [("that the result of call 't1' is an error", "Responses has no place for it")]
+    assert dropped == [
+        ("that the result of call 't1' is an error", "Responses has no place for it")
+    ]
 
 
 # --- 18. a chat custom tool call ----------------------------------------------------------
@@ -258,7 +267,9 @@ def cached_request() -> dict[str, Any]:
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_cache_control_is_kept_where_the_dialect_takes_it(target: str) -> None:
-    out, dropped = convert("messages", cached_request(), target, protocol="chat", dialect="openrouter")
+    out, dropped = convert(
+        "messages", cached_request(), target, protocol="chat", dialect="openrouter"
+    )
     cached = {"type": "text", "text": "x", "cache_control": CACHE}
     assert out["messages"][1]["content"] == [cached]
     assert out["messages"][0]["content"] == [{**cached, "text": "Be terse."}]
@@ -316,12 +327,17 @@ def refused_turn(target: str) -> Any:
     """A Responses turn that refused, written by the chat -> Responses bridge."""
     chat, responses = module("chat", target), module("responses", target)
     head = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
-    deltas = (({"role": "assistant", "refusal": "I can't help"}, None), ({}, "stop"))
+    deltas: tuple[tuple[dict[str, Any], str | None], ...] = (
+        ({"role": "assistant", "refusal": "I can't help"}, None),
+        ({}, "stop"),
+    )
     body = "".join(
         f"data: {json.dumps({**head, 'choices': [{'index': 0, 'delta': d, 'finish_reason': f}]})}\n\n"
         for d, f in deltas
     )
-    written = b"".join(chat.write_parts(chat.iter_parts(body + "data: [DONE]\n\n"), protocol="responses"))
+    written = b"".join(
+        chat.write_parts(chat.iter_parts(body + "data: [DONE]\n\n"), protocol="responses")
+    )
     turn = responses.ResponseAccumulator()
     for event in responses.iter_events(written):
         turn.add(event)

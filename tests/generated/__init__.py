@@ -31,7 +31,7 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8866eb3148b0
-#   chunkspec code                       5045bc39e49d
-# Digest: 2964ff5d416aac8c
+#   chunkspec code                       2b0a492ccc59
+# Digest: 01ffbf102d395109
 # Regenerate with: make generate
 """Generated round-trip tests."""

@@ -55,8 +55,8 @@ _CHAT_READ: Final = frozenset(
 """The keys of a chat request a `_Conversation` holds; the others stay in its `rest`."""
 
 _FORMATS: Final = {"anthropic-claude-v1": "messages"}
-"""The scheme of a signature in `reasoning_details` by the entry's `format` (OpenRouter's
-word for Anthropic's thinking blocks), and back."""
+"""The scheme of a signature in `reasoning_details` by the entry's `format`
+(OpenRouter's word for Anthropic's thinking blocks)."""
 
 
 def _read_chat_request(
@@ -170,7 +170,7 @@ def _chat_reasoning(
 
 
 def _details_reasoning(
-    details: list[Any], scheme: str, text: str, losses: _Losses
+    details: Any, scheme: str, text: str, losses: _Losses
 ) -> list[_Piece]:
     """Structured reasoning with its text: kept whole, of its dialect's scheme, when it
     holds its text (as OpenRouter writes it); else as the chat writer writes another
@@ -184,7 +184,9 @@ def _details_reasoning(
     if own or not signed:
         signature = next((d["signature"] for d in signed), None)
         encrypted = next((d.get("data") for d in entries if d.get("data")), None)
-        return [_ReasoningPiece(own or text, signature, encrypted, scheme, None, details)]
+        return [
+            _ReasoningPiece(own or text, signature, encrypted, scheme, None, details)
+        ]
     if len(signed) > 1:  # the texts of its blocks are one: no signature fits it
         losses.drop(
             f"the signatures of {len(signed)} thinking blocks",
@@ -206,7 +208,7 @@ def _details_reasoning(
 
 
 def _signed_by(entry: dict[str, Any]) -> str | None:
-    """The scheme of an entry's signature, by its `format` (`_FORMATS`), if it has one."""
+    """The scheme of an entry's signature, by its `format` (`_FORMATS`), if any."""
     signature = entry.get("signature")
     if not isinstance(signature, str) or not signature:
         return None
@@ -528,8 +530,8 @@ def _chat_parts(
     texts = [p for p in pieces if isinstance(p, _TextPiece)]
     cached = any(p.cache is not None for p in texts) and dialect.cache_control
     if len(texts) == len(pieces) and len(texts) < 2 and not cached:
-        for piece in texts:  # one string (parts only for a breakpoint it takes)
-            _uncached(piece.cache, "a text", dialect, losses)
+        for text in texts:  # one string (parts only for a breakpoint it takes)
+            _uncached(text.cache, "a text", dialect, losses)
         return "".join(p.text for p in texts)  # several texts stay apart
     parts: list[dict[str, Any]] = []
     for piece in pieces:
@@ -588,8 +590,8 @@ def _chat_assistant(
     message: dict[str, Any] = {"role": "assistant"}
     texts = [p for p in turn.pieces if isinstance(p, _TextPiece)]
     text = "".join(p.text for p in texts)
-    for piece in texts:
-        _uncached(piece.cache, "an assistant's text", dialect, losses)
+    for said in texts:
+        _uncached(said.cache, "an assistant's text", dialect, losses)
     calls = [p for p in turn.pieces if isinstance(p, _CallPiece)]
     reasoning = [p for p in turn.pieces if isinstance(p, _ReasoningPiece)]
     message["content"] = text if text or not calls else None

@@ -467,7 +467,9 @@ def _messages_assistant(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
             thinking += _thinking_blocks(piece, losses)
         elif isinstance(piece, _TextPiece):
             if piece.text:
-                blocks.append(_cached({"type": "text", "text": piece.text}, piece.cache))
+                blocks.append(
+                    _cached({"type": "text", "text": piece.text}, piece.cache)
+                )
         elif isinstance(piece, _CallPiece):
             blocks.append(
                 {

@@ -435,7 +435,7 @@ def _responses_items(
 
 
 def _responses_call(piece: _CallPiece) -> dict[str, Any]:
-    """A call as its item: a custom tool's as `custom_tool_call`, its input as it came."""
+    """A call as its item: a custom tool's as `custom_tool_call`, its input as is."""
     if piece.custom:
         return {
             "type": "custom_tool_call",
@@ -475,7 +475,9 @@ def _responses_output(
     texts = [p.text for p in piece.content if isinstance(p, _TextPiece)]
     if len(texts) == len(piece.content) and len(texts) < 2:
         output = "".join(texts)
-    kind = "custom_tool_call_output" if piece.call_id in custom else "function_call_output"
+    kind = (
+        "custom_tool_call_output" if piece.call_id in custom else "function_call_output"
+    )
     return {"type": kind, "call_id": piece.call_id, "output": output}
 
 

@@ -696,42 +696,7 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._chat_reasoning)
 
 
-def _details_reasoning(
-    details: list[Any], scheme: str, text: str, losses: _Losses
-) -> list[_Piece]:
-    """Structured reasoning with its text: kept whole, of its dialect's scheme, when it
-    holds its text (as OpenRouter writes it); else as the chat writer writes another
-    protocol's (the text in the reasoning key, the details only a signature whose
-    `format` names its scheme, `_FORMATS`, and opaque reasoning), that signature with
-    the text, so that a Messages thinking block reads back as one."""
-    entries = _json_objects(details)
-    texts = (d.get("text") or d.get("summary") for d in entries)
-    own = "".join(t for t in texts if isinstance(t, str))
-    signed = [d for d in entries if _signed_by(d) is not None]
-    if own or not signed:
-        signature = next((d["signature"] for d in signed), None)
-        encrypted = next((d.get("data") for d in entries if d.get("data")), None)
-        return [
-            _ReasoningPiece(own or text, signature, encrypted, scheme, None, details)
-        ]
-    if len(signed) > 1:  # the texts of its blocks are one: no signature fits it
-        losses.drop(
-            f"the signatures of {len(signed)} thinking blocks",
-            "their texts came run together: each signs its own",
-        )
-        return [_ReasoningPiece(text)]
-    pieces: list[_Piece] = []
-    for entry in entries:
-        made = _signed_by(entry)
-        if made is not None:
-            pieces.append(_ReasoningPiece(text, entry["signature"], scheme=made))
-        else:  # opaque reasoning, of its dialect's scheme
-            data = entry.get("data")
-            encrypted = data if isinstance(data, str) else None
-            pieces.append(
-                _ReasoningPiece(encrypted=encrypted, scheme=scheme, source=[entry])
-            )
-    return pieces
+# (runtime section: requests.chat._details_reasoning)
 
 
 # (runtime section: requests.chat._signed_by)
@@ -869,41 +834,7 @@ def _details_reasoning(
 # (runtime section: requests.messages._messages_media_block)
 
 
-def _messages_assistant(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
-    """An assistant turn's blocks: thinking first (only what Messages signed: a
-    thinking block without its signature is refused), then text, then calls."""
-    thinking: list[dict[str, Any]] = []
-    blocks: list[dict[str, Any]] = []
-    for piece in turn.pieces:
-        if isinstance(piece, _ReasoningPiece):
-            thinking += _thinking_blocks(piece, losses)
-        elif isinstance(piece, _TextPiece):
-            if piece.text:
-                blocks.append(
-                    _cached({"type": "text", "text": piece.text}, piece.cache)
-                )
-        elif isinstance(piece, _CallPiece):
-            blocks.append(
-                {
-                    "type": "tool_use",
-                    "id": piece.id,
-                    "name": piece.name,
-                    "input": _tool_input(piece, losses),
-                }
-            )
-            if piece.signature is not None:
-                losses.drop(
-                    f"the signature on call {piece.id!r}",
-                    _refused(piece.scheme, "Messages"),
-                )
-        else:
-            losses.drop(
-                f"a {type(piece).__name__} in an assistant message",
-                "Messages has no place",
-            )
-    if turn.refusal:
-        blocks.append({"type": "text", "text": turn.refusal})
-    return thinking + blocks
+# (runtime section: requests.messages._messages_assistant)
 
 
 # (runtime section: requests.messages._tool_input)
@@ -963,34 +894,7 @@ def _messages_assistant(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
 # (runtime section: requests.responses._responses_call)
 
 
-def _responses_output(
-    piece: _ResultPiece, losses: _Losses, custom: frozenset[str]
-) -> dict[str, Any]:
-    """A tool's result as the output item of its call: one text as it is, several
-    texts or media as `input_*` parts, each apart (a result that is an error, which
-    Responses cannot say, said)."""
-    if piece.is_error:
-        losses.drop(
-            f"that the result of call {piece.call_id!r} is an error",
-            "Responses has no place for it",
-        )
-    _no_breakpoint(piece.cache, f"the result of call {piece.call_id!r}", losses)
-    output: str | list[dict[str, Any]] = [
-        part
-        for p in piece.content
-        for part in (
-            _responses_text(p, losses)
-            if isinstance(p, _TextPiece)
-            else _responses_media(p, losses)
-        )
-    ]
-    texts = [p.text for p in piece.content if isinstance(p, _TextPiece)]
-    if len(texts) == len(piece.content) and len(texts) < 2:
-        output = "".join(texts)
-    kind = (
-        "custom_tool_call_output" if piece.call_id in custom else "function_call_output"
-    )
-    return {"type": kind, "call_id": piece.call_id, "output": output}
+# (runtime section: requests.responses._responses_output)
 
 
 # (runtime section: requests.responses._responses_text)
