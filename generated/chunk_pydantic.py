@@ -18,7 +18,7 @@
 #   spec/vendors/novita.yaml             51aefb6331fd
 #   spec/vendors/nvidia_dynamo.yaml      47a275960401
 #   spec/vendors/ollama.yaml             97e2e8a4c676
-#   spec/vendors/openrouter.yaml         d79e575d9973
+#   spec/vendors/openrouter.yaml         e936befc096e
 #   spec/vendors/openvino.yaml           c719c70a62f5
 #   spec/vendors/perplexity.yaml         139763b211d2
 #   spec/vendors/qwen_dashscope.yaml     ed469de4cd76
@@ -30,9 +30,9 @@
 #   spec/vendors/vllm.yaml               2940fd3c81bb
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
-#   spec as built                        8f817507c623
-#   chunkspec code                       4c72c01b9051
-# Digest: edf3eaff880a81e5
+#   spec as built                        041c41546e48
+#   chunkspec code                       70ca31b4f77d
+# Digest: ada2e7c72bdde1a7
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -8755,9 +8755,15 @@ def _chat_head(identity: Identity | None) -> dict[str, Any]:
 
 def _chat_detail(kind: str, part: Part) -> dict[str, Any]:
     """A signature or opaque reasoning as an entry of OpenRouter's
-    `reasoning_details`."""
+    `reasoning_details`. A signature not on a call is Anthropic's (a thinking block's,
+    as every writer takes it), so its entry says so in OpenRouter's `format`: the next
+    request reads it back as a Messages signature over the text in the reasoning key."""
     if kind == "signature":
-        return {"type": "reasoning.text", "signature": part.text}
+        return {
+            "type": "reasoning.text",
+            "signature": part.text,
+            "format": "anthropic-claude-v1",
+        }
     return {"type": "reasoning.encrypted", "data": part.text}
 
 
@@ -9649,6 +9655,8 @@ class RequestLossWarning(UserWarning):
 @dataclass(frozen=True, slots=True)
 class _TextPiece:
     text: str
+    cache: Any = None
+    """Anthropic's `cache_control` on it (a prompt-cache breakpoint), as it came."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -9661,6 +9669,9 @@ class _MediaPiece:
     file_id: str | None = None
     media_type: str | None = None
     name: str | None = None
+    detail: str | None = None
+    """An image's `detail` ("low", "high", "auto"), as chat and Responses say it."""
+    cache: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -9694,6 +9705,9 @@ class _CallPiece:
     arguments: str
     signature: str | None = None
     scheme: str | None = None
+    custom: bool = False
+    """Whether it calls a custom tool (chat's `custom`, Responses' `custom_tool_call`),
+    whose `arguments` are its free-text input."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -9703,6 +9717,7 @@ class _ResultPiece:
     call_id: str
     content: tuple[_TextPiece | _MediaPiece, ...]
     is_error: bool = False
+    cache: Any = None
 
 
 _Piece = _TextPiece | _MediaPiece | _ReasoningPiece | _CallPiece | _ResultPiece
@@ -9725,6 +9740,7 @@ class _ToolSpec:
     parameters: Any
     """The JSON Schema of the arguments."""
     strict: bool | None = None
+    cache: Any = None
 
 
 @dataclass(slots=True)
@@ -9963,6 +9979,9 @@ class _RequestDialect:
     media: tuple[str, ...] = ("image", "file", "audio")
     """The media a message takes as content parts (`image_url`, `file`,
     `input_audio`): "image", "file", "audio"; others are left out and said."""
+    cache_control: bool = False
+    """Whether content parts take Anthropic's `cache_control` (a prompt-cache
+    breakpoint), as it came; elsewhere one is left out and said."""
 
     def reads(self, scheme: str | None) -> bool:
         return scheme is not None and (scheme == self.name or scheme in self.accepts)
@@ -10000,6 +10019,11 @@ _CHAT_READ: Final = frozenset(
     )
 )
 """The keys of a chat request a `_Conversation` holds; the others stay in its `rest`."""
+
+
+_FORMATS: Final = {"anthropic-claude-v1": "messages"}
+"""The scheme of a signature in `reasoning_details` by the entry's `format`
+(OpenRouter's word for Anthropic's thinking blocks)."""
 
 
 def _read_chat_request(
@@ -10086,7 +10110,7 @@ def _chat_turn(
         return _Turn("tool", (_ResultPiece(call_id, _chat_content(content, losses)),))
     pieces: list[_Piece] = []
     if role == "assistant":
-        pieces += _chat_reasoning(message, dialects)
+        pieces += _chat_reasoning(message, dialects, losses)
     pieces += _chat_content(content, losses)
     for call in message.get("tool_calls") or ():
         pieces.append(_chat_call(_json_object(call), dialects))
@@ -10095,24 +10119,79 @@ def _chat_turn(
 
 
 def _chat_reasoning(
-    message: dict[str, Any], dialects: Sequence[_RequestDialect]
+    message: dict[str, Any], dialects: Sequence[_RequestDialect], losses: _Losses
 ) -> list[_Piece]:
-    """An assistant message's reasoning: structured details (kept whole, of their
-    dialect's scheme) before the text of the first reasoning key that has any."""
-    for dialect in dialects:
-        details = message.get(dialect.details) if dialect.details else None
-        if isinstance(details, list) and details:
-            texts = (d.get("text") or d.get("summary") for d in _json_objects(details))
-            text = "".join(t for t in texts if isinstance(t, str))
-            return [_ReasoningPiece(text, scheme=dialect.name, source=details)]
+    """An assistant message's reasoning: structured details (`_details_reasoning`)
+    before the text of the first reasoning key that has any."""
+    text = ""
     for dialect in dialects:
         said = message.get(dialect.reasoning) if dialect.reasoning else None
         if isinstance(said, str) and said:
-            return [_ReasoningPiece(said)]
-    return []
+            text = said
+            break
+    for dialect in dialects:
+        details = message.get(dialect.details) if dialect.details else None
+        if isinstance(details, list) and details:
+            return _details_reasoning(details, dialect.name, text, losses)
+    return [_ReasoningPiece(text)] if text else []
+
+
+def _details_reasoning(
+    details: Any, scheme: str, text: str, losses: _Losses
+) -> list[_Piece]:
+    """Structured reasoning with its text: kept whole, of its dialect's scheme, when it
+    holds its text (as OpenRouter writes it); else as the chat writer writes another
+    protocol's (the text in the reasoning key, the details only a signature whose
+    `format` names its scheme, `_FORMATS`, and opaque reasoning), that signature with
+    the text, so that a Messages thinking block reads back as one."""
+    entries = _json_objects(details)
+    texts = (d.get("text") or d.get("summary") for d in entries)
+    own = "".join(t for t in texts if isinstance(t, str))
+    signed = [d for d in entries if _signed_by(d) is not None]
+    if own or not signed:
+        signature = next((d["signature"] for d in signed), None)
+        encrypted = next((d.get("data") for d in entries if d.get("data")), None)
+        return [
+            _ReasoningPiece(own or text, signature, encrypted, scheme, None, details)
+        ]
+    if len(signed) > 1:  # the texts of its blocks are one: no signature fits it
+        losses.drop(
+            f"the signatures of {len(signed)} thinking blocks",
+            "their texts came run together: each signs its own",
+        )
+        return [_ReasoningPiece(text)]
+    pieces: list[_Piece] = []
+    for entry in entries:
+        made = _signed_by(entry)
+        if made is not None:
+            pieces.append(_ReasoningPiece(text, entry["signature"], scheme=made))
+        else:  # opaque reasoning, of its dialect's scheme
+            data = entry.get("data")
+            encrypted = data if isinstance(data, str) else None
+            pieces.append(
+                _ReasoningPiece(encrypted=encrypted, scheme=scheme, source=[entry])
+            )
+    return pieces
+
+
+def _signed_by(entry: dict[str, Any]) -> str | None:
+    """The scheme of an entry's signature, by its `format` (`_FORMATS`), if any."""
+    signature = entry.get("signature")
+    if not isinstance(signature, str) or not signature:
+        return None
+    return _FORMATS.get(str(entry.get("format")))
 
 
 def _chat_call(call: dict[str, Any], dialects: Sequence[_RequestDialect]) -> _CallPiece:
+    custom = _json_object(call.get("custom"))
+    if call.get("type") == "custom":  # a custom tool's call: its input is free text
+        name, given = custom.get("name"), custom.get("input")
+        return _CallPiece(
+            call.get("id") or "",
+            name if isinstance(name, str) else "",
+            given if isinstance(given, str) else "",
+            custom=True,
+        )
     function = _json_object(call.get("function"))
     arguments = function.get("arguments")
     signature: str | None = None
@@ -10139,10 +10218,18 @@ def _chat_content(
     pieces: list[_TextPiece | _MediaPiece] = []
     for part in map(_json_object, content or ()):
         kind = part.get("type")
+        cache = part.get("cache_control")
         if kind == "text":
-            pieces.append(_TextPiece(part.get("text") or ""))
+            pieces.append(_TextPiece(part.get("text") or "", cache))
         elif kind == "image_url":
-            pieces.append(_MediaPiece("image", url=_path_get(part, "image_url.url")))
+            pieces.append(
+                _MediaPiece(
+                    "image",
+                    url=_path_get(part, "image_url.url"),
+                    detail=_path_get(part, "image_url.detail"),
+                    cache=cache,
+                )
+            )
         elif kind == "file":
             file: dict[str, Any] = part.get("file") or {}
             pieces.append(
@@ -10151,13 +10238,17 @@ def _chat_content(
                     url=file.get("file_data"),
                     file_id=file.get("file_id"),
                     name=file.get("filename"),
+                    cache=cache,
                 )
             )
         elif kind == "input_audio":
             audio: dict[str, Any] = part.get("input_audio") or {}
             pieces.append(
                 _MediaPiece(
-                    "audio", url=audio.get("data"), media_type=audio.get("format")
+                    "audio",
+                    url=audio.get("data"),
+                    media_type=audio.get("format"),
+                    cache=cache,
                 )
             )
         else:
@@ -10177,7 +10268,7 @@ def _write_chat_request(
         data["model"] = said.model
     data["messages"] = _chat_conversation(said.turns, dialect, losses)
     if said.tools:
-        data["tools"] = [_chat_tool(tool) for tool in said.tools]
+        data["tools"] = [_chat_tool(tool, losses) for tool in said.tools]
     if said.tool_choice is not None:
         choice = said.tool_choice
         data["tool_choice"] = (
@@ -10230,7 +10321,9 @@ def _write_switch(
         losses.drop("reasoning turned on", f"{dialect.name} has no switch")
 
 
-def _chat_tool(tool: _ToolSpec) -> dict[str, Any]:
+def _chat_tool(tool: _ToolSpec, losses: _Losses) -> dict[str, Any]:
+    if tool.cache is not None:
+        losses.drop(f"the cache_control of tool {tool.name!r}", "chat tools take none")
     function: dict[str, Any] = {"name": tool.name}
     if tool.description is not None:
         function["description"] = tool.description
@@ -10329,7 +10422,12 @@ def _chat_result(
             _TextPiece(f"[{_count(left)} of this result: left out, not readable here]")
         )
     if media:  # one text: the result's, then where its media went
-        texts = [_TextPiece("\n".join(p.text for p in texts if p.text))]
+        cache = next((p.cache for p in texts if p.cache is not None), None)
+        texts = [_TextPiece("\n".join(p.text for p in texts if p.text), cache)]
+    if result.cache is not None and texts:  # the result's breakpoint: at its end
+        texts[-1] = _TextPiece(texts[-1].text, result.cache)
+    elif result.cache is not None:
+        _uncached(result.cache, "an empty tool result", dialect, losses)
     return {
         "role": "tool",
         "tool_call_id": result.call_id,
@@ -10396,17 +10494,24 @@ def _chat_parts(
 ) -> str | list[dict[str, Any]]:
     """Content as one string when it is all text, else as content parts (media the
     dialect does not take left out, and said)."""
-    texts = [p.text for p in pieces if isinstance(p, _TextPiece)]
-    if len(texts) == len(pieces) and len(texts) < 2:
-        return "".join(texts)  # several texts stay apart, as parts
+    texts = [p for p in pieces if isinstance(p, _TextPiece)]
+    cached = any(p.cache is not None for p in texts) and dialect.cache_control
+    if len(texts) == len(pieces) and len(texts) < 2 and not cached:
+        for text in texts:  # one string (parts only for a breakpoint it takes)
+            _uncached(text.cache, "a text", dialect, losses)
+        return "".join(p.text for p in texts)  # several texts stay apart
     parts: list[dict[str, Any]] = []
     for piece in pieces:
+        written = len(parts)
         if isinstance(piece, _TextPiece):
             parts.append({"type": "text", "text": piece.text})
         elif not _takes(dialect, piece):
             losses.drop(_a(piece.kind), _untaken(dialect, piece))
         elif piece.kind == "image" and piece.url is not None:
-            parts.append({"type": "image_url", "image_url": {"url": piece.url}})
+            image = {"url": piece.url}
+            if piece.detail is not None:
+                image["detail"] = piece.detail
+            parts.append({"type": "image_url", "image_url": image})
         elif piece.kind == "file" and (piece.file_id or _inline(piece.url)):
             file = {
                 "file_data": piece.url if _inline(piece.url) else None,
@@ -10421,7 +10526,26 @@ def _chat_parts(
             losses.drop(
                 f"{_a(piece.kind)} by {_how(piece)}", "chat has no place for it"
             )
+        if len(parts) > written and piece.cache is not None:
+            if dialect.cache_control:
+                parts[-1]["cache_control"] = piece.cache
+            else:
+                _uncached(piece.cache, "a content part", dialect, losses)
     return parts
+
+
+def _uncached(
+    cache: Any, where: str, dialect: _RequestDialect, losses: _Losses
+) -> None:
+    """Say Anthropic's `cache_control` on `where`, left out: the dialect takes none
+    (`cache_control` in the spec), or not there."""
+    if cache is not None:
+        why = (
+            f"{dialect.name} takes it on content parts only"
+            if dialect.cache_control
+            else f"{dialect.name} takes none"
+        )
+        losses.drop(f"the cache_control of {where}", why)
 
 
 def _chat_assistant(
@@ -10431,7 +10555,10 @@ def _chat_assistant(
     turns it names, a placeholder where there is none), structured reasoning verbatim
     when it is the dialect's own, the signature on the calls it names."""
     message: dict[str, Any] = {"role": "assistant"}
-    text = "".join(p.text for p in turn.pieces if isinstance(p, _TextPiece))
+    texts = [p for p in turn.pieces if isinstance(p, _TextPiece)]
+    text = "".join(p.text for p in texts)
+    for said in texts:
+        _uncached(said.cache, "an assistant's text", dialect, losses)
     calls = [p for p in turn.pieces if isinstance(p, _CallPiece)]
     reasoning = [p for p in turn.pieces if isinstance(p, _ReasoningPiece)]
     message["content"] = text if text or not calls else None
@@ -10496,6 +10623,9 @@ def _chat_reasoning_back(
 def _chat_call_back(
     call: _CallPiece, dialect: _RequestDialect, losses: _Losses
 ) -> dict[str, Any]:
+    if call.custom:  # as chat spells a custom tool's call
+        custom = {"name": call.name, "input": call.arguments}
+        return {"id": call.id, "type": "custom", "custom": custom}
     written: dict[str, Any] = {
         "id": call.id,
         "type": "function",
@@ -10576,7 +10706,14 @@ _MESSAGES_READ: Final = frozenset(
 
 _MESSAGES_MAX_TOKENS: Final = 4096
 """The `max_tokens` a Messages request gets when its source set no limit: Messages
-requires one."""
+requires one (with thinking, this much beyond the thinking budget)."""
+
+
+_LEAST_BUDGET: Final = 1024
+"""Anthropic's least `thinking.budget_tokens`."""
+
+
+_BUDGET_RULE: Final = "Anthropic wants thinking.budget_tokens below max_tokens"
 
 
 _SCHEME_MESSAGES: Final = "messages"
@@ -10622,6 +10759,7 @@ def _read_messages_request(data: dict[str, Any], losses: _Losses) -> _Conversati
                     spec.get("name") or "",
                     spec.get("description"),
                     spec["input_schema"],
+                    cache=spec.get("cache_control"),
                 )
             )
         else:
@@ -10678,13 +10816,14 @@ def _messages_media(
     block: dict[str, Any], losses: _Losses
 ) -> _TextPiece | _MediaPiece | None:
     kind = block.get("type")
+    cache = block.get("cache_control")
     if kind == "text":
-        return _TextPiece(block.get("text") or "")
+        return _TextPiece(block.get("text") or "", cache)
     if kind == "tool_reference":  # tool search's result: the tool is offered from now
         return _TextPiece(f"Tool loaded: {block.get('tool_name')}")
     source = _json_object(block.get("source"))
     if kind == "document" and source.get("type") == "text":
-        return _TextPiece(source.get("data") or "")  # a plain-text document is text
+        return _TextPiece(source.get("data") or "", cache)  # a plain-text document
     if kind in ("image", "document"):
         url = source.get("url")
         if source.get("type") == "base64":
@@ -10695,6 +10834,7 @@ def _messages_media(
             file_id=source.get("file_id"),
             media_type=source.get("media_type"),
             name=block.get("title"),
+            cache=cache,
         )
     losses.drop(f"a {kind!r} block", "no other protocol has it")
     return None
@@ -10717,9 +10857,11 @@ def _messages_turns(message: dict[str, Any], losses: _Losses) -> list[_Turn]:
                     block.get("tool_use_id") or "",
                     _messages_texts(block.get("content") or "", losses),
                     bool(block.get("is_error")),
+                    block.get("cache_control"),
                 )
             )
         elif kind == "thinking":
+            _cache_unkept(block, losses)
             carried = _carried(block.get("signature"))
             if carried is None:
                 pieces.append(
@@ -10740,6 +10882,7 @@ def _messages_turns(message: dict[str, Any], losses: _Losses) -> list[_Turn]:
                 _ReasoningPiece(encrypted=block.get("data"), scheme=_SCHEME_MESSAGES)
             )
         elif kind == "tool_use":
+            _cache_unkept(block, losses)
             signature, scheme = _bound(pieces)
             pieces.append(
                 _CallPiece(
@@ -10760,6 +10903,23 @@ def _messages_turns(message: dict[str, Any], losses: _Losses) -> list[_Turn]:
     return turns
 
 
+def _cache_unkept(block: dict[str, Any], losses: _Losses) -> None:
+    """Say the `cache_control` of a block that no other protocol puts one on (a call,
+    thinking)."""
+    if block.get("cache_control") is not None:
+        losses.drop(
+            f"the cache_control of a {block.get('type')} block",
+            "no other protocol has a breakpoint there",
+        )
+
+
+def _cached(block: dict[str, Any], cache: Any) -> dict[str, Any]:
+    """`block` with the `cache_control` it came with, if any."""
+    if cache is not None:
+        block["cache_control"] = cache
+    return block
+
+
 # --- writing -------------------------------------------------------------------------
 
 
@@ -10775,30 +10935,30 @@ def _write_messages_request(said: _Conversation, losses: _Losses) -> dict[str, A
         texts = [p for p in system if isinstance(p, _TextPiece)]
         data["system"] = (
             texts[0].text
-            if len(texts) == 1
-            else [{"type": "text", "text": p.text} for p in texts]
+            if len(texts) == 1 and texts[0].cache is None
+            else [_cached({"type": "text", "text": p.text}, p.cache) for p in texts]
         )
     data["messages"] = _messages_of(said.turns, losses)
     if said.tools:
         data["tools"] = [
-            {
-                "name": t.name,
-                **({"description": t.description} if t.description is not None else {}),
-                "input_schema": t.parameters or {"type": "object"},
-            }
+            _cached(
+                {
+                    "name": t.name,
+                    **(
+                        {"description": t.description}
+                        if t.description is not None
+                        else {}
+                    ),
+                    "input_schema": t.parameters or {"type": "object"},
+                },
+                t.cache,
+            )
             for t in said.tools
         ]
     choice = _messages_tool_choice(said)
     if choice is not None:
         data["tool_choice"] = choice
-    thinking = said.thinking
-    if thinking.enabled is False:
-        data["thinking"] = {"type": "disabled"}
-    elif thinking.enabled or thinking.budget is not None or thinking.effort is not None:
-        data["thinking"] = {
-            "type": "enabled",
-            "budget_tokens": _budget_of(thinking) or 1024,
-        }
+    _messages_thinking(said, data, losses)
     for key, value in (
         ("stream", said.stream),
         ("temperature", said.temperature),
@@ -10813,6 +10973,51 @@ def _write_messages_request(said: _Conversation, losses: _Losses) -> dict[str, A
         for key, value in said.rest.items():
             data.setdefault(key, value)
     return data
+
+
+def _messages_thinking(
+    said: _Conversation, data: dict[str, Any], losses: _Losses
+) -> None:
+    """The thinking switch by Anthropic's rules, each change said: no thinking with a
+    forced tool choice (the choice is what a client that forces a tool needs); a budget
+    below `max_tokens`: a limit the source did not set is raised to the budget and
+    Messages' default beyond it, one it set cuts the budget (to no thinking where the
+    least budget does not fit)."""
+    thinking = said.thinking
+    if thinking.enabled is False:
+        data["thinking"] = {"type": "disabled"}
+        return
+    if not thinking.enabled and thinking.budget is None and thinking.effort is None:
+        return
+    if said.tool_choice == "required" or isinstance(said.tool_choice, tuple):
+        losses.drop(
+            "thinking",
+            "Anthropic takes it only with tool_choice auto or none: the forced tool"
+            " choice is kept",
+        )
+        return
+    budget = max(_budget_of(thinking) or _LEAST_BUDGET, _LEAST_BUDGET)
+    limit: int = data["max_tokens"]
+    if said.max_tokens is None:
+        data["max_tokens"] = budget + _MESSAGES_MAX_TOKENS
+        losses.drop(
+            f"the default max_tokens {_MESSAGES_MAX_TOKENS}",
+            f"raised to {data['max_tokens']}, the thinking budget and"
+            f" {_MESSAGES_MAX_TOKENS} beyond it: {_BUDGET_RULE}",
+        )
+    elif budget >= limit and limit <= _LEAST_BUDGET:
+        losses.drop(
+            "thinking",
+            f"max_tokens {limit} leaves no room for the least budget,"
+            f" {_LEAST_BUDGET}: {_BUDGET_RULE}",
+        )
+        return
+    elif budget >= limit:
+        losses.drop(
+            f"the thinking budget {budget}", f"cut to {limit - 1}: {_BUDGET_RULE}"
+        )
+        budget = limit - 1
+    data["thinking"] = {"type": "enabled", "budget_tokens": budget}
 
 
 def _messages_tool_choice(said: _Conversation) -> dict[str, Any] | None:
@@ -10842,6 +11047,12 @@ def _messages_of(turns: list[_Turn], losses: _Losses) -> list[dict[str, Any]]:
             if role == "assistant"
             else [b for p in turn.pieces for b in _messages_user_block(p, losses)]
         )
+        if not blocks:  # Anthropic refuses an empty message; the next one may merge
+            losses.drop(
+                f"a turn of the {turn.role} with nothing Messages takes",
+                "left out: Messages refuses a message with no content",
+            )
+            continue
         if messages and messages[-1]["role"] == role:
             messages[-1]["content"] += blocks
         else:
@@ -10850,7 +11061,7 @@ def _messages_of(turns: list[_Turn], losses: _Losses) -> list[dict[str, Any]]:
         content = message["content"]
         if (
             len(content) == 1
-            and content[0]["type"] == "text"
+            and list(content[0]) == ["type", "text"]
             and message["role"] == "user"
         ):
             message["content"] = content[0]["text"]
@@ -10863,14 +11074,15 @@ def _messages_user_block(piece: _Piece, losses: _Losses) -> list[dict[str, Any]]
         content = [b for p in piece.content for b in _messages_user_block(p, losses)]
         block["content"] = (
             content[0]["text"]
-            if len(content) == 1 and content[0]["type"] == "text"
+            if len(content) == 1 and list(content[0]) == ["type", "text"]
             else content
         )
         if piece.is_error:
             block["is_error"] = True
-        return [block]
+        return [_cached(block, piece.cache)]
     if isinstance(piece, _TextPiece):
-        return [{"type": "text", "text": piece.text}] if piece.text else []
+        text = {"type": "text", "text": piece.text}
+        return [_cached(text, piece.cache)] if piece.text else []
     if isinstance(piece, _MediaPiece):
         return _messages_media_block(piece, losses)
     losses.drop(
@@ -10899,7 +11111,9 @@ def _messages_media_block(piece: _MediaPiece, losses: _Losses) -> list[dict[str,
     else:
         losses.drop(f"an {piece.kind} with no data", "nothing to send")
         return []
-    return [{"type": kind, "source": source}]
+    if piece.detail not in (None, "auto"):
+        losses.drop(f"the detail {piece.detail!r} of an image", "Messages has none")
+    return [_cached({"type": kind, "source": source}, piece.cache)]
 
 
 def _messages_assistant(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
@@ -10912,14 +11126,16 @@ def _messages_assistant(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
             thinking += _thinking_blocks(piece, losses)
         elif isinstance(piece, _TextPiece):
             if piece.text:
-                blocks.append({"type": "text", "text": piece.text})
+                blocks.append(
+                    _cached({"type": "text", "text": piece.text}, piece.cache)
+                )
         elif isinstance(piece, _CallPiece):
             blocks.append(
                 {
                     "type": "tool_use",
                     "id": piece.id,
                     "name": piece.name,
-                    "input": _arguments_object(piece, losses),
+                    "input": _tool_input(piece, losses),
                 }
             )
             if piece.signature is not None:
@@ -10935,6 +11151,18 @@ def _messages_assistant(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
     if turn.refusal:
         blocks.append({"type": "text", "text": turn.refusal})
     return thinking + blocks
+
+
+def _tool_input(call: _CallPiece, losses: _Losses) -> Any:
+    """A call's `input`: its arguments; a custom tool's free-text input (Messages
+    has no custom tools) under "input", said."""
+    if not call.custom:
+        return _arguments_object(call, losses)
+    losses.drop(
+        f"that call {call.id!r} is of a custom tool",
+        "Messages has no custom tools: a tool_use with its text under 'input'",
+    )
+    return {"input": call.arguments}
 
 
 def _thinking_blocks(piece: _ReasoningPiece, losses: _Losses) -> list[dict[str, Any]]:
@@ -11118,9 +11346,10 @@ def _responses_item(turns: list[_Turn], item: dict[str, Any], losses: _Losses) -
     piece: _Piece
     if kind == "message":
         role = item.get("role") or "user"
-        pieces = _responses_content(item.get("content"), losses)
+        content = item.get("content")
+        pieces = _responses_content(content, losses)
         if role == "assistant":
-            _into(turns, "assistant", pieces)
+            _into(turns, "assistant", pieces, _refusal(content))
         else:
             turns.append(_Turn(role, pieces))
         return
@@ -11155,7 +11384,16 @@ def _responses_item(turns: list[_Turn], item: dict[str, Any], losses: _Losses) -
             scheme,
         )
         _into(turns, "assistant", (piece,))
-    elif kind == "function_call_output":
+    elif kind == "custom_tool_call":
+        given = item.get("input")
+        piece = _CallPiece(
+            item.get("call_id") or "",
+            _call_name(item),
+            given if isinstance(given, str) else "",
+            custom=True,
+        )
+        _into(turns, "assistant", (piece,))
+    elif kind in ("function_call_output", "custom_tool_call_output"):
         output = item.get("output")
         content = (
             (_TextPiece(output),)
@@ -11167,11 +11405,28 @@ def _responses_item(turns: list[_Turn], item: dict[str, Any], losses: _Losses) -
         losses.drop(f"an input item of type {kind!r}", "no other protocol has it")
 
 
-def _into(turns: list[_Turn], role: str, pieces: tuple[_Piece, ...]) -> None:
+def _into(
+    turns: list[_Turn],
+    role: str,
+    pieces: tuple[_Piece, ...],
+    refusal: str | None = None,
+) -> None:
     if turns and turns[-1].role == role:
-        turns[-1] = _Turn(role, turns[-1].pieces + pieces)
+        last = turns[-1]
+        refused = "\n\n".join(r for r in (last.refusal, refusal) if r) or None
+        turns[-1] = _Turn(role, last.pieces + pieces, refused)
     else:
-        turns.append(_Turn(role, pieces))
+        turns.append(_Turn(role, pieces, refusal))
+
+
+def _refusal(content: Any) -> str | None:
+    """The refusal of an assistant message's content (its `refusal` parts), if any."""
+    refusals = [
+        part.get("refusal")
+        for part in _json_objects(content if isinstance(content, list) else ())
+        if part.get("type") == "refusal"
+    ]
+    return "\n\n".join(r for r in refusals if isinstance(r, str)) or None
 
 
 def _responses_content(
@@ -11187,9 +11442,14 @@ def _responses_content(
         elif kind == "input_image":
             pieces.append(
                 _MediaPiece(
-                    "image", url=part.get("image_url"), file_id=part.get("file_id")
+                    "image",
+                    url=part.get("image_url"),
+                    file_id=part.get("file_id"),
+                    detail=part.get("detail"),
                 )
             )
+        elif kind == "refusal":
+            pass  # the turn's refusal (`_refusal`)
         elif kind == "input_file":
             pieces.append(
                 _MediaPiece(
@@ -11217,10 +11477,18 @@ def _write_responses_request(said: _Conversation, losses: _Losses) -> dict[str, 
             p.text for p in system if isinstance(p, _TextPiece)
         )
     items: list[dict[str, Any]] = []
+    custom = frozenset(
+        p.id
+        for t in said.turns
+        for p in t.pieces
+        if isinstance(p, _CallPiece) and p.custom
+    )
     for turn in said.turns:
         if turn.role != "system":
-            items += _responses_items(turn, losses)
+            items += _responses_items(turn, losses, custom)
     data["input"] = items
+    for tool in said.tools:
+        _no_breakpoint(tool.cache, f"tool {tool.name!r}", losses)
     if said.tools:
         data["tools"] = [
             {
@@ -11260,7 +11528,11 @@ def _write_responses_request(said: _Conversation, losses: _Losses) -> dict[str, 
     return data
 
 
-def _responses_items(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
+def _responses_items(
+    turn: _Turn, losses: _Losses, custom: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
+    """A turn as input items; the results of the calls `custom` names (custom tools')
+    as `custom_tool_call_output`."""
     items: list[dict[str, Any]] = []
     text: list[str] = []
     media: list[dict[str, Any]] = []
@@ -11277,6 +11549,7 @@ def _responses_items(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
 
     for piece in turn.pieces:
         if isinstance(piece, _TextPiece):
+            _no_breakpoint(piece.cache, "a text", losses)
             text.append(piece.text)
         elif isinstance(piece, _MediaPiece):
             media += _responses_media(piece, losses)
@@ -11290,45 +11563,82 @@ def _responses_items(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
                     f"the signature on call {piece.id!r}",
                     _refused(piece.scheme, "Responses"),
                 )
-            items.append(
-                {
-                    "type": "function_call",
-                    "call_id": piece.id,
-                    "name": piece.name,
-                    "arguments": piece.arguments,
-                }
-            )
+            items.append(_responses_call(piece))
         else:
             flush()
-            output: str | list[dict[str, Any]] = "".join(
-                p.text for p in piece.content if isinstance(p, _TextPiece)
-            )
-            if any(isinstance(p, _MediaPiece) for p in piece.content):
-                output = [  # texts and media, as `input_*` parts
-                    part
-                    for p in piece.content
-                    for part in (
-                        [{"type": "input_text", "text": p.text}]
-                        if isinstance(p, _TextPiece)
-                        else _responses_media(p, losses)
-                    )
-                ]
-            items.append(
-                {
-                    "type": "function_call_output",
-                    "call_id": piece.call_id,
-                    "output": output,
-                }
-            )
+            items.append(_responses_output(piece, losses, custom))
     if turn.refusal:
         text.append(turn.refusal)
     flush()
     return items
 
 
+def _responses_call(piece: _CallPiece) -> dict[str, Any]:
+    """A call as its item: a custom tool's as `custom_tool_call`, its input as is."""
+    if piece.custom:
+        return {
+            "type": "custom_tool_call",
+            "call_id": piece.id,
+            "name": piece.name,
+            "input": piece.arguments,
+        }
+    return {
+        "type": "function_call",
+        "call_id": piece.id,
+        "name": piece.name,
+        "arguments": piece.arguments,
+    }
+
+
+def _responses_output(
+    piece: _ResultPiece, losses: _Losses, custom: frozenset[str]
+) -> dict[str, Any]:
+    """A tool's result as the output item of its call: one text as it is, several
+    texts or media as `input_*` parts, each apart (a result that is an error, which
+    Responses cannot say, said)."""
+    if piece.is_error:
+        losses.drop(
+            f"that the result of call {piece.call_id!r} is an error",
+            "Responses has no place for it",
+        )
+    _no_breakpoint(piece.cache, f"the result of call {piece.call_id!r}", losses)
+    output: str | list[dict[str, Any]] = [
+        part
+        for p in piece.content
+        for part in (
+            _responses_text(p, losses)
+            if isinstance(p, _TextPiece)
+            else _responses_media(p, losses)
+        )
+    ]
+    texts = [p.text for p in piece.content if isinstance(p, _TextPiece)]
+    if len(texts) == len(piece.content) and len(texts) < 2:
+        output = "".join(texts)
+    kind = (
+        "custom_tool_call_output" if piece.call_id in custom else "function_call_output"
+    )
+    return {"type": kind, "call_id": piece.call_id, "output": output}
+
+
+def _responses_text(piece: _TextPiece, losses: _Losses) -> list[dict[str, Any]]:
+    _no_breakpoint(piece.cache, "a text", losses)
+    return [{"type": "input_text", "text": piece.text}]
+
+
+def _no_breakpoint(cache: Any, where: str, losses: _Losses) -> None:
+    """Say Anthropic's `cache_control` on `where`, left out."""
+    if cache is not None:
+        losses.drop(
+            f"the cache_control of {where}",
+            "Responses caches by itself: it takes no breakpoints",
+        )
+
+
 def _responses_media(piece: _MediaPiece, losses: _Losses) -> list[dict[str, Any]]:
+    _no_breakpoint(piece.cache, f"{piece.kind} content", losses)
     if piece.kind == "image":
-        image: dict[str, Any] = {"type": "input_image", "detail": "auto"}
+        detail = piece.detail or "auto"  # Responses requires one
+        image: dict[str, Any] = {"type": "input_image", "detail": detail}
         if piece.url is not None:
             image["image_url"] = piece.url
         if piece.file_id is not None:
@@ -11554,7 +11864,8 @@ def _turn_of_result(
     for item in _json_objects(data.get("output")):
         _responses_item(turns, item, losses)
     pieces = tuple(p for t in turns for p in t.pieces)
-    return _Turn("assistant", pieces)
+    refusal = "\n\n".join(t.refusal for t in turns if t.refusal) or None
+    return _Turn("assistant", pieces, refusal)
 
 
 def _turn_of_summary(summary: Summary, choice: int) -> _Turn:
@@ -11627,6 +11938,7 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
         budget="reasoning.max_tokens",
         switch="reasoning.enabled",
         details="reasoning_details",
+        cache_control=True,
     ),
     _RequestDialect(
         "sglang",

@@ -7,9 +7,9 @@
 #   spec/vendors/minimax.yaml        ed862b330e28
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
-#   spec as built                    c638da2aa116
-#   chunkspec code                   b858b403f158
-# Digest: a54be9a5f478013f
+#   spec as built                    a08db04d79cb
+#   chunkspec code                   9734c0a9d7e4
+# Digest: 288883561fa266b5
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 
@@ -13419,6 +13419,7 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
         budget="reasoning.max_tokens",
         switch="reasoning.enabled",
         details="reasoning_details",
+        cache_control=True,
     ),
     _RequestDialect(
         "sglang",

@@ -5,13 +5,13 @@
 #   spec/vendors/azure.yaml           8bb6337fd2bf
 #   spec/vendors/github_copilot.yaml  9c024772a622
 #   spec/vendors/llamacpp.yaml        079285a37e6f
-#   spec/vendors/openrouter.yaml      d79e575d9973
+#   spec/vendors/openrouter.yaml      e936befc096e
 #   spec/vendors/sglang.yaml          74d22cb9ad1c
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
-#   spec as built                     9efb96665b19
-#   chunkspec code                    d62be10e8c9f
-# Digest: 56121d7f9ecc5d5a
+#   spec as built                     cd89ba7f3319
+#   chunkspec code                    f46716ac710b
+# Digest: ec29da4aa887955c
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 
@@ -7647,6 +7647,7 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
         budget="reasoning.max_tokens",
         switch="reasoning.enabled",
         details="reasoning_details",
+        cache_control=True,
     ),
     _RequestDialect(
         "sglang",

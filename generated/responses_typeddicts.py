@@ -5,13 +5,13 @@
 #   spec/vendors/azure.yaml           8bb6337fd2bf
 #   spec/vendors/github_copilot.yaml  9c024772a622
 #   spec/vendors/llamacpp.yaml        079285a37e6f
-#   spec/vendors/openrouter.yaml      d79e575d9973
+#   spec/vendors/openrouter.yaml      e936befc096e
 #   spec/vendors/sglang.yaml          74d22cb9ad1c
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
-#   spec as built                     9efb96665b19
-#   chunkspec code                    b08b51273909
-# Digest: 840fa168582032da
+#   spec as built                     cd89ba7f3319
+#   chunkspec code                    612a2845f72f
+# Digest: 1c14c1273cd0803f
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 
@@ -11117,6 +11117,7 @@ _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (
         budget="reasoning.max_tokens",
         switch="reasoning.enabled",
         details="reasoning_details",
+        cache_control=True,
     ),
     _RequestDialect(
         "sglang",

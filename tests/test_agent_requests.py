@@ -207,7 +207,7 @@ def test_codex_view_image_output_goes_in_a_user_message_and_deepseek_is_told_why
     assert out["messages"][2]["content"] == "[the image of this result: in the next user message]"
     assert out["messages"][3]["content"][1] == {
         "type": "image_url",
-        "image_url": {"url": f"data:image/png;base64,{PNG}"},
+        "image_url": {"url": f"data:image/png;base64,{PNG}", "detail": "high"},
     }
     assert dropped == []
 

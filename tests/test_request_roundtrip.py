@@ -17,7 +17,9 @@ What the properties state, for every source protocol S and every target M (chat 
 - the reasoning switch survives as its target spells it: an effort goes to Messages as
   the budget of `EFFORT_BUDGETS` and comes back the same effort; a Messages budget goes
   to chat and Responses as the largest effort it reaches and comes back as that effort's
-  budget;
+  budget; a Messages request written from another protocol keeps Anthropic's rules
+  (`anthropic_rules`, issue 41): no thinking with a forced tool choice, and a budget
+  below `max_tokens` (a limit not set raised, one set cutting the budget), each said;
 - reasoning text survives where the target holds it: chat in dialect "deepseek" holds
   any reasoning as text (`reasoning_content`); Messages holds only thinking Messages
   signed, Responses only its own reasoning items. So a signed Messages thinking block
@@ -64,6 +66,8 @@ CHAT_HOME: Final = "deepseek"
 EFFORT_BUDGETS: Final = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 """Anthropic's `budget_tokens` for an effort, the choice docs/requests.md states."""
 MESSAGES_DEFAULT_MAX: Final = 4096
+LEAST_BUDGET: Final = 1024
+"""Anthropic's least `budget_tokens`."""
 EXAMPLES: Final = 250
 
 
@@ -585,7 +589,11 @@ def hop(
         dropped: tuple[tuple[str, str], ...] = cast(Any, warning.message).dropped
         assert dropped, "a RequestLossWarning lists what it dropped"
         for what, _why in dropped:
-            if "thinking" in what:  # "thinking without its signature"
+            if what == "thinking":  # the switch, by Anthropic's rules
+                kinds.add("switch")
+            elif "max_tokens" in what or "thinking budget" in what:
+                kinds.add("limit")
+            elif "thinking" in what:  # "thinking without its signature"
                 kinds.add("reasoning")
             elif "signature" in what or "encrypted" in what:
                 kinds.add("signature")
@@ -595,6 +603,29 @@ def hop(
                 kinds.add(f"other: {what}")
     assert json.loads(json.dumps(written)) == written, "a request is JSON data"
     return written, kinds
+
+
+def anthropic_rules(
+    switch: tuple[str, Any] | None, max_tokens: int | None, tool_choice: Any
+) -> tuple[tuple[str, Any] | None, int, set[str]]:
+    """The switch and limit a Messages request written from another protocol has, by
+    Anthropic's rules (docs/requests.md), and the kinds of what is said: no thinking with
+    a forced tool choice ("switch"); a budget below max_tokens: a limit not set is the
+    budget and 4096 beyond it, a limit set cuts the budget ("limit"), or, where the
+    least budget does not fit, leaves no thinking ("switch")."""
+    limit = max_tokens or MESSAGES_DEFAULT_MAX
+    if switch is None or switch[0] == "off":
+        return switch, limit, set()
+    if tool_choice == "required" or isinstance(tool_choice, tuple):
+        return None, limit, {"switch"}
+    budget: int = switch[1]
+    if max_tokens is None:
+        return switch, budget + MESSAGES_DEFAULT_MAX, {"limit"}
+    if budget < max_tokens:
+        return switch, max_tokens, set()
+    if max_tokens <= LEAST_BUDGET:
+        return None, max_tokens, {"switch"}
+    return ("budget", max_tokens - 1), max_tokens, {"limit"}
 
 
 def expected_losses(before: dict[str, Any], after: dict[str, Any], to_chat: bool) -> set[str]:
@@ -631,10 +662,15 @@ def check_round_trip(source: str, request: dict[str, Any], target: str) -> None:
         if source != protocol:
             want_mid = {**want_mid, "signatures": []}
         want_mid = {**want_mid, "switch": switch_in(said["switch"], protocol)}
-        if protocol == "messages" and said["max_tokens"] is None:
-            want_mid["max_tokens"] = MESSAGES_DEFAULT_MAX
+        ruled: set[str] = set()
+        if protocol == "messages" and source != "messages":
+            switch, limit, ruled = anthropic_rules(
+                want_mid["switch"], said["max_tokens"], said["tool_choice"]
+            )
+            want_mid.update(switch=switch, max_tokens=limit)
         assert said_mid == want_mid, where
-        assert lost_there == expected_losses(said, said_mid, protocol == "chat"), where
+        lost = expected_losses(said, said_mid, protocol == "chat")
+        assert lost_there == lost | ruled, where
 
         # The second hop: what the target held comes back.
         keeps_back = holds_reasoning(protocol, source, back_dialect)
@@ -642,8 +678,15 @@ def check_round_trip(source: str, request: dict[str, Any], target: str) -> None:
         if source != protocol:
             want_back = {**want_back, "signatures": []}
         want_back = {**want_back, "switch": switch_in(said_mid["switch"], source)}
+        ruled = set()
+        if source == "messages" and protocol != "messages":
+            switch, limit, ruled = anthropic_rules(
+                want_back["switch"], said_mid["max_tokens"], said_mid["tool_choice"]
+            )
+            want_back.update(switch=switch, max_tokens=limit)
         assert said_back == want_back, where
-        assert lost_back == expected_losses(said_mid, said_back, source == "chat"), where
+        lost = expected_losses(said_mid, said_back, source == "chat")
+        assert lost_back == lost | ruled, where
 
         # Stated outright: the two hops compose to these.
         if keeps and keeps_back:

@@ -26,10 +26,13 @@ DROPPABLE = (
     "reasoning turned on",
     "reasoning turned off",
     "that a tool result is an error",
+    "thinking",
+    "the default max_tokens 4096",
 )
 """Losses that change nothing the model is asked: earlier turns' reasoning the upstream
 takes back in no form (or signed by another backend), a reasoning switch it has no place
-for, a tool result's error flag (its text says so)."""
+for (or Anthropic's rules refuse: thinking with a forced tool choice), the output limit
+raised above a thinking budget, a tool result's error flag (its text says so)."""
 
 MEDIA_OF_RESULTS = " in a tool result"
 """An image or document a tool returned (Claude Code's Read of a PNG, Codex's
@@ -41,10 +44,23 @@ CLIENT_ONLY = "it only describes the client"
 """Why `to_request` leaves out a key the spec declares `client_only` (Codex's
 `client_metadata`: thread and turn ids): no model reads it."""
 
-DROPPABLE_PREFIXES = ("the signature on call ", "the deferred tool ")
-"""The same, by what they begin with: a signature of another backend on a call, and a
-tool Claude Code marks `defer_loading` that no `tool_reference` has loaded yet (held
-back, as Anthropic's API holds it back from the model)."""
+DROPPABLE_PREFIXES = (
+    "the signature on call ",
+    "the signatures of ",
+    "the deferred tool ",
+    "the cache_control of ",
+    "the thinking budget ",
+    "the detail ",
+    "that the result of call ",
+    "a turn of the assistant with nothing ",
+)
+"""The same, by what they begin with: a signature of another backend on a call (or of
+thinking blocks whose texts came run together), a tool Claude Code marks
+`defer_loading` that no `tool_reference` has loaded yet (held back, as Anthropic's API
+holds it back from the model), a prompt-cache breakpoint (Claude Code's, on every
+request: it changes what is cached, not what is asked), a thinking budget cut below
+the client's limit, an image's `detail`, a result's error flag, and an assistant turn
+of reasoning only that the upstream takes back in no form."""
 
 TUNING_KEYS = {
     "messages": (

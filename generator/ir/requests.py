@@ -24,6 +24,7 @@ _KEYS = {
     "developer",
     "system",
     "media",
+    "cache_control",
 }
 _SWITCH_KEYS = {"key", "on", "off"}
 _REASONING_KEYS = {"key", "turns", "placeholder"}
@@ -69,12 +70,11 @@ def _dialect(name: str, body: Any, file: str, section: Located) -> RequestDialec
     for key in ("max_tokens", "effort", "budget", "details"):
         if key in body:
             rules[key] = _string(body, key, file)
-    if "developer" in body:
-        if not isinstance(body["developer"], bool):
-            raise SpecError(
-                "'developer' must be true or false", file, body.key_lines.get("developer")
-            )
-        rules["developer"] = body["developer"]
+    for key in ("developer", "cache_control"):
+        if key in body:
+            if not isinstance(body[key], bool):
+                raise SpecError(f"{key!r} must be true or false", file, body.key_lines.get(key))
+            rules[key] = body[key]
     rules["system"] = _choice(body, "system", "anywhere", file)
     if "media" in body:
         media = body["media"]

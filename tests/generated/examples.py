@@ -18,7 +18,7 @@
 #   spec/vendors/novita.yaml             51aefb6331fd
 #   spec/vendors/nvidia_dynamo.yaml      47a275960401
 #   spec/vendors/ollama.yaml             97e2e8a4c676
-#   spec/vendors/openrouter.yaml         d79e575d9973
+#   spec/vendors/openrouter.yaml         e936befc096e
 #   spec/vendors/openvino.yaml           c719c70a62f5
 #   spec/vendors/perplexity.yaml         139763b211d2
 #   spec/vendors/qwen_dashscope.yaml     ed469de4cd76
@@ -30,9 +30,9 @@
 #   spec/vendors/vllm.yaml               2940fd3c81bb
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
-#   spec as built                        8f817507c623
-#   chunkspec code                       a69358e9f3bb
-# Digest: 54a75dfd152cf668
+#   spec as built                        041c41546e48
+#   chunkspec code                       2d87f33e6488
+# Digest: 35664aa32f827c84
 # Regenerate with: make generate
 """Example payloads of every spec type, shared by the generated tests of every target.
 

@@ -246,9 +246,15 @@ def _chat_head(identity: Identity | None) -> dict[str, Any]:
 
 def _chat_detail(kind: str, part: Part) -> dict[str, Any]:
     """A signature or opaque reasoning as an entry of OpenRouter's
-    `reasoning_details`."""
+    `reasoning_details`. A signature not on a call is Anthropic's (a thinking block's,
+    as every writer takes it), so its entry says so in OpenRouter's `format`: the next
+    request reads it back as a Messages signature over the text in the reasoning key."""
     if kind == "signature":
-        return {"type": "reasoning.text", "signature": part.text}
+        return {
+            "type": "reasoning.text",
+            "signature": part.text,
+            "format": "anthropic-claude-v1",
+        }
     return {"type": "reasoning.encrypted", "data": part.text}
 
 

@@ -54,6 +54,10 @@ _CHAT_READ: Final = frozenset(
 )
 """The keys of a chat request a `_Conversation` holds; the others stay in its `rest`."""
 
+_FORMATS: Final = {"anthropic-claude-v1": "messages"}
+"""The scheme of a signature in `reasoning_details` by the entry's `format`
+(OpenRouter's word for Anthropic's thinking blocks)."""
+
 
 def _read_chat_request(
     data: dict[str, Any], dialects: Sequence[_RequestDialect], losses: _Losses
@@ -139,7 +143,7 @@ def _chat_turn(
         return _Turn("tool", (_ResultPiece(call_id, _chat_content(content, losses)),))
     pieces: list[_Piece] = []
     if role == "assistant":
-        pieces += _chat_reasoning(message, dialects)
+        pieces += _chat_reasoning(message, dialects, losses)
     pieces += _chat_content(content, losses)
     for call in message.get("tool_calls") or ():
         pieces.append(_chat_call(_json_object(call), dialects))
@@ -148,24 +152,79 @@ def _chat_turn(
 
 
 def _chat_reasoning(
-    message: dict[str, Any], dialects: Sequence[_RequestDialect]
+    message: dict[str, Any], dialects: Sequence[_RequestDialect], losses: _Losses
 ) -> list[_Piece]:
-    """An assistant message's reasoning: structured details (kept whole, of their
-    dialect's scheme) before the text of the first reasoning key that has any."""
-    for dialect in dialects:
-        details = message.get(dialect.details) if dialect.details else None
-        if isinstance(details, list) and details:
-            texts = (d.get("text") or d.get("summary") for d in _json_objects(details))
-            text = "".join(t for t in texts if isinstance(t, str))
-            return [_ReasoningPiece(text, scheme=dialect.name, source=details)]
+    """An assistant message's reasoning: structured details (`_details_reasoning`)
+    before the text of the first reasoning key that has any."""
+    text = ""
     for dialect in dialects:
         said = message.get(dialect.reasoning) if dialect.reasoning else None
         if isinstance(said, str) and said:
-            return [_ReasoningPiece(said)]
-    return []
+            text = said
+            break
+    for dialect in dialects:
+        details = message.get(dialect.details) if dialect.details else None
+        if isinstance(details, list) and details:
+            return _details_reasoning(details, dialect.name, text, losses)
+    return [_ReasoningPiece(text)] if text else []
+
+
+def _details_reasoning(
+    details: Any, scheme: str, text: str, losses: _Losses
+) -> list[_Piece]:
+    """Structured reasoning with its text: kept whole, of its dialect's scheme, when it
+    holds its text (as OpenRouter writes it); else as the chat writer writes another
+    protocol's (the text in the reasoning key, the details only a signature whose
+    `format` names its scheme, `_FORMATS`, and opaque reasoning), that signature with
+    the text, so that a Messages thinking block reads back as one."""
+    entries = _json_objects(details)
+    texts = (d.get("text") or d.get("summary") for d in entries)
+    own = "".join(t for t in texts if isinstance(t, str))
+    signed = [d for d in entries if _signed_by(d) is not None]
+    if own or not signed:
+        signature = next((d["signature"] for d in signed), None)
+        encrypted = next((d.get("data") for d in entries if d.get("data")), None)
+        return [
+            _ReasoningPiece(own or text, signature, encrypted, scheme, None, details)
+        ]
+    if len(signed) > 1:  # the texts of its blocks are one: no signature fits it
+        losses.drop(
+            f"the signatures of {len(signed)} thinking blocks",
+            "their texts came run together: each signs its own",
+        )
+        return [_ReasoningPiece(text)]
+    pieces: list[_Piece] = []
+    for entry in entries:
+        made = _signed_by(entry)
+        if made is not None:
+            pieces.append(_ReasoningPiece(text, entry["signature"], scheme=made))
+        else:  # opaque reasoning, of its dialect's scheme
+            data = entry.get("data")
+            encrypted = data if isinstance(data, str) else None
+            pieces.append(
+                _ReasoningPiece(encrypted=encrypted, scheme=scheme, source=[entry])
+            )
+    return pieces
+
+
+def _signed_by(entry: dict[str, Any]) -> str | None:
+    """The scheme of an entry's signature, by its `format` (`_FORMATS`), if any."""
+    signature = entry.get("signature")
+    if not isinstance(signature, str) or not signature:
+        return None
+    return _FORMATS.get(str(entry.get("format")))
 
 
 def _chat_call(call: dict[str, Any], dialects: Sequence[_RequestDialect]) -> _CallPiece:
+    custom = _json_object(call.get("custom"))
+    if call.get("type") == "custom":  # a custom tool's call: its input is free text
+        name, given = custom.get("name"), custom.get("input")
+        return _CallPiece(
+            call.get("id") or "",
+            name if isinstance(name, str) else "",
+            given if isinstance(given, str) else "",
+            custom=True,
+        )
     function = _json_object(call.get("function"))
     arguments = function.get("arguments")
     signature: str | None = None
@@ -192,10 +251,18 @@ def _chat_content(
     pieces: list[_TextPiece | _MediaPiece] = []
     for part in map(_json_object, content or ()):
         kind = part.get("type")
+        cache = part.get("cache_control")
         if kind == "text":
-            pieces.append(_TextPiece(part.get("text") or ""))
+            pieces.append(_TextPiece(part.get("text") or "", cache))
         elif kind == "image_url":
-            pieces.append(_MediaPiece("image", url=_path_get(part, "image_url.url")))
+            pieces.append(
+                _MediaPiece(
+                    "image",
+                    url=_path_get(part, "image_url.url"),
+                    detail=_path_get(part, "image_url.detail"),
+                    cache=cache,
+                )
+            )
         elif kind == "file":
             file: dict[str, Any] = part.get("file") or {}
             pieces.append(
@@ -204,13 +271,17 @@ def _chat_content(
                     url=file.get("file_data"),
                     file_id=file.get("file_id"),
                     name=file.get("filename"),
+                    cache=cache,
                 )
             )
         elif kind == "input_audio":
             audio: dict[str, Any] = part.get("input_audio") or {}
             pieces.append(
                 _MediaPiece(
-                    "audio", url=audio.get("data"), media_type=audio.get("format")
+                    "audio",
+                    url=audio.get("data"),
+                    media_type=audio.get("format"),
+                    cache=cache,
                 )
             )
         else:
@@ -230,7 +301,7 @@ def _write_chat_request(
         data["model"] = said.model
     data["messages"] = _chat_conversation(said.turns, dialect, losses)
     if said.tools:
-        data["tools"] = [_chat_tool(tool) for tool in said.tools]
+        data["tools"] = [_chat_tool(tool, losses) for tool in said.tools]
     if said.tool_choice is not None:
         choice = said.tool_choice
         data["tool_choice"] = (
@@ -283,7 +354,9 @@ def _write_switch(
         losses.drop("reasoning turned on", f"{dialect.name} has no switch")
 
 
-def _chat_tool(tool: _ToolSpec) -> dict[str, Any]:
+def _chat_tool(tool: _ToolSpec, losses: _Losses) -> dict[str, Any]:
+    if tool.cache is not None:
+        losses.drop(f"the cache_control of tool {tool.name!r}", "chat tools take none")
     function: dict[str, Any] = {"name": tool.name}
     if tool.description is not None:
         function["description"] = tool.description
@@ -382,7 +455,12 @@ def _chat_result(
             _TextPiece(f"[{_count(left)} of this result: left out, not readable here]")
         )
     if media:  # one text: the result's, then where its media went
-        texts = [_TextPiece("\n".join(p.text for p in texts if p.text))]
+        cache = next((p.cache for p in texts if p.cache is not None), None)
+        texts = [_TextPiece("\n".join(p.text for p in texts if p.text), cache)]
+    if result.cache is not None and texts:  # the result's breakpoint: at its end
+        texts[-1] = _TextPiece(texts[-1].text, result.cache)
+    elif result.cache is not None:
+        _uncached(result.cache, "an empty tool result", dialect, losses)
     return {
         "role": "tool",
         "tool_call_id": result.call_id,
@@ -449,17 +527,24 @@ def _chat_parts(
 ) -> str | list[dict[str, Any]]:
     """Content as one string when it is all text, else as content parts (media the
     dialect does not take left out, and said)."""
-    texts = [p.text for p in pieces if isinstance(p, _TextPiece)]
-    if len(texts) == len(pieces) and len(texts) < 2:
-        return "".join(texts)  # several texts stay apart, as parts
+    texts = [p for p in pieces if isinstance(p, _TextPiece)]
+    cached = any(p.cache is not None for p in texts) and dialect.cache_control
+    if len(texts) == len(pieces) and len(texts) < 2 and not cached:
+        for text in texts:  # one string (parts only for a breakpoint it takes)
+            _uncached(text.cache, "a text", dialect, losses)
+        return "".join(p.text for p in texts)  # several texts stay apart
     parts: list[dict[str, Any]] = []
     for piece in pieces:
+        written = len(parts)
         if isinstance(piece, _TextPiece):
             parts.append({"type": "text", "text": piece.text})
         elif not _takes(dialect, piece):
             losses.drop(_a(piece.kind), _untaken(dialect, piece))
         elif piece.kind == "image" and piece.url is not None:
-            parts.append({"type": "image_url", "image_url": {"url": piece.url}})
+            image = {"url": piece.url}
+            if piece.detail is not None:
+                image["detail"] = piece.detail
+            parts.append({"type": "image_url", "image_url": image})
         elif piece.kind == "file" and (piece.file_id or _inline(piece.url)):
             file = {
                 "file_data": piece.url if _inline(piece.url) else None,
@@ -474,7 +559,26 @@ def _chat_parts(
             losses.drop(
                 f"{_a(piece.kind)} by {_how(piece)}", "chat has no place for it"
             )
+        if len(parts) > written and piece.cache is not None:
+            if dialect.cache_control:
+                parts[-1]["cache_control"] = piece.cache
+            else:
+                _uncached(piece.cache, "a content part", dialect, losses)
     return parts
+
+
+def _uncached(
+    cache: Any, where: str, dialect: _RequestDialect, losses: _Losses
+) -> None:
+    """Say Anthropic's `cache_control` on `where`, left out: the dialect takes none
+    (`cache_control` in the spec), or not there."""
+    if cache is not None:
+        why = (
+            f"{dialect.name} takes it on content parts only"
+            if dialect.cache_control
+            else f"{dialect.name} takes none"
+        )
+        losses.drop(f"the cache_control of {where}", why)
 
 
 def _chat_assistant(
@@ -484,7 +588,10 @@ def _chat_assistant(
     turns it names, a placeholder where there is none), structured reasoning verbatim
     when it is the dialect's own, the signature on the calls it names."""
     message: dict[str, Any] = {"role": "assistant"}
-    text = "".join(p.text for p in turn.pieces if isinstance(p, _TextPiece))
+    texts = [p for p in turn.pieces if isinstance(p, _TextPiece)]
+    text = "".join(p.text for p in texts)
+    for said in texts:
+        _uncached(said.cache, "an assistant's text", dialect, losses)
     calls = [p for p in turn.pieces if isinstance(p, _CallPiece)]
     reasoning = [p for p in turn.pieces if isinstance(p, _ReasoningPiece)]
     message["content"] = text if text or not calls else None
@@ -549,6 +656,9 @@ def _chat_reasoning_back(
 def _chat_call_back(
     call: _CallPiece, dialect: _RequestDialect, losses: _Losses
 ) -> dict[str, Any]:
+    if call.custom:  # as chat spells a custom tool's call
+        custom = {"name": call.name, "input": call.arguments}
+        return {"id": call.id, "type": "custom", "custom": custom}
     written: dict[str, Any] = {
         "id": call.id,
         "type": "function",

@@ -215,7 +215,8 @@ def _turn_of_result(
     for item in _json_objects(data.get("output")):
         _responses_item(turns, item, losses)
     pieces = tuple(p for t in turns for p in t.pieces)
-    return _Turn("assistant", pieces)
+    refusal = "\n\n".join(t.refusal for t in turns if t.refusal) or None
+    return _Turn("assistant", pieces, refusal)
 
 
 def _turn_of_summary(summary: Summary, choice: int) -> _Turn:

@@ -55,6 +55,9 @@ class _RequestDialect:
     media: tuple[str, ...] = ("image", "file", "audio")
     """The media a message takes as content parts (`image_url`, `file`,
     `input_audio`): "image", "file", "audio"; others are left out and said."""
+    cache_control: bool = False
+    """Whether content parts take Anthropic's `cache_control` (a prompt-cache
+    breakpoint), as it came; elsewhere one is left out and said."""
 
     def reads(self, scheme: str | None) -> bool:
         return scheme is not None and (scheme == self.name or scheme in self.accepts)

@@ -51,7 +51,12 @@ _MESSAGES_READ: Final = frozenset(
 
 _MESSAGES_MAX_TOKENS: Final = 4096
 """The `max_tokens` a Messages request gets when its source set no limit: Messages
-requires one."""
+requires one (with thinking, this much beyond the thinking budget)."""
+
+_LEAST_BUDGET: Final = 1024
+"""Anthropic's least `thinking.budget_tokens`."""
+
+_BUDGET_RULE: Final = "Anthropic wants thinking.budget_tokens below max_tokens"
 
 _SCHEME_MESSAGES: Final = "messages"
 
@@ -95,6 +100,7 @@ def _read_messages_request(data: dict[str, Any], losses: _Losses) -> _Conversati
                     spec.get("name") or "",
                     spec.get("description"),
                     spec["input_schema"],
+                    cache=spec.get("cache_control"),
                 )
             )
         else:
@@ -151,13 +157,14 @@ def _messages_media(
     block: dict[str, Any], losses: _Losses
 ) -> _TextPiece | _MediaPiece | None:
     kind = block.get("type")
+    cache = block.get("cache_control")
     if kind == "text":
-        return _TextPiece(block.get("text") or "")
+        return _TextPiece(block.get("text") or "", cache)
     if kind == "tool_reference":  # tool search's result: the tool is offered from now
         return _TextPiece(f"Tool loaded: {block.get('tool_name')}")
     source = _json_object(block.get("source"))
     if kind == "document" and source.get("type") == "text":
-        return _TextPiece(source.get("data") or "")  # a plain-text document is text
+        return _TextPiece(source.get("data") or "", cache)  # a plain-text document
     if kind in ("image", "document"):
         url = source.get("url")
         if source.get("type") == "base64":
@@ -168,6 +175,7 @@ def _messages_media(
             file_id=source.get("file_id"),
             media_type=source.get("media_type"),
             name=block.get("title"),
+            cache=cache,
         )
     losses.drop(f"a {kind!r} block", "no other protocol has it")
     return None
@@ -190,9 +198,11 @@ def _messages_turns(message: dict[str, Any], losses: _Losses) -> list[_Turn]:
                     block.get("tool_use_id") or "",
                     _messages_texts(block.get("content") or "", losses),
                     bool(block.get("is_error")),
+                    block.get("cache_control"),
                 )
             )
         elif kind == "thinking":
+            _cache_unkept(block, losses)
             carried = _carried(block.get("signature"))
             if carried is None:
                 pieces.append(
@@ -213,6 +223,7 @@ def _messages_turns(message: dict[str, Any], losses: _Losses) -> list[_Turn]:
                 _ReasoningPiece(encrypted=block.get("data"), scheme=_SCHEME_MESSAGES)
             )
         elif kind == "tool_use":
+            _cache_unkept(block, losses)
             signature, scheme = _bound(pieces)
             pieces.append(
                 _CallPiece(
@@ -233,6 +244,23 @@ def _messages_turns(message: dict[str, Any], losses: _Losses) -> list[_Turn]:
     return turns
 
 
+def _cache_unkept(block: dict[str, Any], losses: _Losses) -> None:
+    """Say the `cache_control` of a block that no other protocol puts one on (a call,
+    thinking)."""
+    if block.get("cache_control") is not None:
+        losses.drop(
+            f"the cache_control of a {block.get('type')} block",
+            "no other protocol has a breakpoint there",
+        )
+
+
+def _cached(block: dict[str, Any], cache: Any) -> dict[str, Any]:
+    """`block` with the `cache_control` it came with, if any."""
+    if cache is not None:
+        block["cache_control"] = cache
+    return block
+
+
 # --- writing -------------------------------------------------------------------------
 
 
@@ -248,30 +276,30 @@ def _write_messages_request(said: _Conversation, losses: _Losses) -> dict[str, A
         texts = [p for p in system if isinstance(p, _TextPiece)]
         data["system"] = (
             texts[0].text
-            if len(texts) == 1
-            else [{"type": "text", "text": p.text} for p in texts]
+            if len(texts) == 1 and texts[0].cache is None
+            else [_cached({"type": "text", "text": p.text}, p.cache) for p in texts]
         )
     data["messages"] = _messages_of(said.turns, losses)
     if said.tools:
         data["tools"] = [
-            {
-                "name": t.name,
-                **({"description": t.description} if t.description is not None else {}),
-                "input_schema": t.parameters or {"type": "object"},
-            }
+            _cached(
+                {
+                    "name": t.name,
+                    **(
+                        {"description": t.description}
+                        if t.description is not None
+                        else {}
+                    ),
+                    "input_schema": t.parameters or {"type": "object"},
+                },
+                t.cache,
+            )
             for t in said.tools
         ]
     choice = _messages_tool_choice(said)
     if choice is not None:
         data["tool_choice"] = choice
-    thinking = said.thinking
-    if thinking.enabled is False:
-        data["thinking"] = {"type": "disabled"}
-    elif thinking.enabled or thinking.budget is not None or thinking.effort is not None:
-        data["thinking"] = {
-            "type": "enabled",
-            "budget_tokens": _budget_of(thinking) or 1024,
-        }
+    _messages_thinking(said, data, losses)
     for key, value in (
         ("stream", said.stream),
         ("temperature", said.temperature),
@@ -286,6 +314,51 @@ def _write_messages_request(said: _Conversation, losses: _Losses) -> dict[str, A
         for key, value in said.rest.items():
             data.setdefault(key, value)
     return data
+
+
+def _messages_thinking(
+    said: _Conversation, data: dict[str, Any], losses: _Losses
+) -> None:
+    """The thinking switch by Anthropic's rules, each change said: no thinking with a
+    forced tool choice (the choice is what a client that forces a tool needs); a budget
+    below `max_tokens`: a limit the source did not set is raised to the budget and
+    Messages' default beyond it, one it set cuts the budget (to no thinking where the
+    least budget does not fit)."""
+    thinking = said.thinking
+    if thinking.enabled is False:
+        data["thinking"] = {"type": "disabled"}
+        return
+    if not thinking.enabled and thinking.budget is None and thinking.effort is None:
+        return
+    if said.tool_choice == "required" or isinstance(said.tool_choice, tuple):
+        losses.drop(
+            "thinking",
+            "Anthropic takes it only with tool_choice auto or none: the forced tool"
+            " choice is kept",
+        )
+        return
+    budget = max(_budget_of(thinking) or _LEAST_BUDGET, _LEAST_BUDGET)
+    limit: int = data["max_tokens"]
+    if said.max_tokens is None:
+        data["max_tokens"] = budget + _MESSAGES_MAX_TOKENS
+        losses.drop(
+            f"the default max_tokens {_MESSAGES_MAX_TOKENS}",
+            f"raised to {data['max_tokens']}, the thinking budget and"
+            f" {_MESSAGES_MAX_TOKENS} beyond it: {_BUDGET_RULE}",
+        )
+    elif budget >= limit and limit <= _LEAST_BUDGET:
+        losses.drop(
+            "thinking",
+            f"max_tokens {limit} leaves no room for the least budget,"
+            f" {_LEAST_BUDGET}: {_BUDGET_RULE}",
+        )
+        return
+    elif budget >= limit:
+        losses.drop(
+            f"the thinking budget {budget}", f"cut to {limit - 1}: {_BUDGET_RULE}"
+        )
+        budget = limit - 1
+    data["thinking"] = {"type": "enabled", "budget_tokens": budget}
 
 
 def _messages_tool_choice(said: _Conversation) -> dict[str, Any] | None:
@@ -315,6 +388,12 @@ def _messages_of(turns: list[_Turn], losses: _Losses) -> list[dict[str, Any]]:
             if role == "assistant"
             else [b for p in turn.pieces for b in _messages_user_block(p, losses)]
         )
+        if not blocks:  # Anthropic refuses an empty message; the next one may merge
+            losses.drop(
+                f"a turn of the {turn.role} with nothing Messages takes",
+                "left out: Messages refuses a message with no content",
+            )
+            continue
         if messages and messages[-1]["role"] == role:
             messages[-1]["content"] += blocks
         else:
@@ -323,7 +402,7 @@ def _messages_of(turns: list[_Turn], losses: _Losses) -> list[dict[str, Any]]:
         content = message["content"]
         if (
             len(content) == 1
-            and content[0]["type"] == "text"
+            and list(content[0]) == ["type", "text"]
             and message["role"] == "user"
         ):
             message["content"] = content[0]["text"]
@@ -336,14 +415,15 @@ def _messages_user_block(piece: _Piece, losses: _Losses) -> list[dict[str, Any]]
         content = [b for p in piece.content for b in _messages_user_block(p, losses)]
         block["content"] = (
             content[0]["text"]
-            if len(content) == 1 and content[0]["type"] == "text"
+            if len(content) == 1 and list(content[0]) == ["type", "text"]
             else content
         )
         if piece.is_error:
             block["is_error"] = True
-        return [block]
+        return [_cached(block, piece.cache)]
     if isinstance(piece, _TextPiece):
-        return [{"type": "text", "text": piece.text}] if piece.text else []
+        text = {"type": "text", "text": piece.text}
+        return [_cached(text, piece.cache)] if piece.text else []
     if isinstance(piece, _MediaPiece):
         return _messages_media_block(piece, losses)
     losses.drop(
@@ -372,7 +452,9 @@ def _messages_media_block(piece: _MediaPiece, losses: _Losses) -> list[dict[str,
     else:
         losses.drop(f"an {piece.kind} with no data", "nothing to send")
         return []
-    return [{"type": kind, "source": source}]
+    if piece.detail not in (None, "auto"):
+        losses.drop(f"the detail {piece.detail!r} of an image", "Messages has none")
+    return [_cached({"type": kind, "source": source}, piece.cache)]
 
 
 def _messages_assistant(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
@@ -385,14 +467,16 @@ def _messages_assistant(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
             thinking += _thinking_blocks(piece, losses)
         elif isinstance(piece, _TextPiece):
             if piece.text:
-                blocks.append({"type": "text", "text": piece.text})
+                blocks.append(
+                    _cached({"type": "text", "text": piece.text}, piece.cache)
+                )
         elif isinstance(piece, _CallPiece):
             blocks.append(
                 {
                     "type": "tool_use",
                     "id": piece.id,
                     "name": piece.name,
-                    "input": _arguments_object(piece, losses),
+                    "input": _tool_input(piece, losses),
                 }
             )
             if piece.signature is not None:
@@ -408,6 +492,18 @@ def _messages_assistant(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
     if turn.refusal:
         blocks.append({"type": "text", "text": turn.refusal})
     return thinking + blocks
+
+
+def _tool_input(call: _CallPiece, losses: _Losses) -> Any:
+    """A call's `input`: its arguments; a custom tool's free-text input (Messages
+    has no custom tools) under "input", said."""
+    if not call.custom:
+        return _arguments_object(call, losses)
+    losses.drop(
+        f"that call {call.id!r} is of a custom tool",
+        "Messages has no custom tools: a tool_use with its text under 'input'",
+    )
+    return {"input": call.arguments}
 
 
 def _thinking_blocks(piece: _ReasoningPiece, losses: _Losses) -> list[dict[str, Any]]:

@@ -207,9 +207,10 @@ def _responses_item(turns: list[_Turn], item: dict[str, Any], losses: _Losses) -
     piece: _Piece
     if kind == "message":
         role = item.get("role") or "user"
-        pieces = _responses_content(item.get("content"), losses)
+        content = item.get("content")
+        pieces = _responses_content(content, losses)
         if role == "assistant":
-            _into(turns, "assistant", pieces)
+            _into(turns, "assistant", pieces, _refusal(content))
         else:
             turns.append(_Turn(role, pieces))
         return
@@ -244,7 +245,16 @@ def _responses_item(turns: list[_Turn], item: dict[str, Any], losses: _Losses) -
             scheme,
         )
         _into(turns, "assistant", (piece,))
-    elif kind == "function_call_output":
+    elif kind == "custom_tool_call":
+        given = item.get("input")
+        piece = _CallPiece(
+            item.get("call_id") or "",
+            _call_name(item),
+            given if isinstance(given, str) else "",
+            custom=True,
+        )
+        _into(turns, "assistant", (piece,))
+    elif kind in ("function_call_output", "custom_tool_call_output"):
         output = item.get("output")
         content = (
             (_TextPiece(output),)
@@ -256,11 +266,28 @@ def _responses_item(turns: list[_Turn], item: dict[str, Any], losses: _Losses) -
         losses.drop(f"an input item of type {kind!r}", "no other protocol has it")
 
 
-def _into(turns: list[_Turn], role: str, pieces: tuple[_Piece, ...]) -> None:
+def _into(
+    turns: list[_Turn],
+    role: str,
+    pieces: tuple[_Piece, ...],
+    refusal: str | None = None,
+) -> None:
     if turns and turns[-1].role == role:
-        turns[-1] = _Turn(role, turns[-1].pieces + pieces)
+        last = turns[-1]
+        refused = "\n\n".join(r for r in (last.refusal, refusal) if r) or None
+        turns[-1] = _Turn(role, last.pieces + pieces, refused)
     else:
-        turns.append(_Turn(role, pieces))
+        turns.append(_Turn(role, pieces, refusal))
+
+
+def _refusal(content: Any) -> str | None:
+    """The refusal of an assistant message's content (its `refusal` parts), if any."""
+    refusals = [
+        part.get("refusal")
+        for part in _json_objects(content if isinstance(content, list) else ())
+        if part.get("type") == "refusal"
+    ]
+    return "\n\n".join(r for r in refusals if isinstance(r, str)) or None
 
 
 def _responses_content(
@@ -276,9 +303,14 @@ def _responses_content(
         elif kind == "input_image":
             pieces.append(
                 _MediaPiece(
-                    "image", url=part.get("image_url"), file_id=part.get("file_id")
+                    "image",
+                    url=part.get("image_url"),
+                    file_id=part.get("file_id"),
+                    detail=part.get("detail"),
                 )
             )
+        elif kind == "refusal":
+            pass  # the turn's refusal (`_refusal`)
         elif kind == "input_file":
             pieces.append(
                 _MediaPiece(
@@ -306,10 +338,18 @@ def _write_responses_request(said: _Conversation, losses: _Losses) -> dict[str, 
             p.text for p in system if isinstance(p, _TextPiece)
         )
     items: list[dict[str, Any]] = []
+    custom = frozenset(
+        p.id
+        for t in said.turns
+        for p in t.pieces
+        if isinstance(p, _CallPiece) and p.custom
+    )
     for turn in said.turns:
         if turn.role != "system":
-            items += _responses_items(turn, losses)
+            items += _responses_items(turn, losses, custom)
     data["input"] = items
+    for tool in said.tools:
+        _no_breakpoint(tool.cache, f"tool {tool.name!r}", losses)
     if said.tools:
         data["tools"] = [
             {
@@ -349,7 +389,11 @@ def _write_responses_request(said: _Conversation, losses: _Losses) -> dict[str, 
     return data
 
 
-def _responses_items(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
+def _responses_items(
+    turn: _Turn, losses: _Losses, custom: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
+    """A turn as input items; the results of the calls `custom` names (custom tools')
+    as `custom_tool_call_output`."""
     items: list[dict[str, Any]] = []
     text: list[str] = []
     media: list[dict[str, Any]] = []
@@ -366,6 +410,7 @@ def _responses_items(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
 
     for piece in turn.pieces:
         if isinstance(piece, _TextPiece):
+            _no_breakpoint(piece.cache, "a text", losses)
             text.append(piece.text)
         elif isinstance(piece, _MediaPiece):
             media += _responses_media(piece, losses)
@@ -379,45 +424,82 @@ def _responses_items(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
                     f"the signature on call {piece.id!r}",
                     _refused(piece.scheme, "Responses"),
                 )
-            items.append(
-                {
-                    "type": "function_call",
-                    "call_id": piece.id,
-                    "name": piece.name,
-                    "arguments": piece.arguments,
-                }
-            )
+            items.append(_responses_call(piece))
         else:
             flush()
-            output: str | list[dict[str, Any]] = "".join(
-                p.text for p in piece.content if isinstance(p, _TextPiece)
-            )
-            if any(isinstance(p, _MediaPiece) for p in piece.content):
-                output = [  # texts and media, as `input_*` parts
-                    part
-                    for p in piece.content
-                    for part in (
-                        [{"type": "input_text", "text": p.text}]
-                        if isinstance(p, _TextPiece)
-                        else _responses_media(p, losses)
-                    )
-                ]
-            items.append(
-                {
-                    "type": "function_call_output",
-                    "call_id": piece.call_id,
-                    "output": output,
-                }
-            )
+            items.append(_responses_output(piece, losses, custom))
     if turn.refusal:
         text.append(turn.refusal)
     flush()
     return items
 
 
+def _responses_call(piece: _CallPiece) -> dict[str, Any]:
+    """A call as its item: a custom tool's as `custom_tool_call`, its input as is."""
+    if piece.custom:
+        return {
+            "type": "custom_tool_call",
+            "call_id": piece.id,
+            "name": piece.name,
+            "input": piece.arguments,
+        }
+    return {
+        "type": "function_call",
+        "call_id": piece.id,
+        "name": piece.name,
+        "arguments": piece.arguments,
+    }
+
+
+def _responses_output(
+    piece: _ResultPiece, losses: _Losses, custom: frozenset[str]
+) -> dict[str, Any]:
+    """A tool's result as the output item of its call: one text as it is, several
+    texts or media as `input_*` parts, each apart (a result that is an error, which
+    Responses cannot say, said)."""
+    if piece.is_error:
+        losses.drop(
+            f"that the result of call {piece.call_id!r} is an error",
+            "Responses has no place for it",
+        )
+    _no_breakpoint(piece.cache, f"the result of call {piece.call_id!r}", losses)
+    output: str | list[dict[str, Any]] = [
+        part
+        for p in piece.content
+        for part in (
+            _responses_text(p, losses)
+            if isinstance(p, _TextPiece)
+            else _responses_media(p, losses)
+        )
+    ]
+    texts = [p.text for p in piece.content if isinstance(p, _TextPiece)]
+    if len(texts) == len(piece.content) and len(texts) < 2:
+        output = "".join(texts)
+    kind = (
+        "custom_tool_call_output" if piece.call_id in custom else "function_call_output"
+    )
+    return {"type": kind, "call_id": piece.call_id, "output": output}
+
+
+def _responses_text(piece: _TextPiece, losses: _Losses) -> list[dict[str, Any]]:
+    _no_breakpoint(piece.cache, "a text", losses)
+    return [{"type": "input_text", "text": piece.text}]
+
+
+def _no_breakpoint(cache: Any, where: str, losses: _Losses) -> None:
+    """Say Anthropic's `cache_control` on `where`, left out."""
+    if cache is not None:
+        losses.drop(
+            f"the cache_control of {where}",
+            "Responses caches by itself: it takes no breakpoints",
+        )
+
+
 def _responses_media(piece: _MediaPiece, losses: _Losses) -> list[dict[str, Any]]:
+    _no_breakpoint(piece.cache, f"{piece.kind} content", losses)
     if piece.kind == "image":
-        image: dict[str, Any] = {"type": "input_image", "detail": "auto"}
+        detail = piece.detail or "auto"  # Responses requires one
+        image: dict[str, Any] = {"type": "input_image", "detail": detail}
         if piece.url is not None:
             image["image_url"] = piece.url
         if piece.file_id is not None:

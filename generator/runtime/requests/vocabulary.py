@@ -33,6 +33,8 @@ class RequestLossWarning(UserWarning):
 @dataclass(frozen=True, slots=True)
 class _TextPiece:
     text: str
+    cache: Any = None
+    """Anthropic's `cache_control` on it (a prompt-cache breakpoint), as it came."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +47,9 @@ class _MediaPiece:
     file_id: str | None = None
     media_type: str | None = None
     name: str | None = None
+    detail: str | None = None
+    """An image's `detail` ("low", "high", "auto"), as chat and Responses say it."""
+    cache: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +83,9 @@ class _CallPiece:
     arguments: str
     signature: str | None = None
     scheme: str | None = None
+    custom: bool = False
+    """Whether it calls a custom tool (chat's `custom`, Responses' `custom_tool_call`),
+    whose `arguments` are its free-text input."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +95,7 @@ class _ResultPiece:
     call_id: str
     content: tuple[_TextPiece | _MediaPiece, ...]
     is_error: bool = False
+    cache: Any = None
 
 
 _Piece = _TextPiece | _MediaPiece | _ReasoningPiece | _CallPiece | _ResultPiece
@@ -109,6 +118,7 @@ class _ToolSpec:
     parameters: Any
     """The JSON Schema of the arguments."""
     strict: bool | None = None
+    cache: Any = None
 
 
 @dataclass(slots=True)

@@ -709,6 +709,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._CHAT_READ)
 
 
+# (runtime section: requests.chat._FORMATS)
+
+
 # (runtime section: requests.chat._read_chat_request)
 
 
@@ -722,6 +725,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.chat._chat_reasoning)
+
+
+# (runtime section: requests.chat._details_reasoning)
+
+
+# (runtime section: requests.chat._signed_by)
 
 
 # (runtime section: requests.chat._chat_call)
@@ -775,6 +784,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._chat_parts)
 
 
+# (runtime section: requests.chat._uncached)
+
+
 # (runtime section: requests.chat._chat_assistant)
 
 
@@ -802,6 +814,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.messages._MESSAGES_MAX_TOKENS)
 
 
+# (runtime section: requests.messages._LEAST_BUDGET)
+
+
+# (runtime section: requests.messages._BUDGET_RULE)
+
+
 # (runtime section: requests.messages._SCHEME_MESSAGES)
 
 
@@ -823,7 +841,16 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.messages._messages_turns)
 
 
+# (runtime section: requests.messages._cache_unkept)
+
+
+# (runtime section: requests.messages._cached)
+
+
 # (runtime section: requests.messages._write_messages_request)
+
+
+# (runtime section: requests.messages._messages_thinking)
 
 
 # (runtime section: requests.messages._messages_tool_choice)
@@ -839,6 +866,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.messages._messages_assistant)
+
+
+# (runtime section: requests.messages._tool_input)
 
 
 # (runtime section: requests.messages._thinking_blocks)
@@ -880,6 +910,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.responses._into)
 
 
+# (runtime section: requests.responses._refusal)
+
+
 # (runtime section: requests.responses._responses_content)
 
 
@@ -887,6 +920,18 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.responses._responses_items)
+
+
+# (runtime section: requests.responses._responses_call)
+
+
+# (runtime section: requests.responses._responses_output)
+
+
+# (runtime section: requests.responses._responses_text)
+
+
+# (runtime section: requests.responses._no_breakpoint)
 
 
 # (runtime section: requests.responses._responses_media)

@@ -788,6 +788,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._CHAT_READ)
 
 
+# (runtime section: requests.chat._FORMATS)
+
+
 # (runtime section: requests.chat._read_chat_request)
 
 
@@ -801,6 +804,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.chat._chat_reasoning)
+
+
+# (runtime section: requests.chat._details_reasoning)
+
+
+# (runtime section: requests.chat._signed_by)
 
 
 # (runtime section: requests.chat._chat_call)
@@ -854,6 +863,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._chat_parts)
 
 
+# (runtime section: requests.chat._uncached)
+
+
 # (runtime section: requests.chat._chat_assistant)
 
 
@@ -881,6 +893,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.messages._MESSAGES_MAX_TOKENS)
 
 
+# (runtime section: requests.messages._LEAST_BUDGET)
+
+
+# (runtime section: requests.messages._BUDGET_RULE)
+
+
 # (runtime section: requests.messages._SCHEME_MESSAGES)
 
 
@@ -902,7 +920,16 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.messages._messages_turns)
 
 
+# (runtime section: requests.messages._cache_unkept)
+
+
+# (runtime section: requests.messages._cached)
+
+
 # (runtime section: requests.messages._write_messages_request)
+
+
+# (runtime section: requests.messages._messages_thinking)
 
 
 # (runtime section: requests.messages._messages_tool_choice)
@@ -918,6 +945,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.messages._messages_assistant)
+
+
+# (runtime section: requests.messages._tool_input)
 
 
 # (runtime section: requests.messages._thinking_blocks)
@@ -959,6 +989,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.responses._into)
 
 
+# (runtime section: requests.responses._refusal)
+
+
 # (runtime section: requests.responses._responses_content)
 
 
@@ -966,6 +999,18 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.responses._responses_items)
+
+
+# (runtime section: requests.responses._responses_call)
+
+
+# (runtime section: requests.responses._responses_output)
+
+
+# (runtime section: requests.responses._responses_text)
+
+
+# (runtime section: requests.responses._no_breakpoint)
 
 
 # (runtime section: requests.responses._responses_media)

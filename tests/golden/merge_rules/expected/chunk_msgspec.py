@@ -1604,6 +1604,9 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.chat._CHAT_READ)
 
 
+# (runtime section: requests.chat._FORMATS)
+
+
 # (runtime section: requests.chat._read_chat_request)
 
 
@@ -1617,6 +1620,12 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 
 
 # (runtime section: requests.chat._chat_reasoning)
+
+
+# (runtime section: requests.chat._details_reasoning)
+
+
+# (runtime section: requests.chat._signed_by)
 
 
 # (runtime section: requests.chat._chat_call)
@@ -1670,6 +1679,9 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.chat._chat_parts)
 
 
+# (runtime section: requests.chat._uncached)
+
+
 # (runtime section: requests.chat._chat_assistant)
 
 
@@ -1697,6 +1709,12 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.messages._MESSAGES_MAX_TOKENS)
 
 
+# (runtime section: requests.messages._LEAST_BUDGET)
+
+
+# (runtime section: requests.messages._BUDGET_RULE)
+
+
 # (runtime section: requests.messages._SCHEME_MESSAGES)
 
 
@@ -1718,7 +1736,16 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.messages._messages_turns)
 
 
+# (runtime section: requests.messages._cache_unkept)
+
+
+# (runtime section: requests.messages._cached)
+
+
 # (runtime section: requests.messages._write_messages_request)
+
+
+# (runtime section: requests.messages._messages_thinking)
 
 
 # (runtime section: requests.messages._messages_tool_choice)
@@ -1734,6 +1761,9 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 
 
 # (runtime section: requests.messages._messages_assistant)
+
+
+# (runtime section: requests.messages._tool_input)
 
 
 # (runtime section: requests.messages._thinking_blocks)
@@ -1775,6 +1805,9 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.responses._into)
 
 
+# (runtime section: requests.responses._refusal)
+
+
 # (runtime section: requests.responses._responses_content)
 
 
@@ -1782,6 +1815,18 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 
 
 # (runtime section: requests.responses._responses_items)
+
+
+# (runtime section: requests.responses._responses_call)
+
+
+# (runtime section: requests.responses._responses_output)
+
+
+# (runtime section: requests.responses._responses_text)
+
+
+# (runtime section: requests.responses._no_breakpoint)
 
 
 # (runtime section: requests.responses._responses_media)

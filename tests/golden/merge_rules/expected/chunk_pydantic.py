@@ -1251,6 +1251,9 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.chat._CHAT_READ)
 
 
+# (runtime section: requests.chat._FORMATS)
+
+
 # (runtime section: requests.chat._read_chat_request)
 
 
@@ -1264,6 +1267,12 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 
 
 # (runtime section: requests.chat._chat_reasoning)
+
+
+# (runtime section: requests.chat._details_reasoning)
+
+
+# (runtime section: requests.chat._signed_by)
 
 
 # (runtime section: requests.chat._chat_call)
@@ -1317,6 +1326,9 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.chat._chat_parts)
 
 
+# (runtime section: requests.chat._uncached)
+
+
 # (runtime section: requests.chat._chat_assistant)
 
 
@@ -1344,6 +1356,12 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.messages._MESSAGES_MAX_TOKENS)
 
 
+# (runtime section: requests.messages._LEAST_BUDGET)
+
+
+# (runtime section: requests.messages._BUDGET_RULE)
+
+
 # (runtime section: requests.messages._SCHEME_MESSAGES)
 
 
@@ -1365,7 +1383,16 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.messages._messages_turns)
 
 
+# (runtime section: requests.messages._cache_unkept)
+
+
+# (runtime section: requests.messages._cached)
+
+
 # (runtime section: requests.messages._write_messages_request)
+
+
+# (runtime section: requests.messages._messages_thinking)
 
 
 # (runtime section: requests.messages._messages_tool_choice)
@@ -1381,6 +1408,9 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 
 
 # (runtime section: requests.messages._messages_assistant)
+
+
+# (runtime section: requests.messages._tool_input)
 
 
 # (runtime section: requests.messages._thinking_blocks)
@@ -1422,6 +1452,9 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.responses._into)
 
 
+# (runtime section: requests.responses._refusal)
+
+
 # (runtime section: requests.responses._responses_content)
 
 
@@ -1429,6 +1462,18 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 
 
 # (runtime section: requests.responses._responses_items)
+
+
+# (runtime section: requests.responses._responses_call)
+
+
+# (runtime section: requests.responses._responses_output)
+
+
+# (runtime section: requests.responses._responses_text)
+
+
+# (runtime section: requests.responses._no_breakpoint)
 
 
 # (runtime section: requests.responses._responses_media)
