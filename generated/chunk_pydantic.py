@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8f817507c623
-#   chunkspec code                       8966ef390448
-# Digest: 3fd8c94eef6131db
+#   chunkspec code                       887719a4d7dc
+# Digest: 58564012786bf1fc
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -8600,6 +8600,9 @@ class _ChatWriter:
             entry = {**_chat_detail(kind, part), "index": self._count(index, kind)}
             delta["reasoning_details"] = [entry]
         elif kind == "citation" and part.citation is not None:
+            if part.citation.url is None:  # a place in a document: chat's needs a URL
+                self.dropped[(kind, "a citation without a URL has no place")] += 1
+                return b""
             cited = {"url": part.citation.url}
             if part.citation.title is not None:
                 cited["title"] = part.citation.title

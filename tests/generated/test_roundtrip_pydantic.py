@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        8f817507c623
-#   chunkspec code                       9ec4d593966b
-# Digest: 2e8fd02a898d0f81
+#   chunkspec code                       b2f7d9b39c5e
+# Digest: a0f56e1a10a1921e
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_pydantic.py.
 
