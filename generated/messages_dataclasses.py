@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    c638da2aa116
-#   chunkspec code                   c1a338523b37
-# Digest: d86a566947150b24
+#   chunkspec code                   32fb880fc0ea
+# Digest: d43f0b9d5437d250
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 
@@ -1330,8 +1330,8 @@ def _messages_parsed(text: str) -> Any:
 
 class MessagesLossWarning(UserWarning):
     """Parts a Messages stream could not hold were left out of it (another choice than
-    the first, a citation without its location, a tool the server ran): the writer's
-    `dropped` counts them, by kind and why."""
+    the first, a web page another protocol cited, a tool the server ran): the
+    writer's `dropped` counts them, by kind and why."""
 
 
 _MESSAGES_STOP: Final = {

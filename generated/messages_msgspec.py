@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    c638da2aa116
-#   chunkspec code                   c78e3dba3361
-# Digest: 0fd0ed1db5bd168c
+#   chunkspec code                   c34fbcf2df16
+# Digest: bb9320238ad9106e
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 
@@ -1354,8 +1354,8 @@ def _messages_parsed(text: str) -> Any:
 
 class MessagesLossWarning(UserWarning):
     """Parts a Messages stream could not hold were left out of it (another choice than
-    the first, a citation without its location, a tool the server ran): the writer's
-    `dropped` counts them, by kind and why."""
+    the first, a web page another protocol cited, a tool the server ran): the
+    writer's `dropped` counts them, by kind and why."""
 
 
 _MESSAGES_STOP: Final = {

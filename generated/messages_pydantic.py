@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    c638da2aa116
-#   chunkspec code                   36bca3c0de8c
-# Digest: 3e35560841754b7f
+#   chunkspec code                   bcd8c8c8fb80
+# Digest: 47f77294c364c469
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 
@@ -1349,8 +1349,8 @@ def _messages_parsed(text: str) -> Any:
 
 class MessagesLossWarning(UserWarning):
     """Parts a Messages stream could not hold were left out of it (another choice than
-    the first, a citation without its location, a tool the server ran): the writer's
-    `dropped` counts them, by kind and why."""
+    the first, a web page another protocol cited, a tool the server ran): the
+    writer's `dropped` counts them, by kind and why."""
 
 
 _MESSAGES_STOP: Final = {

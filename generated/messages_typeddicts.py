@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    c638da2aa116
-#   chunkspec code                   801527b67071
-# Digest: 0bc7b5730434db31
+#   chunkspec code                   398a1c5a59c8
+# Digest: 05506f9f3ecfa1b7
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 
@@ -1450,8 +1450,8 @@ def _messages_parsed(text: str) -> Any:
 
 class MessagesLossWarning(UserWarning):
     """Parts a Messages stream could not hold were left out of it (another choice than
-    the first, a citation without its location, a tool the server ran): the writer's
-    `dropped` counts them, by kind and why."""
+    the first, a web page another protocol cited, a tool the server ran): the
+    writer's `dropped` counts them, by kind and why."""
 
 
 _MESSAGES_STOP: Final = {

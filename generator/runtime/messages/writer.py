@@ -23,8 +23,8 @@ from ..writing import _EventWriter
 
 class MessagesLossWarning(UserWarning):
     """Parts a Messages stream could not hold were left out of it (another choice than
-    the first, a citation without its location, a tool the server ran): the writer's
-    `dropped` counts them, by kind and why."""
+    the first, a web page another protocol cited, a tool the server ran): the
+    writer's `dropped` counts them, by kind and why."""
 
 
 _MESSAGES_STOP: Final = {
