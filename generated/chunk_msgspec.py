@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       b8642c055f9f
-# Digest: 071e83a1fae57983
+#   chunkspec code                       4734cdd084b0
+# Digest: 509eba5c5dcaa0f2
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -15783,6 +15783,9 @@ class _ChatWriter:
             entry = {**_chat_detail(kind, part), "index": self._count(index, kind)}
             delta["reasoning_details"] = [entry]
         elif kind == "citation" and part.citation is not None:
+            if part.citation.url is None:  # a place in a document: chat's needs a URL
+                self.dropped[(kind, "a citation without a URL has no place")] += 1
+                return b""
             cited = {"url": part.citation.url}
             if part.citation.title is not None:
                 cited["title"] = part.citation.title

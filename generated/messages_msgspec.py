@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   9734c0a9d7e4
-# Digest: 288883561fa266b5
+#   chunkspec code                   38fcc6274e11
+# Digest: 4f88c69a6eddb490
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 
@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import uuid
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import (
     AsyncIterable,
     AsyncIterator,
@@ -579,12 +580,16 @@ class _MessagesEvents(_Events[_Chunk]):
     line says (one named otherwise is kept in `mismatched`); an `error` is the server's
     error, and `message_stop` completes the stream until another message starts (one
     body may hold several messages), so reading goes on to the end of the source. Data
-    that is no JSON object is another event."""
+    that is no JSON object is another event, but for an `event: error`'s, which is the
+    server's error all the same (raised, as chat raises it)."""
 
     __slots__ = ()
 
     def decide(self, name: bytes, payload: bytes) -> _Chunk | None:
         if not payload.lstrip().startswith(b"{"):
+            if name == b"error":  # the server's error in words (a proxy's): raised
+                event = self.event = self._event(name, payload)
+                raise StreamError(_error_of(event.data), event)
             if payload.strip():
                 event = self.event = self._event(name or b"message", payload)
                 self._other(event)
@@ -593,6 +598,8 @@ class _MessagesEvents(_Events[_Chunk]):
             chunk = self._loads(payload)
         except ChunkDecodeError as error:
             event = self.event = self._event(name or b"message", payload)
+            if name == b"error":  # an error, however broken its JSON: raised
+                raise StreamError(_error_of(event.data), event) from None
             if not self._skip:
                 raise
             self._skipped(event, error)
@@ -646,16 +653,27 @@ class _MessagesReader:
     message without `type` or `role` (vLLM), `service_tier` beside the usage, an empty
     first `partial_json` (MiniMax), metrics on `message_stop` (Bedrock), a second
     `message_start` (ignored, as anthropic-sdk-python ignores it), a delta whose block
-    never started (read by the delta's type)."""
+    never started (read by the delta's type; its start, when it comes, adds the id and
+    name of its call), a `message_start` after other events (its usage adds the keys
+    they did not say).
 
-    __slots__ = ("_blocks", "_started", "_usage")
+    What it holds is bounded by the blocks open, never by the indexes: a block is
+    forgotten once it stops (a server tool's run is remembered by its id and name,
+    for its result)."""
+
+    __slots__ = ("_blocks", "_latest", "_runs", "_started", "_usage")
 
     def __init__(self) -> None:
         self._started = False
         self._usage: dict[str, Any] = {}
         """The usage so far: `message_start`'s, updated by each `message_delta`."""
         self._blocks: dict[int, _MessagesBlock] = {}
-        """The content blocks started, by index."""
+        """The content blocks started and not stopped, by index."""
+        self._latest = -1
+        """The index of the latest block started (-1: none yet)."""
+        self._runs: dict[Any, tuple[int, Any]] = {}
+        """The runs of the server's tools, by the id of their block: its index and
+        the tool's name."""
 
     def read(self, event: Any) -> list[Part]:
         """The parts of one event (JSON data)."""
@@ -667,12 +685,14 @@ class _MessagesReader:
             self._delta(event, out)
         elif kind == "content_block_start":
             block: Any = event.get("content_block")
-            index = _messages_index(event.get("index"), self._blocks)
+            index = self._index(event.get("index"), True)
             if block.__class__ is dict:
                 self._start_block(index, block, event, out)
         elif kind == "content_block_stop":
             stopped: Any = event.get("index")
-            known = self._blocks.get(stopped) if stopped.__class__ is int else None
+            known = None
+            if stopped.__class__ is int:
+                known = self._blocks.pop(stopped, None)
             if known is not None:
                 self._stop_block(known, event, out)
         elif kind == "message_delta":
@@ -683,6 +703,13 @@ class _MessagesReader:
         elif kind == "error":
             out.append(_messages_error_part(event))
         return out
+
+    def _index(self, index: Any, new: bool) -> int:
+        """A block's index; without one, the next (a block that starts) or the
+        latest."""
+        if index.__class__ is int:
+            return int(index)
+        return max(self._latest + 1 if new else self._latest, 0)
 
     def _message_start(self, event: Any, out: list[Part]) -> None:
         self._started = True
@@ -697,8 +724,8 @@ class _MessagesReader:
         )
         usage: Any = message.get("usage")
         said: UsageSummary | None = None
-        if usage.__class__ is dict:
-            self._usage.update(_messages_known(usage))
+        if usage.__class__ is dict:  # a message_delta's counts, come before, win
+            self._usage = {**_messages_known(usage), **self._usage}
             said = _messages_usage(self._usage)
         # The usage known at the start (the input tokens) rides on the start too, for
         # a writer that writes its opening events at once; the "usage" part follows.
@@ -709,7 +736,7 @@ class _MessagesReader:
         for index, block in enumerate(content if content.__class__ is list else ()):
             if block.__class__ is dict:
                 known = self._start_block(index, block, event, out)
-                self._stop_block(known, event, out)
+                self._stop_block(self._blocks.pop(index, known), event, out)
         reason: Any = message.get("stop_reason")
         if reason.__class__ is str and reason:
             out.append(Part("finish", 0, _messages_finish(reason), event))
@@ -730,9 +757,12 @@ class _MessagesReader:
     def _start_block(
         self, index: int, block: Any, event: Any, out: list[Part]
     ) -> _MessagesBlock:
-        """Read a block as it starts, with whatever content it holds already."""
+        """Read a block as it starts, with whatever content it holds already (a
+        call's pieces come before it: they stay its arguments)."""
         kind: Any = block.get("type")
+        came = self._blocks.get(index)
         known = self._blocks[index] = _MessagesBlock(index, kind, block)
+        self._latest = max(self._latest, index)
         if kind == "text":
             known.refusal = block.get("refusal") is True  # as our writer marks one
             meaning = "refusal" if known.refusal else "text"
@@ -754,11 +784,14 @@ class _MessagesReader:
                 name if name.__class__ is str and name else None,
             )
             given = _messages_input(block.get("input"))
-            known.has_input = bool(given)
+            known.has_input = bool(given) or (came is not None and came.has_input)
             out.append(
                 Part("tool_call", 0, given, event, tool_call=known.call, block=index)
             )
         elif _messages_server_use(kind):
+            run: Any = block.get("id")
+            if run.__class__ is str:
+                self._runs[run] = (index, block.get("name"))
             given = _messages_input(block.get("input"))
             out.append(self._server_tool(known, given, None, event))
         elif isinstance(kind, str) and kind.endswith("_tool_result"):
@@ -784,7 +817,7 @@ class _MessagesReader:
         delta: Any = event.get("delta")
         if delta.__class__ is not dict:
             return
-        index = _messages_index(event.get("index"), self._blocks, False)
+        index = self._index(event.get("index"), False)
         known = self._blocks.get(index)
         kind: Any = delta.get("type")
         texts = _MESSAGES_TEXT_DELTAS.get(kind) if kind.__class__ is str else None
@@ -800,6 +833,7 @@ class _MessagesReader:
             if known is None:  # a delta whose block never started
                 known = self._blocks[index] = _MessagesBlock(index, "tool_use", {})
                 known.call = ToolCallPart(index, None, None)
+                self._latest = max(self._latest, index)
             if _messages_server_use(known.kind):
                 known.pieces.append(piece)
                 return
@@ -829,19 +863,12 @@ class _MessagesReader:
     ) -> None:
         """The result of a tool the server ran (`web_search_tool_result`...): the
         output of the run its `tool_use_id` names, as JSON text."""
-        used = known.source.get("tool_use_id")
-        run = next(
-            (
-                b
-                for b in self._blocks.values()
-                if _messages_server_use(b.kind) and b.source.get("id") == used
-            ),
-            None,
-        )
+        used: Any = known.source.get("tool_use_id")
+        run = self._runs.get(used) if used.__class__ is str else None
         output = _json_text(known.source.get("content"))
-        name: Any = None if run is None else run.source.get("name")
+        name: Any = None if run is None else run[1]
         tool = ServerToolSummary(
-            known.index if run is None else run.index,
+            known.index if run is None else run[0],
             name if name.__class__ is str else None,
             "",
             output,
@@ -885,15 +912,6 @@ def _messages_finish(reason: str) -> str:
     return _MESSAGES_FINISH.get(reason) or reason
 
 
-def _messages_index(index: Any, blocks: dict[int, Any], new: bool = True) -> int:
-    """A block's index; without one, the next (a block that starts) or the latest."""
-    if index.__class__ is int:
-        return int(index)
-    if not blocks:
-        return 0
-    return max(blocks) + 1 if new else max(blocks)
-
-
 def _messages_text(
     text: Any, kind: str, index: int, event: Any, out: list[Part]
 ) -> None:
@@ -902,28 +920,39 @@ def _messages_text(
 
 
 def _messages_citation(citation: Any, index: int, event: Any, out: list[Part]) -> None:
-    """A citation part, for a citation of a source with an address (a web search
-    result's `url`, a search result's `source`); a citation of a document the request
-    sent (`char_location`, `page_location`) has none, and stays in its event."""
+    """A citation part, for a citation of any kind, with the citation as it came
+    (`source`): the address of a web search result (`url`) or of a search result
+    (`source`); none for a place in a document the request sent (`char_location`,
+    `page_location`, `content_block_location`), whose title is the document's."""
     if citation.__class__ is not dict:
         return
     url: Any = citation.get("url")
     if url.__class__ is not str or not url:
         url = citation.get("source")
-    if url.__class__ is not str or not url:
-        return
     title: Any = citation.get("title")
-    cited = Citation(url, title if title.__class__ is str else None)
+    if title.__class__ is not str:
+        title = citation.get("document_title")
+    cited = Citation(
+        url if url.__class__ is str and url else None,
+        title if title.__class__ is str else None,
+        citation,
+    )
     out.append(Part("citation", 0, "", event, citation=cited, block=index))
 
 
 def _messages_input(value: Any) -> str:
     """A tool's input given whole, as the text of its arguments: "" for none (`{}`,
-    which a streamed input starts as), JSON text for an object, a text as it is."""
+    which a streamed input starts as), JSON text for an object, a text as it is; the
+    arguments that were no JSON object, of an input that holds them under `_RAW`
+    alone, as the text they were."""
     if value is None or value == {}:
         return ""
     if value.__class__ is str:
-        return str(value)
+        text = str(value)
+        return _messages_raw(text) if text.startswith(_MESSAGES_RAW_MARK) else text
+    raw: Any = value.get(_MESSAGES_RAW) if value.__class__ is dict else None
+    if raw.__class__ is str and len(value) == 1:
+        return str(raw)
     return _json_text(value)
 
 
@@ -935,9 +964,10 @@ def _messages_known(usage: Any) -> dict[str, Any]:
 def _messages_usage(usage: dict[str, Any]) -> UsageSummary:
     """A Messages usage object in chat's terms. Anthropic's `input_tokens` excludes the
     cache reads and writes, chat's `prompt_tokens` includes them; the count of tools
-    the server ran is the sum of `server_tool_use`'s. The keys a writer adds where
-    Messages has no place (`cost_usd`, `reasoning_tokens`, `total_tokens`,
-    `server_tool_calls`) are read back."""
+    the server ran is the sum of `server_tool_use`'s; the reasoning tokens are
+    `output_tokens_details.thinking_tokens`. The keys a writer adds where Messages has
+    no place (`cost_usd`, `total_tokens`, `server_tool_calls`) are read back, and the
+    top-level `reasoning_tokens` older versions of it wrote."""
     count = _count_of
     given = count(usage, "input_tokens")
     read = count(usage, "cache_read_input_tokens")
@@ -955,13 +985,17 @@ def _messages_usage(usage: dict[str, Any]) -> UsageSummary:
     cost: Any = usage.get("cost_usd")
     if cost.__class__ not in (int, float):
         cost = usage.get("cost")
+    details: Any = usage.get("output_tokens_details")
+    thinking = count(details, "thinking_tokens") if details.__class__ is dict else None
     return UsageSummary(
         prompt_tokens=prompt,
         completion_tokens=completion,
         total_tokens=total,
         cached_prompt_tokens=read,
         cache_write_tokens=written,
-        reasoning_tokens=count(usage, "reasoning_tokens"),
+        reasoning_tokens=(
+            thinking if thinking is not None else count(usage, "reasoning_tokens")
+        ),
         cost_usd=float(cost) if cost.__class__ in (int, float) else None,
         server_tool_calls=servers,
     )
@@ -980,6 +1014,11 @@ def _messages_error_part(event: Any) -> Part:
     if message.__class__ is not str:
         message = _json_text(message)
     return Part("error", 0, message, event, error=error)
+
+
+_MESSAGES_RAW: Final = "_raw_arguments"
+"""The one key of the input of a call whose arguments were no JSON object (the
+writer's `_RAW`)."""
 
 
 _MESSAGES_RAW_MARK: Final = '{"_raw_arguments":'
@@ -1034,10 +1073,22 @@ class _MessagesAccumulator:
     drops) is kept in `misplaced`.
 
     More lenient than the SDK, which raises: an event before `message_start` starts
-    an empty message; a delta whose block never started starts one of the delta's
-    type. A second `message_start` is ignored, as the SDK ignores it."""
+    an empty message, which the `message_start` that follows merges into (its id,
+    model and usage added, what came kept); a delta whose block never started starts
+    one of the delta's type, which its `content_block_start` merges into (the texts
+    that came kept); a text or thinking delta whose text is null adds nothing. A
+    second `message_start` is ignored, as the SDK ignores it. Blocks are found by
+    their index in a map: an index of 10**9 costs what an index of 1 does."""
 
-    __slots__ = ("_at", "_inputs", "_pending", "error", "message", "misplaced")
+    __slots__ = (
+        "_at",
+        "_inputs",
+        "_pending",
+        "_started",
+        "error",
+        "message",
+        "misplaced",
+    )
 
     def __init__(self) -> None:
         self.message: dict[str, Any] | None = None
@@ -1052,6 +1103,8 @@ class _MessagesAccumulator:
         """The error object of an `error` event, if one came."""
         self.misplaced: list[Any] = []
         """The deltas of another type than their block's, in order."""
+        self._started = False
+        """Whether `message_start` came (an event before it starts a message too)."""
 
     def add(self, event: Any) -> None:
         """Add one event (JSON data)."""
@@ -1059,11 +1112,9 @@ class _MessagesAccumulator:
             return
         kind = event.get("type")
         if kind == "message_start":
-            if self.message is None:
-                message: Any = event.get("message")
-                given = message.__class__ is dict
-                self.message = copy.deepcopy(message) if given else {}
-                self._content()
+            if not self._started:
+                self._started = True
+                self._start(event.get("message"))
             return
         if kind == "error":
             self.error = event.get("error", event)
@@ -1086,24 +1137,55 @@ class _MessagesAccumulator:
         else:
             self._message_delta(event)
 
+    def _start(self, given: Any) -> None:
+        """`message_start`'s message; merged into the message events before it began
+        (their blocks and usage kept, after the blocks it holds)."""
+        message: dict[str, Any] = {}
+        if given.__class__ is dict:
+            message = copy.deepcopy(given)
+        content: Any = message.get("content")
+        if content.__class__ is not list:
+            content = message["content"] = []
+        came, at = self.message, self._at
+        self.message, self._at = message, {}
+        for place in range(len(content)):  # blocks it holds (programmatic tool calling)
+            self._at[place] = place
+        if came is None:
+            return
+        for key, value in came.items():
+            if key == "usage" and value.__class__ is dict:
+                usage: Any = message.get("usage")
+                merged: dict[str, Any] = usage if usage.__class__ is dict else {}
+                message["usage"] = {**merged, **value}  # what came later wins
+            elif key != "content" and (value is not None or key not in message):
+                message[key] = value
+        blocks: list[Any] = came["content"]
+        for index, place in at.items():
+            if index not in self._at:
+                self._at[index] = len(content)
+                content.append(blocks[place])
+
     def _content(self) -> list[Any]:
         assert self.message is not None
         content: Any = self.message.get("content")
         if content.__class__ is not list:
             content = self.message["content"] = []
-        else:  # blocks the message holds already (programmatic tool calling)
-            for place in range(len(content)):
-                self._at.setdefault(place, place)
+            self._at.clear()
         return cast(list[Any], content)
 
     def _place(self, index: int, block: dict[str, Any]) -> dict[str, Any]:
+        """Put a block that starts at its index; one that deltas started already takes
+        the start's keys, and keeps what its deltas brought."""
         content = self._content()
         place = self._at.get(index)
         if place is None:
             self._at[index] = len(content)
             content.append(block)
-        else:
-            content[place] = block
+            return block
+        came: Any = content[place]
+        if came.__class__ is dict:
+            block = _messages_merged(block, came)
+        content[place] = block
         return block
 
     def _block(self, index: int) -> dict[str, Any] | None:
@@ -1128,7 +1210,8 @@ class _MessagesAccumulator:
             block = self._place(index, copy.deepcopy(started))
         has = block.get("type")
         if kind == "text_delta" and has == "text":
-            block["text"] = _messages_str(block.get("text")) + delta.get("text", "")
+            so_far = _messages_str(block.get("text"))
+            block["text"] = so_far + _messages_str(delta.get("text"))
         elif kind == "input_json_delta" and has in ("tool_use", "server_tool_use"):
             piece = delta.get("partial_json")
             if piece.__class__ is str and piece:
@@ -1142,7 +1225,7 @@ class _MessagesAccumulator:
                 citations.append(delta.get("citation"))
         elif kind == "thinking_delta" and has == "thinking":
             so_far = _messages_str(block.get("thinking"))
-            block["thinking"] = so_far + delta.get("thinking", "")
+            block["thinking"] = so_far + _messages_str(delta.get("thinking"))
         elif kind == "signature_delta" and has == "thinking":
             block["signature"] = delta.get("signature")
         else:
@@ -1240,6 +1323,27 @@ def _messages_str(value: Any) -> str:
     return value if value.__class__ is str else ""
 
 
+_MESSAGES_JOINED: Final = ("text", "thinking")
+"""The keys of a block whose texts add up, piece after piece."""
+
+
+def _messages_merged(start: dict[str, Any], came: dict[str, Any]) -> dict[str, Any]:
+    """A block's `content_block_start` merged into the block its deltas started before
+    it: the start's keys, the texts that came after the start's own, the citations
+    that came after the start's, and a signature that came kept."""
+    merged = {**came, **start}
+    for key in _MESSAGES_JOINED:
+        if key in came:
+            merged[key] = _messages_str(start.get(key)) + _messages_str(came[key])
+    cited: Any = came.get("citations")
+    if cited.__class__ is list and cited:
+        given: Any = start.get("citations")
+        merged["citations"] = (given if given.__class__ is list else []) + cited
+    if came.get("signature"):
+        merged["signature"] = came["signature"]
+    return merged
+
+
 def _messages_parsed(text: str) -> Any:
     """A tool's input from its JSON text; the text itself when it is no JSON."""
     try:
@@ -1250,8 +1354,8 @@ def _messages_parsed(text: str) -> Any:
 
 class MessagesLossWarning(UserWarning):
     """Parts a Messages stream could not hold were left out of it (another choice than
-    the first, a citation without its location, a tool the server ran): the writer's
-    `dropped` counts them, by kind and why."""
+    the first, a web page another protocol cited, a tool the server ran): the
+    writer's `dropped` counts them, by kind and why."""
 
 
 _MESSAGES_STOP: Final = {
@@ -1300,15 +1404,20 @@ class _MessagesWriter(_EventWriter):
       refusal one of its own marked `"refusal": true`: Messages has no refusal
       text), opaque reasoning a `redacted_thinking` block, each tool call a
       `tool_use` block (its id from the call, or `toolu_` and the message's; its
-      name), whose input comes
-      as `input_json_delta`s carrying every piece, the first one included; a call
-      that got no arguments gets `{}`. A piece of another call (another index or
-      id) closes the call's block. Chat's parts say no block, so while a call of
-      theirs is open the parts that are not its pieces (reasoning a server
-      interleaves with a call's last arguments) are held, and written after its
-      block, once another call starts, the choice finishes, or the stream ends. A
-      piece of a call whose block has closed (two calls' pieces interleaved) can no
-      longer be written, and is counted.
+      name, joined from the pieces a chat stream splits it in).
+    - A tool call's block is written whole, once its arguments are: its pieces are
+      held until they make a JSON value (a bracket that closes the first), or until
+      nothing more can come for it (the choice finishes, the stream ends or fails;
+      from a Messages source, a part of another block; from chat, another call
+      starts after arguments that are no JSON object). Its input is valid JSON
+      whatever came: the pieces as they came, as `input_json_delta`s, when they make
+      a JSON object; `{}` when there were none; else the text they make under
+      `_raw_arguments` (see `_RAW`). Messages cannot interleave blocks, chat streams
+      can interleave calls (0, 1, 0, 1): each call's pieces are held apart, and what
+      comes after a call that is not whole yet (other calls, reasoning a server
+      interleaves with a call's last arguments) waits behind it, in order. What is
+      held is what has not been written: the arguments, and the parts behind them.
+      A piece of a call whose block was written is counted (whitespace aside).
     - A thinking block gets a `signature_delta` before it stops when a "signature"
       part comes for it; one without a signature gets none. (Anthropic's API always
       signs a thinking block, and refuses an unsigned one sent back to it on the next
@@ -1316,15 +1425,20 @@ class _MessagesWriter(_EventWriter):
       rides on a chat tool call (Gemini's) is a thinking block of its own, with no
       text, right before the call's block, its signature marked with its scheme
       (`chunkspec:gemini:…`, see `_marked`): never taken for Anthropic's.
+    - A citation that came from Messages (its `source` one of Anthropic's citation
+      objects) is a `citations_delta` of the text block it belongs to (a new one when
+      none is open); another (a web page cited by chat or Responses, which has no
+      encrypted index of a search result) is counted.
     - `message_delta` once, after the last block: the stop reason in Anthropic's
       terms (`stop` is `end_turn`, `length` `max_tokens`, `tool_calls` `tool_use`,
       `content_filter` `refusal`; another kept as it is; null when the source sent
       none), and the usage always, in Anthropic's terms: `input_tokens` excludes the
       cache reads and writes (`prompt_tokens` less `cached_prompt_tokens` and
       `cache_write_tokens`), which are `cache_read_input_tokens` and
-      `cache_creation_input_tokens`; `output_tokens` is always a number (0 when
-      unknown); a count the source did not say is absent, never null; what Messages
-      has no key for is kept in keys of its own (`cost_usd`, `reasoning_tokens`,
+      `cache_creation_input_tokens`; the reasoning tokens are
+      `output_tokens_details.thinking_tokens`; `output_tokens` is always a number (0
+      when unknown); a count the source did not say is absent, never null; what
+      Messages has no key for is kept in keys of its own (`cost_usd`,
       `server_tool_calls`, and `total_tokens` when it is not input plus output),
       which both SDKs leave alone.
     - `message_stop` last; or, when the source reported an error, was cut off, or its
@@ -1337,12 +1451,14 @@ class _MessagesWriter(_EventWriter):
 
     __slots__ = (
         "_calls",
-        "_held",
         "_id",
         "_latest",
         "_next",
         "_open",
+        "_queue",
+        "_raw",
         "_stop",
+        "_within",
     )
 
     _loss = MessagesLossWarning
@@ -1355,16 +1471,23 @@ class _MessagesWriter(_EventWriter):
         self._stop: str | None = None
         self._next = 0  # the index of the next block
         self._open: _MessagesOpen | None = None
-        self._calls: dict[object, int | None] = {}
-        """Each tool call seen, by its key, with its block's index (None: closed)."""
+        self._calls: dict[object, _MessagesCall | None] = {}
+        """Each tool call seen, by its key: held until written, then None."""
         self._latest: object = None
         """The key of the call the latest piece belonged to."""
-        self._held: list[Part] | None = None
-        """While a call from chat (whose parts have no `block`) is open: the parts
-        that came since, other than its pieces, written once it is done."""
+        self._queue: deque[_MessagesCall | Part] = deque()
+        """What waits to be written, in order: calls not whole yet, and the parts
+        that came after the first of them."""
+        self._within: list[_MessagesCall] = []
+        """The held calls of a Messages source's blocks: done once another block's
+        part comes."""
+        self._raw: list[_MessagesCall] = []
+        """The held calls of chat whose arguments are no JSON object: done once
+        another call starts."""
 
     def write(self, part: Part) -> list[bytes]:
-        """The events of one part (none, while it only tells what comes later)."""
+        """The events of one part (none, while it only tells what comes later, or
+        waits behind a call not whole yet)."""
         out: list[bytes] = []
         if self._told(part):
             return out
@@ -1372,56 +1495,31 @@ class _MessagesWriter(_EventWriter):
         if kind == "start":
             self._begin(out)  # at once: the client hears before the first token
             return out
-        held = self._held
-        if held is not None and not (
-            kind == "tool_call" and self._key(part) == self._open_key()
-        ):
-            if kind in ("finish", "error") or (
-                kind == "tool_call" and self._key(part) not in self._calls
-            ):
-                self._flush(out)  # the call's block is done: what waited follows it
-            elif kind != "tool_call":
-                held.append(part)  # the open call may have more pieces
-                return out
         if kind == "error":
-            return out + self.fail(part.error, part.text)
+            return self.fail(part.error, part.text)
         self._begin(out)
-        if kind == "text":
-            if part.text:
-                self._text(out, "text", "text", "text_delta", part)
-        elif kind == "refusal":
-            if part.text:
-                self._refusal(out, part)
-        elif kind == "reasoning":
-            if part.text:
-                self._text(out, "thinking", "thinking", "thinking_delta", part)
-        elif kind == "signature":
-            self._signature(out, part)
-        elif kind == "redacted_reasoning":
-            self._close(out)
-            block = {"type": "redacted_thinking", "data": part.text}
-            self._start(out, "redacted_thinking", part.block, block)
-            self._close(out)
-        elif kind == "tool_call":
-            self._tool_call(out, part)
-        elif kind == "finish":
-            if part.text:
-                self._stop = _MESSAGES_STOP.get(part.text, part.text)
-        elif kind == "citation":
-            self._drop(kind, "a citation needs its location in a document or page")
-        elif kind == "server_tool":
-            self._drop(kind, "a tool the server ran has no block in Messages")
+        if part.block is not None:
+            self._leave_blocks(part.block)
+        if kind == "tool_call":
+            self._tool_call(part)
         else:
-            self._drop(kind, "a kind of part Messages has no place for")
+            if kind == "finish":
+                self._all_done()
+            if self._queue:
+                self._queue.append(part)
+            else:
+                self._emit(out, part)
+        self._drain(out)
         return out
 
     def end(self) -> list[bytes]:
-        """The last events: the open block stopped, `message_delta` and
-        `message_stop`."""
+        """The last events: the calls held written, the open block stopped,
+        `message_delta` and `message_stop`."""
         out: list[bytes] = []
         if self._ended:
             return out
-        self._flush(out)
+        self._all_done()
+        self._drain(out)
         self._begin(out)
         self._close(out)
         self._ended = True
@@ -1440,25 +1538,71 @@ class _MessagesWriter(_EventWriter):
         out: list[bytes] = []
         if self._ended:
             return out
-        self._flush(out)  # what the source said before its error, written
+        self._all_done()
+        self._drain(out)  # what the source said before its error, written
         self._ended = True
         body = _messages_error(error, message)
         out.append(_messages_event({"type": "error", "error": body}))
         return out
 
-    def _flush(self, out: list[bytes]) -> None:
-        """Stop the open call's block, and write the parts held while it was open."""
-        held = self._held
-        if held is None:
-            return
-        self._held = None
-        self._close(out)
-        for part in held:
-            out.extend(self.write(part))
+    def _emit(self, out: list[bytes], part: Part) -> None:
+        """Write a part that is no piece of a call, now."""
+        kind = part.kind
+        if kind == "text":
+            if part.text:
+                self._text(out, "text", "text", "text_delta", part)
+        elif kind == "refusal":
+            if part.text:
+                self._refusal(out, part)
+        elif kind == "reasoning":
+            if part.text:
+                self._text(out, "thinking", "thinking", "thinking_delta", part)
+        elif kind == "signature":
+            self._signature(out, part)
+        elif kind == "redacted_reasoning":
+            self._close(out)
+            block = {"type": "redacted_thinking", "data": part.text}
+            self._start(out, "redacted_thinking", part.block, block)
+            self._close(out)
+        elif kind == "finish":
+            if part.text:
+                self._stop = _MESSAGES_STOP.get(part.text, part.text)
+        elif kind == "citation":
+            self._citation(out, part)
+        elif kind == "server_tool":
+            self._drop(kind, "a tool the server ran has no block in Messages")
+        else:
+            self._drop(kind, "a kind of part Messages has no place for")
 
-    def _open_key(self) -> object:
-        block = self._open
-        return None if block is None else block.key
+    def _drain(self, out: list[bytes]) -> None:
+        """Write what waits, in order, up to the first call not whole yet."""
+        queue = self._queue
+        while queue:
+            item = queue[0]
+            if isinstance(item, _MessagesCall):
+                if not item.ready():
+                    return
+                queue.popleft()
+                self._write_call(out, item)
+            else:
+                queue.popleft()
+                self._emit(out, item)
+
+    def _all_done(self) -> None:
+        """Nothing more comes for any call held: each is written as it is."""
+        for item in self._queue:
+            if isinstance(item, _MessagesCall):
+                item.done = True
+        self._within.clear()
+        self._raw.clear()
+
+    def _leave_blocks(self, block: int) -> None:
+        """A Messages source's part of `block`: the calls of other blocks are done."""
+        within = self._within
+        if within and any(call.block != block for call in within):
+            for call in within:
+                call.done = call.done or call.block != block
+            self._within = [call for call in within if not call.done]
 
     def _key(self, part: Part) -> object:
         """Which call a tool-call piece belongs to: its index, else its id, else the
@@ -1505,26 +1649,11 @@ class _MessagesWriter(_EventWriter):
         return self._open
 
     def _close(self, out: list[bytes]) -> None:
-        """Stop the open block; a tool call that got no arguments gets `{}`."""
+        """Stop the open block."""
         block = self._open
         if block is None:
             return
         self._open = None
-        if block.kind == "tool_use":
-            if block.raw is not None:
-                text = _wire_text({_RAW: "".join(block.raw)})
-                out.append(
-                    _messages_delta(
-                        block.index, "input_json_delta", "partial_json", text
-                    )
-                )
-            elif not block.wrote:
-                out.append(
-                    _messages_delta(
-                        block.index, "input_json_delta", "partial_json", "{}"
-                    )
-                )
-            self._calls[block.key] = None
         out.append(
             _messages_event({"type": "content_block_stop", "index": block.index})
         )
@@ -1558,28 +1687,30 @@ class _MessagesWriter(_EventWriter):
             block = self._start(out, "refusal", part.block, empty)
         out.append(_messages_delta(block.index, "text_delta", "text", part.text))
 
+    def _citation(self, out: list[bytes], part: Part) -> None:
+        """A citation Messages made, as it came, in the text block it belongs to;
+        another has no place (a web page's citation in Messages is a search result's,
+        with its encrypted index)."""
+        cited = part.citation
+        source: Any = None if cited is None else cited.source
+        if source.__class__ is not dict or source.get("type") not in _MESSAGES_CITED:
+            self._drop("citation", "a citation Messages did not make has no place")
+            return
+        block = self._open
+        if block is None or block.kind != "text" or block.key != part.block:
+            block = self._start(out, "text", part.block, {"type": "text", "text": ""})
+        delta = {"type": "citations_delta", "citation": source}
+        event = {"type": "content_block_delta", "index": block.index, "delta": delta}
+        out.append(_messages_event(event))
+
     def _signature(self, out: list[bytes], part: Part) -> None:
         """A signature, in the thinking block it signs: the open one; for a part of a
         block not written yet (a thinking block whose text is omitted), or one more
         signature, a new one. A signature of chat's with no thinking block open has
         no block to go in. One that rides on a chat tool call (Gemini's) is a thinking
-        block of its own right before the call's block, its signature marked with its
-        scheme (`_marked`), which Claude Code sends back and `to_request` puts back on
-        that call; one for a call whose block has begun can no longer go before it."""
+        block of its own right before the call's block (see `_carrier`)."""
         if part.tool_call is not None and part.block is None:
-            if self._key(part) in self._calls:
-                self._drop("signature", "its call's block had begun")
-                return
-            empty = {"type": "thinking", "thinking": "", "signature": ""}
-            carrier = self._start(out, "thinking", None, empty)
-            carrier.signed = True
-            signature = _marked(_CALL_SCHEME, part.text)
-            out.append(
-                _messages_delta(
-                    carrier.index, "signature_delta", "signature", signature
-                )
-            )
-            self._close(out)
+            self._call_signature(out, part)
             return
         block = self._open
         thinking = block is not None and block.kind == "thinking"
@@ -1599,44 +1730,70 @@ class _MessagesWriter(_EventWriter):
             _messages_delta(block.index, "signature_delta", "signature", part.text)
         )
 
-    def _tool_call(self, out: list[bytes], part: Part) -> None:
-        """A piece of a tool call's arguments, in its block: a call not seen before
-        starts one (stopping the open block)."""
-        which = part.tool_call
+    def _call_signature(self, out: list[bytes], part: Part) -> None:
+        """A signature that rides on a chat tool call: written before the call's
+        block, now or when the call is (one for a call whose block was written can
+        no longer go before it)."""
+        key = self._key(part)
+        if key not in self._calls:
+            self._carrier(out, part.text)
+            return
+        call = self._calls[key]
+        if call is None or call.signature is not None:
+            self._drop("signature", "its call's block had begun")
+            return
+        call.signature = part.text
+
+    def _carrier(self, out: list[bytes], signature: str) -> None:
+        """A thinking block of its own for a signature that rides on a call, its
+        signature marked with its scheme (`_marked`), which Claude Code sends back
+        and `to_request` puts back on that call."""
+        empty = {"type": "thinking", "thinking": "", "signature": ""}
+        carrier = self._start(out, "thinking", None, empty)
+        carrier.signed = True
+        marked = _marked(_CALL_SCHEME, signature)
+        out.append(
+            _messages_delta(carrier.index, "signature_delta", "signature", marked)
+        )
+        self._close(out)
+
+    def _tool_call(self, part: Part) -> None:
+        """A piece of a tool call: held with its call (a call not seen before is held
+        behind what waits already)."""
         key = self._key(part)
         self._latest = key
-        block = self._open
-        if block is None or block.kind != "tool_use" or block.key != key:
-            if key in self._calls:
-                if part.text:
-                    self._drop("tool_call", "a piece of a call whose block had closed")
-                return
-            ident = which.id if which is not None and which.id else None
-            if ident is None:
-                ident = f"toolu_{self._id.removeprefix('msg_')}_{self._next}"
-            name = which.name if which is not None and which.name else ""
-            tool: dict[str, Any] = {"type": "tool_use", "id": ident, "name": name}
-            tool["input"] = {}
-            block = self._start(out, "tool_use", key, tool)
-            self._calls[key] = block.index
-            if part.block is None:
-                self._held = []  # chat: the call may go on after other parts
-        if part.text:
-            if (
-                block.raw is None
-                and not block.wrote
-                and part.text.lstrip()[:1] not in "{"
-            ):
-                block.raw = []  # arguments that are no JSON object: see `_RAW`
-            if block.raw is not None:
-                block.raw.append(part.text)
-                return
-            block.wrote = bool(part.text.strip()) or block.wrote
+        if key not in self._calls:
+            for raw in self._raw:  # chat: a call after one that is no object
+                raw.done = True
+            self._raw.clear()
+            held = self._calls[key] = _MessagesCall(key, part.block)
+            self._queue.append(held)
+            if part.block is not None:
+                self._within.append(held)
+        call = self._calls[key]
+        if call is None:
+            if part.text.strip():
+                self._drop("tool_call", "a piece of a call whose block had closed")
+            return
+        if call.add(part) and part.block is None:
+            self._raw.append(call)
+
+    def _write_call(self, out: list[bytes], call: _MessagesCall) -> None:
+        """A call's block, whole: its signature's block first, if one came."""
+        self._calls[call.key] = None
+        if call.signature is not None:
+            self._carrier(out, call.signature)
+        ident = call.id
+        if ident is None:
+            ident = f"toolu_{self._id.removeprefix('msg_')}_{self._next}"
+        tool: dict[str, Any] = {"type": "tool_use", "id": ident, "name": call.name}
+        tool["input"] = {}
+        block = self._start(out, "tool_use", call.key, tool)
+        for piece in call.input():
             out.append(
-                _messages_delta(
-                    block.index, "input_json_delta", "partial_json", part.text
-                )
+                _messages_delta(block.index, "input_json_delta", "partial_json", piece)
             )
+        self._close(out)
 
 
 _RAW: Final = "_raw_arguments"
@@ -1646,24 +1803,143 @@ object there, and its clients refuse anything else. `_MessagesReader` reads them
 back as the text they were."""
 
 
+_MESSAGES_CITED: Final = frozenset(
+    (
+        "char_location",
+        "page_location",
+        "content_block_location",
+        "search_result_location",
+        "web_search_result_location",
+    )
+)
+"""The citations Messages makes (`TextCitation`), carried as they came."""
+
+
 class _MessagesOpen:
     """The block being written."""
 
-    __slots__ = ("index", "key", "kind", "raw", "signed", "wrote")
+    __slots__ = ("index", "key", "kind", "signed")
 
     def __init__(self, index: int, kind: str, key: object) -> None:
         self.index = index
         self.kind = kind
-        self.raw: list[str] | None = None
-        """The pieces of a tool call's arguments that are no JSON object (see
-        `_RAW`), held until its block stops."""
         self.key = key
         """What the parts of this block share: their `block` (None from chat), or,
         for a tool call, its index or id."""
-        self.wrote = False
-        """Whether a tool call's block has had a piece of its arguments."""
         self.signed = False
         """Whether a thinking block has had its signature."""
+
+
+_MESSAGES_BRACKETS: Final = re.compile(r'["{}\[\]]')
+"""What changes the depth of JSON text outside its strings (a quote opens one)."""
+
+
+_MESSAGES_QUOTED: Final = re.compile(r'["\\]')
+"""What ends a JSON string, or escapes the character after it."""
+
+
+class _MessagesCall:
+    """A tool call held until its block can be written whole: its id, its name
+    joined from its pieces, the pieces of its arguments, and how far they have come
+    (the depth of their brackets, outside strings: they are whole once the first
+    bracket closes)."""
+
+    __slots__ = (
+        "block",
+        "depth",
+        "done",
+        "escaped",
+        "first",
+        "id",
+        "key",
+        "name",
+        "pieces",
+        "quoted",
+        "signature",
+        "whole",
+    )
+
+    def __init__(self, key: object, block: int | None) -> None:
+        self.key = key
+        self.block = block
+        self.id: str | None = None
+        self.name = ""
+        self.pieces: list[str] = []
+        self.signature: str | None = None
+        """A signature that rode on the call (Gemini's), for a block before it."""
+        self.first = ""
+        """The first character of the arguments that is no whitespace."""
+        self.depth = 0
+        self.quoted = False
+        self.escaped = False
+        self.whole = False
+        """Whether the arguments' first bracket has closed."""
+        self.done = False
+        """Whether nothing more can come for the call."""
+
+    def ready(self) -> bool:
+        return self.done or self.whole
+
+    def add(self, part: Part) -> bool:
+        """Add a part's id, piece of name and piece of arguments; True when the
+        arguments have just shown they are no JSON object."""
+        which = part.tool_call
+        if which is not None:
+            if self.id is None and which.id:
+                self.id = which.id
+            if which.name and which.name != self.name:
+                self.name += which.name  # a name split across chunks; a repeat is none
+        text = part.text
+        if not text:
+            return False
+        self.pieces.append(text)
+        if self.first:
+            self._scan(text)
+            return False
+        self.first = text.lstrip()[:1]
+        if not self.first:
+            return False
+        self._scan(text)
+        return self.first != "{"
+
+    def _scan(self, text: str) -> None:
+        """Follow the brackets of a piece (strings and their escapes skipped)."""
+        at, end = 0, len(text)
+        if self.escaped:
+            self.escaped, at = False, 1
+        while at < end and not self.whole:
+            found = (_MESSAGES_QUOTED if self.quoted else _MESSAGES_BRACKETS).search(
+                text, at
+            )
+            if found is None:
+                return
+            at = found.end()
+            mark = found.group()
+            if mark == '"':
+                self.quoted = not self.quoted
+            elif mark == "\\":
+                self.escaped = at == end
+                at += 1
+            elif mark in "{[":
+                self.depth += 1
+            else:
+                self.depth -= 1
+                self.whole = self.depth == 0
+
+    def input(self) -> list[str]:
+        """The pieces of the block's input: as they came when they make a JSON
+        object, `{}` for none, else their text under `_RAW`."""
+        text = "".join(self.pieces)
+        if not text.strip():
+            return ["{}"]
+        if self.first == "{":
+            try:
+                value = _json(text)
+            except ChunkDecodeError:
+                value = None
+            if value.__class__ is dict:
+                return self.pieces
+        return [_wire_text({_RAW: text})]
 
 
 def _messages_event(data: dict[str, Any]) -> bytes:
@@ -1712,7 +1988,7 @@ def _messages_usage_object(usage: UsageSummary | None, final: bool) -> dict[str,
     if not final:
         return out
     if u.reasoning_tokens is not None:
-        out["reasoning_tokens"] = u.reasoning_tokens
+        out["output_tokens_details"] = {"thinking_tokens": u.reasoning_tokens}
     if u.server_tool_calls is not None:
         out["server_tool_calls"] = u.server_tool_calls
     if u.cost_usd is not None:

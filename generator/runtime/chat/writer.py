@@ -110,6 +110,9 @@ class _ChatWriter:
             entry = {**_chat_detail(kind, part), "index": self._count(index, kind)}
             delta["reasoning_details"] = [entry]
         elif kind == "citation" and part.citation is not None:
+            if part.citation.url is None:  # a place in a document: chat's needs a URL
+                self.dropped[(kind, "a citation without a URL has no place")] += 1
+                return b""
             cited = {"url": part.citation.url}
             if part.citation.title is not None:
                 cited["title"] = part.citation.title

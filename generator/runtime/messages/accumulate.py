@@ -7,7 +7,7 @@ anthropic-sdk-python's `accumulate_event` (lib/streaming/_messages.py) builds it
 from __future__ import annotations
 
 import copy
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from ..errors import ChunkDecodeError
 from ..json_text import _json
@@ -28,10 +28,22 @@ class _MessagesAccumulator:
     drops) is kept in `misplaced`.
 
     More lenient than the SDK, which raises: an event before `message_start` starts
-    an empty message; a delta whose block never started starts one of the delta's
-    type. A second `message_start` is ignored, as the SDK ignores it."""
+    an empty message, which the `message_start` that follows merges into (its id,
+    model and usage added, what came kept); a delta whose block never started starts
+    one of the delta's type, which its `content_block_start` merges into (the texts
+    that came kept); a text or thinking delta whose text is null adds nothing. A
+    second `message_start` is ignored, as the SDK ignores it. Blocks are found by
+    their index in a map: an index of 10**9 costs what an index of 1 does."""
 
-    __slots__ = ("_at", "_inputs", "_pending", "error", "message", "misplaced")
+    __slots__ = (
+        "_at",
+        "_inputs",
+        "_pending",
+        "_started",
+        "error",
+        "message",
+        "misplaced",
+    )
 
     def __init__(self) -> None:
         self.message: dict[str, Any] | None = None
@@ -46,6 +58,8 @@ class _MessagesAccumulator:
         """The error object of an `error` event, if one came."""
         self.misplaced: list[Any] = []
         """The deltas of another type than their block's, in order."""
+        self._started = False
+        """Whether `message_start` came (an event before it starts a message too)."""
 
     def add(self, event: Any) -> None:
         """Add one event (JSON data)."""
@@ -53,11 +67,9 @@ class _MessagesAccumulator:
             return
         kind = event.get("type")
         if kind == "message_start":
-            if self.message is None:
-                message: Any = event.get("message")
-                given = message.__class__ is dict
-                self.message = copy.deepcopy(message) if given else {}
-                self._content()
+            if not self._started:
+                self._started = True
+                self._start(event.get("message"))
             return
         if kind == "error":
             self.error = event.get("error", event)
@@ -80,24 +92,55 @@ class _MessagesAccumulator:
         else:
             self._message_delta(event)
 
+    def _start(self, given: Any) -> None:
+        """`message_start`'s message; merged into the message events before it began
+        (their blocks and usage kept, after the blocks it holds)."""
+        message: dict[str, Any] = {}
+        if given.__class__ is dict:
+            message = copy.deepcopy(given)
+        content: Any = message.get("content")
+        if content.__class__ is not list:
+            content = message["content"] = []
+        came, at = self.message, self._at
+        self.message, self._at = message, {}
+        for place in range(len(content)):  # blocks it holds (programmatic tool calling)
+            self._at[place] = place
+        if came is None:
+            return
+        for key, value in came.items():
+            if key == "usage" and value.__class__ is dict:
+                usage: Any = message.get("usage")
+                merged: dict[str, Any] = usage if usage.__class__ is dict else {}
+                message["usage"] = {**merged, **value}  # what came later wins
+            elif key != "content" and (value is not None or key not in message):
+                message[key] = value
+        blocks: list[Any] = came["content"]
+        for index, place in at.items():
+            if index not in self._at:
+                self._at[index] = len(content)
+                content.append(blocks[place])
+
     def _content(self) -> list[Any]:
         assert self.message is not None
         content: Any = self.message.get("content")
         if content.__class__ is not list:
             content = self.message["content"] = []
-        else:  # blocks the message holds already (programmatic tool calling)
-            for place in range(len(content)):
-                self._at.setdefault(place, place)
+            self._at.clear()
         return cast(list[Any], content)
 
     def _place(self, index: int, block: dict[str, Any]) -> dict[str, Any]:
+        """Put a block that starts at its index; one that deltas started already takes
+        the start's keys, and keeps what its deltas brought."""
         content = self._content()
         place = self._at.get(index)
         if place is None:
             self._at[index] = len(content)
             content.append(block)
-        else:
-            content[place] = block
+            return block
+        came: Any = content[place]
+        if came.__class__ is dict:
+            block = _messages_merged(block, came)
+        content[place] = block
         return block
 
     def _block(self, index: int) -> dict[str, Any] | None:
@@ -122,7 +165,8 @@ class _MessagesAccumulator:
             block = self._place(index, copy.deepcopy(started))
         has = block.get("type")
         if kind == "text_delta" and has == "text":
-            block["text"] = _messages_str(block.get("text")) + delta.get("text", "")
+            so_far = _messages_str(block.get("text"))
+            block["text"] = so_far + _messages_str(delta.get("text"))
         elif kind == "input_json_delta" and has in ("tool_use", "server_tool_use"):
             piece = delta.get("partial_json")
             if piece.__class__ is str and piece:
@@ -136,7 +180,7 @@ class _MessagesAccumulator:
                 citations.append(delta.get("citation"))
         elif kind == "thinking_delta" and has == "thinking":
             so_far = _messages_str(block.get("thinking"))
-            block["thinking"] = so_far + delta.get("thinking", "")
+            block["thinking"] = so_far + _messages_str(delta.get("thinking"))
         elif kind == "signature_delta" and has == "thinking":
             block["signature"] = delta.get("signature")
         else:
@@ -231,6 +275,27 @@ _MESSAGES_STARTS: dict[Any, dict[str, Any]] = {
 
 def _messages_str(value: Any) -> str:
     return value if value.__class__ is str else ""
+
+
+_MESSAGES_JOINED: Final = ("text", "thinking")
+"""The keys of a block whose texts add up, piece after piece."""
+
+
+def _messages_merged(start: dict[str, Any], came: dict[str, Any]) -> dict[str, Any]:
+    """A block's `content_block_start` merged into the block its deltas started before
+    it: the start's keys, the texts that came after the start's own, the citations
+    that came after the start's, and a signature that came kept."""
+    merged = {**came, **start}
+    for key in _MESSAGES_JOINED:
+        if key in came:
+            merged[key] = _messages_str(start.get(key)) + _messages_str(came[key])
+    cited: Any = came.get("citations")
+    if cited.__class__ is list and cited:
+        given: Any = start.get("citations")
+        merged["citations"] = (given if given.__class__ is list else []) + cited
+    if came.get("signature"):
+        merged["signature"] = came["signature"]
+    return merged
 
 
 def _messages_parsed(text: str) -> Any:

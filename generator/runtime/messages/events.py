@@ -16,12 +16,16 @@ class _MessagesEvents(_Events[_Chunk]):
     line says (one named otherwise is kept in `mismatched`); an `error` is the server's
     error, and `message_stop` completes the stream until another message starts (one
     body may hold several messages), so reading goes on to the end of the source. Data
-    that is no JSON object is another event."""
+    that is no JSON object is another event, but for an `event: error`'s, which is the
+    server's error all the same (raised, as chat raises it)."""
 
     __slots__ = ()
 
     def decide(self, name: bytes, payload: bytes) -> _Chunk | None:
         if not payload.lstrip().startswith(b"{"):
+            if name == b"error":  # the server's error in words (a proxy's): raised
+                event = self.event = self._event(name, payload)
+                raise StreamError(_error_of(event.data), event)
             if payload.strip():
                 event = self.event = self._event(name or b"message", payload)
                 self._other(event)
@@ -30,6 +34,8 @@ class _MessagesEvents(_Events[_Chunk]):
             chunk = self._loads(payload)
         except ChunkDecodeError as error:
             event = self.event = self._event(name or b"message", payload)
+            if name == b"error":  # an error, however broken its JSON: raised
+                raise StreamError(_error_of(event.data), event) from None
             if not self._skip:
                 raise
             self._skipped(event, error)

@@ -56,16 +56,27 @@ class _MessagesReader:
     message without `type` or `role` (vLLM), `service_tier` beside the usage, an empty
     first `partial_json` (MiniMax), metrics on `message_stop` (Bedrock), a second
     `message_start` (ignored, as anthropic-sdk-python ignores it), a delta whose block
-    never started (read by the delta's type)."""
+    never started (read by the delta's type; its start, when it comes, adds the id and
+    name of its call), a `message_start` after other events (its usage adds the keys
+    they did not say).
 
-    __slots__ = ("_blocks", "_started", "_usage")
+    What it holds is bounded by the blocks open, never by the indexes: a block is
+    forgotten once it stops (a server tool's run is remembered by its id and name,
+    for its result)."""
+
+    __slots__ = ("_blocks", "_latest", "_runs", "_started", "_usage")
 
     def __init__(self) -> None:
         self._started = False
         self._usage: dict[str, Any] = {}
         """The usage so far: `message_start`'s, updated by each `message_delta`."""
         self._blocks: dict[int, _MessagesBlock] = {}
-        """The content blocks started, by index."""
+        """The content blocks started and not stopped, by index."""
+        self._latest = -1
+        """The index of the latest block started (-1: none yet)."""
+        self._runs: dict[Any, tuple[int, Any]] = {}
+        """The runs of the server's tools, by the id of their block: its index and
+        the tool's name."""
 
     def read(self, event: Any) -> list[Part]:
         """The parts of one event (JSON data)."""
@@ -77,12 +88,14 @@ class _MessagesReader:
             self._delta(event, out)
         elif kind == "content_block_start":
             block: Any = event.get("content_block")
-            index = _messages_index(event.get("index"), self._blocks)
+            index = self._index(event.get("index"), True)
             if block.__class__ is dict:
                 self._start_block(index, block, event, out)
         elif kind == "content_block_stop":
             stopped: Any = event.get("index")
-            known = self._blocks.get(stopped) if stopped.__class__ is int else None
+            known = None
+            if stopped.__class__ is int:
+                known = self._blocks.pop(stopped, None)
             if known is not None:
                 self._stop_block(known, event, out)
         elif kind == "message_delta":
@@ -93,6 +106,13 @@ class _MessagesReader:
         elif kind == "error":
             out.append(_messages_error_part(event))
         return out
+
+    def _index(self, index: Any, new: bool) -> int:
+        """A block's index; without one, the next (a block that starts) or the
+        latest."""
+        if index.__class__ is int:
+            return int(index)
+        return max(self._latest + 1 if new else self._latest, 0)
 
     def _message_start(self, event: Any, out: list[Part]) -> None:
         self._started = True
@@ -107,8 +127,8 @@ class _MessagesReader:
         )
         usage: Any = message.get("usage")
         said: UsageSummary | None = None
-        if usage.__class__ is dict:
-            self._usage.update(_messages_known(usage))
+        if usage.__class__ is dict:  # a message_delta's counts, come before, win
+            self._usage = {**_messages_known(usage), **self._usage}
             said = _messages_usage(self._usage)
         # The usage known at the start (the input tokens) rides on the start too, for
         # a writer that writes its opening events at once; the "usage" part follows.
@@ -119,7 +139,7 @@ class _MessagesReader:
         for index, block in enumerate(content if content.__class__ is list else ()):
             if block.__class__ is dict:
                 known = self._start_block(index, block, event, out)
-                self._stop_block(known, event, out)
+                self._stop_block(self._blocks.pop(index, known), event, out)
         reason: Any = message.get("stop_reason")
         if reason.__class__ is str and reason:
             out.append(Part("finish", 0, _messages_finish(reason), event))
@@ -140,9 +160,12 @@ class _MessagesReader:
     def _start_block(
         self, index: int, block: Any, event: Any, out: list[Part]
     ) -> _MessagesBlock:
-        """Read a block as it starts, with whatever content it holds already."""
+        """Read a block as it starts, with whatever content it holds already (a
+        call's pieces come before it: they stay its arguments)."""
         kind: Any = block.get("type")
+        came = self._blocks.get(index)
         known = self._blocks[index] = _MessagesBlock(index, kind, block)
+        self._latest = max(self._latest, index)
         if kind == "text":
             known.refusal = block.get("refusal") is True  # as our writer marks one
             meaning = "refusal" if known.refusal else "text"
@@ -164,11 +187,14 @@ class _MessagesReader:
                 name if name.__class__ is str and name else None,
             )
             given = _messages_input(block.get("input"))
-            known.has_input = bool(given)
+            known.has_input = bool(given) or (came is not None and came.has_input)
             out.append(
                 Part("tool_call", 0, given, event, tool_call=known.call, block=index)
             )
         elif _messages_server_use(kind):
+            run: Any = block.get("id")
+            if run.__class__ is str:
+                self._runs[run] = (index, block.get("name"))
             given = _messages_input(block.get("input"))
             out.append(self._server_tool(known, given, None, event))
         elif isinstance(kind, str) and kind.endswith("_tool_result"):
@@ -194,7 +220,7 @@ class _MessagesReader:
         delta: Any = event.get("delta")
         if delta.__class__ is not dict:
             return
-        index = _messages_index(event.get("index"), self._blocks, False)
+        index = self._index(event.get("index"), False)
         known = self._blocks.get(index)
         kind: Any = delta.get("type")
         texts = _MESSAGES_TEXT_DELTAS.get(kind) if kind.__class__ is str else None
@@ -210,6 +236,7 @@ class _MessagesReader:
             if known is None:  # a delta whose block never started
                 known = self._blocks[index] = _MessagesBlock(index, "tool_use", {})
                 known.call = ToolCallPart(index, None, None)
+                self._latest = max(self._latest, index)
             if _messages_server_use(known.kind):
                 known.pieces.append(piece)
                 return
@@ -239,19 +266,12 @@ class _MessagesReader:
     ) -> None:
         """The result of a tool the server ran (`web_search_tool_result`...): the
         output of the run its `tool_use_id` names, as JSON text."""
-        used = known.source.get("tool_use_id")
-        run = next(
-            (
-                b
-                for b in self._blocks.values()
-                if _messages_server_use(b.kind) and b.source.get("id") == used
-            ),
-            None,
-        )
+        used: Any = known.source.get("tool_use_id")
+        run = self._runs.get(used) if used.__class__ is str else None
         output = _json_text(known.source.get("content"))
-        name: Any = None if run is None else run.source.get("name")
+        name: Any = None if run is None else run[1]
         tool = ServerToolSummary(
-            known.index if run is None else run.index,
+            known.index if run is None else run[0],
             name if name.__class__ is str else None,
             "",
             output,
@@ -295,15 +315,6 @@ def _messages_finish(reason: str) -> str:
     return _MESSAGES_FINISH.get(reason) or reason
 
 
-def _messages_index(index: Any, blocks: dict[int, Any], new: bool = True) -> int:
-    """A block's index; without one, the next (a block that starts) or the latest."""
-    if index.__class__ is int:
-        return int(index)
-    if not blocks:
-        return 0
-    return max(blocks) + 1 if new else max(blocks)
-
-
 def _messages_text(
     text: Any, kind: str, index: int, event: Any, out: list[Part]
 ) -> None:
@@ -312,28 +323,39 @@ def _messages_text(
 
 
 def _messages_citation(citation: Any, index: int, event: Any, out: list[Part]) -> None:
-    """A citation part, for a citation of a source with an address (a web search
-    result's `url`, a search result's `source`); a citation of a document the request
-    sent (`char_location`, `page_location`) has none, and stays in its event."""
+    """A citation part, for a citation of any kind, with the citation as it came
+    (`source`): the address of a web search result (`url`) or of a search result
+    (`source`); none for a place in a document the request sent (`char_location`,
+    `page_location`, `content_block_location`), whose title is the document's."""
     if citation.__class__ is not dict:
         return
     url: Any = citation.get("url")
     if url.__class__ is not str or not url:
         url = citation.get("source")
-    if url.__class__ is not str or not url:
-        return
     title: Any = citation.get("title")
-    cited = Citation(url, title if title.__class__ is str else None)
+    if title.__class__ is not str:
+        title = citation.get("document_title")
+    cited = Citation(
+        url if url.__class__ is str and url else None,
+        title if title.__class__ is str else None,
+        citation,
+    )
     out.append(Part("citation", 0, "", event, citation=cited, block=index))
 
 
 def _messages_input(value: Any) -> str:
     """A tool's input given whole, as the text of its arguments: "" for none (`{}`,
-    which a streamed input starts as), JSON text for an object, a text as it is."""
+    which a streamed input starts as), JSON text for an object, a text as it is; the
+    arguments that were no JSON object, of an input that holds them under `_RAW`
+    alone, as the text they were."""
     if value is None or value == {}:
         return ""
     if value.__class__ is str:
-        return str(value)
+        text = str(value)
+        return _messages_raw(text) if text.startswith(_MESSAGES_RAW_MARK) else text
+    raw: Any = value.get(_MESSAGES_RAW) if value.__class__ is dict else None
+    if raw.__class__ is str and len(value) == 1:
+        return str(raw)
     return _json_text(value)
 
 
@@ -345,9 +367,10 @@ def _messages_known(usage: Any) -> dict[str, Any]:
 def _messages_usage(usage: dict[str, Any]) -> UsageSummary:
     """A Messages usage object in chat's terms. Anthropic's `input_tokens` excludes the
     cache reads and writes, chat's `prompt_tokens` includes them; the count of tools
-    the server ran is the sum of `server_tool_use`'s. The keys a writer adds where
-    Messages has no place (`cost_usd`, `reasoning_tokens`, `total_tokens`,
-    `server_tool_calls`) are read back."""
+    the server ran is the sum of `server_tool_use`'s; the reasoning tokens are
+    `output_tokens_details.thinking_tokens`. The keys a writer adds where Messages has
+    no place (`cost_usd`, `total_tokens`, `server_tool_calls`) are read back, and the
+    top-level `reasoning_tokens` older versions of it wrote."""
     count = _count_of
     given = count(usage, "input_tokens")
     read = count(usage, "cache_read_input_tokens")
@@ -365,13 +388,17 @@ def _messages_usage(usage: dict[str, Any]) -> UsageSummary:
     cost: Any = usage.get("cost_usd")
     if cost.__class__ not in (int, float):
         cost = usage.get("cost")
+    details: Any = usage.get("output_tokens_details")
+    thinking = count(details, "thinking_tokens") if details.__class__ is dict else None
     return UsageSummary(
         prompt_tokens=prompt,
         completion_tokens=completion,
         total_tokens=total,
         cached_prompt_tokens=read,
         cache_write_tokens=written,
-        reasoning_tokens=count(usage, "reasoning_tokens"),
+        reasoning_tokens=(
+            thinking if thinking is not None else count(usage, "reasoning_tokens")
+        ),
         cost_usd=float(cost) if cost.__class__ in (int, float) else None,
         server_tool_calls=servers,
     )
@@ -391,6 +418,10 @@ def _messages_error_part(event: Any) -> Part:
         message = _json_text(message)
     return Part("error", 0, message, event, error=error)
 
+
+_MESSAGES_RAW: Final = "_raw_arguments"
+"""The one key of the input of a call whose arguments were no JSON object (the
+writer's `_RAW`)."""
 
 _MESSAGES_RAW_MARK: Final = '{"_raw_arguments":'
 """How the input of a call whose arguments were no JSON object starts, as the writer

@@ -8,11 +8,14 @@ Claude Code)."""
 
 from __future__ import annotations
 
+import re
 import uuid
+from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any, Final
 
-from ..json_text import _json_string, _json_text, _wire_text
+from ..errors import ChunkDecodeError
+from ..json_text import _json, _json_string, _json_text, _wire_text
 from ..parts import _CALL_SCHEME, Identity, Part, UsageSummary, _marked
 from ..sse import StreamError
 from ..writing import _EventWriter
@@ -20,8 +23,8 @@ from ..writing import _EventWriter
 
 class MessagesLossWarning(UserWarning):
     """Parts a Messages stream could not hold were left out of it (another choice than
-    the first, a citation without its location, a tool the server ran): the writer's
-    `dropped` counts them, by kind and why."""
+    the first, a web page another protocol cited, a tool the server ran): the
+    writer's `dropped` counts them, by kind and why."""
 
 
 _MESSAGES_STOP: Final = {
@@ -69,15 +72,20 @@ class _MessagesWriter(_EventWriter):
       refusal one of its own marked `"refusal": true`: Messages has no refusal
       text), opaque reasoning a `redacted_thinking` block, each tool call a
       `tool_use` block (its id from the call, or `toolu_` and the message's; its
-      name), whose input comes
-      as `input_json_delta`s carrying every piece, the first one included; a call
-      that got no arguments gets `{}`. A piece of another call (another index or
-      id) closes the call's block. Chat's parts say no block, so while a call of
-      theirs is open the parts that are not its pieces (reasoning a server
-      interleaves with a call's last arguments) are held, and written after its
-      block, once another call starts, the choice finishes, or the stream ends. A
-      piece of a call whose block has closed (two calls' pieces interleaved) can no
-      longer be written, and is counted.
+      name, joined from the pieces a chat stream splits it in).
+    - A tool call's block is written whole, once its arguments are: its pieces are
+      held until they make a JSON value (a bracket that closes the first), or until
+      nothing more can come for it (the choice finishes, the stream ends or fails;
+      from a Messages source, a part of another block; from chat, another call
+      starts after arguments that are no JSON object). Its input is valid JSON
+      whatever came: the pieces as they came, as `input_json_delta`s, when they make
+      a JSON object; `{}` when there were none; else the text they make under
+      `_raw_arguments` (see `_RAW`). Messages cannot interleave blocks, chat streams
+      can interleave calls (0, 1, 0, 1): each call's pieces are held apart, and what
+      comes after a call that is not whole yet (other calls, reasoning a server
+      interleaves with a call's last arguments) waits behind it, in order. What is
+      held is what has not been written: the arguments, and the parts behind them.
+      A piece of a call whose block was written is counted (whitespace aside).
     - A thinking block gets a `signature_delta` before it stops when a "signature"
       part comes for it; one without a signature gets none. (Anthropic's API always
       signs a thinking block, and refuses an unsigned one sent back to it on the next
@@ -85,15 +93,20 @@ class _MessagesWriter(_EventWriter):
       rides on a chat tool call (Gemini's) is a thinking block of its own, with no
       text, right before the call's block, its signature marked with its scheme
       (`chunkspec:gemini:…`, see `_marked`): never taken for Anthropic's.
+    - A citation that came from Messages (its `source` one of Anthropic's citation
+      objects) is a `citations_delta` of the text block it belongs to (a new one when
+      none is open); another (a web page cited by chat or Responses, which has no
+      encrypted index of a search result) is counted.
     - `message_delta` once, after the last block: the stop reason in Anthropic's
       terms (`stop` is `end_turn`, `length` `max_tokens`, `tool_calls` `tool_use`,
       `content_filter` `refusal`; another kept as it is; null when the source sent
       none), and the usage always, in Anthropic's terms: `input_tokens` excludes the
       cache reads and writes (`prompt_tokens` less `cached_prompt_tokens` and
       `cache_write_tokens`), which are `cache_read_input_tokens` and
-      `cache_creation_input_tokens`; `output_tokens` is always a number (0 when
-      unknown); a count the source did not say is absent, never null; what Messages
-      has no key for is kept in keys of its own (`cost_usd`, `reasoning_tokens`,
+      `cache_creation_input_tokens`; the reasoning tokens are
+      `output_tokens_details.thinking_tokens`; `output_tokens` is always a number (0
+      when unknown); a count the source did not say is absent, never null; what
+      Messages has no key for is kept in keys of its own (`cost_usd`,
       `server_tool_calls`, and `total_tokens` when it is not input plus output),
       which both SDKs leave alone.
     - `message_stop` last; or, when the source reported an error, was cut off, or its
@@ -106,12 +119,14 @@ class _MessagesWriter(_EventWriter):
 
     __slots__ = (
         "_calls",
-        "_held",
         "_id",
         "_latest",
         "_next",
         "_open",
+        "_queue",
+        "_raw",
         "_stop",
+        "_within",
     )
 
     _loss = MessagesLossWarning
@@ -124,16 +139,23 @@ class _MessagesWriter(_EventWriter):
         self._stop: str | None = None
         self._next = 0  # the index of the next block
         self._open: _MessagesOpen | None = None
-        self._calls: dict[object, int | None] = {}
-        """Each tool call seen, by its key, with its block's index (None: closed)."""
+        self._calls: dict[object, _MessagesCall | None] = {}
+        """Each tool call seen, by its key: held until written, then None."""
         self._latest: object = None
         """The key of the call the latest piece belonged to."""
-        self._held: list[Part] | None = None
-        """While a call from chat (whose parts have no `block`) is open: the parts
-        that came since, other than its pieces, written once it is done."""
+        self._queue: deque[_MessagesCall | Part] = deque()
+        """What waits to be written, in order: calls not whole yet, and the parts
+        that came after the first of them."""
+        self._within: list[_MessagesCall] = []
+        """The held calls of a Messages source's blocks: done once another block's
+        part comes."""
+        self._raw: list[_MessagesCall] = []
+        """The held calls of chat whose arguments are no JSON object: done once
+        another call starts."""
 
     def write(self, part: Part) -> list[bytes]:
-        """The events of one part (none, while it only tells what comes later)."""
+        """The events of one part (none, while it only tells what comes later, or
+        waits behind a call not whole yet)."""
         out: list[bytes] = []
         if self._told(part):
             return out
@@ -141,56 +163,31 @@ class _MessagesWriter(_EventWriter):
         if kind == "start":
             self._begin(out)  # at once: the client hears before the first token
             return out
-        held = self._held
-        if held is not None and not (
-            kind == "tool_call" and self._key(part) == self._open_key()
-        ):
-            if kind in ("finish", "error") or (
-                kind == "tool_call" and self._key(part) not in self._calls
-            ):
-                self._flush(out)  # the call's block is done: what waited follows it
-            elif kind != "tool_call":
-                held.append(part)  # the open call may have more pieces
-                return out
         if kind == "error":
-            return out + self.fail(part.error, part.text)
+            return self.fail(part.error, part.text)
         self._begin(out)
-        if kind == "text":
-            if part.text:
-                self._text(out, "text", "text", "text_delta", part)
-        elif kind == "refusal":
-            if part.text:
-                self._refusal(out, part)
-        elif kind == "reasoning":
-            if part.text:
-                self._text(out, "thinking", "thinking", "thinking_delta", part)
-        elif kind == "signature":
-            self._signature(out, part)
-        elif kind == "redacted_reasoning":
-            self._close(out)
-            block = {"type": "redacted_thinking", "data": part.text}
-            self._start(out, "redacted_thinking", part.block, block)
-            self._close(out)
-        elif kind == "tool_call":
-            self._tool_call(out, part)
-        elif kind == "finish":
-            if part.text:
-                self._stop = _MESSAGES_STOP.get(part.text, part.text)
-        elif kind == "citation":
-            self._drop(kind, "a citation needs its location in a document or page")
-        elif kind == "server_tool":
-            self._drop(kind, "a tool the server ran has no block in Messages")
+        if part.block is not None:
+            self._leave_blocks(part.block)
+        if kind == "tool_call":
+            self._tool_call(part)
         else:
-            self._drop(kind, "a kind of part Messages has no place for")
+            if kind == "finish":
+                self._all_done()
+            if self._queue:
+                self._queue.append(part)
+            else:
+                self._emit(out, part)
+        self._drain(out)
         return out
 
     def end(self) -> list[bytes]:
-        """The last events: the open block stopped, `message_delta` and
-        `message_stop`."""
+        """The last events: the calls held written, the open block stopped,
+        `message_delta` and `message_stop`."""
         out: list[bytes] = []
         if self._ended:
             return out
-        self._flush(out)
+        self._all_done()
+        self._drain(out)
         self._begin(out)
         self._close(out)
         self._ended = True
@@ -209,25 +206,71 @@ class _MessagesWriter(_EventWriter):
         out: list[bytes] = []
         if self._ended:
             return out
-        self._flush(out)  # what the source said before its error, written
+        self._all_done()
+        self._drain(out)  # what the source said before its error, written
         self._ended = True
         body = _messages_error(error, message)
         out.append(_messages_event({"type": "error", "error": body}))
         return out
 
-    def _flush(self, out: list[bytes]) -> None:
-        """Stop the open call's block, and write the parts held while it was open."""
-        held = self._held
-        if held is None:
-            return
-        self._held = None
-        self._close(out)
-        for part in held:
-            out.extend(self.write(part))
+    def _emit(self, out: list[bytes], part: Part) -> None:
+        """Write a part that is no piece of a call, now."""
+        kind = part.kind
+        if kind == "text":
+            if part.text:
+                self._text(out, "text", "text", "text_delta", part)
+        elif kind == "refusal":
+            if part.text:
+                self._refusal(out, part)
+        elif kind == "reasoning":
+            if part.text:
+                self._text(out, "thinking", "thinking", "thinking_delta", part)
+        elif kind == "signature":
+            self._signature(out, part)
+        elif kind == "redacted_reasoning":
+            self._close(out)
+            block = {"type": "redacted_thinking", "data": part.text}
+            self._start(out, "redacted_thinking", part.block, block)
+            self._close(out)
+        elif kind == "finish":
+            if part.text:
+                self._stop = _MESSAGES_STOP.get(part.text, part.text)
+        elif kind == "citation":
+            self._citation(out, part)
+        elif kind == "server_tool":
+            self._drop(kind, "a tool the server ran has no block in Messages")
+        else:
+            self._drop(kind, "a kind of part Messages has no place for")
 
-    def _open_key(self) -> object:
-        block = self._open
-        return None if block is None else block.key
+    def _drain(self, out: list[bytes]) -> None:
+        """Write what waits, in order, up to the first call not whole yet."""
+        queue = self._queue
+        while queue:
+            item = queue[0]
+            if isinstance(item, _MessagesCall):
+                if not item.ready():
+                    return
+                queue.popleft()
+                self._write_call(out, item)
+            else:
+                queue.popleft()
+                self._emit(out, item)
+
+    def _all_done(self) -> None:
+        """Nothing more comes for any call held: each is written as it is."""
+        for item in self._queue:
+            if isinstance(item, _MessagesCall):
+                item.done = True
+        self._within.clear()
+        self._raw.clear()
+
+    def _leave_blocks(self, block: int) -> None:
+        """A Messages source's part of `block`: the calls of other blocks are done."""
+        within = self._within
+        if within and any(call.block != block for call in within):
+            for call in within:
+                call.done = call.done or call.block != block
+            self._within = [call for call in within if not call.done]
 
     def _key(self, part: Part) -> object:
         """Which call a tool-call piece belongs to: its index, else its id, else the
@@ -274,26 +317,11 @@ class _MessagesWriter(_EventWriter):
         return self._open
 
     def _close(self, out: list[bytes]) -> None:
-        """Stop the open block; a tool call that got no arguments gets `{}`."""
+        """Stop the open block."""
         block = self._open
         if block is None:
             return
         self._open = None
-        if block.kind == "tool_use":
-            if block.raw is not None:
-                text = _wire_text({_RAW: "".join(block.raw)})
-                out.append(
-                    _messages_delta(
-                        block.index, "input_json_delta", "partial_json", text
-                    )
-                )
-            elif not block.wrote:
-                out.append(
-                    _messages_delta(
-                        block.index, "input_json_delta", "partial_json", "{}"
-                    )
-                )
-            self._calls[block.key] = None
         out.append(
             _messages_event({"type": "content_block_stop", "index": block.index})
         )
@@ -327,28 +355,30 @@ class _MessagesWriter(_EventWriter):
             block = self._start(out, "refusal", part.block, empty)
         out.append(_messages_delta(block.index, "text_delta", "text", part.text))
 
+    def _citation(self, out: list[bytes], part: Part) -> None:
+        """A citation Messages made, as it came, in the text block it belongs to;
+        another has no place (a web page's citation in Messages is a search result's,
+        with its encrypted index)."""
+        cited = part.citation
+        source: Any = None if cited is None else cited.source
+        if source.__class__ is not dict or source.get("type") not in _MESSAGES_CITED:
+            self._drop("citation", "a citation Messages did not make has no place")
+            return
+        block = self._open
+        if block is None or block.kind != "text" or block.key != part.block:
+            block = self._start(out, "text", part.block, {"type": "text", "text": ""})
+        delta = {"type": "citations_delta", "citation": source}
+        event = {"type": "content_block_delta", "index": block.index, "delta": delta}
+        out.append(_messages_event(event))
+
     def _signature(self, out: list[bytes], part: Part) -> None:
         """A signature, in the thinking block it signs: the open one; for a part of a
         block not written yet (a thinking block whose text is omitted), or one more
         signature, a new one. A signature of chat's with no thinking block open has
         no block to go in. One that rides on a chat tool call (Gemini's) is a thinking
-        block of its own right before the call's block, its signature marked with its
-        scheme (`_marked`), which Claude Code sends back and `to_request` puts back on
-        that call; one for a call whose block has begun can no longer go before it."""
+        block of its own right before the call's block (see `_carrier`)."""
         if part.tool_call is not None and part.block is None:
-            if self._key(part) in self._calls:
-                self._drop("signature", "its call's block had begun")
-                return
-            empty = {"type": "thinking", "thinking": "", "signature": ""}
-            carrier = self._start(out, "thinking", None, empty)
-            carrier.signed = True
-            signature = _marked(_CALL_SCHEME, part.text)
-            out.append(
-                _messages_delta(
-                    carrier.index, "signature_delta", "signature", signature
-                )
-            )
-            self._close(out)
+            self._call_signature(out, part)
             return
         block = self._open
         thinking = block is not None and block.kind == "thinking"
@@ -368,44 +398,70 @@ class _MessagesWriter(_EventWriter):
             _messages_delta(block.index, "signature_delta", "signature", part.text)
         )
 
-    def _tool_call(self, out: list[bytes], part: Part) -> None:
-        """A piece of a tool call's arguments, in its block: a call not seen before
-        starts one (stopping the open block)."""
-        which = part.tool_call
+    def _call_signature(self, out: list[bytes], part: Part) -> None:
+        """A signature that rides on a chat tool call: written before the call's
+        block, now or when the call is (one for a call whose block was written can
+        no longer go before it)."""
+        key = self._key(part)
+        if key not in self._calls:
+            self._carrier(out, part.text)
+            return
+        call = self._calls[key]
+        if call is None or call.signature is not None:
+            self._drop("signature", "its call's block had begun")
+            return
+        call.signature = part.text
+
+    def _carrier(self, out: list[bytes], signature: str) -> None:
+        """A thinking block of its own for a signature that rides on a call, its
+        signature marked with its scheme (`_marked`), which Claude Code sends back
+        and `to_request` puts back on that call."""
+        empty = {"type": "thinking", "thinking": "", "signature": ""}
+        carrier = self._start(out, "thinking", None, empty)
+        carrier.signed = True
+        marked = _marked(_CALL_SCHEME, signature)
+        out.append(
+            _messages_delta(carrier.index, "signature_delta", "signature", marked)
+        )
+        self._close(out)
+
+    def _tool_call(self, part: Part) -> None:
+        """A piece of a tool call: held with its call (a call not seen before is held
+        behind what waits already)."""
         key = self._key(part)
         self._latest = key
-        block = self._open
-        if block is None or block.kind != "tool_use" or block.key != key:
-            if key in self._calls:
-                if part.text:
-                    self._drop("tool_call", "a piece of a call whose block had closed")
-                return
-            ident = which.id if which is not None and which.id else None
-            if ident is None:
-                ident = f"toolu_{self._id.removeprefix('msg_')}_{self._next}"
-            name = which.name if which is not None and which.name else ""
-            tool: dict[str, Any] = {"type": "tool_use", "id": ident, "name": name}
-            tool["input"] = {}
-            block = self._start(out, "tool_use", key, tool)
-            self._calls[key] = block.index
-            if part.block is None:
-                self._held = []  # chat: the call may go on after other parts
-        if part.text:
-            if (
-                block.raw is None
-                and not block.wrote
-                and part.text.lstrip()[:1] not in "{"
-            ):
-                block.raw = []  # arguments that are no JSON object: see `_RAW`
-            if block.raw is not None:
-                block.raw.append(part.text)
-                return
-            block.wrote = bool(part.text.strip()) or block.wrote
+        if key not in self._calls:
+            for raw in self._raw:  # chat: a call after one that is no object
+                raw.done = True
+            self._raw.clear()
+            held = self._calls[key] = _MessagesCall(key, part.block)
+            self._queue.append(held)
+            if part.block is not None:
+                self._within.append(held)
+        call = self._calls[key]
+        if call is None:
+            if part.text.strip():
+                self._drop("tool_call", "a piece of a call whose block had closed")
+            return
+        if call.add(part) and part.block is None:
+            self._raw.append(call)
+
+    def _write_call(self, out: list[bytes], call: _MessagesCall) -> None:
+        """A call's block, whole: its signature's block first, if one came."""
+        self._calls[call.key] = None
+        if call.signature is not None:
+            self._carrier(out, call.signature)
+        ident = call.id
+        if ident is None:
+            ident = f"toolu_{self._id.removeprefix('msg_')}_{self._next}"
+        tool: dict[str, Any] = {"type": "tool_use", "id": ident, "name": call.name}
+        tool["input"] = {}
+        block = self._start(out, "tool_use", call.key, tool)
+        for piece in call.input():
             out.append(
-                _messages_delta(
-                    block.index, "input_json_delta", "partial_json", part.text
-                )
+                _messages_delta(block.index, "input_json_delta", "partial_json", piece)
             )
+        self._close(out)
 
 
 _RAW: Final = "_raw_arguments"
@@ -414,25 +470,142 @@ text) are written under, as the one key of the call's input: Messages holds an
 object there, and its clients refuse anything else. `_MessagesReader` reads them
 back as the text they were."""
 
+_MESSAGES_CITED: Final = frozenset(
+    (
+        "char_location",
+        "page_location",
+        "content_block_location",
+        "search_result_location",
+        "web_search_result_location",
+    )
+)
+"""The citations Messages makes (`TextCitation`), carried as they came."""
+
 
 class _MessagesOpen:
     """The block being written."""
 
-    __slots__ = ("index", "key", "kind", "raw", "signed", "wrote")
+    __slots__ = ("index", "key", "kind", "signed")
 
     def __init__(self, index: int, kind: str, key: object) -> None:
         self.index = index
         self.kind = kind
-        self.raw: list[str] | None = None
-        """The pieces of a tool call's arguments that are no JSON object (see
-        `_RAW`), held until its block stops."""
         self.key = key
         """What the parts of this block share: their `block` (None from chat), or,
         for a tool call, its index or id."""
-        self.wrote = False
-        """Whether a tool call's block has had a piece of its arguments."""
         self.signed = False
         """Whether a thinking block has had its signature."""
+
+
+_MESSAGES_BRACKETS: Final = re.compile(r'["{}\[\]]')
+"""What changes the depth of JSON text outside its strings (a quote opens one)."""
+
+_MESSAGES_QUOTED: Final = re.compile(r'["\\]')
+"""What ends a JSON string, or escapes the character after it."""
+
+
+class _MessagesCall:
+    """A tool call held until its block can be written whole: its id, its name
+    joined from its pieces, the pieces of its arguments, and how far they have come
+    (the depth of their brackets, outside strings: they are whole once the first
+    bracket closes)."""
+
+    __slots__ = (
+        "block",
+        "depth",
+        "done",
+        "escaped",
+        "first",
+        "id",
+        "key",
+        "name",
+        "pieces",
+        "quoted",
+        "signature",
+        "whole",
+    )
+
+    def __init__(self, key: object, block: int | None) -> None:
+        self.key = key
+        self.block = block
+        self.id: str | None = None
+        self.name = ""
+        self.pieces: list[str] = []
+        self.signature: str | None = None
+        """A signature that rode on the call (Gemini's), for a block before it."""
+        self.first = ""
+        """The first character of the arguments that is no whitespace."""
+        self.depth = 0
+        self.quoted = False
+        self.escaped = False
+        self.whole = False
+        """Whether the arguments' first bracket has closed."""
+        self.done = False
+        """Whether nothing more can come for the call."""
+
+    def ready(self) -> bool:
+        return self.done or self.whole
+
+    def add(self, part: Part) -> bool:
+        """Add a part's id, piece of name and piece of arguments; True when the
+        arguments have just shown they are no JSON object."""
+        which = part.tool_call
+        if which is not None:
+            if self.id is None and which.id:
+                self.id = which.id
+            if which.name and which.name != self.name:
+                self.name += which.name  # a name split across chunks; a repeat is none
+        text = part.text
+        if not text:
+            return False
+        self.pieces.append(text)
+        if self.first:
+            self._scan(text)
+            return False
+        self.first = text.lstrip()[:1]
+        if not self.first:
+            return False
+        self._scan(text)
+        return self.first != "{"
+
+    def _scan(self, text: str) -> None:
+        """Follow the brackets of a piece (strings and their escapes skipped)."""
+        at, end = 0, len(text)
+        if self.escaped:
+            self.escaped, at = False, 1
+        while at < end and not self.whole:
+            found = (_MESSAGES_QUOTED if self.quoted else _MESSAGES_BRACKETS).search(
+                text, at
+            )
+            if found is None:
+                return
+            at = found.end()
+            mark = found.group()
+            if mark == '"':
+                self.quoted = not self.quoted
+            elif mark == "\\":
+                self.escaped = at == end
+                at += 1
+            elif mark in "{[":
+                self.depth += 1
+            else:
+                self.depth -= 1
+                self.whole = self.depth == 0
+
+    def input(self) -> list[str]:
+        """The pieces of the block's input: as they came when they make a JSON
+        object, `{}` for none, else their text under `_RAW`."""
+        text = "".join(self.pieces)
+        if not text.strip():
+            return ["{}"]
+        if self.first == "{":
+            try:
+                value = _json(text)
+            except ChunkDecodeError:
+                value = None
+            if value.__class__ is dict:
+                return self.pieces
+        return [_wire_text({_RAW: text})]
 
 
 def _messages_event(data: dict[str, Any]) -> bytes:
@@ -481,7 +654,7 @@ def _messages_usage_object(usage: UsageSummary | None, final: bool) -> dict[str,
     if not final:
         return out
     if u.reasoning_tokens is not None:
-        out["reasoning_tokens"] = u.reasoning_tokens
+        out["output_tokens_details"] = {"thinking_tokens": u.reasoning_tokens}
     if u.server_tool_calls is not None:
         out["server_tool_calls"] = u.server_tool_calls
     if u.cost_usd is not None:
