@@ -309,6 +309,23 @@ def test_a_good_request_of_each_protocol_still_goes_upstream(servers: Servers) -
     assert len(servers.upstream.requests) == before + 9
 
 
+@pytest.mark.parametrize("upstream", PROTOCOLS)
+def test_a_system_message_in_the_conversation_goes_upstream(
+    servers: Servers, upstream: str
+) -> None:
+    """Claude Code sends a system message after the first user message (see
+    tests/fixtures/agents/README.md): not a shape the gateway refuses."""
+    before = len(servers.upstream.requests)
+    body = request_of("messages", f"{upstream}-system")
+    body["messages"] = [
+        body["messages"][0],
+        {"role": "system", "content": [{"type": "text", "text": "# Environment"}]},
+    ]
+    answer = httpx.post(f"{servers.gateway}{PATHS['messages']}", json=body, timeout=WAIT)
+    assert answer.status_code == 200, answer.text
+    assert len(servers.upstream.requests) == before + 1
+
+
 # --- found on the way: a gzipped upstream stream passed through -----------------------
 
 

@@ -14,9 +14,13 @@ from typing import cast
 from .errors import ErrorInfo
 from .policy import Json
 
-MESSAGES_ROLES = ("user", "assistant")
+MESSAGES_ROLES = ("user", "assistant", "system")
+"""The roles a Messages request may give: Anthropic's two, and the system message Claude
+Code sends in the middle of its conversation (tests/fixtures/agents/README.md), which
+the translation places where the upstream's dialect takes it. The error names
+Anthropic's two, as its API does."""
 CHAT_ROLES = ("system", "assistant", "user", "function", "tool", "developer")
-"""The roles each API takes, in the order its error lists them."""
+"""The roles chat takes, in the order OpenAI's error lists them."""
 
 
 def problem(protocol: str, body: Json) -> ErrorInfo | None:
