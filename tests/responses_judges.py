@@ -41,6 +41,7 @@ from typing import Any
 
 import openai
 
+from generator.runtime.parts import _REASONING_SEPARATOR
 from tests.loopback import StreamSpec, serve, stream_app
 
 CLIENTS = Path(__file__).resolve().parent / "clients"
@@ -201,8 +202,9 @@ def meanings_of_response(response: dict[str, Any]) -> dict[str, Any]:
     """The meanings a final Responses `response` (as `read_with_openai_sdk` returns it)
     holds, in chat terms:
 
-    - reasoning: of each `reasoning` item, its `summary` texts joined, or, when it has no
-      summary text, its `content` (`reasoning_text` parts) joined; all items' joined in
+    - reasoning: of each `reasoning` item, its `summary` texts joined (by
+      `_REASONING_SEPARATOR`, as one text holds them), or, when it has no summary text,
+      its `content` (`reasoning_text` parts) joined; all items' joined in
       order. `reasoning_from` says which each item gave: "summary", "content" or "" (none).
       openai-python keeps both lists of an item; a writer puts a source's reasoning in one.
     - encrypted: the non-empty `encrypted_content` of the reasoning items, in order;
@@ -260,11 +262,16 @@ def meanings_of_response(response: dict[str, Any]) -> dict[str, Any]:
 
 
 def _reasoning_of(item: dict[str, Any]) -> tuple[str, str]:
-    summary = "".join(part.get("text") or "" for part in _parts(item, "summary"))
+    summary = _joined(_parts(item, "summary"))
     if summary:
         return summary, "summary"
-    content = "".join(part.get("text") or "" for part in _parts(item, "content"))
+    content = _joined(_parts(item, "content"))
     return content, "content" if content else ""
+
+
+def _joined(parts: list[dict[str, Any]]) -> str:
+    """The texts of an item's parts as one text, as the reader joins them."""
+    return _REASONING_SEPARATOR.join(t for p in parts if (t := p.get("text")))
 
 
 def _parts(item: dict[str, Any], key: str) -> list[dict[str, Any]]:

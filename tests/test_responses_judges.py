@@ -196,7 +196,7 @@ DOCUMENTED = sse(DOCUMENTED_EVENTS)
 PARIS = {"location": "Paris, France", "unit": "celsius"}
 DOCUMENTED_MEANINGS: dict[str, Any] = {
     "reasoning": "**Checking the weather**\n\nThe user wants the weather in Paris."
-    "I'll call get_weather in Celsius.",
+    "\n\nI'll call get_weather in Celsius.",  # two summary parts
     "reasoning_from": ["summary"],
     "encrypted": [ENCRYPTED],
     "text": "Let me check the weather for you.",

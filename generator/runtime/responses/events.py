@@ -33,7 +33,8 @@ class _ResponsesEvents(_Events[_Chunk]):
     line says (one named otherwise is kept in `mismatched`). An `error` event and a
     `response.failed` are the server's error (`StreamError`); `response.completed` and
     `response.incomplete` complete the stream until another response starts, and
-    `data: [DONE]` ends it. Each `sequence_number` is checked against the last one:
+    `data: [DONE]` ends it. An `event: error` is the server's error whatever its data
+    (a JSON object or not), as in chat. Each `sequence_number` is checked against the last one:
     where numbers are skipped, `gaps` says so; a stream without them is read as well.
     Data that is no JSON object is another event."""
 
@@ -49,6 +50,10 @@ class _ResponsesEvents(_Events[_Chunk]):
         """The `sequence_number` of the last numbered event."""
 
     def decide(self, name: bytes, payload: bytes) -> _Chunk | None:
+        if name == b"error" and not payload.lstrip().startswith(b"{"):
+            # The server's error, whatever its data (text, a list): as chat raises it.
+            event = self._named(name, payload)
+            raise StreamError(_error_of(event.data), event)
         if not payload.lstrip().startswith(b"{"):
             stripped = payload.strip()
             if stripped == b"[DONE]":
@@ -66,6 +71,8 @@ class _ResponsesEvents(_Events[_Chunk]):
             self._skipped(event, error)
             return None
         kind = _type_of(chunk)
+        if kind.__class__ is not str:
+            kind = None  # a `type` that is no string (a list) names no event
         named = name not in (b"", b"message")
         mismatched = named and name.decode("utf-8", "replace") != kind
         if mismatched and len(self.mismatched) < KEPT_EVENTS:
