@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    91aba90f4654
-# Digest: e8571d4cc031d02d
+#   chunkspec code                    2466e3de2692
+# Digest: 15d2a0b62bff169b
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 
@@ -661,9 +661,9 @@ class _ResponsesEvents(_Events[_Chunk]):
     `response.failed` are the server's error (`StreamError`); `response.completed` and
     `response.incomplete` complete the stream until another response starts, and
     `data: [DONE]` ends it. An `event: error` is the server's error whatever its data
-    (a JSON object or not), as in chat. Each `sequence_number` is checked against the last one:
-    where numbers are skipped, `gaps` says so; a stream without them is read as well.
-    Data that is no JSON object is another event."""
+    (a JSON object or not), as in chat. Each `sequence_number` is checked against the
+    last one: where numbers are skipped, `gaps` says so; a stream without them is read
+    as well. Other data that is no JSON object is another event."""
 
     __slots__ = ("_number",)
 
@@ -1323,9 +1323,10 @@ class _ResponsesAccumulator:
     openai-python does: the lifecycle events (`created`, `in_progress`, ...) give the
     response; items are put in the order of their `output_index`, parts in the order
     of their `content_index` or `summary_index` (a number skipped leaves no hole: the
-    lists hold what came, whatever the numbers say); each delta is appended to the text it addresses; a `*.done`
-    event, `content_part.done` and `output_item.done` replace what they say (they are
-    authoritative); a URL or file annotation is appended to its part. The final
+    lists hold what came, whatever the numbers say); each delta is appended to the
+    text it addresses; a `*.done` event, `content_part.done` and `output_item.done`
+    replace what they say (they are authoritative); a URL or file annotation is
+    appended to its part. The final
     event's response (`completed`, `incomplete`, `failed`) is the result, unless its
     output is empty or missing (the ChatGPT backend): then the items the stream
     built are its output. The final output is matched with the items built by id,
@@ -1352,7 +1353,7 @@ class _ResponsesAccumulator:
         """The `output_index` of each item of the output, in order."""
         self._numbers: dict[tuple[int, str], list[int]] = {}
         """The numbers of the parts of an item's `content` or `summary`, in order, by
-        the item's `output_index` and the list (none: the parts are numbered 0, 1...)."""
+        the item's `output_index` and the list (none: they are numbered 0, 1...)."""
 
     def add(self, event: Any) -> None:
         """Add one event (JSON data)."""
@@ -1465,10 +1466,10 @@ class _ResponsesAccumulator:
             i for i in (final if final.__class__ is list else ()) if i.__class__ is dict
         ]
         where: dict[str, int] = {}
-        for at, built in enumerate(output):
-            ident: Any = built.get("id") if built.__class__ is dict else None
+        for place, known in enumerate(output):
+            ident: Any = known.get("id") if known.__class__ is dict else None
             if ident.__class__ is str:
-                where.setdefault(ident, at)
+                where.setdefault(ident, place)
         pairs = _paired_output(items, len(output), where)
         for item, at in zip(items, pairs, strict=True):
             built: Any = None if at is None else output[at]

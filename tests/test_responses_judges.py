@@ -623,7 +623,7 @@ def test_what_each_client_checks_of_identities() -> None:
     # The second summary part's delta, and its end, each an error part; its text is still
     # in the reasoning read (fullStream passes the delta on), in no block.
     assert part["errors"] == [f"reasoning part {RS}:1 not found"] * 2
-    assert part["reasoning"] == DOCUMENTED_MEANINGS["reasoning"]
+    assert part["reasoning"] == "".join((*SUMMARY_1, SUMMARY_2))  # its deltas, as they came
     assert [b["id"] for b in part["reasoningBlocks"]] == [f"{RS}:0"]
 
 

@@ -60,9 +60,10 @@ class _ResponsesAccumulator:
     openai-python does: the lifecycle events (`created`, `in_progress`, ...) give the
     response; items are put in the order of their `output_index`, parts in the order
     of their `content_index` or `summary_index` (a number skipped leaves no hole: the
-    lists hold what came, whatever the numbers say); each delta is appended to the text it addresses; a `*.done`
-    event, `content_part.done` and `output_item.done` replace what they say (they are
-    authoritative); a URL or file annotation is appended to its part. The final
+    lists hold what came, whatever the numbers say); each delta is appended to the
+    text it addresses; a `*.done` event, `content_part.done` and `output_item.done`
+    replace what they say (they are authoritative); a URL or file annotation is
+    appended to its part. The final
     event's response (`completed`, `incomplete`, `failed`) is the result, unless its
     output is empty or missing (the ChatGPT backend): then the items the stream
     built are its output. The final output is matched with the items built by id,
@@ -89,7 +90,7 @@ class _ResponsesAccumulator:
         """The `output_index` of each item of the output, in order."""
         self._numbers: dict[tuple[int, str], list[int]] = {}
         """The numbers of the parts of an item's `content` or `summary`, in order, by
-        the item's `output_index` and the list (none: the parts are numbered 0, 1...)."""
+        the item's `output_index` and the list (none: they are numbered 0, 1...)."""
 
     def add(self, event: Any) -> None:
         """Add one event (JSON data)."""
@@ -198,12 +199,14 @@ class _ResponsesAccumulator:
 
     def _compare_final(self, final: Any, output: list[Any]) -> None:
         """Keep in `drift` what the final output changed of the items built."""
-        items = [i for i in (final if final.__class__ is list else ()) if i.__class__ is dict]
+        items = [
+            i for i in (final if final.__class__ is list else ()) if i.__class__ is dict
+        ]
         where: dict[str, int] = {}
-        for at, built in enumerate(output):
-            ident: Any = built.get("id") if built.__class__ is dict else None
+        for place, known in enumerate(output):
+            ident: Any = known.get("id") if known.__class__ is dict else None
             if ident.__class__ is str:
-                where.setdefault(ident, at)
+                where.setdefault(ident, place)
         pairs = _paired_output(items, len(output), where)
         for item, at in zip(items, pairs, strict=True):
             built: Any = None if at is None else output[at]

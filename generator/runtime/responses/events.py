@@ -34,9 +34,9 @@ class _ResponsesEvents(_Events[_Chunk]):
     `response.failed` are the server's error (`StreamError`); `response.completed` and
     `response.incomplete` complete the stream until another response starts, and
     `data: [DONE]` ends it. An `event: error` is the server's error whatever its data
-    (a JSON object or not), as in chat. Each `sequence_number` is checked against the last one:
-    where numbers are skipped, `gaps` says so; a stream without them is read as well.
-    Data that is no JSON object is another event."""
+    (a JSON object or not), as in chat. Each `sequence_number` is checked against the
+    last one: where numbers are skipped, `gaps` says so; a stream without them is read
+    as well. Other data that is no JSON object is another event."""
 
     __slots__ = ("_number",)
 

@@ -421,7 +421,9 @@ class _ResponsesWriter(_EventWriter):
         separator between two parts of a Responses item's reasoning ends a part."""
         item = self._text_item(out, "reasoning", part)
         number = _part_number(part.chunk)
-        between = part.text == _REASONING_SEPARATOR and (number is None or number != item.at)
+        between = part.text == _REASONING_SEPARATOR and (
+            number is None or number != item.at
+        )
         item.at = number
         if between and item.part is not None and _is_responses(part.chunk):
             self._end_part(out, item)
@@ -559,7 +561,9 @@ class _ResponsesWriter(_EventWriter):
             if self._held is not None:
                 held = self._held[1]
                 which = ToolCallPart(
-                    which.index, held.id or which.id, _name_joined(held.name, which.name)
+                    which.index,
+                    held.id or which.id,
+                    _name_joined(held.name, which.name),
                 )
             self._held = (key, which)
             if not part.text:
@@ -574,7 +578,9 @@ class _ResponsesWriter(_EventWriter):
                 )
             )
 
-    def _add_call(self, out: list[bytes], key: object, which: ToolCallPart) -> _ResponsesOpen:
+    def _add_call(
+        self, out: list[bytes], key: object, which: ToolCallPart
+    ) -> _ResponsesOpen:
         """Add a call's `function_call` item (the open message or reasoning item done
         first)."""
         self._close_text(out)
@@ -604,7 +610,10 @@ class _ResponsesWriter(_EventWriter):
         source: Any = cited.source
         carried = source.__class__ is dict and _is_responses(part.chunk)
         if not carried and not cited.url:
-            self._drop("citation", "a document's or file's: Responses cites URLs and its own files")
+            self._drop(
+                "citation",
+                "a document's or file's: Responses cites URLs and its own files",
+            )
             return
         item = self._open
         if item is None or item.kind != "message" or item.part != "output_text":
