@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    6d70bfbf96ef
-# Digest: dfa9cf27dfcc7e09
+#   chunkspec code                    05cb5ffc20ec
+# Digest: 1728da73f41164d0
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 
@@ -1632,7 +1632,7 @@ class _ResponsesWriter(_EventWriter):
       side (chat interleaves them) and are done when the response is; a call is
       added once its name is whole (chat may split it across chunks: the call's
       parts without arguments are held until a piece of them, or another part,
-      comes). A message or
+      comes; a piece of its name after that is counted in `dropped`). A message or
       reasoning item ends where the parts' `block` changes (a Messages or
       Responses source) or their kind does; the reasoning of a Responses item keeps
       its summary parts (the reader's `_REASONING_SEPARATOR` between them ends one).
@@ -2106,6 +2106,9 @@ class _ResponsesWriter(_EventWriter):
                 if part.text:
                     self._drop("tool_call", "a piece of a call already done")
                 return
+            piece = part.tool_call.name if part.tool_call is not None else None
+            if piece and _name_joined(call.name, piece) != call.name:
+                self._drop("tool_call", "a piece of its name after its item was added")
         else:
             which = part.tool_call or ToolCallPart(None, None, None)
             if self._held is not None:
@@ -2139,7 +2142,7 @@ class _ResponsesWriter(_EventWriter):
         named: dict[str, str] = {"name": name}
         if name in self._names:  # a function of a namespace, as Codex runs it
             named = {"name": self._names[name][1], "namespace": self._names[name][0]}
-        return self._add(
+        call = self._add(
             out,
             "function_call",
             "fc",
@@ -2148,6 +2151,8 @@ class _ResponsesWriter(_EventWriter):
             **named,
             arguments="",
         )
+        call.name = name
+        return call
 
     def _cite(self, out: list[bytes], part: Part) -> None:
         """A cited source: the annotation a Responses stream said, as it came, or a
@@ -2207,6 +2212,7 @@ class _ResponsesOpen:
         "item",
         "key",
         "kind",
+        "name",
         "notes",
         "part",
         "parts",
@@ -2232,6 +2238,8 @@ class _ResponsesOpen:
         """The content or summary parts done."""
         self.notes: list[dict[str, Any]] = []
         """The annotations of the open text part."""
+        self.name = ""
+        """A call's name (flat, as the parts said it)."""
         self.at: int | None = None
         """The number the source gave the reasoning part written last (a Responses
         `summary_index` or `content_index`; None: none)."""

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    2466e3de2692
-# Digest: 15d2a0b62bff169b
+#   chunkspec code                    c2b07a9b99f3
+# Digest: 96d83bc04dea7455
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 
@@ -1656,7 +1656,7 @@ class _ResponsesWriter(_EventWriter):
       side (chat interleaves them) and are done when the response is; a call is
       added once its name is whole (chat may split it across chunks: the call's
       parts without arguments are held until a piece of them, or another part,
-      comes). A message or
+      comes; a piece of its name after that is counted in `dropped`). A message or
       reasoning item ends where the parts' `block` changes (a Messages or
       Responses source) or their kind does; the reasoning of a Responses item keeps
       its summary parts (the reader's `_REASONING_SEPARATOR` between them ends one).
@@ -2130,6 +2130,9 @@ class _ResponsesWriter(_EventWriter):
                 if part.text:
                     self._drop("tool_call", "a piece of a call already done")
                 return
+            piece = part.tool_call.name if part.tool_call is not None else None
+            if piece and _name_joined(call.name, piece) != call.name:
+                self._drop("tool_call", "a piece of its name after its item was added")
         else:
             which = part.tool_call or ToolCallPart(None, None, None)
             if self._held is not None:
@@ -2163,7 +2166,7 @@ class _ResponsesWriter(_EventWriter):
         named: dict[str, str] = {"name": name}
         if name in self._names:  # a function of a namespace, as Codex runs it
             named = {"name": self._names[name][1], "namespace": self._names[name][0]}
-        return self._add(
+        call = self._add(
             out,
             "function_call",
             "fc",
@@ -2172,6 +2175,8 @@ class _ResponsesWriter(_EventWriter):
             **named,
             arguments="",
         )
+        call.name = name
+        return call
 
     def _cite(self, out: list[bytes], part: Part) -> None:
         """A cited source: the annotation a Responses stream said, as it came, or a
@@ -2231,6 +2236,7 @@ class _ResponsesOpen:
         "item",
         "key",
         "kind",
+        "name",
         "notes",
         "part",
         "parts",
@@ -2256,6 +2262,8 @@ class _ResponsesOpen:
         """The content or summary parts done."""
         self.notes: list[dict[str, Any]] = []
         """The annotations of the open text part."""
+        self.name = ""
+        """A call's name (flat, as the parts said it)."""
         self.at: int | None = None
         """The number the source gave the reasoning part written last (a Responses
         `summary_index` or `content_index`; None: none)."""

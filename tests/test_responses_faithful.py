@@ -93,6 +93,23 @@ def test_a_tool_name_split_across_chat_chunks_is_written_whole(target: str) -> N
     assert not said
 
 
+@pytest.mark.parametrize("target", ALL)
+def test_a_piece_of_a_name_after_the_call_was_added_is_counted(target: str) -> None:
+    call = {
+        "index": 0,
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "get_", "arguments": "{"},
+    }
+    data = chat_sse([
+        {"role": "assistant", "tool_calls": [call]},
+        {"tool_calls": [{"index": 0, "function": {"name": "weather", "arguments": "}"}}]},
+    ])  # fmt: skip
+    out, said = bridged(CHATS[target], data, "chat")
+    assert [i["name"] for i in check_responses(out).response["output"]] == ["get_"]
+    assert len(said) == 1 and "1 tool_call (a piece of its name after" in said[0], said
+
+
 # 2. An item at output_index 1 with nothing at 0.
 
 

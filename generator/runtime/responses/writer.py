@@ -82,7 +82,7 @@ class _ResponsesWriter(_EventWriter):
       side (chat interleaves them) and are done when the response is; a call is
       added once its name is whole (chat may split it across chunks: the call's
       parts without arguments are held until a piece of them, or another part,
-      comes). A message or
+      comes; a piece of its name after that is counted in `dropped`). A message or
       reasoning item ends where the parts' `block` changes (a Messages or
       Responses source) or their kind does; the reasoning of a Responses item keeps
       its summary parts (the reader's `_REASONING_SEPARATOR` between them ends one).
@@ -556,6 +556,9 @@ class _ResponsesWriter(_EventWriter):
                 if part.text:
                     self._drop("tool_call", "a piece of a call already done")
                 return
+            piece = part.tool_call.name if part.tool_call is not None else None
+            if piece and _name_joined(call.name, piece) != call.name:
+                self._drop("tool_call", "a piece of its name after its item was added")
         else:
             which = part.tool_call or ToolCallPart(None, None, None)
             if self._held is not None:
@@ -589,7 +592,7 @@ class _ResponsesWriter(_EventWriter):
         named: dict[str, str] = {"name": name}
         if name in self._names:  # a function of a namespace, as Codex runs it
             named = {"name": self._names[name][1], "namespace": self._names[name][0]}
-        return self._add(
+        call = self._add(
             out,
             "function_call",
             "fc",
@@ -598,6 +601,8 @@ class _ResponsesWriter(_EventWriter):
             **named,
             arguments="",
         )
+        call.name = name
+        return call
 
     def _cite(self, out: list[bytes], part: Part) -> None:
         """A cited source: the annotation a Responses stream said, as it came, or a
@@ -657,6 +662,7 @@ class _ResponsesOpen:
         "item",
         "key",
         "kind",
+        "name",
         "notes",
         "part",
         "parts",
@@ -682,6 +688,8 @@ class _ResponsesOpen:
         """The content or summary parts done."""
         self.notes: list[dict[str, Any]] = []
         """The annotations of the open text part."""
+        self.name = ""
+        """A call's name (flat, as the parts said it)."""
         self.at: int | None = None
         """The number the source gave the reasoning part written last (a Responses
         `summary_index` or `content_index`; None: none)."""
