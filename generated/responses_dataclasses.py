@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    05cb5ffc20ec
-# Digest: 1728da73f41164d0
+#   chunkspec code                    8ee40cd6c14c
+# Digest: 789aa31bf17907d8
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 
@@ -45,7 +45,7 @@ from collections.abc import (
     Mapping,
 )
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final, Literal, TypeAlias, cast
+from typing import Any, ClassVar, Final, Literal, NoReturn, TypeAlias, cast
 
 from .chunk_dataclasses import (
     _MARK,
@@ -654,9 +654,7 @@ class _ResponsesEvents(_Events[_Chunk]):
 
     def decide(self, name: bytes, payload: bytes) -> _Chunk | None:
         if name == b"error" and not payload.lstrip().startswith(b"{"):
-            # The server's error, whatever its data (text, a list): as chat raises it.
-            event = self._named(name, payload)
-            raise StreamError(_error_of(event.data), event)
+            self._failed(name, payload)
         if not payload.lstrip().startswith(b"{"):
             stripped = payload.strip()
             if stripped == b"[DONE]":
@@ -668,6 +666,8 @@ class _ResponsesEvents(_Events[_Chunk]):
         try:
             chunk = self._loads(payload)
         except ChunkDecodeError as error:
+            if name == b"error":
+                self._failed(name, payload)
             event = self._named(name, payload)
             if not self._skip:
                 raise
@@ -692,6 +692,12 @@ class _ResponsesEvents(_Events[_Chunk]):
         elif kind == "response.created":
             self.complete = False
         return chunk
+
+    def _failed(self, name: bytes, payload: bytes) -> NoReturn:
+        """The server's error, whatever its data (text, a list, broken JSON): raised,
+        as chat and Messages raise it."""
+        event = self._named(name, payload)
+        raise StreamError(_error_of(event.data), event)
 
     def _named(self, name: bytes, payload: bytes) -> ServerSentEvent:
         event = self.event = self._event(name or b"message", payload)

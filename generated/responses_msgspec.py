@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    c2b07a9b99f3
-# Digest: 96d83bc04dea7455
+#   chunkspec code                    9143fbba5205
+# Digest: 1d7d13d67bb7cf72
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 
@@ -47,7 +47,7 @@ from collections.abc import (
     Mapping,
 )
 from types import MappingProxyType
-from typing import Any, ClassVar, Final, Literal, TypeAlias, cast
+from typing import Any, ClassVar, Final, Literal, NoReturn, TypeAlias, cast
 
 import msgspec
 from msgspec import UNSET
@@ -678,9 +678,7 @@ class _ResponsesEvents(_Events[_Chunk]):
 
     def decide(self, name: bytes, payload: bytes) -> _Chunk | None:
         if name == b"error" and not payload.lstrip().startswith(b"{"):
-            # The server's error, whatever its data (text, a list): as chat raises it.
-            event = self._named(name, payload)
-            raise StreamError(_error_of(event.data), event)
+            self._failed(name, payload)
         if not payload.lstrip().startswith(b"{"):
             stripped = payload.strip()
             if stripped == b"[DONE]":
@@ -692,6 +690,8 @@ class _ResponsesEvents(_Events[_Chunk]):
         try:
             chunk = self._loads(payload)
         except ChunkDecodeError as error:
+            if name == b"error":
+                self._failed(name, payload)
             event = self._named(name, payload)
             if not self._skip:
                 raise
@@ -716,6 +716,12 @@ class _ResponsesEvents(_Events[_Chunk]):
         elif kind == "response.created":
             self.complete = False
         return chunk
+
+    def _failed(self, name: bytes, payload: bytes) -> NoReturn:
+        """The server's error, whatever its data (text, a list, broken JSON): raised,
+        as chat and Messages raise it."""
+        event = self._named(name, payload)
+        raise StreamError(_error_of(event.data), event)
 
     def _named(self, name: bytes, payload: bytes) -> ServerSentEvent:
         event = self.event = self._event(name or b"message", payload)

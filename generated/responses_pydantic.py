@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    2edd2a132459
-# Digest: d171207edf8edb08
+#   chunkspec code                    b8045962adfd
+# Digest: 19779bd5a69da8a4
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 
@@ -44,7 +44,7 @@ from collections.abc import (
     Iterator,
     Mapping,
 )
-from typing import Annotated, Any, ClassVar, Final, Literal, TypeAlias, cast
+from typing import Annotated, Any, ClassVar, Final, Literal, NoReturn, TypeAlias, cast
 
 from pydantic import Discriminator, Field, GetCoreSchemaHandler, Tag, TypeAdapter
 from pydantic_core import core_schema
@@ -685,9 +685,7 @@ class _ResponsesEvents(_Events[_Chunk]):
 
     def decide(self, name: bytes, payload: bytes) -> _Chunk | None:
         if name == b"error" and not payload.lstrip().startswith(b"{"):
-            # The server's error, whatever its data (text, a list): as chat raises it.
-            event = self._named(name, payload)
-            raise StreamError(_error_of(event.data), event)
+            self._failed(name, payload)
         if not payload.lstrip().startswith(b"{"):
             stripped = payload.strip()
             if stripped == b"[DONE]":
@@ -699,6 +697,8 @@ class _ResponsesEvents(_Events[_Chunk]):
         try:
             chunk = self._loads(payload)
         except ChunkDecodeError as error:
+            if name == b"error":
+                self._failed(name, payload)
             event = self._named(name, payload)
             if not self._skip:
                 raise
@@ -723,6 +723,12 @@ class _ResponsesEvents(_Events[_Chunk]):
         elif kind == "response.created":
             self.complete = False
         return chunk
+
+    def _failed(self, name: bytes, payload: bytes) -> NoReturn:
+        """The server's error, whatever its data (text, a list, broken JSON): raised,
+        as chat and Messages raise it."""
+        event = self._named(name, payload)
+        raise StreamError(_error_of(event.data), event)
 
     def _named(self, name: bytes, payload: bytes) -> ServerSentEvent:
         event = self.event = self._event(name or b"message", payload)

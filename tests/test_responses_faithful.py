@@ -372,7 +372,7 @@ def test_an_item_type_that_is_no_string_is_read_leniently(target: str) -> None:
 
 
 @pytest.mark.parametrize("target", ALL)
-@pytest.mark.parametrize("payload", ["overloaded", "[1, 2]", '"quota"', "null"])
+@pytest.mark.parametrize("payload", ["overloaded", "[1, 2]", '"quota"', "null", '{"broken'])
 def test_an_error_event_whose_data_is_no_object_raises(target: str, payload: str) -> None:
     data = sse([created()]) + f"event: error\ndata: {payload}\n\n".encode()
     for module in (CHATS[target], RESPONSES[target]):

@@ -9,7 +9,7 @@ line says, or whether it has one (OpenRouter sends none); `data: [DONE]` may end
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, Literal, NoReturn, cast
 
 from ..errors import ChunkDecodeError
 from ..json_text import _json
@@ -51,9 +51,7 @@ class _ResponsesEvents(_Events[_Chunk]):
 
     def decide(self, name: bytes, payload: bytes) -> _Chunk | None:
         if name == b"error" and not payload.lstrip().startswith(b"{"):
-            # The server's error, whatever its data (text, a list): as chat raises it.
-            event = self._named(name, payload)
-            raise StreamError(_error_of(event.data), event)
+            self._failed(name, payload)
         if not payload.lstrip().startswith(b"{"):
             stripped = payload.strip()
             if stripped == b"[DONE]":
@@ -65,6 +63,8 @@ class _ResponsesEvents(_Events[_Chunk]):
         try:
             chunk = self._loads(payload)
         except ChunkDecodeError as error:
+            if name == b"error":
+                self._failed(name, payload)
             event = self._named(name, payload)
             if not self._skip:
                 raise
@@ -89,6 +89,12 @@ class _ResponsesEvents(_Events[_Chunk]):
         elif kind == "response.created":
             self.complete = False
         return chunk
+
+    def _failed(self, name: bytes, payload: bytes) -> NoReturn:
+        """The server's error, whatever its data (text, a list, broken JSON): raised,
+        as chat and Messages raise it."""
+        event = self._named(name, payload)
+        raise StreamError(_error_of(event.data), event)
 
     def _named(self, name: bytes, payload: bytes) -> ServerSentEvent:
         event = self.event = self._event(name or b"message", payload)
