@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       0df6894fea7c
-# Digest: d6e6a5df22524d44
+#   chunkspec code                       fee0deb4632f
+# Digest: ac54dc043d9b1058
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -6048,6 +6048,12 @@ class Part:
 _TEXTS: Final = ("text", "reasoning", "refusal")
 
 
+_REASONING_SEPARATOR: Final = "\n\n"
+"""What joins the parts of one reasoning (Responses' summary or reasoning-text parts)
+where a protocol holds it as one text: a request's reasoning, a stream's reasoning
+pieces (a "reasoning" part of this text between two parts of one item)."""
+
+
 _MARK: Final = "chunkspec:"
 """The start of a signature carried in another protocol's place for it, marked with the
 scheme that made it: `chunkspec:<scheme>:<signature>` (a Gemini thought signature in a
@@ -6161,6 +6167,17 @@ def _json_key(value: Any) -> str:
     return "" if value is None else json.dumps(value, sort_keys=True, default=repr)
 
 
+def _name_joined(name: str | None, piece: str | None) -> str | None:
+    """A tool call's name so far with the next part's piece of it: chat may split a
+    name across chunks (`get_`, `weather`); a piece that repeats the whole name (as
+    some servers send it on every chunk) is no piece."""
+    if not name:
+        return piece
+    if piece and piece != name:
+        return name + piece
+    return name
+
+
 class _PartsOfChoice:
     """What the parts of one choice have said so far (see `_summary_of_parts`)."""
 
@@ -6189,10 +6206,7 @@ class _PartsOfChoice:
         ident, name, pieces = known
         if not ident:
             ident = which.id
-        if name is None or not name:
-            name = which.name
-        elif which.name and which.name != name:
-            name += which.name  # a name split across chunks; a repeat is no piece
+        name = _name_joined(name, which.name)
         pieces.append(part.text)
         self.calls[index] = (ident, name, pieces)
 
@@ -11365,7 +11379,7 @@ def _responses_item(turns: list[_Turn], item: dict[str, Any], losses: _Losses) -
         if not texts:
             texts = [c.get("text") or "" for c in _json_objects(item.get("content"))]
         piece = _ReasoningPiece(
-            "\n\n".join(texts),
+            _REASONING_SEPARATOR.join(texts),
             encrypted=item.get("encrypted_content"),
             scheme=_SCHEME_RESPONSES,
             id=item.get("id"),

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   acfd5574fb00
-# Digest: 4ad9dfd5af786722
+#   chunkspec code                   87337b6adfc6
+# Digest: df096a7f0ba8df2e
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

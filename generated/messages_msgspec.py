@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   38fcc6274e11
-# Digest: 4f88c69a6eddb490
+#   chunkspec code                   3f728034f564
+# Digest: 8592f1f17d764d3f
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

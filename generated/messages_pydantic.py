@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   e6b70d69aca6
-# Digest: 02453995158f0473
+#   chunkspec code                   43174ec8d1f0
+# Digest: 2afcc20b7746b815
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

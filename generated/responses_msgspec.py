@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    de42d6c6d940
-# Digest: abd13ebf01719ea9
+#   chunkspec code                    9143fbba5205
+# Digest: 1d7d13d67bb7cf72
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 
@@ -36,6 +36,7 @@ from __future__ import annotations
 import copy
 import time
 import uuid
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import (
     AsyncIterable,
@@ -46,7 +47,7 @@ from collections.abc import (
     Mapping,
 )
 from types import MappingProxyType
-from typing import Any, ClassVar, Final, Literal, TypeAlias, cast
+from typing import Any, ClassVar, Final, Literal, NoReturn, TypeAlias, cast
 
 import msgspec
 from msgspec import UNSET
@@ -58,6 +59,7 @@ from .chunk_msgspec import (
     _MARK,
     _MSGSPEC_REFUSES,
     _NO_EXTRA,
+    _REASONING_SEPARATOR,
     _REJECT,
     _S,
     _SHALLOW,
@@ -106,6 +108,7 @@ from .chunk_msgspec import (
     _list_of,
     _map,
     _map_of,
+    _name_joined,
     _nullable,
     _one_of,
     _problem,
@@ -657,9 +660,10 @@ class _ResponsesEvents(_Events[_Chunk]):
     line says (one named otherwise is kept in `mismatched`). An `error` event and a
     `response.failed` are the server's error (`StreamError`); `response.completed` and
     `response.incomplete` complete the stream until another response starts, and
-    `data: [DONE]` ends it. Each `sequence_number` is checked against the last one:
-    where numbers are skipped, `gaps` says so; a stream without them is read as well.
-    Data that is no JSON object is another event."""
+    `data: [DONE]` ends it. An `event: error` is the server's error whatever its data
+    (a JSON object or not), as in chat. Each `sequence_number` is checked against the
+    last one: where numbers are skipped, `gaps` says so; a stream without them is read
+    as well. Other data that is no JSON object is another event."""
 
     __slots__ = ("_number",)
 
@@ -673,6 +677,8 @@ class _ResponsesEvents(_Events[_Chunk]):
         """The `sequence_number` of the last numbered event."""
 
     def decide(self, name: bytes, payload: bytes) -> _Chunk | None:
+        if name == b"error" and not payload.lstrip().startswith(b"{"):
+            self._failed(name, payload)
         if not payload.lstrip().startswith(b"{"):
             stripped = payload.strip()
             if stripped == b"[DONE]":
@@ -684,12 +690,16 @@ class _ResponsesEvents(_Events[_Chunk]):
         try:
             chunk = self._loads(payload)
         except ChunkDecodeError as error:
+            if name == b"error":
+                self._failed(name, payload)
             event = self._named(name, payload)
             if not self._skip:
                 raise
             self._skipped(event, error)
             return None
         kind = _type_of(chunk)
+        if kind.__class__ is not str:
+            kind = None  # a `type` that is no string (a list) names no event
         named = name not in (b"", b"message")
         mismatched = named and name.decode("utf-8", "replace") != kind
         if mismatched and len(self.mismatched) < KEPT_EVENTS:
@@ -706,6 +716,12 @@ class _ResponsesEvents(_Events[_Chunk]):
         elif kind == "response.created":
             self.complete = False
         return chunk
+
+    def _failed(self, name: bytes, payload: bytes) -> NoReturn:
+        """The server's error, whatever its data (text, a list, broken JSON): raised,
+        as chat and Messages raise it."""
+        event = self._named(name, payload)
+        raise StreamError(_error_of(event.data), event)
 
     def _named(self, name: bytes, payload: bytes) -> ServerSentEvent:
         event = self.event = self._event(name or b"message", payload)
@@ -797,9 +813,12 @@ class _ResponsesReader:
     `output_item.done` and the final response are read for what the deltas did not
     say (a server that sends a text whole, or an item only when it is done), never
     again for what they did. An item's reasoning is its summary or its reasoning text,
-    whichever says it first, not both; its `encrypted_content` is a
-    "redacted_reasoning" part (opaque reasoning to send back). A message's
-    `url_citation`s are "citation" parts. Any other item (a web search, code
+    whichever says it first, not both, its parts apart: a "reasoning" part of
+    `_REASONING_SEPARATOR` before each part but the first (a writer of one text
+    joins them with it, Responses' writer keeps them apart); its `encrypted_content`
+    is a "redacted_reasoning" part (opaque reasoning to send back). Each annotation of
+    a message (a URL, a file, a file path) is a "citation" part, the annotation as it
+    came its `source`. Any other item (a web search, code
     interpreter, MCP or shell call the server ran, a compaction) is a "server_tool"
     part once done, with the whole item as its `source`.
 
@@ -812,7 +831,8 @@ class _ResponsesReader:
     `item_id` (llama.cpp sends no index; GitHub Copilot changes the id on every
     event), else the latest; events without `sequence_number`; a float `created_at`;
     a final response whose output is empty (the ChatGPT backend) or whose ids differ
-    from the stream's (OpenRouter)."""
+    from the stream's (OpenRouter: matched in order, see `_paired_output`); a `type`
+    that is no string (no type)."""
 
     __slots__ = ("_ids", "_items", "_started")
 
@@ -828,14 +848,14 @@ class _ResponsesReader:
         out: list[Part] = []
         if event.__class__ is not dict:
             return out
-        kind: Any = event.get("type")
-        delta = _RESPONSES_DELTAS.get(kind) if kind.__class__ is str else None
+        kind = _kind_of(event)
+        delta = _RESPONSES_DELTAS.get(kind) if kind is not None else None
         if delta is not None:
             channel, number, meaning = delta
             item = self._item(event)
             piece: Any = event.get("delta")
             if piece.__class__ is str and piece:
-                at = event.get(number, 0) if number else 0
+                at = _number_of(event, number)
                 item.say(channel, at, piece, meaning, event, out)
         elif kind == "response.output_item.added":
             self._added(event, out)
@@ -847,11 +867,11 @@ class _ResponsesReader:
             channel, number, meaning, key = _RESPONSES_DONE[kind]
             text: Any = event.get(key)
             if text.__class__ is str:
-                at = event.get(number, 0) if number else 0
+                at = _number_of(event, number)
                 self._item(event).whole(channel, at, text, meaning, event, out)
         elif kind == "response.output_text.annotation.added":
             item = self._item(event)
-            at = event.get("content_index", 0)
+            at = _number_of(event, "content_index")
             item.cited[at] = item.cited.get(at, 0) + 1
             item.cite(event.get("annotation"), event, out)
         elif kind in _RESPONSES_STARTS:
@@ -921,19 +941,24 @@ class _ResponsesReader:
 
     def _end(self, event: Any, out: list[Part]) -> None:
         """The final response: the items the stream did not say are read from its
-        output (by place: the ids in it may be new), then the finish and the usage."""
+        output (matched with the stream's by id, else in order: the ids in it may be
+        new), then the finish and the usage."""
         response = _responses_dict(event.get("response"))
         if not self._started:
             self._start(event, out)
-        output: Any = response.get("output")
-        for index, item in enumerate(output if output.__class__ is list else ()):
-            if item.__class__ is dict:
-                known = self._items.get(index)
-                if known is None:
-                    known = self._items[index] = _ResponsesItem(index, item)
-                    known.begin(item, event, out)
-                if not known.finished:
-                    known.done(item, event, out)
+        output = [i for i in _items_of(response.get("output")) if i.__class__ is dict]
+        order = sorted(self._items)
+        places = {index: at for at, index in enumerate(order)}
+        where = {ident: places[index] for ident, index in self._ids.items()}
+        pairs = _paired_output(output, len(order), where)
+        for item, at in zip(output, pairs, strict=True):
+            known = None if at is None else self._items[order[at]]
+            if known is None:
+                index = max(self._items) + 1 if self._items else 0
+                known = self._items[index] = _ResponsesItem(index, item)
+                known.begin(item, event, out)
+            if not known.finished:
+                known.done(item, event, out)
         called = any(i.kind in _RESPONSES_CALLS for i in self._items.values())
         reason = "tool_calls" if called else "stop"
         if event.get("type") == "response.incomplete":
@@ -973,7 +998,7 @@ class _ResponsesItem:
         self.index = index
         self.source: Any = source
         """The item as it was added (JSON data)."""
-        self.kind: Any = source.get("type")
+        self.kind = _kind_of(source)
         self.said: dict[tuple[str, Any], str] = {}
         """Each text said so far, by its channel and number."""
         self.reasoning: str | None = None
@@ -986,7 +1011,7 @@ class _ResponsesItem:
     def begin(self, item: Any, event: Any, out: list[Part]) -> None:
         """Read an item as it is added, with whatever it holds already."""
         self.source = item
-        self.kind = item.get("type")
+        self.kind = _kind_of(item)
         if self.kind in _RESPONSES_CALLS:
             self._call(item)
             key = "arguments" if self.kind == "function_call" else "input"
@@ -1004,7 +1029,7 @@ class _ResponsesItem:
         if self.finished:
             return
         self.finished = True
-        kind: Any = item.get("type")
+        kind = _kind_of(item)
         if kind in _RESPONSES_CALLS:
             self.kind = kind
             if self.call is None or None in (self.call.id, self.call.name):
@@ -1027,13 +1052,17 @@ class _ResponsesItem:
     def say(
         self, channel: str, at: Any, piece: str, kind: str, event: Any, out: list[Part]
     ) -> None:
-        """A piece of one of the item's texts."""
+        """A piece of one of the item's texts (the first piece of a reasoning part
+        after another: the separator first)."""
+        key = (channel, at)
         if kind == "reasoning":
             if self.reasoning is None:
                 self.reasoning = channel
             elif self.reasoning != channel:
                 return  # the same reasoning told the other way
-        key = (channel, at)
+            elif key not in self.said:
+                part = Part(kind, 0, _REASONING_SEPARATOR, event, block=self.index)
+                out.append(part)
         self.said[key] = self.said.get(key, "") + piece
         if kind == "tool_call":
             if self.call is None:
@@ -1062,17 +1091,19 @@ class _ResponsesItem:
             self.say(channel, at, text[len(said) :], kind, event, out)
 
     def cite(self, annotation: Any, event: Any, out: list[Part]) -> None:
-        """A citation part, for an annotation that cites a URL; a citation of a file
-        has none, and stays in its event."""
+        """A citation part, for any annotation: its URL (None for a file's), its
+        title (a file's name), and the annotation as it came."""
         if annotation.__class__ is not dict:
             return
         url: Any = annotation.get("url")
-        if url.__class__ is not str or not url:
-            return
-        title: Any = annotation.get("title")
+        title: Any = annotation.get("title") or annotation.get("filename")
         # An empty title is none: Responses requires the key, so a writer (ours, of a
         # source without a title) writes "", which must read back as no title.
-        cited = Citation(url, title if title.__class__ is str and title else None)
+        cited = Citation(
+            url if url.__class__ is str and url else None,
+            title if title.__class__ is str and title else None,
+            annotation,
+        )
         out.append(Part("citation", 0, "", event, citation=cited, block=self.index))
 
     def _call(self, item: Any) -> None:
@@ -1155,6 +1186,36 @@ def _responses_server_tool(index: int, item: Any) -> ServerToolSummary:
         given = next((item[k] for k in ("outputs", "results") if k in item), None)
         output = None if given is None else _json_text(given)
     return ServerToolSummary(index, name, arguments, output, item)
+
+
+def _kind_of(value: Any) -> str | None:
+    """An event's or item's `type`: None when it is no string (a list, say)."""
+    kind: Any = value.get("type")
+    return kind if kind.__class__ is str else None
+
+
+def _number_of(event: Any, key: str) -> int:
+    """Which part of its item an event addresses, by `key` (`content_index`...): 0
+    when the event has none, or one that is no integer."""
+    number: Any = event.get(key, 0) if key else 0
+    return number if number.__class__ is int else 0
+
+
+def _paired_output(
+    final: list[dict[str, Any]], count: int, where: dict[str, int]
+) -> list[int | None]:
+    """Which of the `count` items a stream built (in `output_index` order) each item
+    of the final output is: the one its id names (`where`: an id's place), else the
+    next one no id named, in order (a server that gives the items new ids at the end,
+    OpenRouter); None past them. A stream's indexes may skip (an item at 1, none at
+    0): places, not indexes, are matched."""
+    found: list[int | None] = []
+    for item in final:
+        ident: Any = item.get("id")
+        found.append(where.get(ident) if ident.__class__ is str else None)
+    taken = {at for at in found if at is not None}
+    left = iter([at for at in range(count) if at not in taken])
+    return [at if at is not None else next(left, None) for at in found]
 
 
 def _responses_dict(value: Any) -> dict[str, Any]:
@@ -1266,13 +1327,16 @@ _RESPONSES_ARGUMENTS: Final = {
 class _ResponsesAccumulator:
     """Adds the events of one Responses stream (JSON data) into its Response, as
     openai-python does: the lifecycle events (`created`, `in_progress`, ...) give the
-    response; items are put at their `output_index`, parts at their `content_index`
-    or `summary_index`; each delta is appended to the text it addresses; a `*.done`
-    event, `content_part.done` and `output_item.done` replace what they say (they are
-    authoritative); a URL or file annotation is appended to its part. The final
+    response; items are put in the order of their `output_index`, parts in the order
+    of their `content_index` or `summary_index` (a number skipped leaves no hole: the
+    lists hold what came, whatever the numbers say); each delta is appended to the
+    text it addresses; a `*.done` event, `content_part.done` and `output_item.done`
+    replace what they say (they are authoritative); a URL or file annotation is
+    appended to its part. The final
     event's response (`completed`, `incomplete`, `failed`) is the result, unless its
     output is empty or missing (the ChatGPT backend): then the items the stream
-    built are its output.
+    built are its output. The final output is matched with the items built by id,
+    else in order (see `_paired_output`).
 
     Where openai-python raises, this keeps going and keeps what it saw in `drift`:
     an item whose id or `call_id` changes between `added` and `done` (OpenAI's
@@ -1280,7 +1344,7 @@ class _ResponsesAccumulator:
     event for an item never added (one is made). Unknown keys, items and events are
     kept where they came."""
 
-    __slots__ = ("_final", "drift", "error", "response")
+    __slots__ = ("_final", "_numbers", "_places", "drift", "error", "response")
 
     def __init__(self) -> None:
         self.response: dict[str, Any] | None = None
@@ -1291,6 +1355,11 @@ class _ResponsesAccumulator:
         """The error object of an `error` event, or of a failed response."""
         self.drift: list[tuple[str, Any, Any]] = []
         """What changed that should not have: (what, before, after), in order."""
+        self._places: list[int] = []
+        """The `output_index` of each item of the output, in order."""
+        self._numbers: dict[tuple[int, str], list[int]] = {}
+        """The numbers of the parts of an item's `content` or `summary`, in order, by
+        the item's `output_index` and the list (none: they are numbered 0, 1...)."""
 
     def add(self, event: Any) -> None:
         """Add one event (JSON data)."""
@@ -1392,14 +1461,26 @@ class _ResponsesAccumulator:
         response.update(copy.deepcopy(given))
         response["output"] = output  # the items are the stream's until the end
         if kind in _RESPONSES_FINAL:
-            final: Any = given.get("output")
-            for at, item in enumerate(final if final.__class__ is list else ()):
-                built: Any = output[at] if at < len(output) else None
-                if item.__class__ is dict and built.__class__ is dict:
-                    self._compare(built, item)
+            self._compare_final(given.get("output"), output)
             self._final = copy.deepcopy(given)
             if kind == "response.failed":
                 self.error = given.get("error") or self.error
+
+    def _compare_final(self, final: Any, output: list[Any]) -> None:
+        """Keep in `drift` what the final output changed of the items built."""
+        items = [
+            i for i in (final if final.__class__ is list else ()) if i.__class__ is dict
+        ]
+        where: dict[str, int] = {}
+        for place, known in enumerate(output):
+            ident: Any = known.get("id") if known.__class__ is dict else None
+            if ident.__class__ is str:
+                where.setdefault(ident, place)
+        pairs = _paired_output(items, len(output), where)
+        for item, at in zip(items, pairs, strict=True):
+            built: Any = None if at is None else output[at]
+            if built.__class__ is dict:
+                self._compare(built, item)
 
     def _output(self) -> list[Any]:
         response = self._response()
@@ -1408,44 +1489,59 @@ class _ResponsesAccumulator:
             output = response["output"] = []
         return cast(list[Any], output)
 
-    def _index(self, event: Any) -> int:
-        """The item an event addresses: its `output_index`, else the place of the item
-        its `item_id` names, else the latest item."""
+    def _position(self, event: Any) -> int:
+        """Where in the output the item an event addresses is: the place of its
+        `output_index` (made for it), else of the item its `item_id` names, else the
+        latest item's."""
         output = self._output()
         index: Any = event.get("output_index")
         if index.__class__ is int and index >= 0:
-            return int(index)
+            return self._place(index)
         ident: Any = event.get("item_id")
         for at, item in enumerate(output):
             if item.__class__ is dict and ident is not None and item.get("id") == ident:
                 return at
-        return max(len(output) - 1, 0)
+        return len(output) - 1 if output else self._place(0)
+
+    def _place(self, index: int) -> int:
+        """The place in the output of the item at `output_index` (an empty one made,
+        in order, when none is)."""
+        places = self._places
+        at = bisect_left(places, index)
+        if at == len(places) or places[at] != index:
+            places.insert(at, index)
+            self._output().insert(at, None)
+        return at
 
     def _put(self, event: Any, item: dict[str, Any]) -> None:
-        output = self._output()
         index: Any = event.get("output_index")
         if index.__class__ is not int or index < 0:
-            index = len(output)
-        while len(output) <= index:
-            output.append(None)
-        output[index] = item
+            index = self._places[-1] + 1 if self._places else 0
+        self._set(self._place(index), item)
 
-    def _item(self, event: Any) -> dict[str, Any]:
-        """The item an event addresses (one is made when it was never added)."""
+    def _set(self, at: int, item: dict[str, Any]) -> None:
+        """An item put in its place: its parts are numbered as it holds them."""
+        self._output()[at] = item
+        index = self._places[at]
+        for where in ("content", "summary"):
+            self._numbers.pop((index, where), None)
+
+    def _item(self, event: Any) -> tuple[int, dict[str, Any]]:
+        """The place of the item an event addresses, and the item (one is made when
+        it was never added)."""
         output = self._output()
-        index = self._index(event)
-        while len(output) <= index:
-            output.append(None)
-        item: Any = output[index]
+        at = self._position(event)
+        item: Any = output[at]
         if item.__class__ is not dict:
             ident: Any = event.get("item_id")
-            item = output[index] = {} if ident is None else {"id": ident}
-        return cast(dict[str, Any], item)
+            item = output[at] = {} if ident is None else {"id": ident}
+        return at, cast(dict[str, Any], item)
 
     def _done_item(self, event: Any, item: dict[str, Any]) -> None:
         """An item done replaces the one added, keeping what changed in `drift`."""
-        self._compare(self._item(event), item)
-        self._put({"output_index": self._index(event)}, item)
+        at, before = self._item(event)
+        self._compare(before, item)
+        self._set(at, item)
 
     def _compare(self, before: dict[str, Any], after: dict[str, Any]) -> None:
         """Keep in `drift` what changed of an item's identity."""
@@ -1459,15 +1555,21 @@ class _ResponsesAccumulator:
     ) -> dict[str, Any]:
         """The part of an item an event addresses (one of `kind` is made when it was
         never added)."""
-        item = self._item(event)
+        place, item = self._item(event)
         parts: Any = item.get(where)
         if parts.__class__ is not list:
             parts = item[where] = []
-        at: Any = event.get(number, 0)
-        if at.__class__ is not int or at < 0:
-            at = 0
-        while len(parts) <= at:
-            parts.append(None)
+        given: Any = event.get(number, 0)
+        if given.__class__ is not int or given < 0:
+            given = 0
+        key = (self._places[place], where)
+        numbers = self._numbers.get(key)
+        if numbers is None or len(numbers) != len(parts):
+            numbers = self._numbers[key] = list(range(len(parts)))
+        at = bisect_left(numbers, given)
+        if at == len(numbers) or numbers[at] != given:
+            numbers.insert(at, given)
+            parts.insert(at, None)
         part: Any = parts[at]
         if part.__class__ is not dict:
             part = parts[at] = {} if kind is None else {"type": kind}
@@ -1495,7 +1597,7 @@ class _ResponsesAccumulator:
 
     def _arguments(self, head: str, tail: str, event: Any) -> None:
         key = _RESPONSES_ARGUMENTS[head]
-        item = self._item(event)
+        _, item = self._item(event)
         if tail == "delta":
             piece: Any = event.get("delta")
             if piece.__class__ is str:
@@ -1513,11 +1615,19 @@ class ResponsesLossWarning(UserWarning):
     counts them, by kind and why."""
 
 
-_RESPONSES_INCOMPLETE_AS: Final = {
+_RESPONSES_ENDS: Final[dict[str, str | None]] = {
+    "stop": None,
+    "tool_calls": None,
+    "function_call": None,
     "length": "max_output_tokens",
     "content_filter": "content_filter",
+    # Anthropic's: the output was cut off, by the window rather than the limit.
+    "model_context_window_exceeded": "max_output_tokens",
 }
-"""The finish reasons that end a response `incomplete`, and why, in Responses' terms."""
+"""The finish reasons (chat's, and those other protocols keep as they are) a response
+can end with: None, `completed`; else `incomplete`, and why, in Responses' terms. A
+reason a response ends otherwise than it reads back (`_RESPONSES_INCOMPLETE`), or one
+not listed (`pause_turn`: `completed`), is counted in `dropped`."""
 
 
 _RESPONSES_PREFIXES: Final = ("resp_", "chatcmpl-", "msg_", "gen-")
@@ -1549,15 +1659,22 @@ class _ResponsesWriter(_EventWriter):
       call's, its `encrypted_content` the signature marked with its scheme
       (`chunkspec:gemini:…`, see `_marked`). Each tool call is a
       `function_call` item whose arguments come as deltas; calls stay open side by
-      side (chat interleaves them) and are done when the response is. A message or
+      side (chat interleaves them) and are done when the response is; a call is
+      added once its name is whole (chat may split it across chunks: the call's
+      parts without arguments are held until a piece of them, or another part,
+      comes; a piece of its name after that is counted in `dropped`). A message or
       reasoning item ends where the parts' `block` changes (a Messages or
-      Responses source) or their kind does. A citation is a `url_citation`
-      annotation at the end of the text so far. A tool the server ran, read from a
-      Responses stream, is written as its item, whole.
+      Responses source) or their kind does; the reasoning of a Responses item keeps
+      its summary parts (the reader's `_REASONING_SEPARATOR` between them ends one).
+      A citation read from a Responses stream is its annotation as it came; another
+      is a `url_citation` annotation at the end of the text so far, and one without
+      a URL (a document's) is counted in `dropped`. A tool the server ran, read from
+      a Responses stream, is written as its item, whole.
     - Every `*.done` says the text its deltas joined; `output_item.done` the item
       whole (`status` "completed").
     - One terminal event, last: `response.completed`; `response.incomplete` for a
-      `length` (`max_output_tokens`) or `content_filter` finish; and when the source
+      `length` or `model_context_window_exceeded` (`max_output_tokens`) or
+      `content_filter` finish (see `_RESPONSES_ENDS`); and when the source
       reported an error, was cut off, or its parts raised, an `error` event then
       `response.failed`, never `completed`; the items still open then (the error cut
       them off) are never done, and the failed response holds only the items done
@@ -1576,6 +1693,7 @@ class _ResponsesWriter(_EventWriter):
         "_calls",
         "_created",
         "_finish",
+        "_held",
         "_id",
         "_items",
         "_latest",
@@ -1605,6 +1723,8 @@ class _ResponsesWriter(_EventWriter):
         """Each tool call seen, by its key, with its item (None once done)."""
         self._latest: object = None
         """The key of the call the latest piece belonged to."""
+        self._held: tuple[object, ToolCallPart] | None = None
+        """A call not yet added, its key, and its id and name so far."""
 
     def write(self, part: Part) -> list[bytes]:
         """The events of one part (none, while it only tells what comes later)."""
@@ -1622,6 +1742,8 @@ class _ResponsesWriter(_EventWriter):
         if kind == "error":
             return self.fail(part.error, part.text)
         self._begin(out)
+        if not self._of_held(part):
+            self._release(out)
         if kind in ("text", "refusal"):
             if part.text:
                 self._text(out, kind, part)
@@ -1647,9 +1769,10 @@ class _ResponsesWriter(_EventWriter):
         if self._ended:
             return out
         self._begin(out)
+        self._release(out)
         self._close_all(out, "completed")
         self._ended = True
-        why = _RESPONSES_INCOMPLETE_AS.get(self._finish or "")
+        why = self._end_reason()
         response = self._response("incomplete" if why else "completed")
         response["usage"] = _responses_usage_object(self._usage)
         if why:
@@ -1668,6 +1791,7 @@ class _ResponsesWriter(_EventWriter):
         if self._ended:
             return out
         self._begin(out)
+        self._release(out)
         self._cut_off()
         self._ended = True
         body = _responses_error(error, message)
@@ -1678,6 +1802,20 @@ class _ResponsesWriter(_EventWriter):
         response["usage"] = _responses_usage_object(self._usage)
         out.append(self._event("response.failed", {"response": response}))
         return out
+
+    def _end_reason(self) -> str | None:
+        """Why the response is incomplete (None: it is complete), and a finish
+        reason it cannot say counted."""
+        finish = self._finish
+        if finish is None:
+            return None
+        if finish not in _RESPONSES_ENDS:
+            self._drop("finish", f"{finish}: no response ends so; written completed")
+            return None
+        why = _RESPONSES_ENDS[finish]
+        if why is not None and _RESPONSES_INCOMPLETE.get(why, why) != finish:
+            self._drop("finish", f"{finish}: written incomplete, {why}")
+        return why
 
     def _event(self, kind: str, data: dict[str, Any]) -> bytes:
         """One event, numbered: its type and its compact JSON."""
@@ -1859,8 +1997,17 @@ class _ResponsesWriter(_EventWriter):
         return item
 
     def _reasoning(self, out: list[bytes], part: Part) -> None:
-        """A piece of reasoning, in the summary text of a reasoning item."""
+        """A piece of reasoning, in the summary text of a reasoning item; the
+        separator between two parts of a Responses item's reasoning ends a part."""
         item = self._text_item(out, "reasoning", part)
+        number = _part_number(part.chunk)
+        between = part.text == _REASONING_SEPARATOR and (
+            number is None or number != item.at
+        )
+        item.at = number
+        if between and item.part is not None and _is_responses(part.chunk):
+            self._end_part(out, item)
+            return
         if item.part is None:
             item.part = "summary_text"
             added = {
@@ -1960,9 +2107,27 @@ class _ResponsesWriter(_EventWriter):
             return ("id", which.id)
         return self._latest if self._latest is not None else ("index", 0)
 
+    def _of_held(self, part: Part) -> bool:
+        """Whether a part belongs to the call held (a piece of it, or a signature
+        that rides on it and goes before it)."""
+        held = self._held
+        return (
+            held is not None
+            and part.tool_call is not None
+            and self._key(part) == held[0]
+        )
+
+    def _release(self, out: list[bytes]) -> None:
+        """Add the call held: its name is whole."""
+        held = self._held
+        if held is not None:
+            self._held = None
+            self._calls[held[0]] = self._add_call(out, *held)
+
     def _tool_call(self, out: list[bytes], part: Part) -> None:
         """A piece of a tool call's arguments, in its item: a call not seen before
-        adds one (the open message or reasoning item done first)."""
+        adds one (the open message or reasoning item done first) once a piece of its
+        arguments comes; until then it is held, its name joined."""
         key = self._key(part)
         self._latest = key
         if key in self._calls:
@@ -1971,28 +2136,23 @@ class _ResponsesWriter(_EventWriter):
                 if part.text:
                     self._drop("tool_call", "a piece of a call already done")
                 return
+            piece = part.tool_call.name if part.tool_call is not None else None
+            if piece and _name_joined(call.name, piece) != call.name:
+                self._drop("tool_call", "a piece of its name after its item was added")
         else:
-            self._close_text(out)
-            which = part.tool_call
-            index = len(self._items)
-            ident = which.id if which is not None and which.id else None
-            name = which.name if which is not None and which.name else ""
-            named: dict[str, str] = {"name": name}
-            if name in self._names:  # a function of a namespace, as Codex runs it
-                named = {
-                    "name": self._names[name][1],
-                    "namespace": self._names[name][0],
-                }
-            call = self._add(
-                out,
-                "function_call",
-                "fc",
-                key,
-                call_id=ident or f"call_{self._base}_{index}",
-                **named,
-                arguments="",
-            )
-            self._calls[key] = call
+            which = part.tool_call or ToolCallPart(None, None, None)
+            if self._held is not None:
+                held = self._held[1]
+                which = ToolCallPart(
+                    which.index,
+                    held.id or which.id,
+                    _name_joined(held.name, which.name),
+                )
+            self._held = (key, which)
+            if not part.text:
+                return
+            self._held = None
+            call = self._calls[key] = self._add_call(out, key, which)
         if part.text:
             call.texts.append(part.text)
             out.append(
@@ -2001,19 +2161,49 @@ class _ResponsesWriter(_EventWriter):
                 )
             )
 
+    def _add_call(
+        self, out: list[bytes], key: object, which: ToolCallPart
+    ) -> _ResponsesOpen:
+        """Add a call's `function_call` item (the open message or reasoning item done
+        first)."""
+        self._close_text(out)
+        index = len(self._items)
+        name = which.name or ""
+        named: dict[str, str] = {"name": name}
+        if name in self._names:  # a function of a namespace, as Codex runs it
+            named = {"name": self._names[name][1], "namespace": self._names[name][0]}
+        call = self._add(
+            out,
+            "function_call",
+            "fc",
+            key,
+            call_id=which.id or f"call_{self._base}_{index}",
+            **named,
+            arguments="",
+        )
+        call.name = name
+        return call
+
     def _cite(self, out: list[bytes], part: Part) -> None:
-        """A cited source: a `url_citation` annotation at the end of the text so far
-        (of a message item, opened for it if none is)."""
+        """A cited source: the annotation a Responses stream said, as it came, or a
+        `url_citation` annotation at the end of the text so far (of a message item,
+        opened for it if none is); a citation without a URL of another protocol's (a
+        document's) is counted in `dropped`."""
         cited = part.citation
         if cited is None:
+            return
+        source: Any = cited.source
+        carried = source.__class__ is dict and _is_responses(part.chunk)
+        if not carried and not cited.url:
+            self._drop(
+                "citation",
+                "a document's or file's: Responses cites URLs and its own files",
+            )
             return
         item = self._open
         if item is None or item.kind != "message" or item.part != "output_text":
             item = self._content(out, "output_text", part)
-        at = sum(map(len, item.texts))
-        note: dict[str, Any] = {"type": "url_citation", "url": cited.url}
-        note["title"] = cited.title or ""
-        note["start_index"] = note["end_index"] = at
+        note = dict(source) if carried else _url_note(cited, sum(map(len, item.texts)))
         added = {
             "item_id": item.id,
             "output_index": item.index,
@@ -2046,11 +2236,13 @@ class _ResponsesOpen:
     """An item being written."""
 
     __slots__ = (
+        "at",
         "id",
         "index",
         "item",
         "key",
         "kind",
+        "name",
         "notes",
         "part",
         "parts",
@@ -2076,6 +2268,37 @@ class _ResponsesOpen:
         """The content or summary parts done."""
         self.notes: list[dict[str, Any]] = []
         """The annotations of the open text part."""
+        self.name = ""
+        """A call's name (flat, as the parts said it)."""
+        self.at: int | None = None
+        """The number the source gave the reasoning part written last (a Responses
+        `summary_index` or `content_index`; None: none)."""
+
+
+def _is_responses(chunk: Any) -> bool:
+    """Whether a part came from a Responses stream (its event is one)."""
+    kind: Any = chunk.get("type") if chunk.__class__ is dict else None
+    return kind.__class__ is str and kind.startswith("response.")
+
+
+def _part_number(chunk: Any) -> int | None:
+    """Which part of its item a Responses event addresses (`summary_index`, else
+    `content_index`); None for another event."""
+    if not _is_responses(chunk):
+        return None
+    number: Any = chunk.get("summary_index", chunk.get("content_index"))
+    return number if number.__class__ is int else None
+
+
+def _url_note(cited: Citation, at: int) -> dict[str, Any]:
+    """A `url_citation` annotation of a cited source, at `at` in its text."""
+    return {
+        "type": "url_citation",
+        "url": cited.url,
+        "title": cited.title or "",
+        "start_index": at,
+        "end_index": at,
+    }
 
 
 def _responses_usage_object(usage: UsageSummary | None) -> dict[str, Any]:

@@ -41,6 +41,7 @@ from typing import Any
 
 import openai
 
+from generator.runtime.parts import _REASONING_SEPARATOR
 from tests.loopback import StreamSpec, serve, stream_app
 
 CLIENTS = Path(__file__).resolve().parent / "clients"
@@ -201,8 +202,9 @@ def meanings_of_response(response: dict[str, Any]) -> dict[str, Any]:
     """The meanings a final Responses `response` (as `read_with_openai_sdk` returns it)
     holds, in chat terms:
 
-    - reasoning: of each `reasoning` item, its `summary` texts joined, or, when it has no
-      summary text, its `content` (`reasoning_text` parts) joined; all items' joined in
+    - reasoning: of each `reasoning` item, its `summary` texts joined (by
+      `_REASONING_SEPARATOR`, as one text holds them), or, when it has no summary text,
+      its `content` (`reasoning_text` parts) joined; all items' joined in
       order. `reasoning_from` says which each item gave: "summary", "content" or "" (none).
       openai-python keeps both lists of an item; a writer puts a source's reasoning in one.
     - encrypted: the non-empty `encrypted_content` of the reasoning items, in order;
@@ -260,11 +262,30 @@ def meanings_of_response(response: dict[str, Any]) -> dict[str, Any]:
 
 
 def _reasoning_of(item: dict[str, Any]) -> tuple[str, str]:
-    summary = "".join(part.get("text") or "" for part in _parts(item, "summary"))
+    summary = _joined(_parts(item, "summary"))
     if summary:
         return summary, "summary"
-    content = "".join(part.get("text") or "" for part in _parts(item, "content"))
+    content = _joined(_parts(item, "content"))
     return content, "content" if content else ""
+
+
+def _ai_sdk_reasoning(blocks: list[dict[str, Any]]) -> str:
+    """The AI SDK's reasoning blocks (one per summary part) as one text: an item's
+    blocks joined as the reader joins its parts."""
+    out, item = "", None
+    for block in blocks:
+        text: str = block.get("text") or ""
+        if not text:
+            continue
+        if out and block.get("itemId") == item:
+            out += _REASONING_SEPARATOR
+        out, item = out + text, block.get("itemId")
+    return out
+
+
+def _joined(parts: list[dict[str, Any]]) -> str:
+    """The texts of an item's parts as one text, as the reader joins them."""
+    return _REASONING_SEPARATOR.join(t for p in parts if (t := p.get("text")))
 
 
 def _parts(item: dict[str, Any], key: str) -> list[dict[str, Any]]:
@@ -300,7 +321,8 @@ def meanings_of_ai_sdk_reading(seen: dict[str, Any]) -> dict[str, Any]:
     """The meanings `meanings_of_response` gives, from what `read_with_ai_sdk` returns,
     as far as the AI SDK reads them:
 
-    - reasoning: the summary text it read (it never reads `reasoning_text`);
+    - reasoning: the summary text it read (it never reads `reasoning_text`), a block per
+      summary part, an item's blocks joined by `_REASONING_SEPARATOR`;
       encrypted: the non-empty encrypted contents of its reasoning blocks, once per item;
     - text; tool_calls: `(toolCallId, toolName, input)` of the calls it did not mark
       `providerExecuted` (it reports no `custom_tool_call`, and no refusal);
@@ -324,7 +346,7 @@ def meanings_of_ai_sdk_reading(seen: dict[str, Any]) -> dict[str, Any]:
         return value if isinstance(value, int) else None
 
     return {
-        "reasoning": seen["reasoning"],
+        "reasoning": _ai_sdk_reasoning(seen["reasoningBlocks"]),
         "encrypted": list(encrypted.values()),
         "text": seen["text"],
         "tool_calls": [

@@ -196,7 +196,7 @@ DOCUMENTED = sse(DOCUMENTED_EVENTS)
 PARIS = {"location": "Paris, France", "unit": "celsius"}
 DOCUMENTED_MEANINGS: dict[str, Any] = {
     "reasoning": "**Checking the weather**\n\nThe user wants the weather in Paris."
-    "I'll call get_weather in Celsius.",
+    "\n\nI'll call get_weather in Celsius.",  # two summary parts
     "reasoning_from": ["summary"],
     "encrypted": [ENCRYPTED],
     "text": "Let me check the weather for you.",
@@ -623,7 +623,7 @@ def test_what_each_client_checks_of_identities() -> None:
     # The second summary part's delta, and its end, each an error part; its text is still
     # in the reasoning read (fullStream passes the delta on), in no block.
     assert part["errors"] == [f"reasoning part {RS}:1 not found"] * 2
-    assert part["reasoning"] == DOCUMENTED_MEANINGS["reasoning"]
+    assert part["reasoning"] == "".join((*SUMMARY_1, SUMMARY_2))  # its deltas, as they came
     assert [b["id"] for b in part["reasoningBlocks"]] == [f"{RS}:0"]
 
 

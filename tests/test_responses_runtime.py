@@ -232,6 +232,7 @@ def test_deltas_of_text_refusal_summary_and_reasoning_text() -> None:
         ("text", "A", 0),
         ("refusal", "No.", 0),
         ("reasoning", "S1", 1),
+        ("reasoning", "\n\n", 1),  # between two parts of a summary
         ("reasoning", "S2", 1),
         ("reasoning", "raw", 2),
         ("reasoning", " cot", 2),

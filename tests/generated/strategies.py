@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       f01a73b021ca
-# Digest: eb73d1c67460938c
+#   chunkspec code                       122ddcc16e18
+# Digest: ecf10fce142f97dd
 # Regenerate with: make generate
 """Hypothesis strategies for every spec type (see generator/render/strategies.py).
 

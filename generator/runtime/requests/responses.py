@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from ..parts import _REASONING_SEPARATOR
 from .vocabulary import (
     _bound,
     _CallPiece,
@@ -223,7 +224,7 @@ def _responses_item(turns: list[_Turn], item: dict[str, Any], losses: _Losses) -
         if not texts:
             texts = [c.get("text") or "" for c in _json_objects(item.get("content"))]
         piece = _ReasoningPiece(
-            "\n\n".join(texts),
+            _REASONING_SEPARATOR.join(texts),
             encrypted=item.get("encrypted_content"),
             scheme=_SCHEME_RESPONSES,
             id=item.get("id"),

@@ -8,10 +8,11 @@ and tolerant where it raises."""
 from __future__ import annotations
 
 import copy
+from bisect import bisect_left
 from typing import Any, Final, cast
 
 from ..parts import Summary, _summary_of_parts
-from .reader import _ResponsesReader
+from .reader import _paired_output, _ResponsesReader
 
 _RESPONSES_LIFECYCLE: Final = frozenset(
     (
@@ -57,13 +58,16 @@ _RESPONSES_ARGUMENTS: Final = {
 class _ResponsesAccumulator:
     """Adds the events of one Responses stream (JSON data) into its Response, as
     openai-python does: the lifecycle events (`created`, `in_progress`, ...) give the
-    response; items are put at their `output_index`, parts at their `content_index`
-    or `summary_index`; each delta is appended to the text it addresses; a `*.done`
-    event, `content_part.done` and `output_item.done` replace what they say (they are
-    authoritative); a URL or file annotation is appended to its part. The final
+    response; items are put in the order of their `output_index`, parts in the order
+    of their `content_index` or `summary_index` (a number skipped leaves no hole: the
+    lists hold what came, whatever the numbers say); each delta is appended to the
+    text it addresses; a `*.done` event, `content_part.done` and `output_item.done`
+    replace what they say (they are authoritative); a URL or file annotation is
+    appended to its part. The final
     event's response (`completed`, `incomplete`, `failed`) is the result, unless its
     output is empty or missing (the ChatGPT backend): then the items the stream
-    built are its output.
+    built are its output. The final output is matched with the items built by id,
+    else in order (see `_paired_output`).
 
     Where openai-python raises, this keeps going and keeps what it saw in `drift`:
     an item whose id or `call_id` changes between `added` and `done` (OpenAI's
@@ -71,7 +75,7 @@ class _ResponsesAccumulator:
     event for an item never added (one is made). Unknown keys, items and events are
     kept where they came."""
 
-    __slots__ = ("_final", "drift", "error", "response")
+    __slots__ = ("_final", "_numbers", "_places", "drift", "error", "response")
 
     def __init__(self) -> None:
         self.response: dict[str, Any] | None = None
@@ -82,6 +86,11 @@ class _ResponsesAccumulator:
         """The error object of an `error` event, or of a failed response."""
         self.drift: list[tuple[str, Any, Any]] = []
         """What changed that should not have: (what, before, after), in order."""
+        self._places: list[int] = []
+        """The `output_index` of each item of the output, in order."""
+        self._numbers: dict[tuple[int, str], list[int]] = {}
+        """The numbers of the parts of an item's `content` or `summary`, in order, by
+        the item's `output_index` and the list (none: they are numbered 0, 1...)."""
 
     def add(self, event: Any) -> None:
         """Add one event (JSON data)."""
@@ -183,14 +192,26 @@ class _ResponsesAccumulator:
         response.update(copy.deepcopy(given))
         response["output"] = output  # the items are the stream's until the end
         if kind in _RESPONSES_FINAL:
-            final: Any = given.get("output")
-            for at, item in enumerate(final if final.__class__ is list else ()):
-                built: Any = output[at] if at < len(output) else None
-                if item.__class__ is dict and built.__class__ is dict:
-                    self._compare(built, item)
+            self._compare_final(given.get("output"), output)
             self._final = copy.deepcopy(given)
             if kind == "response.failed":
                 self.error = given.get("error") or self.error
+
+    def _compare_final(self, final: Any, output: list[Any]) -> None:
+        """Keep in `drift` what the final output changed of the items built."""
+        items = [
+            i for i in (final if final.__class__ is list else ()) if i.__class__ is dict
+        ]
+        where: dict[str, int] = {}
+        for place, known in enumerate(output):
+            ident: Any = known.get("id") if known.__class__ is dict else None
+            if ident.__class__ is str:
+                where.setdefault(ident, place)
+        pairs = _paired_output(items, len(output), where)
+        for item, at in zip(items, pairs, strict=True):
+            built: Any = None if at is None else output[at]
+            if built.__class__ is dict:
+                self._compare(built, item)
 
     def _output(self) -> list[Any]:
         response = self._response()
@@ -199,44 +220,59 @@ class _ResponsesAccumulator:
             output = response["output"] = []
         return cast(list[Any], output)
 
-    def _index(self, event: Any) -> int:
-        """The item an event addresses: its `output_index`, else the place of the item
-        its `item_id` names, else the latest item."""
+    def _position(self, event: Any) -> int:
+        """Where in the output the item an event addresses is: the place of its
+        `output_index` (made for it), else of the item its `item_id` names, else the
+        latest item's."""
         output = self._output()
         index: Any = event.get("output_index")
         if index.__class__ is int and index >= 0:
-            return int(index)
+            return self._place(index)
         ident: Any = event.get("item_id")
         for at, item in enumerate(output):
             if item.__class__ is dict and ident is not None and item.get("id") == ident:
                 return at
-        return max(len(output) - 1, 0)
+        return len(output) - 1 if output else self._place(0)
+
+    def _place(self, index: int) -> int:
+        """The place in the output of the item at `output_index` (an empty one made,
+        in order, when none is)."""
+        places = self._places
+        at = bisect_left(places, index)
+        if at == len(places) or places[at] != index:
+            places.insert(at, index)
+            self._output().insert(at, None)
+        return at
 
     def _put(self, event: Any, item: dict[str, Any]) -> None:
-        output = self._output()
         index: Any = event.get("output_index")
         if index.__class__ is not int or index < 0:
-            index = len(output)
-        while len(output) <= index:
-            output.append(None)
-        output[index] = item
+            index = self._places[-1] + 1 if self._places else 0
+        self._set(self._place(index), item)
 
-    def _item(self, event: Any) -> dict[str, Any]:
-        """The item an event addresses (one is made when it was never added)."""
+    def _set(self, at: int, item: dict[str, Any]) -> None:
+        """An item put in its place: its parts are numbered as it holds them."""
+        self._output()[at] = item
+        index = self._places[at]
+        for where in ("content", "summary"):
+            self._numbers.pop((index, where), None)
+
+    def _item(self, event: Any) -> tuple[int, dict[str, Any]]:
+        """The place of the item an event addresses, and the item (one is made when
+        it was never added)."""
         output = self._output()
-        index = self._index(event)
-        while len(output) <= index:
-            output.append(None)
-        item: Any = output[index]
+        at = self._position(event)
+        item: Any = output[at]
         if item.__class__ is not dict:
             ident: Any = event.get("item_id")
-            item = output[index] = {} if ident is None else {"id": ident}
-        return cast(dict[str, Any], item)
+            item = output[at] = {} if ident is None else {"id": ident}
+        return at, cast(dict[str, Any], item)
 
     def _done_item(self, event: Any, item: dict[str, Any]) -> None:
         """An item done replaces the one added, keeping what changed in `drift`."""
-        self._compare(self._item(event), item)
-        self._put({"output_index": self._index(event)}, item)
+        at, before = self._item(event)
+        self._compare(before, item)
+        self._set(at, item)
 
     def _compare(self, before: dict[str, Any], after: dict[str, Any]) -> None:
         """Keep in `drift` what changed of an item's identity."""
@@ -250,15 +286,21 @@ class _ResponsesAccumulator:
     ) -> dict[str, Any]:
         """The part of an item an event addresses (one of `kind` is made when it was
         never added)."""
-        item = self._item(event)
+        place, item = self._item(event)
         parts: Any = item.get(where)
         if parts.__class__ is not list:
             parts = item[where] = []
-        at: Any = event.get(number, 0)
-        if at.__class__ is not int or at < 0:
-            at = 0
-        while len(parts) <= at:
-            parts.append(None)
+        given: Any = event.get(number, 0)
+        if given.__class__ is not int or given < 0:
+            given = 0
+        key = (self._places[place], where)
+        numbers = self._numbers.get(key)
+        if numbers is None or len(numbers) != len(parts):
+            numbers = self._numbers[key] = list(range(len(parts)))
+        at = bisect_left(numbers, given)
+        if at == len(numbers) or numbers[at] != given:
+            numbers.insert(at, given)
+            parts.insert(at, None)
         part: Any = parts[at]
         if part.__class__ is not dict:
             part = parts[at] = {} if kind is None else {"type": kind}
@@ -286,7 +328,7 @@ class _ResponsesAccumulator:
 
     def _arguments(self, head: str, tail: str, event: Any) -> None:
         key = _RESPONSES_ARGUMENTS[head]
-        item = self._item(event)
+        _, item = self._item(event)
         if tail == "delta":
             piece: Any = event.get("delta")
             if piece.__class__ is str:

@@ -9,7 +9,7 @@ line says, or whether it has one (OpenRouter sends none); `data: [DONE]` may end
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, Literal, NoReturn, cast
 
 from ..errors import ChunkDecodeError
 from ..json_text import _json
@@ -33,9 +33,10 @@ class _ResponsesEvents(_Events[_Chunk]):
     line says (one named otherwise is kept in `mismatched`). An `error` event and a
     `response.failed` are the server's error (`StreamError`); `response.completed` and
     `response.incomplete` complete the stream until another response starts, and
-    `data: [DONE]` ends it. Each `sequence_number` is checked against the last one:
-    where numbers are skipped, `gaps` says so; a stream without them is read as well.
-    Data that is no JSON object is another event."""
+    `data: [DONE]` ends it. An `event: error` is the server's error whatever its data
+    (a JSON object or not), as in chat. Each `sequence_number` is checked against the
+    last one: where numbers are skipped, `gaps` says so; a stream without them is read
+    as well. Other data that is no JSON object is another event."""
 
     __slots__ = ("_number",)
 
@@ -49,6 +50,8 @@ class _ResponsesEvents(_Events[_Chunk]):
         """The `sequence_number` of the last numbered event."""
 
     def decide(self, name: bytes, payload: bytes) -> _Chunk | None:
+        if name == b"error" and not payload.lstrip().startswith(b"{"):
+            self._failed(name, payload)
         if not payload.lstrip().startswith(b"{"):
             stripped = payload.strip()
             if stripped == b"[DONE]":
@@ -60,12 +63,16 @@ class _ResponsesEvents(_Events[_Chunk]):
         try:
             chunk = self._loads(payload)
         except ChunkDecodeError as error:
+            if name == b"error":
+                self._failed(name, payload)
             event = self._named(name, payload)
             if not self._skip:
                 raise
             self._skipped(event, error)
             return None
         kind = _type_of(chunk)
+        if kind.__class__ is not str:
+            kind = None  # a `type` that is no string (a list) names no event
         named = name not in (b"", b"message")
         mismatched = named and name.decode("utf-8", "replace") != kind
         if mismatched and len(self.mismatched) < KEPT_EVENTS:
@@ -82,6 +89,12 @@ class _ResponsesEvents(_Events[_Chunk]):
         elif kind == "response.created":
             self.complete = False
         return chunk
+
+    def _failed(self, name: bytes, payload: bytes) -> NoReturn:
+        """The server's error, whatever its data (text, a list, broken JSON): raised,
+        as chat and Messages raise it."""
+        event = self._named(name, payload)
+        raise StreamError(_error_of(event.data), event)
 
     def _named(self, name: bytes, payload: bytes) -> ServerSentEvent:
         event = self.event = self._event(name or b"message", payload)

@@ -12,6 +12,7 @@ from typing import Any, Final
 
 from ..json_text import _json_text
 from ..parts import (
+    _REASONING_SEPARATOR,
     Citation,
     Identity,
     Part,
@@ -76,9 +77,12 @@ class _ResponsesReader:
     `output_item.done` and the final response are read for what the deltas did not
     say (a server that sends a text whole, or an item only when it is done), never
     again for what they did. An item's reasoning is its summary or its reasoning text,
-    whichever says it first, not both; its `encrypted_content` is a
-    "redacted_reasoning" part (opaque reasoning to send back). A message's
-    `url_citation`s are "citation" parts. Any other item (a web search, code
+    whichever says it first, not both, its parts apart: a "reasoning" part of
+    `_REASONING_SEPARATOR` before each part but the first (a writer of one text
+    joins them with it, Responses' writer keeps them apart); its `encrypted_content`
+    is a "redacted_reasoning" part (opaque reasoning to send back). Each annotation of
+    a message (a URL, a file, a file path) is a "citation" part, the annotation as it
+    came its `source`. Any other item (a web search, code
     interpreter, MCP or shell call the server ran, a compaction) is a "server_tool"
     part once done, with the whole item as its `source`.
 
@@ -91,7 +95,8 @@ class _ResponsesReader:
     `item_id` (llama.cpp sends no index; GitHub Copilot changes the id on every
     event), else the latest; events without `sequence_number`; a float `created_at`;
     a final response whose output is empty (the ChatGPT backend) or whose ids differ
-    from the stream's (OpenRouter)."""
+    from the stream's (OpenRouter: matched in order, see `_paired_output`); a `type`
+    that is no string (no type)."""
 
     __slots__ = ("_ids", "_items", "_started")
 
@@ -107,14 +112,14 @@ class _ResponsesReader:
         out: list[Part] = []
         if event.__class__ is not dict:
             return out
-        kind: Any = event.get("type")
-        delta = _RESPONSES_DELTAS.get(kind) if kind.__class__ is str else None
+        kind = _kind_of(event)
+        delta = _RESPONSES_DELTAS.get(kind) if kind is not None else None
         if delta is not None:
             channel, number, meaning = delta
             item = self._item(event)
             piece: Any = event.get("delta")
             if piece.__class__ is str and piece:
-                at = event.get(number, 0) if number else 0
+                at = _number_of(event, number)
                 item.say(channel, at, piece, meaning, event, out)
         elif kind == "response.output_item.added":
             self._added(event, out)
@@ -126,11 +131,11 @@ class _ResponsesReader:
             channel, number, meaning, key = _RESPONSES_DONE[kind]
             text: Any = event.get(key)
             if text.__class__ is str:
-                at = event.get(number, 0) if number else 0
+                at = _number_of(event, number)
                 self._item(event).whole(channel, at, text, meaning, event, out)
         elif kind == "response.output_text.annotation.added":
             item = self._item(event)
-            at = event.get("content_index", 0)
+            at = _number_of(event, "content_index")
             item.cited[at] = item.cited.get(at, 0) + 1
             item.cite(event.get("annotation"), event, out)
         elif kind in _RESPONSES_STARTS:
@@ -200,19 +205,24 @@ class _ResponsesReader:
 
     def _end(self, event: Any, out: list[Part]) -> None:
         """The final response: the items the stream did not say are read from its
-        output (by place: the ids in it may be new), then the finish and the usage."""
+        output (matched with the stream's by id, else in order: the ids in it may be
+        new), then the finish and the usage."""
         response = _responses_dict(event.get("response"))
         if not self._started:
             self._start(event, out)
-        output: Any = response.get("output")
-        for index, item in enumerate(output if output.__class__ is list else ()):
-            if item.__class__ is dict:
-                known = self._items.get(index)
-                if known is None:
-                    known = self._items[index] = _ResponsesItem(index, item)
-                    known.begin(item, event, out)
-                if not known.finished:
-                    known.done(item, event, out)
+        output = [i for i in _items_of(response.get("output")) if i.__class__ is dict]
+        order = sorted(self._items)
+        places = {index: at for at, index in enumerate(order)}
+        where = {ident: places[index] for ident, index in self._ids.items()}
+        pairs = _paired_output(output, len(order), where)
+        for item, at in zip(output, pairs, strict=True):
+            known = None if at is None else self._items[order[at]]
+            if known is None:
+                index = max(self._items) + 1 if self._items else 0
+                known = self._items[index] = _ResponsesItem(index, item)
+                known.begin(item, event, out)
+            if not known.finished:
+                known.done(item, event, out)
         called = any(i.kind in _RESPONSES_CALLS for i in self._items.values())
         reason = "tool_calls" if called else "stop"
         if event.get("type") == "response.incomplete":
@@ -252,7 +262,7 @@ class _ResponsesItem:
         self.index = index
         self.source: Any = source
         """The item as it was added (JSON data)."""
-        self.kind: Any = source.get("type")
+        self.kind = _kind_of(source)
         self.said: dict[tuple[str, Any], str] = {}
         """Each text said so far, by its channel and number."""
         self.reasoning: str | None = None
@@ -265,7 +275,7 @@ class _ResponsesItem:
     def begin(self, item: Any, event: Any, out: list[Part]) -> None:
         """Read an item as it is added, with whatever it holds already."""
         self.source = item
-        self.kind = item.get("type")
+        self.kind = _kind_of(item)
         if self.kind in _RESPONSES_CALLS:
             self._call(item)
             key = "arguments" if self.kind == "function_call" else "input"
@@ -283,7 +293,7 @@ class _ResponsesItem:
         if self.finished:
             return
         self.finished = True
-        kind: Any = item.get("type")
+        kind = _kind_of(item)
         if kind in _RESPONSES_CALLS:
             self.kind = kind
             if self.call is None or None in (self.call.id, self.call.name):
@@ -306,13 +316,17 @@ class _ResponsesItem:
     def say(
         self, channel: str, at: Any, piece: str, kind: str, event: Any, out: list[Part]
     ) -> None:
-        """A piece of one of the item's texts."""
+        """A piece of one of the item's texts (the first piece of a reasoning part
+        after another: the separator first)."""
+        key = (channel, at)
         if kind == "reasoning":
             if self.reasoning is None:
                 self.reasoning = channel
             elif self.reasoning != channel:
                 return  # the same reasoning told the other way
-        key = (channel, at)
+            elif key not in self.said:
+                part = Part(kind, 0, _REASONING_SEPARATOR, event, block=self.index)
+                out.append(part)
         self.said[key] = self.said.get(key, "") + piece
         if kind == "tool_call":
             if self.call is None:
@@ -341,17 +355,19 @@ class _ResponsesItem:
             self.say(channel, at, text[len(said) :], kind, event, out)
 
     def cite(self, annotation: Any, event: Any, out: list[Part]) -> None:
-        """A citation part, for an annotation that cites a URL; a citation of a file
-        has none, and stays in its event."""
+        """A citation part, for any annotation: its URL (None for a file's), its
+        title (a file's name), and the annotation as it came."""
         if annotation.__class__ is not dict:
             return
         url: Any = annotation.get("url")
-        if url.__class__ is not str or not url:
-            return
-        title: Any = annotation.get("title")
+        title: Any = annotation.get("title") or annotation.get("filename")
         # An empty title is none: Responses requires the key, so a writer (ours, of a
         # source without a title) writes "", which must read back as no title.
-        cited = Citation(url, title if title.__class__ is str and title else None)
+        cited = Citation(
+            url if url.__class__ is str and url else None,
+            title if title.__class__ is str and title else None,
+            annotation,
+        )
         out.append(Part("citation", 0, "", event, citation=cited, block=self.index))
 
     def _call(self, item: Any) -> None:
@@ -434,6 +450,36 @@ def _responses_server_tool(index: int, item: Any) -> ServerToolSummary:
         given = next((item[k] for k in ("outputs", "results") if k in item), None)
         output = None if given is None else _json_text(given)
     return ServerToolSummary(index, name, arguments, output, item)
+
+
+def _kind_of(value: Any) -> str | None:
+    """An event's or item's `type`: None when it is no string (a list, say)."""
+    kind: Any = value.get("type")
+    return kind if kind.__class__ is str else None
+
+
+def _number_of(event: Any, key: str) -> int:
+    """Which part of its item an event addresses, by `key` (`content_index`...): 0
+    when the event has none, or one that is no integer."""
+    number: Any = event.get(key, 0) if key else 0
+    return number if number.__class__ is int else 0
+
+
+def _paired_output(
+    final: list[dict[str, Any]], count: int, where: dict[str, int]
+) -> list[int | None]:
+    """Which of the `count` items a stream built (in `output_index` order) each item
+    of the final output is: the one its id names (`where`: an id's place), else the
+    next one no id named, in order (a server that gives the items new ids at the end,
+    OpenRouter); None past them. A stream's indexes may skip (an item at 1, none at
+    0): places, not indexes, are matched."""
+    found: list[int | None] = []
+    for item in final:
+        ident: Any = item.get("id")
+        found.append(where.get(ident) if ident.__class__ is str else None)
+    taken = {at for at in found if at is not None}
+    left = iter([at for at in range(count) if at not in taken])
+    return [at if at is not None else next(left, None) for at in found]
 
 
 def _responses_dict(value: Any) -> dict[str, Any]:

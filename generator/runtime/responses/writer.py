@@ -14,9 +14,20 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Ma
 from typing import Any, Final
 
 from ..json_text import _json_string, _json_text, _wire_text
-from ..parts import _CALL_SCHEME, Identity, Part, UsageSummary, _marked
+from ..parts import (
+    _CALL_SCHEME,
+    _REASONING_SEPARATOR,
+    Citation,
+    Identity,
+    Part,
+    ToolCallPart,
+    UsageSummary,
+    _marked,
+    _name_joined,
+)
 from ..sse import StreamError
 from ..writing import _EventWriter
+from .reader import _RESPONSES_INCOMPLETE
 
 
 class ResponsesLossWarning(UserWarning):
@@ -25,11 +36,19 @@ class ResponsesLossWarning(UserWarning):
     counts them, by kind and why."""
 
 
-_RESPONSES_INCOMPLETE_AS: Final = {
+_RESPONSES_ENDS: Final[dict[str, str | None]] = {
+    "stop": None,
+    "tool_calls": None,
+    "function_call": None,
     "length": "max_output_tokens",
     "content_filter": "content_filter",
+    # Anthropic's: the output was cut off, by the window rather than the limit.
+    "model_context_window_exceeded": "max_output_tokens",
 }
-"""The finish reasons that end a response `incomplete`, and why, in Responses' terms."""
+"""The finish reasons (chat's, and those other protocols keep as they are) a response
+can end with: None, `completed`; else `incomplete`, and why, in Responses' terms. A
+reason a response ends otherwise than it reads back (`_RESPONSES_INCOMPLETE`), or one
+not listed (`pause_turn`: `completed`), is counted in `dropped`."""
 
 _RESPONSES_PREFIXES: Final = ("resp_", "chatcmpl-", "msg_", "gen-")
 """The prefixes of the source's response id left out of the ids made from it."""
@@ -60,15 +79,22 @@ class _ResponsesWriter(_EventWriter):
       call's, its `encrypted_content` the signature marked with its scheme
       (`chunkspec:gemini:…`, see `_marked`). Each tool call is a
       `function_call` item whose arguments come as deltas; calls stay open side by
-      side (chat interleaves them) and are done when the response is. A message or
+      side (chat interleaves them) and are done when the response is; a call is
+      added once its name is whole (chat may split it across chunks: the call's
+      parts without arguments are held until a piece of them, or another part,
+      comes; a piece of its name after that is counted in `dropped`). A message or
       reasoning item ends where the parts' `block` changes (a Messages or
-      Responses source) or their kind does. A citation is a `url_citation`
-      annotation at the end of the text so far. A tool the server ran, read from a
-      Responses stream, is written as its item, whole.
+      Responses source) or their kind does; the reasoning of a Responses item keeps
+      its summary parts (the reader's `_REASONING_SEPARATOR` between them ends one).
+      A citation read from a Responses stream is its annotation as it came; another
+      is a `url_citation` annotation at the end of the text so far, and one without
+      a URL (a document's) is counted in `dropped`. A tool the server ran, read from
+      a Responses stream, is written as its item, whole.
     - Every `*.done` says the text its deltas joined; `output_item.done` the item
       whole (`status` "completed").
     - One terminal event, last: `response.completed`; `response.incomplete` for a
-      `length` (`max_output_tokens`) or `content_filter` finish; and when the source
+      `length` or `model_context_window_exceeded` (`max_output_tokens`) or
+      `content_filter` finish (see `_RESPONSES_ENDS`); and when the source
       reported an error, was cut off, or its parts raised, an `error` event then
       `response.failed`, never `completed`; the items still open then (the error cut
       them off) are never done, and the failed response holds only the items done
@@ -87,6 +113,7 @@ class _ResponsesWriter(_EventWriter):
         "_calls",
         "_created",
         "_finish",
+        "_held",
         "_id",
         "_items",
         "_latest",
@@ -116,6 +143,8 @@ class _ResponsesWriter(_EventWriter):
         """Each tool call seen, by its key, with its item (None once done)."""
         self._latest: object = None
         """The key of the call the latest piece belonged to."""
+        self._held: tuple[object, ToolCallPart] | None = None
+        """A call not yet added, its key, and its id and name so far."""
 
     def write(self, part: Part) -> list[bytes]:
         """The events of one part (none, while it only tells what comes later)."""
@@ -133,6 +162,8 @@ class _ResponsesWriter(_EventWriter):
         if kind == "error":
             return self.fail(part.error, part.text)
         self._begin(out)
+        if not self._of_held(part):
+            self._release(out)
         if kind in ("text", "refusal"):
             if part.text:
                 self._text(out, kind, part)
@@ -158,9 +189,10 @@ class _ResponsesWriter(_EventWriter):
         if self._ended:
             return out
         self._begin(out)
+        self._release(out)
         self._close_all(out, "completed")
         self._ended = True
-        why = _RESPONSES_INCOMPLETE_AS.get(self._finish or "")
+        why = self._end_reason()
         response = self._response("incomplete" if why else "completed")
         response["usage"] = _responses_usage_object(self._usage)
         if why:
@@ -179,6 +211,7 @@ class _ResponsesWriter(_EventWriter):
         if self._ended:
             return out
         self._begin(out)
+        self._release(out)
         self._cut_off()
         self._ended = True
         body = _responses_error(error, message)
@@ -189,6 +222,20 @@ class _ResponsesWriter(_EventWriter):
         response["usage"] = _responses_usage_object(self._usage)
         out.append(self._event("response.failed", {"response": response}))
         return out
+
+    def _end_reason(self) -> str | None:
+        """Why the response is incomplete (None: it is complete), and a finish
+        reason it cannot say counted."""
+        finish = self._finish
+        if finish is None:
+            return None
+        if finish not in _RESPONSES_ENDS:
+            self._drop("finish", f"{finish}: no response ends so; written completed")
+            return None
+        why = _RESPONSES_ENDS[finish]
+        if why is not None and _RESPONSES_INCOMPLETE.get(why, why) != finish:
+            self._drop("finish", f"{finish}: written incomplete, {why}")
+        return why
 
     def _event(self, kind: str, data: dict[str, Any]) -> bytes:
         """One event, numbered: its type and its compact JSON."""
@@ -370,8 +417,17 @@ class _ResponsesWriter(_EventWriter):
         return item
 
     def _reasoning(self, out: list[bytes], part: Part) -> None:
-        """A piece of reasoning, in the summary text of a reasoning item."""
+        """A piece of reasoning, in the summary text of a reasoning item; the
+        separator between two parts of a Responses item's reasoning ends a part."""
         item = self._text_item(out, "reasoning", part)
+        number = _part_number(part.chunk)
+        between = part.text == _REASONING_SEPARATOR and (
+            number is None or number != item.at
+        )
+        item.at = number
+        if between and item.part is not None and _is_responses(part.chunk):
+            self._end_part(out, item)
+            return
         if item.part is None:
             item.part = "summary_text"
             added = {
@@ -471,9 +527,27 @@ class _ResponsesWriter(_EventWriter):
             return ("id", which.id)
         return self._latest if self._latest is not None else ("index", 0)
 
+    def _of_held(self, part: Part) -> bool:
+        """Whether a part belongs to the call held (a piece of it, or a signature
+        that rides on it and goes before it)."""
+        held = self._held
+        return (
+            held is not None
+            and part.tool_call is not None
+            and self._key(part) == held[0]
+        )
+
+    def _release(self, out: list[bytes]) -> None:
+        """Add the call held: its name is whole."""
+        held = self._held
+        if held is not None:
+            self._held = None
+            self._calls[held[0]] = self._add_call(out, *held)
+
     def _tool_call(self, out: list[bytes], part: Part) -> None:
         """A piece of a tool call's arguments, in its item: a call not seen before
-        adds one (the open message or reasoning item done first)."""
+        adds one (the open message or reasoning item done first) once a piece of its
+        arguments comes; until then it is held, its name joined."""
         key = self._key(part)
         self._latest = key
         if key in self._calls:
@@ -482,28 +556,23 @@ class _ResponsesWriter(_EventWriter):
                 if part.text:
                     self._drop("tool_call", "a piece of a call already done")
                 return
+            piece = part.tool_call.name if part.tool_call is not None else None
+            if piece and _name_joined(call.name, piece) != call.name:
+                self._drop("tool_call", "a piece of its name after its item was added")
         else:
-            self._close_text(out)
-            which = part.tool_call
-            index = len(self._items)
-            ident = which.id if which is not None and which.id else None
-            name = which.name if which is not None and which.name else ""
-            named: dict[str, str] = {"name": name}
-            if name in self._names:  # a function of a namespace, as Codex runs it
-                named = {
-                    "name": self._names[name][1],
-                    "namespace": self._names[name][0],
-                }
-            call = self._add(
-                out,
-                "function_call",
-                "fc",
-                key,
-                call_id=ident or f"call_{self._base}_{index}",
-                **named,
-                arguments="",
-            )
-            self._calls[key] = call
+            which = part.tool_call or ToolCallPart(None, None, None)
+            if self._held is not None:
+                held = self._held[1]
+                which = ToolCallPart(
+                    which.index,
+                    held.id or which.id,
+                    _name_joined(held.name, which.name),
+                )
+            self._held = (key, which)
+            if not part.text:
+                return
+            self._held = None
+            call = self._calls[key] = self._add_call(out, key, which)
         if part.text:
             call.texts.append(part.text)
             out.append(
@@ -512,19 +581,49 @@ class _ResponsesWriter(_EventWriter):
                 )
             )
 
+    def _add_call(
+        self, out: list[bytes], key: object, which: ToolCallPart
+    ) -> _ResponsesOpen:
+        """Add a call's `function_call` item (the open message or reasoning item done
+        first)."""
+        self._close_text(out)
+        index = len(self._items)
+        name = which.name or ""
+        named: dict[str, str] = {"name": name}
+        if name in self._names:  # a function of a namespace, as Codex runs it
+            named = {"name": self._names[name][1], "namespace": self._names[name][0]}
+        call = self._add(
+            out,
+            "function_call",
+            "fc",
+            key,
+            call_id=which.id or f"call_{self._base}_{index}",
+            **named,
+            arguments="",
+        )
+        call.name = name
+        return call
+
     def _cite(self, out: list[bytes], part: Part) -> None:
-        """A cited source: a `url_citation` annotation at the end of the text so far
-        (of a message item, opened for it if none is)."""
+        """A cited source: the annotation a Responses stream said, as it came, or a
+        `url_citation` annotation at the end of the text so far (of a message item,
+        opened for it if none is); a citation without a URL of another protocol's (a
+        document's) is counted in `dropped`."""
         cited = part.citation
         if cited is None:
+            return
+        source: Any = cited.source
+        carried = source.__class__ is dict and _is_responses(part.chunk)
+        if not carried and not cited.url:
+            self._drop(
+                "citation",
+                "a document's or file's: Responses cites URLs and its own files",
+            )
             return
         item = self._open
         if item is None or item.kind != "message" or item.part != "output_text":
             item = self._content(out, "output_text", part)
-        at = sum(map(len, item.texts))
-        note: dict[str, Any] = {"type": "url_citation", "url": cited.url}
-        note["title"] = cited.title or ""
-        note["start_index"] = note["end_index"] = at
+        note = dict(source) if carried else _url_note(cited, sum(map(len, item.texts)))
         added = {
             "item_id": item.id,
             "output_index": item.index,
@@ -557,11 +656,13 @@ class _ResponsesOpen:
     """An item being written."""
 
     __slots__ = (
+        "at",
         "id",
         "index",
         "item",
         "key",
         "kind",
+        "name",
         "notes",
         "part",
         "parts",
@@ -587,6 +688,37 @@ class _ResponsesOpen:
         """The content or summary parts done."""
         self.notes: list[dict[str, Any]] = []
         """The annotations of the open text part."""
+        self.name = ""
+        """A call's name (flat, as the parts said it)."""
+        self.at: int | None = None
+        """The number the source gave the reasoning part written last (a Responses
+        `summary_index` or `content_index`; None: none)."""
+
+
+def _is_responses(chunk: Any) -> bool:
+    """Whether a part came from a Responses stream (its event is one)."""
+    kind: Any = chunk.get("type") if chunk.__class__ is dict else None
+    return kind.__class__ is str and kind.startswith("response.")
+
+
+def _part_number(chunk: Any) -> int | None:
+    """Which part of its item a Responses event addresses (`summary_index`, else
+    `content_index`); None for another event."""
+    if not _is_responses(chunk):
+        return None
+    number: Any = chunk.get("summary_index", chunk.get("content_index"))
+    return number if number.__class__ is int else None
+
+
+def _url_note(cited: Citation, at: int) -> dict[str, Any]:
+    """A `url_citation` annotation of a cited source, at `at` in its text."""
+    return {
+        "type": "url_citation",
+        "url": cited.url,
+        "title": cited.title or "",
+        "start_index": at,
+        "end_index": at,
+    }
 
 
 def _responses_usage_object(usage: UsageSummary | None) -> dict[str, Any]:

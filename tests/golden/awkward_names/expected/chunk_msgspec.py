@@ -664,6 +664,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: parts._TEXTS)
 
 
+# (runtime section: parts._REASONING_SEPARATOR)
+
+
 # (runtime section: parts._MARK)
 
 
@@ -683,6 +686,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: parts._json_key)
+
+
+# (runtime section: parts._name_joined)
 
 
 # (runtime section: parts._PartsOfChoice)

@@ -1095,6 +1095,9 @@ def _encoder(
 # (runtime section: parts._TEXTS)
 
 
+# (runtime section: parts._REASONING_SEPARATOR)
+
+
 # (runtime section: parts._MARK)
 
 
@@ -1126,6 +1129,9 @@ def _encoder(
 
 
 # (runtime section: parts._json_key)
+
+
+# (runtime section: parts._name_joined)
 
 
 # (runtime section: parts._PartsOfChoice)

@@ -847,6 +847,9 @@ def _encoder(
 # (runtime section: parts._TEXTS)
 
 
+# (runtime section: parts._REASONING_SEPARATOR)
+
+
 # (runtime section: parts._MARK)
 
 
@@ -878,6 +881,9 @@ def _encoder(
 
 
 # (runtime section: parts._json_key)
+
+
+# (runtime section: parts._name_joined)
 
 
 # (runtime section: parts._PartsOfChoice)

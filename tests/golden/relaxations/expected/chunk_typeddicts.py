@@ -564,6 +564,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: parts._TEXTS)
 
 
+# (runtime section: parts._REASONING_SEPARATOR)
+
+
 # (runtime section: parts._MARK)
 
 
@@ -583,6 +586,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: parts._json_key)
+
+
+# (runtime section: parts._name_joined)
 
 
 # (runtime section: parts._PartsOfChoice)
