@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import warnings
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,7 @@ from tests.support import TARGETS
 
 USAGE = {"input_tokens": 10, "cache_creation_input_tokens": 200,
          "cache_read_input_tokens": 30, "output_tokens": 5}  # fmt: skip
-MESSAGES = [
+MESSAGES: list[dict[str, Any]] = [
     {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
      "model": "claude", "content": [], "usage": USAGE}},
     {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
@@ -29,7 +30,7 @@ MESSAGES = [
 BODY = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in MESSAGES).encode()
 
 
-def usage_through(module: ModuleType, protocols: list[str]) -> object:
+def usage_through(module: ModuleType, protocols: list[str]) -> Any:
     """The usage of the Messages stream, bridged through each protocol in turn."""
     body, source = BODY, "messages"
     for protocol in protocols:
