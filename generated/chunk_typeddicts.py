@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       fee8ef2b5b6f
-# Digest: d5066727298262b7
+#   chunkspec code                       365c62d0e89d
+# Digest: 1e78c32a67dd001f
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -9623,6 +9623,23 @@ _ServerPlaces: TypeAlias = "tuple[tuple[tuple[_Step, ...], _Spelling], ...]"
 """Spellings of the tools the backend ran in a value: (path in the value, spelling)."""
 
 
+_OpaquePlaces: TypeAlias = "tuple[tuple[str, tuple[_Step, ...]], ...]"
+"""Spellings of opaque reasoning in a value: (the kind of its part, path in the
+value), in spec order."""
+
+
+_CitePlaces: TypeAlias = "tuple[tuple[tuple[_Step, ...], _Spelling, int], ...]"
+"""Spellings of cited sources in a value: (path in the value, spelling, its place
+among the spellings), the place ordering them as the summary does."""
+
+
+_OPAQUE_KINDS: Final = {
+    meaning: next(kind for kind, item in _PART_ITEMS.items() if item == made)
+    for meaning, made in _OPAQUE.items()
+}
+"""The Part kind of each opaque meaning: "signature", "redacted_reasoning"."""
+
+
 class _Head(NamedTuple):
     """A key of a choice that holds texts (`delta`): the spellings under each of its
     keys, and how its keys are read."""
@@ -9650,6 +9667,11 @@ class _Spelled(NamedTuple):
     """Whether it holds the tool calls."""
     servers: _ServerPlaces = ()
     """The spellings of the tools the backend ran in its value."""
+    opaque: _OpaquePlaces = ()
+    """The spellings of signatures and opaque reasoning in its value (OpenRouter's
+    `reasoning_details`)."""
+    cites: _CitePlaces = ()
+    """The spellings of cited sources in its value (`annotations`)."""
 
 
 class _Readings:
@@ -9668,6 +9690,8 @@ class _Readings:
         "choice_report_keys",
         "choice_reports",
         "choices",
+        "cites_at_top",
+        "cites_elsewhere",
         "finish",
         "finish_key",
         "heads",
@@ -9731,8 +9755,20 @@ class _Readings:
                 under.setdefault(head, {})  # read in the head's pass over its keys
             else:
                 self.servers_elsewhere += (s,)
+        opaque = _opaque_places(spellings, calls)
+        cites, self.cites_elsewhere, self.cites_at_top = _cite_places(spellings, typed)
+        for head in (*opaque, *cites):
+            under.setdefault(head, {})  # read in the head's pass over its keys
         self.heads = tuple(
-            _head(typed, head, keys, calls, servers.get(head, {}))
+            _head(
+                typed,
+                head,
+                keys,
+                calls,
+                servers.get(head, {}),
+                opaque.get(head, {}),
+                cites.get(head, {}),
+            )
             for head, keys in under.items()
         )
 
@@ -9827,12 +9863,66 @@ def _report_places(spellings: tuple[_Spelling, ...]) -> tuple[tuple[_Step, ...],
     return tuple(dict.fromkeys(s.path[:-1] for s in spellings if s.meaning in counts))
 
 
+def _opaque_places(
+    spellings: tuple[_Spelling, ...], calls: tuple[_Step, ...]
+) -> dict[str, dict[str, _OpaquePlaces]]:
+    """The spellings of signatures and opaque reasoning under a key of a head, by head
+    and key; those on a tool call are the call's (`call_signatures`)."""
+    places: dict[str, dict[str, _OpaquePlaces]] = {}
+    for s in spellings:
+        kind = _OPAQUE_KINDS.get(s.meaning)
+        path = s.path
+        if kind is None or len(path) < 3 or (calls and path[: len(calls)] == calls):
+            continue
+        head, key = path[0], path[1]
+        if isinstance(head, str) and isinstance(key, str):
+            at = places.setdefault(head, {})
+            at[key] = (*at.get(key, ()), (kind, path[2:]))
+    return places
+
+
+_TopCites: TypeAlias = (
+    "tuple[tuple[str, Callable[[Any], Any], tuple[_Step, ...], _Spelling, int], ...]"
+)
+"""Spellings of cited sources out of the choices (Perplexity's `citations`): (key of
+the chunk, how it is read, path in its value, spelling, place among the spellings)."""
+
+
+def _cite_places(
+    spellings: tuple[_Spelling, ...], typed: _Typed | None
+) -> tuple[dict[str, dict[str, _CitePlaces]], _CitePlaces, _TopCites]:
+    """Where a chunk spells cited sources: under a key of a choice's head (by head and
+    key: `delta.annotations`), elsewhere in a choice (paths from the choice), and out
+    of the choices (`citations`)."""
+    under: dict[str, dict[str, _CitePlaces]] = {}
+    elsewhere: _CitePlaces = ()
+    top: _TopCites = ()
+    for order, s in enumerate(spellings):
+        if s.meaning != "citations":
+            continue
+        path = s.path
+        if path[:2] != ("choices", None):
+            key = path[0]
+            if isinstance(key, str):
+                top += ((key, _getter(typed, "", key), path[1:], s, order),)
+            continue
+        head, key = (path[2], path[3]) if len(path) > 3 else (None, None)
+        if isinstance(head, str) and isinstance(key, str):
+            at = under.setdefault(head, {})
+            at[key] = (*at.get(key, ()), (path[4:], s, order))
+        else:
+            elsewhere += ((path[2:], s, order),)
+    return under, elsewhere, top
+
+
 def _head(
     typed: _Typed | None,
     key: str,
     keys: dict[str, list[_Entry]],
     calls: tuple[_Step, ...],
     servers: dict[str, _ServerPlaces] | None = None,
+    opaque: dict[str, _OpaquePlaces] | None = None,
+    cites: dict[str, _CitePlaces] | None = None,
 ) -> _Head:
     spelled = {
         k: _Spelled(
@@ -9848,6 +9938,10 @@ def _head(
         spelled[k] = (spelled.get(k) or _Spelled((), (), False))._replace(
             servers=places
         )
+    for k, kinds in (opaque or {}).items():
+        spelled[k] = (spelled.get(k) or _Spelled((), (), False))._replace(opaque=kinds)
+    for k, cited in (cites or {}).items():
+        spelled[k] = (spelled.get(k) or _Spelled((), (), False))._replace(cites=cited)
     where = f"choices.{key}"
     values = None if typed is None else _values_of(typed, where, (*spelled,))
     mixed = tuple(
@@ -9929,6 +10023,9 @@ class _Reader:
 
     __slots__ = (
         "_choices",
+        "_cited",
+        "_citing",
+        "_opaque",
         "_servers",
         "_stateless",
         "_think_tags",
@@ -9960,6 +10057,14 @@ class _Reader:
         self._servers: list[tuple[Any, _ServerPlaces]] = []
         """The values of the choice being read that hold the tools the backend ran,
         each with its spellings, as `_texts_of` finds them (see `_server_tools`)."""
+        self._opaque: list[tuple[Any, _OpaquePlaces]] = []
+        """... and those that hold signatures and opaque reasoning."""
+        self._citing: list[tuple[Any, _CitePlaces, int | None]] = []
+        """The values of the chunk being read that cite sources, each with its
+        spellings and its choice (None: out of the choices)."""
+        self._cited: dict[str, Citation] = {}
+        """The sources cited so far, by URL: a chunk that repeats them (Perplexity's
+        every chunk) gives a part only for a new one, or one whose title is new."""
 
     def _report(self, reported: tuple[str, ...], data: Any) -> None:
         self.last_report = reported
@@ -9980,6 +10085,12 @@ class _Reader:
             for choice in choices:
                 if not mapped or choice.__class__ is dict:
                     self._choice(choice, chunk, out)
+        if out is not None:
+            if r.cites_at_top:
+                self._cites_at_top(data)
+            if self._citing:  # the few chunks that cite
+                self._citations(chunk, out)
+        self._citing.clear()
         reported = _reported(r, data)
         if reported:
             self._report(reported, data)
@@ -9989,8 +10100,10 @@ class _Reader:
                 out.append(Part("usage", None, "", chunk, usage=usage))
 
     def read_choice(self, choice: Any, out: list[Part]) -> None:
-        """Read one entry of a chunk's choices (JSON data); add its parts to `out`."""
+        """Read one entry of a chunk's choices (JSON data); add its parts to `out`
+        (its texts, calls and finish: the sources it cites stay in it)."""
         self._choice(choice, None, out)
+        self._citing.clear()
 
     def _choice(self, choice: Any, chunk: Any, out: list[Part] | None) -> None:
         r = self.readings
@@ -10008,7 +10121,7 @@ class _Reader:
             inner: Any = choice.get(head.key) if mapped else head.get(choice)
             if not inner or (mapped and inner.__class__ is not dict):
                 continue
-            pieces, calls = self._texts_of(head, inner)
+            pieces, calls = self._texts_of(head, inner, index)
             if state is None:
                 assert out is not None, "a reader without state gives parts"
                 for meaning, piece in pieces:
@@ -10023,11 +10136,17 @@ class _Reader:
                     state.texts[meaning].append(piece)
                     if out is not None:
                         out.append(Part(meaning, index, piece, chunk))
+            if self._opaque:  # after the reasoning it signs: few chunks
+                if out is not None:
+                    self._opaque_parts(index, chunk, out)
+                self._opaque.clear()
             if calls is not None and out is not None:
                 self._tool_calls(calls, index, chunk, out)
         if r.calls_elsewhere is not None and out is not None:
             found = _found(r.json_of(choice), r.calls_elsewhere)
             self._tool_calls([item for item, _, _ in found], index, chunk, out)
+        if r.cites_elsewhere and out is not None:
+            self._citing.append((r.json_of(choice), r.cites_elsewhere, index))
         if r.servers_elsewhere:
             self._servers.append(
                 (choice, tuple((s.path, s) for s in r.servers_elsewhere))
@@ -10044,10 +10163,12 @@ class _Reader:
                 if out is not None:
                     out.append(Part("finish", index, finish, chunk))
 
-    def _texts_of(self, head: _Head, inner: Any) -> tuple[list[tuple[str, str]], Any]:
-        """(meaning, text) of the texts under a choice's head in this chunk, reasoning
-        first: of each meaning, the spellings of the highest precedence that have text,
-        joined; and its tool calls (None: none)."""
+    def _texts_of(
+        self, head: _Head, inner: Any, index: int
+    ) -> tuple[list[tuple[str, str]], Any]:
+        """(meaning, text) of the texts under the head of choice `index` in this
+        chunk, reasoning first: of each meaning, the spellings of the highest
+        precedence that have text, joined; and its tool calls (None: none)."""
         spelled = head.spelled
         found_values: list[tuple[_Spelled, Any]]
         if head.values is None:
@@ -10071,12 +10192,17 @@ class _Reader:
             if value.__class__ is str:
                 for meaning, precedence in what.plain:
                     hits.append((meaning, precedence, [value]))
-            elif what.nested:
-                self._nested(what.nested, value, hits)
-            elif what.calls:
-                calls = value
-            elif what.servers:
-                self._servers.append((value, what.servers))
+            else:
+                if what.nested:
+                    self._nested(what.nested, value, hits)
+                if what.calls:
+                    calls = value
+                if what.servers:
+                    self._servers.append((value, what.servers))
+                if what.opaque:
+                    self._opaque.append((value, what.opaque))
+                if what.cites:
+                    self._citing.append((value, what.cites, index))
         if not hits:
             found: list[tuple[str, str]] = []
         elif len(hits) == 1:
@@ -10176,6 +10302,52 @@ class _Reader:
         if by_precedence:
             out.extend(by_precedence[max(by_precedence)])
 
+    def _opaque_parts(self, index: int, chunk: Any, out: list[Part]) -> None:
+        """Parts of the signatures and opaque reasoning of a choice, from the values
+        `_texts_of` noted: in their list's order, as the summary has them; an empty
+        one (a signature that opens a block, the real one later) is none."""
+        json_of = self.readings.json_of
+        found: list[tuple[tuple[int, ...], int, str, str]] = []
+        for value, places in self._opaque:
+            data: Any = json_of(value)
+            for order, (kind, rest) in enumerate(places):
+                for said, _, place in _found(data, rest):
+                    if said.__class__ is str and said:
+                        found.append((place, order, kind, said))
+        found.sort(key=lambda entry: entry[:2])
+        out.extend(Part(kind, index, said, chunk) for _, _, kind, said in found)
+
+    def _cites_at_top(self, data: Any) -> None:
+        """Note the values out of the choices that cite sources (Perplexity's)."""
+        r = self.readings
+        for key, get, rest, spelling, order in r.cites_at_top:
+            value: Any = data.get(key) if r.mapped else get(data)
+            if value:  # absent: None, or UNSET
+                self._citing.append(
+                    (r.json_of(value), ((rest, spelling, order),), None)
+                )
+
+    def _citations(self, chunk: Any, out: list[Part]) -> None:
+        """Parts of the sources a chunk cites that were not cited before (or gain a
+        title), in the order the summary lists them (`_citations`: the spellings of
+        the highest precedence first, then in spec order)."""
+        json_of = self.readings.json_of
+        found: list[tuple[int, int, tuple[int, ...], int | None, Citation]] = []
+        for value, places, index in self._citing:
+            data: Any = json_of(value)
+            for rest, spelling, order in places:
+                for item, _, place in _found(data, rest):
+                    cited = _citation(item, spelling)
+                    if cited is not None:
+                        rank = (-spelling.precedence, order, place)
+                        found.append((*rank, index, cited))
+        found.sort(key=lambda entry: entry[:3])
+        for _, _, _, index, cited in found:
+            known = self._cited.get(cast(str, cited.url))
+            if known is None or (known.title is None and cited.title is not None):
+                self._cited[cast(str, cited.url)] = cited
+                out.append(Part("citation", index, "", chunk, citation=cited))
+
     def texts(self, index: int) -> dict[str, str] | None:
         """The texts of a choice so far (a tag cut off at the end is not in them); None
         when a watching reader left them to the completion."""
@@ -10210,6 +10382,7 @@ class _Reader:
                 state.read = False
             elif state.read:
                 self._choice(choice, None, None)
+                self._citing.clear()
                 continue
             for head in r.heads:
                 inner: Any = choice.get(head.key)
@@ -10222,6 +10395,7 @@ class _Reader:
                     for entry in choices[: at + 1]:
                         if entry.__class__ is dict and _index_of(entry) == index:
                             self._choice(entry, None, None)
+                            self._citing.clear()
                     break
 
     def calls(self, index: int) -> tuple[ToolCallSummary, ...]:
@@ -10292,6 +10466,15 @@ async def _aparts_of(
         out.append(_cut_off(chunk))
     for part in out:
         yield part
+
+
+def _citation(item: Any, spelling: _Spelling) -> Citation | None:
+    """A cited source, as the summary reads it (`_citations`): one with a URL."""
+    parts = _parts(item, spelling) if spelling.items else {"url": item}
+    url, title = parts.get("url"), parts.get("title")
+    if url.__class__ is not str or not url:
+        return None
+    return Citation(url, title if title.__class__ is str else None)
 
 
 def _start(chunk: Any, mapped: bool) -> Part:
@@ -11087,14 +11270,16 @@ class _ChatWriter:
     `refusal`, reasoning in the dialect's key (or in `content` between its tags),
     signatures and opaque reasoning as OpenRouter's `reasoning_details` entries (the
     one chat spelling that holds them), tool calls numbered from 0 in each choice,
-    cited sources as `annotations`, each finish reason on its choice, and the last usage
-    report in one chunk after the last choice's, where OpenAI writes it (a cost as
-    `usage.cost`, as OpenRouter writes it). The id, model and creation time come from
-    the "start" part (a source that gives no creation time, as Messages, is given the
-    time of writing), which writes the first chunk at once: choice 0 opened with its
-    role, before the model's first token. The stream ends with `[DONE]`, or, after an
-    "error" part or an error raised by the parts, with the error (`sse_error`): never
-    `[DONE]`. What is not written is counted in `dropped` and said once per stream in a
+    cited sources as `annotations` (those of no choice on the first), each finish
+    reason on its choice, and the last usage report in one chunk after the last
+    choice's, where OpenAI writes it (a cost as `usage.cost` and the tools the server
+    ran as `server_tool_use_details.tool_calls_executed`, as OpenRouter writes them).
+    The id, model and creation time come from the "start" part (a source that gives no
+    creation time, as Messages, is given the time of writing), which writes the first
+    chunk at once: choice 0 opened with its role, before the model's first token. The
+    stream ends with `[DONE]`, or, after an "error" part or an error raised by the
+    parts, with the usage said so far and the error (`sse_error`): never `[DONE]`. What
+    is not written is counted in `dropped` and said once per stream in a
     `ChatLossWarning`."""
 
     __slots__ = (
@@ -11103,6 +11288,7 @@ class _ChatWriter:
         "_dialect",
         "_entries",
         "_head",
+        "_names",
         "_open",
         "_report",
         "dropped",
@@ -11123,6 +11309,8 @@ class _ChatWriter:
         self._blocks = _ThinkBlocks()
         self._entries: dict[tuple[int, str], int] = {}
         """Of each choice, how many entries each list it adds to has had."""
+        self._names: dict[tuple[int, int], str] = {}
+        """The name written so far of each call, by (choice, the call's index)."""
 
     def write(self, part: Part) -> bytes:
         """The event of one part (b"" for a part that writes nothing yet)."""
@@ -11141,6 +11329,8 @@ class _ChatWriter:
         if kind == "error":
             raise _ChatFailed(part.error if part.error is not None else part.text)
         index = part.choice
+        if index is None and kind == "citation":
+            index = 0  # a source the stream cites (Perplexity's): on the first choice
         if index is None:
             return b""
         delta: dict[str, Any] = {}
@@ -11154,23 +11344,19 @@ class _ChatWriter:
             # A signature that rides on a call goes back on it, where Gemini puts it.
             self._close_think(delta, index)
             call = self._call(index, Part("tool_call", index, "", None, part.tool_call))
-            if "id" not in call:  # the call is open already: the signature alone
-                call = {"index": call["index"]}
+            if "id" not in call and "name" not in call["function"]:
+                call = {"index": call["index"]}  # the call is open: the signature alone
             google = {"google": {"thought_signature": part.text}}
             delta["tool_calls"] = [{**call, "extra_content": google}]
         elif kind in ("signature", "redacted_reasoning"):
             entry = {**_chat_detail(kind, part), "index": self._count(index, kind)}
             delta["reasoning_details"] = [entry]
-        elif kind == "citation" and part.citation is not None:
-            if part.citation.url is None:  # a place in a document: chat's needs a URL
+        elif kind == "citation":
+            if part.citation is None or not part.citation.url:
+                # A place in a document or file the request gave: chat's needs a URL.
                 self.dropped[(kind, "a citation without a URL has no place")] += 1
                 return b""
-            cited = {"url": part.citation.url}
-            if part.citation.title is not None:
-                cited["title"] = part.citation.title
-            at = self._count(index, kind)
-            entry = {"index": at, "type": "url_citation", "url_citation": cited}
-            delta["annotations"] = [entry]
+            delta["annotations"] = [self._annotation(index, part.citation)]
         elif kind == "finish":
             self._close_think(delta, index)
             finish = part.text
@@ -11187,12 +11373,29 @@ class _ChatWriter:
             self._close_think(delta, index)
             if delta:
                 out += self._chunk(index, delta, None)
-        if self._report is not None:
-            usage = _openai_usage({}, self._report)
-            if self._report.cost_usd is not None:
-                usage["cost"] = self._report.cost_usd
-            out += _chat_event({**self._start(), "choices": [], "usage": usage})
-        return out + SSE_DONE
+        return out + self._usage() + SSE_DONE
+
+    def _usage(self) -> bytes:
+        """The usage chunk, where OpenAI writes it (b"" without a report): a cost as
+        `usage.cost` and the tools the server ran as
+        `server_tool_use_details.tool_calls_executed`, as OpenRouter writes them."""
+        report = self._report
+        if report is None:
+            return b""
+        usage = _openai_usage({}, report)
+        if report.cost_usd is not None:
+            usage["cost"] = report.cost_usd
+        if report.server_tool_calls is not None:
+            runs = {"tool_calls_executed": report.server_tool_calls}
+            usage["server_tool_use_details"] = runs
+        return _chat_event({**self._start(), "choices": [], "usage": usage})
+
+    def _failure(self, error: Exception) -> bytes:
+        """The events that end a stream that failed: the usage said before the error
+        (a Messages `message_start`'s), which nothing after it would say, then the
+        error. Without a report (a gateway holds it back from a chat client that did
+        not ask for usage) only the error."""
+        return self._usage() + _chat_failure(error)
 
     def stream(self, parts: Iterable[Part]) -> Iterator[bytes]:
         try:
@@ -11201,7 +11404,7 @@ class _ChatWriter:
                 if event:
                     yield event
         except Exception as error:  # noqa: BLE001, RUF100 (the client must know)
-            yield _chat_failure(error)
+            yield self._failure(error)
             return
         finally:
             _warn_dropped(self.dropped, "chat", ChatLossWarning)
@@ -11214,7 +11417,7 @@ class _ChatWriter:
                 if event:
                     yield event
         except Exception as error:  # noqa: BLE001, RUF100
-            yield _chat_failure(error)
+            yield self._failure(error)
             return
         finally:
             _warn_dropped(self.dropped, "chat", ChatLossWarning)
@@ -11227,6 +11430,14 @@ class _ChatWriter:
         at = self._entries.get(key, 0)
         self._entries[key] = at + 1
         return at
+
+    def _annotation(self, index: int, citation: Citation) -> dict[str, Any]:
+        """A cited web page as an entry of a choice's `annotations`."""
+        cited = {"url": citation.url}
+        if citation.title is not None:
+            cited["title"] = citation.title
+        at = self._count(index, "citation")
+        return {"index": at, "type": "url_citation", "url_citation": cited}
 
     def _start(self) -> dict[str, Any]:
         if self._head is None:
@@ -11263,11 +11474,17 @@ class _ChatWriter:
         if key is None:  # a piece that says no call: the latest
             key = next(reversed(calls), 0)
         at = calls.get(key)
-        if at is not None:
-            return {"index": at, "function": {"arguments": part.text}}
-        at = calls[key] = len(calls)
-        call_id = which.id if which is not None and which.id else f"call_{at}"
         name = which.name if which is not None and which.name else ""
+        if at is not None:
+            function = {"arguments": part.text}
+            written = self._names[(index, at)]
+            if name and name != written:  # a piece of a name split across chunks
+                self._names[(index, at)] = written + name
+                function = {"name": name, **function}
+            return {"index": at, "function": function}
+        at = calls[key] = len(calls)
+        self._names[(index, at)] = name
+        call_id = which.id if which is not None and which.id else f"call_{at}"
         function = {"name": name, "arguments": part.text}
         return {"index": at, "id": call_id, "type": "function", "function": function}
 

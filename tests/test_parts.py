@@ -24,8 +24,9 @@ by_module = pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
 
 def meanings_of(summary: Any) -> dict[str, Any]:
     """What a summary says, as plain values (summaries of two modules are instances
-    of two classes): each choice's texts, finish reason, tool calls and the tools the
-    server ran (without the items that carried them), and the usage."""
+    of two classes): each choice's texts, finish reason, tool calls, the tools the
+    server ran and its opaque reasoning (without the items that carried them), the
+    usage and the cited sources."""
     return {
         "choices": [
             {
@@ -36,10 +37,12 @@ def meanings_of(summary: Any) -> dict[str, Any]:
                 "finish_reason": c.finish_reason,
                 "tool_calls": [(t.id, t.name, t.arguments) for t in c.tool_calls],
                 "server_tools": [(t.index, t.name, t.arguments, t.output) for t in c.server_tools],
+                "reasoning_items": [(i.kind, i.value) for i in c.reasoning_items],
             }
             for c in summary.choices
         ],
         "usage": dataclasses.asdict(summary.usage),
+        "citations": [(c.url, c.title) for c in summary.citations],
     }
 
 
@@ -48,10 +51,9 @@ def meanings_of(summary: Any) -> dict[str, Any]:
 def test_the_parts_of_a_captured_stream_add_up_to_its_summary(
     module: ModuleType, stream: Any
 ) -> None:
-    """Texts, tool calls, finish reasons, server tools and usage are the module's own.
-    By design, chat's parts carry neither citations (a chunk repeats the whole list)
-    nor the opaque reasoning items (signatures stay in their chunks), so those two are
-    the completion's alone."""
+    """Texts, tool calls, finish reasons, server tools, opaque reasoning (signatures,
+    encrypted reasoning: their values; the items that carried them are the
+    completion's), usage and citations are the module's own."""
     texts = [text for _, text in stream.chunks]
     parts = list(module.iter_parts([body(texts)]))
     expected = summary_of(module, texts)

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       122ddcc16e18
-# Digest: ecf10fce142f97dd
+#   chunkspec code                       152ec29d6870
+# Digest: 59f77ab0c5e2cd96
 # Regenerate with: make generate
 """Example payloads of every spec type, shared by the generated tests of every target.
 

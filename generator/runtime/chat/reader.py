@@ -10,17 +10,19 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from itertools import compress
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from ..inline_reasoning import _Harmony, _Splitter, _ThinkTags
 from ..json_text import _paired
-from ..parts import _TEXTS, Identity, Part, ToolCallPart, ToolCallSummary
-from ..spellings import _found, _parts, _place, _server_tool, _tool_call
+from ..parts import _TEXTS, Citation, Identity, Part, ToolCallPart, ToolCallSummary
+from ..spellings import _found, _parts, _place, _server_tool, _Spelling, _tool_call
 from .events import _INCOMPLETE_STREAM
 from .readings import (
+    _CitePlaces,
     _Entry,
     _Head,
     _index_of,
+    _OpaquePlaces,
     _Readings,
     _reported,
     _reporting,
@@ -98,6 +100,9 @@ class _Reader:
 
     __slots__ = (
         "_choices",
+        "_cited",
+        "_citing",
+        "_opaque",
         "_servers",
         "_stateless",
         "_think_tags",
@@ -129,6 +134,14 @@ class _Reader:
         self._servers: list[tuple[Any, _ServerPlaces]] = []
         """The values of the choice being read that hold the tools the backend ran,
         each with its spellings, as `_texts_of` finds them (see `_server_tools`)."""
+        self._opaque: list[tuple[Any, _OpaquePlaces]] = []
+        """... and those that hold signatures and opaque reasoning."""
+        self._citing: list[tuple[Any, _CitePlaces, int | None]] = []
+        """The values of the chunk being read that cite sources, each with its
+        spellings and its choice (None: out of the choices)."""
+        self._cited: dict[str, Citation] = {}
+        """The sources cited so far, by URL: a chunk that repeats them (Perplexity's
+        every chunk) gives a part only for a new one, or one whose title is new."""
 
     def _report(self, reported: tuple[str, ...], data: Any) -> None:
         self.last_report = reported
@@ -149,6 +162,12 @@ class _Reader:
             for choice in choices:
                 if not mapped or choice.__class__ is dict:
                     self._choice(choice, chunk, out)
+        if out is not None:
+            if r.cites_at_top:
+                self._cites_at_top(data)
+            if self._citing:  # the few chunks that cite
+                self._citations(chunk, out)
+        self._citing.clear()
         reported = _reported(r, data)
         if reported:
             self._report(reported, data)
@@ -158,8 +177,10 @@ class _Reader:
                 out.append(Part("usage", None, "", chunk, usage=usage))
 
     def read_choice(self, choice: Any, out: list[Part]) -> None:
-        """Read one entry of a chunk's choices (JSON data); add its parts to `out`."""
+        """Read one entry of a chunk's choices (JSON data); add its parts to `out`
+        (its texts, calls and finish: the sources it cites stay in it)."""
         self._choice(choice, None, out)
+        self._citing.clear()
 
     def _choice(self, choice: Any, chunk: Any, out: list[Part] | None) -> None:
         r = self.readings
@@ -177,7 +198,7 @@ class _Reader:
             inner: Any = choice.get(head.key) if mapped else head.get(choice)
             if not inner or (mapped and inner.__class__ is not dict):
                 continue
-            pieces, calls = self._texts_of(head, inner)
+            pieces, calls = self._texts_of(head, inner, index)
             if state is None:
                 assert out is not None, "a reader without state gives parts"
                 for meaning, piece in pieces:
@@ -192,11 +213,17 @@ class _Reader:
                     state.texts[meaning].append(piece)
                     if out is not None:
                         out.append(Part(meaning, index, piece, chunk))
+            if self._opaque:  # after the reasoning it signs: few chunks
+                if out is not None:
+                    self._opaque_parts(index, chunk, out)
+                self._opaque.clear()
             if calls is not None and out is not None:
                 self._tool_calls(calls, index, chunk, out)
         if r.calls_elsewhere is not None and out is not None:
             found = _found(r.json_of(choice), r.calls_elsewhere)
             self._tool_calls([item for item, _, _ in found], index, chunk, out)
+        if r.cites_elsewhere and out is not None:
+            self._citing.append((r.json_of(choice), r.cites_elsewhere, index))
         if r.servers_elsewhere:
             self._servers.append(
                 (choice, tuple((s.path, s) for s in r.servers_elsewhere))
@@ -213,10 +240,12 @@ class _Reader:
                 if out is not None:
                     out.append(Part("finish", index, finish, chunk))
 
-    def _texts_of(self, head: _Head, inner: Any) -> tuple[list[tuple[str, str]], Any]:
-        """(meaning, text) of the texts under a choice's head in this chunk, reasoning
-        first: of each meaning, the spellings of the highest precedence that have text,
-        joined; and its tool calls (None: none)."""
+    def _texts_of(
+        self, head: _Head, inner: Any, index: int
+    ) -> tuple[list[tuple[str, str]], Any]:
+        """(meaning, text) of the texts under the head of choice `index` in this
+        chunk, reasoning first: of each meaning, the spellings of the highest
+        precedence that have text, joined; and its tool calls (None: none)."""
         spelled = head.spelled
         found_values: list[tuple[_Spelled, Any]]
         if head.values is None:
@@ -240,12 +269,17 @@ class _Reader:
             if value.__class__ is str:
                 for meaning, precedence in what.plain:
                     hits.append((meaning, precedence, [value]))
-            elif what.nested:
-                self._nested(what.nested, value, hits)
-            elif what.calls:
-                calls = value
-            elif what.servers:
-                self._servers.append((value, what.servers))
+            else:
+                if what.nested:
+                    self._nested(what.nested, value, hits)
+                if what.calls:
+                    calls = value
+                if what.servers:
+                    self._servers.append((value, what.servers))
+                if what.opaque:
+                    self._opaque.append((value, what.opaque))
+                if what.cites:
+                    self._citing.append((value, what.cites, index))
         if not hits:
             found: list[tuple[str, str]] = []
         elif len(hits) == 1:
@@ -345,6 +379,52 @@ class _Reader:
         if by_precedence:
             out.extend(by_precedence[max(by_precedence)])
 
+    def _opaque_parts(self, index: int, chunk: Any, out: list[Part]) -> None:
+        """Parts of the signatures and opaque reasoning of a choice, from the values
+        `_texts_of` noted: in their list's order, as the summary has them; an empty
+        one (a signature that opens a block, the real one later) is none."""
+        json_of = self.readings.json_of
+        found: list[tuple[tuple[int, ...], int, str, str]] = []
+        for value, places in self._opaque:
+            data: Any = json_of(value)
+            for order, (kind, rest) in enumerate(places):
+                for said, _, place in _found(data, rest):
+                    if said.__class__ is str and said:
+                        found.append((place, order, kind, said))
+        found.sort(key=lambda entry: entry[:2])
+        out.extend(Part(kind, index, said, chunk) for _, _, kind, said in found)
+
+    def _cites_at_top(self, data: Any) -> None:
+        """Note the values out of the choices that cite sources (Perplexity's)."""
+        r = self.readings
+        for key, get, rest, spelling, order in r.cites_at_top:
+            value: Any = data.get(key) if r.mapped else get(data)
+            if value:  # absent: None, or UNSET
+                self._citing.append(
+                    (r.json_of(value), ((rest, spelling, order),), None)
+                )
+
+    def _citations(self, chunk: Any, out: list[Part]) -> None:
+        """Parts of the sources a chunk cites that were not cited before (or gain a
+        title), in the order the summary lists them (`_citations`: the spellings of
+        the highest precedence first, then in spec order)."""
+        json_of = self.readings.json_of
+        found: list[tuple[int, int, tuple[int, ...], int | None, Citation]] = []
+        for value, places, index in self._citing:
+            data: Any = json_of(value)
+            for rest, spelling, order in places:
+                for item, _, place in _found(data, rest):
+                    cited = _citation(item, spelling)
+                    if cited is not None:
+                        rank = (-spelling.precedence, order, place)
+                        found.append((*rank, index, cited))
+        found.sort(key=lambda entry: entry[:3])
+        for _, _, _, index, cited in found:
+            known = self._cited.get(cast(str, cited.url))
+            if known is None or (known.title is None and cited.title is not None):
+                self._cited[cast(str, cited.url)] = cited
+                out.append(Part("citation", index, "", chunk, citation=cited))
+
     def texts(self, index: int) -> dict[str, str] | None:
         """The texts of a choice so far (a tag cut off at the end is not in them); None
         when a watching reader left them to the completion."""
@@ -379,6 +459,7 @@ class _Reader:
                 state.read = False
             elif state.read:
                 self._choice(choice, None, None)
+                self._citing.clear()
                 continue
             for head in r.heads:
                 inner: Any = choice.get(head.key)
@@ -391,6 +472,7 @@ class _Reader:
                     for entry in choices[: at + 1]:
                         if entry.__class__ is dict and _index_of(entry) == index:
                             self._choice(entry, None, None)
+                            self._citing.clear()
                     break
 
     def calls(self, index: int) -> tuple[ToolCallSummary, ...]:
@@ -461,6 +543,15 @@ async def _aparts_of(
         out.append(_cut_off(chunk))
     for part in out:
         yield part
+
+
+def _citation(item: Any, spelling: _Spelling) -> Citation | None:
+    """A cited source, as the summary reads it (`_citations`): one with a URL."""
+    parts = _parts(item, spelling) if spelling.items else {"url": item}
+    url, title = parts.get("url"), parts.get("title")
+    if url.__class__ is not str or not url:
+        return None
+    return Citation(url, title if title.__class__ is str else None)
 
 
 def _start(chunk: Any, mapped: bool) -> Part:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from operator import attrgetter, methodcaller
-from typing import Any, NamedTuple, TypeAlias, cast
+from typing import Any, Final, NamedTuple, TypeAlias, cast
 
 from ..json_text import _as_is
-from ..parts import _COUNTS, _REPORTED, _TEXTS, UsageSummary
+from ..parts import _COUNTS, _OPAQUE, _PART_ITEMS, _REPORTED, _TEXTS, UsageSummary
 from ..spellings import _by_meaning, _first_value, _Spelling, _Step
 
 
@@ -139,6 +139,23 @@ _ServerPlaces: TypeAlias = "tuple[tuple[tuple[_Step, ...], _Spelling], ...]"
 """Spellings of the tools the backend ran in a value: (path in the value, spelling)."""
 
 
+_OpaquePlaces: TypeAlias = "tuple[tuple[str, tuple[_Step, ...]], ...]"
+"""Spellings of opaque reasoning in a value: (the kind of its part, path in the
+value), in spec order."""
+
+
+_CitePlaces: TypeAlias = "tuple[tuple[tuple[_Step, ...], _Spelling, int], ...]"
+"""Spellings of cited sources in a value: (path in the value, spelling, its place
+among the spellings), the place ordering them as the summary does."""
+
+
+_OPAQUE_KINDS: Final = {
+    meaning: next(kind for kind, item in _PART_ITEMS.items() if item == made)
+    for meaning, made in _OPAQUE.items()
+}
+"""The Part kind of each opaque meaning: "signature", "redacted_reasoning"."""
+
+
 class _Head(NamedTuple):
     """A key of a choice that holds texts (`delta`): the spellings under each of its
     keys, and how its keys are read."""
@@ -166,6 +183,11 @@ class _Spelled(NamedTuple):
     """Whether it holds the tool calls."""
     servers: _ServerPlaces = ()
     """The spellings of the tools the backend ran in its value."""
+    opaque: _OpaquePlaces = ()
+    """The spellings of signatures and opaque reasoning in its value (OpenRouter's
+    `reasoning_details`)."""
+    cites: _CitePlaces = ()
+    """The spellings of cited sources in its value (`annotations`)."""
 
 
 class _Readings:
@@ -184,6 +206,8 @@ class _Readings:
         "choice_report_keys",
         "choice_reports",
         "choices",
+        "cites_at_top",
+        "cites_elsewhere",
         "finish",
         "finish_key",
         "heads",
@@ -247,8 +271,20 @@ class _Readings:
                 under.setdefault(head, {})  # read in the head's pass over its keys
             else:
                 self.servers_elsewhere += (s,)
+        opaque = _opaque_places(spellings, calls)
+        cites, self.cites_elsewhere, self.cites_at_top = _cite_places(spellings, typed)
+        for head in (*opaque, *cites):
+            under.setdefault(head, {})  # read in the head's pass over its keys
         self.heads = tuple(
-            _head(typed, head, keys, calls, servers.get(head, {}))
+            _head(
+                typed,
+                head,
+                keys,
+                calls,
+                servers.get(head, {}),
+                opaque.get(head, {}),
+                cites.get(head, {}),
+            )
             for head, keys in under.items()
         )
 
@@ -343,12 +379,66 @@ def _report_places(spellings: tuple[_Spelling, ...]) -> tuple[tuple[_Step, ...],
     return tuple(dict.fromkeys(s.path[:-1] for s in spellings if s.meaning in counts))
 
 
+def _opaque_places(
+    spellings: tuple[_Spelling, ...], calls: tuple[_Step, ...]
+) -> dict[str, dict[str, _OpaquePlaces]]:
+    """The spellings of signatures and opaque reasoning under a key of a head, by head
+    and key; those on a tool call are the call's (`call_signatures`)."""
+    places: dict[str, dict[str, _OpaquePlaces]] = {}
+    for s in spellings:
+        kind = _OPAQUE_KINDS.get(s.meaning)
+        path = s.path
+        if kind is None or len(path) < 3 or (calls and path[: len(calls)] == calls):
+            continue
+        head, key = path[0], path[1]
+        if isinstance(head, str) and isinstance(key, str):
+            at = places.setdefault(head, {})
+            at[key] = (*at.get(key, ()), (kind, path[2:]))
+    return places
+
+
+_TopCites: TypeAlias = (
+    "tuple[tuple[str, Callable[[Any], Any], tuple[_Step, ...], _Spelling, int], ...]"
+)
+"""Spellings of cited sources out of the choices (Perplexity's `citations`): (key of
+the chunk, how it is read, path in its value, spelling, place among the spellings)."""
+
+
+def _cite_places(
+    spellings: tuple[_Spelling, ...], typed: _Typed | None
+) -> tuple[dict[str, dict[str, _CitePlaces]], _CitePlaces, _TopCites]:
+    """Where a chunk spells cited sources: under a key of a choice's head (by head and
+    key: `delta.annotations`), elsewhere in a choice (paths from the choice), and out
+    of the choices (`citations`)."""
+    under: dict[str, dict[str, _CitePlaces]] = {}
+    elsewhere: _CitePlaces = ()
+    top: _TopCites = ()
+    for order, s in enumerate(spellings):
+        if s.meaning != "citations":
+            continue
+        path = s.path
+        if path[:2] != ("choices", None):
+            key = path[0]
+            if isinstance(key, str):
+                top += ((key, _getter(typed, "", key), path[1:], s, order),)
+            continue
+        head, key = (path[2], path[3]) if len(path) > 3 else (None, None)
+        if isinstance(head, str) and isinstance(key, str):
+            at = under.setdefault(head, {})
+            at[key] = (*at.get(key, ()), (path[4:], s, order))
+        else:
+            elsewhere += ((path[2:], s, order),)
+    return under, elsewhere, top
+
+
 def _head(
     typed: _Typed | None,
     key: str,
     keys: dict[str, list[_Entry]],
     calls: tuple[_Step, ...],
     servers: dict[str, _ServerPlaces] | None = None,
+    opaque: dict[str, _OpaquePlaces] | None = None,
+    cites: dict[str, _CitePlaces] | None = None,
 ) -> _Head:
     spelled = {
         k: _Spelled(
@@ -364,6 +454,10 @@ def _head(
         spelled[k] = (spelled.get(k) or _Spelled((), (), False))._replace(
             servers=places
         )
+    for k, kinds in (opaque or {}).items():
+        spelled[k] = (spelled.get(k) or _Spelled((), (), False))._replace(opaque=kinds)
+    for k, cited in (cites or {}).items():
+        spelled[k] = (spelled.get(k) or _Spelled((), (), False))._replace(cites=cited)
     where = f"choices.{key}"
     values = None if typed is None else _values_of(typed, where, (*spelled,))
     mixed = tuple(

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Ma
 from typing import Any, Final, cast
 
 from ..json_text import _wire_text
-from ..parts import Identity, Part, UsageSummary
+from ..parts import Citation, Identity, Part, UsageSummary
 from ..sse import StreamError
 from ..writing import _warn_dropped
 from .dialects import _Dialect, _openai_usage, _ThinkBlocks
@@ -35,14 +35,16 @@ class _ChatWriter:
     `refusal`, reasoning in the dialect's key (or in `content` between its tags),
     signatures and opaque reasoning as OpenRouter's `reasoning_details` entries (the
     one chat spelling that holds them), tool calls numbered from 0 in each choice,
-    cited sources as `annotations`, each finish reason on its choice, and the last usage
-    report in one chunk after the last choice's, where OpenAI writes it (a cost as
-    `usage.cost`, as OpenRouter writes it). The id, model and creation time come from
-    the "start" part (a source that gives no creation time, as Messages, is given the
-    time of writing), which writes the first chunk at once: choice 0 opened with its
-    role, before the model's first token. The stream ends with `[DONE]`, or, after an
-    "error" part or an error raised by the parts, with the error (`sse_error`): never
-    `[DONE]`. What is not written is counted in `dropped` and said once per stream in a
+    cited sources as `annotations` (those of no choice on the first), each finish
+    reason on its choice, and the last usage report in one chunk after the last
+    choice's, where OpenAI writes it (a cost as `usage.cost` and the tools the server
+    ran as `server_tool_use_details.tool_calls_executed`, as OpenRouter writes them).
+    The id, model and creation time come from the "start" part (a source that gives no
+    creation time, as Messages, is given the time of writing), which writes the first
+    chunk at once: choice 0 opened with its role, before the model's first token. The
+    stream ends with `[DONE]`, or, after an "error" part or an error raised by the
+    parts, with the usage said so far and the error (`sse_error`): never `[DONE]`. What
+    is not written is counted in `dropped` and said once per stream in a
     `ChatLossWarning`."""
 
     __slots__ = (
@@ -51,6 +53,7 @@ class _ChatWriter:
         "_dialect",
         "_entries",
         "_head",
+        "_names",
         "_open",
         "_report",
         "dropped",
@@ -71,6 +74,8 @@ class _ChatWriter:
         self._blocks = _ThinkBlocks()
         self._entries: dict[tuple[int, str], int] = {}
         """Of each choice, how many entries each list it adds to has had."""
+        self._names: dict[tuple[int, int], str] = {}
+        """The name written so far of each call, by (choice, the call's index)."""
 
     def write(self, part: Part) -> bytes:
         """The event of one part (b"" for a part that writes nothing yet)."""
@@ -89,6 +94,8 @@ class _ChatWriter:
         if kind == "error":
             raise _ChatFailed(part.error if part.error is not None else part.text)
         index = part.choice
+        if index is None and kind == "citation":
+            index = 0  # a source the stream cites (Perplexity's): on the first choice
         if index is None:
             return b""
         delta: dict[str, Any] = {}
@@ -102,23 +109,19 @@ class _ChatWriter:
             # A signature that rides on a call goes back on it, where Gemini puts it.
             self._close_think(delta, index)
             call = self._call(index, Part("tool_call", index, "", None, part.tool_call))
-            if "id" not in call:  # the call is open already: the signature alone
-                call = {"index": call["index"]}
+            if "id" not in call and "name" not in call["function"]:
+                call = {"index": call["index"]}  # the call is open: the signature alone
             google = {"google": {"thought_signature": part.text}}
             delta["tool_calls"] = [{**call, "extra_content": google}]
         elif kind in ("signature", "redacted_reasoning"):
             entry = {**_chat_detail(kind, part), "index": self._count(index, kind)}
             delta["reasoning_details"] = [entry]
-        elif kind == "citation" and part.citation is not None:
-            if part.citation.url is None:  # a place in a document: chat's needs a URL
+        elif kind == "citation":
+            if part.citation is None or not part.citation.url:
+                # A place in a document or file the request gave: chat's needs a URL.
                 self.dropped[(kind, "a citation without a URL has no place")] += 1
                 return b""
-            cited = {"url": part.citation.url}
-            if part.citation.title is not None:
-                cited["title"] = part.citation.title
-            at = self._count(index, kind)
-            entry = {"index": at, "type": "url_citation", "url_citation": cited}
-            delta["annotations"] = [entry]
+            delta["annotations"] = [self._annotation(index, part.citation)]
         elif kind == "finish":
             self._close_think(delta, index)
             finish = part.text
@@ -135,12 +138,29 @@ class _ChatWriter:
             self._close_think(delta, index)
             if delta:
                 out += self._chunk(index, delta, None)
-        if self._report is not None:
-            usage = _openai_usage({}, self._report)
-            if self._report.cost_usd is not None:
-                usage["cost"] = self._report.cost_usd
-            out += _chat_event({**self._start(), "choices": [], "usage": usage})
-        return out + SSE_DONE
+        return out + self._usage() + SSE_DONE
+
+    def _usage(self) -> bytes:
+        """The usage chunk, where OpenAI writes it (b"" without a report): a cost as
+        `usage.cost` and the tools the server ran as
+        `server_tool_use_details.tool_calls_executed`, as OpenRouter writes them."""
+        report = self._report
+        if report is None:
+            return b""
+        usage = _openai_usage({}, report)
+        if report.cost_usd is not None:
+            usage["cost"] = report.cost_usd
+        if report.server_tool_calls is not None:
+            runs = {"tool_calls_executed": report.server_tool_calls}
+            usage["server_tool_use_details"] = runs
+        return _chat_event({**self._start(), "choices": [], "usage": usage})
+
+    def _failure(self, error: Exception) -> bytes:
+        """The events that end a stream that failed: the usage said before the error
+        (a Messages `message_start`'s), which nothing after it would say, then the
+        error. Without a report (a gateway holds it back from a chat client that did
+        not ask for usage) only the error."""
+        return self._usage() + _chat_failure(error)
 
     def stream(self, parts: Iterable[Part]) -> Iterator[bytes]:
         try:
@@ -149,7 +169,7 @@ class _ChatWriter:
                 if event:
                     yield event
         except Exception as error:  # noqa: BLE001, RUF100 (the client must know)
-            yield _chat_failure(error)
+            yield self._failure(error)
             return
         finally:
             _warn_dropped(self.dropped, "chat", ChatLossWarning)
@@ -162,7 +182,7 @@ class _ChatWriter:
                 if event:
                     yield event
         except Exception as error:  # noqa: BLE001, RUF100
-            yield _chat_failure(error)
+            yield self._failure(error)
             return
         finally:
             _warn_dropped(self.dropped, "chat", ChatLossWarning)
@@ -175,6 +195,14 @@ class _ChatWriter:
         at = self._entries.get(key, 0)
         self._entries[key] = at + 1
         return at
+
+    def _annotation(self, index: int, citation: Citation) -> dict[str, Any]:
+        """A cited web page as an entry of a choice's `annotations`."""
+        cited = {"url": citation.url}
+        if citation.title is not None:
+            cited["title"] = citation.title
+        at = self._count(index, "citation")
+        return {"index": at, "type": "url_citation", "url_citation": cited}
 
     def _start(self) -> dict[str, Any]:
         if self._head is None:
@@ -211,11 +239,17 @@ class _ChatWriter:
         if key is None:  # a piece that says no call: the latest
             key = next(reversed(calls), 0)
         at = calls.get(key)
-        if at is not None:
-            return {"index": at, "function": {"arguments": part.text}}
-        at = calls[key] = len(calls)
-        call_id = which.id if which is not None and which.id else f"call_{at}"
         name = which.name if which is not None and which.name else ""
+        if at is not None:
+            function = {"arguments": part.text}
+            written = self._names[(index, at)]
+            if name and name != written:  # a piece of a name split across chunks
+                self._names[(index, at)] = written + name
+                function = {"name": name, **function}
+            return {"index": at, "function": function}
+        at = calls[key] = len(calls)
+        self._names[(index, at)] = name
+        call_id = which.id if which is not None and which.id else f"call_{at}"
         function = {"name": name, "arguments": part.text}
         return {"index": at, "id": call_id, "type": "function", "function": function}
 

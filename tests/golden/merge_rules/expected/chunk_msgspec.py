@@ -1308,6 +1308,15 @@ def _encoder(
 # (runtime section: chat.readings._ServerPlaces)
 
 
+# (runtime section: chat.readings._OpaquePlaces)
+
+
+# (runtime section: chat.readings._CitePlaces)
+
+
+# (runtime section: chat.readings._OPAQUE_KINDS)
+
+
 # (runtime section: chat.readings._Head)
 
 
@@ -1329,6 +1338,15 @@ def _encoder(
 # (runtime section: chat.readings._report_places)
 
 
+# (runtime section: chat.readings._opaque_places)
+
+
+# (runtime section: chat.readings._TopCites)
+
+
+# (runtime section: chat.readings._cite_places)
+
+
 # (runtime section: chat.readings._head)
 
 
@@ -1348,6 +1366,9 @@ def _encoder(
 
 
 # (runtime section: chat.reader._aparts_of)
+
+
+# (runtime section: chat.reader._citation)
 
 
 # (runtime section: chat.reader._start)

@@ -1060,6 +1060,15 @@ def _encoder(
 # (runtime section: chat.readings._ServerPlaces)
 
 
+# (runtime section: chat.readings._OpaquePlaces)
+
+
+# (runtime section: chat.readings._CitePlaces)
+
+
+# (runtime section: chat.readings._OPAQUE_KINDS)
+
+
 # (runtime section: chat.readings._Head)
 
 
@@ -1081,6 +1090,15 @@ def _encoder(
 # (runtime section: chat.readings._report_places)
 
 
+# (runtime section: chat.readings._opaque_places)
+
+
+# (runtime section: chat.readings._TopCites)
+
+
+# (runtime section: chat.readings._cite_places)
+
+
 # (runtime section: chat.readings._head)
 
 
@@ -1100,6 +1118,9 @@ def _encoder(
 
 
 # (runtime section: chat.reader._aparts_of)
+
+
+# (runtime section: chat.reader._citation)
 
 
 # (runtime section: chat.reader._start)
