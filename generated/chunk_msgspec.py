@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       667e68bcf905
-# Digest: 4f530233b4e1ea73
+#   chunkspec code                       23145911df1b
+# Digest: bed524e32e9cf606
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -14221,6 +14221,11 @@ def _nothing(obj: Any) -> None:
     """A key that is never there (a module that keeps no undeclared key)."""
 
 
+def _nothing_of(obj: Any) -> tuple[Any, ...]:
+    """The values of no keys."""
+    return ()
+
+
 def _getter(typed: _Typed | None, where: str, key: str) -> Callable[[Any], Any]:
     """How the key `key` of an object at `where` is read: `dict.get` on JSON data, an
     attribute on a typed object. Absent, it reads as None, or UNSET (both false)."""
@@ -14305,6 +14310,9 @@ class _Spelled(NamedTuple):
     opaque: _OpaquePlaces = ()
     """The spellings of signatures and opaque reasoning in its value (OpenRouter's
     `reasoning_details`)."""
+    opaque_keys: frozenset[str] | None = None
+    """The keys of an entry of its value that hold them (`signature`, `data`), to
+    pass over the entries that hold none at once (None: they are deeper)."""
     cites: _CitePlaces = ()
     """The spellings of cited sources in its value (`annotations`)."""
 
@@ -14336,6 +14344,8 @@ class _Readings:
         "report_places",
         "reports",
         "servers_elsewhere",
+        "top_cite_keys",
+        "top_cite_values",
         "typed",
         "unset",
     )
@@ -14392,6 +14402,13 @@ class _Readings:
                 self.servers_elsewhere += (s,)
         opaque = _opaque_places(spellings, calls)
         cites, self.cites_elsewhere, self.cites_at_top = _cite_places(spellings, typed)
+        top = tuple(key for key, *_ in self.cites_at_top)
+        self.top_cite_keys = frozenset(top)
+        """The keys of a chunk that may cite sources out of its choices."""
+        self.top_cite_values = (
+            _nothing_of if typed is None else _values_of(typed, "", top)
+        )
+        """Typed: their values, at once (absent: false)."""
         for head in (*opaque, *cites):
             under.setdefault(head, {})  # read in the head's pass over its keys
         self.heads = tuple(
@@ -14516,6 +14533,18 @@ def _opaque_places(
     return places
 
 
+def _entry_keys(places: _OpaquePlaces) -> frozenset[str] | None:
+    """The keys of an entry that hold opaque reasoning, when every spelling of it is
+    a key of an entry (of a list, filtered or not) or of the value itself."""
+    keys: set[str] = set()
+    for _, rest in places:
+        last = rest[-1]
+        if not isinstance(last, str) or any(isinstance(s, str) for s in rest[:-1]):
+            return None
+        keys.add(last)
+    return frozenset(keys)
+
+
 _TopCites: TypeAlias = (
     "tuple[tuple[str, Callable[[Any], Any], tuple[_Step, ...], _Spelling, int], ...]"
 )
@@ -14574,7 +14603,9 @@ def _head(
             servers=places
         )
     for k, kinds in (opaque or {}).items():
-        spelled[k] = (spelled.get(k) or _Spelled((), (), False))._replace(opaque=kinds)
+        spelled[k] = (spelled.get(k) or _Spelled((), (), False))._replace(
+            opaque=kinds, opaque_keys=_entry_keys(kinds)
+        )
     for k, cited in (cites or {}).items():
         spelled[k] = (spelled.get(k) or _Spelled((), (), False))._replace(cites=cited)
     where = f"choices.{key}"
@@ -14720,12 +14751,16 @@ class _Reader:
             for choice in choices:
                 if not mapped or choice.__class__ is dict:
                     self._choice(choice, chunk, out)
-        if out is not None:
-            if r.cites_at_top:
-                self._cites_at_top(data)
-            if self._citing:  # the few chunks that cite
+        if out is not None and (
+            not r.top_cite_keys.isdisjoint(data)
+            if mapped
+            else any(r.top_cite_values(data))
+        ):
+            self._cites_at_top(data)  # the few chunks that cite (Perplexity's)
+        if self._citing:
+            if out is not None:
                 self._citations(chunk, out)
-        self._citing.clear()
+            self._citing.clear()
         reported = _reported(r, data)
         if reported:
             self._report(reported, data)
@@ -14828,13 +14863,15 @@ class _Reader:
                 for meaning, precedence in what.plain:
                     hits.append((meaning, precedence, [value]))
             else:
+                if what.nested or what.opaque:
+                    value = self.readings.json_of(value)  # once, for both
                 if what.nested:
                     self._nested(what.nested, value, hits)
                 if what.calls:
                     calls = value
                 if what.servers:
                     self._servers.append((value, what.servers))
-                if what.opaque:
+                if what.opaque and _says_any(value, what.opaque_keys):
                     self._opaque.append((value, what.opaque))
                 if what.cites:
                     self._citing.append((value, what.cites, index))
@@ -14857,12 +14894,11 @@ class _Reader:
     def _nested(
         self,
         spelled: tuple[_Entry, ...],
-        value: Any,
+        data: Any,
         hits: list[tuple[str, int, list[str]]],
     ) -> None:
-        """The texts inside a key's value (a list of parts), by each of its spellings
-        that has any."""
-        data: Any = self.readings.json_of(value)
+        """The texts inside a key's value (a list of parts, as JSON data), by each of
+        its spellings that has any."""
         found: dict[tuple[str, int], list[tuple[tuple[int, ...], str]]] = {}
         for meaning, precedence, rest in spelled:
             if data.__class__ is not (dict if rest[0].__class__ is str else list):
@@ -14939,12 +14975,11 @@ class _Reader:
 
     def _opaque_parts(self, index: int, chunk: Any, out: list[Part]) -> None:
         """Parts of the signatures and opaque reasoning of a choice, from the values
-        `_texts_of` noted: in their list's order, as the summary has them; an empty
-        one (a signature that opens a block, the real one later) is none."""
-        json_of = self.readings.json_of
+        `_texts_of` noted (JSON data): in their list's order, as the summary has
+        them; an empty one (a signature that opens a block, the real one later) is
+        none."""
         found: list[tuple[tuple[int, ...], int, str, str]] = []
-        for value, places in self._opaque:
-            data: Any = json_of(value)
+        for data, places in self._opaque:
             for order, (kind, rest) in enumerate(places):
                 for said, _, place in _found(data, rest):
                     if said.__class__ is str and said:
@@ -15101,6 +15136,19 @@ async def _aparts_of(
         out.append(_cut_off(chunk))
     for part in out:
         yield part
+
+
+def _says_any(data: Any, keys: frozenset[str] | None) -> bool:
+    """Whether JSON data (an entry, or a list of entries) may say opaque reasoning:
+    an entry has one of its `keys` (None: any may). Most of OpenRouter's
+    `reasoning_details` entries carry text, and no signature."""
+    if keys is None:
+        return True
+    if data.__class__ is dict:
+        return not keys.isdisjoint(data)
+    if data.__class__ is list:
+        return any(i.__class__ is dict and not keys.isdisjoint(i) for i in data)
+    return False
 
 
 def _citation(item: Any, spelling: _Spelling) -> Citation | None:

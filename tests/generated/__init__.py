@@ -31,7 +31,7 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       152ec29d6870
-# Digest: 59f77ab0c5e2cd96
+#   chunkspec code                       0f949b576fee
+# Digest: ad2cdb17f56c60ce
 # Regenerate with: make generate
 """Generated round-trip tests."""

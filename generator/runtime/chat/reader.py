@@ -162,12 +162,16 @@ class _Reader:
             for choice in choices:
                 if not mapped or choice.__class__ is dict:
                     self._choice(choice, chunk, out)
-        if out is not None:
-            if r.cites_at_top:
-                self._cites_at_top(data)
-            if self._citing:  # the few chunks that cite
+        if out is not None and (
+            not r.top_cite_keys.isdisjoint(data)
+            if mapped
+            else any(r.top_cite_values(data))
+        ):
+            self._cites_at_top(data)  # the few chunks that cite (Perplexity's)
+        if self._citing:
+            if out is not None:
                 self._citations(chunk, out)
-        self._citing.clear()
+            self._citing.clear()
         reported = _reported(r, data)
         if reported:
             self._report(reported, data)
@@ -270,13 +274,15 @@ class _Reader:
                 for meaning, precedence in what.plain:
                     hits.append((meaning, precedence, [value]))
             else:
+                if what.nested or what.opaque:
+                    value = self.readings.json_of(value)  # once, for both
                 if what.nested:
                     self._nested(what.nested, value, hits)
                 if what.calls:
                     calls = value
                 if what.servers:
                     self._servers.append((value, what.servers))
-                if what.opaque:
+                if what.opaque and _says_any(value, what.opaque_keys):
                     self._opaque.append((value, what.opaque))
                 if what.cites:
                     self._citing.append((value, what.cites, index))
@@ -299,12 +305,11 @@ class _Reader:
     def _nested(
         self,
         spelled: tuple[_Entry, ...],
-        value: Any,
+        data: Any,
         hits: list[tuple[str, int, list[str]]],
     ) -> None:
-        """The texts inside a key's value (a list of parts), by each of its spellings
-        that has any."""
-        data: Any = self.readings.json_of(value)
+        """The texts inside a key's value (a list of parts, as JSON data), by each of
+        its spellings that has any."""
         found: dict[tuple[str, int], list[tuple[tuple[int, ...], str]]] = {}
         for meaning, precedence, rest in spelled:
             if data.__class__ is not (dict if rest[0].__class__ is str else list):
@@ -381,12 +386,11 @@ class _Reader:
 
     def _opaque_parts(self, index: int, chunk: Any, out: list[Part]) -> None:
         """Parts of the signatures and opaque reasoning of a choice, from the values
-        `_texts_of` noted: in their list's order, as the summary has them; an empty
-        one (a signature that opens a block, the real one later) is none."""
-        json_of = self.readings.json_of
+        `_texts_of` noted (JSON data): in their list's order, as the summary has
+        them; an empty one (a signature that opens a block, the real one later) is
+        none."""
         found: list[tuple[tuple[int, ...], int, str, str]] = []
-        for value, places in self._opaque:
-            data: Any = json_of(value)
+        for data, places in self._opaque:
             for order, (kind, rest) in enumerate(places):
                 for said, _, place in _found(data, rest):
                     if said.__class__ is str and said:
@@ -543,6 +547,19 @@ async def _aparts_of(
         out.append(_cut_off(chunk))
     for part in out:
         yield part
+
+
+def _says_any(data: Any, keys: frozenset[str] | None) -> bool:
+    """Whether JSON data (an entry, or a list of entries) may say opaque reasoning:
+    an entry has one of its `keys` (None: any may). Most of OpenRouter's
+    `reasoning_details` entries carry text, and no signature."""
+    if keys is None:
+        return True
+    if data.__class__ is dict:
+        return not keys.isdisjoint(data)
+    if data.__class__ is list:
+        return any(i.__class__ is dict and not keys.isdisjoint(i) for i in data)
+    return False
 
 
 def _citation(item: Any, spelling: _Spelling) -> Citation | None:

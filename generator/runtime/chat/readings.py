@@ -102,6 +102,11 @@ def _nothing(obj: Any) -> None:
     """A key that is never there (a module that keeps no undeclared key)."""
 
 
+def _nothing_of(obj: Any) -> tuple[Any, ...]:
+    """The values of no keys."""
+    return ()
+
+
 def _getter(typed: _Typed | None, where: str, key: str) -> Callable[[Any], Any]:
     """How the key `key` of an object at `where` is read: `dict.get` on JSON data, an
     attribute on a typed object. Absent, it reads as None, or UNSET (both false)."""
@@ -186,6 +191,9 @@ class _Spelled(NamedTuple):
     opaque: _OpaquePlaces = ()
     """The spellings of signatures and opaque reasoning in its value (OpenRouter's
     `reasoning_details`)."""
+    opaque_keys: frozenset[str] | None = None
+    """The keys of an entry of its value that hold them (`signature`, `data`), to
+    pass over the entries that hold none at once (None: they are deeper)."""
     cites: _CitePlaces = ()
     """The spellings of cited sources in its value (`annotations`)."""
 
@@ -217,6 +225,8 @@ class _Readings:
         "report_places",
         "reports",
         "servers_elsewhere",
+        "top_cite_keys",
+        "top_cite_values",
         "typed",
         "unset",
     )
@@ -273,6 +283,13 @@ class _Readings:
                 self.servers_elsewhere += (s,)
         opaque = _opaque_places(spellings, calls)
         cites, self.cites_elsewhere, self.cites_at_top = _cite_places(spellings, typed)
+        top = tuple(key for key, *_ in self.cites_at_top)
+        self.top_cite_keys = frozenset(top)
+        """The keys of a chunk that may cite sources out of its choices."""
+        self.top_cite_values = (
+            _nothing_of if typed is None else _values_of(typed, "", top)
+        )
+        """Typed: their values, at once (absent: false)."""
         for head in (*opaque, *cites):
             under.setdefault(head, {})  # read in the head's pass over its keys
         self.heads = tuple(
@@ -397,6 +414,18 @@ def _opaque_places(
     return places
 
 
+def _entry_keys(places: _OpaquePlaces) -> frozenset[str] | None:
+    """The keys of an entry that hold opaque reasoning, when every spelling of it is
+    a key of an entry (of a list, filtered or not) or of the value itself."""
+    keys: set[str] = set()
+    for _, rest in places:
+        last = rest[-1]
+        if not isinstance(last, str) or any(isinstance(s, str) for s in rest[:-1]):
+            return None
+        keys.add(last)
+    return frozenset(keys)
+
+
 _TopCites: TypeAlias = (
     "tuple[tuple[str, Callable[[Any], Any], tuple[_Step, ...], _Spelling, int], ...]"
 )
@@ -455,7 +484,9 @@ def _head(
             servers=places
         )
     for k, kinds in (opaque or {}).items():
-        spelled[k] = (spelled.get(k) or _Spelled((), (), False))._replace(opaque=kinds)
+        spelled[k] = (spelled.get(k) or _Spelled((), (), False))._replace(
+            opaque=kinds, opaque_keys=_entry_keys(kinds)
+        )
     for k, cited in (cites or {}).items():
         spelled[k] = (spelled.get(k) or _Spelled((), (), False))._replace(cites=cited)
     where = f"choices.{key}"

@@ -1296,6 +1296,9 @@ def _encoder(
 # (runtime section: chat.readings._nothing)
 
 
+# (runtime section: chat.readings._nothing_of)
+
+
 # (runtime section: chat.readings._getter)
 
 
@@ -1341,6 +1344,9 @@ def _encoder(
 # (runtime section: chat.readings._opaque_places)
 
 
+# (runtime section: chat.readings._entry_keys)
+
+
 # (runtime section: chat.readings._TopCites)
 
 
@@ -1366,6 +1372,9 @@ def _encoder(
 
 
 # (runtime section: chat.reader._aparts_of)
+
+
+# (runtime section: chat.reader._says_any)
 
 
 # (runtime section: chat.reader._citation)

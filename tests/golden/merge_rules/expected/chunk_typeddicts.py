@@ -1048,6 +1048,9 @@ def _encoder(
 # (runtime section: chat.readings._nothing)
 
 
+# (runtime section: chat.readings._nothing_of)
+
+
 # (runtime section: chat.readings._getter)
 
 
@@ -1093,6 +1096,9 @@ def _encoder(
 # (runtime section: chat.readings._opaque_places)
 
 
+# (runtime section: chat.readings._entry_keys)
+
+
 # (runtime section: chat.readings._TopCites)
 
 
@@ -1118,6 +1124,9 @@ def _encoder(
 
 
 # (runtime section: chat.reader._aparts_of)
+
+
+# (runtime section: chat.reader._says_any)
 
 
 # (runtime section: chat.reader._citation)
