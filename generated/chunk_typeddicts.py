@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       1f138ba9c723
-# Digest: 15e6a4522e97f13a
+#   chunkspec code                       8cf1ca629b1a
+# Digest: fd20d594fa7c8d8d
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -8968,14 +8968,31 @@ def _citations(data: Any, tiers: list[list[_Spelling]]) -> tuple[Citation, ...]:
     for tier in tiers:
         for spelling in tier:
             for value, _, _ in _found(data, spelling.path):
-                parts = _parts(value, spelling) if spelling.items else {"url": value}
-                url, title = parts.get("url"), parts.get("title")
-                if url.__class__ is not str or not url:
-                    continue
-                known = seen.get(url)
-                if known is None or (known.title is None and title.__class__ is str):
-                    seen[url] = Citation(url, title if title.__class__ is str else None)
+                cited = _citation(value, spelling)
+                if cited is not None:
+                    _cite_once(seen, cited)
     return tuple(seen.values())
+
+
+def _citation(value: Any, spelling: _Spelling) -> Citation | None:
+    """The source a value found at a spelling of citations cites: one with a URL (a
+    URL alone, or an item with its `url` and `title`)."""
+    parts = _parts(value, spelling) if spelling.items else {"url": value}
+    url, title = parts.get("url"), parts.get("title")
+    if url.__class__ is not str or not url:
+        return None
+    return Citation(url, title if title.__class__ is str else None)
+
+
+def _cite_once(seen: dict[str, Citation], cited: Citation) -> bool:
+    """Add a source (with a URL) to those `seen`, by URL: once, the first title found
+    kept. Whether it was added (new, or with a title it did not have)."""
+    url = cast(str, cited.url)
+    known = seen.get(url)
+    if known is not None and (known.title is not None or cited.title is None):
+        return False
+    seen[url] = cited
+    return True
 
 
 def _texts_in(
@@ -10182,6 +10199,8 @@ class _Reader:
             self._tool_calls([item for item, _, _ in found], index, chunk, out)
         if r.cites_elsewhere and out is not None:
             self._citing.append((r.json_of(choice), r.cites_elsewhere, index))
+        elif out is None and self._citing:
+            self._citing.clear()  # read for its texts only
         if r.servers_elsewhere:
             self._servers.append(
                 (choice, tuple((s.path, s) for s in r.servers_elsewhere))
@@ -10358,9 +10377,7 @@ class _Reader:
         for key, get, rest, spelling, order in r.cites_at_top:
             value: Any = data.get(key) if r.mapped else get(data)
             if value:  # absent: None, or UNSET
-                self._citing.append(
-                    (r.json_of(value), ((rest, spelling, order),), None)
-                )
+                self._citing.append((value, ((rest, spelling, order),), None))
 
     def _citations(self, chunk: Any, out: list[Part]) -> None:
         """Parts of the sources a chunk cites that were not cited before (or gain a
@@ -10378,9 +10395,7 @@ class _Reader:
                         found.append((*rank, index, cited))
         found.sort(key=lambda entry: entry[:3])
         for _, _, _, index, cited in found:
-            known = self._cited.get(cast(str, cited.url))
-            if known is None or (known.title is None and cited.title is not None):
-                self._cited[cast(str, cited.url)] = cited
+            if _cite_once(self._cited, cited):
                 out.append(Part("citation", index, "", chunk, citation=cited))
 
     def texts(self, index: int) -> dict[str, str] | None:
@@ -10417,7 +10432,6 @@ class _Reader:
                 state.read = False
             elif state.read:
                 self._choice(choice, None, None)
-                self._citing.clear()
                 continue
             for head in r.heads:
                 inner: Any = choice.get(head.key)
@@ -10430,7 +10444,6 @@ class _Reader:
                     for entry in choices[: at + 1]:
                         if entry.__class__ is dict and _index_of(entry) == index:
                             self._choice(entry, None, None)
-                            self._citing.clear()
                     break
 
     def calls(self, index: int) -> tuple[ToolCallSummary, ...]:
@@ -10514,15 +10527,6 @@ def _says_any(data: Any, keys: frozenset[str] | None) -> bool:
     if data.__class__ is list:
         return any(i.__class__ is dict and not keys.isdisjoint(i) for i in data)
     return False
-
-
-def _citation(item: Any, spelling: _Spelling) -> Citation | None:
-    """A cited source, as the summary reads it (`_citations`): one with a URL."""
-    parts = _parts(item, spelling) if spelling.items else {"url": item}
-    url, title = parts.get("url"), parts.get("title")
-    if url.__class__ is not str or not url:
-        return None
-    return Citation(url, title if title.__class__ is str else None)
 
 
 def _start(chunk: Any, mapped: bool) -> Part:

@@ -206,14 +206,31 @@ def _citations(data: Any, tiers: list[list[_Spelling]]) -> tuple[Citation, ...]:
     for tier in tiers:
         for spelling in tier:
             for value, _, _ in _found(data, spelling.path):
-                parts = _parts(value, spelling) if spelling.items else {"url": value}
-                url, title = parts.get("url"), parts.get("title")
-                if url.__class__ is not str or not url:
-                    continue
-                known = seen.get(url)
-                if known is None or (known.title is None and title.__class__ is str):
-                    seen[url] = Citation(url, title if title.__class__ is str else None)
+                cited = _citation(value, spelling)
+                if cited is not None:
+                    _cite_once(seen, cited)
     return tuple(seen.values())
+
+
+def _citation(value: Any, spelling: _Spelling) -> Citation | None:
+    """The source a value found at a spelling of citations cites: one with a URL (a
+    URL alone, or an item with its `url` and `title`)."""
+    parts = _parts(value, spelling) if spelling.items else {"url": value}
+    url, title = parts.get("url"), parts.get("title")
+    if url.__class__ is not str or not url:
+        return None
+    return Citation(url, title if title.__class__ is str else None)
+
+
+def _cite_once(seen: dict[str, Citation], cited: Citation) -> bool:
+    """Add a source (with a URL) to those `seen`, by URL: once, the first title found
+    kept. Whether it was added (new, or with a title it did not have)."""
+    url = cast(str, cited.url)
+    known = seen.get(url)
+    if known is not None and (known.title is not None or cited.title is None):
+        return False
+    seen[url] = cited
+    return True
 
 
 def _texts_in(

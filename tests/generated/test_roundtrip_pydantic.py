@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       0f949b576fee
-# Digest: ad2cdb17f56c60ce
+#   chunkspec code                       04cb369b8b98
+# Digest: 116295918f56564a
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_pydantic.py.
 

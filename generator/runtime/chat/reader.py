@@ -10,12 +10,20 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from itertools import compress
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from ..inline_reasoning import _Harmony, _Splitter, _ThinkTags
 from ..json_text import _paired
 from ..parts import _TEXTS, Citation, Identity, Part, ToolCallPart, ToolCallSummary
-from ..spellings import _found, _parts, _place, _server_tool, _Spelling, _tool_call
+from ..spellings import (
+    _citation,
+    _cite_once,
+    _found,
+    _parts,
+    _place,
+    _server_tool,
+    _tool_call,
+)
 from .events import _INCOMPLETE_STREAM
 from .readings import (
     _CitePlaces,
@@ -228,6 +236,8 @@ class _Reader:
             self._tool_calls([item for item, _, _ in found], index, chunk, out)
         if r.cites_elsewhere and out is not None:
             self._citing.append((r.json_of(choice), r.cites_elsewhere, index))
+        elif out is None and self._citing:
+            self._citing.clear()  # read for its texts only
         if r.servers_elsewhere:
             self._servers.append(
                 (choice, tuple((s.path, s) for s in r.servers_elsewhere))
@@ -404,9 +414,7 @@ class _Reader:
         for key, get, rest, spelling, order in r.cites_at_top:
             value: Any = data.get(key) if r.mapped else get(data)
             if value:  # absent: None, or UNSET
-                self._citing.append(
-                    (r.json_of(value), ((rest, spelling, order),), None)
-                )
+                self._citing.append((value, ((rest, spelling, order),), None))
 
     def _citations(self, chunk: Any, out: list[Part]) -> None:
         """Parts of the sources a chunk cites that were not cited before (or gain a
@@ -424,9 +432,7 @@ class _Reader:
                         found.append((*rank, index, cited))
         found.sort(key=lambda entry: entry[:3])
         for _, _, _, index, cited in found:
-            known = self._cited.get(cast(str, cited.url))
-            if known is None or (known.title is None and cited.title is not None):
-                self._cited[cast(str, cited.url)] = cited
+            if _cite_once(self._cited, cited):
                 out.append(Part("citation", index, "", chunk, citation=cited))
 
     def texts(self, index: int) -> dict[str, str] | None:
@@ -463,7 +469,6 @@ class _Reader:
                 state.read = False
             elif state.read:
                 self._choice(choice, None, None)
-                self._citing.clear()
                 continue
             for head in r.heads:
                 inner: Any = choice.get(head.key)
@@ -476,7 +481,6 @@ class _Reader:
                     for entry in choices[: at + 1]:
                         if entry.__class__ is dict and _index_of(entry) == index:
                             self._choice(entry, None, None)
-                            self._citing.clear()
                     break
 
     def calls(self, index: int) -> tuple[ToolCallSummary, ...]:
@@ -560,15 +564,6 @@ def _says_any(data: Any, keys: frozenset[str] | None) -> bool:
     if data.__class__ is list:
         return any(i.__class__ is dict and not keys.isdisjoint(i) for i in data)
     return False
-
-
-def _citation(item: Any, spelling: _Spelling) -> Citation | None:
-    """A cited source, as the summary reads it (`_citations`): one with a URL."""
-    parts = _parts(item, spelling) if spelling.items else {"url": item}
-    url, title = parts.get("url"), parts.get("title")
-    if url.__class__ is not str or not url:
-        return None
-    return Citation(url, title if title.__class__ is str else None)
 
 
 def _start(chunk: Any, mapped: bool) -> Part:

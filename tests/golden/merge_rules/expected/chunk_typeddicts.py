@@ -928,6 +928,12 @@ def _encoder(
 # (runtime section: spellings._citations)
 
 
+# (runtime section: spellings._citation)
+
+
+# (runtime section: spellings._cite_once)
+
+
 # (runtime section: spellings._texts_in)
 
 
@@ -1127,9 +1133,6 @@ def _encoder(
 
 
 # (runtime section: chat.reader._says_any)
-
-
-# (runtime section: chat.reader._citation)
 
 
 # (runtime section: chat.reader._start)
