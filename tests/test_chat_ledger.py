@@ -10,8 +10,7 @@ in its `dropped`. Each test here failed before its fix, in all four targets:
   reads them back (OpenRouter's `server_tool_use_details.tool_calls_executed`);
 - a usage said before an upstream error (Messages' `message_start`) is written before
   the error;
-- a tool name split across chunks is written whole (chat -> chat); a citation with no
-  URL, which chat cannot hold, is counted in `dropped`."""
+- a tool name split across chunks is written whole (chat -> chat)."""
 
 from __future__ import annotations
 
@@ -126,22 +125,6 @@ def test_a_chat_streams_citations_reach_a_target_that_holds_them(
     assert not said
     parts = list(module.iter_parts([data], protocol=protocol))
     assert cited(summary_of_parts(parts)) == cited(summary_of(module, ANNOTATED))
-
-
-@by_module
-def test_a_citation_chat_cannot_hold_is_counted(module: ModuleType) -> None:
-    """A document of the request (no URL) has no chat spelling: dropped, and said."""
-    document = module.Citation(None, "Doc A", {"type": "char_location"})
-    parts = [
-        module.Part("start", None, "", None, identity=module.Identity("m", "m", 1)),
-        module.Part("citation", 0, "", None, citation=document),
-    ]
-    writer = module._ChatWriter(module._dialect_named("reasoning", module._DIALECTS))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        data = b"".join(writer.stream(parts))
-    assert b"annotations" not in data
-    assert [kind for kind, _ in writer.dropped] == ["citation"]
 
 
 # --- b. signatures and encrypted reasoning ----------------------------------------------
