@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   b3e0f01a2b5d
-# Digest: 5260979e943717ea
+#   chunkspec code                   577ef35e046d
+# Digest: 5b69c9ff2ff16e9c
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 
@@ -1539,7 +1539,8 @@ class _MessagesWriter(_EventWriter):
       which both SDKs leave alone.
     - `message_stop` last; or, when the source reported an error, was cut off, or its
       parts raised, an `error` event (`{"type": "error", "error": {"type", "message"}}`)
-      instead of the rest, never `message_stop`.
+      instead of the rest (after `message_delta` when the source had finished: its
+      stop reason and usage), never `message_stop`.
 
     A message holds one choice: parts of another are not written. What is not written
     is counted in `dropped`, by (kind, why), and said once per stream in a
@@ -1551,6 +1552,7 @@ class _MessagesWriter(_EventWriter):
         "_latest",
         "_next",
         "_open",
+        "_opened_with",
         "_queue",
         "_raw",
         "_stop",
@@ -1565,6 +1567,8 @@ class _MessagesWriter(_EventWriter):
         super().__init__()
         self._id = ""
         self._stop: str | None = None
+        self._opened_with: UsageSummary | None = None
+        """The usage `message_start` said."""
         self._next = 0  # the index of the next block
         self._open: _MessagesOpen | None = None
         self._calls: dict[object, _MessagesCall | None] = {}
@@ -1619,13 +1623,16 @@ class _MessagesWriter(_EventWriter):
         self._begin(out)
         self._close(out)
         self._ended = True
-        delta = {"stop_reason": self._stop, "stop_sequence": None}
-        usage = _messages_usage_object(self._usage, final=True)
-        out.append(
-            _messages_event({"type": "message_delta", "delta": delta, "usage": usage})
-        )
+        out.append(self._message_delta())
         out.append(_messages_event({"type": "message_stop"}))
         return out
+
+    def _message_delta(self) -> bytes:
+        delta = {"stop_reason": self._stop, "stop_sequence": None}
+        usage = _messages_usage_object(self._usage, final=True)
+        return _messages_event(
+            {"type": "message_delta", "delta": delta, "usage": usage}
+        )
 
     def fail(self, error: Any, message: str | None = None) -> list[bytes]:
         """The `error` event that ends the stream instead of `message_stop`: for an
@@ -1636,6 +1643,14 @@ class _MessagesWriter(_EventWriter):
             return out
         self._all_done()
         self._drain(out)  # what the source said before its error, written
+        if self._stop is not None:
+            # The source finished before it failed: its stop reason and usage go out
+            # as a finished message says them, then the error (never message_stop).
+            self._begin(out)
+            self._close(out)
+            out.append(self._message_delta())
+        elif (self._usage or UsageSummary()) != (self._opened_with or UsageSummary()):
+            self._drop("usage", "a message that failed has no message_delta to hold it")
         self._ended = True
         body = _messages_error(error, message)
         out.append(_messages_event({"type": "error", "error": body}))
@@ -1715,6 +1730,7 @@ class _MessagesWriter(_EventWriter):
         if self._started:
             return
         self._started = True
+        self._opened_with = self._usage
         identity = self._identity or Identity(None, None, None)
         source = identity.id
         if source is None:

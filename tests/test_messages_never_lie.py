@@ -397,3 +397,44 @@ def test_many_blocks_take_no_more_than_the_largest_event(module: ModuleType) -> 
             pass
 
     assert peak_of(run) < 16 * len(BIG)  # 14 times, measured: reading the largest event
+
+
+# Found by the ledger: what a source said before it failed.
+
+
+@each_target
+def test_a_finish_before_an_upstream_error_is_written_before_it(module: ModuleType) -> None:
+    """A chat source that finished, then failed: the stop reason and the usage reach the
+    Messages client (message_delta), then the error; never message_stop."""
+    text = {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": "stop"}],
+    }
+    usage = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+             "choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 2,
+                                      "total_tokens": 5}}  # fmt: skip
+    failed = {"error": {"message": "overloaded", "type": "server_error"}}
+    source = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in (text, usage, failed))
+    out, said = written(module, module.iter_parts([source]), "messages")
+    assert not said, said
+    events = [e.data["type"] for e in events_of(out)]
+    assert events[-2:] == ["message_delta", "error"], events
+    assert "message_stop" not in events
+    read: list[tuple[str, str]] = []
+    with pytest.raises(module.StreamError, match="overloaded"):
+        read.extend((p.kind, p.text) for p in module.iter_parts([out], protocol="messages"))
+    assert ("finish", "stop") in read
+
+
+@each_target
+def test_a_usage_that_a_failed_message_cannot_hold_is_counted(module: ModuleType) -> None:
+    Part, UsageSummary = module.Part, module.UsageSummary
+    parts = [Part("start", None, "", None, usage=UsageSummary(3, 0)),
+             Part("text", 0, "Hi", None),
+             Part("usage", None, "", None, usage=UsageSummary(3, 7)),
+             Part("error", None, "cut off", None)]  # fmt: skip
+    _, said = written(module, parts, "messages")
+    assert "usage (a message that failed has no message_delta to hold it)" in said, said

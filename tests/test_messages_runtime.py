@@ -881,7 +881,7 @@ def usages(draw: st.DrawFn) -> UsageSummary:
     return UsageSummary(prompt, completion, total, cached, reasoning, cost, servers)
 
 
-def expected_of(parts: list[Part], flavor: str) -> tuple[Summary, str, set[str]]:
+def expected_of(parts: list[Part], flavor: str, failed: bool) -> tuple[Summary, str, set[str]]:
     """What the written stream should read back as: the parts' summary, the text with
     the refusals in it, and the kinds the writer must say it left out."""
     until_error = []
@@ -896,7 +896,29 @@ def expected_of(parts: list[Part], flavor: str) -> tuple[Summary, str, set[str]]
             dropped.add(part.kind)  # the random citations are no Messages citations
         if part.kind == "text" and part.choice == 0:
             text += part.text
+    if failed and _usage_left_out(until_error):
+        dropped.add("usage")
     return _summary_of_parts(until_error), text, dropped
+
+
+def _usage_left_out(parts: list[Part]) -> bool:
+    """Whether a message that failed leaves out a usage said after its message_start:
+    without a finish it has no message_delta to hold it."""
+    if any(p.kind == "finish" and p.text and p.choice in (None, 0) for p in parts):
+        return False
+    opened: UsageSummary | None = None
+    now: UsageSummary | None = None
+    begun = False
+    for part in parts:
+        if part.kind == "usage":
+            now = part.usage
+        elif part.kind == "start" and not begun:
+            now = part.usage or now
+        elif part.choice not in (None, 0):
+            continue
+        if not begun and part.kind != "usage":
+            opened, begun = now, True
+    return (now or UsageSummary()) != (opened or UsageSummary())
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -907,11 +929,11 @@ def test_random_parts_write_a_valid_stream_that_reads_back_the_same(
     parts, flavor, raised = drawn
     source: Iterable[Part] = parts if raised is None else raising(parts, raised)
     data, writer, caught = written(source)
-    expected, text, dropped = expected_of(parts, flavor)
+    failed = raised is not None or any(p.kind == "error" for p in parts)
+    expected, text, dropped = expected_of(parts, flavor, failed)
     checked = check_messages(data)  # every call's input is JSON, interleaved or not
     assert {kind for kind, _ in writer.dropped} == dropped
     assert bool(caught) == bool(dropped), "said once when something was left out"
-    failed = raised is not None or any(p.kind == "error" for p in parts)
     assert (checked.error is not None) == failed
     back = read_back(data)
     if not expected.choices:
