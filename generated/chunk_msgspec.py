@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       b8642c055f9f
-# Digest: 071e83a1fae57983
+#   chunkspec code                       9ef980d8a198
+# Digest: 0a5693b54648a6aa
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -16873,16 +16873,30 @@ class _CallPiece:
 
 
 @dataclass(frozen=True, slots=True)
+class _ForeignPart:
+    """A content part its protocol's reader does not know (a vendor's `video_url` in
+    chat), as it came: a request of the same protocol carries it (`_foreign_parts`), any
+    other says it."""
+
+    protocol: str
+    part: Any
+
+
+_Content = _TextPiece | _MediaPiece | _ForeignPart
+"""What a message's or a tool result's content holds."""
+
+
+@dataclass(frozen=True, slots=True)
 class _ResultPiece:
-    """A tool's result for the call `call_id`: its text, or texts and media."""
+    """A tool's result for the call `call_id`: its text, or texts, media and parts."""
 
     call_id: str
-    content: tuple[_TextPiece | _MediaPiece, ...]
+    content: tuple[_Content, ...]
     is_error: bool = False
     cache: Any = None
 
 
-_Piece = _TextPiece | _MediaPiece | _ReasoningPiece | _CallPiece | _ResultPiece
+_Piece = _Content | _ReasoningPiece | _CallPiece | _ResultPiece
 
 
 @dataclass(frozen=True, slots=True)
@@ -16958,6 +16972,16 @@ class _Losses:
                 ),
                 stacklevel=3,
             )
+
+
+def _foreign_parts(piece: _ForeignPart, protocol: str, losses: _Losses) -> list[Any]:
+    """A part its reader did not know, as it came for a `protocol` request of its own
+    protocol; said for any other, which it means nothing to."""
+    if piece.protocol == protocol:
+        return [piece.part]
+    kind = _json_object(piece.part).get("type")
+    losses.drop(f"a content part of type {kind!r}", "no other protocol has it")
+    return []
 
 
 _EFFORT_BUDGETS: Final = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
@@ -17192,7 +17216,8 @@ def _read_chat_request(
     data: dict[str, Any], dialects: Sequence[_RequestDialect], losses: _Losses
 ) -> _Conversation:
     """A chat request's conversation; reasoning and signatures are read wherever any
-    dialect puts them."""
+    dialect puts them. Tools and a tool choice only chat has stay in `rest`, said by
+    a request of another protocol (`_said_of_rest`)."""
     said = _Conversation(model=data.get("model"), protocol="chat")
     rest = {k: v for k, v in data.items() if k not in _CHAT_READ}
     for message in _json_objects(data.get("messages")):
@@ -17209,7 +17234,6 @@ def _read_chat_request(
                 )
             )
         else:
-            losses.drop(f"tool {_named(tool)}", "only function tools cross protocols")
             rest.setdefault("tools", []).append(tool)
     choice = data.get("tool_choice")
     if _is_json_object(choice):
@@ -17217,9 +17241,6 @@ def _read_chat_request(
         if choice.get("type") == "function" and isinstance(name, str):
             said.tool_choice = ("tool", name)
         else:
-            losses.drop(
-                f"tool choice {choice.get('type')!r}", "only a function is named"
-            )
             rest["tool_choice"] = choice
     elif isinstance(choice, str):
         said.tool_choice = choice
@@ -17256,9 +17277,24 @@ def _read_switch(
             thinking.enabled = value == dialect.switch_values[0]
 
 
+def _said_of_rest(key: str, value: Any, losses: _Losses) -> bool:
+    """Say the tools and the tool choice a chat request kept in `rest` (only chat has
+    them) for a request of another protocol; whether `key` is one of them."""
+    if key == "tools":
+        for tool in value:
+            losses.drop(f"tool {_named(tool)}", "only function tools cross protocols")
+    elif key == "tool_choice":
+        kind = _json_object(value).get("type")
+        losses.drop(f"tool choice {kind!r}", "only a function is named")
+    return key in ("tools", "tool_choice")
+
+
 def _named(tool: Any) -> str:
+    """A tool's name (chat's is under its type's key: `custom.name`), else its type."""
     fields = _json_object(tool)
-    name = fields.get("name") or fields.get("type")
+    kind = fields.get("type")
+    inner = _json_object(fields.get(kind)) if isinstance(kind, str) else {}
+    name = inner.get("name") or fields.get("name") or kind
     return repr(name) if isinstance(name, str) else "of no name"
 
 
@@ -17271,13 +17307,27 @@ def _chat_turn(
         call_id = message.get("tool_call_id") or ""
         return _Turn("tool", (_ResultPiece(call_id, _chat_content(content, losses)),))
     pieces: list[_Piece] = []
+    refusal = message.get("refusal")
+    refusals = [refusal] if isinstance(refusal, str) else []
     if role == "assistant":
         pieces += _chat_reasoning(message, dialects, losses)
+        if isinstance(content, list):  # a refusal part is the turn's refusal
+            refusals += [r for r in map(_refused_part, content) if r is not None]
+            content = [p for p in content if _refused_part(p) is None]
     pieces += _chat_content(content, losses)
     for call in message.get("tool_calls") or ():
         pieces.append(_chat_call(_json_object(call), dialects))
-    refusal = message.get("refusal")
-    return _Turn(role, tuple(pieces), refusal if isinstance(refusal, str) else None)
+    return _Turn(role, tuple(pieces), "\n\n".join(refusals) if refusals else None)
+
+
+def _refused_part(part: Any) -> str | None:
+    """The refusal of an assistant's content part of type "refusal" (the other spelling
+    of its `refusal`), else None."""
+    said = _json_object(part)
+    refusal = said.get("refusal")
+    return (
+        refusal if said.get("type") == "refusal" and isinstance(refusal, str) else None
+    )
 
 
 def _chat_reasoning(
@@ -17372,13 +17422,15 @@ def _chat_call(call: dict[str, Any], dialects: Sequence[_RequestDialect]) -> _Ca
     )
 
 
-def _chat_content(
-    content: Any, losses: _Losses
-) -> tuple[_TextPiece | _MediaPiece, ...]:
+def _chat_content(content: Any, losses: _Losses) -> tuple[_Content, ...]:
+    """Content as pieces; a part this reader does not know as it came (`_ForeignPart`):
+    a chat request carries it."""
     if isinstance(content, str):
         return (_TextPiece(content),) if content else ()
-    pieces: list[_TextPiece | _MediaPiece] = []
-    for part in map(_json_object, content or ()):
+    pieces: list[_Content] = []
+    given_parts = content if isinstance(content, list) else [content]
+    for given in given_parts if content is not None else ():
+        part = _json_object(given)
         kind = part.get("type")
         cache = part.get("cache_control")
         if kind == "text":
@@ -17414,7 +17466,7 @@ def _chat_content(
                 )
             )
         else:
-            losses.drop(f"a content part of type {kind!r}", "no other protocol has it")
+            pieces.append(_ForeignPart("chat", given))
     return tuple(pieces)
 
 
@@ -17429,8 +17481,11 @@ def _write_chat_request(
     if said.model is not None:
         data["model"] = said.model
     data["messages"] = _chat_conversation(said.turns, dialect, losses)
-    if said.tools:
-        data["tools"] = [_chat_tool(tool, losses) for tool in said.tools]
+    tools = [_chat_tool(tool, losses) for tool in said.tools]
+    if said.protocol == "chat":  # the tools only chat has, as they came
+        tools += said.rest.get("tools", [])
+    if tools:
+        data["tools"] = tools
     if said.tool_choice is not None:
         choice = said.tool_choice
         data["tool_choice"] = (
@@ -17557,7 +17612,7 @@ def _chat_messages(
         role = turn.role if turn.role != "tool" else "user"
         if role == "developer" and not dialect.developer:
             role = "system"
-        content = [p for p in rest if isinstance(p, _TextPiece | _MediaPiece)]
+        content = [p for p in rest if isinstance(p, _Content)]
         messages.append(
             {"role": role, "content": _chat_parts(tuple(content), dialect, losses)}
         )
@@ -17573,6 +17628,7 @@ def _chat_result(
         losses.drop("that a tool result is an error", "chat has no place for it")
     texts = [p for p in result.content if isinstance(p, _TextPiece)]
     media = [p for p in result.content if isinstance(p, _MediaPiece)]
+    foreign = [p for p in result.content if isinstance(p, _ForeignPart)]
     taken = [p for p in media if _takes(dialect, p) and _fits(p)]
     if taken:
         texts.append(
@@ -17593,7 +17649,7 @@ def _chat_result(
     return {
         "role": "tool",
         "tool_call_id": result.call_id,
-        "content": _chat_parts(tuple(texts), dialect, losses),
+        "content": _chat_parts((*texts, *foreign), dialect, losses),
     }
 
 
@@ -17650,12 +17706,10 @@ def _count(media: list[_MediaPiece]) -> str:
 
 
 def _chat_parts(
-    pieces: tuple[_TextPiece | _MediaPiece, ...],
-    dialect: _RequestDialect,
-    losses: _Losses,
+    pieces: tuple[_Content, ...], dialect: _RequestDialect, losses: _Losses
 ) -> str | list[dict[str, Any]]:
     """Content as one string when it is all text, else as content parts (media the
-    dialect does not take left out, and said)."""
+    dialect does not take left out, and said; parts no reader knew as they came)."""
     texts = [p for p in pieces if isinstance(p, _TextPiece)]
     cached = any(p.cache is not None for p in texts) and dialect.cache_control
     if len(texts) == len(pieces) and len(texts) < 2 and not cached:
@@ -17665,6 +17719,9 @@ def _chat_parts(
     parts: list[dict[str, Any]] = []
     for piece in pieces:
         written = len(parts)
+        if isinstance(piece, _ForeignPart):
+            parts += _foreign_parts(piece, "chat", losses)
+            continue
         if isinstance(piece, _TextPiece):
             parts.append({"type": "text", "text": piece.text})
         elif not _takes(dialect, piece):
@@ -17724,6 +17781,8 @@ def _chat_assistant(
     calls = [p for p in turn.pieces if isinstance(p, _CallPiece)]
     reasoning = [p for p in turn.pieces if isinstance(p, _ReasoningPiece)]
     message["content"] = text if text or not calls else None
+    if any(isinstance(p, _ForeignPart) for p in turn.pieces):
+        message["content"] = _assistant_parts(turn, losses)
     if turn.refusal is not None:
         message["refusal"] = turn.refusal
     _chat_reasoning_back(message, reasoning, bool(calls), dialect, losses)
@@ -17737,6 +17796,18 @@ def _chat_assistant(
                 f"an {piece.kind} in an assistant message", "chat has no place for it"
             )
     return message
+
+
+def _assistant_parts(turn: _Turn, losses: _Losses) -> list[Any]:
+    """An assistant's content as parts, in order: its texts, and the parts no reader
+    knew as they came (`_foreign_parts`)."""
+    parts: list[Any] = []
+    for piece in turn.pieces:
+        if isinstance(piece, _TextPiece):
+            parts.append({"type": "text", "text": piece.text})
+        elif isinstance(piece, _ForeignPart):
+            parts += _foreign_parts(piece, "chat", losses)
+    return parts
 
 
 def _chat_reasoning_back(
@@ -18247,6 +18318,8 @@ def _messages_user_block(piece: _Piece, losses: _Losses) -> list[dict[str, Any]]
         return [_cached(text, piece.cache)] if piece.text else []
     if isinstance(piece, _MediaPiece):
         return _messages_media_block(piece, losses)
+    if isinstance(piece, _ForeignPart):
+        return _foreign_parts(piece, "messages", losses)
     losses.drop(
         f"a {type(piece).__name__} in a user message", "Messages has no place for it"
     )
@@ -18305,12 +18378,15 @@ def _messages_assistant(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
                     f"the signature on call {piece.id!r}",
                     _refused(piece.scheme, "Messages"),
                 )
+        elif isinstance(piece, _ForeignPart):
+            blocks += _foreign_parts(piece, "messages", losses)
         else:
             losses.drop(
                 f"a {type(piece).__name__} in an assistant message",
                 "Messages has no place",
             )
     if turn.refusal:
+        losses.drop("the assistant's refusal", "Messages has none: written as its text")
         blocks.append({"type": "text", "text": turn.refusal})
     return thinking + blocks
 
@@ -18713,8 +18789,13 @@ def _responses_items(
         if isinstance(piece, _TextPiece):
             _no_breakpoint(piece.cache, "a text", losses)
             text.append(piece.text)
-        elif isinstance(piece, _MediaPiece):
-            media += _responses_media(piece, losses)
+        elif isinstance(piece, _MediaPiece) and turn.role == "assistant":
+            losses.drop(
+                f"{piece.kind} content in an assistant message",
+                "Responses has no place for it",
+            )
+        elif isinstance(piece, _MediaPiece | _ForeignPart):
+            media += _responses_part(piece, losses)
         elif isinstance(piece, _ReasoningPiece):
             flush()
             items += _responses_reasoning_back(piece, losses)
@@ -18729,9 +18810,10 @@ def _responses_items(
         else:
             flush()
             items.append(_responses_output(piece, losses, custom))
-    if turn.refusal:
-        text.append(turn.refusal)
     flush()
+    if turn.refusal:  # an output message's part, as Responses gives a refusal
+        refusal = {"type": "refusal", "refusal": turn.refusal}
+        items.append({"type": "message", "role": "assistant", "content": [refusal]})
     return items
 
 
@@ -18765,13 +18847,7 @@ def _responses_output(
         )
     _no_breakpoint(piece.cache, f"the result of call {piece.call_id!r}", losses)
     output: str | list[dict[str, Any]] = [
-        part
-        for p in piece.content
-        for part in (
-            _responses_text(p, losses)
-            if isinstance(p, _TextPiece)
-            else _responses_media(p, losses)
-        )
+        part for p in piece.content for part in _responses_part(p, losses)
     ]
     texts = [p.text for p in piece.content if isinstance(p, _TextPiece)]
     if len(texts) == len(piece.content) and len(texts) < 2:
@@ -18780,6 +18856,15 @@ def _responses_output(
         "custom_tool_call_output" if piece.call_id in custom else "function_call_output"
     )
     return {"type": kind, "call_id": piece.call_id, "output": output}
+
+
+def _responses_part(piece: _Content, losses: _Losses) -> list[dict[str, Any]]:
+    """A piece of content as `input_*` parts (a part no reader knew, said)."""
+    if isinstance(piece, _TextPiece):
+        return _responses_text(piece, losses)
+    if isinstance(piece, _MediaPiece):
+        return _responses_media(piece, losses)
+    return _foreign_parts(piece, "responses", losses)
 
 
 def _responses_text(piece: _TextPiece, losses: _Losses) -> list[dict[str, Any]]:
@@ -18872,23 +18957,30 @@ def _to_request(
         _uncarried(data, source, losses)
         losses.warn(protocol)
         return data
-    read = _Losses()
+    losses = _Losses()
     if source == "chat":
-        said = _read_chat_request(data, dialects, read)
+        said = _read_chat_request(data, dialects, losses)
     elif source == "messages":
-        said = _read_messages_request(data, read)
+        said = _read_messages_request(data, losses)
     else:
-        said = _read_responses_request(data, read)
-    # What another protocol has no place for is kept as it came in the same protocol.
-    losses = _Losses() if source == protocol else read
-    for key in said.rest if source != protocol else ():
-        if key in client_only:
-            losses.drop(f"the key {key!r}", _CLIENT_ONLY)
-        elif key != "tools":  # the tools were said one by one
-            losses.drop(f"the key {key!r}", f"a {protocol} request has no place for it")
+        said = _read_responses_request(data, losses)
+    if source != protocol:  # a chat request carries its `rest` as it came
+        _say_rest(said.rest, protocol, client_only, losses)
     written = _write_request(said, protocol, chosen, losses)
     losses.warn(protocol)
     return written
+
+
+def _say_rest(
+    rest: dict[str, Any], protocol: str, client_only: frozenset[str], losses: _Losses
+) -> None:
+    """Say each key of a request's `rest`, which a `protocol` request has no place
+    for."""
+    for key, value in rest.items():
+        if key in client_only:
+            losses.drop(f"the key {key!r}", _CLIENT_ONLY)
+        elif not _said_of_rest(key, value, losses):
+            losses.drop(f"the key {key!r}", f"a {protocol} request has no place for it")
 
 
 def _uncarried(data: dict[str, Any], protocol: str, losses: _Losses) -> None:

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   9734c0a9d7e4
-# Digest: 288883561fa266b5
+#   chunkspec code                   ef8b1f8d3b71
+# Digest: d90a1660792cfe09
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    5a9d1a53503f
-# Digest: 74ca9c18cd5ad291
+#   chunkspec code                    4d1203a0fbc2
+# Digest: ee223da6e694e148
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 

@@ -355,3 +355,120 @@ def test_a_responses_refusal_goes_to_chat_as_its_refusal(target: str) -> None:
     out, dropped = convert("responses", body, target, protocol="chat")
     assert out["messages"][1]["refusal"] == "I can't help"
     assert dropped == []
+
+
+# --- the ledger's finds: a refusal of chat or Responses for another protocol ---------------
+
+REFUSED: Final = {
+    "chat": {"role": "assistant", "content": None, "refusal": "I can't help"},
+    "responses": {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "refusal", "refusal": "I can't help"}],
+    },
+}
+
+
+def refused_request(source: str) -> dict[str, Any]:
+    key = "input" if source == "responses" else "messages"
+    turns = [{"role": "user", "content": "x"}, REFUSED[source], {"role": "user", "content": "y"}]
+    return {"model": "m", key: turns}
+
+
+@pytest.mark.parametrize("source", ["chat", "responses"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_refusal_for_messages_is_its_text_and_said(target: str, source: str) -> None:
+    out, dropped = convert(source, refused_request(source), target, protocol="messages")
+    assert out["messages"][1] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "I can't help"}],
+    }
+    assert dropped == [("the assistant's refusal", "Messages has none: written as its text")]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_chat_refusal_goes_to_responses_as_a_refusal_part(target: str) -> None:
+    out, dropped = convert("chat", refused_request("chat"), target, protocol="responses")
+    assert out["input"][1] == REFUSED["responses"]
+    assert dropped == []
+    back, dropped = convert("responses", out, target, protocol="chat")
+    assert back["messages"][1]["refusal"] == "I can't help"
+    assert dropped == []
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_refusal_part_of_a_chat_message_is_its_refusal(target: str) -> None:
+    body = refused_request("chat")
+    body["messages"][1] = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Well, "}, {"type": "refusal", "refusal": "no"}],
+    }
+    out, dropped = convert("chat", body, target, protocol="responses")
+    assert out["input"][1:3] == [
+        {"role": "assistant", "content": "Well, "},
+        {"type": "message", "role": "assistant",
+         "content": [{"type": "refusal", "refusal": "no"}]},
+    ]  # fmt: skip
+    assert dropped == []
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_image_of_an_assistant_message_for_responses_is_said(target: str) -> None:
+    image = {"type": "image_url", "image_url": {"url": "https://img.example/a.png"}}
+    body = refused_request("chat")
+    body["messages"][1] = {"role": "assistant", "content": [{"type": "text", "text": "A"}, image]}
+    out, dropped = convert("chat", body, target, protocol="responses")
+    assert out["input"][1] == {"role": "assistant", "content": "A"}
+    assert dropped == [("image content in an assistant message", "Responses has no place for it")]
+
+
+# --- chat to chat: what the reader does not know is carried ----------------------------------
+
+VIDEO: Final = {"type": "video_url", "video_url": {"url": "https://v.example/a.mp4"}}
+ALLOWED: Final = {"type": "allowed_tools", "allowed_tools": {"mode": "auto", "tools": []}}
+CUSTOM_TOOL: Final = {"type": "custom", "custom": {"name": "patch"}}
+FUNCTION_TOOL: Final = {"type": "function", "function": {"name": "run", "parameters": {}}}
+
+
+def unknown_parts() -> dict[str, Any]:
+    """A chat request with a part no reader knows in a user message, an assistant
+    message and a tool message, a custom tool beside a function and a tool choice only
+    chat has."""
+    call = {"id": "c1", "type": "function", "function": {"name": "run", "arguments": "{}"}}
+    return {
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "see"}, VIDEO]},
+            {"role": "assistant", "content": [VIDEO], "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "ok"}, VIDEO]},
+        ],
+        "tools": [FUNCTION_TOOL, CUSTOM_TOOL],
+        "tool_choice": ALLOWED,
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("dialect", ["openai", "vllm", "openrouter"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_chat_request_for_chat_carries_what_its_reader_does_not_know(
+    target: str, dialect: str
+) -> None:
+    out, dropped = convert("chat", unknown_parts(), target, protocol="chat", dialect=dialect)
+    assert out["messages"][0]["content"] == [{"type": "text", "text": "see"}, VIDEO]
+    assert out["messages"][1]["content"] == [VIDEO]
+    assert out["messages"][2]["content"] == [{"type": "text", "text": "ok"}, VIDEO]
+    assert out["tools"] == [{"type": "function", "function": {"name": "run", "parameters": {}}},
+                            CUSTOM_TOOL]  # fmt: skip
+    assert out["tool_choice"] == ALLOWED
+    assert dropped == []
+
+
+@pytest.mark.parametrize("protocol", ["messages", "responses"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_what_only_chat_has_is_said_once_for_another_protocol(target: str, protocol: str) -> None:
+    _, dropped = convert("chat", unknown_parts(), target, protocol=protocol)
+    assert sorted(set(dropped)) == sorted(dropped)
+    assert sorted(dropped) == [
+        ("a content part of type 'video_url'", "no other protocol has it"),
+        ("tool 'patch'", "only function tools cross protocols"),
+        ("tool choice 'allowed_tools'", "only a function is named"),
+    ]

@@ -28,11 +28,13 @@ DROPPABLE = (
     "that a tool result is an error",
     "thinking",
     "the default max_tokens 4096",
+    "the assistant's refusal",
 )
 """Losses that change nothing the model is asked: earlier turns' reasoning the upstream
 takes back in no form (or signed by another backend), a reasoning switch it has no place
 for (or Anthropic's rules refuse: thinking with a forced tool choice), the output limit
-raised above a thinking budget, a tool result's error flag (its text says so)."""
+raised above a thinking budget, a tool result's error flag (its text says so), that an
+earlier turn was a refusal (its text is carried)."""
 
 MEDIA_OF_RESULTS = " in a tool result"
 """An image or document a tool returned (Claude Code's Read of a PNG, Codex's

@@ -17,6 +17,8 @@ from .vocabulary import (
     _CallPiece,
     _carried,
     _Conversation,
+    _foreign_parts,
+    _ForeignPart,
     _is_json_object,
     _json_object,
     _json_objects,
@@ -426,6 +428,8 @@ def _messages_user_block(piece: _Piece, losses: _Losses) -> list[dict[str, Any]]
         return [_cached(text, piece.cache)] if piece.text else []
     if isinstance(piece, _MediaPiece):
         return _messages_media_block(piece, losses)
+    if isinstance(piece, _ForeignPart):
+        return _foreign_parts(piece, "messages", losses)
     losses.drop(
         f"a {type(piece).__name__} in a user message", "Messages has no place for it"
     )
@@ -484,12 +488,15 @@ def _messages_assistant(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
                     f"the signature on call {piece.id!r}",
                     _refused(piece.scheme, "Messages"),
                 )
+        elif isinstance(piece, _ForeignPart):
+            blocks += _foreign_parts(piece, "messages", losses)
         else:
             losses.drop(
                 f"a {type(piece).__name__} in an assistant message",
                 "Messages has no place",
             )
     if turn.refusal:
+        losses.drop("the assistant's refusal", "Messages has none: written as its text")
         blocks.append({"type": "text", "text": turn.refusal})
     return thinking + blocks
 

@@ -89,16 +89,30 @@ class _CallPiece:
 
 
 @dataclass(frozen=True, slots=True)
+class _ForeignPart:
+    """A content part its protocol's reader does not know (a vendor's `video_url` in
+    chat), as it came: a request of the same protocol carries it (`_foreign_parts`), any
+    other says it."""
+
+    protocol: str
+    part: Any
+
+
+_Content = _TextPiece | _MediaPiece | _ForeignPart
+"""What a message's or a tool result's content holds."""
+
+
+@dataclass(frozen=True, slots=True)
 class _ResultPiece:
-    """A tool's result for the call `call_id`: its text, or texts and media."""
+    """A tool's result for the call `call_id`: its text, or texts, media and parts."""
 
     call_id: str
-    content: tuple[_TextPiece | _MediaPiece, ...]
+    content: tuple[_Content, ...]
     is_error: bool = False
     cache: Any = None
 
 
-_Piece = _TextPiece | _MediaPiece | _ReasoningPiece | _CallPiece | _ResultPiece
+_Piece = _Content | _ReasoningPiece | _CallPiece | _ResultPiece
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +188,16 @@ class _Losses:
                 ),
                 stacklevel=3,
             )
+
+
+def _foreign_parts(piece: _ForeignPart, protocol: str, losses: _Losses) -> list[Any]:
+    """A part its reader did not know, as it came for a `protocol` request of its own
+    protocol; said for any other, which it means nothing to."""
+    if piece.protocol == protocol:
+        return [piece.part]
+    kind = _json_object(piece.part).get("type")
+    losses.drop(f"a content part of type {kind!r}", "no other protocol has it")
+    return []
 
 
 _EFFORT_BUDGETS: Final = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}

@@ -829,6 +829,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.vocabulary._CallPiece)
 
 
+# (runtime section: requests.vocabulary._ForeignPart)
+
+
+# (runtime section: requests.vocabulary._Content)
+
+
 # (runtime section: requests.vocabulary._ResultPiece)
 
 
@@ -848,6 +854,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.vocabulary._Losses)
+
+
+# (runtime section: requests.vocabulary._foreign_parts)
 
 
 # (runtime section: requests.vocabulary._EFFORT_BUDGETS)
@@ -922,10 +931,23 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._read_switch)
 
 
+# (runtime section: requests.chat._said_of_rest)
+
+
 # (runtime section: requests.chat._named)
 
 
 # (runtime section: requests.chat._chat_turn)
+
+
+def _refused_part(part: Any) -> str | None:
+    """The refusal of an assistant's content part of type "refusal" (the other spelling
+    of its `refusal`), else None."""
+    said = _json_object(part)
+    refusal = said.get("refusal")
+    return (
+        refusal if said.get("type") == "refusal" and isinstance(refusal, str) else None
+    )
 
 
 # (runtime section: requests.chat._chat_reasoning)
@@ -992,6 +1014,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.chat._chat_assistant)
+
+
+# (runtime section: requests.chat._assistant_parts)
 
 
 # (runtime section: requests.chat._chat_reasoning_back)
@@ -1132,6 +1157,15 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.responses._responses_output)
 
 
+def _responses_part(piece: _Content, losses: _Losses) -> list[dict[str, Any]]:
+    """A piece of content as `input_*` parts (a part no reader knew, said)."""
+    if isinstance(piece, _TextPiece):
+        return _responses_text(piece, losses)
+    if isinstance(piece, _MediaPiece):
+        return _responses_media(piece, losses)
+    return _foreign_parts(piece, "responses", losses)
+
+
 # (runtime section: requests.responses._responses_text)
 
 
@@ -1151,6 +1185,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.convert._to_request)
+
+
+# (runtime section: requests.convert._say_rest)
 
 
 # (runtime section: requests.convert._uncarried)
