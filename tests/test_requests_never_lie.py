@@ -13,6 +13,8 @@ from typing import Any, Final
 
 import pytest
 
+from generator.gateway.policy import judge
+
 TARGETS: Final = ("dataclasses", "typeddicts", "pydantic", "msgspec")
 FAMILY: Final = {"chat": "chunk", "messages": "messages", "responses": "responses"}
 MESSAGES_CAPTURES: Final = Path(__file__).parent / "fixtures" / "messages"
@@ -384,6 +386,11 @@ def test_a_refusal_for_messages_is_its_text_and_said(target: str, source: str) -
         "content": [{"type": "text", "text": "I can't help"}],
     }
     assert dropped == [("the assistant's refusal", "Messages has none: written as its text")]
+
+
+def test_a_gateway_passes_an_earlier_refusal_on_to_messages() -> None:
+    _, dropped = convert("chat", refused_request("chat"), "msgspec", protocol="messages")
+    assert judge("chat", dropped) == (["the assistant's refusal"], [])
 
 
 @pytest.mark.parametrize("target", TARGETS)
