@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       f0065ae6dd15
-# Digest: db6d095f578e8733
+#   chunkspec code                       1142875dca2f
+# Digest: 5389c9d6441fa6b6
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -13128,6 +13128,9 @@ class _Turn:
     role: str
     pieces: tuple[_Piece, ...]
     refusal: str | None = None
+    rest: dict[str, Any] = field(default_factory=dict[str, Any])
+    """The keys of its chat message the chat reader does not know (a participant's
+    `name`), as they came: a chat request carries them, any other says them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -13428,6 +13431,13 @@ _CHAT_READ: Final = frozenset(
 """The keys of a chat request a `_Conversation` holds; the others stay in its `rest`."""
 
 
+_MESSAGE_READ: Final = frozenset(
+    ("role", "content", "refusal", "tool_calls", "tool_call_id")
+)
+"""The keys of a chat message a `_Turn` holds, with the reasoning keys of every dialect;
+the others stay in its `rest`."""
+
+
 _FORMATS: Final = {"anthropic-claude-v1": "messages"}
 """The scheme of a signature in `reasoning_details` by the entry's `format`
 (OpenRouter's word for Anthropic's thinking blocks)."""
@@ -13441,8 +13451,16 @@ def _read_chat_request(
     a request of another protocol (`_said_of_rest`)."""
     said = _Conversation(model=data.get("model"), protocol="chat")
     rest = {k: v for k, v in data.items() if k not in _CHAT_READ}
+    options = _json_object(data.get("stream_options"))
+    if any(k != "include_usage" for k in options):  # what else it tunes, kept
+        rest["stream_options"] = {
+            k: v for k, v in options.items() if k != "include_usage"
+        }
+    read = _MESSAGE_READ | {k for d in dialects for k in (d.reasoning, d.details) if k}
     for message in _json_objects(data.get("messages")):
-        said.turns.append(_chat_turn(message, dialects, losses))
+        turn = _chat_turn(message, dialects, losses)
+        kept = {k: v for k, v in message.items() if k not in read}
+        said.turns.append(dataclasses.replace(turn, rest=kept))
     for tool in data.get("tools") or ():
         function = _json_object(_json_object(tool).get("function"))
         if isinstance(function.get("name"), str):
@@ -13508,6 +13526,17 @@ def _said_of_rest(key: str, value: Any, losses: _Losses) -> bool:
         kind = _json_object(value).get("type")
         losses.drop(f"tool choice {kind!r}", "only a function is named")
     return key in ("tools", "tool_choice")
+
+
+def _said_of_turns(turns: list[_Turn], protocol: str, losses: _Losses) -> None:
+    """Say the keys of chat messages a request of another protocol has no place for
+    (a participant's `name`)."""
+    for turn in turns:
+        for key in turn.rest:
+            losses.drop(
+                f"the key {key!r} of a message of the {turn.role}",
+                f"a {protocol} request has no place for it",
+            )
 
 
 def _named(tool: Any) -> str:
@@ -13727,8 +13756,16 @@ def _write_chat_request(
         data["stream_options"] = {"include_usage": said.include_usage}
     if said.protocol == "chat":
         for key, value in said.rest.items():
-            data.setdefault(key, value)
+            _merged(data, key, value)
     return data
+
+
+def _merged(data: dict[str, Any], key: str, value: Any) -> None:
+    """A key of the source as it came, merged into what was written of it (the
+    `stream_options` besides `include_usage`)."""
+    written = data.setdefault(key, value)
+    if written is not value and _is_json_object(written) and _is_json_object(value):
+        data[key] = {**value, **written}
 
 
 def _write_switch(
@@ -13837,6 +13874,10 @@ def _chat_messages(
         messages.append(
             {"role": role, "content": _chat_parts(tuple(content), dialect, losses)}
         )
+    if messages:  # the message's keys as they came, on the message it became
+        own = messages[0] if turn.role == "tool" else messages[-1]
+        for key, value in turn.rest.items():
+            own.setdefault(key, value)
     return messages
 
 
@@ -15187,6 +15228,7 @@ def _to_request(
         said = _read_responses_request(data, losses)
     if source != protocol:  # a chat request carries its `rest` as it came
         _say_rest(said.rest, protocol, client_only, losses)
+        _said_of_turns(said.turns, protocol, losses)
     written = _write_request(said, protocol, chosen, losses)
     losses.warn(protocol)
     return written

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   ef8b1f8d3b71
-# Digest: d90a1660792cfe09
+#   chunkspec code                   292e636f5579
+# Digest: ec5baff387153087
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

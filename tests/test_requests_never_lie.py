@@ -479,3 +479,47 @@ def test_what_only_chat_has_is_said_once_for_another_protocol(target: str, proto
         ("tool 'patch'", "only function tools cross protocols"),
         ("tool choice 'allowed_tools'", "only a function is named"),
     ]
+
+
+# --- chat to chat: a message's keys and stream_options the reader does not know -------------
+
+
+def named_request() -> dict[str, Any]:
+    """A chat request with a participant's `name`, a reference to an earlier audio
+    answer, DeepSeek's `prefix` and stream options besides `include_usage`."""
+    return {
+        "model": "m",
+        "stream": True,
+        "stream_options": {"include_usage": True, "include_obfuscation": False},
+        "messages": [
+            {"role": "user", "content": "hi", "name": "bob"},
+            {"role": "assistant", "content": "x", "audio": {"id": "audio_1"}},
+            {"role": "user", "content": "go on"},
+            {"role": "assistant", "content": "Once", "prefix": True},
+        ],
+    }
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_chat_request_for_chat_carries_the_keys_of_its_messages(target: str) -> None:
+    out, dropped = convert("chat", named_request(), target, protocol="chat", dialect="openai")
+    assert out["messages"] == named_request()["messages"]
+    assert out["stream_options"] == {"include_usage": True, "include_obfuscation": False}
+    assert dropped == []
+
+
+@pytest.mark.parametrize("protocol", ["messages", "responses"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_keys_of_chat_messages_are_said_for_another_protocol(
+    target: str, protocol: str
+) -> None:
+    _, dropped = convert("chat", named_request(), target, protocol=protocol)
+    why = f"a {protocol} request has no place for it"
+    assert dropped == [
+        ("the key 'stream_options'", why),
+        ("the key 'name' of a message of the user", why),
+        ("the key 'audio' of a message of the assistant", why),
+        ("the key 'prefix' of a message of the assistant", why),
+    ]
+    said, refused = judge("chat", dropped[:1])
+    assert (said, refused) == (["the key 'stream_options'"], [])

@@ -76,6 +76,7 @@ TUNING_KEYS = {
         "safeguards",
     ),
     "chat": (
+        "stream_options",  # what is left after include_usage: obfuscation padding
         "n",
         "response_format",
         "logprobs",

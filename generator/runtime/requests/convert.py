@@ -15,6 +15,7 @@ from .chat import (
     _chat_turn,
     _read_chat_request,
     _said_of_rest,
+    _said_of_turns,
     _write_chat_request,
 )
 from .dialects import _request_dialect, _RequestDialect
@@ -76,6 +77,7 @@ def _to_request(
         said = _read_responses_request(data, losses)
     if source != protocol:  # a chat request carries its `rest` as it came
         _say_rest(said.rest, protocol, client_only, losses)
+        _said_of_turns(said.turns, protocol, losses)
     written = _write_request(said, protocol, chosen, losses)
     losses.warn(protocol)
     return written

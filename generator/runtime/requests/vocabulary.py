@@ -123,6 +123,9 @@ class _Turn:
     role: str
     pieces: tuple[_Piece, ...]
     refusal: str | None = None
+    rest: dict[str, Any] = field(default_factory=dict[str, Any])
+    """The keys of its chat message the chat reader does not know (a participant's
+    `name`), as they came: a chat request carries them, any other says them."""
 
 
 @dataclass(frozen=True, slots=True)

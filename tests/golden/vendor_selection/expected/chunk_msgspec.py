@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import hashlib
 import importlib
 import json
@@ -775,16 +776,79 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._CHAT_READ)
 
 
+_MESSAGE_READ: Final = frozenset(
+    ("role", "content", "refusal", "tool_calls", "tool_call_id")
+)
+"""The keys of a chat message a `_Turn` holds, with the reasoning keys of every dialect;
+the others stay in its `rest`."""
+
+
 # (runtime section: requests.chat._FORMATS)
 
 
-# (runtime section: requests.chat._read_chat_request)
+def _read_chat_request(
+    data: dict[str, Any], dialects: Sequence[_RequestDialect], losses: _Losses
+) -> _Conversation:
+    """A chat request's conversation; reasoning and signatures are read wherever any
+    dialect puts them. Tools and a tool choice only chat has stay in `rest`, said by
+    a request of another protocol (`_said_of_rest`)."""
+    said = _Conversation(model=data.get("model"), protocol="chat")
+    rest = {k: v for k, v in data.items() if k not in _CHAT_READ}
+    options = _json_object(data.get("stream_options"))
+    if any(k != "include_usage" for k in options):  # what else it tunes, kept
+        rest["stream_options"] = {
+            k: v for k, v in options.items() if k != "include_usage"
+        }
+    read = _MESSAGE_READ | {k for d in dialects for k in (d.reasoning, d.details) if k}
+    for message in _json_objects(data.get("messages")):
+        turn = _chat_turn(message, dialects, losses)
+        kept = {k: v for k, v in message.items() if k not in read}
+        said.turns.append(dataclasses.replace(turn, rest=kept))
+    for tool in data.get("tools") or ():
+        function = _json_object(_json_object(tool).get("function"))
+        if isinstance(function.get("name"), str):
+            said.tools.append(
+                _ToolSpec(
+                    function["name"],
+                    function.get("description"),
+                    function.get("parameters"),
+                    function.get("strict"),
+                )
+            )
+        else:
+            rest.setdefault("tools", []).append(tool)
+    choice = data.get("tool_choice")
+    if _is_json_object(choice):
+        name = _path_get(choice, "function.name")
+        if choice.get("type") == "function" and isinstance(name, str):
+            said.tool_choice = ("tool", name)
+        else:
+            rest["tool_choice"] = choice
+    elif isinstance(choice, str):
+        said.tool_choice = choice
+    said.parallel_tool_calls = data.get("parallel_tool_calls")
+    said.max_tokens = data.get("max_completion_tokens", data.get("max_tokens"))
+    said.stream = data.get("stream")
+    said.include_usage = _path_get(data, "stream_options.include_usage")
+    said.temperature = data.get("temperature")
+    said.top_p = data.get("top_p")
+    stop = data.get("stop")
+    said.stop = [stop] if isinstance(stop, str) else stop
+    said.user = data.get("user")
+    _read_effort(said.thinking, data.get("reasoning_effort"))
+    for dialect in dialects:
+        _read_switch(rest, dialect, said)
+    said.rest = rest
+    return said
 
 
 # (runtime section: requests.chat._read_switch)
 
 
 # (runtime section: requests.chat._said_of_rest)
+
+
+# (runtime section: requests.chat._said_of_turns)
 
 
 # (runtime section: requests.chat._named)
@@ -819,6 +883,9 @@ def _refused_part(part: Any) -> str | None:
 
 
 # (runtime section: requests.chat._write_chat_request)
+
+
+# (runtime section: requests.chat._merged)
 
 
 # (runtime section: requests.chat._write_switch)
