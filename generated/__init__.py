@@ -31,7 +31,7 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       e3e22f1f30c7
-# Digest: 6349ed6965b33e2e
+#   chunkspec code                       40910da42d5f
+# Digest: ecb91bd6d411b7fe
 # Regenerate with: make generate
 """Generated chunk models; each module also works copied on its own."""

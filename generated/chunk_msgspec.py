@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       42bf109d8c4b
-# Digest: 6255b063df3e2e03
+#   chunkspec code                       4b1968dd68f4
+# Digest: 0068a20b83e381fd
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -18092,12 +18092,15 @@ def _messages_media(
 ) -> _TextPiece | _MediaPiece | None:
     kind = block.get("type")
     cache = block.get("cache_control")
+    _say_citations(block, losses)
     if kind == "text":
         return _TextPiece(block.get("text") or "", cache)
     if kind == "tool_reference":  # tool search's result: the tool is offered from now
         return _TextPiece(f"Tool loaded: {block.get('tool_name')}")
     source = _json_object(block.get("source"))
     if kind == "document" and source.get("type") == "text":
+        if block.get("title"):  # a file's title is its name; a text has none
+            losses.drop("the title of a document", "no other protocol has it")
         return _TextPiece(source.get("data") or "", cache)  # a plain-text document
     if kind in ("image", "document"):
         url = source.get("url")
@@ -18113,6 +18116,17 @@ def _messages_media(
         )
     losses.drop(f"a {kind!r} block", "no other protocol has it")
     return None
+
+
+def _say_citations(block: dict[str, Any], losses: _Losses) -> None:
+    """Say what a block has of citations: an earlier answer's (the text they point
+    into is carried), a document's switch that asks for them, its `context`."""
+    if block.get("citations") and block.get("type") == "text":
+        losses.drop("the citations of a text", "no other protocol's request takes them")
+    elif _json_object(block.get("citations")).get("enabled"):
+        losses.drop("citations asked of a document", "no other protocol has them")
+    if block.get("context"):
+        losses.drop("the context of a document", "no other protocol has it")
 
 
 def _messages_turns(message: dict[str, Any], losses: _Losses) -> list[_Turn]:
@@ -18485,6 +18499,11 @@ _SCHEME_RESPONSES: Final = "responses"
 _ASSISTANT_ITEMS: Final = frozenset(("reasoning", "function_call"))
 
 
+_NO_CITATIONS: Final = "no other protocol's request takes them"
+"""Why the citations of an earlier answer (Responses' `annotations`) are left out:
+the text they point into is carried."""
+
+
 def _read_responses_request(data: dict[str, Any], losses: _Losses) -> _Conversation:
     said = _Conversation(model=data.get("model"), protocol="responses")
     instructions = data.get("instructions")
@@ -18718,6 +18737,8 @@ def _responses_content(
     for part in map(_json_object, content or ()):
         kind = part.get("type")
         if kind in ("input_text", "output_text"):
+            if part.get("annotations"):  # an earlier answer's citations
+                losses.drop("the annotations of a text", _NO_CITATIONS)
             pieces.append(_TextPiece(part.get("text") or ""))
         elif kind == "input_image":
             pieces.append(

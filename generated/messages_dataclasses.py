@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   8af2aa7b1a22
-# Digest: e62dfeef365055d6
+#   chunkspec code                   ff6a8ca80cff
+# Digest: 73fcad184845c0c7
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    c386bee7d35c
-# Digest: 36d1351ebc721e0d
+#   chunkspec code                    eed56d225908
+# Digest: 21756a3b3275f518
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 

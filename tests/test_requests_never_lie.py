@@ -523,3 +523,56 @@ def test_the_keys_of_chat_messages_are_said_for_another_protocol(
     ]
     said, refused = judge("chat", dropped[:1])
     assert (said, refused) == (["the key 'stream_options'"], [])
+
+
+# --- citations and a document's context, said ---------------------------------------------
+
+CITED: Final = {"type": "char_location", "cited_text": "d", "document_index": 0,
+                "start_char_index": 0, "end_char_index": 1}  # fmt: skip
+DOCUMENT: Final = {
+    "type": "document",
+    "source": {"type": "text", "media_type": "text/plain", "data": "doc"},
+    "title": "Notes",
+    "context": "from the wiki",
+    "citations": {"enabled": True},
+}
+
+
+@pytest.mark.parametrize("protocol", ["chat", "responses"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_documents_context_and_citations_are_said(target: str, protocol: str) -> None:
+    body = {
+        "model": "m",
+        "max_tokens": 9,
+        "messages": [
+            {"role": "user", "content": [DOCUMENT, {"type": "text", "text": "q"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "d", "citations": [CITED]}]},
+            {"role": "user", "content": "more"},
+        ],
+    }  # fmt: skip
+    _, dropped = convert("messages", body, target, protocol=protocol)
+    assert dropped == [
+        ("citations asked of a document", "no other protocol has them"),
+        ("the context of a document", "no other protocol has it"),
+        ("the title of a document", "no other protocol has it"),
+        ("the citations of a text", "no other protocol's request takes them"),
+    ]
+    said, refused = judge("messages", dropped)
+    assert said == ["the citations of a text"]
+    assert len(refused) == 3
+
+
+@pytest.mark.parametrize("protocol", ["chat", "messages"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_annotations_of_an_earlier_answer_are_said(target: str, protocol: str) -> None:
+    cited = {"type": "url_citation", "url": "https://a.example", "title": "a",
+             "start_index": 0, "end_index": 1}  # fmt: skip
+    answer = {"type": "output_text", "text": "ans", "annotations": [cited]}
+    body = {"model": "m", "input": [
+        {"role": "user", "content": "q"},
+        {"type": "message", "role": "assistant", "content": [answer]},
+        {"role": "user", "content": "more"},
+    ]}  # fmt: skip
+    _, dropped = convert("responses", body, target, protocol=protocol)
+    assert dropped == [("the annotations of a text", "no other protocol's request takes them")]
+    assert judge("responses", dropped) == (["the annotations of a text"], [])

@@ -29,12 +29,17 @@ DROPPABLE = (
     "thinking",
     "the default max_tokens 4096",
     "the assistant's refusal",
+    "the citations of a text",
+    "the annotations of a text",
 )
 """Losses that change nothing the model is asked: earlier turns' reasoning the upstream
 takes back in no form (or signed by another backend), a reasoning switch it has no place
 for (or Anthropic's rules refuse: thinking with a forced tool choice), the output limit
 raised above a thinking budget, a tool result's error flag (its text says so), that an
-earlier turn was a refusal (its text is carried)."""
+earlier turn was a refusal (its text is carried), an earlier answer's citations (the
+text they point into is carried). A document's `context`, a text document's `title` and
+a document's citations switch are refused: they change what the model is given or
+asked."""
 
 MEDIA_OF_RESULTS = " in a tool result"
 """An image or document a tool returned (Claude Code's Read of a PNG, Codex's

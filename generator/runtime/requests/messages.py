@@ -160,12 +160,15 @@ def _messages_media(
 ) -> _TextPiece | _MediaPiece | None:
     kind = block.get("type")
     cache = block.get("cache_control")
+    _say_citations(block, losses)
     if kind == "text":
         return _TextPiece(block.get("text") or "", cache)
     if kind == "tool_reference":  # tool search's result: the tool is offered from now
         return _TextPiece(f"Tool loaded: {block.get('tool_name')}")
     source = _json_object(block.get("source"))
     if kind == "document" and source.get("type") == "text":
+        if block.get("title"):  # a file's title is its name; a text has none
+            losses.drop("the title of a document", "no other protocol has it")
         return _TextPiece(source.get("data") or "", cache)  # a plain-text document
     if kind in ("image", "document"):
         url = source.get("url")
@@ -181,6 +184,17 @@ def _messages_media(
         )
     losses.drop(f"a {kind!r} block", "no other protocol has it")
     return None
+
+
+def _say_citations(block: dict[str, Any], losses: _Losses) -> None:
+    """Say what a block has of citations: an earlier answer's (the text they point
+    into is carried), a document's switch that asks for them, its `context`."""
+    if block.get("citations") and block.get("type") == "text":
+        losses.drop("the citations of a text", "no other protocol's request takes them")
+    elif _json_object(block.get("citations")).get("enabled"):
+        losses.drop("citations asked of a document", "no other protocol has them")
+    if block.get("context"):
+        losses.drop("the context of a document", "no other protocol has it")
 
 
 def _messages_turns(message: dict[str, Any], losses: _Losses) -> list[_Turn]:

@@ -56,6 +56,11 @@ _SCHEME_RESPONSES: Final = "responses"
 _ASSISTANT_ITEMS: Final = frozenset(("reasoning", "function_call"))
 
 
+_NO_CITATIONS: Final = "no other protocol's request takes them"
+"""Why the citations of an earlier answer (Responses' `annotations`) are left out:
+the text they point into is carried."""
+
+
 def _read_responses_request(data: dict[str, Any], losses: _Losses) -> _Conversation:
     said = _Conversation(model=data.get("model"), protocol="responses")
     instructions = data.get("instructions")
@@ -302,6 +307,8 @@ def _responses_content(
     for part in map(_json_object, content or ()):
         kind = part.get("type")
         if kind in ("input_text", "output_text"):
+            if part.get("annotations"):  # an earlier answer's citations
+                losses.drop("the annotations of a text", _NO_CITATIONS)
             pieces.append(_TextPiece(part.get("text") or ""))
         elif kind == "input_image":
             pieces.append(

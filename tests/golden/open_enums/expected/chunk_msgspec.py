@@ -988,6 +988,9 @@ def _refused_part(part: Any) -> str | None:
 # (runtime section: requests.messages._messages_media)
 
 
+# (runtime section: requests.messages._say_citations)
+
+
 # (runtime section: requests.messages._messages_turns)
 
 
@@ -1031,6 +1034,9 @@ def _refused_part(part: Any) -> str | None:
 
 
 # (runtime section: requests.responses._ASSISTANT_ITEMS)
+
+
+# (runtime section: requests.responses._NO_CITATIONS)
 
 
 # (runtime section: requests.responses._read_responses_request)
