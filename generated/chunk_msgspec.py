@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       4b1968dd68f4
-# Digest: 0068a20b83e381fd
+#   chunkspec code                       0a90df8468af
+# Digest: 7ec74da27ca76605
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -17236,11 +17236,8 @@ def _read_chat_request(
         rest["stream_options"] = {
             k: v for k, v in options.items() if k != "include_usage"
         }
-    read = _MESSAGE_READ | {k for d in dialects for k in (d.reasoning, d.details) if k}
     for message in _json_objects(data.get("messages")):
-        turn = _chat_turn(message, dialects, losses)
-        kept = {k: v for k, v in message.items() if k not in read}
-        said.turns.append(dataclasses.replace(turn, rest=kept))
+        said.turns.append(_chat_turn(message, dialects, losses))
     for tool in data.get("tools") or ():
         function = _json_object(_json_object(tool).get("function"))
         if isinstance(function.get("name"), str):
@@ -17347,7 +17344,16 @@ def _chat_turn(
     pieces += _chat_content(content, losses)
     for call in message.get("tool_calls") or ():
         pieces.append(_chat_call(_json_object(call), dialects))
-    return _Turn(role, tuple(pieces), "\n\n".join(refusals) if refusals else None)
+    read = _MESSAGE_READ | {k for d in dialects for k in (d.reasoning, d.details) if k}
+    # An empty value (OpenAI's `annotations: []` on every answer) says nothing.
+    rest = {k: v for k, v in message.items() if k not in read and _says_something(v)}
+    refused = "\n\n".join(refusals) if refusals else None
+    return _Turn(role, tuple(pieces), refused, rest)
+
+
+def _says_something(value: Any) -> bool:
+    """Whether a value says something: not None, and no empty text, list or object."""
+    return value is not None and value not in ("", [], {})
 
 
 def _refused_part(part: Any) -> str | None:
@@ -19119,6 +19125,10 @@ def _assistant_message(
         return _as_it_came(protocol, said()[1])
     losses = _Losses()
     turn = _turn_of(source, dialects, losses, choice)
+    # The keys of an answer no reader knows (`annotations`, `audio`) are an answer's,
+    # no request's: said, for chat too.
+    _said_of_turns([turn], protocol, losses)
+    turn = dataclasses.replace(turn, rest={})
     if protocol == "chat":
         written = _chat_messages(turn, chosen, losses)
     elif protocol == "messages":

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   8bde75d77d50
-# Digest: 5eff665ca2417445
+#   chunkspec code                   9507076cd9fa
+# Digest: b81c4f59b7788f38
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    3d8983efd89c
-# Digest: a2bb47e21604558c
+#   chunkspec code                    cf81ae95cc9b
+# Digest: 8d12f693a68e44b4
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 

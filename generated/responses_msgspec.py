@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    4797e8100684
-# Digest: 210a2ad8778c4fac
+#   chunkspec code                    55b32b6aa683
+# Digest: fae49a657d05b0a9
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

@@ -521,8 +521,54 @@ def test_the_keys_of_chat_messages_are_said_for_another_protocol(
         ("the key 'audio' of a message of the assistant", why),
         ("the key 'prefix' of a message of the assistant", why),
     ]
-    said, refused = judge("chat", dropped[:1])
-    assert (said, refused) == (["the key 'stream_options'"], [])
+    said, refused = judge("chat", dropped)
+    assert said == ["the key 'stream_options'", "the key 'name' of a message of the user"]
+    assert [r.partition(" (")[0] for r in refused] == [
+        "the key 'audio' of a message of the assistant",
+        "the key 'prefix' of a message of the assistant",
+    ]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_empty_key_of_a_chat_message_says_nothing(target: str) -> None:
+    body = named_request()
+    body["messages"][1] = {"role": "assistant", "content": "x", "annotations": [], "audio": None}
+    out, dropped = convert("chat", body, target, protocol="messages")
+    assert ("the key 'annotations' of a message of the assistant" not in {w for w, _ in dropped})
+    assert ("the key 'audio' of a message of the assistant" not in {w for w, _ in dropped})
+
+
+def audio_answer(target: str) -> Any:
+    """A chat answer with a citation and audio, added up."""
+    chat = module("chat", target)
+    head = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    cited = {"type": "url_citation",
+             "url_citation": {"url": "https://a.example", "title": "a", "start_index": 0, "end_index": 1}}  # fmt: skip
+    deltas: tuple[tuple[dict[str, Any], str | None], ...] = (
+        ({"role": "assistant", "content": "Hi", "annotations": [cited]}, None),
+        ({"audio": {"id": "audio_1", "transcript": "Hi"}}, None),
+        ({}, "stop"),
+    )
+    body = "".join(
+        f"data: {json.dumps({**head, 'choices': [{'index': 0, 'delta': d, 'finish_reason': f}]})}\n\n"
+        for d, f in deltas
+    )
+    turn = chat.ChunkAccumulator()
+    for chunk in chat.iter_chunks(body + "data: [DONE]\n\n"):
+        turn.add(chunk)
+    return turn
+
+
+@pytest.mark.parametrize("protocol", ["chat", "messages", "responses"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_answers_own_keys_are_said_by_assistant_message(target: str, protocol: str) -> None:
+    turn = audio_answer(target)
+    _, dropped = said(module("chat", target).assistant_message, turn, protocol=protocol)
+    why = f"a {protocol} request has no place for it"
+    assert dropped == [
+        ("the key 'annotations' of a message of the assistant", why),
+        ("the key 'audio' of a message of the assistant", why),
+    ]
 
 
 # --- citations and a document's context, said ---------------------------------------------

@@ -60,14 +60,18 @@ DROPPABLE_PREFIXES = (
     "the detail ",
     "that the result of call ",
     "a turn of the assistant with nothing ",
+    "the key 'name' of a message",
+    "the key 'annotations' of a message",
 )
 """The same, by what they begin with: a signature of another backend on a call (or of
 thinking blocks whose texts came run together), a tool Claude Code marks
 `defer_loading` that no `tool_reference` has loaded yet (held back, as Anthropic's API
 holds it back from the model), a prompt-cache breakpoint (Claude Code's, on every
 request: it changes what is cached, not what is asked), a thinking budget cut below
-the client's limit, an image's `detail`, a result's error flag, and an assistant turn
-of reasoning only that the upstream takes back in no form."""
+the client's limit, an image's `detail`, a result's error flag, an assistant turn
+of reasoning only that the upstream takes back in no form, a chat message's `name` (who
+of a role spoke: a label, not what is asked) and an earlier answer's `annotations` (its
+citations: the text is carried)."""
 
 TUNING_KEYS = {
     "messages": (

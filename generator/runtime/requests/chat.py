@@ -7,7 +7,6 @@ where that backend wants them back."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -78,11 +77,8 @@ def _read_chat_request(
     options = _json_object(data.get("stream_options"))
     if any(k != "include_usage" for k in options):  # what else it tunes, kept
         rest["stream_options"] = {k: v for k, v in options.items() if k != "include_usage"}
-    read = _MESSAGE_READ | {k for d in dialects for k in (d.reasoning, d.details) if k}
     for message in _json_objects(data.get("messages")):
-        turn = _chat_turn(message, dialects, losses)
-        kept = {k: v for k, v in message.items() if k not in read}
-        said.turns.append(dataclasses.replace(turn, rest=kept))
+        said.turns.append(_chat_turn(message, dialects, losses))
     for tool in data.get("tools") or ():
         function = _json_object(_json_object(tool).get("function"))
         if isinstance(function.get("name"), str):
@@ -189,7 +185,16 @@ def _chat_turn(
     pieces += _chat_content(content, losses)
     for call in message.get("tool_calls") or ():
         pieces.append(_chat_call(_json_object(call), dialects))
-    return _Turn(role, tuple(pieces), "\n\n".join(refusals) if refusals else None)
+    read = _MESSAGE_READ | {k for d in dialects for k in (d.reasoning, d.details) if k}
+    # An empty value (OpenAI's `annotations: []` on every answer) says nothing.
+    rest = {k: v for k, v in message.items() if k not in read and _says_something(v)}
+    refused = "\n\n".join(refusals) if refusals else None
+    return _Turn(role, tuple(pieces), refused, rest)
+
+
+def _says_something(value: Any) -> bool:
+    """Whether a value says something: not None, and no empty text, list or object."""
+    return value is not None and value not in ("", [], {})
 
 
 def _refused_part(part: Any) -> str | None:

@@ -6,6 +6,7 @@ the next request (`assistant_message`), through a `_Conversation`."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, cast
 
@@ -167,6 +168,10 @@ def _assistant_message(
         return _as_it_came(protocol, said()[1])
     losses = _Losses()
     turn = _turn_of(source, dialects, losses, choice)
+    # The keys of an answer no reader knows (`annotations`, `audio`) are an answer's,
+    # no request's: said, for chat too.
+    _said_of_turns([turn], protocol, losses)
+    turn = dataclasses.replace(turn, rest={})
     if protocol == "chat":
         written = _chat_messages(turn, chosen, losses)
     elif protocol == "messages":

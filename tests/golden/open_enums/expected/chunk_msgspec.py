@@ -800,11 +800,8 @@ def _read_chat_request(
         rest["stream_options"] = {
             k: v for k, v in options.items() if k != "include_usage"
         }
-    read = _MESSAGE_READ | {k for d in dialects for k in (d.reasoning, d.details) if k}
     for message in _json_objects(data.get("messages")):
-        turn = _chat_turn(message, dialects, losses)
-        kept = {k: v for k, v in message.items() if k not in read}
-        said.turns.append(dataclasses.replace(turn, rest=kept))
+        said.turns.append(_chat_turn(message, dialects, losses))
     for tool in data.get("tools") or ():
         function = _json_object(_json_object(tool).get("function"))
         if isinstance(function.get("name"), str):
@@ -856,6 +853,9 @@ def _read_chat_request(
 
 
 # (runtime section: requests.chat._chat_turn)
+
+
+# (runtime section: requests.chat._says_something)
 
 
 def _refused_part(part: Any) -> str | None:
