@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       b48528da4673
-# Digest: f82da0065939d52e
+#   chunkspec code                       0e7d5738596e
+# Digest: ba08fa89574c9446
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -12376,6 +12376,12 @@ def _is_json_object(value: Any) -> TypeGuard[dict[str, Any]]:
     return isinstance(value, dict)
 
 
+def _is_json_list(value: Any) -> TypeGuard[list[Any]]:
+    """Whether `value` is a JSON list (typed as one, where `isinstance` says only
+    `list`)."""
+    return isinstance(value, list)
+
+
 def _json_object(value: Any) -> dict[str, Any]:
     """`value` if it is a JSON object, else an empty one (read with `.get`)."""
     return value if _is_json_object(value) else {}
@@ -12693,7 +12699,7 @@ def _chat_turn(
     refusals = [refusal] if isinstance(refusal, str) else []
     if role == "assistant":
         pieces += _chat_reasoning(message, dialects, losses)
-        if isinstance(content, list):  # a refusal part is the turn's refusal
+        if _is_json_list(content):  # a refusal part is the turn's refusal
             refusals += [r for r in map(_refused_part, content) if r is not None]
             content = [p for p in content if _refused_part(p) is None]
     pieces += _chat_content(content, losses)
@@ -12813,14 +12819,20 @@ def _chat_call(call: dict[str, Any], dialects: Sequence[_RequestDialect]) -> _Ca
     )
 
 
+def _given_parts(content: Any) -> list[Any]:
+    """Content that is no text as its parts: a list, or one part that is no list."""
+    if _is_json_list(content):
+        return content
+    return [] if content is None else [content]
+
+
 def _chat_content(content: Any, losses: _Losses) -> tuple[_Content, ...]:
     """Content as pieces; a part this reader does not know as it came (`_ForeignPart`):
     a chat request carries it."""
     if isinstance(content, str):
         return (_TextPiece(content),) if content else ()
     pieces: list[_Content] = []
-    given_parts = content if isinstance(content, list) else [content]
-    for given in given_parts if content is not None else ():
+    for given in _given_parts(content):
         part = _json_object(given)
         kind = part.get("type")
         cache = part.get("cache_control")

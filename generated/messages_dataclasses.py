@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   bd57101c7545
-# Digest: cfbd8e5a9515f838
+#   chunkspec code                   d5d6b6b463d9
+# Digest: c94217b558569dd7
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   9507076cd9fa
-# Digest: b81c4f59b7788f38
+#   chunkspec code                   a82709af3f41
+# Digest: b57cab6a242f2b3e
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

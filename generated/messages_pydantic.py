@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   3b09b54b767c
-# Digest: a9f98158830265a8
+#   chunkspec code                   decd4a78b679
+# Digest: 4a159ee991542695
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   0f8498d49fea
-# Digest: 09d81a27bd99cb4c
+#   chunkspec code                   6898806847e5
+# Digest: 4def2371a121da31
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 

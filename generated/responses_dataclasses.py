@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    cf81ae95cc9b
-# Digest: 8d12f693a68e44b4
+#   chunkspec code                    bd2b6eeca161
+# Digest: c5b277ad32ad4500
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    55b32b6aa683
-# Digest: fae49a657d05b0a9
+#   chunkspec code                    340c013a80e4
+# Digest: 27e9b3418a97e4c2
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    a7279452dcc8
-# Digest: 19e7fa678e427713
+#   chunkspec code                    a990775658cd
+# Digest: 8b31512cff4a38f7
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    fbbbbf2b669d
-# Digest: 6f15492736660621
+#   chunkspec code                    83c1eab4e2b4
+# Digest: 3b723fcad0a7fd79
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       1e29893a6bc7
-# Digest: e8d894241322b163
+#   chunkspec code                       51fb1f5b7145
+# Digest: c6b7ba1779758845
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_typeddicts.py.
 

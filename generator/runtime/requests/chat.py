@@ -19,6 +19,7 @@ from .vocabulary import (
     _effort_of,
     _foreign_parts,
     _ForeignPart,
+    _is_json_list,
     _is_json_object,
     _json_object,
     _json_objects,
@@ -57,7 +58,9 @@ _CHAT_READ: Final = frozenset(
 )
 """The keys of a chat request a `_Conversation` holds; the others stay in its `rest`."""
 
-_MESSAGE_READ: Final = frozenset(("role", "content", "refusal", "tool_calls", "tool_call_id"))
+_MESSAGE_READ: Final = frozenset(
+    ("role", "content", "refusal", "tool_calls", "tool_call_id")
+)
 """The keys of a chat message a `_Turn` holds, with the reasoning keys of every dialect;
 the others stay in its `rest`."""
 
@@ -76,7 +79,9 @@ def _read_chat_request(
     rest = {k: v for k, v in data.items() if k not in _CHAT_READ}
     options = _json_object(data.get("stream_options"))
     if any(k != "include_usage" for k in options):  # what else it tunes, kept
-        rest["stream_options"] = {k: v for k, v in options.items() if k != "include_usage"}
+        rest["stream_options"] = {
+            k: v for k, v in options.items() if k != "include_usage"
+        }
     for message in _json_objects(data.get("messages")):
         said.turns.append(_chat_turn(message, dialects, losses))
     for tool in data.get("tools") or ():
@@ -179,7 +184,7 @@ def _chat_turn(
     refusals = [refusal] if isinstance(refusal, str) else []
     if role == "assistant":
         pieces += _chat_reasoning(message, dialects, losses)
-        if isinstance(content, list):  # a refusal part is the turn's refusal
+        if _is_json_list(content):  # a refusal part is the turn's refusal
             refusals += [r for r in map(_refused_part, content) if r is not None]
             content = [p for p in content if _refused_part(p) is None]
     pieces += _chat_content(content, losses)
@@ -202,7 +207,9 @@ def _refused_part(part: Any) -> str | None:
     of its `refusal`), else None."""
     said = _json_object(part)
     refusal = said.get("refusal")
-    return refusal if said.get("type") == "refusal" and isinstance(refusal, str) else None
+    return (
+        refusal if said.get("type") == "refusal" and isinstance(refusal, str) else None
+    )
 
 
 def _chat_reasoning(
@@ -297,14 +304,20 @@ def _chat_call(call: dict[str, Any], dialects: Sequence[_RequestDialect]) -> _Ca
     )
 
 
+def _given_parts(content: Any) -> list[Any]:
+    """Content that is no text as its parts: a list, or one part that is no list."""
+    if _is_json_list(content):
+        return content
+    return [] if content is None else [content]
+
+
 def _chat_content(content: Any, losses: _Losses) -> tuple[_Content, ...]:
     """Content as pieces; a part this reader does not know as it came (`_ForeignPart`):
     a chat request carries it."""
     if isinstance(content, str):
         return (_TextPiece(content),) if content else ()
     pieces: list[_Content] = []
-    given_parts = content if isinstance(content, list) else [content]
-    for given in given_parts if content is not None else ():
+    for given in _given_parts(content):
         part = _json_object(given)
         kind = part.get("type")
         cache = part.get("cache_control")

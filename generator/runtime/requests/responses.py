@@ -491,9 +491,7 @@ def _responses_output(
     return {"type": kind, "call_id": piece.call_id, "output": output}
 
 
-def _responses_part(
-    piece: _Content, losses: _Losses
-) -> list[dict[str, Any]]:
+def _responses_part(piece: _Content, losses: _Losses) -> list[dict[str, Any]]:
     """A piece of content as `input_*` parts (a part no reader knew, said)."""
     if isinstance(piece, _TextPiece):
         return _responses_text(piece, losses)

@@ -236,6 +236,12 @@ def _is_json_object(value: Any) -> TypeGuard[dict[str, Any]]:
     return isinstance(value, dict)
 
 
+def _is_json_list(value: Any) -> TypeGuard[list[Any]]:
+    """Whether `value` is a JSON list (typed as one, where `isinstance` says only
+    `list`)."""
+    return isinstance(value, list)
+
+
 def _json_object(value: Any) -> dict[str, Any]:
     """`value` if it is a JSON object, else an empty one (read with `.get`)."""
     return value if _is_json_object(value) else {}

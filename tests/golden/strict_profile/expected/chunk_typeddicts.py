@@ -665,6 +665,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.vocabulary._is_json_object)
 
 
+# (runtime section: requests.vocabulary._is_json_list)
+
+
 # (runtime section: requests.vocabulary._json_object)
 
 
@@ -713,67 +716,13 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._CHAT_READ)
 
 
-_MESSAGE_READ: Final = frozenset(
-    ("role", "content", "refusal", "tool_calls", "tool_call_id")
-)
-"""The keys of a chat message a `_Turn` holds, with the reasoning keys of every dialect;
-the others stay in its `rest`."""
+# (runtime section: requests.chat._MESSAGE_READ)
 
 
 # (runtime section: requests.chat._FORMATS)
 
 
-def _read_chat_request(
-    data: dict[str, Any], dialects: Sequence[_RequestDialect], losses: _Losses
-) -> _Conversation:
-    """A chat request's conversation; reasoning and signatures are read wherever any
-    dialect puts them. Tools and a tool choice only chat has stay in `rest`, said by
-    a request of another protocol (`_said_of_rest`)."""
-    said = _Conversation(model=data.get("model"), protocol="chat")
-    rest = {k: v for k, v in data.items() if k not in _CHAT_READ}
-    options = _json_object(data.get("stream_options"))
-    if any(k != "include_usage" for k in options):  # what else it tunes, kept
-        rest["stream_options"] = {
-            k: v for k, v in options.items() if k != "include_usage"
-        }
-    for message in _json_objects(data.get("messages")):
-        said.turns.append(_chat_turn(message, dialects, losses))
-    for tool in data.get("tools") or ():
-        function = _json_object(_json_object(tool).get("function"))
-        if isinstance(function.get("name"), str):
-            said.tools.append(
-                _ToolSpec(
-                    function["name"],
-                    function.get("description"),
-                    function.get("parameters"),
-                    function.get("strict"),
-                )
-            )
-        else:
-            rest.setdefault("tools", []).append(tool)
-    choice = data.get("tool_choice")
-    if _is_json_object(choice):
-        name = _path_get(choice, "function.name")
-        if choice.get("type") == "function" and isinstance(name, str):
-            said.tool_choice = ("tool", name)
-        else:
-            rest["tool_choice"] = choice
-    elif isinstance(choice, str):
-        said.tool_choice = choice
-    said.parallel_tool_calls = data.get("parallel_tool_calls")
-    said.max_tokens = data.get("max_completion_tokens", data.get("max_tokens"))
-    said.stream = data.get("stream")
-    said.include_usage = _path_get(data, "stream_options.include_usage")
-    said.temperature = data.get("temperature")
-    said.top_p = data.get("top_p")
-    stop = data.get("stop")
-    said.stop = [stop] if isinstance(stop, str) else stop
-    said.user = data.get("user")
-    _read_effort(said.thinking, data.get("reasoning_effort"))
-    for dialect in dialects:
-        _read_switch(rest, dialect, said)
-    said.rest = rest
-    return said
+# (runtime section: requests.chat._read_chat_request)
 
 
 # (runtime section: requests.chat._read_switch)
@@ -794,14 +743,7 @@ def _read_chat_request(
 # (runtime section: requests.chat._says_something)
 
 
-def _refused_part(part: Any) -> str | None:
-    """The refusal of an assistant's content part of type "refusal" (the other spelling
-    of its `refusal`), else None."""
-    said = _json_object(part)
-    refusal = said.get("refusal")
-    return (
-        refusal if said.get("type") == "refusal" and isinstance(refusal, str) else None
-    )
+# (runtime section: requests.chat._refused_part)
 
 
 # (runtime section: requests.chat._chat_reasoning)
@@ -814,6 +756,9 @@ def _refused_part(part: Any) -> str | None:
 
 
 # (runtime section: requests.chat._chat_call)
+
+
+# (runtime section: requests.chat._given_parts)
 
 
 # (runtime section: requests.chat._chat_content)
@@ -1020,13 +965,7 @@ def _refused_part(part: Any) -> str | None:
 # (runtime section: requests.responses._responses_output)
 
 
-def _responses_part(piece: _Content, losses: _Losses) -> list[dict[str, Any]]:
-    """A piece of content as `input_*` parts (a part no reader knew, said)."""
-    if isinstance(piece, _TextPiece):
-        return _responses_text(piece, losses)
-    if isinstance(piece, _MediaPiece):
-        return _responses_media(piece, losses)
-    return _foreign_parts(piece, "responses", losses)
+# (runtime section: requests.responses._responses_part)
 
 
 # (runtime section: requests.responses._responses_text)
