@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       fbb3c7248ff9
-# Digest: b59da6c4e0fdc161
+#   chunkspec code                       611bf88665fa
+# Digest: 235e0d3112def7b4
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import hashlib
 import importlib
 import json
@@ -17159,16 +17160,30 @@ class _CallPiece:
 
 
 @dataclass(frozen=True, slots=True)
+class _ForeignPart:
+    """A content part its protocol's reader does not know (a vendor's `video_url` in
+    chat), as it came: a request of the same protocol carries it (`_foreign_parts`), any
+    other says it."""
+
+    protocol: str
+    part: Any
+
+
+_Content = _TextPiece | _MediaPiece | _ForeignPart
+"""What a message's or a tool result's content holds."""
+
+
+@dataclass(frozen=True, slots=True)
 class _ResultPiece:
-    """A tool's result for the call `call_id`: its text, or texts and media."""
+    """A tool's result for the call `call_id`: its text, or texts, media and parts."""
 
     call_id: str
-    content: tuple[_TextPiece | _MediaPiece, ...]
+    content: tuple[_Content, ...]
     is_error: bool = False
     cache: Any = None
 
 
-_Piece = _TextPiece | _MediaPiece | _ReasoningPiece | _CallPiece | _ResultPiece
+_Piece = _Content | _ReasoningPiece | _CallPiece | _ResultPiece
 
 
 @dataclass(frozen=True, slots=True)
@@ -17179,6 +17194,9 @@ class _Turn:
     role: str
     pieces: tuple[_Piece, ...]
     refusal: str | None = None
+    rest: dict[str, Any] = field(default_factory=dict[str, Any])
+    """The keys of its chat message the chat reader does not know (a participant's
+    `name`), as they came: a chat request carries them, any other says them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -17246,6 +17264,16 @@ class _Losses:
             )
 
 
+def _foreign_parts(piece: _ForeignPart, protocol: str, losses: _Losses) -> list[Any]:
+    """A part its reader did not know, as it came for a `protocol` request of its own
+    protocol; said for any other, which it means nothing to."""
+    if piece.protocol == protocol:
+        return [piece.part]
+    kind = _json_object(piece.part).get("type")
+    losses.drop(f"a content part of type {kind!r}", "no other protocol has it")
+    return []
+
+
 _EFFORT_BUDGETS: Final = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 """A reasoning effort as a budget of tokens, for protocols that take only a budget
 (Anthropic's `budget_tokens`: at least 1024), and back (the largest effort a budget
@@ -17277,6 +17305,12 @@ def _is_json_object(value: Any) -> TypeGuard[dict[str, Any]]:
     """Whether `value` is a JSON object (typed as one, where `isinstance` says only
     `dict`)."""
     return isinstance(value, dict)
+
+
+def _is_json_list(value: Any) -> TypeGuard[list[Any]]:
+    """Whether `value` is a JSON list (typed as one, where `isinstance` says only
+    `list`)."""
+    return isinstance(value, list)
 
 
 def _json_object(value: Any) -> dict[str, Any]:
@@ -17469,6 +17503,13 @@ _CHAT_READ: Final = frozenset(
 """The keys of a chat request a `_Conversation` holds; the others stay in its `rest`."""
 
 
+_MESSAGE_READ: Final = frozenset(
+    ("role", "content", "refusal", "tool_calls", "tool_call_id")
+)
+"""The keys of a chat message a `_Turn` holds, with the reasoning keys of every dialect;
+the others stay in its `rest`."""
+
+
 _FORMATS: Final = {"anthropic-claude-v1": "messages"}
 """The scheme of a signature in `reasoning_details` by the entry's `format`
 (OpenRouter's word for Anthropic's thinking blocks)."""
@@ -17478,9 +17519,15 @@ def _read_chat_request(
     data: dict[str, Any], dialects: Sequence[_RequestDialect], losses: _Losses
 ) -> _Conversation:
     """A chat request's conversation; reasoning and signatures are read wherever any
-    dialect puts them."""
+    dialect puts them. Tools and a tool choice only chat has stay in `rest`, said by
+    a request of another protocol (`_said_of_rest`)."""
     said = _Conversation(model=data.get("model"), protocol="chat")
     rest = {k: v for k, v in data.items() if k not in _CHAT_READ}
+    options = _json_object(data.get("stream_options"))
+    if any(k != "include_usage" for k in options):  # what else it tunes, kept
+        rest["stream_options"] = {
+            k: v for k, v in options.items() if k != "include_usage"
+        }
     for message in _json_objects(data.get("messages")):
         said.turns.append(_chat_turn(message, dialects, losses))
     for tool in data.get("tools") or ():
@@ -17495,7 +17542,6 @@ def _read_chat_request(
                 )
             )
         else:
-            losses.drop(f"tool {_named(tool)}", "only function tools cross protocols")
             rest.setdefault("tools", []).append(tool)
     choice = data.get("tool_choice")
     if _is_json_object(choice):
@@ -17503,9 +17549,6 @@ def _read_chat_request(
         if choice.get("type") == "function" and isinstance(name, str):
             said.tool_choice = ("tool", name)
         else:
-            losses.drop(
-                f"tool choice {choice.get('type')!r}", "only a function is named"
-            )
             rest["tool_choice"] = choice
     elif isinstance(choice, str):
         said.tool_choice = choice
@@ -17542,9 +17585,35 @@ def _read_switch(
             thinking.enabled = value == dialect.switch_values[0]
 
 
+def _said_of_rest(key: str, value: Any, losses: _Losses) -> bool:
+    """Say the tools and the tool choice a chat request kept in `rest` (only chat has
+    them) for a request of another protocol; whether `key` is one of them."""
+    if key == "tools":
+        for tool in value:
+            losses.drop(f"tool {_named(tool)}", "only function tools cross protocols")
+    elif key == "tool_choice":
+        kind = _json_object(value).get("type")
+        losses.drop(f"tool choice {kind!r}", "only a function is named")
+    return key in ("tools", "tool_choice")
+
+
+def _said_of_turns(turns: list[_Turn], protocol: str, losses: _Losses) -> None:
+    """Say the keys of chat messages a request of another protocol has no place for
+    (a participant's `name`)."""
+    for turn in turns:
+        for key in turn.rest:
+            losses.drop(
+                f"the key {key!r} of a message of the {turn.role}",
+                f"a {protocol} request has no place for it",
+            )
+
+
 def _named(tool: Any) -> str:
+    """A tool's name (chat's is under its type's key: `custom.name`), else its type."""
     fields = _json_object(tool)
-    name = fields.get("name") or fields.get("type")
+    kind = fields.get("type")
+    inner = _json_object(fields.get(kind)) if isinstance(kind, str) else {}
+    name = inner.get("name") or fields.get("name") or kind
     return repr(name) if isinstance(name, str) else "of no name"
 
 
@@ -17557,13 +17626,36 @@ def _chat_turn(
         call_id = message.get("tool_call_id") or ""
         return _Turn("tool", (_ResultPiece(call_id, _chat_content(content, losses)),))
     pieces: list[_Piece] = []
+    refusal = message.get("refusal")
+    refusals = [refusal] if isinstance(refusal, str) else []
     if role == "assistant":
         pieces += _chat_reasoning(message, dialects, losses)
+        if _is_json_list(content):  # a refusal part is the turn's refusal
+            refusals += [r for r in map(_refused_part, content) if r is not None]
+            content = [p for p in content if _refused_part(p) is None]
     pieces += _chat_content(content, losses)
     for call in message.get("tool_calls") or ():
         pieces.append(_chat_call(_json_object(call), dialects))
-    refusal = message.get("refusal")
-    return _Turn(role, tuple(pieces), refusal if isinstance(refusal, str) else None)
+    read = _MESSAGE_READ | {k for d in dialects for k in (d.reasoning, d.details) if k}
+    # An empty value (OpenAI's `annotations: []` on every answer) says nothing.
+    rest = {k: v for k, v in message.items() if k not in read and _says_something(v)}
+    refused = "\n\n".join(refusals) if refusals else None
+    return _Turn(role, tuple(pieces), refused, rest)
+
+
+def _says_something(value: Any) -> bool:
+    """Whether a value says something: not None, and no empty text, list or object."""
+    return value is not None and value not in ("", [], {})
+
+
+def _refused_part(part: Any) -> str | None:
+    """The refusal of an assistant's content part of type "refusal" (the other spelling
+    of its `refusal`), else None."""
+    said = _json_object(part)
+    refusal = said.get("refusal")
+    return (
+        refusal if said.get("type") == "refusal" and isinstance(refusal, str) else None
+    )
 
 
 def _chat_reasoning(
@@ -17658,13 +17750,21 @@ def _chat_call(call: dict[str, Any], dialects: Sequence[_RequestDialect]) -> _Ca
     )
 
 
-def _chat_content(
-    content: Any, losses: _Losses
-) -> tuple[_TextPiece | _MediaPiece, ...]:
+def _given_parts(content: Any) -> list[Any]:
+    """Content that is no text as its parts: a list, or one part that is no list."""
+    if _is_json_list(content):
+        return content
+    return [] if content is None else [content]
+
+
+def _chat_content(content: Any, losses: _Losses) -> tuple[_Content, ...]:
+    """Content as pieces; a part this reader does not know as it came (`_ForeignPart`):
+    a chat request carries it."""
     if isinstance(content, str):
         return (_TextPiece(content),) if content else ()
-    pieces: list[_TextPiece | _MediaPiece] = []
-    for part in map(_json_object, content or ()):
+    pieces: list[_Content] = []
+    for given in _given_parts(content):
+        part = _json_object(given)
         kind = part.get("type")
         cache = part.get("cache_control")
         if kind == "text":
@@ -17700,7 +17800,7 @@ def _chat_content(
                 )
             )
         else:
-            losses.drop(f"a content part of type {kind!r}", "no other protocol has it")
+            pieces.append(_ForeignPart("chat", given))
     return tuple(pieces)
 
 
@@ -17715,8 +17815,11 @@ def _write_chat_request(
     if said.model is not None:
         data["model"] = said.model
     data["messages"] = _chat_conversation(said.turns, dialect, losses)
-    if said.tools:
-        data["tools"] = [_chat_tool(tool, losses) for tool in said.tools]
+    tools = [_chat_tool(tool, losses) for tool in said.tools]
+    if said.protocol == "chat":  # the tools only chat has, as they came
+        tools += said.rest.get("tools", [])
+    if tools:
+        data["tools"] = tools
     if said.tool_choice is not None:
         choice = said.tool_choice
         data["tool_choice"] = (
@@ -17737,8 +17840,16 @@ def _write_chat_request(
         data["stream_options"] = {"include_usage": said.include_usage}
     if said.protocol == "chat":
         for key, value in said.rest.items():
-            data.setdefault(key, value)
+            _merged(data, key, value)
     return data
+
+
+def _merged(data: dict[str, Any], key: str, value: Any) -> None:
+    """A key of the source as it came, merged into what was written of it (the
+    `stream_options` besides `include_usage`)."""
+    written = data.setdefault(key, value)
+    if written is not value and _is_json_object(written) and _is_json_object(value):
+        data[key] = {**value, **written}
 
 
 def _write_switch(
@@ -17843,10 +17954,14 @@ def _chat_messages(
         role = turn.role if turn.role != "tool" else "user"
         if role == "developer" and not dialect.developer:
             role = "system"
-        content = [p for p in rest if isinstance(p, _TextPiece | _MediaPiece)]
+        content = [p for p in rest if isinstance(p, _Content)]
         messages.append(
             {"role": role, "content": _chat_parts(tuple(content), dialect, losses)}
         )
+    if messages:  # the message's keys as they came, on the message it became
+        own = messages[0] if turn.role == "tool" else messages[-1]
+        for key, value in turn.rest.items():
+            own.setdefault(key, value)
     return messages
 
 
@@ -17859,6 +17974,7 @@ def _chat_result(
         losses.drop("that a tool result is an error", "chat has no place for it")
     texts = [p for p in result.content if isinstance(p, _TextPiece)]
     media = [p for p in result.content if isinstance(p, _MediaPiece)]
+    foreign = [p for p in result.content if isinstance(p, _ForeignPart)]
     taken = [p for p in media if _takes(dialect, p) and _fits(p)]
     if taken:
         texts.append(
@@ -17879,7 +17995,7 @@ def _chat_result(
     return {
         "role": "tool",
         "tool_call_id": result.call_id,
-        "content": _chat_parts(tuple(texts), dialect, losses),
+        "content": _chat_parts((*texts, *foreign), dialect, losses),
     }
 
 
@@ -17936,12 +18052,10 @@ def _count(media: list[_MediaPiece]) -> str:
 
 
 def _chat_parts(
-    pieces: tuple[_TextPiece | _MediaPiece, ...],
-    dialect: _RequestDialect,
-    losses: _Losses,
+    pieces: tuple[_Content, ...], dialect: _RequestDialect, losses: _Losses
 ) -> str | list[dict[str, Any]]:
     """Content as one string when it is all text, else as content parts (media the
-    dialect does not take left out, and said)."""
+    dialect does not take left out, and said; parts no reader knew as they came)."""
     texts = [p for p in pieces if isinstance(p, _TextPiece)]
     cached = any(p.cache is not None for p in texts) and dialect.cache_control
     if len(texts) == len(pieces) and len(texts) < 2 and not cached:
@@ -17951,6 +18065,9 @@ def _chat_parts(
     parts: list[dict[str, Any]] = []
     for piece in pieces:
         written = len(parts)
+        if isinstance(piece, _ForeignPart):
+            parts += _foreign_parts(piece, "chat", losses)
+            continue
         if isinstance(piece, _TextPiece):
             parts.append({"type": "text", "text": piece.text})
         elif not _takes(dialect, piece):
@@ -18010,6 +18127,8 @@ def _chat_assistant(
     calls = [p for p in turn.pieces if isinstance(p, _CallPiece)]
     reasoning = [p for p in turn.pieces if isinstance(p, _ReasoningPiece)]
     message["content"] = text if text or not calls else None
+    if any(isinstance(p, _ForeignPart) for p in turn.pieces):
+        message["content"] = _assistant_parts(turn, losses)
     if turn.refusal is not None:
         message["refusal"] = turn.refusal
     _chat_reasoning_back(message, reasoning, bool(calls), dialect, losses)
@@ -18023,6 +18142,18 @@ def _chat_assistant(
                 f"an {piece.kind} in an assistant message", "chat has no place for it"
             )
     return message
+
+
+def _assistant_parts(turn: _Turn, losses: _Losses) -> list[Any]:
+    """An assistant's content as parts, in order: its texts, and the parts no reader
+    knew as they came (`_foreign_parts`)."""
+    parts: list[Any] = []
+    for piece in turn.pieces:
+        if isinstance(piece, _TextPiece):
+            parts.append({"type": "text", "text": piece.text})
+        elif isinstance(piece, _ForeignPart):
+            parts += _foreign_parts(piece, "chat", losses)
+    return parts
 
 
 def _chat_reasoning_back(
@@ -18265,12 +18396,15 @@ def _messages_media(
 ) -> _TextPiece | _MediaPiece | None:
     kind = block.get("type")
     cache = block.get("cache_control")
+    _say_citations(block, losses)
     if kind == "text":
         return _TextPiece(block.get("text") or "", cache)
     if kind == "tool_reference":  # tool search's result: the tool is offered from now
         return _TextPiece(f"Tool loaded: {block.get('tool_name')}")
     source = _json_object(block.get("source"))
     if kind == "document" and source.get("type") == "text":
+        if block.get("title"):  # a file's title is its name; a text has none
+            losses.drop("the title of a document", "no other protocol has it")
         return _TextPiece(source.get("data") or "", cache)  # a plain-text document
     if kind in ("image", "document"):
         url = source.get("url")
@@ -18286,6 +18420,17 @@ def _messages_media(
         )
     losses.drop(f"a {kind!r} block", "no other protocol has it")
     return None
+
+
+def _say_citations(block: dict[str, Any], losses: _Losses) -> None:
+    """Say what a block has of citations: an earlier answer's (the text they point
+    into is carried), a document's switch that asks for them, its `context`."""
+    if block.get("citations") and block.get("type") == "text":
+        losses.drop("the citations of a text", "no other protocol's request takes them")
+    elif _json_object(block.get("citations")).get("enabled"):
+        losses.drop("citations asked of a document", "no other protocol has them")
+    if block.get("context"):
+        losses.drop("the context of a document", "no other protocol has it")
 
 
 def _messages_turns(message: dict[str, Any], losses: _Losses) -> list[_Turn]:
@@ -18533,6 +18678,8 @@ def _messages_user_block(piece: _Piece, losses: _Losses) -> list[dict[str, Any]]
         return [_cached(text, piece.cache)] if piece.text else []
     if isinstance(piece, _MediaPiece):
         return _messages_media_block(piece, losses)
+    if isinstance(piece, _ForeignPart):
+        return _foreign_parts(piece, "messages", losses)
     losses.drop(
         f"a {type(piece).__name__} in a user message", "Messages has no place for it"
     )
@@ -18591,12 +18738,15 @@ def _messages_assistant(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
                     f"the signature on call {piece.id!r}",
                     _refused(piece.scheme, "Messages"),
                 )
+        elif isinstance(piece, _ForeignPart):
+            blocks += _foreign_parts(piece, "messages", losses)
         else:
             losses.drop(
                 f"a {type(piece).__name__} in an assistant message",
                 "Messages has no place",
             )
     if turn.refusal:
+        losses.drop("the assistant's refusal", "Messages has none: written as its text")
         blocks.append({"type": "text", "text": turn.refusal})
     return thinking + blocks
 
@@ -18651,6 +18801,11 @@ _SCHEME_RESPONSES: Final = "responses"
 
 
 _ASSISTANT_ITEMS: Final = frozenset(("reasoning", "function_call"))
+
+
+_NO_CITATIONS: Final = "no other protocol's request takes them"
+"""Why the citations of an earlier answer (Responses' `annotations`) are left out:
+the text they point into is carried."""
 
 
 def _read_responses_request(data: dict[str, Any], losses: _Losses) -> _Conversation:
@@ -18886,6 +19041,8 @@ def _responses_content(
     for part in map(_json_object, content or ()):
         kind = part.get("type")
         if kind in ("input_text", "output_text"):
+            if part.get("annotations"):  # an earlier answer's citations
+                losses.drop("the annotations of a text", _NO_CITATIONS)
             pieces.append(_TextPiece(part.get("text") or ""))
         elif kind == "input_image":
             pieces.append(
@@ -18999,8 +19156,13 @@ def _responses_items(
         if isinstance(piece, _TextPiece):
             _no_breakpoint(piece.cache, "a text", losses)
             text.append(piece.text)
-        elif isinstance(piece, _MediaPiece):
-            media += _responses_media(piece, losses)
+        elif isinstance(piece, _MediaPiece) and turn.role == "assistant":
+            losses.drop(
+                f"{piece.kind} content in an assistant message",
+                "Responses has no place for it",
+            )
+        elif isinstance(piece, _MediaPiece | _ForeignPart):
+            media += _responses_part(piece, losses)
         elif isinstance(piece, _ReasoningPiece):
             flush()
             items += _responses_reasoning_back(piece, losses)
@@ -19015,9 +19177,10 @@ def _responses_items(
         else:
             flush()
             items.append(_responses_output(piece, losses, custom))
-    if turn.refusal:
-        text.append(turn.refusal)
     flush()
+    if turn.refusal:  # an output message's part, as Responses gives a refusal
+        refusal = {"type": "refusal", "refusal": turn.refusal}
+        items.append({"type": "message", "role": "assistant", "content": [refusal]})
     return items
 
 
@@ -19051,13 +19214,7 @@ def _responses_output(
         )
     _no_breakpoint(piece.cache, f"the result of call {piece.call_id!r}", losses)
     output: str | list[dict[str, Any]] = [
-        part
-        for p in piece.content
-        for part in (
-            _responses_text(p, losses)
-            if isinstance(p, _TextPiece)
-            else _responses_media(p, losses)
-        )
+        part for p in piece.content for part in _responses_part(p, losses)
     ]
     texts = [p.text for p in piece.content if isinstance(p, _TextPiece)]
     if len(texts) == len(piece.content) and len(texts) < 2:
@@ -19066,6 +19223,15 @@ def _responses_output(
         "custom_tool_call_output" if piece.call_id in custom else "function_call_output"
     )
     return {"type": kind, "call_id": piece.call_id, "output": output}
+
+
+def _responses_part(piece: _Content, losses: _Losses) -> list[dict[str, Any]]:
+    """A piece of content as `input_*` parts (a part no reader knew, said)."""
+    if isinstance(piece, _TextPiece):
+        return _responses_text(piece, losses)
+    if isinstance(piece, _MediaPiece):
+        return _responses_media(piece, losses)
+    return _foreign_parts(piece, "responses", losses)
 
 
 def _responses_text(piece: _TextPiece, losses: _Losses) -> list[dict[str, Any]]:
@@ -19158,23 +19324,31 @@ def _to_request(
         _uncarried(data, source, losses)
         losses.warn(protocol)
         return data
-    read = _Losses()
+    losses = _Losses()
     if source == "chat":
-        said = _read_chat_request(data, dialects, read)
+        said = _read_chat_request(data, dialects, losses)
     elif source == "messages":
-        said = _read_messages_request(data, read)
+        said = _read_messages_request(data, losses)
     else:
-        said = _read_responses_request(data, read)
-    # What another protocol has no place for is kept as it came in the same protocol.
-    losses = _Losses() if source == protocol else read
-    for key in said.rest if source != protocol else ():
-        if key in client_only:
-            losses.drop(f"the key {key!r}", _CLIENT_ONLY)
-        elif key != "tools":  # the tools were said one by one
-            losses.drop(f"the key {key!r}", f"a {protocol} request has no place for it")
+        said = _read_responses_request(data, losses)
+    if source != protocol:  # a chat request carries its `rest` as it came
+        _say_rest(said.rest, protocol, client_only, losses)
+        _said_of_turns(said.turns, protocol, losses)
     written = _write_request(said, protocol, chosen, losses)
     losses.warn(protocol)
     return written
+
+
+def _say_rest(
+    rest: dict[str, Any], protocol: str, client_only: frozenset[str], losses: _Losses
+) -> None:
+    """Say each key of a request's `rest`, which a `protocol` request has no place
+    for."""
+    for key, value in rest.items():
+        if key in client_only:
+            losses.drop(f"the key {key!r}", _CLIENT_ONLY)
+        elif not _said_of_rest(key, value, losses):
+            losses.drop(f"the key {key!r}", f"a {protocol} request has no place for it")
 
 
 def _uncarried(data: dict[str, Any], protocol: str, losses: _Losses) -> None:
@@ -19249,6 +19423,10 @@ def _assistant_message(
         return _as_it_came(protocol, said()[1])
     losses = _Losses()
     turn = _turn_of(source, dialects, losses, choice)
+    # The keys of an answer no reader knows (`annotations`, `audio`) are an answer's,
+    # no request's: said, for chat too.
+    _said_of_turns([turn], protocol, losses)
+    turn = dataclasses.replace(turn, rest={})
     if protocol == "chat":
         written = _chat_messages(turn, chosen, losses)
     elif protocol == "messages":

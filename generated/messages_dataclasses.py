@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   67ad58f1a01b
-# Digest: 65147bc1aac4d3ac
+#   chunkspec code                   0fa3dde33b43
+# Digest: ab094bdaff1468f8
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   e99dd7208680
-# Digest: 0aa845cf5b992939
+#   chunkspec code                   5899e4975c36
+# Digest: 0f37b62300d85361
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

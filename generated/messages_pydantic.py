@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   d3e0cd0736bd
-# Digest: d90912a9e07bb593
+#   chunkspec code                   fbdd94af6581
+# Digest: f3edf9cb720c624a
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

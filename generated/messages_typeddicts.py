@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   577ef35e046d
-# Digest: 5b69c9ff2ff16e9c
+#   chunkspec code                   5503edb8e0b0
+# Digest: 65c8938e336bf918
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 

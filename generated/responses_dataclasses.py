@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    8ee40cd6c14c
-# Digest: 789aa31bf17907d8
+#   chunkspec code                    854797f6ea19
+# Digest: c39bd02fa3cb72a9
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    9143fbba5205
-# Digest: 1d7d13d67bb7cf72
+#   chunkspec code                    fa52f7290576
+# Digest: 6ca3f594ca171716
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

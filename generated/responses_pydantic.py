@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    b8045962adfd
-# Digest: 19779bd5a69da8a4
+#   chunkspec code                    f6ae60c0232b
+# Digest: 5cca888e6b204657
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 

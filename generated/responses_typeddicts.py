@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    02199d6ed642
-# Digest: 1ff97c9b507db008
+#   chunkspec code                    1c0825ef9e8d
+# Digest: 31059c3a5ed99b93
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 

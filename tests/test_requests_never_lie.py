@@ -13,6 +13,8 @@ from typing import Any, Final
 
 import pytest
 
+from generator.gateway.policy import judge
+
 TARGETS: Final = ("dataclasses", "typeddicts", "pydantic", "msgspec")
 FAMILY: Final = {"chat": "chunk", "messages": "messages", "responses": "responses"}
 MESSAGES_CAPTURES: Final = Path(__file__).parent / "fixtures" / "messages"
@@ -355,3 +357,269 @@ def test_a_responses_refusal_goes_to_chat_as_its_refusal(target: str) -> None:
     out, dropped = convert("responses", body, target, protocol="chat")
     assert out["messages"][1]["refusal"] == "I can't help"
     assert dropped == []
+
+
+# --- the ledger's finds: a refusal of chat or Responses for another protocol ---------------
+
+REFUSED: Final = {
+    "chat": {"role": "assistant", "content": None, "refusal": "I can't help"},
+    "responses": {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "refusal", "refusal": "I can't help"}],
+    },
+}
+
+
+def refused_request(source: str) -> dict[str, Any]:
+    key = "input" if source == "responses" else "messages"
+    turns = [{"role": "user", "content": "x"}, REFUSED[source], {"role": "user", "content": "y"}]
+    return {"model": "m", key: turns}
+
+
+@pytest.mark.parametrize("source", ["chat", "responses"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_refusal_for_messages_is_its_text_and_said(target: str, source: str) -> None:
+    out, dropped = convert(source, refused_request(source), target, protocol="messages")
+    assert out["messages"][1] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "I can't help"}],
+    }
+    assert dropped == [("the assistant's refusal", "Messages has none: written as its text")]
+
+
+def test_a_gateway_passes_an_earlier_refusal_on_to_messages() -> None:
+    _, dropped = convert("chat", refused_request("chat"), "msgspec", protocol="messages")
+    assert judge("chat", dropped) == (["the assistant's refusal"], [])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_chat_refusal_goes_to_responses_as_a_refusal_part(target: str) -> None:
+    out, dropped = convert("chat", refused_request("chat"), target, protocol="responses")
+    assert out["input"][1] == REFUSED["responses"]
+    assert dropped == []
+    back, dropped = convert("responses", out, target, protocol="chat")
+    assert back["messages"][1]["refusal"] == "I can't help"
+    assert dropped == []
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_refusal_part_of_a_chat_message_is_its_refusal(target: str) -> None:
+    body = refused_request("chat")
+    body["messages"][1] = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Well, "}, {"type": "refusal", "refusal": "no"}],
+    }
+    out, dropped = convert("chat", body, target, protocol="responses")
+    assert out["input"][1:3] == [
+        {"role": "assistant", "content": "Well, "},
+        {"type": "message", "role": "assistant",
+         "content": [{"type": "refusal", "refusal": "no"}]},
+    ]  # fmt: skip
+    assert dropped == []
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_image_of_an_assistant_message_for_responses_is_said(target: str) -> None:
+    image = {"type": "image_url", "image_url": {"url": "https://img.example/a.png"}}
+    body = refused_request("chat")
+    body["messages"][1] = {"role": "assistant", "content": [{"type": "text", "text": "A"}, image]}
+    out, dropped = convert("chat", body, target, protocol="responses")
+    assert out["input"][1] == {"role": "assistant", "content": "A"}
+    assert dropped == [("image content in an assistant message", "Responses has no place for it")]
+
+
+# --- chat to chat: what the reader does not know is carried ----------------------------------
+
+VIDEO: Final = {"type": "video_url", "video_url": {"url": "https://v.example/a.mp4"}}
+ALLOWED: Final = {"type": "allowed_tools", "allowed_tools": {"mode": "auto", "tools": []}}
+CUSTOM_TOOL: Final = {"type": "custom", "custom": {"name": "patch"}}
+FUNCTION_TOOL: Final = {"type": "function", "function": {"name": "run", "parameters": {}}}
+
+
+def unknown_parts() -> dict[str, Any]:
+    """A chat request with a part no reader knows in a user message, an assistant
+    message and a tool message, a custom tool beside a function and a tool choice only
+    chat has."""
+    call = {"id": "c1", "type": "function", "function": {"name": "run", "arguments": "{}"}}
+    return {
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "see"}, VIDEO]},
+            {"role": "assistant", "content": [VIDEO], "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "ok"}, VIDEO]},
+        ],
+        "tools": [FUNCTION_TOOL, CUSTOM_TOOL],
+        "tool_choice": ALLOWED,
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("dialect", ["openai", "vllm", "openrouter"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_chat_request_for_chat_carries_what_its_reader_does_not_know(
+    target: str, dialect: str
+) -> None:
+    out, dropped = convert("chat", unknown_parts(), target, protocol="chat", dialect=dialect)
+    assert out["messages"][0]["content"] == [{"type": "text", "text": "see"}, VIDEO]
+    assert out["messages"][1]["content"] == [VIDEO]
+    assert out["messages"][2]["content"] == [{"type": "text", "text": "ok"}, VIDEO]
+    assert out["tools"] == [{"type": "function", "function": {"name": "run", "parameters": {}}},
+                            CUSTOM_TOOL]  # fmt: skip
+    assert out["tool_choice"] == ALLOWED
+    assert dropped == []
+
+
+@pytest.mark.parametrize("protocol", ["messages", "responses"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_what_only_chat_has_is_said_once_for_another_protocol(target: str, protocol: str) -> None:
+    _, dropped = convert("chat", unknown_parts(), target, protocol=protocol)
+    assert sorted(set(dropped)) == sorted(dropped)
+    assert sorted(dropped) == [
+        ("a content part of type 'video_url'", "no other protocol has it"),
+        ("tool 'patch'", "only function tools cross protocols"),
+        ("tool choice 'allowed_tools'", "only a function is named"),
+    ]
+
+
+# --- chat to chat: a message's keys and stream_options the reader does not know -------------
+
+
+def named_request() -> dict[str, Any]:
+    """A chat request with a participant's `name`, a reference to an earlier audio
+    answer, DeepSeek's `prefix` and stream options besides `include_usage`."""
+    return {
+        "model": "m",
+        "stream": True,
+        "stream_options": {"include_usage": True, "include_obfuscation": False},
+        "messages": [
+            {"role": "user", "content": "hi", "name": "bob"},
+            {"role": "assistant", "content": "x", "audio": {"id": "audio_1"}},
+            {"role": "user", "content": "go on"},
+            {"role": "assistant", "content": "Once", "prefix": True},
+        ],
+    }
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_chat_request_for_chat_carries_the_keys_of_its_messages(target: str) -> None:
+    out, dropped = convert("chat", named_request(), target, protocol="chat", dialect="openai")
+    assert out["messages"] == named_request()["messages"]
+    assert out["stream_options"] == {"include_usage": True, "include_obfuscation": False}
+    assert dropped == []
+
+
+@pytest.mark.parametrize("protocol", ["messages", "responses"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_keys_of_chat_messages_are_said_for_another_protocol(
+    target: str, protocol: str
+) -> None:
+    _, dropped = convert("chat", named_request(), target, protocol=protocol)
+    why = f"a {protocol} request has no place for it"
+    assert dropped == [
+        ("the key 'stream_options'", why),
+        ("the key 'name' of a message of the user", why),
+        ("the key 'audio' of a message of the assistant", why),
+        ("the key 'prefix' of a message of the assistant", why),
+    ]
+    said, refused = judge("chat", dropped)
+    assert said == ["the key 'stream_options'", "the key 'name' of a message of the user"]
+    assert [r.partition(" (")[0] for r in refused] == [
+        "the key 'audio' of a message of the assistant",
+        "the key 'prefix' of a message of the assistant",
+    ]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_empty_key_of_a_chat_message_says_nothing(target: str) -> None:
+    body = named_request()
+    body["messages"][1] = {"role": "assistant", "content": "x", "annotations": [], "audio": None}
+    _, dropped = convert("chat", body, target, protocol="messages")
+    said = {what for what, _ in dropped}
+    assert "the key 'annotations' of a message of the assistant" not in said
+    assert "the key 'audio' of a message of the assistant" not in said
+
+
+def audio_answer(target: str) -> Any:
+    """A chat answer with a citation and audio, added up."""
+    chat = module("chat", target)
+    head = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    cited = {"type": "url_citation",
+             "url_citation": {"url": "https://a.example", "title": "a", "start_index": 0, "end_index": 1}}  # fmt: skip
+    deltas: tuple[tuple[dict[str, Any], str | None], ...] = (
+        ({"role": "assistant", "content": "Hi", "annotations": [cited]}, None),
+        ({"audio": {"id": "audio_1", "transcript": "Hi"}}, None),
+        ({}, "stop"),
+    )
+    body = "".join(
+        f"data: {json.dumps({**head, 'choices': [{'index': 0, 'delta': d, 'finish_reason': f}]})}\n\n"
+        for d, f in deltas
+    )
+    turn = chat.ChunkAccumulator()
+    for chunk in chat.iter_chunks(body + "data: [DONE]\n\n"):
+        turn.add(chunk)
+    return turn
+
+
+@pytest.mark.parametrize("protocol", ["chat", "messages", "responses"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_answers_own_keys_are_said_by_assistant_message(target: str, protocol: str) -> None:
+    turn = audio_answer(target)
+    _, dropped = said(module("chat", target).assistant_message, turn, protocol=protocol)
+    why = f"a {protocol} request has no place for it"
+    assert dropped == [
+        ("the key 'annotations' of a message of the assistant", why),
+        ("the key 'audio' of a message of the assistant", why),
+    ]
+
+
+# --- citations and a document's context, said ---------------------------------------------
+
+CITED: Final = {"type": "char_location", "cited_text": "d", "document_index": 0,
+                "start_char_index": 0, "end_char_index": 1}  # fmt: skip
+DOCUMENT: Final = {
+    "type": "document",
+    "source": {"type": "text", "media_type": "text/plain", "data": "doc"},
+    "title": "Notes",
+    "context": "from the wiki",
+    "citations": {"enabled": True},
+}
+
+
+@pytest.mark.parametrize("protocol", ["chat", "responses"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_documents_context_and_citations_are_said(target: str, protocol: str) -> None:
+    body = {
+        "model": "m",
+        "max_tokens": 9,
+        "messages": [
+            {"role": "user", "content": [DOCUMENT, {"type": "text", "text": "q"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "d", "citations": [CITED]}]},
+            {"role": "user", "content": "more"},
+        ],
+    }  # fmt: skip
+    _, dropped = convert("messages", body, target, protocol=protocol)
+    assert dropped == [
+        ("citations asked of a document", "no other protocol has them"),
+        ("the context of a document", "no other protocol has it"),
+        ("the title of a document", "no other protocol has it"),
+        ("the citations of a text", "no other protocol's request takes them"),
+    ]
+    said, refused = judge("messages", dropped)
+    assert said == ["the citations of a text"]
+    assert len(refused) == 3
+
+
+@pytest.mark.parametrize("protocol", ["chat", "messages"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_annotations_of_an_earlier_answer_are_said(target: str, protocol: str) -> None:
+    cited = {"type": "url_citation", "url": "https://a.example", "title": "a",
+             "start_index": 0, "end_index": 1}  # fmt: skip
+    answer = {"type": "output_text", "text": "ans", "annotations": [cited]}
+    body = {"model": "m", "input": [
+        {"role": "user", "content": "q"},
+        {"type": "message", "role": "assistant", "content": [answer]},
+        {"role": "user", "content": "more"},
+    ]}  # fmt: skip
+    _, dropped = convert("responses", body, target, protocol=protocol)
+    assert dropped == [("the annotations of a text", "no other protocol's request takes them")]
+    assert judge("responses", dropped) == (["the annotations of a text"], [])

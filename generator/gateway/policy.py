@@ -28,11 +28,18 @@ DROPPABLE = (
     "that a tool result is an error",
     "thinking",
     "the default max_tokens 4096",
+    "the assistant's refusal",
+    "the citations of a text",
+    "the annotations of a text",
 )
 """Losses that change nothing the model is asked: earlier turns' reasoning the upstream
 takes back in no form (or signed by another backend), a reasoning switch it has no place
 for (or Anthropic's rules refuse: thinking with a forced tool choice), the output limit
-raised above a thinking budget, a tool result's error flag (its text says so)."""
+raised above a thinking budget, a tool result's error flag (its text says so), that an
+earlier turn was a refusal (its text is carried), an earlier answer's citations (the
+text they point into is carried). A document's `context`, a text document's `title` and
+a document's citations switch are refused: they change what the model is given or
+asked."""
 
 MEDIA_OF_RESULTS = " in a tool result"
 """An image or document a tool returned (Claude Code's Read of a PNG, Codex's
@@ -53,14 +60,18 @@ DROPPABLE_PREFIXES = (
     "the detail ",
     "that the result of call ",
     "a turn of the assistant with nothing ",
+    "the key 'name' of a message",
+    "the key 'annotations' of a message",
 )
 """The same, by what they begin with: a signature of another backend on a call (or of
 thinking blocks whose texts came run together), a tool Claude Code marks
 `defer_loading` that no `tool_reference` has loaded yet (held back, as Anthropic's API
 holds it back from the model), a prompt-cache breakpoint (Claude Code's, on every
 request: it changes what is cached, not what is asked), a thinking budget cut below
-the client's limit, an image's `detail`, a result's error flag, and an assistant turn
-of reasoning only that the upstream takes back in no form."""
+the client's limit, an image's `detail`, a result's error flag, an assistant turn
+of reasoning only that the upstream takes back in no form, a chat message's `name` (who
+of a role spoke: a label, not what is asked) and an earlier answer's `annotations` (its
+citations: the text is carried)."""
 
 TUNING_KEYS = {
     "messages": (
@@ -74,6 +85,7 @@ TUNING_KEYS = {
         "safeguards",
     ),
     "chat": (
+        "stream_options",  # what is left after include_usage: obfuscation padding
         "n",
         "response_format",
         "logprobs",

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       04cb369b8b98
-# Digest: 116295918f56564a
+#   chunkspec code                       ab5ec536b5fe
+# Digest: 2f480f29176b55ae
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_dataclasses.py.
 

@@ -14,8 +14,12 @@ from .dialects import _RequestDialect
 from .vocabulary import (
     _budget_of,
     _CallPiece,
+    _Content,
     _Conversation,
     _effort_of,
+    _foreign_parts,
+    _ForeignPart,
+    _is_json_list,
     _is_json_object,
     _json_object,
     _json_objects,
@@ -54,6 +58,12 @@ _CHAT_READ: Final = frozenset(
 )
 """The keys of a chat request a `_Conversation` holds; the others stay in its `rest`."""
 
+_MESSAGE_READ: Final = frozenset(
+    ("role", "content", "refusal", "tool_calls", "tool_call_id")
+)
+"""The keys of a chat message a `_Turn` holds, with the reasoning keys of every dialect;
+the others stay in its `rest`."""
+
 _FORMATS: Final = {"anthropic-claude-v1": "messages"}
 """The scheme of a signature in `reasoning_details` by the entry's `format`
 (OpenRouter's word for Anthropic's thinking blocks)."""
@@ -63,9 +73,15 @@ def _read_chat_request(
     data: dict[str, Any], dialects: Sequence[_RequestDialect], losses: _Losses
 ) -> _Conversation:
     """A chat request's conversation; reasoning and signatures are read wherever any
-    dialect puts them."""
+    dialect puts them. Tools and a tool choice only chat has stay in `rest`, said by
+    a request of another protocol (`_said_of_rest`)."""
     said = _Conversation(model=data.get("model"), protocol="chat")
     rest = {k: v for k, v in data.items() if k not in _CHAT_READ}
+    options = _json_object(data.get("stream_options"))
+    if any(k != "include_usage" for k in options):  # what else it tunes, kept
+        rest["stream_options"] = {
+            k: v for k, v in options.items() if k != "include_usage"
+        }
     for message in _json_objects(data.get("messages")):
         said.turns.append(_chat_turn(message, dialects, losses))
     for tool in data.get("tools") or ():
@@ -80,7 +96,6 @@ def _read_chat_request(
                 )
             )
         else:
-            losses.drop(f"tool {_named(tool)}", "only function tools cross protocols")
             rest.setdefault("tools", []).append(tool)
     choice = data.get("tool_choice")
     if _is_json_object(choice):
@@ -88,9 +103,6 @@ def _read_chat_request(
         if choice.get("type") == "function" and isinstance(name, str):
             said.tool_choice = ("tool", name)
         else:
-            losses.drop(
-                f"tool choice {choice.get('type')!r}", "only a function is named"
-            )
             rest["tool_choice"] = choice
     elif isinstance(choice, str):
         said.tool_choice = choice
@@ -127,9 +139,35 @@ def _read_switch(
             thinking.enabled = value == dialect.switch_values[0]
 
 
+def _said_of_rest(key: str, value: Any, losses: _Losses) -> bool:
+    """Say the tools and the tool choice a chat request kept in `rest` (only chat has
+    them) for a request of another protocol; whether `key` is one of them."""
+    if key == "tools":
+        for tool in value:
+            losses.drop(f"tool {_named(tool)}", "only function tools cross protocols")
+    elif key == "tool_choice":
+        kind = _json_object(value).get("type")
+        losses.drop(f"tool choice {kind!r}", "only a function is named")
+    return key in ("tools", "tool_choice")
+
+
+def _said_of_turns(turns: list[_Turn], protocol: str, losses: _Losses) -> None:
+    """Say the keys of chat messages a request of another protocol has no place for
+    (a participant's `name`)."""
+    for turn in turns:
+        for key in turn.rest:
+            losses.drop(
+                f"the key {key!r} of a message of the {turn.role}",
+                f"a {protocol} request has no place for it",
+            )
+
+
 def _named(tool: Any) -> str:
+    """A tool's name (chat's is under its type's key: `custom.name`), else its type."""
     fields = _json_object(tool)
-    name = fields.get("name") or fields.get("type")
+    kind = fields.get("type")
+    inner = _json_object(fields.get(kind)) if isinstance(kind, str) else {}
+    name = inner.get("name") or fields.get("name") or kind
     return repr(name) if isinstance(name, str) else "of no name"
 
 
@@ -142,13 +180,36 @@ def _chat_turn(
         call_id = message.get("tool_call_id") or ""
         return _Turn("tool", (_ResultPiece(call_id, _chat_content(content, losses)),))
     pieces: list[_Piece] = []
+    refusal = message.get("refusal")
+    refusals = [refusal] if isinstance(refusal, str) else []
     if role == "assistant":
         pieces += _chat_reasoning(message, dialects, losses)
+        if _is_json_list(content):  # a refusal part is the turn's refusal
+            refusals += [r for r in map(_refused_part, content) if r is not None]
+            content = [p for p in content if _refused_part(p) is None]
     pieces += _chat_content(content, losses)
     for call in message.get("tool_calls") or ():
         pieces.append(_chat_call(_json_object(call), dialects))
-    refusal = message.get("refusal")
-    return _Turn(role, tuple(pieces), refusal if isinstance(refusal, str) else None)
+    read = _MESSAGE_READ | {k for d in dialects for k in (d.reasoning, d.details) if k}
+    # An empty value (OpenAI's `annotations: []` on every answer) says nothing.
+    rest = {k: v for k, v in message.items() if k not in read and _says_something(v)}
+    refused = "\n\n".join(refusals) if refusals else None
+    return _Turn(role, tuple(pieces), refused, rest)
+
+
+def _says_something(value: Any) -> bool:
+    """Whether a value says something: not None, and no empty text, list or object."""
+    return value is not None and value not in ("", [], {})
+
+
+def _refused_part(part: Any) -> str | None:
+    """The refusal of an assistant's content part of type "refusal" (the other spelling
+    of its `refusal`), else None."""
+    said = _json_object(part)
+    refusal = said.get("refusal")
+    return (
+        refusal if said.get("type") == "refusal" and isinstance(refusal, str) else None
+    )
 
 
 def _chat_reasoning(
@@ -243,13 +304,21 @@ def _chat_call(call: dict[str, Any], dialects: Sequence[_RequestDialect]) -> _Ca
     )
 
 
-def _chat_content(
-    content: Any, losses: _Losses
-) -> tuple[_TextPiece | _MediaPiece, ...]:
+def _given_parts(content: Any) -> list[Any]:
+    """Content that is no text as its parts: a list, or one part that is no list."""
+    if _is_json_list(content):
+        return content
+    return [] if content is None else [content]
+
+
+def _chat_content(content: Any, losses: _Losses) -> tuple[_Content, ...]:
+    """Content as pieces; a part this reader does not know as it came (`_ForeignPart`):
+    a chat request carries it."""
     if isinstance(content, str):
         return (_TextPiece(content),) if content else ()
-    pieces: list[_TextPiece | _MediaPiece] = []
-    for part in map(_json_object, content or ()):
+    pieces: list[_Content] = []
+    for given in _given_parts(content):
+        part = _json_object(given)
         kind = part.get("type")
         cache = part.get("cache_control")
         if kind == "text":
@@ -285,7 +354,7 @@ def _chat_content(
                 )
             )
         else:
-            losses.drop(f"a content part of type {kind!r}", "no other protocol has it")
+            pieces.append(_ForeignPart("chat", given))
     return tuple(pieces)
 
 
@@ -300,8 +369,11 @@ def _write_chat_request(
     if said.model is not None:
         data["model"] = said.model
     data["messages"] = _chat_conversation(said.turns, dialect, losses)
-    if said.tools:
-        data["tools"] = [_chat_tool(tool, losses) for tool in said.tools]
+    tools = [_chat_tool(tool, losses) for tool in said.tools]
+    if said.protocol == "chat":  # the tools only chat has, as they came
+        tools += said.rest.get("tools", [])
+    if tools:
+        data["tools"] = tools
     if said.tool_choice is not None:
         choice = said.tool_choice
         data["tool_choice"] = (
@@ -322,8 +394,16 @@ def _write_chat_request(
         data["stream_options"] = {"include_usage": said.include_usage}
     if said.protocol == "chat":
         for key, value in said.rest.items():
-            data.setdefault(key, value)
+            _merged(data, key, value)
     return data
+
+
+def _merged(data: dict[str, Any], key: str, value: Any) -> None:
+    """A key of the source as it came, merged into what was written of it (the
+    `stream_options` besides `include_usage`)."""
+    written = data.setdefault(key, value)
+    if written is not value and _is_json_object(written) and _is_json_object(value):
+        data[key] = {**value, **written}
 
 
 def _write_switch(
@@ -428,10 +508,14 @@ def _chat_messages(
         role = turn.role if turn.role != "tool" else "user"
         if role == "developer" and not dialect.developer:
             role = "system"
-        content = [p for p in rest if isinstance(p, _TextPiece | _MediaPiece)]
+        content = [p for p in rest if isinstance(p, _Content)]
         messages.append(
             {"role": role, "content": _chat_parts(tuple(content), dialect, losses)}
         )
+    if messages:  # the message's keys as they came, on the message it became
+        own = messages[0] if turn.role == "tool" else messages[-1]
+        for key, value in turn.rest.items():
+            own.setdefault(key, value)
     return messages
 
 
@@ -444,6 +528,7 @@ def _chat_result(
         losses.drop("that a tool result is an error", "chat has no place for it")
     texts = [p for p in result.content if isinstance(p, _TextPiece)]
     media = [p for p in result.content if isinstance(p, _MediaPiece)]
+    foreign = [p for p in result.content if isinstance(p, _ForeignPart)]
     taken = [p for p in media if _takes(dialect, p) and _fits(p)]
     if taken:
         texts.append(
@@ -464,7 +549,7 @@ def _chat_result(
     return {
         "role": "tool",
         "tool_call_id": result.call_id,
-        "content": _chat_parts(tuple(texts), dialect, losses),
+        "content": _chat_parts((*texts, *foreign), dialect, losses),
     }
 
 
@@ -521,12 +606,10 @@ def _count(media: list[_MediaPiece]) -> str:
 
 
 def _chat_parts(
-    pieces: tuple[_TextPiece | _MediaPiece, ...],
-    dialect: _RequestDialect,
-    losses: _Losses,
+    pieces: tuple[_Content, ...], dialect: _RequestDialect, losses: _Losses
 ) -> str | list[dict[str, Any]]:
     """Content as one string when it is all text, else as content parts (media the
-    dialect does not take left out, and said)."""
+    dialect does not take left out, and said; parts no reader knew as they came)."""
     texts = [p for p in pieces if isinstance(p, _TextPiece)]
     cached = any(p.cache is not None for p in texts) and dialect.cache_control
     if len(texts) == len(pieces) and len(texts) < 2 and not cached:
@@ -536,6 +619,9 @@ def _chat_parts(
     parts: list[dict[str, Any]] = []
     for piece in pieces:
         written = len(parts)
+        if isinstance(piece, _ForeignPart):
+            parts += _foreign_parts(piece, "chat", losses)
+            continue
         if isinstance(piece, _TextPiece):
             parts.append({"type": "text", "text": piece.text})
         elif not _takes(dialect, piece):
@@ -595,6 +681,8 @@ def _chat_assistant(
     calls = [p for p in turn.pieces if isinstance(p, _CallPiece)]
     reasoning = [p for p in turn.pieces if isinstance(p, _ReasoningPiece)]
     message["content"] = text if text or not calls else None
+    if any(isinstance(p, _ForeignPart) for p in turn.pieces):
+        message["content"] = _assistant_parts(turn, losses)
     if turn.refusal is not None:
         message["refusal"] = turn.refusal
     _chat_reasoning_back(message, reasoning, bool(calls), dialect, losses)
@@ -608,6 +696,18 @@ def _chat_assistant(
                 f"an {piece.kind} in an assistant message", "chat has no place for it"
             )
     return message
+
+
+def _assistant_parts(turn: _Turn, losses: _Losses) -> list[Any]:
+    """An assistant's content as parts, in order: its texts, and the parts no reader
+    knew as they came (`_foreign_parts`)."""
+    parts: list[Any] = []
+    for piece in turn.pieces:
+        if isinstance(piece, _TextPiece):
+            parts.append({"type": "text", "text": piece.text})
+        elif isinstance(piece, _ForeignPart):
+            parts += _foreign_parts(piece, "chat", losses)
+    return parts
 
 
 def _chat_reasoning_back(

@@ -6,11 +6,19 @@ the next request (`assistant_message`), through a `_Conversation`."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, cast
 
 from ..parts import ChoiceSummary, Part, Summary, _summary_of_parts, _unmarked
-from .chat import _chat_messages, _chat_turn, _read_chat_request, _write_chat_request
+from .chat import (
+    _chat_messages,
+    _chat_turn,
+    _read_chat_request,
+    _said_of_rest,
+    _said_of_turns,
+    _write_chat_request,
+)
 from .dialects import _request_dialect, _RequestDialect
 from .messages import (
     _messages_of,
@@ -61,23 +69,31 @@ def _to_request(
         _uncarried(data, source, losses)
         losses.warn(protocol)
         return data
-    read = _Losses()
+    losses = _Losses()
     if source == "chat":
-        said = _read_chat_request(data, dialects, read)
+        said = _read_chat_request(data, dialects, losses)
     elif source == "messages":
-        said = _read_messages_request(data, read)
+        said = _read_messages_request(data, losses)
     else:
-        said = _read_responses_request(data, read)
-    # What another protocol has no place for is kept as it came in the same protocol.
-    losses = _Losses() if source == protocol else read
-    for key in said.rest if source != protocol else ():
-        if key in client_only:
-            losses.drop(f"the key {key!r}", _CLIENT_ONLY)
-        elif key != "tools":  # the tools were said one by one
-            losses.drop(f"the key {key!r}", f"a {protocol} request has no place for it")
+        said = _read_responses_request(data, losses)
+    if source != protocol:  # a chat request carries its `rest` as it came
+        _say_rest(said.rest, protocol, client_only, losses)
+        _said_of_turns(said.turns, protocol, losses)
     written = _write_request(said, protocol, chosen, losses)
     losses.warn(protocol)
     return written
+
+
+def _say_rest(
+    rest: dict[str, Any], protocol: str, client_only: frozenset[str], losses: _Losses
+) -> None:
+    """Say each key of a request's `rest`, which a `protocol` request has no place
+    for."""
+    for key, value in rest.items():
+        if key in client_only:
+            losses.drop(f"the key {key!r}", _CLIENT_ONLY)
+        elif not _said_of_rest(key, value, losses):
+            losses.drop(f"the key {key!r}", f"a {protocol} request has no place for it")
 
 
 def _uncarried(data: dict[str, Any], protocol: str, losses: _Losses) -> None:
@@ -152,6 +168,10 @@ def _assistant_message(
         return _as_it_came(protocol, said()[1])
     losses = _Losses()
     turn = _turn_of(source, dialects, losses, choice)
+    # The keys of an answer no reader knows (`annotations`, `audio`) are an answer's,
+    # no request's: said, for chat too.
+    _said_of_turns([turn], protocol, losses)
+    turn = dataclasses.replace(turn, rest={})
     if protocol == "chat":
         written = _chat_messages(turn, chosen, losses)
     elif protocol == "messages":

@@ -17,6 +17,8 @@ from .vocabulary import (
     _CallPiece,
     _carried,
     _Conversation,
+    _foreign_parts,
+    _ForeignPart,
     _is_json_object,
     _json_object,
     _json_objects,
@@ -158,12 +160,15 @@ def _messages_media(
 ) -> _TextPiece | _MediaPiece | None:
     kind = block.get("type")
     cache = block.get("cache_control")
+    _say_citations(block, losses)
     if kind == "text":
         return _TextPiece(block.get("text") or "", cache)
     if kind == "tool_reference":  # tool search's result: the tool is offered from now
         return _TextPiece(f"Tool loaded: {block.get('tool_name')}")
     source = _json_object(block.get("source"))
     if kind == "document" and source.get("type") == "text":
+        if block.get("title"):  # a file's title is its name; a text has none
+            losses.drop("the title of a document", "no other protocol has it")
         return _TextPiece(source.get("data") or "", cache)  # a plain-text document
     if kind in ("image", "document"):
         url = source.get("url")
@@ -179,6 +184,17 @@ def _messages_media(
         )
     losses.drop(f"a {kind!r} block", "no other protocol has it")
     return None
+
+
+def _say_citations(block: dict[str, Any], losses: _Losses) -> None:
+    """Say what a block has of citations: an earlier answer's (the text they point
+    into is carried), a document's switch that asks for them, its `context`."""
+    if block.get("citations") and block.get("type") == "text":
+        losses.drop("the citations of a text", "no other protocol's request takes them")
+    elif _json_object(block.get("citations")).get("enabled"):
+        losses.drop("citations asked of a document", "no other protocol has them")
+    if block.get("context"):
+        losses.drop("the context of a document", "no other protocol has it")
 
 
 def _messages_turns(message: dict[str, Any], losses: _Losses) -> list[_Turn]:
@@ -426,6 +442,8 @@ def _messages_user_block(piece: _Piece, losses: _Losses) -> list[dict[str, Any]]
         return [_cached(text, piece.cache)] if piece.text else []
     if isinstance(piece, _MediaPiece):
         return _messages_media_block(piece, losses)
+    if isinstance(piece, _ForeignPart):
+        return _foreign_parts(piece, "messages", losses)
     losses.drop(
         f"a {type(piece).__name__} in a user message", "Messages has no place for it"
     )
@@ -484,12 +502,15 @@ def _messages_assistant(turn: _Turn, losses: _Losses) -> list[dict[str, Any]]:
                     f"the signature on call {piece.id!r}",
                     _refused(piece.scheme, "Messages"),
                 )
+        elif isinstance(piece, _ForeignPart):
+            blocks += _foreign_parts(piece, "messages", losses)
         else:
             losses.drop(
                 f"a {type(piece).__name__} in an assistant message",
                 "Messages has no place",
             )
     if turn.refusal:
+        losses.drop("the assistant's refusal", "Messages has none: written as its text")
         blocks.append({"type": "text", "text": turn.refusal})
     return thinking + blocks
 

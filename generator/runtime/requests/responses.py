@@ -14,9 +14,12 @@ from .vocabulary import (
     _bound,
     _CallPiece,
     _carried,
+    _Content,
     _Conversation,
     _effort_of,
     _flat_tool_name,
+    _foreign_parts,
+    _ForeignPart,
     _is_json_object,
     _json_object,
     _json_objects,
@@ -52,6 +55,11 @@ _RESPONSES_READ: Final = frozenset(
 _SCHEME_RESPONSES: Final = "responses"
 
 _ASSISTANT_ITEMS: Final = frozenset(("reasoning", "function_call"))
+
+
+_NO_CITATIONS: Final = "no other protocol's request takes them"
+"""Why the citations of an earlier answer (Responses' `annotations`) are left out:
+the text they point into is carried."""
 
 
 def _read_responses_request(data: dict[str, Any], losses: _Losses) -> _Conversation:
@@ -300,6 +308,8 @@ def _responses_content(
     for part in map(_json_object, content or ()):
         kind = part.get("type")
         if kind in ("input_text", "output_text"):
+            if part.get("annotations"):  # an earlier answer's citations
+                losses.drop("the annotations of a text", _NO_CITATIONS)
             pieces.append(_TextPiece(part.get("text") or ""))
         elif kind == "input_image":
             pieces.append(
@@ -413,8 +423,13 @@ def _responses_items(
         if isinstance(piece, _TextPiece):
             _no_breakpoint(piece.cache, "a text", losses)
             text.append(piece.text)
-        elif isinstance(piece, _MediaPiece):
-            media += _responses_media(piece, losses)
+        elif isinstance(piece, _MediaPiece) and turn.role == "assistant":
+            losses.drop(
+                f"{piece.kind} content in an assistant message",
+                "Responses has no place for it",
+            )
+        elif isinstance(piece, _MediaPiece | _ForeignPart):
+            media += _responses_part(piece, losses)
         elif isinstance(piece, _ReasoningPiece):
             flush()
             items += _responses_reasoning_back(piece, losses)
@@ -429,9 +444,10 @@ def _responses_items(
         else:
             flush()
             items.append(_responses_output(piece, losses, custom))
-    if turn.refusal:
-        text.append(turn.refusal)
     flush()
+    if turn.refusal:  # an output message's part, as Responses gives a refusal
+        refusal = {"type": "refusal", "refusal": turn.refusal}
+        items.append({"type": "message", "role": "assistant", "content": [refusal]})
     return items
 
 
@@ -465,13 +481,7 @@ def _responses_output(
         )
     _no_breakpoint(piece.cache, f"the result of call {piece.call_id!r}", losses)
     output: str | list[dict[str, Any]] = [
-        part
-        for p in piece.content
-        for part in (
-            _responses_text(p, losses)
-            if isinstance(p, _TextPiece)
-            else _responses_media(p, losses)
-        )
+        part for p in piece.content for part in _responses_part(p, losses)
     ]
     texts = [p.text for p in piece.content if isinstance(p, _TextPiece)]
     if len(texts) == len(piece.content) and len(texts) < 2:
@@ -480,6 +490,15 @@ def _responses_output(
         "custom_tool_call_output" if piece.call_id in custom else "function_call_output"
     )
     return {"type": kind, "call_id": piece.call_id, "output": output}
+
+
+def _responses_part(piece: _Content, losses: _Losses) -> list[dict[str, Any]]:
+    """A piece of content as `input_*` parts (a part no reader knew, said)."""
+    if isinstance(piece, _TextPiece):
+        return _responses_text(piece, losses)
+    if isinstance(piece, _MediaPiece):
+        return _responses_media(piece, losses)
+    return _foreign_parts(piece, "responses", losses)
 
 
 def _responses_text(piece: _TextPiece, losses: _Losses) -> list[dict[str, Any]]:

@@ -89,16 +89,30 @@ class _CallPiece:
 
 
 @dataclass(frozen=True, slots=True)
+class _ForeignPart:
+    """A content part its protocol's reader does not know (a vendor's `video_url` in
+    chat), as it came: a request of the same protocol carries it (`_foreign_parts`), any
+    other says it."""
+
+    protocol: str
+    part: Any
+
+
+_Content = _TextPiece | _MediaPiece | _ForeignPart
+"""What a message's or a tool result's content holds."""
+
+
+@dataclass(frozen=True, slots=True)
 class _ResultPiece:
-    """A tool's result for the call `call_id`: its text, or texts and media."""
+    """A tool's result for the call `call_id`: its text, or texts, media and parts."""
 
     call_id: str
-    content: tuple[_TextPiece | _MediaPiece, ...]
+    content: tuple[_Content, ...]
     is_error: bool = False
     cache: Any = None
 
 
-_Piece = _TextPiece | _MediaPiece | _ReasoningPiece | _CallPiece | _ResultPiece
+_Piece = _Content | _ReasoningPiece | _CallPiece | _ResultPiece
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +123,9 @@ class _Turn:
     role: str
     pieces: tuple[_Piece, ...]
     refusal: str | None = None
+    rest: dict[str, Any] = field(default_factory=dict[str, Any])
+    """The keys of its chat message the chat reader does not know (a participant's
+    `name`), as they came: a chat request carries them, any other says them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +193,16 @@ class _Losses:
             )
 
 
+def _foreign_parts(piece: _ForeignPart, protocol: str, losses: _Losses) -> list[Any]:
+    """A part its reader did not know, as it came for a `protocol` request of its own
+    protocol; said for any other, which it means nothing to."""
+    if piece.protocol == protocol:
+        return [piece.part]
+    kind = _json_object(piece.part).get("type")
+    losses.drop(f"a content part of type {kind!r}", "no other protocol has it")
+    return []
+
+
 _EFFORT_BUDGETS: Final = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 """A reasoning effort as a budget of tokens, for protocols that take only a budget
 (Anthropic's `budget_tokens`: at least 1024), and back (the largest effort a budget
@@ -207,6 +234,12 @@ def _is_json_object(value: Any) -> TypeGuard[dict[str, Any]]:
     """Whether `value` is a JSON object (typed as one, where `isinstance` says only
     `dict`)."""
     return isinstance(value, dict)
+
+
+def _is_json_list(value: Any) -> TypeGuard[list[Any]]:
+    """Whether `value` is a JSON list (typed as one, where `isinstance` says only
+    `list`)."""
+    return isinstance(value, list)
 
 
 def _json_object(value: Any) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import enum
 import hashlib
 import importlib
@@ -1379,6 +1380,12 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.vocabulary._CallPiece)
 
 
+# (runtime section: requests.vocabulary._ForeignPart)
+
+
+# (runtime section: requests.vocabulary._Content)
+
+
 # (runtime section: requests.vocabulary._ResultPiece)
 
 
@@ -1400,6 +1407,9 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.vocabulary._Losses)
 
 
+# (runtime section: requests.vocabulary._foreign_parts)
+
+
 # (runtime section: requests.vocabulary._EFFORT_BUDGETS)
 
 
@@ -1413,6 +1423,9 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 
 
 # (runtime section: requests.vocabulary._is_json_object)
+
+
+# (runtime section: requests.vocabulary._is_json_list)
 
 
 # (runtime section: requests.vocabulary._json_object)
@@ -1463,6 +1476,9 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.chat._CHAT_READ)
 
 
+# (runtime section: requests.chat._MESSAGE_READ)
+
+
 # (runtime section: requests.chat._FORMATS)
 
 
@@ -1472,10 +1488,22 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.chat._read_switch)
 
 
+# (runtime section: requests.chat._said_of_rest)
+
+
+# (runtime section: requests.chat._said_of_turns)
+
+
 # (runtime section: requests.chat._named)
 
 
 # (runtime section: requests.chat._chat_turn)
+
+
+# (runtime section: requests.chat._says_something)
+
+
+# (runtime section: requests.chat._refused_part)
 
 
 # (runtime section: requests.chat._chat_reasoning)
@@ -1490,10 +1518,16 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.chat._chat_call)
 
 
+# (runtime section: requests.chat._given_parts)
+
+
 # (runtime section: requests.chat._chat_content)
 
 
 # (runtime section: requests.chat._write_chat_request)
+
+
+# (runtime section: requests.chat._merged)
 
 
 # (runtime section: requests.chat._write_switch)
@@ -1544,6 +1578,9 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.chat._chat_assistant)
 
 
+# (runtime section: requests.chat._assistant_parts)
+
+
 # (runtime section: requests.chat._chat_reasoning_back)
 
 
@@ -1592,6 +1629,9 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.messages._messages_media)
 
 
+# (runtime section: requests.messages._say_citations)
+
+
 # (runtime section: requests.messages._messages_turns)
 
 
@@ -1635,6 +1675,9 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 
 
 # (runtime section: requests.responses._ASSISTANT_ITEMS)
+
+
+# (runtime section: requests.responses._NO_CITATIONS)
 
 
 # (runtime section: requests.responses._read_responses_request)
@@ -1682,6 +1725,9 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 # (runtime section: requests.responses._responses_output)
 
 
+# (runtime section: requests.responses._responses_part)
+
+
 # (runtime section: requests.responses._responses_text)
 
 
@@ -1701,6 +1747,9 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 
 
 # (runtime section: requests.convert._to_request)
+
+
+# (runtime section: requests.convert._say_rest)
 
 
 # (runtime section: requests.convert._uncarried)

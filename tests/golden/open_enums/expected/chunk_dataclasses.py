@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import enum
 import hashlib
 import importlib
@@ -637,6 +638,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.vocabulary._CallPiece)
 
 
+# (runtime section: requests.vocabulary._ForeignPart)
+
+
+# (runtime section: requests.vocabulary._Content)
+
+
 # (runtime section: requests.vocabulary._ResultPiece)
 
 
@@ -658,6 +665,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.vocabulary._Losses)
 
 
+# (runtime section: requests.vocabulary._foreign_parts)
+
+
 # (runtime section: requests.vocabulary._EFFORT_BUDGETS)
 
 
@@ -671,6 +681,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.vocabulary._is_json_object)
+
+
+# (runtime section: requests.vocabulary._is_json_list)
 
 
 # (runtime section: requests.vocabulary._json_object)
@@ -721,6 +734,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._CHAT_READ)
 
 
+# (runtime section: requests.chat._MESSAGE_READ)
+
+
 # (runtime section: requests.chat._FORMATS)
 
 
@@ -730,10 +746,22 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._read_switch)
 
 
+# (runtime section: requests.chat._said_of_rest)
+
+
+# (runtime section: requests.chat._said_of_turns)
+
+
 # (runtime section: requests.chat._named)
 
 
 # (runtime section: requests.chat._chat_turn)
+
+
+# (runtime section: requests.chat._says_something)
+
+
+# (runtime section: requests.chat._refused_part)
 
 
 # (runtime section: requests.chat._chat_reasoning)
@@ -748,10 +776,16 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._chat_call)
 
 
+# (runtime section: requests.chat._given_parts)
+
+
 # (runtime section: requests.chat._chat_content)
 
 
 # (runtime section: requests.chat._write_chat_request)
+
+
+# (runtime section: requests.chat._merged)
 
 
 # (runtime section: requests.chat._write_switch)
@@ -802,6 +836,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._chat_assistant)
 
 
+# (runtime section: requests.chat._assistant_parts)
+
+
 # (runtime section: requests.chat._chat_reasoning_back)
 
 
@@ -850,6 +887,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.messages._messages_media)
 
 
+# (runtime section: requests.messages._say_citations)
+
+
 # (runtime section: requests.messages._messages_turns)
 
 
@@ -893,6 +933,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.responses._ASSISTANT_ITEMS)
+
+
+# (runtime section: requests.responses._NO_CITATIONS)
 
 
 # (runtime section: requests.responses._read_responses_request)
@@ -940,6 +983,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.responses._responses_output)
 
 
+# (runtime section: requests.responses._responses_part)
+
+
 # (runtime section: requests.responses._responses_text)
 
 
@@ -959,6 +1005,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.convert._to_request)
+
+
+# (runtime section: requests.convert._say_rest)
 
 
 # (runtime section: requests.convert._uncarried)

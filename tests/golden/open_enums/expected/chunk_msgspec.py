@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import hashlib
 import importlib
 import json
@@ -689,6 +690,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.vocabulary._CallPiece)
 
 
+# (runtime section: requests.vocabulary._ForeignPart)
+
+
+# (runtime section: requests.vocabulary._Content)
+
+
 # (runtime section: requests.vocabulary._ResultPiece)
 
 
@@ -710,6 +717,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.vocabulary._Losses)
 
 
+# (runtime section: requests.vocabulary._foreign_parts)
+
+
 # (runtime section: requests.vocabulary._EFFORT_BUDGETS)
 
 
@@ -723,6 +733,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.vocabulary._is_json_object)
+
+
+# (runtime section: requests.vocabulary._is_json_list)
 
 
 # (runtime section: requests.vocabulary._json_object)
@@ -773,6 +786,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._CHAT_READ)
 
 
+# (runtime section: requests.chat._MESSAGE_READ)
+
+
 # (runtime section: requests.chat._FORMATS)
 
 
@@ -782,10 +798,22 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._read_switch)
 
 
+# (runtime section: requests.chat._said_of_rest)
+
+
+# (runtime section: requests.chat._said_of_turns)
+
+
 # (runtime section: requests.chat._named)
 
 
 # (runtime section: requests.chat._chat_turn)
+
+
+# (runtime section: requests.chat._says_something)
+
+
+# (runtime section: requests.chat._refused_part)
 
 
 # (runtime section: requests.chat._chat_reasoning)
@@ -800,10 +828,16 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._chat_call)
 
 
+# (runtime section: requests.chat._given_parts)
+
+
 # (runtime section: requests.chat._chat_content)
 
 
 # (runtime section: requests.chat._write_chat_request)
+
+
+# (runtime section: requests.chat._merged)
 
 
 # (runtime section: requests.chat._write_switch)
@@ -854,6 +888,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._chat_assistant)
 
 
+# (runtime section: requests.chat._assistant_parts)
+
+
 # (runtime section: requests.chat._chat_reasoning_back)
 
 
@@ -902,6 +939,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.messages._messages_media)
 
 
+# (runtime section: requests.messages._say_citations)
+
+
 # (runtime section: requests.messages._messages_turns)
 
 
@@ -945,6 +985,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.responses._ASSISTANT_ITEMS)
+
+
+# (runtime section: requests.responses._NO_CITATIONS)
 
 
 # (runtime section: requests.responses._read_responses_request)
@@ -992,6 +1035,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.responses._responses_output)
 
 
+# (runtime section: requests.responses._responses_part)
+
+
 # (runtime section: requests.responses._responses_text)
 
 
@@ -1011,6 +1057,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.convert._to_request)
+
+
+# (runtime section: requests.convert._say_rest)
 
 
 # (runtime section: requests.convert._uncarried)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import hashlib
 import importlib
 import json
@@ -617,6 +618,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.vocabulary._CallPiece)
 
 
+# (runtime section: requests.vocabulary._ForeignPart)
+
+
+# (runtime section: requests.vocabulary._Content)
+
+
 # (runtime section: requests.vocabulary._ResultPiece)
 
 
@@ -638,6 +645,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.vocabulary._Losses)
 
 
+# (runtime section: requests.vocabulary._foreign_parts)
+
+
 # (runtime section: requests.vocabulary._EFFORT_BUDGETS)
 
 
@@ -651,6 +661,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.vocabulary._is_json_object)
+
+
+# (runtime section: requests.vocabulary._is_json_list)
 
 
 # (runtime section: requests.vocabulary._json_object)
@@ -701,6 +714,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._CHAT_READ)
 
 
+# (runtime section: requests.chat._MESSAGE_READ)
+
+
 # (runtime section: requests.chat._FORMATS)
 
 
@@ -710,10 +726,22 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._read_switch)
 
 
+# (runtime section: requests.chat._said_of_rest)
+
+
+# (runtime section: requests.chat._said_of_turns)
+
+
 # (runtime section: requests.chat._named)
 
 
 # (runtime section: requests.chat._chat_turn)
+
+
+# (runtime section: requests.chat._says_something)
+
+
+# (runtime section: requests.chat._refused_part)
 
 
 # (runtime section: requests.chat._chat_reasoning)
@@ -728,10 +756,16 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._chat_call)
 
 
+# (runtime section: requests.chat._given_parts)
+
+
 # (runtime section: requests.chat._chat_content)
 
 
 # (runtime section: requests.chat._write_chat_request)
+
+
+# (runtime section: requests.chat._merged)
 
 
 # (runtime section: requests.chat._write_switch)
@@ -782,6 +816,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._chat_assistant)
 
 
+# (runtime section: requests.chat._assistant_parts)
+
+
 # (runtime section: requests.chat._chat_reasoning_back)
 
 
@@ -830,6 +867,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.messages._messages_media)
 
 
+# (runtime section: requests.messages._say_citations)
+
+
 # (runtime section: requests.messages._messages_turns)
 
 
@@ -873,6 +913,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.responses._ASSISTANT_ITEMS)
+
+
+# (runtime section: requests.responses._NO_CITATIONS)
 
 
 # (runtime section: requests.responses._read_responses_request)
@@ -920,6 +963,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.responses._responses_output)
 
 
+# (runtime section: requests.responses._responses_part)
+
+
 # (runtime section: requests.responses._responses_text)
 
 
@@ -939,6 +985,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.convert._to_request)
+
+
+# (runtime section: requests.convert._say_rest)
 
 
 # (runtime section: requests.convert._uncarried)

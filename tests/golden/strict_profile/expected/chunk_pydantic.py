@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import hashlib
 import importlib
 import json
@@ -592,6 +593,12 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.vocabulary._CallPiece)
 
 
+# (runtime section: requests.vocabulary._ForeignPart)
+
+
+# (runtime section: requests.vocabulary._Content)
+
+
 # (runtime section: requests.vocabulary._ResultPiece)
 
 
@@ -613,6 +620,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.vocabulary._Losses)
 
 
+# (runtime section: requests.vocabulary._foreign_parts)
+
+
 # (runtime section: requests.vocabulary._EFFORT_BUDGETS)
 
 
@@ -626,6 +636,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.vocabulary._is_json_object)
+
+
+# (runtime section: requests.vocabulary._is_json_list)
 
 
 # (runtime section: requests.vocabulary._json_object)
@@ -676,6 +689,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._CHAT_READ)
 
 
+# (runtime section: requests.chat._MESSAGE_READ)
+
+
 # (runtime section: requests.chat._FORMATS)
 
 
@@ -685,10 +701,22 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._read_switch)
 
 
+# (runtime section: requests.chat._said_of_rest)
+
+
+# (runtime section: requests.chat._said_of_turns)
+
+
 # (runtime section: requests.chat._named)
 
 
 # (runtime section: requests.chat._chat_turn)
+
+
+# (runtime section: requests.chat._says_something)
+
+
+# (runtime section: requests.chat._refused_part)
 
 
 # (runtime section: requests.chat._chat_reasoning)
@@ -703,10 +731,16 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._chat_call)
 
 
+# (runtime section: requests.chat._given_parts)
+
+
 # (runtime section: requests.chat._chat_content)
 
 
 # (runtime section: requests.chat._write_chat_request)
+
+
+# (runtime section: requests.chat._merged)
 
 
 # (runtime section: requests.chat._write_switch)
@@ -757,6 +791,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.chat._chat_assistant)
 
 
+# (runtime section: requests.chat._assistant_parts)
+
+
 # (runtime section: requests.chat._chat_reasoning_back)
 
 
@@ -805,6 +842,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.messages._messages_media)
 
 
+# (runtime section: requests.messages._say_citations)
+
+
 # (runtime section: requests.messages._messages_turns)
 
 
@@ -848,6 +888,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.responses._ASSISTANT_ITEMS)
+
+
+# (runtime section: requests.responses._NO_CITATIONS)
 
 
 # (runtime section: requests.responses._read_responses_request)
@@ -895,6 +938,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: requests.responses._responses_output)
 
 
+# (runtime section: requests.responses._responses_part)
+
+
 # (runtime section: requests.responses._responses_text)
 
 
@@ -914,6 +960,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 
 
 # (runtime section: requests.convert._to_request)
+
+
+# (runtime section: requests.convert._say_rest)
 
 
 # (runtime section: requests.convert._uncarried)
