@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    cc692046ab2d
-# Digest: d5c275b7c1928f2d
+#   chunkspec code                    90b863f48bf2
+# Digest: d8b13f1f23df56a5
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 
@@ -1690,8 +1690,9 @@ class _ResponsesWriter(_EventWriter):
       and so are the usage and finish reason of a failed response (openai-python
       raises at the `error` event, and never reads the `response.failed` after it,
       which holds the usage). The final response holds every item done, and the
-      usage always: `input_tokens` includes the cached ones (`input_tokens_details.cached_tokens`), reasoning
-      tokens are in `output_tokens_details`, a count the source did not say is 0;
+      usage always: `input_tokens` includes the cached ones
+      (`input_tokens_details.cached_tokens`), reasoning tokens are in
+      `output_tokens_details`, a count the source did not say is 0;
       the cost is `cost` (OpenRouter's key) and the tools the server ran
       `num_server_side_tools_used` (xAI's).
 
@@ -1946,8 +1947,8 @@ class _ResponsesWriter(_EventWriter):
         ends a Messages thinking block), but the writer cannot know it did."""
         opened = self._open
         if opened is not None and opened.kind == "reasoning":
-            for key, kind in _OPAQUE_KEYS:
-                if key in opened.item:
+            for held, kind in _OPAQUE_KEYS:
+                if held in opened.item:
                     self._drop(kind, "its reasoning item was cut off by the error")
         self._open = None
         for key in self._calls:

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    b81066470465
-# Digest: c130763d0731c43b
+#   chunkspec code                    73dec6e87854
+# Digest: 341b1f9dd9feeea1
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 
@@ -1812,8 +1812,9 @@ class _ResponsesWriter(_EventWriter):
       and so are the usage and finish reason of a failed response (openai-python
       raises at the `error` event, and never reads the `response.failed` after it,
       which holds the usage). The final response holds every item done, and the
-      usage always: `input_tokens` includes the cached ones (`input_tokens_details.cached_tokens`), reasoning
-      tokens are in `output_tokens_details`, a count the source did not say is 0;
+      usage always: `input_tokens` includes the cached ones
+      (`input_tokens_details.cached_tokens`), reasoning tokens are in
+      `output_tokens_details`, a count the source did not say is 0;
       the cost is `cost` (OpenRouter's key) and the tools the server ran
       `num_server_side_tools_used` (xAI's).
 
@@ -2068,8 +2069,8 @@ class _ResponsesWriter(_EventWriter):
         ends a Messages thinking block), but the writer cannot know it did."""
         opened = self._open
         if opened is not None and opened.kind == "reasoning":
-            for key, kind in _OPAQUE_KEYS:
-                if key in opened.item:
+            for held, kind in _OPAQUE_KEYS:
+                if held in opened.item:
                     self._drop(kind, "its reasoning item was cut off by the error")
         self._open = None
         for key in self._calls:

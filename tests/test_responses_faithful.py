@@ -432,9 +432,7 @@ def read_back(module: ModuleType, data: bytes) -> list[Any]:
 
 @pytest.mark.parametrize("target", ALL)
 @pytest.mark.parametrize("error", [True, False], ids=["error", "cut off"])
-def test_encrypted_content_of_an_item_an_error_cut_off_is_counted(
-    target: str, error: bool
-) -> None:
+def test_encrypted_content_of_an_item_an_error_cut_off_is_counted(target: str, error: bool) -> None:
     out, said = bridged(CHATS[target], failed_reasoning(error), "responses")
     checked = check_responses(out)
     assert checked.terminal == "response.failed"

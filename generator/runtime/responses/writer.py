@@ -109,8 +109,9 @@ class _ResponsesWriter(_EventWriter):
       and so are the usage and finish reason of a failed response (openai-python
       raises at the `error` event, and never reads the `response.failed` after it,
       which holds the usage). The final response holds every item done, and the
-      usage always: `input_tokens` includes the cached ones (`input_tokens_details.cached_tokens`), reasoning
-      tokens are in `output_tokens_details`, a count the source did not say is 0;
+      usage always: `input_tokens` includes the cached ones
+      (`input_tokens_details.cached_tokens`), reasoning tokens are in
+      `output_tokens_details`, a count the source did not say is 0;
       the cost is `cost` (OpenRouter's key) and the tools the server ran
       `num_server_side_tools_used` (xAI's).
 
@@ -365,8 +366,8 @@ class _ResponsesWriter(_EventWriter):
         ends a Messages thinking block), but the writer cannot know it did."""
         opened = self._open
         if opened is not None and opened.kind == "reasoning":
-            for key, kind in _OPAQUE_KEYS:
-                if key in opened.item:
+            for held, kind in _OPAQUE_KEYS:
+                if held in opened.item:
                     self._drop(kind, "its reasoning item was cut off by the error")
         self._open = None
         for key in self._calls:
