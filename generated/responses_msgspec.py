@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    90b863f48bf2
-# Digest: d8b13f1f23df56a5
+#   chunkspec code                    55b9d97c0f4b
+# Digest: da4e3b2cd079bcaa
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 
@@ -1957,8 +1957,9 @@ class _ResponsesWriter(_EventWriter):
     def _unread(self) -> None:
         """Count what a failed response says where no reader reads it: the usage and
         the finish reason are said only in `response.failed`, after the `error` event,
-        where openai-python's reader (and chunkspec's) stops, raising the error."""
-        if self._usage is not None:
+        where openai-python's reader (and chunkspec's) stops, raising the error. A
+        usage that counts nothing says nothing."""
+        if self._usage is not None and self._usage != UsageSummary():
             self._drop("usage", "said in response.failed, after the error event")
         if self._finish is not None:
             self._drop("finish", f"{self._finish}: a failed response has none")

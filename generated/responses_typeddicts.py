@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    73dec6e87854
-# Digest: 341b1f9dd9feeea1
+#   chunkspec code                    9b764efd0dc7
+# Digest: b4e24ab7f5c1b5a9
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 
@@ -2079,8 +2079,9 @@ class _ResponsesWriter(_EventWriter):
     def _unread(self) -> None:
         """Count what a failed response says where no reader reads it: the usage and
         the finish reason are said only in `response.failed`, after the `error` event,
-        where openai-python's reader (and chunkspec's) stops, raising the error."""
-        if self._usage is not None:
+        where openai-python's reader (and chunkspec's) stops, raising the error. A
+        usage that counts nothing says nothing."""
+        if self._usage is not None and self._usage != UsageSummary():
             self._drop("usage", "said in response.failed, after the error event")
         if self._finish is not None:
             self._drop("finish", f"{self._finish}: a failed response has none")

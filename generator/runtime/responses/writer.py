@@ -376,8 +376,9 @@ class _ResponsesWriter(_EventWriter):
     def _unread(self) -> None:
         """Count what a failed response says where no reader reads it: the usage and
         the finish reason are said only in `response.failed`, after the `error` event,
-        where openai-python's reader (and chunkspec's) stops, raising the error."""
-        if self._usage is not None:
+        where openai-python's reader (and chunkspec's) stops, raising the error. A
+        usage that counts nothing says nothing."""
+        if self._usage is not None and self._usage != UsageSummary():
             self._drop("usage", "said in response.failed, after the error event")
         if self._finish is not None:
             self._drop("finish", f"{self._finish}: a failed response has none")
