@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    f6ae60c0232b
-# Digest: 5cca888e6b204657
+#   chunkspec code                    12a60f4b967e
+# Digest: 6d780ad72373ad00
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 
@@ -1637,6 +1637,13 @@ reason a response ends otherwise than it reads back (`_RESPONSES_INCOMPLETE`), o
 not listed (`pause_turn`: `completed`), is counted in `dropped`."""
 
 
+_OPAQUE_KEYS: Final = (
+    ("encrypted_content", "redacted_reasoning"),
+    ("signature", "signature"),
+)
+"""The keys a reasoning item holds opaque reasoning in, and the kind of its part."""
+
+
 _RESPONSES_PREFIXES: Final = ("resp_", "chatcmpl-", "msg_", "gen-")
 """The prefixes of the source's response id left out of the ids made from it."""
 
@@ -1686,10 +1693,13 @@ class _ResponsesWriter(_EventWriter):
       `response.failed`, never `completed`; the items still open then (the error cut
       them off) are never done, and the failed response holds only the items done
       before it (Codex keeps every item done, whatever its status, and sends it back
-      on its retry). The final response holds every item done, and the usage always:
-      `input_tokens`
-      includes the cached ones (`input_tokens_details.cached_tokens`), reasoning
-      tokens are in `output_tokens_details`, a count the source did not say is 0;
+      on its retry): the opaque reasoning of an item cut off is counted in `dropped`,
+      and so are the usage and finish reason of a failed response (openai-python
+      raises at the `error` event, and never reads the `response.failed` after it,
+      which holds the usage). The final response holds every item done, and the
+      usage always: `input_tokens` includes the cached ones
+      (`input_tokens_details.cached_tokens`), reasoning tokens are in
+      `output_tokens_details`, a count the source did not say is 0;
       the cost is `cost` (OpenRouter's key) and the tools the server ran
       `num_server_side_tools_used` (xAI's).
 
@@ -1800,6 +1810,7 @@ class _ResponsesWriter(_EventWriter):
         self._begin(out)
         self._release(out)
         self._cut_off()
+        self._unread()
         self._ended = True
         body = _responses_error(error, message)
         out.append(self._event("error", {"error": body}))
@@ -1937,10 +1948,28 @@ class _ResponsesWriter(_EventWriter):
         """Leave the open items undone: an item the error cut off gets no
         `output_item.done` and is not in the failed response's output. (Codex keeps
         every item `output_item.done` gives it, whatever its status, and sends it back
-        on its retry of the failed request, where it would join the retry's.)"""
+        on its retry of the failed request, where it would join the retry's.) The
+        opaque reasoning of an open reasoning item, said only when it is done, is
+        counted in `dropped`: the source may have finished that item (a signature
+        ends a Messages thinking block), but the writer cannot know it did."""
+        opened = self._open
+        if opened is not None and opened.kind == "reasoning":
+            for held, kind in _OPAQUE_KEYS:
+                if held in opened.item:
+                    self._drop(kind, "its reasoning item was cut off by the error")
         self._open = None
         for key in self._calls:
             self._calls[key] = None
+
+    def _unread(self) -> None:
+        """Count what a failed response says where no reader reads it: the usage and
+        the finish reason are said only in `response.failed`, after the `error` event,
+        where openai-python's reader (and chunkspec's) stops, raising the error. A
+        usage that counts nothing says nothing."""
+        if self._usage is not None and self._usage != UsageSummary():
+            self._drop("usage", "said in response.failed, after the error event")
+        if self._finish is not None:
+            self._drop("finish", f"{self._finish}: a failed response has none")
 
     def _close_all(self, out: list[bytes], status: str) -> None:
         """Finish every open item: the message or reasoning one, then the calls."""

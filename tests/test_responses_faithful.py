@@ -18,6 +18,7 @@ from generator.runtime.parts import _REASONING_SEPARATOR
 from tests.responses_invariants import check_responses, events_of
 from tests.support import TARGETS
 from tests.test_responses_runtime import (
+    REASONING_DONE,
     added,
     completed,
     created,
@@ -380,3 +381,94 @@ def test_an_error_event_whose_data_is_no_object_raises(target: str, payload: str
             parts_of(module, data)
     with pytest.raises(RESPONSES[target].StreamError):
         list(RESPONSES[target].iter_events(data))
+
+
+# The ledger's finds: what a failed response holds where no reader reads it.
+
+
+def messages_sse(events: Iterable[dict[str, Any]]) -> bytes:
+    """A Messages stream: each event with its `event:` line."""
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+
+
+MESSAGE_START = {
+    "type": "message_start",
+    "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x",
+                "content": [], "stop_reason": None, "stop_sequence": None,
+                "usage": {"input_tokens": 12, "output_tokens": 1}},
+}  # fmt: skip
+OVERLOADED = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+SIGNED_THINKING = [
+    {"type": "content_block_start", "index": 0,
+     "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
+    {"type": "content_block_delta", "index": 0,
+     "delta": {"type": "thinking_delta", "thinking": "Hm."}},
+    {"type": "content_block_delta", "index": 0,
+     "delta": {"type": "signature_delta", "signature": "sig-1"}},
+    {"type": "content_block_stop", "index": 0},
+]  # fmt: skip
+
+
+def failed_reasoning(error: bool) -> bytes:
+    """A Responses stream whose reasoning item is done with its encrypted content,
+    then an error (or nothing: cut off)."""
+    events = numbered([created(), added(0, {**REASONING_DONE, "encrypted_content": None}),
+                       item_done(0, REASONING_DONE)])  # fmt: skip
+    if error:
+        events.append({"type": "error", "sequence_number": len(events),
+                       "error": {"type": "server_error", "code": "server_error",
+                                 "message": "boom", "param": None}})  # fmt: skip
+    return sse(events)
+
+
+def read_back(module: ModuleType, data: bytes) -> list[Any]:
+    """The parts of a written Responses stream up to its error (raised where
+    openai-python raises it: at the `error` event)."""
+    parts: list[Any] = []
+    with pytest.raises(module.StreamError):
+        parts.extend(module.iter_parts(data, protocol="responses"))
+    return parts
+
+
+@pytest.mark.parametrize("target", ALL)
+@pytest.mark.parametrize("error", [True, False], ids=["error", "cut off"])
+def test_encrypted_content_of_an_item_an_error_cut_off_is_counted(target: str, error: bool) -> None:
+    out, said = bridged(CHATS[target], failed_reasoning(error), "responses")
+    checked = check_responses(out)
+    assert checked.terminal == "response.failed"
+    kinds = {p.kind for p in read_back(CHATS[target], out)}
+    assert "redacted_reasoning" not in kinds  # the item was never done
+    assert len(said) == 1 and "1 redacted_reasoning (its reasoning item was cut off" in said[0]
+
+
+@pytest.mark.parametrize("target", ALL)
+def test_a_signature_of_a_thinking_block_an_error_cut_off_is_counted(target: str) -> None:
+    data = messages_sse([MESSAGE_START, *SIGNED_THINKING, OVERLOADED])
+    out, said = bridged(CHATS[target], data, "messages")
+    assert check_responses(out).terminal == "response.failed"
+    assert "signature" not in {p.kind for p in read_back(CHATS[target], out)}
+    assert len(said) == 1 and "1 signature (its reasoning item was cut off" in said[0]
+
+
+@pytest.mark.parametrize("target", ALL)
+def test_the_usage_of_a_failed_response_is_counted(target: str) -> None:
+    """openai-python raises at the `error` event, as chunkspec's reader does: the
+    usage in the `response.failed` after it reaches no reader."""
+    data = messages_sse([MESSAGE_START, OVERLOADED])
+    out, said = bridged(CHATS[target], data, "messages")
+    checked = check_responses(out)
+    assert checked.response["usage"]["input_tokens"] == 12  # written all the same
+    assert all(p.kind != "usage" for p in read_back(CHATS[target], out))
+    assert len(said) == 1 and "1 usage (said in response.failed" in said[0]
+
+
+@pytest.mark.parametrize("target", ALL)
+@pytest.mark.parametrize("finish", ["content_filter", "stop", "length"])
+def test_a_finish_before_an_error_is_counted(target: str, finish: str) -> None:
+    data = chat_sse([{"role": "assistant", "content": "Hi"}], finish=finish)
+    error = {"error": {"message": "boom", "type": "server_error"}}
+    data = data.replace(b"data: [DONE]\n\n", f"data: {json.dumps(error)}\n\n".encode())
+    out, said = bridged(CHATS[target], data, "chat")
+    assert check_responses(out).terminal == "response.failed"
+    assert all(p.kind != "finish" for p in read_back(CHATS[target], out))
+    assert len(said) == 1 and f"1 finish ({finish}: a failed response has none)" in said[0]
