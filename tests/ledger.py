@@ -157,7 +157,11 @@ def render_chat(turn: Turn, cache_write_key: str | None) -> bytes:
     head = {"id": "chatcmpl-ledger", "object": "chat.completion.chunk", "created": 7,
             "model": MODEL}  # fmt: skip
     lanes = [list(_chat_deltas(turn, choice)) for choice in turn.choices]
-    entries = _interleaved(lanes) if "interleaved choices" in turn.odd else sum(lanes, [])
+    entries = (
+        _interleaved(lanes)
+        if "interleaved choices" in turn.odd
+        else [e for lane in lanes for e in lane]
+    )
     chunks = [{**head, "choices": [entry]} for entry in entries]
     if turn.usage is not None and turn.error is None:
         usage = _chat_usage(turn.usage, cache_write_key)
@@ -167,7 +171,9 @@ def render_chat(turn: Turn, cache_write_key: str | None) -> bytes:
             chunks.append({**head, "choices": [], "usage": usage})
     body = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks)
     if turn.error:
-        body += f'data: {json.dumps({"error": {"message": turn.error, "type": "server_error"}})}\n\n'
+        body += (
+            f'data: {json.dumps({"error": {"message": turn.error, "type": "server_error"}})}\n\n'
+        )
     elif turn.error is None:
         body += "data: [DONE]\n\n"
     return body.encode()
@@ -210,7 +216,11 @@ def _chat_deltas(turn: Turn, choice: Choice) -> Iterator[dict[str, Any]]:
             calls.append(list(_chat_call(turn, len(calls), block)))
             continue
         yield from ({"index": index, "delta": d} for d in deltas)
-    lanes = _interleaved(calls) if "interleaved calls" in turn.odd else sum(calls, [])
+    lanes = (
+        _interleaved(calls)
+        if "interleaved calls" in turn.odd
+        else [e for call in calls for e in call]
+    )
     yield from ({"index": index, "delta": {"tool_calls": [call]}} for call in lanes)
     if choice.finish is not None:
         yield {"index": index, "delta": {}, "finish_reason": choice.finish}
@@ -266,7 +276,7 @@ def render_messages(turn: Turn) -> bytes:
     start_usage: dict[str, Any] = {"input_tokens": 0, "output_tokens": 1}
     if usage is not None and "usage at start" in turn.odd:
         start_usage = _messages_input(usage) | {"output_tokens": 1}
-    message = {"id": "msg_ledger", "type": "message", "role": "assistant", "model": MODEL,
+    message: dict[str, Any] = {"id": "msg_ledger", "type": "message", "role": "assistant", "model": MODEL,
                "content": [], "stop_reason": None, "stop_sequence": None,
                "usage": start_usage}  # fmt: skip
     events.append({"type": "message_start", "message": message})
@@ -660,7 +670,9 @@ def ledger_of(reading: Reading, one_choice: bool = False) -> list[Atom]:
         if value is not None:
             atoms.append(Atom("usage", name, value))
     for cited in summary.citations:
-        atoms.append(Atom("citation", "", tuple((k, v) for k, v in _fields(cited) if v is not None)))
+        atoms.append(
+            Atom("citation", "", tuple((k, v) for k, v in _fields(cited) if v is not None))
+        )
     if reading.error is not None:
         atoms.append(Atom("error", "message", error_meaning(reading.error)))
     return atoms
@@ -795,7 +807,9 @@ def part_kinds(part_class: type) -> list[str]:
     return kinds
 
 
-def uncovered(meanings: Iterable[str], kinds: Iterable[str], usage_fields: Iterable[str]) -> list[str]:
+def uncovered(
+    meanings: Iterable[str], kinds: Iterable[str], usage_fields: Iterable[str]
+) -> list[str]:
     """What has no ledger rule: a meaning that maps to no kind, a kind with no rule."""
     counts = set(usage_fields)
     out = [f"meaning {m!r} has no ledger rule" for m in meanings
@@ -887,3 +901,172 @@ def bridge(chunks: ModuleType, source: str, target: str, body: bytes) -> tuple[b
         warnings.simplefilter("ignore")  # the losses are read from `dropped`
         data = b"".join(writer.stream(chunks.iter_parts([body], protocol=source)))
     return data, writer.dropped
+
+
+# --- requests: the same ledger over a request's conversation ----------------------------
+
+
+REQUEST_KEYWORDS: Final[dict[str, tuple[str, ...]]] = {
+    "_TextPiece.text": ("text", "content", "system", "instructions"),
+    "_ReasoningPiece.text": ("reasoning", "thinking"),
+    "_ReasoningPiece.signature": ("signature", "reasoning", "thinking"),
+    "_ReasoningPiece.encrypted": ("encrypted", "reasoning", "redacted"),
+    "_CallPiece.name": ("call",),
+    "_CallPiece.arguments": ("call", "arguments"),
+    "_CallPiece.signature": ("signature",),
+    "_ResultPiece.content": ("result", "output"),
+    "_ResultPiece.is_error": ("error",),
+    "_MediaPiece": ("image", "file", "audio", "media"),
+    "_Turn.refusal": ("refusal",),
+}
+"""The words a `RequestLossWarning`'s (what, why) uses for each meaning of a request's
+conversation, by piece and field; a field not here is named by its own name."""
+
+REQUEST_NOT_MEANINGS: Final = frozenset(
+    ("_ReasoningPiece.scheme", "_ReasoningPiece.id", "_ReasoningPiece.source",
+     "_ReasoningPiece.carried", "_CallPiece.id", "_CallPiece.scheme", "_ResultPiece.call_id",
+     "_MediaPiece.name")
+)  # fmt: skip
+"""Fields that say where a meaning came from or which call it answers, not a meaning of
+their own (a call's id is part of its call and of its result's entry)."""
+
+
+def request_ledger(conversation: Any) -> list[Atom]:
+    """The ledger of a request's conversation: each turn's texts (by role, joined),
+    and every other field of every piece, field by field (a new field of a piece
+    joins with no edit here)."""
+    atoms: list[Atom] = []
+    texts: dict[str, list[str]] = {}
+    for turn in conversation.turns:
+        role = "system" if turn.role in ("system", "developer") else turn.role
+        if turn.refusal:
+            atoms.append(Atom("_Turn.refusal", role, turn.refusal))
+        for piece in turn.pieces:
+            atoms += _piece_atoms(role, piece, texts)
+    atoms += [Atom("_TextPiece.text", role, tuple(t)) for role, t in texts.items() if any(t)]
+    return atoms
+
+
+def _piece_atoms(role: str, piece: Any, texts: dict[str, list[str]]) -> list[Atom]:
+    kind = type(piece).__name__
+    if kind == "_TextPiece":
+        texts.setdefault(role, []).append(piece.text)
+        return [Atom(f"{kind}.{k}", role, v) for k, v in _fields(piece) if k != "text" and v]
+    if kind == "_MediaPiece":
+        media = tuple((k, v) for k, v in _fields(piece) if v is not None and k != "name")
+        return [Atom("_MediaPiece", role, media)]
+    if kind == "_ResultPiece":
+        said = "".join(p.text for p in piece.content if type(p).__name__ == "_TextPiece")
+        result = [Atom("_ResultPiece.content", piece.call_id, said)]
+        for inner in piece.content:
+            result += [
+                dataclasses.replace(a, where=piece.call_id) for a in _piece_atoms(role, inner, {})
+            ]
+        if piece.is_error:
+            result.append(Atom("_ResultPiece.is_error", piece.call_id, True))
+        return result
+    out: list[Atom] = []
+    if kind == "_ReasoningPiece" and piece.encrypted is None:
+        # OpenRouter's details are kept whole, to go back verbatim: their opaque data.
+        for detail in piece.source if isinstance(piece.source, list) else ():
+            if isinstance(detail, dict) and detail.get("type") == "reasoning.encrypted":
+                out.append(Atom("_ReasoningPiece.encrypted", role, detail.get("data")))
+    ident = getattr(piece, "id", None) if kind == "_CallPiece" else role
+    for name, value in _fields(piece):
+        key = f"{kind}.{name}"
+        if key in REQUEST_NOT_MEANINGS or value in (None, "", False):
+            continue
+        if key == "_CallPiece.arguments":
+            value = _arguments(value)
+        out.append(Atom(key, str(ident), _unmark(value)))
+    return out
+
+
+def request_missing(source: list[Atom], target: list[Atom]) -> list[Atom]:
+    """The atoms of a source request the target's does not hold: a role's texts in
+    order in the target's texts of that role (what another meaning became may be
+    between them: a refusal written as text), every other as it is, each once."""
+    left = list(target)
+    out: list[Atom] = []
+    for atom in source:
+        if atom.kind == "_TextPiece.text":
+            joined = "".join(t for a in left if a.kind == atom.kind and a.where == atom.where
+                             for t in a.value)  # fmt: skip
+            found = _in_order(joined, atom.value)
+        else:
+            found = _equal(atom, left)
+        if not found:
+            out.append(atom)
+    return out
+
+
+def _in_order(text: str, pieces: Sequence[str]) -> bool:
+    at = 0
+    for piece in pieces:
+        found = text.find(piece, at)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True
+
+
+def request_accounted(atom: Atom, dropped: Iterable[tuple[str, str]]) -> bool:
+    """Whether a (what, why) of a `RequestLossWarning` names the atom's meaning."""
+    field_name = atom.kind.rpartition(".")[2]
+    words = REQUEST_KEYWORDS.get(atom.kind, (field_name, field_name.replace("_", " ")))
+    return any(w in f"{what} {why}".lower() for what, why in dropped for w in words)
+
+
+def request_unruled(piece_classes: Iterable[type]) -> list[str]:
+    """The fields of the conversation's pieces the ledger has no rule for: a new one
+    must say which words its loss is named by (`REQUEST_KEYWORDS`), or that it is no
+    meaning (`REQUEST_NOT_MEANINGS`)."""
+    out: list[str] = []
+    for cls in piece_classes:
+        for f in dataclasses.fields(cls):
+            key = f"{cls.__name__}.{f.name}"
+            known = key in REQUEST_KEYWORDS or key in REQUEST_NOT_MEANINGS
+            if not known and cls.__name__ not in ("_MediaPiece", "_TextPiece", "_Turn"):
+                out.append(f"request meaning {key!r} has no ledger rule")
+    return out
+
+
+def read_request(chunks: ModuleType, protocol: str, data: dict[str, Any]) -> Any:
+    """A request's conversation, as `protocol`'s request reader reads it."""
+    losses = chunks._Losses()
+    given = json.loads(json.dumps(data))  # the readers take keys out of what they read
+    if protocol == "chat":
+        return chunks._read_chat_request(given, chunks._REQUEST_DIALECTS, losses)
+    if protocol == "messages":
+        return chunks._read_messages_request(given, losses)
+    return chunks._read_responses_request(given, losses)
+
+
+def convert(
+    source: ModuleType, data: dict[str, Any], protocol: str, dialect: str | None
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """`to_request`, and what its `RequestLossWarning` says it dropped."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        written: dict[str, Any] = source.to_request(
+            json.loads(json.dumps(data)), protocol=protocol, dialect=dialect
+        )
+    dropped: list[tuple[str, str]] = []
+    for warning in caught:
+        dropped += list(getattr(warning.message, "dropped", ()))
+    return written, dropped
+
+
+def request_holds(atoms: list[Atom], kind: str, where: str, value: Any) -> bool:
+    """Whether a request's ledger holds a meaning this file put in it: an atom whose
+    kind contains `kind`, of `where`, whose value is `value` (for media: has every
+    field of `value`)."""
+    for atom in atoms:
+        if kind not in atom.kind or atom.where != where:
+            continue
+        if atom.kind == "_MediaPiece":
+            if set(value) <= set(atom.value):
+                return True
+        elif value is None or atom.value == value:
+            return True
+    return False

@@ -50,17 +50,21 @@ from tests.ledger import (
 from tests.messages_invariants import check_messages
 from tests.responses_invariants import check_responses
 from tests.support import count_examples
+from tests.test_request_roundtrip import requests
 
 PROTOCOLS: Final = ("chat", "messages", "responses")
 DIRECTIONS: Final = [(s, t) for s in PROTOCOLS for t in PROTOCOLS]
 FUZZ: Final = os.environ.get("HYPOTHESIS_PROFILE") == "fuzz"
-TARGETS: Final = ("msgspec", "dataclasses", "typeddicts", "pydantic") if FUZZ else ("msgspec", "dataclasses")
+TARGETS: Final = (
+    ("msgspec", "dataclasses", "typeddicts", "pydantic") if FUZZ else ("msgspec", "dataclasses")
+)
 LEDGER: Final = settings(
-    max_examples=3_000 if FUZZ else 30,
+    max_examples=1_000 if FUZZ else 30,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-"""30 examples per direction and target in `make test` (540 in all), 3,000 under fuzz."""
+"""30 examples per direction and target in `make test` (540 streams and 540 requests in
+all), 1,000 under fuzz (in four targets: 36,000 of each)."""
 
 
 def chunks_module(target: str) -> ModuleType:
@@ -84,7 +88,9 @@ def chat_cache_write_key() -> str | None:
 TEXT = st.text(st.sampled_from('ab \n2é😀"\\{'), min_size=1, max_size=8)
 OPAQUE = st.text(st.sampled_from("abcXYZ019+/="), min_size=4, max_size=12)
 NAMES = st.sampled_from(["get_weather", "f", "lookup_2"])
-JSON_ARGS = st.dictionaries(st.sampled_from(["city", "n", "x"]), st.integers(0, 9) | TEXT, max_size=2)
+JSON_ARGS = st.dictionaries(
+    st.sampled_from(["city", "n", "x"]), st.integers(0, 9) | TEXT, max_size=2
+)
 
 
 @st.composite
@@ -227,10 +233,14 @@ def ledger_problems(chunks: ModuleType, source: str, target: str, turn: Turn) ->
 
 
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize(("source", "protocol"), DIRECTIONS, ids=[f"{s}-to-{t}" for s, t in DIRECTIONS])
+@pytest.mark.parametrize(
+    ("source", "protocol"), DIRECTIONS, ids=[f"{s}-to-{t}" for s, t in DIRECTIONS]
+)
 @LEDGER
 @given(data=st.data())
-def test_nothing_is_dropped_silently(target: str, source: str, protocol: str, data: st.DataObject) -> None:
+def test_nothing_is_dropped_silently(
+    target: str, source: str, protocol: str, data: st.DataObject
+) -> None:
     count_examples(f"ledger, {target}")
     turn = data.draw(turns(source), label="source")
     problems = ledger_problems(chunks_module(target), source, protocol, turn)
@@ -260,5 +270,164 @@ def test_the_ledger_finds_a_silent_loss() -> None:
     [lost] = ledger.missing(read, forgot)
     assert not ledger.accounted(lost, {})
     assert ledger.accounted(lost, {("tool_call", "no place for it"): 1})
-    twice = [dataclasses.replace(a, value=(a.value[0] * 2,)) if a.kind == "text" else a for a in read]
+    twice = [
+        dataclasses.replace(a, value=(a.value[0] * 2,)) if a.kind == "text" else a for a in read
+    ]
     assert [a.kind for a in ledger.missing(read, twice)] == ["text"], "a text said twice"
+
+
+# --- requests ---------------------------------------------------------------------------
+
+HOPS: Final[dict[str, list[tuple[str, str | None]]]] = {"chat": [("chat", "openai"), ("chat", "deepseek"), ("chat", "gemini")],
+               "messages": [("messages", None)], "responses": [("responses", None)]}  # fmt: skip
+"""The targets of a request: chat in a dialect of each kind (no reasoning, reasoning as
+text, signatures on calls), Messages and Responses."""
+
+IMAGE: Final = "https://img.example/cat.png"
+
+
+Expected = list[tuple[str, str, Any]]
+"""Meanings a request must hold, read by its protocol's reader: (kind, where, value) as
+`ledger.request_holds` takes them."""
+
+
+@st.composite
+def enriched_requests(draw: st.DrawFn, protocol: str) -> tuple[dict[str, Any], Expected]:
+    """A request of tests/test_request_roundtrip.py with more that means something:
+    an image with its detail, a refusal, a custom tool's call, a tool's result that is
+    an error with an image, opaque reasoning, a cache mark."""
+    data: dict[str, Any] = draw(requests(protocol))
+    expected: Expected = []
+    extras = draw(st.sets(st.sampled_from(["image", "refusal", "custom", "result", "opaque",
+                                           "cache"])))  # fmt: skip
+    key = "input" if protocol == "responses" else "messages"
+    turns: list[dict[str, Any]] = data[key]
+    first = next((t for t in turns if t.get("role") == "user"), None)
+    said = draw(TEXT)
+    image = (("kind", "image"), ("url", IMAGE))
+    if first is not None and "image" in extras:
+        first["content"] = [*_as_parts(protocol, first["content"]), _image(protocol)]
+        detail = () if protocol == "messages" else (("detail", "low"),)
+        expected.append(("_MediaPiece", "user", (*image, *detail)))
+    if first is not None and "cache" in extras and protocol != "responses":
+        first["content"] = _as_parts(protocol, first["content"])
+        first["content"][0]["cache_control"] = {"type": "ephemeral"}
+        expected.append(("cache", "user", None))
+    if "refusal" in extras and protocol != "messages":
+        turns.append(_refusal(protocol, said))
+        expected.append(("_Turn.refusal", "assistant", said))
+    if "custom" in extras and protocol != "messages":
+        turns += _custom_call(protocol, said)
+        expected.append(("_CallPiece.name", "call_custom", "patch"))
+    if "result" in extras and protocol == "messages":
+        turns += _error_result(said)
+        expected += [
+            ("_ResultPiece.is_error", "toolu_err", True),
+            ("_MediaPiece", "toolu_err", image),
+        ]
+    if "opaque" in extras:
+        value = draw(OPAQUE)
+        turns += _opaque(protocol, value)
+        expected.append(("_ReasoningPiece.encrypted", "assistant", value))
+    if protocol != "responses" and turns and turns[-1]["role"] == "assistant":
+        turns.append({"role": "user", "content": said})
+    return data, expected
+
+
+def _as_parts(protocol: str, content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, list):
+        return list(content)
+    kind = "input_text" if protocol == "responses" else "text"
+    return [{"type": kind, "text": content}]
+
+
+def _image(protocol: str) -> dict[str, Any]:
+    if protocol == "chat":
+        return {"type": "image_url", "image_url": {"url": IMAGE, "detail": "low"}}
+    if protocol == "messages":
+        return {"type": "image", "source": {"type": "url", "url": IMAGE}}
+    return {"type": "input_image", "image_url": IMAGE, "detail": "low"}
+
+
+def _refusal(protocol: str, said: str) -> dict[str, Any]:
+    if protocol == "chat":
+        return {"role": "assistant", "content": None, "refusal": said}
+    return {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "refusal", "refusal": said}],
+    }
+
+
+def _custom_call(protocol: str, said: str) -> list[dict[str, Any]]:
+    if protocol == "chat":
+        call = {"id": "call_custom", "type": "custom", "custom": {"name": "patch", "input": said}}
+        return [{"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "call_custom", "content": "patched"}]  # fmt: skip
+    return [{"type": "custom_tool_call", "call_id": "call_custom", "name": "patch", "input": said},
+            {"type": "custom_tool_call_output", "call_id": "call_custom", "output": "patched"}]  # fmt: skip
+
+
+def _error_result(said: str) -> list[dict[str, Any]]:
+    use = {"type": "tool_use", "id": "toolu_err", "name": "run", "input": {}}
+    image = {"type": "image", "source": {"type": "url", "url": IMAGE}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_err", "is_error": True,
+              "content": [{"type": "text", "text": said}, {"type": "text", "text": "again"}, image]}  # fmt: skip
+    return [{"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
+
+
+def _opaque(protocol: str, value: str) -> list[dict[str, Any]]:
+    if protocol == "chat":  # OpenRouter's spelling
+        detail = {"type": "reasoning.encrypted", "data": value, "index": 0}
+        return [{"role": "assistant", "content": "ok", "reasoning_details": [detail]}]
+    if protocol == "messages":
+        return [{"role": "assistant", "content": [{"type": "redacted_thinking", "data": value},
+                                                  {"type": "text", "text": "ok"}]}]  # fmt: skip
+    return [{"type": "reasoning", "id": "rs_opaque", "summary": [], "encrypted_content": value},
+            {"role": "assistant", "content": "ok"}]  # fmt: skip
+
+
+def request_problems(target: str, source: str, protocol: str, dialect: str | None,
+                     drawn: tuple[dict[str, Any], Expected]) -> list[str]:  # fmt: skip
+    """Every meaning this file put in a source request that its reader does not read,
+    and every meaning of the source that the target request neither holds nor names in
+    its `RequestLossWarning`."""
+    chunks = chunks_module(target)
+    module = importlib.import_module(
+        f"generated.{'chunk' if source == 'chat' else source}_{target}"
+    )
+    data, expected = drawn
+    said = ledger.request_ledger(ledger.read_request(chunks, source, data))
+    unread = [f"the {source} request reader loses: {kind}[{where}]={value!r}"
+              for kind, where, value in expected
+              if not ledger.request_holds(said, kind, where, value)]  # fmt: skip
+    written, dropped = ledger.convert(module, data, protocol, dialect)
+    back = ledger.request_ledger(ledger.read_request(chunks, protocol, written))
+    lost = ledger.request_missing(said, back)
+    where = f"{source} -> {protocol}" + (f" ({dialect})" if dialect else "")
+    return unread + [f"{where} request loses silently: {a}" for a in lost
+                     if not ledger.request_accounted(a, dropped)]  # fmt: skip
+
+
+REQUEST_DIRECTIONS: Final = [(s, p, d) for s in PROTOCOLS for t in PROTOCOLS for p, d in HOPS[t]]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(("source", "protocol", "dialect"), REQUEST_DIRECTIONS,
+                         ids=[f"{s}-to-{p}{'-' + d if d else ''}" for s, p, d in REQUEST_DIRECTIONS])  # fmt: skip
+@LEDGER
+@given(data=st.data())
+def test_no_request_drops_a_meaning_silently(
+    target: str, source: str, protocol: str, dialect: str | None, data: st.DataObject
+) -> None:
+    count_examples(f"request ledger, {target}")
+    request = data.draw(enriched_requests(source), label="request")
+    problems = request_problems(target, source, protocol, dialect, request)
+    assert not problems, "\n".join(problems)
+
+
+def test_every_request_meaning_has_a_ledger_rule() -> None:
+    chunks = chunks_module("msgspec")
+    pieces = [chunks._TextPiece, chunks._MediaPiece, chunks._ReasoningPiece, chunks._CallPiece,
+              chunks._ResultPiece, chunks._Turn]  # fmt: skip
+    assert not ledger.request_unruled(pieces)
