@@ -670,9 +670,11 @@ def ledger_of(reading: Reading, one_choice: bool = False) -> list[Atom]:
         if value is not None:
             atoms.append(Atom("usage", name, value))
     for cited in summary.citations:
-        atoms.append(
-            Atom("citation", "", tuple((k, v) for k, v in _fields(cited) if v is not None))
-        )
+        # The citation as it came (`source`) is no meaning to compare across protocols;
+        # the names in it (a document's title, a file's id) say which document it is.
+        said = tuple((k, v) for k, v in _fields(cited) if v is not None and k != "source")
+        names = (*_strings(getattr(cited, "source", None)), *(v for _, v in said))
+        atoms.append(Atom("citation", "", (*said, ("names", tuple(sorted(set(names)))))))
     if reading.error is not None:
         atoms.append(Atom("error", "message", error_meaning(reading.error)))
     return atoms
@@ -685,6 +687,18 @@ def error_meaning(message: str) -> str:
     """An error's message; the readers' own words for a stream cut off before its end
     as one meaning, whatever protocol said it."""
     return CUT_OFF if re.search(r"stream ended before", message) else message
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every text in JSON data."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for inner in value.values():
+            yield from _strings(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _strings(inner)
 
 
 def _fields(value: Any) -> list[tuple[str, Any]]:
@@ -743,14 +757,23 @@ def _cited(atom: Atom, target: list[Atom]) -> bool:
     """A cited source: found when a citation of the target has every field the
     source's says, with the same value (a target's citation may say more: the summary
     holds a page once, with the first title said of it)."""
-    if atom.where == "document":
-        return any(other.kind == "citation" and set(dict(other.value).values()) & set(atom.value)
-                   for other in target)  # fmt: skip
-    want = {k: v for k, v in atom.value if v is not None}
+    if atom.where == "document":  # a drawn document: some citation names it
+        return any(set(_names(other)) & set(atom.value) for other in target)
+    want = {k: v for k, v in atom.value if v is not None and k != "names"}
+    if "url" not in want:  # a document read: the target's names it too
+        return any(set(_names(other)) & set(_names(atom)) for other in target)
     return any(
         other.kind == "citation" and all(dict(other.value).get(k) == v for k, v in want.items())
         for other in target
     )
+
+
+def _names(atom: Atom) -> tuple[str, ...]:
+    """The names a citation atom holds (its fields' texts, and those of its source)."""
+    if atom.kind != "citation":
+        return ()
+    said = dict(atom.value)
+    return (*said.get("names", ()), *(v for k, v in said.items() if isinstance(v, str)))
 
 
 RULES: Final[dict[str, Rule]] = {
