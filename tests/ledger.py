@@ -586,7 +586,10 @@ def _choice_truth(turn: Turn, choice: Choice) -> list[Atom]:
     atoms: list[Atom] = []
     for block in choice.blocks:
         if isinstance(block, Reasoning):
-            texts["reasoning"].append(block.text)
+            # Responses spells each piece as a summary part of its own, which its reader
+            # keeps apart (joined with the separator): each is a block of the text.
+            parts = block.pieces if turn.protocol == "responses" else (block.text,)
+            texts["reasoning"].extend(parts)
             if block.signature is not None:
                 atoms.append(Atom("signature", at, block.signature))
             if block.encrypted is not None:
@@ -939,6 +942,8 @@ REQUEST_KEYWORDS: Final[dict[str, tuple[str, ...]]] = {
     "_CallPiece.signature": ("signature",),
     "_ResultPiece.content": ("result", "output"),
     "_ResultPiece.is_error": ("error",),
+    "_ResultPiece.cache": ("cache_control",),
+    "_CallPiece.custom": ("custom",),
     "_MediaPiece": ("image", "file", "audio", "media"),
     "_Turn.refusal": ("refusal",),
 }
