@@ -944,6 +944,7 @@ REQUEST_KEYWORDS: Final[dict[str, tuple[str, ...]]] = {
     "_ResultPiece.is_error": ("error",),
     "_ResultPiece.cache": ("cache_control",),
     "_CallPiece.custom": ("custom",),
+    "_ForeignPart.part": ("content part", "key"),
     "_MediaPiece": ("image", "file", "audio", "media"),
     "_Turn.refusal": ("refusal",),
 }
@@ -953,7 +954,7 @@ conversation, by piece and field; a field not here is named by its own name."""
 REQUEST_NOT_MEANINGS: Final = frozenset(
     ("_ReasoningPiece.scheme", "_ReasoningPiece.id", "_ReasoningPiece.source",
      "_ReasoningPiece.carried", "_CallPiece.id", "_CallPiece.scheme", "_ResultPiece.call_id",
-     "_MediaPiece.name")
+     "_MediaPiece.name", "_ForeignPart.protocol")
 )  # fmt: skip
 """Fields that say where a meaning came from or which call it answers, not a meaning of
 their own (a call's id is part of its call and of its result's entry)."""
@@ -981,7 +982,12 @@ def _piece_atoms(role: str, piece: Any, texts: dict[str, list[str]]) -> list[Ato
         texts.setdefault(role, []).append(piece.text)
         return [Atom(f"{kind}.{k}", role, v) for k, v in _fields(piece) if k != "text" and v]
     if kind == "_MediaPiece":
-        media = tuple((k, v) for k, v in _fields(piece) if v is not None and k != "name")
+        # `auto` is the detail an image has when none is said (Responses requires one).
+        media = tuple(
+            (k, v)
+            for k, v in _fields(piece)
+            if v is not None and k != "name" and (k, v) != ("detail", "auto")
+        )
         return [Atom("_MediaPiece", role, media)]
     if kind == "_ResultPiece":
         said = "".join(p.text for p in piece.content if type(p).__name__ == "_TextPiece")
@@ -1021,11 +1027,23 @@ def request_missing(source: list[Atom], target: list[Atom]) -> list[Atom]:
             joined = "".join(t for a in left if a.kind == atom.kind and a.where == atom.where
                              for t in a.value)  # fmt: skip
             found = _in_order(joined, atom.value)
+        elif atom.kind == "_MediaPiece":
+            found = _anywhere(atom, left)
         else:
             found = _equal(atom, left)
         if not found:
             out.append(atom)
     return out
+
+
+def _anywhere(atom: Atom, target: list[Atom]) -> bool:
+    """Found as it is, in any place: the media of a tool result go in the next user
+    message where a tool message takes only text (chat), as docs/requests.md says."""
+    for at, other in enumerate(target):
+        if other.kind == atom.kind and other.value == atom.value:
+            del target[at]
+            return True
+    return False
 
 
 def _in_order(text: str, pieces: Sequence[str]) -> bool:

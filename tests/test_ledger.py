@@ -432,5 +432,5 @@ def test_no_request_drops_a_meaning_silently(
 def test_every_request_meaning_has_a_ledger_rule() -> None:
     chunks = chunks_module("msgspec")
     pieces = [chunks._TextPiece, chunks._MediaPiece, chunks._ReasoningPiece, chunks._CallPiece,
-              chunks._ResultPiece, chunks._Turn]  # fmt: skip
+              chunks._ResultPiece, chunks._Turn, chunks._ForeignPart]  # fmt: skip
     assert not ledger.request_unruled(pieces)
