@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   0fa3dde33b43
-# Digest: ab094bdaff1468f8
+#   chunkspec code                   95ca00ab1f3c
+# Digest: ca7b512cf6fdb7e9
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 
@@ -1920,9 +1920,10 @@ class _MessagesCall:
 
     def input(self) -> list[str]:
         """The pieces of the block's input: as they came when they make a JSON
-        object, `{}` for none, else their text under `_RAW`."""
+        object, `{}` for none, else their text under `_RAW` (white space too: a
+        custom tool's input may be only that)."""
         text = "".join(self.pieces)
-        if not text.strip():
+        if not text:
             return ["{}"]
         if self.first == "{":
             try:

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   fbdd94af6581
-# Digest: f3edf9cb720c624a
+#   chunkspec code                   76b30c94bfcf
+# Digest: afa7ac40a5853d99
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 
@@ -1939,9 +1939,10 @@ class _MessagesCall:
 
     def input(self) -> list[str]:
         """The pieces of the block's input: as they came when they make a JSON
-        object, `{}` for none, else their text under `_RAW`."""
+        object, `{}` for none, else their text under `_RAW` (white space too: a
+        custom tool's input may be only that)."""
         text = "".join(self.pieces)
-        if not text.strip():
+        if not text:
             return ["{}"]
         if self.first == "{":
             try:

@@ -268,7 +268,7 @@ def test_interleaved_calls_are_all_kept_each_input_json(module: ModuleType) -> N
 def test_arguments_that_are_no_json_object_go_out_under_raw_arguments(
     module: ModuleType,
 ) -> None:
-    broken = ["{'a': 1}", '{"a": 1} and more', '{"a": ', "[1, 2]", "plain"]
+    broken = ["{'a': 1}", '{"a": 1} and more', '{"a": ', "[1, 2]", "plain", " "]
     data = body([chunk(piece(i, text, id=f"call_{i}", name="f")) for i, text in enumerate(broken)]
                 + [FINISH])  # fmt: skip
     out = messages_of(module, data)

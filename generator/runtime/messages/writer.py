@@ -610,9 +610,10 @@ class _MessagesCall:
 
     def input(self) -> list[str]:
         """The pieces of the block's input: as they came when they make a JSON
-        object, `{}` for none, else their text under `_RAW`."""
+        object, `{}` for none, else their text under `_RAW` (white space too: a
+        custom tool's input may be only that)."""
         text = "".join(self.pieces)
-        if not text.strip():
+        if not text:
             return ["{}"]
         if self.first == "{":
             try:
