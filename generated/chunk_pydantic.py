@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       1a7c080a545e
-# Digest: c06b8d2600041313
+#   chunkspec code                       d723e0e77d47
+# Digest: 5e5a7d4489ce18eb
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -4323,6 +4323,20 @@ MAX_EVENT_SIZE: Final = 64 * 1024 * 1024
 `EventTooLargeError` instead of holding more."""
 
 
+_SLICE: Final = 64 * 1024
+"""The size of the pieces a whole body is read in: read as one piece, every event of it
+would be decoded before the first is yielded, holding memory in proportion to the
+body, not to its largest event."""
+
+
+def _in_slices(body: _Bytes | str) -> Iterable[_Bytes | str]:
+    """A whole body as pieces of `_SLICE` (a piece may end anywhere, as one from the
+    network does)."""
+    if len(body) <= _SLICE:
+        return (body,)
+    return (body[at : at + _SLICE] for at in range(0, len(body), _SLICE))
+
+
 KEPT_EVENTS: Final = 100
 """How many events that are not chunks, and how many skipped events, a stream keeps
 (it counts them all): an upstream's flood of pings cannot grow it without bound."""
@@ -4584,7 +4598,7 @@ class ChunkStream(_Stream[_Chunk]):
         if isinstance(source, _Response):
             self._pieces = source.iter_bytes()
         elif isinstance(source, bytes | bytearray | memoryview | str):  # a whole body
-            self._pieces = (cast("_Bytes | str", source),)
+            self._pieces = _in_slices(cast("_Bytes | str", source))
         else:
             self._pieces = source
         self._items = self._read()

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   95ca00ab1f3c
-# Digest: ca7b512cf6fdb7e9
+#   chunkspec code                   dad62e5e4c06
+# Digest: 92c1a1fdfbc32f28
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 

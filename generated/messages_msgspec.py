@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   a5216cf01afa
-# Digest: 51102719bf3deb03
+#   chunkspec code                   9d684d258c50
+# Digest: 5414b2eff2c5ccc0
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   76b30c94bfcf
-# Digest: afa7ac40a5853d99
+#   chunkspec code                   c3155b4efb24
+# Digest: 7b4bb277e025813c
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    09f6e7fa346b
-# Digest: 9409842acd94b917
+#   chunkspec code                    be6c20397c66
+# Digest: 0ec61b692c1eea5b
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    a12b33433bf7
-# Digest: 8b37ae300884e43a
+#   chunkspec code                    011e44fce6d9
+# Digest: c0f98bbd1415884e
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 

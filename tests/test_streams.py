@@ -469,6 +469,38 @@ def test_a_big_event_in_small_reads_allocates_per_read_only_what_the_read_brings
 
 
 @pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("protocol", ["chat", "messages"])
+def test_a_whole_body_is_read_in_memory_bounded_by_its_largest_event(
+    module: ModuleType, protocol: str
+) -> None:
+    """A body given whole was one piece, all of whose events were decoded before the
+    first was yielded: memory in proportion to the body, not to its largest event.
+    Four times the body costs no more."""
+    if protocol == "chat":
+        event = f"data: {content_chunk('x' * 100)}\n\n"
+    else:
+        delta = {"type": "content_block_delta", "index": 0,
+                 "delta": {"type": "text_delta", "text": "x" * 100}}  # fmt: skip
+        event = f"event: content_block_delta\ndata: {json.dumps(delta)}\n\n"
+    list(module.iter_events(event * 2, protocol=protocol))  # the module imported, warm
+
+    def peak_of(size: int) -> int:
+        body = (event * (size // len(event))).encode()
+        tracemalloc.start()
+        try:
+            base = tracemalloc.get_traced_memory()[0]
+            read = sum(1 for _ in module.iter_events(body, protocol=protocol))
+            peak = tracemalloc.get_traced_memory()[1] - base
+        finally:
+            tracemalloc.stop()
+        assert read == size // len(event)
+        return peak
+
+    small, large = peak_of(2**20), peak_of(4 * 2**20)
+    assert large < 1.25 * small + 2**16, f"{small} bytes at 1 MB, {large} at 4 MB"
+
+
+@pytest.mark.parametrize("module", TARGETS, ids=lambda m: m.__name__)
 def test_one_long_text_is_read_in_a_few_times_its_size(module: ModuleType) -> None:
     """A 20 MB delta peaked at 13 times its size in the standard-library targets, which
     orjson read (it sizes its pool by the payload's length); every target keeps to a

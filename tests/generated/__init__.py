@@ -31,7 +31,7 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       ab5ec536b5fe
-# Digest: 2f480f29176b55ae
+#   chunkspec code                       18badfb2d6ea
+# Digest: 39fb6d0def898884
 # Regenerate with: make generate
 """Generated round-trip tests."""

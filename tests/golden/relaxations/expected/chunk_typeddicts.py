@@ -321,6 +321,12 @@ def dumps(value: Chunk) -> str:
 # (runtime section: sse.MAX_EVENT_SIZE)
 
 
+# (runtime section: sse._SLICE)
+
+
+# (runtime section: sse._in_slices)
+
+
 # (runtime section: sse.KEPT_EVENTS)
 
 
