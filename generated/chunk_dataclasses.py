@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       f62ebfc05a46
-# Digest: 67188587d0811f59
+#   chunkspec code                       421473f796ca
+# Digest: 72e91f7a3bd5f1a7
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -9554,11 +9554,21 @@ def _cite(cited: dict[object, Citation], citation: Citation | None) -> None:
     if citation is None:
         return
     key: object = citation.url or _json_key(citation.source)
-    if not key:
-        return
-    known = cited.get(key)
-    if known is None or (known.title is None and citation.title is not None):
-        cited[key] = citation
+    if key:
+        _cite_once(cited, citation, key)
+
+
+def _cite_once(
+    seen: dict[object, Citation], cited: Citation, key: object = None
+) -> bool:
+    """Add a source to those `seen`, by `key` (its URL when None): once, the first
+    title found kept. Whether it was added (new, or with a title it did not have)."""
+    key = cited.url if key is None else key
+    known = seen.get(key)
+    if known is not None and (known.title is not None or cited.title is None):
+        return False
+    seen[key] = cited
+    return True
 
 
 def _json_key(value: Any) -> str:
@@ -9834,7 +9844,7 @@ def _reasoning_items(
 
 def _citations(data: Any, tiers: list[list[_Spelling]]) -> tuple[Citation, ...]:
     """Every cited source once, by URL, the best spelling's title first."""
-    seen: dict[str, Citation] = {}
+    seen: dict[object, Citation] = {}
     for tier in tiers:
         for spelling in tier:
             for value, _, _ in _found(data, spelling.path):
@@ -9852,17 +9862,6 @@ def _citation(value: Any, spelling: _Spelling) -> Citation | None:
     if url.__class__ is not str or not url:
         return None
     return Citation(url, title if title.__class__ is str else None)
-
-
-def _cite_once(seen: dict[str, Citation], cited: Citation) -> bool:
-    """Add a source (with a URL) to those `seen`, by URL: once, the first title found
-    kept. Whether it was added (new, or with a title it did not have)."""
-    url = cast(str, cited.url)
-    known = seen.get(url)
-    if known is not None and (known.title is not None or cited.title is None):
-        return False
-    seen[url] = cited
-    return True
 
 
 def _texts_in(
@@ -10980,7 +10979,7 @@ class _Reader:
         self._citing: list[tuple[Any, _CitePlaces, int | None]] = []
         """The values of the chunk being read that cite sources, each with its
         spellings and its choice (None: out of the choices)."""
-        self._cited: dict[str, Citation] = {}
+        self._cited: dict[object, Citation] = {}
         """The sources cited so far, by URL: a chunk that repeats them (Perplexity's
         every chunk) gives a part only for a new one, or one whose title is new."""
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   dad62e5e4c06
-# Digest: 92c1a1fdfbc32f28
+#   chunkspec code                   b79ef5e3c283
+# Digest: f408082f713e77f9
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 
@@ -87,6 +87,7 @@ from .chunk_dataclasses import (
     _list,
     _list_of,
     _map,
+    _name_joined,
     _no_extra,
     _nullable,
     _Object,
@@ -1879,8 +1880,7 @@ class _MessagesCall:
         if which is not None:
             if self.id is None and which.id:
                 self.id = which.id
-            if which.name and which.name != self.name:
-                self.name += which.name  # a name split across chunks; a repeat is none
+            self.name = _name_joined(self.name, which.name) or ""
         text = part.text
         if not text:
             return False

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   9d684d258c50
-# Digest: 5414b2eff2c5ccc0
+#   chunkspec code                   80b9955eda32
+# Digest: df0ce60d367cb029
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 
@@ -99,6 +99,7 @@ from .chunk_msgspec import (
     _list,
     _list_of,
     _map,
+    _name_joined,
     _nullable,
     _one_of,
     _problem,
@@ -1903,8 +1904,7 @@ class _MessagesCall:
         if which is not None:
             if self.id is None and which.id:
                 self.id = which.id
-            if which.name and which.name != self.name:
-                self.name += which.name  # a name split across chunks; a repeat is none
+            self.name = _name_joined(self.name, which.name) or ""
         text = part.text
         if not text:
             return False

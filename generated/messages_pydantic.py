@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   c3155b4efb24
-# Digest: 7b4bb277e025813c
+#   chunkspec code                   9927c75ce605
+# Digest: e057b1781f8d2ea0
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 
@@ -82,6 +82,7 @@ from .chunk_pydantic import (
     _json_text,
     _Model,
     _model_text,
+    _name_joined,
     _RequestDialect,
     _Response,
     _summary_of_parts,
@@ -1898,8 +1899,7 @@ class _MessagesCall:
         if which is not None:
             if self.id is None and which.id:
                 self.id = which.id
-            if which.name and which.name != self.name:
-                self.name += which.name  # a name split across chunks; a repeat is none
+            self.name = _name_joined(self.name, which.name) or ""
         text = part.text
         if not text:
             return False

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   86f0de636a3e
-# Digest: 749de83002be7206
+#   chunkspec code                   58692e26561a
+# Digest: 92dbf267bb9bf3e6
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 
@@ -86,6 +86,7 @@ from .chunk_typeddicts import (
     _list,
     _list_of,
     _map,
+    _name_joined,
     _nullable,
     _one_of,
     _RequestDialect,
@@ -1999,8 +2000,7 @@ class _MessagesCall:
         if which is not None:
             if self.id is None and which.id:
                 self.id = which.id
-            if which.name and which.name != self.name:
-                self.name += which.name  # a name split across chunks; a repeat is none
+            self.name = _name_joined(self.name, which.name) or ""
         text = part.text
         if not text:
             return False

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    afaac7a65329
-# Digest: 184c99c618b1fc9c
+#   chunkspec code                    7f756d6c4c05
+# Digest: f6869a8a20277b40
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    be6c20397c66
-# Digest: 0ec61b692c1eea5b
+#   chunkspec code                    08c9734a0143
+# Digest: bf81a32e9ce78966
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

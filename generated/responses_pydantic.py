@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    56350c02f612
-# Digest: cecd743ed69ec009
+#   chunkspec code                    07b0e3ecb5cb
+# Digest: a5490d3323fa391f
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 

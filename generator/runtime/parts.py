@@ -307,11 +307,21 @@ def _cite(cited: dict[object, Citation], citation: Citation | None) -> None:
     if citation is None:
         return
     key: object = citation.url or _json_key(citation.source)
-    if not key:
-        return
-    known = cited.get(key)
-    if known is None or (known.title is None and citation.title is not None):
-        cited[key] = citation
+    if key:
+        _cite_once(cited, citation, key)
+
+
+def _cite_once(
+    seen: dict[object, Citation], cited: Citation, key: object = None
+) -> bool:
+    """Add a source to those `seen`, by `key` (its URL when None): once, the first
+    title found kept. Whether it was added (new, or with a title it did not have)."""
+    key = cited.url if key is None else key
+    known = seen.get(key)
+    if known is not None and (known.title is not None or cited.title is None):
+        return False
+    seen[key] = cited
+    return True
 
 
 def _json_key(value: Any) -> str:

@@ -19,6 +19,7 @@ from .parts import (
     ReasoningItem,
     ServerToolSummary,
     ToolCallSummary,
+    _cite_once,
 )
 
 _Step: TypeAlias = "str | tuple[str, str] | None"
@@ -202,7 +203,7 @@ def _reasoning_items(
 
 def _citations(data: Any, tiers: list[list[_Spelling]]) -> tuple[Citation, ...]:
     """Every cited source once, by URL, the best spelling's title first."""
-    seen: dict[str, Citation] = {}
+    seen: dict[object, Citation] = {}
     for tier in tiers:
         for spelling in tier:
             for value, _, _ in _found(data, spelling.path):
@@ -220,17 +221,6 @@ def _citation(value: Any, spelling: _Spelling) -> Citation | None:
     if url.__class__ is not str or not url:
         return None
     return Citation(url, title if title.__class__ is str else None)
-
-
-def _cite_once(seen: dict[str, Citation], cited: Citation) -> bool:
-    """Add a source (with a URL) to those `seen`, by URL: once, the first title found
-    kept. Whether it was added (new, or with a title it did not have)."""
-    url = cast(str, cited.url)
-    known = seen.get(url)
-    if known is not None and (known.title is not None or cited.title is None):
-        return False
-    seen[url] = cited
-    return True
 
 
 def _texts_in(

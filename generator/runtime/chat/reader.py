@@ -14,10 +14,17 @@ from typing import Any, Final
 
 from ..inline_reasoning import _Harmony, _Splitter, _ThinkTags
 from ..json_text import _paired
-from ..parts import _TEXTS, Citation, Identity, Part, ToolCallPart, ToolCallSummary
+from ..parts import (
+    _TEXTS,
+    Citation,
+    Identity,
+    Part,
+    ToolCallPart,
+    ToolCallSummary,
+    _cite_once,
+)
 from ..spellings import (
     _citation,
-    _cite_once,
     _found,
     _parts,
     _place,
@@ -147,7 +154,7 @@ class _Reader:
         self._citing: list[tuple[Any, _CitePlaces, int | None]] = []
         """The values of the chunk being read that cite sources, each with its
         spellings and its choice (None: out of the choices)."""
-        self._cited: dict[str, Citation] = {}
+        self._cited: dict[object, Citation] = {}
         """The sources cited so far, by URL: a chunk that repeats them (Perplexity's
         every chunk) gives a part only for a new one, or one whose title is new."""
 

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from ..errors import ChunkDecodeError
 from ..json_text import _json, _json_string, _json_text, _wire_text
-from ..parts import _CALL_SCHEME, Identity, Part, UsageSummary, _marked
+from ..parts import _CALL_SCHEME, Identity, Part, UsageSummary, _marked, _name_joined
 from ..sse import StreamError
 from ..writing import _EventWriter
 
@@ -569,8 +569,7 @@ class _MessagesCall:
         if which is not None:
             if self.id is None and which.id:
                 self.id = which.id
-            if which.name and which.name != self.name:
-                self.name += which.name  # a name split across chunks; a repeat is none
+            self.name = _name_joined(self.name, which.name) or ""
         text = part.text
         if not text:
             return False

@@ -692,6 +692,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: parts._cite)
 
 
+# (runtime section: parts._cite_once)
+
+
 # (runtime section: parts._json_key)
 
 

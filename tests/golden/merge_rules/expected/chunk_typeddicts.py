@@ -887,6 +887,9 @@ def _encoder(
 # (runtime section: parts._cite)
 
 
+# (runtime section: parts._cite_once)
+
+
 # (runtime section: parts._json_key)
 
 
@@ -936,9 +939,6 @@ def _encoder(
 
 
 # (runtime section: spellings._citation)
-
-
-# (runtime section: spellings._cite_once)
 
 
 # (runtime section: spellings._texts_in)
