@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       421473f796ca
-# Digest: 72e91f7a3bd5f1a7
+#   chunkspec code                       a31ee96d9f92
+# Digest: 87297b9c617c8e6f
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -9462,6 +9462,12 @@ OpenAI's encrypted content are base64, which has no ':', so a marked value is ne
 taken for theirs."""
 
 
+_ANTHROPIC_FORMAT: Final = "anthropic-claude-v1"
+"""OpenRouter's `format` of a `reasoning_details` entry that holds an Anthropic
+thinking block's signature: a chat writer marks a Messages signature with it, and the
+request reader reads it back as one."""
+
+
 def _unmarked(value: Any) -> tuple[str, str] | None:
     """The scheme and the signature of a marked value (see `_MARK`); None for any
     other."""
@@ -12446,7 +12452,7 @@ def _chat_detail(kind: str, part: Part) -> dict[str, Any]:
         return {
             "type": "reasoning.text",
             "signature": part.text,
-            "format": "anthropic-claude-v1",
+            "format": _ANTHROPIC_FORMAT,
         }
     return {"type": "reasoning.encrypted", "data": part.text}
 
@@ -13743,7 +13749,7 @@ _MESSAGE_READ: Final = frozenset(
 the others stay in its `rest`."""
 
 
-_FORMATS: Final = {"anthropic-claude-v1": "messages"}
+_FORMATS: Final = {_ANTHROPIC_FORMAT: "messages"}
 """The scheme of a signature in `reasoning_details` by the entry's `format`
 (OpenRouter's word for Anthropic's thinking blocks)."""
 

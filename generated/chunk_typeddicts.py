@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       611d39245463
-# Digest: b62c0411f695d501
+#   chunkspec code                       efbf18697be0
+# Digest: 97bd3d63e1f2819d
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -8607,6 +8607,12 @@ OpenAI's encrypted content are base64, which has no ':', so a marked value is ne
 taken for theirs."""
 
 
+_ANTHROPIC_FORMAT: Final = "anthropic-claude-v1"
+"""OpenRouter's `format` of a `reasoning_details` entry that holds an Anthropic
+thinking block's signature: a chat writer marks a Messages signature with it, and the
+request reader reads it back as one."""
+
+
 def _unmarked(value: Any) -> tuple[str, str] | None:
     """The scheme and the signature of a marked value (see `_MARK`); None for any
     other."""
@@ -11591,7 +11597,7 @@ def _chat_detail(kind: str, part: Part) -> dict[str, Any]:
         return {
             "type": "reasoning.text",
             "signature": part.text,
-            "format": "anthropic-claude-v1",
+            "format": _ANTHROPIC_FORMAT,
         }
     return {"type": "reasoning.encrypted", "data": part.text}
 
@@ -12878,7 +12884,7 @@ _MESSAGE_READ: Final = frozenset(
 the others stay in its `rest`."""
 
 
-_FORMATS: Final = {"anthropic-claude-v1": "messages"}
+_FORMATS: Final = {_ANTHROPIC_FORMAT: "messages"}
 """The scheme of a signature in `reasoning_details` by the entry's `format`
 (OpenRouter's word for Anthropic's thinking blocks)."""
 

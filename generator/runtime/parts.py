@@ -196,6 +196,11 @@ _CALL_SCHEME: Final = "gemini"
 """The scheme of a signature that rides on a chat tool call: Gemini's (Vertex's
 spelling is read back by the same rule: `gemini` and `vertex` read each other's)."""
 
+_ANTHROPIC_FORMAT: Final = "anthropic-claude-v1"
+"""OpenRouter's `format` of a `reasoning_details` entry that holds an Anthropic
+thinking block's signature: a chat writer marks a Messages signature with it, and the
+request reader reads it back as one."""
+
 
 def _marked(scheme: str, value: str) -> str:
     """`value`, a signature made by `scheme`, marked as such (see `_MARK`)."""

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Ma
 from typing import Any, Final, cast
 
 from ..json_text import _wire_text
-from ..parts import Citation, Identity, Part, UsageSummary
+from ..parts import _ANTHROPIC_FORMAT, Citation, Identity, Part, UsageSummary
 from ..sse import StreamError
 from ..writing import _warn_dropped
 from .dialects import _Dialect, _openai_usage, _ThinkBlocks
@@ -290,7 +290,7 @@ def _chat_detail(kind: str, part: Part) -> dict[str, Any]:
         return {
             "type": "reasoning.text",
             "signature": part.text,
-            "format": "anthropic-claude-v1",
+            "format": _ANTHROPIC_FORMAT,
         }
     return {"type": "reasoning.encrypted", "data": part.text}
 

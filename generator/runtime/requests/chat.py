@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
+from ..parts import _ANTHROPIC_FORMAT
 from .dialects import _RequestDialect
 from .vocabulary import (
     _budget_of,
@@ -64,7 +65,7 @@ _MESSAGE_READ: Final = frozenset(
 """The keys of a chat message a `_Turn` holds, with the reasoning keys of every dialect;
 the others stay in its `rest`."""
 
-_FORMATS: Final = {"anthropic-claude-v1": "messages"}
+_FORMATS: Final = {_ANTHROPIC_FORMAT: "messages"}
 """The scheme of a signature in `reasoning_details` by the entry's `format`
 (OpenRouter's word for Anthropic's thinking blocks)."""
 

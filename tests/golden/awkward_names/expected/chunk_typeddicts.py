@@ -579,6 +579,9 @@ def aiter_sse(chunks: AsyncIterable[Chunk]) -> AsyncIterator[bytes]:
 # (runtime section: parts._MARK)
 
 
+# (runtime section: parts._ANTHROPIC_FORMAT)
+
+
 # (runtime section: parts._unmarked)
 
 

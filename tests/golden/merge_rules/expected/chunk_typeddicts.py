@@ -860,6 +860,9 @@ def _encoder(
 # (runtime section: parts._MARK)
 
 
+# (runtime section: parts._ANTHROPIC_FORMAT)
+
+
 # (runtime section: parts._unmarked)
 
 
