@@ -81,10 +81,10 @@ CHAT_CAPTURES = ROOT / "tests" / "fixtures" / "streams"
 MESSAGES_CAPTURES = ROOT / "tests" / "fixtures" / "messages"
 RESPONSES_CAPTURES = ROOT / "tests" / "fixtures" / "responses"
 MESSAGES: dict[str, ModuleType] = {
-    name: importlib.import_module(f"generated.messages_{name}") for name in TARGETS
+    name: importlib.import_module(f"generated.{name}.messages") for name in TARGETS
 }
 RESPONSES: dict[str, ModuleType] = {
-    name: importlib.import_module(f"generated.responses_{name}") for name in TARGETS
+    name: importlib.import_module(f"generated.{name}.responses") for name in TARGETS
 }
 VERSIONS = {
     package: version(package)

@@ -31,7 +31,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from generated.chunk_msgspec import (
+from generated.msgspec.chat import (
     ChatCompletion,
     ChatCompletionMessage,
     ChunkAccumulator,

@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from generated.chunk_msgspec import (
+from generated.msgspec.chat import (
     SSE_DONE,
     ChatCompletionChunk,
     Choice,

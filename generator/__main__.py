@@ -1,7 +1,7 @@
 """Command line of chunkspec (`chunkspec`, `python -m chunkspec`; in a checkout
 `python -m generator`).
 
-  vendor --target T --out PATH [--vendors V] [--profile P]   one module for your repository
+  vendor --target T --out DIR [--vendors V] [--profile P]    one package for your repository
   check --vendored PATH ...                                  fail when one is stale or edited
   generate [--vendors V] [--profile P]                       spec -> generated/, tests/generated/
   check                                                      fail when generated/ is stale
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import shutil
 import sys
 import tomllib
 from pathlib import Path
@@ -33,13 +34,16 @@ from .ir.model import Options
 from .pipeline import generate
 from .render.emit import Output, RenderError, stale, strays, write_all
 from .render.header import GENERATED, PROJECT_COMMAND
+from .render.linking import RUNTIME_PACKAGE
 from .render.targets import module_names
-from .vendoring.check import in_repository, problems, root_from
+from .render.templating import PACKAGE_FOLDER
+from .vendoring.check import in_repository, package_of, problems, root_from, written_beside
 from .vendoring.vendored import (
     Request,
     add_request_arguments,
     add_selection_arguments,
     options_from,
+    package_folder,
     render_vendored,
 )
 
@@ -76,7 +80,9 @@ def parser(prog: str) -> argparse.ArgumentParser:
     check_.add_argument(
         "--vendored", nargs="+", type=Path, metavar="PATH", help="check vendored modules instead"
     )
-    vendor = commands.add_parser("vendor", parents=[common], help="write one self-contained module")
+    vendor = commands.add_parser(
+        "vendor", parents=[common], help="write one self-contained package"
+    )
     add_request_arguments(vendor)
     scaffold = commands.add_parser(
         "new-vendor", parents=[common], help="create spec/vendors/NAME.yaml"
@@ -120,9 +126,9 @@ def main(argv: list[str] | None = None, prog: str = "python -m generator") -> in
         if args.command == "vendor":
             own_root = None if root == ROOT else root_from(Path(args.out), root)
             options = options_from(args.vendors, args.profile, args.protocols)
-            out = in_repository(Path(args.out))
-            request = Request(prog, args.target, options, out, own_root)
-            return write_vendored(root, request, Path(args.out))
+            folder = Path(package_folder(args.out))
+            request = Request(prog, args.target, options, in_repository(folder), own_root)
+            return write_vendored(root, request, folder)
         if args.command == "check" and args.vendored:
             return check_vendored(root, args.vendored, prog)
         if args.command == "inspect":
@@ -163,13 +169,17 @@ def main(argv: list[str] | None = None, prog: str = "python -m generator") -> in
         written = write_all(root, outputs)
     except OSError as exc:
         return fail(f"nothing was changed: {exc}")
-    # A module the selection no longer makes (another protocol's) would import what the
-    # chat module no longer holds: what chunkspec wrote is removed, nothing else.
+    # A module the selection no longer makes (another protocol's), or a runtime file no
+    # module uses: what chunkspec wrote is removed, nothing else.
     for name in strays(root, outputs):
         path = root / name
-        if path.read_text(encoding="utf-8", errors="replace").startswith(f"# {GENERATED}"):
+        copied = f"/{RUNTIME_PACKAGE}/" in name
+        if copied or path.read_text(encoding="utf-8", errors="replace").startswith(
+            f"# {GENERATED}"
+        ):
             path.unlink()
             written.append(f"{name} (removed: the selection no longer makes it)")
+    remove_empty_folders(root / PACKAGE_FOLDER)
     print(f"{len(outputs)} files generated, {len(written)} changed")
     for name in written:
         print(f"  {name}")
@@ -240,34 +250,42 @@ def generate_command(
     return shlex.join(args)
 
 
-def write_vendored(root: Path, request: Request, target: Path) -> int:
-    """Write the module `request` asks for at `target`, and each other protocol's
-    module beside it, all or none."""
+def write_vendored(root: Path, request: Request, folder: Path) -> int:
+    """Write the package `request` asks for into `folder`, all files or none; remove
+    what chunkspec wrote there before and no longer writes."""
     outputs = render_vendored(root, request)
-    written = [target.with_name(Path(output.path).name) for output in outputs]
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        write_all(
-            target.parent,
-            [Output(p.name, o.content) for p, o in zip(written, outputs, strict=True)],
-        )
+        folder.mkdir(parents=True, exist_ok=True)
+        written = write_all(folder, outputs)
     except OSError as exc:
-        return fail(f"{target}: cannot write: {exc}")
-    names = [str(path) for path in written]
-    check = shlex.join([*shlex.split(request.prog), "check", "--vendored", *names])
-    print(f"wrote {', '.join(names)}; check it later with: {check}")
+        return fail(f"{folder}: cannot write: {exc}")
+    for name in written_beside(folder, {o.path: o.content for o in outputs}):
+        (folder / name).unlink()
+        written.append(f"{name} (removed: the command no longer writes it)")
+    remove_empty_folders(folder)
+    check = shlex.join([*shlex.split(request.prog), "check", "--vendored", str(folder)])
+    print(
+        f"wrote {folder}/ ({len(outputs)} files, {len(written)} changed); check it later with: {check}"
+    )
     return 0
+
+
+def remove_empty_folders(top: Path) -> None:
+    """Remove the folders under `top` that removing files left empty (but `__pycache__`)."""
+    for folder in sorted(top.rglob("*"), key=lambda p: -len(p.parts)):
+        if folder.is_dir() and all(c.name == "__pycache__" for c in folder.iterdir()):
+            shutil.rmtree(folder)
 
 
 def check_vendored(root: Path, paths: list[Path], prog: str) -> int:
     failed = 0
-    for path in paths:
-        problem = problems(root, path, prog)
+    for package in dict.fromkeys(package_of(path) for path in paths):
+        problem = problems(root, package, prog)
         if problem is None:
-            print(f"{path}: up to date")
+            print(f"{package}: up to date")
         else:
             failed += 1
-            print(f"error: {path}: {problem}", file=sys.stderr)
+            print(f"error: {package}: {problem}", file=sys.stderr)
     return 1 if failed else 0
 
 

@@ -7,12 +7,11 @@ from pathlib import Path
 from .ir.build import build_specs
 from .ir.load import load_spec
 from .ir.model import Options
-from .render.digests import inputs
 from .render.emit import Output, finish
 from .render.header import PROJECT_COMMAND
 from .render.schema import render_schema
-from .render.targets import TARGETS, module_names
-from .render.templating import environment, render_all
+from .render.targets import module_names
+from .render.templating import render_all
 from .render.vendor_docs import render_vendor_docs
 
 
@@ -37,14 +36,12 @@ def generate(
         for other in raw.families
         if chosen.speaks(other.family)
     ]
-    targets = [target(spec) for target in TARGETS.values()]
-    everything = inputs(root, spec, targets, environment(root / "templates").list_templates())
-    rendered = render_all(spec, openai, root, everything, command, families)
+    rendered = render_all(spec, openai, root, command, families)
     outputs = finish(rendered)
-    outputs.append(render_schema(spec, everything.digest))
+    outputs.append(render_schema(spec))
     every_family = [
         build_specs(raw.family(other.family), Options(), reserved=module_names())[0]
         for other in raw.families
     ]
-    outputs.append(render_vendor_docs(whole, everything.digest, every_family))
+    outputs.append(render_vendor_docs(whole, every_family))
     return outputs

@@ -33,6 +33,8 @@ from typing import Any, Final
 
 import yaml
 
+from tests.support import runtime
+
 ROOT: Final = Path(__file__).resolve().parent.parent
 MODEL: Final = "ledger-model"
 
@@ -899,7 +901,7 @@ def read(chunks: ModuleType, protocol: str, body: bytes) -> Reading:
             error = part.text
     starts = [p.identity for p in parts if p.kind == "start" and p.identity is not None]
     model = starts[0].model if starts else None
-    summary = chunks._summary_of_parts(parts)
+    summary = runtime(chunks, "_summary_of_parts")(parts)
     if protocol == "chat":
         accumulator = chunks.ChunkAccumulator()
         try:
@@ -1079,7 +1081,7 @@ def request_unruled(piece_classes: Iterable[type]) -> list[str]:
 
 def read_request(chunks: ModuleType, protocol: str, data: dict[str, Any]) -> Any:
     """A request's conversation, as `protocol`'s request reader reads it."""
-    losses = chunks._Losses()
+    losses = runtime(chunks, "_Losses")()
     given = json.loads(json.dumps(data))  # the readers take keys out of what they read
     if protocol == "chat":
         return chunks._read_chat_request(given, chunks._REQUEST_DIALECTS, losses)

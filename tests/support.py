@@ -17,7 +17,7 @@ from generator.render.targets import TARGETS as REGISTRY
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "streams"
 
 TARGETS: dict[str, ModuleType] = {
-    name: importlib.import_module(f"generated.chunk_{name}") for name in REGISTRY
+    name: importlib.import_module(f"generated.{name}.chat") for name in REGISTRY
 }
 """Every generated target module, by name, in the registry's order."""
 
@@ -104,8 +104,14 @@ def assert_same_json(actual: Any, expected: Any, where: str = "", path: str = "$
         assert actual == expected, f"{prefix}{path}: {actual!r} != {expected!r}"
 
 
-def load_module(path: Path) -> ModuleType:
-    """Import a module from a file, under a name unique to that file."""
+def load_module(path: Path, tag: str = "") -> ModuleType:
+    """Import a module from a file, or a package from its folder, under a name unique to
+    it; a module of a package (a generated `chat.py`) is imported with its package."""
+    if path.is_dir():
+        return _load_package(path, tag)
+    if path.name != "__init__.py" and (path.parent / "__init__.py").is_file():
+        package = _load_package(path.parent, tag)
+        return importlib.import_module(f"{package.__name__}.{path.stem}")
     name = f"loaded_{path.stem}_{abs(hash(str(path)))}"
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
@@ -115,12 +121,43 @@ def load_module(path: Path) -> ModuleType:
     return module
 
 
+def _load_package(folder: Path, tag: str) -> ModuleType:
+    """A package from its folder, once per folder and `tag`."""
+    name = f"loaded_{folder.name}{tag}_{abs(hash(str(folder)))}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(
+        name, folder / "__init__.py", submodule_search_locations=[str(folder)]
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def runtime(module: ModuleType, name: str) -> Any:
+    """A name of the runtime a generated module runs on (`_summary_of_parts`): the
+    module's own, else the definition in its package's `_runtime/`."""
+    if hasattr(module, name):
+        return getattr(module, name)
+    prefix = f"{module.__name__.rpartition('.')[0]}._runtime."
+    found = [
+        vars(loaded)[name]
+        for key, loaded in list(sys.modules.items())
+        if key.startswith(prefix) and name in vars(loaded)
+    ]
+    if found:  # a name one file defines and others import: the same object
+        return found[0]
+    raise AttributeError(f"neither {module.__name__} nor its runtime has {name!r}")
+
+
 def load_without(path: Path, absent: str) -> ModuleType:
     """Import a module from a file as if the package `absent` were not installed."""
     saved = sys.modules.get(absent)
     sys.modules[absent] = None  # type: ignore[assignment]  # makes `import absent` fail
     try:
-        return load_module(path)
+        return load_module(path, f"_without_{absent}")
     finally:
         if saved is None:
             del sys.modules[absent]

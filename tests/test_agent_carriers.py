@@ -27,11 +27,11 @@ from generator.render.targets import TARGETS as REGISTRY
 from tests.messages_judges import read_with_anthropic_sdk
 from tests.responses_judges import read_with_openai_sdk
 
-CHAT = {name: importlib.import_module(f"generated.chunk_{name}") for name in REGISTRY}
+CHAT = {name: importlib.import_module(f"generated.{name}.chat") for name in REGISTRY}
 PROTOCOLS = {
-    "messages": {name: importlib.import_module(f"generated.messages_{name}") for name in REGISTRY},
+    "messages": {name: importlib.import_module(f"generated.{name}.messages") for name in REGISTRY},
     "responses": {
-        name: importlib.import_module(f"generated.responses_{name}") for name in REGISTRY
+        name: importlib.import_module(f"generated.{name}.responses") for name in REGISTRY
     },
 }
 HEAD = {"id": "chatcmpl-g1", "object": "chat.completion.chunk", "created": 1, "model": "gemini-3"}

@@ -33,7 +33,7 @@ from typing import Any, Final
 import pytest
 
 TARGETS: Final = ("dataclasses", "typeddicts", "pydantic", "msgspec")
-FAMILY: Final = {"chat": "chunk", "messages": "messages", "responses": "responses"}
+FAMILY: Final = ("chat", "messages", "responses")
 PNG: Final = (
     "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4z8AARAwQCgAf7gP9i18U1AAAAABJRU5ErkJggg=="
 )
@@ -42,7 +42,7 @@ CHAT_NAME: Final = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
 def module(protocol: str, target: str) -> ModuleType:
-    return importlib.import_module(f"generated.{FAMILY[protocol]}_{target}")
+    return importlib.import_module(f"generated.{target}.{protocol}")
 
 
 def convert(

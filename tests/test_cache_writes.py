@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import TARGETS
+from tests.support import TARGETS, runtime
 
 USAGE = {"input_tokens": 10, "cache_creation_input_tokens": 200,
          "cache_read_input_tokens": 30, "output_tokens": 5}  # fmt: skip
@@ -39,7 +39,7 @@ def usage_through(module: ModuleType, protocols: list[str]) -> Any:
             parts = module.iter_parts([body], protocol=source)
             body = b"".join(module.write_parts(parts, protocol=protocol))
         source = protocol
-    return module._summary_of_parts(module.iter_parts([body], protocol=source)).usage
+    return runtime(module, "_summary_of_parts")(module.iter_parts([body], protocol=source)).usage
 
 
 @pytest.mark.parametrize("module", TARGETS.values(), ids=list(TARGETS))

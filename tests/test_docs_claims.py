@@ -80,4 +80,4 @@ def test_the_generated_modules_the_readme_says_are_committed_are() -> None:
     tracked = subprocess.run(
         ["git", "ls-files", "generated"], cwd=REPO, capture_output=True, text=True, check=True
     ).stdout.split()
-    assert {f"generated/chunk_{name}.py" for name in TARGETS} <= set(tracked)
+    assert {f"generated/{name}/chat.py" for name in TARGETS} <= set(tracked)

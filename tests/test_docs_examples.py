@@ -9,7 +9,7 @@ The conventions (this module reads nothing else of a doc):
 
 - A ```python block is an example. It runs on its own, in a fresh namespace, in the order
   of the doc, with the repository root as working directory and on sys.path (examples
-  import `generated.chunk_dataclasses` and the like). What it prints must equal the
+  import `generated.dataclasses.chat` and the like). What it prints must equal the
   ```text block that follows it with nothing but blank lines between; a python block
   without one must print nothing. An exception it raises is printed as its traceback
   (with the doc's line numbers), so it shows in the diff. Blocks of other kinds

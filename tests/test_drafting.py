@@ -218,7 +218,7 @@ def test_a_drafted_vendor_round_trips_its_captures_typed(
     drafted: tuple[str, Path], target: str
 ) -> None:
     vendor, root = drafted
-    module = load_module(root / f"generated/chunk_{target}.py")
+    module = load_module(root / f"generated/{target}/chat.py")
     for stream in (s for s in FIXTURE_STREAMS if s.name.startswith(DRAFTED[vendor])):
         for line, text in stream.chunks:
             chunk = module.loads(text)
@@ -309,7 +309,7 @@ def test_types_and_merge_rules_are_inferred_from_every_value(tmp_path: Path) -> 
     assert "Seen in 1 of 2 `x_obj` objects" in drafted["types"]["AcmeXObj"]["fields"]["b"]["doc"]
     assert run_generator(root, "generate").returncode == 0
     assert inspect(root, str(capture)).returncode == 0
-    module = load_module(root / "generated/chunk_dataclasses.py")
+    module = load_module(root / "generated/dataclasses/chat.py")
     accumulator = module.ChunkAccumulator()
     for line in lines:
         chunk_ = module.loads(line)
@@ -378,7 +378,7 @@ def test_a_draft_guesses_what_a_key_means(tmp_path: Path) -> None:
     drafted = yaml.safe_load(text)
     assert "means" not in drafted["fields"]["ChoiceDelta"]["x_label"], "a name means nothing"
     assert run_generator(root, "generate").returncode == 0
-    module = load_module(root / "generated/chunk_dataclasses.py")
+    module = load_module(root / "generated/dataclasses/chat.py")
     accumulator = module.ChunkAccumulator()
     for line in lines:
         accumulator.add(module.loads(line))
@@ -453,7 +453,7 @@ def test_a_draft_always_generates(awkward: tuple[str, Path, Path]) -> None:
     for message in said:
         assert re.search(rf"# REVIEW: .*since the generator says: .*{re.escape(message)}", text)
     for target in TARGETS:
-        module = load_module(root / f"generated/chunk_{target}.py")
+        module = load_module(root / f"generated/{target}/chat.py")
         own = TARGET_MODULES[target]
         for line in lines:
             if outcome(own, line).startswith("ok"):
@@ -470,7 +470,7 @@ def test_a_message_beside_delta_is_kept_in_the_chunk_and_not_merged(
     assert drafted["fields"]["Choice"]["message"]["merge"] == "drop"
     assert inspect(root, str(capture)).returncode == 0  # typed: nothing left unknown
     for target in TARGETS:
-        module = load_module(root / f"generated/chunk_{target}.py")
+        module = load_module(root / f"generated/{target}/chat.py")
         accumulator = module.ChunkAccumulator()
         for line in lines:
             accumulator.add(module.loads(line))

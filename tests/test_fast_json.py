@@ -5,12 +5,14 @@ left to json, so both readers give the same chunks and the same errors."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from generated import chunk_dataclasses, chunk_typeddicts
+from generated.dataclasses import chat as chunk_dataclasses
+from generated.typeddicts import chat as chunk_typeddicts
 from tests.support import FIXTURE_STREAMS, load_without, outcome
 
 GENERATED = Path(__file__).resolve().parent.parent / "generated"
@@ -29,12 +31,17 @@ TRICKY = [
 ]
 
 
+def _json_text(chat: ModuleType) -> ModuleType:
+    """The runtime's JSON file of the package a chat module is in."""
+    return sys.modules[f"{chat.__name__.rpartition('.')[0]}._runtime.json_text"]
+
+
 @pytest.mark.parametrize("fast", [chunk_dataclasses, chunk_typeddicts], ids=["dc", "td"])
 def test_orjson_and_json_read_every_payload_alike(fast: ModuleType) -> None:
-    assert fast._fast_loads is not None, "orjson is in requirements.lock"
-    name = Path(fast.__file__ or "").name
-    plain = load_without(GENERATED / name, "orjson")
-    assert plain._fast_loads is None
+    assert _json_text(fast)._fast_loads is not None, "orjson is in requirements.lock"
+    target = Path(fast.__file__ or "").parent.name
+    plain = load_without(GENERATED / target / "chat.py", "orjson")
+    assert _json_text(plain)._fast_loads is None
     payloads = [text for stream in FIXTURE_STREAMS for _, text in stream.chunks] + TRICKY
     for text in payloads:
         for data in (text, text.encode("utf-8", "surrogatepass")):

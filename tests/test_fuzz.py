@@ -38,7 +38,7 @@ GENERATED = Path(__file__).resolve().parent.parent / "generated"
 READERS: dict[str, ModuleType] = {
     **TARGETS,
     **{
-        f"{name}, standard library only": load_without(GENERATED / f"chunk_{name}.py", "orjson")
+        f"{name}, standard library only": load_without(GENERATED / name / "chat.py", "orjson")
         for name in ("dataclasses", "typeddicts")
     },
 }

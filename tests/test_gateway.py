@@ -531,7 +531,7 @@ def test_the_configuration_docs_gateway_md_shows_loads_as_it_says(tmp_path: Path
 def written(protocol: str, pieces: list[bytes]) -> list[bytes]:
     """A chat stream written in `protocol` (the gateway's own writers: an upstream of that
     protocol streams the same)."""
-    from generated import chunk_msgspec
+    from generated.msgspec import chat as chunk_msgspec
 
     if protocol == "chat":
         return pieces

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from examples.gateway import create_app
-from generated.chunk_msgspec import ChatCompletionMessage, ChunkAccumulator, iter_chunks
+from generated.msgspec.chat import ChatCompletionMessage, ChunkAccumulator, iter_chunks
 from tests.loopback import StreamApp, StreamSpec, serve, stream_app
 from tests.support import FIXTURE_STREAMS, REPORT
 

@@ -78,11 +78,11 @@ def test_committed_output_is_fresh() -> None:
 
 
 def test_check_fails_on_a_hand_edited_file(project: Path) -> None:
-    target = project / "generated/chunk_dataclasses.py"
+    target = project / "generated/dataclasses/chat.py"
     target.write_text(target.read_text().replace("DO NOT EDIT", "edited", 1))
     result = run_generator(project, "check")
     assert result.returncode == 1
-    assert "generated/chunk_dataclasses.py" in result.stdout
+    assert "generated/dataclasses/chat.py" in result.stdout
     assert "stale" in result.stderr
 
 

@@ -79,7 +79,7 @@ def test_no_record_holds_a_digest() -> None:
     text = (
         "# Made from (input, digest):\n#   spec/x.yaml  0123456789ab\n# Digest: 0123456789abcdef\n"
     )
-    normalised = golden.expected_text("generated/chunk_dataclasses.py", text)
+    normalised = golden.expected_text("generated/dataclasses/chat.py", text)
     placeholder = golden.DIGEST_PLACEHOLDER
     assert normalised == (
         f"# Made from (input, digest):\n#   spec/x.yaml  {placeholder}\n# Digest: {placeholder}\n"
@@ -126,7 +126,7 @@ def test_an_elided_section_is_one_marker_line_and_comes_back(
 
 
 def test_runtime_sections_are_shown_as_markers_and_come_back_byte_for_byte() -> None:
-    text = (golden.REPO / "generated/chunk_dataclasses.py").read_text(encoding="utf-8")
+    text = (golden.REPO / "generated/dataclasses/chat.py").read_text(encoding="utf-8")
     shown = golden.expected_text("chunk_dataclasses.py", text)
     assert "# (runtime section: objects._read)\n" in shown
     assert "def _read(" not in shown

@@ -49,7 +49,7 @@ from tests.ledger import (
 )
 from tests.messages_invariants import check_messages
 from tests.responses_invariants import check_responses
-from tests.support import count_examples
+from tests.support import count_examples, runtime
 from tests.test_request_roundtrip import requests
 
 PROTOCOLS: Final = ("chat", "messages", "responses")
@@ -71,7 +71,7 @@ stream), 1,000 under fuzz (60,000)."""
 
 
 def chunks_module(target: str) -> ModuleType:
-    return importlib.import_module(f"generated.chunk_{target}")
+    return importlib.import_module(f"generated.{target}.chat")
 
 
 def usage_fields(chunks: ModuleType) -> list[str]:
@@ -396,9 +396,7 @@ def request_problems(target: str, source: str, protocol: str, dialect: str | Non
     and every meaning of the source that the target request neither holds nor names in
     its `RequestLossWarning`."""
     chunks = chunks_module(target)
-    module = importlib.import_module(
-        f"generated.{'chunk' if source == 'chat' else source}_{target}"
-    )
+    module = importlib.import_module(f"generated.{target}.{source}")
     data, expected = drawn
     said = ledger.request_ledger(ledger.read_request(chunks, source, data))
     unread = [f"the {source} request reader loses: {kind}[{where}]={value!r}"
@@ -431,6 +429,7 @@ def test_no_request_drops_a_meaning_silently(
 
 def test_every_request_meaning_has_a_ledger_rule() -> None:
     chunks = chunks_module("msgspec")
-    pieces = [chunks._TextPiece, chunks._MediaPiece, chunks._ReasoningPiece, chunks._CallPiece,
-              chunks._ResultPiece, chunks._Turn, chunks._ForeignPart]  # fmt: skip
+    names = ["_TextPiece", "_MediaPiece", "_ReasoningPiece", "_CallPiece", "_ResultPiece",
+             "_Turn", "_ForeignPart"]  # fmt: skip
+    pieces = [runtime(chunks, name) for name in names]
     assert not ledger.request_unruled(pieces)

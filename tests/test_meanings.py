@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import FIXTURE_STREAMS, TARGETS, load_module
+from tests.support import FIXTURE_STREAMS, TARGETS, load_module, runtime
 from tests.test_generator import copy_project, run_generator
 
 MEANINGS = Path(__file__).resolve().parent / "fixtures" / "meanings"
@@ -241,12 +241,12 @@ def test_a_new_spelling_is_one_yaml_edit(tmp_path: Path) -> None:
     )
     result = run_generator(project, "generate")
     assert result.returncode == 0, result.stderr
-    narrowed = tmp_path / "narrowed.py"
+    narrowed = tmp_path / "narrowed"
     result = run_generator(
         project, "vendor", "--target", "dataclasses", "--vendors", "none", "--out", str(narrowed)
     )
     assert result.returncode == 0, result.stderr
-    paths = [project / f"generated/chunk_{name}.py" for name in TARGETS] + [narrowed]
+    paths = [project / f"generated/{name}/chat.py" for name in TARGETS] + [narrowed]
     stream = [chunk({"reasoning": "no", "thoughts": "Hm"}), chunk({"thoughts": "m."})]
     for path in paths:
         module = load_module(path)
@@ -580,7 +580,7 @@ def test_tool_calls_spelled_deeper_in_a_choice_are_read(module: ModuleType) -> N
     call = {"id": "c1", "function": {"name": "f"}, "args": '{"a":1}'}
     data = {"choices": [{"index": 0, "delta": {"plan": {"calls": [call]}}}]}
     out: list[Any] = []
-    module._Reader(readings, None, keeps=False).read(data, data, out)
+    runtime(module, "_Reader")(readings, None, keeps=False).read(data, data, out)
     assert [(p.kind, p.text, p.tool_call.id, p.tool_call.name) for p in out] == [
         ("tool_call", '{"a":1}', "c1", "f")
     ]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import FIXTURE_STREAMS, TARGETS
+from tests.support import FIXTURE_STREAMS, TARGETS, runtime
 from tests.test_meanings import (
     DIALECTS,
     THINK,
@@ -437,5 +437,5 @@ def test_15_server_tools_spelled_elsewhere_in_a_choice_are_read(module: ModuleTy
     for entry, expected in cases:
         data = {"choices": [{"index": 0, **entry}]}
         out: list[Any] = []
-        module._Reader(readings, None, keeps=False).read(data, data, out)
+        runtime(module, "_Reader")(readings, None, keeps=False).read(data, data, out)
         assert [(p.server_tool.name, p.server_tool.output) for p in out] == expected, entry

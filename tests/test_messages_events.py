@@ -20,10 +20,10 @@ from tests.support import REPORT, assert_same_json, payloads
 MESSAGES = Path(__file__).resolve().parent / "fixtures" / "messages"
 CAPTURES = sorted(MESSAGES.glob("*.sse"))
 MODULES: dict[str, ModuleType] = {
-    name: importlib.import_module(f"generated.messages_{name}") for name in REGISTRY
+    name: importlib.import_module(f"generated.{name}.messages") for name in REGISTRY
 }
 HUBS: dict[str, ModuleType] = {
-    name: importlib.import_module(f"generated.chunk_{name}") for name in REGISTRY
+    name: importlib.import_module(f"generated.{name}.chat") for name in REGISTRY
 }
 
 

@@ -21,7 +21,8 @@ from openai.lib.streaming.chat import ChatCompletionStreamState
 from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
-from generated import chunk_msgspec, messages_msgspec
+from generated.msgspec import chat as chunk_msgspec
+from generated.msgspec import messages as messages_msgspec
 from generator.gateway.config import Upstream as GatewayUpstream
 from generator.gateway.routing import Target
 from generator.gateway.translate import translate
@@ -33,7 +34,7 @@ from tests.test_messages_bridges import chat_body, chat_summary, expected_of, ju
 from tests.test_messages_events import CAPTURES
 
 WAIT = 5.0  # seconds: every wait on the servers and clients is bounded by this
-LOSSES = "ignore::generated.messages_msgspec.MessagesLossWarning"
+LOSSES = "ignore::generated.msgspec.messages.MessagesLossWarning"
 """What Messages cannot hold of a chat stream (a server's tools, a citation without its
 place) is said in a warning, which tests/test_messages_bridges.py looks at."""
 

@@ -89,7 +89,7 @@ def sdk_message(data: bytes) -> dict[str, Any]:
 
 def plain(module: ModuleType, message: Any) -> dict[str, Any]:
     """A target's `Message` as JSON data."""
-    messages = importlib.import_module(module.__name__.replace(".chunk_", ".messages_"))
+    messages = importlib.import_module(module.__name__.replace(".chat", ".messages"))
     data: dict[str, Any] = json.loads(messages.dumps(message))
     return data
 

@@ -215,7 +215,7 @@ TARGETS = ("dataclasses", "typeddicts", "pydantic", "msgspec")
 
 
 def module(target: str) -> ModuleType:
-    return importlib.import_module(f"generated.messages_{target}")
+    return importlib.import_module(f"generated.{target}.messages")
 
 
 def test_the_bodies_are_there() -> None:

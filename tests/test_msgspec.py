@@ -8,7 +8,9 @@ import json
 
 import pytest
 
-from generated import chunk_dataclasses, chunk_msgspec
+from generated.dataclasses import chat as chunk_dataclasses
+from generated.msgspec import chat as chunk_msgspec
+from generated.msgspec._runtime.structs import _EXTRA
 from tests.support import outcome
 
 USAGE_CHUNK = (
@@ -51,13 +53,13 @@ def test_lone_surrogates_read_as_in_the_stdlib_targets(text: str) -> None:
 
 
 def test_what_an_object_read_key_by_key_keeps_goes_with_it() -> None:
-    before = len(chunk_msgspec._EXTRA)
+    before = len(_EXTRA)
     chunk = chunk_msgspec.loads(
         USAGE_CHUNK.replace('"choices":[]', '"zz":1,"choices":[{"index":0,"delta":{"yy":2}}]')
     )
     delta = chunk.choices[0].delta
     assert isinstance(delta, chunk_msgspec.ChoiceDelta) and dict(delta.extra) == {"yy": 2}
     del delta
-    assert len(chunk_msgspec._EXTRA) == before + 2
+    assert len(_EXTRA) == before + 2
     del chunk
-    assert len(chunk_msgspec._EXTRA) == before
+    assert len(_EXTRA) == before

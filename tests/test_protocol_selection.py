@@ -20,9 +20,11 @@ def test_chat_alone_makes_no_other_module_and_names_no_other_protocol(tmp_path: 
     root = copy_project(tmp_path / "project")
     result = run_generator(root, "generate", "--protocols", "chat")
     assert result.returncode == 0, result.stderr
-    assert not list((root / "generated").glob("messages_*.py")), "the old ones removed"
-    assert "generated/messages_pydantic.py (removed: the selection" in result.stdout
-    text = (root / "generated" / "chunk_msgspec.py").read_text()
+    assert not list((root / "generated").glob("*/messages.py")), "the old ones removed"
+    assert "generated/pydantic/messages.py (removed: the selection" in result.stdout
+    assert "generated/pydantic/_runtime/messages/reader.py (removed" in result.stdout
+    assert not (root / "generated/msgspec/_runtime/responses").exists()
+    text = (root / "generated" / "msgspec" / "chat.py").read_text()
     assert "Protocols: chat." in text
     for absent in ("_PROTOCOLS", "def iter_events", "def write_parts", "_protocol("):
         assert absent not in text, absent
@@ -30,13 +32,13 @@ def test_chat_alone_makes_no_other_module_and_names_no_other_protocol(tmp_path: 
 
 def test_an_unknown_protocol_is_refused_where_it_is_named(tmp_path: Path) -> None:
     result = run_generator(REPO, "vendor", "--target", "pydantic", "--protocols", "smoke",
-                           "--out", str(tmp_path / "x.py"))  # fmt: skip
+                           "--out", str(tmp_path / "x"))  # fmt: skip
     assert result.returncode == 1
     assert (
         result.stderr
         == "error: --protocols: unknown protocol smoke (known: chat, messages, responses)\n"
     )
-    assert not (tmp_path / "x.py").exists()
+    assert not (tmp_path / "x").exists()
 
 
 @pytest.mark.parametrize("target", ["pydantic", "msgspec"])
@@ -44,15 +46,15 @@ def test_a_vendored_bridge_is_one_unit_that_works_alone(tmp_path: Path, target: 
     package = tmp_path / "app" / "llm"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
-    out = package / "wire.py"
+    out = package / "wire"
     result = run_generator(
         REPO, "vendor", "--target", target, "--protocols", "messages", "--out", str(out)
     )
     assert result.returncode == 0, result.stderr
-    companion = package / "wire_messages.py"
-    assert companion.exists() and "from .wire import (" in companion.read_text()
-    both = [str(out), str(companion)]
-    assert run_generator(REPO, "check", "--vendored", *both).returncode == 0
+    companion = out / "messages.py"
+    assert companion.exists() and not (out / "responses.py").exists()
+    assert not (out / "_runtime" / "responses").exists()
+    assert run_generator(REPO, "check", "--vendored", str(out)).returncode == 0
     # A fresh interpreter, from the app's folder: the unit imports nothing of chunkspec.
     script = (
         "import sys, warnings; sys.modules['generated'] = None; sys.modules['generator'] = None\n"
@@ -66,12 +68,12 @@ def test_a_vendored_bridge_is_one_unit_that_works_alone(tmp_path: Path, target: 
                          capture_output=True, text=True, check=False)  # fmt: skip
     assert run.returncode == 0, run.stderr
     events = CAPTURE.read_bytes().count(b"data:")
-    assert run.stdout.split() == [str(events), "llm.wire_messages", "True"]
+    assert run.stdout.split() == [str(events), "llm.wire.messages", "True"]
     # Edited by hand, the companion is caught like the chat module would be.
     companion.write_text(
         companion.read_text().replace("    return _write_messages(parts)", "    return iter(())")
     )
-    result = run_generator(REPO, "check", "--vendored", *both)
+    result = run_generator(REPO, "check", "--vendored", str(out))
     assert result.returncode == 1
-    assert f"error: {companion}: edited by hand" in result.stderr
-    assert f"{out}: up to date" in result.stdout
+    assert f"error: {out}: stale or edited: 1 file(s) differ" in result.stderr
+    assert "    messages.py: +1 -1 lines, from line " in result.stderr

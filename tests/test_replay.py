@@ -26,12 +26,12 @@ USER = {"role": "user", "content": "What is the weather tomorrow?"}
 
 
 def module(kind: str, target: str) -> ModuleType:
-    return importlib.import_module(f"generated.{kind}_{target}")
+    return importlib.import_module(f"generated.{target}.{kind}")
 
 
 def chat_turn(target: str, name: str) -> Any:
     """A captured chat stream added up by `target`'s ChunkAccumulator."""
-    chat = module("chunk", target)
+    chat = module("chat", target)
     accumulator = chat.ChunkAccumulator()
     for line in (FIXTURES / name).read_text().splitlines():
         if line.strip():
@@ -62,9 +62,7 @@ def calls_of(accumulator: Any) -> list[dict[str, Any]]:
 def replayed(accumulator: Any, target: str, **how: Any) -> list[dict[str, Any]]:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the backend's own turn goes back whole
-        written: list[dict[str, Any]] = module("chunk", target).assistant_message(
-            accumulator, **how
-        )
+        written: list[dict[str, Any]] = module("chat", target).assistant_message(accumulator, **how)
     return written
 
 
@@ -96,7 +94,7 @@ def test_deepseek_gets_its_reasoning_back_in_reasoning_content(target: str) -> N
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("dialect", ["deepseek", "moonshot"])
 def test_a_foreign_tool_call_turn_gets_the_empty_placeholder(target: str, dialect: str) -> None:
-    chat = module("chunk", target)
+    chat = module("chat", target)
     request = {
         "model": "m",
         "messages": [
@@ -183,7 +181,7 @@ def test_a_signature_of_another_backend_is_not_sent(target: str) -> None:
     turn = event_turn(target, path, "messages")
     for dialect in ("deepseek", "openrouter", "gemini"):
         with pytest.warns(UserWarning, match="would refuse it"):
-            [message] = module("chunk", target).assistant_message(turn, dialect=dialect)
+            [message] = module("chat", target).assistant_message(turn, dialect=dialect)
         text = json.dumps(message)
         signature = json.loads(module("messages", target).dumps(turn.result()))["content"][0]
         assert signature["signature"] not in text
@@ -191,7 +189,7 @@ def test_a_signature_of_another_backend_is_not_sent(target: str) -> None:
         target, RESPONSES / "openai__reasoning-encrypted-function-call.sse", "responses"
     )
     with pytest.warns(UserWarning, match="would refuse it"):
-        [message] = module("chunk", target).assistant_message(responses, protocol="messages")
+        [message] = module("chat", target).assistant_message(responses, protocol="messages")
     assert "encrypted" not in json.dumps(message)
 
 
@@ -217,7 +215,7 @@ def test_kimi_gets_its_reasoning_back_in_reasoning_content(target: str) -> None:
 @pytest.mark.parametrize("target", TARGETS)
 def test_openrouter_gets_its_reasoning_details_back_unmodified(target: str) -> None:
     turn = chat_turn(target, "openrouter__reasoning-details.jsonl")
-    completion = json.loads(module("chunk", target).dumps(turn.result()))
+    completion = json.loads(module("chat", target).dumps(turn.result()))
     details = completion["choices"][0]["message"]["reasoning_details"]
     assert any(d.get("signature") for d in details), "the capture signed its reasoning"
     [message] = replayed(turn, target, dialect="openrouter")
@@ -229,7 +227,7 @@ def gemini_turn(target: str, where: str) -> Any:
     """Gemini's documented answer with parallel calls (ai.google.dev/gemini-api/docs/
     thought-signatures, "Signatures for OpenAI compatibility"), streamed as chunks: the
     first call carries the signature. No public capture of one was found."""
-    chat = module("chunk", target)
+    chat = module("chat", target)
     accumulator = chat.ChunkAccumulator()
     calls = [
         (

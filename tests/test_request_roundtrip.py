@@ -56,7 +56,7 @@ from openai.types.responses.response_create_params import (
 from pydantic import TypeAdapter, ValidationError
 
 PROTOCOLS: Final = ("chat", "messages", "responses")
-FAMILY: Final = {"chat": "chunk", "messages": "messages", "responses": "responses"}
+FAMILY: Final = ("chat", "messages", "responses")
 ALL_TARGETS: Final = ("dataclasses", "typeddicts", "pydantic", "msgspec")
 MAIN_TARGETS: Final = ("msgspec", "dataclasses")
 HOPS: Final = (("chat", "openai"), ("chat", "deepseek"), ("messages", None), ("responses", None))
@@ -72,7 +72,7 @@ EXAMPLES: Final = 250
 
 
 def module(protocol: str, target: str) -> ModuleType:
-    return importlib.import_module(f"generated.{FAMILY[protocol]}_{target}")
+    return importlib.import_module(f"generated.{target}.{protocol}")
 
 
 # --- conversations in no protocol's terms ----------------------------------------------

@@ -16,13 +16,13 @@ import pytest
 from generator.gateway.policy import judge
 
 TARGETS: Final = ("dataclasses", "typeddicts", "pydantic", "msgspec")
-FAMILY: Final = {"chat": "chunk", "messages": "messages", "responses": "responses"}
+FAMILY: Final = ("chat", "messages", "responses")
 MESSAGES_CAPTURES: Final = Path(__file__).parent / "fixtures" / "messages"
 CACHE: Final = {"type": "ephemeral"}
 
 
 def module(protocol: str, target: str) -> ModuleType:
-    return importlib.import_module(f"generated.{FAMILY[protocol]}_{target}")
+    return importlib.import_module(f"generated.{target}.{protocol}")
 
 
 def said(call: Any, *args: Any, **kwargs: Any) -> tuple[Any, list[tuple[str, str]]]:

@@ -19,7 +19,7 @@ from tests.support import REPORT, assert_same_json, payloads
 RESPONSES = Path(__file__).resolve().parent / "fixtures" / "responses"
 CAPTURES = sorted(RESPONSES.glob("*.sse"))
 MODULES: dict[str, ModuleType] = {
-    name: importlib.import_module(f"generated.responses_{name}") for name in REGISTRY
+    name: importlib.import_module(f"generated.{name}.responses") for name in REGISTRY
 }
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from generator.runtime.parts import _REASONING_SEPARATOR
 from tests.responses_invariants import check_responses, events_of
-from tests.support import TARGETS
+from tests.support import TARGETS, runtime
 from tests.test_responses_runtime import (
     REASONING_DONE,
     added,
@@ -30,7 +30,7 @@ from tests.test_responses_runtime import (
 )
 
 CHATS = {name: TARGETS[name] for name in TARGETS}
-RESPONSES = {name: __import__(f"generated.responses_{name}", fromlist=["_"]) for name in TARGETS}
+RESPONSES = {name: __import__(f"generated.{name}.responses", fromlist=["_"]) for name in TARGETS}
 ALL = sorted(TARGETS)
 
 
@@ -61,7 +61,7 @@ def parts_of(module: ModuleType, data: bytes) -> list[Any]:
 
 
 def summary_of(module: ModuleType, data: bytes) -> Any:
-    return module._summary_of_parts(parts_of(module, data))
+    return runtime(module, "_summary_of_parts")(parts_of(module, data))
 
 
 # 1. A tool name split across chat chunks.
@@ -213,7 +213,7 @@ def test_reasoning_summary_parts_stay_apart(target: str, done_only: bool) -> Non
     assert summary_of(CHATS[target], out).choices[0].reasoning == joined
     chat = b"".join(CHATS[target].write_parts(CHATS[target].iter_parts(data, protocol="responses"),
                                               protocol="chat"))  # fmt: skip
-    assert CHATS[target]._summary_of_parts(CHATS[target].iter_parts(chat)).choices[0].reasoning \
+    assert runtime(CHATS[target], "_summary_of_parts")(CHATS[target].iter_parts(chat)).choices[0].reasoning \
         == joined  # fmt: skip
     assert not said
 

@@ -17,7 +17,7 @@ import httpx
 import openai
 import pytest
 
-from generated import chunk_msgspec
+from generated.msgspec import chat as chunk_msgspec
 from generator.gateway.config import Upstream as GatewayUpstream
 from generator.gateway.routing import Target
 from generator.gateway.translate import translate
@@ -47,7 +47,7 @@ from tests.test_messages_gateway import (
 )
 from tests.test_responses_bridges import expected_of, judged
 
-LOSSES = "ignore::generated.responses_msgspec.ResponsesLossWarning"
+LOSSES = "ignore::generated.msgspec.responses.ResponsesLossWarning"
 """What Responses cannot hold of a chat stream (choices after the first) is said in a
 warning, which tests/test_responses_bridges.py looks at."""
 TERMINALS = ("response.completed", "response.incomplete", "response.failed")

@@ -22,7 +22,7 @@ from tests.support import assert_same_json
 REQUESTS = Path(__file__).resolve().parent / "fixtures" / "responses_requests"
 BODIES = sorted(REQUESTS.glob("*.json"))
 MODULES: dict[str, ModuleType] = {
-    name: importlib.import_module(f"generated.responses_{name}") for name in REGISTRY
+    name: importlib.import_module(f"generated.{name}.responses") for name in REGISTRY
 }
 
 

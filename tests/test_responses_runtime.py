@@ -41,7 +41,7 @@ MODULES = list(TARGETS.values())
 CHAT = TARGETS["dataclasses"]
 """The chat module whose `iter_parts(..., protocol="responses")` most tests read with."""
 RESPONSES_MODULES = {
-    name: __import__(f"generated.responses_{name}", fromlist=["_"]) for name in TARGETS
+    name: __import__(f"generated.{name}.responses", fromlist=["_"]) for name in TARGETS
 }
 CAPTURES = sorted((Path(__file__).parent / "fixtures" / "responses").glob("*.sse"))
 SAID_OTHERWISE = {"openai__shell-container-command-output"}

@@ -3,8 +3,8 @@ decoders, the merge rules, and the copying of its definitions into a module."""
 
 from __future__ import annotations
 
-import ast
 import enum
+import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from generator.render import inline
+from generator.render import linking
 from generator.runtime.chat.events import _ChatEvents
 from generator.runtime.dataclass_base import _as_dicts, _sparse, _WideObject
 from generator.runtime.errors import ChunkDecodeError
@@ -325,26 +325,34 @@ def test_a_skipped_event_keeps_an_error_no_larger_than_its_cut_data() -> None:
     assert (kept.__traceback__, kept.__context__, kept.__cause__) == (None, None, None)
 
 
-def test_inline_copies_only_what_a_module_uses_with_its_imports() -> None:
+def test_link_imports_what_a_module_uses_and_the_package_copies_what_that_needs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     module = "#<imports>\n\n\n#<runtime errors values objects>\n\n\ndef f(x: Any) -> str:\n    return _str(x)\n"
-    text = inline.inline(module)
-    tree = ast.parse(text)
-    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
-    assert {"_str", "_unexpected", "_describe", "ChunkDecodeError", "f"} <= defined
-    assert not defined & {"_list_of", "_read", "_Shape", "_key", "ErrorReport"}
-    assert "from typing import Any\n" in text
-    namespace: dict[str, Any] = {}
-    exec(compile(text, "<inlined>", "exec"), namespace)
-    assert namespace["f"]("s") == "s"
+    linked = linking.link(module)
+    assert "from typing import Any\n" in linked.text
+    assert "from ._runtime.values import _str\n" in linked.text
+    assert "#<runtime" not in linked.text and linked.uses == {"values"}
+    files = linking.copied(linked.uses)
+    assert files == ["__init__", "errors", "values"]  # values imports errors; not objects
+    package = tmp_path / "linked"
+    (package / "_runtime").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "m.py").write_text(linked.text)
+    for name in files:
+        (package / "_runtime" / f"{name}.py").write_text(linking.runtime_text(name))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    m = importlib.import_module("linked.m")
+    assert m.f("s") == "s"
     with pytest.raises(ValueError, match="expected a string, got an integer"):
-        namespace["f"](1)
+        m.f(1)
 
 
-def test_inline_refuses_two_runtime_files_defining_one_name(
+def test_link_refuses_two_runtime_files_defining_one_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "twice_a.py").write_text('"""A."""\n\n_x = 1\n')
     (tmp_path / "twice_b.py").write_text('"""B."""\n\n_x = 2\n')
-    monkeypatch.setattr(inline, "RUNTIME", tmp_path)
-    with pytest.raises(inline.InlineError, match="twice_a and twice_b both define _x"):
-        inline.inline("#<runtime twice_a twice_b>\ny = _x\n")
+    monkeypatch.setattr(linking, "RUNTIME", tmp_path)
+    with pytest.raises(linking.LinkError, match="twice_a and twice_b both define _x"):
+        linking.link("#<runtime twice_a twice_b>\ny = _x\n")

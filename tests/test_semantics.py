@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from generated import chunk_dataclasses, chunk_pydantic, chunk_typeddicts
+from generated.dataclasses import chat as chunk_dataclasses
+from generated.pydantic import chat as chunk_pydantic
+from generated.typeddicts import chat as chunk_typeddicts
 from tests.support import TARGETS as ALL_TARGETS
 from tests.support import assert_same_json, normalised
 

@@ -120,7 +120,7 @@ def test_an_awkward_spec_generates_working_code(project: Path, case: Path) -> No
     fields = {f.wire: f for f in spec.model("ChatCompletionChunk").fields}
     docs = [" ".join(d.split()) for d in _docs(yaml.safe_load(case.read_text(encoding="utf-8")))]
     for target in TARGETS:
-        path = project / f"generated/chunk_{target}.py"
+        path = project / f"generated/{target}/chat.py"
         module = load_module(path)
         parsed = module.loads(json.dumps(payload))
         assert_same_json(json.loads(module.dumps(parsed)), payload, where=target)
@@ -133,7 +133,7 @@ def test_an_awkward_spec_generates_working_code(project: Path, case: Path) -> No
         text = _strings_and_comments(source)
         for doc in docs:
             assert doc in text, (target, doc)
-        committed = (REPO / f"generated/chunk_{target}.py").read_text(encoding="utf-8")
+        committed = (REPO / f"generated/{target}/chat.py").read_text(encoding="utf-8")
         # No import the committed module lacks (chat's alone imports no other protocol's).
         assert _imports(source) <= _imports(committed), "a spec string became an import"
     # Every line fits in 88 columns (a URL alone excepted), as a project linting E501 asks.

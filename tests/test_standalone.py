@@ -1,4 +1,4 @@
-"""Each generated module, copied alone into an empty folder, imports, round-trips a
+"""Each generated package, copied alone into an empty folder, imports, round-trips a
 chunk, reads a server-sent-event stream sync and async, writes one and accumulates it,
 in a Python that sees no site-packages: only the standard library, plus the one
 dependency of its target (typing_extensions; pydantic with what pydantic requires)."""
@@ -61,6 +61,9 @@ async def read_async():
 assert asyncio.run(read_async()) == [m.dumps(c) for c in m.iter_chunks(stream)]
 written = b"".join(m.iter_sse(m.iter_chunks(stream)))
 assert written.endswith(m.SSE_DONE) and [m.dumps(c) for c in m.iter_chunks([written])] == [m.dumps(c) for c in m.iter_chunks(stream)]
+others = [k for k in sys.modules if k.startswith(("MODULE.messages", "MODULE.responses",
+          "MODULE._runtime.messages", "MODULE._runtime.responses"))]
+assert not others, f"reading chat imported another protocol's code: {others}"
 print("ok", sorted(k for k in sys.modules if k.split(".")[0] in DEPS))
 """
 
@@ -79,9 +82,11 @@ def copy_dependency(name: str, dest: Path) -> None:
 
 
 @pytest.mark.parametrize("target", DEPENDENCIES)
-def test_module_works_alone(tmp_path: Path, target: str) -> None:
-    module = f"chunk_{target}"
-    shutil.copy2(GENERATED / f"{module}.py", tmp_path / f"{module}.py")
+def test_package_works_alone(tmp_path: Path, target: str) -> None:
+    module = f"wire_{target}"
+    shutil.copytree(
+        GENERATED / target, tmp_path / module, ignore=shutil.ignore_patterns("__pycache__")
+    )
     deps = DEPENDENCIES[target]
     for name in deps:
         copy_dependency(name, tmp_path)

@@ -206,7 +206,7 @@ def vendorless(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ModuleType
     folder = tmp_path_factory.mktemp("vendorless")
     modules = {}
     for target in TARGETS:
-        out = folder / f"none_{target}.py"
+        out = folder / f"none_{target}"
         args = ("vendor", "--target", target, "--vendors", "none", "--out", str(out))
         result = run_generator(REPO, *args)
         assert result.returncode == 0, result.stderr
@@ -248,7 +248,7 @@ def test_the_serving_example_streams_what_openai_python_and_our_reader_read() ->
     import openai
 
     from examples.serving import app
-    from generated import chunk_msgspec
+    from generated.msgspec import chat as chunk_msgspec
     from tests.loopback import serve
 
     prompt = 'Say "hi"\n\tand\u2028bye 😀'

@@ -1,8 +1,8 @@
-"""A vendored module passes the checks of the repository it is vendored into (issue 13, item
+"""A vendored package passes the checks of the repository it is vendored into (issue 13, item
 5): `ruff check` with ruff's default rules (old and new) plus E501 at 88, `black --check`,
 `mypy --strict` and pyright in strict mode, with only the module's one dependency installed.
 
-Each module is written the way users write it: `vendor --out app/chunks.py`, run from the
+Each package is written the way users write it: `vendor --out app/chunks`, run from the
 folder of a new application in a temporary directory, outside this checkout, with no
 configuration file but the pyright settings below (asserted: none in the folder or above
 it; ruff runs `--isolated`), so that no pyproject.toml of this repository is read. Cases:
@@ -42,7 +42,7 @@ from tests.test_generator import REPO, run_generator
 
 LOCK = REPO / "requirements.lock"
 STREAM = REPO / "tests/fixtures/streams/vllm__named-tool-choice-finish-stop-reasoning-field.jsonl"
-MODULE = "app/chunks.py"
+MODULE = "app/chunks"
 
 OTHERS = (*dict.fromkeys(name for needs in DEPENDENCIES.values() for name in needs), "orjson")
 """Packages that must not import where the target does not need them. orjson: the modules

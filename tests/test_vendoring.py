@@ -60,13 +60,13 @@ def vllm_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_selection_types_only_the_chosen_vendors(vllm_only: Path) -> None:
-    source = (vllm_only / "generated/chunk_dataclasses.py").read_text()
+    source = (vllm_only / "generated/dataclasses/chat.py").read_text()
     assert re.search(r"^    prompt_token_ids: list\[int\] \| _Unset \| None = UNSET$", source, re.M)
     assert "Vendors: vllm. Profile: lenient." in source
     for left_out in ("nvext", "prompt_filter_results", "x_groq"):
         assert not re.search(rf"^    {left_out}: ", source, re.M), left_out
     assert "class AzureContentFilterResults" not in source
-    module = load_module(vllm_only / "generated/chunk_dataclasses.py")
+    module = load_module(vllm_only / "generated/dataclasses/chat.py")
     chunk = module.loads(
         '{"id":"c","model":"m","created":1,"object":"chat.completion.chunk","choices":[],"prompt_token_ids":[1],"x_groq":{"id":"r"},"nvext":{"a":1}}'
     )
@@ -75,7 +75,7 @@ def test_selection_types_only_the_chosen_vendors(vllm_only: Path) -> None:
 
 
 def test_fields_of_vendors_left_out_still_merge_by_their_rules(vllm_only: Path) -> None:
-    module = load_module(vllm_only / "generated/chunk_dataclasses.py")
+    module = load_module(vllm_only / "generated/dataclasses/chat.py")
     accumulator = module.ChunkAccumulator()
     for text, ids in (("a", [1]), ("b", [2])):
         detail = {"index": 0, "type": "reasoning.text", "text": text}
@@ -104,7 +104,7 @@ def test_pyproject_setting_selects_like_the_flag(vllm_only: Path, tmp_path: Path
     (root / "pyproject.toml").write_text('[tool.chunkspec]\nvendors = ["vllm"]\n')
     assert run_generator(root, "generate").returncode == 0
     for target in TARGETS:
-        path = f"generated/chunk_{target}.py"
+        path = f"generated/{target}/chat.py"
         configured, flagged = (root / path).read_text(), (vllm_only / path).read_text()
         # Each header names the command that reproduces it; the rest is the same.
         assert "# Regenerate with: make generate\n" in configured
@@ -126,35 +126,62 @@ def test_unknown_vendor_is_an_error(tmp_path: Path) -> None:
 # --- vendoring ----------------------------------------------------------------------
 
 
-def test_vendored_module_is_checked_and_edits_are_caught(tmp_path: Path) -> None:
-    out = tmp_path / "elsewhere" / "chunks.py"
+def test_a_vendored_package_is_checked_and_edits_are_caught(tmp_path: Path) -> None:
+    out = tmp_path / "elsewhere" / "chunks"
     result = run_generator(
         REPO, "vendor", "--target", "dataclasses", "--vendors", "vllm", "--out", str(out)
     )
     assert result.returncode == 0, result.stderr
-    text = out.read_text()
     from generator.render.header import recorded_command
 
     command = f"python -m generator vendor --target dataclasses --vendors vllm --out {out}"
-    assert recorded_command(text) == command
-    assert re.search(r"^# Checksum: [0-9a-f]{16}$", text, re.M)
+    for module in ("__init__.py", "chat.py"):
+        assert recorded_command((out / module).read_text()) == command
+    assert (out / "py.typed").is_file() and (out / "_runtime" / "sse.py").is_file()
+    assert not (out / "messages.py").exists(), "chat alone unless --protocols says more"
     assert run_generator(REPO, "check", "--vendored", str(out)).returncode == 0
 
-    module = load_module(out)  # self-contained: works where it was written
-    chunk = module.loads(
+    package = load_module(out)  # self-contained: works where it was written
+    chunk = package.loads(
         '{"id":"c","model":"m","created":1,"object":"o","choices":[],"prompt_text":"p"}'
     )
     assert chunk.prompt_text == "p"
 
-    out.write_text(text.replace("        return out\n", "        return dict(out)\n", 1))
-    result = run_generator(REPO, "check", "--vendored", str(out))
+    chat = out / "chat.py"
+    chat.write_text(
+        chat.read_text().replace("        return out\n", "        return dict(out)\n", 1)
+    )
+    sse = out / "_runtime" / "sse.py"
+    sse.write_text(sse.read_text() + "# mine\n")
+    (out / "_runtime" / "mine.py").write_text("x = 1\n")
+    # A pre-commit hook passes the files that changed: the package is checked once.
+    result = run_generator(REPO, "check", "--vendored", str(chat), str(sse))
     assert result.returncode == 1
-    assert f"error: {out}: edited by hand" in result.stderr
+    assert result.stderr.count("error: ") == 1, result.stderr
+    assert f"error: {out}: stale or edited: 3 file(s) differ" in result.stderr
+    assert "    _runtime/sse.py: +1 -0 lines, from line" in result.stderr
+    assert "    chat.py: +1 -1 lines, from line" in result.stderr
+    assert "    _runtime/mine.py: not written by its command" in result.stderr
+    assert f"    2. {command}\n" in result.stderr
+    # Written again, it is current again, and the file it does not write is gone.
+    assert run_generator(REPO, *command.split()[3:]).returncode == 0
+    assert run_generator(REPO, "check", "--vendored", str(out)).returncode == 0
+    assert not (out / "_runtime" / "mine.py").exists()
 
 
-# An edit of the project a vllm-only pydantic module is made from: (file, old, new), and
-# whether the module depends on what it changes. Each is checked against the truth:
-# whether the module chunkspec now writes differs from the one on disk.
+def test_out_names_the_package_folder_not_a_module(tmp_path: Path) -> None:
+    result = run_generator(REPO, "vendor", "--target", "msgspec", "--out", str(tmp_path / "c.py"))
+    assert result.returncode == 1
+    assert result.stderr == (
+        "error: --out: chunkspec writes a package now, not one module: give its folder,"
+        f" `--out {tmp_path / 'c'}/` (imports of `c` keep working)\n"
+    )
+    assert not list(tmp_path.iterdir())
+
+
+# An edit of the project a vllm-only pydantic package is made from: (file, old, new).
+# Each is checked against the truth: whether the package chunkspec now writes differs
+# from the one on disk, file by file.
 EDITS = {
     "a doc of a vendor left out": (
         "spec/vendors/groq.yaml",
@@ -183,19 +210,23 @@ EDITS = {
     ),
     "a doc of the core spec": ("spec/chat_completion_chunk.yaml", "doc: ", "doc: Edited. "),
     "another target's template": ("templates/msgspec.py.jinja", "{#", "{# edited #}\n{#"),
+    "a comment in the target's own template": (
+        "templates/_module.jinja",
+        "{#",
+        "{# edited: a refactor that writes the same code #}\n{#",
+    ),
 }
 STALE = {
-    "a doc of the selected vendor": ["spec/vendors/vllm.yaml", "spec as built"],
-    "a comment of the selected vendor": ["spec/vendors/vllm.yaml"],
-    "a merge rule of a vendor left out": ["spec as built"],
-    "the title of a vendor credited beside vllm": ["spec as built"],
-    "a doc of the core spec": ["spec/chat_completion_chunk.yaml", "spec as built"],
+    "a doc of the selected vendor": ["chat.py"],
+    "a merge rule of a vendor left out": ["chat.py"],
+    "the title of a vendor credited beside vllm": ["chat.py"],
+    "a doc of the core spec": ["chat.py"],
 }
-"""The edits the module depends on, and the inputs the stale message names for each."""
+"""The edits that change what the package holds, and the files the message names."""
 
 
 @pytest.mark.parametrize("edit", EDITS)
-def test_a_vendored_module_is_stale_exactly_when_what_it_is_made_from_changed(
+def test_a_vendored_package_is_stale_exactly_when_its_output_changed(
     tmp_path: Path, edit: str
 ) -> None:
     from generator.render.header import recorded_command
@@ -203,66 +234,39 @@ def test_a_vendored_module_is_stale_exactly_when_what_it_is_made_from_changed(
     from generator.vendoring.vendored import parse_command, render_vendored
 
     root = copy_project(tmp_path / "project")
-    out = tmp_path / "chunks.py"
+    out = tmp_path / "chunks"
     args = ("vendor", "--target", "pydantic", "--vendors", "vllm", "--out", str(out))
     assert run_generator(root, *args).returncode == 0
     name, old, new = EDITS[edit]
     edited = root / name
     assert old in edited.read_text(), edit
     edited.write_text(edited.read_text().replace(old, new, 1))
-    text = out.read_text()
-    [written_now] = [
-        o.content for o in render_vendored(root, parse_command(recorded_command(text) or ""))
-    ]
+    request = parse_command(recorded_command((out / "__init__.py").read_text()) or "")
+    written_now = {o.path: o.content for o in render_vendored(root, request)}
+    on_disk = {path: (out / path).read_text() for path in written_now}
     problem = problems(root, out, "chunkspec")
     if edit not in STALE:
         assert problem is None, problem
-        assert written_now == text  # up to date means: chunkspec writes it the same
+        assert written_now == on_disk  # up to date means: chunkspec writes it the same
         return
-    assert problem is not None and problem.startswith("stale: what it is made from changed")
-    named = re.findall(
-        r"^    (\S+(?: \S+)*) +recorded [0-9a-f]{12}, now [0-9a-f]{12}$", problem, re.M
-    )
+    assert problem is not None and problem.startswith("stale or edited: ")
+    named = re.findall(r"^    (\S+): \+\d+ -\d+ lines, from line \d+$", problem, re.M)
     assert named == STALE[edit]
-    assert re.search(
-        r"^  digest: recorded [0-9a-f]{16}, now [0-9a-f]{16} \(chunkspec", problem, re.M
-    )
+    assert named == sorted(p for p in written_now if written_now[p] != on_disk[p])
     assert "    1. install the chunkspec this check ran: pip install " in problem
     assert (
         f"    2. chunkspec vendor --target pydantic --root {root} --vendors vllm --out {out}"
         in problem
     )
-    if edit != "a comment of the selected vendor":  # a comment is an input, but writes nothing
-        assert written_now != text
-
-
-def test_the_code_a_module_is_made_from_is_its_targets_own() -> None:
-    from generator.ir.build import build_spec
-    from generator.ir.load import load_spec
-    from generator.render import digests
-    from generator.render.targets import TARGETS
-
-    spec = build_spec(load_spec(REPO), reserved=module_names())
-    templates, code = digests.code_inputs(REPO / "templates", [TARGETS["pydantic"](spec)])
-    assert {"pydantic.py.jinja", "_module.jinja", "_header.jinja"} <= set(templates)
-    assert "msgspec.py.jinja" not in templates
-    assert {
-        "render/targets/pydantic_target.py",
-        "runtime/models.py",
-        "runtime/sse.py",
-        "runtime/chat/reader.py",  # a runtime file in a family's folder counts too
-        "render/templating.py",
-    } <= code
-    assert not {"render/targets/msgspec_target.py", "runtime/structs.py", "__main__.py"} & code
 
 
 def test_vendored_from_another_root_records_it(tmp_path: Path) -> None:
     root = copy_project(tmp_path / "project")
-    out = tmp_path / "m.py"
+    out = tmp_path / "m"
     assert (
         run_generator(root, "vendor", "--target", "typeddicts", "--out", str(out)).returncode == 0
     )
-    assert f"--root {root}" in out.read_text()
+    assert f"--root {root}" in (out / "__init__.py").read_text()
     assert run_generator(REPO, "check", "--vendored", str(out)).returncode == 0
 
 
@@ -275,54 +279,41 @@ def test_a_root_inside_the_repository_is_recorded_relative_to_it(tmp_path: Path)
     (app / "src").mkdir()
     here = {"PYTHONPATH": str(REPO)}  # run from the application, not this checkout
     result = run_generator(
-        root, "vendor", "--target", "msgspec", "--out", "../chunks.py", cwd=app / "src", env=here
+        root, "vendor", "--target", "msgspec", "--out", "../chunks", cwd=app / "src", env=here
     )
     assert result.returncode == 0, result.stderr
-    command = recorded_command((app / "chunks.py").read_text()) or ""
-    assert command.endswith("vendor --target msgspec --root our-spec --out chunks.py"), command
+    command = recorded_command((app / "chunks" / "__init__.py").read_text()) or ""
+    assert command.endswith("vendor --target msgspec --root our-spec --out chunks"), command
     # Checked from the repository's root with chunkspec's own spec, it still reads ours.
     vllm = root / "spec/vendors/vllm.yaml"
     vllm.write_text(vllm.read_text().replace("Token ids of the rendered prompt", "Token ids"))
-    result = run_generator(REPO, "check", "--vendored", "chunks.py", cwd=app, env=here)
-    assert "spec/vendors/vllm.yaml  recorded" in result.stderr, result.stderr
+    result = run_generator(REPO, "check", "--vendored", "chunks", cwd=app, env=here)
+    assert "    chat.py: +" in result.stderr, result.stderr
 
 
 def test_an_unreadable_header_command_is_reported_not_raised(tmp_path: Path) -> None:
-    from generator.vendoring.vendored import seal, unseal
-
-    out = tmp_path / "m.py"
+    out = tmp_path / "m"
     assert (
         run_generator(REPO, "vendor", "--target", "dataclasses", "--out", str(out)).returncode == 0
     )
-    body, _ = unseal(out.read_text())
-    out.write_text(
-        seal(body.replace("--out ", "--out 'unclosed "))
-    )  # resealed: only the command is bad
+    init = out / "__init__.py"
+    init.write_text(init.read_text().replace("--out ", "--out 'unclosed "))
     result = run_generator(REPO, "check", "--vendored", str(out))
     assert result.returncode == 1
     assert "its header's command cannot be read" in result.stderr
     assert "Traceback" not in result.stderr
 
 
-def test_a_module_of_an_older_chunkspec_is_stale_with_the_steps(tmp_path: Path) -> None:
-    from generator.vendoring.vendored import seal, unseal
-
+def test_a_module_of_an_older_chunkspec_says_to_write_a_package(tmp_path: Path) -> None:
     out = tmp_path / "m.py"
-    assert run_generator(REPO, "vendor", "--target", "msgspec", "--out", str(out)).returncode == 0
-    body, _ = unseal(out.read_text())
-    # The header chunkspec wrote before modules listed their inputs.
-    lines = body.splitlines(keepends=True)
-    start = lines.index("# Made from (input, digest):\n")
-    end = next(i for i, line in enumerate(lines) if line.startswith("# Digest: ")) + 1
-    lines[start:end] = [
-        "# Sources: spec/chat_completion_chunk.yaml\n",
-        "# Spec hash: 0123456789abcdef\n",
-    ]
-    out.write_text(seal("".join(lines)))
+    out.write_text(
+        "# Code generated by chunkspec. DO NOT EDIT.\n# Checksum: 0123456789abcdef\n"
+        f"# Regenerate with: chunkspec vendor --target msgspec --out {out}\nx = 1\n"
+    )
     result = run_generator(REPO, "check", "--vendored", str(out))
     assert result.returncode == 1
-    assert f"error: {out}: stale: its header records no input digests" in result.stderr
-    assert f"    2. python -m generator vendor --target msgspec --out {out}\n" in result.stderr
+    assert f"error: {out}: one module, as an older chunkspec wrote it" in result.stderr
+    assert f"--out {tmp_path / 'm'}/` and delete this file" in result.stderr
 
 
 def test_new_vendor_refuses_selection_words(tmp_path: Path) -> None:
@@ -337,7 +328,7 @@ def test_a_file_that_is_not_vendored_is_reported(tmp_path: Path) -> None:
     other.write_text("x = 1\n")
     result = run_generator(REPO, "check", "--vendored", str(other))
     assert result.returncode == 1
-    assert "not a module written by `python -m generator vendor`" in result.stderr
+    assert "not a package written by `python -m generator vendor`" in result.stderr
 
 
 # --- strict profile -----------------------------------------------------------------
@@ -348,7 +339,7 @@ def strict_modules(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Module
     folder = tmp_path_factory.mktemp("strict")
     modules = {}
     for target in TARGETS:
-        out = folder / f"strict_{target}.py"
+        out = folder / f"strict_{target}"
         args = (
             "vendor",
             "--target",
@@ -554,7 +545,7 @@ def test_strict_accepts_every_openai_fixture() -> None:
 def test_strict_modules_accumulate_openai_streams_as_the_lenient_ones_do(
     strict_modules: dict[str, ModuleType],
 ) -> None:
-    lenient = load_module(REPO / "generated/chunk_dataclasses.py")
+    lenient = load_module(REPO / "generated/dataclasses/chat.py")
     for stream in (s for s in FIXTURE_STREAMS if s.name.startswith("openai__")):
         results = set()
         for module in (lenient, *strict_modules.values()):
@@ -623,7 +614,7 @@ def test_a_new_vendor_field_needs_one_yaml_edit(tmp_path: Path) -> None:
     later = text.replace('"eu","hops":[3,4],"zz":1', '"us","hops":[5]').replace('"h"', '"i"')
     dumped, merged = set(), set()
     for target in TARGETS:
-        path = root / f"generated/chunk_{target}.py"
+        path = root / f"generated/{target}/chat.py"
         source = path.read_text()
         assert (
             "Where the probe vendor served the request." in source and "Sent by Probe AI" in source

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 # One name for both places: in a checkout this package is `generator.gateway` and the
 # modules are the top-level `generated`; installed, both live under `chunkspec`.
 if TYPE_CHECKING or not __package__ or not __package__.startswith("chunkspec."):
-    from generated import chunk_msgspec as chat
-    from generated import messages_msgspec as messages
-    from generated import responses_msgspec as responses
+    from generated.msgspec import chat, messages, responses
 else:  # pragma: no cover - the installed package (tests/test_install.py runs it)
-    from .._generated import chunk_msgspec as chat  # type: ignore[no-redef]
-    from .._generated import messages_msgspec as messages  # type: ignore[no-redef]
-    from .._generated import responses_msgspec as responses  # type: ignore[no-redef]
+    from .._generated.msgspec import (
+        chat,  # type: ignore[no-redef]
+        messages,  # type: ignore[no-redef]
+        responses,  # type: ignore[no-redef]
+    )
 
 __all__ = ["chat", "messages", "responses"]

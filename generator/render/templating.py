@@ -19,10 +19,9 @@ import jinja2
 from ..ir.model import Enum, Field, MergePlan, Model, ModelRef, NamedUnion, Spec, Spelling
 from ..runtime.requests.dialects import _RequestDialect
 from . import examples, strategies
-from .digests import Inputs, inputs
 from .families import FAMILIES
 from .header import PROJECT_COMMAND, header
-from .inline import Hub, inlined
+from .linking import RUNTIME_PACKAGE, Linked, copied, link, member_order, runtime_text
 from .targets import TARGETS, Target
 
 
@@ -33,10 +32,10 @@ class Rendered:
     path: str
     text: str
     python: bool
+    """Whether it is Python to format (a runtime file is copied as it is)."""
     parsed: bool = False
-    """Whether its code was parsed already (a module: inlining parses what its templates
-    wrote, and the runtime it copies is checked source), so it need not be compiled
-    again to know it is Python."""
+    """Whether its code was parsed already (a module: linking parses what its templates
+    wrote), so it need not be compiled again to know it is Python."""
 
 
 @cache
@@ -234,9 +233,8 @@ def layout_units(spec: Spec) -> list[Model | NamedUnion]:
     return units
 
 
-def module_stem(spec: Spec, target: Target) -> str:
-    """The name of a target's module of a spec's family: `chunk_pydantic`."""
-    return f"{FAMILIES[spec.family].module}_{target.name}"
+PACKAGE_FOLDER = "generated"
+"""Where the project's packages go: `generated/<target>/`."""
 
 
 @dataclass(frozen=True)
@@ -253,24 +251,12 @@ def render_module(
     root: Path,
     target: Target,
     command: str,
-    hub: Hub | None = None,
-    protocols: dict[str, str] | None = None,
-) -> str:
-    """One target module, whole: the template laid out, then the runtime it uses copied
-    in (or imported from `hub`, the chat module it is made with)."""
-    return render_hub(spec, root, target, command, hub, protocols)[0]
-
-
-def render_hub(
-    spec: Spec,
-    root: Path,
-    target: Target,
-    command: str,
-    hub: Hub | None = None,
-    protocols: dict[str, str] | None = None,
-) -> tuple[str, frozenset[str]]:
-    """`render_module`, and the names the module defines: what a module of another
-    protocol made with it imports from it."""
+    made_with: tuple[str, frozenset[str]] | None = None,
+    protocols: Sequence[str] = (),
+) -> Linked:
+    """One module of a package: the template laid out, linked to the runtime (and to
+    the module it is made with, chat's, for another protocol's: `made_with`).
+    `protocols` are the other protocols' modules beside it."""
     templates = root / "templates"
     family = FAMILIES[spec.family]
     context: dict[str, Any] = {
@@ -281,11 +267,11 @@ def render_hub(
         "about": family.about,
         "example": family.example,
         "noun": family.noun,
-        "hub": hub.module if hub else "",
+        "hub": made_with[0] if made_with else "",
         "units": layout_units(spec),
-        "protocols": protocols or {},
+        "protocols": {name: name for name in protocols},
         "docs": Docs({v.name: v.title for v in spec.vendors}),
-        "header": header(spec, inputs(root, spec, [target]), target.name, command),
+        "header": header(spec, target.name, command),
         "strict": spec.options.strict,
         "root": (
             _UnionRoot(spec.root) if spec.root in target.union_names else spec.model(spec.root)
@@ -307,50 +293,106 @@ def render_hub(
         "default_dialect": next((d.name for d in spec.meanings.dialects), ""),
     }
     text = environment(templates).get_template(target.template).render(context)
-    return inlined(text, target.imports, hub)
+    return link(text, target.imports, made_with)
+
+
+def render_package(
+    spec: Spec,
+    families: Sequence[Spec],
+    root: Path,
+    target: Target,
+    command: str,
+    folder: str,
+) -> list[Rendered]:
+    """The package of one target at `folder` ("": paths inside it): the chat module, a module of each other
+    protocol in `families` (made with chat's), the `__init__` of the public names,
+    `py.typed`, and the runtime files the modules use, copied as they are."""
+
+    def at(name: str) -> str:
+        return f"{folder}/{name}" if folder else name
+
+    protocols = [other.family for other in families]
+    chat = render_module(spec, root, target, command, protocols=protocols)
+    out = [Rendered(at("chat.py"), chat.text, python=True, parsed=True)]
+    used = set(chat.uses)
+    for other in families:
+        made = render_module(other, root, type(target)(other), command, ("chat", chat.defines))
+        out.append(Rendered(at(f"{other.family}.py"), made.text, python=True, parsed=True))
+        used |= made.uses
+    context = {
+        "header": header(spec, target.name, command),
+        "doc": _package_doc(target.name, protocols),
+        "protocols": protocols,
+        "exports": target.exports(protocols),
+        "imported": sorted(target.exports(protocols), key=member_order),
+    }
+    init = environment(root / "templates").get_template("package_api.py.jinja").render(context)
+    out.append(Rendered(at("__init__.py"), init, python=True))
+    out.append(Rendered(at("py.typed"), "", python=False))
+    out += [
+        Rendered(at(f"{RUNTIME_PACKAGE}/{name}.py"), runtime_text(name), python=False)
+        for name in copied(used)
+    ]
+    return out
+
+
+def _package_doc(target: str, protocols: Sequence[str]) -> list[str]:
+    """The paragraphs of a package's docstring."""
+    others = " and ".join(f"`{name}`" for name in protocols)
+    return [
+        f"Streamed chat completions{', ' + others.replace('`', '') if protocols else ''}"
+        f" as {target} models. These are the public names of the chat module (`chat`)"
+        + (
+            f"; those of the modules {others} are read from them when first asked for, so"
+            " that a program that reads chat alone never imports them."
+            if protocols
+            else "."
+        ),
+        "`_runtime/` holds chunkspec's runtime: the files of its generator/runtime/,"
+        " copied as they are, private to this package.",
+    ]
 
 
 def render_all(
     spec: Spec,
     openai: Spec,
     root: Path,
-    everything: Inputs,
     command: str = PROJECT_COMMAND,
     families: Sequence[Spec] = (),
 ) -> list[Rendered]:
-    """Every generated Python file of the project, in a fixed order. `openai` is OpenAI's
-    own spec (the strict profile, no vendor), whose strategies feed the differential tests;
-    `everything` is what the tests and packages are made from (every target, every
-    template); `families` are the other protocols' specs, each made into a module per
-    target beside the chat module, which it imports what they share from."""
+    """Every generated Python file of the project, in a fixed order: a package per
+    target (`render_package`), its round-trip tests, and the tests' shared files.
+    `openai` is OpenAI's own spec (the strict profile, no vendor), whose strategies feed
+    the differential tests; `families` are the other protocols' specs."""
     env = environment(root / "templates")
     out = []
     for target in (target_class(spec) for target_class in TARGETS.values()):
-        protocols = {other.family: module_stem(other, target) for other in families}
-        text, names = render_hub(spec, root, target, command, protocols=protocols)
-        stem = module_stem(spec, target)
-        out.append(Rendered(f"generated/{stem}.py", text, python=True, parsed=True))
-        hub = Hub(stem, names)
-        for other in families:
-            made = render_module(other, root, type(target)(other), command, hub)
-            path = f"generated/{module_stem(other, target)}.py"
-            out.append(Rendered(path, made, python=True, parsed=True))
-        context = {
-            "spec": spec,
-            "target": target,
-            "header": header(spec, everything, target.name, command),
-        }
+        out += render_package(
+            spec, families, root, target, command, f"{PACKAGE_FOLDER}/{target.name}"
+        )
+        context = {"spec": spec, "target": target, "header": header(spec, target.name, command)}
         test = env.get_template("test_roundtrip.py.jinja").render(context)
         out.append(Rendered(f"tests/generated/test_roundtrip_{target.name}.py", test, python=True))
+        for protocol in ["chat", *(other.family for other in families)]:
+            alias = env.get_template("old_module.py.jinja").render(
+                {
+                    "header": header(spec, target.name, command),
+                    "old": f"{FAMILIES[protocol].module}_{target.name}",
+                    "target": target.name,
+                    "protocol": protocol,
+                }
+            )
+            stem = f"{FAMILIES[protocol].module}_{target.name}"
+            out.append(Rendered(f"{PACKAGE_FOLDER}/{stem}.py", alias, python=True))
     examples_context = {
-        "header": header(spec, everything, "all", command),
+        "header": header(spec, "all", command),
         "examples": examples.for_spec(spec),
         "root_defaults": wire_defaults(spec.model(spec.root)),
     }
     text = env.get_template("examples.py.jinja").render(examples_context)
     out.append(Rendered("tests/generated/examples.py", text, python=True))
     properties = {
-        "header": header(spec, everything, "all", command),
+        "header": header(spec, "all", command),
         "families": [
             (strategies.for_spec(spec), "the spec allows"),
             (strategies.for_spec(openai, prefix="openai_"), "of OpenAI's own spec"),
@@ -366,19 +408,25 @@ def render_all(
         text = env.get_template(f"{name}.py.jinja").render(properties)
         out.append(Rendered(f"tests/generated/{name}.py", text, python=True))
     agree_context = {
-        "header": header(spec, everything, "all", command),
+        "header": header(spec, "all", command),
         "targets": sorted(TARGETS),
         "exact_text": sorted(name for name, t in TARGETS.items() if t.exact_text),
     }
     agree = env.get_template("test_targets_agree.py.jinja").render(agree_context)
     out.append(Rendered("tests/generated/test_targets_agree.py", agree, python=True))
     packages = {
-        "generated/__init__.py": "Generated chunk models; each module also works copied on its own.",
+        f"{PACKAGE_FOLDER}/__init__.py": (
+            "Generated packages, one per target (`generated.msgspec`, `generated.pydantic`,"
+            " `generated.dataclasses`, `generated.typeddicts`), each with a module per"
+            " protocol; a package works copied on its own. The modules `chunk_<target>`,"
+            " `messages_<target>` and `responses_<target>` are the old names of its modules,"
+            " kept for one release (CHANGELOG.md)."
+        ),
         "tests/generated/__init__.py": "Generated round-trip tests.",
     }
     init = env.get_template("package_init.py.jinja")
     for path, doc in packages.items():
-        text = init.render({"header": header(spec, everything, "package", command), "doc": doc})
+        text = init.render({"header": header(spec, "package", command), "doc": doc})
         out.append(Rendered(path, text, python=True))
     return out
 

@@ -1,42 +1,36 @@
-"""One module written for another repository: the request (the command that writes it)
-and the module, sealed with a checksum of its text.
+"""One package written for another repository: the request (the command that writes it)
+and the package's files.
 
-The header records the command, the digests of what the module was made from
-(render/digests.py) and the checksum; check.py reads them back. This module is part of
-what every vendored module is made from; the check is not.
+Every module of the package records the command in its header; check.py reads it back
+and writes the package again in memory, to compare it file by file with what is there.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import shlex
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ..ir.build import build_spec
 from ..ir.errors import SpecError
 from ..ir.load import FAMILY_FILES, load_spec
 from ..ir.model import Options
 from ..render.emit import Output, finish
-from ..render.header import COMMAND
-from ..render.inline import Hub
 from ..render.targets import TARGETS, module_names
-from ..render.templating import Rendered, render_hub, render_module
-
-CHECKSUM_PREFIX = "# Checksum: "
+from ..render.templating import render_package
 
 
 @dataclass(frozen=True)
 class Request:
-    """What `vendor` was asked for: everything needed to write the same file again."""
+    """What `vendor` was asked for: everything needed to write the same package again."""
 
     prog: str
     """The command as the user ran it: `chunkspec`, `python -m chunkspec`..."""
     target: str
     options: Options
     out: str
-    """The module's path, relative to the repository it is written into."""
+    """The package's folder, relative to the repository it is written into."""
     root: str | None = None
     """The project root, when it is not chunkspec's own spec."""
 
@@ -52,59 +46,33 @@ class Request:
             args += ["--protocols", ",".join(self.options.protocols)]
         return shlex.join([*args, "--out", self.out])
 
-    def outputs(self) -> dict[str, str]:
-        """The path of each module it writes, by protocol: chat's at `out`, each other
-        protocol's beside it, named after it (`chunks.py`, `chunks_messages.py`)."""
-        out = Path(self.out)
-        paths = {"chat": self.out}
-        for protocol in self.options.protocols or ("chat",):
-            if protocol != "chat":
-                paths[protocol] = out.with_name(f"{out.stem}_{protocol}{out.suffix}").as_posix()
-        return paths
-
 
 def render_vendored(root: Path, request: Request) -> list[Output]:
-    """The modules `request` asks for (chat's, then each other protocol's), formatted
-    and each sealed with its checksum."""
+    """The files of the package `request` asks for, formatted, by their paths inside
+    the package (`chat.py`, `_runtime/sse.py`)."""
     raw = load_spec(root)
-    paths = request.outputs()
-    stems = {protocol: Path(path).stem for protocol, path in paths.items()}
-    others = {protocol: stem for protocol, stem in stems.items() if protocol != "chat"}
     spec = build_spec(raw, request.options, reserved=module_names())
-    target = TARGETS[request.target]
-    command = request.command()
-    text, names = render_hub(spec, root, target(spec), command, protocols=others)
-    rendered = [Rendered(request.out, text, python=True, parsed=True)]
-    hub = Hub(stems["chat"], names)
-    for protocol in others:
-        family = build_spec(raw.family(protocol), request.options, reserved=module_names())
-        made = render_module(family, root, target(family), command, hub)
-        rendered.append(Rendered(paths[protocol], made, python=True, parsed=True))
-    return [Output(done.path, seal(done.content)) for done in finish(rendered)]
+    families = [
+        build_spec(raw.family(protocol), request.options, reserved=module_names())
+        for protocol in request.options.protocols or ()
+        if protocol != "chat"
+    ]
+    target = TARGETS[request.target](spec)
+    rendered = render_package(spec, families, root, target, request.command(), "")
+    return finish(rendered)
 
 
-def seal(text: str) -> str:
-    """Insert, before the command of the header, a checksum of the whole text."""
-    lines = text.splitlines(keepends=True)
-    at = next(i for i, line in enumerate(lines) if line.startswith(f"# {COMMAND}"))
-    lines.insert(at, f"{CHECKSUM_PREFIX}{checksum(text)}\n")
-    return "".join(lines)
-
-
-def unseal(text: str) -> tuple[str, str | None]:
-    """The text without its checksum line, and the checksum it recorded (if any)."""
-    kept, recorded = [], None
-    for line in text.splitlines(keepends=True):
-        if recorded is None and line.startswith(CHECKSUM_PREFIX):
-            recorded = line[len(CHECKSUM_PREFIX) :].strip()
-        else:
-            kept.append(line)
-    return "".join(kept), recorded
-
-
-def checksum(text: str) -> str:
-    """The checksum a sealed module records of its text (without that line)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+def package_folder(out: str) -> str:
+    """The folder `--out` names, refused when it names a module: a package is written
+    since chunkspec 0.2 (CHANGELOG.md)."""
+    path = PurePosixPath(out)
+    if path.suffix == ".py":
+        raise SpecError(
+            "chunkspec writes a package now, not one module: give its folder,"
+            f" `--out {path.with_suffix('')}/` (imports of `{path.stem}` keep working)",
+            "--out",
+        )
+    return path.as_posix()
 
 
 def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
@@ -122,7 +90,7 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
 def add_request_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", required=True, choices=tuple(TARGETS))
     add_selection_arguments(parser)
-    parser.add_argument("--out", required=True, help="where to write the module")
+    parser.add_argument("--out", required=True, help="the folder of the package to write")
 
 
 def options_from(vendors: str | None, profile: str | None, protocols: str | None = None) -> Options:

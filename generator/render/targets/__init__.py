@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from ..inline import runtime_names
+from ..linking import runtime_names
 from .base import Target
 from .dataclass_target import Dataclasses
 from .msgspec_target import Msgspec

@@ -4,7 +4,7 @@ JSON conversion). The intermediate model knows no target; templates ask the targ
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cached_property
 from typing import ClassVar
@@ -256,7 +256,7 @@ class Target:
 
     # --- what the templates name ----------------------------------------------------
 
-    def exports(self, protocols: Mapping[str, str] | None = None) -> list[str]:
+    def exports(self, protocols: Collection[str] = ()) -> list[str]:
         """The sorted `__all__` of the module; `protocols` are the other protocols'
         modules made with it, which its `iter_events` reads."""
         names = ["ChunkDecodeError", "ErrorReport", "loads", "dumps"]

@@ -35,6 +35,7 @@ class Msgspec(Target):
     exact_text = False
     imports: ClassVar[dict[str, tuple[str, str]]] = {
         "MappingProxyType": ("types", "MappingProxyType"),
+        "msgspec": ("msgspec", ""),
         "UNSET": ("msgspec", "UNSET"),
         "_Unset": ("msgspec", "UnsetType"),
     }

@@ -1,0 +1,66 @@
+"""The error types every target raises, and the path segments they carry."""
+
+# Private names are shared between these files and used by the generated code.
+# pyright: reportPrivateUsage=false, reportUnusedFunction=false, reportUnusedClass=false
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, cast
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+class ChunkDecodeError(ValueError):
+    """The input is not a valid chunk. `path` points at the offending place, as in
+    `$.choices[0].delta.tool_calls[1].index`; `message` says what is wrong there.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self._segments: list[str] = []  # innermost first, added while the error rises
+
+    @property
+    def path(self) -> str:
+        return "$" + "".join(reversed(self._segments))
+
+    def under(self, segment: str) -> ChunkDecodeError:
+        """Record that the failing value sits under `segment` (`.key` or `[index]`)."""
+        self._segments.append(segment)
+        return self
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+class ErrorReport(ChunkDecodeError):
+    """The payload is a server's error report (an `error` object and no `choices`),
+    not a chunk. In a stream, `iter_chunks` raises `StreamError` for it instead."""
+
+
+def _key(key: str) -> str:
+    """The path segment of an object key."""
+    if _IDENTIFIER.match(key):
+        return "." + key
+    return "[" + json.dumps(key, ensure_ascii=False) + "]"
+
+
+def _error_payload(error: Any) -> ErrorReport:
+    # A JSON object, or (pydantic, when a vendor types the key) a model with `message`.
+    message = (
+        cast(dict[str, Any], error).get("message")
+        if isinstance(error, dict)
+        else getattr(error, "message", error)
+    )
+    return ErrorReport(f"the payload reports an error instead of a chunk: {message!r}")
+
+
+def _reject_error_report(data: Any, report: tuple[str, str] | None) -> None:
+    """Raise the report of a payload that has key `has` and lacks key `lacks`, the
+    (has, lacks) of `report` (a type's `error_when`; None: the type has none)."""
+    if report is not None and data.__class__ is dict:
+        has, lacks = report
+        if data.get(has) is not None and lacks not in data:
+            raise _error_payload(data[has]).under(_key(has))

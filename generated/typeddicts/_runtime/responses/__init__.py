@@ -1,0 +1,1 @@
+"""The Responses protocol's own runtime: its events, reader, accumulator and writer."""
