@@ -1,0 +1,1 @@
+"""The OpenAI Responses streaming protocol, as JSON data: read, added up, written."""
