@@ -34,6 +34,7 @@ import venv
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from email.parser import HeaderParser
 from pathlib import Path
 
 import pytest
@@ -127,6 +128,24 @@ def test_every_folder_of_python_in_the_generator_is_a_package() -> None:
     assert [f for f in sorted(folders) if not (f / "__init__.py").is_file()] == []
 
 
+def test_the_wheel_is_versioned_licensed_and_ranges_its_dependencies(built: Built) -> None:
+    with zipfile.ZipFile(built.wheel) as wheel:
+        (info,) = {name.split("/")[0] for name in wheel.namelist() if ".dist-info/" in name}
+        metadata = HeaderParser().parsestr(wheel.read(f"{info}/METADATA").decode())
+        licensed = f"{info}/licenses/LICENSE" in wheel.namelist()
+    # No .git, no tag: the version is setuptools-scm's fallback, and no revision is known.
+    pyproject = tomllib.loads((CHECKOUT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert metadata["Version"] == pyproject["tool"]["setuptools_scm"]["fallback_version"]
+    build = "from chunkspec.vendoring.revision import this_build; print(this_build().describe())"
+    assert run(built.python, "-c", build, cwd=built.work) == f"chunkspec {metadata['Version']}\n"
+    assert (metadata["License-Expression"], licensed) == ("MIT", True)
+    urls = {url.split(",")[0] for url in metadata.get_all("Project-URL") or []}
+    assert urls == {"Homepage", "Repository", "Documentation", "Changelog"}
+    requires = metadata.get_all("Requires-Dist") or []
+    pinned = [r for r in requires if "==" in r and "extra ==" not in r]
+    assert pinned == ["ruff==" + _locked("ruff")], "only ruff is pinned (pyproject.toml)"
+
+
 def test_the_installed_command_generates_every_protocol_for_every_target(built: Built) -> None:
     found = run(built.python, "-c", "import chunkspec; print(chunkspec.__file__)", cwd=built.work)
     package = Path(found.strip()).parent
@@ -160,3 +179,11 @@ def test_the_installed_command_generates_every_protocol_for_every_target(built: 
     dotted = [name.removesuffix(".__init__") for name in names]
     script = f"import importlib\nfor name in {dotted!r}:\n    importlib.import_module(name)\n"
     run(built.python, "-c", script, cwd=project)
+
+
+def _locked(name: str) -> str:
+    """The version requirements.lock pins `name` to."""
+    lock = (CHECKOUT / "requirements.lock").read_text(encoding="utf-8")
+    found = re.search(rf"^{re.escape(name)}==(\S+)$", lock, re.M)
+    assert found is not None, name
+    return found[1]
