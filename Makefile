@@ -41,8 +41,8 @@ check: $(STAMP)
 	$(PY) -m generator check
 
 lint: $(STAMP)
-	$(PY) -m ruff check generator generated tests bench examples
-	$(PY) -m black --check --quiet generator bench tests/*.py examples
+	$(PY) -m ruff check generator generated tests bench examples setup.py
+	$(PY) -m black --check --quiet generator bench tests/*.py examples setup.py
 	$(PY) -m black --check --line-length=88 generated tests/generated generator/runtime/*.py generator/runtime/*/*.py
 	$(PY) -m ruff check --isolated --extend-select E4,E7,E9,F,E501 --line-length 88 generated generator/runtime
 	$(PY) -m mypy

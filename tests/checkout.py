@@ -57,16 +57,25 @@ def commit_all(repo: Path, message: str, env: dict[str, str]) -> str:
     return git("rev-parse", "HEAD", cwd=repo, env=env).strip()
 
 
-def committed_copy(to: Path, env: dict[str, str]) -> str:
-    """The checkout's files as they are now, tracked or new but not ignored, committed in
-    a new repository at `to`; the commit."""
+def copied_checkout(to: Path, env: dict[str, str]) -> list[str]:
+    """The checkout's files as they are now, tracked or new but not ignored, copied to
+    `to` without .git (as a tarball of the next commit holds them); their names."""
     listed = git(
         "ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=CHECKOUT, env=env
     )
+    copied = []
     for name in filter(None, listed.split("\0")):
         source = CHECKOUT / name
         if source.is_file():  # a deleted file is still in the index
             (to / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, to / name)
+            copied.append(name)
+    return copied
+
+
+def committed_copy(to: Path, env: dict[str, str]) -> str:
+    """The checkout's files as they are now, tracked or new but not ignored, committed in
+    a new repository at `to`; the commit."""
+    copied_checkout(to, env)
     git("init", "-q", "-b", "main", cwd=to, env=env)
     return commit_all(to, "chunkspec as checked out", env)

@@ -12,7 +12,6 @@ import json
 import re
 import shutil
 import subprocess
-import tomllib
 import venv
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -194,23 +193,8 @@ def test_an_update_of_chunkspec_stales_only_what_the_module_is_made_from(setup: 
     assert checked.returncode == 0, checked.stderr
 
 
-def test_the_package_list_holds_every_folder_of_the_generator() -> None:
-    # pyproject.toml lists the packages by hand (the checkout's generator/ is installed
-    # as chunkspec): a folder left out is missing from a wheel built without git.
-    root = Path(__file__).resolve().parent.parent
-    listed = set(
-        tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
-    )
-    folders = {
-        path.parent.relative_to(root / "generator") for path in (root / "generator").rglob("*.py")
-    }
-    needed = {".".join(("chunkspec", *folder.parts)) for folder in folders}
-    assert needed - listed == set()
-    assert "chunkspec._generated" in listed  # the modules the gateway runs on
-
-
 def test_the_gateway_serves_from_a_wheel_built_without_git(setup: Setup, tmp_path: Path) -> None:
-    # The tree as a tarball of it would be: no .git, so nothing but the package list
+    # The tree as a tarball of it would be: no .git, so nothing but the configuration
     # decides what the wheel holds. Installed with its extra, `chunkspec serve` runs alone.
     tree = tmp_path / "chunkspec"
     shutil.copytree(setup.source, tree, ignore=shutil.ignore_patterns(".git"))
