@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       a31ee96d9f92
-# Digest: 87297b9c617c8e6f
+#   chunkspec code                       16c7f8e3b92d
+# Digest: c1be083bee568c30
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 

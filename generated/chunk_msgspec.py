@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       accff2493af3
-# Digest: 6c8c0c4025f9771f
+#   chunkspec code                       00cf2a5d6c0d
+# Digest: ab7a9da1ac8dbf66
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       7f820332a386
-# Digest: 6838a3535d2f73ef
+#   chunkspec code                       0007fb125ab2
+# Digest: 5d3860c856d57897
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 

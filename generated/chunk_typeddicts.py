@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       efbf18697be0
-# Digest: 97bd3d63e1f2819d
+#   chunkspec code                       4228839f4b5c
+# Digest: 0d36f1051c0a283d
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   276741d4d515
-# Digest: bf57f343bee755d2
+#   chunkspec code                   c44a3860a88f
+# Digest: 403f7cd5b244771f
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   7e97348124d9
-# Digest: a028c8a0c92a5229
+#   chunkspec code                   d6f6c6b97ca4
+# Digest: 329f208508f2e03e
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    2cdc687b25a1
-# Digest: da8f2f51c4d64c01
+#   chunkspec code                    43461cbfb62f
+# Digest: 89854269313c84e0
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 

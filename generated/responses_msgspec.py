@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    9390bf011ccc
-# Digest: 38279183edd5108b
+#   chunkspec code                    77f3813c8694
+# Digest: 542dc9a22dc0f1b6
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    ad650704624a
-# Digest: 75f99910f4d3cebd
+#   chunkspec code                    44d77e498c9a
+# Digest: 491cda1b43f401c8
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 

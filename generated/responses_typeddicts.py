@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    67dcfb6c8e8b
-# Digest: 0658870a7aeaf33e
+#   chunkspec code                    3620fda68f64
+# Digest: 882bde5a095d9fc5
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 
