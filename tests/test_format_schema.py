@@ -12,6 +12,8 @@ from typing import Any
 import jsonschema
 import pytest
 
+from generator.captures.drafting import _header
+from generator.captures.scaffold import new_vendor
 from generator.ir.errors import SpecError
 from generator.ir.format_schema import (
     SCHEMA_PATH,
@@ -67,7 +69,9 @@ def problems(document: object) -> list[str]:
 
 def test_the_committed_schema_is_the_rendered_one() -> None:
     committed = (REPO / SCHEMA_PATH).read_text(encoding="utf-8")
-    assert committed == render_format_schema(), f"{SCHEMA_PATH} is stale: run `make generate`"
+    assert (
+        committed == render_format_schema()
+    ), f"{SCHEMA_PATH} is stale: write render_format_schema() to it"
 
 
 def test_the_schema_is_a_valid_2020_12_schema_rendered_the_same_every_time() -> None:
@@ -221,3 +225,33 @@ def test_the_schema_refuses_what_the_loader_refuses_in_the_corpus(
     except SpecError as exc:
         if not any(words in str(exc) for words in NOT_A_SHAPE):
             assert said, f"the loader says {exc}; the schema accepts it"
+
+
+# (d) every spec file names the schema
+
+
+@pytest.mark.parametrize("file", SPEC_FILES)
+def test_every_spec_file_names_the_schema_on_its_first_line(file: str) -> None:
+    first = (REPO / file).read_text(encoding="utf-8").splitlines()[0]
+    assert first == modeline(file)
+    schema = (REPO / file).parent / first.rpartition("$schema=")[2]
+    assert schema.resolve() == (REPO / SCHEMA_PATH).resolve()
+
+
+def test_the_modeline_is_relative_to_the_file() -> None:
+    assert modeline("spec/vendors/vllm.yaml") == (
+        "# yaml-language-server: $schema=../spec.schema.json"
+    )
+    assert modeline("spec/chat_completion_chunk.yaml") == (
+        "# yaml-language-server: $schema=spec.schema.json"
+    )
+
+
+def test_a_new_vendor_file_names_the_schema(tmp_path: Path) -> None:
+    """`new-vendor NAME` writes the modeline first, scaffolded or drafted, and the
+    scaffold validates."""
+    (tmp_path / "spec/vendors").mkdir(parents=True)
+    path = new_vendor(tmp_path, "acme")
+    assert path.read_text(encoding="utf-8").splitlines()[0] == modeline("spec/vendors/acme.yaml")
+    assert problems(load_yaml(path, "spec/vendors/acme.yaml")) == []
+    assert _header("acme", "Acme", [], [])[0] == modeline("spec/vendors/acme.yaml")
