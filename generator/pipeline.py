@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .ir.build import build_specs
+from .ir.format_schema import SCHEMA_PATH, render_format_schema
 from .ir.load import load_spec
 from .ir.model import Options
 from .render.emit import Output, finish
@@ -44,4 +45,6 @@ def generate(
         for other in raw.families
     ]
     outputs.append(render_vendor_docs(whole, every_family))
+    # What editors complete a spec file with: the format's schema, from the loader's tables.
+    outputs.append(Output(SCHEMA_PATH, render_format_schema()))
     return outputs

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..ir.format_schema import modeline
 from ..ir.load import VENDOR_DIR
 from ..ir.model import Spec
 from .draftfile import REVIEW, Declared, Draft, Entry
@@ -221,6 +222,7 @@ def _grows(spec: Spec, owner: str, values: list[Any]) -> bool:
 
 def _header(name: str, title: str, known: Iterable[tuple[str, str]], unfit: list[str]) -> list[str]:
     lines = [
+        modeline(f"{VENDOR_DIR}/{name}.yaml"),
         f"# {name}: drafted by `chunkspec new-vendor {name} --from` from captured streams.",
         f"# Review every line marked {REVIEW}, then run `make generate`.",
     ]

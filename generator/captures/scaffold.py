@@ -6,9 +6,11 @@ import re
 from pathlib import Path
 
 from ..ir.errors import SpecError
+from ..ir.format_schema import modeline
 from ..ir.load import VENDOR_DIR
 
 TEMPLATE = """\
+{modeline}
 # {name}: one line on what this backend is.
 # Declare only what the vendor documents or a captured stream shows, and say where
 # (`source`). Format: docs/spec-format.md; walk-through: docs/extending.md.
@@ -64,6 +66,8 @@ def new_vendor(root: Path, name: str, text: str | None = None) -> Path:
         raise SpecError("already exists; edit it instead", f"{VENDOR_DIR}/{name}.yaml")
     type_name = "".join(part.capitalize() for part in name.split("_"))
     if text is None:
-        text = TEMPLATE.format(name=name, type_name=type_name)
+        text = TEMPLATE.format(
+            name=name, type_name=type_name, modeline=modeline(f"{VENDOR_DIR}/{name}.yaml")
+        )
     path.write_text(text, encoding="utf-8")
     return path

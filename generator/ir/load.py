@@ -15,7 +15,7 @@ from typing import Any
 from ..runtime.merge import _RULES
 from .errors import SpecError
 from .requests import RequestDialect, check_unique, request_dialects
-from .yamlfile import Located, load_yaml
+from .yamlfile import Keys, Located, load_yaml
 
 CORE_FILE = "spec/chat_completion_chunk.yaml"
 VENDOR_DIR = "spec/vendors"
@@ -28,8 +28,88 @@ FAMILY_FILES = {
 when they exist. A vendor file holds chat's fields at its top level and another
 family's in a section named after it."""
 
-_TYPE_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*$")
-_VENDOR_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+FAMILY_SECTIONS = tuple(family for family in FAMILY_FILES if family != "chat")
+"""The families a vendor file may hold a section for, named after them (`messages:`)."""
+
+TYPE_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+"""The name of a type, an enum or a named union: PascalCase."""
+VENDOR_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+"""The name of a vendor, the stem of its file: lower_snake_case."""
+WIRE_NAME = re.compile(r'[^"\\\x00-\x1f]+')
+"""A field's wire key (matched whole): no quote, backslash or control character, which
+msgspec cannot name a field with."""
+
+# The keys of each kind of mapping in a spec file (docs/spec-format.md has a table of
+# each); generator/ir/format_schema.py builds the spec's JSON Schema from them.
+CORE_KEYS = Keys(
+    frozenset(
+        {"root", "completion", "request", "requests", "types", "enums", "meanings", "dialects"}
+    ),
+    frozenset({"root", "types"}),
+)
+"""The core file (chat's family file)."""
+# Another protocol's meanings are read by its runtime reader, not from paths.
+FAMILY_KEYS = Keys(
+    frozenset({"family", "root", "completion", "request", "types", "enums", "unions"}),
+    frozenset({"family", "root", "types"}),
+)
+"""Another family's file (`spec/messages_stream_event.yaml`)."""
+SECTION_KEYS = Keys(frozenset({"source", "fields", "types", "enums", "relax"}))
+"""A vendor's section for another family (`messages:`), and the chat part of its file."""
+VENDOR_KEYS = Keys(
+    frozenset({"vendor", "title", "source", "requests"})
+    | SECTION_KEYS.allowed
+    | frozenset(FAMILY_SECTIONS),
+    frozenset({"vendor", "title", "source"}),
+)
+"""A vendor file."""
+TYPE_KEYS = Keys(frozenset({"doc", "fields", "error_when", "fill"}), frozenset({"doc", "fields"}))
+ERROR_WHEN_KEYS = Keys(frozenset({"has", "lacks", "doc"}), frozenset({"has", "lacks", "doc"}))
+ENUM_KEYS = Keys(frozenset({"doc", "values", "open"}), frozenset({"doc", "values"}))
+UNION_KEYS = Keys(
+    frozenset({"doc", "discriminator", "members", "absent"}),
+    frozenset({"doc", "discriminator", "members"}),
+)
+MEANING_KEYS = Keys(frozenset({"doc"}), frozenset({"doc"}))
+"""A meaning of the vocabulary (the core file's `meanings:`)."""
+DIALECT_KEYS = Keys(frozenset({"doc", "reasoning"}), frozenset({"doc", "reasoning"}))
+"""A writer's dialect (the core file's `dialects:`)."""
+DIALECT_REASONING_KEYS = Keys(frozenset({"key", "tags"}), frozenset({"key"}))
+"""A dialect's `reasoning` when it is a mapping."""
+MEANS_KEYS = Keys(
+    frozenset({"meaning", "path", "precedence", "unit", "items"}), frozenset({"meaning"})
+)
+"""A `means:` entry when it is a mapping."""
+FIELD_KEYS = Keys(
+    frozenset(
+        {
+            "type",
+            "doc",
+            "required",
+            "nullable",
+            "default",
+            "deprecated",
+            "discriminator",
+            "merge",
+            "into",
+            "repeats",
+            "means",
+            "client_only",
+        }
+    ),
+    frozenset({"type", "doc"}),
+)
+"""A field of a type (under `types:`)."""
+# A field a vendor adds to another type says who else sends it and where that is
+# documented; the fields of a type are credited through the type's file.
+VENDOR_FIELD_KEYS = Keys(FIELD_KEYS.allowed | {"also", "source"}, FIELD_KEYS.required)
+"""A field a vendor adds to a type (under `fields:`)."""
+RELAX_KEYS = Keys(
+    frozenset({"required", "nullable", "also_type", "doc", "source", "means"}), frozenset({"doc"})
+)
+"""A relaxation of a core field (under `relax:`)."""
+RELAXED = {"required": False, "nullable": True}
+"""The one value a relaxation may give each flag: a vendor only loosens a field."""
 
 
 @dataclass(frozen=True)
@@ -248,20 +328,13 @@ def _at(mapping: Located, file: str, key: str | None = None) -> Where:
     return Where(file, line)
 
 
-def _keys(
-    mapping: Located,
-    file: str,
-    what: str,
-    allowed: set[str],
-    required: set[str],
-    where: Where | None = None,
-) -> None:
+def _keys(mapping: Located, file: str, what: str, keys: Keys, where: Where | None = None) -> None:
     """Reject unknown keys; a missing one is reported at `where` (the line naming the thing)."""
     for key in mapping:
-        if key not in allowed:
-            known = ", ".join(sorted(allowed))
+        if key not in keys.allowed:
+            known = ", ".join(sorted(keys.allowed))
             raise _at(mapping, file, key).error(f"unknown key {key!r} in {what} (known: {known})")
-    for key in sorted(required):
+    for key in sorted(keys.required):
         if key not in mapping:
             raise (where or _at(mapping, file)).error(f"{what} needs {key!r}")
 
@@ -287,17 +360,14 @@ def _flag(mapping: Located, file: str, key: str, default: bool) -> bool:
 
 
 def _core(doc: Located, file: str, family: str = "chat") -> RawCore:
-    allowed = {"root", "completion", "request", "requests", "types", "enums"}
-    allowed |= {"meanings", "dialects"}
     if family != "chat":
-        # Another protocol's meanings are read by its runtime reader, not from paths.
-        allowed = {"family", "root", "completion", "request", "types", "enums", "unions"}
-        _keys(doc, file, "a family file", allowed, {"family", "root", "types"})
+        _keys(doc, file, "a family file", FAMILY_KEYS)
         if doc["family"] != family:
             raise _at(doc, file, "family").error(
                 f"this file holds the {family!r} family; it says {doc['family']!r}"
             )
-    _keys(doc, file, "the core spec", allowed, {"root", "types"})
+    else:
+        _keys(doc, file, "the core spec", CORE_KEYS)
     root = _text(doc, file, "root", "the core spec")
     return RawCore(
         family=family,
@@ -325,12 +395,12 @@ def _dialects(doc: Located, file: str) -> tuple[RawDialect, ...]:
         where = _at(section, file, name)
         what = f"dialect {name}"
         body = _mapping(section[name], where, what)
-        _keys(body, file, what, {"doc", "reasoning"}, {"doc", "reasoning"}, where)
+        _keys(body, file, what, DIALECT_KEYS, where)
         reasoning = body["reasoning"]
         tags: tuple[str, str] | None = None
         if isinstance(reasoning, Located):
             here = _at(body, file, "reasoning")
-            _keys(reasoning, file, f"'reasoning' of {what}", {"key", "tags"}, {"key"}, here)
+            _keys(reasoning, file, f"'reasoning' of {what}", DIALECT_REASONING_KEYS, here)
             raw_tags = reasoning.get("tags")
             if raw_tags is not None:
                 if not (
@@ -361,12 +431,9 @@ def _meanings(doc: Located, file: str) -> tuple[RawMeaning, ...]:
     for name in section:
         where = _at(section, file, name)
         body = _mapping(section[name], where, f"meaning {name}")
-        _keys(body, file, f"meaning {name}", {"doc"}, {"doc"}, where)
+        _keys(body, file, f"meaning {name}", MEANING_KEYS, where)
         out.append(RawMeaning(name, _text(body, file, "doc", f"meaning {name}"), where))
     return tuple(out)
-
-
-_MEANS_KEYS = {"meaning", "path", "precedence", "unit", "items"}
 
 
 def _means(body: Located, file: str, what: str) -> tuple[RawMeans, ...]:
@@ -386,7 +453,7 @@ def _one_means(entry: Any, file: str, where: Where, what: str) -> RawMeans:
         return RawMeans(entry, "", 0, 1.0, (), where)
     body = _mapping(entry, where, f"'means' of {what}")
     here = _at(body, file)
-    _keys(body, file, f"'means' of {what}", _MEANS_KEYS, {"meaning"}, here)
+    _keys(body, file, f"'means' of {what}", MEANS_KEYS, here)
     precedence = body.get("precedence", 0)
     if not isinstance(precedence, int) or isinstance(precedence, bool):
         raise _at(body, file, "precedence").error("'precedence' must be an integer")
@@ -422,15 +489,10 @@ def _one_means(entry: Any, file: str, where: Where, what: str) -> RawMeans:
     )
 
 
-_SECTION_KEYS = {"source", "fields", "types", "enums", "relax"}
-
-
 def _vendor(doc: Located, file: str, stem: str) -> RawVendor:
-    others = {family for family in FAMILY_FILES if family != "chat"}
-    allowed = {"vendor", "title", "source", "requests", *_SECTION_KEYS, *others}
-    _keys(doc, file, "a vendor file", allowed, {"vendor", "title", "source"})
+    _keys(doc, file, "a vendor file", VENDOR_KEYS)
     name = _text(doc, file, "vendor", "a vendor file")
-    if not _VENDOR_NAME.match(name):
+    if not VENDOR_NAME.match(name):
         raise _at(doc, file, "vendor").error(f"vendor name {name!r} must be lower_snake_case")
     if name != stem:
         raise _at(doc, file, "vendor").error(
@@ -449,10 +511,10 @@ def _vendor(doc: Located, file: str, stem: str) -> RawVendor:
     )
     vendor = _vendor_section(doc, file, named)  # chat's, at the top level
     sections = []
-    for family in sorted(others & set(doc)):
+    for family in sorted(set(FAMILY_SECTIONS) & set(doc)):
         where = _at(doc, file, family)
         section = _mapping(doc[family], where, f"the {family!r} section")
-        _keys(section, file, f"the {family!r} section", _SECTION_KEYS, set(), where)
+        _keys(section, file, f"the {family!r} section", SECTION_KEYS, where)
         sections.append((family, replace(_vendor_section(section, file, vendor), where=where)))
     return replace(vendor, sections=tuple(sections))
 
@@ -482,16 +544,15 @@ def _unions(doc: Located, file: str) -> tuple[RawUnion, ...]:
     out = []
     for name in section:
         where = _at(section, file, name)
-        if not _TYPE_NAME.match(name):
+        if not TYPE_NAME.match(name):
             raise where.error(f"union name {name!r} must be PascalCase")
         body = _mapping(section[name], where, f"union {name}")
-        keys = {"doc", "discriminator", "members"}
-        _keys(body, file, f"union {name}", keys | {"absent"}, keys, where)
+        _keys(body, file, f"union {name}", UNION_KEYS, where)
         members = body["members"]
         if (
             not isinstance(members, list)
             or len(members) < 2
-            or not all(isinstance(m, str) and _TYPE_NAME.match(m) for m in members)
+            or not all(isinstance(m, str) and TYPE_NAME.match(m) for m in members)
         ):
             raise _at(body, file, "members").error(
                 f"the members of {name} are a list of two or more type names"
@@ -528,11 +589,10 @@ def _types(doc: Located, file: str) -> tuple[RawType, ...]:
     out = []
     for name in section:
         where = _at(section, file, name)
-        if not _TYPE_NAME.match(name):
+        if not TYPE_NAME.match(name):
             raise where.error(f"type name {name!r} must be PascalCase")
         body = _mapping(section[name], where, f"type {name}")
-        allowed = {"doc", "fields", "error_when", "fill"}
-        _keys(body, file, f"type {name}", allowed, {"doc", "fields"}, where)
+        _keys(body, file, f"type {name}", TYPE_KEYS, where)
         fields_map = _mapping(body["fields"], _at(body, file, "fields"), f"fields of {name}")
         if not fields_map:
             raise _at(body, file, "fields").error(f"type {name} has no fields")
@@ -553,7 +613,7 @@ def _error_when(body: Located, file: str, name: str) -> RawErrorWhen | None:
     if "error_when" not in body:
         return None
     rule = _mapping(body["error_when"], _at(body, file, "error_when"), f"error_when of {name}")
-    _keys(rule, file, f"error_when of {name}", {"has", "lacks", "doc"}, {"has", "lacks", "doc"})
+    _keys(rule, file, f"error_when of {name}", ERROR_WHEN_KEYS)
     return RawErrorWhen(
         has=_text(rule, file, "has", "error_when"),
         lacks=_text(rule, file, "lacks", "error_when"),
@@ -586,21 +646,6 @@ MERGE_RULES = tuple(sorted(_RULES))
 # How the values of a field recur across chunks (see docs/spec-format.md).
 REPEATS = ("stream", "vocabulary")
 
-_FIELD_KEYS = {
-    "type",
-    "doc",
-    "required",
-    "nullable",
-    "default",
-    "deprecated",
-    "discriminator",
-    "merge",
-    "into",
-    "repeats",
-    "means",
-    "client_only",
-}
-
 
 def _fields(section: Located, file: str, owner: str, *, vendor: bool) -> tuple[RawField, ...]:
     out = []
@@ -609,16 +654,13 @@ def _fields(section: Located, file: str, owner: str, *, vendor: bool) -> tuple[R
         what = f"field {owner}.{wire}"
         if not wire:
             raise where.error(f"empty field name in {owner}")
-        if any(c in '"\\' or c < " " for c in wire):
+        if not WIRE_NAME.fullmatch(wire):
             raise where.error(
                 f"field name {wire!r} has a quote, a backslash or a control character,"
                 " which msgspec cannot name a field with"
             )
         body = _mapping(section[wire], where, what)
-        # A field a vendor adds to another type says who else sends it and where that is
-        # documented; the fields of a type are credited through the type's file.
-        allowed = _FIELD_KEYS | ({"also", "source"} if vendor else set())
-        _keys(body, file, what, allowed, {"type", "doc"}, where)
+        _keys(body, file, what, VENDOR_FIELD_KEYS if vendor else FIELD_KEYS, where)
         deprecated = body.get("deprecated")
         if deprecated is not None and not (isinstance(deprecated, str) and deprecated.strip()):
             raise _at(body, file, "deprecated").error(
@@ -668,13 +710,12 @@ def _relax(section: Located, file: str, owner: str, wire: str) -> RawRelax:
     where = _at(section, file, wire)
     what = f"relaxation of {owner}.{wire}"
     body = _mapping(section[wire], where, what)
-    allowed = {"required", "nullable", "also_type", "doc", "source", "means"}
-    _keys(body, file, what, allowed, {"doc"}, where)
+    _keys(body, file, what, RELAX_KEYS, where)
     required = body.get("required")
     nullable = body.get("nullable")
-    if required not in (None, False):
+    if required not in (None, RELAXED["required"]):
         raise _at(body, file, "required").error("a vendor can only relax 'required' to false")
-    if nullable not in (None, True):
+    if nullable not in (None, RELAXED["nullable"]):
         raise _at(body, file, "nullable").error("a vendor can only relax 'nullable' to true")
     also_type = _text(body, file, "also_type", what) if "also_type" in body else None
     if required is None and nullable is None and also_type is None:
@@ -698,10 +739,10 @@ def _enums(doc: Located, file: str) -> tuple[RawEnum, ...]:
     out = []
     for name in section:
         where = _at(section, file, name)
-        if not _TYPE_NAME.match(name):
+        if not TYPE_NAME.match(name):
             raise where.error(f"enum name {name!r} must be PascalCase")
         body = _mapping(section[name], where, f"enum {name}")
-        _keys(body, file, f"enum {name}", {"doc", "values", "open"}, {"doc", "values"}, where)
+        _keys(body, file, f"enum {name}", ENUM_KEYS, where)
         values = _mapping(body["values"], _at(body, file, "values"), f"values of {name}")
         if not values:
             raise _at(body, file, "values").error(f"enum {name} has no values")

@@ -9,32 +9,42 @@ from typing import Any
 
 from ..runtime.requests.dialects import _RequestDialect
 from .errors import SpecError
-from .yamlfile import Located
+from .yamlfile import Keys, Located
 
-_KEYS = {
-    "doc",
-    "source",
-    "max_tokens",
-    "effort",
-    "budget",
-    "switch",
-    "reasoning",
-    "details",
-    "signature",
-    "developer",
-    "system",
-    "media",
-    "cache_control",
-}
-_SWITCH_KEYS = {"key", "on", "off"}
-_REASONING_KEYS = {"key", "turns", "placeholder"}
-_SIGNATURE_KEYS = {"key", "calls", "unsigned", "accepts"}
-_CHOICES = {
+# The keys of a request dialect and of its parts; generator/ir/format_schema.py builds
+# the spec's JSON Schema from them.
+REQUEST_KEYS = Keys(
+    frozenset(
+        {
+            "doc",
+            "source",
+            "max_tokens",
+            "effort",
+            "budget",
+            "switch",
+            "reasoning",
+            "details",
+            "signature",
+            "developer",
+            "system",
+            "media",
+            "cache_control",
+        }
+    ),
+    frozenset({"doc"}),
+)
+"""A request dialect (an entry of `requests:`)."""
+SWITCH_KEYS = Keys(frozenset({"key", "on", "off"}), frozenset({"key"}))
+REASONING_KEYS = Keys(frozenset({"key", "turns", "placeholder"}), frozenset({"key"}))
+SIGNATURE_KEYS = Keys(frozenset({"key", "calls", "unsigned", "accepts"}), frozenset({"key"}))
+CHOICES = {
     "turns": ("all", "tool_calls"),
     "calls": ("first", "each"),
     "system": ("anywhere", "first"),
 }
-_MEDIA = ("image", "file", "audio")
+"""The values each key of a choice may take, the default first."""
+MEDIA = ("image", "file", "audio")
+"""What a message may take as content parts besides text."""
 
 
 @dataclass(frozen=True)
@@ -63,9 +73,10 @@ def _dialect(name: str, body: Any, file: str, section: Located) -> RequestDialec
     line = section.key_lines.get(name, section.line)
     if not isinstance(body, Located):
         raise SpecError(f"request dialect {name!r} must be a mapping", file, line)
-    _known(body, _KEYS, f"request dialect {name!r}", file)
-    if "doc" not in body:
-        raise SpecError(f"request dialect {name!r} needs 'doc'", file, line)
+    _known(body, REQUEST_KEYS.allowed, f"request dialect {name!r}", file)
+    for key in sorted(REQUEST_KEYS.required):
+        if key not in body:
+            raise SpecError(f"request dialect {name!r} needs {key!r}", file, line)
     rules: dict[str, Any] = {"name": name}
     for key in ("max_tokens", "effort", "budget", "details"):
         if key in body:
@@ -78,23 +89,23 @@ def _dialect(name: str, body: Any, file: str, section: Located) -> RequestDialec
     rules["system"] = _choice(body, "system", "anywhere", file)
     if "media" in body:
         media = body["media"]
-        if not isinstance(media, list) or not all(m in _MEDIA for m in media):
+        if not isinstance(media, list) or not all(m in MEDIA for m in media):
             raise SpecError(
-                f"'media' must be a list of {', '.join(_MEDIA)}", file, body.key_lines.get("media")
+                f"'media' must be a list of {', '.join(MEDIA)}", file, body.key_lines.get("media")
             )
-        rules["media"] = tuple(m for m in _MEDIA if m in media)
+        rules["media"] = tuple(m for m in MEDIA if m in media)
     if "switch" in body:
-        switch = _part(body, "switch", _SWITCH_KEYS, file, name)
+        switch = _part(body, "switch", SWITCH_KEYS, file, name)
         rules["switch"] = _string(switch, "key", file)
         rules["switch_values"] = (switch.get("on", True), switch.get("off", False))
     if "reasoning" in body:
-        reasoning = _part(body, "reasoning", _REASONING_KEYS, file, name)
+        reasoning = _part(body, "reasoning", REASONING_KEYS, file, name)
         rules["reasoning"] = _string(reasoning, "key", file)
         rules["reasoning_turns"] = _choice(reasoning, "turns", "all", file)
         if "placeholder" in reasoning:
             rules["placeholder"] = str(reasoning["placeholder"])
     if "signature" in body:
-        signature = _part(body, "signature", _SIGNATURE_KEYS, file, name)
+        signature = _part(body, "signature", SIGNATURE_KEYS, file, name)
         rules["signature"] = _string(signature, "key", file)
         rules["signature_calls"] = _choice(signature, "calls", "first", file)
         if "unsigned" in signature:
@@ -108,7 +119,7 @@ def _dialect(name: str, body: Any, file: str, section: Located) -> RequestDialec
     return RequestDialect(_RequestDialect(**rules), doc, source, file, line)
 
 
-def _known(body: Located, allowed: set[str], what: str, file: str) -> None:
+def _known(body: Located, allowed: frozenset[str], what: str, file: str) -> None:
     for key in body:
         if key not in allowed:
             known = ", ".join(sorted(allowed))
@@ -119,13 +130,16 @@ def _known(body: Located, allowed: set[str], what: str, file: str) -> None:
             )
 
 
-def _part(body: Located, key: str, allowed: set[str], file: str, name: str) -> Located:
+def _part(body: Located, key: str, keys: Keys, file: str, name: str) -> Located:
     value = body[key]
     if not isinstance(value, Located):
         raise SpecError(f"{key!r} of request dialect {name!r} must be a mapping", file, body.line)
-    _known(value, allowed, f"the {key!r} of request dialect {name!r}", file)
-    if "key" not in value:
-        raise SpecError(f"the {key!r} of request dialect {name!r} needs 'key'", file, value.line)
+    _known(value, keys.allowed, f"the {key!r} of request dialect {name!r}", file)
+    for needed in sorted(keys.required):
+        if needed not in value:
+            raise SpecError(
+                f"the {key!r} of request dialect {name!r} needs {needed!r}", file, value.line
+            )
     return value
 
 
@@ -138,8 +152,8 @@ def _string(body: Located, key: str, file: str) -> str:
 
 def _choice(body: Located, key: str, default: str, file: str) -> str:
     value = body.get(key, default)
-    if value not in _CHOICES[key]:
-        choices = " or ".join(map(repr, _CHOICES[key]))
+    if value not in CHOICES[key]:
+        choices = " or ".join(map(repr, CHOICES[key]))
         raise SpecError(f"{key!r} must be {choices}", file, body.key_lines.get(key))
     return str(value)
 

@@ -11,6 +11,7 @@ that gives: the same message with or without libyaml.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,15 @@ class Located(dict[str, Any]):
 
     line: int
     key_lines: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Keys:
+    """The keys one kind of mapping may hold, and those it must hold: what the loader
+    checks (load.py, requests.py) and the spec's JSON Schema says (format_schema.py)."""
+
+    allowed: frozenset[str]
+    required: frozenset[str] = frozenset()
 
 
 class _Constructor(yaml.constructor.SafeConstructor):
