@@ -2,11 +2,11 @@
 
 pre-commit installs a hook from a git repository at a commit (`rev:`), so the test
 commits a copy of this checkout (uncommitted changes included) into a temporary
-repository and points an application repository at it. The application vendors a module
-with that copy's chunkspec, and the hook must pass it fresh, fail a commit that edits it
-by hand, pass after a spec change that does not reach the module (a doc of a vendor it
-left out) and fail, naming the input that changed and how to update the module, after
-one that does (a doc of its own vendor's field).
+repository and points an application repository at it. The application vendors a
+package with that copy's chunkspec, and the hook must pass it fresh, fail a commit that
+edits it by hand, pass after a spec change that does not reach the package (a doc of a
+vendor it left out) and fail, naming the file that differs and how to update the
+package, after one that does (a doc of its own vendor's field).
 
 Each `rev:` makes pre-commit build an environment (pip installs chunkspec and its
 dependencies), so the test uses three revisions.
@@ -28,9 +28,9 @@ from tests.checkout import CHECKOUT, commit_all, committed_copy, git, isolated_e
 from tests.support import REPORT
 
 LOCK = CHECKOUT / "requirements.lock"
-MODULE = "app/chunks.py"
+MODULE = "app/chunks"
 VENDOR = ("vendor", "--target", "pydantic", "--vendors", "vllm", "--out", MODULE)
-AGAIN = "chunkspec vendor --target pydantic --vendors vllm --out app/chunks.py"
+AGAIN = "chunkspec vendor --target pydantic --vendors vllm --out app/chunks"
 """The command the hook's messages show (the hook runs the `chunkspec` console script)."""
 
 # A doc of a field of a vendor the module leaves out, and one of a field it has.
@@ -111,25 +111,18 @@ repos:
     rev: {rev}
     hooks:
       - id: chunkspec-vendored
-        files: '^app/chunks\\.py$'
+        files: '^app/chunks/'
 """
     (repos.app / ".pre-commit-config.yaml").write_text(config, encoding="utf-8")
     git("add", ".pre-commit-config.yaml", cwd=repos.app, env=repos.env)
 
 
 def vendor(repos: Repos) -> str:
-    """Write the module with the hook repository's chunkspec as it is now; its text."""
+    """Write the package with the hook repository's chunkspec as it is now; the text of
+    its chat module."""
     env = {**repos.env, "PYTHONPATH": str(repos.hook)}
     ok(sys.executable, "-m", "generator", *VENDOR, cwd=repos.app, env=env)
-    return (repos.app / MODULE).read_text(encoding="utf-8")
-
-
-def made_from(text: str) -> tuple[dict[str, str], str]:
-    """The input digests and the digest a module's header records."""
-    parts = dict(re.findall(r"^#   (\S+(?: \S+)*) +([0-9a-f]{12})$", text, re.MULTILINE))
-    digest = re.search(r"^# Digest: ([0-9a-f]+)$", text, re.MULTILINE)
-    assert parts and digest, f"no input digests in the header:\n{text[:1200]}"
-    return parts, digest[1]
+    return (repos.app / MODULE / "chat.py").read_text(encoding="utf-8")
 
 
 def passed(result: subprocess.CompletedProcess[str]) -> bool:
@@ -158,14 +151,14 @@ def test_the_hook_passes_fresh_and_fails_edited_or_stale_modules(tmp_path: Path)
     installed = pre_commit(repos, "install")
     assert installed.returncode == 0, said(installed)
 
-    # 1. Fresh: the commit that adds the module passes the hook.
+    # 1. Fresh: the commit that adds the package passes the hook.
     git("add", MODULE, cwd=repos.app, env=repos.env)
     added = commit(repos, "vendor the chunk models")
     assert passed(added), said(added)
     first = git("rev-parse", "HEAD", cwd=repos.app, env=repos.env)
 
-    # 2. Edited by hand: the hook fails the commit, naming the file.
-    path = repos.app / MODULE
+    # 2. Edited by hand: the hook fails the commit, naming the package and the file.
+    path = repos.app / MODULE / "chat.py"
     edited = fresh.replace('"""Models of the streamed', '"""Models of our streamed', 1)
     assert edited != fresh, "the module's docstring has changed; edit another line"
     path.write_text(edited, encoding="utf-8")
@@ -176,50 +169,42 @@ def test_the_hook_passes_fresh_and_fails_edited_or_stale_modules(tmp_path: Path)
     assert (
         git("rev-parse", "HEAD", cwd=repos.app, env=repos.env) == first
     ), "the edited module was committed"
-    assert f"error: {MODULE}: edited by hand" in output, said(refused)
-    assert f"\n    {AGAIN}\n" in output, said(refused)
+    assert f"error: {MODULE}: stale or edited: 1 file(s) differ" in output, said(refused)
+    assert "\n    chat.py: +1 -1 lines, from line " in output, said(refused)
+    assert f"\n    2. {AGAIN}\n" in output, said(refused)
     git("checkout", "HEAD", "--", MODULE, cwd=repos.app, env=repos.env)
     assert path.read_text(encoding="utf-8") == fresh
 
-    # 3. A spec change that does not reach the module: a doc of a groq field (the module
-    # types vllm's only). What a CI runs passes.
+    # 3. A spec change that does not reach the package: a doc of a groq field (the
+    # package types vllm's only). What a CI runs passes.
     groq = change_spec(repos, "spec/vendors/groq.yaml", *GROQ_DOC)
     unaffected = pre_commit(repos, "run", "--all-files")
     assert "Initializing environment for" in unaffected.stdout, said(unaffected)
     assert passed(unaffected), f"the hook at {groq} failed:\n{said(unaffected)}"
 
-    # 4. One that does: a doc of a vllm field. The hook fails, names the file, the input
-    # that changed with its recorded and current digests, and the two steps that update
-    # the module.
+    # 4. One that does: a doc of a vllm field. The hook fails, names the file that
+    # differs, the revision that checked and the two steps that update the package.
     vllm = change_spec(repos, "spec/vendors/vllm.yaml", *VLLM_DOC)
     stale = pre_commit(repos, "run", "--all-files")
     output = stale.stdout + stale.stderr
     assert "Initializing environment for" in stale.stdout, said(stale)
-    assert stale.returncode != 0, f"the hook at {vllm} passed a stale module:\n{said(stale)}"
-    # What the module would record now: vendor it again from the same revision.
-    current = vendor(repos)
-    (old_parts, old_digest), (new_parts, new_digest) = made_from(fresh), made_from(current)
-    name = "spec/vendors/vllm.yaml"
-    assert old_parts[name] != new_parts[name]
-    changed = re.search(
-        rf"^error: {re.escape(MODULE)}: stale: .*\n((?:    .*\n)+)  digest: ", output, re.M
+    assert stale.returncode != 0, f"the hook at {vllm} passed a stale package:\n{said(stale)}"
+    assert output.count(f"error: {MODULE}: ") == 1, "one message per package, not per file"
+    differ = re.search(
+        rf"^error: {re.escape(MODULE)}: stale or edited: 1 file\(s\) differ .*revision"
+        r" ([0-9a-f]{7,40});.*\n    chat\.py: \+\d+ -\d+ lines, from line \d+\n",
+        output,
+        re.M,
     )
-    assert changed, said(stale)
-    listed = {line.split(" recorded ")[0].strip(): line for line in changed[1].splitlines()}
-    assert name in listed, said(stale)
-    assert f"recorded {old_parts[name]}, now {new_parts[name]}" in listed[name], said(stale)
-    unchanged = {"spec/chat_completion_chunk.yaml", "spec/vendors/groq.yaml", "chunkspec code"}
-    assert not unchanged & set(listed), said(stale)
-    digest = re.search(rf"  digest: recorded {old_digest}, now {new_digest} \((.*)\)\n", output)
-    assert digest, said(stale)
-    revision = re.search(r"revision ([0-9a-f]{7,40})$", digest[1])
-    assert revision and vllm.startswith(revision[1]), f"not the hook's revision {vllm}: {digest[1]}"
-    install = rf'pip install "[^"\n]*git\+[^"\n]+@{revision[1]}"'
+    assert differ and vllm.startswith(differ[1]), said(stale)
+    current = vendor(repos)
+    assert current != fresh and VLLM_DOC[1] in current
+    install = rf'pip install "[^"\n]*git\+[^"\n]+@{differ[1]}"'
     step = rf"    1\. install the chunkspec this check ran: {install}\n"
     assert re.search(step, output), said(stale)
     assert f"    2. {AGAIN}\n" in output, said(stale)
 
-    # 5. Written again, the module passes.
+    # 5. Written again (step 2 above), the package passes.
     git("add", MODULE, cwd=repos.app, env=repos.env)
     updated = pre_commit(repos, "run", "--all-files")
     assert passed(updated), said(updated)
