@@ -917,9 +917,11 @@ def writer_for(chunks: ModuleType, protocol: str) -> Any:
     """A writer of `protocol` (chat in its default dialect), whose `dropped` counts
     what it did not write."""
     if protocol == "chat":
-        return chunks._ChatWriter(chunks._dialect_named("reasoning_content", chunks._DIALECTS))
+        dialect = chunks._dialect_named("reasoning_content", chunks._DIALECTS)
+        return runtime(chunks, "_ChatWriter")(dialect)
     family = chunks._protocol(protocol)
-    return family._MessagesWriter() if protocol == "messages" else family._ResponsesWriter()
+    name = "_MessagesWriter" if protocol == "messages" else "_ResponsesWriter"
+    return runtime(family, name)()
 
 
 def bridge(chunks: ModuleType, source: str, target: str, body: bytes) -> tuple[bytes, Any]:
@@ -1084,10 +1086,10 @@ def read_request(chunks: ModuleType, protocol: str, data: dict[str, Any]) -> Any
     losses = runtime(chunks, "_Losses")()
     given = json.loads(json.dumps(data))  # the readers take keys out of what they read
     if protocol == "chat":
-        return chunks._read_chat_request(given, chunks._REQUEST_DIALECTS, losses)
+        return runtime(chunks, "_read_chat_request")(given, chunks._REQUEST_DIALECTS, losses)
     if protocol == "messages":
-        return chunks._read_messages_request(given, losses)
-    return chunks._read_responses_request(given, losses)
+        return runtime(chunks, "_read_messages_request")(given, losses)
+    return runtime(chunks, "_read_responses_request")(given, losses)
 
 
 def convert(

@@ -69,9 +69,7 @@ def problems(document: object) -> list[str]:
 
 def test_the_committed_schema_is_the_rendered_one() -> None:
     committed = (REPO / SCHEMA_PATH).read_text(encoding="utf-8")
-    assert (
-        committed == render_format_schema()
-    ), f"{SCHEMA_PATH} is stale: run `make generate`"
+    assert committed == render_format_schema(), f"{SCHEMA_PATH} is stale: run `make generate`"
 
 
 def test_the_schema_is_a_valid_2020_12_schema_rendered_the_same_every_time() -> None:
