@@ -8,6 +8,7 @@ Python names, annotations and code from it (generator/targets/).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal, TypeAlias
 
 from .requests import RequestDialect
@@ -342,16 +343,24 @@ class Spec:
     """The unions the spec names, in spec order; the root may be one of them."""
 
     def model(self, name: str) -> Model:
-        for model in self.models:
-            if model.name == name:
-                return model
-        raise KeyError(name)
+        return self._models[name]
 
     def enum(self, name: str) -> Enum:
-        for enum in self.enums:
-            if enum.name == name:
-                return enum
-        raise KeyError(name)
+        return self._enums[name]
+
+    # Looked up tens of thousands of times while rendering: indexed once per spec.
+    @cached_property
+    def _models(self) -> dict[str, Model]:
+        return {model.name: model for model in self.models}
+
+    @cached_property
+    def _enums(self) -> dict[str, Enum]:
+        return {enum.name: enum for enum in self.enums}
+
+    @cached_property
+    def union_tags(self) -> dict[str, tuple[str, str]]:
+        """`union_tags(self)`, computed once."""
+        return _union_tags(self)
 
     def union(self, name: str) -> Union:
         for named in self.unions:
@@ -363,6 +372,10 @@ class Spec:
 def union_tags(spec: Spec) -> dict[str, tuple[str, str]]:
     """Model name -> (key, value) of the types a discriminated union tells apart: each
     member has exactly one value of the discriminator key (the build checks it)."""
+    return spec.union_tags
+
+
+def _union_tags(spec: Spec) -> dict[str, tuple[str, str]]:
     tags: dict[str, tuple[str, str]] = {}
     unions = [p for m in spec.models for f in m.fields for p in parts(f.type)]
     unions += [named.union for named in spec.unions]

@@ -42,33 +42,23 @@ class Output:
 
 
 class RenderError(Exception):
-    """A template produced code that does not compile (a generator bug, not a spec error)."""
+    """A template produced code that is not Python (a generator bug, not a spec error)."""
 
 
 GENERATED_FOLDERS = ("generated", "tests/generated")
 
 
 def finish(rendered: Sequence[Rendered]) -> list[Output]:
-    """Compile-check and format rendered files. The formatter of each Python file runs in
-    a process of its own, all at once, while this one compiles them."""
+    """Format rendered files: the formatter of each Python file runs in a process of its
+    own, all at once. It parses what it formats: a file that is not Python is refused
+    there, with its line (the generator's bug, not the spec's)."""
     ruff = find_ruff_bin()  # once, here: its look-up is not safe in threads
     with ThreadPoolExecutor(max_workers=FORMATTERS) as pool:
         formatted = [pool.submit(_formatted, ruff, one) if one.python else None for one in rendered]
-        for one in rendered:
-            if one.python and not one.parsed:
-                _compiles(one)
         return [
             Output(one.path, one.text if done is None else done.result())
             for one, done in zip(rendered, formatted, strict=True)
         ]
-
-
-def _compiles(rendered: Rendered) -> None:
-    try:
-        compile(rendered.text, rendered.path, "exec")
-    except (SyntaxError, ValueError) as exc:  # ValueError: a NUL byte in the source
-        line = f":{exc.lineno}" if isinstance(exc, SyntaxError) and exc.lineno else ""
-        raise RenderError(f"{rendered.path}{line}: generated code does not compile: {exc}") from exc
 
 
 def _formatted(ruff: str, rendered: Rendered) -> str:
@@ -80,7 +70,9 @@ def _formatted(ruff: str, rendered: Rendered) -> str:
         check=False,
     )
     if result.returncode != 0:
-        raise RenderError(f"{rendered.path}: the formatter failed: {result.stderr.strip()}")
+        said = result.stderr.strip().removeprefix("error: ")
+        said = said.replace("generated.py:", f"{rendered.path}:", 1)
+        raise RenderError(f"{rendered.path}: generated code the formatter refused: {said}")
     return result.stdout
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import keyword
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -133,16 +134,13 @@ def link(
     whose names it imports from it when no runtime file it lists defines them."""
     listed = [runtime_file(n) for found in _PLACEHOLDER.findall(text) for n in found.split()]
     text = _PLACEHOLDER.sub("", text)
-    tree = ast.parse(text)
-    defined = frozenset().union(*(_defined(node) for node in tree.body))
-    wanted = (_loaded(tree) | _exported(tree)) - defined - _BUILTINS
+    defined = frozenset(_top_level(text))
+    wanted = (_loaded(text) | _exported(text)) - defined - _BUILTINS
     where: dict[str, RuntimeFile] = {}
     for found in listed:
         for name in found.defines & wanted:
             if name in where and where[name] is not found:
-                raise LinkError(
-                    f"runtime files {where[name].name} and {found.name} both define {name}"
-                )
+                raise LinkError(f"runtime files {where[name].name} and {found.name} both define {name}")
             where[name] = found
     imports = {
         **STANDARD_NAMES,
@@ -158,6 +156,64 @@ def link(
     # linters report it, as they would in hand-written code.
     text = text.replace(IMPORTS_PLACEHOLDER, import_block(needed), 1)
     return Linked(text, defined, frozenset(found.name for found in where.values()))
+
+
+# A template writes code whose names are read here without parsing it (parsing a few
+# megabytes of generated code took half of `make generate`); the formatter parses every
+# module after, and fails on one that is not Python. A name is an identifier outside
+# strings and comments and not after a dot, nor a field or a parameter declared at the
+# start of a line (`warnings: list[Warning]`); an f-string's fields count as code. What
+# templates write keeps to that: a keyword argument or a local name is never also the
+# name of a runtime definition it does not use (it would be imported unused, which the
+# linters of `make lint` report).
+_STRING_BODY = (
+    r'"""(?:\\[\s\S]|[^\\])*?"""|\'\'\'(?:\\[\s\S]|[^\\])*?\'\'\''
+    r'|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\''
+)
+_TOKENS = re.compile(
+    rf"(?m)(?P<f>(?<![\w])[fF][rR]?(?:{_STRING_BODY}))"
+    rf"|(?<![\w])[rRbBuU]{{0,2}}(?:{_STRING_BODY})"
+    r"|#[^\n]*"
+    r"|^[ \t]+[A-Za-z_]\w*(?=[ \t]*:(?![:=]))"  # a field or parameter declared: bound
+    r"|(?<![.\w])(?P<name>[A-Za-z_]\w*)"
+)
+_FIELD = re.compile(r"\{([^{}]*)\}")
+_DEFINITION = re.compile(r"^(?:(?:async )?def |class )?([A-Za-z_]\w*)\b(?=[^\n]*?[(:=])", re.M)
+_KEYWORDS = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
+
+
+def _loaded(text: str) -> set[str]:
+    """Every name the code of `text` reads or binds (see above)."""
+    names: set[str] = set()
+    for match in _TOKENS.finditer(text):
+        name = match.group("name")
+        if name is not None:
+            names.add(name)
+        elif match.group("f") is not None:
+            for field in _FIELD.findall(match.group("f")):
+                names |= _loaded(field)
+    return names - _KEYWORDS
+
+
+def _top_level(text: str) -> set[str]:
+    """The names the module binds at its top level: each line at column 0 that defines
+    a function or class, or assigns a name (`X = ...`, `X: T = ...`)."""
+    found = set()
+    for match in _DEFINITION.finditer(text):
+        line = text[match.start() : text.find("\n", match.start())]
+        if line.startswith(("def ", "async def ", "class ")) or re.match(
+            r"[A-Za-z_]\w*\s*(?::[^=]*)?=(?!=)", line
+        ):
+            found.add(match.group(1))
+    return found - _KEYWORDS
+
+
+def _exported(text: str) -> set[str]:
+    """The names in the module's `__all__`: used by the module's users."""
+    start = text.find("\n__all__ = [")
+    if start < 0:
+        return set()
+    return set(re.findall(r"[\"\']([^\"\']+)[\"\']", text[start : text.index("]", start)]))
 
 
 def copied(used: Iterable[str]) -> list[str]:
@@ -179,39 +235,6 @@ def runtime_text(name: str) -> str:
     """A runtime file's text, as a package copies it (a folder's `__init__` too)."""
     path = RUNTIME / f"{name}.py"
     return runtime_file(name).text if path.stem != "__init__" else path.read_text("utf-8")
-
-
-def _exported(tree: ast.Module) -> set[str]:
-    """The names in the module's `__all__`: used by the module's users."""
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
-        ):
-            return {
-                e.value
-                for e in ast.walk(node.value)
-                if isinstance(e, ast.Constant) and isinstance(e.value, str)
-            }
-    return set()
-
-
-def _loaded(tree: ast.AST) -> set[str]:
-    """Every name the tree loads: what `ast.walk` finds, three times as fast."""
-    out: set[str] = set()
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if type(node) is ast.Name:  # no name holds another
-            if type(node.ctx) is ast.Load:
-                out.add(node.id)
-            continue
-        for key in node._fields:
-            value = getattr(node, key, None)
-            if type(value) is list:
-                stack += [item for item in value if isinstance(item, ast.AST)]
-            elif isinstance(value, ast.AST):
-                stack.append(value)
-    return out
 
 
 def import_block(needed: Mapping[str, tuple[str, str]]) -> str:

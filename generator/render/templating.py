@@ -33,9 +33,6 @@ class Rendered:
     text: str
     python: bool
     """Whether it is Python to format (a runtime file is copied as it is)."""
-    parsed: bool = False
-    """Whether its code was parsed already (a module: linking parses what its templates
-    wrote), so it need not be compiled again to know it is Python."""
 
 
 @cache
@@ -62,7 +59,13 @@ def _pyrepr(value: object) -> str:
 def docstring(paragraphs: str | Sequence[str], indent: int = 0) -> str:
     """A triple-quoted docstring, wrapped to the line length, safe for any text."""
     if isinstance(paragraphs, str):
-        paragraphs = [paragraphs]
+        return _docstring((paragraphs,), indent)
+    return _docstring(tuple(paragraphs), indent)
+
+
+@cache
+def _docstring(paragraphs: tuple[str, ...], indent: int) -> str:
+    # Every target writes the docs of the same fields: each is wrapped once.
     width = 88 - indent
     lines = _wrapped(paragraphs, width)
     if len(lines) == 1 and len(lines[0]) + 6 > width:
@@ -313,11 +316,11 @@ def render_package(
 
     protocols = [other.family for other in families]
     chat = render_module(spec, root, target, command, protocols=protocols)
-    out = [Rendered(at("chat.py"), chat.text, python=True, parsed=True)]
+    out = [Rendered(at("chat.py"), chat.text, python=True)]
     used = set(chat.uses)
     for other in families:
         made = render_module(other, root, type(target)(other), command, ("chat", chat.defines))
-        out.append(Rendered(at(f"{other.family}.py"), made.text, python=True, parsed=True))
+        out.append(Rendered(at(f"{other.family}.py"), made.text, python=True))
         used |= made.uses
     context = {
         "header": header(spec, target.name, command),
@@ -360,30 +363,44 @@ def render_all(
     command: str = PROJECT_COMMAND,
     families: Sequence[Spec] = (),
 ) -> list[Rendered]:
-    """Every generated Python file of the project, in a fixed order: a package per
-    target (`render_package`), its round-trip tests, and the tests' shared files.
-    `openai` is OpenAI's own spec (the strict profile, no vendor), whose strategies feed
-    the differential tests; `families` are the other protocols' specs."""
+    """Every generated Python file of the project, in a fixed order: each target's
+    (`render_target`), then the tests' shared files (`render_shared`)."""
+    out = []
+    for target_class in TARGETS.values():
+        out += render_target(spec, families, root, target_class(spec), command)
+    return out + render_shared(spec, openai, root, command)
+
+
+def render_target(
+    spec: Spec, families: Sequence[Spec], root: Path, target: Target, command: str
+) -> list[Rendered]:
+    """A target's files: its package (`render_package`), its round-trip tests, and the
+    old names of its modules. `families` are the other protocols' specs."""
+    env = environment(root / "templates")
+    out = render_package(spec, families, root, target, command, f"{PACKAGE_FOLDER}/{target.name}")
+    context = {"spec": spec, "target": target, "header": header(spec, target.name, command)}
+    test = env.get_template("test_roundtrip.py.jinja").render(context)
+    out.append(Rendered(f"tests/generated/test_roundtrip_{target.name}.py", test, python=True))
+    for protocol in ["chat", *(other.family for other in families)]:
+        alias = env.get_template("old_module.py.jinja").render(
+            {
+                "header": header(spec, target.name, command),
+                "old": f"{FAMILIES[protocol].module}_{target.name}",
+                "target": target.name,
+                "protocol": protocol,
+            }
+        )
+        stem = f"{FAMILIES[protocol].module}_{target.name}"
+        out.append(Rendered(f"{PACKAGE_FOLDER}/{stem}.py", alias, python=True))
+    return out
+
+
+def render_shared(spec: Spec, openai: Spec, root: Path, command: str) -> list[Rendered]:
+    """The files every target's tests share, and the packages' `__init__`. `openai` is
+    OpenAI's own spec (the strict profile, no vendor), whose strategies feed the
+    differential tests."""
     env = environment(root / "templates")
     out = []
-    for target in (target_class(spec) for target_class in TARGETS.values()):
-        out += render_package(
-            spec, families, root, target, command, f"{PACKAGE_FOLDER}/{target.name}"
-        )
-        context = {"spec": spec, "target": target, "header": header(spec, target.name, command)}
-        test = env.get_template("test_roundtrip.py.jinja").render(context)
-        out.append(Rendered(f"tests/generated/test_roundtrip_{target.name}.py", test, python=True))
-        for protocol in ["chat", *(other.family for other in families)]:
-            alias = env.get_template("old_module.py.jinja").render(
-                {
-                    "header": header(spec, target.name, command),
-                    "old": f"{FAMILIES[protocol].module}_{target.name}",
-                    "target": target.name,
-                    "protocol": protocol,
-                }
-            )
-            stem = f"{FAMILIES[protocol].module}_{target.name}"
-            out.append(Rendered(f"{PACKAGE_FOLDER}/{stem}.py", alias, python=True))
     examples_context = {
         "header": header(spec, "all", command),
         "examples": examples.for_spec(spec),
