@@ -37,7 +37,6 @@ from .render.header import GENERATED, PROJECT_COMMAND
 from .render.linking import RUNTIME_PACKAGE
 from .render.targets import module_names
 from .render.templating import PACKAGE_FOLDER
-from .vendoring.check import in_repository, package_of, problems, root_from, written_beside
 from .vendoring.vendored import (
     Request,
     add_request_arguments,
@@ -124,6 +123,8 @@ def main(argv: list[str] | None = None, prog: str = "python -m generator") -> in
     root: Path = (args.root or ROOT).resolve()
     try:
         if args.command == "vendor":
+            from .vendoring.check import in_repository, root_from
+
             own_root = None if root == ROOT else root_from(Path(args.out), root)
             options = options_from(args.vendors, args.profile, args.protocols)
             folder = Path(package_folder(args.out))
@@ -253,6 +254,8 @@ def generate_command(
 def write_vendored(root: Path, request: Request, folder: Path) -> int:
     """Write the package `request` asks for into `folder`, all files or none; remove
     what chunkspec wrote there before and no longer writes."""
+    from .vendoring.check import written_beside
+
     outputs = render_vendored(root, request)
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -278,6 +281,9 @@ def remove_empty_folders(top: Path) -> None:
 
 
 def check_vendored(root: Path, paths: list[Path], prog: str) -> int:
+    # Imported when used: `generate` and `check`, run most, start without it.
+    from .vendoring.check import package_of, problems
+
     failed = 0
     for package in dict.fromkeys(package_of(path) for path in paths):
         problem = problems(root, package, prog)

@@ -140,7 +140,9 @@ def link(
     for found in listed:
         for name in found.defines & wanted:
             if name in where and where[name] is not found:
-                raise LinkError(f"runtime files {where[name].name} and {found.name} both define {name}")
+                raise LinkError(
+                    f"runtime files {where[name].name} and {found.name} both define {name}"
+                )
             where[name] = found
     imports = {
         **STANDARD_NAMES,
