@@ -32,6 +32,7 @@ REQUIRED_FEATURES = {
     "awkward_names",
     "merge_rules",
     "vendor_selection",
+    "messages_open_union",
 }
 TARGETS = golden.TARGETS
 DIFF_LINES = 60
@@ -413,3 +414,34 @@ def test_feature_vendor_selection(golden_packages: Records) -> None:
         assert_round_trips(m, {**payload, "detail": {"code": "not an int"}})
         assert_round_trips(m, {**payload, "detail": "text"})
         assert_rejected(m, {**payload, "detail": 5})
+
+
+MYSTERY: dict[str, Any] = {"type": "mystery", "seq": 1, "payload": {"x": [1, 2.5, None]}}
+"""An event of a type the Messages spec of `messages_open_union` does not list."""
+
+
+def sse(*events: dict[str, Any]) -> str:
+    """A server-sent-event body of the events, each named by its `type`."""
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+
+
+def test_feature_messages_open_union(golden_packages: Records) -> None:
+    records = golden_packages("messages_open_union")
+    for target, package in records.items():
+        m = submodule(package, "messages")
+        # A type the union does not list is read as its open member, kept whole.
+        assert_round_trips(m, MYSTERY)
+        assert_round_trips(m, {"type": "ping"})
+        assert_round_trips(m, {"type": "ping", "seq": 2})  # unknown keys are kept
+        parsed = m.loads(json.dumps(MYSTERY))
+        assert attribute(target, parsed, "type", same("type")) == "mystery"
+        if target != "typeddicts":
+            assert isinstance(parsed, m.OtherEvent), (target, type(parsed))
+            assert isinstance(m.loads('{"type": "ping"}'), m.PingEvent), target
+        # The tag is the one key every event needs, a string.
+        assert_rejected(m, {"seq": 1})
+        assert_rejected(m, {"type": 5})
+        # In a stream too: the unknown event comes through whole, in order.
+        events = m.iter_events(sse(MYSTERY, {"type": "ping"}))
+        read = [json.loads(m.dumps(event)) for event in events]
+        assert canonical(read) == canonical([MYSTERY, {"type": "ping"}]), target
