@@ -33,6 +33,7 @@ REQUIRED_FEATURES = {
     "merge_rules",
     "vendor_selection",
     "messages_open_union",
+    "responses_vendor_section",
 }
 TARGETS = golden.TARGETS
 DIFF_LINES = 60
@@ -445,3 +446,25 @@ def test_feature_messages_open_union(golden_packages: Records) -> None:
         events = m.iter_events(sse(MYSTERY, {"type": "ping"}))
         read = [json.loads(m.dumps(event)) for event in events]
         assert canonical(read) == canonical([MYSTERY, {"type": "ping"}]), target
+
+
+def test_feature_responses_vendor_section(golden_packages: Records) -> None:
+    records = golden_packages("responses_vendor_section")
+    response = {"id": "r", "acme_cost": 3}
+    event = {"type": "response.completed", "response": response}
+    for target, package in records.items():
+        m = submodule(package, "responses")
+        assert_round_trips(m, event)
+        whole = m.loads_response(json.dumps(response))
+        assert attribute(target, whole, "acme_cost", same("acme_cost")) == 3, target
+        inner = attribute(target, m.loads(json.dumps(event)), "response", same("response"))
+        assert attribute(target, inner, "acme_cost", same("acme_cost")) == 3, target
+        # acme's field is typed: an int, wherever a Response is read.
+        costly = {"id": "r", "acme_cost": "cheap"}
+        assert_rejected(m, {**event, "response": costly})
+        with pytest.raises(m.ChunkDecodeError):
+            m.loads_response(json.dumps(costly))
+        # The section is the Responses family's: to chat it is an unknown key.
+        assert_round_trips(package, {"id": "c", "acme_cost": "cheap"})
+        text = golden.expected_path("responses_vendor_section", target, "responses.py")
+        assert "Sent by Acme AI" in text.read_text(encoding="utf-8"), target
