@@ -10,6 +10,7 @@ import importlib
 import importlib.util
 import json
 import sys
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -34,6 +35,7 @@ REQUIRED_FEATURES = {
     "vendor_selection",
     "messages_open_union",
     "responses_vendor_section",
+    "request_dialects",
 }
 TARGETS = golden.TARGETS
 DIFF_LINES = 60
@@ -468,3 +470,60 @@ def test_feature_responses_vendor_section(golden_packages: Records) -> None:
         assert_round_trips(package, {"id": "c", "acme_cost": "cheap"})
         text = golden.expected_path("responses_vendor_section", target, "responses.py")
         assert "Sent by Acme AI" in text.read_text(encoding="utf-8"), target
+
+
+CHAT_REQUEST: dict[str, Any] = {
+    "model": "m",
+    "max_completion_tokens": 5,
+    "reasoning_effort": "high",
+    "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "system", "content": "be brief"},
+    ],
+}
+MESSAGES_REQUEST: dict[str, Any] = {
+    "model": "m",
+    "max_tokens": 7,
+    "system": "be brief",
+    "messages": [{"role": "user", "content": "hi"}],
+}
+
+
+def to_chat(m: ModuleType, request: dict[str, Any], dialect: str | None = None) -> Any:
+    """`m.to_request` of a copy of `request`, for a chat backend in `dialect`; its
+    `RequestLossWarning`s (no dialect here takes a reasoning effort) ignored."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return m.to_request(json.loads(json.dumps(request)), protocol="chat", dialect=dialect)
+
+
+def test_feature_request_dialects(golden_packages: Records) -> None:
+    records = golden_packages("request_dialects")
+    for target, package in records.items():
+        chat, messages = submodule(package, "chat"), submodule(package, "messages")
+        assert [d.name for d in chat._REQUEST_DIALECTS] == ["openai", "terse"], target
+        # Every protocol's module writes chat requests, by the same rules.
+        assert messages._REQUEST_DIALECTS == chat._REQUEST_DIALECTS, target
+        openai, terse = chat._REQUEST_DIALECTS
+        assert openai.developer and openai.max_tokens == "max_completion_tokens"
+        assert (terse.developer, terse.max_tokens, terse.system, terse.media) == (
+            False,
+            "max_tokens",
+            "first",
+            ("image",),
+        )
+        assert (terse.switch, terse.switch_values) == ("thinking.type", ("enabled", "disabled"))
+        # The default dialect is the first: the request as it came.
+        default = to_chat(package, CHAT_REQUEST)
+        assert default["max_completion_tokens"] == 5 and "max_tokens" not in default, target
+        assert default["messages"] == CHAT_REQUEST["messages"], target
+        # `terse`: the limit in `max_tokens`, reasoning switched on, the system message first.
+        written = to_chat(package, CHAT_REQUEST, "terse")
+        assert written["max_tokens"] == 5 and "max_completion_tokens" not in written, target
+        assert written["thinking"] == {"type": "enabled"}, target
+        assert [m["role"] for m in written["messages"]] == ["system", "user"], target
+        # A Messages request, written for a chat backend in each dialect.
+        for dialect, key in ((None, "max_completion_tokens"), ("terse", "max_tokens")):
+            assert to_chat(messages, MESSAGES_REQUEST, dialect)[key] == 7, (target, dialect)
+        with pytest.raises(ValueError, match="one of 'openai', 'terse', not 'other'"):
+            to_chat(package, CHAT_REQUEST, "other")
