@@ -1,26 +1,31 @@
 """Golden records per feature: tests/golden/<feature>/ holds a tiny spec that shows one
-feature, and expected/ the four target modules the generator makes of it.
+feature, and expected/ the modules of the four target packages the generator makes of it.
 
     python -m tests.golden            rewrite every expected/ file (make golden)
     python -m tests.golden --check    exit 1, listing the expected/ files that are stale
 
-A golden spec folder holds `spec/chat_completion_chunk.yaml` (and `spec/vendors/*.yaml`
-when the feature needs vendors), an optional `options.toml` (`vendors = [...]`,
-`profile = "strict"`) and `expected/chunk_<target>.py`. The comment at the top of each
-core spec says what the case shows.
+A golden folder holds:
 
-Expected files are normalised (`expected_text`) so that a generator change unrelated to
-a feature does not touch every record: the spec hash in the header is a placeholder, and
-verbatim runtime code shared by every module (`runtime_sections`, `ELIDE`) is replaced
-by a one-line marker, which `restore` puts back to import a record.
+    spec/chat_completion_chunk.yaml   the core spec; the comment at its top says what the
+                                      case shows (`# Golden case `<feature>`: ...`)
+    spec/messages_stream_event.yaml   the Messages family, when the feature is about it
+    spec/responses_stream_event.yaml  the Responses family, likewise
+    spec/vendors/*.yaml               vendor files, when the feature needs vendors
+    options.toml                      optional: `vendors = [...]`, `profile = "strict"`,
+                                      `protocols = [...]` (the generator's options)
+    expected/<target>/<module>.py     the record, for each target
+
+A record holds the package's own modules, byte for byte as generated: `chat.py`,
+`__init__.py` (the public names), and `messages.py` / `responses.py` when the spec has
+that family and it is rendered. It does not hold the package's `_runtime/`, which is
+generator/runtime/'s files copied as they are (their own tests cover them; the tests
+that import a record copy them beside it), nor the empty `py.typed`.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
-import inspect
-import re
 import shutil
 import sys
 import tempfile
@@ -28,8 +33,8 @@ import tomllib
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
 
+from generator.ir.load import FAMILY_FILES
 from generator.ir.model import Options
 from generator.render.targets import TARGETS as REGISTRY
 
@@ -39,20 +44,14 @@ TEMPLATES = REPO / "templates"
 TARGETS = tuple(REGISTRY)
 COMMAND = "make golden"
 """How the records are regenerated; named in failure messages and in each record's header."""
-DIGEST_PLACEHOLDER = "<digest>"
 OPTIONS_FILE = "options.toml"
-
-ELIDE: list[str] = []
-"""Verbatim text blocks to replace by `# (runtime section: <n>)`, n their index here; empty
-by default. Named sections come from `generator.render.inline.sections()` when it exists."""
+OPTION_KEYS = ("vendors", "profile", "protocols")
+PROTOCOLS = tuple(family for family in FAMILY_FILES if family != "chat")
+"""The protocols besides chat, whose modules a package holds when the spec has them."""
 
 
 class GoldenError(Exception):
     """A golden case the generator cannot render (its spec, options or the generator)."""
-
-
-_DIGESTS = re.compile(r"^(#   \S.*?  +|# Digest: )[0-9a-f]{12,16}$", re.MULTILINE)
-"""The header's digests: the code's changes with every edit of the generator."""
 
 
 def features() -> list[str]:
@@ -60,48 +59,39 @@ def features() -> list[str]:
     return sorted(p.name for p in GOLDEN.iterdir() if (p / "spec").is_dir())
 
 
-def expected_name(target: str) -> str:
-    return f"{target}/chat.py"
+def expected_path(feature: str, target: str, module: str) -> Path:
+    return GOLDEN / feature / "expected" / target / module
 
 
-def expected_path(feature: str, target: str) -> Path:
-    return GOLDEN / feature / "expected" / expected_name(target)
+def _names(path: Path, key: str, value: object, known: Sequence[str] | None = None) -> None:
+    if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        raise ValueError(f"{path}: {key} must be a list of names")
+    if known is not None and not set(value) <= set(known):
+        raise ValueError(f"{path}: {key} must name some of {', '.join(known)}, not {value}")
 
 
 def options_for(feature: str) -> Options:
-    """The feature's `options.toml` as generator options (all vendors, lenient when absent)."""
+    """The feature's `options.toml` as generator options (all vendors, lenient and every
+    protocol the spec has when absent)."""
     path = GOLDEN / feature / OPTIONS_FILE
     config = tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    unknown = sorted(set(config) - {"vendors", "profile"})
+    unknown = sorted(set(config) - set(OPTION_KEYS))
     if unknown:
-        raise ValueError(f"{path}: unknown keys {unknown} (known: vendors, profile)")
+        raise ValueError(f"{path}: unknown keys {unknown} (known: {', '.join(OPTION_KEYS)})")
     vendors = config.get("vendors")
-    if vendors is not None and not (
-        isinstance(vendors, list) and all(isinstance(v, str) for v in vendors)
-    ):
-        raise ValueError(f"{path}: vendors must be a list of vendor names")
+    if vendors is not None:
+        _names(path, "vendors", vendors)
+    protocols = config.get("protocols")
+    if protocols is not None:
+        _names(path, "protocols", protocols, PROTOCOLS)
     profile = config.get("profile", "lenient")
     if profile not in ("lenient", "strict"):
         raise ValueError(f"{path}: profile must be 'lenient' or 'strict', not {profile!r}")
-    return Options(vendors=None if vendors is None else tuple(vendors), profile=profile)
-
-
-# --- the one place that calls the generator --------------------------------------
-
-
-def _generate(root: Path, options: Options) -> dict[str, str]:
-    """Every file the generator makes of the project at `root`, by path relative to it.
-
-    This is the one place to adapt when `generator.pipeline.generate` changes: it is
-    called with the project root and the options, plus `command` (the regeneration
-    command written in headers) while it takes one; its outputs need `path` and `content`.
-    """
-    from generator.pipeline import generate
-
-    kwargs: dict[str, Any] = {}
-    if "command" in inspect.signature(generate).parameters:
-        kwargs["command"] = COMMAND
-    return {str(out.path): str(out.content) for out in generate(root, options, **kwargs)}
+    return Options(
+        vendors=None if vendors is None else tuple(vendors),
+        profile=profile,
+        protocols=None if protocols is None else tuple(protocols),
+    )
 
 
 def _project(feature: str, dest: Path) -> Path:
@@ -115,67 +105,42 @@ def _project(feature: str, dest: Path) -> Path:
 
 
 @cache
-def generated(feature: str) -> dict[str, str]:
-    """The four target modules of a feature as generated now, by target, not normalised."""
+def generated(feature: str) -> dict[str, dict[str, str]]:
+    """Every file of each target's package as the generator makes the feature now, by
+    target, then by path inside the package (`chat.py`, `_runtime/sse.py`, `py.typed`)."""
+    from generator.pipeline import generate
+
     with tempfile.TemporaryDirectory(prefix=f"golden-{feature}-") as tmp:
         try:
-            outputs = _generate(_project(feature, Path(tmp)), options_for(feature))
+            outputs = generate(_project(feature, Path(tmp)), options_for(feature), command=COMMAND)
         except Exception as exc:
             raise GoldenError(f"golden case {feature!r}: {type(exc).__name__}: {exc}") from exc
-    found: dict[str, str] = {}
+    packages: dict[str, dict[str, str]] = {}
     for target in TARGETS:
-        name = expected_name(target)
-        paths = [p for p in outputs if p == f"generated/{name}"]
-        if len(paths) != 1:
-            raise GoldenError(f"{feature}: the generator made {len(paths)} files named {name}")
-        found[target] = outputs[paths[0]]
-    return found
+        folder = f"generated/{target}/"
+        files = {
+            str(out.path).removeprefix(folder): str(out.content)
+            for out in outputs
+            if str(out.path).startswith(folder)
+        }
+        if "chat.py" not in files:
+            raise GoldenError(f"{feature}: the generator made no {folder}chat.py")
+        packages[target] = files
+    return packages
 
 
-def rendered(feature: str) -> dict[str, str]:
-    """What each expected file of a feature should hold now, by target."""
+def is_recorded(path: str) -> bool:
+    """Whether a record holds a file of a package: its modules, not `_runtime/` or
+    `py.typed`."""
+    return "/" not in path and path.endswith(".py")
+
+
+def rendered(feature: str) -> dict[str, dict[str, str]]:
+    """What each expected file of a feature should hold now, by target, then module."""
     return {
-        target: expected_text(expected_name(target), content)
-        for target, content in generated(feature).items()
+        target: {path: text for path, text in sorted(files.items()) if is_recorded(path)}
+        for target, files in generated(feature).items()
     }
-
-
-# --- normalisation ---------------------------------------------------------------
-
-
-def runtime_sections() -> dict[str, str]:
-    """Verbatim runtime code a module carries, by name: none since the runtime is a
-    package's own files, which a module imports."""
-    return {}
-
-
-def elisions() -> dict[str, str]:
-    """Every block to elide, by the name its marker shows; longest first, so that a block
-    inside another is not cut out of it first."""
-    blocks = {str(n): block for n, block in enumerate(ELIDE)} | runtime_sections()
-    blocks = {name: block for name, block in blocks.items() if block.strip()}
-    return dict(sorted(blocks.items(), key=lambda item: -len(item[1])))
-
-
-def _marker(name: str, block: str) -> str:
-    return f"# (runtime section: {name})" + ("\n" if block.endswith("\n") else "")
-
-
-def expected_text(path: str | Path, content: str) -> str:
-    """A generated file as its golden record holds it: the header's digests replaced by a
-    placeholder, and each runtime section of a Python module by a one-line marker."""
-    text = _DIGESTS.sub(lambda m: m.group(1) + DIGEST_PLACEHOLDER, content)
-    if str(path).endswith(".py"):
-        for name, block in elisions().items():
-            text = text.replace(block, _marker(name, block))
-    return text
-
-
-def restore(text: str) -> str:
-    """A golden record with its runtime sections put back, so that it can be imported."""
-    for name, block in elisions().items():
-        text = text.replace(_marker(name, block), block)
-    return text
 
 
 # --- comparing and rewriting -------------------------------------------------------
@@ -201,22 +166,26 @@ def stale(feature: str) -> list[tuple[Path, str]]:
     """The expected files of a feature that are missing or differ from what is generated
     now, each with what is wrong with it (`missing` or `stale`)."""
     out = []
-    for target, text in rendered(feature).items():
-        path = expected_path(feature, target)
-        if not path.is_file():
-            out.append((path, "missing"))
-        elif path.read_text(encoding="utf-8") != text:
-            out.append((path, "stale"))
+    for target, modules in rendered(feature).items():
+        for module, text in modules.items():
+            path = expected_path(feature, target, module)
+            if not path.is_file():
+                out.append((path, "missing"))
+            elif path.read_text(encoding="utf-8") != text:
+                out.append((path, "stale"))
     return out
 
 
 def strays(feature: str) -> list[Path]:
-    """Files in a feature's expected/ folder that no target makes."""
+    """Files in a feature's expected/ folder that the generator does not make."""
     folder = GOLDEN / feature / "expected"
-    wanted = {expected_name(t) for t in TARGETS}
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir() if p.name not in wanted and p.name != "__pycache__")
+    wanted = {
+        expected_path(feature, target, module)
+        for target, modules in rendered(feature).items()
+        for module in modules
+    }
+    found = (p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return sorted(p for p in found if p not in wanted)
 
 
 def _changed_lines(old: str, new: str) -> str:
@@ -233,14 +202,15 @@ def write(feature: str) -> list[tuple[Path, str]]:
     """Rewrite the expected files of a feature that changed; returns them, each with
     what changed (`new` or the lines added and removed)."""
     changed = []
-    for target, text in rendered(feature).items():
-        path = expected_path(feature, target)
-        old = path.read_text(encoding="utf-8") if path.is_file() else None
-        if old == text:
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8", newline="\n")
-        changed.append((path, "new" if old is None else _changed_lines(old, text)))
+    for target, modules in rendered(feature).items():
+        for module, text in modules.items():
+            path = expected_path(feature, target, module)
+            old = path.read_text(encoding="utf-8") if path.is_file() else None
+            if old == text:
+                continue
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8", newline="\n")
+            changed.append((path, "new" if old is None else _changed_lines(old, text)))
     return changed
 
 

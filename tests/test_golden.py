@@ -1,14 +1,16 @@
-"""Golden records (tests/golden/<feature>/): each tiny spec's four target modules are what
-the generator makes of it now, and each record, imported, does what its feature says.
-The records are rewritten by `make golden` (python -m tests.golden)."""
+"""Golden records (tests/golden/<feature>/): each tiny spec's record (the modules of the
+four target packages) is what the generator makes of it now, and each record, imported as
+a package, does what its feature says. The records are rewritten by `make golden`
+(python -m tests.golden)."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import json
-import re
 import sys
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -16,6 +18,9 @@ from typing import Any
 
 import pytest
 
+from generator.ir.load import CORE_FILE, FAMILY_FILES, VENDOR_DIR
+from generator.ir.model import Options
+from generator.render.linking import RUNTIME_PACKAGE, copied, runtime_text
 from tests import golden
 
 FEATURES = golden.features()
@@ -28,6 +33,9 @@ REQUIRED_FEATURES = {
     "awkward_names",
     "merge_rules",
     "vendor_selection",
+    "messages_open_union",
+    "responses_vendor_section",
+    "request_dialects",
 }
 TARGETS = golden.TARGETS
 DIFF_LINES = 60
@@ -41,139 +49,165 @@ def test_every_required_feature_has_a_golden_case() -> None:
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("feature", FEATURES)
 def test_the_golden_record_is_what_the_generator_makes(feature: str, target: str) -> None:
-    path = golden.expected_path(feature, target)
-    name = path.relative_to(golden.REPO).as_posix()
-    assert path.is_file(), f"{name} is missing; write it with `{golden.COMMAND}`"
-    expected = path.read_text(encoding="utf-8")
-    actual = golden.rendered(feature)[target]
-    if actual != expected:
-        pytest.fail(
-            f"{name} differs from what the generator makes now; if the change is meant,"
-            f" regenerate with `{golden.COMMAND}` and review the diff.\n"
-            + golden.diff(expected, actual, name, DIFF_LINES),
-            pytrace=False,
-        )
+    modules = golden.rendered(feature)[target]
+    for module, actual in modules.items():
+        path = golden.expected_path(feature, target, module)
+        name = golden.relative(path)
+        assert path.is_file(), f"{name} is missing; write it with `{golden.COMMAND}`"
+        expected = path.read_text(encoding="utf-8")
+        if actual != expected:
+            pytest.fail(
+                f"{name} differs from what the generator makes now; if the change is meant,"
+                f" regenerate with `{golden.COMMAND}` and review the diff.\n"
+                + golden.diff(expected, actual, name, DIFF_LINES),
+                pytrace=False,
+            )
+    strays = [golden.relative(p) for p in golden.strays(feature) if p.parent.name == target]
+    assert not strays, f"made by the generator no more (remove them): {strays}"
+
+
+def recorded_modules(feature: str) -> set[str]:
+    """The modules a feature's record holds for each target, as its spec says: the chat
+    module and `__init__`, and a module per other family whose file the spec has (of
+    those `protocols` names, when options.toml names some)."""
+    options = golden.options_for(feature)
+    return {"__init__.py", "chat.py"} | {
+        f"{family}.py"
+        for family, file in FAMILY_FILES.items()
+        if family != "chat" and (golden.GOLDEN / feature / file).is_file()
+        if options.speaks(family)
+    }
 
 
 @pytest.mark.parametrize("feature", FEATURES)
-def test_a_golden_folder_holds_its_spec_and_four_records_only(feature: str) -> None:
+def test_a_golden_folder_holds_its_spec_and_its_records_only(feature: str) -> None:
     folder = golden.GOLDEN / feature
     found = {
         p.relative_to(folder).as_posix()
         for p in folder.rglob("*")
         if p.is_file() and "__pycache__" not in p.parts
     }
-    records = {f"expected/{golden.expected_name(t)}" for t in TARGETS}
-    core = "spec/chat_completion_chunk.yaml"
-    vendors = {p for p in found if p.startswith("spec/vendors/") and p.count("/") == 2}
-    assert core in found
+    # The package's modules; not its `_runtime/` (the runtime's files, as they are) or
+    # its empty `py.typed`.
+    records = {f"expected/{t}/{m}" for t in TARGETS for m in recorded_modules(feature)}
+    families = {file for file in FAMILY_FILES.values() if file != CORE_FILE}
+    vendors = {p for p in found if p.startswith(f"{VENDOR_DIR}/") and p.count("/") == 2}
+    assert CORE_FILE in found
     assert records <= found, sorted(records - found)
     assert all(p.endswith(".yaml") for p in vendors), sorted(vendors)
-    allowed = {core, golden.OPTIONS_FILE, *records, *vendors}
+    allowed = {CORE_FILE, golden.OPTIONS_FILE, *families, *records, *vendors}
     assert found <= allowed, f"stray files: {sorted(found - allowed)}"
-    spec_text = (folder / core).read_text(encoding="utf-8")
+    spec_text = (folder / CORE_FILE).read_text(encoding="utf-8")
     assert spec_text.startswith(f"# Golden case `{feature}`"), "say what the case shows"
 
 
-def test_no_record_holds_a_digest() -> None:
-    text = (
-        "# Made from (input, digest):\n#   spec/x.yaml  0123456789ab\n# Digest: 0123456789abcdef\n"
-    )
-    normalised = golden.expected_text("generated/dataclasses/chat.py", text)
-    placeholder = golden.DIGEST_PLACEHOLDER
-    assert normalised == (
-        f"# Made from (input, digest):\n#   spec/x.yaml  {placeholder}\n# Digest: {placeholder}\n"
-    )
-    for feature in FEATURES:
-        for target in TARGETS:
-            record = golden.expected_path(feature, target).read_text(encoding="utf-8")
-            assert not re.search(r"(  |Digest: )[0-9a-f]{12,16}$", record, re.M), (feature, target)
-
-
-MODULE = """# Digest: 0123456789abcdef
-import json
-
-
-class Shared:
-    \"\"\"Copied into every module.\"\"\"
-
-    def read(self, text: str) -> object:
-        return json.loads(text)
-
-
-class Chunk(Shared):
-    pass
-"""
-
-
-def test_an_elided_section_is_one_marker_line_and_comes_back(
-    monkeypatch: pytest.MonkeyPatch,
+def test_options_name_the_vendors_profile_and_protocols(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    block = MODULE[MODULE.index("class Shared") : MODULE.index("class Chunk")].rstrip("\n") + "\n"
-    monkeypatch.setattr(golden, "ELIDE", [block])
-    elided = golden.expected_text("chunk_dataclasses.py", MODULE)
-    assert block not in elided and "class Chunk(Shared):" in elided
-    assert "\n# (runtime section: 0)\n" in elided
-    assert len(MODULE.splitlines()) - len(elided.splitlines()) == len(block.splitlines()) - 1
-    hashed = golden.expected_text("chunk.schema.json", MODULE)  # not Python: the hash only
-    assert golden.DIGEST_PLACEHOLDER in hashed and block in hashed
-    assert golden.restore(elided) == hashed
-    monkeypatch.setattr(golden, "ELIDE", [])
-    monkeypatch.setattr(golden, "runtime_sections", lambda: {"shared": block})
-    named = golden.expected_text("chunk_msgspec.py", MODULE)
-    assert "\n# (runtime section: shared)\n" in named and block not in named
-    assert golden.restore(named) == hashed
+    monkeypatch.setattr(golden, "GOLDEN", tmp_path)
+    (tmp_path / "plain").mkdir()
+    assert golden.options_for("plain") == Options()
+    options = tmp_path / "chosen" / golden.OPTIONS_FILE
+    options.parent.mkdir()
+    options.write_text(
+        'vendors = ["acme"]\nprofile = "strict"\nprotocols = ["responses"]\n', encoding="utf-8"
+    )
+    chosen = golden.options_for("chosen")
+    assert (chosen.vendors, chosen.profile, chosen.protocols) == (
+        ("acme",),
+        "strict",
+        ("responses",),
+    )
+    assert chosen.speaks("chat") and chosen.speaks("responses")
+    assert not chosen.speaks("messages")
+    for bad in ('protocols = ["chat"]', 'protocols = "messages"', 'vendor = ["acme"]'):
+        options.write_text(bad + "\n", encoding="utf-8")
+        with pytest.raises(ValueError, match=r"protocols|unknown keys"):
+            golden.options_for("chosen")
 
 
-def test_runtime_sections_are_shown_as_markers_and_come_back_byte_for_byte() -> None:
-    text = (golden.REPO / "generated/dataclasses/chat.py").read_text(encoding="utf-8")
-    shown = golden.expected_text("chunk_dataclasses.py", text)
-    assert "# (runtime section: objects._read)\n" in shown
-    assert "def _read(" not in shown
-    hashed = golden._DIGESTS.sub(lambda m: m.group(1) + golden.DIGEST_PLACEHOLDER, text)
-    assert golden.restore(shown) == hashed
+# --- a record as a package ---------------------------------------------------------
 
 
-# --- the records at work -----------------------------------------------------------
+def runtime_used(modules: dict[str, str]) -> set[str]:
+    """The runtime files the modules import (`from ._runtime.chat.reader import ...`),
+    as linking names them (`chat/reader`)."""
+    prefix = f"{RUNTIME_PACKAGE}."
+    return {
+        node.module.removeprefix(prefix).replace(".", "/")
+        for text in modules.values()
+        for node in ast.parse(text).body
+        if isinstance(node, ast.ImportFrom) and node.level == 1
+        if node.module is not None and node.module.startswith(prefix)
+    }
 
 
-def _import(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
+def package_files(feature: str, target: str) -> dict[str, str]:
+    """The files of the package a record is imported as: its modules, and under
+    `_runtime/` the runtime's files they import (and those import), as the generator
+    copies them."""
+    folder = golden.expected_path(feature, target, "chat.py").parent
+    modules = {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py"))}
+    runtime = {
+        f"{RUNTIME_PACKAGE}/{name}.py": runtime_text(name) for name in copied(runtime_used(modules))
+    }
+    return modules | runtime
+
+
+@pytest.mark.parametrize("feature", FEATURES)
+def test_a_record_with_the_runtime_it_imports_is_the_package_the_generator_makes(
+    feature: str,
+) -> None:
+    for target, made in golden.generated(feature).items():
+        files = package_files(feature, target)
+        assert sorted(files) == sorted(set(made) - {"py.typed"}), target
+        differ = [path for path, text in files.items() if made[path] != text]
+        assert not differ, (target, differ)
+
+
+def _import(folder: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        name, folder / "__init__.py", submodule_search_locations=[str(folder)]
+    )
     assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses resolve their module through sys.modules
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    return module
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[name] = package  # its modules import each other through sys.modules
+    spec.loader.exec_module(package)
+    return package
 
 
 Records = Callable[[str], dict[str, ModuleType]]
 
 
 @pytest.fixture
-def golden_modules(tmp_path: Path) -> Iterator[Records]:
-    """Imports the four golden modules of a feature, by target, from copies in a
-    temporary folder with their runtime sections put back."""
+def golden_packages(tmp_path: Path) -> Iterator[Records]:
+    """Imports the record of a feature as the four packages it is, by target: each
+    record's modules with the runtime they import, in a temporary folder. A package's
+    public names are those of its chat module; `submodule(package, "messages")` is another."""
     loaded: list[str] = []
 
     def load(feature: str) -> dict[str, ModuleType]:
         assert feature in FEATURES, feature
-        modules = {}
+        packages = {}
         for target in TARGETS:
-            text = golden.expected_path(feature, target).read_text(encoding="utf-8")
             name = f"golden_{feature}_{target}"
-            path = tmp_path / f"{name}.py"
-            path.write_text(golden.restore(text), encoding="utf-8")
-            modules[target] = _import(path, name)
+            folder = tmp_path / name
+            for path, text in package_files(feature, target).items():
+                (folder / path).parent.mkdir(parents=True, exist_ok=True)
+                (folder / path).write_text(text, encoding="utf-8")
             loaded.append(name)
-        return modules
+            packages[target] = _import(folder, name)
+        return packages
 
     yield load
-    for name in loaded:
-        sys.modules.pop(name, None)
+    for name in list(sys.modules):
+        if any(name == n or name.startswith(f"{n}.") for n in loaded):
+            del sys.modules[name]
+
+
+def submodule(package: ModuleType, name: str) -> ModuleType:
+    """A module of an imported record (`chat`, `messages`, `responses`)."""
+    return importlib.import_module(f"{package.__name__}.{name}")
 
 
 def canonical(value: Any) -> str:
@@ -208,8 +242,8 @@ def same(wire: str) -> tuple[str, str]:
     return (wire, wire)
 
 
-def test_feature_relaxations(golden_modules: Records) -> None:
-    records = golden_modules("relaxations")
+def test_feature_relaxations(golden_packages: Records) -> None:
+    records = golden_packages("relaxations")
     for target, m in records.items():
         # Every quirk at once: no `id`, `count` as a string, `note` null.
         loose = {"name": "n", "count": "12", "note": None}
@@ -223,8 +257,8 @@ def test_feature_relaxations(golden_modules: Records) -> None:
         assert_rejected(m, {"id": "a", "name": "n", "count": 1.5})
 
 
-def test_feature_discriminated_union(golden_modules: Records) -> None:
-    records = golden_modules("discriminated_union")
+def test_feature_discriminated_union(golden_packages: Records) -> None:
+    records = golden_packages("discriminated_union")
     for target, m in records.items():
         progress = {"event": {"type": "progress", "percent": 50}}
         failure = {"event": {"type": "failure", "message": "disk full"}}
@@ -238,8 +272,8 @@ def test_feature_discriminated_union(golden_modules: Records) -> None:
         assert_rejected(m, {"event": {"percent": 5}})  # the tag is the one key it needs
 
 
-def test_feature_defaulted_lists(golden_modules: Records) -> None:
-    records = golden_modules("defaulted_lists")
+def test_feature_defaulted_lists(golden_packages: Records) -> None:
+    records = golden_packages("defaulted_lists")
     for target, m in records.items():
         for payload in ({"id": "a", "tags": None}, {"id": "a"}):
             assert_round_trips(m, payload, {"id": "a", "tags": []})
@@ -248,8 +282,8 @@ def test_feature_defaulted_lists(golden_modules: Records) -> None:
         assert_rejected(m, {"id": "a", "tags": "x"})
 
 
-def test_feature_open_enums(golden_modules: Records) -> None:
-    records = golden_modules("open_enums")
+def test_feature_open_enums(golden_packages: Records) -> None:
+    records = golden_packages("open_enums")
     for target, m in records.items():
         assert_round_trips(m, {"color": "mauve", "shape": "circle"})
         assert_round_trips(m, {"color": "red", "shape": "square"})
@@ -259,8 +293,8 @@ def test_feature_open_enums(golden_modules: Records) -> None:
         assert_rejected(m, {"color": 1})
 
 
-def test_feature_strict_profile(golden_modules: Records) -> None:
-    records = golden_modules("strict_profile")
+def test_feature_strict_profile(golden_packages: Records) -> None:
+    records = golden_packages("strict_profile")
     valid = {"id": "a", "kind": "data", "items": ["x"], "acme_latency": 7}
     for m in records.values():
         assert_round_trips(m, valid)
@@ -287,8 +321,8 @@ AWKWARD: dict[str, tuple[Any, tuple[str, str]]] = {
 }
 
 
-def test_feature_awkward_names(golden_modules: Records) -> None:
-    records = golden_modules("awkward_names")
+def test_feature_awkward_names(golden_packages: Records) -> None:
+    records = golden_packages("awkward_names")
     payload = {wire: value for wire, (value, _) in AWKWARD.items()}
     for target, m in records.items():
         assert_round_trips(m, payload)
@@ -349,8 +383,8 @@ def accumulate(m: ModuleType, chunks: list[dict[str, Any]]) -> Any:
     return json.loads(m.dumps(accumulator.result()))
 
 
-def test_feature_merge_rules(golden_modules: Records) -> None:
-    records = golden_modules("merge_rules")
+def test_feature_merge_rules(golden_packages: Records) -> None:
+    records = golden_packages("merge_rules")
     for target, m in records.items():
         assert canonical(accumulate(m, MERGE_STREAM)) == canonical(MERGED), target
         # Fills: a message always (`{}`, merged as a Delta), with a role.
@@ -360,8 +394,8 @@ def test_feature_merge_rules(golden_modules: Records) -> None:
         assert canonical(json.loads(m.dumps(completion))) == canonical(MERGED), target
 
 
-def test_feature_vendor_selection(golden_modules: Records) -> None:
-    records = golden_modules("vendor_selection")
+def test_feature_vendor_selection(golden_packages: Records) -> None:
+    records = golden_packages("vendor_selection")
     payload = {"id": "a", "alpha_score": 0.5, "beta_trace": {"span": "s"}, "detail": {"code": 3}}
     for target, m in records.items():
         assert_round_trips(m, payload)
@@ -383,3 +417,113 @@ def test_feature_vendor_selection(golden_modules: Records) -> None:
         assert_round_trips(m, {**payload, "detail": {"code": "not an int"}})
         assert_round_trips(m, {**payload, "detail": "text"})
         assert_rejected(m, {**payload, "detail": 5})
+
+
+MYSTERY: dict[str, Any] = {"type": "mystery", "seq": 1, "payload": {"x": [1, 2.5, None]}}
+"""An event of a type the Messages spec of `messages_open_union` does not list."""
+
+
+def sse(*events: dict[str, Any]) -> str:
+    """A server-sent-event body of the events, each named by its `type`."""
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+
+
+def test_feature_messages_open_union(golden_packages: Records) -> None:
+    records = golden_packages("messages_open_union")
+    for target, package in records.items():
+        m = submodule(package, "messages")
+        # A type the union does not list is read as its open member, kept whole.
+        assert_round_trips(m, MYSTERY)
+        assert_round_trips(m, {"type": "ping"})
+        assert_round_trips(m, {"type": "ping", "seq": 2})  # unknown keys are kept
+        parsed = m.loads(json.dumps(MYSTERY))
+        assert attribute(target, parsed, "type", same("type")) == "mystery"
+        if target != "typeddicts":
+            assert isinstance(parsed, m.OtherEvent), (target, type(parsed))
+            assert isinstance(m.loads('{"type": "ping"}'), m.PingEvent), target
+        # The tag is the one key every event needs, a string.
+        assert_rejected(m, {"seq": 1})
+        assert_rejected(m, {"type": 5})
+        # In a stream too: the unknown event comes through whole, in order.
+        events = m.iter_events(sse(MYSTERY, {"type": "ping"}))
+        read = [json.loads(m.dumps(event)) for event in events]
+        assert canonical(read) == canonical([MYSTERY, {"type": "ping"}]), target
+
+
+def test_feature_responses_vendor_section(golden_packages: Records) -> None:
+    records = golden_packages("responses_vendor_section")
+    response = {"id": "r", "acme_cost": 3}
+    event = {"type": "response.completed", "response": response}
+    for target, package in records.items():
+        m = submodule(package, "responses")
+        assert_round_trips(m, event)
+        whole = m.loads_response(json.dumps(response))
+        assert attribute(target, whole, "acme_cost", same("acme_cost")) == 3, target
+        inner = attribute(target, m.loads(json.dumps(event)), "response", same("response"))
+        assert attribute(target, inner, "acme_cost", same("acme_cost")) == 3, target
+        # acme's field is typed: an int, wherever a Response is read.
+        costly = {"id": "r", "acme_cost": "cheap"}
+        assert_rejected(m, {**event, "response": costly})
+        with pytest.raises(m.ChunkDecodeError):
+            m.loads_response(json.dumps(costly))
+        # The section is the Responses family's: to chat it is an unknown key.
+        assert_round_trips(package, {"id": "c", "acme_cost": "cheap"})
+        text = golden.expected_path("responses_vendor_section", target, "responses.py")
+        assert "Sent by Acme AI" in text.read_text(encoding="utf-8"), target
+
+
+CHAT_REQUEST: dict[str, Any] = {
+    "model": "m",
+    "max_completion_tokens": 5,
+    "reasoning_effort": "high",
+    "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "system", "content": "be brief"},
+    ],
+}
+MESSAGES_REQUEST: dict[str, Any] = {
+    "model": "m",
+    "max_tokens": 7,
+    "system": "be brief",
+    "messages": [{"role": "user", "content": "hi"}],
+}
+
+
+def to_chat(m: ModuleType, request: dict[str, Any], dialect: str | None = None) -> Any:
+    """`m.to_request` of a copy of `request`, for a chat backend in `dialect`; its
+    `RequestLossWarning`s (no dialect here takes a reasoning effort) ignored."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return m.to_request(json.loads(json.dumps(request)), protocol="chat", dialect=dialect)
+
+
+def test_feature_request_dialects(golden_packages: Records) -> None:
+    records = golden_packages("request_dialects")
+    for target, package in records.items():
+        chat, messages = submodule(package, "chat"), submodule(package, "messages")
+        assert [d.name for d in chat._REQUEST_DIALECTS] == ["openai", "terse"], target
+        # Every protocol's module writes chat requests, by the same rules.
+        assert messages._REQUEST_DIALECTS == chat._REQUEST_DIALECTS, target
+        openai, terse = chat._REQUEST_DIALECTS
+        assert openai.developer and openai.max_tokens == "max_completion_tokens"
+        assert (terse.developer, terse.max_tokens, terse.system, terse.media) == (
+            False,
+            "max_tokens",
+            "first",
+            ("image",),
+        )
+        assert (terse.switch, terse.switch_values) == ("thinking.type", ("enabled", "disabled"))
+        # The default dialect is the first: the request as it came.
+        default = to_chat(package, CHAT_REQUEST)
+        assert default["max_completion_tokens"] == 5 and "max_tokens" not in default, target
+        assert default["messages"] == CHAT_REQUEST["messages"], target
+        # `terse`: the limit in `max_tokens`, reasoning switched on, the system message first.
+        written = to_chat(package, CHAT_REQUEST, "terse")
+        assert written["max_tokens"] == 5 and "max_completion_tokens" not in written, target
+        assert written["thinking"] == {"type": "enabled"}, target
+        assert [m["role"] for m in written["messages"]] == ["system", "user"], target
+        # A Messages request, written for a chat backend in each dialect.
+        for dialect, key in ((None, "max_completion_tokens"), ("terse", "max_tokens")):
+            assert to_chat(messages, MESSAGES_REQUEST, dialect)[key] == 7, (target, dialect)
+        with pytest.raises(ValueError, match="one of 'openai', 'terse', not 'other'"):
+            to_chat(package, CHAT_REQUEST, "other")
