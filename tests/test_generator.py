@@ -5,6 +5,7 @@ wire names become Python names. The corpus of bad vendor files is test_spec_erro
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -70,6 +71,21 @@ def test_core_spec_errors_name_the_core_file(project: Path) -> None:
         f"error: spec/chat_completion_chunk.yaml:{line}: "
     ), result.stderr
     assert "field Choice.index needs 'doc'" in result.stderr
+
+
+def test_a_family_file_without_what_its_stream_adds_up_to_is_refused(project: Path) -> None:
+    # Its module's accumulator needs the type; a union root without one once crashed the
+    # build with a KeyError.
+    family = project / "spec/messages_stream_event.yaml"
+    text = family.read_text()
+    assert "\ncompletion: Message\n" in text
+    family.write_text(text.replace("\ncompletion: Message\n", "\n", 1))
+    result = run_generator(project, "generate")
+    assert result.returncode == 1
+    assert re.fullmatch(
+        r"error: spec/messages_stream_event\.yaml:\d+: a family file needs 'completion'\n",
+        result.stderr,
+    ), result.stderr
 
 
 def test_committed_output_is_fresh() -> None:

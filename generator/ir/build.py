@@ -183,7 +183,8 @@ class _Builder:
         if core.root in self.built_unions:
             last = [o.name for o in self.built_unions[core.root].options if isinstance(o, ModelRef)]
         requests = (core.request,) if core.request is not None else ()
-        order = self.order((*requests, core.completion or core.root, *last), models)
+        completion = (core.completion,) if core.completion is not None else ()
+        order = self.order((*requests, *completion, *last), models)
         enums_used = _enums_used(order)
         for name, (enum_decl, _) in self.enums.items():
             if name not in enums_used and self.options == Options():

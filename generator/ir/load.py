@@ -51,9 +51,10 @@ CORE_KEYS = Keys(
 # Another protocol's meanings are read by its runtime reader, not from paths.
 FAMILY_KEYS = Keys(
     frozenset({"family", "root", "completion", "request", "types", "enums", "unions"}),
-    frozenset({"family", "root", "types"}),
+    frozenset({"family", "root", "completion", "types"}),
 )
-"""Another family's file (`spec/messages_stream_event.yaml`)."""
+"""Another family's file (`spec/messages_stream_event.yaml`); its module always has an
+accumulator, of what its stream adds up to (`completion`)."""
 SECTION_KEYS = Keys(frozenset({"source", "fields", "types", "enums", "relax"}))
 """A vendor's section for another family (`messages:`), and the chat part of its file."""
 VENDOR_KEYS = Keys(
