@@ -1,6 +1,6 @@
 """What the docs tell a new user holds (issue 31, item 27): the headline loop of
 docs/meanings.md names the option a `<think>` stream needs, a doc that links an example
-file for a function points at one that calls it, and the generated modules the README
+file for a function points at one that calls it, and the generated packages the README
 says are committed are."""
 
 from __future__ import annotations
@@ -73,11 +73,13 @@ def test_a_doc_that_links_an_example_for_a_function_links_one_that_calls_it() ->
     assert checked, "some sentence names what an example shows"
 
 
-def test_the_generated_modules_the_readme_says_are_committed_are() -> None:
+def test_the_generated_packages_the_readme_says_are_committed_are() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     commands = readme.split("## Commands")[1].split("\n## ")[0]
-    assert re.search(r"generated modules .*are committed", " ".join(commands.split()))
+    assert re.search(r"generated packages .*are committed", " ".join(commands.split()))
     tracked = subprocess.run(
         ["git", "ls-files", "generated"], cwd=REPO, capture_output=True, text=True, check=True
     ).stdout.split()
-    assert {f"generated/{name}/chat.py" for name in TARGETS} <= set(tracked)
+    assert {
+        f"generated/{name}/{file}" for name in TARGETS for file in ("__init__.py", "chat.py")
+    } <= set(tracked)
