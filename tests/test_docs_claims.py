@@ -86,6 +86,17 @@ def test_the_generated_packages_the_readme_says_are_committed_are() -> None:
     } <= set(tracked)
 
 
+def test_the_readme_and_commands_md_give_the_same_time_for_a_fresh_ci_run() -> None:
+    """The time of a fresh clone's `.ci/run`, measured, is said twice: in the README's
+    make block and in docs/commands.md's table. One remeasured must change both."""
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").replace("#", " ").split())
+    commands = (REPO / "docs/commands.md").read_text(encoding="utf-8")
+    said = re.search(r"about (\S+) minutes for a fresh clone's `\.ci/run`", readme)
+    row = re.search(r"^\| `\.ci/run` in a fresh clone .*\| about (\S+) minutes", commands, re.M)
+    assert said and row, "the README or docs/commands.md no longer says how long .ci/run takes"
+    assert said[1] == row[1], f"README: about {said[1]} minutes, docs/commands.md: {row[1]}"
+
+
 # Every repository path a doc names exists ---------------------------------------------
 
 ROOTS = ("generator", "generated", "templates", "spec", "tests", "bench", "examples", "docs")
