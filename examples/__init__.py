@@ -1,1 +1,1 @@
-"""Runnable examples of the generated modules in use (see docs/streams.md)."""
+"""Runnable examples of the generated packages in use (see docs/streams.md)."""

@@ -9,10 +9,11 @@ the Authorization header are passed on). `raw_events()` gives every event with t
 arrived as (keep-alives, `[DONE]` and an upstream's error event included), so the client
 sees exactly what the upstream sent, while `ChunkAccumulator` adds the chunks up.
 
-It uses the msgspec module: a gateway decodes every chunk of every stream it carries, and
-msgspec's `aiter_chunks` reads about three times as many chunks a second as the other
-modules' (bench/streams.md), for one compiled dependency. Any other module works the same
-by changing the import (dataclasses or typeddicts need nothing beyond the standard library).
+It uses the msgspec package (`generated.msgspec`): a gateway decodes every chunk of every
+stream it carries, and msgspec's `aiter_chunks` reads about three times as many chunks a
+second as the other targets' (bench/streams.md), for one compiled dependency. Any other
+target's package works the same by changing the import (dataclasses or typeddicts need
+nothing beyond the standard library).
 """
 
 from __future__ import annotations
