@@ -44,6 +44,7 @@ from .vendoring.vendored import (
     options_from,
     package_folder,
     render_vendored,
+    vendor_options,
 )
 
 if TYPE_CHECKING:
@@ -126,7 +127,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m generator") -> in
             from .vendoring.check import in_repository, root_from
 
             own_root = None if root == ROOT else root_from(Path(args.out), root)
-            options = options_from(args.vendors, args.profile, args.protocols)
+            options = vendor_options(args.vendors, args.profile, args.protocols)
             folder = Path(package_folder(args.out))
             request = Request(prog, args.target, options, in_repository(folder), own_root)
             return write_vendored(root, request, folder)

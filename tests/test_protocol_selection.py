@@ -77,3 +77,18 @@ def test_a_vendored_bridge_is_one_unit_that_works_alone(tmp_path: Path, target: 
     assert result.returncode == 1
     assert f"error: {out}: stale or edited: 1 file(s) differ" in result.stderr
     assert "    messages.py: +1 -1 lines, from line " in result.stderr
+
+
+def test_vendor_writes_chat_alone_by_default_and_every_protocol_for_all(tmp_path: Path) -> None:
+    out = tmp_path / "wire"
+    args = ("vendor", "--target", "typeddicts", "--out", str(out))
+    assert run_generator(REPO, *args, "--protocols", "all").returncode == 0
+    assert {"chat.py", "messages.py", "responses.py"} <= {p.name for p in out.iterdir()}
+    assert "--protocols all" in (out / "__init__.py").read_text()
+    assert run_generator(REPO, "check", "--vendored", str(out)).returncode == 0
+    # Written again without the flag: chat alone, and what it no longer writes is gone.
+    result = run_generator(REPO, *args)
+    assert result.returncode == 0, result.stderr
+    assert not (out / "messages.py").exists() and not (out / "_runtime" / "responses").exists()
+    assert "--protocols" not in (out / "__init__.py").read_text()
+    assert run_generator(REPO, "check", "--vendored", str(out)).returncode == 0

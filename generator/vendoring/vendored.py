@@ -42,7 +42,9 @@ class Request:
             args += ["--vendors", ",".join(self.options.vendors) or "none"]
         if self.options.strict:
             args += ["--profile", "strict"]
-        if self.options.protocols is not None:
+        if self.options.protocols is None:
+            args += ["--protocols", "all"]
+        elif self.options.protocols != VENDORED_PROTOCOLS:
             args += ["--protocols", ",".join(self.options.protocols)]
         return shlex.join([*args, "--out", self.out])
 
@@ -54,8 +56,8 @@ def render_vendored(root: Path, request: Request) -> list[Output]:
     spec = build_spec(raw, request.options, reserved=module_names())
     families = [
         build_spec(raw.family(protocol), request.options, reserved=module_names())
-        for protocol in request.options.protocols or ()
-        if protocol != "chat"
+        for protocol in FAMILY_FILES
+        if protocol != "chat" and request.options.speaks(protocol)
     ]
     target = TARGETS[request.target](spec)
     rendered = render_package(spec, families, root, target, request.command(), "")
@@ -91,6 +93,16 @@ def add_request_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", required=True, choices=tuple(TARGETS))
     add_selection_arguments(parser)
     parser.add_argument("--out", required=True, help="the folder of the package to write")
+
+
+VENDORED_PROTOCOLS = ("chat",)
+"""What `vendor` writes without `--protocols`: chat's module alone (`generate` makes every
+protocol's)."""
+
+
+def vendor_options(vendors: str | None, profile: str | None, protocols: str | None) -> Options:
+    """`options_from` for `vendor`: no `--protocols` is chat alone, `all` every one."""
+    return options_from(vendors, profile, protocols or ",".join(VENDORED_PROTOCOLS))
 
 
 def options_from(vendors: str | None, profile: str | None, protocols: str | None = None) -> Options:
@@ -134,7 +146,7 @@ def parse_command(command: str) -> Request:
     if unknown:
         raise CommandError(f"unknown arguments {unknown}")
     try:
-        options = options_from(args.vendors, args.profile, args.protocols)
+        options = vendor_options(args.vendors, args.profile, args.protocols)
     except SpecError as exc:
         raise CommandError(str(exc)) from None
     return Request(shlex.join(words[:at]), args.target, options, args.out, args.root)
