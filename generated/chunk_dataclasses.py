@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       a31ee96d9f92
-# Digest: 87297b9c617c8e6f
+#   chunkspec code                       4c6c1d687550
+# Digest: 4050975756cf2615
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -258,6 +258,7 @@ __all__ = [
     "SglangCachedTokensDetails",
     "SglangSglExt",
     "SkippedEvent",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TogetherWarning",
@@ -301,9 +302,10 @@ __all__ = [
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-class ChunkDecodeError(ValueError):
-    """The input is not a valid chunk. `path` points at the offending place, as in
-    `$.choices[0].delta.tool_calls[1].index`; `message` says what is wrong there.
+class StreamDecodeError(ValueError):
+    """The input is not a valid chunk or event (of any protocol). `path` points at the
+    offending place, as in `$.choices[0].delta.tool_calls[1].index`; `message` says
+    what is wrong there.
     """
 
     def __init__(self, message: str) -> None:
@@ -315,7 +317,7 @@ class ChunkDecodeError(ValueError):
     def path(self) -> str:
         return "$" + "".join(reversed(self._segments))
 
-    def under(self, segment: str) -> ChunkDecodeError:
+    def under(self, segment: str) -> StreamDecodeError:
         """Record that the failing value sits under `segment` (`.key` or `[index]`)."""
         self._segments.append(segment)
         return self
@@ -324,7 +326,11 @@ class ChunkDecodeError(ValueError):
         return f"{self.path}: {self.message}"
 
 
-class ErrorReport(ChunkDecodeError):
+ChunkDecodeError = StreamDecodeError
+"""`StreamDecodeError`'s first name, kept: the same class."""
+
+
+class ErrorReport(StreamDecodeError):
     """The payload is a server's error report (an `error` object and no `choices`),
     not a chunk. In a stream, `iter_chunks` raises `StreamError` for it instead."""
 
@@ -375,8 +381,8 @@ UNSET: Final = _Unset.UNSET
 _T = TypeVar("_T")
 
 
-def _unexpected(expected: str, value: object) -> ChunkDecodeError:
-    return ChunkDecodeError(f"expected {expected}, got {_describe(value)}")
+def _unexpected(expected: str, value: object) -> StreamDecodeError:
+    return StreamDecodeError(f"expected {expected}, got {_describe(value)}")
 
 
 def _describe(value: object) -> str:
@@ -472,12 +478,12 @@ def _list_of(decode: Callable[[Any], _T]) -> Callable[[Any], list[_T]]:
             return list(value)
         try:
             return [decode(item) for item in value]
-        except ChunkDecodeError:
+        except StreamDecodeError:
             pass
         for index, item in enumerate(value):
             try:
                 decode(item)
-            except ChunkDecodeError as exc:
+            except StreamDecodeError as exc:
                 raise exc.under(f"[{index}]") from None
         raise AssertionError("a decoder failed once and not again")
 
@@ -494,7 +500,7 @@ def _map_of(decode: Callable[[Any], _T]) -> Callable[[Any], dict[str, _T]]:
         for key, item in value.items():
             try:
                 out[key] = decode(item)
-            except ChunkDecodeError as exc:
+            except StreamDecodeError as exc:
                 raise exc.under(_key(key)) from None
         return out
 
@@ -710,7 +716,7 @@ def _read(data: Any, shape: _Shape) -> tuple[dict[str, Any], dict[str, Any]]:
     return known, {key: data[key] for key in others}
 
 
-def _problem(data: Any, shape: _Shape) -> ChunkDecodeError:
+def _problem(data: Any, shape: _Shape) -> StreamDecodeError:
     """The first problem of an object `_read` refused, key by key in spec order (then an
     unknown key, when the shape is strict), so that every target reports the same one.
     """
@@ -719,21 +725,21 @@ def _problem(data: Any, shape: _Shape) -> ChunkDecodeError:
     for key, (_, decode, nulls, required) in shape.rows.items():
         if key not in data:
             if required:
-                return ChunkDecodeError("missing required key").under(_key(key))
+                return StreamDecodeError("missing required key").under(_key(key))
             continue
         value = data[key]
         if value is None:
             if nulls == _REJECT:
-                return ChunkDecodeError("must not be null").under(_key(key))
+                return StreamDecodeError("must not be null").under(_key(key))
             continue
         try:
             decode(value)
-        except ChunkDecodeError as exc:
+        except StreamDecodeError as exc:
             return exc.under(_key(key))
     if shape.strict:
         for key in data:
             if key not in shape.rows:
-                return ChunkDecodeError("unknown key").under(_key(key))
+                return StreamDecodeError("unknown key").under(_key(key))
     raise AssertionError("_read refuses only what _problem finds")
 
 
@@ -780,13 +786,13 @@ class _Object:
 
     @classmethod
     def from_dict(cls, data: Any) -> Self:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         shape = cls._fields
         if shape.report is not None:
             _reject_error_report(data, shape.report)
         try:
             known, other = _read(data, shape)
-        except (_Retry, ChunkDecodeError):
+        except (_Retry, StreamDecodeError):
             raise _problem(data, shape) from None
         if other and not shape.strict:
             known["extra"] = _Extra(other)  # else the default, the shared empty one
@@ -984,7 +990,7 @@ _BRACKETS: Final = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
 
 def _check_depth(data: str | bytes) -> None:
-    """Raise `ChunkDecodeError` when `data`, longer than `_SHALLOW`, nests deeper than
+    """Raise `StreamDecodeError` when `data`, longer than `_SHALLOW`, nests deeper than
     `MAX_DEPTH`. Few opening brackets settle it; only then are they walked."""
     raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
     if sum(map(raw.count, _OPENERS)) <= MAX_DEPTH:
@@ -995,7 +1001,7 @@ def _check_depth(data: str | bytes) -> None:
         if bracket in b"[{":
             depth += 1
             if depth > MAX_DEPTH:
-                raise ChunkDecodeError(
+                raise StreamDecodeError(
                     f"JSON nested more than {MAX_DEPTH} deep, at byte {match.start()}"
                 )
         elif bracket != 34:  # 34 is '"': a string
@@ -1026,7 +1032,7 @@ _READER: Final = json.JSONDecoder(
 
 
 def _json(data: str | bytes) -> Any:
-    """The JSON value of a payload; raises `ChunkDecodeError` when it is not JSON, nests
+    """The JSON value of a payload; raises `StreamDecodeError` when it is not JSON, nests
     deeper than `MAX_DEPTH`, or holds a number no float holds."""
     if len(data) > _SHALLOW:
         _check_depth(data)
@@ -1046,20 +1052,20 @@ def _json(data: str | bytes) -> Any:
     except _NotFinite:
         raise _not_finite_at(data) from None
     except ValueError as exc:  # JSONDecodeError or UnicodeDecodeError
-        raise ChunkDecodeError(f"invalid JSON: {exc}") from None
+        raise StreamDecodeError(f"invalid JSON: {exc}") from None
     except RecursionError:
-        raise ChunkDecodeError("invalid JSON: nested too deeply") from None
+        raise StreamDecodeError("invalid JSON: nested too deeply") from None
 
 
 class _Mark(str):
     """The text of a number that is not finite, marking where it was read."""
 
 
-def _not_finite_at(data: str | bytes) -> ChunkDecodeError:
+def _not_finite_at(data: str | bytes) -> StreamDecodeError:
     """The error at the first number of `data` that is not finite (read again, with
     each such number marked)."""
     value = json.loads(data, parse_float=_mark_float, parse_constant=_Mark)
-    return _marked_error(value) or ChunkDecodeError("not a finite number")
+    return _marked_error(value) or StreamDecodeError("not a finite number")
 
 
 def _mark_float(text: str) -> float | _Mark:
@@ -1067,13 +1073,13 @@ def _mark_float(text: str) -> float | _Mark:
     return _Mark(text) if number - number != 0.0 else number
 
 
-def _marked_error(value: Any) -> ChunkDecodeError | None:
+def _marked_error(value: Any) -> StreamDecodeError | None:
     """The located error of the first `_Mark` in `value`, found without recursion."""
     todo: list[tuple[Any, list[str]]] = [(value, [])]
     while todo:
         item, segments = todo.pop()
         if isinstance(item, _Mark):
-            error = ChunkDecodeError(f"{item} is not a finite JSON number")
+            error = StreamDecodeError(f"{item} is not a finite JSON number")
             for segment in segments:
                 error.under(segment)
             return error
@@ -7666,19 +7672,19 @@ class ChatCompletionChunk(_WideObject):
 
 
 def loads(data: str | bytes) -> ChatCompletionChunk:
-    """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode one chunk from JSON text; raises `StreamDecodeError` for any bad input."""
     return ChatCompletionChunk.from_dict(_json(data))
 
 
 def loads_completion(data: str | bytes) -> ChatCompletion:
-    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad
+    """Decode a whole completion from JSON text; raises `StreamDecodeError` for any bad
     input."""
     return ChatCompletion.from_dict(_json(data))
 
 
 def loads_request(data: str | bytes) -> ChatCompletionRequest:
     """Decode a request body (what a client sends) from JSON text; raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return ChatCompletionRequest.from_dict(_json(data))
 
 
@@ -7763,7 +7769,7 @@ class SkippedEvent(NamedTuple):
     `on_error="skip"`."""
 
     event: ServerSentEvent
-    error: ChunkDecodeError
+    error: StreamDecodeError
 
 
 class RawEvent(NamedTuple, Generic[_Chunk]):
@@ -7776,7 +7782,7 @@ class RawEvent(NamedTuple, Generic[_Chunk]):
     event: ServerSentEvent | None
     """The event when it is not a chunk; None for a chunk, and for bytes that hold no
     event (comments, an event type without data, what follows `[DONE]`)."""
-    error: StreamError | ChunkDecodeError | None = None
+    error: StreamError | StreamDecodeError | None = None
     """What reading the event raised, in place of raising it: the error the server
     reported, or why its chunk did not decode."""
 
@@ -8215,7 +8221,7 @@ class _Events(Generic[_Chunk]):
         """The chunk an event carries (its `event:` name, b"" when it had none, and its
         data), or None: the event is kept apart (`event`, `other_events`), ends the
         stream (`done`), or was skipped. Raises `StreamError` for the server's error,
-        and `ChunkDecodeError` for a chunk that does not decode (unless skipped)."""
+        and `StreamDecodeError` for a chunk that does not decode (unless skipped)."""
         raise NotImplementedError
 
     def keep_raw(self) -> None:
@@ -8232,7 +8238,7 @@ class _Events(Generic[_Chunk]):
         if len(self.other_events) < KEPT_EVENTS:
             self.other_events.append(_cut(event))
 
-    def _skipped(self, event: ServerSentEvent, error: ChunkDecodeError) -> None:
+    def _skipped(self, event: ServerSentEvent, error: StreamDecodeError) -> None:
         """Count a skipped event, and keep it, cut, while few are kept."""
         self.skipped_count += 1
         if len(self.skipped) < KEPT_EVENTS:
@@ -8493,7 +8499,7 @@ class _SseFramer(Generic[_Chunk]):
         events.event = None
         try:
             chunk = self._decide(name, payload)
-        except (StreamError, ChunkDecodeError) as error:
+        except (StreamError, StreamDecodeError) as error:
             self.unsent.append(RawEvent(raw, None, events.event, error))
             return False
         event = None if chunk is not None else events.event
@@ -8515,7 +8521,7 @@ def _cut_name(name: str) -> str:
     return name if len(name) <= KEPT_NAME else name[: KEPT_NAME - 1] + "…"
 
 
-def _kept(error: ChunkDecodeError) -> ChunkDecodeError:
+def _kept(error: StreamDecodeError) -> StreamDecodeError:
     """`error` as kept with its cut event, holding no more than that event: at most
     `KEPT_DATA` characters of its message and of its path (keys as long as the payload,
     or a path as deep), and neither the traceback (its frames' locals hold the whole
@@ -8592,7 +8598,7 @@ def _error_of(data: str) -> Any:
     """The error object of an error event's data (or the data itself, if not JSON)."""
     try:
         payload = _json(data)
-    except ChunkDecodeError:  # not JSON, nested past MAX_DEPTH, or NaN: text
+    except StreamDecodeError:  # not JSON, nested past MAX_DEPTH, or NaN: text
         return data
     if isinstance(payload, dict):
         return cast(dict[str, Any], payload).get("error", payload)
@@ -8635,7 +8641,7 @@ class _ChatEvents(_Events[_Chunk]):
         if payload.lstrip().startswith(b"{"):
             try:
                 return self._loads(payload)
-            except ChunkDecodeError as error:
+            except StreamDecodeError as error:
                 event = self.event = self._event(b"message", payload)
                 if isinstance(error, ErrorReport):
                     raise StreamError(_error_of(event.data), event) from None
@@ -8939,7 +8945,7 @@ def iter_chunks(
     `httpx.Response.iter_bytes()` or an open file does; or it is an httpx response,
     whose body is read and which `close()` closes; or a whole body. Lines may end in LF,
     CRLF or CR. Raises `StreamError` when the server reports an error, and
-    `ChunkDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
+    `StreamDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
     then the event is kept in the stream's `skipped` and reading goes on. A piece of
     another type raises `TypeError`. One event may hold at most `max_event_size` bytes
     (`EventTooLargeError`); a bad option is refused here, at the call. The end of the

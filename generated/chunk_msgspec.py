@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       accff2493af3
-# Digest: 6c8c0c4025f9771f
+#   chunkspec code                       f5d5452a7029
+# Digest: 2533e266912b3c20
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -260,6 +260,7 @@ __all__ = [
     "SglangCachedTokensDetails",
     "SglangSglExt",
     "SkippedEvent",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TogetherWarning",
@@ -303,9 +304,10 @@ __all__ = [
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-class ChunkDecodeError(ValueError):
-    """The input is not a valid chunk. `path` points at the offending place, as in
-    `$.choices[0].delta.tool_calls[1].index`; `message` says what is wrong there.
+class StreamDecodeError(ValueError):
+    """The input is not a valid chunk or event (of any protocol). `path` points at the
+    offending place, as in `$.choices[0].delta.tool_calls[1].index`; `message` says
+    what is wrong there.
     """
 
     def __init__(self, message: str) -> None:
@@ -317,7 +319,7 @@ class ChunkDecodeError(ValueError):
     def path(self) -> str:
         return "$" + "".join(reversed(self._segments))
 
-    def under(self, segment: str) -> ChunkDecodeError:
+    def under(self, segment: str) -> StreamDecodeError:
         """Record that the failing value sits under `segment` (`.key` or `[index]`)."""
         self._segments.append(segment)
         return self
@@ -326,7 +328,11 @@ class ChunkDecodeError(ValueError):
         return f"{self.path}: {self.message}"
 
 
-class ErrorReport(ChunkDecodeError):
+ChunkDecodeError = StreamDecodeError
+"""`StreamDecodeError`'s first name, kept: the same class."""
+
+
+class ErrorReport(StreamDecodeError):
     """The payload is a server's error report (an `error` object and no `choices`),
     not a chunk. In a stream, `iter_chunks` raises `StreamError` for it instead."""
 
@@ -360,8 +366,8 @@ def _reject_error_report(data: Any, report: tuple[str, str] | None) -> None:
 _T = TypeVar("_T")
 
 
-def _unexpected(expected: str, value: object) -> ChunkDecodeError:
-    return ChunkDecodeError(f"expected {expected}, got {_describe(value)}")
+def _unexpected(expected: str, value: object) -> StreamDecodeError:
+    return StreamDecodeError(f"expected {expected}, got {_describe(value)}")
 
 
 def _describe(value: object) -> str:
@@ -457,12 +463,12 @@ def _list_of(decode: Callable[[Any], _T]) -> Callable[[Any], list[_T]]:
             return list(value)
         try:
             return [decode(item) for item in value]
-        except ChunkDecodeError:
+        except StreamDecodeError:
             pass
         for index, item in enumerate(value):
             try:
                 decode(item)
-            except ChunkDecodeError as exc:
+            except StreamDecodeError as exc:
                 raise exc.under(f"[{index}]") from None
         raise AssertionError("a decoder failed once and not again")
 
@@ -479,7 +485,7 @@ def _map_of(decode: Callable[[Any], _T]) -> Callable[[Any], dict[str, _T]]:
         for key, item in value.items():
             try:
                 out[key] = decode(item)
-            except ChunkDecodeError as exc:
+            except StreamDecodeError as exc:
                 raise exc.under(_key(key)) from None
         return out
 
@@ -695,7 +701,7 @@ def _read(data: Any, shape: _Shape) -> tuple[dict[str, Any], dict[str, Any]]:
     return known, {key: data[key] for key in others}
 
 
-def _problem(data: Any, shape: _Shape) -> ChunkDecodeError:
+def _problem(data: Any, shape: _Shape) -> StreamDecodeError:
     """The first problem of an object `_read` refused, key by key in spec order (then an
     unknown key, when the shape is strict), so that every target reports the same one.
     """
@@ -704,21 +710,21 @@ def _problem(data: Any, shape: _Shape) -> ChunkDecodeError:
     for key, (_, decode, nulls, required) in shape.rows.items():
         if key not in data:
             if required:
-                return ChunkDecodeError("missing required key").under(_key(key))
+                return StreamDecodeError("missing required key").under(_key(key))
             continue
         value = data[key]
         if value is None:
             if nulls == _REJECT:
-                return ChunkDecodeError("must not be null").under(_key(key))
+                return StreamDecodeError("must not be null").under(_key(key))
             continue
         try:
             decode(value)
-        except ChunkDecodeError as exc:
+        except StreamDecodeError as exc:
             return exc.under(_key(key))
     if shape.strict:
         for key in data:
             if key not in shape.rows:
-                return ChunkDecodeError("unknown key").under(_key(key))
+                return StreamDecodeError("unknown key").under(_key(key))
     raise AssertionError("_read refuses only what _problem finds")
 
 
@@ -766,7 +772,7 @@ def _read_struct(
     the struct's: it is checked, not passed."""
     try:
         known, other = _read(data, shape)
-    except (_Retry, ChunkDecodeError):
+    except (_Retry, StreamDecodeError):
         raise _problem(data, shape) from None
     if tag:
         known.pop(tag, None)
@@ -844,7 +850,7 @@ _BRACKETS: Final = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
 
 def _check_depth(data: str | bytes) -> None:
-    """Raise `ChunkDecodeError` when `data`, longer than `_SHALLOW`, nests deeper than
+    """Raise `StreamDecodeError` when `data`, longer than `_SHALLOW`, nests deeper than
     `MAX_DEPTH`. Few opening brackets settle it; only then are they walked."""
     raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
     if sum(map(raw.count, _OPENERS)) <= MAX_DEPTH:
@@ -855,7 +861,7 @@ def _check_depth(data: str | bytes) -> None:
         if bracket in b"[{":
             depth += 1
             if depth > MAX_DEPTH:
-                raise ChunkDecodeError(
+                raise StreamDecodeError(
                     f"JSON nested more than {MAX_DEPTH} deep, at byte {match.start()}"
                 )
         elif bracket != 34:  # 34 is '"': a string
@@ -886,7 +892,7 @@ _READER: Final = json.JSONDecoder(
 
 
 def _json(data: str | bytes) -> Any:
-    """The JSON value of a payload; raises `ChunkDecodeError` when it is not JSON, nests
+    """The JSON value of a payload; raises `StreamDecodeError` when it is not JSON, nests
     deeper than `MAX_DEPTH`, or holds a number no float holds."""
     if len(data) > _SHALLOW:
         _check_depth(data)
@@ -906,20 +912,20 @@ def _json(data: str | bytes) -> Any:
     except _NotFinite:
         raise _not_finite_at(data) from None
     except ValueError as exc:  # JSONDecodeError or UnicodeDecodeError
-        raise ChunkDecodeError(f"invalid JSON: {exc}") from None
+        raise StreamDecodeError(f"invalid JSON: {exc}") from None
     except RecursionError:
-        raise ChunkDecodeError("invalid JSON: nested too deeply") from None
+        raise StreamDecodeError("invalid JSON: nested too deeply") from None
 
 
 class _Mark(str):
     """The text of a number that is not finite, marking where it was read."""
 
 
-def _not_finite_at(data: str | bytes) -> ChunkDecodeError:
+def _not_finite_at(data: str | bytes) -> StreamDecodeError:
     """The error at the first number of `data` that is not finite (read again, with
     each such number marked)."""
     value = json.loads(data, parse_float=_mark_float, parse_constant=_Mark)
-    return _marked_error(value) or ChunkDecodeError("not a finite number")
+    return _marked_error(value) or StreamDecodeError("not a finite number")
 
 
 def _mark_float(text: str) -> float | _Mark:
@@ -927,13 +933,13 @@ def _mark_float(text: str) -> float | _Mark:
     return _Mark(text) if number - number != 0.0 else number
 
 
-def _marked_error(value: Any) -> ChunkDecodeError | None:
+def _marked_error(value: Any) -> StreamDecodeError | None:
     """The located error of the first `_Mark` in `value`, found without recursion."""
     todo: list[tuple[Any, list[str]]] = [(value, [])]
     while todo:
         item, segments = todo.pop()
         if isinstance(item, _Mark):
-            error = ChunkDecodeError(f"{item} is not a finite JSON number")
+            error = StreamDecodeError(f"{item} is not a finite JSON number")
             for segment in segments:
                 error.under(segment)
             return error
@@ -1428,7 +1434,7 @@ class ChatCompletionContentPartImageUrlParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionContentPartImageUrlParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1493,7 +1499,7 @@ class ChatCompletionContentPartInputAudioParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionContentPartInputAudioParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1560,7 +1566,7 @@ class ChatCompletionContentPartFileParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionContentPartFileParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1628,7 +1634,7 @@ class PromptCacheBreakpointParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> PromptCacheBreakpointParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1705,7 +1711,7 @@ class ChatCompletionContentPartParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionContentPartParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1791,7 +1797,7 @@ class ChatCompletionMessageToolCallFunctionParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallFunctionParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1858,7 +1864,7 @@ class ChatCompletionMessageToolCallCustomParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallCustomParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1926,7 +1932,7 @@ class GeminiThoughtSignature(
 
     @classmethod
     def from_dict(cls, data: Any) -> GeminiThoughtSignature:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1988,7 +1994,7 @@ class GeminiExtraContent(
 
     @classmethod
     def from_dict(cls, data: Any) -> GeminiExtraContent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2059,7 +2065,7 @@ class ChatCompletionMessageToolCallParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2131,7 +2137,7 @@ class ChatCompletionAssistantAudioParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionAssistantAudioParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2191,7 +2197,7 @@ class ChatCompletionMessageFunctionCallParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageFunctionCallParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2273,7 +2279,7 @@ class OpenRouterReasoningDetail(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterReasoningDetail:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2402,7 +2408,7 @@ class ChatCompletionMessageParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2509,7 +2515,7 @@ class ChatCompletionStreamOptionsParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionStreamOptionsParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2580,7 +2586,7 @@ class FunctionDefinition(
 
     @classmethod
     def from_dict(cls, data: Any) -> FunctionDefinition:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2647,7 +2653,7 @@ class CustomToolGrammar(
 
     @classmethod
     def from_dict(cls, data: Any) -> CustomToolGrammar:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2708,7 +2714,7 @@ class CustomToolFormat(
 
     @classmethod
     def from_dict(cls, data: Any) -> CustomToolFormat:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2769,7 +2775,7 @@ class CustomToolDefinition(
 
     @classmethod
     def from_dict(cls, data: Any) -> CustomToolDefinition:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2835,7 +2841,7 @@ class ChatCompletionToolParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionToolParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2897,7 +2903,7 @@ class ChatCompletionToolNameParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionToolNameParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2961,7 +2967,7 @@ class ChatCompletionAllowedToolsParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionAllowedToolsParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3030,7 +3036,7 @@ class ChatCompletionNamedToolChoiceParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionNamedToolChoiceParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3099,7 +3105,7 @@ class ChatCompletionVoiceParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionVoiceParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3157,7 +3163,7 @@ class ChatCompletionAudioParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionAudioParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3223,7 +3229,7 @@ class ChatCompletionPredictionContentParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionPredictionContentParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3295,7 +3301,7 @@ class WebSearchUserLocationApproximate(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebSearchUserLocationApproximate:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3364,7 +3370,7 @@ class WebSearchUserLocation(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebSearchUserLocation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3427,7 +3433,7 @@ class WebSearchOptions(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebSearchOptions:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3490,7 +3496,7 @@ class PromptCacheOptions(
 
     @classmethod
     def from_dict(cls, data: Any) -> PromptCacheOptions:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3549,7 +3555,7 @@ class ModerationPolicySideParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationPolicySideParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3609,7 +3615,7 @@ class ModerationPolicyParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationPolicyParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3670,7 +3676,7 @@ class ModerationParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3735,7 +3741,7 @@ class DeepSeekThinking(
 
     @classmethod
     def from_dict(cls, data: Any) -> DeepSeekThinking:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3806,7 +3812,7 @@ class OpenRouterReasoning(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterReasoning:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4013,7 +4019,7 @@ class ChatCompletionRequest(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionRequest:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4233,7 +4239,7 @@ class MistralThinkingPart(
 
     @classmethod
     def from_dict(cls, data: Any) -> MistralThinkingPart:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4300,7 +4306,7 @@ class MistralContentPart(
 
     @classmethod
     def from_dict(cls, data: Any) -> MistralContentPart:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4376,7 +4382,7 @@ class ChatCompletionMessageToolCallFunction(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallFunction:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4443,7 +4449,7 @@ class ChatCompletionMessageToolCallCustom(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallCustom:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4523,7 +4529,7 @@ class ChatCompletionMessageToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4600,7 +4606,7 @@ class ChatCompletionMessageFunctionCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageFunctionCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4667,7 +4673,7 @@ class ChatCompletionAudio(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionAudio:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4742,7 +4748,7 @@ class GroqSearchResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqSearchResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4811,7 +4817,7 @@ class GroqSearchResults(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqSearchResults:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4884,7 +4890,7 @@ class GroqBrowserResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqBrowserResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4975,7 +4981,7 @@ class GroqChartElement(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqChartElement:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5088,7 +5094,7 @@ class GroqChart(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqChart:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5188,7 +5194,7 @@ class GroqCodeResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqCodeResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5273,7 +5279,7 @@ class GroqExecutedTool(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqExecutedTool:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5369,7 +5375,7 @@ class LiteLLMThinkingBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> LiteLLMThinkingBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5441,7 +5447,7 @@ class MoonshotInternalContent(
 
     @classmethod
     def from_dict(cls, data: Any) -> MoonshotInternalContent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5508,7 +5514,7 @@ class OpenRouterUrlCitation(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterUrlCitation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5581,7 +5587,7 @@ class OpenRouterFileContentPart(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterFileContentPart:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5649,7 +5655,7 @@ class OpenRouterFileAnnotation(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterFileAnnotation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5723,7 +5729,7 @@ class GroqDocumentCitation(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqDocumentCitation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5793,7 +5799,7 @@ class GroqFunctionCitation(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqFunctionCitation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5875,7 +5881,7 @@ class OpenRouterAnnotation(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterAnnotation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6069,7 +6075,7 @@ class ChatCompletionMessage(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6215,7 +6221,7 @@ class TopLogprob(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
 
     @classmethod
     def from_dict(cls, data: Any) -> TopLogprob:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6283,7 +6289,7 @@ class ChatCompletionTokenLogprob(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionTokenLogprob:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6360,7 +6366,7 @@ class ChoiceLogprobs(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceLogprobs:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6431,7 +6437,7 @@ class AzureSeverityResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureSeverityResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6496,7 +6502,7 @@ class AzureDetectionResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureDetectionResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6561,7 +6567,7 @@ class AzureBlocklistResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureBlocklistResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6626,7 +6632,7 @@ class AzureBlocklistDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureBlocklistDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6695,7 +6701,7 @@ class AzureFilterError(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureFilterError:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6777,7 +6783,7 @@ class AzureContentFilterResults(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureContentFilterResults:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6888,7 +6894,7 @@ class AzureContentFilterOffsets(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureContentFilterOffsets:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6968,7 +6974,7 @@ class CompletionTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> CompletionTokensDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7053,7 +7059,7 @@ class PromptTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> PromptTokensDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7142,7 +7148,7 @@ class PerplexityCost(
 
     @classmethod
     def from_dict(cls, data: Any) -> PerplexityCost:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7223,7 +7229,7 @@ class OpenRouterCostDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterCostDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7294,7 +7300,7 @@ class OpenRouterServerToolUseDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterServerToolUseDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7482,7 +7488,7 @@ class CompletionUsage(
 
     @classmethod
     def from_dict(cls, data: Any) -> CompletionUsage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7697,7 +7703,7 @@ class ChatCompletionChoice(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChoice:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7821,7 +7827,7 @@ class ModerationResultBody(
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationResultBody:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7907,7 +7913,7 @@ class ModerationResults(
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationResults:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7987,7 +7993,7 @@ class ModerationError(
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationError:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8048,7 +8054,7 @@ class Moderation(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
 
     @classmethod
     def from_dict(cls, data: Any) -> Moderation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8125,7 +8131,7 @@ class AzurePromptFilterResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzurePromptFilterResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8208,7 +8214,7 @@ class AzureLatencyCheckpoint(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureLatencyCheckpoint:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8289,7 +8295,7 @@ class AzureRouting(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureRouting:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8349,7 +8355,7 @@ class GroqModelUsage(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqModelUsage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8410,7 +8416,7 @@ class GroqUsageBreakdown(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqUsageBreakdown:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8478,7 +8484,7 @@ class GroqDebug(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqDebug:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8551,7 +8557,7 @@ class GroqXGroq(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqXGroq:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8665,7 +8671,7 @@ class LlamaCppTimings(
 
     @classmethod
     def from_dict(cls, data: Any) -> LlamaCppTimings:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8764,7 +8770,7 @@ class NovitaSlaMetrics(
 
     @classmethod
     def from_dict(cls, data: Any) -> NovitaSlaMetrics:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8833,7 +8839,7 @@ class NvExtWorkerId(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExtWorkerId:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8908,7 +8914,7 @@ class NvExtTiming(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExtTiming:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9003,7 +9009,7 @@ class NvExt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExt:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9093,7 +9099,7 @@ class OpenRouterError(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterError:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9175,7 +9181,7 @@ class PerplexitySearchResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> PerplexitySearchResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9261,7 +9267,7 @@ class SglangCachedTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> SglangCachedTokensDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9334,7 +9340,7 @@ class SglangSglExt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
 
     @classmethod
     def from_dict(cls, data: Any) -> SglangSglExt:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9399,7 +9405,7 @@ class TogetherWarning(
 
     @classmethod
     def from_dict(cls, data: Any) -> TogetherWarning:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9474,7 +9480,7 @@ class VllmSpeculativeDecodingMetrics(
 
     @classmethod
     def from_dict(cls, data: Any) -> VllmSpeculativeDecodingMetrics:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9572,7 +9578,7 @@ class VllmRequestMetrics(
 
     @classmethod
     def from_dict(cls, data: Any) -> VllmRequestMetrics:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9663,7 +9669,7 @@ class ZaiWebSearchResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> ZaiWebSearchResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9922,7 +9928,7 @@ class ChatCompletion(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletion:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         _reject_error_report(data, _CHAT_COMPLETION_FIELDS.report)
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
@@ -10107,7 +10113,7 @@ class ChoiceDeltaToolCallFunction(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCallFunction:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10172,7 +10178,7 @@ class ChoiceDeltaToolCallCustom(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCallCustom:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10255,7 +10261,7 @@ class ChoiceDeltaToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10332,7 +10338,7 @@ class ChoiceDeltaFunctionCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaFunctionCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10399,7 +10405,7 @@ class ChoiceDeltaAudio(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaAudio:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10578,7 +10584,7 @@ class ChoiceDelta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDelta:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10802,7 +10808,7 @@ class Choice(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False)
 
     @classmethod
     def from_dict(cls, data: Any) -> Choice:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11145,7 +11151,7 @@ class ChatCompletionChunk(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChunk:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         _reject_error_report(data, _CHAT_COMPLETION_CHUNK_FIELDS.report)
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
@@ -11423,7 +11429,7 @@ _COMPLETION_DECODER: Final = msgspec.json.Decoder(ChatCompletion)
 
 
 def loads(data: str | bytes) -> ChatCompletionChunk:
-    """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode one chunk from JSON text; raises `StreamDecodeError` for any bad input."""
     if len(data) > _SHALLOW:
         _check_depth(data)
     try:
@@ -11437,7 +11443,7 @@ def loads(data: str | bytes) -> ChatCompletionChunk:
 
 
 def loads_completion(data: str | bytes) -> ChatCompletion:
-    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad
+    """Decode a whole completion from JSON text; raises `StreamDecodeError` for any bad
     input."""
     if len(data) > _SHALLOW:
         _check_depth(data)
@@ -11453,7 +11459,7 @@ def loads_completion(data: str | bytes) -> ChatCompletion:
 
 def loads_request(data: str | bytes) -> ChatCompletionRequest:
     """Decode a request body (what a client sends) from JSON text; raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return ChatCompletionRequest.from_dict(_json(data))
 
 
@@ -11547,7 +11553,7 @@ class SkippedEvent(NamedTuple):
     `on_error="skip"`."""
 
     event: ServerSentEvent
-    error: ChunkDecodeError
+    error: StreamDecodeError
 
 
 class RawEvent(NamedTuple, Generic[_Chunk]):
@@ -11560,7 +11566,7 @@ class RawEvent(NamedTuple, Generic[_Chunk]):
     event: ServerSentEvent | None
     """The event when it is not a chunk; None for a chunk, and for bytes that hold no
     event (comments, an event type without data, what follows `[DONE]`)."""
-    error: StreamError | ChunkDecodeError | None = None
+    error: StreamError | StreamDecodeError | None = None
     """What reading the event raised, in place of raising it: the error the server
     reported, or why its chunk did not decode."""
 
@@ -11999,7 +12005,7 @@ class _Events(Generic[_Chunk]):
         """The chunk an event carries (its `event:` name, b"" when it had none, and its
         data), or None: the event is kept apart (`event`, `other_events`), ends the
         stream (`done`), or was skipped. Raises `StreamError` for the server's error,
-        and `ChunkDecodeError` for a chunk that does not decode (unless skipped)."""
+        and `StreamDecodeError` for a chunk that does not decode (unless skipped)."""
         raise NotImplementedError
 
     def keep_raw(self) -> None:
@@ -12016,7 +12022,7 @@ class _Events(Generic[_Chunk]):
         if len(self.other_events) < KEPT_EVENTS:
             self.other_events.append(_cut(event))
 
-    def _skipped(self, event: ServerSentEvent, error: ChunkDecodeError) -> None:
+    def _skipped(self, event: ServerSentEvent, error: StreamDecodeError) -> None:
         """Count a skipped event, and keep it, cut, while few are kept."""
         self.skipped_count += 1
         if len(self.skipped) < KEPT_EVENTS:
@@ -12277,7 +12283,7 @@ class _SseFramer(Generic[_Chunk]):
         events.event = None
         try:
             chunk = self._decide(name, payload)
-        except (StreamError, ChunkDecodeError) as error:
+        except (StreamError, StreamDecodeError) as error:
             self.unsent.append(RawEvent(raw, None, events.event, error))
             return False
         event = None if chunk is not None else events.event
@@ -12299,7 +12305,7 @@ def _cut_name(name: str) -> str:
     return name if len(name) <= KEPT_NAME else name[: KEPT_NAME - 1] + "…"
 
 
-def _kept(error: ChunkDecodeError) -> ChunkDecodeError:
+def _kept(error: StreamDecodeError) -> StreamDecodeError:
     """`error` as kept with its cut event, holding no more than that event: at most
     `KEPT_DATA` characters of its message and of its path (keys as long as the payload,
     or a path as deep), and neither the traceback (its frames' locals hold the whole
@@ -12376,7 +12382,7 @@ def _error_of(data: str) -> Any:
     """The error object of an error event's data (or the data itself, if not JSON)."""
     try:
         payload = _json(data)
-    except ChunkDecodeError:  # not JSON, nested past MAX_DEPTH, or NaN: text
+    except StreamDecodeError:  # not JSON, nested past MAX_DEPTH, or NaN: text
         return data
     if isinstance(payload, dict):
         return cast(dict[str, Any], payload).get("error", payload)
@@ -12419,7 +12425,7 @@ class _ChatEvents(_Events[_Chunk]):
         if payload.lstrip().startswith(b"{"):
             try:
                 return self._loads(payload)
-            except ChunkDecodeError as error:
+            except StreamDecodeError as error:
                 event = self.event = self._event(b"message", payload)
                 if isinstance(error, ErrorReport):
                     raise StreamError(_error_of(event.data), event) from None
@@ -12723,7 +12729,7 @@ def iter_chunks(
     `httpx.Response.iter_bytes()` or an open file does; or it is an httpx response,
     whose body is read and which `close()` closes; or a whole body. Lines may end in LF,
     CRLF or CR. Raises `StreamError` when the server reports an error, and
-    `ChunkDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
+    `StreamDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
     then the event is kept in the stream's `skipped` and reading goes on. A piece of
     another type raises `TypeError`. One event may hold at most `max_event_size` bytes
     (`EventTooLargeError`); a bad option is refused here, at the call. The end of the

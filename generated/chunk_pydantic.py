@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       7f820332a386
-# Digest: 6838a3535d2f73ef
+#   chunkspec code                       12cb2fd6a4ba
+# Digest: ca64799e7508dd02
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -272,6 +272,7 @@ __all__ = [
     "SglangCachedTokensDetails",
     "SglangSglExt",
     "SkippedEvent",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TogetherWarning",
@@ -315,9 +316,10 @@ __all__ = [
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-class ChunkDecodeError(ValueError):
-    """The input is not a valid chunk. `path` points at the offending place, as in
-    `$.choices[0].delta.tool_calls[1].index`; `message` says what is wrong there.
+class StreamDecodeError(ValueError):
+    """The input is not a valid chunk or event (of any protocol). `path` points at the
+    offending place, as in `$.choices[0].delta.tool_calls[1].index`; `message` says
+    what is wrong there.
     """
 
     def __init__(self, message: str) -> None:
@@ -329,7 +331,7 @@ class ChunkDecodeError(ValueError):
     def path(self) -> str:
         return "$" + "".join(reversed(self._segments))
 
-    def under(self, segment: str) -> ChunkDecodeError:
+    def under(self, segment: str) -> StreamDecodeError:
         """Record that the failing value sits under `segment` (`.key` or `[index]`)."""
         self._segments.append(segment)
         return self
@@ -338,7 +340,11 @@ class ChunkDecodeError(ValueError):
         return f"{self.path}: {self.message}"
 
 
-class ErrorReport(ChunkDecodeError):
+ChunkDecodeError = StreamDecodeError
+"""`StreamDecodeError`'s first name, kept: the same class."""
+
+
+class ErrorReport(StreamDecodeError):
     """The payload is a server's error report (an `error` object and no `choices`),
     not a chunk. In a stream, `iter_chunks` raises `StreamError` for it instead."""
 
@@ -505,7 +511,7 @@ def _validate(
     aliased: bool = False,
 ) -> _M:
     """`data` validated as `model` (a model, or a union's type adapter); raises
-    `ChunkDecodeError`. `union_tags` and `report` (the keys of the model's
+    `StreamDecodeError`. `union_tags` and `report` (the keys of the model's
     `error_when`) help name the problem, as `_decode_error` says; `aliased`: whether
     some field's wire key is not its Python name."""
     if len(data) > _SHALLOW:
@@ -605,12 +611,12 @@ def _decode_error(
     data: str | bytes,
     union_tags: tuple[tuple[str, str], ...],
     report: tuple[str, str] | None,
-) -> ChunkDecodeError:
-    """Turn pydantic's most specific error into a ChunkDecodeError whose path follows
+) -> StreamDecodeError:
+    """Turn pydantic's most specific error into a StreamDecodeError whose path follows
     the data; a payload that `report` (has, lacks) calls an error report is one."""
     errors = exc.errors(include_url=False)
     if errors[0]["type"] == "json_invalid":
-        return ChunkDecodeError(f"invalid JSON: {errors[0]['msg']}")
+        return StreamDecodeError(f"invalid JSON: {errors[0]['msg']}")
     if any(e["type"] == "finite_number" for e in errors):
         return _not_finite_at(data)  # located as the other targets locate it
     value: Any = json.loads(data)
@@ -634,7 +640,7 @@ def _decode_error(
     cause = error.get("ctx", {}).get("error")
     where, last = error["loc"][:-1], error["loc"][-1] if error["loc"] else None
     if error["input"] is None and error["type"] != "missing":
-        result = ChunkDecodeError("must not be null")
+        result = StreamDecodeError("must not be null")
     elif isinstance(last, str) and last.startswith("~"):
         # Every alternative of a union of JSON kinds refused the value's kind.
         kinds = [
@@ -643,11 +649,11 @@ def _decode_error(
             if e["loc"][:-1] == where and str(e["loc"][-1]).startswith("~")
         ]
         expected, got = ", ".join(kinds), _json_kind(error["input"])
-        result = ChunkDecodeError(f"expected {expected}, got {got}")
-    elif isinstance(cause, ChunkDecodeError):
+        result = StreamDecodeError(f"expected {expected}, got {got}")
+    elif isinstance(cause, StreamDecodeError):
         result = cause
     else:
-        result = ChunkDecodeError(
+        result = StreamDecodeError(
             str(cause) if isinstance(cause, ValueError) else error["msg"]
         )
     for segment in reversed(segments):
@@ -734,7 +740,7 @@ _BRACKETS: Final = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
 
 def _check_depth(data: str | bytes) -> None:
-    """Raise `ChunkDecodeError` when `data`, longer than `_SHALLOW`, nests deeper than
+    """Raise `StreamDecodeError` when `data`, longer than `_SHALLOW`, nests deeper than
     `MAX_DEPTH`. Few opening brackets settle it; only then are they walked."""
     raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
     if sum(map(raw.count, _OPENERS)) <= MAX_DEPTH:
@@ -745,7 +751,7 @@ def _check_depth(data: str | bytes) -> None:
         if bracket in b"[{":
             depth += 1
             if depth > MAX_DEPTH:
-                raise ChunkDecodeError(
+                raise StreamDecodeError(
                     f"JSON nested more than {MAX_DEPTH} deep, at byte {match.start()}"
                 )
         elif bracket != 34:  # 34 is '"': a string
@@ -776,7 +782,7 @@ _READER: Final = json.JSONDecoder(
 
 
 def _json(data: str | bytes) -> Any:
-    """The JSON value of a payload; raises `ChunkDecodeError` when it is not JSON, nests
+    """The JSON value of a payload; raises `StreamDecodeError` when it is not JSON, nests
     deeper than `MAX_DEPTH`, or holds a number no float holds."""
     if len(data) > _SHALLOW:
         _check_depth(data)
@@ -796,20 +802,20 @@ def _json(data: str | bytes) -> Any:
     except _NotFinite:
         raise _not_finite_at(data) from None
     except ValueError as exc:  # JSONDecodeError or UnicodeDecodeError
-        raise ChunkDecodeError(f"invalid JSON: {exc}") from None
+        raise StreamDecodeError(f"invalid JSON: {exc}") from None
     except RecursionError:
-        raise ChunkDecodeError("invalid JSON: nested too deeply") from None
+        raise StreamDecodeError("invalid JSON: nested too deeply") from None
 
 
 class _Mark(str):
     """The text of a number that is not finite, marking where it was read."""
 
 
-def _not_finite_at(data: str | bytes) -> ChunkDecodeError:
+def _not_finite_at(data: str | bytes) -> StreamDecodeError:
     """The error at the first number of `data` that is not finite (read again, with
     each such number marked)."""
     value = json.loads(data, parse_float=_mark_float, parse_constant=_Mark)
-    return _marked_error(value) or ChunkDecodeError("not a finite number")
+    return _marked_error(value) or StreamDecodeError("not a finite number")
 
 
 def _mark_float(text: str) -> float | _Mark:
@@ -817,13 +823,13 @@ def _mark_float(text: str) -> float | _Mark:
     return _Mark(text) if number - number != 0.0 else number
 
 
-def _marked_error(value: Any) -> ChunkDecodeError | None:
+def _marked_error(value: Any) -> StreamDecodeError | None:
     """The located error of the first `_Mark` in `value`, found without recursion."""
     todo: list[tuple[Any, list[str]]] = [(value, [])]
     while todo:
         item, segments = todo.pop()
         if isinstance(item, _Mark):
-            error = ChunkDecodeError(f"{item} is not a finite JSON number")
+            error = StreamDecodeError(f"{item} is not a finite JSON number")
             for segment in segments:
                 error.under(segment)
             return error
@@ -4272,7 +4278,7 @@ of pydantic's location that names a member, not a key."""
 
 
 def loads(data: str | bytes) -> ChatCompletionChunk:
-    """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode one chunk from JSON text; raises `StreamDecodeError` for any bad input."""
     return _validate(
         ChatCompletionChunk,
         data,
@@ -4283,7 +4289,7 @@ def loads(data: str | bytes) -> ChatCompletionChunk:
 
 
 def loads_completion(data: str | bytes) -> ChatCompletion:
-    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad
+    """Decode a whole completion from JSON text; raises `StreamDecodeError` for any bad
     input."""
     return _validate(
         ChatCompletion, data, _UNION_TAGS, report=("error", "choices"), aliased=True
@@ -4292,7 +4298,7 @@ def loads_completion(data: str | bytes) -> ChatCompletion:
 
 def loads_request(data: str | bytes) -> ChatCompletionRequest:
     """Decode a request body (what a client sends) from JSON text; raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return _validate(ChatCompletionRequest, data, _UNION_TAGS, aliased=True)
 
 
@@ -4381,7 +4387,7 @@ class SkippedEvent(NamedTuple):
     `on_error="skip"`."""
 
     event: ServerSentEvent
-    error: ChunkDecodeError
+    error: StreamDecodeError
 
 
 class RawEvent(NamedTuple, Generic[_Chunk]):
@@ -4394,7 +4400,7 @@ class RawEvent(NamedTuple, Generic[_Chunk]):
     event: ServerSentEvent | None
     """The event when it is not a chunk; None for a chunk, and for bytes that hold no
     event (comments, an event type without data, what follows `[DONE]`)."""
-    error: StreamError | ChunkDecodeError | None = None
+    error: StreamError | StreamDecodeError | None = None
     """What reading the event raised, in place of raising it: the error the server
     reported, or why its chunk did not decode."""
 
@@ -4833,7 +4839,7 @@ class _Events(Generic[_Chunk]):
         """The chunk an event carries (its `event:` name, b"" when it had none, and its
         data), or None: the event is kept apart (`event`, `other_events`), ends the
         stream (`done`), or was skipped. Raises `StreamError` for the server's error,
-        and `ChunkDecodeError` for a chunk that does not decode (unless skipped)."""
+        and `StreamDecodeError` for a chunk that does not decode (unless skipped)."""
         raise NotImplementedError
 
     def keep_raw(self) -> None:
@@ -4850,7 +4856,7 @@ class _Events(Generic[_Chunk]):
         if len(self.other_events) < KEPT_EVENTS:
             self.other_events.append(_cut(event))
 
-    def _skipped(self, event: ServerSentEvent, error: ChunkDecodeError) -> None:
+    def _skipped(self, event: ServerSentEvent, error: StreamDecodeError) -> None:
         """Count a skipped event, and keep it, cut, while few are kept."""
         self.skipped_count += 1
         if len(self.skipped) < KEPT_EVENTS:
@@ -5111,7 +5117,7 @@ class _SseFramer(Generic[_Chunk]):
         events.event = None
         try:
             chunk = self._decide(name, payload)
-        except (StreamError, ChunkDecodeError) as error:
+        except (StreamError, StreamDecodeError) as error:
             self.unsent.append(RawEvent(raw, None, events.event, error))
             return False
         event = None if chunk is not None else events.event
@@ -5133,7 +5139,7 @@ def _cut_name(name: str) -> str:
     return name if len(name) <= KEPT_NAME else name[: KEPT_NAME - 1] + "…"
 
 
-def _kept(error: ChunkDecodeError) -> ChunkDecodeError:
+def _kept(error: StreamDecodeError) -> StreamDecodeError:
     """`error` as kept with its cut event, holding no more than that event: at most
     `KEPT_DATA` characters of its message and of its path (keys as long as the payload,
     or a path as deep), and neither the traceback (its frames' locals hold the whole
@@ -5210,7 +5216,7 @@ def _error_of(data: str) -> Any:
     """The error object of an error event's data (or the data itself, if not JSON)."""
     try:
         payload = _json(data)
-    except ChunkDecodeError:  # not JSON, nested past MAX_DEPTH, or NaN: text
+    except StreamDecodeError:  # not JSON, nested past MAX_DEPTH, or NaN: text
         return data
     if isinstance(payload, dict):
         return cast(dict[str, Any], payload).get("error", payload)
@@ -5253,7 +5259,7 @@ class _ChatEvents(_Events[_Chunk]):
         if payload.lstrip().startswith(b"{"):
             try:
                 return self._loads(payload)
-            except ChunkDecodeError as error:
+            except StreamDecodeError as error:
                 event = self.event = self._event(b"message", payload)
                 if isinstance(error, ErrorReport):
                     raise StreamError(_error_of(event.data), event) from None
@@ -5557,7 +5563,7 @@ def iter_chunks(
     `httpx.Response.iter_bytes()` or an open file does; or it is an httpx response,
     whose body is read and which `close()` closes; or a whole body. Lines may end in LF,
     CRLF or CR. Raises `StreamError` when the server reports an error, and
-    `ChunkDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
+    `StreamDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
     then the event is kept in the stream's `skipped` and reading goes on. A piece of
     another type raises `TypeError`. One event may hold at most `max_event_size` bytes
     (`EventTooLargeError`); a bad option is refused here, at the call. The end of the

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       efbf18697be0
-# Digest: 97bd3d63e1f2819d
+#   chunkspec code                       e6ed4100e1cb
+# Digest: 531b32270be325b4
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -256,6 +256,7 @@ __all__ = [
     "SglangCachedTokensDetails",
     "SglangSglExt",
     "SkippedEvent",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TogetherWarning",
@@ -408,9 +409,10 @@ __all__ = [
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-class ChunkDecodeError(ValueError):
-    """The input is not a valid chunk. `path` points at the offending place, as in
-    `$.choices[0].delta.tool_calls[1].index`; `message` says what is wrong there.
+class StreamDecodeError(ValueError):
+    """The input is not a valid chunk or event (of any protocol). `path` points at the
+    offending place, as in `$.choices[0].delta.tool_calls[1].index`; `message` says
+    what is wrong there.
     """
 
     def __init__(self, message: str) -> None:
@@ -422,7 +424,7 @@ class ChunkDecodeError(ValueError):
     def path(self) -> str:
         return "$" + "".join(reversed(self._segments))
 
-    def under(self, segment: str) -> ChunkDecodeError:
+    def under(self, segment: str) -> StreamDecodeError:
         """Record that the failing value sits under `segment` (`.key` or `[index]`)."""
         self._segments.append(segment)
         return self
@@ -431,7 +433,11 @@ class ChunkDecodeError(ValueError):
         return f"{self.path}: {self.message}"
 
 
-class ErrorReport(ChunkDecodeError):
+ChunkDecodeError = StreamDecodeError
+"""`StreamDecodeError`'s first name, kept: the same class."""
+
+
+class ErrorReport(StreamDecodeError):
     """The payload is a server's error report (an `error` object and no `choices`),
     not a chunk. In a stream, `iter_chunks` raises `StreamError` for it instead."""
 
@@ -465,8 +471,8 @@ def _reject_error_report(data: Any, report: tuple[str, str] | None) -> None:
 _T = TypeVar("_T")
 
 
-def _unexpected(expected: str, value: object) -> ChunkDecodeError:
-    return ChunkDecodeError(f"expected {expected}, got {_describe(value)}")
+def _unexpected(expected: str, value: object) -> StreamDecodeError:
+    return StreamDecodeError(f"expected {expected}, got {_describe(value)}")
 
 
 def _describe(value: object) -> str:
@@ -562,12 +568,12 @@ def _list_of(decode: Callable[[Any], _T]) -> Callable[[Any], list[_T]]:
             return list(value)
         try:
             return [decode(item) for item in value]
-        except ChunkDecodeError:
+        except StreamDecodeError:
             pass
         for index, item in enumerate(value):
             try:
                 decode(item)
-            except ChunkDecodeError as exc:
+            except StreamDecodeError as exc:
                 raise exc.under(f"[{index}]") from None
         raise AssertionError("a decoder failed once and not again")
 
@@ -584,7 +590,7 @@ def _map_of(decode: Callable[[Any], _T]) -> Callable[[Any], dict[str, _T]]:
         for key, item in value.items():
             try:
                 out[key] = decode(item)
-            except ChunkDecodeError as exc:
+            except StreamDecodeError as exc:
                 raise exc.under(_key(key)) from None
         return out
 
@@ -787,7 +793,7 @@ def _read(data: Any, shape: _Shape) -> tuple[dict[str, Any], dict[str, Any]]:
     return known, {key: data[key] for key in others}
 
 
-def _problem(data: Any, shape: _Shape) -> ChunkDecodeError:
+def _problem(data: Any, shape: _Shape) -> StreamDecodeError:
     """The first problem of an object `_read` refused, key by key in spec order (then an
     unknown key, when the shape is strict), so that every target reports the same one.
     """
@@ -796,21 +802,21 @@ def _problem(data: Any, shape: _Shape) -> ChunkDecodeError:
     for key, (_, decode, nulls, required) in shape.rows.items():
         if key not in data:
             if required:
-                return ChunkDecodeError("missing required key").under(_key(key))
+                return StreamDecodeError("missing required key").under(_key(key))
             continue
         value = data[key]
         if value is None:
             if nulls == _REJECT:
-                return ChunkDecodeError("must not be null").under(_key(key))
+                return StreamDecodeError("must not be null").under(_key(key))
             continue
         try:
             decode(value)
-        except ChunkDecodeError as exc:
+        except StreamDecodeError as exc:
             return exc.under(_key(key))
     if shape.strict:
         for key in data:
             if key not in shape.rows:
-                return ChunkDecodeError("unknown key").under(_key(key))
+                return StreamDecodeError("unknown key").under(_key(key))
     raise AssertionError("_read refuses only what _problem finds")
 
 
@@ -822,7 +828,7 @@ def _checked(data: Any, shape: _Shape) -> dict[str, Any]:
         _reject_error_report(data, shape.report)
     try:
         known, other = _read(data, shape)
-    except (_Retry, ChunkDecodeError):
+    except (_Retry, StreamDecodeError):
         raise _problem(data, shape) from None
     if other:
         known.update(other)
@@ -876,7 +882,7 @@ _BRACKETS: Final = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
 
 def _check_depth(data: str | bytes) -> None:
-    """Raise `ChunkDecodeError` when `data`, longer than `_SHALLOW`, nests deeper than
+    """Raise `StreamDecodeError` when `data`, longer than `_SHALLOW`, nests deeper than
     `MAX_DEPTH`. Few opening brackets settle it; only then are they walked."""
     raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
     if sum(map(raw.count, _OPENERS)) <= MAX_DEPTH:
@@ -887,7 +893,7 @@ def _check_depth(data: str | bytes) -> None:
         if bracket in b"[{":
             depth += 1
             if depth > MAX_DEPTH:
-                raise ChunkDecodeError(
+                raise StreamDecodeError(
                     f"JSON nested more than {MAX_DEPTH} deep, at byte {match.start()}"
                 )
         elif bracket != 34:  # 34 is '"': a string
@@ -918,7 +924,7 @@ _READER: Final = json.JSONDecoder(
 
 
 def _json(data: str | bytes) -> Any:
-    """The JSON value of a payload; raises `ChunkDecodeError` when it is not JSON, nests
+    """The JSON value of a payload; raises `StreamDecodeError` when it is not JSON, nests
     deeper than `MAX_DEPTH`, or holds a number no float holds."""
     if len(data) > _SHALLOW:
         _check_depth(data)
@@ -938,20 +944,20 @@ def _json(data: str | bytes) -> Any:
     except _NotFinite:
         raise _not_finite_at(data) from None
     except ValueError as exc:  # JSONDecodeError or UnicodeDecodeError
-        raise ChunkDecodeError(f"invalid JSON: {exc}") from None
+        raise StreamDecodeError(f"invalid JSON: {exc}") from None
     except RecursionError:
-        raise ChunkDecodeError("invalid JSON: nested too deeply") from None
+        raise StreamDecodeError("invalid JSON: nested too deeply") from None
 
 
 class _Mark(str):
     """The text of a number that is not finite, marking where it was read."""
 
 
-def _not_finite_at(data: str | bytes) -> ChunkDecodeError:
+def _not_finite_at(data: str | bytes) -> StreamDecodeError:
     """The error at the first number of `data` that is not finite (read again, with
     each such number marked)."""
     value = json.loads(data, parse_float=_mark_float, parse_constant=_Mark)
-    return _marked_error(value) or ChunkDecodeError("not a finite number")
+    return _marked_error(value) or StreamDecodeError("not a finite number")
 
 
 def _mark_float(text: str) -> float | _Mark:
@@ -959,13 +965,13 @@ def _mark_float(text: str) -> float | _Mark:
     return _Mark(text) if number - number != 0.0 else number
 
 
-def _marked_error(value: Any) -> ChunkDecodeError | None:
+def _marked_error(value: Any) -> StreamDecodeError | None:
     """The located error of the first `_Mark` in `value`, found without recursion."""
     todo: list[tuple[Any, list[str]]] = [(value, [])]
     while todo:
         item, segments = todo.pop()
         if isinstance(item, _Mark):
-            error = ChunkDecodeError(f"{item} is not a finite JSON number")
+            error = StreamDecodeError(f"{item} is not a finite JSON number")
             for segment in segments:
                 error.under(segment)
             return error
@@ -1456,7 +1462,7 @@ def validate_chat_completion_content_part_image_url_param(
     data: Any,
 ) -> ChatCompletionContentPartImageUrlParam:
     """Check a decoded JSON object as a ChatCompletionContentPartImageUrlParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionContentPartImageUrlParam,
@@ -1487,7 +1493,7 @@ def validate_chat_completion_content_part_input_audio_param(
     data: Any,
 ) -> ChatCompletionContentPartInputAudioParam:
     """Check a decoded JSON object as a ChatCompletionContentPartInputAudioParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionContentPartInputAudioParam,
@@ -1521,7 +1527,7 @@ def validate_chat_completion_content_part_file_param(
     data: Any,
 ) -> ChatCompletionContentPartFileParam:
     """Check a decoded JSON object as a ChatCompletionContentPartFileParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionContentPartFileParam,
@@ -1553,7 +1559,7 @@ class PromptCacheBreakpointParam(TypedDict, total=False):
 
 def validate_prompt_cache_breakpoint_param(data: Any) -> PromptCacheBreakpointParam:
     """Check a decoded JSON object as a PromptCacheBreakpointParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         PromptCacheBreakpointParam,
@@ -1603,7 +1609,7 @@ def validate_chat_completion_content_part_param(
     data: Any,
 ) -> ChatCompletionContentPartParam:
     """Check a decoded JSON object as a ChatCompletionContentPartParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionContentPartParam,
@@ -1641,7 +1647,7 @@ def validate_chat_completion_message_tool_call_function_param(
     data: Any,
 ) -> ChatCompletionMessageToolCallFunctionParam:
     """Check a decoded JSON object as a ChatCompletionMessageToolCallFunctionParam;
-    raises `ChunkDecodeError`.
+    raises `StreamDecodeError`.
     """
     return cast(
         ChatCompletionMessageToolCallFunctionParam,
@@ -1672,7 +1678,7 @@ def validate_chat_completion_message_tool_call_custom_param(
     data: Any,
 ) -> ChatCompletionMessageToolCallCustomParam:
     """Check a decoded JSON object as a ChatCompletionMessageToolCallCustomParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionMessageToolCallCustomParam,
@@ -1703,7 +1709,7 @@ class GeminiThoughtSignature(TypedDict, total=False):
 
 def validate_gemini_thought_signature(data: Any) -> GeminiThoughtSignature:
     """Check a decoded JSON object as a GeminiThoughtSignature; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         GeminiThoughtSignature, _checked(data, _GEMINI_THOUGHT_SIGNATURE_FIELDS)
@@ -1734,7 +1740,7 @@ class GeminiExtraContent(TypedDict, total=False):
 
 def validate_gemini_extra_content(data: Any) -> GeminiExtraContent:
     """Check a decoded JSON object as a GeminiExtraContent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(GeminiExtraContent, _checked(data, _GEMINI_EXTRA_CONTENT_FIELDS))
 
@@ -1775,7 +1781,7 @@ def validate_chat_completion_message_tool_call_param(
     data: Any,
 ) -> ChatCompletionMessageToolCallParam:
     """Check a decoded JSON object as a ChatCompletionMessageToolCallParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionMessageToolCallParam,
@@ -1808,7 +1814,7 @@ def validate_chat_completion_assistant_audio_param(
     data: Any,
 ) -> ChatCompletionAssistantAudioParam:
     """Check a decoded JSON object as a ChatCompletionAssistantAudioParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionAssistantAudioParam,
@@ -1838,7 +1844,7 @@ def validate_chat_completion_message_function_call_param(
     data: Any,
 ) -> ChatCompletionMessageFunctionCallParam:
     """Check a decoded JSON object as a ChatCompletionMessageFunctionCallParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionMessageFunctionCallParam,
@@ -1890,7 +1896,7 @@ class OpenRouterReasoningDetail(TypedDict, total=False):
 
 def validate_open_router_reasoning_detail(data: Any) -> OpenRouterReasoningDetail:
     """Check a decoded JSON object as a OpenRouterReasoningDetail; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OpenRouterReasoningDetail, _checked(data, _OPEN_ROUTER_REASONING_DETAIL_FIELDS)
@@ -1981,7 +1987,7 @@ class ChatCompletionMessageParam(TypedDict, total=False):
 
 def validate_chat_completion_message_param(data: Any) -> ChatCompletionMessageParam:
     """Check a decoded JSON object as a ChatCompletionMessageParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionMessageParam,
@@ -2035,7 +2041,7 @@ def validate_chat_completion_stream_options_param(
     data: Any,
 ) -> ChatCompletionStreamOptionsParam:
     """Check a decoded JSON object as a ChatCompletionStreamOptionsParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionStreamOptionsParam,
@@ -2074,7 +2080,7 @@ class FunctionDefinition(TypedDict, total=False):
 
 def validate_function_definition(data: Any) -> FunctionDefinition:
     """Check a decoded JSON object as a FunctionDefinition; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(FunctionDefinition, _checked(data, _FUNCTION_DEFINITION_FIELDS))
 
@@ -2101,7 +2107,9 @@ class CustomToolGrammar(TypedDict, total=False):
 
 
 def validate_custom_tool_grammar(data: Any) -> CustomToolGrammar:
-    """Check a decoded JSON object as a CustomToolGrammar; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a CustomToolGrammar; raises
+    `StreamDecodeError`.
+    """
     return cast(CustomToolGrammar, _checked(data, _CUSTOM_TOOL_GRAMMAR_FIELDS))
 
 
@@ -2125,7 +2133,7 @@ class CustomToolFormat(TypedDict, total=False):
 
 
 def validate_custom_tool_format(data: Any) -> CustomToolFormat:
-    """Check a decoded JSON object as a CustomToolFormat; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a CustomToolFormat; raises `StreamDecodeError`."""
     return cast(CustomToolFormat, _checked(data, _CUSTOM_TOOL_FORMAT_FIELDS))
 
 
@@ -2153,7 +2161,7 @@ class CustomToolDefinition(TypedDict, total=False):
 
 def validate_custom_tool_definition(data: Any) -> CustomToolDefinition:
     """Check a decoded JSON object as a CustomToolDefinition; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(CustomToolDefinition, _checked(data, _CUSTOM_TOOL_DEFINITION_FIELDS))
 
@@ -2183,7 +2191,7 @@ class ChatCompletionToolParam(TypedDict, total=False):
 
 def validate_chat_completion_tool_param(data: Any) -> ChatCompletionToolParam:
     """Check a decoded JSON object as a ChatCompletionToolParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionToolParam, _checked(data, _CHAT_COMPLETION_TOOL_PARAM_FIELDS)
@@ -2209,7 +2217,7 @@ class ChatCompletionToolNameParam(TypedDict, total=False):
 
 def validate_chat_completion_tool_name_param(data: Any) -> ChatCompletionToolNameParam:
     """Check a decoded JSON object as a ChatCompletionToolNameParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionToolNameParam,
@@ -2243,7 +2251,7 @@ def validate_chat_completion_allowed_tools_param(
     data: Any,
 ) -> ChatCompletionAllowedToolsParam:
     """Check a decoded JSON object as a ChatCompletionAllowedToolsParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionAllowedToolsParam,
@@ -2282,7 +2290,7 @@ def validate_chat_completion_named_tool_choice_param(
     data: Any,
 ) -> ChatCompletionNamedToolChoiceParam:
     """Check a decoded JSON object as a ChatCompletionNamedToolChoiceParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionNamedToolChoiceParam,
@@ -2310,7 +2318,7 @@ class ChatCompletionVoiceParam(TypedDict, total=False):
 
 def validate_chat_completion_voice_param(data: Any) -> ChatCompletionVoiceParam:
     """Check a decoded JSON object as a ChatCompletionVoiceParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionVoiceParam, _checked(data, _CHAT_COMPLETION_VOICE_PARAM_FIELDS)
@@ -2337,7 +2345,7 @@ class ChatCompletionAudioParam(TypedDict, total=False):
 
 def validate_chat_completion_audio_param(data: Any) -> ChatCompletionAudioParam:
     """Check a decoded JSON object as a ChatCompletionAudioParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionAudioParam, _checked(data, _CHAT_COMPLETION_AUDIO_PARAM_FIELDS)
@@ -2372,7 +2380,7 @@ def validate_chat_completion_prediction_content_param(
     data: Any,
 ) -> ChatCompletionPredictionContentParam:
     """Check a decoded JSON object as a ChatCompletionPredictionContentParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionPredictionContentParam,
@@ -2417,7 +2425,7 @@ def validate_web_search_user_location_approximate(
     data: Any,
 ) -> WebSearchUserLocationApproximate:
     """Check a decoded JSON object as a WebSearchUserLocationApproximate; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         WebSearchUserLocationApproximate,
@@ -2448,7 +2456,7 @@ class WebSearchUserLocation(TypedDict, total=False):
 
 def validate_web_search_user_location(data: Any) -> WebSearchUserLocation:
     """Check a decoded JSON object as a WebSearchUserLocation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(WebSearchUserLocation, _checked(data, _WEB_SEARCH_USER_LOCATION_FIELDS))
 
@@ -2473,7 +2481,7 @@ class WebSearchOptions(TypedDict, total=False):
 
 
 def validate_web_search_options(data: Any) -> WebSearchOptions:
-    """Check a decoded JSON object as a WebSearchOptions; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a WebSearchOptions; raises `StreamDecodeError`."""
     return cast(WebSearchOptions, _checked(data, _WEB_SEARCH_OPTIONS_FIELDS))
 
 
@@ -2500,7 +2508,7 @@ class PromptCacheOptions(TypedDict, total=False):
 
 def validate_prompt_cache_options(data: Any) -> PromptCacheOptions:
     """Check a decoded JSON object as a PromptCacheOptions; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(PromptCacheOptions, _checked(data, _PROMPT_CACHE_OPTIONS_FIELDS))
 
@@ -2523,7 +2531,7 @@ class ModerationPolicySideParam(TypedDict, total=False):
 
 def validate_moderation_policy_side_param(data: Any) -> ModerationPolicySideParam:
     """Check a decoded JSON object as a ModerationPolicySideParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ModerationPolicySideParam, _checked(data, _MODERATION_POLICY_SIDE_PARAM_FIELDS)
@@ -2550,7 +2558,7 @@ class ModerationPolicyParam(TypedDict, total=False):
 
 def validate_moderation_policy_param(data: Any) -> ModerationPolicyParam:
     """Check a decoded JSON object as a ModerationPolicyParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ModerationPolicyParam, _checked(data, _MODERATION_POLICY_PARAM_FIELDS))
 
@@ -2575,7 +2583,7 @@ class ModerationParam(TypedDict, total=False):
 
 
 def validate_moderation_param(data: Any) -> ModerationParam:
-    """Check a decoded JSON object as a ModerationParam; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ModerationParam; raises `StreamDecodeError`."""
     return cast(ModerationParam, _checked(data, _MODERATION_PARAM_FIELDS))
 
 
@@ -2605,7 +2613,7 @@ class DeepSeekThinking(TypedDict, total=False):
 
 
 def validate_deep_seek_thinking(data: Any) -> DeepSeekThinking:
-    """Check a decoded JSON object as a DeepSeekThinking; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a DeepSeekThinking; raises `StreamDecodeError`."""
     return cast(DeepSeekThinking, _checked(data, _DEEP_SEEK_THINKING_FIELDS))
 
 
@@ -2644,7 +2652,7 @@ class OpenRouterReasoning(TypedDict, total=False):
 
 def validate_open_router_reasoning(data: Any) -> OpenRouterReasoning:
     """Check a decoded JSON object as a OpenRouterReasoning; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(OpenRouterReasoning, _checked(data, _OPEN_ROUTER_REASONING_FIELDS))
 
@@ -2855,7 +2863,7 @@ class ChatCompletionRequest(TypedDict, total=False):
 
 def validate_chat_completion_request(data: Any) -> ChatCompletionRequest:
     """Check a decoded JSON object as a ChatCompletionRequest; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ChatCompletionRequest, _checked(data, _CHAT_COMPLETION_REQUEST_FIELDS))
 
@@ -2936,7 +2944,7 @@ class MistralThinkingPart(TypedDict, total=False):
 
 def validate_mistral_thinking_part(data: Any) -> MistralThinkingPart:
     """Check a decoded JSON object as a MistralThinkingPart; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(MistralThinkingPart, _checked(data, _MISTRAL_THINKING_PART_FIELDS))
 
@@ -2969,7 +2977,7 @@ class MistralContentPart(TypedDict, total=False):
 
 def validate_mistral_content_part(data: Any) -> MistralContentPart:
     """Check a decoded JSON object as a MistralContentPart; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(MistralContentPart, _checked(data, _MISTRAL_CONTENT_PART_FIELDS))
 
@@ -3006,7 +3014,7 @@ def validate_chat_completion_message_tool_call_function(
     data: Any,
 ) -> ChatCompletionMessageToolCallFunction:
     """Check a decoded JSON object as a ChatCompletionMessageToolCallFunction; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionMessageToolCallFunction,
@@ -3041,7 +3049,7 @@ def validate_chat_completion_message_tool_call_custom(
     data: Any,
 ) -> ChatCompletionMessageToolCallCustom:
     """Check a decoded JSON object as a ChatCompletionMessageToolCallCustom; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionMessageToolCallCustom,
@@ -3093,7 +3101,7 @@ def validate_chat_completion_message_tool_call(
     data: Any,
 ) -> ChatCompletionMessageToolCall:
     """Check a decoded JSON object as a ChatCompletionMessageToolCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionMessageToolCall,
@@ -3128,7 +3136,7 @@ def validate_chat_completion_message_function_call(
     data: Any,
 ) -> ChatCompletionMessageFunctionCall:
     """Check a decoded JSON object as a ChatCompletionMessageFunctionCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionMessageFunctionCall,
@@ -3163,7 +3171,7 @@ class ChatCompletionAudio(TypedDict, total=False):
 
 def validate_chat_completion_audio(data: Any) -> ChatCompletionAudio:
     """Check a decoded JSON object as a ChatCompletionAudio; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ChatCompletionAudio, _checked(data, _CHAT_COMPLETION_AUDIO_FIELDS))
 
@@ -3200,7 +3208,7 @@ class GroqSearchResult(TypedDict, total=False):
 
 
 def validate_groq_search_result(data: Any) -> GroqSearchResult:
-    """Check a decoded JSON object as a GroqSearchResult; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqSearchResult; raises `StreamDecodeError`."""
     return cast(GroqSearchResult, _checked(data, _GROQ_SEARCH_RESULT_FIELDS))
 
 
@@ -3230,7 +3238,9 @@ class GroqSearchResults(TypedDict, total=False):
 
 
 def validate_groq_search_results(data: Any) -> GroqSearchResults:
-    """Check a decoded JSON object as a GroqSearchResults; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqSearchResults; raises
+    `StreamDecodeError`.
+    """
     return cast(GroqSearchResults, _checked(data, _GROQ_SEARCH_RESULTS_FIELDS))
 
 
@@ -3264,7 +3274,9 @@ class GroqBrowserResult(TypedDict, total=False):
 
 
 def validate_groq_browser_result(data: Any) -> GroqBrowserResult:
-    """Check a decoded JSON object as a GroqBrowserResult; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqBrowserResult; raises
+    `StreamDecodeError`.
+    """
     return cast(GroqBrowserResult, _checked(data, _GROQ_BROWSER_RESULT_FIELDS))
 
 
@@ -3324,7 +3336,7 @@ class GroqChartElement(TypedDict, total=False):
 
 
 def validate_groq_chart_element(data: Any) -> GroqChartElement:
-    """Check a decoded JSON object as a GroqChartElement; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqChartElement; raises `StreamDecodeError`."""
     return cast(GroqChartElement, _checked(data, _GROQ_CHART_ELEMENT_FIELDS))
 
 
@@ -3395,7 +3407,7 @@ class GroqChart(TypedDict, total=False):
 
 
 def validate_groq_chart(data: Any) -> GroqChart:
-    """Check a decoded JSON object as a GroqChart; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqChart; raises `StreamDecodeError`."""
     return cast(GroqChart, _checked(data, _GROQ_CHART_FIELDS))
 
 
@@ -3440,7 +3452,7 @@ class GroqCodeResult(TypedDict, total=False):
 
 
 def validate_groq_code_result(data: Any) -> GroqCodeResult:
-    """Check a decoded JSON object as a GroqCodeResult; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqCodeResult; raises `StreamDecodeError`."""
     return cast(GroqCodeResult, _checked(data, _GROQ_CODE_RESULT_FIELDS))
 
 
@@ -3487,7 +3499,7 @@ class GroqExecutedTool(TypedDict, total=False):
 
 
 def validate_groq_executed_tool(data: Any) -> GroqExecutedTool:
-    """Check a decoded JSON object as a GroqExecutedTool; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqExecutedTool; raises `StreamDecodeError`."""
     return cast(GroqExecutedTool, _checked(data, _GROQ_EXECUTED_TOOL_FIELDS))
 
 
@@ -3532,7 +3544,7 @@ class LiteLLMThinkingBlock(TypedDict, total=False):
 
 def validate_lite_l_l_m_thinking_block(data: Any) -> LiteLLMThinkingBlock:
     """Check a decoded JSON object as a LiteLLMThinkingBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(LiteLLMThinkingBlock, _checked(data, _LITE_L_L_M_THINKING_BLOCK_FIELDS))
 
@@ -3562,7 +3574,7 @@ class MoonshotInternalContent(TypedDict, total=False):
 
 def validate_moonshot_internal_content(data: Any) -> MoonshotInternalContent:
     """Check a decoded JSON object as a MoonshotInternalContent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         MoonshotInternalContent, _checked(data, _MOONSHOT_INTERNAL_CONTENT_FIELDS)
@@ -3601,7 +3613,7 @@ class OpenRouterUrlCitation(TypedDict, total=False):
 
 def validate_open_router_url_citation(data: Any) -> OpenRouterUrlCitation:
     """Check a decoded JSON object as a OpenRouterUrlCitation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(OpenRouterUrlCitation, _checked(data, _OPEN_ROUTER_URL_CITATION_FIELDS))
 
@@ -3633,7 +3645,7 @@ class OpenRouterFileContentPart(TypedDict, total=False):
 
 def validate_open_router_file_content_part(data: Any) -> OpenRouterFileContentPart:
     """Check a decoded JSON object as a OpenRouterFileContentPart; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OpenRouterFileContentPart, _checked(data, _OPEN_ROUTER_FILE_CONTENT_PART_FIELDS)
@@ -3667,7 +3679,7 @@ class OpenRouterFileAnnotation(TypedDict, total=False):
 
 def validate_open_router_file_annotation(data: Any) -> OpenRouterFileAnnotation:
     """Check a decoded JSON object as a OpenRouterFileAnnotation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OpenRouterFileAnnotation, _checked(data, _OPEN_ROUTER_FILE_ANNOTATION_FIELDS)
@@ -3703,7 +3715,7 @@ class GroqDocumentCitation(TypedDict, total=False):
 
 def validate_groq_document_citation(data: Any) -> GroqDocumentCitation:
     """Check a decoded JSON object as a GroqDocumentCitation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(GroqDocumentCitation, _checked(data, _GROQ_DOCUMENT_CITATION_FIELDS))
 
@@ -3737,7 +3749,7 @@ class GroqFunctionCitation(TypedDict, total=False):
 
 def validate_groq_function_citation(data: Any) -> GroqFunctionCitation:
     """Check a decoded JSON object as a GroqFunctionCitation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(GroqFunctionCitation, _checked(data, _GROQ_FUNCTION_CITATION_FIELDS))
 
@@ -3785,7 +3797,7 @@ class OpenRouterAnnotation(TypedDict, total=False):
 
 def validate_open_router_annotation(data: Any) -> OpenRouterAnnotation:
     """Check a decoded JSON object as a OpenRouterAnnotation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(OpenRouterAnnotation, _checked(data, _OPEN_ROUTER_ANNOTATION_FIELDS))
 
@@ -3946,7 +3958,7 @@ class ChatCompletionMessage(TypedDict, total=False):
 
 def validate_chat_completion_message(data: Any) -> ChatCompletionMessage:
     """Check a decoded JSON object as a ChatCompletionMessage; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ChatCompletionMessage, _checked(data, _CHAT_COMPLETION_MESSAGE_FIELDS))
 
@@ -3997,7 +4009,7 @@ class TopLogprob(TypedDict, total=False):
 
 
 def validate_top_logprob(data: Any) -> TopLogprob:
-    """Check a decoded JSON object as a TopLogprob; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a TopLogprob; raises `StreamDecodeError`."""
     return cast(TopLogprob, _checked(data, _TOP_LOGPROB_FIELDS))
 
 
@@ -4033,7 +4045,7 @@ class ChatCompletionTokenLogprob(TypedDict, total=False):
 
 def validate_chat_completion_token_logprob(data: Any) -> ChatCompletionTokenLogprob:
     """Check a decoded JSON object as a ChatCompletionTokenLogprob; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChatCompletionTokenLogprob,
@@ -4067,7 +4079,7 @@ class ChoiceLogprobs(TypedDict, total=False):
 
 
 def validate_choice_logprobs(data: Any) -> ChoiceLogprobs:
-    """Check a decoded JSON object as a ChoiceLogprobs; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ChoiceLogprobs; raises `StreamDecodeError`."""
     return cast(ChoiceLogprobs, _checked(data, _CHOICE_LOGPROBS_FIELDS))
 
 
@@ -4096,7 +4108,7 @@ class AzureSeverityResult(TypedDict, total=False):
 
 def validate_azure_severity_result(data: Any) -> AzureSeverityResult:
     """Check a decoded JSON object as a AzureSeverityResult; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(AzureSeverityResult, _checked(data, _AZURE_SEVERITY_RESULT_FIELDS))
 
@@ -4126,7 +4138,7 @@ class AzureDetectionResult(TypedDict, total=False):
 
 def validate_azure_detection_result(data: Any) -> AzureDetectionResult:
     """Check a decoded JSON object as a AzureDetectionResult; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(AzureDetectionResult, _checked(data, _AZURE_DETECTION_RESULT_FIELDS))
 
@@ -4156,7 +4168,7 @@ class AzureBlocklistResult(TypedDict, total=False):
 
 def validate_azure_blocklist_result(data: Any) -> AzureBlocklistResult:
     """Check a decoded JSON object as a AzureBlocklistResult; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(AzureBlocklistResult, _checked(data, _AZURE_BLOCKLIST_RESULT_FIELDS))
 
@@ -4186,7 +4198,7 @@ class AzureBlocklistDetails(TypedDict, total=False):
 
 def validate_azure_blocklist_details(data: Any) -> AzureBlocklistDetails:
     """Check a decoded JSON object as a AzureBlocklistDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(AzureBlocklistDetails, _checked(data, _AZURE_BLOCKLIST_DETAILS_FIELDS))
 
@@ -4215,7 +4227,7 @@ class AzureFilterError(TypedDict, total=False):
 
 
 def validate_azure_filter_error(data: Any) -> AzureFilterError:
-    """Check a decoded JSON object as a AzureFilterError; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a AzureFilterError; raises `StreamDecodeError`."""
     return cast(AzureFilterError, _checked(data, _AZURE_FILTER_ERROR_FIELDS))
 
 
@@ -4268,7 +4280,7 @@ class AzureContentFilterResults(TypedDict, total=False):
 
 def validate_azure_content_filter_results(data: Any) -> AzureContentFilterResults:
     """Check a decoded JSON object as a AzureContentFilterResults; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         AzureContentFilterResults, _checked(data, _AZURE_CONTENT_FILTER_RESULTS_FIELDS)
@@ -4319,7 +4331,7 @@ class AzureContentFilterOffsets(TypedDict, total=False):
 
 def validate_azure_content_filter_offsets(data: Any) -> AzureContentFilterOffsets:
     """Check a decoded JSON object as a AzureContentFilterOffsets; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         AzureContentFilterOffsets, _checked(data, _AZURE_CONTENT_FILTER_OFFSETS_FIELDS)
@@ -4366,7 +4378,7 @@ class CompletionTokensDetails(TypedDict, total=False):
 
 def validate_completion_tokens_details(data: Any) -> CompletionTokensDetails:
     """Check a decoded JSON object as a CompletionTokensDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CompletionTokensDetails, _checked(data, _COMPLETION_TOKENS_DETAILS_FIELDS)
@@ -4414,7 +4426,7 @@ class PromptTokensDetails(TypedDict, total=False):
 
 def validate_prompt_tokens_details(data: Any) -> PromptTokensDetails:
     """Check a decoded JSON object as a PromptTokensDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(PromptTokensDetails, _checked(data, _PROMPT_TOKENS_DETAILS_FIELDS))
 
@@ -4464,7 +4476,7 @@ class PerplexityCost(TypedDict, total=False):
 
 
 def validate_perplexity_cost(data: Any) -> PerplexityCost:
-    """Check a decoded JSON object as a PerplexityCost; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a PerplexityCost; raises `StreamDecodeError`."""
     return cast(PerplexityCost, _checked(data, _PERPLEXITY_COST_FIELDS))
 
 
@@ -4502,7 +4514,7 @@ class OpenRouterCostDetails(TypedDict, total=False):
 
 def validate_open_router_cost_details(data: Any) -> OpenRouterCostDetails:
     """Check a decoded JSON object as a OpenRouterCostDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(OpenRouterCostDetails, _checked(data, _OPEN_ROUTER_COST_DETAILS_FIELDS))
 
@@ -4537,7 +4549,7 @@ def validate_open_router_server_tool_use_details(
     data: Any,
 ) -> OpenRouterServerToolUseDetails:
     """Check a decoded JSON object as a OpenRouterServerToolUseDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OpenRouterServerToolUseDetails,
@@ -4708,7 +4720,7 @@ class CompletionUsage(TypedDict, total=False):
 
 
 def validate_completion_usage(data: Any) -> CompletionUsage:
-    """Check a decoded JSON object as a CompletionUsage; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a CompletionUsage; raises `StreamDecodeError`."""
     return cast(CompletionUsage, _checked(data, _COMPLETION_USAGE_FIELDS))
 
 
@@ -4849,7 +4861,7 @@ class ChatCompletionChoice(TypedDict, total=False):
 
 def validate_chat_completion_choice(data: Any) -> ChatCompletionChoice:
     """Check a decoded JSON object as a ChatCompletionChoice; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ChatCompletionChoice, _checked(data, _CHAT_COMPLETION_CHOICE_FIELDS))
 
@@ -4910,7 +4922,7 @@ class ModerationResultBody(TypedDict, total=False):
 
 def validate_moderation_result_body(data: Any) -> ModerationResultBody:
     """Check a decoded JSON object as a ModerationResultBody; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ModerationResultBody, _checked(data, _MODERATION_RESULT_BODY_FIELDS))
 
@@ -4942,7 +4954,9 @@ class ModerationResults(TypedDict, total=False):
 
 
 def validate_moderation_results(data: Any) -> ModerationResults:
-    """Check a decoded JSON object as a ModerationResults; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ModerationResults; raises
+    `StreamDecodeError`.
+    """
     return cast(ModerationResults, _checked(data, _MODERATION_RESULTS_FIELDS))
 
 
@@ -4970,7 +4984,7 @@ class ModerationError(TypedDict, total=False):
 
 
 def validate_moderation_error(data: Any) -> ModerationError:
-    """Check a decoded JSON object as a ModerationError; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ModerationError; raises `StreamDecodeError`."""
     return cast(ModerationError, _checked(data, _MODERATION_ERROR_FIELDS))
 
 
@@ -4995,7 +5009,7 @@ class Moderation(TypedDict, total=False):
 
 
 def validate_moderation(data: Any) -> Moderation:
-    """Check a decoded JSON object as a Moderation; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Moderation; raises `StreamDecodeError`."""
     return cast(Moderation, _checked(data, _MODERATION_FIELDS))
 
 
@@ -5040,7 +5054,7 @@ class AzurePromptFilterResult(TypedDict, total=False):
 
 def validate_azure_prompt_filter_result(data: Any) -> AzurePromptFilterResult:
     """Check a decoded JSON object as a AzurePromptFilterResult; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         AzurePromptFilterResult, _checked(data, _AZURE_PROMPT_FILTER_RESULT_FIELDS)
@@ -5092,7 +5106,7 @@ class AzureLatencyCheckpoint(TypedDict, total=False):
 
 def validate_azure_latency_checkpoint(data: Any) -> AzureLatencyCheckpoint:
     """Check a decoded JSON object as a AzureLatencyCheckpoint; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         AzureLatencyCheckpoint, _checked(data, _AZURE_LATENCY_CHECKPOINT_FIELDS)
@@ -5128,7 +5142,7 @@ class AzureRouting(TypedDict, total=False):
 
 
 def validate_azure_routing(data: Any) -> AzureRouting:
-    """Check a decoded JSON object as a AzureRouting; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a AzureRouting; raises `StreamDecodeError`."""
     return cast(AzureRouting, _checked(data, _AZURE_ROUTING_FIELDS))
 
 
@@ -5155,7 +5169,7 @@ class GroqModelUsage(TypedDict, total=False):
 
 
 def validate_groq_model_usage(data: Any) -> GroqModelUsage:
-    """Check a decoded JSON object as a GroqModelUsage; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqModelUsage; raises `StreamDecodeError`."""
     return cast(GroqModelUsage, _checked(data, _GROQ_MODEL_USAGE_FIELDS))
 
 
@@ -5181,7 +5195,7 @@ class GroqUsageBreakdown(TypedDict, total=False):
 
 def validate_groq_usage_breakdown(data: Any) -> GroqUsageBreakdown:
     """Check a decoded JSON object as a GroqUsageBreakdown; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(GroqUsageBreakdown, _checked(data, _GROQ_USAGE_BREAKDOWN_FIELDS))
 
@@ -5215,7 +5229,7 @@ class GroqDebug(TypedDict, total=False):
 
 
 def validate_groq_debug(data: Any) -> GroqDebug:
-    """Check a decoded JSON object as a GroqDebug; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqDebug; raises `StreamDecodeError`."""
     return cast(GroqDebug, _checked(data, _GROQ_DEBUG_FIELDS))
 
 
@@ -5259,7 +5273,7 @@ class GroqXGroq(TypedDict, total=False):
 
 
 def validate_groq_x_groq(data: Any) -> GroqXGroq:
-    """Check a decoded JSON object as a GroqXGroq; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a GroqXGroq; raises `StreamDecodeError`."""
     return cast(GroqXGroq, _checked(data, _GROQ_X_GROQ_FIELDS))
 
 
@@ -5344,7 +5358,7 @@ class LlamaCppTimings(TypedDict, total=False):
 
 
 def validate_llama_cpp_timings(data: Any) -> LlamaCppTimings:
-    """Check a decoded JSON object as a LlamaCppTimings; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a LlamaCppTimings; raises `StreamDecodeError`."""
     return cast(LlamaCppTimings, _checked(data, _LLAMA_CPP_TIMINGS_FIELDS))
 
 
@@ -5384,7 +5398,7 @@ class NovitaSlaMetrics(TypedDict, total=False):
 
 
 def validate_novita_sla_metrics(data: Any) -> NovitaSlaMetrics:
-    """Check a decoded JSON object as a NovitaSlaMetrics; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a NovitaSlaMetrics; raises `StreamDecodeError`."""
     return cast(NovitaSlaMetrics, _checked(data, _NOVITA_SLA_METRICS_FIELDS))
 
 
@@ -5422,7 +5436,7 @@ class NvExtWorkerId(TypedDict, total=False):
 
 
 def validate_nv_ext_worker_id(data: Any) -> NvExtWorkerId:
-    """Check a decoded JSON object as a NvExtWorkerId; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a NvExtWorkerId; raises `StreamDecodeError`."""
     return cast(NvExtWorkerId, _checked(data, _NV_EXT_WORKER_ID_FIELDS))
 
 
@@ -5464,7 +5478,7 @@ class NvExtTiming(TypedDict, total=False):
 
 
 def validate_nv_ext_timing(data: Any) -> NvExtTiming:
-    """Check a decoded JSON object as a NvExtTiming; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a NvExtTiming; raises `StreamDecodeError`."""
     return cast(NvExtTiming, _checked(data, _NV_EXT_TIMING_FIELDS))
 
 
@@ -5526,7 +5540,7 @@ class NvExt(TypedDict, total=False):
 
 
 def validate_nv_ext(data: Any) -> NvExt:
-    """Check a decoded JSON object as a NvExt; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a NvExt; raises `StreamDecodeError`."""
     return cast(NvExt, _checked(data, _NV_EXT_FIELDS))
 
 
@@ -5574,7 +5588,7 @@ class OpenRouterError(TypedDict, total=False):
 
 
 def validate_open_router_error(data: Any) -> OpenRouterError:
-    """Check a decoded JSON object as a OpenRouterError; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OpenRouterError; raises `StreamDecodeError`."""
     return cast(OpenRouterError, _checked(data, _OPEN_ROUTER_ERROR_FIELDS))
 
 
@@ -5621,7 +5635,7 @@ class PerplexitySearchResult(TypedDict, total=False):
 
 def validate_perplexity_search_result(data: Any) -> PerplexitySearchResult:
     """Check a decoded JSON object as a PerplexitySearchResult; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         PerplexitySearchResult, _checked(data, _PERPLEXITY_SEARCH_RESULT_FIELDS)
@@ -5666,7 +5680,7 @@ class SglangCachedTokensDetails(TypedDict, total=False):
 
 def validate_sglang_cached_tokens_details(data: Any) -> SglangCachedTokensDetails:
     """Check a decoded JSON object as a SglangCachedTokensDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         SglangCachedTokensDetails, _checked(data, _SGLANG_CACHED_TOKENS_DETAILS_FIELDS)
@@ -5701,7 +5715,7 @@ class SglangSglExt(TypedDict, total=False):
 
 
 def validate_sglang_sgl_ext(data: Any) -> SglangSglExt:
-    """Check a decoded JSON object as a SglangSglExt; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a SglangSglExt; raises `StreamDecodeError`."""
     return cast(SglangSglExt, _checked(data, _SGLANG_SGL_EXT_FIELDS))
 
 
@@ -5726,7 +5740,7 @@ class TogetherWarning(TypedDict, total=False):
 
 
 def validate_together_warning(data: Any) -> TogetherWarning:
-    """Check a decoded JSON object as a TogetherWarning; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a TogetherWarning; raises `StreamDecodeError`."""
     return cast(TogetherWarning, _checked(data, _TOGETHER_WARNING_FIELDS))
 
 
@@ -5778,7 +5792,7 @@ def validate_vllm_speculative_decoding_metrics(
     data: Any,
 ) -> VllmSpeculativeDecodingMetrics:
     """Check a decoded JSON object as a VllmSpeculativeDecodingMetrics; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         VllmSpeculativeDecodingMetrics,
@@ -5832,7 +5846,7 @@ class VllmRequestMetrics(TypedDict, total=False):
 
 def validate_vllm_request_metrics(data: Any) -> VllmRequestMetrics:
     """Check a decoded JSON object as a VllmRequestMetrics; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(VllmRequestMetrics, _checked(data, _VLLM_REQUEST_METRICS_FIELDS))
 
@@ -5881,7 +5895,7 @@ class ZaiWebSearchResult(TypedDict, total=False):
 
 def validate_zai_web_search_result(data: Any) -> ZaiWebSearchResult:
     """Check a decoded JSON object as a ZaiWebSearchResult; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ZaiWebSearchResult, _checked(data, _ZAI_WEB_SEARCH_RESULT_FIELDS))
 
@@ -6067,7 +6081,7 @@ ChatCompletion = TypedDict(
 
 
 def validate_chat_completion(data: Any) -> ChatCompletion:
-    """Check a decoded JSON object as a ChatCompletion; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ChatCompletion; raises `StreamDecodeError`."""
     return cast(ChatCompletion, _checked(data, _CHAT_COMPLETION_FIELDS))
 
 
@@ -6136,7 +6150,7 @@ class ChoiceDeltaToolCallFunction(TypedDict, total=False):
 
 def validate_choice_delta_tool_call_function(data: Any) -> ChoiceDeltaToolCallFunction:
     """Check a decoded JSON object as a ChoiceDeltaToolCallFunction; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChoiceDeltaToolCallFunction,
@@ -6167,7 +6181,7 @@ class ChoiceDeltaToolCallCustom(TypedDict, total=False):
 
 def validate_choice_delta_tool_call_custom(data: Any) -> ChoiceDeltaToolCallCustom:
     """Check a decoded JSON object as a ChoiceDeltaToolCallCustom; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChoiceDeltaToolCallCustom, _checked(data, _CHOICE_DELTA_TOOL_CALL_CUSTOM_FIELDS)
@@ -6219,7 +6233,7 @@ class ChoiceDeltaToolCall(TypedDict, total=False):
 
 def validate_choice_delta_tool_call(data: Any) -> ChoiceDeltaToolCall:
     """Check a decoded JSON object as a ChoiceDeltaToolCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ChoiceDeltaToolCall, _checked(data, _CHOICE_DELTA_TOOL_CALL_FIELDS))
 
@@ -6251,7 +6265,7 @@ class ChoiceDeltaFunctionCall(TypedDict, total=False):
 
 def validate_choice_delta_function_call(data: Any) -> ChoiceDeltaFunctionCall:
     """Check a decoded JSON object as a ChoiceDeltaFunctionCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ChoiceDeltaFunctionCall, _checked(data, _CHOICE_DELTA_FUNCTION_CALL_FIELDS)
@@ -6286,7 +6300,7 @@ class ChoiceDeltaAudio(TypedDict, total=False):
 
 
 def validate_choice_delta_audio(data: Any) -> ChoiceDeltaAudio:
-    """Check a decoded JSON object as a ChoiceDeltaAudio; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ChoiceDeltaAudio; raises `StreamDecodeError`."""
     return cast(ChoiceDeltaAudio, _checked(data, _CHOICE_DELTA_AUDIO_FIELDS))
 
 
@@ -6446,7 +6460,7 @@ class ChoiceDelta(TypedDict, total=False):
 
 
 def validate_choice_delta(data: Any) -> ChoiceDelta:
-    """Check a decoded JSON object as a ChoiceDelta; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ChoiceDelta; raises `StreamDecodeError`."""
     return cast(ChoiceDelta, _checked(data, _CHOICE_DELTA_FIELDS))
 
 
@@ -6589,7 +6603,7 @@ class Choice(TypedDict, total=False):
 
 
 def validate_choice(data: Any) -> Choice:
-    """Check a decoded JSON object as a Choice; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Choice; raises `StreamDecodeError`."""
     return cast(Choice, _checked(data, _CHOICE_FIELDS))
 
 
@@ -6809,7 +6823,7 @@ ChatCompletionChunk = TypedDict(
 
 def validate_chat_completion_chunk(data: Any) -> ChatCompletionChunk:
     """Check a decoded JSON object as a ChatCompletionChunk; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ChatCompletionChunk, _checked(data, _CHAT_COMPLETION_CHUNK_FIELDS))
 
@@ -6857,19 +6871,19 @@ _CHAT_COMPLETION_CHUNK_FIELDS: Final = _Shape(
 
 
 def loads(data: str | bytes) -> ChatCompletionChunk:
-    """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode one chunk from JSON text; raises `StreamDecodeError` for any bad input."""
     return validate_chat_completion_chunk(_json(data))
 
 
 def loads_completion(data: str | bytes) -> ChatCompletion:
-    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad
+    """Decode a whole completion from JSON text; raises `StreamDecodeError` for any bad
     input."""
     return validate_chat_completion(_json(data))
 
 
 def loads_request(data: str | bytes) -> ChatCompletionRequest:
     """Decode a request body (what a client sends) from JSON text; raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return validate_chat_completion_request(_json(data))
 
 
@@ -6954,7 +6968,7 @@ class SkippedEvent(NamedTuple):
     `on_error="skip"`."""
 
     event: ServerSentEvent
-    error: ChunkDecodeError
+    error: StreamDecodeError
 
 
 class RawEvent(NamedTuple, Generic[_Chunk]):
@@ -6967,7 +6981,7 @@ class RawEvent(NamedTuple, Generic[_Chunk]):
     event: ServerSentEvent | None
     """The event when it is not a chunk; None for a chunk, and for bytes that hold no
     event (comments, an event type without data, what follows `[DONE]`)."""
-    error: StreamError | ChunkDecodeError | None = None
+    error: StreamError | StreamDecodeError | None = None
     """What reading the event raised, in place of raising it: the error the server
     reported, or why its chunk did not decode."""
 
@@ -7406,7 +7420,7 @@ class _Events(Generic[_Chunk]):
         """The chunk an event carries (its `event:` name, b"" when it had none, and its
         data), or None: the event is kept apart (`event`, `other_events`), ends the
         stream (`done`), or was skipped. Raises `StreamError` for the server's error,
-        and `ChunkDecodeError` for a chunk that does not decode (unless skipped)."""
+        and `StreamDecodeError` for a chunk that does not decode (unless skipped)."""
         raise NotImplementedError
 
     def keep_raw(self) -> None:
@@ -7423,7 +7437,7 @@ class _Events(Generic[_Chunk]):
         if len(self.other_events) < KEPT_EVENTS:
             self.other_events.append(_cut(event))
 
-    def _skipped(self, event: ServerSentEvent, error: ChunkDecodeError) -> None:
+    def _skipped(self, event: ServerSentEvent, error: StreamDecodeError) -> None:
         """Count a skipped event, and keep it, cut, while few are kept."""
         self.skipped_count += 1
         if len(self.skipped) < KEPT_EVENTS:
@@ -7684,7 +7698,7 @@ class _SseFramer(Generic[_Chunk]):
         events.event = None
         try:
             chunk = self._decide(name, payload)
-        except (StreamError, ChunkDecodeError) as error:
+        except (StreamError, StreamDecodeError) as error:
             self.unsent.append(RawEvent(raw, None, events.event, error))
             return False
         event = None if chunk is not None else events.event
@@ -7706,7 +7720,7 @@ def _cut_name(name: str) -> str:
     return name if len(name) <= KEPT_NAME else name[: KEPT_NAME - 1] + "…"
 
 
-def _kept(error: ChunkDecodeError) -> ChunkDecodeError:
+def _kept(error: StreamDecodeError) -> StreamDecodeError:
     """`error` as kept with its cut event, holding no more than that event: at most
     `KEPT_DATA` characters of its message and of its path (keys as long as the payload,
     or a path as deep), and neither the traceback (its frames' locals hold the whole
@@ -7783,7 +7797,7 @@ def _error_of(data: str) -> Any:
     """The error object of an error event's data (or the data itself, if not JSON)."""
     try:
         payload = _json(data)
-    except ChunkDecodeError:  # not JSON, nested past MAX_DEPTH, or NaN: text
+    except StreamDecodeError:  # not JSON, nested past MAX_DEPTH, or NaN: text
         return data
     if isinstance(payload, dict):
         return cast(dict[str, Any], payload).get("error", payload)
@@ -7826,7 +7840,7 @@ class _ChatEvents(_Events[_Chunk]):
         if payload.lstrip().startswith(b"{"):
             try:
                 return self._loads(payload)
-            except ChunkDecodeError as error:
+            except StreamDecodeError as error:
                 event = self.event = self._event(b"message", payload)
                 if isinstance(error, ErrorReport):
                     raise StreamError(_error_of(event.data), event) from None
@@ -8130,7 +8144,7 @@ def iter_chunks(
     `httpx.Response.iter_bytes()` or an open file does; or it is an httpx response,
     whose body is read and which `close()` closes; or a whole body. Lines may end in LF,
     CRLF or CR. Raises `StreamError` when the server reports an error, and
-    `ChunkDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
+    `StreamDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
     then the event is kept in the stream's `skipped` and reading goes on. A piece of
     another type raises `TypeError`. One event may hold at most `max_event_size` bytes
     (`EventTooLargeError`); a bad option is refused here, at the call. The end of the

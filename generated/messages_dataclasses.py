@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   302e8b6655cf
-# Digest: 00358e387e31d832
+#   chunkspec code                   ca1c3283d8e0
+# Digest: 65cba1f6a29ba208
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 
@@ -58,6 +58,7 @@ from .chunk_dataclasses import (
     Part,
     RequestLossWarning,
     ServerToolSummary,
+    StreamDecodeError,
     StreamError,
     Summary,
     ToolCallPart,
@@ -277,6 +278,7 @@ __all__ = [
     "SkillParams",
     "Speed",
     "StopReason",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TextBlock",
@@ -573,7 +575,7 @@ class _MessagesEvents(_Events[_Chunk]):
             return None
         try:
             chunk = self._loads(payload)
-        except ChunkDecodeError as error:
+        except StreamDecodeError as error:
             event = self.event = self._event(name or b"message", payload)
             if name == b"error":  # an error, however broken its JSON: raised
                 raise StreamError(_error_of(event.data), event) from None
@@ -1325,7 +1327,7 @@ def _messages_parsed(text: str) -> Any:
     """A tool's input from its JSON text; the text itself when it is no JSON."""
     try:
         return _json(text)
-    except ChunkDecodeError:
+    except StreamDecodeError:
         return text
 
 
@@ -1928,7 +1930,7 @@ class _MessagesCall:
         if self.first == "{":
             try:
                 value = _json(text)
-            except ChunkDecodeError:
+            except StreamDecodeError:
                 value = None
             if value.__class__ is dict:
                 return self.pieces
@@ -8326,20 +8328,20 @@ _MESSAGE_STREAM_EVENT_READER: Final[Callable[[Any], MessageStreamEvent]] = _tagg
 
 
 def loads(data: str | bytes) -> MessageStreamEvent:
-    """Decode one event from JSON text; raises `ChunkDecodeError` for any bad input. An
+    """Decode one event from JSON text; raises `StreamDecodeError` for any bad input. An
     event of a type the spec does not list is kept whole."""
     return _MESSAGE_STREAM_EVENT_READER(_json(data))
 
 
 def loads_message(data: str | bytes) -> Message:
     """Decode a whole message from JSON text (what the API returns unstreamed); raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return Message.from_dict(_json(data))
 
 
 def loads_request(data: str | bytes) -> MessageCreateRequest:
     """Decode a request body (what a client sends) from JSON text; raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return MessageCreateRequest.from_dict(_json(data))
 
 

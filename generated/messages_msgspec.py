@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   276741d4d515
-# Digest: bf57f343bee755d2
+#   chunkspec code                   0eac48629d4b
+# Digest: 6023fedf1198d82a
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 
@@ -69,6 +69,7 @@ from .chunk_msgspec import (
     Part,
     RequestLossWarning,
     ServerToolSummary,
+    StreamDecodeError,
     StreamError,
     Summary,
     ToolCallPart,
@@ -289,6 +290,7 @@ __all__ = [
     "SkillParams",
     "Speed",
     "StopReason",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TextBlock",
@@ -395,7 +397,7 @@ def _read_other(cls: Callable[[], _S], data: Any, shape: _Shape) -> _S:
     tag too, is kept as it came (msgspec tags the struct itself with "")."""
     try:
         _read(data, shape)  # checked: the tag is a string
-    except (_Retry, ChunkDecodeError):
+    except (_Retry, StreamDecodeError):
         raise _problem(data, shape) from None
     decoded = cls()
     _EXTRA[id(decoded)] = dict(data)
@@ -597,7 +599,7 @@ class _MessagesEvents(_Events[_Chunk]):
             return None
         try:
             chunk = self._loads(payload)
-        except ChunkDecodeError as error:
+        except StreamDecodeError as error:
             event = self.event = self._event(name or b"message", payload)
             if name == b"error":  # an error, however broken its JSON: raised
                 raise StreamError(_error_of(event.data), event) from None
@@ -1349,7 +1351,7 @@ def _messages_parsed(text: str) -> Any:
     """A tool's input from its JSON text; the text itself when it is no JSON."""
     try:
         return _json(text)
-    except ChunkDecodeError:
+    except StreamDecodeError:
         return text
 
 
@@ -1952,7 +1954,7 @@ class _MessagesCall:
         if self.first == "{":
             try:
                 value = _json(text)
-            except ChunkDecodeError:
+            except StreamDecodeError:
                 value = None
             if value.__class__ is dict:
                 return self.pieces
@@ -2934,7 +2936,7 @@ class CacheControlEphemeralParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> CacheControlEphemeralParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3012,7 +3014,7 @@ class TextBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> TextBlockParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3078,7 +3080,7 @@ class ImageTransformationsParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ImageTransformationsParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3153,7 +3155,7 @@ class ImageBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ImageBlockParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3221,7 +3223,7 @@ class CitationsConfigParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> CitationsConfigParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3300,7 +3302,7 @@ class DocumentBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> DocumentBlockParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3395,7 +3397,7 @@ class SearchResultBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> SearchResultBlockParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3491,7 +3493,7 @@ class ThinkingBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ThinkingBlockParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3565,7 +3567,7 @@ class RedactedThinkingBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> RedactedThinkingBlockParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3636,7 +3638,7 @@ class DirectCaller(
 
     @classmethod
     def from_dict(cls, data: Any) -> DirectCaller:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3704,7 +3706,7 @@ class ServerToolCaller(
 
     @classmethod
     def from_dict(cls, data: Any) -> ServerToolCaller:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3775,7 +3777,7 @@ class ServerToolCaller20260120(
 
     @classmethod
     def from_dict(cls, data: Any) -> ServerToolCaller20260120:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3847,7 +3849,7 @@ class OtherCaller(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherCaller:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3948,7 +3950,7 @@ class ToolUseBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolUseBlockParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4038,7 +4040,7 @@ class ToolReferenceBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolReferenceBlockParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4117,7 +4119,7 @@ class OtherToolResultContentBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherToolResultContentBlockParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4237,7 +4239,7 @@ class ToolResultBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolResultBlockParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4345,7 +4347,7 @@ class ServerToolUseBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ServerToolUseBlockParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4446,7 +4448,7 @@ class WebSearchToolResultBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebSearchToolResultBlockParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4544,7 +4546,7 @@ class WebFetchToolResultBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebFetchToolResultBlockParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4633,7 +4635,7 @@ class CodeExecutionToolResultBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> CodeExecutionToolResultBlockParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4719,7 +4721,7 @@ class BashCodeExecutionToolResultBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> BashCodeExecutionToolResultBlockParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4805,7 +4807,7 @@ class TextEditorCodeExecutionToolResultBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> TextEditorCodeExecutionToolResultBlockParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4895,7 +4897,7 @@ class ToolSearchToolResultBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolSearchToolResultBlockParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4979,7 +4981,7 @@ class ContainerUploadBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ContainerUploadBlockParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5056,7 +5058,7 @@ class OtherContentBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherContentBlockParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5193,7 +5195,7 @@ class MessageParam(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
 
     @classmethod
     def from_dict(cls, data: Any) -> MessageParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5275,7 +5277,7 @@ class ToolParam(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5367,7 +5369,7 @@ class ToolChoiceAutoParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolChoiceAutoParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5441,7 +5443,7 @@ class ToolChoiceAnyParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolChoiceAnyParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5514,7 +5516,7 @@ class ToolChoiceToolParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolChoiceToolParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5588,7 +5590,7 @@ class ToolChoiceNoneParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolChoiceNoneParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5657,7 +5659,7 @@ class OtherToolChoiceParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherToolChoiceParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5755,7 +5757,7 @@ class ThinkingConfigEnabledParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ThinkingConfigEnabledParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5829,7 +5831,7 @@ class ThinkingConfigDisabledParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ThinkingConfigDisabledParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5897,7 +5899,7 @@ class ThinkingConfigBetweenToolsParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ThinkingConfigBetweenToolsParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5968,7 +5970,7 @@ class ThinkingConfigAdaptiveParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ThinkingConfigAdaptiveParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6040,7 +6042,7 @@ class OtherThinkingConfigParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherThinkingConfigParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6122,7 +6124,7 @@ class MetadataParam(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc
 
     @classmethod
     def from_dict(cls, data: Any) -> MetadataParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6178,7 +6180,7 @@ class SkillParams(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
 
     @classmethod
     def from_dict(cls, data: Any) -> SkillParams:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6238,7 +6240,7 @@ class ContainerParams(
 
     @classmethod
     def from_dict(cls, data: Any) -> ContainerParams:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6301,7 +6303,7 @@ class DiagnosticsParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> DiagnosticsParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6357,7 +6359,7 @@ class JSONOutputFormatParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> JSONOutputFormatParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6418,7 +6420,7 @@ class OutputConfigParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> OutputConfigParam:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6539,7 +6541,7 @@ class MessageCreateRequest(
 
     @classmethod
     def from_dict(cls, data: Any) -> MessageCreateRequest:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6702,7 +6704,7 @@ class CitationCharLocation(
 
     @classmethod
     def from_dict(cls, data: Any) -> CitationCharLocation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6801,7 +6803,7 @@ class CitationPageLocation(
 
     @classmethod
     def from_dict(cls, data: Any) -> CitationPageLocation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6900,7 +6902,7 @@ class CitationContentBlockLocation(
 
     @classmethod
     def from_dict(cls, data: Any) -> CitationContentBlockLocation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6995,7 +6997,7 @@ class CitationsWebSearchResultLocation(
 
     @classmethod
     def from_dict(cls, data: Any) -> CitationsWebSearchResultLocation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7088,7 +7090,7 @@ class CitationsSearchResultLocation(
 
     @classmethod
     def from_dict(cls, data: Any) -> CitationsSearchResultLocation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7175,7 +7177,7 @@ class OtherCitation(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherCitation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7282,7 +7284,7 @@ class TextBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> TextBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7371,7 +7373,7 @@ class ThinkingBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> ThinkingBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7447,7 +7449,7 @@ class RedactedThinkingBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> RedactedThinkingBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7542,7 +7544,7 @@ class ToolUseBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolUseBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7638,7 +7640,7 @@ class ServerToolUseBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> ServerToolUseBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7707,7 +7709,7 @@ class WebSearchToolResultErrorObject(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebSearchToolResultErrorObject:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7776,7 +7778,7 @@ class WebSearchResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebSearchResultBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7870,7 +7872,7 @@ class WebSearchToolResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebSearchToolResultBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7958,7 +7960,7 @@ class WebFetchToolResultErrorBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebFetchToolResultErrorBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8034,7 +8036,7 @@ class Base64PDFSource(
 
     @classmethod
     def from_dict(cls, data: Any) -> Base64PDFSource:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8110,7 +8112,7 @@ class PlainTextSource(
 
     @classmethod
     def from_dict(cls, data: Any) -> PlainTextSource:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8182,7 +8184,7 @@ class OtherDocumentSource(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherDocumentSource:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8251,7 +8253,7 @@ class CitationsConfig(
 
     @classmethod
     def from_dict(cls, data: Any) -> CitationsConfig:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8311,7 +8313,7 @@ class DocumentBlock(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc
 
     @classmethod
     def from_dict(cls, data: Any) -> DocumentBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8393,7 +8395,7 @@ class WebFetchBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebFetchBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8468,7 +8470,7 @@ class OtherWebFetchToolResultBlockContent(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherWebFetchToolResultBlockContent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8577,7 +8579,7 @@ class WebFetchToolResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebFetchToolResultBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8657,7 +8659,7 @@ class CodeExecutionToolResultErrorObject(
 
     @classmethod
     def from_dict(cls, data: Any) -> CodeExecutionToolResultErrorObject:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8720,7 +8722,7 @@ class CodeExecutionOutputBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> CodeExecutionOutputBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8798,7 +8800,7 @@ class CodeExecutionResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> CodeExecutionResultBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8893,7 +8895,7 @@ class EncryptedCodeExecutionResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> EncryptedCodeExecutionResultBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8978,7 +8980,7 @@ class OtherCodeExecutionToolResultBlockContent(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherCodeExecutionToolResultBlockContent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9088,7 +9090,7 @@ class CodeExecutionToolResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> CodeExecutionToolResultBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9165,7 +9167,7 @@ class BashCodeExecutionToolResultErrorObject(
 
     @classmethod
     def from_dict(cls, data: Any) -> BashCodeExecutionToolResultErrorObject:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9230,7 +9232,7 @@ class BashCodeExecutionOutputBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> BashCodeExecutionOutputBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9310,7 +9312,7 @@ class BashCodeExecutionResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> BashCodeExecutionResultBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9395,7 +9397,7 @@ class OtherBashCodeExecutionToolResultBlockContent(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherBashCodeExecutionToolResultBlockContent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9504,7 +9506,7 @@ class BashCodeExecutionToolResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> BashCodeExecutionToolResultBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9583,7 +9585,7 @@ class TextEditorCodeExecutionToolResultErrorObject(
 
     @classmethod
     def from_dict(cls, data: Any) -> TextEditorCodeExecutionToolResultErrorObject:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9672,7 +9674,7 @@ class TextEditorCodeExecutionViewResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> TextEditorCodeExecutionViewResultBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9760,7 +9762,7 @@ class TextEditorCodeExecutionCreateResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> TextEditorCodeExecutionCreateResultBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9844,7 +9846,7 @@ class TextEditorCodeExecutionStrReplaceResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> TextEditorCodeExecutionStrReplaceResultBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9932,7 +9934,7 @@ class OtherTextEditorCodeExecutionToolResultBlockContent(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherTextEditorCodeExecutionToolResultBlockContent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10055,7 +10057,7 @@ class TextEditorCodeExecutionToolResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> TextEditorCodeExecutionToolResultBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10138,7 +10140,7 @@ class ToolSearchToolResultErrorObject(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolSearchToolResultErrorObject:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10204,7 +10206,7 @@ class ToolReferenceBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolReferenceBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10276,7 +10278,7 @@ class ToolSearchToolSearchResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolSearchToolSearchResultBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10352,7 +10354,7 @@ class OtherToolSearchToolResultBlockContent(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherToolSearchToolResultBlockContent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10455,7 +10457,7 @@ class ToolSearchToolResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolSearchToolResultBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10532,7 +10534,7 @@ class ContainerUploadBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> ContainerUploadBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10604,7 +10606,7 @@ class OtherContentBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherContentBlock:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10710,7 +10712,7 @@ class RefusalStopDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> RefusalStopDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10772,7 +10774,7 @@ class CacheCreation(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc
 
     @classmethod
     def from_dict(cls, data: Any) -> CacheCreation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10831,7 +10833,7 @@ class ServerToolUsage(
 
     @classmethod
     def from_dict(cls, data: Any) -> ServerToolUsage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10888,7 +10890,7 @@ class OutputTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> OutputTokensDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10962,7 +10964,7 @@ class Usage(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     @classmethod
     def from_dict(cls, data: Any) -> Usage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11051,7 +11053,7 @@ class ContainerSkill(
 
     @classmethod
     def from_dict(cls, data: Any) -> ContainerSkill:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11113,7 +11115,7 @@ class Container(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @classmethod
     def from_dict(cls, data: Any) -> Container:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11186,7 +11188,7 @@ class CacheMissModelChanged(
 
     @classmethod
     def from_dict(cls, data: Any) -> CacheMissModelChanged:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11260,7 +11262,7 @@ class CacheMissSystemChanged(
 
     @classmethod
     def from_dict(cls, data: Any) -> CacheMissSystemChanged:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11334,7 +11336,7 @@ class CacheMissToolsChanged(
 
     @classmethod
     def from_dict(cls, data: Any) -> CacheMissToolsChanged:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11408,7 +11410,7 @@ class CacheMissMessagesChanged(
 
     @classmethod
     def from_dict(cls, data: Any) -> CacheMissMessagesChanged:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11479,7 +11481,7 @@ class CacheMissPreviousMessageNotFound(
 
     @classmethod
     def from_dict(cls, data: Any) -> CacheMissPreviousMessageNotFound:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11547,7 +11549,7 @@ class CacheMissUnavailable(
 
     @classmethod
     def from_dict(cls, data: Any) -> CacheMissUnavailable:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11616,7 +11618,7 @@ class OtherCacheMissReason(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherCacheMissReason:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11713,7 +11715,7 @@ class Diagnostics(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
 
     @classmethod
     def from_dict(cls, data: Any) -> Diagnostics:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11823,7 +11825,7 @@ class Message(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 
     @classmethod
     def from_dict(cls, data: Any) -> Message:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11929,7 +11931,7 @@ class MessageStartEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> MessageStartEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11991,7 +11993,7 @@ class MessageDelta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
 
     @classmethod
     def from_dict(cls, data: Any) -> MessageDelta:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12068,7 +12070,7 @@ class MessageDeltaUsage(
 
     @classmethod
     def from_dict(cls, data: Any) -> MessageDeltaUsage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12162,7 +12164,7 @@ class MessageDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> MessageDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12233,7 +12235,7 @@ class BedrockInvocationMetrics(
 
     @classmethod
     def from_dict(cls, data: Any) -> BedrockInvocationMetrics:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12317,7 +12319,7 @@ class MessageStopEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> MessageStopEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12414,7 +12416,7 @@ class ContentBlockStartEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ContentBlockStartEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12491,7 +12493,7 @@ class TextDelta(
 
     @classmethod
     def from_dict(cls, data: Any) -> TextDelta:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12558,7 +12560,7 @@ class InputJsonDelta(
 
     @classmethod
     def from_dict(cls, data: Any) -> InputJsonDelta:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12638,7 +12640,7 @@ class CitationsDelta(
 
     @classmethod
     def from_dict(cls, data: Any) -> CitationsDelta:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12709,7 +12711,7 @@ class ThinkingDelta(
 
     @classmethod
     def from_dict(cls, data: Any) -> ThinkingDelta:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12780,7 +12782,7 @@ class SignatureDelta(
 
     @classmethod
     def from_dict(cls, data: Any) -> SignatureDelta:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12849,7 +12851,7 @@ class OtherContentBlockDelta(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherContentBlockDelta:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12956,7 +12958,7 @@ class ContentBlockDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ContentBlockDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13033,7 +13035,7 @@ class ContentBlockStopEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ContentBlockStopEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13104,7 +13106,7 @@ class PingEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> PingEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13153,7 +13155,7 @@ class ErrorObject(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
 
     @classmethod
     def from_dict(cls, data: Any) -> ErrorObject:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13223,7 +13225,7 @@ class ErrorEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ErrorEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13291,7 +13293,7 @@ class OtherMessageStreamEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherMessageStreamEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13500,7 +13502,7 @@ _COMPLETION_DECODER: Final = msgspec.json.Decoder(Message)
 
 
 def loads(data: str | bytes) -> MessageStreamEvent:
-    """Decode one event from JSON text; raises `ChunkDecodeError` for any bad input. An
+    """Decode one event from JSON text; raises `StreamDecodeError` for any bad input. An
     event of a type the spec does not list is kept whole."""
     if len(data) > _SHALLOW:
         _check_depth(data)
@@ -13513,7 +13515,7 @@ def loads(data: str | bytes) -> MessageStreamEvent:
 
 def loads_message(data: str | bytes) -> Message:
     """Decode a whole message from JSON text (what the API returns unstreamed); raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     if len(data) > _SHALLOW:
         _check_depth(data)
     try:
@@ -13525,7 +13527,7 @@ def loads_message(data: str | bytes) -> Message:
 
 def loads_request(data: str | bytes) -> MessageCreateRequest:
     """Decode a request body (what a client sends) from JSON text; raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return MessageCreateRequest.from_dict(_json(data))
 
 

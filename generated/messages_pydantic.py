@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   7e97348124d9
-# Digest: a028c8a0c92a5229
+#   chunkspec code                   10739286c8f5
+# Digest: 9eb5b24450d3701f
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 
@@ -62,6 +62,7 @@ from .chunk_pydantic import (
     Part,
     RequestLossWarning,
     ServerToolSummary,
+    StreamDecodeError,
     StreamError,
     Summary,
     ToolCallPart,
@@ -263,6 +264,7 @@ __all__ = [
     "SkillParams",
     "Speed",
     "StopReason",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TextBlock",
@@ -592,7 +594,7 @@ class _MessagesEvents(_Events[_Chunk]):
             return None
         try:
             chunk = self._loads(payload)
-        except ChunkDecodeError as error:
+        except StreamDecodeError as error:
             event = self.event = self._event(name or b"message", payload)
             if name == b"error":  # an error, however broken its JSON: raised
                 raise StreamError(_error_of(event.data), event) from None
@@ -1344,7 +1346,7 @@ def _messages_parsed(text: str) -> Any:
     """A tool's input from its JSON text; the text itself when it is no JSON."""
     try:
         return _json(text)
-    except ChunkDecodeError:
+    except StreamDecodeError:
         return text
 
 
@@ -1947,7 +1949,7 @@ class _MessagesCall:
         if self.first == "{":
             try:
                 value = _json(text)
-            except ChunkDecodeError:
+            except StreamDecodeError:
                 value = None
             if value.__class__ is dict:
                 return self.pieces
@@ -5551,20 +5553,20 @@ of pydantic's location that names a member, not a key."""
 
 
 def loads(data: str | bytes) -> MessageStreamEvent:
-    """Decode one event from JSON text; raises `ChunkDecodeError` for any bad input. An
+    """Decode one event from JSON text; raises `StreamDecodeError` for any bad input. An
     event of a type the spec does not list is kept whole."""
     return _validate(_MESSAGE_STREAM_EVENT_READER, data, _UNION_TAGS, aliased=True)
 
 
 def loads_message(data: str | bytes) -> Message:
     """Decode a whole message from JSON text (what the API returns unstreamed); raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return _validate(Message, data, _UNION_TAGS, aliased=True)
 
 
 def loads_request(data: str | bytes) -> MessageCreateRequest:
     """Decode a request body (what a client sends) from JSON text; raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return _validate(MessageCreateRequest, data, _UNION_TAGS, aliased=True)
 
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   dd12b17ce86c
-# Digest: 24d5bb9259cc4215
+#   chunkspec code                   d2b2e158ed73
+# Digest: 22ec2f88f83d40c0
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 
@@ -59,6 +59,7 @@ from .chunk_typeddicts import (
     Part,
     RequestLossWarning,
     ServerToolSummary,
+    StreamDecodeError,
     StreamError,
     Summary,
     ToolCallPart,
@@ -270,6 +271,7 @@ __all__ = [
     "SkillParams",
     "Speed",
     "StopReason",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TextBlock",
@@ -693,7 +695,7 @@ class _MessagesEvents(_Events[_Chunk]):
             return None
         try:
             chunk = self._loads(payload)
-        except ChunkDecodeError as error:
+        except StreamDecodeError as error:
             event = self.event = self._event(name or b"message", payload)
             if name == b"error":  # an error, however broken its JSON: raised
                 raise StreamError(_error_of(event.data), event) from None
@@ -1445,7 +1447,7 @@ def _messages_parsed(text: str) -> Any:
     """A tool's input from its JSON text; the text itself when it is no JSON."""
     try:
         return _json(text)
-    except ChunkDecodeError:
+    except StreamDecodeError:
         return text
 
 
@@ -2048,7 +2050,7 @@ class _MessagesCall:
         if self.first == "{":
             try:
                 value = _json(text)
-            except ChunkDecodeError:
+            except StreamDecodeError:
                 value = None
             if value.__class__ is dict:
                 return self.pieces
@@ -3024,7 +3026,7 @@ class CacheControlEphemeralParam(TypedDict, total=False):
 
 def validate_cache_control_ephemeral_param(data: Any) -> CacheControlEphemeralParam:
     """Check a decoded JSON object as a CacheControlEphemeralParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CacheControlEphemeralParam,
@@ -3058,7 +3060,7 @@ class TextBlockParam(TypedDict, total=False):
 
 
 def validate_text_block_param(data: Any) -> TextBlockParam:
-    """Check a decoded JSON object as a TextBlockParam; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a TextBlockParam; raises `StreamDecodeError`."""
     return cast(TextBlockParam, _checked(data, _TEXT_BLOCK_PARAM_FIELDS))
 
 
@@ -3082,7 +3084,7 @@ class ImageTransformationsParam(TypedDict, total=False):
 
 def validate_image_transformations_param(data: Any) -> ImageTransformationsParam:
     """Check a decoded JSON object as a ImageTransformationsParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ImageTransformationsParam, _checked(data, _IMAGE_TRANSFORMATIONS_PARAM_FIELDS)
@@ -3114,7 +3116,7 @@ class ImageBlockParam(TypedDict, total=False):
 
 
 def validate_image_block_param(data: Any) -> ImageBlockParam:
-    """Check a decoded JSON object as a ImageBlockParam; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ImageBlockParam; raises `StreamDecodeError`."""
     return cast(ImageBlockParam, _checked(data, _IMAGE_BLOCK_PARAM_FIELDS))
 
 
@@ -3138,7 +3140,7 @@ class CitationsConfigParam(TypedDict, total=False):
 
 def validate_citations_config_param(data: Any) -> CitationsConfigParam:
     """Check a decoded JSON object as a CitationsConfigParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(CitationsConfigParam, _checked(data, _CITATIONS_CONFIG_PARAM_FIELDS))
 
@@ -3177,7 +3179,7 @@ class DocumentBlockParam(TypedDict, total=False):
 
 def validate_document_block_param(data: Any) -> DocumentBlockParam:
     """Check a decoded JSON object as a DocumentBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(DocumentBlockParam, _checked(data, _DOCUMENT_BLOCK_PARAM_FIELDS))
 
@@ -3219,7 +3221,7 @@ class SearchResultBlockParam(TypedDict, total=False):
 
 def validate_search_result_block_param(data: Any) -> SearchResultBlockParam:
     """Check a decoded JSON object as a SearchResultBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         SearchResultBlockParam, _checked(data, _SEARCH_RESULT_BLOCK_PARAM_FIELDS)
@@ -3254,7 +3256,7 @@ class ThinkingBlockParam(TypedDict, total=False):
 
 def validate_thinking_block_param(data: Any) -> ThinkingBlockParam:
     """Check a decoded JSON object as a ThinkingBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ThinkingBlockParam, _checked(data, _THINKING_BLOCK_PARAM_FIELDS))
 
@@ -3281,7 +3283,7 @@ class RedactedThinkingBlockParam(TypedDict, total=False):
 
 def validate_redacted_thinking_block_param(data: Any) -> RedactedThinkingBlockParam:
     """Check a decoded JSON object as a RedactedThinkingBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         RedactedThinkingBlockParam,
@@ -3306,7 +3308,7 @@ class DirectCaller(TypedDict, total=False):
 
 
 def validate_direct_caller(data: Any) -> DirectCaller:
-    """Check a decoded JSON object as a DirectCaller; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a DirectCaller; raises `StreamDecodeError`."""
     return cast(DirectCaller, _checked(data, _DIRECT_CALLER_FIELDS))
 
 
@@ -3329,7 +3331,7 @@ class ServerToolCaller(TypedDict, total=False):
 
 
 def validate_server_tool_caller(data: Any) -> ServerToolCaller:
-    """Check a decoded JSON object as a ServerToolCaller; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ServerToolCaller; raises `StreamDecodeError`."""
     return cast(ServerToolCaller, _checked(data, _SERVER_TOOL_CALLER_FIELDS))
 
 
@@ -3354,7 +3356,7 @@ class ServerToolCaller20260120(TypedDict, total=False):
 
 def validate_server_tool_caller20260120(data: Any) -> ServerToolCaller20260120:
     """Check a decoded JSON object as a ServerToolCaller20260120; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ServerToolCaller20260120, _checked(data, _SERVER_TOOL_CALLER20260120_FIELDS)
@@ -3378,7 +3380,7 @@ class OtherCaller(TypedDict, total=False):
 
 
 def validate_other_caller(data: Any) -> OtherCaller:
-    """Check a decoded JSON object as a OtherCaller; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OtherCaller; raises `StreamDecodeError`."""
     return cast(OtherCaller, _checked(data, _OTHER_CALLER_FIELDS))
 
 
@@ -3438,7 +3440,9 @@ class ToolUseBlockParam(TypedDict, total=False):
 
 
 def validate_tool_use_block_param(data: Any) -> ToolUseBlockParam:
-    """Check a decoded JSON object as a ToolUseBlockParam; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ToolUseBlockParam; raises
+    `StreamDecodeError`.
+    """
     return cast(ToolUseBlockParam, _checked(data, _TOOL_USE_BLOCK_PARAM_FIELDS))
 
 
@@ -3471,7 +3475,7 @@ class ToolReferenceBlockParam(TypedDict, total=False):
 
 def validate_tool_reference_block_param(data: Any) -> ToolReferenceBlockParam:
     """Check a decoded JSON object as a ToolReferenceBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ToolReferenceBlockParam, _checked(data, _TOOL_REFERENCE_BLOCK_PARAM_FIELDS)
@@ -3501,7 +3505,7 @@ def validate_other_tool_result_content_block_param(
     data: Any,
 ) -> OtherToolResultContentBlockParam:
     """Check a decoded JSON object as a OtherToolResultContentBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherToolResultContentBlockParam,
@@ -3582,7 +3586,7 @@ class ToolResultBlockParam(TypedDict, total=False):
 
 def validate_tool_result_block_param(data: Any) -> ToolResultBlockParam:
     """Check a decoded JSON object as a ToolResultBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ToolResultBlockParam, _checked(data, _TOOL_RESULT_BLOCK_PARAM_FIELDS))
 
@@ -3631,7 +3635,7 @@ class ServerToolUseBlockParam(TypedDict, total=False):
 
 def validate_server_tool_use_block_param(data: Any) -> ServerToolUseBlockParam:
     """Check a decoded JSON object as a ServerToolUseBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ServerToolUseBlockParam, _checked(data, _SERVER_TOOL_USE_BLOCK_PARAM_FIELDS)
@@ -3676,7 +3680,7 @@ def validate_web_search_tool_result_block_param(
     data: Any,
 ) -> WebSearchToolResultBlockParam:
     """Check a decoded JSON object as a WebSearchToolResultBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         WebSearchToolResultBlockParam,
@@ -3721,7 +3725,7 @@ def validate_web_fetch_tool_result_block_param(
     data: Any,
 ) -> WebFetchToolResultBlockParam:
     """Check a decoded JSON object as a WebFetchToolResultBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         WebFetchToolResultBlockParam,
@@ -3761,7 +3765,7 @@ def validate_code_execution_tool_result_block_param(
     data: Any,
 ) -> CodeExecutionToolResultBlockParam:
     """Check a decoded JSON object as a CodeExecutionToolResultBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CodeExecutionToolResultBlockParam,
@@ -3800,7 +3804,7 @@ def validate_bash_code_execution_tool_result_block_param(
     data: Any,
 ) -> BashCodeExecutionToolResultBlockParam:
     """Check a decoded JSON object as a BashCodeExecutionToolResultBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         BashCodeExecutionToolResultBlockParam,
@@ -3839,7 +3843,7 @@ def validate_text_editor_code_execution_tool_result_block_param(
     data: Any,
 ) -> TextEditorCodeExecutionToolResultBlockParam:
     """Check a decoded JSON object as a TextEditorCodeExecutionToolResultBlockParam;
-    raises `ChunkDecodeError`.
+    raises `StreamDecodeError`.
     """
     return cast(
         TextEditorCodeExecutionToolResultBlockParam,
@@ -3878,7 +3882,7 @@ def validate_tool_search_tool_result_block_param(
     data: Any,
 ) -> ToolSearchToolResultBlockParam:
     """Check a decoded JSON object as a ToolSearchToolResultBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ToolSearchToolResultBlockParam,
@@ -3912,7 +3916,7 @@ class ContainerUploadBlockParam(TypedDict, total=False):
 
 def validate_container_upload_block_param(data: Any) -> ContainerUploadBlockParam:
     """Check a decoded JSON object as a ContainerUploadBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ContainerUploadBlockParam, _checked(data, _CONTAINER_UPLOAD_BLOCK_PARAM_FIELDS)
@@ -3938,7 +3942,7 @@ class OtherContentBlockParam(TypedDict, total=False):
 
 def validate_other_content_block_param(data: Any) -> OtherContentBlockParam:
     """Check a decoded JSON object as a OtherContentBlockParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherContentBlockParam, _checked(data, _OTHER_CONTENT_BLOCK_PARAM_FIELDS)
@@ -4045,7 +4049,7 @@ class MessageParam(TypedDict, total=False):
 
 
 def validate_message_param(data: Any) -> MessageParam:
-    """Check a decoded JSON object as a MessageParam; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a MessageParam; raises `StreamDecodeError`."""
     return cast(MessageParam, _checked(data, _MESSAGE_PARAM_FIELDS))
 
 
@@ -4102,7 +4106,7 @@ class ToolParam(TypedDict, total=False):
 
 
 def validate_tool_param(data: Any) -> ToolParam:
-    """Check a decoded JSON object as a ToolParam; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ToolParam; raises `StreamDecodeError`."""
     return cast(ToolParam, _checked(data, _TOOL_PARAM_FIELDS))
 
 
@@ -4135,7 +4139,7 @@ class ToolChoiceAutoParam(TypedDict, total=False):
 
 def validate_tool_choice_auto_param(data: Any) -> ToolChoiceAutoParam:
     """Check a decoded JSON object as a ToolChoiceAutoParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ToolChoiceAutoParam, _checked(data, _TOOL_CHOICE_AUTO_PARAM_FIELDS))
 
@@ -4161,7 +4165,7 @@ class ToolChoiceAnyParam(TypedDict, total=False):
 
 def validate_tool_choice_any_param(data: Any) -> ToolChoiceAnyParam:
     """Check a decoded JSON object as a ToolChoiceAnyParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ToolChoiceAnyParam, _checked(data, _TOOL_CHOICE_ANY_PARAM_FIELDS))
 
@@ -4190,7 +4194,7 @@ class ToolChoiceToolParam(TypedDict, total=False):
 
 def validate_tool_choice_tool_param(data: Any) -> ToolChoiceToolParam:
     """Check a decoded JSON object as a ToolChoiceToolParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ToolChoiceToolParam, _checked(data, _TOOL_CHOICE_TOOL_PARAM_FIELDS))
 
@@ -4214,7 +4218,7 @@ class ToolChoiceNoneParam(TypedDict, total=False):
 
 def validate_tool_choice_none_param(data: Any) -> ToolChoiceNoneParam:
     """Check a decoded JSON object as a ToolChoiceNoneParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ToolChoiceNoneParam, _checked(data, _TOOL_CHOICE_NONE_PARAM_FIELDS))
 
@@ -4236,7 +4240,7 @@ class OtherToolChoiceParam(TypedDict, total=False):
 
 def validate_other_tool_choice_param(data: Any) -> OtherToolChoiceParam:
     """Check a decoded JSON object as a OtherToolChoiceParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(OtherToolChoiceParam, _checked(data, _OTHER_TOOL_CHOICE_PARAM_FIELDS))
 
@@ -4292,7 +4296,7 @@ class ThinkingConfigEnabledParam(TypedDict, total=False):
 
 def validate_thinking_config_enabled_param(data: Any) -> ThinkingConfigEnabledParam:
     """Check a decoded JSON object as a ThinkingConfigEnabledParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ThinkingConfigEnabledParam,
@@ -4319,7 +4323,7 @@ class ThinkingConfigDisabledParam(TypedDict, total=False):
 
 def validate_thinking_config_disabled_param(data: Any) -> ThinkingConfigDisabledParam:
     """Check a decoded JSON object as a ThinkingConfigDisabledParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ThinkingConfigDisabledParam,
@@ -4346,7 +4350,7 @@ def validate_thinking_config_between_tools_param(
     data: Any,
 ) -> ThinkingConfigBetweenToolsParam:
     """Check a decoded JSON object as a ThinkingConfigBetweenToolsParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ThinkingConfigBetweenToolsParam,
@@ -4374,7 +4378,7 @@ class ThinkingConfigAdaptiveParam(TypedDict, total=False):
 
 def validate_thinking_config_adaptive_param(data: Any) -> ThinkingConfigAdaptiveParam:
     """Check a decoded JSON object as a ThinkingConfigAdaptiveParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ThinkingConfigAdaptiveParam,
@@ -4400,7 +4404,7 @@ class OtherThinkingConfigParam(TypedDict, total=False):
 
 def validate_other_thinking_config_param(data: Any) -> OtherThinkingConfigParam:
     """Check a decoded JSON object as a OtherThinkingConfigParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherThinkingConfigParam, _checked(data, _OTHER_THINKING_CONFIG_PARAM_FIELDS)
@@ -4452,7 +4456,7 @@ class MetadataParam(TypedDict, total=False):
 
 
 def validate_metadata_param(data: Any) -> MetadataParam:
-    """Check a decoded JSON object as a MetadataParam; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a MetadataParam; raises `StreamDecodeError`."""
     return cast(MetadataParam, _checked(data, _METADATA_PARAM_FIELDS))
 
 
@@ -4478,7 +4482,7 @@ class SkillParams(TypedDict, total=False):
 
 
 def validate_skill_params(data: Any) -> SkillParams:
-    """Check a decoded JSON object as a SkillParams; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a SkillParams; raises `StreamDecodeError`."""
     return cast(SkillParams, _checked(data, _SKILL_PARAMS_FIELDS))
 
 
@@ -4503,7 +4507,7 @@ class ContainerParams(TypedDict, total=False):
 
 
 def validate_container_params(data: Any) -> ContainerParams:
-    """Check a decoded JSON object as a ContainerParams; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ContainerParams; raises `StreamDecodeError`."""
     return cast(ContainerParams, _checked(data, _CONTAINER_PARAMS_FIELDS))
 
 
@@ -4526,7 +4530,7 @@ class DiagnosticsParam(TypedDict, total=False):
 
 
 def validate_diagnostics_param(data: Any) -> DiagnosticsParam:
-    """Check a decoded JSON object as a DiagnosticsParam; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a DiagnosticsParam; raises `StreamDecodeError`."""
     return cast(DiagnosticsParam, _checked(data, _DIAGNOSTICS_PARAM_FIELDS))
 
 
@@ -4550,7 +4554,7 @@ class JSONOutputFormatParam(TypedDict, total=False):
 
 def validate_j_s_o_n_output_format_param(data: Any) -> JSONOutputFormatParam:
     """Check a decoded JSON object as a JSONOutputFormatParam; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         JSONOutputFormatParam, _checked(data, _J_S_O_N_OUTPUT_FORMAT_PARAM_FIELDS)
@@ -4577,7 +4581,9 @@ class OutputConfigParam(TypedDict, total=False):
 
 
 def validate_output_config_param(data: Any) -> OutputConfigParam:
-    """Check a decoded JSON object as a OutputConfigParam; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OutputConfigParam; raises
+    `StreamDecodeError`.
+    """
     return cast(OutputConfigParam, _checked(data, _OUTPUT_CONFIG_PARAM_FIELDS))
 
 
@@ -4680,7 +4686,7 @@ class MessageCreateRequest(TypedDict, total=False):
 
 def validate_message_create_request(data: Any) -> MessageCreateRequest:
     """Check a decoded JSON object as a MessageCreateRequest; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(MessageCreateRequest, _checked(data, _MESSAGE_CREATE_REQUEST_FIELDS))
 
@@ -4750,7 +4756,7 @@ class CitationCharLocation(TypedDict, total=False):
 
 def validate_citation_char_location(data: Any) -> CitationCharLocation:
     """Check a decoded JSON object as a CitationCharLocation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(CitationCharLocation, _checked(data, _CITATION_CHAR_LOCATION_FIELDS))
 
@@ -4796,7 +4802,7 @@ class CitationPageLocation(TypedDict, total=False):
 
 def validate_citation_page_location(data: Any) -> CitationPageLocation:
     """Check a decoded JSON object as a CitationPageLocation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(CitationPageLocation, _checked(data, _CITATION_PAGE_LOCATION_FIELDS))
 
@@ -4842,7 +4848,7 @@ class CitationContentBlockLocation(TypedDict, total=False):
 
 def validate_citation_content_block_location(data: Any) -> CitationContentBlockLocation:
     """Check a decoded JSON object as a CitationContentBlockLocation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CitationContentBlockLocation,
@@ -4887,7 +4893,7 @@ def validate_citations_web_search_result_location(
     data: Any,
 ) -> CitationsWebSearchResultLocation:
     """Check a decoded JSON object as a CitationsWebSearchResultLocation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CitationsWebSearchResultLocation,
@@ -4936,7 +4942,7 @@ def validate_citations_search_result_location(
     data: Any,
 ) -> CitationsSearchResultLocation:
     """Check a decoded JSON object as a CitationsSearchResultLocation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CitationsSearchResultLocation,
@@ -4966,7 +4972,7 @@ class OtherCitation(TypedDict, total=False):
 
 
 def validate_other_citation(data: Any) -> OtherCitation:
-    """Check a decoded JSON object as a OtherCitation; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OtherCitation; raises `StreamDecodeError`."""
     return cast(OtherCitation, _checked(data, _OTHER_CITATION_FIELDS))
 
 
@@ -5030,7 +5036,7 @@ class TextBlock(TypedDict, total=False):
 
 
 def validate_text_block(data: Any) -> TextBlock:
-    """Check a decoded JSON object as a TextBlock; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a TextBlock; raises `StreamDecodeError`."""
     return cast(TextBlock, _checked(data, _TEXT_BLOCK_FIELDS))
 
 
@@ -5077,7 +5083,7 @@ class ThinkingBlock(TypedDict, total=False):
 
 
 def validate_thinking_block(data: Any) -> ThinkingBlock:
-    """Check a decoded JSON object as a ThinkingBlock; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ThinkingBlock; raises `StreamDecodeError`."""
     return cast(ThinkingBlock, _checked(data, _THINKING_BLOCK_FIELDS))
 
 
@@ -5105,7 +5111,7 @@ class RedactedThinkingBlock(TypedDict, total=False):
 
 def validate_redacted_thinking_block(data: Any) -> RedactedThinkingBlock:
     """Check a decoded JSON object as a RedactedThinkingBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(RedactedThinkingBlock, _checked(data, _REDACTED_THINKING_BLOCK_FIELDS))
 
@@ -5150,7 +5156,7 @@ class ToolUseBlock(TypedDict, total=False):
 
 
 def validate_tool_use_block(data: Any) -> ToolUseBlock:
-    """Check a decoded JSON object as a ToolUseBlock; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ToolUseBlock; raises `StreamDecodeError`."""
     return cast(ToolUseBlock, _checked(data, _TOOL_USE_BLOCK_FIELDS))
 
 
@@ -5190,7 +5196,7 @@ class ServerToolUseBlock(TypedDict, total=False):
 
 def validate_server_tool_use_block(data: Any) -> ServerToolUseBlock:
     """Check a decoded JSON object as a ServerToolUseBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ServerToolUseBlock, _checked(data, _SERVER_TOOL_USE_BLOCK_FIELDS))
 
@@ -5221,7 +5227,7 @@ def validate_web_search_tool_result_error_object(
     data: Any,
 ) -> WebSearchToolResultErrorObject:
     """Check a decoded JSON object as a WebSearchToolResultErrorObject; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         WebSearchToolResultErrorObject,
@@ -5259,7 +5265,7 @@ class WebSearchResultBlock(TypedDict, total=False):
 
 def validate_web_search_result_block(data: Any) -> WebSearchResultBlock:
     """Check a decoded JSON object as a WebSearchResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(WebSearchResultBlock, _checked(data, _WEB_SEARCH_RESULT_BLOCK_FIELDS))
 
@@ -5296,7 +5302,7 @@ class WebSearchToolResultBlock(TypedDict, total=False):
 
 def validate_web_search_tool_result_block(data: Any) -> WebSearchToolResultBlock:
     """Check a decoded JSON object as a WebSearchToolResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         WebSearchToolResultBlock, _checked(data, _WEB_SEARCH_TOOL_RESULT_BLOCK_FIELDS)
@@ -5336,7 +5342,7 @@ def validate_web_fetch_tool_result_error_block(
     data: Any,
 ) -> WebFetchToolResultErrorBlock:
     """Check a decoded JSON object as a WebFetchToolResultErrorBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         WebFetchToolResultErrorBlock,
@@ -5367,7 +5373,7 @@ class Base64PDFSource(TypedDict, total=False):
 
 
 def validate_base64_p_d_f_source(data: Any) -> Base64PDFSource:
-    """Check a decoded JSON object as a Base64PDFSource; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Base64PDFSource; raises `StreamDecodeError`."""
     return cast(Base64PDFSource, _checked(data, _BASE64_P_D_F_SOURCE_FIELDS))
 
 
@@ -5395,7 +5401,7 @@ class PlainTextSource(TypedDict, total=False):
 
 
 def validate_plain_text_source(data: Any) -> PlainTextSource:
-    """Check a decoded JSON object as a PlainTextSource; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a PlainTextSource; raises `StreamDecodeError`."""
     return cast(PlainTextSource, _checked(data, _PLAIN_TEXT_SOURCE_FIELDS))
 
 
@@ -5418,7 +5424,7 @@ class OtherDocumentSource(TypedDict, total=False):
 
 def validate_other_document_source(data: Any) -> OtherDocumentSource:
     """Check a decoded JSON object as a OtherDocumentSource; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(OtherDocumentSource, _checked(data, _OTHER_DOCUMENT_SOURCE_FIELDS))
 
@@ -5453,7 +5459,7 @@ class CitationsConfig(TypedDict, total=False):
 
 
 def validate_citations_config(data: Any) -> CitationsConfig:
-    """Check a decoded JSON object as a CitationsConfig; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a CitationsConfig; raises `StreamDecodeError`."""
     return cast(CitationsConfig, _checked(data, _CITATIONS_CONFIG_FIELDS))
 
 
@@ -5482,7 +5488,7 @@ class DocumentBlock(TypedDict, total=False):
 
 
 def validate_document_block(data: Any) -> DocumentBlock:
-    """Check a decoded JSON object as a DocumentBlock; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a DocumentBlock; raises `StreamDecodeError`."""
     return cast(DocumentBlock, _checked(data, _DOCUMENT_BLOCK_FIELDS))
 
 
@@ -5514,7 +5520,7 @@ class WebFetchBlock(TypedDict, total=False):
 
 
 def validate_web_fetch_block(data: Any) -> WebFetchBlock:
-    """Check a decoded JSON object as a WebFetchBlock; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a WebFetchBlock; raises `StreamDecodeError`."""
     return cast(WebFetchBlock, _checked(data, _WEB_FETCH_BLOCK_FIELDS))
 
 
@@ -5540,7 +5546,7 @@ def validate_other_web_fetch_tool_result_block_content(
     data: Any,
 ) -> OtherWebFetchToolResultBlockContent:
     """Check a decoded JSON object as a OtherWebFetchToolResultBlockContent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherWebFetchToolResultBlockContent,
@@ -5603,7 +5609,7 @@ class WebFetchToolResultBlock(TypedDict, total=False):
 
 def validate_web_fetch_tool_result_block(data: Any) -> WebFetchToolResultBlock:
     """Check a decoded JSON object as a WebFetchToolResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         WebFetchToolResultBlock, _checked(data, _WEB_FETCH_TOOL_RESULT_BLOCK_FIELDS)
@@ -5635,7 +5641,7 @@ def validate_code_execution_tool_result_error_object(
     data: Any,
 ) -> CodeExecutionToolResultErrorObject:
     """Check a decoded JSON object as a CodeExecutionToolResultErrorObject; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CodeExecutionToolResultErrorObject,
@@ -5664,7 +5670,7 @@ class CodeExecutionOutputBlock(TypedDict, total=False):
 
 def validate_code_execution_output_block(data: Any) -> CodeExecutionOutputBlock:
     """Check a decoded JSON object as a CodeExecutionOutputBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CodeExecutionOutputBlock, _checked(data, _CODE_EXECUTION_OUTPUT_BLOCK_FIELDS)
@@ -5701,7 +5707,7 @@ class CodeExecutionResultBlock(TypedDict, total=False):
 
 def validate_code_execution_result_block(data: Any) -> CodeExecutionResultBlock:
     """Check a decoded JSON object as a CodeExecutionResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CodeExecutionResultBlock, _checked(data, _CODE_EXECUTION_RESULT_BLOCK_FIELDS)
@@ -5745,7 +5751,7 @@ def validate_encrypted_code_execution_result_block(
     data: Any,
 ) -> EncryptedCodeExecutionResultBlock:
     """Check a decoded JSON object as a EncryptedCodeExecutionResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         EncryptedCodeExecutionResultBlock,
@@ -5776,7 +5782,7 @@ def validate_other_code_execution_tool_result_block_content(
     data: Any,
 ) -> OtherCodeExecutionToolResultBlockContent:
     """Check a decoded JSON object as a OtherCodeExecutionToolResultBlockContent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherCodeExecutionToolResultBlockContent,
@@ -5846,7 +5852,7 @@ def validate_code_execution_tool_result_block(
     data: Any,
 ) -> CodeExecutionToolResultBlock:
     """Check a decoded JSON object as a CodeExecutionToolResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CodeExecutionToolResultBlock,
@@ -5878,7 +5884,7 @@ def validate_bash_code_execution_tool_result_error_object(
     data: Any,
 ) -> BashCodeExecutionToolResultErrorObject:
     """Check a decoded JSON object as a BashCodeExecutionToolResultErrorObject; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         BashCodeExecutionToolResultErrorObject,
@@ -5909,7 +5915,7 @@ def validate_bash_code_execution_output_block(
     data: Any,
 ) -> BashCodeExecutionOutputBlock:
     """Check a decoded JSON object as a BashCodeExecutionOutputBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         BashCodeExecutionOutputBlock,
@@ -5949,7 +5955,7 @@ def validate_bash_code_execution_result_block(
     data: Any,
 ) -> BashCodeExecutionResultBlock:
     """Check a decoded JSON object as a BashCodeExecutionResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         BashCodeExecutionResultBlock,
@@ -5980,7 +5986,7 @@ def validate_other_bash_code_execution_tool_result_block_content(
     data: Any,
 ) -> OtherBashCodeExecutionToolResultBlockContent:
     """Check a decoded JSON object as a OtherBashCodeExecutionToolResultBlockContent;
-    raises `ChunkDecodeError`.
+    raises `StreamDecodeError`.
     """
     return cast(
         OtherBashCodeExecutionToolResultBlockContent,
@@ -6045,7 +6051,7 @@ def validate_bash_code_execution_tool_result_block(
     data: Any,
 ) -> BashCodeExecutionToolResultBlock:
     """Check a decoded JSON object as a BashCodeExecutionToolResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         BashCodeExecutionToolResultBlock,
@@ -6080,7 +6086,7 @@ def validate_text_editor_code_execution_tool_result_error_object(
     data: Any,
 ) -> TextEditorCodeExecutionToolResultErrorObject:
     """Check a decoded JSON object as a TextEditorCodeExecutionToolResultErrorObject;
-    raises `ChunkDecodeError`.
+    raises `StreamDecodeError`.
     """
     return cast(
         TextEditorCodeExecutionToolResultErrorObject,
@@ -6124,7 +6130,7 @@ def validate_text_editor_code_execution_view_result_block(
     data: Any,
 ) -> TextEditorCodeExecutionViewResultBlock:
     """Check a decoded JSON object as a TextEditorCodeExecutionViewResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         TextEditorCodeExecutionViewResultBlock,
@@ -6159,7 +6165,7 @@ def validate_text_editor_code_execution_create_result_block(
     data: Any,
 ) -> TextEditorCodeExecutionCreateResultBlock:
     """Check a decoded JSON object as a TextEditorCodeExecutionCreateResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         TextEditorCodeExecutionCreateResultBlock,
@@ -6202,7 +6208,7 @@ def validate_text_editor_code_execution_str_replace_result_block(
     data: Any,
 ) -> TextEditorCodeExecutionStrReplaceResultBlock:
     """Check a decoded JSON object as a TextEditorCodeExecutionStrReplaceResultBlock;
-    raises `ChunkDecodeError`.
+    raises `StreamDecodeError`.
     """
     return cast(
         TextEditorCodeExecutionStrReplaceResultBlock,
@@ -6234,7 +6240,7 @@ def validate_other_text_editor_code_execution_tool_result_block_content(
     data: Any,
 ) -> OtherTextEditorCodeExecutionToolResultBlockContent:
     """Check a decoded JSON object as a
-    OtherTextEditorCodeExecutionToolResultBlockContent; raises `ChunkDecodeError`.
+    OtherTextEditorCodeExecutionToolResultBlockContent; raises `StreamDecodeError`.
     """
     return cast(
         OtherTextEditorCodeExecutionToolResultBlockContent,
@@ -6315,7 +6321,7 @@ def validate_text_editor_code_execution_tool_result_block(
     data: Any,
 ) -> TextEditorCodeExecutionToolResultBlock:
     """Check a decoded JSON object as a TextEditorCodeExecutionToolResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         TextEditorCodeExecutionToolResultBlock,
@@ -6352,7 +6358,7 @@ def validate_tool_search_tool_result_error_object(
     data: Any,
 ) -> ToolSearchToolResultErrorObject:
     """Check a decoded JSON object as a ToolSearchToolResultErrorObject; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ToolSearchToolResultErrorObject,
@@ -6382,7 +6388,7 @@ class ToolReferenceBlock(TypedDict, total=False):
 
 def validate_tool_reference_block(data: Any) -> ToolReferenceBlock:
     """Check a decoded JSON object as a ToolReferenceBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ToolReferenceBlock, _checked(data, _TOOL_REFERENCE_BLOCK_FIELDS))
 
@@ -6410,7 +6416,7 @@ def validate_tool_search_tool_search_result_block(
     data: Any,
 ) -> ToolSearchToolSearchResultBlock:
     """Check a decoded JSON object as a ToolSearchToolSearchResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ToolSearchToolSearchResultBlock,
@@ -6438,7 +6444,7 @@ def validate_other_tool_search_tool_result_block_content(
     data: Any,
 ) -> OtherToolSearchToolResultBlockContent:
     """Check a decoded JSON object as a OtherToolSearchToolResultBlockContent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherToolSearchToolResultBlockContent,
@@ -6501,7 +6507,7 @@ class ToolSearchToolResultBlock(TypedDict, total=False):
 
 def validate_tool_search_tool_result_block(data: Any) -> ToolSearchToolResultBlock:
     """Check a decoded JSON object as a ToolSearchToolResultBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ToolSearchToolResultBlock, _checked(data, _TOOL_SEARCH_TOOL_RESULT_BLOCK_FIELDS)
@@ -6530,7 +6536,7 @@ class ContainerUploadBlock(TypedDict, total=False):
 
 def validate_container_upload_block(data: Any) -> ContainerUploadBlock:
     """Check a decoded JSON object as a ContainerUploadBlock; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ContainerUploadBlock, _checked(data, _CONTAINER_UPLOAD_BLOCK_FIELDS))
 
@@ -6552,7 +6558,9 @@ class OtherContentBlock(TypedDict, total=False):
 
 
 def validate_other_content_block(data: Any) -> OtherContentBlock:
-    """Check a decoded JSON object as a OtherContentBlock; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OtherContentBlock; raises
+    `StreamDecodeError`.
+    """
     return cast(OtherContentBlock, _checked(data, _OTHER_CONTENT_BLOCK_FIELDS))
 
 
@@ -6628,7 +6636,7 @@ class RefusalStopDetails(TypedDict, total=False):
 
 def validate_refusal_stop_details(data: Any) -> RefusalStopDetails:
     """Check a decoded JSON object as a RefusalStopDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(RefusalStopDetails, _checked(data, _REFUSAL_STOP_DETAILS_FIELDS))
 
@@ -6654,7 +6662,7 @@ class CacheCreation(TypedDict, total=False):
 
 
 def validate_cache_creation(data: Any) -> CacheCreation:
-    """Check a decoded JSON object as a CacheCreation; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a CacheCreation; raises `StreamDecodeError`."""
     return cast(CacheCreation, _checked(data, _CACHE_CREATION_FIELDS))
 
 
@@ -6678,7 +6686,7 @@ class ServerToolUsage(TypedDict, total=False):
 
 
 def validate_server_tool_usage(data: Any) -> ServerToolUsage:
-    """Check a decoded JSON object as a ServerToolUsage; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ServerToolUsage; raises `StreamDecodeError`."""
     return cast(ServerToolUsage, _checked(data, _SERVER_TOOL_USAGE_FIELDS))
 
 
@@ -6700,7 +6708,7 @@ class OutputTokensDetails(TypedDict, total=False):
 
 def validate_output_tokens_details(data: Any) -> OutputTokensDetails:
     """Check a decoded JSON object as a OutputTokensDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(OutputTokensDetails, _checked(data, _OUTPUT_TOKENS_DETAILS_FIELDS))
 
@@ -6750,7 +6758,7 @@ class Usage(TypedDict, total=False):
 
 
 def validate_usage(data: Any) -> Usage:
-    """Check a decoded JSON object as a Usage; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Usage; raises `StreamDecodeError`."""
     return cast(Usage, _checked(data, _USAGE_FIELDS))
 
 
@@ -6785,7 +6793,7 @@ class ContainerSkill(TypedDict, total=False):
 
 
 def validate_container_skill(data: Any) -> ContainerSkill:
-    """Check a decoded JSON object as a ContainerSkill; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ContainerSkill; raises `StreamDecodeError`."""
     return cast(ContainerSkill, _checked(data, _CONTAINER_SKILL_FIELDS))
 
 
@@ -6813,7 +6821,7 @@ class Container(TypedDict, total=False):
 
 
 def validate_container(data: Any) -> Container:
-    """Check a decoded JSON object as a Container; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Container; raises `StreamDecodeError`."""
     return cast(Container, _checked(data, _CONTAINER_FIELDS))
 
 
@@ -6839,7 +6847,7 @@ class CacheMissModelChanged(TypedDict, total=False):
 
 def validate_cache_miss_model_changed(data: Any) -> CacheMissModelChanged:
     """Check a decoded JSON object as a CacheMissModelChanged; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(CacheMissModelChanged, _checked(data, _CACHE_MISS_MODEL_CHANGED_FIELDS))
 
@@ -6865,7 +6873,7 @@ class CacheMissSystemChanged(TypedDict, total=False):
 
 def validate_cache_miss_system_changed(data: Any) -> CacheMissSystemChanged:
     """Check a decoded JSON object as a CacheMissSystemChanged; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CacheMissSystemChanged, _checked(data, _CACHE_MISS_SYSTEM_CHANGED_FIELDS)
@@ -6893,7 +6901,7 @@ class CacheMissToolsChanged(TypedDict, total=False):
 
 def validate_cache_miss_tools_changed(data: Any) -> CacheMissToolsChanged:
     """Check a decoded JSON object as a CacheMissToolsChanged; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(CacheMissToolsChanged, _checked(data, _CACHE_MISS_TOOLS_CHANGED_FIELDS))
 
@@ -6919,7 +6927,7 @@ class CacheMissMessagesChanged(TypedDict, total=False):
 
 def validate_cache_miss_messages_changed(data: Any) -> CacheMissMessagesChanged:
     """Check a decoded JSON object as a CacheMissMessagesChanged; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CacheMissMessagesChanged, _checked(data, _CACHE_MISS_MESSAGES_CHANGED_FIELDS)
@@ -6946,7 +6954,7 @@ def validate_cache_miss_previous_message_not_found(
     data: Any,
 ) -> CacheMissPreviousMessageNotFound:
     """Check a decoded JSON object as a CacheMissPreviousMessageNotFound; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CacheMissPreviousMessageNotFound,
@@ -6971,7 +6979,7 @@ class CacheMissUnavailable(TypedDict, total=False):
 
 def validate_cache_miss_unavailable(data: Any) -> CacheMissUnavailable:
     """Check a decoded JSON object as a CacheMissUnavailable; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(CacheMissUnavailable, _checked(data, _CACHE_MISS_UNAVAILABLE_FIELDS))
 
@@ -6993,7 +7001,7 @@ class OtherCacheMissReason(TypedDict, total=False):
 
 def validate_other_cache_miss_reason(data: Any) -> OtherCacheMissReason:
     """Check a decoded JSON object as a OtherCacheMissReason; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(OtherCacheMissReason, _checked(data, _OTHER_CACHE_MISS_REASON_FIELDS))
 
@@ -7057,7 +7065,7 @@ class Diagnostics(TypedDict, total=False):
 
 
 def validate_diagnostics(data: Any) -> Diagnostics:
-    """Check a decoded JSON object as a Diagnostics; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Diagnostics; raises `StreamDecodeError`."""
     return cast(Diagnostics, _checked(data, _DIAGNOSTICS_FIELDS))
 
 
@@ -7147,7 +7155,7 @@ class Message(TypedDict, total=False):
 
 
 def validate_message(data: Any) -> Message:
-    """Check a decoded JSON object as a Message; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Message; raises `StreamDecodeError`."""
     return cast(Message, _checked(data, _MESSAGE_FIELDS))
 
 
@@ -7185,7 +7193,9 @@ class MessageStartEvent(TypedDict, total=False):
 
 
 def validate_message_start_event(data: Any) -> MessageStartEvent:
-    """Check a decoded JSON object as a MessageStartEvent; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a MessageStartEvent; raises
+    `StreamDecodeError`.
+    """
     return cast(MessageStartEvent, _checked(data, _MESSAGE_START_EVENT_FIELDS))
 
 
@@ -7215,7 +7225,7 @@ class MessageDelta(TypedDict, total=False):
 
 
 def validate_message_delta(data: Any) -> MessageDelta:
-    """Check a decoded JSON object as a MessageDelta; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a MessageDelta; raises `StreamDecodeError`."""
     return cast(MessageDelta, _checked(data, _MESSAGE_DELTA_FIELDS))
 
 
@@ -7253,7 +7263,9 @@ class MessageDeltaUsage(TypedDict, total=False):
 
 
 def validate_message_delta_usage(data: Any) -> MessageDeltaUsage:
-    """Check a decoded JSON object as a MessageDeltaUsage; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a MessageDeltaUsage; raises
+    `StreamDecodeError`.
+    """
     return cast(MessageDeltaUsage, _checked(data, _MESSAGE_DELTA_USAGE_FIELDS))
 
 
@@ -7286,7 +7298,9 @@ class MessageDeltaEvent(TypedDict, total=False):
 
 
 def validate_message_delta_event(data: Any) -> MessageDeltaEvent:
-    """Check a decoded JSON object as a MessageDeltaEvent; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a MessageDeltaEvent; raises
+    `StreamDecodeError`.
+    """
     return cast(MessageDeltaEvent, _checked(data, _MESSAGE_DELTA_EVENT_FIELDS))
 
 
@@ -7322,7 +7336,7 @@ class BedrockInvocationMetrics(TypedDict, total=False):
 
 def validate_bedrock_invocation_metrics(data: Any) -> BedrockInvocationMetrics:
     """Check a decoded JSON object as a BedrockInvocationMetrics; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         BedrockInvocationMetrics, _checked(data, _BEDROCK_INVOCATION_METRICS_FIELDS)
@@ -7356,7 +7370,7 @@ MessageStopEvent = TypedDict(
 
 
 def validate_message_stop_event(data: Any) -> MessageStopEvent:
-    """Check a decoded JSON object as a MessageStopEvent; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a MessageStopEvent; raises `StreamDecodeError`."""
     return cast(MessageStopEvent, _checked(data, _MESSAGE_STOP_EVENT_FIELDS))
 
 
@@ -7403,7 +7417,7 @@ class ContentBlockStartEvent(TypedDict, total=False):
 
 def validate_content_block_start_event(data: Any) -> ContentBlockStartEvent:
     """Check a decoded JSON object as a ContentBlockStartEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ContentBlockStartEvent, _checked(data, _CONTENT_BLOCK_START_EVENT_FIELDS)
@@ -7431,7 +7445,7 @@ class TextDelta(TypedDict, total=False):
 
 
 def validate_text_delta(data: Any) -> TextDelta:
-    """Check a decoded JSON object as a TextDelta; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a TextDelta; raises `StreamDecodeError`."""
     return cast(TextDelta, _checked(data, _TEXT_DELTA_FIELDS))
 
 
@@ -7457,7 +7471,7 @@ class InputJsonDelta(TypedDict, total=False):
 
 
 def validate_input_json_delta(data: Any) -> InputJsonDelta:
-    """Check a decoded JSON object as a InputJsonDelta; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a InputJsonDelta; raises `StreamDecodeError`."""
     return cast(InputJsonDelta, _checked(data, _INPUT_JSON_DELTA_FIELDS))
 
 
@@ -7489,7 +7503,7 @@ class CitationsDelta(TypedDict, total=False):
 
 
 def validate_citations_delta(data: Any) -> CitationsDelta:
-    """Check a decoded JSON object as a CitationsDelta; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a CitationsDelta; raises `StreamDecodeError`."""
     return cast(CitationsDelta, _checked(data, _CITATIONS_DELTA_FIELDS))
 
 
@@ -7513,7 +7527,7 @@ class ThinkingDelta(TypedDict, total=False):
 
 
 def validate_thinking_delta(data: Any) -> ThinkingDelta:
-    """Check a decoded JSON object as a ThinkingDelta; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ThinkingDelta; raises `StreamDecodeError`."""
     return cast(ThinkingDelta, _checked(data, _THINKING_DELTA_FIELDS))
 
 
@@ -7537,7 +7551,7 @@ class SignatureDelta(TypedDict, total=False):
 
 
 def validate_signature_delta(data: Any) -> SignatureDelta:
-    """Check a decoded JSON object as a SignatureDelta; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a SignatureDelta; raises `StreamDecodeError`."""
     return cast(SignatureDelta, _checked(data, _SIGNATURE_DELTA_FIELDS))
 
 
@@ -7559,7 +7573,7 @@ class OtherContentBlockDelta(TypedDict, total=False):
 
 def validate_other_content_block_delta(data: Any) -> OtherContentBlockDelta:
     """Check a decoded JSON object as a OtherContentBlockDelta; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherContentBlockDelta, _checked(data, _OTHER_CONTENT_BLOCK_DELTA_FIELDS)
@@ -7625,7 +7639,7 @@ class ContentBlockDeltaEvent(TypedDict, total=False):
 
 def validate_content_block_delta_event(data: Any) -> ContentBlockDeltaEvent:
     """Check a decoded JSON object as a ContentBlockDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ContentBlockDeltaEvent, _checked(data, _CONTENT_BLOCK_DELTA_EVENT_FIELDS)
@@ -7654,7 +7668,7 @@ class ContentBlockStopEvent(TypedDict, total=False):
 
 def validate_content_block_stop_event(data: Any) -> ContentBlockStopEvent:
     """Check a decoded JSON object as a ContentBlockStopEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ContentBlockStopEvent, _checked(data, _CONTENT_BLOCK_STOP_EVENT_FIELDS))
 
@@ -7676,7 +7690,7 @@ class PingEvent(TypedDict, total=False):
 
 
 def validate_ping_event(data: Any) -> PingEvent:
-    """Check a decoded JSON object as a PingEvent; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a PingEvent; raises `StreamDecodeError`."""
     return cast(PingEvent, _checked(data, _PING_EVENT_FIELDS))
 
 
@@ -7699,7 +7713,7 @@ class ErrorObject(TypedDict, total=False):
 
 
 def validate_error_object(data: Any) -> ErrorObject:
-    """Check a decoded JSON object as a ErrorObject; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ErrorObject; raises `StreamDecodeError`."""
     return cast(ErrorObject, _checked(data, _ERROR_OBJECT_FIELDS))
 
 
@@ -7726,7 +7740,7 @@ class ErrorEvent(TypedDict, total=False):
 
 
 def validate_error_event(data: Any) -> ErrorEvent:
-    """Check a decoded JSON object as a ErrorEvent; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ErrorEvent; raises `StreamDecodeError`."""
     return cast(ErrorEvent, _checked(data, _ERROR_EVENT_FIELDS))
 
 
@@ -7749,7 +7763,7 @@ class OtherMessageStreamEvent(TypedDict, total=False):
 
 def validate_other_message_stream_event(data: Any) -> OtherMessageStreamEvent:
     """Check a decoded JSON object as a OtherMessageStreamEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherMessageStreamEvent, _checked(data, _OTHER_MESSAGE_STREAM_EVENT_FIELDS)
@@ -7799,20 +7813,20 @@ _MESSAGE_STREAM_EVENT_READER: Final[Callable[[Any], MessageStreamEvent]] = _tagg
 
 
 def loads(data: str | bytes) -> MessageStreamEvent:
-    """Decode one event from JSON text; raises `ChunkDecodeError` for any bad input. An
+    """Decode one event from JSON text; raises `StreamDecodeError` for any bad input. An
     event of a type the spec does not list is kept whole."""
     return _MESSAGE_STREAM_EVENT_READER(_json(data))
 
 
 def loads_message(data: str | bytes) -> Message:
     """Decode a whole message from JSON text (what the API returns unstreamed); raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return validate_message(_json(data))
 
 
 def loads_request(data: str | bytes) -> MessageCreateRequest:
     """Decode a request body (what a client sends) from JSON text; raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return validate_message_create_request(_json(data))
 
 

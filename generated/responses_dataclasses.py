@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    2cdc687b25a1
-# Digest: da8f2f51c4d64c01
+#   chunkspec code                    6653707ecf32
+# Digest: 3e81da0efeea0fc7
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 
@@ -63,6 +63,7 @@ from .chunk_dataclasses import (
     RequestLossWarning,
     ServerSentEvent,
     ServerToolSummary,
+    StreamDecodeError,
     StreamError,
     Summary,
     ToolCallPart,
@@ -419,6 +420,7 @@ __all__ = [
     "ResponseWebSearchCallSearchingEventType",
     "ResponsesLossWarning",
     "ShellCallOutputContentDelta",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TextLogprob",
@@ -665,7 +667,7 @@ class _ResponsesEvents(_Events[_Chunk]):
             return None
         try:
             chunk = self._loads(payload)
-        except ChunkDecodeError as error:
+        except StreamDecodeError as error:
             if name == b"error":
                 self._failed(name, payload)
             event = self._named(name, payload)
@@ -723,7 +725,7 @@ def _responses_failure(data: str) -> Any:
     whole payload when it has none (Dynamo sends `error: null`)."""
     try:
         payload = _json(data)
-    except ChunkDecodeError:
+    except StreamDecodeError:
         return data
     response: Any = payload.get("response") if payload.__class__ is dict else None
     error: Any = response.get("error") if response.__class__ is dict else None
@@ -11686,20 +11688,20 @@ _RESPONSE_STREAM_EVENT_READER: Final[Callable[[Any], ResponseStreamEvent]] = _ta
 
 
 def loads(data: str | bytes) -> ResponseStreamEvent:
-    """Decode one event from JSON text; raises `ChunkDecodeError` for any bad input. An
+    """Decode one event from JSON text; raises `StreamDecodeError` for any bad input. An
     event of a type the spec does not list is kept whole."""
     return _RESPONSE_STREAM_EVENT_READER(_json(data))
 
 
 def loads_response(data: str | bytes) -> Response:
     """Decode a whole response from JSON text (what the API returns unstreamed); raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return Response.from_dict(_json(data))
 
 
 def loads_request(data: str | bytes) -> ResponseCreateRequest:
     """Decode a request body (what a client sends) from JSON text; raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return ResponseCreateRequest.from_dict(_json(data))
 
 

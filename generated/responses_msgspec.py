@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    9390bf011ccc
-# Digest: 38279183edd5108b
+#   chunkspec code                    ec46fb9885e7
+# Digest: fbe2d01fbacc08e9
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 
@@ -74,6 +74,7 @@ from .chunk_msgspec import (
     RequestLossWarning,
     ServerSentEvent,
     ServerToolSummary,
+    StreamDecodeError,
     StreamError,
     Summary,
     ToolCallPart,
@@ -431,6 +432,7 @@ __all__ = [
     "ResponseWebSearchCallSearchingEventType",
     "ResponsesLossWarning",
     "ShellCallOutputContentDelta",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TextLogprob",
@@ -470,7 +472,7 @@ def _read_other(cls: Callable[[], _S], data: Any, shape: _Shape) -> _S:
     tag too, is kept as it came (msgspec tags the struct itself with "")."""
     try:
         _read(data, shape)  # checked: the tag is a string
-    except (_Retry, ChunkDecodeError):
+    except (_Retry, StreamDecodeError):
         raise _problem(data, shape) from None
     decoded = cls()
     _EXTRA[id(decoded)] = dict(data)
@@ -689,7 +691,7 @@ class _ResponsesEvents(_Events[_Chunk]):
             return None
         try:
             chunk = self._loads(payload)
-        except ChunkDecodeError as error:
+        except StreamDecodeError as error:
             if name == b"error":
                 self._failed(name, payload)
             event = self._named(name, payload)
@@ -747,7 +749,7 @@ def _responses_failure(data: str) -> Any:
     whole payload when it has none (Dynamo sends `error: null`)."""
     try:
         payload = _json(data)
-    except ChunkDecodeError:
+    except StreamDecodeError:
         return data
     response: Any = payload.get("response") if payload.__class__ is dict else None
     error: Any = response.get("error") if response.__class__ is dict else None
@@ -3701,7 +3703,7 @@ class ResponseInputText(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseInputText:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3781,7 +3783,7 @@ class ResponseInputImage(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseInputImage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3871,7 +3873,7 @@ class ResponseInputFile(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseInputFile:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3961,7 +3963,7 @@ class AnnotationFileCitation(
 
     @classmethod
     def from_dict(cls, data: Any) -> AnnotationFileCitation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4059,7 +4061,7 @@ class AnnotationURLCitation(
 
     @classmethod
     def from_dict(cls, data: Any) -> AnnotationURLCitation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4152,7 +4154,7 @@ class AnnotationContainerFileCitation(
 
     @classmethod
     def from_dict(cls, data: Any) -> AnnotationContainerFileCitation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4240,7 +4242,7 @@ class AnnotationFilePath(
 
     @classmethod
     def from_dict(cls, data: Any) -> AnnotationFilePath:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4312,7 +4314,7 @@ class OtherAnnotation(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherAnnotation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4395,7 +4397,7 @@ class OutputTextTopLogprob(
 
     @classmethod
     def from_dict(cls, data: Any) -> OutputTextTopLogprob:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4463,7 +4465,7 @@ class OutputTextLogprob(
 
     @classmethod
     def from_dict(cls, data: Any) -> OutputTextLogprob:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4559,7 +4561,7 @@ class ResponseOutputText(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseOutputText:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4640,7 +4642,7 @@ class ResponseOutputRefusal(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseOutputRefusal:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4714,7 +4716,7 @@ class OtherResponseInputContent(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherResponseInputContent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4840,7 +4842,7 @@ class EasyInputMessage(
 
     @classmethod
     def from_dict(cls, data: Any) -> EasyInputMessage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         read: type[_EasyInputMessageRead] = _EasyInputMessageRead
         if type(data) is dict and "type" not in data:
             read = _EasyInputMessageUntagged  # written back without the key
@@ -4931,7 +4933,7 @@ class DirectCaller(
 
     @classmethod
     def from_dict(cls, data: Any) -> DirectCaller:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4999,7 +5001,7 @@ class ProgramCaller(
 
     @classmethod
     def from_dict(cls, data: Any) -> ProgramCaller:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5068,7 +5070,7 @@ class OtherToolCaller(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherToolCaller:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5162,7 +5164,7 @@ class ResponseFunctionToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFunctionToolCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5281,7 +5283,7 @@ class FunctionCallOutput(
 
     @classmethod
     def from_dict(cls, data: Any) -> FunctionCallOutput:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5364,7 +5366,7 @@ class ReasoningSummaryPart(
 
     @classmethod
     def from_dict(cls, data: Any) -> ReasoningSummaryPart:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5436,7 +5438,7 @@ class ReasoningTextPart(
 
     @classmethod
     def from_dict(cls, data: Any) -> ReasoningTextPart:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5517,7 +5519,7 @@ class ResponseReasoningItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningItem:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5629,7 +5631,7 @@ class ResponseCustomToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCustomToolCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5742,7 +5744,7 @@ class ResponseCustomToolCallOutput(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCustomToolCallOutput:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5831,7 +5833,7 @@ class ItemReference(
 
     @classmethod
     def from_dict(cls, data: Any) -> ItemReference:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5900,7 +5902,7 @@ class OtherResponseInputItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherResponseInputItem:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6021,7 +6023,7 @@ class FunctionTool(
 
     @classmethod
     def from_dict(cls, data: Any) -> FunctionTool:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6113,7 +6115,7 @@ class OtherResponseTool(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherResponseTool:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6194,7 +6196,7 @@ class ResponseToolChoice(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseToolChoice:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6273,7 +6275,7 @@ class Reasoning(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @classmethod
     def from_dict(cls, data: Any) -> Reasoning:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6335,7 +6337,7 @@ class ResponseStreamOptions(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseStreamOptions:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6389,7 +6391,7 @@ class Conversation(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
 
     @classmethod
     def from_dict(cls, data: Any) -> Conversation:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6447,7 +6449,7 @@ class ResponseTextConfig(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseTextConfig:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6512,7 +6514,7 @@ class ResponsePrompt(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponsePrompt:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6574,7 +6576,7 @@ class ContextManagement(
 
     @classmethod
     def from_dict(cls, data: Any) -> ContextManagement:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6728,7 +6730,7 @@ class ResponseCreateRequest(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCreateRequest:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6911,7 +6913,7 @@ class ResponseError(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseError:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6977,7 +6979,7 @@ class IncompleteDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> IncompleteDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7044,7 +7046,7 @@ class OtherResponseOutputMessageContent(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherResponseOutputMessageContent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7156,7 +7158,7 @@ class ResponseOutputMessage(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseOutputMessage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7237,7 +7239,7 @@ class FileSearchResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> FileSearchResult:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7329,7 +7331,7 @@ class ResponseFileSearchToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFileSearchToolCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7432,7 +7434,7 @@ class ResponseFunctionToolCallOutputItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFunctionToolCallOutputItem:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7553,7 +7555,7 @@ class ResponseFunctionWebSearch(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFunctionWebSearch:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7652,7 +7654,7 @@ class ResponseComputerToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseComputerToolCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7753,7 +7755,7 @@ class ResponseComputerToolCallOutputItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseComputerToolCallOutputItem:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7848,7 +7850,7 @@ class Program(
 
     @classmethod
     def from_dict(cls, data: Any) -> Program:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7928,7 +7930,7 @@ class ProgramOutput(
 
     @classmethod
     def from_dict(cls, data: Any) -> ProgramOutput:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8018,7 +8020,7 @@ class ResponseToolSearchCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseToolSearchCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8117,7 +8119,7 @@ class ResponseToolSearchOutputItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseToolSearchOutputItem:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8210,7 +8212,7 @@ class AdditionalTools(
 
     @classmethod
     def from_dict(cls, data: Any) -> AdditionalTools:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8291,7 +8293,7 @@ class ResponseCompactionItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCompactionItem:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8397,7 +8399,7 @@ class ImageGenerationCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ImageGenerationCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8514,7 +8516,7 @@ class ResponseCodeInterpreterToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCodeInterpreterToolCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8606,7 +8608,7 @@ class LocalShellCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> LocalShellCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8691,7 +8693,7 @@ class LocalShellCallOutput(
 
     @classmethod
     def from_dict(cls, data: Any) -> LocalShellCallOutput:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8783,7 +8785,7 @@ class ResponseFunctionShellToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFunctionShellToolCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8887,7 +8889,7 @@ class ResponseFunctionShellToolCallOutput(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFunctionShellToolCallOutput:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8991,7 +8993,7 @@ class ResponseApplyPatchToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseApplyPatchToolCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9092,7 +9094,7 @@ class ResponseApplyPatchToolCallOutput(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseApplyPatchToolCallOutput:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9198,7 +9200,7 @@ class McpCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> McpCall:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9290,7 +9292,7 @@ class McpListTools(
 
     @classmethod
     def from_dict(cls, data: Any) -> McpListTools:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9376,7 +9378,7 @@ class McpApprovalRequest(
 
     @classmethod
     def from_dict(cls, data: Any) -> McpApprovalRequest:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9462,7 +9464,7 @@ class McpApprovalResponse(
 
     @classmethod
     def from_dict(cls, data: Any) -> McpApprovalResponse:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9555,7 +9557,7 @@ class ResponseCustomToolCallOutputItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCustomToolCallOutputItem:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9644,7 +9646,7 @@ class OtherResponseOutputItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherResponseOutputItem:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9785,7 +9787,7 @@ class ToolUsageImageGenInputTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolUsageImageGenInputTokensDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9848,7 +9850,7 @@ class ToolUsageImageGenCachedTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolUsageImageGenCachedTokensDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9911,7 +9913,7 @@ class ToolUsageImageGenOutputTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolUsageImageGenOutputTokensDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9984,7 +9986,7 @@ class ToolUsageImageGen(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolUsageImageGen:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10076,7 +10078,7 @@ class ToolUsageWebSearch(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolUsageWebSearch:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10132,7 +10134,7 @@ class ToolUsage(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolUsage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10191,7 +10193,7 @@ class CacheWriteTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> CacheWriteTokensDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10268,7 +10270,7 @@ class InputTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> InputTokensDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10358,7 +10360,7 @@ class OutputTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> OutputTokensDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10431,7 +10433,7 @@ class OpenRouterCostDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterCostDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10499,7 +10501,7 @@ class XaiContextDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> XaiContextDetails:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10615,7 +10617,7 @@ class ResponseUsage(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseUsage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10734,7 +10736,7 @@ class AzureContentFilter(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureContentFilter:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10977,7 +10979,7 @@ class Response(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fals
 
     @classmethod
     def from_dict(cls, data: Any) -> Response:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11200,7 +11202,7 @@ class ResponseAudioDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseAudioDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11282,7 +11284,7 @@ class ResponseAudioDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseAudioDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11364,7 +11366,7 @@ class ResponseAudioTranscriptDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseAudioTranscriptDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11446,7 +11448,7 @@ class ResponseAudioTranscriptDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseAudioTranscriptDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11534,7 +11536,7 @@ class ResponseCodeInterpreterCallCodeDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCodeInterpreterCallCodeDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11630,7 +11632,7 @@ class ResponseCodeInterpreterCallCodeDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCodeInterpreterCallCodeDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11723,7 +11725,7 @@ class ResponseCodeInterpreterCallCompletedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCodeInterpreterCallCompletedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11813,7 +11815,7 @@ class ResponseCodeInterpreterCallInProgressEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCodeInterpreterCallInProgressEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11905,7 +11907,7 @@ class ResponseCodeInterpreterCallInterpretingEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCodeInterpreterCallInterpretingEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11995,7 +11997,7 @@ class ResponseCompactionCompactingEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCompactionCompactingEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12073,7 +12075,7 @@ class CopilotTokenDetail(
 
     @classmethod
     def from_dict(cls, data: Any) -> CopilotTokenDetail:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12141,7 +12143,7 @@ class CopilotUsage(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
 
     @classmethod
     def from_dict(cls, data: Any) -> CopilotUsage:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12226,7 +12228,7 @@ class LlamaCppTimings(
 
     @classmethod
     def from_dict(cls, data: Any) -> LlamaCppTimings:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12338,7 +12340,7 @@ class ResponseCompletedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCompletedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12421,7 +12423,7 @@ class OtherResponseContentPart(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherResponseContentPart:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12531,7 +12533,7 @@ class ResponseContentPartAddedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseContentPartAddedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12634,7 +12636,7 @@ class ResponseContentPartDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseContentPartDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12724,7 +12726,7 @@ class ResponseCreatedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCreatedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12794,7 +12796,7 @@ class ResponseErrorEventError(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseErrorEventError:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12888,7 +12890,7 @@ class ResponseErrorEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseErrorEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12977,7 +12979,7 @@ class ResponseFileSearchCallCompletedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFileSearchCallCompletedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13063,7 +13065,7 @@ class ResponseFileSearchCallInProgressEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFileSearchCallInProgressEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13149,7 +13151,7 @@ class ResponseFileSearchCallSearchingEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFileSearchCallSearchingEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13243,7 +13245,7 @@ class ResponseFunctionCallArgumentsDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFunctionCallArgumentsDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13339,7 +13341,7 @@ class ResponseFunctionCallArgumentsDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFunctionCallArgumentsDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13432,7 +13434,7 @@ class ResponseShellCallCommandAddedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseShellCallCommandAddedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13527,7 +13529,7 @@ class ResponseShellCallCommandDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseShellCallCommandDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13621,7 +13623,7 @@ class ResponseShellCallCommandDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseShellCallCommandDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13693,7 +13695,7 @@ class ShellCallOutputContentDelta(
 
     @classmethod
     def from_dict(cls, data: Any) -> ShellCallOutputContentDelta:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13777,7 +13779,7 @@ class ResponseShellCallOutputContentDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseShellCallOutputContentDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13875,7 +13877,7 @@ class ResponseShellCallOutputContentDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseShellCallOutputContentDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13960,7 +13962,7 @@ class LlamaCppPromptProgress(
 
     @classmethod
     def from_dict(cls, data: Any) -> LlamaCppPromptProgress:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14048,7 +14050,7 @@ class ResponseInProgressEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseInProgressEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14134,7 +14136,7 @@ class ResponseFailedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFailedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14215,7 +14217,7 @@ class ResponseIncompleteEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseIncompleteEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14330,7 +14332,7 @@ class ResponseOutputItemAddedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseOutputItemAddedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14448,7 +14450,7 @@ class ResponseOutputItemDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseOutputItemDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14538,7 +14540,7 @@ class ResponseReasoningSummaryPartAddedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningSummaryPartAddedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14638,7 +14640,7 @@ class ResponseReasoningSummaryPartDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningSummaryPartDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14741,7 +14743,7 @@ class ResponseReasoningSummaryTextDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningSummaryTextDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14842,7 +14844,7 @@ class ResponseReasoningSummaryTextDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningSummaryTextDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14942,7 +14944,7 @@ class ResponseReasoningTextDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningTextDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15041,7 +15043,7 @@ class ResponseReasoningTextDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningTextDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15141,7 +15143,7 @@ class ResponseRefusalDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseRefusalDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15240,7 +15242,7 @@ class ResponseRefusalDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseRefusalDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15315,7 +15317,7 @@ class TextTopLogprob(
 
     @classmethod
     def from_dict(cls, data: Any) -> TextTopLogprob:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15378,7 +15380,7 @@ class TextLogprob(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
 
     @classmethod
     def from_dict(cls, data: Any) -> TextLogprob:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15479,7 +15481,7 @@ class ResponseTextDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseTextDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15590,7 +15592,7 @@ class ResponseTextDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseTextDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15689,7 +15691,7 @@ class ResponseWebSearchCallCompletedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseWebSearchCallCompletedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15775,7 +15777,7 @@ class ResponseWebSearchCallInProgressEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseWebSearchCallInProgressEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15861,7 +15863,7 @@ class ResponseWebSearchCallSearchingEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseWebSearchCallSearchingEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15949,7 +15951,7 @@ class ResponseImageGenCallCompletedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseImageGenCallCompletedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16037,7 +16039,7 @@ class ResponseImageGenCallGeneratingEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseImageGenCallGeneratingEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16123,7 +16125,7 @@ class ResponseImageGenCallInProgressEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseImageGenCallInProgressEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16223,7 +16225,7 @@ class ResponseImageGenCallPartialImageEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseImageGenCallPartialImageEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16337,7 +16339,7 @@ class ResponseMcpCallArgumentsDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpCallArgumentsDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16431,7 +16433,7 @@ class ResponseMcpCallArgumentsDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpCallArgumentsDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16520,7 +16522,7 @@ class ResponseMcpCallCompletedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpCallCompletedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16606,7 +16608,7 @@ class ResponseMcpCallFailedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpCallFailedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16692,7 +16694,7 @@ class ResponseMcpCallInProgressEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpCallInProgressEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16778,7 +16780,7 @@ class ResponseMcpListToolsCompletedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpListToolsCompletedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16864,7 +16866,7 @@ class ResponseMcpListToolsFailedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpListToolsFailedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16952,7 +16954,7 @@ class ResponseMcpListToolsInProgressEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpListToolsInProgressEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -17052,7 +17054,7 @@ class ResponseOutputTextAnnotationAddedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseOutputTextAnnotationAddedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -17147,7 +17149,7 @@ class ResponseQueuedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseQueuedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -17238,7 +17240,7 @@ class ResponseCustomToolCallInputDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCustomToolCallInputDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -17332,7 +17334,7 @@ class ResponseCustomToolCallInputDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCustomToolCallInputDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -17428,7 +17430,7 @@ class ResponseApplyPatchCallOperationDiffDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseApplyPatchCallOperationDiffDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -17525,7 +17527,7 @@ class ResponseApplyPatchCallOperationDiffDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseApplyPatchCallOperationDiffDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -17622,7 +17624,7 @@ class ResponseReasoningPartAddedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningPartAddedEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -17718,7 +17720,7 @@ class ResponseReasoningPartDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningPartDoneEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -17802,7 +17804,7 @@ class OtherResponseStreamEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherResponseStreamEvent:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -18247,7 +18249,7 @@ _COMPLETION_DECODER: Final = msgspec.json.Decoder(Response)
 
 
 def loads(data: str | bytes) -> ResponseStreamEvent:
-    """Decode one event from JSON text; raises `ChunkDecodeError` for any bad input. An
+    """Decode one event from JSON text; raises `StreamDecodeError` for any bad input. An
     event of a type the spec does not list is kept whole."""
     if len(data) > _SHALLOW:
         _check_depth(data)
@@ -18260,7 +18262,7 @@ def loads(data: str | bytes) -> ResponseStreamEvent:
 
 def loads_response(data: str | bytes) -> Response:
     """Decode a whole response from JSON text (what the API returns unstreamed); raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     if len(data) > _SHALLOW:
         _check_depth(data)
     try:
@@ -18272,7 +18274,7 @@ def loads_response(data: str | bytes) -> Response:
 
 def loads_request(data: str | bytes) -> ResponseCreateRequest:
     """Decode a request body (what a client sends) from JSON text; raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return ResponseCreateRequest.from_dict(_json(data))
 
 

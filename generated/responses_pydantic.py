@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    ad650704624a
-# Digest: 75f99910f4d3cebd
+#   chunkspec code                    4799a84ae02a
+# Digest: 2bddc69ee0ec739d
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 
@@ -67,6 +67,7 @@ from .chunk_pydantic import (
     RequestLossWarning,
     ServerSentEvent,
     ServerToolSummary,
+    StreamDecodeError,
     StreamError,
     Summary,
     ToolCallPart,
@@ -403,6 +404,7 @@ __all__ = [
     "ResponseWebSearchCallSearchingEventType",
     "ResponsesLossWarning",
     "ShellCallOutputContentDelta",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TextLogprob",
@@ -696,7 +698,7 @@ class _ResponsesEvents(_Events[_Chunk]):
             return None
         try:
             chunk = self._loads(payload)
-        except ChunkDecodeError as error:
+        except StreamDecodeError as error:
             if name == b"error":
                 self._failed(name, payload)
             event = self._named(name, payload)
@@ -754,7 +756,7 @@ def _responses_failure(data: str) -> Any:
     whole payload when it has none (Dynamo sends `error: null`)."""
     try:
         payload = _json(data)
-    except ChunkDecodeError:
+    except StreamDecodeError:
         return data
     response: Any = payload.get("response") if payload.__class__ is dict else None
     error: Any = response.get("error") if response.__class__ is dict else None
@@ -7673,20 +7675,20 @@ of pydantic's location that names a member, not a key."""
 
 
 def loads(data: str | bytes) -> ResponseStreamEvent:
-    """Decode one event from JSON text; raises `ChunkDecodeError` for any bad input. An
+    """Decode one event from JSON text; raises `StreamDecodeError` for any bad input. An
     event of a type the spec does not list is kept whole."""
     return _validate(_RESPONSE_STREAM_EVENT_READER, data, _UNION_TAGS, aliased=True)
 
 
 def loads_response(data: str | bytes) -> Response:
     """Decode a whole response from JSON text (what the API returns unstreamed); raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return _validate(Response, data, _UNION_TAGS, aliased=True)
 
 
 def loads_request(data: str | bytes) -> ResponseCreateRequest:
     """Decode a request body (what a client sends) from JSON text; raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return _validate(ResponseCreateRequest, data, _UNION_TAGS, aliased=True)
 
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    67dcfb6c8e8b
-# Digest: 0658870a7aeaf33e
+#   chunkspec code                    5a6eb58ae269
+# Digest: e56c9fbd7f9b6587
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 
@@ -64,6 +64,7 @@ from .chunk_typeddicts import (
     RequestLossWarning,
     ServerSentEvent,
     ServerToolSummary,
+    StreamDecodeError,
     StreamError,
     Summary,
     ToolCallPart,
@@ -412,6 +413,7 @@ __all__ = [
     "ResponseWebSearchCallSearchingEventType",
     "ResponsesLossWarning",
     "ShellCallOutputContentDelta",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TextLogprob",
@@ -811,7 +813,7 @@ class _ResponsesEvents(_Events[_Chunk]):
             return None
         try:
             chunk = self._loads(payload)
-        except ChunkDecodeError as error:
+        except StreamDecodeError as error:
             if name == b"error":
                 self._failed(name, payload)
             event = self._named(name, payload)
@@ -869,7 +871,7 @@ def _responses_failure(data: str) -> Any:
     whole payload when it has none (Dynamo sends `error: null`)."""
     try:
         payload = _json(data)
-    except ChunkDecodeError:
+    except StreamDecodeError:
         return data
     response: Any = payload.get("response") if payload.__class__ is dict else None
     error: Any = response.get("error") if response.__class__ is dict else None
@@ -3806,7 +3808,9 @@ class ResponseInputText(TypedDict, total=False):
 
 
 def validate_response_input_text(data: Any) -> ResponseInputText:
-    """Check a decoded JSON object as a ResponseInputText; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ResponseInputText; raises
+    `StreamDecodeError`.
+    """
     return cast(ResponseInputText, _checked(data, _RESPONSE_INPUT_TEXT_FIELDS))
 
 
@@ -3841,7 +3845,7 @@ class ResponseInputImage(TypedDict, total=False):
 
 def validate_response_input_image(data: Any) -> ResponseInputImage:
     """Check a decoded JSON object as a ResponseInputImage; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseInputImage, _checked(data, _RESPONSE_INPUT_IMAGE_FIELDS))
 
@@ -3884,7 +3888,9 @@ class ResponseInputFile(TypedDict, total=False):
 
 
 def validate_response_input_file(data: Any) -> ResponseInputFile:
-    """Check a decoded JSON object as a ResponseInputFile; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ResponseInputFile; raises
+    `StreamDecodeError`.
+    """
     return cast(ResponseInputFile, _checked(data, _RESPONSE_INPUT_FILE_FIELDS))
 
 
@@ -3920,7 +3926,7 @@ class AnnotationFileCitation(TypedDict, total=False):
 
 def validate_annotation_file_citation(data: Any) -> AnnotationFileCitation:
     """Check a decoded JSON object as a AnnotationFileCitation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         AnnotationFileCitation, _checked(data, _ANNOTATION_FILE_CITATION_FIELDS)
@@ -3971,7 +3977,7 @@ class AnnotationURLCitation(TypedDict, total=False):
 
 def validate_annotation_u_r_l_citation(data: Any) -> AnnotationURLCitation:
     """Check a decoded JSON object as a AnnotationURLCitation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         AnnotationURLCitation, _checked(data, _ANNOTATION_U_R_L_CITATION_FIELDS)
@@ -4018,7 +4024,7 @@ def validate_annotation_container_file_citation(
     data: Any,
 ) -> AnnotationContainerFileCitation:
     """Check a decoded JSON object as a AnnotationContainerFileCitation; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         AnnotationContainerFileCitation,
@@ -4054,7 +4060,7 @@ class AnnotationFilePath(TypedDict, total=False):
 
 def validate_annotation_file_path(data: Any) -> AnnotationFilePath:
     """Check a decoded JSON object as a AnnotationFilePath; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(AnnotationFilePath, _checked(data, _ANNOTATION_FILE_PATH_FIELDS))
 
@@ -4077,7 +4083,7 @@ class OtherAnnotation(TypedDict, total=False):
 
 
 def validate_other_annotation(data: Any) -> OtherAnnotation:
-    """Check a decoded JSON object as a OtherAnnotation; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OtherAnnotation; raises `StreamDecodeError`."""
     return cast(OtherAnnotation, _checked(data, _OTHER_ANNOTATION_FIELDS))
 
 
@@ -4130,7 +4136,7 @@ class OutputTextTopLogprob(TypedDict, total=False):
 
 def validate_output_text_top_logprob(data: Any) -> OutputTextTopLogprob:
     """Check a decoded JSON object as a OutputTextTopLogprob; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(OutputTextTopLogprob, _checked(data, _OUTPUT_TEXT_TOP_LOGPROB_FIELDS))
 
@@ -4162,7 +4168,9 @@ class OutputTextLogprob(TypedDict, total=False):
 
 
 def validate_output_text_logprob(data: Any) -> OutputTextLogprob:
-    """Check a decoded JSON object as a OutputTextLogprob; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OutputTextLogprob; raises
+    `StreamDecodeError`.
+    """
     return cast(OutputTextLogprob, _checked(data, _OUTPUT_TEXT_LOGPROB_FIELDS))
 
 
@@ -4204,7 +4212,7 @@ class ResponseOutputText(TypedDict, total=False):
 
 def validate_response_output_text(data: Any) -> ResponseOutputText:
     """Check a decoded JSON object as a ResponseOutputText; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseOutputText, _checked(data, _RESPONSE_OUTPUT_TEXT_FIELDS))
 
@@ -4232,7 +4240,7 @@ class ResponseOutputRefusal(TypedDict, total=False):
 
 def validate_response_output_refusal(data: Any) -> ResponseOutputRefusal:
     """Check a decoded JSON object as a ResponseOutputRefusal; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseOutputRefusal, _checked(data, _RESPONSE_OUTPUT_REFUSAL_FIELDS))
 
@@ -4257,7 +4265,7 @@ class OtherResponseInputContent(TypedDict, total=False):
 
 def validate_other_response_input_content(data: Any) -> OtherResponseInputContent:
     """Check a decoded JSON object as a OtherResponseInputContent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherResponseInputContent, _checked(data, _OTHER_RESPONSE_INPUT_CONTENT_FIELDS)
@@ -4341,7 +4349,7 @@ class EasyInputMessage(TypedDict, total=False):
 
 
 def validate_easy_input_message(data: Any) -> EasyInputMessage:
-    """Check a decoded JSON object as a EasyInputMessage; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a EasyInputMessage; raises `StreamDecodeError`."""
     return cast(EasyInputMessage, _checked(data, _EASY_INPUT_MESSAGE_FIELDS))
 
 
@@ -4371,7 +4379,7 @@ class DirectCaller(TypedDict, total=False):
 
 
 def validate_direct_caller(data: Any) -> DirectCaller:
-    """Check a decoded JSON object as a DirectCaller; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a DirectCaller; raises `StreamDecodeError`."""
     return cast(DirectCaller, _checked(data, _DIRECT_CALLER_FIELDS))
 
 
@@ -4394,7 +4402,7 @@ class ProgramCaller(TypedDict, total=False):
 
 
 def validate_program_caller(data: Any) -> ProgramCaller:
-    """Check a decoded JSON object as a ProgramCaller; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ProgramCaller; raises `StreamDecodeError`."""
     return cast(ProgramCaller, _checked(data, _PROGRAM_CALLER_FIELDS))
 
 
@@ -4415,7 +4423,7 @@ class OtherToolCaller(TypedDict, total=False):
 
 
 def validate_other_tool_caller(data: Any) -> OtherToolCaller:
-    """Check a decoded JSON object as a OtherToolCaller; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OtherToolCaller; raises `StreamDecodeError`."""
     return cast(OtherToolCaller, _checked(data, _OTHER_TOOL_CALLER_FIELDS))
 
 
@@ -4469,7 +4477,7 @@ ResponseFunctionToolCall = TypedDict(
 
 def validate_response_function_tool_call(data: Any) -> ResponseFunctionToolCall:
     """Check a decoded JSON object as a ResponseFunctionToolCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseFunctionToolCall, _checked(data, _RESPONSE_FUNCTION_TOOL_CALL_FIELDS)
@@ -4533,7 +4541,7 @@ class FunctionCallOutput(TypedDict, total=False):
 
 def validate_function_call_output(data: Any) -> FunctionCallOutput:
     """Check a decoded JSON object as a FunctionCallOutput; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(FunctionCallOutput, _checked(data, _FUNCTION_CALL_OUTPUT_FIELDS))
 
@@ -4570,7 +4578,7 @@ class ReasoningSummaryPart(TypedDict, total=False):
 
 def validate_reasoning_summary_part(data: Any) -> ReasoningSummaryPart:
     """Check a decoded JSON object as a ReasoningSummaryPart; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ReasoningSummaryPart, _checked(data, _REASONING_SUMMARY_PART_FIELDS))
 
@@ -4595,7 +4603,9 @@ class ReasoningTextPart(TypedDict, total=False):
 
 
 def validate_reasoning_text_part(data: Any) -> ReasoningTextPart:
-    """Check a decoded JSON object as a ReasoningTextPart; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ReasoningTextPart; raises
+    `StreamDecodeError`.
+    """
     return cast(ReasoningTextPart, _checked(data, _REASONING_TEXT_PART_FIELDS))
 
 
@@ -4634,7 +4644,7 @@ class ResponseReasoningItem(TypedDict, total=False):
 
 def validate_response_reasoning_item(data: Any) -> ResponseReasoningItem:
     """Check a decoded JSON object as a ResponseReasoningItem; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseReasoningItem, _checked(data, _RESPONSE_REASONING_ITEM_FIELDS))
 
@@ -4683,7 +4693,7 @@ ResponseCustomToolCall = TypedDict(
 
 def validate_response_custom_tool_call(data: Any) -> ResponseCustomToolCall:
     """Check a decoded JSON object as a ResponseCustomToolCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseCustomToolCall, _checked(data, _RESPONSE_CUSTOM_TOOL_CALL_FIELDS)
@@ -4740,7 +4750,7 @@ def validate_response_custom_tool_call_output(
     data: Any,
 ) -> ResponseCustomToolCallOutput:
     """Check a decoded JSON object as a ResponseCustomToolCallOutput; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseCustomToolCallOutput,
@@ -4778,7 +4788,7 @@ class ItemReference(TypedDict, total=False):
 
 
 def validate_item_reference(data: Any) -> ItemReference:
-    """Check a decoded JSON object as a ItemReference; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ItemReference; raises `StreamDecodeError`."""
     return cast(ItemReference, _checked(data, _ITEM_REFERENCE_FIELDS))
 
 
@@ -4800,7 +4810,7 @@ class OtherResponseInputItem(TypedDict, total=False):
 
 def validate_other_response_input_item(data: Any) -> OtherResponseInputItem:
     """Check a decoded JSON object as a OtherResponseInputItem; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherResponseInputItem, _checked(data, _OTHER_RESPONSE_INPUT_ITEM_FIELDS)
@@ -4880,7 +4890,7 @@ FunctionTool = TypedDict(
 
 
 def validate_function_tool(data: Any) -> FunctionTool:
-    """Check a decoded JSON object as a FunctionTool; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a FunctionTool; raises `StreamDecodeError`."""
     return cast(FunctionTool, _checked(data, _FUNCTION_TOOL_FIELDS))
 
 
@@ -4910,7 +4920,9 @@ class OtherResponseTool(TypedDict, total=False):
 
 
 def validate_other_response_tool(data: Any) -> OtherResponseTool:
-    """Check a decoded JSON object as a OtherResponseTool; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a OtherResponseTool; raises
+    `StreamDecodeError`.
+    """
     return cast(OtherResponseTool, _checked(data, _OTHER_RESPONSE_TOOL_FIELDS))
 
 
@@ -4961,7 +4973,7 @@ class ResponseToolChoice(TypedDict, total=False):
 
 def validate_response_tool_choice(data: Any) -> ResponseToolChoice:
     """Check a decoded JSON object as a ResponseToolChoice; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseToolChoice, _checked(data, _RESPONSE_TOOL_CHOICE_FIELDS))
 
@@ -5003,7 +5015,7 @@ class Reasoning(TypedDict, total=False):
 
 
 def validate_reasoning(data: Any) -> Reasoning:
-    """Check a decoded JSON object as a Reasoning; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Reasoning; raises `StreamDecodeError`."""
     return cast(Reasoning, _checked(data, _REASONING_FIELDS))
 
 
@@ -5028,7 +5040,7 @@ class ResponseStreamOptions(TypedDict, total=False):
 
 def validate_response_stream_options(data: Any) -> ResponseStreamOptions:
     """Check a decoded JSON object as a ResponseStreamOptions; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseStreamOptions, _checked(data, _RESPONSE_STREAM_OPTIONS_FIELDS))
 
@@ -5049,7 +5061,7 @@ class Conversation(TypedDict, total=False):
 
 
 def validate_conversation(data: Any) -> Conversation:
-    """Check a decoded JSON object as a Conversation; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Conversation; raises `StreamDecodeError`."""
     return cast(Conversation, _checked(data, _CONVERSATION_FIELDS))
 
 
@@ -5075,7 +5087,7 @@ class ResponseTextConfig(TypedDict, total=False):
 
 def validate_response_text_config(data: Any) -> ResponseTextConfig:
     """Check a decoded JSON object as a ResponseTextConfig; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseTextConfig, _checked(data, _RESPONSE_TEXT_CONFIG_FIELDS))
 
@@ -5105,7 +5117,7 @@ class ResponsePrompt(TypedDict, total=False):
 
 
 def validate_response_prompt(data: Any) -> ResponsePrompt:
-    """Check a decoded JSON object as a ResponsePrompt; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ResponsePrompt; raises `StreamDecodeError`."""
     return cast(ResponsePrompt, _checked(data, _RESPONSE_PROMPT_FIELDS))
 
 
@@ -5130,7 +5142,9 @@ class ContextManagement(TypedDict, total=False):
 
 
 def validate_context_management(data: Any) -> ContextManagement:
-    """Check a decoded JSON object as a ContextManagement; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ContextManagement; raises
+    `StreamDecodeError`.
+    """
     return cast(ContextManagement, _checked(data, _CONTEXT_MANAGEMENT_FIELDS))
 
 
@@ -5280,7 +5294,7 @@ class ResponseCreateRequest(TypedDict, total=False):
 
 def validate_response_create_request(data: Any) -> ResponseCreateRequest:
     """Check a decoded JSON object as a ResponseCreateRequest; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseCreateRequest, _checked(data, _RESPONSE_CREATE_REQUEST_FIELDS))
 
@@ -5359,7 +5373,7 @@ class ResponseError(TypedDict, total=False):
 
 
 def validate_response_error(data: Any) -> ResponseError:
-    """Check a decoded JSON object as a ResponseError; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ResponseError; raises `StreamDecodeError`."""
     return cast(ResponseError, _checked(data, _RESPONSE_ERROR_FIELDS))
 
 
@@ -5383,7 +5397,9 @@ class IncompleteDetails(TypedDict, total=False):
 
 
 def validate_incomplete_details(data: Any) -> IncompleteDetails:
-    """Check a decoded JSON object as a IncompleteDetails; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a IncompleteDetails; raises
+    `StreamDecodeError`.
+    """
     return cast(IncompleteDetails, _checked(data, _INCOMPLETE_DETAILS_FIELDS))
 
 
@@ -5406,7 +5422,7 @@ def validate_other_response_output_message_content(
     data: Any,
 ) -> OtherResponseOutputMessageContent:
     """Check a decoded JSON object as a OtherResponseOutputMessageContent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherResponseOutputMessageContent,
@@ -5479,7 +5495,7 @@ class ResponseOutputMessage(TypedDict, total=False):
 
 def validate_response_output_message(data: Any) -> ResponseOutputMessage:
     """Check a decoded JSON object as a ResponseOutputMessage; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseOutputMessage, _checked(data, _RESPONSE_OUTPUT_MESSAGE_FIELDS))
 
@@ -5517,7 +5533,7 @@ class FileSearchResult(TypedDict, total=False):
 
 
 def validate_file_search_result(data: Any) -> FileSearchResult:
-    """Check a decoded JSON object as a FileSearchResult; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a FileSearchResult; raises `StreamDecodeError`."""
     return cast(FileSearchResult, _checked(data, _FILE_SEARCH_RESULT_FIELDS))
 
 
@@ -5561,7 +5577,7 @@ class ResponseFileSearchToolCall(TypedDict, total=False):
 
 def validate_response_file_search_tool_call(data: Any) -> ResponseFileSearchToolCall:
     """Check a decoded JSON object as a ResponseFileSearchToolCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseFileSearchToolCall,
@@ -5618,7 +5634,7 @@ def validate_response_function_tool_call_output_item(
     data: Any,
 ) -> ResponseFunctionToolCallOutputItem:
     """Check a decoded JSON object as a ResponseFunctionToolCallOutputItem; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseFunctionToolCallOutputItem,
@@ -5685,7 +5701,7 @@ class ResponseFunctionWebSearch(TypedDict, total=False):
 
 def validate_response_function_web_search(data: Any) -> ResponseFunctionWebSearch:
     """Check a decoded JSON object as a ResponseFunctionWebSearch; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseFunctionWebSearch, _checked(data, _RESPONSE_FUNCTION_WEB_SEARCH_FIELDS)
@@ -5733,7 +5749,7 @@ class ResponseComputerToolCall(TypedDict, total=False):
 
 def validate_response_computer_tool_call(data: Any) -> ResponseComputerToolCall:
     """Check a decoded JSON object as a ResponseComputerToolCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseComputerToolCall, _checked(data, _RESPONSE_COMPUTER_TOOL_CALL_FIELDS)
@@ -5785,7 +5801,7 @@ def validate_response_computer_tool_call_output_item(
     data: Any,
 ) -> ResponseComputerToolCallOutputItem:
     """Check a decoded JSON object as a ResponseComputerToolCallOutputItem; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseComputerToolCallOutputItem,
@@ -5827,7 +5843,7 @@ class Program(TypedDict, total=False):
 
 
 def validate_program(data: Any) -> Program:
-    """Check a decoded JSON object as a Program; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Program; raises `StreamDecodeError`."""
     return cast(Program, _checked(data, _PROGRAM_FIELDS))
 
 
@@ -5863,7 +5879,7 @@ class ProgramOutput(TypedDict, total=False):
 
 
 def validate_program_output(data: Any) -> ProgramOutput:
-    """Check a decoded JSON object as a ProgramOutput; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ProgramOutput; raises `StreamDecodeError`."""
     return cast(ProgramOutput, _checked(data, _PROGRAM_OUTPUT_FIELDS))
 
 
@@ -5906,7 +5922,7 @@ class ResponseToolSearchCall(TypedDict, total=False):
 
 def validate_response_tool_search_call(data: Any) -> ResponseToolSearchCall:
     """Check a decoded JSON object as a ResponseToolSearchCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseToolSearchCall, _checked(data, _RESPONSE_TOOL_SEARCH_CALL_FIELDS)
@@ -5956,7 +5972,7 @@ def validate_response_tool_search_output_item(
     data: Any,
 ) -> ResponseToolSearchOutputItem:
     """Check a decoded JSON object as a ResponseToolSearchOutputItem; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseToolSearchOutputItem,
@@ -5995,7 +6011,7 @@ class AdditionalTools(TypedDict, total=False):
 
 
 def validate_additional_tools(data: Any) -> AdditionalTools:
-    """Check a decoded JSON object as a AdditionalTools; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a AdditionalTools; raises `StreamDecodeError`."""
     return cast(AdditionalTools, _checked(data, _ADDITIONAL_TOOLS_FIELDS))
 
 
@@ -6028,7 +6044,7 @@ class ResponseCompactionItem(TypedDict, total=False):
 
 def validate_response_compaction_item(data: Any) -> ResponseCompactionItem:
     """Check a decoded JSON object as a ResponseCompactionItem; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseCompactionItem, _checked(data, _RESPONSE_COMPACTION_ITEM_FIELDS)
@@ -6095,7 +6111,7 @@ class ImageGenerationCall(TypedDict, total=False):
 
 def validate_image_generation_call(data: Any) -> ImageGenerationCall:
     """Check a decoded JSON object as a ImageGenerationCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ImageGenerationCall, _checked(data, _IMAGE_GENERATION_CALL_FIELDS))
 
@@ -6148,7 +6164,7 @@ def validate_response_code_interpreter_tool_call(
     data: Any,
 ) -> ResponseCodeInterpreterToolCall:
     """Check a decoded JSON object as a ResponseCodeInterpreterToolCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseCodeInterpreterToolCall,
@@ -6189,7 +6205,7 @@ class LocalShellCall(TypedDict, total=False):
 
 
 def validate_local_shell_call(data: Any) -> LocalShellCall:
-    """Check a decoded JSON object as a LocalShellCall; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a LocalShellCall; raises `StreamDecodeError`."""
     return cast(LocalShellCall, _checked(data, _LOCAL_SHELL_CALL_FIELDS))
 
 
@@ -6225,7 +6241,7 @@ class LocalShellCallOutput(TypedDict, total=False):
 
 def validate_local_shell_call_output(data: Any) -> LocalShellCallOutput:
     """Check a decoded JSON object as a LocalShellCallOutput; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(LocalShellCallOutput, _checked(data, _LOCAL_SHELL_CALL_OUTPUT_FIELDS))
 
@@ -6273,7 +6289,7 @@ def validate_response_function_shell_tool_call(
     data: Any,
 ) -> ResponseFunctionShellToolCall:
     """Check a decoded JSON object as a ResponseFunctionShellToolCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseFunctionShellToolCall,
@@ -6328,7 +6344,7 @@ def validate_response_function_shell_tool_call_output(
     data: Any,
 ) -> ResponseFunctionShellToolCallOutput:
     """Check a decoded JSON object as a ResponseFunctionShellToolCallOutput; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseFunctionShellToolCallOutput,
@@ -6380,7 +6396,7 @@ class ResponseApplyPatchToolCall(TypedDict, total=False):
 
 def validate_response_apply_patch_tool_call(data: Any) -> ResponseApplyPatchToolCall:
     """Check a decoded JSON object as a ResponseApplyPatchToolCall; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseApplyPatchToolCall,
@@ -6433,7 +6449,7 @@ def validate_response_apply_patch_tool_call_output(
     data: Any,
 ) -> ResponseApplyPatchToolCallOutput:
     """Check a decoded JSON object as a ResponseApplyPatchToolCallOutput; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseApplyPatchToolCallOutput,
@@ -6490,7 +6506,7 @@ class McpCall(TypedDict, total=False):
 
 
 def validate_mcp_call(data: Any) -> McpCall:
-    """Check a decoded JSON object as a McpCall; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a McpCall; raises `StreamDecodeError`."""
     return cast(McpCall, _checked(data, _MCP_CALL_FIELDS))
 
 
@@ -6530,7 +6546,7 @@ class McpListTools(TypedDict, total=False):
 
 
 def validate_mcp_list_tools(data: Any) -> McpListTools:
-    """Check a decoded JSON object as a McpListTools; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a McpListTools; raises `StreamDecodeError`."""
     return cast(McpListTools, _checked(data, _MCP_LIST_TOOLS_FIELDS))
 
 
@@ -6567,7 +6583,7 @@ class McpApprovalRequest(TypedDict, total=False):
 
 def validate_mcp_approval_request(data: Any) -> McpApprovalRequest:
     """Check a decoded JSON object as a McpApprovalRequest; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(McpApprovalRequest, _checked(data, _MCP_APPROVAL_REQUEST_FIELDS))
 
@@ -6605,7 +6621,7 @@ class McpApprovalResponse(TypedDict, total=False):
 
 def validate_mcp_approval_response(data: Any) -> McpApprovalResponse:
     """Check a decoded JSON object as a McpApprovalResponse; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(McpApprovalResponse, _checked(data, _MCP_APPROVAL_RESPONSE_FIELDS))
 
@@ -6651,7 +6667,7 @@ def validate_response_custom_tool_call_output_item(
     data: Any,
 ) -> ResponseCustomToolCallOutputItem:
     """Check a decoded JSON object as a ResponseCustomToolCallOutputItem; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseCustomToolCallOutputItem,
@@ -6684,7 +6700,7 @@ class OtherResponseOutputItem(TypedDict, total=False):
 
 def validate_other_response_output_item(data: Any) -> OtherResponseOutputItem:
     """Check a decoded JSON object as a OtherResponseOutputItem; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherResponseOutputItem, _checked(data, _OTHER_RESPONSE_OUTPUT_ITEM_FIELDS)
@@ -6797,7 +6813,7 @@ def validate_tool_usage_image_gen_input_tokens_details(
     data: Any,
 ) -> ToolUsageImageGenInputTokensDetails:
     """Check a decoded JSON object as a ToolUsageImageGenInputTokensDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ToolUsageImageGenInputTokensDetails,
@@ -6828,7 +6844,7 @@ def validate_tool_usage_image_gen_cached_tokens_details(
     data: Any,
 ) -> ToolUsageImageGenCachedTokensDetails:
     """Check a decoded JSON object as a ToolUsageImageGenCachedTokensDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ToolUsageImageGenCachedTokensDetails,
@@ -6859,7 +6875,7 @@ def validate_tool_usage_image_gen_output_tokens_details(
     data: Any,
 ) -> ToolUsageImageGenOutputTokensDetails:
     """Check a decoded JSON object as a ToolUsageImageGenOutputTokensDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ToolUsageImageGenOutputTokensDetails,
@@ -6902,7 +6918,9 @@ class ToolUsageImageGen(TypedDict, total=False):
 
 
 def validate_tool_usage_image_gen(data: Any) -> ToolUsageImageGen:
-    """Check a decoded JSON object as a ToolUsageImageGen; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ToolUsageImageGen; raises
+    `StreamDecodeError`.
+    """
     return cast(ToolUsageImageGen, _checked(data, _TOOL_USAGE_IMAGE_GEN_FIELDS))
 
 
@@ -6935,7 +6953,7 @@ class ToolUsageWebSearch(TypedDict, total=False):
 
 def validate_tool_usage_web_search(data: Any) -> ToolUsageWebSearch:
     """Check a decoded JSON object as a ToolUsageWebSearch; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ToolUsageWebSearch, _checked(data, _TOOL_USAGE_WEB_SEARCH_FIELDS))
 
@@ -6959,7 +6977,7 @@ class ToolUsage(TypedDict, total=False):
 
 
 def validate_tool_usage(data: Any) -> ToolUsage:
-    """Check a decoded JSON object as a ToolUsage; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ToolUsage; raises `StreamDecodeError`."""
     return cast(ToolUsage, _checked(data, _TOOL_USAGE_FIELDS))
 
 
@@ -6984,7 +7002,7 @@ class CacheWriteTokensDetails(TypedDict, total=False):
 
 def validate_cache_write_tokens_details(data: Any) -> CacheWriteTokensDetails:
     """Check a decoded JSON object as a CacheWriteTokensDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         CacheWriteTokensDetails, _checked(data, _CACHE_WRITE_TOKENS_DETAILS_FIELDS)
@@ -7031,7 +7049,7 @@ class InputTokensDetails(TypedDict, total=False):
 
 def validate_input_tokens_details(data: Any) -> InputTokensDetails:
     """Check a decoded JSON object as a InputTokensDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(InputTokensDetails, _checked(data, _INPUT_TOKENS_DETAILS_FIELDS))
 
@@ -7078,7 +7096,7 @@ class OutputTokensDetails(TypedDict, total=False):
 
 def validate_output_tokens_details(data: Any) -> OutputTokensDetails:
     """Check a decoded JSON object as a OutputTokensDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(OutputTokensDetails, _checked(data, _OUTPUT_TOKENS_DETAILS_FIELDS))
 
@@ -7113,7 +7131,7 @@ class OpenRouterCostDetails(TypedDict, total=False):
 
 def validate_open_router_cost_details(data: Any) -> OpenRouterCostDetails:
     """Check a decoded JSON object as a OpenRouterCostDetails; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(OpenRouterCostDetails, _checked(data, _OPEN_ROUTER_COST_DETAILS_FIELDS))
 
@@ -7143,7 +7161,9 @@ class XaiContextDetails(TypedDict, total=False):
 
 
 def validate_xai_context_details(data: Any) -> XaiContextDetails:
-    """Check a decoded JSON object as a XaiContextDetails; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a XaiContextDetails; raises
+    `StreamDecodeError`.
+    """
     return cast(XaiContextDetails, _checked(data, _XAI_CONTEXT_DETAILS_FIELDS))
 
 
@@ -7235,7 +7255,7 @@ class ResponseUsage(TypedDict, total=False):
 
 
 def validate_response_usage(data: Any) -> ResponseUsage:
-    """Check a decoded JSON object as a ResponseUsage; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ResponseUsage; raises `StreamDecodeError`."""
     return cast(ResponseUsage, _checked(data, _RESPONSE_USAGE_FIELDS))
 
 
@@ -7289,7 +7309,7 @@ class AzureContentFilter(TypedDict, total=False):
 
 def validate_azure_content_filter(data: Any) -> AzureContentFilter:
     """Check a decoded JSON object as a AzureContentFilter; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(AzureContentFilter, _checked(data, _AZURE_CONTENT_FILTER_FIELDS))
 
@@ -7536,7 +7556,7 @@ class Response(TypedDict, total=False):
 
 
 def validate_response(data: Any) -> Response:
-    """Check a decoded JSON object as a Response; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Response; raises `StreamDecodeError`."""
     return cast(Response, _checked(data, _RESPONSE_FIELDS))
 
 
@@ -7618,7 +7638,7 @@ class ResponseAudioDeltaEvent(TypedDict, total=False):
 
 def validate_response_audio_delta_event(data: Any) -> ResponseAudioDeltaEvent:
     """Check a decoded JSON object as a ResponseAudioDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseAudioDeltaEvent, _checked(data, _RESPONSE_AUDIO_DELTA_EVENT_FIELDS)
@@ -7650,7 +7670,7 @@ class ResponseAudioDoneEvent(TypedDict, total=False):
 
 def validate_response_audio_done_event(data: Any) -> ResponseAudioDoneEvent:
     """Check a decoded JSON object as a ResponseAudioDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseAudioDoneEvent, _checked(data, _RESPONSE_AUDIO_DONE_EVENT_FIELDS)
@@ -7690,7 +7710,7 @@ def validate_response_audio_transcript_delta_event(
     data: Any,
 ) -> ResponseAudioTranscriptDeltaEvent:
     """Check a decoded JSON object as a ResponseAudioTranscriptDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseAudioTranscriptDeltaEvent,
@@ -7725,7 +7745,7 @@ def validate_response_audio_transcript_done_event(
     data: Any,
 ) -> ResponseAudioTranscriptDoneEvent:
     """Check a decoded JSON object as a ResponseAudioTranscriptDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseAudioTranscriptDoneEvent,
@@ -7774,7 +7794,7 @@ def validate_response_code_interpreter_call_code_delta_event(
     data: Any,
 ) -> ResponseCodeInterpreterCallCodeDeltaEvent:
     """Check a decoded JSON object as a ResponseCodeInterpreterCallCodeDeltaEvent;
-    raises `ChunkDecodeError`.
+    raises `StreamDecodeError`.
     """
     return cast(
         ResponseCodeInterpreterCallCodeDeltaEvent,
@@ -7820,7 +7840,7 @@ def validate_response_code_interpreter_call_code_done_event(
     data: Any,
 ) -> ResponseCodeInterpreterCallCodeDoneEvent:
     """Check a decoded JSON object as a ResponseCodeInterpreterCallCodeDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseCodeInterpreterCallCodeDoneEvent,
@@ -7864,7 +7884,7 @@ def validate_response_code_interpreter_call_completed_event(
     data: Any,
 ) -> ResponseCodeInterpreterCallCompletedEvent:
     """Check a decoded JSON object as a ResponseCodeInterpreterCallCompletedEvent;
-    raises `ChunkDecodeError`.
+    raises `StreamDecodeError`.
     """
     return cast(
         ResponseCodeInterpreterCallCompletedEvent,
@@ -7907,7 +7927,7 @@ def validate_response_code_interpreter_call_in_progress_event(
     data: Any,
 ) -> ResponseCodeInterpreterCallInProgressEvent:
     """Check a decoded JSON object as a ResponseCodeInterpreterCallInProgressEvent;
-    raises `ChunkDecodeError`.
+    raises `StreamDecodeError`.
     """
     return cast(
         ResponseCodeInterpreterCallInProgressEvent,
@@ -7950,7 +7970,7 @@ def validate_response_code_interpreter_call_interpreting_event(
     data: Any,
 ) -> ResponseCodeInterpreterCallInterpretingEvent:
     """Check a decoded JSON object as a ResponseCodeInterpreterCallInterpretingEvent;
-    raises `ChunkDecodeError`.
+    raises `StreamDecodeError`.
     """
     return cast(
         ResponseCodeInterpreterCallInterpretingEvent,
@@ -7991,7 +8011,7 @@ def validate_response_compaction_compacting_event(
     data: Any,
 ) -> ResponseCompactionCompactingEvent:
     """Check a decoded JSON object as a ResponseCompactionCompactingEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseCompactionCompactingEvent,
@@ -8033,7 +8053,7 @@ class CopilotTokenDetail(TypedDict, total=False):
 
 def validate_copilot_token_detail(data: Any) -> CopilotTokenDetail:
     """Check a decoded JSON object as a CopilotTokenDetail; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(CopilotTokenDetail, _checked(data, _COPILOT_TOKEN_DETAIL_FIELDS))
 
@@ -8063,7 +8083,7 @@ class CopilotUsage(TypedDict, total=False):
 
 
 def validate_copilot_usage(data: Any) -> CopilotUsage:
-    """Check a decoded JSON object as a CopilotUsage; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a CopilotUsage; raises `StreamDecodeError`."""
     return cast(CopilotUsage, _checked(data, _COPILOT_USAGE_FIELDS))
 
 
@@ -8118,7 +8138,7 @@ class LlamaCppTimings(TypedDict, total=False):
 
 
 def validate_llama_cpp_timings(data: Any) -> LlamaCppTimings:
-    """Check a decoded JSON object as a LlamaCppTimings; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a LlamaCppTimings; raises `StreamDecodeError`."""
     return cast(LlamaCppTimings, _checked(data, _LLAMA_CPP_TIMINGS_FIELDS))
 
 
@@ -8170,7 +8190,7 @@ class ResponseCompletedEvent(TypedDict, total=False):
 
 def validate_response_completed_event(data: Any) -> ResponseCompletedEvent:
     """Check a decoded JSON object as a ResponseCompletedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseCompletedEvent, _checked(data, _RESPONSE_COMPLETED_EVENT_FIELDS)
@@ -8198,7 +8218,7 @@ class OtherResponseContentPart(TypedDict, total=False):
 
 def validate_other_response_content_part(data: Any) -> OtherResponseContentPart:
     """Check a decoded JSON object as a OtherResponseContentPart; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherResponseContentPart, _checked(data, _OTHER_RESPONSE_CONTENT_PART_FIELDS)
@@ -8272,7 +8292,7 @@ def validate_response_content_part_added_event(
     data: Any,
 ) -> ResponseContentPartAddedEvent:
     """Check a decoded JSON object as a ResponseContentPartAddedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseContentPartAddedEvent,
@@ -8327,7 +8347,7 @@ def validate_response_content_part_done_event(
     data: Any,
 ) -> ResponseContentPartDoneEvent:
     """Check a decoded JSON object as a ResponseContentPartDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseContentPartDoneEvent,
@@ -8365,7 +8385,7 @@ class ResponseCreatedEvent(TypedDict, total=False):
 
 def validate_response_created_event(data: Any) -> ResponseCreatedEvent:
     """Check a decoded JSON object as a ResponseCreatedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseCreatedEvent, _checked(data, _RESPONSE_CREATED_EVENT_FIELDS))
 
@@ -8398,7 +8418,7 @@ class ResponseErrorEventError(TypedDict, total=False):
 
 def validate_response_error_event_error(data: Any) -> ResponseErrorEventError:
     """Check a decoded JSON object as a ResponseErrorEventError; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseErrorEventError, _checked(data, _RESPONSE_ERROR_EVENT_ERROR_FIELDS)
@@ -8448,7 +8468,7 @@ class ResponseErrorEvent(TypedDict, total=False):
 
 def validate_response_error_event(data: Any) -> ResponseErrorEvent:
     """Check a decoded JSON object as a ResponseErrorEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseErrorEvent, _checked(data, _RESPONSE_ERROR_EVENT_FIELDS))
 
@@ -8488,7 +8508,7 @@ def validate_response_file_search_call_completed_event(
     data: Any,
 ) -> ResponseFileSearchCallCompletedEvent:
     """Check a decoded JSON object as a ResponseFileSearchCallCompletedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseFileSearchCallCompletedEvent,
@@ -8529,7 +8549,7 @@ def validate_response_file_search_call_in_progress_event(
     data: Any,
 ) -> ResponseFileSearchCallInProgressEvent:
     """Check a decoded JSON object as a ResponseFileSearchCallInProgressEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseFileSearchCallInProgressEvent,
@@ -8570,7 +8590,7 @@ def validate_response_file_search_call_searching_event(
     data: Any,
 ) -> ResponseFileSearchCallSearchingEvent:
     """Check a decoded JSON object as a ResponseFileSearchCallSearchingEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseFileSearchCallSearchingEvent,
@@ -8621,7 +8641,7 @@ def validate_response_function_call_arguments_delta_event(
     data: Any,
 ) -> ResponseFunctionCallArgumentsDeltaEvent:
     """Check a decoded JSON object as a ResponseFunctionCallArgumentsDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseFunctionCallArgumentsDeltaEvent,
@@ -8667,7 +8687,7 @@ def validate_response_function_call_arguments_done_event(
     data: Any,
 ) -> ResponseFunctionCallArgumentsDoneEvent:
     """Check a decoded JSON object as a ResponseFunctionCallArgumentsDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseFunctionCallArgumentsDoneEvent,
@@ -8712,7 +8732,7 @@ def validate_response_shell_call_command_added_event(
     data: Any,
 ) -> ResponseShellCallCommandAddedEvent:
     """Check a decoded JSON object as a ResponseShellCallCommandAddedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseShellCallCommandAddedEvent,
@@ -8762,7 +8782,7 @@ def validate_response_shell_call_command_delta_event(
     data: Any,
 ) -> ResponseShellCallCommandDeltaEvent:
     """Check a decoded JSON object as a ResponseShellCallCommandDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseShellCallCommandDeltaEvent,
@@ -8808,7 +8828,7 @@ def validate_response_shell_call_command_done_event(
     data: Any,
 ) -> ResponseShellCallCommandDoneEvent:
     """Check a decoded JSON object as a ResponseShellCallCommandDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseShellCallCommandDoneEvent,
@@ -8840,7 +8860,7 @@ class ShellCallOutputContentDelta(TypedDict, total=False):
 
 def validate_shell_call_output_content_delta(data: Any) -> ShellCallOutputContentDelta:
     """Check a decoded JSON object as a ShellCallOutputContentDelta; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ShellCallOutputContentDelta,
@@ -8885,7 +8905,7 @@ def validate_response_shell_call_output_content_delta_event(
     data: Any,
 ) -> ResponseShellCallOutputContentDeltaEvent:
     """Check a decoded JSON object as a ResponseShellCallOutputContentDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseShellCallOutputContentDeltaEvent,
@@ -8934,7 +8954,7 @@ def validate_response_shell_call_output_content_done_event(
     data: Any,
 ) -> ResponseShellCallOutputContentDoneEvent:
     """Check a decoded JSON object as a ResponseShellCallOutputContentDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseShellCallOutputContentDoneEvent,
@@ -8977,7 +8997,7 @@ class LlamaCppPromptProgress(TypedDict, total=False):
 
 def validate_llama_cpp_prompt_progress(data: Any) -> LlamaCppPromptProgress:
     """Check a decoded JSON object as a LlamaCppPromptProgress; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         LlamaCppPromptProgress, _checked(data, _LLAMA_CPP_PROMPT_PROGRESS_FIELDS)
@@ -9019,7 +9039,7 @@ class ResponseInProgressEvent(TypedDict, total=False):
 
 def validate_response_in_progress_event(data: Any) -> ResponseInProgressEvent:
     """Check a decoded JSON object as a ResponseInProgressEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseInProgressEvent, _checked(data, _RESPONSE_IN_PROGRESS_EVENT_FIELDS)
@@ -9054,7 +9074,7 @@ class ResponseFailedEvent(TypedDict, total=False):
 
 def validate_response_failed_event(data: Any) -> ResponseFailedEvent:
     """Check a decoded JSON object as a ResponseFailedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseFailedEvent, _checked(data, _RESPONSE_FAILED_EVENT_FIELDS))
 
@@ -9086,7 +9106,7 @@ class ResponseIncompleteEvent(TypedDict, total=False):
 
 def validate_response_incomplete_event(data: Any) -> ResponseIncompleteEvent:
     """Check a decoded JSON object as a ResponseIncompleteEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseIncompleteEvent, _checked(data, _RESPONSE_INCOMPLETE_EVENT_FIELDS)
@@ -9156,7 +9176,7 @@ def validate_response_output_item_added_event(
     data: Any,
 ) -> ResponseOutputItemAddedEvent:
     """Check a decoded JSON object as a ResponseOutputItemAddedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseOutputItemAddedEvent,
@@ -9226,7 +9246,7 @@ class ResponseOutputItemDoneEvent(TypedDict, total=False):
 
 def validate_response_output_item_done_event(data: Any) -> ResponseOutputItemDoneEvent:
     """Check a decoded JSON object as a ResponseOutputItemDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseOutputItemDoneEvent,
@@ -9273,7 +9293,7 @@ def validate_response_reasoning_summary_part_added_event(
     data: Any,
 ) -> ResponseReasoningSummaryPartAddedEvent:
     """Check a decoded JSON object as a ResponseReasoningSummaryPartAddedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseReasoningSummaryPartAddedEvent,
@@ -9325,7 +9345,7 @@ def validate_response_reasoning_summary_part_done_event(
     data: Any,
 ) -> ResponseReasoningSummaryPartDoneEvent:
     """Check a decoded JSON object as a ResponseReasoningSummaryPartDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseReasoningSummaryPartDoneEvent,
@@ -9380,7 +9400,7 @@ def validate_response_reasoning_summary_text_delta_event(
     data: Any,
 ) -> ResponseReasoningSummaryTextDeltaEvent:
     """Check a decoded JSON object as a ResponseReasoningSummaryTextDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseReasoningSummaryTextDeltaEvent,
@@ -9430,7 +9450,7 @@ def validate_response_reasoning_summary_text_done_event(
     data: Any,
 ) -> ResponseReasoningSummaryTextDoneEvent:
     """Check a decoded JSON object as a ResponseReasoningSummaryTextDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseReasoningSummaryTextDoneEvent,
@@ -9484,7 +9504,7 @@ def validate_response_reasoning_text_delta_event(
     data: Any,
 ) -> ResponseReasoningTextDeltaEvent:
     """Check a decoded JSON object as a ResponseReasoningTextDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseReasoningTextDeltaEvent,
@@ -9534,7 +9554,7 @@ def validate_response_reasoning_text_done_event(
     data: Any,
 ) -> ResponseReasoningTextDoneEvent:
     """Check a decoded JSON object as a ResponseReasoningTextDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseReasoningTextDoneEvent,
@@ -9586,7 +9606,7 @@ class ResponseRefusalDeltaEvent(TypedDict, total=False):
 
 def validate_response_refusal_delta_event(data: Any) -> ResponseRefusalDeltaEvent:
     """Check a decoded JSON object as a ResponseRefusalDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseRefusalDeltaEvent, _checked(data, _RESPONSE_REFUSAL_DELTA_EVENT_FIELDS)
@@ -9633,7 +9653,7 @@ class ResponseRefusalDoneEvent(TypedDict, total=False):
 
 def validate_response_refusal_done_event(data: Any) -> ResponseRefusalDoneEvent:
     """Check a decoded JSON object as a ResponseRefusalDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseRefusalDoneEvent, _checked(data, _RESPONSE_REFUSAL_DONE_EVENT_FIELDS)
@@ -9664,7 +9684,7 @@ class TextTopLogprob(TypedDict, total=False):
 
 
 def validate_text_top_logprob(data: Any) -> TextTopLogprob:
-    """Check a decoded JSON object as a TextTopLogprob; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a TextTopLogprob; raises `StreamDecodeError`."""
     return cast(TextTopLogprob, _checked(data, _TEXT_TOP_LOGPROB_FIELDS))
 
 
@@ -9696,7 +9716,7 @@ class TextLogprob(TypedDict, total=False):
 
 
 def validate_text_logprob(data: Any) -> TextLogprob:
-    """Check a decoded JSON object as a TextLogprob; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a TextLogprob; raises `StreamDecodeError`."""
     return cast(TextLogprob, _checked(data, _TEXT_LOGPROB_FIELDS))
 
 
@@ -9753,7 +9773,7 @@ class ResponseTextDeltaEvent(TypedDict, total=False):
 
 def validate_response_text_delta_event(data: Any) -> ResponseTextDeltaEvent:
     """Check a decoded JSON object as a ResponseTextDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseTextDeltaEvent, _checked(data, _RESPONSE_TEXT_DELTA_EVENT_FIELDS)
@@ -9805,7 +9825,7 @@ class ResponseTextDoneEvent(TypedDict, total=False):
 
 def validate_response_text_done_event(data: Any) -> ResponseTextDoneEvent:
     """Check a decoded JSON object as a ResponseTextDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseTextDoneEvent, _checked(data, _RESPONSE_TEXT_DONE_EVENT_FIELDS))
 
@@ -9846,7 +9866,7 @@ def validate_response_web_search_call_completed_event(
     data: Any,
 ) -> ResponseWebSearchCallCompletedEvent:
     """Check a decoded JSON object as a ResponseWebSearchCallCompletedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseWebSearchCallCompletedEvent,
@@ -9887,7 +9907,7 @@ def validate_response_web_search_call_in_progress_event(
     data: Any,
 ) -> ResponseWebSearchCallInProgressEvent:
     """Check a decoded JSON object as a ResponseWebSearchCallInProgressEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseWebSearchCallInProgressEvent,
@@ -9928,7 +9948,7 @@ def validate_response_web_search_call_searching_event(
     data: Any,
 ) -> ResponseWebSearchCallSearchingEvent:
     """Check a decoded JSON object as a ResponseWebSearchCallSearchingEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseWebSearchCallSearchingEvent,
@@ -9971,7 +9991,7 @@ def validate_response_image_gen_call_completed_event(
     data: Any,
 ) -> ResponseImageGenCallCompletedEvent:
     """Check a decoded JSON object as a ResponseImageGenCallCompletedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseImageGenCallCompletedEvent,
@@ -10014,7 +10034,7 @@ def validate_response_image_gen_call_generating_event(
     data: Any,
 ) -> ResponseImageGenCallGeneratingEvent:
     """Check a decoded JSON object as a ResponseImageGenCallGeneratingEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseImageGenCallGeneratingEvent,
@@ -10055,7 +10075,7 @@ def validate_response_image_gen_call_in_progress_event(
     data: Any,
 ) -> ResponseImageGenCallInProgressEvent:
     """Check a decoded JSON object as a ResponseImageGenCallInProgressEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseImageGenCallInProgressEvent,
@@ -10116,7 +10136,7 @@ def validate_response_image_gen_call_partial_image_event(
     data: Any,
 ) -> ResponseImageGenCallPartialImageEvent:
     """Check a decoded JSON object as a ResponseImageGenCallPartialImageEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseImageGenCallPartialImageEvent,
@@ -10175,7 +10195,7 @@ def validate_response_mcp_call_arguments_delta_event(
     data: Any,
 ) -> ResponseMcpCallArgumentsDeltaEvent:
     """Check a decoded JSON object as a ResponseMcpCallArgumentsDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseMcpCallArgumentsDeltaEvent,
@@ -10221,7 +10241,7 @@ def validate_response_mcp_call_arguments_done_event(
     data: Any,
 ) -> ResponseMcpCallArgumentsDoneEvent:
     """Check a decoded JSON object as a ResponseMcpCallArgumentsDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseMcpCallArgumentsDoneEvent,
@@ -10263,7 +10283,7 @@ def validate_response_mcp_call_completed_event(
     data: Any,
 ) -> ResponseMcpCallCompletedEvent:
     """Check a decoded JSON object as a ResponseMcpCallCompletedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseMcpCallCompletedEvent,
@@ -10302,7 +10322,7 @@ class ResponseMcpCallFailedEvent(TypedDict, total=False):
 
 def validate_response_mcp_call_failed_event(data: Any) -> ResponseMcpCallFailedEvent:
     """Check a decoded JSON object as a ResponseMcpCallFailedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseMcpCallFailedEvent,
@@ -10343,7 +10363,7 @@ def validate_response_mcp_call_in_progress_event(
     data: Any,
 ) -> ResponseMcpCallInProgressEvent:
     """Check a decoded JSON object as a ResponseMcpCallInProgressEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseMcpCallInProgressEvent,
@@ -10384,7 +10404,7 @@ def validate_response_mcp_list_tools_completed_event(
     data: Any,
 ) -> ResponseMcpListToolsCompletedEvent:
     """Check a decoded JSON object as a ResponseMcpListToolsCompletedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseMcpListToolsCompletedEvent,
@@ -10425,7 +10445,7 @@ def validate_response_mcp_list_tools_failed_event(
     data: Any,
 ) -> ResponseMcpListToolsFailedEvent:
     """Check a decoded JSON object as a ResponseMcpListToolsFailedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseMcpListToolsFailedEvent,
@@ -10468,7 +10488,7 @@ def validate_response_mcp_list_tools_in_progress_event(
     data: Any,
 ) -> ResponseMcpListToolsInProgressEvent:
     """Check a decoded JSON object as a ResponseMcpListToolsInProgressEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseMcpListToolsInProgressEvent,
@@ -10525,7 +10545,7 @@ def validate_response_output_text_annotation_added_event(
     data: Any,
 ) -> ResponseOutputTextAnnotationAddedEvent:
     """Check a decoded JSON object as a ResponseOutputTextAnnotationAddedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseOutputTextAnnotationAddedEvent,
@@ -10564,7 +10584,7 @@ class ResponseQueuedEvent(TypedDict, total=False):
 
 def validate_response_queued_event(data: Any) -> ResponseQueuedEvent:
     """Check a decoded JSON object as a ResponseQueuedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(ResponseQueuedEvent, _checked(data, _RESPONSE_QUEUED_EVENT_FIELDS))
 
@@ -10611,7 +10631,7 @@ def validate_response_custom_tool_call_input_delta_event(
     data: Any,
 ) -> ResponseCustomToolCallInputDeltaEvent:
     """Check a decoded JSON object as a ResponseCustomToolCallInputDeltaEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseCustomToolCallInputDeltaEvent,
@@ -10657,7 +10677,7 @@ def validate_response_custom_tool_call_input_done_event(
     data: Any,
 ) -> ResponseCustomToolCallInputDoneEvent:
     """Check a decoded JSON object as a ResponseCustomToolCallInputDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseCustomToolCallInputDoneEvent,
@@ -10709,7 +10729,7 @@ def validate_response_apply_patch_call_operation_diff_delta_event(
     data: Any,
 ) -> ResponseApplyPatchCallOperationDiffDeltaEvent:
     """Check a decoded JSON object as a ResponseApplyPatchCallOperationDiffDeltaEvent;
-    raises `ChunkDecodeError`.
+    raises `StreamDecodeError`.
     """
     return cast(
         ResponseApplyPatchCallOperationDiffDeltaEvent,
@@ -10753,7 +10773,7 @@ def validate_response_apply_patch_call_operation_diff_done_event(
     data: Any,
 ) -> ResponseApplyPatchCallOperationDiffDoneEvent:
     """Check a decoded JSON object as a ResponseApplyPatchCallOperationDiffDoneEvent;
-    raises `ChunkDecodeError`.
+    raises `StreamDecodeError`.
     """
     return cast(
         ResponseApplyPatchCallOperationDiffDoneEvent,
@@ -10801,7 +10821,7 @@ def validate_response_reasoning_part_added_event(
     data: Any,
 ) -> ResponseReasoningPartAddedEvent:
     """Check a decoded JSON object as a ResponseReasoningPartAddedEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseReasoningPartAddedEvent,
@@ -10850,7 +10870,7 @@ def validate_response_reasoning_part_done_event(
     data: Any,
 ) -> ResponseReasoningPartDoneEvent:
     """Check a decoded JSON object as a ResponseReasoningPartDoneEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         ResponseReasoningPartDoneEvent,
@@ -10880,7 +10900,7 @@ class OtherResponseStreamEvent(TypedDict, total=False):
 
 def validate_other_response_stream_event(data: Any) -> OtherResponseStreamEvent:
     """Check a decoded JSON object as a OtherResponseStreamEvent; raises
-    `ChunkDecodeError`.
+    `StreamDecodeError`.
     """
     return cast(
         OtherResponseStreamEvent, _checked(data, _OTHER_RESPONSE_STREAM_EVENT_FIELDS)
@@ -11147,20 +11167,20 @@ _RESPONSE_STREAM_EVENT_READER: Final[Callable[[Any], ResponseStreamEvent]] = _ta
 
 
 def loads(data: str | bytes) -> ResponseStreamEvent:
-    """Decode one event from JSON text; raises `ChunkDecodeError` for any bad input. An
+    """Decode one event from JSON text; raises `StreamDecodeError` for any bad input. An
     event of a type the spec does not list is kept whole."""
     return _RESPONSE_STREAM_EVENT_READER(_json(data))
 
 
 def loads_response(data: str | bytes) -> Response:
     """Decode a whole response from JSON text (what the API returns unstreamed); raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return validate_response(_json(data))
 
 
 def loads_request(data: str | bytes) -> ResponseCreateRequest:
     """Decode a request body (what a client sends) from JSON text; raises
-    `ChunkDecodeError` for any bad input."""
+    `StreamDecodeError` for any bad input."""
     return validate_response_create_request(_json(data))
 
 

@@ -330,7 +330,7 @@ def test_inline_copies_only_what_a_module_uses_with_its_imports() -> None:
     text = inline.inline(module)
     tree = ast.parse(text)
     defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
-    assert {"_str", "_unexpected", "_describe", "ChunkDecodeError", "f"} <= defined
+    assert {"_str", "_unexpected", "_describe", "StreamDecodeError", "f"} <= defined
     assert not defined & {"_list_of", "_read", "_Shape", "_key", "ErrorReport"}
     assert "from typing import Any\n" in text
     namespace: dict[str, Any] = {}

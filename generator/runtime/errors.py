@@ -12,9 +12,10 @@ from typing import Any, cast
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-class ChunkDecodeError(ValueError):
-    """The input is not a valid chunk. `path` points at the offending place, as in
-    `$.choices[0].delta.tool_calls[1].index`; `message` says what is wrong there.
+class StreamDecodeError(ValueError):
+    """The input is not a valid chunk or event (of any protocol). `path` points at the
+    offending place, as in `$.choices[0].delta.tool_calls[1].index`; `message` says
+    what is wrong there.
     """
 
     def __init__(self, message: str) -> None:
@@ -26,7 +27,7 @@ class ChunkDecodeError(ValueError):
     def path(self) -> str:
         return "$" + "".join(reversed(self._segments))
 
-    def under(self, segment: str) -> ChunkDecodeError:
+    def under(self, segment: str) -> StreamDecodeError:
         """Record that the failing value sits under `segment` (`.key` or `[index]`)."""
         self._segments.append(segment)
         return self
@@ -35,7 +36,11 @@ class ChunkDecodeError(ValueError):
         return f"{self.path}: {self.message}"
 
 
-class ErrorReport(ChunkDecodeError):
+ChunkDecodeError = StreamDecodeError
+"""`StreamDecodeError`'s first name, kept: the same class."""
+
+
+class ErrorReport(StreamDecodeError):
     """The payload is a server's error report (an `error` object and no `choices`),
     not a chunk. In a stream, `iter_chunks` raises `StreamError` for it instead."""
 

@@ -259,7 +259,7 @@ class Target:
     def exports(self, protocols: Mapping[str, str] | None = None) -> list[str]:
         """The sorted `__all__` of the module; `protocols` are the other protocols'
         modules made with it, which its `iter_events` reads."""
-        names = ["ChunkDecodeError", "ErrorReport", "loads", "dumps"]
+        names = ["StreamDecodeError", "ChunkDecodeError", "ErrorReport", "loads", "dumps"]
         names += ["ChunkStream", "AsyncChunkStream", "ServerSentEvent", "StreamError"]
         names += ["EventTooLargeError", "EventlessStreamWarning", "RawEvent", "SkippedEvent"]
         names += ["iter_chunks", "aiter_chunks"]
@@ -295,7 +295,8 @@ class Target:
     def family_exports(self) -> list[str]:
         """The sorted `__all__` of a module of another protocol's events."""
         family = FAMILIES[self.spec.family]
-        names = ["ChunkDecodeError", "StreamError", "loads", f"loads_{family.result}", "dumps"]
+        names = ["StreamDecodeError", "ChunkDecodeError", "StreamError", "loads", "dumps"]
+        names += [f"loads_{family.result}"]
         names += ["iter_events", "aiter_events", "iter_parts", "aiter_parts"]
         names += ["write_parts", "awrite_parts", family.accumulator, "Part", "Summary"]
         names += [f"{family.title}LossWarning"]

@@ -19,7 +19,7 @@ from collections.abc import (
 )
 from typing import Any, Final, cast
 
-from ..errors import ChunkDecodeError, ErrorReport
+from ..errors import StreamDecodeError, ErrorReport
 from ..json_text import _wire_text
 from ..sse import StreamError, _aclose, _Chunk, _close, _error_of, _Events
 
@@ -43,7 +43,7 @@ class _ChatEvents(_Events[_Chunk]):
         if payload.lstrip().startswith(b"{"):
             try:
                 return self._loads(payload)
-            except ChunkDecodeError as error:
+            except StreamDecodeError as error:
                 event = self.event = self._event(b"message", payload)
                 if isinstance(error, ErrorReport):
                     raise StreamError(_error_of(event.data), event) from None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Final, cast
 
-from ..errors import ChunkDecodeError
+from ..errors import StreamDecodeError
 from ..json_text import _json
 from ..parts import Summary, _summary_of_parts
 from .reader import _MessagesReader
@@ -302,5 +302,5 @@ def _messages_parsed(text: str) -> Any:
     """A tool's input from its JSON text; the text itself when it is no JSON."""
     try:
         return _json(text)
-    except ChunkDecodeError:
+    except StreamDecodeError:
         return text

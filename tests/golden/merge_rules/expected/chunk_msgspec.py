@@ -96,6 +96,7 @@ __all__ = [
     "ServerSentEvent",
     "ServerToolSummary",
     "SkippedEvent",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TokenFrames",
@@ -121,6 +122,9 @@ __all__ = [
 
 
 # (runtime section: errors._IDENTIFIER)
+
+
+# (runtime section: errors.StreamDecodeError)
 
 
 # (runtime section: errors.ChunkDecodeError)
@@ -338,7 +342,7 @@ class Item(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     @classmethod
     def from_dict(cls, data: Any) -> Item:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -391,7 +395,7 @@ class Message(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 
     @classmethod
     def from_dict(cls, data: Any) -> Message:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -452,7 +456,7 @@ class Completion(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
 
     @classmethod
     def from_dict(cls, data: Any) -> Completion:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -521,7 +525,7 @@ class ItemDelta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @classmethod
     def from_dict(cls, data: Any) -> ItemDelta:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -574,7 +578,7 @@ class Delta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     @classmethod
     def from_dict(cls, data: Any) -> Delta:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -637,7 +641,7 @@ class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     @classmethod
     def from_dict(cls, data: Any) -> Chunk:
-        """Decode a JSON object, checking every known key; raises `ChunkDecodeError`."""
+        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -698,7 +702,7 @@ _COMPLETION_DECODER: Final = msgspec.json.Decoder(Completion)
 
 
 def loads(data: str | bytes) -> Chunk:
-    """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode one chunk from JSON text; raises `StreamDecodeError` for any bad input."""
     if len(data) > _SHALLOW:
         _check_depth(data)
     try:
@@ -709,7 +713,7 @@ def loads(data: str | bytes) -> Chunk:
 
 
 def loads_completion(data: str | bytes) -> Completion:
-    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad
+    """Decode a whole completion from JSON text; raises `StreamDecodeError` for any bad
     input."""
     if len(data) > _SHALLOW:
         _check_depth(data)
@@ -905,7 +909,7 @@ def iter_chunks(
     `httpx.Response.iter_bytes()` or an open file does; or it is an httpx response,
     whose body is read and which `close()` closes; or a whole body. Lines may end in LF,
     CRLF or CR. Raises `StreamError` when the server reports an error, and
-    `ChunkDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
+    `StreamDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
     then the event is kept in the stream's `skipped` and reading goes on. A piece of
     another type raises `TypeError`. One event may hold at most `max_event_size` bytes
     (`EventTooLargeError`); a bad option is refused here, at the call. The end of the

@@ -99,6 +99,7 @@ __all__ = [
     "ServerSentEvent",
     "ServerToolSummary",
     "SkippedEvent",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TokenFrames",
@@ -124,6 +125,9 @@ __all__ = [
 
 
 # (runtime section: errors._IDENTIFIER)
+
+
+# (runtime section: errors.StreamDecodeError)
 
 
 # (runtime section: errors.ChunkDecodeError)
@@ -362,12 +366,12 @@ of pydantic's location that names a member, not a key."""
 
 
 def loads(data: str | bytes) -> Chunk:
-    """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode one chunk from JSON text; raises `StreamDecodeError` for any bad input."""
     return _validate(Chunk, data, _UNION_TAGS)
 
 
 def loads_completion(data: str | bytes) -> Completion:
-    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad
+    """Decode a whole completion from JSON text; raises `StreamDecodeError` for any bad
     input."""
     return _validate(Completion, data, _UNION_TAGS)
 
@@ -552,7 +556,7 @@ def iter_chunks(
     `httpx.Response.iter_bytes()` or an open file does; or it is an httpx response,
     whose body is read and which `close()` closes; or a whole body. Lines may end in LF,
     CRLF or CR. Raises `StreamError` when the server reports an error, and
-    `ChunkDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
+    `StreamDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
     then the event is kept in the stream's `skipped` and reading goes on. A piece of
     another type raises `TypeError`. One event may hold at most `max_event_size` bytes
     (`EventTooLargeError`); a bad option is refused here, at the call. The end of the

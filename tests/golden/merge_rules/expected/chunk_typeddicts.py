@@ -91,6 +91,7 @@ __all__ = [
     "ServerSentEvent",
     "ServerToolSummary",
     "SkippedEvent",
+    "StreamDecodeError",
     "StreamError",
     "Summary",
     "TokenFrames",
@@ -122,6 +123,9 @@ __all__ = [
 
 
 # (runtime section: errors._IDENTIFIER)
+
+
+# (runtime section: errors.StreamDecodeError)
 
 
 # (runtime section: errors.ChunkDecodeError)
@@ -307,7 +311,7 @@ class Item(TypedDict, total=False):
 
 
 def validate_item(data: Any) -> Item:
-    """Check a decoded JSON object as a Item; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Item; raises `StreamDecodeError`."""
     return cast(Item, _checked(data, _ITEM_FIELDS))
 
 
@@ -331,7 +335,7 @@ class Message(TypedDict, total=False):
 
 
 def validate_message(data: Any) -> Message:
-    """Check a decoded JSON object as a Message; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Message; raises `StreamDecodeError`."""
     return cast(Message, _checked(data, _MESSAGE_FIELDS))
 
 
@@ -367,7 +371,7 @@ class Completion(TypedDict, total=False):
 
 
 def validate_completion(data: Any) -> Completion:
-    """Check a decoded JSON object as a Completion; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Completion; raises `StreamDecodeError`."""
     return cast(Completion, _checked(data, _COMPLETION_FIELDS))
 
 
@@ -395,7 +399,7 @@ class ItemDelta(TypedDict, total=False):
 
 
 def validate_item_delta(data: Any) -> ItemDelta:
-    """Check a decoded JSON object as a ItemDelta; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a ItemDelta; raises `StreamDecodeError`."""
     return cast(ItemDelta, _checked(data, _ITEM_DELTA_FIELDS))
 
 
@@ -419,7 +423,7 @@ class Delta(TypedDict, total=False):
 
 
 def validate_delta(data: Any) -> Delta:
-    """Check a decoded JSON object as a Delta; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Delta; raises `StreamDecodeError`."""
     return cast(Delta, _checked(data, _DELTA_FIELDS))
 
 
@@ -458,7 +462,7 @@ class Chunk(TypedDict, total=False):
 
 
 def validate_chunk(data: Any) -> Chunk:
-    """Check a decoded JSON object as a Chunk; raises `ChunkDecodeError`."""
+    """Check a decoded JSON object as a Chunk; raises `StreamDecodeError`."""
     return cast(Chunk, _checked(data, _CHUNK_FIELDS))
 
 
@@ -476,12 +480,12 @@ _CHUNK_FIELDS: Final = _Shape(
 
 
 def loads(data: str | bytes) -> Chunk:
-    """Decode one chunk from JSON text; raises `ChunkDecodeError` for any bad input."""
+    """Decode one chunk from JSON text; raises `StreamDecodeError` for any bad input."""
     return validate_chunk(_json(data))
 
 
 def loads_completion(data: str | bytes) -> Completion:
-    """Decode a whole completion from JSON text; raises `ChunkDecodeError` for any bad
+    """Decode a whole completion from JSON text; raises `StreamDecodeError` for any bad
     input."""
     return validate_completion(_json(data))
 
@@ -662,7 +666,7 @@ def iter_chunks(
     `httpx.Response.iter_bytes()` or an open file does; or it is an httpx response,
     whose body is read and which `close()` closes; or a whole body. Lines may end in LF,
     CRLF or CR. Raises `StreamError` when the server reports an error, and
-    `ChunkDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
+    `StreamDecodeError` for a chunk that does not decode, unless `on_error` is "skip":
     then the event is kept in the stream's `skipped` and reading goes on. A piece of
     another type raises `TypeError`. One event may hold at most `max_event_size` bytes
     (`EventTooLargeError`); a bad option is refused here, at the call. The end of the
