@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       12cb2fd6a4ba
-# Digest: ca64799e7508dd02
+#   chunkspec code                       5a24d4f39dea
+# Digest: af386a25e1f4831b
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -364,6 +364,27 @@ def _error_payload(error: Any) -> ErrorReport:
         else getattr(error, "message", error)
     )
     return ErrorReport(f"the payload reports an error instead of a chunk: {message!r}")
+
+
+_CUT_OFF_BEFORE: Final = {
+    "chat": "data: [DONE]",
+    "messages": "message_stop",
+    "responses": "its response was complete",
+}
+"""What a stream of each protocol ends with when it is complete, as the error of one
+cut off before it says it."""
+
+
+def _cut_off_error(protocol: str) -> dict[str, str]:
+    """The error of a stream of `protocol` ("chat", "messages", "responses") that ended
+    before its end (cut off, or its last event cut mid-JSON and skipped): the "error"
+    part its reader gives last, and what a writer copying it ends with instead of the
+    end of a complete stream."""
+    return {
+        "message": f"the upstream stream ended before {_CUT_OFF_BEFORE[protocol]}: "
+        "what came is incomplete",
+        "type": "incomplete_stream",
+    }
 
 
 _V = TypeVar("_V")
@@ -5316,14 +5337,6 @@ def _error_object(error: Any) -> Any:
     return {"message": json.dumps(error)}
 
 
-_INCOMPLETE_STREAM: Final = {
-    "message": "the upstream stream ended before data: [DONE]: what came is incomplete",
-    "type": "incomplete_stream",
-}
-"""The error the writers end a stream with when the stream they copy ended without
-`[DONE]`: cut off, or its last event cut mid-JSON and skipped."""
-
-
 def _write_sse(
     chunks: Iterable[_Chunk],
     encode: Callable[[_Chunk], bytes],
@@ -5331,7 +5344,7 @@ def _write_sse(
 ) -> Iterator[bytes]:
     """The events of `chunks`, what `end` writes after the last (if anything), then
     `[DONE]`. An upstream's `StreamError` is written instead of `[DONE]`, and so is
-    `_INCOMPLETE_STREAM` when `chunks` is a stream that ended without `[DONE]`; any
+    chat's `_cut_off_error` when `chunks` is a stream that ended without `[DONE]`; any
     other error is raised. Closing the writer (a client that went away) closes
     `chunks` when it can be closed: an upstream stream."""
     try:
@@ -5377,7 +5390,9 @@ def _last_event(end: Callable[[], bytes] | None) -> tuple[bytes, ...]:
 def _end_of(chunks: object) -> bytes:
     """`[DONE]`, unless `chunks` is a stream that did not reach its own: a writer must
     not tell its client that a cut-off stream is complete."""
-    return SSE_DONE if getattr(chunks, "done", True) else sse_error(_INCOMPLETE_STREAM)
+    if getattr(chunks, "done", True):
+        return SSE_DONE
+    return sse_error(_cut_off_error("chat"))
 
 
 _SENTINEL: Final = "chunkspec:token-frame"
@@ -8059,7 +8074,7 @@ def _started_with(out: list[Part]) -> None:
 
 def _cut_off(chunk: Any) -> Part:
     """The "error" part of a stream that ended before its end (`[DONE]`)."""
-    error = dict(_INCOMPLETE_STREAM)
+    error = _cut_off_error("chat")
     return Part("error", None, str(error["message"]), chunk, error=error)
 
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   ca1c3283d8e0
-# Digest: 65cba1f6a29ba208
+#   chunkspec code                   340d6cf34e73
+# Digest: 8241559832d7d35e
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as standard-library dataclasses.
 
@@ -76,6 +76,7 @@ from .chunk_dataclasses import (
     _Chunk,
     _close,
     _cut,
+    _cut_off_error,
     _either,
     _encoded,
     _error_of,
@@ -401,23 +402,23 @@ def _events_parts(
     read: Callable[[Any], list[Part]],
     events: Iterable[Any],
     data: Callable[[Any], Any],
-    cut_off: dict[str, str],
+    protocol: str,
 ) -> Iterator[Part]:
     """The parts `read` makes of each event (read as JSON data by `data`), and an
-    "error" part with the error `cut_off` last when `events` is a stream cut off before
-    its end (a `StreamError` it raises is raised)."""
+    "error" part with the `protocol`'s `_cut_off_error` last when `events` is a stream
+    cut off before its end (a `StreamError` it raises is raised)."""
     event: Any = None
     for event in events:
         yield from read(data(event))
     if getattr(events, "done", True) is False:
-        yield _cut_off_part(cut_off, event)
+        yield _cut_off_part(protocol, event)
 
 
 async def _events_aparts(
     read: Callable[[Any], list[Part]],
     events: AsyncIterable[Any],
     data: Callable[[Any], Any],
-    cut_off: dict[str, str],
+    protocol: str,
 ) -> AsyncIterator[Part]:
     """`_events_parts` for events that arrive asynchronously."""
     event: Any = None
@@ -425,11 +426,11 @@ async def _events_aparts(
         for part in read(data(event)):
             yield part
     if getattr(events, "done", True) is False:
-        yield _cut_off_part(cut_off, event)
+        yield _cut_off_part(protocol, event)
 
 
-def _cut_off_part(cut_off: dict[str, str], event: Any) -> Part:
-    error = dict(cut_off)
+def _cut_off_part(protocol: str, event: Any) -> Part:
+    error = _cut_off_error(protocol)
     return Part("error", 0, error["message"], event, error=error)
 
 
@@ -1018,25 +1019,18 @@ def _messages_raw(piece: str) -> str:
     return raw if raw.__class__ is str else piece
 
 
-_MESSAGES_INCOMPLETE: Final = {
-    "message": "the upstream stream ended before message_stop: what came is incomplete",
-    "type": "incomplete_stream",
-}
-"""The error of a Messages stream cut off before its end."""
-
-
 def _messages_parts_of(
     events: Iterable[Any], data: Callable[[Any], Any]
 ) -> Iterator[Part]:
     """The parts of a stream of events (see `_events_parts`)."""
-    return _events_parts(_MessagesReader().read, events, data, _MESSAGES_INCOMPLETE)
+    return _events_parts(_MessagesReader().read, events, data, "messages")
 
 
 def _messages_aparts_of(
     events: AsyncIterable[Any], data: Callable[[Any], Any]
 ) -> AsyncIterator[Part]:
     """`_messages_parts_of` for events that arrive asynchronously."""
-    return _events_aparts(_MessagesReader().read, events, data, _MESSAGES_INCOMPLETE)
+    return _events_aparts(_MessagesReader().read, events, data, "messages")
 
 
 class _MessagesAccumulator:

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    5a6eb58ae269
-# Digest: e56c9fbd7f9b6587
+#   chunkspec code                    85001a7d712c
+# Digest: 90894193dff1da66
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 
@@ -81,6 +81,7 @@ from .chunk_typeddicts import (
     _Chunk,
     _close,
     _cut,
+    _cut_off_error,
     _data_of,
     _either,
     _error_of,
@@ -622,23 +623,23 @@ def _events_parts(
     read: Callable[[Any], list[Part]],
     events: Iterable[Any],
     data: Callable[[Any], Any],
-    cut_off: dict[str, str],
+    protocol: str,
 ) -> Iterator[Part]:
     """The parts `read` makes of each event (read as JSON data by `data`), and an
-    "error" part with the error `cut_off` last when `events` is a stream cut off before
-    its end (a `StreamError` it raises is raised)."""
+    "error" part with the `protocol`'s `_cut_off_error` last when `events` is a stream
+    cut off before its end (a `StreamError` it raises is raised)."""
     event: Any = None
     for event in events:
         yield from read(data(event))
     if getattr(events, "done", True) is False:
-        yield _cut_off_part(cut_off, event)
+        yield _cut_off_part(protocol, event)
 
 
 async def _events_aparts(
     read: Callable[[Any], list[Part]],
     events: AsyncIterable[Any],
     data: Callable[[Any], Any],
-    cut_off: dict[str, str],
+    protocol: str,
 ) -> AsyncIterator[Part]:
     """`_events_parts` for events that arrive asynchronously."""
     event: Any = None
@@ -646,11 +647,11 @@ async def _events_aparts(
         for part in read(data(event)):
             yield part
     if getattr(events, "done", True) is False:
-        yield _cut_off_part(cut_off, event)
+        yield _cut_off_part(protocol, event)
 
 
-def _cut_off_part(cut_off: dict[str, str], event: Any) -> Part:
-    error = dict(cut_off)
+def _cut_off_part(protocol: str, event: Any) -> Part:
+    error = _cut_off_error(protocol)
     return Part("error", 0, error["message"], event, error=error)
 
 
@@ -1380,26 +1381,18 @@ def _responses_error_part(error: Any, event: Any) -> Part:
     return Part("error", 0, message, event, error=error)
 
 
-_RESPONSES_CUT_OFF: Final = {
-    "message": "the upstream stream ended before its response was complete: "
-    "what came is incomplete",
-    "type": "incomplete_stream",
-}
-"""The error of a Responses stream cut off before its terminal event."""
-
-
 def _responses_parts_of(
     events: Iterable[Any], data: Callable[[Any], Any]
 ) -> Iterator[Part]:
     """The parts of a stream of events (see `_events_parts`)."""
-    return _events_parts(_ResponsesReader().read, events, data, _RESPONSES_CUT_OFF)
+    return _events_parts(_ResponsesReader().read, events, data, "responses")
 
 
 def _responses_aparts_of(
     events: AsyncIterable[Any], data: Callable[[Any], Any]
 ) -> AsyncIterator[Part]:
     """`_responses_parts_of` for events that arrive asynchronously."""
-    return _events_aparts(_ResponsesReader().read, events, data, _RESPONSES_CUT_OFF)
+    return _events_aparts(_ResponsesReader().read, events, data, "responses")
 
 
 _RESPONSES_LIFECYCLE: Final = frozenset(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, cast
+from typing import Any, Final, cast
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -69,3 +69,24 @@ def _reject_error_report(data: Any, report: tuple[str, str] | None) -> None:
         has, lacks = report
         if data.get(has) is not None and lacks not in data:
             raise _error_payload(data[has]).under(_key(has))
+
+
+_CUT_OFF_BEFORE: Final = {
+    "chat": "data: [DONE]",
+    "messages": "message_stop",
+    "responses": "its response was complete",
+}
+"""What a stream of each protocol ends with when it is complete, as the error of one
+cut off before it says it."""
+
+
+def _cut_off_error(protocol: str) -> dict[str, str]:
+    """The error of a stream of `protocol` ("chat", "messages", "responses") that ended
+    before its end (cut off, or its last event cut mid-JSON and skipped): the "error"
+    part its reader gives last, and what a writer copying it ends with instead of the
+    end of a complete stream."""
+    return {
+        "message": f"the upstream stream ended before {_CUT_OFF_BEFORE[protocol]}: "
+        "what came is incomplete",
+        "type": "incomplete_stream",
+    }

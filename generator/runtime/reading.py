@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
+from .errors import _cut_off_error
 from .parts import Part
 
 
@@ -17,23 +18,23 @@ def _events_parts(
     read: Callable[[Any], list[Part]],
     events: Iterable[Any],
     data: Callable[[Any], Any],
-    cut_off: dict[str, str],
+    protocol: str,
 ) -> Iterator[Part]:
     """The parts `read` makes of each event (read as JSON data by `data`), and an
-    "error" part with the error `cut_off` last when `events` is a stream cut off before
-    its end (a `StreamError` it raises is raised)."""
+    "error" part with the `protocol`'s `_cut_off_error` last when `events` is a stream
+    cut off before its end (a `StreamError` it raises is raised)."""
     event: Any = None
     for event in events:
         yield from read(data(event))
     if getattr(events, "done", True) is False:
-        yield _cut_off_part(cut_off, event)
+        yield _cut_off_part(protocol, event)
 
 
 async def _events_aparts(
     read: Callable[[Any], list[Part]],
     events: AsyncIterable[Any],
     data: Callable[[Any], Any],
-    cut_off: dict[str, str],
+    protocol: str,
 ) -> AsyncIterator[Part]:
     """`_events_parts` for events that arrive asynchronously."""
     event: Any = None
@@ -41,11 +42,11 @@ async def _events_aparts(
         for part in read(data(event)):
             yield part
     if getattr(events, "done", True) is False:
-        yield _cut_off_part(cut_off, event)
+        yield _cut_off_part(protocol, event)
 
 
-def _cut_off_part(cut_off: dict[str, str], event: Any) -> Part:
-    error = dict(cut_off)
+def _cut_off_part(protocol: str, event: Any) -> Part:
+    error = _cut_off_error(protocol)
     return Part("error", 0, error["message"], event, error=error)
 
 

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       882bfee9c244
-# Digest: 13be3dfda42806c8
+#   chunkspec code                       384982919edd
+# Digest: 45468cd77b532e74
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_typeddicts.py.
 

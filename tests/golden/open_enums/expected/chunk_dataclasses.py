@@ -118,6 +118,12 @@ __all__ = [
 # (runtime section: errors._reject_error_report)
 
 
+# (runtime section: errors._CUT_OFF_BEFORE)
+
+
+# (runtime section: errors._cut_off_error)
+
+
 # (runtime section: unset._Unset)
 
 
@@ -465,9 +471,6 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: chat.events._error_object)
-
-
-# (runtime section: chat.events._INCOMPLETE_STREAM)
 
 
 # (runtime section: chat.events._write_sse)

@@ -115,6 +115,12 @@ __all__ = [
 # (runtime section: errors._key)
 
 
+# (runtime section: errors._CUT_OFF_BEFORE)
+
+
+# (runtime section: errors._cut_off_error)
+
+
 # (runtime section: values._unexpected)
 
 
@@ -517,9 +523,6 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: chat.events._error_object)
-
-
-# (runtime section: chat.events._INCOMPLETE_STREAM)
 
 
 # (runtime section: chat.events._write_sse)

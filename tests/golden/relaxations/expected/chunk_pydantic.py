@@ -127,6 +127,12 @@ __all__ = [
 # (runtime section: errors._error_payload)
 
 
+# (runtime section: errors._CUT_OFF_BEFORE)
+
+
+# (runtime section: errors._cut_off_error)
+
+
 # (runtime section: models._V)
 
 
@@ -445,9 +451,6 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: chat.events._error_object)
-
-
-# (runtime section: chat.events._INCOMPLETE_STREAM)
 
 
 # (runtime section: chat.events._write_sse)

@@ -117,6 +117,12 @@ __all__ = [
 # (runtime section: errors._key)
 
 
+# (runtime section: errors._CUT_OFF_BEFORE)
+
+
+# (runtime section: errors._cut_off_error)
+
+
 # (runtime section: values._T)
 
 
@@ -508,9 +514,6 @@ def dumps(value: Chunk) -> str:
 
 
 # (runtime section: chat.events._error_object)
-
-
-# (runtime section: chat.events._INCOMPLETE_STREAM)
 
 
 # (runtime section: chat.events._write_sse)
