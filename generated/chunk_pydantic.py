@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       5a24d4f39dea
-# Digest: af386a25e1f4831b
+#   chunkspec code                       8282af156692
+# Digest: 64710045414ef471
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -8818,6 +8818,131 @@ def _mark(key: object) -> str:
     return f'{_json_text(key)}:"'
 
 
+class _EventWriter:
+    """Writes one stream of `Part`s (from any protocol's reader) as a protocol's
+    events: `write(part)` gives the events of a part, `end()` the last ones,
+    `fail(...)` the error that ends a stream instead; `stream(parts)` and
+    `astream(aparts)` do it all. What is not written is counted in `dropped`, by (kind,
+    why), and said once per stream in a warning of the writer's `_loss` class."""
+
+    __slots__ = ("_ended", "_identity", "_started", "_usage", "dropped", "failure")
+
+    _loss: ClassVar[type[UserWarning]] = UserWarning
+    _protocol: ClassVar[str] = ""
+    _noun: ClassVar[str] = ""
+    """What the stream is one of: "completion", "message", "response"."""
+
+    def __init__(self) -> None:
+        self.dropped: Counter[tuple[str, str]] = Counter()
+        """What was not written, by (part kind, why)."""
+        self.failure: BaseException | None = None
+        """The error the parts raised, written as the stream's error."""
+        self._identity: Identity | None = None
+        self._usage: UsageSummary | None = None
+        self._started = False  # the first events written
+        self._ended = False  # the last event written
+
+    def _told(self, part: Part) -> bool:
+        """Whether a part writes nothing now: it is dropped (after the end, of another
+        choice than the first, a second start), or it tells what comes later (the
+        usage so far). The first start is kept (its identity, and the usage it
+        carries as the usage so far) and is not told: the writer writes its opening
+        events with it, as it comes."""
+        kind = part.kind
+        if self._ended:
+            self._drop(kind, f"after the end of the {self._noun}")
+        elif part.choice not in (None, 0):
+            self._drop(kind, f"of another choice than the first: a {self._noun} is one")
+        elif kind == "start":
+            if self._started or self._identity is not None:
+                self._drop(kind, "a second start")
+            else:
+                self._identity = part.identity or Identity(None, None, None)
+                if part.usage is not None:
+                    self._usage = part.usage
+                return False
+        elif kind == "usage":
+            self._usage = part.usage
+        else:
+            return False
+        return True
+
+    def write(self, part: Part) -> list[bytes]:
+        raise NotImplementedError
+
+    def end(self) -> list[bytes]:
+        raise NotImplementedError
+
+    def fail(self, error: Any, message: str | None = None) -> list[bytes]:
+        raise NotImplementedError
+
+    def stream(self, parts: Iterable[Part]) -> Iterator[bytes]:
+        """The events of all `parts`, to the end."""
+        iterator = iter(parts)
+        try:
+            while True:
+                try:
+                    part = next(iterator)
+                except StopIteration:
+                    break
+                # An error of the upstream's: written as the event, kept in failure.
+                except Exception as error:  # noqa: BLE001, RUF100
+                    self.failure = error
+                    yield from self.fail(error)
+                    return
+                yield from self.write(part)
+            yield from self.end()
+        finally:
+            _close(iterator)
+            _close(parts)
+            self._warn()
+
+    async def astream(self, parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
+        """`stream` for parts that arrive asynchronously."""
+        iterator = aiter(parts)
+        try:
+            while True:
+                try:
+                    part = await anext(iterator)
+                except StopAsyncIteration:
+                    break
+                # An error of the upstream's: written as the event, kept in failure.
+                except Exception as error:  # noqa: BLE001, RUF100
+                    self.failure = error
+                    for event in self.fail(error):
+                        yield event
+                    return
+                for event in self.write(part):
+                    yield event
+            for event in self.end():
+                yield event
+        finally:
+            await _aclose(iterator)
+            await _aclose(parts)
+            self._warn()
+
+    def _drop(self, kind: str, why: str) -> None:
+        self.dropped[(kind, why)] += 1
+
+    def _warn(self) -> None:
+        _warn_dropped(self.dropped, self._protocol, self._loss, stacklevel=4)
+
+
+def _warn_dropped(
+    dropped: Counter[tuple[str, str]],
+    protocol: str,
+    loss: type[UserWarning],
+    stacklevel: int = 3,
+) -> None:
+    """Say once what a stream's writer left out (in the frame of the code reading the
+    writer's stream, `stacklevel` frames up)."""
+    if dropped:
+        said = ", ".join(
+            f"{count} {kind} ({why})" for (kind, why), count in sorted(dropped.items())
+        )
+        warnings.warn(f"not written as {protocol}: {said}", loss, stacklevel=stacklevel)
+
+
 _CHAT_ROLE: Final = {"role": "assistant", "content": ""}
 """The delta that opens a choice, as OpenAI writes it."""
 
@@ -8828,9 +8953,9 @@ class ChatLossWarning(UserWarning):
     why."""
 
 
-class _ChatWriter:
-    """Writes the parts of one stream as chat chunks (`data: {...}` events), each
-    meaning where the dialect writes it: the answer in `content`, a refusal in
+class _ChatWriter(_EventWriter):
+    """Writes the parts of one stream as chat chunks (`data: {...}` events; see
+    `_EventWriter`), each meaning where the dialect writes it: the answer in `content`, a refusal in
     `refusal`, reasoning in the dialect's key (or in `content` between its tags),
     signatures and opaque reasoning as OpenRouter's `reasoning_details` entries (the
     one chat spelling that holds them), tool calls numbered from 0 in each choice,
@@ -8842,9 +8967,11 @@ class _ChatWriter:
     creation time, as Messages, is given the time of writing), which writes the first
     chunk at once: choice 0 opened with its role, before the model's first token. The
     stream ends with `[DONE]`, or, after an "error" part or an error raised by the
-    parts, with the usage said so far and the error (`sse_error`): never `[DONE]`. What
-    is not written is counted in `dropped` and said once per stream in a
-    `ChatLossWarning`."""
+    parts, with the usage said so far and the error (`sse_error`): never `[DONE]`. Each
+    call gives the chunks of one part, or of the end, as one piece of bytes (or none).
+    A completion holds every choice: unlike the other protocols' writers, parts of any
+    choice are written, and a second start writes nothing. What is not written is
+    counted in `dropped` and said once per stream in a `ChatLossWarning`."""
 
     __slots__ = (
         "_blocks",
@@ -8854,13 +8981,14 @@ class _ChatWriter:
         "_head",
         "_names",
         "_open",
-        "_report",
-        "dropped",
     )
 
+    _loss = ChatLossWarning
+    _protocol = "chat"
+    _noun = "completion"
+
     def __init__(self, dialect: _Dialect) -> None:
-        self.dropped: Counter[tuple[str, str]] = Counter()
-        """What was not written, by (part kind, why)."""
+        super().__init__()
         self._dialect = dialect
         self._head: dict[str, Any] | None = None
         """The keys every chunk starts with: id, object, created, model."""
@@ -8869,34 +8997,37 @@ class _ChatWriter:
         self._calls: dict[int, dict[object, int]] = {}
         """Of each choice, the index each of its calls was written with, by the call's
         own index or id."""
-        self._report: UsageSummary | None = None
         self._blocks = _ThinkBlocks()
         self._entries: dict[tuple[int, str], int] = {}
         """Of each choice, how many entries each list it adds to has had."""
         self._names: dict[tuple[int, int], str] = {}
         """The name written so far of each call, by (choice, the call's index)."""
 
-    def write(self, part: Part) -> bytes:
-        """The event of one part (b"" for a part that writes nothing yet)."""
+    def write(self, part: Part) -> list[bytes]:
+        """The chunk of one part (none for a part that writes nothing yet); an "error"
+        part ends the stream (`fail`)."""
         kind = part.kind
+        if self._ended:
+            self._drop(kind, f"after the end of the {self._noun}")
+            return []
         if kind == "start":
             if self._head is not None:
-                return b""  # a second start, or one after the first chunk was written
+                return []  # a second start, or one after the first chunk was written
             self._head = _chat_head(part.identity)
             # The first choice opened at once (its role, as OpenAI's first chunk): the
             # client hears before the first token, not after the model's prefill.
-            return self._chunk(0, {}, None)
+            return [self._chunk(0, {}, None)]
         if kind == "usage":
             if part.usage is not None:
-                self._report = part.usage
-            return b""
+                self._usage = part.usage
+            return []
         if kind == "error":
-            raise _ChatFailed(part.error if part.error is not None else part.text)
+            return self.fail(part.error, part.text)
         index = part.choice
         if index is None and kind == "citation":
             index = 0  # a source the stream cites (Perplexity's): on the first choice
         if index is None:
-            return b""
+            return []
         delta: dict[str, Any] = {}
         finish = None
         if kind in ("text", "reasoning", "refusal"):
@@ -8918,32 +9049,47 @@ class _ChatWriter:
         elif kind == "citation":
             if part.citation is None or not part.citation.url:
                 # A place in a document or file the request gave: chat's needs a URL.
-                self.dropped[(kind, "a citation without a URL has no place")] += 1
-                return b""
+                self._drop(kind, "a citation without a URL has no place")
+                return []
             delta["annotations"] = [self._annotation(index, part.citation)]
         elif kind == "finish":
             self._close_think(delta, index)
             finish = part.text
         else:
-            self.dropped[(kind, "a tool the server ran: chat has no place for it")] += 1
-            return b""
-        return self._chunk(index, delta, finish)
+            self._drop(kind, "a tool the server ran: chat has no place for it")
+            return []
+        return [self._chunk(index, delta, finish)]
 
-    def end(self) -> bytes:
-        """What follows the last part: the usage chunk, if any, and `[DONE]`."""
+    def end(self) -> list[bytes]:
+        """What follows the last part: the think blocks left open closed, the usage
+        chunk, if any, and `[DONE]` (none once the stream has ended)."""
+        if self._ended:
+            return []
+        self._ended = True
         out = b""
         for index in sorted(self._open):
             delta: dict[str, Any] = {}
             self._close_think(delta, index)
             if delta:
                 out += self._chunk(index, delta, None)
-        return out + self._usage() + SSE_DONE
+        return [out + self._usage_chunk() + SSE_DONE]
 
-    def _usage(self) -> bytes:
+    def fail(self, error: Any, message: str | None = None) -> list[bytes]:
+        """The events that end a stream that failed, instead of `[DONE]`: the usage
+        said before the error (a Messages `message_start`'s), which nothing after it
+        would say, then the error (`_chat_failure`); `message` is the error's words
+        when `error` is None. Without a report (a gateway holds it back from a chat
+        client that did not ask for usage) only the error."""
+        if self._ended:
+            return []
+        self._ended = True
+        return [self._usage_chunk() + _chat_failure(error, message)]
+
+    def _usage_chunk(self) -> bytes:
         """The usage chunk, where OpenAI writes it (b"" without a report): a cost as
         `usage.cost` and the tools the server ran as
         `server_tool_use_details.tool_calls_executed`, as OpenRouter writes them."""
-        report = self._report
+        report = self._usage
         if report is None:
             return b""
         usage = _openai_usage({}, report)
@@ -8953,39 +9099,6 @@ class _ChatWriter:
             runs = {"tool_calls_executed": report.server_tool_calls}
             usage["server_tool_use_details"] = runs
         return _chat_event({**self._start(), "choices": [], "usage": usage})
-
-    def _failure(self, error: Exception) -> bytes:
-        """The events that end a stream that failed: the usage said before the error
-        (a Messages `message_start`'s), which nothing after it would say, then the
-        error. Without a report (a gateway holds it back from a chat client that did
-        not ask for usage) only the error."""
-        return self._usage() + _chat_failure(error)
-
-    def stream(self, parts: Iterable[Part]) -> Iterator[bytes]:
-        try:
-            for part in parts:
-                event = self.write(part)
-                if event:
-                    yield event
-        except Exception as error:  # noqa: BLE001, RUF100 (the client must know)
-            yield self._failure(error)
-            return
-        finally:
-            _warn_dropped(self.dropped, "chat", ChatLossWarning)
-        yield self.end()
-
-    async def astream(self, parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
-        try:
-            async for part in parts:
-                event = self.write(part)
-                if event:
-                    yield event
-        except Exception as error:  # noqa: BLE001, RUF100
-            yield self._failure(error)
-            return
-        finally:
-            _warn_dropped(self.dropped, "chat", ChatLossWarning)
-        yield self.end()
 
     def _count(self, index: int, kind: str) -> int:
         """The index of a choice's next entry of a list the chunks add to (as its
@@ -9060,14 +9173,6 @@ class _ChatWriter:
         return _chat_event({**self._start(), "choices": [choice]})
 
 
-class _ChatFailed(Exception):
-    """An "error" part: the stream ends with its error."""
-
-    def __init__(self, error: Any) -> None:
-        super().__init__(error)
-        self.error = error
-
-
 def _chat_head(identity: Identity | None) -> dict[str, Any]:
     """The keys every chunk of a stream starts with, from the source's identity."""
     given = identity or Identity(None, None, None)
@@ -9094,16 +9199,21 @@ def _chat_detail(kind: str, part: Part) -> dict[str, Any]:
     return {"type": "reasoning.encrypted", "data": part.text}
 
 
-def _chat_failure(error: Exception) -> bytes:
+def _chat_failure(error: Any, message: str | None = None) -> bytes:
     """The event that ends a stream that failed: the upstream's own error as it said
-    it (a `StreamError`, an "error" part's), or what was raised, as an error object."""
+    it (a `StreamError`, an "error" part's error object), or what was raised or said,
+    as an error object."""
     if isinstance(error, StreamError):
         return sse_error(error)
-    said = error.error if isinstance(error, _ChatFailed) else None
-    if isinstance(said, Mapping):
-        return sse_error(cast(Mapping[str, Any], said))
-    message = str(said) if said is not None else str(error) or type(error).__name__
-    return sse_error({"message": message, "type": "upstream_error"})
+    if isinstance(error, Mapping):
+        return sse_error(cast(Mapping[str, Any], error))
+    if isinstance(error, BaseException):
+        said = str(error) or type(error).__name__
+    elif error is not None:
+        said = str(error)
+    else:
+        said = message if message is not None else "the upstream stream failed"
+    return sse_error({"message": said, "type": "upstream_error"})
 
 
 def _chat_event(chunk: dict[str, Any]) -> bytes:
@@ -9118,21 +9228,6 @@ def _write_chat(parts: Iterable[Part], dialect: _Dialect) -> Iterator[bytes]:
 def _awrite_chat(parts: AsyncIterable[Part], dialect: _Dialect) -> AsyncIterator[bytes]:
     """`_write_chat` for parts that arrive asynchronously."""
     return _ChatWriter(dialect).astream(parts)
-
-
-def _warn_dropped(
-    dropped: Counter[tuple[str, str]],
-    protocol: str,
-    loss: type[UserWarning],
-    stacklevel: int = 3,
-) -> None:
-    """Say once what a stream's writer left out (in the frame of the code reading the
-    writer's stream, `stacklevel` frames up)."""
-    if dropped:
-        said = ", ".join(
-            f"{count} {kind} ({why})" for (kind, why), count in sorted(dropped.items())
-        )
-        warnings.warn(f"not written as {protocol}: {said}", loss, stacklevel=stacklevel)
 
 
 _PLANS: Final[dict[str, _Plan]] = {

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    a77fb583ff5e
-# Digest: 587bd3983ffac6f1
+#   chunkspec code                    8cdd3d4103e0
+# Digest: 67f793dd93256ede
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 
@@ -35,7 +35,6 @@ import copy
 import time
 import uuid
 from bisect import bisect_left
-from collections import Counter
 from collections.abc import (
     AsyncIterable,
     AsyncIterator,
@@ -68,7 +67,6 @@ from .chunk_dataclasses import (
     Summary,
     ToolCallPart,
     UsageSummary,
-    _aclose,
     _AiohttpResponse,
     _any,
     _as_dict_or_null,
@@ -79,7 +77,6 @@ from .chunk_dataclasses import (
     _bool,
     _Bytes,
     _Chunk,
-    _close,
     _cut,
     _cut_off_error,
     _data_of,
@@ -87,6 +84,7 @@ from .chunk_dataclasses import (
     _encoded,
     _error_of,
     _Events,
+    _EventWriter,
     _flat_tool_name,
     _float,
     _int,
@@ -114,7 +112,6 @@ from .chunk_dataclasses import (
     _tagged,
     _to_request,
     _Unset,
-    _warn_dropped,
     _WideObject,
     _wire_text,
     awrite_parts,
@@ -518,116 +515,6 @@ def _count_of(data: dict[str, Any], key: str) -> int | None:
     """A count a JSON object holds under `key`, or None."""
     value: Any = data.get(key)
     return value if value.__class__ is int else None
-
-
-class _EventWriter:
-    """Writes one stream of `Part`s (from any protocol's reader) as a protocol's
-    events: `write(part)` gives the events of a part, `end()` the last ones,
-    `fail(...)` the error that ends a stream instead; `stream(parts)` and
-    `astream(aparts)` do it all. What is not written is counted in `dropped`, by (kind,
-    why), and said once per stream in a warning of the writer's `_loss` class."""
-
-    __slots__ = ("_ended", "_identity", "_started", "_usage", "dropped", "failure")
-
-    _loss: ClassVar[type[UserWarning]] = UserWarning
-    _protocol: ClassVar[str] = ""
-    _noun: ClassVar[str] = ""
-    """What the stream is one of: "message", "response"."""
-
-    def __init__(self) -> None:
-        self.dropped: Counter[tuple[str, str]] = Counter()
-        """What was not written, by (part kind, why)."""
-        self.failure: BaseException | None = None
-        """The error the parts raised, written as the stream's error."""
-        self._identity: Identity | None = None
-        self._usage: UsageSummary | None = None
-        self._started = False  # the first events written
-        self._ended = False  # the last event written
-
-    def _told(self, part: Part) -> bool:
-        """Whether a part writes nothing now: it is dropped (after the end, of another
-        choice than the first, a second start), or it tells what comes later (the
-        usage so far). The first start is kept (its identity, and the usage it
-        carries as the usage so far) and is not told: the writer writes its opening
-        events with it, as it comes."""
-        kind = part.kind
-        if self._ended:
-            self._drop(kind, f"after the end of the {self._noun}")
-        elif part.choice not in (None, 0):
-            self._drop(kind, f"of another choice than the first: a {self._noun} is one")
-        elif kind == "start":
-            if self._started or self._identity is not None:
-                self._drop(kind, "a second start")
-            else:
-                self._identity = part.identity or Identity(None, None, None)
-                if part.usage is not None:
-                    self._usage = part.usage
-                return False
-        elif kind == "usage":
-            self._usage = part.usage
-        else:
-            return False
-        return True
-
-    def write(self, part: Part) -> list[bytes]:
-        raise NotImplementedError
-
-    def end(self) -> list[bytes]:
-        raise NotImplementedError
-
-    def fail(self, error: Any, message: str | None = None) -> list[bytes]:
-        raise NotImplementedError
-
-    def stream(self, parts: Iterable[Part]) -> Iterator[bytes]:
-        """The events of all `parts`, to the end."""
-        iterator = iter(parts)
-        try:
-            while True:
-                try:
-                    part = next(iterator)
-                except StopIteration:
-                    break
-                # An error of the upstream's: written as the event, kept in failure.
-                except Exception as error:  # noqa: BLE001, RUF100
-                    self.failure = error
-                    yield from self.fail(error)
-                    return
-                yield from self.write(part)
-            yield from self.end()
-        finally:
-            _close(iterator)
-            _close(parts)
-            self._warn()
-
-    async def astream(self, parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
-        """`stream` for parts that arrive asynchronously."""
-        iterator = aiter(parts)
-        try:
-            while True:
-                try:
-                    part = await anext(iterator)
-                except StopAsyncIteration:
-                    break
-                # An error of the upstream's: written as the event, kept in failure.
-                except Exception as error:  # noqa: BLE001, RUF100
-                    self.failure = error
-                    for event in self.fail(error):
-                        yield event
-                    return
-                for event in self.write(part):
-                    yield event
-            for event in self.end():
-                yield event
-        finally:
-            await _aclose(iterator)
-            await _aclose(parts)
-            self._warn()
-
-    def _drop(self, kind: str, why: str) -> None:
-        self.dropped[(kind, why)] += 1
-
-    def _warn(self) -> None:
-        _warn_dropped(self.dropped, self._protocol, self._loss, stacklevel=4)
 
 
 _RESPONSES_TERMINAL: Final = frozenset(("response.completed", "response.incomplete"))

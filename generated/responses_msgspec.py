@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    70b36a6c5bc9
-# Digest: bdfd03ee35000a0d
+#   chunkspec code                    b6c8a3dfe4cc
+# Digest: 7d4a74e3b21e1f66
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 
@@ -37,7 +37,6 @@ import copy
 import time
 import uuid
 from bisect import bisect_left
-from collections import Counter
 from collections.abc import (
     AsyncIterable,
     AsyncIterator,
@@ -47,7 +46,7 @@ from collections.abc import (
     Mapping,
 )
 from types import MappingProxyType
-from typing import Any, ClassVar, Final, Literal, NoReturn, TypeAlias, cast
+from typing import Any, Final, Literal, NoReturn, TypeAlias, cast
 
 import msgspec
 from msgspec import UNSET
@@ -79,7 +78,6 @@ from .chunk_msgspec import (
     Summary,
     ToolCallPart,
     UsageSummary,
-    _aclose,
     _AiohttpResponse,
     _any,
     _as_is,
@@ -89,7 +87,6 @@ from .chunk_msgspec import (
     _Bytes,
     _check_depth,
     _Chunk,
-    _close,
     _copy_read,
     _cut,
     _cut_off_error,
@@ -98,6 +95,7 @@ from .chunk_msgspec import (
     _encoded,
     _error_of,
     _Events,
+    _EventWriter,
     _flat_tool_name,
     _float,
     _forget_extra,
@@ -127,7 +125,6 @@ from .chunk_msgspec import (
     _summary_of_parts,
     _tagged,
     _to_request,
-    _warn_dropped,
     _wire_text,
     awrite_parts,
     write_parts,
@@ -542,116 +539,6 @@ def _count_of(data: dict[str, Any], key: str) -> int | None:
     """A count a JSON object holds under `key`, or None."""
     value: Any = data.get(key)
     return value if value.__class__ is int else None
-
-
-class _EventWriter:
-    """Writes one stream of `Part`s (from any protocol's reader) as a protocol's
-    events: `write(part)` gives the events of a part, `end()` the last ones,
-    `fail(...)` the error that ends a stream instead; `stream(parts)` and
-    `astream(aparts)` do it all. What is not written is counted in `dropped`, by (kind,
-    why), and said once per stream in a warning of the writer's `_loss` class."""
-
-    __slots__ = ("_ended", "_identity", "_started", "_usage", "dropped", "failure")
-
-    _loss: ClassVar[type[UserWarning]] = UserWarning
-    _protocol: ClassVar[str] = ""
-    _noun: ClassVar[str] = ""
-    """What the stream is one of: "message", "response"."""
-
-    def __init__(self) -> None:
-        self.dropped: Counter[tuple[str, str]] = Counter()
-        """What was not written, by (part kind, why)."""
-        self.failure: BaseException | None = None
-        """The error the parts raised, written as the stream's error."""
-        self._identity: Identity | None = None
-        self._usage: UsageSummary | None = None
-        self._started = False  # the first events written
-        self._ended = False  # the last event written
-
-    def _told(self, part: Part) -> bool:
-        """Whether a part writes nothing now: it is dropped (after the end, of another
-        choice than the first, a second start), or it tells what comes later (the
-        usage so far). The first start is kept (its identity, and the usage it
-        carries as the usage so far) and is not told: the writer writes its opening
-        events with it, as it comes."""
-        kind = part.kind
-        if self._ended:
-            self._drop(kind, f"after the end of the {self._noun}")
-        elif part.choice not in (None, 0):
-            self._drop(kind, f"of another choice than the first: a {self._noun} is one")
-        elif kind == "start":
-            if self._started or self._identity is not None:
-                self._drop(kind, "a second start")
-            else:
-                self._identity = part.identity or Identity(None, None, None)
-                if part.usage is not None:
-                    self._usage = part.usage
-                return False
-        elif kind == "usage":
-            self._usage = part.usage
-        else:
-            return False
-        return True
-
-    def write(self, part: Part) -> list[bytes]:
-        raise NotImplementedError
-
-    def end(self) -> list[bytes]:
-        raise NotImplementedError
-
-    def fail(self, error: Any, message: str | None = None) -> list[bytes]:
-        raise NotImplementedError
-
-    def stream(self, parts: Iterable[Part]) -> Iterator[bytes]:
-        """The events of all `parts`, to the end."""
-        iterator = iter(parts)
-        try:
-            while True:
-                try:
-                    part = next(iterator)
-                except StopIteration:
-                    break
-                # An error of the upstream's: written as the event, kept in failure.
-                except Exception as error:  # noqa: BLE001, RUF100
-                    self.failure = error
-                    yield from self.fail(error)
-                    return
-                yield from self.write(part)
-            yield from self.end()
-        finally:
-            _close(iterator)
-            _close(parts)
-            self._warn()
-
-    async def astream(self, parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
-        """`stream` for parts that arrive asynchronously."""
-        iterator = aiter(parts)
-        try:
-            while True:
-                try:
-                    part = await anext(iterator)
-                except StopAsyncIteration:
-                    break
-                # An error of the upstream's: written as the event, kept in failure.
-                except Exception as error:  # noqa: BLE001, RUF100
-                    self.failure = error
-                    for event in self.fail(error):
-                        yield event
-                    return
-                for event in self.write(part):
-                    yield event
-            for event in self.end():
-                yield event
-        finally:
-            await _aclose(iterator)
-            await _aclose(parts)
-            self._warn()
-
-    def _drop(self, kind: str, why: str) -> None:
-        self.dropped[(kind, why)] += 1
-
-    def _warn(self) -> None:
-        _warn_dropped(self.dropped, self._protocol, self._loss, stacklevel=4)
 
 
 _RESPONSES_TERMINAL: Final = frozenset(("response.completed", "response.incomplete"))
