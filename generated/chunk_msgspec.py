@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       1c780ebdf14d
-# Digest: fb75db1276324bc1
+#   chunkspec code                       3df5951bfeb0
+# Digest: 8530f3b8e7a9e7cd
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as msgspec Structs.
 
@@ -913,8 +913,8 @@ _READER: Final = json.JSONDecoder(
 
 
 def _json(data: str | bytes) -> Any:
-    """The JSON value of a payload; raises `StreamDecodeError` when it is not JSON, nests
-    deeper than `MAX_DEPTH`, or holds a number no float holds."""
+    """The JSON value of a payload; raises `StreamDecodeError` when it is not JSON,
+    nests deeper than `MAX_DEPTH`, or holds a number no float holds."""
     if len(data) > _SHALLOW:
         _check_depth(data)
     if _fast_loads is not None and len(data) <= _FAST_MOST:
@@ -1455,7 +1455,8 @@ class ChatCompletionContentPartImageUrlParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionContentPartImageUrlParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1520,7 +1521,8 @@ class ChatCompletionContentPartInputAudioParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionContentPartInputAudioParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1587,7 +1589,8 @@ class ChatCompletionContentPartFileParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionContentPartFileParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1655,7 +1658,8 @@ class PromptCacheBreakpointParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> PromptCacheBreakpointParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1732,7 +1736,8 @@ class ChatCompletionContentPartParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionContentPartParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1818,7 +1823,8 @@ class ChatCompletionMessageToolCallFunctionParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallFunctionParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1885,7 +1891,8 @@ class ChatCompletionMessageToolCallCustomParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallCustomParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1953,7 +1960,8 @@ class GeminiThoughtSignature(
 
     @classmethod
     def from_dict(cls, data: Any) -> GeminiThoughtSignature:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2015,7 +2023,8 @@ class GeminiExtraContent(
 
     @classmethod
     def from_dict(cls, data: Any) -> GeminiExtraContent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2086,7 +2095,8 @@ class ChatCompletionMessageToolCallParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2158,7 +2168,8 @@ class ChatCompletionAssistantAudioParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionAssistantAudioParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2218,7 +2229,8 @@ class ChatCompletionMessageFunctionCallParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageFunctionCallParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2300,7 +2312,8 @@ class OpenRouterReasoningDetail(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterReasoningDetail:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2429,7 +2442,8 @@ class ChatCompletionMessageParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2536,7 +2550,8 @@ class ChatCompletionStreamOptionsParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionStreamOptionsParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2607,7 +2622,8 @@ class FunctionDefinition(
 
     @classmethod
     def from_dict(cls, data: Any) -> FunctionDefinition:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2674,7 +2690,8 @@ class CustomToolGrammar(
 
     @classmethod
     def from_dict(cls, data: Any) -> CustomToolGrammar:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2735,7 +2752,8 @@ class CustomToolFormat(
 
     @classmethod
     def from_dict(cls, data: Any) -> CustomToolFormat:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2796,7 +2814,8 @@ class CustomToolDefinition(
 
     @classmethod
     def from_dict(cls, data: Any) -> CustomToolDefinition:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2862,7 +2881,8 @@ class ChatCompletionToolParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionToolParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2924,7 +2944,8 @@ class ChatCompletionToolNameParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionToolNameParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2988,7 +3009,8 @@ class ChatCompletionAllowedToolsParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionAllowedToolsParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3057,7 +3079,8 @@ class ChatCompletionNamedToolChoiceParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionNamedToolChoiceParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3126,7 +3149,8 @@ class ChatCompletionVoiceParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionVoiceParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3184,7 +3208,8 @@ class ChatCompletionAudioParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionAudioParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3250,7 +3275,8 @@ class ChatCompletionPredictionContentParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionPredictionContentParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3322,7 +3348,8 @@ class WebSearchUserLocationApproximate(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebSearchUserLocationApproximate:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3391,7 +3418,8 @@ class WebSearchUserLocation(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebSearchUserLocation:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3454,7 +3482,8 @@ class WebSearchOptions(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebSearchOptions:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3517,7 +3546,8 @@ class PromptCacheOptions(
 
     @classmethod
     def from_dict(cls, data: Any) -> PromptCacheOptions:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3576,7 +3606,8 @@ class ModerationPolicySideParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationPolicySideParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3636,7 +3667,8 @@ class ModerationPolicyParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationPolicyParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3697,7 +3729,8 @@ class ModerationParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3762,7 +3795,8 @@ class DeepSeekThinking(
 
     @classmethod
     def from_dict(cls, data: Any) -> DeepSeekThinking:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3833,7 +3867,8 @@ class OpenRouterReasoning(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterReasoning:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4040,7 +4075,8 @@ class ChatCompletionRequest(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionRequest:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4260,7 +4296,8 @@ class MistralThinkingPart(
 
     @classmethod
     def from_dict(cls, data: Any) -> MistralThinkingPart:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4327,7 +4364,8 @@ class MistralContentPart(
 
     @classmethod
     def from_dict(cls, data: Any) -> MistralContentPart:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4403,7 +4441,8 @@ class ChatCompletionMessageToolCallFunction(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallFunction:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4470,7 +4509,8 @@ class ChatCompletionMessageToolCallCustom(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCallCustom:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4550,7 +4590,8 @@ class ChatCompletionMessageToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageToolCall:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4627,7 +4668,8 @@ class ChatCompletionMessageFunctionCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessageFunctionCall:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4694,7 +4736,8 @@ class ChatCompletionAudio(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionAudio:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4769,7 +4812,8 @@ class GroqSearchResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqSearchResult:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4838,7 +4882,8 @@ class GroqSearchResults(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqSearchResults:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4911,7 +4956,8 @@ class GroqBrowserResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqBrowserResult:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5002,7 +5048,8 @@ class GroqChartElement(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqChartElement:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5115,7 +5162,8 @@ class GroqChart(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqChart:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5215,7 +5263,8 @@ class GroqCodeResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqCodeResult:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5300,7 +5349,8 @@ class GroqExecutedTool(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqExecutedTool:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5396,7 +5446,8 @@ class LiteLLMThinkingBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> LiteLLMThinkingBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5468,7 +5519,8 @@ class MoonshotInternalContent(
 
     @classmethod
     def from_dict(cls, data: Any) -> MoonshotInternalContent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5535,7 +5587,8 @@ class OpenRouterUrlCitation(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterUrlCitation:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5608,7 +5661,8 @@ class OpenRouterFileContentPart(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterFileContentPart:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5676,7 +5730,8 @@ class OpenRouterFileAnnotation(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterFileAnnotation:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5750,7 +5805,8 @@ class GroqDocumentCitation(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqDocumentCitation:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5820,7 +5876,8 @@ class GroqFunctionCitation(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqFunctionCitation:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5902,7 +5959,8 @@ class OpenRouterAnnotation(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterAnnotation:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6096,7 +6154,8 @@ class ChatCompletionMessage(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionMessage:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6242,7 +6301,8 @@ class TopLogprob(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
 
     @classmethod
     def from_dict(cls, data: Any) -> TopLogprob:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6310,7 +6370,8 @@ class ChatCompletionTokenLogprob(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionTokenLogprob:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6387,7 +6448,8 @@ class ChoiceLogprobs(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceLogprobs:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6458,7 +6520,8 @@ class AzureSeverityResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureSeverityResult:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6523,7 +6586,8 @@ class AzureDetectionResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureDetectionResult:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6588,7 +6652,8 @@ class AzureBlocklistResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureBlocklistResult:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6653,7 +6718,8 @@ class AzureBlocklistDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureBlocklistDetails:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6722,7 +6788,8 @@ class AzureFilterError(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureFilterError:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6804,7 +6871,8 @@ class AzureContentFilterResults(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureContentFilterResults:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6915,7 +6983,8 @@ class AzureContentFilterOffsets(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureContentFilterOffsets:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6995,7 +7064,8 @@ class CompletionTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> CompletionTokensDetails:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7080,7 +7150,8 @@ class PromptTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> PromptTokensDetails:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7169,7 +7240,8 @@ class PerplexityCost(
 
     @classmethod
     def from_dict(cls, data: Any) -> PerplexityCost:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7250,7 +7322,8 @@ class OpenRouterCostDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterCostDetails:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7321,7 +7394,8 @@ class OpenRouterServerToolUseDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterServerToolUseDetails:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7509,7 +7583,8 @@ class CompletionUsage(
 
     @classmethod
     def from_dict(cls, data: Any) -> CompletionUsage:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7724,7 +7799,8 @@ class ChatCompletionChoice(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChoice:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7848,7 +7924,8 @@ class ModerationResultBody(
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationResultBody:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7934,7 +8011,8 @@ class ModerationResults(
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationResults:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8014,7 +8092,8 @@ class ModerationError(
 
     @classmethod
     def from_dict(cls, data: Any) -> ModerationError:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8075,7 +8154,8 @@ class Moderation(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
 
     @classmethod
     def from_dict(cls, data: Any) -> Moderation:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8152,7 +8232,8 @@ class AzurePromptFilterResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzurePromptFilterResult:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8235,7 +8316,8 @@ class AzureLatencyCheckpoint(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureLatencyCheckpoint:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8316,7 +8398,8 @@ class AzureRouting(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureRouting:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8376,7 +8459,8 @@ class GroqModelUsage(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqModelUsage:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8437,7 +8521,8 @@ class GroqUsageBreakdown(
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqUsageBreakdown:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8505,7 +8590,8 @@ class GroqDebug(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqDebug:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8578,7 +8664,8 @@ class GroqXGroq(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @classmethod
     def from_dict(cls, data: Any) -> GroqXGroq:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8692,7 +8779,8 @@ class LlamaCppTimings(
 
     @classmethod
     def from_dict(cls, data: Any) -> LlamaCppTimings:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8791,7 +8879,8 @@ class NovitaSlaMetrics(
 
     @classmethod
     def from_dict(cls, data: Any) -> NovitaSlaMetrics:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8860,7 +8949,8 @@ class NvExtWorkerId(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExtWorkerId:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8935,7 +9025,8 @@ class NvExtTiming(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExtTiming:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9030,7 +9121,8 @@ class NvExt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     @classmethod
     def from_dict(cls, data: Any) -> NvExt:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9120,7 +9212,8 @@ class OpenRouterError(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterError:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9202,7 +9295,8 @@ class PerplexitySearchResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> PerplexitySearchResult:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9288,7 +9382,8 @@ class SglangCachedTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> SglangCachedTokensDetails:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9361,7 +9456,8 @@ class SglangSglExt(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
 
     @classmethod
     def from_dict(cls, data: Any) -> SglangSglExt:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9426,7 +9522,8 @@ class TogetherWarning(
 
     @classmethod
     def from_dict(cls, data: Any) -> TogetherWarning:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9501,7 +9598,8 @@ class VllmSpeculativeDecodingMetrics(
 
     @classmethod
     def from_dict(cls, data: Any) -> VllmSpeculativeDecodingMetrics:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9599,7 +9697,8 @@ class VllmRequestMetrics(
 
     @classmethod
     def from_dict(cls, data: Any) -> VllmRequestMetrics:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9690,7 +9789,8 @@ class ZaiWebSearchResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> ZaiWebSearchResult:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9949,7 +10049,8 @@ class ChatCompletion(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletion:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         _reject_error_report(data, _CHAT_COMPLETION_FIELDS.report)
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
@@ -10134,7 +10235,8 @@ class ChoiceDeltaToolCallFunction(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCallFunction:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10199,7 +10301,8 @@ class ChoiceDeltaToolCallCustom(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCallCustom:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10282,7 +10385,8 @@ class ChoiceDeltaToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaToolCall:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10359,7 +10463,8 @@ class ChoiceDeltaFunctionCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaFunctionCall:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10426,7 +10531,8 @@ class ChoiceDeltaAudio(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDeltaAudio:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10605,7 +10711,8 @@ class ChoiceDelta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
 
     @classmethod
     def from_dict(cls, data: Any) -> ChoiceDelta:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10829,7 +10936,8 @@ class Choice(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False)
 
     @classmethod
     def from_dict(cls, data: Any) -> Choice:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11172,7 +11280,8 @@ class ChatCompletionChunk(
 
     @classmethod
     def from_dict(cls, data: Any) -> ChatCompletionChunk:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         _reject_error_report(data, _CHAT_COMPLETION_CHUNK_FIELDS.report)
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
@@ -13086,6 +13195,9 @@ def _encoder(
     return encode, None if tags is None else end
 
 
+_Completion = TypeVar("_Completion")
+
+
 @dataclass(frozen=True, slots=True)
 class ToolCallSummary:
     """A tool call: a function's `arguments` as JSON text (arguments sent as an object
@@ -13467,6 +13579,62 @@ class _PartsOfChoice:
             ),
             reasoning_items=tuple(self.items),
             server_tools=tuple(sorted(self.servers.values(), key=_run_order)),
+        )
+
+
+class _StreamAccumulator(Generic[_Chunk, _Completion]):
+    """What every protocol's accumulator is (`ChatCompletionAccumulator`,
+    `MessageAccumulator`, `ResponseAccumulator`): `add` each chunk or event of its
+    module as it arrives; `snapshot()` for what they make so far, valid mid-stream and
+    never None (before the first, an empty one); `end()` to say that the stream has
+    ended (what was held back for what might follow is final); `result()` once it has
+    (it calls `end()`); `summary()` for what they say, in every protocol's terms. `add`
+    refuses anything else with the same `TypeError`, saying what it takes."""
+
+    __slots__ = ()
+    _takes: ClassVar[frozenset[type[Any]]]
+    """The classes of the module's chunks or events (`dict` for TypedDicts): what `add`
+    takes, each at the cost of a look-up."""
+    _named: ClassVar[str]
+    """What `add` takes, as its error names it: the chunk's type, or the union of the
+    events' (`dict` for TypedDicts)."""
+    _noun: ClassVar[str] = "chunk"
+    """What `add` takes, in words: "chunk" or "event"."""
+
+    def add(self, chunk: _Chunk) -> None:
+        raise NotImplementedError
+
+    def snapshot(self) -> _Completion:
+        raise NotImplementedError
+
+    def end(self) -> None:
+        raise NotImplementedError
+
+    def result(self) -> _Completion:
+        raise NotImplementedError
+
+    def summary(self) -> Summary:
+        raise NotImplementedError
+
+    def _said(self) -> tuple[str, Any]:
+        """What the stream added up to, as its protocol's JSON data (the protocol, the
+        data), as `assistant_message` takes it."""
+        raise NotImplementedError
+
+    def _check(self, value: object) -> None:
+        """Raise `add`'s `TypeError` for what is not a chunk or an event of the module
+        (a dict where they are objects, another protocol's, a JSON text), saying how to
+        make one; an instance of a subclass of one of `_takes` passes."""
+        if isinstance(value, tuple(self._takes)):
+            return
+        noun = self._noun
+        one = f"{'an' if noun[0] in 'aeiou' else 'a'} {noun}"
+        how = f"{one}'s JSON text becomes one by loads(text)"
+        if dict not in self._takes:  # TypedDicts: a JSON object is one
+            how += ", its JSON object by loads(json.dumps(data))"
+        raise TypeError(
+            f"{type(self).__name__}.add takes {one} of its module (a {self._named}, as "
+            f"loads and iter_{noun}s give), not a {type(value).__name__}: {how}"
         )
 
 
@@ -15242,12 +15410,10 @@ def _cut_off(chunk: Any) -> Part:
     return Part("error", None, str(error["message"]), chunk, error=error)
 
 
-_Completion = TypeVar("_Completion")
-
-
-class _Accumulator(Generic[_Chunk, _Completion]):
-    """What every `ChunkAccumulator` does; each target says how a chunk reads as JSON
-    data (`_json_of`) and how the merged data reads as a completion (`_completion`)."""
+class _Accumulator(_StreamAccumulator[_Chunk, _Completion]):
+    """What every `ChatCompletionAccumulator` does (see `_StreamAccumulator`); each
+    target says how a chunk reads as JSON data (`_json_of`) and how the merged data
+    reads as a completion (`_completion`)."""
 
     __slots__ = ("_merged", "_reader", "chunks")
     _plans: ClassVar[dict[str, _Plan]]
@@ -15258,8 +15424,6 @@ class _Accumulator(Generic[_Chunk, _Completion]):
     """What `summary()` reads from the completion."""
     _readings: ClassVar[_Readings]
     """What is read from the JSON data of each chunk: the texts, chunk by chunk."""
-    _chunk_class: ClassVar[type[Any]]
-    """The class of the module's chunks (`dict` for TypedDicts): what `add` takes."""
 
     def __init__(self, *, think_tags: _ThinkTags = None) -> None:
         """`think_tags`: (open, close), to read reasoning written inline in the text
@@ -15275,22 +15439,19 @@ class _Accumulator(Generic[_Chunk, _Completion]):
     def add(self, chunk: _Chunk) -> None:
         """Merge the next chunk of the stream: a chunk of this module, as `loads` and
         `iter_chunks` give. Anything else is a `TypeError` saying so."""
-        try:
-            data = self._json_of(chunk)
-            if self._reader.watches:
-                self._reader.watch(data, self._texts_so_far)
-            else:
-                self._reader.read(data)
-        except Exception:
-            # Checked only when reading failed: a chunk costs no check.
-            if isinstance(chunk, self._chunk_class):
-                raise
-            raise _not_a_chunk(type(self), chunk, self._chunk_class) from None
+        if chunk.__class__ not in self._takes:
+            self._check(chunk)
+        data = self._json_of(chunk)
+        if self._reader.watches:
+            self._reader.watch(data, self._texts_so_far)
+        else:
+            self._reader.read(data)
         _merge(self._merged, data)
         self.chunks += 1
 
     def snapshot(self) -> _Completion:
-        """The completion the chunks added so far make."""
+        """The completion the chunks added so far make (an empty one before the
+        first)."""
         return self._completion(_finish(self._merged))
 
     def result(self) -> _Completion:
@@ -15331,21 +15492,6 @@ class _Accumulator(Generic[_Chunk, _Completion]):
 
     def _completion(self, data: dict[str, Any]) -> _Completion:
         raise NotImplementedError
-
-
-def _not_a_chunk(
-    accumulator: type[Any], value: object, chunk_class: type[Any]
-) -> TypeError:
-    """The error of `add` given what is not a chunk of its module (a dict, say, where
-    the chunks are objects), and how to make one of it."""
-    how = "a chunk's JSON text becomes one by loads(text)"
-    if chunk_class is not dict:  # TypedDicts: a chunk's JSON object is one
-        how += ", its JSON object by loads(json.dumps(data))"
-    return TypeError(
-        f"{accumulator.__name__}.add takes a chunk of its module (a "
-        f"{chunk_class.__name__}, as loads and iter_chunks give), not a "
-        f"{type(value).__name__}: {how}"
-    )
 
 
 class _Summarised:
@@ -16119,10 +16265,10 @@ class ChatLossWarning(UserWarning):
 
 class _ChatWriter(_EventWriter):
     """Writes the parts of one stream as chat chunks (`data: {...}` events; see
-    `_EventWriter`), each meaning where the dialect writes it: the answer in `content`, a refusal in
-    `refusal`, reasoning in the dialect's key (or in `content` between its tags),
-    signatures and opaque reasoning as OpenRouter's `reasoning_details` entries (the
-    one chat spelling that holds them), tool calls numbered from 0 in each choice,
+    `_EventWriter`), each meaning where the dialect writes it: the answer in `content`,
+    a refusal in `refusal`, reasoning in the dialect's key (or in `content` between its
+    tags), signatures and opaque reasoning as OpenRouter's `reasoning_details` entries
+    (the one chat spelling that holds them), tool calls numbered from 0 in each choice,
     cited sources as `annotations` (those of no choice on the first), each finish
     reason on its choice, and the last usage report in one chunk after the last
     choice's, where OpenAI writes it (a cost as `usage.cost` and the tools the server
@@ -17218,7 +17364,8 @@ class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
     _root = "ChatCompletionChunk"
     _summarised = _SUMMARISED
     _readings = _DATA_READINGS
-    _chunk_class = ChatCompletionChunk
+    _takes = frozenset({ChatCompletionChunk})
+    _named = "ChatCompletionChunk"
 
     def _json_of(self, chunk: ChatCompletionChunk) -> Mapping[str, Any]:
         return _chunk_json(chunk)

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       8282af156692
-# Digest: 64710045414ef471
+#   chunkspec code                       1b0223b32aee
+# Digest: d73a466d5eefd303
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -803,8 +803,8 @@ _READER: Final = json.JSONDecoder(
 
 
 def _json(data: str | bytes) -> Any:
-    """The JSON value of a payload; raises `StreamDecodeError` when it is not JSON, nests
-    deeper than `MAX_DEPTH`, or holds a number no float holds."""
+    """The JSON value of a payload; raises `StreamDecodeError` when it is not JSON,
+    nests deeper than `MAX_DEPTH`, or holds a number no float holds."""
     if len(data) > _SHALLOW:
         _check_depth(data)
     if _fast_loads is not None and len(data) <= _FAST_MOST:
@@ -5922,6 +5922,9 @@ def _encoder(
     return encode, None if tags is None else end
 
 
+_Completion = TypeVar("_Completion")
+
+
 @dataclass(frozen=True, slots=True)
 class ToolCallSummary:
     """A tool call: a function's `arguments` as JSON text (arguments sent as an object
@@ -6303,6 +6306,62 @@ class _PartsOfChoice:
             ),
             reasoning_items=tuple(self.items),
             server_tools=tuple(sorted(self.servers.values(), key=_run_order)),
+        )
+
+
+class _StreamAccumulator(Generic[_Chunk, _Completion]):
+    """What every protocol's accumulator is (`ChatCompletionAccumulator`,
+    `MessageAccumulator`, `ResponseAccumulator`): `add` each chunk or event of its
+    module as it arrives; `snapshot()` for what they make so far, valid mid-stream and
+    never None (before the first, an empty one); `end()` to say that the stream has
+    ended (what was held back for what might follow is final); `result()` once it has
+    (it calls `end()`); `summary()` for what they say, in every protocol's terms. `add`
+    refuses anything else with the same `TypeError`, saying what it takes."""
+
+    __slots__ = ()
+    _takes: ClassVar[frozenset[type[Any]]]
+    """The classes of the module's chunks or events (`dict` for TypedDicts): what `add`
+    takes, each at the cost of a look-up."""
+    _named: ClassVar[str]
+    """What `add` takes, as its error names it: the chunk's type, or the union of the
+    events' (`dict` for TypedDicts)."""
+    _noun: ClassVar[str] = "chunk"
+    """What `add` takes, in words: "chunk" or "event"."""
+
+    def add(self, chunk: _Chunk) -> None:
+        raise NotImplementedError
+
+    def snapshot(self) -> _Completion:
+        raise NotImplementedError
+
+    def end(self) -> None:
+        raise NotImplementedError
+
+    def result(self) -> _Completion:
+        raise NotImplementedError
+
+    def summary(self) -> Summary:
+        raise NotImplementedError
+
+    def _said(self) -> tuple[str, Any]:
+        """What the stream added up to, as its protocol's JSON data (the protocol, the
+        data), as `assistant_message` takes it."""
+        raise NotImplementedError
+
+    def _check(self, value: object) -> None:
+        """Raise `add`'s `TypeError` for what is not a chunk or an event of the module
+        (a dict where they are objects, another protocol's, a JSON text), saying how to
+        make one; an instance of a subclass of one of `_takes` passes."""
+        if isinstance(value, tuple(self._takes)):
+            return
+        noun = self._noun
+        one = f"{'an' if noun[0] in 'aeiou' else 'a'} {noun}"
+        how = f"{one}'s JSON text becomes one by loads(text)"
+        if dict not in self._takes:  # TypedDicts: a JSON object is one
+            how += ", its JSON object by loads(json.dumps(data))"
+        raise TypeError(
+            f"{type(self).__name__}.add takes {one} of its module (a {self._named}, as "
+            f"loads and iter_{noun}s give), not a {type(value).__name__}: {how}"
         )
 
 
@@ -8078,12 +8137,10 @@ def _cut_off(chunk: Any) -> Part:
     return Part("error", None, str(error["message"]), chunk, error=error)
 
 
-_Completion = TypeVar("_Completion")
-
-
-class _Accumulator(Generic[_Chunk, _Completion]):
-    """What every `ChunkAccumulator` does; each target says how a chunk reads as JSON
-    data (`_json_of`) and how the merged data reads as a completion (`_completion`)."""
+class _Accumulator(_StreamAccumulator[_Chunk, _Completion]):
+    """What every `ChatCompletionAccumulator` does (see `_StreamAccumulator`); each
+    target says how a chunk reads as JSON data (`_json_of`) and how the merged data
+    reads as a completion (`_completion`)."""
 
     __slots__ = ("_merged", "_reader", "chunks")
     _plans: ClassVar[dict[str, _Plan]]
@@ -8094,8 +8151,6 @@ class _Accumulator(Generic[_Chunk, _Completion]):
     """What `summary()` reads from the completion."""
     _readings: ClassVar[_Readings]
     """What is read from the JSON data of each chunk: the texts, chunk by chunk."""
-    _chunk_class: ClassVar[type[Any]]
-    """The class of the module's chunks (`dict` for TypedDicts): what `add` takes."""
 
     def __init__(self, *, think_tags: _ThinkTags = None) -> None:
         """`think_tags`: (open, close), to read reasoning written inline in the text
@@ -8111,22 +8166,19 @@ class _Accumulator(Generic[_Chunk, _Completion]):
     def add(self, chunk: _Chunk) -> None:
         """Merge the next chunk of the stream: a chunk of this module, as `loads` and
         `iter_chunks` give. Anything else is a `TypeError` saying so."""
-        try:
-            data = self._json_of(chunk)
-            if self._reader.watches:
-                self._reader.watch(data, self._texts_so_far)
-            else:
-                self._reader.read(data)
-        except Exception:
-            # Checked only when reading failed: a chunk costs no check.
-            if isinstance(chunk, self._chunk_class):
-                raise
-            raise _not_a_chunk(type(self), chunk, self._chunk_class) from None
+        if chunk.__class__ not in self._takes:
+            self._check(chunk)
+        data = self._json_of(chunk)
+        if self._reader.watches:
+            self._reader.watch(data, self._texts_so_far)
+        else:
+            self._reader.read(data)
         _merge(self._merged, data)
         self.chunks += 1
 
     def snapshot(self) -> _Completion:
-        """The completion the chunks added so far make."""
+        """The completion the chunks added so far make (an empty one before the
+        first)."""
         return self._completion(_finish(self._merged))
 
     def result(self) -> _Completion:
@@ -8167,21 +8219,6 @@ class _Accumulator(Generic[_Chunk, _Completion]):
 
     def _completion(self, data: dict[str, Any]) -> _Completion:
         raise NotImplementedError
-
-
-def _not_a_chunk(
-    accumulator: type[Any], value: object, chunk_class: type[Any]
-) -> TypeError:
-    """The error of `add` given what is not a chunk of its module (a dict, say, where
-    the chunks are objects), and how to make one of it."""
-    how = "a chunk's JSON text becomes one by loads(text)"
-    if chunk_class is not dict:  # TypedDicts: a chunk's JSON object is one
-        how += ", its JSON object by loads(json.dumps(data))"
-    return TypeError(
-        f"{accumulator.__name__}.add takes a chunk of its module (a "
-        f"{chunk_class.__name__}, as loads and iter_chunks give), not a "
-        f"{type(value).__name__}: {how}"
-    )
 
 
 class _Summarised:
@@ -8955,10 +8992,10 @@ class ChatLossWarning(UserWarning):
 
 class _ChatWriter(_EventWriter):
     """Writes the parts of one stream as chat chunks (`data: {...}` events; see
-    `_EventWriter`), each meaning where the dialect writes it: the answer in `content`, a refusal in
-    `refusal`, reasoning in the dialect's key (or in `content` between its tags),
-    signatures and opaque reasoning as OpenRouter's `reasoning_details` entries (the
-    one chat spelling that holds them), tool calls numbered from 0 in each choice,
+    `_EventWriter`), each meaning where the dialect writes it: the answer in `content`,
+    a refusal in `refusal`, reasoning in the dialect's key (or in `content` between its
+    tags), signatures and opaque reasoning as OpenRouter's `reasoning_details` entries
+    (the one chat spelling that holds them), tool calls numbered from 0 in each choice,
     cited sources as `annotations` (those of no choice on the first), each finish
     reason on its choice, and the last usage report in one chunk after the last
     choice's, where OpenAI writes it (a cost as `usage.cost` and the tools the server
@@ -10054,7 +10091,8 @@ class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
     _root = "ChatCompletionChunk"
     _summarised = _SUMMARISED
     _readings = _DATA_READINGS
-    _chunk_class = ChatCompletionChunk
+    _takes = frozenset({ChatCompletionChunk})
+    _named = "ChatCompletionChunk"
 
     def _json_of(self, chunk: ChatCompletionChunk) -> Mapping[str, Any]:
         return _chunk_json(chunk)

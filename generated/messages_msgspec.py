@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   bbcbf2e33b00
-# Digest: bfe95a1179a5dedc
+#   chunkspec code                   643f938f430c
+# Digest: c7c69f0ef2d855a2
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 
@@ -45,7 +45,7 @@ from collections.abc import (
     Mapping,
 )
 from types import MappingProxyType
-from typing import Any, Final, Literal, TypeAlias, cast
+from typing import Any, ClassVar, Final, Literal, Protocol, TypeAlias, cast
 
 import msgspec
 from msgspec import UNSET
@@ -83,6 +83,7 @@ from .chunk_msgspec import (
     _Bytes,
     _check_depth,
     _Chunk,
+    _Completion,
     _copy_read,
     _cut,
     _cut_off_error,
@@ -113,6 +114,7 @@ from .chunk_msgspec import (
     _Retry,
     _Shape,
     _str,
+    _StreamAccumulator,
     _summary_of_parts,
     _tagged,
     _to_request,
@@ -456,6 +458,15 @@ def _cut_off_part(protocol: str, event: Any) -> Part:
     return Part("error", 0, error["message"], event, error=error)
 
 
+def _not_json_event(accumulator: object, event: object) -> TypeError:
+    """The error of an accumulator of JSON data (`_MessagesAccumulator`,
+    `_ResponsesAccumulator`) given what is no JSON object."""
+    return TypeError(
+        f"{type(accumulator).__name__}.add takes an event as JSON data (a dict), "
+        f"not a {type(event).__name__}"
+    )
+
+
 def _items_of(value: Any) -> list[Any]:
     """A JSON array, or none."""
     return value if value.__class__ is list else []
@@ -465,6 +476,75 @@ def _count_of(data: dict[str, Any], key: str) -> int | None:
     """A count a JSON object holds under `key`, or None."""
     value: Any = data.get(key)
     return value if value.__class__ is int else None
+
+
+class _AddsUp(Protocol):
+    """A protocol's accumulator of events as JSON data (`_MessagesAccumulator`,
+    `_ResponsesAccumulator`): the contract of `_StreamAccumulator`, over dicts."""
+
+    def add(self, event: Any) -> None: ...
+
+    def snapshot(self) -> dict[str, Any]: ...
+
+    def end(self) -> None: ...
+
+    def result(self) -> dict[str, Any]: ...
+
+    def summary(self) -> Summary: ...
+
+
+class _EventAccumulator(_StreamAccumulator[_Chunk, _Completion]):
+    """What every `MessageAccumulator` and `ResponseAccumulator` does (see
+    `_StreamAccumulator`): each event, read as JSON data (`_json_of`), is added up by
+    the protocol's accumulator of JSON data (`_adds`), whose message or response is
+    read as the module's type (`_completion`)."""
+
+    __slots__ = ("_adding",)
+    _noun = "event"
+    _adds: ClassVar[type[_AddsUp]]
+    """The protocol's accumulator of JSON data."""
+    _protocol: ClassVar[str]
+    """The protocol's name, as `assistant_message` takes it: "messages"."""
+
+    def __init__(self) -> None:
+        self._adding = self._adds()
+
+    def add(self, chunk: _Chunk) -> None:
+        """Add the next event of the stream: an event of this module, as `loads` and
+        `iter_events` give. Anything else is a `TypeError` saying so."""
+        if chunk.__class__ not in self._takes:
+            self._check(chunk)
+        self._adding.add(self._json_of(chunk))
+
+    def snapshot(self) -> _Completion:
+        """What the events added so far make (an empty one before the first)."""
+        return self._completion(self._adding.snapshot())
+
+    def end(self) -> None:
+        """Say that the stream has ended: what was held back for the events that might
+        follow is final (a tool's input whose block never stopped is read from its
+        pieces). `result()` calls it."""
+        self._adding.end()
+
+    def result(self) -> _Completion:
+        """What the stream added up to, once it has ended (it calls `end()`); of a
+        stream cut off, what came."""
+        return self._completion(self._adding.result())
+
+    def summary(self) -> Summary:
+        """What the events added so far say, in every protocol's terms: the same
+        `Summary` a chat stream gives, in chat's terms. Valid mid-stream, as
+        `snapshot()` is."""
+        return self._adding.summary()
+
+    def _said(self) -> tuple[str, Any]:
+        return self._protocol, self._adding.result()
+
+    def _json_of(self, event: _Chunk) -> Any:
+        raise NotImplementedError
+
+    def _completion(self, data: dict[str, Any]) -> _Completion:
+        raise NotImplementedError
 
 
 class _MessagesEvents(_Events[_Chunk]):
@@ -992,9 +1072,9 @@ class _MessagesAccumulator:
         """Whether `message_start` came (an event before it starts a message too)."""
 
     def add(self, event: Any) -> None:
-        """Add one event (JSON data)."""
-        if event.__class__ is not dict:
-            return
+        """Add one event (JSON data: a dict; anything else is a `TypeError`)."""
+        if event.__class__ is not dict and not isinstance(cast(object, event), dict):
+            raise _not_json_event(self, event)
         kind = event.get("type")
         if kind == "message_start":
             if not self._started:
@@ -1007,7 +1087,7 @@ class _MessagesAccumulator:
         if kind not in _MESSAGES_ACCUMULATED:
             return  # ping, message_stop, an unknown event
         if self.message is None:
-            self.message = {"type": "message", "role": "assistant", "content": []}
+            self.message = _messages_empty()
         if kind == "content_block_start":
             block: Any = event.get("content_block")
             index: Any = event.get("index")
@@ -1146,11 +1226,12 @@ class _MessagesAccumulator:
                 if value is not None:
                     merged[key] = copy.deepcopy(value)
 
-    def snapshot(self) -> dict[str, Any] | None:
-        """The message so far, a copy: a tool's input whose block has not stopped is
-        read from its pieces so far (as JSON, or as text while it is no JSON yet)."""
+    def snapshot(self) -> dict[str, Any]:
+        """The message so far, a copy (an empty one before any event): a tool's input
+        whose block has not stopped is read from its pieces so far (as JSON, or as text
+        while it is no JSON yet)."""
         if self.message is None:
-            return None
+            return _messages_empty()
         message = copy.deepcopy(self.message)
         for index in self._pending:
             place = self._at.get(index)
@@ -1159,13 +1240,18 @@ class _MessagesAccumulator:
                 message["content"][place]["input"] = parsed
         return message
 
-    def result(self) -> dict[str, Any]:
-        """The message, once the stream has ended (a stream cut off gives what came):
-        the input of a tool whose block never stopped is read from its pieces."""
+    def end(self) -> None:
+        """Say that the stream has ended: the input of a tool whose block never stopped
+        is read from its pieces, as its block's stop would read it."""
         for index in list(self._pending):
             self._parse(index)
+
+    def result(self) -> dict[str, Any]:
+        """The message, once the stream has ended (it calls `end()`; a stream cut off
+        gives what came)."""
+        self.end()
         if self.message is None:
-            self.message = {"type": "message", "role": "assistant", "content": []}
+            self.message = _messages_empty()
         return self.message
 
     def summary(self) -> Summary:
@@ -1181,6 +1267,11 @@ class _MessagesAccumulator:
         return _summary_of_parts(
             _MessagesReader().read({"type": "message_start", "message": message})
         )
+
+
+def _messages_empty() -> dict[str, Any]:
+    """The message of a stream that said nothing yet."""
+    return {"type": "message", "role": "assistant", "content": []}
 
 
 _MESSAGES_ACCUMULATED = frozenset(
@@ -2818,7 +2909,8 @@ class CacheControlEphemeralParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> CacheControlEphemeralParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2896,7 +2988,8 @@ class TextBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> TextBlockParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -2962,7 +3055,8 @@ class ImageTransformationsParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ImageTransformationsParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3037,7 +3131,8 @@ class ImageBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ImageBlockParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3105,7 +3200,8 @@ class CitationsConfigParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> CitationsConfigParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3184,7 +3280,8 @@ class DocumentBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> DocumentBlockParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3279,7 +3376,8 @@ class SearchResultBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> SearchResultBlockParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3375,7 +3473,8 @@ class ThinkingBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ThinkingBlockParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3449,7 +3548,8 @@ class RedactedThinkingBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> RedactedThinkingBlockParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3520,7 +3620,8 @@ class DirectCaller(
 
     @classmethod
     def from_dict(cls, data: Any) -> DirectCaller:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3588,7 +3689,8 @@ class ServerToolCaller(
 
     @classmethod
     def from_dict(cls, data: Any) -> ServerToolCaller:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3659,7 +3761,8 @@ class ServerToolCaller20260120(
 
     @classmethod
     def from_dict(cls, data: Any) -> ServerToolCaller20260120:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3731,7 +3834,8 @@ class OtherCaller(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherCaller:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3832,7 +3936,8 @@ class ToolUseBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolUseBlockParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3922,7 +4027,8 @@ class ToolReferenceBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolReferenceBlockParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4001,7 +4107,8 @@ class OtherToolResultContentBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherToolResultContentBlockParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4121,7 +4228,8 @@ class ToolResultBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolResultBlockParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4229,7 +4337,8 @@ class ServerToolUseBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ServerToolUseBlockParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4330,7 +4439,8 @@ class WebSearchToolResultBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebSearchToolResultBlockParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4428,7 +4538,8 @@ class WebFetchToolResultBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebFetchToolResultBlockParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4517,7 +4628,8 @@ class CodeExecutionToolResultBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> CodeExecutionToolResultBlockParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4603,7 +4715,8 @@ class BashCodeExecutionToolResultBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> BashCodeExecutionToolResultBlockParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4689,7 +4802,8 @@ class TextEditorCodeExecutionToolResultBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> TextEditorCodeExecutionToolResultBlockParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4779,7 +4893,8 @@ class ToolSearchToolResultBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolSearchToolResultBlockParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4863,7 +4978,8 @@ class ContainerUploadBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ContainerUploadBlockParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4940,7 +5056,8 @@ class OtherContentBlockParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherContentBlockParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5077,7 +5194,8 @@ class MessageParam(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
 
     @classmethod
     def from_dict(cls, data: Any) -> MessageParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5159,7 +5277,8 @@ class ToolParam(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5251,7 +5370,8 @@ class ToolChoiceAutoParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolChoiceAutoParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5325,7 +5445,8 @@ class ToolChoiceAnyParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolChoiceAnyParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5398,7 +5519,8 @@ class ToolChoiceToolParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolChoiceToolParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5472,7 +5594,8 @@ class ToolChoiceNoneParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolChoiceNoneParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5541,7 +5664,8 @@ class OtherToolChoiceParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherToolChoiceParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5639,7 +5763,8 @@ class ThinkingConfigEnabledParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ThinkingConfigEnabledParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5713,7 +5838,8 @@ class ThinkingConfigDisabledParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ThinkingConfigDisabledParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5781,7 +5907,8 @@ class ThinkingConfigBetweenToolsParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ThinkingConfigBetweenToolsParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5852,7 +5979,8 @@ class ThinkingConfigAdaptiveParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> ThinkingConfigAdaptiveParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5924,7 +6052,8 @@ class OtherThinkingConfigParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherThinkingConfigParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6006,7 +6135,8 @@ class MetadataParam(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc
 
     @classmethod
     def from_dict(cls, data: Any) -> MetadataParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6062,7 +6192,8 @@ class SkillParams(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
 
     @classmethod
     def from_dict(cls, data: Any) -> SkillParams:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6122,7 +6253,8 @@ class ContainerParams(
 
     @classmethod
     def from_dict(cls, data: Any) -> ContainerParams:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6185,7 +6317,8 @@ class DiagnosticsParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> DiagnosticsParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6241,7 +6374,8 @@ class JSONOutputFormatParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> JSONOutputFormatParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6302,7 +6436,8 @@ class OutputConfigParam(
 
     @classmethod
     def from_dict(cls, data: Any) -> OutputConfigParam:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6423,7 +6558,8 @@ class MessageCreateRequest(
 
     @classmethod
     def from_dict(cls, data: Any) -> MessageCreateRequest:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6586,7 +6722,8 @@ class CitationCharLocation(
 
     @classmethod
     def from_dict(cls, data: Any) -> CitationCharLocation:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6685,7 +6822,8 @@ class CitationPageLocation(
 
     @classmethod
     def from_dict(cls, data: Any) -> CitationPageLocation:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6784,7 +6922,8 @@ class CitationContentBlockLocation(
 
     @classmethod
     def from_dict(cls, data: Any) -> CitationContentBlockLocation:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6879,7 +7018,8 @@ class CitationsWebSearchResultLocation(
 
     @classmethod
     def from_dict(cls, data: Any) -> CitationsWebSearchResultLocation:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6972,7 +7112,8 @@ class CitationsSearchResultLocation(
 
     @classmethod
     def from_dict(cls, data: Any) -> CitationsSearchResultLocation:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7059,7 +7200,8 @@ class OtherCitation(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherCitation:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7166,7 +7308,8 @@ class TextBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> TextBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7255,7 +7398,8 @@ class ThinkingBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> ThinkingBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7331,7 +7475,8 @@ class RedactedThinkingBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> RedactedThinkingBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7426,7 +7571,8 @@ class ToolUseBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolUseBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7522,7 +7668,8 @@ class ServerToolUseBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> ServerToolUseBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7591,7 +7738,8 @@ class WebSearchToolResultErrorObject(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebSearchToolResultErrorObject:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7660,7 +7808,8 @@ class WebSearchResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebSearchResultBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7754,7 +7903,8 @@ class WebSearchToolResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebSearchToolResultBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7842,7 +7992,8 @@ class WebFetchToolResultErrorBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebFetchToolResultErrorBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7918,7 +8069,8 @@ class Base64PDFSource(
 
     @classmethod
     def from_dict(cls, data: Any) -> Base64PDFSource:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7994,7 +8146,8 @@ class PlainTextSource(
 
     @classmethod
     def from_dict(cls, data: Any) -> PlainTextSource:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8066,7 +8219,8 @@ class OtherDocumentSource(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherDocumentSource:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8135,7 +8289,8 @@ class CitationsConfig(
 
     @classmethod
     def from_dict(cls, data: Any) -> CitationsConfig:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8195,7 +8350,8 @@ class DocumentBlock(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc
 
     @classmethod
     def from_dict(cls, data: Any) -> DocumentBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8277,7 +8433,8 @@ class WebFetchBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebFetchBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8352,7 +8509,8 @@ class OtherWebFetchToolResultBlockContent(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherWebFetchToolResultBlockContent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8461,7 +8619,8 @@ class WebFetchToolResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> WebFetchToolResultBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8541,7 +8700,8 @@ class CodeExecutionToolResultErrorObject(
 
     @classmethod
     def from_dict(cls, data: Any) -> CodeExecutionToolResultErrorObject:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8604,7 +8764,8 @@ class CodeExecutionOutputBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> CodeExecutionOutputBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8682,7 +8843,8 @@ class CodeExecutionResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> CodeExecutionResultBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8777,7 +8939,8 @@ class EncryptedCodeExecutionResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> EncryptedCodeExecutionResultBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8862,7 +9025,8 @@ class OtherCodeExecutionToolResultBlockContent(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherCodeExecutionToolResultBlockContent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8972,7 +9136,8 @@ class CodeExecutionToolResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> CodeExecutionToolResultBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9049,7 +9214,8 @@ class BashCodeExecutionToolResultErrorObject(
 
     @classmethod
     def from_dict(cls, data: Any) -> BashCodeExecutionToolResultErrorObject:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9114,7 +9280,8 @@ class BashCodeExecutionOutputBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> BashCodeExecutionOutputBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9194,7 +9361,8 @@ class BashCodeExecutionResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> BashCodeExecutionResultBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9279,7 +9447,8 @@ class OtherBashCodeExecutionToolResultBlockContent(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherBashCodeExecutionToolResultBlockContent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9388,7 +9557,8 @@ class BashCodeExecutionToolResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> BashCodeExecutionToolResultBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9467,7 +9637,8 @@ class TextEditorCodeExecutionToolResultErrorObject(
 
     @classmethod
     def from_dict(cls, data: Any) -> TextEditorCodeExecutionToolResultErrorObject:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9556,7 +9727,8 @@ class TextEditorCodeExecutionViewResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> TextEditorCodeExecutionViewResultBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9644,7 +9816,8 @@ class TextEditorCodeExecutionCreateResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> TextEditorCodeExecutionCreateResultBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9728,7 +9901,8 @@ class TextEditorCodeExecutionStrReplaceResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> TextEditorCodeExecutionStrReplaceResultBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9816,7 +9990,8 @@ class OtherTextEditorCodeExecutionToolResultBlockContent(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherTextEditorCodeExecutionToolResultBlockContent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9939,7 +10114,8 @@ class TextEditorCodeExecutionToolResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> TextEditorCodeExecutionToolResultBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10022,7 +10198,8 @@ class ToolSearchToolResultErrorObject(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolSearchToolResultErrorObject:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10088,7 +10265,8 @@ class ToolReferenceBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolReferenceBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10160,7 +10338,8 @@ class ToolSearchToolSearchResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolSearchToolSearchResultBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10236,7 +10415,8 @@ class OtherToolSearchToolResultBlockContent(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherToolSearchToolResultBlockContent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10339,7 +10519,8 @@ class ToolSearchToolResultBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolSearchToolResultBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10416,7 +10597,8 @@ class ContainerUploadBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> ContainerUploadBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10488,7 +10670,8 @@ class OtherContentBlock(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherContentBlock:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10594,7 +10777,8 @@ class RefusalStopDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> RefusalStopDetails:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10656,7 +10840,8 @@ class CacheCreation(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc
 
     @classmethod
     def from_dict(cls, data: Any) -> CacheCreation:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10715,7 +10900,8 @@ class ServerToolUsage(
 
     @classmethod
     def from_dict(cls, data: Any) -> ServerToolUsage:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10772,7 +10958,8 @@ class OutputTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> OutputTokensDetails:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10846,7 +11033,8 @@ class Usage(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     @classmethod
     def from_dict(cls, data: Any) -> Usage:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10935,7 +11123,8 @@ class ContainerSkill(
 
     @classmethod
     def from_dict(cls, data: Any) -> ContainerSkill:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10997,7 +11186,8 @@ class Container(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @classmethod
     def from_dict(cls, data: Any) -> Container:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11070,7 +11260,8 @@ class CacheMissModelChanged(
 
     @classmethod
     def from_dict(cls, data: Any) -> CacheMissModelChanged:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11144,7 +11335,8 @@ class CacheMissSystemChanged(
 
     @classmethod
     def from_dict(cls, data: Any) -> CacheMissSystemChanged:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11218,7 +11410,8 @@ class CacheMissToolsChanged(
 
     @classmethod
     def from_dict(cls, data: Any) -> CacheMissToolsChanged:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11292,7 +11485,8 @@ class CacheMissMessagesChanged(
 
     @classmethod
     def from_dict(cls, data: Any) -> CacheMissMessagesChanged:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11363,7 +11557,8 @@ class CacheMissPreviousMessageNotFound(
 
     @classmethod
     def from_dict(cls, data: Any) -> CacheMissPreviousMessageNotFound:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11431,7 +11626,8 @@ class CacheMissUnavailable(
 
     @classmethod
     def from_dict(cls, data: Any) -> CacheMissUnavailable:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11500,7 +11696,8 @@ class OtherCacheMissReason(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherCacheMissReason:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11597,7 +11794,8 @@ class Diagnostics(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
 
     @classmethod
     def from_dict(cls, data: Any) -> Diagnostics:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11707,7 +11905,8 @@ class Message(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 
     @classmethod
     def from_dict(cls, data: Any) -> Message:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11813,7 +12012,8 @@ class MessageStartEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> MessageStartEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11875,7 +12075,8 @@ class MessageDelta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
 
     @classmethod
     def from_dict(cls, data: Any) -> MessageDelta:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11952,7 +12153,8 @@ class MessageDeltaUsage(
 
     @classmethod
     def from_dict(cls, data: Any) -> MessageDeltaUsage:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12046,7 +12248,8 @@ class MessageDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> MessageDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12117,7 +12320,8 @@ class BedrockInvocationMetrics(
 
     @classmethod
     def from_dict(cls, data: Any) -> BedrockInvocationMetrics:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12201,7 +12405,8 @@ class MessageStopEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> MessageStopEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12298,7 +12503,8 @@ class ContentBlockStartEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ContentBlockStartEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12375,7 +12581,8 @@ class TextDelta(
 
     @classmethod
     def from_dict(cls, data: Any) -> TextDelta:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12442,7 +12649,8 @@ class InputJsonDelta(
 
     @classmethod
     def from_dict(cls, data: Any) -> InputJsonDelta:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12522,7 +12730,8 @@ class CitationsDelta(
 
     @classmethod
     def from_dict(cls, data: Any) -> CitationsDelta:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12593,7 +12802,8 @@ class ThinkingDelta(
 
     @classmethod
     def from_dict(cls, data: Any) -> ThinkingDelta:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12664,7 +12874,8 @@ class SignatureDelta(
 
     @classmethod
     def from_dict(cls, data: Any) -> SignatureDelta:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12733,7 +12944,8 @@ class OtherContentBlockDelta(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherContentBlockDelta:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12840,7 +13052,8 @@ class ContentBlockDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ContentBlockDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12917,7 +13130,8 @@ class ContentBlockStopEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ContentBlockStopEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12988,7 +13202,8 @@ class PingEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> PingEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13037,7 +13252,8 @@ class ErrorObject(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
 
     @classmethod
     def from_dict(cls, data: Any) -> ErrorObject:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13107,7 +13323,8 @@ class ErrorEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ErrorEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13175,7 +13392,8 @@ class OtherMessageStreamEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherMessageStreamEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13517,40 +13735,50 @@ def _awrite_events(parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
     return _awrite_messages(parts)
 
 
-class MessageAccumulator:
+class MessageAccumulator(_EventAccumulator[MessageStreamEvent, Message]):
     """Adds the events of one Messages stream up to its final `Message`, as
     anthropic-sdk-python adds them (blocks by index, texts and signatures joined, a
     tool's input read from its pieces when its block stops), losing nothing: unknown
-    keys, blocks and events are kept. `summary()` is the same `Summary` a chat stream
-    gives, in chat's terms.
+    keys, blocks and events are kept.
+
+    `add(event)` takes each event as it arrives (anything but an event of this module is
+    a `TypeError`), `snapshot()` gives the message so far (an empty message before any
+    event), `end()` says that the stream has ended, `result()` gives the message once it
+    has (it calls `end()`; of a stream cut off, what came), and `summary()` the same
+    `Summary` a chat stream gives, in chat's terms: the methods of chat's accumulator,
+    with the same meanings.
     """
 
-    __slots__ = ("_adding",)
+    __slots__ = ()
+    _adds = _MessagesAccumulator
+    _protocol = "messages"
+    _takes = frozenset(
+        {
+            MessageStartEvent,
+            MessageDeltaEvent,
+            MessageStopEvent,
+            ContentBlockStartEvent,
+            ContentBlockDeltaEvent,
+            ContentBlockStopEvent,
+            PingEvent,
+            ErrorEvent,
+            OtherMessageStreamEvent,
+        }
+    )
+    _named = "MessageStreamEvent"
 
-    def __init__(self) -> None:
-        self._adding = _MessagesAccumulator()
+    def _json_of(self, event: MessageStreamEvent) -> Any:
+        return _event_data(event)
 
-    def add(self, event: MessageStreamEvent) -> None:
-        """Add the next event of the stream."""
-        self._adding.add(_event_data(event))
-
-    def snapshot(self) -> Message | None:
-        """The message so far (None before `message_start`)."""
-        data = self._adding.snapshot()
-        return None if data is None else Message.from_dict(data)
-
-    def result(self) -> Message:
-        """The message, once the stream has ended (what came, of a stream cut off)."""
-        data = self._adding.result()
+    def _completion(self, data: dict[str, Any]) -> Message:
         return Message.from_dict(data)
 
-    def summary(self) -> Summary:
-        """What the message says, in every protocol's terms (`Summary`)."""
-        return self._adding.summary()
-
-    def _said(self) -> tuple[str, Any]:
-        """The stream added up, as its protocol's JSON data (`assistant_message`)."""
-        return "messages", self._adding.result()
+    @property
+    def misplaced(self) -> list[Any]:
+        """The deltas of another type than their block's (a server's bug
+        anthropic-sdk-python drops), as JSON data, in order.
+        """
+        return cast("_MessagesAccumulator", self._adding).misplaced
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   1a29267b1b3c
-# Digest: 33dd029b8b8061f4
+#   chunkspec code                   fe64af349b96
+# Digest: 76e6a185f4d0c99d
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 
@@ -42,7 +42,7 @@ from collections.abc import (
     Iterator,
     Mapping,
 )
-from typing import Annotated, Any, Final, Literal, TypeAlias, cast
+from typing import Annotated, Any, ClassVar, Final, Literal, Protocol, TypeAlias, cast
 
 from pydantic import Discriminator, Field, Tag, TypeAdapter
 
@@ -73,6 +73,7 @@ from .chunk_pydantic import (
     _AsyncResponse,
     _Bytes,
     _Chunk,
+    _Completion,
     _cut,
     _cut_off_error,
     _error_of,
@@ -86,6 +87,7 @@ from .chunk_pydantic import (
     _name_joined,
     _RequestDialect,
     _Response,
+    _StreamAccumulator,
     _summary_of_parts,
     _to_request,
     _unknown_key_named_like,
@@ -451,6 +453,15 @@ def _cut_off_part(protocol: str, event: Any) -> Part:
     return Part("error", 0, error["message"], event, error=error)
 
 
+def _not_json_event(accumulator: object, event: object) -> TypeError:
+    """The error of an accumulator of JSON data (`_MessagesAccumulator`,
+    `_ResponsesAccumulator`) given what is no JSON object."""
+    return TypeError(
+        f"{type(accumulator).__name__}.add takes an event as JSON data (a dict), "
+        f"not a {type(event).__name__}"
+    )
+
+
 def _items_of(value: Any) -> list[Any]:
     """A JSON array, or none."""
     return value if value.__class__ is list else []
@@ -460,6 +471,75 @@ def _count_of(data: dict[str, Any], key: str) -> int | None:
     """A count a JSON object holds under `key`, or None."""
     value: Any = data.get(key)
     return value if value.__class__ is int else None
+
+
+class _AddsUp(Protocol):
+    """A protocol's accumulator of events as JSON data (`_MessagesAccumulator`,
+    `_ResponsesAccumulator`): the contract of `_StreamAccumulator`, over dicts."""
+
+    def add(self, event: Any) -> None: ...
+
+    def snapshot(self) -> dict[str, Any]: ...
+
+    def end(self) -> None: ...
+
+    def result(self) -> dict[str, Any]: ...
+
+    def summary(self) -> Summary: ...
+
+
+class _EventAccumulator(_StreamAccumulator[_Chunk, _Completion]):
+    """What every `MessageAccumulator` and `ResponseAccumulator` does (see
+    `_StreamAccumulator`): each event, read as JSON data (`_json_of`), is added up by
+    the protocol's accumulator of JSON data (`_adds`), whose message or response is
+    read as the module's type (`_completion`)."""
+
+    __slots__ = ("_adding",)
+    _noun = "event"
+    _adds: ClassVar[type[_AddsUp]]
+    """The protocol's accumulator of JSON data."""
+    _protocol: ClassVar[str]
+    """The protocol's name, as `assistant_message` takes it: "messages"."""
+
+    def __init__(self) -> None:
+        self._adding = self._adds()
+
+    def add(self, chunk: _Chunk) -> None:
+        """Add the next event of the stream: an event of this module, as `loads` and
+        `iter_events` give. Anything else is a `TypeError` saying so."""
+        if chunk.__class__ not in self._takes:
+            self._check(chunk)
+        self._adding.add(self._json_of(chunk))
+
+    def snapshot(self) -> _Completion:
+        """What the events added so far make (an empty one before the first)."""
+        return self._completion(self._adding.snapshot())
+
+    def end(self) -> None:
+        """Say that the stream has ended: what was held back for the events that might
+        follow is final (a tool's input whose block never stopped is read from its
+        pieces). `result()` calls it."""
+        self._adding.end()
+
+    def result(self) -> _Completion:
+        """What the stream added up to, once it has ended (it calls `end()`); of a
+        stream cut off, what came."""
+        return self._completion(self._adding.result())
+
+    def summary(self) -> Summary:
+        """What the events added so far say, in every protocol's terms: the same
+        `Summary` a chat stream gives, in chat's terms. Valid mid-stream, as
+        `snapshot()` is."""
+        return self._adding.summary()
+
+    def _said(self) -> tuple[str, Any]:
+        return self._protocol, self._adding.result()
+
+    def _json_of(self, event: _Chunk) -> Any:
+        raise NotImplementedError
+
+    def _completion(self, data: dict[str, Any]) -> _Completion:
+        raise NotImplementedError
 
 
 class _MessagesEvents(_Events[_Chunk]):
@@ -987,9 +1067,9 @@ class _MessagesAccumulator:
         """Whether `message_start` came (an event before it starts a message too)."""
 
     def add(self, event: Any) -> None:
-        """Add one event (JSON data)."""
-        if event.__class__ is not dict:
-            return
+        """Add one event (JSON data: a dict; anything else is a `TypeError`)."""
+        if event.__class__ is not dict and not isinstance(cast(object, event), dict):
+            raise _not_json_event(self, event)
         kind = event.get("type")
         if kind == "message_start":
             if not self._started:
@@ -1002,7 +1082,7 @@ class _MessagesAccumulator:
         if kind not in _MESSAGES_ACCUMULATED:
             return  # ping, message_stop, an unknown event
         if self.message is None:
-            self.message = {"type": "message", "role": "assistant", "content": []}
+            self.message = _messages_empty()
         if kind == "content_block_start":
             block: Any = event.get("content_block")
             index: Any = event.get("index")
@@ -1141,11 +1221,12 @@ class _MessagesAccumulator:
                 if value is not None:
                     merged[key] = copy.deepcopy(value)
 
-    def snapshot(self) -> dict[str, Any] | None:
-        """The message so far, a copy: a tool's input whose block has not stopped is
-        read from its pieces so far (as JSON, or as text while it is no JSON yet)."""
+    def snapshot(self) -> dict[str, Any]:
+        """The message so far, a copy (an empty one before any event): a tool's input
+        whose block has not stopped is read from its pieces so far (as JSON, or as text
+        while it is no JSON yet)."""
         if self.message is None:
-            return None
+            return _messages_empty()
         message = copy.deepcopy(self.message)
         for index in self._pending:
             place = self._at.get(index)
@@ -1154,13 +1235,18 @@ class _MessagesAccumulator:
                 message["content"][place]["input"] = parsed
         return message
 
-    def result(self) -> dict[str, Any]:
-        """The message, once the stream has ended (a stream cut off gives what came):
-        the input of a tool whose block never stopped is read from its pieces."""
+    def end(self) -> None:
+        """Say that the stream has ended: the input of a tool whose block never stopped
+        is read from its pieces, as its block's stop would read it."""
         for index in list(self._pending):
             self._parse(index)
+
+    def result(self) -> dict[str, Any]:
+        """The message, once the stream has ended (it calls `end()`; a stream cut off
+        gives what came)."""
+        self.end()
         if self.message is None:
-            self.message = {"type": "message", "role": "assistant", "content": []}
+            self.message = _messages_empty()
         return self.message
 
     def summary(self) -> Summary:
@@ -1176,6 +1262,11 @@ class _MessagesAccumulator:
         return _summary_of_parts(
             _MessagesReader().read({"type": "message_start", "message": message})
         )
+
+
+def _messages_empty() -> dict[str, Any]:
+    """The message of a stream that said nothing yet."""
+    return {"type": "message", "role": "assistant", "content": []}
 
 
 _MESSAGES_ACCUMULATED = frozenset(
@@ -5551,40 +5642,50 @@ def _awrite_events(parts: AsyncIterable[Part]) -> AsyncIterator[bytes]:
     return _awrite_messages(parts)
 
 
-class MessageAccumulator:
+class MessageAccumulator(_EventAccumulator[MessageStreamEvent, Message]):
     """Adds the events of one Messages stream up to its final `Message`, as
     anthropic-sdk-python adds them (blocks by index, texts and signatures joined, a
     tool's input read from its pieces when its block stops), losing nothing: unknown
-    keys, blocks and events are kept. `summary()` is the same `Summary` a chat stream
-    gives, in chat's terms.
+    keys, blocks and events are kept.
+
+    `add(event)` takes each event as it arrives (anything but an event of this module is
+    a `TypeError`), `snapshot()` gives the message so far (an empty message before any
+    event), `end()` says that the stream has ended, `result()` gives the message once it
+    has (it calls `end()`; of a stream cut off, what came), and `summary()` the same
+    `Summary` a chat stream gives, in chat's terms: the methods of chat's accumulator,
+    with the same meanings.
     """
 
-    __slots__ = ("_adding",)
+    __slots__ = ()
+    _adds = _MessagesAccumulator
+    _protocol = "messages"
+    _takes = frozenset(
+        {
+            MessageStartEvent,
+            MessageDeltaEvent,
+            MessageStopEvent,
+            ContentBlockStartEvent,
+            ContentBlockDeltaEvent,
+            ContentBlockStopEvent,
+            PingEvent,
+            ErrorEvent,
+            OtherMessageStreamEvent,
+        }
+    )
+    _named = "MessageStreamEvent"
 
-    def __init__(self) -> None:
-        self._adding = _MessagesAccumulator()
+    def _json_of(self, event: MessageStreamEvent) -> Any:
+        return _event_data(event)
 
-    def add(self, event: MessageStreamEvent) -> None:
-        """Add the next event of the stream."""
-        self._adding.add(_event_data(event))
-
-    def snapshot(self) -> Message | None:
-        """The message so far (None before `message_start`)."""
-        data = self._adding.snapshot()
-        return None if data is None else _validate_value(Message, data, _UNION_TAGS)
-
-    def result(self) -> Message:
-        """The message, once the stream has ended (what came, of a stream cut off)."""
-        data = self._adding.result()
+    def _completion(self, data: dict[str, Any]) -> Message:
         return _validate_value(Message, data, _UNION_TAGS)
 
-    def summary(self) -> Summary:
-        """What the message says, in every protocol's terms (`Summary`)."""
-        return self._adding.summary()
-
-    def _said(self) -> tuple[str, Any]:
-        """The stream added up, as its protocol's JSON data (`assistant_message`)."""
-        return "messages", self._adding.result()
+    @property
+    def misplaced(self) -> list[Any]:
+        """The deltas of another type than their block's (a server's bug
+        anthropic-sdk-python drops), as JSON data, in order.
+        """
+        return cast("_MessagesAccumulator", self._adding).misplaced
 
 
 _REQUEST_DIALECTS: Final[tuple[_RequestDialect, ...]] = (

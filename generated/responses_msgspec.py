@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    b6c8a3dfe4cc
-# Digest: 7d4a74e3b21e1f66
+#   chunkspec code                    e81b35e6cf3a
+# Digest: 393d8cac49f97506
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 
@@ -46,7 +46,7 @@ from collections.abc import (
     Mapping,
 )
 from types import MappingProxyType
-from typing import Any, Final, Literal, NoReturn, TypeAlias, cast
+from typing import Any, ClassVar, Final, Literal, NoReturn, Protocol, TypeAlias, cast
 
 import msgspec
 from msgspec import UNSET
@@ -87,6 +87,7 @@ from .chunk_msgspec import (
     _Bytes,
     _check_depth,
     _Chunk,
+    _Completion,
     _copy_read,
     _cut,
     _cut_off_error,
@@ -122,6 +123,7 @@ from .chunk_msgspec import (
     _Row,
     _Shape,
     _str,
+    _StreamAccumulator,
     _summary_of_parts,
     _tagged,
     _to_request,
@@ -530,6 +532,15 @@ def _cut_off_part(protocol: str, event: Any) -> Part:
     return Part("error", 0, error["message"], event, error=error)
 
 
+def _not_json_event(accumulator: object, event: object) -> TypeError:
+    """The error of an accumulator of JSON data (`_MessagesAccumulator`,
+    `_ResponsesAccumulator`) given what is no JSON object."""
+    return TypeError(
+        f"{type(accumulator).__name__}.add takes an event as JSON data (a dict), "
+        f"not a {type(event).__name__}"
+    )
+
+
 def _items_of(value: Any) -> list[Any]:
     """A JSON array, or none."""
     return value if value.__class__ is list else []
@@ -539,6 +550,75 @@ def _count_of(data: dict[str, Any], key: str) -> int | None:
     """A count a JSON object holds under `key`, or None."""
     value: Any = data.get(key)
     return value if value.__class__ is int else None
+
+
+class _AddsUp(Protocol):
+    """A protocol's accumulator of events as JSON data (`_MessagesAccumulator`,
+    `_ResponsesAccumulator`): the contract of `_StreamAccumulator`, over dicts."""
+
+    def add(self, event: Any) -> None: ...
+
+    def snapshot(self) -> dict[str, Any]: ...
+
+    def end(self) -> None: ...
+
+    def result(self) -> dict[str, Any]: ...
+
+    def summary(self) -> Summary: ...
+
+
+class _EventAccumulator(_StreamAccumulator[_Chunk, _Completion]):
+    """What every `MessageAccumulator` and `ResponseAccumulator` does (see
+    `_StreamAccumulator`): each event, read as JSON data (`_json_of`), is added up by
+    the protocol's accumulator of JSON data (`_adds`), whose message or response is
+    read as the module's type (`_completion`)."""
+
+    __slots__ = ("_adding",)
+    _noun = "event"
+    _adds: ClassVar[type[_AddsUp]]
+    """The protocol's accumulator of JSON data."""
+    _protocol: ClassVar[str]
+    """The protocol's name, as `assistant_message` takes it: "messages"."""
+
+    def __init__(self) -> None:
+        self._adding = self._adds()
+
+    def add(self, chunk: _Chunk) -> None:
+        """Add the next event of the stream: an event of this module, as `loads` and
+        `iter_events` give. Anything else is a `TypeError` saying so."""
+        if chunk.__class__ not in self._takes:
+            self._check(chunk)
+        self._adding.add(self._json_of(chunk))
+
+    def snapshot(self) -> _Completion:
+        """What the events added so far make (an empty one before the first)."""
+        return self._completion(self._adding.snapshot())
+
+    def end(self) -> None:
+        """Say that the stream has ended: what was held back for the events that might
+        follow is final (a tool's input whose block never stopped is read from its
+        pieces). `result()` calls it."""
+        self._adding.end()
+
+    def result(self) -> _Completion:
+        """What the stream added up to, once it has ended (it calls `end()`); of a
+        stream cut off, what came."""
+        return self._completion(self._adding.result())
+
+    def summary(self) -> Summary:
+        """What the events added so far say, in every protocol's terms: the same
+        `Summary` a chat stream gives, in chat's terms. Valid mid-stream, as
+        `snapshot()` is."""
+        return self._adding.summary()
+
+    def _said(self) -> tuple[str, Any]:
+        return self._protocol, self._adding.result()
+
+    def _json_of(self, event: _Chunk) -> Any:
+        raise NotImplementedError
+
+    def _completion(self, data: dict[str, Any]) -> _Completion:
+        raise NotImplementedError
 
 
 _RESPONSES_TERMINAL: Final = frozenset(("response.completed", "response.incomplete"))
@@ -1206,6 +1286,11 @@ _RESPONSES_ARGUMENTS: Final = {
 """The events of a call's arguments, and the key of the item that holds them."""
 
 
+def _responses_empty() -> dict[str, Any]:
+    """The response of a stream that said nothing yet."""
+    return {"object": "response", "output": []}
+
+
 class _ResponsesAccumulator:
     """Adds the events of one Responses stream (JSON data) into its Response, as
     openai-python does: the lifecycle events (`created`, `in_progress`, ...) give the
@@ -1244,9 +1329,9 @@ class _ResponsesAccumulator:
         the item's `output_index` and the list (none: they are numbered 0, 1...)."""
 
     def add(self, event: Any) -> None:
-        """Add one event (JSON data)."""
-        if event.__class__ is not dict:
-            return
+        """Add one event (JSON data: a dict; anything else is a `TypeError`)."""
+        if event.__class__ is not dict and not isinstance(cast(object, event), dict):
+            raise _not_json_event(self, event)
         kind: Any = event.get("type")
         if kind.__class__ is not str:
             return
@@ -1289,13 +1374,21 @@ class _ResponsesAccumulator:
                 if notes.__class__ is list:
                     notes.append(copy.deepcopy(note))
 
-    def snapshot(self) -> dict[str, Any] | None:
-        """The response so far (None before any event)."""
-        return self.response
+    def snapshot(self) -> dict[str, Any]:
+        """The response so far, a copy (an empty one before any event)."""
+        if self.response is None:
+            return _responses_empty()
+        return copy.deepcopy(self.response)
+
+    def end(self) -> None:
+        """Say that the stream has ended: nothing changes, since nothing is held back
+        (each event is added as it comes). `result()` calls it."""
 
     def result(self) -> dict[str, Any]:
         """The response, as the final event said it (its output backfilled from the
-        stream's items when it is empty); what came, for a stream cut off before."""
+        stream's items when it is empty); what came, for a stream cut off before. It
+        calls `end()`."""
+        self.end()
         built = self._response()
         final = self._final
         if final is None:
@@ -1328,7 +1421,7 @@ class _ResponsesAccumulator:
 
     def _response(self) -> dict[str, Any]:
         if self.response is None:
-            self.response = {"object": "response", "output": []}
+            self.response = _responses_empty()
         return self.response
 
     def _lifecycle(self, kind: str, event: Any) -> None:
@@ -3583,7 +3676,8 @@ class ResponseInputText(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseInputText:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3663,7 +3757,8 @@ class ResponseInputImage(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseInputImage:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3753,7 +3848,8 @@ class ResponseInputFile(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseInputFile:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3843,7 +3939,8 @@ class AnnotationFileCitation(
 
     @classmethod
     def from_dict(cls, data: Any) -> AnnotationFileCitation:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -3941,7 +4038,8 @@ class AnnotationURLCitation(
 
     @classmethod
     def from_dict(cls, data: Any) -> AnnotationURLCitation:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4034,7 +4132,8 @@ class AnnotationContainerFileCitation(
 
     @classmethod
     def from_dict(cls, data: Any) -> AnnotationContainerFileCitation:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4122,7 +4221,8 @@ class AnnotationFilePath(
 
     @classmethod
     def from_dict(cls, data: Any) -> AnnotationFilePath:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4194,7 +4294,8 @@ class OtherAnnotation(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherAnnotation:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4277,7 +4378,8 @@ class OutputTextTopLogprob(
 
     @classmethod
     def from_dict(cls, data: Any) -> OutputTextTopLogprob:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4345,7 +4447,8 @@ class OutputTextLogprob(
 
     @classmethod
     def from_dict(cls, data: Any) -> OutputTextLogprob:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4441,7 +4544,8 @@ class ResponseOutputText(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseOutputText:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4522,7 +4626,8 @@ class ResponseOutputRefusal(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseOutputRefusal:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4596,7 +4701,8 @@ class OtherResponseInputContent(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherResponseInputContent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4722,7 +4828,8 @@ class EasyInputMessage(
 
     @classmethod
     def from_dict(cls, data: Any) -> EasyInputMessage:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         read: type[_EasyInputMessageRead] = _EasyInputMessageRead
         if type(data) is dict and "type" not in data:
             read = _EasyInputMessageUntagged  # written back without the key
@@ -4813,7 +4920,8 @@ class DirectCaller(
 
     @classmethod
     def from_dict(cls, data: Any) -> DirectCaller:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4881,7 +4989,8 @@ class ProgramCaller(
 
     @classmethod
     def from_dict(cls, data: Any) -> ProgramCaller:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -4950,7 +5059,8 @@ class OtherToolCaller(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherToolCaller:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5044,7 +5154,8 @@ class ResponseFunctionToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFunctionToolCall:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5163,7 +5274,8 @@ class FunctionCallOutput(
 
     @classmethod
     def from_dict(cls, data: Any) -> FunctionCallOutput:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5246,7 +5358,8 @@ class ReasoningSummaryPart(
 
     @classmethod
     def from_dict(cls, data: Any) -> ReasoningSummaryPart:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5318,7 +5431,8 @@ class ReasoningTextPart(
 
     @classmethod
     def from_dict(cls, data: Any) -> ReasoningTextPart:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5399,7 +5513,8 @@ class ResponseReasoningItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningItem:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5511,7 +5626,8 @@ class ResponseCustomToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCustomToolCall:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5624,7 +5740,8 @@ class ResponseCustomToolCallOutput(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCustomToolCallOutput:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5713,7 +5830,8 @@ class ItemReference(
 
     @classmethod
     def from_dict(cls, data: Any) -> ItemReference:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5782,7 +5900,8 @@ class OtherResponseInputItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherResponseInputItem:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5903,7 +6022,8 @@ class FunctionTool(
 
     @classmethod
     def from_dict(cls, data: Any) -> FunctionTool:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -5995,7 +6115,8 @@ class OtherResponseTool(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherResponseTool:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6076,7 +6197,8 @@ class ResponseToolChoice(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseToolChoice:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6155,7 +6277,8 @@ class Reasoning(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @classmethod
     def from_dict(cls, data: Any) -> Reasoning:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6217,7 +6340,8 @@ class ResponseStreamOptions(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseStreamOptions:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6271,7 +6395,8 @@ class Conversation(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
 
     @classmethod
     def from_dict(cls, data: Any) -> Conversation:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6329,7 +6454,8 @@ class ResponseTextConfig(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseTextConfig:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6394,7 +6520,8 @@ class ResponsePrompt(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponsePrompt:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6456,7 +6583,8 @@ class ContextManagement(
 
     @classmethod
     def from_dict(cls, data: Any) -> ContextManagement:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6610,7 +6738,8 @@ class ResponseCreateRequest(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCreateRequest:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6793,7 +6922,8 @@ class ResponseError(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseError:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6859,7 +6989,8 @@ class IncompleteDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> IncompleteDetails:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -6926,7 +7057,8 @@ class OtherResponseOutputMessageContent(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherResponseOutputMessageContent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7038,7 +7170,8 @@ class ResponseOutputMessage(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseOutputMessage:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7119,7 +7252,8 @@ class FileSearchResult(
 
     @classmethod
     def from_dict(cls, data: Any) -> FileSearchResult:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7211,7 +7345,8 @@ class ResponseFileSearchToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFileSearchToolCall:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7314,7 +7449,8 @@ class ResponseFunctionToolCallOutputItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFunctionToolCallOutputItem:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7435,7 +7571,8 @@ class ResponseFunctionWebSearch(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFunctionWebSearch:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7534,7 +7671,8 @@ class ResponseComputerToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseComputerToolCall:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7635,7 +7773,8 @@ class ResponseComputerToolCallOutputItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseComputerToolCallOutputItem:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7730,7 +7869,8 @@ class Program(
 
     @classmethod
     def from_dict(cls, data: Any) -> Program:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7810,7 +7950,8 @@ class ProgramOutput(
 
     @classmethod
     def from_dict(cls, data: Any) -> ProgramOutput:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7900,7 +8041,8 @@ class ResponseToolSearchCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseToolSearchCall:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -7999,7 +8141,8 @@ class ResponseToolSearchOutputItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseToolSearchOutputItem:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8092,7 +8235,8 @@ class AdditionalTools(
 
     @classmethod
     def from_dict(cls, data: Any) -> AdditionalTools:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8173,7 +8317,8 @@ class ResponseCompactionItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCompactionItem:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8279,7 +8424,8 @@ class ImageGenerationCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ImageGenerationCall:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8396,7 +8542,8 @@ class ResponseCodeInterpreterToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCodeInterpreterToolCall:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8488,7 +8635,8 @@ class LocalShellCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> LocalShellCall:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8573,7 +8721,8 @@ class LocalShellCallOutput(
 
     @classmethod
     def from_dict(cls, data: Any) -> LocalShellCallOutput:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8665,7 +8814,8 @@ class ResponseFunctionShellToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFunctionShellToolCall:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8769,7 +8919,8 @@ class ResponseFunctionShellToolCallOutput(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFunctionShellToolCallOutput:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8873,7 +9024,8 @@ class ResponseApplyPatchToolCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseApplyPatchToolCall:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -8974,7 +9126,8 @@ class ResponseApplyPatchToolCallOutput(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseApplyPatchToolCallOutput:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9080,7 +9233,8 @@ class McpCall(
 
     @classmethod
     def from_dict(cls, data: Any) -> McpCall:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9172,7 +9326,8 @@ class McpListTools(
 
     @classmethod
     def from_dict(cls, data: Any) -> McpListTools:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9258,7 +9413,8 @@ class McpApprovalRequest(
 
     @classmethod
     def from_dict(cls, data: Any) -> McpApprovalRequest:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9344,7 +9500,8 @@ class McpApprovalResponse(
 
     @classmethod
     def from_dict(cls, data: Any) -> McpApprovalResponse:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9437,7 +9594,8 @@ class ResponseCustomToolCallOutputItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCustomToolCallOutputItem:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9526,7 +9684,8 @@ class OtherResponseOutputItem(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherResponseOutputItem:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9667,7 +9826,8 @@ class ToolUsageImageGenInputTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolUsageImageGenInputTokensDetails:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9730,7 +9890,8 @@ class ToolUsageImageGenCachedTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolUsageImageGenCachedTokensDetails:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9793,7 +9954,8 @@ class ToolUsageImageGenOutputTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolUsageImageGenOutputTokensDetails:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9866,7 +10028,8 @@ class ToolUsageImageGen(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolUsageImageGen:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -9958,7 +10121,8 @@ class ToolUsageWebSearch(
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolUsageWebSearch:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10014,7 +10178,8 @@ class ToolUsage(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @classmethod
     def from_dict(cls, data: Any) -> ToolUsage:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10073,7 +10238,8 @@ class CacheWriteTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> CacheWriteTokensDetails:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10150,7 +10316,8 @@ class InputTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> InputTokensDetails:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10240,7 +10407,8 @@ class OutputTokensDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> OutputTokensDetails:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10313,7 +10481,8 @@ class OpenRouterCostDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> OpenRouterCostDetails:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10381,7 +10550,8 @@ class XaiContextDetails(
 
     @classmethod
     def from_dict(cls, data: Any) -> XaiContextDetails:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10497,7 +10667,8 @@ class ResponseUsage(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseUsage:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10616,7 +10787,8 @@ class AzureContentFilter(
 
     @classmethod
     def from_dict(cls, data: Any) -> AzureContentFilter:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -10859,7 +11031,8 @@ class Response(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fals
 
     @classmethod
     def from_dict(cls, data: Any) -> Response:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11082,7 +11255,8 @@ class ResponseAudioDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseAudioDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11164,7 +11338,8 @@ class ResponseAudioDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseAudioDoneEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11246,7 +11421,8 @@ class ResponseAudioTranscriptDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseAudioTranscriptDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11328,7 +11504,8 @@ class ResponseAudioTranscriptDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseAudioTranscriptDoneEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11416,7 +11593,8 @@ class ResponseCodeInterpreterCallCodeDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCodeInterpreterCallCodeDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11512,7 +11690,8 @@ class ResponseCodeInterpreterCallCodeDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCodeInterpreterCallCodeDoneEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11605,7 +11784,8 @@ class ResponseCodeInterpreterCallCompletedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCodeInterpreterCallCompletedEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11695,7 +11875,8 @@ class ResponseCodeInterpreterCallInProgressEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCodeInterpreterCallInProgressEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11787,7 +11968,8 @@ class ResponseCodeInterpreterCallInterpretingEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCodeInterpreterCallInterpretingEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11877,7 +12059,8 @@ class ResponseCompactionCompactingEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCompactionCompactingEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -11955,7 +12138,8 @@ class CopilotTokenDetail(
 
     @classmethod
     def from_dict(cls, data: Any) -> CopilotTokenDetail:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12023,7 +12207,8 @@ class CopilotUsage(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
 
     @classmethod
     def from_dict(cls, data: Any) -> CopilotUsage:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12108,7 +12293,8 @@ class LlamaCppTimings(
 
     @classmethod
     def from_dict(cls, data: Any) -> LlamaCppTimings:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12220,7 +12406,8 @@ class ResponseCompletedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCompletedEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12303,7 +12490,8 @@ class OtherResponseContentPart(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherResponseContentPart:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12413,7 +12601,8 @@ class ResponseContentPartAddedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseContentPartAddedEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12516,7 +12705,8 @@ class ResponseContentPartDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseContentPartDoneEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12606,7 +12796,8 @@ class ResponseCreatedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCreatedEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12676,7 +12867,8 @@ class ResponseErrorEventError(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseErrorEventError:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12770,7 +12962,8 @@ class ResponseErrorEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseErrorEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12859,7 +13052,8 @@ class ResponseFileSearchCallCompletedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFileSearchCallCompletedEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -12945,7 +13139,8 @@ class ResponseFileSearchCallInProgressEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFileSearchCallInProgressEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13031,7 +13226,8 @@ class ResponseFileSearchCallSearchingEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFileSearchCallSearchingEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13125,7 +13321,8 @@ class ResponseFunctionCallArgumentsDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFunctionCallArgumentsDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13221,7 +13418,8 @@ class ResponseFunctionCallArgumentsDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFunctionCallArgumentsDoneEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13314,7 +13512,8 @@ class ResponseShellCallCommandAddedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseShellCallCommandAddedEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13409,7 +13608,8 @@ class ResponseShellCallCommandDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseShellCallCommandDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13503,7 +13703,8 @@ class ResponseShellCallCommandDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseShellCallCommandDoneEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13575,7 +13776,8 @@ class ShellCallOutputContentDelta(
 
     @classmethod
     def from_dict(cls, data: Any) -> ShellCallOutputContentDelta:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13659,7 +13861,8 @@ class ResponseShellCallOutputContentDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseShellCallOutputContentDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13757,7 +13960,8 @@ class ResponseShellCallOutputContentDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseShellCallOutputContentDoneEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13842,7 +14046,8 @@ class LlamaCppPromptProgress(
 
     @classmethod
     def from_dict(cls, data: Any) -> LlamaCppPromptProgress:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -13930,7 +14135,8 @@ class ResponseInProgressEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseInProgressEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14016,7 +14222,8 @@ class ResponseFailedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseFailedEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14097,7 +14304,8 @@ class ResponseIncompleteEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseIncompleteEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14212,7 +14420,8 @@ class ResponseOutputItemAddedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseOutputItemAddedEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14330,7 +14539,8 @@ class ResponseOutputItemDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseOutputItemDoneEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14420,7 +14630,8 @@ class ResponseReasoningSummaryPartAddedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningSummaryPartAddedEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14520,7 +14731,8 @@ class ResponseReasoningSummaryPartDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningSummaryPartDoneEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14623,7 +14835,8 @@ class ResponseReasoningSummaryTextDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningSummaryTextDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14724,7 +14937,8 @@ class ResponseReasoningSummaryTextDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningSummaryTextDoneEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14824,7 +15038,8 @@ class ResponseReasoningTextDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningTextDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -14923,7 +15138,8 @@ class ResponseReasoningTextDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningTextDoneEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15023,7 +15239,8 @@ class ResponseRefusalDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseRefusalDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15122,7 +15339,8 @@ class ResponseRefusalDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseRefusalDoneEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15197,7 +15415,8 @@ class TextTopLogprob(
 
     @classmethod
     def from_dict(cls, data: Any) -> TextTopLogprob:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15260,7 +15479,8 @@ class TextLogprob(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=F
 
     @classmethod
     def from_dict(cls, data: Any) -> TextLogprob:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15361,7 +15581,8 @@ class ResponseTextDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseTextDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15472,7 +15693,8 @@ class ResponseTextDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseTextDoneEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15571,7 +15793,8 @@ class ResponseWebSearchCallCompletedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseWebSearchCallCompletedEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15657,7 +15880,8 @@ class ResponseWebSearchCallInProgressEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseWebSearchCallInProgressEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15743,7 +15967,8 @@ class ResponseWebSearchCallSearchingEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseWebSearchCallSearchingEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15831,7 +16056,8 @@ class ResponseImageGenCallCompletedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseImageGenCallCompletedEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -15919,7 +16145,8 @@ class ResponseImageGenCallGeneratingEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseImageGenCallGeneratingEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16005,7 +16232,8 @@ class ResponseImageGenCallInProgressEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseImageGenCallInProgressEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16105,7 +16333,8 @@ class ResponseImageGenCallPartialImageEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseImageGenCallPartialImageEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16219,7 +16448,8 @@ class ResponseMcpCallArgumentsDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpCallArgumentsDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16313,7 +16543,8 @@ class ResponseMcpCallArgumentsDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpCallArgumentsDoneEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16402,7 +16633,8 @@ class ResponseMcpCallCompletedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpCallCompletedEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16488,7 +16720,8 @@ class ResponseMcpCallFailedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpCallFailedEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16574,7 +16807,8 @@ class ResponseMcpCallInProgressEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpCallInProgressEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16660,7 +16894,8 @@ class ResponseMcpListToolsCompletedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpListToolsCompletedEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16746,7 +16981,8 @@ class ResponseMcpListToolsFailedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpListToolsFailedEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16834,7 +17070,8 @@ class ResponseMcpListToolsInProgressEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseMcpListToolsInProgressEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -16934,7 +17171,8 @@ class ResponseOutputTextAnnotationAddedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseOutputTextAnnotationAddedEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -17029,7 +17267,8 @@ class ResponseQueuedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseQueuedEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -17120,7 +17359,8 @@ class ResponseCustomToolCallInputDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCustomToolCallInputDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -17214,7 +17454,8 @@ class ResponseCustomToolCallInputDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseCustomToolCallInputDoneEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -17310,7 +17551,8 @@ class ResponseApplyPatchCallOperationDiffDeltaEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseApplyPatchCallOperationDiffDeltaEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -17407,7 +17649,8 @@ class ResponseApplyPatchCallOperationDiffDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseApplyPatchCallOperationDiffDoneEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -17504,7 +17747,8 @@ class ResponseReasoningPartAddedEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningPartAddedEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -17600,7 +17844,8 @@ class ResponseReasoningPartDoneEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> ResponseReasoningPartDoneEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -17684,7 +17929,8 @@ class OtherResponseStreamEvent(
 
     @classmethod
     def from_dict(cls, data: Any) -> OtherResponseStreamEvent:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -18269,33 +18515,99 @@ def _awrite_events(
     return _awrite_responses(parts, tool_names)
 
 
-class ResponseAccumulator:
+class ResponseAccumulator(_EventAccumulator[ResponseStreamEvent, Response]):
     """Adds the events of one Responses stream up to its final `Response`, as
     openai-python's `ResponseStreamState` adds them (items by `output_index`, deltas
     appended to the part they address, `*.done` events authoritative, the final event's
     response the result unless its output is empty), losing nothing, and tolerant where
     openai-python raises: what changed between `added` and `done` (an item's id or
-    `call_id`, the response's id) is kept in `drift`. `summary()` is the same `Summary`
-    a chat stream gives, in chat's terms.
+    `call_id`, the response's id) is kept in `drift`.
+
+    `add(event)` takes each event as it arrives (anything but an event of this module is
+    a `TypeError`), `snapshot()` gives the response so far (an empty response before any
+    event), `end()` says that the stream has ended, `result()` gives the response once
+    it has (it calls `end()`; of a stream cut off, what came), and `summary()` the same
+    `Summary` a chat stream gives, in chat's terms: the methods of chat's accumulator,
+    with the same meanings.
     """
 
-    __slots__ = ("_adding",)
+    __slots__ = ()
+    _adds = _ResponsesAccumulator
+    _protocol = "responses"
+    _takes = frozenset(
+        {
+            ResponseAudioDeltaEvent,
+            ResponseAudioDoneEvent,
+            ResponseAudioTranscriptDeltaEvent,
+            ResponseAudioTranscriptDoneEvent,
+            ResponseCodeInterpreterCallCodeDeltaEvent,
+            ResponseCodeInterpreterCallCodeDoneEvent,
+            ResponseCodeInterpreterCallCompletedEvent,
+            ResponseCodeInterpreterCallInProgressEvent,
+            ResponseCodeInterpreterCallInterpretingEvent,
+            ResponseCompactionCompactingEvent,
+            ResponseCompletedEvent,
+            ResponseContentPartAddedEvent,
+            ResponseContentPartDoneEvent,
+            ResponseCreatedEvent,
+            ResponseErrorEvent,
+            ResponseFileSearchCallCompletedEvent,
+            ResponseFileSearchCallInProgressEvent,
+            ResponseFileSearchCallSearchingEvent,
+            ResponseFunctionCallArgumentsDeltaEvent,
+            ResponseFunctionCallArgumentsDoneEvent,
+            ResponseShellCallCommandAddedEvent,
+            ResponseShellCallCommandDeltaEvent,
+            ResponseShellCallCommandDoneEvent,
+            ResponseShellCallOutputContentDeltaEvent,
+            ResponseShellCallOutputContentDoneEvent,
+            ResponseInProgressEvent,
+            ResponseFailedEvent,
+            ResponseIncompleteEvent,
+            ResponseOutputItemAddedEvent,
+            ResponseOutputItemDoneEvent,
+            ResponseReasoningSummaryPartAddedEvent,
+            ResponseReasoningSummaryPartDoneEvent,
+            ResponseReasoningSummaryTextDeltaEvent,
+            ResponseReasoningSummaryTextDoneEvent,
+            ResponseReasoningTextDeltaEvent,
+            ResponseReasoningTextDoneEvent,
+            ResponseRefusalDeltaEvent,
+            ResponseRefusalDoneEvent,
+            ResponseTextDeltaEvent,
+            ResponseTextDoneEvent,
+            ResponseWebSearchCallCompletedEvent,
+            ResponseWebSearchCallInProgressEvent,
+            ResponseWebSearchCallSearchingEvent,
+            ResponseImageGenCallCompletedEvent,
+            ResponseImageGenCallGeneratingEvent,
+            ResponseImageGenCallInProgressEvent,
+            ResponseImageGenCallPartialImageEvent,
+            ResponseMcpCallArgumentsDeltaEvent,
+            ResponseMcpCallArgumentsDoneEvent,
+            ResponseMcpCallCompletedEvent,
+            ResponseMcpCallFailedEvent,
+            ResponseMcpCallInProgressEvent,
+            ResponseMcpListToolsCompletedEvent,
+            ResponseMcpListToolsFailedEvent,
+            ResponseMcpListToolsInProgressEvent,
+            ResponseOutputTextAnnotationAddedEvent,
+            ResponseQueuedEvent,
+            ResponseCustomToolCallInputDeltaEvent,
+            ResponseCustomToolCallInputDoneEvent,
+            ResponseApplyPatchCallOperationDiffDeltaEvent,
+            ResponseApplyPatchCallOperationDiffDoneEvent,
+            ResponseReasoningPartAddedEvent,
+            ResponseReasoningPartDoneEvent,
+            OtherResponseStreamEvent,
+        }
+    )
+    _named = "ResponseStreamEvent"
 
-    def __init__(self) -> None:
-        self._adding = _ResponsesAccumulator()
+    def _json_of(self, event: ResponseStreamEvent) -> Any:
+        return _event_data(event)
 
-    def add(self, event: ResponseStreamEvent) -> None:
-        """Add the next event of the stream."""
-        self._adding.add(_event_data(event))
-
-    def snapshot(self) -> Response | None:
-        """The response so far (None before the first event)."""
-        data = self._adding.snapshot()
-        return None if data is None else Response.from_dict(data)
-
-    def result(self) -> Response:
-        """The response, once the stream has ended (what came, of a stream cut off)."""
-        data = self._adding.result()
+    def _completion(self, data: dict[str, Any]) -> Response:
         return Response.from_dict(data)
 
     @property
@@ -18304,15 +18616,7 @@ class ResponseAccumulator:
         after)` for an item's id or `call_id` between `added`, `done` and the final
         response, and for the response's id, in order.
         """
-        return self._adding.drift
-
-    def summary(self) -> Summary:
-        """What the response says, in every protocol's terms (`Summary`)."""
-        return self._adding.summary()
-
-    def _said(self) -> tuple[str, Any]:
-        """The stream added up, as its protocol's JSON data (`assistant_message`)."""
-        return "responses", self._adding.result()
+        return cast("_ResponsesAccumulator", self._adding).drift
 
 
 def _tool_names(request: dict[str, Any]) -> dict[str, tuple[str, str]]:

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    26768744382b
-# Digest: 692cb972ec6fbba6
+#   chunkspec code                    d820b8ce059b
+# Digest: 28aa808fbbc7b05e
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 
@@ -44,7 +44,17 @@ from collections.abc import (
     Iterator,
     Mapping,
 )
-from typing import Any, Final, Literal, NoReturn, Required, TypeAlias, cast
+from typing import (
+    Any,
+    ClassVar,
+    Final,
+    Literal,
+    NoReturn,
+    Protocol,
+    Required,
+    TypeAlias,
+    cast,
+)
 
 from typing_extensions import TypedDict
 
@@ -77,6 +87,7 @@ from .chunk_typeddicts import (
     _Bytes,
     _checked,
     _Chunk,
+    _Completion,
     _cut,
     _cut_off_error,
     _data_of,
@@ -104,6 +115,7 @@ from .chunk_typeddicts import (
     _Row,
     _Shape,
     _str,
+    _StreamAccumulator,
     _summary_of_parts,
     _tagged,
     _to_request,
@@ -652,6 +664,15 @@ def _cut_off_part(protocol: str, event: Any) -> Part:
     return Part("error", 0, error["message"], event, error=error)
 
 
+def _not_json_event(accumulator: object, event: object) -> TypeError:
+    """The error of an accumulator of JSON data (`_MessagesAccumulator`,
+    `_ResponsesAccumulator`) given what is no JSON object."""
+    return TypeError(
+        f"{type(accumulator).__name__}.add takes an event as JSON data (a dict), "
+        f"not a {type(event).__name__}"
+    )
+
+
 def _items_of(value: Any) -> list[Any]:
     """A JSON array, or none."""
     return value if value.__class__ is list else []
@@ -661,6 +682,75 @@ def _count_of(data: dict[str, Any], key: str) -> int | None:
     """A count a JSON object holds under `key`, or None."""
     value: Any = data.get(key)
     return value if value.__class__ is int else None
+
+
+class _AddsUp(Protocol):
+    """A protocol's accumulator of events as JSON data (`_MessagesAccumulator`,
+    `_ResponsesAccumulator`): the contract of `_StreamAccumulator`, over dicts."""
+
+    def add(self, event: Any) -> None: ...
+
+    def snapshot(self) -> dict[str, Any]: ...
+
+    def end(self) -> None: ...
+
+    def result(self) -> dict[str, Any]: ...
+
+    def summary(self) -> Summary: ...
+
+
+class _EventAccumulator(_StreamAccumulator[_Chunk, _Completion]):
+    """What every `MessageAccumulator` and `ResponseAccumulator` does (see
+    `_StreamAccumulator`): each event, read as JSON data (`_json_of`), is added up by
+    the protocol's accumulator of JSON data (`_adds`), whose message or response is
+    read as the module's type (`_completion`)."""
+
+    __slots__ = ("_adding",)
+    _noun = "event"
+    _adds: ClassVar[type[_AddsUp]]
+    """The protocol's accumulator of JSON data."""
+    _protocol: ClassVar[str]
+    """The protocol's name, as `assistant_message` takes it: "messages"."""
+
+    def __init__(self) -> None:
+        self._adding = self._adds()
+
+    def add(self, chunk: _Chunk) -> None:
+        """Add the next event of the stream: an event of this module, as `loads` and
+        `iter_events` give. Anything else is a `TypeError` saying so."""
+        if chunk.__class__ not in self._takes:
+            self._check(chunk)
+        self._adding.add(self._json_of(chunk))
+
+    def snapshot(self) -> _Completion:
+        """What the events added so far make (an empty one before the first)."""
+        return self._completion(self._adding.snapshot())
+
+    def end(self) -> None:
+        """Say that the stream has ended: what was held back for the events that might
+        follow is final (a tool's input whose block never stopped is read from its
+        pieces). `result()` calls it."""
+        self._adding.end()
+
+    def result(self) -> _Completion:
+        """What the stream added up to, once it has ended (it calls `end()`); of a
+        stream cut off, what came."""
+        return self._completion(self._adding.result())
+
+    def summary(self) -> Summary:
+        """What the events added so far say, in every protocol's terms: the same
+        `Summary` a chat stream gives, in chat's terms. Valid mid-stream, as
+        `snapshot()` is."""
+        return self._adding.summary()
+
+    def _said(self) -> tuple[str, Any]:
+        return self._protocol, self._adding.result()
+
+    def _json_of(self, event: _Chunk) -> Any:
+        raise NotImplementedError
+
+    def _completion(self, data: dict[str, Any]) -> _Completion:
+        raise NotImplementedError
 
 
 _RESPONSES_TERMINAL: Final = frozenset(("response.completed", "response.incomplete"))
@@ -1328,6 +1418,11 @@ _RESPONSES_ARGUMENTS: Final = {
 """The events of a call's arguments, and the key of the item that holds them."""
 
 
+def _responses_empty() -> dict[str, Any]:
+    """The response of a stream that said nothing yet."""
+    return {"object": "response", "output": []}
+
+
 class _ResponsesAccumulator:
     """Adds the events of one Responses stream (JSON data) into its Response, as
     openai-python does: the lifecycle events (`created`, `in_progress`, ...) give the
@@ -1366,9 +1461,9 @@ class _ResponsesAccumulator:
         the item's `output_index` and the list (none: they are numbered 0, 1...)."""
 
     def add(self, event: Any) -> None:
-        """Add one event (JSON data)."""
-        if event.__class__ is not dict:
-            return
+        """Add one event (JSON data: a dict; anything else is a `TypeError`)."""
+        if event.__class__ is not dict and not isinstance(cast(object, event), dict):
+            raise _not_json_event(self, event)
         kind: Any = event.get("type")
         if kind.__class__ is not str:
             return
@@ -1411,13 +1506,21 @@ class _ResponsesAccumulator:
                 if notes.__class__ is list:
                     notes.append(copy.deepcopy(note))
 
-    def snapshot(self) -> dict[str, Any] | None:
-        """The response so far (None before any event)."""
-        return self.response
+    def snapshot(self) -> dict[str, Any]:
+        """The response so far, a copy (an empty one before any event)."""
+        if self.response is None:
+            return _responses_empty()
+        return copy.deepcopy(self.response)
+
+    def end(self) -> None:
+        """Say that the stream has ended: nothing changes, since nothing is held back
+        (each event is added as it comes). `result()` calls it."""
 
     def result(self) -> dict[str, Any]:
         """The response, as the final event said it (its output backfilled from the
-        stream's items when it is empty); what came, for a stream cut off before."""
+        stream's items when it is empty); what came, for a stream cut off before. It
+        calls `end()`."""
+        self.end()
         built = self._response()
         final = self._final
         if final is None:
@@ -1450,7 +1553,7 @@ class _ResponsesAccumulator:
 
     def _response(self) -> dict[str, Any]:
         if self.response is None:
-            self.response = {"object": "response", "output": []}
+            self.response = _responses_empty()
         return self.response
 
     def _lifecycle(self, kind: str, event: Any) -> None:
@@ -11167,33 +11270,32 @@ def _awrite_events(
     return _awrite_responses(parts, tool_names)
 
 
-class ResponseAccumulator:
+class ResponseAccumulator(_EventAccumulator[ResponseStreamEvent, Response]):
     """Adds the events of one Responses stream up to its final `Response`, as
     openai-python's `ResponseStreamState` adds them (items by `output_index`, deltas
     appended to the part they address, `*.done` events authoritative, the final event's
     response the result unless its output is empty), losing nothing, and tolerant where
     openai-python raises: what changed between `added` and `done` (an item's id or
-    `call_id`, the response's id) is kept in `drift`. `summary()` is the same `Summary`
-    a chat stream gives, in chat's terms.
+    `call_id`, the response's id) is kept in `drift`.
+
+    `add(event)` takes each event as it arrives (anything but an event of this module is
+    a `TypeError`), `snapshot()` gives the response so far (an empty response before any
+    event), `end()` says that the stream has ended, `result()` gives the response once
+    it has (it calls `end()`; of a stream cut off, what came), and `summary()` the same
+    `Summary` a chat stream gives, in chat's terms: the methods of chat's accumulator,
+    with the same meanings.
     """
 
-    __slots__ = ("_adding",)
+    __slots__ = ()
+    _adds = _ResponsesAccumulator
+    _protocol = "responses"
+    _takes = frozenset({dict})
+    _named = "dict"
 
-    def __init__(self) -> None:
-        self._adding = _ResponsesAccumulator()
+    def _json_of(self, event: ResponseStreamEvent) -> Any:
+        return _event_data(event)
 
-    def add(self, event: ResponseStreamEvent) -> None:
-        """Add the next event of the stream."""
-        self._adding.add(_event_data(event))
-
-    def snapshot(self) -> Response | None:
-        """The response so far (None before the first event)."""
-        data = self._adding.snapshot()
-        return None if data is None else validate_response(data)
-
-    def result(self) -> Response:
-        """The response, once the stream has ended (what came, of a stream cut off)."""
-        data = self._adding.result()
+    def _completion(self, data: dict[str, Any]) -> Response:
         return validate_response(data)
 
     @property
@@ -11202,15 +11304,7 @@ class ResponseAccumulator:
         after)` for an item's id or `call_id` between `added`, `done` and the final
         response, and for the response's id, in order.
         """
-        return self._adding.drift
-
-    def summary(self) -> Summary:
-        """What the response says, in every protocol's terms (`Summary`)."""
-        return self._adding.summary()
-
-    def _said(self) -> tuple[str, Any]:
-        """The stream added up, as its protocol's JSON data (`assistant_message`)."""
-        return "responses", self._adding.result()
+        return cast("_ResponsesAccumulator", self._adding).drift
 
 
 def _tool_names(request: dict[str, Any]) -> dict[str, tuple[str, str]]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..runtime.chat.events import _ChatEvents
-from ..runtime.errors import StreamDecodeError, ErrorReport
+from ..runtime.errors import ErrorReport, StreamDecodeError
 from ..runtime.sse import ChunkStream, StreamError
 
 SSE_FIELDS = ("data:", "event:", "id:", "retry:", ":")

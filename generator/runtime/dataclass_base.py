@@ -37,7 +37,8 @@ class _Object:
 
     @classmethod
     def from_dict(cls, data: Any) -> Self:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         shape = cls._fields
         if shape.report is not None:
             _reject_error_report(data, shape.report)

@@ -94,8 +94,8 @@ _READER: Final = json.JSONDecoder(
 
 
 def _json(data: str | bytes) -> Any:
-    """The JSON value of a payload; raises `StreamDecodeError` when it is not JSON, nests
-    deeper than `MAX_DEPTH`, or holds a number no float holds."""
+    """The JSON value of a payload; raises `StreamDecodeError` when it is not JSON,
+    nests deeper than `MAX_DEPTH`, or holds a number no float holds."""
     if len(data) > _SHALLOW:
         _check_depth(data)
     if _fast_loads is not None and len(data) <= _FAST_MOST:

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       031d27b8043b
-# Digest: 1c11ab539f36be63
+#   chunkspec code                       0e887aec315b
+# Digest: c64ccb128598888a
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_msgspec.py.
 

@@ -245,6 +245,16 @@ class Target:
         """An expression: the class every object of `model` is an instance of."""
         return model
 
+    def instance_classes(self, name: str) -> str:
+        """An expression: the set of the classes the objects of `name` (a model, or a
+        union the spec names: its members') are instances of."""
+        named = {u.name: u.union for u in self.spec.unions}
+        models = [name]
+        if name in named:
+            models = [o.name for o in named[name].options if isinstance(o, ModelRef)]
+        classes = dict.fromkeys(self.instance_class(m) for m in models)
+        return "frozenset({" + ", ".join(classes) + "})"
+
     def test_decoder(self, model: str) -> str:
         """The public decoder of a model's JSON data, in the generated tests (the module
         is imported as `target`)."""

@@ -30,10 +30,10 @@ class ChatLossWarning(UserWarning):
 
 class _ChatWriter(_EventWriter):
     """Writes the parts of one stream as chat chunks (`data: {...}` events; see
-    `_EventWriter`), each meaning where the dialect writes it: the answer in `content`, a refusal in
-    `refusal`, reasoning in the dialect's key (or in `content` between its tags),
-    signatures and opaque reasoning as OpenRouter's `reasoning_details` entries (the
-    one chat spelling that holds them), tool calls numbered from 0 in each choice,
+    `_EventWriter`), each meaning where the dialect writes it: the answer in `content`,
+    a refusal in `refusal`, reasoning in the dialect's key (or in `content` between its
+    tags), signatures and opaque reasoning as OpenRouter's `reasoning_details` entries
+    (the one chat spelling that holds them), tool calls numbered from 0 in each choice,
     cited sources as `annotations` (those of no choice on the first), each finish
     reason on its choice, and the last usage report in one chunk after the last
     choice's, where OpenAI writes it (a cost as `usage.cost` and the tools the server

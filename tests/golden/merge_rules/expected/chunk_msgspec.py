@@ -348,7 +348,8 @@ class Item(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     @classmethod
     def from_dict(cls, data: Any) -> Item:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -401,7 +402,8 @@ class Message(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False
 
     @classmethod
     def from_dict(cls, data: Any) -> Message:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -462,7 +464,8 @@ class Completion(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fa
 
     @classmethod
     def from_dict(cls, data: Any) -> Completion:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -531,7 +534,8 @@ class ItemDelta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=Fal
 
     @classmethod
     def from_dict(cls, data: Any) -> ItemDelta:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -584,7 +588,8 @@ class Delta(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     @classmethod
     def from_dict(cls, data: Any) -> Delta:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -647,7 +652,8 @@ class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     @classmethod
     def from_dict(cls, data: Any) -> Chunk:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
@@ -1076,6 +1082,9 @@ def _encoder(
     return encode, None if tags is None else end
 
 
+# (runtime section: parts._Completion)
+
+
 # (runtime section: parts.ToolCallSummary)
 
 
@@ -1155,6 +1164,9 @@ def _encoder(
 
 
 # (runtime section: parts._PartsOfChoice)
+
+
+# (runtime section: parts._StreamAccumulator)
 
 
 # (runtime section: spellings._Step)
@@ -1409,13 +1421,7 @@ def _encoder(
 # (runtime section: chat.reader._cut_off)
 
 
-# (runtime section: chat.accumulate._Completion)
-
-
 # (runtime section: chat.accumulate._Accumulator)
-
-
-# (runtime section: chat.accumulate._not_a_chunk)
 
 
 # (runtime section: chat.accumulate._Summarised)
@@ -1552,7 +1558,8 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
     _root = "Chunk"
     _summarised = _SUMMARISED
     _readings = _DATA_READINGS
-    _chunk_class = Chunk
+    _takes = frozenset({Chunk})
+    _named = "Chunk"
 
     def _json_of(self, chunk: Chunk) -> Mapping[str, Any]:
         return _chunk_json(chunk)

@@ -828,6 +828,9 @@ def _encoder(
     return encode, None if tags is None else end
 
 
+# (runtime section: parts._Completion)
+
+
 # (runtime section: parts.ToolCallSummary)
 
 
@@ -907,6 +910,9 @@ def _encoder(
 
 
 # (runtime section: parts._PartsOfChoice)
+
+
+# (runtime section: parts._StreamAccumulator)
 
 
 # (runtime section: spellings._Step)
@@ -1161,13 +1167,7 @@ def _encoder(
 # (runtime section: chat.reader._cut_off)
 
 
-# (runtime section: chat.accumulate._Completion)
-
-
 # (runtime section: chat.accumulate._Accumulator)
-
-
-# (runtime section: chat.accumulate._not_a_chunk)
 
 
 # (runtime section: chat.accumulate._Summarised)
@@ -1294,7 +1294,8 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
     _root = "Chunk"
     _summarised = _SUMMARISED
     _readings = _DATA_READINGS
-    _chunk_class = dict
+    _takes = frozenset({dict})
+    _named = "dict"
 
     def _json_of(self, chunk: Chunk) -> Mapping[str, Any]:
         return _chunk_json(chunk)

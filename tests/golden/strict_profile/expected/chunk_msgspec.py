@@ -318,7 +318,8 @@ class Chunk(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
 
     @classmethod
     def from_dict(cls, data: Any) -> Chunk:
-        """Decode a JSON object, checking every known key; raises `StreamDecodeError`."""
+        """Decode a JSON object, checking every known key; raises
+        `StreamDecodeError`."""
         try:
             # Not read from JSON by msgspec, it may hold what msgspec cannot write
             # (NaN, half of a surrogate pair): a `_Read` object, which dumps writes key
