@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       d15d7be2995b
-# Digest: 4eb4010540b0ee60
+#   chunkspec code                       5b57ec66434f
+# Digest: 56dbb79b64202ee8
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as TypedDicts over plain JSON data.
 
@@ -115,6 +115,7 @@ __all__ = [
     "AzureSeverity",
     "AzureSeverityResult",
     "ChatCompletion",
+    "ChatCompletionAccumulator",
     "ChatCompletionAllowedToolsParam",
     "ChatCompletionAssistantAudioParam",
     "ChatCompletionAudio",
@@ -8321,7 +8322,7 @@ def iter_parts(
     reports, read from whichever field the backend spelled them in (docs/meanings.md).
     `source` is what `iter_chunks` reads, or a stream it made (whose `skipped` and
     `done` then tell the rest); the options are those of `iter_chunks`, and
-    `think_tags` that of `ChunkAccumulator`. A stream of another `protocol` is read by
+    `think_tags` that of `ChatCompletionAccumulator`. A stream of another `protocol` is read by
     its module (docs/protocols.md)."""
     if protocol != "chat":
         parts: Iterator[Part] = _protocol(protocol).iter_parts(
@@ -8406,7 +8407,7 @@ def iter_sse(
 
     `dialect` writes each meaning where that dialect does (docs/meanings.md), one of
     `'reasoning_content'`, `'reasoning'`, `'think_tags'`. `think_tags` reads
-    reasoning inline in the chunks' text, as `ChunkAccumulator` does, so that a
+    reasoning inline in the chunks' text, as `ChatCompletionAccumulator` does, so that a
     `<think>` stream can be re-spelled."""
     return _write_sse(chunks, *_encoder(dialect, think_tags))
 
@@ -12596,7 +12597,7 @@ _DIALECTS: Final[tuple[_Dialect, ...]] = (
 """Where each dialect writes reasoning (the spec's `dialects:`)."""
 
 
-class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
+class ChatCompletionAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
     """Adds up the chunks of one stream into the `ChatCompletion` they make.
 
     `add(chunk)` merges a chunk as it arrives, at a cost in proportion to the chunk;
@@ -12626,6 +12627,10 @@ class ChunkAccumulator(_Accumulator[ChatCompletionChunk, ChatCompletion]):
 
     def _completion(self, data: dict[str, Any]) -> ChatCompletion:
         return validate_chat_completion(data)
+
+
+ChunkAccumulator = ChatCompletionAccumulator
+"""`ChatCompletionAccumulator`'s first name, kept: the same class."""
 
 
 class RequestLossWarning(UserWarning):

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   643f938f430c
-# Digest: c7c69f0ef2d855a2
+#   chunkspec code                   f8e5ff7585e0
+# Digest: 0d3aff323276069b
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 

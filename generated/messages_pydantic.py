@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   fe64af349b96
-# Digest: 76e6a185f4d0c99d
+#   chunkspec code                   8528a55c5103
+# Digest: 53967732a4c6eb79
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    4411d23ce9a5
-# Digest: 51fe093329a7202a
+#   chunkspec code                    bb6a02afd4de
+# Digest: a66458bdb903a142
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as standard-library dataclasses.
 

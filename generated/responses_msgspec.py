@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    e81b35e6cf3a
-# Digest: 393d8cac49f97506
+#   chunkspec code                    d72a140c0295
+# Digest: 8e4df3694d6c0176
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as msgspec Structs.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    ae1e4d6744c6
-# Digest: 5edc7ce7c227ec60
+#   chunkspec code                    e59f6b373809
+# Digest: 1c7a4c9abea5ec2a
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as pydantic v2 models.
 

@@ -10,8 +10,8 @@
 #   spec/vendors/vllm.yaml            2940fd3c81bb
 #   spec/vendors/xai.yaml             07aa282af066
 #   spec as built                     cd89ba7f3319
-#   chunkspec code                    d820b8ce059b
-# Digest: 28aa808fbbc7b05e
+#   chunkspec code                    4336538da49c
+# Digest: 0dbef6cdc795767d
 # Regenerate with: make generate
 """Models of OpenAI's streamed Responses events as TypedDicts over plain JSON data.
 

@@ -289,7 +289,8 @@ class Target:
             names += ["iter_events", "aiter_events", "write_parts", "awrite_parts"]
             names += ["ChatLossWarning"]
         if self.spec.completion is not None:
-            names += ["ChunkAccumulator", "loads_completion", "iter_parts", "aiter_parts"]
+            names += ["ChatCompletionAccumulator", "ChunkAccumulator", "loads_completion"]
+            names += ["iter_parts", "aiter_parts"]
             names += ["to_dialect"]
             names += ["Summary", "ChoiceSummary", "UsageSummary", "ToolCallSummary"]
             names += ["Citation", "ReasoningItem", "Part", "ToolCallPart", "ServerToolSummary"]

@@ -69,6 +69,7 @@ __all__ = [
     "SSE_DONE",
     "SSE_KEEP_ALIVE",
     "AsyncChunkStream",
+    "ChatCompletionAccumulator",
     "ChoiceSummary",
     "Chunk",
     "ChunkAccumulator",
@@ -702,7 +703,7 @@ def iter_parts(
     reports, read from whichever field the backend spelled them in (docs/meanings.md).
     `source` is what `iter_chunks` reads, or a stream it made (whose `skipped` and
     `done` then tell the rest); the options are those of `iter_chunks`, and
-    `think_tags` that of `ChunkAccumulator`."""
+    `think_tags` that of `ChatCompletionAccumulator`."""
     tags = _checked_tags(think_tags)
     if isinstance(source, ChunkStream):  # a stream of chunks, not of pieces
         chunks = cast("ChunkStream[Chunk]", source)
@@ -775,7 +776,7 @@ def iter_sse(
 
     `dialect` writes each meaning where that dialect does (docs/meanings.md), one of
     none. `think_tags` reads
-    reasoning inline in the chunks' text, as `ChunkAccumulator` does, so that a
+    reasoning inline in the chunks' text, as `ChatCompletionAccumulator` does, so that a
     `<think>` stream can be re-spelled."""
     return _write_sse(chunks, *_encoder(dialect, think_tags))
 
@@ -1272,7 +1273,7 @@ _DIALECTS: Final[tuple[_Dialect, ...]] = ()
 """Where each dialect writes reasoning (the spec's `dialects:`)."""
 
 
-class ChunkAccumulator(_Accumulator[Chunk, Completion]):
+class ChatCompletionAccumulator(_Accumulator[Chunk, Completion]):
     """Adds up the chunks of one stream into the `Completion` they make.
 
     `add(chunk)` merges a chunk as it arrives, at a cost in proportion to the chunk;
@@ -1302,6 +1303,10 @@ class ChunkAccumulator(_Accumulator[Chunk, Completion]):
 
     def _completion(self, data: dict[str, Any]) -> Completion:
         return validate_completion(data)
+
+
+ChunkAccumulator = ChatCompletionAccumulator
+"""`ChatCompletionAccumulator`'s first name, kept: the same class."""
 
 
 # (runtime section: requests.vocabulary.RequestLossWarning)
