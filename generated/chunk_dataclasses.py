@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       48cec47946d4
-# Digest: 35a558adb4781ae6
+#   chunkspec code                       a27a32b42687
+# Digest: 979297e4e5b16510
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as standard-library dataclasses.
 
@@ -9124,8 +9124,8 @@ def iter_parts(
     reports, read from whichever field the backend spelled them in (docs/meanings.md).
     `source` is what `iter_chunks` reads, or a stream it made (whose `skipped` and
     `done` then tell the rest); the options are those of `iter_chunks`, and
-    `think_tags` that of `ChatCompletionAccumulator`. A stream of another `protocol` is read by
-    its module (docs/protocols.md)."""
+    `think_tags` that of `ChatCompletionAccumulator`. A stream of
+    another `protocol` is read by its module (docs/protocols.md)."""
     if protocol != "chat":
         parts: Iterator[Part] = _protocol(protocol).iter_parts(
             source, on_error=on_error, max_event_size=max_event_size
@@ -9255,8 +9255,8 @@ def iter_sse(
 
     `dialect` writes each meaning where that dialect does (docs/meanings.md), one of
     `'reasoning_content'`, `'reasoning'`, `'think_tags'`. `think_tags` reads
-    reasoning inline in the chunks' text, as `ChatCompletionAccumulator` does, so that a
-    `<think>` stream can be re-spelled."""
+    reasoning inline in the chunks' text, as `ChatCompletionAccumulator` does, so that
+    a `<think>` stream can be re-spelled."""
     return _write_sse(chunks, *_encoder(dialect, think_tags))
 
 

@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       0332cda55921
-# Digest: 0ad317d5d50737b2
+#   chunkspec code                       f11e322c0cc0
+# Digest: f209b02385e33746
 # Regenerate with: make generate
 """Models of the streamed chat-completion chunk as pydantic v2 models.
 
@@ -5738,8 +5738,8 @@ def iter_parts(
     reports, read from whichever field the backend spelled them in (docs/meanings.md).
     `source` is what `iter_chunks` reads, or a stream it made (whose `skipped` and
     `done` then tell the rest); the options are those of `iter_chunks`, and
-    `think_tags` that of `ChatCompletionAccumulator`. A stream of another `protocol` is read by
-    its module (docs/protocols.md)."""
+    `think_tags` that of `ChatCompletionAccumulator`. A stream of
+    another `protocol` is read by its module (docs/protocols.md)."""
     if protocol != "chat":
         parts: Iterator[Part] = _protocol(protocol).iter_parts(
             source, on_error=on_error, max_event_size=max_event_size
@@ -5869,8 +5869,8 @@ def iter_sse(
 
     `dialect` writes each meaning where that dialect does (docs/meanings.md), one of
     `'reasoning_content'`, `'reasoning'`, `'think_tags'`. `think_tags` reads
-    reasoning inline in the chunks' text, as `ChatCompletionAccumulator` does, so that a
-    `<think>` stream can be re-spelled."""
+    reasoning inline in the chunks' text, as `ChatCompletionAccumulator` does, so that
+    a `<think>` stream can be re-spelled."""
     return _write_sse(chunks, *_encoder(dialect, think_tags))
 
 

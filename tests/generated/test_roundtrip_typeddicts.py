@@ -31,8 +31,8 @@
 #   spec/vendors/xai.yaml                07aa282af066
 #   spec/vendors/zai.yaml                84d2818c2e51
 #   spec as built                        041c41546e48
-#   chunkspec code                       b1d7c25fc884
-# Digest: 841e3f1083cb73c5
+#   chunkspec code                       40b25fc93a4d
+# Digest: 215c8d717cfcbcd4
 # Regenerate with: make generate
 """Round-trip tests of generated/chunk_typeddicts.py.
 

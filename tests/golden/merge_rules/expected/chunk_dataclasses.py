@@ -844,8 +844,8 @@ def iter_sse(
 
     `dialect` writes each meaning where that dialect does (docs/meanings.md), one of
     none. `think_tags` reads
-    reasoning inline in the chunks' text, as `ChatCompletionAccumulator` does, so that a
-    `<think>` stream can be re-spelled."""
+    reasoning inline in the chunks' text, as `ChatCompletionAccumulator` does, so that
+    a `<think>` stream can be re-spelled."""
     return _write_sse(chunks, *_encoder(dialect, think_tags))
 
 
