@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   f8e5ff7585e0
-# Digest: 0d3aff323276069b
+#   chunkspec code                   2cb14a03089f
+# Digest: 12a5226cfc4b6fb4
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as msgspec Structs.
 
@@ -1227,16 +1227,17 @@ class _MessagesAccumulator:
                     merged[key] = copy.deepcopy(value)
 
     def snapshot(self) -> dict[str, Any]:
-        """The message so far, a copy (an empty one before any event): a tool's input
-        whose block has not stopped is read from its pieces so far (as JSON, or as text
-        while it is no JSON yet)."""
+        """The message so far, a copy (an empty one before any event), a valid Message
+        at any point: a tool's input whose block has not stopped is its pieces so far
+        once they make a JSON object, and until then the input its block started with
+        (`summary()` gives the text they make)."""
         if self.message is None:
             return _messages_empty()
         message = copy.deepcopy(self.message)
         for index in self._pending:
             place = self._at.get(index)
-            if place is not None:
-                parsed = _messages_parsed(self._inputs[index])
+            parsed = _messages_parsed(self._inputs[index])
+            if place is not None and parsed.__class__ is dict:
                 message["content"][place]["input"] = parsed
         return message
 

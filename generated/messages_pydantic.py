@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   8528a55c5103
-# Digest: 53967732a4c6eb79
+#   chunkspec code                   13994085d8fe
+# Digest: 32b02052539e3f21
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as pydantic v2 models.
 
@@ -1222,16 +1222,17 @@ class _MessagesAccumulator:
                     merged[key] = copy.deepcopy(value)
 
     def snapshot(self) -> dict[str, Any]:
-        """The message so far, a copy (an empty one before any event): a tool's input
-        whose block has not stopped is read from its pieces so far (as JSON, or as text
-        while it is no JSON yet)."""
+        """The message so far, a copy (an empty one before any event), a valid Message
+        at any point: a tool's input whose block has not stopped is its pieces so far
+        once they make a JSON object, and until then the input its block started with
+        (`summary()` gives the text they make)."""
         if self.message is None:
             return _messages_empty()
         message = copy.deepcopy(self.message)
         for index in self._pending:
             place = self._at.get(index)
-            if place is not None:
-                parsed = _messages_parsed(self._inputs[index])
+            parsed = _messages_parsed(self._inputs[index])
+            if place is not None and parsed.__class__ is dict:
                 message["content"][place]["input"] = parsed
         return message
 

@@ -8,8 +8,8 @@
 #   spec/vendors/ollama.yaml         97e2e8a4c676
 #   spec/vendors/vllm.yaml           2940fd3c81bb
 #   spec as built                    a08db04d79cb
-#   chunkspec code                   97ae37e47e57
-# Digest: 2d64979b302a1b6e
+#   chunkspec code                   89e7152eacef
+# Digest: e05ea98a371742ca
 # Regenerate with: make generate
 """Models of Anthropic's streamed Messages events as TypedDicts over plain JSON data.
 
@@ -1323,16 +1323,17 @@ class _MessagesAccumulator:
                     merged[key] = copy.deepcopy(value)
 
     def snapshot(self) -> dict[str, Any]:
-        """The message so far, a copy (an empty one before any event): a tool's input
-        whose block has not stopped is read from its pieces so far (as JSON, or as text
-        while it is no JSON yet)."""
+        """The message so far, a copy (an empty one before any event), a valid Message
+        at any point: a tool's input whose block has not stopped is its pieces so far
+        once they make a JSON object, and until then the input its block started with
+        (`summary()` gives the text they make)."""
         if self.message is None:
             return _messages_empty()
         message = copy.deepcopy(self.message)
         for index in self._pending:
             place = self._at.get(index)
-            if place is not None:
-                parsed = _messages_parsed(self._inputs[index])
+            parsed = _messages_parsed(self._inputs[index])
+            if place is not None and parsed.__class__ is dict:
                 message["content"][place]["input"] = parsed
         return message
 

@@ -218,16 +218,17 @@ class _MessagesAccumulator:
                     merged[key] = copy.deepcopy(value)
 
     def snapshot(self) -> dict[str, Any]:
-        """The message so far, a copy (an empty one before any event): a tool's input
-        whose block has not stopped is read from its pieces so far (as JSON, or as text
-        while it is no JSON yet)."""
+        """The message so far, a copy (an empty one before any event), a valid Message
+        at any point: a tool's input whose block has not stopped is its pieces so far
+        once they make a JSON object, and until then the input its block started with
+        (`summary()` gives the text they make)."""
         if self.message is None:
             return _messages_empty()
         message = copy.deepcopy(self.message)
         for index in self._pending:
             place = self._at.get(index)
-            if place is not None:
-                parsed = _messages_parsed(self._inputs[index])
+            parsed = _messages_parsed(self._inputs[index])
+            if place is not None and parsed.__class__ is dict:
                 message["content"][place]["input"] = parsed
         return message
 
